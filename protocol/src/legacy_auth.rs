@@ -1,0 +1,1 @@
+//! legacy_auth (in progress)

@@ -1,0 +1,51 @@
+//! `ecp-protocol` — the Evolution Control Protocol as a library.
+//!
+//! ECP lets AI-agent instances share the skills they learned: Markdown
+//! playbooks (`SKILL.md` with YAML frontmatter) travel between nodes as
+//! [`SkillPacket`]s inside a [`KnowledgeUpdate`], and each node decides with
+//! [`merge_knowledge`] what it installs, updates, keeps or refuses.
+//!
+//! # Design overview
+//!
+//! This crate does **no I/O**: no sockets, no files, no clock, no async
+//! runtime. Callers hand it bytes, a view of their store, a policy and the
+//! current time; it hands back values and decisions for the caller to apply.
+//! That keeps every rule of the protocol testable in isolation and lets other
+//! implementations read the protocol here (see `SPEC.md` beside this crate).
+//!
+//! ```text
+//!   bytes ──decode──▶ KnowledgeUpdate ──merge_knowledge(store view, policy, now)──▶ MergeOutcome
+//!                                          │ per packet, in order:                    ├─ MergeResult (wire)
+//!                                          │ integrity → name+structure → safety      └─ Vec<PacketDecision>
+//!                                          │ → accept policy → resolution                 (caller applies)
+//! ```
+//!
+//! # Layout
+//!
+//! - [`wire`]: the JSON messages of ECP/1.0, Go-compatible (null arrays,
+//!   zero time, unknown fields ignored), plus our additive fields.
+//! - [`integrity`]: SHA-256 content hashes, packet ids, user hashes.
+//! - [`packet`]: building and verifying [`SkillPacket`]s.
+//! - [`skill_doc`]: `SKILL.md` frontmatter, the name rule, structure and
+//!   reference checks.
+//! - [`legacy_auth`]: the ECP/1.1 `X-ECP-HMAC` header.
+//! - [`scan`]: the safety scanner and its rule families.
+//! - [`policy`]: accept policies: what a node is willing to take.
+//! - [`merge`]: MergeKnowledge, the pure merge function.
+//! - [`error`]: the error types of this crate.
+#![deny(missing_docs)]
+
+pub mod error;
+pub mod integrity;
+pub mod legacy_auth;
+pub mod merge;
+pub mod packet;
+pub mod policy;
+pub mod scan;
+pub mod skill_doc;
+pub mod wire;
+
+pub use wire::{KnowledgeUpdate, Manifest, MergeResult, PeerStats, Provenance, SkillPacket, Timestamp};
+
+/// The protocol version this crate speaks and writes into every packet.
+pub const PROTOCOL_VERSION: &str = "1.0";

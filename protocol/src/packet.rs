@@ -1,0 +1,1 @@
+//! packet (in progress)

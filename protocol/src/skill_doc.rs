@@ -1,0 +1,99 @@
+//! SKILL.md documents. OWNED BY THE SKILL-DOC HELPER — stub API, bodies to be written.
+
+use thiserror::Error;
+
+/// Largest SKILL.md accepted by default (goclaw's limit): 100 KB.
+pub const DEFAULT_MAX_BYTES: usize = 100 * 1024;
+
+/// The keys of a SKILL.md frontmatter block that ECP reads. Other keys are kept out.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Frontmatter {
+    /// `name`
+    pub name: Option<String>,
+    /// `description`
+    pub description: Option<String>,
+    /// `tags` (a YAML list, or a comma-separated string)
+    pub tags: Vec<String>,
+    /// `version`
+    pub version: Option<String>,
+    /// `allowed-tools` (a YAML list, or a comma/space-separated string)
+    pub allowed_tools: Vec<String>,
+    /// `confidence` (0..1), used for locally authored skills
+    pub confidence: Option<f64>,
+}
+
+/// A parsed SKILL.md: its frontmatter (if any) and the Markdown after it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SkillDocument<'a> {
+    /// The frontmatter, when the document starts with a `---` block.
+    pub frontmatter: Option<Frontmatter>,
+    /// The Markdown after the frontmatter (the whole text when there is none).
+    pub body: &'a str,
+}
+
+/// Why a document could not be parsed.
+#[derive(Debug, Clone, PartialEq, Error)]
+#[non_exhaustive]
+pub enum DocError {
+    /// The frontmatter is not valid YAML.
+    #[error("frontmatter is not valid YAML: {0}")]
+    InvalidYaml(String),
+}
+
+/// Why a skill name is invalid.
+#[derive(Debug, Clone, PartialEq, Error)]
+#[non_exhaustive]
+pub enum NameError {
+    /// Empty.
+    #[error("skill name is empty")]
+    Empty,
+}
+
+/// Why a document fails the structure check.
+#[derive(Debug, Clone, PartialEq, Error)]
+#[non_exhaustive]
+pub enum StructureError {
+    /// Too big.
+    #[error("skill body is {size} bytes, over the limit of {limit}")]
+    TooLarge {
+        /// size
+        size: usize,
+        /// limit
+        limit: usize,
+    },
+}
+
+/// Limits of the structure check.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StructureLimits {
+    /// Maximum size of the whole document in bytes.
+    pub max_bytes: usize,
+    /// Minimum number of non-whitespace characters after the frontmatter.
+    pub min_body_chars: usize,
+}
+
+impl Default for StructureLimits {
+    fn default() -> Self {
+        StructureLimits { max_bytes: DEFAULT_MAX_BYTES, min_body_chars: 20 }
+    }
+}
+
+/// Parses a SKILL.md text.
+pub fn parse(text: &str) -> Result<SkillDocument<'_>, DocError> {
+    Ok(SkillDocument { frontmatter: None, body: text })
+}
+
+/// Checks a skill name against `^[a-zA-Z0-9][a-zA-Z0-9._-]{0,63}$`.
+pub fn validate_name(name: &str) -> Result<(), NameError> {
+    if name.is_empty() { Err(NameError::Empty) } else { Ok(()) }
+}
+
+/// Checks a parsed document: frontmatter present, body non-empty and long enough, size.
+pub fn check_structure(_doc: &SkillDocument<'_>, _text_len: usize, _limits: &StructureLimits) -> Result<(), StructureError> {
+    Ok(())
+}
+
+/// Builds a SKILL.md with frontmatter from a name, a description and a bare body.
+pub fn with_frontmatter(name: &str, description: &str, body: &str) -> String {
+    format!("---\nname: {name}\ndescription: {description}\n---\n{body}")
+}

@@ -1,0 +1,48 @@
+//! The JSON messages of ECP/1.0 (`ECP.md` › Messages), compatible with the Go
+//! implementation in both directions.
+//!
+//! Go's `encoding/json` shapes what we must accept and what we may send:
+//! - a nil slice is encoded as `null`, so every array field accepts `null`
+//!   (decoded as empty);
+//! - a missing `time.Time` is `"0001-01-01T00:00:00Z"`, so [`Timestamp`]
+//!   defaults to that value and accepts `null`;
+//! - unknown fields are ignored and missing fields take their zero value, so
+//!   every struct here is `#[serde(default)]` and never denies unknown fields;
+//! - therefore we only ever *add* optional fields (never rename or retype
+//!   one), and we omit our additions when they are empty so that a Go peer
+//!   sees exactly the shape it knows.
+//!
+//! Field names are the wire contract: they are spelled out with
+//! `rename_all = "camelCase"` and checked against the reference fixtures in
+//! `protocol/testdata/`.
+
+mod manifest;
+mod merge_result;
+mod packet;
+mod time;
+mod update;
+
+pub use manifest::Manifest;
+pub use merge_result::MergeResult;
+pub use packet::{Provenance, SkillPacket};
+pub use time::Timestamp;
+pub use update::{KnowledgeUpdate, PeerStats};
+
+use serde::{Deserialize, Deserializer};
+
+/// Decodes a JSON array that Go may have sent as `null`.
+fn null_as_empty<'de, D, T>(deserializer: D) -> Result<Vec<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Ok(Option::<Vec<T>>::deserialize(deserializer)?.unwrap_or_default())
+}
+
+/// Decodes a JSON string that Go may have sent as `null`.
+fn null_as_empty_string<'de, D>(deserializer: D) -> Result<String, D::Error>
+where
+    D: Deserializer<'de>,
+{
+    Ok(Option::<String>::deserialize(deserializer)?.unwrap_or_default())
+}

@@ -1,0 +1,88 @@
+//! `ECPSkillPacket`: one skill in transit, and [`Provenance`], our additive
+//! record of where it has been.
+
+use serde::{Deserialize, Serialize};
+
+use super::{Timestamp, null_as_empty, null_as_empty_string};
+
+/// One skill in transit (`ECPSkillPacket`).
+///
+/// Field order follows the Go struct, so our JSON reads like theirs.
+/// Build new packets with [`SkillPacket::new`](crate::packet) helpers in
+/// [`crate::packet`], which compute the hashes; decoding never trusts them —
+/// call [`SkillPacket::verify`] before using a received packet.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct SkillPacket {
+    /// Packet id: the first 16 hex characters of the body's SHA-256.
+    #[serde(deserialize_with = "null_as_empty_string")]
+    pub id: String,
+    /// Protocol version, `"1.0"`.
+    #[serde(deserialize_with = "null_as_empty_string")]
+    pub version: String,
+    /// When the packet (this version of the skill) was made.
+    pub created_at: Timestamp,
+    /// The instance that authored the skill.
+    #[serde(deserialize_with = "null_as_empty_string")]
+    pub origin_instance: String,
+    /// Hex of the first 16 bytes of SHA-256(user id); never the raw id.
+    #[serde(deserialize_with = "null_as_empty_string")]
+    pub origin_user_hash: String,
+    /// `"linux/amd64"` style platform of the origin.
+    #[serde(rename = "originOS", deserialize_with = "null_as_empty_string")]
+    pub origin_os: String,
+    /// Agent version at the origin.
+    #[serde(deserialize_with = "null_as_empty_string")]
+    pub origin_version: String,
+    /// Skill identifier, `^[a-zA-Z0-9][a-zA-Z0-9._-]{0,63}$`.
+    #[serde(deserialize_with = "null_as_empty_string")]
+    pub skill_name: String,
+    /// One-line description.
+    #[serde(deserialize_with = "null_as_empty_string")]
+    pub skill_description: String,
+    /// The Markdown playbook, usually with YAML frontmatter.
+    #[serde(deserialize_with = "null_as_empty_string")]
+    pub skill_body: String,
+    /// Patterns that led to the skill, e.g. `workflow:debug:bisect`.
+    #[serde(deserialize_with = "null_as_empty")]
+    pub patterns: Vec<String>,
+    /// The sender's confidence in the skill, 0.0–1.0.
+    pub confidence: f64,
+    /// Lowercase hex SHA-256 of `skill_body` (UTF-8 bytes).
+    #[serde(deserialize_with = "null_as_empty_string")]
+    pub integrity_hash: String,
+    /// Whether the skill may be federated.
+    pub shareable: bool,
+    /// Categories.
+    #[serde(deserialize_with = "null_as_empty")]
+    pub tags: Vec<String>,
+    /// Superseded or withdrawn: a tombstone.
+    pub deprecated: bool,
+    /// Our addition: where the skill has been. Omitted when unknown, so Go
+    /// peers see the packet they know.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<Provenance>,
+}
+
+/// Where a skill has been on its way to us (our additive field `provenance`).
+///
+/// Every hop lowers the skill's confidence by the receiver's trust in the
+/// sender; `originConfidence` keeps the author's own figure so the decay along
+/// a chain of peers stays visible.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct Provenance {
+    /// The confidence the origin gave the skill.
+    pub origin_confidence: f64,
+    /// How many times the skill has been received: 0 at its origin.
+    pub hops: u32,
+    /// The instances the skill passed through, origin first.
+    #[serde(deserialize_with = "null_as_empty")]
+    pub path: Vec<String>,
+    /// The instance the holder received the skill from.
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_empty_string")]
+    pub received_from: String,
+    /// When the holder received it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub received_at: Option<Timestamp>,
+}
