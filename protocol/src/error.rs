@@ -1,1 +1,73 @@
-//! error (in progress)
+//! The error types of this crate.
+//!
+//! Only failures are errors. A refused packet is a normal outcome of a merge
+//! and is data ([`crate::merge::Decision::Rejected`]), not an `Err`.
+
+use thiserror::Error;
+
+/// A message could not be decoded from JSON.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum DecodeError {
+    /// The bytes are not valid JSON, not UTF-8, or a field has the wrong type.
+    #[error(
+        "{message} (line {line}, column {column}); send a JSON object with the ECP field names and types"
+    )]
+    InvalidJson {
+        /// What serde_json reported, e.g. `invalid type: string "x", expected f64`.
+        message: String,
+        /// 1-based line of the problem.
+        line: usize,
+        /// 1-based column of the problem.
+        column: usize,
+    },
+}
+
+impl From<serde_json::Error> for DecodeError {
+    fn from(e: serde_json::Error) -> Self {
+        // serde_json's Display repeats the position; keep the message alone.
+        let full = e.to_string();
+        let message = match full.rfind(" at line ") {
+            Some(cut) => full[..cut].to_owned(),
+            None => full,
+        };
+        DecodeError::InvalidJson { message, line: e.line(), column: e.column() }
+    }
+}
+
+/// A packet's body does not match its claimed hash.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
+pub enum IntegrityError {
+    /// `integrityHash` is not 64 lowercase hex characters.
+    #[error("integrityHash {claimed:?} is not 64 lowercase hex characters (SHA-256 of skillBody)")]
+    MalformedHash {
+        /// The claimed value, cut to 80 characters.
+        claimed: String,
+    },
+    /// SHA-256 of `skillBody` differs from `integrityHash`.
+    #[error("integrityHash does not match the SHA-256 of skillBody (claimed {claimed}, computed {computed})")]
+    BodyHashMismatch {
+        /// The hash the packet claims.
+        claimed: String,
+        /// The hash of the body it carries.
+        computed: String,
+    },
+}
+
+/// A legacy `X-ECP-HMAC` header was missing or wrong.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
+pub enum AuthError {
+    /// The request carries no `X-ECP-HMAC` header but the node has a secret.
+    #[error("missing X-ECP-HMAC header: this node requires requests signed with its shared secret")]
+    MissingSignature,
+    /// The header is not 64 hex characters.
+    #[error("X-ECP-HMAC is not 64 hex characters (hex HMAC-SHA256)")]
+    MalformedSignature,
+    /// The header is well formed but does not match.
+    #[error(
+        "X-ECP-HMAC does not match: sign the raw body (POST) or the URL path (GET) with the shared secret"
+    )]
+    SignatureMismatch,
+}

@@ -1,1 +1,90 @@
-//! integrity (in progress)
+//! Content hashes (`ECP.md` › Messages: `id`, `integrityHash`, `originUserHash`).
+//!
+//! - `integrityHash` = lowercase hex SHA-256 of the UTF-8 bytes of `skillBody`;
+//! - `id` = its first 16 hex characters;
+//! - `originUserHash` = hex of the first 16 bytes of SHA-256(user id), so the
+//!   raw user id never leaves the machine.
+
+use sha2::{Digest, Sha256};
+
+use crate::error::IntegrityError;
+
+/// Length of a hex SHA-256.
+pub const HASH_HEX_LEN: usize = 64;
+/// Length of a packet id: a prefix of the integrity hash.
+pub const ID_HEX_LEN: usize = 16;
+
+/// Lowercase hex SHA-256 of `bytes`.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    hex::encode(Sha256::digest(bytes))
+}
+
+/// The `integrityHash` of a skill body.
+pub fn body_hash(body: &str) -> String {
+    sha256_hex(body.as_bytes())
+}
+
+/// The packet `id` belonging to an integrity hash: its first 16 hex characters.
+pub fn packet_id(integrity_hash: &str) -> String {
+    integrity_hash.get(..ID_HEX_LEN).unwrap_or(integrity_hash).to_owned()
+}
+
+/// The `originUserHash` of a user id: hex of the first 16 bytes of its SHA-256.
+pub fn user_hash(user_id: &str) -> String {
+    hex::encode(&Sha256::digest(user_id.as_bytes())[..16])
+}
+
+/// GEP-style content address of a body: `sha256:<hex>`.
+pub fn asset_id(body: &str) -> String {
+    format!("sha256:{}", body_hash(body))
+}
+
+/// Checks that `claimed` is the integrity hash of `body`.
+///
+/// The hash must be lowercase, as the Go implementation writes it and compares
+/// it (byte for byte); an uppercase hash would pass here and fail there.
+pub fn verify_body(body: &str, claimed: &str) -> Result<(), IntegrityError> {
+    let well_formed = claimed.len() == HASH_HEX_LEN
+        && claimed.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+    if !well_formed {
+        let claimed: String = claimed.chars().take(80).collect();
+        return Err(IntegrityError::MalformedHash { claimed });
+    }
+    let computed = body_hash(body);
+    if computed != claimed {
+        return Err(IntegrityError::BodyHashMismatch { claimed: claimed.to_owned(), computed });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn body_hash_is_lowercase_hex_sha256() {
+        assert_eq!(body_hash(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+        assert_eq!(packet_id(&body_hash("")), "e3b0c44298fc1c14");
+    }
+
+    #[test]
+    fn user_hash_keeps_first_16_bytes() {
+        // The reference server's own user hash is that of the empty id.
+        assert_eq!(user_hash(""), "e3b0c44298fc1c149afbf4c8996fb924");
+        assert_eq!(user_hash("test"), "9f86d081884c7d659a2feaa0c55ad015");
+    }
+
+    #[test]
+    fn rejects_uppercase_and_short_hashes() {
+        let upper = body_hash("x").to_uppercase();
+        assert!(matches!(verify_body("x", &upper), Err(IntegrityError::MalformedHash { .. })));
+        assert!(matches!(verify_body("x", "abc"), Err(IntegrityError::MalformedHash { .. })));
+    }
+
+    #[test]
+    fn rejects_body_that_does_not_match() {
+        let err = verify_body("tampered", &body_hash("original")).unwrap_err();
+        assert!(matches!(err, IntegrityError::BodyHashMismatch { .. }));
+        assert!(verify_body("original", &body_hash("original")).is_ok());
+    }
+}

@@ -45,6 +45,14 @@ pub mod scan;
 pub mod skill_doc;
 pub mod wire;
 
+pub use error::{AuthError, DecodeError, IntegrityError};
+pub use merge::{
+    Decision, MergeContext, MergeOutcome, PacketDecision, SkillKind, Stage, StoreView, StoredSkill,
+    merge_knowledge,
+};
+pub use packet::Origin;
+pub use policy::{AcceptPolicy, StandardPolicy};
+pub use scan::{Finding, Scanner, Severity};
 pub use wire::{KnowledgeUpdate, Manifest, MergeResult, PeerStats, Provenance, SkillPacket, Timestamp};
 
 /// The protocol version this crate speaks and writes into every packet.

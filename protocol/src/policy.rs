@@ -1,1 +1,126 @@
-//! policy (in progress)
+//! Accept policies (`ECP.md` › Merge and accept policy): what a node is
+//! willing to take from others.
+//!
+//! > The policy is a function the caller passes in: "only from trusted
+//! > peers", "confidence >= 0.7" are the examples the design gives.
+//!
+//! A policy decides stage 4 of the merge ([`AcceptPolicy::accept`]) and sets
+//! the knobs of stages 2 and 3 (size limits, scan threshold). Stages 1
+//! (integrity), 2 (name, structure) and 3 (safety) always run: a policy can
+//! make them stricter, never skip them. Any
+//! `Fn(&SkillPacket, &MergeContext) -> Result<(), String>` is a policy too,
+//! with the default limits.
+
+use crate::merge::MergeContext;
+use crate::scan::{DEFAULT_THRESHOLD, Severity};
+use crate::skill_doc::StructureLimits;
+use crate::wire::SkillPacket;
+
+/// Default accept threshold on the confidence *as received*.
+pub const DEFAULT_MIN_CONFIDENCE: f64 = 0.6;
+/// Default maximum number of packets considered in one update.
+pub const DEFAULT_MAX_PACKETS: usize = 10_000;
+/// How far in the future a `createdAt` may lie before it is refused: a
+/// far-future time would win every "is it newer?" comparison forever.
+pub const DEFAULT_MAX_CLOCK_SKEW_SECS: i64 = 24 * 60 * 60;
+
+/// Decides whether a packet that passed integrity, structure and safety
+/// checks is accepted, and sets the limits of those checks.
+pub trait AcceptPolicy: Sync {
+    /// Stage 4: `Ok` accepts; `Err(reason)` refuses with a one-line reason.
+    fn accept(&self, packet: &SkillPacket, ctx: &MergeContext<'_>) -> Result<(), String>;
+
+    /// Packets beyond this index in one update are refused unread.
+    fn max_packets(&self) -> usize {
+        DEFAULT_MAX_PACKETS
+    }
+
+    /// Size and shape limits of stage 2.
+    fn structure_limits(&self) -> StructureLimits {
+        StructureLimits::default()
+    }
+
+    /// Findings at or above this severity refuse a packet in stage 3.
+    fn scan_threshold(&self) -> Severity {
+        DEFAULT_THRESHOLD
+    }
+}
+
+impl<F> AcceptPolicy for F
+where
+    F: Fn(&SkillPacket, &MergeContext<'_>) -> Result<(), String> + Sync,
+{
+    fn accept(&self, packet: &SkillPacket, ctx: &MergeContext<'_>) -> Result<(), String> {
+        self(packet, ctx)
+    }
+}
+
+/// The default policy, with every knob a node exposes in its configuration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StandardPolicy {
+    /// Refuse packets whose confidence, as received, is below this.
+    pub min_confidence: f64,
+    /// When set, only these origins are accepted.
+    pub allow_origins: Option<Vec<String>>,
+    /// These origins are always refused.
+    pub deny_origins: Vec<String>,
+    /// See [`AcceptPolicy::max_packets`].
+    pub max_packets: usize,
+    /// See [`AcceptPolicy::structure_limits`].
+    pub structure: StructureLimits,
+    /// See [`AcceptPolicy::scan_threshold`].
+    pub scan_threshold: Severity,
+    /// See [`DEFAULT_MAX_CLOCK_SKEW_SECS`].
+    pub max_clock_skew_secs: i64,
+}
+
+impl Default for StandardPolicy {
+    fn default() -> Self {
+        StandardPolicy {
+            min_confidence: DEFAULT_MIN_CONFIDENCE,
+            allow_origins: None,
+            deny_origins: Vec::new(),
+            max_packets: DEFAULT_MAX_PACKETS,
+            structure: StructureLimits::default(),
+            scan_threshold: DEFAULT_THRESHOLD,
+            max_clock_skew_secs: DEFAULT_MAX_CLOCK_SKEW_SECS,
+        }
+    }
+}
+
+impl AcceptPolicy for StandardPolicy {
+    fn accept(&self, packet: &SkillPacket, ctx: &MergeContext<'_>) -> Result<(), String> {
+        let origin = &packet.origin_instance;
+        if self.deny_origins.iter().any(|denied| denied == origin) {
+            return Err(format!("origin {origin:?} is on the deny list"));
+        }
+        if let Some(allowed) = &self.allow_origins {
+            if !allowed.iter().any(|a| a == origin) {
+                return Err(format!("origin {origin:?} is not on the allow list"));
+            }
+        }
+        if packet.confidence < self.min_confidence {
+            return Err(format!(
+                "confidence {} is below the accept threshold {}",
+                packet.confidence, self.min_confidence
+            ));
+        }
+        let skew = packet.created_at.unix_seconds().saturating_sub(ctx.now.unix_seconds());
+        if skew > self.max_clock_skew_secs {
+            return Err(format!("createdAt {} lies {skew} s in the future", packet.created_at));
+        }
+        Ok(())
+    }
+
+    fn max_packets(&self) -> usize {
+        self.max_packets
+    }
+
+    fn structure_limits(&self) -> StructureLimits {
+        self.structure.clone()
+    }
+
+    fn scan_threshold(&self) -> Severity {
+        self.scan_threshold
+    }
+}

@@ -89,7 +89,11 @@ pub fn validate_name(name: &str) -> Result<(), NameError> {
 }
 
 /// Checks a parsed document: frontmatter present, body non-empty and long enough, size.
-pub fn check_structure(_doc: &SkillDocument<'_>, _text_len: usize, _limits: &StructureLimits) -> Result<(), StructureError> {
+pub fn check_structure(
+    _doc: &SkillDocument<'_>,
+    _text_len: usize,
+    _limits: &StructureLimits,
+) -> Result<(), StructureError> {
     Ok(())
 }
 

@@ -98,9 +98,8 @@ impl<'de> Deserialize<'de> for Timestamp {
         let text: Option<std::borrow::Cow<'de, str>> = Option::deserialize(deserializer)?;
         match text {
             None => Ok(Timestamp::go_zero()),
-            Some(text) => Timestamp::parse(&text).map_err(|e| {
-                serde::de::Error::custom(format_args!("time {text:?} is not RFC 3339: {e}"))
-            }),
+            Some(text) => Timestamp::parse(&text)
+                .map_err(|e| serde::de::Error::custom(format_args!("time {text:?} is not RFC 3339: {e}"))),
         }
     }
 }

@@ -1,5 +1,11 @@
 //! Integration tests of `ecp-protocol`, one binary (one link step).
 //!
 //! Modules:
+// reference_fixtures: every fixture of the Go implementation decodes, round-trips and merges as specified.
+mod reference_fixtures;
+// legacy_hmac: X-ECP-HMAC against the vectors checked on the reference server.
+mod legacy_hmac;
+// merge_properties: proptest — merge never panics, counts add up, a repeated merge changes nothing.
+mod merge_properties;
 // scan_corpus: recall and false-positive rate of the safety scanner on the labeled corpus.
 mod scan_corpus;

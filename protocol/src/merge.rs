@@ -1,1 +1,0 @@
-//! merge (in progress)

@@ -1,0 +1,201 @@
+//! Stages 1–4 of the merge: everything that can be decided about one packet
+//! without looking at the store.
+
+use super::{MergeContext, Stage};
+use crate::integrity;
+use crate::policy::AcceptPolicy;
+use crate::scan::{Finding, Scanner};
+use crate::skill_doc::{self, StructureLimits};
+use crate::wire::SkillPacket;
+
+/// Longest `skillDescription`, in bytes: it is meant to be one line.
+pub const MAX_DESCRIPTION_BYTES: usize = 1024;
+/// Longest instance id (`originInstance`, provenance path entries), in bytes.
+pub const MAX_INSTANCE_BYTES: usize = 128;
+/// Most tags, and most patterns, on one packet.
+pub const MAX_LIST_ITEMS: usize = 64;
+/// Longest tag or pattern, in bytes.
+pub const MAX_LIST_ITEM_BYTES: usize = 256;
+/// Longest provenance path: a skill that has travelled further is refused
+/// rather than carried on with an ever-growing path.
+pub const MAX_PATH_HOPS: usize = 64;
+
+/// A packet after stages 1–4.
+#[derive(Debug)]
+pub(super) struct Checked {
+    pub(super) index: usize,
+    /// As received.
+    pub(super) packet: SkillPacket,
+    /// `Ok` when stages 1–4 accept it; else the refusing stage and reason.
+    pub(super) verdict: Result<Admitted, (Stage, String)>,
+    pub(super) findings: Vec<Finding>,
+}
+
+/// What stage 5 needs of an admitted packet.
+#[derive(Debug)]
+pub(super) struct Admitted {
+    /// The body rebuilt with frontmatter, when the received one had none.
+    pub(super) rebuilt_body: Option<String>,
+    /// `integrityHash` of the body that will be stored.
+    pub(super) stored_hash: String,
+}
+
+/// Runs stages 1–4 on every packet, in order.
+pub(super) fn check_all(
+    packets: Vec<SkillPacket>,
+    policy: &impl AcceptPolicy,
+    ctx: &MergeContext<'_>,
+) -> Vec<Checked> {
+    let limits = policy.structure_limits();
+    let threshold = policy.scan_threshold();
+    let max_packets = policy.max_packets();
+    let scanner = Scanner::standard();
+    packets
+        .into_iter()
+        .enumerate()
+        .map(|(index, packet)| {
+            if index >= max_packets {
+                let reason = format!(
+                    "rejected by policy: the update carries more than {max_packets} packets; send the rest in another update"
+                );
+                return Checked { index, packet, verdict: Err((Stage::Limit, reason)), findings: Vec::new() };
+            }
+            let mut findings = Vec::new();
+            let verdict = check_one(&packet, policy, ctx, &limits, threshold, scanner, &mut findings);
+            Checked { index, packet, verdict, findings }
+        })
+        .collect()
+}
+
+fn check_one(
+    packet: &SkillPacket,
+    policy: &impl AcceptPolicy,
+    ctx: &MergeContext<'_>,
+    limits: &StructureLimits,
+    threshold: crate::scan::Severity,
+    scanner: &Scanner,
+    findings: &mut Vec<Finding>,
+) -> Result<Admitted, (Stage, String)> {
+    // Stage 1: integrity.
+    packet.verify().map_err(|e| (Stage::Integrity, format!("integrity failed: {e}")))?;
+
+    // Stage 2: name and structure.
+    skill_doc::validate_name(&packet.skill_name).map_err(|e| (Stage::Name, format!("invalid name: {e}")))?;
+    check_fields(packet).map_err(|reason| (Stage::Structure, format!("invalid packet: {reason}")))?;
+    let structure = |reason: String| (Stage::Structure, format!("invalid structure: {reason}"));
+    if packet.skill_body.trim().is_empty() {
+        return Err(structure("skillBody is empty; send the SKILL.md text".to_owned()));
+    }
+    if packet.skill_body.len() > limits.max_bytes {
+        return Err(structure(format!(
+            "skillBody is {} bytes, over the limit of {}",
+            packet.skill_body.len(),
+            limits.max_bytes
+        )));
+    }
+    let received = skill_doc::parse(&packet.skill_body).map_err(|e| structure(e.to_string()))?;
+    let rebuilt_body = match received.frontmatter {
+        Some(_) => None,
+        // The Go implementation serves bodies stripped of their frontmatter.
+        None => Some(skill_doc::with_frontmatter(
+            &packet.skill_name,
+            &packet.skill_description,
+            &packet.skill_body,
+        )),
+    };
+    let body = rebuilt_body.as_deref().unwrap_or(&packet.skill_body);
+    let doc = match &rebuilt_body {
+        Some(text) => skill_doc::parse(text).map_err(|e| structure(e.to_string()))?,
+        None => received,
+    };
+    skill_doc::check_structure(&doc, body.len(), limits).map_err(|e| structure(e.to_string()))?;
+
+    // Stage 3: safety.
+    let report = scanner.scan(body);
+    *findings = report.findings;
+    if let Some(worst) = findings.iter().filter(|f| f.severity >= threshold).max_by_key(|f| f.severity) {
+        let more = findings.iter().filter(|f| f.severity >= threshold).count() - 1;
+        let more = if more > 0 { format!(" and {more} more") } else { String::new() };
+        return Err((
+            Stage::Safety,
+            format!(
+                "rejected by safety scan: {} ({:?}, line {}){more}",
+                worst.rule_id, worst.severity, worst.line
+            ),
+        ));
+    }
+
+    // Stage 4: accept policy, loops, and the name the skill presents itself under.
+    policy.accept(packet, ctx).map_err(|reason| (Stage::Policy, format!("rejected by policy: {reason}")))?;
+    if passed_through(packet, ctx.local_instance) {
+        return Err((
+            Stage::Policy,
+            "loop: the skill originated at or already passed through this instance".to_owned(),
+        ));
+    }
+    if let Some(name) = doc.frontmatter.as_ref().and_then(|fm| fm.name.as_deref()) {
+        if name != packet.skill_name {
+            // An agent loads a skill by its frontmatter name: a mismatch would
+            // let a packet shadow another skill under a harmless-looking name.
+            return Err((
+                Stage::Policy,
+                format!("rejected by policy: frontmatter name {name:?} differs from skillName"),
+            ));
+        }
+    }
+
+    let stored_hash = match &rebuilt_body {
+        Some(text) => integrity::body_hash(text),
+        None => packet.integrity_hash.clone(),
+    };
+    Ok(Admitted { rebuilt_body, stored_hash })
+}
+
+/// Size and range checks on the packet's fields other than the body.
+fn check_fields(packet: &SkillPacket) -> Result<(), String> {
+    if !(packet.confidence.is_finite() && (0.0..=1.0).contains(&packet.confidence)) {
+        return Err(format!("confidence must be a number from 0 to 1, got {}", packet.confidence));
+    }
+    check_instance("originInstance", &packet.origin_instance)?;
+    if packet.skill_description.len() > MAX_DESCRIPTION_BYTES {
+        return Err(format!("skillDescription is over {MAX_DESCRIPTION_BYTES} bytes; keep it to one line"));
+    }
+    for (field, items) in [("tags", &packet.tags), ("patterns", &packet.patterns)] {
+        if items.len() > MAX_LIST_ITEMS {
+            return Err(format!("{field} has {} entries, over the limit of {MAX_LIST_ITEMS}", items.len()));
+        }
+        if items.iter().any(|item| item.len() > MAX_LIST_ITEM_BYTES) {
+            return Err(format!("an entry of {field} is over {MAX_LIST_ITEM_BYTES} bytes"));
+        }
+    }
+    if let Some(provenance) = &packet.provenance {
+        if provenance.path.len() > MAX_PATH_HOPS {
+            return Err(format!(
+                "provenance path has {} hops, over the limit of {MAX_PATH_HOPS}",
+                provenance.path.len()
+            ));
+        }
+        for hop in &provenance.path {
+            check_instance("provenance path entry", hop)?;
+        }
+    }
+    Ok(())
+}
+
+fn check_instance(field: &str, id: &str) -> Result<(), String> {
+    if id.is_empty() {
+        return Err(format!("{field} is empty; name the instance"));
+    }
+    if id.len() > MAX_INSTANCE_BYTES {
+        return Err(format!("{field} is over {MAX_INSTANCE_BYTES} bytes"));
+    }
+    if id.chars().any(char::is_control) {
+        return Err(format!("{field} contains control characters"));
+    }
+    Ok(())
+}
+
+fn passed_through(packet: &SkillPacket, local_instance: &str) -> bool {
+    packet.origin_instance == local_instance
+        || packet.provenance.as_ref().is_some_and(|p| p.path.iter().any(|hop| hop == local_instance))
+}

@@ -1,0 +1,209 @@
+//! MergeKnowledge (`ECP.md` › Merge): decide, for every packet of an update,
+//! what happens to it — as a pure function the caller then applies.
+//!
+//! Stages, in this order, for each packet (`SPEC.md` › Merge):
+//! 1. **integrity** — SHA-256(skillBody) must equal integrityHash;
+//! 2. **name and structure** — the name rule, field sizes, confidence in
+//!    [0, 1], frontmatter (rebuilt from skillName/skillDescription when the
+//!    body has none), body length and size limits;
+//! 3. **safety** — the [`Scanner`](crate::scan::Scanner) at the policy's threshold;
+//! 4. **accept policy** — [`AcceptPolicy::accept`], then the loop check (our
+//!    own instance on the packet's path) and the frontmatter name check;
+//! 5. **resolution** — against the store view and the other packets of the
+//!    update (see [`resolve`]).
+//!
+//! Stages 1–4 look at one packet alone ([`checks`]); stage 5 needs the store.
+//! Accepted packets leave with lowered confidence and extended provenance
+//! ([`receive`]).
+//!
+//! Counts are truthful: new + updated + unchanged + rejected = packets in
+//! the update, and each rejected packet has exactly one conflicts line.
+
+mod checks;
+mod receive;
+mod resolve;
+
+use std::collections::HashMap;
+
+pub use checks::{
+    MAX_DESCRIPTION_BYTES, MAX_INSTANCE_BYTES, MAX_LIST_ITEM_BYTES, MAX_LIST_ITEMS, MAX_PATH_HOPS,
+};
+pub use receive::{DEFAULT_TRUST, receive};
+
+use crate::policy::AcceptPolicy;
+use crate::scan::Finding;
+use crate::wire::{KnowledgeUpdate, MergeResult, SkillPacket, Timestamp};
+
+/// Whether a held skill was written here or received from a peer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SkillKind {
+    /// Authored on this instance (by its agent or its operator). A remote
+    /// packet never replaces it.
+    Local,
+    /// Received from a peer; replaceable only by its origin.
+    External,
+}
+
+/// What the merge needs to know about a skill the node holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredSkill {
+    /// Local or external.
+    pub kind: SkillKind,
+    /// `originInstance` of the held version.
+    pub origin: String,
+    /// `integrityHash` of the held body.
+    pub integrity_hash: String,
+    /// `createdAt` of the held version.
+    pub created_at: Timestamp,
+    /// Whether the held version is a tombstone.
+    pub deprecated: bool,
+}
+
+/// A read-only view of the node's skills by name.
+pub trait StoreView {
+    /// The held skill named `name`, if any (tombstones included).
+    fn lookup(&self, name: &str) -> Option<StoredSkill>;
+}
+
+impl StoreView for HashMap<String, StoredSkill> {
+    fn lookup(&self, name: &str) -> Option<StoredSkill> {
+        self.get(name).cloned()
+    }
+}
+
+/// Who is merging what from whom, and when.
+#[derive(Debug, Clone, Copy)]
+pub struct MergeContext<'a> {
+    /// Our own instance id: a packet that has passed through it is a loop.
+    pub local_instance: &'a str,
+    /// The instance we received the update from (the configured peer, or the
+    /// update's `peerInstance` for an unconfigured pusher).
+    pub sender: &'a str,
+    /// Our trust in the sender, 0..1: received confidence is multiplied by it.
+    pub trust: f64,
+    /// The current time: `receivedAt`, and the future-time check.
+    pub now: Timestamp,
+}
+
+/// The stage that refused a packet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Stage {
+    /// Beyond the policy's packet limit for one update.
+    Limit,
+    /// Stage 1.
+    Integrity,
+    /// Stage 2: the name rule.
+    Name,
+    /// Stage 2: fields, frontmatter, body.
+    Structure,
+    /// Stage 3.
+    Safety,
+    /// Stage 4: the accept policy, loop and frontmatter name checks.
+    Policy,
+    /// Stage 5: another packet of the same update won.
+    Duplicate,
+    /// Stage 5: the store holds a version this packet may not replace.
+    Conflict,
+}
+
+/// What to do with one packet.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Decision {
+    /// Install under a name not held before.
+    New,
+    /// Replace the held version (also: withdraw it, when the packet is a tombstone).
+    Updated {
+        /// `integrityHash` of the version being replaced.
+        previous_hash: String,
+    },
+    /// Identical to what is held (or a tombstone for a skill not held): nothing to do.
+    Unchanged,
+    /// Refused. Record it with its reason (quarantine); never drop it silently.
+    Rejected {
+        /// Which stage refused it.
+        stage: Stage,
+        /// One line, no file paths.
+        reason: String,
+    },
+}
+
+impl Decision {
+    /// Whether the caller must write the packet to its store.
+    pub fn installs(&self) -> bool {
+        matches!(self, Decision::New | Decision::Updated { .. })
+    }
+}
+
+/// The decision about one packet, with the packet itself.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PacketDecision {
+    /// Position of the packet in the update.
+    pub index: usize,
+    /// For `New`/`Updated`: the packet to store — lowered confidence,
+    /// extended provenance, frontmatter rebuilt if it had none, hashes and id
+    /// recomputed. Otherwise: the packet as received.
+    pub packet: SkillPacket,
+    /// What to do.
+    pub decision: Decision,
+    /// Every scanner finding (also those below the threshold), for the audit.
+    pub findings: Vec<Finding>,
+}
+
+/// Everything a merge decided.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MergeOutcome {
+    /// The wire answer.
+    pub result: MergeResult,
+    /// One decision per packet, in update order.
+    pub decisions: Vec<PacketDecision>,
+}
+
+/// Merges `update` into a node whose skills `store` shows, under `policy`.
+///
+/// Pure: reads nothing but its arguments and changes nothing; the caller
+/// applies the [`PacketDecision`]s (ideally in one transaction). Takes the
+/// update by value so that packets move into the decisions without copies.
+pub fn merge_knowledge(
+    update: KnowledgeUpdate,
+    store: &impl StoreView,
+    policy: &impl AcceptPolicy,
+    ctx: &MergeContext<'_>,
+) -> MergeOutcome {
+    let checked = checks::check_all(update.skills, policy, ctx);
+    let decisions = resolve::resolve(checked, store, ctx);
+    let result = tally(&decisions);
+    MergeOutcome { result, decisions }
+}
+
+fn tally(decisions: &[PacketDecision]) -> MergeResult {
+    let mut result = MergeResult::default();
+    for d in decisions {
+        match &d.decision {
+            Decision::New => result.new_skills += 1,
+            Decision::Updated { .. } => result.updated_skills += 1,
+            Decision::Unchanged => result.unchanged += 1,
+            Decision::Rejected { reason, .. } => {
+                result.rejected_skills += 1;
+                result.conflicts.push(format!("{}: {reason}", display_name(&d.packet.skill_name)));
+            }
+        }
+    }
+    result
+}
+
+/// A skill name as it may appear in a conflicts line: control characters
+/// escaped (a hostile name cannot forge extra lines), at most 64 characters.
+fn display_name(name: &str) -> String {
+    const MAX: usize = 64;
+    if name.is_empty() {
+        return "(unnamed)".to_owned();
+    }
+    let mut shown: String = name.chars().take(MAX).flat_map(char::escape_default).collect();
+    if name.chars().nth(MAX).is_some() {
+        shown.push('…');
+    }
+    shown
+}
+
+#[cfg(test)]
+mod tests;

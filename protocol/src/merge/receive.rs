@@ -1,0 +1,47 @@
+//! Confidence lowering and provenance (`SPEC.md` › Confidence lowering).
+//!
+//! An accepted external skill is stored with
+//! `confidence = received × trust(sender)`, clamped to [0, 1]; the accept
+//! threshold applies to the confidence *as received*. So a skill of
+//! confidence `c` keeps travelling while `c × trust^k` stays at or above the
+//! threshold of the next node: with trust 0.6 and threshold 0.6, a skill of
+//! 1.0 reaches its neighbours at 0.6 and their neighbours at 0.36, where it
+//! stops. Hop count and path grow by one per hop, so loops are detectable.
+
+use super::MergeContext;
+use crate::integrity;
+use crate::wire::{Provenance, SkillPacket};
+
+/// Trust in a sender nobody configured (GEP's default factor).
+pub const DEFAULT_TRUST: f64 = 0.6;
+
+/// The packet as this node stores it after accepting it from `ctx.sender`:
+/// confidence lowered, provenance extended, `id` and `version` normalised.
+///
+/// Also the way a quarantined packet is admitted by hand: it is still
+/// external, still lowered.
+pub fn receive(mut packet: SkillPacket, ctx: &MergeContext<'_>) -> SkillPacket {
+    let trust = if ctx.trust.is_finite() { ctx.trust.clamp(0.0, 1.0) } else { 0.0 };
+    let received = packet.confidence;
+    let incoming = packet.provenance.take();
+    let origin_confidence = incoming.as_ref().map_or(received, |p| p.origin_confidence).clamp(0.0, 1.0);
+    let hops = incoming.as_ref().map_or(0, |p| p.hops).saturating_add(1);
+    let mut path = incoming.map(|p| p.path).unwrap_or_default();
+    if path.is_empty() {
+        path.push(packet.origin_instance.clone());
+    }
+    if path.last().map(String::as_str) != Some(ctx.sender) && !ctx.sender.is_empty() {
+        path.push(ctx.sender.to_owned());
+    }
+    packet.confidence = (received * trust).clamp(0.0, 1.0);
+    packet.provenance = Some(Provenance {
+        origin_confidence,
+        hops,
+        path,
+        received_from: ctx.sender.to_owned(),
+        received_at: Some(ctx.now),
+    });
+    packet.version = crate::PROTOCOL_VERSION.to_owned();
+    packet.id = integrity::packet_id(&packet.integrity_hash);
+    packet
+}

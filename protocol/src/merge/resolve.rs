@@ -1,0 +1,127 @@
+//! Stage 5 of the merge: what an admitted packet does to the store.
+//!
+//! Rules, in order (`SPEC.md` › Merge › Resolution):
+//! - several admitted packets with one name in one update: the one with the
+//!   latest `createdAt` wins, ties broken by the larger stored hash, then by
+//!   the earlier position — so the winner does not depend on packet order
+//!   except between identical packets; the others are refused as duplicates;
+//! - not held: new (a tombstone for a skill not held changes nothing);
+//! - held with the same hash and the same deprecated flag: unchanged;
+//! - held as a local skill: conflict — a remote packet never replaces it;
+//! - held from another origin: conflict — only the origin may replace it;
+//! - held from the same origin: updated only when the packet is newer (or is
+//!   the tombstone of the very version held); else conflict.
+
+use std::collections::HashMap;
+
+use super::checks::{Admitted, Checked};
+use super::{Decision, MergeContext, PacketDecision, SkillKind, Stage, StoreView, receive};
+use crate::wire::{SkillPacket, Timestamp};
+
+pub(super) fn resolve(
+    checked: Vec<Checked>,
+    store: &impl StoreView,
+    ctx: &MergeContext<'_>,
+) -> Vec<PacketDecision> {
+    let winners = pick_winners(&checked);
+    checked
+        .into_iter()
+        .map(|Checked { index, packet, verdict, findings }| {
+            let (packet, decision) = match verdict {
+                Err((stage, reason)) => (packet, Decision::Rejected { stage, reason }),
+                Ok(admitted) => match winners[index] {
+                    Some(winner) if winner != index => {
+                        let reason = format!(
+                            "duplicate skill name in this update: packet #{winner} wins (latest createdAt, then larger hash, then first)"
+                        );
+                        (packet, Decision::Rejected { stage: Stage::Duplicate, reason })
+                    }
+                    _ => against_store(packet, admitted, store, ctx),
+                },
+            };
+            PacketDecision { index, packet, decision, findings }
+        })
+        .collect()
+}
+
+/// For each packet (by position): the index of the winning packet of its name,
+/// when more than one admitted packet carries that name.
+fn pick_winners(checked: &[Checked]) -> Vec<Option<usize>> {
+    struct Best<'a> {
+        key: (Timestamp, &'a str),
+        index: usize,
+        contested: bool,
+    }
+    let mut best: HashMap<&str, Best<'_>> = HashMap::new();
+    for c in checked {
+        let Ok(admitted) = &c.verdict else { continue };
+        let key = (c.packet.created_at, admitted.stored_hash.as_str());
+        best.entry(c.packet.skill_name.as_str())
+            .and_modify(|b| {
+                b.contested = true;
+                // Strictly greater: on a full tie the earlier packet keeps the name.
+                if key > b.key {
+                    b.key = key;
+                    b.index = c.index;
+                }
+            })
+            .or_insert(Best { key, index: c.index, contested: false });
+    }
+    checked
+        .iter()
+        .map(|c| match (&c.verdict, best.get(c.packet.skill_name.as_str())) {
+            (Ok(_), Some(b)) if b.contested => Some(b.index),
+            _ => None,
+        })
+        .collect()
+}
+
+fn against_store(
+    packet: SkillPacket,
+    admitted: Admitted,
+    store: &impl StoreView,
+    ctx: &MergeContext<'_>,
+) -> (SkillPacket, Decision) {
+    let conflict =
+        |reason: String| Decision::Rejected { stage: Stage::Conflict, reason: format!("conflict: {reason}") };
+    let decision = match store.lookup(&packet.skill_name) {
+        None if packet.deprecated => Decision::Unchanged,
+        None => Decision::New,
+        Some(held) if held.integrity_hash == admitted.stored_hash && held.deprecated == packet.deprecated => {
+            Decision::Unchanged
+        }
+        Some(held) if held.kind == SkillKind::Local => {
+            conflict("a locally authored skill has this name; a remote packet never replaces it".to_owned())
+        }
+        Some(held) if held.origin != packet.origin_instance => conflict(format!(
+            "this node holds the skill from origin {:?}; only that origin may replace it",
+            held.origin
+        )),
+        Some(held) => {
+            let newer = packet.created_at > held.created_at;
+            let withdraws_held =
+                packet.created_at == held.created_at && packet.deprecated && !held.deprecated;
+            if newer || withdraws_held {
+                Decision::Updated { previous_hash: held.integrity_hash }
+            } else {
+                conflict(format!(
+                    "createdAt {} is not newer than the held version's {}",
+                    packet.created_at, held.created_at
+                ))
+            }
+        }
+    };
+    if !decision.installs() {
+        return (packet, decision);
+    }
+    (receive(stored_form(packet, admitted), ctx), decision)
+}
+
+/// The packet with the body that will be stored (frontmatter rebuilt if needed).
+fn stored_form(mut packet: SkillPacket, admitted: Admitted) -> SkillPacket {
+    if let Some(body) = admitted.rebuilt_body {
+        packet.skill_body = body;
+        packet.integrity_hash = admitted.stored_hash;
+    }
+    packet
+}
