@@ -40,6 +40,7 @@ pub mod integrity;
 pub mod legacy_auth;
 pub mod merge;
 pub mod packet;
+mod par;
 pub mod policy;
 pub mod scan;
 pub mod skill_doc;

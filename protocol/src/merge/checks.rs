@@ -50,21 +50,17 @@ pub(super) fn check_all(
     let threshold = policy.scan_threshold();
     let max_packets = policy.max_packets();
     let scanner = Scanner::standard();
-    packets
-        .into_iter()
-        .enumerate()
-        .map(|(index, packet)| {
-            if index >= max_packets {
-                let reason = format!(
-                    "rejected by policy: the update carries more than {max_packets} packets; send the rest in another update"
-                );
-                return Checked { index, packet, verdict: Err((Stage::Limit, reason)), findings: Vec::new() };
-            }
-            let mut findings = Vec::new();
-            let verdict = check_one(&packet, policy, ctx, &limits, threshold, scanner, &mut findings);
-            Checked { index, packet, verdict, findings }
-        })
-        .collect()
+    crate::par::map_indexed(packets, |index, packet| {
+        if index >= max_packets {
+            let reason = format!(
+                "rejected by policy: the update carries more than {max_packets} packets; send the rest in another update"
+            );
+            return Checked { index, packet, verdict: Err((Stage::Limit, reason)), findings: Vec::new() };
+        }
+        let mut findings = Vec::new();
+        let verdict = check_one(&packet, policy, ctx, &limits, threshold, scanner, &mut findings);
+        Checked { index, packet, verdict, findings }
+    })
 }
 
 fn check_one(

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Timestamp, null_as_empty, null_as_empty_string};
+use super::{Timestamp, null_as_default};
 
 /// A node's summary (`ECPManifest`, `GET /ecp/manifest`): enough for a puller
 /// to decide whether a full or `since` pull is worth it.
@@ -10,10 +10,10 @@ use super::{Timestamp, null_as_empty, null_as_empty_string};
 #[serde(default, rename_all = "camelCase")]
 pub struct Manifest {
     /// The node's instance id.
-    #[serde(deserialize_with = "null_as_empty_string")]
+    #[serde(deserialize_with = "null_as_default")]
     pub instance: String,
     /// Protocol version, `"1.0"`.
-    #[serde(deserialize_with = "null_as_empty_string")]
+    #[serde(deserialize_with = "null_as_default")]
     pub version: String,
     /// When the manifest was generated.
     pub generated_at: Timestamp,
@@ -22,10 +22,10 @@ pub struct Manifest {
     /// Number of shareable skills; equals `skill_names.len()`.
     pub skill_count: i64,
     /// Names of the shareable skills.
-    #[serde(deserialize_with = "null_as_empty")]
+    #[serde(deserialize_with = "null_as_default")]
     pub skill_names: Vec<String>,
     /// The most used tags.
-    #[serde(deserialize_with = "null_as_empty")]
+    #[serde(deserialize_with = "null_as_default")]
     pub top_tags: Vec<String>,
     /// When the skill set last changed.
     pub last_update: Timestamp,

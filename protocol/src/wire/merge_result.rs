@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::null_as_empty;
+use super::null_as_default;
 
 /// What a merge did with an update (`ECPMergeResult`, the answer to
 /// `POST /ecp/skills`).
@@ -21,7 +21,7 @@ pub struct MergeResult {
     /// Packets refused or in conflict; each has one line in `conflicts`.
     pub rejected_skills: u64,
     /// One line per refused packet, `"<skillName>: <reason>"`, in packet order.
-    #[serde(deserialize_with = "null_as_empty")]
+    #[serde(deserialize_with = "null_as_default")]
     pub conflicts: Vec<String>,
     /// Our addition: packets identical to what is held. Omitted when zero.
     #[serde(skip_serializing_if = "is_zero")]

@@ -30,19 +30,12 @@ pub use update::{KnowledgeUpdate, PeerStats};
 
 use serde::{Deserialize, Deserializer};
 
-/// Decodes a JSON array that Go may have sent as `null`.
-fn null_as_empty<'de, D, T>(deserializer: D) -> Result<Vec<T>, D::Error>
+/// Decodes a value that Go may have sent as `null` (a nil slice, an unset
+/// string pointer) as its default.
+fn null_as_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>
 where
     D: Deserializer<'de>,
-    T: Deserialize<'de>,
+    T: Deserialize<'de> + Default,
 {
-    Ok(Option::<Vec<T>>::deserialize(deserializer)?.unwrap_or_default())
-}
-
-/// Decodes a JSON string that Go may have sent as `null`.
-fn null_as_empty_string<'de, D>(deserializer: D) -> Result<String, D::Error>
-where
-    D: Deserializer<'de>,
-{
-    Ok(Option::<String>::deserialize(deserializer)?.unwrap_or_default())
+    Ok(Option::<T>::deserialize(deserializer)?.unwrap_or_default())
 }

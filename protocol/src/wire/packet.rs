@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Timestamp, null_as_empty, null_as_empty_string};
+use super::{Timestamp, null_as_default};
 
 /// One skill in transit (`ECPSkillPacket`).
 ///
@@ -15,46 +15,46 @@ use super::{Timestamp, null_as_empty, null_as_empty_string};
 #[serde(default, rename_all = "camelCase")]
 pub struct SkillPacket {
     /// Packet id: the first 16 hex characters of the body's SHA-256.
-    #[serde(deserialize_with = "null_as_empty_string")]
+    #[serde(deserialize_with = "null_as_default")]
     pub id: String,
     /// Protocol version, `"1.0"`.
-    #[serde(deserialize_with = "null_as_empty_string")]
+    #[serde(deserialize_with = "null_as_default")]
     pub version: String,
     /// When the packet (this version of the skill) was made.
     pub created_at: Timestamp,
     /// The instance that authored the skill.
-    #[serde(deserialize_with = "null_as_empty_string")]
+    #[serde(deserialize_with = "null_as_default")]
     pub origin_instance: String,
     /// Hex of the first 16 bytes of SHA-256(user id); never the raw id.
-    #[serde(deserialize_with = "null_as_empty_string")]
+    #[serde(deserialize_with = "null_as_default")]
     pub origin_user_hash: String,
     /// `"linux/amd64"` style platform of the origin.
-    #[serde(rename = "originOS", deserialize_with = "null_as_empty_string")]
+    #[serde(rename = "originOS", deserialize_with = "null_as_default")]
     pub origin_os: String,
     /// Agent version at the origin.
-    #[serde(deserialize_with = "null_as_empty_string")]
+    #[serde(deserialize_with = "null_as_default")]
     pub origin_version: String,
     /// Skill identifier, `^[a-zA-Z0-9][a-zA-Z0-9._-]{0,63}$`.
-    #[serde(deserialize_with = "null_as_empty_string")]
+    #[serde(deserialize_with = "null_as_default")]
     pub skill_name: String,
     /// One-line description.
-    #[serde(deserialize_with = "null_as_empty_string")]
+    #[serde(deserialize_with = "null_as_default")]
     pub skill_description: String,
     /// The Markdown playbook, usually with YAML frontmatter.
-    #[serde(deserialize_with = "null_as_empty_string")]
+    #[serde(deserialize_with = "null_as_default")]
     pub skill_body: String,
     /// Patterns that led to the skill, e.g. `workflow:debug:bisect`.
-    #[serde(deserialize_with = "null_as_empty")]
+    #[serde(deserialize_with = "null_as_default")]
     pub patterns: Vec<String>,
     /// The sender's confidence in the skill, 0.0–1.0.
     pub confidence: f64,
     /// Lowercase hex SHA-256 of `skill_body` (UTF-8 bytes).
-    #[serde(deserialize_with = "null_as_empty_string")]
+    #[serde(deserialize_with = "null_as_default")]
     pub integrity_hash: String,
     /// Whether the skill may be federated.
     pub shareable: bool,
     /// Categories.
-    #[serde(deserialize_with = "null_as_empty")]
+    #[serde(deserialize_with = "null_as_default")]
     pub tags: Vec<String>,
     /// Superseded or withdrawn: a tombstone.
     pub deprecated: bool,
@@ -77,10 +77,10 @@ pub struct Provenance {
     /// How many times the skill has been received: 0 at its origin.
     pub hops: u32,
     /// The instances the skill passed through, origin first.
-    #[serde(deserialize_with = "null_as_empty")]
+    #[serde(deserialize_with = "null_as_default")]
     pub path: Vec<String>,
     /// The instance the holder received the skill from.
-    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_empty_string")]
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_default")]
     pub received_from: String,
     /// When the holder received it.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -1,8 +1,11 @@
 //! `ECPKnowledgeUpdate`: a batch of packets with the sender's statistics.
 
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 
-use super::{SkillPacket, Timestamp, null_as_empty, null_as_empty_string};
+use crate::error::DecodeError;
+
+use super::{SkillPacket, Timestamp, null_as_default};
 
 /// A batch of skills from one peer (`ECPKnowledgeUpdate`): the body of
 /// `POST /ecp/skills` and the answer to `GET /ecp/skills`.
@@ -10,17 +13,18 @@ use super::{SkillPacket, Timestamp, null_as_empty, null_as_empty_string};
 #[serde(default, rename_all = "camelCase")]
 pub struct KnowledgeUpdate {
     /// Update id, free-form.
-    #[serde(deserialize_with = "null_as_empty_string")]
+    #[serde(deserialize_with = "null_as_default")]
     pub id: String,
     /// The instance that sent the update.
-    #[serde(deserialize_with = "null_as_empty_string")]
+    #[serde(deserialize_with = "null_as_default")]
     pub peer_instance: String,
     /// When the update was generated.
     pub generated_at: Timestamp,
     /// The packets, in the sender's order.
-    #[serde(deserialize_with = "null_as_empty")]
+    #[serde(deserialize_with = "null_as_default")]
     pub skills: Vec<SkillPacket>,
     /// The sender's statistics; informational only.
+    #[serde(deserialize_with = "null_as_default")]
     pub stats: PeerStats,
     /// The sender's change counter. The Go implementation always sends 0; our
     /// nodes send the sequence number of their newest change.
@@ -41,6 +45,51 @@ pub struct PeerStats {
     /// Sender uptime in hours.
     pub uptime_hours: f64,
     /// The sender's most used workflows.
-    #[serde(deserialize_with = "null_as_empty")]
+    #[serde(deserialize_with = "null_as_default")]
     pub top_workflows: Vec<String>,
+}
+
+impl KnowledgeUpdate {
+    /// Decodes an update from JSON bytes (a `POST /ecp/skills` body or a
+    /// `GET /ecp/skills` answer).
+    ///
+    /// The same result as `serde_json::from_slice`, faster for large updates:
+    /// the envelope is decoded first with each packet kept as a raw slice,
+    /// then the packets are decoded in parallel.
+    pub fn from_json(bytes: &[u8]) -> Result<Self, DecodeError> {
+        let envelope: Envelope<'_> = serde_json::from_slice(bytes)?;
+        let decoded = crate::par::map_indexed(envelope.skills.unwrap_or_default(), |_, raw| {
+            serde_json::from_str::<SkillPacket>(raw.get())
+        });
+        let skills = decoded.into_iter().collect::<Result<Vec<_>, _>>().map_err(|e| {
+            // Positions inside a packet are relative to it; say so.
+            let DecodeError::InvalidJson { message, .. } = DecodeError::from(e);
+            DecodeError::InvalidJson {
+                message: format!("in a packet of skills: {message}"),
+                line: 0,
+                column: 0,
+            }
+        })?;
+        Ok(KnowledgeUpdate {
+            id: envelope.id.unwrap_or_default(),
+            peer_instance: envelope.peer_instance.unwrap_or_default(),
+            generated_at: envelope.generated_at,
+            skills,
+            stats: envelope.stats.unwrap_or_default(),
+            sequence_num: envelope.sequence_num,
+        })
+    }
+}
+
+/// An update with its packets not yet decoded.
+#[derive(Deserialize, Default)]
+#[serde(default, rename_all = "camelCase")]
+struct Envelope<'a> {
+    id: Option<String>,
+    peer_instance: Option<String>,
+    generated_at: Timestamp,
+    #[serde(borrow)]
+    skills: Option<Vec<&'a RawValue>>,
+    stats: Option<PeerStats>,
+    sequence_num: i64,
 }

@@ -1,0 +1,79 @@
+//! Order-preserving parallel map over the per-packet work of large updates.
+//!
+//! Decoding and stages 1–4 of the merge look at one packet at a time and
+//! dominate its cost (JSON, SHA-256, the safety scan, YAML), so a large
+//! update is split into one contiguous chunk per core with scoped threads.
+//! This is computation, not I/O: no thread outlives the call, and small
+//! inputs stay on the calling thread.
+
+use std::num::NonZeroUsize;
+use std::thread;
+
+/// Below this many items, threads cost more than they save.
+const MIN_ITEMS_FOR_THREADS: usize = 256;
+/// Never more threads than this, whatever the machine reports.
+const MAX_THREADS: usize = 8;
+
+fn threads_for(len: usize) -> usize {
+    if len < MIN_ITEMS_FOR_THREADS {
+        return 1;
+    }
+    let cores = thread::available_parallelism().map_or(1, NonZeroUsize::get);
+    cores.min(MAX_THREADS).min(len / (MIN_ITEMS_FOR_THREADS / 2)).max(1)
+}
+
+/// `items.into_iter().enumerate().map(f).collect()`, in parallel for large inputs.
+pub(crate) fn map_indexed<T, R, F>(items: Vec<T>, f: F) -> Vec<R>
+where
+    T: Send,
+    R: Send,
+    F: Fn(usize, T) -> R + Sync,
+{
+    let threads = threads_for(items.len());
+    if threads == 1 {
+        return items.into_iter().enumerate().map(|(i, item)| f(i, item)).collect();
+    }
+    let chunk_len = items.len().div_ceil(threads);
+    let mut chunks = Vec::with_capacity(threads);
+    let mut rest = items;
+    while rest.len() > chunk_len {
+        let tail = rest.split_off(chunk_len);
+        chunks.push(rest);
+        rest = tail;
+    }
+    chunks.push(rest);
+    let f = &f;
+    thread::scope(|scope| {
+        let handles: Vec<_> = chunks
+            .into_iter()
+            .enumerate()
+            .map(|(c, chunk)| {
+                scope.spawn(move || {
+                    let offset = c * chunk_len;
+                    chunk.into_iter().enumerate().map(|(i, item)| f(offset + i, item)).collect::<Vec<R>>()
+                })
+            })
+            .collect();
+        let mut out = Vec::new();
+        for handle in handles {
+            // A panic in a worker is a bug; surface it on the caller's thread.
+            out.extend(handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)));
+        }
+        out
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keeps_order_and_indices_for_large_and_small_inputs() {
+        for n in [0, 1, 255, 256, 1000, 4097] {
+            let items: Vec<usize> = (0..n).collect();
+            let out = map_indexed(items, |i, x| (i, x * 2));
+            assert_eq!(out.len(), n);
+            assert!(out.iter().enumerate().all(|(pos, &(i, doubled))| pos == i && doubled == 2 * i));
+        }
+    }
+}
