@@ -1,9 +1,28 @@
-//! SKILL.md documents. OWNED BY THE SKILL-DOC HELPER — stub API, bodies to be written.
+//! `SKILL.md` documents: the frontmatter block, the skill-name rule, the
+//! structure check and the tool-reference check. Work in progress: parts not
+//! yet written are stubs.
+
+mod name;
+
+pub use name::{MAX_NAME_LEN, NameError, validate_name};
 
 use thiserror::Error;
 
-/// Largest SKILL.md accepted by default (goclaw's limit): 100 KB.
+/// Largest SKILL.md accepted by default (goclaw's limit, `ECP.md` › Related
+/// designs): 100 KB.
 pub const DEFAULT_MAX_BYTES: usize = 100 * 1024;
+
+/// A parsed SKILL.md: its frontmatter (if any) and the Markdown after it.
+///
+/// The body borrows from the parsed text, so the bytes a caller hashes or
+/// stores are exactly the bytes that were received.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SkillDocument<'a> {
+    /// The frontmatter, when the document starts with a `---` block.
+    pub frontmatter: Option<Frontmatter>,
+    /// The Markdown after the frontmatter (the whole text when there is none).
+    pub body: &'a str,
+}
 
 /// The keys of a SKILL.md frontmatter block that ECP reads. Other keys are kept out.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -22,15 +41,6 @@ pub struct Frontmatter {
     pub confidence: Option<f64>,
 }
 
-/// A parsed SKILL.md: its frontmatter (if any) and the Markdown after it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SkillDocument<'a> {
-    /// The frontmatter, when the document starts with a `---` block.
-    pub frontmatter: Option<Frontmatter>,
-    /// The Markdown after the frontmatter (the whole text when there is none).
-    pub body: &'a str,
-}
-
 /// Why a document could not be parsed.
 #[derive(Debug, Clone, PartialEq, Error)]
 #[non_exhaustive]
@@ -40,13 +50,12 @@ pub enum DocError {
     InvalidYaml(String),
 }
 
-/// Why a skill name is invalid.
-#[derive(Debug, Clone, PartialEq, Error)]
-#[non_exhaustive]
-pub enum NameError {
-    /// Empty.
-    #[error("skill name is empty")]
-    Empty,
+/// Parses a SKILL.md text.
+pub fn parse(text: &str) -> Result<SkillDocument<'_>, DocError> {
+    Ok(SkillDocument {
+        frontmatter: None,
+        body: text,
+    })
 }
 
 /// Why a document fails the structure check.
@@ -74,22 +83,19 @@ pub struct StructureLimits {
 
 impl Default for StructureLimits {
     fn default() -> Self {
-        StructureLimits { max_bytes: DEFAULT_MAX_BYTES, min_body_chars: 20 }
+        StructureLimits {
+            max_bytes: DEFAULT_MAX_BYTES,
+            min_body_chars: 20,
+        }
     }
 }
 
-/// Parses a SKILL.md text.
-pub fn parse(text: &str) -> Result<SkillDocument<'_>, DocError> {
-    Ok(SkillDocument { frontmatter: None, body: text })
-}
-
-/// Checks a skill name against `^[a-zA-Z0-9][a-zA-Z0-9._-]{0,63}$`.
-pub fn validate_name(name: &str) -> Result<(), NameError> {
-    if name.is_empty() { Err(NameError::Empty) } else { Ok(()) }
-}
-
 /// Checks a parsed document: frontmatter present, body non-empty and long enough, size.
-pub fn check_structure(_doc: &SkillDocument<'_>, _text_len: usize, _limits: &StructureLimits) -> Result<(), StructureError> {
+pub fn check_structure(
+    _doc: &SkillDocument<'_>,
+    _text_len: usize,
+    _limits: &StructureLimits,
+) -> Result<(), StructureError> {
     Ok(())
 }
 
