@@ -2,8 +2,11 @@
 //! structure check and the tool-reference check. Work in progress: parts not
 //! yet written are stubs.
 
+mod frontmatter;
 mod name;
+mod yaml;
 
+pub use frontmatter::{DocError, Frontmatter, MAX_FRONTMATTER_BYTES, MAX_FRONTMATTER_DEPTH, parse};
 pub use name::{MAX_NAME_LEN, NameError, validate_name};
 
 use thiserror::Error;
@@ -22,40 +25,6 @@ pub struct SkillDocument<'a> {
     pub frontmatter: Option<Frontmatter>,
     /// The Markdown after the frontmatter (the whole text when there is none).
     pub body: &'a str,
-}
-
-/// The keys of a SKILL.md frontmatter block that ECP reads. Other keys are kept out.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct Frontmatter {
-    /// `name`
-    pub name: Option<String>,
-    /// `description`
-    pub description: Option<String>,
-    /// `tags` (a YAML list, or a comma-separated string)
-    pub tags: Vec<String>,
-    /// `version`
-    pub version: Option<String>,
-    /// `allowed-tools` (a YAML list, or a comma/space-separated string)
-    pub allowed_tools: Vec<String>,
-    /// `confidence` (0..1), used for locally authored skills
-    pub confidence: Option<f64>,
-}
-
-/// Why a document could not be parsed.
-#[derive(Debug, Clone, PartialEq, Error)]
-#[non_exhaustive]
-pub enum DocError {
-    /// The frontmatter is not valid YAML.
-    #[error("frontmatter is not valid YAML: {0}")]
-    InvalidYaml(String),
-}
-
-/// Parses a SKILL.md text.
-pub fn parse(text: &str) -> Result<SkillDocument<'_>, DocError> {
-    Ok(SkillDocument {
-        frontmatter: None,
-        body: text,
-    })
 }
 
 /// Why a document fails the structure check.
