@@ -2,10 +2,12 @@
 //! structure check and the tool-reference check. Work in progress: parts not
 //! yet written are stubs.
 
+mod emit;
 mod frontmatter;
 mod name;
 mod yaml;
 
+pub use emit::{fold_line_breaks, with_frontmatter};
 pub use frontmatter::{DocError, Frontmatter, MAX_FRONTMATTER_BYTES, MAX_FRONTMATTER_DEPTH, parse};
 pub use name::{MAX_NAME_LEN, NameError, validate_name};
 
@@ -66,9 +68,4 @@ pub fn check_structure(
     _limits: &StructureLimits,
 ) -> Result<(), StructureError> {
     Ok(())
-}
-
-/// Builds a SKILL.md with frontmatter from a name, a description and a bare body.
-pub fn with_frontmatter(name: &str, description: &str, body: &str) -> String {
-    format!("---\nname: {name}\ndescription: {description}\n---\n{body}")
 }
