@@ -5,13 +5,16 @@
 mod emit;
 mod frontmatter;
 mod name;
+mod structure;
 mod yaml;
 
 pub use emit::{fold_line_breaks, with_frontmatter};
 pub use frontmatter::{DocError, Frontmatter, MAX_FRONTMATTER_BYTES, MAX_FRONTMATTER_DEPTH, parse};
 pub use name::{MAX_NAME_LEN, NameError, validate_name};
-
-use thiserror::Error;
+pub use structure::{
+    DEFAULT_MIN_BODY_CHARS, NameMismatch, StructureError, StructureLimits, check_structure,
+    frontmatter_mismatch,
+};
 
 /// Largest SKILL.md accepted by default (goclaw's limit, `ECP.md` › Related
 /// designs): 100 KB.
@@ -27,45 +30,4 @@ pub struct SkillDocument<'a> {
     pub frontmatter: Option<Frontmatter>,
     /// The Markdown after the frontmatter (the whole text when there is none).
     pub body: &'a str,
-}
-
-/// Why a document fails the structure check.
-#[derive(Debug, Clone, PartialEq, Error)]
-#[non_exhaustive]
-pub enum StructureError {
-    /// Too big.
-    #[error("skill body is {size} bytes, over the limit of {limit}")]
-    TooLarge {
-        /// size
-        size: usize,
-        /// limit
-        limit: usize,
-    },
-}
-
-/// Limits of the structure check.
-#[derive(Debug, Clone, PartialEq)]
-pub struct StructureLimits {
-    /// Maximum size of the whole document in bytes.
-    pub max_bytes: usize,
-    /// Minimum number of non-whitespace characters after the frontmatter.
-    pub min_body_chars: usize,
-}
-
-impl Default for StructureLimits {
-    fn default() -> Self {
-        StructureLimits {
-            max_bytes: DEFAULT_MAX_BYTES,
-            min_body_chars: 20,
-        }
-    }
-}
-
-/// Checks a parsed document: frontmatter present, body non-empty and long enough, size.
-pub fn check_structure(
-    _doc: &SkillDocument<'_>,
-    _text_len: usize,
-    _limits: &StructureLimits,
-) -> Result<(), StructureError> {
-    Ok(())
 }
