@@ -5,12 +5,14 @@
 mod emit;
 mod frontmatter;
 mod name;
+mod references;
 mod structure;
 mod yaml;
 
 pub use emit::{fold_line_breaks, with_frontmatter};
 pub use frontmatter::{DocError, Frontmatter, MAX_FRONTMATTER_BYTES, MAX_FRONTMATTER_DEPTH, parse};
 pub use name::{MAX_NAME_LEN, NameError, validate_name};
+pub use references::{KnownTools, ReferenceReport, check_document_references, check_references};
 pub use structure::{
     DEFAULT_MIN_BODY_CHARS, NameMismatch, StructureError, StructureLimits, check_structure,
     frontmatter_mismatch,
