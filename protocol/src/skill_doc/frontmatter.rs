@@ -1,0 +1,767 @@
+//! The frontmatter block of a `SKILL.md`: finding the `---` fences, reading
+//! the YAML between them into a [`Frontmatter`], and the errors of doing so.
+//!
+//! The accepted format is documented on [`parse`].
+
+use std::collections::HashSet;
+
+use thiserror::Error;
+
+use super::SkillDocument;
+use super::yaml::{self, Node};
+
+/// Largest frontmatter block accepted, in bytes of YAML between the fences.
+///
+/// Real frontmatter is a few hundred bytes; the bound caps the YAML parser's
+/// work on hostile input, and lets [`parse`] stop looking for the closing
+/// fence early instead of reading a whole 100 KB body.
+pub const MAX_FRONTMATTER_BYTES: usize = 16 * 1024;
+
+/// Deepest nesting of YAML lists and mappings accepted in a frontmatter (the
+/// top-level mapping counts as one). The keys ECP reads need two.
+pub const MAX_FRONTMATTER_DEPTH: usize = 16;
+
+/// The keys of a SKILL.md frontmatter block that ECP reads. Other keys are
+/// ignored, so a skill written for another agent framework still parses.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Frontmatter {
+    /// `name`; the skill's identifier, expected to equal the packet's
+    /// `skillName` (see [`frontmatter_mismatch`](super::frontmatter_mismatch)).
+    pub name: Option<String>,
+    /// `description`; one line in practice, but kept as written here.
+    pub description: Option<String>,
+    /// `tags`: a YAML list, or a comma- or space-separated string.
+    pub tags: Vec<String>,
+    /// `version`, as written (`1.0` stays `"1.0"`).
+    pub version: Option<String>,
+    /// `allowed-tools` (also spelled `allowed_tools`): a YAML list, or a
+    /// comma- or space-separated string such as `Read, Grep, Bash(git:*)`.
+    /// Entries are kept whole, arguments included.
+    pub allowed_tools: Vec<String>,
+    /// `confidence` (0..=1), which a local agent may set on skills it wrote.
+    pub confidence: Option<f64>,
+}
+
+/// Why a document could not be parsed. Lines are lines of the whole
+/// `SKILL.md`, counted from 1 (the opening `---` is line 1).
+#[derive(Debug, Clone, PartialEq, Error)]
+#[non_exhaustive]
+pub enum DocError {
+    /// The frontmatter is not valid YAML. The message starts with the line.
+    #[error("frontmatter is not valid YAML: {0}; fix the YAML between the `---` lines")]
+    InvalidYaml(String),
+    /// The text opens a frontmatter with `---` but no `---` or `...` line
+    /// closes it.
+    #[error(
+        "frontmatter opened with `---` on line 1 is never closed; \
+         end it with a line holding only `---`"
+    )]
+    FrontmatterNotClosed,
+    /// No closing fence within [`MAX_FRONTMATTER_BYTES`].
+    #[error(
+        "frontmatter runs past {limit} bytes without a closing `---` line; \
+         keep the YAML block short and close it"
+    )]
+    FrontmatterTooLarge {
+        /// The limit that was exceeded, in bytes.
+        limit: usize,
+    },
+    /// The YAML is a list or a scalar, not `key: value` lines.
+    #[error("frontmatter on line {line} is {found}, not a mapping; write `key: value` lines")]
+    FrontmatterNotAMapping {
+        /// What the YAML held instead.
+        found: &'static str,
+        /// Where it starts.
+        line: usize,
+    },
+    /// The YAML uses an alias (`*name`). Refused, never expanded, so a
+    /// "billion laughs" document costs nothing.
+    #[error("frontmatter uses a YAML alias on line {line}; write the value out instead")]
+    YamlAliasRefused {
+        /// Where the alias is.
+        line: usize,
+    },
+    /// The YAML defines an anchor (`&name`), which only an alias could use.
+    #[error("frontmatter defines a YAML anchor on line {line}; remove it and write values out")]
+    YamlAnchorRefused {
+        /// Where the anchor is.
+        line: usize,
+    },
+    /// Lists and mappings nest deeper than [`MAX_FRONTMATTER_DEPTH`].
+    #[error("frontmatter nests deeper than {limit} levels on line {line}; flatten it")]
+    NestingTooDeep {
+        /// Where the level that went too deep opens.
+        line: usize,
+        /// The limit.
+        limit: usize,
+    },
+    /// The YAML holds a second document (`--- ` with content after it).
+    #[error("frontmatter holds a second YAML document on line {line}; keep one block")]
+    MultipleYamlDocuments {
+        /// Where the second document starts.
+        line: usize,
+    },
+    /// A key ECP reads appears twice. Parsers disagree on which one wins, so
+    /// a duplicate could show a reviewer one name and an agent another.
+    #[error("frontmatter key `{key}` appears twice (again on line {line}); keep one")]
+    DuplicateKey {
+        /// The key, as written.
+        key: String,
+        /// Where the second occurrence is.
+        line: usize,
+    },
+    /// A key ECP reads holds the wrong kind of value, e.g. `name: [a, b]`.
+    #[error("frontmatter key `{key}` on line {line} is {found}; it must be {expected}")]
+    WrongValueType {
+        /// The key, as written.
+        key: String,
+        /// What was expected.
+        expected: &'static str,
+        /// What was found.
+        found: &'static str,
+        /// Where the value is.
+        line: usize,
+    },
+    /// `confidence` is not a number.
+    #[error("frontmatter `confidence` on line {line} is {value:?}, not a number; use 0 to 1")]
+    ConfidenceNotANumber {
+        /// The value, as written.
+        value: String,
+        /// Where it is.
+        line: usize,
+    },
+    /// `confidence` is a number outside 0..=1 (or not finite).
+    #[error("frontmatter `confidence` on line {line} is {value}, outside 0 to 1")]
+    ConfidenceOutOfRange {
+        /// The value, as written.
+        value: String,
+        /// Where it is.
+        line: usize,
+    },
+}
+
+/// Parses a SKILL.md text into its frontmatter and body.
+///
+/// The format, as agent frameworks write it (ECP itself only says "YAML
+/// frontmatter holding `name` and `description`", `ECP.md` › intro):
+///
+/// ```text
+/// ---                      first line of the text (after an optional UTF-8 BOM)
+/// name: git-bisect-regression
+/// description: Find the commit that introduced a regression
+/// allowed-tools: Read, Grep, Bash(git:*)
+/// ---                      or `...`; the body starts on the next line
+/// # Markdown body
+/// ```
+///
+/// Lines may end in LF or CRLF; fence lines may carry trailing spaces or
+/// tabs. The YAML between the fences may hold at most
+/// [`MAX_FRONTMATTER_BYTES`], nest at most [`MAX_FRONTMATTER_DEPTH`] levels,
+/// and use no anchors or aliases.
+///
+/// A text whose first line is not `---` has no frontmatter: the result is
+/// `frontmatter: None` and the whole text, unchanged (BOM included), as
+/// body. Otherwise the body is everything after the line that closes the
+/// frontmatter, byte for byte.
+///
+/// # Errors
+///
+/// [`DocError`] when the frontmatter is unclosed, too large, not YAML, uses
+/// anchors or aliases, nests too deep, or a key ECP reads is duplicated or
+/// has a value of the wrong type. Unknown keys are never an error.
+pub fn parse(text: &str) -> Result<SkillDocument<'_>, DocError> {
+    let Some(block) = split(text)? else {
+        return Ok(SkillDocument { frontmatter: None, body: text });
+    };
+    let frontmatter = interpret(yaml::read(block.yaml, YAML_FIRST_LINE)?)?;
+    Ok(SkillDocument { frontmatter: Some(frontmatter), body: block.body })
+}
+
+/// The YAML starts on line 2, after the opening fence.
+const YAML_FIRST_LINE: usize = 2;
+
+/// A text cut at its fences.
+struct Block<'a> {
+    yaml: &'a str,
+    body: &'a str,
+}
+
+/// Finds the frontmatter fences. `Ok(None)`: the text has no frontmatter.
+fn split(text: &str) -> Result<Option<Block<'_>>, DocError> {
+    let rest = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let (first, after_open) = next_line(rest);
+    if !is_fence(first, "---") {
+        return Ok(None);
+    }
+    let mut remaining = after_open;
+    let mut yaml_len = 0;
+    while !remaining.is_empty() {
+        let (line, next) = next_line(remaining);
+        if is_fence(line, "---") || is_fence(line, "...") {
+            return Ok(Some(Block { yaml: &after_open[..yaml_len], body: next }));
+        }
+        yaml_len += remaining.len() - next.len();
+        if yaml_len > MAX_FRONTMATTER_BYTES {
+            return Err(DocError::FrontmatterTooLarge { limit: MAX_FRONTMATTER_BYTES });
+        }
+        remaining = next;
+    }
+    Err(DocError::FrontmatterNotClosed)
+}
+
+/// Splits off the first line: its content (a CR before the LF is left on it)
+/// and the text after its LF.
+fn next_line(text: &str) -> (&str, &str) {
+    match text.find('\n') {
+        Some(i) => (&text[..i], &text[i + 1..]),
+        None => (text, ""),
+    }
+}
+
+fn is_fence(line: &str, marker: &str) -> bool {
+    line.trim_end_matches([' ', '\t', '\r']) == marker
+}
+
+/// The keys ECP reads, so duplicates can be spotted across spellings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Key {
+    Name,
+    Description,
+    Tags,
+    Version,
+    AllowedTools,
+    Confidence,
+}
+
+impl Key {
+    fn from_yaml(key: &str) -> Option<Key> {
+        Some(match key {
+            "name" => Key::Name,
+            "description" => Key::Description,
+            "tags" => Key::Tags,
+            "version" => Key::Version,
+            "allowed-tools" | "allowed_tools" => Key::AllowedTools,
+            "confidence" => Key::Confidence,
+            _ => return None,
+        })
+    }
+}
+
+fn interpret(root: Option<Node>) -> Result<Frontmatter, DocError> {
+    let mut frontmatter = Frontmatter::default();
+    let entries = match root {
+        None => return Ok(frontmatter),
+        Some(node) if node.is_null() => return Ok(frontmatter),
+        Some(Node::Mapping { entries, .. }) => entries,
+        Some(other) => {
+            return Err(DocError::FrontmatterNotAMapping { found: other.kind(), line: other.line() });
+        }
+    };
+    let mut seen = HashSet::new();
+    for (key, value) in entries {
+        // A list or mapping used as a key (`? [a]: b`) cannot name a field we read.
+        let Node::Scalar { value: key, line, .. } = key else {
+            continue;
+        };
+        let Some(field) = Key::from_yaml(&key) else {
+            continue;
+        };
+        if !seen.insert(field) {
+            return Err(DocError::DuplicateKey { key, line });
+        }
+        match field {
+            Key::Name => frontmatter.name = string(&key, value)?,
+            Key::Description => frontmatter.description = string(&key, value)?,
+            Key::Version => frontmatter.version = string(&key, value)?,
+            Key::Tags => frontmatter.tags = list(&key, value)?,
+            Key::AllowedTools => frontmatter.allowed_tools = list(&key, value)?,
+            Key::Confidence => frontmatter.confidence = confidence(value)?,
+        }
+    }
+    Ok(frontmatter)
+}
+
+fn string(key: &str, value: Node) -> Result<Option<String>, DocError> {
+    if value.is_null() {
+        return Ok(None);
+    }
+    match value {
+        Node::Scalar { value, .. } => Ok(Some(value)),
+        other => Err(wrong_type(key, "a string", &other)),
+    }
+}
+
+const LIST: &str = "a list of strings or a comma-separated string";
+
+fn list(key: &str, value: Node) -> Result<Vec<String>, DocError> {
+    if value.is_null() {
+        return Ok(Vec::new());
+    }
+    match value {
+        Node::Scalar { value, .. } => Ok(split_list(&value)),
+        Node::Sequence { items, .. } => {
+            let mut out = Vec::with_capacity(items.len());
+            for item in items {
+                if item.is_null() {
+                    continue;
+                }
+                let Node::Scalar { value, .. } = item else {
+                    return Err(wrong_type(key, LIST, &item));
+                };
+                let value = value.trim();
+                if !value.is_empty() {
+                    out.push(value.to_owned());
+                }
+            }
+            Ok(out)
+        }
+        other => Err(wrong_type(key, LIST, &other)),
+    }
+}
+
+/// Splits `Read, Grep, Bash(git log:*)` into its entries.
+///
+/// If the string has a comma outside parentheses, commas separate entries
+/// (so `machine learning, ops` is two tags); otherwise whitespace does. Either
+/// way a separator inside parentheses belongs to the entry, as in Claude
+/// Code's `Bash(git log:*)`.
+fn split_list(text: &str) -> Vec<String> {
+    let by_comma = top_level(text).any(|(_, c)| c == ',');
+    let mut out = Vec::new();
+    let mut start = 0;
+    for (i, c) in top_level(text) {
+        let separates = if by_comma { c == ',' } else { c.is_whitespace() };
+        if separates {
+            push_trimmed(&mut out, &text[start..i]);
+            start = i + c.len_utf8();
+        }
+    }
+    push_trimmed(&mut out, &text[start..]);
+    out
+}
+
+/// The characters of `text` that sit outside parentheses, with byte offsets.
+fn top_level(text: &str) -> impl Iterator<Item = (usize, char)> + '_ {
+    let mut depth = 0usize;
+    text.char_indices().filter(move |&(_, c)| match c {
+        '(' => {
+            depth += 1;
+            false
+        }
+        ')' => {
+            depth = depth.saturating_sub(1);
+            false
+        }
+        _ => depth == 0,
+    })
+}
+
+fn push_trimmed(out: &mut Vec<String>, entry: &str) {
+    let entry = entry.trim();
+    if !entry.is_empty() {
+        out.push(entry.to_owned());
+    }
+}
+
+fn confidence(value: Node) -> Result<Option<f64>, DocError> {
+    if value.is_null() {
+        return Ok(None);
+    }
+    let Node::Scalar { value, line, .. } = value else {
+        return Err(wrong_type("confidence", "a number from 0 to 1", &value));
+    };
+    let Ok(number) = value.trim().parse::<f64>() else {
+        return Err(DocError::ConfidenceNotANumber { value, line });
+    };
+    if number.is_finite() && (0.0..=1.0).contains(&number) {
+        Ok(Some(number))
+    } else {
+        Err(DocError::ConfidenceOutOfRange { value, line })
+    }
+}
+
+fn wrong_type(key: &str, expected: &'static str, found: &Node) -> DocError {
+    DocError::WrongValueType { key: key.to_owned(), expected, found: found.kind(), line: found.line() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frontmatter(text: &str) -> Frontmatter {
+        parse(text).unwrap().frontmatter.unwrap()
+    }
+
+    #[test]
+    fn parses_name_and_description() {
+        let doc = parse("---\nname: a-skill\ndescription: Does a thing\n---\n# Body\n").unwrap();
+        let fm = doc.frontmatter.unwrap();
+        assert_eq!(fm.name.as_deref(), Some("a-skill"));
+        assert_eq!(fm.description.as_deref(), Some("Does a thing"));
+        assert_eq!(doc.body, "# Body\n");
+    }
+
+    #[test]
+    fn parses_all_keys() {
+        let fm = frontmatter(
+            "---\nname: x\ndescription: d\ntags: [debug, git]\nversion: 1.0\n\
+             allowed-tools:\n  - Read\n  - Bash(git:*)\nconfidence: 0.75\n---\nbody",
+        );
+        assert_eq!(
+            fm,
+            Frontmatter {
+                name: Some("x".into()),
+                description: Some("d".into()),
+                tags: vec!["debug".into(), "git".into()],
+                version: Some("1.0".into()),
+                allowed_tools: vec!["Read".into(), "Bash(git:*)".into()],
+                confidence: Some(0.75),
+            }
+        );
+    }
+
+    #[test]
+    fn text_without_frontmatter_is_all_body() {
+        let text = "# Title\n\nNo frontmatter here.\n";
+        assert_eq!(parse(text).unwrap(), SkillDocument { frontmatter: None, body: text });
+    }
+
+    #[test]
+    fn dashes_later_in_text_are_not_frontmatter() {
+        let text = "# Title\n---\nname: x\n---\n";
+        assert_eq!(parse(text).unwrap().frontmatter, None);
+    }
+
+    #[test]
+    fn four_dashes_are_not_a_fence() {
+        let text = "----\nname: x\n---\n";
+        assert_eq!(parse(text).unwrap().frontmatter, None);
+    }
+
+    #[test]
+    fn empty_text_is_an_empty_body() {
+        assert_eq!(parse("").unwrap(), SkillDocument { frontmatter: None, body: "" });
+    }
+
+    #[test]
+    fn accepts_crlf_frontmatter() {
+        let doc = parse("---\r\nname: x\r\ndescription: d\r\n---\r\nbody\r\n").unwrap();
+        let fm = doc.frontmatter.unwrap();
+        assert_eq!(fm.name.as_deref(), Some("x"));
+        assert_eq!(fm.description.as_deref(), Some("d"));
+        assert_eq!(doc.body, "body\r\n");
+    }
+
+    #[test]
+    fn accepts_utf8_bom() {
+        let doc = parse("\u{feff}---\nname: x\n---\nbody").unwrap();
+        assert_eq!(doc.frontmatter.unwrap().name.as_deref(), Some("x"));
+        assert_eq!(doc.body, "body");
+    }
+
+    #[test]
+    fn keeps_bom_in_body_without_frontmatter() {
+        let text = "\u{feff}# Title";
+        assert_eq!(parse(text).unwrap().body, text);
+    }
+
+    #[test]
+    fn accepts_dots_as_closing_fence() {
+        let doc = parse("---\nname: x\n...\nbody").unwrap();
+        assert_eq!(doc.frontmatter.unwrap().name.as_deref(), Some("x"));
+        assert_eq!(doc.body, "body");
+    }
+
+    #[test]
+    fn accepts_trailing_spaces_on_fences() {
+        let doc = parse("--- \t\nname: x\n---  \nbody").unwrap();
+        assert_eq!(doc.frontmatter.unwrap().name.as_deref(), Some("x"));
+        assert_eq!(doc.body, "body");
+    }
+
+    #[test]
+    fn closing_fence_at_end_of_text_gives_empty_body() {
+        let doc = parse("---\nname: x\n---").unwrap();
+        assert_eq!(doc.body, "");
+        assert!(doc.frontmatter.is_some());
+    }
+
+    #[test]
+    fn keeps_body_bytes_exactly() {
+        let body = "\n\n  # Indented\r\n---\nname: not frontmatter\n---\n\u{200b}";
+        let text = format!("---\nname: x\n---\n{body}");
+        assert_eq!(parse(&text).unwrap().body, body);
+    }
+
+    #[test]
+    fn empty_frontmatter_has_no_keys() {
+        assert_eq!(frontmatter("---\n---\nbody"), Frontmatter::default());
+        assert_eq!(frontmatter("---\n# just a comment\n---\nbody"), Frontmatter::default());
+        assert_eq!(frontmatter("---\n~\n---\nbody"), Frontmatter::default());
+    }
+
+    #[test]
+    fn ignores_unknown_keys() {
+        let fm = frontmatter(
+            "---\nname: x\nlicense: MIT\nmetadata:\n  author: someone\n  deep: {a: [1, 2]}\n\
+             ? [complex, key]\n: value\n---\nbody",
+        );
+        assert_eq!(fm.name.as_deref(), Some("x"));
+    }
+
+    #[test]
+    fn ignores_duplicate_unknown_keys() {
+        assert_eq!(frontmatter("---\nname: x\nfoo: 1\nfoo: 2\n---\n").name.as_deref(), Some("x"));
+    }
+
+    #[test]
+    fn reads_null_values_as_absent() {
+        let fm = frontmatter("---\nname:\ndescription: ~\nversion: null\ntags:\nconfidence:\n---\n");
+        assert_eq!(fm, Frontmatter::default());
+    }
+
+    #[test]
+    fn reads_quoted_null_as_string() {
+        assert_eq!(frontmatter("---\nname: \"null\"\n---\n").name.as_deref(), Some("null"));
+    }
+
+    #[test]
+    fn reads_numbers_and_booleans_as_written() {
+        let fm = frontmatter("---\nname: 123\ndescription: true\nversion: 2.10\n---\n");
+        assert_eq!(fm.name.as_deref(), Some("123"));
+        assert_eq!(fm.description.as_deref(), Some("true"));
+        assert_eq!(fm.version.as_deref(), Some("2.10"));
+    }
+
+    #[test]
+    fn reads_multiline_description_as_yaml_does() {
+        let fm = frontmatter("---\ndescription: >\n  folded\n  text\n---\n");
+        assert_eq!(fm.description.as_deref(), Some("folded text\n"));
+        let fm = frontmatter("---\ndescription: |\n  line one\n  line two\n---\n");
+        assert_eq!(fm.description.as_deref(), Some("line one\nline two\n"));
+    }
+
+    #[test]
+    fn reads_description_with_colon_and_hash_in_quotes() {
+        let fm = frontmatter("---\ndescription: \"Use: git # not a comment\"\n---\n");
+        assert_eq!(fm.description.as_deref(), Some("Use: git # not a comment"));
+    }
+
+    #[test]
+    fn splits_claude_code_allowed_tools_string() {
+        let fm = frontmatter("---\nallowed-tools: Read, Grep, Bash(git log:*)\n---\n");
+        assert_eq!(fm.allowed_tools, ["Read", "Grep", "Bash(git log:*)"]);
+    }
+
+    #[test]
+    fn splits_space_separated_allowed_tools() {
+        let fm = frontmatter("---\nallowed-tools: Read Grep  Bash(git log:*, npm:*)\n---\n");
+        assert_eq!(fm.allowed_tools, ["Read", "Grep", "Bash(git log:*, npm:*)"]);
+    }
+
+    #[test]
+    fn accepts_allowed_tools_with_underscore() {
+        let fm = frontmatter("---\nallowed_tools: [Read]\n---\n");
+        assert_eq!(fm.allowed_tools, ["Read"]);
+    }
+
+    #[test]
+    fn splits_tags_on_commas_before_spaces() {
+        let fm = frontmatter("---\ntags: machine learning, ops,, \n---\n");
+        assert_eq!(fm.tags, ["machine learning", "ops"]);
+        let fm = frontmatter("---\ntags: debug git\n---\n");
+        assert_eq!(fm.tags, ["debug", "git"]);
+    }
+
+    #[test]
+    fn skips_empty_and_null_list_items() {
+        let fm = frontmatter("---\ntags:\n  - a\n  -\n  - ''\n  - ' b '\n---\n");
+        assert_eq!(fm.tags, ["a", "b"]);
+    }
+
+    #[test]
+    fn reads_confidence_bounds() {
+        assert_eq!(frontmatter("---\nconfidence: 0\n---\n").confidence, Some(0.0));
+        assert_eq!(frontmatter("---\nconfidence: 1\n---\n").confidence, Some(1.0));
+        assert_eq!(frontmatter("---\nconfidence: '.5'\n---\n").confidence, Some(0.5));
+    }
+
+    #[test]
+    fn rejects_confidence_above_one() {
+        assert_eq!(
+            parse("---\nconfidence: 1.5\n---\n"),
+            Err(DocError::ConfidenceOutOfRange { value: "1.5".into(), line: 2 })
+        );
+    }
+
+    #[test]
+    fn rejects_negative_and_infinite_confidence() {
+        for value in ["-0.1", "1e9", "inf", "-infinity", "NaN"] {
+            let text = format!("---\nconfidence: {value}\n---\n");
+            assert!(matches!(parse(&text), Err(DocError::ConfidenceOutOfRange { .. })), "{value}");
+        }
+    }
+
+    #[test]
+    fn rejects_confidence_that_is_not_a_number() {
+        assert_eq!(
+            parse("---\nname: x\nconfidence: high\n---\n"),
+            Err(DocError::ConfidenceNotANumber { value: "high".into(), line: 3 })
+        );
+        // YAML's spelling of infinity is not a Rust float: refused as well.
+        assert!(matches!(parse("---\nconfidence: .inf\n---\n"), Err(DocError::ConfidenceNotANumber { .. })));
+    }
+
+    #[test]
+    fn rejects_confidence_list() {
+        assert_eq!(
+            parse("---\nconfidence: [1]\n---\n"),
+            Err(DocError::WrongValueType {
+                key: "confidence".into(),
+                expected: "a number from 0 to 1",
+                found: "a list",
+                line: 2,
+            })
+        );
+    }
+
+    #[test]
+    fn rejects_name_that_is_a_list() {
+        assert_eq!(
+            parse("---\nname: [a, b]\n---\n"),
+            Err(DocError::WrongValueType {
+                key: "name".into(),
+                expected: "a string",
+                found: "a list",
+                line: 2,
+            })
+        );
+    }
+
+    #[test]
+    fn rejects_tags_with_nested_list() {
+        assert!(matches!(
+            parse("---\ntags:\n  - [a]\n---\n"),
+            Err(DocError::WrongValueType { found: "a list", line: 3, .. })
+        ));
+        assert!(matches!(
+            parse("---\ntags: {a: b}\n---\n"),
+            Err(DocError::WrongValueType { found: "a mapping", .. })
+        ));
+    }
+
+    #[test]
+    fn rejects_duplicate_name() {
+        assert_eq!(
+            parse("---\nname: good\ndescription: d\nname: evil\n---\n"),
+            Err(DocError::DuplicateKey { key: "name".into(), line: 4 })
+        );
+    }
+
+    #[test]
+    fn rejects_allowed_tools_under_both_spellings() {
+        assert_eq!(
+            parse("---\nallowed-tools: Read\nallowed_tools: Bash\n---\n"),
+            Err(DocError::DuplicateKey { key: "allowed_tools".into(), line: 3 })
+        );
+    }
+
+    #[test]
+    fn rejects_unclosed_frontmatter() {
+        assert_eq!(parse("---\nname: x\n# Body\n"), Err(DocError::FrontmatterNotClosed));
+        assert_eq!(parse("---"), Err(DocError::FrontmatterNotClosed));
+        assert_eq!(parse("---\n"), Err(DocError::FrontmatterNotClosed));
+    }
+
+    #[test]
+    fn rejects_oversized_frontmatter() {
+        let text = format!("---\ndescription: {}\n---\nbody", "a".repeat(MAX_FRONTMATTER_BYTES));
+        assert_eq!(parse(&text), Err(DocError::FrontmatterTooLarge { limit: MAX_FRONTMATTER_BYTES }));
+    }
+
+    #[test]
+    fn stops_looking_for_closing_fence_at_the_limit() {
+        let text = format!("---\n{}", "x: y\n".repeat(100_000));
+        assert_eq!(parse(&text), Err(DocError::FrontmatterTooLarge { limit: MAX_FRONTMATTER_BYTES }));
+    }
+
+    #[test]
+    fn accepts_frontmatter_at_the_limit() {
+        // `description: ` plus the value plus a newline is exactly the limit.
+        let value = "a".repeat(MAX_FRONTMATTER_BYTES - "description: \n".len());
+        let text = format!("---\ndescription: {value}\n---\nbody");
+        assert_eq!(parse(&text).unwrap().frontmatter.unwrap().description, Some(value));
+    }
+
+    #[test]
+    fn refuses_yaml_alias() {
+        let text = "---\na: &x [lol, lol]\nb: [*x, *x]\n---\n";
+        assert_eq!(parse(text), Err(DocError::YamlAnchorRefused { line: 2 }));
+    }
+
+    #[test]
+    fn refuses_yaml_alias_in_known_key() {
+        // yaml-rust2 reports an alias to an unknown anchor as a scan error;
+        // either way the alias is never resolved.
+        let text = "---\nname: *x\n---\n";
+        assert!(matches!(parse(text), Err(DocError::InvalidYaml(_) | DocError::YamlAliasRefused { .. })));
+    }
+
+    #[test]
+    fn refuses_billion_laughs() {
+        let mut yaml = String::from("a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n");
+        for i in 1..10 {
+            let prev = format!("*a{}", i - 1);
+            yaml.push_str(&format!("a{i}: &a{i} [{}]\n", vec![prev; 9].join(", ")));
+        }
+        let text = format!("---\n{yaml}---\nbody");
+        assert_eq!(parse(&text), Err(DocError::YamlAnchorRefused { line: 2 }));
+    }
+
+    #[test]
+    fn refuses_deeply_nested_yaml() {
+        let text = format!("---\nmetadata: {}\n---\n", "[".repeat(100));
+        assert!(matches!(parse(&text), Err(DocError::NestingTooDeep { line: 2, .. })));
+    }
+
+    #[test]
+    fn refuses_second_yaml_document() {
+        let text = "---\nname: x\n--- y\n---\nbody";
+        assert!(matches!(parse(text), Err(DocError::MultipleYamlDocuments { line: 3 })));
+    }
+
+    #[test]
+    fn rejects_frontmatter_that_is_a_list() {
+        assert_eq!(
+            parse("---\n- name\n- x\n---\n"),
+            Err(DocError::FrontmatterNotAMapping { found: "a list", line: 2 })
+        );
+    }
+
+    #[test]
+    fn rejects_frontmatter_that_is_a_scalar() {
+        assert_eq!(
+            parse("---\nJust some text\n---\n"),
+            Err(DocError::FrontmatterNotAMapping { found: "a scalar", line: 2 })
+        );
+    }
+
+    #[test]
+    fn rejects_invalid_yaml_with_its_line() {
+        let err = parse("---\nname: x\n  bad: indent: here\n---\n").unwrap_err();
+        let DocError::InvalidYaml(message) = &err else { panic!("wrong error: {err:?}") };
+        assert!(message.starts_with("line 3:"), "{message}");
+        assert!(err.to_string().contains("fix the YAML"), "{err}");
+    }
+
+    #[test]
+    fn rejects_tabs_as_indentation() {
+        assert!(matches!(parse("---\ntags:\n\t- a\n---\n"), Err(DocError::InvalidYaml(_))));
+    }
+
+    #[test]
+    fn error_messages_name_the_input() {
+        let err = parse("---\nname: a\nname: b\n---\n").unwrap_err();
+        assert_eq!(err.to_string(), "frontmatter key `name` appears twice (again on line 3); keep one");
+    }
+}
