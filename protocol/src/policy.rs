@@ -13,7 +13,7 @@
 
 use crate::merge::MergeContext;
 use crate::scan::{DEFAULT_THRESHOLD, Severity};
-use crate::skill_doc::StructureLimits;
+use crate::skill_doc::{self, KnownTools, StructureLimits};
 use crate::wire::SkillPacket;
 
 /// Default accept threshold on the confidence *as received*.
@@ -56,7 +56,7 @@ where
 }
 
 /// The default policy, with every knob a node exposes in its configuration.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct StandardPolicy {
     /// Refuse packets whose confidence, as received, is below this.
     pub min_confidence: f64,
@@ -72,6 +72,11 @@ pub struct StandardPolicy {
     pub scan_threshold: Severity,
     /// See [`DEFAULT_MAX_CLOCK_SKEW_SECS`].
     pub max_clock_skew_secs: i64,
+    /// When set, a skill that references a tool outside this list (a
+    /// backticked tool name, or an `allowed-tools` entry) is refused. Off by
+    /// default: inline code spans also name files and refs, so the list
+    /// must fit the agents the node serves.
+    pub known_tools: Option<KnownTools>,
 }
 
 impl Default for StandardPolicy {
@@ -84,6 +89,7 @@ impl Default for StandardPolicy {
             structure: StructureLimits::default(),
             scan_threshold: DEFAULT_THRESHOLD,
             max_clock_skew_secs: DEFAULT_MAX_CLOCK_SKEW_SECS,
+            known_tools: None,
         }
     }
 }
@@ -108,6 +114,15 @@ impl AcceptPolicy for StandardPolicy {
         let skew = packet.created_at.unix_seconds().saturating_sub(ctx.now.unix_seconds());
         if skew > self.max_clock_skew_secs {
             return Err(format!("createdAt {} lies {skew} s in the future", packet.created_at));
+        }
+        if let Some(known) = &self.known_tools {
+            // Stage 2 already parsed this body; a failure here cannot happen
+            // for a packet that reached stage 4, but refuse rather than panic.
+            let doc = skill_doc::parse(&packet.skill_body).map_err(|e| e.to_string())?;
+            let report = skill_doc::check_document_references(&doc, known);
+            if !report.unknown.is_empty() {
+                return Err(format!("references unknown tools: {}", report.unknown.join(", ")));
+            }
         }
         Ok(())
     }

@@ -129,15 +129,10 @@ fn check_one(
             "loop: the skill originated at or already passed through this instance".to_owned(),
         ));
     }
-    if let Some(name) = doc.frontmatter.as_ref().and_then(|fm| fm.name.as_deref()) {
-        if name != packet.skill_name {
-            // An agent loads a skill by its frontmatter name: a mismatch would
-            // let a packet shadow another skill under a harmless-looking name.
-            return Err((
-                Stage::Policy,
-                format!("rejected by policy: frontmatter name {name:?} differs from skillName"),
-            ));
-        }
+    if let Some(mismatch) = skill_doc::frontmatter_mismatch(&doc, &packet.skill_name) {
+        // An agent loads a skill by its frontmatter name: a mismatch would
+        // let a packet shadow another skill under a harmless-looking name.
+        return Err((Stage::Policy, format!("rejected by policy: {mismatch}")));
     }
 
     let stored_hash = match &rebuilt_body {

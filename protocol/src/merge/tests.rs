@@ -432,3 +432,22 @@ fn conflict_lines_escape_hostile_names() {
     assert!(!out.result.conflicts[0].contains('\n'));
     assert!(out.result.conflicts[0].starts_with("evil\\nfake: line: invalid name"));
 }
+
+#[test]
+fn known_tools_policy_refuses_unknown_references() {
+    use crate::skill_doc::KnownTools;
+    let strict =
+        StandardPolicy { known_tools: Some(KnownTools::from_iter(["bash"])), ..StandardPolicy::default() };
+    let out = merge_knowledge(update(vec![packet("alpha")]), &Store::new(), &strict, &ctx());
+    let (stage, reason) = rejection(&out, 0);
+    assert_eq!(stage, Stage::Policy);
+    assert!(reason.contains("unknown tools: git"), "{reason}");
+    let default_list =
+        StandardPolicy { known_tools: Some(KnownTools::default()), ..StandardPolicy::default() };
+    assert_eq!(
+        merge_knowledge(update(vec![packet("alpha")]), &Store::new(), &default_list, &ctx())
+            .result
+            .new_skills,
+        1
+    );
+}
