@@ -1,7 +1,14 @@
-//! `ecp-node`: the ECP server, store, federator and CLI (issue 3 — not built yet).
+//! `ecp-node`: the ECP server people run beside their agents.
 //!
-//! This crate is the home of the node; today it only re-exports the protocol
-//! version so the workspace layout is in place.
+//! # Layout
+//!
+//! - [`store`]: SQLite, the source of truth — skills, versions, quarantine,
+//!   audit, sequence.
+//! - [`projection`]: the skills folder agents read, written from the store.
+#![deny(missing_docs)]
+
+pub mod projection;
+pub mod store;
 
 /// The protocol version the node speaks.
 pub const PROTOCOL_VERSION: &str = ecp_protocol::PROTOCOL_VERSION;

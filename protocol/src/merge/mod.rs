@@ -87,6 +87,7 @@ pub struct MergeContext<'a> {
 
 /// The stage that refused a packet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Stage {
     /// Beyond the policy's packet limit for one update.
     Limit,

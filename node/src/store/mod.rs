@@ -1,0 +1,172 @@
+//! The durable store: SQLite (WAL) is the source of truth for skills, their
+//! versions, the quarantine, the audit log and the sequence number.
+//!
+//! Every change bumps the sequence number in the same transaction, so
+//! `GET /ecp/skills?since=N` is exact. All methods block: async callers use
+//! `spawn_blocking`. One connection behind a mutex serialises this process's
+//! writers; other processes (the CLI on the same `--data`) are serialised by
+//! SQLite's own locks, and [`Store::data_version`] tells when they changed
+//! something.
+//!
+//! What it does not do: write the skills folder ([`crate::projection`]) or
+//! decide merges ([`ecp_protocol::merge_knowledge`]).
+
+mod audit;
+mod merge;
+mod quarantine;
+mod schema;
+mod skills;
+
+use std::path::Path;
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+use ecp_protocol::Timestamp;
+use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
+
+pub use audit::AuditEntry;
+pub use merge::{Merged, Sender};
+pub use quarantine::{MAX_HELD as MAX_QUARANTINE_HELD, QuarantineEntry, QuarantineStatus};
+pub use skills::{Change, Served, SkillRecord, SkillVersion, Source, Summary};
+
+/// File name of the database inside the data folder.
+pub const DB_FILE: &str = "ecp.sqlite3";
+
+/// A store failure. Internal detail (SQL, paths) goes to logs, never to clients.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// SQLite reported an error.
+    #[error("database error: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    /// The data folder could not be created or read.
+    #[error("cannot use the data folder: {0}")]
+    Io(#[from] std::io::Error),
+    /// A stored JSON value no longer decodes.
+    #[error("stored data is corrupt: {0}")]
+    Corrupt(String),
+    /// The database was written by a newer ecp-node.
+    #[error("database schema {found} is newer than this ecp-node knows ({known}); upgrade ecp-node")]
+    SchemaTooNew {
+        /// Schema version found.
+        found: usize,
+        /// Newest schema version this build knows.
+        known: usize,
+    },
+    /// No such skill.
+    #[error("no skill named {0:?}")]
+    NoSuchSkill(String),
+    /// A quarantined packet cannot be installed even by an operator.
+    #[error("cannot approve this entry: {0}")]
+    CannotApprove(String),
+    /// No such quarantine entry, or it is no longer held.
+    #[error("no held quarantine entry with id {0}")]
+    NoSuchQuarantineEntry(i64),
+}
+
+/// The node's database.
+#[derive(Debug)]
+pub struct Store {
+    /// One connection for this process; the mutex makes each method atomic
+    /// with respect to the others (a merge reads its view and applies its
+    /// decisions without another writer in between).
+    conn: Mutex<Connection>,
+    instance_id: String,
+}
+
+impl Store {
+    /// Opens (creating if needed) the store in `dir`, migrating its schema
+    /// and creating the instance id on first use.
+    pub fn open(dir: &Path) -> Result<Store, StoreError> {
+        std::fs::create_dir_all(dir)?;
+        let mut conn = Connection::open(dir.join(DB_FILE))?;
+        conn.busy_timeout(Duration::from_secs(10))?;
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        conn.pragma_update(None, "foreign_keys", "ON")?;
+        schema::migrate(&mut conn)?;
+        let instance_id = ensure_instance_id(&mut conn)?;
+        Ok(Store { conn: Mutex::new(conn), instance_id })
+    }
+
+    /// This node's instance id, created on first start and kept for ever.
+    pub fn instance_id(&self) -> &str {
+        &self.instance_id
+    }
+
+    fn conn(&self) -> MutexGuard<'_, Connection> {
+        // A panic while holding the lock cannot leave SQLite half-written
+        // (transactions roll back on drop), so a poisoned lock is still usable.
+        self.conn.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The sequence number of the newest change.
+    pub fn sequence(&self) -> Result<i64, StoreError> {
+        Ok(current_seq(&self.conn())?)
+    }
+
+    /// SQLite's `data_version`: changes when another connection (another
+    /// process) commits, so a server can notice the CLI's writes.
+    pub fn data_version(&self) -> Result<i64, StoreError> {
+        Ok(self.conn().query_row("PRAGMA data_version", [], |row| row.get(0))?)
+    }
+
+    /// Runs `f` in an immediate (write-locked) transaction and commits it.
+    fn write<T>(&self, f: impl FnOnce(&Transaction<'_>) -> Result<T, StoreError>) -> Result<T, StoreError> {
+        let mut conn = self.conn();
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let out = f(&tx)?;
+        tx.commit()?;
+        Ok(out)
+    }
+}
+
+/// Now, as the wire's timestamp type.
+pub fn now() -> Timestamp {
+    Timestamp::from(chrono::Utc::now())
+}
+
+fn meta_get(conn: &Connection, key: &str) -> Result<Option<String>, rusqlite::Error> {
+    conn.query_row("SELECT value FROM meta WHERE key = ?1", params![key], |row| row.get(0)).optional()
+}
+
+fn meta_set(conn: &Connection, key: &str, value: &str) -> Result<(), rusqlite::Error> {
+    conn.execute(
+        "INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        params![key, value],
+    )?;
+    Ok(())
+}
+
+fn current_seq(conn: &Connection) -> Result<i64, rusqlite::Error> {
+    Ok(meta_get(conn, "sequence")?.and_then(|v| v.parse().ok()).unwrap_or(0))
+}
+
+/// Takes the next sequence number; call only inside a write transaction.
+fn next_seq(tx: &Transaction<'_>) -> Result<i64, rusqlite::Error> {
+    let next = current_seq(tx)? + 1;
+    meta_set(tx, "sequence", &next.to_string())?;
+    Ok(next)
+}
+
+fn ensure_instance_id(conn: &mut Connection) -> Result<String, StoreError> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let id = match meta_get(&tx, "instance_id")? {
+        Some(id) => id,
+        None => {
+            let id = format!("ecp-{}", hex::encode(rand::random::<[u8; 6]>()));
+            meta_set(&tx, "instance_id", &id)?;
+            id
+        }
+    };
+    tx.commit()?;
+    Ok(id)
+}
+
+fn to_json<T: serde::Serialize>(value: &T) -> String {
+    serde_json::to_string(value).expect("store values serialise to JSON")
+}
+
+fn from_json<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, StoreError> {
+    serde_json::from_str(text).map_err(|e| StoreError::Corrupt(e.to_string()))
+}

@@ -1,0 +1,213 @@
+//! The quarantine: refused packets kept with their reasons and findings
+//! until an operator approves or drops them.
+//!
+//! The same refused packet from the same peer is kept once (a peer that
+//! re-sends it on every pull bumps `timesSeen`), and at most
+//! [`MAX_HELD`] entries are held: the oldest are evicted first, each
+//! eviction written to the audit log, so the quarantine cannot be used to
+//! fill the disk and nothing leaves it unrecorded.
+
+use ecp_protocol::merge::Stage;
+use ecp_protocol::{Finding, SkillPacket};
+use rusqlite::{Connection, OptionalExtension, params};
+use serde::Serialize;
+
+use super::{Store, StoreError, audit, from_json, now, to_json};
+
+/// Most entries held at once.
+pub const MAX_HELD: i64 = 10_000;
+
+/// Where an entry stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum QuarantineStatus {
+    /// Waiting for review.
+    Held,
+    /// Installed by an operator.
+    Approved,
+    /// Removed by an operator.
+    Dropped,
+}
+
+/// One refused packet.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QuarantineEntry {
+    /// Entry id, for `quarantine approve ID` / `drop ID`.
+    pub id: i64,
+    /// First received.
+    pub received_at: String,
+    /// Last received.
+    pub last_seen_at: String,
+    /// How many times it arrived.
+    pub times_seen: i64,
+    /// Who sent it.
+    pub peer: String,
+    /// Its skill name as sent.
+    pub skill_name: String,
+    /// Its integrityHash as sent.
+    pub integrity_hash: String,
+    /// The refusing stage.
+    pub stage: String,
+    /// Why.
+    pub reason: String,
+    /// Scanner findings.
+    pub findings: Vec<Finding>,
+    /// Status.
+    pub status: QuarantineStatus,
+}
+
+pub(super) fn stage_label(stage: Stage) -> &'static str {
+    match stage {
+        Stage::Limit => "limit",
+        Stage::Integrity => "integrity",
+        Stage::Name => "name",
+        Stage::Structure => "structure",
+        Stage::Safety => "safety",
+        Stage::Policy => "policy",
+        Stage::Duplicate => "duplicate",
+        Stage::Conflict => "conflict",
+        _ => "other",
+    }
+}
+
+/// Keeps a refused packet (once per peer, name, hash and stage).
+pub(super) fn hold(
+    conn: &Connection,
+    peer: &str,
+    packet: &SkillPacket,
+    stage: Stage,
+    reason: &str,
+    findings: &[Finding],
+) -> Result<(), StoreError> {
+    let at = now().to_string();
+    let stage = stage_label(stage);
+    let existing: Option<i64> = conn
+        .prepare_cached(
+            "SELECT id FROM quarantine
+             WHERE peer = ?1 AND skill_name = ?2 AND integrity_hash = ?3 AND stage = ?4 AND status = 'held'",
+        )?
+        .query_row(params![peer, packet.skill_name, packet.integrity_hash, stage], |row| row.get(0))
+        .optional()?;
+    if let Some(id) = existing {
+        conn.prepare_cached(
+            "UPDATE quarantine SET last_seen_at = ?1, times_seen = times_seen + 1, reason = ?2 WHERE id = ?3",
+        )?
+        .execute(params![at, reason, id])?;
+        return Ok(());
+    }
+    conn.prepare_cached(
+        "INSERT INTO quarantine (received_at, last_seen_at, times_seen, peer, skill_name, integrity_hash, stage,
+                                 reason, findings, packet, status)
+         VALUES (?1, ?1, 1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'held')",
+    )?
+    .execute(params![
+        at,
+        peer,
+        packet.skill_name,
+        packet.integrity_hash,
+        stage,
+        reason,
+        to_json(&findings),
+        to_json(packet)
+    ])?;
+    evict_beyond_cap(conn)
+}
+
+fn evict_beyond_cap(conn: &Connection) -> Result<(), StoreError> {
+    let held: i64 =
+        conn.query_row("SELECT COUNT(*) FROM quarantine WHERE status = 'held'", [], |r| r.get(0))?;
+    if held <= MAX_HELD {
+        return Ok(());
+    }
+    let mut stmt = conn.prepare_cached(
+        "SELECT id, peer, skill_name FROM quarantine WHERE status = 'held' ORDER BY id LIMIT ?1",
+    )?;
+    let oldest = stmt
+        .query_map(params![held - MAX_HELD], |r| {
+            Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?))
+        })?
+        .collect::<Result<Vec<_>, _>>()?;
+    for (id, peer, name) in oldest {
+        conn.execute("DELETE FROM quarantine WHERE id = ?1", params![id])?;
+        audit::record(
+            conn,
+            &peer,
+            &name,
+            "quarantine-evicted",
+            &format!("entry {id}: over {MAX_HELD} held"),
+        )?;
+    }
+    Ok(())
+}
+
+fn entry_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<(QuarantineEntry, String)> {
+    let status: String = row.get(10)?;
+    let findings: String = row.get(9)?;
+    Ok((
+        QuarantineEntry {
+            id: row.get(0)?,
+            received_at: row.get(1)?,
+            last_seen_at: row.get(2)?,
+            times_seen: row.get(3)?,
+            peer: row.get(4)?,
+            skill_name: row.get(5)?,
+            integrity_hash: row.get(6)?,
+            stage: row.get(7)?,
+            reason: row.get(8)?,
+            findings: serde_json::from_str(&findings).unwrap_or_default(),
+            status: match status.as_str() {
+                "approved" => QuarantineStatus::Approved,
+                "dropped" => QuarantineStatus::Dropped,
+                _ => QuarantineStatus::Held,
+            },
+        },
+        row.get(11)?,
+    ))
+}
+
+const ENTRY_COLUMNS: &str = "id, received_at, last_seen_at, times_seen, peer, skill_name, integrity_hash, stage, \
+                             reason, findings, status, packet";
+
+impl Store {
+    /// Held entries, oldest first.
+    pub fn quarantine(&self) -> Result<Vec<QuarantineEntry>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare_cached(&format!(
+            "SELECT {ENTRY_COLUMNS} FROM quarantine WHERE status = 'held' ORDER BY id"
+        ))?;
+        let rows =
+            stmt.query_map([], entry_from_row)?.map(|r| r.map(|(e, _)| e)).collect::<Result<Vec<_>, _>>()?;
+        Ok(rows)
+    }
+
+    /// A held entry and its packet as received.
+    pub fn quarantined(&self, id: i64) -> Result<(QuarantineEntry, SkillPacket), StoreError> {
+        let conn = self.conn();
+        let (entry, packet) = conn
+            .query_row(
+                &format!("SELECT {ENTRY_COLUMNS} FROM quarantine WHERE id = ?1 AND status = 'held'"),
+                params![id],
+                entry_from_row,
+            )
+            .optional()?
+            .ok_or(StoreError::NoSuchQuarantineEntry(id))?;
+        Ok((entry, from_json(&packet)?))
+    }
+
+    /// Marks a held entry dropped; audited.
+    pub fn quarantine_drop(&self, id: i64) -> Result<(), StoreError> {
+        self.write(|tx| {
+            let (entry, _) = tx
+                .query_row(
+                    &format!("SELECT {ENTRY_COLUMNS} FROM quarantine WHERE id = ?1 AND status = 'held'"),
+                    params![id],
+                    entry_from_row,
+                )
+                .optional()?
+                .ok_or(StoreError::NoSuchQuarantineEntry(id))?;
+            tx.execute("UPDATE quarantine SET status = 'dropped' WHERE id = ?1", params![id])?;
+            audit::record(tx, "operator", &entry.skill_name, "quarantine-drop", &format!("entry {id}"))
+        })
+    }
+}

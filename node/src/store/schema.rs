@@ -1,0 +1,106 @@
+//! The SQLite schema and its migrations.
+//!
+//! Each migration runs once, in order, inside a transaction; `meta.schema`
+//! records how far a database has come. Never edit a shipped migration: add
+//! the next one.
+
+use rusqlite::{Connection, params};
+
+use super::StoreError;
+
+const MIGRATIONS: &[&str] = &[
+    // 1: the first schema.
+    r#"
+    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
+
+    -- The current version of every skill this node holds, tombstones included.
+    CREATE TABLE skills (
+        name           TEXT PRIMARY KEY,
+        kind           TEXT NOT NULL CHECK (kind IN ('local', 'external')),
+        origin         TEXT NOT NULL,
+        version        INTEGER NOT NULL,
+        integrity_hash TEXT NOT NULL,
+        created_at     TEXT NOT NULL,   -- the packet's createdAt
+        updated_at     TEXT NOT NULL,   -- when this node last changed it
+        deprecated     INTEGER NOT NULL,
+        shareable      INTEGER NOT NULL,
+        confidence     REAL NOT NULL,   -- as stored: lowered for external skills
+        description    TEXT NOT NULL,
+        tags           TEXT NOT NULL,   -- JSON array
+        seq            INTEGER NOT NULL,-- sequence number of its last change
+        packet         TEXT NOT NULL    -- the packet as served, JSON
+    ) STRICT;
+    CREATE INDEX skills_by_seq ON skills (seq);
+
+    -- Every version ever held: each change is a new immutable row.
+    CREATE TABLE skill_versions (
+        name           TEXT NOT NULL,
+        version        INTEGER NOT NULL,
+        seq            INTEGER NOT NULL,
+        recorded_at    TEXT NOT NULL,
+        source         TEXT NOT NULL,   -- who made the change: peer id, 'skills-dir', 'cli'
+        integrity_hash TEXT NOT NULL,
+        deprecated     INTEGER NOT NULL,
+        packet         TEXT NOT NULL,
+        PRIMARY KEY (name, version)
+    ) STRICT;
+
+    -- Refused packets with their reasons: nothing a peer sent is dropped silently.
+    CREATE TABLE quarantine (
+        id             INTEGER PRIMARY KEY,
+        received_at    TEXT NOT NULL,
+        last_seen_at   TEXT NOT NULL,
+        times_seen     INTEGER NOT NULL,
+        peer           TEXT NOT NULL,
+        skill_name     TEXT NOT NULL,
+        integrity_hash TEXT NOT NULL,
+        stage          TEXT NOT NULL,
+        reason         TEXT NOT NULL,
+        findings       TEXT NOT NULL,   -- JSON array of scanner findings
+        packet         TEXT NOT NULL,   -- the packet as received, JSON
+        status         TEXT NOT NULL CHECK (status IN ('held', 'approved', 'dropped'))
+    ) STRICT;
+    CREATE INDEX quarantine_dedupe ON quarantine (peer, skill_name, integrity_hash, stage, status);
+
+    -- Every merge decision and every operator action.
+    CREATE TABLE audit (
+        id         INTEGER PRIMARY KEY,
+        at         TEXT NOT NULL,
+        peer       TEXT NOT NULL,
+        skill_name TEXT NOT NULL,
+        decision   TEXT NOT NULL,
+        reason     TEXT NOT NULL
+    ) STRICT;
+    "#,
+];
+
+/// Brings the database to the newest schema.
+pub(super) fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
+    let has_meta: bool = conn.query_row(
+        "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta')",
+        [],
+        |row| row.get(0),
+    )?;
+    let current: usize = if has_meta {
+        conn.query_row("SELECT value FROM meta WHERE key = 'schema'", [], |row| row.get::<_, String>(0))
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+    } else {
+        0
+    };
+    if current > MIGRATIONS.len() {
+        return Err(StoreError::SchemaTooNew { found: current, known: MIGRATIONS.len() });
+    }
+    for (i, sql) in MIGRATIONS.iter().enumerate().skip(current) {
+        let tx = conn.transaction()?;
+        tx.execute_batch(sql)?;
+        tx.execute(
+            "INSERT INTO meta (key, value) VALUES ('schema', ?1)
+             ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            params![(i + 1).to_string()],
+        )?;
+        tx.commit()?;
+    }
+    Ok(())
+}

@@ -1,0 +1,408 @@
+//! Skills and their versions: reads for serving, writes for every change.
+
+use std::collections::HashMap;
+
+use ecp_protocol::{SkillKind, SkillPacket, StoredSkill, Timestamp};
+use rusqlite::{Connection, OptionalExtension, Row, Transaction, params};
+use serde::Serialize;
+
+use super::{Store, StoreError, from_json, next_seq, now, to_json};
+
+/// Who made a change; recorded with every version.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// Merged from a peer (push or pull).
+    Peer(String),
+    /// Imported from a SKILL.md in the skills folder.
+    SkillsDir,
+    /// Added or removed with the CLI or the local API.
+    Operator,
+    /// Installed from the quarantine by an operator.
+    QuarantineApproval,
+}
+
+impl Source {
+    pub(super) fn label(&self) -> String {
+        match self {
+            Source::Peer(peer) => format!("peer:{peer}"),
+            Source::SkillsDir => "skills-dir".to_owned(),
+            Source::Operator => "operator".to_owned(),
+            Source::QuarantineApproval => "quarantine-approval".to_owned(),
+        }
+    }
+}
+
+/// One committed change to a skill: what the skills folder must now show.
+#[derive(Debug, Clone)]
+pub struct Change {
+    /// Sequence number of the change.
+    pub seq: i64,
+    /// The skill's packet as now stored (`deprecated` for a tombstone).
+    pub packet: SkillPacket,
+    /// Whether the skill is external (the skills folder marks whose file is whose).
+    pub kind: SkillKind,
+}
+
+/// A skill as the local API and the CLI list it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SkillRecord {
+    /// Skill name.
+    pub name: String,
+    /// `local` or `external`.
+    pub kind: &'static str,
+    /// Origin instance.
+    pub origin: String,
+    /// Current version number (1 = first).
+    pub version: i64,
+    /// Stored confidence.
+    pub confidence: f64,
+    /// Tombstoned.
+    pub deprecated: bool,
+    /// Served to peers.
+    pub shareable: bool,
+    /// One-line description.
+    pub description: String,
+    /// Tags.
+    pub tags: Vec<String>,
+    /// `createdAt` of the current version.
+    pub created_at: String,
+    /// When this node last changed it.
+    pub updated_at: String,
+    /// Sequence number of its last change.
+    pub seq: i64,
+    /// `integrityHash` of the current body.
+    pub integrity_hash: String,
+}
+
+/// One historical version of a skill.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SkillVersion {
+    /// Version number.
+    pub version: i64,
+    /// Sequence number of the change.
+    pub seq: i64,
+    /// When it was recorded.
+    pub recorded_at: String,
+    /// Who made the change.
+    pub source: String,
+    /// `integrityHash` of that version's body.
+    pub integrity_hash: String,
+    /// Whether that version is a tombstone.
+    pub deprecated: bool,
+}
+
+const RECORD_COLUMNS: &str = "name, kind, origin, version, confidence, deprecated, shareable, description, tags, \
+                              created_at, updated_at, seq, integrity_hash";
+
+fn record_from_row(row: &Row<'_>) -> rusqlite::Result<SkillRecord> {
+    let kind: String = row.get(1)?;
+    let tags: String = row.get(8)?;
+    Ok(SkillRecord {
+        name: row.get(0)?,
+        kind: if kind == "local" { "local" } else { "external" },
+        origin: row.get(2)?,
+        version: row.get(3)?,
+        confidence: row.get(4)?,
+        deprecated: row.get(5)?,
+        shareable: row.get(6)?,
+        description: row.get(7)?,
+        tags: serde_json::from_str(&tags).unwrap_or_default(),
+        created_at: row.get(9)?,
+        updated_at: row.get(10)?,
+        seq: row.get(11)?,
+        integrity_hash: row.get(12)?,
+    })
+}
+
+fn kind_label(kind: SkillKind) -> &'static str {
+    match kind {
+        SkillKind::Local => "local",
+        SkillKind::External => "external",
+    }
+}
+
+/// The merge's view of the named skills.
+pub(super) fn view(conn: &Connection, names: &[&str]) -> Result<HashMap<String, StoredSkill>, StoreError> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT kind, origin, integrity_hash, created_at, deprecated FROM skills WHERE name = ?1",
+    )?;
+    let mut view = HashMap::with_capacity(names.len());
+    for &name in names {
+        if view.contains_key(name) {
+            continue;
+        }
+        let held = stmt
+            .query_row(params![name], |row| {
+                let kind: String = row.get(0)?;
+                let created: String = row.get(3)?;
+                Ok(StoredSkill {
+                    kind: if kind == "local" { SkillKind::Local } else { SkillKind::External },
+                    origin: row.get(1)?,
+                    integrity_hash: row.get(2)?,
+                    created_at: Timestamp::parse(&created).unwrap_or_default(),
+                    deprecated: row.get(4)?,
+                })
+            })
+            .optional()?;
+        if let Some(held) = held {
+            view.insert(name.to_owned(), held);
+        }
+    }
+    Ok(view)
+}
+
+/// Writes a new current version of `packet.skill_name`; returns the change.
+pub(super) fn upsert(
+    tx: &Transaction<'_>,
+    packet: &SkillPacket,
+    kind: SkillKind,
+    shareable: bool,
+    source: &Source,
+) -> Result<Change, StoreError> {
+    let seq = next_seq(tx)?;
+    let recorded = now().to_string();
+    let version: i64 = tx
+        .query_row("SELECT version FROM skills WHERE name = ?1", params![packet.skill_name], |r| r.get(0))
+        .optional()?
+        .unwrap_or(0)
+        + 1;
+    let json = to_json(packet);
+    tx.execute(
+        "INSERT INTO skills (name, kind, origin, version, integrity_hash, created_at, updated_at, deprecated,
+                             shareable, confidence, description, tags, seq, packet)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
+         ON CONFLICT (name) DO UPDATE SET
+             kind = excluded.kind, origin = excluded.origin, version = excluded.version,
+             integrity_hash = excluded.integrity_hash, created_at = excluded.created_at,
+             updated_at = excluded.updated_at, deprecated = excluded.deprecated,
+             shareable = excluded.shareable, confidence = excluded.confidence,
+             description = excluded.description, tags = excluded.tags, seq = excluded.seq,
+             packet = excluded.packet",
+        params![
+            packet.skill_name,
+            kind_label(kind),
+            packet.origin_instance,
+            version,
+            packet.integrity_hash,
+            packet.created_at.to_string(),
+            recorded,
+            packet.deprecated,
+            shareable,
+            packet.confidence,
+            packet.skill_description,
+            to_json(&packet.tags),
+            seq,
+            json,
+        ],
+    )?;
+    tx.execute(
+        "INSERT INTO skill_versions (name, version, seq, recorded_at, source, integrity_hash, deprecated, packet)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        params![
+            packet.skill_name,
+            version,
+            seq,
+            recorded,
+            source.label(),
+            packet.integrity_hash,
+            packet.deprecated,
+            json
+        ],
+    )?;
+    Ok(Change { seq, packet: packet.clone(), kind })
+}
+
+/// The current packet and kind of a skill.
+pub(super) fn current(
+    conn: &Connection,
+    name: &str,
+) -> Result<Option<(SkillPacket, SkillKind, bool)>, StoreError> {
+    let row = conn
+        .query_row("SELECT packet, kind, shareable FROM skills WHERE name = ?1", params![name], |row| {
+            Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?, row.get::<_, bool>(2)?))
+        })
+        .optional()?;
+    match row {
+        None => Ok(None),
+        Some((json, kind, shareable)) => {
+            let kind = if kind == "local" { SkillKind::Local } else { SkillKind::External };
+            Ok(Some((from_json(&json)?, kind, shareable)))
+        }
+    }
+}
+
+/// What `GET /ecp/skills` and the manifest are made of.
+#[derive(Debug, Clone, Default)]
+pub struct Served {
+    /// Sequence number the listing is consistent with.
+    pub seq: i64,
+    /// Packets as stored JSON, in sequence order.
+    pub packets: Vec<String>,
+}
+
+/// What the manifest and `status` report.
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Summary {
+    /// Sequence number of the newest change.
+    pub sequence: i64,
+    /// Names of the active shareable skills, sorted.
+    pub skill_names: Vec<String>,
+    /// Up to 10 most used tags of those skills.
+    pub top_tags: Vec<String>,
+    /// When the newest change happened (RFC 3339), if any.
+    pub last_update: Option<String>,
+    /// Active local skills.
+    pub local_skills: i64,
+    /// Active external skills.
+    pub external_skills: i64,
+    /// Tombstones.
+    pub tombstones: i64,
+    /// Quarantine entries waiting for review.
+    pub quarantine_held: i64,
+}
+
+impl Store {
+    /// Counts and names for the manifest and `status`.
+    pub fn summary(&self) -> Result<Summary, StoreError> {
+        let conn = self.conn();
+        let sequence = super::current_seq(&conn)?;
+        let mut stmt = conn.prepare_cached(
+            "SELECT name, tags FROM skills WHERE shareable = 1 AND deprecated = 0 ORDER BY name",
+        )?;
+        let mut skill_names = Vec::new();
+        let mut tag_counts: HashMap<String, usize> = HashMap::new();
+        let rows = stmt.query_map([], |row| Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?)))?;
+        for row in rows {
+            let (name, tags) = row?;
+            skill_names.push(name);
+            for tag in serde_json::from_str::<Vec<String>>(&tags).unwrap_or_default() {
+                *tag_counts.entry(tag).or_default() += 1;
+            }
+        }
+        let mut tags: Vec<(String, usize)> = tag_counts.into_iter().collect();
+        tags.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        let top_tags = tags.into_iter().take(10).map(|(t, _)| t).collect();
+        let count = |sql: &str| -> Result<i64, rusqlite::Error> { conn.query_row(sql, [], |r| r.get(0)) };
+        Ok(Summary {
+            sequence,
+            skill_names,
+            top_tags,
+            last_update: conn.query_row("SELECT MAX(updated_at) FROM skills", [], |r| r.get(0))?,
+            local_skills: count("SELECT COUNT(*) FROM skills WHERE kind = 'local' AND deprecated = 0")?,
+            external_skills: count("SELECT COUNT(*) FROM skills WHERE kind = 'external' AND deprecated = 0")?,
+            tombstones: count("SELECT COUNT(*) FROM skills WHERE deprecated = 1")?,
+            quarantine_held: count("SELECT COUNT(*) FROM quarantine WHERE status = 'held'")?,
+        })
+    }
+
+    /// The shareable packets: without `since`, every active one; with it,
+    /// every one changed after sequence `since`, tombstones included.
+    pub fn served_packets(&self, since: Option<i64>) -> Result<Served, StoreError> {
+        let conn = self.conn();
+        let seq = super::current_seq(&conn)?;
+        let read = |sql: &str, args: &[&dyn rusqlite::ToSql]| -> Result<Vec<String>, StoreError> {
+            let mut stmt = conn.prepare_cached(sql)?;
+            let rows = stmt.query_map(args, |row| row.get(0))?.collect::<Result<Vec<String>, _>>()?;
+            Ok(rows)
+        };
+        let packets = match since {
+            None => {
+                read("SELECT packet FROM skills WHERE shareable = 1 AND deprecated = 0 ORDER BY seq", &[])?
+            }
+            Some(since) => {
+                read("SELECT packet FROM skills WHERE shareable = 1 AND seq > ?1 ORDER BY seq", &[&since])?
+            }
+        };
+        Ok(Served { seq, packets })
+    }
+
+    /// Every skill (tombstones included), by name.
+    pub fn list_skills(&self) -> Result<Vec<SkillRecord>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare_cached(&format!("SELECT {RECORD_COLUMNS} FROM skills ORDER BY name"))?;
+        let rows = stmt.query_map([], record_from_row)?.collect::<Result<Vec<_>, _>>()?;
+        Ok(rows)
+    }
+
+    /// One skill: its record, current packet and every version.
+    pub fn skill(
+        &self,
+        name: &str,
+    ) -> Result<Option<(SkillRecord, SkillPacket, Vec<SkillVersion>)>, StoreError> {
+        let conn = self.conn();
+        let record = conn
+            .query_row(
+                &format!("SELECT {RECORD_COLUMNS} FROM skills WHERE name = ?1"),
+                params![name],
+                record_from_row,
+            )
+            .optional()?;
+        let Some(record) = record else { return Ok(None) };
+        let Some((packet, _, _)) = current(&conn, name)? else { return Ok(None) };
+        let mut stmt = conn.prepare_cached(
+            "SELECT version, seq, recorded_at, source, integrity_hash, deprecated
+             FROM skill_versions WHERE name = ?1 ORDER BY version",
+        )?;
+        let versions = stmt
+            .query_map(params![name], |row| {
+                Ok(SkillVersion {
+                    version: row.get(0)?,
+                    seq: row.get(1)?,
+                    recorded_at: row.get(2)?,
+                    source: row.get(3)?,
+                    integrity_hash: row.get(4)?,
+                    deprecated: row.get(5)?,
+                })
+            })?
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Some((record, packet, versions)))
+    }
+
+    /// Installs or replaces a locally authored skill. Returns `None` when the
+    /// held local version is identical.
+    pub fn put_local(&self, packet: &SkillPacket, source: Source) -> Result<Option<Change>, StoreError> {
+        self.write(|tx| {
+            if let Some((held, kind, _)) = current(tx, &packet.skill_name)? {
+                if kind == SkillKind::Local
+                    && held.integrity_hash == packet.integrity_hash
+                    && !held.deprecated
+                {
+                    return Ok(None);
+                }
+            }
+            let change = upsert(tx, packet, SkillKind::Local, true, &source)?;
+            super::audit::record(tx, &source.label(), &packet.skill_name, "local-install", "")?;
+            Ok(Some(change))
+        })
+    }
+
+    /// Tombstones a skill: a new version with `deprecated: true`. A local
+    /// skill's tombstone is served, so the deletion travels to every peer; an
+    /// external skill removed here is only withdrawn here (not served), since
+    /// only its origin may withdraw it for everyone.
+    pub fn tombstone(&self, name: &str, source: Source) -> Result<Option<Change>, StoreError> {
+        self.write(|tx| {
+            let Some((mut packet, kind, _)) = current(tx, name)? else {
+                return Err(StoreError::NoSuchSkill(name.to_owned()));
+            };
+            if packet.deprecated {
+                return Ok(None);
+            }
+            packet.deprecated = true;
+            let shareable = match kind {
+                SkillKind::Local => {
+                    // A newer createdAt makes the tombstone win at every peer.
+                    packet.created_at = now().max(packet.created_at);
+                    true
+                }
+                SkillKind::External => false,
+            };
+            let change = upsert(tx, &packet, kind, shareable, &source)?;
+            super::audit::record(tx, &source.label(), name, "tombstone", "")?;
+            Ok(Some(change))
+        })
+    }
+}
