@@ -5,10 +5,20 @@
 //! - [`store`]: SQLite, the source of truth — skills, versions, quarantine,
 //!   audit, sequence.
 //! - [`projection`]: the skills folder agents read, written from the store.
+//! - [`library`]: store + projection; the one place through which skills change.
+//! - [`config`]: defaults, `node.toml`, environment and flags, resolved once.
+//! - [`http`]: the router — ECP endpoints, `/healthz`, the local `/v1/` API.
+//! - [`node`]: a running server: bind, serve, graceful shutdown.
 #![deny(missing_docs)]
 
+pub mod config;
+pub mod http;
+pub mod library;
+pub mod node;
 pub mod projection;
 pub mod store;
 
 /// The protocol version the node speaks.
 pub const PROTOCOL_VERSION: &str = ecp_protocol::PROTOCOL_VERSION;
+
+pub use node::Node;

@@ -1,9 +1,28 @@
-//! The `ecp-node` binary (issue 3 — the server is not built yet).
+//! The `ecp-node` binary: parse the command line, run the command, turn the
+//! outcome into an exit code (0 success, 1 a check found something —
+//! `skill scan` — 2 an error). Errors print with their whole cause chain.
 
-fn main() {
-    eprintln!(
-        "ecp-node: the server is not implemented yet (protocol {}); see README.md",
-        ecp_node::PROTOCOL_VERSION
-    );
-    std::process::exit(2);
+mod cli;
+mod commands;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let cli = cli::Cli::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    match commands::run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("ecp-node: error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
 }

@@ -240,6 +240,8 @@ pub struct Served {
     pub seq: i64,
     /// Packets as stored JSON, in sequence order.
     pub packets: Vec<String>,
+    /// Sum of their stored confidences (for the update's `avgConfidence`).
+    pub confidence_sum: f64,
 }
 
 /// What the manifest and `status` report.
@@ -303,20 +305,25 @@ impl Store {
     pub fn served_packets(&self, since: Option<i64>) -> Result<Served, StoreError> {
         let conn = self.conn();
         let seq = super::current_seq(&conn)?;
-        let read = |sql: &str, args: &[&dyn rusqlite::ToSql]| -> Result<Vec<String>, StoreError> {
+        let read = |sql: &str, args: &[&dyn rusqlite::ToSql]| -> Result<Vec<(String, f64)>, StoreError> {
             let mut stmt = conn.prepare_cached(sql)?;
-            let rows = stmt.query_map(args, |row| row.get(0))?.collect::<Result<Vec<String>, _>>()?;
+            let rows =
+                stmt.query_map(args, |row| Ok((row.get(0)?, row.get(1)?)))?.collect::<Result<Vec<_>, _>>()?;
             Ok(rows)
         };
-        let packets = match since {
-            None => {
-                read("SELECT packet FROM skills WHERE shareable = 1 AND deprecated = 0 ORDER BY seq", &[])?
-            }
-            Some(since) => {
-                read("SELECT packet FROM skills WHERE shareable = 1 AND seq > ?1 ORDER BY seq", &[&since])?
-            }
+        let rows = match since {
+            None => read(
+                "SELECT packet, confidence FROM skills WHERE shareable = 1 AND deprecated = 0 ORDER BY seq",
+                &[],
+            )?,
+            Some(since) => read(
+                "SELECT packet, confidence FROM skills WHERE shareable = 1 AND seq > ?1 ORDER BY seq",
+                &[&since],
+            )?,
         };
-        Ok(Served { seq, packets })
+        let confidence_sum = rows.iter().map(|(_, c)| c).sum();
+        let packets = rows.into_iter().map(|(p, _)| p).collect();
+        Ok(Served { seq, packets, confidence_sum })
     }
 
     /// Every skill (tombstones included), by name.

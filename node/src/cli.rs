@@ -1,0 +1,127 @@
+//! The command line: every subcommand and flag, with its help text and
+//! environment variable. What the flags mean is resolved in
+//! [`ecp_node::config`]; what the commands do is in [`crate::commands`].
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+/// ecp-node — share agent skills with peers over ECP, safely.
+///
+/// Runs with no configuration: `ecp-node serve` listens on 127.0.0.1:7327,
+/// keeps its data in ./ecp-data and writes the skills it holds to
+/// ./ecp-data/skills/<name>/SKILL.md. The other commands work on the same
+/// data folder, also while a server runs on it.
+#[derive(Debug, Parser)]
+#[command(name = "ecp-node", version, propagate_version = true)]
+pub(crate) struct Cli {
+    #[command(flatten)]
+    pub(crate) global: GlobalArgs,
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+/// Flags every command takes.
+#[derive(Debug, Args)]
+pub(crate) struct GlobalArgs {
+    /// Data folder: the database and, by default, the skills folder.
+    #[arg(long = "data", env = "ECP_DATA", global = true, value_name = "DIR")]
+    pub(crate) data: Option<PathBuf>,
+    /// Skills folder agents read (default <data>/skills). Point it at an
+    /// agent's own skills folder to share the skills the agent writes.
+    #[arg(long = "skills-dir", env = "ECP_SKILLS_DIR", global = true, value_name = "DIR")]
+    pub(crate) skills_dir: Option<PathBuf>,
+    /// A node.toml with the same settings (flags win over it).
+    #[arg(long = "config", env = "ECP_CONFIG", global = true, value_name = "FILE")]
+    pub(crate) config: Option<PathBuf>,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// Run the node: serve ECP over HTTP until SIGINT or SIGTERM.
+    Serve(ServeArgs),
+    /// Add, list, show, remove or scan skills.
+    #[command(subcommand)]
+    Skill(SkillCommand),
+    /// Review refused packets: list, approve (install) or drop them.
+    #[command(subcommand)]
+    Quarantine(QuarantineCommand),
+    /// Show the node's instance id, sequence number and counts.
+    Status(JsonFlag),
+}
+
+/// Flags of `serve`.
+#[derive(Debug, Args)]
+pub(crate) struct ServeArgs {
+    /// Address to listen on.
+    #[arg(long, env = "ECP_LISTEN", value_name = "ADDR", default_value = ecp_node::config::DEFAULT_LISTEN)]
+    pub(crate) listen: String,
+    /// Shared secret: requests must carry X-ECP-HMAC made with it. Without
+    /// one the node is open (a loud warning if it listens beyond loopback).
+    #[arg(long, env = "ECP_SECRET", value_name = "S", hide_env_values = true)]
+    pub(crate) secret: Option<String>,
+    /// Largest request body in bytes (default 8 MiB).
+    #[arg(long, env = "ECP_MAX_BODY_BYTES", value_name = "N")]
+    pub(crate) max_body_bytes: Option<usize>,
+    /// Most packets in one update (default 10000); more is refused with 413.
+    #[arg(long, env = "ECP_MAX_PACKETS", value_name = "N")]
+    pub(crate) max_packets: Option<usize>,
+}
+
+/// `--json` for commands that print data.
+#[derive(Debug, Args)]
+pub(crate) struct JsonFlag {
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+/// `skill …`
+#[derive(Debug, Subcommand)]
+pub(crate) enum SkillCommand {
+    /// Add a SKILL.md file, or every <name>/SKILL.md in a folder, as local skills.
+    Add {
+        /// A SKILL.md file or a folder of skill folders.
+        path: PathBuf,
+    },
+    /// List every skill (tombstones marked).
+    List(JsonFlag),
+    /// Show one skill: its record, body and versions.
+    Show {
+        /// Skill name.
+        name: String,
+        #[command(flatten)]
+        json: JsonFlag,
+    },
+    /// Remove a skill: it becomes a tombstone that travels to peers.
+    Rm {
+        /// Skill name.
+        name: String,
+    },
+    /// Scan a SKILL.md (or a folder of them) for dangerous content.
+    /// Exit 0: clean; 1: something at or above the refusal threshold; 2: error.
+    Scan {
+        /// A SKILL.md file or a folder.
+        path: PathBuf,
+        #[command(flatten)]
+        json: JsonFlag,
+    },
+}
+
+/// `quarantine …`
+#[derive(Debug, Subcommand)]
+pub(crate) enum QuarantineCommand {
+    /// List held entries with their reasons and findings.
+    List(JsonFlag),
+    /// Install a held entry (as an external skill, its confidence lowered).
+    Approve {
+        /// Entry id from `quarantine list`.
+        id: i64,
+    },
+    /// Remove a held entry for good.
+    Drop {
+        /// Entry id from `quarantine list`.
+        id: i64,
+    },
+}

@@ -1,0 +1,37 @@
+//! `ecp-node serve`.
+
+use std::process::ExitCode;
+
+use ecp_node::Node;
+use ecp_node::config::Overrides;
+
+use crate::cli::{GlobalArgs, ServeArgs};
+
+pub(crate) fn run(global: &GlobalArgs, args: ServeArgs) -> anyhow::Result<ExitCode> {
+    let config = super::resolve(
+        global,
+        Overrides {
+            listen: Some(args.listen),
+            secret: args.secret,
+            max_body_bytes: args.max_body_bytes,
+            max_packets: args.max_packets,
+            ..Overrides::default()
+        },
+    )?;
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    runtime.block_on(async move {
+        let skills_dir = config.skills_dir.clone();
+        let auth = if config.secret.is_some() { "X-ECP-HMAC required" } else { "open (no secret)" };
+        let node = Node::bind(config).await?;
+        tracing::info!(
+            url = %node.url(),
+            instance = node.library().store().instance_id(),
+            skills_dir = %skills_dir.display(),
+            auth,
+            "ecp-node listening"
+        );
+        node.run_until(ecp_node::node::shutdown_signal()).await?;
+        tracing::info!("ecp-node stopped");
+        Ok(ExitCode::SUCCESS)
+    })
+}

@@ -1,0 +1,292 @@
+//! Node configuration: defaults that run a working node, an optional
+//! `node.toml`, environment variables and flags — resolved once, in
+//! [`Config::resolve`], into the values the rest of the node trusts.
+//!
+//! Precedence: flag (or its environment variable) > `node.toml` > default.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use ecp_protocol::StandardPolicy;
+use serde::Deserialize;
+
+/// Default listen address: loopback only, so a node started without
+/// thinking about it is not reachable from the network.
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:7327";
+/// Default data folder, relative to the working directory.
+pub const DEFAULT_DATA: &str = "./ecp-data";
+/// Default request body limit: 8 MiB.
+pub const DEFAULT_MAX_BODY_BYTES: usize = 8 * 1024 * 1024;
+/// Default time allowed for a whole request.
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A configuration problem, named with the key or flag and the fix.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// The config file could not be read.
+    #[error("cannot read config file {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Cause.
+        source: std::io::Error,
+    },
+    /// The config file is not valid TOML or has unknown keys.
+    #[error("config file {path} is invalid: {message}")]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// What the TOML parser said.
+        message: String,
+    },
+    /// A value is out of range.
+    #[error("{key}: {message}")]
+    Invalid {
+        /// The key or flag.
+        key: &'static str,
+        /// What is wrong and what to do.
+        message: String,
+    },
+}
+
+/// `node.toml`: every key optional.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileConfig {
+    /// Listen address, e.g. `"127.0.0.1:7327"`.
+    pub listen: Option<String>,
+    /// Data folder.
+    pub data: Option<PathBuf>,
+    /// Shared secret for X-ECP-HMAC; prefer `secret_env`.
+    pub secret: Option<String>,
+    /// Name of an environment variable holding the secret.
+    pub secret_env: Option<String>,
+    /// Skills folder (default `<data>/skills`).
+    pub skills_dir: Option<PathBuf>,
+    /// Limits.
+    #[serde(default)]
+    pub limits: FileLimits,
+    /// Accept policy.
+    #[serde(default)]
+    pub policy: FilePolicy,
+}
+
+/// `[limits]` of `node.toml`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileLimits {
+    /// Largest request body, bytes (default 8 MiB).
+    pub max_body_bytes: Option<usize>,
+    /// Most packets in one update (default 10,000).
+    pub max_packets: Option<usize>,
+    /// Largest skill body, bytes (default 100 KiB).
+    pub max_skill_bytes: Option<usize>,
+    /// Time allowed for a whole request, e.g. `"30s"`.
+    pub request_timeout: Option<String>,
+}
+
+/// `[policy]` of `node.toml`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FilePolicy {
+    /// Refuse packets whose confidence as received is below this (default 0.6).
+    pub min_confidence: Option<f64>,
+    /// Trust in senders nobody configured (default 0.6).
+    pub default_trust: Option<f64>,
+    /// Only accept these origins (default: all).
+    pub allow_origins: Option<Vec<String>>,
+    /// Never accept these origins.
+    pub deny_origins: Option<Vec<String>>,
+    /// Re-serve received skills to other peers (default true).
+    pub reshare_external: Option<bool>,
+    /// Accept GET signatures over the full URL, as the Go client sends them (default true).
+    pub accept_full_url_hmac: Option<bool>,
+}
+
+/// What flags and environment variables said (all optional).
+#[derive(Debug, Default, Clone)]
+pub struct Overrides {
+    /// `--listen` / `ECP_LISTEN`.
+    pub listen: Option<String>,
+    /// `--data` / `ECP_DATA`.
+    pub data: Option<PathBuf>,
+    /// `--secret` / `ECP_SECRET`.
+    pub secret: Option<String>,
+    /// `--skills-dir` / `ECP_SKILLS_DIR`.
+    pub skills_dir: Option<PathBuf>,
+    /// `--max-body-bytes`.
+    pub max_body_bytes: Option<usize>,
+    /// `--max-packets`.
+    pub max_packets: Option<usize>,
+}
+
+/// The resolved configuration.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Where to listen.
+    pub listen: SocketAddr,
+    /// Data folder.
+    pub data_dir: PathBuf,
+    /// Shared secret; `None` leaves the node open.
+    pub secret: Option<String>,
+    /// Skills folder.
+    pub skills_dir: PathBuf,
+    /// Largest request body.
+    pub max_body_bytes: usize,
+    /// Most packets in one update; more is refused whole with 413.
+    pub max_packets: usize,
+    /// Time allowed for a whole request.
+    pub request_timeout: Duration,
+    /// The accept policy for every merge.
+    pub policy: StandardPolicy,
+    /// Trust in senders nobody configured.
+    pub default_trust: f64,
+    /// Re-serve received skills.
+    pub reshare_external: bool,
+    /// Accept the Go client's full-URL GET signatures.
+    pub accept_full_url_hmac: bool,
+}
+
+impl Config {
+    /// Resolves defaults, the optional file and the overrides.
+    pub fn resolve(file: Option<&Path>, over: Overrides) -> Result<Config, ConfigError> {
+        let fc = match file {
+            Some(path) => load(path)?,
+            None => FileConfig::default(),
+        };
+        let listen_text = over.listen.or(fc.listen).unwrap_or_else(|| DEFAULT_LISTEN.to_owned());
+        let listen = listen_text.parse().map_err(|_| ConfigError::Invalid {
+            key: "listen",
+            message: format!("{listen_text:?} is not an address like 127.0.0.1:7327"),
+        })?;
+        let data_dir = over.data.or(fc.data).unwrap_or_else(|| PathBuf::from(DEFAULT_DATA));
+        let skills_dir = over.skills_dir.or(fc.skills_dir).unwrap_or_else(|| data_dir.join("skills"));
+        let secret_from_env = match &fc.secret_env {
+            Some(var) => Some(std::env::var(var).map_err(|_| ConfigError::Invalid {
+                key: "secret_env",
+                message: format!("environment variable {var} is not set"),
+            })?),
+            None => None,
+        };
+        let secret = over.secret.or(fc.secret).or(secret_from_env).filter(|s| !s.is_empty());
+        let request_timeout = match &fc.limits.request_timeout {
+            Some(text) => humantime::parse_duration(text).map_err(|e| ConfigError::Invalid {
+                key: "limits.request_timeout",
+                message: format!("{text:?}: {e}; write e.g. \"30s\""),
+            })?,
+            None => DEFAULT_REQUEST_TIMEOUT,
+        };
+        let mut policy = StandardPolicy::default();
+        if let Some(max) = fc.limits.max_skill_bytes {
+            policy.structure.max_bytes = max;
+        }
+        if let Some(min) = fc.policy.min_confidence {
+            policy.min_confidence = unit("policy.min_confidence", min)?;
+        }
+        policy.allow_origins = fc.policy.allow_origins;
+        policy.deny_origins = fc.policy.deny_origins.unwrap_or_default();
+        let max_packets = over.max_packets.or(fc.limits.max_packets).unwrap_or(policy.max_packets);
+        if max_packets == 0 {
+            return Err(ConfigError::Invalid { key: "max_packets", message: "must be at least 1".into() });
+        }
+        policy.max_packets = max_packets;
+        let max_body_bytes =
+            over.max_body_bytes.or(fc.limits.max_body_bytes).unwrap_or(DEFAULT_MAX_BODY_BYTES);
+        if max_body_bytes < 1024 {
+            return Err(ConfigError::Invalid {
+                key: "max_body_bytes",
+                message: "must be at least 1024".into(),
+            });
+        }
+        Ok(Config {
+            listen,
+            data_dir,
+            secret,
+            skills_dir,
+            max_body_bytes,
+            max_packets,
+            request_timeout,
+            policy,
+            default_trust: unit("policy.default_trust", fc.policy.default_trust.unwrap_or(0.6))?,
+            reshare_external: fc.policy.reshare_external.unwrap_or(true),
+            accept_full_url_hmac: fc.policy.accept_full_url_hmac.unwrap_or(true),
+        })
+    }
+
+    /// A configuration for tests: loopback port 0, everything under `dir`.
+    pub fn for_tests(dir: &Path) -> Config {
+        let over = Overrides {
+            listen: Some("127.0.0.1:0".into()),
+            data: Some(dir.join("data")),
+            skills_dir: Some(dir.join("skills")),
+            ..Overrides::default()
+        };
+        Config::resolve(None, over).expect("the test configuration is valid")
+    }
+}
+
+fn unit(key: &'static str, value: f64) -> Result<f64, ConfigError> {
+    if (0.0..=1.0).contains(&value) {
+        Ok(value)
+    } else {
+        Err(ConfigError::Invalid { key, message: format!("{value} is not between 0 and 1") })
+    }
+}
+
+fn load(path: &Path) -> Result<FileConfig, ConfigError> {
+    let text =
+        std::fs::read_to_string(path).map_err(|source| ConfigError::Read { path: path.into(), source })?;
+    toml::from_str(&text)
+        .map_err(|e| ConfigError::Parse { path: path.into(), message: e.message().to_owned() })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_run_a_loopback_node_in_ecp_data() {
+        let c = Config::resolve(None, Overrides::default()).unwrap();
+        assert_eq!(c.listen.to_string(), DEFAULT_LISTEN);
+        assert_eq!(c.data_dir, PathBuf::from(DEFAULT_DATA));
+        assert_eq!(c.skills_dir, PathBuf::from(DEFAULT_DATA).join("skills"));
+        assert!(c.secret.is_none());
+        assert_eq!(c.max_body_bytes, DEFAULT_MAX_BODY_BYTES);
+    }
+
+    #[test]
+    fn flags_override_the_file_which_overrides_defaults() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("node.toml");
+        std::fs::write(
+            &file,
+            "listen = \"127.0.0.1:9000\"\nsecret = \"from-file\"\n[policy]\nmin_confidence = 0.7\n",
+        )
+        .unwrap();
+        let c = Config::resolve(
+            Some(&file),
+            Overrides { secret: Some("from-flag".into()), ..Default::default() },
+        )
+        .unwrap();
+        assert_eq!(c.listen.port(), 9000);
+        assert_eq!(c.secret.as_deref(), Some("from-flag"));
+        assert_eq!(c.policy.min_confidence, 0.7);
+    }
+
+    #[test]
+    fn rejects_unknown_keys_and_bad_values_with_the_key_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("node.toml");
+        std::fs::write(&file, "lsten = \"x\"\n").unwrap();
+        let err = Config::resolve(Some(&file), Overrides::default()).unwrap_err().to_string();
+        assert!(err.contains("lsten"), "{err}");
+        std::fs::write(&file, "[policy]\nmin_confidence = 3.0\n").unwrap();
+        let err = Config::resolve(Some(&file), Overrides::default()).unwrap_err().to_string();
+        assert!(err.contains("policy.min_confidence"), "{err}");
+        let err = Config::resolve(None, Overrides { listen: Some("nowhere".into()), ..Default::default() })
+            .unwrap_err();
+        assert!(err.to_string().contains("listen"));
+    }
+}

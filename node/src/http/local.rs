@@ -1,0 +1,107 @@
+//! The local API under `/v1/`: what an operator or an agent on this machine
+//! reads — skills, one skill with its versions, the quarantine, the audit
+//! log, status. Reachable from loopback, or from elsewhere with the secret
+//! (`Authorization: Bearer <secret>`, compared in constant time).
+
+use std::net::SocketAddr;
+
+use axum::Json;
+use axum::extract::{ConnectInfo, Path, Query, Request, State};
+use axum::http::{StatusCode, header};
+use axum::middleware::Next;
+use axum::response::Response;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use subtle::ConstantTimeEq;
+
+use super::error::ApiError;
+use super::state::AppState;
+
+/// Lets a request through from loopback, or with the secret.
+pub(super) async fn require_local_or_secret(
+    State(state): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    request: Request,
+    next: Next,
+) -> Result<Response, ApiError> {
+    if peer.ip().is_loopback() {
+        return Ok(next.run(request).await);
+    }
+    let presented = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "));
+    match (&state.config.secret, presented) {
+        (Some(secret), Some(given)) if bool::from(secret.as_bytes().ct_eq(given.as_bytes())) => {
+            Ok(next.run(request).await)
+        }
+        _ => Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "local_only",
+            "the /v1 API answers loopback clients, or others that send Authorization: Bearer <secret>",
+        )),
+    }
+}
+
+/// `GET /v1/skills`.
+pub(super) async fn list_skills(State(state): State<AppState>) -> Result<Json<Value>, ApiError> {
+    let library = state.library.clone();
+    let skills = tokio::task::spawn_blocking(move || library.store().list_skills()).await??;
+    Ok(Json(json!({ "skills": skills })))
+}
+
+/// `GET /v1/skills/{name}`.
+pub(super) async fn show_skill(
+    State(state): State<AppState>,
+    Path(name): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let library = state.library.clone();
+    let lookup = name.clone();
+    let found = tokio::task::spawn_blocking(move || library.store().skill(&lookup)).await??;
+    let (record, packet, versions) = found.ok_or(crate::store::StoreError::NoSuchSkill(name))?;
+    Ok(Json(json!({ "skill": record, "packet": packet, "versions": versions })))
+}
+
+/// `GET /v1/quarantine`.
+pub(super) async fn quarantine(State(state): State<AppState>) -> Result<Json<Value>, ApiError> {
+    let library = state.library.clone();
+    let entries = tokio::task::spawn_blocking(move || library.store().quarantine()).await??;
+    Ok(Json(json!({ "quarantine": entries })))
+}
+
+#[derive(Deserialize)]
+pub(super) struct AuditQuery {
+    limit: Option<usize>,
+}
+
+/// `GET /v1/audit[?limit=N]` (newest first, default 100, at most 10,000).
+pub(super) async fn audit(
+    State(state): State<AppState>,
+    Query(query): Query<AuditQuery>,
+) -> Result<Json<Value>, ApiError> {
+    let limit = query.limit.unwrap_or(100).min(10_000);
+    let library = state.library.clone();
+    let entries = tokio::task::spawn_blocking(move || library.store().audit(limit)).await??;
+    Ok(Json(json!({ "audit": entries })))
+}
+
+/// `GET /v1/status`.
+pub(super) async fn status(State(state): State<AppState>) -> Result<Json<Value>, ApiError> {
+    let library = state.library.clone();
+    let summary = tokio::task::spawn_blocking(move || library.store().summary()).await??;
+    Ok(Json(json!({
+        "instance": state.library.store().instance_id(),
+        "protocolVersion": crate::PROTOCOL_VERSION,
+        "nodeVersion": env!("CARGO_PKG_VERSION"),
+        "authRequired": state.config.secret.is_some(),
+        "uptimeSeconds": state.started.elapsed().as_secs(),
+        "sequence": summary.sequence,
+        "skills": summary.skill_names.len(),
+        "localSkills": summary.local_skills,
+        "externalSkills": summary.external_skills,
+        "tombstones": summary.tombstones,
+        "quarantineHeld": summary.quarantine_held,
+        "lastUpdate": summary.last_update,
+    })))
+}

@@ -1,0 +1,66 @@
+//! The HTTP API: the ECP endpoints, `/healthz` and the local `/v1/` API.
+//!
+//! [`app`] builds the router, so tests can drive it without a socket.
+//! Limits are layers, not handler code: a request timeout, and a body limit
+//! enforced while reading (`POST /ecp/skills` reads its body itself to
+//! answer 413 in the ECP error shape).
+
+mod cache;
+mod ecp;
+mod error;
+mod local;
+mod state;
+
+use axum::Json;
+use axum::Router;
+use axum::extract::State;
+use axum::http::{Method, StatusCode, Uri};
+use axum::response::IntoResponse;
+use axum::routing::get;
+use serde_json::json;
+use tower_http::timeout::TimeoutLayer;
+
+pub use error::ApiError;
+pub use state::{AppState, Shared};
+
+/// The node's router.
+pub fn app(state: AppState) -> Router {
+    let local = Router::new()
+        .route("/v1/skills", get(local::list_skills))
+        .route("/v1/skills/{name}", get(local::show_skill))
+        .route("/v1/quarantine", get(local::quarantine))
+        .route("/v1/audit", get(local::audit))
+        .route("/v1/status", get(local::status))
+        .route_layer(axum::middleware::from_fn_with_state(state.clone(), local::require_local_or_secret));
+    let timeout = state.config.request_timeout;
+    Router::new()
+        .route("/ecp/manifest", get(ecp::get_manifest))
+        .route("/ecp/skills", get(ecp::get_skills).post(ecp::post_skills))
+        .route("/healthz", get(healthz))
+        .merge(local)
+        .fallback(unknown_path)
+        .method_not_allowed_fallback(wrong_method)
+        .layer(TimeoutLayer::with_status_code(StatusCode::REQUEST_TIMEOUT, timeout))
+        .with_state(state)
+}
+
+async fn healthz(State(state): State<AppState>) -> impl IntoResponse {
+    Json(json!({
+        "status": "ok",
+        "instance": state.library.store().instance_id(),
+        "sequence": state.library.sequence(),
+    }))
+}
+
+async fn unknown_path(uri: Uri) -> ApiError {
+    ApiError::unknown_path(uri.path())
+}
+
+async fn wrong_method(method: Method, uri: Uri) -> ApiError {
+    let path: String = uri.path().chars().take(100).collect();
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method_not_allowed",
+        format!("{method} is not allowed on {path}; GET /ecp/manifest lists what this node serves"),
+    )
+}

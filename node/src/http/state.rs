@@ -1,0 +1,56 @@
+//! [`AppState`]: what every handler shares.
+
+use std::ops::Deref;
+use std::sync::Arc;
+use std::time::Instant;
+
+use ecp_protocol::legacy_auth::LegacyVerifier;
+
+use super::cache::ResponseCache;
+use crate::config::Config;
+use crate::library::Library;
+
+/// Shared, immutable-after-start state of the HTTP API (cheap to clone).
+#[derive(Debug, Clone)]
+pub struct AppState(Arc<Shared>);
+
+/// The contents of [`AppState`].
+#[derive(Debug)]
+pub struct Shared {
+    /// Skills: store and projection.
+    pub library: Library,
+    /// The resolved configuration.
+    pub config: Config,
+    /// Legacy X-ECP-HMAC verifier, when a secret is set.
+    pub verifier: Option<LegacyVerifier>,
+    /// Encoded responses by sequence number.
+    pub cache: ResponseCache,
+    /// Start time, for `uptimeHours`.
+    pub started: Instant,
+}
+
+impl AppState {
+    /// State for a node with `config` serving `library`.
+    pub fn new(library: Library, config: Config) -> Self {
+        let verifier = config.secret.as_ref().map(|secret| {
+            let mut v = LegacyVerifier::new(secret.as_bytes());
+            v.accept_full_url = config.accept_full_url_hmac;
+            v
+        });
+        AppState(Arc::new(Shared {
+            library,
+            config,
+            verifier,
+            cache: ResponseCache::default(),
+            started: Instant::now(),
+        }))
+    }
+}
+
+impl Deref for AppState {
+    type Target = Shared;
+
+    fn deref(&self) -> &Shared {
+        &self.0
+    }
+}

@@ -1,0 +1,157 @@
+//! The skill library: the store plus its skills-folder projection, and the
+//! one place through which skills change — so that every change is stored,
+//! projected and announced the same way, whoever makes it (a peer, the
+//! skills folder, the CLI, the local API).
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use ecp_protocol::{KnowledgeUpdate, MergeResult, SkillPacket, StandardPolicy};
+use tokio::sync::watch;
+
+use crate::projection::Projection;
+use crate::store::{Change, Sender, Source, Store, StoreError};
+
+/// The store, its projection, and a channel announcing the newest sequence number.
+#[derive(Debug, Clone)]
+pub struct Library {
+    store: Arc<Store>,
+    projection: Projection,
+    /// Carries the newest sequence number; response caches and (later) the
+    /// push-on-change federator watch it instead of polling the database.
+    sequence: Arc<watch::Sender<i64>>,
+}
+
+impl Library {
+    /// Opens the store in `data_dir` and projects into `skills_dir`.
+    pub fn open(data_dir: &Path, skills_dir: &Path) -> Result<Library, StoreError> {
+        let store = Store::open(data_dir)?;
+        let seq = store.sequence()?;
+        Ok(Library {
+            store: Arc::new(store),
+            projection: Projection::new(skills_dir),
+            sequence: Arc::new(watch::channel(seq).0),
+        })
+    }
+
+    /// The store, for reads.
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// The projection.
+    pub fn projection(&self) -> &Projection {
+        &self.projection
+    }
+
+    /// The newest sequence number this process knows.
+    pub fn sequence(&self) -> i64 {
+        *self.sequence.borrow()
+    }
+
+    /// Subscribes to sequence changes.
+    pub fn subscribe(&self) -> watch::Receiver<i64> {
+        self.sequence.subscribe()
+    }
+
+    /// Projects committed changes and announces the new sequence number. A
+    /// projection failure is logged, not returned: the store is the truth and
+    /// the next change (or restart) writes the folder again.
+    fn committed(&self, changes: &[Change]) {
+        if let Err(e) = self.projection.apply(changes) {
+            tracing::error!(error = %e, "skills folder not fully updated");
+        }
+        if let Some(seq) = changes.iter().map(|c| c.seq).max() {
+            self.sequence.send_if_modified(|known| {
+                let newer = seq > *known;
+                if newer {
+                    *known = seq;
+                }
+                newer
+            });
+        }
+    }
+
+    /// Merges an update from `sender`; blocking.
+    pub fn merge(
+        &self,
+        update: KnowledgeUpdate,
+        sender: &Sender,
+        policy: &StandardPolicy,
+    ) -> Result<MergeResult, StoreError> {
+        let merged = self.store.merge(update, sender, policy)?;
+        self.committed(&merged.changes);
+        Ok(merged.result)
+    }
+
+    /// Installs or replaces a local skill; blocking. `false` when identical.
+    pub fn put_local(&self, packet: &SkillPacket, source: Source) -> Result<bool, StoreError> {
+        let change = self.store.put_local(packet, source)?;
+        self.committed(change.as_slice());
+        Ok(change.is_some())
+    }
+
+    /// Tombstones a skill; blocking. `false` when it already was one.
+    pub fn tombstone(&self, name: &str, source: Source) -> Result<bool, StoreError> {
+        let change = self.store.tombstone(name, source)?;
+        self.committed(change.as_slice());
+        Ok(change.is_some())
+    }
+
+    /// Installs a quarantined packet; blocking.
+    pub fn approve(&self, id: i64, trust: f64) -> Result<SkillPacket, StoreError> {
+        let change = self.store.quarantine_approve(id, trust)?;
+        self.committed(std::slice::from_ref(&change));
+        Ok(change.packet)
+    }
+
+    /// Writes every active skill to the folder (at start: the folder may be
+    /// new, or another process may have changed the store).
+    pub fn project_all(&self) -> Result<usize, StoreError> {
+        let mut written = 0;
+        for record in self.store.list_skills()? {
+            let Some((_, packet, _)) = self.store.skill(&record.name)? else { continue };
+            let kind = if record.kind == "local" {
+                ecp_protocol::SkillKind::Local
+            } else {
+                ecp_protocol::SkillKind::External
+            };
+            let result = if packet.deprecated {
+                self.projection.remove(&record.name)
+            } else {
+                self.projection.write(&packet, kind)
+            };
+            match result {
+                Ok(()) => written += usize::from(!packet.deprecated),
+                Err(e) => tracing::error!(error = %e, "skills folder not fully updated"),
+            }
+        }
+        Ok(written)
+    }
+
+    /// Follows changes other processes (the CLI) commit to the same store:
+    /// polls SQLite's `data_version` and announces the new sequence number.
+    pub async fn follow_external_writes(self, every: Duration) {
+        let mut last = None;
+        let mut tick = tokio::time::interval(every);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tick.tick().await;
+            let store = Arc::clone(&self.store);
+            let polled = tokio::task::spawn_blocking(move || {
+                Ok::<_, StoreError>((store.data_version()?, store.sequence()?))
+            })
+            .await;
+            let Ok(Ok((version, seq))) = polled else { continue };
+            if last.is_some_and(|v| v != version) {
+                self.sequence.send_if_modified(|known| {
+                    let changed = *known != seq;
+                    *known = seq;
+                    changed
+                });
+            }
+            last = Some(version);
+        }
+    }
+}

@@ -1,0 +1,148 @@
+//! [`Node`]: a running server — bind, serve, shut down. Tests start one on
+//! `127.0.0.1:0` with [`Node::spawn_for_tests`].
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+use crate::config::Config;
+use crate::http::{self, AppState};
+use crate::library::Library;
+use crate::store::StoreError;
+
+/// Why a node could not start.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StartError {
+    /// The store could not be opened.
+    #[error("cannot open the store: {0}")]
+    Store(#[from] StoreError),
+    /// The listen address could not be bound.
+    #[error("cannot listen on {addr}: {source}; is another node running there? choose another with --listen")]
+    Bind {
+        /// The address.
+        addr: SocketAddr,
+        /// Cause.
+        source: std::io::Error,
+    },
+}
+
+/// A started node.
+#[derive(Debug)]
+pub struct Node {
+    local_addr: SocketAddr,
+    library: Library,
+    shutdown: Option<oneshot::Sender<()>>,
+    server: JoinHandle<std::io::Result<()>>,
+    background: Vec<JoinHandle<()>>,
+}
+
+impl Node {
+    /// Opens the store, projects the skills folder, binds and starts serving.
+    pub async fn bind(config: Config) -> Result<Node, StartError> {
+        let library = {
+            let (data, skills) = (config.data_dir.clone(), config.skills_dir.clone());
+            tokio::task::spawn_blocking(move || Library::open(&data, &skills))
+                .await
+                .expect("opening the store does not panic")?
+        };
+        let listener = TcpListener::bind(config.listen)
+            .await
+            .map_err(|source| StartError::Bind { addr: config.listen, source })?;
+        let local_addr =
+            listener.local_addr().map_err(|source| StartError::Bind { addr: config.listen, source })?;
+        {
+            let library = library.clone();
+            tokio::task::spawn_blocking(move || library.project_all())
+                .await
+                .expect("projection does not panic")?;
+        }
+        let background =
+            vec![tokio::spawn(library.clone().follow_external_writes(Duration::from_millis(500)))];
+        if config.secret.is_none() && !local_addr.ip().is_loopback() {
+            tracing::warn!(
+                %local_addr,
+                "NO SECRET IS SET and the node listens on a non-loopback address: anyone who can reach it can \
+                 push skills and read everything; set --secret or ECP_SECRET"
+            );
+        }
+        let state = AppState::new(library.clone(), config);
+        let router = http::app(state).into_make_service_with_connect_info::<SocketAddr>();
+        let (tx, rx) = oneshot::channel::<()>();
+        let server = tokio::spawn(async move {
+            axum::serve(listener, router)
+                .with_graceful_shutdown(async move {
+                    let _ = rx.await;
+                })
+                .await
+        });
+        Ok(Node { local_addr, library, shutdown: Some(tx), server, background })
+    }
+
+    /// A node for tests: loopback, ephemeral port, data and skills under `dir`.
+    pub async fn spawn_for_tests(dir: &Path) -> Result<Node, StartError> {
+        Node::bind(Config::for_tests(dir)).await
+    }
+
+    /// Where it listens.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// Its base URL, `http://<addr>`.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.local_addr)
+    }
+
+    /// Its skill library.
+    pub fn library(&self) -> &Library {
+        &self.library
+    }
+
+    /// Serves until `signal` completes, then shuts down gracefully.
+    pub async fn run_until(mut self, signal: impl Future<Output = ()>) -> std::io::Result<()> {
+        tokio::select! {
+            () = signal => {}
+            result = &mut self.server => return result.unwrap_or(Ok(())),
+        }
+        self.shutdown().await
+    }
+
+    /// Stops accepting, lets requests in flight finish, and stops background work.
+    pub async fn shutdown(mut self) -> std::io::Result<()> {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        for task in &self.background {
+            task.abort();
+        }
+        (&mut self.server).await.unwrap_or(Ok(()))
+    }
+}
+
+/// Completes on SIGINT (Ctrl-C) or SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {}
+        () = term => {}
+    }
+}

@@ -1,0 +1,1 @@
+//! auth (to be written)

@@ -1,0 +1,1 @@
+//! ecp_endpoints (to be written)

@@ -1,0 +1,18 @@
+//! Integration tests of `ecp-node`: real servers on 127.0.0.1 ports and the
+//! real binary, spoken to over HTTP. One binary, one link step.
+//!
+//! Modules:
+// util: TestNode (an in-process node on an ephemeral port), HTTP helpers, the binary's path.
+mod util;
+// ecp_endpoints: manifest, skills GET/POST, ETag/304, since, the reference push.
+mod ecp_endpoints;
+// auth: legacy X-ECP-HMAC with and without a secret, using the reference vectors.
+mod auth;
+// bad_input: the malformed/oversized/hostile request matrix; the store stays unchanged.
+mod bad_input;
+// restart: skills, versions, quarantine, sequence and instance id survive a restart.
+mod restart;
+// cli: the ecp-node binary's subcommands on a data folder, also beside a running server.
+mod cli;
+// skills_dir: importing an agent's SKILL.md files and projecting skills into the folder.
+mod skills_dir;

@@ -1,0 +1,1 @@
+//! restart (to be written)

@@ -1,0 +1,1 @@
+//! skills_dir (to be written)

@@ -1,0 +1,1 @@
+//! util (to be written)
