@@ -94,12 +94,12 @@ impl LegacyVerifier {
     pub fn verify_get(&self, path: &str, host: Option<&str>, header: Option<&str>) -> Result<(), AuthError> {
         let tag = decode_header(header)?;
         let mut ok = mac(&self.secret, path.as_bytes()).verify_slice(&tag).is_ok();
-        if self.accept_full_url {
-            if let Some(host) = host {
-                for scheme in ["http://", "https://"] {
-                    let url = format!("{scheme}{host}{path}");
-                    ok |= mac(&self.secret, url.as_bytes()).verify_slice(&tag).is_ok();
-                }
+        if self.accept_full_url
+            && let Some(host) = host
+        {
+            for scheme in ["http://", "https://"] {
+                let url = format!("{scheme}{host}{path}");
+                ok |= mac(&self.secret, url.as_bytes()).verify_slice(&tag).is_ok();
             }
         }
         if ok { Ok(()) } else { Err(AuthError::SignatureMismatch) }

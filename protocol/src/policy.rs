@@ -100,10 +100,10 @@ impl AcceptPolicy for StandardPolicy {
         if self.deny_origins.iter().any(|denied| denied == origin) {
             return Err(format!("origin {origin:?} is on the deny list"));
         }
-        if let Some(allowed) = &self.allow_origins {
-            if !allowed.iter().any(|a| a == origin) {
-                return Err(format!("origin {origin:?} is not on the allow list"));
-            }
+        if let Some(allowed) = &self.allow_origins
+            && !allowed.iter().any(|a| a == origin)
+        {
+            return Err(format!("origin {origin:?} is not on the allow list"));
         }
         if packet.confidence < self.min_confidence {
             return Err(format!(

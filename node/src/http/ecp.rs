@@ -104,14 +104,14 @@ pub(super) async fn get_skills(
     if matches_etag(&headers, &etag_for(seq)) {
         return Ok(not_modified(&etag_for(seq)));
     }
-    if since.is_none() {
-        if let Some(hit) = state.cache.skills.fresh(seq) {
-            let tag = etag_for(hit.seq);
-            if matches_etag(&headers, &tag) {
-                return Ok(not_modified(&tag));
-            }
-            return Ok(json_response(StatusCode::OK, hit.body, Some(&tag)));
+    if since.is_none()
+        && let Some(hit) = state.cache.skills.fresh(seq)
+    {
+        let tag = etag_for(hit.seq);
+        if matches_etag(&headers, &tag) {
+            return Ok(not_modified(&tag));
         }
+        return Ok(json_response(StatusCode::OK, hit.body, Some(&tag)));
     }
     let library = state.library.clone();
     let uptime_hours = state.started.elapsed().as_secs_f64() / 3600.0;

@@ -372,13 +372,12 @@ impl Store {
     /// held local version is identical.
     pub fn put_local(&self, packet: &SkillPacket, source: Source) -> Result<Option<Change>, StoreError> {
         self.write(|tx| {
-            if let Some((held, kind, _)) = current(tx, &packet.skill_name)? {
-                if kind == SkillKind::Local
-                    && held.integrity_hash == packet.integrity_hash
-                    && !held.deprecated
-                {
-                    return Ok(None);
-                }
+            if let Some((held, kind, _)) = current(tx, &packet.skill_name)?
+                && kind == SkillKind::Local
+                && held.integrity_hash == packet.integrity_hash
+                && !held.deprecated
+            {
+                return Ok(None);
             }
             let change = upsert(tx, packet, SkillKind::Local, true, &source)?;
             super::audit::record(tx, &source.label(), &packet.skill_name, "local-install", "")?;
