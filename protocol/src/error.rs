@@ -21,17 +21,41 @@ pub enum DecodeError {
         /// 1-based column of the problem.
         column: usize,
     },
+    /// One packet of `skills` does not decode.
+    #[error(
+        "skills[{index}]: {message} (line {line}, column {column} of that packet); fix or drop that packet"
+    )]
+    InvalidPacket {
+        /// Position of the packet in `skills`.
+        index: usize,
+        /// What serde_json reported.
+        message: String,
+        /// 1-based line inside the packet's JSON.
+        line: usize,
+        /// 1-based column inside the packet's JSON.
+        column: usize,
+    },
+}
+
+/// serde_json's message without the position it appends.
+fn message_of(e: &serde_json::Error) -> String {
+    let full = e.to_string();
+    match full.rfind(" at line ") {
+        Some(cut) => full[..cut].to_owned(),
+        None => full,
+    }
+}
+
+impl DecodeError {
+    /// The error of packet `index`, decoded on its own.
+    pub(crate) fn in_packet(index: usize, e: &serde_json::Error) -> Self {
+        DecodeError::InvalidPacket { index, message: message_of(e), line: e.line(), column: e.column() }
+    }
 }
 
 impl From<serde_json::Error> for DecodeError {
     fn from(e: serde_json::Error) -> Self {
-        // serde_json's Display repeats the position; keep the message alone.
-        let full = e.to_string();
-        let message = match full.rfind(" at line ") {
-            Some(cut) => full[..cut].to_owned(),
-            None => full,
-        };
-        DecodeError::InvalidJson { message, line: e.line(), column: e.column() }
+        DecodeError::InvalidJson { message: message_of(&e), line: e.line(), column: e.column() }
     }
 }
 

@@ -4,7 +4,7 @@
 use super::{MergeContext, Stage};
 use crate::integrity;
 use crate::policy::AcceptPolicy;
-use crate::scan::{Finding, Scanner};
+use crate::scan::{Finding, Scanner, Severity};
 use crate::skill_doc::{self, StructureLimits};
 use crate::wire::SkillPacket;
 
@@ -68,7 +68,7 @@ fn check_one(
     policy: &impl AcceptPolicy,
     ctx: &MergeContext<'_>,
     limits: &StructureLimits,
-    threshold: crate::scan::Severity,
+    threshold: Severity,
     scanner: &Scanner,
     findings: &mut Vec<Finding>,
 ) -> Result<Admitted, (Stage, String)> {
@@ -109,20 +109,33 @@ fn check_one(
     // Stage 3: safety.
     let report = scanner.scan(body);
     *findings = report.findings;
-    if let Some(worst) = findings.iter().filter(|f| f.severity >= threshold).max_by_key(|f| f.severity) {
-        let more = findings.iter().filter(|f| f.severity >= threshold).count() - 1;
-        let more = if more > 0 { format!(" and {more} more") } else { String::new() };
+    let blocking: Vec<&Finding> = findings.iter().filter(|f| f.severity >= threshold).collect();
+    if let Some(&worst) = blocking.iter().reduce(|a, b| if b.severity > a.severity { b } else { a }) {
+        let more = match blocking.len() - 1 {
+            0 => String::new(),
+            n => format!(" and {n} more"),
+        };
         return Err((
             Stage::Safety,
             format!(
-                "rejected by safety scan: {} ({:?}, line {}){more}",
-                worst.rule_id, worst.severity, worst.line
+                "rejected by safety scan: {} ({}, line {}){more}",
+                worst.rule_id,
+                severity_label(worst.severity),
+                worst.line
             ),
         ));
     }
 
     // Stage 4: accept policy, loops, and the name the skill presents itself under.
     policy.accept(packet, ctx).map_err(|reason| (Stage::Policy, format!("rejected by policy: {reason}")))?;
+    // Whatever the policy: a far-future createdAt would win every "is it newer?" forever.
+    let skew = packet.created_at.unix_seconds().saturating_sub(ctx.now.unix_seconds());
+    if skew > policy.max_clock_skew_secs() {
+        return Err((
+            Stage::Policy,
+            format!("rejected by policy: createdAt {} lies {skew} s in the future", packet.created_at),
+        ));
+    }
     if passed_through(packet, ctx.local_instance) {
         return Err((
             Stage::Policy,
@@ -132,7 +145,13 @@ fn check_one(
     if let Some(mismatch) = skill_doc::frontmatter_mismatch(&doc, &packet.skill_name) {
         // An agent loads a skill by its frontmatter name: a mismatch would
         // let a packet shadow another skill under a harmless-looking name.
-        return Err((Stage::Policy, format!("rejected by policy: {mismatch}")));
+        return Err((
+            Stage::Policy,
+            format!(
+                "rejected by policy: frontmatter name {:?} differs from skillName",
+                mismatch.frontmatter_name
+            ),
+        ));
     }
 
     let stored_hash = match &rebuilt_body {
@@ -189,4 +208,15 @@ fn check_instance(field: &str, id: &str) -> Result<(), String> {
 fn passed_through(packet: &SkillPacket, local_instance: &str) -> bool {
     packet.origin_instance == local_instance
         || packet.provenance.as_ref().is_some_and(|p| p.path.iter().any(|hop| hop == local_instance))
+}
+
+/// A severity as the wire (JSON) spells it.
+fn severity_label(severity: Severity) -> &'static str {
+    match severity {
+        Severity::Info => "info",
+        Severity::Low => "low",
+        Severity::Medium => "medium",
+        Severity::High => "high",
+        Severity::Critical => "critical",
+    }
 }

@@ -185,11 +185,26 @@ fn tally(decisions: &[PacketDecision]) -> MergeResult {
             Decision::Unchanged => result.unchanged += 1,
             Decision::Rejected { reason, .. } => {
                 result.rejected_skills += 1;
-                result.conflicts.push(format!("{}: {reason}", display_name(&d.packet.skill_name)));
+                result.conflicts.push(format!(
+                    "{}: {}",
+                    display_name(&d.packet.skill_name),
+                    one_line(reason)
+                ));
             }
         }
     }
     result
+}
+
+/// A reason as it may appear in a conflicts line: one line, at most 300
+/// characters (a custom policy's reason or a parser message may echo input).
+fn one_line(reason: &str) -> String {
+    const MAX: usize = 300;
+    let mut shown: String = reason.chars().take(MAX).map(|c| if c.is_control() { ' ' } else { c }).collect();
+    if reason.chars().nth(MAX).is_some() {
+        shown.push('…');
+    }
+    shown
 }
 
 /// A skill name as it may appear in a conflicts line: control characters

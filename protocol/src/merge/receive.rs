@@ -24,7 +24,12 @@ pub fn receive(mut packet: SkillPacket, ctx: &MergeContext<'_>) -> SkillPacket {
     let trust = if ctx.trust.is_finite() { ctx.trust.clamp(0.0, 1.0) } else { 0.0 };
     let received = packet.confidence;
     let incoming = packet.provenance.take();
-    let origin_confidence = incoming.as_ref().map_or(received, |p| p.origin_confidence).clamp(0.0, 1.0);
+    let origin_confidence = incoming
+        .as_ref()
+        .and_then(|p| p.origin_confidence)
+        .filter(|c| c.is_finite())
+        .unwrap_or(received)
+        .clamp(0.0, 1.0);
     let hops = incoming.as_ref().map_or(0, |p| p.hops).saturating_add(1);
     let mut path = incoming.map(|p| p.path).unwrap_or_default();
     if path.is_empty() {
@@ -35,7 +40,7 @@ pub fn receive(mut packet: SkillPacket, ctx: &MergeContext<'_>) -> SkillPacket {
     }
     packet.confidence = (received * trust).clamp(0.0, 1.0);
     packet.provenance = Some(Provenance {
-        origin_confidence,
+        origin_confidence: Some(origin_confidence),
         hops,
         path,
         received_from: ctx.sender.to_owned(),

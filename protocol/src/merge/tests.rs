@@ -97,7 +97,7 @@ fn accepts_new_skill_with_lowered_confidence_and_provenance() {
     assert_eq!(prov.path, vec!["node-a".to_string()]);
     assert_eq!(prov.received_from, "node-a");
     assert_eq!(prov.received_at, Some(now()));
-    assert!((prov.origin_confidence - 0.9).abs() < 1e-12);
+    assert!((prov.origin_confidence.unwrap() - 0.9).abs() < 1e-12);
     assert_eq!(stored.origin_instance, "node-a", "origin is kept, never laundered");
 }
 
@@ -125,7 +125,7 @@ fn confidence_decays_along_a_chain_until_a_node_refuses_it() {
     let prov = c_copy.provenance.as_ref().unwrap();
     assert_eq!(prov.path, vec!["A".to_string(), "B".to_string()]);
     assert_eq!(prov.hops, 2);
-    assert!((prov.origin_confidence - 1.0).abs() < 1e-12);
+    assert!((prov.origin_confidence.unwrap() - 1.0).abs() < 1e-12);
     let at_d = merge_knowledge(
         update(vec![c_copy]),
         &Store::new(),
@@ -450,4 +450,36 @@ fn known_tools_policy_refuses_unknown_references() {
             .new_skills,
         1
     );
+}
+
+#[test]
+fn threshold_tolerates_floating_point_error() {
+    // 0.9 × (2/3) is 0.6 in decimal but a hair under it in binary.
+    let c = 0.9 * (2.0 / 3.0);
+    assert!(c < 0.6);
+    let out = merge(vec![packet_from("node-a", "alpha", c, "2026-11-20T10:00:00Z")], &Store::new());
+    assert_eq!(out.result.new_skills, 1, "{:?}", out.result.conflicts);
+}
+
+#[test]
+fn future_created_at_is_refused_whatever_the_policy() {
+    let anything_goes = |_: &SkillPacket, _: &MergeContext<'_>| Ok(());
+    let p = packet_from("node-a", "alpha", 0.9, "2030-01-01T00:00:00Z");
+    let out = merge_knowledge(update(vec![p]), &Store::new(), &anything_goes, &ctx());
+    assert!(rejection(&out, 0).1.contains("in the future"));
+}
+
+#[test]
+fn missing_origin_confidence_falls_back_to_the_received_one() {
+    let mut p = packet("alpha");
+    p.provenance = Some(Provenance { hops: 1, path: vec!["node-z".into()], ..Default::default() });
+    let out = merge(vec![p], &Store::new());
+    assert_eq!(out.decisions[0].packet.provenance.as_ref().unwrap().origin_confidence, Some(0.9));
+}
+
+#[test]
+fn conflict_lines_flatten_reasons_to_one_line() {
+    let noisy = |_: &SkillPacket, _: &MergeContext<'_>| Err("first line\nsecond line".to_string());
+    let out = merge_knowledge(update(vec![packet("alpha")]), &Store::new(), &noisy, &ctx());
+    assert_eq!(out.result.conflicts, vec!["alpha: rejected by policy: first line second line".to_string()]);
 }

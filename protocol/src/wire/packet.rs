@@ -72,8 +72,9 @@ pub struct SkillPacket {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct Provenance {
-    /// The confidence the origin gave the skill.
-    pub origin_confidence: f64,
+    /// The confidence the origin gave the skill (absent when unknown).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub origin_confidence: Option<f64>,
     /// How many times the skill has been received: 0 at its origin.
     pub hops: u32,
     /// The instances the skill passed through, origin first.

@@ -58,18 +58,10 @@ impl KnowledgeUpdate {
     /// then the packets are decoded in parallel.
     pub fn from_json(bytes: &[u8]) -> Result<Self, DecodeError> {
         let envelope: Envelope<'_> = serde_json::from_slice(bytes)?;
-        let decoded = crate::par::map_indexed(envelope.skills.unwrap_or_default(), |_, raw| {
-            serde_json::from_str::<SkillPacket>(raw.get())
+        let decoded = crate::par::map_indexed(envelope.skills.unwrap_or_default(), |index, raw| {
+            serde_json::from_str::<SkillPacket>(raw.get()).map_err(|e| DecodeError::in_packet(index, &e))
         });
-        let skills = decoded.into_iter().collect::<Result<Vec<_>, _>>().map_err(|e| {
-            // Positions inside a packet are relative to it; say so.
-            let DecodeError::InvalidJson { message, .. } = DecodeError::from(e);
-            DecodeError::InvalidJson {
-                message: format!("in a packet of skills: {message}"),
-                line: 0,
-                column: 0,
-            }
-        })?;
+        let skills = decoded.into_iter().collect::<Result<Vec<_>, _>>()?;
         Ok(KnowledgeUpdate {
             id: envelope.id.unwrap_or_default(),
             peer_instance: envelope.peer_instance.unwrap_or_default(),

@@ -7,5 +7,7 @@ mod reference_fixtures;
 mod legacy_hmac;
 // merge_properties: proptest — merge never panics, counts add up, a repeated merge changes nothing.
 mod merge_properties;
+// spec_vectors: the crate against every test vector of SPEC.md (testdata/vectors/*.json).
+mod spec_vectors;
 // scan_corpus: recall and false-positive rate of the safety scanner on the labeled corpus.
 mod scan_corpus;

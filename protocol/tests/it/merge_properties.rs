@@ -54,7 +54,7 @@ prop_compose! {
         if tamper {
             p.skill_body.push('!');
         }
-        p.provenance = path.map(|path| Provenance { origin_confidence: 1.0, hops: path.len() as u32, path: path.into_iter().map(String::from).collect(), ..Default::default() });
+        p.provenance = path.map(|path| Provenance { origin_confidence: Some(1.0), hops: path.len() as u32, path: path.into_iter().map(String::from).collect(), ..Default::default() });
         p
     }
 }
