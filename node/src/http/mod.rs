@@ -13,12 +13,14 @@ mod state;
 
 use axum::Json;
 use axum::Router;
+use axum::extract::Request;
 use axum::extract::State;
 use axum::http::{Method, StatusCode, Uri};
+use axum::middleware::Next;
 use axum::response::IntoResponse;
+use axum::response::Response;
 use axum::routing::get;
 use serde_json::json;
-use tower_http::timeout::TimeoutLayer;
 
 pub use error::ApiError;
 pub use state::{AppState, Shared};
@@ -32,7 +34,6 @@ pub fn app(state: AppState) -> Router {
         .route("/v1/audit", get(local::audit))
         .route("/v1/status", get(local::status))
         .route_layer(axum::middleware::from_fn_with_state(state.clone(), local::require_local_or_secret));
-    let timeout = state.config.request_timeout;
     Router::new()
         .route("/ecp/manifest", get(ecp::get_manifest))
         .route("/ecp/skills", get(ecp::get_skills).post(ecp::post_skills))
@@ -40,8 +41,27 @@ pub fn app(state: AppState) -> Router {
         .merge(local)
         .fallback(unknown_path)
         .method_not_allowed_fallback(wrong_method)
-        .layer(TimeoutLayer::with_status_code(StatusCode::REQUEST_TIMEOUT, timeout))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), time_limit))
         .with_state(state)
+}
+
+/// Answers 408 in the ECP error shape when a request (body upload included)
+/// takes longer than the configured limit. (A merge that already started
+/// in the blocking pool still completes and commits as a whole.)
+async fn time_limit(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let limit = state.config.request_timeout;
+    match tokio::time::timeout(limit, next.run(request)).await {
+        Ok(response) => response,
+        Err(_) => ApiError::new(
+            StatusCode::REQUEST_TIMEOUT,
+            "request_timeout",
+            format!(
+                "the request took longer than {} s; send smaller updates or a faster upload",
+                limit.as_secs()
+            ),
+        )
+        .into_response(),
+    }
 }
 
 async fn healthz(State(state): State<AppState>) -> impl IntoResponse {
