@@ -2,9 +2,12 @@
 //! with the sequence, so `GET /ecp/skills` and `GET /ecp/manifest` are
 //! encoded once per change, not once per request.
 
-use std::sync::Mutex;
+use std::io::Write;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use axum::body::Bytes;
+use flate2::Compression;
+use flate2::write::GzEncoder;
 
 /// One cached encoding.
 #[derive(Debug, Clone)]
@@ -13,6 +16,28 @@ pub struct Cached {
     pub seq: i64,
     /// The JSON body.
     pub body: Bytes,
+    /// The body gzipped, made on the first request that accepts gzip.
+    gzipped: Arc<OnceLock<Bytes>>,
+}
+
+impl Cached {
+    /// A cache entry for `body` at sequence `seq`.
+    pub fn new(seq: i64, body: Bytes) -> Self {
+        Cached { seq, body, gzipped: Arc::default() }
+    }
+
+    /// The gzip encoding of the body (fast level: skill text compresses
+    /// about 4:1 even so, and this runs once per sequence number).
+    pub fn gzipped(&self) -> Bytes {
+        self.gzipped
+            .get_or_init(|| {
+                let mut encoder =
+                    GzEncoder::new(Vec::with_capacity(self.body.len() / 3), Compression::fast());
+                encoder.write_all(&self.body).expect("writing to a Vec does not fail");
+                Bytes::from(encoder.finish().expect("finishing into a Vec does not fail"))
+            })
+            .clone()
+    }
 }
 
 /// A single-slot cache.

@@ -73,7 +73,7 @@ pub(super) async fn get_manifest(
             last_update: summary.last_update.and_then(|t| Timestamp::parse(&t).ok()).unwrap_or_default(),
         };
         let body = serde_json::to_vec(&manifest).map_err(|e| ApiError::internal(&e))?;
-        Ok(Cached { seq: summary.sequence, body: body.into() })
+        Ok(Cached::new(summary.sequence, body.into()))
     })
     .await??;
     state.cache.manifest.store(built.clone());
@@ -111,20 +111,42 @@ pub(super) async fn get_skills(
         if matches_etag(&headers, &tag) {
             return Ok(not_modified(&tag));
         }
-        return Ok(json_response(StatusCode::OK, hit.body, Some(&tag)));
+        return Ok(listing_response(&headers, hit, &tag).await);
     }
     let library = state.library.clone();
     let uptime_hours = state.started.elapsed().as_secs_f64() / 3600.0;
     let served = tokio::task::spawn_blocking(move || library.store().served_packets(since)).await??;
-    let body = Bytes::from(encode_update(&instance, &served, uptime_hours));
+    let encoded = Cached::new(served.seq, Bytes::from(encode_update(&instance, &served, uptime_hours)));
     let tag = etag_for(served.seq);
     if since.is_none() {
-        state.cache.skills.store(Cached { seq: served.seq, body: body.clone() });
+        state.cache.skills.store(encoded.clone());
     }
     if matches_etag(&headers, &tag) {
         return Ok(not_modified(&tag));
     }
-    Ok(json_response(StatusCode::OK, body, Some(&tag)))
+    Ok(listing_response(&headers, encoded, &tag).await)
+}
+
+/// A skills listing, gzipped when the client accepts it.
+async fn listing_response(headers: &HeaderMap, listing: Cached, etag: &str) -> Response {
+    let accepts_gzip = headers
+        .get(header::ACCEPT_ENCODING)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.split(',').any(|e| e.trim().split(';').next() == Some("gzip")));
+    let vary = HeaderValue::from_static("accept-encoding");
+    if !accepts_gzip {
+        let mut response = json_response(StatusCode::OK, listing.body, Some(etag));
+        response.headers_mut().insert(header::VARY, vary);
+        return response;
+    }
+    let gzipped = match tokio::task::spawn_blocking(move || listing.gzipped()).await {
+        Ok(bytes) => bytes,
+        Err(e) => return ApiError::internal(&e).into_response(),
+    };
+    let mut response = json_response(StatusCode::OK, gzipped, Some(etag));
+    response.headers_mut().insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
+    response.headers_mut().insert(header::VARY, vary);
+    response
 }
 
 /// Writes an `ECPKnowledgeUpdate` around packets that are already JSON
