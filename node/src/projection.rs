@@ -1,8 +1,11 @@
 //! The skills folder: a projection of the store that agents read directly.
 //!
 //! Every active skill is written as `<dir>/<name>/SKILL.md`, atomically
-//! (temporary file, fsync, rename), so an agent never reads half a skill; a
-//! tombstoned skill's file is removed. The folder may be an agent's own
+//! (temporary file, then rename), so an agent never reads half a skill; a
+//! tombstoned skill's file is removed. Files are not fsynced one by one: the
+//! store is the durable truth, and [`crate::library::Library::project_all`]
+//! rewrites the folder at every start, so a crash loses nothing — while an
+//! fsync per file would make loading 10,000 skills take minutes. The folder may be an agent's own
 //! skills folder: a file this node did not write (its content differs from
 //! what the node last wrote there) belongs to the agent and is never
 //! overwritten by a remote skill — the merge already refuses such a packet
@@ -134,8 +137,7 @@ fn written_hash(dir: &Path) -> Option<String> {
 }
 
 /// Writes `bytes` to `path` through a temporary file in the same folder,
-/// fsynced, then renamed over the target: readers see the old or the new
-/// file, never a mix.
+/// renamed over the target: readers see the old or the new file, never a mix.
 fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let file_name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
@@ -143,13 +145,8 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let result = (|| {
         let mut f = fs::File::create(&tmp)?;
         f.write_all(bytes)?;
-        f.sync_all()?;
-        fs::rename(&tmp, path)?;
-        // The rename itself is durable only once the folder is synced.
-        if let Ok(d) = fs::File::open(dir) {
-            let _ = d.sync_all();
-        }
-        Ok(())
+        drop(f);
+        fs::rename(&tmp, path)
     })();
     if result.is_err() {
         let _ = fs::remove_file(&tmp);
