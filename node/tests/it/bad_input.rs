@@ -241,7 +241,7 @@ async fn a_content_length_over_the_limit_gets_413_before_the_body_is_sent() {
     let node = node_with_a_skill_and(|c| c.request_timeout = Duration::from_secs(300)).await;
     let before = node.snapshot().await;
     let head = post_head(&node, "Content-Length: 20000000\r\n");
-    let reply = tokio::time::timeout(Duration::from_secs(10), raw_exchange(node.addr(), &head, Vec::new()))
+    let reply = tokio::time::timeout(Duration::from_secs(5), raw_exchange(node.addr(), &head, Vec::new()))
         .await
         .expect("the node answers a too-long Content-Length without waiting for the body");
     refused(&node, &before, reply, 413, "payload_too_large").await.unwrap();
@@ -508,4 +508,29 @@ async fn unknown_fields_are_tolerated() {
     assert_eq!(result["rejectedSkills"], 0, "{result:#}");
     let listing = node.get_json("/ecp/skills").await;
     assert!(served_named(&listing, "future-proof").is_some(), "{listing:#}");
+}
+
+/// The node bounds every other echo of client input (skill names in
+/// conflicts lines at 64 characters, unknown paths at 100); a decode error
+/// must not carry a whole wrong-typed value back either.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_decode_error_does_not_echo_a_megabyte_of_input() {
+    let node = node_with_a_skill().await;
+    let before = node.snapshot().await;
+    let big = "x".repeat(1_000_000);
+    let cases = [
+        ("a wrong-typed string in the update", json!({"peerInstance": "p", "sequenceNum": big})),
+        ("a wrong-typed string in a packet", json!({"peerInstance": "p", "skills": [{"confidence": big}]})),
+    ];
+    let mut failures = Vec::new();
+    for (what, body) in cases {
+        let reply = post_update(&node, serde_json::to_vec(&body).unwrap(), None).await;
+        if let Err(e) = refused(&node, &before, reply.clone(), 400, "invalid_json").await {
+            failures.push(format!("{what}: {}", e.chars().take(300).collect::<String>()));
+        } else if reply.body.len() > 2048 {
+            let start: String = String::from_utf8_lossy(&reply.body).chars().take(120).collect();
+            failures.push(format!("{what}: a {}-byte error answer: {start}…", reply.body.len()));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
