@@ -146,7 +146,9 @@ async fn pushing_the_same_update_twice_changes_nothing_the_second_time() {
         &second,
         &json!({"newSkills": 0, "updatedSkills": 0, "rejectedSkills": 0, "unchanged": 1}),
     );
-    before.assert_skills_unchanged(&node.snapshot().await, "a repeated push");
+    let after = node.snapshot().await;
+    before.assert_skills_unchanged(&after, "a repeated push");
+    assert_eq!(after.sequence(), before.sequence(), "nothing changed, so the sequence (and the ETag) stays");
 }
 
 // ---------------------------------------------------------------------------
@@ -538,4 +540,43 @@ async fn concurrent_pushes_are_each_merged_once() {
         16 + versions.unwrap_or(0) as i64,
         "one sequence number per change"
     );
+}
+
+// ---------------------------------------------------------------------------
+// Relaying between two nodes
+
+/// What one node serves is an update another node can merge: the skill
+/// keeps its origin, its confidence decays once per hop (1.0, 0.6, 0.36),
+/// its path grows, and sending it back to a node it passed through is a loop.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_listing_relayed_to_a_second_node_decays_extends_provenance_and_cannot_loop_back() {
+    // The first node would take 0.36, so only the loop check can refuse the return trip.
+    let first = TestNode::start_with(|c| c.policy.min_confidence = 0.3).await;
+    let second = TestNode::start().await;
+    let (first_id, second_id) = (first.instance_id().await, second.instance_id().await);
+    let mut sure = packet("relayed-skill");
+    sure.confidence = 1.0;
+    first.push_ok(&update(ORIGIN, &[sure])).await;
+
+    let listing = first.get("/ecp/skills").await;
+    assert_eq!(listing.status, StatusCode::OK);
+    let result = second.push_ok(&listing.body).await;
+    assert_json_includes(&result, &json!({"newSkills": 1, "rejectedSkills": 0}));
+
+    let relayed = second.get_json("/ecp/skills").await;
+    let served = served_named(&relayed, "relayed-skill").expect("served by the second node");
+    assert_json_includes(
+        served,
+        &json!({
+            "originInstance": ORIGIN,
+            "confidence": 0.36,
+            "provenance": {"originConfidence": 1.0, "hops": 2, "path": [ORIGIN, first_id], "receivedFrom": first_id},
+        }),
+    );
+
+    let back = second.get("/ecp/skills").await;
+    let result = first.push_ok(&back.body).await;
+    let line = result["conflicts"][0].as_str().unwrap_or_default();
+    assert!(line.starts_with("relayed-skill: loop"), "{result:#}");
+    assert_eq!(result["rejectedSkills"], 1, "relayed back to {first_id} from {second_id}: {result:#}");
 }
