@@ -13,8 +13,8 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 
 use crate::util::{
-    ORIGIN, Snapshot, TestNode, assert_no_server_path, packet, packet_from, post_update, raw_exchange,
-    served_named, skill_md, update, update_value,
+    ANY_CODE, ORIGIN, Reply, Snapshot, TestNode, assert_no_server_path, json_diff, packet, packet_from,
+    post_update, raw_exchange, served_named, skill_md, update, update_value,
 };
 
 /// A node that already holds one skill, so "unchanged" means something.
@@ -33,7 +33,7 @@ async fn node_with_a_skill_and(adjust: impl FnOnce(&mut ecp_node::config::Config
 async fn refused(
     node: &TestNode,
     before: &Snapshot,
-    reply: crate::util::Reply,
+    reply: Reply,
     status: u16,
     code: &str,
 ) -> Result<(), String> {
@@ -43,7 +43,7 @@ async fn refused(
         return Err(format!("/healthz afterwards: {}", health.text()));
     }
     let after = node.snapshot().await;
-    let diff = crate::util::json_diff(&after.0, &before.0, false);
+    let diff = json_diff(&after.0, &before.0, false);
     if !diff.is_empty() {
         return Err(format!("the store changed:\n  {}", diff.join("\n  ")));
     }
@@ -275,7 +275,7 @@ async fn a_content_length_longer_than_the_body_times_out_with_a_json_error() {
     let head = post_head(&node, "Content-Length: 1000\r\n");
     // Ten bytes of a promised thousand; the connection stays open.
     let reply = raw_exchange(node.addr(), &head, b"{\"id\":\"x\",".to_vec()).await;
-    refused(&node, &before, reply, 408, crate::util::ANY_CODE).await.unwrap();
+    refused(&node, &before, reply, 408, ANY_CODE).await.unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread")]

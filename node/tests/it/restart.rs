@@ -5,7 +5,9 @@
 use reqwest::StatusCode;
 use serde_json::json;
 
-use crate::util::{ORIGIN, PUSH1, TestNode, assert_json_eq, newer_version, packet, served_names, update};
+use crate::util::{
+    ORIGIN, PUSH1, TestNode, assert_json_eq, newer_version, packet, served_names, tombstone, update,
+};
 
 /// A node holding: the reference push (one skill and refusals in
 /// quarantine), a skill with two versions and a tombstone.
@@ -16,7 +18,7 @@ async fn populated_node() -> TestNode {
     let v2 = newer_version("two-versions", "2026-11-21T08:00:00Z", "Then tag the release.");
     let result = node.push_ok(&update(ORIGIN, &[v2])).await;
     assert_eq!(result["updatedSkills"], 1, "{result}");
-    let tombstone = crate::util::tombstone("to-withdraw", "2026-11-21T09:00:00Z");
+    let tombstone = tombstone("to-withdraw", "2026-11-21T09:00:00Z");
     let result = node.push_ok(&update(ORIGIN, &[tombstone])).await;
     assert_eq!(result["updatedSkills"], 1, "{result}");
     node
