@@ -37,13 +37,20 @@ pub enum DecodeError {
     },
 }
 
-/// serde_json's message without the position it appends.
+/// serde_json's message without the position it appends, and at most 200
+/// characters: its messages quote the offending value, which may be huge.
 fn message_of(e: &serde_json::Error) -> String {
+    const MAX: usize = 200;
     let full = e.to_string();
-    match full.rfind(" at line ") {
-        Some(cut) => full[..cut].to_owned(),
-        None => full,
+    let message = match full.rfind(" at line ") {
+        Some(cut) => &full[..cut],
+        None => &full,
+    };
+    let mut shown: String = message.chars().take(MAX).collect();
+    if message.chars().nth(MAX).is_some() {
+        shown.push('…');
     }
+    shown
 }
 
 impl DecodeError {

@@ -186,13 +186,20 @@ pub(super) async fn post_skills(
     body: Body,
 ) -> Result<Response, ApiError> {
     let limit = state.config.max_body_bytes;
-    let bytes = axum::body::to_bytes(body, limit).await.map_err(|_| {
+    let too_large = || {
         ApiError::new(
             StatusCode::PAYLOAD_TOO_LARGE,
             "payload_too_large",
             format!("request body is over the limit of {limit} bytes; send fewer packets per update"),
         )
-    })?;
+    };
+    // A declared length over the limit is refused before a byte of the body is read.
+    let declared =
+        headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limit as u64) {
+        return Err(too_large());
+    }
+    let bytes = axum::body::to_bytes(body, limit).await.map_err(|_| too_large())?;
     if let Some(verifier) = &state.verifier {
         let signature = headers.get(legacy_auth::HEADER).and_then(|h| h.to_str().ok());
         verifier.verify_post(&bytes, signature)?;

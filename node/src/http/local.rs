@@ -6,6 +6,7 @@
 use std::net::SocketAddr;
 
 use axum::Json;
+use axum::extract::rejection::{PathRejection, QueryRejection};
 use axum::extract::{ConnectInfo, Path, Query, Request, State};
 use axum::http::{StatusCode, header};
 use axum::middleware::Next;
@@ -54,8 +55,11 @@ pub(super) async fn list_skills(State(state): State<AppState>) -> Result<Json<Va
 /// `GET /v1/skills/{name}`.
 pub(super) async fn show_skill(
     State(state): State<AppState>,
-    Path(name): Path<String>,
+    name: Result<Path<String>, PathRejection>,
 ) -> Result<Json<Value>, ApiError> {
+    let Path(name) = name.map_err(|_| {
+        ApiError::bad_request("invalid_path", "the skill name in the path is not valid UTF-8")
+    })?;
     let library = state.library.clone();
     let lookup = name.clone();
     let found = tokio::task::spawn_blocking(move || library.store().skill(&lookup)).await??;
@@ -78,8 +82,11 @@ pub(super) struct AuditQuery {
 /// `GET /v1/audit[?limit=N]` (newest first, default 100, at most 10,000).
 pub(super) async fn audit(
     State(state): State<AppState>,
-    Query(query): Query<AuditQuery>,
+    query: Result<Query<AuditQuery>, QueryRejection>,
 ) -> Result<Json<Value>, ApiError> {
+    let Query(query) = query.map_err(|_| {
+        ApiError::bad_request("invalid_query", "limit must be a whole number from 0 to 10000")
+    })?;
     let limit = query.limit.unwrap_or(100).min(10_000);
     let library = state.library.clone();
     let entries = tokio::task::spawn_blocking(move || library.store().audit(limit)).await??;

@@ -54,13 +54,9 @@ impl Store {
                 match &d.decision {
                     Decision::New | Decision::Updated { .. } => {
                         let source = Source::Peer(sender.instance.clone());
-                        changes.push(skills::upsert(
-                            tx,
-                            &d.packet,
-                            SkillKind::External,
-                            sender.reshare,
-                            &source,
-                        )?);
+                        // Re-served only when both the sender and our policy allow it.
+                        let shareable = sender.reshare && d.packet.shareable;
+                        changes.push(skills::upsert(tx, &d.packet, SkillKind::External, shareable, &source)?);
                         let label = if d.decision == Decision::New { "new" } else { "updated" };
                         audit::record(
                             tx,
@@ -117,8 +113,13 @@ impl Store {
             let mut admitted = ecp_protocol::merge::receive(packet, &ctx);
             // The operator vouches for the skill as sent; hashes stay truthful.
             admitted.reseal();
-            let change =
-                skills::upsert(tx, &admitted, SkillKind::External, true, &Source::QuarantineApproval)?;
+            let change = skills::upsert(
+                tx,
+                &admitted,
+                SkillKind::External,
+                admitted.shareable,
+                &Source::QuarantineApproval,
+            )?;
             tx.execute("UPDATE quarantine SET status = 'approved' WHERE id = ?1", rusqlite::params![id])?;
             audit::record(
                 tx,

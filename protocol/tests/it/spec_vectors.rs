@@ -436,14 +436,14 @@ fn check_stored(
     if let Some(hops) = want["hops"].as_u64() {
         failures.check_eq(i, case, &at("hops"), u64::from(prov.hops), hops);
     }
-    if let Some(c) = want["origin_confidence"].as_f64() {
-        if prov.origin_confidence.is_none_or(|got| (got - c).abs() > 1e-9) {
-            failures.add(
-                i,
-                case,
-                at(&format!("originConfidence: expected {c}, got {:?}", prov.origin_confidence)),
-            );
-        }
+    if let Some(c) = want["origin_confidence"].as_f64()
+        && prov.origin_confidence.is_none_or(|got| (got - c).abs() > 1e-9)
+    {
+        failures.add(
+            i,
+            case,
+            at(&format!("originConfidence: expected {c}, got {:?}", prov.origin_confidence)),
+        );
     }
     if let Some(from) = want["received_from"].as_str() {
         failures.check_eq(i, case, &at("receivedFrom"), prov.received_from.as_str(), from);
@@ -460,23 +460,19 @@ fn check_stored(
     if let Some(d) = want["stored_deprecated"].as_bool() {
         failures.check_eq(i, case, &at("deprecated"), stored.deprecated, d);
     }
-    if let Some(prefix) = want["stored_body_prefix"].as_str() {
-        if !stored.skill_body.starts_with(prefix) {
-            failures.add(
-                i,
-                case,
-                at(&format!("body does not start with {prefix:?}: {:?}", stored.skill_body)),
-            );
-        }
+    if let Some(prefix) = want["stored_body_prefix"].as_str()
+        && !stored.skill_body.starts_with(prefix)
+    {
+        failures.add(i, case, at(&format!("body does not start with {prefix:?}: {:?}", stored.skill_body)));
     }
-    if let Some(suffix) = want["stored_body_suffix"].as_str() {
-        if !stored.skill_body.ends_with(suffix) {
-            failures.add(
-                i,
-                case,
-                at(&format!("body does not end with the received body: {:?}", stored.skill_body)),
-            );
-        }
+    if let Some(suffix) = want["stored_body_suffix"].as_str()
+        && !stored.skill_body.ends_with(suffix)
+    {
+        failures.add(
+            i,
+            case,
+            at(&format!("body does not end with the received body: {:?}", stored.skill_body)),
+        );
     }
     if let Some(fm) = want.get("stored_frontmatter") {
         match skill_doc::parse(&stored.skill_body) {
