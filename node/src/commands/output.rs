@@ -103,6 +103,14 @@ pub(crate) fn time(text: &str) -> String {
     }
 }
 
+/// The JSON name of a unit enum value (`high`, `destructive-shell`).
+pub(crate) fn label(value: &impl Serialize) -> String {
+    match serde_json::to_value(value) {
+        Ok(serde_json::Value::String(s)) => s,
+        _ => String::from("?"),
+    }
+}
+
 /// `yes` or `no`.
 pub(crate) fn yes_no(flag: bool) -> &'static str {
     if flag { "yes" } else { "no" }

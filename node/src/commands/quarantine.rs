@@ -11,7 +11,7 @@ use ecp_node::library::Library;
 use ecp_node::store::StoreError;
 use serde_json::json;
 
-use super::output::{Table, emit, emit_json, one_line, time};
+use super::output::{Table, emit, emit_json, label, one_line, time};
 use crate::cli::{GlobalArgs, QuarantineCommand};
 
 pub(crate) fn run(global: &GlobalArgs, command: QuarantineCommand) -> anyhow::Result<ExitCode> {
@@ -55,9 +55,9 @@ fn list(library: &Library, json: bool) -> anyhow::Result<ExitCode> {
         for f in &e.findings {
             let _ = writeln!(
                 out,
-                "    line {}: {:?} {}: {}",
+                "    line {}: {} {}: {}",
                 f.line,
-                f.severity,
+                label(&f.severity),
                 one_line(&f.rule_id),
                 one_line(&f.excerpt)
             );

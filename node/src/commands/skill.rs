@@ -19,7 +19,7 @@ use ecp_protocol::scan::{DEFAULT_THRESHOLD, Finding, ScanReport, Scanner};
 use serde::Serialize;
 use serde_json::json;
 
-use super::output::{Table, emit, emit_json, one_line, printable, time, yes_no};
+use super::output::{Table, emit, emit_json, label, one_line, printable, time, yes_no};
 use crate::cli::{GlobalArgs, SkillCommand};
 
 /// Largest file `skill scan` reads: scanning is useful beyond the 100 KB a
@@ -57,10 +57,8 @@ fn add(config: &Config, path: &Path) -> anyhow::Result<ExitCode> {
     for (file, folder) in &files {
         match add_one(&library, config, &origin, file, folder.as_deref())? {
             Ok(Added::New { name, version, warning }) => {
-                let _ = writeln!(out, "added      {name} (version {version})");
-                if let Some(warning) = warning {
-                    let _ = writeln!(out, "           warning: {warning}");
-                }
+                let warning = warning.map(|w| format!("; warning: {w}")).unwrap_or_default();
+                let _ = writeln!(out, "added      {name} (version {version}){warning}");
             }
             Ok(Added::Unchanged { name }) => {
                 let _ = writeln!(out, "unchanged  {name}");
@@ -150,7 +148,8 @@ fn add_one(
 }
 
 fn scan_warning(report: &ScanReport, threshold: ecp_protocol::Severity) -> Option<String> {
-    let worst = report.blocking(threshold).max_by_key(|f| f.severity)?;
+    let worst_severity = report.blocking(threshold).map(|f| f.severity).max()?;
+    let worst = report.findings.iter().find(|f| f.severity == worst_severity)?;
     Some(format!(
         "the safety scan flags line {} ({}); peers will refuse this skill — see `ecp-node skill scan`",
         worst.line, worst.rule_id
@@ -368,12 +367,4 @@ fn collect_skill_files(dir: &Path, files: &mut Vec<PathBuf>) -> anyhow::Result<(
         }
     }
     Ok(())
-}
-
-/// The JSON name of a unit enum value (`high`, `destructive-shell`).
-fn label(value: &impl Serialize) -> String {
-    match serde_json::to_value(value) {
-        Ok(serde_json::Value::String(s)) => s,
-        _ => String::from("?"),
-    }
 }
