@@ -6,6 +6,8 @@
 //!   audit, sequence.
 //! - [`projection`]: the skills folder agents read, written from the store.
 //! - [`library`]: store + projection; the one place through which skills change.
+//! - [`import`]: the agent's SKILL.md files in the skills folder become local
+//!   skills (at start and on change); deleted ones become tombstones.
 //! - [`config`]: defaults, `node.toml`, environment and flags, resolved once.
 //! - [`http`]: the router — ECP endpoints, `/healthz`, the local `/v1/` API.
 //! - [`node`]: a running server: bind, serve, graceful shutdown.
@@ -13,6 +15,7 @@
 
 pub mod config;
 pub mod http;
+pub mod import;
 pub mod library;
 pub mod node;
 pub mod projection;

@@ -58,12 +58,18 @@ impl Node {
             listener.local_addr().map_err(|source| StartError::Bind { addr: config.listen, source })?;
         {
             let library = library.clone();
-            tokio::task::spawn_blocking(move || library.project_all())
-                .await
-                .expect("projection does not panic")?;
+            tokio::task::spawn_blocking(move || {
+                // Import first: a file the agent deleted while the node was down must not be projected back.
+                crate::import::import_all(&library).log();
+                library.project_all()
+            })
+            .await
+            .expect("projection does not panic")?;
         }
-        let background =
-            vec![tokio::spawn(library.clone().follow_external_writes(Duration::from_millis(500)))];
+        let background = vec![
+            tokio::spawn(library.clone().follow_external_writes(Duration::from_millis(500))),
+            tokio::spawn(crate::import::watch(library.clone(), crate::import::DEFAULT_DEBOUNCE)),
+        ];
         if config.secret.is_none() && !local_addr.ip().is_loopback() {
             tracing::warn!(
                 %local_addr,

@@ -1,11 +1,21 @@
-//! What each subcommand does. `serve` starts a [`Node`]; the others open the
-//! same store directly (SQLite lets them run beside a server).
+//! What each subcommand does. `serve` starts a [`Node`](ecp_node::Node); the
+//! others open the same store directly (SQLite lets them run beside a server).
+//!
+//! - `serve`: run the node.
+//! - `skill`: add, list, show, remove and scan skills.
+//! - `quarantine`: review refused packets.
+//! - `status`: identity, sequence number and counts.
+//! - `output`: printing shared by the commands.
 
+mod output;
+mod quarantine;
 mod serve;
+mod skill;
+mod status;
 
 use std::process::ExitCode;
 
-use anyhow::Context;
+use anyhow::{Context, bail};
 use ecp_node::config::{Config, Overrides};
 use ecp_node::library::Library;
 
@@ -15,9 +25,9 @@ use crate::cli::{Cli, Command};
 pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Serve(args) => serve::run(&cli.global, args),
-        Command::Skill(_) | Command::Quarantine(_) | Command::Status(_) => {
-            anyhow::bail!("this command is not built yet")
-        }
+        Command::Skill(command) => skill::run(&cli.global, command),
+        Command::Quarantine(command) => quarantine::run(&cli.global, command),
+        Command::Status(flag) => status::run(&cli.global, flag.json),
     }
 }
 
@@ -27,9 +37,14 @@ pub(crate) fn resolve(global: &crate::cli::GlobalArgs, extra: Overrides) -> anyh
     Ok(Config::resolve(global.config.as_deref(), over)?)
 }
 
-/// Opens the library of the resolved configuration (for commands other than `serve`).
-#[allow(dead_code)]
-pub(crate) fn open_library(config: &Config) -> anyhow::Result<Library> {
+/// Opens the library of the resolved configuration (for commands other than
+/// `serve`). Only `create` makes a new data folder: a command that reads a
+/// folder without a node in it was almost surely given the wrong `--data`.
+pub(crate) fn open_library(config: &Config, create: bool) -> anyhow::Result<Library> {
+    let data = config.data_dir.display();
+    if !create && !config.data_dir.join(ecp_node::store::DB_FILE).is_file() {
+        bail!("{data} holds no ecp-node data; pass --data DIR with the folder `ecp-node serve` uses");
+    }
     Library::open(&config.data_dir, &config.skills_dir)
-        .with_context(|| "cannot open the node's data folder (see --data)".to_string())
+        .with_context(|| format!("cannot open the node's data in {data} (see --data)"))
 }

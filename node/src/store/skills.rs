@@ -368,6 +368,21 @@ impl Store {
         Ok(Some((record, packet, versions)))
     }
 
+    /// Names of the active local skills whose current version was made by
+    /// `source` (the skills-folder import asks which skills it owns).
+    pub fn active_local_from(&self, source: &Source) -> Result<Vec<String>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare_cached(
+            "SELECT s.name FROM skills s
+             JOIN skill_versions v ON v.name = s.name AND v.version = s.version
+             WHERE s.kind = 'local' AND s.deprecated = 0 AND v.source = ?1
+             ORDER BY s.name",
+        )?;
+        let names =
+            stmt.query_map(params![source.label()], |row| row.get(0))?.collect::<Result<Vec<_>, _>>()?;
+        Ok(names)
+    }
+
     /// Installs or replaces a locally authored skill. Returns `None` when the
     /// held local version is identical.
     pub fn put_local(&self, packet: &SkillPacket, source: Source) -> Result<Option<Change>, StoreError> {

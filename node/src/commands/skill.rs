@@ -1,0 +1,370 @@
+//! `ecp-node skill add | list | show | rm | scan`.
+//!
+//! Writes go through [`Library`], so the skills folder follows and a server
+//! running on the same `--data` serves the change within its polling interval.
+//! `scan` reads files only: it needs no data folder.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use ecp_node::config::{Config, Overrides};
+use ecp_node::import::{self, SkillFileError};
+use ecp_node::library::Library;
+use ecp_node::projection::SKILL_FILE;
+use ecp_node::store::{Source, StoreError};
+use ecp_protocol::packet::Origin;
+use ecp_protocol::scan::{DEFAULT_THRESHOLD, Finding, ScanReport, Scanner};
+use serde::Serialize;
+use serde_json::json;
+
+use super::output::{Table, emit, emit_json, label, one_line, printable, time, yes_no};
+use crate::cli::{GlobalArgs, SkillCommand};
+
+/// Largest file `skill scan` reads: scanning is useful beyond the 100 KB a
+/// node accepts, but not for files that cannot be skills at all.
+const SCAN_MAX_BYTES: usize = 16 * 1024 * 1024;
+
+pub(crate) fn run(global: &GlobalArgs, command: SkillCommand) -> anyhow::Result<ExitCode> {
+    if let SkillCommand::Scan { path, json } = command {
+        return scan(&path, json.json);
+    }
+    let config = super::resolve(global, Overrides::default())?;
+    match command {
+        SkillCommand::Add { path } => add(&config, &path),
+        SkillCommand::List(flag) => list(&super::open_library(&config, false)?, flag.json),
+        SkillCommand::Show { name, json } => show(&super::open_library(&config, false)?, &name, json.json),
+        SkillCommand::Rm { name } => rm(&super::open_library(&config, false)?, &name),
+        SkillCommand::Scan { .. } => unreachable!("handled above"),
+    }
+}
+
+// ---- add ----
+
+/// What happened to one file of `skill add`.
+enum Added {
+    New { name: String, version: i64, warning: Option<String> },
+    Unchanged { name: String },
+}
+
+fn add(config: &Config, path: &Path) -> anyhow::Result<ExitCode> {
+    let files = files_to_add(path)?;
+    let library = super::open_library(config, true)?;
+    let origin = import::local_origin(library.store().instance_id());
+    let mut out = String::new();
+    let mut refused = 0;
+    for (file, folder) in &files {
+        match add_one(&library, config, &origin, file, folder.as_deref())? {
+            Ok(Added::New { name, version, warning }) => {
+                let warning = warning.map(|w| format!("; warning: {w}")).unwrap_or_default();
+                let _ = writeln!(out, "added      {name} (version {version}){warning}");
+            }
+            Ok(Added::Unchanged { name }) => {
+                let _ = writeln!(out, "unchanged  {name}");
+            }
+            Err(reason) => {
+                refused += 1;
+                let _ = writeln!(out, "refused    {}: {}", file.display(), one_line(&reason));
+            }
+        }
+    }
+    emit(&out)?;
+    if refused > 0 {
+        eprintln!(
+            "ecp-node: {refused} of {} skills refused; fix them and run `ecp-node skill add` again",
+            files.len()
+        );
+        return Ok(ExitCode::from(2));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The SKILL.md files named by `path`, each with the folder name its
+/// frontmatter must equal (none for a file given directly).
+fn files_to_add(path: &Path) -> anyhow::Result<Vec<(PathBuf, Option<String>)>> {
+    let meta = std::fs::metadata(path).with_context(|| {
+        format!("cannot read {}; pass a SKILL.md file or a folder of <name>/SKILL.md folders", path.display())
+    })?;
+    if meta.is_file() {
+        return Ok(vec![(path.to_owned(), None)]);
+    }
+    let own = path.join(SKILL_FILE);
+    if own.is_file() {
+        return Ok(vec![(own, None)]);
+    }
+    let mut found = Vec::new();
+    let entries = std::fs::read_dir(path).with_context(|| format!("cannot list {}", path.display()))?;
+    for entry in entries {
+        let entry = entry.with_context(|| format!("cannot list {}", path.display()))?;
+        let file = entry.path().join(SKILL_FILE);
+        if file.is_file() {
+            found.push((file, Some(entry.file_name().to_string_lossy().into_owned())));
+        }
+    }
+    if found.is_empty() {
+        bail!(
+            "{} holds no <name>/SKILL.md; pass a SKILL.md file or a folder of skill folders",
+            path.display()
+        );
+    }
+    found.sort();
+    Ok(found)
+}
+
+/// Adds one file. The outer error is a failure of the store (stop); the
+/// inner one a refusal of this file (go on with the next).
+fn add_one(
+    library: &Library,
+    config: &Config,
+    origin: &Origin,
+    file: &Path,
+    folder: Option<&str>,
+) -> anyhow::Result<Result<Added, String>> {
+    let limits = &config.policy.structure;
+    let packet = match import::read_skill_file(file, limits.max_bytes)
+        .and_then(|text| import::local_packet(&text, folder, origin, limits, ecp_node::store::now()))
+    {
+        Ok(packet) => packet,
+        Err(SkillFileError::Read(e)) => return Ok(Err(format!("cannot read it: {e}"))),
+        Err(e) => return Ok(Err(e.to_string())),
+    };
+    let name = packet.skill_name.clone();
+    let held = library.store().skill(&name).context("cannot read the store")?;
+    if let Some((record, _, _)) = held.as_ref().filter(|(r, _, _)| r.kind == "external" && !r.deprecated) {
+        return Ok(Err(format!(
+            "this node holds an external skill {name:?} from {}; remove it first with `ecp-node skill rm {name}` \
+             (a local skill would take over its name and lose where it came from)",
+            one_line(&record.origin)
+        )));
+    }
+    let warning = scan_warning(&Scanner::standard().scan(&packet.skill_body), config.policy.scan_threshold);
+    if !library.put_local(&packet, Source::Operator).context("cannot store the skill")? {
+        return Ok(Ok(Added::Unchanged { name }));
+    }
+    let version =
+        library.store().skill(&name).context("cannot read the store")?.map_or(0, |(r, _, _)| r.version);
+    Ok(Ok(Added::New { name, version, warning }))
+}
+
+fn scan_warning(report: &ScanReport, threshold: ecp_protocol::Severity) -> Option<String> {
+    let worst_severity = report.blocking(threshold).map(|f| f.severity).max()?;
+    let worst = report.findings.iter().find(|f| f.severity == worst_severity)?;
+    Some(format!(
+        "the safety scan flags line {} ({}); peers will refuse this skill — see `ecp-node skill scan`",
+        worst.line, worst.rule_id
+    ))
+}
+
+// ---- list, show, rm ----
+
+fn list(library: &Library, json: bool) -> anyhow::Result<ExitCode> {
+    let skills = library.store().list_skills().context("cannot read the store")?;
+    if json {
+        emit_json(&json!({ "skills": skills }))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if skills.is_empty() {
+        emit("no skills yet; add one with `ecp-node skill add PATH`\n")?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut table = Table::new(&["NAME", "KIND", "ORIGIN", "VERSION", "CONFIDENCE", "DEPRECATED", "UPDATED"]);
+    for s in &skills {
+        table.row(vec![
+            s.name.clone(),
+            s.kind.to_owned(),
+            s.origin.clone(),
+            s.version.to_string(),
+            format!("{:.2}", s.confidence),
+            yes_no(s.deprecated).to_owned(),
+            time(&s.updated_at),
+        ]);
+    }
+    emit(&table.render(""))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn show(library: &Library, name: &str, json: bool) -> anyhow::Result<ExitCode> {
+    let Some((record, packet, versions)) = library.store().skill(name).context("cannot read the store")?
+    else {
+        bail!("no skill named {name:?}; `ecp-node skill list` shows the names");
+    };
+    if json {
+        emit_json(&json!({ "skill": record, "packet": packet, "versions": versions }))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut out = String::new();
+    let mut field = |key: &str, value: &str| {
+        let _ = writeln!(out, "{:<13}{}", format!("{key}:"), one_line(value));
+    };
+    field("name", &record.name);
+    field("kind", record.kind);
+    field("origin", &record.origin);
+    field("version", &record.version.to_string());
+    field("confidence", &format!("{:.2}", record.confidence));
+    field("deprecated", yes_no(record.deprecated));
+    field("shareable", yes_no(record.shareable));
+    field("description", &record.description);
+    field("tags", &record.tags.join(", "));
+    field("created", &time(&record.created_at));
+    field("updated", &time(&record.updated_at));
+    field("sequence", &record.seq.to_string());
+    field("integrity", &record.integrity_hash);
+    if let Some(p) = &packet.provenance {
+        field(
+            "provenance",
+            &format!(
+                "{} ({} hops; origin confidence {:.2})",
+                p.path.join(" -> "),
+                p.hops,
+                p.origin_confidence
+            ),
+        );
+    }
+    let mut table = Table::new(&["VERSION", "SEQ", "RECORDED", "SOURCE", "DEPRECATED", "INTEGRITY"]);
+    for v in &versions {
+        table.row(vec![
+            v.version.to_string(),
+            v.seq.to_string(),
+            time(&v.recorded_at),
+            v.source.clone(),
+            yes_no(v.deprecated).to_owned(),
+            v.integrity_hash.chars().take(16).collect(),
+        ]);
+    }
+    let _ = write!(out, "\nversions:\n{}\n", table.render("  "));
+    out.push_str(&printable(&packet.skill_body));
+    if !packet.skill_body.ends_with('\n') {
+        out.push('\n');
+    }
+    emit(&out)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn rm(library: &Library, name: &str) -> anyhow::Result<ExitCode> {
+    let removed = match library.tombstone(name, Source::Operator) {
+        Ok(removed) => removed,
+        Err(StoreError::NoSuchSkill(_)) => {
+            bail!("no skill named {name:?}; `ecp-node skill list` shows the names")
+        }
+        Err(e) => return Err(e).context("cannot remove the skill"),
+    };
+    if !removed {
+        emit(&format!("{name} was already removed\n"))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let record = library.store().skill(name).context("cannot read the store")?.map(|(r, _, _)| r);
+    let line = match record {
+        Some(r) if r.kind == "local" => {
+            format!(
+                "removed {name}: version {} is a tombstone, and peers that pull it drop the skill\n",
+                r.version
+            )
+        }
+        _ => format!("removed {name} from this node (an external skill is withdrawn only here)\n"),
+    };
+    emit(&line)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+// ---- scan ----
+
+/// One scanned file in `skill scan --json`.
+#[derive(Serialize)]
+struct ScannedFile {
+    path: String,
+    findings: Vec<Finding>,
+    blocked: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+}
+
+fn scan(path: &Path, json: bool) -> anyhow::Result<ExitCode> {
+    let meta = std::fs::metadata(path)
+        .with_context(|| format!("cannot read {}; pass a SKILL.md file or a folder", path.display()))?;
+    let files = if meta.is_dir() {
+        let mut files = Vec::new();
+        collect_skill_files(path, &mut files)?;
+        if files.is_empty() {
+            bail!("no SKILL.md under {}", path.display());
+        }
+        files.sort();
+        files
+    } else {
+        vec![path.to_owned()]
+    };
+    let scanner = Scanner::standard();
+    let scanned: Vec<ScannedFile> = files
+        .iter()
+        .map(|file| {
+            let shown = file.display().to_string();
+            match import::read_skill_file(file, SCAN_MAX_BYTES) {
+                Ok(text) => {
+                    let report = scanner.scan(&text);
+                    let blocked = report.is_blocked(DEFAULT_THRESHOLD);
+                    ScannedFile { path: shown, findings: report.findings, blocked, error: None }
+                }
+                Err(e) => ScannedFile {
+                    path: shown,
+                    findings: Vec::new(),
+                    blocked: false,
+                    error: Some(e.to_string()),
+                },
+            }
+        })
+        .collect();
+    let errors = scanned.iter().filter(|f| f.error.is_some()).count();
+    let blocked = scanned.iter().filter(|f| f.blocked).count();
+    if json {
+        emit_json(&json!({ "files": scanned }))?;
+    } else {
+        let mut out = String::new();
+        for file in &scanned {
+            if let Some(error) = &file.error {
+                eprintln!("ecp-node: {}: {error}", file.path);
+            }
+            for f in &file.findings {
+                let _ = writeln!(
+                    out,
+                    "{}:{}: {} {} ({}): {}",
+                    file.path,
+                    f.line,
+                    label(&f.severity),
+                    one_line(&f.rule_id),
+                    label(&f.category),
+                    one_line(&f.excerpt)
+                );
+            }
+        }
+        let threshold = label(&DEFAULT_THRESHOLD);
+        let files = scanned.len();
+        let _ = writeln!(
+            out,
+            "scanned {files} file{}: {blocked} flagged at or above {threshold}{}",
+            if files == 1 { "" } else { "s" },
+            if errors > 0 { format!(", {errors} unreadable") } else { String::new() }
+        );
+        emit(&out)?;
+    }
+    Ok(match (errors, blocked) {
+        (0, 0) => ExitCode::SUCCESS,
+        (0, _) => ExitCode::from(1),
+        _ => ExitCode::from(2),
+    })
+}
+
+/// Every `SKILL.md` under `dir`; symlinked folders are not followed (a
+/// link loop would never end).
+fn collect_skill_files(dir: &Path, files: &mut Vec<PathBuf>) -> anyhow::Result<()> {
+    let entries = std::fs::read_dir(dir).with_context(|| format!("cannot list {}", dir.display()))?;
+    for entry in entries {
+        let entry = entry.with_context(|| format!("cannot list {}", dir.display()))?;
+        let Ok(file_type) = entry.file_type() else { continue };
+        if file_type.is_dir() {
+            collect_skill_files(&entry.path(), files)?;
+        } else if entry.file_name() == SKILL_FILE && !file_type.is_symlink() {
+            files.push(entry.path());
+        }
+    }
+    Ok(())
+}

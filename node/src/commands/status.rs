@@ -1,0 +1,54 @@
+//! `ecp-node status`: the node's identity, sequence number and counts, and
+//! the folders it uses.
+
+use std::fmt::Write as _;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use ecp_node::config::Overrides;
+use serde_json::json;
+
+use super::output::{emit, emit_json, time};
+use crate::cli::GlobalArgs;
+
+pub(crate) fn run(global: &GlobalArgs, json: bool) -> anyhow::Result<ExitCode> {
+    let config = super::resolve(global, Overrides::default())?;
+    let library = super::open_library(&config, false)?;
+    let summary = library.store().summary().context("cannot read the store")?;
+    let instance = library.store().instance_id();
+    let data_dir = config.data_dir.display().to_string();
+    let skills_dir = config.skills_dir.display().to_string();
+    if json {
+        emit_json(&json!({
+            "instance": instance,
+            "protocolVersion": ecp_node::PROTOCOL_VERSION,
+            "nodeVersion": env!("CARGO_PKG_VERSION"),
+            "sequence": summary.sequence,
+            "skills": summary.skill_names.len(),
+            "localSkills": summary.local_skills,
+            "externalSkills": summary.external_skills,
+            "tombstones": summary.tombstones,
+            "quarantineHeld": summary.quarantine_held,
+            "lastUpdate": summary.last_update,
+            "dataDir": data_dir,
+            "skillsDir": skills_dir,
+        }))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut out = String::new();
+    let mut line = |key: &str, value: String| {
+        let _ = writeln!(out, "{:<17}{value}", format!("{key}:"));
+    };
+    line("instance", instance.to_owned());
+    line("sequence", summary.sequence.to_string());
+    line("shared skills", summary.skill_names.len().to_string());
+    line("local skills", summary.local_skills.to_string());
+    line("external skills", summary.external_skills.to_string());
+    line("tombstones", summary.tombstones.to_string());
+    line("quarantine held", summary.quarantine_held.to_string());
+    line("last update", summary.last_update.as_deref().map_or_else(|| "never".to_owned(), time));
+    line("data folder", data_dir);
+    line("skills folder", skills_dir);
+    emit(&out)?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,653 @@
+//! Skills-folder import: the `SKILL.md` files an agent writes into the
+//! skills folder become this node's local skills.
+//!
+//! Point `--skills-dir` at an agent's own skills folder and every
+//! `<dir>/<name>/SKILL.md` the agent writes is imported as a local skill — at
+//! start ([`import_all`], from [`Node::bind`](crate::Node::bind)) and whenever
+//! the folder changes ([`watch`]). A local skill's confidence is the
+//! frontmatter key `confidence`, default [`DEFAULT_CONFIDENCE`]. A skill the
+//! agent imported here and then deleted becomes a tombstone, so the deletion
+//! travels to peers.
+//!
+//! The same folder is the node's [projection](crate::projection): the node
+//! writes the skills it holds there too. Files it wrote itself (their content
+//! is what its `.ecp-written` marker records) are not the agent's and are
+//! never imported, which also keeps the node's own writes from triggering
+//! import loops. The other direction is the projection's job: it never
+//! overwrites a file the agent owns, and the merge refuses a remote skill
+//! whose name a local one holds (a conflict).
+//!
+//! What it does not follow: symlinks (a folder or a `SKILL.md` that is a
+//! link may point anywhere on the machine), files over
+//! [`MAX_SKILL_FILE_BYTES`], folder names that are not valid skill names.
+//! It never tombstones external skills or skills the operator added
+//! ([`Source::Operator`]) because their files are missing: only skills whose
+//! current version came from this folder belong to it.
+//!
+//! [`local_packet`] and [`read_skill_file`] are shared with `ecp-node skill
+//! add`, so a skill added by hand and one imported from the folder are made
+//! the same way.
+
+use std::collections::{HashMap, HashSet};
+use std::fs;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use ecp_protocol::merge::{MAX_DESCRIPTION_BYTES, MAX_LIST_ITEM_BYTES, MAX_LIST_ITEMS};
+use ecp_protocol::packet::Origin;
+use ecp_protocol::skill_doc::{self, DocError, StructureError, StructureLimits};
+use ecp_protocol::{SkillPacket, Timestamp, integrity};
+use tokio::sync::mpsc;
+
+use crate::library::Library;
+use crate::projection::SKILL_FILE;
+use crate::store::{SkillRecord, Source};
+
+/// Largest `SKILL.md` imported or added: 100 KB, the structure limit.
+pub const MAX_SKILL_FILE_BYTES: usize = skill_doc::DEFAULT_MAX_BYTES;
+/// Confidence of a local skill whose frontmatter has no `confidence`.
+pub const DEFAULT_CONFIDENCE: f64 = 0.8;
+/// Quiet time [`watch`] waits for after a change before importing, so a
+/// burst of writes (an editor's save, a tool writing many skills) is one
+/// import.
+pub const DEFAULT_DEBOUNCE: Duration = Duration::from_millis(300);
+/// How often [`watch`] rescans the folder when it cannot watch it.
+pub const POLL_INTERVAL: Duration = Duration::from_secs(2);
+
+/// Why a `SKILL.md` cannot become a local skill. The messages say what to fix.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SkillFileError {
+    /// The path is a symlink, which the import does not follow.
+    #[error("it is a symlink; the skills folder import does not follow links, copy the file instead")]
+    Symlink,
+    /// The path is not a regular file.
+    #[error("it is not a regular file")]
+    NotAFile,
+    /// The file is larger than the limit.
+    #[error("it is {size} bytes, over the limit of {limit}; shorten the skill")]
+    TooLarge {
+        /// Size in bytes (at least).
+        size: u64,
+        /// The limit.
+        limit: usize,
+    },
+    /// The file could not be read.
+    #[error("cannot read it: {0}")]
+    Read(#[source] std::io::Error),
+    /// The file is not UTF-8 text.
+    #[error("it is not UTF-8 text; save it as UTF-8")]
+    NotUtf8,
+    /// The frontmatter does not parse.
+    #[error("{0}")]
+    Document(#[from] DocError),
+    /// The document is not a usable skill (no frontmatter or name, bad name, empty body, …).
+    #[error("{0}")]
+    Structure(#[from] StructureError),
+    /// The frontmatter name differs from the skill's folder name.
+    #[error("its frontmatter names the skill {name:?} but its folder is {folder:?}; make them equal")]
+    NameMismatch {
+        /// The frontmatter `name`.
+        name: String,
+        /// The folder name.
+        folder: String,
+    },
+    /// The description is longer than a peer accepts.
+    #[error("its description is {len} bytes, over the limit of {MAX_DESCRIPTION_BYTES}; keep it to one line")]
+    DescriptionTooLong {
+        /// Its length in bytes.
+        len: usize,
+    },
+    /// Too many tags, or a tag too long, for a peer to accept.
+    #[error(
+        "its tags break the limits ({MAX_LIST_ITEMS} tags of at most {MAX_LIST_ITEM_BYTES} bytes); use fewer, shorter tags"
+    )]
+    TagsTooLarge,
+}
+
+/// The origin of this node's local skills. The user hash is made from the
+/// instance id, so no local user name is ever sent, even hashed.
+pub fn local_origin(instance_id: &str) -> Origin {
+    let arch = match std::env::consts::ARCH {
+        "x86_64" => "amd64",
+        "aarch64" => "arm64",
+        "x86" => "386",
+        other => other,
+    };
+    let os = format!("{}/{arch}", std::env::consts::OS);
+    Origin::new(instance_id, instance_id, &os, concat!("ecp-node/", env!("CARGO_PKG_VERSION")))
+}
+
+/// Reads a `SKILL.md` (following symlinks: the caller decides about them)
+/// as UTF-8, refusing anything but a regular file of at most `limit` bytes.
+pub fn read_skill_file(path: &Path, limit: usize) -> Result<String, SkillFileError> {
+    // Check before opening: opening a FIFO would block.
+    let meta = fs::metadata(path).map_err(SkillFileError::Read)?;
+    if !meta.is_file() {
+        return Err(SkillFileError::NotAFile);
+    }
+    if meta.len() > limit as u64 {
+        return Err(SkillFileError::TooLarge { size: meta.len(), limit });
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    // The file may grow between the check and the read: read one byte past the limit at most.
+    fs::File::open(path)
+        .and_then(|f| f.take(limit as u64 + 1).read_to_end(&mut bytes))
+        .map_err(SkillFileError::Read)?;
+    if bytes.len() > limit {
+        return Err(SkillFileError::TooLarge { size: bytes.len() as u64, limit });
+    }
+    String::from_utf8(bytes).map_err(|_| SkillFileError::NotUtf8)
+}
+
+/// Makes a local skill packet of a `SKILL.md` text: name, description, tags
+/// and confidence from its frontmatter, the whole text as body.
+///
+/// `folder`, when the file sits in a skill folder, must equal the
+/// frontmatter name. The document must pass
+/// [`check_structure`](skill_doc::check_structure) under `limits`, and its
+/// description and tags must fit what peers accept.
+pub fn local_packet(
+    text: &str,
+    folder: Option<&str>,
+    origin: &Origin,
+    limits: &StructureLimits,
+    created_at: Timestamp,
+) -> Result<SkillPacket, SkillFileError> {
+    let doc = skill_doc::parse(text)?;
+    skill_doc::check_structure(&doc, text.len(), limits)?;
+    let frontmatter = doc.frontmatter.unwrap_or_default();
+    let Some(name) = frontmatter.name else {
+        return Err(StructureError::NameMissing.into());
+    };
+    if let Some(folder) = folder
+        && folder != name
+    {
+        return Err(SkillFileError::NameMismatch { name, folder: folder.to_owned() });
+    }
+    let description =
+        skill_doc::fold_line_breaks(frontmatter.description.as_deref().unwrap_or_default()).trim().to_owned();
+    if description.len() > MAX_DESCRIPTION_BYTES {
+        return Err(SkillFileError::DescriptionTooLong { len: description.len() });
+    }
+    if frontmatter.tags.len() > MAX_LIST_ITEMS
+        || frontmatter.tags.iter().any(|t| t.len() > MAX_LIST_ITEM_BYTES)
+    {
+        return Err(SkillFileError::TagsTooLarge);
+    }
+    let confidence = frontmatter.confidence.unwrap_or(DEFAULT_CONFIDENCE);
+    Ok(SkillPacket::new(origin, &name, &description, text, confidence, created_at)
+        .with_tags(frontmatter.tags))
+}
+
+/// A file the import passed over, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Skipped {
+    /// The file, relative to the skills folder (`<name>/SKILL.md`).
+    pub path: PathBuf,
+    /// Why.
+    pub reason: String,
+}
+
+/// What one [`import_all`] run did.
+#[derive(Debug, Clone, Default)]
+pub struct ImportReport {
+    /// Skills installed or replaced from the agent's files.
+    pub imported: Vec<String>,
+    /// Agent files identical to the local skill already held.
+    pub unchanged: usize,
+    /// Files the node wrote itself (its projection), not imported.
+    pub own_files: usize,
+    /// Skills imported earlier whose files the agent deleted: now tombstones.
+    pub tombstoned: Vec<String>,
+    /// Files passed over, with reasons.
+    pub skipped: Vec<Skipped>,
+}
+
+impl ImportReport {
+    /// Logs a one-line summary, and each skipped file as a warning.
+    pub fn log(&self) {
+        for skip in &self.skipped {
+            tracing::warn!(file = %skip.path.display(), reason = %skip.reason, "skills folder: file not imported");
+        }
+        tracing::info!(
+            imported = self.imported.len(),
+            unchanged = self.unchanged,
+            node_written = self.own_files,
+            tombstoned = self.tombstoned.len(),
+            skipped = self.skipped.len(),
+            "skills folder imported"
+        );
+    }
+
+    /// Whether the run changed the store.
+    pub fn changed(&self) -> bool {
+        !self.imported.is_empty() || !self.tombstoned.is_empty()
+    }
+}
+
+/// Imports every `<skills_dir>/<name>/SKILL.md` the agent wrote as a local
+/// skill, and tombstones skills imported earlier whose files are gone.
+/// Blocking; nothing here fails as a whole — each problem is a [`Skipped`].
+pub fn import_all(library: &Library) -> ImportReport {
+    let mut report = ImportReport::default();
+    let dir = library.projection().dir();
+    let held: HashMap<String, SkillRecord> = match library.store().list_skills() {
+        Ok(records) => records.into_iter().map(|r| (r.name.clone(), r)).collect(),
+        Err(e) => {
+            report
+                .skipped
+                .push(Skipped { path: PathBuf::new(), reason: format!("cannot read the store: {e}") });
+            return report;
+        }
+    };
+    let entries = match fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            // A missing folder (not created yet, or an unmounted disk) says
+            // nothing about what the agent deleted: no tombstones.
+            return report;
+        }
+        Err(e) => {
+            report
+                .skipped
+                .push(Skipped { path: PathBuf::new(), reason: format!("cannot list the folder: {e}") });
+            return report;
+        }
+    };
+    let origin = local_origin(library.store().instance_id());
+    let limits = StructureLimits::default();
+    let mut present = HashSet::new();
+    let mut folders: Vec<_> = entries.filter_map(Result::ok).collect();
+    folders.sort_by_key(fs::DirEntry::file_name);
+    for entry in folders {
+        let Some(name) = entry.file_name().to_str().map(str::to_owned) else { continue };
+        let rel = Path::new(&name).join(SKILL_FILE);
+        let skip = |report: &mut ImportReport, reason: String| {
+            report.skipped.push(Skipped { path: rel.clone(), reason });
+        };
+        // A file type from read_dir does not follow symlinks.
+        let Ok(file_type) = entry.file_type() else { continue };
+        if name.starts_with('.') {
+            continue;
+        }
+        if file_type.is_symlink() {
+            if fs::metadata(entry.path()).is_ok_and(|m| m.is_dir()) {
+                skip(&mut report, "the skill folder is a symlink; links are not followed".to_owned());
+                present.insert(name);
+            }
+            continue;
+        }
+        if !file_type.is_dir() {
+            continue;
+        }
+        let file = entry.path().join(SKILL_FILE);
+        let meta = match fs::symlink_metadata(&file) {
+            Ok(meta) => meta,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => {
+                present.insert(name);
+                skip(&mut report, format!("cannot read it: {e}"));
+                continue;
+            }
+        };
+        // From here on the file exists: whatever happens, the skill is not "deleted".
+        present.insert(name.clone());
+        if let Err(e) = skill_doc::validate_name(&name) {
+            skip(&mut report, format!("the folder name is not a skill name: {e}"));
+            continue;
+        }
+        if meta.file_type().is_symlink() {
+            skip(&mut report, SkillFileError::Symlink.to_string());
+            continue;
+        }
+        let text = match read_skill_file(&file, MAX_SKILL_FILE_BYTES) {
+            Ok(text) => text,
+            Err(e) => {
+                skip(&mut report, e.to_string());
+                continue;
+            }
+        };
+        if library.projection().wrote(&name, text.as_bytes()) {
+            report.own_files += 1;
+            continue;
+        }
+        let hash = integrity::body_hash(&text);
+        if let Some(record) = held.get(&name).filter(|r| !r.deprecated && r.integrity_hash == hash) {
+            if record.kind == "local" {
+                report.unchanged += 1;
+            } else {
+                // The node's copy of an external skill whose marker is not
+                // written yet (or was lost): still the node's file.
+                report.own_files += 1;
+            }
+            continue;
+        }
+        let packet = match local_packet(&text, Some(&name), &origin, &limits, crate::store::now()) {
+            Ok(packet) => packet,
+            Err(e) => {
+                skip(&mut report, e.to_string());
+                continue;
+            }
+        };
+        match library.put_local(&packet, Source::SkillsDir) {
+            Ok(true) => report.imported.push(name),
+            Ok(false) => report.unchanged += 1,
+            Err(e) => skip(&mut report, format!("cannot store it: {e}")),
+        }
+    }
+    match library.store().active_local_from(&Source::SkillsDir) {
+        Ok(owned) => {
+            for name in owned.into_iter().filter(|n| !present.contains(n)) {
+                match library.tombstone(&name, Source::SkillsDir) {
+                    Ok(true) => report.tombstoned.push(name),
+                    Ok(false) => {}
+                    Err(e) => report.skipped.push(Skipped {
+                        path: Path::new(&name).join(SKILL_FILE),
+                        reason: format!("its file is gone but the tombstone failed: {e}"),
+                    }),
+                }
+            }
+        }
+        Err(e) => {
+            report
+                .skipped
+                .push(Skipped { path: PathBuf::new(), reason: format!("cannot read the store: {e}") });
+        }
+    }
+    report
+}
+
+/// Watches the skills folder and runs [`import_all`] after each burst of
+/// changes (quiet for `debounce`). If the folder cannot be watched, logs one
+/// warning and rescans it every [`POLL_INTERVAL`] instead. Runs until dropped.
+pub async fn watch(library: Library, debounce: Duration) {
+    let dir = library.projection().dir().to_owned();
+    let mut imports = Imports::default();
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    match start_watcher(&dir, tx) {
+        Ok(_watcher) => {
+            // `_watcher` lives as long as this loop; dropping it stops the events.
+            // What changed between the import at start and now has sent no event.
+            imports.run(&library, false).await;
+            while rx.recv().await.is_some() {
+                settle(&mut rx, debounce).await;
+                imports.run(&library, true).await;
+            }
+            tracing::warn!("skills folder watcher stopped; polling the folder every 2 s instead");
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot watch the skills folder; polling it every 2 s instead");
+        }
+    }
+    let mut tick = tokio::time::interval(POLL_INTERVAL);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    tick.tick().await;
+    loop {
+        tick.tick().await;
+        imports.run(&library, true).await;
+    }
+}
+
+/// Starts a recursive watcher on `dir` (created if missing) that sends one
+/// `()` per relevant event.
+fn start_watcher(dir: &Path, tx: mpsc::UnboundedSender<()>) -> notify::Result<notify::RecommendedWatcher> {
+    use notify::Watcher;
+    fs::create_dir_all(dir).map_err(notify::Error::io)?;
+    let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+        // An error (e.g. a queue overflow) may hide changes: rescan.
+        if event.as_ref().is_ok_and(|e| !relevant(e)) {
+            return;
+        }
+        let _ = tx.send(());
+    })?;
+    watcher.watch(dir, notify::RecursiveMode::Recursive)?;
+    Ok(watcher)
+}
+
+/// Whether an event may change what the import sees. Reads (the import's
+/// own included) are not; neither are writes that only touch dot-files — the
+/// node's temporary files and markers — since a rename onto `SKILL.md`
+/// names `SKILL.md` itself.
+fn relevant(event: &notify::Event) -> bool {
+    use notify::EventKind;
+    use notify::event::{AccessKind, AccessMode};
+    match event.kind {
+        EventKind::Access(AccessKind::Close(AccessMode::Write)) => {}
+        EventKind::Access(_) => return false,
+        _ => {}
+    }
+    event.paths.is_empty()
+        || event.paths.iter().any(|p| p.file_name().is_none_or(|n| !n.to_string_lossy().starts_with('.')))
+}
+
+/// Waits until no event arrived for `debounce`, or at most ten times that
+/// while events keep coming, so a busy folder still gets imported.
+async fn settle(rx: &mut mpsc::UnboundedReceiver<()>, debounce: Duration) {
+    let give_up = tokio::time::Instant::now() + debounce * 10;
+    while let Ok(Some(())) = tokio::time::timeout(debounce, rx.recv()).await {
+        if tokio::time::Instant::now() >= give_up {
+            return;
+        }
+    }
+}
+
+/// Runs imports for [`watch`], remembering what was skipped last time so
+/// that a bad file is logged when it appears or changes, not on every run.
+#[derive(Default)]
+struct Imports {
+    skipped: HashSet<Skipped>,
+}
+
+impl Imports {
+    /// One import; `warn` is false when the skips were just logged elsewhere.
+    async fn run(&mut self, library: &Library, warn: bool) {
+        let library = library.clone();
+        let Ok(report) = tokio::task::spawn_blocking(move || import_all(&library)).await else {
+            tracing::error!("skills folder import panicked");
+            return;
+        };
+        for skip in report.skipped.iter().filter(|s| warn && !self.skipped.contains(*s)) {
+            tracing::warn!(file = %skip.path.display(), reason = %skip.reason, "skills folder: file not imported");
+        }
+        self.skipped = report.skipped.iter().cloned().collect();
+        if report.changed() {
+            tracing::info!(imported = ?report.imported, tombstoned = ?report.tombstoned, "skills folder changed");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::Sender;
+
+    struct Fixture {
+        _tmp: tempfile::TempDir,
+        library: Library,
+        skills: PathBuf,
+    }
+
+    fn fixture() -> Fixture {
+        let tmp = tempfile::tempdir().unwrap();
+        let skills = tmp.path().join("skills");
+        fs::create_dir_all(&skills).unwrap();
+        let library = Library::open(&tmp.path().join("data"), &skills).unwrap();
+        Fixture { _tmp: tmp, library, skills }
+    }
+
+    fn skill_md(name: &str, extra: &str) -> String {
+        format!(
+            "---\nname: {name}\ndescription: Does {name}\n{extra}---\n# {name}\n\nSteps that are long enough to pass.\n"
+        )
+    }
+
+    fn write(dir: &Path, folder: &str, text: &str) -> PathBuf {
+        fs::create_dir_all(dir.join(folder)).unwrap();
+        let file = dir.join(folder).join(SKILL_FILE);
+        fs::write(&file, text).unwrap();
+        file
+    }
+
+    fn record(library: &Library, name: &str) -> SkillRecord {
+        library.store().skill(name).unwrap().expect("skill is held").0
+    }
+
+    #[test]
+    fn imports_agent_files_with_confidence_from_frontmatter_or_default() {
+        let f = fixture();
+        write(&f.skills, "alpha", &skill_md("alpha", "confidence: 0.65\ntags: [git, debug]\n"));
+        write(&f.skills, "beta", &skill_md("beta", ""));
+        let report = import_all(&f.library);
+        assert_eq!(report.imported, ["alpha", "beta"]);
+        assert!(report.skipped.is_empty(), "{:?}", report.skipped);
+        let alpha = record(&f.library, "alpha");
+        assert_eq!((alpha.kind, alpha.confidence), ("local", 0.65));
+        assert_eq!(alpha.tags, ["git", "debug"]);
+        assert_eq!(alpha.origin, f.library.store().instance_id());
+        assert_eq!(record(&f.library, "beta").confidence, DEFAULT_CONFIDENCE);
+    }
+
+    #[test]
+    fn a_second_run_imports_only_what_the_agent_changed() {
+        let f = fixture();
+        let file = write(&f.skills, "alpha", &skill_md("alpha", ""));
+        write(&f.skills, "beta", &skill_md("beta", ""));
+        import_all(&f.library);
+        let again = import_all(&f.library);
+        assert!(again.imported.is_empty() && !again.changed());
+        fs::write(&file, skill_md("alpha", "confidence: 0.9\n")).unwrap();
+        let edited = import_all(&f.library);
+        assert_eq!(edited.imported, ["alpha"]);
+        assert_eq!(record(&f.library, "alpha").version, 2);
+        assert_eq!(record(&f.library, "beta").version, 1);
+    }
+
+    #[test]
+    fn skips_symlinks_large_files_bad_names_and_mismatched_names() {
+        let f = fixture();
+        let outside = f._tmp.path().join("outside");
+        write(&outside, "linked", &skill_md("linked", ""));
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink(outside.join("linked"), f.skills.join("linked")).unwrap();
+            fs::create_dir_all(f.skills.join("filelink")).unwrap();
+            std::os::unix::fs::symlink(
+                outside.join("linked").join(SKILL_FILE),
+                f.skills.join("filelink/SKILL.md"),
+            )
+            .unwrap();
+        }
+        let big = skill_md("big", "") + &"x".repeat(MAX_SKILL_FILE_BYTES);
+        write(&f.skills, "big", &big);
+        write(&f.skills, "bad name", &skill_md("bad name", ""));
+        write(&f.skills, "folder", &skill_md("other", ""));
+        write(&f.skills, "nofront", "# Just markdown, no frontmatter at all here.\n");
+        write(&f.skills, "ok", &skill_md("ok", ""));
+        let report = import_all(&f.library);
+        assert_eq!(report.imported, ["ok"]);
+        let reasons: HashMap<String, String> = report
+            .skipped
+            .iter()
+            .map(|s| (s.path.parent().unwrap().display().to_string(), s.reason.clone()))
+            .collect();
+        assert!(reasons["big"].contains("over the limit"), "{reasons:?}");
+        assert!(reasons["bad name"].contains("not a skill name"), "{reasons:?}");
+        assert!(reasons["folder"].contains("make them equal"), "{reasons:?}");
+        assert!(reasons["nofront"].contains("no frontmatter"), "{reasons:?}");
+        #[cfg(unix)]
+        {
+            assert!(reasons["linked"].contains("symlink"), "{reasons:?}");
+            assert!(reasons["filelink"].contains("symlink"), "{reasons:?}");
+        }
+        assert_eq!(f.library.store().list_skills().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn files_the_node_projected_are_not_imported() {
+        let f = fixture();
+        let origin = Origin::new("peer-a", "u", "linux/amd64", "1");
+        let remote = SkillPacket::new(
+            &origin,
+            "remote",
+            "From a peer",
+            &skill_md("remote", ""),
+            0.9,
+            crate::store::now(),
+        );
+        let update = ecp_protocol::KnowledgeUpdate {
+            peer_instance: "peer-a".into(),
+            skills: vec![remote],
+            ..Default::default()
+        };
+        let sender = Sender { instance: "peer-a".into(), trust: 0.6, reshare: true };
+        let result = f.library.merge(update, &sender, &ecp_protocol::StandardPolicy::default()).unwrap();
+        assert_eq!(result.new_skills, 1, "{result:?}");
+        assert!(f.skills.join("remote").join(SKILL_FILE).exists());
+        let report = import_all(&f.library);
+        assert_eq!((report.imported.len(), report.own_files), (0, 1));
+        assert_eq!(record(&f.library, "remote").kind, "external");
+        // Without the marker (lost, or not written yet) the node still knows its copy.
+        fs::remove_file(f.skills.join("remote").join(".ecp-written")).unwrap();
+        let report = import_all(&f.library);
+        assert_eq!((report.imported.len(), report.own_files), (0, 1));
+        assert_eq!(record(&f.library, "remote").kind, "external");
+    }
+
+    #[test]
+    fn a_deleted_agent_file_tombstones_only_skills_imported_from_the_folder() {
+        let f = fixture();
+        write(&f.skills, "agent", &skill_md("agent", ""));
+        import_all(&f.library);
+        let origin = local_origin(f.library.store().instance_id());
+        let by_hand = local_packet(
+            &skill_md("by-hand", ""),
+            None,
+            &origin,
+            &StructureLimits::default(),
+            crate::store::now(),
+        )
+        .unwrap();
+        f.library.put_local(&by_hand, Source::Operator).unwrap();
+        assert!(f.skills.join("by-hand").join(SKILL_FILE).exists());
+        fs::remove_dir_all(f.skills.join("agent")).unwrap();
+        fs::remove_dir_all(f.skills.join("by-hand")).unwrap();
+        let report = import_all(&f.library);
+        assert_eq!(report.tombstoned, ["agent"]);
+        assert!(record(&f.library, "agent").deprecated);
+        assert!(!record(&f.library, "by-hand").deprecated);
+        // The agent writes it again: a new version, no longer a tombstone.
+        write(&f.skills, "agent", &skill_md("agent", ""));
+        assert_eq!(import_all(&f.library).imported, ["agent"]);
+        let agent = record(&f.library, "agent");
+        assert_eq!((agent.deprecated, agent.version), (false, 3));
+    }
+
+    #[test]
+    fn a_missing_folder_tombstones_nothing() {
+        let f = fixture();
+        write(&f.skills, "agent", &skill_md("agent", ""));
+        import_all(&f.library);
+        fs::remove_dir_all(&f.skills).unwrap();
+        let report = import_all(&f.library);
+        assert!(report.tombstoned.is_empty());
+        assert!(!record(&f.library, "agent").deprecated);
+    }
+
+    #[test]
+    fn local_packet_reads_the_frontmatter_and_checks_the_folder_name() {
+        let origin = local_origin("ecp-test");
+        let text = skill_md("alpha", "description2: ignored\ntags: a, b\n");
+        let p =
+            local_packet(&text, Some("alpha"), &origin, &StructureLimits::default(), Timestamp::go_zero())
+                .unwrap();
+        assert_eq!((p.skill_name.as_str(), p.skill_description.as_str()), ("alpha", "Does alpha"));
+        assert_eq!((p.skill_body.as_str(), p.confidence), (text.as_str(), DEFAULT_CONFIDENCE));
+        assert_eq!(p.tags, ["a", "b"]);
+        assert!(p.verify().is_ok());
+        let err =
+            local_packet(&text, Some("beta"), &origin, &StructureLimits::default(), Timestamp::go_zero());
+        assert!(matches!(err, Err(SkillFileError::NameMismatch { .. })));
+    }
+}
