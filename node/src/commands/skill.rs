@@ -214,10 +214,10 @@ fn show(library: &Library, name: &str, json: bool) -> anyhow::Result<ExitCode> {
         field(
             "provenance",
             &format!(
-                "{} ({} hops; origin confidence {:.2})",
+                "{} ({} hops; origin confidence {})",
                 p.path.join(" -> "),
                 p.hops,
-                p.origin_confidence
+                p.origin_confidence.map_or_else(|| "unknown".to_owned(), |c| format!("{c:.2}"))
             ),
         );
     }
