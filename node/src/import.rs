@@ -359,6 +359,9 @@ pub fn import_all(library: &Library) -> ImportReport {
     report
 }
 
+/// How often a watched folder is rescanned anyway.
+const RESCAN_INTERVAL: Duration = Duration::from_secs(30);
+
 /// Watches the skills folder and runs [`import_all`] after each burst of
 /// changes (quiet for `debounce`). If the folder cannot be watched, logs one
 /// warning and rescans it every [`POLL_INTERVAL`] instead. Runs until dropped.
@@ -371,8 +374,21 @@ pub async fn watch(library: Library, debounce: Duration) {
             // `_watcher` lives as long as this loop; dropping it stops the events.
             // What changed between the import at start and now has sent no event.
             imports.run(&library, false).await;
-            while rx.recv().await.is_some() {
-                settle(&mut rx, debounce).await;
+            // A watch can go quiet without an error (the folder itself
+            // replaced, an overflowing event queue): rescan now and then too.
+            let mut rescan = tokio::time::interval(RESCAN_INTERVAL);
+            rescan.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            rescan.tick().await;
+            loop {
+                tokio::select! {
+                    event = rx.recv() => {
+                        if event.is_none() {
+                            break;
+                        }
+                        settle(&mut rx, debounce).await;
+                    }
+                    _ = rescan.tick() => {}
+                }
                 imports.run(&library, true).await;
             }
             tracing::warn!("skills folder watcher stopped; polling the folder every 2 s instead");

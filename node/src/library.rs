@@ -145,11 +145,17 @@ impl Library {
             .await;
             let Ok(Ok((version, seq))) = polled else { continue };
             if last.is_some_and(|v| v != version) {
-                self.sequence.send_if_modified(|known| {
+                let changed = self.sequence.send_if_modified(|known| {
                     let changed = *known != seq;
                     *known = seq;
                     changed
                 });
+                if changed {
+                    // The other process may project into another folder (its
+                    // own flags); make ours show the change too.
+                    let library = self.clone();
+                    let _ = tokio::task::spawn_blocking(move || library.project_all()).await;
+                }
             }
             last = Some(version);
         }

@@ -87,22 +87,31 @@ impl Projection {
         let dir = self.skill_dir(name)?;
         let io = |source| ProjectionError::Io { name: name.clone(), source };
         let file = dir.join(SKILL_FILE);
-        if kind == SkillKind::External && self.agent_owns(&dir)? {
-            tracing::warn!(skill = %name, "skills folder holds the agent's own SKILL.md of this name; not overwritten");
-            return Ok(());
-        }
-        fs::create_dir_all(&dir).map_err(io)?;
         if fs::read(&file).ok().as_deref() == Some(packet.skill_body.as_bytes()) {
             return self.mark_written(&dir, &packet.skill_body).map_err(io);
         }
+        // A file the node did not write is the agent's: never overwritten,
+        // whatever the store says (a local skill imported from it will be
+        // re-imported with the agent's newer content).
+        if self.agent_owns(&dir)? {
+            if kind == SkillKind::External {
+                tracing::warn!(skill = %name, "skills folder holds the agent's own SKILL.md of this name; not overwritten");
+            }
+            return Ok(());
+        }
+        fs::create_dir_all(&dir).map_err(io)?;
         write_atomically(&file, packet.skill_body.as_bytes()).map_err(io)?;
         self.mark_written(&dir, &packet.skill_body).map_err(io)
     }
 
-    /// Removes a skill's file (and its folder when nothing else is in it).
+    /// Removes a skill's file (and its folder when nothing else is in it),
+    /// unless the file is the agent's own.
     pub fn remove(&self, name: &str) -> Result<(), ProjectionError> {
         let dir = self.skill_dir(name)?;
         let io = |source| ProjectionError::Io { name: name.to_owned(), source };
+        if self.agent_owns(&dir)? {
+            return Ok(());
+        }
         for file in [SKILL_FILE, WRITTEN_MARKER] {
             match fs::remove_file(dir.join(file)) {
                 Ok(()) => {}
@@ -190,6 +199,19 @@ mod tests {
         let p = Projection::new(tmp.path());
         p.write(&packet("alpha", "remote\n"), SkillKind::External).unwrap();
         assert_eq!(fs::read_to_string(dir.join(SKILL_FILE)).unwrap(), "agent's own\n");
+    }
+
+    #[test]
+    fn never_overwrites_or_removes_a_file_the_agent_changed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = Projection::new(tmp.path());
+        p.write(&packet("alpha", "v1\n"), SkillKind::Local).unwrap();
+        let file = tmp.path().join("alpha").join(SKILL_FILE);
+        fs::write(&file, "the agent's edit\n").unwrap();
+        p.write(&packet("alpha", "v1\n"), SkillKind::Local).unwrap();
+        assert_eq!(fs::read_to_string(&file).unwrap(), "the agent's edit\n");
+        p.remove("alpha").unwrap();
+        assert!(file.exists());
     }
 
     #[test]

@@ -4,6 +4,7 @@
 use ecp_protocol::{
     AcceptPolicy, Decision, KnowledgeUpdate, MergeContext, MergeResult, SkillKind, merge_knowledge,
 };
+use rusqlite::OptionalExtension;
 
 use super::{Change, Source, Store, StoreError, audit, now, quarantine, skills};
 
@@ -95,7 +96,7 @@ impl Store {
                         rusqlite::params![id],
                         |r| Ok((r.get(0)?, r.get(1)?)),
                     )
-                    .ok();
+                    .optional()?;
                 row.ok_or(StoreError::NoSuchQuarantineEntry(id))?
             };
             let packet: ecp_protocol::SkillPacket = super::from_json(&packet)?;
