@@ -20,6 +20,8 @@ pub const DEFAULT_DATA: &str = "./ecp-data";
 pub const DEFAULT_MAX_BODY_BYTES: usize = 8 * 1024 * 1024;
 /// Default time allowed for a whole request.
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+/// Default time a client has to send a request's headers.
+pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// A configuration problem, named with the key or flag and the fix.
 #[derive(Debug, thiserror::Error)]
@@ -85,6 +87,8 @@ pub struct FileLimits {
     pub max_skill_bytes: Option<usize>,
     /// Time allowed for a whole request, e.g. `"30s"`.
     pub request_timeout: Option<String>,
+    /// Time a client has to send a request's headers, e.g. `"10s"`.
+    pub header_read_timeout: Option<String>,
 }
 
 /// `[policy]` of `node.toml`.
@@ -139,6 +143,8 @@ pub struct Config {
     pub max_packets: usize,
     /// Time allowed for a whole request.
     pub request_timeout: Duration,
+    /// Time a client has to send a request's headers (slow-header defence).
+    pub header_read_timeout: Duration,
     /// The accept policy for every merge.
     pub policy: StandardPolicy,
     /// Trust in senders nobody configured.
@@ -171,13 +177,16 @@ impl Config {
             None => None,
         };
         let secret = over.secret.or(fc.secret).or(secret_from_env).filter(|s| !s.is_empty());
-        let request_timeout = match &fc.limits.request_timeout {
-            Some(text) => humantime::parse_duration(text).map_err(|e| ConfigError::Invalid {
-                key: "limits.request_timeout",
-                message: format!("{text:?}: {e}; write e.g. \"30s\""),
-            })?,
-            None => DEFAULT_REQUEST_TIMEOUT,
-        };
+        let request_timeout = duration(
+            "limits.request_timeout",
+            fc.limits.request_timeout.as_deref(),
+            DEFAULT_REQUEST_TIMEOUT,
+        )?;
+        let header_read_timeout = duration(
+            "limits.header_read_timeout",
+            fc.limits.header_read_timeout.as_deref(),
+            DEFAULT_HEADER_READ_TIMEOUT,
+        )?;
         let mut policy = StandardPolicy::default();
         if let Some(max) = fc.limits.max_skill_bytes {
             policy.structure.max_bytes = max;
@@ -208,6 +217,7 @@ impl Config {
             max_body_bytes,
             max_packets,
             request_timeout,
+            header_read_timeout,
             policy,
             default_trust: unit("policy.default_trust", fc.policy.default_trust.unwrap_or(0.6))?,
             reshare_external: fc.policy.reshare_external.unwrap_or(true),
@@ -224,6 +234,15 @@ impl Config {
             ..Overrides::default()
         };
         Config::resolve(None, over).expect("the test configuration is valid")
+    }
+}
+
+fn duration(key: &'static str, text: Option<&str>, default: Duration) -> Result<Duration, ConfigError> {
+    let Some(text) = text else { return Ok(default) };
+    match humantime::parse_duration(text) {
+        Ok(d) if !d.is_zero() => Ok(d),
+        Ok(_) => Err(ConfigError::Invalid { key, message: "must be longer than zero".into() }),
+        Err(e) => Err(ConfigError::Invalid { key, message: format!("{text:?}: {e}; write e.g. \"30s\"") }),
     }
 }
 

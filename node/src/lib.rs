@@ -11,6 +11,7 @@
 //! - [`config`]: defaults, `node.toml`, environment and flags, resolved once.
 //! - [`http`]: the router — ECP endpoints, `/healthz`, the local `/v1/` API.
 //! - [`node`]: a running server: bind, serve, graceful shutdown.
+//! - [`serve`]: the accept loop — header timeout, connection cap, graceful drain.
 #![deny(missing_docs)]
 
 pub mod config;
@@ -19,6 +20,7 @@ pub mod import;
 pub mod library;
 pub mod node;
 pub mod projection;
+pub mod serve;
 pub mod store;
 
 /// The protocol version the node speaks.

@@ -77,16 +77,13 @@ impl Node {
                  push skills and read everything; set --secret or ECP_SECRET"
             );
         }
+        let header_read_timeout = config.header_read_timeout;
         let state = AppState::new(library.clone(), config);
-        let router = http::app(state).into_make_service_with_connect_info::<SocketAddr>();
+        let router = http::app(state);
         let (tx, rx) = oneshot::channel::<()>();
-        let server = tokio::spawn(async move {
-            axum::serve(listener, router)
-                .with_graceful_shutdown(async move {
-                    let _ = rx.await;
-                })
-                .await
-        });
+        let server = tokio::spawn(crate::serve::serve(listener, router, header_read_timeout, async move {
+            let _ = rx.await;
+        }));
         Ok(Node { local_addr, library, shutdown: Some(tx), server, background })
     }
 

@@ -534,3 +534,16 @@ async fn a_decode_error_does_not_echo_a_megabyte_of_input() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_client_that_sends_headers_too_slowly_is_disconnected() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let node = TestNode::start_with(|cfg| cfg.header_read_timeout = Duration::from_millis(300)).await;
+    let mut stream = tokio::net::TcpStream::connect(node.addr()).await.unwrap();
+    stream.write_all(b"GET /ecp/manifest HTTP/1.1\r\nHost: x\r\n").await.unwrap();
+    // Never finish the headers: the node must hang up on its own.
+    let mut buf = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(5), stream.read_to_end(&mut buf)).await;
+    assert!(read.is_ok(), "the node kept a connection with unfinished headers open");
+    node.assert_healthy().await;
+}

@@ -1,0 +1,82 @@
+//! The accept loop: HTTP/1.1 connections served by the router, with the
+//! limits that must sit below HTTP handlers.
+//!
+//! `axum::serve` gives hyper no timer, and without one hyper cannot enforce
+//! a header read timeout: a client sending headers one byte a minute would
+//! hold its connection for ever. So this loop builds each connection itself:
+//! a header read timeout, a cap on open connections (excess connections are
+//! closed at once rather than queued), and a graceful shutdown that lets
+//! requests in flight finish for a while.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::ConnectInfo;
+use hyper::body::Incoming;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+use tower::ServiceExt;
+
+/// Most connections open at once.
+pub const MAX_CONNECTIONS: usize = 1024;
+/// How long requests in flight may run after shutdown begins.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+
+/// Serves `router` on `listener` until `shutdown` completes; a client has
+/// `header_read_timeout` to send each request's headers.
+pub async fn serve(
+    listener: TcpListener,
+    router: Router,
+    header_read_timeout: Duration,
+    shutdown: impl std::future::Future<Output = ()>,
+) -> std::io::Result<()> {
+    let graceful = GracefulShutdown::new();
+    let permits = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+    tokio::pin!(shutdown);
+    loop {
+        let (stream, remote) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(e) => {
+                    // Usually out of file descriptors: back off instead of spinning.
+                    tracing::warn!(error = %e, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        let Ok(permit) = Arc::clone(&permits).try_acquire_owned() else {
+            tracing::warn!(%remote, "connection refused: {MAX_CONNECTIONS} connections already open");
+            continue;
+        };
+        let _ = stream.set_nodelay(true);
+        let router = router.clone();
+        let service = hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
+            request.extensions_mut().insert(ConnectInfo(remote));
+            let router = router.clone();
+            async move { Ok::<_, Infallible>(router.oneshot(request).await.unwrap_or_else(|e| match e {})) }
+        });
+        let connection = hyper::server::conn::http1::Builder::new()
+            .timer(TokioTimer::new())
+            .header_read_timeout(header_read_timeout)
+            .serve_connection(TokioIo::new(stream), service);
+        let connection = graceful.watch(connection);
+        tokio::spawn(async move {
+            let _permit = permit;
+            if let Err(e) = connection.await {
+                tracing::debug!(%remote, error = %e, "connection closed with an error");
+            }
+        });
+    }
+    drop(listener);
+    tokio::select! {
+        () = graceful.shutdown() => {}
+        () = tokio::time::sleep(SHUTDOWN_GRACE) => tracing::warn!("shutdown grace period over; closing connections"),
+    }
+    Ok(())
+}
