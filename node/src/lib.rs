@@ -9,12 +9,14 @@
 //! - [`import`]: the agent's SKILL.md files in the skills folder become local
 //!   skills (at start and on change); deleted ones become tombstones.
 //! - [`config`]: defaults, `node.toml`, environment and flags, resolved once.
+//! - [`discovery`]: finding peers without configuration (mDNS).
 //! - [`http`]: the router — ECP endpoints, `/healthz`, the local `/v1/` API.
 //! - [`node`]: a running server: bind, serve, graceful shutdown.
 //! - [`serve`]: the accept loop — header timeout, connection cap, graceful drain.
 #![deny(missing_docs)]
 
 pub mod config;
+pub mod discovery;
 pub mod http;
 pub mod import;
 pub mod library;
