@@ -4,11 +4,11 @@
 //! skills folder, the CLI, the local API).
 
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use ecp_protocol::{KnowledgeUpdate, MergeResult, SkillPacket, StandardPolicy};
-use tokio::sync::watch;
+use tokio::sync::{mpsc, watch};
 
 use crate::projection::Projection;
 use crate::store::{Change, Sender, Source, Store, StoreError};
@@ -21,6 +21,10 @@ pub struct Library {
     /// Carries the newest sequence number; response caches and (later) the
     /// push-on-change federator watch it instead of polling the database.
     sequence: Arc<watch::Sender<i64>>,
+    /// In a server, committed changes go to a background writer so that a
+    /// request does not wait for the file system (the store is already
+    /// durable); without one (the CLI) they are projected at once.
+    projector: Arc<OnceLock<mpsc::UnboundedSender<Vec<Change>>>>,
 }
 
 impl Library {
@@ -32,6 +36,7 @@ impl Library {
             store: Arc::new(store),
             projection: Projection::new(skills_dir),
             sequence: Arc::new(watch::channel(seq).0),
+            projector: Arc::default(),
         })
     }
 
@@ -59,8 +64,12 @@ impl Library {
     /// projection failure is logged, not returned: the store is the truth and
     /// the next change (or restart) writes the folder again.
     fn committed(&self, changes: &[Change]) {
-        if let Err(e) = self.projection.apply(changes) {
-            tracing::error!(error = %e, "skills folder not fully updated");
+        if changes.is_empty() {
+            return;
+        }
+        let queued = self.projector.get().is_some_and(|tx| tx.send(changes.to_vec()).is_ok());
+        if !queued {
+            self.project(changes);
         }
         if let Some(seq) = changes.iter().map(|c| c.seq).max() {
             self.sequence.send_if_modified(|known| {
@@ -71,6 +80,31 @@ impl Library {
                 newer
             });
         }
+    }
+
+    fn project(&self, changes: &[Change]) {
+        if let Err(e) = self.projection.apply(changes) {
+            tracing::error!(error = %e, "skills folder not fully updated");
+        }
+    }
+
+    /// Starts the background writer of the skills folder (call once, inside
+    /// a Tokio runtime). Changes queued while it writes are written together.
+    pub fn start_projection_worker(&self) -> tokio::task::JoinHandle<()> {
+        let (tx, mut rx) = mpsc::unbounded_channel::<Vec<Change>>();
+        if self.projector.set(tx).is_err() {
+            tracing::warn!("projection worker already running");
+        }
+        let library = self.clone();
+        tokio::spawn(async move {
+            while let Some(mut batch) = rx.recv().await {
+                while let Ok(more) = rx.try_recv() {
+                    batch.extend(more);
+                }
+                let library = library.clone();
+                let _ = tokio::task::spawn_blocking(move || library.project(&batch)).await;
+            }
+        })
     }
 
     /// Merges an update from `sender`; blocking.

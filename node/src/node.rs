@@ -67,6 +67,7 @@ impl Node {
             .expect("projection does not panic")?;
         }
         let background = vec![
+            library.start_projection_worker(),
             tokio::spawn(library.clone().follow_external_writes(Duration::from_millis(500))),
             tokio::spawn(crate::import::watch(library.clone(), crate::import::DEFAULT_DEBOUNCE)),
         ];

@@ -42,18 +42,43 @@ impl Cached {
 
 /// A single-slot cache.
 #[derive(Debug, Default)]
-pub struct Slot(Mutex<Option<Cached>>);
+pub struct Slot {
+    value: Mutex<Option<Cached>>,
+    /// Held while a new value is built, so that a burst of requests after a
+    /// change builds it once instead of once each (a 20 MB listing built by
+    /// 16 requests at once is 320 MB).
+    building: tokio::sync::Mutex<()>,
+}
 
 impl Slot {
+    /// The cached value at least as new as `seq`, building it with `build`
+    /// (once, however many requests ask at the same time) when there is none.
+    pub async fn get_or_build<E, F, Fut>(&self, seq: i64, build: F) -> Result<Cached, E>
+    where
+        F: FnOnce() -> Fut,
+        Fut: std::future::Future<Output = Result<Cached, E>>,
+    {
+        if let Some(hit) = self.fresh(seq) {
+            return Ok(hit);
+        }
+        let _building = self.building.lock().await;
+        if let Some(hit) = self.fresh(seq) {
+            return Ok(hit);
+        }
+        let built = build().await?;
+        self.store(built.clone());
+        Ok(built)
+    }
+
     /// The cached value when it is at least as new as `seq`.
-    pub fn fresh(&self, seq: i64) -> Option<Cached> {
-        let guard = self.0.lock().unwrap_or_else(|p| p.into_inner());
+    fn fresh(&self, seq: i64) -> Option<Cached> {
+        let guard = self.value.lock().unwrap_or_else(|p| p.into_inner());
         guard.as_ref().filter(|c| c.seq >= seq).cloned()
     }
 
     /// Keeps `value` unless a newer one is already there.
-    pub fn store(&self, value: Cached) {
-        let mut guard = self.0.lock().unwrap_or_else(|p| p.into_inner());
+    fn store(&self, value: Cached) {
+        let mut guard = self.value.lock().unwrap_or_else(|p| p.into_inner());
         if guard.as_ref().is_none_or(|c| c.seq <= value.seq) {
             *guard = Some(value);
         }

@@ -55,29 +55,31 @@ pub(super) async fn get_manifest(
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     authorize_get(&state, &uri, &headers)?;
-    let seq = state.library.sequence();
-    if let Some(hit) = state.cache.manifest.fresh(seq) {
-        return Ok(json_response(StatusCode::OK, hit.body, None));
-    }
     let library = state.library.clone();
-    let built = tokio::task::spawn_blocking(move || -> Result<Cached, ApiError> {
-        let summary = library.store().summary()?;
-        let manifest = Manifest {
-            instance: library.store().instance_id().to_owned(),
-            version: crate::PROTOCOL_VERSION.to_owned(),
-            generated_at: now(),
-            sequence_num: summary.sequence,
-            skill_count: summary.skill_names.len() as i64,
-            skill_names: summary.skill_names,
-            top_tags: summary.top_tags,
-            last_update: summary.last_update.and_then(|t| Timestamp::parse(&t).ok()).unwrap_or_default(),
-        };
-        let body = serde_json::to_vec(&manifest).map_err(|e| ApiError::internal(&e))?;
-        Ok(Cached::new(summary.sequence, body.into()))
-    })
-    .await??;
-    state.cache.manifest.store(built.clone());
+    let built = state
+        .cache
+        .manifest
+        .get_or_build(state.library.sequence(), || async move {
+            tokio::task::spawn_blocking(move || build_manifest(&library)).await?
+        })
+        .await?;
     Ok(json_response(StatusCode::OK, built.body, None))
+}
+
+fn build_manifest(library: &crate::library::Library) -> Result<Cached, ApiError> {
+    let summary = library.store().summary()?;
+    let manifest = Manifest {
+        instance: library.store().instance_id().to_owned(),
+        version: crate::PROTOCOL_VERSION.to_owned(),
+        generated_at: now(),
+        sequence_num: summary.sequence,
+        skill_count: summary.skill_names.len() as i64,
+        skill_names: summary.skill_names,
+        top_tags: summary.top_tags,
+        last_update: summary.last_update.and_then(|t| Timestamp::parse(&t).ok()).unwrap_or_default(),
+    };
+    let body = serde_json::to_vec(&manifest).map_err(|e| ApiError::internal(&e))?;
+    Ok(Cached::new(summary.sequence, body.into()))
 }
 
 /// `GET /ecp/skills[?since=N]`.
@@ -104,27 +106,27 @@ pub(super) async fn get_skills(
     if matches_etag(&headers, &etag_for(seq)) {
         return Ok(not_modified(&etag_for(seq)));
     }
-    if since.is_none()
-        && let Some(hit) = state.cache.skills.fresh(seq)
-    {
-        let tag = etag_for(hit.seq);
-        if matches_etag(&headers, &tag) {
-            return Ok(not_modified(&tag));
-        }
-        return Ok(listing_response(&headers, hit, &tag).await);
-    }
-    let library = state.library.clone();
     let uptime_hours = state.started.elapsed().as_secs_f64() / 3600.0;
-    let served = tokio::task::spawn_blocking(move || library.store().served_packets(since)).await??;
-    let encoded = Cached::new(served.seq, Bytes::from(encode_update(&instance, &served, uptime_hours)));
-    let tag = etag_for(served.seq);
-    if since.is_none() {
-        state.cache.skills.store(encoded.clone());
-    }
+    let build = |library: crate::library::Library, instance: String| async move {
+        let served = tokio::task::spawn_blocking(move || library.store().served_packets(since)).await??;
+        Ok::<_, ApiError>(Cached::new(
+            served.seq,
+            Bytes::from(encode_update(&instance, &served, uptime_hours)),
+        ))
+    };
+    let listing = match since {
+        // The full listing is cached per sequence number and built once per change.
+        None => {
+            let (library, instance) = (state.library.clone(), instance.clone());
+            state.cache.skills.get_or_build(seq, || build(library, instance)).await?
+        }
+        Some(_) => build(state.library.clone(), instance.clone()).await?,
+    };
+    let tag = etag_for(listing.seq);
     if matches_etag(&headers, &tag) {
         return Ok(not_modified(&tag));
     }
-    Ok(listing_response(&headers, encoded, &tag).await)
+    Ok(listing_response(&headers, listing, &tag).await)
 }
 
 /// A skills listing, gzipped when the client accepts it.

@@ -164,12 +164,13 @@ pub(super) fn upsert(
     let seq = next_seq(tx)?;
     let recorded = now().to_string();
     let version: i64 = tx
-        .query_row("SELECT version FROM skills WHERE name = ?1", params![packet.skill_name], |r| r.get(0))
+        .prepare_cached("SELECT version FROM skills WHERE name = ?1")?
+        .query_row(params![packet.skill_name], |r| r.get(0))
         .optional()?
         .unwrap_or(0)
         + 1;
     let json = to_json(packet);
-    tx.execute(
+    tx.prepare_cached(
         "INSERT INTO skills (name, kind, origin, version, integrity_hash, created_at, updated_at, deprecated,
                              shareable, confidence, description, tags, seq, packet)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
@@ -180,27 +181,28 @@ pub(super) fn upsert(
              shareable = excluded.shareable, confidence = excluded.confidence,
              description = excluded.description, tags = excluded.tags, seq = excluded.seq,
              packet = excluded.packet",
-        params![
-            packet.skill_name,
-            kind_label(kind),
-            packet.origin_instance,
-            version,
-            packet.integrity_hash,
-            packet.created_at.to_string(),
-            recorded,
-            packet.deprecated,
-            shareable,
-            packet.confidence,
-            packet.skill_description,
-            to_json(&packet.tags),
-            seq,
-            json,
-        ],
-    )?;
-    tx.execute(
+    )?
+    .execute(params![
+        packet.skill_name,
+        kind_label(kind),
+        packet.origin_instance,
+        version,
+        packet.integrity_hash,
+        packet.created_at.to_string(),
+        recorded,
+        packet.deprecated,
+        shareable,
+        packet.confidence,
+        packet.skill_description,
+        to_json(&packet.tags),
+        seq,
+        json,
+    ])?;
+    tx.prepare_cached(
         "INSERT INTO skill_versions (name, version, seq, recorded_at, source, integrity_hash, deprecated, packet)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-        params![
+    )?
+    .execute(params![
             packet.skill_name,
             version,
             seq,
@@ -209,8 +211,7 @@ pub(super) fn upsert(
             packet.integrity_hash,
             packet.deprecated,
             json
-        ],
-    )?;
+    ])?;
     Ok(Change { seq, packet: packet.clone(), kind })
 }
 
