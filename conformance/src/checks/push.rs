@@ -869,7 +869,7 @@ fn push_029(cx: &mut Ctx<'_>) -> Verdict {
             ("mkfs", "mkfs.ext4 /dev/sdb1"),
             ("dd", "dd if=/dev/zero of=/dev/sdb bs=1M"),
             ("forkbomb", ":(){ :|:& };:"),
-            ("chmod", "chmod -R 777 /"),
+            ("chmod", "chmod 777 /"),
             ("forcepush", "git push --force origin main"),
             ("eval", "eval $REMOTE_PAYLOAD"),
         ],
