@@ -208,24 +208,17 @@ pub struct Ctx<'t> {
     pub profile: Profile,
     seeded: bool,
     instance: Option<String>,
-    counter: u32,
 }
 
 impl<'t> Ctx<'t> {
     /// A context for one run.
     pub fn new(target: &'t Target, run_id: String, profile: Profile) -> Ctx<'t> {
-        Ctx { target, run_id, profile, seeded: false, instance: None, counter: 0 }
+        Ctx { target, run_id, profile, seeded: false, instance: None }
     }
 
     /// A skill name unique to this run: `ecpconf-<run>-<tag>`.
     pub fn name(&self, tag: &str) -> String {
         format!("ecpconf-{}-{tag}", self.run_id)
-    }
-
-    /// A fresh unique name for another update of the same check.
-    pub fn fresh_name(&mut self, tag: &str) -> String {
-        self.counter += 1;
-        format!("ecpconf-{}-{tag}{}", self.run_id, self.counter)
     }
 
     /// The `peerInstance` the suite pushes as.

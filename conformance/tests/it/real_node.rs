@@ -6,7 +6,10 @@
 //! (MUST) and PUSH-030 (SHOULD): it merges `curl … | sh` and the rest as
 //! new skills. The tests below accept exactly those failures, and only
 //! when [`scanner_is_stub`] confirms the stub; once the real scanner lands
-//! they demand a clean pass.
+//! they demand a clean pass. (The scanner in progress on the scan branch,
+//! 0d91ca1, rates `eval $REMOTE_PAYLOAD` Medium, below the default High
+//! threshold, while SPEC §7.7.3 requires refusing `eval $…`: with it these
+//! tests will fail on PUSH-029 — rightly.)
 
 use std::collections::BTreeSet;
 
