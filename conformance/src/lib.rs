@@ -1,8 +1,188 @@
-//! `ecp-conformance`: a black-box ECP suite (issue 6 — not built yet).
+//! `ecp-conformance`: a black-box conformance suite for ECP nodes.
 //!
-//! It will speak only HTTP to a target URL and deliberately does not depend
-//! on `ecp-protocol`, so a bug shared by the node and the protocol crate
-//! cannot pass unnoticed.
+//! It speaks only HTTP to a target URL — ours, the Go reference, any other
+//! implementation — and reports, check by check, whether the target does
+//! what `protocol/SPEC.md` requires.
+//!
+//! # Design overview
+//!
+//! What it does not do: it does not depend on `ecp-protocol`. Requests are
+//! built from `serde_json::Value`s and raw bytes; SHA-256 and HMAC are
+//! computed with `sha2`/`hmac` directly ([`packets`]). A bug shared by the
+//! node and the protocol crate therefore cannot pass unnoticed. It does not
+//! read the target's store either: what a check knows, it learned over HTTP.
+//!
+//! It writes to the target: every skill it pushes is named
+//! `ecpconf-<run>-<tag>` (`<run>` is random hex, new for each run), pushed
+//! as peer `ecpconf-peer-<run>` with origin `ecpconf-origin-<run>`.
+//!
+//! ```text
+//!  cli ──Settings──▶ run ──▶ checks::all() ──(Ctx: Target, run id)──▶ CheckResult…
+//!                     │                                                 │
+//!                     └─ preflight: no answer at all → exit 2           ▼
+//!                                                   report::{human, json, junit}
+//! ```
+//!
+//! # Layout
+//!
+//! - [`cli`]: flags, resolved once into [`Settings`]; exit codes.
+//! - [`target`]: the HTTP client, signing, raw streaming POSTs.
+//! - [`packets`]: requests from raw JSON, SHA-256, HMAC, names, times.
+//! - [`check`]: what a check is, its outcomes, and its context [`check::Ctx`].
+//! - [`expect`]: field-type matchers for the wire messages.
+//! - [`checks`]: every check, one file per area.
+//! - [`report`]: the text, JSON and JUnit reports.
+
+pub mod check;
+pub mod checks;
+pub mod cli;
+pub mod expect;
+pub mod packets;
+pub mod report;
+pub mod target;
+
+use std::time::{Duration, Instant};
+
+use check::{Check, CheckResult, Ctx, Outcome, Problem, Profile};
+use report::Report;
+use target::{Sign, Target};
 
 /// The suite's own version.
 pub const SUITE_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// What to run, resolved from the command line.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Base URL of the node under test.
+    pub target: String,
+    /// The target's shared secret; without it the AUTH checks are skipped.
+    pub secret: Option<String>,
+    /// Which promise to check.
+    pub profile: Profile,
+    /// Time allowed for one exchange.
+    pub timeout: Duration,
+    /// IDs or ID prefixes to run (empty: all).
+    pub only: Vec<String>,
+    /// SHOULD failures count for the exit code.
+    pub strict: bool,
+}
+
+impl Settings {
+    /// Settings for `target` with the defaults: profile ecp-1.1, 10 s, all checks.
+    pub fn new(target: impl Into<String>) -> Settings {
+        Settings {
+            target: target.into(),
+            secret: None,
+            profile: Profile::Ecp11,
+            timeout: Duration::from_secs(10),
+            only: Vec::new(),
+            strict: false,
+        }
+    }
+}
+
+/// Why a run could not happen at all (exit 2).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunError {
+    /// A flag is wrong: the message says which and how to fix it.
+    Usage(String),
+    /// The target does not answer at all.
+    Unreachable(String),
+}
+
+impl std::fmt::Display for RunError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RunError::Usage(m) => write!(f, "{m}"),
+            RunError::Unreachable(m) => write!(f, "the target does not answer: {m}"),
+        }
+    }
+}
+
+impl std::error::Error for RunError {}
+
+/// The checks `only` selects: exact IDs or prefixes (`PUSH`, `PUSH-0`);
+/// every check when empty. A selector matching nothing is a usage error.
+pub fn select(only: &[String]) -> Result<Vec<&'static Check>, RunError> {
+    let all = checks::all();
+    if only.is_empty() {
+        return Ok(all);
+    }
+    let wanted: Vec<String> =
+        only.iter().map(|s| s.trim().to_ascii_uppercase()).filter(|s| !s.is_empty()).collect();
+    for w in &wanted {
+        if !all.iter().any(|c| c.id.starts_with(w.as_str())) {
+            return Err(RunError::Usage(format!(
+                "--only {w}: no check has this ID or ID prefix; see --list"
+            )));
+        }
+    }
+    Ok(all.into_iter().filter(|c| wanted.iter().any(|w| c.id.starts_with(w.as_str()))).collect())
+}
+
+/// A random hex id for this run: names written by two runs never collide.
+fn run_id() -> String {
+    use std::time::{SystemTime, UNIX_EPOCH};
+    let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or_default();
+    let seed = format!("{nanos}-{}-{:p}", std::process::id(), &nanos);
+    packets::sha256_hex(seed.as_bytes())[..8].to_owned()
+}
+
+/// Runs the selected checks against the target.
+///
+/// Fails only when the run cannot happen: a bad flag, or a target that does
+/// not answer `GET /ecp/manifest` at all (any HTTP answer will do). A check
+/// that loses its connection later ends in the Error outcome instead.
+pub fn run(settings: &Settings) -> Result<Report, RunError> {
+    let selected = select(&settings.only)?;
+    let target =
+        Target::new(&settings.target, settings.secret.clone(), settings.timeout).map_err(RunError::Usage)?;
+    target
+        .send(reqwest::Method::GET, "/ecp/manifest", &[], None, &Sign::Auto)
+        .map_err(|e| RunError::Unreachable(e.to_string()))?;
+    let started = Instant::now();
+    let mut cx = Ctx::new(&target, run_id(), settings.profile);
+    let results = selected.into_iter().map(|check| run_one(&mut cx, check)).collect();
+    Ok(Report {
+        target: settings.target.clone(),
+        profile: settings.profile,
+        run_id: cx.run_id.clone(),
+        strict: settings.strict,
+        results,
+        duration: started.elapsed(),
+    })
+}
+
+fn run_one(cx: &mut Ctx<'_>, check: &'static Check) -> CheckResult {
+    let started = Instant::now();
+    let (outcome, reason, evidence) = if !cx.profile.includes(check.profile) {
+        (
+            Outcome::Skip,
+            format!("{} check; run with --profile {}", check.profile.as_str(), check.profile.as_str()),
+            Vec::new(),
+        )
+    } else if check.needs_secret && !cx.target.has_secret() {
+        (
+            Outcome::Skip,
+            "no --secret given; the AUTH checks need the target's shared secret".to_owned(),
+            Vec::new(),
+        )
+    } else {
+        let verdict = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (check.run)(cx)));
+        match verdict {
+            Ok(Ok(note)) => (Outcome::Pass, note, Vec::new()),
+            Ok(Err(Problem::Fail { reason, evidence })) => (Outcome::Fail, reason, evidence),
+            Ok(Err(Problem::Skip(reason))) => (Outcome::Skip, reason, Vec::new()),
+            Ok(Err(Problem::Error(reason))) => (Outcome::Error, reason, Vec::new()),
+            Err(panic) => {
+                let text = panic
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+                    .unwrap_or_default();
+                (Outcome::Error, format!("the check itself failed (a suite bug): {text}"), Vec::new())
+            }
+        }
+    };
+    CheckResult { check, outcome, reason, evidence, duration: started.elapsed() }
+}

@@ -1,9 +1,8 @@
-//! The `ecp-conformance` binary (issue 6 — the suite is not built yet).
+//! The `ecp-conformance` binary: parse the flags, run, print, exit
+//! (0 every MUST passed, 1 one failed, 2 the suite could not run).
 
-fn main() {
-    eprintln!(
-        "ecp-conformance {}: the suite is not implemented yet; see README.md",
-        ecp_conformance::SUITE_VERSION
-    );
-    std::process::exit(2);
+use clap::Parser;
+
+fn main() -> std::process::ExitCode {
+    ecp_conformance::cli::main(ecp_conformance::cli::Cli::parse())
 }

@@ -1,0 +1,70 @@
+//! Every check, one file per area, checks in ID order within a file.
+//!
+//! | area | file | what |
+//! |---|---|---|
+//! | MAN | `manifest.rs` | `GET /ecp/manifest` |
+//! | SKL | `skills.rs` | `GET /ecp/skills`: shape, hashes, ids, names, agreement |
+//! | HTTP | `http.rs` | content types, 404/405, clean error texts |
+//! | PUSH | `push.rs` | `POST /ecp/skills` and the merge |
+//! | SYNC | `sync.rs` | sequence numbers, ETag, `?since`, tombstones (ecp-1.2) |
+//! | AUTH | `auth.rs` | `X-ECP-HMAC` (with `--secret`) |
+//! | ROB | `robustness.rs` | hostile and odd bodies |
+//!
+//! The run order is the order of [`all`]: the hostile bodies of ROB come
+//! last, so a target they bring down has answered everything else first.
+//! IDs are stable: a check is never renumbered, and a withdrawn check's ID
+//! is never reused.
+
+use crate::check::Check;
+
+mod auth;
+mod http;
+mod manifest;
+mod push;
+mod robustness;
+mod skills;
+mod sync;
+
+/// Every check, in run order.
+pub fn all() -> Vec<&'static Check> {
+    [
+        manifest::CHECKS,
+        skills::CHECKS,
+        http::CHECKS,
+        push::CHECKS,
+        sync::CHECKS,
+        auth::CHECKS,
+        robustness::CHECKS,
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use super::*;
+
+    #[test]
+    fn ids_are_unique_well_formed_and_in_order_within_an_area() {
+        let checks = all();
+        let mut seen = BTreeSet::new();
+        for c in &checks {
+            assert!(seen.insert(c.id), "{} twice", c.id);
+            let (area, number) = c.id.split_once('-').expect("AREA-NNN");
+            assert!(["MAN", "SKL", "HTTP", "PUSH", "SYNC", "AUTH", "ROB"].contains(&area), "{}", c.id);
+            assert!(number.len() == 3 && number.bytes().all(|b| b.is_ascii_digit()), "{}", c.id);
+            assert!(c.spec.starts_with('§'), "{}: spec {:?}", c.id, c.spec);
+            assert!(!c.title.is_empty() && !c.requirement.is_empty(), "{}", c.id);
+            assert_eq!(c.needs_secret, area == "AUTH", "{}", c.id);
+        }
+        for w in checks.windows(2) {
+            if w[0].area() == w[1].area() {
+                assert!(w[0].id < w[1].id, "{} before {}", w[0].id, w[1].id);
+            }
+        }
+        assert!(checks.len() >= 50, "{} checks", checks.len());
+    }
+}

@@ -1,0 +1,160 @@
+//! The command line: [`Cli`] is what the user typed (clap), [`Cli::resolve`]
+//! turns it into the [`Settings`] the run trusts, [`main`] renders the
+//! report and picks the exit code.
+//!
+//! Exit codes: 0 every MUST check of the profile passed (and every SHOULD,
+//! under `--strict`); 1 one failed; 2 the suite could not run (a usage
+//! error, or a target that does not answer at all).
+
+use std::io::Write;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Parser, ValueEnum};
+
+use crate::check::Profile;
+use crate::report;
+use crate::{RunError, Settings};
+
+const AFTER_HELP: &str = "\
+The suite WRITES to the target: every skill it pushes is named ecpconf-<run>-<tag>,
+pushed as peer ecpconf-peer-<run> with origin ecpconf-origin-<run>, where <run> is
+random hex, new for each run. Point it at a test node, or remove those skills after.
+
+Profiles:
+  ecp-1.1  what the existing Go implementation promises (shared/ECP.md)
+  ecp-1.2  ecp-1.1 plus what ecp-node promises beyond it: truthful merge counts,
+           provenance and lowered confidence, limits, sequence numbers, ETag/304,
+           ?since=N deltas, tombstones
+
+Exit codes: 0 every MUST check passed (and every SHOULD, with --strict);
+            1 a check that counts failed; 2 usage error or the target does not answer.";
+
+/// `ecp-conformance`: check an ECP node over HTTP.
+#[derive(Debug, Parser)]
+#[command(name = "ecp-conformance", version, about, after_help = AFTER_HELP)]
+pub struct Cli {
+    /// Base URL of the node under test, e.g. http://127.0.0.1:7327
+    #[arg(long, value_name = "URL", required_unless_present = "list")]
+    pub target: Option<String>,
+    /// The target's shared secret: sign requests with X-ECP-HMAC and run the AUTH checks.
+    #[arg(long, value_name = "S")]
+    pub secret: Option<String>,
+    /// Which promise to check.
+    #[arg(long, value_enum, default_value = "ecp-1.1")]
+    pub profile: ProfileArg,
+    /// Report format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
+    /// Run only these checks: IDs (PUSH-007) or prefixes (PUSH, AUTH-00); space- or comma-separated.
+    #[arg(long, value_name = "ID", num_args = 1.., value_delimiter = ',')]
+    pub only: Vec<String>,
+    /// List the checks (ID, level, profile, section, title) and exit.
+    #[arg(long)]
+    pub list: bool,
+    /// Time allowed for one exchange: seconds, or a number with ms/s/m.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration)]
+    pub timeout: Duration,
+    /// Count failed SHOULD checks for the exit code too.
+    #[arg(long)]
+    pub strict: bool,
+}
+
+/// `--profile`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ProfileArg {
+    /// What the Go reference implementation promises.
+    #[value(name = "ecp-1.1")]
+    Ecp11,
+    /// ecp-1.1 plus what ecp-node promises beyond it.
+    #[value(name = "ecp-1.2")]
+    Ecp12,
+}
+
+/// `--format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// A table per area, the failures in detail, a summary line.
+    Text,
+    /// One JSON object.
+    Json,
+    /// JUnit XML.
+    Junit,
+}
+
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    let t = text.trim();
+    let (number, unit) = match t.find(|c: char| !c.is_ascii_digit() && c != '.') {
+        Some(i) => (&t[..i], &t[i..]),
+        None => (t, "s"),
+    };
+    let n: f64 = number.parse().map_err(|_| format!("{text:?} is not a duration like 10s or 500ms"))?;
+    let secs = match unit {
+        "ms" => n / 1000.0,
+        "s" => n,
+        "m" => n * 60.0,
+        _ => return Err(format!("{text:?}: unknown unit {unit:?}; use ms, s or m")),
+    };
+    if !(secs > 0.0 && secs.is_finite()) {
+        return Err(format!("{text:?} must be longer than zero"));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+impl Cli {
+    /// The settings for a run (`--list` needs none).
+    pub fn resolve(&self) -> Result<Settings, RunError> {
+        let target = self.target.clone().ok_or_else(|| RunError::Usage("--target URL is required".into()))?;
+        Ok(Settings {
+            target,
+            secret: self.secret.clone().filter(|s| !s.is_empty()),
+            profile: match self.profile {
+                ProfileArg::Ecp11 => Profile::Ecp11,
+                ProfileArg::Ecp12 => Profile::Ecp12,
+            },
+            timeout: self.timeout,
+            only: self.only.clone(),
+            strict: self.strict,
+        })
+    }
+}
+
+/// Runs the command line; the exit code.
+pub fn main(cli: Cli) -> ExitCode {
+    match execute(&cli) {
+        Ok((text, code)) => {
+            print(&text);
+            ExitCode::from(code)
+        }
+        Err(e) => {
+            eprintln!("ecp-conformance: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// The text to print and the exit code.
+fn execute(cli: &Cli) -> Result<(String, u8), RunError> {
+    if cli.list {
+        let checks = crate::select(&cli.only)?;
+        let text = match cli.format {
+            Format::Json => report::json::list(&checks),
+            Format::Text | Format::Junit => report::human::list(&checks),
+        };
+        return Ok((text, 0));
+    }
+    let report = crate::run(&cli.resolve()?)?;
+    let text = match cli.format {
+        Format::Text => report::human::render(&report),
+        Format::Json => report::json::render(&report),
+        Format::Junit => report::junit::render(&report),
+    };
+    Ok((text, report.exit_code()))
+}
+
+/// Writes to stdout; a closed pipe (`| head`) is not an error.
+fn print(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes());
+    let _ = out.flush();
+}

@@ -1,0 +1,224 @@
+//! Requests built from raw JSON values, and the hashes and signatures
+//! computed with `sha2`/`hmac` directly — never through `ecp-protocol` — so
+//! a bug shared by a node and the protocol crate cannot pass unnoticed.
+//!
+//! Every skill the suite writes is named `ecpconf-<run>-<tag>` (SPEC §7.6.1
+//! allows 64 characters), and every instance it claims to be is
+//! `ecpconf-peer-<run>` or `ecpconf-origin-<run>`.
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use hmac::{Hmac, Mac};
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+/// Lowercase hex SHA-256 of `bytes` (SPEC §4.1.1).
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    hex::encode(Sha256::digest(bytes))
+}
+
+/// Lowercase hex HMAC-SHA256 of `payload` under `secret` (SPEC §6.1.1).
+pub fn hmac_hex(secret: &[u8], payload: &[u8]) -> String {
+    let mut mac = Hmac::<Sha256>::new_from_slice(secret).expect("HMAC takes a key of any length");
+    mac.update(payload);
+    hex::encode(mac.finalize().into_bytes())
+}
+
+/// A time `offset_secs` from now, in canonical form (SPEC §2.5.4), whole seconds.
+pub fn time_from_now(offset_secs: i64) -> String {
+    let at = Utc::now() + chrono::Duration::seconds(offset_secs);
+    at.to_rfc3339_opts(SecondsFormat::Secs, true)
+}
+
+/// A SKILL.md whose frontmatter names `name`, with a harmless playbook body
+/// well over 20 non-whitespace characters (SPEC §7.6.5).
+pub fn skill_md(name: &str, description: &str) -> String {
+    format!(
+        "---\nname: {name}\ndescription: {description}\n---\n# {name}\n\n## When to Use\n\
+         When a conformance run needs a skill called {name}.\n\n## Steps\n1. Read the failing output.\n\
+         2. Apply the fix and rerun the tests.\n\n## Verification\nThe tests pass.\n"
+    )
+}
+
+/// A packet (SPEC §3.1) with every field, its `integrityHash` and `id`
+/// computed over `body`.
+pub fn packet(origin: &str, name: &str, created_at: &str, body: &str, confidence: f64) -> Value {
+    let hash = sha256_hex(body.as_bytes());
+    json!({
+        "id": &hash[..16],
+        "version": "1.0",
+        "createdAt": created_at,
+        "originInstance": origin,
+        "originUserHash": &sha256_hex(b"ecp-conformance")[..32],
+        "originOS": "linux/amd64",
+        "originVersion": "ecpconf-1",
+        "skillName": name,
+        "skillDescription": format!("Conformance skill {name}"),
+        "skillBody": body,
+        "patterns": ["workflow:conformance:check"],
+        "confidence": confidence,
+        "integrityHash": hash,
+        "shareable": true,
+        "tags": ["ecpconf"],
+        "deprecated": false,
+    })
+}
+
+/// A good packet from `origin`: valid name, body with frontmatter, confidence 0.9.
+pub fn good_packet(origin: &str, name: &str, created_at: &str) -> Value {
+    packet(origin, name, created_at, &skill_md(name, &format!("Conformance skill {name}")), 0.9)
+}
+
+/// Sets `skillBody` to `body` and recomputes `integrityHash` and `id`.
+pub fn set_body(packet: &mut Value, body: &str) {
+    let hash = sha256_hex(body.as_bytes());
+    packet["skillBody"] = json!(body);
+    packet["id"] = json!(&hash[..16]);
+    packet["integrityHash"] = json!(hash);
+}
+
+/// A KnowledgeUpdate (SPEC §3.3) from `peer` carrying `packets`.
+pub fn update(peer: &str, packets: Vec<Value>) -> Value {
+    let count = packets.len();
+    json!({
+        "id": format!("{peer}-{}", Utc::now().timestamp_nanos_opt().unwrap_or_default()),
+        "peerInstance": peer,
+        "generatedAt": time_from_now(0),
+        "skills": packets,
+        "stats": {
+            "totalSkills": count,
+            "totalExtractions": 0,
+            "avgConfidence": 0.9,
+            "uptimeHours": 0.0,
+            "topWorkflows": ["workflow:conformance:check"],
+        },
+        "sequenceNum": 0,
+    })
+}
+
+/// Whether `name` is a valid skill name (SPEC §7.6.1):
+/// `^[a-zA-Z0-9][a-zA-Z0-9._-]{0,63}$`.
+pub fn valid_name(name: &str) -> bool {
+    let bytes = name.as_bytes();
+    !bytes.is_empty()
+        && bytes.len() <= 64
+        && bytes[0].is_ascii_alphanumeric()
+        && bytes.iter().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+}
+
+/// Whether `text` is 64 lowercase hex characters (SPEC §4.4.1).
+pub fn is_lower_hex64(text: &str) -> bool {
+    text.len() == 64 && text.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+/// Parses an RFC 3339 `date-time` (SPEC §2.5.1).
+pub fn parse_time(text: &str) -> Option<DateTime<Utc>> {
+    let bytes = text.as_bytes();
+    // chrono also takes a space for `T`; RFC 3339 `date-time` does not.
+    if bytes.len() < 20 || !matches!(bytes[10], b'T' | b't') {
+        return None;
+    }
+    DateTime::parse_from_rfc3339(text).ok().map(|t| t.with_timezone(&Utc))
+}
+
+/// Whether `text` is in the canonical form of SPEC §2.5.4: UTC, `Z`, at
+/// most nine fraction digits without trailing zeros, no `.` for a zero fraction.
+pub fn is_canonical_time(text: &str) -> bool {
+    if parse_time(text).is_none() {
+        return false;
+    }
+    let b = text.as_bytes();
+    let digits = |r: std::ops::Range<usize>| r.into_iter().all(|i| b.get(i).is_some_and(u8::is_ascii_digit));
+    let shape = digits(0..4)
+        && b[4] == b'-'
+        && digits(5..7)
+        && b[7] == b'-'
+        && digits(8..10)
+        && b[10] == b'T'
+        && digits(11..13)
+        && b[13] == b':'
+        && digits(14..16)
+        && b[16] == b':'
+        && digits(17..19);
+    if !shape {
+        return false;
+    }
+    match &text[19..] {
+        "Z" => true,
+        rest => {
+            let Some(fraction) = rest.strip_prefix('.').and_then(|r| r.strip_suffix('Z')) else {
+                return false;
+            };
+            (1..=9).contains(&fraction.len())
+                && fraction.bytes().all(|c| c.is_ascii_digit())
+                && !fraction.ends_with('0')
+        }
+    }
+}
+
+/// The frontmatter `name` of a SKILL.md, if it has frontmatter with one.
+pub fn frontmatter_name(body: &str) -> Option<String> {
+    let rest = body.strip_prefix("---\n").or_else(|| body.strip_prefix("---\r\n"))?;
+    for line in rest.lines() {
+        let line = line.trim_end_matches('\r');
+        if line == "---" {
+            return None;
+        }
+        if let Some(value) = line.strip_prefix("name:") {
+            let value = value.trim();
+            let unquoted = value
+                .strip_prefix('"')
+                .and_then(|v| v.strip_suffix('"'))
+                .or_else(|| value.strip_prefix('\'').and_then(|v| v.strip_suffix('\'')))
+                .unwrap_or(value);
+            return Some(unquoted.to_owned());
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hashes_match_the_spec_worked_examples() {
+        // SPEC §4.5 and §6.1 tables.
+        assert_eq!(sha256_hex(b""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+        assert_eq!(
+            hmac_hex(b"s3cret", b"/ecp/skills"),
+            "e3b8545e366265acaef106714ec708c0d9989c8f5a39d54164a5a0acc4988230"
+        );
+        assert_eq!(
+            hmac_hex(b"s3cret", b"/ecp/manifest"),
+            "289b72dfa13d8e89a8cc62892c3beb32cdf647f6f8e8ad69666715079ce31ea1"
+        );
+    }
+
+    #[test]
+    fn names_follow_the_spec_pattern() {
+        assert!(valid_name("csv-dedupe") && valid_name("a") && valid_name(&"x".repeat(64)));
+        for bad in ["", ".hidden", "-x", "a/b", "sp ace", "café", &"x".repeat(65)] {
+            assert!(!valid_name(bad), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn canonical_times_are_recognised() {
+        for good in ["2026-11-20T10:00:05.5Z", "2026-11-20T10:00:05Z", "2026-11-22T07:58:02.71999807Z"] {
+            assert!(is_canonical_time(good), "{good}");
+        }
+        for bad in
+            ["2026-11-20T10:00:05.500Z", "2026-11-20T12:00:05+02:00", "2026-11-20T10:00:05.0Z", "2026-11-20"]
+        {
+            assert!(!is_canonical_time(bad), "{bad}");
+        }
+        assert!(parse_time("2026-11-20T12:00:05.5+02:00").is_some());
+        assert!(parse_time("2026-11-20 12:00:05Z").is_none());
+    }
+
+    #[test]
+    fn frontmatter_name_is_read() {
+        assert_eq!(frontmatter_name(&skill_md("a-b", "d")).as_deref(), Some("a-b"));
+        assert_eq!(frontmatter_name("# no frontmatter"), None);
+    }
+}

@@ -1,0 +1,409 @@
+//! [`Target`]: the node under test, spoken to over HTTP and nothing else.
+//!
+//! Every request goes out as bytes the suite chose, and every answer comes
+//! back as an [`Exchange`] kept whole (status, headers, body bytes), so a
+//! check can show exactly what it sent and what it got. When the suite has
+//! the target's secret, requests are signed with `X-ECP-HMAC` (SPEC §6.1)
+//! computed here with `hmac`/`sha2`, unless a check asks for another header.
+
+use std::io::{Read, Write};
+use std::net::{Shutdown, TcpStream, ToSocketAddrs};
+use std::time::Duration;
+
+use reqwest::Method;
+use reqwest::header::HeaderMap;
+
+use crate::packets::hmac_hex;
+
+/// The legacy signature header (SPEC §6.1).
+pub const HMAC_HEADER: &str = "x-ecp-hmac";
+
+/// How a request is signed.
+#[derive(Debug, Clone)]
+pub enum Sign {
+    /// With the suite's secret, if it has one (path for GET, body for POST).
+    Auto,
+    /// No `X-ECP-HMAC` header at all.
+    Omit,
+    /// Exactly this header value.
+    With(String),
+}
+
+/// A request that could not be exchanged: no connection, a timeout, a
+/// broken answer. A check that meets one ends in the Error outcome.
+#[derive(Debug, Clone)]
+pub struct TransportError(pub String);
+
+impl std::fmt::Display for TransportError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for TransportError {}
+
+/// One request and its answer.
+#[derive(Debug, Clone)]
+pub struct Exchange {
+    /// Request method.
+    pub method: String,
+    /// Path and query as sent.
+    pub path: String,
+    /// Request headers the suite set (signature, content type, conditions).
+    pub request_headers: Vec<(String, String)>,
+    /// Request body.
+    pub request_body: Vec<u8>,
+    /// Answer status.
+    pub status: u16,
+    /// Answer headers.
+    pub headers: HeaderMap,
+    /// Answer body (decompressed when the target gzipped it).
+    pub body: Vec<u8>,
+}
+
+impl Exchange {
+    /// The value of header `name`, if present and text.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+
+    /// The body as JSON, if it is.
+    pub fn json(&self) -> Option<serde_json::Value> {
+        serde_json::from_slice(&self.body).ok()
+    }
+
+    /// The body as (lossy) text.
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+
+    /// One line describing the request: method, path, notable headers and
+    /// the start of the body.
+    pub fn request_line(&self) -> String {
+        let mut line = format!("> {} {}", self.method, cut(&self.path, 120));
+        for (name, value) in &self.request_headers {
+            line.push_str(&format!("  {name}: {}", cut(value, 80)));
+        }
+        if !self.request_body.is_empty() {
+            let body = String::from_utf8_lossy(&self.request_body);
+            line.push_str(&format!("  body ({} bytes): {}", self.request_body.len(), cut(&body, 300)));
+        }
+        line
+    }
+
+    /// One line describing the answer: status, content type and the start of the body.
+    pub fn response_line(&self) -> String {
+        let ct = self.header("content-type").unwrap_or("(no content-type)");
+        format!("< {} {ct}  body ({} bytes): {}", self.status, self.body.len(), cut(&self.text(), 600))
+    }
+}
+
+/// `text` cut to `max` characters, on one line.
+pub fn cut(text: &str, max: usize) -> String {
+    let one_line: String = text.chars().map(|c| if c == '\n' || c == '\r' { ' ' } else { c }).collect();
+    if one_line.chars().count() <= max {
+        one_line
+    } else {
+        let mut out: String = one_line.chars().take(max).collect();
+        out.push('…');
+        out
+    }
+}
+
+/// The node under test.
+#[derive(Debug)]
+pub struct Target {
+    base: String,
+    secret: Option<String>,
+    timeout: Duration,
+    client: reqwest::blocking::Client,
+}
+
+impl Target {
+    /// A target at `url` (`http://` or `https://`, optionally with a path
+    /// prefix the ECP paths go below).
+    pub fn new(url: &str, secret: Option<String>, timeout: Duration) -> Result<Target, String> {
+        let parsed = reqwest::Url::parse(url).map_err(|e| format!("--target {url:?} is not a URL: {e}"))?;
+        if !matches!(parsed.scheme(), "http" | "https") || parsed.host_str().is_none() {
+            return Err(format!("--target {url:?} must be an http:// or https:// URL with a host"));
+        }
+        if parsed.query().is_some() || parsed.fragment().is_some() {
+            return Err(format!("--target {url:?} must not carry a query or fragment"));
+        }
+        let client = reqwest::blocking::Client::builder()
+            .no_proxy()
+            .redirect(reqwest::redirect::Policy::none())
+            .timeout(timeout)
+            .user_agent(concat!("ecp-conformance/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+        Ok(Target { base: url.trim_end_matches('/').to_owned(), secret, timeout, client })
+    }
+
+    /// The base URL, without a trailing slash.
+    pub fn base(&self) -> &str {
+        &self.base
+    }
+
+    /// Whether the suite was given the target's secret.
+    pub fn has_secret(&self) -> bool {
+        self.secret.is_some()
+    }
+
+    /// The suite's secret, when given.
+    pub fn secret(&self) -> Option<&str> {
+        self.secret.as_deref()
+    }
+
+    /// The full URL of `path` (which may carry a query).
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    /// The URL path the target sees for `path`: the payload of a GET signature (SPEC §6.1.3).
+    pub fn signed_path(&self, path: &str) -> String {
+        reqwest::Url::parse(&self.url(path)).map(|u| u.path().to_owned()).unwrap_or_else(|_| path.to_owned())
+    }
+
+    fn signature(&self, method: &Method, path: &str, body: &[u8], sign: &Sign) -> Option<String> {
+        match sign {
+            Sign::Omit => None,
+            Sign::With(value) => Some(value.clone()),
+            Sign::Auto => {
+                let secret = self.secret.as_deref()?;
+                if *method == Method::GET || *method == Method::HEAD {
+                    Some(hmac_hex(secret.as_bytes(), self.signed_path(path).as_bytes()))
+                } else {
+                    Some(hmac_hex(secret.as_bytes(), body))
+                }
+            }
+        }
+    }
+
+    /// Sends one request and reads the whole answer.
+    pub fn send(
+        &self,
+        method: Method,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: Option<Vec<u8>>,
+        sign: &Sign,
+    ) -> Result<Exchange, TransportError> {
+        let body_bytes = body.clone().unwrap_or_default();
+        let mut request_headers: Vec<(String, String)> =
+            headers.iter().map(|(n, v)| ((*n).to_owned(), (*v).to_owned())).collect();
+        if let Some(signature) = self.signature(&method, path, &body_bytes, sign) {
+            request_headers.push((HMAC_HEADER.to_owned(), signature));
+        }
+        let mut request = self.client.request(method.clone(), self.url(path));
+        for (name, value) in &request_headers {
+            request = request.header(name.as_str(), value.as_str());
+        }
+        if let Some(body) = body {
+            request = request.body(body);
+        }
+        let response = request.send().map_err(|e| TransportError(describe(&method, path, &e)))?;
+        let status = response.status().as_u16();
+        let answer_headers = response.headers().clone();
+        let answer = response.bytes().map_err(|e| TransportError(describe(&method, path, &e)))?;
+        Ok(Exchange {
+            method: method.to_string(),
+            path: path.to_owned(),
+            request_headers,
+            request_body: body_bytes,
+            status,
+            headers: answer_headers,
+            body: answer.to_vec(),
+        })
+    }
+
+    /// POSTs a large body while reading the answer at the same time, so a
+    /// target that answers 413 and closes before reading it all is still
+    /// heard. Over plain HTTP this is a raw HTTP/1.1 exchange; over HTTPS it
+    /// falls back to [`Target::send`].
+    pub fn post_streaming(&self, path: &str, body: Vec<u8>) -> Result<Exchange, TransportError> {
+        let url = reqwest::Url::parse(&self.url(path)).map_err(|e| TransportError(e.to_string()))?;
+        if url.scheme() != "http" {
+            return self.send(
+                Method::POST,
+                path,
+                &[("content-type", "application/json")],
+                Some(body),
+                &Sign::Auto,
+            );
+        }
+        let host = url.host_str().unwrap_or_default().to_owned();
+        let port = url.port_or_known_default().unwrap_or(80);
+        let addr = (host.as_str(), port)
+            .to_socket_addrs()
+            .map_err(|e| TransportError(format!("cannot resolve {host}: {e}")))?
+            .next()
+            .ok_or_else(|| TransportError(format!("{host} resolves to no address")))?;
+        let stream = TcpStream::connect_timeout(&addr, self.timeout)
+            .map_err(|e| TransportError(format!("POST {path}: cannot connect to {addr}: {e}")))?;
+        let _ = stream.set_read_timeout(Some(self.timeout));
+        let _ = stream.set_write_timeout(Some(self.timeout));
+        let host_header = match url.port() {
+            Some(p) => format!("{host}:{p}"),
+            None => host.clone(),
+        };
+        let target_path = match url.query() {
+            Some(q) => format!("{}?{q}", url.path()),
+            None => url.path().to_owned(),
+        };
+        let mut request_headers = vec![("content-type".to_owned(), "application/json".to_owned())];
+        let mut head = format!(
+            "POST {target_path} HTTP/1.1\r\nHost: {host_header}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n",
+            body.len()
+        );
+        if let Some(signature) = self.signature(&Method::POST, path, &body, &Sign::Auto) {
+            head.push_str(&format!("X-ECP-HMAC: {signature}\r\n"));
+            request_headers.push((HMAC_HEADER.to_owned(), signature));
+        }
+        head.push_str("\r\n");
+        let mut writer = stream.try_clone().map_err(|e| TransportError(e.to_string()))?;
+        let summary = body[..body.len().min(400)].to_vec();
+        let body_len = body.len();
+        let writing = std::thread::spawn(move || {
+            if writer.write_all(head.as_bytes()).is_err() {
+                return;
+            }
+            for chunk in body.chunks(64 * 1024) {
+                if writer.write_all(chunk).is_err() {
+                    return;
+                }
+            }
+            let _ = writer.flush();
+        });
+        let mut reader = stream;
+        let mut buf = Vec::new();
+        let mut chunk = [0u8; 16 * 1024];
+        let parsed = loop {
+            if let Some(parsed) = parse_answer(&buf, false) {
+                break Some(parsed);
+            }
+            match reader.read(&mut chunk) {
+                Ok(0) | Err(_) => break parse_answer(&buf, true),
+                Ok(n) => buf.extend_from_slice(&chunk[..n]),
+            }
+        };
+        let _ = reader.shutdown(Shutdown::Both);
+        let _ = writing.join();
+        let (status, headers, answer) = parsed.ok_or_else(|| {
+            TransportError(format!(
+                "POST {path} ({body_len} bytes): no HTTP answer (received {} bytes)",
+                buf.len()
+            ))
+        })?;
+        let mut request_body = summary;
+        if body_len > request_body.len() {
+            request_body.extend_from_slice(format!("… ({body_len} bytes in all)").as_bytes());
+        }
+        Ok(Exchange {
+            method: "POST".into(),
+            path: path.to_owned(),
+            request_headers,
+            request_body,
+            status,
+            headers,
+            body: answer,
+        })
+    }
+}
+
+fn describe(method: &Method, path: &str, e: &reqwest::Error) -> String {
+    let mut text = format!("{method} {path}: ");
+    if e.is_timeout() {
+        text.push_str("no answer in time");
+    } else if e.is_connect() {
+        text.push_str("cannot connect");
+    } else {
+        text.push_str("the exchange failed");
+    }
+    let mut source: Option<&dyn std::error::Error> = Some(e);
+    let mut seen = Vec::new();
+    while let Some(s) = source {
+        let shown = s.to_string();
+        if !seen.contains(&shown) {
+            text.push_str(": ");
+            text.push_str(&shown);
+            seen.push(shown);
+        }
+        source = s.source();
+    }
+    text
+}
+
+/// Parses an HTTP/1.1 answer in `buf`: status, headers, body. `at_end`
+/// says the stream is over, so a body without a length ends here.
+fn parse_answer(buf: &[u8], at_end: bool) -> Option<(u16, HeaderMap, Vec<u8>)> {
+    let end = buf.windows(4).position(|w| w == b"\r\n\r\n")?;
+    let head = std::str::from_utf8(&buf[..end]).ok()?;
+    let mut lines = head.split("\r\n");
+    let status: u16 = lines.next()?.split(' ').nth(1)?.parse().ok()?;
+    let mut headers = HeaderMap::new();
+    for line in lines {
+        let (name, value) = line.split_once(':')?;
+        let name = reqwest::header::HeaderName::from_bytes(name.trim().as_bytes()).ok()?;
+        let value = reqwest::header::HeaderValue::from_str(value.trim()).ok()?;
+        headers.append(name, value);
+    }
+    let rest = &buf[end + 4..];
+    let chunked = headers
+        .get("transfer-encoding")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.to_ascii_lowercase().contains("chunked"));
+    if chunked {
+        return match dechunk(rest) {
+            Some(body) => Some((status, headers, body)),
+            None if at_end => Some((status, headers, rest.to_vec())),
+            None => None,
+        };
+    }
+    let length =
+        headers.get("content-length").and_then(|v| v.to_str().ok()).and_then(|v| v.trim().parse().ok());
+    match length {
+        Some(n) if rest.len() >= n => Some((status, headers, rest[..n].to_vec())),
+        _ if at_end => Some((status, headers, rest.to_vec())),
+        _ => None,
+    }
+}
+
+/// The body of a complete chunked encoding, or `None` while incomplete.
+fn dechunk(mut rest: &[u8]) -> Option<Vec<u8>> {
+    let mut body = Vec::new();
+    loop {
+        let line_end = rest.windows(2).position(|w| w == b"\r\n")?;
+        let size_text = std::str::from_utf8(&rest[..line_end]).ok()?;
+        let size = usize::from_str_radix(size_text.split(';').next()?.trim(), 16).ok()?;
+        rest = &rest[line_end + 2..];
+        if size == 0 {
+            return Some(body);
+        }
+        if rest.len() < size + 2 {
+            return None;
+        }
+        body.extend_from_slice(&rest[..size]);
+        rest = &rest[size + 2..];
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_a_chunked_answer_only_when_complete() {
+        let full = b"HTTP/1.1 413 Payload Too Large\r\nTransfer-Encoding: chunked\r\n\r\n4\r\n{\"a\"\r\n3\r\n:1}\r\n0\r\n\r\n";
+        let (status, _, body) = parse_answer(full, false).unwrap();
+        assert_eq!((status, body.as_slice()), (413, &b"{\"a\":1}"[..]));
+        assert!(parse_answer(&full[..full.len() - 5], false).is_none());
+    }
+
+    #[test]
+    fn parses_an_answer_by_content_length() {
+        let full = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}";
+        assert_eq!(parse_answer(full, false).unwrap().2, b"{}");
+        assert!(parse_answer(&full[..full.len() - 1], false).is_none());
+    }
+}

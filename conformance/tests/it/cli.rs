@@ -1,0 +1,163 @@
+//! The `ecp-conformance` binary: exit codes (0, 1, 2), `--list`, the JSON
+//! report's exact shape, JUnit, `--strict`, and what `--help` promises.
+
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+use crate::util::{Faults, Proxy, TestNode};
+
+async fn conformance(args: &[&str]) -> Output {
+    let args: Vec<String> = args.iter().map(|s| (*s).to_owned()).collect();
+    tokio::task::spawn_blocking(move || {
+        Command::new(env!("CARGO_BIN_EXE_ecp-conformance")).args(&args).output().expect("the binary runs")
+    })
+    .await
+    .expect("a blocking task")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn list_prints_every_check_without_a_target() {
+    let text = conformance(&["--list"]).await;
+    assert_eq!(text.status.code(), Some(0));
+    let ids = stdout(&text).lines().filter(|l| l.contains("-0")).count();
+    assert!(ids >= 50, "{}", stdout(&text));
+    let json = conformance(&["--list", "--format", "json", "--only", "AUTH"]).await;
+    let list: Value = serde_json::from_slice(&json.stdout).expect("a JSON array");
+    let list = list.as_array().unwrap();
+    assert!(!list.is_empty() && list.iter().all(|c| c["id"].as_str().unwrap().starts_with("AUTH-")));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn help_says_what_the_suite_writes_and_the_exit_codes() {
+    let help = conformance(&["--help"]).await;
+    assert_eq!(help.status.code(), Some(0));
+    let text = stdout(&help);
+    for needle in [
+        "ecpconf-",
+        "--target",
+        "--secret",
+        "--profile",
+        "--format",
+        "--only",
+        "--list",
+        "--timeout",
+        "--strict",
+        "Exit codes",
+    ] {
+        assert!(text.contains(needle), "--help lacks {needle:?}:\n{text}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn usage_errors_exit_2() {
+    for args in [
+        &[][..],
+        &["--target", "not a url"],
+        &["--target", "http://127.0.0.1:1", "--only", "NOPE-999"],
+        &["--target", "http://127.0.0.1:1", "--profile", "ecp-9"],
+    ] {
+        let out = conformance(args).await;
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_target_that_does_not_answer_exits_2() {
+    let port = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    let out = conformance(&["--target", &format!("http://127.0.0.1:{port}"), "--timeout", "2s"]).await;
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("does not answer"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.stdout.is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_passing_run_exits_0_with_the_json_report_in_its_documented_shape() {
+    let node = TestNode::start().await;
+    let out = conformance(&[
+        "--target",
+        &node.url(),
+        "--profile",
+        "ecp-1.2",
+        "--format",
+        "json",
+        "--only",
+        "MAN",
+        "SKL",
+        "SYNC,HTTP",
+    ])
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    let report: Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    let keys: Vec<&str> = report.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(keys.len(), 4, "{keys:?}");
+    assert_eq!(report["target"], node.url());
+    assert_eq!(report["profile"], "ecp-1.2");
+    let checks = report["checks"].as_array().unwrap();
+    assert!(checks.len() >= 30);
+    for c in checks {
+        let mut keys: Vec<&str> = c.as_object().unwrap().keys().map(String::as_str).collect();
+        keys.sort_unstable();
+        assert_eq!(keys, ["id", "level", "reason", "result", "spec", "title"], "{c}");
+        assert!(["pass", "fail", "skip"].contains(&c["result"].as_str().unwrap()), "{c}");
+        assert!(["MUST", "SHOULD", "MAY"].contains(&c["level"].as_str().unwrap()), "{c}");
+    }
+    let sum = &report["summary"];
+    let counted = |r: &str| checks.iter().filter(|c| c["result"] == r).count() as u64;
+    assert_eq!(
+        (sum["pass"].as_u64(), sum["fail"].as_u64(), sum["skip"].as_u64()),
+        (Some(counted("pass")), Some(counted("fail")), Some(counted("skip")))
+    );
+    assert_eq!(sum["fail"], 0);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_failed_must_exits_1_and_the_text_report_shows_the_exchange() {
+    let proxy =
+        Proxy::start(Faults { manifest: Some(|m| m["skillCount"] = 99.into()), ..Default::default() }, false)
+            .await;
+    let out = conformance(&["--target", &proxy.url(), "--only", "MAN-003"]).await;
+    assert_eq!(out.status.code(), Some(1));
+    let text = stdout(&out);
+    for needle in
+        ["MAN-003", "FAIL", "Failures", "requirement:", "> GET /ecp/manifest", "< 200", "1 failed", "exit 1"]
+    {
+        assert!(text.contains(needle), "the report lacks {needle:?}:\n{text}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_failed_should_exits_0_unless_strict() {
+    let proxy = Proxy::start(Faults { text_content_type: true, ..Default::default() }, false).await;
+    let lax = conformance(&["--target", &proxy.url(), "--only", "HTTP-001"]).await;
+    assert_eq!(lax.status.code(), Some(0), "{}", stdout(&lax));
+    assert!(stdout(&lax).contains("! warn"), "{}", stdout(&lax));
+    let strict = conformance(&["--target", &proxy.url(), "--only", "HTTP-001", "--strict"]).await;
+    assert_eq!(strict.status.code(), Some(1), "{}", stdout(&strict));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn junit_has_one_testsuite_per_area_and_a_failure_per_failed_check() {
+    let proxy =
+        Proxy::start(Faults { manifest: Some(|m| m["version"] = "2.0".into()), ..Default::default() }, false)
+            .await;
+    let out = conformance(&["--target", &proxy.url(), "--format", "junit", "--only", "MAN", "SKL-001"]).await;
+    assert_eq!(out.status.code(), Some(0), "MAN-007 is a SHOULD");
+    let xml = stdout(&out);
+    assert!(xml.starts_with("<?xml"), "{xml}");
+    assert_eq!(xml.matches("<testsuite ").count(), 2, "{xml}");
+    assert!(xml.contains("name=\"MAN-007 Manifest version\""), "{xml}");
+    assert_eq!(xml.matches("<failure ").count(), 1, "{xml}");
+    assert!(xml.contains("type=\"SHOULD\""), "{xml}");
+}
