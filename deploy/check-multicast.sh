@@ -57,6 +57,7 @@ else
         fi
     done
     if [ ${#netns[@]} -gt 0 ]; then
+        # shellcheck disable=SC2016 # $1 is the inner shell's argument, the probe.
         reason=$("${netns[@]}" sh -c 'ip link set lo up && exec python3 -c "$1"' sh "$probe" 2>&1) && reason=""
     else
         reason=$(python3 -c "$probe" 2>&1) && reason=""

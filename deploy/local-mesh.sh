@@ -160,6 +160,7 @@ done
 
 # ---- start, and stop everything on Ctrl-C, TERM or any exit
 pids=()
+# shellcheck disable=SC2329 # called by the traps below
 stop() {
     trap - INT TERM EXIT
     if [ ${#pids[@]} -gt 0 ]; then
