@@ -21,7 +21,7 @@ run_against_fresh_node() {
     local port data
     port="$(free_port)"
     data="$work/$label"
-    local args=(serve --listen "127.0.0.1:$port" --data "$data")
+    local args=(serve --listen "127.0.0.1:$port" --data "$data" --no-mdns)
     [ -n "$secret" ] && args+=(--secret "$secret")
     RUST_LOG=warn "$bin/ecp-node" "${args[@]}" 2>"$work/$label.log" &
     node_pid=$!

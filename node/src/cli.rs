@@ -67,6 +67,9 @@ pub(crate) struct ServeArgs {
     /// Most packets in one update (default 10000); more is refused with 413.
     #[arg(long, env = "ECP_MAX_PACKETS", value_name = "N")]
     pub(crate) max_packets: Option<usize>,
+    /// Do not advertise or browse for nodes by mDNS (`_ecp._tcp.local.`).
+    #[arg(long, env = "ECP_NO_MDNS", value_parser = clap::builder::BoolishValueParser::new())]
+    pub(crate) no_mdns: bool,
 }
 
 /// `--json` for commands that print data.

@@ -124,6 +124,8 @@ pub struct Overrides {
     pub max_body_bytes: Option<usize>,
     /// `--max-packets`.
     pub max_packets: Option<usize>,
+    /// `--no-mdns` / `ECP_NO_MDNS` gives `Some(false)`.
+    pub mdns: Option<bool>,
 }
 
 /// The resolved configuration.
@@ -153,6 +155,8 @@ pub struct Config {
     pub reshare_external: bool,
     /// Accept the Go client's full-URL GET signatures.
     pub accept_full_url_hmac: bool,
+    /// Advertise and browse `_ecp._tcp.local.` (default true; off in tests).
+    pub mdns: bool,
 }
 
 impl Config {
@@ -222,15 +226,18 @@ impl Config {
             default_trust: unit("policy.default_trust", fc.policy.default_trust.unwrap_or(0.6))?,
             reshare_external: fc.policy.reshare_external.unwrap_or(true),
             accept_full_url_hmac: fc.policy.accept_full_url_hmac.unwrap_or(true),
+            mdns: over.mdns.unwrap_or(true),
         })
     }
 
-    /// A configuration for tests: loopback port 0, everything under `dir`.
+    /// A configuration for tests: loopback port 0, everything under `dir`,
+    /// no mDNS (test nodes must not find each other unless a test asks).
     pub fn for_tests(dir: &Path) -> Config {
         let over = Overrides {
             listen: Some("127.0.0.1:0".into()),
             data: Some(dir.join("data")),
             skills_dir: Some(dir.join("skills")),
+            mdns: Some(false),
             ..Overrides::default()
         };
         Config::resolve(None, over).expect("the test configuration is valid")

@@ -7,10 +7,11 @@ use std::path::Path;
 use std::time::Duration;
 
 use tokio::net::TcpListener;
-use tokio::sync::oneshot;
+use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
 use crate::config::Config;
+use crate::discovery::{DiscoveryEvent, DiscoveryHandle};
 use crate::http::{self, AppState};
 use crate::library::Library;
 use crate::store::StoreError;
@@ -40,6 +41,11 @@ pub struct Node {
     shutdown: Option<oneshot::Sender<()>>,
     server: JoinHandle<std::io::Result<()>>,
     background: Vec<JoinHandle<()>>,
+    /// mDNS advertisement and browse; dropping it says goodbye. `None` when
+    /// off (`--no-mdns`) or unavailable.
+    discovery: Option<DiscoveryHandle>,
+    /// What discovery finds, until the federator takes it.
+    discovery_events: Option<mpsc::Receiver<DiscoveryEvent>>,
 }
 
 impl Node {
@@ -78,6 +84,23 @@ impl Node {
                  push skills and read everything; set --secret or ECP_SECRET"
             );
         }
+        let (discovery, discovery_events) = if config.mdns {
+            let (instance, auth) = (library.store().instance_id().to_owned(), config.secret.is_some());
+            match tokio::task::spawn_blocking(move || crate::discovery::start(&instance, local_addr, auth))
+                .await
+                .expect("starting discovery does not panic")
+            {
+                Ok((handle, events)) => (Some(handle), Some(events)),
+                Err(e) => {
+                    tracing::warn!(
+                        "mDNS discovery is off: {e}; configured peers still sync (--no-mdns silences this)"
+                    );
+                    (None, None)
+                }
+            }
+        } else {
+            (None, None)
+        };
         let header_read_timeout = config.header_read_timeout;
         let state = AppState::new(library.clone(), config);
         let router = http::app(state);
@@ -85,7 +108,7 @@ impl Node {
         let server = tokio::spawn(crate::serve::serve(listener, router, header_read_timeout, async move {
             let _ = rx.await;
         }));
-        Ok(Node { local_addr, library, shutdown: Some(tx), server, background })
+        Ok(Node { local_addr, library, shutdown: Some(tx), server, background, discovery, discovery_events })
     }
 
     /// A node for tests: loopback, ephemeral port, data and skills under `dir`.
@@ -108,6 +131,12 @@ impl Node {
         &self.library
     }
 
+    /// The nodes mDNS discovery finds and loses, once: the federator takes
+    /// this channel. `None` if discovery is off, unavailable, or already taken.
+    pub fn take_discovery_events(&mut self) -> Option<mpsc::Receiver<DiscoveryEvent>> {
+        self.discovery_events.take()
+    }
+
     /// Serves until `signal` completes, then shuts down gracefully.
     pub async fn run_until(mut self, signal: impl Future<Output = ()>) -> std::io::Result<()> {
         tokio::select! {
@@ -119,6 +148,9 @@ impl Node {
 
     /// Stops accepting, lets requests in flight finish, and stops background work.
     pub async fn shutdown(mut self) -> std::io::Result<()> {
+        if let Some(discovery) = self.discovery.take() {
+            let _ = tokio::task::spawn_blocking(move || drop(discovery)).await;
+        }
         if let Some(tx) = self.shutdown.take() {
             let _ = tx.send(());
         }

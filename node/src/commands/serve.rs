@@ -15,6 +15,7 @@ pub(crate) fn run(global: &GlobalArgs, args: ServeArgs) -> anyhow::Result<ExitCo
             secret: args.secret,
             max_body_bytes: args.max_body_bytes,
             max_packets: args.max_packets,
+            mdns: args.no_mdns.then_some(false),
             ..Overrides::default()
         },
     )?;

@@ -5,6 +5,16 @@
 //! `discovery.trust`, 0.6 by default) and drops them when they are lost.
 //! The only source today is mDNS (`_ecp._tcp.local.`); where multicast is
 //! unavailable the node logs one warning and carries on without it.
+//!
+//! - [`mdns`]: advertise and browse `_ecp._tcp.local.`; [`start`] runs it.
+
+pub mod mdns;
+
+use std::net::SocketAddr;
+
+use tokio::sync::mpsc;
+
+pub use mdns::DiscoveryHandle;
 
 /// A node found by discovery.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,4 +37,37 @@ pub enum DiscoveryEvent {
         /// Its instance id.
         instance: String,
     },
+}
+
+/// Why discovery could not start. The node carries on without it.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DiscoveryError {
+    /// Multicast does not work here (no multicast route, an interface that
+    /// is down, a sandbox or CI container); nothing to fix unless you want
+    /// discovery — then run on a network that carries multicast.
+    #[error("multicast is unavailable on {interface}: {reason}")]
+    MulticastUnavailable {
+        /// The interface address that was tried (`0.0.0.0`: the default route's).
+        interface: String,
+        /// What failed, with the system's error.
+        reason: String,
+    },
+    /// The mDNS daemon could not start or refused our service.
+    #[error("the mDNS daemon failed: {0}")]
+    Mdns(String),
+}
+
+/// Starts mDNS discovery for this node: advertises `instance`, serving on
+/// `listen` (its actual bound address), with `auth_required` in its TXT
+/// records, and reports the other ECP nodes it finds on the returned
+/// channel (never our own instance). Dropping the handle says goodbye on
+/// the network and stops discovery. Blocks for up to half a second (a
+/// multicast check), so call it from a blocking context in async code.
+pub fn start(
+    instance: &str,
+    listen: SocketAddr,
+    auth_required: bool,
+) -> Result<(DiscoveryHandle, mpsc::Receiver<DiscoveryEvent>), DiscoveryError> {
+    mdns::start(instance, listen, auth_required)
 }

@@ -16,3 +16,5 @@ mod restart;
 mod cli;
 // skills_dir: importing an agent's SKILL.md files and projecting skills into the folder.
 mod skills_dir;
+// discovery: mDNS between two nodes on loopback (ignored unless multicast works; see .ci/run).
+mod discovery;
