@@ -124,6 +124,8 @@ pub struct Overrides {
     pub max_body_bytes: Option<usize>,
     /// `--max-packets`.
     pub max_packets: Option<usize>,
+    /// `--peers` / `ECP_PEERS`.
+    pub peers: Option<PathBuf>,
 }
 
 /// The resolved configuration.
@@ -153,6 +155,8 @@ pub struct Config {
     pub reshare_external: bool,
     /// Accept the Go client's full-URL GET signatures.
     pub accept_full_url_hmac: bool,
+    /// The peers file (`peers.toml`); `None`: no configured peers.
+    pub peers_file: Option<PathBuf>,
 }
 
 impl Config {
@@ -222,6 +226,7 @@ impl Config {
             default_trust: unit("policy.default_trust", fc.policy.default_trust.unwrap_or(0.6))?,
             reshare_external: fc.policy.reshare_external.unwrap_or(true),
             accept_full_url_hmac: fc.policy.accept_full_url_hmac.unwrap_or(true),
+            peers_file: over.peers,
         })
     }
 

@@ -7,12 +7,15 @@ use std::path::Path;
 use std::time::Duration;
 
 use tokio::net::TcpListener;
-use tokio::sync::oneshot;
+use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
 use crate::config::Config;
+use crate::discovery::DiscoveryEvent;
+use crate::federation::Federator;
 use crate::http::{self, AppState};
 use crate::library::Library;
+use crate::peers::{PeersConfig, PeersError};
 use crate::store::StoreError;
 
 /// Why a node could not start.
@@ -30,6 +33,12 @@ pub enum StartError {
         /// Cause.
         source: std::io::Error,
     },
+    /// The peers file is unreadable or invalid.
+    #[error(transparent)]
+    Peers(#[from] PeersError),
+    /// The federator could not start.
+    #[error(transparent)]
+    Federation(#[from] crate::federation::StartError),
 }
 
 /// A started node.
@@ -37,14 +46,31 @@ pub enum StartError {
 pub struct Node {
     local_addr: SocketAddr,
     library: Library,
+    federator: Federator,
     shutdown: Option<oneshot::Sender<()>>,
     server: JoinHandle<std::io::Result<()>>,
     background: Vec<JoinHandle<()>>,
 }
 
 impl Node {
-    /// Opens the store, projects the skills folder, binds and starts serving.
+    /// Opens the store, projects the skills folder, binds, starts serving and
+    /// federating with the peers of `config.peers_file`.
     pub async fn bind(config: Config) -> Result<Node, StartError> {
+        Node::bind_with(config, None).await
+    }
+
+    /// [`Node::bind`], with a source of discovered peers (mDNS) whose events
+    /// the federator consumes.
+    pub async fn bind_with(
+        config: Config,
+        discovery: Option<mpsc::Receiver<DiscoveryEvent>>,
+    ) -> Result<Node, StartError> {
+        let peers = match config.peers_file.clone() {
+            Some(path) => tokio::task::spawn_blocking(move || PeersConfig::load(&path))
+                .await
+                .expect("reading the peers file does not panic")?,
+            None => PeersConfig::default(),
+        };
         let library = {
             let (data, skills) = (config.data_dir.clone(), config.skills_dir.clone());
             tokio::task::spawn_blocking(move || Library::open(&data, &skills))
@@ -77,14 +103,18 @@ impl Node {
                  push skills and read everything; set --secret or ECP_SECRET"
             );
         }
+        let federator = Federator::start(library.clone(), &config, peers, discovery).await?;
+        if let Some(path) = config.peers_file.clone() {
+            federator.watch_file(path);
+        }
         let header_read_timeout = config.header_read_timeout;
-        let state = AppState::new(library.clone(), config);
+        let state = AppState::with_federator(library.clone(), config, Some(federator.clone()));
         let router = http::app(state);
         let (tx, rx) = oneshot::channel::<()>();
         let server = tokio::spawn(crate::serve::serve(listener, router, header_read_timeout, async move {
             let _ = rx.await;
         }));
-        Ok(Node { local_addr, library, shutdown: Some(tx), server, background })
+        Ok(Node { local_addr, library, federator, shutdown: Some(tx), server, background })
     }
 
     /// A node for tests: loopback, ephemeral port, data and skills under `dir`.
@@ -107,6 +137,11 @@ impl Node {
         &self.library
     }
 
+    /// Its federator: peers, rounds on demand, reloads.
+    pub fn federator(&self) -> &Federator {
+        &self.federator
+    }
+
     /// Serves until `signal` completes, then shuts down gracefully.
     pub async fn run_until(mut self, signal: impl Future<Output = ()>) -> std::io::Result<()> {
         tokio::select! {
@@ -124,6 +159,7 @@ impl Node {
         for task in &self.background {
             task.abort();
         }
+        self.federator.shutdown().await;
         (&mut self.server).await.unwrap_or(Ok(()))
     }
 }

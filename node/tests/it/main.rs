@@ -16,3 +16,5 @@ mod restart;
 mod cli;
 // skills_dir: importing an agent's SKILL.md files and projecting skills into the folder.
 mod skills_dir;
+// federation: real nodes pulling and pushing — chains, a ring, dead/slow peers, restart, deletions, a Go-like peer.
+mod federation;
