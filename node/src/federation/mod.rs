@@ -20,8 +20,9 @@
 //! nothing else. A round never overlaps the previous round of the same peer
 //! (a tick that finds it still running is skipped), and a failing peer is
 //! skipped until its backoff has passed. Peers with `push = true` also get a
-//! task that watches the library's sequence number and pushes, debounced,
-//! what changed.
+//! task that watches the library's sequence number and pushes what changed:
+//! at once after a quiet spell, at most once per [`PUSH_DEBOUNCE`] while
+//! changes keep coming.
 //!
 //! The per-peer state (cursor, ETags, acknowledged sequence, failures) lives
 //! in the store, so a restarted node resumes incrementally. What lives only
@@ -58,10 +59,11 @@ pub use client::{ClientError, PeerClient};
 pub use pull::{PullOutcome, PullReport, pull};
 pub use push::{PushReport, push};
 
-/// How long local changes are collected before a push on change.
+/// Shortest time between two pushes on change to one peer. A change after a
+/// quiet spell is pushed at once (a skill crosses each hop of a mesh without
+/// waiting); changes that follow a push closely are collected and go out
+/// together when this much time has passed since it.
 pub const PUSH_DEBOUNCE: Duration = Duration::from_millis(200);
-/// Longest a push on change waits while changes keep coming.
-pub const PUSH_MAX_DELAY: Duration = Duration::from_secs(2);
 /// How often the peers file is checked for changes.
 pub const PEERS_FILE_POLL: Duration = Duration::from_secs(1);
 
@@ -417,6 +419,8 @@ struct Slot {
     round: Arc<tokio::sync::Mutex<()>>,
     /// No round before this instant (backoff after failures).
     not_before: std::sync::Mutex<Option<Instant>>,
+    /// The last round started, so that shutdown can stop it.
+    current: std::sync::Mutex<Option<JoinHandle<()>>>,
 }
 
 /// The job scheduler (it has no `Debug` of its own).
@@ -712,11 +716,12 @@ impl Federator {
             tracing::debug!(peer = %url, "the previous round still runs; round skipped");
             return;
         };
-        let this = self.clone();
-        tokio::spawn(async move {
+        let (this, in_round) = (self.clone(), Arc::clone(&slot));
+        let round = tokio::spawn(async move {
             let _guard = guard;
-            this.round(&spec, &slot).await;
+            this.round(&spec, &in_round).await;
         });
+        *slot.current.lock().unwrap_or_else(|p| p.into_inner()) = Some(round);
     }
 
     /// A pull round (or, for a peer not pulled from, learning its instance).
@@ -724,7 +729,7 @@ impl Federator {
         let ctx = self.context();
         let outcome = if spec.pull {
             pull(&ctx, spec).await.map(|r| {
-                if r.outcome == PullOutcome::Merged {
+                if r.outcome == PullOutcome::Merged && r.packets > r.echoes {
                     tracing::info!(peer = %spec.url, instance = %r.instance, since = r.since, packets = r.packets,
                         new = r.result.new_skills, updated = r.result.updated_skills,
                         rejected = r.result.rejected_skills, unchanged = r.result.unchanged, "pulled");
@@ -919,6 +924,9 @@ impl Federator {
         }
         let running: Vec<Running> = self.0.peers.lock().await.drain().map(|(_, r)| r).collect();
         for r in running {
+            if let Some(round) = r.slot.current.lock().unwrap_or_else(|p| p.into_inner()).take() {
+                round.abort();
+            }
             self.stop(r).await;
         }
         let mut scheduler = self.0.scheduler.0.clone();
@@ -953,8 +961,9 @@ async fn probe(ctx: &Context, spec: &PeerSpec) -> Result<String, SyncFailure> {
     }
 }
 
-/// Pushes to `url` whenever the library changes, debounced; retries with
-/// backoff after a failure. Ends when the peer is no longer run.
+/// Pushes to `url` whenever the library changes (leading-edge debounce, see
+/// [`PUSH_DEBOUNCE`]); retries with backoff after a failure. Ends when the
+/// peer is no longer run.
 async fn push_on_change(weak: Weak<Inner>, url: String) {
     let Some(inner) = weak.upgrade() else { return };
     let mut changes = inner.library.subscribe();
@@ -989,20 +998,12 @@ async fn push_on_change(weak: Weak<Inner>, url: String) {
                 continue;
             }
         }
+        let pushed = tokio::time::Instant::now();
         if changes.changed().await.is_err() {
             return;
         }
-        let started = Instant::now();
-        loop {
-            let left = PUSH_MAX_DELAY.saturating_sub(started.elapsed());
-            if left.is_zero() {
-                break;
-            }
-            tokio::select! {
-                changed = changes.changed() => if changed.is_err() { return },
-                () = tokio::time::sleep(PUSH_DEBOUNCE.min(left)) => break,
-            }
-        }
+        // Changes arriving meanwhile are kept by the watch and go out together.
+        tokio::time::sleep_until(pushed + PUSH_DEBOUNCE).await;
     }
 }
 

@@ -191,7 +191,10 @@ impl Store {
         self.write(|tx| {
             ensure(tx, url, kind)?;
             tx.execute(
-                "UPDATE peers SET instance = ?2, cursor = ?3, etag = ?4, manifest_etag = ?5, manifest_digest = ?6,
+                // Another instance at this URL (its data was reset, or another
+                // node answers there) has acknowledged none of our pushes.
+                "UPDATE peers SET acked_seq = CASE WHEN instance NOT IN ('', ?2) THEN 0 ELSE acked_seq END,
+                                  instance = ?2, cursor = ?3, etag = ?4, manifest_etag = ?5, manifest_digest = ?6,
                                   last_success = ?7, last_attempt = ?8, failures = 0, last_error = '',
                                   packets_received = ?9
                  WHERE url = ?1",
@@ -304,5 +307,12 @@ mod tests {
         assert_eq!((s.instance.as_str(), s.cursor, s.packets_received, s.acked_seq), ("ecp-a", 7, 3, 11));
         assert!(s.last_success.is_some() && s.last_push.is_some());
         assert_eq!(store.peer_states().unwrap().len(), 1);
+        let other = PullRecord { instance: "ecp-b".into(), ..record };
+        store.record_pull_success(url, PeerKind::Configured, "t3", &other).unwrap();
+        assert_eq!(
+            store.peer_state(url).unwrap().unwrap().acked_seq,
+            0,
+            "a new instance acknowledged nothing"
+        );
     }
 }

@@ -260,6 +260,10 @@ async fn with_trust_1_a_skill_arrives_unlowered() {
     let at_b = b.skill("full-trust").await.expect("B holds it");
     assert_eq!(at_b["skill"]["confidence"], json!(1.0));
     assert_eq!(at_b["packet"]["provenance"]["originConfidence"], json!(1.0));
+
+    // Nothing changed: the next round is one manifest request answered 304.
+    let idle = b.pull_ok(&a, "trust = 1.0").await;
+    assert_eq!((idle.outcome, idle.bytes, idle.packets), (PullOutcome::Unchanged, 0, 0), "{idle:?}");
 }
 
 // ---------------------------------------------------------------------------
@@ -372,6 +376,16 @@ async fn a_dead_and_a_slow_peer_do_not_delay_a_live_one() {
     })
     .await;
     assert!(slow_state["lastError"].as_str().unwrap().contains("timeout"), "{slow_state}");
+    // Ticks every 200 ms, but a round never overlaps the previous one: one
+    // hanging request, not ten.
+    assert!(
+        accepted.load(Ordering::SeqCst) <= 2,
+        "{} connections to the slow peer",
+        accepted.load(Ordering::SeqCst)
+    );
+    // And failing peers back off (0.5–1 s, then 1–2 s, …) instead of failing every tick.
+    let dead_failures = b.peer_state(&dead_url).await["failures"].as_i64().unwrap();
+    assert!(dead_failures <= 5, "{dead_failures} failures of the dead peer in about 2 s");
     assert_eq!(b.peer_state(&live.url()).await["failures"], 0);
     hold.abort();
 }
