@@ -163,6 +163,10 @@ pub(crate) fn peers(global: &GlobalArgs, json: bool) -> anyhow::Result<ExitCode>
     Ok(ExitCode::SUCCESS)
 }
 
+fn packets(n: usize) -> String {
+    if n == 1 { "1 packet".to_owned() } else { format!("{n} packets") }
+}
+
 fn counts(r: &MergeResult) -> String {
     format!(
         "new {}, updated {}, unchanged {}, rejected {}",
@@ -188,9 +192,9 @@ fn pull_text(r: &PullReport) -> String {
                 if r.echoes > 0 { format!(", {} of ours left out", r.echoes) } else { String::new() };
             let _ = writeln!(
                 out,
-                "pulled {} ({instance}): {} packets since {} (cursor now {}{echoes}); {}",
+                "pulled {} ({instance}): {} since {} (cursor now {}{echoes}); {}",
                 r.url,
-                r.packets,
+                packets(r.packets),
                 r.since,
                 r.cursor,
                 counts(&r.result)
@@ -204,10 +208,15 @@ fn pull_text(r: &PullReport) -> String {
 fn push_text(r: &PushReport) -> String {
     let mut out = String::new();
     let instance = one_line(&r.instance);
+    let echoes = if r.echoes > 0 {
+        format!(" ({} that came from it or through it left out)", packets(r.echoes))
+    } else {
+        String::new()
+    };
     if r.sent == 0 {
         let _ = writeln!(
             out,
-            "pushed to {} ({instance}): nothing to send; acknowledged up to sequence {}",
+            "pushed to {} ({instance}): nothing to send{echoes}; acknowledged up to sequence {}",
             r.url, r.acked
         );
         return out;
@@ -215,9 +224,9 @@ fn push_text(r: &PushReport) -> String {
     let names = r.names.iter().map(|n| one_line(n).into_owned()).collect::<Vec<_>>().join(", ");
     let _ = writeln!(
         out,
-        "pushed to {} ({instance}): {} packets ({names}) in {} updates; acknowledged up to sequence {}; {}",
+        "pushed to {} ({instance}): {} ({names}){echoes} in {} update(s); acknowledged up to sequence {}; {}",
         r.url,
-        r.sent,
+        packets(r.sent),
         r.updates,
         r.acked,
         counts(&r.result)

@@ -203,13 +203,23 @@ impl PeerClient {
     }
 }
 
-/// The `error` member of an ECP error answer, or the start of the body.
+/// The `error` member of an ECP error answer, or the start of the body;
+/// absolute file paths in it (Go nodes show theirs) replaced by `<path>`,
+/// since the message is stored and shown.
 fn error_message(body: &[u8]) -> String {
     let text = serde_json::from_slice::<serde_json::Value>(body)
         .ok()
         .and_then(|v| v.get("error").and_then(|e| e.as_str()).map(str::to_owned))
         .unwrap_or_else(|| String::from_utf8_lossy(&body[..body.len().min(200)]).into_owned());
-    one_line(&text, 200)
+    let redacted: Vec<&str> = text
+        .split(' ')
+        .map(|word| {
+            let path = word.trim_start_matches(['"', '\'', '(']);
+            let endpoint = path.starts_with("/ecp/") || path.starts_with("/v1/");
+            if path.starts_with('/') && path.matches('/').count() >= 2 && !endpoint { "<path>" } else { word }
+        })
+        .collect();
+    one_line(&redacted.join(" "), 200)
 }
 
 /// `text` on one line, at most `max` characters, control characters dropped.
@@ -238,6 +248,10 @@ mod tests {
             "X-ECP-HMAC does not match"
         );
         assert_eq!(error_message(b"plain text"), "plain text");
+        assert_eq!(
+            error_message(br#"{"error":"open /home/ok/.ok/skills/x.json: denied; see /ecp/manifest"}"#),
+            "open <path> denied; see /ecp/manifest"
+        );
         assert_eq!(one_line(&"a".repeat(300), 10), format!("{}…", "a".repeat(10)));
     }
 }

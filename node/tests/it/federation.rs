@@ -731,7 +731,7 @@ async fn pull_push_sync_and_peers_commands_work_beside_a_running_node() {
 
     let out = bin_async(common(&["pull", &a.url(), "--secret", "mesh-secret", "--trust", "0.9"])).await;
     assert_eq!(out.code, 0, "{out:?}");
-    assert!(out.stdout.contains("1 packets since 0") && out.stdout.contains("new 1"), "{out:?}");
+    assert!(out.stdout.contains("1 packet since 0") && out.stdout.contains("new 1"), "{out:?}");
     let again = bin_async(common(&["pull", &a.url(), "--secret", "mesh-secret", "--json"])).await;
     assert_eq!(again.json()["outcome"], "unchanged", "{again:?}");
     assert_eq!(eventually("the server serves the CLI's merge", SOON, || b.confidence("cli-one")).await, 0.9);
