@@ -569,6 +569,8 @@ impl Federator {
     /// stays keeps its backoff, and its stored state in any case.
     /// Discovered peers follow `[discovery]` and give way to configured ones.
     pub async fn apply(&self, config: PeersConfig) {
+        // Taken first: two applies (a reload and an API call) do not interleave.
+        let mut running = self.0.peers.lock().await;
         let reshare = config.federation.reshare_external.unwrap_or(self.0.node_reshare);
         {
             let mut settings = self.0.settings.write().unwrap_or_else(|p| p.into_inner());
@@ -596,7 +598,6 @@ impl Federator {
         };
         let wanted: HashSet<&str> = desired.iter().map(|s| s.url.as_str()).collect();
 
-        let mut running = self.0.peers.lock().await;
         let urls: Vec<String> = running.keys().cloned().collect();
         for url in urls {
             let spec = &running[&url].spec;

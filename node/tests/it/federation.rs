@@ -390,6 +390,28 @@ async fn a_dead_and_a_slow_peer_do_not_delay_a_live_one() {
     hold.abort();
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn the_cron_scheduler_runs_second_intervals_and_cron_expressions() {
+    let (a, c, b) = (Fed::start().await, Fed::start().await, Fed::start().await);
+    b.peers(&format!(
+        "{}{}",
+        peer(&a.url(), "trust = 1.0\ncron = \"* * * * * *\""),
+        peer(&c.url(), "trust = 1.0\ninterval = \"1s\"")
+    ))
+    .await;
+    eventually("both first rounds ran", SOON, || async {
+        let (sa, sc) = (b.peer_state(&a.url()).await, b.peer_state(&c.url()).await);
+        (sa["lastSuccess"].is_string() && sc["lastSuccess"].is_string()).then_some(())
+    })
+    .await;
+    a.add_local("by-cron", 1.0).await;
+    c.add_local("by-interval", 1.0).await;
+    // Scheduled rounds only from here on: within a few seconds at most.
+    eventually("the cron peer's skill arrives", Duration::from_secs(5), || b.confidence("by-cron")).await;
+    eventually("the interval peer's skill arrives", Duration::from_secs(5), || b.confidence("by-interval"))
+        .await;
+}
+
 // ---------------------------------------------------------------------------
 // Restart: resume with ?since=
 
