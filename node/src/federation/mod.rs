@@ -3,8 +3,8 @@
 //! # Layout
 //!
 //! - [`client`]: the ECP/1.1 HTTP client (reqwest, rustls), `X-ECP-HMAC` signing.
-//! - [`pull`]: one pull round — manifest, `?since=` pull, merge, cursor.
-//! - [`push`]: one push — what the peer has not acknowledged, as `POST /ecp/skills`.
+//! - [`pull`](mod@pull): one pull round — manifest, `?since=` pull, merge, cursor.
+//! - [`push`](mod@push): one push — what the peer has not acknowledged, as `POST /ecp/skills`.
 //! - [`backoff`]: how long a failing peer is left alone.
 //! - this module: [`Context`] (what a round needs), [`PeerSpec`] (one peer,
 //!   resolved), [`sync_peer`] (pull and push once, for `ecp-node sync`), and
@@ -23,6 +23,13 @@
 //! task that watches the library's sequence number and pushes what changed:
 //! at once after a quiet spell, at most once per [`PUSH_DEBOUNCE`] while
 //! changes keep coming.
+//!
+//! Echoes are left out on both sides: a pulled packet that originated at
+//! this node or already passed through it is not merged, and a packet is not
+//! pushed to a peer it came from or through. The merge would refuse them as
+//! loops (`SPEC.md` §7.8.2) and keep them in the quarantine; leaving them out
+//! keeps a mesh's quarantines for what deserves review. Pull reports count
+//! them (`echoes`).
 //!
 //! The per-peer state (cursor, ETags, acknowledged sequence, failures) lives
 //! in the store, so a restarted node resumes incrementally. What lives only
@@ -64,6 +71,10 @@ pub use push::{PushReport, push};
 /// waiting); changes that follow a push closely are collected and go out
 /// together when this much time has passed since it.
 pub const PUSH_DEBOUNCE: Duration = Duration::from_millis(200);
+/// Shortest interval run by the cron scheduler. It checks its jobs every
+/// 500 ms and counts intervals in whole seconds, so a round starts up to
+/// half a second late; shorter intervals run on a plain timer instead.
+pub const SCHEDULER_MIN_INTERVAL: Duration = Duration::from_secs(1);
 /// How often the peers file is checked for changes.
 pub const PEERS_FILE_POLL: Duration = Duration::from_secs(1);
 
@@ -650,7 +661,7 @@ impl Federator {
         let mut tasks = Vec::new();
         let mut job = None;
         match &spec.schedule {
-            Schedule::Every(every) if *every < Duration::from_secs(1) => {
+            Schedule::Every(every) if *every < SCHEDULER_MIN_INTERVAL => {
                 let (every, weak, url) = (*every, weak.clone(), url.clone());
                 tasks.push(tokio::spawn(async move {
                     let mut timer = tokio::time::interval(every);
