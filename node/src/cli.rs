@@ -34,6 +34,10 @@ pub(crate) struct GlobalArgs {
     /// A node.toml with the same settings (flags win over it).
     #[arg(long = "config", env = "ECP_CONFIG", global = true, value_name = "FILE")]
     pub(crate) config: Option<PathBuf>,
+    /// The peers file (see peers.toml): whom `serve` and `sync` federate
+    /// with. `serve` reloads it on SIGHUP and when it changes.
+    #[arg(long = "peers", env = "ECP_PEERS", global = true, value_name = "FILE")]
+    pub(crate) peers: Option<PathBuf>,
 }
 
 /// The subcommands.
@@ -49,6 +53,33 @@ pub(crate) enum Command {
     Quarantine(QuarantineCommand),
     /// Show the node's instance id, sequence number and counts.
     Status(JsonFlag),
+    /// Pull from a peer once: merge what changed there since the last pull.
+    Pull(PeerArgs),
+    /// Push to a peer once: send what changed here since it last acknowledged.
+    Push(PeerArgs),
+    /// Pull from and push to every peer of the peers file (--peers) now.
+    Sync(JsonFlag),
+    /// Show each peer's state: last success, cursor, failures, configured or discovered.
+    Peers(JsonFlag),
+}
+
+/// Flags of `pull` and `push`.
+#[derive(Debug, Args)]
+pub(crate) struct PeerArgs {
+    /// The peer's base URL, e.g. http://192.0.2.7:7327.
+    #[arg(value_name = "PEER_URL")]
+    pub(crate) url: String,
+    /// The peer's shared secret: requests carry X-ECP-HMAC made with it
+    /// (default: the secret of its [[peer]] in --peers, if any).
+    #[arg(long, env = "ECP_PEER_SECRET", value_name = "S", hide_env_values = true)]
+    pub(crate) secret: Option<String>,
+    /// Trust in what a pull brings, 0–1 (default: its [[peer]] trust in
+    /// --peers, else the trust in unconfigured senders, 0.6).
+    #[arg(long, value_name = "T")]
+    pub(crate) trust: Option<f64>,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub(crate) json: bool,
 }
 
 /// Flags of `serve`.

@@ -126,6 +126,8 @@ pub struct Overrides {
     pub max_packets: Option<usize>,
     /// `--no-mdns` / `ECP_NO_MDNS` gives `Some(false)`.
     pub mdns: Option<bool>,
+    /// `--peers` / `ECP_PEERS`.
+    pub peers: Option<PathBuf>,
 }
 
 /// The resolved configuration.
@@ -157,6 +159,8 @@ pub struct Config {
     pub accept_full_url_hmac: bool,
     /// Advertise and browse `_ecp._tcp.local.` (default true; off in tests).
     pub mdns: bool,
+    /// The peers file (`peers.toml`); `None`: no configured peers.
+    pub peers_file: Option<PathBuf>,
 }
 
 impl Config {
@@ -227,6 +231,7 @@ impl Config {
             reshare_external: fc.policy.reshare_external.unwrap_or(true),
             accept_full_url_hmac: fc.policy.accept_full_url_hmac.unwrap_or(true),
             mdns: over.mdns.unwrap_or(true),
+            peers_file: over.peers,
         })
     }
 

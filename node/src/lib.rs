@@ -9,6 +9,9 @@
 //! - [`import`]: the agent's SKILL.md files in the skills folder become local
 //!   skills (at start and on change); deleted ones become tombstones.
 //! - [`config`]: defaults, `node.toml`, environment and flags, resolved once.
+//! - [`peers`]: `peers.toml` — whom to federate with, how often, how much trust.
+//! - [`federation`]: pulling from and pushing to peers, on a schedule and on
+//!   change; the per-peer cursor lives in the store.
 //! - [`discovery`]: finding peers without configuration (mDNS).
 //! - [`http`]: the router — ECP endpoints, `/healthz`, the local `/v1/` API.
 //! - [`node`]: a running server: bind, serve, graceful shutdown.
@@ -17,10 +20,12 @@
 
 pub mod config;
 pub mod discovery;
+pub mod federation;
 pub mod http;
 pub mod import;
 pub mod library;
 pub mod node;
+pub mod peers;
 pub mod projection;
 pub mod serve;
 pub mod store;

@@ -12,8 +12,10 @@ use tokio::task::JoinHandle;
 
 use crate::config::Config;
 use crate::discovery::{DiscoveryEvent, DiscoveryHandle};
+use crate::federation::Federator;
 use crate::http::{self, AppState};
 use crate::library::Library;
+use crate::peers::{PeersConfig, PeersError};
 use crate::store::StoreError;
 
 /// Why a node could not start.
@@ -31,6 +33,12 @@ pub enum StartError {
         /// Cause.
         source: std::io::Error,
     },
+    /// The peers file is unreadable or invalid.
+    #[error(transparent)]
+    Peers(#[from] PeersError),
+    /// The federator could not start.
+    #[error(transparent)]
+    Federation(#[from] crate::federation::StartError),
 }
 
 /// A started node.
@@ -38,19 +46,34 @@ pub enum StartError {
 pub struct Node {
     local_addr: SocketAddr,
     library: Library,
+    federator: Federator,
     shutdown: Option<oneshot::Sender<()>>,
     server: JoinHandle<std::io::Result<()>>,
     background: Vec<JoinHandle<()>>,
     /// mDNS advertisement and browse; dropping it says goodbye. `None` when
     /// off (`--no-mdns`) or unavailable.
     discovery: Option<DiscoveryHandle>,
-    /// What discovery finds, until the federator takes it.
-    discovery_events: Option<mpsc::Receiver<DiscoveryEvent>>,
 }
 
 impl Node {
-    /// Opens the store, projects the skills folder, binds and starts serving.
+    /// Opens the store, projects the skills folder, binds, starts serving and
+    /// federating with the peers of `config.peers_file`.
     pub async fn bind(config: Config) -> Result<Node, StartError> {
+        Node::bind_with(config, None).await
+    }
+
+    /// [`Node::bind`], with a source of discovered peers (mDNS) whose events
+    /// the federator consumes.
+    pub async fn bind_with(
+        config: Config,
+        discovery: Option<mpsc::Receiver<DiscoveryEvent>>,
+    ) -> Result<Node, StartError> {
+        let peers = match config.peers_file.clone() {
+            Some(path) => tokio::task::spawn_blocking(move || PeersConfig::load(&path))
+                .await
+                .expect("reading the peers file does not panic")?,
+            None => PeersConfig::default(),
+        };
         let library = {
             let (data, skills) = (config.data_dir.clone(), config.skills_dir.clone());
             tokio::task::spawn_blocking(move || Library::open(&data, &skills))
@@ -84,31 +107,49 @@ impl Node {
                  push skills and read everything; set --secret or ECP_SECRET"
             );
         }
-        let (discovery, discovery_events) = if config.mdns {
-            let (instance, auth) = (library.store().instance_id().to_owned(), config.secret.is_some());
-            match tokio::task::spawn_blocking(move || crate::discovery::start(&instance, local_addr, auth))
+        // mDNS, unless the caller brings its own discovery source (tests) or
+        // it is turned off (`--no-mdns`, `[discovery] enabled = false`).
+        let (discovery_handle, discovery_events) = match discovery {
+            Some(events) => (None, Some(events)),
+            None if config.mdns && peers.discovery.enabled => {
+                let (instance, auth) = (library.store().instance_id().to_owned(), config.secret.is_some());
+                match tokio::task::spawn_blocking(move || {
+                    crate::discovery::start(&instance, local_addr, auth)
+                })
                 .await
                 .expect("starting discovery does not panic")
-            {
-                Ok((handle, events)) => (Some(handle), Some(events)),
-                Err(e) => {
-                    tracing::warn!(
-                        "mDNS discovery is off: {e}; configured peers still sync (--no-mdns silences this)"
-                    );
-                    (None, None)
+                {
+                    Ok((handle, events)) => (Some(handle), Some(events)),
+                    Err(e) => {
+                        tracing::warn!(
+                            "mDNS discovery is off: {e}; configured peers still sync (--no-mdns silences this)"
+                        );
+                        (None, None)
+                    }
                 }
             }
-        } else {
-            (None, None)
+            None => (None, None),
         };
+        let federator = Federator::start(library.clone(), &config, peers, discovery_events).await?;
+        if let Some(path) = config.peers_file.clone() {
+            federator.watch_file(path);
+        }
         let header_read_timeout = config.header_read_timeout;
-        let state = AppState::new(library.clone(), config);
+        let state = AppState::with_federator(library.clone(), config, Some(federator.clone()));
         let router = http::app(state);
         let (tx, rx) = oneshot::channel::<()>();
         let server = tokio::spawn(crate::serve::serve(listener, router, header_read_timeout, async move {
             let _ = rx.await;
         }));
-        Ok(Node { local_addr, library, shutdown: Some(tx), server, background, discovery, discovery_events })
+        Ok(Node {
+            local_addr,
+            library,
+            federator,
+            shutdown: Some(tx),
+            server,
+            background,
+            discovery: discovery_handle,
+        })
     }
 
     /// A node for tests: loopback, ephemeral port, data and skills under `dir`.
@@ -131,10 +172,9 @@ impl Node {
         &self.library
     }
 
-    /// The nodes mDNS discovery finds and loses, once: the federator takes
-    /// this channel. `None` if discovery is off, unavailable, or already taken.
-    pub fn take_discovery_events(&mut self) -> Option<mpsc::Receiver<DiscoveryEvent>> {
-        self.discovery_events.take()
+    /// Its federator: peers, rounds on demand, reloads.
+    pub fn federator(&self) -> &Federator {
+        &self.federator
     }
 
     /// Serves until `signal` completes, then shuts down gracefully.
@@ -157,6 +197,7 @@ impl Node {
         for task in &self.background {
             task.abort();
         }
+        self.federator.shutdown().await;
         (&mut self.server).await.unwrap_or(Ok(()))
     }
 }

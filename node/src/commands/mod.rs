@@ -5,8 +5,10 @@
 //! - `skill`: add, list, show, remove and scan skills.
 //! - `quarantine`: review refused packets.
 //! - `status`: identity, sequence number and counts.
+//! - `federation`: `pull`, `push`, `sync` and `peers`.
 //! - `output`: printing shared by the commands.
 
+mod federation;
 mod output;
 mod quarantine;
 mod serve;
@@ -28,12 +30,21 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Skill(command) => skill::run(&cli.global, command),
         Command::Quarantine(command) => quarantine::run(&cli.global, command),
         Command::Status(flag) => status::run(&cli.global, flag.json),
+        Command::Pull(args) => federation::pull(&cli.global, args),
+        Command::Push(args) => federation::push(&cli.global, args),
+        Command::Sync(flag) => federation::sync(&cli.global, flag.json),
+        Command::Peers(flag) => federation::peers(&cli.global, flag.json),
     }
 }
 
 /// Resolves the configuration from the global flags plus `extra`.
 pub(crate) fn resolve(global: &crate::cli::GlobalArgs, extra: Overrides) -> anyhow::Result<Config> {
-    let over = Overrides { data: global.data.clone(), skills_dir: global.skills_dir.clone(), ..extra };
+    let over = Overrides {
+        data: global.data.clone(),
+        skills_dir: global.skills_dir.clone(),
+        peers: global.peers.clone(),
+        ..extra
+    };
     Ok(Config::resolve(global.config.as_deref(), over)?)
 }
 

@@ -29,6 +29,7 @@ pub(crate) fn run(global: &GlobalArgs, args: ServeArgs) -> anyhow::Result<ExitCo
             instance = node.library().store().instance_id(),
             skills_dir = %skills_dir.display(),
             auth,
+            peers = node.federator().peers_config().peers.len(),
             "ecp-node listening"
         );
         node.run_until(ecp_node::node::shutdown_signal()).await?;

@@ -1,5 +1,5 @@
-//! The ECP/1.1 endpoints (`SPEC.md` › HTTP): `GET /ecp/manifest`,
-//! `GET /ecp/skills` (with ETag, `If-None-Match` and `?since=N`) and
+//! The ECP/1.1 endpoints (`SPEC.md` › HTTP): `GET /ecp/manifest` (with an
+//! ETag), `GET /ecp/skills` (with ETag, `If-None-Match` and `?since=N`) and
 //! `POST /ecp/skills`.
 
 use std::collections::HashMap;
@@ -55,15 +55,25 @@ pub(super) async fn get_manifest(
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     authorize_get(&state, &uri, &headers)?;
+    // Our addition: an ETag, so a peer's idle round costs a 304 instead of
+    // the whole list of names.
+    let instance = state.library.store().instance_id().to_owned();
+    let etag_for = |seq: i64| format!("\"{instance}-{seq}-manifest\"");
+    let seq = state.library.sequence();
+    if matches_etag(&headers, &etag_for(seq)) {
+        return Ok(not_modified(&etag_for(seq)));
+    }
     let library = state.library.clone();
     let built = state
         .cache
         .manifest
-        .get_or_build(state.library.sequence(), || async move {
-            tokio::task::spawn_blocking(move || build_manifest(&library)).await?
-        })
+        .get_or_build(
+            seq,
+            || async move { tokio::task::spawn_blocking(move || build_manifest(&library)).await? },
+        )
         .await?;
-    Ok(json_response(StatusCode::OK, built.body, None))
+    let tag = etag_for(built.seq);
+    Ok(json_response(StatusCode::OK, built.body, Some(&tag)))
 }
 
 fn build_manifest(library: &crate::library::Library) -> Result<Cached, ApiError> {
@@ -228,11 +238,12 @@ pub(super) async fn post_skills(
             "peerInstance must name the sending instance (1–128 printable bytes)",
         ));
     }
-    let sender = Sender {
-        instance: peer.to_owned(),
-        trust: state.config.default_trust,
-        reshare: state.config.reshare_external,
+    // A configured peer's pushes get its configured trust; anyone else the default (SPEC.md §8.1.2).
+    let (trust, reshare) = match &state.federator {
+        Some(f) => (f.inbound_trust(peer).unwrap_or(state.config.default_trust), f.reshare_external()),
+        None => (state.config.default_trust, state.config.reshare_external),
     };
+    let sender = Sender { instance: peer.to_owned(), trust, reshare };
     let library = state.library.clone();
     let policy = state.config.policy.clone();
     let result = tokio::task::spawn_blocking(move || library.merge(update, &sender, &policy)).await??;

@@ -1,6 +1,6 @@
 //! The local API under `/v1/`: what an operator or an agent on this machine
 //! reads — skills, one skill with its versions, the quarantine, the audit
-//! log, status. Reachable from loopback, or from elsewhere with the secret
+//! log, peers, status. Reachable from loopback, or from elsewhere with the secret
 //! (`Authorization: Bearer <secret>`, compared in constant time).
 
 use std::net::SocketAddr;
@@ -91,6 +91,20 @@ pub(super) async fn audit(
     let library = state.library.clone();
     let entries = tokio::task::spawn_blocking(move || library.store().audit(limit)).await??;
     Ok(Json(json!({ "audit": entries })))
+}
+
+/// `GET /v1/peers`: every peer's federation state — configured, discovered
+/// or named on the command line — as `ecp-node peers --json` prints it.
+pub(super) async fn peers(State(state): State<AppState>) -> Result<Json<Value>, ApiError> {
+    let views = match &state.federator {
+        Some(federator) => federator.views().await.map_err(|e| ApiError::internal(&e))?,
+        None => {
+            let library = state.library.clone();
+            let states = tokio::task::spawn_blocking(move || library.store().peer_states()).await??;
+            crate::federation::peer_views(states, &[])
+        }
+    };
+    Ok(Json(json!({ "peers": views })))
 }
 
 /// `GET /v1/status`.

@@ -32,6 +32,7 @@ pub fn app(state: AppState) -> Router {
         .route("/v1/skills/{name}", get(local::show_skill))
         .route("/v1/quarantine", get(local::quarantine))
         .route("/v1/audit", get(local::audit))
+        .route("/v1/peers", get(local::peers))
         .route("/v1/status", get(local::status))
         .route_layer(axum::middleware::from_fn_with_state(state.clone(), local::require_local_or_secret));
     Router::new()

@@ -8,6 +8,7 @@ use ecp_protocol::legacy_auth::LegacyVerifier;
 
 use super::cache::ResponseCache;
 use crate::config::Config;
+use crate::federation::Federator;
 use crate::library::Library;
 
 /// Shared, immutable-after-start state of the HTTP API (cheap to clone).
@@ -27,11 +28,19 @@ pub struct Shared {
     pub cache: ResponseCache,
     /// Start time, for `uptimeHours`.
     pub started: Instant,
+    /// The node's federator: the trust of configured peers for their
+    /// pushes, and `/v1/peers`. `None` in router-only tests.
+    pub federator: Option<Federator>,
 }
 
 impl AppState {
-    /// State for a node with `config` serving `library`.
+    /// State for a node with `config` serving `library`, without federation.
     pub fn new(library: Library, config: Config) -> Self {
+        AppState::with_federator(library, config, None)
+    }
+
+    /// State for a node with `config` serving `library` and federating with `federator`.
+    pub fn with_federator(library: Library, config: Config, federator: Option<Federator>) -> Self {
         let verifier = config.secret.as_ref().map(|secret| {
             let mut v = LegacyVerifier::new(secret.as_bytes());
             v.accept_full_url = config.accept_full_url_hmac;
@@ -43,6 +52,7 @@ impl AppState {
             verifier,
             cache: ResponseCache::default(),
             started: Instant::now(),
+            federator,
         }))
     }
 }

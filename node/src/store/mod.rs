@@ -1,5 +1,6 @@
 //! The durable store: SQLite (WAL) is the source of truth for skills, their
-//! versions, the quarantine, the audit log and the sequence number.
+//! versions, the quarantine, the audit log, the sequence number and each
+//! peer's federation state.
 //!
 //! Every change bumps the sequence number in the same transaction, so
 //! `GET /ecp/skills?since=N` is exact. All methods block: async callers use
@@ -13,6 +14,7 @@
 
 mod audit;
 mod merge;
+mod peers;
 mod quarantine;
 mod schema;
 mod skills;
@@ -26,6 +28,7 @@ use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, 
 
 pub use audit::AuditEntry;
 pub use merge::{Merged, Sender};
+pub use peers::{PeerKind, PeerState, PullRecord};
 pub use quarantine::{MAX_HELD as MAX_QUARANTINE_HELD, QuarantineEntry, QuarantineStatus};
 pub use skills::{Change, Served, SkillRecord, SkillVersion, Source, Summary};
 

@@ -72,6 +72,28 @@ const MIGRATIONS: &[&str] = &[
         reason     TEXT NOT NULL
     ) STRICT;
     "#,
+    // 2: federation — what this node knows about each peer it pulls from or pushes to.
+    r#"
+    CREATE TABLE peers (
+        url                  TEXT PRIMARY KEY,  -- normalised base URL, no trailing slash
+        instance             TEXT NOT NULL,     -- its instance id, from its manifest ('' until known)
+        kind                 TEXT NOT NULL CHECK (kind IN ('configured', 'discovered', 'manual')),
+        cursor               INTEGER NOT NULL,  -- sequenceNum of its last merged answer (?since=)
+        etag                 TEXT NOT NULL,     -- ETag of that answer
+        manifest_etag        TEXT NOT NULL,     -- ETag of its last manifest
+        manifest_digest      TEXT NOT NULL,     -- digest of its last manifest (Go peers send sequenceNum 0)
+        last_success         TEXT,              -- last completed pull round
+        last_attempt         TEXT,              -- last pull round started
+        failures             INTEGER NOT NULL,  -- consecutive failed pull rounds
+        last_error           TEXT NOT NULL,     -- why the last failed round failed (no secrets, no paths)
+        packets_received     INTEGER NOT NULL,  -- packets in the last round's answer
+        acked_seq            INTEGER NOT NULL,  -- our sequence number it last acknowledged (push)
+        last_push            TEXT,              -- last successful push
+        push_failures        INTEGER NOT NULL,  -- consecutive failed pushes
+        push_error           TEXT NOT NULL,     -- why the last failed push failed
+        packets_sent         INTEGER NOT NULL   -- packets in the last successful push
+    ) STRICT;
+    "#,
 ];
 
 /// Brings the database to the newest schema.

@@ -10,8 +10,7 @@ use std::time::Duration;
 
 use ecp_node::Node;
 use ecp_node::config::Config;
-use ecp_node::discovery::{DiscoveredPeer, DiscoveryEvent};
-use tokio::sync::mpsc::Receiver;
+use ecp_node::store::PeerKind;
 
 /// mDNS probes for about a second before it announces; leave room for a slow machine.
 const FIND_DEADLINE: Duration = Duration::from_secs(20);
@@ -23,82 +22,40 @@ async fn node_with_mdns(dir: &std::path::Path, secret: Option<&str>) -> Node {
     Node::bind(config).await.expect("the node starts")
 }
 
-/// Waits for the first event that `wanted` accepts, keeping every event seen.
-async fn wait_for(
-    events: &mut Receiver<DiscoveryEvent>,
-    seen: &mut Vec<DiscoveryEvent>,
-    what: &str,
-    wanted: impl Fn(&DiscoveryEvent) -> bool,
-) -> DiscoveryEvent {
+/// Waits until `node`'s federator lists (or, with `present = false`, no
+/// longer lists) a discovered peer at `url`.
+async fn wait_for_peer(node: &Node, url: &str, present: bool, what: &str) {
     let found = tokio::time::timeout(FIND_DEADLINE, async {
-        while let Some(event) = events.recv().await {
-            seen.push(event.clone());
-            if wanted(&event) {
-                return Some(event);
+        loop {
+            let peers = node.federator().active_peers().await;
+            let listed = peers.iter().any(|p| p.url == url && p.kind == PeerKind::Discovered);
+            if listed == present {
+                return;
             }
+            tokio::time::sleep(Duration::from_millis(100)).await;
         }
-        None
     })
     .await;
-    match found {
-        Ok(Some(event)) => event,
-        Ok(None) => panic!("the discovery channel closed before {what}; events seen: {seen:?}"),
-        Err(_) => panic!("no {what} within {FIND_DEADLINE:?}; events seen: {seen:?}"),
+    if found.is_err() {
+        let peers = node.federator().active_peers().await;
+        let urls: Vec<_> = peers.iter().map(|p| (&p.url, p.kind)).collect();
+        panic!("no {what} within {FIND_DEADLINE:?}; active peers: {urls:?}");
     }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs multicast: run by .ci/run when available"]
-async fn two_nodes_on_loopback_find_each_other_and_report_a_stopped_one_lost() {
+async fn two_nodes_on_loopback_find_each_other_and_drop_a_stopped_one() {
     let (dir_a, dir_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let mut a = node_with_mdns(dir_a.path(), None).await;
-    let mut b = node_with_mdns(dir_b.path(), Some("mesh-secret")).await;
-    let id_a = a.library().store().instance_id().to_owned();
-    let id_b = b.library().store().instance_id().to_owned();
-    let mut events_a = a.take_discovery_events().expect("discovery runs on A (is multicast available?)");
-    let mut events_b = b.take_discovery_events().expect("discovery runs on B (is multicast available?)");
-    assert!(a.take_discovery_events().is_none(), "the event channel is handed out once");
-
-    let (mut seen_a, mut seen_b) = (Vec::new(), Vec::new());
-    let found_b = wait_for(
-        &mut events_a,
-        &mut seen_a,
-        "Found(B) at A",
-        |e| matches!(e, DiscoveryEvent::Found(p) if p.instance == id_b),
-    )
-    .await;
-    assert_eq!(
-        found_b,
-        DiscoveryEvent::Found(DiscoveredPeer { instance: id_b.clone(), url: b.url(), auth_required: true })
-    );
-    let found_a = wait_for(
-        &mut events_b,
-        &mut seen_b,
-        "Found(A) at B",
-        |e| matches!(e, DiscoveryEvent::Found(p) if p.instance == id_a),
-    )
-    .await;
-    assert_eq!(
-        found_a,
-        DiscoveryEvent::Found(DiscoveredPeer { instance: id_a.clone(), url: a.url(), auth_required: false })
-    );
-
+    let a = node_with_mdns(dir_a.path(), None).await;
+    let b = node_with_mdns(dir_b.path(), None).await;
+    wait_for_peer(&a, &b.url(), true, "discovered peer B at A").await;
+    wait_for_peer(&b, &a.url(), true, "discovered peer A at B").await;
+    // Neither lists itself.
+    assert!(a.federator().active_peers().await.iter().all(|p| p.url != a.url()));
+    let b_url = b.url();
     b.shutdown().await.expect("B stops cleanly");
-    wait_for(
-        &mut events_a,
-        &mut seen_a,
-        "Lost(B) at A after B stopped",
-        |e| matches!(e, DiscoveryEvent::Lost { instance } if *instance == id_b),
-    )
-    .await;
-    let own = |seen: &[DiscoveryEvent], id: &str| {
-        seen.iter().any(|e| match e {
-            DiscoveryEvent::Found(p) => p.instance == id,
-            DiscoveryEvent::Lost { instance } => instance == id,
-        })
-    };
-    assert!(!own(&seen_a, &id_a), "A reported itself: {seen_a:?}");
-    assert!(!own(&seen_b, &id_b), "B reported itself: {seen_b:?}");
+    wait_for_peer(&a, &b_url, false, "B dropped at A after B stopped").await;
     a.shutdown().await.expect("A stops cleanly");
 }
 
@@ -107,7 +64,7 @@ async fn test_nodes_run_without_discovery_unless_asked() {
     let dir = tempfile::tempdir().unwrap();
     let config = Config::for_tests(dir.path());
     assert!(!config.mdns, "test nodes must not find each other by accident");
-    let mut node = Node::bind(config).await.expect("the node starts");
-    assert!(node.take_discovery_events().is_none());
+    let node = Node::bind(config).await.expect("the node starts");
+    assert!(node.federator().active_peers().await.is_empty());
     node.shutdown().await.expect("the node stops cleanly");
 }

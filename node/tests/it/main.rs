@@ -18,3 +18,5 @@ mod cli;
 mod skills_dir;
 // discovery: mDNS between two nodes on loopback (ignored unless multicast works; see .ci/run).
 mod discovery;
+// federation: real nodes pulling and pushing — chains, a ring, dead/slow peers, restart, deletions, a Go-like peer.
+mod federation;

@@ -1,0 +1,255 @@
+//! `ecp-node pull | push | sync | peers`: federation by hand.
+//!
+//! Each opens the store directly, like the other commands, so it works
+//! whether or not a server runs on the same `--data`: merges and cursors go
+//! to the same database, and a running server serves the change within its
+//! polling interval. Exit 0 when every exchange succeeded, 2 otherwise.
+
+use std::fmt::Write as _;
+use std::process::ExitCode;
+
+use anyhow::{Context as _, bail};
+use ecp_node::config::{Config, Overrides};
+use ecp_node::federation::{self, Context, PeerSpec, PeerSync, PullOutcome, PullReport, PushReport};
+use ecp_node::peers::{PeersConfig, Secret, normalise_url};
+use ecp_protocol::MergeResult;
+use serde_json::json;
+
+use super::output::{Table, emit, emit_json, one_line, time};
+use crate::cli::{GlobalArgs, PeerArgs};
+
+/// The peers file of `--peers`, if given.
+fn peers_file(config: &Config) -> anyhow::Result<Option<PeersConfig>> {
+    match &config.peers_file {
+        Some(path) => Ok(Some(PeersConfig::load(path)?)),
+        None => Ok(None),
+    }
+}
+
+fn context(config: &Config, library: ecp_node::library::Library, peers: Option<&PeersConfig>) -> Context {
+    let defaults = PeersConfig::default();
+    let file = peers.unwrap_or(&defaults);
+    let reshare = file.federation.reshare_external.unwrap_or(config.reshare_external);
+    Context::new(library, config.policy.clone(), reshare, file.federation.timeout)
+}
+
+/// The peer of `pull URL` / `push URL`: its [[peer]] when --peers names it,
+/// with the flags winning; otherwise a manual peer.
+fn peer_of(config: &Config, peers: Option<&PeersConfig>, args: &PeerArgs) -> anyhow::Result<PeerSpec> {
+    let url = normalise_url(&args.url).map_err(|e| anyhow::anyhow!("PEER_URL: {e}"))?;
+    if let Some(trust) = args.trust
+        && !(0.0..=1.0).contains(&trust)
+    {
+        bail!("--trust: {trust} is not between 0 and 1");
+    }
+    let configured = peers
+        .and_then(|file| file.peers.iter().find(|p| p.url == url).map(|p| PeerSpec::configured(file, p)));
+    let mut spec = configured.unwrap_or_else(|| PeerSpec::manual(&url, None, config.default_trust));
+    if let Some(secret) = args.secret.as_deref().filter(|s| !s.is_empty()) {
+        spec.secret = Some(Secret::new(secret));
+    }
+    if let Some(trust) = args.trust {
+        spec.trust = trust;
+    }
+    Ok(spec)
+}
+
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_multi_thread().enable_all().build()?)
+}
+
+pub(crate) fn pull(global: &GlobalArgs, args: PeerArgs) -> anyhow::Result<ExitCode> {
+    let config = super::resolve(global, Overrides::default())?;
+    let peers = peers_file(&config)?;
+    let spec = peer_of(&config, peers.as_ref(), &args)?;
+    let library = super::open_library(&config, true)?;
+    let ctx = context(&config, library, peers.as_ref());
+    let report = runtime()?
+        .block_on(federation::pull(&ctx, &spec))
+        .with_context(|| format!("pull from {} failed", spec.url))?;
+    if args.json {
+        emit_json(&report)?;
+    } else {
+        emit(&pull_text(&report))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub(crate) fn push(global: &GlobalArgs, args: PeerArgs) -> anyhow::Result<ExitCode> {
+    let config = super::resolve(global, Overrides::default())?;
+    let peers = peers_file(&config)?;
+    let spec = peer_of(&config, peers.as_ref(), &args)?;
+    let library = super::open_library(&config, false)?;
+    let ctx = context(&config, library, peers.as_ref());
+    let report = runtime()?
+        .block_on(federation::push(&ctx, &spec))
+        .with_context(|| format!("push to {} failed", spec.url))?;
+    if args.json {
+        emit_json(&report)?;
+    } else {
+        emit(&push_text(&report))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub(crate) fn sync(global: &GlobalArgs, json: bool) -> anyhow::Result<ExitCode> {
+    let config = super::resolve(global, Overrides::default())?;
+    let Some(peers) = peers_file(&config)? else {
+        bail!("sync needs the peers file: pass --peers FILE (or set ECP_PEERS)");
+    };
+    let library = super::open_library(&config, true)?;
+    let ctx = context(&config, library, Some(&peers));
+    let specs: Vec<PeerSpec> = peers.peers.iter().map(|p| PeerSpec::configured(&peers, p)).collect();
+    let results = runtime()?.block_on(federation::sync_all(&ctx, &specs));
+    let failed =
+        results.iter().filter(|r| matches!(r.pull, Some(Err(_))) || matches!(r.push, Some(Err(_)))).count();
+    if json {
+        emit_json(&json!({ "peers": results }))?;
+    } else if results.is_empty() {
+        emit("no peers in the peers file\n")?;
+    } else {
+        emit(&results.iter().map(sync_text).collect::<String>())?;
+    }
+    if failed > 0 {
+        eprintln!("ecp-node: {failed} of {} peers failed; `ecp-node peers` shows their state", results.len());
+        return Ok(ExitCode::from(2));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub(crate) fn peers(global: &GlobalArgs, json: bool) -> anyhow::Result<ExitCode> {
+    let config = super::resolve(global, Overrides::default())?;
+    let file = peers_file(&config)?;
+    let library = super::open_library(&config, false)?;
+    let states = library.store().peer_states().context("cannot read the store")?;
+    let active: Vec<PeerSpec> = file
+        .as_ref()
+        .map(|f| f.peers.iter().map(|p| PeerSpec::configured(f, p)).collect())
+        .unwrap_or_default();
+    let views = federation::peer_views(states, &active);
+    if json {
+        emit_json(&json!({ "peers": views }))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if views.is_empty() {
+        emit("no peers yet: configure them in a peers file (--peers), or run `ecp-node pull URL`\n")?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut table = Table::new(&[
+        "URL",
+        "KIND",
+        "INSTANCE",
+        "LAST SUCCESS",
+        "CURSOR",
+        "FAILURES",
+        "PUSH ACKED",
+        "LAST ERROR",
+    ]);
+    for v in &views {
+        let s = &v.state;
+        let error = if s.last_error.is_empty() { s.push_error.clone() } else { s.last_error.clone() };
+        table.row(vec![
+            s.url.clone(),
+            serde_json::to_value(s.kind).ok().and_then(|k| k.as_str().map(str::to_owned)).unwrap_or_default(),
+            if s.instance.is_empty() { "-".into() } else { s.instance.clone() },
+            s.last_success.as_deref().map_or_else(|| "never".to_owned(), time),
+            s.cursor.to_string(),
+            format!("{}/{}", s.failures, s.push_failures),
+            s.acked_seq.to_string(),
+            if error.is_empty() { "-".into() } else { error },
+        ]);
+    }
+    emit(&table.render(""))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn packets(n: usize) -> String {
+    if n == 1 { "1 packet".to_owned() } else { format!("{n} packets") }
+}
+
+fn counts(r: &MergeResult) -> String {
+    format!(
+        "new {}, updated {}, unchanged {}, rejected {}",
+        r.new_skills, r.updated_skills, r.unchanged, r.rejected_skills
+    )
+}
+
+fn conflicts(out: &mut String, r: &MergeResult) {
+    for line in &r.conflicts {
+        let _ = writeln!(out, "  refused: {}", one_line(line));
+    }
+}
+
+fn pull_text(r: &PullReport) -> String {
+    let mut out = String::new();
+    let instance = one_line(&r.instance);
+    match r.outcome {
+        PullOutcome::Unchanged | PullOutcome::NotModified => {
+            let _ = writeln!(out, "pulled {} ({instance}): nothing changed since cursor {}", r.url, r.cursor);
+        }
+        PullOutcome::Merged => {
+            let echoes =
+                if r.echoes > 0 { format!(", {} of ours left out", r.echoes) } else { String::new() };
+            let _ = writeln!(
+                out,
+                "pulled {} ({instance}): {} since {} (cursor now {}{echoes}); {}",
+                r.url,
+                packets(r.packets),
+                r.since,
+                r.cursor,
+                counts(&r.result)
+            );
+            conflicts(&mut out, &r.result);
+        }
+    }
+    out
+}
+
+fn push_text(r: &PushReport) -> String {
+    let mut out = String::new();
+    let instance = one_line(&r.instance);
+    let echoes = if r.echoes > 0 {
+        format!(" ({} that came from it or through it left out)", packets(r.echoes))
+    } else {
+        String::new()
+    };
+    if r.sent == 0 {
+        let _ = writeln!(
+            out,
+            "pushed to {} ({instance}): nothing to send{echoes}; acknowledged up to sequence {}",
+            r.url, r.acked
+        );
+        return out;
+    }
+    let names = r.names.iter().map(|n| one_line(n).into_owned()).collect::<Vec<_>>().join(", ");
+    let _ = writeln!(
+        out,
+        "pushed to {} ({instance}): {} ({names}){echoes} in {} update(s); acknowledged up to sequence {}; {}",
+        r.url,
+        packets(r.sent),
+        r.updates,
+        r.acked,
+        counts(&r.result)
+    );
+    conflicts(&mut out, &r.result);
+    out
+}
+
+fn sync_text(r: &PeerSync) -> String {
+    let mut out = String::new();
+    match &r.pull {
+        Some(Ok(report)) => out.push_str(&pull_text(report)),
+        Some(Err(e)) => {
+            let _ = writeln!(out, "pull from {} failed: {}", r.url, one_line(e));
+        }
+        None => {}
+    }
+    match &r.push {
+        Some(Ok(report)) => out.push_str(&push_text(report)),
+        Some(Err(e)) => {
+            let _ = writeln!(out, "push to {} failed: {}", r.url, one_line(e));
+        }
+        None => {}
+    }
+    out
+}

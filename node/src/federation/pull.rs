@@ -1,0 +1,263 @@
+//! One pull round against one peer.
+//!
+//! 1. `GET /ecp/manifest` (with `If-None-Match` once we hold its tag). If
+//!    nothing changed since the last success, stop: for our nodes the
+//!    manifest's `sequenceNum` equals the cursor; Go nodes always say 0, so
+//!    for them a digest of instance, skill count, names and `lastUpdate` is
+//!    compared instead.
+//! 2. `GET /ecp/skills?since=<cursor>` with `If-None-Match: <etag>`. Our
+//!    nodes answer only what changed after the cursor, tombstones included;
+//!    Go nodes ignore `since` and answer everything, which the merge handles
+//!    (what is held comes back `unchanged`).
+//! 3. Merge through [`Library::merge`](crate::library::Library::merge) with
+//!    the manifest's instance as sender and the peer's trust, in one
+//!    transaction, off the async threads.
+//! 4. Persist the cursor (the answer's `sequenceNum`), the ETags, the digest,
+//!    the time and the packet count; a failure persists the consecutive
+//!    failure count and the reason instead.
+//!
+//! A peer whose instance changed, or whose sequence went backwards (its data
+//! was reset), is pulled again from 0.
+
+use ecp_protocol::{KnowledgeUpdate, Manifest, MergeResult};
+use sha2::{Digest, Sha256};
+
+use super::client::Fetched;
+use super::{Context, PeerSpec, SyncError, SyncFailure, blocking, is_echo};
+use crate::store::{PeerState, PullRecord, Sender, now};
+
+/// What a pull round found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum PullOutcome {
+    /// The manifest showed no change: nothing else was requested.
+    Unchanged,
+    /// The skills request was answered 304.
+    NotModified,
+    /// Packets arrived and were merged.
+    Merged,
+}
+
+/// The report of a completed pull round.
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PullReport {
+    /// The peer.
+    pub url: String,
+    /// Its instance id.
+    pub instance: String,
+    /// What happened.
+    pub outcome: PullOutcome,
+    /// The `since` asked for (the cursor before the round).
+    pub since: i64,
+    /// The cursor after the round.
+    pub cursor: i64,
+    /// Packets in the answer.
+    pub packets: usize,
+    /// Of those, packets that originated at or passed through this node and
+    /// were therefore not merged (the merge would refuse them as loops).
+    pub echoes: usize,
+    /// The merge of the other packets.
+    pub result: MergeResult,
+    /// Body bytes received this round (manifest and skills, decoded).
+    pub bytes: usize,
+}
+
+/// Pulls from `peer` once and records the outcome in the store.
+pub async fn pull(ctx: &Context, peer: &PeerSpec) -> Result<PullReport, SyncFailure> {
+    let attempted_at = now().to_string();
+    match round(ctx, peer, &attempted_at).await {
+        Ok(report) => Ok(report),
+        Err(error) => {
+            let (library, url, kind, message) =
+                (ctx.library.clone(), peer.url.clone(), peer.kind, error.to_string());
+            let failures =
+                blocking(move || library.store().record_pull_failure(&url, kind, &attempted_at, &message))
+                    .await
+                    .unwrap_or(0);
+            Err(SyncFailure { error, failures })
+        }
+    }
+}
+
+async fn round(ctx: &Context, peer: &PeerSpec, attempted_at: &str) -> Result<PullReport, SyncError> {
+    let state = {
+        let (library, url) = (ctx.library.clone(), peer.url.clone());
+        blocking(move || library.store().peer_state(&url))
+            .await?
+            .unwrap_or_else(|| PeerState::new(&peer.url, peer.kind))
+    };
+    let client = ctx.client(peer);
+    let known = state.last_success.is_some();
+    let mut report = PullReport {
+        url: peer.url.clone(),
+        instance: state.instance.clone(),
+        outcome: PullOutcome::Unchanged,
+        since: state.cursor,
+        cursor: state.cursor,
+        packets: 0,
+        echoes: 0,
+        result: MergeResult::default(),
+        bytes: 0,
+    };
+    let mut record = PullRecord {
+        instance: state.instance.clone(),
+        cursor: state.cursor,
+        etag: state.etag.clone(),
+        manifest_etag: state.manifest_etag.clone(),
+        manifest_digest: state.manifest_digest.clone(),
+        packets_received: 0,
+    };
+
+    let manifest_tag = known.then_some(state.manifest_etag.as_str());
+    let (manifest, manifest_etag) = match client.manifest(manifest_tag).await? {
+        Fetched::NotModified if !state.instance.is_empty() => {
+            save(ctx, peer, attempted_at, record).await?;
+            return Ok(report);
+        }
+        Fetched::NotModified => {
+            return Err(SyncError::Protocol("answered 304 to a first manifest request".into()));
+        }
+        Fetched::Fresh { value, etag, bytes } => {
+            report.bytes += bytes;
+            (value, etag.unwrap_or_default())
+        }
+    };
+    let instance = ctx.check_instance(peer, &manifest.instance)?;
+    let digest = manifest_digest(&manifest, &instance);
+    let reset =
+        (!state.instance.is_empty() && state.instance != instance) || manifest.sequence_num < state.cursor;
+    if reset {
+        tracing::info!(peer = %peer.url, %instance, "peer's data changed identity or went back in sequence; pulling from 0");
+        record.cursor = 0;
+        record.etag.clear();
+    }
+    report.instance.clone_from(&instance);
+    report.since = record.cursor;
+    record.instance = instance.clone();
+    record.manifest_etag = manifest_etag;
+    let unchanged = known
+        && !reset
+        && if manifest.sequence_num > 0 {
+            manifest.sequence_num == record.cursor
+        } else {
+            digest == state.manifest_digest
+        };
+    record.manifest_digest = digest;
+    if unchanged {
+        report.cursor = record.cursor;
+        save(ctx, peer, attempted_at, record).await?;
+        return Ok(report);
+    }
+
+    let etag = (!record.etag.is_empty()).then_some(record.etag.as_str());
+    let (body, etag) = match client.skills(record.cursor, etag).await? {
+        Fetched::NotModified => {
+            report.outcome = PullOutcome::NotModified;
+            report.cursor = record.cursor;
+            save(ctx, peer, attempted_at, record).await?;
+            return Ok(report);
+        }
+        Fetched::Fresh { value, etag, bytes } => {
+            report.bytes += bytes;
+            (value, etag.unwrap_or_default())
+        }
+    };
+
+    let (library, policy, own) = (ctx.library.clone(), ctx.policy.clone(), ctx.instance().to_owned());
+    let sender = Sender { instance: instance.clone(), trust: peer.trust, reshare: ctx.reshare };
+    let merged = blocking(move || -> Result<_, SyncError> {
+        let update = KnowledgeUpdate::from_json(&body).map_err(|e| SyncError::Decode(e.to_string()))?;
+        let sequence = update.sequence_num;
+        let packets = update.skills.len();
+        let (echoes, kept): (Vec<_>, Vec<_>) = update.skills.into_iter().partition(|p| is_echo(p, &own));
+        let mut result = MergeResult::default();
+        // A full pull of a large node may exceed the per-update packet limit;
+        // its packets carry unique names, so merging it in slices is the same merge.
+        let slice = policy.max_packets.max(1);
+        let mut kept = kept.into_iter().peekable();
+        while kept.peek().is_some() {
+            let skills: Vec<_> = kept.by_ref().take(slice).collect();
+            let part = KnowledgeUpdate { skills, ..KnowledgeUpdate::default() };
+            add(&mut result, library.merge(part, &sender, &policy)?);
+        }
+        Ok((sequence, packets, echoes.len(), result))
+    })
+    .await?;
+    let (sequence, packets, echoes, result) = merged;
+    record.cursor = sequence.max(0);
+    record.etag = etag;
+    record.packets_received = i64::try_from(packets).unwrap_or(i64::MAX);
+    report.outcome = PullOutcome::Merged;
+    report.cursor = record.cursor;
+    report.packets = packets;
+    report.echoes = echoes;
+    report.result = result;
+    save(ctx, peer, attempted_at, record).await?;
+    Ok(report)
+}
+
+async fn save(
+    ctx: &Context,
+    peer: &PeerSpec,
+    attempted_at: &str,
+    record: PullRecord,
+) -> Result<(), SyncError> {
+    let (library, url, kind, at) =
+        (ctx.library.clone(), peer.url.clone(), peer.kind, attempted_at.to_owned());
+    blocking(move || library.store().record_pull_success(&url, kind, &at, &record)).await?;
+    Ok(())
+}
+
+/// Adds the counts and conflicts of `more` to `total`.
+pub(crate) fn add(total: &mut MergeResult, more: MergeResult) {
+    total.new_skills += more.new_skills;
+    total.updated_skills += more.updated_skills;
+    total.rejected_skills += more.rejected_skills;
+    total.unchanged += more.unchanged;
+    total.conflicts.extend(more.conflicts);
+}
+
+/// What identifies a manifest's skill set when its `sequenceNum` says
+/// nothing (always 0 from Go nodes): instance, count, names, `lastUpdate`.
+pub fn manifest_digest(manifest: &Manifest, instance: &str) -> String {
+    let mut names: Vec<&str> = manifest.skill_names.iter().map(String::as_str).collect();
+    names.sort_unstable();
+    let mut hash = Sha256::new();
+    for part in [instance, &manifest.sequence_num.to_string(), &manifest.skill_count.to_string()] {
+        hash.update(part.as_bytes());
+        hash.update([0]);
+    }
+    for name in names {
+        hash.update(name.as_bytes());
+        hash.update([0]);
+    }
+    hash.update(manifest.last_update.to_string().as_bytes());
+    hex::encode(&hash.finalize()[..16])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_digest_ignores_generation_time_and_name_order_but_not_names_or_last_update() {
+        let m = Manifest {
+            instance: "ok-agent".into(),
+            skill_count: 2,
+            skill_names: vec!["a".into(), "b".into()],
+            ..Manifest::default()
+        };
+        let d = manifest_digest(&m, "ok-agent");
+        let mut later = m.clone();
+        later.generated_at = ecp_protocol::Timestamp::parse("2030-01-01T00:00:00Z").unwrap();
+        later.skill_names.reverse();
+        assert_eq!(manifest_digest(&later, "ok-agent"), d);
+        let mut renamed = m.clone();
+        renamed.skill_names[1] = "c".into();
+        assert_ne!(manifest_digest(&renamed, "ok-agent"), d);
+        let mut touched = m.clone();
+        touched.last_update = ecp_protocol::Timestamp::parse("2030-01-01T00:00:00Z").unwrap();
+        assert_ne!(manifest_digest(&touched, "ok-agent"), d);
+    }
+}

@@ -1,0 +1,197 @@
+//! Pushing to one peer: send what changed here since the peer last
+//! acknowledged, as `POST /ecp/skills`.
+//!
+//! The packets are the ones `GET /ecp/skills?since=<acked>` would serve
+//! ([`Store::served_packets`](crate::store::Store::served_packets)):
+//! shareable skills as stored, tombstones included, in sequence order.
+//! Packets that originated at the target or already passed through it are
+//! left out (it would refuse them as loops). Large sets go in several
+//! updates. When every update was answered 200 the peer has acknowledged
+//! our sequence number as of the read, and the next push starts there.
+
+use ecp_protocol::{MergeResult, PeerStats, Timestamp};
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+
+use super::client::Fetched;
+use super::pull::add;
+use super::{Context, PeerSpec, SyncError, SyncFailure, blocking};
+use crate::store::{PeerState, now};
+
+/// Most packets in one pushed update.
+pub const MAX_PACKETS_PER_UPDATE: usize = 1000;
+/// Largest pushed update body (a node's default body limit is 8 MiB).
+pub const MAX_UPDATE_BYTES: usize = 4 * 1024 * 1024;
+
+/// The report of a completed push.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PushReport {
+    /// The peer.
+    pub url: String,
+    /// Its instance id.
+    pub instance: String,
+    /// Our sequence number it had acknowledged before.
+    pub since: i64,
+    /// Our sequence number it has acknowledged now.
+    pub acked: i64,
+    /// Packets sent.
+    pub sent: usize,
+    /// Packets left out because they came from the peer or passed through it.
+    pub echoes: usize,
+    /// Updates (requests) sent.
+    pub updates: usize,
+    /// Names of the packets sent, in order.
+    pub names: Vec<String>,
+    /// The peer's merge results, added up.
+    pub result: MergeResult,
+}
+
+/// Pushes what `peer` has not acknowledged; records the outcome in the store.
+pub async fn push(ctx: &Context, peer: &PeerSpec) -> Result<PushReport, SyncFailure> {
+    match round(ctx, peer).await {
+        Ok(report) => Ok(report),
+        Err(error) => {
+            let (library, url, kind, message) =
+                (ctx.library.clone(), peer.url.clone(), peer.kind, error.to_string());
+            let failures = blocking(move || library.store().record_push_failure(&url, kind, &message))
+                .await
+                .unwrap_or(0);
+            Err(SyncFailure { error, failures })
+        }
+    }
+}
+
+/// What a push needs of a stored packet to route it.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Route {
+    #[serde(default)]
+    origin_instance: String,
+    #[serde(default)]
+    skill_name: String,
+    #[serde(default)]
+    provenance: Option<RouteProvenance>,
+}
+
+#[derive(Deserialize)]
+struct RouteProvenance {
+    #[serde(default)]
+    path: Option<Vec<String>>,
+}
+
+/// An update around packets that are already JSON.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Outgoing<'a> {
+    id: String,
+    peer_instance: &'a str,
+    generated_at: Timestamp,
+    skills: Vec<&'a RawValue>,
+    stats: PeerStats,
+    sequence_num: i64,
+}
+
+async fn round(ctx: &Context, peer: &PeerSpec) -> Result<PushReport, SyncError> {
+    let state = {
+        let (library, url) = (ctx.library.clone(), peer.url.clone());
+        blocking(move || library.store().peer_state(&url))
+            .await?
+            .unwrap_or_else(|| PeerState::new(&peer.url, peer.kind))
+    };
+    let client = ctx.client(peer);
+    let mut instance = peer.instance.clone().unwrap_or_else(|| state.instance.clone());
+    if instance.is_empty() {
+        let Fetched::Fresh { value: manifest, .. } = client.manifest(None).await? else {
+            return Err(SyncError::Protocol("answered 304 to a manifest request without a tag".into()));
+        };
+        instance = ctx.check_instance(peer, &manifest.instance)?;
+        let (library, url, kind, id) = (ctx.library.clone(), peer.url.clone(), peer.kind, instance.clone());
+        blocking(move || library.store().record_peer_instance(&url, kind, &id)).await?;
+    }
+    if instance == ctx.instance() {
+        return Err(SyncError::ItIsUs);
+    }
+    let mut report = PushReport {
+        url: peer.url.clone(),
+        instance: instance.clone(),
+        since: state.acked_seq,
+        acked: state.acked_seq,
+        sent: 0,
+        echoes: 0,
+        updates: 0,
+        names: Vec::new(),
+        result: MergeResult::default(),
+    };
+    if state.last_push.is_some() && ctx.library.sequence() == state.acked_seq {
+        return Ok(report);
+    }
+    let served = {
+        let library = ctx.library.clone();
+        let mut since = state.acked_seq;
+        let served = blocking(move || library.store().served_packets(Some(since))).await?;
+        if served.seq < since {
+            // Our store is older than what the peer acknowledged (restored
+            // from a backup, or recreated): send everything again.
+            since = 0;
+            report.since = 0;
+            let library = ctx.library.clone();
+            blocking(move || library.store().served_packets(Some(since))).await?
+        } else {
+            served
+        }
+    };
+
+    let mut batch: Vec<&RawValue> = Vec::new();
+    let mut batch_bytes = 0;
+    let mut batches: Vec<Vec<&RawValue>> = Vec::new();
+    for json in &served.packets {
+        let route: Route = serde_json::from_str(json).map_err(|e| SyncError::Decode(e.to_string()))?;
+        let passed = route.provenance.and_then(|p| p.path).unwrap_or_default();
+        if route.origin_instance == instance || passed.contains(&instance) {
+            report.echoes += 1;
+            continue;
+        }
+        let raw: &RawValue = serde_json::from_str(json).map_err(|e| SyncError::Decode(e.to_string()))?;
+        if !batch.is_empty()
+            && (batch.len() >= MAX_PACKETS_PER_UPDATE || batch_bytes + json.len() > MAX_UPDATE_BYTES)
+        {
+            batches.push(std::mem::take(&mut batch));
+            batch_bytes = 0;
+        }
+        batch_bytes += json.len() + 1;
+        batch.push(raw);
+        report.names.push(route.skill_name);
+    }
+    if !batch.is_empty() {
+        batches.push(batch);
+    }
+    for (i, skills) in batches.into_iter().enumerate() {
+        let count = skills.len();
+        let update = Outgoing {
+            id: format!("{}-{}-{i}", ctx.instance(), served.seq),
+            peer_instance: ctx.instance(),
+            generated_at: now(),
+            skills,
+            stats: PeerStats {
+                total_skills: i64::try_from(count).unwrap_or(i64::MAX),
+                ..PeerStats::default()
+            },
+            sequence_num: served.seq,
+        };
+        let body = serde_json::to_vec(&update).map_err(|e| SyncError::Decode(e.to_string()))?;
+        add(&mut report.result, client.post_update(body).await?);
+        report.sent += count;
+        report.updates += 1;
+    }
+    report.acked = served.seq;
+    let (library, url, kind, acked, sent) = (
+        ctx.library.clone(),
+        peer.url.clone(),
+        peer.kind,
+        served.seq,
+        i64::try_from(report.sent).unwrap_or(0),
+    );
+    blocking(move || library.store().record_push_success(&url, kind, acked, sent)).await?;
+    Ok(report)
+}

@@ -1,0 +1,506 @@
+//! `peers.toml`: whom this node federates with, and how often.
+//!
+//! The example file at the top of the repository documents every key. Parsed
+//! here with serde (unknown keys refused), then resolved in one step into
+//! [`PeersConfig`]: defaults filled in, durations and cron expressions
+//! checked, URLs normalised, secrets read from the environment. Every error
+//! names the key (`peer[1].trust`) or the line it comes from.
+//!
+//! What it does not do: run anything ([`crate::federation`] does), or watch
+//! the file (the node reloads it on SIGHUP and when it changes).
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+
+/// Interval of a peer without its own `interval` or `cron`, when
+/// `[federation]` sets neither.
+pub const DEFAULT_INTERVAL: Duration = Duration::from_secs(30);
+/// Time allowed for one request to a peer (connect, send, read the answer).
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+/// Trust in a configured peer that sets no `trust`.
+pub const DEFAULT_CONFIGURED_TRUST: f64 = 0.9;
+/// Trust in a discovered peer (and, as in `SPEC.md` §8.1.2, in anyone
+/// nobody configured).
+pub const DEFAULT_DISCOVERY_TRUST: f64 = 0.6;
+
+/// A problem with the peers file.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum PeersError {
+    /// The file could not be read.
+    #[error("cannot read peers file {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Cause.
+        source: std::io::Error,
+    },
+    /// Not TOML, an unknown key, or a value of the wrong type.
+    #[error("peers file {file}, line {line}: {message}")]
+    Parse {
+        /// The file (as given).
+        file: String,
+        /// 1-based line of the problem.
+        line: usize,
+        /// What the parser said, with the offending line quoted.
+        message: String,
+    },
+    /// A value is out of range or inconsistent.
+    #[error("peers file {file}: {key}: {message}")]
+    Invalid {
+        /// The file (as given).
+        file: String,
+        /// The key, e.g. `peer[1].trust`.
+        key: String,
+        /// What is wrong and what to do.
+        message: String,
+    },
+}
+
+/// A secret: shown as `***` in debug output and logs.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    /// A secret from its text.
+    pub fn new(text: impl Into<String>) -> Secret {
+        Secret(text.into())
+    }
+
+    /// The secret's bytes, for signing.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("***")
+    }
+}
+
+/// When a peer is contacted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Schedule {
+    /// Every so often (the first round right away).
+    Every(Duration),
+    /// At the times of a cron expression with a seconds field
+    /// (`"0 */5 * * * *"`; a five-field expression gets second 0 prepended).
+    Cron(String),
+}
+
+impl fmt::Display for Schedule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Schedule::Every(d) => write!(f, "every {}", humantime::format_duration(*d)),
+            Schedule::Cron(expr) => write!(f, "cron {expr:?}"),
+        }
+    }
+}
+
+/// The resolved `peers.toml`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PeersConfig {
+    /// `[federation]`.
+    pub federation: FederationSettings,
+    /// `[discovery]`.
+    pub discovery: DiscoverySettings,
+    /// `[[peer]]`, in file order; URLs are unique.
+    pub peers: Vec<PeerConfig>,
+}
+
+impl Default for PeersConfig {
+    fn default() -> Self {
+        PeersConfig {
+            federation: FederationSettings {
+                schedule: Schedule::Every(DEFAULT_INTERVAL),
+                timeout: DEFAULT_TIMEOUT,
+                reshare_external: None,
+            },
+            discovery: DiscoverySettings { enabled: true, trust: DEFAULT_DISCOVERY_TRUST },
+            peers: Vec::new(),
+        }
+    }
+}
+
+/// `[federation]`, resolved.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FederationSettings {
+    /// Default schedule of every peer.
+    pub schedule: Schedule,
+    /// Time allowed for one request to a peer.
+    pub timeout: Duration,
+    /// Re-serve received skills; `None` leaves the node's own setting
+    /// (`[policy] reshare_external` of node.toml, default true).
+    pub reshare_external: Option<bool>,
+}
+
+/// `[discovery]`, resolved.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DiscoverySettings {
+    /// Whether discovered nodes become (temporary) peers.
+    pub enabled: bool,
+    /// Trust in a discovered peer.
+    pub trust: f64,
+}
+
+/// One `[[peer]]`, resolved.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PeerConfig {
+    /// Base URL, normalised: no trailing slash, no query.
+    pub url: String,
+    /// Secret for X-ECP-HMAC towards this peer (from `secret` or `secret_env`).
+    pub secret: Option<Secret>,
+    /// Trust in what comes from it, 0–1.
+    pub trust: f64,
+    /// Pull from it on its schedule.
+    pub pull: bool,
+    /// Push local changes to it as they happen.
+    pub push: bool,
+    /// Its own schedule; `None` uses `[federation]`'s.
+    pub schedule: Option<Schedule>,
+    /// The instance id it must have; `None` learns it from its manifest.
+    pub instance: Option<String>,
+}
+
+// ---- the file as written ----
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    #[serde(default)]
+    federation: FileFederation,
+    #[serde(default)]
+    discovery: FileDiscovery,
+    #[serde(default)]
+    peer: Vec<FilePeer>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileFederation {
+    interval: Option<String>,
+    cron: Option<String>,
+    timeout: Option<String>,
+    reshare_external: Option<bool>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileDiscovery {
+    enabled: Option<bool>,
+    trust: Option<f64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FilePeer {
+    url: String,
+    secret: Option<String>,
+    secret_env: Option<String>,
+    trust: Option<f64>,
+    pull: Option<bool>,
+    push: Option<bool>,
+    interval: Option<String>,
+    cron: Option<String>,
+    instance: Option<String>,
+}
+
+impl PeersConfig {
+    /// Reads and resolves a peers file.
+    pub fn load(path: &Path) -> Result<PeersConfig, PeersError> {
+        let text =
+            std::fs::read_to_string(path).map_err(|source| PeersError::Read { path: path.into(), source })?;
+        PeersConfig::parse(&text, &path.display().to_string())
+    }
+
+    /// Resolves the text of a peers file; `file` names it in errors.
+    pub fn parse(text: &str, file: &str) -> Result<PeersConfig, PeersError> {
+        let raw: File = toml::from_str(text).map_err(|e| {
+            let at = e.span().map_or(0, |s| s.start).min(text.len());
+            let line = text[..at].matches('\n').count() + 1;
+            let quoted = text.lines().nth(line - 1).map(str::trim).unwrap_or_default();
+            let message = e.message().trim().to_owned();
+            let message = if quoted.is_empty() { message } else { format!("`{quoted}`: {message}") };
+            PeersError::Parse { file: file.to_owned(), line, message }
+        })?;
+        let invalid =
+            |key: String, message: String| PeersError::Invalid { file: file.to_owned(), key, message };
+
+        let default_schedule = schedule(
+            ("federation.interval", raw.federation.interval.as_deref()),
+            ("federation.cron", raw.federation.cron.as_deref()),
+        )
+        .map_err(|(k, m)| invalid(k, m))?
+        .unwrap_or(Schedule::Every(DEFAULT_INTERVAL));
+        let timeout = match raw.federation.timeout.as_deref() {
+            None => DEFAULT_TIMEOUT,
+            Some(text) => duration(text).map_err(|m| invalid("federation.timeout".into(), m))?,
+        };
+        let discovery = DiscoverySettings {
+            enabled: raw.discovery.enabled.unwrap_or(true),
+            trust: unit(raw.discovery.trust.unwrap_or(DEFAULT_DISCOVERY_TRUST))
+                .map_err(|m| invalid("discovery.trust".into(), m))?,
+        };
+
+        let mut peers: Vec<PeerConfig> = Vec::with_capacity(raw.peer.len());
+        for (i, p) in raw.peer.into_iter().enumerate() {
+            let key = |field: &str| format!("peer[{i}].{field}");
+            let url = normalise_url(&p.url).map_err(|m| invalid(key("url"), m))?;
+            if peers.iter().any(|q| q.url == url) {
+                return Err(invalid(key("url"), format!("{url} is listed twice; keep one [[peer]] per URL")));
+            }
+            let secret = match (p.secret, p.secret_env) {
+                (Some(_), Some(_)) => {
+                    return Err(invalid(key("secret"), "set either secret or secret_env, not both".into()));
+                }
+                (Some(s), None) if s.is_empty() => {
+                    return Err(invalid(
+                        key("secret"),
+                        "is empty; remove it or give the shared secret".into(),
+                    ));
+                }
+                (Some(s), None) => Some(Secret(s)),
+                (None, Some(var)) => match std::env::var(&var) {
+                    Ok(s) if !s.is_empty() => Some(Secret(s)),
+                    _ => {
+                        return Err(invalid(
+                            key("secret_env"),
+                            format!("environment variable {var} is not set (or empty)"),
+                        ));
+                    }
+                },
+                (None, None) => None,
+            };
+            let trust =
+                unit(p.trust.unwrap_or(DEFAULT_CONFIGURED_TRUST)).map_err(|m| invalid(key("trust"), m))?;
+            let own = schedule((&key("interval"), p.interval.as_deref()), (&key("cron"), p.cron.as_deref()))
+                .map_err(|(k, m)| invalid(k, m))?;
+            let instance = match p.instance {
+                Some(id) if id.trim().is_empty() || id.len() > 128 || id.chars().any(char::is_control) => {
+                    return Err(invalid(
+                        key("instance"),
+                        "must be an instance id (1–128 printable bytes)".into(),
+                    ));
+                }
+                other => other,
+            };
+            peers.push(PeerConfig {
+                url,
+                secret,
+                trust,
+                pull: p.pull.unwrap_or(true),
+                push: p.push.unwrap_or(false),
+                schedule: own,
+                instance,
+            });
+        }
+        Ok(PeersConfig {
+            federation: FederationSettings {
+                schedule: default_schedule,
+                timeout,
+                reshare_external: raw.federation.reshare_external,
+            },
+            discovery,
+            peers,
+        })
+    }
+
+    /// The schedule `peer` runs on.
+    pub fn schedule_of(&self, peer: &PeerConfig) -> Schedule {
+        peer.schedule.clone().unwrap_or_else(|| self.federation.schedule.clone())
+    }
+}
+
+/// A base URL as peers are keyed: `http` or `https`, a host, no user
+/// information, query or fragment, no trailing slash.
+pub fn normalise_url(text: &str) -> Result<String, String> {
+    let url = reqwest::Url::parse(text.trim())
+        .map_err(|e| format!("{text:?} is not a URL ({e}); write e.g. \"http://192.0.2.7:7327\""))?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(format!("{text:?}: the scheme must be http or https"));
+    }
+    if url.host_str().is_none_or(str::is_empty) {
+        return Err(format!("{text:?} names no host"));
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(format!("{text:?} carries credentials; put the secret in secret or secret_env"));
+    }
+    if url.query().is_some() || url.fragment().is_some() {
+        return Err(format!("{text:?}: give the node's base URL, without a query or fragment"));
+    }
+    Ok(url.as_str().trim_end_matches('/').to_owned())
+}
+
+/// `interval` or `cron` (at most one of them).
+fn schedule(
+    interval: (&str, Option<&str>),
+    cron: (&str, Option<&str>),
+) -> Result<Option<Schedule>, (String, String)> {
+    match (interval.1, cron.1) {
+        (Some(_), Some(_)) => {
+            Err((cron.0.to_owned(), format!("set either {} or {}, not both", interval.0, cron.0)))
+        }
+        (Some(text), None) => {
+            duration(text).map(|d| Some(Schedule::Every(d))).map_err(|m| (interval.0.to_owned(), m))
+        }
+        (None, Some(expr)) => {
+            cron_expression(expr).map(|e| Some(Schedule::Cron(e))).map_err(|m| (cron.0.to_owned(), m))
+        }
+        (None, None) => Ok(None),
+    }
+}
+
+fn duration(text: &str) -> Result<Duration, String> {
+    match humantime::parse_duration(text.trim()) {
+        Ok(d) if d.is_zero() => Err("must be longer than zero".into()),
+        Ok(d) => Ok(d),
+        Err(e) => Err(format!("{text:?}: {e}; write e.g. \"30s\", \"5m\" or \"200ms\"")),
+    }
+}
+
+/// Checks a cron expression; a classic five-field one gets second 0 prepended.
+pub fn cron_expression(text: &str) -> Result<String, String> {
+    let fields = text.split_whitespace().count();
+    let expr = match fields {
+        5 => format!("0 {}", text.trim()),
+        6 | 7 => text.split_whitespace().collect::<Vec<_>>().join(" "),
+        _ => {
+            return Err(format!(
+                "{text:?} is not a cron expression: write \"sec min hour day month weekday\", e.g. \"0 */5 * * * *\""
+            ));
+        }
+    };
+    tokio_cron_scheduler::Job::new_async(expr.as_str(), |_, _| Box::pin(async {}))
+        .map(|_| expr.clone())
+        .map_err(|e| format!("{text:?} is not a valid cron expression ({e:?})"))
+}
+
+fn unit(value: f64) -> Result<f64, String> {
+    if value.is_finite() && (0.0..=1.0).contains(&value) {
+        Ok(value)
+    } else {
+        Err(format!("{value} is not between 0 and 1"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<PeersConfig, String> {
+        PeersConfig::parse(text, "peers.toml").map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn an_empty_file_gives_the_defaults() {
+        assert_eq!(parse("").unwrap(), PeersConfig::default());
+    }
+
+    #[test]
+    fn a_peer_defaults_to_trust_0_9_pull_without_push_on_the_federation_schedule() {
+        let c =
+            parse("[federation]\ninterval = \"5s\"\n\n[[peer]]\nurl = \"http://192.0.2.7:7327/\"\n").unwrap();
+        let p = &c.peers[0];
+        assert_eq!(p.url, "http://192.0.2.7:7327");
+        assert_eq!((p.trust, p.pull, p.push), (0.9, true, false));
+        assert_eq!((p.secret.as_ref(), p.schedule.as_ref(), p.instance.as_ref()), (None, None, None));
+        assert_eq!(c.schedule_of(p), Schedule::Every(Duration::from_secs(5)));
+        assert_eq!(c.federation.timeout, DEFAULT_TIMEOUT);
+        assert_eq!(c.discovery, DiscoverySettings { enabled: true, trust: 0.6 });
+    }
+
+    #[test]
+    fn every_documented_key_is_accepted() {
+        let c = parse(
+            "[federation]\ncron = \"*/5 * * * *\"\ntimeout = \"2s\"\nreshare_external = false\n\
+             [discovery]\nenabled = false\ntrust = 0.5\n\
+             [[peer]]\nurl = \"https://a.example:7327\"\nsecret = \"s3cret\"\ntrust = 1.0\npull = false\n\
+             push = true\ninterval = \"200ms\"\ninstance = \"ecp-a\"\n\
+             [[peer]]\nurl = \"http://b.example\"\ncron = \"0 0 * * * *\"\n",
+        )
+        .unwrap();
+        assert_eq!(c.federation.schedule, Schedule::Cron("0 */5 * * * *".into()));
+        assert_eq!(
+            (c.federation.timeout, c.federation.reshare_external),
+            (Duration::from_secs(2), Some(false))
+        );
+        assert_eq!(c.discovery, DiscoverySettings { enabled: false, trust: 0.5 });
+        let a = &c.peers[0];
+        assert_eq!(a.secret.as_ref().map(Secret::expose), Some("s3cret"));
+        assert_eq!((a.trust, a.pull, a.push, a.instance.as_deref()), (1.0, false, true, Some("ecp-a")));
+        assert_eq!(a.schedule, Some(Schedule::Every(Duration::from_millis(200))));
+        assert_eq!(c.peers[1].schedule, Some(Schedule::Cron("0 0 * * * *".into())));
+        assert!(!format!("{a:?}").contains("s3cret"), "debug output hides the secret");
+    }
+
+    #[test]
+    fn errors_name_the_key() {
+        let cases = [
+            ("[[peer]]\nurl = \"http://a\"\ntrust = 1.5\n", "peer[0].trust"),
+            ("[[peer]]\nurl = \"http://a\"\n[[peer]]\nurl = \"ftp://b\"\n", "peer[1].url"),
+            ("[[peer]]\nurl = \"http://a\"\n[[peer]]\nurl = \"http://a/\"\n", "peer[1].url"),
+            ("[[peer]]\nurl = \"http://a\"\ninterval = \"soon\"\n", "peer[0].interval"),
+            ("[[peer]]\nurl = \"http://a\"\ninterval = \"1s\"\ncron = \"* * * * *\"\n", "peer[0].cron"),
+            (
+                "[[peer]]\nurl = \"http://a\"\nsecret_env = \"ECP_TEST_SURELY_UNSET_VAR\"\n",
+                "peer[0].secret_env",
+            ),
+            ("[[peer]]\nurl = \"http://a\"\nsecret = \"x\"\nsecret_env = \"Y\"\n", "peer[0].secret"),
+            ("[[peer]]\nurl = \"http://user:pw@a\"\n", "peer[0].url"),
+            ("[federation]\ntimeout = \"0s\"\n", "federation.timeout"),
+            ("[federation]\ncron = \"every minute\"\n", "federation.cron"),
+            ("[discovery]\ntrust = -1\n", "discovery.trust"),
+            // Unknown keys and wrong types: the line is quoted, naming the key.
+            ("[[peer]]\nurl = \"http://a\"\nintervall = \"1s\"\n", "intervall"),
+            ("[[peer]]\nurl = \"http://a\"\npull = \"yes\"\n", "pull = \"yes\""),
+            ("[federation]\nreshare = true\n", "reshare"),
+            ("[[peer]]\ntrust = 0.7\n", "url"),
+        ];
+        for (text, key) in cases {
+            let err = parse(text).expect_err(text);
+            assert!(err.contains(key), "{text:?}: the error should name {key}: {err}");
+        }
+    }
+
+    #[test]
+    fn the_example_file_parses_and_documents_every_key() {
+        let text = include_str!("../../peers.toml");
+        let c = parse(text).unwrap();
+        assert_eq!(c.peers.len(), 2);
+        assert_eq!((c.peers[0].trust, c.peers[0].pull, c.peers[0].push), (0.9, true, false));
+        let keys = [
+            "[federation]",
+            "interval",
+            "cron",
+            "timeout",
+            "reshare_external",
+            "[discovery]",
+            "enabled",
+            "trust",
+            "[[peer]]",
+            "url",
+            "secret",
+            "secret_env",
+            "pull",
+            "push",
+            "instance",
+        ];
+        for key in keys {
+            assert!(
+                text.contains(&format!("\n{key}")) || text.contains(&format!("# {key} =")),
+                "{key} undocumented"
+            );
+        }
+    }
+
+    #[test]
+    fn parse_errors_give_the_line() {
+        let err =
+            parse("[federation]\ninterval = \"1s\"\n\n[[peer]]\nurl = \"http://a\"\npush = 1\n").unwrap_err();
+        assert!(err.contains("line 6"), "{err}");
+    }
+}

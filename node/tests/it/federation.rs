@@ -1,0 +1,812 @@
+//! Federation between real nodes on loopback ports, each with its own data
+//! folder: chains with confidence decay, a ring with push on change, dead
+//! and slow peers, resuming after a restart, deletions, a Go-like peer, the
+//! discovery consumer, peers-file reloads and the `pull`/`push`/`sync`/
+//! `peers` commands.
+//!
+//! Rounds are driven with [`Federator::sync_now`] (what `ecp-node sync`
+//! does) where the test is about what travels, and by the scheduler with
+//! short intervals where it is about timing. Waiting is polling with a
+//! deadline, never a long fixed sleep.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode, Uri};
+use axum::response::IntoResponse;
+use ecp_node::Node;
+use ecp_node::config::Config;
+use ecp_node::discovery::{DiscoveredPeer, DiscoveryEvent};
+use ecp_node::federation::{self, Context, PeerSpec, PullOutcome, PullReport};
+use ecp_node::peers::PeersConfig;
+use ecp_node::store::Source;
+use ecp_protocol::skill_doc::StructureLimits;
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+use tempfile::TempDir;
+use tokio::net::TcpListener;
+
+use crate::cli::eventually;
+use crate::util::hmac_hex;
+
+/// Generous bound for anything that should take milliseconds.
+const SOON: Duration = Duration::from_secs(10);
+
+// ---------------------------------------------------------------------------
+// Helpers
+
+/// A node in its own temporary folder, federating as told.
+struct Fed {
+    dir: TempDir,
+    config: Config,
+    node: Option<Node>,
+    http: reqwest::Client,
+}
+
+impl Fed {
+    async fn start() -> Fed {
+        Fed::start_with(|_| {}).await
+    }
+
+    async fn start_with(adjust: impl FnOnce(&mut Config)) -> Fed {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let mut config = Config::for_tests(dir.path());
+        adjust(&mut config);
+        let node = Node::bind(config.clone()).await.expect("the node starts");
+        let http = reqwest::Client::builder().no_proxy().timeout(SOON).build().expect("a client");
+        Fed { dir, config, node: Some(node), http }
+    }
+
+    fn node(&self) -> &Node {
+        self.node.as_ref().expect("the node runs")
+    }
+
+    fn url(&self) -> String {
+        self.node().url()
+    }
+
+    fn instance(&self) -> String {
+        self.node().library().store().instance_id().to_owned()
+    }
+
+    fn data(&self) -> PathBuf {
+        self.config.data_dir.clone()
+    }
+
+    /// Applies a peers file given as text.
+    async fn peers(&self, toml: &str) {
+        let config = PeersConfig::parse(toml, "test peers").expect("valid peers");
+        self.node().federator().apply(config).await;
+    }
+
+    /// One pull from `url`, as `ecp-node sync` does it: `extra` are more
+    /// keys of its `[[peer]]`. The node's own federator has no part in it.
+    async fn pull_from(&self, url: &str, extra: &str) -> Result<PullReport, String> {
+        let file = PeersConfig::parse(&peer(url, extra), "test peers").expect("valid peer");
+        let spec = PeerSpec::configured(&file, &file.peers[0]);
+        let ctx = Context::new(
+            self.node().library().clone(),
+            self.config.policy.clone(),
+            self.config.reshare_external,
+            Duration::from_secs(5),
+        );
+        federation::pull(&ctx, &spec).await.map_err(|f| f.to_string())
+    }
+
+    /// [`Fed::pull_from`], which must succeed.
+    async fn pull_ok(&self, from: &Fed, extra: &str) -> PullReport {
+        let url = from.url();
+        self.pull_from(&url, extra).await.unwrap_or_else(|e| panic!("pull from {url}: {e}"))
+    }
+
+    async fn stop(&mut self) {
+        let node = self.node.take().expect("the node runs");
+        node.shutdown().await.expect("clean shutdown");
+    }
+
+    async fn restart(&mut self) {
+        let node = Node::bind(self.config.clone()).await.expect("the node starts again");
+        self.node = Some(node);
+    }
+
+    /// Adds a local skill whose frontmatter says `confidence`.
+    async fn add_local(&self, name: &str, confidence: f64) {
+        let text = skill_text(name, confidence);
+        let library = self.node().library().clone();
+        tokio::task::spawn_blocking(move || {
+            let origin = ecp_node::import::local_origin(library.store().instance_id());
+            let packet = ecp_node::import::local_packet(
+                &text,
+                None,
+                &origin,
+                &StructureLimits::default(),
+                ecp_node::store::now(),
+            )
+            .expect("a valid local skill");
+            library.put_local(&packet, Source::Operator).expect("stored")
+        })
+        .await
+        .expect("no panic");
+    }
+
+    async fn tombstone(&self, name: &str) {
+        let (library, name) = (self.node().library().clone(), name.to_owned());
+        tokio::task::spawn_blocking(move || library.tombstone(&name, Source::Operator).expect("tombstoned"))
+            .await
+            .expect("no panic");
+    }
+
+    async fn get_json(&self, path: &str) -> Value {
+        let response = self.http.get(format!("{}{path}", self.url())).send().await.expect("GET");
+        assert_eq!(response.status(), StatusCode::OK, "GET {path}");
+        response.json().await.expect("JSON")
+    }
+
+    /// `/v1/skills/{name}` when the node holds it.
+    async fn skill(&self, name: &str) -> Option<Value> {
+        let response = self.http.get(format!("{}/v1/skills/{name}", self.url())).send().await.expect("GET");
+        if response.status() == StatusCode::NOT_FOUND {
+            return None;
+        }
+        Some(response.json().await.expect("JSON"))
+    }
+
+    /// The stored confidence of `name`, once the node holds it (not deprecated).
+    async fn confidence(&self, name: &str) -> Option<f64> {
+        let shown = self.skill(name).await?;
+        (!shown["skill"]["deprecated"].as_bool()?).then(|| shown["skill"]["confidence"].as_f64())?
+    }
+
+    async fn sequence(&self) -> i64 {
+        self.get_json("/v1/status").await["sequence"].as_i64().expect("a sequence")
+    }
+
+    /// This node's view of the peer at `url`, from `/v1/peers`.
+    async fn peer_state(&self, url: &str) -> Value {
+        let peers = self.get_json("/v1/peers").await;
+        peers["peers"]
+            .as_array()
+            .and_then(|all| all.iter().find(|p| p["url"] == url))
+            .cloned()
+            .unwrap_or(Value::Null)
+    }
+}
+
+fn skill_text(name: &str, confidence: f64) -> String {
+    format!(
+        "---\nname: {name}\ndescription: How to {name}\nconfidence: {confidence}\n---\n# {name}\n\n\
+         Read the failing output, change one thing, run the tests again.\n"
+    )
+}
+
+/// A `[[peer]]` block.
+fn peer(url: &str, extra: &str) -> String {
+    format!("[[peer]]\nurl = \"{url}\"\n{extra}\n")
+}
+
+/// Runs the binary with `args`, no ECP_* variables from outside.
+fn bin(args: &[&str]) -> crate::cli::Out {
+    let output = Command::new(env!("CARGO_BIN_EXE_ecp-node"))
+        .args(args)
+        .env_remove("ECP_DATA")
+        .env_remove("ECP_SKILLS_DIR")
+        .env_remove("ECP_CONFIG")
+        .env_remove("ECP_PEERS")
+        .env_remove("ECP_PEER_SECRET")
+        .env("RUST_LOG", "warn")
+        .output()
+        .expect("the ecp-node binary runs");
+    crate::cli::Out {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+}
+
+async fn bin_async(args: Vec<String>) -> crate::cli::Out {
+    tokio::task::spawn_blocking(move || bin(&args.iter().map(String::as_str).collect::<Vec<_>>()))
+        .await
+        .expect("the binary ran")
+}
+
+fn path(p: &Path) -> String {
+    p.to_str().expect("UTF-8 temporary path").to_owned()
+}
+
+// ---------------------------------------------------------------------------
+// Chains: decay, provenance, refusal, full trust
+
+#[tokio::test(flavor = "multi_thread")]
+async fn chain_lowers_confidence_per_hop_and_the_fourth_node_refuses() {
+    let (a, b, c, d) = (Fed::start().await, Fed::start().await, Fed::start().await, Fed::start().await);
+    a.add_local("chain-skill", 1.0).await;
+    assert_eq!(b.pull_ok(&a, "trust = 0.6").await.result.new_skills, 1);
+    assert_eq!(c.pull_ok(&b, "trust = 0.6").await.result.new_skills, 1);
+    let at_d = d.pull_ok(&c, "trust = 0.6").await;
+    assert_eq!((at_d.result.new_skills, at_d.result.rejected_skills), (0, 1), "{at_d:?}");
+    assert_eq!(
+        at_d.result.conflicts,
+        ["chain-skill: rejected by policy: confidence 0.36 is below the accept threshold 0.6"]
+    );
+
+    let at_b = b.skill("chain-skill").await.expect("B holds it");
+    assert_eq!(at_b["skill"]["confidence"], json!(0.6));
+    assert_eq!(at_b["packet"]["provenance"]["path"], json!([a.instance()]));
+    let at_c = c.skill("chain-skill").await.expect("C holds it");
+    assert!((at_c["skill"]["confidence"].as_f64().unwrap() - 0.36).abs() < 1e-12, "{at_c}");
+    assert_eq!(at_c["packet"]["provenance"]["path"], json!([a.instance(), b.instance()]));
+    assert_eq!(at_c["packet"]["provenance"]["hops"], 2);
+    assert_eq!(at_c["packet"]["originInstance"], json!(a.instance()), "the origin is kept along the chain");
+
+    assert!(d.skill("chain-skill").await.is_none(), "D must not hold it");
+    let quarantine = d.get_json("/v1/quarantine").await;
+    let held = quarantine["quarantine"]
+        .as_array()
+        .and_then(|q| q.iter().find(|e| e["skillName"] == "chain-skill"))
+        .unwrap_or_else(|| panic!("D quarantined it: {quarantine}"));
+    assert_eq!(held["reason"], "rejected by policy: confidence 0.36 is below the accept threshold 0.6");
+    assert_eq!(held["stage"], "policy");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn with_trust_1_a_skill_arrives_unlowered() {
+    let (a, b) = (Fed::start().await, Fed::start().await);
+    a.add_local("full-trust", 1.0).await;
+    b.pull_ok(&a, "trust = 1.0").await;
+    let at_b = b.skill("full-trust").await.expect("B holds it");
+    assert_eq!(at_b["skill"]["confidence"], json!(1.0));
+    assert_eq!(at_b["packet"]["provenance"]["originConfidence"], json!(1.0));
+
+    // Nothing changed: the next round is one manifest request answered 304.
+    let idle = b.pull_ok(&a, "trust = 1.0").await;
+    assert_eq!((idle.outcome, idle.bytes, idle.packets), (PullOutcome::Unchanged, 0, 0), "{idle:?}");
+}
+
+// ---------------------------------------------------------------------------
+// A ring with push on change
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_five_node_ring_with_push_on_change_converges_and_the_skill_never_returns_as_new() {
+    let mut ring = Vec::new();
+    for _ in 0..5 {
+        ring.push(Fed::start().await);
+    }
+    for i in 0..5 {
+        let (next, prev) = (&ring[(i + 1) % 5], &ring[(i + 4) % 5]);
+        let toml = format!(
+            "[federation]\ninterval = \"1h\"\n{}{}",
+            peer(
+                &next.url(),
+                &format!("trust = 1.0\npull = false\npush = true\ninstance = \"{}\"", next.instance())
+            ),
+            peer(&prev.url(), &format!("trust = 1.0\npull = false\ninstance = \"{}\"", prev.instance())),
+        );
+        ring[i].peers(&toml).await;
+    }
+    let started = Instant::now();
+    ring[0].add_local("ring-skill", 1.0).await;
+    for (i, node) in ring.iter().enumerate().skip(1) {
+        let confidence =
+            eventually(&format!("node {i} holds ring-skill"), SOON, || node.confidence("ring-skill")).await;
+        assert_eq!(confidence, 1.0, "trust 1.0 between neighbours keeps the confidence");
+    }
+    let converged = started.elapsed();
+
+    // The last node has pushed to the origin too (nothing it would take).
+    let (last, origin) = (&ring[4], &ring[0]);
+    let last_seq = last.sequence().await;
+    eventually("the last node's push to the origin is acknowledged", SOON, || async {
+        let state = last.peer_state(&origin.url()).await;
+        (state["ackedSeq"] == last_seq).then_some(())
+    })
+    .await;
+    let at_origin = origin.skill("ring-skill").await.expect("the origin still holds it");
+    assert_eq!(at_origin["skill"]["kind"], "local");
+    assert_eq!(at_origin["skill"]["version"], 1, "it never came back as new or updated: {at_origin}");
+    assert_eq!(origin.get_json("/v1/quarantine").await["quarantine"], json!([]));
+
+    // Had it been sent back, the origin's merge refuses it as a loop.
+    let served = last.get_json("/ecp/skills").await;
+    let reply = origin.http.post(format!("{}/ecp/skills", origin.url())).json(&served).send().await.unwrap();
+    let result: Value = reply.json().await.unwrap();
+    assert_eq!(result["newSkills"], 0, "{result}");
+    let conflicts = result["conflicts"].as_array().expect("conflicts");
+    assert!(conflicts.iter().any(|c| c.as_str().unwrap().starts_with("ring-skill: loop: ")), "{result}");
+    eprintln!("5-node ring converged in {converged:?}");
+}
+
+// ---------------------------------------------------------------------------
+// Dead and slow peers
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_dead_and_a_slow_peer_do_not_delay_a_live_one() {
+    let dead = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap()
+    };
+    let slow = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let slow_addr = slow.local_addr().unwrap();
+    let accepted = Arc::new(AtomicUsize::new(0));
+    let held = Arc::clone(&accepted);
+    let hold = tokio::spawn(async move {
+        let mut open = Vec::new();
+        while let Ok((stream, _)) = slow.accept().await {
+            held.fetch_add(1, Ordering::SeqCst);
+            open.push(stream); // accepted, never answered
+        }
+    });
+
+    let live = Fed::start().await;
+    let b = Fed::start().await;
+    let (dead_url, slow_url) = (format!("http://{dead}"), format!("http://{slow_addr}"));
+    b.peers(&format!(
+        "[federation]\ninterval = \"200ms\"\ntimeout = \"2s\"\n{}{}{}",
+        peer(&dead_url, ""),
+        peer(&slow_url, ""),
+        peer(&live.url(), "trust = 1.0"),
+    ))
+    .await;
+    eventually("the slow peer has a request hanging", SOON, || async {
+        (accepted.load(Ordering::SeqCst) > 0).then_some(())
+    })
+    .await;
+
+    let added = Instant::now();
+    live.add_local("arrives-anyway", 1.0).await;
+    eventually("the live peer's skill arrives", Duration::from_millis(1500), || {
+        b.confidence("arrives-anyway")
+    })
+    .await;
+    let took = added.elapsed();
+    assert!(took < Duration::from_millis(1500), "took {took:?}, the request timeout is 2 s");
+
+    let dead_state = eventually("the dead peer's failure is recorded", SOON, || async {
+        let s = b.peer_state(&dead_url).await;
+        (s["failures"].as_i64() >= Some(1)).then_some(s)
+    })
+    .await;
+    assert!(dead_state["lastError"].as_str().unwrap().starts_with("cannot connect"), "{dead_state}");
+    let slow_state = eventually("the slow peer's timeout is recorded", SOON, || async {
+        let s = b.peer_state(&slow_url).await;
+        (s["failures"].as_i64() >= Some(1)).then_some(s)
+    })
+    .await;
+    assert!(slow_state["lastError"].as_str().unwrap().contains("timeout"), "{slow_state}");
+    // Ticks every 200 ms, but a round never overlaps the previous one: one
+    // hanging request, not ten.
+    assert!(
+        accepted.load(Ordering::SeqCst) <= 2,
+        "{} connections to the slow peer",
+        accepted.load(Ordering::SeqCst)
+    );
+    // And failing peers back off (0.5–1 s, then 1–2 s, …) instead of failing every tick.
+    let dead_failures = b.peer_state(&dead_url).await["failures"].as_i64().unwrap();
+    assert!(dead_failures <= 5, "{dead_failures} failures of the dead peer in about 2 s");
+    assert_eq!(b.peer_state(&live.url()).await["failures"], 0);
+    hold.abort();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_cron_scheduler_runs_second_intervals_and_cron_expressions() {
+    let (a, c, b) = (Fed::start().await, Fed::start().await, Fed::start().await);
+    b.peers(&format!(
+        "{}{}",
+        peer(&a.url(), "trust = 1.0\ncron = \"* * * * * *\""),
+        peer(&c.url(), "trust = 1.0\ninterval = \"1s\"")
+    ))
+    .await;
+    eventually("both first rounds ran", SOON, || async {
+        let (sa, sc) = (b.peer_state(&a.url()).await, b.peer_state(&c.url()).await);
+        (sa["lastSuccess"].is_string() && sc["lastSuccess"].is_string()).then_some(())
+    })
+    .await;
+    a.add_local("by-cron", 1.0).await;
+    c.add_local("by-interval", 1.0).await;
+    // Scheduled rounds only from here on: within a few seconds at most.
+    eventually("the cron peer's skill arrives", Duration::from_secs(5), || b.confidence("by-cron")).await;
+    eventually("the interval peer's skill arrives", Duration::from_secs(5), || b.confidence("by-interval"))
+        .await;
+}
+
+// ---------------------------------------------------------------------------
+// Restart: resume with ?since=
+
+#[tokio::test(flavor = "multi_thread")]
+async fn after_a_restart_a_node_resumes_with_a_since_pull() {
+    let a = Fed::start().await;
+    for name in ["first", "second", "third"] {
+        a.add_local(name, 0.9).await;
+    }
+    let peers_dir = tempfile::tempdir().unwrap();
+    let peers_file = peers_dir.path().join("peers.toml");
+    std::fs::write(&peers_file, format!("[federation]\ninterval = \"1h\"\n{}", peer(&a.url(), ""))).unwrap();
+    let file = peers_file.clone();
+    let mut b = Fed::start_with(move |c| c.peers_file = Some(file)).await;
+
+    // The first round runs at start: everything, from 0.
+    let first = eventually("B's first pull", SOON, || async {
+        let s = b.peer_state(&a.url()).await;
+        s["lastSuccess"].is_string().then_some(s)
+    })
+    .await;
+    assert_eq!(first["packetsReceived"], 3, "{first}");
+    let cursor = first["cursor"].as_i64().unwrap();
+    assert_eq!(cursor, a.sequence().await);
+
+    b.stop().await;
+    a.add_local("fourth", 0.9).await;
+    b.restart().await;
+
+    let resumed = eventually("B's pull after the restart", SOON, || async {
+        let s = b.peer_state(&a.url()).await;
+        (s["cursor"].as_i64() > Some(cursor)).then_some(s)
+    })
+    .await;
+    assert_eq!(resumed["packetsReceived"], 1, "only the new skill travels: {resumed}");
+    assert_eq!(resumed["cursor"], a.sequence().await);
+    assert!(b.confidence("fourth").await.is_some());
+    assert_eq!(resumed["kind"], "configured");
+}
+
+// ---------------------------------------------------------------------------
+// Deletions
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_deleted_skill_ends_up_deprecated_on_every_node() {
+    let (a, b, c) = (Fed::start().await, Fed::start().await, Fed::start().await);
+    a.add_local("short-lived", 1.0).await;
+    a.add_local("long-lived", 1.0).await;
+    b.pull_ok(&a, "trust = 0.6").await;
+    c.pull_ok(&b, "trust = 0.6").await;
+    assert!(c.confidence("short-lived").await.is_some());
+
+    a.tombstone("short-lived").await;
+    let at_b = b.pull_ok(&a, "trust = 0.6").await;
+    assert_eq!((at_b.packets, at_b.result.updated_skills), (1, 1), "only the tombstone travels: {at_b:?}");
+    let at_c = c.pull_ok(&b, "trust = 0.6").await;
+    assert_eq!((at_c.packets, at_c.result.updated_skills), (1, 1), "{at_c:?}");
+
+    for (name, node) in [("A", &a), ("B", &b), ("C", &c)] {
+        let record = node.skill("short-lived").await.unwrap_or_else(|| panic!("{name} lost the record"));
+        assert_eq!(record["skill"]["deprecated"], true, "{name}: {record}");
+        let since = node.get_json("/ecp/skills?since=0").await;
+        let served = since["skills"].as_array().unwrap().iter().find(|p| p["skillName"] == "short-lived");
+        assert_eq!(served.map(|p| &p["deprecated"]), Some(&json!(true)), "{name} serves the tombstone");
+        assert!(node.confidence("long-lived").await.is_some(), "{name} keeps the other skill");
+    }
+    assert_eq!(c.skill("short-lived").await.unwrap()["skill"]["origin"], json!(a.instance()));
+}
+
+// ---------------------------------------------------------------------------
+// A peer that behaves like the Go reference
+
+/// The Go reference as seen on the wire: `sequenceNum` always 0, `since`
+/// ignored, no ETag, X-ECP-HMAC verified over the URL path only, every
+/// skill served as `ok-agent` at confidence 0.8 with its frontmatter stripped.
+struct GoPeer {
+    secret: String,
+    packets: Vec<Value>,
+    last_update: std::sync::Mutex<String>,
+    skills_requests: AtomicUsize,
+    refused: AtomicUsize,
+}
+
+fn go_packet(name: &str) -> Value {
+    let body = format!("# {name}\n\nRead the failing output, change one thing, run the tests again.\n");
+    let hash = hex::encode(Sha256::digest(body.as_bytes()));
+    json!({
+        "id": &hash[..16], "version": "1.0", "createdAt": "2026-11-20T10:00:00Z",
+        "originInstance": "ok-agent", "originUserHash": "00112233445566778899aabbccddeeff",
+        "originOS": "linux/amd64", "originVersion": "0.9.0", "skillName": name,
+        "skillDescription": format!("How to {name}"), "skillBody": body, "patterns": null,
+        "confidence": 0.8, "integrityHash": hash, "shareable": true, "tags": null, "deprecated": false
+    })
+}
+
+impl GoPeer {
+    fn verify(&self, uri: &Uri, headers: &HeaderMap) -> bool {
+        let given = headers.get("x-ecp-hmac").and_then(|v| v.to_str().ok()).unwrap_or_default();
+        let ok = given == hmac_hex(&self.secret, uri.path().as_bytes());
+        if !ok {
+            self.refused.fetch_add(1, Ordering::SeqCst);
+        }
+        ok
+    }
+}
+
+async fn go_manifest(
+    State(go): State<Arc<GoPeer>>,
+    uri: Uri,
+    headers: HeaderMap,
+) -> axum::response::Response {
+    if !go.verify(&uri, &headers) {
+        return (StatusCode::FORBIDDEN, axum::Json(json!({"error": "invalid HMAC signature"})))
+            .into_response();
+    }
+    let names: Vec<&Value> = go.packets.iter().map(|p| &p["skillName"]).collect();
+    let last_update = go.last_update.lock().unwrap().clone();
+    axum::Json(json!({
+        "instance": "ok-agent", "version": "1.0", "generatedAt": ecp_node::store::now().to_string(),
+        "sequenceNum": 0, "skillCount": names.len(), "skillNames": names, "topTags": null,
+        "lastUpdate": last_update
+    }))
+    .into_response()
+}
+
+async fn go_skills(State(go): State<Arc<GoPeer>>, uri: Uri, headers: HeaderMap) -> axum::response::Response {
+    if !go.verify(&uri, &headers) {
+        return (StatusCode::FORBIDDEN, axum::Json(json!({"error": "invalid HMAC signature"})))
+            .into_response();
+    }
+    go.skills_requests.fetch_add(1, Ordering::SeqCst);
+    axum::Json(json!({
+        "id": "ok-agent-update", "peerInstance": "ok-agent", "generatedAt": ecp_node::store::now().to_string(),
+        "skills": go.packets, "stats": {"totalSkills": go.packets.len(), "totalExtractions": 3,
+        "avgConfidence": 0.8, "uptimeHours": 1.5, "topWorkflows": null}, "sequenceNum": 0
+    }))
+    .into_response()
+}
+
+async fn start_go_peer(secret: &str) -> (String, Arc<GoPeer>) {
+    let go = Arc::new(GoPeer {
+        secret: secret.to_owned(),
+        packets: vec![go_packet("go-first"), go_packet("go-second")],
+        last_update: std::sync::Mutex::new("2026-11-20T10:00:00Z".into()),
+        skills_requests: AtomicUsize::new(0),
+        refused: AtomicUsize::new(0),
+    });
+    let app = axum::Router::new()
+        .route("/ecp/manifest", axum::routing::get(go_manifest))
+        .route("/ecp/skills", axum::routing::get(go_skills))
+        .with_state(Arc::clone(&go));
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (url, go)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn pulls_from_a_go_peer_with_a_secret_and_an_unchanged_go_peer_transfers_nothing_new() {
+    let (go_url, go) = start_go_peer("s3cret").await;
+    let b = Fed::start().await;
+    let signed = "secret = \"s3cret\"\ntrust = 0.9";
+    let first = b.pull_from(&go_url, signed).await.expect("the first pull succeeds");
+    assert_eq!(
+        (first.outcome, first.result.new_skills, first.cursor),
+        (PullOutcome::Merged, 2, 0),
+        "{first:?}"
+    );
+    assert_eq!(go.refused.load(Ordering::SeqCst), 0, "every request was signed over its path");
+    let held = b.skill("go-first").await.expect("merged");
+    assert_eq!(held["skill"]["origin"], "ok-agent");
+    assert!((held["skill"]["confidence"].as_f64().unwrap() - 0.72).abs() < 1e-12, "0.8 × 0.9: {held}");
+    assert!(
+        held["packet"]["skillBody"].as_str().unwrap().starts_with("---\nname: go-first\n"),
+        "frontmatter rebuilt"
+    );
+
+    // Nothing changed: the manifest says so, no skills are requested.
+    let second = b.pull_from(&go_url, signed).await.expect("the second pull succeeds");
+    assert_eq!((second.outcome, second.packets), (PullOutcome::Unchanged, 0));
+    assert_eq!(go.skills_requests.load(Ordering::SeqCst), 1);
+
+    // The manifest changed (Go says sequenceNum 0 and ignores since): a full
+    // pull, which merges as unchanged.
+    *go.last_update.lock().unwrap() = "2026-11-21T10:00:00Z".into();
+    let third = b.pull_from(&go_url, signed).await.expect("the third pull succeeds");
+    assert_eq!(
+        (third.outcome, third.packets, third.result.unchanged),
+        (PullOutcome::Merged, 2, 2),
+        "{third:?}"
+    );
+    assert_eq!(
+        (third.result.new_skills, third.result.updated_skills, third.result.rejected_skills),
+        (0, 0, 0)
+    );
+    assert_eq!(go.skills_requests.load(Ordering::SeqCst), 2);
+
+    // A wrong secret is a recorded failure, with the peer's reason and without the secret.
+    let error = b.pull_from(&go_url, "secret = \"wrong-secret\"").await.unwrap_err();
+    assert!(error.contains("403") && error.contains("invalid HMAC"), "{error}");
+    let state = b.peer_state(&go_url).await;
+    assert!(state["failures"].as_i64() >= Some(1), "{state}");
+    assert!(!state.to_string().contains("wrong-secret"), "{state}");
+}
+
+// ---------------------------------------------------------------------------
+// Pushes from configured peers, discovery, reloads
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_push_from_a_configured_peer_gets_its_trust_and_others_the_default() {
+    let (a, b, stranger) = (Fed::start().await, Fed::start().await, Fed::start().await);
+    // B trusts A fully (A's instance learned from its manifest), nobody else.
+    b.peers(&format!("[federation]\ninterval = \"1h\"\n{}", peer(&a.url(), "trust = 1.0\npull = false")))
+        .await;
+    eventually("B learned A's instance", SOON, || async {
+        (b.peer_state(&a.url()).await["instance"] == json!(a.instance())).then_some(())
+    })
+    .await;
+    a.peers(&format!("[federation]\ninterval = \"1h\"\n{}", peer(&b.url(), "pull = false\npush = true")))
+        .await;
+    stranger
+        .peers(&format!("[federation]\ninterval = \"1h\"\n{}", peer(&b.url(), "pull = false\npush = true")))
+        .await;
+    a.add_local("from-a", 1.0).await;
+    stranger.add_local("from-stranger", 1.0).await;
+    assert_eq!(eventually("A's push arrives", SOON, || b.confidence("from-a")).await, 1.0);
+    assert_eq!(eventually("the stranger's push arrives", SOON, || b.confidence("from-stranger")).await, 0.6);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn discovered_nodes_become_temporary_peers_unless_configured_or_ourselves() {
+    let (a, c) = (Fed::start().await, Fed::start().await);
+    let (events, receiver) = tokio::sync::mpsc::channel(8);
+    let dir = tempfile::tempdir().unwrap();
+    let peers_file = dir.path().join("peers.toml");
+    std::fs::write(
+        &peers_file,
+        format!("[federation]\ninterval = \"1h\"\n{}", peer(&c.url(), "trust = 1.0")),
+    )
+    .unwrap();
+    let mut config = Config::for_tests(dir.path());
+    config.peers_file = Some(peers_file);
+    let b = Node::bind_with(config, Some(receiver)).await.unwrap();
+    let found = |instance: String, url: String| {
+        DiscoveryEvent::Found(DiscoveredPeer { instance, url, auth_required: false })
+    };
+    a.add_local("found-by-mdns", 1.0).await;
+
+    // Ourselves and a configured peer first: once A shows up, they were handled.
+    events.send(found(b.library().store().instance_id().to_owned(), b.url())).await.unwrap();
+    events.send(found(c.instance(), c.url())).await.unwrap();
+    events.send(found(a.instance(), a.url())).await.unwrap();
+    let peers = eventually("A is a discovered peer", SOON, || async {
+        let peers = b.federator().active_peers().await;
+        (peers.len() == 2).then_some(peers)
+    })
+    .await;
+    let discovered = peers.iter().find(|p| p.url == a.url()).expect("A is a peer");
+    assert_eq!((discovered.trust, discovered.pull, discovered.push), (0.6, true, false));
+    assert_eq!(discovered.kind, ecp_node::store::PeerKind::Discovered);
+    let configured = peers.iter().find(|p| p.url == c.url()).expect("C stays configured");
+    assert_eq!((configured.kind, configured.trust), (ecp_node::store::PeerKind::Configured, 1.0));
+
+    // Its skills arrive at discovery trust (its first round runs at once).
+    let b_http = reqwest::Client::new();
+    let confidence = eventually("A's skill arrives", SOON, || async {
+        let shown: Value = b_http
+            .get(format!("{}/v1/skills/found-by-mdns", b.url()))
+            .send()
+            .await
+            .ok()?
+            .json()
+            .await
+            .ok()?;
+        shown["skill"]["confidence"].as_f64()
+    })
+    .await;
+    assert_eq!(confidence, 0.6);
+    let views = b.federator().views().await.unwrap();
+    let a_view = views.iter().find(|v| v.state.url == a.url()).unwrap();
+    assert_eq!((a_view.state.kind, a_view.active), (ecp_node::store::PeerKind::Discovered, true));
+
+    events.send(DiscoveryEvent::Lost { instance: a.instance() }).await.unwrap();
+    eventually("A is dropped when lost", SOON, || async {
+        (b.federator().active_peers().await.len() == 1).then_some(())
+    })
+    .await;
+    b.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_peers_file_is_reloaded_when_it_changes_and_a_broken_one_is_ignored() {
+    let (a, c) = (Fed::start().await, Fed::start().await);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("peers.toml");
+    std::fs::write(&file, format!("[federation]\ninterval = \"1h\"\n{}", peer(&a.url(), ""))).unwrap();
+    let watched = file.clone();
+    let b = Fed::start_with(move |config| config.peers_file = Some(watched)).await;
+    let urls =
+        || async { b.node().federator().active_peers().await.into_iter().map(|p| p.url).collect::<Vec<_>>() };
+    assert_eq!(urls().await, [a.url()]);
+
+    std::fs::write(
+        &file,
+        format!("[federation]\ninterval = \"1h\"\n{}{}", peer(&a.url(), ""), peer(&c.url(), "")),
+    )
+    .unwrap();
+    let mut both = vec![a.url(), c.url()];
+    both.sort();
+    eventually("C is added", SOON, || async { (urls().await == both).then_some(()) }).await;
+
+    std::fs::write(&file, "[[peer]]\nurl = \"http://x\"\ntrust = 7\n").unwrap();
+    tokio::time::sleep(ecp_node::federation::PEERS_FILE_POLL * 2).await;
+    assert_eq!(urls().await, both, "a broken file leaves the peers as they were");
+
+    std::fs::write(&file, format!("[federation]\ninterval = \"1h\"\n{}", peer(&c.url(), ""))).unwrap();
+    eventually("A is removed", SOON, || async { (urls().await == [c.url()]).then_some(()) }).await;
+}
+
+// ---------------------------------------------------------------------------
+// The commands
+
+#[tokio::test(flavor = "multi_thread")]
+async fn pull_push_sync_and_peers_commands_work_beside_a_running_node() {
+    let a = Fed::start_with(|c| c.secret = Some("mesh-secret".into())).await;
+    a.add_local("cli-one", 1.0).await;
+    let b = Fed::start().await; // runs on the data folder the commands use
+    let data = path(&b.data());
+    let skills = path(&b.dir.path().join("skills"));
+    let common = |args: &[&str]| -> Vec<String> {
+        let mut all: Vec<String> = args.iter().map(|s| (*s).to_owned()).collect();
+        all.extend(["--data".into(), data.clone(), "--skills-dir".into(), skills.clone()]);
+        all
+    };
+
+    let refused = bin_async(common(&["pull", &a.url()])).await;
+    assert_eq!(refused.code, 2, "{refused:?}");
+    assert!(refused.stderr.contains("403"), "{refused:?}");
+
+    let out = bin_async(common(&["pull", &a.url(), "--secret", "mesh-secret", "--trust", "0.9"])).await;
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(out.stdout.contains("1 packet since 0") && out.stdout.contains("new 1"), "{out:?}");
+    let again = bin_async(common(&["pull", &a.url(), "--secret", "mesh-secret", "--json"])).await;
+    assert_eq!(again.json()["outcome"], "unchanged", "{again:?}");
+    assert_eq!(eventually("the server serves the CLI's merge", SOON, || b.confidence("cli-one")).await, 0.9);
+
+    b.add_local("cli-two", 1.0).await;
+    let pushed = bin_async(common(&["push", &a.url(), "--secret", "mesh-secret", "--json"])).await;
+    let report = pushed.json();
+    assert_eq!(report["names"], json!(["cli-two"]), "cli-one came from A and is not sent back: {report}");
+    assert_eq!((report["sent"].as_u64(), report["echoes"].as_u64()), (Some(1), Some(1)));
+    assert_eq!(report["result"]["newSkills"], 1);
+    assert_eq!(a.confidence("cli-two").await, Some(0.6), "an unconfigured pusher gets the default trust");
+    let nothing = bin_async(common(&["push", &a.url(), "--secret", "mesh-secret"])).await;
+    assert!(nothing.stdout.contains("nothing to send"), "{nothing:?}");
+
+    let peers_file = b.dir.path().join("peers.toml");
+    std::fs::write(&peers_file, peer(&a.url(), "secret = \"mesh-secret\"\npush = true")).unwrap();
+    let synced = bin_async(common(&["sync", "--peers", &path(&peers_file), "--json"])).await;
+    let synced = synced.json();
+    // A changed since (it took cli-two): the only packet is our own skill coming back, left out.
+    let pulled = &synced["peers"][0]["pull"];
+    assert_eq!((pulled["packets"].as_u64(), pulled["echoes"].as_u64()), (Some(1), Some(1)), "{synced}");
+    assert_eq!(pulled["result"]["newSkills"], 0, "{synced}");
+    assert_eq!(synced["peers"][0]["push"]["sent"], 0, "{synced}");
+
+    let listed = bin_async(common(&["peers", "--json"])).await.json();
+    let entry = &listed["peers"][0];
+    assert_eq!(
+        (entry["url"].as_str(), entry["instance"].as_str()),
+        (Some(a.url().as_str()), Some(a.instance().as_str()))
+    );
+    assert_eq!(entry["cursor"], a.sequence().await);
+    assert_eq!(entry["failures"], 0, "the 403 was followed by successes: {entry}");
+    assert!(entry["lastSuccess"].is_string() && entry["lastPush"].is_string(), "{entry}");
+    let table = bin_async(common(&["peers"])).await;
+    assert!(table.stdout.starts_with("URL") && table.stdout.contains(&a.instance()), "{table:?}");
+    let served = b.get_json("/v1/peers").await;
+    assert_eq!(served["peers"][0]["cursor"], entry["cursor"], "/v1/peers shows the same state");
+}
+
+#[test]
+fn serve_refuses_a_peers_file_with_an_error_naming_the_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("peers.toml");
+    std::fs::write(&file, "[[peer]]\nurl = \"http://127.0.0.1:9\"\ntrust = 1.5\n").unwrap();
+    let out = bin(&[
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--data",
+        &path(&dir.path().join("d")),
+        "--peers",
+        &path(&file),
+    ]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.stderr.contains("peer[0].trust") && out.stderr.contains("1.5"), "{out:?}");
+}
