@@ -160,7 +160,7 @@ impl std::fmt::Debug for Engine {
 
 /// Longest prefilter key: the first bytes of a trigger. Keys get shorter
 /// until the automaton fits 16-bit transitions (a table of at most 64 KB).
-const MAX_KEY_BYTES: usize = 6;
+const MAX_KEY_BYTES: usize = 4;
 /// Continuation lines (`\` at the end) joined into one command, at most.
 const MAX_CONTINUATION_LINES: usize = 12;
 /// Bytes of a joined command, at most; keeps pathological input linear.
@@ -390,6 +390,7 @@ impl Engine {
             None
         };
         lower.reset();
+        let mut previous: Option<&str> = None;
         while candidates != 0 {
             let i = candidates.trailing_zeros() as usize;
             candidates &= candidates - 1;
@@ -435,7 +436,10 @@ impl Engine {
                 if c.rule.warnable
                     && severity > Severity::Low
                     && (rule::warned_against(hit.before())
-                        || rule::warned_across_lines(previous_line(text, line), hit.before()))
+                        || rule::warned_across_lines(
+                            previous.get_or_insert_with(|| previous_line(text, line)),
+                            hit.before(),
+                        ))
                 {
                     severity = Severity::Low;
                 }

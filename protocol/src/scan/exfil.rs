@@ -228,7 +228,8 @@ const SECRET_VAR_PATTERN: &str = r#"\$\{?[a-z0-9_]*(?:token|secret|passw|pwd|api
 /// A variable whose name says it holds a secret.
 static SECRET_VAR: Lazy = LazyLock::new(|| compile(SECRET_VAR_PATTERN));
 
-/// Arguments that authenticate the request rather than carry its payload.
+/// Arguments that authenticate the request rather than carry its payload;
+/// the common `-H`/`-u` forms are removed by [`strip_auth_args`] first.
 static AUTH_ARGS: Lazy = LazyLock::new(|| {
     compile(
         r#"(?:-H|--header|-u|--user|--oauth2-bearer)\s*=?\s*(?:"[^"]*"|'[^']*'|\S+)|\s-i\s+\S+|--netrc-file[= ]\S+|--(?:cert|key|cacert)[= ]\S+|\s-e\s+(?:"ssh[^"]*"|'ssh[^']*')|\b(?:headers|auth)\s*=\s*(?:\{[^}]*\}|\([^)]*\))"#,
@@ -287,17 +288,87 @@ fn line_at(parts: &[(LineRef, usize)], at: usize) -> LineRef {
         .map_or(parts[0].0, |(r, _)| *r)
 }
 
-/// Bytes without which a command cannot carry a payload to the network:
-/// a file argument, a variable, a pipe, a redirection, an environment object.
+/// Without these a command cannot carry a payload to the network: a file
+/// argument, a variable, a redirection, an environment object, or a pipe
+/// into the command (`cat x | curl …`; a pipe after it only carries the
+/// response away). Header and credential arguments are not looked at.
 fn may_carry_payload(cmd: &[u8]) -> bool {
-    cmd.iter()
-        .any(|b| matches!(b, b'@' | b'<' | b'$' | b'|' | b'`'))
-        || contains_ci(cmd, b"environ")
-        || contains_ci(cmd, b"process.env")
-        || contains_ci(cmd, b"--post-file")
-        || contains_ci(cmd, b"upload-file")
-        || contains_ci(cmd, b"-t ")
-        || contains_ci(cmd, b"open(")
+    let stripped = strip_auth_args(cmd);
+    let lower = String::from_utf8_lossy(&stripped).to_ascii_lowercase();
+    let piped_in = lower.contains('|') && {
+        let first_sender = SENDER_WORDS
+            .iter()
+            .filter_map(|w| lower.find(w))
+            .min()
+            .unwrap_or(lower.len());
+        lower[..first_sender].contains('|')
+    };
+    piped_in
+        || lower.contains(['@', '<', '$', '`'])
+        || [
+            "environ",
+            "process.env",
+            "--post-file",
+            "upload-file",
+            "-t ",
+            "open(",
+        ]
+        .iter()
+        .any(|m| lower.contains(m))
+}
+
+/// The words of senders that a pipe may feed.
+const SENDER_WORDS: &[&str] = &[
+    "curl", "wget", "nc", "ncat", "netcat", "socat", "telnet", "sendmail", "mutt", "http",
+];
+
+/// `cmd` without `-H`/`--header`/`-u`/`--user` arguments, by hand: the
+/// common case (a token in an `Authorization` header) needs no regex.
+fn strip_auth_args(cmd: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    const FLAGS: &[&[u8]] = &[b"-H", b"--header", b"-u", b"--user", b"--oauth2-bearer"];
+    let is_flag_at = |i: usize, f: &[u8]| {
+        (i == 0 || cmd[i - 1].is_ascii_whitespace())
+            && cmd[i..].starts_with(f)
+            && cmd
+                .get(i + f.len())
+                .is_some_and(|b| b.is_ascii_whitespace() || *b == b'=')
+    };
+    if !(0..cmd.len()).any(|i| cmd[i] == b'-' && FLAGS.iter().any(|f| is_flag_at(i, f))) {
+        return std::borrow::Cow::Borrowed(cmd);
+    }
+    let mut out = Vec::with_capacity(cmd.len());
+    let mut i = 0;
+    while i < cmd.len() {
+        let Some(flag) = FLAGS.iter().find(|f| cmd[i] == b'-' && is_flag_at(i, f)) else {
+            out.push(cmd[i]);
+            i += 1;
+            continue;
+        };
+        i += flag.len();
+        while cmd
+            .get(i)
+            .is_some_and(|b| b.is_ascii_whitespace() || *b == b'=')
+        {
+            i += 1;
+        }
+        // Skip one shell word, quoted or bare.
+        match cmd.get(i) {
+            Some(&q @ (b'"' | b'\'')) => {
+                i += 1;
+                while cmd.get(i).is_some_and(|&b| b != q) {
+                    i += if cmd[i] == b'\\' { 2 } else { 1 };
+                }
+                i += 1;
+            }
+            _ => {
+                while cmd.get(i).is_some_and(|b| !b.is_ascii_whitespace()) {
+                    i += 1;
+                }
+            }
+        }
+        out.push(b' ');
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 /// A variable or file of `payload` that an earlier line filled from a
@@ -353,7 +424,22 @@ fn secret_to_network(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>)
         if !may_carry_payload(c) {
             continue;
         }
-        let payload = AUTH_ARGS.replace_all(c, &b" "[..]);
+        let mut payload = strip_auth_args(c);
+        let rare_auth = [
+            &b" -i "[..],
+            b"--netrc",
+            b"--cert",
+            b"--key",
+            b" -e ",
+            b"headers",
+            b"auth",
+        ];
+        if payload.contains(&b'-') && rare_auth.iter().any(|m| contains_ci(&payload, m))
+            || rare_auth[5..].iter().any(|m| contains_ci(&payload, m))
+        {
+            payload =
+                std::borrow::Cow::Owned(AUTH_ARGS.replace_all(&payload, &b" "[..]).into_owned());
+        }
         let p = &*payload;
         // The excerpt is taken from the line of the command holding the
         // offending text.

@@ -82,7 +82,7 @@ pub(super) fn rules() -> Vec<Rule> {
             I,
             High,
             &[
-                "system:", "system :", "system]", "system*", "system_", "message:", "override:", "notice:", "prompt:",
+                "system:", "system :", "system]", "system**:", "system*:", "system_", "message:", "override:", "notice:", "prompt:",
                 "instruction:", "instructions:", "update:", "directive:", "alert:", "note:", "command:", "admin:",
                 "admin]", "administrator:", "root:", "operator:", "<|", "<<sys", "[inst", "[/inst", "<system",
                 "</system",

@@ -144,23 +144,33 @@ impl<'a> Hit<'a> {
     }
 
     /// The first line of the haystack.
+    ///
+    /// Like the other views, it stops [`CONTEXT`] bytes from the match, so
+    /// that many matches on one huge line still cost linear time.
     pub(super) fn line(&self) -> &'a str {
-        slice_lossy(self.hay, 0..self.line_len)
+        let from = self.m.start.saturating_sub(CONTEXT);
+        slice_lossy(self.hay, from..self.line_len.min(self.m.end + CONTEXT))
     }
 
     /// The haystack before the match.
     pub(super) fn before(&self) -> &'a str {
-        slice_lossy(self.hay, 0..self.m.start)
+        slice_lossy(self.hay, self.m.start.saturating_sub(CONTEXT)..self.m.start)
     }
 
     /// The haystack from the start of the match.
     pub(super) fn tail(&self) -> &'a str {
-        slice_lossy(self.hay, self.m.start..self.hay.len())
+        slice_lossy(
+            self.hay,
+            self.m.start..self.hay.len().min(self.m.end + CONTEXT),
+        )
     }
 
     /// The haystack after the match.
     pub(super) fn after(&self) -> &'a str {
-        slice_lossy(self.hay, self.m.end..self.hay.len())
+        slice_lossy(
+            self.hay,
+            self.m.end..self.hay.len().min(self.m.end + CONTEXT),
+        )
     }
 }
 
@@ -328,6 +338,10 @@ pub(super) fn warned_across_lines(previous: &str, before: &str) -> bool {
     if before.bytes().filter(|&b| b == b'`').count() % 2 == 0 {
         return false;
     }
+    let previous = slice_lossy(
+        previous,
+        previous.len().saturating_sub(CONTEXT)..previous.len(),
+    );
     let tail = previous
         .rsplit(['.', ';', '!', '?'])
         .next()
@@ -341,6 +355,9 @@ pub(super) fn warned_across_lines(previous: &str, before: &str) -> bool {
 
 /// At most this many characters of a line go into a finding.
 pub(super) const EXCERPT_CHARS: usize = 80;
+
+/// How far around a match its context reaches (bytes).
+pub(super) const CONTEXT: usize = 512;
 
 /// A short, trimmed excerpt of `line` around byte offset `at`.
 pub(super) fn excerpt(line: &str, at: usize) -> String {
