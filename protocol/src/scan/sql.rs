@@ -16,7 +16,7 @@ static PROD: Lazy = LazyLock::new(|| {
 });
 static SCRATCH: Lazy = LazyLock::new(|| {
     compile(
-        r"(?:^|[^a-z])(?:test|tests|tmp|temp|scratch|dev|local|ci|sandbox|restore|example|demo|e2e|spec)(?:[^a-z]|$)",
+        r"(?:^|[^a-z])(?:test|tests|tmp|temp|scratch|dev|local|ci|sandbox|restore|example|demo|e2e|spec|stage|staging|qa|uat|preview)(?:[^a-z]|$)",
     )
 });
 static DB_NAME: Lazy = LazyLock::new(|| {
@@ -165,5 +165,14 @@ mod tests {
         assert_absent("DELETE FROM events WHERE id = 1;", "sql.delete-all");
         assert_severity("DELETE FROM events;", "sql.delete-all", Medium);
         assert_absent("Truncate the log file before you start.", "sql.truncate");
+    }
+
+    #[test]
+    fn keeps_staging_refreshes_below_the_threshold() {
+        assert_severity(
+            "dropdb -h db-staging.internal.example myapp_staging",
+            "sql.drop-database",
+            Medium,
+        );
     }
 }
