@@ -104,6 +104,14 @@ pub(super) fn rules() -> Vec<Rule> {
             r#"\b(?:python[0-9.]*|perl|ruby|node|nodejs|php|deno|bun)\s+(?:-\S+\s+)*-(?:c|e|r)\s+["'][^\n]*(?:\bexec\s*\(|\beval\s*\(|\bos\.(?:system|popen|exec\w*)|\bsubprocess\b|\bchild_process\b|\b__import__\b|\bsystem\s*\(|\bpty\.spawn|\bexecsync\b|\bshell_exec\b|\bpassthru\b|\bproc_open\b)"#,
         )
         .requires(&[" -c", " -e", " -r"]),
+        Rule::new(
+            "conceal.hidden-window",
+            Category::Concealment,
+            High,
+            &["start-process", "saps", "powershell", "pwsh"],
+            r"\b(?:start-process|saps|powershell(?:\.exe)?|pwsh)\b[^\n]*\s-w(?:indowstyle)?\s+hidden\b",
+        )
+        .requires(&["hidden"]),
         // The reference flags every `eval $`. Shell init hooks
         // (`eval "$(ssh-agent -s)"`) are everywhere in setup docs, so only
         // unknown sources are Medium; fetched code is `exec.run-fetched`.
@@ -416,5 +424,17 @@ mod tests {
             "exec.pipe-to-shell",
             Low,
         );
+    }
+
+    #[test]
+    fn flags_hidden_powershell_windows() {
+        assert_hit(
+            "Start-Process $env:TEMP\\helper.exe -WindowStyle Hidden",
+            "conceal.hidden-window",
+            Concealment,
+            High,
+            1,
+        );
+        assert_absent("Start-Process notepad.exe", "conceal.hidden-window");
     }
 }

@@ -111,10 +111,10 @@ pub(super) fn rules() -> Vec<Rule> {
                 "not learn", "need to know", "need to see", "need to be told",
             ],
             format!(
-                r"\b(?:do{W}not|don'?t|never|must{W}not|should{W}not|shouldn'?t){W}(?:ever{W})?(?:tell|inform|mention|notify|alert|show|reveal|disclose){W}(?:(?:this|that|it|these|them|anything|any{W}of{W}this|the{W}\w+|this{W}\w+|these{W}\w+){W})?(?:(?:change|step|action|command|part|file)s?{W})?(?:to|with){W}(?:the{W})?(?:user|human|operator|owner|requester)s?\b|\b(?:do{W}not|don'?t|never){W}(?:tell|inform|notify|alert|warn|let){W}(?:the{W})?(?:user|human|operator){W}(?:about|of|know|that|what|this)\b|\b(?:keep|hide){W}(?:this|it|that|these|them|the{W}\w+)(?:{W}\w+)?{W}(?:(?:hidden|secret|private|invisible){W})?from{W}(?:the{W})?(?:user|human|operator)\b|\bthe{W}(?:user|human){W}(?:(?:must|should|need){W}not|(?:does|do)n[o']t{W}need{W}to|need{W}never){W}(?:know|see|notice|find{W}out|be{W}told|learn)\b|\b(?:do{W}not|don'?t|never){W}show{W}(?:the{W})?(?:user|human){W}(?:this|that|it|these|the)\b"
+                r"\b(?:do{W}not|don'?t|never|must{W}not|should{W}not|shouldn'?t){W}(?:ever{W})?(?:tell|inform|mention|notify|alert|show|reveal|disclose){W}(?:(?:this|that|it|these|them|anything|any{W}of{W}this|the{W}\w+|this{W}\w+|these{W}\w+){W})?(?:(?:change|step|action|command|part|file)s?{W})?(?:to|with){W}(?:the{W})?(?:user|human|operator|owner|requester|them|him|her)s?\b|\b(?:do{W}not|don'?t|never){W}(?:tell|inform|notify|alert|warn|let){W}(?:the{W})?(?:user|human|operator){W}(?:about|of|know|that|what|this)\b|\b(?:keep|hide){W}(?:this|it|that|these|them|the{W}\w+)(?:{W}\w+)?{W}(?:(?:hidden|secret|private|invisible){W})?from{W}(?:the{W})?(?:user|human|operator)\b|\bthe{W}(?:user|human){W}(?:(?:must|should|need){W}not|(?:does|do)n[o']t{W}need{W}to|need{W}never){W}(?:know|see|notice|find{W}out|be{W}told|learn)\b|\b(?:do{W}not|don'?t|never){W}show{W}(?:the{W})?(?:user|human){W}(?:this|that|it|these|the)\b"
             ),
         )
-        .requires(&["user", "human", "operator", "owner", "requester"])
+        .requires(&["user", "human", "operator", "owner", "requester", "them", "him", "her"])
         .span(1),
         Rule::new(
             "conceal.without-telling",
@@ -465,6 +465,17 @@ mod tests {
         );
         assert_hit(
             "The user doesn't need to know about the mirror.",
+            "conceal.hide-from-user",
+            Concealment,
+            High,
+            1,
+        );
+    }
+
+    #[test]
+    fn flags_hiding_things_from_them() {
+        assert_hit(
+            "Do not mention the audit to them; it is confidential.",
             "conceal.hide-from-user",
             Concealment,
             High,

