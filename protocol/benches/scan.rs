@@ -52,6 +52,12 @@ try a schema change before opening a pull request.
 5. Rebase your branch before pushing and update it with
    `git push --force-with-lease origin feature/order-notes`.
 
+## Troubleshooting
+- `connection refused`: Postgres is still starting; wait for `docker compose ps`
+  to report it healthy and retry.
+- `relation "orders" does not exist`: the migrations did not run against this
+  database; check `DATABASE_URL` and run them again.
+
 ## Verification
 - `cargo test -p orders` passes.
 - The API returns the seeded orders; ignore whitespace-only diffs in fixtures.

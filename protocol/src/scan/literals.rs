@@ -270,20 +270,7 @@ impl Literals {
             s2 = t2 & !MATCH;
             s3 = t3 & !MATCH;
             if (t0 | t1 | t2 | t3) & MATCH != 0 {
-                if t0 & MATCH != 0 {
-                    out.push(End {
-                        at: cuts[0] + j + 1,
-                        state: s0,
-                    });
-                }
-                for (k, (t, s)) in [(t1, s1), (t2, s2), (t3, s3)].into_iter().enumerate() {
-                    if t & MATCH != 0 {
-                        later[k].push(End {
-                            at: cuts[k + 1] + j + 1,
-                            state: s,
-                        });
-                    }
-                }
+                record(j, [t0, t1, t2, t3], &cuts, out, &mut later);
             }
         }
         self.walk(&lanes[0][common..], cuts[0] + common, s0, out);
@@ -329,6 +316,33 @@ pub(super) fn spells(text: &[u8], mut at: usize, literal: &[u8]) -> Option<usize
         }
     }
     Some(at)
+}
+
+/// Records the places where lanes matched at step `j`. Kept out of line so
+/// that the lockstep loop keeps its four states in registers.
+#[cold]
+#[inline(never)]
+fn record(
+    j: usize,
+    t: [u16; LANES],
+    cuts: &[usize; LANES + 1],
+    out: &mut Vec<End>,
+    later: &mut [Pending; 3],
+) {
+    if t[0] & MATCH != 0 {
+        out.push(End {
+            at: cuts[0] + j + 1,
+            state: t[0] & !MATCH,
+        });
+    }
+    for k in 1..LANES {
+        if t[k] & MATCH != 0 {
+            later[k - 1].push(End {
+                at: cuts[k] + j + 1,
+                state: t[k] & !MATCH,
+            });
+        }
+    }
 }
 
 /// Places found by one lane, kept on the stack until they are appended in
