@@ -8,8 +8,9 @@
 //! # How a body is scanned
 //!
 //! 1. `normalize`: hidden characters (zero-width, bidi, tag characters) are
-//!    removed and reported, the rest is put in Unicode NFKC. Lines stay
-//!    where they were. Pure-ASCII bodies skip this step and are not copied.
+//!    removed and reported, the rest is put in Unicode NFKC, and words split
+//!    by empty shell quotes (`c""url`) are joined. Lines stay where they
+//!    were. Pure-ASCII bodies skip this step and are not copied.
 //! 2. `engine`: one automaton pass (`literals`) over the copy finds the trigger
 //!    literals of every rule; each line with a trigger is then checked
 //!    against the regexes of the triggered rules only, and the analyzers
@@ -28,6 +29,15 @@
 //! `traversal` (path traversal, system writes), `sql`, `privilege`,
 //! `persistence`, `prompt` (prompt injection and concealment) and `unicode`
 //! (hidden characters). Rule ids are `family.name` and never change meaning.
+//! The machinery is in `rule` (what a rule is, shared helpers), `literals`
+//! (the trigger automaton), `engine` and `normalize`.
+//!
+//! # Limits
+//!
+//! The rules read text, they do not run it: a payload assembled at run time
+//! from innocuous pieces, fetched from a URL that serves something else
+//! tomorrow, or phrased in words no rule anticipated gets through. The
+//! scanner is one layer of the accept policy, not a sandbox.
 
 use serde::{Deserialize, Serialize};
 
