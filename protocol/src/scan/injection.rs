@@ -47,7 +47,7 @@ pub(super) fn rules() -> Vec<Rule> {
             Critical,
             &[
                 "curl", "wget", "fetch", "iwr", "irm", "invoke-webrequest", "invoke-restmethod",
-                "downloadstring", "net.webclient", "urlopen", "urllib", "requests.get",
+                "*adstring", "net.webclient", "urlopen", "urllib", "requests.get",
             ],
             format!(
                 r#"\b(?:(?:ba|z|k|da)?sh|python[0-9.]*|perl|ruby|node|php)\s+(?:-\S+\s+)*<\(\s*{FETCH}\b|<<<\s*["']?\$\(\s*{FETCH}\b|(?:\bsource|(?:^|[\s;&|(])\.)\s+<\(\s*{FETCH}\b|\b(?:(?:ba|z|k|da)?sh|python[0-9.]*|perl|ruby|node)\s+(?:-\S+\s+)*-c\s+["']?(?:\$\(|`)\s*{FETCH}\b|\beval\s+["']?(?:\$\(|`)\s*{FETCH}\b|\b(?:iex|invoke-expression)\b[^\n]*(?:downloadstring|\biwr\b|\birm\b|invoke-webrequest|invoke-restmethod|net\.webclient)|downloadstring[^\n]*\|\s*(?:iex|invoke-expression)\b|\bexec\s*\([^\n]*(?:urlopen|requests\.get|urllib)"#
@@ -59,7 +59,7 @@ pub(super) fn rules() -> Vec<Rule> {
             "obfuscation.decode-to-shell",
             O,
             Critical,
-            &["base64", "base32", "xxd", "openssl", "printf", "gunzip", "zcat", "uudecode", "n-za-m*"],
+            &["base64", "base32", "xxd", "*ssl enc", "*ssl base64", "printf", "gunzip", "zcat", "uudecode", "n-za-m*"],
             format!(r"{DECODERS}[^\n]*?{}", pipe_into_shell()),
         )
         .gate(pipes_into_shell)
@@ -99,7 +99,7 @@ pub(super) fn rules() -> Vec<Rule> {
             High,
             &[
                 "exec(", "exec (", "eval(", "eval (", "os.system", "os.popen", "os.exec", "subprocess", "child_process",
-                "__import__", "system(", "pty.spawn", "execsync", "shell_exec", "passthru", "proc_open",
+                "__import__", "system(", "pty.spawn", "execsync", "shell_exec", "*ssthru", "proc_open",
             ],
             r#"\b(?:python[0-9.]*|perl|ruby|node|nodejs|php|deno|bun)\s+(?:-\S+\s+)*-(?:c|e|r)\s+["'][^\n]*(?:\bexec\s*\(|\beval\s*\(|\bos\.(?:system|popen|exec\w*)|\bsubprocess\b|\bchild_process\b|\b__import__\b|\bsystem\s*\(|\bpty\.spawn|\bexecsync\b|\bshell_exec\b|\bpassthru\b|\bproc_open\b)"#,
         )

@@ -70,12 +70,24 @@ struct Node {
 /// and every control character (other than tab, newline, carriage return
 /// and form feed) is one byte, so a single key `"\x01"` finds them all.
 pub(super) fn canonical(b: u8) -> u8 {
-    match b {
-        b'\t' => b' ',
-        0x00..=0x08 | 0x0b | 0x0e..=0x1f | 0x7f => 0x01,
-        _ => b.to_ascii_lowercase(),
-    }
+    CANONICAL[usize::from(b)]
 }
+
+/// [`canonical`] as a table: the check of every trigger hit goes through it.
+static CANONICAL: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut i = 0;
+    while i < 256 {
+        let b = i as u8;
+        t[i] = match b {
+            b'\t' => b' ',
+            0x00..=0x08 | 0x0b | 0x0e..=0x1f | 0x7f => 0x01,
+            _ => b.to_ascii_lowercase(),
+        };
+        i += 1;
+    }
+    t
+};
 
 impl Literals {
     /// Compiles `keys` (non-empty ASCII without newlines, not starting with

@@ -71,7 +71,7 @@ pub(super) fn rules() -> Vec<Rule> {
             "priv.container-escape",
             P,
             High,
-            &["--privileged", "/:/", "nsenter", "docker.sock", "source=/,", "src=/,"],
+            &["--privileged", "/:/", "nsenter", "*.sock:", "source=/,", "src=/,"],
             r#"\b(?:docker|podman)\s+(?:container\s+)?run\b[^\n]*(?:(?:-v|--volume)[= ]?\s*["']?/:/|--mount\s+[^\n]*(?:source|src)=/,)|\bnsenter\b[^\n]*(?:-t\s*1\b|--target[= ]1\b)|--privileged\b|docker\.sock:"#,
         )
         .assess(container_escape)

@@ -40,9 +40,9 @@ pub(super) fn rules() -> Vec<Rule> {
             "prompt.instruction-override",
             I,
             High,
-            &["instruction*", "rules", "directive*", "override"],
+            &["override", "supersede", "precedence", "come first"],
             format!(
-                r"\b(?:new|updated|real|actual|true|revised|priority|secret|hidden){W}(?:(?:system|priority|primary){W})?instructions?{W}(?:override|supersede|replace|take{W}precedence|come{W}first)|\b(?:these|the{W}following|this){W}(?:instructions?|rules?|directives?){W}(?:override|supersede|take{W}precedence{W}over){W}(?:all|any|the|your|previous|prior|user|system)\b|\boverride{W}(?:the{W})?user'?s?{W}(?:request|instructions?)"
+                r"\b(?:new|updated|real|actual|true|revised|priority|secret|hidden){W}(?:(?:system|priority|primary){W})?instructions?{W}(?:override|supersede|take{W}precedence|come{W}first)|\b(?:these|the{W}following|this){W}(?:instructions?|rules?|directives?){W}(?:override|supersede|take{W}precedence{W}over){W}(?:all|any|the|your|previous|prior|user|system)\b|\boverride{W}(?:the{W})?user'?s?{W}(?:request|instructions?)"
             ),
         )
         .requires(&["override", "supersede", "replace", "precedence", "first"])
@@ -52,7 +52,7 @@ pub(super) fn rules() -> Vec<Rule> {
             I,
             Critical,
             &[
-                "developer mode", "dev mode", "god mode", "admin mode", "jailbr*", "unrestricted",
+                "developer mode", "god mode", "admin mode", "jailbr*", "unrestricted",
                 "unfiltered", "uncensored", "dan mode", "are dan", "re dan", "become dan", "longer bound",
                 "safety guideline*", "safety rule*", "safety polic*", "safety filter*", "safety check*",
                 "safety restriction*", "content guideline*", "content rule*", "content polic*", "content filter*",
@@ -85,8 +85,9 @@ pub(super) fn rules() -> Vec<Rule> {
             I,
             High,
             &[
-                "system:", "system :", "system]", "system**:", "system*:", "system_", "message:", "override:", "notice:", "prompt:",
-                "instruction:", "instructions:", "update:", "directive:", "alert:", "note:", "command:", "admin:",
+                "system:", "system :", "system]", "system**:", "system*:", "system_", "system message",
+                "system override", "system notice", "system prompt", "system instruction*", "system update",
+                "system directive", "system alert", "system note", "system command", "admin:",
                 "admin]", "administrator:", "root:", "operator:", "<|", "<<sys", "[inst", "[/inst", "<system",
                 "</system",
             ],
@@ -142,7 +143,7 @@ pub(super) fn rules() -> Vec<Rule> {
             "conceal.skip-consent",
             C,
             High,
-            &["ask", "asking", "prompt", "prompting", "wait", "waiting", "request", "requesting", "seek", "seeking"],
+            &["ask", "asking", "prompt", "prompting", "wait", "waiting", "seek", "seeking"],
             format!(
                 r"\b(?:do{W}not|don'?t|never|without){W}(?:ask(?:ing)?|prompt(?:ing)?|wait(?:ing)?{W}for|request(?:ing)?|seek(?:ing)?){W}(?:(?:the{W})?(?:user|human|operator)s?{W})?(?:for{W})?(?:any{W})?(?:confirmation|permission|approval|consent)\b"
             ),

@@ -30,7 +30,9 @@ pub(super) struct Rule {
     /// that starts with a letter or digit must start a word, and one that
     /// ends with a letter or digit must end one, so `post` fires neither on
     /// "compost" nor on "postgres"; a trailing `*` makes it a prefix
-    /// (`instruction*` also fires on "instructions").
+    /// (`instruction*` also fires on "instructions"), a leading `*` a part
+    /// of a word (`*tpx.` fires on "httpx."), which keeps the prefilter from
+    /// stopping at every common word a trigger starts with.
     pub(super) triggers: &'static [&'static str],
     /// Regex confirmed on the line; compiled case-insensitive and ASCII-only.
     pub(super) pattern: String,
@@ -43,10 +45,9 @@ pub(super) struct Rule {
     /// How many following lines the match may run into. Prose wraps, so
     /// phrase rules look one line ahead; commands stay on their line.
     pub(super) span: u8,
-    /// Literals (lower-case, single spaces) of which the haystack must
-    /// contain one before the regex runs: a cheap test that spares most
-    /// regex runs on lines a common trigger word fired on. Tested on a
-    /// lower-cased copy in which every run of blanks is one space.
+    /// Literals (lower-case) of which the haystack must contain one before
+    /// the regex runs: a cheap test that spares most regex runs on lines a
+    /// common trigger word fired on. Tested on a lower-cased copy.
     pub(super) requires: &'static [&'static str],
     /// A cheaper or sharper test than `requires`, on the same copy.
     pub(super) gate: Option<fn(&str) -> bool>,
