@@ -345,7 +345,7 @@ static REFERENCE: Lazy = LazyLock::new(|| {
 
 const MAX_JOINED: usize = 12;
 /// How far back a variable or file may have been filled with a secret.
-const TAINT_LOOKBACK_LINES: usize = 200;
+const TAINT_LOOKBACK_LINES: usize = 100;
 
 /// The command starting on `l`, with `\`-continued lines joined, and the
 /// lines it covers.
@@ -477,23 +477,40 @@ fn tainted_reference(body: &Body<'_>, before: LineRef, payload: &[u8]) -> Option
     if refs.is_empty() {
         return None;
     }
+    // What to look for on earlier lines: `NAME=` for a variable, the path
+    // for a file; a substring search first, the tokenising check after.
+    let needles: Vec<(bool, &str, String)> = refs
+        .iter()
+        .map(|(is_var, name)| {
+            (
+                *is_var,
+                name.as_str(),
+                if *is_var {
+                    format!("{name}=")
+                } else {
+                    name.clone()
+                },
+            )
+        })
+        .collect();
     let first = body.line_before(before, TAINT_LOOKBACK_LINES);
     for (_, line) in body.lines_from(first).take(before.index - first.index) {
-        for (is_var, name) in &refs {
-            let found = if *is_var {
-                line.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '='))
+        for (is_var, name, needle) in &needles {
+            if !line.contains(needle.as_str()) {
+                continue;
+            }
+            let found = !*is_var
+                || line
+                    .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '='))
                     .any(|w| {
-                        w.strip_prefix(name.as_str())
+                        w.strip_prefix(name)
                             .is_some_and(|rest| rest.starts_with('='))
-                    })
-            } else {
-                line.contains(name.as_str())
-            };
+                    });
             if found && SOURCE.is_match(line.as_bytes()) {
                 return Some(if *is_var {
                     format!("${name}")
                 } else {
-                    name.clone()
+                    name.to_string()
                 });
             }
         }
