@@ -1,1 +1,134 @@
-fn main() {}
+//! Throughput of the safety scanner, in bytes per second.
+//!
+//! Run with `cargo bench -p ecp-protocol --bench scan`.
+//!
+//! - `benign-corpus`: every benign corpus skill concatenated into one body.
+//! - `merge-10k-bodies`: a realistic ~1.5 KB benign skill, 10,000 times, one
+//!   body per `scan` call: how merge uses the scanner on a large update.
+//! - `malicious-corpus`: every malicious corpus skill concatenated, so most
+//!   lines trigger rules and confirmation work dominates.
+
+use std::fs;
+use std::hint::black_box;
+use std::path::Path;
+use std::time::Duration;
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use ecp_protocol::scan::Scanner;
+
+/// A typical skill body: prose, shell and SQL, a token in a header, `sudo`,
+/// a migration rollback. About 1.5 KB, pure ASCII.
+const TYPICAL_SKILL: &str = r#"---
+name: orders-service-local-setup
+description: Run the orders service locally against Postgres and call its API.
+---
+
+# Orders service: local setup
+
+## When to Use
+You need the orders service running on your machine to reproduce a bug or
+try a schema change before opening a pull request.
+
+## Steps
+1. Install the system packages:
+   ```bash
+   sudo apt install -y postgresql-client libpq-dev
+   ```
+2. Start Postgres and apply migrations:
+   ```bash
+   docker compose up -d postgres
+   DATABASE_URL=postgres://localhost/orders_dev sqlx migrate run
+   ```
+3. Run the service and check it answers:
+   ```bash
+   cargo run -p orders -- --port 8080 &
+   curl -s -H "Authorization: Bearer $ORDERS_API_TOKEN" http://localhost:8080/v1/orders | jq '.items | length'
+   ```
+4. If a migration must be undone, the down file drops what the up file made:
+   ```sql
+   DROP INDEX IF EXISTS orders_customer_idx;
+   DROP TABLE IF EXISTS order_notes;
+   ```
+5. Rebase your branch before pushing and update it with
+   `git push --force-with-lease origin feature/order-notes`.
+
+## Troubleshooting
+- `connection refused`: Postgres is still starting; wait for `docker compose ps`
+  to report it healthy and retry.
+- `relation "orders" does not exist`: the migrations did not run against this
+  database; check `DATABASE_URL` and run them again.
+
+## Verification
+- `cargo test -p orders` passes.
+- The API returns the seeded orders; ignore whitespace-only diffs in fixtures.
+- `rm -rf ./target/tmp` leaves no stray files behind after the run.
+"#;
+
+fn corpus(kind: &str) -> String {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("testdata/scan-corpus")
+        .join(kind);
+    let mut paths: Vec<_> = fs::read_dir(&dir)
+        .expect("corpus directory")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    paths.sort();
+    paths
+        .iter()
+        .map(|p| fs::read_to_string(p).expect("corpus file"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn bench(c: &mut Criterion) {
+    let scanner = Scanner::standard();
+    let mut group = c.benchmark_group("scan");
+    group
+        .sample_size(20)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3));
+
+    let benign = corpus("benign");
+    group.throughput(Throughput::Bytes(benign.len() as u64));
+    group.bench_function("benign-corpus", |b| {
+        b.iter(|| scanner.scan(black_box(&benign)))
+    });
+
+    // Distinct names so every body is its own string, as in a real update.
+    let bodies: Vec<String> = (0..10_000)
+        .map(|i| {
+            TYPICAL_SKILL.replacen(
+                "orders-service-local-setup",
+                &format!("orders-service-setup-{i:05}"),
+                1,
+            )
+        })
+        .collect();
+    let total: usize = bodies.iter().map(String::len).sum();
+    group.throughput(Throughput::Bytes(total as u64));
+    group.bench_function("merge-10k-bodies", |b| {
+        b.iter(|| {
+            let mut blocked = 0usize;
+            for body in &bodies {
+                blocked += usize::from(
+                    scanner
+                        .scan(black_box(body))
+                        .is_blocked(ecp_protocol::scan::DEFAULT_THRESHOLD),
+                );
+            }
+            blocked
+        })
+    });
+
+    let malicious = corpus("malicious");
+    group.throughput(Throughput::Bytes(malicious.len() as u64));
+    group.bench_function("malicious-corpus", |b| {
+        b.iter(|| scanner.scan(black_box(&malicious)))
+    });
+
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -1,1 +1,179 @@
-//! placeholder
+//! Recall and false-positive rate of the safety scanner on the labeled
+//! corpus in `testdata/scan-corpus/{malicious,benign}`.
+//!
+//! Every malicious skill must be refused at `DEFAULT_THRESHOLD` (recall at
+//! least 95%) and at most 5% of the benign skills may be. A failure lists
+//! each miss and each false positive with its findings.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use ecp_protocol::scan::{DEFAULT_THRESHOLD, ScanReport, Scanner};
+
+const MIN_FILES: usize = 60;
+const MIN_RECALL: f64 = 0.95;
+const MAX_FALSE_POSITIVE_RATE: f64 = 0.05;
+
+fn corpus(kind: &str) -> Vec<(PathBuf, String)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("testdata/scan-corpus")
+        .join(kind);
+    let mut files: Vec<(PathBuf, String)> = fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("read {}: {e}", dir.display()))
+        .map(|entry| entry.expect("directory entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .map(|p| {
+            let body =
+                fs::read_to_string(&p).unwrap_or_else(|e| panic!("read {}: {e}", p.display()));
+            (p, body)
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+fn describe(path: &Path, report: &ScanReport) -> String {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut s = format!("  {name}\n");
+    if report.findings.is_empty() {
+        s.push_str("      (no findings)\n");
+    }
+    for f in &report.findings {
+        s.push_str(&format!(
+            "      line {:>3} {:<9} {:<30} {}\n",
+            f.line,
+            format!("{:?}", f.severity),
+            f.rule_id,
+            f.excerpt
+        ));
+    }
+    s
+}
+
+#[test]
+fn corpus_has_enough_skills_of_each_kind() {
+    let malicious = corpus("malicious").len();
+    let benign = corpus("benign").len();
+    assert!(
+        malicious >= MIN_FILES,
+        "only {malicious} malicious skills, want {MIN_FILES}"
+    );
+    assert!(
+        benign >= MIN_FILES,
+        "only {benign} benign skills, want {MIN_FILES}"
+    );
+}
+
+#[test]
+fn corpus_skills_look_like_real_skills() {
+    for (path, body) in corpus("malicious").into_iter().chain(corpus("benign")) {
+        let lines = body.lines().count();
+        assert!(
+            (15..=80).contains(&lines),
+            "{}: {lines} lines",
+            path.display()
+        );
+        assert!(
+            body.starts_with("---\nname: "),
+            "{}: no frontmatter name",
+            path.display()
+        );
+        assert!(
+            body.contains("\ndescription: "),
+            "{}: no description",
+            path.display()
+        );
+    }
+}
+
+#[test]
+fn blocks_malicious_skills() {
+    let scanner = Scanner::standard();
+    let files = corpus("malicious");
+    let mut missed = String::new();
+    let mut blocked = 0;
+    for (path, body) in &files {
+        let report = scanner.scan(body);
+        if report.is_blocked(DEFAULT_THRESHOLD) {
+            blocked += 1;
+        } else {
+            missed.push_str(&describe(path, &report));
+        }
+    }
+    let recall = blocked as f64 / files.len() as f64;
+    println!(
+        "malicious: {blocked}/{} blocked, recall {:.1}%",
+        files.len(),
+        recall * 100.0
+    );
+    if !missed.is_empty() {
+        println!("missed:\n{missed}");
+    }
+    assert!(
+        recall >= MIN_RECALL,
+        "recall {:.1}% < {:.0}%; missed:\n{missed}",
+        recall * 100.0,
+        MIN_RECALL * 100.0
+    );
+}
+
+#[test]
+fn passes_benign_skills() {
+    let scanner = Scanner::standard();
+    let files = corpus("benign");
+    let mut wrong = String::new();
+    let mut false_positives = 0;
+    for (path, body) in &files {
+        let report = scanner.scan(body);
+        if report.is_blocked(DEFAULT_THRESHOLD) {
+            false_positives += 1;
+            wrong.push_str(&describe(path, &report));
+        }
+    }
+    let rate = false_positives as f64 / files.len() as f64;
+    println!(
+        "benign: {false_positives}/{} blocked, false-positive rate {:.1}%",
+        files.len(),
+        rate * 100.0
+    );
+    if !wrong.is_empty() {
+        println!("false positives:\n{wrong}");
+    }
+    assert!(
+        rate <= MAX_FALSE_POSITIVE_RATE,
+        "false-positive rate {:.1}% > {:.0}%; blocked:\n{wrong}",
+        rate * 100.0,
+        MAX_FALSE_POSITIVE_RATE * 100.0
+    );
+}
+
+#[test]
+fn reports_findings_with_original_line_numbers_and_short_excerpts() {
+    let scanner = Scanner::standard();
+    for (path, body) in corpus("malicious").into_iter().chain(corpus("benign")) {
+        let lines = body.split('\n').count();
+        for f in scanner.scan(&body).findings {
+            assert!(
+                f.line >= 1 && f.line <= lines,
+                "{}: line {} of {lines}",
+                path.display(),
+                f.line
+            );
+            assert!(
+                f.excerpt.chars().count() <= 80,
+                "{}: excerpt {:?}",
+                path.display(),
+                f.excerpt
+            );
+            assert_eq!(
+                f.excerpt,
+                f.excerpt.trim(),
+                "{}: untrimmed excerpt",
+                path.display()
+            );
+        }
+    }
+}

@@ -1,0 +1,667 @@
+//! The matching engine: one prefilter pass, then per-line confirmation.
+//!
+//! Every rule names trigger literals. All triggers of all rules go into a
+//! single automaton (`literals.rs`, ASCII case-insensitive) that walks the
+//! normalised body once. A trigger hit marks its rules as candidates for the
+//! hit's line; when the walk leaves that line, only the candidate rules run
+//! their regex on it. A benign body therefore costs one linear pass plus a
+//! few short regex runs on the lines that mention something interesting.
+//!
+//! Analyzers are the rules that need more than one line (a download on one
+//! line executed on another, a secret read into a variable that a later
+//! `curl` sends). They are triggered the same way and receive the lines on
+//! which their triggers hit.
+
+use regex::bytes::Regex;
+
+use super::literals::{End, Literals, canonical, spells};
+use super::normalize::normalize;
+use super::rule::{self, Hit, Rule};
+use super::{Category, Finding, ScanReport, Severity};
+
+/// A body line located by the prefilter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct LineRef {
+    /// 0-based line index.
+    pub(super) index: usize,
+    /// Byte offset of the line's first byte in the normalised text.
+    pub(super) start: usize,
+    /// Byte offset just past the line (its `\n`, or the end of the text).
+    pub(super) end: usize,
+}
+
+/// The normalised body, as analyzers see it.
+pub(super) struct Body<'a> {
+    /// Normalised text; its lines correspond one to one to the original's.
+    pub(super) text: &'a str,
+}
+
+impl<'a> Body<'a> {
+    /// The text of a located line, without its line terminator.
+    pub(super) fn line(&self, l: LineRef) -> &'a str {
+        self.text[l.start..l.end].trim_end_matches('\r')
+    }
+
+    /// The line `back` lines before `l` (or the first line).
+    pub(super) fn line_before(&self, l: LineRef, back: usize) -> LineRef {
+        let mut start = l.start;
+        let mut index = l.index;
+        for _ in 0..back {
+            if start == 0 {
+                break;
+            }
+            start = self.text[..start - 1].rfind('\n').map_or(0, |i| i + 1);
+            index -= 1;
+        }
+        let end = self.text[start..]
+            .find('\n')
+            .map_or(self.text.len(), |i| start + i);
+        LineRef { index, start, end }
+    }
+
+    /// The lines from `l` (inclusive) to the end, with their references.
+    pub(super) fn lines_from(&self, l: LineRef) -> impl Iterator<Item = (LineRef, &'a str)> + 'a {
+        let text = self.text;
+        let mut start = l.start;
+        let mut index = l.index;
+        std::iter::from_fn(move || {
+            if start > text.len() {
+                return None;
+            }
+            let end = text[start..].find('\n').map_or(text.len(), |i| start + i);
+            let r = LineRef { index, start, end };
+            start = end + 1;
+            index += 1;
+            Some((r, text[r.start..r.end].trim_end_matches('\r')))
+        })
+    }
+}
+
+/// A rule that looks across lines.
+pub(super) struct Analyzer {
+    /// Trigger literals, as for [`Rule::triggers`].
+    pub(super) triggers: &'static [&'static str],
+    /// Runs on the body with the lines where a trigger hit (in order, each once).
+    pub(super) run: fn(&Body<'_>, &[LineRef], &mut Vec<Finding>),
+}
+
+/// Builds a finding on a line, with an excerpt around byte offset `at`.
+pub(super) fn finding(
+    rule_id: &str,
+    category: Category,
+    severity: Severity,
+    line: LineRef,
+    text: &str,
+    at: usize,
+) -> Finding {
+    Finding {
+        rule_id: rule_id.to_string(),
+        category,
+        severity,
+        line: line.index + 1,
+        excerpt: rule::excerpt(text, at),
+    }
+}
+
+struct Compiled {
+    rule: Rule,
+    /// `None` for literal rules.
+    re: Option<Regex>,
+    /// A literal rule's triggers, canonical.
+    literals: Vec<Vec<u8>>,
+}
+
+/// The triggers in flat arrays, indexed by trigger number.
+struct TriggerTable {
+    /// Key id → `ids[key_start[key]..key_start[key + 1]]`, the triggers
+    /// that begin with that key.
+    key_start: Vec<u32>,
+    ids: Vec<u16>,
+    /// Trigger → its canonical literal, `bytes[text_start[t]..text_start[t + 1]]`.
+    text_start: Vec<u32>,
+    bytes: Vec<u8>,
+    word_start: Vec<bool>,
+    word_end: Vec<bool>,
+    rules: Vec<u128>,
+    analyzers: Vec<u32>,
+}
+
+/// One trigger literal and what it points at.
+struct Trigger {
+    /// The literal, canonical (see `literals::canonical`).
+    text: Vec<u8>,
+    /// Whether it must start a word (it starts with a letter or digit).
+    word_start: bool,
+    /// Whether it must end one (it ends with one and is not a `*` prefix).
+    word_end: bool,
+    rules: u128,
+    analyzers: u32,
+}
+
+/// The compiled rule set.
+pub(super) struct Engine {
+    /// Finds the first bytes (the key) of every trigger.
+    prefilter: Literals,
+    /// The triggers, flattened so the hot loop does not chase pointers.
+    table: TriggerTable,
+    rules: Vec<Compiled>,
+    analyzers: Vec<Analyzer>,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine")
+            .field("rules", &self.rules.len())
+            .field("analyzers", &self.analyzers.len())
+            .field("triggers", &self.table.word_start.len())
+            .finish()
+    }
+}
+
+/// Longest prefilter key: the first bytes of a trigger. Keys get shorter
+/// until the automaton fits 16-bit transitions (a table of at most 64 KB).
+const MAX_KEY_BYTES: usize = 4;
+/// Continuation lines (`\` at the end) joined into one command, at most.
+const MAX_CONTINUATION_LINES: usize = 12;
+/// Bytes of a joined command, at most; keeps pathological input linear.
+const MAX_CONTINUATION_BYTES: usize = 4096;
+
+impl Engine {
+    /// Compiles rules and analyzers. Panics on a bad built-in pattern, which
+    /// the unit tests catch.
+    pub(super) fn new(rules: Vec<Rule>, analyzers: Vec<Analyzer>) -> Engine {
+        assert!(rules.len() <= 128, "rule bitset holds 128 rules");
+        assert!(analyzers.len() <= 32, "analyzer bitset holds 32 analyzers");
+        let mut triggers: Vec<Trigger> = Vec::new();
+        let mut add = |lit: &str, rule: u128, analyzer: u32| {
+            let (lit, prefix) = lit.strip_suffix('*').map_or((lit, false), |l| (l, true));
+            let (lit, infix) = lit.strip_prefix('*').map_or((lit, false), |l| (l, true));
+            let text: Vec<u8> = lit.bytes().map(canonical).collect();
+            let word_end = !prefix && text.last().is_some_and(|b| b.is_ascii_alphanumeric());
+            match triggers
+                .iter_mut()
+                .find(|t| t.text == text && t.word_end == word_end)
+            {
+                Some(t) => {
+                    t.rules |= rule;
+                    t.analyzers |= analyzer;
+                }
+                None => {
+                    let word_start =
+                        !infix && text.first().is_some_and(|b| b.is_ascii_alphanumeric());
+                    triggers.push(Trigger {
+                        text,
+                        word_start,
+                        word_end,
+                        rules: rule,
+                        analyzers: analyzer,
+                    });
+                }
+            }
+        };
+        for (i, r) in rules.iter().enumerate() {
+            assert!(!r.triggers.is_empty(), "rule {} has no trigger", r.id);
+            for t in r.triggers {
+                add(t, 1u128 << i, 0);
+            }
+        }
+        for (i, a) in analyzers.iter().enumerate() {
+            for t in a.triggers {
+                add(t, 0, 1u32 << i);
+            }
+        }
+        // Longer keys spare checks, shorter keys keep the automaton in L1.
+        let (prefilter, by_key) = (1..=MAX_KEY_BYTES)
+            .rev()
+            .find_map(|cap| {
+                let mut keys: Vec<&[u8]> = Vec::new();
+                let mut by_key: Vec<Vec<u16>> = Vec::new();
+                for (i, t) in triggers.iter().enumerate() {
+                    let key = &t.text[..t.text.len().min(cap)];
+                    match keys.iter().position(|k| *k == key) {
+                        Some(k) => by_key[k].push(i as u16),
+                        None => {
+                            keys.push(key);
+                            by_key.push(vec![i as u16]);
+                        }
+                    }
+                }
+                Literals::new(&keys).map(|l| (l, by_key))
+            })
+            .expect("one-byte keys always fit");
+        let mut table = TriggerTable {
+            key_start: vec![0],
+            ids: Vec::new(),
+            text_start: vec![0],
+            bytes: Vec::new(),
+            word_start: Vec::new(),
+            word_end: Vec::new(),
+            rules: Vec::new(),
+            analyzers: Vec::new(),
+        };
+        for ids in by_key {
+            table.ids.extend_from_slice(&ids);
+            table.key_start.push(table.ids.len() as u32);
+        }
+        for t in triggers {
+            table.bytes.extend_from_slice(&t.text);
+            table.text_start.push(table.bytes.len() as u32);
+            table.word_start.push(t.word_start);
+            table.word_end.push(t.word_end);
+            table.rules.push(t.rules);
+            table.analyzers.push(t.analyzers);
+        }
+        let rules = rules
+            .into_iter()
+            .map(|rule| Compiled {
+                re: (!rule.literal).then(|| rule::compile(&rule.pattern)),
+                literals: if rule.literal {
+                    rule.triggers
+                        .iter()
+                        .map(|t| t.trim_end_matches('*').bytes().map(canonical).collect())
+                        .collect()
+                } else {
+                    Vec::new()
+                },
+                rule,
+            })
+            .collect();
+        Engine {
+            prefilter,
+            table,
+            rules,
+            analyzers,
+        }
+    }
+
+    /// Scans one body.
+    pub(super) fn scan(&self, body: &str) -> ScanReport {
+        let norm = normalize(body);
+        let text: &str = &norm.text;
+        let mut findings = norm.findings;
+        let bytes = text.as_bytes();
+
+        let mut walk = Walk::default();
+        let mut ends: Vec<End> = Vec::new();
+        self.prefilter.find(bytes, &mut ends);
+        let tt = &self.table;
+        for &e in &ends {
+            for &key in self.prefilter.ending(e) {
+                let start = self.prefilter.start(bytes, key, e.at);
+                let key = usize::from(key);
+                for &ti in &tt.ids[tt.key_start[key] as usize..tt.key_start[key + 1] as usize] {
+                    let ti = usize::from(ti);
+                    if tt.word_start[ti] && start > 0 && is_word_byte(bytes[start - 1]) {
+                        continue;
+                    }
+                    let literal =
+                        &tt.bytes[tt.text_start[ti] as usize..tt.text_start[ti + 1] as usize];
+                    let Some(end) = spells(bytes, start, literal) else {
+                        continue;
+                    };
+                    if tt.word_end[ti] && bytes.get(end).is_some_and(|&b| is_word_byte(b)) {
+                        continue;
+                    }
+                    self.hit(
+                        text,
+                        e.at - 1,
+                        tt.rules[ti],
+                        tt.analyzers[ti],
+                        &mut walk,
+                        &mut findings,
+                    );
+                }
+            }
+        }
+        if let Some(done) = walk.current {
+            self.confirm(text, done, walk.candidates, &mut walk.lower, &mut findings);
+        }
+
+        if !walk.analyzer_lines.is_empty() {
+            let view = Body { text };
+            let mut lines = Vec::new();
+            for (i, a) in self.analyzers.iter().enumerate() {
+                lines.clear();
+                lines.extend(
+                    walk.analyzer_lines
+                        .iter()
+                        .filter(|(k, _)| *k as usize == i)
+                        .map(|(_, l)| *l),
+                );
+                if !lines.is_empty() {
+                    (a.run)(&view, &lines, &mut findings);
+                }
+            }
+        }
+
+        findings.sort_by(|a, b| {
+            (a.line, std::cmp::Reverse(a.severity), &a.rule_id).cmp(&(
+                b.line,
+                std::cmp::Reverse(b.severity),
+                &b.rule_id,
+            ))
+        });
+        findings.dedup_by(|later, kept| later.line == kept.line && later.rule_id == kept.rule_id);
+        ScanReport { findings }
+    }
+
+    /// Records a trigger found at byte `at`: its rules become candidates for
+    /// its line, its analyzers get the line. Leaving a line confirms it.
+    fn hit(
+        &self,
+        text: &str,
+        at: usize,
+        rules: u128,
+        analyzers: u32,
+        walk: &mut Walk,
+        findings: &mut Vec<Finding>,
+    ) {
+        let line = walk.cursor.locate(text, at);
+        if walk.current != Some(line) {
+            if let Some(done) = walk.current {
+                self.confirm(text, done, walk.candidates, &mut walk.lower, findings);
+            }
+            walk.current = Some(line);
+            walk.candidates = 0;
+        }
+        walk.candidates |= rules;
+        let mut a = analyzers;
+        while a != 0 {
+            let i = a.trailing_zeros() as usize;
+            a &= a - 1;
+            if walk.analyzer_last[i] != Some(line.index) {
+                walk.analyzer_last[i] = Some(line.index);
+                walk.analyzer_lines.push((i as u32, line));
+            }
+        }
+    }
+
+    /// Runs the candidate rules on one line.
+    fn confirm(
+        &self,
+        text: &str,
+        line: LineRef,
+        mut candidates: u128,
+        lower: &mut Lowered,
+        out: &mut Vec<Finding>,
+    ) {
+        let own = text[line.start..line.end].trim_end_matches('\r');
+        let joined = if own.ends_with('\\') {
+            join_continuation(text, line)
+        } else {
+            None
+        };
+        let mut previous: Option<&str> = None;
+        while candidates != 0 {
+            let i = candidates.trailing_zeros() as usize;
+            candidates &= candidates - 1;
+            let c = &self.rules[i];
+            let (hay, line_len): (&str, usize) = match &joined {
+                Some(j) => (j.as_str(), own.len() - 1),
+                None if c.rule.span > 0 => (span(text, line, c.rule.span), own.len()),
+                None => (own, own.len()),
+            };
+            if !c.rule.requires.is_empty() || c.rule.gate.is_some() {
+                let lowered = lower.of(text, hay);
+                if !c.rule.requires.is_empty()
+                    && !c.rule.requires.iter().any(|n| lowered.contains(n))
+                {
+                    continue;
+                }
+                if c.rule.gate.is_some_and(|g| !g(lowered)) {
+                    continue;
+                }
+            }
+            let mut best: Option<(Severity, usize)> = None;
+            let literal_match;
+            let matches: &mut dyn Iterator<Item = std::ops::Range<usize>> = if c.rule.literal {
+                literal_match = first_trigger(hay, &c.literals);
+                &mut literal_match.into_iter()
+            } else {
+                &mut c
+                    .re
+                    .as_ref()
+                    .map(|re| re.find_iter(hay.as_bytes()).map(|m| m.range()))
+                    .into_iter()
+                    .flatten()
+            };
+            for m in matches {
+                if m.start >= line_len.max(1) {
+                    break;
+                }
+                let hit = Hit {
+                    hay,
+                    line_len,
+                    m: m.clone(),
+                    base: c.rule.severity,
+                };
+                let Some(mut severity) = c.rule.assess.map_or(Some(c.rule.severity), |f| f(&hit))
+                else {
+                    continue;
+                };
+                if c.rule.warnable
+                    && severity > Severity::Low
+                    && (rule::warned_against(hit.before())
+                        || rule::warned_across_lines(
+                            previous.get_or_insert_with(|| previous_line(text, line)),
+                            hit.before(),
+                        ))
+                {
+                    severity = Severity::Low;
+                }
+                if best.is_none_or(|(s, _)| severity > s) {
+                    best = Some((severity, m.start));
+                }
+            }
+            if let Some((severity, at)) = best {
+                out.push(finding(
+                    c.rule.id,
+                    c.rule.category,
+                    severity,
+                    line,
+                    own,
+                    at.min(own.len()),
+                ));
+            }
+        }
+    }
+}
+
+/// The first place on `hay` where one of `triggers` is spelled out, as the
+/// match of a literal rule (word-start rules as the prefilter applies them).
+fn first_trigger(hay: &str, literals: &[Vec<u8>]) -> Option<std::ops::Range<usize>> {
+    let b = hay.as_bytes();
+    (0..b.len()).find_map(|i| {
+        let here = canonical(b[i]);
+        literals.iter().find_map(|lit| {
+            if lit.first() != Some(&here)
+                || lit[0].is_ascii_alphanumeric() && i > 0 && is_word_byte(b[i - 1])
+            {
+                return None;
+            }
+            spells(b, i, lit)
+                .filter(|&end| {
+                    !(lit[lit.len() - 1].is_ascii_alphanumeric()
+                        && b.get(end).is_some_and(|&c| is_word_byte(c)))
+                })
+                .map(|end| i..end)
+        })
+    })
+}
+
+/// Lower-cased text for the `requires` and `gate` tests, so that they are
+/// plain (SIMD) substring searches. The whole body is lowered once, on first
+/// use, and every line is a slice of it at the same offsets; only a joined
+/// continuation gets its own copy.
+#[derive(Default)]
+struct Lowered {
+    body: Option<String>,
+    joined: String,
+}
+
+impl Lowered {
+    /// `hay` lower-cased; `hay` is a slice of `text` or a joined command.
+    fn of<'s>(&'s mut self, text: &str, hay: &str) -> &'s str {
+        let base = text.as_ptr() as usize;
+        let at = (hay.as_ptr() as usize).wrapping_sub(base);
+        if at <= text.len() && at + hay.len() <= text.len() {
+            let body = self.body.get_or_insert_with(|| text.to_ascii_lowercase());
+            return &body[at..at + hay.len()];
+        }
+        self.joined.clear();
+        self.joined.push_str(hay);
+        self.joined.make_ascii_lowercase();
+        &self.joined
+    }
+}
+
+/// The line before `line`, or "" for the first.
+fn previous_line(text: &str, line: LineRef) -> &str {
+    if line.start == 0 {
+        return "";
+    }
+    let before = &text[..line.start - 1];
+    before
+        .rsplit('\n')
+        .next()
+        .unwrap_or(before)
+        .trim_end_matches('\r')
+}
+
+fn is_word_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
+}
+
+/// The line plus up to `lines` following lines, as one slice of the text.
+fn span(text: &str, line: LineRef, lines: u8) -> &str {
+    let mut end = line.end;
+    for _ in 0..lines {
+        if end >= text.len() {
+            break;
+        }
+        end = text[end + 1..]
+            .find('\n')
+            .map_or(text.len(), |i| end + 1 + i);
+    }
+    &text[line.start..end]
+}
+
+/// A command continued with trailing backslashes, joined into one line.
+fn join_continuation(text: &str, line: LineRef) -> Option<String> {
+    let mut out = String::new();
+    let mut pos = line.start;
+    for _ in 0..MAX_CONTINUATION_LINES {
+        if pos > text.len() {
+            break;
+        }
+        let end = text[pos..].find('\n').map_or(text.len(), |i| pos + i);
+        let l = text[pos..end].trim_end_matches('\r');
+        match l.strip_suffix('\\') {
+            Some(head) => {
+                out.push_str(head);
+                out.push(' ');
+            }
+            None => {
+                out.push_str(l);
+                break;
+            }
+        }
+        if out.len() > MAX_CONTINUATION_BYTES {
+            break;
+        }
+        pos = end + 1;
+    }
+    Some(out)
+}
+
+/// The state of one scan's walk over trigger hits.
+#[derive(Default)]
+struct Walk {
+    cursor: LineCursor,
+    /// The line whose candidates are being collected.
+    current: Option<LineRef>,
+    /// Rules triggered on `current`.
+    candidates: u128,
+    lower: Lowered,
+    /// Lines each analyzer was triggered on, tagged by analyzer index.
+    analyzer_lines: Vec<(u32, LineRef)>,
+    analyzer_last: [Option<usize>; 32],
+}
+
+/// Maps byte offsets, which the prefilter reports in increasing order, to
+/// lines, counting newlines only once.
+#[derive(Default)]
+struct LineCursor {
+    /// Start of the line with index `index`; newlines before it are counted.
+    start: usize,
+    index: usize,
+    /// End of the current line, when one is located.
+    end: Option<usize>,
+}
+
+impl LineCursor {
+    /// The line holding byte `pos` (an ASCII byte, so a char boundary).
+    fn locate(&mut self, text: &str, pos: usize) -> LineRef {
+        if let Some(end) = self.end {
+            if pos >= self.start && pos <= end {
+                return LineRef {
+                    index: self.index,
+                    start: self.start,
+                    end,
+                };
+            }
+        }
+        // `str` searches for a char use memchr, which matters here: this is
+        // the only other pass over the text.
+        let from = self.start.min(pos);
+        let seg = &text[from..pos];
+        if let Some(last) = seg.rfind('\n') {
+            // A counting fold vectorises; `matches` would call memchr per line.
+            self.index += seg.bytes().fold(0, |n, b| n + usize::from(b == b'\n'));
+            self.start = from + last + 1;
+        }
+        let end = text[pos..].find('\n').map_or(text.len(), |i| pos + i);
+        self.end = Some(end);
+        LineRef {
+            index: self.index,
+            start: self.start,
+            end,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_cursor_counts_lines_across_jumps() {
+        let text = "a\nbb\n\nccc curl\nd curl e curl\n";
+        let mut c = LineCursor::default();
+        let l = c.locate(text, 0);
+        assert_eq!((l.index, l.start, l.end), (0, 0, 1));
+        let p = text.find("curl").unwrap();
+        let l = c.locate(text, p);
+        assert_eq!(l.index, 3);
+        assert_eq!(&text[l.start..l.end], "ccc curl");
+        let p2 = text.len() - 2;
+        let l = c.locate(text, p2);
+        assert_eq!(l.index, 4);
+        assert_eq!(&text[l.start..l.end], "d curl e curl");
+    }
+
+    #[test]
+    fn joins_backslash_continuations() {
+        let text = "curl -s https://x.example \\\n  | sh\nnext";
+        let j = join_continuation(
+            text,
+            LineRef {
+                index: 0,
+                start: 0,
+                end: 26,
+            },
+        )
+        .unwrap();
+        assert_eq!(j, "curl -s https://x.example    | sh");
+    }
+}

@@ -1,0 +1,476 @@
+//! The trigger prefilter: every occurrence of a set of short ASCII keys,
+//! case-insensitively, in one pass.
+//!
+//! It is an Aho-Corasick automaton compiled to a dense DFA over byte
+//! classes, kept small enough for the L1 cache: every letter and every
+//! punctuation byte of a key has its own class, digits share one (which may
+//! report a key where there is none, never the reverse), all other bytes
+//! share one, and each 16-bit transition carries a "this state ends a key"
+//! bit, so the hot loop needs one load and one test per byte.
+//! The text is cut at line breaks into four lanes walked in lockstep: a DFA
+//! walk is bound by the latency of its table lookups, and four independent
+//! walks keep the CPU busy while each lookup is in flight. Keys never
+//! contain a newline, so cutting at one loses no match. A space in a key
+//! matches any run of spaces and tabs.
+//!
+//! Callers use keys as prefixes of longer triggers and check the whole
+//! trigger at each reported place (see `engine.rs`).
+
+/// Set on a transition whose target state ends at least one key.
+const MATCH: u16 = 1 << 15;
+/// Walks shorter than this run as a single lane.
+const MIN_LANE_BYTES: usize = 64;
+const LANES: usize = 4;
+/// Bytes no key contains.
+const OTHER: u8 = 0;
+/// Space and tab. A state reached by a space stays put on further blanks,
+/// so a run of blanks in the text matches one space in a key.
+const SPACE: u8 = 1;
+/// Where the letters' classes start.
+const FIRST_LETTER: u8 = 2;
+/// The class of all digits.
+const DIGIT: u8 = FIRST_LETTER + 26;
+/// At most this many classes; further punctuation shares the last one.
+const MAX_CLASSES: u8 = 64;
+
+/// A compiled set of keys.
+pub(super) struct Literals {
+    /// Byte → class.
+    class: [u8; 256],
+    /// `(premultiplied state * recip) >> 22` is the state number: a
+    /// multiplication instead of a division on every reported place.
+    recip: u32,
+    /// `trans[state * stride + class]` = `next * stride`, plus [`MATCH`];
+    /// padded to a power of two.
+    trans: Vec<u16>,
+    /// Key ids ending at each state: `ids[starts[s]..starts[s + 1]]`.
+    starts: Vec<u32>,
+    ids: Vec<u16>,
+    /// The keys, in canonical form.
+    keys: Vec<Vec<u8>>,
+}
+
+/// One place where keys end: byte offset just past them, and the state
+/// whose [`Literals::ending`] lists them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) struct End {
+    pub(super) at: usize,
+    state: u16,
+}
+
+struct Node {
+    /// Class of the byte that leads here.
+    last: u8,
+    next: Vec<(u8, u32)>,
+    fail: u32,
+    out: Vec<u16>,
+}
+
+/// The byte a key byte stands for: letters ignore case, tab is a space,
+/// and every control character (other than tab, newline, carriage return
+/// and form feed) is one byte, so a single key `"\x01"` finds them all.
+pub(super) fn canonical(b: u8) -> u8 {
+    CANONICAL[usize::from(b)]
+}
+
+/// [`canonical`] as a table: the check of every trigger hit goes through it.
+static CANONICAL: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut i = 0;
+    while i < 256 {
+        let b = i as u8;
+        t[i] = match b {
+            b'\t' => b' ',
+            0x00..=0x08 | 0x0b | 0x0e..=0x1f | 0x7f => 0x01,
+            _ => b.to_ascii_lowercase(),
+        };
+        i += 1;
+    }
+    t
+};
+
+impl Literals {
+    /// Compiles `keys` (non-empty ASCII without newlines, not starting with
+    /// a blank). `None` when the automaton does not fit 16-bit transitions;
+    /// use shorter keys.
+    pub(super) fn new(keys: &[&[u8]]) -> Option<Literals> {
+        assert!(keys.len() < usize::from(u16::MAX));
+        let keys: Vec<Vec<u8>> = keys
+            .iter()
+            .map(|l| l.iter().map(|&b| canonical(b)).collect())
+            .collect();
+        let mut by_canon = [OTHER; 256];
+        by_canon[usize::from(b' ')] = SPACE;
+        for b in b'a'..=b'z' {
+            by_canon[usize::from(b)] = FIRST_LETTER + (b - b'a');
+        }
+        for b in b'0'..=b'9' {
+            by_canon[usize::from(b)] = DIGIT;
+        }
+        let mut next_class = DIGIT + 1;
+        for key in &keys {
+            assert!(
+                key.first().is_some_and(|&b| b != b' ') && key.is_ascii() && !key.contains(&b'\n'),
+                "bad trigger key {key:?}"
+            );
+            for &b in key {
+                if by_canon[usize::from(b)] == OTHER {
+                    by_canon[usize::from(b)] = next_class.min(MAX_CLASSES - 1);
+                    next_class = next_class.saturating_add(1);
+                }
+            }
+        }
+        let stride = usize::from(next_class.min(MAX_CLASSES));
+        let class: [u8; 256] = std::array::from_fn(|b| by_canon[usize::from(canonical(b as u8))]);
+
+        let mut nodes = vec![Node {
+            last: OTHER,
+            next: Vec::new(),
+            fail: 0,
+            out: Vec::new(),
+        }];
+        for (id, key) in keys.iter().enumerate() {
+            let mut s = 0usize;
+            for &b in key {
+                let c = class[usize::from(b)];
+                s = match nodes[s].next.iter().find(|(k, _)| *k == c) {
+                    Some(&(_, n)) => n as usize,
+                    None => {
+                        nodes.push(Node {
+                            last: c,
+                            next: Vec::new(),
+                            fail: 0,
+                            out: Vec::new(),
+                        });
+                        let n = nodes.len() - 1;
+                        nodes[s].next.push((c, n as u32));
+                        n
+                    }
+                };
+            }
+            nodes[s].out.push(id as u16);
+        }
+        if nodes.len() * stride > usize::from(MATCH) {
+            return None;
+        }
+
+        // Breadth-first, so a state's failure target is complete before it.
+        let mut trans = vec![0u16; nodes.len() * stride];
+        let mut order = Vec::with_capacity(nodes.len());
+        order.push(0u32);
+        let mut head = 0;
+        while head < order.len() {
+            let s = order[head] as usize;
+            head += 1;
+            let fail = nodes[s].fail as usize;
+            if s != 0 {
+                let inherited = nodes[fail].out.clone();
+                for id in inherited {
+                    if !nodes[s].out.contains(&id) {
+                        nodes[s].out.push(id);
+                    }
+                }
+            }
+            for c in 0..stride {
+                let child = nodes[s]
+                    .next
+                    .iter()
+                    .find(|(k, _)| usize::from(*k) == c)
+                    .map(|&(_, n)| n);
+                let target = match child {
+                    Some(n) => {
+                        nodes[n as usize].fail = if s == 0 {
+                            0
+                        } else {
+                            u32::from(trans[fail * stride + c]) / stride as u32
+                        };
+                        order.push(n);
+                        n as usize
+                    }
+                    None if s == 0 => 0,
+                    None => usize::from(trans[fail * stride + c]) / stride,
+                };
+                trans[s * stride + c] = (target * stride) as u16;
+            }
+        }
+        for t in trans.iter_mut() {
+            if !nodes[usize::from(*t) / stride].out.is_empty() {
+                *t |= MATCH;
+            }
+        }
+        // A state whose key prefix ends in a blank ignores further blanks
+        // (and does not report its keys again). Keys never start with a
+        // blank, so the start state already stays put on blanks.
+        for (s, n) in nodes.iter().enumerate() {
+            if n.last == SPACE {
+                trans[s * stride + usize::from(SPACE)] = (s * stride) as u16;
+            }
+        }
+        trans.resize(trans.len().next_power_of_two(), 0);
+        let mut starts = Vec::with_capacity(nodes.len() + 1);
+        let mut ids = Vec::new();
+        for n in &nodes {
+            starts.push(ids.len() as u32);
+            ids.extend_from_slice(&n.out);
+        }
+        starts.push(ids.len() as u32);
+        let recip = (1u32 << 22).div_ceil(stride as u32);
+        debug_assert!((0..nodes.len() as u32).all(|k| (k * stride as u32 * recip) >> 22 == k));
+        Some(Literals {
+            class,
+            recip,
+            trans,
+            starts,
+            ids,
+            keys,
+        })
+    }
+
+    /// The keys (ids) that end at `end`.
+    pub(super) fn ending(&self, end: End) -> &[u16] {
+        let s = ((u32::from(end.state) * self.recip) >> 22) as usize;
+        &self.ids[self.starts[s] as usize..self.starts[s + 1] as usize]
+    }
+
+    /// Where key `id`, ending just before `end`, starts in `text`.
+    pub(super) fn start(&self, text: &[u8], id: u16, end: usize) -> usize {
+        let mut at = end;
+        for &b in self.keys[usize::from(id)].iter().rev() {
+            at = at.saturating_sub(1);
+            if b == b' ' {
+                while at > 0 && matches!(text[at - 1], b' ' | b'\t') {
+                    at -= 1;
+                }
+            }
+        }
+        at
+    }
+
+    /// Appends every place in `text` where keys end, in text order.
+    pub(super) fn find(&self, text: &[u8], out: &mut Vec<End>) {
+        let cuts = lane_cuts(text);
+        if cuts[1] == text.len() {
+            self.walk(text, 0, 0, out);
+            return;
+        }
+        let lanes = [
+            &text[cuts[0]..cuts[1]],
+            &text[cuts[1]..cuts[2]],
+            &text[cuts[2]..cuts[3]],
+            &text[cuts[3]..cuts[4]],
+        ];
+        let common = lanes.iter().map(|l| l.len()).min().unwrap_or(0);
+        // Lanes 1 to 3 collect apart so that appending them keeps text order.
+        let mut later = [Pending::default(), Pending::default(), Pending::default()];
+        // Indexing through a power-of-two mask lets the compiler drop the
+        // bounds check from the hot loop; the table is padded to match.
+        let mask = self.trans.len() - 1;
+        let trans = &self.trans[..=mask];
+        let class = &self.class;
+        let step =
+            |s: u16, b: u8| trans[(usize::from(s) + usize::from(class[usize::from(b)])) & mask];
+        let (mut s0, mut s1, mut s2, mut s3) = (0u16, 0u16, 0u16, 0u16);
+        let lockstep = lanes[0][..common]
+            .iter()
+            .zip(&lanes[1][..common])
+            .zip(&lanes[2][..common])
+            .zip(&lanes[3][..common]);
+        for (j, (((&b0, &b1), &b2), &b3)) in lockstep.enumerate() {
+            let (t0, t1, t2, t3) = (step(s0, b0), step(s1, b1), step(s2, b2), step(s3, b3));
+            s0 = t0 & !MATCH;
+            s1 = t1 & !MATCH;
+            s2 = t2 & !MATCH;
+            s3 = t3 & !MATCH;
+            if (t0 | t1 | t2 | t3) & MATCH != 0 {
+                record(j, [t0, t1, t2, t3], &cuts, out, &mut later);
+            }
+        }
+        self.walk(&lanes[0][common..], cuts[0] + common, s0, out);
+        for (k, s) in [s1, s2, s3].into_iter().enumerate() {
+            later[k].drain_into(out);
+            self.walk(&lanes[k + 1][common..], cuts[k + 1] + common, s, out);
+        }
+    }
+
+    fn walk(&self, text: &[u8], base: usize, mut s: u16, out: &mut Vec<End>) {
+        let mask = self.trans.len() - 1;
+        let trans = &self.trans[..=mask];
+        for (j, &b) in text.iter().enumerate() {
+            let t = trans[(usize::from(s) + usize::from(self.class[usize::from(b)])) & mask];
+            s = t & !MATCH;
+            if t & MATCH != 0 {
+                out.push(End {
+                    at: base + j + 1,
+                    state: s,
+                });
+            }
+        }
+    }
+}
+
+/// Whether `text` at `at` spells `literal` (canonical, as [`canonical`]
+/// makes it), a space in the literal matching a run of blanks. Returns the
+/// offset just past the match.
+pub(super) fn spells(text: &[u8], mut at: usize, literal: &[u8]) -> Option<usize> {
+    for &b in literal {
+        let &t = text.get(at)?;
+        if b == b' ' {
+            if !matches!(t, b' ' | b'\t') {
+                return None;
+            }
+            while matches!(text.get(at), Some(b' ' | b'\t')) {
+                at += 1;
+            }
+        } else if canonical(t) == b {
+            at += 1;
+        } else {
+            return None;
+        }
+    }
+    Some(at)
+}
+
+/// Records the places where lanes matched at step `j`. Kept out of line so
+/// that the lockstep loop keeps its four states in registers.
+#[cold]
+#[inline(never)]
+fn record(
+    j: usize,
+    t: [u16; LANES],
+    cuts: &[usize; LANES + 1],
+    out: &mut Vec<End>,
+    later: &mut [Pending; 3],
+) {
+    if t[0] & MATCH != 0 {
+        out.push(End {
+            at: cuts[0] + j + 1,
+            state: t[0] & !MATCH,
+        });
+    }
+    for k in 1..LANES {
+        if t[k] & MATCH != 0 {
+            later[k - 1].push(End {
+                at: cuts[k] + j + 1,
+                state: t[k] & !MATCH,
+            });
+        }
+    }
+}
+
+/// Places found by one lane, kept on the stack until they are appended in
+/// text order; a typical skill never spills into the heap.
+#[derive(Default)]
+struct Pending {
+    inline: [End; 16],
+    len: usize,
+    spill: Vec<End>,
+}
+
+impl Pending {
+    fn push(&mut self, e: End) {
+        match self.inline.get_mut(self.len) {
+            Some(slot) => {
+                *slot = e;
+                self.len += 1;
+            }
+            None => self.spill.push(e),
+        }
+    }
+
+    fn drain_into(&mut self, out: &mut Vec<End>) {
+        out.extend_from_slice(&self.inline[..self.len]);
+        out.append(&mut self.spill);
+    }
+}
+
+/// Lane boundaries: `LANES + 1` offsets, each cut just after a newline.
+/// When the text is short or has too few lines, `cuts[1]` is the end.
+fn lane_cuts(text: &[u8]) -> [usize; LANES + 1] {
+    let n = text.len();
+    let mut cuts = [n; LANES + 1];
+    cuts[0] = 0;
+    if n < MIN_LANE_BYTES * LANES {
+        return cuts;
+    }
+    for k in 1..LANES {
+        let want = n * k / LANES;
+        let from = want.max(cuts[k - 1]);
+        match text[from..].iter().position(|&b| b == b'\n') {
+            Some(i) if from + i + 1 < n => cuts[k] = from + i + 1,
+            _ => return [0, n, n, n, n],
+        }
+    }
+    cuts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn all(lits: &[&str], text: &str) -> Vec<(usize, String)> {
+        let bytes: Vec<&[u8]> = lits.iter().map(|l| l.as_bytes()).collect();
+        let l = Literals::new(&bytes).unwrap();
+        let mut ends = Vec::new();
+        l.find(text.as_bytes(), &mut ends);
+        let mut out = Vec::new();
+        for e in ends {
+            for &id in l.ending(e) {
+                let start = l.start(text.as_bytes(), id, e.at);
+                // Shared classes may report extra places; the caller checks.
+                if spells(text.as_bytes(), start, lits[usize::from(id)].as_bytes()).is_some() {
+                    out.push((start, lits[usize::from(id)].to_string()));
+                }
+            }
+        }
+        out.sort();
+        out
+    }
+
+    fn naive(lits: &[&str], text: &str) -> Vec<(usize, String)> {
+        let lower = text.to_ascii_lowercase();
+        let mut out = Vec::new();
+        for l in lits {
+            let mut from = 0;
+            while let Some(i) = lower[from..].find(l) {
+                out.push((from + i, l.to_string()));
+                from += i + 1;
+            }
+        }
+        out.sort();
+        out
+    }
+
+    #[test]
+    fn finds_overlapping_literals_in_any_case() {
+        let lits = ["sudo", "sudoers", "do", "/dev/tcp/", "rm", "()"];
+        let text = "SuDoErs; x() ; echo >/DEV/tcp/h; rm -rf";
+        assert_eq!(all(&lits, text), naive(&lits, text));
+    }
+
+    #[test]
+    fn a_space_in_a_literal_matches_any_run_of_blanks() {
+        let lits = ["rm -", "git push", "m -"];
+        let expected = [
+            (0, "rm -"),
+            (1, "m -"),
+            (9, "git push"),
+            (22, "rm -"),
+            (23, "m -"),
+        ];
+        let expected: Vec<(usize, String)> =
+            expected.iter().map(|&(i, l)| (i, l.to_string())).collect();
+        assert_eq!(all(&lits, "rm  -rf; git\t \tpush; xrm -"), expected);
+    }
+
+    #[test]
+    fn lanes_agree_with_a_naive_search() {
+        let lits = ["curl", "url", "sh", "bash", "| sh", "\n", "e"];
+        let lits: Vec<&str> = lits.into_iter().filter(|l| !l.contains('\n')).collect();
+        let mut text = String::new();
+        for i in 0..200 {
+            text.push_str(&format!("line {i}: CURL https://x | Bash; ush\n"));
+        }
+        assert!(lane_cuts(text.as_bytes())[1] < text.len());
+        assert_eq!(all(&lits, &text), naive(&lits, &text));
+    }
+}

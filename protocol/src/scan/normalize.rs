@@ -1,0 +1,134 @@
+//! Normalisation: the copy of a body the rules actually read.
+//!
+//! Attackers write `ｃｕｒｌ` (fullwidth), put a zero-width space inside
+//! `c\u{200B}url`, or reorder text with bidi controls so a reviewer reads
+//! something else than the agent. The copy therefore has hidden characters
+//! removed (see `unicode.rs`, which also reports them) and is in Unicode
+//! NFKC, which folds compatibility forms such as fullwidth letters and
+//! ligatures back to ASCII.
+//!
+//! Shell quoting can split a word the same way: `c""url … | s''h` runs
+//! `curl … | sh`. Empty quotes between two word characters are dropped.
+//!
+//! The copy keeps the body's line structure exactly: line *n* of the copy is
+//! line *n* of the original, so findings carry original line numbers. A
+//! pure-ASCII body without split words is its own normal form; it is
+//! borrowed as is, with no allocation.
+
+use std::borrow::Cow;
+
+use unicode_normalization::UnicodeNormalization;
+
+use super::Finding;
+use super::unicode;
+
+/// A normalised body and the hidden-character findings made on the way.
+pub(super) struct Normalized<'a> {
+    /// The text the rules read.
+    pub(super) text: Cow<'a, str>,
+    /// Hidden-character findings, by original line.
+    pub(super) findings: Vec<Finding>,
+}
+
+/// Normalises `body`; see the module docs.
+pub(super) fn normalize(body: &str) -> Normalized<'_> {
+    if body.is_ascii() {
+        let text = match join_split_words(body) {
+            Some(joined) => Cow::Owned(joined),
+            None => Cow::Borrowed(body),
+        };
+        return Normalized {
+            text,
+            findings: Vec::new(),
+        };
+    }
+    let mut out = String::with_capacity(body.len() + body.len() / 8);
+    let mut findings = Vec::new();
+    let mut cleaned = String::new();
+    for (index, line) in body.split('\n').enumerate() {
+        if index > 0 {
+            out.push('\n');
+        }
+        if line.is_ascii() {
+            out.push_str(line);
+            continue;
+        }
+        cleaned.clear();
+        unicode::clean_line(line, index, &mut cleaned, &mut findings);
+        // No compatibility mapping produces a newline today; mapping one to a
+        // space anyway keeps line numbers right whatever a future Unicode does.
+        out.extend(cleaned.nfkc().map(|c| if c == '\n' { ' ' } else { c }));
+    }
+    if let Some(joined) = join_split_words(&out) {
+        out = joined;
+    }
+    Normalized {
+        text: Cow::Owned(out),
+        findings,
+    }
+}
+
+/// `text` with every `""` or `''` between two word characters removed, or
+/// `None` when there is none (the common case, found with a SIMD search).
+fn join_split_words(text: &str) -> Option<String> {
+    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let b = text.as_bytes();
+    let splits = |i: usize| {
+        i > 0
+            && i + 2 < b.len()
+            && (b[i] == b'"' || b[i] == b'\'')
+            && b[i + 1] == b[i]
+            && word(b[i - 1])
+            && word(b[i + 2])
+    };
+    if !(text.contains("\"\"") || text.contains("''")) || !(0..b.len()).any(splits) {
+        return None;
+    }
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if splits(i) {
+            i += 2;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    // Only ASCII quote bytes were removed, so the text is still UTF-8.
+    String::from_utf8(out).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn borrows_pure_ascii_bodies() {
+        let n = normalize("# Title\nrun `cargo test`\n");
+        assert!(matches!(n.text, Cow::Borrowed(_)));
+        assert!(n.findings.is_empty());
+    }
+
+    #[test]
+    fn folds_fullwidth_and_keeps_lines() {
+        let n = normalize("a\nｃｕｒｌ ｘ\n\u{fb01}le\nb");
+        assert_eq!(n.text, "a\ncurl x\nfile\nb");
+    }
+
+    #[test]
+    fn joins_words_split_by_empty_quotes() {
+        let n = normalize("c\"\"url -s x | s''h\nalt=\"\" x = ''\n");
+        assert_eq!(n.text, "curl -s x | sh\nalt=\"\" x = ''\n");
+        assert!(matches!(normalize("alt=\"\"\n").text, Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn removes_zero_width_and_keeps_line_count() {
+        let body = "one\r\nc\u{200B}url\u{200D} x | s\u{2060}h\r\nthree";
+        let n = normalize(body);
+        assert_eq!(n.text, "one\r\ncurl x | sh\r\nthree");
+        assert_eq!(n.text.lines().count(), body.lines().count());
+        assert_eq!(n.findings.len(), 1);
+        assert_eq!(n.findings[0].line, 2);
+    }
+}

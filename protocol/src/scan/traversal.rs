@@ -1,0 +1,150 @@
+//! Path traversal and writes into system directories (category
+//! `PathTraversal`).
+//!
+//! `../../packages/shared` is how monorepos import; `../../../../etc/passwd`
+//! climbs out of any project to reach system files. Writes are graded by the
+//! directory written: `/usr/local/bin` is where tools get installed, `/bin`
+//! and `/boot` are not. Writes to sudoers, `ld.so.preload`, cron and shell
+//! start-up files are left to the privilege and persistence rules.
+
+use std::sync::LazyLock;
+
+use super::rule::{Hit, Lazy, Rule, compile};
+use super::{Category, Severity};
+
+const UP: &str = r"(?:\.\.|%2e%2e|\.%2e|%2e\.)(?:/|\\|%2f|%5c)";
+
+/// The line rules of this family.
+pub(super) fn rules() -> Vec<Rule> {
+    use Category::PathTraversal as P;
+    use Severity::*;
+    const UP_TRIGGERS: &[&str] = &[
+        "../", "..\\", "%2e%2e*", "..%2f*", "..%5c*", ".%2e*", "%2e.",
+    ];
+    vec![
+        Rule::new(
+            "path.traversal-system",
+            P,
+            High,
+            UP_TRIGGERS,
+            format!(r"(?:{UP}){{2,}}(?:etc|root|home|usr|var|proc|sys|boot|windows|winnt)(?:/|\\|%2f|%5c|\b)"),
+        ),
+        Rule::new("path.deep-traversal", P, Low, UP_TRIGGERS, format!(r"(?:{UP}){{4,}}")),
+        Rule::new(
+            "path.system-write",
+            P,
+            Medium,
+            &["/etc/", "/usr/", "/bin/", "/sbin/", "/boot", "/lib*", "/system/", "/library/"],
+            r#"(?:>>?|\btee\s+(?:-a\s+)?|\b(?:cp|mv|install|ln)\s+(?:-\S+\s+)*(?:\S+\s+)+?)\s*["']?(/(?:etc|usr|bin|sbin|boot|lib|lib64|system|library)(?:/[^\s"'|;&)]*)?)"#,
+        )
+        .requires(&[">", "tee", "cp", "mv", "install", "ln"])
+        .assess(system_write)
+        .warnable(),
+    ]
+}
+
+static TARGET: Lazy =
+    LazyLock::new(|| compile(r"/(?:etc|usr|bin|sbin|boot|lib|lib64|system|library)\S*"));
+
+fn system_write(h: &Hit<'_>) -> Option<Severity> {
+    let m = TARGET.find(h.text().as_bytes())?;
+    let target = String::from_utf8_lossy(m.as_bytes()).to_ascii_lowercase();
+    let t = target.trim_end_matches(['"', '\'', '`']);
+    let under = |dir: &str| t == dir || t.starts_with(&format!("{dir}/"));
+    Some(
+        if ["/etc/passwd", "/etc/shadow", "/etc/group", "/etc/gshadow"]
+            .iter()
+            .any(|d| under(d))
+        {
+            Severity::Critical
+        } else if t.starts_with("/etc/sudoers")
+            || t.starts_with("/etc/ld.so.preload")
+            || t.starts_with("/etc/cron")
+            || t.starts_with("/etc/profile")
+            || ["/etc/bash.bashrc", "/etc/environment", "/etc/zsh"]
+                .iter()
+                .any(|d| under(d))
+        {
+            return None;
+        } else if t.starts_with("/usr/local/") || t.starts_with("/usr/share/keyrings") {
+            Severity::Low
+        } else if [
+            "/bin",
+            "/sbin",
+            "/boot",
+            "/lib",
+            "/lib64",
+            "/usr/bin",
+            "/usr/sbin",
+            "/usr/lib",
+            "/system",
+        ]
+        .iter()
+        .any(|d| under(d))
+        {
+            Severity::High
+        } else {
+            h.base
+        },
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::scan::testutil::{assert_absent, assert_hit, assert_not_flagged, assert_severity};
+    use crate::scan::{Category::*, Severity::*};
+
+    #[test]
+    fn flags_traversal_to_system_files() {
+        assert_hit(
+            "a\n{% include \"../../../../../etc/passwd\" %}",
+            "path.traversal-system",
+            PathTraversal,
+            High,
+            2,
+        );
+        assert_hit(
+            "GET /static/..%2f..%2f..%2fetc/shadow",
+            "path.traversal-system",
+            PathTraversal,
+            High,
+            1,
+        );
+    }
+
+    #[test]
+    fn ignores_monorepo_relative_imports() {
+        assert_not_flagged(
+            "import { money } from \"../../packages/shared/src/money\";\ncd ../..\n",
+        );
+        assert_absent(
+            "import x from \"../../packages/shared\"",
+            "path.traversal-system",
+        );
+    }
+
+    #[test]
+    fn grades_system_writes_by_directory() {
+        assert_hit(
+            "cp ./evil /bin/ls",
+            "path.system-write",
+            PathTraversal,
+            High,
+            1,
+        );
+        assert_hit(
+            "echo 'x::0:0::/:/bin/sh' >> /etc/passwd",
+            "path.system-write",
+            PathTraversal,
+            Critical,
+            1,
+        );
+        assert_severity("sudo mv kubectl /usr/local/bin/", "path.system-write", Low);
+        assert_severity(
+            "sudo tee /etc/systemd/system/app.service",
+            "path.system-write",
+            Medium,
+        );
+        assert_absent("grep -v '^#' /etc/hosts", "path.system-write");
+    }
+}
