@@ -65,44 +65,29 @@ try a schema change before opening a pull request.
 "#;
 
 fn corpus(kind: &str) -> String {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("testdata/scan-corpus")
-        .join(kind);
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/scan-corpus").join(kind);
     let mut paths: Vec<_> = fs::read_dir(&dir)
         .expect("corpus directory")
         .map(|e| e.expect("entry").path())
         .filter(|p| p.extension().is_some_and(|e| e == "md"))
         .collect();
     paths.sort();
-    paths
-        .iter()
-        .map(|p| fs::read_to_string(p).expect("corpus file"))
-        .collect::<Vec<_>>()
-        .join("\n")
+    paths.iter().map(|p| fs::read_to_string(p).expect("corpus file")).collect::<Vec<_>>().join("\n")
 }
 
 fn bench(c: &mut Criterion) {
     let scanner = Scanner::standard();
     let mut group = c.benchmark_group("scan");
-    group
-        .sample_size(20)
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(3));
+    group.sample_size(20).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(3));
 
     let benign = corpus("benign");
     group.throughput(Throughput::Bytes(benign.len() as u64));
-    group.bench_function("benign-corpus", |b| {
-        b.iter(|| scanner.scan(black_box(&benign)))
-    });
+    group.bench_function("benign-corpus", |b| b.iter(|| scanner.scan(black_box(&benign))));
 
     // Distinct names so every body is its own string, as in a real update.
     let bodies: Vec<String> = (0..10_000)
         .map(|i| {
-            TYPICAL_SKILL.replacen(
-                "orders-service-local-setup",
-                &format!("orders-service-setup-{i:05}"),
-                1,
-            )
+            TYPICAL_SKILL.replacen("orders-service-local-setup", &format!("orders-service-setup-{i:05}"), 1)
         })
         .collect();
     let total: usize = bodies.iter().map(String::len).sum();
@@ -112,9 +97,7 @@ fn bench(c: &mut Criterion) {
             let mut blocked = 0usize;
             for body in &bodies {
                 blocked += usize::from(
-                    scanner
-                        .scan(black_box(body))
-                        .is_blocked(ecp_protocol::scan::DEFAULT_THRESHOLD),
+                    scanner.scan(black_box(body)).is_blocked(ecp_protocol::scan::DEFAULT_THRESHOLD),
                 );
             }
             blocked
@@ -123,9 +106,7 @@ fn bench(c: &mut Criterion) {
 
     let malicious = corpus("malicious");
     group.throughput(Throughput::Bytes(malicious.len() as u64));
-    group.bench_function("malicious-corpus", |b| {
-        b.iter(|| scanner.scan(black_box(&malicious)))
-    });
+    group.bench_function("malicious-corpus", |b| b.iter(|| scanner.scan(black_box(&malicious))));
 
     group.finish();
 }

@@ -53,9 +53,7 @@ impl<'a> Body<'a> {
             start = self.text[..start - 1].rfind('\n').map_or(0, |i| i + 1);
             index -= 1;
         }
-        let end = self.text[start..]
-            .find('\n')
-            .map_or(self.text.len(), |i| start + i);
+        let end = self.text[start..].find('\n').map_or(self.text.len(), |i| start + i);
         LineRef { index, start, end }
     }
 
@@ -178,24 +176,14 @@ impl Engine {
             let (lit, infix) = lit.strip_prefix('*').map_or((lit, false), |l| (l, true));
             let text: Vec<u8> = lit.bytes().map(canonical).collect();
             let word_end = !prefix && text.last().is_some_and(|b| b.is_ascii_alphanumeric());
-            match triggers
-                .iter_mut()
-                .find(|t| t.text == text && t.word_end == word_end)
-            {
+            match triggers.iter_mut().find(|t| t.text == text && t.word_end == word_end) {
                 Some(t) => {
                     t.rules |= rule;
                     t.analyzers |= analyzer;
                 }
                 None => {
-                    let word_start =
-                        !infix && text.first().is_some_and(|b| b.is_ascii_alphanumeric());
-                    triggers.push(Trigger {
-                        text,
-                        word_start,
-                        word_end,
-                        rules: rule,
-                        analyzers: analyzer,
-                    });
+                    let word_start = !infix && text.first().is_some_and(|b| b.is_ascii_alphanumeric());
+                    triggers.push(Trigger { text, word_start, word_end, rules: rule, analyzers: analyzer });
                 }
             }
         };
@@ -266,12 +254,7 @@ impl Engine {
                 rule,
             })
             .collect();
-        Engine {
-            prefilter,
-            table,
-            rules,
-            analyzers,
-        }
+        Engine { prefilter, table, rules, analyzers }
     }
 
     /// Scans one body.
@@ -294,22 +277,14 @@ impl Engine {
                     if tt.word_start[ti] && start > 0 && is_word_byte(bytes[start - 1]) {
                         continue;
                     }
-                    let literal =
-                        &tt.bytes[tt.text_start[ti] as usize..tt.text_start[ti + 1] as usize];
+                    let literal = &tt.bytes[tt.text_start[ti] as usize..tt.text_start[ti + 1] as usize];
                     let Some(end) = spells(bytes, start, literal) else {
                         continue;
                     };
                     if tt.word_end[ti] && bytes.get(end).is_some_and(|&b| is_word_byte(b)) {
                         continue;
                     }
-                    self.hit(
-                        text,
-                        e.at - 1,
-                        tt.rules[ti],
-                        tt.analyzers[ti],
-                        &mut walk,
-                        &mut findings,
-                    );
+                    self.hit(text, e.at - 1, tt.rules[ti], tt.analyzers[ti], &mut walk, &mut findings);
                 }
             }
         }
@@ -322,12 +297,7 @@ impl Engine {
             let mut lines = Vec::new();
             for (i, a) in self.analyzers.iter().enumerate() {
                 lines.clear();
-                lines.extend(
-                    walk.analyzer_lines
-                        .iter()
-                        .filter(|(k, _)| *k as usize == i)
-                        .map(|(_, l)| *l),
-                );
+                lines.extend(walk.analyzer_lines.iter().filter(|(k, _)| *k as usize == i).map(|(_, l)| *l));
                 if !lines.is_empty() {
                     (a.run)(&view, &lines, &mut findings);
                 }
@@ -386,11 +356,7 @@ impl Engine {
         out: &mut Vec<Finding>,
     ) {
         let own = text[line.start..line.end].trim_end_matches('\r');
-        let joined = if own.ends_with('\\') {
-            join_continuation(text, line)
-        } else {
-            None
-        };
+        let joined = if own.ends_with('\\') { join_continuation(text, line) } else { None };
         let mut previous: Option<&str> = None;
         while candidates != 0 {
             let i = candidates.trailing_zeros() as usize;
@@ -403,9 +369,7 @@ impl Engine {
             };
             if !c.rule.requires.is_empty() || c.rule.gate.is_some() {
                 let lowered = lower.of(text, hay);
-                if !c.rule.requires.is_empty()
-                    && !c.rule.requires.iter().any(|n| lowered.contains(n))
-                {
+                if !c.rule.requires.is_empty() && !c.rule.requires.iter().any(|n| lowered.contains(n)) {
                     continue;
                 }
                 if c.rule.gate.is_some_and(|g| !g(lowered)) {
@@ -429,14 +393,8 @@ impl Engine {
                 if m.start >= line_len.max(1) {
                     break;
                 }
-                let hit = Hit {
-                    hay,
-                    line_len,
-                    m: m.clone(),
-                    base: c.rule.severity,
-                };
-                let Some(mut severity) = c.rule.assess.map_or(Some(c.rule.severity), |f| f(&hit))
-                else {
+                let hit = Hit { hay, line_len, m: m.clone(), base: c.rule.severity };
+                let Some(mut severity) = c.rule.assess.map_or(Some(c.rule.severity), |f| f(&hit)) else {
                     continue;
                 };
                 if c.rule.warnable
@@ -454,14 +412,7 @@ impl Engine {
                 }
             }
             if let Some((severity, at)) = best {
-                out.push(finding(
-                    c.rule.id,
-                    c.rule.category,
-                    severity,
-                    line,
-                    own,
-                    at.min(own.len()),
-                ));
+                out.push(finding(c.rule.id, c.rule.category, severity, line, own, at.min(own.len())));
             }
         }
     }
@@ -474,8 +425,7 @@ fn first_trigger(hay: &str, literals: &[Vec<u8>]) -> Option<std::ops::Range<usiz
     (0..b.len()).find_map(|i| {
         let here = canonical(b[i]);
         literals.iter().find_map(|lit| {
-            if lit.first() != Some(&here)
-                || lit[0].is_ascii_alphanumeric() && i > 0 && is_word_byte(b[i - 1])
+            if lit.first() != Some(&here) || lit[0].is_ascii_alphanumeric() && i > 0 && is_word_byte(b[i - 1])
             {
                 return None;
             }
@@ -521,11 +471,7 @@ fn previous_line(text: &str, line: LineRef) -> &str {
         return "";
     }
     let before = &text[..line.start - 1];
-    before
-        .rsplit('\n')
-        .next()
-        .unwrap_or(before)
-        .trim_end_matches('\r')
+    before.rsplit('\n').next().unwrap_or(before).trim_end_matches('\r')
 }
 
 fn is_word_byte(b: u8) -> bool {
@@ -539,9 +485,7 @@ fn span(text: &str, line: LineRef, lines: u8) -> &str {
         if end >= text.len() {
             break;
         }
-        end = text[end + 1..]
-            .find('\n')
-            .map_or(text.len(), |i| end + 1 + i);
+        end = text[end + 1..].find('\n').map_or(text.len(), |i| end + 1 + i);
     }
     &text[line.start..end]
 }
@@ -604,11 +548,7 @@ impl LineCursor {
     fn locate(&mut self, text: &str, pos: usize) -> LineRef {
         if let Some(end) = self.end {
             if pos >= self.start && pos <= end {
-                return LineRef {
-                    index: self.index,
-                    start: self.start,
-                    end,
-                };
+                return LineRef { index: self.index, start: self.start, end };
             }
         }
         // `str` searches for a char use memchr, which matters here: this is
@@ -622,11 +562,7 @@ impl LineCursor {
         }
         let end = text[pos..].find('\n').map_or(text.len(), |i| pos + i);
         self.end = Some(end);
-        LineRef {
-            index: self.index,
-            start: self.start,
-            end,
-        }
+        LineRef { index: self.index, start: self.start, end }
     }
 }
 
@@ -653,15 +589,7 @@ mod tests {
     #[test]
     fn joins_backslash_continuations() {
         let text = "curl -s https://x.example \\\n  | sh\nnext";
-        let j = join_continuation(
-            text,
-            LineRef {
-                index: 0,
-                start: 0,
-                end: 26,
-            },
-        )
-        .unwrap();
+        let j = join_continuation(text, LineRef { index: 0, start: 0, end: 26 }).unwrap();
         assert_eq!(j, "curl -s https://x.example    | sh");
     }
 }

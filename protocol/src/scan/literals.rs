@@ -95,10 +95,7 @@ impl Literals {
     /// use shorter keys.
     pub(super) fn new(keys: &[&[u8]]) -> Option<Literals> {
         assert!(keys.len() < usize::from(u16::MAX));
-        let keys: Vec<Vec<u8>> = keys
-            .iter()
-            .map(|l| l.iter().map(|&b| canonical(b)).collect())
-            .collect();
+        let keys: Vec<Vec<u8>> = keys.iter().map(|l| l.iter().map(|&b| canonical(b)).collect()).collect();
         let mut by_canon = [OTHER; 256];
         by_canon[usize::from(b' ')] = SPACE;
         for b in b'a'..=b'z' {
@@ -123,12 +120,7 @@ impl Literals {
         let stride = usize::from(next_class.min(MAX_CLASSES));
         let class: [u8; 256] = std::array::from_fn(|b| by_canon[usize::from(canonical(b as u8))]);
 
-        let mut nodes = vec![Node {
-            last: OTHER,
-            next: Vec::new(),
-            fail: 0,
-            out: Vec::new(),
-        }];
+        let mut nodes = vec![Node { last: OTHER, next: Vec::new(), fail: 0, out: Vec::new() }];
         for (id, key) in keys.iter().enumerate() {
             let mut s = 0usize;
             for &b in key {
@@ -136,12 +128,7 @@ impl Literals {
                 s = match nodes[s].next.iter().find(|(k, _)| *k == c) {
                     Some(&(_, n)) => n as usize,
                     None => {
-                        nodes.push(Node {
-                            last: c,
-                            next: Vec::new(),
-                            fail: 0,
-                            out: Vec::new(),
-                        });
+                        nodes.push(Node { last: c, next: Vec::new(), fail: 0, out: Vec::new() });
                         let n = nodes.len() - 1;
                         nodes[s].next.push((c, n as u32));
                         n
@@ -172,18 +159,11 @@ impl Literals {
                 }
             }
             for c in 0..stride {
-                let child = nodes[s]
-                    .next
-                    .iter()
-                    .find(|(k, _)| usize::from(*k) == c)
-                    .map(|&(_, n)| n);
+                let child = nodes[s].next.iter().find(|(k, _)| usize::from(*k) == c).map(|&(_, n)| n);
                 let target = match child {
                     Some(n) => {
-                        nodes[n as usize].fail = if s == 0 {
-                            0
-                        } else {
-                            u32::from(trans[fail * stride + c]) / stride as u32
-                        };
+                        nodes[n as usize].fail =
+                            if s == 0 { 0 } else { u32::from(trans[fail * stride + c]) / stride as u32 };
                         order.push(n);
                         n as usize
                     }
@@ -216,14 +196,7 @@ impl Literals {
         starts.push(ids.len() as u32);
         let recip = (1u32 << 22).div_ceil(stride as u32);
         debug_assert!((0..nodes.len() as u32).all(|k| (k * stride as u32 * recip) >> 22 == k));
-        Some(Literals {
-            class,
-            recip,
-            trans,
-            starts,
-            ids,
-            keys,
-        })
+        Some(Literals { class, recip, trans, starts, ids, keys })
     }
 
     /// The keys (ids) that end at `end`.
@@ -267,8 +240,7 @@ impl Literals {
         let mask = self.trans.len() - 1;
         let trans = &self.trans[..=mask];
         let class = &self.class;
-        let step =
-            |s: u16, b: u8| trans[(usize::from(s) + usize::from(class[usize::from(b)])) & mask];
+        let step = |s: u16, b: u8| trans[(usize::from(s) + usize::from(class[usize::from(b)])) & mask];
         let (mut s0, mut s1, mut s2, mut s3) = (0u16, 0u16, 0u16, 0u16);
         let lockstep = lanes[0][..common]
             .iter()
@@ -299,10 +271,7 @@ impl Literals {
             let t = trans[(usize::from(s) + usize::from(self.class[usize::from(b)])) & mask];
             s = t & !MATCH;
             if t & MATCH != 0 {
-                out.push(End {
-                    at: base + j + 1,
-                    state: s,
-                });
+                out.push(End { at: base + j + 1, state: s });
             }
         }
     }
@@ -342,17 +311,11 @@ fn record(
     later: &mut [Pending; 3],
 ) {
     if t[0] & MATCH != 0 {
-        out.push(End {
-            at: cuts[0] + j + 1,
-            state: t[0] & !MATCH,
-        });
+        out.push(End { at: cuts[0] + j + 1, state: t[0] & !MATCH });
     }
     for k in 1..LANES {
         if t[k] & MATCH != 0 {
-            later[k - 1].push(End {
-                at: cuts[k] + j + 1,
-                state: t[k] & !MATCH,
-            });
+            later[k - 1].push(End { at: cuts[k] + j + 1, state: t[k] & !MATCH });
         }
     }
 }
@@ -450,15 +413,8 @@ mod tests {
     #[test]
     fn a_space_in_a_literal_matches_any_run_of_blanks() {
         let lits = ["rm -", "git push", "m -"];
-        let expected = [
-            (0, "rm -"),
-            (1, "m -"),
-            (9, "git push"),
-            (22, "rm -"),
-            (23, "m -"),
-        ];
-        let expected: Vec<(usize, String)> =
-            expected.iter().map(|&(i, l)| (i, l.to_string())).collect();
+        let expected = [(0, "rm -"), (1, "m -"), (9, "git push"), (22, "rm -"), (23, "m -")];
+        let expected: Vec<(usize, String)> = expected.iter().map(|&(i, l)| (i, l.to_string())).collect();
         assert_eq!(all(&lits, "rm  -rf; git\t \tpush; xrm -"), expected);
     }
 

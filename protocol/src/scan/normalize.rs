@@ -37,10 +37,7 @@ pub(super) fn normalize(body: &str) -> Normalized<'_> {
             Some(joined) => Cow::Owned(joined),
             None => Cow::Borrowed(body),
         };
-        return Normalized {
-            text,
-            findings: Vec::new(),
-        };
+        return Normalized { text, findings: Vec::new() };
     }
     let mut out = String::with_capacity(body.len() + body.len() / 8);
     let mut findings = Vec::new();
@@ -62,10 +59,7 @@ pub(super) fn normalize(body: &str) -> Normalized<'_> {
     if let Some(joined) = join_split_words(&out) {
         out = joined;
     }
-    Normalized {
-        text: Cow::Owned(out),
-        findings,
-    }
+    Normalized { text: Cow::Owned(out), findings }
 }
 
 /// `text` with every `""` or `''` between two word characters removed, or

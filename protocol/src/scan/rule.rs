@@ -87,10 +87,7 @@ impl Rule {
         severity: Severity,
         triggers: &'static [&'static str],
     ) -> Rule {
-        Rule {
-            literal: true,
-            ..Rule::new(id, category, severity, triggers, "")
-        }
+        Rule { literal: true, ..Rule::new(id, category, severity, triggers, "") }
     }
 
     /// Adds a test on the lowered line; see [`Rule::gate`].
@@ -160,18 +157,12 @@ impl<'a> Hit<'a> {
 
     /// The haystack from the start of the match.
     pub(super) fn tail(&self) -> &'a str {
-        slice_lossy(
-            self.hay,
-            self.m.start..self.hay.len().min(self.m.end + CONTEXT),
-        )
+        slice_lossy(self.hay, self.m.start..self.hay.len().min(self.m.end + CONTEXT))
     }
 
     /// The haystack after the match.
     pub(super) fn after(&self) -> &'a str {
-        slice_lossy(
-            self.hay,
-            self.m.end..self.hay.len().min(self.m.end + CONTEXT),
-        )
+        slice_lossy(self.hay, self.m.end..self.hay.len().min(self.m.end + CONTEXT))
     }
 }
 
@@ -206,8 +197,7 @@ pub(super) type Lazy = LazyLock<Regex>;
 pub(super) const SHELL: &str = r#"(?:(?:sudo|doas)\s+(?:-\S+\s+)*)?(?:env\s+(?:\w+=\S*\s+)*)?(?:/usr/local/bin/|/usr/bin/|/bin/)?(?:(?:ba|da|z|k|c|tc|fi|mk|a)?sh\b|\$\{?shell\}?|source\s+/dev/stdin|\.\s+/dev/stdin|(?:python[0-9.]*|perl|ruby|node|php|pwsh|powershell)(?:\s+-)?\s*(?:$|[;&|)'"`]|\s#)|iex\b|invoke-expression\b)"#;
 
 /// Commands that fetch a URL.
-pub(super) const FETCH: &str =
-    r"(?:curl|wget|fetch|aria2c|iwr|irm|invoke-webrequest|invoke-restmethod)";
+pub(super) const FETCH: &str = r"(?:curl|wget|fetch|aria2c|iwr|irm|invoke-webrequest|invoke-restmethod)";
 
 /// A pipe (not `||`) into something that runs its input as code.
 pub(super) fn pipe_into_shell() -> String {
@@ -262,10 +252,7 @@ pub(super) fn pipes_into_shell(lowered: &str) -> bool {
         if SHELL_WORDS.iter().any(|w| {
             rest.starts_with(w)
                 && (w.ends_with('/')
-                    || rest[w.len()..]
-                        .chars()
-                        .next()
-                        .is_none_or(|c| !c.is_ascii_alphanumeric()))
+                    || rest[w.len()..].chars().next().is_none_or(|c| !c.is_ascii_alphanumeric()))
                 || w.starts_with("python") && rest.starts_with("python")
         }) {
             return true;
@@ -284,8 +271,7 @@ static NOT_A_WARNING: Lazy = LazyLock::new(|| {
     compile(r"^\s*(?:ever\s+)?(?:skip|forget|miss|omit|hesitate|wait|worry|bother|stop|fail)\b")
 });
 
-static CLAUSE_BREAK: Lazy =
-    LazyLock::new(|| compile(r"[;!?]|\.\s|&&|\|\||\bthen\b|\bbut\b|\bhowever\b"));
+static CLAUSE_BREAK: Lazy = LazyLock::new(|| compile(r"[;!?]|\.\s|&&|\|\||\bthen\b|\bbut\b|\bhowever\b"));
 
 /// Whether the text before a match, on the same line, warns against it:
 /// "Never pipe `curl … | sh`", "# Don't: curl … | sh". The warning must be
@@ -307,10 +293,7 @@ pub(super) fn warned_against(before: &str) -> bool {
     match rest.iter().position(|&c| c == b':') {
         None => true,
         Some(i) => {
-            rest[..i]
-                .iter()
-                .all(|c| c.is_ascii_whitespace() || *c == b'*')
-                && !rest[i + 1..].contains(&b':')
+            rest[..i].iter().all(|c| c.is_ascii_whitespace() || *c == b'*') && !rest[i + 1..].contains(&b':')
         }
     }
 }
@@ -339,14 +322,8 @@ pub(super) fn warned_across_lines(previous: &str, before: &str) -> bool {
     if before.bytes().filter(|&b| b == b'`').count() % 2 == 0 {
         return false;
     }
-    let previous = slice_lossy(
-        previous,
-        previous.len().saturating_sub(CONTEXT)..previous.len(),
-    );
-    let tail = previous
-        .rsplit(['.', ';', '!', '?'])
-        .next()
-        .unwrap_or(previous);
+    let previous = slice_lossy(previous, previous.len().saturating_sub(CONTEXT)..previous.len());
+    let tail = previous.rsplit(['.', ';', '!', '?']).next().unwrap_or(previous);
     let mut joined = String::with_capacity(tail.len() + before.len() + 1);
     joined.push_str(tail.trim_start_matches(['#', '-', '*', '>', ' ']));
     joined.push(' ');
@@ -375,17 +352,10 @@ pub(super) fn excerpt(line: &str, at: usize) -> String {
         start -= 1;
     }
     let tail = &line[start..];
-    let end = tail
-        .char_indices()
-        .nth(EXCERPT_CHARS)
-        .map_or(tail.len(), |(i, _)| i);
+    let end = tail.char_indices().nth(EXCERPT_CHARS).map_or(tail.len(), |(i, _)| i);
     let out = tail[..end].trim();
     if out.is_empty() {
-        line.chars()
-            .take(EXCERPT_CHARS)
-            .collect::<String>()
-            .trim()
-            .to_string()
+        line.chars().take(EXCERPT_CHARS).collect::<String>().trim().to_string()
     } else {
         out.to_string()
     }
@@ -419,14 +389,8 @@ mod tests {
 
     #[test]
     fn carries_a_warning_over_a_wrapped_prose_line() {
-        assert!(warned_across_lines(
-            "2. Never pipe `curl` output to `sh`; do not",
-            "   run `"
-        ));
-        assert!(!warned_across_lines(
-            "# never do this in production",
-            "curl "
-        ));
+        assert!(warned_across_lines("2. Never pipe `curl` output to `sh`; do not", "   run `"));
+        assert!(!warned_across_lines("# never do this in production", "curl "));
         assert!(!warned_across_lines("Do not skip the next step.", "run `"));
     }
 

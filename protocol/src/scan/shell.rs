@@ -107,17 +107,11 @@ static WHOLE_DISK: Lazy = LazyLock::new(|| compile(&format!(r"{DISK}\b")));
 
 fn disk_format(h: &Hit<'_>) -> Option<Severity> {
     // Formatting the system's first disk, not a partition, is the attack.
-    Some(if WHOLE_DISK.is_match(h.after().as_bytes()) {
-        Severity::Critical
-    } else {
-        h.base
-    })
+    Some(if WHOLE_DISK.is_match(h.after().as_bytes()) { Severity::Critical } else { h.base })
 }
 
 static FORK: Lazy = LazyLock::new(|| {
-    compile(
-        r"([a-z_][a-z0-9_]*|:)\s*\(\s*\)\s*\{\s*([a-z_][a-z0-9_]*|:)\s*\|\s*([a-z_][a-z0-9_]*|:)\s*&",
-    )
+    compile(r"([a-z_][a-z0-9_]*|:)\s*\(\s*\)\s*\{\s*([a-z_][a-z0-9_]*|:)\s*\|\s*([a-z_][a-z0-9_]*|:)\s*&")
 });
 
 /// A function that pipes itself into itself in the background.
@@ -137,9 +131,7 @@ fn force_push(h: &Hit<'_>) -> Option<Severity> {
     let mut protected = false;
     let mut all = false;
     let mut delete = false;
-    let mut tokens = cmd
-        .split_whitespace()
-        .skip_while(|t| !t.eq_ignore_ascii_case("push"));
+    let mut tokens = cmd.split_whitespace().skip_while(|t| !t.eq_ignore_ascii_case("push"));
     tokens.next();
     for raw in tokens {
         let t = raw.trim_matches(|c| c == '`' || c == '"' || c == '\'');
@@ -181,11 +173,7 @@ fn reverse_shell(h: &Hit<'_>) -> Option<Severity> {
     let m = h.text().to_ascii_lowercase();
     if m.starts_with("/dev/tcp/") || m.starts_with("/dev/udp/") {
         let line = h.line().as_bytes();
-        return Some(if INTERACTIVE.is_match(line) {
-            h.base
-        } else {
-            Severity::Medium
-        });
+        return Some(if INTERACTIVE.is_match(line) { h.base } else { Severity::Medium });
     }
     Some(h.base)
 }
@@ -204,27 +192,9 @@ mod tests {
             Critical,
             4,
         );
-        assert_hit(
-            "rm -rf ~/",
-            "shell.rm-rf-root",
-            DestructiveShell,
-            Critical,
-            1,
-        );
-        assert_hit(
-            "RM -Rf $HOME/*",
-            "shell.rm-rf-root",
-            DestructiveShell,
-            Critical,
-            1,
-        );
-        assert_hit(
-            "rm -r -f /usr",
-            "shell.rm-rf-root",
-            DestructiveShell,
-            Critical,
-            1,
-        );
+        assert_hit("rm -rf ~/", "shell.rm-rf-root", DestructiveShell, Critical, 1);
+        assert_hit("RM -Rf $HOME/*", "shell.rm-rf-root", DestructiveShell, Critical, 1);
+        assert_hit("rm -r -f /usr", "shell.rm-rf-root", DestructiveShell, Critical, 1);
     }
 
     #[test]
@@ -236,11 +206,7 @@ mod tests {
 
     #[test]
     fn lowers_rm_rf_root_in_a_warning() {
-        assert_severity(
-            "Never run `rm -rf /` on a shared host.",
-            "shell.rm-rf-root",
-            Low,
-        );
+        assert_severity("Never run `rm -rf /` on a shared host.", "shell.rm-rf-root", Low);
     }
 
     #[test]
@@ -252,36 +218,14 @@ mod tests {
             Critical,
             2,
         );
-        assert_hit(
-            "cat junk > /dev/nvme0n1",
-            "shell.overwrite-disk",
-            DestructiveShell,
-            Critical,
-            1,
-        );
-        assert_hit(
-            "sudo mkfs.ext4 -F /dev/sda",
-            "shell.disk-format",
-            DestructiveShell,
-            Critical,
-            1,
-        );
-        assert_hit(
-            "sudo mkfs.exfat /dev/sdX1",
-            "shell.disk-format",
-            DestructiveShell,
-            High,
-            1,
-        );
+        assert_hit("cat junk > /dev/nvme0n1", "shell.overwrite-disk", DestructiveShell, Critical, 1);
+        assert_hit("sudo mkfs.ext4 -F /dev/sda", "shell.disk-format", DestructiveShell, Critical, 1);
+        assert_hit("sudo mkfs.exfat /dev/sdX1", "shell.disk-format", DestructiveShell, High, 1);
     }
 
     #[test]
     fn keeps_dd_into_a_file_below_the_threshold() {
-        assert_severity(
-            "dd if=/dev/zero of=./test.bin bs=1M count=10",
-            "shell.dd",
-            Medium,
-        );
+        assert_severity("dd if=/dev/zero of=./test.bin bs=1M count=10", "shell.dd", Medium);
         assert_not_flagged(
             "dd if=/dev/zero of=./test.bin bs=1M count=10\ncat /dev/sda1 > /dev/null 2>/dev/null",
         );
@@ -289,46 +233,16 @@ mod tests {
 
     #[test]
     fn flags_fork_bombs_whatever_the_name() {
-        assert_hit(
-            "x\n:(){ :|:& };:",
-            "shell.fork-bomb",
-            DestructiveShell,
-            Critical,
-            2,
-        );
-        assert_hit(
-            "bomb() { bomb | bomb & }; bomb",
-            "shell.fork-bomb",
-            DestructiveShell,
-            Critical,
-            1,
-        );
+        assert_hit("x\n:(){ :|:& };:", "shell.fork-bomb", DestructiveShell, Critical, 2);
+        assert_hit("bomb() { bomb | bomb & }; bomb", "shell.fork-bomb", DestructiveShell, Critical, 1);
         assert_not_flagged("build() { make | tee log & }\nfoo() { bar | baz & }");
     }
 
     #[test]
     fn flags_force_push_to_main() {
-        assert_hit(
-            "git push --force origin main",
-            "shell.force-push-protected",
-            DestructiveShell,
-            High,
-            1,
-        );
-        assert_hit(
-            "git push -f origin HEAD:master",
-            "shell.force-push-protected",
-            DestructiveShell,
-            High,
-            1,
-        );
-        assert_hit(
-            "git push origin +main",
-            "shell.force-push-protected",
-            DestructiveShell,
-            High,
-            1,
-        );
+        assert_hit("git push --force origin main", "shell.force-push-protected", DestructiveShell, High, 1);
+        assert_hit("git push -f origin HEAD:master", "shell.force-push-protected", DestructiveShell, High, 1);
+        assert_hit("git push origin +main", "shell.force-push-protected", DestructiveShell, High, 1);
     }
 
     #[test]
@@ -336,11 +250,7 @@ mod tests {
         assert_not_flagged(
             "git push --force-with-lease origin feature/x\ngit push -u origin main\ngit push --force\n",
         );
-        assert_severity(
-            "git push --force-with-lease origin main",
-            "shell.force-push-protected",
-            Medium,
-        );
+        assert_severity("git push --force-with-lease origin main", "shell.force-push-protected", Medium);
     }
 
     #[test]
@@ -380,13 +290,7 @@ mod tests {
 
     #[test]
     fn flags_history_wiping() {
-        assert_hit(
-            "unset HISTFILE; history -c",
-            "conceal.clear-history",
-            Concealment,
-            High,
-            1,
-        );
+        assert_hit("unset HISTFILE; history -c", "conceal.clear-history", Concealment, High, 1);
         assert_not_flagged("history | grep docker\nexport HISTSIZE=100000");
     }
 }

@@ -11,9 +11,8 @@ use std::sync::LazyLock;
 use super::rule::{Hit, Lazy, Rule, compile};
 use super::{Category, Severity};
 
-static PROD: Lazy = LazyLock::new(|| {
-    compile(r"(?:^|[^a-z])(?:prod|production|live|primary|master|main)(?:[^a-z]|$)")
-});
+static PROD: Lazy =
+    LazyLock::new(|| compile(r"(?:^|[^a-z])(?:prod|production|live|primary|master|main)(?:[^a-z]|$)"));
 static SCRATCH: Lazy = LazyLock::new(|| {
     compile(
         r"(?:^|[^a-z])(?:test|tests|tmp|temp|scratch|dev|local|ci|sandbox|restore|example|demo|e2e|spec|stage|staging|qa|uat|preview)(?:[^a-z]|$)",
@@ -77,21 +76,12 @@ fn drop_database(h: &Hit<'_>) -> Option<Severity> {
 }
 
 fn prod_is_worse(h: &Hit<'_>) -> Option<Severity> {
-    Some(if PROD.is_match(h.line().as_bytes()) {
-        Severity::High
-    } else {
-        h.base
-    })
+    Some(if PROD.is_match(h.line().as_bytes()) { Severity::High } else { h.base })
 }
 
 /// `DELETE FROM t` with its `WHERE` on the next line is a bounded delete.
 fn delete_all(h: &Hit<'_>) -> Option<Severity> {
-    if h.text().ends_with('\n')
-        && h.after()
-            .trim_start()
-            .to_ascii_lowercase()
-            .starts_with("where")
-    {
+    if h.text().ends_with('\n') && h.after().trim_start().to_ascii_lowercase().starts_with("where") {
         return None;
     }
     prod_is_worse(h)
@@ -111,13 +101,7 @@ mod tests {
             High,
             2,
         );
-        assert_hit(
-            "DROP SCHEMA public CASCADE;",
-            "sql.drop-database",
-            SqlDestruction,
-            High,
-            1,
-        );
+        assert_hit("DROP SCHEMA public CASCADE;", "sql.drop-database", SqlDestruction, High, 1);
         assert_hit(
             "psql -h db-prod.internal -c \"DROP DATABASE reporting;\"",
             "sql.drop-database",
@@ -125,13 +109,7 @@ mod tests {
             Critical,
             1,
         );
-        assert_hit(
-            "redis-cli -h cache.example.com FLUSHALL",
-            "sql.drop-database",
-            SqlDestruction,
-            High,
-            1,
-        );
+        assert_hit("redis-cli -h cache.example.com FLUSHALL", "sql.drop-database", SqlDestruction, High, 1);
     }
 
     #[test]
@@ -146,22 +124,13 @@ mod tests {
 
     #[test]
     fn keeps_drop_table_in_a_rollback_medium() {
-        assert_hit(
-            "-- down\nDROP TABLE IF EXISTS invoices;",
-            "sql.drop-table",
-            SqlDestruction,
-            Medium,
-            2,
-        );
+        assert_hit("-- down\nDROP TABLE IF EXISTS invoices;", "sql.drop-table", SqlDestruction, Medium, 2);
         assert_absent("We drop the table lock after commit.", "sql.drop-table");
     }
 
     #[test]
     fn ignores_bounded_deletes() {
-        assert_absent(
-            "DELETE FROM events\nWHERE created_at < now() - interval '90 days';",
-            "sql.delete-all",
-        );
+        assert_absent("DELETE FROM events\nWHERE created_at < now() - interval '90 days';", "sql.delete-all");
         assert_absent("DELETE FROM events WHERE id = 1;", "sql.delete-all");
         assert_severity("DELETE FROM events;", "sql.delete-all", Medium);
         assert_absent("Truncate the log file before you start.", "sql.truncate");
@@ -169,10 +138,6 @@ mod tests {
 
     #[test]
     fn keeps_staging_refreshes_below_the_threshold() {
-        assert_severity(
-            "dropdb -h db-staging.internal.example myapp_staging",
-            "sql.drop-database",
-            Medium,
-        );
+        assert_severity("dropdb -h db-staging.internal.example myapp_staging", "sql.drop-database", Medium);
     }
 }

@@ -18,9 +18,7 @@ const UP: &str = r"(?:\.\.|%2e%2e|\.%2e|%2e\.)(?:/|\\|%2f|%5c)";
 pub(super) fn rules() -> Vec<Rule> {
     use Category::PathTraversal as P;
     use Severity::*;
-    const UP_TRIGGERS: &[&str] = &[
-        "../", "..\\", "%2e%2e*", "..%2f*", "..%5c*", ".%2e*", "%2e.",
-    ];
+    const UP_TRIGGERS: &[&str] = &["../", "..\\", "%2e%2e*", "..%2f*", "..%5c*", ".%2e*", "%2e."];
     vec![
         Rule::new(
             "path.traversal-system",
@@ -43,50 +41,32 @@ pub(super) fn rules() -> Vec<Rule> {
     ]
 }
 
-static TARGET: Lazy =
-    LazyLock::new(|| compile(r"/(?:etc|usr|bin|sbin|boot|lib|lib64|system|library)\S*"));
+static TARGET: Lazy = LazyLock::new(|| compile(r"/(?:etc|usr|bin|sbin|boot|lib|lib64|system|library)\S*"));
 
 fn system_write(h: &Hit<'_>) -> Option<Severity> {
     let m = TARGET.find(h.text().as_bytes())?;
     let target = String::from_utf8_lossy(m.as_bytes()).to_ascii_lowercase();
     let t = target.trim_end_matches(['"', '\'', '`']);
     let under = |dir: &str| t == dir || t.starts_with(&format!("{dir}/"));
-    Some(
-        if ["/etc/passwd", "/etc/shadow", "/etc/group", "/etc/gshadow"]
-            .iter()
-            .any(|d| under(d))
-        {
-            Severity::Critical
-        } else if t.starts_with("/etc/sudoers")
-            || t.starts_with("/etc/ld.so.preload")
-            || t.starts_with("/etc/cron")
-            || t.starts_with("/etc/profile")
-            || ["/etc/bash.bashrc", "/etc/environment", "/etc/zsh"]
-                .iter()
-                .any(|d| under(d))
-        {
-            return None;
-        } else if t.starts_with("/usr/local/") || t.starts_with("/usr/share/keyrings") {
-            Severity::Low
-        } else if [
-            "/bin",
-            "/sbin",
-            "/boot",
-            "/lib",
-            "/lib64",
-            "/usr/bin",
-            "/usr/sbin",
-            "/usr/lib",
-            "/system",
-        ]
+    Some(if ["/etc/passwd", "/etc/shadow", "/etc/group", "/etc/gshadow"].iter().any(|d| under(d)) {
+        Severity::Critical
+    } else if t.starts_with("/etc/sudoers")
+        || t.starts_with("/etc/ld.so.preload")
+        || t.starts_with("/etc/cron")
+        || t.starts_with("/etc/profile")
+        || ["/etc/bash.bashrc", "/etc/environment", "/etc/zsh"].iter().any(|d| under(d))
+    {
+        return None;
+    } else if t.starts_with("/usr/local/") || t.starts_with("/usr/share/keyrings") {
+        Severity::Low
+    } else if ["/bin", "/sbin", "/boot", "/lib", "/lib64", "/usr/bin", "/usr/sbin", "/usr/lib", "/system"]
         .iter()
         .any(|d| under(d))
-        {
-            Severity::High
-        } else {
-            h.base
-        },
-    )
+    {
+        Severity::High
+    } else {
+        h.base
+    })
 }
 
 #[cfg(test)]
@@ -103,35 +83,18 @@ mod tests {
             High,
             2,
         );
-        assert_hit(
-            "GET /static/..%2f..%2f..%2fetc/shadow",
-            "path.traversal-system",
-            PathTraversal,
-            High,
-            1,
-        );
+        assert_hit("GET /static/..%2f..%2f..%2fetc/shadow", "path.traversal-system", PathTraversal, High, 1);
     }
 
     #[test]
     fn ignores_monorepo_relative_imports() {
-        assert_not_flagged(
-            "import { money } from \"../../packages/shared/src/money\";\ncd ../..\n",
-        );
-        assert_absent(
-            "import x from \"../../packages/shared\"",
-            "path.traversal-system",
-        );
+        assert_not_flagged("import { money } from \"../../packages/shared/src/money\";\ncd ../..\n");
+        assert_absent("import x from \"../../packages/shared\"", "path.traversal-system");
     }
 
     #[test]
     fn grades_system_writes_by_directory() {
-        assert_hit(
-            "cp ./evil /bin/ls",
-            "path.system-write",
-            PathTraversal,
-            High,
-            1,
-        );
+        assert_hit("cp ./evil /bin/ls", "path.system-write", PathTraversal, High, 1);
         assert_hit(
             "echo 'x::0:0::/:/bin/sh' >> /etc/passwd",
             "path.system-write",
@@ -140,11 +103,7 @@ mod tests {
             1,
         );
         assert_severity("sudo mv kubectl /usr/local/bin/", "path.system-write", Low);
-        assert_severity(
-            "sudo tee /etc/systemd/system/app.service",
-            "path.system-write",
-            Medium,
-        );
+        assert_severity("sudo tee /etc/systemd/system/app.service", "path.system-write", Medium);
         assert_absent("grep -v '^#' /etc/hosts", "path.system-write");
     }
 }

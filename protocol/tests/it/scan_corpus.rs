@@ -15,16 +15,13 @@ const MIN_RECALL: f64 = 0.95;
 const MAX_FALSE_POSITIVE_RATE: f64 = 0.05;
 
 fn corpus(kind: &str) -> Vec<(PathBuf, String)> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("testdata/scan-corpus")
-        .join(kind);
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/scan-corpus").join(kind);
     let mut files: Vec<(PathBuf, String)> = fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("read {}: {e}", dir.display()))
         .map(|entry| entry.expect("directory entry").path())
         .filter(|p| p.extension().is_some_and(|e| e == "md"))
         .map(|p| {
-            let body =
-                fs::read_to_string(&p).unwrap_or_else(|e| panic!("read {}: {e}", p.display()));
+            let body = fs::read_to_string(&p).unwrap_or_else(|e| panic!("read {}: {e}", p.display()));
             (p, body)
         })
         .collect();
@@ -33,10 +30,7 @@ fn corpus(kind: &str) -> Vec<(PathBuf, String)> {
 }
 
 fn describe(path: &Path, report: &ScanReport) -> String {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let mut s = format!("  {name}\n");
     if report.findings.is_empty() {
         s.push_str("      (no findings)\n");
@@ -57,35 +51,17 @@ fn describe(path: &Path, report: &ScanReport) -> String {
 fn corpus_has_enough_skills_of_each_kind() {
     let malicious = corpus("malicious").len();
     let benign = corpus("benign").len();
-    assert!(
-        malicious >= MIN_FILES,
-        "only {malicious} malicious skills, want {MIN_FILES}"
-    );
-    assert!(
-        benign >= MIN_FILES,
-        "only {benign} benign skills, want {MIN_FILES}"
-    );
+    assert!(malicious >= MIN_FILES, "only {malicious} malicious skills, want {MIN_FILES}");
+    assert!(benign >= MIN_FILES, "only {benign} benign skills, want {MIN_FILES}");
 }
 
 #[test]
 fn corpus_skills_look_like_real_skills() {
     for (path, body) in corpus("malicious").into_iter().chain(corpus("benign")) {
         let lines = body.lines().count();
-        assert!(
-            (15..=80).contains(&lines),
-            "{}: {lines} lines",
-            path.display()
-        );
-        assert!(
-            body.starts_with("---\nname: "),
-            "{}: no frontmatter name",
-            path.display()
-        );
-        assert!(
-            body.contains("\ndescription: "),
-            "{}: no description",
-            path.display()
-        );
+        assert!((15..=80).contains(&lines), "{}: {lines} lines", path.display());
+        assert!(body.starts_with("---\nname: "), "{}: no frontmatter name", path.display());
+        assert!(body.contains("\ndescription: "), "{}: no description", path.display());
     }
 }
 
@@ -104,11 +80,7 @@ fn blocks_malicious_skills() {
         }
     }
     let recall = blocked as f64 / files.len() as f64;
-    println!(
-        "malicious: {blocked}/{} blocked, recall {:.1}%",
-        files.len(),
-        recall * 100.0
-    );
+    println!("malicious: {blocked}/{} blocked, recall {:.1}%", files.len(), recall * 100.0);
     if !missed.is_empty() {
         println!("missed:\n{missed}");
     }
@@ -134,11 +106,7 @@ fn passes_benign_skills() {
         }
     }
     let rate = false_positives as f64 / files.len() as f64;
-    println!(
-        "benign: {false_positives}/{} blocked, false-positive rate {:.1}%",
-        files.len(),
-        rate * 100.0
-    );
+    println!("benign: {false_positives}/{} blocked, false-positive rate {:.1}%", files.len(), rate * 100.0);
     if !wrong.is_empty() {
         println!("false positives:\n{wrong}");
     }
@@ -156,24 +124,9 @@ fn reports_findings_with_original_line_numbers_and_short_excerpts() {
     for (path, body) in corpus("malicious").into_iter().chain(corpus("benign")) {
         let lines = body.split('\n').count();
         for f in scanner.scan(&body).findings {
-            assert!(
-                f.line >= 1 && f.line <= lines,
-                "{}: line {} of {lines}",
-                path.display(),
-                f.line
-            );
-            assert!(
-                f.excerpt.chars().count() <= 80,
-                "{}: excerpt {:?}",
-                path.display(),
-                f.excerpt
-            );
-            assert_eq!(
-                f.excerpt,
-                f.excerpt.trim(),
-                "{}: untrimmed excerpt",
-                path.display()
-            );
+            assert!(f.line >= 1 && f.line <= lines, "{}: line {} of {lines}", path.display(), f.line);
+            assert!(f.excerpt.chars().count() <= 80, "{}: excerpt {:?}", path.display(), f.excerpt);
+            assert_eq!(f.excerpt, f.excerpt.trim(), "{}: untrimmed excerpt", path.display());
         }
     }
 }
