@@ -546,10 +546,11 @@ struct LineCursor {
 impl LineCursor {
     /// The line holding byte `pos` (an ASCII byte, so a char boundary).
     fn locate(&mut self, text: &str, pos: usize) -> LineRef {
-        if let Some(end) = self.end {
-            if pos >= self.start && pos <= end {
-                return LineRef { index: self.index, start: self.start, end };
-            }
+        if let Some(end) = self.end
+            && pos >= self.start
+            && pos <= end
+        {
+            return LineRef { index: self.index, start: self.start, end };
         }
         // `str` searches for a char use memchr, which matters here: this is
         // the only other pass over the text.

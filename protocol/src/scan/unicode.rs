@@ -120,11 +120,11 @@ pub(super) fn clean_line(line: &str, index: usize, out: &mut String, findings: &
             }
             Some(Class::Hidden(k)) => k,
         };
-        if kind == Kind::Tag {
-            if let Some(a) = char::from_u32(c as u32 - 0xE0000).filter(|a| (' '..='~').contains(a)) {
-                out.push(a);
-                decoded.push(a);
-            }
+        if kind == Kind::Tag
+            && let Some(a) = char::from_u32(c as u32 - 0xE0000).filter(|a| (' '..='~').contains(a))
+        {
+            out.push(a);
+            decoded.push(a);
         }
         seen |= kind.bit();
         first_at[kind as usize] = first_at[kind as usize].min(at);
