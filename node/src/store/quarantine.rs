@@ -169,6 +169,17 @@ fn entry_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<(QuarantineEntry,
 const ENTRY_COLUMNS: &str = "id, received_at, last_seen_at, times_seen, peer, skill_name, integrity_hash, stage, \
                              reason, findings, status, packet";
 
+/// A held entry and its packet JSON; `NoSuchQuarantineEntry` when it is not held.
+fn held_entry(conn: &Connection, id: i64) -> Result<(QuarantineEntry, String), StoreError> {
+    conn.query_row(
+        &format!("SELECT {ENTRY_COLUMNS} FROM quarantine WHERE id = ?1 AND status = 'held'"),
+        params![id],
+        entry_from_row,
+    )
+    .optional()?
+    .ok_or(StoreError::NoSuchQuarantineEntry(id))
+}
+
 impl Store {
     /// Held entries, oldest first.
     pub fn quarantine(&self) -> Result<Vec<QuarantineEntry>, StoreError> {
@@ -183,29 +194,14 @@ impl Store {
 
     /// A held entry and its packet as received.
     pub fn quarantined(&self, id: i64) -> Result<(QuarantineEntry, SkillPacket), StoreError> {
-        let conn = self.conn();
-        let (entry, packet) = conn
-            .query_row(
-                &format!("SELECT {ENTRY_COLUMNS} FROM quarantine WHERE id = ?1 AND status = 'held'"),
-                params![id],
-                entry_from_row,
-            )
-            .optional()?
-            .ok_or(StoreError::NoSuchQuarantineEntry(id))?;
+        let (entry, packet) = held_entry(&self.conn(), id)?;
         Ok((entry, from_json(&packet)?))
     }
 
     /// Marks a held entry dropped; audited.
     pub fn quarantine_drop(&self, id: i64) -> Result<(), StoreError> {
         self.write(|tx| {
-            let (entry, _) = tx
-                .query_row(
-                    &format!("SELECT {ENTRY_COLUMNS} FROM quarantine WHERE id = ?1 AND status = 'held'"),
-                    params![id],
-                    entry_from_row,
-                )
-                .optional()?
-                .ok_or(StoreError::NoSuchQuarantineEntry(id))?;
+            let (entry, _) = held_entry(tx, id)?;
             tx.execute("UPDATE quarantine SET status = 'dropped' WHERE id = ?1", params![id])?;
             audit::record(tx, "operator", &entry.skill_name, "quarantine-drop", &format!("entry {id}"))
         })
