@@ -97,7 +97,7 @@ impl Node {
         }
         let background = vec![
             library.start_projection_worker(),
-            tokio::spawn(library.clone().follow_external_writes(Duration::from_millis(500))),
+            tokio::spawn(library.clone().follow_external_writes(Duration::from_millis(100))),
             tokio::spawn(crate::import::watch(library.clone(), crate::import::DEFAULT_DEBOUNCE)),
         ];
         if config.secret.is_none() && !local_addr.ip().is_loopback() {
