@@ -107,6 +107,26 @@ impl Library {
         })
     }
 
+    /// What `ecp-node status` and `GET /v1/status` report in common:
+    /// identity, versions, sequence number and counts; blocking.
+    pub fn status(&self) -> Result<serde_json::Map<String, serde_json::Value>, StoreError> {
+        let summary = self.store.summary()?;
+        let status = serde_json::json!({
+            "instance": self.store.instance_id(),
+            "protocolVersion": crate::PROTOCOL_VERSION,
+            "nodeVersion": env!("CARGO_PKG_VERSION"),
+            "sequence": summary.sequence,
+            "skills": summary.skill_names.len(),
+            "localSkills": summary.local_skills,
+            "externalSkills": summary.external_skills,
+            "tombstones": summary.tombstones,
+            "quarantineHeld": summary.quarantine_held,
+            "lastUpdate": summary.last_update,
+        });
+        let serde_json::Value::Object(map) = status else { unreachable!("a json! object is an object") };
+        Ok(map)
+    }
+
     /// Merges an update from `sender`; blocking.
     pub fn merge(
         &self,

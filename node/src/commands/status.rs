@@ -19,20 +19,10 @@ pub(crate) fn run(global: &GlobalArgs, json: bool) -> anyhow::Result<ExitCode> {
     let data_dir = config.data_dir.display().to_string();
     let skills_dir = config.skills_dir.display().to_string();
     if json {
-        emit_json(&json!({
-            "instance": instance,
-            "protocolVersion": ecp_node::PROTOCOL_VERSION,
-            "nodeVersion": env!("CARGO_PKG_VERSION"),
-            "sequence": summary.sequence,
-            "skills": summary.skill_names.len(),
-            "localSkills": summary.local_skills,
-            "externalSkills": summary.external_skills,
-            "tombstones": summary.tombstones,
-            "quarantineHeld": summary.quarantine_held,
-            "lastUpdate": summary.last_update,
-            "dataDir": data_dir,
-            "skillsDir": skills_dir,
-        }))?;
+        let mut status = library.status().context("cannot read the store")?;
+        status.insert("dataDir".into(), json!(data_dir));
+        status.insert("skillsDir".into(), json!(skills_dir));
+        emit_json(&serde_json::Value::Object(status))?;
         return Ok(ExitCode::SUCCESS);
     }
     let mut out = String::new();

@@ -110,19 +110,8 @@ pub(super) async fn peers(State(state): State<AppState>) -> Result<Json<Value>, 
 /// `GET /v1/status`.
 pub(super) async fn status(State(state): State<AppState>) -> Result<Json<Value>, ApiError> {
     let library = state.library.clone();
-    let summary = tokio::task::spawn_blocking(move || library.store().summary()).await??;
-    Ok(Json(json!({
-        "instance": state.library.store().instance_id(),
-        "protocolVersion": crate::PROTOCOL_VERSION,
-        "nodeVersion": env!("CARGO_PKG_VERSION"),
-        "authRequired": state.config.secret.is_some(),
-        "uptimeSeconds": state.started.elapsed().as_secs(),
-        "sequence": summary.sequence,
-        "skills": summary.skill_names.len(),
-        "localSkills": summary.local_skills,
-        "externalSkills": summary.external_skills,
-        "tombstones": summary.tombstones,
-        "quarantineHeld": summary.quarantine_held,
-        "lastUpdate": summary.last_update,
-    })))
+    let mut status = tokio::task::spawn_blocking(move || library.status()).await??;
+    status.insert("authRequired".into(), json!(state.config.secret.is_some()));
+    status.insert("uptimeSeconds".into(), json!(state.started.elapsed().as_secs()));
+    Ok(Json(Value::Object(status)))
 }
