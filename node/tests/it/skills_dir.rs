@@ -128,7 +128,13 @@ async fn projected_remote_skills_are_not_reimported_as_local() {
     let node = Node::bind(f.config()).await.expect("node starts");
     let result = post(&node, &update_from("peer-c", &[("from-afar", 0.9)])).await;
     assert_eq!(result["newSkills"], 1, "{result}");
-    assert!(f.skills().join("from-afar").join("SKILL.md").is_file(), "the node projected it");
+    // The skills folder is written by a background worker after the commit.
+    let projected = f.skills().join("from-afar").join("SKILL.md");
+    eventually("the node projected it", WITHIN, || {
+        let done = projected.is_file();
+        async move { done.then_some(()) }
+    })
+    .await;
     // Imports scan the whole folder in order: once a file written after the
     // projection is imported, the projection has been looked at too.
     write_skill(&f.skills(), "marker", &skill_md("marker", ""));
