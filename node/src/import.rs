@@ -41,7 +41,7 @@ use ecp_protocol::{SkillPacket, Timestamp, integrity};
 use tokio::sync::mpsc;
 
 use crate::library::Library;
-use crate::projection::SKILL_FILE;
+use crate::projection::{Projection, SKILL_FILE};
 use crate::store::{SkillRecord, Source};
 
 /// Largest `SKILL.md` imported or added: 100 KB, the structure limit.
@@ -369,7 +369,7 @@ pub async fn watch(library: Library, debounce: Duration) {
     let dir = library.projection().dir().to_owned();
     let mut imports = Imports::default();
     let (tx, mut rx) = mpsc::unbounded_channel();
-    match start_watcher(&dir, tx) {
+    match start_watcher(&dir, library.projection().clone(), tx) {
         Ok(_watcher) => {
             // `_watcher` lives as long as this loop; dropping it stops the events.
             // What changed between the import at start and now has sent no event.
@@ -407,19 +407,34 @@ pub async fn watch(library: Library, debounce: Duration) {
 }
 
 /// Starts a recursive watcher on `dir` (created if missing) that sends one
-/// `()` per relevant event.
-fn start_watcher(dir: &Path, tx: mpsc::UnboundedSender<()>) -> notify::Result<notify::RecommendedWatcher> {
+/// `()` per relevant event. Events on paths the node's own projection just
+/// wrote are not relevant (an agent write landing on the same path in that
+/// moment is caught by the periodic rescan).
+fn start_watcher(
+    dir: &Path,
+    projection: Projection,
+    tx: mpsc::UnboundedSender<()>,
+) -> notify::Result<notify::RecommendedWatcher> {
     use notify::Watcher;
     fs::create_dir_all(dir).map_err(notify::Error::io)?;
     let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
         // An error (e.g. a queue overflow) may hide changes: rescan.
-        if event.as_ref().is_ok_and(|e| !relevant(e)) {
+        if event.as_ref().is_ok_and(|e| !relevant(e) || own_write(&projection, e)) {
             return;
         }
         let _ = tx.send(());
     })?;
     watcher.watch(dir, notify::RecursiveMode::Recursive)?;
     Ok(watcher)
+}
+
+/// Whether every path of `event` is one the node's projection just wrote
+/// (dot-files, its temporary files and markers, count as its own too).
+fn own_write(projection: &Projection, event: &notify::Event) -> bool {
+    !event.paths.is_empty()
+        && event.paths.iter().all(|p| {
+            projection.is_own_write(p) || p.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.'))
+        })
 }
 
 /// Whether an event may change what the import sees. Reads (the import's

@@ -14,9 +14,12 @@
 //! Names are checked again here, although the merge already did: this is
 //! the one place that turns a name into a path.
 
+use std::collections::HashMap;
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use ecp_protocol::skill_doc;
 use ecp_protocol::{SkillKind, SkillPacket, integrity};
@@ -46,16 +49,40 @@ pub enum ProjectionError {
     },
 }
 
+/// How long a path the node wrote counts as the node's own in file events.
+const OWN_WRITE_WINDOW: Duration = Duration::from_secs(5);
+
 /// Writes skills into one folder.
 #[derive(Debug, Clone)]
 pub struct Projection {
     dir: PathBuf,
+    /// Paths this process wrote recently, so the folder watcher can tell its
+    /// own writes from the agent's: re-importing the whole folder after each
+    /// projected file would cost more than the writes themselves.
+    own_writes: Arc<Mutex<HashMap<PathBuf, Instant>>>,
 }
 
 impl Projection {
     /// A projection into `dir` (created on first write).
     pub fn new(dir: impl Into<PathBuf>) -> Self {
-        Projection { dir: dir.into() }
+        Projection { dir: dir.into(), own_writes: Arc::default() }
+    }
+
+    /// Whether `path` was written (or created, or removed) by this process
+    /// within the last few seconds.
+    pub fn is_own_write(&self, path: &Path) -> bool {
+        let own = self.own_writes.lock().unwrap_or_else(|p| p.into_inner());
+        own.get(path).is_some_and(|at| at.elapsed() < OWN_WRITE_WINDOW)
+    }
+
+    fn note_own_writes(&self, dir: &Path) {
+        let mut own = self.own_writes.lock().unwrap_or_else(|p| p.into_inner());
+        if own.len() > 4096 {
+            own.retain(|_, at| at.elapsed() < OWN_WRITE_WINDOW);
+        }
+        let now = Instant::now();
+        own.insert(dir.to_path_buf(), now);
+        own.insert(dir.join(SKILL_FILE), now);
     }
 
     /// The folder.
@@ -99,6 +126,7 @@ impl Projection {
             }
             return Ok(());
         }
+        self.note_own_writes(&dir);
         fs::create_dir_all(&dir).map_err(io)?;
         write_atomically(&file, packet.skill_body.as_bytes()).map_err(io)?;
         self.mark_written(&dir, &packet.skill_body).map_err(io)
@@ -112,6 +140,7 @@ impl Projection {
         if self.agent_owns(&dir)? {
             return Ok(());
         }
+        self.note_own_writes(&dir);
         for file in [SKILL_FILE, WRITTEN_MARKER] {
             match fs::remove_file(dir.join(file)) {
                 Ok(()) => {}
@@ -212,6 +241,18 @@ mod tests {
         assert_eq!(fs::read_to_string(&file).unwrap(), "the agent's edit\n");
         p.remove("alpha").unwrap();
         assert!(file.exists());
+    }
+
+    #[test]
+    fn remembers_its_own_writes_for_the_folder_watcher() {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = Projection::new(tmp.path());
+        let file = tmp.path().join("alpha").join(SKILL_FILE);
+        assert!(!p.is_own_write(&file));
+        p.write(&packet("alpha", "v1\n"), SkillKind::External).unwrap();
+        assert!(p.is_own_write(&file));
+        assert!(p.is_own_write(&tmp.path().join("alpha")));
+        assert!(!p.is_own_write(&tmp.path().join("beta").join(SKILL_FILE)));
     }
 
     #[test]
