@@ -203,6 +203,15 @@ impl Context {
         PeerClient::new(self.http.clone(), &peer.url, peer.secret.clone(), self.timeout)
     }
 
+    /// The stored state of `peer` (cursor, ETags, acknowledgements), or a
+    /// fresh one for a peer never synced.
+    pub(crate) async fn peer_state(&self, peer: &PeerSpec) -> Result<PeerState, SyncError> {
+        let (library, url) = (self.library.clone(), peer.url.clone());
+        Ok(blocking(move || library.store().peer_state(&url))
+            .await?
+            .unwrap_or_else(|| PeerState::new(&peer.url, peer.kind)))
+    }
+
     /// The instance a manifest claims, checked: not empty (falling back to
     /// the configured one), printable, not ours, and the configured one if set.
     fn check_instance(&self, peer: &PeerSpec, claimed: &str) -> Result<String, SyncError> {

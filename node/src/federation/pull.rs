@@ -24,7 +24,7 @@ use sha2::{Digest, Sha256};
 
 use super::client::Fetched;
 use super::{Context, PeerSpec, SyncError, SyncFailure, blocking, is_echo};
-use crate::store::{PeerState, PullRecord, Sender, now};
+use crate::store::{PullRecord, Sender, now};
 
 /// What a pull round found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -81,12 +81,7 @@ pub async fn pull(ctx: &Context, peer: &PeerSpec) -> Result<PullReport, SyncFail
 }
 
 async fn round(ctx: &Context, peer: &PeerSpec, attempted_at: &str) -> Result<PullReport, SyncError> {
-    let state = {
-        let (library, url) = (ctx.library.clone(), peer.url.clone());
-        blocking(move || library.store().peer_state(&url))
-            .await?
-            .unwrap_or_else(|| PeerState::new(&peer.url, peer.kind))
-    };
+    let state = ctx.peer_state(peer).await?;
     let client = ctx.client(peer);
     let known = state.last_success.is_some();
     let mut report = PullReport {

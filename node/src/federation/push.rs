@@ -16,7 +16,7 @@ use serde_json::value::RawValue;
 use super::client::Fetched;
 use super::pull::add;
 use super::{Context, PeerSpec, SyncError, SyncFailure, blocking};
-use crate::store::{PeerState, now};
+use crate::store::now;
 
 /// Most packets in one pushed update.
 pub const MAX_PACKETS_PER_UPDATE: usize = 1000;
@@ -93,12 +93,7 @@ struct Outgoing<'a> {
 }
 
 async fn round(ctx: &Context, peer: &PeerSpec) -> Result<PushReport, SyncError> {
-    let state = {
-        let (library, url) = (ctx.library.clone(), peer.url.clone());
-        blocking(move || library.store().peer_state(&url))
-            .await?
-            .unwrap_or_else(|| PeerState::new(&peer.url, peer.kind))
-    };
+    let state = ctx.peer_state(peer).await?;
     let client = ctx.client(peer);
     let mut instance = peer.instance.clone().unwrap_or_else(|| state.instance.clone());
     if instance.is_empty() {
