@@ -8,7 +8,8 @@
 use reqwest::{Method, StatusCode};
 
 use crate::util::{
-    ORIGIN, PUSH1, Reply, TestNode, hmac_hex, packet, post_update, raw_exchange, served_named, update, vector,
+    ORIGIN, PUSH1, Reply, TestNode, assert_no_failures, hmac_hex, packet, post_update, raw_exchange,
+    served_named, update, vector,
 };
 
 const SECRET: &str = "s3cret";
@@ -187,13 +188,7 @@ async fn secret_node_refuses_missing_wrong_and_malformed_signatures_with_403_jso
             Err(e) => failures.push(format!("{endpoint} with {what}: {e}")),
         }
     }
-    assert!(
-        failures.is_empty(),
-        "{} of {} cases failed:\n{}",
-        failures.len(),
-        cases.len(),
-        failures.join("\n")
-    );
+    assert_no_failures(&failures, cases.len());
     before.assert_unchanged(&node.snapshot().await, "after refused requests");
     node.assert_healthy().await;
 }

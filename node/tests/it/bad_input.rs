@@ -13,8 +13,8 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 
 use crate::util::{
-    ANY_CODE, ORIGIN, Reply, Snapshot, TestNode, assert_no_server_path, json_diff, packet, packet_from,
-    post_update, raw_exchange, served_named, skill_md, update, update_value,
+    ANY_CODE, ORIGIN, Reply, Snapshot, TestNode, assert_no_failures, assert_no_server_path, json_diff,
+    packet, packet_from, post_update, raw_exchange, served_named, skill_md, update, update_value,
 };
 
 /// A node that already holds one skill, so "unchanged" means something.
@@ -139,13 +139,7 @@ async fn bodies_that_are_not_an_update_get_400_json_and_leave_the_store_unchange
             failures.push(format!("{what}: {e}"));
         }
     }
-    assert!(
-        failures.is_empty(),
-        "{} of {} cases failed:\n{}",
-        failures.len(),
-        cases.len(),
-        failures.join("\n")
-    );
+    assert_no_failures(&failures, cases.len());
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -170,13 +164,7 @@ async fn deeply_nested_json_gets_400_and_the_node_keeps_answering() {
             failures.push(format!("{what}: {e}"));
         }
     }
-    assert!(
-        failures.is_empty(),
-        "{} of {} cases failed:\n{}",
-        failures.len(),
-        cases.len(),
-        failures.join("\n")
-    );
+    assert_no_failures(&failures, cases.len());
 
     // Deep nesting in a field nobody reads is an unknown field: tolerated or
     // refused, but answered, and the node stays up.

@@ -635,3 +635,8 @@ fn diff_at(path: &str, actual: &Value, expected: &Value, subset: bool, out: &mut
         _ => {}
     }
 }
+
+/// Fails with every collected failure listed, when there is any.
+pub(crate) fn assert_no_failures(failures: &[String], cases: usize) {
+    assert!(failures.is_empty(), "{} of {cases} cases failed:\n{}", failures.len(), failures.join("\n"));
+}
