@@ -164,15 +164,9 @@ impl Library {
     /// new, or another process may have changed the store).
     pub fn project_all(&self) -> Result<usize, StoreError> {
         let mut written = 0;
-        for record in self.store.list_skills()? {
-            let Some((_, packet, _)) = self.store.skill(&record.name)? else { continue };
-            let kind = if record.kind == "local" {
-                ecp_protocol::SkillKind::Local
-            } else {
-                ecp_protocol::SkillKind::External
-            };
+        for (packet, kind) in self.store.current_packets()? {
             let result = if packet.deprecated {
-                self.projection.remove(&record.name)
+                self.projection.remove(&packet.skill_name)
             } else {
                 self.projection.write(&packet, kind)
             };

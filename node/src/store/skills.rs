@@ -123,6 +123,10 @@ fn kind_label(kind: SkillKind) -> &'static str {
     }
 }
 
+fn kind_from_label(label: &str) -> SkillKind {
+    if label == "local" { SkillKind::Local } else { SkillKind::External }
+}
+
 /// The merge's view of the named skills.
 pub(super) fn view(conn: &Connection, names: &[&str]) -> Result<HashMap<String, StoredSkill>, StoreError> {
     let mut stmt = conn.prepare_cached(
@@ -138,7 +142,7 @@ pub(super) fn view(conn: &Connection, names: &[&str]) -> Result<HashMap<String, 
                 let kind: String = row.get(0)?;
                 let created: String = row.get(3)?;
                 Ok(StoredSkill {
-                    kind: if kind == "local" { SkillKind::Local } else { SkillKind::External },
+                    kind: kind_from_label(&kind),
                     origin: row.get(1)?,
                     integrity_hash: row.get(2)?,
                     created_at: Timestamp::parse(&created).unwrap_or_default(),
@@ -228,7 +232,7 @@ pub(super) fn current(
     match row {
         None => Ok(None),
         Some((json, kind, shareable)) => {
-            let kind = if kind == "local" { SkillKind::Local } else { SkillKind::External };
+            let kind = kind_from_label(&kind);
             Ok(Some((from_json(&json)?, kind, shareable)))
         }
     }
@@ -325,6 +329,22 @@ impl Store {
         let confidence_sum = rows.iter().map(|(_, c)| c).sum();
         let packets = rows.into_iter().map(|(p, _)| p).collect();
         Ok(Served { seq, packets, confidence_sum })
+    }
+
+    /// The current packet and kind of every skill (tombstones included), in
+    /// one query: what the skills folder must show.
+    pub fn current_packets(&self) -> Result<Vec<(SkillPacket, SkillKind)>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare_cached("SELECT packet, kind FROM skills ORDER BY name")?;
+        let rows = stmt
+            .query_map([], |row| Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?)))?
+            .collect::<Result<Vec<_>, _>>()?;
+        rows.into_iter()
+            .map(|(json, kind)| {
+                let kind = kind_from_label(&kind);
+                Ok((from_json(&json)?, kind))
+            })
+            .collect()
     }
 
     /// Every skill (tombstones included), by name.
