@@ -102,3 +102,67 @@ pub enum AuthError {
     )]
     SignatureMismatch,
 }
+
+/// A signed request or response of ECP/1.2 was refused (`SPEC.md` §10.1).
+///
+/// Messages name the header and the fix; they never echo a secret.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
+pub enum SignedAuthError {
+    /// One of the four headers is absent.
+    #[error(
+        "missing {0} header: sign requests with X-ECP-Key-Id, X-ECP-Timestamp, X-ECP-Nonce and X-ECP-Signature"
+    )]
+    Missing(&'static str),
+    /// A header does not follow its rule.
+    #[error("{header} is malformed: expected {rule}")]
+    Malformed {
+        /// The header.
+        header: &'static str,
+        /// Its rule.
+        rule: &'static str,
+    },
+    /// The key id names no key this side holds.
+    #[error("unknown X-ECP-Key-Id: sign with a key this node is configured with")]
+    UnknownKey,
+    /// The timestamp is too far from the verifier's clock.
+    #[error(
+        "X-ECP-Timestamp is {skew_secs} s away from this node's clock (at most {max_secs} s allowed): sync the clock and sign again"
+    )]
+    ClockSkew {
+        /// Signature time minus the verifier's time, seconds.
+        skew_secs: i64,
+        /// The window.
+        max_secs: i64,
+    },
+    /// The signature does not match the canonical string.
+    #[error(
+        "X-ECP-Signature does not match: sign method, path and query, timestamp, nonce and the body's SHA-256 with the key named by X-ECP-Key-Id"
+    )]
+    SignatureMismatch,
+    /// The nonce was already used within the window.
+    #[error("X-ECP-Nonce was already used: draw a fresh random nonce for every request")]
+    Replay,
+    /// The verifier holds as many live nonces as it may.
+    #[error("too many signed requests in the replay window; retry later")]
+    ReplayCacheFull,
+    /// A signed response does not echo the request's nonce.
+    #[error("the response's X-ECP-Nonce is not the request's: the response answers another request")]
+    NonceMismatch,
+}
+
+impl SignedAuthError {
+    /// A stable machine-readable code for the error, e.g. for HTTP error bodies.
+    pub fn code(&self) -> &'static str {
+        match self {
+            SignedAuthError::Missing(_) => "missing_signature",
+            SignedAuthError::Malformed { .. } => "malformed_signature",
+            SignedAuthError::UnknownKey => "unknown_key",
+            SignedAuthError::ClockSkew { .. } => "clock_skew",
+            SignedAuthError::SignatureMismatch => "bad_signature",
+            SignedAuthError::Replay => "replayed_nonce",
+            SignedAuthError::ReplayCacheFull => "replay_cache_full",
+            SignedAuthError::NonceMismatch => "nonce_mismatch",
+        }
+    }
+}

@@ -29,6 +29,7 @@
 //! - [`skill_doc`]: `SKILL.md` frontmatter, the name rule, structure and
 //!   reference checks.
 //! - [`legacy_auth`]: the ECP/1.1 `X-ECP-HMAC` header.
+//! - [`signed_auth`]: ECP/1.2 signed requests and responses, without replay.
 //! - [`scan`]: the safety scanner and its rule families.
 //! - [`policy`]: accept policies: what a node is willing to take.
 //! - [`merge`]: MergeKnowledge, the pure merge function.
@@ -43,10 +44,11 @@ pub mod packet;
 mod par;
 pub mod policy;
 pub mod scan;
+pub mod signed_auth;
 pub mod skill_doc;
 pub mod wire;
 
-pub use error::{AuthError, DecodeError, IntegrityError};
+pub use error::{AuthError, DecodeError, IntegrityError, SignedAuthError};
 pub use merge::{
     Decision, MergeContext, MergeOutcome, PacketDecision, SkillKind, Stage, StoreView, StoredSkill,
     merge_knowledge,

@@ -1,0 +1,253 @@
+//! Unit tests of ECP/1.2 signing: every refusal path, and the nonce cache bounds.
+
+use std::sync::Mutex;
+
+use super::*;
+
+const NOW: i64 = 1_795_000_000;
+const NONCE: &str = "0123456789abcdef0123456789abcdef";
+
+fn key(id: &str, secret: &str) -> SigningKey {
+    SigningKey::new(id, secret.as_bytes()).unwrap()
+}
+
+fn get_skills() -> RequestLine<'static> {
+    RequestLine { method: "GET", path_and_query: "/ecp/skills?since=5" }
+}
+
+fn presented(h: &SignatureHeaders) -> (String, String, String, String) {
+    (h.key_id.clone(), h.timestamp.to_string(), h.nonce.clone(), h.signature.clone())
+}
+
+fn as_presented(t: &(String, String, String, String)) -> PresentedHeaders<'_> {
+    PresentedHeaders { key_id: Some(&t.0), timestamp: Some(&t.1), nonce: Some(&t.2), signature: Some(&t.3) }
+}
+
+fn verify(
+    verifier: &RequestVerifier,
+    headers: &(String, String, String, String),
+    request: &RequestLine<'_>,
+    body: &[u8],
+    now: i64,
+    nonces: &Mutex<NonceCache>,
+) -> Result<String, SignedAuthError> {
+    verifier.verify(&as_presented(headers), request, body, now, nonces).map(|v| v.key.id().to_owned())
+}
+
+#[test]
+fn a_signed_request_verifies_once_and_its_replay_is_refused() {
+    let k = key("k1", "s3cret");
+    let verifier = RequestVerifier::new(vec![k.clone()]);
+    let nonces = Mutex::new(NonceCache::default());
+    let h = presented(&sign_request(&k, &get_skills(), b"", NOW, NONCE));
+    assert_eq!(verify(&verifier, &h, &get_skills(), b"", NOW + 10, &nonces), Ok("k1".to_owned()));
+    assert_eq!(verify(&verifier, &h, &get_skills(), b"", NOW + 11, &nonces), Err(SignedAuthError::Replay));
+    assert_eq!(nonces.lock().unwrap().len(), 1);
+}
+
+#[test]
+fn every_bound_part_changes_the_signature() {
+    let k = key("k1", "s3cret");
+    let verifier = RequestVerifier::new(vec![k.clone()]);
+    let post = RequestLine { method: "POST", path_and_query: "/ecp/skills" };
+    let h = presented(&sign_request(&k, &post, b"{\"a\":1}", NOW, NONCE));
+    let cases: [(&str, RequestLine<'_>, &[u8]); 4] = [
+        ("method", RequestLine { method: "PUT", path_and_query: "/ecp/skills" }, b"{\"a\":1}"),
+        ("path", RequestLine { method: "POST", path_and_query: "/ecp/skillz" }, b"{\"a\":1}"),
+        ("query", RequestLine { method: "POST", path_and_query: "/ecp/skills?x=1" }, b"{\"a\":1}"),
+        ("body", post, b"{\"a\":2}"),
+    ];
+    for (what, request, body) in cases {
+        let nonces = Mutex::new(NonceCache::default());
+        assert_eq!(
+            verify(&verifier, &h, &request, body, NOW, &nonces),
+            Err(SignedAuthError::SignatureMismatch),
+            "changing the {what} must break the signature"
+        );
+        assert!(nonces.lock().unwrap().is_empty(), "a bad signature must not enter the nonce cache");
+    }
+    // Method case does not matter: it is upper-cased in the canonical string.
+    let nonces = Mutex::new(NonceCache::default());
+    let lower = RequestLine { method: "post", path_and_query: "/ecp/skills" };
+    assert!(verify(&verifier, &h, &lower, b"{\"a\":1}", NOW, &nonces).is_ok());
+}
+
+#[test]
+fn tampered_timestamp_nonce_or_key_id_are_refused() {
+    let k1 = key("k1", "one");
+    let k2 = key("k2", "one"); // same secret, other id: the id is signed too
+    let verifier = RequestVerifier::new(vec![k1.clone(), k2]);
+    let h = presented(&sign_request(&k1, &get_skills(), b"", NOW, NONCE));
+    let nonces = Mutex::new(NonceCache::default());
+    let mut t = h.clone();
+    t.1 = (NOW + 1).to_string();
+    assert_eq!(
+        verify(&verifier, &t, &get_skills(), b"", NOW, &nonces),
+        Err(SignedAuthError::SignatureMismatch)
+    );
+    let mut t = h.clone();
+    t.2 = "ffffffffffffffffffffffffffffffff".into();
+    assert_eq!(
+        verify(&verifier, &t, &get_skills(), b"", NOW, &nonces),
+        Err(SignedAuthError::SignatureMismatch)
+    );
+    let mut t = h.clone();
+    t.0 = "k2".into();
+    assert_eq!(
+        verify(&verifier, &t, &get_skills(), b"", NOW, &nonces),
+        Err(SignedAuthError::SignatureMismatch)
+    );
+}
+
+#[test]
+fn unknown_keys_and_wrong_secrets_are_refused() {
+    let signer = key("k1", "right");
+    let h = presented(&sign_request(&signer, &get_skills(), b"", NOW, NONCE));
+    let nonces = Mutex::new(NonceCache::default());
+    let other_id = RequestVerifier::new(vec![key("k9", "right")]);
+    assert_eq!(verify(&other_id, &h, &get_skills(), b"", NOW, &nonces), Err(SignedAuthError::UnknownKey));
+    let other_secret = RequestVerifier::new(vec![key("k1", "wrong")]);
+    assert_eq!(
+        verify(&other_secret, &h, &get_skills(), b"", NOW, &nonces),
+        Err(SignedAuthError::SignatureMismatch)
+    );
+    let none = RequestVerifier::new(Vec::new());
+    assert!(none.is_empty());
+    assert_eq!(verify(&none, &h, &get_skills(), b"", NOW, &nonces), Err(SignedAuthError::UnknownKey));
+}
+
+#[test]
+fn rotation_accepts_every_configured_key() {
+    let old = key("2026-10", "old secret");
+    let new = key("2026-11", "new secret");
+    let verifier = RequestVerifier::new(vec![old.clone(), new.clone()]);
+    let nonces = Mutex::new(NonceCache::default());
+    for (k, nonce) in [(&old, "aaaaaaaaaaaaaaaa"), (&new, "bbbbbbbbbbbbbbbb")] {
+        let h = presented(&sign_request(k, &get_skills(), b"", NOW, nonce));
+        assert_eq!(verify(&verifier, &h, &get_skills(), b"", NOW, &nonces), Ok(k.id().to_owned()));
+    }
+}
+
+#[test]
+fn clock_skew_is_refused_beyond_the_window_in_both_directions() {
+    let k = key("k1", "s");
+    let verifier = RequestVerifier::new(vec![k.clone()]);
+    for (offset, ok) in [(-300, true), (300, true), (-301, false), (301, false), (-100_000, false)] {
+        let nonces = Mutex::new(NonceCache::default());
+        let h = presented(&sign_request(&k, &get_skills(), b"", NOW + offset, NONCE));
+        let result = verify(&verifier, &h, &get_skills(), b"", NOW, &nonces);
+        if ok {
+            assert!(result.is_ok(), "offset {offset}: {result:?}");
+        } else {
+            assert_eq!(
+                result,
+                Err(SignedAuthError::ClockSkew { skew_secs: offset, max_secs: MAX_CLOCK_SKEW_SECS }),
+                "offset {offset}"
+            );
+        }
+    }
+}
+
+#[test]
+fn missing_and_malformed_headers_name_the_header() {
+    let k = key("k1", "s");
+    let verifier = RequestVerifier::new(vec![k.clone()]);
+    let good = presented(&sign_request(&k, &get_skills(), b"", NOW, NONCE));
+    let nonces = Mutex::new(NonceCache::default());
+    let full = as_presented(&good);
+    let missing = [
+        (PresentedHeaders { key_id: None, ..full }, KEY_ID_HEADER),
+        (PresentedHeaders { timestamp: None, ..full }, TIMESTAMP_HEADER),
+        (PresentedHeaders { nonce: None, ..full }, NONCE_HEADER),
+        (PresentedHeaders { signature: None, ..full }, SIGNATURE_HEADER),
+    ];
+    for (p, header) in missing {
+        assert!(p.any());
+        let err = verifier.verify(&p, &get_skills(), b"", NOW, &nonces).unwrap_err();
+        assert_eq!(err, SignedAuthError::Missing(header));
+        assert!(err.to_string().contains(header));
+    }
+    assert!(!PresentedHeaders::default().any());
+    let malformed = [
+        (PresentedHeaders { key_id: Some("has space"), ..full }, KEY_ID_HEADER),
+        (PresentedHeaders { key_id: Some(""), ..full }, KEY_ID_HEADER),
+        (PresentedHeaders { timestamp: Some("-5"), ..full }, TIMESTAMP_HEADER),
+        (PresentedHeaders { timestamp: Some("1.5"), ..full }, TIMESTAMP_HEADER),
+        (PresentedHeaders { timestamp: Some("9999999999999999999999"), ..full }, TIMESTAMP_HEADER),
+        (PresentedHeaders { nonce: Some("short"), ..full }, NONCE_HEADER),
+        (PresentedHeaders { nonce: Some("0123456789abcdef/0123"), ..full }, NONCE_HEADER),
+        (PresentedHeaders { signature: Some("zz"), ..full }, SIGNATURE_HEADER),
+    ];
+    for (p, header) in malformed {
+        let err = verifier.verify(&p, &get_skills(), b"", NOW, &nonces).unwrap_err();
+        assert!(
+            matches!(err, SignedAuthError::Malformed { header: h, .. } if h == header),
+            "{header}: {err:?}"
+        );
+    }
+    assert!(nonces.lock().unwrap().is_empty());
+}
+
+#[test]
+fn nonces_are_forgotten_only_after_the_window_and_the_cache_is_bounded() {
+    let mut cache = NonceCache::with_capacity(2);
+    assert_eq!(cache.admit("k", "n1", NOW, NOW, 300), Ok(()));
+    assert_eq!(cache.admit("k", "n1", NOW, NOW + 300, 300), Err(SignedAuthError::Replay));
+    // Same nonce under another key is another entry.
+    assert_eq!(cache.admit("k2", "n1", NOW, NOW, 300), Ok(()));
+    assert_eq!(cache.admit("k", "n3", NOW, NOW, 300), Err(SignedAuthError::ReplayCacheFull));
+    assert_eq!(cache.len(), 2);
+    // Past timestamp + window both entries expire and room is made.
+    assert_eq!(cache.admit("k", "n3", NOW + 301, NOW + 301, 300), Ok(()));
+    assert_eq!(cache.len(), 1);
+}
+
+#[test]
+fn a_signed_response_verifies_and_tampering_is_detected() {
+    let k = key("k1", "s3cret");
+    let exchange = Exchange { request: get_skills(), request_nonce: NONCE, status: 200 };
+    let body = br#"{"skills":[]}"#;
+    let h = presented(&sign_response(&k, &exchange, body, NOW));
+    assert_eq!(h.2, NONCE, "a response echoes the request nonce");
+    let check = |t: &(String, String, String, String), exchange: &Exchange<'_>, body: &[u8]| {
+        verify_response(&k, &as_presented(t), exchange, body, NOW + 1, MAX_CLOCK_SKEW_SECS)
+    };
+    assert_eq!(check(&h, &exchange, body), Ok(()));
+    assert_eq!(check(&h, &exchange, br#"{"skills":[1]}"#), Err(SignedAuthError::SignatureMismatch));
+    assert_eq!(
+        check(&h, &Exchange { status: 304, ..exchange }, body),
+        Err(SignedAuthError::SignatureMismatch)
+    );
+    let other = Exchange { request_nonce: "ffffffffffffffffffffffffffffffff", ..exchange };
+    assert_eq!(check(&h, &other, body), Err(SignedAuthError::NonceMismatch));
+    let mut t = h.clone();
+    t.0 = "k2".into();
+    assert_eq!(check(&t, &exchange, body), Err(SignedAuthError::UnknownKey));
+    let old = presented(&sign_response(&k, &exchange, body, NOW - 1000));
+    assert!(matches!(check(&old, &exchange, body), Err(SignedAuthError::ClockSkew { .. })));
+    let digest = body_digest(body);
+    assert_eq!(sign_response_digest(&k, &exchange, &digest, NOW), sign_response(&k, &exchange, body, NOW));
+}
+
+#[test]
+fn canonical_strings_have_the_specified_layout() {
+    let empty = body_digest(b"");
+    assert_eq!(empty, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+    assert_eq!(
+        canonical_request("k1", "get", "/ecp/skills?since=5", 7, NONCE, &empty),
+        format!("ECP-1.2-REQUEST\nk1\nGET\n/ecp/skills?since=5\n7\n{NONCE}\n{empty}")
+    );
+    let exchange = Exchange { request: get_skills(), request_nonce: NONCE, status: 304 };
+    assert_eq!(
+        canonical_response("k1", &exchange, 8, &empty),
+        format!("ECP-1.2-RESPONSE\nk1\n304\nGET\n/ecp/skills?since=5\n8\n{NONCE}\n{empty}")
+    );
+}
+
+#[test]
+fn keys_follow_the_id_rule_and_never_print_their_secret() {
+    assert!(SigningKey::new("a b", "x").is_err());
+    assert!(SigningKey::new("x".repeat(65), "x").is_err());
+    let k = key("peer-b.2026", "super-secret-value");
+    assert!(!format!("{k:?}").contains("super-secret-value"));
+}
