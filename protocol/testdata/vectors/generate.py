@@ -493,6 +493,147 @@ def gen_hmac():
 
 
 # --------------------------------------------------------------------------
+# signed-auth.json (ECP/1.2)
+# --------------------------------------------------------------------------
+
+def canonical_request(key_id, method, target, ts, nonce, body: bytes):
+    return "\n".join(["ECP-1.2-REQUEST", key_id, method.upper(), target, str(ts), nonce, sha256_hex(body)])
+
+
+def canonical_response(key_id, status, method, target, ts, nonce, body: bytes):
+    return "\n".join(["ECP-1.2-RESPONSE", key_id, str(status), method.upper(), target, str(ts), nonce,
+                      sha256_hex(body)])
+
+
+def hmac_hex(secret: str, text: str) -> str:
+    return hmac.new(secret.encode("utf-8"), text.encode("utf-8"), hashlib.sha256).hexdigest()
+
+
+def gen_signed():
+    now = 1795000000
+    nonce = "9f2c4e6a8b0d1f3e5a7c9e1b3d5f7a9c"
+    small_post = json.dumps(update("alice-laptop", [packet(
+        "csv-dedupe", body_v1("csv-dedupe"), "alice-laptop", 0.9, "2026-11-20T10:00:00Z")]),
+        separators=(",", ":"))
+    cases = []
+    sign_cases = [
+        ("GET /ecp/manifest", "mesh-2026-11", "s3cret", "GET", "/ecp/manifest", now, nonce, ""),
+        ("GET /ecp/skills with a query: the query is signed as sent", "mesh-2026-11", "s3cret", "GET",
+         "/ecp/skills?since=42", now, nonce, ""),
+        ("POST /ecp/skills: the body's SHA-256 is signed", "mesh-2026-11", "s3cret", "POST", "/ecp/skills",
+         now, nonce, small_post),
+        ("the method is upper-cased", "mesh-2026-11", "s3cret", "post", "/ecp/skills", now, nonce, small_post),
+        ("another key id with the same secret is another signature", "peer-b", "s3cret", "GET",
+         "/ecp/manifest", now, nonce, ""),
+        ("a base64url nonce", "peer-b", "geheimnis-ß-秘密", "GET", "/ecp/manifest", now,
+         "Zm9vYmFyYmF6cXV4LV9fLQ", ""),
+    ]
+    for desc, key_id, secret, method, target, ts, n, body in sign_cases:
+        canon = canonical_request(key_id, method, target, ts, n, body.encode("utf-8"))
+        cases.append({"description": desc, "kind": "sign-request",
+                      "input": {"key_id": key_id, "secret": secret, "method": method, "path_and_query": target,
+                                "timestamp": ts, "nonce": n, "body": body},
+                      "expected": {"body_sha256": sha256_hex(body.encode("utf-8")), "canonical": canon,
+                                   "signature": hmac_hex(secret, canon)}})
+    manifest_body = '{"instanceId":"node-a","sequenceNum":7}'
+    response_cases = [
+        ("a 200 answer to GET /ecp/manifest", "mesh-2026-11", "s3cret", 200, "GET", "/ecp/manifest", now + 1,
+         nonce, manifest_body),
+        ("a 304 answer has an empty body", "mesh-2026-11", "s3cret", 304, "GET", "/ecp/skills?since=42", now + 1,
+         nonce, ""),
+    ]
+    for desc, key_id, secret, status, method, target, ts, n, body in response_cases:
+        canon = canonical_response(key_id, status, method, target, ts, n, body.encode("utf-8"))
+        cases.append({"description": desc, "kind": "sign-response",
+                      "input": {"key_id": key_id, "secret": secret, "status": status, "method": method,
+                                "path_and_query": target, "timestamp": ts, "request_nonce": n, "body": body},
+                      "expected": {"canonical": canon, "signature": hmac_hex(secret, canon)}})
+
+    keys = [{"id": "mesh-2026-10", "secret": "old"}, {"id": "mesh-2026-11", "secret": "s3cret"}]
+
+    def headers(key_id, secret, method, target, ts, n, body):
+        return {"X-ECP-Key-Id": key_id, "X-ECP-Timestamp": str(ts), "X-ECP-Nonce": n,
+                "X-ECP-Signature": hmac_hex(secret, canonical_request(key_id, method, target, ts, n,
+                                                                       body.encode("utf-8")))}
+
+    good = headers("mesh-2026-11", "s3cret", "GET", "/ecp/skills?since=42", now, nonce, "")
+
+    def without(h, name):
+        return {k: v for k, v in h.items() if k != name}
+
+    def with_(h, name, value):
+        d = dict(h)
+        d[name] = value
+        return d
+
+    verify_cases = [
+        ("a good signature", good, "GET", "/ecp/skills?since=42", "", now, [], "ok"),
+        ("a good signature under the older key (rotation)",
+         headers("mesh-2026-10", "old", "GET", "/ecp/skills?since=42", now, nonce, ""), "GET",
+         "/ecp/skills?since=42", "", now, [], "ok"),
+        ("300 s behind is still accepted", good, "GET", "/ecp/skills?since=42", "", now + 300, [], "ok"),
+        ("301 s behind is clock skew", good, "GET", "/ecp/skills?since=42", "", now + 301, [], "clock_skew"),
+        ("301 s ahead is clock skew", good, "GET", "/ecp/skills?since=42", "", now - 301, [], "clock_skew"),
+        ("a nonce already seen within the window is a replay", good, "GET", "/ecp/skills?since=42", "", now,
+         [["mesh-2026-11", nonce]], "replayed_nonce"),
+        ("the same nonce seen under another key is not a replay", good, "GET", "/ecp/skills?since=42", "", now,
+         [["mesh-2026-10", nonce]], "ok"),
+        ("an unknown key id", headers("stranger", "s3cret", "GET", "/ecp/skills?since=42", now, nonce, ""),
+         "GET", "/ecp/skills?since=42", "", now, [], "unknown_key"),
+        ("a signature with the wrong secret",
+         headers("mesh-2026-11", "guess", "GET", "/ecp/skills?since=42", now, nonce, ""), "GET",
+         "/ecp/skills?since=42", "", now, [], "bad_signature"),
+        ("another query than the one signed", good, "GET", "/ecp/skills?since=0", "", now, [], "bad_signature"),
+        ("another method than the one signed", good, "POST", "/ecp/skills?since=42", "", now, [],
+         "bad_signature"),
+        ("a body that was not signed", good, "GET", "/ecp/skills?since=42", "x", now, [], "bad_signature"),
+        ("a changed timestamp", with_(good, "X-ECP-Timestamp", str(now + 1)), "GET", "/ecp/skills?since=42", "",
+         now, [], "bad_signature"),
+        ("no X-ECP-Key-Id", without(good, "X-ECP-Key-Id"), "GET", "/ecp/skills?since=42", "", now, [],
+         "missing_signature"),
+        ("no X-ECP-Timestamp", without(good, "X-ECP-Timestamp"), "GET", "/ecp/skills?since=42", "", now, [],
+         "missing_signature"),
+        ("no X-ECP-Nonce", without(good, "X-ECP-Nonce"), "GET", "/ecp/skills?since=42", "", now, [],
+         "missing_signature"),
+        ("no X-ECP-Signature", without(good, "X-ECP-Signature"), "GET", "/ecp/skills?since=42", "", now, [],
+         "missing_signature"),
+        ("a timestamp with a fraction", with_(good, "X-ECP-Timestamp", str(now) + ".5"), "GET",
+         "/ecp/skills?since=42", "", now, [], "malformed_signature"),
+        ("a nonce of 15 characters", with_(good, "X-ECP-Nonce", "a" * 15), "GET", "/ecp/skills?since=42", "",
+         now, [], "malformed_signature"),
+        ("a signature that is not hex", with_(good, "X-ECP-Signature", "z" * 64), "GET", "/ecp/skills?since=42",
+         "", now, [], "malformed_signature"),
+        ("POST with its body", headers("mesh-2026-11", "s3cret", "POST", "/ecp/skills", now, nonce, small_post),
+         "POST", "/ecp/skills", small_post, now, [], "ok"),
+        ("POST whose body changed by one byte",
+         headers("mesh-2026-11", "s3cret", "POST", "/ecp/skills", now, nonce, small_post), "POST", "/ecp/skills",
+         small_post + " ", now, [], "bad_signature"),
+    ]
+    for desc, h, method, target, body, at, seen, outcome in verify_cases:
+        cases.append({"description": desc, "kind": "verify-request",
+                      "input": {"keys": keys, "headers": h, "method": method, "path_and_query": target,
+                                "body": body, "now": at, "seen_nonces": seen},
+                      "expected": {"outcome": outcome}})
+    write(
+        "signed-auth.json",
+        "ECP/1.2 signed requests and responses (SPEC.md §10.1): canonical strings, signatures, and what a "
+        "verifier decides.",
+        cases,
+        "cases[i] = {description, kind, input, expected}. Secrets and bodies are used as their UTF-8 bytes. "
+        "kind \"sign-request\": expected.canonical = \"ECP-1.2-REQUEST\\n\" + key_id + \"\\n\" + "
+        "upper(method) + \"\\n\" + path_and_query + \"\\n\" + decimal timestamp + \"\\n\" + nonce + \"\\n\" + "
+        "lowercase hex SHA-256 of body (expected.body_sha256); expected.signature = lowercase hex "
+        "HMAC-SHA256(secret, canonical). kind \"sign-response\": expected.canonical = "
+        "\"ECP-1.2-RESPONSE\\n\" + key_id + \"\\n\" + status + \"\\n\" + upper(method) + \"\\n\" + "
+        "path_and_query + \"\\n\" + timestamp + \"\\n\" + request_nonce + \"\\n\" + hex SHA-256 of body. kind "
+        "\"verify-request\": a node holding input.keys, whose clock reads input.now and which has already "
+        "accepted the (key id, nonce) pairs of input.seen_nonces within the window, receives a request "
+        "input.method input.path_and_query with input.body and input.headers (absent headers are absent); "
+        "expected.outcome is ok or the error code of SPEC.md §10.1.5.",
+    )
+
+
+# --------------------------------------------------------------------------
 # times.json
 # --------------------------------------------------------------------------
 
@@ -1020,6 +1161,7 @@ def gen_merge_checks():
 def main():
     gen_hashes()
     gen_hmac()
+    gen_signed()
     gen_times()
     gen_merge_reference()
     gen_merge_chain()

@@ -7,9 +7,13 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::Mutex;
 
 use ecp_protocol::error::{AuthError, IntegrityError};
 use ecp_protocol::legacy_auth::{self, LegacyVerifier};
+use ecp_protocol::signed_auth::{
+    self, Exchange, NonceCache, PresentedHeaders, RequestLine, RequestVerifier, SigningKey,
+};
 use ecp_protocol::{
     Decision, KnowledgeUpdate, MergeContext, SkillKind, StandardPolicy, StoredSkill, Timestamp, integrity,
     merge_knowledge, skill_doc,
@@ -21,6 +25,7 @@ use serde_json::Value;
 const FILES: &[&str] = &[
     "hashes.json",
     "legacy-hmac.json",
+    "signed-auth.json",
     "times.json",
     "merge-reference-push.json",
     "merge-chain.json",
@@ -538,4 +543,87 @@ fn merge_loop_vectors() {
 #[test]
 fn merge_checks_vectors() {
     check_merge_file("merge-checks.json");
+}
+
+fn i64_of(value: &Value, key: &str) -> i64 {
+    value[key].as_i64().unwrap_or_else(|| panic!("field {key:?} is not an integer in {value}"))
+}
+
+#[test]
+fn signed_auth_vectors() {
+    let file = "signed-auth.json";
+    let mut failures = Failures::new(file);
+    for (i, case) in cases(file).iter().enumerate() {
+        let (input, expected) = (&case["input"], &case["expected"]);
+        let request =
+            RequestLine { method: str_of(input, "method"), path_and_query: str_of(input, "path_and_query") };
+        let body = input["body"].as_str().unwrap_or("").as_bytes();
+        match str_of(case, "kind") {
+            "sign-request" => {
+                let key = SigningKey::new(str_of(input, "key_id"), str_of(input, "secret")).unwrap();
+                let (ts, nonce) = (i64_of(input, "timestamp"), str_of(input, "nonce"));
+                let digest = signed_auth::body_digest(body);
+                failures.check_eq(i, case, "body_sha256", digest.as_str(), str_of(expected, "body_sha256"));
+                let canonical = signed_auth::canonical_request(
+                    key.id(),
+                    request.method,
+                    request.path_and_query,
+                    ts,
+                    nonce,
+                    &digest,
+                );
+                failures.check_eq(i, case, "canonical", canonical.as_str(), str_of(expected, "canonical"));
+                let signed = signed_auth::sign_request(&key, &request, body, ts, nonce);
+                failures.check_eq(
+                    i,
+                    case,
+                    "signature",
+                    signed.signature.as_str(),
+                    str_of(expected, "signature"),
+                );
+            }
+            "sign-response" => {
+                let key = SigningKey::new(str_of(input, "key_id"), str_of(input, "secret")).unwrap();
+                let status = u16::try_from(i64_of(input, "status")).unwrap();
+                let exchange = Exchange { request, request_nonce: str_of(input, "request_nonce"), status };
+                let ts = i64_of(input, "timestamp");
+                let digest = signed_auth::body_digest(body);
+                let canonical = signed_auth::canonical_response(key.id(), &exchange, ts, &digest);
+                failures.check_eq(i, case, "canonical", canonical.as_str(), str_of(expected, "canonical"));
+                let signed = signed_auth::sign_response(&key, &exchange, body, ts);
+                failures.check_eq(
+                    i,
+                    case,
+                    "signature",
+                    signed.signature.as_str(),
+                    str_of(expected, "signature"),
+                );
+            }
+            "verify-request" => {
+                let keys = input["keys"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|k| SigningKey::new(str_of(k, "id"), str_of(k, "secret")).unwrap())
+                    .collect();
+                let verifier = RequestVerifier::new(keys);
+                let now = i64_of(input, "now");
+                let mut cache = NonceCache::default();
+                for seen in input["seen_nonces"].as_array().unwrap() {
+                    let (key_id, nonce) = (seen[0].as_str().unwrap(), seen[1].as_str().unwrap());
+                    cache.admit(key_id, nonce, now, now, signed_auth::MAX_CLOCK_SKEW_SECS).unwrap();
+                }
+                let nonces = Mutex::new(cache);
+                let headers = &input["headers"];
+                let presented = PresentedHeaders::read(|name| headers[name].as_str());
+                let outcome = match verifier.verify(&presented, &request, body, now, &nonces) {
+                    Ok(_) => "ok",
+                    Err(e) => e.code(),
+                };
+                failures.check_eq(i, case, "outcome", outcome, str_of(expected, "outcome"));
+            }
+            other => failures.add(i, case, format!("unknown kind {other:?}")),
+        }
+    }
+    failures.finish();
 }
