@@ -20,8 +20,8 @@
 //! `mesh bench skipped: <reason>` and exits 0 when the binary has no
 //! `serve --peers`.
 //!
-//! Nothing leaves 127.0.0.1. Ports: node i on 17400 + i (`ECP_MESH_BASE_PORT`),
-//! node 0 itself on its port + 1000.
+//! Nothing leaves 127.0.0.1. Ports: in run r (0, 1, … in order), node i on
+//! 17400 (`ECP_MESH_BASE_PORT`) + 100·r + i, node 0 itself on its port + 1000.
 
 use std::collections::{HashMap, VecDeque};
 use std::io::{BufRead, BufReader};
@@ -45,6 +45,8 @@ const IDLE_WINDOW: Duration = Duration::from_secs(10);
 /// A node in a mesh listens at most this long after "mesh: ready" without
 /// having completed its first round with every peer.
 const SETTLE_DEADLINE: Duration = Duration::from_secs(20);
+/// Ports between the first ports of two runs (more than the largest mesh).
+const PORTS_PER_RUN: u16 = 100;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Mode {
@@ -107,7 +109,10 @@ fn main() -> ExitCode {
     for &n in &sizes {
         for mode in [Mode::Push, Mode::Pull] {
             eprintln!("mesh bench: {n} nodes, {} …", mode.flag());
-            match runtime.block_on(run(&script, &bin, n, mode, base_port)) {
+            // Each run gets its own ports: the previous mesh's processes and
+            // proxy may still be letting go of theirs.
+            let ports = base_port + (runs.len() as u16) * PORTS_PER_RUN.max(n as u16 + 1);
+            match runtime.block_on(run(&script, &bin, n, mode, ports)) {
                 Ok(r) => runs.push(r),
                 Err(e) => {
                     eprintln!("mesh bench: {n} nodes, {}: {e}", mode.flag());
@@ -149,7 +154,10 @@ impl Drop for Mesh {
 async fn run(script: &Path, bin: &Path, n: usize, mode: Mode, base_port: u16) -> Result<Run, String> {
     let counters = Arc::new(Counters::default());
     let hidden_port = base_port + 1000;
-    let proxy = tokio::spawn(proxy(base_port, hidden_port, counters.clone()));
+    let listener = TcpListener::bind(("127.0.0.1", base_port))
+        .await
+        .map_err(|e| format!("the proxy cannot listen on port {base_port}: {e}; set ECP_MESH_BASE_PORT"))?;
+    let proxy = tokio::spawn(proxy(listener, hidden_port, counters.clone()));
 
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     let seed = 4000 + n as u64;
@@ -243,6 +251,8 @@ async fn run(script: &Path, bin: &Path, n: usize, mode: Mode, base_port: u16) ->
     };
     drop(mesh);
     proxy.abort();
+    // Wait for the abort, so the listener is closed before the next run.
+    let _ = proxy.await;
     Ok(Run { n, mode, diameter, at_origin: seen[origin], converged, idle })
 }
 
@@ -347,9 +357,8 @@ impl Counters {
     }
 }
 
-/// Forwards 127.0.0.1:`listen` to 127.0.0.1:`target`, counting.
-async fn proxy(listen: u16, target: u16, counters: Arc<Counters>) {
-    let listener = TcpListener::bind(("127.0.0.1", listen)).await.expect("the proxy port is free");
+/// Forwards connections on `listener` to 127.0.0.1:`target`, counting.
+async fn proxy(listener: TcpListener, target: u16, counters: Arc<Counters>) {
     loop {
         let Ok((client, _)) = listener.accept().await else { continue };
         let counters = counters.clone();
