@@ -101,6 +101,23 @@ pub(crate) struct ServeArgs {
     /// Do not advertise or browse for nodes by mDNS (`_ecp._tcp.local.`).
     #[arg(long, env = "ECP_NO_MDNS", value_parser = clap::builder::BoolishValueParser::new())]
     pub(crate) no_mdns: bool,
+    /// Most skills newly installed from one origin (originInstance) in any
+    /// hour (default 1000; 0: no limit). A push that would exceed it gets 429
+    /// and changes nothing; a pull installs what fits and retries the rest.
+    #[arg(long, env = "ECP_ORIGIN_LIMIT_HOUR", value_name = "N")]
+    pub(crate) origin_limit_hour: Option<u64>,
+    /// Most skills newly installed from one origin in any 24 hours (default
+    /// 5000; 0: no limit).
+    #[arg(long, env = "ECP_ORIGIN_LIMIT_DAY", value_name = "N")]
+    pub(crate) origin_limit_day: Option<u64>,
+    /// Requests per minute one client address may send, sustained (default
+    /// 600; 0: no limit); more get 429. Loopback clients are not limited
+    /// unless `[limits] client_rate_limit_loopback = true`.
+    #[arg(long, env = "ECP_CLIENT_RATE_LIMIT", value_name = "N")]
+    pub(crate) client_rate_limit: Option<u32>,
+    /// Requests one client address may send at once (default 120).
+    #[arg(long, env = "ECP_CLIENT_BURST", value_name = "N")]
+    pub(crate) client_burst: Option<u32>,
 }
 
 /// `--json` for commands that print data.
@@ -148,12 +165,14 @@ pub(crate) enum SkillCommand {
 pub(crate) enum QuarantineCommand {
     /// List held entries with their reasons and findings.
     List(JsonFlag),
-    /// Install a held entry (as an external skill, its confidence lowered).
+    /// Install a held entry: as an external skill, its confidence lowered by
+    /// the trust its sender had, re-served if the policy re-shares. Origin
+    /// limits do not apply to approvals. Audited.
     Approve {
         /// Entry id from `quarantine list`.
         id: i64,
     },
-    /// Remove a held entry for good.
+    /// Remove a held entry for good (the same packet re-sent stays dropped). Audited.
     Drop {
         /// Entry id from `quarantine list`.
         id: i64,

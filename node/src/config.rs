@@ -11,6 +11,8 @@ use std::time::Duration;
 use ecp_protocol::StandardPolicy;
 use serde::Deserialize;
 
+use crate::store::OriginLimits;
+
 /// Default listen address: loopback only, so a node started without
 /// thinking about it is not reachable from the network.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:7327";
@@ -22,6 +24,11 @@ pub const DEFAULT_MAX_BODY_BYTES: usize = 8 * 1024 * 1024;
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 /// Default time a client has to send a request's headers.
 pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+/// Default requests per minute from one client address: ten a second, far
+/// above a peer that pulls every second (two requests) and pushes on change.
+pub const DEFAULT_CLIENT_RATE_LIMIT: u32 = 600;
+/// Default burst of requests one client address may send at once.
+pub const DEFAULT_CLIENT_BURST: u32 = 120;
 
 /// A configuration problem, named with the key or flag and the fix.
 #[derive(Debug, thiserror::Error)]
@@ -89,6 +96,16 @@ pub struct FileLimits {
     pub request_timeout: Option<String>,
     /// Time a client has to send a request's headers, e.g. `"10s"`.
     pub header_read_timeout: Option<String>,
+    /// New skills per origin per rolling hour (default 1,000; 0: no limit).
+    pub origin_limit_hour: Option<u64>,
+    /// New skills per origin per rolling day (default 5,000; 0: no limit).
+    pub origin_limit_day: Option<u64>,
+    /// Requests per minute from one client address (default 600; 0: no limit).
+    pub client_rate_limit: Option<u32>,
+    /// Requests one client address may send at once (default 120).
+    pub client_burst: Option<u32>,
+    /// Rate-limit loopback clients too (default false: they are trusted, as for `/v1/`).
+    pub client_rate_limit_loopback: Option<bool>,
 }
 
 /// `[policy]` of `node.toml`.
@@ -128,6 +145,36 @@ pub struct Overrides {
     pub mdns: Option<bool>,
     /// `--peers` / `ECP_PEERS`.
     pub peers: Option<PathBuf>,
+    /// `--origin-limit-hour` / `ECP_ORIGIN_LIMIT_HOUR`.
+    pub origin_limit_hour: Option<u64>,
+    /// `--origin-limit-day` / `ECP_ORIGIN_LIMIT_DAY`.
+    pub origin_limit_day: Option<u64>,
+    /// `--client-rate-limit` / `ECP_CLIENT_RATE_LIMIT`.
+    pub client_rate_limit: Option<u32>,
+    /// `--client-burst` / `ECP_CLIENT_BURST`.
+    pub client_burst: Option<u32>,
+}
+
+/// The per-client request rate limit: a token bucket per client address.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClientRateLimit {
+    /// Requests per minute, sustained; 0 turns the limit off.
+    pub per_minute: u32,
+    /// Requests at once after a quiet spell (the bucket's size), at least 1.
+    pub burst: u32,
+    /// Whether loopback clients are limited too (by default they are not:
+    /// like the `/v1/` API, the node trusts its own machine).
+    pub loopback: bool,
+}
+
+impl Default for ClientRateLimit {
+    fn default() -> Self {
+        ClientRateLimit {
+            per_minute: DEFAULT_CLIENT_RATE_LIMIT,
+            burst: DEFAULT_CLIENT_BURST,
+            loopback: false,
+        }
+    }
 }
 
 /// The resolved configuration.
@@ -161,6 +208,10 @@ pub struct Config {
     pub mdns: bool,
     /// The peers file (`peers.toml`); `None`: no configured peers.
     pub peers_file: Option<PathBuf>,
+    /// New skills per origin per hour and per day.
+    pub origin_limits: OriginLimits,
+    /// Requests per client address.
+    pub client_rate_limit: ClientRateLimit,
 }
 
 impl Config {
@@ -217,6 +268,25 @@ impl Config {
                 message: "must be at least 1024".into(),
             });
         }
+        let defaults = OriginLimits::default();
+        let origin_limits = OriginLimits {
+            per_hour: over.origin_limit_hour.or(fc.limits.origin_limit_hour).unwrap_or(defaults.per_hour),
+            per_day: over.origin_limit_day.or(fc.limits.origin_limit_day).unwrap_or(defaults.per_day),
+        };
+        let client_rate_limit = ClientRateLimit {
+            per_minute: over
+                .client_rate_limit
+                .or(fc.limits.client_rate_limit)
+                .unwrap_or(DEFAULT_CLIENT_RATE_LIMIT),
+            burst: over.client_burst.or(fc.limits.client_burst).unwrap_or(DEFAULT_CLIENT_BURST),
+            loopback: fc.limits.client_rate_limit_loopback.unwrap_or(false),
+        };
+        if client_rate_limit.per_minute > 0 && client_rate_limit.burst == 0 {
+            return Err(ConfigError::Invalid {
+                key: "client_burst",
+                message: "must be at least 1 (turn the limit off with client_rate_limit = 0 instead)".into(),
+            });
+        }
         Ok(Config {
             listen,
             data_dir,
@@ -232,6 +302,8 @@ impl Config {
             accept_full_url_hmac: fc.policy.accept_full_url_hmac.unwrap_or(true),
             mdns: over.mdns.unwrap_or(true),
             peers_file: over.peers,
+            origin_limits,
+            client_rate_limit,
         })
     }
 
@@ -304,6 +376,37 @@ mod tests {
         assert_eq!(c.listen.port(), 9000);
         assert_eq!(c.secret.as_deref(), Some("from-flag"));
         assert_eq!(c.policy.min_confidence, 0.7);
+    }
+
+    #[test]
+    fn limits_resolve_flag_over_file_over_default_and_zero_is_off() {
+        let c = Config::resolve(None, Overrides::default()).unwrap();
+        assert_eq!(c.origin_limits, OriginLimits { per_hour: 1_000, per_day: 5_000 });
+        assert_eq!(c.client_rate_limit, ClientRateLimit { per_minute: 600, burst: 120, loopback: false });
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("node.toml");
+        std::fs::write(
+            &file,
+            "[limits]\norigin_limit_hour = 10\norigin_limit_day = 0\nclient_rate_limit = 60\nclient_burst = 5\n\
+             client_rate_limit_loopback = true\n",
+        )
+        .unwrap();
+        let c = Config::resolve(
+            Some(&file),
+            Overrides { origin_limit_hour: Some(20), client_burst: Some(7), ..Default::default() },
+        )
+        .unwrap();
+        assert_eq!(c.origin_limits, OriginLimits { per_hour: 20, per_day: 0 });
+        assert_eq!(c.client_rate_limit, ClientRateLimit { per_minute: 60, burst: 7, loopback: true });
+        let err =
+            Config::resolve(None, Overrides { client_burst: Some(0), ..Default::default() }).unwrap_err();
+        assert!(err.to_string().contains("client_burst"), "{err}");
+        let off = Config::resolve(
+            None,
+            Overrides { client_rate_limit: Some(0), client_burst: Some(0), ..Default::default() },
+        )
+        .unwrap();
+        assert_eq!(off.client_rate_limit.per_minute, 0);
     }
 
     #[test]

@@ -11,7 +11,7 @@ use ecp_protocol::{KnowledgeUpdate, MergeResult, SkillPacket, StandardPolicy};
 use tokio::sync::{mpsc, watch};
 
 use crate::projection::Projection;
-use crate::store::{Change, Sender, Source, Store, StoreError};
+use crate::store::{Change, OnExcess, OriginExcess, OriginLimits, Sender, Source, Store, StoreError};
 
 /// The store, its projection, and a channel announcing the newest sequence number.
 #[derive(Debug, Clone)]
@@ -25,6 +25,8 @@ pub struct Library {
     /// request does not wait for the file system (the store is already
     /// durable); without one (the CLI) they are projected at once.
     projector: Arc<OnceLock<mpsc::UnboundedSender<Vec<Change>>>>,
+    /// New skills per origin every merge allows (`--origin-limit-hour`, `--origin-limit-day`).
+    origin_limits: OriginLimits,
 }
 
 impl Library {
@@ -37,7 +39,21 @@ impl Library {
             projection: Projection::new(skills_dir),
             sequence: Arc::new(watch::channel(seq).0),
             projector: Arc::default(),
+            origin_limits: OriginLimits::default(),
         })
+    }
+
+    /// The library with other per-origin limits (the defaults otherwise).
+    /// Set it before cloning: clones made earlier keep theirs.
+    #[must_use]
+    pub fn with_origin_limits(mut self, limits: OriginLimits) -> Library {
+        self.origin_limits = limits;
+        self
+    }
+
+    /// The per-origin limits merges apply.
+    pub fn origin_limits(&self) -> OriginLimits {
+        self.origin_limits
     }
 
     /// The store, for reads.
@@ -127,16 +143,32 @@ impl Library {
         Ok(map)
     }
 
-    /// Merges an update from `sender`; blocking.
+    /// Merges an update from `sender`; blocking. An update that would take
+    /// an origin over its limits is refused whole
+    /// ([`StoreError::OriginLimited`]) and changes nothing.
     pub fn merge(
         &self,
         update: KnowledgeUpdate,
         sender: &Sender,
         policy: &StandardPolicy,
     ) -> Result<MergeResult, StoreError> {
-        let merged = self.store.merge(update, sender, policy)?;
+        let merged = self.store.merge(update, sender, policy, &self.origin_limits, OnExcess::Refuse)?;
         self.committed(&merged.changes);
         Ok(merged.result)
+    }
+
+    /// Merges an update from `sender`, installing of each origin only the new
+    /// skills that fit under its limits; blocking. Returns the result (held
+    /// back packets in no count) and the origins that had packets held back.
+    pub fn merge_what_fits(
+        &self,
+        update: KnowledgeUpdate,
+        sender: &Sender,
+        policy: &StandardPolicy,
+    ) -> Result<(MergeResult, Vec<OriginExcess>), StoreError> {
+        let merged = self.store.merge(update, sender, policy, &self.origin_limits, OnExcess::HoldBack)?;
+        self.committed(&merged.changes);
+        Ok((merged.result, merged.held_back))
     }
 
     /// Installs or replaces a local skill; blocking. `false` when identical.
@@ -153,9 +185,9 @@ impl Library {
         Ok(change.is_some())
     }
 
-    /// Installs a quarantined packet; blocking.
-    pub fn approve(&self, id: i64, trust: f64) -> Result<SkillPacket, StoreError> {
-        let change = self.store.quarantine_approve(id, trust)?;
+    /// Installs a quarantined packet (see [`Store::quarantine_approve`]); blocking.
+    pub fn approve(&self, id: i64, fallback_trust: f64, reshare: bool) -> Result<SkillPacket, StoreError> {
+        let change = self.store.quarantine_approve(id, fallback_trust, reshare)?;
         self.committed(std::slice::from_ref(&change));
         Ok(change.packet)
     }

@@ -19,7 +19,9 @@ pub(crate) fn run(global: &GlobalArgs, command: QuarantineCommand) -> anyhow::Re
     let library = super::open_library(&config, false)?;
     match command {
         QuarantineCommand::List(flag) => list(&library, flag.json),
-        QuarantineCommand::Approve { id } => approve(&library, id, config.default_trust),
+        QuarantineCommand::Approve { id } => {
+            approve(&library, id, config.default_trust, config.reshare_external)
+        }
         QuarantineCommand::Drop { id } => drop_entry(&library, id),
     }
 }
@@ -72,10 +74,11 @@ fn list(library: &Library, json: bool) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn approve(library: &Library, id: i64, trust: f64) -> anyhow::Result<ExitCode> {
-    let packet = match library.approve(id, trust) {
+fn approve(library: &Library, id: i64, fallback_trust: f64, reshare: bool) -> anyhow::Result<ExitCode> {
+    let packet = match library.approve(id, fallback_trust, reshare) {
         Ok(packet) => packet,
         Err(StoreError::NoSuchQuarantineEntry(_)) => bail!(no_entry(id)),
+        Err(e @ StoreError::QuarantineEntryNotHeld { .. }) => bail!(not_held(&e)),
         Err(e @ StoreError::CannotApprove(_)) => bail!("{e}"),
         Err(e) => return Err(e).context("cannot approve the entry"),
     };
@@ -90,11 +93,13 @@ fn drop_entry(library: &Library, id: i64) -> anyhow::Result<ExitCode> {
     let entry = match library.store().quarantined(id) {
         Ok((entry, _)) => entry,
         Err(StoreError::NoSuchQuarantineEntry(_)) => bail!(no_entry(id)),
+        Err(e @ StoreError::QuarantineEntryNotHeld { .. }) => bail!(not_held(&e)),
         Err(e) => return Err(e).context("cannot read the quarantine"),
     };
     match library.store().quarantine_drop(id) {
         Ok(()) => {}
         Err(StoreError::NoSuchQuarantineEntry(_)) => bail!(no_entry(id)),
+        Err(e @ StoreError::QuarantineEntryNotHeld { .. }) => bail!(not_held(&e)),
         Err(e) => return Err(e).context("cannot drop the entry"),
     }
     emit(&format!("dropped entry {id} ({} from {})\n", entry.skill_name, one_line(&entry.peer)))?;
@@ -103,4 +108,8 @@ fn drop_entry(library: &Library, id: i64) -> anyhow::Result<ExitCode> {
 
 fn no_entry(id: i64) -> String {
     format!("no held quarantine entry with id {id}; `ecp-node quarantine list` shows the held ones")
+}
+
+fn not_held(e: &StoreError) -> String {
+    format!("{e}; `ecp-node quarantine list` shows the held ones")
 }

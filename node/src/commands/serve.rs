@@ -16,6 +16,10 @@ pub(crate) fn run(global: &GlobalArgs, args: ServeArgs) -> anyhow::Result<ExitCo
             max_body_bytes: args.max_body_bytes,
             max_packets: args.max_packets,
             mdns: args.no_mdns.then_some(false),
+            origin_limit_hour: args.origin_limit_hour,
+            origin_limit_day: args.origin_limit_day,
+            client_rate_limit: args.client_rate_limit,
+            client_burst: args.client_burst,
             ..Overrides::default()
         },
     )?;

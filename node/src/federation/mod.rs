@@ -63,7 +63,7 @@ use crate::peers::{PeerConfig, PeersConfig, Schedule, Secret};
 use crate::store::{PeerKind, PeerState, StoreError};
 
 pub use client::{ClientError, PeerClient};
-pub use pull::{PullOutcome, PullReport, pull};
+pub use pull::{HeldBack, PullOutcome, PullReport, pull};
 pub use push::{PushReport, push};
 
 /// Shortest time between two pushes on change to one peer. A change after a
@@ -108,6 +108,10 @@ pub enum SyncError {
     /// A blocking task panicked or was cancelled.
     #[error("internal error: {0}")]
     Internal(String),
+    /// Some pulled new skills did not fit under their origins' limits: the
+    /// rest was merged, the cursor stays, and the next rounds fetch them again.
+    #[error("origin limit: {0}")]
+    OriginLimit(Box<pull::HeldBack>),
 }
 
 /// A failed round: the error and the consecutive failures now counted.

@@ -16,6 +16,13 @@
 //!    the time and the packet count; a failure persists the consecutive
 //!    failure count and the reason instead.
 //!
+//! New skills over an origin's limits (`--origin-limit-hour`, `--origin-limit-day`)
+//! are held back: what fits is installed, everything else of the answer is
+//! merged, and the round fails with [`SyncError::OriginLimit`] without moving
+//! the cursor — so the peer's state shows the error, the round is retried
+//! after its backoff, and the held-back packets come again until they fit.
+//! Nothing is lost, and one flooding origin does not stop a peer's others.
+//!
 //! A peer whose instance changed, or whose sequence went backwards (its data
 //! was reset), is pulled again from 0.
 
@@ -24,6 +31,7 @@ use sha2::{Digest, Sha256};
 
 use super::client::Fetched;
 use super::{Context, PeerSpec, SyncError, SyncFailure, blocking, is_echo};
+use crate::store::OriginExcess;
 use crate::store::{PullRecord, Sender, now};
 
 /// What a pull round found.
@@ -167,6 +175,7 @@ async fn round(ctx: &Context, peer: &PeerSpec, attempted_at: &str) -> Result<Pul
         let packets = update.skills.len();
         let (echoes, kept): (Vec<_>, Vec<_>) = update.skills.into_iter().partition(|p| is_echo(p, &own));
         let mut result = MergeResult::default();
+        let mut held_back = Vec::new();
         // A full pull of a large node may exceed the per-update packet limit;
         // its packets carry unique names, so merging it in slices is the same merge.
         let slice = policy.max_packets.max(1);
@@ -174,12 +183,18 @@ async fn round(ctx: &Context, peer: &PeerSpec, attempted_at: &str) -> Result<Pul
         while kept.peek().is_some() {
             let skills: Vec<_> = kept.by_ref().take(slice).collect();
             let part = KnowledgeUpdate { skills, ..KnowledgeUpdate::default() };
-            add(&mut result, library.merge(part, &sender, &policy)?);
+            let (merged, held) = library.merge_what_fits(part, &sender, &policy)?;
+            add(&mut result, merged);
+            held_back.extend(held);
         }
-        Ok((sequence, packets, echoes.len(), result))
+        Ok((sequence, packets, echoes.len(), result, held_back))
     })
     .await?;
-    let (sequence, packets, echoes, result) = merged;
+    let (sequence, packets, echoes, result, held_back) = merged;
+    if !held_back.is_empty() {
+        // The cursor stays where it was: the next round fetches the held-back packets again.
+        return Err(SyncError::OriginLimit(Box::new(HeldBack { excess: held_back, merged: result })));
+    }
     record.cursor = sequence.max(0);
     record.etag = etag;
     record.packets_received = i64::try_from(packets).unwrap_or(i64::MAX);
@@ -202,6 +217,35 @@ async fn save(
         (ctx.library.clone(), peer.url.clone(), peer.kind, attempted_at.to_owned());
     blocking(move || library.store().record_pull_success(&url, kind, &at, &record)).await?;
     Ok(())
+}
+
+/// A pull round whose new skills did not all fit under the origin limits.
+#[derive(Debug)]
+pub struct HeldBack {
+    /// Each origin with packets held back (once per merged slice).
+    pub excess: Vec<OriginExcess>,
+    /// What the round merged nevertheless.
+    pub merged: MergeResult,
+}
+
+impl std::fmt::Display for HeldBack {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let Some(first) = self.excess.first() else { return f.write_str("nothing held back") };
+        let held: u64 = self.excess.iter().map(|e| e.arriving - e.room).sum();
+        let mut origins: Vec<&str> = self.excess.iter().map(|e| e.origin.as_str()).collect();
+        origins.sort_unstable();
+        origins.dedup();
+        let wait = self.excess.iter().map(|e| e.retry_after).max().unwrap_or(1);
+        write!(f, "{first}; {held} new skills held back")?;
+        if origins.len() > 1 {
+            write!(f, " from {} origins", origins.len())?;
+        }
+        write!(
+            f,
+            " (the rest merged: {} new, {} updated, {} rejected); the next rounds fetch them again, all fit in {wait} s",
+            self.merged.new_skills, self.merged.updated_skills, self.merged.rejected_skills
+        )
+    }
 }
 
 /// Adds the counts and conflicts of `more` to `total`.

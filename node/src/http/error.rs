@@ -1,10 +1,11 @@
-//! [`ApiError`]: every error the HTTP API answers, as `{"error", "code"}`.
+//! [`ApiError`]: every error the HTTP API answers, as `{"error", "code"}`,
+//! with `Retry-After` when waiting helps (429).
 //!
 //! A 4xx names the problem and the fix; a 5xx says little, and its cause
 //! goes to the log. No message carries a file path or a secret.
 
 use axum::Json;
-use axum::http::StatusCode;
+use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use ecp_protocol::{AuthError, DecodeError};
 
@@ -19,12 +20,26 @@ pub struct ApiError {
     pub code: &'static str,
     /// What went wrong and what to do.
     pub message: String,
+    /// Seconds after which a retry may succeed: sent as `Retry-After`.
+    pub retry_after: Option<u64>,
 }
 
 impl ApiError {
     /// Any error.
     pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
-        ApiError { status, code, message: message.into() }
+        ApiError { status, code, message: message.into(), retry_after: None }
+    }
+
+    /// 429 with a code, telling the client to wait `seconds` (at least 1).
+    pub fn too_many_requests(code: &'static str, message: impl Into<String>, seconds: u64) -> Self {
+        Self::new(StatusCode::TOO_MANY_REQUESTS, code, message).with_retry_after(seconds)
+    }
+
+    /// The same error with `Retry-After: seconds` (at least 1).
+    #[must_use]
+    pub fn with_retry_after(mut self, seconds: u64) -> Self {
+        self.retry_after = Some(seconds.max(1));
+        self
     }
 
     /// 400 with a code.
@@ -56,7 +71,11 @@ impl ApiError {
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let body = serde_json::json!({ "error": self.message, "code": self.code });
-        (self.status, Json(body)).into_response()
+        let mut response = (self.status, Json(body)).into_response();
+        if let Some(seconds) = self.retry_after {
+            response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+        }
+        response
     }
 }
 
@@ -71,6 +90,13 @@ impl From<StoreError> for ApiError {
                 "no_such_quarantine_entry",
                 format!("no held quarantine entry {id}"),
             ),
+            e @ StoreError::QuarantineEntryNotHeld { .. } => {
+                ApiError::new(StatusCode::CONFLICT, "quarantine_entry_not_held", e.to_string())
+            }
+            StoreError::OriginLimited(limited) => {
+                tracing::warn!(error = %limited, "update refused: an origin is over its limit of new skills");
+                ApiError::too_many_requests("origin_rate_limited", limited.to_string(), limited.retry_after())
+            }
             other => ApiError::internal(&other),
         }
     }

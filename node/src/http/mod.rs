@@ -1,14 +1,17 @@
 //! The HTTP API: the ECP endpoints, `/healthz` and the local `/v1/` API.
 //!
 //! [`app`] builds the router, so tests can drive it without a socket.
-//! Limits are layers, not handler code: a request timeout, and a body limit
-//! enforced while reading (`POST /ecp/skills` reads its body itself to
-//! answer 413 in the ECP error shape).
+//! Limits are layers, not handler code: a per-client request rate (outermost,
+//! so an excess request costs nothing else), a request timeout, and a body
+//! limit enforced while reading (`POST /ecp/skills` reads its body itself to
+//! answer 413 in the ECP error shape). The per-origin limits on new skills
+//! live in the merge ([`crate::store::origin_limits`]).
 
 mod cache;
 mod ecp;
 mod error;
 mod local;
+pub mod rate_limit;
 mod state;
 
 use axum::Json;
@@ -35,15 +38,21 @@ pub fn app(state: AppState) -> Router {
         .route("/v1/peers", get(local::peers))
         .route("/v1/status", get(local::status))
         .route_layer(axum::middleware::from_fn_with_state(state.clone(), local::require_local_or_secret));
-    Router::new()
+    let limiter = rate_limit::ClientLimiter::new(state.config.client_rate_limit);
+    let router = Router::new()
         .route("/ecp/manifest", get(ecp::get_manifest))
         .route("/ecp/skills", get(ecp::get_skills).post(ecp::post_skills))
         .route("/healthz", get(healthz))
         .merge(local)
         .fallback(unknown_path)
         .method_not_allowed_fallback(wrong_method)
-        .layer(axum::middleware::from_fn_with_state(state.clone(), time_limit))
-        .with_state(state)
+        .layer(axum::middleware::from_fn_with_state(state.clone(), time_limit));
+    // Added last, so it runs first.
+    let router = match limiter {
+        Some(limiter) => router.layer(axum::middleware::from_fn_with_state(limiter, rate_limit::limit)),
+        None => router,
+    };
+    router.with_state(state)
 }
 
 /// Answers 408 in the ECP error shape when a request (body upload included)

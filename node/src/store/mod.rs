@@ -14,6 +14,7 @@
 
 mod audit;
 mod merge;
+pub mod origin_limits;
 mod peers;
 mod quarantine;
 mod schema;
@@ -27,7 +28,8 @@ use ecp_protocol::Timestamp;
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 
 pub use audit::AuditEntry;
-pub use merge::{Merged, Sender};
+pub use merge::{Merged, OnExcess, Sender};
+pub use origin_limits::{OriginExcess, OriginLimited, OriginLimits};
 pub use peers::{PeerKind, PeerState, PullRecord};
 pub use quarantine::{MAX_HELD as MAX_QUARANTINE_HELD, QuarantineEntry, QuarantineStatus};
 pub use skills::{Change, Served, SkillRecord, SkillVersion, Source, Summary};
@@ -62,9 +64,20 @@ pub enum StoreError {
     /// A quarantined packet cannot be installed even by an operator.
     #[error("cannot approve this entry: {0}")]
     CannotApprove(String),
-    /// No such quarantine entry, or it is no longer held.
+    /// No quarantine entry with this id (never, or evicted).
     #[error("no held quarantine entry with id {0}")]
     NoSuchQuarantineEntry(i64),
+    /// The entry exists but was already approved or dropped.
+    #[error("no held quarantine entry with id {id}: it was already {status}")]
+    QuarantineEntryNotHeld {
+        /// The entry.
+        id: i64,
+        /// What happened to it.
+        status: QuarantineStatus,
+    },
+    /// The update would push an origin over its limit of new skills; nothing was applied.
+    #[error(transparent)]
+    OriginLimited(#[from] OriginLimited),
 }
 
 /// The node's database.

@@ -2,7 +2,9 @@
 //! until an operator approves or drops them.
 //!
 //! The same refused packet from the same peer is kept once (a peer that
-//! re-sends it on every pull bumps `timesSeen`), and at most
+//! re-sends it on every pull bumps `timesSeen`) — also once it was reviewed:
+//! a re-sent packet the operator approved or dropped counts as seen again on
+//! that entry instead of coming back for review. At most
 //! [`MAX_HELD`] entries are held: the oldest are evicted first, each
 //! eviction written to the audit log, so the quarantine cannot be used to
 //! fill the disk and nothing leaves it unrecorded.
@@ -29,6 +31,26 @@ pub enum QuarantineStatus {
     Dropped,
 }
 
+impl QuarantineStatus {
+    fn from_label(label: &str) -> QuarantineStatus {
+        match label {
+            "approved" => QuarantineStatus::Approved,
+            "dropped" => QuarantineStatus::Dropped,
+            _ => QuarantineStatus::Held,
+        }
+    }
+}
+
+impl std::fmt::Display for QuarantineStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            QuarantineStatus::Held => "held",
+            QuarantineStatus::Approved => "approved",
+            QuarantineStatus::Dropped => "dropped",
+        })
+    }
+}
+
 /// One refused packet.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -53,6 +75,9 @@ pub struct QuarantineEntry {
     pub reason: String,
     /// Scanner findings.
     pub findings: Vec<Finding>,
+    /// The trust in the sender when it was refused: an approval lowers the
+    /// packet's confidence by it. `None` for entries from before it was kept.
+    pub trust: Option<f64>,
     /// Status.
     pub status: QuarantineStatus,
 }
@@ -71,35 +96,47 @@ pub(super) fn stage_label(stage: Stage) -> &'static str {
     }
 }
 
-/// Keeps a refused packet (once per peer, name, hash and stage).
-pub(super) fn hold(
-    conn: &Connection,
-    peer: &str,
-    packet: &SkillPacket,
-    stage: Stage,
-    reason: &str,
-    findings: &[Finding],
-) -> Result<(), StoreError> {
+/// What a refused packet is held with.
+pub(super) struct Refusal<'a> {
+    /// `peer:<id>` of the sender.
+    pub(super) peer: &'a str,
+    /// The refusing stage.
+    pub(super) stage: Stage,
+    /// Why.
+    pub(super) reason: &'a str,
+    /// The scanner's findings.
+    pub(super) findings: &'a [Finding],
+    /// The trust in the sender.
+    pub(super) trust: f64,
+}
+
+/// Keeps a refused packet, once per peer, name, hash and stage: a packet
+/// already held, approved or dropped counts as seen again on its entry.
+pub(super) fn hold(conn: &Connection, packet: &SkillPacket, refusal: &Refusal<'_>) -> Result<(), StoreError> {
+    let Refusal { peer, stage, reason, findings, trust } = *refusal;
     let at = now().to_string();
     let stage = stage_label(stage);
+    // A held entry first; else the newest reviewed one.
     let existing: Option<i64> = conn
         .prepare_cached(
             "SELECT id FROM quarantine
-             WHERE peer = ?1 AND skill_name = ?2 AND integrity_hash = ?3 AND stage = ?4 AND status = 'held'",
+             WHERE peer = ?1 AND skill_name = ?2 AND integrity_hash = ?3 AND stage = ?4
+             ORDER BY status = 'held' DESC, id DESC LIMIT 1",
         )?
         .query_row(params![peer, packet.skill_name, packet.integrity_hash, stage], |row| row.get(0))
         .optional()?;
     if let Some(id) = existing {
         conn.prepare_cached(
-            "UPDATE quarantine SET last_seen_at = ?1, times_seen = times_seen + 1, reason = ?2 WHERE id = ?3",
+            "UPDATE quarantine SET last_seen_at = ?1, times_seen = times_seen + 1, reason = ?2, trust = ?3
+             WHERE id = ?4",
         )?
-        .execute(params![at, reason, id])?;
+        .execute(params![at, reason, trust, id])?;
         return Ok(());
     }
     conn.prepare_cached(
         "INSERT INTO quarantine (received_at, last_seen_at, times_seen, peer, skill_name, integrity_hash, stage,
-                                 reason, findings, packet, status)
-         VALUES (?1, ?1, 1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'held')",
+                                 reason, findings, packet, status, trust)
+         VALUES (?1, ?1, 1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'held', ?9)",
     )?
     .execute(params![
         at,
@@ -109,7 +146,8 @@ pub(super) fn hold(
         stage,
         reason,
         to_json(&findings),
-        to_json(packet)
+        to_json(packet),
+        trust
     ])?;
     evict_beyond_cap(conn)
 }
@@ -144,6 +182,7 @@ fn evict_beyond_cap(conn: &Connection) -> Result<(), StoreError> {
 fn entry_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<(QuarantineEntry, String)> {
     let status: String = row.get(10)?;
     let findings: String = row.get(9)?;
+    let trust: Option<f64> = row.get(12)?;
     Ok((
         QuarantineEntry {
             id: row.get(0)?,
@@ -156,28 +195,33 @@ fn entry_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<(QuarantineEntry,
             stage: row.get(7)?,
             reason: row.get(8)?,
             findings: serde_json::from_str(&findings).unwrap_or_default(),
-            status: match status.as_str() {
-                "approved" => QuarantineStatus::Approved,
-                "dropped" => QuarantineStatus::Dropped,
-                _ => QuarantineStatus::Held,
-            },
+            trust,
+            status: QuarantineStatus::from_label(&status),
         },
         row.get(11)?,
     ))
 }
 
 const ENTRY_COLUMNS: &str = "id, received_at, last_seen_at, times_seen, peer, skill_name, integrity_hash, stage, \
-                             reason, findings, status, packet";
+                             reason, findings, status, packet, trust";
 
-/// A held entry and its packet JSON; `NoSuchQuarantineEntry` when it is not held.
-fn held_entry(conn: &Connection, id: i64) -> Result<(QuarantineEntry, String), StoreError> {
-    conn.query_row(
-        &format!("SELECT {ENTRY_COLUMNS} FROM quarantine WHERE id = ?1 AND status = 'held'"),
-        params![id],
-        entry_from_row,
-    )
-    .optional()?
-    .ok_or(StoreError::NoSuchQuarantineEntry(id))
+/// A held entry and its packet JSON: `NoSuchQuarantineEntry` when there is
+/// no such entry, `QuarantineEntryNotHeld` when it was approved or dropped.
+pub(super) fn held_entry(conn: &Connection, id: i64) -> Result<(QuarantineEntry, String), StoreError> {
+    let found = conn
+        .query_row(
+            &format!("SELECT {ENTRY_COLUMNS} FROM quarantine WHERE id = ?1"),
+            params![id],
+            entry_from_row,
+        )
+        .optional()?;
+    match found {
+        None => Err(StoreError::NoSuchQuarantineEntry(id)),
+        Some((entry, _)) if entry.status != QuarantineStatus::Held => {
+            Err(StoreError::QuarantineEntryNotHeld { id, status: entry.status })
+        }
+        Some(held) => Ok(held),
+    }
 }
 
 impl Store {
@@ -203,7 +247,8 @@ impl Store {
         self.write(|tx| {
             let (entry, _) = held_entry(tx, id)?;
             tx.execute("UPDATE quarantine SET status = 'dropped' WHERE id = ?1", params![id])?;
-            audit::record(tx, "operator", &entry.skill_name, "quarantine-drop", &format!("entry {id}"))
+            let reason = format!("entry {id} from {}, refused at stage {}", entry.peer, entry.stage);
+            audit::record(tx, "operator", &entry.skill_name, "quarantine-drop", &reason)
         })
     }
 }

@@ -94,6 +94,18 @@ const MIGRATIONS: &[&str] = &[
         packets_sent         INTEGER NOT NULL   -- packets in the last successful push
     ) STRICT;
     "#,
+    // 3: limits — new skills per origin (rolling windows survive restarts), and
+    // the trust a quarantined packet was refused under (an approval lowers by it).
+    r#"
+    CREATE TABLE origin_installs (
+        origin   TEXT NOT NULL,     -- originInstance of skills installed as new
+        at       INTEGER NOT NULL,  -- Unix seconds
+        installs INTEGER NOT NULL,  -- how many in that second
+        PRIMARY KEY (origin, at)
+    ) STRICT, WITHOUT ROWID;
+    CREATE INDEX origin_installs_by_time ON origin_installs (at);
+    ALTER TABLE quarantine ADD COLUMN trust REAL;  -- NULL for entries held before this migration
+    "#,
 ];
 
 /// Brings the database to the newest schema.

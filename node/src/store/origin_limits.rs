@@ -1,0 +1,371 @@
+//! Per-origin limits on new skills: at most N skills newly installed from one
+//! `originInstance` per rolling hour and per rolling day.
+//!
+//! Only installs under a name not held before count (merge decision *new*);
+//! updates, unchanged packets, refusals and operator approvals do not. The
+//! counts live in the store (table `origin_installs`: per origin and second,
+//! how many were installed), so a restart does not reset a window and a CLI
+//! pull beside a running server shares it. The check runs inside the merge's
+//! write transaction, against the decisions just computed and before any of
+//! them is applied: a refused update leaves no trace, and two writers cannot
+//! both squeeze under a limit.
+//!
+//! A limit of 0 turns that window off. Rows older than a day are pruned
+//! whenever new installs are counted.
+
+use std::collections::HashMap;
+use std::fmt;
+
+use rusqlite::{Connection, params};
+use serde::Serialize;
+
+use super::StoreError;
+
+/// Default: new skills per origin per rolling hour.
+pub const DEFAULT_PER_HOUR: u64 = 1_000;
+/// Default: new skills per origin per rolling day.
+pub const DEFAULT_PER_DAY: u64 = 5_000;
+
+/// The limits; 0 turns a window off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OriginLimits {
+    /// New skills per origin per rolling hour (0: no limit).
+    pub per_hour: u64,
+    /// New skills per origin per rolling day (0: no limit).
+    pub per_day: u64,
+}
+
+impl Default for OriginLimits {
+    fn default() -> Self {
+        OriginLimits { per_hour: DEFAULT_PER_HOUR, per_day: DEFAULT_PER_DAY }
+    }
+}
+
+impl OriginLimits {
+    /// No limits at all.
+    pub const OFF: OriginLimits = OriginLimits { per_hour: 0, per_day: 0 };
+
+    /// The windows that are on, with their limits.
+    fn active(&self) -> impl Iterator<Item = (Window, u64)> {
+        [(Window::Hour, self.per_hour), (Window::Day, self.per_day)].into_iter().filter(|(_, n)| *n > 0)
+    }
+}
+
+/// A rolling window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Window {
+    /// The last 3,600 seconds.
+    Hour,
+    /// The last 86,400 seconds.
+    Day,
+}
+
+impl Window {
+    /// Its length in seconds.
+    pub fn seconds(self) -> i64 {
+        match self {
+            Window::Hour => 3_600,
+            Window::Day => 86_400,
+        }
+    }
+}
+
+impl fmt::Display for Window {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Window::Hour => "hour",
+            Window::Day => "day",
+        })
+    }
+}
+
+/// One origin whose new skills in an update do not all fit under its limit.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OriginExcess {
+    /// The `originInstance`.
+    pub origin: String,
+    /// The window whose limit binds (the one with the least room).
+    pub window: Window,
+    /// That window's limit.
+    pub limit: u64,
+    /// New skills from this origin already installed within that window.
+    pub installed: u64,
+    /// New skills from this origin in the update.
+    pub arriving: u64,
+    /// How many of them fit (and, where the caller admits what fits, were installed).
+    pub room: u64,
+    /// Seconds until the refused part fits (a whole window when it never
+    /// will, because the update alone brings more than the limit).
+    pub retry_after: u64,
+}
+
+impl fmt::Display for OriginExcess {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let OriginExcess { origin, window, limit, installed, arriving, .. } = self;
+        if arriving > limit {
+            write!(
+                f,
+                "origin {origin:?} may bring at most {limit} new skills per {window}, and this update alone \
+                 brings {arriving}"
+            )
+        } else {
+            write!(
+                f,
+                "origin {origin:?} is over its limit of {limit} new skills per {window}: {installed} installed in \
+                 the last {window}, this update brings {arriving} more"
+            )
+        }
+    }
+}
+
+/// Why a whole update was refused: the origins over their limits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OriginLimited {
+    /// Every origin over its limit, in the order they first appear in the update.
+    pub excess: Vec<OriginExcess>,
+}
+
+impl OriginLimited {
+    /// Seconds until every refused origin has room (the longest wait).
+    pub fn retry_after(&self) -> u64 {
+        self.excess.iter().map(|e| e.retry_after).max().unwrap_or(1).max(1)
+    }
+}
+
+impl std::error::Error for OriginLimited {}
+
+impl fmt::Display for OriginLimited {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Some(first) = self.excess.first() else { return f.write_str("an origin is over its limit") };
+        write!(f, "{first}")?;
+        if self.excess.len() > 1 {
+            write!(f, " (and {} more origins are over their limits)", self.excess.len() - 1)?;
+        }
+        if first.arriving > first.limit {
+            write!(
+                f,
+                "; nothing was applied: send at most {} new skills of one origin per update",
+                first.limit
+            )
+        } else {
+            write!(
+                f,
+                "; nothing was applied: retry in {} s, or send fewer new skills from it",
+                self.retry_after()
+            )
+        }
+    }
+}
+
+/// Now, in Unix seconds: the unit of the windows.
+pub(super) fn unix_now() -> i64 {
+    chrono::Utc::now().timestamp()
+}
+
+/// Counts per origin, in order of first appearance.
+#[derive(Debug, Default)]
+pub(super) struct PerOrigin {
+    order: Vec<String>,
+    counts: HashMap<String, u64>,
+}
+
+impl PerOrigin {
+    /// Counts one more for `origin`.
+    pub(super) fn add(&mut self, origin: &str) {
+        match self.counts.get_mut(origin) {
+            Some(n) => *n += 1,
+            None => {
+                self.order.push(origin.to_owned());
+                self.counts.insert(origin.to_owned(), 1);
+            }
+        }
+    }
+
+    fn iter(&self) -> impl Iterator<Item = (&str, u64)> {
+        self.order.iter().map(|o| (o.as_str(), self.counts[o]))
+    }
+}
+
+/// New skills from `origin` installed after `after` (Unix seconds, exclusive).
+fn installed_since(conn: &Connection, origin: &str, after: i64) -> Result<u64, StoreError> {
+    let n: i64 = conn
+        .prepare_cached(
+            "SELECT COALESCE(SUM(installs), 0) FROM origin_installs WHERE origin = ?1 AND at > ?2",
+        )?
+        .query_row(params![origin, after], |r| r.get(0))?;
+    Ok(u64::try_from(n).unwrap_or(0))
+}
+
+/// Seconds until `need` of the installs now in `window` have left it; a
+/// whole window when fewer than `need` are in it (installs made now must age
+/// out too).
+fn wait_for(conn: &Connection, origin: &str, window: Window, need: u64, now: i64) -> Result<u64, StoreError> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT at, installs FROM origin_installs WHERE origin = ?1 AND at > ?2 ORDER BY at",
+    )?;
+    let mut rows = stmt.query(params![origin, now - window.seconds()])?;
+    let mut expired = 0u64;
+    while let Some(row) = rows.next()? {
+        let (at, installs): (i64, i64) = (row.get(0)?, row.get(1)?);
+        expired += u64::try_from(installs).unwrap_or(0);
+        if expired >= need {
+            return Ok(u64::try_from(at + window.seconds() - now).unwrap_or(1).max(1));
+        }
+    }
+    Ok(window.seconds().unsigned_abs())
+}
+
+/// The origins of `arriving` whose new skills do not all fit under
+/// `limits` at `now`, each with how many fit now (`room`, over every window)
+/// and how long until all of them fit. Empty: everything fits.
+pub(super) fn assess(
+    conn: &Connection,
+    limits: &OriginLimits,
+    arriving: &PerOrigin,
+    now: i64,
+) -> Result<Vec<OriginExcess>, StoreError> {
+    let mut excess = Vec::new();
+    for (origin, n) in arriving.iter() {
+        // (window, limit, installed) of every window this origin's arrivals overflow.
+        let mut over = Vec::new();
+        let mut least_room: Option<(Window, u64, u64)> = None;
+        for (window, limit) in limits.active() {
+            let installed = installed_since(conn, origin, now - window.seconds())?;
+            let room = limit.saturating_sub(installed);
+            if least_room.is_none_or(|(_, l, i)| room < l.saturating_sub(i)) {
+                least_room = Some((window, limit, installed));
+            }
+            if installed + n > limit {
+                over.push((window, limit, installed));
+            }
+        }
+        let Some(least_room) = least_room else { continue };
+        if over.is_empty() {
+            continue;
+        }
+        let mut retry_after = 1;
+        for &(window, limit, installed) in &over {
+            let wait = if n > limit {
+                // Never fits: a whole window, so that a blind retry does not hammer.
+                window.seconds().unsigned_abs()
+            } else {
+                wait_for(conn, origin, window, installed + n - limit, now)?
+            };
+            retry_after = retry_after.max(wait);
+        }
+        // Name the window that can never take this update, if one cannot; else the one with least room.
+        let (window, limit, installed) =
+            over.iter().copied().filter(|(_, l, _)| n > *l).min_by_key(|(_, l, _)| *l).unwrap_or(least_room);
+        let room = least_room.1.saturating_sub(least_room.2).min(n);
+        excess.push(OriginExcess {
+            origin: origin.to_owned(),
+            window,
+            limit,
+            installed,
+            arriving: n,
+            room,
+            retry_after,
+        });
+    }
+    Ok(excess)
+}
+
+/// Counts the skills just installed from each origin, and forgets counts
+/// older than the longest window.
+pub(super) fn record(conn: &Connection, installed: &PerOrigin, now: i64) -> Result<(), StoreError> {
+    if installed.order.is_empty() {
+        return Ok(());
+    }
+    let mut insert = conn.prepare_cached(
+        "INSERT INTO origin_installs (origin, at, installs) VALUES (?1, ?2, ?3)
+         ON CONFLICT (origin, at) DO UPDATE SET installs = installs + excluded.installs",
+    )?;
+    for (origin, n) in installed.iter() {
+        insert.execute(params![origin, now, i64::try_from(n).unwrap_or(i64::MAX)])?;
+    }
+    conn.prepare_cached("DELETE FROM origin_installs WHERE at <= ?1")?
+        .execute(params![now - Window::Day.seconds()])?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::Store;
+
+    fn per_origin(pairs: &[(&str, u64)]) -> PerOrigin {
+        let mut p = PerOrigin::default();
+        for (origin, n) in pairs {
+            for _ in 0..*n {
+                p.add(origin);
+            }
+        }
+        p
+    }
+
+    fn with_conn<T>(f: impl FnOnce(&Connection) -> T) -> T {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let conn = store.conn();
+        f(&conn)
+    }
+
+    #[test]
+    fn fits_until_the_hour_is_full_then_waits_for_the_oldest_to_age_out() {
+        with_conn(|conn| {
+            let limits = OriginLimits { per_hour: 3, per_day: 10 };
+            let t0 = 1_000_000;
+            record(conn, &per_origin(&[("a", 2)]), t0).unwrap();
+            record(conn, &per_origin(&[("a", 1)]), t0 + 100).unwrap();
+            assert!(assess(conn, &limits, &per_origin(&[("b", 3)]), t0 + 200).unwrap().is_empty());
+            let excess = assess(conn, &limits, &per_origin(&[("a", 1), ("b", 1)]), t0 + 200).unwrap();
+            assert_eq!(excess.len(), 1);
+            let e = &excess[0];
+            assert_eq!(
+                (e.origin.as_str(), e.window, e.limit, e.installed, e.room),
+                ("a", Window::Hour, 3, 3, 0)
+            );
+            // The two installs of t0 leave the hour at t0 + 3600.
+            assert_eq!(e.retry_after, 3_400);
+            // Two more need the t0 and the t0 + 100 installs gone... at t0 + 100 + 3600 for the third.
+            let e = &assess(conn, &limits, &per_origin(&[("a", 3)]), t0 + 200).unwrap()[0];
+            assert_eq!(e.retry_after, 3_500);
+            // After the hour, only the day counts.
+            assert!(assess(conn, &limits, &per_origin(&[("a", 3)]), t0 + 3_700).unwrap().is_empty());
+        });
+    }
+
+    #[test]
+    fn the_day_binds_when_its_room_is_smaller_and_more_than_the_limit_never_fits() {
+        with_conn(|conn| {
+            let limits = OriginLimits { per_hour: 5, per_day: 6 };
+            let t0 = 2_000_000;
+            record(conn, &per_origin(&[("a", 5)]), t0).unwrap();
+            let e = &assess(conn, &limits, &per_origin(&[("a", 2)]), t0 + 4_000).unwrap()[0];
+            assert_eq!((e.window, e.installed, e.room), (Window::Day, 5, 1));
+            assert_eq!(e.retry_after, 86_400 - 4_000);
+            let e = &assess(conn, &limits, &per_origin(&[("a", 7)]), t0 + 4_000).unwrap()[0];
+            assert!(e.arriving > e.limit);
+            assert_eq!(e.retry_after, 86_400, "never fits: a whole window");
+            assert!(e.to_string().contains("this update alone brings 7"), "{e}");
+        });
+    }
+
+    #[test]
+    fn zero_turns_a_window_off_and_old_rows_are_pruned() {
+        with_conn(|conn| {
+            let t0 = 3_000_000;
+            record(conn, &per_origin(&[("a", 50)]), t0).unwrap();
+            let limits = OriginLimits { per_hour: 0, per_day: 0 };
+            assert!(assess(conn, &limits, &per_origin(&[("a", 10_000)]), t0).unwrap().is_empty());
+            let hour_only = OriginLimits { per_hour: 60, per_day: 0 };
+            assert!(assess(conn, &hour_only, &per_origin(&[("a", 10)]), t0).unwrap().is_empty());
+            assert_eq!(assess(conn, &hour_only, &per_origin(&[("a", 11)]), t0).unwrap().len(), 1);
+            record(conn, &per_origin(&[("b", 1)]), t0 + 86_400).unwrap();
+            let rows: i64 = conn.query_row("SELECT COUNT(*) FROM origin_installs", [], |r| r.get(0)).unwrap();
+            assert_eq!(rows, 1, "a's row is a day old and pruned");
+        });
+    }
+}
