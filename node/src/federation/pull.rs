@@ -231,18 +231,25 @@ pub struct HeldBack {
 impl std::fmt::Display for HeldBack {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let Some(first) = self.excess.first() else { return f.write_str("nothing held back") };
-        let held: u64 = self.excess.iter().map(|e| e.arriving - e.room).sum();
+        let OriginExcess { origin, window, limit, installed, arriving, room, .. } = first;
+        write!(
+            f,
+            "origin {origin:?} brought {arriving} new skills, over its limit of {limit} per {window} ({installed} \
+             installed in the last {window} before): {} held back",
+            arriving - room
+        )?;
         let mut origins: Vec<&str> = self.excess.iter().map(|e| e.origin.as_str()).collect();
         origins.sort_unstable();
         origins.dedup();
-        let wait = self.excess.iter().map(|e| e.retry_after).max().unwrap_or(1);
-        write!(f, "{first}; {held} new skills held back")?;
-        if origins.len() > 1 {
-            write!(f, " from {} origins", origins.len())?;
+        if self.excess.len() > 1 {
+            let held: u64 = self.excess.iter().map(|e| e.arriving - e.room).sum();
+            write!(f, "; {held} held back in all, from {} origins", origins.len())?;
         }
+        let wait = self.excess.iter().map(|e| e.retry_after).max().unwrap_or(1);
         write!(
             f,
-            " (the rest merged: {} new, {} updated, {} rejected); the next rounds fetch them again, all fit in {wait} s",
+            "; the rest of the round is merged ({} new, {} updated, {} rejected); the next rounds fetch the held-back \
+             ones again, all fit in {wait} s",
             self.merged.new_skills, self.merged.updated_skills, self.merged.rejected_skills
         )
     }

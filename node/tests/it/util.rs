@@ -108,9 +108,21 @@ impl TestNode {
         &self.client
     }
 
+    /// Its skill library: the store itself, for what HTTP cannot show (or
+    /// when the node answers 429).
+    pub(crate) fn library(&self) -> &ecp_node::library::Library {
+        self.node().library()
+    }
+
     /// Shuts the node down and binds a new one on the same data folder (and
     /// a new ephemeral port).
     pub(crate) async fn restart(&mut self) {
+        self.restart_with(|_| {}).await;
+    }
+
+    /// [`TestNode::restart`] with the configuration changed by `adjust` first.
+    pub(crate) async fn restart_with(&mut self, adjust: impl FnOnce(&mut Config)) {
+        adjust(&mut self.config);
         let node = self.node.take().expect("the node is running");
         tokio::time::timeout(DEADLINE, node.shutdown())
             .await
