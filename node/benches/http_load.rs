@@ -172,6 +172,11 @@ impl NodeProcess {
             .arg(dir.path().join("data"))
             .args(["serve", "--listen", &addr.to_string()])
             .env("RUST_LOG", "warn")
+            // The load pushes thousands of new skills from one origin: not what the
+            // origin limits are for. Variables, not flags, so older binaries still run.
+            .env("ECP_ORIGIN_LIMIT_HOUR", "0")
+            .env("ECP_ORIGIN_LIMIT_DAY", "0")
+            .env("ECP_CLIENT_RATE_LIMIT", "0")
             .env_remove("ECP_SECRET")
             .env_remove("ECP_CONFIG")
             .env_remove("ECP_SKILLS_DIR")
