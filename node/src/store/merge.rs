@@ -1,6 +1,8 @@
 //! Applying a merge: read the view, decide with the protocol crate, check
 //! the per-origin limits against the decisions, apply them in one transaction.
 
+use std::collections::HashMap;
+
 use ecp_protocol::{
     AcceptPolicy, Decision, KnowledgeUpdate, MergeContext, MergeResult, SkillKind, merge_knowledge,
 };
@@ -80,7 +82,7 @@ impl Store {
             if !held_back.is_empty() && on_excess == OnExcess::Refuse {
                 return Err(OriginLimited { excess: held_back }.into());
             }
-            let mut room: std::collections::HashMap<&str, u64> =
+            let mut room: HashMap<&str, u64> =
                 held_back.iter().map(|e| (e.origin.as_str(), e.room)).collect();
             let mut installed = PerOrigin::default();
             let mut changes = Vec::new();
