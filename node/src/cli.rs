@@ -38,6 +38,13 @@ pub(crate) struct GlobalArgs {
     /// with. `serve` reloads it on SIGHUP and when it changes.
     #[arg(long = "peers", env = "ECP_PEERS", global = true, value_name = "FILE")]
     pub(crate) peers: Option<PathBuf>,
+    /// Certificate (PEM chain) this node presents to https peers that ask
+    /// for one (mTLS); a [[peer]]'s client_cert replaces it for that peer.
+    #[arg(long, env = "ECP_TLS_CLIENT_CERT", global = true, value_name = "FILE")]
+    pub(crate) tls_client_cert: Option<PathBuf>,
+    /// The private key (PEM) of --tls-client-cert.
+    #[arg(long, env = "ECP_TLS_CLIENT_KEY", global = true, value_name = "FILE")]
+    pub(crate) tls_client_key: Option<PathBuf>,
 }
 
 /// The subcommands.
@@ -77,6 +84,10 @@ pub(crate) struct PeerArgs {
     /// --peers, else the trust in unconfigured senders, 0.6).
     #[arg(long, value_name = "T")]
     pub(crate) trust: Option<f64>,
+    /// For an https URL: trust only this CA (PEM) instead of the system's
+    /// roots (default: the ca of its [[peer]] in --peers, if any).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) ca: Option<PathBuf>,
     /// Print JSON instead of text.
     #[arg(long)]
     pub(crate) json: bool,
@@ -118,6 +129,17 @@ pub(crate) struct ServeArgs {
     /// Requests one client address may send at once (default 120).
     #[arg(long, env = "ECP_CLIENT_BURST", value_name = "N")]
     pub(crate) client_burst: Option<u32>,
+    /// Serve HTTPS with this certificate: a PEM file, the node's certificate
+    /// first, then its intermediates.
+    #[arg(long, env = "ECP_TLS_CERT", value_name = "FILE")]
+    pub(crate) tls_cert: Option<PathBuf>,
+    /// The private key (PEM: PKCS#8, RSA or EC) of --tls-cert.
+    #[arg(long, env = "ECP_TLS_KEY", value_name = "FILE")]
+    pub(crate) tls_key: Option<PathBuf>,
+    /// Require a client certificate issued by one of these CAs (PEM) from
+    /// every client (mTLS); clients without one fail the TLS handshake.
+    #[arg(long, env = "ECP_CLIENT_CA", value_name = "FILE")]
+    pub(crate) client_ca: Option<PathBuf>,
 }
 
 /// `--json` for commands that print data.

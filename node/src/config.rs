@@ -12,6 +12,7 @@ use ecp_protocol::StandardPolicy;
 use serde::Deserialize;
 
 use crate::store::OriginLimits;
+use crate::tls::TlsFiles;
 
 /// Default listen address: loopback only, so a node started without
 /// thinking about it is not reachable from the network.
@@ -80,6 +81,9 @@ pub struct FileConfig {
     /// Accept policy.
     #[serde(default)]
     pub policy: FilePolicy,
+    /// `[tls]`: certificate files (`cert`, `key`, `client_ca`, `client_cert`, `client_key`).
+    #[serde(default)]
+    pub tls: TlsFiles,
 }
 
 /// `[limits]` of `node.toml`.
@@ -153,6 +157,9 @@ pub struct Overrides {
     pub client_rate_limit: Option<u32>,
     /// `--client-burst` / `ECP_CLIENT_BURST`.
     pub client_burst: Option<u32>,
+    /// `--tls-cert`, `--tls-key`, `--client-ca`, `--tls-client-cert`,
+    /// `--tls-client-key` (and their `ECP_*` variables).
+    pub tls: TlsFiles,
 }
 
 /// The per-client request rate limit: a token bucket per client address.
@@ -212,6 +219,10 @@ pub struct Config {
     pub origin_limits: OriginLimits,
     /// Requests per client address.
     pub client_rate_limit: ClientRateLimit,
+    /// TLS: the server's certificate and key (HTTPS when set), the CAs of
+    /// required client certificates, the node's own client certificate.
+    /// Checked for completeness here, read when the node starts.
+    pub tls: TlsFiles,
 }
 
 impl Config {
@@ -287,6 +298,8 @@ impl Config {
                 message: "must be at least 1 (turn the limit off with client_rate_limit = 0 instead)".into(),
             });
         }
+        let tls = over.tls.or(fc.tls);
+        tls.check().map_err(|(key, message)| ConfigError::Invalid { key, message })?;
         Ok(Config {
             listen,
             data_dir,
@@ -304,6 +317,7 @@ impl Config {
             peers_file: over.peers,
             origin_limits,
             client_rate_limit,
+            tls,
         })
     }
 

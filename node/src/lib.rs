@@ -16,6 +16,7 @@
 //! - [`http`]: the router — ECP endpoints, `/healthz`, the local `/v1/` API.
 //! - [`node`]: a running server: bind, serve, graceful shutdown.
 //! - [`serve`]: the accept loop — header timeout, connection cap, graceful drain.
+//! - [`tls`]: certificates and keys; rustls for the server (and mTLS) and for https peers.
 #![deny(missing_docs)]
 
 pub mod config;
@@ -29,6 +30,7 @@ pub mod peers;
 pub mod projection;
 pub mod serve;
 pub mod store;
+pub mod tls;
 
 /// The protocol version the node speaks.
 pub const PROTOCOL_VERSION: &str = ecp_protocol::PROTOCOL_VERSION;

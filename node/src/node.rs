@@ -39,12 +39,17 @@ pub enum StartError {
     /// The federator could not start.
     #[error(transparent)]
     Federation(#[from] crate::federation::StartError),
+    /// A certificate or key file is missing or unusable.
+    #[error(transparent)]
+    Tls(#[from] crate::tls::TlsError),
 }
 
 /// A started node.
 #[derive(Debug)]
 pub struct Node {
     local_addr: SocketAddr,
+    /// `None`: plain HTTP; `Some(mutual)`: HTTPS, requiring client certificates when `mutual`.
+    tls: Option<bool>,
     library: Library,
     federator: Federator,
     shutdown: Option<oneshot::Sender<()>>,
@@ -68,6 +73,10 @@ impl Node {
         config: Config,
         discovery: Option<mpsc::Receiver<DiscoveryEvent>>,
     ) -> Result<Node, StartError> {
+        // Certificates first: a node whose TLS is broken must not start at all.
+        crate::tls::install_default_provider();
+        let server_tls = crate::tls::ServerTls::load(&config.tls)?;
+        let client_identity = crate::tls::Identity::of_node(&config.tls)?;
         let peers = match config.peers_file.clone() {
             Some(path) => tokio::task::spawn_blocking(move || PeersConfig::load(&path))
                 .await
@@ -131,7 +140,8 @@ impl Node {
             }
             None => (None, None),
         };
-        let federator = Federator::start(library.clone(), &config, peers, discovery_events).await?;
+        let federator =
+            Federator::start(library.clone(), &config, peers, client_identity, discovery_events).await?;
         if let Some(path) = config.peers_file.clone() {
             federator.watch_file(path);
         }
@@ -139,11 +149,15 @@ impl Node {
         let state = AppState::with_federator(library.clone(), config, Some(federator.clone()));
         let router = http::app(state);
         let (tx, rx) = oneshot::channel::<()>();
-        let server = tokio::spawn(crate::serve::serve(listener, router, header_read_timeout, async move {
-            let _ = rx.await;
-        }));
+        let tls = server_tls.as_ref().map(|t| t.mutual);
+        let acceptor = server_tls.map(|t| t.acceptor);
+        let server =
+            tokio::spawn(crate::serve::serve(listener, router, header_read_timeout, acceptor, async move {
+                let _ = rx.await;
+            }));
         Ok(Node {
             local_addr,
+            tls,
             library,
             federator,
             shutdown: Some(tx),
@@ -163,9 +177,20 @@ impl Node {
         self.local_addr
     }
 
-    /// Its base URL, `http://<addr>`.
+    /// Its base URL: `http://<addr>`, or `https://<addr>` with TLS.
     pub fn url(&self) -> String {
-        format!("http://{}", self.local_addr)
+        let scheme = if self.tls.is_some() { "https" } else { "http" };
+        format!("{scheme}://{}", self.local_addr)
+    }
+
+    /// How it speaks to clients: plain HTTP, TLS, or TLS requiring client
+    /// certificates (mTLS).
+    pub fn transport(&self) -> &'static str {
+        match self.tls {
+            None => "plain HTTP",
+            Some(false) => "TLS",
+            Some(true) => "mTLS (client certificates required)",
+        }
     }
 
     /// Its skill library.

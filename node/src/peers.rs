@@ -3,7 +3,8 @@
 //! The example file at the top of the repository documents every key. Parsed
 //! here with serde (unknown keys refused), then resolved in one step into
 //! [`PeersConfig`]: defaults filled in, durations and cron expressions
-//! checked, URLs normalised, secrets read from the environment. Every error
+//! checked, URLs normalised, secrets read from the environment, certificate
+//! files (`ca`, `client_cert`, `client_key`) read and checked. Every error
 //! names the key (`peer[1].trust`) or the line it comes from.
 //!
 //! What it does not do: run anything ([`crate::federation`] does), or watch
@@ -14,6 +15,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::Deserialize;
+
+use crate::tls::{Identity, PeerTls, TlsError, TrustAnchors};
 
 /// Interval of a peer without its own `interval` or `cron`, when
 /// `[federation]` sets neither.
@@ -57,6 +60,14 @@ pub enum PeersError {
         key: String,
         /// What is wrong and what to do.
         message: String,
+    },
+    /// A certificate or key file of a `[[peer]]` is missing or unusable.
+    #[error("peers file {file}: {source}")]
+    Tls {
+        /// The file (as given).
+        file: String,
+        /// What is wrong with the certificate file; it names the key.
+        source: TlsError,
     },
 }
 
@@ -164,6 +175,10 @@ pub struct PeerConfig {
     pub schedule: Option<Schedule>,
     /// The instance id it must have; `None` learns it from its manifest.
     pub instance: Option<String>,
+    /// For an `https` URL: the CA to trust instead of the system's roots
+    /// (`ca`), the certificate to present instead of the node's own
+    /// (`client_cert`, `client_key`). Read when the file is loaded.
+    pub tls: PeerTls,
 }
 
 // ---- the file as written ----
@@ -207,6 +222,9 @@ struct FilePeer {
     interval: Option<String>,
     cron: Option<String>,
     instance: Option<String>,
+    ca: Option<PathBuf>,
+    client_cert: Option<PathBuf>,
+    client_key: Option<PathBuf>,
 }
 
 impl PeersConfig {
@@ -217,7 +235,8 @@ impl PeersConfig {
         PeersConfig::parse(&text, &path.display().to_string())
     }
 
-    /// Resolves the text of a peers file; `file` names it in errors.
+    /// Resolves the text of a peers file; `file` names it in errors, and
+    /// relative certificate paths are relative to its folder.
     pub fn parse(text: &str, file: &str) -> Result<PeersConfig, PeersError> {
         let raw: File = toml::from_str(text).map_err(|e| {
             let at = e.span().map_or(0, |s| s.start).min(text.len());
@@ -288,6 +307,7 @@ impl PeersConfig {
                 }
                 other => other,
             };
+            let tls = peer_tls(file, &url, (p.ca, p.client_cert, p.client_key), &key)?;
             peers.push(PeerConfig {
                 url,
                 secret,
@@ -296,6 +316,7 @@ impl PeersConfig {
                 push: p.push.unwrap_or(false),
                 schedule: own,
                 instance,
+                tls,
             });
         }
         Ok(PeersConfig {
@@ -313,6 +334,58 @@ impl PeersConfig {
     pub fn schedule_of(&self, peer: &PeerConfig) -> Schedule {
         peer.schedule.clone().unwrap_or_else(|| self.federation.schedule.clone())
     }
+}
+
+/// The TLS setting of the `[[peer]]` at `url`, from its `ca`,
+/// `client_cert` and `client_key`: the files read and checked. `key` names
+/// a field of this peer in errors; relative paths are relative to the
+/// folder of `file`.
+fn peer_tls(
+    file: &str,
+    url: &str,
+    (ca, cert, cert_key): (Option<PathBuf>, Option<PathBuf>, Option<PathBuf>),
+    key: &dyn Fn(&str) -> String,
+) -> Result<PeerTls, PeersError> {
+    let invalid = |field: &str, message: String| PeersError::Invalid {
+        file: file.to_owned(),
+        key: key(field),
+        message,
+    };
+    let unusable = |source: TlsError| PeersError::Tls { file: file.to_owned(), source };
+    if !url.starts_with("https:") {
+        return match [(&ca, "ca"), (&cert, "client_cert"), (&cert_key, "client_key")]
+            .into_iter()
+            .find(|(value, _)| value.is_some())
+        {
+            Some((_, field)) => Err(invalid(field, format!("applies to https peers only; the url is {url}"))),
+            None => Ok(PeerTls::default()),
+        };
+    }
+    let folder = Path::new(file).parent().unwrap_or(Path::new(""));
+    let ca = match ca {
+        Some(path) => Some(TrustAnchors::load(&key("ca"), &folder.join(path)).map_err(unusable)?),
+        None => None,
+    };
+    let identity = match (cert, cert_key) {
+        (Some(cert), Some(cert_key)) => Some(
+            Identity::load(
+                (&key("client_cert"), &folder.join(cert)),
+                (&key("client_key"), &folder.join(cert_key)),
+            )
+            .map_err(unusable)?,
+        ),
+        (Some(_), None) => {
+            return Err(invalid("client_key", "client_cert needs its key: set client_key too".into()));
+        }
+        (None, Some(_)) => {
+            return Err(invalid(
+                "client_cert",
+                "client_key needs its certificate: set client_cert too".into(),
+            ));
+        }
+        (None, None) => None,
+    };
+    Ok(PeerTls { ca, identity })
 }
 
 /// A base URL as peers are keyed: `http` or `https`, a host, no user

@@ -7,18 +7,28 @@
 //! a header read timeout, a cap on open connections (excess connections are
 //! closed at once rather than queued), and a graceful shutdown that lets
 //! requests in flight finish for a while.
+//!
+//! With TLS, each connection's handshake runs in the connection's own task
+//! (a slow client never holds up the accept loop), under the same deadline
+//! as the headers: a client that stalls the handshake is dropped like one
+//! that stalls its headers. The connection's permit is held from accept to
+//! close, handshake included.
 
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
 
+use std::net::SocketAddr;
+
 use axum::Router;
 use axum::extract::ConnectInfo;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
-use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::server::graceful::{GracefulShutdown, Watcher};
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
+use tokio_rustls::TlsAcceptor;
 use tower::ServiceExt;
 
 /// Most connections open at once.
@@ -27,11 +37,13 @@ pub const MAX_CONNECTIONS: usize = 1024;
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
 /// Serves `router` on `listener` until `shutdown` completes; a client has
-/// `header_read_timeout` to send each request's headers.
+/// `header_read_timeout` to send each request's headers (and, with `tls`,
+/// as long again to complete the TLS handshake).
 pub async fn serve(
     listener: TcpListener,
     router: Router,
     header_read_timeout: Duration,
+    tls: Option<TlsAcceptor>,
     shutdown: impl std::future::Future<Output = ()>,
 ) -> std::io::Result<()> {
     let graceful = GracefulShutdown::new();
@@ -55,21 +67,17 @@ pub async fn serve(
             continue;
         };
         let _ = stream.set_nodelay(true);
-        let router = router.clone();
-        let service = hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
-            request.extensions_mut().insert(ConnectInfo(remote));
-            let router = router.clone();
-            async move { Ok::<_, Infallible>(router.oneshot(request).await.unwrap_or_else(|e| match e {})) }
-        });
-        let connection = hyper::server::conn::http1::Builder::new()
-            .timer(TokioTimer::new())
-            .header_read_timeout(header_read_timeout)
-            .serve_connection(TokioIo::new(stream), service);
-        let connection = graceful.watch(connection);
+        let (router, watcher, tls) = (router.clone(), graceful.watcher(), tls.clone());
         tokio::spawn(async move {
             let _permit = permit;
-            if let Err(e) = connection.await {
-                tracing::debug!(%remote, error = %e, "connection closed with an error");
+            let Some(acceptor) = tls else {
+                return connection(stream, remote, router, header_read_timeout, watcher).await;
+            };
+            match tokio::time::timeout(header_read_timeout, acceptor.accept(stream)).await {
+                Ok(Ok(stream)) => connection(stream, remote, router, header_read_timeout, watcher).await,
+                // Scanners, plain-HTTP clients, untrusted or missing client certificates.
+                Ok(Err(e)) => tracing::debug!(%remote, error = %e, "TLS handshake failed"),
+                Err(_) => tracing::debug!(%remote, "TLS handshake not completed in time; connection closed"),
             }
         });
     }
@@ -79,4 +87,29 @@ pub async fn serve(
         () = tokio::time::sleep(SHUTDOWN_GRACE) => tracing::warn!("shutdown grace period over; closing connections"),
     }
     Ok(())
+}
+
+/// Serves one connection (plain or after the TLS handshake) until it closes
+/// or, after shutdown began, its request in flight is answered.
+async fn connection<I>(
+    io: I,
+    remote: SocketAddr,
+    router: Router,
+    header_read_timeout: Duration,
+    watcher: Watcher,
+) where
+    I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let service = hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
+        request.extensions_mut().insert(ConnectInfo(remote));
+        let router = router.clone();
+        async move { Ok::<_, Infallible>(router.oneshot(request).await.unwrap_or_else(|e| match e {})) }
+    });
+    let connection = hyper::server::conn::http1::Builder::new()
+        .timer(TokioTimer::new())
+        .header_read_timeout(header_read_timeout)
+        .serve_connection(TokioIo::new(io), service);
+    if let Err(e) = watcher.watch(connection).await {
+        tracing::debug!(%remote, error = %e, "connection closed with an error");
+    }
 }

@@ -12,6 +12,7 @@ use anyhow::{Context as _, bail};
 use ecp_node::config::{Config, Overrides};
 use ecp_node::federation::{self, Context, PeerSpec, PeerSync, PullOutcome, PullReport, PushReport};
 use ecp_node::peers::{PeersConfig, Secret, normalise_url};
+use ecp_node::tls::{Identity, TrustAnchors};
 use ecp_protocol::MergeResult;
 use serde_json::json;
 
@@ -26,11 +27,19 @@ fn peers_file(config: &Config) -> anyhow::Result<Option<PeersConfig>> {
     }
 }
 
-fn context(config: &Config, library: ecp_node::library::Library, peers: Option<&PeersConfig>) -> Context {
+/// What the rounds need; the node's client certificate (`--tls-client-cert`)
+/// is read here.
+fn context(
+    config: &Config,
+    library: ecp_node::library::Library,
+    peers: Option<&PeersConfig>,
+) -> anyhow::Result<Context> {
     let defaults = PeersConfig::default();
     let file = peers.unwrap_or(&defaults);
     let reshare = file.federation.reshare_external.unwrap_or(config.reshare_external);
-    Context::new(library, config.policy.clone(), reshare, file.federation.timeout)
+    let identity = Identity::of_node(&config.tls)?;
+    Ok(Context::new(library, config.policy.clone(), reshare, file.federation.timeout)
+        .with_client_identity(identity))
 }
 
 /// The peer of `pull URL` / `push URL`: its [[peer]] when --peers names it,
@@ -51,6 +60,12 @@ fn peer_of(config: &Config, peers: Option<&PeersConfig>, args: &PeerArgs) -> any
     if let Some(trust) = args.trust {
         spec.trust = trust;
     }
+    if let Some(ca) = &args.ca {
+        if !spec.url.starts_with("https:") {
+            bail!("--ca: applies to https URLs only; the URL is {}", spec.url);
+        }
+        spec.tls.ca = Some(TrustAnchors::load("--ca", ca)?);
+    }
     Ok(spec)
 }
 
@@ -63,7 +78,7 @@ pub(crate) fn pull(global: &GlobalArgs, args: PeerArgs) -> anyhow::Result<ExitCo
     let peers = peers_file(&config)?;
     let spec = peer_of(&config, peers.as_ref(), &args)?;
     let library = super::open_library(&config, true)?;
-    let ctx = context(&config, library, peers.as_ref());
+    let ctx = context(&config, library, peers.as_ref())?;
     let report = runtime()?
         .block_on(federation::pull(&ctx, &spec))
         .with_context(|| format!("pull from {} failed", spec.url))?;
@@ -80,7 +95,7 @@ pub(crate) fn push(global: &GlobalArgs, args: PeerArgs) -> anyhow::Result<ExitCo
     let peers = peers_file(&config)?;
     let spec = peer_of(&config, peers.as_ref(), &args)?;
     let library = super::open_library(&config, false)?;
-    let ctx = context(&config, library, peers.as_ref());
+    let ctx = context(&config, library, peers.as_ref())?;
     let report = runtime()?
         .block_on(federation::push(&ctx, &spec))
         .with_context(|| format!("push to {} failed", spec.url))?;
@@ -98,7 +113,7 @@ pub(crate) fn sync(global: &GlobalArgs, json: bool) -> anyhow::Result<ExitCode> 
         bail!("sync needs the peers file: pass --peers FILE (or set ECP_PEERS)");
     };
     let library = super::open_library(&config, true)?;
-    let ctx = context(&config, library, Some(&peers));
+    let ctx = context(&config, library, Some(&peers))?;
     let specs: Vec<PeerSpec> = peers.peers.iter().map(|p| PeerSpec::configured(&peers, p)).collect();
     let results = runtime()?.block_on(federation::sync_all(&ctx, &specs));
     let failed =

@@ -39,10 +39,16 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 
 /// Resolves the configuration from the global flags plus `extra`.
 pub(crate) fn resolve(global: &crate::cli::GlobalArgs, extra: Overrides) -> anyhow::Result<Config> {
+    let tls = ecp_node::tls::TlsFiles {
+        client_cert: global.tls_client_cert.clone(),
+        client_key: global.tls_client_key.clone(),
+        ..extra.tls.clone()
+    };
     let over = Overrides {
         data: global.data.clone(),
         skills_dir: global.skills_dir.clone(),
         peers: global.peers.clone(),
+        tls,
         ..extra
     };
     Ok(Config::resolve(global.config.as_deref(), over)?)

@@ -4,6 +4,7 @@ use std::process::ExitCode;
 
 use ecp_node::Node;
 use ecp_node::config::Overrides;
+use ecp_node::tls::TlsFiles;
 
 use crate::cli::{GlobalArgs, ServeArgs};
 
@@ -20,6 +21,12 @@ pub(crate) fn run(global: &GlobalArgs, args: ServeArgs) -> anyhow::Result<ExitCo
             origin_limit_day: args.origin_limit_day,
             client_rate_limit: args.client_rate_limit,
             client_burst: args.client_burst,
+            tls: TlsFiles {
+                cert: args.tls_cert,
+                key: args.tls_key,
+                client_ca: args.client_ca,
+                ..TlsFiles::default()
+            },
             ..Overrides::default()
         },
     )?;
@@ -30,11 +37,13 @@ pub(crate) fn run(global: &GlobalArgs, args: ServeArgs) -> anyhow::Result<ExitCo
         let node = Node::bind(config).await?;
         tracing::info!(
             url = %node.url(),
+            transport = node.transport(),
             instance = node.library().store().instance_id(),
             skills_dir = %skills_dir.display(),
             auth,
             peers = node.federator().peers_config().peers.len(),
-            "ecp-node listening"
+            "ecp-node listening on {}",
+            node.url()
         );
         node.run_until(ecp_node::node::shutdown_signal()).await?;
         tracing::info!("ecp-node stopped");

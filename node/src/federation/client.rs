@@ -36,6 +36,10 @@ pub enum ClientError {
     /// The connection failed midway.
     #[error("request failed: {0}")]
     Transport(String),
+    /// TLS failed: the peer's certificate is not trusted, or the peer
+    /// refused ours (or our lack of one).
+    #[error("TLS: {0}")]
+    Tls(String),
     /// The peer answered with an error status.
     #[error("answered {status}{}", if .message.is_empty() { String::new() } else { format!(": {}", .message) })]
     Status {
@@ -77,14 +81,16 @@ pub struct PeerClient {
     timeout: Duration,
 }
 
-/// The shared HTTP client: rustls, gzip, connect timeout `min(timeout, 5 s)`.
-pub fn http_client(timeout: Duration) -> reqwest::Client {
+/// An HTTP client (a connection pool): rustls configured with `tls`, gzip,
+/// connect timeout `min(timeout, 5 s)`.
+pub fn http_client(timeout: Duration, tls: rustls::ClientConfig) -> Result<reqwest::Client, ClientError> {
     reqwest::Client::builder()
+        .use_preconfigured_tls(tls)
         .connect_timeout(timeout.min(MAX_CONNECT_TIMEOUT))
         .pool_idle_timeout(Duration::from_secs(90))
         .user_agent(concat!("ecp-node/", env!("CARGO_PKG_VERSION")))
         .build()
-        .unwrap_or_else(|_| reqwest::Client::new())
+        .map_err(|e| ClientError::Tls(format!("cannot set up the HTTP client: {e}")))
 }
 
 impl PeerClient {
@@ -196,11 +202,58 @@ impl PeerClient {
         // reqwest's own text repeats the URL.
         let mut cause: &dyn std::error::Error = &e;
         while let Some(next) = cause.source() {
+            if let Some(tls) = rustls_error(next) {
+                return ClientError::Tls(tls_problem(tls));
+            }
             cause = next;
         }
         let text = one_line(&cause.to_string(), 200);
         if connect { ClientError::Connect(text) } else { ClientError::Transport(text) }
     }
+}
+
+/// The rustls error behind `e`, if it is one. TLS errors reach us wrapped
+/// in `io::Error`, whose `source()` skips the wrapped error itself.
+fn rustls_error<'a>(e: &'a (dyn std::error::Error + 'static)) -> Option<&'a rustls::Error> {
+    e.downcast_ref::<rustls::Error>().or_else(|| {
+        e.downcast_ref::<std::io::Error>()
+            .and_then(|io| io.get_ref())
+            .and_then(|inner| inner.downcast_ref::<rustls::Error>())
+    })
+}
+
+/// What a TLS failure means for the operator, and what to do.
+fn tls_problem(e: &rustls::Error) -> String {
+    use rustls::{AlertDescription, CertificateError, Error};
+    let hint = match e {
+        Error::InvalidCertificate(CertificateError::UnknownIssuer | CertificateError::BadSignature) => {
+            "the peer's certificate is not issued by a CA we trust; set `ca` in its [[peer]] to the CA that \
+             issued it"
+        }
+        Error::InvalidCertificate(
+            CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
+        ) => "the peer's certificate does not name the host of its URL; use a name or address it covers",
+        Error::InvalidCertificate(
+            CertificateError::Expired
+            | CertificateError::ExpiredContext { .. }
+            | CertificateError::NotValidYet
+            | CertificateError::NotValidYetContext { .. },
+        ) => "the peer's certificate is outside its validity period (or our clock is wrong)",
+        Error::AlertReceived(
+            AlertDescription::CertificateRequired
+            | AlertDescription::HandshakeFailure
+            | AlertDescription::BadCertificate
+            | AlertDescription::UnknownCA
+            | AlertDescription::CertificateUnknown
+            | AlertDescription::AccessDenied,
+        ) => {
+            "the peer refused our client certificate, or our lack of one; give one its CA issued with \
+             --tls-client-cert and --tls-client-key (or client_cert and client_key in its [[peer]])"
+        }
+        _ => "",
+    };
+    let text = one_line(&e.to_string(), 200);
+    if hint.is_empty() { text } else { format!("{text}: {hint}") }
 }
 
 /// The `error` member of an ECP error answer, or the start of the body;

@@ -3,6 +3,7 @@
 //! # Layout
 //!
 //! - [`client`]: the ECP/1.1 HTTP client (reqwest, rustls), `X-ECP-HMAC` signing.
+//! - [`clients`]: one connection pool per TLS setting (trusted CAs, client certificate).
 //! - [`pull`](mod@pull): one pull round — manifest, `?since=` pull, merge, cursor.
 //! - [`push`](mod@push): one push — what the peer has not acknowledged, as `POST /ecp/skills`.
 //! - [`backoff`]: how long a failing peer is left alone.
@@ -43,6 +44,7 @@
 
 pub mod backoff;
 pub mod client;
+pub mod clients;
 pub mod pull;
 pub mod push;
 
@@ -61,6 +63,7 @@ use crate::discovery::{DiscoveredPeer, DiscoveryEvent};
 use crate::library::Library;
 use crate::peers::{PeerConfig, PeersConfig, Schedule, Secret};
 use crate::store::{PeerKind, PeerState, StoreError};
+use crate::tls::{Identity, PeerTls};
 
 pub use client::{ClientError, PeerClient};
 pub use pull::{HeldBack, PullOutcome, PullReport, pull};
@@ -143,6 +146,8 @@ pub struct PeerSpec {
     pub schedule: Schedule,
     /// The instance it must have, when known in advance.
     pub instance: Option<String>,
+    /// For an `https` peer: the CAs to trust and the certificate to present.
+    pub tls: PeerTls,
 }
 
 impl PeerSpec {
@@ -157,6 +162,7 @@ impl PeerSpec {
             push: peer.push,
             schedule: config.schedule_of(peer),
             instance: peer.instance.clone(),
+            tls: peer.tls.clone(),
         }
     }
 
@@ -171,12 +177,13 @@ impl PeerSpec {
             push: true,
             schedule: Schedule::Every(crate::peers::DEFAULT_INTERVAL),
             instance: None,
+            tls: PeerTls::default(),
         }
     }
 }
 
 /// What a round needs: the library, the accept policy, whether received
-/// skills are re-served, and the HTTP client with its timeout.
+/// skills are re-served, and the HTTP clients with their timeout.
 #[derive(Debug, Clone)]
 pub struct Context {
     /// Where merges go and pushes come from.
@@ -185,16 +192,24 @@ pub struct Context {
     pub policy: StandardPolicy,
     /// Re-serve received skills (`reshare_external`).
     pub reshare: bool,
-    /// Shared connection pool.
-    pub http: reqwest::Client,
+    /// Shared connection pools, one per TLS setting.
+    pub http: clients::Clients,
     /// Time allowed for each request.
     pub timeout: Duration,
 }
 
 impl Context {
-    /// A context whose client has `timeout` per request.
+    /// A context whose clients have `timeout` per request and present no
+    /// client certificate unless a peer's own `client_cert` says so.
     pub fn new(library: Library, policy: StandardPolicy, reshare: bool, timeout: Duration) -> Context {
-        Context { library, policy, reshare, http: client::http_client(timeout), timeout }
+        Context { library, policy, reshare, http: clients::Clients::new(timeout, None), timeout }
+    }
+
+    /// This context, presenting `identity` (the node's `--tls-client-cert`)
+    /// to `https` peers that ask for a certificate and have none of their own.
+    pub fn with_client_identity(mut self, identity: Option<Identity>) -> Context {
+        self.http = clients::Clients::new(self.timeout, identity);
+        self
     }
 
     /// Our instance id.
@@ -203,8 +218,8 @@ impl Context {
     }
 
     /// A client for `peer`.
-    pub fn client(&self, peer: &PeerSpec) -> PeerClient {
-        PeerClient::new(self.http.clone(), &peer.url, peer.secret.clone(), self.timeout)
+    pub fn client(&self, peer: &PeerSpec) -> Result<PeerClient, ClientError> {
+        Ok(PeerClient::new(self.http.get(&peer.tls)?, &peer.url, peer.secret.clone(), self.timeout))
     }
 
     /// The stored state of `peer` (cursor, ETags, acknowledgements), or a
@@ -390,6 +405,8 @@ struct Inner {
     /// This node's own secret: used towards discovered peers that require
     /// one (one shared secret per mesh).
     own_secret: Option<Secret>,
+    /// This node's client certificate (`--tls-client-cert`), for every context.
+    client_identity: Option<Identity>,
     /// The peers file as last applied, and the context rounds clone. A std
     /// lock: held for a clone, never across an await.
     settings: std::sync::RwLock<(PeersConfig, Context)>,
@@ -481,11 +498,14 @@ fn worth_a_warning(failures: i64) -> bool {
 }
 
 impl Federator {
-    /// Starts federating with `peers`; consumes `discovery` events when given.
+    /// Starts federating with `peers`, presenting `client_identity` to
+    /// `https` peers that ask for a certificate; consumes `discovery` events
+    /// when given.
     pub async fn start(
         library: Library,
         config: &crate::config::Config,
         peers: PeersConfig,
+        client_identity: Option<Identity>,
         discovery: Option<mpsc::Receiver<DiscoveryEvent>>,
     ) -> Result<Federator, StartError> {
         let scheduler = JobScheduler::new().await.map_err(|e| StartError(format!("{e:?}")))?;
@@ -496,7 +516,8 @@ impl Federator {
             config.policy.clone(),
             config.reshare_external,
             initial.federation.timeout,
-        );
+        )
+        .with_client_identity(client_identity.clone());
         let learned = {
             let library = library.clone();
             blocking(move || library.store().peer_states()).await.unwrap_or_default()
@@ -510,6 +531,7 @@ impl Federator {
             policy: config.policy.clone(),
             node_reshare: config.reshare_external,
             own_secret: config.secret.clone().map(Secret::new),
+            client_identity,
             settings: std::sync::RwLock::new((initial, ctx)),
             peers: tokio::sync::Mutex::new(HashMap::new()),
             identities: std::sync::RwLock::new(Identities { learned, ..Identities::default() }),
@@ -605,7 +627,8 @@ impl Federator {
                     self.0.policy.clone(),
                     reshare,
                     config.federation.timeout,
-                );
+                )
+                .with_client_identity(self.0.client_identity.clone());
             }
             ctx.reshare = reshare;
             *applied = config.clone();
@@ -883,6 +906,7 @@ impl Federator {
             push: false,
             schedule: config.federation.schedule.clone(),
             instance: Some(peer.instance.clone()),
+            tls: PeerTls::default(),
         };
         let slot = match running.remove(&url) {
             Some(r) if r.spec == spec => {
@@ -964,7 +988,7 @@ impl Federator {
 /// Learns a non-pulled peer's instance from its manifest.
 async fn probe(ctx: &Context, spec: &PeerSpec) -> Result<String, SyncFailure> {
     let attempt = async {
-        let client::Fetched::Fresh { value: manifest, .. } = ctx.client(spec).manifest(None).await? else {
+        let client::Fetched::Fresh { value: manifest, .. } = ctx.client(spec)?.manifest(None).await? else {
             return Err(SyncError::Protocol("answered 304 to a manifest request without a tag".into()));
         };
         let instance = ctx.check_instance(spec, &manifest.instance)?;

@@ -90,7 +90,7 @@ pub async fn pull(ctx: &Context, peer: &PeerSpec) -> Result<PullReport, SyncFail
 
 async fn round(ctx: &Context, peer: &PeerSpec, attempted_at: &str) -> Result<PullReport, SyncError> {
     let state = ctx.peer_state(peer).await?;
-    let client = ctx.client(peer);
+    let client = ctx.client(peer)?;
     let known = state.last_success.is_some();
     let mut report = PullReport {
         url: peer.url.clone(),

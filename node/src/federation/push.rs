@@ -94,7 +94,7 @@ struct Outgoing<'a> {
 
 async fn round(ctx: &Context, peer: &PeerSpec) -> Result<PushReport, SyncError> {
     let state = ctx.peer_state(peer).await?;
-    let client = ctx.client(peer);
+    let client = ctx.client(peer)?;
     let mut instance = peer.instance.clone().unwrap_or_else(|| state.instance.clone());
     if instance.is_empty() {
         let Fetched::Fresh { value: manifest, .. } = client.manifest(None).await? else {
