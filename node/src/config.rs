@@ -424,6 +424,33 @@ mod tests {
     }
 
     #[test]
+    fn tls_files_come_from_flags_over_the_tls_table_and_come_in_pairs() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("node.toml");
+        std::fs::write(
+            &file,
+            "[tls]\ncert = \"file.pem\"\nkey = \"file.key\"\nclient_ca = \"ca.pem\"\n\
+             client_cert = \"me.pem\"\nclient_key = \"me.key\"\n",
+        )
+        .unwrap();
+        let flag = TlsFiles { cert: Some("flag.pem".into()), ..TlsFiles::default() };
+        let c = Config::resolve(Some(&file), Overrides { tls: flag, ..Default::default() }).unwrap();
+        assert_eq!(c.tls.cert, Some(PathBuf::from("flag.pem")));
+        assert_eq!(c.tls.key, Some(PathBuf::from("file.key")));
+        assert_eq!(c.tls.client_ca, Some(PathBuf::from("ca.pem")));
+        assert_eq!(c.tls.client_cert, Some(PathBuf::from("me.pem")));
+        assert!(c.tls.serves_tls());
+        assert!(!Config::resolve(None, Overrides::default()).unwrap().tls.serves_tls());
+
+        std::fs::write(&file, "[tls]\ncert = \"c.pem\"\n").unwrap();
+        let err = Config::resolve(Some(&file), Overrides::default()).unwrap_err().to_string();
+        assert!(err.contains("--tls-key") && err.contains("[tls] key"), "{err}");
+        std::fs::write(&file, "[tls]\ncertificate = \"c.pem\"\n").unwrap();
+        let err = Config::resolve(Some(&file), Overrides::default()).unwrap_err().to_string();
+        assert!(err.contains("certificate"), "{err}");
+    }
+
+    #[test]
     fn rejects_unknown_keys_and_bad_values_with_the_key_named() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("node.toml");

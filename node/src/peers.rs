@@ -561,6 +561,9 @@ mod tests {
             "pull",
             "push",
             "instance",
+            "ca",
+            "client_cert",
+            "client_key",
         ];
         for key in keys {
             assert!(

@@ -213,13 +213,14 @@ impl PeerClient {
 }
 
 /// The rustls error behind `e`, if it is one. TLS errors reach us wrapped
-/// in `io::Error`, whose `source()` skips the wrapped error itself.
-fn rustls_error<'a>(e: &'a (dyn std::error::Error + 'static)) -> Option<&'a rustls::Error> {
-    e.downcast_ref::<rustls::Error>().or_else(|| {
-        e.downcast_ref::<std::io::Error>()
-            .and_then(|io| io.get_ref())
-            .and_then(|inner| inner.downcast_ref::<rustls::Error>())
-    })
+/// in (nested) `io::Error`s, whose `source()` skips the wrapped error.
+fn rustls_error<'a>(mut e: &'a (dyn std::error::Error + 'static)) -> Option<&'a rustls::Error> {
+    loop {
+        if let Some(tls) = e.downcast_ref::<rustls::Error>() {
+            return Some(tls);
+        }
+        e = e.downcast_ref::<std::io::Error>()?.get_ref()?;
+    }
 }
 
 /// What a TLS failure means for the operator, and what to do.

@@ -14,13 +14,16 @@ use std::time::Duration;
 use super::client::{ClientError, http_client};
 use crate::tls::{Identity, PeerTls};
 
+/// A TLS setting's fingerprints: of its CAs, of its client identity.
+type SettingKey = ([u8; 32], [u8; 32]);
+
 /// The clients, by TLS setting. Cheap to clone: clones share the clients.
 #[derive(Debug, Clone)]
 pub struct Clients {
     timeout: Duration,
     /// Presented to peers whose `[[peer]]` names no `client_cert`.
     node_identity: Option<Identity>,
-    by_setting: Arc<Mutex<HashMap<([u8; 32], [u8; 32]), reqwest::Client>>>,
+    by_setting: Arc<Mutex<HashMap<SettingKey, reqwest::Client>>>,
 }
 
 impl Clients {

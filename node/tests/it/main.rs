@@ -24,3 +24,5 @@ mod federation;
 mod limits;
 // quarantine: approve and drop with the CLI beside a running node — lowering, provenance, audit, re-sends.
 mod quarantine;
+// tls: TLS and mTLS between nodes with a test CA (rcgen); bad certificate files; the binary over HTTPS.
+mod tls;

@@ -1,0 +1,551 @@
+//! TLS and mTLS between real nodes on loopback ports: a test CA made here
+//! with rcgen, two nodes pulling and pushing over TLS and over mTLS, a
+//! client without a certificate refused by an mTLS node, a node refusing a
+//! server whose CA it does not trust, certificate files that stop a node
+//! with the setting named, and the binary serving HTTPS and pulling with
+//! `--ca` and a client certificate.
+//!
+//! Every certificate names 127.0.0.1 (and localhost); every address is a
+//! loopback one. Rounds are driven with [`Federator::sync_now`].
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use ecp_node::Node;
+use ecp_node::config::{Config, Overrides};
+use ecp_node::federation::PeerSync;
+use ecp_node::peers::PeersConfig;
+use ecp_node::store::Source;
+use ecp_node::tls::TlsFiles;
+use ecp_protocol::skill_doc::StructureLimits;
+use rcgen::{
+    BasicConstraints, CertificateParams, CertifiedIssuer, DnType, ExtendedKeyUsagePurpose, IsCa, KeyPair,
+    KeyUsagePurpose,
+};
+use reqwest::StatusCode;
+use tempfile::TempDir;
+
+use crate::cli::Folders;
+
+/// Generous bound for anything that should take milliseconds.
+const SOON: Duration = Duration::from_secs(10);
+
+// ---------------------------------------------------------------------------
+// A test PKI
+
+/// Two CAs and what they issued, as PEM files in a temporary folder:
+///
+/// - `ca.pem`: the test CA; `server.pem`/`server.key` for 127.0.0.1 and
+///   localhost (serverAuth); `client.pem`/`client.key` (clientAuth);
+///   `node.pem`/`node.key` (both: one certificate per node, both ways).
+/// - `other-ca.pem`: an unrelated CA; `stranger.pem`/`stranger.key`, a
+///   client certificate it issued.
+struct Pki {
+    dir: TempDir,
+}
+
+impl Pki {
+    fn new() -> Pki {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let pki = Pki { dir };
+        let ca = pki.ca("ca.pem", "ecp test CA");
+        pki.issue(&ca, "server", "ecp test server", &[ExtendedKeyUsagePurpose::ServerAuth]);
+        pki.issue(&ca, "client", "ecp test client", &[ExtendedKeyUsagePurpose::ClientAuth]);
+        pki.issue(
+            &ca,
+            "node",
+            "ecp test node",
+            &[ExtendedKeyUsagePurpose::ServerAuth, ExtendedKeyUsagePurpose::ClientAuth],
+        );
+        let other = pki.ca("other-ca.pem", "another CA");
+        pki.issue(&other, "stranger", "a stranger", &[ExtendedKeyUsagePurpose::ClientAuth]);
+        pki
+    }
+
+    fn ca(&self, file: &str, name: &str) -> CertifiedIssuer<'static, KeyPair> {
+        let mut params = CertificateParams::new(Vec::<String>::new()).expect("CA parameters");
+        params.distinguished_name.push(DnType::CommonName, name);
+        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::DigitalSignature];
+        let ca = CertifiedIssuer::self_signed(params, KeyPair::generate().expect("a key"))
+            .expect("a self-signed CA");
+        std::fs::write(self.path(file), ca.pem()).expect("write the CA");
+        ca
+    }
+
+    /// `<stem>.pem` and `<stem>.key`, issued by `ca` for 127.0.0.1 and localhost.
+    fn issue(
+        &self,
+        ca: &CertifiedIssuer<'static, KeyPair>,
+        stem: &str,
+        name: &str,
+        usages: &[ExtendedKeyUsagePurpose],
+    ) {
+        let mut params =
+            CertificateParams::new(vec!["127.0.0.1".to_owned(), "localhost".to_owned()]).expect("parameters");
+        params.distinguished_name.push(DnType::CommonName, name);
+        params.extended_key_usages = usages.to_vec();
+        let key = KeyPair::generate().expect("a key");
+        let cert = params.signed_by(&key, ca).expect("a certificate");
+        std::fs::write(self.path(&format!("{stem}.pem")), cert.pem()).expect("write the certificate");
+        std::fs::write(self.path(&format!("{stem}.key")), key.serialize_pem()).expect("write the key");
+    }
+
+    fn path(&self, file: &str) -> PathBuf {
+        self.dir.path().join(file)
+    }
+
+    fn read(&self, file: &str) -> Vec<u8> {
+        std::fs::read(self.path(file)).expect("a PKI file")
+    }
+
+    /// A server that serves `server.pem`; with `mutual`, it requires a
+    /// client certificate from the test CA.
+    fn server(&self, mutual: bool) -> TlsFiles {
+        TlsFiles {
+            cert: Some(self.path("server.pem")),
+            key: Some(self.path("server.key")),
+            client_ca: mutual.then(|| self.path("ca.pem")),
+            ..TlsFiles::default()
+        }
+    }
+
+    /// `files`, presenting `<stem>.pem` to servers that ask.
+    fn presenting(&self, stem: &str, files: TlsFiles) -> TlsFiles {
+        TlsFiles {
+            client_cert: Some(self.path(&format!("{stem}.pem"))),
+            client_key: Some(self.path(&format!("{stem}.key"))),
+            ..files
+        }
+    }
+
+    /// A client of our own (not the node's code): trusts only `ca`, and
+    /// presents `<identity>.pem` when given.
+    fn client(&self, ca: &str, identity: Option<&str>) -> reqwest::Client {
+        let mut builder = reqwest::Client::builder()
+            .no_proxy()
+            .timeout(SOON)
+            .tls_built_in_root_certs(false)
+            .add_root_certificate(reqwest::Certificate::from_pem(&self.read(ca)).expect("the CA"));
+        if let Some(stem) = identity {
+            let mut pem = self.read(&format!("{stem}.pem"));
+            pem.extend(self.read(&format!("{stem}.key")));
+            builder = builder.identity(reqwest::Identity::from_pem(&pem).expect("an identity"));
+        }
+        builder.build().expect("a client")
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Nodes
+
+/// A node in its own temporary folder, with `tls` as its TLS files.
+struct TlsNode {
+    _dir: TempDir,
+    node: Node,
+}
+
+impl TlsNode {
+    async fn start(tls: TlsFiles) -> TlsNode {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let mut config = Config::for_tests(dir.path());
+        config.tls = tls;
+        let node = Node::bind(config).await.expect("the node starts");
+        TlsNode { _dir: dir, node }
+    }
+
+    fn url(&self) -> String {
+        self.node.url()
+    }
+
+    /// Adds a local skill.
+    async fn add_local(&self, name: &str) {
+        let text = format!(
+            "---\nname: {name}\ndescription: How to {name}\nconfidence: 1.0\n---\n# {name}\n\n\
+             Read the failing output, change one thing, run the tests again.\n"
+        );
+        let library = self.node.library().clone();
+        tokio::task::spawn_blocking(move || {
+            let origin = ecp_node::import::local_origin(library.store().instance_id());
+            let packet = ecp_node::import::local_packet(
+                &text,
+                None,
+                &origin,
+                &StructureLimits::default(),
+                ecp_node::store::now(),
+            )
+            .expect("a valid local skill");
+            library.put_local(&packet, Source::Operator).expect("stored")
+        })
+        .await
+        .expect("no panic");
+    }
+
+    /// The names of the skills it holds.
+    async fn skills(&self) -> Vec<String> {
+        let library = self.node.library().clone();
+        tokio::task::spawn_blocking(move || library.store().list_skills().expect("skills"))
+            .await
+            .expect("no panic")
+            .into_iter()
+            .map(|s| s.name)
+            .collect()
+    }
+
+    /// Federates with the peers of `toml` and runs one round with each.
+    async fn sync(&self, toml: &str) -> Vec<PeerSync> {
+        let peers = PeersConfig::parse(toml, "test peers").expect("valid peers");
+        self.node.federator().apply(peers).await;
+        self.node.federator().sync_now().await
+    }
+}
+
+/// A `[[peer]]` at `url` that is pulled from and pushed to, never on its own
+/// schedule during the test; `extra` are more keys.
+fn peer(url: &str, extra: &str) -> String {
+    format!("[federation]\ninterval = \"1h\"\n\n[[peer]]\nurl = \"{url}\"\npush = true\n{extra}\n")
+}
+
+fn toml_path(path: &Path) -> String {
+    path.to_str().expect("UTF-8 temporary path").replace('\\', "\\\\")
+}
+
+#[track_caller]
+fn assert_synced(results: &[PeerSync]) {
+    assert_eq!(results.len(), 1, "one peer");
+    let r = &results[0];
+    assert!(matches!(r.pull, Some(Ok(_))), "pull from {}: {:?}", r.url, r.pull);
+    assert!(matches!(r.push, Some(Ok(_))), "push to {}: {:?}", r.url, r.push);
+}
+
+/// The pull and push errors of the one peer synced.
+#[track_caller]
+fn sync_errors(results: &[PeerSync]) -> (String, String) {
+    assert_eq!(results.len(), 1, "one peer");
+    let r = &results[0];
+    let pull = match &r.pull {
+        Some(Err(e)) => e.clone(),
+        other => panic!("the pull should fail: {other:?}"),
+    };
+    let push = match &r.push {
+        Some(Err(e)) => e.clone(),
+        other => panic!("the push should fail: {other:?}"),
+    };
+    (pull, push)
+}
+
+// ---------------------------------------------------------------------------
+// Federation over TLS and mTLS
+
+#[tokio::test(flavor = "multi_thread")]
+async fn two_nodes_pull_and_push_a_skill_over_tls() {
+    let pki = Pki::new();
+    let (a, b) = (TlsNode::start(pki.server(false)).await, TlsNode::start(pki.server(false)).await);
+    assert!(a.url().starts_with("https://127.0.0.1:"), "{}", a.url());
+    assert_eq!(a.node.transport(), "TLS");
+    a.add_local("from-a").await;
+    b.add_local("from-b").await;
+
+    let ca = toml_path(&pki.path("ca.pem"));
+    assert_synced(&b.sync(&peer(&a.url(), &format!("ca = \"{ca}\""))).await);
+    assert!(b.skills().await.contains(&"from-a".to_owned()), "B pulled from-a over TLS");
+    assert!(a.skills().await.contains(&"from-b".to_owned()), "B pushed from-b over TLS");
+
+    // A client of our own that trusts the test CA talks to it; plain HTTP does not.
+    let reply = pki.client("ca.pem", None).get(format!("{}/healthz", a.url())).send().await.expect("https");
+    assert_eq!(reply.status(), StatusCode::OK);
+    let plain = a.url().replacen("https://", "http://", 1);
+    let http = reqwest::Client::builder().no_proxy().timeout(SOON).build().unwrap();
+    assert!(http.get(format!("{plain}/healthz")).send().await.is_err(), "plain HTTP to a TLS port fails");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn two_nodes_pull_and_push_a_skill_over_mtls() {
+    let pki = Pki::new();
+    // A presents its node certificate to every peer (--tls-client-cert);
+    // B presents none of its own, only the one its [[peer]] names.
+    let a = TlsNode::start(pki.presenting("node", pki.server(true))).await;
+    let b = TlsNode::start(pki.server(true)).await;
+    assert_eq!(a.node.transport(), "mTLS (client certificates required)");
+    a.add_local("from-a").await;
+    b.add_local("from-b").await;
+
+    let ca = toml_path(&pki.path("ca.pem"));
+    let (cert, key) = (toml_path(&pki.path("client.pem")), toml_path(&pki.path("client.key")));
+    let b_to_a = format!("ca = \"{ca}\"\nclient_cert = \"{cert}\"\nclient_key = \"{key}\"");
+    assert_synced(&b.sync(&peer(&a.url(), &b_to_a)).await);
+    assert_synced(&a.sync(&peer(&b.url(), &format!("ca = \"{ca}\""))).await);
+
+    let (at_a, at_b) = (a.skills().await, b.skills().await);
+    for name in ["from-a", "from-b"] {
+        assert!(at_a.contains(&name.to_owned()) && at_b.contains(&name.to_owned()), "{at_a:?} {at_b:?}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_mtls_node_refuses_a_client_without_a_certificate_and_stores_nothing() {
+    let pki = Pki::new();
+    let a = TlsNode::start(pki.server(true)).await;
+    let b = TlsNode::start(pki.server(false)).await;
+    b.add_local("uninvited").await;
+    let sequence = a.node.library().sequence();
+
+    let ca = toml_path(&pki.path("ca.pem"));
+    let (pull, push) = sync_errors(&b.sync(&peer(&a.url(), &format!("ca = \"{ca}\""))).await);
+    eprintln!("pull refused: {pull}");
+    for error in [&pull, &push] {
+        assert!(error.contains("TLS") && error.contains("client certificate"), "{error}");
+    }
+    assert!(b.skills().await == ["uninvited"], "B pulled nothing");
+    assert_eq!(a.skills().await, Vec::<String>::new(), "A stored nothing");
+    assert_eq!(a.node.library().sequence(), sequence, "A's store did not change");
+    let quarantine = a.node.library().store().quarantine().expect("quarantine");
+    assert!(quarantine.is_empty(), "nothing reached A's quarantine either: {quarantine:?}");
+
+    // Our own client: refused without a certificate and with one from
+    // another CA, answered with one from the test CA.
+    let healthz = format!("{}/healthz", a.url());
+    assert!(pki.client("ca.pem", None).get(&healthz).send().await.is_err(), "no certificate: refused");
+    let stranger = pki.client("ca.pem", Some("stranger")).get(&healthz).send().await;
+    assert!(stranger.is_err(), "a certificate from another CA: refused");
+    let member =
+        pki.client("ca.pem", Some("client")).get(&healthz).send().await.expect("a certificate it trusts");
+    assert_eq!(member.status(), StatusCode::OK);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_node_refuses_a_server_whose_ca_it_does_not_trust() {
+    let pki = Pki::new();
+    let a = TlsNode::start(pki.server(false)).await;
+    let b = TlsNode::start(TlsFiles::default()).await;
+    a.add_local("unverified").await;
+
+    // `ca` names another CA: only it is trusted.
+    let other = toml_path(&pki.path("other-ca.pem"));
+    let (pull, push) = sync_errors(&b.sync(&peer(&a.url(), &format!("ca = \"{other}\""))).await);
+    eprintln!("pull refused: {pull}");
+    for error in [&pull, &push] {
+        assert!(error.contains("TLS") && error.contains("not issued by a CA we trust"), "{error}");
+    }
+    // No `ca`: the system's roots, which do not hold the test CA either.
+    let (pull, _) = sync_errors(&b.sync(&peer(&a.url(), "")).await);
+    assert!(pull.contains("not issued by a CA we trust"), "{pull}");
+    assert_eq!(b.skills().await, Vec::<String>::new(), "B took nothing from an unverified server");
+}
+
+// ---------------------------------------------------------------------------
+// Bad files
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bad_certificate_files_stop_the_node_with_the_setting_named() {
+    let pki = Pki::new();
+    let missing = pki.path("missing.pem");
+    let garbled = pki.path("garbled.pem");
+    std::fs::write(&garbled, "-----BEGIN CERTIFICATE-----\nnot base64!\n-----END CERTIFICATE-----\n")
+        .unwrap();
+    let good = pki.server(true);
+    let cases: Vec<(&str, TlsFiles, &[&str])> = vec![
+        (
+            "missing certificate",
+            TlsFiles { cert: Some(missing.clone()), ..good.clone() },
+            &["--tls-cert", "cannot read", "missing.pem"],
+        ),
+        (
+            "a key as the certificate",
+            TlsFiles { cert: Some(pki.path("server.key")), ..good.clone() },
+            &["--tls-cert", "holds no certificate", "PEM"],
+        ),
+        (
+            "garbled PEM",
+            TlsFiles { cert: Some(garbled.clone()), ..good.clone() },
+            &["--tls-cert", "not a valid PEM file"],
+        ),
+        (
+            "a certificate as the key",
+            TlsFiles { key: Some(pki.path("server.pem")), ..good.clone() },
+            &["--tls-key", "holds no private key"],
+        ),
+        (
+            "another certificate's key",
+            TlsFiles { key: Some(pki.path("client.key")), ..good.clone() },
+            &["--tls-key", "does not belong to the certificate"],
+        ),
+        (
+            "missing client CA",
+            TlsFiles { client_ca: Some(missing.clone()), ..good.clone() },
+            &["--client-ca", "cannot read"],
+        ),
+        (
+            "a key as the client CA",
+            TlsFiles { client_ca: Some(pki.path("client.key")), ..good.clone() },
+            &["--client-ca", "holds no certificate"],
+        ),
+        (
+            "mismatched client certificate",
+            TlsFiles {
+                client_cert: Some(pki.path("client.pem")),
+                client_key: Some(pki.path("node.key")),
+                ..good.clone()
+            },
+            &["--tls-client-key", "does not belong"],
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (case, tls, expected) in &cases {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = Config::for_tests(dir.path());
+        config.tls = tls.clone();
+        match Node::bind(config).await {
+            Ok(node) => {
+                failures.push(format!("{case}: the node started"));
+                let _ = node.shutdown().await;
+            }
+            Err(e) => {
+                let message = e.to_string();
+                if let Some(missing) = expected.iter().find(|part| !message.contains(*part)) {
+                    failures.push(format!("{case}: {missing:?} not in {message:?}"));
+                }
+                if dir.path().join("data").exists() {
+                    failures.push(format!("{case}: the store was created before the files were checked"));
+                }
+            }
+        }
+    }
+    crate::util::assert_no_failures(&failures, cases.len());
+
+    // Half a pair is a configuration error, whichever half.
+    let half = Overrides {
+        tls: TlsFiles { cert: Some(pki.path("server.pem")), ..TlsFiles::default() },
+        ..Overrides::default()
+    };
+    let err = Config::resolve(None, half).unwrap_err().to_string();
+    assert!(err.contains("--tls-key"), "{err}");
+}
+
+#[test]
+fn peers_file_certificates_are_read_relative_to_it_and_errors_name_the_key() {
+    let pki = Pki::new();
+    let file = pki.path("peers.toml");
+    let load = |text: &str| {
+        std::fs::write(&file, text).unwrap();
+        PeersConfig::load(&file).map_err(|e| e.to_string())
+    };
+    let https = "https://127.0.0.1:7327";
+    let ok = load(&format!(
+        "[[peer]]\nurl = \"{https}\"\nca = \"ca.pem\"\nclient_cert = \"client.pem\"\nclient_key = \"client.key\"\n"
+    ))
+    .expect("relative paths resolve against the peers file's folder");
+    assert!(ok.peers[0].tls.ca.is_some() && ok.peers[0].tls.identity.is_some());
+
+    let cases = [
+        (format!("[[peer]]\nurl = \"{https}\"\nca = \"nowhere.pem\"\n"), "peer[0].ca: cannot read"),
+        (format!("[[peer]]\nurl = \"{https}\"\nca = \"client.key\"\n"), "peer[0].ca:"),
+        (format!("[[peer]]\nurl = \"{https}\"\nclient_cert = \"client.pem\"\n"), "peer[0].client_key"),
+        (format!("[[peer]]\nurl = \"{https}\"\nclient_key = \"client.key\"\n"), "peer[0].client_cert"),
+        (
+            format!(
+                "[[peer]]\nurl = \"{https}\"\nclient_cert = \"client.pem\"\nclient_key = \"server.key\"\n"
+            ),
+            "peer[0].client_key: the private key",
+        ),
+        (
+            "[[peer]]\nurl = \"http://127.0.0.1:7327\"\nca = \"ca.pem\"\n".to_owned(),
+            "peer[0].ca: applies to https",
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (text, expected) in &cases {
+        match load(text) {
+            Ok(_) => failures.push(format!("{text:?}: accepted")),
+            Err(e) if !e.contains(expected) => failures.push(format!("{text:?}: {expected:?} not in {e:?}")),
+            Err(_) => {}
+        }
+    }
+    crate::util::assert_no_failures(&failures, cases.len());
+}
+
+// ---------------------------------------------------------------------------
+// The binary
+
+#[test]
+fn the_binary_serves_https_from_environment_variables_and_refuses_a_missing_certificate() {
+    let pki = Pki::new();
+    let folders = Folders::new();
+    let data = folders.data();
+    let bin = env!("CARGO_BIN_EXE_ecp-node");
+
+    let refused = Command::new(bin)
+        .args(["serve", "--listen", "127.0.0.1:0", "--no-mdns", "--data"])
+        .arg(&data)
+        .arg("--tls-cert")
+        .arg(pki.path("missing.pem"))
+        .arg("--tls-key")
+        .arg(pki.path("server.key"))
+        .env_remove("ECP_CONFIG")
+        .env("RUST_LOG", "warn")
+        .output()
+        .expect("the binary runs");
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("--tls-cert") && stderr.contains("missing.pem"), "{stderr}");
+
+    let mut child = Command::new(bin)
+        .args(["serve", "--listen", "127.0.0.1:0", "--no-mdns", "--data"])
+        .arg(&data)
+        .env_remove("ECP_CONFIG")
+        .env("ECP_TLS_CERT", pki.path("server.pem"))
+        .env("ECP_TLS_KEY", pki.path("server.key"))
+        .env("ECP_CLIENT_CA", pki.path("ca.pem"))
+        .env("RUST_LOG", "info")
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary starts");
+    let stderr = child.stderr.take().expect("stderr");
+    let mut lines = BufReader::new(stderr).lines();
+    let url = lines
+        .by_ref()
+        .map_while(Result::ok)
+        .find_map(|line| {
+            let at = line.find("listening on https://")? + "listening on ".len();
+            Some(line[at..].split_whitespace().next()?.to_owned())
+        })
+        .expect("the node logs its https URL");
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let answered = runtime.block_on(async {
+        let healthz = format!("{url}/healthz");
+        let without = pki.client("ca.pem", None).get(&healthz).send().await;
+        let with = pki.client("ca.pem", Some("client")).get(&healthz).send().await;
+        (without.is_err(), with.map(|r| r.status()).map_err(|e| e.to_string()))
+    });
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(
+        answered,
+        (true, Ok(StatusCode::OK)),
+        "mTLS from ECP_CLIENT_CA: refused without a certificate"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_pull_command_trusts_ca_and_presents_the_client_certificate() {
+    let pki = Pki::new();
+    let a = TlsNode::start(pki.server(true)).await;
+    a.add_local("by-hand").await;
+    let folders = Folders::new();
+    let (url, ca, cert, key) = (
+        a.url(),
+        toml_path(&pki.path("ca.pem")),
+        toml_path(&pki.path("client.pem")),
+        toml_path(&pki.path("client.key")),
+    );
+    let refused = folders.run_async(&["pull", &url, "--ca", &ca]).await;
+    assert_eq!(refused.code, 2, "{refused:?}");
+    assert!(refused.stderr.contains("client certificate"), "{refused:?}");
+    let pulled = folders
+        .run_async(&["pull", &url, "--ca", &ca, "--tls-client-cert", &cert, "--tls-client-key", &key])
+        .await;
+    assert_eq!(pulled.code, 0, "{pulled:?}");
+    assert!(pulled.stdout.contains("new 1"), "{pulled:?}");
+}
