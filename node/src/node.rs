@@ -75,8 +75,17 @@ impl Node {
     ) -> Result<Node, StartError> {
         // Certificates first: a node whose TLS is broken must not start at all.
         crate::tls::install_default_provider();
-        let server_tls = crate::tls::ServerTls::load(&config.tls)?;
-        let client_identity = crate::tls::Identity::of_node(&config.tls)?;
+        let (server_tls, client_identity) = {
+            let files = config.tls.clone();
+            tokio::task::spawn_blocking(move || {
+                Ok::<_, crate::tls::TlsError>((
+                    crate::tls::ServerTls::load(&files)?,
+                    crate::tls::Identity::of_node(&files)?,
+                ))
+            })
+            .await
+            .expect("reading certificate files does not panic")?
+        };
         let peers = match config.peers_file.clone() {
             Some(path) => tokio::task::spawn_blocking(move || PeersConfig::load(&path))
                 .await

@@ -364,7 +364,12 @@ fn peer_tls(
     let folder = Path::new(file).parent().unwrap_or(Path::new(""));
     let ca = match ca {
         Some(path) => Some(TrustAnchors::load(&key("ca"), &folder.join(path)).map_err(unusable)?),
-        None => None,
+        None => {
+            // Read once per process, here (a blocking context) rather than
+            // in the first round, on an async thread.
+            crate::tls::system_roots();
+            None
+        }
     };
     let identity = match (cert, cert_key) {
         (Some(cert), Some(cert_key)) => Some(

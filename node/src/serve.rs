@@ -15,10 +15,9 @@
 //! close, handshake included.
 
 use std::convert::Infallible;
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
-
-use std::net::SocketAddr;
 
 use axum::Router;
 use axum::extract::ConnectInfo;

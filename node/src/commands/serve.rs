@@ -36,7 +36,6 @@ pub(crate) fn run(global: &GlobalArgs, args: ServeArgs) -> anyhow::Result<ExitCo
         let auth = if config.secret.is_some() { "X-ECP-HMAC required" } else { "open (no secret)" };
         let node = Node::bind(config).await?;
         tracing::info!(
-            url = %node.url(),
             transport = node.transport(),
             instance = node.library().store().instance_id(),
             skills_dir = %skills_dir.display(),

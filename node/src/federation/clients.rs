@@ -32,11 +32,6 @@ impl Clients {
         Clients { timeout, node_identity, by_setting: Arc::default() }
     }
 
-    /// The node's own client identity.
-    pub fn node_identity(&self) -> Option<&Identity> {
-        self.node_identity.as_ref()
-    }
-
     /// The client for a peer with TLS setting `tls`.
     pub fn get(&self, tls: &PeerTls) -> Result<reqwest::Client, ClientError> {
         let effective = PeerTls {

@@ -149,9 +149,15 @@ struct TlsNode {
 
 impl TlsNode {
     async fn start(tls: TlsFiles) -> TlsNode {
+        TlsNode::start_with(tls, |_| {}).await
+    }
+
+    /// A node whose test configuration `adjust` changed first.
+    async fn start_with(tls: TlsFiles, adjust: impl FnOnce(&mut Config)) -> TlsNode {
         let dir = tempfile::tempdir().expect("a temporary folder");
         let mut config = Config::for_tests(dir.path());
         config.tls = tls;
+        adjust(&mut config);
         let node = Node::bind(config).await.expect("the node starts");
         TlsNode { _dir: dir, node }
     }
@@ -333,6 +339,22 @@ async fn a_node_refuses_a_server_whose_ca_it_does_not_trust() {
     let (pull, _) = sync_errors(&b.sync(&peer(&a.url(), "")).await);
     assert!(pull.contains("not issued by a CA we trust"), "{pull}");
     assert_eq!(b.skills().await, Vec::<String>::new(), "B took nothing from an unverified server");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_client_that_stalls_the_handshake_is_disconnected() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let pki = Pki::new();
+    let a =
+        TlsNode::start_with(pki.server(false), |c| c.header_read_timeout = Duration::from_millis(300)).await;
+    let mut stream = tokio::net::TcpStream::connect(a.node.local_addr()).await.unwrap();
+    // The start of a TLS record (a handshake message), and then nothing.
+    stream.write_all(&[0x16, 0x03, 0x01, 0x02, 0x00, 0x01]).await.unwrap();
+    let mut buf = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(5), stream.read_to_end(&mut buf)).await;
+    assert!(read.is_ok(), "the node kept a connection with an unfinished handshake open");
+    let reply = pki.client("ca.pem", None).get(format!("{}/healthz", a.url())).send().await.expect("https");
+    assert_eq!(reply.status(), StatusCode::OK, "the node still answers");
 }
 
 // ---------------------------------------------------------------------------
