@@ -64,6 +64,25 @@ impl Profile {
     }
 }
 
+/// What a check needs from the command line beyond the target. A check
+/// whose needs are not met is skipped with the reason, never passed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Needs {
+    /// Nothing: it runs against any target.
+    Nothing,
+    /// The legacy shared secret (`--secret`), and a target that still
+    /// accepts `X-ECP-HMAC` (no `--no-legacy`).
+    Secret,
+    /// An ECP/1.2 key the target holds (`--key-id`, `--key-secret`).
+    Key,
+    /// A key and the legacy secret, to send both kinds of signature at once.
+    KeyAndSecret,
+    /// A key, and `--no-legacy`: the operator says the target refuses `X-ECP-HMAC`.
+    LegacyRefused,
+    /// Two keys the target holds at once (`--second-key-id`, `--second-key-secret`).
+    SecondKey,
+}
+
 /// One conformance check.
 #[derive(Debug)]
 pub struct Check {
@@ -79,8 +98,8 @@ pub struct Check {
     pub title: &'static str,
     /// What must happen.
     pub requirement: &'static str,
-    /// Only meaningful with `--secret`; skipped without.
-    pub needs_secret: bool,
+    /// What the suite must have been told for the check to run; skipped otherwise.
+    pub needs: Needs,
     /// The check itself.
     pub run: fn(&mut Ctx<'_>) -> Verdict,
 }
@@ -291,9 +310,11 @@ impl<'t> Ctx<'t> {
     /// `GET path`, which must answer 200 with a JSON object.
     pub fn get_object(&self, path: &str) -> Result<(Exchange, Value), Problem> {
         let ex = self.get(path)?;
-        if ex.status == 403 && !self.target.has_secret() {
+        if matches!(ex.status, 401 | 403) && !self.target.has_secret() && self.target.key().is_none() {
             return Err(fail(format!(
-                "GET {path} answered 403: the target seems to require X-ECP-HMAC; run with --secret"
+                "GET {path} answered {}: the target seems to require authentication; run with \
+                 --key-id/--key-secret (ECP/1.2) or --secret (X-ECP-HMAC)",
+                ex.status
             ))
             .on(&ex));
         }

@@ -14,6 +14,7 @@ use clap::{Parser, ValueEnum};
 
 use crate::check::Profile;
 use crate::report;
+use crate::target::Key;
 use crate::{RunError, Settings};
 
 const AFTER_HELP: &str = "\
@@ -25,7 +26,14 @@ Profiles:
   ecp-1.1  what the existing Go implementation promises (shared/ECP.md)
   ecp-1.2  ecp-1.1 plus what ecp-node promises beyond it: truthful merge counts,
            provenance and lowered confidence, limits, sequence numbers, ETag/304,
-           ?since=N deltas, tombstones
+           ?since=N deltas, tombstones, ECP/1.2 signed requests and responses (SIGN)
+
+Signing: with --key-id/--key-secret every request is signed as ECP/1.2 (SPEC 10.1)
+and the SIGN checks run: skew, replay, unknown key, wrong signature, tampered
+body/query/method, missing and malformed headers, signed 200 and 304 answers.
+Without a key they are skipped. --secret alone signs with the legacy X-ECP-HMAC.
+Secrets can come from the environment instead of the command line:
+ECP_CONFORMANCE_KEY_SECRET, ECP_CONFORMANCE_SECOND_KEY_SECRET.
 
 Exit codes: 0 every MUST check passed (and every SHOULD, with --strict);
             1 a check that counts failed; 2 usage error or the target does not answer.";
@@ -40,6 +48,21 @@ pub struct Cli {
     /// The target's shared secret: sign requests with X-ECP-HMAC and run the AUTH checks.
     #[arg(long, value_name = "S")]
     pub secret: Option<String>,
+    /// Id of an ECP/1.2 key the target holds: sign every request with it and run the SIGN checks.
+    #[arg(long, value_name = "ID")]
+    pub key_id: Option<String>,
+    /// That key's secret.
+    #[arg(long, value_name = "S", env = "ECP_CONFORMANCE_KEY_SECRET", hide_env_values = true)]
+    pub key_secret: Option<String>,
+    /// Id of a second key the target holds at the same time: the rotation checks.
+    #[arg(long, value_name = "ID")]
+    pub second_key_id: Option<String>,
+    /// The second key's secret.
+    #[arg(long, value_name = "S", env = "ECP_CONFORMANCE_SECOND_KEY_SECRET", hide_env_values = true)]
+    pub second_key_secret: Option<String>,
+    /// The target refuses X-ECP-HMAC: skip the AUTH checks, check that it answers 401 legacy_auth_refused.
+    #[arg(long)]
+    pub no_legacy: bool,
     /// Which promise to check.
     #[arg(long, value_enum, default_value = "ecp-1.1")]
     pub profile: ProfileArg,
@@ -105,9 +128,35 @@ impl Cli {
     /// The settings for a run (`--list` needs none).
     pub fn resolve(&self) -> Result<Settings, RunError> {
         let target = self.target.clone().ok_or_else(|| RunError::Usage("--target URL is required".into()))?;
+        if self.second_key_id.is_some() && self.key_id.is_none() {
+            return Err(RunError::Usage("--second-key-id needs --key-id (the first key) too".into()));
+        }
+        let mut keys = Vec::new();
+        for (flag, id, secret) in [
+            ("--key-id", &self.key_id, &self.key_secret),
+            ("--second-key-id", &self.second_key_id, &self.second_key_secret),
+        ] {
+            let Some(id) = id else { continue };
+            let secret = secret.clone().filter(|s| !s.is_empty()).ok_or_else(|| {
+                RunError::Usage(format!(
+                    "{flag} {id:?} needs its secret (the matching --…-secret or environment variable)"
+                ))
+            })?;
+            let key = Key::new(id.clone(), secret).ok_or_else(|| {
+                RunError::Usage(format!(
+                    "{flag} {id:?} is not a key id: 1 to 64 characters of A-Z a-z 0-9 . _ -"
+                ))
+            })?;
+            keys.push(key);
+        }
+        if keys.len() == 2 && keys[0].id == keys[1].id {
+            return Err(RunError::Usage("--second-key-id must name another key than --key-id".into()));
+        }
         Ok(Settings {
             target,
             secret: self.secret.clone().filter(|s| !s.is_empty()),
+            keys,
+            no_legacy: self.no_legacy,
             profile: match self.profile {
                 ProfileArg::Ecp11 => Profile::Ecp11,
                 ProfileArg::Ecp12 => Profile::Ecp12,

@@ -12,6 +12,12 @@
 //! node and the protocol crate therefore cannot pass unnoticed. It does not
 //! read the target's store either: what a check knows, it learned over HTTP.
 //!
+//! How it signs: with a key the target holds (`--key-id`/`--key-secret`)
+//! every ordinary request carries ECP/1.2 headers (SPEC §10.1), so the
+//! other areas also run against a node that requires them; else, with
+//! `--secret`, the legacy `X-ECP-HMAC` (SPEC §6); else nothing. The SIGN
+//! and AUTH checks send their own, deliberately wrong, signatures.
+//!
 //! It writes to the target: every skill it pushes is named
 //! `ecpconf-<run>-<tag>` (`<run>` is random hex, new for each run), pushed
 //! as peer `ecpconf-peer-<run>` with origin `ecpconf-origin-<run>`.
@@ -26,8 +32,8 @@
 //! # Layout
 //!
 //! - [`cli`]: flags, resolved once into [`Settings`]; exit codes.
-//! - [`target`]: the HTTP client, signing, raw streaming POSTs.
-//! - [`packets`]: requests from raw JSON, SHA-256, HMAC, names, times.
+//! - [`target`]: the HTTP client, signing (ECP/1.2 and legacy), raw streaming POSTs.
+//! - [`packets`]: requests from raw JSON, SHA-256, HMAC, canonical strings, names, times.
 //! - [`check`]: what a check is, its outcomes, and its context [`check::Ctx`].
 //! - [`expect`]: field-type matchers for the wire messages.
 //! - [`checks`]: every check, one file per area.
@@ -43,9 +49,9 @@ pub mod target;
 
 use std::time::{Duration, Instant};
 
-use check::{Check, CheckResult, Ctx, Outcome, Problem, Profile};
+use check::{Check, CheckResult, Ctx, Needs, Outcome, Problem, Profile};
 use report::Report;
-use target::{Sign, Target};
+use target::{Key, Sign, Target};
 
 /// The suite's own version.
 pub const SUITE_VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -57,6 +63,12 @@ pub struct Settings {
     pub target: String,
     /// The target's shared secret; without it the AUTH checks are skipped.
     pub secret: Option<String>,
+    /// ECP/1.2 keys the target holds: none, one, or two (rotation). The
+    /// first signs every ordinary request; without one the SIGN checks are skipped.
+    pub keys: Vec<Key>,
+    /// The operator says the target refuses `X-ECP-HMAC` (`--no-legacy`):
+    /// the AUTH checks are skipped and SIGN-022 runs.
+    pub no_legacy: bool,
     /// Which promise to check.
     pub profile: Profile,
     /// Time allowed for one exchange.
@@ -73,6 +85,8 @@ impl Settings {
         Settings {
             target: target.into(),
             secret: None,
+            keys: Vec::new(),
+            no_legacy: false,
             profile: Profile::Ecp11,
             timeout: Duration::from_secs(10),
             only: Vec::new(),
@@ -135,8 +149,17 @@ fn run_id() -> String {
 /// that loses its connection later ends in the Error outcome instead.
 pub fn run(settings: &Settings) -> Result<Report, RunError> {
     let selected = select(&settings.only)?;
-    let target =
-        Target::new(&settings.target, settings.secret.clone(), settings.timeout).map_err(RunError::Usage)?;
+    if settings.no_legacy && settings.keys.is_empty() {
+        return Err(RunError::Usage(
+            "--no-legacy says the target refuses X-ECP-HMAC: give --key-id and --key-secret so the suite \
+             can sign ECP/1.2 requests"
+                .into(),
+        ));
+    }
+    let target = Target::new(&settings.target, settings.secret.clone(), settings.timeout)
+        .map_err(RunError::Usage)?
+        .with_keys(settings.keys.clone())
+        .with_legacy_refused(settings.no_legacy);
     target
         .send(reqwest::Method::GET, "/ecp/manifest", &[], None, &Sign::Auto)
         .map_err(|e| RunError::Unreachable(e.to_string()))?;
@@ -153,6 +176,35 @@ pub fn run(settings: &Settings) -> Result<Report, RunError> {
     })
 }
 
+/// Why a check with `needs` cannot run against `target`, if it cannot.
+fn unmet(needs: Needs, target: &Target) -> Option<&'static str> {
+    let no_key = "no --key-id/--key-secret given; the SIGN checks need an ECP/1.2 key the target holds";
+    match needs {
+        Needs::Nothing => None,
+        Needs::Secret if target.legacy_refused() => {
+            Some("--no-legacy: the target refuses X-ECP-HMAC, so the legacy AUTH checks do not apply")
+        }
+        Needs::Secret if !target.has_secret() => {
+            Some("no --secret given; the AUTH checks need the target's shared secret")
+        }
+        Needs::Secret => None,
+        _ if target.key().is_none() => Some(no_key),
+        Needs::Key => None,
+        Needs::KeyAndSecret if !target.has_secret() => {
+            Some("no --secret given; this check sends a valid X-ECP-HMAC beside ECP/1.2 headers")
+        }
+        Needs::KeyAndSecret => None,
+        Needs::LegacyRefused if !target.legacy_refused() => Some(
+            "run with --no-legacy when the target refuses X-ECP-HMAC (ecp-node: serve --accept-legacy false)",
+        ),
+        Needs::LegacyRefused => None,
+        Needs::SecondKey if target.keys().len() < 2 => {
+            Some("no --second-key-id/--second-key-secret given; rotation needs two keys the target holds")
+        }
+        Needs::SecondKey => None,
+    }
+}
+
 fn run_one(cx: &mut Ctx<'_>, check: &'static Check) -> CheckResult {
     let started = Instant::now();
     let (outcome, reason, evidence) = if !cx.profile.includes(check.profile) {
@@ -161,12 +213,8 @@ fn run_one(cx: &mut Ctx<'_>, check: &'static Check) -> CheckResult {
             format!("{} check; run with --profile {}", check.profile.as_str(), check.profile.as_str()),
             Vec::new(),
         )
-    } else if check.needs_secret && !cx.target.has_secret() {
-        (
-            Outcome::Skip,
-            "no --secret given; the AUTH checks need the target's shared secret".to_owned(),
-            Vec::new(),
-        )
+    } else if let Some(reason) = unmet(check.needs, cx.target) {
+        (Outcome::Skip, reason.to_owned(), Vec::new())
     } else {
         let verdict = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (check.run)(cx)));
         match verdict {

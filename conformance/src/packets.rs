@@ -1,6 +1,8 @@
 //! Requests built from raw JSON values, and the hashes and signatures
 //! computed with `sha2`/`hmac` directly — never through `ecp-protocol` — so
-//! a bug shared by a node and the protocol crate cannot pass unnoticed.
+//! a bug shared by a node and the protocol crate cannot pass unnoticed. The
+//! ECP/1.2 canonical strings (SPEC §10.1.3, §10.1.6) are written here from
+//! the SPEC text and checked against `protocol/testdata/vectors/signed-auth.json`.
 //!
 //! Every skill the suite writes is named `ecpconf-<run>-<tag>` (SPEC §7.6.1
 //! allows 64 characters), and every instance it claims to be is
@@ -21,6 +23,86 @@ pub fn hmac_hex(secret: &[u8], payload: &[u8]) -> String {
     let mut mac = Hmac::<Sha256>::new_from_slice(secret).expect("HMAC takes a key of any length");
     mac.update(payload);
     hex::encode(mac.finalize().into_bytes())
+}
+
+/// The first line of a canonical request (SPEC §10.1.3).
+pub const REQUEST_PREFIX: &str = "ECP-1.2-REQUEST";
+
+/// The first line of a canonical response (SPEC §10.1.6).
+pub const RESPONSE_PREFIX: &str = "ECP-1.2-RESPONSE";
+
+/// How far a timestamp may be from the verifier's clock, seconds (SPEC §10.1.4, check 4).
+pub const MAX_SKEW_SECS: i64 = 300;
+
+/// The canonical request of SPEC §10.1.3: seven lines joined by LF, without
+/// a final LF. `target` is the path and query exactly as on the request
+/// line; `timestamp` is the header's text (a check may sign a malformed one).
+pub fn canonical_request(
+    key_id: &str,
+    method: &str,
+    target: &str,
+    timestamp: &str,
+    nonce: &str,
+    body: &[u8],
+) -> String {
+    [REQUEST_PREFIX, key_id, &method.to_ascii_uppercase(), target, timestamp, nonce, &sha256_hex(body)]
+        .join("\n")
+}
+
+/// The canonical response of SPEC §10.1.6: eight lines joined by LF. `body`
+/// is the answer after removing any Content-Encoding, empty for a 304.
+pub fn canonical_response(
+    key_id: &str,
+    status: u16,
+    method: &str,
+    target: &str,
+    timestamp: &str,
+    request_nonce: &str,
+    body: &[u8],
+) -> String {
+    let status = status.to_string();
+    let method = method.to_ascii_uppercase();
+    [RESPONSE_PREFIX, key_id, &status, &method, target, timestamp, request_nonce, &sha256_hex(body)]
+        .join("\n")
+}
+
+/// Whether `id` is a key id (SPEC §10.1.1.1): 1 to 64 of `A-Z a-z 0-9 . _ -`.
+pub fn is_key_id(id: &str) -> bool {
+    (1..=64).contains(&id.len())
+        && id.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+}
+
+/// Whether `nonce` follows SPEC §10.1.2: 16 to 128 of `A-Z a-z 0-9 _ -`.
+pub fn is_nonce(nonce: &str) -> bool {
+    (16..=128).contains(&nonce.len())
+        && nonce.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-'))
+}
+
+/// The Unix seconds of an `X-ECP-Timestamp` (SPEC §10.1.2: 1 to 12 decimal digits).
+pub fn parse_timestamp(text: &str) -> Option<i64> {
+    if text.is_empty() || text.len() > 12 || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    text.parse().ok()
+}
+
+/// The current Unix time, seconds.
+pub fn unix_now() -> i64 {
+    Utc::now().timestamp()
+}
+
+/// A fresh nonce: 32 lowercase hex characters, never the same twice in a
+/// process. Uniqueness is what a verifier's replay memory needs; it is
+/// drawn from std's randomly seeded hasher, a counter and the clock, so the
+/// suite needs no random-number crate.
+pub fn fresh_nonce() -> String {
+    use std::hash::{BuildHasher, RandomState};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let random = RandomState::new().hash_one(n);
+    let nanos = Utc::now().timestamp_nanos_opt().unwrap_or_default();
+    sha256_hex(format!("{random:016x}-{n}-{nanos}-{}", std::process::id()).as_bytes())[..32].to_owned()
 }
 
 /// A time `offset_secs` from now, in canonical form (SPEC §2.5.4), whole seconds.
@@ -192,6 +274,85 @@ mod tests {
             hmac_hex(b"s3cret", b"/ecp/manifest"),
             "289b72dfa13d8e89a8cc62892c3beb32cdf647f6f8e8ad69666715079ce31ea1"
         );
+    }
+
+    /// The cases of `protocol/testdata/vectors/signed-auth.json` of one kind.
+    fn signed_auth_vectors(kind: &str) -> Vec<Value> {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../protocol/testdata/vectors/signed-auth.json");
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let file: Value = serde_json::from_str(&text).expect("the vectors are JSON");
+        let cases: Vec<Value> =
+            file["cases"].as_array().expect("cases").iter().filter(|c| c["kind"] == kind).cloned().collect();
+        assert!(!cases.is_empty(), "no {kind} vectors");
+        cases
+    }
+
+    fn text(v: &Value) -> &str {
+        v.as_str().unwrap_or_else(|| panic!("{v} is not a string"))
+    }
+
+    #[test]
+    fn canonical_requests_and_signatures_match_the_spec_vectors() {
+        for case in signed_auth_vectors("sign-request") {
+            let (i, e) = (&case["input"], &case["expected"]);
+            let timestamp = i["timestamp"].as_i64().expect("a timestamp").to_string();
+            let body = text(&i["body"]).as_bytes();
+            assert_eq!(sha256_hex(body), text(&e["body_sha256"]), "{}", case["description"]);
+            let canonical = canonical_request(
+                text(&i["key_id"]),
+                text(&i["method"]),
+                text(&i["path_and_query"]),
+                &timestamp,
+                text(&i["nonce"]),
+                body,
+            );
+            assert_eq!(canonical, text(&e["canonical"]), "{}", case["description"]);
+            let signature = hmac_hex(text(&i["secret"]).as_bytes(), canonical.as_bytes());
+            assert_eq!(signature, text(&e["signature"]), "{}", case["description"]);
+            assert!(is_key_id(text(&i["key_id"])) && is_nonce(text(&i["nonce"])));
+        }
+    }
+
+    #[test]
+    fn canonical_responses_and_signatures_match_the_spec_vectors() {
+        for case in signed_auth_vectors("sign-response") {
+            let (i, e) = (&case["input"], &case["expected"]);
+            let canonical = canonical_response(
+                text(&i["key_id"]),
+                u16::try_from(i["status"].as_u64().expect("a status")).expect("a status"),
+                text(&i["method"]),
+                text(&i["path_and_query"]),
+                &i["timestamp"].as_i64().expect("a timestamp").to_string(),
+                text(&i["request_nonce"]),
+                text(&i["body"]).as_bytes(),
+            );
+            assert_eq!(canonical, text(&e["canonical"]), "{}", case["description"]);
+            let signature = hmac_hex(text(&i["secret"]).as_bytes(), canonical.as_bytes());
+            assert_eq!(signature, text(&e["signature"]), "{}", case["description"]);
+        }
+    }
+
+    #[test]
+    fn header_rules_of_ecp_1_2() {
+        assert!(
+            is_nonce(&"a".repeat(16)) && is_nonce(&"a".repeat(128)) && is_nonce("Zm9vYmFyYmF6cXV4LV9fLQ")
+        );
+        for bad in
+            ["a".repeat(15), "a".repeat(129), format!("{}=", "a".repeat(20)), format!("{}.", "a".repeat(20))]
+        {
+            assert!(!is_nonce(&bad), "{bad}");
+        }
+        assert!(is_key_id("mesh-2026-11") && is_key_id("default") && is_key_id(&"k".repeat(64)));
+        for bad in ["", "sp ace", "a/b", &"k".repeat(65)] {
+            assert!(!is_key_id(bad), "{bad:?}");
+        }
+        assert_eq!(parse_timestamp("1795000000"), Some(1_795_000_000));
+        for bad in ["", "1795000000.5", "+1795000000", "-1", "1234567890123", " 1"] {
+            assert_eq!(parse_timestamp(bad), None, "{bad:?}");
+        }
+        let (a, b) = (fresh_nonce(), fresh_nonce());
+        assert!(a != b && is_nonce(&a) && a.len() == 32, "{a} {b}");
     }
 
     #[test]

@@ -3,8 +3,10 @@
 //! Every request goes out as bytes the suite chose, and every answer comes
 //! back as an [`Exchange`] kept whole (status, headers, body bytes), so a
 //! check can show exactly what it sent and what it got. When the suite has
-//! the target's secret, requests are signed with `X-ECP-HMAC` (SPEC §6.1)
-//! computed here with `hmac`/`sha2`, unless a check asks for another header.
+//! a key the target holds, requests are signed as ECP/1.2 (SPEC §10.1: four
+//! headers over the canonical request); else, when it has the target's
+//! secret, with `X-ECP-HMAC` (SPEC §6.1); both computed here with
+//! `hmac`/`sha2`, unless a check asks for something else ([`Sign`]).
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpStream, ToSocketAddrs};
@@ -13,20 +15,88 @@ use std::time::Duration;
 use reqwest::Method;
 use reqwest::header::HeaderMap;
 
-use crate::packets::hmac_hex;
+use crate::packets::{self, hmac_hex};
 
 /// The legacy signature header (SPEC §6.1).
 pub const HMAC_HEADER: &str = "x-ecp-hmac";
+/// The ECP/1.2 key id header (SPEC §10.1.2).
+pub const KEY_ID_HEADER: &str = "x-ecp-key-id";
+/// The ECP/1.2 timestamp header.
+pub const TIMESTAMP_HEADER: &str = "x-ecp-timestamp";
+/// The ECP/1.2 nonce header.
+pub const NONCE_HEADER: &str = "x-ecp-nonce";
+/// The ECP/1.2 signature header.
+pub const SIGNATURE_HEADER: &str = "x-ecp-signature";
 
 /// How a request is signed.
 #[derive(Debug, Clone)]
 pub enum Sign {
-    /// With the suite's secret, if it has one (path for GET, body for POST).
+    /// As the suite signs by default: ECP/1.2 with its first key if it has
+    /// one, else `X-ECP-HMAC` with its secret if it has one, else not at all.
     Auto,
-    /// No `X-ECP-HMAC` header at all.
+    /// `X-ECP-HMAC` with the suite's secret (path for GET, body for POST),
+    /// even when it has a key.
+    Legacy,
+    /// No signature header at all.
     Omit,
-    /// Exactly this header value.
+    /// Exactly this `X-ECP-HMAC` value.
     With(String),
+    /// Exactly these four ECP/1.2 headers.
+    Ecp12(Signed),
+}
+
+/// A key the target holds (SPEC §10.1.1): an id and a shared secret. Its
+/// `Debug` never shows the secret.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Key {
+    /// The key id, as `X-ECP-Key-Id` names it.
+    pub id: String,
+    secret: String,
+}
+
+impl Key {
+    /// A key; `None` when `id` breaks the key id rule of SPEC §10.1.1.1.
+    pub fn new(id: impl Into<String>, secret: impl Into<String>) -> Option<Key> {
+        let id = id.into();
+        packets::is_key_id(&id).then(|| Key { id, secret: secret.into() })
+    }
+
+    /// The secret's bytes.
+    pub fn secret(&self) -> &[u8] {
+        self.secret.as_bytes()
+    }
+}
+
+impl std::fmt::Debug for Key {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Key").field("id", &self.id).finish_non_exhaustive()
+    }
+}
+
+/// The four headers of an ECP/1.2 request (SPEC §10.1.2), as text: a check
+/// may change any of them after signing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Signed {
+    /// `X-ECP-Key-Id`.
+    pub key_id: String,
+    /// `X-ECP-Timestamp`.
+    pub timestamp: String,
+    /// `X-ECP-Nonce`.
+    pub nonce: String,
+    /// `X-ECP-Signature`.
+    pub signature: String,
+}
+
+impl Signed {
+    /// `(header, value)` pairs in the order of SPEC §10.1.2.
+    pub fn headers(&self) -> [(&'static str, String); 4] {
+        [
+            (KEY_ID_HEADER, self.key_id.clone()),
+            (TIMESTAMP_HEADER, self.timestamp.clone()),
+            (NONCE_HEADER, self.nonce.clone()),
+            (SIGNATURE_HEADER, self.signature.clone()),
+        ]
+    }
 }
 
 /// A request that could not be exchanged: no connection, a timeout, a
@@ -49,7 +119,7 @@ pub struct Exchange {
     pub method: String,
     /// Path and query as sent.
     pub path: String,
-    /// Request headers the suite set (signature, content type, conditions).
+    /// Request headers the suite set (signatures, content type, conditions).
     pub request_headers: Vec<(String, String)>,
     /// Request body.
     pub request_body: Vec<u8>,
@@ -65,6 +135,11 @@ impl Exchange {
     /// The value of header `name`, if present and text.
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+
+    /// The value of request header `name` as the suite sent it.
+    pub fn request_header(&self, name: &str) -> Option<&str> {
+        self.request_headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
     }
 
     /// The body as JSON, if it is.
@@ -115,6 +190,8 @@ pub fn cut(text: &str, max: usize) -> String {
 pub struct Target {
     base: String,
     secret: Option<String>,
+    keys: Vec<Key>,
+    legacy_refused: bool,
     timeout: Duration,
     client: reqwest::blocking::Client,
 }
@@ -137,7 +214,41 @@ impl Target {
             .user_agent(concat!("ecp-conformance/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
-        Ok(Target { base: url.trim_end_matches('/').to_owned(), secret, timeout, client })
+        Ok(Target {
+            base: url.trim_end_matches('/').to_owned(),
+            secret,
+            keys: Vec::new(),
+            legacy_refused: false,
+            timeout,
+            client,
+        })
+    }
+
+    /// The same target with the ECP/1.2 keys it holds (the first signs by default).
+    pub fn with_keys(mut self, keys: Vec<Key>) -> Target {
+        self.keys = keys;
+        self
+    }
+
+    /// The same target, which the operator says refuses `X-ECP-HMAC` (`--no-legacy`).
+    pub fn with_legacy_refused(mut self, refused: bool) -> Target {
+        self.legacy_refused = refused;
+        self
+    }
+
+    /// The keys the suite was given, in order.
+    pub fn keys(&self) -> &[Key] {
+        &self.keys
+    }
+
+    /// The first key, which signs by default.
+    pub fn key(&self) -> Option<&Key> {
+        self.keys.first()
+    }
+
+    /// Whether the operator says the target refuses `X-ECP-HMAC`.
+    pub fn legacy_refused(&self) -> bool {
+        self.legacy_refused
     }
 
     /// The base URL, without a trailing slash.
@@ -165,18 +276,76 @@ impl Target {
         reqwest::Url::parse(&self.url(path)).map(|u| u.path().to_owned()).unwrap_or_else(|_| path.to_owned())
     }
 
-    fn signature(&self, method: &Method, path: &str, body: &[u8], sign: &Sign) -> Option<String> {
+    /// The request target (path and query) the request line carries for
+    /// `path`: what an ECP/1.2 signature covers (SPEC §10.1.3), base path
+    /// prefix included, as the HTTP client will send it.
+    pub fn request_target(&self, path: &str) -> String {
+        match reqwest::Url::parse(&self.url(path)) {
+            Ok(u) => match u.query() {
+                Some(q) => format!("{}?{q}", u.path()),
+                None => u.path().to_owned(),
+            },
+            Err(_) => path.to_owned(),
+        }
+    }
+
+    /// ECP/1.2 headers for a request with `key`, at `timestamp` (the
+    /// header's text) with `nonce`, over `method`, `path` and `body`.
+    pub fn sign_at(
+        &self,
+        key: &Key,
+        method: &str,
+        path: &str,
+        body: &[u8],
+        timestamp: &str,
+        nonce: &str,
+    ) -> Signed {
+        let target = self.request_target(path);
+        let canonical = packets::canonical_request(&key.id, method, &target, timestamp, nonce, body);
+        Signed {
+            key_id: key.id.clone(),
+            timestamp: timestamp.to_owned(),
+            nonce: nonce.to_owned(),
+            signature: hmac_hex(key.secret(), canonical.as_bytes()),
+        }
+    }
+
+    /// ECP/1.2 headers for a request with `key`, now, with a fresh nonce.
+    pub fn sign(&self, key: &Key, method: &str, path: &str, body: &[u8]) -> Signed {
+        let now = packets::unix_now().to_string();
+        self.sign_at(key, method, path, body, &now, &packets::fresh_nonce())
+    }
+
+    /// `X-ECP-HMAC` with the suite's secret: over the URL path for GET and
+    /// HEAD, over the body otherwise (SPEC §6.1).
+    fn legacy_signature(&self, method: &Method, path: &str, body: &[u8]) -> Option<String> {
+        let secret = self.secret.as_deref()?;
+        if *method == Method::GET || *method == Method::HEAD {
+            Some(hmac_hex(secret.as_bytes(), self.signed_path(path).as_bytes()))
+        } else {
+            Some(hmac_hex(secret.as_bytes(), body))
+        }
+    }
+
+    /// The signature headers `sign` asks for.
+    fn signature_headers(
+        &self,
+        method: &Method,
+        path: &str,
+        body: &[u8],
+        sign: &Sign,
+    ) -> Vec<(String, String)> {
+        let ecp12 = |s: Signed| s.headers().into_iter().map(|(n, v)| (n.to_owned(), v)).collect();
+        let legacy = |v: Option<String>| v.map(|v| (HMAC_HEADER.to_owned(), v)).into_iter().collect();
         match sign {
-            Sign::Omit => None,
-            Sign::With(value) => Some(value.clone()),
-            Sign::Auto => {
-                let secret = self.secret.as_deref()?;
-                if *method == Method::GET || *method == Method::HEAD {
-                    Some(hmac_hex(secret.as_bytes(), self.signed_path(path).as_bytes()))
-                } else {
-                    Some(hmac_hex(secret.as_bytes(), body))
-                }
-            }
+            Sign::Omit => Vec::new(),
+            Sign::With(value) => legacy(Some(value.clone())),
+            Sign::Legacy => legacy(self.legacy_signature(method, path, body)),
+            Sign::Ecp12(signed) => ecp12(signed.clone()),
+            Sign::Auto => match self.key() {
+                Some(key) => ecp12(self.sign(key, method.as_str(), path, body)),
+                None => legacy(self.legacy_signature(method, path, body)),
+            },
         }
     }
 
@@ -192,9 +361,7 @@ impl Target {
         let body_bytes = body.clone().unwrap_or_default();
         let mut request_headers: Vec<(String, String)> =
             headers.iter().map(|(n, v)| ((*n).to_owned(), (*v).to_owned())).collect();
-        if let Some(signature) = self.signature(&method, path, &body_bytes, sign) {
-            request_headers.push((HMAC_HEADER.to_owned(), signature));
-        }
+        request_headers.extend(self.signature_headers(&method, path, &body_bytes, sign));
         let mut request = self.client.request(method.clone(), self.url(path));
         for (name, value) in &request_headers {
             request = request.header(name.as_str(), value.as_str());
@@ -256,9 +423,9 @@ impl Target {
             "POST {target_path} HTTP/1.1\r\nHost: {host_header}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n",
             body.len()
         );
-        if let Some(signature) = self.signature(&Method::POST, path, &body, &Sign::Auto) {
-            head.push_str(&format!("X-ECP-HMAC: {signature}\r\n"));
-            request_headers.push((HMAC_HEADER.to_owned(), signature));
+        for (name, value) in self.signature_headers(&Method::POST, path, &body, &Sign::Auto) {
+            head.push_str(&format!("{name}: {value}\r\n"));
+            request_headers.push((name, value));
         }
         head.push_str("\r\n");
         let mut writer = stream.try_clone().map_err(|e| TransportError(e.to_string()))?;

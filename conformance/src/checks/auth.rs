@@ -1,13 +1,14 @@
 //! AUTH: legacy `X-ECP-HMAC` (SPEC §6) on all three endpoints — run only
 //! with `--secret`. Missing, wrong, malformed and right signatures for GET
 //! (over the URL path) and POST (over the raw body); a refused push changes
-//! nothing.
+//! nothing. The right signatures are always legacy ones, also when the suite
+//! has an ECP/1.2 key; under `--no-legacy` the whole area is skipped.
 
 use reqwest::Method;
 use serde_json::{Value, json};
 
 use crate::check::{
-    Check, Ctx, Level::*, Problem, Profile::*, Verdict, count, ensure, expect_json_error, fail, served,
+    Check, Ctx, Level::*, Needs, Problem, Profile::*, Verdict, count, ensure, expect_json_error, fail, served,
 };
 use crate::packets::hmac_hex;
 use crate::target::{Exchange, Sign};
@@ -20,7 +21,7 @@ pub(crate) static CHECKS: &[Check] = &[
         spec: "§6.3.1, §6.4.1",
         title: "GET /ecp/manifest without X-ECP-HMAC",
         requirement: "A node with a secret MUST answer 403 with a JSON error.",
-        needs_secret: true,
+        needs: Needs::Secret,
         run: auth_001,
     },
     Check {
@@ -30,7 +31,7 @@ pub(crate) static CHECKS: &[Check] = &[
         spec: "§6.3.1, §6.4.1",
         title: "GET /ecp/skills without X-ECP-HMAC",
         requirement: "A node with a secret MUST answer 403 with a JSON error.",
-        needs_secret: true,
+        needs: Needs::Secret,
         run: auth_002,
     },
     Check {
@@ -40,7 +41,7 @@ pub(crate) static CHECKS: &[Check] = &[
         spec: "§6.3.1, §6.4.1, §5.1.3",
         title: "POST /ecp/skills without X-ECP-HMAC",
         requirement: "A node with a secret MUST answer 403 with a JSON error and merge nothing.",
-        needs_secret: true,
+        needs: Needs::Secret,
         run: auth_003,
     },
     Check {
@@ -50,7 +51,7 @@ pub(crate) static CHECKS: &[Check] = &[
         spec: "§6.3.1",
         title: "GET /ecp/manifest with a wrong X-ECP-HMAC",
         requirement: "A signature under another secret MUST be answered 403 with a JSON error.",
-        needs_secret: true,
+        needs: Needs::Secret,
         run: auth_004,
     },
     Check {
@@ -60,7 +61,7 @@ pub(crate) static CHECKS: &[Check] = &[
         spec: "§6.3.1",
         title: "GET /ecp/skills with a wrong X-ECP-HMAC",
         requirement: "A signature under another secret MUST be answered 403 with a JSON error.",
-        needs_secret: true,
+        needs: Needs::Secret,
         run: auth_005,
     },
     Check {
@@ -70,7 +71,7 @@ pub(crate) static CHECKS: &[Check] = &[
         spec: "§6.3.1, §6.1.2",
         title: "POST /ecp/skills with a wrong X-ECP-HMAC",
         requirement: "A signature of another body MUST be answered 403 with a JSON error.",
-        needs_secret: true,
+        needs: Needs::Secret,
         run: auth_006,
     },
     Check {
@@ -80,7 +81,7 @@ pub(crate) static CHECKS: &[Check] = &[
         spec: "§6.1.3",
         title: "GET /ecp/manifest signed over the URL path",
         requirement: "HMAC-SHA256(secret, \"/ecp/manifest\") in lowercase hex MUST be accepted: 200.",
-        needs_secret: true,
+        needs: Needs::Secret,
         run: auth_007,
     },
     Check {
@@ -90,7 +91,7 @@ pub(crate) static CHECKS: &[Check] = &[
         spec: "§6.1.3",
         title: "GET /ecp/skills signed over the URL path",
         requirement: "HMAC-SHA256(secret, \"/ecp/skills\") in lowercase hex MUST be accepted: 200.",
-        needs_secret: true,
+        needs: Needs::Secret,
         run: auth_008,
     },
     Check {
@@ -100,7 +101,7 @@ pub(crate) static CHECKS: &[Check] = &[
         spec: "§6.1.2",
         title: "POST /ecp/skills signed over the raw body",
         requirement: "HMAC-SHA256(secret, body bytes) MUST be accepted: 200 and the packet merged.",
-        needs_secret: true,
+        needs: Needs::Secret,
         run: auth_009,
     },
     Check {
@@ -111,7 +112,7 @@ pub(crate) static CHECKS: &[Check] = &[
         title: "A wrongly signed push changes nothing",
         requirement: "After a refused push the manifest and the listing MUST be exactly as before \
                       (compared before/after).",
-        needs_secret: true,
+        needs: Needs::Secret,
         run: auth_010,
     },
     Check {
@@ -121,7 +122,7 @@ pub(crate) static CHECKS: &[Check] = &[
         spec: "§6.3.1",
         title: "GET /ecp/skills with a malformed X-ECP-HMAC (not hex)",
         requirement: "A header that is not 64 hex characters MUST be answered 403 with a JSON error.",
-        needs_secret: true,
+        needs: Needs::Secret,
         run: auth_011,
     },
     Check {
@@ -131,7 +132,7 @@ pub(crate) static CHECKS: &[Check] = &[
         spec: "§6.1.3",
         title: "GET /ecp/skills?since=0 signed over the path alone",
         requirement: "The query is not part of the signed payload: the path signature MUST be accepted (200).",
-        needs_secret: true,
+        needs: Needs::Secret,
         run: auth_012,
     },
     Check {
@@ -141,7 +142,7 @@ pub(crate) static CHECKS: &[Check] = &[
         spec: "§6.1.2, §6.3.1",
         title: "POST /ecp/skills signed over the path instead of the body",
         requirement: "A POST signature MUST cover the body: the path's signature MUST be answered 403.",
-        needs_secret: true,
+        needs: Needs::Secret,
         run: auth_013,
     },
     Check {
@@ -151,7 +152,7 @@ pub(crate) static CHECKS: &[Check] = &[
         spec: "§6.2.1",
         title: "GET /ecp/skills signed over the full URL (as the Go client signs)",
         requirement: "A node MAY accept HMAC(secret, \"http://\" + Host + path).",
-        needs_secret: true,
+        needs: Needs::Secret,
         run: auth_014,
     },
 ];
@@ -229,16 +230,16 @@ fn auth_006(cx: &mut Ctx<'_>) -> Verdict {
 }
 
 fn auth_007(cx: &mut Ctx<'_>) -> Verdict {
-    accepted(&get(cx, "/ecp/manifest", Sign::Auto)?)
+    accepted(&get(cx, "/ecp/manifest", Sign::Legacy)?)
 }
 
 fn auth_008(cx: &mut Ctx<'_>) -> Verdict {
-    accepted(&get(cx, "/ecp/skills", Sign::Auto)?)
+    accepted(&get(cx, "/ecp/skills", Sign::Legacy)?)
 }
 
 fn auth_009(cx: &mut Ctx<'_>) -> Verdict {
     let (name, body) = push_body(cx, "a009-signed");
-    let ex = post(cx, body, Sign::Auto)?;
+    let ex = post(cx, body, Sign::Legacy)?;
     accepted(&ex)?;
     let result = ex.json().unwrap_or(Value::Null);
     ensure(count(&result, "newSkills") == 1, || {
@@ -288,7 +289,7 @@ fn auth_011(cx: &mut Ctx<'_>) -> Verdict {
 }
 
 fn auth_012(cx: &mut Ctx<'_>) -> Verdict {
-    accepted(&get(cx, "/ecp/skills?since=0", Sign::Auto)?)
+    accepted(&get(cx, "/ecp/skills?since=0", Sign::Legacy)?)
 }
 
 fn auth_013(cx: &mut Ctx<'_>) -> Verdict {

@@ -7,8 +7,8 @@ use std::collections::BTreeSet;
 use reqwest::Method;
 
 use crate::check::{
-    Check, Ctx, Level::*, Problem, Profile::*, Verdict, count, counts_text, ensure, expect_json_error, fail,
-    served_names,
+    Check, Ctx, Level::*, Needs, Problem, Profile::*, Verdict, count, counts_text, ensure, expect_json_error,
+    fail, served_names,
 };
 use crate::target::{Exchange, Sign};
 
@@ -20,7 +20,7 @@ pub(crate) static CHECKS: &[Check] = &[
         spec: "§5.1.1",
         title: "Content-Type of GET /ecp/manifest",
         requirement: "The node SHOULD send Content-Type: application/json.",
-        needs_secret: false,
+        needs: Needs::Nothing,
         run: http_001,
     },
     Check {
@@ -30,7 +30,7 @@ pub(crate) static CHECKS: &[Check] = &[
         spec: "§5.1.1",
         title: "Content-Type of GET /ecp/skills",
         requirement: "The node SHOULD send Content-Type: application/json.",
-        needs_secret: false,
+        needs: Needs::Nothing,
         run: http_002,
     },
     Check {
@@ -40,7 +40,7 @@ pub(crate) static CHECKS: &[Check] = &[
         spec: "§5.1.1",
         title: "Content-Type of the MergeResult",
         requirement: "The node SHOULD send Content-Type: application/json.",
-        needs_secret: false,
+        needs: Needs::Nothing,
         run: http_003,
     },
     Check {
@@ -50,7 +50,7 @@ pub(crate) static CHECKS: &[Check] = &[
         spec: "§5.1.1, §5.5.1",
         title: "Content-Type of a 400 error",
         requirement: "An error answer SHOULD be sent as Content-Type: application/json.",
-        needs_secret: false,
+        needs: Needs::Nothing,
         run: http_004,
     },
     Check {
@@ -60,7 +60,7 @@ pub(crate) static CHECKS: &[Check] = &[
         spec: "§5.5.2",
         title: "GET an unknown path under /ecp/",
         requirement: "The node SHOULD answer 404.",
-        needs_secret: false,
+        needs: Needs::Nothing,
         run: http_005,
     },
     Check {
@@ -70,7 +70,7 @@ pub(crate) static CHECKS: &[Check] = &[
         spec: "§5.5.1, §5.5.2",
         title: "GET an unknown path: a JSON 404",
         requirement: "The node MUST answer 404 with a JSON object carrying an \"error\" string.",
-        needs_secret: false,
+        needs: Needs::Nothing,
         run: http_006,
     },
     Check {
@@ -80,7 +80,7 @@ pub(crate) static CHECKS: &[Check] = &[
         spec: "§5.5.1, §5.5.2",
         title: "DELETE /ecp/skills",
         requirement: "A known path with another method MUST be answered 405 with a JSON error.",
-        needs_secret: false,
+        needs: Needs::Nothing,
         run: http_007,
     },
     Check {
@@ -90,7 +90,7 @@ pub(crate) static CHECKS: &[Check] = &[
         spec: "§5.5.1, §5.5.2",
         title: "POST /ecp/manifest",
         requirement: "A known path with another method MUST be answered 405 with a JSON error.",
-        needs_secret: false,
+        needs: Needs::Nothing,
         run: http_008,
     },
     Check {
@@ -100,7 +100,7 @@ pub(crate) static CHECKS: &[Check] = &[
         spec: "§5.5.2",
         title: "A 405 names the allowed methods",
         requirement: "A 405 SHOULD carry an Allow header naming GET for /ecp/manifest (RFC 9110 §15.5.6).",
-        needs_secret: false,
+        needs: Needs::Nothing,
         run: http_009,
     },
     Check {
@@ -111,7 +111,7 @@ pub(crate) static CHECKS: &[Check] = &[
         title: "Error texts show no server paths",
         requirement: "An error answer (bad JSON, wrong types, bad UTF-8, unknown path, wrong method, empty body) \
                       MUST NOT show /home/, /root/, /tmp/, /var/, /usr/, /opt/, /srv/, /Users/ or C:\\.",
-        needs_secret: false,
+        needs: Needs::Nothing,
         run: http_010,
     },
     Check {
@@ -121,7 +121,7 @@ pub(crate) static CHECKS: &[Check] = &[
         spec: "§5.1.1",
         title: "POST /ecp/skills with Content-Type: text/plain",
         requirement: "A node MUST NOT refuse a request body because of its Content-Type: the update is merged.",
-        needs_secret: false,
+        needs: Needs::Nothing,
         run: http_011,
     },
     Check {
@@ -131,7 +131,7 @@ pub(crate) static CHECKS: &[Check] = &[
         spec: "§5.1.2",
         title: "GET /ecp/manifest and /ecp/skills with unknown query parameters",
         requirement: "A node MUST ignore query parameters it does not know: 200 and the same skills.",
-        needs_secret: false,
+        needs: Needs::Nothing,
         run: http_012,
     },
 ];

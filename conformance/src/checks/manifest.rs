@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use crate::check::{Check, Ctx, Level::*, Problem, Profile::*, Verdict, ensure, fail};
+use crate::check::{Check, Ctx, Level::*, Needs, Problem, Profile::*, Verdict, ensure, fail};
 use crate::expect;
 use crate::packets;
 use crate::target::Exchange;
@@ -18,7 +18,7 @@ pub(crate) static CHECKS: &[Check] = &[
         spec: "§5.1, §5.2.1",
         title: "GET /ecp/manifest",
         requirement: "The node MUST answer 200 with a JSON object (the Manifest).",
-        needs_secret: false,
+        needs: Needs::Nothing,
         run: man_001,
     },
     Check {
@@ -29,7 +29,7 @@ pub(crate) static CHECKS: &[Check] = &[
         title: "Manifest fields and their JSON types",
         requirement: "Every Manifest field MUST be present with its type: strings, integer counts, \
                       arrays of strings (or null), RFC 3339 times.",
-        needs_secret: false,
+        needs: Needs::Nothing,
         run: man_002,
     },
     Check {
@@ -39,7 +39,7 @@ pub(crate) static CHECKS: &[Check] = &[
         spec: "§3.5",
         title: "Manifest skillCount against skillNames",
         requirement: "skillCount MUST equal the number of skillNames.",
-        needs_secret: false,
+        needs: Needs::Nothing,
         run: man_003,
     },
     Check {
@@ -49,7 +49,7 @@ pub(crate) static CHECKS: &[Check] = &[
         spec: "§2.5.1, §3.5",
         title: "Manifest generatedAt and lastUpdate parse",
         requirement: "generatedAt and lastUpdate MUST be RFC 3339 date-times.",
-        needs_secret: false,
+        needs: Needs::Nothing,
         run: man_004,
     },
     Check {
@@ -59,7 +59,7 @@ pub(crate) static CHECKS: &[Check] = &[
         spec: "§7.6.1, §3.5",
         title: "Manifest skillNames are valid and distinct",
         requirement: "Every skill name MUST match ^[a-zA-Z0-9][a-zA-Z0-9._-]{0,63}$ and appear once.",
-        needs_secret: false,
+        needs: Needs::Nothing,
         run: man_005,
     },
     Check {
@@ -69,7 +69,7 @@ pub(crate) static CHECKS: &[Check] = &[
         spec: "§3.5",
         title: "Manifest instance",
         requirement: "instance MUST name the node: a non-empty string.",
-        needs_secret: false,
+        needs: Needs::Nothing,
         run: man_006,
     },
     Check {
@@ -79,7 +79,7 @@ pub(crate) static CHECKS: &[Check] = &[
         spec: "§3.5",
         title: "Manifest version",
         requirement: "version SHOULD be the protocol version \"1.0\".",
-        needs_secret: false,
+        needs: Needs::Nothing,
         run: man_007,
     },
     Check {
@@ -89,7 +89,7 @@ pub(crate) static CHECKS: &[Check] = &[
         spec: "§3.5, §2.6.1",
         title: "Manifest sequenceNum",
         requirement: "sequenceNum MUST be an integer ≥ 0.",
-        needs_secret: false,
+        needs: Needs::Nothing,
         run: man_008,
     },
     Check {
@@ -99,7 +99,7 @@ pub(crate) static CHECKS: &[Check] = &[
         spec: "§2.5.4",
         title: "Manifest times in canonical form",
         requirement: "A sender MUST write times in UTC with Z and no trailing zeros in the fraction.",
-        needs_secret: false,
+        needs: Needs::Nothing,
         run: man_009,
     },
 ];

@@ -8,6 +8,7 @@
 //! | PUSH | `push.rs` | `POST /ecp/skills` and the merge |
 //! | SYNC | `sync.rs` | sequence numbers, ETag, `?since`, tombstones (ecp-1.2) |
 //! | AUTH | `auth.rs` | `X-ECP-HMAC` (with `--secret`) |
+//! | SIGN | `signed.rs` | ECP/1.2 signed requests and responses (with `--key-id`, ecp-1.2) |
 //! | ROB | `robustness.rs` | hostile and odd bodies |
 //!
 //! The run order is the order of [`all`]: the hostile bodies of ROB come
@@ -22,6 +23,7 @@ mod http;
 mod manifest;
 mod push;
 mod robustness;
+mod signed;
 mod skills;
 mod sync;
 
@@ -34,6 +36,7 @@ pub fn all() -> Vec<&'static Check> {
         push::CHECKS,
         sync::CHECKS,
         auth::CHECKS,
+        signed::CHECKS,
         robustness::CHECKS,
     ]
     .into_iter()
@@ -46,6 +49,7 @@ mod tests {
     use std::collections::BTreeSet;
 
     use super::*;
+    use crate::check::{Needs, Profile};
 
     #[test]
     fn ids_are_unique_well_formed_and_in_order_within_an_area() {
@@ -54,11 +58,21 @@ mod tests {
         for c in &checks {
             assert!(seen.insert(c.id), "{} twice", c.id);
             let (area, number) = c.id.split_once('-').expect("AREA-NNN");
-            assert!(["MAN", "SKL", "HTTP", "PUSH", "SYNC", "AUTH", "ROB"].contains(&area), "{}", c.id);
+            assert!(
+                ["MAN", "SKL", "HTTP", "PUSH", "SYNC", "AUTH", "SIGN", "ROB"].contains(&area),
+                "{}",
+                c.id
+            );
             assert!(number.len() == 3 && number.bytes().all(|b| b.is_ascii_digit()), "{}", c.id);
             assert!(c.spec.starts_with('§'), "{}: spec {:?}", c.id, c.spec);
             assert!(!c.title.is_empty() && !c.requirement.is_empty(), "{}", c.id);
-            assert_eq!(c.needs_secret, area == "AUTH", "{}", c.id);
+            // AUTH needs the legacy secret, SIGN a key (and is ECP/1.2), nothing else needs anything.
+            match area {
+                "AUTH" => assert_eq!(c.needs, Needs::Secret, "{}", c.id),
+                "SIGN" => assert!(c.needs != Needs::Nothing && c.profile == Profile::Ecp12, "{}", c.id),
+                _ => assert_eq!(c.needs, Needs::Nothing, "{}", c.id),
+            }
+            assert!(c.needs != Needs::Secret || area == "AUTH", "{}", c.id);
         }
         for w in checks.windows(2) {
             if w[0].area() == w[1].area() {

@@ -6,8 +6,8 @@
 use serde_json::{Value, json};
 
 use crate::check::{
-    Check, Ctx, Level::*, Profile::*, Verdict, conflicts, count, counts_text, ensure, expect_json_error,
-    fail, served,
+    Check, Ctx, Level::*, Needs, Profile::*, Verdict, conflicts, count, counts_text, ensure,
+    expect_json_error, fail, served,
 };
 use crate::target::Exchange;
 
@@ -19,7 +19,7 @@ pub(crate) static CHECKS: &[Check] = &[
         spec: "§2.1.1, §5.5.2",
         title: "POST /ecp/skills with a body that is not JSON",
         requirement: "The node MUST answer 400 with a JSON error, and still answer afterwards.",
-        needs_secret: false,
+        needs: Needs::Nothing,
         run: rob_001,
     },
     Check {
@@ -29,7 +29,7 @@ pub(crate) static CHECKS: &[Check] = &[
         spec: "§2.1.2, §5.5.2",
         title: "POST an update whose packet has confidence as a string",
         requirement: "A field of the wrong JSON type MUST refuse the whole message: 400 with a JSON error.",
-        needs_secret: false,
+        needs: Needs::Nothing,
         run: rob_002,
     },
     Check {
@@ -39,7 +39,7 @@ pub(crate) static CHECKS: &[Check] = &[
         spec: "§2.1.2, §5.5.2",
         title: "POST an update whose skills is an object",
         requirement: "The node MUST answer 400 with a JSON error, and still answer afterwards.",
-        needs_secret: false,
+        needs: Needs::Nothing,
         run: rob_003,
     },
     Check {
@@ -49,7 +49,7 @@ pub(crate) static CHECKS: &[Check] = &[
         spec: "§2.6.1, §2.1.2",
         title: "POST an update whose sequenceNum is 1.5",
         requirement: "An integer field with a fraction MUST be refused: 400 with a JSON error.",
-        needs_secret: false,
+        needs: Needs::Nothing,
         run: rob_004,
     },
     Check {
@@ -60,7 +60,7 @@ pub(crate) static CHECKS: &[Check] = &[
         title: "POST a 9 MiB body",
         requirement: "A body over the node's size limit MUST be answered 413 with a JSON error \
                       (the default limit is 8 MiB), and the node still answers.",
-        needs_secret: false,
+        needs: Needs::Nothing,
         run: rob_005,
     },
     Check {
@@ -70,7 +70,7 @@ pub(crate) static CHECKS: &[Check] = &[
         spec: "§2.1.1, §5.5.2",
         title: "POST 100,000 nested JSON arrays",
         requirement: "The node MUST answer 400 with a JSON error and keep answering (no stack overflow).",
-        needs_secret: false,
+        needs: Needs::Nothing,
         run: rob_006,
     },
     Check {
@@ -81,7 +81,7 @@ pub(crate) static CHECKS: &[Check] = &[
         title: "POST an update with invalid UTF-8 inside a string",
         requirement: "A message that is not valid UTF-8 MUST be refused: 400 with a JSON error \
                       (Go substitutes U+FFFD instead).",
-        needs_secret: false,
+        needs: Needs::Nothing,
         run: rob_007,
     },
     Check {
@@ -91,7 +91,7 @@ pub(crate) static CHECKS: &[Check] = &[
         spec: "§2.1.1",
         title: "POST a body with invalid UTF-8 outside strings",
         requirement: "The node MUST answer 400 with a JSON error, and still answer afterwards.",
-        needs_secret: false,
+        needs: Needs::Nothing,
         run: rob_008,
     },
     Check {
@@ -101,7 +101,7 @@ pub(crate) static CHECKS: &[Check] = &[
         spec: "§2.1.1",
         title: "POST truncated JSON",
         requirement: "The node MUST answer 400 with a JSON error, and still answer afterwards.",
-        needs_secret: false,
+        needs: Needs::Nothing,
         run: rob_009,
     },
     Check {
@@ -111,7 +111,7 @@ pub(crate) static CHECKS: &[Check] = &[
         spec: "§2.1, §3.3",
         title: "POST a JSON string instead of an object",
         requirement: "The node MUST answer 400 with a JSON error.",
-        needs_secret: false,
+        needs: Needs::Nothing,
         run: rob_010,
     },
     Check {
@@ -121,7 +121,7 @@ pub(crate) static CHECKS: &[Check] = &[
         spec: "§2.4.1",
         title: "POST an update with unknown fields at every level",
         requirement: "Unknown fields in the update, stats, packets and provenance MUST be ignored: the packet is new.",
-        needs_secret: false,
+        needs: Needs::Nothing,
         run: rob_011,
     },
     Check {
@@ -131,7 +131,7 @@ pub(crate) static CHECKS: &[Check] = &[
         spec: "§2.3.2",
         title: "POST an update with null arrays and null stats",
         requirement: "null for tags, patterns, topWorkflows, stats (and skills) MUST be read as empty: the packet is new.",
-        needs_secret: false,
+        needs: Needs::Nothing,
         run: rob_012,
     },
     Check {
@@ -142,7 +142,7 @@ pub(crate) static CHECKS: &[Check] = &[
         title: "POST an update with optional fields missing",
         requirement: "Missing fields (update id, stats, sequenceNum; packet id, version, tags, patterns, \
                       originUserHash) MUST take their zero value: the packet is new.",
-        needs_secret: false,
+        needs: Needs::Nothing,
         run: rob_013,
     },
     Check {
@@ -152,7 +152,7 @@ pub(crate) static CHECKS: &[Check] = &[
         spec: "§5.5.2, §5.4",
         title: "POST /ecp/skills with an empty body",
         requirement: "The node MUST answer 400 with a JSON error.",
-        needs_secret: false,
+        needs: Needs::Nothing,
         run: rob_014,
     },
     Check {
@@ -163,7 +163,7 @@ pub(crate) static CHECKS: &[Check] = &[
         title: "POST an update of 10,001 packets",
         requirement: "The node MUST bound the packets it considers: 413, or the packet at position 10,000 \
                       refused with \"rejected by policy: the update carries more than …\".",
-        needs_secret: false,
+        needs: Needs::Nothing,
         run: rob_015,
     },
     Check {
@@ -173,7 +173,7 @@ pub(crate) static CHECKS: &[Check] = &[
         spec: "§2.1.1, §2.6.2",
         title: "POST an update with confidence NaN (not JSON)",
         requirement: "The node MUST answer 400 with a JSON error.",
-        needs_secret: false,
+        needs: Needs::Nothing,
         run: rob_016,
     },
     Check {
@@ -183,7 +183,7 @@ pub(crate) static CHECKS: &[Check] = &[
         spec: "§2.1.2",
         title: "POST a good packet in an update with one wrong-typed field",
         requirement: "The whole message MUST be refused (400), not one packet: the good packet is not installed.",
-        needs_secret: false,
+        needs: Needs::Nothing,
         run: rob_017,
     },
 ];

@@ -9,7 +9,9 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-use crate::check::{Check, Ctx, Level::*, Problem, Profile::*, Verdict, ensure, fail, served_names, skip};
+use crate::check::{
+    Check, Ctx, Level::*, Needs, Problem, Profile::*, Verdict, ensure, fail, served_names, skip,
+};
 use crate::expect;
 use crate::packets;
 use crate::target::Exchange;
@@ -22,7 +24,7 @@ pub(crate) static CHECKS: &[Check] = &[
         spec: "§5.1, §5.3.1",
         title: "GET /ecp/skills",
         requirement: "The node MUST answer 200 with a JSON object (a KnowledgeUpdate).",
-        needs_secret: false,
+        needs: Needs::Nothing,
         run: skl_001,
     },
     Check {
@@ -32,7 +34,7 @@ pub(crate) static CHECKS: &[Check] = &[
         spec: "§3.1, §3.3, §2.6",
         title: "KnowledgeUpdate and packet fields and their JSON types",
         requirement: "The update and every packet MUST carry their fields with the types of §3.",
-        needs_secret: false,
+        needs: Needs::Nothing,
         run: skl_002,
     },
     Check {
@@ -42,7 +44,7 @@ pub(crate) static CHECKS: &[Check] = &[
         spec: "§4.1, §4.4.2",
         title: "Every served packet verifies (SHA-256 computed by the suite)",
         requirement: "integrityHash MUST be the lowercase hex SHA-256 of the skillBody's UTF-8 bytes.",
-        needs_secret: false,
+        needs: Needs::Nothing,
         run: skl_003,
     },
     Check {
@@ -52,7 +54,7 @@ pub(crate) static CHECKS: &[Check] = &[
         spec: "§4.2.1, §8.5.1",
         title: "Every served packet's id is its hash prefix",
         requirement: "id MUST be the first 16 characters of integrityHash.",
-        needs_secret: false,
+        needs: Needs::Nothing,
         run: skl_004,
     },
     Check {
@@ -62,7 +64,7 @@ pub(crate) static CHECKS: &[Check] = &[
         spec: "§7.6.1, §7.9",
         title: "Served skill names are valid and distinct",
         requirement: "Every skillName MUST match ^[a-zA-Z0-9][a-zA-Z0-9._-]{0,63}$; a name is served once.",
-        needs_secret: false,
+        needs: Needs::Nothing,
         run: skl_005,
     },
     Check {
@@ -72,7 +74,7 @@ pub(crate) static CHECKS: &[Check] = &[
         spec: "§5.2.1, §3.5",
         title: "Manifest and skills listing agree",
         requirement: "skillNames and skillCount MUST describe exactly the skills GET /ecp/skills serves.",
-        needs_secret: false,
+        needs: Needs::Nothing,
         run: skl_006,
     },
     Check {
@@ -82,7 +84,7 @@ pub(crate) static CHECKS: &[Check] = &[
         spec: "§5.3.1",
         title: "Listing peerInstance is the node's instance",
         requirement: "peerInstance MUST be the node's own instance id (the manifest's instance).",
-        needs_secret: false,
+        needs: Needs::Nothing,
         run: skl_007,
     },
     Check {
@@ -92,7 +94,7 @@ pub(crate) static CHECKS: &[Check] = &[
         spec: "§5.3.2",
         title: "Only shareable skills are served",
         requirement: "A node MUST NOT serve a skill whose shareable is false.",
-        needs_secret: false,
+        needs: Needs::Nothing,
         run: skl_008,
     },
     Check {
@@ -102,7 +104,7 @@ pub(crate) static CHECKS: &[Check] = &[
         spec: "§3.1, §7.6.2",
         title: "Served confidence is in 0..1",
         requirement: "confidence MUST be a finite number from 0 to 1.",
-        needs_secret: false,
+        needs: Needs::Nothing,
         run: skl_009,
     },
     Check {
@@ -112,7 +114,7 @@ pub(crate) static CHECKS: &[Check] = &[
         spec: "§4.1.1, §4.4.1",
         title: "Served integrityHash is 64 lowercase hex characters",
         requirement: "integrityHash MUST be exactly 64 characters from 0-9a-f.",
-        needs_secret: false,
+        needs: Needs::Nothing,
         run: skl_010,
     },
     Check {
@@ -123,7 +125,7 @@ pub(crate) static CHECKS: &[Check] = &[
         title: "Served bodies keep their frontmatter, named as the skill",
         requirement: "Every served skillBody MUST start with frontmatter whose name is the skillName \
                       (no stripped bodies, Appendix A flaw 3).",
-        needs_secret: false,
+        needs: Needs::Nothing,
         run: skl_011,
     },
     Check {
@@ -134,7 +136,7 @@ pub(crate) static CHECKS: &[Check] = &[
         title: "Served provenance is well-formed",
         requirement: "A provenance, where present, MUST carry originConfidence in 0..1, hops ≥ 1 and \
                       a path of strings, and MUST NOT be an empty object.",
-        needs_secret: false,
+        needs: Needs::Nothing,
         run: skl_012,
     },
 ];

@@ -7,8 +7,8 @@
 use serde_json::{Value, json};
 
 use crate::check::{
-    Check, Ctx, Level::*, Problem, Profile::*, Verdict, count, counts_text, ensure, expect_json_error, fail,
-    served, served_names,
+    Check, Ctx, Level::*, Needs, Problem, Profile::*, Verdict, count, counts_text, ensure, expect_json_error,
+    fail, served, served_names,
 };
 use crate::packets::{self, time_from_now};
 use crate::target::Exchange;
@@ -21,7 +21,7 @@ pub(crate) static CHECKS: &[Check] = &[
         spec: "§3.3.1, §3.5",
         title: "Manifest sequenceNum after a change",
         requirement: "After a push that installs a skill, sequenceNum MUST be greater than before.",
-        needs_secret: false,
+        needs: Needs::Nothing,
         run: sync_001,
     },
     Check {
@@ -31,7 +31,7 @@ pub(crate) static CHECKS: &[Check] = &[
         spec: "§3.3.1, §3.5",
         title: "Listing and manifest report one sequenceNum",
         requirement: "With no change between them, GET /ecp/skills and GET /ecp/manifest MUST report the same sequenceNum.",
-        needs_secret: false,
+        needs: Needs::Nothing,
         run: sync_002,
     },
     Check {
@@ -41,7 +41,7 @@ pub(crate) static CHECKS: &[Check] = &[
         spec: "§3.3.1, §5.3.6",
         title: "sequenceNum after a push that changes nothing",
         requirement: "Re-pushing a held skill (unchanged) SHOULD leave sequenceNum as it was.",
-        needs_secret: false,
+        needs: Needs::Nothing,
         run: sync_003,
     },
     Check {
@@ -51,7 +51,7 @@ pub(crate) static CHECKS: &[Check] = &[
         spec: "§5.3.6",
         title: "GET /ecp/skills carries an ETag",
         requirement: "The listing MUST be answered with an ETag header.",
-        needs_secret: false,
+        needs: Needs::Nothing,
         run: sync_004,
     },
     Check {
@@ -61,7 +61,7 @@ pub(crate) static CHECKS: &[Check] = &[
         spec: "§5.3.6",
         title: "GET /ecp/skills with If-None-Match: the current ETag",
         requirement: "The node MUST answer 304 without a body.",
-        needs_secret: false,
+        needs: Needs::Nothing,
         run: sync_005,
     },
     Check {
@@ -71,7 +71,7 @@ pub(crate) static CHECKS: &[Check] = &[
         spec: "§5.3.6",
         title: "GET /ecp/skills with If-None-Match: an ETag from before a change",
         requirement: "The node MUST answer 200 with the listing and a new ETag.",
-        needs_secret: false,
+        needs: Needs::Nothing,
         run: sync_006,
     },
     Check {
@@ -81,7 +81,7 @@ pub(crate) static CHECKS: &[Check] = &[
         spec: "§10.2, §5.3.5",
         title: "GET /ecp/skills?since=N after two pushes",
         requirement: "?since=N MUST serve the skill changed after N and not the one changed before it.",
-        needs_secret: false,
+        needs: Needs::Nothing,
         run: sync_007,
     },
     Check {
@@ -91,7 +91,7 @@ pub(crate) static CHECKS: &[Check] = &[
         spec: "§10.2",
         title: "GET /ecp/skills?since=<current sequenceNum>",
         requirement: "Nothing changed after the current sequence number: the answer MUST carry no skills.",
-        needs_secret: false,
+        needs: Needs::Nothing,
         run: sync_008,
     },
     Check {
@@ -102,7 +102,7 @@ pub(crate) static CHECKS: &[Check] = &[
         title: "A tombstone travels as deprecated",
         requirement: "After the origin withdraws a skill (newer createdAt, deprecated: true), counted updated, \
                       ?since=N MUST serve it with deprecated: true.",
-        needs_secret: false,
+        needs: Needs::Nothing,
         run: sync_009,
     },
     Check {
@@ -112,7 +112,7 @@ pub(crate) static CHECKS: &[Check] = &[
         spec: "§5.3.5, §5.2.1",
         title: "A withdrawn skill is no longer served as active",
         requirement: "The full listing MUST NOT serve it with deprecated: false, and the manifest MUST agree with the listing.",
-        needs_secret: false,
+        needs: Needs::Nothing,
         run: sync_010,
     },
     Check {
@@ -122,7 +122,7 @@ pub(crate) static CHECKS: &[Check] = &[
         spec: "§5.5.3, §10.2",
         title: "GET /ecp/skills?since=abc",
         requirement: "A since that is not an integer ≥ 0 MUST be answered 400 with a JSON error.",
-        needs_secret: false,
+        needs: Needs::Nothing,
         run: sync_011,
     },
     Check {
@@ -132,7 +132,7 @@ pub(crate) static CHECKS: &[Check] = &[
         spec: "§7.9.3.3, §7.9.2 (rule 1)",
         title: "Push a tombstone for a name the node does not hold",
         requirement: "It MUST change nothing: counted unchanged, not served.",
-        needs_secret: false,
+        needs: Needs::Nothing,
         run: sync_012,
     },
     Check {
@@ -142,7 +142,7 @@ pub(crate) static CHECKS: &[Check] = &[
         spec: "§5.3.6",
         title: "GET /ecp/skills with If-None-Match: a tag that is not the node's",
         requirement: "The node MUST answer 200 with the listing.",
-        needs_secret: false,
+        needs: Needs::Nothing,
         run: sync_013,
     },
     Check {
@@ -152,7 +152,7 @@ pub(crate) static CHECKS: &[Check] = &[
         spec: "§3.3.1, §10.2",
         title: "A ?since answer reports the newest sequenceNum",
         requirement: "The sequenceNum of a ?since=N answer SHOULD be the manifest's current sequenceNum.",
-        needs_secret: false,
+        needs: Needs::Nothing,
         run: sync_014,
     },
 ];

@@ -1,0 +1,817 @@
+//! SIGN: ECP/1.2 signed requests and responses (SPEC §10.1), profile
+//! ecp-1.2, run only with a key the target holds (`--key-id`,
+//! `--key-secret`).
+//!
+//! A correctly signed GET and POST are accepted, and a signed GET's 200 or
+//! 304 answer is signed back with the request's nonce echoed (§10.1.6).
+//! Then every rejection path of §10.1.4 in its order, each a request that is
+//! wrong in exactly one way and otherwise correctly signed, so the `code` of
+//! the 401 must name that way: missing and malformed headers, an unknown
+//! key, clock skew both ways, a wrong secret, a body, query or method other
+//! than the signed one, a captured signature with a new nonce or time, and
+//! replays — a replayed push is built so that accepting it would withdraw a
+//! skill. With `--secret` too, a bad ECP/1.2 signature beside a good
+//! `X-ECP-HMAC` is refused (§10.1.4.3); with `--no-legacy`, `X-ECP-HMAC`
+//! alone is refused (§10.1.5.2); with a second key, rotation (§10.1.1.2).
+//!
+//! Refused pushes are followed by a listing to show nothing was merged.
+
+use reqwest::Method;
+use serde_json::{Value, json};
+
+use crate::check::{
+    Check, Ctx, Level::*, Needs, Problem, Profile::*, Verdict, count, ensure, expect_json_error, fail,
+    served, skip,
+};
+use crate::packets::{self, MAX_SKEW_SECS, canonical_response, fresh_nonce, hmac_hex, unix_now};
+use crate::target::{
+    Exchange, HMAC_HEADER, KEY_ID_HEADER, Key, NONCE_HEADER, SIGNATURE_HEADER, Sign, Signed,
+    TIMESTAMP_HEADER, cut,
+};
+
+pub(crate) static CHECKS: &[Check] = &[
+    Check {
+        id: "SIGN-001",
+        level: Must,
+        profile: Ecp12,
+        spec: "§10.1.2, §10.1.3, §10.1.5.1",
+        title: "GET /ecp/manifest signed with the key",
+        requirement: "A request with the four headers over the canonical request MUST be accepted: 200.",
+        needs: Needs::Key,
+        run: sign_001,
+    },
+    Check {
+        id: "SIGN-002",
+        level: Must,
+        profile: Ecp12,
+        spec: "§10.1.3, §10.1.3.1",
+        title: "GET /ecp/skills?since=0 signed over path and query",
+        requirement: "The query is part of the signed request target: the signature MUST be accepted (200).",
+        needs: Needs::Key,
+        run: sign_002,
+    },
+    Check {
+        id: "SIGN-003",
+        level: Must,
+        profile: Ecp12,
+        spec: "§10.1.3, §10.1.5.1",
+        title: "POST /ecp/skills signed over the body's SHA-256",
+        requirement: "A signed push MUST be accepted: 200 and the packet merged and served.",
+        needs: Needs::Key,
+        run: sign_003,
+    },
+    Check {
+        id: "SIGN-004",
+        level: Must,
+        profile: Ecp12,
+        spec: "§10.1.6, §10.1.6.1",
+        title: "The 200 answer to a signed GET /ecp/manifest is signed",
+        requirement: "It MUST carry X-ECP-Key-Id (the request's key), X-ECP-Timestamp (within 300 s), \
+                      X-ECP-Nonce (the request's, echoed) and X-ECP-Signature over the canonical response.",
+        needs: Needs::Key,
+        run: sign_004,
+    },
+    Check {
+        id: "SIGN-005",
+        level: Must,
+        profile: Ecp12,
+        spec: "§10.1.6, §10.1.6.1",
+        title: "The 200 answer to a signed GET /ecp/skills?since=0 is signed",
+        requirement: "Its signature MUST verify over the canonical response naming the path and query as signed.",
+        needs: Needs::Key,
+        run: sign_005,
+    },
+    Check {
+        id: "SIGN-006",
+        level: Must,
+        profile: Ecp12,
+        spec: "§10.1.6, §10.2.3",
+        title: "The 304 answer to a signed GET with If-None-Match is signed",
+        requirement: "A 304 MUST carry the four headers, signed over status 304 and the SHA-256 of the empty body.",
+        needs: Needs::Key,
+        run: sign_006,
+    },
+    Check {
+        id: "SIGN-007",
+        level: Must,
+        profile: Ecp12,
+        spec: "§5.1.3, §10.1.5.1",
+        title: "The three endpoints without any signature header",
+        requirement: "A node holding a key MUST refuse them (401, or 403 where it still takes X-ECP-HMAC) \
+                      with a JSON error, and merge nothing.",
+        needs: Needs::Key,
+        run: sign_007,
+    },
+    Check {
+        id: "SIGN-008",
+        level: Must,
+        profile: Ecp12,
+        spec: "§10.1.4 (1), §10.1.4.3",
+        title: "Each of the four headers missing in turn",
+        requirement: "Without X-ECP-Key-Id, X-ECP-Timestamp, X-ECP-Nonce or X-ECP-Signature the request MUST \
+                      be answered 401 missing_signature; such a push merges nothing.",
+        needs: Needs::Key,
+        run: sign_008,
+    },
+    Check {
+        id: "SIGN-009",
+        level: Must,
+        profile: Ecp12,
+        spec: "§10.1.2, §10.1.4 (2)",
+        title: "Malformed headers, otherwise correctly signed",
+        requirement: "A nonce of 15 or 129 characters or with '=', a timestamp with a fraction or a sign, a key \
+                      id with '!', a signature not 64 hex characters: each MUST be answered 401 malformed_signature.",
+        needs: Needs::Key,
+        run: sign_009,
+    },
+    Check {
+        id: "SIGN-010",
+        level: Must,
+        profile: Ecp12,
+        spec: "§10.1.1.2, §10.1.4 (3)",
+        title: "A key id the target does not hold",
+        requirement: "The request MUST be answered 401 unknown_key.",
+        needs: Needs::Key,
+        run: sign_010,
+    },
+    Check {
+        id: "SIGN-011",
+        level: Must,
+        profile: Ecp12,
+        spec: "§10.1.4 (4)",
+        title: "Signed 900 s in the past",
+        requirement: "A timestamp more than 300 s behind the node's clock MUST be answered 401 clock_skew.",
+        needs: Needs::Key,
+        run: sign_011,
+    },
+    Check {
+        id: "SIGN-012",
+        level: Must,
+        profile: Ecp12,
+        spec: "§10.1.4 (4)",
+        title: "Signed 900 s in the future",
+        requirement: "A timestamp more than 300 s ahead of the node's clock MUST be answered 401 clock_skew.",
+        needs: Needs::Key,
+        run: sign_012,
+    },
+    Check {
+        id: "SIGN-013",
+        level: Must,
+        profile: Ecp12,
+        spec: "§10.1.4 (4)",
+        title: "Signed 200 s in the past and 200 s in the future",
+        requirement: "Timestamps within 300 s of the node's clock MUST be accepted: 200.",
+        needs: Needs::Key,
+        run: sign_013,
+    },
+    Check {
+        id: "SIGN-014",
+        level: Must,
+        profile: Ecp12,
+        spec: "§10.1.4 (5)",
+        title: "Signed with a wrong secret under the right key id",
+        requirement: "GET and POST MUST be answered 401 bad_signature; the push merges nothing.",
+        needs: Needs::Key,
+        run: sign_014,
+    },
+    Check {
+        id: "SIGN-015",
+        level: Must,
+        profile: Ecp12,
+        spec: "§10.1.3, §10.1.4 (5), §10.1.4.4",
+        title: "POST /ecp/skills with a body other than the signed one",
+        requirement: "Another update, and the signed one with one byte appended, MUST be answered 401 \
+                      bad_signature; neither is merged.",
+        needs: Needs::Key,
+        run: sign_015,
+    },
+    Check {
+        id: "SIGN-016",
+        level: Must,
+        profile: Ecp12,
+        spec: "§10.1.3.1, §10.1.4 (5)",
+        title: "GET /ecp/skills?since=0 signed without the query",
+        requirement: "A query that was not signed MUST be answered 401 bad_signature.",
+        needs: Needs::Key,
+        run: sign_016,
+    },
+    Check {
+        id: "SIGN-017",
+        level: Must,
+        profile: Ecp12,
+        spec: "§10.1.3, §10.1.4 (5)",
+        title: "GET /ecp/skills signed as a POST",
+        requirement: "A method other than the signed one MUST be answered 401 bad_signature.",
+        needs: Needs::Key,
+        run: sign_017,
+    },
+    Check {
+        id: "SIGN-018",
+        level: Must,
+        profile: Ecp12,
+        spec: "§10.1.3, §10.1.4 (5)",
+        title: "An accepted request's signature re-sent with a new nonce, then a new timestamp",
+        requirement: "Nonce and timestamp are signed: each variant MUST be answered 401 bad_signature.",
+        needs: Needs::Key,
+        run: sign_018,
+    },
+    Check {
+        id: "SIGN-019",
+        level: Must,
+        profile: Ecp12,
+        spec: "§10.1.4 (6), §10.1.4.1",
+        title: "A signed GET replayed byte for byte",
+        requirement: "The second copy MUST be answered 401 replayed_nonce.",
+        needs: Needs::Key,
+        run: sign_019,
+    },
+    Check {
+        id: "SIGN-020",
+        level: Must,
+        profile: Ecp12,
+        spec: "§10.1.4 (6), §6.5.2, §7.9.3",
+        title: "A signed push replayed: a withdrawal sent before the skill existed",
+        requirement: "The replay MUST be answered 401 replayed_nonce and apply nothing: the skill stays served, \
+                      manifest and listing unchanged.",
+        needs: Needs::Key,
+        run: sign_020,
+    },
+    Check {
+        id: "SIGN-021",
+        level: Must,
+        profile: Ecp12,
+        spec: "§10.1.4.3",
+        title: "A bad ECP/1.2 signature beside a valid X-ECP-HMAC",
+        requirement: "A request with the four headers is judged by §10.1 alone: 401 bad_signature, nothing merged.",
+        needs: Needs::KeyAndSecret,
+        run: sign_021,
+    },
+    Check {
+        id: "SIGN-022",
+        level: Must,
+        profile: Ecp12,
+        spec: "§10.1.5.2",
+        title: "Only X-ECP-HMAC, at a target that refuses it (--no-legacy)",
+        requirement: "The three endpoints MUST answer 401 legacy_auth_refused; the push merges nothing.",
+        needs: Needs::LegacyRefused,
+        run: sign_022,
+    },
+    Check {
+        id: "SIGN-023",
+        level: Must,
+        profile: Ecp12,
+        spec: "§10.1.1.2, §10.1.6",
+        title: "GET /ecp/manifest signed with the second key",
+        requirement: "A node holding two keys MUST accept either (200) and sign its answer with the key the \
+                      request used.",
+        needs: Needs::SecondKey,
+        run: sign_023,
+    },
+    Check {
+        id: "SIGN-024",
+        level: Must,
+        profile: Ecp12,
+        spec: "§10.1.1.2, §10.1.3.2",
+        title: "The first key's signature presented under the second key's id",
+        requirement: "A request is verified with the key its X-ECP-Key-Id names: 401 bad_signature.",
+        needs: Needs::SecondKey,
+        run: sign_024,
+    },
+    Check {
+        id: "SIGN-025",
+        level: Should,
+        profile: Ecp12,
+        spec: "§10.1.4 (6)",
+        title: "One nonce under each of two keys",
+        requirement: "The replay memory holds (key id, nonce) pairs: both requests SHOULD be accepted.",
+        needs: Needs::SecondKey,
+        run: sign_025,
+    },
+];
+
+// ---------------------------------------------------------------------------
+// Helpers
+
+/// The key the suite signs with (the runner skips SIGN checks without one).
+fn key(cx: &Ctx<'_>) -> Result<Key, Problem> {
+    cx.target.key().cloned().ok_or_else(|| skip("no key"))
+}
+
+/// The second key, for rotation.
+fn second_key(cx: &Ctx<'_>) -> Result<Key, Problem> {
+    cx.target.keys().get(1).cloned().ok_or_else(|| skip("no second key"))
+}
+
+/// `key` with another secret: what a stranger who guessed the id signs with.
+fn forged(key: &Key) -> Key {
+    let secret = format!("{}-not-it", String::from_utf8_lossy(key.secret()));
+    Key::new(key.id.clone(), secret).expect("the id was valid")
+}
+
+/// ECP/1.2 headers for `method path body` with `key`, now, with a fresh nonce.
+fn sign(cx: &Ctx<'_>, key: &Key, method: &Method, path: &str, body: &[u8]) -> Signed {
+    cx.target.sign(key, method.as_str(), path, body)
+}
+
+/// Sends `method path` with exactly the headers `headers` (signature headers
+/// included) and `body`.
+fn send_raw(
+    cx: &Ctx<'_>,
+    method: Method,
+    path: &str,
+    headers: &[(String, String)],
+    body: Option<Vec<u8>>,
+) -> Result<Exchange, Problem> {
+    let mut all: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (n.as_str(), v.as_str())).collect();
+    if body.is_some() {
+        all.push(("content-type", "application/json"));
+    }
+    cx.send(method, path, &all, body, Sign::Omit)
+}
+
+/// Sends `method path body` with the ECP/1.2 headers of `signed`.
+fn send_signed(
+    cx: &Ctx<'_>,
+    method: Method,
+    path: &str,
+    body: Option<Vec<u8>>,
+    signed: &Signed,
+) -> Result<Exchange, Problem> {
+    send_raw(cx, method, path, &pairs(signed), body)
+}
+
+/// The four headers of `signed` as owned pairs, to edit.
+fn pairs(signed: &Signed) -> Vec<(String, String)> {
+    signed.headers().into_iter().map(|(n, v)| (n.to_owned(), v)).collect()
+}
+
+/// The `code` of an error answer, for reasons.
+fn code_of(ex: &Exchange) -> String {
+    ex.json()
+        .and_then(|v| v["code"].as_str().map(|c| format!("code {c:?}")))
+        .unwrap_or_else(|| "no code".to_owned())
+}
+
+/// The answer must be 401 with a JSON error whose `code` is `code` (SPEC
+/// §10.1.4: the code names the first check that failed).
+fn refused(ex: &Exchange, code: &str) -> Result<String, Problem> {
+    ensure(ex.status == 401, || {
+        let what = if ex.status == 200 { "accepted".to_owned() } else { code_of(ex) };
+        fail(format!("expected 401 {code}, got {} ({what})", ex.status)).on(ex)
+    })?;
+    let body = expect_json_error(ex, &[401])?;
+    let got = body["code"].as_str();
+    ensure(got == Some(code), || {
+        fail(format!("401 as required, but {} where SPEC §10.1.4 gives {code:?}", code_of(ex))).on(ex)
+    })?;
+    Ok(format!("401 {code}"))
+}
+
+/// The answer must be 200 with a JSON object: a correctly signed request was accepted.
+fn accepted(ex: &Exchange, what: &str) -> Result<Value, Problem> {
+    match ex.json() {
+        Some(v) if ex.status == 200 && v.is_object() => Ok(v),
+        _ => Err(fail(format!("{what} was answered {} ({})", ex.status, code_of(ex))).on(ex)),
+    }
+}
+
+/// A push body of one good packet, and the packet's name.
+fn push_body(cx: &Ctx<'_>, tag: &str) -> (String, Vec<u8>) {
+    let name = cx.name(tag);
+    let body = serde_json::to_vec(&cx.update(vec![cx.good(&name)])).expect("a Value encodes");
+    (name, body)
+}
+
+/// `name` is not in the (correctly signed) listing.
+fn not_served(cx: &Ctx<'_>, name: &str) -> Result<(), Problem> {
+    let (lex, listing) = cx.listing()?;
+    ensure(served(&listing, name).is_none(), || {
+        fail(format!("{name}, pushed with a refused signature, is served")).on(&lex)
+    })
+}
+
+/// A canonical string on one line, for evidence.
+fn one_line(canonical: &str) -> String {
+    canonical.replace('\n', "⏎")
+}
+
+/// Checks the answer to a signed GET as a client holding `key` must (SPEC
+/// §10.1.6.1): the four headers present, the key id the request's, the
+/// nonce the request's, the timestamp within 300 s, and the signature over
+/// the canonical response in lowercase hex.
+fn verify_answer(cx: &Ctx<'_>, ex: &Exchange, key: &Key, request: &Signed) -> Result<String, Problem> {
+    let names = [KEY_ID_HEADER, TIMESTAMP_HEADER, NONCE_HEADER, SIGNATURE_HEADER];
+    let missing: Vec<&str> = names.iter().copied().filter(|n| ex.header(n).is_none()).collect();
+    ensure(missing.is_empty(), || {
+        fail(format!(
+            "the {} answer to a signed GET lacks {} (a signed request's answer is signed back)",
+            ex.status,
+            missing.join(", ")
+        ))
+        .on(ex)
+    })?;
+    let header = |n: &str| ex.header(n).unwrap_or_default().trim().to_owned();
+    let (key_id, timestamp, nonce, signature) =
+        (header(KEY_ID_HEADER), header(TIMESTAMP_HEADER), header(NONCE_HEADER), header(SIGNATURE_HEADER));
+    ensure(key_id == key.id, || {
+        fail(format!("the answer names key {key_id:?}, not {:?}, the key of the request", key.id)).on(ex)
+    })?;
+    ensure(nonce == request.nonce, || {
+        fail(format!(
+            "the answer's X-ECP-Nonce {nonce:?} is not the request's {:?}: it is not bound to this request",
+            request.nonce
+        ))
+        .on(ex)
+    })?;
+    let at = packets::parse_timestamp(&timestamp).ok_or_else(|| {
+        fail(format!("the answer's X-ECP-Timestamp {timestamp:?} is not Unix seconds (1 to 12 digits)"))
+            .on(ex)
+    })?;
+    let skew = at - unix_now();
+    ensure(skew.abs() <= MAX_SKEW_SECS, || {
+        fail(format!("the answer's X-ECP-Timestamp is {skew} s from the suite's clock (at most 300)")).on(ex)
+    })?;
+    ensure(packets::is_lower_hex64(&signature), || {
+        fail(format!(
+            "the answer's X-ECP-Signature {:?} is not 64 lowercase hex characters",
+            cut(&signature, 80)
+        ))
+        .on(ex)
+    })?;
+    let target = cx.target.request_target(&ex.path);
+    let canonical = canonical_response(&key.id, ex.status, &ex.method, &target, &timestamp, &nonce, &ex.body);
+    let expected = hmac_hex(key.secret(), canonical.as_bytes());
+    ensure(signature == expected, || {
+        fail(format!(
+            "the {} answer's X-ECP-Signature does not verify over the canonical response",
+            ex.status
+        ))
+        .on(ex)
+        .show("canonical response the suite expects signed", one_line(&canonical))
+    })?;
+    Ok(format!("{} signed with {}, nonce echoed, verified", ex.status, key.id))
+}
+
+// ---------------------------------------------------------------------------
+// Accepted requests and signed answers
+
+fn sign_001(cx: &mut Ctx<'_>) -> Verdict {
+    let key = key(cx)?;
+    let signed = sign(cx, &key, &Method::GET, "/ecp/manifest", b"");
+    let ex = send_signed(cx, Method::GET, "/ecp/manifest", None, &signed)?;
+    accepted(&ex, "a correctly signed GET /ecp/manifest")?;
+    Ok("200".into())
+}
+
+fn sign_002(cx: &mut Ctx<'_>) -> Verdict {
+    let key = key(cx)?;
+    let path = "/ecp/skills?since=0";
+    let signed = sign(cx, &key, &Method::GET, path, b"");
+    let ex = send_signed(cx, Method::GET, path, None, &signed)?;
+    accepted(&ex, "a GET signed over its path and query")?;
+    Ok(format!("200 ({} signed)", cx.target.request_target(path)))
+}
+
+fn sign_003(cx: &mut Ctx<'_>) -> Verdict {
+    let key = key(cx)?;
+    let (name, body) = push_body(cx, "s003-signed");
+    let signed = sign(cx, &key, &Method::POST, "/ecp/skills", &body);
+    let ex = send_signed(cx, Method::POST, "/ecp/skills", Some(body), &signed)?;
+    let result = accepted(&ex, "a correctly signed push")?;
+    ensure(count(&result, "newSkills") == 1, || {
+        fail(format!("a signed push of one new skill: newSkills {}", result["newSkills"])).on(&ex)
+    })?;
+    let (lex, listing) = cx.listing()?;
+    ensure(served(&listing, &name).is_some(), || {
+        fail(format!("{name} is not served after a signed push")).on(&lex)
+    })?;
+    Ok("200, merged and served".into())
+}
+
+/// A signed GET of `path`, answered 200, and its answer verified.
+fn signed_answer(cx: &Ctx<'_>, path: &str) -> Verdict {
+    let key = key(cx)?;
+    let signed = sign(cx, &key, &Method::GET, path, b"");
+    let ex = send_signed(cx, Method::GET, path, None, &signed)?;
+    accepted(&ex, &format!("a correctly signed GET {path}"))?;
+    verify_answer(cx, &ex, &key, &signed)
+}
+
+fn sign_004(cx: &mut Ctx<'_>) -> Verdict {
+    signed_answer(cx, "/ecp/manifest")
+}
+
+fn sign_005(cx: &mut Ctx<'_>) -> Verdict {
+    signed_answer(cx, "/ecp/skills?since=0")
+}
+
+fn sign_006(cx: &mut Ctx<'_>) -> Verdict {
+    let key = key(cx)?;
+    let path = "/ecp/skills";
+    let first = sign(cx, &key, &Method::GET, path, b"");
+    let ex = send_signed(cx, Method::GET, path, None, &first)?;
+    accepted(&ex, "a correctly signed GET /ecp/skills")?;
+    let Some(etag) = ex.header("etag").map(str::to_owned) else {
+        return Err(skip("GET /ecp/skills carries no ETag (see SYNC-004), so there is no 304 to check"));
+    };
+    let again = sign(cx, &key, &Method::GET, path, b"");
+    let mut headers = pairs(&again);
+    headers.push(("if-none-match".to_owned(), etag.clone()));
+    let ex = send_raw(cx, Method::GET, path, &headers, None)?;
+    ensure(ex.status == 304, || {
+        fail(format!("a signed GET with If-None-Match: {etag} (the current ETag) was answered {}", ex.status))
+            .on(&ex)
+    })?;
+    verify_answer(cx, &ex, &key, &again)
+}
+
+// ---------------------------------------------------------------------------
+// Refusals, in the order of SPEC §10.1.4
+
+fn sign_007(cx: &mut Ctx<'_>) -> Verdict {
+    let mut seen = Vec::new();
+    for path in ["/ecp/manifest", "/ecp/skills"] {
+        let ex = send_raw(cx, Method::GET, path, &[], None)?;
+        expect_json_error(&ex, &[401, 403])?;
+        seen.push(format!("GET {path} {}", ex.status));
+    }
+    let (name, body) = push_body(cx, "s007-unsigned");
+    let ex = send_raw(cx, Method::POST, "/ecp/skills", &[], Some(body))?;
+    expect_json_error(&ex, &[401, 403])?;
+    not_served(cx, &name)?;
+    seen.push(format!("POST {}", ex.status));
+    Ok(seen.join(", "))
+}
+
+fn sign_008(cx: &mut Ctx<'_>) -> Verdict {
+    let key = key(cx)?;
+    for left_out in [KEY_ID_HEADER, TIMESTAMP_HEADER, NONCE_HEADER, SIGNATURE_HEADER] {
+        let signed = sign(cx, &key, &Method::GET, "/ecp/manifest", b"");
+        let headers: Vec<(String, String)> =
+            pairs(&signed).into_iter().filter(|(n, _)| n != left_out).collect();
+        let ex = send_raw(cx, Method::GET, "/ecp/manifest", &headers, None)?;
+        refused(&ex, "missing_signature").map_err(|p| p.show("left out", left_out))?;
+    }
+    let (name, body) = push_body(cx, "s008-unsigned");
+    let signed = sign(cx, &key, &Method::POST, "/ecp/skills", &body);
+    let headers: Vec<(String, String)> =
+        pairs(&signed).into_iter().filter(|(n, _)| n != SIGNATURE_HEADER).collect();
+    let ex = send_raw(cx, Method::POST, "/ecp/skills", &headers, Some(body))?;
+    refused(&ex, "missing_signature").map_err(|p| p.show("left out", SIGNATURE_HEADER))?;
+    not_served(cx, &name)?;
+    Ok("401 missing_signature for each header, GET and POST".into())
+}
+
+fn sign_009(cx: &mut Ctx<'_>) -> Verdict {
+    let key = key(cx)?;
+    let path = "/ecp/manifest";
+    let now = unix_now().to_string();
+    let at = |timestamp: &str, nonce: &str| cx.target.sign_at(&key, "GET", path, b"", timestamp, nonce);
+    // Each case breaks one rule of §10.1.2 and is otherwise signed
+    // correctly over exactly the text sent, so a node that skips the rule
+    // would accept it.
+    let mut cases: Vec<(&str, Signed)> = vec![
+        ("a nonce of 15 characters", at(&now, &fresh_nonce()[..15])),
+        ("a nonce of 129 characters", at(&now, &format!("{}{}", "n".repeat(97), fresh_nonce()))),
+        ("a nonce with base64 padding '='", at(&now, &format!("{}==", &fresh_nonce()[..22]))),
+        ("a timestamp with a fraction", at(&format!("{now}.5"), &fresh_nonce())),
+        ("a timestamp with a sign", at(&format!("+{now}"), &fresh_nonce())),
+    ];
+    let bad_id = format!("{}!", key.id);
+    let target = cx.target.request_target(path);
+    let nonce = fresh_nonce();
+    let canonical = packets::canonical_request(&bad_id, "GET", &target, &now, &nonce, b"");
+    cases.push((
+        "a key id with '!'",
+        Signed {
+            key_id: bad_id,
+            timestamp: now.clone(),
+            nonce,
+            signature: hmac_hex(key.secret(), canonical.as_bytes()),
+        },
+    ));
+    let mut not_hex = at(&now, &fresh_nonce());
+    not_hex.signature = "z".repeat(64);
+    cases.push(("a signature that is not hex", not_hex));
+    let mut short = at(&now, &fresh_nonce());
+    short.signature.pop();
+    cases.push(("a signature of 63 hex characters", short));
+    for (what, signed) in &cases {
+        let ex = send_signed(cx, Method::GET, path, None, signed)?;
+        refused(&ex, "malformed_signature").map_err(|p| p.show("malformed", what))?;
+    }
+    Ok(format!("401 malformed_signature for all {} cases", cases.len()))
+}
+
+fn sign_010(cx: &mut Ctx<'_>) -> Verdict {
+    let key = key(cx)?;
+    let stranger = Key::new(format!("ecpconf-unknown-{}", cx.run_id), String::from_utf8_lossy(key.secret()))
+        .expect("a valid key id");
+    let signed = sign(cx, &stranger, &Method::GET, "/ecp/manifest", b"");
+    refused(&send_signed(cx, Method::GET, "/ecp/manifest", None, &signed)?, "unknown_key")
+}
+
+/// A GET /ecp/manifest signed `offset` seconds from now.
+fn skewed(cx: &Ctx<'_>, offset: i64) -> Result<Exchange, Problem> {
+    let key = key(cx)?;
+    let at = (unix_now() + offset).to_string();
+    let signed = cx.target.sign_at(&key, "GET", "/ecp/manifest", b"", &at, &fresh_nonce());
+    send_signed(cx, Method::GET, "/ecp/manifest", None, &signed)
+}
+
+fn sign_011(cx: &mut Ctx<'_>) -> Verdict {
+    refused(&skewed(cx, -900)?, "clock_skew")
+}
+
+fn sign_012(cx: &mut Ctx<'_>) -> Verdict {
+    refused(&skewed(cx, 900)?, "clock_skew")
+}
+
+fn sign_013(cx: &mut Ctx<'_>) -> Verdict {
+    for offset in [-200, 200] {
+        let ex = skewed(cx, offset)?;
+        accepted(&ex, &format!("a GET signed {offset:+} s from now (within the 300 s window)"))?;
+    }
+    Ok("200 at -200 s and +200 s".into())
+}
+
+fn sign_014(cx: &mut Ctx<'_>) -> Verdict {
+    let wrong = forged(&key(cx)?);
+    let signed = sign(cx, &wrong, &Method::GET, "/ecp/manifest", b"");
+    refused(&send_signed(cx, Method::GET, "/ecp/manifest", None, &signed)?, "bad_signature")?;
+    let (name, body) = push_body(cx, "s014-forged");
+    let signed = sign(cx, &wrong, &Method::POST, "/ecp/skills", &body);
+    refused(&send_signed(cx, Method::POST, "/ecp/skills", Some(body), &signed)?, "bad_signature")?;
+    not_served(cx, &name)?;
+    Ok("401 bad_signature for GET and POST".into())
+}
+
+fn sign_015(cx: &mut Ctx<'_>) -> Verdict {
+    let key = key(cx)?;
+    let (signed_name, body) = push_body(cx, "s015-signed");
+    let (other_name, other) = push_body(cx, "s015-other");
+    let signed = sign(cx, &key, &Method::POST, "/ecp/skills", &body);
+    let ex = send_signed(cx, Method::POST, "/ecp/skills", Some(other), &signed)?;
+    refused(&ex, "bad_signature").map_err(|p| p.show("sent", "another update than the one signed"))?;
+    let mut appended = body.clone();
+    appended.push(b' ');
+    let signed = sign(cx, &key, &Method::POST, "/ecp/skills", &body);
+    let ex = send_signed(cx, Method::POST, "/ecp/skills", Some(appended), &signed)?;
+    refused(&ex, "bad_signature").map_err(|p| p.show("sent", "the signed body with a space appended"))?;
+    not_served(cx, &signed_name)?;
+    not_served(cx, &other_name)?;
+    Ok("401 bad_signature for both bodies; nothing merged".into())
+}
+
+fn sign_016(cx: &mut Ctx<'_>) -> Verdict {
+    let key = key(cx)?;
+    let signed = sign(cx, &key, &Method::GET, "/ecp/skills", b"");
+    refused(&send_signed(cx, Method::GET, "/ecp/skills?since=0", None, &signed)?, "bad_signature")
+}
+
+fn sign_017(cx: &mut Ctx<'_>) -> Verdict {
+    let key = key(cx)?;
+    let signed = sign(cx, &key, &Method::POST, "/ecp/skills", b"");
+    refused(&send_signed(cx, Method::GET, "/ecp/skills", None, &signed)?, "bad_signature")
+}
+
+fn sign_018(cx: &mut Ctx<'_>) -> Verdict {
+    let key = key(cx)?;
+    let original = sign(cx, &key, &Method::GET, "/ecp/manifest", b"");
+    let ex = send_signed(cx, Method::GET, "/ecp/manifest", None, &original)?;
+    accepted(&ex, "a correctly signed GET /ecp/manifest")?;
+    let new_nonce = Signed { nonce: fresh_nonce(), ..original.clone() };
+    let ex = send_signed(cx, Method::GET, "/ecp/manifest", None, &new_nonce)?;
+    refused(&ex, "bad_signature").map_err(|p| p.show("changed", "X-ECP-Nonce only"))?;
+    let earlier = packets::parse_timestamp(&original.timestamp).unwrap_or_default() - 1;
+    let new_time = Signed { timestamp: earlier.to_string(), ..original };
+    let ex = send_signed(cx, Method::GET, "/ecp/manifest", None, &new_time)?;
+    refused(&ex, "bad_signature")
+        .map_err(|p| p.show("changed", "X-ECP-Timestamp only (one second earlier)"))?;
+    Ok("401 bad_signature for a new nonce and for a new timestamp".into())
+}
+
+fn sign_019(cx: &mut Ctx<'_>) -> Verdict {
+    let key = key(cx)?;
+    let signed = sign(cx, &key, &Method::GET, "/ecp/manifest", b"");
+    let ex = send_signed(cx, Method::GET, "/ecp/manifest", None, &signed)?;
+    accepted(&ex, "a correctly signed GET /ecp/manifest")?;
+    refused(&send_signed(cx, Method::GET, "/ecp/manifest", None, &signed)?, "replayed_nonce")
+}
+
+/// What a refused push must not change: the listing's skills and sequence,
+/// and the manifest's names, count, sequence and lastUpdate.
+fn state(cx: &Ctx<'_>) -> Result<Value, Problem> {
+    let (_, m) = cx.manifest()?;
+    let (_, l) = cx.listing()?;
+    Ok(json!({
+        "manifest": {
+            "skillNames": m["skillNames"], "skillCount": m["skillCount"],
+            "sequenceNum": m["sequenceNum"], "lastUpdate": m["lastUpdate"],
+        },
+        "listing": {"skills": l["skills"], "sequenceNum": l["sequenceNum"]},
+    }))
+}
+
+fn sign_020(cx: &mut Ctx<'_>) -> Verdict {
+    // A withdrawal of a skill not yet held changes nothing (§7.9.2 rule 1);
+    // once the skill is installed, the same withdrawal would withdraw it
+    // (rule 7). So a node that accepts the replay visibly applies it.
+    let key = key(cx)?;
+    let name = cx.name("s020-replayed");
+    let packet = cx.good(&name);
+    let mut tombstone = packet.clone();
+    tombstone["deprecated"] = json!(true);
+    let withdrawal = serde_json::to_vec(&cx.update(vec![tombstone])).expect("a Value encodes");
+    let captured = sign(cx, &key, &Method::POST, "/ecp/skills", &withdrawal);
+    let ex = send_signed(cx, Method::POST, "/ecp/skills", Some(withdrawal.clone()), &captured)?;
+    accepted(&ex, "a signed withdrawal of a skill not held")?;
+    let install = serde_json::to_vec(&cx.update(vec![packet])).expect("a Value encodes");
+    let signed = sign(cx, &key, &Method::POST, "/ecp/skills", &install);
+    let ex = send_signed(cx, Method::POST, "/ecp/skills", Some(install), &signed)?;
+    let result = accepted(&ex, "a signed push of the skill")?;
+    ensure(count(&result, "newSkills") == 1, || {
+        fail(format!("setting up: the push of {name} gave newSkills {}", result["newSkills"])).on(&ex)
+    })?;
+    let before = state(cx)?;
+    let replay = send_signed(cx, Method::POST, "/ecp/skills", Some(withdrawal), &captured)?;
+    let after = state(cx)?;
+    let verdict = refused(&replay, "replayed_nonce")?;
+    ensure(before == after, || {
+        fail("the target changed after the replay was refused (a concurrent writer can also cause this)")
+            .on(&replay)
+            .show("before", &before["manifest"])
+            .show("after", &after["manifest"])
+    })?;
+    ensure(served(&after["listing"], &name).is_some(), || {
+        fail(format!("{name} was withdrawn by the replayed push")).on(&replay)
+    })?;
+    Ok(format!("{verdict}; {name} still served, nothing changed"))
+}
+
+fn sign_021(cx: &mut Ctx<'_>) -> Verdict {
+    let wrong = forged(&key(cx)?);
+    let secret = cx.target.secret().unwrap_or_default().as_bytes().to_vec();
+    let path_hmac = hmac_hex(&secret, cx.target.signed_path("/ecp/skills").as_bytes());
+    let mut headers = pairs(&sign(cx, &wrong, &Method::GET, "/ecp/skills", b""));
+    headers.push((HMAC_HEADER.to_owned(), path_hmac));
+    refused(&send_raw(cx, Method::GET, "/ecp/skills", &headers, None)?, "bad_signature")?;
+    let (name, body) = push_body(cx, "s021-both");
+    let mut headers = pairs(&sign(cx, &wrong, &Method::POST, "/ecp/skills", &body));
+    headers.push((HMAC_HEADER.to_owned(), hmac_hex(&secret, &body)));
+    refused(&send_raw(cx, Method::POST, "/ecp/skills", &headers, Some(body))?, "bad_signature")?;
+    not_served(cx, &name)?;
+    Ok("401 bad_signature for GET and POST despite the valid X-ECP-HMAC".into())
+}
+
+fn sign_022(cx: &mut Ctx<'_>) -> Verdict {
+    // The legacy signature is a valid one where the suite can make it
+    // (with --secret, or the key's secret, which ecp-node also holds as
+    // its shared secret under the id `default`): refused for what it is,
+    // not for being wrong.
+    let secret = match cx.target.secret() {
+        Some(s) => s.as_bytes().to_vec(),
+        None => key(cx)?.secret().to_vec(),
+    };
+    for path in ["/ecp/manifest", "/ecp/skills"] {
+        let hmac = hmac_hex(&secret, cx.target.signed_path(path).as_bytes());
+        let ex = send_raw(cx, Method::GET, path, &[(HMAC_HEADER.to_owned(), hmac)], None)?;
+        refused(&ex, "legacy_auth_refused")?;
+    }
+    let (name, body) = push_body(cx, "s022-legacy");
+    let hmac = hmac_hex(&secret, &body);
+    let ex = send_raw(cx, Method::POST, "/ecp/skills", &[(HMAC_HEADER.to_owned(), hmac)], Some(body))?;
+    refused(&ex, "legacy_auth_refused")?;
+    not_served(cx, &name)?;
+    Ok("401 legacy_auth_refused on all three endpoints".into())
+}
+
+// ---------------------------------------------------------------------------
+// Rotation: two keys at once
+
+fn sign_023(cx: &mut Ctx<'_>) -> Verdict {
+    let second = second_key(cx)?;
+    let signed = sign(cx, &second, &Method::GET, "/ecp/manifest", b"");
+    let ex = send_signed(cx, Method::GET, "/ecp/manifest", None, &signed)?;
+    accepted(&ex, &format!("a GET signed with the second key {:?}", second.id))?;
+    verify_answer(cx, &ex, &second, &signed)
+}
+
+fn sign_024(cx: &mut Ctx<'_>) -> Verdict {
+    let (first, second) = (key(cx)?, second_key(cx)?);
+    let swapped = Key::new(second.id.clone(), String::from_utf8_lossy(first.secret())).expect("a valid id");
+    let signed = sign(cx, &swapped, &Method::GET, "/ecp/manifest", b"");
+    refused(&send_signed(cx, Method::GET, "/ecp/manifest", None, &signed)?, "bad_signature")
+}
+
+fn sign_025(cx: &mut Ctx<'_>) -> Verdict {
+    let (first, second) = (key(cx)?, second_key(cx)?);
+    let nonce = fresh_nonce();
+    let now = unix_now().to_string();
+    for key in [&first, &second] {
+        let signed = cx.target.sign_at(key, "GET", "/ecp/manifest", b"", &now, &nonce);
+        let ex = send_signed(cx, Method::GET, "/ecp/manifest", None, &signed)?;
+        accepted(&ex, &format!("a GET with nonce {nonce} under key {:?}", key.id))?;
+    }
+    Ok("200 under both keys".into())
+}
