@@ -9,5 +9,9 @@ mod util;
 mod real_node;
 // broken: each deliberately broken target makes the matching check IDs fail.
 mod broken;
+// gate: an in-process ECP/1.2 node (verifier checked against the SPEC vectors) with faults.
+mod gate;
+// signed: the SIGN checks against correct and broken gates; the whole suite with a key.
+mod signed;
 // cli: the binary — exit codes, --list, the JSON and JUnit shapes, --help.
 mod cli;

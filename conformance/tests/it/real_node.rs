@@ -21,7 +21,7 @@ use crate::util::{
 
 /// The MUST (and, with `shoulds`, SHOULD) checks that failed, less the
 /// ones a stub scanner explains.
-async fn unexpected_failures(
+pub(crate) async fn unexpected_failures(
     report: &ecp_conformance::report::Report,
     shoulds: bool,
 ) -> BTreeSet<&'static str> {

@@ -125,6 +125,14 @@ pub(crate) async fn suite_only(url: String, secret: Option<&str>, profile: Profi
         .expect("the target answers")
 }
 
+/// Runs the suite with `settings` (on a blocking thread).
+pub(crate) async fn suite_with(settings: Settings) -> Report {
+    tokio::task::spawn_blocking(move || run(&settings))
+        .await
+        .expect("the suite does not panic")
+        .expect("the target answers")
+}
+
 /// IDs of the checks that failed (Fail or Error).
 pub(crate) fn failed(report: &Report) -> BTreeSet<&'static str> {
     report
