@@ -5,12 +5,25 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
+use crate::gate::{Gate, KEY_A, KEY_B, SignFaults};
 use crate::util::{Faults, Proxy, TestNode};
 
 async fn conformance(args: &[&str]) -> Output {
+    conformance_env(args, &[]).await
+}
+
+/// The binary with `args`, the key secrets' variables cleared and then `env` set.
+async fn conformance_env(args: &[&str], env: &[(&str, &str)]) -> Output {
     let args: Vec<String> = args.iter().map(|s| (*s).to_owned()).collect();
+    let env: Vec<(String, String)> = env.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
     tokio::task::spawn_blocking(move || {
-        Command::new(env!("CARGO_BIN_EXE_ecp-conformance")).args(&args).output().expect("the binary runs")
+        Command::new(env!("CARGO_BIN_EXE_ecp-conformance"))
+            .args(&args)
+            .env_remove("ECP_CONFORMANCE_KEY_SECRET")
+            .env_remove("ECP_CONFORMANCE_SECOND_KEY_SECRET")
+            .envs(env)
+            .output()
+            .expect("the binary runs")
     })
     .await
     .expect("a blocking task")
@@ -47,6 +60,12 @@ async fn help_says_what_the_suite_writes_and_the_exit_codes() {
         "--list",
         "--timeout",
         "--strict",
+        "--key-id",
+        "--key-secret",
+        "ECP_CONFORMANCE_KEY_SECRET",
+        "--second-key-id",
+        "--no-legacy",
+        "SIGN",
         "Exit codes",
     ] {
         assert!(text.contains(needle), "--help lacks {needle:?}:\n{text}");
@@ -60,6 +79,22 @@ async fn usage_errors_exit_2() {
         &["--target", "not a url"],
         &["--target", "http://127.0.0.1:1", "--only", "NOPE-999"],
         &["--target", "http://127.0.0.1:1", "--profile", "ecp-9"],
+        &["--target", "http://127.0.0.1:1", "--key-id", "k"],
+        &["--target", "http://127.0.0.1:1", "--key-id", "bad key", "--key-secret", "s"],
+        &["--target", "http://127.0.0.1:1", "--no-legacy"],
+        &["--target", "http://127.0.0.1:1", "--second-key-id", "b", "--second-key-secret", "s"],
+        &[
+            "--target",
+            "http://127.0.0.1:1",
+            "--key-id",
+            "a",
+            "--key-secret",
+            "s",
+            "--second-key-id",
+            "a",
+            "--second-key-secret",
+            "t",
+        ],
     ] {
         let out = conformance(args).await;
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
@@ -160,4 +195,45 @@ async fn junit_has_one_testsuite_per_area_and_a_failure_per_failed_check() {
     assert!(xml.contains("name=\"MAN-007 Manifest version\""), "{xml}");
     assert_eq!(xml.matches("<failure ").count(), 1, "{xml}");
     assert!(xml.contains("type=\"SHOULD\""), "{xml}");
+}
+
+/// Key secrets come from the environment as well as the command line; a
+/// secret never appears in the report.
+#[tokio::test(flavor = "multi_thread")]
+async fn key_secrets_from_the_environment_sign_the_sign_checks() {
+    let gate = Gate::start(SignFaults::default(), false).await;
+    let out = conformance_env(
+        &[
+            "--target",
+            &gate.url(),
+            "--profile",
+            "ecp-1.2",
+            "--format",
+            "json",
+            "--no-legacy",
+            "--key-id",
+            KEY_A.0,
+            "--second-key-id",
+            KEY_B.0,
+            "--only",
+            "SIGN-001,SIGN-004,SIGN-022,SIGN-023,MAN-001",
+        ],
+        &[("ECP_CONFORMANCE_KEY_SECRET", KEY_A.1), ("ECP_CONFORMANCE_SECOND_KEY_SECRET", KEY_B.1)],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}{}", stdout(&out), String::from_utf8_lossy(&out.stderr));
+    let report: Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(report["summary"]["pass"], 5, "{report}");
+    assert!(!stdout(&out).contains(KEY_A.1) && !stdout(&out).contains(KEY_B.1));
+
+    // Without a key the SIGN checks are skipped, not passed.
+    let out =
+        conformance(&["--target", &gate.url(), "--profile", "ecp-1.2", "--format", "json", "--only", "SIGN"])
+            .await;
+    let report: Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(report["summary"]["pass"], 0, "{report}");
+    let checks = report["checks"].as_array().unwrap();
+    assert!(
+        checks.iter().all(|c| c["result"] == "skip" && c["reason"].as_str().unwrap().contains("--key-id"))
+    );
 }
