@@ -306,35 +306,32 @@ enum Decision {
     Resigned(Option<Verified>),
 }
 
+/// The decision, or the code of the refusal.
 fn decide(
     state: &GateState,
     method: &Method,
     target: &str,
     headers: &HeaderMap,
     body: &[u8],
-) -> Result<Decision, Response> {
+) -> Result<Decision, &'static str> {
     let f = state.faults;
     let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(|v| v.trim().to_owned());
     let any = HEADERS.iter().any(|h| headers.contains_key(*h));
     let legacy = headers.contains_key("x-ecp-hmac");
     if legacy && (!any || f.legacy_wins) {
-        return if state.accept_legacy {
-            Ok(Decision::AsIs)
-        } else {
-            Err(refusal(state, "legacy_auth_refused"))
-        };
+        return if state.accept_legacy { Ok(Decision::AsIs) } else { Err("legacy_auth_refused") };
     }
     if !any {
         return match (f.open_without_signature, state.accept_legacy) {
             (true, _) => Ok(Decision::Resigned(None)),
             (false, true) => Ok(Decision::AsIs),
-            (false, false) => Err(refusal(state, "missing_signature")),
+            (false, false) => Err("missing_signature"),
         };
     }
     match state.verifier.verify(method.as_str(), target, text, body, now()) {
         Ok(v) => Ok(Decision::Resigned(Some(v))),
         Err("missing_signature") if f.open_without_signature => Ok(Decision::Resigned(None)),
-        Err(code) => Err(refusal(state, code)),
+        Err(code) => Err(code),
     }
 }
 
@@ -361,7 +358,7 @@ async fn handle(State(state): State<Arc<GateState>>, request: Request) -> Respon
     let decision = if guarded {
         match decide(&state, &method, &target, &headers, &body) {
             Ok(d) => d,
-            Err(refused) => return refused,
+            Err(code) => return refusal(&state, code),
         }
     } else {
         Decision::AsIs
