@@ -101,14 +101,9 @@ impl SigningKey {
         hex::encode(self.mac(canonical).finalize().into_bytes())
     }
 
-    /// Constant-time check of a hex signature against `canonical`.
-    fn check(&self, canonical: &str, signature_hex: &str) -> Result<(), SignedAuthError> {
-        let mut tag = [0u8; 32];
-        hex::decode_to_slice(signature_hex, &mut tag).map_err(|_| SignedAuthError::Malformed {
-            header: SIGNATURE_HEADER,
-            rule: "64 hex characters (HMAC-SHA256)",
-        })?;
-        self.mac(canonical).verify_slice(&tag).map_err(|_| SignedAuthError::SignatureMismatch)
+    /// Constant-time check of a MAC against `canonical`.
+    fn check(&self, canonical: &str, tag: &[u8; 32]) -> Result<(), SignedAuthError> {
+        self.mac(canonical).verify_slice(tag).map_err(|_| SignedAuthError::SignatureMismatch)
     }
 }
 
@@ -295,6 +290,7 @@ impl<'a> PresentedHeaders<'a> {
                 rule: "16 to 128 characters of A-Z a-z 0-9 _ -",
             });
         }
+        let signature = decode_signature(signature)?;
         Ok(Parsed { key_id, timestamp, nonce, signature })
     }
 }
@@ -303,7 +299,17 @@ struct Parsed<'a> {
     key_id: &'a str,
     timestamp: i64,
     nonce: &'a str,
-    signature: &'a str,
+    signature: [u8; 32],
+}
+
+/// 64 hex characters (either case, as for the legacy header) → the MAC.
+fn decode_signature(text: &str) -> Result<[u8; 32], SignedAuthError> {
+    let mut tag = [0u8; 32];
+    hex::decode_to_slice(text, &mut tag).map_err(|_| SignedAuthError::Malformed {
+        header: SIGNATURE_HEADER,
+        rule: "64 hex characters (HMAC-SHA256)",
+    })?;
+    Ok(tag)
 }
 
 /// Unix seconds: 1 to 12 ASCII digits (no sign, no fraction).
@@ -397,7 +403,7 @@ impl RequestVerifier {
             parsed.nonce,
             &body_digest(body),
         );
-        key.check(&canonical, parsed.signature)?;
+        key.check(&canonical, &parsed.signature)?;
         // A poisoned lock only means another thread panicked mid-insert; the
         // cache is still a valid set of nonces.
         let mut nonces = nonces.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -438,7 +444,7 @@ pub fn verify_response(
     }
     check_skew(parsed.timestamp, now, max_skew_secs)?;
     let canonical = canonical_response(&key.id, exchange, parsed.timestamp, &body_digest(body));
-    key.check(&canonical, parsed.signature)
+    key.check(&canonical, &parsed.signature)
 }
 
 /// The nonces accepted within the skew window, bounded.

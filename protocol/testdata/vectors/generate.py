@@ -603,6 +603,11 @@ def gen_signed():
          now, [], "malformed_signature"),
         ("a signature that is not hex", with_(good, "X-ECP-Signature", "z" * 64), "GET", "/ecp/skills?since=42",
          "", now, [], "malformed_signature"),
+        ("form is checked before the key: an unknown key id with a signature that is not hex",
+         with_(headers("stranger", "s3cret", "GET", "/ecp/skills?since=42", now, nonce, ""), "X-ECP-Signature",
+               "z" * 64), "GET", "/ecp/skills?since=42", "", now, [], "malformed_signature"),
+        ("uppercase hex is the same signature", with_(good, "X-ECP-Signature", good["X-ECP-Signature"].upper()),
+         "GET", "/ecp/skills?since=42", "", now, [], "ok"),
         ("POST with its body", headers("mesh-2026-11", "s3cret", "POST", "/ecp/skills", now, nonce, small_post),
          "POST", "/ecp/skills", small_post, now, [], "ok"),
         ("POST whose body changed by one byte",
@@ -629,7 +634,7 @@ def gen_signed():
         "\"verify-request\": a node holding input.keys, whose clock reads input.now and which has already "
         "accepted the (key id, nonce) pairs of input.seen_nonces within the window, receives a request "
         "input.method input.path_and_query with input.body and input.headers (absent headers are absent); "
-        "expected.outcome is ok or the error code of SPEC.md §10.1.5.",
+        "expected.outcome is ok or the error code of SPEC.md §10.1.4.",
     )
 
 
