@@ -76,10 +76,15 @@ pub(crate) struct PeerArgs {
     /// The peer's base URL, e.g. http://192.0.2.7:7327.
     #[arg(value_name = "PEER_URL")]
     pub(crate) url: String,
-    /// The peer's shared secret: requests carry X-ECP-HMAC made with it
-    /// (default: the secret of its [[peer]] in --peers, if any).
+    /// The peer's shared secret: requests are signed with it as the ECP/1.2
+    /// key `default` (default: the secret or key of its [[peer]] in --peers,
+    /// else this node's own key from node.toml).
     #[arg(long, env = "ECP_PEER_SECRET", value_name = "S", hide_env_values = true)]
     pub(crate) secret: Option<String>,
+    /// The peer speaks only ECP/1.1 (a Go node): also send X-ECP-HMAC made
+    /// with the secret, and take its answers unsigned.
+    #[arg(long)]
+    pub(crate) legacy: bool,
     /// Trust in what a pull brings, 0–1 (default: its [[peer]] trust in
     /// --peers, else the trust in unconfigured senders, 0.6).
     #[arg(long, value_name = "T")]
@@ -99,10 +104,17 @@ pub(crate) struct ServeArgs {
     /// Address to listen on.
     #[arg(long, env = "ECP_LISTEN", value_name = "ADDR", default_value = ecp_node::config::DEFAULT_LISTEN)]
     pub(crate) listen: String,
-    /// Shared secret: requests must carry X-ECP-HMAC made with it. Without
-    /// one the node is open (a loud warning if it listens beyond loopback).
+    /// Shared secret: requests must be signed with it, as the ECP/1.2 key
+    /// `default` (or by X-ECP-HMAC, see --accept-legacy). Without it and
+    /// without keys ([[key]] in node.toml, key_id in the peers file) the
+    /// node is open (a loud warning if it listens beyond loopback).
     #[arg(long, env = "ECP_SECRET", value_name = "S", hide_env_values = true)]
     pub(crate) secret: Option<String>,
+    /// Accept the legacy, replayable X-ECP-HMAC header made with the secret
+    /// (default true, for Go peers); false once every peer signs with ECP/1.2.
+    #[arg(long, env = "ECP_ACCEPT_LEGACY", value_name = "BOOL", action = clap::ArgAction::Set,
+        value_parser = clap::builder::BoolishValueParser::new())]
+    pub(crate) accept_legacy: Option<bool>,
     /// Largest request body in bytes (default 8 MiB).
     #[arg(long, env = "ECP_MAX_BODY_BYTES", value_name = "N")]
     pub(crate) max_body_bytes: Option<usize>,

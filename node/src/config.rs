@@ -9,8 +9,10 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use ecp_protocol::StandardPolicy;
+use ecp_protocol::signed_auth::{DEFAULT_NONCE_CAPACITY, SigningKey};
 use serde::Deserialize;
 
+use crate::keys::FileKey;
 use crate::store::OriginLimits;
 use crate::tls::TlsFiles;
 
@@ -73,8 +75,15 @@ pub struct FileConfig {
     pub secret: Option<String>,
     /// Name of an environment variable holding the secret.
     pub secret_env: Option<String>,
+    /// Accept the legacy X-ECP-HMAC header (default true; `SPEC.md` §10.1.5.2).
+    pub accept_legacy: Option<bool>,
+    /// Most signed requests remembered at once against replay (default 100,000).
+    pub replay_cache_capacity: Option<usize>,
     /// Skills folder (default `<data>/skills`).
     pub skills_dir: Option<PathBuf>,
+    /// `[[key]]`: the node's own ECP/1.2 signing keys (several at once for rotation).
+    #[serde(default)]
+    pub key: Vec<FileKey>,
     /// Limits.
     #[serde(default)]
     pub limits: FileLimits,
@@ -157,6 +166,8 @@ pub struct Overrides {
     pub client_rate_limit: Option<u32>,
     /// `--client-burst` / `ECP_CLIENT_BURST`.
     pub client_burst: Option<u32>,
+    /// `--accept-legacy` / `ECP_ACCEPT_LEGACY`.
+    pub accept_legacy: Option<bool>,
     /// `--tls-cert`, `--tls-key`, `--client-ca`, `--tls-client-cert`,
     /// `--tls-client-key` (and their `ECP_*` variables).
     pub tls: TlsFiles,
@@ -191,8 +202,16 @@ pub struct Config {
     pub listen: SocketAddr,
     /// Data folder.
     pub data_dir: PathBuf,
-    /// Shared secret; `None` leaves the node open.
+    /// Shared secret (X-ECP-HMAC, and the ECP/1.2 key `default`); `None`
+    /// and no `keys` (nor peer keys) leave the node open.
     pub secret: Option<String>,
+    /// The node's `[[key]]` signing keys, besides `default` (see [`Config::own_keys`]).
+    pub keys: Vec<SigningKey>,
+    /// Accept the legacy X-ECP-HMAC header (with the shared secret).
+    pub accept_legacy: bool,
+    /// Most live nonces remembered against replay; when full, signed
+    /// requests are answered 503 until some expire.
+    pub replay_cache_capacity: usize,
     /// Skills folder.
     pub skills_dir: PathBuf,
     /// Largest request body.
@@ -247,6 +266,14 @@ impl Config {
             None => None,
         };
         let secret = over.secret.or(fc.secret).or(secret_from_env).filter(|s| !s.is_empty());
+        let keys = crate::keys::resolve_file_keys(&fc.key)?;
+        let replay_cache_capacity = fc.replay_cache_capacity.unwrap_or(DEFAULT_NONCE_CAPACITY);
+        if replay_cache_capacity == 0 {
+            return Err(ConfigError::Invalid {
+                key: "replay_cache_capacity",
+                message: "must be at least 1".into(),
+            });
+        }
         let request_timeout = duration(
             "limits.request_timeout",
             fc.limits.request_timeout.as_deref(),
@@ -304,6 +331,9 @@ impl Config {
             listen,
             data_dir,
             secret,
+            keys,
+            accept_legacy: over.accept_legacy.or(fc.accept_legacy).unwrap_or(true),
+            replay_cache_capacity,
             skills_dir,
             max_body_bytes,
             max_packets,
@@ -319,6 +349,12 @@ impl Config {
             client_rate_limit,
             tls,
         })
+    }
+
+    /// The node's own signing keys: the shared secret as `default` first,
+    /// then the `[[key]]` entries (`SPEC.md` §10.1.1.3).
+    pub fn own_keys(&self) -> Vec<SigningKey> {
+        crate::keys::own_keys(self.secret.as_deref(), &self.keys)
     }
 
     /// A configuration for tests: loopback port 0, everything under `dir`,
@@ -448,6 +484,31 @@ mod tests {
         std::fs::write(&file, "[tls]\ncertificate = \"c.pem\"\n").unwrap();
         let err = Config::resolve(Some(&file), Overrides::default()).unwrap_err().to_string();
         assert!(err.contains("certificate"), "{err}");
+    }
+
+    #[test]
+    fn keys_and_accept_legacy_come_from_the_file_and_the_flag_wins() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("node.toml");
+        std::fs::write(
+            &file,
+            "secret = \"mesh\"\naccept_legacy = false\nreplay_cache_capacity = 10\n\
+             [[key]]\nid = \"k2026\"\nsecret = \"new\"\n[[key]]\nid = \"k2025\"\nsecret = \"old\"\n",
+        )
+        .unwrap();
+        let c = Config::resolve(Some(&file), Overrides::default()).unwrap();
+        assert!(!c.accept_legacy);
+        assert_eq!(c.replay_cache_capacity, 10);
+        let ids: Vec<String> = c.own_keys().iter().map(|k| k.id().to_owned()).collect();
+        assert_eq!(ids, ["default", "k2026", "k2025"]);
+        let c = Config::resolve(Some(&file), Overrides { accept_legacy: Some(true), ..Default::default() })
+            .unwrap();
+        assert!(c.accept_legacy);
+        let d = Config::resolve(None, Overrides::default()).unwrap();
+        assert!(d.accept_legacy && d.own_keys().is_empty(), "legacy accepted and no key by default");
+        std::fs::write(&file, "[[key]]\nid = \"default\"\nsecret = \"x\"\n").unwrap();
+        let err = Config::resolve(Some(&file), Overrides::default()).unwrap_err().to_string();
+        assert!(err.contains("key") && err.contains("another id"), "{err}");
     }
 
     #[test]

@@ -10,6 +10,7 @@
 //!   skills (at start and on change); deleted ones become tombstones.
 //! - [`config`]: defaults, `node.toml`, environment and flags, resolved once.
 //! - [`peers`]: `peers.toml` — whom to federate with, how often, how much trust.
+//! - [`keys`]: the ECP/1.2 signing keys the node holds — its own and its peers'.
 //! - [`federation`]: pulling from and pushing to peers, on a schedule and on
 //!   change; the per-peer cursor lives in the store.
 //! - [`discovery`]: finding peers without configuration (mDNS).
@@ -24,6 +25,7 @@ pub mod discovery;
 pub mod federation;
 pub mod http;
 pub mod import;
+pub mod keys;
 pub mod library;
 pub mod node;
 pub mod peers;

@@ -119,11 +119,12 @@ impl Node {
             tokio::spawn(library.clone().follow_external_writes(Duration::from_millis(100))),
             tokio::spawn(crate::import::watch(library.clone(), crate::import::DEFAULT_DEBOUNCE)),
         ];
-        if config.secret.is_none() && !local_addr.ip().is_loopback() {
+        let holds_keys = !config.own_keys().is_empty() || peers.peers.iter().any(|p| p.key.is_some());
+        if !holds_keys && !local_addr.ip().is_loopback() {
             tracing::warn!(
                 %local_addr,
-                "NO SECRET IS SET and the node listens on a non-loopback address: anyone who can reach it can \
-                 push skills and read everything; set --secret or ECP_SECRET"
+                "NO SECRET OR KEY IS SET and the node listens on a non-loopback address: anyone who can reach \
+                 it can push skills and read everything; set --secret (ECP_SECRET) or [[key]] in node.toml"
             );
         }
         // mDNS, unless the caller brings its own discovery source (tests) or
@@ -131,7 +132,7 @@ impl Node {
         let (discovery_handle, discovery_events) = match discovery {
             Some(events) => (None, Some(events)),
             None if config.mdns && peers.discovery.enabled => {
-                let (instance, auth) = (library.store().instance_id().to_owned(), config.secret.is_some());
+                let (instance, auth) = (library.store().instance_id().to_owned(), holds_keys);
                 match tokio::task::spawn_blocking(move || {
                     crate::discovery::start(&instance, local_addr, auth)
                 })

@@ -3,9 +3,9 @@
 //! The example file at the top of the repository documents every key. Parsed
 //! here with serde (unknown keys refused), then resolved in one step into
 //! [`PeersConfig`]: defaults filled in, durations and cron expressions
-//! checked, URLs normalised, secrets read from the environment, certificate
-//! files (`ca`, `client_cert`, `client_key`) read and checked. Every error
-//! names the key (`peer[1].trust`) or the line it comes from.
+//! checked, URLs normalised, secrets and keys read from the environment,
+//! certificate files (`ca`, `client_cert`, `client_key`) read and checked.
+//! Every error names the key (`peer[1].trust`) or the line it comes from.
 //!
 //! What it does not do: run anything ([`crate::federation`] does), or watch
 //! the file (the node reloads it on SIGHUP and when it changes).
@@ -14,8 +14,10 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use ecp_protocol::signed_auth::{SigningKey, is_valid_key_id};
 use serde::Deserialize;
 
+use crate::keys::{DEFAULT_KEY_ID, KEY_ID_RULE};
 use crate::tls::{Identity, PeerTls, TlsError, TrustAnchors};
 
 /// Interval of a peer without its own `interval` or `cron`, when
@@ -93,6 +95,25 @@ impl fmt::Debug for Secret {
     }
 }
 
+/// A peer's own ECP/1.2 key (`key_id` with `key_secret` or `key_secret_env`):
+/// both nodes configure it for each other, requests between them are signed
+/// with it, and a request signed with it is that peer's (`SPEC.md` §10.1.7).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PeerKey {
+    /// The key id (`X-ECP-Key-Id`).
+    pub id: String,
+    /// The secret.
+    pub secret: Secret,
+}
+
+impl PeerKey {
+    /// The key, for signing and verifying.
+    pub fn signing_key(&self) -> SigningKey {
+        SigningKey::new(self.id.clone(), self.secret.expose().as_bytes())
+            .expect("key ids are checked when the peers file is read")
+    }
+}
+
 /// When a peer is contacted.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Schedule {
@@ -163,8 +184,14 @@ pub struct DiscoverySettings {
 pub struct PeerConfig {
     /// Base URL, normalised: no trailing slash, no query.
     pub url: String,
-    /// Secret for X-ECP-HMAC towards this peer (from `secret` or `secret_env`).
+    /// Its shared secret (from `secret` or `secret_env`): X-ECP-HMAC
+    /// towards a legacy peer, and the ECP/1.2 key `default` otherwise.
     pub secret: Option<Secret>,
+    /// Its own ECP/1.2 key, when configured.
+    pub key: Option<PeerKey>,
+    /// A peer that speaks only ECP/1.1 (Go): also send X-ECP-HMAC, and take
+    /// its answers unsigned.
+    pub legacy: bool,
     /// Trust in what comes from it, 0–1.
     pub trust: f64,
     /// Pull from it on its schedule.
@@ -216,6 +243,10 @@ struct FilePeer {
     url: String,
     secret: Option<String>,
     secret_env: Option<String>,
+    key_id: Option<String>,
+    key_secret: Option<String>,
+    key_secret_env: Option<String>,
+    legacy: Option<bool>,
     trust: Option<f64>,
     pull: Option<bool>,
     push: Option<bool>,
@@ -294,6 +325,60 @@ impl PeersConfig {
                 },
                 (None, None) => None,
             };
+            let peer_key = match (p.key_id, p.key_secret, p.key_secret_env) {
+                (None, None, None) => None,
+                (None, _, _) => {
+                    return Err(invalid(
+                        key("key_id"),
+                        "is missing: a key_secret needs the key_id it goes with".into(),
+                    ));
+                }
+                (Some(id), _, _) if !is_valid_key_id(&id) => {
+                    return Err(invalid(key("key_id"), format!("{id:?} is not {KEY_ID_RULE}")));
+                }
+                (Some(id), _, _) if id == DEFAULT_KEY_ID => {
+                    return Err(invalid(
+                        key("key_id"),
+                        format!(
+                            "{DEFAULT_KEY_ID} is the id of a node's shared secret: give the peer's shared \
+                             secret in secret, or choose another key id"
+                        ),
+                    ));
+                }
+                (Some(_), Some(_), Some(_)) => {
+                    return Err(invalid(
+                        key("key_secret"),
+                        "set either key_secret or key_secret_env, not both".into(),
+                    ));
+                }
+                (Some(_), None, None) => {
+                    return Err(invalid(
+                        key("key_secret"),
+                        "is missing: give key_secret or key_secret_env".into(),
+                    ));
+                }
+                (Some(_), Some(s), None) if s.is_empty() => {
+                    return Err(invalid(key("key_secret"), "is empty; give the key's secret".into()));
+                }
+                (Some(id), Some(s), None) => Some(PeerKey { id, secret: Secret(s) }),
+                (Some(id), None, Some(var)) => match std::env::var(&var) {
+                    Ok(s) if !s.is_empty() => Some(PeerKey { id, secret: Secret(s) }),
+                    _ => {
+                        return Err(invalid(
+                            key("key_secret_env"),
+                            format!("environment variable {var} is not set (or empty)"),
+                        ));
+                    }
+                },
+            };
+            if let Some(k) = &peer_key
+                && let Some(j) = peers.iter().position(|q| q.key.as_ref().is_some_and(|o| o.id == k.id))
+            {
+                return Err(invalid(
+                    key("key_id"),
+                    format!("{:?} is already the key of peer[{j}]; each peer needs a key of its own", k.id),
+                ));
+            }
             let trust =
                 unit(p.trust.unwrap_or(DEFAULT_CONFIGURED_TRUST)).map_err(|m| invalid(key("trust"), m))?;
             let own = schedule((&key("interval"), p.interval.as_deref()), (&key("cron"), p.cron.as_deref()))
@@ -311,6 +396,8 @@ impl PeersConfig {
             peers.push(PeerConfig {
                 url,
                 secret,
+                key: peer_key,
+                legacy: p.legacy.unwrap_or(false),
                 trust,
                 pull: p.pull.unwrap_or(true),
                 push: p.push.unwrap_or(false),
@@ -486,6 +573,7 @@ mod tests {
         assert_eq!(p.url, "http://192.0.2.7:7327");
         assert_eq!((p.trust, p.pull, p.push), (0.9, true, false));
         assert_eq!((p.secret.as_ref(), p.schedule.as_ref(), p.instance.as_ref()), (None, None, None));
+        assert_eq!((p.key.as_ref(), p.legacy), (None, false));
         assert_eq!(c.schedule_of(p), Schedule::Every(Duration::from_secs(5)));
         assert_eq!(c.federation.timeout, DEFAULT_TIMEOUT);
         assert_eq!(c.discovery, DiscoverySettings { enabled: true, trust: 0.6 });
@@ -497,8 +585,9 @@ mod tests {
             "[federation]\ncron = \"*/5 * * * *\"\ntimeout = \"2s\"\nreshare_external = false\n\
              [discovery]\nenabled = false\ntrust = 0.5\n\
              [[peer]]\nurl = \"https://a.example:7327\"\nsecret = \"s3cret\"\ntrust = 1.0\npull = false\n\
-             push = true\ninterval = \"200ms\"\ninstance = \"ecp-a\"\n\
-             [[peer]]\nurl = \"http://b.example\"\ncron = \"0 0 * * * *\"\n",
+             push = true\ninterval = \"200ms\"\ninstance = \"ecp-a\"\nlegacy = true\n\
+             [[peer]]\nurl = \"http://b.example\"\ncron = \"0 0 * * * *\"\n\
+             key_id = \"a-b.2026\"\nkey_secret = \"per-peer\"\n",
         )
         .unwrap();
         assert_eq!(c.federation.schedule, Schedule::Cron("0 */5 * * * *".into()));
@@ -513,6 +602,11 @@ mod tests {
         assert_eq!(a.schedule, Some(Schedule::Every(Duration::from_millis(200))));
         assert_eq!(c.peers[1].schedule, Some(Schedule::Cron("0 0 * * * *".into())));
         assert!(!format!("{a:?}").contains("s3cret"), "debug output hides the secret");
+        assert!(a.legacy && !c.peers[1].legacy);
+        let key = c.peers[1].key.as_ref().expect("the second peer has a key");
+        assert_eq!((key.id.as_str(), key.secret.expose()), ("a-b.2026", "per-peer"));
+        assert_eq!(key.signing_key(), SigningKey::new("a-b.2026", "per-peer").unwrap());
+        assert!(!format!("{:?}", c.peers[1]).contains("per-peer"), "debug output hides the key");
     }
 
     #[test]
@@ -529,6 +623,24 @@ mod tests {
             ),
             ("[[peer]]\nurl = \"http://a\"\nsecret = \"x\"\nsecret_env = \"Y\"\n", "peer[0].secret"),
             ("[[peer]]\nurl = \"http://user:pw@a\"\n", "peer[0].url"),
+            ("[[peer]]\nurl = \"http://a\"\nkey_secret = \"x\"\n", "peer[0].key_id"),
+            ("[[peer]]\nurl = \"http://a\"\nkey_id = \"k\"\n", "peer[0].key_secret"),
+            ("[[peer]]\nurl = \"http://a\"\nkey_id = \"k k\"\nkey_secret = \"x\"\n", "peer[0].key_id"),
+            ("[[peer]]\nurl = \"http://a\"\nkey_id = \"default\"\nkey_secret = \"x\"\n", "peer[0].key_id"),
+            (
+                "[[peer]]\nurl = \"http://a\"\nkey_id = \"k\"\nkey_secret = \"x\"\nkey_secret_env = \"Y\"\n",
+                "peer[0].key_secret",
+            ),
+            (
+                "[[peer]]\nurl = \"http://a\"\nkey_id = \"k\"\nkey_secret_env = \"ECP_TEST_SURELY_UNSET_VAR\"\n",
+                "peer[0].key_secret_env",
+            ),
+            (
+                "[[peer]]\nurl = \"http://a\"\nkey_id = \"k\"\nkey_secret = \"x\"\n\
+                 [[peer]]\nurl = \"http://b\"\nkey_id = \"k\"\nkey_secret = \"y\"\n",
+                "peer[1].key_id",
+            ),
+            ("[[peer]]\nurl = \"http://a\"\nlegacy = \"yes\"\n", "legacy"),
             ("[federation]\ntimeout = \"0s\"\n", "federation.timeout"),
             ("[federation]\ncron = \"every minute\"\n", "federation.cron"),
             ("[discovery]\ntrust = -1\n", "discovery.trust"),
@@ -563,6 +675,10 @@ mod tests {
             "url",
             "secret",
             "secret_env",
+            "key_id",
+            "key_secret",
+            "key_secret_env",
+            "legacy",
             "pull",
             "push",
             "instance",

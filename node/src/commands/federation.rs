@@ -38,8 +38,10 @@ fn context(
     let file = peers.unwrap_or(&defaults);
     let reshare = file.federation.reshare_external.unwrap_or(config.reshare_external);
     let identity = Identity::of_node(&config.tls)?;
+    // The node's own key signs towards peers without one, as `serve` does.
     Ok(Context::new(library, config.policy.clone(), reshare, file.federation.timeout)
-        .with_client_identity(identity))
+        .with_client_identity(identity)
+        .signing_as(config.own_keys().into_iter().next(), config.secret.clone().map(Secret::new)))
 }
 
 /// The peer of `pull URL` / `push URL`: its [[peer]] when --peers names it,
@@ -65,6 +67,9 @@ fn peer_of(config: &Config, peers: Option<&PeersConfig>, args: &PeerArgs) -> any
             bail!("--ca: applies to https URLs only; the URL is {}", spec.url);
         }
         spec.tls.ca = Some(TrustAnchors::load("--ca", ca)?);
+    }
+    if args.legacy {
+        spec.legacy = true;
     }
     Ok(spec)
 }

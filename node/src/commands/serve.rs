@@ -27,19 +27,25 @@ pub(crate) fn run(global: &GlobalArgs, args: ServeArgs) -> anyhow::Result<ExitCo
                 client_ca: args.client_ca,
                 ..TlsFiles::default()
             },
+            accept_legacy: args.accept_legacy,
             ..Overrides::default()
         },
     )?;
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     runtime.block_on(async move {
         let skills_dir = config.skills_dir.clone();
-        let auth = if config.secret.is_some() { "X-ECP-HMAC required" } else { "open (no secret)" };
+        let keys = config.own_keys().len();
+        let auth = match (keys, config.accept_legacy && config.secret.is_some()) {
+            (0, _) => "open unless peers have keys (no secret, no [[key]])".to_owned(),
+            (n, true) => format!("signed requests required ({n} own keys), X-ECP-HMAC accepted"),
+            (n, false) => format!("signed requests required ({n} own keys), X-ECP-HMAC refused"),
+        };
         let node = Node::bind(config).await?;
         tracing::info!(
             transport = node.transport(),
             instance = node.library().store().instance_id(),
             skills_dir = %skills_dir.display(),
-            auth,
+            %auth,
             peers = node.federator().peers_config().peers.len(),
             "ecp-node listening on {}",
             node.url()

@@ -7,7 +7,7 @@
 //! |---|---|
 //! | `instance` | the instance id (`ecp-…`) |
 //! | `version` | the protocol version, `1.0` |
-//! | `auth` | `1` if requests must carry X-ECP-HMAC, else `0` |
+//! | `auth` | `1` if requests must be signed (ECP/1.2, or X-ECP-HMAC where accepted), else `0` |
 //!
 //! Which addresses are advertised follows the listen address: a specific
 //! address is advertised as itself (on its interface only); a loopback address

@@ -23,7 +23,7 @@ pub struct DiscoveredPeer {
     pub instance: String,
     /// Its base URL, e.g. `http://192.0.2.7:7327`.
     pub url: String,
-    /// Whether it requires X-ECP-HMAC (TXT record `auth`).
+    /// Whether it requires signed requests (TXT record `auth`).
     pub auth_required: bool,
 }
 

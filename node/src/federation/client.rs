@@ -1,20 +1,29 @@
-//! The HTTP client side of ECP/1.1: `GET /ecp/manifest`, `GET /ecp/skills`
-//! and `POST /ecp/skills` against one peer, signed with `X-ECP-HMAC` when the
-//! peer has a secret.
+//! The HTTP client side of ECP: `GET /ecp/manifest`, `GET /ecp/skills` and
+//! `POST /ecp/skills` against one peer, signed as its [`Credentials`] say.
 //!
-//! Signatures follow `SPEC.md` §6.1: a GET signs the URL *path* (what Go
-//! servers verify; the Go client's full-URL form is refused by Go servers),
-//! a POST signs the raw body. Every request has a deadline, every answer a
-//! size cap, and no error message carries the secret, a URL's credentials or
-//! a local path.
+//! With a key, every request carries the ECP/1.2 signature (`SPEC.md`
+//! §10.1): method, the request target exactly as sent, the body's digest, the
+//! time and a fresh nonce of 128 random bits from the operating system's
+//! CSPRNG. Answers to GETs (200 and 304) must come back signed with the same
+//! key and nonce; one that is not is an error and none of it is used, so a
+//! pull over plain HTTP can be neither altered nor answered with a recorded
+//! answer. Towards a legacy (Go) peer the request also carries `X-ECP-HMAC`
+//! (§6.1: a GET signs the URL *path*, what Go servers verify; a POST the raw
+//! body), and its answers are taken unsigned.
+//!
+//! Every request has a deadline, every answer a size cap, and no error
+//! message carries a secret, a URL's credentials or a local path.
 
 use std::time::Duration;
 
-use ecp_protocol::legacy_auth;
-use ecp_protocol::{Manifest, MergeResult};
+use ecp_protocol::signed_auth::{
+    self, Exchange, MAX_CLOCK_SKEW_SECS, PresentedHeaders, RequestLine, SignatureHeaders, SigningKey,
+};
+use ecp_protocol::{Manifest, MergeResult, SignedAuthError, legacy_auth};
 use reqwest::StatusCode;
-use reqwest::header::{CONTENT_TYPE, ETAG, HeaderValue, IF_NONE_MATCH};
+use reqwest::header::{CONTENT_TYPE, ETAG, HeaderMap, HeaderValue, IF_NONE_MATCH};
 
+use crate::keys::unix_now;
 use crate::peers::Secret;
 
 /// Largest answer read from a peer (after gzip decoding): a full pull of a
@@ -54,6 +63,38 @@ pub enum ClientError {
     /// The answer is not the expected JSON.
     #[error("answer does not decode: {0}")]
     Decode(String),
+    /// The answer to a signed GET is not signed with the request's key and
+    /// nonce: altered or replayed on the way, or the peer lacks the key.
+    #[error(
+        "answer refused, its ECP/1.2 signature does not verify ({0}); nothing of it was used. Either \
+         something between the nodes altered or replayed it, or the peer does not hold the key this node \
+         signs with (configure the same key on both sides, or legacy = true for a peer that cannot sign)"
+    )]
+    UnsignedAnswer(SignedAuthError),
+}
+
+/// How requests to one peer are authenticated.
+#[derive(Debug, Clone, Default)]
+pub struct Credentials {
+    /// The ECP/1.2 key every request is signed with; `None`: unsigned.
+    pub key: Option<SigningKey>,
+    /// The shared secret for `X-ECP-HMAC`, sent only to legacy peers.
+    pub legacy_secret: Option<Secret>,
+    /// Require answers to GETs to be signed (every peer with a key, except legacy ones).
+    pub verify_answers: bool,
+}
+
+/// A fresh nonce: 128 bits from the thread's CSPRNG (ChaCha, seeded by the
+/// operating system), as 32 hex characters.
+fn fresh_nonce() -> String {
+    hex::encode(rand::random::<[u8; 16]>())
+}
+
+/// A GET on its way: what its answer must be signed for.
+struct SignedGet {
+    key: SigningKey,
+    target: String,
+    nonce: String,
 }
 
 /// An answer that may be "not modified".
@@ -77,7 +118,7 @@ pub enum Fetched<T> {
 pub struct PeerClient {
     http: reqwest::Client,
     base: String,
-    secret: Option<Secret>,
+    credentials: Credentials,
     timeout: Duration,
 }
 
@@ -95,8 +136,8 @@ pub fn http_client(timeout: Duration, tls: rustls::ClientConfig) -> Result<reqwe
 
 impl PeerClient {
     /// A client for the peer at `base` (normalised, without a trailing slash).
-    pub fn new(http: reqwest::Client, base: &str, secret: Option<Secret>, timeout: Duration) -> PeerClient {
-        PeerClient { http, base: base.trim_end_matches('/').to_owned(), secret, timeout }
+    pub fn new(http: reqwest::Client, base: &str, credentials: Credentials, timeout: Duration) -> PeerClient {
+        PeerClient { http, base: base.trim_end_matches('/').to_owned(), credentials, timeout }
     }
 
     /// The peer's base URL.
@@ -109,11 +150,39 @@ impl PeerClient {
             .map_err(|e| ClientError::Transport(format!("bad peer URL: {e}")))
     }
 
-    /// A signed GET of `path` (which may carry a query: only the path is signed).
-    fn get(&self, path: &str, if_none_match: Option<&str>) -> Result<reqwest::RequestBuilder, ClientError> {
+    /// The ECP/1.2 headers for `method` on `url` with `body`, when there is
+    /// a key; with the target as signed and the nonce drawn.
+    fn sign(&self, method: &str, url: &reqwest::Url, body: &[u8]) -> Option<(SignatureHeaders, SignedGet)> {
+        let key = self.credentials.key.as_ref()?;
+        // What reqwest sends on the request line: the path and the query as the URL holds them.
+        let target = match url.query() {
+            Some(query) => format!("{}?{query}", url.path()),
+            None => url.path().to_owned(),
+        };
+        let nonce = fresh_nonce();
+        let line = RequestLine { method, path_and_query: &target };
+        let headers = signed_auth::sign_request(key, &line, body, unix_now(), &nonce);
+        Some((headers, SignedGet { key: key.clone(), target, nonce }))
+    }
+
+    /// A signed GET of `path` (which may carry a query), and what its answer
+    /// must be signed for when answers are verified.
+    fn get(
+        &self,
+        path: &str,
+        if_none_match: Option<&str>,
+    ) -> Result<(reqwest::RequestBuilder, Option<SignedGet>), ClientError> {
         let url = self.url(path)?;
         let mut request = self.http.get(url.clone()).timeout(self.timeout);
-        if let Some(secret) = &self.secret {
+        let mut expect = None;
+        if let Some((headers, signed)) = self.sign("GET", &url, b"") {
+            for (name, value) in headers.pairs() {
+                request = request.header(name, value);
+            }
+            expect = self.credentials.verify_answers.then_some(signed);
+        }
+        if let Some(secret) = &self.credentials.legacy_secret {
+            // Go servers verify the path alone (`SPEC.md` §6.1.3).
             request = request
                 .header(legacy_auth::HEADER, legacy_auth::sign_get(secret.expose().as_bytes(), url.path()));
         }
@@ -122,13 +191,13 @@ impl PeerClient {
         {
             request = request.header(IF_NONE_MATCH, value);
         }
-        Ok(request)
+        Ok((request, expect))
     }
 
     /// `GET /ecp/manifest`.
     pub async fn manifest(&self, if_none_match: Option<&str>) -> Result<Fetched<Manifest>, ClientError> {
-        let request = self.get("/ecp/manifest", if_none_match)?;
-        match self.exchange(request).await? {
+        let (request, expect) = self.get("/ecp/manifest", if_none_match)?;
+        match self.exchange(request, expect).await? {
             Fetched::NotModified => Ok(Fetched::NotModified),
             Fetched::Fresh { value, etag, bytes } => {
                 let manifest =
@@ -145,22 +214,26 @@ impl PeerClient {
         since: i64,
         if_none_match: Option<&str>,
     ) -> Result<Fetched<Vec<u8>>, ClientError> {
-        let request = self.get(&format!("/ecp/skills?since={since}"), if_none_match)?;
-        self.exchange(request).await
+        let (request, expect) = self.get(&format!("/ecp/skills?since={since}"), if_none_match)?;
+        self.exchange(request, expect).await
     }
 
     /// `POST /ecp/skills` with `body` (an encoded KnowledgeUpdate).
     pub async fn post_update(&self, body: Vec<u8>) -> Result<MergeResult, ClientError> {
-        let mut request = self
-            .http
-            .post(self.url("/ecp/skills")?)
-            .timeout(self.timeout)
-            .header(CONTENT_TYPE, "application/json");
-        if let Some(secret) = &self.secret {
+        let url = self.url("/ecp/skills")?;
+        let mut request =
+            self.http.post(url.clone()).timeout(self.timeout).header(CONTENT_TYPE, "application/json");
+        // The answer to a POST is not signed (`SPEC.md` §10.1.6): the MergeResult is a report, not data.
+        if let Some((headers, _)) = self.sign("POST", &url, &body) {
+            for (name, value) in headers.pairs() {
+                request = request.header(name, value);
+            }
+        }
+        if let Some(secret) = &self.credentials.legacy_secret {
             request = request
                 .header(legacy_auth::HEADER, legacy_auth::sign_post(secret.expose().as_bytes(), &body));
         }
-        match self.exchange(request.body(body)).await? {
+        match self.exchange(request.body(body), None).await? {
             Fetched::NotModified => Err(ClientError::Decode("304 to a POST".into())),
             Fetched::Fresh { value, .. } => {
                 serde_json::from_slice(&value).map_err(|e| ClientError::Decode(e.to_string()))
@@ -169,12 +242,21 @@ impl PeerClient {
     }
 
     /// Sends `request`; reads a 200 body up to the cap, or maps the failure.
-    async fn exchange(&self, request: reqwest::RequestBuilder) -> Result<Fetched<Vec<u8>>, ClientError> {
+    /// With `expect`, a 200 or 304 is used only if signed for that request.
+    async fn exchange(
+        &self,
+        request: reqwest::RequestBuilder,
+        expect: Option<SignedGet>,
+    ) -> Result<Fetched<Vec<u8>>, ClientError> {
         let mut response = request.send().await.map_err(|e| self.transport_error(e))?;
         let status = response.status();
         if status == StatusCode::NOT_MODIFIED {
+            if let Some(signed) = &expect {
+                verify_answer(signed, status, response.headers(), b"")?;
+            }
             return Ok(Fetched::NotModified);
         }
+        let signature = expect.as_ref().map(|_| signature_headers(response.headers()));
         let etag = response.headers().get(ETAG).and_then(|v| v.to_str().ok()).map(str::to_owned);
         if response.content_length().is_some_and(|n| n > MAX_ANSWER_BYTES as u64) {
             return Err(ClientError::TooLarge);
@@ -188,6 +270,9 @@ impl PeerClient {
         }
         if !status.is_success() {
             return Err(ClientError::Status { status, message: error_message(&body) });
+        }
+        if let (Some(signed), Some(signature)) = (&expect, &signature) {
+            verify_answer(signed, status, signature, &body)?;
         }
         let bytes = body.len();
         Ok(Fetched::Fresh { value: body, etag, bytes })
@@ -255,6 +340,40 @@ fn tls_problem(e: &rustls::Error) -> String {
     };
     let text = one_line(&e.to_string(), 200);
     if hint.is_empty() { text } else { format!("{text}: {hint}") }
+}
+
+/// The four signature headers of an answer, kept before its body is read.
+fn signature_headers(headers: &HeaderMap) -> HeaderMap {
+    let mut kept = HeaderMap::new();
+    for name in [
+        signed_auth::KEY_ID_HEADER,
+        signed_auth::TIMESTAMP_HEADER,
+        signed_auth::NONCE_HEADER,
+        signed_auth::SIGNATURE_HEADER,
+    ] {
+        if let Some(value) = headers.get(name) {
+            kept.insert(name, value.clone());
+        }
+    }
+    kept
+}
+
+/// Checks that an answer with `status`, `headers` and (decoded) `body` is
+/// signed for the request `signed` (`SPEC.md` §10.1.6.1).
+fn verify_answer(
+    signed: &SignedGet,
+    status: StatusCode,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> Result<(), ClientError> {
+    let presented = PresentedHeaders::read(|name| headers.get(name).and_then(|v| v.to_str().ok()));
+    let exchange = Exchange {
+        request: RequestLine { method: "GET", path_and_query: &signed.target },
+        request_nonce: &signed.nonce,
+        status: status.as_u16(),
+    };
+    signed_auth::verify_response(&signed.key, &presented, &exchange, body, unix_now(), MAX_CLOCK_SKEW_SECS)
+        .map_err(ClientError::UnsignedAnswer)
 }
 
 /// The `error` member of an ECP error answer, or the start of the body;

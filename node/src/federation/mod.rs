@@ -2,7 +2,8 @@
 //!
 //! # Layout
 //!
-//! - [`client`]: the ECP/1.1 HTTP client (reqwest, rustls), `X-ECP-HMAC` signing.
+//! - [`client`]: the HTTP client (reqwest, rustls): ECP/1.2 signed requests
+//!   and verified answers, `X-ECP-HMAC` towards legacy peers.
 //! - [`clients`]: one connection pool per TLS setting (trusted CAs, client certificate).
 //! - [`pull`](mod@pull): one pull round — manifest, `?since=` pull, merge, cursor.
 //! - [`push`](mod@push): one push — what the peer has not acknowledged, as `POST /ecp/skills`.
@@ -37,10 +38,13 @@
 //! in memory: the backoff deadline, and discovered peers.
 //!
 //! Pushes *to* this node are merged by the HTTP layer; the federator tells it
-//! which trust applies ([`Federator::inbound_trust`]): a push whose
-//! `peerInstance` is the instance of a configured peer gets that peer's
-//! trust. `peerInstance` is a claim (`SPEC.md` §5.4.2, §6.5.3): set a secret
-//! on nodes that give configured peers a trust above the default.
+//! which trust applies: a push signed with a configured peer's own key gets
+//! that peer's trust (the [`Keyring`] the federator keeps in step with the
+//! peers file); otherwise a push whose `peerInstance` is the instance of a
+//! configured peer gets that peer's trust ([`Federator::inbound_trust`]).
+//! `peerInstance` is a claim (`SPEC.md` §5.4.2, §6.5.3): give peers keys of
+//! their own, or at least set a secret, on nodes that trust peers above the
+//! default.
 
 pub mod backoff;
 pub mod client;
@@ -53,6 +57,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
+use ecp_protocol::signed_auth::SigningKey;
 use ecp_protocol::{SkillPacket, StandardPolicy};
 use serde::Serialize;
 use tokio::sync::mpsc;
@@ -60,12 +65,13 @@ use tokio::task::JoinHandle;
 use tokio_cron_scheduler::{Job, JobScheduler};
 
 use crate::discovery::{DiscoveredPeer, DiscoveryEvent};
+use crate::keys::{DEFAULT_KEY_ID, KeyOwner, Keyring};
 use crate::library::Library;
-use crate::peers::{PeerConfig, PeersConfig, Schedule, Secret};
+use crate::peers::{PeerConfig, PeerKey, PeersConfig, Schedule, Secret};
 use crate::store::{PeerKind, PeerState, StoreError};
 use crate::tls::{Identity, PeerTls};
 
-pub use client::{ClientError, PeerClient};
+pub use client::{ClientError, Credentials, PeerClient};
 pub use pull::{HeldBack, PullOutcome, PullReport, pull};
 pub use push::{PushReport, push};
 
@@ -134,8 +140,16 @@ pub struct PeerSpec {
     pub url: String,
     /// Configured, discovered or manual.
     pub kind: PeerKind,
-    /// Secret for X-ECP-HMAC towards it.
+    /// Its shared secret: the key `default` towards it, and X-ECP-HMAC when legacy.
     pub secret: Option<Secret>,
+    /// Its own ECP/1.2 key.
+    pub key: Option<PeerKey>,
+    /// Speaks only ECP/1.1: also X-ECP-HMAC; answers taken unsigned.
+    pub legacy: bool,
+    /// Without a key or secret of its own, sign with the node's default key
+    /// (and its secret for X-ECP-HMAC). Off for discovered nodes that
+    /// require no signature.
+    pub node_key: bool,
     /// Trust in what comes from it.
     pub trust: f64,
     /// Pull from it on its schedule.
@@ -157,6 +171,9 @@ impl PeerSpec {
             url: peer.url.clone(),
             kind: PeerKind::Configured,
             secret: peer.secret.clone(),
+            key: peer.key.clone(),
+            legacy: peer.legacy,
+            node_key: true,
             trust: peer.trust,
             pull: peer.pull,
             push: peer.push,
@@ -172,6 +189,9 @@ impl PeerSpec {
             url: url.to_owned(),
             kind: PeerKind::Manual,
             secret,
+            key: None,
+            legacy: false,
+            node_key: true,
             trust,
             pull: true,
             push: true,
@@ -196,13 +216,27 @@ pub struct Context {
     pub http: clients::Clients,
     /// Time allowed for each request.
     pub timeout: Duration,
+    /// The node's default key: what requests to peers without a key of
+    /// their own are signed with.
+    pub own_key: Option<SigningKey>,
+    /// The node's shared secret: X-ECP-HMAC towards legacy peers without a secret of their own.
+    pub own_secret: Option<Secret>,
 }
 
 impl Context {
-    /// A context whose clients have `timeout` per request and present no
-    /// client certificate unless a peer's own `client_cert` says so.
+    /// A context whose clients have `timeout` per request, present no
+    /// client certificate unless a peer's own `client_cert` says so, and
+    /// sign with no key of the node's own (see [`Context::signing_as`]).
     pub fn new(library: Library, policy: StandardPolicy, reshare: bool, timeout: Duration) -> Context {
-        Context { library, policy, reshare, http: clients::Clients::new(timeout, None), timeout }
+        Context {
+            library,
+            policy,
+            reshare,
+            http: clients::Clients::new(timeout, None),
+            timeout,
+            own_key: None,
+            own_secret: None,
+        }
     }
 
     /// This context, presenting `identity` (the node's `--tls-client-cert`)
@@ -212,6 +246,37 @@ impl Context {
         self
     }
 
+    /// The same context, signing with the node's default key and secret
+    /// (towards peers that have none of their own).
+    pub fn signing_as(mut self, own_key: Option<SigningKey>, own_secret: Option<Secret>) -> Context {
+        self.own_key = own_key;
+        self.own_secret = own_secret;
+        self
+    }
+
+    /// How requests to `peer` are signed: its own key, else its secret as
+    /// the key `default`, else (when `node_key`) the node's default key;
+    /// X-ECP-HMAC only for a legacy peer; answers verified unless legacy.
+    pub fn credentials(&self, peer: &PeerSpec) -> Credentials {
+        let own_key = || peer.node_key.then(|| self.own_key.clone()).flatten();
+        let key = peer
+            .key
+            .as_ref()
+            .map(PeerKey::signing_key)
+            .or_else(|| {
+                peer.secret.as_ref().map(|s| {
+                    SigningKey::new(DEFAULT_KEY_ID, s.expose().as_bytes())
+                        .expect("`default` is a valid key id")
+                })
+            })
+            .or_else(own_key);
+        let legacy_secret = peer
+            .legacy
+            .then(|| peer.secret.clone().or_else(|| peer.node_key.then(|| self.own_secret.clone()).flatten()))
+            .flatten();
+        Credentials { verify_answers: key.is_some() && !peer.legacy, key, legacy_secret }
+    }
+
     /// Our instance id.
     pub fn instance(&self) -> &str {
         self.library.store().instance_id()
@@ -219,7 +284,7 @@ impl Context {
 
     /// A client for `peer`.
     pub fn client(&self, peer: &PeerSpec) -> Result<PeerClient, ClientError> {
-        Ok(PeerClient::new(self.http.get(&peer.tls)?, &peer.url, peer.secret.clone(), self.timeout))
+        Ok(PeerClient::new(self.http.get(&peer.tls)?, &peer.url, self.credentials(peer), self.timeout))
     }
 
     /// The stored state of `peer` (cursor, ETags, acknowledgements), or a
@@ -347,8 +412,12 @@ pub struct PeerView {
     pub push: Option<bool>,
     /// Schedule, when active.
     pub schedule: Option<String>,
-    /// Whether requests to it are signed.
+    /// Whether requests to it carry its own key (or its secret): signed for
+    /// sure; otherwise they are signed with the node's key, if it has one.
     pub signed: Option<bool>,
+    /// Whether it is a legacy (ECP/1.1) peer, when active.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub legacy: Option<bool>,
 }
 
 /// Joins stored states with the active peers: every stored URL, then active
@@ -384,7 +453,8 @@ fn view(mut state: PeerState, active: &[PeerSpec]) -> PeerView {
         pull: spec.map(|s| s.pull),
         push: spec.map(|s| s.push),
         schedule: spec.map(|s| s.schedule.to_string()),
-        signed: spec.map(|s| s.secret.is_some()),
+        signed: spec.map(|s| s.secret.is_some() || s.key.is_some()),
+        legacy: spec.map(|s| s.legacy).filter(|l| *l),
     }
 }
 
@@ -402,11 +472,13 @@ struct Inner {
     policy: StandardPolicy,
     /// `reshare_external` of node.toml; `[federation] reshare_external` overrides it.
     node_reshare: bool,
-    /// This node's own secret: used towards discovered peers that require
-    /// one (one shared secret per mesh).
+    /// This node's own secret: X-ECP-HMAC towards legacy peers without one.
     own_secret: Option<Secret>,
     /// This node's client certificate (`--tls-client-cert`), for every context.
     client_identity: Option<Identity>,
+    /// The keys requests to this node are verified with: the node's own,
+    /// and the configured peers' (replaced by every [`Federator::apply`]).
+    keyring: Arc<Keyring>,
     /// The peers file as last applied, and the context rounds clone. A std
     /// lock: held for a clone, never across an await.
     settings: std::sync::RwLock<(PeersConfig, Context)>,
@@ -511,13 +583,16 @@ impl Federator {
         let scheduler = JobScheduler::new().await.map_err(|e| StartError(format!("{e:?}")))?;
         scheduler.start().await.map_err(|e| StartError(format!("{e:?}")))?;
         let initial = PeersConfig::default();
+        let keyring = Arc::new(Keyring::new(config.own_keys()));
+        let own_secret = config.secret.clone().map(Secret::new);
         let ctx = Context::new(
             library.clone(),
             config.policy.clone(),
             config.reshare_external,
             initial.federation.timeout,
         )
-        .with_client_identity(client_identity.clone());
+        .with_client_identity(client_identity.clone())
+        .signing_as(keyring.default_key().cloned(), own_secret.clone());
         let learned = {
             let library = library.clone();
             blocking(move || library.store().peer_states()).await.unwrap_or_default()
@@ -530,8 +605,9 @@ impl Federator {
             library,
             policy: config.policy.clone(),
             node_reshare: config.reshare_external,
-            own_secret: config.secret.clone().map(Secret::new),
+            own_secret,
             client_identity,
+            keyring,
             settings: std::sync::RwLock::new((initial, ctx)),
             peers: tokio::sync::Mutex::new(HashMap::new()),
             identities: std::sync::RwLock::new(Identities { learned, ..Identities::default() }),
@@ -553,6 +629,12 @@ impl Federator {
 
     fn instance(&self) -> &str {
         self.0.library.store().instance_id()
+    }
+
+    /// The keys requests to this node are verified with; they follow the
+    /// peers file as it is applied.
+    pub fn keyring(&self) -> Arc<Keyring> {
+        Arc::clone(&self.0.keyring)
     }
 
     /// The context rounds run with now.
@@ -628,12 +710,22 @@ impl Federator {
                     reshare,
                     config.federation.timeout,
                 )
-                .with_client_identity(self.0.client_identity.clone());
+                .with_client_identity(self.0.client_identity.clone())
+                .signing_as(self.0.keyring.default_key().cloned(), self.0.own_secret.clone());
             }
             ctx.reshare = reshare;
             *applied = config.clone();
         }
         let desired: Vec<PeerSpec> = config.peers.iter().map(|p| PeerSpec::configured(&config, p)).collect();
+        self.0.keyring.set_peer_keys(
+            desired
+                .iter()
+                .filter_map(|s| {
+                    let key = s.key.as_ref()?.signing_key();
+                    Some((key, KeyOwner { url: s.url.clone(), trust: s.trust }))
+                })
+                .collect(),
+        );
         let configured_instances: HashSet<String> = {
             let mut ids = self.0.identities.write().unwrap_or_else(|p| p.into_inner());
             ids.configured = desired.iter().map(|s| (s.url.clone(), s.instance.clone(), s.trust)).collect();
@@ -900,7 +992,11 @@ impl Federator {
         let spec = PeerSpec {
             url: url.clone(),
             kind: PeerKind::Discovered,
-            secret: if peer.auth_required { self.0.own_secret.clone() } else { None },
+            secret: None,
+            key: None,
+            legacy: false,
+            // A node that requires signatures gets the mesh's key: ours.
+            node_key: peer.auth_required,
             trust: config.discovery.trust,
             pull: true,
             push: false,

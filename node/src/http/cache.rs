@@ -1,6 +1,8 @@
 //! Encoded responses cached by sequence number: the skill set only changes
 //! with the sequence, so `GET /ecp/skills` and `GET /ecp/manifest` are
-//! encoded once per change, not once per request.
+//! encoded once per change, not once per request — and so are their gzip
+//! encoding and the SHA-256 a signed answer covers (`SPEC.md` §10.1.6), so
+//! signing a cached answer costs one HMAC over a short string.
 
 use std::io::Write;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -16,14 +18,37 @@ pub struct Cached {
     pub seq: i64,
     /// The JSON body.
     pub body: Bytes,
+    /// What else the body depends on (0 when nothing; the manifest's
+    /// advertised authentication schemes): an entry serves only its variant.
+    pub variant: u8,
     /// The body gzipped, made on the first request that accepts gzip.
     gzipped: Arc<OnceLock<Bytes>>,
+    /// Lowercase hex SHA-256 of `body` (the identity encoding), made on the
+    /// first signed request.
+    digest: Arc<OnceLock<String>>,
 }
 
 impl Cached {
     /// A cache entry for `body` at sequence `seq`.
     pub fn new(seq: i64, body: Bytes) -> Self {
-        Cached { seq, body, gzipped: Arc::default() }
+        Cached { seq, body, variant: 0, gzipped: Arc::default(), digest: Arc::default() }
+    }
+
+    /// The same entry, for body variant `variant`.
+    pub fn with_variant(mut self, variant: u8) -> Self {
+        self.variant = variant;
+        self
+    }
+
+    /// The hex SHA-256 of the body as served before any Content-Encoding,
+    /// computed once per entry.
+    pub fn digest(&self) -> &str {
+        self.digest.get_or_init(|| ecp_protocol::signed_auth::body_digest(&self.body))
+    }
+
+    /// Whether [`Cached::digest`] is computed already (and so costs nothing).
+    pub fn has_digest(&self) -> bool {
+        self.digest.get().is_some()
     }
 
     /// The gzip encoding of the body (fast level: skill text compresses
@@ -58,11 +83,21 @@ impl Slot {
         F: FnOnce() -> Fut,
         Fut: std::future::Future<Output = Result<Cached, E>>,
     {
-        if let Some(hit) = self.fresh(seq) {
+        self.get_or_build_variant(seq, 0, build).await
+    }
+
+    /// [`Slot::get_or_build`] for body variant `variant` (`build` must make
+    /// that variant): a cached value of another variant is replaced.
+    pub async fn get_or_build_variant<E, F, Fut>(&self, seq: i64, variant: u8, build: F) -> Result<Cached, E>
+    where
+        F: FnOnce() -> Fut,
+        Fut: std::future::Future<Output = Result<Cached, E>>,
+    {
+        if let Some(hit) = self.fresh(seq, variant) {
             return Ok(hit);
         }
         let _building = self.building.lock().await;
-        if let Some(hit) = self.fresh(seq) {
+        if let Some(hit) = self.fresh(seq, variant) {
             return Ok(hit);
         }
         let built = build().await?;
@@ -70,16 +105,16 @@ impl Slot {
         Ok(built)
     }
 
-    /// The cached value when it is at least as new as `seq`.
-    fn fresh(&self, seq: i64) -> Option<Cached> {
+    /// The cached value when it is at least as new as `seq` and of `variant`.
+    fn fresh(&self, seq: i64, variant: u8) -> Option<Cached> {
         let guard = self.value.lock().unwrap_or_else(|p| p.into_inner());
-        guard.as_ref().filter(|c| c.seq >= seq).cloned()
+        guard.as_ref().filter(|c| c.seq >= seq && c.variant == variant).cloned()
     }
 
-    /// Keeps `value` unless a newer one is already there.
+    /// Keeps `value` unless a newer one of its variant is already there.
     fn store(&self, value: Cached) {
         let mut guard = self.value.lock().unwrap_or_else(|p| p.into_inner());
-        if guard.as_ref().is_none_or(|c| c.seq <= value.seq) {
+        if guard.as_ref().is_none_or(|c| c.seq <= value.seq || c.variant != value.variant) {
             *guard = Some(value);
         }
     }
@@ -92,4 +127,31 @@ pub struct ResponseCache {
     pub skills: Slot,
     /// `GET /ecp/manifest`.
     pub manifest: Slot,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_digest_covers_the_identity_body_and_is_made_once() {
+        let entry = Cached::new(3, Bytes::from_static(b"{\"skills\":[]}"));
+        assert!(!entry.has_digest());
+        let copy = entry.clone();
+        assert_eq!(entry.digest(), ecp_protocol::signed_auth::body_digest(b"{\"skills\":[]}"));
+        assert!(copy.has_digest(), "clones share the digest");
+        let _ = entry.gzipped();
+        assert_eq!(copy.digest(), entry.digest(), "gzip does not change what is signed");
+    }
+
+    #[tokio::test]
+    async fn an_entry_serves_only_its_variant() {
+        let slot = Slot::default();
+        let build = |variant: u8| async move {
+            Ok::<_, ()>(Cached::new(5, Bytes::from(vec![variant])).with_variant(variant))
+        };
+        assert_eq!(slot.get_or_build_variant(5, 1, || build(1)).await.unwrap().body[0], 1);
+        assert_eq!(slot.get_or_build_variant(5, 1, || build(9)).await.unwrap().body[0], 1, "cached");
+        assert_eq!(slot.get_or_build_variant(5, 2, || build(2)).await.unwrap().body[0], 2, "rebuilt");
+    }
 }

@@ -1,27 +1,54 @@
-//! The ECP/1.1 endpoints (`SPEC.md` › HTTP): `GET /ecp/manifest` (with an
+//! The ECP endpoints (`SPEC.md` › HTTP): `GET /ecp/manifest` (with an
 //! ETag), `GET /ecp/skills` (with ETag, `If-None-Match` and `?since=N`) and
-//! `POST /ecp/skills`.
+//! `POST /ecp/skills`. Each authenticates its request first
+//! ([`super::auth`]); the answers to signed GETs, 200 and 304, are signed.
 
 use std::collections::HashMap;
 
 use axum::body::{Body, Bytes};
 use axum::extract::{Query, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
-use ecp_protocol::legacy_auth;
+use ecp_protocol::wire::{AUTH_ECP_1_2, AUTH_X_ECP_HMAC};
 use ecp_protocol::{KnowledgeUpdate, Manifest, Timestamp};
 
+use super::auth::{Caller, authenticate, empty_digest, sign_answer};
 use super::cache::Cached;
 use super::error::ApiError;
 use super::state::AppState;
 use crate::store::{Sender, Served, now};
 
-/// Checks X-ECP-HMAC on a GET when the node has a secret.
-fn authorize_get(state: &AppState, uri: &Uri, headers: &HeaderMap) -> Result<(), ApiError> {
-    let Some(verifier) = &state.verifier else { return Ok(()) };
-    let host = headers.get(header::HOST).and_then(|h| h.to_str().ok());
-    let signature = headers.get(legacy_auth::HEADER).and_then(|h| h.to_str().ok());
-    Ok(verifier.verify_get(uri.path(), host, signature)?)
+/// The authentication schemes the node accepts now, as a cache variant:
+/// bit 0 ECP/1.2, bit 1 X-ECP-HMAC. An open node advertises none.
+fn auth_variant(state: &AppState) -> u8 {
+    if state.keyring.current().is_empty() {
+        return 0;
+    }
+    let legacy = state.config.accept_legacy && state.verifier.is_some();
+    1 | if legacy { 2 } else { 0 }
+}
+
+/// The manifest's `auth` for a variant of [`auth_variant`].
+fn advertised(variant: u8) -> Vec<String> {
+    [(1, AUTH_ECP_1_2), (2, AUTH_X_ECP_HMAC)]
+        .into_iter()
+        .filter(|(bit, _)| variant & bit != 0)
+        .map(|(_, name)| name.to_owned())
+        .collect()
+}
+
+/// The SHA-256 a signed answer with `body` covers; nothing for callers
+/// whose answers are not signed. Made once per cached body, off the async
+/// threads the first time (a full listing can be megabytes).
+async fn digest_for(caller: &Caller, body: &Cached) -> Result<String, ApiError> {
+    if !matches!(caller, Caller::Signed(_)) {
+        return Ok(String::new());
+    }
+    if body.has_digest() {
+        return Ok(body.digest().to_owned());
+    }
+    let body = body.clone();
+    Ok(tokio::task::spawn_blocking(move || body.digest().to_owned()).await?)
 }
 
 fn json_response(status: StatusCode, body: Bytes, etag: Option<&str>) -> Response {
@@ -51,32 +78,42 @@ fn matches_etag(headers: &HeaderMap, etag: &str) -> bool {
 /// `GET /ecp/manifest`.
 pub(super) async fn get_manifest(
     State(state): State<AppState>,
+    method: Method,
     uri: Uri,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    authorize_get(&state, &uri, &headers)?;
+    let caller = authenticate(&state, &method, &uri, &headers, b"")?;
     // Our addition: an ETag, so a peer's idle round costs a 304 instead of
-    // the whole list of names.
+    // the whole list of names. It names the advertised schemes too (when
+    // there are any), which a reload of the peers file can change.
     let instance = state.library.store().instance_id().to_owned();
-    let etag_for = |seq: i64| format!("\"{instance}-{seq}-manifest\"");
+    let variant = auth_variant(&state);
+    let etag_for = |seq: i64| match variant {
+        0 => format!("\"{instance}-{seq}-manifest\""),
+        v => format!("\"{instance}-{seq}-manifest-a{v}\""),
+    };
     let seq = state.library.sequence();
     if matches_etag(&headers, &etag_for(seq)) {
-        return Ok(not_modified(&etag_for(seq)));
+        let mut response = not_modified(&etag_for(seq));
+        sign_answer(&mut response, &caller, &method, &uri, empty_digest());
+        return Ok(response);
     }
     let library = state.library.clone();
     let built = state
         .cache
         .manifest
-        .get_or_build(
-            seq,
-            || async move { tokio::task::spawn_blocking(move || build_manifest(&library)).await? },
-        )
+        .get_or_build_variant(seq, variant, || async move {
+            tokio::task::spawn_blocking(move || build_manifest(&library, variant)).await?
+        })
         .await?;
     let tag = etag_for(built.seq);
-    Ok(json_response(StatusCode::OK, built.body, Some(&tag)))
+    let digest = digest_for(&caller, &built).await?;
+    let mut response = json_response(StatusCode::OK, built.body, Some(&tag));
+    sign_answer(&mut response, &caller, &method, &uri, &digest);
+    Ok(response)
 }
 
-fn build_manifest(library: &crate::library::Library) -> Result<Cached, ApiError> {
+fn build_manifest(library: &crate::library::Library, variant: u8) -> Result<Cached, ApiError> {
     let summary = library.store().summary()?;
     let manifest = Manifest {
         instance: library.store().instance_id().to_owned(),
@@ -87,19 +124,21 @@ fn build_manifest(library: &crate::library::Library) -> Result<Cached, ApiError>
         skill_names: summary.skill_names,
         top_tags: summary.top_tags,
         last_update: summary.last_update.and_then(|t| Timestamp::parse(&t).ok()).unwrap_or_default(),
+        auth: advertised(variant),
     };
     let body = serde_json::to_vec(&manifest).map_err(|e| ApiError::internal(&e))?;
-    Ok(Cached::new(summary.sequence, body.into()))
+    Ok(Cached::new(summary.sequence, body.into()).with_variant(variant))
 }
 
 /// `GET /ecp/skills[?since=N]`.
 pub(super) async fn get_skills(
     State(state): State<AppState>,
+    method: Method,
     uri: Uri,
     headers: HeaderMap,
     Query(query): Query<HashMap<String, String>>,
 ) -> Result<Response, ApiError> {
-    authorize_get(&state, &uri, &headers)?;
+    let caller = authenticate(&state, &method, &uri, &headers, b"")?;
     let since = match query.get("since") {
         None => None,
         Some(text) => Some(text.parse::<i64>().ok().filter(|n| *n >= 0).ok_or_else(|| {
@@ -114,7 +153,9 @@ pub(super) async fn get_skills(
     // The answer depends only on the sequence number: a matching tag needs no database.
     let seq = state.library.sequence();
     if matches_etag(&headers, &etag_for(seq)) {
-        return Ok(not_modified(&etag_for(seq)));
+        let mut response = not_modified(&etag_for(seq));
+        sign_answer(&mut response, &caller, &method, &uri, empty_digest());
+        return Ok(response);
     }
     let uptime_hours = state.started.elapsed().as_secs_f64() / 3600.0;
     let build = |library: crate::library::Library, instance: String| async move {
@@ -134,9 +175,17 @@ pub(super) async fn get_skills(
     };
     let tag = etag_for(listing.seq);
     if matches_etag(&headers, &tag) {
-        return Ok(not_modified(&tag));
+        let mut response = not_modified(&tag);
+        sign_answer(&mut response, &caller, &method, &uri, empty_digest());
+        return Ok(response);
     }
-    Ok(listing_response(&headers, listing, &tag).await)
+    let digest = digest_for(&caller, &listing).await?;
+    let mut response = listing_response(&headers, listing, &tag).await;
+    if response.status() == StatusCode::OK {
+        // The digest covers the JSON before gzip (`SPEC.md` §10.1.6).
+        sign_answer(&mut response, &caller, &method, &uri, &digest);
+    }
+    Ok(response)
 }
 
 /// A skills listing, gzipped when the client accepts it.
@@ -194,6 +243,8 @@ fn encode_update(instance: &str, served: &Served, uptime_hours: f64) -> Vec<u8> 
 /// `POST /ecp/skills`: merge an update; answer the truthful MergeResult.
 pub(super) async fn post_skills(
     State(state): State<AppState>,
+    method: Method,
+    uri: Uri,
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, ApiError> {
@@ -212,10 +263,8 @@ pub(super) async fn post_skills(
         return Err(too_large());
     }
     let bytes = axum::body::to_bytes(body, limit).await.map_err(|_| too_large())?;
-    if let Some(verifier) = &state.verifier {
-        let signature = headers.get(legacy_auth::HEADER).and_then(|h| h.to_str().ok());
-        verifier.verify_post(&bytes, signature)?;
-    }
+    // The raw bytes, before any decoding (`SPEC.md` §6.3.4, §10.1.4.4).
+    let caller = authenticate(&state, &method, &uri, &headers, &bytes)?;
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Err(ApiError::bad_request("empty_body", "request body is empty; send an ECPKnowledgeUpdate"));
     }
@@ -238,10 +287,14 @@ pub(super) async fn post_skills(
             "peerInstance must name the sending instance (1–128 printable bytes)",
         ));
     }
-    // A configured peer's pushes get its configured trust; anyone else the default (SPEC.md §8.1.2).
-    let (trust, reshare) = match &state.federator {
-        Some(f) => (f.inbound_trust(peer).unwrap_or(state.config.default_trust), f.reshare_external()),
-        None => (state.config.default_trust, state.config.reshare_external),
+    // A push signed with a configured peer's own key is that peer's, whatever
+    // peerInstance claims (SPEC.md §10.1.7.1); otherwise a configured peer's
+    // claimed instance gets its trust (§5.4.2), anyone else the default (§8.1.2).
+    let reshare = state.federator.as_ref().map_or(state.config.reshare_external, |f| f.reshare_external());
+    let trust = match (caller.peer(), &state.federator) {
+        (Some(owner), _) => owner.trust,
+        (None, Some(f)) => f.inbound_trust(peer).unwrap_or(state.config.default_trust),
+        (None, None) => state.config.default_trust,
     };
     let sender = Sender { instance: peer.to_owned(), trust, reshare };
     let library = state.library.clone();

@@ -1,11 +1,11 @@
 //! [`ApiError`]: every error the HTTP API answers, as `{"error", "code"}`,
-//! with `Retry-After` when waiting helps (429).
+//! with `Retry-After` when waiting helps (429, 503).
 //!
 //! A 4xx names the problem and the fix; a 5xx says little, and its cause
 //! goes to the log. No message carries a file path or a secret.
 
 use axum::Json;
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{HeaderName, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use ecp_protocol::{AuthError, DecodeError};
 
@@ -22,12 +22,15 @@ pub struct ApiError {
     pub message: String,
     /// Seconds after which a retry may succeed: sent as `Retry-After`.
     pub retry_after: Option<u64>,
+    /// Other headers the answer carries (`WWW-Authenticate`); a list, not
+    /// a map, to keep errors small.
+    pub headers: Vec<(HeaderName, HeaderValue)>,
 }
 
 impl ApiError {
     /// Any error.
     pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
-        ApiError { status, code, message: message.into(), retry_after: None }
+        ApiError { status, code, message: message.into(), retry_after: None, headers: Vec::new() }
     }
 
     /// 429 with a code, telling the client to wait `seconds` (at least 1).
@@ -39,6 +42,13 @@ impl ApiError {
     #[must_use]
     pub fn with_retry_after(mut self, seconds: u64) -> Self {
         self.retry_after = Some(seconds.max(1));
+        self
+    }
+
+    /// The same error, answered with the header `name: value` too.
+    #[must_use]
+    pub fn with_header(mut self, name: HeaderName, value: HeaderValue) -> Self {
+        self.headers.push((name, value));
         self
     }
 
@@ -74,6 +84,9 @@ impl IntoResponse for ApiError {
         let mut response = (self.status, Json(body)).into_response();
         if let Some(seconds) = self.retry_after {
             response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+        }
+        for (name, value) in self.headers {
+            response.headers_mut().insert(name, value);
         }
         response
     }

@@ -1,24 +1,27 @@
 //! The local API under `/v1/`: what an operator or an agent on this machine
 //! reads — skills, one skill with its versions, the quarantine, the audit
 //! log, peers, status. Reachable from loopback, or from elsewhere with the secret
-//! (`Authorization: Bearer <secret>`, compared in constant time).
+//! (`Authorization: Bearer <secret>`, compared in constant time) or with an
+//! ECP/1.2 signed request under any key the node holds.
 
 use std::net::SocketAddr;
 
 use axum::Json;
 use axum::extract::rejection::{PathRejection, QueryRejection};
 use axum::extract::{ConnectInfo, Path, Query, Request, State};
-use axum::http::{StatusCode, header};
+use axum::http::{Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::Response;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use subtle::ConstantTimeEq;
 
+use super::auth::{Caller, authenticate};
 use super::error::ApiError;
 use super::state::AppState;
 
-/// Lets a request through from loopback, or with the secret.
+/// Lets a request through from loopback, with the secret, or signed
+/// (ECP/1.2: the `/v1/` API has only GETs, so there is no body to cover).
 pub(super) async fn require_local_or_secret(
     State(state): State<AppState>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
@@ -33,16 +36,29 @@ pub(super) async fn require_local_or_secret(
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "));
+    let signed = request.headers().contains_key(ecp_protocol::signed_auth::SIGNATURE_HEADER);
+    if signed && request.method() == Method::GET {
+        return match authenticate(&state, request.method(), request.uri(), request.headers(), b"")? {
+            Caller::Signed(_) => Ok(next.run(request).await),
+            // An open node has nothing to verify with: the /v1 API stays local.
+            _ => Err(local_only()),
+        };
+    }
     match (&state.config.secret, presented) {
         (Some(secret), Some(given)) if bool::from(secret.as_bytes().ct_eq(given.as_bytes())) => {
             Ok(next.run(request).await)
         }
-        _ => Err(ApiError::new(
-            StatusCode::FORBIDDEN,
-            "local_only",
-            "the /v1 API answers loopback clients, or others that send Authorization: Bearer <secret>",
-        )),
+        _ => Err(local_only()),
     }
+}
+
+fn local_only() -> ApiError {
+    ApiError::new(
+        StatusCode::FORBIDDEN,
+        "local_only",
+        "the /v1 API answers loopback clients, or others that send Authorization: Bearer <secret> or sign \
+         their requests (ECP/1.2)",
+    )
 }
 
 /// `GET /v1/skills`.
@@ -111,7 +127,8 @@ pub(super) async fn peers(State(state): State<AppState>) -> Result<Json<Value>, 
 pub(super) async fn status(State(state): State<AppState>) -> Result<Json<Value>, ApiError> {
     let library = state.library.clone();
     let mut status = tokio::task::spawn_blocking(move || library.status()).await??;
-    status.insert("authRequired".into(), json!(state.config.secret.is_some()));
+    status.insert("authRequired".into(), json!(!state.keyring.current().is_empty()));
+    status.insert("acceptLegacy".into(), json!(state.config.accept_legacy && state.verifier.is_some()));
     status.insert("uptimeSeconds".into(), json!(state.started.elapsed().as_secs()));
     Ok(Json(Value::Object(status)))
 }

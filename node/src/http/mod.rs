@@ -7,6 +7,7 @@
 //! answer 413 in the ECP error shape). The per-origin limits on new skills
 //! live in the merge ([`crate::store::origin_limits`]).
 
+mod auth;
 mod cache;
 mod ecp;
 mod error;

@@ -1,14 +1,16 @@
 //! [`AppState`]: what every handler shares.
 
 use std::ops::Deref;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use ecp_protocol::legacy_auth::LegacyVerifier;
+use ecp_protocol::signed_auth::NonceCache;
 
 use super::cache::ResponseCache;
 use crate::config::Config;
 use crate::federation::Federator;
+use crate::keys::Keyring;
 use crate::library::Library;
 
 /// Shared, immutable-after-start state of the HTTP API (cheap to clone).
@@ -22,8 +24,13 @@ pub struct Shared {
     pub library: Library,
     /// The resolved configuration.
     pub config: Config,
-    /// Legacy X-ECP-HMAC verifier, when a secret is set.
+    /// Legacy X-ECP-HMAC verifier, when a secret is set (used only with `accept_legacy`).
     pub verifier: Option<LegacyVerifier>,
+    /// The ECP/1.2 keys requests are verified with (the federator's, which
+    /// follow the peers file).
+    pub keyring: Arc<Keyring>,
+    /// Nonces of accepted signed requests, until they leave the skew window.
+    pub nonces: Mutex<NonceCache>,
     /// Encoded responses by sequence number.
     pub cache: ResponseCache,
     /// Start time, for `uptimeHours`.
@@ -46,10 +53,17 @@ impl AppState {
             v.accept_full_url = config.accept_full_url_hmac;
             v
         });
+        let keyring = match &federator {
+            Some(f) => f.keyring(),
+            None => Arc::new(Keyring::new(config.own_keys())),
+        };
+        let nonces = Mutex::new(NonceCache::with_capacity(config.replay_cache_capacity));
         AppState(Arc::new(Shared {
             library,
             config,
             verifier,
+            keyring,
+            nonces,
             cache: ResponseCache::default(),
             started: Instant::now(),
             federator,

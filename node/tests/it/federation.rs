@@ -573,7 +573,8 @@ async fn start_go_peer(secret: &str) -> (String, Arc<GoPeer>) {
 async fn pulls_from_a_go_peer_with_a_secret_and_an_unchanged_go_peer_transfers_nothing_new() {
     let (go_url, go) = start_go_peer("s3cret").await;
     let b = Fed::start().await;
-    let signed = "secret = \"s3cret\"\ntrust = 0.9";
+    // A Go node verifies X-ECP-HMAC and does not sign its answers: a legacy peer.
+    let signed = "secret = \"s3cret\"\ntrust = 0.9\nlegacy = true";
     let first = b.pull_from(&go_url, signed).await.expect("the first pull succeeds");
     assert_eq!(
         (first.outcome, first.result.new_skills, first.cursor),
@@ -610,7 +611,7 @@ async fn pulls_from_a_go_peer_with_a_secret_and_an_unchanged_go_peer_transfers_n
     assert_eq!(go.skills_requests.load(Ordering::SeqCst), 2);
 
     // A wrong secret is a recorded failure, with the peer's reason and without the secret.
-    let error = b.pull_from(&go_url, "secret = \"wrong-secret\"").await.unwrap_err();
+    let error = b.pull_from(&go_url, "secret = \"wrong-secret\"\nlegacy = true").await.unwrap_err();
     assert!(error.contains("403") && error.contains("invalid HMAC"), "{error}");
     let state = b.peer_state(&go_url).await;
     assert!(state["failures"].as_i64() >= Some(1), "{state}");

@@ -29,4 +29,31 @@ pub struct Manifest {
     pub top_tags: Vec<String>,
     /// When the skill set last changed.
     pub last_update: Timestamp,
+    /// Our addition (ECP/1.2): the authentication schemes the node accepts,
+    /// `"ecp-1.2"` (signed requests) and `"x-ecp-hmac"` (legacy). Omitted
+    /// when empty, so Go decoders see the ECP/1.0 manifest.
+    #[serde(deserialize_with = "null_as_default", skip_serializing_if = "Vec::is_empty")]
+    pub auth: Vec<String>,
+}
+
+/// [`Manifest::auth`] entry: ECP/1.2 signed requests (`SPEC.md` §10.1).
+pub const AUTH_ECP_1_2: &str = "ecp-1.2";
+/// [`Manifest::auth`] entry: the legacy `X-ECP-HMAC` header (`SPEC.md` §6).
+pub const AUTH_X_ECP_HMAC: &str = "x-ecp-hmac";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn auth_is_omitted_when_empty_and_read_when_present_or_null() {
+        let plain = serde_json::to_value(Manifest::default()).unwrap();
+        assert!(plain.get("auth").is_none(), "{plain}");
+        let m = Manifest { auth: vec![AUTH_ECP_1_2.into(), AUTH_X_ECP_HMAC.into()], ..Manifest::default() };
+        let json = serde_json::to_value(&m).unwrap();
+        assert_eq!(json["auth"], serde_json::json!(["ecp-1.2", "x-ecp-hmac"]));
+        assert_eq!(serde_json::from_value::<Manifest>(json).unwrap(), m);
+        let null: Manifest = serde_json::from_str(r#"{"instance":"x","auth":null}"#).unwrap();
+        assert!(null.auth.is_empty());
+    }
 }

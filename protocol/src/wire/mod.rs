@@ -22,7 +22,7 @@ mod packet;
 mod time;
 mod update;
 
-pub use manifest::Manifest;
+pub use manifest::{AUTH_ECP_1_2, AUTH_X_ECP_HMAC, Manifest};
 pub use merge_result::MergeResult;
 pub use packet::{Provenance, SkillPacket};
 pub use time::Timestamp;

@@ -1,0 +1,212 @@
+//! Who sent a request: the one authentication step of the ECP endpoints (and
+//! of the `/v1/` API for clients off this machine), and the signature of the
+//! answers to signed GETs (`SPEC.md` §10.1, §6).
+//!
+//! 1. A node that holds no key — no `--secret`, no `[[key]]`, no peer key —
+//!    is open: nothing is checked ([`Caller::Open`]).
+//! 2. A request carrying any of the four ECP/1.2 headers is judged by them
+//!    alone (§10.1.4.3): verified over the request target exactly as it
+//!    arrived and the raw body, against the node's keys and its peers'
+//!    (the keyring's current set), the nonce remembered against replay.
+//! 3. Otherwise `X-ECP-HMAC`, where the node accepts it (`accept_legacy`,
+//!    and a shared secret to check it with): refused with 403 as §6.3
+//!    says, as Go clients expect.
+//! 4. Otherwise 401: the legacy header is refused (`legacy_auth_refused`),
+//!    or nothing was signed (`missing_signature`).
+//!
+//! Failures of step 2 are 401 with the code of §10.1.4, or 503
+//! `replay_cache_full` with `Retry-After` when the nonce memory is full.
+
+use std::sync::LazyLock;
+
+use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, Uri, header};
+use axum::response::Response;
+use ecp_protocol::signed_auth::{self, Exchange, PresentedHeaders, RequestLine, SigningKey};
+use ecp_protocol::{SignedAuthError, legacy_auth};
+
+use super::error::ApiError;
+use super::state::AppState;
+use crate::keys::{KeyOwner, unix_now};
+
+/// The four ECP/1.2 headers.
+const SIGNED_HEADERS: [&str; 4] = [
+    signed_auth::KEY_ID_HEADER,
+    signed_auth::TIMESTAMP_HEADER,
+    signed_auth::NONCE_HEADER,
+    signed_auth::SIGNATURE_HEADER,
+];
+
+/// How long a client told "too many signed requests" should wait: nonces
+/// leave the memory continuously as their timestamps age past the window.
+const REPLAY_CACHE_RETRY_AFTER_SECS: u64 = 30;
+
+/// The digest a signed 304 covers: that of no body.
+static EMPTY_DIGEST: LazyLock<String> = LazyLock::new(|| signed_auth::body_digest(b""));
+
+/// The authenticated sender of a request.
+#[derive(Debug)]
+pub(super) enum Caller {
+    /// The node holds no key: nothing was checked.
+    Open,
+    /// `X-ECP-HMAC` matched the shared secret.
+    Legacy,
+    /// An ECP/1.2 signature checked out.
+    Signed(Signed),
+}
+
+/// A request whose ECP/1.2 signature checked out.
+#[derive(Debug)]
+pub(super) struct Signed {
+    /// The key it was signed with: its answer is signed with it too.
+    key: SigningKey,
+    /// Its nonce, echoed in the answer.
+    nonce: String,
+    /// The configured peer the key belongs to, if it is a peer's key.
+    owner: Option<KeyOwner>,
+}
+
+impl Caller {
+    /// The configured peer that provably sent the request (signed with its
+    /// own key, `SPEC.md` §10.1.7.1).
+    pub(super) fn peer(&self) -> Option<&KeyOwner> {
+        match self {
+            Caller::Signed(signed) => signed.owner.as_ref(),
+            _ => None,
+        }
+    }
+}
+
+/// The request target as it arrived on the request line: what a signature covers.
+pub(super) fn target(uri: &Uri) -> &str {
+    uri.path_and_query().map_or_else(|| uri.path(), |pq| pq.as_str())
+}
+
+/// Authenticates a request of `method` to `uri` with `headers` and the raw
+/// `body` (empty for a GET), before anything else is done with it.
+pub(super) fn authenticate(
+    state: &AppState,
+    method: &Method,
+    uri: &Uri,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> Result<Caller, ApiError> {
+    let keys = state.keyring.current();
+    if keys.is_empty() {
+        return Ok(Caller::Open);
+    }
+    if SIGNED_HEADERS.iter().any(|name| headers.contains_key(*name)) {
+        let presented = presented(headers)?;
+        let line = RequestLine { method: method.as_str(), path_and_query: target(uri) };
+        let verified = keys.verifier().verify(&presented, &line, body, unix_now(), &state.nonces)?;
+        let owner = keys.owner(verified.key.id()).cloned();
+        return Ok(Caller::Signed(Signed { key: verified.key.clone(), nonce: verified.nonce, owner }));
+    }
+    let legacy = headers.get(legacy_auth::HEADER);
+    match &state.verifier {
+        Some(verifier) if state.config.accept_legacy => {
+            let Some(value) = legacy else {
+                return Err(ApiError::new(
+                    StatusCode::FORBIDDEN,
+                    "missing_signature",
+                    "missing signature: sign requests with X-ECP-Key-Id, X-ECP-Timestamp, X-ECP-Nonce and \
+                     X-ECP-Signature (ECP/1.2), or with X-ECP-HMAC made with the shared secret",
+                ));
+            };
+            let signature = value.to_str().ok();
+            if *method == Method::POST {
+                verifier.verify_post(body, signature)?;
+            } else {
+                let host = headers.get(header::HOST).and_then(|h| h.to_str().ok());
+                verifier.verify_get(uri.path(), host, signature)?;
+            }
+            Ok(Caller::Legacy)
+        }
+        secret => {
+            if legacy.is_some() {
+                let why = if secret.is_some() {
+                    "X-ECP-HMAC is refused here: this node accepts only ECP/1.2 signatures (accept_legacy is false)"
+                } else {
+                    "X-ECP-HMAC cannot be checked here: this node has ECP/1.2 keys but no shared secret"
+                };
+                return Err(unauthorized(
+                    "legacy_auth_refused",
+                    format!(
+                        "{why}; sign with X-ECP-Key-Id, X-ECP-Timestamp, X-ECP-Nonce and X-ECP-Signature"
+                    ),
+                ));
+            }
+            Err(SignedAuthError::Missing(signed_auth::KEY_ID_HEADER).into())
+        }
+    }
+}
+
+/// The four headers as received. One that is present but not visible ASCII
+/// is malformed (rather than missing, which would mislead).
+fn presented(headers: &HeaderMap) -> Result<PresentedHeaders<'_>, ApiError> {
+    for name in SIGNED_HEADERS {
+        if let Some(value) = headers.get(name)
+            && value.to_str().is_err()
+        {
+            return Err(SignedAuthError::Malformed { header: name, rule: "visible ASCII text" }.into());
+        }
+    }
+    Ok(PresentedHeaders::read(|name| headers.get(name).and_then(|v| v.to_str().ok())))
+}
+
+/// Signs the answer to a signed GET (`SPEC.md` §10.1.6): with the request's
+/// key, the answer's own time, the request's nonce, and `body_digest`, the
+/// SHA-256 of the body before any Content-Encoding. A 304 is signed over
+/// no body, whatever `body_digest` says. Other callers' answers, and
+/// answers to other methods, are left as they are.
+pub(super) fn sign_answer(
+    response: &mut Response,
+    caller: &Caller,
+    method: &Method,
+    uri: &Uri,
+    body_digest: &str,
+) {
+    let Caller::Signed(signed) = caller else { return };
+    if *method != Method::GET {
+        return;
+    }
+    let status = response.status();
+    let digest = if status == StatusCode::NOT_MODIFIED { EMPTY_DIGEST.as_str() } else { body_digest };
+    let exchange = Exchange {
+        request: RequestLine { method: method.as_str(), path_and_query: target(uri) },
+        request_nonce: &signed.nonce,
+        status: status.as_u16(),
+    };
+    let headers = signed_auth::sign_response_digest(&signed.key, &exchange, digest, unix_now());
+    let out = response.headers_mut();
+    for (name, value) in headers.pairs() {
+        // Key ids, nonces, digits and hex: always valid header values.
+        if let (Ok(name), Ok(value)) =
+            (HeaderName::from_bytes(name.as_bytes()), HeaderValue::from_str(&value))
+        {
+            out.insert(name, value);
+        }
+    }
+}
+
+/// The digest a 304 is signed over.
+pub(super) fn empty_digest() -> &'static str {
+    EMPTY_DIGEST.as_str()
+}
+
+/// 401 with a challenge naming the scheme to use.
+fn unauthorized(code: &'static str, message: String) -> ApiError {
+    ApiError::new(StatusCode::UNAUTHORIZED, code, message)
+        .with_header(header::WWW_AUTHENTICATE, HeaderValue::from_static("ECP-1.2"))
+}
+
+impl From<SignedAuthError> for ApiError {
+    fn from(e: SignedAuthError) -> Self {
+        match e {
+            SignedAuthError::ReplayCacheFull => {
+                ApiError::new(StatusCode::SERVICE_UNAVAILABLE, e.code(), e.to_string())
+                    .with_retry_after(REPLAY_CACHE_RETRY_AFTER_SECS)
+            }
+            other => unauthorized(other.code(), other.to_string()),
+        }
+    }
+}
