@@ -8,6 +8,8 @@ mod util;
 mod ecp_endpoints;
 // auth: legacy X-ECP-HMAC with and without a secret, using the reference vectors.
 mod auth;
+// signed_auth: ECP/1.2 signed requests and answers — every refusal, rotation, accept_legacy, a tampering proxy, peer keys.
+mod signed_auth;
 // bad_input: the malformed/oversized/hostile request matrix; the store stays unchanged.
 mod bad_input;
 // restart: skills, versions, quarantine, sequence and instance id survive a restart.

@@ -114,6 +114,11 @@ impl TestNode {
         self.node().library()
     }
 
+    /// Its federator (to apply a peers file, or sync now).
+    pub(crate) fn federator(&self) -> &ecp_node::federation::Federator {
+        self.node().federator()
+    }
+
     /// Shuts the node down and binds a new one on the same data folder (and
     /// a new ephemeral port).
     pub(crate) async fn restart(&mut self) {
