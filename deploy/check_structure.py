@@ -30,7 +30,10 @@ SECRET_ENV = "ECP_MESH_SECRET"
 TOP_KEYS = {"federation", "discovery", "peer"}
 FEDERATION_KEYS = {"interval", "cron", "timeout", "reshare_external"}
 DISCOVERY_KEYS = {"enabled", "trust"}
-PEER_KEYS = {"url", "secret", "secret_env", "trust", "pull", "push", "interval", "cron", "instance"}
+PEER_KEYS = {
+    "url", "secret", "secret_env", "key_id", "key_secret", "key_secret_env", "legacy",
+    "trust", "pull", "push", "interval", "cron", "instance",
+}
 
 problems: list[str] = []
 
@@ -57,6 +60,7 @@ def check_peers(where: str, text: str, expected_urls: set[str]) -> None:
         at = f"{where} peer[{i}]"
         check(set(peer) <= PEER_KEYS, at, f"unknown keys {sorted(set(peer) - PEER_KEYS)}")
         check("secret" not in peer, at, "a literal secret; use secret_env")
+        check("key_secret" not in peer, at, "a literal key secret; use key_secret_env")
         check(peer.get("secret_env") == SECRET_ENV, at, f'secret_env should be "{SECRET_ENV}"')
         trust = peer.get("trust", 0.9)
         check(isinstance(trust, (int, float)) and 0 <= trust <= 1, at, f"trust {trust!r} is not in 0..1")

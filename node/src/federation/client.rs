@@ -70,7 +70,7 @@ pub enum ClientError {
          something between the nodes altered or replayed it, or the peer does not hold the key this node \
          signs with (configure the same key on both sides, or legacy = true for a peer that cannot sign)"
     )]
-    UnsignedAnswer(SignedAuthError),
+    AnswerNotVerified(SignedAuthError),
 }
 
 /// How requests to one peer are authenticated.
@@ -373,7 +373,7 @@ fn verify_answer(
         status: status.as_u16(),
     };
     signed_auth::verify_response(&signed.key, &presented, &exchange, body, unix_now(), MAX_CLOCK_SKEW_SECS)
-        .map_err(ClientError::UnsignedAnswer)
+        .map_err(ClientError::AnswerNotVerified)
 }
 
 /// The `error` member of an ECP error answer, or the start of the body;

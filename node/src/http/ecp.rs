@@ -84,14 +84,12 @@ pub(super) async fn get_manifest(
 ) -> Result<Response, ApiError> {
     let caller = authenticate(&state, &method, &uri, &headers, b"")?;
     // Our addition: an ETag, so a peer's idle round costs a 304 instead of
-    // the whole list of names. It names the advertised schemes too (when
-    // there are any), which a reload of the peers file can change.
+    // the whole list of names. It changes with the sequence number alone
+    // (SPEC.md §10.2.3): the advertised `auth`, which only a reload of the
+    // peers file can change, is informational.
     let instance = state.library.store().instance_id().to_owned();
     let variant = auth_variant(&state);
-    let etag_for = |seq: i64| match variant {
-        0 => format!("\"{instance}-{seq}-manifest\""),
-        v => format!("\"{instance}-{seq}-manifest-a{v}\""),
-    };
+    let etag_for = |seq: i64| format!("\"{instance}-{seq}-manifest\"");
     let seq = state.library.sequence();
     if matches_etag(&headers, &etag_for(seq)) {
         let mut response = not_modified(&etag_for(seq));
