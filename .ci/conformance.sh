@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Runs ecp-conformance (profile ecp-1.2) against a freshly started ecp-node,
-# once without and once with a secret. Every MUST must pass.
+# Runs ecp-conformance (profile ecp-1.2) against a freshly started ecp-node:
+# open; with a secret (legacy X-ECP-HMAC); with a secret and its ECP/1.2 key
+# `default` plus a second [[key]] (signed requests, rotation); and with the
+# legacy header refused. Every MUST must pass.
 # Usage: .ci/conformance.sh BIN_DIR   (the folder holding ecp-node and ecp-conformance)
 set -euo pipefail
 bin="$1"
@@ -17,12 +19,16 @@ free_port() {
 }
 
 run_against_fresh_node() {
-    local label="$1" secret="$2"
+    # label, then node arguments, then `--`, then suite arguments.
+    local label="$1"; shift
+    local node_extra=() suite_extra=()
+    while [ "$#" -gt 0 ] && [ "$1" != "--" ]; do node_extra+=("$1"); shift; done
+    [ "$#" -gt 0 ] && shift
+    suite_extra=("$@")
     local port data
     port="$(free_port)"
     data="$work/$label"
-    local args=(serve --listen "127.0.0.1:$port" --data "$data" --no-mdns)
-    [ -n "$secret" ] && args+=(--secret "$secret")
+    local args=(serve --listen "127.0.0.1:$port" --data "$data" --no-mdns "${node_extra[@]}")
     RUST_LOG=warn "$bin/ecp-node" "${args[@]}" 2>"$work/$label.log" &
     node_pid=$!
     for _ in $(seq 1 100); do
@@ -30,9 +36,7 @@ run_against_fresh_node() {
         sleep 0.1
     done
     echo "-- ecp-conformance --profile ecp-1.2 ($label)"
-    local suite=(--target "http://127.0.0.1:$port" --profile ecp-1.2)
-    [ -n "$secret" ] && suite+=(--secret "$secret")
-    if ! "$bin/ecp-conformance" "${suite[@]}"; then
+    if ! "$bin/ecp-conformance" --target "http://127.0.0.1:$port" --profile ecp-1.2 "${suite_extra[@]}"; then
         echo "conformance failed ($label); node log:" >&2
         cat "$work/$label.log" >&2
         exit 1
@@ -42,5 +46,15 @@ run_against_fresh_node() {
     node_pid=""
 }
 
-run_against_fresh_node open ""
-run_against_fresh_node secret "ci-secret-$RANDOM$RANDOM"
+secret="ci-secret-$RANDOM$RANDOM"
+second="ci-second-$RANDOM$RANDOM"
+printf '[[key]]\nid = "ci-second"\nsecret = "%s"\n' "$second" >"$work/node.toml"
+
+run_against_fresh_node open --
+run_against_fresh_node secret --secret "$secret" -- --secret "$secret"
+ECP_CONFORMANCE_KEY_SECRET="$secret" ECP_CONFORMANCE_SECOND_KEY_SECRET="$second" \
+    run_against_fresh_node signed --secret "$secret" --config "$work/node.toml" -- \
+    --secret "$secret" --key-id default --second-key-id ci-second
+ECP_CONFORMANCE_KEY_SECRET="$secret" \
+    run_against_fresh_node no-legacy --secret "$secret" --accept-legacy false -- \
+    --key-id default --no-legacy

@@ -195,8 +195,8 @@ impl Default for ClientRateLimit {
     }
 }
 
-/// The resolved configuration.
-#[derive(Debug, Clone)]
+/// The resolved configuration. Its `Debug` output hides the secret.
+#[derive(Clone)]
 pub struct Config {
     /// Where to listen.
     pub listen: SocketAddr,
@@ -242,6 +242,34 @@ pub struct Config {
     /// required client certificates, the node's own client certificate.
     /// Checked for completeness here, read when the node starts.
     pub tls: TlsFiles,
+}
+
+impl std::fmt::Debug for Config {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Written out so that the secret never reaches a log line.
+        f.debug_struct("Config")
+            .field("listen", &self.listen)
+            .field("data_dir", &self.data_dir)
+            .field("secret", &self.secret.as_ref().map(|_| "***"))
+            .field("keys", &self.keys)
+            .field("accept_legacy", &self.accept_legacy)
+            .field("replay_cache_capacity", &self.replay_cache_capacity)
+            .field("skills_dir", &self.skills_dir)
+            .field("max_body_bytes", &self.max_body_bytes)
+            .field("max_packets", &self.max_packets)
+            .field("request_timeout", &self.request_timeout)
+            .field("header_read_timeout", &self.header_read_timeout)
+            .field("policy", &self.policy)
+            .field("default_trust", &self.default_trust)
+            .field("reshare_external", &self.reshare_external)
+            .field("accept_full_url_hmac", &self.accept_full_url_hmac)
+            .field("mdns", &self.mdns)
+            .field("peers_file", &self.peers_file)
+            .field("origin_limits", &self.origin_limits)
+            .field("client_rate_limit", &self.client_rate_limit)
+            .field("tls", &self.tls)
+            .finish()
+    }
 }
 
 impl Config {
@@ -398,6 +426,16 @@ fn load(path: &Path) -> Result<FileConfig, ConfigError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn debug_output_hides_the_secret() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut c = Config::for_tests(dir.path());
+        c.secret = Some("do-not-print-me".into());
+        let shown = format!("{c:?}");
+        assert!(!shown.contains("do-not-print-me"), "{shown}");
+        assert!(shown.contains("secret: Some(\"***\")") && shown.contains("max_packets"), "{shown}");
+    }
 
     #[test]
     fn defaults_run_a_loopback_node_in_ecp_data() {
