@@ -11,3 +11,5 @@ mod merge_properties;
 mod spec_vectors;
 // scan_corpus: recall and false-positive rate of the safety scanner on the labeled corpus.
 mod scan_corpus;
+// fuzz_regressions: inputs kept from cargo-fuzz replayed through the fuzz targets' checks (fuzz/src/lib.rs).
+mod fuzz_regressions;
