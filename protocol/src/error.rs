@@ -66,6 +66,23 @@ impl From<serde_json::Error> for DecodeError {
     }
 }
 
+/// A text is not a time ECP can carry (`SPEC.md` §2.5).
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
+pub enum TimeError {
+    /// Not an RFC 3339 `date-time`.
+    #[error("{0}")]
+    Syntax(#[from] chrono::ParseError),
+    /// A valid RFC 3339 text whose instant, in UTC, falls outside the years
+    /// 0000 to 9999 (`0000-01-01T00:00:00+00:01`): it has no RFC 3339 form,
+    /// so it could not be written back (Go's encoder refuses it as well).
+    #[error("in UTC it falls in year {year}, outside 0000 to 9999, and has no RFC 3339 form")]
+    YearOutOfRange {
+        /// The year of the instant in UTC.
+        year: i32,
+    },
+}
+
 /// A packet's body does not match its claimed hash.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 #[non_exhaustive]

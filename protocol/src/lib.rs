@@ -48,7 +48,7 @@ pub mod signed_auth;
 pub mod skill_doc;
 pub mod wire;
 
-pub use error::{AuthError, DecodeError, IntegrityError, SignedAuthError};
+pub use error::{AuthError, DecodeError, IntegrityError, SignedAuthError, TimeError};
 pub use merge::{
     Decision, MergeContext, MergeOutcome, PacketDecision, SkillKind, Stage, StoreView, StoredSkill,
     merge_knowledge,

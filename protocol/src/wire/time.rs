@@ -1,16 +1,26 @@
 //! [`Timestamp`]: an RFC 3339 instant as Go's `time.Time` puts it on the wire.
 
 use std::fmt;
+use std::ops::RangeInclusive;
 
-use chrono::{DateTime, NaiveDate, SecondsFormat, Utc};
+use chrono::{DateTime, Datelike, NaiveDate, SecondsFormat, Utc};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::error::TimeError;
+
+/// The years an RFC 3339 time can spell: four digits. An instant outside them
+/// (in UTC) has no wire form, so [`Timestamp::parse`] and
+/// [`Timestamp::from_unix`] refuse it rather than let a node store a time it
+/// could never send back.
+const WIRE_YEARS: RangeInclusive<i32> = 0..=9999;
 
 /// An instant in UTC, encoded as RFC 3339 with nanoseconds and trailing zeros
 /// trimmed — the form Go's `time.Time` marshals to (`RFC3339Nano`).
 ///
 /// The default value is Go's zero time, `0001-01-01T00:00:00Z`, which is what
 /// a Go peer sends for a time it never set; `null` decodes to it as well.
-/// Offsets other than `Z` are accepted and normalised to UTC.
+/// Offsets other than `Z` are accepted and normalised to UTC, provided the
+/// instant stays within the years 0000 to 9999 in UTC.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Timestamp(DateTime<Utc>);
 
@@ -38,9 +48,10 @@ impl Timestamp {
         self.0.timestamp()
     }
 
-    /// Builds a timestamp from Unix seconds and nanoseconds; `None` when out of range.
+    /// Builds a timestamp from Unix seconds and nanoseconds; `None` when out
+    /// of range (outside the years 0000 to 9999).
     pub fn from_unix(seconds: i64, nanos: u32) -> Option<Self> {
-        DateTime::from_timestamp(seconds, nanos).map(Timestamp)
+        DateTime::from_timestamp(seconds, nanos).filter(|t| WIRE_YEARS.contains(&t.year())).map(Timestamp)
     }
 
     /// Whether this is Go's zero time, i.e. "never set".
@@ -49,8 +60,19 @@ impl Timestamp {
     }
 
     /// Parses an RFC 3339 string.
-    pub fn parse(text: &str) -> Result<Self, chrono::ParseError> {
-        DateTime::parse_from_rfc3339(text).map(|t| Timestamp(t.with_timezone(&Utc)))
+    ///
+    /// # Errors
+    ///
+    /// [`TimeError::Syntax`] for a text that is not RFC 3339, and
+    /// [`TimeError::YearOutOfRange`] when its offset moves the instant out of
+    /// the years 0000 to 9999 in UTC: its canonical form would not be RFC 3339,
+    /// so every re-encoding of a message holding it would fail to decode.
+    pub fn parse(text: &str) -> Result<Self, TimeError> {
+        let at = DateTime::parse_from_rfc3339(text)?.with_timezone(&Utc);
+        if !WIRE_YEARS.contains(&at.year()) {
+            return Err(TimeError::YearOutOfRange { year: at.year() });
+        }
+        Ok(Timestamp(at))
     }
 }
 
@@ -136,6 +158,38 @@ mod tests {
     fn offsets_are_normalised_to_utc() {
         let t = Timestamp::parse("2026-11-20T12:00:05+02:00").unwrap();
         assert_eq!(t.to_string(), "2026-11-20T10:00:05Z");
+    }
+
+    #[test]
+    fn refuses_offsets_that_leave_the_years_of_rfc3339() {
+        // Caught by the wire round-trip check of the update_merge fuzz target: these decoded,
+        // but re-encoded as "-0001-12-31T23:59:00Z" and "+10000-01-01T23:58:59Z", which
+        // nothing decodes, so a node holding one could no longer serve its skills.
+        assert_eq!(
+            Timestamp::parse("0000-01-01T00:00:00+00:01"),
+            Err(TimeError::YearOutOfRange { year: -1 })
+        );
+        assert_eq!(
+            Timestamp::parse("9999-12-31T23:59:59-23:59"),
+            Err(TimeError::YearOutOfRange { year: 10_000 })
+        );
+        let err = serde_json::from_str::<Timestamp>("\"0000-01-01T00:00:00+00:01\"").unwrap_err();
+        assert!(err.to_string().contains("outside 0000 to 9999"), "{err}");
+        // The edges themselves are fine and round-trip.
+        for text in ["0000-01-01T00:00:00Z", "0000-01-01T00:01:00+00:01", "9999-12-31T23:59:59.999999999Z"] {
+            let t = Timestamp::parse(text).unwrap();
+            assert_eq!(Timestamp::parse(&t.to_string()), Ok(t), "{text}");
+        }
+    }
+
+    #[test]
+    fn from_unix_stays_within_the_years_of_rfc3339() {
+        let last = Timestamp::parse("9999-12-31T23:59:59Z").unwrap().unix_seconds();
+        assert!(Timestamp::from_unix(last, 999_999_999).is_some());
+        assert_eq!(Timestamp::from_unix(last + 1, 0), None);
+        let first = Timestamp::parse("0000-01-01T00:00:00Z").unwrap().unix_seconds();
+        assert!(Timestamp::from_unix(first, 0).is_some());
+        assert_eq!(Timestamp::from_unix(first - 1, 0), None);
     }
 
     #[test]

@@ -52,7 +52,7 @@ RFC3339 = re.compile(
 def days_from_civil(y, m, d):
     # Howard Hinnant's algorithm: days since 1970-01-01 (proleptic Gregorian).
     y -= m <= 2
-    era = (y if y >= 0 else y - 399) // 400
+    era = y // 400  # Python's // floors: no C-style correction for negative years
     yoe = y - era * 400
     doy = (153 * (m + (-3 if m > 2 else 9)) + 2) // 5 + d - 1
     doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
@@ -61,7 +61,7 @@ def days_from_civil(y, m, d):
 
 def civil_from_days(z):
     z += 719468
-    era = (z if z >= 0 else z - 146096) // 146097
+    era = z // 146097  # floors, as above
     doe = z - era * 146097
     yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
     y = yoe + era * 400
@@ -96,6 +96,9 @@ def canonical_time(text):
     secs = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + s - offset
     days, rem = divmod(secs, 86400)
     y, mo, d = civil_from_days(days)
+    if not 0 <= y <= 9999:
+        # Outside four-digit years in UTC: no RFC 3339 form to write back (§2.5.3).
+        return None
     h, rem = divmod(rem, 3600)
     mi, s = divmod(rem, 60)
     out = f"{y:04d}-{mo:02d}-{d:02d}T{h:02d}:{mi:02d}:{s:02d}"
@@ -660,6 +663,8 @@ def gen_times():
         ("null is Go's zero time", None),
         ("an offset applied to the zero time is no longer the zero time", "0001-01-01T00:00:00-01:00"),
         ("the last representable second of year 9999", "9999-12-31T23:59:59.999999999Z"),
+        ("the first second of year 0000", "0000-01-01T00:00:00Z"),
+        ("an offset that keeps the instant in year 0000", "0000-01-01T00:01:00+00:01"),
     ]
     cases = []
     for desc, text in inputs:
@@ -677,6 +682,10 @@ def gen_times():
         ("an empty string", ""),
         ("a number", 1795334282),
         ("an offset beyond 23:59", "2026-11-20T10:00:05+24:00"),
+        ("an offset that moves the instant before year 0000 (no RFC 3339 form in UTC)",
+         "0000-01-01T00:00:00+00:01"),
+        ("an offset that moves the instant past year 9999 (no RFC 3339 form in UTC)",
+         "9999-12-31T23:59:59-23:59"),
     ]
     for desc, value in invalid:
         assert not isinstance(value, str) or canonical_time(value) is None, value
