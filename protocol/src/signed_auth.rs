@@ -325,9 +325,10 @@ fn parse_timestamp(text: &str) -> Result<i64, SignedAuthError> {
 }
 
 fn check_skew(timestamp: i64, now: i64, max_skew: i64) -> Result<(), SignedAuthError> {
-    let skew = timestamp.saturating_sub(now);
-    if skew.unsigned_abs() > max_skew.unsigned_abs() {
-        return Err(SignedAuthError::ClockSkew { skew_secs: skew, max_secs: max_skew });
+    // The exact distance: a saturated difference would let a far-off time into a window of i64::MAX.
+    if timestamp.abs_diff(now) > max_skew.unsigned_abs() {
+        let skew_secs = timestamp.saturating_sub(now);
+        return Err(SignedAuthError::ClockSkew { skew_secs, max_secs: max_skew.saturating_abs() });
     }
     Ok(())
 }
@@ -359,8 +360,11 @@ impl RequestVerifier {
     }
 
     /// The same verifier with a different skew window (at most [`MAX_CLOCK_SKEW_SECS`] is advised).
+    /// A negative `secs` means its magnitude; `i64::MIN`, which has none, means `i64::MAX`.
     pub fn with_max_skew(mut self, secs: i64) -> Self {
-        self.max_skew_secs = secs.abs();
+        // Not `abs`: `i64::MIN.abs()` panics in debug builds and stays negative in
+        // release, where the nonce cache then forgot every nonce at once.
+        self.max_skew_secs = secs.saturating_abs();
         self
     }
 
@@ -502,7 +506,7 @@ impl NonceCache {
         if self.expiry.len() >= self.capacity {
             return Err(SignedAuthError::ReplayCacheFull);
         }
-        let until = timestamp.saturating_add(window_secs.abs());
+        let until = timestamp.saturating_add(window_secs.saturating_abs());
         self.expiry.insert(id, until);
         self.by_expiry.push(Reverse((until, id)));
         Ok(())

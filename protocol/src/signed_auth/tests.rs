@@ -251,3 +251,36 @@ fn keys_follow_the_id_rule_and_never_print_their_secret() {
     let k = key("peer-b.2026", "super-secret-value");
     assert!(!format!("{k:?}").contains("super-secret-value"));
 }
+
+#[test]
+fn the_most_negative_window_neither_panics_nor_forgets_nonces() {
+    // Found by fuzzing (signature): `with_max_skew(i64::MIN)` overflowed in
+    // `abs`; in release builds the window stayed negative, every nonce expired
+    // as it was stored, and a replay got through.
+    let k = key("k1", "s3cret");
+    let verifier = RequestVerifier::new(vec![k.clone()]).with_max_skew(i64::MIN);
+    assert_eq!(verifier.max_skew_secs(), i64::MAX);
+    let nonces = Mutex::new(NonceCache::default());
+    let h = presented(&sign_request(&k, &get_skills(), b"", NOW, NONCE));
+    assert_eq!(verify(&verifier, &h, &get_skills(), b"", NOW, &nonces), Ok("k1".to_owned()));
+    // Time passes and another request makes the cache forget what expired.
+    let later = NOW + 1_000_000;
+    let other = presented(&sign_request(&k, &get_skills(), b"", later, &NONCE.replace('0', "1")));
+    assert_eq!(verify(&verifier, &other, &get_skills(), b"", later, &nonces), Ok("k1".to_owned()));
+    assert_eq!(verify(&verifier, &h, &get_skills(), b"", later, &nonces), Err(SignedAuthError::Replay));
+    // The cache itself takes the most negative window as the largest.
+    let mut cache = NonceCache::with_capacity(4);
+    assert_eq!(cache.admit("k1", NONCE, NOW, NOW, i64::MIN), Ok(()));
+    assert_eq!(cache.admit("k1", NONCE, NOW, NOW + 1_000_000, i64::MIN), Err(SignedAuthError::Replay));
+}
+
+#[test]
+fn the_skew_check_measures_the_exact_distance() {
+    // A difference beyond i64 saturates; it must not slip into a window of i64::MAX.
+    assert!(check_skew(0, i64::MIN, i64::MAX).is_err());
+    assert_eq!(check_skew(i64::MAX, i64::MAX - 5, 5), Ok(()));
+    assert_eq!(
+        check_skew(NOW + 301, NOW, -300),
+        Err(SignedAuthError::ClockSkew { skew_secs: 301, max_secs: 300 })
+    );
+}
