@@ -164,6 +164,18 @@ pub struct RequestLine<'a> {
     pub path_and_query: &'a str,
 }
 
+impl RequestLine<'_> {
+    /// HTTP allows no line break in a method or request target; one here
+    /// could move text between lines of the canonical string and keep the
+    /// signature valid, so it is refused outright.
+    fn check_line_breaks(&self) -> Result<(), SignedAuthError> {
+        if self.method.contains(['\n', '\r']) || self.path_and_query.contains(['\n', '\r']) {
+            return Err(SignedAuthError::SignatureMismatch);
+        }
+        Ok(())
+    }
+}
+
 /// The four headers of a signed request or response.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SignatureHeaders {
@@ -397,6 +409,7 @@ impl RequestVerifier {
         nonces: &Mutex<NonceCache>,
     ) -> Result<VerifiedRequest<'_>, SignedAuthError> {
         let parsed = presented.parse()?;
+        request.check_line_breaks()?;
         let key = self.key(parsed.key_id).ok_or(SignedAuthError::UnknownKey)?;
         check_skew(parsed.timestamp, now, self.max_skew_secs)?;
         let canonical = canonical_request(
@@ -440,6 +453,7 @@ pub fn verify_response(
     max_skew_secs: i64,
 ) -> Result<(), SignedAuthError> {
     let parsed = presented.parse()?;
+    exchange.request.check_line_breaks()?;
     if parsed.key_id != key.id {
         return Err(SignedAuthError::UnknownKey);
     }

@@ -284,3 +284,18 @@ fn the_skew_check_measures_the_exact_distance() {
         Err(SignedAuthError::ClockSkew { skew_secs: 301, max_secs: 300 })
     );
 }
+
+#[test]
+fn a_line_break_in_the_method_or_target_cannot_shift_signed_text() {
+    let k = key("k1", "s");
+    let verifier = RequestVerifier::new(vec![k.clone()]);
+    // Method "GET\n/1" with target "/2", and method "GET" with target
+    // "/1\n/2", give the same canonical string (digits do not change case).
+    let signed_as = RequestLine { method: "GET\n/1", path_and_query: "/2" };
+    let h = presented(&sign_request(&k, &signed_as, b"", NOW, NONCE));
+    let shifted = RequestLine { method: "GET", path_and_query: "/1\n/2" };
+    let nonces = Mutex::new(NonceCache::default());
+    assert_eq!(verify(&verifier, &h, &shifted, b"", NOW, &nonces), Err(SignedAuthError::SignatureMismatch));
+    assert_eq!(verify(&verifier, &h, &signed_as, b"", NOW, &nonces), Err(SignedAuthError::SignatureMismatch));
+    assert!(nonces.lock().unwrap().is_empty());
+}
