@@ -18,6 +18,12 @@
 
 /// Set on a transition whose target state ends at least one key.
 const MATCH: u16 = 1 << 15;
+/// Entries of the transition table: any `u16` state plus any class is
+/// below it, so the hot loop indexes it without a bounds check or a mask.
+/// The real transitions fill the first `MATCH` entries; the next `MATCH`
+/// mirror them, so a state that still carries the `MATCH` bit indexes the
+/// same transitions as without it.
+const TABLE: usize = 2 * MATCH as usize + 256;
 /// Walks shorter than this run as a single lane.
 const MIN_LANE_BYTES: usize = 64;
 const LANES: usize = 4;
@@ -41,8 +47,8 @@ pub(super) struct Literals {
     /// multiplication instead of a division on every reported place.
     recip: u32,
     /// `trans[state * stride + class]` = `next * stride`, plus [`MATCH`];
-    /// padded to a power of two.
-    trans: Vec<u16>,
+    /// padded to [`TABLE`] entries.
+    trans: Box<[u16; TABLE]>,
     /// Key ids ending at each state: `ids[starts[s]..starts[s + 1]]`.
     starts: Vec<u32>,
     ids: Vec<u16>,
@@ -186,7 +192,10 @@ impl Literals {
                 trans[s * stride + usize::from(SPACE)] = (s * stride) as u16;
             }
         }
-        trans.resize(trans.len().next_power_of_two(), 0);
+        trans.resize(usize::from(MATCH), 0);
+        trans.extend_from_within(..);
+        trans.resize(TABLE, 0);
+        let trans: Box<[u16; TABLE]> = trans.into_boxed_slice().try_into().expect("padded to TABLE entries");
         let mut starts = Vec::with_capacity(nodes.len() + 1);
         let mut ids = Vec::new();
         for n in &nodes {
@@ -235,28 +244,19 @@ impl Literals {
         let common = lanes.iter().map(|l| l.len()).min().unwrap_or(0);
         // Lanes 1 to 3 collect apart so that appending them keeps text order.
         let mut later = [Pending::default(), Pending::default(), Pending::default()];
-        // Indexing through a power-of-two mask lets the compiler drop the
-        // bounds check from the hot loop; the table is padded to match.
-        let mask = self.trans.len() - 1;
-        let trans = &self.trans[..=mask];
+        let trans: &[u16; TABLE] = &self.trans;
         let class = &self.class;
-        let step = |s: u16, b: u8| trans[(usize::from(s) + usize::from(class[usize::from(b)])) & mask];
-        let (mut s0, mut s1, mut s2, mut s3) = (0u16, 0u16, 0u16, 0u16);
-        let lockstep = lanes[0][..common]
-            .iter()
-            .zip(&lanes[1][..common])
-            .zip(&lanes[2][..common])
-            .zip(&lanes[3][..common]);
-        for (j, (((&b0, &b1), &b2), &b3)) in lockstep.enumerate() {
-            let (t0, t1, t2, t3) = (step(s0, b0), step(s1, b1), step(s2, b2), step(s3, b3));
-            s0 = t0 & !MATCH;
-            s1 = t1 & !MATCH;
-            s2 = t2 & !MATCH;
-            s3 = t3 & !MATCH;
-            if (t0 | t1 | t2 | t3) & MATCH != 0 {
-                record(j, [t0, t1, t2, t3], &cuts, out, &mut later);
+        let (l0, l1, l2, l3) =
+            (&lanes[0][..common], &lanes[1][..common], &lanes[2][..common], &lanes[3][..common]);
+        let mut j = 0;
+        let mut states = [0u16; LANES];
+        while j < common {
+            (j, states) = lockstep(trans, class, [l0, l1, l2, l3], states, j);
+            if states.iter().any(|&s| s & MATCH != 0) {
+                record(j - 1, states, &cuts, out, &mut later);
             }
         }
+        let [s0, s1, s2, s3] = states;
         self.walk(&lanes[0][common..], cuts[0] + common, s0, out);
         for (k, s) in [s1, s2, s3].into_iter().enumerate() {
             later[k].drain_into(out);
@@ -265,16 +265,53 @@ impl Literals {
     }
 
     fn walk(&self, text: &[u8], base: usize, mut s: u16, out: &mut Vec<End>) {
-        let mask = self.trans.len() - 1;
-        let trans = &self.trans[..=mask];
+        let trans: &[u16; TABLE] = &self.trans;
         for (j, &b) in text.iter().enumerate() {
-            let t = trans[(usize::from(s) + usize::from(self.class[usize::from(b)])) & mask];
-            s = t & !MATCH;
-            if t & MATCH != 0 {
-                out.push(End { at: base + j + 1, state: s });
+            s = step(trans, &self.class, s, b);
+            if s & MATCH != 0 {
+                out.push(End { at: base + j + 1, state: s & !MATCH });
             }
         }
     }
+}
+
+/// Walks four equally long lanes in lockstep from `j` until a step on which
+/// some lane ends a key, or to the end; returns the position after that step
+/// and the states. Kept apart and free of calls so that the states, the
+/// lanes and the tables all stay in registers. States keep their [`MATCH`]
+/// bit ([`step`] reads the same transitions with it), which spares clearing
+/// it each byte.
+#[inline(never)]
+fn lockstep(
+    trans: &[u16; TABLE],
+    class: &[u8; 256],
+    lanes: [&[u8]; LANES],
+    states: [u16; LANES],
+    mut j: usize,
+) -> (usize, [u16; LANES]) {
+    let [l0, l1, l2, l3] = lanes;
+    let n = l0.len().min(l1.len()).min(l2.len()).min(l3.len());
+    // Widened once, so the loop does not zero-extend on every step.
+    let [mut s0, mut s1, mut s2, mut s3] = states.map(usize::from);
+    let next = |s: usize, b: u8| usize::from(trans[s + usize::from(class[usize::from(b)])]);
+    while j < n {
+        s0 = next(s0, l0[j]);
+        s1 = next(s1, l1[j]);
+        s2 = next(s2, l2[j]);
+        s3 = next(s3, l3[j]);
+        j += 1;
+        if (s0 | s1 | s2 | s3) & usize::from(MATCH) != 0 {
+            break;
+        }
+    }
+    (j, [s0, s1, s2, s3].map(|s| s as u16))
+}
+
+/// One transition. `s` may carry [`MATCH`], which lands in the mirrored half
+/// of the table (see [`TABLE`]).
+#[inline(always)]
+fn step(trans: &[u16; TABLE], class: &[u8; 256], s: u16, b: u8) -> u16 {
+    trans[usize::from(s) + usize::from(class[usize::from(b)])]
 }
 
 /// Whether `text` at `at` spells `literal` (canonical, as [`canonical`]
