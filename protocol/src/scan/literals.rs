@@ -54,6 +54,9 @@ pub(super) struct Literals {
     ids: Vec<u16>,
     /// The keys, in canonical form.
     keys: Vec<Vec<u8>>,
+    /// Per key: every byte of it has a class of its own, so the automaton
+    /// reports it only where the text spells it.
+    exact: Vec<bool>,
 }
 
 /// One place where keys end: byte offset just past them, and the state
@@ -125,6 +128,17 @@ impl Literals {
         }
         let stride = usize::from(next_class.min(MAX_CLASSES));
         let class: [u8; 256] = std::array::from_fn(|b| by_canon[usize::from(canonical(b as u8))]);
+        // Canonical bytes per class (canonical bytes are those `canonical` keeps).
+        let mut members = [0u16; 256];
+        for b in 0..=255u8 {
+            if canonical(b) == b {
+                members[usize::from(by_canon[usize::from(b)])] += 1;
+            }
+        }
+        let exact = keys
+            .iter()
+            .map(|k| k.iter().all(|&b| members[usize::from(by_canon[usize::from(b)])] == 1))
+            .collect();
 
         let mut nodes = vec![Node { last: OTHER, next: Vec::new(), fail: 0, out: Vec::new() }];
         for (id, key) in keys.iter().enumerate() {
@@ -205,13 +219,20 @@ impl Literals {
         starts.push(ids.len() as u32);
         let recip = (1u32 << 22).div_ceil(stride as u32);
         debug_assert!((0..nodes.len() as u32).all(|k| (k * stride as u32 * recip) >> 22 == k));
-        Some(Literals { class, recip, trans, starts, ids, keys })
+        Some(Literals { class, recip, trans, starts, ids, keys, exact })
     }
 
     /// The keys (ids) that end at `end`.
     pub(super) fn ending(&self, end: End) -> &[u16] {
         let s = ((u32::from(end.state) * self.recip) >> 22) as usize;
         &self.ids[self.starts[s] as usize..self.starts[s + 1] as usize]
+    }
+
+    /// Whether key `id` is reported only where the text spells it (as
+    /// [`spells`] reads it): no byte of it shares its class with another.
+    /// Digits share one class, so a key with a digit is not exact.
+    pub(super) fn is_exact(&self, id: u16) -> bool {
+        self.exact[usize::from(id)]
     }
 
     /// Where key `id`, ending just before `end`, starts in `text`.
