@@ -26,6 +26,9 @@ const MATCH: u16 = 1 << 15;
 const TABLE: usize = 2 * MATCH as usize + 256;
 /// Walks shorter than this run as a single lane.
 const MIN_LANE_BYTES: usize = 64;
+/// What a lane that has ended reads while the others go on: newlines, which
+/// take every state back to the start state without reporting a key.
+static PAD: [u8; 256] = [b'\n'; 256];
 const LANES: usize = 4;
 /// Bytes no key contains.
 const OTHER: u8 = 0;
@@ -206,6 +209,10 @@ impl Literals {
                 trans[s * stride + usize::from(SPACE)] = (s * stride) as u16;
             }
         }
+        // What lets a finished lane read `PAD`: no key holds a byte of class
+        // OTHER, so every state goes back to the start on one, reporting nothing.
+        debug_assert!((0..nodes.len()).all(|s| trans[s * stride + usize::from(OTHER)] == 0));
+        debug_assert_eq!(class[usize::from(b'\n')], OTHER);
         trans.resize(usize::from(MATCH), 0);
         trans.extend_from_within(..);
         trans.resize(TABLE, 0);
@@ -256,32 +263,40 @@ impl Literals {
             self.walk(text, 0, 0, out);
             return;
         }
-        let lanes = [
-            &text[cuts[0]..cuts[1]],
-            &text[cuts[1]..cuts[2]],
-            &text[cuts[2]..cuts[3]],
-            &text[cuts[3]..cuts[4]],
-        ];
-        let common = lanes.iter().map(|l| l.len()).min().unwrap_or(0);
         // Lanes 1 to 3 collect apart so that appending them keeps text order.
         let mut later = [Pending::default(), Pending::default(), Pending::default()];
         let trans: &[u16; TABLE] = &self.trans;
         let class = &self.class;
-        let (l0, l1, l2, l3) =
-            (&lanes[0][..common], &lanes[1][..common], &lanes[2][..common], &lanes[3][..common]);
-        let mut j = 0;
+        let mut pos: [usize; LANES] = [cuts[0], cuts[1], cuts[2], cuts[3]];
+        let ends: [usize; LANES] = [cuts[1], cuts[2], cuts[3], cuts[4]];
         let mut states = [0u16; LANES];
-        while j < common {
-            (j, states) = lockstep(trans, class, [l0, l1, l2, l3], states, j);
-            if states.iter().any(|&s| s & MATCH != 0) {
-                record(j - 1, states, &cuts, out, &mut later);
+        // Lanes end at different places. Rather than finishing the longer ones
+        // one at a time (each byte then waits for the previous lookup), a
+        // lane that has ended reads newlines, which no key holds: its state
+        // falls back to the start state and reports nothing.
+        loop {
+            let live: [bool; LANES] = std::array::from_fn(|k| pos[k] < ends[k]);
+            let Some(len) = (0..LANES).filter(|&k| live[k]).map(|k| ends[k] - pos[k]).min() else {
+                break;
+            };
+            let len = if live.iter().all(|&l| l) { len } else { len.min(PAD.len()) };
+            let lanes: [&[u8]; LANES] =
+                std::array::from_fn(|k| if live[k] { &text[pos[k]..pos[k] + len] } else { &PAD[..len] });
+            let mut j = 0;
+            while j < len {
+                (j, states) = lockstep(trans, class, lanes, states, j);
+                if states.iter().any(|&s| s & MATCH != 0) {
+                    record(j - 1, states, &pos, out, &mut later);
+                }
+            }
+            for k in 0..LANES {
+                if live[k] {
+                    pos[k] += len;
+                }
             }
         }
-        let [s0, s1, s2, s3] = states;
-        self.walk(&lanes[0][common..], cuts[0] + common, s0, out);
-        for (k, s) in [s1, s2, s3].into_iter().enumerate() {
-            later[k].drain_into(out);
-            self.walk(&lanes[k + 1][common..], cuts[k + 1] + common, s, out);
+        for p in &mut later {
+            p.drain_into(out);
         }
     }
 
@@ -357,23 +372,18 @@ pub(super) fn spells(text: &[u8], mut at: usize, literal: &[u8]) -> Option<usize
     Some(at)
 }
 
-/// Records the places where lanes matched at step `j`. Kept out of line so
-/// that the lockstep loop keeps its four states in registers.
+/// Records the places where lanes matched at step `j` of a run whose lanes
+/// started at `base`. Kept out of line so that the lockstep loop keeps its
+/// four states in registers.
 #[cold]
 #[inline(never)]
-fn record(
-    j: usize,
-    t: [u16; LANES],
-    cuts: &[usize; LANES + 1],
-    out: &mut Vec<End>,
-    later: &mut [Pending; 3],
-) {
+fn record(j: usize, t: [u16; LANES], base: &[usize; LANES], out: &mut Vec<End>, later: &mut [Pending; 3]) {
     if t[0] & MATCH != 0 {
-        out.push(End { at: cuts[0] + j + 1, state: t[0] & !MATCH });
+        out.push(End { at: base[0] + j + 1, state: t[0] & !MATCH });
     }
     for k in 1..LANES {
         if t[k] & MATCH != 0 {
-            later[k - 1].push(End { at: cuts[k] + j + 1, state: t[k] & !MATCH });
+            later[k - 1].push(End { at: base[k] + j + 1, state: t[k] & !MATCH });
         }
     }
 }
@@ -474,6 +484,24 @@ mod tests {
         let expected = [(0, "rm -"), (1, "m -"), (9, "git push"), (22, "rm -"), (23, "m -")];
         let expected: Vec<(usize, String)> = expected.iter().map(|&(i, l)| (i, l.to_string())).collect();
         assert_eq!(all(&lits, "rm  -rf; git\t \tpush; xrm -"), expected);
+    }
+
+    #[test]
+    fn lanes_of_very_different_lengths_agree_with_a_naive_search() {
+        let lits = ["curl", "sh", "| sh", "bash", "xyz"];
+        let mut text = String::new();
+        for i in 0..40 {
+            text.push_str(&format!("{i} curl | sh\n"));
+        }
+        // One lane gets a line far longer than the others and than `PAD`.
+        text.push_str(&format!("{} bash\n", "curl x".repeat(300)));
+        for i in 0..40 {
+            text.push_str(&format!("{i} bash xyz\n"));
+        }
+        text.push_str(&"sh ".repeat(500));
+        text.push_str("\nend");
+        assert!(lane_cuts(text.as_bytes())[1] < text.len());
+        assert_eq!(all(&lits, &text), naive(&lits, &text));
     }
 
     #[test]
