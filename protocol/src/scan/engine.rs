@@ -336,7 +336,7 @@ impl Engine {
             }
         }
         if let Some(done) = walk.current {
-            self.confirm(text, done, walk.candidates, &mut findings);
+            self.confirm(text, done, walk.candidates, &mut walk.lower, &mut findings);
         }
 
         if !walk.analyzer_lines.is_empty() {
@@ -376,7 +376,7 @@ impl Engine {
         let line = walk.cursor.locate(text, at);
         if walk.current != Some(line) {
             if let Some(done) = walk.current {
-                self.confirm(text, done, walk.candidates, findings);
+                self.confirm(text, done, walk.candidates, &mut walk.lower, findings);
             }
             walk.current = Some(line);
             walk.candidates = 0;
@@ -394,11 +394,19 @@ impl Engine {
     }
 
     /// Runs the candidate rules on one line.
-    fn confirm(&self, text: &str, line: LineRef, mut candidates: u128, out: &mut Vec<Finding>) {
+    fn confirm(
+        &self,
+        text: &str,
+        line: LineRef,
+        mut candidates: u128,
+        lower: &mut Lowered,
+        out: &mut Vec<Finding>,
+    ) {
         let own = text[line.start..line.end].trim_end_matches('\r');
         let joined = if own.ends_with('\\') { join_continuation(text, line) } else { None };
-        // Haystacks are slices of `text` or `joined`, which outlive this call.
-        let mut lower = Lowered::default();
+        // The copy is of a haystack of an earlier line (or of a joined
+        // command that no longer exists): forget it, keep its buffer.
+        lower.of = None;
         let mut previous: Option<&str> = None;
         while candidates != 0 {
             let i = candidates.trailing_zeros() as usize;
@@ -488,7 +496,7 @@ fn first_trigger(hay: &str, literals: &[Vec<u8>]) -> Option<std::ops::Range<usiz
 struct Lowered {
     text: String,
     /// Address and length of the haystack `text` is the copy of. Valid only
-    /// while the haystacks it was made from live: one `confirm` call.
+    /// while the haystacks it was made from live: `confirm` resets it.
     of: Option<(usize, usize)>,
 }
 
@@ -566,6 +574,7 @@ struct Walk {
     current: Option<LineRef>,
     /// Rules triggered on `current`.
     candidates: u128,
+    lower: Lowered,
     /// Lines each analyzer was triggered on, tagged by analyzer index.
     analyzer_lines: Vec<(u32, LineRef)>,
     analyzer_last: [Option<usize>; 32],
