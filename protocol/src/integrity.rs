@@ -16,7 +16,21 @@ pub const ID_HEX_LEN: usize = 16;
 
 /// Lowercase hex SHA-256 of `bytes`.
 pub fn sha256_hex(bytes: &[u8]) -> String {
-    hex::encode(Sha256::digest(bytes))
+    let mut hex = [0u8; HASH_HEX_LEN];
+    digest_hex(bytes, &mut hex);
+    ascii_string(&hex)
+}
+
+/// Lowercase hex SHA-256 of `bytes`, into a buffer: `hex::encode` builds its
+/// string a character at a time, which costs more than a short hash itself.
+fn digest_hex(bytes: &[u8], out: &mut [u8; HASH_HEX_LEN]) {
+    // 32 bytes always fill 64 hex digits, so this cannot fail.
+    let _ = hex::encode_to_slice(Sha256::digest(bytes), out);
+}
+
+/// Hex digits as a `String` (they are ASCII, so always valid UTF-8).
+fn ascii_string(hex: &[u8]) -> String {
+    String::from_utf8_lossy(hex).into_owned()
 }
 
 /// The `integrityHash` of a skill body.
@@ -31,7 +45,9 @@ pub fn packet_id(integrity_hash: &str) -> String {
 
 /// The `originUserHash` of a user id: hex of the first 16 bytes of its SHA-256.
 pub fn user_hash(user_id: &str) -> String {
-    hex::encode(&Sha256::digest(user_id.as_bytes())[..16])
+    let mut hex = [0u8; HASH_HEX_LEN];
+    digest_hex(user_id.as_bytes(), &mut hex);
+    ascii_string(&hex[..32])
 }
 
 /// GEP-style content address of a body: `sha256:<hex>`.
@@ -50,9 +66,15 @@ pub fn verify_body(body: &str, claimed: &str) -> Result<(), IntegrityError> {
         let claimed: String = claimed.chars().take(80).collect();
         return Err(IntegrityError::MalformedHash { claimed });
     }
-    let computed = body_hash(body);
-    if computed != claimed {
-        return Err(IntegrityError::BodyHashMismatch { claimed: claimed.to_owned(), computed });
+    // Compared in a buffer: a received packet is verified once, and almost
+    // always matches, so the hex string is only built for the error.
+    let mut computed = [0u8; HASH_HEX_LEN];
+    digest_hex(body.as_bytes(), &mut computed);
+    if computed != claimed.as_bytes() {
+        return Err(IntegrityError::BodyHashMismatch {
+            claimed: claimed.to_owned(),
+            computed: ascii_string(&computed),
+        });
     }
     Ok(())
 }

@@ -52,28 +52,33 @@ fn pick_winners(checked: &[Checked]) -> Vec<Option<usize>> {
         index: usize,
         contested: bool,
     }
-    let mut best: HashMap<&str, Best<'_>> = HashMap::new();
+    // Each name is hashed once: the map gives a slot in `best`, and every
+    // packet remembers its slot. Sized up front, so it never rehashes.
+    let mut slots: HashMap<&str, usize> = HashMap::with_capacity(checked.len());
+    let mut best: Vec<Best<'_>> = Vec::new();
+    let mut slot_of: Vec<Option<usize>> = Vec::with_capacity(checked.len());
     for c in checked {
-        let Ok(admitted) = &c.verdict else { continue };
+        let Ok(admitted) = &c.verdict else {
+            slot_of.push(None);
+            continue;
+        };
         let key = (c.packet.created_at, admitted.stored_hash.as_str());
-        best.entry(c.packet.skill_name.as_str())
-            .and_modify(|b| {
-                b.contested = true;
-                // Strictly greater: on a full tie the earlier packet keeps the name.
-                if key > b.key {
-                    b.key = key;
-                    b.index = c.index;
-                }
-            })
-            .or_insert(Best { key, index: c.index, contested: false });
+        let slot = *slots.entry(c.packet.skill_name.as_str()).or_insert_with(|| {
+            best.push(Best { key, index: c.index, contested: false });
+            best.len() - 1
+        });
+        let b = &mut best[slot];
+        if b.index != c.index {
+            b.contested = true;
+            // Strictly greater: on a full tie the earlier packet keeps the name.
+            if key > b.key {
+                b.key = key;
+                b.index = c.index;
+            }
+        }
+        slot_of.push(Some(slot));
     }
-    checked
-        .iter()
-        .map(|c| match (&c.verdict, best.get(c.packet.skill_name.as_str())) {
-            (Ok(_), Some(b)) if b.contested => Some(b.index),
-            _ => None,
-        })
-        .collect()
+    slot_of.iter().map(|s| s.map(|s| &best[s]).filter(|b| b.contested).map(|b| b.index)).collect()
 }
 
 fn against_store(

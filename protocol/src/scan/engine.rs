@@ -105,23 +105,48 @@ struct Compiled {
     rule: Rule,
     /// `None` for literal rules.
     re: Option<Regex>,
+
     /// A literal rule's triggers, canonical.
     literals: Vec<Vec<u8>>,
 }
 
-/// The triggers in flat arrays, indexed by trigger number.
+/// The triggers grouped by prefilter key, in one flat array.
 struct TriggerTable {
-    /// Key id → `ids[key_start[key]..key_start[key + 1]]`, the triggers
-    /// that begin with that key.
-    key_start: Vec<u32>,
-    ids: Vec<u16>,
-    /// Trigger → its canonical literal, `bytes[text_start[t]..text_start[t + 1]]`.
-    text_start: Vec<u32>,
+    /// Per key id.
+    keys: Vec<Key>,
+    /// The triggers, those of one key next to each other.
+    entries: Vec<Entry>,
+    /// The triggers' canonical literals, one after the other.
     bytes: Vec<u8>,
-    word_start: Vec<bool>,
-    word_end: Vec<bool>,
-    rules: Vec<u128>,
-    analyzers: Vec<u32>,
+}
+
+/// A prefilter key: the first bytes of some triggers.
+struct Key {
+    /// Its triggers: `entries[first..end]`.
+    first: u32,
+    end: u32,
+    /// Its length when it holds no blank, so that it starts that many bytes
+    /// before its end; 0 when a blank in it may have matched a run of blanks.
+    plain_len: u8,
+}
+
+/// One trigger, as the hot loop reads it.
+struct Entry {
+    rules: u128,
+    analyzers: u32,
+    /// The whole canonical literal: `bytes[text.0..text.1]`.
+    text: (u32, u32),
+    /// Whether the prefilter has verified the key's bytes (an exact key, see
+    /// `Literals::is_exact`). Then only `bytes[text.0 + skip..text.1]` is
+    /// compared, from `back` bytes before the key's end: 1 when the key ends
+    /// in a blank (the rest compares the run of blanks), else 0.
+    verified: bool,
+    skip: u8,
+    back: u8,
+    /// Whether it must start a word.
+    word_start: bool,
+    /// Whether it must end one.
+    word_end: bool,
 }
 
 /// One trigger literal and what it points at.
@@ -151,7 +176,7 @@ impl std::fmt::Debug for Engine {
         f.debug_struct("Engine")
             .field("rules", &self.rules.len())
             .field("analyzers", &self.analyzers.len())
-            .field("triggers", &self.table.word_start.len())
+            .field("triggers", &self.table.entries.len())
             .finish()
     }
 }
@@ -189,6 +214,12 @@ impl Engine {
         };
         for (i, r) in rules.iter().enumerate() {
             assert!(!r.triggers.is_empty(), "rule {} has no trigger", r.id);
+            // `requires` is searched ignoring ASCII case, as lower-case text.
+            assert!(
+                r.requires.iter().all(|n| !n.is_empty() && !n.bytes().any(|b| b.is_ascii_uppercase())),
+                "rule {} requires an empty or upper-case literal",
+                r.id
+            );
             for t in r.triggers {
                 add(t, 1u128 << i, 0);
             }
@@ -199,7 +230,7 @@ impl Engine {
             }
         }
         // Longer keys spare checks, shorter keys keep the automaton in L1.
-        let (prefilter, by_key) = (1..=MAX_KEY_BYTES)
+        let (prefilter, by_key, cap) = (1..=MAX_KEY_BYTES)
             .rev()
             .find_map(|cap| {
                 let mut keys: Vec<&[u8]> = Vec::new();
@@ -214,35 +245,41 @@ impl Engine {
                         }
                     }
                 }
-                Literals::new(&keys).map(|l| (l, by_key))
+                Literals::new(&keys).map(|l| (l, by_key, cap))
             })
             .expect("one-byte keys always fit");
-        let mut table = TriggerTable {
-            key_start: vec![0],
-            ids: Vec::new(),
-            text_start: vec![0],
-            bytes: Vec::new(),
-            word_start: Vec::new(),
-            word_end: Vec::new(),
-            rules: Vec::new(),
-            analyzers: Vec::new(),
-        };
-        for ids in by_key {
-            table.ids.extend_from_slice(&ids);
-            table.key_start.push(table.ids.len() as u32);
-        }
-        for t in triggers {
-            table.bytes.extend_from_slice(&t.text);
-            table.text_start.push(table.bytes.len() as u32);
-            table.word_start.push(t.word_start);
-            table.word_end.push(t.word_end);
-            table.rules.push(t.rules);
-            table.analyzers.push(t.analyzers);
+        let mut table = TriggerTable { keys: Vec::new(), entries: Vec::new(), bytes: Vec::new() };
+        for (key, ids) in by_key.iter().enumerate() {
+            let id = key as u16;
+            let key_text = &triggers[usize::from(ids[0])].text;
+            let key_len = key_text.len().min(cap);
+            let key_bytes = &key_text[..key_len];
+            let ends_blank = key_bytes.last() == Some(&b' ');
+            let first = table.entries.len() as u32;
+            for &i in ids {
+                let t = &triggers[usize::from(i)];
+                let start = table.bytes.len() as u32;
+                table.bytes.extend_from_slice(&t.text);
+                let back = u8::from(ends_blank);
+                table.entries.push(Entry {
+                    rules: t.rules,
+                    analyzers: t.analyzers,
+                    text: (start, table.bytes.len() as u32),
+                    verified: prefilter.is_exact(id),
+                    skip: key_len as u8 - back,
+                    back,
+                    word_start: t.word_start,
+                    word_end: t.word_end,
+                });
+            }
+            let plain_len = if key_bytes.contains(&b' ') { 0 } else { key_len as u8 };
+            table.keys.push(Key { first, end: table.entries.len() as u32, plain_len });
         }
         let rules = rules
             .into_iter()
             .map(|rule| Compiled {
                 re: (!rule.literal).then(|| rule::compile(&rule.pattern)),
+
                 literals: if rule.literal {
                     rule.triggers
                         .iter()
@@ -270,21 +307,31 @@ impl Engine {
         let tt = &self.table;
         for &e in &ends {
             for &key in self.prefilter.ending(e) {
-                let start = self.prefilter.start(bytes, key, e.at);
-                let key = usize::from(key);
-                for &ti in &tt.ids[tt.key_start[key] as usize..tt.key_start[key + 1] as usize] {
-                    let ti = usize::from(ti);
-                    if tt.word_start[ti] && start > 0 && is_word_byte(bytes[start - 1]) {
+                let k = &tt.keys[usize::from(key)];
+                let start = match k.plain_len {
+                    0 => self.prefilter.start(bytes, key, e.at),
+                    n => e.at - usize::from(n),
+                };
+                for t in &tt.entries[k.first as usize..k.end as usize] {
+                    if t.word_start && start > 0 && is_word_byte(bytes[start - 1]) {
                         continue;
                     }
-                    let literal = &tt.bytes[tt.text_start[ti] as usize..tt.text_start[ti + 1] as usize];
-                    let Some(end) = spells(bytes, start, literal) else {
+                    let literal = &tt.bytes[t.text.0 as usize..t.text.1 as usize];
+                    let end = if t.verified {
+                        // The prefilter has matched the key: compare the rest.
+                        let end = spells(bytes, e.at - usize::from(t.back), &literal[usize::from(t.skip)..]);
+                        debug_assert_eq!(end, spells(bytes, start, literal));
+                        end
+                    } else {
+                        spells(bytes, start, literal)
+                    };
+                    let Some(end) = end else {
                         continue;
                     };
-                    if tt.word_end[ti] && bytes.get(end).is_some_and(|&b| is_word_byte(b)) {
+                    if t.word_end && bytes.get(end).is_some_and(|&b| is_word_byte(b)) {
                         continue;
                     }
-                    self.hit(text, e.at - 1, tt.rules[ti], tt.analyzers[ti], &mut walk, &mut findings);
+                    self.hit(text, e.at - 1, t.rules, t.analyzers, &mut walk, &mut findings);
                 }
             }
         }
@@ -357,6 +404,9 @@ impl Engine {
     ) {
         let own = text[line.start..line.end].trim_end_matches('\r');
         let joined = if own.ends_with('\\') { join_continuation(text, line) } else { None };
+        // The copy is of a haystack of an earlier line (or of a joined
+        // command that no longer exists): forget it, keep its buffer.
+        lower.of = None;
         let mut previous: Option<&str> = None;
         while candidates != 0 {
             let i = candidates.trailing_zeros() as usize;
@@ -367,14 +417,14 @@ impl Engine {
                 None if c.rule.span > 0 => (span(text, line, c.rule.span), own.len()),
                 None => (own, own.len()),
             };
-            if !c.rule.requires.is_empty() || c.rule.gate.is_some() {
-                let lowered = lower.of(text, hay);
-                if !c.rule.requires.is_empty() && !c.rule.requires.iter().any(|n| lowered.contains(n)) {
+            if !c.rule.requires.is_empty() {
+                let lowered = lower.of(hay);
+                if !c.rule.requires.iter().any(|n| lowered.contains(n)) {
                     continue;
                 }
-                if c.rule.gate.is_some_and(|g| !g(lowered)) {
-                    continue;
-                }
+            }
+            if c.rule.gate.is_some_and(|g| !g(hay)) {
+                continue;
             }
             let mut best: Option<(Severity, usize)> = None;
             let literal_match;
@@ -439,29 +489,27 @@ fn first_trigger(hay: &str, literals: &[Vec<u8>]) -> Option<std::ops::Range<usiz
     })
 }
 
-/// Lower-cased text for the `requires` and `gate` tests, so that they are
-/// plain (SIMD) substring searches. The whole body is lowered once, on first
-/// use, and every line is a slice of it at the same offsets; only a joined
-/// continuation gets its own copy.
+/// Lower-cased haystacks for the `requires` test, so that it is a plain
+/// (SIMD) substring search. Only the haystack is lowered, and the copy is
+/// kept for the next rule on the same haystack.
 #[derive(Default)]
 struct Lowered {
-    body: Option<String>,
-    joined: String,
+    text: String,
+    /// Address and length of the haystack `text` is the copy of. Valid only
+    /// while the haystacks it was made from live: `confirm` resets it.
+    of: Option<(usize, usize)>,
 }
 
 impl Lowered {
-    /// `hay` lower-cased; `hay` is a slice of `text` or a joined command.
-    fn of<'s>(&'s mut self, text: &str, hay: &str) -> &'s str {
-        let base = text.as_ptr() as usize;
-        let at = (hay.as_ptr() as usize).wrapping_sub(base);
-        if at <= text.len() && at + hay.len() <= text.len() {
-            let body = self.body.get_or_insert_with(|| text.to_ascii_lowercase());
-            return &body[at..at + hay.len()];
+    fn of(&mut self, hay: &str) -> &str {
+        let key = (hay.as_ptr() as usize, hay.len());
+        if self.of != Some(key) {
+            self.text.clear();
+            self.text.push_str(hay);
+            self.text.make_ascii_lowercase();
+            self.of = Some(key);
         }
-        self.joined.clear();
-        self.joined.push_str(hay);
-        self.joined.make_ascii_lowercase();
-        &self.joined
+        &self.text
     }
 }
 
@@ -557,8 +605,7 @@ impl LineCursor {
         let from = self.start.min(pos);
         let seg = &text[from..pos];
         if let Some(last) = seg.rfind('\n') {
-            // A counting fold vectorises; `matches` would call memchr per line.
-            self.index += seg.bytes().fold(0, |n, b| n + usize::from(b == b'\n'));
+            self.index += count_newlines(seg.as_bytes());
             self.start = from + last + 1;
         }
         let end = text[pos..].find('\n').map_or(text.len(), |i| pos + i);
@@ -567,9 +614,25 @@ impl LineCursor {
     }
 }
 
+/// The number of `\n` in `bytes`. Counting into a byte per chunk of 255
+/// lets the compiler compare and add 16 bytes at a time (a `usize` count, or
+/// `matches`, which calls memchr per line, is several times slower).
+fn count_newlines(bytes: &[u8]) -> usize {
+    bytes.chunks(255).map(|chunk| usize::from(chunk.iter().fold(0u8, |n, &b| n + u8::from(b == b'\n')))).sum()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counts_newlines_across_chunks() {
+        for n in [0, 1, 254, 255, 256, 1000] {
+            let text: String = (0..n).map(|i| if i % 3 == 0 { '\n' } else { 'x' }).collect();
+            assert_eq!(count_newlines(text.as_bytes()), text.matches('\n').count(), "{n}");
+        }
+        assert_eq!(count_newlines(&[b'\n'; 600]), 600);
+    }
 
     #[test]
     fn line_cursor_counts_lines_across_jumps() {

@@ -359,10 +359,14 @@ fn line_at(parts: &[(LineRef, usize)], at: usize) -> LineRef {
 fn may_carry_payload(cmd: &[u8]) -> bool {
     let stripped = strip_auth_args(cmd);
     let lower = String::from_utf8_lossy(&stripped).to_ascii_lowercase();
-    let piped_in = lower.contains('|') && {
-        let first_sender = SENDER_WORDS.iter().filter_map(|w| lower.find(w)).min().unwrap_or(lower.len());
-        lower[..first_sender].contains('|')
-    };
+    // A `|` before the first sender word. No sender word holds a `|`, so
+    // that is: the text before the first `|` holds no sender word. Searched
+    // by hand: the line is short, and ten substring searches set up ten
+    // searchers.
+    let piped_in = lower.find('|').is_some_and(|pipe| {
+        let head = &lower.as_bytes()[..pipe];
+        !(0..head.len()).any(|i| SENDER_WORDS.iter().any(|w| head[i..].starts_with(w.as_bytes())))
+    });
     piped_in
         || lower.contains(['@', '<', '$', '`'])
         || ["environ", "process.env", "--post-file", "upload-file", "-t ", "open("]

@@ -18,8 +18,17 @@
 
 /// Set on a transition whose target state ends at least one key.
 const MATCH: u16 = 1 << 15;
+/// Entries of the transition table: any `u16` state plus any class is
+/// below it, so the hot loop indexes it without a bounds check or a mask.
+/// The real transitions fill the first `MATCH` entries; the next `MATCH`
+/// mirror them, so a state that still carries the `MATCH` bit indexes the
+/// same transitions as without it.
+const TABLE: usize = 2 * MATCH as usize + 256;
 /// Walks shorter than this run as a single lane.
 const MIN_LANE_BYTES: usize = 64;
+/// What a lane that has ended reads while the others go on: newlines, which
+/// take every state back to the start state without reporting a key.
+static PAD: [u8; 256] = [b'\n'; 256];
 const LANES: usize = 4;
 /// Bytes no key contains.
 const OTHER: u8 = 0;
@@ -41,13 +50,16 @@ pub(super) struct Literals {
     /// multiplication instead of a division on every reported place.
     recip: u32,
     /// `trans[state * stride + class]` = `next * stride`, plus [`MATCH`];
-    /// padded to a power of two.
-    trans: Vec<u16>,
+    /// padded to [`TABLE`] entries.
+    trans: Box<[u16; TABLE]>,
     /// Key ids ending at each state: `ids[starts[s]..starts[s + 1]]`.
     starts: Vec<u32>,
     ids: Vec<u16>,
     /// The keys, in canonical form.
     keys: Vec<Vec<u8>>,
+    /// Per key: every byte of it has a class of its own, so the automaton
+    /// reports it only where the text spells it.
+    exact: Vec<bool>,
 }
 
 /// One place where keys end: byte offset just past them, and the state
@@ -119,6 +131,17 @@ impl Literals {
         }
         let stride = usize::from(next_class.min(MAX_CLASSES));
         let class: [u8; 256] = std::array::from_fn(|b| by_canon[usize::from(canonical(b as u8))]);
+        // Canonical bytes per class (canonical bytes are those `canonical` keeps).
+        let mut members = [0u16; 256];
+        for b in 0..=255u8 {
+            if canonical(b) == b {
+                members[usize::from(by_canon[usize::from(b)])] += 1;
+            }
+        }
+        let exact = keys
+            .iter()
+            .map(|k| k.iter().all(|&b| members[usize::from(by_canon[usize::from(b)])] == 1))
+            .collect();
 
         let mut nodes = vec![Node { last: OTHER, next: Vec::new(), fail: 0, out: Vec::new() }];
         for (id, key) in keys.iter().enumerate() {
@@ -186,7 +209,14 @@ impl Literals {
                 trans[s * stride + usize::from(SPACE)] = (s * stride) as u16;
             }
         }
-        trans.resize(trans.len().next_power_of_two(), 0);
+        // What lets a finished lane read `PAD`: no key holds a byte of class
+        // OTHER, so every state goes back to the start on one, reporting nothing.
+        debug_assert!((0..nodes.len()).all(|s| trans[s * stride + usize::from(OTHER)] == 0));
+        debug_assert_eq!(class[usize::from(b'\n')], OTHER);
+        trans.resize(usize::from(MATCH), 0);
+        trans.extend_from_within(..);
+        trans.resize(TABLE, 0);
+        let trans: Box<[u16; TABLE]> = trans.into_boxed_slice().try_into().expect("padded to TABLE entries");
         let mut starts = Vec::with_capacity(nodes.len() + 1);
         let mut ids = Vec::new();
         for n in &nodes {
@@ -196,13 +226,20 @@ impl Literals {
         starts.push(ids.len() as u32);
         let recip = (1u32 << 22).div_ceil(stride as u32);
         debug_assert!((0..nodes.len() as u32).all(|k| (k * stride as u32 * recip) >> 22 == k));
-        Some(Literals { class, recip, trans, starts, ids, keys })
+        Some(Literals { class, recip, trans, starts, ids, keys, exact })
     }
 
     /// The keys (ids) that end at `end`.
     pub(super) fn ending(&self, end: End) -> &[u16] {
         let s = ((u32::from(end.state) * self.recip) >> 22) as usize;
         &self.ids[self.starts[s] as usize..self.starts[s + 1] as usize]
+    }
+
+    /// Whether key `id` is reported only where the text spells it (as
+    /// [`spells`] reads it): no byte of it shares its class with another.
+    /// Digits share one class, so a key with a digit is not exact.
+    pub(super) fn is_exact(&self, id: u16) -> bool {
+        self.exact[usize::from(id)]
     }
 
     /// Where key `id`, ending just before `end`, starts in `text`.
@@ -226,55 +263,91 @@ impl Literals {
             self.walk(text, 0, 0, out);
             return;
         }
-        let lanes = [
-            &text[cuts[0]..cuts[1]],
-            &text[cuts[1]..cuts[2]],
-            &text[cuts[2]..cuts[3]],
-            &text[cuts[3]..cuts[4]],
-        ];
-        let common = lanes.iter().map(|l| l.len()).min().unwrap_or(0);
         // Lanes 1 to 3 collect apart so that appending them keeps text order.
         let mut later = [Pending::default(), Pending::default(), Pending::default()];
-        // Indexing through a power-of-two mask lets the compiler drop the
-        // bounds check from the hot loop; the table is padded to match.
-        let mask = self.trans.len() - 1;
-        let trans = &self.trans[..=mask];
+        let trans: &[u16; TABLE] = &self.trans;
         let class = &self.class;
-        let step = |s: u16, b: u8| trans[(usize::from(s) + usize::from(class[usize::from(b)])) & mask];
-        let (mut s0, mut s1, mut s2, mut s3) = (0u16, 0u16, 0u16, 0u16);
-        let lockstep = lanes[0][..common]
-            .iter()
-            .zip(&lanes[1][..common])
-            .zip(&lanes[2][..common])
-            .zip(&lanes[3][..common]);
-        for (j, (((&b0, &b1), &b2), &b3)) in lockstep.enumerate() {
-            let (t0, t1, t2, t3) = (step(s0, b0), step(s1, b1), step(s2, b2), step(s3, b3));
-            s0 = t0 & !MATCH;
-            s1 = t1 & !MATCH;
-            s2 = t2 & !MATCH;
-            s3 = t3 & !MATCH;
-            if (t0 | t1 | t2 | t3) & MATCH != 0 {
-                record(j, [t0, t1, t2, t3], &cuts, out, &mut later);
+        let mut pos: [usize; LANES] = [cuts[0], cuts[1], cuts[2], cuts[3]];
+        let ends: [usize; LANES] = [cuts[1], cuts[2], cuts[3], cuts[4]];
+        let mut states = [0u16; LANES];
+        // Lanes end at different places. Rather than finishing the longer ones
+        // one at a time (each byte then waits for the previous lookup), a
+        // lane that has ended reads newlines, which no key holds: its state
+        // falls back to the start state and reports nothing.
+        loop {
+            let live: [bool; LANES] = std::array::from_fn(|k| pos[k] < ends[k]);
+            let Some(len) = (0..LANES).filter(|&k| live[k]).map(|k| ends[k] - pos[k]).min() else {
+                break;
+            };
+            let len = if live.iter().all(|&l| l) { len } else { len.min(PAD.len()) };
+            let lanes: [&[u8]; LANES] =
+                std::array::from_fn(|k| if live[k] { &text[pos[k]..pos[k] + len] } else { &PAD[..len] });
+            let mut j = 0;
+            while j < len {
+                (j, states) = lockstep(trans, class, lanes, states, j);
+                if states.iter().any(|&s| s & MATCH != 0) {
+                    record(j - 1, states, &pos, out, &mut later);
+                }
+            }
+            for k in 0..LANES {
+                if live[k] {
+                    pos[k] += len;
+                }
             }
         }
-        self.walk(&lanes[0][common..], cuts[0] + common, s0, out);
-        for (k, s) in [s1, s2, s3].into_iter().enumerate() {
-            later[k].drain_into(out);
-            self.walk(&lanes[k + 1][common..], cuts[k + 1] + common, s, out);
+        for p in &mut later {
+            p.drain_into(out);
         }
     }
 
     fn walk(&self, text: &[u8], base: usize, mut s: u16, out: &mut Vec<End>) {
-        let mask = self.trans.len() - 1;
-        let trans = &self.trans[..=mask];
+        let trans: &[u16; TABLE] = &self.trans;
         for (j, &b) in text.iter().enumerate() {
-            let t = trans[(usize::from(s) + usize::from(self.class[usize::from(b)])) & mask];
-            s = t & !MATCH;
-            if t & MATCH != 0 {
-                out.push(End { at: base + j + 1, state: s });
+            s = step(trans, &self.class, s, b);
+            if s & MATCH != 0 {
+                out.push(End { at: base + j + 1, state: s & !MATCH });
             }
         }
     }
+}
+
+/// Walks four equally long lanes in lockstep from `j` until a step on which
+/// some lane ends a key, or to the end; returns the position after that step
+/// and the states. Kept apart and free of calls so that the states, the
+/// lanes and the tables all stay in registers. States keep their [`MATCH`]
+/// bit ([`step`] reads the same transitions with it), which spares clearing
+/// it each byte.
+#[inline(never)]
+fn lockstep(
+    trans: &[u16; TABLE],
+    class: &[u8; 256],
+    lanes: [&[u8]; LANES],
+    states: [u16; LANES],
+    mut j: usize,
+) -> (usize, [u16; LANES]) {
+    let [l0, l1, l2, l3] = lanes;
+    let n = l0.len().min(l1.len()).min(l2.len()).min(l3.len());
+    // Widened once, so the loop does not zero-extend on every step.
+    let [mut s0, mut s1, mut s2, mut s3] = states.map(usize::from);
+    let next = |s: usize, b: u8| usize::from(trans[s + usize::from(class[usize::from(b)])]);
+    while j < n {
+        s0 = next(s0, l0[j]);
+        s1 = next(s1, l1[j]);
+        s2 = next(s2, l2[j]);
+        s3 = next(s3, l3[j]);
+        j += 1;
+        if (s0 | s1 | s2 | s3) & usize::from(MATCH) != 0 {
+            break;
+        }
+    }
+    (j, [s0, s1, s2, s3].map(|s| s as u16))
+}
+
+/// One transition. `s` may carry [`MATCH`], which lands in the mirrored half
+/// of the table (see [`TABLE`]).
+#[inline(always)]
+fn step(trans: &[u16; TABLE], class: &[u8; 256], s: u16, b: u8) -> u16 {
+    trans[usize::from(s) + usize::from(class[usize::from(b)])]
 }
 
 /// Whether `text` at `at` spells `literal` (canonical, as [`canonical`]
@@ -299,23 +372,18 @@ pub(super) fn spells(text: &[u8], mut at: usize, literal: &[u8]) -> Option<usize
     Some(at)
 }
 
-/// Records the places where lanes matched at step `j`. Kept out of line so
-/// that the lockstep loop keeps its four states in registers.
+/// Records the places where lanes matched at step `j` of a run whose lanes
+/// started at `base`. Kept out of line so that the lockstep loop keeps its
+/// four states in registers.
 #[cold]
 #[inline(never)]
-fn record(
-    j: usize,
-    t: [u16; LANES],
-    cuts: &[usize; LANES + 1],
-    out: &mut Vec<End>,
-    later: &mut [Pending; 3],
-) {
+fn record(j: usize, t: [u16; LANES], base: &[usize; LANES], out: &mut Vec<End>, later: &mut [Pending; 3]) {
     if t[0] & MATCH != 0 {
-        out.push(End { at: cuts[0] + j + 1, state: t[0] & !MATCH });
+        out.push(End { at: base[0] + j + 1, state: t[0] & !MATCH });
     }
     for k in 1..LANES {
         if t[k] & MATCH != 0 {
-            later[k - 1].push(End { at: cuts[k] + j + 1, state: t[k] & !MATCH });
+            later[k - 1].push(End { at: base[k] + j + 1, state: t[k] & !MATCH });
         }
     }
 }
@@ -416,6 +484,24 @@ mod tests {
         let expected = [(0, "rm -"), (1, "m -"), (9, "git push"), (22, "rm -"), (23, "m -")];
         let expected: Vec<(usize, String)> = expected.iter().map(|&(i, l)| (i, l.to_string())).collect();
         assert_eq!(all(&lits, "rm  -rf; git\t \tpush; xrm -"), expected);
+    }
+
+    #[test]
+    fn lanes_of_very_different_lengths_agree_with_a_naive_search() {
+        let lits = ["curl", "sh", "| sh", "bash", "xyz"];
+        let mut text = String::new();
+        for i in 0..40 {
+            text.push_str(&format!("{i} curl | sh\n"));
+        }
+        // One lane gets a line far longer than the others and than `PAD`.
+        text.push_str(&format!("{} bash\n", "curl x".repeat(300)));
+        for i in 0..40 {
+            text.push_str(&format!("{i} bash xyz\n"));
+        }
+        text.push_str(&"sh ".repeat(500));
+        text.push_str("\nend");
+        assert!(lane_cuts(text.as_bytes())[1] < text.len());
+        assert_eq!(all(&lits, &text), naive(&lits, &text));
     }
 
     #[test]

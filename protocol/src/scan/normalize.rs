@@ -63,7 +63,7 @@ pub(super) fn normalize(body: &str) -> Normalized<'_> {
 }
 
 /// `text` with every `""` or `''` between two word characters removed, or
-/// `None` when there is none (the common case, found with a SIMD search).
+/// `None` when there is none (the common case).
 fn join_split_words(text: &str) -> Option<String> {
     let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
     let b = text.as_bytes();
@@ -75,7 +75,7 @@ fn join_split_words(text: &str) -> Option<String> {
             && word(b[i - 1])
             && word(b[i + 2])
     };
-    if !(text.contains("\"\"") || text.contains("''")) || !(0..b.len()).any(splits) {
+    if !has_empty_quotes(b) || !(0..b.len()).any(splits) {
         return None;
     }
     let mut out = Vec::with_capacity(b.len());
@@ -90,6 +90,20 @@ fn join_split_words(text: &str) -> Option<String> {
     }
     // Only ASCII quote bytes were removed, so the text is still UTF-8.
     String::from_utf8(out).ok()
+}
+
+/// Whether `b` holds `""` or `''` anywhere: the first, cheap test of
+/// [`join_split_words`]. It compares 16 places at a time, each byte with the
+/// next one (the fixed-size loop compiles to a few vector instructions).
+fn has_empty_quotes(b: &[u8]) -> bool {
+    let pair = |x: u8, y: u8| u8::from(x == y) & (u8::from(x == b'"') | u8::from(x == b'\''));
+    let Some(last) = b.len().checked_sub(1) else {
+        return false;
+    };
+    let (a, _) = b[..last].as_chunks::<16>();
+    let (z, _) = b[1..].as_chunks::<16>();
+    a.iter().zip(z).any(|(a, z)| (0..16).fold(0, |m, j| m | pair(a[j], z[j])) != 0)
+        || (a.len() * 16..last).any(|i| pair(b[i], b[i + 1]) != 0)
 }
 
 #[cfg(test)]
@@ -107,6 +121,25 @@ mod tests {
     fn folds_fullwidth_and_keeps_lines() {
         let n = normalize("a\nｃｕｒｌ ｘ\n\u{fb01}le\nb");
         assert_eq!(n.text, "a\ncurl x\nfile\nb");
+    }
+
+    #[test]
+    fn finds_split_words_anywhere_in_long_text() {
+        for at in [0, 1, 14, 15, 16, 17, 31, 32, 33, 40] {
+            let mut text = "x ".repeat(20);
+            text.insert_str(at, "a\"\"b");
+            assert_eq!(join_split_words(&text), Some(text.replacen("\"\"", "", 1)), "{at}");
+        }
+        assert_eq!(join_split_words(&"x ".repeat(40)), None);
+        for n in 0..40 {
+            for at in 0..n.max(1) - 1 {
+                let mut b = vec![b'"'; n];
+                b.iter_mut().enumerate().for_each(|(i, c)| *c = if i % 2 == 0 { b'\'' } else { b'"' });
+                assert!(!has_empty_quotes(&b), "{n}");
+                b[at + 1] = b[at];
+                assert!(has_empty_quotes(&b), "{n} {at}");
+            }
+        }
     }
 
     #[test]

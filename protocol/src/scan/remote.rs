@@ -11,7 +11,7 @@
 use std::sync::LazyLock;
 
 use super::engine::{Analyzer, Body, LineRef, finding};
-use super::rule::{Lazy, compile, contains_ci};
+use super::rule::{Lazy, compile, contains_ci, words};
 use super::{Category, Finding, Severity};
 
 /// How far below the download the analyzer looks for its use.
@@ -88,9 +88,8 @@ fn may_write_file(line: &str) -> bool {
         || contains_ci(b, b"wget")
         || contains_ci(b, b"--output")
         || contains_ci(b, b"-outfile")
-        || line
-            .split_whitespace()
-            .any(|t| t.len() > 1 && t.starts_with('-') && !t.starts_with("--") && t.contains(['o', 'O']))
+        || words(line)
+            .any(|t| t.len() > 1 && t[0] == b'-' && t[1] != b'-' && t.iter().any(|&c| c == b'o' || c == b'O'))
 }
 
 /// A file a fetch command writes to.

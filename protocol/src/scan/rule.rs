@@ -47,9 +47,10 @@ pub(super) struct Rule {
     pub(super) span: u8,
     /// Literals (lower-case) of which the haystack must contain one before
     /// the regex runs: a cheap test that spares most regex runs on lines a
-    /// common trigger word fired on. Tested on a lower-cased copy.
+    /// common trigger word fired on. Searched ignoring ASCII case.
     pub(super) requires: &'static [&'static str],
-    /// A cheaper or sharper test than `requires`, on the same copy.
+    /// A cheaper or sharper test than `requires`, on the haystack as it is
+    /// (it ignores ASCII case itself, as the regexes do).
     pub(super) gate: Option<fn(&str) -> bool>,
     /// The match is a trigger itself: no regex runs, the first trigger on
     /// the line is the match.
@@ -90,7 +91,7 @@ impl Rule {
         Rule { literal: true, ..Rule::new(id, category, severity, triggers, "") }
     }
 
-    /// Adds a test on the lowered line; see [`Rule::gate`].
+    /// Adds a test on the line; see [`Rule::gate`].
     pub(super) fn gate(mut self, f: fn(&str) -> bool) -> Rule {
         self.gate = Some(f);
         self
@@ -237,23 +238,42 @@ const SHELL_WORDS: &[&str] = &[
     "/usr/local/bin/",
 ];
 
-/// Gate for pipe rules, on a lowered line: some `|` (not `||`) is followed
-/// by a program that runs its input. `| jq`, `| tee` and tables do not pass.
-pub(super) fn pipes_into_shell(lowered: &str) -> bool {
-    let b = lowered.as_bytes();
+/// Whether some word of [`SHELL_WORDS`] starts with byte `b` (lower case):
+/// most pipes (`| jq`, `| grep`, tables) fail this before any comparison.
+static SHELL_FIRST: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < SHELL_WORDS.len() {
+        t[SHELL_WORDS[i].as_bytes()[0] as usize] = true;
+        i += 1;
+    }
+    t
+};
+
+/// Gate for pipe rules, ignoring ASCII case: some `|` (not `||`) is
+/// followed by a program that runs its input. `| jq`, `| tee` and tables do
+/// not pass.
+pub(super) fn pipes_into_shell(line: &str) -> bool {
+    let b = line.as_bytes();
     let mut from = 0;
-    while let Some(i) = lowered[from..].find('|').map(|i| from + i) {
+    while let Some(i) = line[from..].find('|').map(|i| from + i) {
         // `|` is one byte, so the next search starts on a char boundary.
         from = i + 1;
         if b.get(i + 1) == Some(&b'|') || (i > 0 && b[i - 1] == b'|') {
             continue;
         }
-        let rest = lowered[i + 1..].trim_start();
+        let rest = line[i + 1..].trim_start();
+        let r = rest.as_bytes();
+        if !r.first().is_some_and(|c| SHELL_FIRST[usize::from(c.to_ascii_lowercase())]) {
+            continue;
+        }
+        let starts = |w: &str| r.len() >= w.len() && r[..w.len()].eq_ignore_ascii_case(w.as_bytes());
+        // A word that matched is ASCII, so `w.len()` is a char boundary of `rest`.
         if SHELL_WORDS.iter().any(|w| {
-            rest.starts_with(w)
+            starts(w)
                 && (w.ends_with('/')
                     || rest[w.len()..].chars().next().is_none_or(|c| !c.is_ascii_alphanumeric()))
-                || w.starts_with("python") && rest.starts_with("python")
+                || w.starts_with("python") && starts("python")
         }) {
             return true;
         }
@@ -307,11 +327,32 @@ pub(super) fn contains_ci(hay: &[u8], needle: &[u8]) -> bool {
         return false;
     }
     let upper = first.to_ascii_uppercase();
-    hay[..=hay.len() - needle.len()]
-        .iter()
-        .enumerate()
-        .filter(|&(_, &b)| b == first || b == upper)
-        .any(|(i, _)| hay[i + 1..i + needle.len()].eq_ignore_ascii_case(rest))
+    let is_first = |b: u8| (b == first) | (b == upper);
+    let starts = &hay[..=hay.len() - needle.len()];
+    let found_at = |i: usize| hay[i + 1..i + needle.len()].eq_ignore_ascii_case(rest);
+    // Test 16 places at a time for the first byte (the fixed-size fold
+    // compiles to a few vector instructions), then look closer.
+    let (chunks, tail) = starts.as_chunks::<16>();
+    for (c, chunk) in chunks.iter().enumerate() {
+        if chunk.iter().fold(false, |any, &b| any | is_first(b))
+            && (0..16).any(|k| is_first(chunk[k]) && found_at(c * 16 + k))
+        {
+            return true;
+        }
+    }
+    let base = chunks.len() * 16;
+    tail.iter().enumerate().any(|(k, &b)| is_first(b) && found_at(base + k))
+}
+
+/// The whitespace-separated words of `line`, as `str::split_whitespace`
+/// finds them, as bytes. An ASCII line is split on bytes, which spares
+/// decoding characters; the ASCII bytes `char::is_whitespace` accepts are
+/// exactly tab to carriage return and space.
+pub(super) fn words(line: &str) -> impl Iterator<Item = &[u8]> {
+    let ascii = line.is_ascii();
+    let (bytes, text) = if ascii { (line.as_bytes(), "") } else { (&b""[..], line) };
+    let by_byte = bytes.split(|&b| matches!(b, b'\t'..=b'\r' | b' ')).filter(|w| !w.is_empty());
+    by_byte.chain(text.split_whitespace().map(str::as_bytes))
 }
 
 /// Whether a match in inline code on a wrapped prose line is warned against
@@ -400,6 +441,25 @@ mod tests {
         assert!(contains_ci(b"x", b""));
         assert!(!contains_ci(b"ab", b"abc"));
         assert!(!contains_ci(b"curl x", b"wget"));
+        // Around and across the 16-byte blocks of the fast path.
+        for n in 0..40 {
+            for at in 0..=n {
+                let mut hay = vec![b'w'; n];
+                hay.splice(at..at, *b"WgEt");
+                assert!(contains_ci(&hay, b"wget"), "{n} {at}");
+                hay[at + 3] = b'x';
+                assert!(!contains_ci(&hay, b"wget"), "{n} {at}");
+            }
+        }
+    }
+
+    #[test]
+    fn splits_words_as_split_whitespace_does() {
+        for line in ["", " a\tb\x0bc\x0cd\re\nf  ", "x\u{3000}y é\u{a0}z", "\u{2028}-o\u{85}f"] {
+            let ours: Vec<&[u8]> = words(line).collect();
+            let std: Vec<&[u8]> = line.split_whitespace().map(str::as_bytes).collect();
+            assert_eq!(ours, std, "{line:?}");
+        }
     }
 
     #[test]
@@ -418,5 +478,8 @@ mod tests {
         assert!(!pipes_into_shell("a || sh"));
         assert!(pipes_into_shell("curl x |  bash -s"));
         assert!(!pipes_into_shell("curl x | jq . | tee out"));
+        assert!(pipes_into_shell("CURL x | SuDo BASH"));
+        assert!(pipes_into_shell("x | Python3 -"));
+        assert!(!pipes_into_shell("x | Shellcheck"));
     }
 }

@@ -3,8 +3,6 @@
 //!
 //! The accepted format is documented on [`parse`].
 
-use std::collections::HashSet;
-
 use thiserror::Error;
 
 use super::SkillDocument;
@@ -257,7 +255,8 @@ fn interpret(root: Option<Node>) -> Result<Frontmatter, DocError> {
             return Err(DocError::FrontmatterNotAMapping { found: other.kind(), line: other.line() });
         }
     };
-    let mut seen = HashSet::new();
+    // One bit per key ECP reads: six keys need no hash set.
+    let mut seen = 0u8;
     for (key, value) in entries {
         // A list or mapping used as a key (`? [a]: b`) cannot name a field we read.
         let Node::Scalar { value: key, line, .. } = key else {
@@ -266,9 +265,11 @@ fn interpret(root: Option<Node>) -> Result<Frontmatter, DocError> {
         let Some(field) = Key::from_yaml(&key) else {
             continue;
         };
-        if !seen.insert(field) {
+        let bit = 1u8 << (field as u8);
+        if seen & bit != 0 {
             return Err(DocError::DuplicateKey { key, line });
         }
+        seen |= bit;
         match field {
             Key::Name => frontmatter.name = string(&key, value)?,
             Key::Description => frontmatter.description = string(&key, value)?,

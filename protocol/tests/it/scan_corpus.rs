@@ -4,6 +4,13 @@
 //! Every malicious skill must be refused at `DEFAULT_THRESHOLD` (recall at
 //! least 95%) and at most 5% of the benign skills may be. A failure lists
 //! each miss and each false positive with its findings.
+//!
+//! Every finding on the corpus (rule, severity, line, excerpt) is also kept
+//! in `testdata/scan-corpus/findings.txt`, so that a change meant to make
+//! the scanner faster shows any change in what it reports. After an
+//! intended change of the rules, regenerate it with
+//! `ECP_BLESS=1 cargo test -p ecp-protocol --test integration scan_corpus`
+//! and review the diff.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -129,4 +136,45 @@ fn reports_findings_with_original_line_numbers_and_short_excerpts() {
             assert_eq!(f.excerpt, f.excerpt.trim(), "{}: untrimmed excerpt", path.display());
         }
     }
+}
+
+/// One line per finding, in file order: what [`findings_match_the_snapshot`] compares.
+fn snapshot() -> String {
+    let scanner = Scanner::standard();
+    let mut out = String::new();
+    for kind in ["benign", "malicious"] {
+        for (path, body) in corpus(kind) {
+            let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            for f in scanner.scan(&body).findings {
+                out.push_str(&format!(
+                    "{kind}/{name}:{} {:?} {} {}\n",
+                    f.line, f.severity, f.rule_id, f.excerpt
+                ));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn findings_match_the_snapshot() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/scan-corpus/findings.txt");
+    let now = snapshot();
+    if std::env::var_os("ECP_BLESS").is_some() {
+        fs::write(&path, &now).unwrap_or_else(|e| panic!("write {}: {e}", path.display()));
+        return;
+    }
+    let recorded = fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+    let changed: Vec<String> = recorded
+        .lines()
+        .filter(|l| !now.lines().any(|n| n == *l))
+        .map(|l| format!("- {l}"))
+        .chain(now.lines().filter(|n| !recorded.lines().any(|l| l == *n)).map(|n| format!("+ {n}")))
+        .collect();
+    assert!(
+        changed.is_empty() && recorded == now,
+        "findings differ from {} (ECP_BLESS=1 to accept an intended change):\n{}",
+        path.display(),
+        changed.join("\n")
+    );
 }
