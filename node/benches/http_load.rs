@@ -28,7 +28,15 @@
 //!   leaving the other core to the node);
 //! - `ECP_NODE_BIN`: the node binary (default: the one cargo built for this bench);
 //! - `ECP_BENCH_DIR`: where the node's data folder is made (default: the
-//!   system temp folder); e.g. `/dev/shm` to take the disk out of the figures.
+//!   system temp folder); e.g. `/dev/shm` to take the disk out of the figures;
+//! - `ECP_BENCH_LOAD_ONLY`: a number of runs of the largest load alone (fresh
+//!   node each, no GET cases, no table), to measure the load without the
+//!   minutes the rest takes; each run's figures are printed. With it,
+//!   `ECP_BENCH_BEFORE_LOAD` and `ECP_BENCH_AFTER_LOAD` are shell commands run
+//!   (and waited for) right before and after each load, with the node's pid
+//!   in `$ECP_NODE_PID`: to attach `strace -c`, or to zero and dump the
+//!   counters of a node run under `valgrind --tool=callgrind` (`ECP_NODE_BIN`
+//!   a script that `exec`s valgrind), so that start-up is not in the figures.
 //!
 //! Run without `--bench` (as `cargo test --benches` does), it is a smoke test:
 //! 200 skills, a fraction of a second per case, no goals judged.
@@ -91,6 +99,14 @@ fn run() -> anyhow::Result<()> {
         .worker_threads(settings.client_threads)
         .enable_all()
         .build()?;
+    if let Some(runs) = settings.load_only {
+        let skills = settings.sizes.iter().copied().max().unwrap_or(BATCH);
+        for run in 1..=runs {
+            println!("\n== load only, run {run} of {runs}");
+            runtime.block_on(load_alone(&settings, skills))?;
+        }
+        return Ok(());
+    }
     let mut phases = Vec::new();
     for &skills in &settings.sizes {
         phases.push(runtime.block_on(phase(&settings, skills))?);
@@ -113,6 +129,8 @@ struct Settings {
     data_root: Option<PathBuf>,
     /// Judge figures against the goals (only in a real `cargo bench` run).
     judge: bool,
+    /// `ECP_BENCH_LOAD_ONLY`: runs of the largest load alone, nothing else.
+    load_only: Option<usize>,
 }
 
 impl Settings {
@@ -141,7 +159,11 @@ impl Settings {
         let client_threads = number("ECP_BENCH_CLIENT_THREADS", 1.0)?.clamp(1.0, 64.0) as usize;
         let sizes = if judge { vec![1_000, 10_000] } else { vec![200] };
         let data_root = std::env::var_os("ECP_BENCH_DIR").map(PathBuf::from);
-        Ok(Settings { bin, secs, warmup, connections, client_threads, sizes, data_root, judge })
+        let load_only = match std::env::var("ECP_BENCH_LOAD_ONLY") {
+            Ok(_) => Some(number("ECP_BENCH_LOAD_ONLY", 1.0)?.clamp(1.0, 100.0) as usize),
+            Err(_) => None,
+        };
+        Ok(Settings { bin, secs, warmup, connections, client_threads, sizes, data_root, judge, load_only })
     }
 }
 
@@ -817,23 +839,7 @@ async fn phase(settings: &Settings, skills: usize) -> anyhow::Result<Phase> {
     println!("node pid {} on http://{}", node.pid(), node.addr);
     let load = load(&node, &bodies, skills).await?;
     drop(bodies);
-    println!(
-        "load: {} skills in {} batches of {BATCH}: {:.0} ms, {:.0} skills/s; batch mean {:.1} ms \
-         (first ten) / {:.1} ms (last ten), slowest {:.1} ms; {:.1} MB sent; CPU: node {:.2} s, \
-         other processes {:.2} s, steal {:.2} s; node RSS max {:.1} MB",
-        load.skills,
-        skills.div_ceil(BATCH),
-        load.elapsed.as_secs_f64() * 1e3,
-        load.skills as f64 / load.elapsed.as_secs_f64(),
-        load.mean_of_ten_ms(false),
-        load.mean_of_ten_ms(true),
-        load.slowest_batch().as_secs_f64() * 1e3,
-        load.bytes as f64 / 1e6,
-        load.cpu.node,
-        load.cpu.others,
-        load.cpu.steal,
-        mib(load.rss_max_kib),
-    );
+    print_load(&load);
     let etag = {
         let mut conn = connect(node.addr).await?;
         let (status, etag, _) = fetch(&mut conn, node.addr, "/ecp/skills", None).await?;
@@ -875,6 +881,47 @@ async fn phase(settings: &Settings, skills: usize) -> anyhow::Result<Phase> {
     );
     drop(node);
     Ok(Phase { skills, load, cases, peak_kib, burst })
+}
+
+/// Prints one load's figures.
+fn print_load(load: &LoadResult) {
+    println!(
+        "load: {} skills in {} batches of {BATCH}: {:.0} ms, {:.0} skills/s; batch mean {:.1} ms \
+         (first ten) / {:.1} ms (last ten), slowest {:.1} ms; {:.1} MB sent; CPU: node {:.2} s, \
+         other processes {:.2} s, steal {:.2} s; node RSS max {:.1} MB",
+        load.skills,
+        load.skills.div_ceil(BATCH),
+        load.elapsed.as_secs_f64() * 1e3,
+        load.skills as f64 / load.elapsed.as_secs_f64(),
+        load.mean_of_ten_ms(false),
+        load.mean_of_ten_ms(true),
+        load.slowest_batch().as_secs_f64() * 1e3,
+        load.bytes as f64 / 1e6,
+        load.cpu.node,
+        load.cpu.others,
+        load.cpu.steal,
+        mib(load.rss_max_kib),
+    );
+}
+
+/// `ECP_BENCH_LOAD_ONLY`: a fresh node loaded with `skills`, and nothing else.
+async fn load_alone(settings: &Settings, skills: usize) -> anyhow::Result<()> {
+    let bodies = update_bodies(skill_packets(0..skills))?;
+    let node = NodeProcess::start(&settings.bin, settings.data_root.as_deref()).await?;
+    println!("node pid {} on http://{}", node.pid(), node.addr);
+    hook("ECP_BENCH_BEFORE_LOAD", node.pid())?;
+    let load = load(&node, &bodies, skills).await?;
+    hook("ECP_BENCH_AFTER_LOAD", node.pid())?;
+    print_load(&load);
+    Ok(())
+}
+
+/// Runs the shell command in the variable `var`, if set, with `ECP_NODE_PID`.
+fn hook(var: &str, pid: u32) -> anyhow::Result<()> {
+    let Ok(script) = std::env::var(var) else { return Ok(()) };
+    let status = Command::new("sh").args(["-c", &script]).env("ECP_NODE_PID", pid.to_string()).status()?;
+    ensure!(status.success(), "{var} failed: {status}");
+    Ok(())
 }
 
 /// A push, then every connection asking for the full skill set at once.
