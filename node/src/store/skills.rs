@@ -225,7 +225,8 @@ pub(super) fn current(
     name: &str,
 ) -> Result<Option<(SkillPacket, SkillKind, bool)>, StoreError> {
     let row = conn
-        .query_row("SELECT packet, kind, shareable FROM skills WHERE name = ?1", params![name], |row| {
+        .prepare_cached("SELECT packet, kind, shareable FROM skills WHERE name = ?1")?
+        .query_row(params![name], |row| {
             Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?, row.get::<_, bool>(2)?))
         })
         .optional()?;
