@@ -11,7 +11,7 @@
 //!
 //! The same folder is the node's [projection](crate::projection): the node
 //! writes the skills it holds there too. Files it wrote itself (their content
-//! is what its `.ecp-written` marker records) are not the agent's and are
+//! is what its record of the write says: see [`crate::projection`]) are not the agent's and are
 //! never imported, which also keeps the node's own writes from triggering
 //! import loops. The other direction is the projection's job: it never
 //! overwrites a file the agent owns, and the merge refuses a remote skill
@@ -620,7 +620,7 @@ mod tests {
         assert_eq!((report.imported.len(), report.own_files), (0, 1));
         assert_eq!(record(&f.library, "remote").kind, "external");
         // Without the marker (lost, or not written yet) the node still knows its copy.
-        fs::remove_file(f.skills.join("remote").join(".ecp-written")).unwrap();
+        f.library.projection().forget_written("remote");
         let report = import_all(&f.library);
         assert_eq!((report.imported.len(), report.own_files), (0, 1));
         assert_eq!(record(&f.library, "remote").kind, "external");

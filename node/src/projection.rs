@@ -11,6 +11,15 @@
 //! overwritten by a remote skill — the merge already refuses such a packet
 //! as a conflict with the local skill the file was imported as.
 //!
+//! What the node wrote is recorded as the SHA-256 of the content, in the
+//! extended attribute `user.ecp-written` of the `SKILL.md` itself: set on the
+//! temporary file before the rename, so the record lands with the content in
+//! one step and costs no second file (each new file is an inode to allocate,
+//! the largest cost of loading many skills). An agent's edit, in place or by
+//! replacing the file, no longer matches it. Where extended attributes are not
+//! supported, a marker file `.ecp-written` beside the `SKILL.md` holds the
+//! hash instead, as older versions always did; such a marker is still read.
+//!
 //! Names are checked again here, although the merge already did: this is
 //! the one place that turns a name into a path.
 
@@ -29,7 +38,8 @@ use crate::store::Change;
 /// The file name of a skill inside its folder.
 pub const SKILL_FILE: &str = "SKILL.md";
 /// Marker file beside `SKILL.md` holding the hash of what this node wrote,
-/// so an agent's later edit is recognisable as the agent's.
+/// so an agent's later edit is recognisable as the agent's: where extended
+/// attributes are not supported, and from older versions.
 const WRITTEN_MARKER: &str = ".ecp-written";
 
 /// A projection failure (I/O); the store is unaffected.
@@ -114,22 +124,49 @@ impl Projection {
         let dir = self.skill_dir(name)?;
         let io = |source| ProjectionError::Io { name: name.clone(), source };
         let file = dir.join(SKILL_FILE);
-        if fs::read(&file).ok().as_deref() == Some(packet.skill_body.as_bytes()) {
-            return self.mark_written(&dir, &packet.skill_body).map_err(io);
-        }
-        // A file the node did not write is the agent's: never overwritten,
-        // whatever the store says (a local skill imported from it will be
-        // re-imported with the agent's newer content).
-        if self.agent_owns(&dir)? {
-            if kind == SkillKind::External {
-                tracing::warn!(skill = %name, "skills folder holds the agent's own SKILL.md of this name; not overwritten");
+        let body = packet.skill_body.as_bytes();
+        let hash = integrity::sha256_hex(body);
+        // Read once: a new skill's file is missing, and that is all there is to know.
+        let replaced = match fs::read(&file) {
+            Ok(current) if current == body => {
+                // Already shown (an imported agent file, or a record lost):
+                // recorded as the node's, so a later version may replace it.
+                if written_hash(&dir, &file).as_deref() != Some(hash.as_str()) {
+                    self.note_own_writes(&dir);
+                    self.mark_in_place(&dir, &file, &hash).map_err(io)?;
+                }
+                return Ok(());
             }
-            return Ok(());
-        }
+            // A file the node did not write is the agent's: never overwritten,
+            // whatever the store says (a local skill imported from it will be
+            // re-imported with the agent's newer content).
+            Ok(current) => {
+                if written_hash(&dir, &file) != Some(integrity::sha256_hex(&current)) {
+                    if kind == SkillKind::External {
+                        tracing::warn!(skill = %name, "skills folder holds the agent's own SKILL.md of this name; not overwritten");
+                    }
+                    return Ok(());
+                }
+                true
+            }
+            Err(_) => false,
+        };
         self.note_own_writes(&dir);
-        fs::create_dir_all(&dir).map_err(io)?;
-        write_atomically(&file, packet.skill_body.as_bytes()).map_err(io)?;
-        self.mark_written(&dir, &packet.skill_body).map_err(io)
+        match fs::create_dir(&dir) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => fs::create_dir_all(&dir).map_err(io)?,
+            Err(e) => return Err(io(e)),
+        }
+        if write_atomically(&file, body, Some(&hash)).map_err(io)? {
+            if replaced {
+                // An older version's marker would outlive the file it describes.
+                remove_if_present(&dir.join(WRITTEN_MARKER)).map_err(io)?;
+            }
+            Ok(())
+        } else {
+            write_marker(&dir, &hash).map_err(io)
+        }
     }
 
     /// Removes a skill's file (and its folder when nothing else is in it),
@@ -155,44 +192,142 @@ impl Projection {
 
     /// Whether `dir/SKILL.md` exists and is not what this node last wrote.
     fn agent_owns(&self, dir: &Path) -> Result<bool, ProjectionError> {
-        let Ok(current) = fs::read(dir.join(SKILL_FILE)) else { return Ok(false) };
-        Ok(written_hash(dir).as_deref() != Some(&integrity::sha256_hex(&current)))
+        let file = dir.join(SKILL_FILE);
+        let Ok(current) = fs::read(&file) else { return Ok(false) };
+        Ok(written_hash(dir, &file) != Some(integrity::sha256_hex(&current)))
     }
 
-    fn mark_written(&self, dir: &Path, body: &str) -> std::io::Result<()> {
-        write_atomically(&dir.join(WRITTEN_MARKER), integrity::body_hash(body).as_bytes())
+    /// Records the file already at `file` as written by the node.
+    fn mark_in_place(&self, dir: &Path, file: &Path, hash: &str) -> std::io::Result<()> {
+        match xattr::set_path(file, hash) {
+            Ok(()) => remove_if_present(&dir.join(WRITTEN_MARKER)),
+            Err(_) => write_marker(dir, hash),
+        }
     }
 
     /// Whether the node wrote the file at `dir/SKILL.md` exactly as it is now.
     pub fn wrote(&self, name: &str, content: &[u8]) -> bool {
         let Ok(dir) = self.skill_dir(name) else { return false };
-        written_hash(&dir).as_deref() == Some(&integrity::sha256_hex(content))
+        written_hash(&dir, &dir.join(SKILL_FILE)).as_deref() == Some(&integrity::sha256_hex(content))
+    }
+
+    /// Forgets that the node wrote `name`'s file, as if the record were lost.
+    #[cfg(test)]
+    pub(crate) fn forget_written(&self, name: &str) {
+        let dir = self.dir.join(name);
+        let _ = xattr::remove_path(&dir.join(SKILL_FILE));
+        let _ = fs::remove_file(dir.join(WRITTEN_MARKER));
     }
 }
 
-fn written_hash(dir: &Path) -> Option<String> {
-    fs::read_to_string(dir.join(WRITTEN_MARKER)).ok().map(|s| s.trim().to_owned())
+/// The hash of what the node last wrote to `file` (`dir/SKILL.md`): its
+/// extended attribute, else the marker file.
+fn written_hash(dir: &Path, file: &Path) -> Option<String> {
+    xattr::get_path(file)
+        .or_else(|| fs::read_to_string(dir.join(WRITTEN_MARKER)).ok().map(|s| s.trim().to_owned()))
+}
+
+fn write_marker(dir: &Path, hash: &str) -> std::io::Result<()> {
+    write_atomically(&dir.join(WRITTEN_MARKER), hash.as_bytes(), None).map(|_| ())
+}
+
+fn remove_if_present(path: &Path) -> std::io::Result<()> {
+    match fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+        _ => Ok(()),
+    }
+}
+
+/// The `user.ecp-written` extended attribute, where the platform has them.
+/// Every error (no support on this system or file system, no attribute)
+/// reads as "not recorded"; the caller then falls back to the marker file.
+#[cfg(any(target_os = "linux", target_os = "android", target_vendor = "apple"))]
+mod xattr {
+    use std::path::Path;
+
+    use rustix::fs::XattrFlags;
+
+    const NAME: &str = "user.ecp-written";
+    /// A hex SHA-256 is 64 bytes; anything longer is not ours.
+    const MAX: usize = 128;
+
+    pub(super) fn set_fd(file: &std::fs::File, hash: &str) -> std::io::Result<()> {
+        Ok(rustix::fs::fsetxattr(file, NAME, hash.as_bytes(), XattrFlags::empty())?)
+    }
+
+    pub(super) fn set_path(path: &Path, hash: &str) -> std::io::Result<()> {
+        // Not following a symlink: the node writes regular files only.
+        Ok(rustix::fs::lsetxattr(path, NAME, hash.as_bytes(), XattrFlags::empty())?)
+    }
+
+    pub(super) fn get_path(path: &Path) -> Option<String> {
+        let mut buf = [0u8; MAX];
+        let n = rustix::fs::lgetxattr(path, NAME, &mut buf[..]).ok()?;
+        String::from_utf8(buf[..n].to_vec()).ok()
+    }
+
+    #[cfg(test)]
+    pub(super) fn remove_path(path: &Path) -> std::io::Result<()> {
+        Ok(rustix::fs::lremovexattr(path, NAME)?)
+    }
+}
+
+/// No extended attributes here: the marker file records every write.
+#[cfg(not(any(target_os = "linux", target_os = "android", target_vendor = "apple")))]
+mod xattr {
+    use std::path::Path;
+
+    fn unsupported() -> std::io::Error {
+        std::io::Error::from(std::io::ErrorKind::Unsupported)
+    }
+
+    pub(super) fn set_fd(_file: &std::fs::File, _hash: &str) -> std::io::Result<()> {
+        Err(unsupported())
+    }
+
+    pub(super) fn set_path(_path: &Path, _hash: &str) -> std::io::Result<()> {
+        Err(unsupported())
+    }
+
+    pub(super) fn get_path(_path: &Path) -> Option<String> {
+        None
+    }
+
+    #[cfg(test)]
+    pub(super) fn remove_path(_path: &Path) -> std::io::Result<()> {
+        Err(unsupported())
+    }
 }
 
 /// Writes `bytes` to `path` through a temporary file in the same folder,
 /// renamed over the target: readers see the old or the new file, never a mix.
-fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+/// With `hash`, the temporary file is marked as written by the node before
+/// the rename; returns whether that mark could be set.
+fn write_atomically(path: &Path, bytes: &[u8], hash: Option<&str>) -> std::io::Result<bool> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let file_name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
     // Unique per process and per write: two threads may project the same skill at once.
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let tmp = dir.join(format!(".{file_name}.tmp-{}-{n}", std::process::id()));
+    let tmp = dir.join(format!(".{file_name}.tmp-{}-{n}", process_id()));
     let result = (|| {
         let mut f = fs::File::create(&tmp)?;
         f.write_all(bytes)?;
+        let marked = hash.is_some_and(|hash| xattr::set_fd(&f, hash).is_ok());
         drop(f);
-        fs::rename(&tmp, path)
+        fs::rename(&tmp, path)?;
+        Ok(marked)
     })();
     if result.is_err() {
         let _ = fs::remove_file(&tmp);
     }
     result
+}
+
+/// This process's id, asked of the kernel once.
+fn process_id() -> u32 {
+    static ID: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    *ID.get_or_init(std::process::id)
 }
 
 #[cfg(test)]
@@ -253,6 +388,41 @@ mod tests {
         assert!(p.is_own_write(&file));
         assert!(p.is_own_write(&tmp.path().join("alpha")));
         assert!(!p.is_own_write(&tmp.path().join("beta").join(SKILL_FILE)));
+    }
+
+    #[test]
+    fn records_its_write_in_the_file_itself_where_it_can() {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = Projection::new(tmp.path());
+        p.write(&packet("alpha", "v1\n"), SkillKind::External).unwrap();
+        let dir = tmp.path().join("alpha");
+        let file = dir.join(SKILL_FILE);
+        assert!(p.wrote("alpha", b"v1\n"));
+        if xattr::get_path(&file).is_some() {
+            assert!(!dir.join(WRITTEN_MARKER).exists(), "no marker beside an attribute");
+        } else {
+            assert!(dir.join(WRITTEN_MARKER).exists(), "a marker where attributes are not supported");
+        }
+        // Replaced by the agent (a new file: no attribute), it is the agent's.
+        fs::write(dir.join(".tmp"), "the agent's\n").unwrap();
+        fs::rename(dir.join(".tmp"), &file).unwrap();
+        p.write(&packet("alpha", "v2\n"), SkillKind::External).unwrap();
+        assert_eq!(fs::read_to_string(&file).unwrap(), "the agent's\n");
+    }
+
+    #[test]
+    fn a_marker_of_an_older_version_still_says_the_file_is_the_nodes() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("alpha");
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(dir.join(SKILL_FILE), "v1\n").unwrap();
+        fs::write(dir.join(WRITTEN_MARKER), integrity::sha256_hex(b"v1\n")).unwrap();
+        let p = Projection::new(tmp.path());
+        assert!(p.wrote("alpha", b"v1\n"));
+        p.write(&packet("alpha", "v2\n"), SkillKind::External).unwrap();
+        assert_eq!(fs::read_to_string(dir.join(SKILL_FILE)).unwrap(), "v2\n");
+        assert!(p.wrote("alpha", b"v2\n"));
+        assert!(!p.wrote("alpha", b"v1\n"), "the old marker does not outlive its file");
     }
 
     #[test]

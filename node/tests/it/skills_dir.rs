@@ -65,12 +65,13 @@ async fn deleting_the_agent_file_makes_a_tombstone() {
     let node = Node::bind(f.config()).await.expect("node starts");
     write_skill(&f.skills(), "short-lived", &skill_md("short-lived", ""));
     served(&node, "short-lived").await;
-    // The import stores the skill first and then records the file in the
-    // folder (`.ecp-written`); deleting in between races with that write, which
+    // The import stores the skill first and then records the file as the
+    // node's (its projection); deleting in between races with that write, which
     // puts the file back (see the report on Library::put_local's projection).
-    let marker = f.skills().join("short-lived").join(".ecp-written");
+    let file = f.skills().join("short-lived").join("SKILL.md");
+    let projection = ecp_node::projection::Projection::new(f.skills());
     eventually("the import recorded the file", WITHIN, || {
-        let done = marker.exists();
+        let done = std::fs::read(&file).is_ok_and(|text| projection.wrote("short-lived", &text));
         async move { done.then_some(()) }
     })
     .await;
