@@ -438,15 +438,16 @@ fn own_write(projection: &Projection, event: &notify::Event) -> bool {
 }
 
 /// Whether an event may change what the import sees. Reads (the import's
-/// own included) are not; neither are writes that only touch dot-files — the
-/// node's temporary files and markers — since a rename onto `SKILL.md`
-/// names `SKILL.md` itself.
+/// own included) are not, nor changes of metadata only (the projection
+/// recording a file as its own sets an attribute); neither are writes that
+/// only touch dot-files — the node's temporary files and markers — since a
+/// rename onto `SKILL.md` names `SKILL.md` itself.
 fn relevant(event: &notify::Event) -> bool {
     use notify::EventKind;
-    use notify::event::{AccessKind, AccessMode};
+    use notify::event::{AccessKind, AccessMode, ModifyKind};
     match event.kind {
         EventKind::Access(AccessKind::Close(AccessMode::Write)) => {}
-        EventKind::Access(_) => return false,
+        EventKind::Access(_) | EventKind::Modify(ModifyKind::Metadata(_)) => return false,
         _ => {}
     }
     event.paths.is_empty()

@@ -131,8 +131,10 @@ impl Projection {
             Ok(current) if current == body => {
                 // Already shown (an imported agent file, or a record lost):
                 // recorded as the node's, so a later version may replace it.
+                // Not noted as an own write: that would hide the agent's next
+                // change to the file from the watcher, and the folder watcher
+                // ignores the attribute change itself.
                 if written_hash(&dir, &file).as_deref() != Some(hash.as_str()) {
-                    self.note_own_writes(&dir);
                     self.mark_in_place(&dir, &file, &hash).map_err(io)?;
                 }
                 return Ok(());
