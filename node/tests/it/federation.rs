@@ -24,7 +24,6 @@ use ecp_node::discovery::{DiscoveredPeer, DiscoveryEvent};
 use ecp_node::federation::{self, Context, PeerSpec, PullOutcome, PullReport};
 use ecp_node::peers::PeersConfig;
 use ecp_node::store::Source;
-use ecp_protocol::skill_doc::StructureLimits;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use tempfile::TempDir;
@@ -115,22 +114,7 @@ impl Fed {
 
     /// Adds a local skill whose frontmatter says `confidence`.
     async fn add_local(&self, name: &str, confidence: f64) {
-        let text = skill_text(name, confidence);
-        let library = self.node().library().clone();
-        tokio::task::spawn_blocking(move || {
-            let origin = ecp_node::import::local_origin(library.store().instance_id());
-            let packet = ecp_node::import::local_packet(
-                &text,
-                None,
-                &origin,
-                &StructureLimits::default(),
-                ecp_node::store::now(),
-            )
-            .expect("a valid local skill");
-            library.put_local(&packet, Source::Operator).expect("stored")
-        })
-        .await
-        .expect("no panic");
+        crate::util::add_local_skill(self.node().library(), name, confidence).await;
     }
 
     async fn tombstone(&self, name: &str) {
@@ -174,13 +158,6 @@ impl Fed {
             .cloned()
             .unwrap_or(Value::Null)
     }
-}
-
-fn skill_text(name: &str, confidence: f64) -> String {
-    format!(
-        "---\nname: {name}\ndescription: How to {name}\nconfidence: {confidence}\n---\n# {name}\n\n\
-         Read the failing output, change one thing, run the tests again.\n"
-    )
 }
 
 /// A `[[peer]]` block.

@@ -23,9 +23,7 @@ use axum::response::IntoResponse;
 use ecp_node::config::Config;
 use ecp_node::federation::{self, Context, PeerSpec};
 use ecp_node::peers::PeersConfig;
-use ecp_node::store::Source;
 use ecp_protocol::signed_auth::SigningKey;
-use ecp_protocol::skill_doc::StructureLimits;
 use reqwest::header::{ACCEPT_ENCODING, CONTENT_LENGTH, HOST, TRANSFER_ENCODING};
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
@@ -144,25 +142,7 @@ async fn keyed_node(keys: &[Key], adjust: impl FnOnce(&mut Config)) -> TestNode 
 /// Adds a local skill whose frontmatter says `confidence` and whose
 /// description is "How to <name>".
 async fn add_local(node: &TestNode, name: &str, confidence: f64) {
-    let text = format!(
-        "---\nname: {name}\ndescription: How to {name}\nconfidence: {confidence}\n---\n# {name}\n\n\
-         Read the failing output, change one thing, run the tests again.\n"
-    );
-    let library = node.library().clone();
-    tokio::task::spawn_blocking(move || {
-        let origin = ecp_node::import::local_origin(library.store().instance_id());
-        let packet = ecp_node::import::local_packet(
-            &text,
-            None,
-            &origin,
-            &StructureLimits::default(),
-            ecp_node::store::now(),
-        )
-        .expect("a valid local skill");
-        library.put_local(&packet, Source::Operator).expect("stored")
-    })
-    .await
-    .expect("no panic");
+    crate::util::add_local_skill(node.library(), name, confidence).await;
 }
 
 /// The stored confidence of `name`, once the node holds it.

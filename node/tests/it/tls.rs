@@ -17,9 +17,7 @@ use ecp_node::Node;
 use ecp_node::config::{Config, Overrides};
 use ecp_node::federation::PeerSync;
 use ecp_node::peers::PeersConfig;
-use ecp_node::store::Source;
 use ecp_node::tls::TlsFiles;
-use ecp_protocol::skill_doc::StructureLimits;
 use rcgen::{
     BasicConstraints, CertificateParams, CertifiedIssuer, DnType, ExtendedKeyUsagePurpose, IsCa, KeyPair,
     KeyUsagePurpose,
@@ -168,25 +166,7 @@ impl TlsNode {
 
     /// Adds a local skill.
     async fn add_local(&self, name: &str) {
-        let text = format!(
-            "---\nname: {name}\ndescription: How to {name}\nconfidence: 1.0\n---\n# {name}\n\n\
-             Read the failing output, change one thing, run the tests again.\n"
-        );
-        let library = self.node.library().clone();
-        tokio::task::spawn_blocking(move || {
-            let origin = ecp_node::import::local_origin(library.store().instance_id());
-            let packet = ecp_node::import::local_packet(
-                &text,
-                None,
-                &origin,
-                &StructureLimits::default(),
-                ecp_node::store::now(),
-            )
-            .expect("a valid local skill");
-            library.put_local(&packet, Source::Operator).expect("stored")
-        })
-        .await
-        .expect("no panic");
+        crate::util::add_local_skill(self.node.library(), name, 1.0).await;
     }
 
     /// The names of the skills it holds.

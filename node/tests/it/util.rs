@@ -657,3 +657,32 @@ fn diff_at(path: &str, actual: &Value, expected: &Value, subset: bool, out: &mut
 pub(crate) fn assert_no_failures(failures: &[String], cases: usize) {
     assert!(failures.is_empty(), "{} of {cases} cases failed:\n{}", failures.len(), failures.join("\n"));
 }
+
+/// The text of a local skill named `name` whose frontmatter says `confidence`
+/// and whose description is "How to <name>".
+pub(crate) fn local_skill_text(name: &str, confidence: f64) -> String {
+    format!(
+        "---\nname: {name}\ndescription: How to {name}\nconfidence: {confidence}\n---\n# {name}\n\n\
+         Read the failing output, change one thing, run the tests again.\n"
+    )
+}
+
+/// Adds [`local_skill_text`] to `library` as a local skill, as an operator would.
+pub(crate) async fn add_local_skill(library: &ecp_node::library::Library, name: &str, confidence: f64) {
+    let text = local_skill_text(name, confidence);
+    let library = library.clone();
+    tokio::task::spawn_blocking(move || {
+        let origin = ecp_node::import::local_origin(library.store().instance_id());
+        let packet = ecp_node::import::local_packet(
+            &text,
+            None,
+            &origin,
+            &ecp_protocol::skill_doc::StructureLimits::default(),
+            ecp_node::store::now(),
+        )
+        .expect("a valid local skill");
+        library.put_local(&packet, ecp_node::store::Source::Operator).expect("stored")
+    })
+    .await
+    .expect("no panic");
+}
