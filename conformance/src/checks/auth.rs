@@ -5,8 +5,9 @@
 //! has an ECP/1.2 key; under `--no-legacy` the whole area is skipped.
 
 use reqwest::Method;
-use serde_json::{Value, json};
+use serde_json::Value;
 
+use super::state;
 use crate::check::{
     Check, Ctx, Level::*, Needs, Problem, Profile::*, Verdict, count, ensure, expect_json_error, fail, served,
 };
@@ -250,20 +251,6 @@ fn auth_009(cx: &mut Ctx<'_>) -> Verdict {
         fail(format!("{name} is not served after a signed push")).on(&lex)
     })?;
     Ok("200, merged and served".into())
-}
-
-/// What a wrong push must not change: the listing's skills and sequence,
-/// and the manifest's names, count, sequence and lastUpdate.
-fn state(cx: &Ctx<'_>) -> Result<Value, Problem> {
-    let (_, m) = cx.manifest()?;
-    let (_, l) = cx.listing()?;
-    Ok(json!({
-        "manifest": {
-            "skillNames": m["skillNames"], "skillCount": m["skillCount"],
-            "sequenceNum": m["sequenceNum"], "lastUpdate": m["lastUpdate"],
-        },
-        "listing": {"skills": l["skills"], "sequenceNum": l["sequenceNum"]},
-    }))
 }
 
 fn auth_010(cx: &mut Ctx<'_>) -> Verdict {

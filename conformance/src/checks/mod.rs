@@ -16,7 +16,9 @@
 //! IDs are stable: a check is never renumbered, and a withdrawn check's ID
 //! is never reused.
 
-use crate::check::Check;
+use serde_json::{Value, json};
+
+use crate::check::{Check, Ctx, Problem};
 
 mod auth;
 mod http;
@@ -42,6 +44,20 @@ pub fn all() -> Vec<&'static Check> {
     .into_iter()
     .flatten()
     .collect()
+}
+
+/// What a refused push must not change: the listing's skills and sequence,
+/// and the manifest's names, count, sequence and lastUpdate.
+fn state(cx: &Ctx<'_>) -> Result<Value, Problem> {
+    let (_, m) = cx.manifest()?;
+    let (_, l) = cx.listing()?;
+    Ok(json!({
+        "manifest": {
+            "skillNames": m["skillNames"], "skillCount": m["skillCount"],
+            "sequenceNum": m["sequenceNum"], "lastUpdate": m["lastUpdate"],
+        },
+        "listing": {"skills": l["skills"], "sequenceNum": l["sequenceNum"]},
+    }))
 }
 
 #[cfg(test)]

@@ -19,6 +19,7 @@
 use reqwest::Method;
 use serde_json::{Value, json};
 
+use super::state;
 use crate::check::{
     Check, Ctx, Level::*, Needs, Problem, Profile::*, Verdict, count, ensure, expect_json_error, fail,
     served, skip,
@@ -697,20 +698,6 @@ fn sign_019(cx: &mut Ctx<'_>) -> Verdict {
     let ex = send_signed(cx, Method::GET, "/ecp/manifest", None, &signed)?;
     accepted(&ex, "a correctly signed GET /ecp/manifest")?;
     refused(&send_signed(cx, Method::GET, "/ecp/manifest", None, &signed)?, "replayed_nonce")
-}
-
-/// What a refused push must not change: the listing's skills and sequence,
-/// and the manifest's names, count, sequence and lastUpdate.
-fn state(cx: &Ctx<'_>) -> Result<Value, Problem> {
-    let (_, m) = cx.manifest()?;
-    let (_, l) = cx.listing()?;
-    Ok(json!({
-        "manifest": {
-            "skillNames": m["skillNames"], "skillCount": m["skillCount"],
-            "sequenceNum": m["sequenceNum"], "lastUpdate": m["lastUpdate"],
-        },
-        "listing": {"skills": l["skills"], "sequenceNum": l["sequenceNum"]},
-    }))
 }
 
 fn sign_020(cx: &mut Ctx<'_>) -> Verdict {
