@@ -296,16 +296,29 @@ impl Engine {
 
     /// Scans one body.
     pub(super) fn scan(&self, body: &str) -> ScanReport {
+        SCRATCH.with(|cell| match cell.try_borrow_mut() {
+            Ok(mut scratch) => {
+                let report = self.scan_with(body, &mut scratch);
+                scratch.trim();
+                report
+            }
+            // Only reachable if a scan ever ran inside another on one thread.
+            Err(_) => self.scan_with(body, &mut Scratch::default()),
+        })
+    }
+
+    fn scan_with(&self, body: &str, scratch: &mut Scratch) -> ScanReport {
+        let Scratch { ends, walk, lines } = scratch;
+        ends.clear();
+        walk.reset();
         let norm = normalize(body);
         let text: &str = &norm.text;
         let mut findings = norm.findings;
         let bytes = text.as_bytes();
 
-        let mut walk = Walk::default();
-        let mut ends: Vec<End> = Vec::new();
-        self.prefilter.find(bytes, &mut ends);
+        self.prefilter.find(bytes, ends);
         let tt = &self.table;
-        for &e in &ends {
+        for &e in ends.iter() {
             for &key in self.prefilter.ending(e) {
                 let k = &tt.keys[usize::from(key)];
                 let start = match k.plain_len {
@@ -331,7 +344,7 @@ impl Engine {
                     if t.word_end && bytes.get(end).is_some_and(|&b| is_word_byte(b)) {
                         continue;
                     }
-                    self.hit(text, e.at - 1, t.rules, t.analyzers, &mut walk, &mut findings);
+                    self.hit(text, e.at - 1, t.rules, t.analyzers, walk, &mut findings);
                 }
             }
         }
@@ -341,12 +354,11 @@ impl Engine {
 
         if !walk.analyzer_lines.is_empty() {
             let view = Body { text };
-            let mut lines = Vec::new();
             for (i, a) in self.analyzers.iter().enumerate() {
                 lines.clear();
                 lines.extend(walk.analyzer_lines.iter().filter(|(k, _)| *k as usize == i).map(|(_, l)| *l));
                 if !lines.is_empty() {
-                    (a.run)(&view, &lines, &mut findings);
+                    (a.run)(&view, lines, &mut findings);
                 }
             }
         }
@@ -566,6 +578,42 @@ fn join_continuation(text: &str, line: LineRef) -> Option<String> {
     Some(out)
 }
 
+/// Buffers a scan needs, kept per thread, so that scanning a typical body
+/// allocates little more than its findings.
+#[derive(Default)]
+struct Scratch {
+    /// Where the prefilter's keys end.
+    ends: Vec<End>,
+    walk: Walk,
+    /// The lines handed to one analyzer.
+    lines: Vec<LineRef>,
+}
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::default();
+}
+
+/// Entries a scratch buffer may keep between scans: a huge hostile body
+/// must not pin its buffers in every thread that scanned it.
+const MAX_KEPT_ENTRIES: usize = 1 << 14;
+
+impl Scratch {
+    fn trim(&mut self) {
+        if self.ends.capacity() > MAX_KEPT_ENTRIES {
+            self.ends = Vec::new();
+        }
+        if self.walk.analyzer_lines.capacity() > MAX_KEPT_ENTRIES {
+            self.walk.analyzer_lines = Vec::new();
+        }
+        if self.lines.capacity() > MAX_KEPT_ENTRIES {
+            self.lines = Vec::new();
+        }
+        if self.walk.lower.text.capacity() > MAX_KEPT_ENTRIES {
+            self.walk.lower.text = String::new();
+        }
+    }
+}
+
 /// The state of one scan's walk over trigger hits.
 #[derive(Default)]
 struct Walk {
@@ -578,6 +626,18 @@ struct Walk {
     /// Lines each analyzer was triggered on, tagged by analyzer index.
     analyzer_lines: Vec<(u32, LineRef)>,
     analyzer_last: [Option<usize>; 32],
+}
+
+impl Walk {
+    /// Back to the start of a scan, keeping the buffers.
+    fn reset(&mut self) {
+        self.cursor = LineCursor::default();
+        self.current = None;
+        self.candidates = 0;
+        self.lower.of = None;
+        self.analyzer_lines.clear();
+        self.analyzer_last = [None; 32];
+    }
 }
 
 /// Maps byte offsets, which the prefilter reports in increasing order, to

@@ -355,23 +355,20 @@ fn line_at(parts: &[(LineRef, usize)], at: usize) -> LineRef {
 /// Without these a command cannot carry a payload to the network: a file
 /// argument, a variable, a redirection, an environment object, or a pipe
 /// into the command (`cat x | curl …`; a pipe after it only carries the
-/// response away). Header and credential arguments are not looked at.
-fn may_carry_payload(cmd: &[u8]) -> bool {
-    let stripped = strip_auth_args(cmd);
-    let lower = String::from_utf8_lossy(&stripped).to_ascii_lowercase();
+/// response away). Header and credential arguments are not looked at:
+/// `payload` is the command after [`strip_auth_args`].
+fn may_carry_payload(payload: &[u8]) -> bool {
     // A `|` before the first sender word. No sender word holds a `|`, so
-    // that is: the text before the first `|` holds no sender word. Searched
-    // by hand: the line is short, and ten substring searches set up ten
-    // searchers.
-    let piped_in = lower.find('|').is_some_and(|pipe| {
-        let head = &lower.as_bytes()[..pipe];
-        !(0..head.len()).any(|i| SENDER_WORDS.iter().any(|w| head[i..].starts_with(w.as_bytes())))
+    // that is: the text before the first `|` holds no sender word.
+    let piped_in = payload.iter().position(|&b| b == b'|').is_some_and(|pipe| {
+        let head = &payload[..pipe];
+        !SENDER_WORDS.iter().any(|w| contains_ci(head, w.as_bytes()))
     });
     piped_in
-        || lower.contains(['@', '<', '$', '`'])
-        || ["environ", "process.env", "--post-file", "upload-file", "-t ", "open("]
+        || payload.iter().any(|b| matches!(b, b'@' | b'<' | b'$' | b'`'))
+        || [&b"environ"[..], b"process.env", b"--post-file", b"upload-file", b"-t ", b"open("]
             .iter()
-            .any(|m| lower.contains(m))
+            .any(|m| contains_ci(payload, m))
 }
 
 /// The words of senders that a pipe may feed.
@@ -471,10 +468,10 @@ fn secret_to_network(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>)
         let (cmd, parts) = logical(body, l);
         last_covered = parts.last().map(|(r, _)| r.index);
         let c = cmd.as_bytes();
-        if !may_carry_payload(c) {
+        let mut payload = strip_auth_args(c);
+        if !may_carry_payload(&payload) {
             continue;
         }
-        let mut payload = strip_auth_args(c);
         let rare_auth = [&b" -i "[..], b"--netrc", b"--cert", b"--key", b" -e ", b"headers", b"auth"];
         if payload.contains(&b'-') && rare_auth.iter().any(|m| contains_ci(&payload, m))
             || rare_auth[5..].iter().any(|m| contains_ci(&payload, m))

@@ -320,28 +320,45 @@ pub(super) fn warned_against(before: &str) -> bool {
 
 /// Whether `hay` contains `needle` (lower-case ASCII), ignoring ASCII case.
 pub(super) fn contains_ci(hay: &[u8], needle: &[u8]) -> bool {
-    let Some((&first, rest)) = needle.split_first() else {
+    let n = needle.len();
+    if n == 0 {
         return true;
-    };
-    if hay.len() < needle.len() {
+    }
+    if hay.len() < n {
         return false;
     }
-    let upper = first.to_ascii_uppercase();
-    let is_first = |b: u8| (b == first) | (b == upper);
-    let starts = &hay[..=hay.len() - needle.len()];
-    let found_at = |i: usize| hay[i + 1..i + needle.len()].eq_ignore_ascii_case(rest);
-    // Test 16 places at a time for the first byte (the fixed-size fold
-    // compiles to a few vector instructions), then look closer.
-    let (chunks, tail) = starts.as_chunks::<16>();
-    for (c, chunk) in chunks.iter().enumerate() {
-        if chunk.iter().fold(false, |any, &b| any | is_first(b))
-            && (0..16).any(|k| is_first(chunk[k]) && found_at(c * 16 + k))
-        {
+    // `b | fold == x` compares `b` with `x` ignoring case when `x` is a
+    // lower-case letter (fold 0x20), and exactly otherwise (fold 0).
+    let fold = |x: u8| if x.is_ascii_lowercase() { 0x20 } else { 0 };
+    let (first, last) = (needle[0], needle[n - 1]);
+    let (first_fold, last_fold) = (fold(first), fold(last));
+    let found_at = |i: usize| hay[i..i + n].eq_ignore_ascii_case(needle);
+    let starts = hay.len() - n + 1;
+    // Places where both the first and the last byte fit, 16 at a time (the
+    // fixed-size loop compiles to a few vector instructions and a bit mask),
+    // then a closer look only there: on prose, a common first letter alone
+    // would send most places to the comparison.
+    let fits = |head: u8, tail: u8| ((head | first_fold) == first) & ((tail | last_fold) == last);
+    let chunk_at = |i: usize| {
+        let heads = &hay[i..i + 16];
+        let tails = &hay[i + n - 1..i + n + 15];
+        heads.iter().zip(tails).fold(0u8, |any, (&h, &t)| any | u8::from(fits(h, t))) != 0
+            && (i..i + 16).any(|j| fits(hay[j], hay[j + n - 1]) && found_at(j))
+    };
+    if starts < 16 {
+        return (0..starts).any(|i| fits(hay[i], hay[i + n - 1]) && found_at(i));
+    }
+    let mut i = 0;
+    loop {
+        if chunk_at(i) {
             return true;
         }
+        if i == starts - 16 {
+            return false;
+        }
+        // The last chunk overlaps the one before rather than leaving a tail.
+        i = (i + 16).min(starts - 16);
     }
-    let base = chunks.len() * 16;
-    tail.iter().enumerate().any(|(k, &b)| is_first(b) && found_at(base + k))
 }
 
 /// The whitespace-separated words of `line`, as `str::split_whitespace`
@@ -450,6 +467,19 @@ mod tests {
                 hay[at + 3] = b'x';
                 assert!(!contains_ci(&hay, b"wget"), "{n} {at}");
             }
+        }
+    }
+
+    proptest::proptest! {
+        // Bytes that differ from a needle byte only in bit 0x20 (`@` and
+        // `` ` ``, `[` and `{`) must not pass for it: only letters fold.
+        #[test]
+        fn contains_ci_agrees_with_a_naive_search(
+            hay in proptest::collection::vec(proptest::sample::select(b"aAzZ@`[{-| \xc3".to_vec()), 0..70),
+            needle in proptest::collection::vec(proptest::sample::select(b"az@[-| ".to_vec()), 1..5),
+        ) {
+            let naive = hay.windows(needle.len()).any(|w| w.eq_ignore_ascii_case(&needle));
+            proptest::prop_assert_eq!(contains_ci(&hay, &needle), naive);
         }
     }
 
