@@ -12,6 +12,7 @@
 //! `curl` sends). They are triggered the same way and receive the lines on
 //! which their triggers hit.
 
+use memchr::memmem;
 use regex::bytes::Regex;
 
 use super::literals::{End, Literals, canonical, spells};
@@ -108,6 +109,8 @@ struct Compiled {
 
     /// A literal rule's triggers, canonical.
     literals: Vec<Vec<u8>>,
+    /// [`Rule::requires`], each with its searcher built once.
+    requires: Vec<memmem::Finder<'static>>,
 }
 
 /// The triggers grouped by prefilter key, in one flat array.
@@ -310,6 +313,7 @@ impl Engine {
                 } else {
                     Vec::new()
                 },
+                requires: rule.requires.iter().map(|n| memmem::Finder::new(n.as_bytes())).collect(),
                 rule,
             })
             .collect();
@@ -459,7 +463,7 @@ impl Engine {
             };
             if !c.rule.requires.is_empty() {
                 let lowered = lower.of(hay);
-                if !c.rule.requires.iter().any(|n| lowered.contains(n)) {
+                if !c.requires.iter().any(|n| n.find(lowered.as_bytes()).is_some()) {
                     continue;
                 }
             }
@@ -688,15 +692,15 @@ impl LineCursor {
         {
             return LineRef { index: self.index, start: self.start, end };
         }
-        // `str` searches for a char use memchr, which matters here: this is
+        // The memchr crate's vector searches, which matters here: this is
         // the only other pass over the text.
         let from = self.start.min(pos);
-        let seg = &text[from..pos];
-        if let Some(last) = seg.rfind('\n') {
-            self.index += count_newlines(seg.as_bytes());
+        let seg = &text.as_bytes()[from..pos];
+        if let Some(last) = memchr::memrchr(b'\n', seg) {
+            self.index += count_newlines(seg);
             self.start = from + last + 1;
         }
-        let end = text[pos..].find('\n').map_or(text.len(), |i| pos + i);
+        let end = memchr::memchr(b'\n', &text.as_bytes()[pos..]).map_or(text.len(), |i| pos + i);
         self.end = Some(end);
         LineRef { index: self.index, start: self.start, end }
     }
