@@ -379,44 +379,58 @@ const SENDER_WORDS: &[&str] =
 /// common case (a token in an `Authorization` header) needs no regex.
 fn strip_auth_args(cmd: &[u8]) -> std::borrow::Cow<'_, [u8]> {
     const FLAGS: &[&[u8]] = &[b"-H", b"--header", b"-u", b"--user", b"--oauth2-bearer"];
-    let is_flag_at = |i: usize, f: &[u8]| {
-        (i == 0 || cmd[i - 1].is_ascii_whitespace())
-            && cmd[i..].starts_with(f)
-            && cmd.get(i + f.len()).is_some_and(|b| b.is_ascii_whitespace() || *b == b'=')
+    let flag_at = |i: usize| {
+        let after_blank = i == 0 || cmd[i - 1].is_ascii_whitespace();
+        FLAGS
+            .iter()
+            .find(|f| {
+                after_blank
+                    && cmd[i..].starts_with(f)
+                    && cmd.get(i + f.len()).is_some_and(|b| b.is_ascii_whitespace() || *b == b'=')
+            })
+            .map(|f| f.len())
     };
-    if !(0..cmd.len()).any(|i| cmd[i] == b'-' && FLAGS.iter().any(|f| is_flag_at(i, f))) {
-        return std::borrow::Cow::Borrowed(cmd);
-    }
-    let mut out = Vec::with_capacity(cmd.len());
-    let mut i = 0;
-    while i < cmd.len() {
-        let Some(flag) = FLAGS.iter().find(|f| cmd[i] == b'-' && is_flag_at(i, f)) else {
-            out.push(cmd[i]);
-            i += 1;
+    let mut out: Option<Vec<u8>> = None;
+    // `cmd[..done]` is copied to `out` or skipped.
+    let mut done = 0;
+    for i in memchr::memchr_iter(b'-', cmd) {
+        if i < done {
+            continue;
+        }
+        let Some(len) = flag_at(i) else {
             continue;
         };
-        i += flag.len();
-        while cmd.get(i).is_some_and(|b| b.is_ascii_whitespace() || *b == b'=') {
-            i += 1;
+        let kept = out.get_or_insert_with(|| Vec::with_capacity(cmd.len()));
+        kept.extend_from_slice(&cmd[done..i]);
+        let mut j = i + len;
+        while cmd.get(j).is_some_and(|b| b.is_ascii_whitespace() || *b == b'=') {
+            j += 1;
         }
         // Skip one shell word, quoted or bare.
-        match cmd.get(i) {
+        match cmd.get(j) {
             Some(&q @ (b'"' | b'\'')) => {
-                i += 1;
-                while cmd.get(i).is_some_and(|&b| b != q) {
-                    i += if cmd[i] == b'\\' { 2 } else { 1 };
+                j += 1;
+                while cmd.get(j).is_some_and(|&b| b != q) {
+                    j += if cmd[j] == b'\\' { 2 } else { 1 };
                 }
-                i += 1;
+                j += 1;
             }
             _ => {
-                while cmd.get(i).is_some_and(|b| !b.is_ascii_whitespace()) {
-                    i += 1;
+                while cmd.get(j).is_some_and(|b| !b.is_ascii_whitespace()) {
+                    j += 1;
                 }
             }
         }
-        out.push(b' ');
+        kept.push(b' ');
+        done = j.min(cmd.len());
     }
-    std::borrow::Cow::Owned(out)
+    match out {
+        None => std::borrow::Cow::Borrowed(cmd),
+        Some(mut kept) => {
+            kept.extend_from_slice(&cmd[done..]);
+            std::borrow::Cow::Owned(kept)
+        }
+    }
 }
 
 /// A variable or file of `payload` that an earlier line filled from a
@@ -525,6 +539,79 @@ fn find_bytes(hay: &[u8], needle: &[u8]) -> Option<usize> {
 mod tests {
     use crate::scan::testutil::{assert_absent, assert_hit, assert_not_flagged, assert_severity};
     use crate::scan::{Category::*, Severity::*};
+
+    mod strip_auth_args {
+        //! The memchr-driven `strip_auth_args` against the byte-by-byte
+        //! version it replaced.
+
+        use proptest::prelude::*;
+
+        fn byte_by_byte(cmd: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+            const FLAGS: &[&[u8]] = &[b"-H", b"--header", b"-u", b"--user", b"--oauth2-bearer"];
+            let is_flag_at = |i: usize, f: &[u8]| {
+                (i == 0 || cmd[i - 1].is_ascii_whitespace())
+                    && cmd[i..].starts_with(f)
+                    && cmd.get(i + f.len()).is_some_and(|b| b.is_ascii_whitespace() || *b == b'=')
+            };
+            if !(0..cmd.len()).any(|i| cmd[i] == b'-' && FLAGS.iter().any(|f| is_flag_at(i, f))) {
+                return std::borrow::Cow::Borrowed(cmd);
+            }
+            let mut out = Vec::with_capacity(cmd.len());
+            let mut i = 0;
+            while i < cmd.len() {
+                let Some(flag) = FLAGS.iter().find(|f| cmd[i] == b'-' && is_flag_at(i, f)) else {
+                    out.push(cmd[i]);
+                    i += 1;
+                    continue;
+                };
+                i += flag.len();
+                while cmd.get(i).is_some_and(|b| b.is_ascii_whitespace() || *b == b'=') {
+                    i += 1;
+                }
+                // Skip one shell word, quoted or bare.
+                match cmd.get(i) {
+                    Some(&q @ (b'"' | b'\'')) => {
+                        i += 1;
+                        while cmd.get(i).is_some_and(|&b| b != q) {
+                            i += if cmd[i] == b'\\' { 2 } else { 1 };
+                        }
+                        i += 1;
+                    }
+                    _ => {
+                        while cmd.get(i).is_some_and(|b| !b.is_ascii_whitespace()) {
+                            i += 1;
+                        }
+                    }
+                }
+                out.push(b' ');
+            }
+            std::borrow::Cow::Owned(out)
+        }
+
+        proptest! {
+            #[test]
+            fn agrees_with_the_byte_by_byte_version(
+                pieces in prop::collection::vec(
+                    prop::sample::select(vec![
+                        "-H", "--header", "-u", "--user", "--oauth2-bearer", "-d", "-", " ", "\t", "=",
+                        "\"", "'", "\\", "x", "@f", "$T", "curl", "Authorization: Bearer",
+                    ]),
+                    0..24,
+                )
+            ) {
+                let cmd: String = pieces.concat();
+                let ours = super::super::strip_auth_args(cmd.as_bytes());
+                prop_assert_eq!(&*ours, &*byte_by_byte(cmd.as_bytes()), "{:?}", cmd);
+            }
+        }
+
+        #[test]
+        fn removes_header_and_user_arguments() {
+            let cmd = br#"curl -s -H "Authorization: Bearer $T" -u me:pw --data @f https://x"#;
+            assert_eq!(&*super::super::strip_auth_args(cmd), &b"curl -s     --data @f https://x"[..]);
+            assert!(matches!(super::super::strip_auth_args(b"curl -d @f u"), std::borrow::Cow::Borrowed(_)));
+        }
+    }
 
     #[test]
     fn flags_ssh_key_piped_to_curl() {
