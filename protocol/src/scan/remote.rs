@@ -88,8 +88,23 @@ fn may_write_file(line: &str) -> bool {
         || contains_ci(b, b"wget")
         || contains_ci(b, b"--output")
         || contains_ci(b, b"-outfile")
-        || words(line)
-            .any(|t| t.len() > 1 && t[0] == b'-' && t[1] != b'-' && t.iter().any(|&c| c == b'o' || c == b'O'))
+        || has_short_output_flag(line)
+}
+
+/// A token like `-o`, `-sLO`: a single dash, then letters among which an `o`.
+fn has_short_output_flag(line: &str) -> bool {
+    let output =
+        |t: &[u8]| t.len() > 1 && t[0] == b'-' && t[1] != b'-' && t.iter().any(|&c| c == b'o' || c == b'O');
+    if !line.is_ascii() {
+        return words(line).any(output);
+    }
+    // An ASCII line: jump from dash to dash instead of cutting every word.
+    let b = line.as_bytes();
+    let blank = |c: u8| matches!(c, b'\t'..=b'\r' | b' ');
+    memchr::memchr_iter(b'-', b).any(|i| {
+        (i == 0 || blank(b[i - 1]))
+            && output(&b[i..b[i..].iter().position(|&c| blank(c)).map_or(b.len(), |n| i + n)])
+    })
 }
 
 /// A file a fetch command writes to.
@@ -327,6 +342,21 @@ mod tests {
     use super::*;
     use crate::scan::testutil::{assert_absent, assert_hit, assert_severity};
     use crate::scan::{Category::*, Severity::*};
+
+    proptest::proptest! {
+        #[test]
+        fn short_output_flags_are_found_as_word_by_word(
+            pieces in proptest::collection::vec(
+                proptest::sample::select(vec!["-", "--", "o", "O", "s", "L", " ", "\t", "\x0b", "\u{a0}", "é", "x"]),
+                0..16,
+            )
+        ) {
+            let line: String = pieces.concat();
+            let word_by_word = words(&line)
+                .any(|t| t.len() > 1 && t[0] == b'-' && t[1] != b'-' && t.iter().any(|&c| c == b'o' || c == b'O'));
+            proptest::prop_assert_eq!(has_short_output_flag(&line), word_by_word, "{:?}", line);
+        }
+    }
 
     #[test]
     fn finds_output_files_of_fetch_commands() {
