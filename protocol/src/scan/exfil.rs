@@ -360,12 +360,13 @@ fn line_at(parts: &[(LineRef, usize)], at: usize) -> LineRef {
 fn may_carry_payload(payload: &[u8]) -> bool {
     // A `|` before the first sender word. No sender word holds a `|`, so
     // that is: the text before the first `|` holds no sender word.
-    let piped_in = payload.iter().position(|&b| b == b'|').is_some_and(|pipe| {
+    let piped_in = memchr::memchr(b'|', payload).is_some_and(|pipe| {
         let head = &payload[..pipe];
         !SENDER_WORDS.iter().any(|w| contains_ci(head, w.as_bytes()))
     });
     piped_in
-        || payload.iter().any(|b| matches!(b, b'@' | b'<' | b'$' | b'`'))
+        || memchr::memchr3(b'@', b'<', b'$', payload).is_some()
+        || memchr::memchr(b'`', payload).is_some()
         // Grouped by a part they share, so that a command holding none of
         // them (the common case) costs four searches rather than six.
         || contains_ci(payload, b"env")
@@ -415,10 +416,15 @@ fn strip_auth_args(cmd: &[u8]) -> std::borrow::Cow<'_, [u8]> {
         match cmd.get(j) {
             Some(&q @ (b'"' | b'\'')) => {
                 j += 1;
-                while cmd.get(j).is_some_and(|&b| b != q) {
-                    j += if cmd[j] == b'\\' { 2 } else { 1 };
+                // To the closing quote, stepping over escaped characters.
+                while let Some(k) = cmd.get(j..).and_then(|rest| memchr::memchr2(q, b'\\', rest)) {
+                    j += k;
+                    if cmd[j] == q {
+                        break;
+                    }
+                    j += 2;
                 }
-                j += 1;
+                j = if j < cmd.len() && cmd[j] == q { j + 1 } else { cmd.len() + 1 };
             }
             _ => {
                 while cmd.get(j).is_some_and(|b| !b.is_ascii_whitespace()) {
