@@ -5,6 +5,9 @@
 //! - `benign-corpus`: every benign corpus skill concatenated into one body.
 //! - `merge-10k-bodies`: a realistic ~1.5 KB benign skill, 10,000 times, one
 //!   body per `scan` call: how merge uses the scanner on a large update.
+//! - `merge-10k-bodies-all-cores`: the same bodies split into one chunk per
+//!   core, as merge scans a large update (`par.rs`): the throughput a node
+//!   gets, where `merge-10k-bodies` is the throughput of one core.
 //! - `malicious-corpus`: every malicious corpus skill concatenated, so most
 //!   lines trigger rules and confirmation work dominates.
 
@@ -101,6 +104,30 @@ fn bench(c: &mut Criterion) {
                 );
             }
             blocked
+        })
+    });
+
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+    let chunk = bodies.len().div_ceil(cores);
+    group.bench_function("merge-10k-bodies-all-cores", |b| {
+        b.iter(|| {
+            std::thread::scope(|scope| {
+                let workers: Vec<_> = bodies
+                    .chunks(chunk)
+                    .map(|part| {
+                        scope.spawn(move || {
+                            part.iter()
+                                .filter(|body| {
+                                    scanner
+                                        .scan(black_box(body))
+                                        .is_blocked(ecp_protocol::scan::DEFAULT_THRESHOLD)
+                                })
+                                .count()
+                        })
+                    })
+                    .collect();
+                workers.into_iter().map(|w| w.join().expect("scan worker")).sum::<usize>()
+            })
         })
     });
 

@@ -113,30 +113,24 @@ struct Compiled {
     requires: Vec<memmem::Finder<'static>>,
 }
 
-/// The triggers grouped by prefilter key, in one flat array.
+/// The triggers, laid out for the hot loop: the entries of every key a
+/// prefilter state reports sit together under that state, so a reported
+/// place costs one range lookup, and the tables stay small enough to be
+/// found in cache after the body has streamed through.
 struct TriggerTable {
-    /// Per key id.
-    keys: Vec<Key>,
-    /// The triggers, those of one key next to each other.
+    /// Entries of state `s`: `entries[by_state[s]..by_state[s + 1]]`.
+    by_state: Vec<u32>,
     entries: Vec<Entry>,
+    /// Per entry, what a hit sets off: rule and analyzer bits. Apart from
+    /// the entries, which most places turn away before a hit.
+    targets: Vec<(u128, u32)>,
     /// The triggers' canonical literals, one after the other.
     bytes: Vec<u8>,
 }
 
-/// A prefilter key: the first bytes of some triggers.
-struct Key {
-    /// Its triggers: `entries[first..end]`.
-    first: u32,
-    end: u32,
-    /// Its length when it holds no blank, so that it starts that many bytes
-    /// before its end; 0 when a blank in it may have matched a run of blanks.
-    plain_len: u8,
-}
-
-/// One trigger, as the hot loop reads it.
+/// One trigger under one prefilter key, as the hot loop reads it.
+#[derive(Clone, Copy)]
 struct Entry {
-    rules: u128,
-    analyzers: u32,
     /// Up to [`AHEAD_BYTES`] canonical bytes the literal continues with
     /// after its key ([`pack_ahead`]), and which of them count: one test
     /// against the text after the key turns most entries of a busy key
@@ -145,6 +139,12 @@ struct Entry {
     ahead_mask: u32,
     /// The whole canonical literal: `bytes[text.0..text.1]`.
     text: (u32, u32),
+    /// The prefilter key it is found under.
+    key: u16,
+    /// The key's length when it holds no blank, so that it starts that many
+    /// bytes before its end; 0 when a blank in it may have matched a run of
+    /// blanks (then `Literals::start` finds the start).
+    plain_len: u8,
     /// Whether the prefilter has verified the key's bytes (an exact key, see
     /// `Literals::is_exact`). Then only `bytes[text.0 + skip..text.1]` is
     /// compared, from `back` bytes before the key's end: 1 when the key ends
@@ -266,40 +266,57 @@ impl Engine {
                 Literals::new(&keys).map(|l| (l, by_key, cap))
             })
             .expect("one-byte keys always fit");
-        let mut table = TriggerTable { keys: Vec::new(), entries: Vec::new(), bytes: Vec::new() };
-        for (key, ids) in by_key.iter().enumerate() {
-            let id = key as u16;
-            let key_text = &triggers[usize::from(ids[0])].text;
-            let key_len = key_text.len().min(cap);
-            let key_bytes = &key_text[..key_len];
-            let ends_blank = key_bytes.last() == Some(&b' ');
-            let first = table.entries.len() as u32;
-            for &i in ids {
-                let t = &triggers[usize::from(i)];
-                let start = table.bytes.len() as u32;
-                table.bytes.extend_from_slice(&t.text);
-                let back = u8::from(ends_blank);
-                // After a key ending in a blank the text may hold more blanks;
-                // inside the rest, a blank matches a run: compare only up to it.
-                let rest = if ends_blank { &[][..] } else { &t.text[key_len..] };
-                let ahead: Vec<u8> =
-                    rest.iter().copied().take(AHEAD_BYTES).take_while(|&b| b != b' ').collect();
-                table.entries.push(Entry {
-                    ahead: pack_ahead(&ahead),
-                    ahead_mask: pack_ahead(&vec![0xff; ahead.len()]),
-                    rules: t.rules,
-                    analyzers: t.analyzers,
-                    text: (start, table.bytes.len() as u32),
-                    verified: prefilter.is_exact(id),
-                    skip: key_len as u8 - back,
-                    back,
-                    word_start: t.word_start,
-                    word_end: t.word_end,
-                });
+        let mut bytes = Vec::new();
+        let mut by_key: Vec<Vec<(Entry, (u128, u32))>> = by_key
+            .iter()
+            .enumerate()
+            .map(|(key, ids)| {
+                let id = key as u16;
+                let key_text = &triggers[usize::from(ids[0])].text;
+                let key_len = key_text.len().min(cap);
+                let key_bytes = &key_text[..key_len];
+                let ends_blank = key_bytes.last() == Some(&b' ');
+                let plain_len = if key_bytes.contains(&b' ') { 0 } else { key_len as u8 };
+                ids.iter()
+                    .map(|&i| {
+                        let t = &triggers[usize::from(i)];
+                        let start = bytes.len() as u32;
+                        bytes.extend_from_slice(&t.text);
+                        let back = u8::from(ends_blank);
+                        // After a key ending in a blank the text may hold more
+                        // blanks; inside the rest, a blank matches a run:
+                        // compare only up to it.
+                        let rest = if ends_blank { &[][..] } else { &t.text[key_len..] };
+                        let ahead: Vec<u8> =
+                            rest.iter().copied().take(AHEAD_BYTES).take_while(|&b| b != b' ').collect();
+                        let entry = Entry {
+                            ahead: pack_ahead(&ahead),
+                            ahead_mask: pack_ahead(&vec![0xff; ahead.len()]),
+                            text: (start, bytes.len() as u32),
+                            key: id,
+                            plain_len,
+                            verified: prefilter.is_exact(id),
+                            skip: key_len as u8 - back,
+                            back,
+                            word_start: t.word_start,
+                            word_end: t.word_end,
+                        };
+                        (entry, (t.rules, t.analyzers))
+                    })
+                    .collect()
+            })
+            .collect();
+        let mut table = TriggerTable { by_state: vec![0], entries: Vec::new(), targets: Vec::new(), bytes };
+        for state in 0..prefilter.state_count() {
+            for &key in prefilter.keys_of(state) {
+                for (entry, target) in &by_key[usize::from(key)] {
+                    table.entries.push(*entry);
+                    table.targets.push(*target);
+                }
             }
-            let plain_len = if key_bytes.contains(&b' ') { 0 } else { key_len as u8 };
-            table.keys.push(Key { first, end: table.entries.len() as u32, plain_len });
+            table.by_state.push(table.entries.len() as u32);
         }
+        by_key.clear();
         let rules = rules
             .into_iter()
             .map(|rule| Compiled {
@@ -348,36 +365,35 @@ impl Engine {
             let ahead = pack_ahead(&std::array::from_fn::<u8, AHEAD_BYTES, _>(|k| {
                 bytes.get(e.at + k).map_or(0, |&b| canonical(b))
             }));
-            for &key in self.prefilter.ending(e) {
-                let k = &tt.keys[usize::from(key)];
-                let start = match k.plain_len {
-                    0 => self.prefilter.start(bytes, key, e.at),
+            let state = self.prefilter.state_of(e);
+            let range = tt.by_state[state] as usize..tt.by_state[state + 1] as usize;
+            for (t, &(rules, analyzers)) in tt.entries[range.clone()].iter().zip(&tt.targets[range]) {
+                if ahead & t.ahead_mask != t.ahead {
+                    continue;
+                }
+                let start = match t.plain_len {
+                    0 => self.prefilter.start(bytes, t.key, e.at),
                     n => e.at - usize::from(n),
                 };
-                for t in &tt.entries[k.first as usize..k.end as usize] {
-                    if ahead & t.ahead_mask != t.ahead {
-                        continue;
-                    }
-                    if t.word_start && start > 0 && is_word_byte(bytes[start - 1]) {
-                        continue;
-                    }
-                    let literal = &tt.bytes[t.text.0 as usize..t.text.1 as usize];
-                    let end = if t.verified {
-                        // The prefilter has matched the key: compare the rest.
-                        let end = spells(bytes, e.at - usize::from(t.back), &literal[usize::from(t.skip)..]);
-                        debug_assert_eq!(end, spells(bytes, start, literal));
-                        end
-                    } else {
-                        spells(bytes, start, literal)
-                    };
-                    let Some(end) = end else {
-                        continue;
-                    };
-                    if t.word_end && bytes.get(end).is_some_and(|&b| is_word_byte(b)) {
-                        continue;
-                    }
-                    self.hit(text, e.at - 1, t.rules, t.analyzers, walk, &mut findings);
+                if t.word_start && start > 0 && is_word_byte(bytes[start - 1]) {
+                    continue;
                 }
+                let literal = &tt.bytes[t.text.0 as usize..t.text.1 as usize];
+                let end = if t.verified {
+                    // The prefilter has matched the key: compare the rest.
+                    let end = spells(bytes, e.at - usize::from(t.back), &literal[usize::from(t.skip)..]);
+                    debug_assert_eq!(end, spells(bytes, start, literal));
+                    end
+                } else {
+                    spells(bytes, start, literal)
+                };
+                let Some(end) = end else {
+                    continue;
+                };
+                if t.word_end && bytes.get(end).is_some_and(|&b| is_word_byte(b)) {
+                    continue;
+                }
+                self.hit(text, e.at - 1, rules, analyzers, walk, &mut findings);
             }
         }
         if let Some(done) = walk.current {

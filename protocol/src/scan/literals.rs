@@ -230,8 +230,23 @@ impl Literals {
     }
 
     /// The keys (ids) that end at `end`.
+    #[cfg(test)]
     pub(super) fn ending(&self, end: End) -> &[u16] {
-        let s = ((u32::from(end.state) * self.recip) >> 22) as usize;
+        self.keys_of(self.state_of(end))
+    }
+
+    /// The automaton state (`0..state_count()`) a place was reported in.
+    pub(super) fn state_of(&self, end: End) -> usize {
+        ((u32::from(end.state) * self.recip) >> 22) as usize
+    }
+
+    /// How many states the automaton has.
+    pub(super) fn state_count(&self) -> usize {
+        self.starts.len() - 1
+    }
+
+    /// The keys (ids) that end in state `s`.
+    pub(super) fn keys_of(&self, s: usize) -> &[u16] {
         &self.ids[self.starts[s] as usize..self.starts[s + 1] as usize]
     }
 
