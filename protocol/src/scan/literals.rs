@@ -7,11 +7,12 @@
 //! report a key where there is none, never the reverse), all other bytes
 //! share one, and each 16-bit transition carries a "this state ends a key"
 //! bit, so the hot loop needs one load and one test per byte.
-//! The text is cut at line breaks into four lanes walked in lockstep: a DFA
-//! walk is bound by the latency of its table lookups, and four independent
-//! walks keep the CPU busy while each lookup is in flight. Keys never
-//! contain a newline, so cutting at one loses no match. A space in a key
-//! matches any run of spaces and tabs.
+//! The text is cut into four equal lanes walked in lockstep: a DFA walk is
+//! bound by the latency of its table lookups, and four independent walks
+//! keep the CPU busy while each lookup is in flight. A lane starts a key's
+//! length before its cut, so a key across the cut is found whole, and it
+//! reports only what ends after the cut, so nothing is found twice. A space
+//! in a key matches any run of spaces and tabs.
 //!
 //! Callers use keys as prefixes of longer triggers and check the whole
 //! trigger at each reported place (see `engine.rs`).
@@ -57,6 +58,8 @@ pub(super) struct Literals {
     ids: Vec<u16>,
     /// The keys, in canonical form.
     keys: Vec<Vec<u8>>,
+    /// The longest key's length.
+    max_key_len: usize,
     /// Per key: every byte of it has a class of its own, so the automaton
     /// reports it only where the text spells it.
     exact: Vec<bool>,
@@ -226,7 +229,8 @@ impl Literals {
         starts.push(ids.len() as u32);
         let recip = (1u32 << 22).div_ceil(stride as u32);
         debug_assert!((0..nodes.len() as u32).all(|k| (k * stride as u32 * recip) >> 22 == k));
-        Some(Literals { class, recip, trans, starts, ids, keys, exact })
+        let max_key_len = keys.iter().map(Vec::len).max().unwrap_or(0);
+        Some(Literals { class, recip, trans, starts, ids, keys, max_key_len, exact })
     }
 
     /// The keys (ids) that end at `end`.
@@ -273,16 +277,15 @@ impl Literals {
 
     /// Appends every place in `text` where keys end, in text order.
     pub(super) fn find(&self, text: &[u8], out: &mut Vec<End>) {
-        let cuts = lane_cuts(text);
-        if cuts[1] == text.len() {
+        let Some((starts, cuts)) = lanes(text, self.max_key_len.saturating_sub(1)) else {
             self.walk(text, 0, 0, out);
             return;
-        }
+        };
         // Lanes 1 to 3 collect apart so that appending them keeps text order.
         let mut later = [Pending::default(), Pending::default(), Pending::default()];
         let trans: &[u16; TABLE] = &self.trans;
         let class = &self.class;
-        let mut pos: [usize; LANES] = [cuts[0], cuts[1], cuts[2], cuts[3]];
+        let mut pos: [usize; LANES] = starts;
         let ends: [usize; LANES] = [cuts[1], cuts[2], cuts[3], cuts[4]];
         let mut states = [0u16; LANES];
         // Lanes end at different places. Rather than finishing the longer ones
@@ -301,7 +304,7 @@ impl Literals {
             while j < len {
                 (j, states) = lockstep(trans, class, lanes, states, j);
                 if states.iter().any(|&s| s & MATCH != 0) {
-                    record(j - 1, states, &pos, out, &mut later);
+                    record(j - 1, states, &pos, &cuts, out, &mut later);
                 }
             }
             for k in 0..LANES {
@@ -388,17 +391,26 @@ pub(super) fn spells(text: &[u8], mut at: usize, literal: &[u8]) -> Option<usize
 }
 
 /// Records the places where lanes matched at step `j` of a run whose lanes
-/// started at `base`. Kept out of line so that the lockstep loop keeps its
-/// four states in registers.
+/// started at `base`; a lane keeps only places after its cut (`cuts[k]`),
+/// the lane before it reports the others. Kept out of line so that the
+/// lockstep loop keeps its four states in registers.
 #[cold]
 #[inline(never)]
-fn record(j: usize, t: [u16; LANES], base: &[usize; LANES], out: &mut Vec<End>, later: &mut [Pending; 3]) {
+fn record(
+    j: usize,
+    t: [u16; LANES],
+    base: &[usize; LANES],
+    cuts: &[usize; LANES + 1],
+    out: &mut Vec<End>,
+    later: &mut [Pending; 3],
+) {
     if t[0] & MATCH != 0 {
         out.push(End { at: base[0] + j + 1, state: t[0] & !MATCH });
     }
     for k in 1..LANES {
-        if t[k] & MATCH != 0 {
-            later[k - 1].push(End { at: base[k] + j + 1, state: t[k] & !MATCH });
+        let at = base[k] + j + 1;
+        if t[k] & MATCH != 0 && at > cuts[k] {
+            later[k - 1].push(End { at, state: t[k] & !MATCH });
         }
     }
 }
@@ -429,24 +441,39 @@ impl Pending {
     }
 }
 
-/// Lane boundaries: `LANES + 1` offsets, each cut just after a newline.
-/// When the text is short or has too few lines, `cuts[1]` is the end.
-fn lane_cuts(text: &[u8]) -> [usize; LANES + 1] {
+/// Where the lanes start and where they are cut: lane `k` reports the keys
+/// that end in `cuts[k]..cuts[k + 1]` (just after a key's last byte), and
+/// starts `overlap` key bytes before its cut, a run of blanks counting as
+/// one byte (a blank in a key matches a run), so that it sees every such
+/// key from its first byte. `None` when the text is too short for lanes.
+fn lanes(text: &[u8], overlap: usize) -> Option<([usize; LANES], [usize; LANES + 1])> {
     let n = text.len();
-    let mut cuts = [n; LANES + 1];
-    cuts[0] = 0;
     if n < MIN_LANE_BYTES * LANES {
-        return cuts;
+        return None;
     }
-    for k in 1..LANES {
-        let want = n * k / LANES;
-        let from = want.max(cuts[k - 1]);
-        match text[from..].iter().position(|&b| b == b'\n') {
-            Some(i) if from + i + 1 < n => cuts[k] = from + i + 1,
-            _ => return [0, n, n, n, n],
+    let cuts: [usize; LANES + 1] = std::array::from_fn(|k| n * k / LANES);
+    let starts = std::array::from_fn(|k| match k {
+        0 => 0,
+        _ => back_over_key_bytes(text, cuts[k], overlap).max(cuts[k - 1]),
+    });
+    Some((starts, cuts))
+}
+
+/// The place `count` key bytes before `at`, a run of blanks being one.
+fn back_over_key_bytes(text: &[u8], mut at: usize, count: usize) -> usize {
+    let blank = |b: u8| matches!(b, b' ' | b'\t');
+    for _ in 0..count {
+        match at.checked_sub(1).map(|i| text[i]) {
+            None => break,
+            Some(b) if blank(b) => {
+                while at > 0 && blank(text[at - 1]) {
+                    at -= 1;
+                }
+            }
+            Some(_) => at -= 1,
         }
     }
-    cuts
+    at
 }
 
 #[cfg(test)]
@@ -515,8 +542,46 @@ mod tests {
         }
         text.push_str(&"sh ".repeat(500));
         text.push_str("\nend");
-        assert!(lane_cuts(text.as_bytes())[1] < text.len());
+        assert!(lanes(text.as_bytes(), 3).is_some());
         assert_eq!(all(&lits, &text), naive(&lits, &text));
+    }
+
+    proptest::proptest! {
+        // Keys with blanks and shared prefixes, on text made of their pieces
+        // and long blank runs, so that cuts fall inside keys and inside runs.
+        #[test]
+        fn lanes_report_what_one_walk_reports(
+            pieces in proptest::collection::vec(
+                proptest::sample::select(vec!["rm", " ", "\t", "    ", "-", "rf", "curl", "| sh", "sudo", "x", "\n", "é"]),
+                100..400,
+            )
+        ) {
+            let keys: [&[u8]; 6] = [b"rm -", b"curl", b"| sh", b"sudo", b"r", b"-rf"];
+            let l = Literals::new(&keys).unwrap();
+            let text: String = pieces.concat();
+            let keys_at = |ends: Vec<End>| -> Vec<(usize, Vec<u16>)> {
+                ends.into_iter()
+                    .map(|e| {
+                        let mut ids = l.ending(e).to_vec();
+                        ids.sort_unstable();
+                        (e.at, ids)
+                    })
+                    .collect()
+            };
+            let mut in_lanes = Vec::new();
+            l.find(text.as_bytes(), &mut in_lanes);
+            let mut in_one = Vec::new();
+            l.walk(text.as_bytes(), 0, 0, &mut in_one);
+            proptest::prop_assert_eq!(keys_at(in_lanes), keys_at(in_one));
+        }
+    }
+
+    #[test]
+    fn backs_over_key_bytes_counting_a_blank_run_once() {
+        let text = b"ab rm  \t -";
+        assert_eq!(back_over_key_bytes(text, text.len(), 3), 4);
+        assert_eq!(back_over_key_bytes(text, text.len(), 1), text.len() - 1);
+        assert_eq!(back_over_key_bytes(text, 2, 5), 0);
     }
 
     #[test]
@@ -527,7 +592,7 @@ mod tests {
         for i in 0..200 {
             text.push_str(&format!("line {i}: CURL https://x | Bash; ush\n"));
         }
-        assert!(lane_cuts(text.as_bytes())[1] < text.len());
+        assert!(lanes(text.as_bytes(), 3).is_some());
         assert_eq!(all(&lits, &text), naive(&lits, &text));
     }
 }
