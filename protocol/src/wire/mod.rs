@@ -16,9 +16,13 @@
 //! `rename_all = "camelCase"` and checked against the reference fixtures in
 //! `protocol/testdata/`.
 
+mod fast_packet;
+#[cfg(test)]
+mod json_strategies;
 mod manifest;
 mod merge_result;
 mod packet;
+mod split;
 mod time;
 mod update;
 
