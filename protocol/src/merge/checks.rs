@@ -34,10 +34,24 @@ pub(super) struct Checked {
 /// What stage 5 needs of an admitted packet.
 #[derive(Debug)]
 pub(super) struct Admitted {
-    /// The body rebuilt with frontmatter, when the received one had none.
-    pub(super) rebuilt_body: Option<String>,
-    /// `integrityHash` of the body that will be stored.
-    pub(super) stored_hash: String,
+    /// The body to store instead of the received one, when that had no frontmatter.
+    pub(super) rebuilt: Option<Rebuilt>,
+}
+
+/// A body rebuilt with frontmatter, and its `integrityHash`.
+#[derive(Debug)]
+pub(super) struct Rebuilt {
+    pub(super) body: String,
+    pub(super) hash: String,
+}
+
+impl Admitted {
+    /// `integrityHash` of the body that will be stored. Borrowed: most packets
+    /// keep their body, and a copy per packet would be allocated here and freed
+    /// on the merging thread.
+    pub(super) fn stored_hash<'a>(&'a self, packet: &'a SkillPacket) -> &'a str {
+        self.rebuilt.as_ref().map_or(&packet.integrity_hash, |rebuilt| &rebuilt.hash)
+    }
 }
 
 /// Runs stages 1–4 on every packet, in order.
@@ -154,11 +168,8 @@ fn check_one(
         ));
     }
 
-    let stored_hash = match &rebuilt_body {
-        Some(text) => integrity::body_hash(text),
-        None => packet.integrity_hash.clone(),
-    };
-    Ok(Admitted { rebuilt_body, stored_hash })
+    let rebuilt = rebuilt_body.map(|body| Rebuilt { hash: integrity::body_hash(&body), body });
+    Ok(Admitted { rebuilt })
 }
 
 /// Size and range checks on the packet's fields other than the body.

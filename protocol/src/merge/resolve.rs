@@ -16,6 +16,7 @@ use std::collections::HashMap;
 
 use super::checks::{Admitted, Checked};
 use super::{Decision, MergeContext, PacketDecision, SkillKind, Stage, StoreView, receive};
+use crate::scan::Finding;
 use crate::wire::{SkillPacket, Timestamp};
 
 pub(super) fn resolve(
@@ -24,24 +25,43 @@ pub(super) fn resolve(
     ctx: &MergeContext<'_>,
 ) -> Vec<PacketDecision> {
     let winners = pick_winners(&checked);
-    checked
+    // Deciding needs the store, which need not be shareable between threads;
+    // building what an installed packet becomes does not, and allocates a
+    // dozen strings per packet, so that runs in parallel.
+    let decided: Vec<Decided> = checked
         .into_iter()
         .map(|Checked { index, packet, verdict, findings }| {
-            let (packet, decision) = match verdict {
-                Err((stage, reason)) => (packet, Decision::Rejected { stage, reason }),
+            let (decision, admitted) = match verdict {
+                Err((stage, reason)) => (Decision::Rejected { stage, reason }, None),
                 Ok(admitted) => match winners[index] {
                     Some(winner) if winner != index => {
                         let reason = format!(
                             "duplicate skill name in this update: packet #{winner} wins (latest createdAt, then larger hash, then first)"
                         );
-                        (packet, Decision::Rejected { stage: Stage::Duplicate, reason })
+                        (Decision::Rejected { stage: Stage::Duplicate, reason }, None)
                     }
-                    _ => against_store(packet, admitted, store, ctx),
+                    _ => (against_store(&packet, &admitted, store), Some(admitted)),
                 },
             };
-            PacketDecision { index, packet, decision, findings }
+            Decided { index, packet, decision, admitted, findings }
         })
-        .collect()
+        .collect();
+    crate::par::map_indexed(decided, |_, Decided { index, packet, decision, admitted, findings }| {
+        let packet = match admitted {
+            Some(admitted) if decision.installs() => receive(stored_form(packet, admitted), ctx),
+            _ => packet,
+        };
+        PacketDecision { index, packet, decision, findings }
+    })
+}
+
+/// A packet whose decision is made; `admitted` is kept for the packets to install.
+struct Decided {
+    index: usize,
+    packet: SkillPacket,
+    decision: Decision,
+    admitted: Option<Admitted>,
+    findings: Vec<Finding>,
 }
 
 /// For each packet (by position): the index of the winning packet of its name,
@@ -62,7 +82,7 @@ fn pick_winners(checked: &[Checked]) -> Vec<Option<usize>> {
             slot_of.push(None);
             continue;
         };
-        let key = (c.packet.created_at, admitted.stored_hash.as_str());
+        let key = (c.packet.created_at, admitted.stored_hash(&c.packet));
         let slot = *slots.entry(c.packet.skill_name.as_str()).or_insert_with(|| {
             best.push(Best { key, index: c.index, contested: false });
             best.len() - 1
@@ -81,18 +101,16 @@ fn pick_winners(checked: &[Checked]) -> Vec<Option<usize>> {
     slot_of.iter().map(|s| s.map(|s| &best[s]).filter(|b| b.contested).map(|b| b.index)).collect()
 }
 
-fn against_store(
-    packet: SkillPacket,
-    admitted: Admitted,
-    store: &impl StoreView,
-    ctx: &MergeContext<'_>,
-) -> (SkillPacket, Decision) {
+fn against_store(packet: &SkillPacket, admitted: &Admitted, store: &impl StoreView) -> Decision {
     let conflict =
         |reason: String| Decision::Rejected { stage: Stage::Conflict, reason: format!("conflict: {reason}") };
-    let decision = match store.lookup(&packet.skill_name) {
+    match store.lookup(&packet.skill_name) {
         None if packet.deprecated => Decision::Unchanged,
         None => Decision::New,
-        Some(held) if held.integrity_hash == admitted.stored_hash && held.deprecated == packet.deprecated => {
+        Some(held)
+            if held.integrity_hash == admitted.stored_hash(packet)
+                && held.deprecated == packet.deprecated =>
+        {
             Decision::Unchanged
         }
         Some(held) if held.kind == SkillKind::Local => {
@@ -115,18 +133,14 @@ fn against_store(
                 ))
             }
         }
-    };
-    if !decision.installs() {
-        return (packet, decision);
     }
-    (receive(stored_form(packet, admitted), ctx), decision)
 }
 
 /// The packet with the body that will be stored (frontmatter rebuilt if needed).
 fn stored_form(mut packet: SkillPacket, admitted: Admitted) -> SkillPacket {
-    if let Some(body) = admitted.rebuilt_body {
-        packet.skill_body = body;
-        packet.integrity_hash = admitted.stored_hash;
+    if let Some(rebuilt) = admitted.rebuilt {
+        packet.skill_body = rebuilt.body;
+        packet.integrity_hash = rebuilt.hash;
     }
     packet
 }
