@@ -2,7 +2,8 @@
 //!
 //! Decoding and stages 1–4 of the merge look at one packet at a time and
 //! dominate its cost (JSON, SHA-256, the safety scan, YAML), so a large
-//! update is split into one contiguous chunk per core with scoped threads.
+//! update is split into one contiguous chunk per core: the first chunk runs
+//! on the calling thread, the others on scoped threads.
 //! This is computation, not I/O: no thread outlives the call, and small
 //! inputs stay on the calling thread.
 
@@ -33,7 +34,8 @@ where
     if threads == 1 {
         return items.into_iter().enumerate().map(|(i, item)| f(i, item)).collect();
     }
-    let chunk_len = items.len().div_ceil(threads);
+    let len = items.len();
+    let chunk_len = len.div_ceil(threads);
     let mut chunks = Vec::with_capacity(threads);
     let mut rest = items;
     while rest.len() > chunk_len {
@@ -42,19 +44,23 @@ where
         rest = tail;
     }
     chunks.push(rest);
+    let mut chunks = chunks.into_iter();
+    let first = chunks.next().unwrap_or_default();
     let f = &f;
     thread::scope(|scope| {
         let handles: Vec<_> = chunks
-            .into_iter()
             .enumerate()
             .map(|(c, chunk)| {
                 scope.spawn(move || {
-                    let offset = c * chunk_len;
+                    let offset = (c + 1) * chunk_len;
                     chunk.into_iter().enumerate().map(|(i, item)| f(offset + i, item)).collect::<Vec<R>>()
                 })
             })
             .collect();
-        let mut out = Vec::new();
+        // The first chunk runs here, into a vector with room for all results,
+        // so the other chunks' results are the only ones copied.
+        let mut out = Vec::with_capacity(len);
+        out.extend(first.into_iter().enumerate().map(|(i, item)| f(i, item)));
         for handle in handles {
             // A panic in a worker is a bug; surface it on the caller's thread.
             out.extend(handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)));
