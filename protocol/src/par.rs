@@ -23,6 +23,39 @@ fn threads_for(len: usize) -> usize {
     cores.min(MAX_THREADS).min(len / (MIN_ITEMS_FOR_THREADS / 2)).max(1)
 }
 
+/// Below this many bytes of input, threads cost more than they save.
+const MIN_BYTES_PER_PART: usize = 128 * 1024;
+
+/// How many parts to cut `len` bytes of input into: one per core, when each
+/// part has enough bytes to be worth a thread.
+pub(crate) fn parts_for_bytes(len: usize) -> usize {
+    let cores = thread::available_parallelism().map_or(1, NonZeroUsize::get);
+    cores.min(MAX_THREADS).min(len / MIN_BYTES_PER_PART).max(1)
+}
+
+/// `(0..parts).map(f).collect()`, part 0 on the calling thread and the
+/// others on scoped threads.
+pub(crate) fn run_parts<R, F>(parts: usize, f: F) -> Vec<R>
+where
+    R: Send,
+    F: Fn(usize) -> R + Sync,
+{
+    if parts <= 1 {
+        return (0..parts).map(f).collect();
+    }
+    let f = &f;
+    thread::scope(|scope| {
+        let handles: Vec<_> = (1..parts).map(|part| scope.spawn(move || f(part))).collect();
+        let mut out = Vec::with_capacity(parts);
+        out.push(f(0));
+        for handle in handles {
+            // A panic in a worker is a bug; surface it on the caller's thread.
+            out.push(handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)));
+        }
+        out
+    })
+}
+
 /// `items.into_iter().enumerate().map(f).collect()`, in parallel for large inputs.
 pub(crate) fn map_indexed<T, R, F>(items: Vec<T>, f: F) -> Vec<R>
 where
@@ -81,5 +114,19 @@ mod tests {
             assert_eq!(out.len(), n);
             assert!(out.iter().enumerate().all(|(pos, &(i, doubled))| pos == i && doubled == 2 * i));
         }
+    }
+
+    #[test]
+    fn runs_every_part_once_in_order() {
+        for parts in [0, 1, 2, 5] {
+            assert_eq!(run_parts(parts, |part| part * 10), (0..parts).map(|p| p * 10).collect::<Vec<_>>());
+        }
+    }
+
+    #[test]
+    fn small_inputs_are_one_part() {
+        assert_eq!(parts_for_bytes(0), 1);
+        assert_eq!(parts_for_bytes(MIN_BYTES_PER_PART - 1), 1);
+        assert!(parts_for_bytes(usize::MAX) <= MAX_THREADS);
     }
 }

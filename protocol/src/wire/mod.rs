@@ -22,6 +22,7 @@ mod json_strategies;
 mod manifest;
 mod merge_result;
 mod packet;
+mod skills_array;
 mod split;
 mod time;
 mod update;

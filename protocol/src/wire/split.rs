@@ -1,20 +1,21 @@
-//! Finding the packets of an update without decoding them: the byte range of
-//! every element of the top-level `skills` array, and a copy of the rest of
-//! the document with that array emptied.
+//! Finding the `skills` array of an update without decoding it: where it
+//! starts, and whether the rest of the document around it has the plain shape
+//! the fast decoder understands. Also the small scanning steps the array's
+//! decoder (`skills_array`) and the fast packet reader share.
 //!
-//! serde_json can split an update too (`Vec<&RawValue>`), but it walks every
+//! serde_json can cut an update too (`Vec<&RawValue>`), but it walks every
 //! string byte by byte, stopping at each escape, on the one thread that must
-//! finish before the packets can be decoded in parallel. A split only needs
+//! finish before the packets can be decoded in parallel. A scan only needs
 //! the closing quote of each string, which `memchr` finds many bytes at a time.
 //!
 //! This scanner validates nothing and understands only the plain shape of an
 //! update: an object whose keys are written without escapes and whose
 //! `skills` key, present once, holds an array. For anything else it answers
 //! `None` and the caller decodes with serde_json alone. When it answers, the
-//! caller still has serde_json check every byte: each element on its own, and
-//! the envelope with `[]` in place of the array; the scanner itself checks the
-//! commas and brackets of the array between the elements. Where the input is
-//! not JSON, the ranges may be wrong, but then one of those checks fails.
+//! caller still has serde_json check every byte: each packet (or the fast
+//! reader checks it as serde_json would), and the envelope with `[]` in place
+//! of the array. Where the input is not JSON, positions may be wrong, but then
+//! one of those checks fails.
 //!
 //! Every step moves forward through the input (a string's closing quote is
 //! found once, and the backslashes before it are counted once), so the work
@@ -22,53 +23,55 @@
 
 use memchr::{memchr, memchr2};
 
-/// An update cut at its `skills` array.
-#[derive(Debug)]
-pub(super) struct Split<'a> {
-    /// The whole document with the value of `skills` replaced by `[]`.
-    pub(super) envelope: Vec<u8>,
-    /// Each element of the `skills` array, exactly as written.
-    pub(super) elements: Vec<&'a [u8]>,
-}
-
-/// Cuts `doc` at its `skills` array; `None` when the document does not have
-/// the plain shape this scanner understands (see the module documentation).
-pub(super) fn split(doc: &[u8]) -> Option<Split<'_>> {
+/// The position of the `[` that opens the value of the top-level `skills`
+/// key; `None` when the document is not of the plain shape up to there.
+pub(super) fn skills_array(doc: &[u8]) -> Option<usize> {
     let mut scan = Scanner { doc, pos: 0 };
     scan.skip_ws();
     scan.expect(b'{')?;
     scan.skip_ws();
-    let mut array = None;
     loop {
         let key = scan.key()?;
         scan.skip_ws();
         scan.expect(b':')?;
         scan.skip_ws();
         if key == b"skills" {
-            // A second `skills` key is refused by serde_json; leave it to it.
-            if array.is_some() || scan.peek()? != b'[' {
-                return None;
-            }
-            let start = scan.pos;
-            let elements = scan.elements()?;
-            array = Some((start, scan.pos, elements));
-        } else {
-            scan.skip_value()?;
+            return (scan.peek()? == b'[').then_some(scan.pos);
         }
+        scan.skip_value()?;
+        scan.skip_ws();
+        scan.expect(b',')?;
+        scan.skip_ws();
+    }
+}
+
+/// Checks the shape of the top-level object after the `skills` array, from
+/// `pos` just after its `]`; `None` when it is not plain, or when `skills`
+/// comes again (serde_json refuses that; leave it to it).
+pub(super) fn rest_of_object(doc: &[u8], pos: usize) -> Option<()> {
+    let mut scan = Scanner { doc, pos };
+    loop {
         scan.skip_ws();
         match scan.next()? {
             b',' => scan.skip_ws(),
-            b'}' => break,
+            b'}' => return Some(()),
             _ => return None,
         }
+        if scan.key()? == b"skills" {
+            return None;
+        }
+        scan.skip_ws();
+        scan.expect(b':')?;
+        scan.skip_ws();
+        scan.skip_value()?;
     }
-    let (start, end, elements) = array?;
-    let mut envelope = Vec::with_capacity(doc.len() - (end - start) + 2);
-    envelope.extend_from_slice(&doc[..start]);
-    envelope.extend_from_slice(b"[]");
-    // Whatever follows the object (only whitespace, in JSON) is serde_json's to check.
-    envelope.extend_from_slice(&doc[end..]);
-    Some(Split { envelope, elements })
+}
+
+/// The position of the first byte at or after `pos` that is not JSON whitespace.
+pub(super) fn skip_ws(doc: &[u8], pos: usize) -> usize {
+    let mut scan = Scanner { doc, pos };
+    scan.skip_ws();
+    scan.pos
 }
 
 /// The end (exclusive) of the value that starts at `start`, found as [`split`]
@@ -126,29 +129,6 @@ impl<'a> Scanner<'a> {
         }
         self.pos = start + len + 1;
         Some(&self.doc[start..start + len])
-    }
-
-    /// The elements of the array starting here, each from its first byte to
-    /// its last; the position ends after the closing `]`.
-    fn elements(&mut self) -> Option<Vec<&'a [u8]>> {
-        self.expect(b'[')?;
-        let mut elements = Vec::new();
-        self.skip_ws();
-        if self.peek()? == b']' {
-            self.pos += 1;
-            return Some(elements);
-        }
-        loop {
-            let start = self.pos;
-            self.skip_value()?;
-            elements.push(&self.doc[start..self.pos]);
-            self.skip_ws();
-            match self.next()? {
-                b',' => self.skip_ws(),
-                b']' => return Some(elements),
-                _ => return None,
-            }
-        }
     }
 
     /// Moves past one value without checking it.
@@ -209,51 +189,39 @@ impl<'a> Scanner<'a> {
 mod tests {
     use super::*;
 
-    fn elements(doc: &str) -> Option<Vec<&str>> {
-        split(doc.as_bytes())
-            .map(|s| s.elements.iter().map(|e| std::str::from_utf8(e).expect("cut at ASCII")).collect())
-    }
-
-    fn envelope(doc: &str) -> String {
-        String::from_utf8(split(doc.as_bytes()).expect("plain shape").envelope).expect("UTF-8")
-    }
-
     #[test]
-    fn cuts_elements_and_empties_the_array() {
-        let doc =
-            r#" { "id" : "u", "skills" : [ {"a":"x\"]}"} , {"b":[1,{"c":null}]},7 ,"s"] , "n": -1.5e3 } "#;
-        assert_eq!(elements(doc), Some(vec![r#"{"a":"x\"]}"}"#, r#"{"b":[1,{"c":null}]}"#, "7", r#""s""#]));
-        assert_eq!(envelope(doc), r#" { "id" : "u", "skills" : [] , "n": -1.5e3 } "#);
+    fn finds_the_array_after_any_other_values() {
+        let doc = br#" { "id" : "a\"],\"skills\":[" , "n": [1, {"skills": []}], "skills" : [ {} ] } "#;
+        let open = skills_array(doc).expect("plain shape");
+        assert_eq!(&doc[open..open + 3], b"[ {");
+        let close = value_end(doc, open).expect("array closes");
+        assert_eq!(rest_of_object(doc, close), Some(()));
     }
 
     #[test]
     fn counts_backslashes_before_a_quote() {
-        let doc = r#"{"skills":[{"a":"\\"},{"b":"\\\"x"}]}"#;
-        assert_eq!(elements(doc), Some(vec![r#"{"a":"\\"}"#, r#"{"b":"\\\"x"}"#]));
-    }
-
-    #[test]
-    fn empty_array_has_no_elements() {
-        assert_eq!(elements(r#"{"skills":[ ]}"#), Some(vec![]));
+        let doc = br#"["\\", "\\\"x"]"#;
+        assert_eq!(value_end(doc, 0), Some(doc.len()));
+        assert_eq!(string_end(br#"a\\"b"#, 0), Some(4));
+        assert_eq!(string_end(br#"a\"b"#, 0), None);
     }
 
     #[test]
     fn leaves_what_it_does_not_understand_to_serde() {
         for doc in [
-            r#"{"skills":[{}],"skills":[]}"#,
             r#"{"skills":null}"#,
             r#"{"sk\u0069lls":[{}]}"#,
             r#"{"id":"x"}"#,
             r#"{}"#,
             r#"[{"skills":[]}]"#,
-            r#"{"skills":[{}]"#,
-            r#"{"skills":[{},]}"#,
-            r#"{"skills":[{} {}]}"#,
-            r#"{"skills":[{"a":"unterminated}]}"#,
+            r#"{"id" "x","skills":[]}"#,
             "\u{feff}{\"skills\":[]}",
-            r#"{"skills":[,]}"#,
         ] {
-            assert!(split(doc.as_bytes()).is_none(), "{doc}");
+            assert_eq!(skills_array(doc.as_bytes()), None, "{doc}");
         }
+        for rest in ["", ",\"skills\":[]}", ",}", " x", ",\"a\":}"] {
+            assert_eq!(rest_of_object(rest.as_bytes(), 0), None, "{rest}");
+        }
+        assert_eq!(rest_of_object(b" , \"a\" : [1] } ", 0), Some(()));
     }
 }

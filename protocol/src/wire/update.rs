@@ -5,7 +5,7 @@ use serde_json::value::RawValue;
 
 use crate::error::DecodeError;
 
-use super::{SkillPacket, Timestamp, fast_packet, null_as_default, split};
+use super::{SkillPacket, Timestamp, null_as_default, skills_array, split};
 
 /// A batch of skills from one peer (`ECPKnowledgeUpdate`): the body of
 /// `POST /ecp/skills` and the answer to `GET /ecp/skills`.
@@ -54,8 +54,8 @@ impl KnowledgeUpdate {
     /// `GET /ecp/skills` answer).
     ///
     /// The same result as `serde_json::from_slice`, faster for large updates:
-    /// the `skills` array is cut into its packets first, then the packets are
-    /// decoded in parallel.
+    /// the packets of the `skills` array are decoded in parallel, in one part
+    /// per core.
     pub fn from_json(bytes: &[u8]) -> Result<Self, DecodeError> {
         match Self::from_split(bytes) {
             Some(update) => Ok(update),
@@ -64,16 +64,19 @@ impl KnowledgeUpdate {
         }
     }
 
-    /// The update, when [`split`] understands the document and every piece of
-    /// it decodes; `None` otherwise, whatever the reason.
+    /// The update, when the document has the plain shape [`split`]
+    /// understands and every piece of it decodes; `None` otherwise, whatever
+    /// the reason.
     fn from_split(bytes: &[u8]) -> Option<Self> {
-        let split = split::split(bytes)?;
-        let envelope: Envelope<'_> = serde_json::from_slice(&split.envelope).ok()?;
-        let decoded = crate::par::map_indexed(split.elements, |_, raw| {
-            let text = std::str::from_utf8(raw).ok()?;
-            fast_packet::decode(text).or_else(|| serde_json::from_str::<SkillPacket>(text).ok())
-        });
-        let skills = decoded.into_iter().collect::<Option<Vec<_>>>()?;
+        let open = split::skills_array(bytes)?;
+        let (skills, close) = skills_array::decode(bytes, open)?;
+        split::rest_of_object(bytes, close)?;
+        // serde_json checks everything but the array, which is checked above.
+        let mut envelope = Vec::with_capacity(bytes.len() - (close - open) + 2);
+        envelope.extend_from_slice(&bytes[..open]);
+        envelope.extend_from_slice(b"[]");
+        envelope.extend_from_slice(&bytes[close..]);
+        let envelope: Envelope<'_> = serde_json::from_slice(&envelope).ok()?;
         Some(envelope.with_skills(skills))
     }
 
