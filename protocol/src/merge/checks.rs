@@ -1,7 +1,9 @@
 //! Stages 1–4 of the merge: everything that can be decided about one packet
 //! without looking at the store.
 
-use super::{MergeContext, Stage};
+use std::hash::{BuildHasher, RandomState};
+
+use super::{Decision, MergeContext, Stage};
 use crate::integrity;
 use crate::policy::AcceptPolicy;
 use crate::scan::{Finding, Scanner, Severity};
@@ -26,9 +28,15 @@ pub(super) struct Checked {
     pub(super) index: usize,
     /// As received.
     pub(super) packet: SkillPacket,
-    /// `Ok` when stages 1–4 accept it; else the refusing stage and reason.
-    pub(super) verdict: Result<Admitted, (Stage, String)>,
+    /// `Rejected` when stages 1–4 refuse the packet. For an admitted packet
+    /// it is provisional (`New`) until stage 5 decides.
+    pub(super) decision: Decision,
+    /// `Some` when stages 1–4 accept the packet.
+    pub(super) admitted: Option<Admitted>,
     pub(super) findings: Vec<Finding>,
+    /// The hash of `skillName` under the merge's [`RandomState`], computed
+    /// here in parallel so that stage 5 need not hash names one by one.
+    pub(super) name_hash: u64,
 }
 
 /// What stage 5 needs of an admitted packet.
@@ -59,21 +67,29 @@ pub(super) fn check_all(
     packets: Vec<SkillPacket>,
     policy: &impl AcceptPolicy,
     ctx: &MergeContext<'_>,
+    names: &RandomState,
 ) -> Vec<Checked> {
     let limits = policy.structure_limits();
     let threshold = policy.scan_threshold();
     let max_packets = policy.max_packets();
     let scanner = Scanner::standard();
     crate::par::map_indexed(packets, |index, packet| {
+        let name_hash = names.hash_one(&packet.skill_name);
+        let refused = |(stage, reason)| Decision::Rejected { stage, reason };
         if index >= max_packets {
             let reason = format!(
                 "rejected by policy: the update carries more than {max_packets} packets; send the rest in another update"
             );
-            return Checked { index, packet, verdict: Err((Stage::Limit, reason)), findings: Vec::new() };
+            let decision = refused((Stage::Limit, reason));
+            return Checked { index, packet, decision, admitted: None, findings: Vec::new(), name_hash };
         }
         let mut findings = Vec::new();
-        let verdict = check_one(&packet, policy, ctx, &limits, threshold, scanner, &mut findings);
-        Checked { index, packet, verdict, findings }
+        let (decision, admitted) =
+            match check_one(&packet, policy, ctx, &limits, threshold, scanner, &mut findings) {
+                Ok(admitted) => (Decision::New, Some(admitted)),
+                Err(refusal) => (refused(refusal), None),
+            };
+        Checked { index, packet, decision, admitted, findings, name_hash }
     })
 }
 

@@ -13,55 +13,42 @@
 //!   the tombstone of the very version held); else conflict.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hash, Hasher};
 
 use super::checks::{Admitted, Checked};
 use super::{Decision, MergeContext, PacketDecision, SkillKind, Stage, StoreView, receive};
-use crate::scan::Finding;
 use crate::wire::{SkillPacket, Timestamp};
 
 pub(super) fn resolve(
-    checked: Vec<Checked>,
+    mut checked: Vec<Checked>,
     store: &impl StoreView,
     ctx: &MergeContext<'_>,
 ) -> Vec<PacketDecision> {
     let winners = pick_winners(&checked);
-    // Deciding needs the store, which need not be shareable between threads;
-    // building what an installed packet becomes does not, and allocates a
-    // dozen strings per packet, so that runs in parallel.
-    let decided: Vec<Decided> = checked
-        .into_iter()
-        .map(|Checked { index, packet, verdict, findings }| {
-            let (decision, admitted) = match verdict {
-                Err((stage, reason)) => (Decision::Rejected { stage, reason }, None),
-                Ok(admitted) => match winners[index] {
-                    Some(winner) if winner != index => {
-                        let reason = format!(
-                            "duplicate skill name in this update: packet #{winner} wins (latest createdAt, then larger hash, then first)"
-                        );
-                        (Decision::Rejected { stage: Stage::Duplicate, reason }, None)
-                    }
-                    _ => (against_store(&packet, &admitted, store), Some(admitted)),
-                },
-            };
-            Decided { index, packet, decision, admitted, findings }
-        })
-        .collect();
-    crate::par::map_indexed(decided, |_, Decided { index, packet, decision, admitted, findings }| {
+    // Deciding needs the store, which need not be shareable between threads,
+    // so it runs here, in place; building what an installed packet becomes
+    // does not, and allocates a dozen strings per packet, so that runs in parallel.
+    for c in &mut checked {
+        let Some(admitted) = &c.admitted else {
+            continue;
+        };
+        c.decision = match winners[c.index] {
+            Some(winner) if winner != c.index => {
+                let reason = format!(
+                    "duplicate skill name in this update: packet #{winner} wins (latest createdAt, then larger hash, then first)"
+                );
+                Decision::Rejected { stage: Stage::Duplicate, reason }
+            }
+            _ => against_store(&c.packet, admitted, store),
+        };
+    }
+    crate::par::map_indexed(checked, |_, Checked { index, packet, decision, admitted, findings, .. }| {
         let packet = match admitted {
             Some(admitted) if decision.installs() => receive(stored_form(packet, admitted), ctx),
             _ => packet,
         };
         PacketDecision { index, packet, decision, findings }
     })
-}
-
-/// A packet whose decision is made; `admitted` is kept for the packets to install.
-struct Decided {
-    index: usize,
-    packet: SkillPacket,
-    decision: Decision,
-    admitted: Option<Admitted>,
-    findings: Vec<Finding>,
 }
 
 /// For each packet (by position): the index of the winning packet of its name,
@@ -72,18 +59,20 @@ fn pick_winners(checked: &[Checked]) -> Vec<Option<usize>> {
         index: usize,
         contested: bool,
     }
-    // Each name is hashed once: the map gives a slot in `best`, and every
-    // packet remembers its slot. Sized up front, so it never rehashes.
-    let mut slots: HashMap<&str, usize> = HashMap::with_capacity(checked.len());
+    // Each name was hashed in stage 4: the map gives a slot in `best`, and
+    // every packet remembers its slot. Sized up front, so it never rehashes.
+    let mut slots: HashMap<NameKey<'_>, usize, BuildHasherDefault<Prehashed>> =
+        HashMap::with_capacity_and_hasher(checked.len(), BuildHasherDefault::default());
     let mut best: Vec<Best<'_>> = Vec::new();
     let mut slot_of: Vec<Option<usize>> = Vec::with_capacity(checked.len());
     for c in checked {
-        let Ok(admitted) = &c.verdict else {
+        let Some(admitted) = &c.admitted else {
             slot_of.push(None);
             continue;
         };
         let key = (c.packet.created_at, admitted.stored_hash(&c.packet));
-        let slot = *slots.entry(c.packet.skill_name.as_str()).or_insert_with(|| {
+        let name = NameKey { hash: c.name_hash, name: &c.packet.skill_name };
+        let slot = *slots.entry(name).or_insert_with(|| {
             best.push(Best { key, index: c.index, contested: false });
             best.len() - 1
         });
@@ -99,6 +88,48 @@ fn pick_winners(checked: &[Checked]) -> Vec<Option<usize>> {
         slot_of.push(Some(slot));
     }
     slot_of.iter().map(|s| s.map(|s| &best[s]).filter(|b| b.contested).map(|b| b.index)).collect()
+}
+
+/// A skill name with its hash, computed beforehand (under a random key, so
+/// that names chosen to collide cannot slow the map down).
+struct NameKey<'a> {
+    hash: u64,
+    name: &'a str,
+}
+
+impl Hash for NameKey<'_> {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        state.write_u64(self.hash);
+    }
+}
+
+impl PartialEq for NameKey<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+    }
+}
+
+impl Eq for NameKey<'_> {}
+
+/// The hasher of [`NameKey`]: passes its precomputed hash through.
+#[derive(Default)]
+struct Prehashed(u64);
+
+impl Hasher for Prehashed {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        // Only `write_u64` is used; fold anything else in rather than drop it.
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
 }
 
 fn against_store(packet: &SkillPacket, admitted: &Admitted, store: &impl StoreView) -> Decision {
@@ -143,4 +174,20 @@ fn stored_form(mut packet: SkillPacket, admitted: Admitted) -> SkillPacket {
         packet.integrity_hash = rebuilt.hash;
     }
     packet
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_with_one_hash_stay_apart() {
+        let mut slots: HashMap<NameKey<'_>, usize, BuildHasherDefault<Prehashed>> = HashMap::default();
+        slots.insert(NameKey { hash: 7, name: "a" }, 0);
+        slots.insert(NameKey { hash: 7, name: "b" }, 1);
+        slots.insert(NameKey { hash: 7, name: "a" }, 2);
+        assert_eq!(slots.len(), 2);
+        assert_eq!(slots.get(&NameKey { hash: 7, name: "a" }), Some(&2));
+        assert_eq!(slots.get(&NameKey { hash: 7, name: "b" }), Some(&1));
+    }
 }
