@@ -69,9 +69,13 @@ impl Node {
 
     /// True for the plain scalars YAML reads as null: empty, `~`, `null`.
     pub(super) fn is_null(&self) -> bool {
-        matches!(self, Node::Scalar { value, plain: true, .. }
-            if matches!(value.as_str(), "" | "~" | "null" | "Null" | "NULL"))
+        matches!(self, Node::Scalar { value, plain: true, .. } if is_null_text(value))
     }
+}
+
+/// True for the text of a plain scalar that YAML reads as null.
+pub(super) fn is_null_text(text: &str) -> bool {
+    matches!(text, "" | "~" | "null" | "Null" | "NULL")
 }
 
 /// Reads one YAML document into a [`Node`] tree. `Ok(None)` means the text
@@ -95,11 +99,44 @@ pub(super) fn read(yaml: &str, first_line: usize) -> Result<Option<Node>, DocErr
     }
 }
 
-/// The tree of the frontmatter almost every skill has: one `key: value`
-/// line after the other, each value a plain word-like scalar or a flow list
-/// of such words (`tags: [git, debugging]`). `None` for anything else, which
-/// then goes through the YAML parser; where this answers, the parser gives
-/// the same tree (a test checks it on generated input), several times slower.
+/// The tree of the frontmatter almost every skill has (see
+/// [`read_simple_with`]). `None` for anything else, which then goes through
+/// the YAML parser; where this answers, the parser gives the same tree (a test
+/// checks it on generated input), several times slower.
+fn read_simple(yaml: &str, first_line: usize) -> Option<Node> {
+    let mut entries = Vec::new();
+    read_simple_with(yaml, first_line, |key, value, line| {
+        let scalar = |value: &str| Node::Scalar { value: value.to_owned(), plain: true, line };
+        let node = match value {
+            SimpleValue::Scalar(text) => scalar(text),
+            SimpleValue::List(list) => Node::Sequence { items: list_items(list).map(scalar).collect(), line },
+        };
+        entries.push((scalar(key), node));
+        Some(())
+    })?;
+    Some(Node::Mapping { entries, line: first_line })
+}
+
+/// The value of one line of the simple form.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) enum SimpleValue<'a> {
+    /// A plain scalar, as written.
+    Scalar(&'a str),
+    /// A flow list of words: the text between its brackets (see [`list_items`]).
+    List(&'a str),
+}
+
+/// The words of a [`SimpleValue::List`].
+pub(super) fn list_items(list: &str) -> impl Iterator<Item = &str> {
+    let items = (!list.is_empty()).then(|| list.split(',').map(|item| item.trim_start_matches(' ')));
+    items.into_iter().flatten()
+}
+
+/// Calls `entry(key, value, line)` for each line of the frontmatter almost
+/// every skill has: one `key: value` line after the other, each value a plain
+/// word-like scalar or a flow list of such words (`tags: [git, debugging]`).
+/// `None` when the text is not all of that form (whatever `entry` was called
+/// with is then to be dropped) or when `entry` answers `None`.
 ///
 /// Accepted, per line: a key (a letter, then letters, digits, `_`, `-`), `:`,
 /// one or more spaces, and a value that is either a letter or digit followed
@@ -107,12 +144,15 @@ pub(super) fn read(yaml: &str, first_line: usize) -> Result<Option<Node>, DocErr
 /// `[` words separated by `,` and spaces `]` (a word: a letter or digit,
 /// then letters, digits, `.`, `_`, `-`). Every line ends with `\n`; no tabs,
 /// carriage returns, comments, quotes or other indicators.
-fn read_simple(yaml: &str, first_line: usize) -> Option<Node> {
+pub(super) fn read_simple_with<'a>(
+    yaml: &'a str,
+    first_line: usize,
+    mut entry: impl FnMut(&'a str, SimpleValue<'a>, usize) -> Option<()>,
+) -> Option<()> {
     let body = yaml.strip_suffix('\n')?;
-    let mut entries = Vec::new();
-    for (i, line) in body.split('\n').enumerate() {
-        let line_no = first_line + i;
-        let (key, value) = line.split_once(':')?;
+    for (i, line) in lines(body).enumerate() {
+        let colon = line.bytes().position(|b| b == b':')?;
+        let (key, value) = (&line[..colon], &line[colon + 1..]);
         let mut k = key.bytes();
         if !(k.next()?.is_ascii_alphabetic()
             && k.all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-'))
@@ -120,11 +160,9 @@ fn read_simple(yaml: &str, first_line: usize) -> Option<Node> {
             return None;
         }
         let value = value.strip_prefix(' ')?.trim_start_matches(' ');
-        let scalar = |value: &str| Node::Scalar { value: value.to_owned(), plain: true, line: line_no };
-        let node = match value.strip_prefix('[') {
+        let value = match value.strip_prefix('[') {
             Some(list) => {
                 let list = list.strip_suffix(']')?;
-                let mut items = Vec::new();
                 if !list.is_empty() {
                     for (j, item) in list.split(',').enumerate() {
                         let item = if j == 0 { item } else { item.trim_start_matches(' ') };
@@ -134,10 +172,9 @@ fn read_simple(yaml: &str, first_line: usize) -> Option<Node> {
                         if !word {
                             return None;
                         }
-                        items.push(scalar(item));
                     }
                 }
-                Node::Sequence { items, line: line_no }
+                SimpleValue::List(list)
             }
             None => {
                 let mut b = value.bytes();
@@ -147,12 +184,31 @@ fn read_simple(yaml: &str, first_line: usize) -> Option<Node> {
                 if !plain {
                     return None;
                 }
-                scalar(value)
+                SimpleValue::Scalar(value)
             }
         };
-        entries.push((scalar(key), node));
+        entry(key, value, first_line + i)?;
     }
-    Some(Node::Mapping { entries, line: first_line })
+    Some(())
+}
+
+/// `text.split('\n')`, by a plain byte loop: faster than `str::split` on
+/// lines this short.
+fn lines(text: &str) -> impl Iterator<Item = &str> {
+    let mut rest = Some(text);
+    std::iter::from_fn(move || {
+        let text = rest?;
+        match text.bytes().position(|b| b == b'\n') {
+            Some(end) => {
+                rest = Some(&text[end + 1..]);
+                Some(&text[..end])
+            }
+            None => {
+                rest = None;
+                Some(text)
+            }
+        }
+    })
 }
 
 /// Whether the event stream has ended.
