@@ -179,7 +179,13 @@ pub(super) fn read_simple_with<'a>(
             None => {
                 let mut b = value.bytes();
                 let plain = b.next()?.is_ascii_alphanumeric()
-                    && b.all(|c| c.is_ascii_alphanumeric() || b" .,_/()+=-".contains(&c))
+                    && b.all(|c| {
+                        c.is_ascii_alphanumeric()
+                            || matches!(
+                                c,
+                                b' ' | b'.' | b',' | b'_' | b'/' | b'(' | b')' | b'+' | b'=' | b'-'
+                            )
+                    })
                     && !value.ends_with(' ');
                 if !plain {
                     return None;

@@ -20,11 +20,28 @@ use serde::de::IgnoredAny;
 use super::split::{string_end, value_end};
 use super::{Provenance, SkillPacket, Timestamp};
 
-/// The packet whose object starts at `start` in `text`, and the position just
-/// after it; `None` when it is not of the plain shape or not valid (the caller
-/// then asks serde_json).
-pub(super) fn decode_at(text: &str, start: usize) -> Option<(SkillPacket, usize)> {
-    let mut p = Parser { text, bytes: text.as_bytes(), pos: start };
+/// A JSON text to read packets from, with what is known of it as a whole.
+pub(super) struct Source<'a> {
+    text: &'a str,
+    /// Whether any byte is below U+0020. When none is, no string can hold a
+    /// raw control character, and strings are not checked one by one.
+    controls: bool,
+}
+
+impl<'a> Source<'a> {
+    pub(super) fn new(text: &'a str) -> Self {
+        // A reduction without early exit, so it compiles to vector code.
+        let controls = text.bytes().fold(u8::MAX, u8::min) < 0x20;
+        Source { text, controls }
+    }
+}
+
+/// The packet whose object starts at `start` in `source`, and the position
+/// just after it; `None` when it is not of the plain shape or not valid (the
+/// caller then asks serde_json).
+pub(super) fn decode_at(source: &Source<'_>, start: usize) -> Option<(SkillPacket, usize)> {
+    let text = source.text;
+    let mut p = Parser { text, bytes: text.as_bytes(), pos: start, controls: source.controls };
     let mut packet = SkillPacket::default();
     let mut seen = 0u32;
     p.expect(b'{')?;
@@ -129,16 +146,28 @@ fn has_control(bytes: &[u8]) -> bool {
     bytes.iter().fold(false, |found, &b| found | (b < 0x20))
 }
 
+/// The position of the first `"` or `\` at or after `from`.
+fn quote_or_backslash(bytes: &[u8], from: usize) -> Option<usize> {
+    memchr2(b'"', b'\\', bytes.get(from..)?).map(|i| from + i)
+}
+
 /// A position in the packet's text.
 struct Parser<'a> {
     text: &'a str,
     bytes: &'a [u8],
     pos: usize,
+    /// See [`Source::controls`].
+    controls: bool,
 }
 
 impl<'a> Parser<'a> {
     fn peek(&self) -> Option<u8> {
         self.bytes.get(self.pos).copied()
+    }
+
+    /// [`has_control`], when the text may hold control bytes at all.
+    fn has_control(&self, bytes: &[u8]) -> bool {
+        self.controls && has_control(bytes)
     }
 
     fn next(&mut self) -> Option<u8> {
@@ -170,9 +199,9 @@ impl<'a> Parser<'a> {
     fn key(&mut self) -> Option<&'a [u8]> {
         self.expect(b'"')?;
         let start = self.pos;
-        let end = start + memchr2(b'"', b'\\', &self.bytes[start..])?;
+        let end = quote_or_backslash(self.bytes, start)?;
         let key = &self.bytes[start..end];
-        if self.bytes[end] != b'"' || has_control(key) {
+        if self.bytes[end] != b'"' || self.has_control(key) {
             return None;
         }
         self.pos = end + 1;
@@ -189,11 +218,11 @@ impl<'a> Parser<'a> {
     fn string(&mut self) -> Option<String> {
         self.expect(b'"')?;
         let start = self.pos;
-        let mut at = start + memchr2(b'"', b'\\', &self.bytes[start..])?;
+        let mut at = quote_or_backslash(self.bytes, start)?;
         if self.bytes[at] == b'"' {
             let text = &self.text[start..at];
             self.pos = at + 1;
-            return (!has_control(text.as_bytes())).then(|| text.to_owned());
+            return (!self.has_control(text.as_bytes())).then(|| text.to_owned());
         }
         // Escapes only shorten the text, so its raw length is room enough.
         let end = string_end(self.bytes, start)?;
@@ -201,7 +230,7 @@ impl<'a> Parser<'a> {
         let mut from = start;
         loop {
             let run = &self.text[from..at];
-            if has_control(run.as_bytes()) {
+            if self.has_control(run.as_bytes()) {
                 return None;
             }
             out.push_str(run);
@@ -232,7 +261,7 @@ impl<'a> Parser<'a> {
                 }
                 _ => return None,
             }
-            at = from + memchr2(b'"', b'\\', &self.bytes[from..])?;
+            at = quote_or_backslash(self.bytes, from)?;
         }
     }
 
@@ -321,7 +350,7 @@ mod tests {
 
     /// The packet `text` holds, with nothing but whitespace after it.
     fn decode(text: &str) -> Option<SkillPacket> {
-        let (packet, end) = decode_at(text, 0)?;
+        let (packet, end) = decode_at(&Source::new(text), 0)?;
         text[end..].trim_matches([' ', '\t', '\n', '\r']).is_empty().then_some(packet)
     }
 

@@ -123,13 +123,14 @@ fn read_part(doc: &[u8], start: usize, limit: Limit) -> Part {
         return Part::Failed;
     };
     let bytes = text.as_bytes();
+    let source = fast_packet::Source::new(text);
     let mut packets = Vec::new();
     let mut pos = 0;
     loop {
         if matches!(limit, Limit::Boundary(_)) && pos == bytes.len() {
             return Part::Reached(packets);
         }
-        let Some((packet, after)) = packet_at(text, pos) else {
+        let Some((packet, after)) = packet_at(&source, text, pos) else {
             return Part::Failed;
         };
         packets.push(packet);
@@ -143,8 +144,8 @@ fn read_part(doc: &[u8], start: usize, limit: Limit) -> Part {
 }
 
 /// The packet starting at `pos`, and the position after it.
-fn packet_at(text: &str, pos: usize) -> Option<(SkillPacket, usize)> {
-    if let Some(read) = fast_packet::decode_at(text, pos) {
+fn packet_at(source: &fast_packet::Source<'_>, text: &str, pos: usize) -> Option<(SkillPacket, usize)> {
+    if let Some(read) = fast_packet::decode_at(source, pos) {
         return Some(read);
     }
     let end = value_end(text.as_bytes(), pos)?;
