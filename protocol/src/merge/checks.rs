@@ -62,18 +62,19 @@ impl Admitted {
     }
 }
 
-/// Runs stages 1–4 on every packet, in order.
+/// Runs stages 1–4 on every packet, in order; the results stay in one vector
+/// per thread for stage 5.
 pub(super) fn check_all(
     packets: Vec<SkillPacket>,
     policy: &impl AcceptPolicy,
     ctx: &MergeContext<'_>,
     names: &RandomState,
-) -> Vec<Checked> {
+) -> Vec<Vec<Checked>> {
     let limits = policy.structure_limits();
     let threshold = policy.scan_threshold();
     let max_packets = policy.max_packets();
     let scanner = Scanner::standard();
-    crate::par::map_indexed(packets, |index, packet| {
+    crate::par::map_taken(packets, |index, packet| {
         let name_hash = names.hash_one(&packet.skill_name);
         let refused = |(stage, reason)| Decision::Rejected { stage, reason };
         if index >= max_packets {

@@ -20,15 +20,15 @@ use super::{Decision, MergeContext, PacketDecision, SkillKind, Stage, StoreView,
 use crate::wire::{SkillPacket, Timestamp};
 
 pub(super) fn resolve(
-    mut checked: Vec<Checked>,
+    mut checked: Vec<Vec<Checked>>,
     store: &impl StoreView,
     ctx: &MergeContext<'_>,
 ) -> Vec<PacketDecision> {
-    let winners = pick_winners(&checked);
+    let winners = pick_winners(checked.iter().flatten());
     // Deciding needs the store, which need not be shareable between threads,
     // so it runs here, in place; building what an installed packet becomes
     // does not, and allocates a dozen strings per packet, so that runs in parallel.
-    for c in &mut checked {
+    for c in checked.iter_mut().flatten() {
         let Some(admitted) = &c.admitted else {
             continue;
         };
@@ -42,18 +42,20 @@ pub(super) fn resolve(
             _ => against_store(&c.packet, admitted, store),
         };
     }
-    crate::par::map_indexed(checked, |_, Checked { index, packet, decision, admitted, findings, .. }| {
-        let packet = match admitted {
-            Some(admitted) if decision.installs() => receive(stored_form(packet, admitted), ctx),
-            _ => packet,
-        };
-        PacketDecision { index, packet, decision, findings }
-    })
+    let decided =
+        crate::par::map_chunks(checked, |_, Checked { index, packet, decision, admitted, findings, .. }| {
+            let packet = match admitted {
+                Some(admitted) if decision.installs() => receive(stored_form(packet, admitted), ctx),
+                _ => packet,
+            };
+            PacketDecision { index, packet, decision, findings }
+        });
+    crate::par::concat(decided)
 }
 
 /// For each packet (by position): the index of the winning packet of its name,
 /// when more than one admitted packet carries that name.
-fn pick_winners(checked: &[Checked]) -> Vec<Option<usize>> {
+fn pick_winners<'a>(checked: impl Iterator<Item = &'a Checked> + Clone) -> Vec<Option<usize>> {
     struct Best<'a> {
         key: (Timestamp, &'a str),
         index: usize,
@@ -61,10 +63,11 @@ fn pick_winners(checked: &[Checked]) -> Vec<Option<usize>> {
     }
     // Each name was hashed in stage 4: the map gives a slot in `best`, and
     // every packet remembers its slot. Sized up front, so it never rehashes.
+    let len = checked.clone().count();
     let mut slots: HashMap<NameKey<'_>, usize, BuildHasherDefault<Prehashed>> =
-        HashMap::with_capacity_and_hasher(checked.len(), BuildHasherDefault::default());
+        HashMap::with_capacity_and_hasher(len, BuildHasherDefault::default());
     let mut best: Vec<Best<'_>> = Vec::new();
-    let mut slot_of: Vec<Option<usize>> = Vec::with_capacity(checked.len());
+    let mut slot_of: Vec<Option<usize>> = Vec::with_capacity(len);
     for c in checked {
         let Some(admitted) = &c.admitted else {
             slot_of.push(None);
