@@ -13,6 +13,7 @@
 //! thread, into memory the system has yet to hand over page by page.
 
 use std::num::NonZeroUsize;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread;
 
 /// Below this many items, threads cost more than they save.
@@ -31,21 +32,41 @@ fn threads_for(len: usize) -> usize {
 /// Below this many bytes of input, threads cost more than they save.
 const MIN_BYTES_PER_PART: usize = 128 * 1024;
 
-/// How many parts to cut `len` bytes of input into: one per core, when each
-/// part has enough bytes to be worth a thread.
-pub(crate) fn parts_for_bytes(len: usize) -> usize {
+/// How many threads to share `len` bytes of input: one per core, when each
+/// has enough bytes to be worth starting.
+pub(crate) fn threads_for_bytes(len: usize) -> usize {
     let cores = thread::available_parallelism().map_or(1, NonZeroUsize::get);
     cores.min(MAX_THREADS).min(len / MIN_BYTES_PER_PART).max(1)
 }
 
-/// `(0..parts).map(f).collect()`, part 0 on the calling thread and the
-/// others on scoped threads.
-pub(crate) fn run_parts<R, F>(parts: usize, f: F) -> Vec<R>
+/// `(0..parts).map(f).collect()` on `threads` threads (the calling one and
+/// scoped ones), each taking the next part not yet taken when it is done
+/// with one. Threads of one process do not run at one speed (a new thread
+/// starts late and meets memory the system has yet to hand over, and other
+/// machines share the cores), so parts are handed out, not assigned.
+pub(crate) fn run_parts<R, F>(parts: usize, threads: usize, f: F) -> Vec<R>
 where
     R: Send,
     F: Fn(usize) -> R + Sync,
 {
-    run_each((0..parts).collect(), |_, part| f(part))
+    let next = AtomicUsize::new(0);
+    let take = || {
+        let mut done = Vec::new();
+        loop {
+            let part = next.fetch_add(1, Ordering::Relaxed);
+            if part >= parts {
+                return done;
+            }
+            done.push((part, f(part)));
+        }
+    };
+    let by_thread = run_each(vec![(); threads.clamp(1, parts.max(1))], |_, ()| take());
+    let mut slots: Vec<Option<R>> = (0..parts).map(|_| None).collect();
+    for (part, result) in by_thread.into_iter().flatten() {
+        slots[part] = Some(result);
+    }
+    // Every part below `parts` was taken exactly once, so no slot is empty.
+    slots.into_iter().flatten().collect()
 }
 
 /// `items.into_iter().enumerate().map(f)`, in parallel for large inputs, with
@@ -199,15 +220,16 @@ mod tests {
 
     #[test]
     fn runs_every_part_once_in_order() {
-        for parts in [0, 1, 2, 5] {
-            assert_eq!(run_parts(parts, |part| part * 10), (0..parts).map(|p| p * 10).collect::<Vec<_>>());
+        for (parts, threads) in [(0, 1), (1, 2), (2, 2), (5, 2), (17, 3), (3, 8)] {
+            let out = run_parts(parts, threads, |part| part * 10);
+            assert_eq!(out, (0..parts).map(|p| p * 10).collect::<Vec<_>>());
         }
     }
 
     #[test]
-    fn small_inputs_are_one_part() {
-        assert_eq!(parts_for_bytes(0), 1);
-        assert_eq!(parts_for_bytes(MIN_BYTES_PER_PART - 1), 1);
-        assert!(parts_for_bytes(usize::MAX) <= MAX_THREADS);
+    fn small_inputs_get_one_thread() {
+        assert_eq!(threads_for_bytes(0), 1);
+        assert_eq!(threads_for_bytes(MIN_BYTES_PER_PART - 1), 1);
+        assert!(threads_for_bytes(usize::MAX) <= MAX_THREADS);
     }
 }

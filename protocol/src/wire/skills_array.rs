@@ -26,21 +26,32 @@ use super::{SkillPacket, fast_packet};
 /// The packets of the array whose `[` is at `open`, and the position after
 /// its `]`.
 pub(super) fn decode(doc: &[u8], open: usize) -> Option<(Vec<SkillPacket>, usize)> {
-    decode_in_parts(doc, open, crate::par::parts_for_bytes(doc.len() - open))
+    let threads = crate::par::threads_for_bytes(doc.len() - open);
+    // A few parts per thread, so a thread that runs slower takes fewer.
+    let parts = if threads == 1 { 1 } else { threads * PARTS_PER_THREAD };
+    decode_in_parts(doc, open, parts, threads)
 }
 
-/// [`decode`], in at most `parts` parts.
-fn decode_in_parts(doc: &[u8], open: usize, parts: usize) -> Option<(Vec<SkillPacket>, usize)> {
+/// Parts per thread on a large update.
+const PARTS_PER_THREAD: usize = 4;
+
+/// [`decode`], in at most `parts` parts on `threads` threads.
+fn decode_in_parts(
+    doc: &[u8],
+    open: usize,
+    parts: usize,
+    threads: usize,
+) -> Option<(Vec<SkillPacket>, usize)> {
     let first = skip_ws(doc, open + 1);
     if *doc.get(first)? == b']' {
         return Some((Vec::new(), first + 1));
     }
     let starts = part_starts(doc, first, parts);
-    let parts = crate::par::run_parts(starts.len(), |part| {
+    let parts = crate::par::run_parts(starts.len(), threads, |part| {
         let end = starts.get(part + 1).map_or(Limit::ArrayEnd, |&next| Limit::Boundary(next));
         read_part(doc, starts[part], end)
     });
-    let mut packets: Vec<SkillPacket> = Vec::new();
+    let mut packets: Vec<Vec<SkillPacket>> = Vec::with_capacity(parts.len());
     for (part, outcome) in parts.into_iter().enumerate() {
         // Only reached for a trusted start: the first, or one the previous part ended on.
         let outcome = match outcome {
@@ -48,10 +59,10 @@ fn decode_in_parts(doc: &[u8], open: usize, parts: usize) -> Option<(Vec<SkillPa
             other => other,
         };
         match outcome {
-            Part::Reached(more) => append(&mut packets, more),
+            Part::Reached(more) => packets.push(more),
             Part::Ended(more, close) => {
-                append(&mut packets, more);
-                return Some((packets, close));
+                packets.push(more);
+                return Some((crate::par::concat(packets), close));
             }
             Part::Failed => return None,
         }
@@ -153,15 +164,6 @@ fn packet_at(source: &fast_packet::Source<'_>, text: &str, pos: usize) -> Option
     Some((packet, end))
 }
 
-/// Appends a part's packets; the first part's vector is taken as it is.
-fn append(packets: &mut Vec<SkillPacket>, more: Vec<SkillPacket>) {
-    if packets.is_empty() {
-        *packets = more;
-    } else {
-        packets.extend(more);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
@@ -212,10 +214,10 @@ mod tests {
         /// However many parts, and wherever the guesses fall (strings that end
         /// in `},{` make wrong ones), the array reads as in one part.
         #[test]
-        fn parts_read_as_one(doc in json_strategies::update(), parts in 2usize..6) {
+        fn parts_read_as_one(doc in json_strategies::update(), parts in 2usize..9) {
             if let Some(open) = crate::wire::split::skills_array(doc.as_bytes()) {
-                let whole = decode_in_parts(doc.as_bytes(), open, 1);
-                prop_assert_eq!(decode_in_parts(doc.as_bytes(), open, parts), whole, "{}", doc);
+                let whole = decode_in_parts(doc.as_bytes(), open, 1, 1);
+                prop_assert_eq!(decode_in_parts(doc.as_bytes(), open, parts, 2), whole, "{}", doc);
             }
         }
     }
