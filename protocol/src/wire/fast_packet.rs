@@ -293,7 +293,27 @@ impl<'a> Parser<'a> {
         if self.literal(b"null") {
             return Some(Timestamp::go_zero());
         }
-        Timestamp::parse(&self.string()?).ok()
+        // A time is written without escapes: read it where it is.
+        match self.unescaped_string() {
+            Some(text) => Timestamp::parse(text).ok(),
+            None => Timestamp::parse(&self.string()?).ok(),
+        }
+    }
+
+    /// A string without escapes or control bytes, borrowed from the text;
+    /// `None`, with nothing read, for any other value.
+    fn unescaped_string(&mut self) -> Option<&'a str> {
+        if self.peek()? != b'"' {
+            return None;
+        }
+        let start = self.pos + 1;
+        let end = quote_or_backslash(self.bytes, start)?;
+        let text = &self.text[start..end];
+        if self.bytes[end] != b'"' || self.has_control(text.as_bytes()) {
+            return None;
+        }
+        self.pos = end + 1;
+        Some(text)
     }
 
     fn boolean(&mut self) -> Option<bool> {
