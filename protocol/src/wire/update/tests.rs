@@ -31,6 +31,20 @@ fn decodes_the_reference_fixtures_as_serde_does() {
 }
 
 #[test]
+fn decodes_the_kept_fuzz_inputs_as_serde_does() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/fuzz-regressions/update_merge");
+    let mut replayed = 0;
+    for entry in std::fs::read_dir(&dir).expect("fuzz regressions folder") {
+        let path = entry.expect("directory entry").path();
+        if path.is_file() {
+            assert_same(&std::fs::read(&path).expect("kept input"));
+            replayed += 1;
+        }
+    }
+    assert!(replayed > 0, "no kept inputs in {}", dir.display());
+}
+
+#[test]
 fn hostile_shapes_decode_as_serde_decodes_them() {
     let packet = r#"{"skillName":"a","confidence":0.5,"tags":["x"]}"#;
     for doc in [
