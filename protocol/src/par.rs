@@ -103,8 +103,12 @@ where
             (start, chunk)
         })
         .collect();
-    run_each(chunks, |_, (offset, chunk)| {
-        chunk.into_iter().enumerate().map(|(i, item)| f(offset + i, item)).collect()
+    let total = offset;
+    run_each(chunks, |c, (offset, chunk)| {
+        // The first chunk's results get room for all, so [`concat`] need not move them.
+        let mut out = Vec::with_capacity(if c == 0 { total } else { chunk.len() });
+        out.extend(chunk.into_iter().enumerate().map(|(i, item)| f(offset + i, item)));
+        out
     })
 }
 
