@@ -128,7 +128,7 @@ pub(super) enum SimpleValue<'a> {
 
 /// The words of a [`SimpleValue::List`].
 pub(super) fn list_items(list: &str) -> impl Iterator<Item = &str> {
-    let items = (!list.is_empty()).then(|| list.split(',').map(|item| item.trim_start_matches(' ')));
+    let items = (!list.is_empty()).then(|| split_at(list, b',').map(|item| item.trim_start_matches(' ')));
     items.into_iter().flatten()
 }
 
@@ -150,7 +150,7 @@ pub(super) fn read_simple_with<'a>(
     mut entry: impl FnMut(&'a str, SimpleValue<'a>, usize) -> Option<()>,
 ) -> Option<()> {
     let body = yaml.strip_suffix('\n')?;
-    for (i, line) in lines(body).enumerate() {
+    for (i, line) in split_at(body, b'\n').enumerate() {
         let colon = line.bytes().position(|b| b == b':')?;
         let (key, value) = (&line[..colon], &line[colon + 1..]);
         let mut k = key.bytes();
@@ -164,7 +164,7 @@ pub(super) fn read_simple_with<'a>(
             Some(list) => {
                 let list = list.strip_suffix(']')?;
                 if !list.is_empty() {
-                    for (j, item) in list.split(',').enumerate() {
+                    for (j, item) in split_at(list, b',').enumerate() {
                         let item = if j == 0 { item } else { item.trim_start_matches(' ') };
                         let mut b = item.bytes();
                         let word = b.next()?.is_ascii_alphanumeric()
@@ -198,13 +198,14 @@ pub(super) fn read_simple_with<'a>(
     Some(())
 }
 
-/// `text.split('\n')`, by a plain byte loop: faster than `str::split` on
-/// lines this short.
-fn lines(text: &str) -> impl Iterator<Item = &str> {
+/// `text.split(sep as char)` for an ASCII `sep`, by a plain byte loop:
+/// `str::split` sets up a memchr search per piece, which costs more than
+/// these short lines and lists.
+fn split_at(text: &str, sep: u8) -> impl Iterator<Item = &str> {
     let mut rest = Some(text);
     std::iter::from_fn(move || {
         let text = rest?;
-        match text.bytes().position(|b| b == b'\n') {
+        match text.bytes().position(|b| b == sep) {
             Some(end) => {
                 rest = Some(&text[end + 1..]);
                 Some(&text[..end])
