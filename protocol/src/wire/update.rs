@@ -54,8 +54,9 @@ impl KnowledgeUpdate {
     /// `GET /ecp/skills` answer).
     ///
     /// The same result as `serde_json::from_slice`, faster for large updates:
-    /// the packets of the `skills` array are decoded in parallel, in one part
-    /// per core.
+    /// the `skills` array is cut into parts that the cores decode in parallel
+    /// (`skills_array`), by a reader made for packets (`fast_packet`); an
+    /// update of any other shape, and every error, goes through serde_json.
     pub fn from_json(bytes: &[u8]) -> Result<Self, DecodeError> {
         match Self::from_split(bytes) {
             Some(update) => Ok(update),
