@@ -1,8 +1,9 @@
 //! Decoding the `skills` array of an update in parallel, without a serial
 //! pass to find where its packets start.
 //!
-//! The array is cut into one part per core at guessed packet boundaries: the
-//! first `}` `,` `{` `"` (whitespace allowed between them) after each cut.
+//! The array is cut into a few parts per core at guessed packet boundaries:
+//! the first `}` `,` `{` `"` (whitespace allowed between them) after each
+//! cut. The threads take the parts one after the other as they finish one.
 //! A guess can be wrong (the bytes may sit inside a string), so each part is
 //! trusted only once the part before it, read packet by packet from a start
 //! already trusted, ends exactly where it begins. The first part starts at
@@ -10,8 +11,8 @@
 //! exactly as a serial reading would read it. When a trusted part cannot
 //! finish (its guessed end was not a boundary), it is read again from its
 //! start to the end of the array; the parts after it are dropped. So a wrong
-//! guess costs time, never correctness, and the work stays linear: at most
-//! each byte read twice.
+//! guess costs time, never correctness, and the work stays linear: a byte is
+//! read by at most two parts, then by serde_json if the update is not valid.
 //!
 //! Each packet is read by the fast reader (`fast_packet`), or by serde_json
 //! when the fast reader does not answer. Any failure gives `None`, and the
