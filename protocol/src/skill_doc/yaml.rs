@@ -149,58 +149,86 @@ pub(super) fn read_simple_with<'a>(
     first_line: usize,
     mut entry: impl FnMut(&'a str, SimpleValue<'a>, usize) -> Option<()>,
 ) -> Option<()> {
-    let body = yaml.strip_suffix('\n')?;
-    for (i, line) in split_at(body, b'\n').enumerate() {
-        let colon = line.bytes().position(|b| b == b':')?;
-        let (key, value) = (&line[..colon], &line[colon + 1..]);
-        let mut k = key.bytes();
-        if !(k.next()?.is_ascii_alphabetic()
-            && k.all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-'))
-        {
+    yaml.strip_suffix('\n')?;
+    // One pass over the bytes; past the end reads as 0, which no rule accepts.
+    let bytes = yaml.as_bytes();
+    let byte = |i: usize| bytes.get(i).copied().unwrap_or(0);
+    let mut pos = 0;
+    let mut line = first_line;
+    loop {
+        let key_start = pos;
+        if !byte(pos).is_ascii_alphabetic() {
             return None;
         }
-        let value = value.strip_prefix(' ')?.trim_start_matches(' ');
-        let value = match value.strip_prefix('[') {
-            Some(list) => {
-                let list = list.strip_suffix(']')?;
-                if !list.is_empty() {
-                    for (j, item) in split_at(list, b',').enumerate() {
-                        let item = if j == 0 { item } else { item.trim_start_matches(' ') };
-                        let mut b = item.bytes();
-                        let word = b.next()?.is_ascii_alphanumeric()
-                            && b.all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'-'));
-                        if !word {
-                            return None;
-                        }
+        pos += 1;
+        while byte(pos).is_ascii_alphanumeric() || matches!(byte(pos), b'_' | b'-') {
+            pos += 1;
+        }
+        let key = &yaml[key_start..pos];
+        if byte(pos) != b':' || byte(pos + 1) != b' ' {
+            return None;
+        }
+        pos += 2;
+        while byte(pos) == b' ' {
+            pos += 1;
+        }
+        let value = if byte(pos) == b'[' {
+            pos += 1;
+            let list_start = pos;
+            if byte(pos) != b']' {
+                loop {
+                    if !byte(pos).is_ascii_alphanumeric() {
+                        return None;
+                    }
+                    pos += 1;
+                    while byte(pos).is_ascii_alphanumeric() || matches!(byte(pos), b'.' | b'_' | b'-') {
+                        pos += 1;
+                    }
+                    match byte(pos) {
+                        b']' => break,
+                        b',' => pos += 1,
+                        _ => return None,
+                    }
+                    while byte(pos) == b' ' {
+                        pos += 1;
                     }
                 }
-                SimpleValue::List(list)
             }
-            None => {
-                let mut b = value.bytes();
-                let plain = b.next()?.is_ascii_alphanumeric()
-                    && b.all(|c| {
-                        c.is_ascii_alphanumeric()
-                            || matches!(
-                                c,
-                                b' ' | b'.' | b',' | b'_' | b'/' | b'(' | b')' | b'+' | b'=' | b'-'
-                            )
-                    })
-                    && !value.ends_with(' ');
-                if !plain {
-                    return None;
-                }
-                SimpleValue::Scalar(value)
+            let list = &yaml[list_start..pos];
+            pos += 1;
+            SimpleValue::List(list)
+        } else {
+            let start = pos;
+            if !byte(pos).is_ascii_alphanumeric() {
+                return None;
             }
+            pos += 1;
+            while byte(pos).is_ascii_alphanumeric()
+                || matches!(byte(pos), b' ' | b'.' | b',' | b'_' | b'/' | b'(' | b')' | b'+' | b'=' | b'-')
+            {
+                pos += 1;
+            }
+            let text = &yaml[start..pos];
+            if text.ends_with(' ') {
+                return None;
+            }
+            SimpleValue::Scalar(text)
         };
-        entry(key, value, first_line + i)?;
+        if byte(pos) != b'\n' {
+            return None;
+        }
+        pos += 1;
+        entry(key, value, line)?;
+        if pos == bytes.len() {
+            return Some(());
+        }
+        line += 1;
     }
-    Some(())
 }
 
 /// `text.split(sep as char)` for an ASCII `sep`, by a plain byte loop:
 /// `str::split` sets up a memchr search per piece, which costs more than
-/// these short lines and lists.
+/// these short lists.
 fn split_at(text: &str, sep: u8) -> impl Iterator<Item = &str> {
     let mut rest = Some(text);
     std::iter::from_fn(move || {
