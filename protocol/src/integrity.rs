@@ -40,7 +40,12 @@ pub fn body_hash(body: &str) -> String {
 
 /// The packet `id` belonging to an integrity hash: its first 16 hex characters.
 pub fn packet_id(integrity_hash: &str) -> String {
-    integrity_hash.get(..ID_HEX_LEN).unwrap_or(integrity_hash).to_owned()
+    id_of(integrity_hash).to_owned()
+}
+
+/// [`packet_id`], borrowed from the hash.
+pub(crate) fn id_of(integrity_hash: &str) -> &str {
+    integrity_hash.get(..ID_HEX_LEN).unwrap_or(integrity_hash)
 }
 
 /// The `originUserHash` of a user id: hex of the first 16 bytes of its SHA-256.

@@ -1,7 +1,9 @@
 //! Stages 1–4 of the merge: everything that can be decided about one packet
 //! without looking at the store.
 
-use super::{MergeContext, Stage};
+use std::hash::{BuildHasher, RandomState};
+
+use super::{Decision, MergeContext, Stage};
 use crate::integrity;
 use crate::policy::AcceptPolicy;
 use crate::scan::{Finding, Scanner, Severity};
@@ -26,40 +28,69 @@ pub(super) struct Checked {
     pub(super) index: usize,
     /// As received.
     pub(super) packet: SkillPacket,
-    /// `Ok` when stages 1–4 accept it; else the refusing stage and reason.
-    pub(super) verdict: Result<Admitted, (Stage, String)>,
+    /// `Rejected` when stages 1–4 refuse the packet. For an admitted packet
+    /// it is provisional (`New`) until stage 5 decides.
+    pub(super) decision: Decision,
+    /// `Some` when stages 1–4 accept the packet.
+    pub(super) admitted: Option<Admitted>,
     pub(super) findings: Vec<Finding>,
+    /// The hash of `skillName` under the merge's [`RandomState`], computed
+    /// here in parallel so that stage 5 need not hash names one by one.
+    pub(super) name_hash: u64,
 }
 
 /// What stage 5 needs of an admitted packet.
 #[derive(Debug)]
 pub(super) struct Admitted {
-    /// The body rebuilt with frontmatter, when the received one had none.
-    pub(super) rebuilt_body: Option<String>,
-    /// `integrityHash` of the body that will be stored.
-    pub(super) stored_hash: String,
+    /// The body to store instead of the received one, when that had no frontmatter.
+    pub(super) rebuilt: Option<Rebuilt>,
 }
 
-/// Runs stages 1–4 on every packet, in order.
+/// A body rebuilt with frontmatter, and its `integrityHash`.
+#[derive(Debug)]
+pub(super) struct Rebuilt {
+    pub(super) body: String,
+    pub(super) hash: String,
+}
+
+impl Admitted {
+    /// `integrityHash` of the body that will be stored. Borrowed: most packets
+    /// keep their body, and a copy per packet would be allocated here and freed
+    /// on the merging thread.
+    pub(super) fn stored_hash<'a>(&'a self, packet: &'a SkillPacket) -> &'a str {
+        self.rebuilt.as_ref().map_or(&packet.integrity_hash, |rebuilt| &rebuilt.hash)
+    }
+}
+
+/// Runs stages 1–4 on every packet, in order; the results stay in one vector
+/// per thread for stage 5.
 pub(super) fn check_all(
     packets: Vec<SkillPacket>,
     policy: &impl AcceptPolicy,
     ctx: &MergeContext<'_>,
-) -> Vec<Checked> {
+    names: &RandomState,
+) -> Vec<Vec<Checked>> {
     let limits = policy.structure_limits();
     let threshold = policy.scan_threshold();
     let max_packets = policy.max_packets();
     let scanner = Scanner::standard();
-    crate::par::map_indexed(packets, |index, packet| {
+    crate::par::map_taken(packets, |index, packet| {
+        let name_hash = names.hash_one(&packet.skill_name);
+        let refused = |(stage, reason)| Decision::Rejected { stage, reason };
         if index >= max_packets {
             let reason = format!(
                 "rejected by policy: the update carries more than {max_packets} packets; send the rest in another update"
             );
-            return Checked { index, packet, verdict: Err((Stage::Limit, reason)), findings: Vec::new() };
+            let decision = refused((Stage::Limit, reason));
+            return Checked { index, packet, decision, admitted: None, findings: Vec::new(), name_hash };
         }
         let mut findings = Vec::new();
-        let verdict = check_one(&packet, policy, ctx, &limits, threshold, scanner, &mut findings);
-        Checked { index, packet, verdict, findings }
+        let (decision, admitted) =
+            match check_one(&packet, policy, ctx, &limits, threshold, scanner, &mut findings) {
+                Ok(admitted) => (Decision::New, Some(admitted)),
+                Err(refusal) => (refused(refusal), None),
+            };
+        Checked { index, packet, decision, admitted, findings, name_hash }
     })
 }
 
@@ -154,11 +185,8 @@ fn check_one(
         ));
     }
 
-    let stored_hash = match &rebuilt_body {
-        Some(text) => integrity::body_hash(text),
-        None => packet.integrity_hash.clone(),
-    };
-    Ok(Admitted { rebuilt_body, stored_hash })
+    let rebuilt = rebuilt_body.map(|body| Rebuilt { hash: integrity::body_hash(&body), body });
+    Ok(Admitted { rebuilt })
 }
 
 /// Size and range checks on the packet's fields other than the body.

@@ -170,7 +170,8 @@ pub fn merge_knowledge(
     policy: &impl AcceptPolicy,
     ctx: &MergeContext<'_>,
 ) -> MergeOutcome {
-    let checked = checks::check_all(update.skills, policy, ctx);
+    let names = std::hash::RandomState::new();
+    let checked = checks::check_all(update.skills, policy, ctx, &names);
     let decisions = resolve::resolve(checked, store, ctx);
     let result = tally(&decisions);
     MergeOutcome { result, decisions }

@@ -13,57 +13,69 @@
 //!   the tombstone of the very version held); else conflict.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hash, Hasher};
 
 use super::checks::{Admitted, Checked};
 use super::{Decision, MergeContext, PacketDecision, SkillKind, Stage, StoreView, receive};
 use crate::wire::{SkillPacket, Timestamp};
 
 pub(super) fn resolve(
-    checked: Vec<Checked>,
+    mut checked: Vec<Vec<Checked>>,
     store: &impl StoreView,
     ctx: &MergeContext<'_>,
 ) -> Vec<PacketDecision> {
-    let winners = pick_winners(&checked);
-    checked
-        .into_iter()
-        .map(|Checked { index, packet, verdict, findings }| {
-            let (packet, decision) = match verdict {
-                Err((stage, reason)) => (packet, Decision::Rejected { stage, reason }),
-                Ok(admitted) => match winners[index] {
-                    Some(winner) if winner != index => {
-                        let reason = format!(
-                            "duplicate skill name in this update: packet #{winner} wins (latest createdAt, then larger hash, then first)"
-                        );
-                        (packet, Decision::Rejected { stage: Stage::Duplicate, reason })
-                    }
-                    _ => against_store(packet, admitted, store, ctx),
-                },
+    let winners = pick_winners(checked.iter().flatten());
+    // Deciding needs the store, which need not be shareable between threads,
+    // so it runs here, in place; building what an installed packet becomes
+    // does not, and allocates a dozen strings per packet, so that runs in parallel.
+    for c in checked.iter_mut().flatten() {
+        let Some(admitted) = &c.admitted else {
+            continue;
+        };
+        c.decision = match winners[c.index] {
+            Some(winner) if winner != c.index => {
+                let reason = format!(
+                    "duplicate skill name in this update: packet #{winner} wins (latest createdAt, then larger hash, then first)"
+                );
+                Decision::Rejected { stage: Stage::Duplicate, reason }
+            }
+            _ => against_store(&c.packet, admitted, store),
+        };
+    }
+    let decided =
+        crate::par::map_chunks(checked, |_, Checked { index, packet, decision, admitted, findings, .. }| {
+            let packet = match admitted {
+                Some(admitted) if decision.installs() => receive(stored_form(packet, admitted), ctx),
+                _ => packet,
             };
             PacketDecision { index, packet, decision, findings }
-        })
-        .collect()
+        });
+    crate::par::concat(decided)
 }
 
 /// For each packet (by position): the index of the winning packet of its name,
 /// when more than one admitted packet carries that name.
-fn pick_winners(checked: &[Checked]) -> Vec<Option<usize>> {
+fn pick_winners<'a>(checked: impl Iterator<Item = &'a Checked> + Clone) -> Vec<Option<usize>> {
     struct Best<'a> {
         key: (Timestamp, &'a str),
         index: usize,
         contested: bool,
     }
-    // Each name is hashed once: the map gives a slot in `best`, and every
-    // packet remembers its slot. Sized up front, so it never rehashes.
-    let mut slots: HashMap<&str, usize> = HashMap::with_capacity(checked.len());
+    // Each name was hashed in stage 4: the map gives a slot in `best`, and
+    // every packet remembers its slot. Sized up front, so it never rehashes.
+    let len = checked.clone().count();
+    let mut slots: HashMap<NameKey<'_>, usize, BuildHasherDefault<Prehashed>> =
+        HashMap::with_capacity_and_hasher(len, BuildHasherDefault::default());
     let mut best: Vec<Best<'_>> = Vec::new();
-    let mut slot_of: Vec<Option<usize>> = Vec::with_capacity(checked.len());
+    let mut slot_of: Vec<Option<usize>> = Vec::with_capacity(len);
     for c in checked {
-        let Ok(admitted) = &c.verdict else {
+        let Some(admitted) = &c.admitted else {
             slot_of.push(None);
             continue;
         };
-        let key = (c.packet.created_at, admitted.stored_hash.as_str());
-        let slot = *slots.entry(c.packet.skill_name.as_str()).or_insert_with(|| {
+        let key = (c.packet.created_at, admitted.stored_hash(&c.packet));
+        let name = NameKey { hash: c.name_hash, name: &c.packet.skill_name };
+        let slot = *slots.entry(name).or_insert_with(|| {
             best.push(Best { key, index: c.index, contested: false });
             best.len() - 1
         });
@@ -81,18 +93,58 @@ fn pick_winners(checked: &[Checked]) -> Vec<Option<usize>> {
     slot_of.iter().map(|s| s.map(|s| &best[s]).filter(|b| b.contested).map(|b| b.index)).collect()
 }
 
-fn against_store(
-    packet: SkillPacket,
-    admitted: Admitted,
-    store: &impl StoreView,
-    ctx: &MergeContext<'_>,
-) -> (SkillPacket, Decision) {
+/// A skill name with its hash, computed beforehand (under a random key, so
+/// that names chosen to collide cannot slow the map down).
+struct NameKey<'a> {
+    hash: u64,
+    name: &'a str,
+}
+
+impl Hash for NameKey<'_> {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        state.write_u64(self.hash);
+    }
+}
+
+impl PartialEq for NameKey<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+    }
+}
+
+impl Eq for NameKey<'_> {}
+
+/// The hasher of [`NameKey`]: passes its precomputed hash through.
+#[derive(Default)]
+struct Prehashed(u64);
+
+impl Hasher for Prehashed {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        // Only `write_u64` is used; fold anything else in rather than drop it.
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+}
+
+fn against_store(packet: &SkillPacket, admitted: &Admitted, store: &impl StoreView) -> Decision {
     let conflict =
         |reason: String| Decision::Rejected { stage: Stage::Conflict, reason: format!("conflict: {reason}") };
-    let decision = match store.lookup(&packet.skill_name) {
+    match store.lookup(&packet.skill_name) {
         None if packet.deprecated => Decision::Unchanged,
         None => Decision::New,
-        Some(held) if held.integrity_hash == admitted.stored_hash && held.deprecated == packet.deprecated => {
+        Some(held)
+            if held.integrity_hash == admitted.stored_hash(packet)
+                && held.deprecated == packet.deprecated =>
+        {
             Decision::Unchanged
         }
         Some(held) if held.kind == SkillKind::Local => {
@@ -115,18 +167,30 @@ fn against_store(
                 ))
             }
         }
-    };
-    if !decision.installs() {
-        return (packet, decision);
     }
-    (receive(stored_form(packet, admitted), ctx), decision)
 }
 
 /// The packet with the body that will be stored (frontmatter rebuilt if needed).
 fn stored_form(mut packet: SkillPacket, admitted: Admitted) -> SkillPacket {
-    if let Some(body) = admitted.rebuilt_body {
-        packet.skill_body = body;
-        packet.integrity_hash = admitted.stored_hash;
+    if let Some(rebuilt) = admitted.rebuilt {
+        packet.skill_body = rebuilt.body;
+        packet.integrity_hash = rebuilt.hash;
     }
     packet
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_with_one_hash_stay_apart() {
+        let mut slots: HashMap<NameKey<'_>, usize, BuildHasherDefault<Prehashed>> = HashMap::default();
+        slots.insert(NameKey { hash: 7, name: "a" }, 0);
+        slots.insert(NameKey { hash: 7, name: "b" }, 1);
+        slots.insert(NameKey { hash: 7, name: "a" }, 2);
+        assert_eq!(slots.len(), 2);
+        assert_eq!(slots.get(&NameKey { hash: 7, name: "a" }), Some(&2));
+        assert_eq!(slots.get(&NameKey { hash: 7, name: "b" }), Some(&1));
+    }
 }

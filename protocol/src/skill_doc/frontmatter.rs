@@ -6,7 +6,7 @@
 use thiserror::Error;
 
 use super::SkillDocument;
-use super::yaml::{self, Node};
+use super::yaml::{self, Node, SimpleValue};
 
 /// Largest frontmatter block accepted, in bytes of YAML between the fences.
 ///
@@ -171,7 +171,10 @@ pub fn parse(text: &str) -> Result<SkillDocument<'_>, DocError> {
     let Some(block) = split(text)? else {
         return Ok(SkillDocument { frontmatter: None, body: text });
     };
-    let frontmatter = interpret(yaml::read(block.yaml, YAML_FIRST_LINE)?)?;
+    let frontmatter = match read_plain(block.yaml) {
+        Some(frontmatter) => frontmatter,
+        None => interpret(yaml::read(block.yaml, YAML_FIRST_LINE)?)?,
+    };
     Ok(SkillDocument { frontmatter: Some(frontmatter), body: block.body })
 }
 
@@ -210,7 +213,8 @@ fn split(text: &str) -> Result<Option<Block<'_>>, DocError> {
 /// Splits off the first line: its content (a CR before the LF is left on it)
 /// and the text after its LF.
 fn next_line(text: &str) -> (&str, &str) {
-    match text.find('\n') {
+    // A byte loop: `str::find` costs more than these short lines.
+    match text.bytes().position(|b| b == b'\n') {
         Some(i) => (&text[..i], &text[i + 1..]),
         None => (text, ""),
     }
@@ -243,6 +247,66 @@ impl Key {
             _ => return None,
         })
     }
+}
+
+/// The frontmatter of plain `key: value` lines ([`yaml::read_simple_with`]),
+/// read straight into a [`Frontmatter`]: no YAML tree, and no string
+/// allocated but the values kept. `None` when the YAML is not of that form,
+/// or holds something [`interpret`] refuses (a repeated key, a list where a
+/// string belongs, a bad confidence): the full path then reads it and says
+/// why. Where this answers, the full path gives the same (a test checks it).
+fn read_plain(yaml: &str) -> Option<Frontmatter> {
+    let mut frontmatter = Frontmatter::default();
+    let mut seen = 0u8;
+    yaml::read_simple_with(yaml, YAML_FIRST_LINE, |key, value, _| {
+        let Some(field) = Key::from_yaml(key) else {
+            return Some(());
+        };
+        let bit = 1u8 << (field as u8);
+        if seen & bit != 0 {
+            return None;
+        }
+        seen |= bit;
+        match (field, value) {
+            (Key::Name, SimpleValue::Scalar(text)) => frontmatter.name = plain_string(text),
+            (Key::Description, SimpleValue::Scalar(text)) => frontmatter.description = plain_string(text),
+            (Key::Version, SimpleValue::Scalar(text)) => frontmatter.version = plain_string(text),
+            (Key::Tags, value) => frontmatter.tags = plain_list(value),
+            (Key::AllowedTools, value) => frontmatter.allowed_tools = plain_list(value),
+            (Key::Confidence, SimpleValue::Scalar(text)) => frontmatter.confidence = plain_confidence(text)?,
+            _ => return None,
+        }
+        Some(())
+    })?;
+    Some(frontmatter)
+}
+
+/// [`string`] of a plain scalar.
+fn plain_string(text: &str) -> Option<String> {
+    (!yaml::is_null_text(text)).then(|| text.to_owned())
+}
+
+/// [`list`] of a plain scalar or a flow list of words.
+fn plain_list(value: SimpleValue<'_>) -> Vec<String> {
+    match value {
+        SimpleValue::Scalar(text) if yaml::is_null_text(text) => Vec::new(),
+        SimpleValue::Scalar(text) => split_list(text),
+        SimpleValue::List(list) => yaml::list_items(list)
+            .filter(|item| !yaml::is_null_text(item))
+            .map(str::trim)
+            .filter(|item| !item.is_empty())
+            .map(str::to_owned)
+            .collect(),
+    }
+}
+
+/// [`confidence`] of a plain scalar; `None` where that is an error.
+fn plain_confidence(text: &str) -> Option<Option<f64>> {
+    if yaml::is_null_text(text) {
+        return Some(None);
+    }
+    let number = text.trim().parse::<f64>().ok()?;
+    (number.is_finite() && (0.0..=1.0).contains(&number)).then_some(Some(number))
 }
 
 fn interpret(root: Option<Node>) -> Result<Frontmatter, DocError> {
@@ -764,5 +828,47 @@ mod tests {
     fn error_messages_name_the_input() {
         let err = parse("---\nname: a\nname: b\n---\n").unwrap_err();
         assert_eq!(err.to_string(), "frontmatter key `name` appears twice (again on line 3); keep one");
+    }
+
+    #[test]
+    fn reads_plain_frontmatter_without_the_yaml_tree() {
+        let yaml = "name: a-skill\ndescription: Does a thing, well\ntags: [git, null, debugging]\n\
+                    allowed-tools: Read, Bash(git log)\nconfidence: 0.5\nversion: 1.0\nother: x\n";
+        let plain = read_plain(yaml).expect("plain lines");
+        assert_eq!(plain.tags, ["git", "debugging"]);
+        assert_eq!(plain.allowed_tools, ["Read", "Bash(git log)"]);
+        assert_eq!(Ok(plain), interpret(yaml::read(yaml, YAML_FIRST_LINE).unwrap()));
+        for refused in ["name: a\nname: b\n", "name: [a]\n", "confidence: 2\n", "confidence: x\n"] {
+            assert_eq!(read_plain(refused), None, "{refused}");
+            assert!(interpret(yaml::read(refused, YAML_FIRST_LINE).unwrap()).is_err(), "{refused}");
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig {
+            cases: 2000,
+            failure_persistence: None,
+            ..proptest::prelude::ProptestConfig::default()
+        })]
+
+        /// Wherever the plain reader answers, the full path gives the same frontmatter.
+        #[test]
+        fn plain_reading_agrees_with_the_full_path(
+            lines in proptest::collection::vec(
+                (
+                    "(name|description|version|tags|allowed-tools|allowed_tools|confidence|other|[a-z][a-z_-]{0,5})",
+                    "(: |:  |:)",
+                    "(null|Null|NULL|~|0|1|0.5|1e-1|2|-0|inf|NaN|[a-zA-Z0-9][a-zA-Z0-9 .,_/()+=-]{0,16}\
+                     |\\[((null|[a-z0-9][a-z0-9._-]{0,4})(, ?| ,)?){0,4}\\])",
+                ),
+                1..8,
+            ),
+        ) {
+            let yaml: String = lines.iter().map(|(k, sep, v)| format!("{k}{sep}{v}\n")).collect();
+            if let Some(plain) = read_plain(&yaml) {
+                let full = yaml::read(&yaml, YAML_FIRST_LINE).and_then(interpret);
+                proptest::prop_assert_eq!(Ok(plain), full, "{:?}", yaml);
+            }
+        }
     }
 }

@@ -69,9 +69,13 @@ impl Node {
 
     /// True for the plain scalars YAML reads as null: empty, `~`, `null`.
     pub(super) fn is_null(&self) -> bool {
-        matches!(self, Node::Scalar { value, plain: true, .. }
-            if matches!(value.as_str(), "" | "~" | "null" | "Null" | "NULL"))
+        matches!(self, Node::Scalar { value, plain: true, .. } if is_null_text(value))
     }
+}
+
+/// True for the text of a plain scalar that YAML reads as null.
+pub(super) fn is_null_text(text: &str) -> bool {
+    matches!(text, "" | "~" | "null" | "Null" | "NULL")
 }
 
 /// Reads one YAML document into a [`Node`] tree. `Ok(None)` means the text
@@ -95,11 +99,44 @@ pub(super) fn read(yaml: &str, first_line: usize) -> Result<Option<Node>, DocErr
     }
 }
 
-/// The tree of the frontmatter almost every skill has: one `key: value`
-/// line after the other, each value a plain word-like scalar or a flow list
-/// of such words (`tags: [git, debugging]`). `None` for anything else, which
-/// then goes through the YAML parser; where this answers, the parser gives
-/// the same tree (a test checks it on generated input), several times slower.
+/// The tree of the frontmatter almost every skill has (see
+/// [`read_simple_with`]). `None` for anything else, which then goes through
+/// the YAML parser; where this answers, the parser gives the same tree (a test
+/// checks it on generated input), several times slower.
+fn read_simple(yaml: &str, first_line: usize) -> Option<Node> {
+    let mut entries = Vec::new();
+    read_simple_with(yaml, first_line, |key, value, line| {
+        let scalar = |value: &str| Node::Scalar { value: value.to_owned(), plain: true, line };
+        let node = match value {
+            SimpleValue::Scalar(text) => scalar(text),
+            SimpleValue::List(list) => Node::Sequence { items: list_items(list).map(scalar).collect(), line },
+        };
+        entries.push((scalar(key), node));
+        Some(())
+    })?;
+    Some(Node::Mapping { entries, line: first_line })
+}
+
+/// The value of one line of the simple form.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) enum SimpleValue<'a> {
+    /// A plain scalar, as written.
+    Scalar(&'a str),
+    /// A flow list of words: the text between its brackets (see [`list_items`]).
+    List(&'a str),
+}
+
+/// The words of a [`SimpleValue::List`].
+pub(super) fn list_items(list: &str) -> impl Iterator<Item = &str> {
+    let items = (!list.is_empty()).then(|| split_at(list, b',').map(|item| item.trim_start_matches(' ')));
+    items.into_iter().flatten()
+}
+
+/// Calls `entry(key, value, line)` for each line of the frontmatter almost
+/// every skill has: one `key: value` line after the other, each value a plain
+/// word-like scalar or a flow list of such words (`tags: [git, debugging]`).
+/// `None` when the text is not all of that form (whatever `entry` was called
+/// with is then to be dropped) or when `entry` answers `None`.
 ///
 /// Accepted, per line: a key (a letter, then letters, digits, `_`, `-`), `:`,
 /// one or more spaces, and a value that is either a letter or digit followed
@@ -107,52 +144,106 @@ pub(super) fn read(yaml: &str, first_line: usize) -> Result<Option<Node>, DocErr
 /// `[` words separated by `,` and spaces `]` (a word: a letter or digit,
 /// then letters, digits, `.`, `_`, `-`). Every line ends with `\n`; no tabs,
 /// carriage returns, comments, quotes or other indicators.
-fn read_simple(yaml: &str, first_line: usize) -> Option<Node> {
-    let body = yaml.strip_suffix('\n')?;
-    let mut entries = Vec::new();
-    for (i, line) in body.split('\n').enumerate() {
-        let line_no = first_line + i;
-        let (key, value) = line.split_once(':')?;
-        let mut k = key.bytes();
-        if !(k.next()?.is_ascii_alphabetic()
-            && k.all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-'))
-        {
+pub(super) fn read_simple_with<'a>(
+    yaml: &'a str,
+    first_line: usize,
+    mut entry: impl FnMut(&'a str, SimpleValue<'a>, usize) -> Option<()>,
+) -> Option<()> {
+    yaml.strip_suffix('\n')?;
+    // One pass over the bytes; past the end reads as 0, which no rule accepts.
+    let bytes = yaml.as_bytes();
+    let byte = |i: usize| bytes.get(i).copied().unwrap_or(0);
+    let mut pos = 0;
+    let mut line = first_line;
+    loop {
+        let key_start = pos;
+        if !byte(pos).is_ascii_alphabetic() {
             return None;
         }
-        let value = value.strip_prefix(' ')?.trim_start_matches(' ');
-        let scalar = |value: &str| Node::Scalar { value: value.to_owned(), plain: true, line: line_no };
-        let node = match value.strip_prefix('[') {
-            Some(list) => {
-                let list = list.strip_suffix(']')?;
-                let mut items = Vec::new();
-                if !list.is_empty() {
-                    for (j, item) in list.split(',').enumerate() {
-                        let item = if j == 0 { item } else { item.trim_start_matches(' ') };
-                        let mut b = item.bytes();
-                        let word = b.next()?.is_ascii_alphanumeric()
-                            && b.all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'-'));
-                        if !word {
-                            return None;
-                        }
-                        items.push(scalar(item));
+        pos += 1;
+        while byte(pos).is_ascii_alphanumeric() || matches!(byte(pos), b'_' | b'-') {
+            pos += 1;
+        }
+        let key = &yaml[key_start..pos];
+        if byte(pos) != b':' || byte(pos + 1) != b' ' {
+            return None;
+        }
+        pos += 2;
+        while byte(pos) == b' ' {
+            pos += 1;
+        }
+        let value = if byte(pos) == b'[' {
+            pos += 1;
+            let list_start = pos;
+            if byte(pos) != b']' {
+                loop {
+                    if !byte(pos).is_ascii_alphanumeric() {
+                        return None;
+                    }
+                    pos += 1;
+                    while byte(pos).is_ascii_alphanumeric() || matches!(byte(pos), b'.' | b'_' | b'-') {
+                        pos += 1;
+                    }
+                    match byte(pos) {
+                        b']' => break,
+                        b',' => pos += 1,
+                        _ => return None,
+                    }
+                    while byte(pos) == b' ' {
+                        pos += 1;
                     }
                 }
-                Node::Sequence { items, line: line_no }
+            }
+            let list = &yaml[list_start..pos];
+            pos += 1;
+            SimpleValue::List(list)
+        } else {
+            let start = pos;
+            if !byte(pos).is_ascii_alphanumeric() {
+                return None;
+            }
+            pos += 1;
+            while byte(pos).is_ascii_alphanumeric()
+                || matches!(byte(pos), b' ' | b'.' | b',' | b'_' | b'/' | b'(' | b')' | b'+' | b'=' | b'-')
+            {
+                pos += 1;
+            }
+            let text = &yaml[start..pos];
+            if text.ends_with(' ') {
+                return None;
+            }
+            SimpleValue::Scalar(text)
+        };
+        if byte(pos) != b'\n' {
+            return None;
+        }
+        pos += 1;
+        entry(key, value, line)?;
+        if pos == bytes.len() {
+            return Some(());
+        }
+        line += 1;
+    }
+}
+
+/// `text.split(sep as char)` for an ASCII `sep`, by a plain byte loop:
+/// `str::split` sets up a memchr search per piece, which costs more than
+/// these short lists.
+fn split_at(text: &str, sep: u8) -> impl Iterator<Item = &str> {
+    let mut rest = Some(text);
+    std::iter::from_fn(move || {
+        let text = rest?;
+        match text.bytes().position(|b| b == sep) {
+            Some(end) => {
+                rest = Some(&text[end + 1..]);
+                Some(&text[..end])
             }
             None => {
-                let mut b = value.bytes();
-                let plain = b.next()?.is_ascii_alphanumeric()
-                    && b.all(|c| c.is_ascii_alphanumeric() || b" .,_/()+=-".contains(&c))
-                    && !value.ends_with(' ');
-                if !plain {
-                    return None;
-                }
-                scalar(value)
+                rest = None;
+                Some(text)
             }
-        };
-        entries.push((scalar(key), node));
-    }
-    Some(Node::Mapping { entries, line: first_line })
+        }
+    })
 }
 
 /// Whether the event stream has ended.

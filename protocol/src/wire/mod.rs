@@ -16,9 +16,14 @@
 //! `rename_all = "camelCase"` and checked against the reference fixtures in
 //! `protocol/testdata/`.
 
+mod fast_packet;
+#[cfg(test)]
+mod json_strategies;
 mod manifest;
 mod merge_result;
 mod packet;
+mod skills_array;
+mod split;
 mod time;
 mod update;
 

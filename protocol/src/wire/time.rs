@@ -14,6 +14,16 @@ use crate::error::TimeError;
 /// could never send back.
 const WIRE_YEARS: RangeInclusive<i32> = 0..=9999;
 
+/// Go's zero time, built once at compile time: every packet decoded starts
+/// from a default that holds it.
+const GO_ZERO: Timestamp = Timestamp(
+    NaiveDate::from_ymd_opt(1, 1, 1)
+        .expect("0001-01-01 is a valid date")
+        .and_hms_opt(0, 0, 0)
+        .expect("00:00:00 is a valid time")
+        .and_utc(),
+);
+
 /// An instant in UTC, encoded as RFC 3339 with nanoseconds and trailing zeros
 /// trimmed — the form Go's `time.Time` marshals to (`RFC3339Nano`).
 ///
@@ -27,10 +37,7 @@ pub struct Timestamp(DateTime<Utc>);
 impl Timestamp {
     /// Go's zero `time.Time`.
     pub fn go_zero() -> Self {
-        let midnight = NaiveDate::from_ymd_opt(1, 1, 1)
-            .and_then(|d| d.and_hms_opt(0, 0, 0))
-            .expect("0001-01-01T00:00:00 is a valid date");
-        Timestamp(midnight.and_utc())
+        GO_ZERO
     }
 
     /// Wraps a chrono instant.

@@ -5,7 +5,7 @@ use serde_json::value::RawValue;
 
 use crate::error::DecodeError;
 
-use super::{SkillPacket, Timestamp, null_as_default};
+use super::{SkillPacket, Timestamp, null_as_default, skills_array, split};
 
 /// A batch of skills from one peer (`ECPKnowledgeUpdate`): the body of
 /// `POST /ecp/skills` and the answer to `GET /ecp/skills`.
@@ -54,22 +54,44 @@ impl KnowledgeUpdate {
     /// `GET /ecp/skills` answer).
     ///
     /// The same result as `serde_json::from_slice`, faster for large updates:
-    /// the envelope is decoded first with each packet kept as a raw slice,
-    /// then the packets are decoded in parallel.
+    /// the `skills` array is cut into parts that the cores decode in parallel
+    /// (`skills_array`), by a reader made for packets (`fast_packet`); an
+    /// update of any other shape, and every error, goes through serde_json.
     pub fn from_json(bytes: &[u8]) -> Result<Self, DecodeError> {
-        let envelope: Envelope<'_> = serde_json::from_slice(bytes)?;
-        let decoded = crate::par::map_indexed(envelope.skills.unwrap_or_default(), |index, raw| {
+        match Self::from_split(bytes) {
+            Some(update) => Ok(update),
+            // Not the plain shape, or not valid: serde_json alone decides, and says why.
+            None => Self::from_json_serde(bytes),
+        }
+    }
+
+    /// The update, when the document has the plain shape [`split`]
+    /// understands and every piece of it decodes; `None` otherwise, whatever
+    /// the reason.
+    fn from_split(bytes: &[u8]) -> Option<Self> {
+        let open = split::skills_array(bytes)?;
+        let (skills, close) = skills_array::decode(bytes, open)?;
+        split::rest_of_object(bytes, close)?;
+        // serde_json checks everything but the array, which is checked above.
+        let mut envelope = Vec::with_capacity(bytes.len() - (close - open) + 2);
+        envelope.extend_from_slice(&bytes[..open]);
+        envelope.extend_from_slice(b"[]");
+        envelope.extend_from_slice(&bytes[close..]);
+        let envelope: Envelope<'_> = serde_json::from_slice(&envelope).ok()?;
+        Some(envelope.with_skills(skills))
+    }
+
+    /// The decoder [`from_json`](Self::from_json) falls back on, and the
+    /// reference its fast path is tested against: serde_json splits the
+    /// update into raw packets on one thread, which are then decoded in parallel.
+    pub(super) fn from_json_serde(bytes: &[u8]) -> Result<Self, DecodeError> {
+        let mut envelope: Envelope<'_> = serde_json::from_slice(bytes)?;
+        let raw = envelope.skills.take().unwrap_or_default();
+        let decoded = crate::par::map_indexed(raw, |index, raw| {
             serde_json::from_str::<SkillPacket>(raw.get()).map_err(|e| DecodeError::in_packet(index, &e))
         });
         let skills = decoded.into_iter().collect::<Result<Vec<_>, _>>()?;
-        Ok(KnowledgeUpdate {
-            id: envelope.id.unwrap_or_default(),
-            peer_instance: envelope.peer_instance.unwrap_or_default(),
-            generated_at: envelope.generated_at,
-            skills,
-            stats: envelope.stats.unwrap_or_default(),
-            sequence_num: envelope.sequence_num,
-        })
+        Ok(envelope.with_skills(skills))
     }
 }
 
@@ -85,3 +107,19 @@ struct Envelope<'a> {
     stats: Option<PeerStats>,
     sequence_num: i64,
 }
+
+impl Envelope<'_> {
+    fn with_skills(self, skills: Vec<SkillPacket>) -> KnowledgeUpdate {
+        KnowledgeUpdate {
+            id: self.id.unwrap_or_default(),
+            peer_instance: self.peer_instance.unwrap_or_default(),
+            generated_at: self.generated_at,
+            skills,
+            stats: self.stats.unwrap_or_default(),
+            sequence_num: self.sequence_num,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
