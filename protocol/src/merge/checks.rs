@@ -120,7 +120,8 @@ fn check_one(
             limits.max_bytes
         )));
     }
-    let received = skill_doc::parse(&packet.skill_body).map_err(|e| structure(e.to_string()))?;
+    // Stages 2 and 4 read the frontmatter's name only.
+    let received = skill_doc::parse_name(&packet.skill_body).map_err(|e| structure(e.to_string()))?;
     let rebuilt_body = match received.frontmatter {
         Some(_) => None,
         // The Go implementation serves bodies stripped of their frontmatter.
@@ -132,7 +133,7 @@ fn check_one(
     };
     let body = rebuilt_body.as_deref().unwrap_or(&packet.skill_body);
     let doc = match &rebuilt_body {
-        Some(text) => skill_doc::parse(text).map_err(|e| structure(e.to_string()))?,
+        Some(text) => skill_doc::parse_name(text).map_err(|e| structure(e.to_string()))?,
         None => received,
     };
     skill_doc::check_structure(&doc, body.len(), limits).map_err(|e| structure(e.to_string()))?;

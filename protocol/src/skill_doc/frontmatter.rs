@@ -168,10 +168,28 @@ pub enum DocError {
 /// anchors or aliases, nests too deep, or a key ECP reads is duplicated or
 /// has a value of the wrong type. Unknown keys are never an error.
 pub fn parse(text: &str) -> Result<SkillDocument<'_>, DocError> {
+    parse_keeping(text, Keep::All)
+}
+
+/// [`parse`], keeping only the frontmatter's `name` (the other keys are
+/// checked all the same, so it fails where [`parse`] fails). For the merge,
+/// which reads nothing else and would copy the rest only to drop it.
+pub(crate) fn parse_name(text: &str) -> Result<SkillDocument<'_>, DocError> {
+    parse_keeping(text, Keep::Name)
+}
+
+/// What [`read_plain`] copies out of the YAML.
+#[derive(Clone, Copy, PartialEq)]
+enum Keep {
+    All,
+    Name,
+}
+
+fn parse_keeping(text: &str, keep: Keep) -> Result<SkillDocument<'_>, DocError> {
     let Some(block) = split(text)? else {
         return Ok(SkillDocument { frontmatter: None, body: text });
     };
-    let frontmatter = match read_plain(block.yaml) {
+    let frontmatter = match read_plain(block.yaml, keep) {
         Some(frontmatter) => frontmatter,
         None => interpret(yaml::read(block.yaml, YAML_FIRST_LINE)?)?,
     };
@@ -255,9 +273,10 @@ impl Key {
 /// or holds something [`interpret`] refuses (a repeated key, a list where a
 /// string belongs, a bad confidence): the full path then reads it and says
 /// why. Where this answers, the full path gives the same (a test checks it).
-fn read_plain(yaml: &str) -> Option<Frontmatter> {
+fn read_plain(yaml: &str, keep: Keep) -> Option<Frontmatter> {
     let mut frontmatter = Frontmatter::default();
     let mut seen = 0u8;
+    let all = keep == Keep::All;
     yaml::read_simple_with(yaml, YAML_FIRST_LINE, |key, value, _| {
         let Some(field) = Key::from_yaml(key) else {
             return Some(());
@@ -267,12 +286,18 @@ fn read_plain(yaml: &str) -> Option<Frontmatter> {
             return None;
         }
         seen |= bit;
+        // A plain scalar or list is always a valid string or list: only a
+        // list where a scalar belongs, and the confidence, can be refused.
         match (field, value) {
             (Key::Name, SimpleValue::Scalar(text)) => frontmatter.name = plain_string(text),
-            (Key::Description, SimpleValue::Scalar(text)) => frontmatter.description = plain_string(text),
-            (Key::Version, SimpleValue::Scalar(text)) => frontmatter.version = plain_string(text),
-            (Key::Tags, value) => frontmatter.tags = plain_list(value),
-            (Key::AllowedTools, value) => frontmatter.allowed_tools = plain_list(value),
+            (Key::Description, SimpleValue::Scalar(text)) if all => {
+                frontmatter.description = plain_string(text);
+            }
+            (Key::Version, SimpleValue::Scalar(text)) if all => frontmatter.version = plain_string(text),
+            (Key::Tags, value) if all => frontmatter.tags = plain_list(value),
+            (Key::AllowedTools, value) if all => frontmatter.allowed_tools = plain_list(value),
+            (Key::Description | Key::Version, SimpleValue::Scalar(_))
+            | (Key::Tags | Key::AllowedTools, _) => {}
             (Key::Confidence, SimpleValue::Scalar(text)) => frontmatter.confidence = plain_confidence(text)?,
             _ => return None,
         }
@@ -834,12 +859,13 @@ mod tests {
     fn reads_plain_frontmatter_without_the_yaml_tree() {
         let yaml = "name: a-skill\ndescription: Does a thing, well\ntags: [git, null, debugging]\n\
                     allowed-tools: Read, Bash(git log)\nconfidence: 0.5\nversion: 1.0\nother: x\n";
-        let plain = read_plain(yaml).expect("plain lines");
+        let plain = read_plain(yaml, Keep::All).expect("plain lines");
         assert_eq!(plain.tags, ["git", "debugging"]);
         assert_eq!(plain.allowed_tools, ["Read", "Bash(git log)"]);
         assert_eq!(Ok(plain), interpret(yaml::read(yaml, YAML_FIRST_LINE).unwrap()));
         for refused in ["name: a\nname: b\n", "name: [a]\n", "confidence: 2\n", "confidence: x\n"] {
-            assert_eq!(read_plain(refused), None, "{refused}");
+            assert_eq!(read_plain(refused, Keep::All), None, "{refused}");
+            assert_eq!(read_plain(refused, Keep::Name), None, "{refused}");
             assert!(interpret(yaml::read(refused, YAML_FIRST_LINE).unwrap()).is_err(), "{refused}");
         }
     }
@@ -865,9 +891,14 @@ mod tests {
             ),
         ) {
             let yaml: String = lines.iter().map(|(k, sep, v)| format!("{k}{sep}{v}\n")).collect();
-            if let Some(plain) = read_plain(&yaml) {
+            let name_only = read_plain(&yaml, Keep::Name);
+            if let Some(plain) = read_plain(&yaml, Keep::All) {
                 let full = yaml::read(&yaml, YAML_FIRST_LINE).and_then(interpret);
+                let name = plain.name.clone();
                 proptest::prop_assert_eq!(Ok(plain), full, "{:?}", yaml);
+                proptest::prop_assert_eq!(name_only.map(|f| f.name), Some(name), "{:?}", yaml);
+            } else {
+                proptest::prop_assert_eq!(name_only, None, "{:?}", yaml);
             }
         }
     }

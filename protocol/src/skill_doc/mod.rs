@@ -50,6 +50,7 @@ mod yaml;
 mod tests;
 
 pub use emit::{fold_line_breaks, with_frontmatter};
+pub(crate) use frontmatter::parse_name;
 pub use frontmatter::{DocError, Frontmatter, MAX_FRONTMATTER_BYTES, MAX_FRONTMATTER_DEPTH, parse};
 pub use name::{MAX_NAME_LEN, NameError, validate_name};
 pub use references::{KnownTools, ReferenceReport, check_document_references, check_references};
