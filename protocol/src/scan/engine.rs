@@ -267,7 +267,7 @@ impl Engine {
             })
             .expect("one-byte keys always fit");
         let mut bytes = Vec::new();
-        let mut by_key: Vec<Vec<(Entry, (u128, u32))>> = by_key
+        let entries_of_key: Vec<Vec<(Entry, (u128, u32))>> = by_key
             .iter()
             .enumerate()
             .map(|(key, ids)| {
@@ -309,14 +309,13 @@ impl Engine {
         let mut table = TriggerTable { by_state: vec![0], entries: Vec::new(), targets: Vec::new(), bytes };
         for state in 0..prefilter.state_count() {
             for &key in prefilter.keys_of(state) {
-                for (entry, target) in &by_key[usize::from(key)] {
+                for (entry, target) in &entries_of_key[usize::from(key)] {
                     table.entries.push(*entry);
                     table.targets.push(*target);
                 }
             }
             table.by_state.push(table.entries.len() as u32);
         }
-        by_key.clear();
         let rules = rules
             .into_iter()
             .map(|rule| Compiled {
