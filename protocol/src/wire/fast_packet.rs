@@ -17,7 +17,7 @@
 use memchr::memchr2;
 use serde::de::IgnoredAny;
 
-use super::split::{string_end, value_end};
+use super::split::{Scanner, string_end, value_end};
 use super::{Provenance, SkillPacket, Timestamp};
 
 /// A JSON text to read packets from, with what is known of it as a whole.
@@ -41,19 +41,19 @@ impl<'a> Source<'a> {
 /// caller then asks serde_json).
 pub(super) fn decode_at(source: &Source<'_>, start: usize) -> Option<(SkillPacket, usize)> {
     let text = source.text;
-    let mut p = Parser { text, bytes: text.as_bytes(), pos: start, controls: source.controls };
+    let mut p = Parser { text, at: Scanner { doc: text.as_bytes(), pos: start }, controls: source.controls };
     let mut packet = SkillPacket::default();
     let mut seen = 0u32;
-    p.expect(b'{')?;
-    p.skip_ws();
-    if p.peek()? == b'}' {
-        p.pos += 1;
+    p.at.expect(b'{')?;
+    p.at.skip_ws();
+    if p.at.peek()? == b'}' {
+        p.at.pos += 1;
     } else {
         loop {
             let field = Field::of(p.key()?);
-            p.skip_ws();
-            p.expect(b':')?;
-            p.skip_ws();
+            p.at.skip_ws();
+            p.at.expect(b':')?;
+            p.at.skip_ws();
             if let Some(field) = field {
                 // serde_json refuses a repeated field.
                 let bit = 1u32 << field as u32;
@@ -82,15 +82,15 @@ pub(super) fn decode_at(source: &Source<'_>, start: usize) -> Option<(SkillPacke
                 Some(Field::Provenance) => packet.provenance = p.provenance()?,
                 None => p.ignored()?,
             }
-            p.skip_ws();
-            match p.next()? {
-                b',' => p.skip_ws(),
+            p.at.skip_ws();
+            match p.at.next()? {
+                b',' => p.at.skip_ws(),
                 b'}' => break,
                 _ => return None,
             }
         }
     }
-    Some((packet, p.pos))
+    Some((packet, p.at.pos))
 }
 
 /// The fields of a packet, as the wire spells them.
@@ -154,58 +154,30 @@ fn quote_or_backslash(bytes: &[u8], from: usize) -> Option<usize> {
 /// A position in the packet's text.
 struct Parser<'a> {
     text: &'a str,
-    bytes: &'a [u8],
-    pos: usize,
+    /// The position, and the steps shared with the splitter.
+    at: Scanner<'a>,
     /// See [`Source::controls`].
     controls: bool,
 }
 
 impl<'a> Parser<'a> {
-    fn peek(&self) -> Option<u8> {
-        self.bytes.get(self.pos).copied()
-    }
-
     /// [`has_control`], when the text may hold control bytes at all.
     fn has_control(&self, bytes: &[u8]) -> bool {
         self.controls && has_control(bytes)
     }
 
-    fn next(&mut self) -> Option<u8> {
-        let b = self.peek()?;
-        self.pos += 1;
-        Some(b)
-    }
-
-    fn expect(&mut self, want: u8) -> Option<()> {
-        (self.next()? == want).then_some(())
-    }
-
-    fn skip_ws(&mut self) {
-        while matches!(self.peek(), Some(b' ' | b'\t' | b'\n' | b'\r')) {
-            self.pos += 1;
-        }
-    }
-
     /// Moves past `word` if the text continues with it.
     fn literal(&mut self, word: &[u8]) -> bool {
-        let found = self.bytes[self.pos..].starts_with(word);
+        let found = self.at.doc[self.at.pos..].starts_with(word);
         if found {
-            self.pos += word.len();
+            self.at.pos += word.len();
         }
         found
     }
 
     /// A key without escapes (a key with one is left to serde_json).
     fn key(&mut self) -> Option<&'a [u8]> {
-        self.expect(b'"')?;
-        let start = self.pos;
-        let end = quote_or_backslash(self.bytes, start)?;
-        let key = &self.bytes[start..end];
-        if self.bytes[end] != b'"' || self.has_control(key) {
-            return None;
-        }
-        self.pos = end + 1;
-        Some(key)
+        self.at.key().filter(|key| !self.has_control(key))
     }
 
     /// A string, or `null` for the empty string (how Go sends an unset one).
@@ -216,16 +188,16 @@ impl<'a> Parser<'a> {
     /// A string value: only the escapes JSON defines, no raw control bytes,
     /// no surrogate escapes (pairs and their errors are serde_json's).
     fn string(&mut self) -> Option<String> {
-        self.expect(b'"')?;
-        let start = self.pos;
-        let mut at = quote_or_backslash(self.bytes, start)?;
-        if self.bytes[at] == b'"' {
+        self.at.expect(b'"')?;
+        let start = self.at.pos;
+        let mut at = quote_or_backslash(self.at.doc, start)?;
+        if self.at.doc[at] == b'"' {
             let text = &self.text[start..at];
-            self.pos = at + 1;
+            self.at.pos = at + 1;
             return (!self.has_control(text.as_bytes())).then(|| text.to_owned());
         }
         // Escapes only shorten the text, so its raw length is room enough.
-        let end = string_end(self.bytes, start)?;
+        let end = string_end(self.at.doc, start)?;
         let mut out = String::with_capacity(end - 1 - start);
         let mut from = start;
         loop {
@@ -234,12 +206,12 @@ impl<'a> Parser<'a> {
                 return None;
             }
             out.push_str(run);
-            if self.bytes[at] == b'"' {
-                self.pos = at + 1;
+            if self.at.doc[at] == b'"' {
+                self.at.pos = at + 1;
                 return Some(out);
             }
             from = at + 2;
-            match *self.bytes.get(at + 1)? {
+            match *self.at.doc.get(at + 1)? {
                 b'"' => out.push('"'),
                 b'\\' => out.push('\\'),
                 b'/' => out.push('/'),
@@ -249,7 +221,7 @@ impl<'a> Parser<'a> {
                 b'r' => out.push('\r'),
                 b't' => out.push('\t'),
                 b'u' => {
-                    let hex = self.bytes.get(at + 2..at + 6)?;
+                    let hex = self.at.doc.get(at + 2..at + 6)?;
                     if !hex.iter().all(u8::is_ascii_hexdigit) {
                         return None;
                     }
@@ -261,7 +233,7 @@ impl<'a> Parser<'a> {
                 }
                 _ => return None,
             }
-            at = quote_or_backslash(self.bytes, from)?;
+            at = quote_or_backslash(self.at.doc, from)?;
         }
     }
 
@@ -271,17 +243,17 @@ impl<'a> Parser<'a> {
         if self.literal(b"null") {
             return Some(out);
         }
-        self.expect(b'[')?;
-        self.skip_ws();
-        if self.peek()? == b']' {
-            self.pos += 1;
+        self.at.expect(b'[')?;
+        self.at.skip_ws();
+        if self.at.peek()? == b']' {
+            self.at.pos += 1;
             return Some(out);
         }
         loop {
             out.push(self.string()?);
-            self.skip_ws();
-            match self.next()? {
-                b',' => self.skip_ws(),
+            self.at.skip_ws();
+            match self.at.next()? {
+                b',' => self.at.skip_ws(),
                 b']' => return Some(out),
                 _ => return None,
             }
@@ -303,16 +275,16 @@ impl<'a> Parser<'a> {
     /// A string without escapes or control bytes, borrowed from the text;
     /// `None`, with nothing read, for any other value.
     fn unescaped_string(&mut self) -> Option<&'a str> {
-        if self.peek()? != b'"' {
+        if self.at.peek()? != b'"' {
             return None;
         }
-        let start = self.pos + 1;
-        let end = quote_or_backslash(self.bytes, start)?;
+        let start = self.at.pos + 1;
+        let end = quote_or_backslash(self.at.doc, start)?;
         let text = &self.text[start..end];
-        if self.bytes[end] != b'"' || self.has_control(text.as_bytes()) {
+        if self.at.doc[end] != b'"' || self.has_control(text.as_bytes()) {
             return None;
         }
-        self.pos = end + 1;
+        self.at.pos = end + 1;
         Some(text)
     }
 
@@ -328,13 +300,13 @@ impl<'a> Parser<'a> {
 
     /// A number, read by serde_json itself (its grammar, rounding and range).
     fn number(&mut self) -> Option<f64> {
-        let start = self.pos;
-        let len = self.bytes[start..]
+        let start = self.at.pos;
+        let len = self.at.doc[start..]
             .iter()
             .position(|b| !matches!(b, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E'))
-            .unwrap_or(self.bytes.len() - start);
-        self.pos += len;
-        serde_json::from_str(self.text.get(start..self.pos)?).ok()
+            .unwrap_or(self.at.doc.len() - start);
+        self.at.pos += len;
+        serde_json::from_str(self.text.get(start..self.at.pos)?).ok()
     }
 
     /// `provenance`: `null`, or an object read by serde_json.
@@ -342,7 +314,7 @@ impl<'a> Parser<'a> {
         if self.literal(b"null") {
             return Some(None);
         }
-        if self.peek()? != b'{' {
+        if self.at.peek()? != b'{' {
             return None;
         }
         self.value_by_serde::<Provenance>().map(Some)
@@ -354,9 +326,9 @@ impl<'a> Parser<'a> {
     }
 
     fn value_by_serde<T: serde::de::DeserializeOwned>(&mut self) -> Option<T> {
-        let start = self.pos;
-        self.pos = value_end(self.bytes, start)?;
-        serde_json::from_str(self.text.get(start..self.pos)?).ok()
+        let start = self.at.pos;
+        self.at.pos = value_end(self.at.doc, start)?;
+        serde_json::from_str(self.text.get(start..self.at.pos)?).ok()
     }
 }
 

@@ -90,29 +90,30 @@ pub(super) fn string_end(doc: &[u8], start: usize) -> Option<usize> {
     Some(scan.pos)
 }
 
-/// A position in the document.
-struct Scanner<'a> {
-    doc: &'a [u8],
-    pos: usize,
+/// A position in the document, and the small steps both this splitter and
+/// the fast packet reader (`fast_packet`) take over JSON text.
+pub(super) struct Scanner<'a> {
+    pub(super) doc: &'a [u8],
+    pub(super) pos: usize,
 }
 
 impl<'a> Scanner<'a> {
-    fn peek(&self) -> Option<u8> {
+    pub(super) fn peek(&self) -> Option<u8> {
         self.doc.get(self.pos).copied()
     }
 
-    fn next(&mut self) -> Option<u8> {
+    pub(super) fn next(&mut self) -> Option<u8> {
         let b = self.peek()?;
         self.pos += 1;
         Some(b)
     }
 
-    fn expect(&mut self, want: u8) -> Option<()> {
+    pub(super) fn expect(&mut self, want: u8) -> Option<()> {
         (self.next()? == want).then_some(())
     }
 
     /// Skips JSON whitespace (exactly the four bytes JSON allows).
-    fn skip_ws(&mut self) {
+    pub(super) fn skip_ws(&mut self) {
         while matches!(self.peek(), Some(b' ' | b'\t' | b'\n' | b'\r')) {
             self.pos += 1;
         }
@@ -120,7 +121,7 @@ impl<'a> Scanner<'a> {
 
     /// An object key without escapes: `"skills"` may also be spelled
     /// `"sk\u0069lls"`, so a key with a backslash is not understood.
-    fn key(&mut self) -> Option<&'a [u8]> {
+    pub(super) fn key(&mut self) -> Option<&'a [u8]> {
         self.expect(b'"')?;
         let start = self.pos;
         let len = memchr2(b'"', b'\\', &self.doc[start..])?;
