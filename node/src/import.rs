@@ -493,7 +493,7 @@ impl Imports {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::Sender;
+    use crate::intake::Sender;
 
     struct Fixture {
         _tmp: tempfile::TempDir,

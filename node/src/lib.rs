@@ -6,6 +6,8 @@
 //!   audit, sequence.
 //! - [`projection`]: the skills folder agents read, written from the store.
 //! - [`library`]: store + projection; the one place through which skills change.
+//! - [`intake`]: the node's merge step — the protocol's decisions plus the
+//!   per-origin limits and quarantine approvals, applied in one store transaction.
 //! - [`import`]: the agent's SKILL.md files in the skills folder become local
 //!   skills (at start and on change); deleted ones become tombstones.
 //! - [`config`]: defaults, `node.toml`, environment and flags, resolved once.
@@ -25,6 +27,7 @@ pub mod discovery;
 pub mod federation;
 pub mod http;
 pub mod import;
+pub mod intake;
 pub mod keys;
 pub mod library;
 pub mod node;

@@ -10,8 +10,9 @@ use std::time::Duration;
 use ecp_protocol::{KnowledgeUpdate, MergeResult, SkillPacket, StandardPolicy};
 use tokio::sync::{mpsc, watch};
 
+use crate::intake::{self, OnExcess, Sender};
 use crate::projection::Projection;
-use crate::store::{Change, OnExcess, OriginExcess, OriginLimits, Sender, Source, Store, StoreError};
+use crate::store::{Change, OriginExcess, OriginLimits, Source, Store, StoreError};
 
 /// The store, its projection, and a channel announcing the newest sequence number.
 #[derive(Debug, Clone)]
@@ -152,7 +153,8 @@ impl Library {
         sender: &Sender,
         policy: &StandardPolicy,
     ) -> Result<MergeResult, StoreError> {
-        let merged = self.store.merge(update, sender, policy, &self.origin_limits, OnExcess::Refuse)?;
+        let merged =
+            intake::merge(&self.store, update, sender, policy, &self.origin_limits, OnExcess::Refuse)?;
         self.committed(&merged.changes);
         Ok(merged.result)
     }
@@ -166,7 +168,8 @@ impl Library {
         sender: &Sender,
         policy: &StandardPolicy,
     ) -> Result<(MergeResult, Vec<OriginExcess>), StoreError> {
-        let merged = self.store.merge(update, sender, policy, &self.origin_limits, OnExcess::HoldBack)?;
+        let merged =
+            intake::merge(&self.store, update, sender, policy, &self.origin_limits, OnExcess::HoldBack)?;
         self.committed(&merged.changes);
         Ok((merged.result, merged.held_back))
     }
@@ -185,9 +188,9 @@ impl Library {
         Ok(change.is_some())
     }
 
-    /// Installs a quarantined packet (see [`Store::quarantine_approve`]); blocking.
+    /// Installs a quarantined packet (see [`intake::approve`]); blocking.
     pub fn approve(&self, id: i64, fallback_trust: f64, reshare: bool) -> Result<SkillPacket, StoreError> {
-        let change = self.store.quarantine_approve(id, fallback_trust, reshare)?;
+        let change = intake::approve(&self.store, id, fallback_trust, reshare)?;
         self.committed(std::slice::from_ref(&change));
         Ok(change.packet)
     }

@@ -42,7 +42,7 @@ fn list(library: &Library, json: bool) -> anyhow::Result<ExitCode> {
         table.row(vec![
             e.id.to_string(),
             e.skill_name.clone(),
-            e.peer.clone(),
+            e.peer.to_string(),
             e.stage.clone(),
             e.times_seen.to_string(),
             time(&e.last_seen_at),
@@ -102,7 +102,7 @@ fn drop_entry(library: &Library, id: i64) -> anyhow::Result<ExitCode> {
         Err(e @ StoreError::QuarantineEntryNotHeld { .. }) => bail!(not_held(&e)),
         Err(e) => return Err(e).context("cannot drop the entry"),
     }
-    emit(&format!("dropped entry {id} ({} from {})\n", entry.skill_name, one_line(&entry.peer)))?;
+    emit(&format!("dropped entry {id} ({} from {})\n", entry.skill_name, one_line(&entry.peer.to_string())))?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -31,8 +31,9 @@ use sha2::{Digest, Sha256};
 
 use super::client::Fetched;
 use super::{Context, PeerSpec, SyncError, SyncFailure, blocking, is_echo};
+use crate::intake::Sender;
 use crate::store::OriginExcess;
-use crate::store::{PullRecord, Sender, now};
+use crate::store::{PullRecord, now};
 
 /// What a pull round found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]

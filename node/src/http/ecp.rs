@@ -16,7 +16,8 @@ use super::auth::{Caller, authenticate, empty_digest, sign_answer};
 use super::cache::Cached;
 use super::error::ApiError;
 use super::state::AppState;
-use crate::store::{Sender, Served, now};
+use crate::intake::Sender;
+use crate::store::{Served, now};
 
 /// The authentication schemes the node accepts now, as a cache variant:
 /// bit 0 ECP/1.2, bit 1 X-ECP-HMAC. An open node advertises none.

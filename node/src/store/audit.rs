@@ -3,7 +3,7 @@
 use rusqlite::{Connection, params};
 use serde::Serialize;
 
-use super::{Store, StoreError, now};
+use super::{Source, Store, StoreError, Tx, now};
 
 /// One audit line.
 #[derive(Debug, Clone, Serialize)]
@@ -25,7 +25,7 @@ pub struct AuditEntry {
 
 pub(super) fn record(
     conn: &Connection,
-    peer: &str,
+    actor: &Source,
     skill_name: &str,
     decision: &str,
     reason: &str,
@@ -33,8 +33,22 @@ pub(super) fn record(
     conn.prepare_cached(
         "INSERT INTO audit (at, peer, skill_name, decision, reason) VALUES (?1, ?2, ?3, ?4, ?5)",
     )?
-    .execute(params![now().to_string(), peer, skill_name, decision, reason])?;
+    .execute(params![now().to_string(), actor, skill_name, decision, reason])?;
     Ok(())
+}
+
+impl Tx<'_> {
+    /// Appends an audit line: `actor` decided `decision` about `skill_name`
+    /// (`*` for a summary line) because of `reason`.
+    pub fn audit(
+        &self,
+        actor: &Source,
+        skill_name: &str,
+        decision: &str,
+        reason: &str,
+    ) -> Result<(), StoreError> {
+        record(self.sql, actor, skill_name, decision, reason)
+    }
 }
 
 impl Store {

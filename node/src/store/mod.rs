@@ -10,15 +10,31 @@
 //! something.
 //!
 //! What it does not do: write the skills folder ([`crate::projection`]) or
-//! decide merges ([`ecp_protocol::merge_knowledge`]).
+//! decide merges ([`crate::intake`] does, with
+//! [`ecp_protocol::merge_knowledge`]). A merge is applied through [`Tx`]:
+//! [`Store::transaction`] hands out one write transaction whose primitives
+//! (read the view, install a version, quarantine a refusal, append to the
+//! audit log, check and count the per-origin limits, read and mark a
+//! quarantine entry) the caller combines; it commits all or nothing.
+//!
+//! # Layout
+//!
+//! - `mod.rs`: opening, the sequence number, [`StoreError`], [`Tx`].
+//! - `schema`: the tables and their migrations.
+//! - `source`: [`Source`], who made a change, and its one stored text form.
+//! - `skills`: skills and their versions — reads for serving, installs, tombstones.
+//! - `quarantine`: refused packets held for review, capped and deduplicated.
+//! - `audit`: the audit log.
+//! - [`origin_limits`]: new skills per origin per rolling hour and day.
+//! - `peers`: each peer's federation state (cursor, ETags, failures, pushes).
 
 mod audit;
-mod merge;
 pub mod origin_limits;
 mod peers;
 mod quarantine;
 mod schema;
 mod skills;
+mod source;
 
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
@@ -28,11 +44,13 @@ use ecp_protocol::Timestamp;
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 
 pub use audit::AuditEntry;
-pub use merge::{Merged, OnExcess, Sender};
-pub use origin_limits::{OriginExcess, OriginLimited, OriginLimits};
+pub use origin_limits::{OriginExcess, OriginLimited, OriginLimits, PerOrigin};
 pub use peers::{PeerKind, PeerState, PullRecord};
-pub use quarantine::{MAX_HELD as MAX_QUARANTINE_HELD, QuarantineEntry, QuarantineStatus};
-pub use skills::{Change, Served, SkillRecord, SkillVersion, Source, Summary};
+pub use quarantine::{
+    MAX_HELD as MAX_QUARANTINE_HELD, QuarantineEntry, QuarantineStatus, Refusal, stage_label,
+};
+pub use skills::{Change, Served, SkillRecord, SkillVersion, Summary};
+pub use source::Source;
 
 /// File name of the database inside the data folder.
 pub const DB_FILE: &str = "ecp.sqlite3";
@@ -83,9 +101,9 @@ pub enum StoreError {
 /// The node's database.
 #[derive(Debug)]
 pub struct Store {
-    /// One connection for this process; the mutex makes each method atomic
-    /// with respect to the others (a merge reads its view and applies its
-    /// decisions without another writer in between).
+    /// One connection for this process; the mutex makes each method (and
+    /// each [`Store::transaction`]) atomic with respect to the others: a merge
+    /// reads its view and applies its decisions without another writer in between.
     conn: Mutex<Connection>,
     instance_id: String,
 }
@@ -145,6 +163,20 @@ impl Store {
         tx.commit()?;
         Ok(out)
     }
+
+    /// Runs `f` with one write transaction and commits what it did; when `f`
+    /// fails, nothing it did is kept. Other writers (this process's and
+    /// other processes') wait until it ends.
+    pub fn transaction<T>(&self, f: impl FnOnce(&Tx<'_>) -> Result<T, StoreError>) -> Result<T, StoreError> {
+        self.write(|sql| f(&Tx { sql }))
+    }
+}
+
+/// One write transaction of [`Store::transaction`]: the store's primitives,
+/// each a step of a change the caller decided. Every change it installs
+/// takes the next sequence number.
+pub struct Tx<'a> {
+    sql: &'a Transaction<'a>,
 }
 
 /// Now, as the wire's timestamp type.

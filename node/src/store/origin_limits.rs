@@ -19,7 +19,7 @@ use std::fmt;
 use rusqlite::{Connection, params};
 use serde::Serialize;
 
-use super::StoreError;
+use super::{StoreError, Tx};
 
 /// Default: new skills per origin per rolling hour.
 pub const DEFAULT_PER_HOUR: u64 = 1_000;
@@ -160,20 +160,30 @@ impl fmt::Display for OriginLimited {
 }
 
 /// Now, in Unix seconds: the unit of the windows.
-pub(super) fn unix_now() -> i64 {
+pub fn unix_now() -> i64 {
     chrono::Utc::now().timestamp()
 }
 
 /// Counts per origin, in order of first appearance.
 #[derive(Debug, Default)]
-pub(super) struct PerOrigin {
+pub struct PerOrigin {
     order: Vec<String>,
     counts: HashMap<String, u64>,
 }
 
+impl<'a> FromIterator<&'a str> for PerOrigin {
+    fn from_iter<I: IntoIterator<Item = &'a str>>(origins: I) -> Self {
+        let mut counts = PerOrigin::default();
+        for origin in origins {
+            counts.add(origin);
+        }
+        counts
+    }
+}
+
 impl PerOrigin {
     /// Counts one more for `origin`.
-    pub(super) fn add(&mut self, origin: &str) {
+    fn add(&mut self, origin: &str) {
         match self.counts.get_mut(origin) {
             Some(n) => *n += 1,
             None => {
@@ -220,7 +230,7 @@ fn wait_for(conn: &Connection, origin: &str, window: Window, need: u64, now: i64
 /// The origins of `arriving` whose new skills do not all fit under
 /// `limits` at `now`, each with how many fit now (`room`, over every window)
 /// and how long until all of them fit. Empty: everything fits.
-pub(super) fn assess(
+fn assess(
     conn: &Connection,
     limits: &OriginLimits,
     arriving: &PerOrigin,
@@ -274,7 +284,7 @@ pub(super) fn assess(
 
 /// Counts the skills just installed from each origin, and forgets counts
 /// older than the longest window.
-pub(super) fn record(conn: &Connection, installed: &PerOrigin, now: i64) -> Result<(), StoreError> {
+fn record(conn: &Connection, installed: &PerOrigin, now: i64) -> Result<(), StoreError> {
     if installed.order.is_empty() {
         return Ok(());
     }
@@ -290,19 +300,34 @@ pub(super) fn record(conn: &Connection, installed: &PerOrigin, now: i64) -> Resu
     Ok(())
 }
 
+impl Tx<'_> {
+    /// The origins of `arriving` (new skills, by origin) that do not all fit
+    /// under `limits` at `now` (Unix seconds), each with how many fit (`room`)
+    /// and how long until all fit. Empty: everything fits. Read inside the
+    /// transaction that applies the installs, so two writers cannot both
+    /// squeeze under a limit.
+    pub fn origin_excess(
+        &self,
+        limits: &OriginLimits,
+        arriving: &PerOrigin,
+        now: i64,
+    ) -> Result<Vec<OriginExcess>, StoreError> {
+        assess(self.sql, limits, arriving, now)
+    }
+
+    /// Counts the new skills just installed from each origin at `now`.
+    pub fn count_new_installs(&self, installed: &PerOrigin, now: i64) -> Result<(), StoreError> {
+        record(self.sql, installed, now)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::store::Store;
 
     fn per_origin(pairs: &[(&str, u64)]) -> PerOrigin {
-        let mut p = PerOrigin::default();
-        for (origin, n) in pairs {
-            for _ in 0..*n {
-                p.add(origin);
-            }
-        }
-        p
+        pairs.iter().flat_map(|&(origin, n)| std::iter::repeat_n(origin, n as usize)).collect()
     }
 
     fn with_conn<T>(f: impl FnOnce(&Connection) -> T) -> T {

@@ -14,7 +14,7 @@ use ecp_protocol::{Finding, SkillPacket};
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
 
-use super::{Store, StoreError, audit, from_json, now, to_json};
+use super::{Source, Store, StoreError, Tx, audit, from_json, now, to_json};
 
 /// Most entries held at once.
 pub const MAX_HELD: i64 = 10_000;
@@ -63,8 +63,8 @@ pub struct QuarantineEntry {
     pub last_seen_at: String,
     /// How many times it arrived.
     pub times_seen: i64,
-    /// Who sent it.
-    pub peer: String,
+    /// Who sent it (always a [`Source::Peer`]); shown as `peer:<instance>`.
+    pub peer: Source,
     /// Its skill name as sent.
     pub skill_name: String,
     /// Its integrityHash as sent.
@@ -82,7 +82,8 @@ pub struct QuarantineEntry {
     pub status: QuarantineStatus,
 }
 
-pub(super) fn stage_label(stage: Stage) -> &'static str {
+/// A refusing stage as the quarantine and the audit log name it.
+pub fn stage_label(stage: Stage) -> &'static str {
     match stage {
         Stage::Limit => "limit",
         Stage::Integrity => "integrity",
@@ -97,22 +98,21 @@ pub(super) fn stage_label(stage: Stage) -> &'static str {
 }
 
 /// What a refused packet is held with.
-pub(super) struct Refusal<'a> {
-    /// `peer:<id>` of the sender.
-    pub(super) peer: &'a str,
+#[derive(Debug, Clone, Copy)]
+pub struct Refusal<'a> {
+    /// The sender.
+    pub peer: &'a Source,
     /// The refusing stage.
-    pub(super) stage: Stage,
+    pub stage: Stage,
     /// Why.
-    pub(super) reason: &'a str,
+    pub reason: &'a str,
     /// The scanner's findings.
-    pub(super) findings: &'a [Finding],
+    pub findings: &'a [Finding],
     /// The trust in the sender.
-    pub(super) trust: f64,
+    pub trust: f64,
 }
 
-/// Keeps a refused packet, once per peer, name, hash and stage: a packet
-/// already held, approved or dropped counts as seen again on its entry.
-pub(super) fn hold(conn: &Connection, packet: &SkillPacket, refusal: &Refusal<'_>) -> Result<(), StoreError> {
+fn hold(conn: &Connection, packet: &SkillPacket, refusal: &Refusal<'_>) -> Result<(), StoreError> {
     let Refusal { peer, stage, reason, findings, trust } = *refusal;
     let at = now().to_string();
     let stage = stage_label(stage);
@@ -163,7 +163,7 @@ fn evict_beyond_cap(conn: &Connection) -> Result<(), StoreError> {
     )?;
     let oldest = stmt
         .query_map(params![held - MAX_HELD], |r| {
-            Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?))
+            Ok((r.get::<_, i64>(0)?, r.get::<_, Source>(1)?, r.get::<_, String>(2)?))
         })?
         .collect::<Result<Vec<_>, _>>()?;
     for (id, peer, name) in oldest {
@@ -207,7 +207,7 @@ const ENTRY_COLUMNS: &str = "id, received_at, last_seen_at, times_seen, peer, sk
 
 /// A held entry and its packet JSON: `NoSuchQuarantineEntry` when there is
 /// no such entry, `QuarantineEntryNotHeld` when it was approved or dropped.
-pub(super) fn held_entry(conn: &Connection, id: i64) -> Result<(QuarantineEntry, String), StoreError> {
+fn held_entry(conn: &Connection, id: i64) -> Result<(QuarantineEntry, String), StoreError> {
     let found = conn
         .query_row(
             &format!("SELECT {ENTRY_COLUMNS} FROM quarantine WHERE id = ?1"),
@@ -221,6 +221,32 @@ pub(super) fn held_entry(conn: &Connection, id: i64) -> Result<(QuarantineEntry,
             Err(StoreError::QuarantineEntryNotHeld { id, status: entry.status })
         }
         Some(held) => Ok(held),
+    }
+}
+
+fn set_status(conn: &Connection, id: i64, status: QuarantineStatus) -> Result<(), StoreError> {
+    conn.execute("UPDATE quarantine SET status = ?1 WHERE id = ?2", params![status.to_string(), id])?;
+    Ok(())
+}
+
+impl Tx<'_> {
+    /// Keeps a refused packet, once per peer, name, hash and stage: a packet
+    /// already held, approved or dropped counts as seen again on its entry.
+    /// Beyond [`MAX_HELD`] entries the oldest are evicted, audited.
+    pub fn quarantine(&self, packet: &SkillPacket, refusal: &Refusal<'_>) -> Result<(), StoreError> {
+        hold(self.sql, packet, refusal)
+    }
+
+    /// A held entry and its packet as received, read under the write lock
+    /// (see [`Store::quarantined`]).
+    pub fn held_quarantine_entry(&self, id: i64) -> Result<(QuarantineEntry, SkillPacket), StoreError> {
+        let (entry, packet) = held_entry(self.sql, id)?;
+        Ok((entry, from_json(&packet)?))
+    }
+
+    /// Marks an entry approved or dropped.
+    pub fn set_quarantine_status(&self, id: i64, status: QuarantineStatus) -> Result<(), StoreError> {
+        set_status(self.sql, id, status)
     }
 }
 
@@ -246,9 +272,9 @@ impl Store {
     pub fn quarantine_drop(&self, id: i64) -> Result<(), StoreError> {
         self.write(|tx| {
             let (entry, _) = held_entry(tx, id)?;
-            tx.execute("UPDATE quarantine SET status = 'dropped' WHERE id = ?1", params![id])?;
+            set_status(tx, id, QuarantineStatus::Dropped)?;
             let reason = format!("entry {id} from {}, refused at stage {}", entry.peer, entry.stage);
-            audit::record(tx, "operator", &entry.skill_name, "quarantine-drop", &reason)
+            audit::record(tx, &Source::Operator, &entry.skill_name, "quarantine-drop", &reason)
         })
     }
 }

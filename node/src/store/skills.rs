@@ -6,31 +6,7 @@ use ecp_protocol::{SkillKind, SkillPacket, StoredSkill, Timestamp};
 use rusqlite::{Connection, OptionalExtension, Row, Transaction, params};
 use serde::Serialize;
 
-use super::{Store, StoreError, from_json, next_seq, now, to_json};
-
-/// Who made a change; recorded with every version.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Source {
-    /// Merged from a peer (push or pull).
-    Peer(String),
-    /// Imported from a SKILL.md in the skills folder.
-    SkillsDir,
-    /// Added or removed with the CLI or the local API.
-    Operator,
-    /// Installed from the quarantine by an operator.
-    QuarantineApproval,
-}
-
-impl Source {
-    pub(super) fn label(&self) -> String {
-        match self {
-            Source::Peer(peer) => format!("peer:{peer}"),
-            Source::SkillsDir => "skills-dir".to_owned(),
-            Source::Operator => "operator".to_owned(),
-            Source::QuarantineApproval => "quarantine-approval".to_owned(),
-        }
-    }
-}
+use super::{Source, Store, StoreError, Tx, from_json, next_seq, now, to_json};
 
 /// One committed change to a skill: what the skills folder must now show.
 #[derive(Debug, Clone)]
@@ -127,36 +103,6 @@ fn kind_from_label(label: &str) -> SkillKind {
     if label == "local" { SkillKind::Local } else { SkillKind::External }
 }
 
-/// The merge's view of the named skills.
-pub(super) fn view(conn: &Connection, names: &[&str]) -> Result<HashMap<String, StoredSkill>, StoreError> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT kind, origin, integrity_hash, created_at, deprecated FROM skills WHERE name = ?1",
-    )?;
-    let mut view = HashMap::with_capacity(names.len());
-    for &name in names {
-        if view.contains_key(name) {
-            continue;
-        }
-        let held = stmt
-            .query_row(params![name], |row| {
-                let kind: String = row.get(0)?;
-                let created: String = row.get(3)?;
-                Ok(StoredSkill {
-                    kind: kind_from_label(&kind),
-                    origin: row.get(1)?,
-                    integrity_hash: row.get(2)?,
-                    created_at: Timestamp::parse(&created).unwrap_or_default(),
-                    deprecated: row.get(4)?,
-                })
-            })
-            .optional()?;
-        if let Some(held) = held {
-            view.insert(name.to_owned(), held);
-        }
-    }
-    Ok(view)
-}
-
 /// Writes a new current version of `packet.skill_name`; returns the change.
 pub(super) fn upsert(
     tx: &Transaction<'_>,
@@ -211,7 +157,7 @@ pub(super) fn upsert(
             version,
             seq,
             recorded,
-            source.label(),
+            source,
             packet.integrity_hash,
             packet.deprecated,
             json
@@ -270,6 +216,55 @@ pub struct Summary {
     pub tombstones: i64,
     /// Quarantine entries waiting for review.
     pub quarantine_held: i64,
+}
+
+impl Tx<'_> {
+    /// The merge's view of the named skills (tombstones included).
+    pub fn view(&self, names: &[&str]) -> Result<HashMap<String, StoredSkill>, StoreError> {
+        let mut stmt = self.sql.prepare_cached(
+            "SELECT kind, origin, integrity_hash, created_at, deprecated FROM skills WHERE name = ?1",
+        )?;
+        let mut view = HashMap::with_capacity(names.len());
+        for &name in names {
+            if view.contains_key(name) {
+                continue;
+            }
+            let held = stmt
+                .query_row(params![name], |row| {
+                    let kind: String = row.get(0)?;
+                    let created: String = row.get(3)?;
+                    Ok(StoredSkill {
+                        kind: kind_from_label(&kind),
+                        origin: row.get(1)?,
+                        integrity_hash: row.get(2)?,
+                        created_at: Timestamp::parse(&created).unwrap_or_default(),
+                        deprecated: row.get(4)?,
+                    })
+                })
+                .optional()?;
+            if let Some(held) = held {
+                view.insert(name.to_owned(), held);
+            }
+        }
+        Ok(view)
+    }
+
+    /// Writes `packet` as the new current version of its skill; the change
+    /// to project.
+    pub fn install(
+        &self,
+        packet: &SkillPacket,
+        kind: SkillKind,
+        shareable: bool,
+        source: &Source,
+    ) -> Result<Change, StoreError> {
+        upsert(self.sql, packet, kind, shareable, source)
+    }
+
+    /// Whether a skill named `name` is held (tombstones included), and as which kind.
+    pub fn kind_of(&self, name: &str) -> Result<Option<SkillKind>, StoreError> {
+        Ok(current(self.sql, name)?.map(|(_, kind, _)| kind))
+    }
 }
 
 impl Store {
@@ -400,8 +395,7 @@ impl Store {
              WHERE s.kind = 'local' AND s.deprecated = 0 AND v.source = ?1
              ORDER BY s.name",
         )?;
-        let names =
-            stmt.query_map(params![source.label()], |row| row.get(0))?.collect::<Result<Vec<_>, _>>()?;
+        let names = stmt.query_map(params![source], |row| row.get(0))?.collect::<Result<Vec<_>, _>>()?;
         Ok(names)
     }
 
@@ -417,7 +411,7 @@ impl Store {
                 return Ok(None);
             }
             let change = upsert(tx, packet, SkillKind::Local, true, &source)?;
-            super::audit::record(tx, &source.label(), &packet.skill_name, "local-install", "")?;
+            super::audit::record(tx, &source, &packet.skill_name, "local-install", "")?;
             Ok(Some(change))
         })
     }
@@ -444,7 +438,7 @@ impl Store {
                 SkillKind::External => false,
             };
             let change = upsert(tx, &packet, kind, shareable, &source)?;
-            super::audit::record(tx, &source.label(), name, "tombstone", "")?;
+            super::audit::record(tx, &source, name, "tombstone", "")?;
             Ok(Some(change))
         })
     }

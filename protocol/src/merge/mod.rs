@@ -177,7 +177,11 @@ pub fn merge_knowledge(
     MergeOutcome { result, decisions }
 }
 
-fn tally(decisions: &[PacketDecision]) -> MergeResult {
+/// The wire answer for `decisions`: one count per decision, one conflicts
+/// line per rejected packet. [`merge_knowledge`] answers with it; a caller
+/// that leaves some decisions out (a node holding packets back) counts what
+/// it applies with it instead of editing the counts.
+pub fn tally(decisions: &[PacketDecision]) -> MergeResult {
     let mut result = MergeResult::default();
     for d in decisions {
         match &d.decision {

@@ -1,0 +1,48 @@
+//! An operator's approval of a quarantined packet: it is installed as an
+//! external skill exactly as if it had been accepted from the peer that
+//! sent it — the protocol's [`receive`] lowers its confidence by the trust
+//! that peer had when the packet was refused and extends its provenance.
+//! The operator's decision: origin limits do not apply, and the install does
+//! not count against them.
+
+use ecp_protocol::SkillKind;
+use ecp_protocol::merge::receive;
+
+use super::Sender;
+use crate::store::{Change, QuarantineStatus, Source, Store, StoreError};
+
+/// Installs held quarantine entry `id`, lowered by the trust its sender had
+/// when it was refused (`fallback_trust` for entries held before that was
+/// kept); re-served only if `reshare` allows; audited.
+pub fn approve(store: &Store, id: i64, fallback_trust: f64, reshare: bool) -> Result<Change, StoreError> {
+    store.transaction(|tx| {
+        // Read under the write lock: the entry must still be held.
+        let (entry, packet) = tx.held_quarantine_entry(id)?;
+        if let Err(e) = ecp_protocol::skill_doc::validate_name(&packet.skill_name) {
+            return Err(StoreError::CannotApprove(format!("its name is invalid: {e}")));
+        }
+        if tx.kind_of(&packet.skill_name)? == Some(SkillKind::Local) {
+            return Err(StoreError::CannotApprove(format!(
+                "a local skill is named {:?}; remove it first",
+                packet.skill_name
+            )));
+        }
+        let Source::Peer(instance) = &entry.peer else {
+            return Err(StoreError::CannotApprove(format!("it was not sent by a peer but by {}", entry.peer)));
+        };
+        let sender = Sender { instance: instance.clone(), trust: entry.trust.unwrap_or(fallback_trust), reshare };
+        let mut admitted = receive(packet, &sender.context(store.instance_id()));
+        // The operator vouches for the skill as sent; hashes stay truthful.
+        admitted.reseal();
+        let change =
+            tx.install(&admitted, SkillKind::External, sender.reshares(&admitted), &Source::QuarantineApproval)?;
+        tx.set_quarantine_status(id, QuarantineStatus::Approved)?;
+        let reason = format!(
+            "entry {id} from {}, refused at stage {}; installed from origin {:?} at confidence {} (trust {}); \
+             origin limits do not apply to approvals",
+            entry.peer, entry.stage, admitted.origin_instance, admitted.confidence, sender.trust
+        );
+        tx.audit(&Source::Operator, &admitted.skill_name, "quarantine-approve", &reason)?;
+        Ok(change)
+    })
+}

@@ -1,0 +1,124 @@
+//! The per-origin limits as decisions: of an origin over its limits, only
+//! the new packets that fit (the first, in update order) are installed; the
+//! others are held back — not installed, not quarantined, in no count — and
+//! come again with the peer's next round.
+
+use std::collections::HashMap;
+
+use ecp_protocol::merge::tally;
+use ecp_protocol::{Decision, MergeOutcome, MergeResult, PacketDecision};
+
+use crate::store::{OriginExcess, PerOrigin};
+
+/// The decisions a merge applies, and the answer counted from them.
+#[derive(Debug)]
+pub(super) struct Admitted {
+    /// Every decision of the merge but the held-back packets, in update order.
+    pub(super) decisions: Vec<PacketDecision>,
+    /// The counts of `decisions`: held-back packets are in none.
+    pub(super) result: MergeResult,
+}
+
+/// New skills by origin, in order of first appearance.
+pub(super) fn new_by_origin(decisions: &[PacketDecision]) -> PerOrigin {
+    decisions
+        .iter()
+        .filter(|d| d.decision == Decision::New)
+        .map(|d| d.packet.origin_instance.as_str())
+        .collect()
+}
+
+/// Leaves out the new packets of each origin in `excess` beyond its room.
+pub(super) fn admit(outcome: MergeOutcome, excess: &[OriginExcess]) -> Admitted {
+    if excess.is_empty() {
+        // Nothing left out: the protocol's answer counts these very decisions.
+        return Admitted { decisions: outcome.decisions, result: outcome.result };
+    }
+    let mut room: HashMap<&str, u64> = excess.iter().map(|e| (e.origin.as_str(), e.room)).collect();
+    let decisions: Vec<PacketDecision> = outcome
+        .decisions
+        .into_iter()
+        .filter(|d| {
+            if d.decision != Decision::New {
+                return true;
+            }
+            match room.get_mut(d.packet.origin_instance.as_str()) {
+                None => true,
+                Some(0) => false,
+                Some(left) => {
+                    *left -= 1;
+                    true
+                }
+            }
+        })
+        .collect();
+    let result = tally(&decisions);
+    Admitted { decisions, result }
+}
+
+#[cfg(test)]
+mod tests {
+    use ecp_protocol::merge::Stage;
+    use ecp_protocol::{Origin, SkillPacket};
+
+    use super::*;
+    use crate::store::origin_limits::Window;
+
+    fn decision(origin: &str, name: &str, decision: Decision) -> PacketDecision {
+        let origin = Origin::new(origin, "someone", "linux/amd64", "1.0");
+        let packet = SkillPacket::new(&origin, name, "d", "# Body\n", 0.9, crate::store::now());
+        PacketDecision { index: 0, packet, decision, findings: Vec::new() }
+    }
+
+    fn excess(origin: &str, arriving: u64, room: u64) -> OriginExcess {
+        OriginExcess {
+            origin: origin.into(),
+            window: Window::Hour,
+            limit: room,
+            installed: 0,
+            arriving,
+            room,
+            retry_after: 3_600,
+        }
+    }
+
+    fn outcome(decisions: Vec<PacketDecision>) -> MergeOutcome {
+        MergeOutcome { result: tally(&decisions), decisions }
+    }
+
+    #[test]
+    fn the_first_new_packets_that_fit_are_kept_and_the_counts_come_from_what_is_kept() {
+        let rejected = Decision::Rejected { stage: Stage::Policy, reason: "policy: no".into() };
+        let decisions = vec![
+            decision("a", "a-1", Decision::New),
+            decision("b", "b-1", Decision::New),
+            decision("a", "a-2", Decision::Updated { previous_hash: "h".into() }),
+            decision("a", "a-3", Decision::New),
+            decision("a", "a-4", Decision::New),
+            decision("a", "a-5", rejected),
+            decision("b", "b-2", Decision::Unchanged),
+        ];
+        let admitted = admit(outcome(decisions), &[excess("a", 3, 2)]);
+        let names: Vec<&str> = admitted.decisions.iter().map(|d| d.packet.skill_name.as_str()).collect();
+        assert_eq!(names, ["a-1", "b-1", "a-2", "a-3", "a-5", "b-2"], "a-4 is held back");
+        let r = &admitted.result;
+        assert_eq!((r.new_skills, r.updated_skills, r.unchanged, r.rejected_skills), (3, 1, 1, 1));
+        assert_eq!(r.conflicts, ["a-5: policy: no"]);
+        assert_eq!(admitted.result, tally(&admitted.decisions));
+    }
+
+    #[test]
+    fn an_origin_without_room_keeps_only_its_updates_and_nothing_over_the_limit_keeps_the_answer() {
+        let decisions = vec![
+            decision("a", "a-1", Decision::New),
+            decision("a", "a-2", Decision::Updated { previous_hash: "h".into() }),
+            decision("a", "a-3", Decision::New),
+        ];
+        let full = admit(outcome(decisions.clone()), &[excess("a", 2, 0)]);
+        assert_eq!(full.decisions.len(), 1);
+        assert_eq!((full.result.new_skills, full.result.updated_skills), (0, 1));
+        let free = admit(outcome(decisions.clone()), &[]);
+        assert_eq!(free.decisions, decisions);
+        assert_eq!(free.result.new_skills, 2);
+    }
+}

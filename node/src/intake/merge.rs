@@ -1,0 +1,123 @@
+//! An update from a peer: read the view, let the protocol decide, hold back
+//! what the per-origin limits do not admit, apply the rest — installs,
+//! quarantine, audit, the limits' counters — in one store transaction.
+
+use ecp_protocol::{
+    AcceptPolicy, Decision, KnowledgeUpdate, MergeResult, PacketDecision, SkillKind, merge_knowledge,
+};
+
+use super::Sender;
+use super::hold_back::{admit, new_by_origin};
+use crate::store::origin_limits::unix_now;
+use crate::store::{
+    Change, OriginExcess, OriginLimited, OriginLimits, Refusal, Source, Store, StoreError, Tx, stage_label,
+};
+
+/// What a merge did: the wire answer and the changes to project.
+#[derive(Debug)]
+pub struct Merged {
+    /// The truthful MergeResult, counted from the applied decisions. With
+    /// [`OnExcess::HoldBack`], packets held back are in no count (the result
+    /// then totals fewer than the packets).
+    pub result: MergeResult,
+    /// Committed changes, for the skills folder.
+    pub changes: Vec<Change>,
+    /// The origins whose new skills did not all fit under their limits
+    /// ([`OnExcess::HoldBack`] only; a refused merge returns an error instead).
+    pub held_back: Vec<OriginExcess>,
+}
+
+/// What a merge does when new skills of an origin do not fit under its limits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnExcess {
+    /// Apply nothing: the merge fails with [`StoreError::OriginLimited`].
+    /// For pushes, whose sender is told to retry.
+    Refuse,
+    /// Install what fits of that origin (the first new packets in update
+    /// order), leave the rest out — not installed, not quarantined — and
+    /// apply everything else. For pulls, which hold their cursor and fetch
+    /// the rest again, so one flooding origin does not stop a peer's others.
+    HoldBack,
+}
+
+/// Merges `update` from `sender` under `policy` and the per-origin
+/// `limits`, applying every decision (installs, quarantine, audit) in one
+/// transaction of `store`. New skills over an origin's limits are handled as
+/// `on_excess` says.
+pub fn merge(
+    store: &Store,
+    update: KnowledgeUpdate,
+    sender: &Sender,
+    policy: &impl AcceptPolicy,
+    limits: &OriginLimits,
+    on_excess: OnExcess,
+) -> Result<Merged, StoreError> {
+    let source = sender.source();
+    store.transaction(|tx| {
+        let names: Vec<&str> = update.skills.iter().map(|p| p.skill_name.as_str()).collect();
+        let view = tx.view(&names)?;
+        let outcome = merge_knowledge(update, &view, policy, &sender.context(store.instance_id()));
+        // The limits are checked against the decisions before any is applied.
+        let at = unix_now();
+        let excess = tx.origin_excess(limits, &new_by_origin(&outcome.decisions), at)?;
+        if !excess.is_empty() && on_excess == OnExcess::Refuse {
+            return Err(OriginLimited { excess }.into());
+        }
+        let admitted = admit(outcome, &excess);
+        let changes = apply(tx, &admitted.decisions, sender, &source)?;
+        for e in &excess {
+            let reason = format!(
+                "{} of {} new skills held back by the origin limit ({e})",
+                e.arriving - e.room,
+                e.arriving
+            );
+            tx.audit(&source, "*", "origin-limit", &reason)?;
+        }
+        tx.count_new_installs(&new_by_origin(&admitted.decisions), at)?;
+        Ok(Merged { result: admitted.result, changes, held_back: excess })
+    })
+}
+
+/// Installs, quarantines and audits each decision, in update order.
+fn apply(
+    tx: &Tx<'_>,
+    decisions: &[PacketDecision],
+    sender: &Sender,
+    source: &Source,
+) -> Result<Vec<Change>, StoreError> {
+    let mut changes = Vec::new();
+    let mut unchanged = 0usize;
+    for d in decisions {
+        let name = d.packet.skill_name.as_str();
+        match &d.decision {
+            Decision::New | Decision::Updated { .. } => {
+                changes.push(tx.install(
+                    &d.packet,
+                    SkillKind::External,
+                    sender.reshares(&d.packet),
+                    source,
+                )?);
+                let label = if d.decision == Decision::New { "new" } else { "updated" };
+                tx.audit(source, name, label, &format!("confidence {}", d.packet.confidence))?;
+            }
+            Decision::Unchanged => unchanged += 1,
+            Decision::Rejected { stage, reason } => {
+                let refusal = Refusal {
+                    peer: source,
+                    stage: *stage,
+                    reason,
+                    findings: &d.findings,
+                    trust: sender.trust,
+                };
+                tx.quarantine(&d.packet, &refusal)?;
+                tx.audit(source, name, &format!("rejected:{}", stage_label(*stage)), reason)?;
+            }
+        }
+    }
+    if unchanged > 0 {
+        // One line, not one per packet: a full pull of an unchanged peer
+        // would otherwise write its whole skill set every round.
+        tx.audit(source, "*", "unchanged", &format!("{unchanged} packets"))?;
+    }
+    Ok(changes)
+}

@@ -1,0 +1,92 @@
+//! Who made a change — a peer, the skills folder, an operator, a
+//! quarantine approval — and the one text form it has in the database
+//! (`peer:<instance>`, `skills-dir`, …), written and parsed only here.
+
+use std::fmt;
+
+use rusqlite::ToSql;
+use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSqlOutput, ValueRef};
+use serde::{Serialize, Serializer};
+
+/// Who made a change; recorded with every version, audit line and
+/// quarantine entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// Merged from a peer (push or pull): its instance id.
+    Peer(String),
+    /// Imported from a SKILL.md in the skills folder.
+    SkillsDir,
+    /// Added or removed with the CLI or the local API.
+    Operator,
+    /// Installed from the quarantine by an operator.
+    QuarantineApproval,
+}
+
+const PEER_PREFIX: &str = "peer:";
+
+impl Source {
+    /// The source a stored label names; `None` for text no version of the
+    /// node wrote.
+    fn from_label(label: &str) -> Option<Source> {
+        Some(match label {
+            "skills-dir" => Source::SkillsDir,
+            "operator" => Source::Operator,
+            "quarantine-approval" => Source::QuarantineApproval,
+            _ => Source::Peer(label.strip_prefix(PEER_PREFIX)?.to_owned()),
+        })
+    }
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Source::Peer(peer) => write!(f, "{PEER_PREFIX}{peer}"),
+            Source::SkillsDir => f.write_str("skills-dir"),
+            Source::Operator => f.write_str("operator"),
+            Source::QuarantineApproval => f.write_str("quarantine-approval"),
+        }
+    }
+}
+
+/// As its label: what the local API and `--json` have always shown.
+impl Serialize for Source {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl ToSql for Source {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        Ok(ToSqlOutput::from(self.to_string()))
+    }
+}
+
+impl FromSql for Source {
+    fn column_result(value: ValueRef<'_>) -> FromSqlResult<Self> {
+        let label = value.as_str()?;
+        Source::from_label(label)
+            .ok_or_else(|| FromSqlError::Other(format!("unknown source {label:?}").into()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_source_reads_back_from_its_label() {
+        for source in [
+            Source::Peer("ok-agent".into()),
+            Source::Peer("operator".into()),
+            Source::Peer(String::new()),
+            Source::SkillsDir,
+            Source::Operator,
+            Source::QuarantineApproval,
+        ] {
+            assert_eq!(Source::from_label(&source.to_string()), Some(source));
+        }
+        assert_eq!(Source::Peer("a".into()).to_string(), "peer:a");
+        assert_eq!(serde_json::to_string(&Source::Peer("a".into())).unwrap(), "\"peer:a\"");
+        assert_eq!(Source::from_label("cli"), None);
+    }
+}
