@@ -231,16 +231,7 @@ impl Config {
         })?;
         let data_dir = over.data.or(fc.data).unwrap_or_else(|| PathBuf::from(DEFAULT_DATA));
         let skills_dir = over.skills_dir.or(fc.skills_dir).unwrap_or_else(|| data_dir.join("skills"));
-        // Unlike the other files' `secret_env`, an empty variable here means
-        // no secret, as `--secret ""` does.
-        let secret_from_env = match &fc.secret_env {
-            Some(var) => Some(Secret::from_env(var).ok_or_else(|| ConfigError::Invalid {
-                key: "secret_env",
-                message: format!("environment variable {var} is not set"),
-            })?),
-            None => None,
-        };
-        let secret = over.secret.or(fc.secret).or(secret_from_env).filter(|s| !s.is_empty());
+        let secret = shared_secret(over.secret, fc.secret, fc.secret_env.as_deref())?;
         let keys = keys::resolve_file_keys(&fc.key)?;
         let replay_cache_capacity = fc.replay_cache_capacity.unwrap_or(DEFAULT_NONCE_CAPACITY);
         if replay_cache_capacity == 0 {
@@ -315,7 +306,10 @@ impl Config {
             request_timeout,
             header_read_timeout,
             policy,
-            default_trust: unit_at("policy.default_trust", fc.policy.default_trust.unwrap_or(0.6))?,
+            default_trust: unit_at(
+                "policy.default_trust",
+                fc.policy.default_trust.unwrap_or(super::DEFAULT_DISCOVERY_TRUST),
+            )?,
             reshare_external: fc.policy.reshare_external.unwrap_or(true),
             accept_full_url_hmac: fc.policy.accept_full_url_hmac.unwrap_or(true),
             mdns: over.mdns.unwrap_or(true),
@@ -344,6 +338,25 @@ impl Config {
         };
         Config::resolve(None, over).expect("the test configuration is valid")
     }
+}
+
+/// The shared secret: `--secret`, else `secret`, else the variable named
+/// by `secret_env` (which must be set even when not used). Empty means none,
+/// wherever it comes from: `--secret ""` turns a file's secret off, and
+/// unlike `secret_env` in the other files, an empty variable is no error.
+fn shared_secret(
+    flag: Option<Secret>,
+    secret: Option<Secret>,
+    secret_env: Option<&str>,
+) -> Result<Option<Secret>, ConfigError> {
+    let from_env = match secret_env {
+        Some(var) => Some(Secret::from_env(var).ok_or_else(|| ConfigError::Invalid {
+            key: "secret_env",
+            message: format!("environment variable {var} is not set"),
+        })?),
+        None => None,
+    };
+    Ok(flag.or(secret).or(from_env).filter(|s| !s.is_empty()))
 }
 
 /// The duration at `key`, or `default` when the file leaves it out.
@@ -406,6 +419,55 @@ mod tests {
         assert_eq!(c.listen.port(), 9000);
         assert_eq!(c.secret.as_ref().map(Secret::expose), Some("from-flag"));
         assert_eq!(c.policy.min_confidence, 0.7);
+    }
+
+    #[test]
+    fn the_secret_is_the_flag_else_secret_else_secret_env_and_empty_is_none() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("node.toml");
+        let resolve = |text: &str, flag: Option<&str>| {
+            std::fs::write(&file, text).unwrap();
+            let over = Overrides { secret: flag.map(Secret::new), ..Default::default() };
+            Config::resolve(Some(&file), over).map(|c| c.secret)
+        };
+        // Tests cannot set variables; PATH is set wherever tests run.
+        let path = Secret::new(std::env::var("PATH").unwrap());
+        assert_eq!(resolve("secret_env = \"PATH\"\n", None).unwrap(), Some(path.clone()));
+        assert_eq!(resolve("secret = \"s\"\nsecret_env = \"PATH\"\n", None).unwrap(), Some(Secret::new("s")));
+        assert_eq!(resolve("secret = \"s\"\n", Some("f")).unwrap(), Some(Secret::new("f")));
+        assert_eq!(resolve("secret = \"s\"\n", Some("")).unwrap(), None, "--secret \"\" turns it off");
+        assert_eq!(resolve("secret = \"\"\n", None).unwrap(), None);
+        let err = resolve("secret_env = \"ECP_TEST_SURELY_UNSET_VAR\"\n", Some("f")).unwrap_err().to_string();
+        assert_eq!(err, "secret_env: environment variable ECP_TEST_SURELY_UNSET_VAR is not set");
+    }
+
+    #[test]
+    fn durations_take_every_spelling_and_name_the_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("node.toml");
+        std::fs::write(&file, "[limits]\nrequest_timeout = \"1m 30s\"\nheader_read_timeout = \"500ms\"\n")
+            .unwrap();
+        let c = Config::resolve(Some(&file), Overrides::default()).unwrap();
+        assert_eq!(
+            (c.request_timeout, c.header_read_timeout),
+            (Duration::from_secs(90), Duration::from_millis(500))
+        );
+        let c = Config::resolve(None, Overrides::default()).unwrap();
+        assert_eq!(
+            (c.request_timeout, c.header_read_timeout),
+            (DEFAULT_REQUEST_TIMEOUT, DEFAULT_HEADER_READ_TIMEOUT)
+        );
+        for (text, key) in [
+            ("[limits]\nrequest_timeout = \"30\"\n", "limits.request_timeout: \"30\""),
+            (
+                "[limits]\nheader_read_timeout = \"0s\"\n",
+                "limits.header_read_timeout: must be longer than zero",
+            ),
+        ] {
+            std::fs::write(&file, text).unwrap();
+            let err = Config::resolve(Some(&file), Overrides::default()).unwrap_err().to_string();
+            assert!(err.starts_with(key), "{err}");
+        }
     }
 
     #[test]

@@ -279,101 +279,8 @@ impl PeersConfig {
 
         let mut peers: Vec<PeerConfig> = Vec::with_capacity(raw.peer.len());
         for (i, p) in raw.peer.into_iter().enumerate() {
-            let key = |field: &str| format!("peer[{i}].{field}");
-            let url = normalise_url(&p.url).map_err(|m| invalid(key("url"), m))?;
-            if peers.iter().any(|q| q.url == url) {
-                return Err(invalid(key("url"), format!("{url} is listed twice; keep one [[peer]] per URL")));
-            }
-            let secret = Secret::inline_or_env(p.secret, p.secret_env.as_deref()).map_err(|e| match e {
-                SecretSourceError::Both => {
-                    invalid(key("secret"), "set either secret or secret_env, not both".into())
-                }
-                SecretSourceError::Empty => {
-                    invalid(key("secret"), "is empty; remove it or give the shared secret".into())
-                }
-                SecretSourceError::EnvUnset { var } | SecretSourceError::EnvEmpty { var } => {
-                    invalid(key("secret_env"), format!("environment variable {var} is not set (or empty)"))
-                }
-            })?;
-            let peer_key = match p.key_id {
-                None if p.key_secret.is_none() && p.key_secret_env.is_none() => None,
-                None => {
-                    return Err(invalid(
-                        key("key_id"),
-                        "is missing: a key_secret needs the key_id it goes with".into(),
-                    ));
-                }
-                Some(id) if !is_valid_key_id(&id) => {
-                    return Err(invalid(key("key_id"), format!("{id:?} is not {KEY_ID_RULE}")));
-                }
-                Some(id) if id == DEFAULT_KEY_ID => {
-                    return Err(invalid(
-                        key("key_id"),
-                        format!(
-                            "{DEFAULT_KEY_ID} is the id of a node's shared secret: give the peer's shared \
-                             secret in secret, or choose another key id"
-                        ),
-                    ));
-                }
-                Some(id) => match Secret::inline_or_env(p.key_secret, p.key_secret_env.as_deref()) {
-                    Ok(Some(secret)) => Some(PeerKey { id, secret }),
-                    Ok(None) => {
-                        return Err(invalid(
-                            key("key_secret"),
-                            "is missing: give key_secret or key_secret_env".into(),
-                        ));
-                    }
-                    Err(SecretSourceError::Both) => {
-                        return Err(invalid(
-                            key("key_secret"),
-                            "set either key_secret or key_secret_env, not both".into(),
-                        ));
-                    }
-                    Err(SecretSourceError::Empty) => {
-                        return Err(invalid(key("key_secret"), "is empty; give the key's secret".into()));
-                    }
-                    Err(SecretSourceError::EnvUnset { var } | SecretSourceError::EnvEmpty { var }) => {
-                        return Err(invalid(
-                            key("key_secret_env"),
-                            format!("environment variable {var} is not set (or empty)"),
-                        ));
-                    }
-                },
-            };
-            if let Some(k) = &peer_key
-                && let Some(j) = peers.iter().position(|q| q.key.as_ref().is_some_and(|o| o.id == k.id))
-            {
-                return Err(invalid(
-                    key("key_id"),
-                    format!("{:?} is already the key of peer[{j}]; each peer needs a key of its own", k.id),
-                ));
-            }
-            let trust = unit(p.trust.unwrap_or(DEFAULT_CONFIGURED_TRUST))
-                .map_err(|e| invalid(key("trust"), e.to_string()))?;
-            let own = schedule((&key("interval"), p.interval.as_deref()), (&key("cron"), p.cron.as_deref()))
-                .map_err(|(k, m)| invalid(k, m))?;
-            let instance = match p.instance {
-                Some(id) if id.trim().is_empty() || id.len() > 128 || id.chars().any(char::is_control) => {
-                    return Err(invalid(
-                        key("instance"),
-                        "must be an instance id (1–128 printable bytes)".into(),
-                    ));
-                }
-                other => other,
-            };
-            let tls = peer_tls(file, &url, (p.ca, p.client_cert, p.client_key), &key)?;
-            peers.push(PeerConfig {
-                url,
-                secret,
-                key: peer_key,
-                legacy: p.legacy.unwrap_or(false),
-                trust,
-                pull: p.pull.unwrap_or(true),
-                push: p.push.unwrap_or(false),
-                schedule: own,
-                instance,
-                tls,
-            });
+            let peer = resolve_peer(file, i, p, &peers)?;
+            peers.push(peer);
         }
         Ok(PeersConfig {
             federation: FederationSettings {
@@ -390,6 +297,110 @@ impl PeersConfig {
     pub fn schedule_of(&self, peer: &PeerConfig) -> Schedule {
         peer.schedule.clone().unwrap_or_else(|| self.federation.schedule.clone())
     }
+}
+
+/// The `[[peer]]` at index `i`, resolved; `earlier` are the ones before it,
+/// whose URLs and key ids it must not repeat.
+fn resolve_peer(file: &str, i: usize, p: FilePeer, earlier: &[PeerConfig]) -> Result<PeerConfig, PeersError> {
+    let key = |field: &str| format!("peer[{i}].{field}");
+    let invalid = |field: &str, message: String| PeersError::Invalid {
+        file: file.to_owned(),
+        key: key(field),
+        message,
+    };
+    let url = normalise_url(&p.url).map_err(|m| invalid("url", m))?;
+    if earlier.iter().any(|q| q.url == url) {
+        return Err(invalid("url", format!("{url} is listed twice; keep one [[peer]] per URL")));
+    }
+    let secret =
+        peer_secret("secret", p.secret, p.secret_env.as_deref(), "remove it or give the shared secret")
+            .map_err(|(field, m)| invalid(&field, m))?;
+    let peer_key = match p.key_id {
+        None if p.key_secret.is_none() && p.key_secret_env.is_none() => None,
+        None => {
+            return Err(invalid("key_id", "is missing: a key_secret needs the key_id it goes with".into()));
+        }
+        Some(id) if !is_valid_key_id(&id) => {
+            return Err(invalid("key_id", format!("{id:?} is not {KEY_ID_RULE}")));
+        }
+        Some(id) if id == DEFAULT_KEY_ID => {
+            return Err(invalid(
+                "key_id",
+                format!(
+                    "{DEFAULT_KEY_ID} is the id of a node's shared secret: give the peer's shared \
+                     secret in secret, or choose another key id"
+                ),
+            ));
+        }
+        Some(id) => {
+            match peer_secret(
+                "key_secret",
+                p.key_secret,
+                p.key_secret_env.as_deref(),
+                "give the key's secret",
+            )
+            .map_err(|(field, m)| invalid(&field, m))?
+            {
+                Some(secret) => Some(PeerKey { id, secret }),
+                None => {
+                    return Err(invalid(
+                        "key_secret",
+                        "is missing: give key_secret or key_secret_env".into(),
+                    ));
+                }
+            }
+        }
+    };
+    if let Some(k) = &peer_key
+        && let Some(j) = earlier.iter().position(|q| q.key.as_ref().is_some_and(|o| o.id == k.id))
+    {
+        return Err(invalid(
+            "key_id",
+            format!("{:?} is already the key of peer[{j}]; each peer needs a key of its own", k.id),
+        ));
+    }
+    let trust =
+        unit(p.trust.unwrap_or(DEFAULT_CONFIGURED_TRUST)).map_err(|e| invalid("trust", e.to_string()))?;
+    let schedule = schedule((&key("interval"), p.interval.as_deref()), (&key("cron"), p.cron.as_deref()))
+        .map_err(|(k, message)| PeersError::Invalid { file: file.to_owned(), key: k, message })?;
+    let instance = match p.instance {
+        Some(id) if id.trim().is_empty() || id.len() > 128 || id.chars().any(char::is_control) => {
+            return Err(invalid("instance", "must be an instance id (1–128 printable bytes)".into()));
+        }
+        other => other,
+    };
+    let tls = peer_tls(file, &url, (p.ca, p.client_cert, p.client_key), &key)?;
+    Ok(PeerConfig {
+        url,
+        secret,
+        key: peer_key,
+        legacy: p.legacy.unwrap_or(false),
+        trust,
+        pull: p.pull.unwrap_or(true),
+        push: p.push.unwrap_or(false),
+        schedule,
+        instance,
+        tls,
+    })
+}
+
+/// The secret of a `[[peer]]`'s `field` / `{field}_env` pair (`secret`,
+/// `key_secret`); an error as the field to name and the message, whose
+/// `if_empty` says what to do about an empty `field`.
+fn peer_secret(
+    field: &'static str,
+    inline: Option<Secret>,
+    env: Option<&str>,
+    if_empty: &str,
+) -> Result<Option<Secret>, (String, String)> {
+    let env_field = format!("{field}_env");
+    Secret::inline_or_env(inline, env).map_err(|e| match e {
+        SecretSourceError::Both => (field.to_owned(), format!("set either {field} or {env_field}, not both")),
+        SecretSourceError::Empty => (field.to_owned(), format!("is empty; {if_empty}")),
+        SecretSourceError::EnvUnset { var } | SecretSourceError::EnvEmpty { var } => {
+            (env_field, format!("environment variable {var} is not set (or empty)"))
+        }
+    })
 }
 
 /// The TLS setting of the `[[peer]]` at `url`, from its `ca`,
@@ -560,6 +571,39 @@ mod tests {
         assert_eq!((key.id.as_str(), key.secret.expose()), ("a-b.2026", "per-peer"));
         assert_eq!(key.signing_key(), SigningKey::new("a-b.2026", "per-peer").unwrap());
         assert!(!format!("{:?}", c.peers[1]).contains("per-peer"), "debug output hides the key");
+    }
+
+    #[test]
+    fn secrets_and_key_secrets_come_from_the_environment_and_never_show() {
+        // Tests cannot set variables; PATH is set wherever tests run.
+        let path = std::env::var("PATH").unwrap();
+        let c = parse(
+            "[[peer]]\nurl = \"http://a\"\nsecret_env = \"PATH\"\nkey_id = \"k\"\nkey_secret_env = \"PATH\"\n",
+        )
+        .unwrap();
+        let p = &c.peers[0];
+        assert_eq!(p.secret.as_ref().map(Secret::expose), Some(path.as_str()));
+        assert_eq!(p.key.as_ref().map(|k| k.secret.expose()), Some(path.as_str()));
+        let shown = format!("{c:?}");
+        assert!(!shown.contains(&path) && shown.contains("***"), "{shown}");
+        for (text, expected) in [
+            ("[[peer]]\nurl = \"http://a\"\nsecret = \"\"\n", "peer[0].secret: is empty; remove it"),
+            (
+                "[[peer]]\nurl = \"http://a\"\nkey_id = \"k\"\nkey_secret = \"\"\n",
+                "peer[0].key_secret: is empty; give the key's secret",
+            ),
+            (
+                "[[peer]]\nurl = \"http://a\"\nkey_id = \"k\"\nkey_secret = \"x\"\nkey_secret_env = \"Y\"\n",
+                "peer[0].key_secret: set either key_secret or key_secret_env, not both",
+            ),
+            (
+                "[[peer]]\nurl = \"http://a\"\nsecret_env = \"ECP_TEST_SURELY_UNSET_VAR\"\n",
+                "peer[0].secret_env: environment variable ECP_TEST_SURELY_UNSET_VAR is not set (or empty)",
+            ),
+        ] {
+            let err = parse(text).unwrap_err();
+            assert!(err.contains(expected), "{err}");
+        }
     }
 
     #[test]
