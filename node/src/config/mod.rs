@@ -7,7 +7,8 @@
 //! - Whom it federates with: `peers.toml`, resolved by [`PeersConfig::load`]
 //!   (again on every reload).
 //!
-//! Every error names the key (or flag) and says what to write instead.
+//! Every error names the key (or flag) and, where it can, what to write
+//! instead.
 //!
 //! What it does not do: run anything, hold state that changes while the node
 //! runs (the keys in force are in [`crate::keys`], the peers' state in the

@@ -15,9 +15,11 @@ use std::fmt;
 use std::str::FromStr;
 
 use serde::Deserialize;
+use subtle::ConstantTimeEq;
 
-/// A secret: shown as `***` in debug output and logs.
-#[derive(Clone, PartialEq, Eq, Deserialize)]
+/// A secret: shown as `***` in debug output and logs, compared in constant
+/// time.
+#[derive(Clone, Deserialize)]
 #[serde(transparent)]
 pub struct Secret(String);
 
@@ -121,6 +123,15 @@ impl FromStr for Secret {
     }
 }
 
+impl PartialEq for Secret {
+    fn eq(&self, other: &Secret) -> bool {
+        // Equality of secrets is rarely asked, but never let it time the answer.
+        self.0.as_bytes().ct_eq(other.0.as_bytes()).into()
+    }
+}
+
+impl Eq for Secret {}
+
 impl fmt::Debug for Secret {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // Quoted like the string it stands for.
@@ -167,6 +178,13 @@ mod tests {
         let shown = format!("{h:?}");
         assert!(!shown.contains("from-a-file"), "{shown}");
         assert_eq!(shown, "Holder { secret: Some(\"***\") }");
+    }
+
+    #[test]
+    fn equal_when_the_text_is() {
+        assert_eq!(Secret::new("a"), Secret::from("a"));
+        assert_ne!(Secret::new("a"), Secret::new("b"));
+        assert_ne!(Secret::new("a"), Secret::new("ab"));
     }
 
     #[test]
