@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
+use ecp_node::config::Secret;
 
 /// ecp-node — share agent skills with peers over ECP, safely.
 ///
@@ -80,7 +81,7 @@ pub(crate) struct PeerArgs {
     /// key `default` (default: the secret or key of its [[peer]] in --peers,
     /// else this node's own key from node.toml).
     #[arg(long, env = "ECP_PEER_SECRET", value_name = "S", hide_env_values = true)]
-    pub(crate) secret: Option<String>,
+    pub(crate) secret: Option<Secret>,
     /// The peer speaks only ECP/1.1 (a Go node): also send X-ECP-HMAC made
     /// with the secret, and take its answers unsigned.
     #[arg(long)]
@@ -109,7 +110,7 @@ pub(crate) struct ServeArgs {
     /// without keys ([[key]] in node.toml, key_id in the peers file) the
     /// node is open (a loud warning if it listens beyond loopback).
     #[arg(long, env = "ECP_SECRET", value_name = "S", hide_env_values = true)]
-    pub(crate) secret: Option<String>,
+    pub(crate) secret: Option<Secret>,
     /// Accept the legacy, replayable X-ECP-HMAC header made with the secret
     /// (default true, for Go peers); false once every peer signs with ECP/1.2.
     #[arg(long, env = "ECP_ACCEPT_LEGACY", value_name = "BOOL", action = clap::ArgAction::Set,

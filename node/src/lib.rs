@@ -10,9 +10,11 @@
 //!   per-origin limits and quarantine approvals, applied in one store transaction.
 //! - [`import`]: the agent's SKILL.md files in the skills folder become local
 //!   skills (at start and on change); deleted ones become tombstones.
-//! - [`config`]: defaults, `node.toml`, environment and flags, resolved once.
-//! - [`peers`]: `peers.toml` — whom to federate with, how often, how much trust.
-//! - [`keys`]: the ECP/1.2 signing keys the node holds — its own and its peers'.
+//! - [`config`]: everything the node is told, resolved once — defaults,
+//!   `node.toml`, environment and flags; `peers.toml` (whom to federate with,
+//!   how often, how much trust); the node's own keys and every secret.
+//! - [`keys`]: the ECP/1.2 keys in force while the node runs — its own and
+//!   its peers' — and the clock signatures use.
 //! - [`federation`]: pulling from and pushing to peers, on a schedule and on
 //!   change; the per-peer cursor lives in the store.
 //! - [`discovery`]: finding peers without configuration (mDNS).
@@ -31,7 +33,6 @@ pub mod intake;
 pub mod keys;
 pub mod library;
 pub mod node;
-pub mod peers;
 pub mod projection;
 pub mod serve;
 pub mod store;

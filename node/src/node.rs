@@ -11,11 +11,11 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
 use crate::config::Config;
+use crate::config::{PeersConfig, PeersError};
 use crate::discovery::{DiscoveryEvent, DiscoveryHandle};
 use crate::federation::Federator;
 use crate::http::{self, AppState};
 use crate::library::Library;
-use crate::peers::{PeersConfig, PeersError};
 use crate::store::StoreError;
 
 /// Why a node could not start.

@@ -56,7 +56,7 @@ impl TestNode {
 
     /// A node with a shared secret ([`SECRET`]).
     pub(crate) async fn with_secret() -> TestNode {
-        TestNode::start_with(|c| c.secret = Some(SECRET.to_owned())).await
+        TestNode::start_with(|c| c.secret = Some(SECRET.into())).await
     }
 
     /// A node whose test configuration `adjust` changed first.
@@ -258,7 +258,7 @@ impl Proxy {
     pub(crate) async fn start_with(faults: Faults, secret: bool, adjust: fn(&mut Config)) -> Proxy {
         let node = TestNode::start_with(|c| {
             if secret {
-                c.secret = Some(SECRET.to_owned());
+                c.secret = Some(SECRET.into());
             }
             adjust(c);
         })

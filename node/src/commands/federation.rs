@@ -10,8 +10,8 @@ use std::process::ExitCode;
 
 use anyhow::{Context as _, bail};
 use ecp_node::config::{Config, Overrides};
+use ecp_node::config::{PeersConfig, normalise_url, unit};
 use ecp_node::federation::{self, Context, PeerSpec, PeerSync, PullOutcome, PullReport, PushReport};
-use ecp_node::peers::{PeersConfig, Secret, normalise_url};
 use ecp_node::tls::{Identity, TrustAnchors};
 use ecp_protocol::MergeResult;
 use serde_json::json;
@@ -41,23 +41,21 @@ fn context(
     // The node's own key signs towards peers without one, as `serve` does.
     Ok(Context::new(library, config.policy.clone(), reshare, file.federation.timeout)
         .with_client_identity(identity)
-        .signing_as(config.own_keys().into_iter().next(), config.secret.clone().map(Secret::new)))
+        .signing_as(config.own_keys().into_iter().next(), config.secret.clone()))
 }
 
 /// The peer of `pull URL` / `push URL`: its [[peer]] when --peers names it,
 /// with the flags winning; otherwise a manual peer.
 fn peer_of(config: &Config, peers: Option<&PeersConfig>, args: &PeerArgs) -> anyhow::Result<PeerSpec> {
     let url = normalise_url(&args.url).map_err(|e| anyhow::anyhow!("PEER_URL: {e}"))?;
-    if let Some(trust) = args.trust
-        && !(0.0..=1.0).contains(&trust)
-    {
-        bail!("--trust: {trust} is not between 0 and 1");
+    if let Some(trust) = args.trust {
+        unit(trust).map_err(|e| anyhow::anyhow!("--trust: {e}"))?;
     }
     let configured = peers
         .and_then(|file| file.peers.iter().find(|p| p.url == url).map(|p| PeerSpec::configured(file, p)));
     let mut spec = configured.unwrap_or_else(|| PeerSpec::manual(&url, None, config.default_trust));
-    if let Some(secret) = args.secret.as_deref().filter(|s| !s.is_empty()) {
-        spec.secret = Some(Secret::new(secret));
+    if let Some(secret) = args.secret.clone().filter(|s| !s.is_empty()) {
+        spec.secret = Some(secret);
     }
     if let Some(trust) = args.trust {
         spec.trust = trust;

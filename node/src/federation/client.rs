@@ -23,8 +23,8 @@ use ecp_protocol::{Manifest, MergeResult, SignedAuthError, legacy_auth};
 use reqwest::StatusCode;
 use reqwest::header::{CONTENT_TYPE, ETAG, HeaderMap, HeaderValue, IF_NONE_MATCH};
 
+use crate::config::Secret;
 use crate::keys::unix_now;
-use crate::peers::Secret;
 
 /// Largest answer read from a peer (after gzip decoding): a full pull of a
 /// large node fits, a hostile endless answer does not.

@@ -64,10 +64,10 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_cron_scheduler::{Job, JobScheduler};
 
+use crate::config::{DEFAULT_KEY_ID, PeerConfig, PeerKey, PeersConfig, Schedule, Secret};
 use crate::discovery::{DiscoveredPeer, DiscoveryEvent};
-use crate::keys::{DEFAULT_KEY_ID, KeyOwner, Keyring};
+use crate::keys::{KeyOwner, Keyring};
 use crate::library::Library;
-use crate::peers::{PeerConfig, PeerKey, PeersConfig, Schedule, Secret};
 use crate::store::{PeerKind, PeerState, StoreError};
 use crate::tls::{Identity, PeerTls};
 
@@ -195,7 +195,7 @@ impl PeerSpec {
             trust,
             pull: true,
             push: true,
-            schedule: Schedule::Every(crate::peers::DEFAULT_INTERVAL),
+            schedule: Schedule::Every(crate::config::DEFAULT_INTERVAL),
             instance: None,
             tls: PeerTls::default(),
         }
@@ -584,7 +584,7 @@ impl Federator {
         scheduler.start().await.map_err(|e| StartError(format!("{e:?}")))?;
         let initial = PeersConfig::default();
         let keyring = Arc::new(Keyring::new(config.own_keys()));
-        let own_secret = config.secret.clone().map(Secret::new);
+        let own_secret = config.secret.clone();
         let ctx = Context::new(
             library.clone(),
             config.policy.clone(),
@@ -960,7 +960,7 @@ impl Federator {
         if !config.discovery.enabled || peer.instance == self.instance() || peer.instance.trim().is_empty() {
             return;
         }
-        let url = match crate::peers::normalise_url(&peer.url) {
+        let url = match crate::config::normalise_url(&peer.url) {
             Ok(url) => url,
             Err(e) => {
                 tracing::debug!(error = %e, "discovered node with an unusable URL ignored");

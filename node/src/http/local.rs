@@ -45,7 +45,7 @@ pub(super) async fn require_local_or_secret(
         };
     }
     match (&state.config.secret, presented) {
-        (Some(secret), Some(given)) if bool::from(secret.as_bytes().ct_eq(given.as_bytes())) => {
+        (Some(secret), Some(given)) if bool::from(secret.expose().as_bytes().ct_eq(given.as_bytes())) => {
             Ok(next.run(request).await)
         }
         _ => Err(local_only()),

@@ -49,7 +49,7 @@ impl AppState {
     /// State for a node with `config` serving `library` and federating with `federator`.
     pub fn with_federator(library: Library, config: Config, federator: Option<Federator>) -> Self {
         let verifier = config.secret.as_ref().map(|secret| {
-            let mut v = LegacyVerifier::new(secret.as_bytes());
+            let mut v = LegacyVerifier::new(secret.expose().as_bytes());
             v.accept_full_url = config.accept_full_url_hmac;
             v
         });

@@ -15,7 +15,7 @@ use crate::util::{
 const SECRET: &str = "s3cret";
 
 async fn secret_node() -> TestNode {
-    TestNode::start_with(|c| c.secret = Some(SECRET.to_owned())).await
+    TestNode::start_with(|c| c.secret = Some(SECRET.into())).await
 }
 
 async fn get_signed(node: &TestNode, path: &str, signature: Option<&str>) -> Reply {
@@ -124,7 +124,7 @@ async fn secret_node_accepts_a_get_signed_over_the_full_url_as_the_go_client_sen
 #[tokio::test(flavor = "multi_thread")]
 async fn secret_node_without_full_url_support_accepts_only_the_path_signature() {
     let node = TestNode::start_with(|c| {
-        c.secret = Some(SECRET.to_owned());
+        c.secret = Some(SECRET.into());
         c.accept_full_url_hmac = false;
     })
     .await;

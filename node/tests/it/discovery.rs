@@ -18,7 +18,7 @@ const FIND_DEADLINE: Duration = Duration::from_secs(20);
 async fn node_with_mdns(dir: &std::path::Path, secret: Option<&str>) -> Node {
     let mut config = Config::for_tests(dir);
     config.mdns = true;
-    config.secret = secret.map(str::to_owned);
+    config.secret = secret.map(Into::into);
     Node::bind(config).await.expect("the node starts")
 }
 

@@ -21,8 +21,8 @@ use axum::body::Bytes;
 use axum::extract::{Request, State};
 use axum::response::IntoResponse;
 use ecp_node::config::Config;
+use ecp_node::config::PeersConfig;
 use ecp_node::federation::{self, Context, PeerSpec};
-use ecp_node::peers::PeersConfig;
 use ecp_protocol::signed_auth::SigningKey;
 use reqwest::header::{ACCEPT_ENCODING, CONTENT_LENGTH, HOST, TRANSFER_ENCODING};
 use reqwest::{Method, StatusCode};
@@ -239,7 +239,7 @@ async fn signed_gets_are_answered_signed_for_them_200_304_and_gzip() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn every_refused_signed_request_is_401_with_its_code_and_changes_nothing() {
-    let node = keyed_node(&[NEW], |c| c.secret = Some(SECRET.to_owned())).await;
+    let node = keyed_node(&[NEW], |c| c.secret = Some(SECRET.into())).await;
     let before = node.snapshot().await;
     let push = update(ORIGIN, &[packet("must-not-land")]);
     let other = update(ORIGIN, &[packet("neither-this")]);
@@ -491,7 +491,7 @@ async fn a_full_nonce_memory_answers_503_with_retry_after_and_forgets_nothing() 
 
 #[tokio::test(flavor = "multi_thread")]
 async fn rotation_every_key_held_is_accepted_and_answered_with_itself() {
-    let node = keyed_node(&[NEW, OLD], |c| c.secret = Some(SECRET.to_owned())).await;
+    let node = keyed_node(&[NEW, OLD], |c| c.secret = Some(SECRET.into())).await;
     for key in [NEW, OLD, DEFAULT] {
         for target in ["/ecp/manifest", "/ecp/skills"] {
             let n = nonce();
@@ -526,7 +526,7 @@ async fn rotation_every_key_held_is_accepted_and_answered_with_itself() {
 #[tokio::test(flavor = "multi_thread")]
 async fn accept_legacy_false_refuses_x_ecp_hmac_and_true_accepts_it() {
     let refusing = TestNode::start_with(|c| {
-        c.secret = Some(SECRET.to_owned());
+        c.secret = Some(SECRET.into());
         c.accept_legacy = false;
     })
     .await;
@@ -557,7 +557,7 @@ async fn accept_legacy_false_refuses_x_ecp_hmac_and_true_accepts_it() {
     assert_eq!(manifest["auth"], json!(["ecp-1.2"]), "{manifest}");
     assert_eq!(refusing.get_json("/v1/status").await["acceptLegacy"], false);
 
-    let accepting = TestNode::start_with(|c| c.secret = Some(SECRET.to_owned())).await;
+    let accepting = TestNode::start_with(|c| c.secret = Some(SECRET.into())).await;
     let reply = accepting.get_with("/ecp/skills", &[("x-ecp-hmac", &get_hmac)]).await;
     assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
     let reply = crate::util::post_update(&accepting, PUSH1, Some(&post_hmac)).await;

@@ -14,9 +14,9 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use ecp_node::Node;
+use ecp_node::config::PeersConfig;
 use ecp_node::config::{Config, Overrides};
 use ecp_node::federation::PeerSync;
-use ecp_node::peers::PeersConfig;
 use ecp_node::tls::TlsFiles;
 use rcgen::{
     BasicConstraints, CertificateParams, CertifiedIssuer, DnType, ExtendedKeyUsagePurpose, IsCa, KeyPair,

@@ -17,7 +17,8 @@ use std::time::Duration;
 use ecp_protocol::signed_auth::{SigningKey, is_valid_key_id};
 use serde::Deserialize;
 
-use crate::keys::{DEFAULT_KEY_ID, KEY_ID_RULE};
+use super::keys::{DEFAULT_KEY_ID, KEY_ID_RULE};
+use super::{Secret, SecretSourceError, duration, unit};
 use crate::tls::{Identity, PeerTls, TlsError, TrustAnchors};
 
 /// Interval of a peer without its own `interval` or `cron`, when
@@ -71,28 +72,6 @@ pub enum PeersError {
         /// What is wrong with the certificate file; it names the key.
         source: TlsError,
     },
-}
-
-/// A secret: shown as `***` in debug output and logs.
-#[derive(Clone, PartialEq, Eq)]
-pub struct Secret(String);
-
-impl Secret {
-    /// A secret from its text.
-    pub fn new(text: impl Into<String>) -> Secret {
-        Secret(text.into())
-    }
-
-    /// The secret's bytes, for signing.
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Debug for Secret {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("***")
-    }
 }
 
 /// A peer's own ECP/1.2 key (`key_id` with `key_secret` or `key_secret_env`):
@@ -241,10 +220,10 @@ struct FileDiscovery {
 #[serde(deny_unknown_fields)]
 struct FilePeer {
     url: String,
-    secret: Option<String>,
+    secret: Option<Secret>,
     secret_env: Option<String>,
     key_id: Option<String>,
-    key_secret: Option<String>,
+    key_secret: Option<Secret>,
     key_secret_env: Option<String>,
     legacy: Option<bool>,
     trust: Option<f64>,
@@ -288,123 +267,20 @@ impl PeersConfig {
         .unwrap_or(Schedule::Every(DEFAULT_INTERVAL));
         let timeout = match raw.federation.timeout.as_deref() {
             None => DEFAULT_TIMEOUT,
-            Some(text) => duration(text).map_err(|m| invalid("federation.timeout".into(), m))?,
+            Some(text) => {
+                duration::parse(text).map_err(|e| invalid("federation.timeout".into(), e.to_string()))?
+            }
         };
         let discovery = DiscoverySettings {
             enabled: raw.discovery.enabled.unwrap_or(true),
             trust: unit(raw.discovery.trust.unwrap_or(DEFAULT_DISCOVERY_TRUST))
-                .map_err(|m| invalid("discovery.trust".into(), m))?,
+                .map_err(|e| invalid("discovery.trust".into(), e.to_string()))?,
         };
 
         let mut peers: Vec<PeerConfig> = Vec::with_capacity(raw.peer.len());
         for (i, p) in raw.peer.into_iter().enumerate() {
-            let key = |field: &str| format!("peer[{i}].{field}");
-            let url = normalise_url(&p.url).map_err(|m| invalid(key("url"), m))?;
-            if peers.iter().any(|q| q.url == url) {
-                return Err(invalid(key("url"), format!("{url} is listed twice; keep one [[peer]] per URL")));
-            }
-            let secret = match (p.secret, p.secret_env) {
-                (Some(_), Some(_)) => {
-                    return Err(invalid(key("secret"), "set either secret or secret_env, not both".into()));
-                }
-                (Some(s), None) if s.is_empty() => {
-                    return Err(invalid(
-                        key("secret"),
-                        "is empty; remove it or give the shared secret".into(),
-                    ));
-                }
-                (Some(s), None) => Some(Secret(s)),
-                (None, Some(var)) => match std::env::var(&var) {
-                    Ok(s) if !s.is_empty() => Some(Secret(s)),
-                    _ => {
-                        return Err(invalid(
-                            key("secret_env"),
-                            format!("environment variable {var} is not set (or empty)"),
-                        ));
-                    }
-                },
-                (None, None) => None,
-            };
-            let peer_key = match (p.key_id, p.key_secret, p.key_secret_env) {
-                (None, None, None) => None,
-                (None, _, _) => {
-                    return Err(invalid(
-                        key("key_id"),
-                        "is missing: a key_secret needs the key_id it goes with".into(),
-                    ));
-                }
-                (Some(id), _, _) if !is_valid_key_id(&id) => {
-                    return Err(invalid(key("key_id"), format!("{id:?} is not {KEY_ID_RULE}")));
-                }
-                (Some(id), _, _) if id == DEFAULT_KEY_ID => {
-                    return Err(invalid(
-                        key("key_id"),
-                        format!(
-                            "{DEFAULT_KEY_ID} is the id of a node's shared secret: give the peer's shared \
-                             secret in secret, or choose another key id"
-                        ),
-                    ));
-                }
-                (Some(_), Some(_), Some(_)) => {
-                    return Err(invalid(
-                        key("key_secret"),
-                        "set either key_secret or key_secret_env, not both".into(),
-                    ));
-                }
-                (Some(_), None, None) => {
-                    return Err(invalid(
-                        key("key_secret"),
-                        "is missing: give key_secret or key_secret_env".into(),
-                    ));
-                }
-                (Some(_), Some(s), None) if s.is_empty() => {
-                    return Err(invalid(key("key_secret"), "is empty; give the key's secret".into()));
-                }
-                (Some(id), Some(s), None) => Some(PeerKey { id, secret: Secret(s) }),
-                (Some(id), None, Some(var)) => match std::env::var(&var) {
-                    Ok(s) if !s.is_empty() => Some(PeerKey { id, secret: Secret(s) }),
-                    _ => {
-                        return Err(invalid(
-                            key("key_secret_env"),
-                            format!("environment variable {var} is not set (or empty)"),
-                        ));
-                    }
-                },
-            };
-            if let Some(k) = &peer_key
-                && let Some(j) = peers.iter().position(|q| q.key.as_ref().is_some_and(|o| o.id == k.id))
-            {
-                return Err(invalid(
-                    key("key_id"),
-                    format!("{:?} is already the key of peer[{j}]; each peer needs a key of its own", k.id),
-                ));
-            }
-            let trust =
-                unit(p.trust.unwrap_or(DEFAULT_CONFIGURED_TRUST)).map_err(|m| invalid(key("trust"), m))?;
-            let own = schedule((&key("interval"), p.interval.as_deref()), (&key("cron"), p.cron.as_deref()))
-                .map_err(|(k, m)| invalid(k, m))?;
-            let instance = match p.instance {
-                Some(id) if id.trim().is_empty() || id.len() > 128 || id.chars().any(char::is_control) => {
-                    return Err(invalid(
-                        key("instance"),
-                        "must be an instance id (1–128 printable bytes)".into(),
-                    ));
-                }
-                other => other,
-            };
-            let tls = peer_tls(file, &url, (p.ca, p.client_cert, p.client_key), &key)?;
-            peers.push(PeerConfig {
-                url,
-                secret,
-                key: peer_key,
-                legacy: p.legacy.unwrap_or(false),
-                trust,
-                pull: p.pull.unwrap_or(true),
-                push: p.push.unwrap_or(false),
-                schedule: own,
-                instance,
-                tls,
-            });
+            let peer = resolve_peer(file, i, p, &peers)?;
+            peers.push(peer);
         }
         Ok(PeersConfig {
             federation: FederationSettings {
@@ -421,6 +297,110 @@ impl PeersConfig {
     pub fn schedule_of(&self, peer: &PeerConfig) -> Schedule {
         peer.schedule.clone().unwrap_or_else(|| self.federation.schedule.clone())
     }
+}
+
+/// The `[[peer]]` at index `i`, resolved; `earlier` are the ones before it,
+/// whose URLs and key ids it must not repeat.
+fn resolve_peer(file: &str, i: usize, p: FilePeer, earlier: &[PeerConfig]) -> Result<PeerConfig, PeersError> {
+    let key = |field: &str| format!("peer[{i}].{field}");
+    let invalid = |field: &str, message: String| PeersError::Invalid {
+        file: file.to_owned(),
+        key: key(field),
+        message,
+    };
+    let url = normalise_url(&p.url).map_err(|m| invalid("url", m))?;
+    if earlier.iter().any(|q| q.url == url) {
+        return Err(invalid("url", format!("{url} is listed twice; keep one [[peer]] per URL")));
+    }
+    let secret =
+        peer_secret("secret", p.secret, p.secret_env.as_deref(), "remove it or give the shared secret")
+            .map_err(|(field, m)| invalid(&field, m))?;
+    let peer_key = match p.key_id {
+        None if p.key_secret.is_none() && p.key_secret_env.is_none() => None,
+        None => {
+            return Err(invalid("key_id", "is missing: a key_secret needs the key_id it goes with".into()));
+        }
+        Some(id) if !is_valid_key_id(&id) => {
+            return Err(invalid("key_id", format!("{id:?} is not {KEY_ID_RULE}")));
+        }
+        Some(id) if id == DEFAULT_KEY_ID => {
+            return Err(invalid(
+                "key_id",
+                format!(
+                    "{DEFAULT_KEY_ID} is the id of a node's shared secret: give the peer's shared \
+                     secret in secret, or choose another key id"
+                ),
+            ));
+        }
+        Some(id) => {
+            match peer_secret(
+                "key_secret",
+                p.key_secret,
+                p.key_secret_env.as_deref(),
+                "give the key's secret",
+            )
+            .map_err(|(field, m)| invalid(&field, m))?
+            {
+                Some(secret) => Some(PeerKey { id, secret }),
+                None => {
+                    return Err(invalid(
+                        "key_secret",
+                        "is missing: give key_secret or key_secret_env".into(),
+                    ));
+                }
+            }
+        }
+    };
+    if let Some(k) = &peer_key
+        && let Some(j) = earlier.iter().position(|q| q.key.as_ref().is_some_and(|o| o.id == k.id))
+    {
+        return Err(invalid(
+            "key_id",
+            format!("{:?} is already the key of peer[{j}]; each peer needs a key of its own", k.id),
+        ));
+    }
+    let trust =
+        unit(p.trust.unwrap_or(DEFAULT_CONFIGURED_TRUST)).map_err(|e| invalid("trust", e.to_string()))?;
+    let schedule = schedule((&key("interval"), p.interval.as_deref()), (&key("cron"), p.cron.as_deref()))
+        .map_err(|(k, message)| PeersError::Invalid { file: file.to_owned(), key: k, message })?;
+    let instance = match p.instance {
+        Some(id) if id.trim().is_empty() || id.len() > 128 || id.chars().any(char::is_control) => {
+            return Err(invalid("instance", "must be an instance id (1–128 printable bytes)".into()));
+        }
+        other => other,
+    };
+    let tls = peer_tls(file, &url, (p.ca, p.client_cert, p.client_key), &key)?;
+    Ok(PeerConfig {
+        url,
+        secret,
+        key: peer_key,
+        legacy: p.legacy.unwrap_or(false),
+        trust,
+        pull: p.pull.unwrap_or(true),
+        push: p.push.unwrap_or(false),
+        schedule,
+        instance,
+        tls,
+    })
+}
+
+/// The secret of a `[[peer]]`'s `field` / `{field}_env` pair (`secret`,
+/// `key_secret`); an error as the field to name and the message, whose
+/// `if_empty` says what to do about an empty `field`.
+fn peer_secret(
+    field: &'static str,
+    inline: Option<Secret>,
+    env: Option<&str>,
+    if_empty: &str,
+) -> Result<Option<Secret>, (String, String)> {
+    let env_field = format!("{field}_env");
+    Secret::inline_or_env(inline, env).map_err(|e| match e {
+        SecretSourceError::Both => (field.to_owned(), format!("set either {field} or {env_field}, not both")),
+        SecretSourceError::Empty => (field.to_owned(), format!("is empty; {if_empty}")),
+        SecretSourceError::EnvUnset { var } | SecretSourceError::EnvEmpty { var } => {
+            (env_field, format!("environment variable {var} is not set (or empty)"))
+        }
+    })
 }
 
 /// The TLS setting of the `[[peer]]` at `url`, from its `ca`,
@@ -509,21 +489,13 @@ fn schedule(
         (Some(_), Some(_)) => {
             Err((cron.0.to_owned(), format!("set either {} or {}, not both", interval.0, cron.0)))
         }
-        (Some(text), None) => {
-            duration(text).map(|d| Some(Schedule::Every(d))).map_err(|m| (interval.0.to_owned(), m))
-        }
+        (Some(text), None) => duration::parse(text)
+            .map(|d| Some(Schedule::Every(d)))
+            .map_err(|e| (interval.0.to_owned(), e.to_string())),
         (None, Some(expr)) => {
             cron_expression(expr).map(|e| Some(Schedule::Cron(e))).map_err(|m| (cron.0.to_owned(), m))
         }
         (None, None) => Ok(None),
-    }
-}
-
-fn duration(text: &str) -> Result<Duration, String> {
-    match humantime::parse_duration(text.trim()) {
-        Ok(d) if d.is_zero() => Err("must be longer than zero".into()),
-        Ok(d) => Ok(d),
-        Err(e) => Err(format!("{text:?}: {e}; write e.g. \"30s\", \"5m\" or \"200ms\"")),
     }
 }
 
@@ -542,14 +514,6 @@ pub fn cron_expression(text: &str) -> Result<String, String> {
     tokio_cron_scheduler::Job::new_async(expr.as_str(), |_, _| Box::pin(async {}))
         .map(|_| expr.clone())
         .map_err(|e| format!("{text:?} is not a valid cron expression ({e:?})"))
-}
-
-fn unit(value: f64) -> Result<f64, String> {
-    if value.is_finite() && (0.0..=1.0).contains(&value) {
-        Ok(value)
-    } else {
-        Err(format!("{value} is not between 0 and 1"))
-    }
 }
 
 #[cfg(test)]
@@ -610,6 +574,39 @@ mod tests {
     }
 
     #[test]
+    fn secrets_and_key_secrets_come_from_the_environment_and_never_show() {
+        // Tests cannot set variables; PATH is set wherever tests run.
+        let path = std::env::var("PATH").unwrap();
+        let c = parse(
+            "[[peer]]\nurl = \"http://a\"\nsecret_env = \"PATH\"\nkey_id = \"k\"\nkey_secret_env = \"PATH\"\n",
+        )
+        .unwrap();
+        let p = &c.peers[0];
+        assert_eq!(p.secret.as_ref().map(Secret::expose), Some(path.as_str()));
+        assert_eq!(p.key.as_ref().map(|k| k.secret.expose()), Some(path.as_str()));
+        let shown = format!("{c:?}");
+        assert!(!shown.contains(&path) && shown.contains("***"), "{shown}");
+        for (text, expected) in [
+            ("[[peer]]\nurl = \"http://a\"\nsecret = \"\"\n", "peer[0].secret: is empty; remove it"),
+            (
+                "[[peer]]\nurl = \"http://a\"\nkey_id = \"k\"\nkey_secret = \"\"\n",
+                "peer[0].key_secret: is empty; give the key's secret",
+            ),
+            (
+                "[[peer]]\nurl = \"http://a\"\nkey_id = \"k\"\nkey_secret = \"x\"\nkey_secret_env = \"Y\"\n",
+                "peer[0].key_secret: set either key_secret or key_secret_env, not both",
+            ),
+            (
+                "[[peer]]\nurl = \"http://a\"\nsecret_env = \"ECP_TEST_SURELY_UNSET_VAR\"\n",
+                "peer[0].secret_env: environment variable ECP_TEST_SURELY_UNSET_VAR is not set (or empty)",
+            ),
+        ] {
+            let err = parse(text).unwrap_err();
+            assert!(err.contains(expected), "{err}");
+        }
+    }
+
+    #[test]
     fn errors_name_the_key() {
         let cases = [
             ("[[peer]]\nurl = \"http://a\"\ntrust = 1.5\n", "peer[0].trust"),
@@ -658,7 +655,7 @@ mod tests {
 
     #[test]
     fn the_example_file_parses_and_documents_every_key() {
-        let text = include_str!("../../peers.toml");
+        let text = include_str!("../../../peers.toml");
         let c = parse(text).unwrap();
         assert_eq!(c.peers.len(), 2);
         assert_eq!((c.peers[0].trust, c.peers[0].pull, c.peers[0].push), (0.9, true, false));

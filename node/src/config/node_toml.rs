@@ -1,8 +1,10 @@
-//! Node configuration: defaults that run a working node, an optional
+//! The node's own settings: defaults that run a working node, an optional
 //! `node.toml`, environment variables and flags — resolved once, in
 //! [`Config::resolve`], into the values the rest of the node trusts.
 //!
 //! Precedence: flag (or its environment variable) > `node.toml` > default.
+//! (Clap reads the environment variables along with the flags; they arrive
+//! here together as [`Overrides`].)
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -12,7 +14,8 @@ use ecp_protocol::StandardPolicy;
 use ecp_protocol::signed_auth::{DEFAULT_NONCE_CAPACITY, SigningKey};
 use serde::Deserialize;
 
-use crate::keys::FileKey;
+use super::keys::{self, FileKey};
+use super::{ConfigError, Secret, duration, unit};
 use crate::store::OriginLimits;
 use crate::tls::TlsFiles;
 
@@ -33,36 +36,6 @@ pub const DEFAULT_CLIENT_RATE_LIMIT: u32 = 600;
 /// Default burst of requests one client address may send at once.
 pub const DEFAULT_CLIENT_BURST: u32 = 120;
 
-/// A configuration problem, named with the key or flag and the fix.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum ConfigError {
-    /// The config file could not be read.
-    #[error("cannot read config file {path}: {source}")]
-    Read {
-        /// The file.
-        path: PathBuf,
-        /// Cause.
-        source: std::io::Error,
-    },
-    /// The config file is not valid TOML or has unknown keys.
-    #[error("config file {path} is invalid: {message}")]
-    Parse {
-        /// The file.
-        path: PathBuf,
-        /// What the TOML parser said.
-        message: String,
-    },
-    /// A value is out of range.
-    #[error("{key}: {message}")]
-    Invalid {
-        /// The key or flag.
-        key: &'static str,
-        /// What is wrong and what to do.
-        message: String,
-    },
-}
-
 /// `node.toml`: every key optional.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -72,7 +45,7 @@ pub struct FileConfig {
     /// Data folder.
     pub data: Option<PathBuf>,
     /// Shared secret for X-ECP-HMAC; prefer `secret_env`.
-    pub secret: Option<String>,
+    pub secret: Option<Secret>,
     /// Name of an environment variable holding the secret.
     pub secret_env: Option<String>,
     /// Accept the legacy X-ECP-HMAC header (default true; `SPEC.md` §10.1.5.2).
@@ -147,7 +120,7 @@ pub struct Overrides {
     /// `--data` / `ECP_DATA`.
     pub data: Option<PathBuf>,
     /// `--secret` / `ECP_SECRET`.
-    pub secret: Option<String>,
+    pub secret: Option<Secret>,
     /// `--skills-dir` / `ECP_SKILLS_DIR`.
     pub skills_dir: Option<PathBuf>,
     /// `--max-body-bytes`.
@@ -196,7 +169,7 @@ impl Default for ClientRateLimit {
 }
 
 /// The resolved configuration. Its `Debug` output hides the secret.
-#[derive(Clone)]
+#[derive(Debug, Clone)]
 pub struct Config {
     /// Where to listen.
     pub listen: SocketAddr,
@@ -204,7 +177,7 @@ pub struct Config {
     pub data_dir: PathBuf,
     /// Shared secret (X-ECP-HMAC, and the ECP/1.2 key `default`); `None`
     /// and no `keys` (nor peer keys) leave the node open.
-    pub secret: Option<String>,
+    pub secret: Option<Secret>,
     /// The node's `[[key]]` signing keys, besides `default` (see [`Config::own_keys`]).
     pub keys: Vec<SigningKey>,
     /// Accept the legacy X-ECP-HMAC header (with the shared secret).
@@ -244,34 +217,6 @@ pub struct Config {
     pub tls: TlsFiles,
 }
 
-impl std::fmt::Debug for Config {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        // Written out so that the secret never reaches a log line.
-        f.debug_struct("Config")
-            .field("listen", &self.listen)
-            .field("data_dir", &self.data_dir)
-            .field("secret", &self.secret.as_ref().map(|_| "***"))
-            .field("keys", &self.keys)
-            .field("accept_legacy", &self.accept_legacy)
-            .field("replay_cache_capacity", &self.replay_cache_capacity)
-            .field("skills_dir", &self.skills_dir)
-            .field("max_body_bytes", &self.max_body_bytes)
-            .field("max_packets", &self.max_packets)
-            .field("request_timeout", &self.request_timeout)
-            .field("header_read_timeout", &self.header_read_timeout)
-            .field("policy", &self.policy)
-            .field("default_trust", &self.default_trust)
-            .field("reshare_external", &self.reshare_external)
-            .field("accept_full_url_hmac", &self.accept_full_url_hmac)
-            .field("mdns", &self.mdns)
-            .field("peers_file", &self.peers_file)
-            .field("origin_limits", &self.origin_limits)
-            .field("client_rate_limit", &self.client_rate_limit)
-            .field("tls", &self.tls)
-            .finish()
-    }
-}
-
 impl Config {
     /// Resolves defaults, the optional file and the overrides.
     pub fn resolve(file: Option<&Path>, over: Overrides) -> Result<Config, ConfigError> {
@@ -286,15 +231,8 @@ impl Config {
         })?;
         let data_dir = over.data.or(fc.data).unwrap_or_else(|| PathBuf::from(DEFAULT_DATA));
         let skills_dir = over.skills_dir.or(fc.skills_dir).unwrap_or_else(|| data_dir.join("skills"));
-        let secret_from_env = match &fc.secret_env {
-            Some(var) => Some(std::env::var(var).map_err(|_| ConfigError::Invalid {
-                key: "secret_env",
-                message: format!("environment variable {var} is not set"),
-            })?),
-            None => None,
-        };
-        let secret = over.secret.or(fc.secret).or(secret_from_env).filter(|s| !s.is_empty());
-        let keys = crate::keys::resolve_file_keys(&fc.key)?;
+        let secret = shared_secret(over.secret, fc.secret, fc.secret_env.as_deref())?;
+        let keys = keys::resolve_file_keys(&fc.key)?;
         let replay_cache_capacity = fc.replay_cache_capacity.unwrap_or(DEFAULT_NONCE_CAPACITY);
         if replay_cache_capacity == 0 {
             return Err(ConfigError::Invalid {
@@ -302,12 +240,12 @@ impl Config {
                 message: "must be at least 1".into(),
             });
         }
-        let request_timeout = duration(
+        let request_timeout = duration_or(
             "limits.request_timeout",
             fc.limits.request_timeout.as_deref(),
             DEFAULT_REQUEST_TIMEOUT,
         )?;
-        let header_read_timeout = duration(
+        let header_read_timeout = duration_or(
             "limits.header_read_timeout",
             fc.limits.header_read_timeout.as_deref(),
             DEFAULT_HEADER_READ_TIMEOUT,
@@ -317,7 +255,7 @@ impl Config {
             policy.structure.max_bytes = max;
         }
         if let Some(min) = fc.policy.min_confidence {
-            policy.min_confidence = unit("policy.min_confidence", min)?;
+            policy.min_confidence = unit_at("policy.min_confidence", min)?;
         }
         policy.allow_origins = fc.policy.allow_origins;
         policy.deny_origins = fc.policy.deny_origins.unwrap_or_default();
@@ -368,7 +306,10 @@ impl Config {
             request_timeout,
             header_read_timeout,
             policy,
-            default_trust: unit("policy.default_trust", fc.policy.default_trust.unwrap_or(0.6))?,
+            default_trust: unit_at(
+                "policy.default_trust",
+                fc.policy.default_trust.unwrap_or(super::DEFAULT_DISCOVERY_TRUST),
+            )?,
             reshare_external: fc.policy.reshare_external.unwrap_or(true),
             accept_full_url_hmac: fc.policy.accept_full_url_hmac.unwrap_or(true),
             mdns: over.mdns.unwrap_or(true),
@@ -382,7 +323,7 @@ impl Config {
     /// The node's own signing keys: the shared secret as `default` first,
     /// then the `[[key]]` entries (`SPEC.md` §10.1.1.3).
     pub fn own_keys(&self) -> Vec<SigningKey> {
-        crate::keys::own_keys(self.secret.as_deref(), &self.keys)
+        keys::own_keys(self.secret.as_ref(), &self.keys)
     }
 
     /// A configuration for tests: loopback port 0, everything under `dir`,
@@ -399,21 +340,35 @@ impl Config {
     }
 }
 
-fn duration(key: &'static str, text: Option<&str>, default: Duration) -> Result<Duration, ConfigError> {
-    let Some(text) = text else { return Ok(default) };
-    match humantime::parse_duration(text) {
-        Ok(d) if !d.is_zero() => Ok(d),
-        Ok(_) => Err(ConfigError::Invalid { key, message: "must be longer than zero".into() }),
-        Err(e) => Err(ConfigError::Invalid { key, message: format!("{text:?}: {e}; write e.g. \"30s\"") }),
-    }
+/// The shared secret: `--secret`, else `secret`, else the variable named
+/// by `secret_env` (which must be set even when not used). Empty means none,
+/// wherever it comes from: `--secret ""` turns a file's secret off, and
+/// unlike `secret_env` in the other files, an empty variable is no error.
+fn shared_secret(
+    flag: Option<Secret>,
+    secret: Option<Secret>,
+    secret_env: Option<&str>,
+) -> Result<Option<Secret>, ConfigError> {
+    let from_env = match secret_env {
+        Some(var) => Some(Secret::from_env(var).ok_or_else(|| ConfigError::Invalid {
+            key: "secret_env",
+            message: format!("environment variable {var} is not set"),
+        })?),
+        None => None,
+    };
+    Ok(flag.or(secret).or(from_env).filter(|s| !s.is_empty()))
 }
 
-fn unit(key: &'static str, value: f64) -> Result<f64, ConfigError> {
-    if (0.0..=1.0).contains(&value) {
-        Ok(value)
-    } else {
-        Err(ConfigError::Invalid { key, message: format!("{value} is not between 0 and 1") })
-    }
+/// The duration at `key`, or `default` when the file leaves it out.
+fn duration_or(key: &'static str, text: Option<&str>, default: Duration) -> Result<Duration, ConfigError> {
+    text.map_or(Ok(default), |text| {
+        duration::parse(text).map_err(|e| ConfigError::Invalid { key, message: e.to_string() })
+    })
+}
+
+/// `value` if it is between 0 and 1; the error names `key`.
+fn unit_at(key: &'static str, value: f64) -> Result<f64, ConfigError> {
+    unit(value).map_err(|e| ConfigError::Invalid { key, message: e.to_string() })
 }
 
 fn load(path: &Path) -> Result<FileConfig, ConfigError> {
@@ -431,7 +386,7 @@ mod tests {
     fn debug_output_hides_the_secret() {
         let dir = tempfile::tempdir().unwrap();
         let mut c = Config::for_tests(dir.path());
-        c.secret = Some("do-not-print-me".into());
+        c.secret = Some(Secret::new("do-not-print-me"));
         let shown = format!("{c:?}");
         assert!(!shown.contains("do-not-print-me"), "{shown}");
         assert!(shown.contains("secret: Some(\"***\")") && shown.contains("max_packets"), "{shown}");
@@ -458,12 +413,61 @@ mod tests {
         .unwrap();
         let c = Config::resolve(
             Some(&file),
-            Overrides { secret: Some("from-flag".into()), ..Default::default() },
+            Overrides { secret: Some(Secret::new("from-flag")), ..Default::default() },
         )
         .unwrap();
         assert_eq!(c.listen.port(), 9000);
-        assert_eq!(c.secret.as_deref(), Some("from-flag"));
+        assert_eq!(c.secret.as_ref().map(Secret::expose), Some("from-flag"));
         assert_eq!(c.policy.min_confidence, 0.7);
+    }
+
+    #[test]
+    fn the_secret_is_the_flag_else_secret_else_secret_env_and_empty_is_none() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("node.toml");
+        let resolve = |text: &str, flag: Option<&str>| {
+            std::fs::write(&file, text).unwrap();
+            let over = Overrides { secret: flag.map(Secret::new), ..Default::default() };
+            Config::resolve(Some(&file), over).map(|c| c.secret)
+        };
+        // Tests cannot set variables; PATH is set wherever tests run.
+        let path = Secret::new(std::env::var("PATH").unwrap());
+        assert_eq!(resolve("secret_env = \"PATH\"\n", None).unwrap(), Some(path.clone()));
+        assert_eq!(resolve("secret = \"s\"\nsecret_env = \"PATH\"\n", None).unwrap(), Some(Secret::new("s")));
+        assert_eq!(resolve("secret = \"s\"\n", Some("f")).unwrap(), Some(Secret::new("f")));
+        assert_eq!(resolve("secret = \"s\"\n", Some("")).unwrap(), None, "--secret \"\" turns it off");
+        assert_eq!(resolve("secret = \"\"\n", None).unwrap(), None);
+        let err = resolve("secret_env = \"ECP_TEST_SURELY_UNSET_VAR\"\n", Some("f")).unwrap_err().to_string();
+        assert_eq!(err, "secret_env: environment variable ECP_TEST_SURELY_UNSET_VAR is not set");
+    }
+
+    #[test]
+    fn durations_take_every_spelling_and_name_the_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("node.toml");
+        std::fs::write(&file, "[limits]\nrequest_timeout = \"1m 30s\"\nheader_read_timeout = \"500ms\"\n")
+            .unwrap();
+        let c = Config::resolve(Some(&file), Overrides::default()).unwrap();
+        assert_eq!(
+            (c.request_timeout, c.header_read_timeout),
+            (Duration::from_secs(90), Duration::from_millis(500))
+        );
+        let c = Config::resolve(None, Overrides::default()).unwrap();
+        assert_eq!(
+            (c.request_timeout, c.header_read_timeout),
+            (DEFAULT_REQUEST_TIMEOUT, DEFAULT_HEADER_READ_TIMEOUT)
+        );
+        for (text, key) in [
+            ("[limits]\nrequest_timeout = \"30\"\n", "limits.request_timeout: \"30\""),
+            (
+                "[limits]\nheader_read_timeout = \"0s\"\n",
+                "limits.header_read_timeout: must be longer than zero",
+            ),
+        ] {
+            std::fs::write(&file, text).unwrap();
+            let err = Config::resolve(Some(&file), Overrides::default()).unwrap_err().to_string();
+            assert!(err.starts_with(key), "{err}");
+        }
     }
 
     #[test]

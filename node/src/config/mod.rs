@@ -1,0 +1,83 @@
+//! Configuration: everything the node is told before it runs, read,
+//! checked and resolved in one step per file, so the rest of the node only
+//! sees values it can trust.
+//!
+//! - The node's own settings: defaults, an optional `node.toml`, environment
+//!   variables and flags, resolved by [`Config::resolve`].
+//! - Whom it federates with: `peers.toml`, resolved by [`PeersConfig::load`]
+//!   (again on every reload).
+//!
+//! Every error names the key (or flag) and, where it can, what to write
+//! instead.
+//!
+//! What it does not do: run anything, hold state that changes while the node
+//! runs (the keys in force are in [`crate::keys`], the peers' state in the
+//! store), or watch files.
+//!
+//! # Layout
+//!
+//! - `mod.rs`: this overview, [`ConfigError`] and the re-exports; every item
+//!   is used as `crate::config::Item`.
+//! - `node_toml`: `node.toml`, environment and flags → [`Config`].
+//! - `peers`: `peers.toml` → [`PeersConfig`], with its own [`PeersError`]
+//!   (file and line or key).
+//! - `keys`: the node's `[[key]]` signing keys and the shared secret as the
+//!   key `default`; key id rules.
+//! - `secret`: [`Secret`], the one type every secret has from parsing on,
+//!   which never prints itself; reading `secret_env` variables.
+//! - `duration`: the one duration parser both files use.
+//! - `unit`: the one check of values between 0 and 1 (trust, confidence).
+
+use std::path::PathBuf;
+
+mod duration;
+mod keys;
+mod node_toml;
+mod peers;
+mod secret;
+mod unit;
+
+pub use duration::{DurationError, parse as parse_duration};
+pub use keys::{DEFAULT_KEY_ID, FileKey, KEY_ID_RULE, own_keys, resolve_file_keys};
+pub use node_toml::{
+    ClientRateLimit, Config, DEFAULT_CLIENT_BURST, DEFAULT_CLIENT_RATE_LIMIT, DEFAULT_DATA,
+    DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_LISTEN, DEFAULT_MAX_BODY_BYTES, DEFAULT_REQUEST_TIMEOUT, FileConfig,
+    FileLimits, FilePolicy, Overrides,
+};
+pub use peers::{
+    DEFAULT_CONFIGURED_TRUST, DEFAULT_DISCOVERY_TRUST, DEFAULT_INTERVAL, DEFAULT_TIMEOUT, DiscoverySettings,
+    FederationSettings, PeerConfig, PeerKey, PeersConfig, PeersError, Schedule, cron_expression,
+    normalise_url,
+};
+pub use secret::{Secret, SecretSourceError};
+pub use unit::{NotAUnitValue, unit};
+
+/// A configuration problem, named with the key or flag and the fix.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// The config file could not be read.
+    #[error("cannot read config file {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Cause.
+        source: std::io::Error,
+    },
+    /// The config file is not valid TOML or has unknown keys.
+    #[error("config file {path} is invalid: {message}")]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// What the TOML parser said.
+        message: String,
+    },
+    /// A value is out of range.
+    #[error("{key}: {message}")]
+    Invalid {
+        /// The key or flag.
+        key: &'static str,
+        /// What is wrong and what to do.
+        message: String,
+    },
+}
