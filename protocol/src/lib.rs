@@ -54,7 +54,7 @@ pub use merge::{
     merge_knowledge,
 };
 pub use packet::Origin;
-pub use policy::{AcceptPolicy, StandardPolicy};
+pub use policy::{AcceptPolicy, PolicyRefusal, StandardPolicy};
 pub use scan::{Finding, Scanner, Severity};
 pub use wire::{KnowledgeUpdate, Manifest, MergeResult, PeerStats, Provenance, SkillPacket, Timestamp};
 

@@ -14,13 +14,15 @@
 //!
 //! Stages 1–4 look at one packet alone ([`checks`]); stage 5 needs the store.
 //! Accepted packets leave with lowered confidence and extended provenance
-//! ([`receive`]).
+//! ([`receive`]). Every refusal reason opens with the prefix of its family
+//! (`SPEC.md` › 7.11), written in one place ([`refusal`]).
 //!
 //! Counts are truthful: new + updated + unchanged + rejected = packets in
 //! the update, and each rejected packet has exactly one conflicts line.
 
 mod checks;
 mod receive;
+mod refusal;
 mod resolve;
 
 use std::collections::HashMap;

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use super::*;
 use crate::integrity;
 use crate::packet::Origin;
-use crate::policy::StandardPolicy;
+use crate::policy::{PolicyRefusal, StandardPolicy};
 use crate::wire::Provenance;
 
 const LOCAL: &str = "node-b";
@@ -256,7 +256,11 @@ fn deny_and_allow_lists_decide_by_origin() {
 #[test]
 fn a_closure_is_a_policy() {
     let only_tagged = |p: &SkillPacket, _: &MergeContext<'_>| {
-        if p.tags.iter().any(|t| t == "vetted") { Ok(()) } else { Err("not vetted".to_string()) }
+        if p.tags.iter().any(|t| t == "vetted") {
+            Ok(())
+        } else {
+            Err(PolicyRefusal::Custom("not vetted".into()))
+        }
     };
     let vetted = packet("alpha").with_tags(["vetted"]);
     let out = merge_knowledge(update(vec![vetted, packet("beta")]), &Store::new(), &only_tagged, &ctx());
@@ -462,7 +466,7 @@ fn threshold_tolerates_floating_point_error() {
 
 #[test]
 fn future_created_at_is_refused_whatever_the_policy() {
-    let anything_goes = |_: &SkillPacket, _: &MergeContext<'_>| Ok(());
+    let anything_goes = |_: &SkillPacket, _: &MergeContext<'_>| -> Result<(), PolicyRefusal> { Ok(()) };
     let p = packet_from("node-a", "alpha", 0.9, "2030-01-01T00:00:00Z");
     let out = merge_knowledge(update(vec![p]), &Store::new(), &anything_goes, &ctx());
     assert!(rejection(&out, 0).1.contains("in the future"));
@@ -478,7 +482,8 @@ fn missing_origin_confidence_falls_back_to_the_received_one() {
 
 #[test]
 fn conflict_lines_flatten_reasons_to_one_line() {
-    let noisy = |_: &SkillPacket, _: &MergeContext<'_>| Err("first line\nsecond line".to_string());
+    let noisy =
+        |_: &SkillPacket, _: &MergeContext<'_>| Err(PolicyRefusal::Custom("first line\nsecond line".into()));
     let out = merge_knowledge(update(vec![packet("alpha")]), &Store::new(), &noisy, &ctx());
     assert_eq!(out.result.conflicts, vec!["alpha: rejected by policy: first line second line".to_string()]);
 }
