@@ -15,17 +15,17 @@
 //! Stages 1–4 look at one packet alone ([`checks`]); stage 5 needs the store.
 //! Accepted packets leave with lowered confidence and extended provenance
 //! ([`receive`]). Every refusal reason opens with the prefix of its family
-//! (`SPEC.md` › 7.11), written in one place ([`refusal`]).
+//! (`SPEC.md` › 7.11), written in one place ([`refusal`]). A `HashMap` by
+//! name serves as an in-memory store ([`memory`]).
 //!
 //! Counts are truthful: new + updated + unchanged + rejected = packets in
 //! the update, and each rejected packet has exactly one conflicts line.
 
 mod checks;
+mod memory;
 mod receive;
 mod refusal;
 mod resolve;
-
-use std::collections::HashMap;
 
 pub use checks::{
     MAX_DESCRIPTION_BYTES, MAX_INSTANCE_BYTES, MAX_LIST_ITEM_BYTES, MAX_LIST_ITEMS, MAX_PATH_HOPS,
@@ -61,16 +61,11 @@ pub struct StoredSkill {
     pub deprecated: bool,
 }
 
-/// A read-only view of the node's skills by name.
+/// A read-only view of the node's skills by name. A `HashMap` by name is
+/// one (see [`MergeOutcome::apply_to`]).
 pub trait StoreView {
     /// The held skill named `name`, if any (tombstones included).
     fn lookup(&self, name: &str) -> Option<StoredSkill>;
-}
-
-impl StoreView for HashMap<String, StoredSkill> {
-    fn lookup(&self, name: &str) -> Option<StoredSkill> {
-        self.get(name).cloned()
-    }
 }
 
 /// Who is merging what from whom, and when.

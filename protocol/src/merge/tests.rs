@@ -51,23 +51,6 @@ fn merge(skills: Vec<SkillPacket>, store: &Store) -> MergeOutcome {
     merge_knowledge(update(skills), store, &StandardPolicy::default(), &ctx())
 }
 
-/// Applies the installing decisions the way a node would.
-fn apply(store: &mut Store, outcome: &MergeOutcome) {
-    for d in outcome.decisions.iter().filter(|d| d.decision.installs()) {
-        let p = &d.packet;
-        store.insert(
-            p.skill_name.clone(),
-            StoredSkill {
-                kind: SkillKind::External,
-                origin: p.origin_instance.clone(),
-                integrity_hash: p.integrity_hash.clone(),
-                created_at: p.created_at,
-                deprecated: p.deprecated,
-            },
-        );
-    }
-}
-
 fn held(kind: SkillKind, origin: &str, p: &SkillPacket) -> StoredSkill {
     StoredSkill {
         kind,
@@ -399,7 +382,7 @@ fn rebuilds_frontmatter_for_stripped_bodies_and_stays_unchanged_on_repeat() {
     assert!(stored.skill_body.ends_with(stripped));
     assert!(stored.verify().is_ok());
     assert_eq!(stored.id, integrity::packet_id(&stored.integrity_hash));
-    apply(&mut store, &out);
+    out.apply_to(&mut store);
     let again = merge(vec![p], &store);
     assert_eq!(again.decisions[0].decision, Decision::Unchanged);
 }
