@@ -7,9 +7,9 @@
 use reqwest::Method;
 use serde_json::Value;
 
-use super::state;
+use super::{merged_and_served, not_served, push_body, state};
 use crate::check::{
-    Check, Ctx, Level::*, Needs, Problem, Profile::*, Verdict, count, ensure, expect_json_error, fail, served,
+    Check, Ctx, Level::*, Needs, Problem, Profile::*, Verdict, ensure, expect_json_error, fail,
 };
 use crate::packets::hmac_hex;
 use crate::target::{Exchange, Sign};
@@ -187,13 +187,6 @@ fn accepted(ex: &Exchange) -> Verdict {
     Ok("200".into())
 }
 
-/// A push body of one good packet, and the packet's name.
-fn push_body(cx: &Ctx<'_>, tag: &str) -> (String, Vec<u8>) {
-    let name = cx.name(tag);
-    let body = serde_json::to_vec(&cx.update(vec![cx.good(&name)])).expect("a Value encodes");
-    (name, body)
-}
-
 fn auth_001(cx: &mut Ctx<'_>) -> Verdict {
     refused(&get(cx, "/ecp/manifest", Sign::Omit)?)
 }
@@ -242,15 +235,7 @@ fn auth_009(cx: &mut Ctx<'_>) -> Verdict {
     let (name, body) = push_body(cx, "a009-signed");
     let ex = post(cx, body, Sign::Legacy)?;
     accepted(&ex)?;
-    let result = ex.json().unwrap_or(Value::Null);
-    ensure(count(&result, "newSkills") == 1, || {
-        fail(format!("a correctly signed push of one new skill: newSkills {}", result["newSkills"])).on(&ex)
-    })?;
-    let (lex, listing) = cx.listing()?;
-    ensure(served(&listing, &name).is_some(), || {
-        fail(format!("{name} is not served after a signed push")).on(&lex)
-    })?;
-    Ok("200, merged and served".into())
+    merged_and_served(cx, &ex, &ex.json().unwrap_or(Value::Null), &name)
 }
 
 fn auth_010(cx: &mut Ctx<'_>) -> Verdict {
@@ -296,12 +281,4 @@ fn auth_014(cx: &mut Ctx<'_>) -> Verdict {
     };
     let full = format!("{}://{host}{}", url.scheme(), url.path());
     accepted(&get(cx, "/ecp/skills", Sign::With(hmac_hex(secret(cx).as_bytes(), full.as_bytes())))?)
-}
-
-/// `name` is not in the (correctly signed) listing.
-fn not_served(cx: &Ctx<'_>, name: &str) -> Result<(), Problem> {
-    let (lex, listing) = cx.listing()?;
-    ensure(served(&listing, name).is_none(), || {
-        fail(format!("{name}, pushed with a bad signature, is served")).on(&lex)
-    })
 }
