@@ -180,6 +180,14 @@ fn refused(ex: &Exchange) -> Verdict {
     Ok(format!("403 {}", crate::target::cut(body["error"].as_str().unwrap_or_default(), 80)))
 }
 
+/// Pushes `body` (of [`push_body`], carrying `name`) signed as `sign`: it
+/// must be refused, and `name` not served afterwards.
+fn refused_push(cx: &Ctx<'_>, name: &str, body: Vec<u8>, sign: Sign) -> Verdict {
+    let verdict = refused(&post(cx, body, sign)?)?;
+    not_served(cx, name)?;
+    Ok(verdict)
+}
+
 fn accepted(ex: &Exchange) -> Verdict {
     ensure(ex.status == 200 && ex.json().is_some(), || {
         fail(format!("a correctly signed request was answered {}", ex.status)).on(ex)
@@ -197,10 +205,7 @@ fn auth_002(cx: &mut Ctx<'_>) -> Verdict {
 
 fn auth_003(cx: &mut Ctx<'_>) -> Verdict {
     let (name, body) = push_body(cx, "a003-unsigned");
-    let ex = post(cx, body, Sign::Omit)?;
-    let verdict = refused(&ex)?;
-    not_served(cx, &name)?;
-    Ok(verdict)
+    refused_push(cx, &name, body, Sign::Omit)
 }
 
 fn auth_004(cx: &mut Ctx<'_>) -> Verdict {
@@ -218,9 +223,7 @@ fn auth_006(cx: &mut Ctx<'_>) -> Verdict {
     let mut other = body.clone();
     other.push(b' ');
     let signature = hmac_hex(secret(cx).as_bytes(), &other);
-    let verdict = refused(&post(cx, body, Sign::With(signature))?)?;
-    not_served(cx, &name)?;
-    Ok(verdict)
+    refused_push(cx, &name, body, Sign::With(signature))
 }
 
 fn auth_007(cx: &mut Ctx<'_>) -> Verdict {
@@ -268,9 +271,7 @@ fn auth_013(cx: &mut Ctx<'_>) -> Verdict {
     let (name, body) = push_body(cx, "a013-path-signed");
     let path = cx.target.signed_path("/ecp/skills");
     let signature = hmac_hex(secret(cx).as_bytes(), path.as_bytes());
-    let verdict = refused(&post(cx, body, Sign::With(signature))?)?;
-    not_served(cx, &name)?;
-    Ok(verdict)
+    refused_push(cx, &name, body, Sign::With(signature))
 }
 
 fn auth_014(cx: &mut Ctx<'_>) -> Verdict {
