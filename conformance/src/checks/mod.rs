@@ -15,6 +15,10 @@
 //! last, so a target they bring down has answered everything else first.
 //! IDs are stable: a check is never renumbered, and a withdrawn check's ID
 //! is never reused.
+//!
+//! What several areas share lives here: `state` (what a refused push must
+//! not change) and the push helpers of AUTH and SIGN (`push_body`,
+//! `merged_and_served`, `not_served`).
 
 use serde_json::{Value, json};
 
