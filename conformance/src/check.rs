@@ -295,7 +295,7 @@ impl<'t> Ctx<'t> {
 
     /// Pushes a valid update, which must be merged: 200 and a MergeResult object.
     pub fn push(&self, update: &Value) -> Result<(Exchange, Value), Problem> {
-        let ex = self.post(serde_json::to_vec(update).expect("a Value encodes"))?;
+        let ex = self.post(packets::encode(update))?;
         let result = ex.json().filter(|v| v.is_object() && ex.status == 200);
         match result {
             Some(result) => Ok((ex, result)),

@@ -177,6 +177,11 @@ pub fn update(peer: &str, packets: Vec<Value>) -> Value {
     })
 }
 
+/// `value` as the bytes of a request body.
+pub fn encode(value: &Value) -> Vec<u8> {
+    serde_json::to_vec(value).expect("a Value encodes")
+}
+
 /// Whether `name` is a valid skill name (SPEC §7.6.1):
 /// `^[a-zA-Z0-9][a-zA-Z0-9._-]{0,63}$`.
 pub fn valid_name(name: &str) -> bool {

@@ -138,7 +138,7 @@ fn check_merge(update: KnowledgeUpdate) {
     check_outcome(&first, packets);
 
     // Merging the same update again after applying its decisions changes nothing.
-    apply(&mut store, &first);
+    first.apply_to(&mut store);
     let second = merge_knowledge(update, &store, &policy, &ctx);
     check_outcome(&second, packets);
     assert_eq!(second.result.new_skills, 0, "second merge installed a new skill");
@@ -189,23 +189,6 @@ fn check_outcome(outcome: &MergeOutcome, packets: usize) {
     installed.sort_unstable();
     installed.dedup();
     assert_eq!(count, installed.len(), "two packets of one update installed under one name");
-}
-
-/// Writes the installing decisions into the store, as a node would.
-fn apply(store: &mut Store, outcome: &MergeOutcome) {
-    for d in outcome.decisions.iter().filter(|d| d.decision.installs()) {
-        let p = &d.packet;
-        store.insert(
-            p.skill_name.clone(),
-            StoredSkill {
-                kind: SkillKind::External,
-                origin: p.origin_instance.clone(),
-                integrity_hash: p.integrity_hash.clone(),
-                created_at: p.created_at,
-                deprecated: p.deprecated,
-            },
-        );
-    }
 }
 
 // ----------------------------------------------------------------- frontmatter

@@ -31,7 +31,8 @@
 //! - [`legacy_auth`]: the ECP/1.1 `X-ECP-HMAC` header.
 //! - [`signed_auth`]: ECP/1.2 signed requests and responses, without replay.
 //! - [`scan`]: the safety scanner and its rule families.
-//! - [`policy`]: accept policies: what a node is willing to take.
+//! - [`policy`]: accept policies: what a node is willing to take, and the
+//!   typed reasons it refuses with ([`PolicyRefusal`]).
 //! - [`merge`]: MergeKnowledge, the pure merge function.
 //! - [`error`]: the error types of this crate.
 #![deny(missing_docs)]
@@ -54,7 +55,7 @@ pub use merge::{
     merge_knowledge,
 };
 pub use packet::Origin;
-pub use policy::{AcceptPolicy, StandardPolicy};
+pub use policy::{AcceptPolicy, PolicyRefusal, StandardPolicy};
 pub use scan::{Finding, Scanner, Severity};
 pub use wire::{KnowledgeUpdate, Manifest, MergeResult, PeerStats, Provenance, SkillPacket, Timestamp};
 

@@ -9,13 +9,18 @@
 //! (integrity), 2 (name, structure) and 3 (safety) always run: a policy
 //! tunes them (a node operator may raise the size limit or the scan
 //! threshold), it cannot skip them. Any
-//! `Fn(&SkillPacket, &MergeContext) -> Result<(), String>` is a policy too,
-//! with the default limits.
+//! `Fn(&SkillPacket, &MergeContext) -> Result<(), PolicyRefusal>` is a
+//! policy too, with the default limits.
+//!
+//! A refusal is a [`PolicyRefusal`]; the merge writes it after the prefix
+//! `rejected by policy: ` (`SPEC.md` › 7.8).
+
+use thiserror::Error;
 
 use crate::merge::MergeContext;
 use crate::scan::{DEFAULT_THRESHOLD, Severity};
-use crate::skill_doc::{self, KnownTools, StructureLimits};
-use crate::wire::SkillPacket;
+use crate::skill_doc::{self, DocError, KnownTools, StructureLimits};
+use crate::wire::{SkillPacket, Timestamp};
 
 /// Default accept threshold on the confidence *as received*.
 pub const DEFAULT_MIN_CONFIDENCE: f64 = 0.6;
@@ -27,11 +32,65 @@ pub const DEFAULT_MAX_PACKETS: usize = 10_000;
 /// far-future time would win every "is it newer?" comparison forever.
 pub const DEFAULT_MAX_CLOCK_SKEW_SECS: i64 = 24 * 60 * 60;
 
+/// Why stage 4 refused a packet: the policy's reasons, and the two checks
+/// the merge makes whatever the policy says. Each displays as the text after
+/// `rejected by policy: ` (`SPEC.md` › 7.8.1, 7.8.3): one line.
+#[derive(Debug, Clone, PartialEq, Error)]
+#[non_exhaustive]
+pub enum PolicyRefusal {
+    /// `originInstance` is on [`StandardPolicy::deny_origins`].
+    #[error("origin {origin:?} is on the deny list")]
+    OriginDenied {
+        /// The packet's `originInstance`.
+        origin: String,
+    },
+    /// [`StandardPolicy::allow_origins`] is set and lacks `originInstance`.
+    #[error("origin {origin:?} is not on the allow list")]
+    OriginNotAllowed {
+        /// The packet's `originInstance`.
+        origin: String,
+    },
+    /// The confidence as received is below [`StandardPolicy::min_confidence`].
+    #[error("confidence {confidence} is below the accept threshold {threshold}")]
+    BelowThreshold {
+        /// The packet's confidence, as received.
+        confidence: f64,
+        /// The policy's threshold.
+        threshold: f64,
+    },
+    /// The body could not be read for the known-tools check.
+    #[error(transparent)]
+    UnreadableBody(#[from] DocError),
+    /// The body references tools outside [`StandardPolicy::known_tools`].
+    #[error("references unknown tools: {}", .tools.join(", "))]
+    UnknownTools {
+        /// The unknown tool names, in the order the report gives them.
+        tools: Vec<String>,
+    },
+    /// `createdAt` lies further ahead than [`AcceptPolicy::max_clock_skew_secs`].
+    #[error("createdAt {created_at} lies {skew_secs} s in the future")]
+    FutureCreatedAt {
+        /// The packet's `createdAt`.
+        created_at: Timestamp,
+        /// How far ahead of the merge's `now`, in whole seconds.
+        skew_secs: i64,
+    },
+    /// The frontmatter names another skill than `skillName`.
+    #[error("frontmatter name {frontmatter_name:?} differs from skillName")]
+    FrontmatterNameMismatch {
+        /// The name in the frontmatter.
+        frontmatter_name: String,
+    },
+    /// A reason of a policy other than [`StandardPolicy`], as it wrote it.
+    #[error("{0}")]
+    Custom(String),
+}
+
 /// Decides whether a packet that passed integrity, structure and safety
 /// checks is accepted, and sets the limits of those checks.
 pub trait AcceptPolicy: Sync {
-    /// Stage 4: `Ok` accepts; `Err(reason)` refuses with a one-line reason.
-    fn accept(&self, packet: &SkillPacket, ctx: &MergeContext<'_>) -> Result<(), String>;
+    /// Stage 4: `Ok` accepts; `Err(reason)` refuses, the reason displayed on one line.
+    fn accept(&self, packet: &SkillPacket, ctx: &MergeContext<'_>) -> Result<(), PolicyRefusal>;
 
     /// Packets beyond this index in one update are refused unread.
     fn max_packets(&self) -> usize {
@@ -56,9 +115,9 @@ pub trait AcceptPolicy: Sync {
 
 impl<F> AcceptPolicy for F
 where
-    F: Fn(&SkillPacket, &MergeContext<'_>) -> Result<(), String> + Sync,
+    F: Fn(&SkillPacket, &MergeContext<'_>) -> Result<(), PolicyRefusal> + Sync,
 {
-    fn accept(&self, packet: &SkillPacket, ctx: &MergeContext<'_>) -> Result<(), String> {
+    fn accept(&self, packet: &SkillPacket, ctx: &MergeContext<'_>) -> Result<(), PolicyRefusal> {
         self(packet, ctx)
     }
 }
@@ -103,31 +162,31 @@ impl Default for StandardPolicy {
 }
 
 impl AcceptPolicy for StandardPolicy {
-    fn accept(&self, packet: &SkillPacket, _ctx: &MergeContext<'_>) -> Result<(), String> {
+    fn accept(&self, packet: &SkillPacket, _ctx: &MergeContext<'_>) -> Result<(), PolicyRefusal> {
         let origin = &packet.origin_instance;
         if self.deny_origins.iter().any(|denied| denied == origin) {
-            return Err(format!("origin {origin:?} is on the deny list"));
+            return Err(PolicyRefusal::OriginDenied { origin: origin.clone() });
         }
         if let Some(allowed) = &self.allow_origins
             && !allowed.iter().any(|a| a == origin)
         {
-            return Err(format!("origin {origin:?} is not on the allow list"));
+            return Err(PolicyRefusal::OriginNotAllowed { origin: origin.clone() });
         }
         // A product such as 0.9 × (2/3) lands a hair under 0.6 in floating
         // point; the threshold is meant in decimal, so allow for that.
         if packet.confidence + CONFIDENCE_EPSILON < self.min_confidence {
-            return Err(format!(
-                "confidence {} is below the accept threshold {}",
-                packet.confidence, self.min_confidence
-            ));
+            return Err(PolicyRefusal::BelowThreshold {
+                confidence: packet.confidence,
+                threshold: self.min_confidence,
+            });
         }
         if let Some(known) = &self.known_tools {
             // Stage 2 already parsed this body; a failure here cannot happen
             // for a packet that reached stage 4, but refuse rather than panic.
-            let doc = skill_doc::parse(&packet.skill_body).map_err(|e| e.to_string())?;
+            let doc = skill_doc::parse(&packet.skill_body)?;
             let report = skill_doc::check_document_references(&doc, known);
             if !report.unknown.is_empty() {
-                return Err(format!("references unknown tools: {}", report.unknown.join(", ")));
+                return Err(PolicyRefusal::UnknownTools { tools: report.unknown });
             }
         }
         Ok(())

@@ -7,9 +7,9 @@
 use reqwest::Method;
 use serde_json::Value;
 
-use super::state;
+use super::{merged_and_served, not_served, push_body, state};
 use crate::check::{
-    Check, Ctx, Level::*, Needs, Problem, Profile::*, Verdict, count, ensure, expect_json_error, fail, served,
+    Check, Ctx, Level::*, Needs, Problem, Profile::*, Verdict, ensure, expect_json_error, fail,
 };
 use crate::packets::hmac_hex;
 use crate::target::{Exchange, Sign};
@@ -180,18 +180,19 @@ fn refused(ex: &Exchange) -> Verdict {
     Ok(format!("403 {}", crate::target::cut(body["error"].as_str().unwrap_or_default(), 80)))
 }
 
+/// Pushes `body` (of [`push_body`], carrying `name`) signed as `sign`: it
+/// must be refused, and `name` not served afterwards.
+fn refused_push(cx: &Ctx<'_>, name: &str, body: Vec<u8>, sign: Sign) -> Verdict {
+    let verdict = refused(&post(cx, body, sign)?)?;
+    not_served(cx, name)?;
+    Ok(verdict)
+}
+
 fn accepted(ex: &Exchange) -> Verdict {
     ensure(ex.status == 200 && ex.json().is_some(), || {
         fail(format!("a correctly signed request was answered {}", ex.status)).on(ex)
     })?;
     Ok("200".into())
-}
-
-/// A push body of one good packet, and the packet's name.
-fn push_body(cx: &Ctx<'_>, tag: &str) -> (String, Vec<u8>) {
-    let name = cx.name(tag);
-    let body = serde_json::to_vec(&cx.update(vec![cx.good(&name)])).expect("a Value encodes");
-    (name, body)
 }
 
 fn auth_001(cx: &mut Ctx<'_>) -> Verdict {
@@ -204,10 +205,7 @@ fn auth_002(cx: &mut Ctx<'_>) -> Verdict {
 
 fn auth_003(cx: &mut Ctx<'_>) -> Verdict {
     let (name, body) = push_body(cx, "a003-unsigned");
-    let ex = post(cx, body, Sign::Omit)?;
-    let verdict = refused(&ex)?;
-    not_served(cx, &name)?;
-    Ok(verdict)
+    refused_push(cx, &name, body, Sign::Omit)
 }
 
 fn auth_004(cx: &mut Ctx<'_>) -> Verdict {
@@ -225,9 +223,7 @@ fn auth_006(cx: &mut Ctx<'_>) -> Verdict {
     let mut other = body.clone();
     other.push(b' ');
     let signature = hmac_hex(secret(cx).as_bytes(), &other);
-    let verdict = refused(&post(cx, body, Sign::With(signature))?)?;
-    not_served(cx, &name)?;
-    Ok(verdict)
+    refused_push(cx, &name, body, Sign::With(signature))
 }
 
 fn auth_007(cx: &mut Ctx<'_>) -> Verdict {
@@ -242,15 +238,7 @@ fn auth_009(cx: &mut Ctx<'_>) -> Verdict {
     let (name, body) = push_body(cx, "a009-signed");
     let ex = post(cx, body, Sign::Legacy)?;
     accepted(&ex)?;
-    let result = ex.json().unwrap_or(Value::Null);
-    ensure(count(&result, "newSkills") == 1, || {
-        fail(format!("a correctly signed push of one new skill: newSkills {}", result["newSkills"])).on(&ex)
-    })?;
-    let (lex, listing) = cx.listing()?;
-    ensure(served(&listing, &name).is_some(), || {
-        fail(format!("{name} is not served after a signed push")).on(&lex)
-    })?;
-    Ok("200, merged and served".into())
+    merged_and_served(cx, &ex, &ex.json().unwrap_or(Value::Null), &name)
 }
 
 fn auth_010(cx: &mut Ctx<'_>) -> Verdict {
@@ -283,9 +271,7 @@ fn auth_013(cx: &mut Ctx<'_>) -> Verdict {
     let (name, body) = push_body(cx, "a013-path-signed");
     let path = cx.target.signed_path("/ecp/skills");
     let signature = hmac_hex(secret(cx).as_bytes(), path.as_bytes());
-    let verdict = refused(&post(cx, body, Sign::With(signature))?)?;
-    not_served(cx, &name)?;
-    Ok(verdict)
+    refused_push(cx, &name, body, Sign::With(signature))
 }
 
 fn auth_014(cx: &mut Ctx<'_>) -> Verdict {
@@ -296,12 +282,4 @@ fn auth_014(cx: &mut Ctx<'_>) -> Verdict {
     };
     let full = format!("{}://{host}{}", url.scheme(), url.path());
     accepted(&get(cx, "/ecp/skills", Sign::With(hmac_hex(secret(cx).as_bytes(), full.as_bytes())))?)
-}
-
-/// `name` is not in the (correctly signed) listing.
-fn not_served(cx: &Ctx<'_>, name: &str) -> Result<(), Problem> {
-    let (lex, listing) = cx.listing()?;
-    ensure(served(&listing, name).is_none(), || {
-        fail(format!("{name}, pushed with a bad signature, is served")).on(&lex)
-    })
 }

@@ -10,6 +10,7 @@ use crate::check::{
     Check, Ctx, Level::*, Needs, Problem, Profile::*, Verdict, count, counts_text, ensure, expect_json_error,
     fail, served_names,
 };
+use crate::packets;
 use crate::target::{Exchange, Sign};
 
 pub(crate) static CHECKS: &[Check] = &[
@@ -253,7 +254,7 @@ fn http_010(cx: &mut Ctx<'_>) -> Verdict {
 
 fn http_011(cx: &mut Ctx<'_>) -> Verdict {
     let name = cx.name("h011-text-plain");
-    let body = serde_json::to_vec(&cx.update(vec![cx.good(&name)])).expect("encodes");
+    let body = packets::encode(&cx.update(vec![cx.good(&name)]));
     let ex =
         cx.send(Method::POST, "/ecp/skills", &[("content-type", "text/plain")], Some(body), Sign::Auto)?;
     let result = ex.json().filter(|_| ex.status == 200);

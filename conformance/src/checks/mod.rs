@@ -15,10 +15,16 @@
 //! last, so a target they bring down has answered everything else first.
 //! IDs are stable: a check is never renumbered, and a withdrawn check's ID
 //! is never reused.
+//!
+//! What several areas share lives here: `state` (what a refused push must
+//! not change) and the push helpers of AUTH and SIGN (`push_body`,
+//! `merged_and_served`, `not_served`).
 
 use serde_json::{Value, json};
 
-use crate::check::{Check, Ctx, Problem};
+use crate::check::{Check, Ctx, Problem, count, ensure, fail, served};
+use crate::packets;
+use crate::target::Exchange;
 
 mod auth;
 mod http;
@@ -58,6 +64,36 @@ fn state(cx: &Ctx<'_>) -> Result<Value, Problem> {
         },
         "listing": {"skills": l["skills"], "sequenceNum": l["sequenceNum"]},
     }))
+}
+
+/// A push body of one good packet, and the packet's name: what AUTH and
+/// SIGN sign, or sign wrongly.
+fn push_body(cx: &Ctx<'_>, tag: &str) -> (String, Vec<u8>) {
+    let name = cx.name(tag);
+    let body = packets::encode(&cx.update(vec![cx.good(&name)]));
+    (name, body)
+}
+
+/// After an accepted push of [`push_body`] (answered `ex` with `result`):
+/// it counted one new skill, and `name` is served.
+fn merged_and_served(cx: &Ctx<'_>, ex: &Exchange, result: &Value, name: &str) -> Result<String, Problem> {
+    ensure(count(result, "newSkills") == 1, || {
+        fail(format!("a correctly signed push of one new skill: newSkills {}", result["newSkills"])).on(ex)
+    })?;
+    let (lex, listing) = cx.listing()?;
+    ensure(served(&listing, name).is_some(), || {
+        fail(format!("{name} is not served after a signed push")).on(&lex)
+    })?;
+    Ok("200, merged and served".into())
+}
+
+/// After a refused push of [`push_body`]: `name` is not in the (correctly
+/// signed) listing.
+fn not_served(cx: &Ctx<'_>, name: &str) -> Result<(), Problem> {
+    let (lex, listing) = cx.listing()?;
+    ensure(served(&listing, name).is_none(), || {
+        fail(format!("{name}, pushed with a refused signature, is served")).on(&lex)
+    })
 }
 
 #[cfg(test)]

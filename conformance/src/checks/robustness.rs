@@ -9,6 +9,7 @@ use crate::check::{
     Check, Ctx, Level::*, Needs, Profile::*, Verdict, conflicts, count, counts_text, ensure,
     expect_json_error, fail, served,
 };
+use crate::packets;
 use crate::target::Exchange;
 
 pub(crate) static CHECKS: &[Check] = &[
@@ -209,7 +210,7 @@ fn one(cx: &Ctx<'_>, tag: &str) -> (String, Value) {
 
 /// `value` encoded with `raw` spliced in where the string "@@RAW@@" was.
 fn splice(value: &Value, raw: &[u8]) -> Vec<u8> {
-    let text = serde_json::to_vec(value).expect("a Value encodes");
+    let text = packets::encode(value);
     let marker = b"\"@@RAW@@\"";
     let at = text.windows(marker.len()).position(|w| w == marker).expect("the marker is there");
     let mut out = text[..at].to_vec();
@@ -225,12 +226,12 @@ fn rob_001(cx: &mut Ctx<'_>) -> Verdict {
 fn rob_002(cx: &mut Ctx<'_>) -> Verdict {
     let (_, mut u) = one(cx, "r002");
     u["skills"][0]["confidence"] = json!("high");
-    refused_with(cx, serde_json::to_vec(&u).expect("encodes"), &[400])
+    refused_with(cx, packets::encode(&u), &[400])
 }
 
 fn rob_003(cx: &mut Ctx<'_>) -> Verdict {
     let body = json!({"peerInstance": cx.peer(), "skills": {"many": true}});
-    refused_with(cx, serde_json::to_vec(&body).expect("encodes"), &[400])
+    refused_with(cx, packets::encode(&body), &[400])
 }
 
 fn rob_004(cx: &mut Ctx<'_>) -> Verdict {
@@ -240,7 +241,7 @@ fn rob_004(cx: &mut Ctx<'_>) -> Verdict {
 }
 
 fn rob_005(cx: &mut Ctx<'_>) -> Verdict {
-    let mut body = serde_json::to_vec(&cx.update(Vec::new())).expect("encodes");
+    let mut body = packets::encode(&cx.update(Vec::new()));
     body.resize(9 * 1024 * 1024, b' ');
     let ex = cx.target.post_streaming("/ecp/skills", body)?;
     check_refused(cx, &ex, &[413])
@@ -272,7 +273,7 @@ fn rob_008(cx: &mut Ctx<'_>) -> Verdict {
 
 fn rob_009(cx: &mut Ctx<'_>) -> Verdict {
     let (_, u) = one(cx, "r009");
-    let body = serde_json::to_vec(&u).expect("encodes");
+    let body = packets::encode(&u);
     refused_with(cx, body[..body.len() / 2].to_vec(), &[400])
 }
 
@@ -303,7 +304,7 @@ fn rob_011(cx: &mut Ctx<'_>) -> Verdict {
     u["skills"][0]["ecpconfList"] = json!([]);
     u["skills"][0]["provenance"] =
         json!({"originConfidence": 0.9, "hops": 0, "path": [cx.origin()], "ecpconfHop": true});
-    merged_new(cx, serde_json::to_vec(&u).expect("encodes"), &name)
+    merged_new(cx, packets::encode(&u), &name)
 }
 
 fn rob_012(cx: &mut Ctx<'_>) -> Verdict {
@@ -311,9 +312,9 @@ fn rob_012(cx: &mut Ctx<'_>) -> Verdict {
     u["skills"][0]["tags"] = Value::Null;
     u["skills"][0]["patterns"] = Value::Null;
     u["stats"] = Value::Null;
-    let verdict = merged_new(cx, serde_json::to_vec(&u).expect("encodes"), &name)?;
+    let verdict = merged_new(cx, packets::encode(&u), &name)?;
     let empty = json!({"id": "ecpconf-null", "peerInstance": cx.peer(), "skills": null, "stats": {"topWorkflows": null}});
-    let ex = cx.post(serde_json::to_vec(&empty).expect("encodes"))?;
+    let ex = cx.post(packets::encode(&empty))?;
     ensure(ex.status == 200 && ex.json().is_some_and(|r| count(&r, "newSkills") == 0), || {
         fail("an update with skills: null was not answered 200 with an empty MergeResult").on(&ex)
     })?;
@@ -330,7 +331,7 @@ fn rob_013(cx: &mut Ctx<'_>) -> Verdict {
             p.remove(key);
         }
     }
-    merged_new(cx, serde_json::to_vec(&u).expect("encodes"), &name)
+    merged_new(cx, packets::encode(&u), &name)
 }
 
 fn rob_014(cx: &mut Ctx<'_>) -> Verdict {
@@ -385,7 +386,7 @@ fn rob_016(cx: &mut Ctx<'_>) -> Verdict {
 fn rob_017(cx: &mut Ctx<'_>) -> Verdict {
     let (name, mut u) = one(cx, "r017");
     u["sequenceNum"] = json!("not a number");
-    let verdict = refused_with(cx, serde_json::to_vec(&u).expect("encodes"), &[400])?;
+    let verdict = refused_with(cx, packets::encode(&u), &[400])?;
     let (lex, listing) = cx.listing()?;
     ensure(served(&listing, &name).is_none(), || {
         fail(format!("{name} was installed from a refused message")).on(&lex)

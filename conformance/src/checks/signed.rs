@@ -19,7 +19,7 @@
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use super::state;
+use super::{merged_and_served, not_served, push_body, state};
 use crate::check::{
     Check, Ctx, Level::*, Needs, Problem, Profile::*, Verdict, count, ensure, expect_json_error, fail,
     served, skip,
@@ -376,21 +376,6 @@ fn accepted(ex: &Exchange, what: &str) -> Result<Value, Problem> {
     }
 }
 
-/// A push body of one good packet, and the packet's name.
-fn push_body(cx: &Ctx<'_>, tag: &str) -> (String, Vec<u8>) {
-    let name = cx.name(tag);
-    let body = serde_json::to_vec(&cx.update(vec![cx.good(&name)])).expect("a Value encodes");
-    (name, body)
-}
-
-/// `name` is not in the (correctly signed) listing.
-fn not_served(cx: &Ctx<'_>, name: &str) -> Result<(), Problem> {
-    let (lex, listing) = cx.listing()?;
-    ensure(served(&listing, name).is_none(), || {
-        fail(format!("{name}, pushed with a refused signature, is served")).on(&lex)
-    })
-}
-
 /// A canonical string on one line, for evidence.
 fn one_line(canonical: &str) -> String {
     canonical.replace('\n', "⏎")
@@ -479,14 +464,7 @@ fn sign_003(cx: &mut Ctx<'_>) -> Verdict {
     let signed = sign(cx, &key, &Method::POST, "/ecp/skills", &body);
     let ex = send_signed(cx, Method::POST, "/ecp/skills", Some(body), &signed)?;
     let result = accepted(&ex, "a correctly signed push")?;
-    ensure(count(&result, "newSkills") == 1, || {
-        fail(format!("a signed push of one new skill: newSkills {}", result["newSkills"])).on(&ex)
-    })?;
-    let (lex, listing) = cx.listing()?;
-    ensure(served(&listing, &name).is_some(), || {
-        fail(format!("{name} is not served after a signed push")).on(&lex)
-    })?;
-    Ok("200, merged and served".into())
+    merged_and_served(cx, &ex, &result, &name)
 }
 
 /// A signed GET of `path`, answered 200, and its answer verified.
@@ -709,11 +687,11 @@ fn sign_020(cx: &mut Ctx<'_>) -> Verdict {
     let packet = cx.good(&name);
     let mut tombstone = packet.clone();
     tombstone["deprecated"] = json!(true);
-    let withdrawal = serde_json::to_vec(&cx.update(vec![tombstone])).expect("a Value encodes");
+    let withdrawal = packets::encode(&cx.update(vec![tombstone]));
     let captured = sign(cx, &key, &Method::POST, "/ecp/skills", &withdrawal);
     let ex = send_signed(cx, Method::POST, "/ecp/skills", Some(withdrawal.clone()), &captured)?;
     accepted(&ex, "a signed withdrawal of a skill not held")?;
-    let install = serde_json::to_vec(&cx.update(vec![packet])).expect("a Value encodes");
+    let install = packets::encode(&cx.update(vec![packet]));
     let signed = sign(cx, &key, &Method::POST, "/ecp/skills", &install);
     let ex = send_signed(cx, Method::POST, "/ecp/skills", Some(install), &signed)?;
     let result = accepted(&ex, "a signed push of the skill")?;

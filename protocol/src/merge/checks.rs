@@ -3,9 +3,10 @@
 
 use std::hash::{BuildHasher, RandomState};
 
-use super::{Decision, MergeContext, Stage};
+use super::refusal::{Prefix, Refusal};
+use super::{Decision, MergeContext};
 use crate::integrity;
-use crate::policy::AcceptPolicy;
+use crate::policy::{AcceptPolicy, PolicyRefusal};
 use crate::scan::{Finding, Scanner, Severity};
 use crate::skill_doc::{self, StructureLimits};
 use crate::wire::SkillPacket;
@@ -76,19 +77,18 @@ pub(super) fn check_all(
     let scanner = Scanner::standard();
     crate::par::map_taken(packets, |index, packet| {
         let name_hash = names.hash_one(&packet.skill_name);
-        let refused = |(stage, reason)| Decision::Rejected { stage, reason };
         if index >= max_packets {
-            let reason = format!(
-                "rejected by policy: the update carries more than {max_packets} packets; send the rest in another update"
+            let detail = format_args!(
+                "the update carries more than {max_packets} packets; send the rest in another update"
             );
-            let decision = refused((Stage::Limit, reason));
+            let decision = Refusal::new(Prefix::Limit, detail).into();
             return Checked { index, packet, decision, admitted: None, findings: Vec::new(), name_hash };
         }
         let mut findings = Vec::new();
         let (decision, admitted) =
             match check_one(&packet, policy, ctx, &limits, threshold, scanner, &mut findings) {
                 Ok(admitted) => (Decision::New, Some(admitted)),
-                Err(refusal) => (refused(refusal), None),
+                Err(refusal) => (refusal.into(), None),
             };
         Checked { index, packet, decision, admitted, findings, name_hash }
     })
@@ -102,26 +102,26 @@ fn check_one(
     threshold: Severity,
     scanner: &Scanner,
     findings: &mut Vec<Finding>,
-) -> Result<Admitted, (Stage, String)> {
+) -> Result<Admitted, Refusal> {
     // Stage 1: integrity.
-    packet.verify().map_err(|e| (Stage::Integrity, format!("integrity failed: {e}")))?;
+    packet.verify().map_err(|e| Refusal::new(Prefix::Integrity, e))?;
 
     // Stage 2: name and structure.
-    skill_doc::validate_name(&packet.skill_name).map_err(|e| (Stage::Name, format!("invalid name: {e}")))?;
-    check_fields(packet).map_err(|reason| (Stage::Structure, format!("invalid packet: {reason}")))?;
-    let structure = |reason: String| (Stage::Structure, format!("invalid structure: {reason}"));
+    skill_doc::validate_name(&packet.skill_name).map_err(|e| Refusal::new(Prefix::Name, e))?;
+    check_fields(packet).map_err(|reason| Refusal::new(Prefix::Fields, reason))?;
+    let structure = |detail: &dyn std::fmt::Display| Refusal::new(Prefix::Structure, detail);
     if packet.skill_body.trim().is_empty() {
-        return Err(structure("skillBody is empty; send the SKILL.md text".to_owned()));
+        return Err(structure(&"skillBody is empty; send the SKILL.md text"));
     }
     if packet.skill_body.len() > limits.max_bytes {
-        return Err(structure(format!(
+        return Err(structure(&format_args!(
             "skillBody is {} bytes, over the limit of {}",
             packet.skill_body.len(),
             limits.max_bytes
         )));
     }
     // Stages 2 and 4 read the frontmatter's name only.
-    let received = skill_doc::parse_name(&packet.skill_body).map_err(|e| structure(e.to_string()))?;
+    let received = skill_doc::parse_name(&packet.skill_body).map_err(|e| structure(&e))?;
     let rebuilt_body = match received.frontmatter {
         Some(_) => None,
         // The Go implementation serves bodies stripped of their frontmatter.
@@ -133,10 +133,10 @@ fn check_one(
     };
     let body = rebuilt_body.as_deref().unwrap_or(&packet.skill_body);
     let doc = match &rebuilt_body {
-        Some(text) => skill_doc::parse_name(text).map_err(|e| structure(e.to_string()))?,
+        Some(text) => skill_doc::parse_name(text).map_err(|e| structure(&e))?,
         None => received,
     };
-    skill_doc::check_structure(&doc, body.len(), limits).map_err(|e| structure(e.to_string()))?;
+    skill_doc::check_structure(&doc, body.len(), limits).map_err(|e| structure(&e))?;
 
     // Stage 3: safety.
     let report = scanner.scan(body);
@@ -147,43 +147,33 @@ fn check_one(
             0 => String::new(),
             n => format!(" and {n} more"),
         };
-        return Err((
-            Stage::Safety,
-            format!(
-                "rejected by safety scan: {} ({}, line {}){more}",
-                worst.rule_id,
-                severity_label(worst.severity),
-                worst.line
-            ),
-        ));
+        let detail =
+            format_args!("{} ({}, line {}){more}", worst.rule_id, severity_label(worst.severity), worst.line);
+        return Err(Refusal::new(Prefix::Safety, detail));
     }
 
     // Stage 4: accept policy, loops, and the name the skill presents itself under.
-    policy.accept(packet, ctx).map_err(|reason| (Stage::Policy, format!("rejected by policy: {reason}")))?;
+    let refused = |reason: PolicyRefusal| Refusal::new(Prefix::Policy, reason);
+    policy.accept(packet, ctx).map_err(refused)?;
     // Whatever the policy: a far-future createdAt would win every "is it newer?" forever.
     let skew = packet.created_at.unix_seconds().saturating_sub(ctx.now.unix_seconds());
     if skew > policy.max_clock_skew_secs() {
-        return Err((
-            Stage::Policy,
-            format!("rejected by policy: createdAt {} lies {skew} s in the future", packet.created_at),
-        ));
+        return Err(refused(PolicyRefusal::FutureCreatedAt {
+            created_at: packet.created_at,
+            skew_secs: skew,
+        }));
     }
     if passed_through(packet, ctx.local_instance) {
-        return Err((
-            Stage::Policy,
-            "loop: the skill originated at or already passed through this instance".to_owned(),
+        return Err(Refusal::new(
+            Prefix::Loop,
+            "the skill originated at or already passed through this instance",
         ));
     }
     if let Some(mismatch) = skill_doc::frontmatter_mismatch(&doc, &packet.skill_name) {
         // An agent loads a skill by its frontmatter name: a mismatch would
         // let a packet shadow another skill under a harmless-looking name.
-        return Err((
-            Stage::Policy,
-            format!(
-                "rejected by policy: frontmatter name {:?} differs from skillName",
-                mismatch.frontmatter_name
-            ),
-        ));
+        let frontmatter_name = mismatch.frontmatter_name;
+        return Err(refused(PolicyRefusal::FrontmatterNameMismatch { frontmatter_name }));
     }
 
     let rebuilt = rebuilt_body.map(|body| Rebuilt { hash: integrity::body_hash(&body), body });

@@ -10,20 +10,29 @@
 //! 4. **accept policy** — [`AcceptPolicy::accept`], then the loop check (our
 //!    own instance on the packet's path) and the frontmatter name check;
 //! 5. **resolution** — against the store view and the other packets of the
-//!    update (see [`resolve`]).
-//!
-//! Stages 1–4 look at one packet alone ([`checks`]); stage 5 needs the store.
-//! Accepted packets leave with lowered confidence and extended provenance
-//! ([`receive`]).
+//!    update.
 //!
 //! Counts are truthful: new + updated + unchanged + rejected = packets in
 //! the update, and each rejected packet has exactly one conflicts line.
+//!
+//! # Layout
+//!
+//! - `mod.rs`: the types of a merge and [`merge_knowledge`], which tallies
+//!   the decisions into the wire [`MergeResult`].
+//! - `checks.rs`: stages 1–4, which look at one packet alone.
+//! - `resolve.rs`: stage 5, which needs the store.
+//! - `receive.rs`: [`receive`], what an accepted packet is stored as
+//!   (lowered confidence, extended provenance).
+//! - `refusal.rs`: the reason prefixes of `SPEC.md` › 7.11 and their stages,
+//!   the one place a refusal reason is opened.
+//! - `memory.rs`: a `HashMap` by name as an in-memory store
+//!   ([`MergeOutcome::apply_to`]).
 
 mod checks;
+mod memory;
 mod receive;
+mod refusal;
 mod resolve;
-
-use std::collections::HashMap;
 
 pub use checks::{
     MAX_DESCRIPTION_BYTES, MAX_INSTANCE_BYTES, MAX_LIST_ITEM_BYTES, MAX_LIST_ITEMS, MAX_PATH_HOPS,
@@ -59,16 +68,11 @@ pub struct StoredSkill {
     pub deprecated: bool,
 }
 
-/// A read-only view of the node's skills by name.
+/// A read-only view of the node's skills by name. A `HashMap` by name is
+/// one (see [`MergeOutcome::apply_to`]).
 pub trait StoreView {
     /// The held skill named `name`, if any (tombstones included).
     fn lookup(&self, name: &str) -> Option<StoredSkill>;
-}
-
-impl StoreView for HashMap<String, StoredSkill> {
-    fn lookup(&self, name: &str) -> Option<StoredSkill> {
-        self.get(name).cloned()
-    }
 }
 
 /// Who is merging what from whom, and when.

@@ -16,7 +16,8 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hash, Hasher};
 
 use super::checks::{Admitted, Checked};
-use super::{Decision, MergeContext, PacketDecision, SkillKind, Stage, StoreView, receive};
+use super::refusal::{Prefix, Refusal};
+use super::{Decision, MergeContext, PacketDecision, SkillKind, StoreView, receive};
 use crate::wire::{SkillPacket, Timestamp};
 
 pub(super) fn resolve(
@@ -34,10 +35,9 @@ pub(super) fn resolve(
         };
         c.decision = match winners[c.index] {
             Some(winner) if winner != c.index => {
-                let reason = format!(
-                    "duplicate skill name in this update: packet #{winner} wins (latest createdAt, then larger hash, then first)"
-                );
-                Decision::Rejected { stage: Stage::Duplicate, reason }
+                let detail =
+                    format_args!("packet #{winner} wins (latest createdAt, then larger hash, then first)");
+                Refusal::new(Prefix::Duplicate, detail).into()
             }
             _ => against_store(&c.packet, admitted, store),
         };
@@ -137,7 +137,7 @@ impl Hasher for Prehashed {
 
 fn against_store(packet: &SkillPacket, admitted: &Admitted, store: &impl StoreView) -> Decision {
     let conflict =
-        |reason: String| Decision::Rejected { stage: Stage::Conflict, reason: format!("conflict: {reason}") };
+        |detail: &dyn std::fmt::Display| -> Decision { Refusal::new(Prefix::Conflict, detail).into() };
     match store.lookup(&packet.skill_name) {
         None if packet.deprecated => Decision::Unchanged,
         None => Decision::New,
@@ -148,9 +148,9 @@ fn against_store(packet: &SkillPacket, admitted: &Admitted, store: &impl StoreVi
             Decision::Unchanged
         }
         Some(held) if held.kind == SkillKind::Local => {
-            conflict("a locally authored skill has this name; a remote packet never replaces it".to_owned())
+            conflict(&"a locally authored skill has this name; a remote packet never replaces it")
         }
-        Some(held) if held.origin != packet.origin_instance => conflict(format!(
+        Some(held) if held.origin != packet.origin_instance => conflict(&format_args!(
             "this node holds the skill from origin {:?}; only that origin may replace it",
             held.origin
         )),
@@ -161,7 +161,7 @@ fn against_store(packet: &SkillPacket, admitted: &Admitted, store: &impl StoreVi
             if newer || withdraws_held {
                 Decision::Updated { previous_hash: held.integrity_hash }
             } else {
-                conflict(format!(
+                conflict(&format_args!(
                     "createdAt {} is not newer than the held version's {}",
                     packet.created_at, held.created_at
                 ))

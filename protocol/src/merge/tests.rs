@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use super::*;
 use crate::integrity;
 use crate::packet::Origin;
-use crate::policy::StandardPolicy;
+use crate::policy::{PolicyRefusal, StandardPolicy};
 use crate::wire::Provenance;
 
 const LOCAL: &str = "node-b";
@@ -49,23 +49,6 @@ type Store = HashMap<String, StoredSkill>;
 
 fn merge(skills: Vec<SkillPacket>, store: &Store) -> MergeOutcome {
     merge_knowledge(update(skills), store, &StandardPolicy::default(), &ctx())
-}
-
-/// Applies the installing decisions the way a node would.
-fn apply(store: &mut Store, outcome: &MergeOutcome) {
-    for d in outcome.decisions.iter().filter(|d| d.decision.installs()) {
-        let p = &d.packet;
-        store.insert(
-            p.skill_name.clone(),
-            StoredSkill {
-                kind: SkillKind::External,
-                origin: p.origin_instance.clone(),
-                integrity_hash: p.integrity_hash.clone(),
-                created_at: p.created_at,
-                deprecated: p.deprecated,
-            },
-        );
-    }
 }
 
 fn held(kind: SkillKind, origin: &str, p: &SkillPacket) -> StoredSkill {
@@ -256,7 +239,11 @@ fn deny_and_allow_lists_decide_by_origin() {
 #[test]
 fn a_closure_is_a_policy() {
     let only_tagged = |p: &SkillPacket, _: &MergeContext<'_>| {
-        if p.tags.iter().any(|t| t == "vetted") { Ok(()) } else { Err("not vetted".to_string()) }
+        if p.tags.iter().any(|t| t == "vetted") {
+            Ok(())
+        } else {
+            Err(PolicyRefusal::Custom("not vetted".into()))
+        }
     };
     let vetted = packet("alpha").with_tags(["vetted"]);
     let out = merge_knowledge(update(vec![vetted, packet("beta")]), &Store::new(), &only_tagged, &ctx());
@@ -395,7 +382,7 @@ fn rebuilds_frontmatter_for_stripped_bodies_and_stays_unchanged_on_repeat() {
     assert!(stored.skill_body.ends_with(stripped));
     assert!(stored.verify().is_ok());
     assert_eq!(stored.id, integrity::packet_id(&stored.integrity_hash));
-    apply(&mut store, &out);
+    out.apply_to(&mut store);
     let again = merge(vec![p], &store);
     assert_eq!(again.decisions[0].decision, Decision::Unchanged);
 }
@@ -462,7 +449,7 @@ fn threshold_tolerates_floating_point_error() {
 
 #[test]
 fn future_created_at_is_refused_whatever_the_policy() {
-    let anything_goes = |_: &SkillPacket, _: &MergeContext<'_>| Ok(());
+    let anything_goes = |_: &SkillPacket, _: &MergeContext<'_>| -> Result<(), PolicyRefusal> { Ok(()) };
     let p = packet_from("node-a", "alpha", 0.9, "2030-01-01T00:00:00Z");
     let out = merge_knowledge(update(vec![p]), &Store::new(), &anything_goes, &ctx());
     assert!(rejection(&out, 0).1.contains("in the future"));
@@ -478,7 +465,8 @@ fn missing_origin_confidence_falls_back_to_the_received_one() {
 
 #[test]
 fn conflict_lines_flatten_reasons_to_one_line() {
-    let noisy = |_: &SkillPacket, _: &MergeContext<'_>| Err("first line\nsecond line".to_string());
+    let noisy =
+        |_: &SkillPacket, _: &MergeContext<'_>| Err(PolicyRefusal::Custom("first line\nsecond line".into()));
     let out = merge_knowledge(update(vec![packet("alpha")]), &Store::new(), &noisy, &ctx());
     assert_eq!(out.result.conflicts, vec!["alpha: rejected by policy: first line second line".to_string()]);
 }

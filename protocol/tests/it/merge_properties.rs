@@ -78,23 +78,6 @@ fn merge(skills: Vec<SkillPacket>, store: &Store) -> MergeOutcome {
     merge_knowledge(update, store, &StandardPolicy::default(), &ctx)
 }
 
-fn apply(store: &mut Store, outcome: &MergeOutcome) {
-    for d in outcome.decisions.iter().filter(|d| d.decision.installs()) {
-        let p = &d.packet;
-        let kind = SkillKind::External;
-        store.insert(
-            p.skill_name.clone(),
-            StoredSkill {
-                kind,
-                origin: p.origin_instance.clone(),
-                integrity_hash: p.integrity_hash.clone(),
-                created_at: p.created_at,
-                deprecated: p.deprecated,
-            },
-        );
-    }
-}
-
 proptest! {
     #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
 
@@ -125,7 +108,7 @@ proptest! {
     fn merging_again_after_applying_changes_nothing(skills in prop::collection::vec(arb_packet(), 0..12), store in arb_store()) {
         let mut store = store;
         let first = merge(skills.clone(), &store);
-        apply(&mut store, &first);
+        first.apply_to(&mut store);
         let second = merge(skills, &store);
         prop_assert_eq!(second.result.new_skills, 0);
         prop_assert_eq!(second.result.updated_skills, 0);

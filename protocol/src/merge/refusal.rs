@@ -1,0 +1,85 @@
+//! Refusal reasons (`SPEC.md` › 7.11): the one place that knows which prefix
+//! opens a reason and which [`Stage`] each prefix belongs to.
+//!
+//! A stage may have two prefixes (`structure`: fields or body; `policy`: the
+//! policy or a loop), so the prefix, not the stage, is what a refusal names.
+
+use std::fmt;
+
+use super::{Decision, Stage};
+
+/// The reason prefixes of `SPEC.md` › 7.11, one per row of its table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Prefix {
+    /// §7.4: beyond the policy's packet limit.
+    Limit,
+    /// §7.5.
+    Integrity,
+    /// §7.6.1.
+    Name,
+    /// §7.6.2: the fields other than the body.
+    Fields,
+    /// §7.6.3, §7.6.5: the body and its frontmatter.
+    Structure,
+    /// §7.7.
+    Safety,
+    /// §7.8.1, §7.8.3.
+    Policy,
+    /// §7.8.2.
+    Loop,
+    /// §7.9.1.
+    Duplicate,
+    /// §7.9.2.
+    Conflict,
+}
+
+impl Prefix {
+    /// The text a reason starts with, before `: `.
+    const fn text(self) -> &'static str {
+        match self {
+            Prefix::Limit | Prefix::Policy => "rejected by policy",
+            Prefix::Integrity => "integrity failed",
+            Prefix::Name => "invalid name",
+            Prefix::Fields => "invalid packet",
+            Prefix::Structure => "invalid structure",
+            Prefix::Safety => "rejected by safety scan",
+            Prefix::Loop => "loop",
+            Prefix::Duplicate => "duplicate skill name in this update",
+            Prefix::Conflict => "conflict",
+        }
+    }
+
+    /// The stage a refusal with this prefix is recorded under.
+    const fn stage(self) -> Stage {
+        match self {
+            Prefix::Limit => Stage::Limit,
+            Prefix::Integrity => Stage::Integrity,
+            Prefix::Name => Stage::Name,
+            Prefix::Fields | Prefix::Structure => Stage::Structure,
+            Prefix::Safety => Stage::Safety,
+            Prefix::Policy | Prefix::Loop => Stage::Policy,
+            Prefix::Duplicate => Stage::Duplicate,
+            Prefix::Conflict => Stage::Conflict,
+        }
+    }
+}
+
+/// A refused packet: its stage and its whole reason, `"<prefix>: <detail>"`.
+#[derive(Debug)]
+pub(super) struct Refusal {
+    stage: Stage,
+    reason: String,
+}
+
+impl Refusal {
+    /// Written out at once: the reason is all a [`Decision`] keeps.
+    pub(super) fn new(prefix: Prefix, detail: impl fmt::Display) -> Self {
+        Refusal { stage: prefix.stage(), reason: format!("{}: {detail}", prefix.text()) }
+    }
+}
+
+impl From<Refusal> for Decision {
+    fn from(Refusal { stage, reason }: Refusal) -> Self {
+        Decision::Rejected { stage, reason }
+    }
+}
