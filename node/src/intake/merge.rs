@@ -10,7 +10,7 @@ use super::Sender;
 use super::hold_back::{admit, new_by_origin};
 use crate::store::origin_limits::unix_now;
 use crate::store::{
-    Change, OriginExcess, OriginLimited, OriginLimits, Refusal, Source, Store, StoreError, Tx, stage_label,
+    Change, OriginExcess, OriginLimited, OriginLimits, Refusal, Source, Store, StoreError, Tx,
 };
 
 /// What a merge did: the wire answer and the changes to project.
@@ -110,7 +110,7 @@ fn apply(
                     trust: sender.trust,
                 };
                 tx.quarantine(&d.packet, &refusal)?;
-                tx.audit(source, name, &format!("rejected:{}", stage_label(*stage)), reason)?;
+                tx.audit(source, name, &format!("rejected:{}", stage.name()), reason)?;
             }
         }
     }

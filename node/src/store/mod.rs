@@ -46,9 +46,7 @@ use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, 
 pub use audit::AuditEntry;
 pub use origin_limits::{OriginExcess, OriginLimited, OriginLimits, PerOrigin};
 pub use peers::{PeerKind, PeerState, PullRecord};
-pub use quarantine::{
-    MAX_HELD as MAX_QUARANTINE_HELD, QuarantineEntry, QuarantineStatus, Refusal, stage_label,
-};
+pub use quarantine::{MAX_HELD as MAX_QUARANTINE_HELD, QuarantineEntry, QuarantineStatus, Refusal};
 pub use skills::{Change, Served, SkillRecord, SkillVersion, Summary};
 pub use source::Source;
 

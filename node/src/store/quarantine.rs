@@ -82,21 +82,6 @@ pub struct QuarantineEntry {
     pub status: QuarantineStatus,
 }
 
-/// A refusing stage as the quarantine and the audit log name it.
-pub fn stage_label(stage: Stage) -> &'static str {
-    match stage {
-        Stage::Limit => "limit",
-        Stage::Integrity => "integrity",
-        Stage::Name => "name",
-        Stage::Structure => "structure",
-        Stage::Safety => "safety",
-        Stage::Policy => "policy",
-        Stage::Duplicate => "duplicate",
-        Stage::Conflict => "conflict",
-        _ => "other",
-    }
-}
-
 /// What a refused packet is held with.
 #[derive(Debug, Clone, Copy)]
 pub struct Refusal<'a> {
@@ -115,7 +100,7 @@ pub struct Refusal<'a> {
 fn hold(conn: &Connection, packet: &SkillPacket, refusal: &Refusal<'_>) -> Result<(), StoreError> {
     let Refusal { peer, stage, reason, findings, trust } = *refusal;
     let at = now().to_string();
-    let stage = stage_label(stage);
+    let stage = stage.name();
     // A held entry first; else the newest reviewed one.
     let existing: Option<i64> = conn
         .prepare_cached(

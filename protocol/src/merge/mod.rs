@@ -111,6 +111,22 @@ pub enum Stage {
     Conflict,
 }
 
+impl Stage {
+    /// The stage's name as `SPEC.md` §7.11 and quarantine records write it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Stage::Limit => "limit",
+            Stage::Integrity => "integrity",
+            Stage::Name => "name",
+            Stage::Structure => "structure",
+            Stage::Safety => "safety",
+            Stage::Policy => "policy",
+            Stage::Duplicate => "duplicate",
+            Stage::Conflict => "conflict",
+        }
+    }
+}
+
 /// What to do with one packet.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Decision {

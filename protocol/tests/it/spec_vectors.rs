@@ -379,8 +379,7 @@ fn check_merge_file(file: &'static str) {
             }
             match &got.decision {
                 Decision::Rejected { stage, reason } => {
-                    let stage = format!("{stage:?}").to_lowercase();
-                    failures.check_eq(i, case, &at("stage"), stage.as_str(), str_of(want, "stage"));
+                    failures.check_eq(i, case, &at("stage"), stage.name(), str_of(want, "stage"));
                     let prefix = str_of(want, "reason_prefix");
                     if !reason.starts_with(prefix) {
                         failures.add(
