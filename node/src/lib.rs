@@ -13,6 +13,7 @@
 //! - [`keys`]: the ECP/1.2 signing keys the node holds — its own and its peers'.
 //! - [`federation`]: pulling from and pushing to peers, on a schedule and on
 //!   change; the per-peer cursor lives in the store.
+//! - [`reload`]: the peers file read again when it changes and on SIGHUP.
 //! - [`discovery`]: finding peers without configuration (mDNS).
 //! - [`http`]: the router — ECP endpoints, `/healthz`, the local `/v1/` API.
 //! - [`node`]: a running server: bind, serve, graceful shutdown.
@@ -30,6 +31,7 @@ pub mod library;
 pub mod node;
 pub mod peers;
 pub mod projection;
+pub mod reload;
 pub mod serve;
 pub mod store;
 pub mod tls;
