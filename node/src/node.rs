@@ -154,7 +154,11 @@ impl Node {
         let federator =
             Federator::start(library.clone(), &config, peers, client_identity, discovery_events).await?;
         if let Some(path) = config.peers_file.clone() {
-            background.push(tokio::spawn(crate::reload::watch(federator.clone(), path)));
+            background.push(tokio::spawn(crate::reload::watch(
+                federator.clone(),
+                path,
+                crate::reload::DEBOUNCE,
+            )));
         }
         let header_read_timeout = config.header_read_timeout;
         let state = AppState::with_federator(library.clone(), config, Some(federator.clone()));
