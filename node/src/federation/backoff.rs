@@ -56,4 +56,16 @@ mod tests {
             assert!(d >= s(2) && d <= s(4), "{d:?}");
         }
     }
+
+    #[test]
+    fn warns_at_the_first_failure_then_at_powers_of_two() {
+        let warned: Vec<i64> = (1..=70).filter(|&n| worth_a_warning(n)).collect();
+        assert_eq!(warned, [1, 2, 4, 8, 16, 32, 64]);
+    }
+
+    #[test]
+    fn a_failure_count_beyond_u32_waits_the_cap_at_most() {
+        let d = delay_after(i64::MAX);
+        assert!(d >= CAP / 2 && d <= CAP, "{d:?}");
+    }
 }

@@ -154,3 +154,34 @@ pub(crate) fn is_echo(packet: &SkillPacket, instance: &str) -> bool {
     packet.origin_instance == instance
         || packet.provenance.as_ref().is_some_and(|p| p.path.iter().any(|hop| hop == instance))
 }
+
+#[cfg(test)]
+mod tests {
+    use ecp_protocol::Provenance;
+
+    use super::*;
+
+    fn packet(origin: &str, path: &[&str]) -> SkillPacket {
+        SkillPacket {
+            origin_instance: origin.to_owned(),
+            provenance: (!path.is_empty()).then(|| Provenance {
+                path: path.iter().map(|hop| (*hop).to_owned()).collect(),
+                ..Provenance::default()
+            }),
+            ..SkillPacket::default()
+        }
+    }
+
+    #[test]
+    fn a_packet_from_us_or_through_us_is_an_echo() {
+        assert!(is_echo(&packet("us", &[]), "us"));
+        assert!(is_echo(&packet("a", &["a", "us", "b"]), "us"));
+    }
+
+    #[test]
+    fn a_packet_that_never_met_us_is_not_an_echo() {
+        assert!(!is_echo(&packet("a", &[]), "us"));
+        assert!(!is_echo(&packet("a", &["a", "b"]), "us"));
+        assert!(!is_echo(&packet("a", &["a", "usa"]), "us"), "a hop is compared whole");
+    }
+}

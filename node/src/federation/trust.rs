@@ -105,3 +105,59 @@ impl Trust {
         self.identities.write().unwrap_or_else(|p| p.into_inner())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn peer(url: &str, instance: Option<&str>, trust: f64) -> PeerSpec {
+        PeerSpec { instance: instance.map(str::to_owned), ..PeerSpec::manual(url, None, trust) }
+    }
+
+    fn trust() -> Trust {
+        Trust::new(Arc::new(Keyring::new(Vec::new())), HashMap::new())
+    }
+
+    #[test]
+    fn a_configured_instance_gets_its_peers_trust_and_strangers_none() {
+        let t = trust();
+        let known = t.configure(&[peer("http://a", Some("inst-a"), 0.9)]);
+        assert_eq!(known, HashSet::from(["inst-a".to_owned()]));
+        assert_eq!(t.inbound("inst-a"), Some(0.9));
+        assert_eq!(t.inbound("inst-x"), None);
+    }
+
+    #[test]
+    fn an_instance_learned_from_a_manifest_counts_once_the_peer_is_configured() {
+        let t = trust();
+        t.learned("http://a", "inst-a");
+        assert_eq!(t.inbound("inst-a"), None, "learned, but not a configured peer");
+        t.configure(&[peer("http://a", None, 0.8)]);
+        assert_eq!(t.inbound("inst-a"), Some(0.8));
+        assert_eq!(t.instance_of(&peer("http://a", None, 0.8)).as_deref(), Some("inst-a"));
+        t.learned("http://a", "inst-b");
+        assert_eq!((t.inbound("inst-a"), t.inbound("inst-b")), (None, Some(0.8)));
+    }
+
+    #[test]
+    fn two_peers_claiming_one_instance_give_the_lower_trust() {
+        let t = trust();
+        t.configure(&[peer("http://a", Some("same"), 0.9), peer("http://b", Some("same"), 0.4)]);
+        assert_eq!(t.inbound("same"), Some(0.4));
+    }
+
+    #[test]
+    fn a_peer_removed_from_the_file_loses_its_trust() {
+        let t = trust();
+        t.configure(&[peer("http://a", Some("inst-a"), 0.9)]);
+        t.configure(&[]);
+        assert_eq!(t.inbound("inst-a"), None);
+    }
+
+    #[test]
+    fn an_empty_instance_is_not_learned() {
+        let t = trust();
+        t.learned("http://a", "");
+        assert_eq!(t.instance_of(&peer("http://a", None, 0.5)), None);
+    }
+}

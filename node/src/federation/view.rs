@@ -73,3 +73,64 @@ fn view(mut state: PeerState, active: &[PeerSpec]) -> PeerView {
         legacy: spec.map(|s| s.legacy).filter(|l| *l),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::PeerKind;
+
+    fn stored(url: &str, instance: &str) -> PeerState {
+        PeerState { instance: instance.to_owned(), ..PeerState::new(url, PeerKind::Manual) }
+    }
+
+    fn configured(url: &str, instance: Option<&str>) -> PeerSpec {
+        PeerSpec {
+            kind: PeerKind::Configured,
+            instance: instance.map(str::to_owned),
+            ..PeerSpec::manual(url, None, 0.7)
+        }
+    }
+
+    #[test]
+    fn every_stored_peer_then_active_peers_never_contacted_in_url_order() {
+        let views = peer_views(
+            vec![stored("http://c", "inst-c"), stored("http://a", "inst-a")],
+            &[configured("http://b", Some("inst-b")), configured("http://a", None)],
+        );
+        let shown: Vec<(&str, bool)> = views.iter().map(|v| (v.state.url.as_str(), v.active)).collect();
+        assert_eq!(shown, [("http://a", true), ("http://b", true), ("http://c", false)]);
+    }
+
+    #[test]
+    fn an_active_peer_shows_its_settings_and_an_inactive_one_none() {
+        let views = peer_views(
+            vec![stored("http://a", ""), stored("http://gone", "old")],
+            &[configured("http://a", Some("inst-a"))],
+        );
+        let (a, gone) = (&views[0], &views[1]);
+        assert_eq!(a.state.kind, PeerKind::Configured, "the kind it is run as");
+        assert_eq!(a.state.instance, "inst-a", "the configured instance until one is learned");
+        assert_eq!(
+            (a.trust, a.pull, a.push, a.signed, a.legacy),
+            (Some(0.7), Some(true), Some(true), Some(false), None)
+        );
+        assert!(a.schedule.is_some());
+        assert_eq!((gone.active, gone.trust, gone.schedule.as_deref()), (false, None, None));
+        assert_eq!(gone.state.instance, "old");
+    }
+
+    #[test]
+    fn a_learned_instance_wins_and_legacy_and_signed_show_when_set() {
+        let spec = PeerSpec {
+            legacy: true,
+            secret: Some(crate::peers::Secret::new("s".to_owned())),
+            ..configured("http://a", Some("configured"))
+        };
+        let view = &peer_views(vec![stored("http://a", "learned")], &[spec])[0];
+        assert_eq!(view.state.instance, "learned");
+        assert_eq!((view.signed, view.legacy), (Some(true), Some(true)));
+        let json = serde_json::to_value(view).unwrap();
+        assert_eq!(json["url"], "http://a", "the stored state is flattened");
+        assert_eq!(json["legacy"], true);
+    }
+}
