@@ -100,9 +100,10 @@ impl WatchedFile {
 /// one `()` per event that may have changed the file.
 fn start_watcher(path: &Path, tx: mpsc::UnboundedSender<()>) -> notify::Result<notify::RecommendedWatcher> {
     use notify::Watcher;
+    let name = path.file_name().map(ToOwned::to_owned).unwrap_or_default();
     let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
         // An error (e.g. a queue overflow) may hide a change: look.
-        if event.as_ref().is_ok_and(|e| !may_change_content(e)) {
+        if event.as_ref().is_ok_and(|e| !may_change(e, &name)) {
             return;
         }
         let _ = tx.send(());
@@ -115,17 +116,22 @@ fn start_watcher(path: &Path, tx: mpsc::UnboundedSender<()>) -> notify::Result<n
     Ok(watcher)
 }
 
-/// Whether an event may have changed a file's content. Reads (ours
-/// included: reading the file must not wake the watch again) and changes of
-/// metadata do not.
-fn may_change_content(event: &notify::Event) -> bool {
+/// Whether an event may have changed the content of the file called `name`.
+/// Reads do not (ours included: reading the file must not wake the watch
+/// again), nor changes of metadata. Writes to other files of the folder do
+/// not either (the folder may be the node's data folder, written on every
+/// merge), but new entries and renames of any name may: a symlink swapped in
+/// (a ConfigMap's `..data`) changes the file without naming it.
+fn may_change(event: &notify::Event, name: &std::ffi::OsStr) -> bool {
     use notify::EventKind;
     use notify::event::{AccessKind, AccessMode, ModifyKind};
     match event.kind {
-        EventKind::Access(AccessKind::Close(AccessMode::Write)) => true,
-        EventKind::Access(_) | EventKind::Modify(ModifyKind::Metadata(_)) => false,
-        _ => true,
+        EventKind::Access(AccessKind::Close(AccessMode::Write)) => {}
+        EventKind::Access(_) | EventKind::Modify(ModifyKind::Metadata(_)) => return false,
+        EventKind::Create(_) | EventKind::Modify(ModifyKind::Name(_)) => return true,
+        _ => {}
     }
+    event.paths.is_empty() || event.paths.iter().any(|p| p.file_name() == Some(name))
 }
 
 #[cfg(unix)]
@@ -204,6 +210,32 @@ mod tests {
         };
         assert!(seen(&mut file, replace).await, "a new file renamed over it");
         assert_eq!(file.last, Some(Some(b"# three\n".to_vec())));
+    }
+
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn a_configmap_swapping_its_data_folder_is_seen() {
+        use std::os::unix::fs::symlink;
+        // The layout Kubernetes gives a ConfigMap volume: the file is a link
+        // through `..data`, and an update swaps `..data` by a rename.
+        let dir = tempfile::tempdir().unwrap();
+        let (old, new) = (dir.path().join("..v1"), dir.path().join("..v2"));
+        std::fs::create_dir(&old).unwrap();
+        std::fs::write(old.join("peers.toml"), "# one\n").unwrap();
+        symlink("..v1", dir.path().join("..data")).unwrap();
+        let path = dir.path().join("peers.toml");
+        symlink("..data/peers.toml", &path).unwrap();
+        let mut file = WatchedFile::new(path);
+        file.changed(DEBOUNCE).await;
+
+        let swap = || {
+            std::fs::create_dir(&new).unwrap();
+            std::fs::write(new.join("peers.toml"), "# two\n").unwrap();
+            symlink("..v2", dir.path().join("..data_tmp")).unwrap();
+            std::fs::rename(dir.path().join("..data_tmp"), dir.path().join("..data")).unwrap();
+        };
+        assert!(seen(&mut file, swap).await);
+        assert_eq!(file.last, Some(Some(b"# two\n".to_vec())));
     }
 
     async fn urls(federator: &Federator) -> Vec<String> {
