@@ -4,6 +4,7 @@
 use crate::peers::{PeerConfig, PeerKey, PeersConfig, Schedule, Secret};
 use crate::store::PeerKind;
 use crate::tls::PeerTls;
+
 /// One peer, resolved: from a `[[peer]]`, from discovery, or from the command line.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PeerSpec {

@@ -1,6 +1,7 @@
-//! One-off syncs, outside a running federator: [`sync_peer`] and
-//! [`sync_all`] pull from and push to peers once (`ecp-node sync`), and
-//! [`PeerSync`] is what each reports.
+//! Syncing on demand: [`sync_peer`] pulls from and pushes to one peer once
+//! (for `ecp-node sync` through [`sync_all`], and for a running node through
+//! [`Federator::sync_now`](super::Federator::sync_now)); [`PeerSync`] is
+//! what it reports.
 
 use serde::Serialize;
 
