@@ -63,7 +63,8 @@ pub struct Node {
 
 impl Node {
     /// Opens the store, projects the skills folder, binds, starts serving and
-    /// federating with the peers of `config.peers_file`.
+    /// federating with the peers of `config.peers_file` (reloaded when it
+    /// changes and on SIGHUP, see [`crate::reload`]).
     pub async fn bind(config: Config) -> Result<Node, StartError> {
         Node::bind_with(config, None).await
     }
