@@ -456,7 +456,7 @@ fn relevant(event: &notify::Event) -> bool {
 
 /// Waits until no event arrived for `debounce`, or at most ten times that
 /// while events keep coming, so a busy folder still gets imported.
-async fn settle(rx: &mut mpsc::UnboundedReceiver<()>, debounce: Duration) {
+pub(crate) async fn settle(rx: &mut mpsc::UnboundedReceiver<()>, debounce: Duration) {
     let give_up = tokio::time::Instant::now() + debounce * 10;
     while let Ok(Some(())) = tokio::time::timeout(debounce, rx.recv()).await {
         if tokio::time::Instant::now() >= give_up {

@@ -17,6 +17,7 @@
 //!   its peers' — and the clock signatures use.
 //! - [`federation`]: pulling from and pushing to peers, on a schedule and on
 //!   change; the per-peer cursor lives in the store.
+//! - [`reload`]: the peers file read again when it changes and on SIGHUP.
 //! - [`discovery`]: finding peers without configuration (mDNS).
 //! - [`http`]: the router — ECP endpoints, `/healthz`, the local `/v1/` API.
 //! - [`node`]: a running server: bind, serve, graceful shutdown.
@@ -34,6 +35,7 @@ pub mod keys;
 pub mod library;
 pub mod node;
 pub mod projection;
+pub mod reload;
 pub mod serve;
 pub mod store;
 pub mod tls;

@@ -54,6 +54,7 @@ pub struct Node {
     federator: Federator,
     shutdown: Option<oneshot::Sender<()>>,
     server: JoinHandle<std::io::Result<()>>,
+    /// Projection, skills-folder import and peers-file reload: stopped at shutdown.
     background: Vec<JoinHandle<()>>,
     /// mDNS advertisement and browse; dropping it says goodbye. `None` when
     /// off (`--no-mdns`) or unavailable.
@@ -62,7 +63,8 @@ pub struct Node {
 
 impl Node {
     /// Opens the store, projects the skills folder, binds, starts serving and
-    /// federating with the peers of `config.peers_file`.
+    /// federating with the peers of `config.peers_file` (reloaded when it
+    /// changes and on SIGHUP, see [`crate::reload`]).
     pub async fn bind(config: Config) -> Result<Node, StartError> {
         Node::bind_with(config, None).await
     }
@@ -114,7 +116,7 @@ impl Node {
             .await
             .expect("projection does not panic")?;
         }
-        let background = vec![
+        let mut background = vec![
             library.start_projection_worker(),
             tokio::spawn(library.clone().follow_external_writes(Duration::from_millis(100))),
             tokio::spawn(crate::import::watch(library.clone(), crate::import::DEFAULT_DEBOUNCE)),
@@ -153,7 +155,11 @@ impl Node {
         let federator =
             Federator::start(library.clone(), &config, peers, client_identity, discovery_events).await?;
         if let Some(path) = config.peers_file.clone() {
-            federator.watch_file(path);
+            background.push(tokio::spawn(crate::reload::watch(
+                federator.clone(),
+                path,
+                crate::reload::DEBOUNCE,
+            )));
         }
         let header_read_timeout = config.header_read_timeout;
         let state = AppState::with_federator(library.clone(), config, Some(federator.clone()));
@@ -208,7 +214,7 @@ impl Node {
         &self.library
     }
 
-    /// Its federator: peers, rounds on demand, reloads.
+    /// Its federator: peers, rounds on demand.
     pub fn federator(&self) -> &Federator {
         &self.federator
     }

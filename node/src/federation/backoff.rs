@@ -1,6 +1,7 @@
 //! How long a failing peer is left alone: exponential in the number of
 //! consecutive failures, capped, with jitter so that the peers of a node that
-//! went down do not all come back to it in the same instant.
+//! went down do not all come back to it in the same instant. And which of
+//! its failures are worth a warning, so a dead peer does not fill the log.
 
 use std::time::Duration;
 
@@ -26,6 +27,17 @@ pub fn delay_with(failures: u32, base: Duration, cap: Duration, draw: f64) -> Du
     half + half.mul_f64(draw.clamp(0.0, 1.0))
 }
 
+/// [`delay`] after `failures` as the store counts them.
+pub fn delay_after(failures: i64) -> Duration {
+    delay(u32::try_from(failures).unwrap_or(u32::MAX))
+}
+
+/// Whether to log a failure at warning level: the first, then at 2, 4, 8, …
+/// consecutive failures.
+pub fn worth_a_warning(failures: i64) -> bool {
+    failures <= 1 || (failures as u64).is_power_of_two()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -43,5 +55,17 @@ mod tests {
             let d = delay(3);
             assert!(d >= s(2) && d <= s(4), "{d:?}");
         }
+    }
+
+    #[test]
+    fn warns_at_the_first_failure_then_at_powers_of_two() {
+        let warned: Vec<i64> = (1..=70).filter(|&n| worth_a_warning(n)).collect();
+        assert_eq!(warned, [1, 2, 4, 8, 16, 32, 64]);
+    }
+
+    #[test]
+    fn a_failure_count_beyond_u32_waits_the_cap_at_most() {
+        let d = delay_after(i64::MAX);
+        assert!(d >= CAP / 2 && d <= CAP, "{d:?}");
     }
 }

@@ -702,7 +702,7 @@ async fn the_peers_file_is_reloaded_when_it_changes_and_a_broken_one_is_ignored(
     eventually("C is added", SOON, || async { (urls().await == both).then_some(()) }).await;
 
     std::fs::write(&file, "[[peer]]\nurl = \"http://x\"\ntrust = 7\n").unwrap();
-    tokio::time::sleep(ecp_node::federation::PEERS_FILE_POLL * 2).await;
+    tokio::time::sleep(ecp_node::reload::DEBOUNCE * 10).await;
     assert_eq!(urls().await, both, "a broken file leaves the peers as they were");
 
     std::fs::write(&file, format!("[federation]\ninterval = \"1h\"\n{}", peer(&c.url(), ""))).unwrap();

@@ -1,0 +1,163 @@
+//! Who is who, for pushes to this node: the [`Keyring`] requests are
+//! verified with (the node's own keys and the configured peers'), and the
+//! trust a push gets from the instance it claims — that of the configured
+//! peer with this instance, configured or learned from its manifest.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, RwLock};
+
+use crate::keys::{KeyOwner, Keyring};
+
+use super::PeerSpec;
+
+/// The keyring and the identities, kept in step with the peers file as applied.
+#[derive(Debug)]
+pub(super) struct Trust {
+    /// Shared with the HTTP layer, which verifies every request with it.
+    keyring: Arc<Keyring>,
+    /// A std lock: read by every push, never held across an await.
+    identities: RwLock<Identities>,
+}
+
+/// Instance ids learned from manifests, and the trust map derived from them.
+#[derive(Debug, Default)]
+struct Identities {
+    /// URL → instance, as learned from each peer's manifest.
+    learned: HashMap<String, String>,
+    /// Configured peers: URL, configured instance, trust.
+    configured: Vec<(String, Option<String>, f64)>,
+    /// Instance → trust of the configured peer(s) with that instance (the
+    /// lowest if several claim it).
+    inbound: HashMap<String, f64>,
+}
+
+impl Identities {
+    fn rebuild(&mut self) {
+        self.inbound.clear();
+        for (url, instance, trust) in &self.configured {
+            let Some(instance) = instance.as_ref().or_else(|| self.learned.get(url)) else { continue };
+            let entry = self.inbound.entry(instance.clone()).or_insert(*trust);
+            *entry = entry.min(*trust);
+        }
+    }
+}
+
+impl Trust {
+    /// No configured peers yet; `learned` maps URLs to the instances their
+    /// manifests named (from the store).
+    pub(super) fn new(keyring: Arc<Keyring>, learned: HashMap<String, String>) -> Trust {
+        Trust { keyring, identities: RwLock::new(Identities { learned, ..Identities::default() }) }
+    }
+
+    /// The keyring requests to this node are verified with.
+    pub(super) fn keyring(&self) -> Arc<Keyring> {
+        Arc::clone(&self.keyring)
+    }
+
+    /// Takes the configured peers `desired` (their keys, instances and trust)
+    /// in place of the previous ones; returns the instances they are known by.
+    pub(super) fn configure(&self, desired: &[PeerSpec]) -> HashSet<String> {
+        self.keyring.set_peer_keys(
+            desired
+                .iter()
+                .filter_map(|s| {
+                    let key = s.key.as_ref()?.signing_key();
+                    Some((key, KeyOwner { url: s.url.clone(), trust: s.trust }))
+                })
+                .collect(),
+        );
+        let mut ids = self.write();
+        ids.configured = desired.iter().map(|s| (s.url.clone(), s.instance.clone(), s.trust)).collect();
+        ids.rebuild();
+        desired
+            .iter()
+            .filter_map(|s| s.instance.clone().or_else(|| ids.learned.get(&s.url).cloned()))
+            .collect()
+    }
+
+    /// Records that the peer at `url` named itself `instance`.
+    pub(super) fn learned(&self, url: &str, instance: &str) {
+        if instance.is_empty() {
+            return;
+        }
+        let mut ids = self.write();
+        if ids.learned.get(url).map(String::as_str) != Some(instance) {
+            ids.learned.insert(url.to_owned(), instance.to_owned());
+            ids.rebuild();
+        }
+    }
+
+    /// The instance of `spec`: configured, else learned.
+    pub(super) fn instance_of(&self, spec: &PeerSpec) -> Option<String> {
+        spec.instance.clone().or_else(|| self.read().learned.get(&spec.url).cloned())
+    }
+
+    /// The trust of a push claiming `instance`; `None` unless a configured peer has it.
+    pub(super) fn inbound(&self, instance: &str) -> Option<f64> {
+        self.read().inbound.get(instance).copied()
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, Identities> {
+        self.identities.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, Identities> {
+        self.identities.write().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn peer(url: &str, instance: Option<&str>, trust: f64) -> PeerSpec {
+        PeerSpec { instance: instance.map(str::to_owned), ..PeerSpec::manual(url, None, trust) }
+    }
+
+    fn trust() -> Trust {
+        Trust::new(Arc::new(Keyring::new(Vec::new())), HashMap::new())
+    }
+
+    #[test]
+    fn a_configured_instance_gets_its_peers_trust_and_strangers_none() {
+        let t = trust();
+        let known = t.configure(&[peer("http://a", Some("inst-a"), 0.9)]);
+        assert_eq!(known, HashSet::from(["inst-a".to_owned()]));
+        assert_eq!(t.inbound("inst-a"), Some(0.9));
+        assert_eq!(t.inbound("inst-x"), None);
+    }
+
+    #[test]
+    fn an_instance_learned_from_a_manifest_counts_once_the_peer_is_configured() {
+        let t = trust();
+        t.learned("http://a", "inst-a");
+        assert_eq!(t.inbound("inst-a"), None, "learned, but not a configured peer");
+        t.configure(&[peer("http://a", None, 0.8)]);
+        assert_eq!(t.inbound("inst-a"), Some(0.8));
+        assert_eq!(t.instance_of(&peer("http://a", None, 0.8)).as_deref(), Some("inst-a"));
+        t.learned("http://a", "inst-b");
+        assert_eq!((t.inbound("inst-a"), t.inbound("inst-b")), (None, Some(0.8)));
+    }
+
+    #[test]
+    fn two_peers_claiming_one_instance_give_the_lower_trust() {
+        let t = trust();
+        t.configure(&[peer("http://a", Some("same"), 0.9), peer("http://b", Some("same"), 0.4)]);
+        assert_eq!(t.inbound("same"), Some(0.4));
+    }
+
+    #[test]
+    fn a_peer_removed_from_the_file_loses_its_trust() {
+        let t = trust();
+        t.configure(&[peer("http://a", Some("inst-a"), 0.9)]);
+        t.configure(&[]);
+        assert_eq!(t.inbound("inst-a"), None);
+    }
+
+    #[test]
+    fn an_empty_instance_is_not_learned() {
+        let t = trust();
+        t.learned("http://a", "");
+        assert_eq!(t.instance_of(&peer("http://a", None, 0.5)), None);
+    }
+}
