@@ -30,3 +30,5 @@ mod limits;
 mod quarantine;
 // tls: TLS and mTLS between nodes with a test CA (rcgen); bad certificate files; the binary over HTTPS.
 mod tls;
+// unwritable_log: a node whose stderr is a full disk keeps serving and exits cleanly.
+mod unwritable_log;
