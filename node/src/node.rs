@@ -107,6 +107,13 @@ impl Node {
         {
             let library = library.clone();
             tokio::task::spawn_blocking(move || {
+                let swept = library.projection().sweep_leftovers();
+                if swept > 0 {
+                    tracing::info!(
+                        swept,
+                        "removed temporary files that an interrupted write left in the skills folder"
+                    );
+                }
                 // Import first: a file the agent deleted while the node was down must not be projected back.
                 crate::import::import_all(&library).log();
                 library.project_all()
