@@ -11,6 +11,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
 use crate::config::Config;
+use crate::connections::ConnectionLimits;
 use crate::discovery::{DiscoveryEvent, DiscoveryHandle};
 use crate::federation::Federator;
 use crate::http::{self, AppState};
@@ -168,10 +169,16 @@ impl Node {
         let (tx, rx) = oneshot::channel::<()>();
         let tls = server_tls.as_ref().map(|t| t.mutual);
         let acceptor = server_tls.map(|t| t.acceptor);
-        let server =
-            tokio::spawn(crate::serve::serve(listener, router, header_read_timeout, acceptor, async move {
+        let server = tokio::spawn(crate::serve::serve(
+            listener,
+            router,
+            header_read_timeout,
+            ConnectionLimits::default(),
+            acceptor,
+            async move {
                 let _ = rx.await;
-            }));
+            },
+        ));
         Ok(Node {
             local_addr,
             tls,
