@@ -21,11 +21,14 @@
 //! - [`discovery`]: finding peers without configuration (mDNS).
 //! - [`http`]: the router — ECP endpoints, `/healthz`, the local `/v1/` API.
 //! - [`node`]: a running server: bind, serve, graceful shutdown.
-//! - [`serve`]: the accept loop — header timeout, connection cap, graceful drain.
+//! - [`serve`]: the accept loop — header timeout and size, graceful drain.
+//! - [`connections`]: who may hold connections — a total cap, a share per
+//!   address, fair eviction, refusals summarised in the log.
 //! - [`tls`]: certificates and keys; rustls for the server (and mTLS) and for https peers.
 #![deny(missing_docs)]
 
 pub mod config;
+pub mod connections;
 pub mod discovery;
 pub mod federation;
 pub mod http;

@@ -8,6 +8,7 @@ mod commands;
 use std::process::ExitCode;
 
 use clap::Parser;
+use commands::tell;
 
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
@@ -18,11 +19,15 @@ fn main() -> ExitCode {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,tokio_cron_scheduler=warn")),
         )
         .with_writer(std::io::stderr)
+        // A log that cannot be written (a full disk, a closed stderr) must not
+        // stop the node: tracing's fallback would report it with eprintln!,
+        // which panics when stderr fails.
+        .log_internal_errors(false)
         .init();
     match commands::run(cli) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("ecp-node: error: {e:#}");
+            tell(format_args!("ecp-node: error: {e:#}"));
             ExitCode::from(2)
         }
     }

@@ -10,8 +10,8 @@ use tokio::net::TcpListener;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
-use crate::config::Config;
-use crate::config::{PeersConfig, PeersError};
+use crate::config::{Config, PeersConfig, PeersError};
+use crate::connections::ConnectionLimits;
 use crate::discovery::{DiscoveryEvent, DiscoveryHandle};
 use crate::federation::Federator;
 use crate::http::{self, AppState};
@@ -109,6 +109,13 @@ impl Node {
         {
             let library = library.clone();
             tokio::task::spawn_blocking(move || {
+                let swept = library.projection().sweep_leftovers();
+                if swept > 0 {
+                    tracing::info!(
+                        swept,
+                        "removed temporary files that an interrupted write left in the skills folder"
+                    );
+                }
                 // Import first: a file the agent deleted while the node was down must not be projected back.
                 crate::import::import_all(&library).log();
                 library.project_all()
@@ -167,10 +174,16 @@ impl Node {
         let (tx, rx) = oneshot::channel::<()>();
         let tls = server_tls.as_ref().map(|t| t.mutual);
         let acceptor = server_tls.map(|t| t.acceptor);
-        let server =
-            tokio::spawn(crate::serve::serve(listener, router, header_read_timeout, acceptor, async move {
+        let server = tokio::spawn(crate::serve::serve(
+            listener,
+            router,
+            header_read_timeout,
+            ConnectionLimits::default(),
+            acceptor,
+            async move {
                 let _ = rx.await;
-            }));
+            },
+        ));
         Ok(Node {
             local_addr,
             tls,

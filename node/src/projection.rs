@@ -20,6 +20,10 @@
 //! supported, a marker file `.ecp-written` beside the `SKILL.md` holds the
 //! hash instead, as older versions always did; such a marker is still read.
 //!
+//! A writer killed mid-write (kill -9, a crash) leaves its temporary dot
+//! file behind; the node removes those of dead processes at start
+//! ([`Projection::sweep_leftovers`]).
+//!
 //! Names are checked again here, although the merge already did: this is
 //! the one place that turns a name into a path.
 
@@ -301,6 +305,50 @@ mod xattr {
     }
 }
 
+/// The temporary file of an atomic write of `file_name` by process `pid`: a
+/// dot file, so agents and the importer pass over it.
+fn temporary_name(file_name: &str, pid: u32, n: u64) -> String {
+    format!(".{file_name}.tmp-{pid}-{n}")
+}
+
+/// The process that wrote a temporary file named by [`temporary_name`].
+fn temporary_writer(name: &str) -> Option<u32> {
+    let rest = name.strip_prefix('.')?;
+    let (_, tail) = rest.rsplit_once(".tmp-")?;
+    let (pid, n) = tail.split_once('-')?;
+    n.parse::<u64>().ok()?;
+    pid.parse().ok()
+}
+
+/// Whether process `pid` still runs. Where that cannot be told (no `/proc`),
+/// it is taken to run, so nothing of a live writer is ever removed.
+fn is_running(pid: u32) -> bool {
+    let proc = Path::new("/proc");
+    !proc.join("self").exists() || proc.join(pid.to_string()).exists()
+}
+
+impl Projection {
+    /// Removes the temporary files that writers killed mid-write (kill -9, a
+    /// crash) left in the skill folders; those of running processes (a CLI
+    /// writing beside the server) stay. Returns how many were removed.
+    pub fn sweep_leftovers(&self) -> usize {
+        let Ok(skills) = fs::read_dir(&self.dir) else { return 0 };
+        let own = process_id();
+        let mut removed = 0;
+        for skill in skills.flatten().filter(|e| e.file_type().is_ok_and(|t| t.is_dir())) {
+            let Ok(files) = fs::read_dir(skill.path()) else { continue };
+            for file in files.flatten() {
+                let name = file.file_name();
+                let Some(pid) = name.to_str().and_then(temporary_writer) else { continue };
+                if pid != own && !is_running(pid) && fs::remove_file(file.path()).is_ok() {
+                    removed += 1;
+                }
+            }
+        }
+        removed
+    }
+}
+
 /// Writes `bytes` to `path` through a temporary file in the same folder,
 /// renamed over the target: readers see the old or the new file, never a mix.
 /// With `hash`, the temporary file is marked as written by the node before
@@ -311,7 +359,7 @@ fn write_atomically(path: &Path, bytes: &[u8], hash: Option<&str>) -> std::io::R
     // Unique per process and per write: two threads may project the same skill at once.
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let tmp = dir.join(format!(".{file_name}.tmp-{}-{n}", process_id()));
+    let tmp = dir.join(temporary_name(file_name, process_id(), n));
     let result = (|| {
         let mut f = fs::File::create(&tmp)?;
         f.write_all(bytes)?;
@@ -425,6 +473,29 @@ mod tests {
         assert_eq!(fs::read_to_string(dir.join(SKILL_FILE)).unwrap(), "v2\n");
         assert!(p.wrote("alpha", b"v2\n"));
         assert!(!p.wrote("alpha", b"v1\n"), "the old marker does not outlive its file");
+    }
+
+    #[test]
+    fn leftovers_of_dead_writers_are_swept_and_live_ones_kept() {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = Projection::new(tmp.path());
+        p.write(&packet("alpha", "---\nname: alpha\ndescription: d\n---\nbody\n"), SkillKind::External)
+            .unwrap();
+        let folder = tmp.path().join("alpha");
+        // A pid above the kernel's limit (2^22) never runs.
+        let dead = folder.join(temporary_name(SKILL_FILE, 4_194_305, 7));
+        let live = folder.join(temporary_name(SKILL_FILE, 1, 0));
+        let own = folder.join(temporary_name(SKILL_FILE, process_id(), 3));
+        let unrelated = folder.join(".SKILL.md.tmp-notes");
+        for path in [&dead, &live, &own, &unrelated] {
+            fs::write(path, "partial").unwrap();
+        }
+        assert_eq!(p.sweep_leftovers(), 1);
+        assert!(!dead.exists(), "the dead writer's file is gone");
+        assert!(live.exists() && own.exists() && unrelated.exists());
+        assert!(folder.join(SKILL_FILE).exists(), "the skill itself stays");
+        assert_eq!(temporary_writer(&temporary_name("SKILL.md", 42, 9)), Some(42));
+        assert_eq!(temporary_writer("SKILL.md.tmp-42-9"), None, "not a dot file");
     }
 
     #[test]

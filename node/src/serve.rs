@@ -4,9 +4,12 @@
 //! `axum::serve` gives hyper no timer, and without one hyper cannot enforce
 //! a header read timeout: a client sending headers one byte a minute would
 //! hold its connection for ever. So this loop builds each connection itself:
-//! a header read timeout, a cap on open connections (excess connections are
-//! closed at once rather than queued), and a graceful shutdown that lets
-//! requests in flight finish for a while.
+//! a header read timeout, a bound on the bytes a connection may buffer while
+//! its headers arrive ([`MAX_HEADER_BYTES`], so 1,024 connections hold at
+//! most 32 MiB of partial headers, not hyper's default of 400 KiB each),
+//! admission by [`Connections`] (a total cap and a share per address; excess
+//! connections are closed at once rather than queued), and a graceful
+//! shutdown that lets requests in flight finish for a while.
 //!
 //! With TLS, each connection's handshake runs in the connection's own task
 //! (a slow client never holds up the accept loop), under the same deadline
@@ -16,7 +19,6 @@
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
-use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
@@ -26,27 +28,32 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::{GracefulShutdown, Watcher};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
 use tokio_rustls::TlsAcceptor;
 use tower::ServiceExt;
 
-/// Most connections open at once.
-pub const MAX_CONNECTIONS: usize = 1024;
+use crate::connections::{ConnectionLimits, Connections};
+
+/// Most bytes a connection buffers while reading a request's headers; a
+/// request whose headers do not fit is answered 431. ECP requests need a few
+/// hundred bytes of headers; browsers and proxies stay under 16 KiB.
+pub const MAX_HEADER_BYTES: usize = 32 * 1024;
 /// How long requests in flight may run after shutdown begins.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
 /// Serves `router` on `listener` until `shutdown` completes; a client has
 /// `header_read_timeout` to send each request's headers (and, with `tls`,
-/// as long again to complete the TLS handshake).
+/// as long again to complete the TLS handshake); connections are admitted
+/// under `limits`.
 pub async fn serve(
     listener: TcpListener,
     router: Router,
     header_read_timeout: Duration,
+    limits: ConnectionLimits,
     tls: Option<TlsAcceptor>,
     shutdown: impl std::future::Future<Output = ()>,
 ) -> std::io::Result<()> {
     let graceful = GracefulShutdown::new();
-    let permits = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+    let connections = Connections::new(limits);
     tokio::pin!(shutdown);
     loop {
         let (stream, remote) = tokio::select! {
@@ -61,23 +68,31 @@ pub async fn serve(
             },
             () = &mut shutdown => break,
         };
-        let Ok(permit) = Arc::clone(&permits).try_acquire_owned() else {
-            tracing::warn!(%remote, "connection refused: {MAX_CONNECTIONS} connections already open");
-            continue;
-        };
+        // A refused connection is closed at once (the stream dropped); the
+        // table logs refusals as a summary.
+        let Ok(mut ticket) = connections.admit(remote.ip()) else { continue };
         let _ = stream.set_nodelay(true);
         let (router, watcher, tls) = (router.clone(), graceful.watcher(), tls.clone());
         tokio::spawn(async move {
-            let _permit = permit;
-            let Some(acceptor) = tls else {
-                return connection(stream, remote, router, header_read_timeout, watcher).await;
+            let served = async {
+                let Some(acceptor) = tls else {
+                    return connection(stream, remote, router, header_read_timeout, watcher).await;
+                };
+                match tokio::time::timeout(header_read_timeout, acceptor.accept(stream)).await {
+                    Ok(Ok(stream)) => connection(stream, remote, router, header_read_timeout, watcher).await,
+                    // Scanners, plain-HTTP clients, untrusted or missing client certificates.
+                    Ok(Err(e)) => tracing::debug!(%remote, error = %e, "TLS handshake failed"),
+                    Err(_) => {
+                        tracing::debug!(%remote, "TLS handshake not completed in time; connection closed")
+                    }
+                }
             };
-            match tokio::time::timeout(header_read_timeout, acceptor.accept(stream)).await {
-                Ok(Ok(stream)) => connection(stream, remote, router, header_read_timeout, watcher).await,
-                // Scanners, plain-HTTP clients, untrusted or missing client certificates.
-                Ok(Err(e)) => tracing::debug!(%remote, error = %e, "TLS handshake failed"),
-                Err(_) => tracing::debug!(%remote, "TLS handshake not completed in time; connection closed"),
+            tokio::select! {
+                () = served => {}
+                // Dropping the connection closes it; its slot went to another address.
+                Ok(()) = &mut ticket.evicted => tracing::debug!(%remote, "connection closed to make room for another address"),
             }
+            drop(ticket);
         });
     }
     drop(listener);
@@ -107,6 +122,10 @@ async fn connection<I>(
     let connection = hyper::server::conn::http1::Builder::new()
         .timer(TokioTimer::new())
         .header_read_timeout(header_read_timeout)
+        // The exact bound on a request head, and the read buffer no larger:
+        // without the first a head arriving in one read could pass the second.
+        .max_header_size(MAX_HEADER_BYTES)
+        .max_buf_size(MAX_HEADER_BYTES)
         .serve_connection(TokioIo::new(io), service);
     if let Err(e) = watcher.watch(connection).await {
         tracing::debug!(%remote, error = %e, "connection closed with an error");

@@ -16,7 +16,7 @@ use ecp_node::tls::{Identity, TrustAnchors};
 use ecp_protocol::MergeResult;
 use serde_json::json;
 
-use super::output::{Table, emit, emit_json, one_line, time};
+use super::output::{Table, emit, emit_json, one_line, tell, time};
 use crate::cli::{GlobalArgs, PeerArgs};
 
 /// The peers file of `--peers`, if given.
@@ -129,7 +129,10 @@ pub(crate) fn sync(global: &GlobalArgs, json: bool) -> anyhow::Result<ExitCode> 
         emit(&results.iter().map(sync_text).collect::<String>())?;
     }
     if failed > 0 {
-        eprintln!("ecp-node: {failed} of {} peers failed; `ecp-node peers` shows their state", results.len());
+        tell(format_args!(
+            "ecp-node: {failed} of {} peers failed; `ecp-node peers` shows their state",
+            results.len()
+        ));
         return Ok(ExitCode::from(2));
     }
     Ok(ExitCode::SUCCESS)

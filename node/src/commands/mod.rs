@@ -17,6 +17,8 @@ mod status;
 
 use std::process::ExitCode;
 
+pub(crate) use output::tell;
+
 use anyhow::{Context, bail};
 use ecp_node::config::{Config, Overrides};
 use ecp_node::library::Library;

@@ -1,5 +1,6 @@
 //! What the commands print, and how: standard output that tolerates a closed
-//! pipe (`ecp-node skill list | head`), aligned tables, pretty JSON, and
+//! pipe (`ecp-node skill list | head`), standard error that tolerates
+//! anything (a node keeps serving when its log cannot be written), aligned tables, pretty JSON, and
 //! text from peers with its control characters shown escaped — a skill
 //! body or a quarantine reason must not drive the terminal.
 
@@ -19,6 +20,12 @@ pub(crate) fn emit(text: &str) -> anyhow::Result<()> {
         }
         _ => Ok(()),
     }
+}
+
+/// Writes one line to standard error. A log that cannot be written (a full
+/// disk, a closed descriptor) must not stop the command, so errors are dropped.
+pub(crate) fn tell(line: std::fmt::Arguments<'_>) {
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
 }
 
 /// Prints `value` as pretty JSON.

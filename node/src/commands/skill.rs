@@ -19,7 +19,7 @@ use ecp_protocol::scan::{DEFAULT_THRESHOLD, Finding, ScanReport, Scanner};
 use serde::Serialize;
 use serde_json::json;
 
-use super::output::{Table, emit, emit_json, label, one_line, printable, time, yes_no};
+use super::output::{Table, emit, emit_json, label, one_line, printable, tell, time, yes_no};
 use crate::cli::{GlobalArgs, SkillCommand};
 
 /// Largest file `skill scan` reads: scanning is useful beyond the 100 KB a
@@ -71,10 +71,10 @@ fn add(config: &Config, path: &Path) -> anyhow::Result<ExitCode> {
     }
     emit(&out)?;
     if refused > 0 {
-        eprintln!(
+        tell(format_args!(
             "ecp-node: {refused} of {} skills refused; fix them and run `ecp-node skill add` again",
             files.len()
-        );
+        ));
         return Ok(ExitCode::from(2));
     }
     Ok(ExitCode::SUCCESS)
@@ -321,7 +321,7 @@ fn scan(path: &Path, json: bool) -> anyhow::Result<ExitCode> {
         let mut out = String::new();
         for file in &scanned {
             if let Some(error) = &file.error {
-                eprintln!("ecp-node: {}: {error}", file.path);
+                tell(format_args!("ecp-node: {}: {error}", file.path));
             }
             for f in &file.findings {
                 let _ = writeln!(

@@ -13,6 +13,10 @@
 //!
 //! Every request has a deadline, every answer a size cap, and no error
 //! message carries a secret, a URL's credentials or a local path.
+//!
+//! Redirects are never followed: a 3xx answer is an error. Following one
+//! would merge another host's answer as the peer's and send that host the
+//! signing headers, which it could replay at any node holding the same key.
 
 use std::time::Duration;
 
@@ -57,6 +61,12 @@ pub enum ClientError {
         /// The peer's `error` message, cut short and made one line.
         message: String,
     },
+    /// The peer answered with a redirect, which ECP requests never follow.
+    #[error(
+        "answered {0} (a redirect); ECP requests do not follow redirects, so nothing was sent on: \
+         configure the peer's final URL"
+    )]
+    Redirect(StatusCode),
     /// The answer is larger than [`MAX_ANSWER_BYTES`].
     #[error("answer is over {} bytes", MAX_ANSWER_BYTES)]
     TooLarge,
@@ -123,12 +133,13 @@ pub struct PeerClient {
 }
 
 /// An HTTP client (a connection pool): rustls configured with `tls`, gzip,
-/// connect timeout `min(timeout, 5 s)`.
+/// connect timeout `min(timeout, 5 s)`, no redirects followed.
 pub fn http_client(timeout: Duration, tls: rustls::ClientConfig) -> Result<reqwest::Client, ClientError> {
     reqwest::Client::builder()
         .use_preconfigured_tls(tls)
         .connect_timeout(timeout.min(MAX_CONNECT_TIMEOUT))
         .pool_idle_timeout(Duration::from_secs(90))
+        .redirect(reqwest::redirect::Policy::none())
         .user_agent(concat!("ecp-node/", env!("CARGO_PKG_VERSION")))
         .build()
         .map_err(|e| ClientError::Tls(format!("cannot set up the HTTP client: {e}")))
@@ -250,6 +261,9 @@ impl PeerClient {
     ) -> Result<Fetched<Vec<u8>>, ClientError> {
         let mut response = request.send().await.map_err(|e| self.transport_error(e))?;
         let status = response.status();
+        if status.is_redirection() && status != StatusCode::NOT_MODIFIED {
+            return Err(ClientError::Redirect(status));
+        }
         if status == StatusCode::NOT_MODIFIED {
             if let Some(signed) = &expect {
                 verify_answer(signed, status, response.headers(), b"")?;

@@ -22,9 +22,15 @@ mod skills_dir;
 mod discovery;
 // federation: real nodes pulling and pushing — chains, a ring, dead/slow peers, restart, deletions, a Go-like peer.
 mod federation;
+// hostile_clients: bounded request heads; one address holds only its share of connections.
+mod hostile_clients;
+// hostile_peers: peers that answer with redirects; nothing follows them, no credentials leave.
+mod hostile_peers;
 // limits: per-origin limits on new skills (push 429, pull holds back, restart) and the per-client request rate.
 mod limits;
 // quarantine: approve and drop with the CLI beside a running node — lowering, provenance, audit, re-sends.
 mod quarantine;
 // tls: TLS and mTLS between nodes with a test CA (rcgen); bad certificate files; the binary over HTTPS.
 mod tls;
+// unwritable_log: a node whose stderr is a full disk keeps serving and exits cleanly.
+mod unwritable_log;

@@ -1,0 +1,66 @@
+//! Clients that try to exhaust the node's connections or header memory: a
+//! request head is bounded in bytes, one address holds at most its share of
+//! connections, and a client from another address is still served while
+//! one address floods the node with connections that never finish.
+
+use std::net::{IpAddr, SocketAddr};
+use std::time::Duration;
+
+use ecp_node::connections::ConnectionLimits;
+use ecp_node::serve::MAX_HEADER_BYTES;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpSocket, TcpStream};
+
+use crate::util::{TestNode, raw_exchange};
+
+/// A request head of exactly `size` bytes: a GET of the manifest with a padding header.
+fn head_of(size: usize) -> Vec<u8> {
+    let start = "GET /ecp/manifest HTTP/1.1\r\nHost: x\r\nX-Pad: ";
+    let end = "\r\n\r\n";
+    let pad = size - start.len() - end.len();
+    format!("{start}{}{end}", "a".repeat(pad)).into_bytes()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_request_head_is_bounded_in_bytes() {
+    let node = TestNode::start().await;
+    let at_limit = raw_exchange(node.addr(), &head_of(MAX_HEADER_BYTES), Vec::new()).await;
+    assert_eq!(at_limit.status, 200, "a head of exactly {MAX_HEADER_BYTES} bytes is read");
+    let past = raw_exchange(node.addr(), &head_of(MAX_HEADER_BYTES + 1), Vec::new()).await;
+    assert_eq!(past.status, 431, "one byte more is refused before it is buffered further");
+    node.assert_healthy().await;
+}
+
+/// A connection from `source` (a loopback address) that sends half a request head and stalls.
+async fn stalled_from(source: IpAddr, to: SocketAddr) -> TcpStream {
+    let socket = TcpSocket::new_v4().expect("a socket");
+    socket.bind(SocketAddr::new(source, 0)).expect("bind a loopback source address");
+    let mut stream = socket.connect(to).await.expect("connect");
+    stream.write_all(b"GET /ecp/manifest HTTP/1.1\r\nHost: x\r\n").await.expect("half a head");
+    stream
+}
+
+/// Whether the node closed `stream` (end of stream or a reset) within a second.
+async fn closed_by_node(stream: &mut TcpStream) -> bool {
+    let mut buf = [0u8; 64];
+    matches!(tokio::time::timeout(Duration::from_secs(1), stream.read(&mut buf)).await, Ok(Ok(0) | Err(_)))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn one_address_holds_its_share_and_others_are_still_served() {
+    let node = TestNode::start().await;
+    let share = ConnectionLimits::default().per_address;
+    let flooder: IpAddr = "127.0.0.2".parse().unwrap();
+    let mut held = Vec::new();
+    for _ in 0..share {
+        held.push(stalled_from(flooder, node.addr()).await);
+    }
+    // The node has accepted each of them once the next one gets through; the
+    // last of the share stays open.
+    assert!(!closed_by_node(held.last_mut().unwrap()).await, "the {share}th connection is within the share");
+    let mut over = stalled_from(flooder, node.addr()).await;
+    assert!(closed_by_node(&mut over).await, "connection {} of one address is closed at once", share + 1);
+    // A client from another address is served while the share is held.
+    node.assert_healthy().await;
+    drop(held);
+}
