@@ -142,6 +142,15 @@ pub(crate) struct ServeArgs {
     /// Requests one client address may send at once (default 120).
     #[arg(long, env = "ECP_CLIENT_BURST", value_name = "N")]
     pub(crate) client_burst: Option<u32>,
+    /// Most connections open at once (default 1024). When all are taken, a
+    /// client from an address holding fewer takes the oldest connection of
+    /// the address holding the most.
+    #[arg(long, env = "ECP_MAX_CONNECTIONS", value_name = "N")]
+    pub(crate) max_connections: Option<usize>,
+    /// Most connections one client address (IPv6: one /64) holds at once
+    /// (default 64); more are closed at once.
+    #[arg(long, env = "ECP_MAX_CONNECTIONS_PER_ADDRESS", value_name = "N")]
+    pub(crate) max_connections_per_address: Option<usize>,
     /// Serve HTTPS with this certificate: a PEM file, the node's certificate
     /// first, then its intermediates.
     #[arg(long, env = "ECP_TLS_CERT", value_name = "FILE")]

@@ -11,7 +11,6 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
 use crate::config::{Config, PeersConfig, PeersError};
-use crate::connections::ConnectionLimits;
 use crate::discovery::{DiscoveryEvent, DiscoveryHandle};
 use crate::federation::Federator;
 use crate::http::{self, AppState};
@@ -168,7 +167,7 @@ impl Node {
                 crate::reload::DEBOUNCE,
             )));
         }
-        let header_read_timeout = config.header_read_timeout;
+        let (header_read_timeout, connections) = (config.header_read_timeout, config.connections);
         let state = AppState::with_federator(library.clone(), config, Some(federator.clone()));
         let router = http::app(state);
         let (tx, rx) = oneshot::channel::<()>();
@@ -178,7 +177,7 @@ impl Node {
             listener,
             router,
             header_read_timeout,
-            ConnectionLimits::default(),
+            connections,
             acceptor,
             async move {
                 let _ = rx.await;

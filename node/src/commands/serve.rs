@@ -21,6 +21,8 @@ pub(crate) fn run(global: &GlobalArgs, args: ServeArgs) -> anyhow::Result<ExitCo
             origin_limit_day: args.origin_limit_day,
             client_rate_limit: args.client_rate_limit,
             client_burst: args.client_burst,
+            max_connections: args.max_connections,
+            max_connections_per_address: args.max_connections_per_address,
             tls: TlsFiles {
                 cert: args.tls_cert,
                 key: args.tls_key,

@@ -16,6 +16,7 @@ use serde::Deserialize;
 
 use super::keys::{self, FileKey};
 use super::{ConfigError, Secret, duration, unit};
+use crate::connections::ConnectionLimits;
 use crate::store::OriginLimits;
 use crate::tls::TlsFiles;
 
@@ -92,6 +93,10 @@ pub struct FileLimits {
     pub client_burst: Option<u32>,
     /// Rate-limit loopback clients too (default false: they are trusted, as for `/v1/`).
     pub client_rate_limit_loopback: Option<bool>,
+    /// Most connections open at once (default 1,024).
+    pub max_connections: Option<usize>,
+    /// Most connections one client address (IPv6: one /64) holds at once (default 64).
+    pub max_connections_per_address: Option<usize>,
 }
 
 /// `[policy]` of `node.toml`.
@@ -139,6 +144,10 @@ pub struct Overrides {
     pub client_rate_limit: Option<u32>,
     /// `--client-burst` / `ECP_CLIENT_BURST`.
     pub client_burst: Option<u32>,
+    /// `--max-connections` / `ECP_MAX_CONNECTIONS`.
+    pub max_connections: Option<usize>,
+    /// `--max-connections-per-address` / `ECP_MAX_CONNECTIONS_PER_ADDRESS`.
+    pub max_connections_per_address: Option<usize>,
     /// `--accept-legacy` / `ECP_ACCEPT_LEGACY`.
     pub accept_legacy: Option<bool>,
     /// `--tls-cert`, `--tls-key`, `--client-ca`, `--tls-client-cert`,
@@ -211,6 +220,8 @@ pub struct Config {
     pub origin_limits: OriginLimits,
     /// Requests per client address.
     pub client_rate_limit: ClientRateLimit,
+    /// Open connections, in all and per client address.
+    pub connections: ConnectionLimits,
     /// TLS: the server's certificate and key (HTTPS when set), the CAs of
     /// required client certificates, the node's own client certificate.
     /// Checked for completeness here, read when the node starts.
@@ -291,6 +302,21 @@ impl Config {
                 message: "must be at least 1 (turn the limit off with client_rate_limit = 0 instead)".into(),
             });
         }
+        let defaults = ConnectionLimits::default();
+        let connections = ConnectionLimits {
+            total: over.max_connections.or(fc.limits.max_connections).unwrap_or(defaults.total),
+            per_address: over
+                .max_connections_per_address
+                .or(fc.limits.max_connections_per_address)
+                .unwrap_or(defaults.per_address),
+        };
+        for (key, value) in
+            [("max_connections", connections.total), ("max_connections_per_address", connections.per_address)]
+        {
+            if value == 0 {
+                return Err(ConfigError::Invalid { key, message: "must be at least 1".into() });
+            }
+        }
         let tls = over.tls.or(fc.tls);
         tls.check().map_err(|(key, message)| ConfigError::Invalid { key, message })?;
         Ok(Config {
@@ -316,6 +342,7 @@ impl Config {
             peers_file: over.peers,
             origin_limits,
             client_rate_limit,
+            connections,
             tls,
         })
     }
@@ -499,6 +526,30 @@ mod tests {
         )
         .unwrap();
         assert_eq!(off.client_rate_limit.per_minute, 0);
+    }
+
+    #[test]
+    fn connection_limits_resolve_flag_over_file_over_default_and_zero_is_refused() {
+        let c = Config::resolve(None, Overrides::default()).unwrap();
+        assert_eq!(c.connections, ConnectionLimits { total: 1024, per_address: 64 });
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("node.toml");
+        std::fs::write(&file, "[limits]\nmax_connections = 10\nmax_connections_per_address = 2\n").unwrap();
+        let c = Config::resolve(Some(&file), Overrides::default()).unwrap();
+        assert_eq!(c.connections, ConnectionLimits { total: 10, per_address: 2 });
+        let c = Config::resolve(
+            Some(&file),
+            Overrides { max_connections_per_address: Some(1), ..Default::default() },
+        )
+        .unwrap();
+        assert_eq!(c.connections, ConnectionLimits { total: 10, per_address: 1 });
+        for over in [
+            Overrides { max_connections: Some(0), ..Default::default() },
+            Overrides { max_connections_per_address: Some(0), ..Default::default() },
+        ] {
+            let err = Config::resolve(None, over).unwrap_err().to_string();
+            assert!(err.contains("max_connections") && err.contains("at least 1"), "{err}");
+        }
     }
 
     #[test]

@@ -6,7 +6,6 @@
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
-use ecp_node::connections::ConnectionLimits;
 use ecp_node::serve::MAX_HEADER_BYTES;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpSocket, TcpStream};
@@ -48,8 +47,8 @@ async fn closed_by_node(stream: &mut TcpStream) -> bool {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn one_address_holds_its_share_and_others_are_still_served() {
-    let node = TestNode::start().await;
-    let share = ConnectionLimits::default().per_address;
+    let share = 4;
+    let node = TestNode::start_with(|c| c.connections.per_address = share).await;
     let flooder: IpAddr = "127.0.0.2".parse().unwrap();
     let mut held = Vec::new();
     for _ in 0..share {
