@@ -212,14 +212,26 @@ fn check_fields(packet: &SkillPacket) -> Result<(), String> {
 }
 
 fn check_instance(field: &str, id: &str) -> Result<(), String> {
+    check_instance_id(id).map_err(|problem| format!("{field} {problem}"))
+}
+
+/// Checks an instance id (`originInstance`, `peerInstance`, a provenance
+/// hop): 1 to [`MAX_INSTANCE_BYTES`] bytes, no control, invisible or
+/// bidirectional-control characters — an id is shown to operators, and one
+/// that reorders or hides text could pass for another. The error completes
+/// a sentence that starts with the field's name.
+pub fn check_instance_id(id: &str) -> Result<(), String> {
     if id.is_empty() {
-        return Err(format!("{field} is empty; name the instance"));
+        return Err("is empty; name the instance".into());
     }
     if id.len() > MAX_INSTANCE_BYTES {
-        return Err(format!("{field} is over {MAX_INSTANCE_BYTES} bytes"));
+        return Err(format!("is over {MAX_INSTANCE_BYTES} bytes"));
     }
-    if id.chars().any(char::is_control) {
-        return Err(format!("{field} contains control characters"));
+    if let Some(c) = id.chars().find(|&c| crate::scan::is_invisible(c)) {
+        return Err(format!(
+            "contains the control or invisible character U+{:04X}; instance ids are printable text",
+            u32::from(c)
+        ));
     }
     Ok(())
 }

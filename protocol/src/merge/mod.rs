@@ -36,6 +36,7 @@ mod resolve;
 
 pub use checks::{
     MAX_DESCRIPTION_BYTES, MAX_INSTANCE_BYTES, MAX_LIST_ITEM_BYTES, MAX_LIST_ITEMS, MAX_PATH_HOPS,
+    check_instance_id,
 };
 pub use receive::{DEFAULT_TRUST, receive};
 

@@ -183,6 +183,38 @@ fn rejects_confidence_outside_zero_to_one() {
 }
 
 #[test]
+fn rejects_instance_ids_that_hide_or_reorder_text_and_accepts_other_scripts() {
+    for (origin, code) in [
+        ("alice\u{202E}pot-laptop", "U+202E"),
+        ("ali\u{200B}ce", "U+200B"),
+        ("\u{2066}alice\u{2069}", "U+2066"),
+        ("alice\u{200F}", "U+200F"),
+        ("alice\u{0085}", "U+0085"),
+        ("alice\u{E0041}", "U+E0041"),
+        ("alice\tlaptop", "U+0009"),
+    ] {
+        let out = merge(vec![packet_from(origin, "alpha", 0.9, "2026-11-20T10:00:00Z")], &Store::new());
+        let (stage, reason) = rejection(&out, 0);
+        assert_eq!(stage, Stage::Structure, "{origin:?}");
+        assert!(
+            reason.starts_with("invalid packet: originInstance contains the control or invisible character")
+                && reason.contains(code),
+            "{origin:?}: {reason}"
+        );
+        let mut hop = packet("alpha");
+        hop.provenance.get_or_insert_with(Default::default).path = vec!["node-b".into(), origin.into()];
+        let out = merge(vec![hop], &Store::new());
+        assert!(rejection(&out, 0).1.contains("provenance path entry contains"), "{origin:?}");
+    }
+    for origin in ["büro-laptop", "ノード-1", "node_a.example:7327"] {
+        let out = merge(vec![packet_from(origin, "alpha", 0.9, "2026-11-20T10:00:00Z")], &Store::new());
+        assert_eq!(out.decisions[0].decision, Decision::New, "{origin:?}");
+    }
+    assert_eq!(check_instance_id(&"a".repeat(MAX_INSTANCE_BYTES)), Ok(()));
+    assert_eq!(check_instance_id(&"a".repeat(MAX_INSTANCE_BYTES + 1)), Err("is over 128 bytes".into()));
+}
+
+#[test]
 fn rejects_empty_body() {
     let origin = Origin::new("node-a", "u", "linux", "1");
     let p = SkillPacket::new(&origin, "alpha", "d", "  \n", 0.9, now());

@@ -56,6 +56,8 @@ mod sql;
 mod traversal;
 mod unicode;
 
+pub(crate) use unicode::is_invisible;
+
 /// How bad a finding is. Ordered: `Info < Low < Medium < High < Critical`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

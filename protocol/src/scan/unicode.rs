@@ -83,6 +83,14 @@ fn classify(c: char) -> Option<Class> {
     })
 }
 
+/// Whether `c` is invisible or reorders text: a control character, or any
+/// character this module reports as hidden (joiners and line separators
+/// included). Names and instance ids, which a person reads in one line,
+/// must hold none.
+pub(crate) fn is_invisible(c: char) -> bool {
+    c.is_control() || classify(c).is_some()
+}
+
 fn visible_neighbour(c: Option<char>) -> bool {
     c.is_some_and(|c| !c.is_ascii() && !c.is_whitespace() && classify(c).is_none())
 }
