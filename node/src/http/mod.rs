@@ -9,9 +9,9 @@
 
 mod auth;
 mod cache;
-mod ecp;
+mod skills;
 mod error;
-mod local;
+mod v1;
 pub mod rate_limit;
 mod state;
 
@@ -32,17 +32,17 @@ pub use state::{AppState, Shared};
 /// The node's router.
 pub fn app(state: AppState) -> Router {
     let local = Router::new()
-        .route("/v1/skills", get(local::list_skills))
-        .route("/v1/skills/{name}", get(local::show_skill))
-        .route("/v1/quarantine", get(local::quarantine))
-        .route("/v1/audit", get(local::audit))
-        .route("/v1/peers", get(local::peers))
-        .route("/v1/status", get(local::status))
-        .route_layer(axum::middleware::from_fn_with_state(state.clone(), local::require_local_or_secret));
+        .route("/v1/skills", get(v1::list_skills))
+        .route("/v1/skills/{name}", get(v1::show_skill))
+        .route("/v1/quarantine", get(v1::quarantine))
+        .route("/v1/audit", get(v1::audit))
+        .route("/v1/peers", get(v1::peers))
+        .route("/v1/status", get(v1::status))
+        .route_layer(axum::middleware::from_fn_with_state(state.clone(), v1::require_local_or_secret));
     let limiter = rate_limit::ClientLimiter::new(state.config.client_rate_limit);
     let router = Router::new()
-        .route("/ecp/manifest", get(ecp::get_manifest))
-        .route("/ecp/skills", get(ecp::get_skills).post(ecp::post_skills))
+        .route("/ecp/manifest", get(skills::get_manifest))
+        .route("/ecp/skills", get(skills::get_skills).post(skills::post_skills))
         .route("/healthz", get(healthz))
         .merge(local)
         .fallback(unknown_path)
