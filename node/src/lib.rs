@@ -14,7 +14,8 @@
 //! - [`federation`]: pulling from and pushing to peers, on a schedule and on
 //!   change; the per-peer cursor lives in the store.
 //! - [`discovery`]: finding peers without configuration (mDNS).
-//! - [`http`]: the router — ECP endpoints, `/healthz`, the local `/v1/` API.
+//! - [`http`]: the router — ECP endpoints, `/healthz`, the local `/v1/` API;
+//!   each group of routes behind the guard that authenticates it.
 //! - [`node`]: a running server: bind, serve, graceful shutdown.
 //! - [`serve`]: the accept loop — header timeout, connection cap, graceful drain.
 //! - [`tls`]: certificates and keys; rustls for the server (and mTLS) and for https peers.
