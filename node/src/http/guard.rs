@@ -70,7 +70,12 @@ async fn read_body(state: &AppState, headers: &HeaderMap, body: Body) -> Result<
 /// unsigned. The digest of a 200 is its cache entry's when the handler
 /// attached one ([`super::answer::cached`]), which a handler that encodes
 /// its body must do; otherwise that of the body itself.
-async fn sign(response: Response, caller: &Caller, method: &Method, uri: &Uri) -> Result<Response, ApiError> {
+async fn sign(
+    mut response: Response,
+    caller: &Caller,
+    method: &Method,
+    uri: &Uri,
+) -> Result<Response, ApiError> {
     let status = response.status();
     if !matches!(caller, Caller::Signed(_))
         || *method != Method::GET
@@ -78,7 +83,6 @@ async fn sign(response: Response, caller: &Caller, method: &Method, uri: &Uri) -
     {
         return Ok(response);
     }
-    let mut response = response;
     let digest = if status == StatusCode::NOT_MODIFIED {
         // Signed over no body, whatever the digest.
         String::new()

@@ -22,16 +22,17 @@ const SECRET: &str = "s3cret";
 /// A client off this machine (the address is a value, nothing is sent to it).
 const REMOTE: &str = "192.0.2.7:40000";
 
-/// The node's router with one extra route in each group, on a node that has a secret.
+/// The node's router with one extra route in each group, on a node that
+/// has a secret and takes bodies of up to 1 KiB.
 fn app_with_extra_routes(dir: &std::path::Path) -> Router {
     let mut config = Config::for_tests(dir);
     config.secret = Some(SECRET.into());
+    config.max_body_bytes = 1024;
     let library = Library::open(&config.data_dir, &config.skills_dir).expect("a fresh store opens");
-    let extra = || get(|| async { "extra" });
     router(
         AppState::new(library, config),
-        ecp_routes().route("/ecp/extra", extra()),
-        v1_routes().route("/v1/extra", extra()),
+        ecp_routes().route("/ecp/extra", get(|| async { "extra" }).post(|| async { "posted" })),
+        v1_routes().route("/v1/extra", get(|| async { "extra" })),
     )
 }
 
@@ -42,11 +43,21 @@ async fn get_from(
     path: &str,
     headers: &[(&str, String)],
 ) -> (StatusCode, axum::http::HeaderMap, Vec<u8>) {
-    let mut request = Request::get(path);
+    send(app, from, Request::get(path), headers, Vec::new()).await
+}
+
+/// `request` with `headers` and `body` from `from`.
+async fn send(
+    app: &Router,
+    from: &str,
+    mut request: axum::http::request::Builder,
+    headers: &[(&str, String)],
+    body: Vec<u8>,
+) -> (StatusCode, axum::http::HeaderMap, Vec<u8>) {
     for (name, value) in headers {
         request = request.header(*name, value);
     }
-    let mut request = request.body(Body::empty()).expect("a valid request");
+    let mut request = request.body(Body::from(body)).expect("a valid request");
     request.extensions_mut().insert(ConnectInfo(from.parse::<SocketAddr>().expect("an address")));
     let response = app.clone().oneshot(request).await.expect("the router answers");
     let (parts, body) = response.into_parts();
@@ -70,6 +81,16 @@ async fn a_new_ecp_route_is_refused_unsigned_like_the_others() {
     let wrong = [("x-ecp-hmac", "00".repeat(32))];
     let (status, _, body) = get_from(&app, REMOTE, "/ecp/extra", &wrong).await;
     assert_eq!((status, code(&body)), (StatusCode::FORBIDDEN, "bad_signature".into()));
+    let (status, _, body) = send(&app, REMOTE, Request::post("/ecp/extra"), &[], b"{}".to_vec()).await;
+    assert_eq!((status, code(&body)), (StatusCode::FORBIDDEN, "missing_signature".into()));
+}
+
+#[tokio::test]
+async fn a_new_ecp_route_gets_the_push_body_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = app_with_extra_routes(dir.path());
+    let (status, _, body) = send(&app, REMOTE, Request::post("/ecp/extra"), &[], vec![b' '; 2048]).await;
+    assert_eq!((status, code(&body)), (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large".into()));
 }
 
 #[tokio::test]
