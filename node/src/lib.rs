@@ -19,7 +19,8 @@
 //!   change; the per-peer cursor lives in the store.
 //! - [`reload`]: the peers file read again when it changes and on SIGHUP.
 //! - [`discovery`]: finding peers without configuration (mDNS).
-//! - [`http`]: the router — ECP endpoints, `/healthz`, the local `/v1/` API.
+//! - [`http`]: the router — ECP endpoints, `/healthz`, the local `/v1/` API;
+//!   each group of routes behind the guard that authenticates it.
 //! - [`node`]: a running server: bind, serve, graceful shutdown.
 //! - [`serve`]: the accept loop — header timeout and size, graceful drain.
 //! - [`connections`]: who may hold connections — a total cap, a share per

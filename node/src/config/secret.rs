@@ -58,6 +58,12 @@ impl Secret {
         &self.0
     }
 
+    /// Whether `presented` (a bearer token, say) is this secret, compared in
+    /// constant time.
+    pub fn matches(&self, presented: &str) -> bool {
+        self.0.as_bytes().ct_eq(presented.as_bytes()).into()
+    }
+
     /// Whether the secret is the empty string (which no file accepts as a
     /// secret, and `--secret ""` uses to mean "none").
     pub fn is_empty(&self) -> bool {
@@ -126,7 +132,7 @@ impl FromStr for Secret {
 impl PartialEq for Secret {
     fn eq(&self, other: &Secret) -> bool {
         // Equality of secrets is rarely asked, but never let it time the answer.
-        self.0.as_bytes().ct_eq(other.0.as_bytes()).into()
+        self.matches(other.expose())
     }
 }
 
@@ -185,6 +191,8 @@ mod tests {
         assert_eq!(Secret::new("a"), Secret::from("a"));
         assert_ne!(Secret::new("a"), Secret::new("b"));
         assert_ne!(Secret::new("a"), Secret::new("ab"));
+        assert!(Secret::new("token").matches("token"));
+        assert!(!Secret::new("token").matches("token ") && !Secret::new("token").matches("tokeN"));
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Who sent a request: the one authentication step of the ECP endpoints (and
 //! of the `/v1/` API for clients off this machine), and the signature of the
-//! answers to signed GETs (`SPEC.md` §10.1, §6).
+//! answers to signed GETs (`SPEC.md` §10.1, §6). The guards of the route
+//! groups ([`super::guard`]) call both; handlers call neither.
 //!
 //! 1. A node that holds no key — no `--secret`, no `[[key]]`, no peer key —
 //!    is open: nothing is checked ([`Caller::Open`]).
@@ -186,11 +187,6 @@ pub(super) fn sign_answer(
             out.insert(name, value);
         }
     }
-}
-
-/// The digest a 304 is signed over.
-pub(super) fn empty_digest() -> &'static str {
-    EMPTY_DIGEST.as_str()
 }
 
 /// 401 with a challenge naming the scheme to use.

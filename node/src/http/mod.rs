@@ -1,26 +1,49 @@
 //! The HTTP API: the ECP endpoints, `/healthz` and the local `/v1/` API.
 //!
-//! [`app`] builds the router, so tests can drive it without a socket.
-//! Limits are layers, not handler code: a per-client request rate (outermost,
-//! so an excess request costs nothing else), a request timeout, and a body
-//! limit enforced while reading (`POST /ecp/skills` reads its body itself to
-//! answer 413 in the ECP error shape). The per-origin limits on new skills
-//! live in the merge ([`crate::store::origin_limits`]).
+//! [`app`] builds the router, so tests can drive it without a socket. The
+//! routes come in two groups, each behind a guard that authenticates every
+//! request before its handler runs (`guard`); a route added to a group is
+//! guarded with no code of its own. Limits are layers, not handler code: a
+//! per-client request rate (outermost, so an excess request costs nothing
+//! else), a request timeout, and a body limit enforced while reading (the
+//! ECP guard reads a push's body itself, to authenticate it and to answer
+//! 413 in the ECP error shape). The per-origin limits on new skills live in
+//! the merge ([`crate::store::origin_limits`]).
+//!
+//! # Layout
+//!
+//! - `mod.rs`: the router — the two groups, `/healthz`, fallbacks, limits.
+//! - `guard`: the guards of the ECP group and of the `/v1/` group.
+//! - `auth`: who sent a request (ECP/1.2, `X-ECP-HMAC` or an open node),
+//!   and the signature of the answer to a signed GET.
+//! - `manifest`: `GET /ecp/manifest`.
+//! - `skills`: `GET /ecp/skills` and `POST /ecp/skills`.
+//! - `answer`: JSON answers with an ETag, 304, `If-None-Match`.
+//! - `cache`: encoded answers cached by sequence number.
+//! - `v1`: the local API under `/v1/`.
+//! - [`rate_limit`]: the per-client request rate.
+//! - `error`: [`ApiError`], every error answer.
+//! - `state`: [`AppState`], what every handler shares.
 
+mod answer;
 mod auth;
 mod cache;
-mod ecp;
 mod error;
-mod local;
+mod guard;
+mod manifest;
 pub mod rate_limit;
+mod skills;
 mod state;
+#[cfg(test)]
+mod tests;
+mod v1;
 
 use axum::Json;
 use axum::Router;
 use axum::extract::Request;
 use axum::extract::State;
 use axum::http::{Method, StatusCode, Uri};
-use axum::middleware::Next;
+use axum::middleware::{Next, from_fn_with_state};
 use axum::response::IntoResponse;
 use axum::response::Response;
 use axum::routing::get;
@@ -31,26 +54,44 @@ pub use state::{AppState, Shared};
 
 /// The node's router.
 pub fn app(state: AppState) -> Router {
-    let local = Router::new()
-        .route("/v1/skills", get(local::list_skills))
-        .route("/v1/skills/{name}", get(local::show_skill))
-        .route("/v1/quarantine", get(local::quarantine))
-        .route("/v1/audit", get(local::audit))
-        .route("/v1/peers", get(local::peers))
-        .route("/v1/status", get(local::status))
-        .route_layer(axum::middleware::from_fn_with_state(state.clone(), local::require_local_or_secret));
+    router(state, ecp_routes(), v1_routes())
+}
+
+/// The ECP endpoints (`SPEC.md` › HTTP).
+fn ecp_routes() -> Router<AppState> {
+    Router::new()
+        .route("/ecp/manifest", get(manifest::get))
+        .route("/ecp/skills", get(skills::get).post(skills::post))
+}
+
+/// The local API.
+fn v1_routes() -> Router<AppState> {
+    Router::new()
+        .route("/v1/skills", get(v1::list_skills))
+        .route("/v1/skills/{name}", get(v1::show_skill))
+        .route("/v1/quarantine", get(v1::quarantine))
+        .route("/v1/audit", get(v1::audit))
+        .route("/v1/peers", get(v1::peers))
+        .route("/v1/status", get(v1::status))
+}
+
+/// The router around the route groups `ecp` and `v1`, each put behind its
+/// guard whole. Route layers, so that a method a path does not serve is
+/// still a 405, not a refusal to authenticate.
+fn router(state: AppState, ecp: Router<AppState>, v1: Router<AppState>) -> Router {
+    let ecp = ecp.route_layer(from_fn_with_state(state.clone(), guard::ecp));
+    let v1 = v1.route_layer(from_fn_with_state(state.clone(), guard::v1));
     let limiter = rate_limit::ClientLimiter::new(state.config.client_rate_limit);
     let router = Router::new()
-        .route("/ecp/manifest", get(ecp::get_manifest))
-        .route("/ecp/skills", get(ecp::get_skills).post(ecp::post_skills))
+        .merge(ecp)
         .route("/healthz", get(healthz))
-        .merge(local)
+        .merge(v1)
         .fallback(unknown_path)
         .method_not_allowed_fallback(wrong_method)
-        .layer(axum::middleware::from_fn_with_state(state.clone(), time_limit));
+        .layer(from_fn_with_state(state.clone(), time_limit));
     // Added last, so it runs first.
     let router = match limiter {
-        Some(limiter) => router.layer(axum::middleware::from_fn_with_state(limiter, rate_limit::limit)),
+        Some(limiter) => router.layer(from_fn_with_state(limiter, rate_limit::limit)),
         None => router,
     };
     router.with_state(state)

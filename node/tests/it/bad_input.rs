@@ -126,6 +126,16 @@ async fn bodies_that_are_not_an_update_get_400_json_and_leave_the_store_unchange
             "invalid_peer_instance",
         ),
         (
+            "a peerInstance with a right-to-left override",
+            serde_json::to_vec(&json!({"peerInstance": "alice\u{202E}pot", "skills": []})).unwrap(),
+            "invalid_peer_instance",
+        ),
+        (
+            "a peerInstance with a zero-width space",
+            serde_json::to_vec(&json!({"peerInstance": "ali\u{200B}ce", "skills": []})).unwrap(),
+            "invalid_peer_instance",
+        ),
+        (
             "a 200-byte peerInstance",
             serde_json::to_vec(&json!({"peerInstance": long_peer, "skills": []})).unwrap(),
             "invalid_peer_instance",

@@ -1,65 +1,16 @@
 //! The local API under `/v1/`: what an operator or an agent on this machine
 //! reads — skills, one skill with its versions, the quarantine, the audit
-//! log, peers, status. Reachable from loopback, or from elsewhere with the secret
-//! (`Authorization: Bearer <secret>`, compared in constant time) or with an
-//! ECP/1.2 signed request under any key the node holds.
-
-use std::net::SocketAddr;
+//! log, peers, status. Who may read it (loopback, the secret, a signed GET)
+//! is the `/v1/` guard's ([`super::guard`]).
 
 use axum::Json;
 use axum::extract::rejection::{PathRejection, QueryRejection};
-use axum::extract::{ConnectInfo, Path, Query, Request, State};
-use axum::http::{Method, StatusCode, header};
-use axum::middleware::Next;
-use axum::response::Response;
+use axum::extract::{Path, Query, State};
 use serde::Deserialize;
 use serde_json::{Value, json};
-use subtle::ConstantTimeEq;
 
-use super::auth::{Caller, authenticate};
 use super::error::ApiError;
 use super::state::AppState;
-
-/// Lets a request through from loopback, with the secret, or signed
-/// (ECP/1.2: the `/v1/` API has only GETs, so there is no body to cover).
-pub(super) async fn require_local_or_secret(
-    State(state): State<AppState>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
-    request: Request,
-    next: Next,
-) -> Result<Response, ApiError> {
-    if peer.ip().is_loopback() {
-        return Ok(next.run(request).await);
-    }
-    let presented = request
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "));
-    let signed = request.headers().contains_key(ecp_protocol::signed_auth::SIGNATURE_HEADER);
-    if signed && request.method() == Method::GET {
-        return match authenticate(&state, request.method(), request.uri(), request.headers(), b"")? {
-            Caller::Signed(_) => Ok(next.run(request).await),
-            // An open node has nothing to verify with: the /v1 API stays local.
-            _ => Err(local_only()),
-        };
-    }
-    match (&state.config.secret, presented) {
-        (Some(secret), Some(given)) if bool::from(secret.expose().as_bytes().ct_eq(given.as_bytes())) => {
-            Ok(next.run(request).await)
-        }
-        _ => Err(local_only()),
-    }
-}
-
-fn local_only() -> ApiError {
-    ApiError::new(
-        StatusCode::FORBIDDEN,
-        "local_only",
-        "the /v1 API answers loopback clients, or others that send Authorization: Bearer <secret> or sign \
-         their requests (ECP/1.2)",
-    )
-}
 
 /// `GET /v1/skills`.
 pub(super) async fn list_skills(State(state): State<AppState>) -> Result<Json<Value>, ApiError> {

@@ -1,0 +1,99 @@
+//! Process control: a fresh `ecp-node serve` in its own data folder on a
+//! free loopback port, ready once `/healthz` answers, killed when dropped.
+
+use std::net::{SocketAddr, TcpListener as StdListener};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, bail};
+use hyper::StatusCode;
+
+use crate::client::{connect, fetch};
+
+/// A running `ecp-node serve` with its own data folder. Dropping it kills
+/// the process (also when the bench panics), then removes the folder.
+pub(crate) struct NodeProcess {
+    child: Child,
+    pub(crate) addr: SocketAddr,
+    log: PathBuf,
+    /// Kept for its `Drop`: the data folder lives as long as the node.
+    _dir: tempfile::TempDir,
+}
+
+impl NodeProcess {
+    pub(crate) async fn start(bin: &Path, data_root: Option<&Path>) -> anyhow::Result<NodeProcess> {
+        let mut builder = tempfile::Builder::new();
+        builder.prefix("ecp-http-load-");
+        let dir = match data_root {
+            Some(root) => builder.tempdir_in(root)?,
+            None => builder.tempdir()?,
+        };
+        let log = dir.path().join("node.log");
+        let addr = free_port()?;
+        let child = Command::new(bin)
+            .arg("--data")
+            .arg(dir.path().join("data"))
+            .args(["serve", "--listen", &addr.to_string()])
+            .env("RUST_LOG", "warn")
+            // The load pushes thousands of new skills from one origin: not what the
+            // origin limits are for. Variables, not flags, so older binaries still run.
+            .env("ECP_ORIGIN_LIMIT_HOUR", "0")
+            .env("ECP_ORIGIN_LIMIT_DAY", "0")
+            .env("ECP_CLIENT_RATE_LIMIT", "0")
+            .env_remove("ECP_SECRET")
+            .env_remove("ECP_CONFIG")
+            .env_remove("ECP_SKILLS_DIR")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log)?)
+            .spawn()
+            .with_context(|| format!("cannot start {}", bin.display()))?;
+        let mut node = NodeProcess { child, addr, log, _dir: dir };
+        node.wait_ready().await?;
+        Ok(node)
+    }
+
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Polls `GET /healthz` until it answers 200 (at most 30 s).
+    async fn wait_ready(&mut self) -> anyhow::Result<()> {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Some(status) = self.child.try_wait()? {
+                bail!("the node exited ({status}) before serving:\n{}", self.log_tail());
+            }
+            if let Ok(mut conn) = connect(self.addr).await
+                && let Ok((StatusCode::OK, _, _)) = fetch(&mut conn, self.addr, "/healthz", None).await
+            {
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                bail!("the node did not answer /healthz within 30 s:\n{}", self.log_tail());
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    fn log_tail(&self) -> String {
+        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        lines[lines.len().saturating_sub(20)..].join("\n")
+    }
+}
+
+impl Drop for NodeProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A loopback address no one listens on (the node binds it right after;
+/// a clash is reported by the node's start-up check).
+fn free_port() -> anyhow::Result<SocketAddr> {
+    let listener = StdListener::bind("127.0.0.1:0")?;
+    Ok(listener.local_addr()?)
+}

@@ -1,0 +1,122 @@
+//! Router tests without a socket: a route added to a group, with no
+//! authentication code of its own, is behind the group's guard.
+
+use std::net::SocketAddr;
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::ConnectInfo;
+use axum::http::{Request, StatusCode};
+use axum::routing::get;
+use ecp_protocol::signed_auth::{self, Exchange, PresentedHeaders, RequestLine, SigningKey};
+use serde_json::Value;
+use tower::ServiceExt;
+
+use super::{AppState, ecp_routes, router, v1_routes};
+use crate::config::Config;
+use crate::keys::unix_now;
+use crate::library::Library;
+
+const SECRET: &str = "s3cret";
+
+/// A client off this machine (the address is a value, nothing is sent to it).
+const REMOTE: &str = "192.0.2.7:40000";
+
+/// The node's router with one extra route in each group, on a node that
+/// has a secret and takes bodies of up to 1 KiB.
+fn app_with_extra_routes(dir: &std::path::Path) -> Router {
+    let mut config = Config::for_tests(dir);
+    config.secret = Some(SECRET.into());
+    config.max_body_bytes = 1024;
+    let library = Library::open(&config.data_dir, &config.skills_dir).expect("a fresh store opens");
+    router(
+        AppState::new(library, config),
+        ecp_routes().route("/ecp/extra", get(|| async { "extra" }).post(|| async { "posted" })),
+        v1_routes().route("/v1/extra", get(|| async { "extra" })),
+    )
+}
+
+/// `GET path` from `from`, with `headers`.
+async fn get_from(
+    app: &Router,
+    from: &str,
+    path: &str,
+    headers: &[(&str, String)],
+) -> (StatusCode, axum::http::HeaderMap, Vec<u8>) {
+    send(app, from, Request::get(path), headers, Vec::new()).await
+}
+
+/// `request` with `headers` and `body` from `from`.
+async fn send(
+    app: &Router,
+    from: &str,
+    mut request: axum::http::request::Builder,
+    headers: &[(&str, String)],
+    body: Vec<u8>,
+) -> (StatusCode, axum::http::HeaderMap, Vec<u8>) {
+    for (name, value) in headers {
+        request = request.header(*name, value);
+    }
+    let mut request = request.body(Body::from(body)).expect("a valid request");
+    request.extensions_mut().insert(ConnectInfo(from.parse::<SocketAddr>().expect("an address")));
+    let response = app.clone().oneshot(request).await.expect("the router answers");
+    let (parts, body) = response.into_parts();
+    let body = axum::body::to_bytes(body, usize::MAX).await.expect("a body");
+    (parts.status, parts.headers, body.to_vec())
+}
+
+fn code(body: &[u8]) -> String {
+    let value: Value = serde_json::from_slice(body).expect("a JSON error");
+    value["code"].as_str().unwrap_or_default().to_owned()
+}
+
+#[tokio::test]
+async fn a_new_ecp_route_is_refused_unsigned_like_the_others() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = app_with_extra_routes(dir.path());
+    let (status, _, body) = get_from(&app, REMOTE, "/ecp/extra", &[]).await;
+    let (manifest_status, _, manifest_body) = get_from(&app, REMOTE, "/ecp/manifest", &[]).await;
+    assert_eq!((status, code(&body)), (StatusCode::FORBIDDEN, "missing_signature".into()));
+    assert_eq!((status, code(&body)), (manifest_status, code(&manifest_body)));
+    let wrong = [("x-ecp-hmac", "00".repeat(32))];
+    let (status, _, body) = get_from(&app, REMOTE, "/ecp/extra", &wrong).await;
+    assert_eq!((status, code(&body)), (StatusCode::FORBIDDEN, "bad_signature".into()));
+    let (status, _, body) = send(&app, REMOTE, Request::post("/ecp/extra"), &[], b"{}".to_vec()).await;
+    assert_eq!((status, code(&body)), (StatusCode::FORBIDDEN, "missing_signature".into()));
+}
+
+#[tokio::test]
+async fn a_new_ecp_route_gets_the_push_body_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = app_with_extra_routes(dir.path());
+    let (status, _, body) = send(&app, REMOTE, Request::post("/ecp/extra"), &[], vec![b' '; 2048]).await;
+    assert_eq!((status, code(&body)), (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large".into()));
+}
+
+#[tokio::test]
+async fn a_new_ecp_route_answers_a_signed_get_with_a_signed_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = app_with_extra_routes(dir.path());
+    let key = SigningKey::new("default", SECRET.as_bytes()).unwrap();
+    let line = RequestLine { method: "GET", path_and_query: "/ecp/extra" };
+    let nonce = "0123456789abcdef0123456789abcdef";
+    let signed = signed_auth::sign_request(&key, &line, b"", unix_now(), nonce);
+    let headers: Vec<(&str, String)> = signed.pairs().to_vec();
+    let (status, answer, body) = get_from(&app, REMOTE, "/ecp/extra", &headers).await;
+    assert_eq!((status, body.as_slice()), (StatusCode::OK, b"extra".as_slice()));
+    let presented = PresentedHeaders::read(|name| answer.get(name).and_then(|v| v.to_str().ok()));
+    let exchange = Exchange { request: line, request_nonce: nonce, status: 200 };
+    signed_auth::verify_response(&key, &presented, &exchange, &body, unix_now(), 300)
+        .expect("the answer is signed for its request");
+}
+
+#[tokio::test]
+async fn a_new_v1_route_is_local_or_needs_the_secret() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = app_with_extra_routes(dir.path());
+    let (status, _, body) = get_from(&app, REMOTE, "/v1/extra", &[]).await;
+    assert_eq!((status, code(&body)), (StatusCode::FORBIDDEN, "local_only".into()));
+    let bearer = [("authorization", format!("Bearer {SECRET}"))];
+    assert_eq!(get_from(&app, REMOTE, "/v1/extra", &bearer).await.0, StatusCode::OK);
+    assert_eq!(get_from(&app, "127.0.0.1:40000", "/v1/extra", &[]).await.0, StatusCode::OK);
+}
