@@ -47,7 +47,7 @@ where
     if threads <= 1 {
         return (0..parts).map(f).collect();
     }
-    (0..parts).into_par_iter().map(|part| f(part)).collect()
+    (0..parts).into_par_iter().map(&f).collect()
 }
 
 /// [`map_indexed`], its results as chunks for [`map_chunks`] and [`concat`].
