@@ -4,8 +4,10 @@
 //! single automaton (`literals.rs`, ASCII case-insensitive) that walks the
 //! normalised body once. A trigger hit marks its rules as candidates for the
 //! hit's line; when the walk leaves that line, only the candidate rules run
-//! their regex on it. A benign body therefore costs one linear pass plus a
-//! few short regex runs on the lines that mention something interesting.
+//! their regex on it, and on the lines before it that a match may start on
+//! (a phrase rule's span, a command continued with `\`). A benign body
+//! therefore costs one linear pass plus a few short regex runs on the lines
+//! that mention something interesting.
 //!
 //! Analyzers are the rules that need more than one line (a download on one
 //! line executed on another, a secret read into a variable that a later
