@@ -11,11 +11,12 @@
 //! - `malicious-corpus`: every malicious corpus skill concatenated, so most
 //!   lines trigger rules and confirmation work dominates.
 
-use std::fs;
+mod common;
+
 use std::hint::black_box;
-use std::path::Path;
 use std::time::Duration;
 
+use common::corpus;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use ecp_protocol::scan::Scanner;
 
@@ -66,17 +67,6 @@ try a schema change before opening a pull request.
 - The API returns the seeded orders; ignore whitespace-only diffs in fixtures.
 - `rm -rf ./target/tmp` leaves no stray files behind after the run.
 "#;
-
-fn corpus(kind: &str) -> String {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/scan-corpus").join(kind);
-    let mut paths: Vec<_> = fs::read_dir(&dir)
-        .expect("corpus directory")
-        .map(|e| e.expect("entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "md"))
-        .collect();
-    paths.sort();
-    paths.iter().map(|p| fs::read_to_string(p).expect("corpus file")).collect::<Vec<_>>().join("\n")
-}
 
 fn bench(c: &mut Criterion) {
     let scanner = Scanner::standard();

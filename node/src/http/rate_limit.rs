@@ -14,6 +14,18 @@
 //! client is active, new clients share one overflow bucket until room frees
 //! up, which keeps a flood from many addresses limited as a whole instead of
 //! resetting the buckets of the clients already tracked.
+//!
+//! Build or buy: the `governor` crate's keyed limiters check faster.
+//! Measured 2026-11-25 (2 cores shared with other builds; `cargo bench -p
+//! ecp-node --bench rate_limit`, 10,000 checks per iteration), this limiter
+//! vs governor's dashmap store vs its hashmap store, two runs: 10,000 IPv4
+//! clients 1.16 vs 0.45 vs 0.35 ms and 1.18 vs 0.40 vs 0.39 ms; one hot
+//! client 0.89 vs 0.39 vs 0.30 ms and 1.08 vs 0.39 vs 0.37 ms; one hot
+//! client among 1,000 1.13 vs 0.38 vs 0.33 ms and 1.03 vs 0.41 vs 0.51 ms;
+//! 10,000 IPv6 clients 1.48 vs 0.45 vs 0.42 ms and 2.53 vs 0.72 vs 0.73 ms.
+//! Moving onto governor (keeping the loopback exemption, the /64 key, the
+//! bounded table with its overflow bucket and the rounded `Retry-After`) is
+//! still to do.
 
 use std::collections::HashMap;
 use std::net::{IpAddr, Ipv6Addr, SocketAddr};

@@ -38,8 +38,9 @@ pub(super) fn rules() -> Vec<Rule> {
             C,
             Critical,
             &[
-                "curl", "wget", "fetch", "iwr", "irm", "invoke-webrequest", "invoke-restmethod",
-                "*adstring", "net.webclient", "urlopen", "urllib", "requests.get",
+                "curl", "wget", "fetch", "aria2c", "iwr", "irm", "*invoke-webrequest*", "*invoke-restmethod*",
+                // The regex finds these inside words too.
+                "*adstring*", "*net.webclient*", "*urlopen*", "*urllib*", "*requests.get*",
             ],
             format!(
                 r#"\b(?:(?:ba|z|k|da)?sh|python[0-9.]*|perl|ruby|node|php)\s+(?:-\S+\s+)*<\(\s*{FETCH}\b|<<<\s*["']?\$\(\s*{FETCH}\b|(?:\bsource|(?:^|[\s;&|(])\.)\s+<\(\s*{FETCH}\b|\b(?:(?:ba|z|k|da)?sh|python[0-9.]*|perl|ruby|node)\s+(?:-\S+\s+)*-c\s+["']?(?:\$\(|`)\s*{FETCH}\b|\beval\s+["']?(?:\$\(|`)\s*{FETCH}\b|\b(?:iex|invoke-expression)\b[^\n]*(?:downloadstring|\biwr\b|\birm\b|invoke-webrequest|invoke-restmethod|net\.webclient)|downloadstring[^\n]*\|\s*(?:iex|invoke-expression)\b|\bexec\s*\([^\n]*(?:urlopen|requests\.get|urllib)"#
@@ -61,9 +62,10 @@ pub(super) fn rules() -> Vec<Rule> {
             O,
             Critical,
             &[
-                "base64", "base32", "b64decode", "b32decode", "atob", "frombase64string", "fromhex",
-                "unhexlify", "codecs", "decode(", "xxd", "zlib", "marshal", "gzip.decompress", "lzma",
-                "bz2",
+                // The regex finds these inside words too (`urlsafe_b64decode`).
+                "base64", "base32", "*b64decode*", "*b32decode*", "atob", "*frombase64string*", "*fromhex*",
+                "*unhexlify*", "codecs", "decode(", "xxd", "*zlib", "*marshal", "*gzip.decompress*", "*lzma",
+                "*bz2",
             ],
             format!(
                 r"(?:\b(?:eval|exec|execfile|source|iex|invoke-expression|function)\b|\b(?:ba|z)?sh\s+-c\b|\bpython[0-9.]*\s+-c\b|\bnew\s+function\b)[^\n]*?{DECODE_CALLS}"

@@ -15,7 +15,16 @@
 //! in a key matches any run of spaces and tabs.
 //!
 //! Callers use keys as prefixes of longer triggers and check the whole
-//! trigger at each reported place (see `engine.rs`).
+//! trigger at each reported place (see `engine`).
+//!
+//! Build or buy: kept, because it beats the `aho-corasick` crate on this job.
+//! Measured 2026-11-25 (2 cores shared with other builds; `cargo bench -p
+//! ecp-protocol --bench build_or_buy`, `literals` group: the standard rule
+//! set's 250 keys, every place a key ends, ASCII case-insensitive), this
+//! automaton vs aho-corasick's DFA vs its default, two runs: benign corpus
+//! (61 KB) 57 vs 228 vs 655 µs and 39 vs 150 vs 414 µs; malicious corpus
+//! 57 vs 250 vs 681 µs and 40 vs 150 vs 453 µs; 2,000 skill bodies (2.7 MB)
+//! 2.9 vs 8.3 vs 13.2 ms and 2.0 vs 5.4 vs 8.3 ms: 2.7 to 4.4 times faster.
 
 /// Set on a transition whose target state ends at least one key.
 const MATCH: u16 = 1 << 15;

@@ -6,7 +6,8 @@
 use thiserror::Error;
 
 use super::SkillDocument;
-use super::yaml::{self, Node, SimpleValue};
+use super::yaml::fast::{self as fast_yaml, SimpleValue};
+use super::yaml::{self, Node};
 
 /// Largest frontmatter block accepted, in bytes of YAML between the fences.
 ///
@@ -267,7 +268,7 @@ impl Key {
     }
 }
 
-/// The frontmatter of plain `key: value` lines ([`yaml::read_simple_with`]),
+/// The frontmatter of plain `key: value` lines ([`fast_yaml::read_simple_with`]),
 /// read straight into a [`Frontmatter`]: no YAML tree, and no string
 /// allocated but the values kept. `None` when the YAML is not of that form,
 /// or holds something [`interpret`] refuses (a repeated key, a list where a
@@ -277,7 +278,7 @@ fn read_plain(yaml: &str, keep: Keep) -> Option<Frontmatter> {
     let mut frontmatter = Frontmatter::default();
     let mut seen = 0u8;
     let all = keep == Keep::All;
-    yaml::read_simple_with(yaml, YAML_FIRST_LINE, |key, value, _| {
+    fast_yaml::read_simple_with(yaml, YAML_FIRST_LINE, |key, value, _| {
         let Some(field) = Key::from_yaml(key) else {
             return Some(());
         };
@@ -316,7 +317,7 @@ fn plain_list(value: SimpleValue<'_>) -> Vec<String> {
     match value {
         SimpleValue::Scalar(text) if yaml::is_null_text(text) => Vec::new(),
         SimpleValue::Scalar(text) => split_list(text),
-        SimpleValue::List(list) => yaml::list_items(list)
+        SimpleValue::List(list) => fast_yaml::list_items(list)
             .filter(|item| !yaml::is_null_text(item))
             .map(str::trim)
             .filter(|item| !item.is_empty())

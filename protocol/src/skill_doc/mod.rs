@@ -18,7 +18,9 @@
 //! - `frontmatter`: finding the `---` block and reading its YAML into a
 //!   [`Frontmatter`] ([`parse`], [`DocError`]).
 //! - `yaml`: the bounded YAML event reader behind it (no aliases, no
-//!   anchors, limited nesting), which never builds a `yaml_rust2::Yaml`.
+//!   anchors, limited nesting), which never builds a `yaml_rust2::Yaml`;
+//!   `yaml::fast` beside it reads the plain `key: value` form without the
+//!   parser (`None` = use the event reader, `Some` = its identical tree).
 //! - `emit`: [`with_frontmatter`], which rebuilds a `SKILL.md` from the
 //!   packet fields for bodies a Go peer served without their frontmatter.
 //! - `name`: [`validate_name`], the `skillName` rule of `ECP.md` › Messages.

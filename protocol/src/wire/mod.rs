@@ -15,15 +15,18 @@
 //! Field names are the wire contract: they are spelled out with
 //! `rename_all = "camelCase"` and checked against the reference fixtures in
 //! `protocol/testdata/`.
+//!
+//! # Layout
+//!
+//! The domain types, each with its serde reference decoding: `manifest`,
+//! `merge_result`, `packet`, `time` ([`Timestamp`]) and `update`
+//! ([`KnowledgeUpdate`]). `fast`: the fast decoder of an update, which
+//! answers `None` (use the reference) or exactly what the reference gives.
 
-mod fast_packet;
-#[cfg(test)]
-mod json_strategies;
+mod fast;
 mod manifest;
 mod merge_result;
 mod packet;
-mod skills_array;
-mod split;
 mod time;
 mod update;
 

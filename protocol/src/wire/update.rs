@@ -5,7 +5,7 @@ use serde_json::value::RawValue;
 
 use crate::error::DecodeError;
 
-use super::{SkillPacket, Timestamp, null_as_default, skills_array, split};
+use super::{SkillPacket, Timestamp, fast, null_as_default};
 
 /// A batch of skills from one peer (`ECPKnowledgeUpdate`): the body of
 /// `POST /ecp/skills` and the answer to `GET /ecp/skills`.
@@ -54,31 +54,15 @@ impl KnowledgeUpdate {
     /// `GET /ecp/skills` answer).
     ///
     /// The same result as `serde_json::from_slice`, faster for large updates:
-    /// the `skills` array is cut into parts that the cores decode in parallel
-    /// (`skills_array`), by a reader made for packets (`fast_packet`); an
-    /// update of any other shape, and every error, goes through serde_json.
+    /// the fast decoder (`wire::fast`) cuts the `skills` array into parts
+    /// that the cores decode in parallel; an update of any other shape, and
+    /// every error, goes through serde_json.
     pub fn from_json(bytes: &[u8]) -> Result<Self, DecodeError> {
-        match Self::from_split(bytes) {
+        match fast::update(bytes) {
             Some(update) => Ok(update),
             // Not the plain shape, or not valid: serde_json alone decides, and says why.
             None => Self::from_json_serde(bytes),
         }
-    }
-
-    /// The update, when the document has the plain shape [`split`]
-    /// understands and every piece of it decodes; `None` otherwise, whatever
-    /// the reason.
-    fn from_split(bytes: &[u8]) -> Option<Self> {
-        let open = split::skills_array(bytes)?;
-        let (skills, close) = skills_array::decode(bytes, open)?;
-        split::rest_of_object(bytes, close)?;
-        // serde_json checks everything but the array, which is checked above.
-        let mut envelope = Vec::with_capacity(bytes.len() - (close - open) + 2);
-        envelope.extend_from_slice(&bytes[..open]);
-        envelope.extend_from_slice(b"[]");
-        envelope.extend_from_slice(&bytes[close..]);
-        let envelope: Envelope<'_> = serde_json::from_slice(&envelope).ok()?;
-        Some(envelope.with_skills(skills))
     }
 
     /// The decoder [`from_json`](Self::from_json) falls back on, and the
@@ -98,7 +82,7 @@ impl KnowledgeUpdate {
 /// An update with its packets not yet decoded.
 #[derive(Deserialize, Default)]
 #[serde(default, rename_all = "camelCase")]
-struct Envelope<'a> {
+pub(super) struct Envelope<'a> {
     id: Option<String>,
     peer_instance: Option<String>,
     generated_at: Timestamp,
@@ -109,7 +93,7 @@ struct Envelope<'a> {
 }
 
 impl Envelope<'_> {
-    fn with_skills(self, skills: Vec<SkillPacket>) -> KnowledgeUpdate {
+    pub(super) fn with_skills(self, skills: Vec<SkillPacket>) -> KnowledgeUpdate {
         KnowledgeUpdate {
             id: self.id.unwrap_or_default(),
             peer_instance: self.peer_instance.unwrap_or_default(),
@@ -120,6 +104,3 @@ impl Envelope<'_> {
         }
     }
 }
-
-#[cfg(test)]
-mod tests;

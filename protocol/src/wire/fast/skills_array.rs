@@ -14,15 +14,16 @@
 //! guess costs time, never correctness, and the work stays linear: a byte is
 //! read by at most two parts, then by serde_json if the update is not valid.
 //!
-//! Each packet is read by the fast reader (`fast_packet`), or by serde_json
+//! Each packet is read by the fast reader (`packet`), or by serde_json
 //! when the fast reader does not answer. Any failure gives `None`, and the
 //! caller falls back on serde_json for the whole update (which then reports
 //! the error).
 
 use memchr::memchr;
 
+use super::packet;
 use super::split::{skip_ws, value_end};
-use super::{SkillPacket, fast_packet};
+use crate::wire::SkillPacket;
 
 /// The packets of the array whose `[` is at `open`, and the position after
 /// its `]`.
@@ -135,7 +136,7 @@ fn read_part(doc: &[u8], start: usize, limit: Limit) -> Part {
         return Part::Failed;
     };
     let bytes = text.as_bytes();
-    let source = fast_packet::Source::new(text);
+    let source = packet::Source::new(text);
     let mut packets = Vec::new();
     let mut pos = 0;
     loop {
@@ -156,8 +157,8 @@ fn read_part(doc: &[u8], start: usize, limit: Limit) -> Part {
 }
 
 /// The packet starting at `pos`, and the position after it.
-fn packet_at(source: &fast_packet::Source<'_>, text: &str, pos: usize) -> Option<(SkillPacket, usize)> {
-    if let Some(read) = fast_packet::decode_at(source, pos) {
+fn packet_at(source: &packet::Source<'_>, text: &str, pos: usize) -> Option<(SkillPacket, usize)> {
+    if let Some(read) = packet::decode_at(source, pos) {
         return Some(read);
     }
     let end = value_end(text.as_bytes(), pos)?;
@@ -170,7 +171,7 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
-    use crate::wire::json_strategies;
+    use crate::wire::fast::json_strategies;
 
     #[test]
     fn guesses_boundaries_only_between_objects() {
@@ -216,7 +217,7 @@ mod tests {
         /// in `},{` make wrong ones), the array reads as in one part.
         #[test]
         fn parts_read_as_one(doc in json_strategies::update(), parts in 2usize..9) {
-            if let Some(open) = crate::wire::split::skills_array(doc.as_bytes()) {
+            if let Some(open) = crate::wire::fast::split::skills_array(doc.as_bytes()) {
                 let whole = decode_in_parts(doc.as_bytes(), open, 1, 1);
                 prop_assert_eq!(decode_in_parts(doc.as_bytes(), open, parts, 2), whole, "{}", doc);
             }

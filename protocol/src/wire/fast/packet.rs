@@ -2,7 +2,7 @@
 //! known fields, each at most once, keys written without escapes, each value
 //! of its field's type. For anything else it answers `None`, and the caller
 //! decodes with serde_json, which is the reference: where this decoder
-//! answers, serde_json gives the same packet (`update/tests.rs` checks it).
+//! answers, serde_json gives the same packet (its tests check it).
 //!
 //! Why: serde_json reads a string into a scratch buffer that grows by
 //! doubling, stops at every escape (a skill body has a `\n` every line), and
@@ -18,7 +18,7 @@ use memchr::memchr2;
 use serde::de::IgnoredAny;
 
 use super::split::{Scanner, string_end, value_end};
-use super::{Provenance, SkillPacket, Timestamp};
+use crate::wire::{Provenance, SkillPacket, Timestamp};
 
 /// A JSON text to read packets from, with what is known of it as a whole.
 pub(super) struct Source<'a> {
@@ -338,7 +338,7 @@ mod tests {
 
     use super::*;
     use crate::packet::Origin;
-    use crate::wire::json_strategies;
+    use crate::wire::fast::json_strategies;
 
     /// The packet `text` holds, with nothing but whitespace after it.
     fn decode(text: &str) -> Option<SkillPacket> {

@@ -4,13 +4,21 @@
 //! single automaton (`literals.rs`, ASCII case-insensitive) that walks the
 //! normalised body once. A trigger hit marks its rules as candidates for the
 //! hit's line; when the walk leaves that line, only the candidate rules run
-//! their regex on it. A benign body therefore costs one linear pass plus a
-//! few short regex runs on the lines that mention something interesting.
+//! their regex on it, and on the lines before it that a match may start on
+//! (a phrase rule's span, a command continued with `\`). A benign body
+//! therefore costs one linear pass plus a few short regex runs on the lines
+//! that mention something interesting.
 //!
 //! Analyzers are the rules that need more than one line (a download on one
 //! line executed on another, a secret read into a variable that a later
 //! `curl` sends). They are triggered the same way and receive the lines on
 //! which their triggers hit.
+//!
+//! # Layout
+//!
+//! This file is the engine. `naive` (tests only) is its reference: every
+//! rule on every line, without prefilter or automaton, and the property test
+//! that holds the two together.
 
 use memchr::memmem;
 use regex::bytes::Regex;
@@ -170,6 +178,19 @@ struct Trigger {
     analyzers: u32,
 }
 
+impl Trigger {
+    /// A trigger as a rule writes it (see [`Rule::triggers`]), pointing at
+    /// `rules` and `analyzers`.
+    fn parse(lit: &str, rules: u128, analyzers: u32) -> Trigger {
+        let (lit, prefix) = lit.strip_suffix('*').map_or((lit, false), |l| (l, true));
+        let (lit, infix) = lit.strip_prefix('*').map_or((lit, false), |l| (l, true));
+        let text: Vec<u8> = lit.bytes().map(canonical).collect();
+        let word_start = !infix && text.first().is_some_and(|b| b.is_ascii_alphanumeric());
+        let word_end = !prefix && text.last().is_some_and(|b| b.is_ascii_alphanumeric());
+        Trigger { text, word_start, word_end, rules, analyzers }
+    }
+}
+
 /// The compiled rule set.
 pub(super) struct Engine {
     /// Finds the first bytes (the key) of every trigger.
@@ -177,6 +198,9 @@ pub(super) struct Engine {
     /// The triggers, flattened so the hot loop does not chase pointers.
     table: TriggerTable,
     rules: Vec<Compiled>,
+    /// `reach[j - 1]`: the rules whose match may start `j` lines before the
+    /// line of their trigger ([`Rule::span`] at least `j`).
+    reach: Vec<u128>,
     analyzers: Vec<Analyzer>,
 }
 
@@ -215,19 +239,16 @@ impl Engine {
         assert!(analyzers.len() <= 32, "analyzer bitset holds 32 analyzers");
         let mut triggers: Vec<Trigger> = Vec::new();
         let mut add = |lit: &str, rule: u128, analyzer: u32| {
-            let (lit, prefix) = lit.strip_suffix('*').map_or((lit, false), |l| (l, true));
-            let (lit, infix) = lit.strip_prefix('*').map_or((lit, false), |l| (l, true));
-            let text: Vec<u8> = lit.bytes().map(canonical).collect();
-            let word_end = !prefix && text.last().is_some_and(|b| b.is_ascii_alphanumeric());
-            match triggers.iter_mut().find(|t| t.text == text && t.word_end == word_end) {
+            let new = Trigger::parse(lit, rule, analyzer);
+            let same = |t: &&mut Trigger| {
+                t.text == new.text && (t.word_start, t.word_end) == (new.word_start, new.word_end)
+            };
+            match triggers.iter_mut().find(same) {
                 Some(t) => {
                     t.rules |= rule;
                     t.analyzers |= analyzer;
                 }
-                None => {
-                    let word_start = !infix && text.first().is_some_and(|b| b.is_ascii_alphanumeric());
-                    triggers.push(Trigger { text, word_start, word_end, rules: rule, analyzers: analyzer });
-                }
+                None => triggers.push(new),
             }
         };
         for (i, r) in rules.iter().enumerate() {
@@ -316,7 +337,7 @@ impl Engine {
             }
             table.by_state.push(table.entries.len() as u32);
         }
-        let rules = rules
+        let rules: Vec<Compiled> = rules
             .into_iter()
             .map(|rule| Compiled {
                 re: (!rule.literal).then(|| rule::compile(&rule.pattern)),
@@ -333,7 +354,14 @@ impl Engine {
                 rule,
             })
             .collect();
-        Engine { prefilter, table, rules, analyzers }
+        let longest = rules.iter().map(|c| usize::from(c.rule.span)).max().unwrap_or(0);
+        let reach = (1..=longest)
+            .map(|j| {
+                let far = rules.iter().enumerate().filter(|(_, c)| usize::from(c.rule.span) >= j);
+                far.fold(0, |set, (i, _)| set | 1u128 << i)
+            })
+            .collect();
+        Engine { prefilter, table, rules, reach, analyzers }
     }
 
     /// Scans one body.
@@ -395,30 +423,32 @@ impl Engine {
                 self.hit(text, e.at - 1, rules, analyzers, walk, &mut findings);
             }
         }
-        if let Some(done) = walk.current {
-            self.confirm(text, done, walk.candidates, &mut walk.lower, &mut findings);
-        }
+        self.leave(text, walk, &mut findings);
 
-        if !walk.analyzer_lines.is_empty() {
-            let view = Body { text };
-            for (i, a) in self.analyzers.iter().enumerate() {
-                lines.clear();
-                lines.extend(walk.analyzer_lines.iter().filter(|(k, _)| *k as usize == i).map(|(_, l)| *l));
-                if !lines.is_empty() {
-                    (a.run)(&view, lines, &mut findings);
-                }
+        self.run_analyzers(text, &walk.analyzer_lines, lines, &mut findings);
+        sorted(findings)
+    }
+
+    /// Runs each analyzer on the lines it was triggered on (`analyzer_lines`,
+    /// tagged by analyzer index), gathering them in `lines`.
+    fn run_analyzers(
+        &self,
+        text: &str,
+        analyzer_lines: &[(u32, LineRef)],
+        lines: &mut Vec<LineRef>,
+        findings: &mut Vec<Finding>,
+    ) {
+        if analyzer_lines.is_empty() {
+            return;
+        }
+        let view = Body { text };
+        for (i, a) in self.analyzers.iter().enumerate() {
+            lines.clear();
+            lines.extend(analyzer_lines.iter().filter(|(k, _)| *k as usize == i).map(|(_, l)| *l));
+            if !lines.is_empty() {
+                (a.run)(&view, lines, findings);
             }
         }
-
-        findings.sort_by(|a, b| {
-            (a.line, std::cmp::Reverse(a.severity), &a.rule_id).cmp(&(
-                b.line,
-                std::cmp::Reverse(b.severity),
-                &b.rule_id,
-            ))
-        });
-        findings.dedup_by(|later, kept| later.line == kept.line && later.rule_id == kept.rule_id);
-        ScanReport { findings }
     }
 
     /// Records a trigger found at byte `at`: its rules become candidates for
@@ -434,9 +464,7 @@ impl Engine {
     ) {
         let line = walk.cursor.locate(text, at);
         if walk.current != Some(line) {
-            if let Some(done) = walk.current {
-                self.confirm(text, done, walk.candidates, &mut walk.lower, findings);
-            }
+            self.leave(text, walk, findings);
             walk.current = Some(line);
             walk.candidates = 0;
         }
@@ -450,6 +478,54 @@ impl Engine {
                 walk.analyzer_lines.push((i as u32, line));
             }
         }
+    }
+
+    /// Confirms the line the walk leaves, and the lines before it whose
+    /// haystack reaches into it: a match may start up to [`Rule::span`]
+    /// lines before its trigger, and a command continued with `\` on an
+    /// earlier line. An extra confirmation costs time, never correctness: it
+    /// finds what a scan of every rule on every line finds there.
+    fn leave(&self, text: &str, walk: &mut Walk, findings: &mut Vec<Finding>) {
+        let Some(line) = walk.current else {
+            return;
+        };
+        let candidates = walk.candidates;
+        self.confirm_once(text, line, candidates, walk, findings);
+        let mut earlier = line;
+        let mut continued = true;
+        for back in 1..MAX_CONTINUATION_LINES {
+            if earlier.start == 0 {
+                break;
+            }
+            continued &= text[..earlier.start - 1].trim_end_matches('\r').ends_with('\\');
+            let reached =
+                if continued { candidates } else { self.reach.get(back - 1).map_or(0, |r| r & candidates) };
+            if reached == 0 {
+                break;
+            }
+            earlier = Body { text }.line_before(earlier, 1);
+            self.confirm_once(text, earlier, reached, walk, findings);
+        }
+    }
+
+    /// [`confirm`](Self::confirm), less the rules recently confirmed on
+    /// the same line.
+    fn confirm_once(
+        &self,
+        text: &str,
+        line: LineRef,
+        rules: u128,
+        walk: &mut Walk,
+        findings: &mut Vec<Finding>,
+    ) {
+        let done = walk.recent.iter().filter(|(start, _)| *start == line.start).fold(0, |d, (_, r)| d | r);
+        let rules = rules & !done;
+        if rules == 0 {
+            return;
+        }
+        walk.recent[walk.next_recent % RECENT_LINES] = (line.start, rules);
+        walk.next_recent += 1;
+        self.confirm(text, line, rules, &mut walk.lower, findings);
     }
 
     /// Runs the candidate rules on one line.
@@ -525,6 +601,20 @@ impl Engine {
             }
         }
     }
+}
+
+/// The report of a scan's findings: by line, the worst first, one per rule
+/// and line (the stable sort keeps the first of equals).
+fn sorted(mut findings: Vec<Finding>) -> ScanReport {
+    findings.sort_by(|a, b| {
+        (a.line, std::cmp::Reverse(a.severity), &a.rule_id).cmp(&(
+            b.line,
+            std::cmp::Reverse(b.severity),
+            &b.rule_id,
+        ))
+    });
+    findings.dedup_by(|later, kept| later.line == kept.line && later.rule_id == kept.rule_id);
+    ScanReport { findings }
 }
 
 /// The first place on `hay` where one of `triggers` is spelled out, as the
@@ -662,7 +752,6 @@ impl Scratch {
 }
 
 /// The state of one scan's walk over trigger hits.
-#[derive(Default)]
 struct Walk {
     cursor: LineCursor,
     /// The line whose candidates are being collected.
@@ -673,6 +762,28 @@ struct Walk {
     /// Lines each analyzer was triggered on, tagged by analyzer index.
     analyzer_lines: Vec<(u32, LineRef)>,
     analyzer_last: [Option<usize>; 32],
+    /// The last lines confirmed (by start) and the rules confirmed there,
+    /// so that looking back does not confirm a rule on a line twice.
+    recent: [(usize, u128); RECENT_LINES],
+    next_recent: usize,
+}
+
+/// Lines [`Walk::recent`] remembers.
+const RECENT_LINES: usize = 4;
+
+impl Default for Walk {
+    fn default() -> Walk {
+        Walk {
+            cursor: LineCursor::default(),
+            current: None,
+            candidates: 0,
+            lower: Lowered::default(),
+            analyzer_lines: Vec::new(),
+            analyzer_last: [None; 32],
+            recent: [(usize::MAX, 0); RECENT_LINES],
+            next_recent: 0,
+        }
+    }
 }
 
 impl Walk {
@@ -684,6 +795,7 @@ impl Walk {
         self.lower.of = None;
         self.analyzer_lines.clear();
         self.analyzer_last = [None; 32];
+        self.recent = [(usize::MAX, 0); RECENT_LINES];
     }
 }
 
@@ -727,6 +839,9 @@ impl LineCursor {
 fn count_newlines(bytes: &[u8]) -> usize {
     bytes.chunks(255).map(|chunk| usize::from(chunk.iter().fold(0u8, |n, &b| n + u8::from(b == b'\n')))).sum()
 }
+
+#[cfg(test)]
+mod naive;
 
 #[cfg(test)]
 mod tests {

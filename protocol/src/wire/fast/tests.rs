@@ -3,8 +3,8 @@
 
 use proptest::prelude::*;
 
-use super::KnowledgeUpdate;
-use crate::wire::json_strategies::update;
+use super::json_strategies;
+use crate::wire::KnowledgeUpdate;
 
 /// Fails unless both decoders give the same update, or errors that print the same.
 fn assert_same(doc: &[u8]) {
@@ -24,7 +24,7 @@ fn decodes_the_reference_fixtures_as_serde_does() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata");
     for name in ["push1.json", "skills.json"] {
         let doc = std::fs::read(dir.join(name)).expect("fixture");
-        let update = KnowledgeUpdate::from_split(&doc).expect("the fast path decodes the fixture");
+        let update = super::update(&doc).expect("the fast path decodes the fixture");
         assert!(!update.skills.is_empty(), "{name}");
         assert_same(&doc);
     }
@@ -93,7 +93,7 @@ proptest! {
 
     /// Both decoders agree on generated updates, intact or damaged.
     #[test]
-    fn agrees_with_serde_on_generated_updates(doc in update(), how in 0usize..6, at in any::<usize>()) {
+    fn agrees_with_serde_on_generated_updates(doc in json_strategies::update(), how in 0usize..6, at in any::<usize>()) {
         assert_same(doc.as_bytes());
         assert_same(&damage(&doc, how, at));
     }

@@ -91,7 +91,7 @@ pub(super) fn string_end(doc: &[u8], start: usize) -> Option<usize> {
 }
 
 /// A position in the document, and the small steps both this splitter and
-/// the fast packet reader (`fast_packet`) take over JSON text.
+/// the fast packet reader (`packet`) take over JSON text.
 pub(super) struct Scanner<'a> {
     pub(super) doc: &'a [u8],
     pub(super) pos: usize,

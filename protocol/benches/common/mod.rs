@@ -1,0 +1,78 @@
+//! What the benches share: the realistic skill bodies and update of the
+//! merge bench, and the scan corpus.
+// Each bench uses a part of this module.
+#![allow(dead_code)]
+
+use std::fs;
+use std::path::Path;
+
+use ecp_protocol::packet::Origin;
+use ecp_protocol::{KnowledgeUpdate, SkillPacket, Timestamp};
+
+/// Packets in the update of [`update_json`].
+pub(crate) const PACKETS: usize = 10_000;
+
+const TOOLS: &[&str] = &["git", "cargo", "npm", "docker", "kubectl", "psql", "make", "pytest"];
+const TOPICS: &[&str] = &["flaky tests", "slow builds", "memory leaks", "merge conflicts", "schema drift"];
+
+/// A realistic skill body of about 1.5 KB, different for every `i`.
+pub(crate) fn skill_body(i: usize) -> String {
+    let name = format!("skill-{i:05}");
+    let tool = TOOLS[i % TOOLS.len()];
+    let topic = TOPICS[i % TOPICS.len()];
+    let mut text = format!(
+        "---\nname: {name}\ndescription: Diagnose {topic} with {tool}, step {i}\ntags: [debugging, {tool}]\n---\n\
+         # {name}\n\n## When to Use\nUse this when a teammate reports {topic} and the usual quick checks did not \
+         explain it. It assumes a clean checkout and a working `{tool}` on the PATH.\n\n## Steps\n"
+    );
+    for step in 1..=5 {
+        text.push_str(&format!(
+            "{step}. Run `{tool}` with verbose output for case {i}.{step}, save the log under ./logs/{name}-{step}.txt \
+             and compare it with the previous run; note every difference in timing or ordering.\n"
+        ));
+    }
+    text.push_str(
+        "\n## Verification\nThe problem reproduces before the fix and no longer after it; the logs of both runs \
+         are attached to the ticket together with the exact commands that were used.\n",
+    );
+    text
+}
+
+/// A 10,000-packet update of [`skill_body`]s, as JSON.
+pub(crate) fn update_json() -> Vec<u8> {
+    let origin = Origin::new("bench-origin", "bench-user", "linux/amd64", "1.0.0");
+    let created = Timestamp::parse("2026-11-20T10:00:00Z").unwrap();
+    let skills: Vec<SkillPacket> = (0..PACKETS)
+        .map(|i| {
+            SkillPacket::new(
+                &origin,
+                &format!("skill-{i:05}"),
+                "Diagnose a problem",
+                &skill_body(i),
+                0.9,
+                created,
+            )
+            .with_tags(["debugging"])
+            .with_patterns(["workflow:debug:bisect"])
+        })
+        .collect();
+    let update = KnowledgeUpdate {
+        id: "bench".into(),
+        peer_instance: "bench-origin".into(),
+        skills,
+        ..Default::default()
+    };
+    serde_json::to_vec(&update).unwrap()
+}
+
+/// Every `.md` file of `testdata/scan-corpus/<kind>`, in name order, joined.
+pub(crate) fn corpus(kind: &str) -> String {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/scan-corpus").join(kind);
+    let mut paths: Vec<_> = fs::read_dir(&dir)
+        .expect("corpus directory")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    paths.sort();
+    paths.iter().map(|p| fs::read_to_string(p).expect("corpus file")).collect::<Vec<_>>().join("\n")
+}
