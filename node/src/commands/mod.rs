@@ -65,6 +65,6 @@ pub(crate) fn open_library(config: &Config, create: bool) -> anyhow::Result<Libr
         bail!("{data} holds no ecp-node data; pass --data DIR with the folder `ecp-node serve` uses");
     }
     Library::open(&config.data_dir, &config.skills_dir)
-        .map(|library| library.with_origin_limits(config.origin_limits))
+        .map(|library| library.with_limits(config.merge_limits()))
         .with_context(|| format!("cannot open the node's data in {data} (see --data)"))
 }

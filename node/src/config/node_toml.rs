@@ -17,7 +17,8 @@ use serde::Deserialize;
 use super::keys::{self, FileKey};
 use super::{ConfigError, Secret, duration, unit};
 use crate::connections::ConnectionLimits;
-use crate::store::OriginLimits;
+use crate::intake::{DEFAULT_SENDER_PER_DAY, DEFAULT_SENDER_PER_HOUR, Limits};
+use crate::store::{OriginLimits, QuarantineCaps};
 use crate::tls::TlsFiles;
 
 /// Default listen address: loopback only, so a node started without
@@ -87,6 +88,14 @@ pub struct FileLimits {
     pub origin_limit_hour: Option<u64>,
     /// New skills per origin per rolling day (default 5,000; 0: no limit).
     pub origin_limit_day: Option<u64>,
+    /// New skills per verified sender per rolling hour (default 2,000; 0: no limit).
+    pub sender_limit_hour: Option<u64>,
+    /// New skills per verified sender per rolling day (default 10,000; 0: no limit).
+    pub sender_limit_day: Option<u64>,
+    /// Most quarantine entries held at once (default 10,000).
+    pub quarantine_entries: Option<u64>,
+    /// Most bytes the quarantine holds at once (default 64 MiB).
+    pub quarantine_bytes: Option<u64>,
     /// Requests per minute from one client address (default 600; 0: no limit).
     pub client_rate_limit: Option<u32>,
     /// Requests one client address may send at once (default 120).
@@ -140,6 +149,14 @@ pub struct Overrides {
     pub origin_limit_hour: Option<u64>,
     /// `--origin-limit-day` / `ECP_ORIGIN_LIMIT_DAY`.
     pub origin_limit_day: Option<u64>,
+    /// `--sender-limit-hour` / `ECP_SENDER_LIMIT_HOUR`.
+    pub sender_limit_hour: Option<u64>,
+    /// `--sender-limit-day` / `ECP_SENDER_LIMIT_DAY`.
+    pub sender_limit_day: Option<u64>,
+    /// `--quarantine-entries` / `ECP_QUARANTINE_ENTRIES`.
+    pub quarantine_entries: Option<u64>,
+    /// `--quarantine-bytes` / `ECP_QUARANTINE_BYTES`.
+    pub quarantine_bytes: Option<u64>,
     /// `--client-rate-limit` / `ECP_CLIENT_RATE_LIMIT`.
     pub client_rate_limit: Option<u32>,
     /// `--client-burst` / `ECP_CLIENT_BURST`.
@@ -218,6 +235,10 @@ pub struct Config {
     pub peers_file: Option<PathBuf>,
     /// New skills per origin per hour and per day.
     pub origin_limits: OriginLimits,
+    /// New skills per verified sender per hour and per day.
+    pub sender_limits: OriginLimits,
+    /// The quarantine's caps on entries and bytes.
+    pub quarantine: QuarantineCaps,
     /// Requests per client address.
     pub client_rate_limit: ClientRateLimit,
     /// Open connections, in all and per client address.
@@ -288,6 +309,30 @@ impl Config {
             per_hour: over.origin_limit_hour.or(fc.limits.origin_limit_hour).unwrap_or(defaults.per_hour),
             per_day: over.origin_limit_day.or(fc.limits.origin_limit_day).unwrap_or(defaults.per_day),
         };
+        let sender_limits = OriginLimits {
+            per_hour: over
+                .sender_limit_hour
+                .or(fc.limits.sender_limit_hour)
+                .unwrap_or(DEFAULT_SENDER_PER_HOUR),
+            per_day: over.sender_limit_day.or(fc.limits.sender_limit_day).unwrap_or(DEFAULT_SENDER_PER_DAY),
+        };
+        let quarantine = QuarantineCaps {
+            entries: over
+                .quarantine_entries
+                .or(fc.limits.quarantine_entries)
+                .unwrap_or(QuarantineCaps::DEFAULT.entries),
+            bytes: over
+                .quarantine_bytes
+                .or(fc.limits.quarantine_bytes)
+                .unwrap_or(QuarantineCaps::DEFAULT.bytes),
+        };
+        for (key, value) in
+            [("quarantine_entries", quarantine.entries), ("quarantine_bytes", quarantine.bytes)]
+        {
+            if value == 0 {
+                return Err(ConfigError::Invalid { key, message: "must be at least 1".into() });
+            }
+        }
         let client_rate_limit = ClientRateLimit {
             per_minute: over
                 .client_rate_limit
@@ -341,10 +386,17 @@ impl Config {
             mdns: over.mdns.unwrap_or(true),
             peers_file: over.peers,
             origin_limits,
+            sender_limits,
+            quarantine,
             client_rate_limit,
             connections,
             tls,
         })
+    }
+
+    /// The limits every merge applies.
+    pub fn merge_limits(&self) -> Limits {
+        Limits { origin: self.origin_limits, sender: self.sender_limits, quarantine: self.quarantine }
     }
 
     /// The node's own signing keys: the shared secret as `default` first,

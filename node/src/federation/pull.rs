@@ -31,7 +31,7 @@ use sha2::{Digest, Sha256};
 
 use super::client::Fetched;
 use super::{Context, PeerSpec, SyncError, SyncFailure, blocking, is_echo};
-use crate::intake::Sender;
+use crate::intake::{Sender, peer_account};
 use crate::store::OriginExcess;
 use crate::store::{PullRecord, now};
 
@@ -169,7 +169,12 @@ async fn round(ctx: &Context, peer: &PeerSpec, attempted_at: &str) -> Result<Pul
     };
 
     let (library, policy, own) = (ctx.library.clone(), ctx.policy.clone(), ctx.instance().to_owned());
-    let sender = Sender { instance: instance.clone(), trust: peer.trust, reshare: ctx.reshare };
+    let sender = Sender {
+        instance: instance.clone(),
+        account: peer_account(&peer.url),
+        trust: peer.trust,
+        reshare: ctx.reshare,
+    };
     let merged = blocking(move || -> Result<_, SyncError> {
         let update = KnowledgeUpdate::from_json(&body).map_err(|e| SyncError::Decode(e.to_string()))?;
         let sequence = update.sequence_num;

@@ -1,13 +1,15 @@
-//! The per-origin limits as decisions: of an origin over its limits, only
-//! the new packets that fit (the first, in update order) are installed; the
-//! others are held back — not installed, not quarantined, in no count — and
-//! come again with the peer's next round.
+//! The per-origin and per-sender limits as decisions: of an origin (or a
+//! sender) over its limits, only the new packets that fit (the first, in
+//! update order, that fit both) are installed; the others are held back —
+//! not installed, not quarantined, in no count — and come again with the
+//! peer's next round.
 
 use std::collections::HashMap;
 
 use ecp_protocol::merge::tally;
 use ecp_protocol::{Decision, MergeOutcome, MergeResult, PacketDecision};
 
+use crate::store::origin_limits::Per;
 use crate::store::{OriginExcess, PerOrigin};
 
 /// The decisions a merge applies, and the answer counted from them.
@@ -28,13 +30,22 @@ pub(super) fn new_by_origin(decisions: &[PacketDecision]) -> PerOrigin {
         .collect()
 }
 
-/// Leaves out the new packets of each origin in `excess` beyond its room.
+/// The new skills of an update, all under the one `account` that sent it.
+pub(super) fn new_by_sender(decisions: &[PacketDecision], account: &str) -> PerOrigin {
+    decisions.iter().filter(|d| d.decision == Decision::New).map(|_| account).collect()
+}
+
+/// Leaves out the new packets beyond the room of their origin, or of the
+/// sender, in `excess` (the update has one sender: a sender excess applies
+/// to all its new packets).
 pub(super) fn admit(outcome: MergeOutcome, excess: &[OriginExcess]) -> Admitted {
     if excess.is_empty() {
         // Nothing left out: the protocol's answer counts these very decisions.
         return Admitted { decisions: outcome.decisions, result: outcome.result };
     }
-    let mut room: HashMap<&str, u64> = excess.iter().map(|e| (e.origin.as_str(), e.room)).collect();
+    let mut origin_room: HashMap<&str, u64> =
+        excess.iter().filter(|e| e.per == Per::Origin).map(|e| (e.origin.as_str(), e.room)).collect();
+    let mut sender_room: Option<u64> = excess.iter().filter(|e| e.per == Per::Sender).map(|e| e.room).min();
     let decisions: Vec<PacketDecision> = outcome
         .decisions
         .into_iter()
@@ -42,14 +53,17 @@ pub(super) fn admit(outcome: MergeOutcome, excess: &[OriginExcess]) -> Admitted 
             if d.decision != Decision::New {
                 return true;
             }
-            match room.get_mut(d.packet.origin_instance.as_str()) {
-                None => true,
-                Some(0) => false,
-                Some(left) => {
-                    *left -= 1;
-                    true
-                }
+            let origin = origin_room.get_mut(d.packet.origin_instance.as_str());
+            if origin.as_deref() == Some(&0) || sender_room == Some(0) {
+                return false;
             }
+            if let Some(left) = origin {
+                *left -= 1;
+            }
+            if let Some(left) = sender_room.as_mut() {
+                *left -= 1;
+            }
+            true
         })
         .collect();
     let result = tally(&decisions);
@@ -72,6 +86,7 @@ mod tests {
 
     fn excess(origin: &str, arriving: u64, room: u64) -> OriginExcess {
         OriginExcess {
+            per: Per::Origin,
             origin: origin.into(),
             window: Window::Hour,
             limit: room,

@@ -3,7 +3,7 @@
 use ecp_protocol::merge::{MergeContext, receive};
 use ecp_protocol::{KnowledgeUpdate, Origin, SkillPacket, StandardPolicy};
 
-use super::{OnExcess, Sender, approve, merge};
+use super::{Limits, OnExcess, Sender, approve, merge};
 use crate::store::{OriginLimited, OriginLimits, Store, StoreError, now};
 
 fn store() -> (tempfile::TempDir, Store) {
@@ -29,10 +29,11 @@ fn update(packets: &[SkillPacket]) -> KnowledgeUpdate {
 }
 
 fn sender(trust: f64) -> Sender {
-    Sender { instance: "relay".into(), trust, reshare: true }
+    Sender { instance: "relay".into(), account: "peer:http://relay".into(), trust, reshare: true }
 }
 
-const TWO_AN_HOUR: OriginLimits = OriginLimits { per_hour: 2, per_day: 0 };
+const TWO_AN_HOUR: Limits =
+    Limits { origin: OriginLimits { per_hour: 2, per_day: 0 }, ..Limits::NO_RATE_LIMITS };
 
 #[test]
 fn held_back_packets_are_in_no_count_and_everything_else_is_applied() {
@@ -92,7 +93,7 @@ fn an_approval_lowers_confidence_by_the_trust_at_refusal_as_an_accepting_merge_w
         update(std::slice::from_ref(&sent)),
         &sender(0.8),
         &StandardPolicy::default(),
-        &OriginLimits::OFF,
+        &Limits::NO_RATE_LIMITS,
         OnExcess::Refuse,
     )
     .unwrap();
@@ -119,4 +120,94 @@ fn an_approval_lowers_confidence_by_the_trust_at_refusal_as_an_accepting_merge_w
     assert!(audit[0].reason.contains("at confidence 0.4 (trust 0.8)"), "{audit:?}");
     let again = approve(&store, entry.id, 0.3, true);
     assert!(matches!(again, Err(StoreError::QuarantineEntryNotHeld { .. })), "{again:?}");
+}
+
+fn refused(prefix: &str, n: usize) -> Vec<SkillPacket> {
+    (0..n).map(|i| packet("origin", &format!("{prefix}-{i}"), 0.1)).collect()
+}
+
+/// Issue #12 items 5 and 7: a flood of refusals from one sender flushes only
+/// its own share, and the bookkeeping stays cheap. Prints the time of the
+/// flood's transaction (`cargo test -p ecp-node --lib flood -- --nocapture`).
+#[test]
+fn a_flood_of_refusals_from_one_sender_evicts_only_its_own_share() {
+    let (_dir, store) = store();
+    let policy = StandardPolicy::default();
+    let limits = Limits::NO_RATE_LIMITS;
+    let max = crate::store::QuarantineCaps::DEFAULT.entries as usize;
+    let first =
+        Sender { instance: "honest".into(), account: "peer:http://honest".into(), trust: 1.0, reshare: true };
+    merge(&store, update(&refused("honest", max / 4)), &first, &policy, &limits, OnExcess::Refuse).unwrap();
+    let flooder = sender(1.0);
+    let flood = update(&refused("flood", max));
+    let started = std::time::Instant::now();
+    let merged = merge(&store, flood, &flooder, &policy, &limits, OnExcess::Refuse).unwrap();
+    let took = started.elapsed();
+    println!("merge of {max} refused packets into a quarantine holding {}: {took:?}", max / 4);
+    assert_eq!(merged.result.rejected_skills, max as u64);
+    let held = store.quarantine().unwrap();
+    assert!(held.len() <= max, "{} held", held.len());
+    let honest = held.iter().filter(|e| e.peer.to_string() == "peer:honest").count();
+    assert_eq!(honest, max / 4, "the honest sender's entries are all kept");
+}
+
+fn from(account: &str) -> Sender {
+    Sender { instance: account.into(), account: format!("peer:http://{account}"), trust: 1.0, reshare: true }
+}
+
+fn caps(entries: u64, bytes: u64) -> Limits {
+    Limits { quarantine: crate::store::QuarantineCaps { entries, bytes }, ..Limits::NO_RATE_LIMITS }
+}
+
+fn held_names(store: &Store) -> Vec<String> {
+    store.quarantine().unwrap().into_iter().map(|e| e.skill_name).collect()
+}
+
+#[test]
+fn the_entry_cap_holds_at_its_limit_and_one_past_it_the_largest_sender_loses_its_oldest() {
+    let (_dir, store) = store();
+    let policy = StandardPolicy::default();
+    let limits = caps(4, u64::MAX);
+    merge(&store, update(&refused("a", 3)), &from("a"), &policy, &limits, OnExcess::Refuse).unwrap();
+    merge(&store, update(&refused("b", 1)), &from("b"), &policy, &limits, OnExcess::Refuse).unwrap();
+    assert_eq!(held_names(&store), ["a-0", "a-1", "a-2", "b-0"], "at the cap: nothing evicted");
+    merge(&store, update(&refused("b", 2)[1..]), &from("b"), &policy, &limits, OnExcess::Refuse).unwrap();
+    assert_eq!(
+        held_names(&store),
+        ["a-1", "a-2", "b-0", "b-1"],
+        "one past: a, holding most, loses its oldest"
+    );
+    let audit = store.audit(1).unwrap();
+    assert_eq!((audit[0].decision.as_str(), audit[0].peer.as_str()), ("quarantine-evicted", "peer:b"));
+    assert!(audit[0].reason.starts_with("1 held entries of peer:http://a (ids 1..=1"), "{audit:?}");
+
+    // b floods: it flushes only its own entries beyond its share.
+    merge(&store, update(&refused("flood", 100)), &from("b"), &policy, &limits, OnExcess::Refuse).unwrap();
+    let held = held_names(&store);
+    assert_eq!(held, ["a-1", "a-2", "flood-98", "flood-99"], "b keeps its newest two");
+    let evictions: Vec<_> =
+        store.audit(200).unwrap().into_iter().filter(|a| a.decision == "quarantine-evicted").collect();
+    assert_eq!(evictions.len(), 2, "one line per sender and transaction: {evictions:?}");
+}
+
+#[test]
+fn the_byte_cap_is_shared_between_senders_and_review_frees_room() {
+    let (_dir, store) = store();
+    let policy = StandardPolicy::default();
+    let unlimited = caps(u64::MAX, u64::MAX);
+    merge(&store, update(&refused("a", 2)), &from("a"), &policy, &unlimited, OnExcess::Refuse).unwrap();
+    let weight = |store: &Store| store.quarantine_held().unwrap().1;
+    let two = weight(&store);
+    assert!(two > 0);
+    // Room for exactly the two held: at the cap, nothing goes.
+    let at_cap = caps(u64::MAX, two);
+    merge(&store, update(&[]), &from("a"), &policy, &at_cap, OnExcess::Refuse).unwrap();
+    assert_eq!(held_names(&store).len(), 2);
+    // One byte less: a, the only holder, loses its oldest.
+    merge(&store, update(&[]), &from("a"), &policy, &caps(u64::MAX, two - 1), OnExcess::Refuse).unwrap();
+    assert_eq!(held_names(&store), ["a-1"]);
+    // Dropping an entry gives its bytes back.
+    let [entry] = store.quarantine().unwrap().try_into().unwrap();
+    store.quarantine_drop(entry.id).unwrap();
+    assert_eq!(store.quarantine_held().unwrap(), (0, 0));
 }

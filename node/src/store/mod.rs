@@ -23,7 +23,8 @@
 //! - `schema`: the tables and their migrations.
 //! - `source`: [`Source`], who made a change, and its one stored text form.
 //! - `skills`: skills and their versions — reads for serving, installs, tombstones.
-//! - `quarantine`: refused packets held for review, capped and deduplicated.
+//! - `quarantine`: refused packets held for review, deduplicated.
+//! - `quarantine_evict`: the quarantine's caps, shared fairly between senders.
 //! - `audit`: the audit log.
 //! - [`origin_limits`]: new skills per origin per rolling hour and day.
 //! - `peers`: each peer's federation state (cursor, ETags, failures, pushes).
@@ -32,6 +33,7 @@ mod audit;
 pub mod origin_limits;
 mod peers;
 mod quarantine;
+mod quarantine_evict;
 mod schema;
 mod skills;
 mod source;
@@ -46,7 +48,8 @@ use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, 
 pub use audit::AuditEntry;
 pub use origin_limits::{OriginExcess, OriginLimited, OriginLimits, PerOrigin};
 pub use peers::{PeerKind, PeerState, PullRecord};
-pub use quarantine::{MAX_HELD as MAX_QUARANTINE_HELD, QuarantineEntry, QuarantineStatus, Refusal};
+pub use quarantine::{QuarantineEntry, QuarantineStatus, Refusal};
+pub use quarantine_evict::QuarantineCaps;
 pub use skills::{Change, Served, SkillRecord, SkillVersion, Summary};
 pub use source::Source;
 

@@ -1,5 +1,8 @@
-//! Per-origin limits on new skills: at most N skills newly installed from one
-//! `originInstance` per rolling hour and per rolling day.
+//! Per-origin and per-sender limits on new skills: at most N skills newly
+//! installed from one `originInstance` per rolling hour and per rolling day,
+//! and at most M from one verified sender (a configured peer, or a client
+//! address for unsigned pushes), so that rotating `originInstance` does not
+//! lift the limit. Both are counted the same way, each in its own table.
 //!
 //! Only installs under a name not held before count (merge decision *new*);
 //! updates, unchanged packets, refusals and operator approvals do not. The
@@ -80,11 +83,42 @@ impl fmt::Display for Window {
     }
 }
 
-/// One origin whose new skills in an update do not all fit under its limit.
+/// What new skills are counted per.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Per {
+    /// The packets' `originInstance` (table `origin_installs`).
+    Origin,
+    /// The verified sender of the update (table `sender_installs`).
+    Sender,
+}
+
+impl Per {
+    /// The table counting installs, and its key column.
+    fn table(self) -> (&'static str, &'static str) {
+        match self {
+            Per::Origin => ("origin_installs", "origin"),
+            Per::Sender => ("sender_installs", "sender"),
+        }
+    }
+}
+
+impl fmt::Display for Per {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Per::Origin => "origin",
+            Per::Sender => "sender",
+        })
+    }
+}
+
+/// One origin (or sender) whose new skills in an update do not all fit under its limit.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct OriginExcess {
-    /// The `originInstance`.
+    /// What the limit is counted per.
+    pub per: Per,
+    /// The `originInstance`, or the sender for [`Per::Sender`].
     pub origin: String,
     /// The window whose limit binds (the one with the least room).
     pub window: Window,
@@ -103,17 +137,17 @@ pub struct OriginExcess {
 
 impl fmt::Display for OriginExcess {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let OriginExcess { origin, window, limit, installed, arriving, .. } = self;
+        let OriginExcess { per, origin, window, limit, installed, arriving, .. } = self;
         if arriving > limit {
             write!(
                 f,
-                "origin {origin:?} may bring at most {limit} new skills per {window}, and this update alone \
+                "{per} {origin:?} may bring at most {limit} new skills per {window}, and this update alone \
                  brings {arriving}"
             )
         } else {
             write!(
                 f,
-                "origin {origin:?} is over its limit of {limit} new skills per {window}: {installed} installed in \
+                "{per} {origin:?} is over its limit of {limit} new skills per {window}: {installed} installed in \
                  the last {window}, this update brings {arriving} more"
             )
         }
@@ -141,20 +175,16 @@ impl fmt::Display for OriginLimited {
         let Some(first) = self.excess.first() else { return f.write_str("an origin is over its limit") };
         write!(f, "{first}")?;
         if self.excess.len() > 1 {
-            write!(f, " (and {} more origins are over their limits)", self.excess.len() - 1)?;
+            write!(f, " (and {} more are over their limits)", self.excess.len() - 1)?;
         }
         if first.arriving > first.limit {
             write!(
                 f,
-                "; nothing was applied: send at most {} new skills of one origin per update",
-                first.limit
+                "; nothing was applied: send at most {} new skills of one {} per update",
+                first.limit, first.per
             )
         } else {
-            write!(
-                f,
-                "; nothing was applied: retry in {} s, or send fewer new skills from it",
-                self.retry_after()
-            )
+            write!(f, "; nothing was applied: retry in {} s, or send fewer new skills", self.retry_after())
         }
     }
 }
@@ -199,11 +229,12 @@ impl PerOrigin {
 }
 
 /// New skills from `origin` installed after `after` (Unix seconds, exclusive).
-fn installed_since(conn: &Connection, origin: &str, after: i64) -> Result<u64, StoreError> {
+fn installed_since(conn: &Connection, per: Per, origin: &str, after: i64) -> Result<u64, StoreError> {
+    let (table, key) = per.table();
     let n: i64 = conn
-        .prepare_cached(
-            "SELECT COALESCE(SUM(installs), 0) FROM origin_installs WHERE origin = ?1 AND at > ?2",
-        )?
+        .prepare_cached(&format!(
+            "SELECT COALESCE(SUM(installs), 0) FROM {table} WHERE {key} = ?1 AND at > ?2"
+        ))?
         .query_row(params![origin, after], |r| r.get(0))?;
     Ok(u64::try_from(n).unwrap_or(0))
 }
@@ -211,10 +242,18 @@ fn installed_since(conn: &Connection, origin: &str, after: i64) -> Result<u64, S
 /// Seconds until `need` of the installs now in `window` have left it; a
 /// whole window when fewer than `need` are in it (installs made now must age
 /// out too).
-fn wait_for(conn: &Connection, origin: &str, window: Window, need: u64, now: i64) -> Result<u64, StoreError> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT at, installs FROM origin_installs WHERE origin = ?1 AND at > ?2 ORDER BY at",
-    )?;
+fn wait_for(
+    conn: &Connection,
+    per: Per,
+    origin: &str,
+    window: Window,
+    need: u64,
+    now: i64,
+) -> Result<u64, StoreError> {
+    let (table, key) = per.table();
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT at, installs FROM {table} WHERE {key} = ?1 AND at > ?2 ORDER BY at"
+    ))?;
     let mut rows = stmt.query(params![origin, now - window.seconds()])?;
     let mut expired = 0u64;
     while let Some(row) = rows.next()? {
@@ -232,6 +271,7 @@ fn wait_for(conn: &Connection, origin: &str, window: Window, need: u64, now: i64
 /// and how long until all of them fit. Empty: everything fits.
 fn assess(
     conn: &Connection,
+    per: Per,
     limits: &OriginLimits,
     arriving: &PerOrigin,
     now: i64,
@@ -242,7 +282,7 @@ fn assess(
         let mut over = Vec::new();
         let mut least_room: Option<(Window, u64, u64)> = None;
         for (window, limit) in limits.active() {
-            let installed = installed_since(conn, origin, now - window.seconds())?;
+            let installed = installed_since(conn, per, origin, now - window.seconds())?;
             let room = limit.saturating_sub(installed);
             if least_room.is_none_or(|(_, l, i)| room < l.saturating_sub(i)) {
                 least_room = Some((window, limit, installed));
@@ -261,7 +301,7 @@ fn assess(
                 // Never fits: a whole window, so that a blind retry does not hammer.
                 window.seconds().unsigned_abs()
             } else {
-                wait_for(conn, origin, window, installed + n - limit, now)?
+                wait_for(conn, per, origin, window, installed + n - limit, now)?
             };
             retry_after = retry_after.max(wait);
         }
@@ -270,6 +310,7 @@ fn assess(
             over.iter().copied().filter(|(_, l, _)| n > *l).min_by_key(|(_, l, _)| *l).unwrap_or(least_room);
         let room = least_room.1.saturating_sub(least_room.2).min(n);
         excess.push(OriginExcess {
+            per,
             origin: origin.to_owned(),
             window,
             limit,
@@ -284,40 +325,42 @@ fn assess(
 
 /// Counts the skills just installed from each origin, and forgets counts
 /// older than the longest window.
-fn record(conn: &Connection, installed: &PerOrigin, now: i64) -> Result<(), StoreError> {
+fn record(conn: &Connection, per: Per, installed: &PerOrigin, now: i64) -> Result<(), StoreError> {
     if installed.order.is_empty() {
         return Ok(());
     }
-    let mut insert = conn.prepare_cached(
-        "INSERT INTO origin_installs (origin, at, installs) VALUES (?1, ?2, ?3)
-         ON CONFLICT (origin, at) DO UPDATE SET installs = installs + excluded.installs",
-    )?;
+    let (table, key) = per.table();
+    let mut insert = conn.prepare_cached(&format!(
+        "INSERT INTO {table} ({key}, at, installs) VALUES (?1, ?2, ?3)
+         ON CONFLICT ({key}, at) DO UPDATE SET installs = installs + excluded.installs"
+    ))?;
     for (origin, n) in installed.iter() {
         insert.execute(params![origin, now, i64::try_from(n).unwrap_or(i64::MAX)])?;
     }
-    conn.prepare_cached("DELETE FROM origin_installs WHERE at <= ?1")?
+    conn.prepare_cached(&format!("DELETE FROM {table} WHERE at <= ?1"))?
         .execute(params![now - Window::Day.seconds()])?;
     Ok(())
 }
 
 impl Tx<'_> {
-    /// The origins of `arriving` (new skills, by origin) that do not all fit
-    /// under `limits` at `now` (Unix seconds), each with how many fit (`room`)
-    /// and how long until all fit. Empty: everything fits. Read inside the
-    /// transaction that applies the installs, so two writers cannot both
-    /// squeeze under a limit.
+    /// The origins (or senders, as `per` says) of `arriving` (new skills, by
+    /// origin or sender) that do not all fit under `limits` at `now` (Unix
+    /// seconds), each with how many fit (`room`) and how long until all fit.
+    /// Empty: everything fits. Read inside the transaction that applies the
+    /// installs, so two writers cannot both squeeze under a limit.
     pub fn origin_excess(
         &self,
+        per: Per,
         limits: &OriginLimits,
         arriving: &PerOrigin,
         now: i64,
     ) -> Result<Vec<OriginExcess>, StoreError> {
-        assess(self.sql, limits, arriving, now)
+        assess(self.sql, per, limits, arriving, now)
     }
 
-    /// Counts the new skills just installed from each origin at `now`.
-    pub fn count_new_installs(&self, installed: &PerOrigin, now: i64) -> Result<(), StoreError> {
-        record(self.sql, installed, now)
+    /// Counts the new skills just installed from each origin (or sender) at `now`.
+    pub fn count_new_installs(&self, per: Per, installed: &PerOrigin, now: i64) -> Result<(), StoreError> {
+        record(self.sql, per, installed, now)
     }
 }
 
@@ -342,10 +385,13 @@ mod tests {
         with_conn(|conn| {
             let limits = OriginLimits { per_hour: 3, per_day: 10 };
             let t0 = 1_000_000;
-            record(conn, &per_origin(&[("a", 2)]), t0).unwrap();
-            record(conn, &per_origin(&[("a", 1)]), t0 + 100).unwrap();
-            assert!(assess(conn, &limits, &per_origin(&[("b", 3)]), t0 + 200).unwrap().is_empty());
-            let excess = assess(conn, &limits, &per_origin(&[("a", 1), ("b", 1)]), t0 + 200).unwrap();
+            record(conn, Per::Origin, &per_origin(&[("a", 2)]), t0).unwrap();
+            record(conn, Per::Origin, &per_origin(&[("a", 1)]), t0 + 100).unwrap();
+            assert!(
+                assess(conn, Per::Origin, &limits, &per_origin(&[("b", 3)]), t0 + 200).unwrap().is_empty()
+            );
+            let excess =
+                assess(conn, Per::Origin, &limits, &per_origin(&[("a", 1), ("b", 1)]), t0 + 200).unwrap();
             assert_eq!(excess.len(), 1);
             let e = &excess[0];
             assert_eq!(
@@ -355,10 +401,12 @@ mod tests {
             // The two installs of t0 leave the hour at t0 + 3600.
             assert_eq!(e.retry_after, 3_400);
             // Two more need the t0 and the t0 + 100 installs gone... at t0 + 100 + 3600 for the third.
-            let e = &assess(conn, &limits, &per_origin(&[("a", 3)]), t0 + 200).unwrap()[0];
+            let e = &assess(conn, Per::Origin, &limits, &per_origin(&[("a", 3)]), t0 + 200).unwrap()[0];
             assert_eq!(e.retry_after, 3_500);
             // After the hour, only the day counts.
-            assert!(assess(conn, &limits, &per_origin(&[("a", 3)]), t0 + 3_700).unwrap().is_empty());
+            assert!(
+                assess(conn, Per::Origin, &limits, &per_origin(&[("a", 3)]), t0 + 3_700).unwrap().is_empty()
+            );
         });
     }
 
@@ -367,11 +415,11 @@ mod tests {
         with_conn(|conn| {
             let limits = OriginLimits { per_hour: 5, per_day: 6 };
             let t0 = 2_000_000;
-            record(conn, &per_origin(&[("a", 5)]), t0).unwrap();
-            let e = &assess(conn, &limits, &per_origin(&[("a", 2)]), t0 + 4_000).unwrap()[0];
+            record(conn, Per::Origin, &per_origin(&[("a", 5)]), t0).unwrap();
+            let e = &assess(conn, Per::Origin, &limits, &per_origin(&[("a", 2)]), t0 + 4_000).unwrap()[0];
             assert_eq!((e.window, e.installed, e.room), (Window::Day, 5, 1));
             assert_eq!(e.retry_after, 86_400 - 4_000);
-            let e = &assess(conn, &limits, &per_origin(&[("a", 7)]), t0 + 4_000).unwrap()[0];
+            let e = &assess(conn, Per::Origin, &limits, &per_origin(&[("a", 7)]), t0 + 4_000).unwrap()[0];
             assert!(e.arriving > e.limit);
             assert_eq!(e.retry_after, 86_400, "never fits: a whole window");
             assert!(e.to_string().contains("this update alone brings 7"), "{e}");
@@ -382,13 +430,18 @@ mod tests {
     fn zero_turns_a_window_off_and_old_rows_are_pruned() {
         with_conn(|conn| {
             let t0 = 3_000_000;
-            record(conn, &per_origin(&[("a", 50)]), t0).unwrap();
+            record(conn, Per::Origin, &per_origin(&[("a", 50)]), t0).unwrap();
             let limits = OriginLimits { per_hour: 0, per_day: 0 };
-            assert!(assess(conn, &limits, &per_origin(&[("a", 10_000)]), t0).unwrap().is_empty());
+            assert!(
+                assess(conn, Per::Origin, &limits, &per_origin(&[("a", 10_000)]), t0).unwrap().is_empty()
+            );
             let hour_only = OriginLimits { per_hour: 60, per_day: 0 };
-            assert!(assess(conn, &hour_only, &per_origin(&[("a", 10)]), t0).unwrap().is_empty());
-            assert_eq!(assess(conn, &hour_only, &per_origin(&[("a", 11)]), t0).unwrap().len(), 1);
-            record(conn, &per_origin(&[("b", 1)]), t0 + 86_400).unwrap();
+            assert!(assess(conn, Per::Origin, &hour_only, &per_origin(&[("a", 10)]), t0).unwrap().is_empty());
+            assert_eq!(
+                assess(conn, Per::Origin, &hour_only, &per_origin(&[("a", 11)]), t0).unwrap().len(),
+                1
+            );
+            record(conn, Per::Origin, &per_origin(&[("b", 1)]), t0 + 86_400).unwrap();
             let rows: i64 = conn.query_row("SELECT COUNT(*) FROM origin_installs", [], |r| r.get(0)).unwrap();
             assert_eq!(rows, 1, "a's row is a day old and pruned");
         });

@@ -4,10 +4,11 @@
 //! The same refused packet from the same peer is kept once (a peer that
 //! re-sends it on every pull bumps `timesSeen`) — also once it was reviewed:
 //! a re-sent packet the operator approved or dropped counts as seen again on
-//! that entry instead of coming back for review. At most
-//! [`MAX_HELD`] entries are held: the oldest are evicted first, each
-//! eviction written to the audit log, so the quarantine cannot be used to
-//! fill the disk and nothing leaves it unrecorded.
+//! that entry instead of coming back for review. Each entry is accounted to
+//! its verified sender (table `quarantine_held`, kept by triggers), so
+//! holding a refusal costs O(1); the caps on entries and bytes are enforced
+//! once per transaction by [`super::quarantine_evict`], each sender's share
+//! at a time.
 
 use ecp_protocol::merge::Stage;
 use ecp_protocol::{Finding, SkillPacket};
@@ -15,9 +16,6 @@ use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
 
 use super::{Source, Store, StoreError, Tx, audit, from_json, now, to_json};
-
-/// Most entries held at once.
-pub const MAX_HELD: i64 = 10_000;
 
 /// Where an entry stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -85,8 +83,11 @@ pub struct QuarantineEntry {
 /// What a refused packet is held with.
 #[derive(Debug, Clone, Copy)]
 pub struct Refusal<'a> {
-    /// The sender.
+    /// The sender, as the update names it.
     pub peer: &'a Source,
+    /// Who the node verified sent it (configured peer, key or client
+    /// address): the quarantine's share is counted per this.
+    pub sender: &'a str,
     /// The refusing stage.
     pub stage: Stage,
     /// Why.
@@ -98,7 +99,7 @@ pub struct Refusal<'a> {
 }
 
 fn hold(conn: &Connection, packet: &SkillPacket, refusal: &Refusal<'_>) -> Result<(), StoreError> {
-    let Refusal { peer, stage, reason, findings, trust } = *refusal;
+    let Refusal { peer, sender, stage, reason, findings, trust } = *refusal;
     let at = now().to_string();
     let stage = stage.name();
     // A held entry first; else the newest reviewed one.
@@ -118,10 +119,14 @@ fn hold(conn: &Connection, packet: &SkillPacket, refusal: &Refusal<'_>) -> Resul
         .execute(params![at, reason, trust, id])?;
         return Ok(());
     }
+    let body = to_json(packet);
+    let findings = to_json(&findings);
+    // What the entry weighs against the byte cap: all it stores.
+    let bytes = i64::try_from(body.len() + findings.len() + reason.len()).unwrap_or(i64::MAX);
     conn.prepare_cached(
         "INSERT INTO quarantine (received_at, last_seen_at, times_seen, peer, skill_name, integrity_hash, stage,
-                                 reason, findings, packet, status, trust)
-         VALUES (?1, ?1, 1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'held', ?9)",
+                                 reason, findings, packet, status, trust, sender, bytes)
+         VALUES (?1, ?1, 1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'held', ?9, ?10, ?11)",
     )?
     .execute(params![
         at,
@@ -130,37 +135,12 @@ fn hold(conn: &Connection, packet: &SkillPacket, refusal: &Refusal<'_>) -> Resul
         packet.integrity_hash,
         stage,
         reason,
-        to_json(&findings),
-        to_json(packet),
-        trust
+        findings,
+        body,
+        trust,
+        sender,
+        bytes
     ])?;
-    evict_beyond_cap(conn)
-}
-
-fn evict_beyond_cap(conn: &Connection) -> Result<(), StoreError> {
-    let held: i64 =
-        conn.query_row("SELECT COUNT(*) FROM quarantine WHERE status = 'held'", [], |r| r.get(0))?;
-    if held <= MAX_HELD {
-        return Ok(());
-    }
-    let mut stmt = conn.prepare_cached(
-        "SELECT id, peer, skill_name FROM quarantine WHERE status = 'held' ORDER BY id LIMIT ?1",
-    )?;
-    let oldest = stmt
-        .query_map(params![held - MAX_HELD], |r| {
-            Ok((r.get::<_, i64>(0)?, r.get::<_, Source>(1)?, r.get::<_, String>(2)?))
-        })?
-        .collect::<Result<Vec<_>, _>>()?;
-    for (id, peer, name) in oldest {
-        conn.execute("DELETE FROM quarantine WHERE id = ?1", params![id])?;
-        audit::record(
-            conn,
-            &peer,
-            &name,
-            "quarantine-evicted",
-            &format!("entry {id}: over {MAX_HELD} held"),
-        )?;
-    }
     Ok(())
 }
 
@@ -217,7 +197,8 @@ fn set_status(conn: &Connection, id: i64, status: QuarantineStatus) -> Result<()
 impl Tx<'_> {
     /// Keeps a refused packet, once per peer, name, hash and stage: a packet
     /// already held, approved or dropped counts as seen again on its entry.
-    /// Beyond [`MAX_HELD`] entries the oldest are evicted, audited.
+    /// The caps are enforced once, at the end of the transaction
+    /// ([`Tx::evict_quarantine_over`]).
     pub fn quarantine(&self, packet: &SkillPacket, refusal: &Refusal<'_>) -> Result<(), StoreError> {
         hold(self.sql, packet, refusal)
     }

@@ -106,6 +106,58 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX origin_installs_by_time ON origin_installs (at);
     ALTER TABLE quarantine ADD COLUMN trust REAL;  -- NULL for entries held before this migration
     "#,
+    // 4: hardening (#12) — the quarantine accounted per sender (who the node
+    // verified sent it, not who the update claims) with its held entries and
+    // bytes kept up to date by triggers, so a refusal costs O(1) and eviction
+    // reads one small table; new skills counted per sender as per origin.
+    r#"
+    ALTER TABLE quarantine ADD COLUMN sender TEXT NOT NULL DEFAULT '';   -- verified sender; '' = peer
+    ALTER TABLE quarantine ADD COLUMN bytes INTEGER NOT NULL DEFAULT 0;  -- length of the stored packet
+    UPDATE quarantine SET sender = peer, bytes = length(packet);
+    CREATE INDEX quarantine_by_sender ON quarantine (status, sender, id);
+
+    -- Held entries and their bytes, per sender and in total: what eviction reads.
+    CREATE TABLE quarantine_held (
+        sender  TEXT PRIMARY KEY,
+        entries INTEGER NOT NULL,
+        bytes   INTEGER NOT NULL
+    ) STRICT, WITHOUT ROWID;
+    CREATE TABLE quarantine_totals (
+        id      INTEGER PRIMARY KEY CHECK (id = 1),
+        entries INTEGER NOT NULL,
+        bytes   INTEGER NOT NULL
+    ) STRICT;
+    INSERT INTO quarantine_held (sender, entries, bytes)
+        SELECT sender, COUNT(*), SUM(bytes) FROM quarantine WHERE status = 'held' GROUP BY sender;
+    INSERT INTO quarantine_totals (id, entries, bytes)
+        SELECT 1, COUNT(*), COALESCE(SUM(bytes), 0) FROM quarantine WHERE status = 'held';
+
+    CREATE TRIGGER quarantine_held_added AFTER INSERT ON quarantine WHEN NEW.status = 'held' BEGIN
+        INSERT INTO quarantine_held (sender, entries, bytes) VALUES (NEW.sender, 1, NEW.bytes)
+            ON CONFLICT (sender) DO UPDATE SET entries = entries + 1, bytes = bytes + excluded.bytes;
+        UPDATE quarantine_totals SET entries = entries + 1, bytes = bytes + NEW.bytes;
+    END;
+    CREATE TRIGGER quarantine_held_reviewed AFTER UPDATE OF status ON quarantine
+        WHEN OLD.status = 'held' AND NEW.status <> 'held' BEGIN
+        UPDATE quarantine_held SET entries = entries - 1, bytes = bytes - OLD.bytes WHERE sender = OLD.sender;
+        DELETE FROM quarantine_held WHERE sender = OLD.sender AND entries <= 0;
+        UPDATE quarantine_totals SET entries = entries - 1, bytes = bytes - OLD.bytes;
+    END;
+    CREATE TRIGGER quarantine_held_removed AFTER DELETE ON quarantine WHEN OLD.status = 'held' BEGIN
+        UPDATE quarantine_held SET entries = entries - 1, bytes = bytes - OLD.bytes WHERE sender = OLD.sender;
+        DELETE FROM quarantine_held WHERE sender = OLD.sender AND entries <= 0;
+        UPDATE quarantine_totals SET entries = entries - 1, bytes = bytes - OLD.bytes;
+    END;
+
+    -- New skills per verified sender, as origin_installs per origin.
+    CREATE TABLE sender_installs (
+        sender   TEXT NOT NULL,
+        at       INTEGER NOT NULL,
+        installs INTEGER NOT NULL,
+        PRIMARY KEY (sender, at)
+    ) STRICT, WITHOUT ROWID;
+    CREATE INDEX sender_installs_by_time ON sender_installs (at);
+    "#,
 ];
 
 /// Brings the database to the newest schema.
