@@ -581,6 +581,28 @@ mod tests {
     }
 
     #[test]
+    fn sender_limits_and_quarantine_caps_resolve_flag_over_file_over_default() {
+        let c = Config::resolve(None, Overrides::default()).unwrap();
+        assert_eq!(c.sender_limits, OriginLimits { per_hour: 2_000, per_day: 10_000 });
+        assert_eq!(c.quarantine, QuarantineCaps { entries: 10_000, bytes: 64 * 1024 * 1024 });
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("node.toml");
+        std::fs::write(
+            &file,
+            "[limits]\nsender_limit_hour = 0\nsender_limit_day = 7\nquarantine_entries = 5\nquarantine_bytes = 900\n",
+        )
+        .unwrap();
+        let over =
+            Overrides { sender_limit_day: Some(8), quarantine_bytes: Some(1_000), ..Default::default() };
+        let c = Config::resolve(Some(&file), over).unwrap();
+        assert_eq!(c.merge_limits().sender, OriginLimits { per_hour: 0, per_day: 8 });
+        assert_eq!(c.merge_limits().quarantine, QuarantineCaps { entries: 5, bytes: 1_000 });
+        let err = Config::resolve(None, Overrides { quarantine_entries: Some(0), ..Default::default() })
+            .unwrap_err();
+        assert!(err.to_string().contains("quarantine_entries"), "{err}");
+    }
+
+    #[test]
     fn connection_limits_resolve_flag_over_file_over_default_and_zero_is_refused() {
         let c = Config::resolve(None, Overrides::default()).unwrap();
         assert_eq!(c.connections, ConnectionLimits { total: 1024, per_address: 64 });

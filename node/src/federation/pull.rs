@@ -225,7 +225,7 @@ async fn save(
     Ok(())
 }
 
-/// A pull round whose new skills did not all fit under the origin limits.
+/// A pull round whose new skills did not all fit under the origin (or sender) limits.
 #[derive(Debug)]
 pub struct HeldBack {
     /// Each origin with packets held back (once per merged slice).
@@ -237,10 +237,10 @@ pub struct HeldBack {
 impl std::fmt::Display for HeldBack {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let Some(first) = self.excess.first() else { return f.write_str("nothing held back") };
-        let OriginExcess { origin, window, limit, installed, arriving, room, .. } = first;
+        let OriginExcess { per, origin, window, limit, installed, arriving, room, .. } = first;
         write!(
             f,
-            "origin {origin:?} brought {arriving} new skills, over its limit of {limit} per {window} ({installed} \
+            "{per} {origin:?} brought {arriving} new skills, over its limit of {limit} per {window} ({installed} \
              installed in the last {window} before): {} held back",
             arriving - room
         )?;
@@ -249,7 +249,7 @@ impl std::fmt::Display for HeldBack {
         origins.dedup();
         if self.excess.len() > 1 {
             let held: u64 = self.excess.iter().map(|e| e.arriving - e.room).sum();
-            write!(f, "; {held} held back in all, from {} origins", origins.len())?;
+            write!(f, "; {held} held back in all, over {} limits", origins.len())?;
         }
         let wait = self.excess.iter().map(|e| e.retry_after).max().unwrap_or(1);
         write!(

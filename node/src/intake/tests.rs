@@ -4,6 +4,7 @@ use ecp_protocol::merge::{MergeContext, receive};
 use ecp_protocol::{KnowledgeUpdate, Origin, SkillPacket, StandardPolicy};
 
 use super::{Limits, OnExcess, Sender, approve, merge};
+use crate::store::origin_limits::Per;
 use crate::store::{OriginLimited, OriginLimits, Store, StoreError, now};
 
 fn store() -> (tempfile::TempDir, Store) {
@@ -210,4 +211,26 @@ fn the_byte_cap_is_shared_between_senders_and_review_frees_room() {
     let [entry] = store.quarantine().unwrap().try_into().unwrap();
     store.quarantine_drop(entry.id).unwrap();
     assert_eq!(store.quarantine_held().unwrap(), (0, 0));
+}
+
+#[test]
+fn a_pull_over_the_sender_limit_installs_what_fits_of_any_origin_and_holds_the_rest_back() {
+    let (_dir, store) = store();
+    let limits = Limits { sender: OriginLimits { per_hour: 2, per_day: 0 }, ..Limits::NO_RATE_LIMITS };
+    let policy = StandardPolicy::default();
+    let packets = [packet("a", "a-1", 0.9), packet("b", "b-1", 0.9), packet("c", "c-1", 0.9)];
+    let merged = merge(&store, update(&packets), &sender(1.0), &policy, &limits, OnExcess::HoldBack).unwrap();
+    let installed: Vec<&str> = merged.changes.iter().map(|c| c.packet.skill_name.as_str()).collect();
+    assert_eq!(installed, ["a-1", "b-1"], "at the limit");
+    let [e] = merged.held_back.as_slice() else { panic!("{:?}", merged.held_back) };
+    assert_eq!((e.per, e.origin.as_str(), e.arriving, e.room), (Per::Sender, "peer:http://relay", 3, 2));
+    // Another sender is not held to relay's count.
+    let other =
+        merge(&store, update(&packets), &from("other"), &policy, &limits, OnExcess::HoldBack).unwrap();
+    assert_eq!((other.result.new_skills, other.result.unchanged), (1, 2));
+    // One past the limit for relay: refused whole when pushed.
+    let refused =
+        merge(&store, update(&[packet("d", "d-1", 0.9)]), &sender(1.0), &policy, &limits, OnExcess::Refuse);
+    let Err(StoreError::OriginLimited(limited)) = refused else { panic!("{refused:?}") };
+    assert!(limited.to_string().starts_with("sender \"peer:http://relay\" is over its limit"), "{limited}");
 }

@@ -233,3 +233,26 @@ async fn loopback_clients_are_not_rate_limited_by_default() {
     let status = node.get_json("/v1/status").await;
     assert_eq!(status["sequence"], json!(0));
 }
+
+/// Issue #12 item 9: rotating `originInstance` (and `peerInstance`) does not
+/// lift the limit: new skills are also counted per verified sender, here the
+/// client address of an unsigned push.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_sender_rotating_origins_is_held_to_its_own_limit() {
+    let node = TestNode::start_with(|c| c.sender_limits = OriginLimits { per_hour: 3, per_day: 0 }).await;
+    for i in 0..3 {
+        let origin = format!("rotated-{i}");
+        let result = node.push_ok(&update(&origin, &packets(&origin, &[&format!("skill-{i}")]))).await;
+        assert_eq!(result["newSkills"], 1, "at the limit: {result}");
+    }
+    let before = store_state(&node).await;
+    let reply = node.push(&update("rotated-3", &packets("rotated-3", &["skill-3"]))).await;
+    let message = assert_429(&reply, "origin_rate_limited", 3_600);
+    for part in ["sender \"addr:127.0.0.1\"", "limit of 3 new skills per hour", "3 installed"] {
+        assert!(message.contains(part), "{part:?} not in {message:?}");
+    }
+    assert_store_unchanged(&before, &store_state(&node).await);
+    // Updates of held skills and refusals are still taken from it.
+    let result = node.push_ok(&update("rotated-4", &[refused_packet("rotated-4", "low")])).await;
+    assert_eq!(result["rejectedSkills"], 1, "{result}");
+}
