@@ -152,6 +152,11 @@ pub(crate) struct ServeArgs {
     /// shared between senders as the entries are.
     #[arg(long, env = "ECP_QUARANTINE_BYTES", value_name = "N")]
     pub(crate) quarantine_bytes: Option<u64>,
+    /// Largest refused packet the quarantine keeps whole (default 262144,
+    /// 256 KiB); a larger one is kept as an excerpt with its size and
+    /// SHA-256, for review, and cannot be approved.
+    #[arg(long, env = "ECP_QUARANTINE_BODY_BYTES", value_name = "N")]
+    pub(crate) quarantine_body_bytes: Option<u64>,
     /// Requests per minute one client address may send, sustained (default
     /// 600; 0: no limit); more get 429. Loopback clients are not limited
     /// unless `[limits] client_rate_limit_loopback = true`.

@@ -96,6 +96,9 @@ pub struct FileLimits {
     pub quarantine_entries: Option<u64>,
     /// Most bytes the quarantine holds at once (default 64 MiB).
     pub quarantine_bytes: Option<u64>,
+    /// Largest refused packet kept whole (default 256 KiB); larger ones are
+    /// kept as an excerpt with their size and SHA-256.
+    pub quarantine_body_bytes: Option<u64>,
     /// Requests per minute from one client address (default 600; 0: no limit).
     pub client_rate_limit: Option<u32>,
     /// Requests one client address may send at once (default 120).
@@ -157,6 +160,8 @@ pub struct Overrides {
     pub quarantine_entries: Option<u64>,
     /// `--quarantine-bytes` / `ECP_QUARANTINE_BYTES`.
     pub quarantine_bytes: Option<u64>,
+    /// `--quarantine-body-bytes` / `ECP_QUARANTINE_BODY_BYTES`.
+    pub quarantine_body_bytes: Option<u64>,
     /// `--client-rate-limit` / `ECP_CLIENT_RATE_LIMIT`.
     pub client_rate_limit: Option<u32>,
     /// `--client-burst` / `ECP_CLIENT_BURST`.
@@ -325,6 +330,10 @@ impl Config {
                 .quarantine_bytes
                 .or(fc.limits.quarantine_bytes)
                 .unwrap_or(QuarantineCaps::DEFAULT.bytes),
+            body: over
+                .quarantine_body_bytes
+                .or(fc.limits.quarantine_body_bytes)
+                .unwrap_or(QuarantineCaps::DEFAULT.body),
         };
         for (key, value) in
             [("quarantine_entries", quarantine.entries), ("quarantine_bytes", quarantine.bytes)]
@@ -584,19 +593,23 @@ mod tests {
     fn sender_limits_and_quarantine_caps_resolve_flag_over_file_over_default() {
         let c = Config::resolve(None, Overrides::default()).unwrap();
         assert_eq!(c.sender_limits, OriginLimits { per_hour: 2_000, per_day: 10_000 });
-        assert_eq!(c.quarantine, QuarantineCaps { entries: 10_000, bytes: 64 * 1024 * 1024 });
+        assert_eq!(
+            c.quarantine,
+            QuarantineCaps { entries: 10_000, bytes: 64 * 1024 * 1024, body: 256 * 1024 }
+        );
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("node.toml");
         std::fs::write(
             &file,
-            "[limits]\nsender_limit_hour = 0\nsender_limit_day = 7\nquarantine_entries = 5\nquarantine_bytes = 900\n",
+            "[limits]\nsender_limit_hour = 0\nsender_limit_day = 7\nquarantine_entries = 5\nquarantine_bytes = 900\n\
+             quarantine_body_bytes = 50\n",
         )
         .unwrap();
         let over =
             Overrides { sender_limit_day: Some(8), quarantine_bytes: Some(1_000), ..Default::default() };
         let c = Config::resolve(Some(&file), over).unwrap();
         assert_eq!(c.merge_limits().sender, OriginLimits { per_hour: 0, per_day: 8 });
-        assert_eq!(c.merge_limits().quarantine, QuarantineCaps { entries: 5, bytes: 1_000 });
+        assert_eq!(c.merge_limits().quarantine, QuarantineCaps { entries: 5, bytes: 1_000, body: 50 });
         let err = Config::resolve(None, Overrides { quarantine_entries: Some(0), ..Default::default() })
             .unwrap_err();
         assert!(err.to_string().contains("quarantine_entries"), "{err}");

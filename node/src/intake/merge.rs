@@ -69,7 +69,7 @@ pub fn merge(
             return Err(OriginLimited { excess }.into());
         }
         let admitted = admit(outcome, &excess);
-        let changes = apply(tx, &admitted.decisions, sender, &source)?;
+        let changes = apply(tx, &admitted.decisions, sender, &source, limits)?;
         for e in &excess {
             let reason = format!(
                 "{} of {} new skills held back by the {} limit ({e})",
@@ -92,6 +92,7 @@ fn apply(
     decisions: &[PacketDecision],
     sender: &Sender,
     source: &Source,
+    limits: &Limits,
 ) -> Result<Vec<Change>, StoreError> {
     let mut changes = Vec::new();
     let mut unchanged = 0usize;
@@ -118,7 +119,7 @@ fn apply(
                     findings: &d.findings,
                     trust: sender.trust,
                 };
-                tx.quarantine(&d.packet, &refusal)?;
+                tx.quarantine(&d.packet, &refusal, limits.quarantine.body)?;
                 tx.audit(source, name, &format!("rejected:{}", stage.name()), reason)?;
             }
         }

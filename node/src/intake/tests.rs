@@ -157,7 +157,8 @@ fn from(account: &str) -> Sender {
 }
 
 fn caps(entries: u64, bytes: u64) -> Limits {
-    Limits { quarantine: crate::store::QuarantineCaps { entries, bytes }, ..Limits::NO_RATE_LIMITS }
+    let body = crate::store::QuarantineCaps::DEFAULT.body;
+    Limits { quarantine: crate::store::QuarantineCaps { entries, bytes, body }, ..Limits::NO_RATE_LIMITS }
 }
 
 fn held_names(store: &Store) -> Vec<String> {
@@ -233,4 +234,52 @@ fn a_pull_over_the_sender_limit_installs_what_fits_of_any_origin_and_holds_the_r
         merge(&store, update(&[packet("d", "d-1", 0.9)]), &sender(1.0), &policy, &limits, OnExcess::Refuse);
     let Err(StoreError::OriginLimited(limited)) = refused else { panic!("{refused:?}") };
     assert!(limited.to_string().starts_with("sender \"peer:http://relay\" is over its limit"), "{limited}");
+}
+
+#[test]
+fn a_packet_over_the_body_cap_is_kept_as_an_excerpt_with_its_size_and_hash_and_cannot_be_approved() {
+    let policy = StandardPolicy::default();
+    let sent = packet("origin", "big", 0.1);
+    let json = serde_json::to_string(&sent).unwrap();
+    let size = json.len() as u64;
+    let held_under = |body: u64| {
+        let (dir, store) = store();
+        let mut limits = caps(u64::MAX, u64::MAX);
+        limits.quarantine.body = body;
+        merge(&store, update(std::slice::from_ref(&sent)), &sender(1.0), &policy, &limits, OnExcess::Refuse)
+            .unwrap();
+        let [entry] = store.quarantine().unwrap().try_into().unwrap();
+        (dir, store, entry)
+    };
+    let (_dir, store, whole) = held_under(size);
+    assert!(whole.truncated.is_none(), "at the cap: kept whole");
+    assert!(store.quarantined(whole.id).unwrap().1.is_some());
+
+    let (_dir, store, cut) = held_under(size - 1);
+    let t = cut.truncated.clone().expect("one byte past the cap: an excerpt");
+    assert_eq!(t.size as u64, size);
+    assert_eq!(t.sha256, hex::encode(<sha2::Sha256 as sha2::Digest>::digest(json.as_bytes())));
+    assert!(store.quarantined(cut.id).unwrap().1.is_none());
+    assert!(store.quarantine_held().unwrap().1 < size + 200, "the excerpt is what weighs");
+    let refused = approve(&store, cut.id, 0.5, true);
+    let Err(StoreError::CannotApprove(message)) = refused else { panic!("{refused:?}") };
+    assert!(message.contains("only an excerpt was kept"), "{message}");
+    assert_eq!(store.quarantine().unwrap().len(), 1, "still held, for review or drop");
+    store.quarantine_drop(cut.id).unwrap();
+}
+
+#[test]
+fn a_megabyte_refused_packet_costs_the_quarantine_an_excerpt() {
+    let (_dir, store) = store();
+    let mut big = packet("origin", "huge", 0.9);
+    big.skill_body = "x".repeat(1024 * 1024);
+    let limits = caps(u64::MAX, u64::MAX);
+    let merged =
+        merge(&store, update(&[big]), &sender(1.0), &StandardPolicy::default(), &limits, OnExcess::Refuse)
+            .unwrap();
+    assert_eq!(merged.result.rejected_skills, 1, "over max_skill_bytes");
+    let (entries, bytes) = store.quarantine_held().unwrap();
+    assert_eq!(entries, 1);
+    assert!(bytes <= 20 * 1024, "{bytes} bytes held for a 1 MiB packet");
+    assert!(store.quarantine().unwrap()[0].truncated.as_ref().is_some_and(|t| t.size > 1024 * 1024));
 }

@@ -48,7 +48,7 @@ use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, 
 pub use audit::AuditEntry;
 pub use origin_limits::{OriginExcess, OriginLimited, OriginLimits, PerOrigin};
 pub use peers::{PeerKind, PeerState, PullRecord};
-pub use quarantine::{QuarantineEntry, QuarantineStatus, Refusal};
+pub use quarantine::{QuarantineEntry, QuarantineStatus, Refusal, Truncated};
 pub use quarantine_evict::QuarantineCaps;
 pub use skills::{Change, Served, SkillRecord, SkillVersion, Summary};
 pub use source::Source;

@@ -8,12 +8,14 @@
 //! its verified sender (table `quarantine_held`, kept by triggers), so
 //! holding a refusal costs O(1); the caps on entries and bytes are enforced
 //! once per transaction by [`super::quarantine_evict`], each sender's share
-//! at a time.
+//! at a time. A packet larger than the body cap is kept as an excerpt with
+//! its size and SHA-256 ([`Truncated`]): enough to review, not to install.
 
 use ecp_protocol::merge::Stage;
 use ecp_protocol::{Finding, SkillPacket};
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
+use sha2::{Digest, Sha256};
 
 use super::{Source, Store, StoreError, Tx, audit, from_json, now, to_json};
 
@@ -49,6 +51,21 @@ impl std::fmt::Display for QuarantineStatus {
     }
 }
 
+/// Default: largest packet kept whole (its JSON), 256 KiB.
+pub(super) const DEFAULT_BODY_BYTES: u64 = 256 * 1024;
+/// How much of a larger packet's JSON is kept, at most.
+const EXCERPT_BYTES: usize = 16 * 1024;
+
+/// A packet kept as an excerpt: it was larger than the body cap.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Truncated {
+    /// The size of its JSON as received, bytes.
+    pub size: i64,
+    /// The SHA-256 of that JSON, hex.
+    pub sha256: String,
+}
+
 /// One refused packet.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -78,6 +95,9 @@ pub struct QuarantineEntry {
     pub trust: Option<f64>,
     /// Status.
     pub status: QuarantineStatus,
+    /// Set when only an excerpt of the packet was kept: it cannot be approved.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub truncated: Option<Truncated>,
 }
 
 /// What a refused packet is held with.
@@ -98,7 +118,21 @@ pub struct Refusal<'a> {
     pub trust: f64,
 }
 
-fn hold(conn: &Connection, packet: &SkillPacket, refusal: &Refusal<'_>) -> Result<(), StoreError> {
+/// The first at most `max` bytes of `text`, cut at a character boundary.
+fn excerpt(text: &str, max: usize) -> &str {
+    let mut end = text.len().min(max);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+fn hold(
+    conn: &Connection,
+    packet: &SkillPacket,
+    refusal: &Refusal<'_>,
+    body_cap: u64,
+) -> Result<(), StoreError> {
     let Refusal { peer, sender, stage, reason, findings, trust } = *refusal;
     let at = now().to_string();
     let stage = stage.name();
@@ -119,14 +153,24 @@ fn hold(conn: &Connection, packet: &SkillPacket, refusal: &Refusal<'_>) -> Resul
         .execute(params![at, reason, trust, id])?;
         return Ok(());
     }
-    let body = to_json(packet);
+    let whole = to_json(packet);
+    let (body, truncated) = if whole.len() as u64 > body_cap {
+        let kept = excerpt(&whole, EXCERPT_BYTES.min(usize::try_from(body_cap).unwrap_or(usize::MAX)));
+        let truncated = Truncated {
+            size: i64::try_from(whole.len()).unwrap_or(i64::MAX),
+            sha256: hex::encode(Sha256::digest(whole.as_bytes())),
+        };
+        (kept, Some(truncated))
+    } else {
+        (whole.as_str(), None)
+    };
     let findings = to_json(&findings);
     // What the entry weighs against the byte cap: all it stores.
     let bytes = i64::try_from(body.len() + findings.len() + reason.len()).unwrap_or(i64::MAX);
     conn.prepare_cached(
         "INSERT INTO quarantine (received_at, last_seen_at, times_seen, peer, skill_name, integrity_hash, stage,
-                                 reason, findings, packet, status, trust, sender, bytes)
-         VALUES (?1, ?1, 1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'held', ?9, ?10, ?11)",
+                                 reason, findings, packet, status, trust, sender, bytes, body_size, body_sha256)
+         VALUES (?1, ?1, 1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'held', ?9, ?10, ?11, ?12, ?13)",
     )?
     .execute(params![
         at,
@@ -139,7 +183,9 @@ fn hold(conn: &Connection, packet: &SkillPacket, refusal: &Refusal<'_>) -> Resul
         body,
         trust,
         sender,
-        bytes
+        bytes,
+        truncated.as_ref().map(|t| t.size),
+        truncated.as_ref().map(|t| t.sha256.as_str())
     ])?;
     Ok(())
 }
@@ -148,6 +194,8 @@ fn entry_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<(QuarantineEntry,
     let status: String = row.get(10)?;
     let findings: String = row.get(9)?;
     let trust: Option<f64> = row.get(12)?;
+    let size: Option<i64> = row.get(13)?;
+    let sha256: Option<String> = row.get(14)?;
     Ok((
         QuarantineEntry {
             id: row.get(0)?,
@@ -162,13 +210,14 @@ fn entry_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<(QuarantineEntry,
             findings: serde_json::from_str(&findings).unwrap_or_default(),
             trust,
             status: QuarantineStatus::from_label(&status),
+            truncated: size.map(|size| Truncated { size, sha256: sha256.unwrap_or_default() }),
         },
         row.get(11)?,
     ))
 }
 
 const ENTRY_COLUMNS: &str = "id, received_at, last_seen_at, times_seen, peer, skill_name, integrity_hash, stage, \
-                             reason, findings, status, packet, trust";
+                             reason, findings, status, packet, trust, body_size, body_sha256";
 
 /// A held entry and its packet JSON: `NoSuchQuarantineEntry` when there is
 /// no such entry, `QuarantineEntryNotHeld` when it was approved or dropped.
@@ -199,14 +248,29 @@ impl Tx<'_> {
     /// already held, approved or dropped counts as seen again on its entry.
     /// The caps are enforced once, at the end of the transaction
     /// ([`Tx::evict_quarantine_over`]).
-    pub fn quarantine(&self, packet: &SkillPacket, refusal: &Refusal<'_>) -> Result<(), StoreError> {
-        hold(self.sql, packet, refusal)
+    /// A packet whose JSON is over `body_cap` bytes is kept as an excerpt
+    /// with its size and SHA-256.
+    pub fn quarantine(
+        &self,
+        packet: &SkillPacket,
+        refusal: &Refusal<'_>,
+        body_cap: u64,
+    ) -> Result<(), StoreError> {
+        hold(self.sql, packet, refusal, body_cap)
     }
 
     /// A held entry and its packet as received, read under the write lock
-    /// (see [`Store::quarantined`]).
+    /// (see [`Store::quarantined`]); [`StoreError::CannotApprove`] when only
+    /// an excerpt of the packet was kept.
     pub fn held_quarantine_entry(&self, id: i64) -> Result<(QuarantineEntry, SkillPacket), StoreError> {
         let (entry, packet) = held_entry(self.sql, id)?;
+        if let Some(Truncated { size, sha256 }) = &entry.truncated {
+            return Err(StoreError::CannotApprove(format!(
+                "the packet was {size} bytes, over the quarantine's body limit ([limits] quarantine_body_bytes), so \
+                 only an excerpt was kept (SHA-256 {sha256}); drop the entry, and if you want the skill, have the \
+                 sender send it again once the node accepts it (a larger max_skill_bytes or another policy)"
+            )));
+        }
         Ok((entry, from_json(&packet)?))
     }
 
@@ -228,10 +292,15 @@ impl Store {
         Ok(rows)
     }
 
-    /// A held entry and its packet as received.
-    pub fn quarantined(&self, id: i64) -> Result<(QuarantineEntry, SkillPacket), StoreError> {
+    /// A held entry and its packet as received (`None` when only an excerpt
+    /// was kept, see [`QuarantineEntry::truncated`]).
+    pub fn quarantined(&self, id: i64) -> Result<(QuarantineEntry, Option<SkillPacket>), StoreError> {
         let (entry, packet) = held_entry(&self.conn(), id)?;
-        Ok((entry, from_json(&packet)?))
+        let packet = match entry.truncated {
+            Some(_) => None,
+            None => Some(from_json(&packet)?),
+        };
+        Ok((entry, packet))
     }
 
     /// Marks a held entry dropped; audited.

@@ -26,12 +26,17 @@ pub struct QuarantineCaps {
     pub entries: u64,
     /// Most bytes held at once.
     pub bytes: u64,
+    /// Largest packet (its JSON) kept whole; a larger one is kept as an excerpt.
+    pub body: u64,
 }
 
 impl QuarantineCaps {
-    /// The defaults: 10,000 entries and 64 MiB.
-    pub const DEFAULT: QuarantineCaps =
-        QuarantineCaps { entries: DEFAULT_MAX_ENTRIES, bytes: DEFAULT_MAX_BYTES };
+    /// The defaults: 10,000 entries, 64 MiB, bodies of 256 KiB.
+    pub const DEFAULT: QuarantineCaps = QuarantineCaps {
+        entries: DEFAULT_MAX_ENTRIES,
+        bytes: DEFAULT_MAX_BYTES,
+        body: super::quarantine::DEFAULT_BODY_BYTES,
+    };
 }
 
 impl Default for QuarantineCaps {
@@ -136,7 +141,7 @@ fn oldest_weighing(conn: &Connection, sender: &str, free: u64) -> Result<u64, St
 
 /// Brings the quarantine under `caps`, each sender down to its share.
 fn evict(conn: &Connection, caps: QuarantineCaps, actor: &Source) -> Result<(), StoreError> {
-    let caps = QuarantineCaps { entries: caps.entries.max(1), bytes: caps.bytes.max(1) };
+    let caps = QuarantineCaps { entries: caps.entries.max(1), bytes: caps.bytes.max(1), ..caps };
     let (entries, _) = totals(conn)?;
     if entries > caps.entries {
         let held = per_sender(conn)?;

@@ -112,7 +112,11 @@ const MIGRATIONS: &[&str] = &[
     // reads one small table; new skills counted per sender as per origin.
     r#"
     ALTER TABLE quarantine ADD COLUMN sender TEXT NOT NULL DEFAULT '';   -- verified sender; '' = peer
-    ALTER TABLE quarantine ADD COLUMN bytes INTEGER NOT NULL DEFAULT 0;  -- length of the stored packet
+    ALTER TABLE quarantine ADD COLUMN bytes INTEGER NOT NULL DEFAULT 0;  -- what the entry stores, in bytes
+    -- A packet over [limits] quarantine_body_bytes is kept as an excerpt:
+    -- its size and SHA-256 here, the first bytes of its JSON in packet.
+    ALTER TABLE quarantine ADD COLUMN body_size INTEGER;   -- NULL: kept whole
+    ALTER TABLE quarantine ADD COLUMN body_sha256 TEXT;
     UPDATE quarantine SET sender = peer, bytes = length(packet);
     CREATE INDEX quarantine_by_sender ON quarantine (status, sender, id);
 
