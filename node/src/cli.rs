@@ -157,6 +157,10 @@ pub(crate) struct ServeArgs {
     /// SHA-256, for review, and cannot be approved.
     #[arg(long, env = "ECP_QUARANTINE_BODY_BYTES", value_name = "N")]
     pub(crate) quarantine_body_bytes: Option<u64>,
+    /// Superseded versions kept per skill (default 10; 0: only the current
+    /// one); older ones are pruned as each skill changes.
+    #[arg(long, env = "ECP_HISTORY_DEPTH", value_name = "N")]
+    pub(crate) history_depth: Option<u64>,
     /// Requests per minute one client address may send, sustained (default
     /// 600; 0: no limit); more get 429. Loopback clients are not limited
     /// unless `[limits] client_rate_limit_loopback = true`.

@@ -49,6 +49,7 @@ impl Library {
     /// Set it before cloning: clones made earlier keep theirs.
     #[must_use]
     pub fn with_limits(mut self, limits: Limits) -> Library {
+        self.store.set_history_depth(limits.history_depth);
         self.limits = limits;
         self
     }

@@ -24,6 +24,7 @@ pub(crate) fn run(global: &GlobalArgs, args: ServeArgs) -> anyhow::Result<ExitCo
             quarantine_entries: args.quarantine_entries,
             quarantine_bytes: args.quarantine_bytes,
             quarantine_body_bytes: args.quarantine_body_bytes,
+            history_depth: args.history_depth,
             client_rate_limit: args.client_rate_limit,
             client_burst: args.client_burst,
             max_connections: args.max_connections,

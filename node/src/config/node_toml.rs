@@ -18,7 +18,7 @@ use super::keys::{self, FileKey};
 use super::{ConfigError, Secret, duration, unit};
 use crate::connections::ConnectionLimits;
 use crate::intake::{DEFAULT_SENDER_PER_DAY, DEFAULT_SENDER_PER_HOUR, Limits};
-use crate::store::{OriginLimits, QuarantineCaps};
+use crate::store::{DEFAULT_HISTORY_DEPTH, OriginLimits, QuarantineCaps};
 use crate::tls::TlsFiles;
 
 /// Default listen address: loopback only, so a node started without
@@ -99,6 +99,8 @@ pub struct FileLimits {
     /// Largest refused packet kept whole (default 256 KiB); larger ones are
     /// kept as an excerpt with their size and SHA-256.
     pub quarantine_body_bytes: Option<u64>,
+    /// Superseded versions kept per skill (default 10; 0: only the current one).
+    pub history_depth: Option<u64>,
     /// Requests per minute from one client address (default 600; 0: no limit).
     pub client_rate_limit: Option<u32>,
     /// Requests one client address may send at once (default 120).
@@ -162,6 +164,8 @@ pub struct Overrides {
     pub quarantine_bytes: Option<u64>,
     /// `--quarantine-body-bytes` / `ECP_QUARANTINE_BODY_BYTES`.
     pub quarantine_body_bytes: Option<u64>,
+    /// `--history-depth` / `ECP_HISTORY_DEPTH`.
+    pub history_depth: Option<u64>,
     /// `--client-rate-limit` / `ECP_CLIENT_RATE_LIMIT`.
     pub client_rate_limit: Option<u32>,
     /// `--client-burst` / `ECP_CLIENT_BURST`.
@@ -244,6 +248,8 @@ pub struct Config {
     pub sender_limits: OriginLimits,
     /// The quarantine's caps on entries and bytes.
     pub quarantine: QuarantineCaps,
+    /// Superseded versions kept per skill.
+    pub history_depth: u64,
     /// Requests per client address.
     pub client_rate_limit: ClientRateLimit,
     /// Open connections, in all and per client address.
@@ -397,6 +403,7 @@ impl Config {
             origin_limits,
             sender_limits,
             quarantine,
+            history_depth: over.history_depth.or(fc.limits.history_depth).unwrap_or(DEFAULT_HISTORY_DEPTH),
             client_rate_limit,
             connections,
             tls,
@@ -405,7 +412,12 @@ impl Config {
 
     /// The limits every merge applies.
     pub fn merge_limits(&self) -> Limits {
-        Limits { origin: self.origin_limits, sender: self.sender_limits, quarantine: self.quarantine }
+        Limits {
+            origin: self.origin_limits,
+            sender: self.sender_limits,
+            quarantine: self.quarantine,
+            history_depth: self.history_depth,
+        }
     }
 
     /// The node's own signing keys: the shared secret as `default` first,
@@ -602,7 +614,7 @@ mod tests {
         std::fs::write(
             &file,
             "[limits]\nsender_limit_hour = 0\nsender_limit_day = 7\nquarantine_entries = 5\nquarantine_bytes = 900\n\
-             quarantine_body_bytes = 50\n",
+             quarantine_body_bytes = 50\nhistory_depth = 0\n",
         )
         .unwrap();
         let over =
@@ -610,6 +622,7 @@ mod tests {
         let c = Config::resolve(Some(&file), over).unwrap();
         assert_eq!(c.merge_limits().sender, OriginLimits { per_hour: 0, per_day: 8 });
         assert_eq!(c.merge_limits().quarantine, QuarantineCaps { entries: 5, bytes: 1_000, body: 50 });
+        assert_eq!((c.history_depth, c.merge_limits().history_depth), (0, 0));
         let err = Config::resolve(None, Overrides { quarantine_entries: Some(0), ..Default::default() })
             .unwrap_err();
         assert!(err.to_string().contains("quarantine_entries"), "{err}");

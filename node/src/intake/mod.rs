@@ -25,7 +25,7 @@ mod merge;
 
 use ecp_protocol::{MergeContext, SkillPacket};
 
-use crate::store::{OriginLimits, QuarantineCaps, Source, now};
+use crate::store::{DEFAULT_HISTORY_DEPTH, OriginLimits, QuarantineCaps, Source, now};
 
 pub use approve::approve;
 pub use merge::{Merged, OnExcess, merge};
@@ -60,6 +60,8 @@ pub struct Limits {
     pub sender: OriginLimits,
     /// The quarantine's caps on entries and bytes, shared between senders.
     pub quarantine: QuarantineCaps,
+    /// Superseded versions kept per skill (`[limits] history_depth`).
+    pub history_depth: u64,
 }
 
 /// Default: new skills per sender per rolling hour.
@@ -73,14 +75,19 @@ impl Default for Limits {
             origin: OriginLimits::default(),
             sender: OriginLimits { per_hour: DEFAULT_SENDER_PER_HOUR, per_day: DEFAULT_SENDER_PER_DAY },
             quarantine: QuarantineCaps::default(),
+            history_depth: DEFAULT_HISTORY_DEPTH,
         }
     }
 }
 
 impl Limits {
     /// No limits on new skills (the quarantine keeps its default caps).
-    pub const NO_RATE_LIMITS: Limits =
-        Limits { origin: OriginLimits::OFF, sender: OriginLimits::OFF, quarantine: QuarantineCaps::DEFAULT };
+    pub const NO_RATE_LIMITS: Limits = Limits {
+        origin: OriginLimits::OFF,
+        sender: OriginLimits::OFF,
+        quarantine: QuarantineCaps::DEFAULT,
+        history_depth: DEFAULT_HISTORY_DEPTH,
+    };
 }
 
 /// Who sent an update and how far we trust them.

@@ -5,7 +5,7 @@ use ecp_protocol::{KnowledgeUpdate, Origin, SkillPacket, StandardPolicy};
 
 use super::{Limits, OnExcess, Sender, approve, merge};
 use crate::store::origin_limits::Per;
-use crate::store::{OriginLimited, OriginLimits, Store, StoreError, now};
+use crate::store::{OriginLimited, OriginLimits, Source, Store, StoreError, now};
 
 fn store() -> (tempfile::TempDir, Store) {
     let dir = tempfile::tempdir().unwrap();
@@ -282,4 +282,26 @@ fn a_megabyte_refused_packet_costs_the_quarantine_an_excerpt() {
     assert_eq!(entries, 1);
     assert!(bytes <= 20 * 1024, "{bytes} bytes held for a 1 MiB packet");
     assert!(store.quarantine().unwrap()[0].truncated.as_ref().is_some_and(|t| t.size > 1024 * 1024));
+}
+
+#[test]
+fn history_keeps_the_configured_depth_of_superseded_versions() {
+    let (_dir, store) = store();
+    store.set_history_depth(2);
+    let origin = Origin::new("me", "someone", "linux/amd64", "1.0");
+    let versions = |store: &Store| -> Vec<i64> {
+        let (_, _, versions) = store.skill("s").unwrap().unwrap();
+        versions.into_iter().map(|v| v.version).collect()
+    };
+    for n in 1..=3 {
+        let body = format!("# s\n\nVersion {n}: run the tests before every commit.\n");
+        store.put_local(&SkillPacket::new(&origin, "s", "d", &body, 0.9, now()), Source::Operator).unwrap();
+    }
+    assert_eq!(versions(&store), [1, 2, 3], "at the depth: two superseded kept");
+    let body = "# s\n\nVersion 4: run the tests before every commit.\n";
+    store.put_local(&SkillPacket::new(&origin, "s", "d", body, 0.9, now()), Source::Operator).unwrap();
+    assert_eq!(versions(&store), [2, 3, 4], "one past: the oldest is pruned");
+    store.set_history_depth(0);
+    store.tombstone("s", Source::Operator).unwrap();
+    assert_eq!(versions(&store), [5], "depth 0 keeps the current version only");
 }

@@ -39,6 +39,7 @@ mod skills;
 mod source;
 
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -107,7 +108,13 @@ pub struct Store {
     /// reads its view and applies its decisions without another writer in between.
     conn: Mutex<Connection>,
     instance_id: String,
+    /// Superseded versions kept per skill (`[limits] history_depth`); an
+    /// atomic so that the library can set it on a shared store.
+    history_depth: AtomicU64,
 }
+
+/// Default: superseded versions kept per skill.
+pub const DEFAULT_HISTORY_DEPTH: u64 = 10;
 
 impl Store {
     /// Opens (creating if needed) the store in `dir`, migrating its schema
@@ -134,7 +141,22 @@ impl Store {
         conn.set_prepared_statement_cache_capacity(64);
         schema::migrate(&mut conn)?;
         let instance_id = ensure_instance_id(&mut conn)?;
-        Ok(Store { conn: Mutex::new(conn), instance_id })
+        Ok(Store {
+            conn: Mutex::new(conn),
+            instance_id,
+            history_depth: AtomicU64::new(DEFAULT_HISTORY_DEPTH),
+        })
+    }
+
+    /// Keeps at most `depth` superseded versions of each skill from the next
+    /// change on (0: only the current version); older ones are pruned as
+    /// each skill changes.
+    pub fn set_history_depth(&self, depth: u64) {
+        self.history_depth.store(depth, Ordering::Relaxed);
+    }
+
+    fn history_depth(&self) -> u64 {
+        self.history_depth.load(Ordering::Relaxed)
     }
 
     /// This node's instance id, created on first start and kept for ever.
@@ -172,7 +194,7 @@ impl Store {
     /// fails, nothing it did is kept. Other writers (this process's and
     /// other processes') wait until it ends.
     pub fn transaction<T>(&self, f: impl FnOnce(&Tx<'_>) -> Result<T, StoreError>) -> Result<T, StoreError> {
-        self.write(|sql| f(&Tx { sql }))
+        self.write(|sql| f(&Tx { sql, history_depth: self.history_depth() }))
     }
 }
 
@@ -181,6 +203,7 @@ impl Store {
 /// takes the next sequence number.
 pub struct Tx<'a> {
     sql: &'a Transaction<'a>,
+    history_depth: u64,
 }
 
 /// Now, as the wire's timestamp type.
