@@ -26,7 +26,7 @@ pub struct Library {
     /// request does not wait for the file system (the store is already
     /// durable); without one (the CLI) they are projected at once.
     projector: Arc<OnceLock<mpsc::UnboundedSender<Vec<Change>>>>,
-    /// What every merge allows: new skills per origin and per sender, the
+    /// What every merge allows: installs per origin, new skills per sender, the
     /// quarantine's caps (`[limits]` of the configuration).
     limits: Limits,
 }

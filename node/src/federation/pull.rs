@@ -225,7 +225,7 @@ async fn save(
     Ok(())
 }
 
-/// A pull round whose new skills did not all fit under the origin (or sender) limits.
+/// A pull round whose installs did not all fit under the origin (or sender) limits.
 #[derive(Debug)]
 pub struct HeldBack {
     /// Each origin with packets held back (once per merged slice).
@@ -240,7 +240,7 @@ impl std::fmt::Display for HeldBack {
         let OriginExcess { per, origin, window, limit, installed, arriving, room, .. } = first;
         write!(
             f,
-            "{per} {origin:?} brought {arriving} new skills, over its limit of {limit} per {window} ({installed} \
+            "{per} {origin:?} brought {arriving} installs, over its limit of {limit} per {window} ({installed} \
              installed in the last {window} before): {} held back",
             arriving - room
         )?;

@@ -7,7 +7,7 @@ use ecp_protocol::{
     AcceptPolicy, Decision, KnowledgeUpdate, MergeResult, PacketDecision, SkillKind, merge_knowledge,
 };
 
-use super::hold_back::{admit, new_by_origin, new_by_sender};
+use super::hold_back::{admit, installs_by_origin, new_by_sender};
 use super::{Limits, Sender};
 use crate::store::origin_limits::{Per, unix_now};
 use crate::store::{Change, OriginExcess, OriginLimited, Refusal, Source, Store, StoreError, Tx};
@@ -21,13 +21,13 @@ pub struct Merged {
     pub result: MergeResult,
     /// Committed changes, for the skills folder.
     pub changes: Vec<Change>,
-    /// The origins (and the sender) whose new skills did not all fit under
+    /// The origins (and the sender) whose installs did not all fit under
     /// their limits ([`OnExcess::HoldBack`] only; a refused merge returns an
     /// error instead).
     pub held_back: Vec<OriginExcess>,
 }
 
-/// What a merge does when new skills of an origin (or of the sender) do not
+/// What a merge does when installs of an origin (or of the sender) do not
 /// fit under its limits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OnExcess {
@@ -43,7 +43,7 @@ pub enum OnExcess {
 
 /// Merges `update` from `sender` under `policy` and `limits`, applying
 /// every decision (installs, quarantine, audit) in one transaction of
-/// `store`. New skills over an origin's or the sender's limits are handled
+/// `store`. Installs over an origin's or the sender's limits are handled
 /// as `on_excess` says; the quarantine is brought back under its caps once,
 /// at the end.
 pub fn merge(
@@ -62,7 +62,7 @@ pub fn merge(
         // The limits are checked against the decisions before any is applied.
         let at = unix_now();
         let mut excess =
-            tx.origin_excess(Per::Origin, &limits.origin, &new_by_origin(&outcome.decisions), at)?;
+            tx.origin_excess(Per::Origin, &limits.origin, &installs_by_origin(&outcome.decisions), at)?;
         let by_sender = new_by_sender(&outcome.decisions, &sender.account);
         excess.extend(tx.origin_excess(Per::Sender, &limits.sender, &by_sender, at)?);
         if !excess.is_empty() && on_excess == OnExcess::Refuse {
@@ -72,14 +72,14 @@ pub fn merge(
         let changes = apply(tx, &admitted.decisions, sender, &source, limits)?;
         for e in &excess {
             let reason = format!(
-                "{} of {} new skills held back by the {} limit ({e})",
+                "{} of {} installs held back by the {} limit ({e})",
                 e.arriving - e.room,
                 e.arriving,
                 e.per
             );
             tx.audit(&source, "*", "origin-limit", &reason)?;
         }
-        tx.count_new_installs(Per::Origin, &new_by_origin(&admitted.decisions), at)?;
+        tx.count_new_installs(Per::Origin, &installs_by_origin(&admitted.decisions), at)?;
         tx.count_new_installs(Per::Sender, &new_by_sender(&admitted.decisions, &sender.account), at)?;
         tx.evict_quarantine_over(limits.quarantine, &source)?;
         Ok(Merged { result: admitted.result, changes, held_back: excess })

@@ -52,7 +52,7 @@ fn held_back_packets_are_in_no_count_and_everything_else_is_applied() {
     let audit = store.audit(1).unwrap();
     assert_eq!((audit[0].decision.as_str(), audit[0].peer.as_str()), ("origin-limit", "peer:relay"));
     assert!(
-        audit[0].reason.starts_with("1 of 3 new skills held back by the origin limit (origin \"a\""),
+        audit[0].reason.starts_with("1 of 3 installs held back by the origin limit (origin \"a\""),
         "{audit:?}"
     );
 

@@ -26,7 +26,7 @@
 //! - `quarantine`: refused packets held for review, deduplicated.
 //! - `quarantine_evict`: the quarantine's caps, shared fairly between senders.
 //! - `audit`: the audit log.
-//! - [`origin_limits`]: new skills per origin per rolling hour and day.
+//! - [`origin_limits`]: installs per origin, new skills per sender, per rolling hour and day.
 //! - `peers`: each peer's federation state (cursor, ETags, failures, pushes).
 
 mod audit;

@@ -1,13 +1,15 @@
-//! Per-origin and per-sender limits on new skills: at most N skills newly
-//! installed from one `originInstance` per rolling hour and per rolling day,
-//! and at most M from one verified sender (a configured peer, or a client
-//! address for unsigned pushes), so that rotating `originInstance` does not
-//! lift the limit. Both are counted the same way, each in its own table.
+//! Per-origin and per-sender limits on installs: at most N skills installed
+//! (new or updated: every update keeps a version) from one `originInstance`
+//! per rolling hour and per rolling day, and at most M new skills from one
+//! verified sender (a configured peer, or a client address for unsigned
+//! pushes), so that rotating `originInstance` does not lift the limit. Both
+//! are counted the same way, each in its own table.
 //!
-//! Only installs under a name not held before count (merge decision *new*);
-//! updates, unchanged packets, refusals and operator approvals do not. The
-//! counts live in the store (table `origin_installs`: per origin and second,
-//! how many were installed), so a restart does not reset a window and a CLI
+//! For an origin, new skills and updates count (merge decisions *new* and
+//! *updated*); for a sender, new skills only. Unchanged packets, refusals
+//! and operator approvals never count. The counts live in the store (tables
+//! `origin_installs` and `sender_installs`: per key and second, how many
+//! were installed), so a restart does not reset a window and a CLI
 //! pull beside a running server shares it. The check runs inside the merge's
 //! write transaction, against the decisions just computed and before any of
 //! them is applied: a refused update leaves no trace, and two writers cannot
@@ -24,17 +26,17 @@ use serde::Serialize;
 
 use super::{StoreError, Tx};
 
-/// Default: new skills per origin per rolling hour.
+/// Default: installs per origin per rolling hour.
 pub const DEFAULT_PER_HOUR: u64 = 1_000;
-/// Default: new skills per origin per rolling day.
+/// Default: installs per origin per rolling day.
 pub const DEFAULT_PER_DAY: u64 = 5_000;
 
 /// The limits; 0 turns a window off.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OriginLimits {
-    /// New skills per origin per rolling hour (0: no limit).
+    /// Installs per rolling hour (0: no limit).
     pub per_hour: u64,
-    /// New skills per origin per rolling day (0: no limit).
+    /// Installs per rolling day (0: no limit).
     pub per_day: u64,
 }
 
@@ -83,7 +85,7 @@ impl fmt::Display for Window {
     }
 }
 
-/// What new skills are counted per.
+/// What installs are counted per.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Per {
@@ -94,6 +96,14 @@ pub enum Per {
 }
 
 impl Per {
+    /// What is counted, in messages.
+    fn counted(self) -> &'static str {
+        match self {
+            Per::Origin => "new or updated skills",
+            Per::Sender => "new skills",
+        }
+    }
+
     /// The table counting installs, and its key column.
     fn table(self) -> (&'static str, &'static str) {
         match self {
@@ -112,7 +122,7 @@ impl fmt::Display for Per {
     }
 }
 
-/// One origin (or sender) whose new skills in an update do not all fit under its limit.
+/// One origin (or sender) whose installs in an update do not all fit under its limit.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct OriginExcess {
@@ -124,9 +134,9 @@ pub struct OriginExcess {
     pub window: Window,
     /// That window's limit.
     pub limit: u64,
-    /// New skills from this origin already installed within that window.
+    /// Installs counted for it within that window.
     pub installed: u64,
-    /// New skills from this origin in the update.
+    /// Its installs in the update.
     pub arriving: u64,
     /// How many of them fit (and, where the caller admits what fits, were installed).
     pub room: u64,
@@ -141,14 +151,16 @@ impl fmt::Display for OriginExcess {
         if arriving > limit {
             write!(
                 f,
-                "{per} {origin:?} may bring at most {limit} new skills per {window}, and this update alone \
-                 brings {arriving}"
+                "{per} {origin:?} may bring at most {limit} {} per {window}, and this update alone \
+                 brings {arriving}",
+                per.counted()
             )
         } else {
             write!(
                 f,
-                "{per} {origin:?} is over its limit of {limit} new skills per {window}: {installed} installed in \
-                 the last {window}, this update brings {arriving} more"
+                "{per} {origin:?} is over its limit of {limit} {} per {window}: {installed} installed in \
+                 the last {window}, this update brings {arriving} more",
+                per.counted()
             )
         }
     }
@@ -180,11 +192,18 @@ impl fmt::Display for OriginLimited {
         if first.arriving > first.limit {
             write!(
                 f,
-                "; nothing was applied: send at most {} new skills of one {} per update",
-                first.limit, first.per
+                "; nothing was applied: send at most {} {} of one {} per update",
+                first.limit,
+                first.per.counted(),
+                first.per
             )
         } else {
-            write!(f, "; nothing was applied: retry in {} s, or send fewer new skills", self.retry_after())
+            write!(
+                f,
+                "; nothing was applied: retry in {} s, or send fewer {}",
+                self.retry_after(),
+                first.per.counted()
+            )
         }
     }
 }
@@ -228,7 +247,7 @@ impl PerOrigin {
     }
 }
 
-/// New skills from `origin` installed after `after` (Unix seconds, exclusive).
+/// Installs counted for `origin` after `after` (Unix seconds, exclusive).
 fn installed_since(conn: &Connection, per: Per, origin: &str, after: i64) -> Result<u64, StoreError> {
     let (table, key) = per.table();
     let n: i64 = conn
@@ -266,7 +285,7 @@ fn wait_for(
     Ok(window.seconds().unsigned_abs())
 }
 
-/// The origins of `arriving` whose new skills do not all fit under
+/// The origins of `arriving` whose installs do not all fit under
 /// `limits` at `now`, each with how many fit now (`room`, over every window)
 /// and how long until all of them fit. Empty: everything fits.
 fn assess(
@@ -343,7 +362,7 @@ fn record(conn: &Connection, per: Per, installed: &PerOrigin, now: i64) -> Resul
 }
 
 impl Tx<'_> {
-    /// The origins (or senders, as `per` says) of `arriving` (new skills, by
+    /// The origins (or senders, as `per` says) of `arriving` (installs, by
     /// origin or sender) that do not all fit under `limits` at `now` (Unix
     /// seconds), each with how many fit (`room`) and how long until all fit.
     /// Empty: everything fits. Read inside the transaction that applies the
@@ -358,7 +377,7 @@ impl Tx<'_> {
         assess(self.sql, per, limits, arriving, now)
     }
 
-    /// Counts the new skills just installed from each origin (or sender) at `now`.
+    /// Counts the installs just made for each origin (or sender) at `now`.
     pub fn count_new_installs(&self, per: Per, installed: &PerOrigin, now: i64) -> Result<(), StoreError> {
         record(self.sql, per, installed, now)
     }

@@ -65,22 +65,29 @@ async fn an_origin_over_its_hourly_limit_gets_429_with_retry_after_and_nothing_i
     over.push(refused_packet(ORIGIN, "low"));
     let reply = node.push(&update(ORIGIN, &over)).await;
     let message = assert_429(&reply, "origin_rate_limited", 3_600);
-    for part in ["\"alice-laptop\"", "limit of 3 new skills per hour", "2 installed", "brings 2 more"] {
+    for part in
+        ["\"alice-laptop\"", "limit of 3 new or updated skills per hour", "2 installed", "brings 2 more"]
+    {
         assert!(message.contains(part), "{part:?} not in {message:?}");
     }
     assert_store_unchanged(&before, &store_state(&node).await);
 
-    // What fits is accepted: one more new, and updates and unchanged packets never count.
-    let mut fits = packets(ORIGIN, &["one", "three"]);
+    // What fits is accepted: unchanged packets never count, an update does (it keeps a version).
+    let mut fits = packets(ORIGIN, &["one"]);
     fits.push(newer_version("two", "2026-11-21T10:00:00Z", "A second version."));
     let result = node.push_ok(&update(ORIGIN, &fits)).await;
     assert_eq!(
-        (result["newSkills"].as_u64(), result["updatedSkills"].as_u64()),
-        (Some(1), Some(1)),
+        (result["newSkills"].as_u64(), result["updatedSkills"].as_u64(), result["unchanged"].as_u64()),
+        (Some(0), Some(1), Some(1)),
         "{result}"
     );
+    // At the limit: one past it is refused, a new skill or an update alike (#12 item 4).
     let full = node.push(&update(ORIGIN, &packets(ORIGIN, &["five"]))).await;
     assert_429(&full, "origin_rate_limited", 3_600);
+    let update_over =
+        node.push(&update(ORIGIN, &[newer_version("one", "2026-11-21T11:00:00Z", "Again.")])).await;
+    let message = assert_429(&update_over, "origin_rate_limited", 3_600);
+    assert!(message.contains("3 installed in the last hour, this update brings 1 more"), "{message}");
     node.assert_healthy().await;
 }
 
@@ -91,7 +98,7 @@ async fn an_origin_over_its_daily_limit_gets_429_naming_the_day() {
     let before = store_state(&node).await;
     let reply = node.push(&update(ORIGIN, &packets(ORIGIN, &["three"]))).await;
     let message = assert_429(&reply, "origin_rate_limited", 86_400);
-    assert!(message.contains("limit of 2 new skills per day"), "{message}");
+    assert!(message.contains("limit of 2 new or updated skills per day"), "{message}");
     assert_store_unchanged(&before, &store_state(&node).await);
 }
 
@@ -152,7 +159,7 @@ async fn a_pull_installs_what_fits_holds_the_rest_back_and_fetches_it_when_there
     assert_eq!((held.merged.new_skills, held.merged.rejected_skills), (4, 0), "{failure}");
     let message = failure.to_string();
     for part in
-        ["origin limit: ", "\"alice-laptop\" brought 5 new skills", "limit of 3 per hour", ": 2 held back"]
+        ["origin limit: ", "\"alice-laptop\" brought 5 installs", "limit of 3 per hour", ": 2 held back"]
     {
         assert!(message.contains(part), "{part:?} not in {message:?}");
     }
@@ -171,7 +178,7 @@ async fn a_pull_installs_what_fits_holds_the_rest_back_and_fetches_it_when_there
     assert!(
         audit
             .iter()
-            .any(|a| a.decision == "origin-limit" && a.reason.starts_with("2 of 5 new skills held back")),
+            .any(|a| a.decision == "origin-limit" && a.reason.starts_with("2 of 5 installs held back")),
         "{audit:?}"
     );
 
