@@ -117,7 +117,7 @@ const MIGRATIONS: &[&str] = &[
     -- its size and SHA-256 here, the first bytes of its JSON in packet.
     ALTER TABLE quarantine ADD COLUMN body_size INTEGER;   -- NULL: kept whole
     ALTER TABLE quarantine ADD COLUMN body_sha256 TEXT;
-    UPDATE quarantine SET sender = peer, bytes = length(packet);
+    UPDATE quarantine SET sender = peer, bytes = length(packet) + length(findings) + length(reason);
     CREATE INDEX quarantine_by_sender ON quarantine (status, sender, id);
 
     -- Held entries and their bytes, per sender and in total: what eviction reads.
@@ -193,4 +193,43 @@ pub(super) fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
         tx.commit()?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn migration_4_accounts_the_entries_held_before_it_to_their_peers() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        for sql in &MIGRATIONS[..3] {
+            conn.execute_batch(sql).unwrap();
+        }
+        conn.execute("INSERT INTO meta (key, value) VALUES ('schema', '3')", []).unwrap();
+        for (peer, status) in
+            [("peer:a", "held"), ("peer:a", "held"), ("peer:b", "held"), ("peer:b", "dropped")]
+        {
+            conn.execute(
+                "INSERT INTO quarantine (received_at, last_seen_at, times_seen, peer, skill_name, integrity_hash,
+                                         stage, reason, findings, packet, status)
+                 VALUES ('t', 't', 1, ?1, 'n', 'h', 'policy', 'r', '[]', '{\"x\":1}', ?2)",
+                params![peer, status],
+            )
+            .unwrap();
+        }
+        migrate(&mut conn).unwrap();
+        let held: Vec<(String, i64, i64)> = conn
+            .prepare("SELECT sender, entries, bytes FROM quarantine_held ORDER BY sender")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        // Each weighs its packet, findings and reason: 7 + 2 + 1 bytes.
+        assert_eq!(held, [("peer:a".to_owned(), 2, 20), ("peer:b".to_owned(), 1, 10)]);
+        let totals: (i64, i64) = conn
+            .query_row("SELECT entries, bytes FROM quarantine_totals", [], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap();
+        assert_eq!(totals, (3, 30));
+    }
 }
