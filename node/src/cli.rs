@@ -52,7 +52,8 @@ pub(crate) struct GlobalArgs {
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
     /// Run the node: serve ECP over HTTP until SIGINT or SIGTERM.
-    Serve(ServeArgs),
+    // Boxed: its many flags make it several times larger than the others.
+    Serve(Box<ServeArgs>),
     /// Add, list, show, remove or scan skills.
     #[command(subcommand)]
     Skill(SkillCommand),

@@ -28,7 +28,7 @@ use crate::cli::{Cli, Command};
 /// Runs the parsed command line.
 pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
-        Command::Serve(args) => serve::run(&cli.global, args),
+        Command::Serve(args) => serve::run(&cli.global, *args),
         Command::Skill(command) => skill::run(&cli.global, command),
         Command::Quarantine(command) => quarantine::run(&cli.global, command),
         Command::Status(flag) => status::run(&cli.global, flag.json),
