@@ -77,7 +77,7 @@ pub(super) fn shares(held: &[u64], cap: u64) -> Vec<u64> {
     let mut extra = 0;
     for (k, &i) in order.iter().enumerate() {
         let left = (held.len() - k) as u64;
-        if held[i] * left <= room {
+        if held[i].saturating_mul(left) <= room {
             room -= held[i];
         } else {
             level = room / left;

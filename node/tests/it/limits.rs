@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use ecp_node::config::ClientRateLimit;
 use ecp_node::federation::{self, Context, PeerSpec, SyncError};
-use ecp_node::store::OriginLimits;
+use ecp_node::store::{OriginLimits, QuarantineCaps};
 use ecp_protocol::SkillPacket;
 use serde_json::{Value, json};
 
@@ -262,4 +262,41 @@ async fn a_sender_rotating_origins_is_held_to_its_own_limit() {
     // Updates of held skills and refusals are still taken from it.
     let result = node.push_ok(&update("rotated-4", &[refused_packet("rotated-4", "low")])).await;
     assert_eq!(result["rejectedSkills"], 1, "{result}");
+}
+
+/// Issue #12 item 5: a push of refused packets over the quarantine's cap
+/// evicts the pusher's own entries only, never those a pulled peer left
+/// awaiting review; the eviction is audited.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_flood_of_refusals_flushes_only_the_flooders_share_of_the_quarantine() {
+    // The source accepts low confidence, which the sink refuses on its pull.
+    let source = TestNode::start_with(|c| {
+        c.default_trust = 1.0;
+        c.policy.min_confidence = 0.1;
+    })
+    .await;
+    let low: Vec<SkillPacket> = (0..3).map(|i| refused_packet(ORIGIN, &format!("pulled-{i}"))).collect();
+    assert_eq!(source.push_ok(&update("relay", &low)).await["newSkills"], 3);
+    let sink =
+        TestNode::start_with(|c| c.quarantine = QuarantineCaps { entries: 6, ..QuarantineCaps::DEFAULT })
+            .await;
+    let ctx =
+        Context::new(sink.library().clone(), sink.config().policy.clone(), true, Duration::from_secs(10));
+    federation::pull(&ctx, &PeerSpec::manual(&source.url(""), None, 1.0)).await.expect("a pull");
+    let held = |sink: &TestNode| -> Vec<String> {
+        sink.library().store().quarantine().unwrap().into_iter().map(|e| e.skill_name).collect()
+    };
+    assert_eq!(held(&sink), ["pulled-0", "pulled-1", "pulled-2"]);
+
+    let flood: Vec<SkillPacket> = (0..10).map(|i| refused_packet("flooder", &format!("flood-{i}"))).collect();
+    let result = sink.push_ok(&update("flooder", &flood)).await;
+    assert_eq!(result["rejectedSkills"], 10, "{result}");
+    assert_eq!(
+        held(&sink),
+        ["pulled-0", "pulled-1", "pulled-2", "flood-7", "flood-8", "flood-9"],
+        "the flooder keeps its newest three, its share of six"
+    );
+    let audit = sink.library().store().audit(1).unwrap();
+    assert_eq!(audit[0].decision, "quarantine-evicted");
+    assert!(audit[0].reason.starts_with("7 held entries of addr:127.0.0.1 "), "{audit:?}");
 }
