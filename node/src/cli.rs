@@ -52,7 +52,8 @@ pub(crate) struct GlobalArgs {
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
     /// Run the node: serve ECP over HTTP until SIGINT or SIGTERM.
-    Serve(ServeArgs),
+    // Boxed: its many flags make it several times larger than the others.
+    Serve(Box<ServeArgs>),
     /// Add, list, show, remove or scan skills.
     #[command(subcommand)]
     Skill(SkillCommand),
@@ -134,6 +135,33 @@ pub(crate) struct ServeArgs {
     /// 5000; 0: no limit).
     #[arg(long, env = "ECP_ORIGIN_LIMIT_DAY", value_name = "N")]
     pub(crate) origin_limit_day: Option<u64>,
+    /// Most skills newly installed from one sender in any hour, whatever
+    /// origins they claim (default 2000; 0: no limit). The sender is the
+    /// configured peer (pulled from, or pushing signed with its own key), or
+    /// else the client address (IPv6: its /64).
+    #[arg(long, env = "ECP_SENDER_LIMIT_HOUR", value_name = "N")]
+    pub(crate) sender_limit_hour: Option<u64>,
+    /// Most skills newly installed from one sender in any 24 hours (default
+    /// 10000; 0: no limit).
+    #[arg(long, env = "ECP_SENDER_LIMIT_DAY", value_name = "N")]
+    pub(crate) sender_limit_day: Option<u64>,
+    /// Most quarantine entries held at once (default 10000). Over it, each
+    /// sender keeps an equal share and loses its oldest entries beyond.
+    #[arg(long, env = "ECP_QUARANTINE_ENTRIES", value_name = "N")]
+    pub(crate) quarantine_entries: Option<u64>,
+    /// Most bytes the quarantine holds at once (default 67108864, 64 MiB),
+    /// shared between senders as the entries are.
+    #[arg(long, env = "ECP_QUARANTINE_BYTES", value_name = "N")]
+    pub(crate) quarantine_bytes: Option<u64>,
+    /// Largest refused packet the quarantine keeps whole (default 262144,
+    /// 256 KiB); a larger one is kept as an excerpt with its size and
+    /// SHA-256, for review, and cannot be approved.
+    #[arg(long, env = "ECP_QUARANTINE_BODY_BYTES", value_name = "N")]
+    pub(crate) quarantine_body_bytes: Option<u64>,
+    /// Superseded versions kept per skill (default 10; 0: only the current
+    /// one); older ones are pruned as each skill changes.
+    #[arg(long, env = "ECP_HISTORY_DEPTH", value_name = "N")]
+    pub(crate) history_depth: Option<u64>,
     /// Requests per minute one client address may send, sustained (default
     /// 600; 0: no limit); more get 429. Loopback clients are not limited
     /// unless `[limits] client_rate_limit_loopback = true`.

@@ -613,7 +613,8 @@ mod tests {
             skills: vec![remote],
             ..Default::default()
         };
-        let sender = Sender { instance: "peer-a".into(), trust: 0.6, reshare: true };
+        let sender =
+            Sender { instance: "peer-a".into(), account: "addr:127.0.0.1".into(), trust: 0.6, reshare: true };
         let result = f.library.merge(update, &sender, &ecp_protocol::StandardPolicy::default()).unwrap();
         assert_eq!(result.new_skills, 1, "{result:?}");
         assert!(f.skills.join("remote").join(SKILL_FILE).exists());

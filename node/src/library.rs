@@ -10,9 +10,9 @@ use std::time::Duration;
 use ecp_protocol::{KnowledgeUpdate, MergeResult, SkillPacket, StandardPolicy};
 use tokio::sync::{mpsc, watch};
 
-use crate::intake::{self, OnExcess, Sender};
+use crate::intake::{self, Limits, OnExcess, Sender};
 use crate::projection::Projection;
-use crate::store::{Change, OriginExcess, OriginLimits, Source, Store, StoreError};
+use crate::store::{Change, OriginExcess, Source, Store, StoreError};
 
 /// The store, its projection, and a channel announcing the newest sequence number.
 #[derive(Debug, Clone)]
@@ -26,8 +26,9 @@ pub struct Library {
     /// request does not wait for the file system (the store is already
     /// durable); without one (the CLI) they are projected at once.
     projector: Arc<OnceLock<mpsc::UnboundedSender<Vec<Change>>>>,
-    /// New skills per origin every merge allows (`--origin-limit-hour`, `--origin-limit-day`).
-    origin_limits: OriginLimits,
+    /// What every merge allows: installs per origin, new skills per sender, the
+    /// quarantine's caps (`[limits]` of the configuration).
+    limits: Limits,
 }
 
 impl Library {
@@ -40,21 +41,22 @@ impl Library {
             projection: Projection::new(skills_dir),
             sequence: Arc::new(watch::channel(seq).0),
             projector: Arc::default(),
-            origin_limits: OriginLimits::default(),
+            limits: Limits::default(),
         })
     }
 
-    /// The library with other per-origin limits (the defaults otherwise).
+    /// The library with other limits (the defaults otherwise).
     /// Set it before cloning: clones made earlier keep theirs.
     #[must_use]
-    pub fn with_origin_limits(mut self, limits: OriginLimits) -> Library {
-        self.origin_limits = limits;
+    pub fn with_limits(mut self, limits: Limits) -> Library {
+        self.store.set_history_depth(limits.history_depth);
+        self.limits = limits;
         self
     }
 
-    /// The per-origin limits merges apply.
-    pub fn origin_limits(&self) -> OriginLimits {
-        self.origin_limits
+    /// The limits merges apply.
+    pub fn limits(&self) -> Limits {
+        self.limits
     }
 
     /// The store, for reads.
@@ -153,8 +155,7 @@ impl Library {
         sender: &Sender,
         policy: &StandardPolicy,
     ) -> Result<MergeResult, StoreError> {
-        let merged =
-            intake::merge(&self.store, update, sender, policy, &self.origin_limits, OnExcess::Refuse)?;
+        let merged = intake::merge(&self.store, update, sender, policy, &self.limits, OnExcess::Refuse)?;
         self.committed(&merged.changes);
         Ok(merged.result)
     }
@@ -168,8 +169,7 @@ impl Library {
         sender: &Sender,
         policy: &StandardPolicy,
     ) -> Result<(MergeResult, Vec<OriginExcess>), StoreError> {
-        let merged =
-            intake::merge(&self.store, update, sender, policy, &self.origin_limits, OnExcess::HoldBack)?;
+        let merged = intake::merge(&self.store, update, sender, policy, &self.limits, OnExcess::HoldBack)?;
         self.committed(&merged.changes);
         Ok((merged.result, merged.held_back))
     }

@@ -98,7 +98,7 @@ impl Node {
             tokio::task::spawn_blocking(move || Library::open(&data, &skills))
                 .await
                 .expect("opening the store does not panic")?
-                .with_origin_limits(config.origin_limits)
+                .with_limits(config.merge_limits())
         };
         let listener = TcpListener::bind(config.listen)
             .await

@@ -28,7 +28,7 @@ use crate::cli::{Cli, Command};
 /// Runs the parsed command line.
 pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
-        Command::Serve(args) => serve::run(&cli.global, args),
+        Command::Serve(args) => serve::run(&cli.global, *args),
         Command::Skill(command) => skill::run(&cli.global, command),
         Command::Quarantine(command) => quarantine::run(&cli.global, command),
         Command::Status(flag) => status::run(&cli.global, flag.json),
@@ -65,6 +65,6 @@ pub(crate) fn open_library(config: &Config, create: bool) -> anyhow::Result<Libr
         bail!("{data} holds no ecp-node data; pass --data DIR with the folder `ecp-node serve` uses");
     }
     Library::open(&config.data_dir, &config.skills_dir)
-        .map(|library| library.with_origin_limits(config.origin_limits))
+        .map(|library| library.with_limits(config.merge_limits()))
         .with_context(|| format!("cannot open the node's data in {data} (see --data)"))
 }

@@ -54,6 +54,13 @@ fn list(library: &Library, json: bool) -> anyhow::Result<ExitCode> {
             out.push_str(table.render("").split_once('\n').map_or("", |(_, rest)| rest));
         }
         let _ = writeln!(out, "    reason: {}", one_line(&e.reason));
+        if let Some(t) = &e.truncated {
+            let _ = writeln!(
+                out,
+                "    truncated: the packet was {} bytes (SHA-256 {}); only an excerpt is kept, it cannot be approved",
+                t.size, t.sha256
+            );
+        }
         for f in &e.findings {
             let _ = writeln!(
                 out,

@@ -17,7 +17,8 @@ use serde::Deserialize;
 use super::keys::{self, FileKey};
 use super::{ConfigError, Secret, duration, unit};
 use crate::connections::ConnectionLimits;
-use crate::store::OriginLimits;
+use crate::intake::{DEFAULT_SENDER_PER_DAY, DEFAULT_SENDER_PER_HOUR, Limits};
+use crate::store::{DEFAULT_HISTORY_DEPTH, OriginLimits, QuarantineCaps};
 use crate::tls::TlsFiles;
 
 /// Default listen address: loopback only, so a node started without
@@ -87,6 +88,19 @@ pub struct FileLimits {
     pub origin_limit_hour: Option<u64>,
     /// New skills per origin per rolling day (default 5,000; 0: no limit).
     pub origin_limit_day: Option<u64>,
+    /// New skills per verified sender per rolling hour (default 2,000; 0: no limit).
+    pub sender_limit_hour: Option<u64>,
+    /// New skills per verified sender per rolling day (default 10,000; 0: no limit).
+    pub sender_limit_day: Option<u64>,
+    /// Most quarantine entries held at once (default 10,000).
+    pub quarantine_entries: Option<u64>,
+    /// Most bytes the quarantine holds at once (default 64 MiB).
+    pub quarantine_bytes: Option<u64>,
+    /// Largest refused packet kept whole (default 256 KiB); larger ones are
+    /// kept as an excerpt with their size and SHA-256.
+    pub quarantine_body_bytes: Option<u64>,
+    /// Superseded versions kept per skill (default 10; 0: only the current one).
+    pub history_depth: Option<u64>,
     /// Requests per minute from one client address (default 600; 0: no limit).
     pub client_rate_limit: Option<u32>,
     /// Requests one client address may send at once (default 120).
@@ -140,6 +154,18 @@ pub struct Overrides {
     pub origin_limit_hour: Option<u64>,
     /// `--origin-limit-day` / `ECP_ORIGIN_LIMIT_DAY`.
     pub origin_limit_day: Option<u64>,
+    /// `--sender-limit-hour` / `ECP_SENDER_LIMIT_HOUR`.
+    pub sender_limit_hour: Option<u64>,
+    /// `--sender-limit-day` / `ECP_SENDER_LIMIT_DAY`.
+    pub sender_limit_day: Option<u64>,
+    /// `--quarantine-entries` / `ECP_QUARANTINE_ENTRIES`.
+    pub quarantine_entries: Option<u64>,
+    /// `--quarantine-bytes` / `ECP_QUARANTINE_BYTES`.
+    pub quarantine_bytes: Option<u64>,
+    /// `--quarantine-body-bytes` / `ECP_QUARANTINE_BODY_BYTES`.
+    pub quarantine_body_bytes: Option<u64>,
+    /// `--history-depth` / `ECP_HISTORY_DEPTH`.
+    pub history_depth: Option<u64>,
     /// `--client-rate-limit` / `ECP_CLIENT_RATE_LIMIT`.
     pub client_rate_limit: Option<u32>,
     /// `--client-burst` / `ECP_CLIENT_BURST`.
@@ -218,6 +244,12 @@ pub struct Config {
     pub peers_file: Option<PathBuf>,
     /// New skills per origin per hour and per day.
     pub origin_limits: OriginLimits,
+    /// New skills per verified sender per hour and per day.
+    pub sender_limits: OriginLimits,
+    /// The quarantine's caps on entries and bytes.
+    pub quarantine: QuarantineCaps,
+    /// Superseded versions kept per skill.
+    pub history_depth: u64,
     /// Requests per client address.
     pub client_rate_limit: ClientRateLimit,
     /// Open connections, in all and per client address.
@@ -288,6 +320,34 @@ impl Config {
             per_hour: over.origin_limit_hour.or(fc.limits.origin_limit_hour).unwrap_or(defaults.per_hour),
             per_day: over.origin_limit_day.or(fc.limits.origin_limit_day).unwrap_or(defaults.per_day),
         };
+        let sender_limits = OriginLimits {
+            per_hour: over
+                .sender_limit_hour
+                .or(fc.limits.sender_limit_hour)
+                .unwrap_or(DEFAULT_SENDER_PER_HOUR),
+            per_day: over.sender_limit_day.or(fc.limits.sender_limit_day).unwrap_or(DEFAULT_SENDER_PER_DAY),
+        };
+        let quarantine = QuarantineCaps {
+            entries: over
+                .quarantine_entries
+                .or(fc.limits.quarantine_entries)
+                .unwrap_or(QuarantineCaps::DEFAULT.entries),
+            bytes: over
+                .quarantine_bytes
+                .or(fc.limits.quarantine_bytes)
+                .unwrap_or(QuarantineCaps::DEFAULT.bytes),
+            body: over
+                .quarantine_body_bytes
+                .or(fc.limits.quarantine_body_bytes)
+                .unwrap_or(QuarantineCaps::DEFAULT.body),
+        };
+        for (key, value) in
+            [("quarantine_entries", quarantine.entries), ("quarantine_bytes", quarantine.bytes)]
+        {
+            if value == 0 {
+                return Err(ConfigError::Invalid { key, message: "must be at least 1".into() });
+            }
+        }
         let client_rate_limit = ClientRateLimit {
             per_minute: over
                 .client_rate_limit
@@ -341,10 +401,23 @@ impl Config {
             mdns: over.mdns.unwrap_or(true),
             peers_file: over.peers,
             origin_limits,
+            sender_limits,
+            quarantine,
+            history_depth: over.history_depth.or(fc.limits.history_depth).unwrap_or(DEFAULT_HISTORY_DEPTH),
             client_rate_limit,
             connections,
             tls,
         })
+    }
+
+    /// The limits every merge applies.
+    pub fn merge_limits(&self) -> Limits {
+        Limits {
+            origin: self.origin_limits,
+            sender: self.sender_limits,
+            quarantine: self.quarantine,
+            history_depth: self.history_depth,
+        }
     }
 
     /// The node's own signing keys: the shared secret as `default` first,
@@ -526,6 +599,33 @@ mod tests {
         )
         .unwrap();
         assert_eq!(off.client_rate_limit.per_minute, 0);
+    }
+
+    #[test]
+    fn sender_limits_and_quarantine_caps_resolve_flag_over_file_over_default() {
+        let c = Config::resolve(None, Overrides::default()).unwrap();
+        assert_eq!(c.sender_limits, OriginLimits { per_hour: 2_000, per_day: 10_000 });
+        assert_eq!(
+            c.quarantine,
+            QuarantineCaps { entries: 10_000, bytes: 64 * 1024 * 1024, body: 256 * 1024 }
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("node.toml");
+        std::fs::write(
+            &file,
+            "[limits]\nsender_limit_hour = 0\nsender_limit_day = 7\nquarantine_entries = 5\nquarantine_bytes = 900\n\
+             quarantine_body_bytes = 50\nhistory_depth = 0\n",
+        )
+        .unwrap();
+        let over =
+            Overrides { sender_limit_day: Some(8), quarantine_bytes: Some(1_000), ..Default::default() };
+        let c = Config::resolve(Some(&file), over).unwrap();
+        assert_eq!(c.merge_limits().sender, OriginLimits { per_hour: 0, per_day: 8 });
+        assert_eq!(c.merge_limits().quarantine, QuarantineCaps { entries: 5, bytes: 1_000, body: 50 });
+        assert_eq!((c.history_depth, c.merge_limits().history_depth), (0, 0));
+        let err = Config::resolve(None, Overrides { quarantine_entries: Some(0), ..Default::default() })
+            .unwrap_err();
+        assert!(err.to_string().contains("quarantine_entries"), "{err}");
     }
 
     #[test]

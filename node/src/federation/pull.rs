@@ -31,7 +31,7 @@ use sha2::{Digest, Sha256};
 
 use super::client::Fetched;
 use super::{Context, PeerSpec, SyncError, SyncFailure, blocking, is_echo};
-use crate::intake::Sender;
+use crate::intake::{Sender, peer_account};
 use crate::store::OriginExcess;
 use crate::store::{PullRecord, now};
 
@@ -169,7 +169,12 @@ async fn round(ctx: &Context, peer: &PeerSpec, attempted_at: &str) -> Result<Pul
     };
 
     let (library, policy, own) = (ctx.library.clone(), ctx.policy.clone(), ctx.instance().to_owned());
-    let sender = Sender { instance: instance.clone(), trust: peer.trust, reshare: ctx.reshare };
+    let sender = Sender {
+        instance: instance.clone(),
+        account: peer_account(&peer.url),
+        trust: peer.trust,
+        reshare: ctx.reshare,
+    };
     let merged = blocking(move || -> Result<_, SyncError> {
         let update = KnowledgeUpdate::from_json(&body).map_err(|e| SyncError::Decode(e.to_string()))?;
         let sequence = update.sequence_num;
@@ -220,7 +225,7 @@ async fn save(
     Ok(())
 }
 
-/// A pull round whose new skills did not all fit under the origin limits.
+/// A pull round whose installs did not all fit under the origin (or sender) limits.
 #[derive(Debug)]
 pub struct HeldBack {
     /// Each origin with packets held back (once per merged slice).
@@ -232,10 +237,10 @@ pub struct HeldBack {
 impl std::fmt::Display for HeldBack {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let Some(first) = self.excess.first() else { return f.write_str("nothing held back") };
-        let OriginExcess { origin, window, limit, installed, arriving, room, .. } = first;
+        let OriginExcess { per, origin, window, limit, installed, arriving, room, .. } = first;
         write!(
             f,
-            "origin {origin:?} brought {arriving} new skills, over its limit of {limit} per {window} ({installed} \
+            "{per} {origin:?} brought {arriving} installs, over its limit of {limit} per {window} ({installed} \
              installed in the last {window} before): {} held back",
             arriving - room
         )?;
@@ -244,7 +249,7 @@ impl std::fmt::Display for HeldBack {
         origins.dedup();
         if self.excess.len() > 1 {
             let held: u64 = self.excess.iter().map(|e| e.arriving - e.room).sum();
-            write!(f, "; {held} held back in all, from {} origins", origins.len())?;
+            write!(f, "; {held} held back in all, over {} limits", origins.len())?;
         }
         let wait = self.excess.iter().map(|e| e.retry_after).max().unwrap_or(1);
         write!(

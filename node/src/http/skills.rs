@@ -5,11 +5,12 @@
 //! ([`super::guard`]).
 
 use std::collections::HashMap;
+use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::Extension;
 use axum::body::{Body, Bytes};
-use axum::extract::{Query, State};
+use axum::extract::{ConnectInfo, Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use ecp_protocol::KnowledgeUpdate;
@@ -19,7 +20,7 @@ use super::auth::Caller;
 use super::cache::Cached;
 use super::error::ApiError;
 use super::state::AppState;
-use crate::intake::Sender;
+use crate::intake::{Sender, address_account, peer_account};
 use crate::store::{Served, now};
 
 /// `GET /ecp/skills[?since=N]`.
@@ -125,6 +126,7 @@ fn encode_update(instance: &str, served: &Served, uptime_hours: f64) -> Vec<u8> 
 pub(super) async fn post(
     State(state): State<AppState>,
     Extension(caller): Extension<Arc<Caller>>,
+    client: Option<Extension<ConnectInfo<SocketAddr>>>,
     body: Body,
 ) -> Result<Response, ApiError> {
     // The guard read the body whole, under the size limit, to authenticate it.
@@ -157,7 +159,14 @@ pub(super) async fn post(
         (None, Some(f)) => f.inbound_trust(peer).unwrap_or(state.config.default_trust),
         (None, None) => state.config.default_trust,
     };
-    let sender = Sender { instance: peer.to_owned(), trust, reshare };
+    // The per-sender limits count what the node verified: the peer whose
+    // key signed the push, else the client's address — never peerInstance.
+    let account = match (caller.peer(), client) {
+        (Some(owner), _) => peer_account(&owner.url),
+        (None, Some(Extension(ConnectInfo(addr)))) => address_account(addr.ip()),
+        (None, None) => "addr:unknown".to_owned(),
+    };
+    let sender = Sender { instance: peer.to_owned(), account, trust, reshare };
     let library = state.library.clone();
     let policy = state.config.policy.clone();
     let result = tokio::task::spawn_blocking(move || library.merge(update, &sender, &policy)).await??;

@@ -30,7 +30,12 @@ pub fn approve(store: &Store, id: i64, fallback_trust: f64, reshare: bool) -> Re
         let Source::Peer(instance) = &entry.peer else {
             return Err(StoreError::CannotApprove(format!("it was not sent by a peer but by {}", entry.peer)));
         };
-        let sender = Sender { instance: instance.clone(), trust: entry.trust.unwrap_or(fallback_trust), reshare };
+        let sender = Sender {
+            instance: instance.clone(),
+            account: Source::Operator.to_string(),
+            trust: entry.trust.unwrap_or(fallback_trust),
+            reshare,
+        };
         let mut admitted = receive(packet, &sender.context(store.instance_id()));
         // The operator vouches for the skill as sent; hashes stay truthful.
         admitted.reseal();

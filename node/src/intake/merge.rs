@@ -1,17 +1,16 @@
 //! An update from a peer: read the view, let the protocol decide, hold back
-//! what the per-origin limits do not admit, apply the rest — installs,
-//! quarantine, audit, the limits' counters — in one store transaction.
+//! what the per-origin and per-sender limits do not admit, apply the rest —
+//! installs, quarantine, audit, the limits' counters — and bring the
+//! quarantine back under its caps, in one store transaction.
 
 use ecp_protocol::{
     AcceptPolicy, Decision, KnowledgeUpdate, MergeResult, PacketDecision, SkillKind, merge_knowledge,
 };
 
-use super::Sender;
-use super::hold_back::{admit, new_by_origin};
-use crate::store::origin_limits::unix_now;
-use crate::store::{
-    Change, OriginExcess, OriginLimited, OriginLimits, Refusal, Source, Store, StoreError, Tx,
-};
+use super::hold_back::{admit, installs_by_origin, new_by_sender};
+use super::{Limits, Sender};
+use crate::store::origin_limits::{Per, unix_now};
+use crate::store::{Change, OriginExcess, OriginLimited, Refusal, Source, Store, StoreError, Tx};
 
 /// What a merge did: the wire answer and the changes to project.
 #[derive(Debug)]
@@ -22,12 +21,14 @@ pub struct Merged {
     pub result: MergeResult,
     /// Committed changes, for the skills folder.
     pub changes: Vec<Change>,
-    /// The origins whose new skills did not all fit under their limits
-    /// ([`OnExcess::HoldBack`] only; a refused merge returns an error instead).
+    /// The origins (and the sender) whose installs did not all fit under
+    /// their limits ([`OnExcess::HoldBack`] only; a refused merge returns an
+    /// error instead).
     pub held_back: Vec<OriginExcess>,
 }
 
-/// What a merge does when new skills of an origin do not fit under its limits.
+/// What a merge does when installs of an origin (or of the sender) do not
+/// fit under its limits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OnExcess {
     /// Apply nothing: the merge fails with [`StoreError::OriginLimited`].
@@ -40,16 +41,17 @@ pub enum OnExcess {
     HoldBack,
 }
 
-/// Merges `update` from `sender` under `policy` and the per-origin
-/// `limits`, applying every decision (installs, quarantine, audit) in one
-/// transaction of `store`. New skills over an origin's limits are handled as
-/// `on_excess` says.
+/// Merges `update` from `sender` under `policy` and `limits`, applying
+/// every decision (installs, quarantine, audit) in one transaction of
+/// `store`. Installs over an origin's or the sender's limits are handled
+/// as `on_excess` says; the quarantine is brought back under its caps once,
+/// at the end.
 pub fn merge(
     store: &Store,
     update: KnowledgeUpdate,
     sender: &Sender,
     policy: &impl AcceptPolicy,
-    limits: &OriginLimits,
+    limits: &Limits,
     on_excess: OnExcess,
 ) -> Result<Merged, StoreError> {
     let source = sender.source();
@@ -59,21 +61,27 @@ pub fn merge(
         let outcome = merge_knowledge(update, &view, policy, &sender.context(store.instance_id()));
         // The limits are checked against the decisions before any is applied.
         let at = unix_now();
-        let excess = tx.origin_excess(limits, &new_by_origin(&outcome.decisions), at)?;
+        let mut excess =
+            tx.origin_excess(Per::Origin, &limits.origin, &installs_by_origin(&outcome.decisions), at)?;
+        let by_sender = new_by_sender(&outcome.decisions, &sender.account);
+        excess.extend(tx.origin_excess(Per::Sender, &limits.sender, &by_sender, at)?);
         if !excess.is_empty() && on_excess == OnExcess::Refuse {
             return Err(OriginLimited { excess }.into());
         }
         let admitted = admit(outcome, &excess);
-        let changes = apply(tx, &admitted.decisions, sender, &source)?;
+        let changes = apply(tx, &admitted.decisions, sender, &source, limits)?;
         for e in &excess {
             let reason = format!(
-                "{} of {} new skills held back by the origin limit ({e})",
+                "{} of {} installs held back by the {} limit ({e})",
                 e.arriving - e.room,
-                e.arriving
+                e.arriving,
+                e.per
             );
             tx.audit(&source, "*", "origin-limit", &reason)?;
         }
-        tx.count_new_installs(&new_by_origin(&admitted.decisions), at)?;
+        tx.count_new_installs(Per::Origin, &installs_by_origin(&admitted.decisions), at)?;
+        tx.count_new_installs(Per::Sender, &new_by_sender(&admitted.decisions, &sender.account), at)?;
+        tx.evict_quarantine_over(limits.quarantine, &source)?;
         Ok(Merged { result: admitted.result, changes, held_back: excess })
     })
 }
@@ -84,6 +92,7 @@ fn apply(
     decisions: &[PacketDecision],
     sender: &Sender,
     source: &Source,
+    limits: &Limits,
 ) -> Result<Vec<Change>, StoreError> {
     let mut changes = Vec::new();
     let mut unchanged = 0usize;
@@ -104,12 +113,13 @@ fn apply(
             Decision::Rejected { stage, reason } => {
                 let refusal = Refusal {
                     peer: source,
+                    sender: &sender.account,
                     stage: *stage,
                     reason,
                     findings: &d.findings,
                     trust: sender.trust,
                 };
-                tx.quarantine(&d.packet, &refusal)?;
+                tx.quarantine(&d.packet, &refusal, limits.quarantine.body)?;
                 tx.audit(source, name, &format!("rejected:{}", stage.name()), reason)?;
             }
         }

@@ -2,8 +2,8 @@
 //! store transaction.
 //!
 //! The protocol crate decides each packet ([`ecp_protocol::merge_knowledge`]);
-//! this module adds the node's own decisions — the per-origin limits on new
-//! skills, the operator's approval of a quarantined packet — and hands the
+//! this module adds the node's own decisions — the per-origin and per-sender
+//! limits on new skills, the quarantine's caps, the operator's approval of a quarantined packet — and hands the
 //! result to the store as primitives of one [`Store::transaction`]. The store
 //! decides nothing; the MergeResult a peer receives is counted from the
 //! decisions that are applied.
@@ -25,16 +25,81 @@ mod merge;
 
 use ecp_protocol::{MergeContext, SkillPacket};
 
-use crate::store::{Source, now};
+use crate::store::{DEFAULT_HISTORY_DEPTH, OriginLimits, QuarantineCaps, Source, now};
 
 pub use approve::approve;
 pub use merge::{Merged, OnExcess, merge};
+
+/// The account of a configured peer (see [`Sender::account`]).
+pub fn peer_account(url: &str) -> String {
+    format!("peer:{url}")
+}
+
+/// The account of a client address: IPv4 whole, IPv6 by its /64, the block
+/// one host usually holds (see [`Sender::account`]).
+pub fn address_account(ip: std::net::IpAddr) -> String {
+    match ip {
+        std::net::IpAddr::V4(v4) => format!("addr:{v4}"),
+        std::net::IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => format!("addr:{v4}"),
+            None => {
+                let prefix = u128::from(v6) & !((1u128 << 64) - 1);
+                format!("addr:{}/64", std::net::Ipv6Addr::from(prefix))
+            }
+        },
+    }
+}
+
+/// The node's limits on what merges may bring.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// New skills per `originInstance` (`[limits] origin_limit_hour`, `_day`).
+    pub origin: OriginLimits,
+    /// New skills per verified sender ([`Sender::account`]), whatever
+    /// origins they claim (`[limits] sender_limit_hour`, `_day`).
+    pub sender: OriginLimits,
+    /// The quarantine's caps on entries and bytes, shared between senders.
+    pub quarantine: QuarantineCaps,
+    /// Superseded versions kept per skill (`[limits] history_depth`).
+    pub history_depth: u64,
+}
+
+/// Default: new skills per sender per rolling hour.
+pub const DEFAULT_SENDER_PER_HOUR: u64 = 2_000;
+/// Default: new skills per sender per rolling day.
+pub const DEFAULT_SENDER_PER_DAY: u64 = 10_000;
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            origin: OriginLimits::default(),
+            sender: OriginLimits { per_hour: DEFAULT_SENDER_PER_HOUR, per_day: DEFAULT_SENDER_PER_DAY },
+            quarantine: QuarantineCaps::default(),
+            history_depth: DEFAULT_HISTORY_DEPTH,
+        }
+    }
+}
+
+impl Limits {
+    /// No limits on new skills (the quarantine keeps its default caps).
+    pub const NO_RATE_LIMITS: Limits = Limits {
+        origin: OriginLimits::OFF,
+        sender: OriginLimits::OFF,
+        quarantine: QuarantineCaps::DEFAULT,
+        history_depth: DEFAULT_HISTORY_DEPTH,
+    };
+}
 
 /// Who sent an update and how far we trust them.
 #[derive(Debug, Clone)]
 pub struct Sender {
     /// The peer's instance id (configured, or the update's `peerInstance`).
     pub instance: String,
+    /// Who the node verified sent it, never taken from the update: `peer:<url>`
+    /// for a configured peer (pulled from, or pushing signed with its own
+    /// key), `addr:<ip>` (IPv6: its /64) for any other push. The per-sender
+    /// limit and the quarantine's shares are counted per this.
+    pub account: String,
     /// Trust factor, 0..1.
     pub trust: f64,
     /// Whether external skills are re-served to other peers.

@@ -3,8 +3,9 @@
 use ecp_protocol::merge::{MergeContext, receive};
 use ecp_protocol::{KnowledgeUpdate, Origin, SkillPacket, StandardPolicy};
 
-use super::{OnExcess, Sender, approve, merge};
-use crate::store::{OriginLimited, OriginLimits, Store, StoreError, now};
+use super::{Limits, OnExcess, Sender, approve, merge};
+use crate::store::origin_limits::Per;
+use crate::store::{OriginLimited, OriginLimits, Source, Store, StoreError, now};
 
 fn store() -> (tempfile::TempDir, Store) {
     let dir = tempfile::tempdir().unwrap();
@@ -29,10 +30,11 @@ fn update(packets: &[SkillPacket]) -> KnowledgeUpdate {
 }
 
 fn sender(trust: f64) -> Sender {
-    Sender { instance: "relay".into(), trust, reshare: true }
+    Sender { instance: "relay".into(), account: "peer:http://relay".into(), trust, reshare: true }
 }
 
-const TWO_AN_HOUR: OriginLimits = OriginLimits { per_hour: 2, per_day: 0 };
+const TWO_AN_HOUR: Limits =
+    Limits { origin: OriginLimits { per_hour: 2, per_day: 0 }, ..Limits::NO_RATE_LIMITS };
 
 #[test]
 fn held_back_packets_are_in_no_count_and_everything_else_is_applied() {
@@ -50,7 +52,7 @@ fn held_back_packets_are_in_no_count_and_everything_else_is_applied() {
     let audit = store.audit(1).unwrap();
     assert_eq!((audit[0].decision.as_str(), audit[0].peer.as_str()), ("origin-limit", "peer:relay"));
     assert!(
-        audit[0].reason.starts_with("1 of 3 new skills held back by the origin limit (origin \"a\""),
+        audit[0].reason.starts_with("1 of 3 installs held back by the origin limit (origin \"a\""),
         "{audit:?}"
     );
 
@@ -92,7 +94,7 @@ fn an_approval_lowers_confidence_by_the_trust_at_refusal_as_an_accepting_merge_w
         update(std::slice::from_ref(&sent)),
         &sender(0.8),
         &StandardPolicy::default(),
-        &OriginLimits::OFF,
+        &Limits::NO_RATE_LIMITS,
         OnExcess::Refuse,
     )
     .unwrap();
@@ -119,4 +121,187 @@ fn an_approval_lowers_confidence_by_the_trust_at_refusal_as_an_accepting_merge_w
     assert!(audit[0].reason.contains("at confidence 0.4 (trust 0.8)"), "{audit:?}");
     let again = approve(&store, entry.id, 0.3, true);
     assert!(matches!(again, Err(StoreError::QuarantineEntryNotHeld { .. })), "{again:?}");
+}
+
+fn refused(prefix: &str, n: usize) -> Vec<SkillPacket> {
+    (0..n).map(|i| packet("origin", &format!("{prefix}-{i}"), 0.1)).collect()
+}
+
+/// Issue #12 items 5 and 7: a flood of refusals from one sender flushes only
+/// its own share, and the bookkeeping stays cheap. Prints the time of the
+/// flood's transaction (`cargo test -p ecp-node --lib flood -- --nocapture`).
+#[test]
+fn a_flood_of_refusals_from_one_sender_evicts_only_its_own_share() {
+    let (_dir, store) = store();
+    let policy = StandardPolicy::default();
+    let limits = Limits::NO_RATE_LIMITS;
+    let max = crate::store::QuarantineCaps::DEFAULT.entries as usize;
+    let first =
+        Sender { instance: "honest".into(), account: "peer:http://honest".into(), trust: 1.0, reshare: true };
+    merge(&store, update(&refused("honest", max / 4)), &first, &policy, &limits, OnExcess::Refuse).unwrap();
+    let flooder = sender(1.0);
+    let flood = update(&refused("flood", max));
+    let started = std::time::Instant::now();
+    let merged = merge(&store, flood, &flooder, &policy, &limits, OnExcess::Refuse).unwrap();
+    let took = started.elapsed();
+    println!("merge of {max} refused packets into a quarantine holding {}: {took:?}", max / 4);
+    assert_eq!(merged.result.rejected_skills, max as u64);
+    let held = store.quarantine().unwrap();
+    assert!(held.len() <= max, "{} held", held.len());
+    let honest = held.iter().filter(|e| e.peer.to_string() == "peer:honest").count();
+    assert_eq!(honest, max / 4, "the honest sender's entries are all kept");
+}
+
+fn from(account: &str) -> Sender {
+    Sender { instance: account.into(), account: format!("peer:http://{account}"), trust: 1.0, reshare: true }
+}
+
+fn caps(entries: u64, bytes: u64) -> Limits {
+    let body = crate::store::QuarantineCaps::DEFAULT.body;
+    Limits { quarantine: crate::store::QuarantineCaps { entries, bytes, body }, ..Limits::NO_RATE_LIMITS }
+}
+
+fn held_names(store: &Store) -> Vec<String> {
+    store.quarantine().unwrap().into_iter().map(|e| e.skill_name).collect()
+}
+
+#[test]
+fn the_entry_cap_holds_at_its_limit_and_one_past_it_the_largest_sender_loses_its_oldest() {
+    let (_dir, store) = store();
+    let policy = StandardPolicy::default();
+    let limits = caps(4, u64::MAX);
+    merge(&store, update(&refused("a", 3)), &from("a"), &policy, &limits, OnExcess::Refuse).unwrap();
+    merge(&store, update(&refused("b", 1)), &from("b"), &policy, &limits, OnExcess::Refuse).unwrap();
+    assert_eq!(held_names(&store), ["a-0", "a-1", "a-2", "b-0"], "at the cap: nothing evicted");
+    merge(&store, update(&refused("b", 2)[1..]), &from("b"), &policy, &limits, OnExcess::Refuse).unwrap();
+    assert_eq!(
+        held_names(&store),
+        ["a-1", "a-2", "b-0", "b-1"],
+        "one past: a, holding most, loses its oldest"
+    );
+    let audit = store.audit(1).unwrap();
+    assert_eq!((audit[0].decision.as_str(), audit[0].peer.as_str()), ("quarantine-evicted", "peer:b"));
+    assert!(audit[0].reason.starts_with("1 held entries of peer:http://a (ids 1..=1"), "{audit:?}");
+
+    // b floods: it flushes only its own entries beyond its share.
+    merge(&store, update(&refused("flood", 100)), &from("b"), &policy, &limits, OnExcess::Refuse).unwrap();
+    let held = held_names(&store);
+    assert_eq!(held, ["a-1", "a-2", "flood-98", "flood-99"], "b keeps its newest two");
+    let evictions: Vec<_> =
+        store.audit(200).unwrap().into_iter().filter(|a| a.decision == "quarantine-evicted").collect();
+    assert_eq!(evictions.len(), 2, "one line per sender and transaction: {evictions:?}");
+}
+
+#[test]
+fn the_byte_cap_is_shared_between_senders_and_review_frees_room() {
+    let (_dir, store) = store();
+    let policy = StandardPolicy::default();
+    let unlimited = caps(u64::MAX, u64::MAX);
+    merge(&store, update(&refused("a", 2)), &from("a"), &policy, &unlimited, OnExcess::Refuse).unwrap();
+    let weight = |store: &Store| store.quarantine_held().unwrap().1;
+    let two = weight(&store);
+    assert!(two > 0);
+    // Room for exactly the two held: at the cap, nothing goes.
+    let at_cap = caps(u64::MAX, two);
+    merge(&store, update(&[]), &from("a"), &policy, &at_cap, OnExcess::Refuse).unwrap();
+    assert_eq!(held_names(&store).len(), 2);
+    // One byte less: a, the only holder, loses its oldest.
+    merge(&store, update(&[]), &from("a"), &policy, &caps(u64::MAX, two - 1), OnExcess::Refuse).unwrap();
+    assert_eq!(held_names(&store), ["a-1"]);
+    // Dropping an entry gives its bytes back.
+    let [entry] = store.quarantine().unwrap().try_into().unwrap();
+    store.quarantine_drop(entry.id).unwrap();
+    assert_eq!(store.quarantine_held().unwrap(), (0, 0));
+}
+
+#[test]
+fn a_pull_over_the_sender_limit_installs_what_fits_of_any_origin_and_holds_the_rest_back() {
+    let (_dir, store) = store();
+    let limits = Limits { sender: OriginLimits { per_hour: 2, per_day: 0 }, ..Limits::NO_RATE_LIMITS };
+    let policy = StandardPolicy::default();
+    let packets = [packet("a", "a-1", 0.9), packet("b", "b-1", 0.9), packet("c", "c-1", 0.9)];
+    let merged = merge(&store, update(&packets), &sender(1.0), &policy, &limits, OnExcess::HoldBack).unwrap();
+    let installed: Vec<&str> = merged.changes.iter().map(|c| c.packet.skill_name.as_str()).collect();
+    assert_eq!(installed, ["a-1", "b-1"], "at the limit");
+    let [e] = merged.held_back.as_slice() else { panic!("{:?}", merged.held_back) };
+    assert_eq!((e.per, e.origin.as_str(), e.arriving, e.room), (Per::Sender, "peer:http://relay", 3, 2));
+    // Another sender is not held to relay's count.
+    let other =
+        merge(&store, update(&packets), &from("other"), &policy, &limits, OnExcess::HoldBack).unwrap();
+    assert_eq!((other.result.new_skills, other.result.unchanged), (1, 2));
+    // One past the limit for relay: refused whole when pushed.
+    let refused =
+        merge(&store, update(&[packet("d", "d-1", 0.9)]), &sender(1.0), &policy, &limits, OnExcess::Refuse);
+    let Err(StoreError::OriginLimited(limited)) = refused else { panic!("{refused:?}") };
+    assert!(limited.to_string().starts_with("sender \"peer:http://relay\" is over its limit"), "{limited}");
+}
+
+#[test]
+fn a_packet_over_the_body_cap_is_kept_as_an_excerpt_with_its_size_and_hash_and_cannot_be_approved() {
+    let policy = StandardPolicy::default();
+    let sent = packet("origin", "big", 0.1);
+    let json = serde_json::to_string(&sent).unwrap();
+    let size = json.len() as u64;
+    let held_under = |body: u64| {
+        let (dir, store) = store();
+        let mut limits = caps(u64::MAX, u64::MAX);
+        limits.quarantine.body = body;
+        merge(&store, update(std::slice::from_ref(&sent)), &sender(1.0), &policy, &limits, OnExcess::Refuse)
+            .unwrap();
+        let [entry] = store.quarantine().unwrap().try_into().unwrap();
+        (dir, store, entry)
+    };
+    let (_dir, store, whole) = held_under(size);
+    assert!(whole.truncated.is_none(), "at the cap: kept whole");
+    assert!(store.quarantined(whole.id).unwrap().1.is_some());
+
+    let (_dir, store, cut) = held_under(size - 1);
+    let t = cut.truncated.clone().expect("one byte past the cap: an excerpt");
+    assert_eq!(t.size as u64, size);
+    assert_eq!(t.sha256, hex::encode(<sha2::Sha256 as sha2::Digest>::digest(json.as_bytes())));
+    assert!(store.quarantined(cut.id).unwrap().1.is_none());
+    assert!(store.quarantine_held().unwrap().1 < size + 200, "the excerpt is what weighs");
+    let refused = approve(&store, cut.id, 0.5, true);
+    let Err(StoreError::CannotApprove(message)) = refused else { panic!("{refused:?}") };
+    assert!(message.contains("only an excerpt was kept"), "{message}");
+    assert_eq!(store.quarantine().unwrap().len(), 1, "still held, for review or drop");
+    store.quarantine_drop(cut.id).unwrap();
+}
+
+#[test]
+fn a_megabyte_refused_packet_costs_the_quarantine_an_excerpt() {
+    let (_dir, store) = store();
+    let mut big = packet("origin", "huge", 0.9);
+    big.skill_body = "x".repeat(1024 * 1024);
+    let limits = caps(u64::MAX, u64::MAX);
+    let merged =
+        merge(&store, update(&[big]), &sender(1.0), &StandardPolicy::default(), &limits, OnExcess::Refuse)
+            .unwrap();
+    assert_eq!(merged.result.rejected_skills, 1, "over max_skill_bytes");
+    let (entries, bytes) = store.quarantine_held().unwrap();
+    assert_eq!(entries, 1);
+    assert!(bytes <= 20 * 1024, "{bytes} bytes held for a 1 MiB packet");
+    assert!(store.quarantine().unwrap()[0].truncated.as_ref().is_some_and(|t| t.size > 1024 * 1024));
+}
+
+#[test]
+fn history_keeps_the_configured_depth_of_superseded_versions() {
+    let (_dir, store) = store();
+    store.set_history_depth(2);
+    let origin = Origin::new("me", "someone", "linux/amd64", "1.0");
+    let versions = |store: &Store| -> Vec<i64> {
+        let (_, _, versions) = store.skill("s").unwrap().unwrap();
+        versions.into_iter().map(|v| v.version).collect()
+    };
+    for n in 1..=3 {
+        let body = format!("# s\n\nVersion {n}: run the tests before every commit.\n");
+        store.put_local(&SkillPacket::new(&origin, "s", "d", &body, 0.9, now()), Source::Operator).unwrap();
+    }
+    assert_eq!(versions(&store), [1, 2, 3], "at the depth: two superseded kept");
+    let body = "# s\n\nVersion 4: run the tests before every commit.\n";
+    store.put_local(&SkillPacket::new(&origin, "s", "d", body, 0.9, now()), Source::Operator).unwrap();
+    assert_eq!(versions(&store), [2, 3, 4], "one past: the oldest is pruned");
+    store.set_history_depth(0);
+    store.tombstone("s", Source::Operator).unwrap();
+    assert_eq!(versions(&store), [5], "depth 0 keeps the current version only");
 }

@@ -23,20 +23,23 @@
 //! - `schema`: the tables and their migrations.
 //! - `source`: [`Source`], who made a change, and its one stored text form.
 //! - `skills`: skills and their versions — reads for serving, installs, tombstones.
-//! - `quarantine`: refused packets held for review, capped and deduplicated.
+//! - `quarantine`: refused packets held for review, deduplicated.
+//! - `quarantine_evict`: the quarantine's caps, shared fairly between senders.
 //! - `audit`: the audit log.
-//! - [`origin_limits`]: new skills per origin per rolling hour and day.
+//! - [`origin_limits`]: installs per origin, new skills per sender, per rolling hour and day.
 //! - `peers`: each peer's federation state (cursor, ETags, failures, pushes).
 
 mod audit;
 pub mod origin_limits;
 mod peers;
 mod quarantine;
+mod quarantine_evict;
 mod schema;
 mod skills;
 mod source;
 
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -46,7 +49,8 @@ use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, 
 pub use audit::AuditEntry;
 pub use origin_limits::{OriginExcess, OriginLimited, OriginLimits, PerOrigin};
 pub use peers::{PeerKind, PeerState, PullRecord};
-pub use quarantine::{MAX_HELD as MAX_QUARANTINE_HELD, QuarantineEntry, QuarantineStatus, Refusal};
+pub use quarantine::{QuarantineEntry, QuarantineStatus, Refusal, Truncated};
+pub use quarantine_evict::QuarantineCaps;
 pub use skills::{Change, Served, SkillRecord, SkillVersion, Summary};
 pub use source::Source;
 
@@ -104,7 +108,13 @@ pub struct Store {
     /// reads its view and applies its decisions without another writer in between.
     conn: Mutex<Connection>,
     instance_id: String,
+    /// Superseded versions kept per skill (`[limits] history_depth`); an
+    /// atomic so that the library can set it on a shared store.
+    history_depth: AtomicU64,
 }
+
+/// Default: superseded versions kept per skill.
+pub const DEFAULT_HISTORY_DEPTH: u64 = 10;
 
 impl Store {
     /// Opens (creating if needed) the store in `dir`, migrating its schema
@@ -131,7 +141,22 @@ impl Store {
         conn.set_prepared_statement_cache_capacity(64);
         schema::migrate(&mut conn)?;
         let instance_id = ensure_instance_id(&mut conn)?;
-        Ok(Store { conn: Mutex::new(conn), instance_id })
+        Ok(Store {
+            conn: Mutex::new(conn),
+            instance_id,
+            history_depth: AtomicU64::new(DEFAULT_HISTORY_DEPTH),
+        })
+    }
+
+    /// Keeps at most `depth` superseded versions of each skill from the next
+    /// change on (0: only the current version); older ones are pruned as
+    /// each skill changes.
+    pub fn set_history_depth(&self, depth: u64) {
+        self.history_depth.store(depth, Ordering::Relaxed);
+    }
+
+    fn history_depth(&self) -> u64 {
+        self.history_depth.load(Ordering::Relaxed)
     }
 
     /// This node's instance id, created on first start and kept for ever.
@@ -169,7 +194,7 @@ impl Store {
     /// fails, nothing it did is kept. Other writers (this process's and
     /// other processes') wait until it ends.
     pub fn transaction<T>(&self, f: impl FnOnce(&Tx<'_>) -> Result<T, StoreError>) -> Result<T, StoreError> {
-        self.write(|sql| f(&Tx { sql }))
+        self.write(|sql| f(&Tx { sql, history_depth: self.history_depth() }))
     }
 }
 
@@ -178,6 +203,7 @@ impl Store {
 /// takes the next sequence number.
 pub struct Tx<'a> {
     sql: &'a Transaction<'a>,
+    history_depth: u64,
 }
 
 /// Now, as the wire's timestamp type.

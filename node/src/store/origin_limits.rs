@@ -1,10 +1,15 @@
-//! Per-origin limits on new skills: at most N skills newly installed from one
-//! `originInstance` per rolling hour and per rolling day.
+//! Per-origin and per-sender limits on installs: at most N skills installed
+//! (new or updated: every update keeps a version) from one `originInstance`
+//! per rolling hour and per rolling day, and at most M new skills from one
+//! verified sender (a configured peer, or a client address for unsigned
+//! pushes), so that rotating `originInstance` does not lift the limit. Both
+//! are counted the same way, each in its own table.
 //!
-//! Only installs under a name not held before count (merge decision *new*);
-//! updates, unchanged packets, refusals and operator approvals do not. The
-//! counts live in the store (table `origin_installs`: per origin and second,
-//! how many were installed), so a restart does not reset a window and a CLI
+//! For an origin, new skills and updates count (merge decisions *new* and
+//! *updated*); for a sender, new skills only. Unchanged packets, refusals
+//! and operator approvals never count. The counts live in the store (tables
+//! `origin_installs` and `sender_installs`: per key and second, how many
+//! were installed), so a restart does not reset a window and a CLI
 //! pull beside a running server shares it. The check runs inside the merge's
 //! write transaction, against the decisions just computed and before any of
 //! them is applied: a refused update leaves no trace, and two writers cannot
@@ -21,17 +26,17 @@ use serde::Serialize;
 
 use super::{StoreError, Tx};
 
-/// Default: new skills per origin per rolling hour.
+/// Default: installs per origin per rolling hour.
 pub const DEFAULT_PER_HOUR: u64 = 1_000;
-/// Default: new skills per origin per rolling day.
+/// Default: installs per origin per rolling day.
 pub const DEFAULT_PER_DAY: u64 = 5_000;
 
 /// The limits; 0 turns a window off.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OriginLimits {
-    /// New skills per origin per rolling hour (0: no limit).
+    /// Installs per rolling hour (0: no limit).
     pub per_hour: u64,
-    /// New skills per origin per rolling day (0: no limit).
+    /// Installs per rolling day (0: no limit).
     pub per_day: u64,
 }
 
@@ -80,19 +85,58 @@ impl fmt::Display for Window {
     }
 }
 
-/// One origin whose new skills in an update do not all fit under its limit.
+/// What installs are counted per.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Per {
+    /// The packets' `originInstance` (table `origin_installs`).
+    Origin,
+    /// The verified sender of the update (table `sender_installs`).
+    Sender,
+}
+
+impl Per {
+    /// What is counted, in messages.
+    fn counted(self) -> &'static str {
+        match self {
+            Per::Origin => "new or updated skills",
+            Per::Sender => "new skills",
+        }
+    }
+
+    /// The table counting installs, and its key column.
+    fn table(self) -> (&'static str, &'static str) {
+        match self {
+            Per::Origin => ("origin_installs", "origin"),
+            Per::Sender => ("sender_installs", "sender"),
+        }
+    }
+}
+
+impl fmt::Display for Per {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Per::Origin => "origin",
+            Per::Sender => "sender",
+        })
+    }
+}
+
+/// One origin (or sender) whose installs in an update do not all fit under its limit.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct OriginExcess {
-    /// The `originInstance`.
+    /// What the limit is counted per.
+    pub per: Per,
+    /// The `originInstance`, or the sender for [`Per::Sender`].
     pub origin: String,
     /// The window whose limit binds (the one with the least room).
     pub window: Window,
     /// That window's limit.
     pub limit: u64,
-    /// New skills from this origin already installed within that window.
+    /// Installs counted for it within that window.
     pub installed: u64,
-    /// New skills from this origin in the update.
+    /// Its installs in the update.
     pub arriving: u64,
     /// How many of them fit (and, where the caller admits what fits, were installed).
     pub room: u64,
@@ -103,18 +147,20 @@ pub struct OriginExcess {
 
 impl fmt::Display for OriginExcess {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let OriginExcess { origin, window, limit, installed, arriving, .. } = self;
+        let OriginExcess { per, origin, window, limit, installed, arriving, .. } = self;
         if arriving > limit {
             write!(
                 f,
-                "origin {origin:?} may bring at most {limit} new skills per {window}, and this update alone \
-                 brings {arriving}"
+                "{per} {origin:?} may bring at most {limit} {} per {window}, and this update alone \
+                 brings {arriving}",
+                per.counted()
             )
         } else {
             write!(
                 f,
-                "origin {origin:?} is over its limit of {limit} new skills per {window}: {installed} installed in \
-                 the last {window}, this update brings {arriving} more"
+                "{per} {origin:?} is over its limit of {limit} {} per {window}: {installed} installed in \
+                 the last {window}, this update brings {arriving} more",
+                per.counted()
             )
         }
     }
@@ -141,19 +187,22 @@ impl fmt::Display for OriginLimited {
         let Some(first) = self.excess.first() else { return f.write_str("an origin is over its limit") };
         write!(f, "{first}")?;
         if self.excess.len() > 1 {
-            write!(f, " (and {} more origins are over their limits)", self.excess.len() - 1)?;
+            write!(f, " (and {} more are over their limits)", self.excess.len() - 1)?;
         }
         if first.arriving > first.limit {
             write!(
                 f,
-                "; nothing was applied: send at most {} new skills of one origin per update",
-                first.limit
+                "; nothing was applied: send at most {} {} of one {} per update",
+                first.limit,
+                first.per.counted(),
+                first.per
             )
         } else {
             write!(
                 f,
-                "; nothing was applied: retry in {} s, or send fewer new skills from it",
-                self.retry_after()
+                "; nothing was applied: retry in {} s, or send fewer {}",
+                self.retry_after(),
+                first.per.counted()
             )
         }
     }
@@ -198,12 +247,13 @@ impl PerOrigin {
     }
 }
 
-/// New skills from `origin` installed after `after` (Unix seconds, exclusive).
-fn installed_since(conn: &Connection, origin: &str, after: i64) -> Result<u64, StoreError> {
+/// Installs counted for `origin` after `after` (Unix seconds, exclusive).
+fn installed_since(conn: &Connection, per: Per, origin: &str, after: i64) -> Result<u64, StoreError> {
+    let (table, key) = per.table();
     let n: i64 = conn
-        .prepare_cached(
-            "SELECT COALESCE(SUM(installs), 0) FROM origin_installs WHERE origin = ?1 AND at > ?2",
-        )?
+        .prepare_cached(&format!(
+            "SELECT COALESCE(SUM(installs), 0) FROM {table} WHERE {key} = ?1 AND at > ?2"
+        ))?
         .query_row(params![origin, after], |r| r.get(0))?;
     Ok(u64::try_from(n).unwrap_or(0))
 }
@@ -211,10 +261,18 @@ fn installed_since(conn: &Connection, origin: &str, after: i64) -> Result<u64, S
 /// Seconds until `need` of the installs now in `window` have left it; a
 /// whole window when fewer than `need` are in it (installs made now must age
 /// out too).
-fn wait_for(conn: &Connection, origin: &str, window: Window, need: u64, now: i64) -> Result<u64, StoreError> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT at, installs FROM origin_installs WHERE origin = ?1 AND at > ?2 ORDER BY at",
-    )?;
+fn wait_for(
+    conn: &Connection,
+    per: Per,
+    origin: &str,
+    window: Window,
+    need: u64,
+    now: i64,
+) -> Result<u64, StoreError> {
+    let (table, key) = per.table();
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT at, installs FROM {table} WHERE {key} = ?1 AND at > ?2 ORDER BY at"
+    ))?;
     let mut rows = stmt.query(params![origin, now - window.seconds()])?;
     let mut expired = 0u64;
     while let Some(row) = rows.next()? {
@@ -227,11 +285,12 @@ fn wait_for(conn: &Connection, origin: &str, window: Window, need: u64, now: i64
     Ok(window.seconds().unsigned_abs())
 }
 
-/// The origins of `arriving` whose new skills do not all fit under
+/// The origins of `arriving` whose installs do not all fit under
 /// `limits` at `now`, each with how many fit now (`room`, over every window)
 /// and how long until all of them fit. Empty: everything fits.
 fn assess(
     conn: &Connection,
+    per: Per,
     limits: &OriginLimits,
     arriving: &PerOrigin,
     now: i64,
@@ -242,7 +301,7 @@ fn assess(
         let mut over = Vec::new();
         let mut least_room: Option<(Window, u64, u64)> = None;
         for (window, limit) in limits.active() {
-            let installed = installed_since(conn, origin, now - window.seconds())?;
+            let installed = installed_since(conn, per, origin, now - window.seconds())?;
             let room = limit.saturating_sub(installed);
             if least_room.is_none_or(|(_, l, i)| room < l.saturating_sub(i)) {
                 least_room = Some((window, limit, installed));
@@ -261,7 +320,7 @@ fn assess(
                 // Never fits: a whole window, so that a blind retry does not hammer.
                 window.seconds().unsigned_abs()
             } else {
-                wait_for(conn, origin, window, installed + n - limit, now)?
+                wait_for(conn, per, origin, window, installed + n - limit, now)?
             };
             retry_after = retry_after.max(wait);
         }
@@ -270,6 +329,7 @@ fn assess(
             over.iter().copied().filter(|(_, l, _)| n > *l).min_by_key(|(_, l, _)| *l).unwrap_or(least_room);
         let room = least_room.1.saturating_sub(least_room.2).min(n);
         excess.push(OriginExcess {
+            per,
             origin: origin.to_owned(),
             window,
             limit,
@@ -284,40 +344,42 @@ fn assess(
 
 /// Counts the skills just installed from each origin, and forgets counts
 /// older than the longest window.
-fn record(conn: &Connection, installed: &PerOrigin, now: i64) -> Result<(), StoreError> {
+fn record(conn: &Connection, per: Per, installed: &PerOrigin, now: i64) -> Result<(), StoreError> {
     if installed.order.is_empty() {
         return Ok(());
     }
-    let mut insert = conn.prepare_cached(
-        "INSERT INTO origin_installs (origin, at, installs) VALUES (?1, ?2, ?3)
-         ON CONFLICT (origin, at) DO UPDATE SET installs = installs + excluded.installs",
-    )?;
+    let (table, key) = per.table();
+    let mut insert = conn.prepare_cached(&format!(
+        "INSERT INTO {table} ({key}, at, installs) VALUES (?1, ?2, ?3)
+         ON CONFLICT ({key}, at) DO UPDATE SET installs = installs + excluded.installs"
+    ))?;
     for (origin, n) in installed.iter() {
         insert.execute(params![origin, now, i64::try_from(n).unwrap_or(i64::MAX)])?;
     }
-    conn.prepare_cached("DELETE FROM origin_installs WHERE at <= ?1")?
+    conn.prepare_cached(&format!("DELETE FROM {table} WHERE at <= ?1"))?
         .execute(params![now - Window::Day.seconds()])?;
     Ok(())
 }
 
 impl Tx<'_> {
-    /// The origins of `arriving` (new skills, by origin) that do not all fit
-    /// under `limits` at `now` (Unix seconds), each with how many fit (`room`)
-    /// and how long until all fit. Empty: everything fits. Read inside the
-    /// transaction that applies the installs, so two writers cannot both
-    /// squeeze under a limit.
+    /// The origins (or senders, as `per` says) of `arriving` (installs, by
+    /// origin or sender) that do not all fit under `limits` at `now` (Unix
+    /// seconds), each with how many fit (`room`) and how long until all fit.
+    /// Empty: everything fits. Read inside the transaction that applies the
+    /// installs, so two writers cannot both squeeze under a limit.
     pub fn origin_excess(
         &self,
+        per: Per,
         limits: &OriginLimits,
         arriving: &PerOrigin,
         now: i64,
     ) -> Result<Vec<OriginExcess>, StoreError> {
-        assess(self.sql, limits, arriving, now)
+        assess(self.sql, per, limits, arriving, now)
     }
 
-    /// Counts the new skills just installed from each origin at `now`.
-    pub fn count_new_installs(&self, installed: &PerOrigin, now: i64) -> Result<(), StoreError> {
-        record(self.sql, installed, now)
+    /// Counts the installs just made for each origin (or sender) at `now`.
+    pub fn count_new_installs(&self, per: Per, installed: &PerOrigin, now: i64) -> Result<(), StoreError> {
+        record(self.sql, per, installed, now)
     }
 }
 
@@ -342,10 +404,13 @@ mod tests {
         with_conn(|conn| {
             let limits = OriginLimits { per_hour: 3, per_day: 10 };
             let t0 = 1_000_000;
-            record(conn, &per_origin(&[("a", 2)]), t0).unwrap();
-            record(conn, &per_origin(&[("a", 1)]), t0 + 100).unwrap();
-            assert!(assess(conn, &limits, &per_origin(&[("b", 3)]), t0 + 200).unwrap().is_empty());
-            let excess = assess(conn, &limits, &per_origin(&[("a", 1), ("b", 1)]), t0 + 200).unwrap();
+            record(conn, Per::Origin, &per_origin(&[("a", 2)]), t0).unwrap();
+            record(conn, Per::Origin, &per_origin(&[("a", 1)]), t0 + 100).unwrap();
+            assert!(
+                assess(conn, Per::Origin, &limits, &per_origin(&[("b", 3)]), t0 + 200).unwrap().is_empty()
+            );
+            let excess =
+                assess(conn, Per::Origin, &limits, &per_origin(&[("a", 1), ("b", 1)]), t0 + 200).unwrap();
             assert_eq!(excess.len(), 1);
             let e = &excess[0];
             assert_eq!(
@@ -355,10 +420,12 @@ mod tests {
             // The two installs of t0 leave the hour at t0 + 3600.
             assert_eq!(e.retry_after, 3_400);
             // Two more need the t0 and the t0 + 100 installs gone... at t0 + 100 + 3600 for the third.
-            let e = &assess(conn, &limits, &per_origin(&[("a", 3)]), t0 + 200).unwrap()[0];
+            let e = &assess(conn, Per::Origin, &limits, &per_origin(&[("a", 3)]), t0 + 200).unwrap()[0];
             assert_eq!(e.retry_after, 3_500);
             // After the hour, only the day counts.
-            assert!(assess(conn, &limits, &per_origin(&[("a", 3)]), t0 + 3_700).unwrap().is_empty());
+            assert!(
+                assess(conn, Per::Origin, &limits, &per_origin(&[("a", 3)]), t0 + 3_700).unwrap().is_empty()
+            );
         });
     }
 
@@ -367,11 +434,11 @@ mod tests {
         with_conn(|conn| {
             let limits = OriginLimits { per_hour: 5, per_day: 6 };
             let t0 = 2_000_000;
-            record(conn, &per_origin(&[("a", 5)]), t0).unwrap();
-            let e = &assess(conn, &limits, &per_origin(&[("a", 2)]), t0 + 4_000).unwrap()[0];
+            record(conn, Per::Origin, &per_origin(&[("a", 5)]), t0).unwrap();
+            let e = &assess(conn, Per::Origin, &limits, &per_origin(&[("a", 2)]), t0 + 4_000).unwrap()[0];
             assert_eq!((e.window, e.installed, e.room), (Window::Day, 5, 1));
             assert_eq!(e.retry_after, 86_400 - 4_000);
-            let e = &assess(conn, &limits, &per_origin(&[("a", 7)]), t0 + 4_000).unwrap()[0];
+            let e = &assess(conn, Per::Origin, &limits, &per_origin(&[("a", 7)]), t0 + 4_000).unwrap()[0];
             assert!(e.arriving > e.limit);
             assert_eq!(e.retry_after, 86_400, "never fits: a whole window");
             assert!(e.to_string().contains("this update alone brings 7"), "{e}");
@@ -382,13 +449,18 @@ mod tests {
     fn zero_turns_a_window_off_and_old_rows_are_pruned() {
         with_conn(|conn| {
             let t0 = 3_000_000;
-            record(conn, &per_origin(&[("a", 50)]), t0).unwrap();
+            record(conn, Per::Origin, &per_origin(&[("a", 50)]), t0).unwrap();
             let limits = OriginLimits { per_hour: 0, per_day: 0 };
-            assert!(assess(conn, &limits, &per_origin(&[("a", 10_000)]), t0).unwrap().is_empty());
+            assert!(
+                assess(conn, Per::Origin, &limits, &per_origin(&[("a", 10_000)]), t0).unwrap().is_empty()
+            );
             let hour_only = OriginLimits { per_hour: 60, per_day: 0 };
-            assert!(assess(conn, &hour_only, &per_origin(&[("a", 10)]), t0).unwrap().is_empty());
-            assert_eq!(assess(conn, &hour_only, &per_origin(&[("a", 11)]), t0).unwrap().len(), 1);
-            record(conn, &per_origin(&[("b", 1)]), t0 + 86_400).unwrap();
+            assert!(assess(conn, Per::Origin, &hour_only, &per_origin(&[("a", 10)]), t0).unwrap().is_empty());
+            assert_eq!(
+                assess(conn, Per::Origin, &hour_only, &per_origin(&[("a", 11)]), t0).unwrap().len(),
+                1
+            );
+            record(conn, Per::Origin, &per_origin(&[("b", 1)]), t0 + 86_400).unwrap();
             let rows: i64 = conn.query_row("SELECT COUNT(*) FROM origin_installs", [], |r| r.get(0)).unwrap();
             assert_eq!(rows, 1, "a's row is a day old and pruned");
         });

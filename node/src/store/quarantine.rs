@@ -4,20 +4,20 @@
 //! The same refused packet from the same peer is kept once (a peer that
 //! re-sends it on every pull bumps `timesSeen`) — also once it was reviewed:
 //! a re-sent packet the operator approved or dropped counts as seen again on
-//! that entry instead of coming back for review. At most
-//! [`MAX_HELD`] entries are held: the oldest are evicted first, each
-//! eviction written to the audit log, so the quarantine cannot be used to
-//! fill the disk and nothing leaves it unrecorded.
+//! that entry instead of coming back for review. Each entry is accounted to
+//! its verified sender (table `quarantine_held`, kept by triggers), so
+//! holding a refusal costs O(1); the caps on entries and bytes are enforced
+//! once per transaction by [`super::quarantine_evict`], each sender's share
+//! at a time. A packet larger than the body cap is kept as an excerpt with
+//! its size and SHA-256 ([`Truncated`]): enough to review, not to install.
 
 use ecp_protocol::merge::Stage;
 use ecp_protocol::{Finding, SkillPacket};
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
+use sha2::{Digest, Sha256};
 
 use super::{Source, Store, StoreError, Tx, audit, from_json, now, to_json};
-
-/// Most entries held at once.
-pub const MAX_HELD: i64 = 10_000;
 
 /// Where an entry stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -51,6 +51,21 @@ impl std::fmt::Display for QuarantineStatus {
     }
 }
 
+/// Default: largest packet kept whole (its JSON), 256 KiB.
+pub(super) const DEFAULT_BODY_BYTES: u64 = 256 * 1024;
+/// How much of a larger packet's JSON is kept, at most.
+const EXCERPT_BYTES: usize = 16 * 1024;
+
+/// A packet kept as an excerpt: it was larger than the body cap.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Truncated {
+    /// The size of its JSON as received, bytes.
+    pub size: i64,
+    /// The SHA-256 of that JSON, hex.
+    pub sha256: String,
+}
+
 /// One refused packet.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -80,13 +95,19 @@ pub struct QuarantineEntry {
     pub trust: Option<f64>,
     /// Status.
     pub status: QuarantineStatus,
+    /// Set when only an excerpt of the packet was kept: it cannot be approved.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub truncated: Option<Truncated>,
 }
 
 /// What a refused packet is held with.
 #[derive(Debug, Clone, Copy)]
 pub struct Refusal<'a> {
-    /// The sender.
+    /// The sender, as the update names it.
     pub peer: &'a Source,
+    /// Who the node verified sent it (configured peer, key or client
+    /// address): the quarantine's share is counted per this.
+    pub sender: &'a str,
     /// The refusing stage.
     pub stage: Stage,
     /// Why.
@@ -97,8 +118,22 @@ pub struct Refusal<'a> {
     pub trust: f64,
 }
 
-fn hold(conn: &Connection, packet: &SkillPacket, refusal: &Refusal<'_>) -> Result<(), StoreError> {
-    let Refusal { peer, stage, reason, findings, trust } = *refusal;
+/// The first at most `max` bytes of `text`, cut at a character boundary.
+fn excerpt(text: &str, max: usize) -> &str {
+    let mut end = text.len().min(max);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+fn hold(
+    conn: &Connection,
+    packet: &SkillPacket,
+    refusal: &Refusal<'_>,
+    body_cap: u64,
+) -> Result<(), StoreError> {
+    let Refusal { peer, sender, stage, reason, findings, trust } = *refusal;
     let at = now().to_string();
     let stage = stage.name();
     // A held entry first; else the newest reviewed one.
@@ -118,10 +153,24 @@ fn hold(conn: &Connection, packet: &SkillPacket, refusal: &Refusal<'_>) -> Resul
         .execute(params![at, reason, trust, id])?;
         return Ok(());
     }
+    let whole = to_json(packet);
+    let (body, truncated) = if whole.len() as u64 > body_cap {
+        let kept = excerpt(&whole, EXCERPT_BYTES.min(usize::try_from(body_cap).unwrap_or(usize::MAX)));
+        let truncated = Truncated {
+            size: i64::try_from(whole.len()).unwrap_or(i64::MAX),
+            sha256: hex::encode(Sha256::digest(whole.as_bytes())),
+        };
+        (kept, Some(truncated))
+    } else {
+        (whole.as_str(), None)
+    };
+    let findings = to_json(&findings);
+    // What the entry weighs against the byte cap: all it stores.
+    let bytes = i64::try_from(body.len() + findings.len() + reason.len()).unwrap_or(i64::MAX);
     conn.prepare_cached(
         "INSERT INTO quarantine (received_at, last_seen_at, times_seen, peer, skill_name, integrity_hash, stage,
-                                 reason, findings, packet, status, trust)
-         VALUES (?1, ?1, 1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'held', ?9)",
+                                 reason, findings, packet, status, trust, sender, bytes, body_size, body_sha256)
+         VALUES (?1, ?1, 1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'held', ?9, ?10, ?11, ?12, ?13)",
     )?
     .execute(params![
         at,
@@ -130,37 +179,14 @@ fn hold(conn: &Connection, packet: &SkillPacket, refusal: &Refusal<'_>) -> Resul
         packet.integrity_hash,
         stage,
         reason,
-        to_json(&findings),
-        to_json(packet),
-        trust
+        findings,
+        body,
+        trust,
+        sender,
+        bytes,
+        truncated.as_ref().map(|t| t.size),
+        truncated.as_ref().map(|t| t.sha256.as_str())
     ])?;
-    evict_beyond_cap(conn)
-}
-
-fn evict_beyond_cap(conn: &Connection) -> Result<(), StoreError> {
-    let held: i64 =
-        conn.query_row("SELECT COUNT(*) FROM quarantine WHERE status = 'held'", [], |r| r.get(0))?;
-    if held <= MAX_HELD {
-        return Ok(());
-    }
-    let mut stmt = conn.prepare_cached(
-        "SELECT id, peer, skill_name FROM quarantine WHERE status = 'held' ORDER BY id LIMIT ?1",
-    )?;
-    let oldest = stmt
-        .query_map(params![held - MAX_HELD], |r| {
-            Ok((r.get::<_, i64>(0)?, r.get::<_, Source>(1)?, r.get::<_, String>(2)?))
-        })?
-        .collect::<Result<Vec<_>, _>>()?;
-    for (id, peer, name) in oldest {
-        conn.execute("DELETE FROM quarantine WHERE id = ?1", params![id])?;
-        audit::record(
-            conn,
-            &peer,
-            &name,
-            "quarantine-evicted",
-            &format!("entry {id}: over {MAX_HELD} held"),
-        )?;
-    }
     Ok(())
 }
 
@@ -168,6 +194,8 @@ fn entry_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<(QuarantineEntry,
     let status: String = row.get(10)?;
     let findings: String = row.get(9)?;
     let trust: Option<f64> = row.get(12)?;
+    let size: Option<i64> = row.get(13)?;
+    let sha256: Option<String> = row.get(14)?;
     Ok((
         QuarantineEntry {
             id: row.get(0)?,
@@ -182,13 +210,14 @@ fn entry_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<(QuarantineEntry,
             findings: serde_json::from_str(&findings).unwrap_or_default(),
             trust,
             status: QuarantineStatus::from_label(&status),
+            truncated: size.map(|size| Truncated { size, sha256: sha256.unwrap_or_default() }),
         },
         row.get(11)?,
     ))
 }
 
 const ENTRY_COLUMNS: &str = "id, received_at, last_seen_at, times_seen, peer, skill_name, integrity_hash, stage, \
-                             reason, findings, status, packet, trust";
+                             reason, findings, status, packet, trust, body_size, body_sha256";
 
 /// A held entry and its packet JSON: `NoSuchQuarantineEntry` when there is
 /// no such entry, `QuarantineEntryNotHeld` when it was approved or dropped.
@@ -217,15 +246,31 @@ fn set_status(conn: &Connection, id: i64, status: QuarantineStatus) -> Result<()
 impl Tx<'_> {
     /// Keeps a refused packet, once per peer, name, hash and stage: a packet
     /// already held, approved or dropped counts as seen again on its entry.
-    /// Beyond [`MAX_HELD`] entries the oldest are evicted, audited.
-    pub fn quarantine(&self, packet: &SkillPacket, refusal: &Refusal<'_>) -> Result<(), StoreError> {
-        hold(self.sql, packet, refusal)
+    /// The caps are enforced once, at the end of the transaction
+    /// ([`Tx::evict_quarantine_over`]).
+    /// A packet whose JSON is over `body_cap` bytes is kept as an excerpt
+    /// with its size and SHA-256.
+    pub fn quarantine(
+        &self,
+        packet: &SkillPacket,
+        refusal: &Refusal<'_>,
+        body_cap: u64,
+    ) -> Result<(), StoreError> {
+        hold(self.sql, packet, refusal, body_cap)
     }
 
     /// A held entry and its packet as received, read under the write lock
-    /// (see [`Store::quarantined`]).
+    /// (see [`Store::quarantined`]); [`StoreError::CannotApprove`] when only
+    /// an excerpt of the packet was kept.
     pub fn held_quarantine_entry(&self, id: i64) -> Result<(QuarantineEntry, SkillPacket), StoreError> {
         let (entry, packet) = held_entry(self.sql, id)?;
+        if let Some(Truncated { size, sha256 }) = &entry.truncated {
+            return Err(StoreError::CannotApprove(format!(
+                "the packet was {size} bytes, over the quarantine's body limit ([limits] quarantine_body_bytes), so \
+                 only an excerpt was kept (SHA-256 {sha256}); drop the entry, and if you want the skill, have the \
+                 sender send it again once the node accepts it (a larger max_skill_bytes or another policy)"
+            )));
+        }
         Ok((entry, from_json(&packet)?))
     }
 
@@ -247,10 +292,15 @@ impl Store {
         Ok(rows)
     }
 
-    /// A held entry and its packet as received.
-    pub fn quarantined(&self, id: i64) -> Result<(QuarantineEntry, SkillPacket), StoreError> {
+    /// A held entry and its packet as received (`None` when only an excerpt
+    /// was kept, see [`QuarantineEntry::truncated`]).
+    pub fn quarantined(&self, id: i64) -> Result<(QuarantineEntry, Option<SkillPacket>), StoreError> {
         let (entry, packet) = held_entry(&self.conn(), id)?;
-        Ok((entry, from_json(&packet)?))
+        let packet = match entry.truncated {
+            Some(_) => None,
+            None => Some(from_json(&packet)?),
+        };
+        Ok((entry, packet))
     }
 
     /// Marks a held entry dropped; audited.

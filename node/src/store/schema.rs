@@ -106,6 +106,62 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX origin_installs_by_time ON origin_installs (at);
     ALTER TABLE quarantine ADD COLUMN trust REAL;  -- NULL for entries held before this migration
     "#,
+    // 4: hardening (#12) — the quarantine accounted per sender (who the node
+    // verified sent it, not who the update claims) with its held entries and
+    // bytes kept up to date by triggers, so a refusal costs O(1) and eviction
+    // reads one small table; new skills counted per sender as per origin.
+    r#"
+    ALTER TABLE quarantine ADD COLUMN sender TEXT NOT NULL DEFAULT '';   -- verified sender; '' = peer
+    ALTER TABLE quarantine ADD COLUMN bytes INTEGER NOT NULL DEFAULT 0;  -- what the entry stores, in bytes
+    -- A packet over [limits] quarantine_body_bytes is kept as an excerpt:
+    -- its size and SHA-256 here, the first bytes of its JSON in packet.
+    ALTER TABLE quarantine ADD COLUMN body_size INTEGER;   -- NULL: kept whole
+    ALTER TABLE quarantine ADD COLUMN body_sha256 TEXT;
+    UPDATE quarantine SET sender = peer, bytes = length(packet) + length(findings) + length(reason);
+    CREATE INDEX quarantine_by_sender ON quarantine (status, sender, id);
+
+    -- Held entries and their bytes, per sender and in total: what eviction reads.
+    CREATE TABLE quarantine_held (
+        sender  TEXT PRIMARY KEY,
+        entries INTEGER NOT NULL,
+        bytes   INTEGER NOT NULL
+    ) STRICT, WITHOUT ROWID;
+    CREATE TABLE quarantine_totals (
+        id      INTEGER PRIMARY KEY CHECK (id = 1),
+        entries INTEGER NOT NULL,
+        bytes   INTEGER NOT NULL
+    ) STRICT;
+    INSERT INTO quarantine_held (sender, entries, bytes)
+        SELECT sender, COUNT(*), SUM(bytes) FROM quarantine WHERE status = 'held' GROUP BY sender;
+    INSERT INTO quarantine_totals (id, entries, bytes)
+        SELECT 1, COUNT(*), COALESCE(SUM(bytes), 0) FROM quarantine WHERE status = 'held';
+
+    CREATE TRIGGER quarantine_held_added AFTER INSERT ON quarantine WHEN NEW.status = 'held' BEGIN
+        INSERT INTO quarantine_held (sender, entries, bytes) VALUES (NEW.sender, 1, NEW.bytes)
+            ON CONFLICT (sender) DO UPDATE SET entries = entries + 1, bytes = bytes + excluded.bytes;
+        UPDATE quarantine_totals SET entries = entries + 1, bytes = bytes + NEW.bytes;
+    END;
+    CREATE TRIGGER quarantine_held_reviewed AFTER UPDATE OF status ON quarantine
+        WHEN OLD.status = 'held' AND NEW.status <> 'held' BEGIN
+        UPDATE quarantine_held SET entries = entries - 1, bytes = bytes - OLD.bytes WHERE sender = OLD.sender;
+        DELETE FROM quarantine_held WHERE sender = OLD.sender AND entries <= 0;
+        UPDATE quarantine_totals SET entries = entries - 1, bytes = bytes - OLD.bytes;
+    END;
+    CREATE TRIGGER quarantine_held_removed AFTER DELETE ON quarantine WHEN OLD.status = 'held' BEGIN
+        UPDATE quarantine_held SET entries = entries - 1, bytes = bytes - OLD.bytes WHERE sender = OLD.sender;
+        DELETE FROM quarantine_held WHERE sender = OLD.sender AND entries <= 0;
+        UPDATE quarantine_totals SET entries = entries - 1, bytes = bytes - OLD.bytes;
+    END;
+
+    -- New skills per verified sender, as origin_installs per origin.
+    CREATE TABLE sender_installs (
+        sender   TEXT NOT NULL,
+        at       INTEGER NOT NULL,
+        installs INTEGER NOT NULL,
+        PRIMARY KEY (sender, at)
+    ) STRICT, WITHOUT ROWID;
+    CREATE INDEX sender_installs_by_time ON sender_installs (at);
+    "#,
 ];
 
 /// Brings the database to the newest schema.
@@ -137,4 +193,43 @@ pub(super) fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
         tx.commit()?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn migration_4_accounts_the_entries_held_before_it_to_their_peers() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        for sql in &MIGRATIONS[..3] {
+            conn.execute_batch(sql).unwrap();
+        }
+        conn.execute("INSERT INTO meta (key, value) VALUES ('schema', '3')", []).unwrap();
+        for (peer, status) in
+            [("peer:a", "held"), ("peer:a", "held"), ("peer:b", "held"), ("peer:b", "dropped")]
+        {
+            conn.execute(
+                "INSERT INTO quarantine (received_at, last_seen_at, times_seen, peer, skill_name, integrity_hash,
+                                         stage, reason, findings, packet, status)
+                 VALUES ('t', 't', 1, ?1, 'n', 'h', 'policy', 'r', '[]', '{\"x\":1}', ?2)",
+                params![peer, status],
+            )
+            .unwrap();
+        }
+        migrate(&mut conn).unwrap();
+        let held: Vec<(String, i64, i64)> = conn
+            .prepare("SELECT sender, entries, bytes FROM quarantine_held ORDER BY sender")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        // Each weighs its packet, findings and reason: 7 + 2 + 1 bytes.
+        assert_eq!(held, [("peer:a".to_owned(), 2, 20), ("peer:b".to_owned(), 1, 10)]);
+        let totals: (i64, i64) = conn
+            .query_row("SELECT entries, bytes FROM quarantine_totals", [], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap();
+        assert_eq!(totals, (3, 30));
+    }
 }

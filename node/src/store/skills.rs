@@ -1,4 +1,9 @@
 //! Skills and their versions: reads for serving, writes for every change.
+//!
+//! Each change keeps the version it replaces, up to the store's history
+//! depth ([`Store::set_history_depth`]): older superseded versions are
+//! pruned in the same transaction, so updates cannot grow the database
+//! without bound.
 
 use std::collections::HashMap;
 
@@ -103,13 +108,15 @@ fn kind_from_label(label: &str) -> SkillKind {
     if label == "local" { SkillKind::Local } else { SkillKind::External }
 }
 
-/// Writes a new current version of `packet.skill_name`; returns the change.
+/// Writes a new current version of `packet.skill_name`, keeping at most
+/// `depth` superseded versions; returns the change.
 pub(super) fn upsert(
     tx: &Transaction<'_>,
     packet: &SkillPacket,
     kind: SkillKind,
     shareable: bool,
     source: &Source,
+    depth: u64,
 ) -> Result<Change, StoreError> {
     let seq = next_seq(tx)?;
     let recorded = now().to_string();
@@ -162,6 +169,9 @@ pub(super) fn upsert(
             packet.deprecated,
             json
     ])?;
+    let oldest_kept = version.saturating_sub(i64::try_from(depth).unwrap_or(i64::MAX));
+    tx.prepare_cached("DELETE FROM skill_versions WHERE name = ?1 AND version < ?2")?
+        .execute(params![packet.skill_name, oldest_kept])?;
     Ok(Change { seq, packet: packet.clone(), kind })
 }
 
@@ -258,7 +268,7 @@ impl Tx<'_> {
         shareable: bool,
         source: &Source,
     ) -> Result<Change, StoreError> {
-        upsert(self.sql, packet, kind, shareable, source)
+        upsert(self.sql, packet, kind, shareable, source, self.history_depth)
     }
 
     /// Whether a skill named `name` is held (tombstones included), and as which kind.
@@ -410,7 +420,7 @@ impl Store {
             {
                 return Ok(None);
             }
-            let change = upsert(tx, packet, SkillKind::Local, true, &source)?;
+            let change = upsert(tx, packet, SkillKind::Local, true, &source, self.history_depth())?;
             super::audit::record(tx, &source, &packet.skill_name, "local-install", "")?;
             Ok(Some(change))
         })
@@ -437,7 +447,7 @@ impl Store {
                 }
                 SkillKind::External => false,
             };
-            let change = upsert(tx, &packet, kind, shareable, &source)?;
+            let change = upsert(tx, &packet, kind, shareable, &source, self.history_depth())?;
             super::audit::record(tx, &source, name, "tombstone", "")?;
             Ok(Some(change))
         })

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use ecp_node::config::ClientRateLimit;
 use ecp_node::federation::{self, Context, PeerSpec, SyncError};
-use ecp_node::store::OriginLimits;
+use ecp_node::store::{OriginLimits, QuarantineCaps};
 use ecp_protocol::SkillPacket;
 use serde_json::{Value, json};
 
@@ -65,22 +65,29 @@ async fn an_origin_over_its_hourly_limit_gets_429_with_retry_after_and_nothing_i
     over.push(refused_packet(ORIGIN, "low"));
     let reply = node.push(&update(ORIGIN, &over)).await;
     let message = assert_429(&reply, "origin_rate_limited", 3_600);
-    for part in ["\"alice-laptop\"", "limit of 3 new skills per hour", "2 installed", "brings 2 more"] {
+    for part in
+        ["\"alice-laptop\"", "limit of 3 new or updated skills per hour", "2 installed", "brings 2 more"]
+    {
         assert!(message.contains(part), "{part:?} not in {message:?}");
     }
     assert_store_unchanged(&before, &store_state(&node).await);
 
-    // What fits is accepted: one more new, and updates and unchanged packets never count.
-    let mut fits = packets(ORIGIN, &["one", "three"]);
+    // What fits is accepted: unchanged packets never count, an update does (it keeps a version).
+    let mut fits = packets(ORIGIN, &["one"]);
     fits.push(newer_version("two", "2026-11-21T10:00:00Z", "A second version."));
     let result = node.push_ok(&update(ORIGIN, &fits)).await;
     assert_eq!(
-        (result["newSkills"].as_u64(), result["updatedSkills"].as_u64()),
-        (Some(1), Some(1)),
+        (result["newSkills"].as_u64(), result["updatedSkills"].as_u64(), result["unchanged"].as_u64()),
+        (Some(0), Some(1), Some(1)),
         "{result}"
     );
+    // At the limit: one past it is refused, a new skill or an update alike (#12 item 4).
     let full = node.push(&update(ORIGIN, &packets(ORIGIN, &["five"]))).await;
     assert_429(&full, "origin_rate_limited", 3_600);
+    let update_over =
+        node.push(&update(ORIGIN, &[newer_version("one", "2026-11-21T11:00:00Z", "Again.")])).await;
+    let message = assert_429(&update_over, "origin_rate_limited", 3_600);
+    assert!(message.contains("3 installed in the last hour, this update brings 1 more"), "{message}");
     node.assert_healthy().await;
 }
 
@@ -91,7 +98,7 @@ async fn an_origin_over_its_daily_limit_gets_429_naming_the_day() {
     let before = store_state(&node).await;
     let reply = node.push(&update(ORIGIN, &packets(ORIGIN, &["three"]))).await;
     let message = assert_429(&reply, "origin_rate_limited", 86_400);
-    assert!(message.contains("limit of 2 new skills per day"), "{message}");
+    assert!(message.contains("limit of 2 new or updated skills per day"), "{message}");
     assert_store_unchanged(&before, &store_state(&node).await);
 }
 
@@ -152,7 +159,7 @@ async fn a_pull_installs_what_fits_holds_the_rest_back_and_fetches_it_when_there
     assert_eq!((held.merged.new_skills, held.merged.rejected_skills), (4, 0), "{failure}");
     let message = failure.to_string();
     for part in
-        ["origin limit: ", "\"alice-laptop\" brought 5 new skills", "limit of 3 per hour", ": 2 held back"]
+        ["origin limit: ", "\"alice-laptop\" brought 5 installs", "limit of 3 per hour", ": 2 held back"]
     {
         assert!(message.contains(part), "{part:?} not in {message:?}");
     }
@@ -171,7 +178,7 @@ async fn a_pull_installs_what_fits_holds_the_rest_back_and_fetches_it_when_there
     assert!(
         audit
             .iter()
-            .any(|a| a.decision == "origin-limit" && a.reason.starts_with("2 of 5 new skills held back")),
+            .any(|a| a.decision == "origin-limit" && a.reason.starts_with("2 of 5 installs held back")),
         "{audit:?}"
     );
 
@@ -232,4 +239,64 @@ async fn loopback_clients_are_not_rate_limited_by_default() {
     }
     let status = node.get_json("/v1/status").await;
     assert_eq!(status["sequence"], json!(0));
+}
+
+/// Issue #12 item 9: rotating `originInstance` (and `peerInstance`) does not
+/// lift the limit: new skills are also counted per verified sender, here the
+/// client address of an unsigned push.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_sender_rotating_origins_is_held_to_its_own_limit() {
+    let node = TestNode::start_with(|c| c.sender_limits = OriginLimits { per_hour: 3, per_day: 0 }).await;
+    for i in 0..3 {
+        let origin = format!("rotated-{i}");
+        let result = node.push_ok(&update(&origin, &packets(&origin, &[&format!("skill-{i}")]))).await;
+        assert_eq!(result["newSkills"], 1, "at the limit: {result}");
+    }
+    let before = store_state(&node).await;
+    let reply = node.push(&update("rotated-3", &packets("rotated-3", &["skill-3"]))).await;
+    let message = assert_429(&reply, "origin_rate_limited", 3_600);
+    for part in ["sender \"addr:127.0.0.1\"", "limit of 3 new skills per hour", "3 installed"] {
+        assert!(message.contains(part), "{part:?} not in {message:?}");
+    }
+    assert_store_unchanged(&before, &store_state(&node).await);
+    // Updates of held skills and refusals are still taken from it.
+    let result = node.push_ok(&update("rotated-4", &[refused_packet("rotated-4", "low")])).await;
+    assert_eq!(result["rejectedSkills"], 1, "{result}");
+}
+
+/// Issue #12 item 5: a push of refused packets over the quarantine's cap
+/// evicts the pusher's own entries only, never those a pulled peer left
+/// awaiting review; the eviction is audited.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_flood_of_refusals_flushes_only_the_flooders_share_of_the_quarantine() {
+    // The source accepts low confidence, which the sink refuses on its pull.
+    let source = TestNode::start_with(|c| {
+        c.default_trust = 1.0;
+        c.policy.min_confidence = 0.1;
+    })
+    .await;
+    let low: Vec<SkillPacket> = (0..3).map(|i| refused_packet(ORIGIN, &format!("pulled-{i}"))).collect();
+    assert_eq!(source.push_ok(&update("relay", &low)).await["newSkills"], 3);
+    let sink =
+        TestNode::start_with(|c| c.quarantine = QuarantineCaps { entries: 6, ..QuarantineCaps::DEFAULT })
+            .await;
+    let ctx =
+        Context::new(sink.library().clone(), sink.config().policy.clone(), true, Duration::from_secs(10));
+    federation::pull(&ctx, &PeerSpec::manual(&source.url(""), None, 1.0)).await.expect("a pull");
+    let held = |sink: &TestNode| -> Vec<String> {
+        sink.library().store().quarantine().unwrap().into_iter().map(|e| e.skill_name).collect()
+    };
+    assert_eq!(held(&sink), ["pulled-0", "pulled-1", "pulled-2"]);
+
+    let flood: Vec<SkillPacket> = (0..10).map(|i| refused_packet("flooder", &format!("flood-{i}"))).collect();
+    let result = sink.push_ok(&update("flooder", &flood)).await;
+    assert_eq!(result["rejectedSkills"], 10, "{result}");
+    assert_eq!(
+        held(&sink),
+        ["pulled-0", "pulled-1", "pulled-2", "flood-7", "flood-8", "flood-9"],
+        "the flooder keeps its newest three, its share of six"
+    );
+    let audit = sink.library().store().audit(1).unwrap();
+    assert_eq!(audit[0].decision, "quarantine-evicted");
+    assert!(audit[0].reason.starts_with("7 held entries of addr:127.0.0.1 "), "{audit:?}");
 }
