@@ -26,7 +26,11 @@ pub fn hmac_hex(secret: &[u8], payload: &[u8]) -> String {
 }
 
 /// The first line of a canonical request (SPEC §10.1.3).
-pub const REQUEST_PREFIX: &str = "ECP-1.2-REQUEST";
+pub const REQUEST_PREFIX: &str = "ECP-1.2-REQUEST-FOR";
+
+/// The first line of the unbound canonical request of earlier nodes, which
+/// named no authority (SPEC §10.1.3.5): a node MUST refuse it.
+pub const UNBOUND_REQUEST_PREFIX: &str = "ECP-1.2-REQUEST";
 
 /// The first line of a canonical response (SPEC §10.1.6).
 pub const RESPONSE_PREFIX: &str = "ECP-1.2-RESPONSE";
@@ -34,10 +38,12 @@ pub const RESPONSE_PREFIX: &str = "ECP-1.2-RESPONSE";
 /// How far a timestamp may be from the verifier's clock, seconds (SPEC §10.1.4, check 4).
 pub const MAX_SKEW_SECS: i64 = 300;
 
-/// The canonical request of SPEC §10.1.3: seven lines joined by LF, without
-/// a final LF. `target` is the path and query exactly as on the request
-/// line; `timestamp` is the header's text (a check may sign a malformed one).
+/// The canonical request of SPEC §10.1.3: eight lines joined by LF, without
+/// a final LF. `authority` is the `host:port` the request is signed for;
+/// `target` is the path and query exactly as on the request line;
+/// `timestamp` is the header's text (a check may sign a malformed one).
 pub fn canonical_request(
+    authority: &str,
     key_id: &str,
     method: &str,
     target: &str,
@@ -45,8 +51,17 @@ pub fn canonical_request(
     nonce: &str,
     body: &[u8],
 ) -> String {
-    [REQUEST_PREFIX, key_id, &method.to_ascii_uppercase(), target, timestamp, nonce, &sha256_hex(body)]
-        .join("\n")
+    [
+        REQUEST_PREFIX,
+        authority,
+        key_id,
+        &method.to_ascii_uppercase(),
+        target,
+        timestamp,
+        nonce,
+        &sha256_hex(body),
+    ]
+    .join("\n")
 }
 
 /// The canonical response of SPEC §10.1.6: eight lines joined by LF. `body`
@@ -305,6 +320,7 @@ mod tests {
             let body = text(&i["body"]).as_bytes();
             assert_eq!(sha256_hex(body), text(&e["body_sha256"]), "{}", case["description"]);
             let canonical = canonical_request(
+                text(&i["authority"]),
                 text(&i["key_id"]),
                 text(&i["method"]),
                 text(&i["path_and_query"]),

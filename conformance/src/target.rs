@@ -21,6 +21,8 @@ use crate::packets::{self, hmac_hex};
 pub const HMAC_HEADER: &str = "x-ecp-hmac";
 /// The ECP/1.2 key id header (SPEC §10.1.2).
 pub const KEY_ID_HEADER: &str = "x-ecp-key-id";
+/// The ECP/1.2 header naming the authority a request is signed for (SPEC §10.1.2).
+pub const AUTHORITY_HEADER: &str = "x-ecp-authority";
 /// The ECP/1.2 timestamp header.
 pub const TIMESTAMP_HEADER: &str = "x-ecp-timestamp";
 /// The ECP/1.2 nonce header.
@@ -73,10 +75,12 @@ impl std::fmt::Debug for Key {
     }
 }
 
-/// The four headers of an ECP/1.2 request (SPEC §10.1.2), as text: a check
+/// The five headers of an ECP/1.2 request (SPEC §10.1.2), as text: a check
 /// may change any of them after signing.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Signed {
+    /// `X-ECP-Authority`.
+    pub authority: String,
     /// `X-ECP-Key-Id`.
     pub key_id: String,
     /// `X-ECP-Timestamp`.
@@ -89,8 +93,9 @@ pub struct Signed {
 
 impl Signed {
     /// `(header, value)` pairs in the order of SPEC §10.1.2.
-    pub fn headers(&self) -> [(&'static str, String); 4] {
+    pub fn headers(&self) -> [(&'static str, String); 5] {
         [
+            (AUTHORITY_HEADER, self.authority.clone()),
             (KEY_ID_HEADER, self.key_id.clone()),
             (TIMESTAMP_HEADER, self.timestamp.clone()),
             (NONCE_HEADER, self.nonce.clone()),
@@ -289,6 +294,19 @@ impl Target {
         }
     }
 
+    /// The authority the suite signs for (SPEC §10.1.3): the `host:port`
+    /// of the target URL, lower-cased, the port always written.
+    pub fn authority(&self) -> String {
+        match reqwest::Url::parse(&self.base) {
+            Ok(u) => format!(
+                "{}:{}",
+                u.host_str().unwrap_or_default().to_ascii_lowercase(),
+                u.port_or_known_default().unwrap_or_default()
+            ),
+            Err(_) => String::new(),
+        }
+    }
+
     /// ECP/1.2 headers for a request with `key`, at `timestamp` (the
     /// header's text) with `nonce`, over `method`, `path` and `body`.
     pub fn sign_at(
@@ -300,9 +318,26 @@ impl Target {
         timestamp: &str,
         nonce: &str,
     ) -> Signed {
+        self.sign_for(&self.authority(), key, method, path, body, timestamp, nonce)
+    }
+
+    /// [`Target::sign_at`] for `authority` instead of the target's.
+    #[allow(clippy::too_many_arguments)]
+    pub fn sign_for(
+        &self,
+        authority: &str,
+        key: &Key,
+        method: &str,
+        path: &str,
+        body: &[u8],
+        timestamp: &str,
+        nonce: &str,
+    ) -> Signed {
         let target = self.request_target(path);
-        let canonical = packets::canonical_request(&key.id, method, &target, timestamp, nonce, body);
+        let canonical =
+            packets::canonical_request(authority, &key.id, method, &target, timestamp, nonce, body);
         Signed {
+            authority: authority.to_owned(),
             key_id: key.id.clone(),
             timestamp: timestamp.to_owned(),
             nonce: nonce.to_owned(),

@@ -333,6 +333,13 @@ pub struct Step {
     offset: i16,
 }
 
+/// The authority every request is signed for, and the only one the verifier answers to.
+const AUTHORITY: &str = "fuzz-node.example:7327";
+
+fn answers_to(authority: &str) -> bool {
+    authority == AUTHORITY
+}
+
 /// A valid nonce for when the fuzzer's is not.
 const FALLBACK_NONCE: &str = "fuzz-nonce-0000000000";
 
@@ -360,7 +367,7 @@ fn check_signature(input: &SignatureInput) {
     let ts = now.saturating_add(i64::from(input.offset));
     // An empty nonce (common in arbitrary input) stands for a valid one, so both paths are fuzzed.
     let nonce = if input.nonce.is_empty() { FALLBACK_NONCE } else { input.nonce.as_str() };
-    let signed = signed_auth::sign_request(&key, &request, &input.body, ts, nonce);
+    let signed = signed_auth::sign_request(&key, AUTHORITY, &request, &input.body, ts, nonce);
     let pairs = signed.pairs();
     let presented = present(&pairs);
     let nonces = Mutex::new(NonceCache::default());
@@ -370,16 +377,16 @@ fn check_signature(input: &SignatureInput) {
         && signed_auth::is_valid_nonce(nonce)
         && (0..=999_999_999_999).contains(&ts)
         && ts.abs_diff(now) <= skew.unsigned_abs();
-    let first = verifier.verify(&presented, &request, &input.body, now, &nonces);
+    let first = verifier.verify(&presented, &request, &input.body, now, &nonces, &answers_to);
     if valid {
         let ok = first.unwrap_or_else(|e| panic!("a correctly signed request was refused: {e}"));
         assert_eq!((ok.key.id(), ok.nonce.as_str(), ok.timestamp), (key_id, nonce, ts));
-        let again = verifier.verify(&presented, &request, &input.body, now, &nonces);
+        let again = verifier.verify(&presented, &request, &input.body, now, &nonces, &answers_to);
         assert_eq!(again.err(), Some(SignedAuthError::Replay), "a replayed request was not refused");
         // Another body under the same headers never verifies (the body is checked before the nonce).
         let mut other = input.body.clone();
         other.push(b'!');
-        let tampered = verifier.verify(&presented, &request, &other, now, &nonces);
+        let tampered = verifier.verify(&presented, &request, &other, now, &nonces, &answers_to);
         assert_eq!(tampered.err(), Some(SignatureMismatch), "a request with another body was accepted");
     } else {
         assert!(first.is_err(), "a request with nonce {nonce:?} at {ts} (now {now}) was accepted");
@@ -401,7 +408,7 @@ fn check_signature(input: &SignatureInput) {
     check_nonce_cache(input, &key);
 }
 
-fn present<'a>(pairs: &'a [(&'static str, String); 4]) -> PresentedHeaders<'a> {
+fn present<'a>(pairs: &'a [(&'static str, String)]) -> PresentedHeaders<'a> {
     PresentedHeaders::read(|name| pairs.iter().find(|(n, _)| *n == name).map(|(_, v)| v.as_str()))
 }
 
@@ -413,17 +420,23 @@ fn hostile_headers(
     request: &RequestLine<'_>,
 ) {
     let [key_id, timestamp, nonce, signature] = &input.presented;
+    // The fuzzer's host stands for a hostile X-ECP-Authority.
     let presented = PresentedHeaders {
+        authority: input.host.as_deref(),
         key_id: key_id.as_deref(),
         timestamp: timestamp.as_deref(),
         nonce: nonce.as_deref(),
         signature: signature.as_deref(),
     };
     let nonces = Mutex::new(NonceCache::with_capacity(4));
-    let result = verifier.verify(&presented, request, &input.body, input.now, &nonces);
+    let result = verifier.verify(&presented, request, &input.body, input.now, &nonces, &|a| {
+        input.host.as_deref().is_some_and(|h| h.eq_ignore_ascii_case(a))
+    });
     if let Ok(ok) = &result {
         // Only possible if the fuzzer reproduced the HMAC: then it is the one signing gives.
-        let expected = signed_auth::sign_request(key, request, &input.body, ok.timestamp, &ok.nonce);
+        let authority = input.host.as_deref().unwrap_or_default().trim();
+        let expected =
+            signed_auth::sign_request(key, authority, request, &input.body, ok.timestamp, &ok.nonce);
         assert!(
             same_hex(signature.as_deref().unwrap_or(""), &expected.signature),
             "forged signature accepted"
@@ -505,10 +518,11 @@ fn check_nonce_cache(input: &SignatureInput, key: &SigningKey) {
         let n = step.nonce % 8;
         let nonce = format!("{FALLBACK_NONCE}-{n}");
         let ts = now + i64::from(step.offset);
-        let headers: SignatureHeaders = signed_auth::sign_request(&keys[k], &request, b"{}", ts, &nonce);
+        let headers: SignatureHeaders =
+            signed_auth::sign_request(&keys[k], AUTHORITY, &request, b"{}", ts, &nonce);
         let pairs = headers.pairs();
         let got = verifier
-            .verify(&present(&pairs), &request, b"{}", now, &nonces)
+            .verify(&present(&pairs), &request, b"{}", now, &nonces, &answers_to)
             .map(|_| ())
             .map_err(|e| e.code());
         let live: Vec<_> = accepted.iter().filter(|&&(_, _, until)| until >= now).collect();

@@ -117,6 +117,12 @@ pub(crate) struct ServeArgs {
     #[arg(long, env = "ECP_ACCEPT_LEGACY", value_name = "BOOL", action = clap::ArgAction::Set,
         value_parser = clap::builder::BoolishValueParser::new())]
     pub(crate) accept_legacy: Option<bool>,
+    /// A name clients reach this node by (`host` on any port, or
+    /// `host:port`), when it is not the address they connect to: a DNS name,
+    /// a proxy's. Signed requests must be signed for the address or one of
+    /// these names (repeat the flag, or separate names by commas).
+    #[arg(long = "name", env = "ECP_NAMES", value_name = "HOST[:PORT]", value_delimiter = ',')]
+    pub(crate) names: Vec<String>,
     /// Largest request body in bytes (default 8 MiB).
     #[arg(long, env = "ECP_MAX_BODY_BYTES", value_name = "N")]
     pub(crate) max_body_bytes: Option<usize>,

@@ -32,6 +32,7 @@ use tokio_rustls::TlsAcceptor;
 use tower::ServiceExt;
 
 use crate::connections::{ConnectionLimits, Connections};
+use crate::http::LocalAddr;
 
 /// Most bytes a connection buffers while reading a request's headers; a
 /// request whose headers do not fit is answered 431. ECP requests need a few
@@ -72,14 +73,18 @@ pub async fn serve(
         // table logs refusals as a summary.
         let Ok(mut ticket) = connections.admit(remote.ip()) else { continue };
         let _ = stream.set_nodelay(true);
+        // The address the client reached: what it signed ECP/1.2 requests for.
+        let Ok(local) = stream.local_addr() else { continue };
         let (router, watcher, tls) = (router.clone(), graceful.watcher(), tls.clone());
         tokio::spawn(async move {
             let served = async {
                 let Some(acceptor) = tls else {
-                    return connection(stream, remote, router, header_read_timeout, watcher).await;
+                    return connection(stream, (remote, local), router, header_read_timeout, watcher).await;
                 };
                 match tokio::time::timeout(header_read_timeout, acceptor.accept(stream)).await {
-                    Ok(Ok(stream)) => connection(stream, remote, router, header_read_timeout, watcher).await,
+                    Ok(Ok(stream)) => {
+                        connection(stream, (remote, local), router, header_read_timeout, watcher).await
+                    }
                     // Scanners, plain-HTTP clients, untrusted or missing client certificates.
                     Ok(Err(e)) => tracing::debug!(%remote, error = %e, "TLS handshake failed"),
                     Err(_) => {
@@ -107,7 +112,7 @@ pub async fn serve(
 /// or, after shutdown began, its request in flight is answered.
 async fn connection<I>(
     io: I,
-    remote: SocketAddr,
+    (remote, local): (SocketAddr, SocketAddr),
     router: Router,
     header_read_timeout: Duration,
     watcher: Watcher,
@@ -116,6 +121,7 @@ async fn connection<I>(
 {
     let service = hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
         request.extensions_mut().insert(ConnectInfo(remote));
+        request.extensions_mut().insert(LocalAddr(local));
         let router = router.clone();
         async move { Ok::<_, Infallible>(router.oneshot(request).await.unwrap_or_else(|e| match e {})) }
     });

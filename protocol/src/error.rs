@@ -139,6 +139,22 @@ pub enum SignedAuthError {
         /// Its rule.
         rule: &'static str,
     },
+    /// A signed request names no authority: it was signed by a client that
+    /// predates the binding of signatures to the node addressed.
+    #[error(
+        "missing X-ECP-Authority header: sign for the host:port you connect to (ECP/1.2 signatures are bound to \
+         the node they are sent to, SPEC.md §10.1.3); a client that cannot must be upgraded"
+    )]
+    Unbound,
+    /// A signed request was signed for a node other than this one.
+    #[error(
+        "the request was signed for {signed_for}, which is not this node: sign for the host:port you connect to \
+         (an operator reaching this node under another name lists it in [server] names)"
+    )]
+    WrongAuthority {
+        /// The authority the request was signed for (lower-cased).
+        signed_for: String,
+    },
     /// The key id names no key this side holds.
     #[error("unknown X-ECP-Key-Id: sign with a key this node is configured with")]
     UnknownKey,
@@ -154,7 +170,7 @@ pub enum SignedAuthError {
     },
     /// The signature does not match the canonical string.
     #[error(
-        "X-ECP-Signature does not match: sign method, path and query, timestamp, nonce and the body's SHA-256 with the key named by X-ECP-Key-Id"
+        "X-ECP-Signature does not match: sign the authority, method, path and query, timestamp, nonce and the body's SHA-256 with the key named by X-ECP-Key-Id"
     )]
     SignatureMismatch,
     /// The nonce was already used within the window.
@@ -174,6 +190,8 @@ impl SignedAuthError {
         match self {
             SignedAuthError::Missing(_) => "missing_signature",
             SignedAuthError::Malformed { .. } => "malformed_signature",
+            SignedAuthError::Unbound => "unbound_signature",
+            SignedAuthError::WrongAuthority { .. } => "wrong_authority",
             SignedAuthError::UnknownKey => "unknown_key",
             SignedAuthError::ClockSkew { .. } => "clock_skew",
             SignedAuthError::SignatureMismatch => "bad_signature",

@@ -1,12 +1,19 @@
 //! Signed requests and responses of ECP/1.2 (`SPEC.md` §10.1).
 //!
-//! A request carries four headers: `X-ECP-Key-Id`, `X-ECP-Timestamp` (Unix
-//! seconds), `X-ECP-Nonce` and `X-ECP-Signature`, the lowercase hex
-//! HMAC-SHA256, under the named key's secret, of the canonical string
+//! A request carries five headers: `X-ECP-Authority` (the `host:port` the
+//! client addressed), `X-ECP-Key-Id`, `X-ECP-Timestamp` (Unix seconds),
+//! `X-ECP-Nonce` and `X-ECP-Signature`, the lowercase hex HMAC-SHA256,
+//! under the named key's secret, of the canonical string
 //!
 //! ```text
-//! ECP-1.2-REQUEST\n<key id>\n<METHOD>\n<path and query>\n<timestamp>\n<nonce>\n<hex SHA-256 of the body>
+//! ECP-1.2-REQUEST-FOR\n<authority>\n<key id>\n<METHOD>\n<path and query>\n<timestamp>\n<nonce>\n<hex SHA-256 of the body>
 //! ```
+//!
+//! The authority binds the signature to the node it is meant for: a node
+//! refuses a request signed for an authority it does not answer to, so a
+//! request recorded on its way to one node cannot be relayed to another
+//! node holding the same key (`SPEC.md` §10.1.3). Which authorities a node
+//! answers to is the caller's to say ([`RequestVerifier::verify`]).
 //!
 //! A response to a signed GET carries the same four headers: the key the
 //! request used, the response's own time, the request's nonce echoed, and
@@ -19,7 +26,7 @@
 //! so a response can be neither forged nor replayed to another request.
 //!
 //! Unlike the legacy scheme ([`crate::legacy_auth`]) a signature is bound to
-//! the method, the path and query, the body, a time and a nonce: a verifier
+//! the node addressed, the method, the path and query, the body, a time and a nonce: a verifier
 //! refuses a timestamp more than [`MAX_CLOCK_SKEW_SECS`] away from its clock
 //! and remembers, in a bounded [`NonceCache`], every nonce it accepted until
 //! its timestamp leaves that window, so nothing can be replayed.
@@ -36,6 +43,8 @@ use sha2::{Digest, Sha256};
 
 use crate::error::SignedAuthError;
 
+/// The header naming the authority (`host:port`) a request is signed for.
+pub const AUTHORITY_HEADER: &str = "X-ECP-Authority";
 /// The header naming the key a request is signed with.
 pub const KEY_ID_HEADER: &str = "X-ECP-Key-Id";
 /// The header carrying the signing time, in Unix seconds.
@@ -51,10 +60,15 @@ pub const MAX_CLOCK_SKEW_SECS: i64 = 300;
 pub const NONCE_LEN: std::ops::RangeInclusive<usize> = 16..=128;
 /// Key ids: 1 to 64 characters of `[A-Za-z0-9._-]`.
 pub const MAX_KEY_ID_LEN: usize = 64;
+/// Authorities: 3 to 262 characters (a DNS name of up to 253, or an IP
+/// literal, then `:` and the port).
+pub const MAX_AUTHORITY_LEN: usize = 262;
 /// Default capacity of a [`NonceCache`].
 pub const DEFAULT_NONCE_CAPACITY: usize = 100_000;
 
-const REQUEST_PREFIX: &str = "ECP-1.2-REQUEST";
+/// Not `ECP-1.2-REQUEST`, the label of the unbound signatures of earlier
+/// nodes: a signature of either kind can never pass for the other.
+const REQUEST_PREFIX: &str = "ECP-1.2-REQUEST-FOR";
 const RESPONSE_PREFIX: &str = "ECP-1.2-RESPONSE";
 
 type HmacSha256 = Hmac<Sha256>;
@@ -113,6 +127,34 @@ pub fn is_valid_key_id(id: &str) -> bool {
         && id.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
 }
 
+/// Whether `authority` follows the authority rule: `host:port`, the host a
+/// DNS name, an IPv4 literal or a bracketed IPv6 literal (lower case, as
+/// [`authority`] writes it), the port 1 to 5 digits.
+pub fn is_valid_authority(authority: &str) -> bool {
+    let Some((host, port)) = authority.rsplit_once(':') else { return false };
+    let host_ok = if let Some(inner) = host.strip_prefix('[') {
+        inner.strip_suffix(']').is_some_and(|ip| {
+            !ip.is_empty() && ip.bytes().all(|b| b.is_ascii_hexdigit() || matches!(b, b':' | b'.'))
+        })
+    } else {
+        !host.is_empty()
+            && host
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'.' | b'-' | b'_'))
+    };
+    authority.len() <= MAX_AUTHORITY_LEN
+        && host_ok
+        && (1..=5).contains(&port.len())
+        && port.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// The authority a client signs for when it connects to `host` (as a URL
+/// holds it: a bracketed IPv6 literal, a name in any case) on `port`:
+/// lower-cased, the port always written.
+pub fn authority(host: &str, port: u16) -> String {
+    format!("{}:{port}", host.to_ascii_lowercase())
+}
+
 /// Whether `nonce` follows the nonce rule.
 pub fn is_valid_nonce(nonce: &str) -> bool {
     NONCE_LEN.contains(&nonce.len())
@@ -126,6 +168,7 @@ pub fn body_digest(body: &[u8]) -> String {
 
 /// The canonical string a request signature covers.
 pub fn canonical_request(
+    authority: &str,
     key_id: &str,
     method: &str,
     path_and_query: &str,
@@ -134,7 +177,7 @@ pub fn canonical_request(
     body_digest_hex: &str,
 ) -> String {
     format!(
-        "{REQUEST_PREFIX}\n{key_id}\n{}\n{path_and_query}\n{timestamp}\n{nonce}\n{body_digest_hex}",
+        "{REQUEST_PREFIX}\n{authority}\n{key_id}\n{}\n{path_and_query}\n{timestamp}\n{nonce}\n{body_digest_hex}",
         method.to_ascii_uppercase()
     )
 }
@@ -176,9 +219,11 @@ impl RequestLine<'_> {
     }
 }
 
-/// The four headers of a signed request or response.
+/// The headers of a signed request (five) or response (four: no authority).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SignatureHeaders {
+    /// `X-ECP-Authority`, on requests only.
+    pub authority: Option<String>,
     /// `X-ECP-Key-Id`.
     pub key_id: String,
     /// `X-ECP-Timestamp`.
@@ -191,26 +236,35 @@ pub struct SignatureHeaders {
 
 impl SignatureHeaders {
     /// `(header name, value)` pairs, ready to be sent.
-    pub fn pairs(&self) -> [(&'static str, String); 4] {
-        [
+    pub fn pairs(&self) -> Vec<(&'static str, String)> {
+        let mut pairs = Vec::with_capacity(5);
+        if let Some(authority) = &self.authority {
+            pairs.push((AUTHORITY_HEADER, authority.clone()));
+        }
+        pairs.extend([
             (KEY_ID_HEADER, self.key_id.clone()),
             (TIMESTAMP_HEADER, self.timestamp.to_string()),
             (NONCE_HEADER, self.nonce.clone()),
             (SIGNATURE_HEADER, self.signature.clone()),
-        ]
+        ]);
+        pairs
     }
 }
 
 /// Signs a request to `request` with `body` at `timestamp` with `nonce`
-/// (the caller draws a fresh random nonce for every request, see [`NONCE_LEN`]).
+/// (the caller draws a fresh random nonce for every request, see
+/// [`NONCE_LEN`]), for the node at `authority`: the `host:port` of the URL
+/// the client connects to, as [`authority`] writes it.
 pub fn sign_request(
     key: &SigningKey,
+    authority: &str,
     request: &RequestLine<'_>,
     body: &[u8],
     timestamp: i64,
     nonce: &str,
 ) -> SignatureHeaders {
     let canonical = canonical_request(
+        authority,
         &key.id,
         request.method,
         request.path_and_query,
@@ -219,6 +273,7 @@ pub fn sign_request(
         &body_digest(body),
     );
     SignatureHeaders {
+        authority: Some(authority.to_owned()),
         key_id: key.id.clone(),
         timestamp,
         nonce: nonce.to_owned(),
@@ -246,6 +301,7 @@ pub fn sign_response_digest(
 ) -> SignatureHeaders {
     let canonical = canonical_response(&key.id, exchange, timestamp, body_digest_hex);
     SignatureHeaders {
+        authority: None,
         key_id: key.id.clone(),
         timestamp,
         nonce: exchange.request_nonce.to_owned(),
@@ -253,9 +309,11 @@ pub fn sign_response_digest(
     }
 }
 
-/// The four headers as received (each `None` when absent or not text).
+/// The headers as received (each `None` when absent or not text).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct PresentedHeaders<'a> {
+    /// `X-ECP-Authority` (requests only).
+    pub authority: Option<&'a str>,
     /// `X-ECP-Key-Id`.
     pub key_id: Option<&'a str>,
     /// `X-ECP-Timestamp`.
@@ -267,9 +325,10 @@ pub struct PresentedHeaders<'a> {
 }
 
 impl<'a> PresentedHeaders<'a> {
-    /// Reads the four headers through `get` (a case-insensitive header lookup).
+    /// Reads the headers through `get` (a case-insensitive header lookup).
     pub fn read(get: impl Fn(&'static str) -> Option<&'a str>) -> Self {
         PresentedHeaders {
+            authority: get(AUTHORITY_HEADER),
             key_id: get(KEY_ID_HEADER),
             timestamp: get(TIMESTAMP_HEADER),
             nonce: get(NONCE_HEADER),
@@ -277,10 +336,14 @@ impl<'a> PresentedHeaders<'a> {
         }
     }
 
-    /// Whether any of the four headers is present: a request that carries
+    /// Whether any of the five headers is present: a request that carries
     /// none did not try ECP/1.2 (it may carry the legacy header instead).
     pub fn any(&self) -> bool {
-        self.key_id.is_some() || self.timestamp.is_some() || self.nonce.is_some() || self.signature.is_some()
+        self.authority.is_some()
+            || self.key_id.is_some()
+            || self.timestamp.is_some()
+            || self.nonce.is_some()
+            || self.signature.is_some()
     }
 
     /// The headers checked for presence and form, signature excepted.
@@ -312,6 +375,19 @@ struct Parsed<'a> {
     timestamp: i64,
     nonce: &'a str,
     signature: [u8; 32],
+}
+
+/// `X-ECP-Authority` checked for presence and form, lower-cased (the
+/// signature covers it as sent).
+fn parse_authority(text: Option<&str>) -> Result<String, SignedAuthError> {
+    let authority = text.ok_or(SignedAuthError::Unbound)?.trim().to_ascii_lowercase();
+    if !is_valid_authority(&authority) {
+        return Err(SignedAuthError::Malformed {
+            header: AUTHORITY_HEADER,
+            rule: "host:port, the port written, at most 262 characters",
+        });
+    }
+    Ok(authority)
 }
 
 /// 64 hex characters (either case, as for the legacy header) → the MAC.
@@ -395,11 +471,14 @@ impl RequestVerifier {
         self.keys.is_empty()
     }
 
-    /// Verifies a request, in this order: the four headers present and well
-    /// formed; the key known; the time within the window; the signature (in
-    /// constant time); and last the nonce not seen before, which is then
-    /// remembered. Only requests with a valid signature enter `nonces`, so a
-    /// stranger cannot fill it.
+    /// Verifies a request, in this order: the four headers of the
+    /// signature present and well formed; the authority present
+    /// ([`SignedAuthError::Unbound`] names an earlier client) and well
+    /// formed; the authority one this node answers to (`answers_to`,
+    /// given the authority lower-cased); the key known; the time within the
+    /// window; the signature (in constant time); and last the nonce not seen
+    /// before, which is then remembered. Only requests with a valid
+    /// signature enter `nonces`, so a stranger cannot fill it.
     pub fn verify(
         &self,
         presented: &PresentedHeaders<'_>,
@@ -407,12 +486,18 @@ impl RequestVerifier {
         body: &[u8],
         now: i64,
         nonces: &Mutex<NonceCache>,
+        answers_to: &dyn Fn(&str) -> bool,
     ) -> Result<VerifiedRequest<'_>, SignedAuthError> {
         let parsed = presented.parse()?;
+        let authority = parse_authority(presented.authority)?;
+        if !answers_to(&authority) {
+            return Err(SignedAuthError::WrongAuthority { signed_for: authority });
+        }
         request.check_line_breaks()?;
         let key = self.key(parsed.key_id).ok_or(SignedAuthError::UnknownKey)?;
         check_skew(parsed.timestamp, now, self.max_skew_secs)?;
         let canonical = canonical_request(
+            presented.authority.unwrap_or_default().trim(),
             &key.id,
             request.method,
             request.path_and_query,

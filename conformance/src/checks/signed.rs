@@ -10,7 +10,8 @@
 //! key, clock skew both ways, a wrong secret, a body, query or method other
 //! than the signed one, a captured signature with a new nonce or time, and
 //! replays — a replayed push is built so that accepting it would withdraw a
-//! skill. With `--secret` too, a bad ECP/1.2 signature beside a good
+//! skill — and requests signed for another node or for none (§10.1.3: a
+//! signed request relayed to another node holding the key is refused). With `--secret` too, a bad ECP/1.2 signature beside a good
 //! `X-ECP-HMAC` is refused (§10.1.4.3); with `--no-legacy`, `X-ECP-HMAC`
 //! alone is refused (§10.1.5.2); with a second key, rotation (§10.1.1.2).
 //!
@@ -288,6 +289,28 @@ pub(crate) static CHECKS: &[Check] = &[
         needs: Needs::SecondKey,
         run: sign_025,
     },
+    Check {
+        id: "SIGN-026",
+        level: Must,
+        profile: Ecp12,
+        spec: "§10.1.3, §10.1.4 (3)",
+        title: "GET /ecp/skills and POST /ecp/skills signed with the key for another node's authority",
+        requirement: "A request signed for an authority the node does not answer to (a relay from another \
+                      node holding the key) MUST be answered 401 wrong_authority, and the push merges nothing.",
+        needs: Needs::Key,
+        run: sign_026,
+    },
+    Check {
+        id: "SIGN-027",
+        level: Must,
+        profile: Ecp12,
+        spec: "§10.1.3.5, §10.1.4 (3)",
+        title: "GET /ecp/manifest signed without X-ECP-Authority, over the unbound canonical string",
+        requirement: "A signature of an earlier client that names no authority MUST be answered 401 \
+                      unbound_signature.",
+        needs: Needs::Key,
+        run: sign_027,
+    },
 ];
 
 // ---------------------------------------------------------------------------
@@ -296,6 +319,14 @@ pub(crate) static CHECKS: &[Check] = &[
 /// The key the suite signs with (the runner skips SIGN checks without one).
 fn key(cx: &Ctx<'_>) -> Result<Key, Problem> {
     cx.target.key().cloned().ok_or_else(|| skip("no key"))
+}
+
+/// An authority no node answers to (`.invalid` is reserved, RFC 2606), on
+/// the target's port: what a request for another node is signed for.
+fn another_authority(cx: &Ctx<'_>) -> String {
+    let own = cx.target.authority();
+    let port = own.rsplit_once(':').map_or("7327", |(_, p)| p);
+    format!("ecp-conformance-other-node.invalid:{port}")
 }
 
 /// The second key, for rotation.
@@ -341,7 +372,7 @@ fn send_signed(
     send_raw(cx, method, path, &pairs(signed), body)
 }
 
-/// The four headers of `signed` as owned pairs, to edit.
+/// The five headers of `signed` as owned pairs, to edit.
 fn pairs(signed: &Signed) -> Vec<(String, String)> {
     signed.headers().into_iter().map(|(n, v)| (n.to_owned(), v)).collect()
 }
@@ -559,10 +590,12 @@ fn sign_009(cx: &mut Ctx<'_>) -> Verdict {
     let bad_id = format!("{}!", key.id);
     let target = cx.target.request_target(path);
     let nonce = fresh_nonce();
-    let canonical = packets::canonical_request(&bad_id, "GET", &target, &now, &nonce, b"");
+    let authority = cx.target.authority();
+    let canonical = packets::canonical_request(&authority, &bad_id, "GET", &target, &now, &nonce, b"");
     cases.push((
         "a key id with '!'",
         Signed {
+            authority,
             key_id: bad_id,
             timestamp: now.clone(),
             nonce,
@@ -779,4 +812,37 @@ fn sign_025(cx: &mut Ctx<'_>) -> Verdict {
         accepted(&ex, &format!("a GET with nonce {nonce} under key {:?}", key.id))?;
     }
     Ok("200 under both keys".into())
+}
+
+fn sign_026(cx: &mut Ctx<'_>) -> Verdict {
+    let key = key(cx)?;
+    let other = another_authority(cx);
+    let now = unix_now().to_string();
+    let signed = cx.target.sign_for(&other, &key, "GET", "/ecp/skills", b"", &now, &fresh_nonce());
+    refused(&send_signed(cx, Method::GET, "/ecp/skills", None, &signed)?, "wrong_authority")?;
+    let (name, body) = push_body(cx, "s026-relayed");
+    let signed = cx.target.sign_for(&other, &key, "POST", "/ecp/skills", &body, &now, &fresh_nonce());
+    refused(&send_signed(cx, Method::POST, "/ecp/skills", Some(body), &signed)?, "wrong_authority")?;
+    not_served(cx, &name)?;
+    Ok(format!("401 wrong_authority for GET and POST signed for {other}"))
+}
+
+fn sign_027(cx: &mut Ctx<'_>) -> Verdict {
+    let key = key(cx)?;
+    let target = cx.target.request_target("/ecp/manifest");
+    let (now, nonce) = (unix_now().to_string(), fresh_nonce());
+    let canonical =
+        [packets::UNBOUND_REQUEST_PREFIX, &key.id, "GET", &target, &now, &nonce, &packets::sha256_hex(b"")]
+            .join("\n");
+    let signature = hmac_hex(key.secret(), canonical.as_bytes());
+    let headers: Vec<(String, String)> = [
+        (KEY_ID_HEADER, key.id.clone()),
+        (TIMESTAMP_HEADER, now),
+        (NONCE_HEADER, nonce),
+        (SIGNATURE_HEADER, signature),
+    ]
+    .into_iter()
+    .map(|(n, v)| (n.to_owned(), v))
+    .collect();
+    refused(&send_raw(cx, Method::GET, "/ecp/manifest", &headers, None)?, "unbound_signature")
 }

@@ -34,6 +34,8 @@ pub(crate) const KEY_B: (&str, &str) = ("ecpconf-key-b", "ecpconf-secret-b");
 
 const WINDOW_SECS: i64 = 300;
 const HEADERS: [&str; 4] = ["x-ecp-key-id", "x-ecp-timestamp", "x-ecp-nonce", "x-ecp-signature"];
+/// The header naming the authority a request is signed for (§10.1.2).
+const AUTHORITY: &str = "x-ecp-authority";
 
 /// How a [`Gate`] is broken. All off is a correct ECP/1.2 node.
 #[derive(Debug, Clone, Copy, Default)]
@@ -84,6 +86,12 @@ pub(crate) struct SignFaults {
     pub(crate) response_path_only: bool,
     /// Answers are always signed with the first key.
     pub(crate) responds_with_first_key: bool,
+    /// The authority is not compared with the gate's own: a request signed
+    /// for another node passes (the relay of #12 item 11).
+    pub(crate) any_authority: bool,
+    /// A request without X-ECP-Authority is verified over the unbound
+    /// canonical string of earlier nodes.
+    pub(crate) unbound_accepted: bool,
 }
 
 /// A request that passed: the key that signed it (none when let through
@@ -104,9 +112,32 @@ pub(crate) struct Verifier {
     verified: Mutex<HashSet<String>>,
 }
 
-/// The canonical request of SPEC §10.1.3, written again here.
-fn canonical(key_id: &str, method: &str, target: &str, timestamp: &str, nonce: &str, digest: &str) -> String {
-    format!("ECP-1.2-REQUEST\n{key_id}\n{method}\n{target}\n{timestamp}\n{nonce}\n{digest}")
+/// The canonical request of SPEC §10.1.3, written again here; without an
+/// authority, the unbound one of earlier nodes (for the `unbound_accepted` fault).
+fn canonical(
+    authority: Option<&str>,
+    key_id: &str,
+    method: &str,
+    target: &str,
+    timestamp: &str,
+    nonce: &str,
+    digest: &str,
+) -> String {
+    match authority {
+        Some(a) => {
+            format!("ECP-1.2-REQUEST-FOR\n{a}\n{key_id}\n{method}\n{target}\n{timestamp}\n{nonce}\n{digest}")
+        }
+        None => format!("ECP-1.2-REQUEST\n{key_id}\n{method}\n{target}\n{timestamp}\n{nonce}\n{digest}"),
+    }
+}
+
+/// `host:port`, the port written (§10.1.2), loosely: no blank, no control character.
+fn authority_ok(text: &str) -> bool {
+    text.len() <= 262
+        && text.rsplit_once(':').is_some_and(|(host, port)| {
+            !host.is_empty() && (1..=5).contains(&port.len()) && port.bytes().all(|b| b.is_ascii_digit())
+        })
+        && text.bytes().all(|b| b.is_ascii_graphic())
 }
 
 fn key_id_ok(id: &str) -> bool {
@@ -138,9 +169,11 @@ impl Verifier {
         self.nonces.lock().unwrap().insert((key_id.to_owned(), nonce.to_owned()), until);
     }
 
-    /// Checks a request in the order of §10.1.4; the error is the code.
+    /// Checks a request, for a node that answers to `own` (`host:port`),
+    /// in the order of §10.1.4; the error is the code.
     pub(crate) fn verify(
         &self,
+        own: &str,
         method: &str,
         target: &str,
         header: impl Fn(&str) -> Option<String>,
@@ -168,7 +201,16 @@ impl Verifier {
             }
             at
         };
-        // 3. A key the gate holds.
+        // 3. Signed for this node.
+        let authority = header(AUTHORITY);
+        let authority = match authority {
+            None if f.unbound_accepted => None,
+            None => return Err("unbound_signature"),
+            Some(a) if !authority_ok(&a) => return Err("malformed_signature"),
+            Some(a) if !f.any_authority && !a.eq_ignore_ascii_case(own) => return Err("wrong_authority"),
+            Some(a) => Some(a),
+        };
+        // 4. A key the gate holds.
         let Some(key) = self.keys.iter().find(|(id, _)| *id == key_id) else {
             return if f.unknown_keys_pass {
                 Ok(Verified { key_id: None, nonce })
@@ -176,12 +218,12 @@ impl Verifier {
                 Err("unknown_key")
             };
         };
-        // 4. Within the window.
+        // 5. Within the window.
         let window = if f.narrow_clock { 60 } else { WINDOW_SECS };
         if !f.no_clock && (at - now).abs() > window {
             return Err("clock_skew");
         }
-        // 5. The signature.
+        // 6. The signature.
         let cached = f.signature_cache && self.verified.lock().unwrap().contains(&signature);
         if !f.no_signature_check && !cached {
             let path = target.split('?').next().unwrap_or(target);
@@ -208,7 +250,7 @@ impl Verifier {
             let matches = keys.iter().any(|(_, secret)| {
                 methods.iter().any(|m| {
                     targets.iter().any(|t| {
-                        let c = canonical(&key_id, m, t, &timestamp, &nonce, &digest);
+                        let c = canonical(authority.as_deref(), &key_id, m, t, &timestamp, &nonce, &digest);
                         hmac_hex(secret, c.as_bytes()) == given
                     })
                 })
@@ -220,7 +262,7 @@ impl Verifier {
                 self.verified.lock().unwrap().insert(signature.clone());
             }
         }
-        // 6. Not seen before within the window; only now remembered.
+        // 7. Not seen before within the window; only now remembered.
         if !f.no_replay_memory {
             let remembered = if f.nonce_without_key { String::new() } else { key_id.clone() };
             let mut nonces = self.nonces.lock().unwrap();
@@ -253,6 +295,8 @@ impl Drop for Gate {
 }
 
 struct GateState {
+    /// The gate's own `host:port`: what requests must be signed for.
+    authority: String,
     backend: String,
     accept_legacy: bool,
     faults: SignFaults,
@@ -264,7 +308,10 @@ impl Gate {
     /// A gate holding [`KEY_A`] and [`KEY_B`], in front of a fresh node with [`SECRET`].
     pub(crate) async fn start(faults: SignFaults, accept_legacy: bool) -> Gate {
         let node = TestNode::with_secret().await;
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind a loopback port");
+        let addr = listener.local_addr().expect("an address");
         let state = Arc::new(GateState {
+            authority: addr.to_string(),
             backend: node.url(),
             accept_legacy,
             faults,
@@ -272,8 +319,6 @@ impl Gate {
             client: reqwest::Client::builder().no_proxy().build().expect("a client"),
         });
         let app = Router::new().fallback(handle).with_state(state);
-        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind a loopback port");
-        let addr = listener.local_addr().expect("an address");
         let task = tokio::spawn(async move {
             let _ = axum::serve(listener, app).await;
         });
@@ -316,7 +361,7 @@ fn decide(
 ) -> Result<Decision, &'static str> {
     let f = state.faults;
     let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(|v| v.trim().to_owned());
-    let any = HEADERS.iter().any(|h| headers.contains_key(*h));
+    let any = HEADERS.iter().any(|h| headers.contains_key(*h)) || headers.contains_key(AUTHORITY);
     let legacy = headers.contains_key("x-ecp-hmac");
     if legacy && (!any || f.legacy_wins) {
         return if state.accept_legacy { Ok(Decision::AsIs) } else { Err("legacy_auth_refused") };
@@ -328,7 +373,7 @@ fn decide(
             (false, false) => Err("missing_signature"),
         };
     }
-    match state.verifier.verify(method.as_str(), target, text, body, now()) {
+    match state.verifier.verify(&state.authority, method.as_str(), target, text, body, now()) {
         Ok(v) => Ok(Decision::Resigned(Some(v))),
         Err("missing_signature") if f.open_without_signature => Ok(Decision::Resigned(None)),
         Err(code) => Err(code),
@@ -369,7 +414,8 @@ async fn handle(State(state): State<Arc<GateState>>, request: Request) -> Respon
     let resign = matches!(decision, Decision::Resigned(_));
     for (name, value) in &headers {
         let hop = [header::HOST, header::CONTENT_LENGTH, header::ACCEPT_ENCODING, header::CONNECTION];
-        let signature = HEADERS.contains(&name.as_str()) || name.as_str() == "x-ecp-hmac";
+        let signature =
+            HEADERS.contains(&name.as_str()) || [AUTHORITY, "x-ecp-hmac"].contains(&name.as_str());
         if hop.contains(name) || (resign && signature) {
             continue;
         }
@@ -459,6 +505,7 @@ fn the_gate_verifier_decides_the_spec_vectors() {
                 .map(|(_, v)| v.as_str().expect("a header value").to_owned())
         };
         let outcome = verifier.verify(
+            input["answers_to"][0].as_str().expect("the authority the node answers to"),
             input["method"].as_str().unwrap(),
             input["path_and_query"].as_str().unwrap(),
             header,

@@ -81,6 +81,8 @@ const fn faults() -> SignFaults {
         fresh_response_nonce: false,
         response_path_only: false,
         responds_with_first_key: false,
+        any_authority: false,
+        unbound_accepted: false,
     }
 }
 
@@ -165,6 +167,8 @@ const CASES: &[Case] = &[
         SignFaults { responds_with_first_key: true, ..faults() },
         &["SIGN-023"],
     ),
+    case("accepts-any-authority", SignFaults { any_authority: true, ..faults() }, &["SIGN-026"]),
+    case("accepts-unbound-signatures", SignFaults { unbound_accepted: true, ..faults() }, &["SIGN-027"]),
 ];
 
 /// Runs case `name`'s SIGN checks; its checks must fail.
@@ -223,6 +227,8 @@ broken_gates! {
     unsigned_304 => "unsigned-304",
     response_signed_without_the_query => "response-signed-without-the-query",
     responds_with_the_first_key => "responds-with-the-first-key",
+    accepts_any_authority => "accepts-any-authority",
+    accepts_unbound_signatures => "accepts-unbound-signatures",
 }
 
 /// The IDs some broken gate makes fail, for the every-ID test in `broken.rs`.

@@ -36,6 +36,7 @@ pub(crate) fn run(global: &GlobalArgs, args: ServeArgs) -> anyhow::Result<ExitCo
                 ..TlsFiles::default()
             },
             accept_legacy: args.accept_legacy,
+            names: (!args.names.is_empty()).then_some(args.names),
             ..Overrides::default()
         },
     )?;

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use ecp_protocol::StandardPolicy;
-use ecp_protocol::signed_auth::{DEFAULT_NONCE_CAPACITY, SigningKey};
+use ecp_protocol::signed_auth::{self, DEFAULT_NONCE_CAPACITY, SigningKey};
 use serde::Deserialize;
 
 use super::keys::{self, FileKey};
@@ -68,6 +68,18 @@ pub struct FileConfig {
     /// `[tls]`: certificate files (`cert`, `key`, `client_ca`, `client_cert`, `client_key`).
     #[serde(default)]
     pub tls: TlsFiles,
+    /// `[server]`: how clients reach the node.
+    #[serde(default)]
+    pub server: FileServer,
+}
+
+/// `[server]` of `node.toml`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileServer {
+    /// Names (`host` or `host:port`) clients reach the node by, besides its
+    /// address: signed requests may be signed for them (`SPEC.md` §10.1.3).
+    pub names: Option<Vec<String>>,
 }
 
 /// `[limits]` of `node.toml`.
@@ -176,6 +188,8 @@ pub struct Overrides {
     pub max_connections_per_address: Option<usize>,
     /// `--accept-legacy` / `ECP_ACCEPT_LEGACY`.
     pub accept_legacy: Option<bool>,
+    /// `--name` (repeated) / `ECP_NAMES` (comma-separated).
+    pub names: Option<Vec<String>>,
     /// `--tls-cert`, `--tls-key`, `--client-ca`, `--tls-client-cert`,
     /// `--tls-client-key` (and their `ECP_*` variables).
     pub tls: TlsFiles,
@@ -217,6 +231,11 @@ pub struct Config {
     pub keys: Vec<SigningKey>,
     /// Accept the legacy X-ECP-HMAC header (with the shared secret).
     pub accept_legacy: bool,
+    /// The names clients reach the node by (lower-cased `host` or
+    /// `host:port`; a host alone on any port), besides the address a
+    /// connection arrives at: what a signed request may be signed for.
+    /// Empty: the address alone (and `localhost` on loopback).
+    pub names: Vec<String>,
     /// Most live nonces remembered against replay; when full, signed
     /// requests are answered 503 until some expire.
     pub replay_cache_capacity: usize,
@@ -377,6 +396,7 @@ impl Config {
                 return Err(ConfigError::Invalid { key, message: "must be at least 1".into() });
             }
         }
+        let names = server_names(over.names.or(fc.server.names).unwrap_or_default())?;
         let tls = over.tls.or(fc.tls);
         tls.check().map_err(|(key, message)| ConfigError::Invalid { key, message })?;
         Ok(Config {
@@ -385,6 +405,7 @@ impl Config {
             secret,
             keys,
             accept_legacy: over.accept_legacy.or(fc.accept_legacy).unwrap_or(true),
+            names,
             replay_cache_capacity,
             skills_dir,
             max_body_bytes,
@@ -444,6 +465,30 @@ impl Config {
 /// by `secret_env` (which must be set even when not used). Empty means none,
 /// wherever it comes from: `--secret ""` turns a file's secret off, and
 /// unlike `secret_env` in the other files, an empty variable is no error.
+/// Checks `[server] names` (each a host, or `host:port`) and writes them
+/// lower-cased, without blanks or repeats.
+fn server_names(names: Vec<String>) -> Result<Vec<String>, ConfigError> {
+    let mut out: Vec<String> = Vec::new();
+    for name in names {
+        let name = name.trim().to_ascii_lowercase();
+        if name.is_empty() {
+            continue;
+        }
+        if !signed_auth::is_valid_authority(&name) && !signed_auth::is_valid_authority(&format!("{name}:1")) {
+            return Err(ConfigError::Invalid {
+                key: "server.names",
+                message: format!(
+                    "{name:?} is not a host or host:port (a DNS name, an IPv4 address or a bracketed IPv6 address)"
+                ),
+            });
+        }
+        if !out.contains(&name) {
+            out.push(name);
+        }
+    }
+    Ok(out)
+}
+
 fn shared_secret(
     flag: Option<Secret>,
     secret: Option<Secret>,
@@ -490,6 +535,24 @@ mod tests {
         let shown = format!("{c:?}");
         assert!(!shown.contains("do-not-print-me"), "{shown}");
         assert!(shown.contains("secret: Some(\"***\")") && shown.contains("max_packets"), "{shown}");
+    }
+
+    #[test]
+    fn server_names_are_lower_cased_checked_and_the_flag_wins() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("node.toml");
+        std::fs::write(&file, "[server]\nnames = [\"ECP.example.org\", \"node-a:7327\", \"[::1]\", \" \"]\n")
+            .unwrap();
+        let c = Config::resolve(Some(&file), Overrides::default()).unwrap();
+        assert_eq!(c.names, ["ecp.example.org", "node-a:7327", "[::1]"]);
+        let over = Overrides { names: Some(vec!["b.example".into()]), ..Default::default() };
+        assert_eq!(Config::resolve(Some(&file), over).unwrap().names, ["b.example"]);
+        assert!(Config::resolve(None, Overrides::default()).unwrap().names.is_empty());
+        for bad in ["http://a.example", "a b", "a:99999999", "a/b"] {
+            let over = Overrides { names: Some(vec![bad.into()]), ..Default::default() };
+            let err = Config::resolve(None, over).unwrap_err().to_string();
+            assert!(err.starts_with("server.names:"), "{bad}: {err}");
+        }
     }
 
     #[test]

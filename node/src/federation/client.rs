@@ -170,9 +170,13 @@ impl PeerClient {
             Some(query) => format!("{}?{query}", url.path()),
             None => url.path().to_owned(),
         };
+        // Bound to the node this URL reaches (`SPEC.md` §10.1.3): the node
+        // refuses the request if anyone relays it to another node.
+        let host = url.host_str()?;
+        let authority = signed_auth::authority(host, url.port_or_known_default()?);
         let nonce = fresh_nonce();
         let line = RequestLine { method, path_and_query: &target };
-        let headers = signed_auth::sign_request(key, &line, body, unix_now(), &nonce);
+        let headers = signed_auth::sign_request(key, &authority, &line, body, unix_now(), &nonce);
         Some((headers, SignedGet { key: key.clone(), target, nonce }))
     }
 

@@ -1,6 +1,14 @@
 //! Discovered peers: a node found by discovery (mDNS) becomes a temporary
-//! peer at `[discovery]` trust, unless it is this node, discovery is off, or
-//! a configured peer has its URL or instance; a node lost is dropped.
+//! peer at `[discovery]` trust, unless it is this node, discovery is off, a
+//! configured peer has its URL or instance, or it requires signed requests;
+//! a node lost is dropped.
+//!
+//! Anyone on the network can advertise a node, and a request signed with
+//! this node's own key could be relayed (within the replay window, to a node
+//! it was not bound to, or read for what it reveals) by whoever receives it.
+//! So a discovered node that requires signatures is never sent one made with
+//! the node's key: it is pulled only through a `[[peer]]` configured with a
+//! key for it (matched by URL or `instance`), which then shadows it here.
 
 use std::sync::{Arc, Weak};
 
@@ -61,12 +69,21 @@ impl Federator {
         if shadowed {
             return;
         }
+        if peer.auth_required {
+            tracing::info!(
+                peer = %url,
+                instance = %peer.instance,
+                "discovered node requires signed requests: not pulled (this node signs only for a [[peer]] \
+                 configured with a key for it)"
+            );
+        }
+        // A node that moved, or that now requires signatures, leaves its old entry.
         let moved: Vec<String> = running
             .values()
             .filter(|r| {
                 r.spec.kind == PeerKind::Discovered
                     && r.spec.instance.as_deref() == Some(&peer.instance)
-                    && r.spec.url != url
+                    && (r.spec.url != url || peer.auth_required)
             })
             .map(|r| r.spec.url.clone())
             .collect();
@@ -75,14 +92,17 @@ impl Federator {
                 self.stop(r).await;
             }
         }
+        if peer.auth_required {
+            return;
+        }
         let spec = PeerSpec {
             url: url.clone(),
             kind: PeerKind::Discovered,
             secret: None,
             key: None,
             legacy: false,
-            // A node that requires signatures gets the mesh's key: ours.
-            node_key: peer.auth_required,
+            // Never the node's own key (see the module doc).
+            node_key: false,
             trust: config.discovery.trust,
             pull: true,
             push: false,

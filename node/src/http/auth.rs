@@ -5,9 +5,10 @@
 //!
 //! 1. A node that holds no key — no `--secret`, no `[[key]]`, no peer key —
 //!    is open: nothing is checked ([`Caller::Open`]).
-//! 2. A request carrying any of the four ECP/1.2 headers is judged by them
-//!    alone (§10.1.4.3): verified over the request target exactly as it
-//!    arrived and the raw body, against the node's keys and its peers'
+//! 2. A request carrying any of the five ECP/1.2 headers is judged by them
+//!    alone (§10.1.4.3): signed for an authority this node answers to
+//!    ([`super::authority`]), verified over the request target exactly as
+//!    it arrived and the raw body, against the node's keys and its peers'
 //!    (the keyring's current set), the nonce remembered against replay.
 //! 3. Otherwise `X-ECP-HMAC`, where the node accepts it (`accept_legacy`,
 //!    and a shared secret to check it with): refused with 403 as §6.3
@@ -25,12 +26,14 @@ use axum::response::Response;
 use ecp_protocol::signed_auth::{self, Exchange, PresentedHeaders, RequestLine, SigningKey};
 use ecp_protocol::{SignedAuthError, legacy_auth};
 
+use super::authority::{self, LocalAddr};
 use super::error::ApiError;
 use super::state::AppState;
 use crate::keys::{KeyOwner, unix_now};
 
-/// The four ECP/1.2 headers.
-const SIGNED_HEADERS: [&str; 4] = [
+/// The five ECP/1.2 headers of a request.
+const SIGNED_HEADERS: [&str; 5] = [
+    signed_auth::AUTHORITY_HEADER,
     signed_auth::KEY_ID_HEADER,
     signed_auth::TIMESTAMP_HEADER,
     signed_auth::NONCE_HEADER,
@@ -83,9 +86,11 @@ pub(super) fn target(uri: &Uri) -> &str {
 }
 
 /// Authenticates a request of `method` to `uri` with `headers` and the raw
-/// `body` (empty for a GET), before anything else is done with it.
+/// `body` (empty for a GET), that arrived at `local`, before anything else
+/// is done with it.
 pub(super) fn authenticate(
     state: &AppState,
+    local: Option<LocalAddr>,
     method: &Method,
     uri: &Uri,
     headers: &HeaderMap,
@@ -98,7 +103,10 @@ pub(super) fn authenticate(
     if SIGNED_HEADERS.iter().any(|name| headers.contains_key(*name)) {
         let presented = presented(headers)?;
         let line = RequestLine { method: method.as_str(), path_and_query: target(uri) };
-        let verified = keys.verifier().verify(&presented, &line, body, unix_now(), &state.nonces)?;
+        let local = local.map_or(state.config.listen, |LocalAddr(addr)| addr);
+        let answers_to = |authority: &str| authority::answers_to(&state.config.names, local, authority);
+        let verified =
+            keys.verifier().verify(&presented, &line, body, unix_now(), &state.nonces, &answers_to)?;
         let owner = keys.owner(verified.key.id()).cloned();
         return Ok(Caller::Signed(Signed { key: verified.key.clone(), nonce: verified.nonce, owner }));
     }

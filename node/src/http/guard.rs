@@ -22,6 +22,7 @@ use axum::middleware::Next;
 use axum::response::Response;
 
 use super::auth::{Caller, authenticate, sign_answer};
+use super::authority::LocalAddr;
 use super::cache::Cached;
 use super::error::ApiError;
 use super::state::AppState;
@@ -33,12 +34,13 @@ pub(super) async fn ecp(
     next: Next,
 ) -> Result<Response, ApiError> {
     let (mut parts, body) = request.into_parts();
+    let local = parts.extensions.get::<LocalAddr>().copied();
     let (caller, body) = if parts.method == Method::GET || parts.method == Method::HEAD {
-        (authenticate(&state, &parts.method, &parts.uri, &parts.headers, b"")?, body)
+        (authenticate(&state, local, &parts.method, &parts.uri, &parts.headers, b"")?, body)
     } else {
         let bytes = read_body(&state, &parts.headers, body).await?;
         // The raw bytes, before any decoding (`SPEC.md` §6.3.4, §10.1.4.4).
-        (authenticate(&state, &parts.method, &parts.uri, &parts.headers, &bytes)?, Body::from(bytes))
+        (authenticate(&state, local, &parts.method, &parts.uri, &parts.headers, &bytes)?, Body::from(bytes))
     };
     let caller = Arc::new(caller);
     parts.extensions.insert(caller.clone());
@@ -127,7 +129,8 @@ pub(super) async fn v1(
         .and_then(|v| v.strip_prefix("Bearer "));
     let signed = request.headers().contains_key(ecp_protocol::signed_auth::SIGNATURE_HEADER);
     if signed && request.method() == Method::GET {
-        return match authenticate(&state, request.method(), request.uri(), request.headers(), b"")? {
+        let local = request.extensions().get::<LocalAddr>().copied();
+        return match authenticate(&state, local, request.method(), request.uri(), request.headers(), b"")? {
             Caller::Signed(_) => Ok(next.run(request).await),
             // An open node has nothing to verify with: the /v1 API stays local.
             _ => Err(local_only()),

@@ -16,6 +16,7 @@
 //! - `guard`: the guards of the ECP group and of the `/v1/` group.
 //! - `auth`: who sent a request (ECP/1.2, `X-ECP-HMAC` or an open node),
 //!   and the signature of the answer to a signed GET.
+//! - `authority`: which `host:port` a signed request may be signed for.
 //! - `manifest`: `GET /ecp/manifest`.
 //! - `skills`: `GET /ecp/skills` and `POST /ecp/skills`.
 //! - `answer`: JSON answers with an ETag, 304, `If-None-Match`.
@@ -27,6 +28,7 @@
 
 mod answer;
 mod auth;
+mod authority;
 mod cache;
 mod error;
 mod guard;
@@ -49,6 +51,7 @@ use axum::response::Response;
 use axum::routing::get;
 use serde_json::json;
 
+pub use authority::LocalAddr;
 pub use error::ApiError;
 pub use state::{AppState, Shared};
 

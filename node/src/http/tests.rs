@@ -100,7 +100,8 @@ async fn a_new_ecp_route_answers_a_signed_get_with_a_signed_answer() {
     let key = SigningKey::new("default", SECRET.as_bytes()).unwrap();
     let line = RequestLine { method: "GET", path_and_query: "/ecp/extra" };
     let nonce = "0123456789abcdef0123456789abcdef";
-    let signed = signed_auth::sign_request(&key, &line, b"", unix_now(), nonce);
+    // Without a socket the request counts as arriving at the configured listen address.
+    let signed = signed_auth::sign_request(&key, "127.0.0.1:0", &line, b"", unix_now(), nonce);
     let headers: Vec<(&str, String)> = signed.pairs().to_vec();
     let (status, answer, body) = get_from(&app, REMOTE, "/ecp/extra", &headers).await;
     assert_eq!((status, body.as_slice()), (StatusCode::OK, b"extra".as_slice()));

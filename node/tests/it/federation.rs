@@ -680,6 +680,67 @@ async fn discovered_nodes_become_temporary_peers_unless_configured_or_ourselves(
     b.shutdown().await.unwrap();
 }
 
+/// Counts the requests a fake host receives, and those signed (ECP/1.2).
+#[derive(Default)]
+struct Recorder {
+    requests: AtomicUsize,
+    signed: AtomicUsize,
+}
+
+/// A host that records every request and answers 401, as a node requiring signatures would.
+async fn start_recorder() -> (String, Arc<Recorder>) {
+    let recorder = Arc::new(Recorder::default());
+    let seen = Arc::clone(&recorder);
+    let app = axum::Router::new().fallback(move |headers: HeaderMap| {
+        let seen = Arc::clone(&seen);
+        async move {
+            seen.requests.fetch_add(1, Ordering::SeqCst);
+            if headers.contains_key("x-ecp-signature") || headers.contains_key("x-ecp-hmac") {
+                seen.signed.fetch_add(1, Ordering::SeqCst);
+            }
+            (StatusCode::UNAUTHORIZED, axum::Json(json!({"error": "sign your requests"})))
+        }
+    });
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (url, recorder)
+}
+
+/// #12 item 11: anyone on the network can advertise a node; one that asks
+/// for signatures must not get requests signed with this node's own key.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_discovered_node_requiring_signatures_gets_no_request_signed_with_the_node_key() {
+    let (rogue_url, rogue) = start_recorder().await;
+    let open = Fed::start().await;
+    open.add_local("from-an-open-node", 1.0).await;
+    let (events, receiver) = tokio::sync::mpsc::channel(8);
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = Config::for_tests(dir.path());
+    config.secret = Some("mesh-secret".into());
+    let b = Node::bind_with(config, Some(receiver)).await.unwrap();
+    let found = |instance: String, url: String, auth_required: bool| {
+        DiscoveryEvent::Found(DiscoveredPeer { instance, url, auth_required })
+    };
+    events.send(found("rogue".into(), rogue_url.clone(), true)).await.unwrap();
+    // Events are handled in order: once the open node's skill is in, the rogue's event was handled.
+    events.send(found(open.instance(), open.url(), false)).await.unwrap();
+    let http = reqwest::Client::new();
+    eventually("the open node's skill arrives", SOON, || async {
+        let answer = http.get(format!("{}/v1/skills/from-an-open-node", b.url())).send().await.ok()?;
+        answer.status().is_success().then_some(())
+    })
+    .await;
+    let peers: Vec<String> = b.federator().active_peers().await.into_iter().map(|p| p.url).collect();
+    assert_eq!(peers, [open.url()], "the node requiring signatures is not a peer");
+    assert_eq!(
+        (rogue.requests.load(Ordering::SeqCst), rogue.signed.load(Ordering::SeqCst)),
+        (0, 0),
+        "no request reached the node requiring signatures"
+    );
+    b.shutdown().await.unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn the_peers_file_is_reloaded_when_it_changes_and_a_broken_one_is_ignored() {
     let (a, c) = (Fed::start().await, Fed::start().await);

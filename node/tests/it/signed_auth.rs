@@ -65,7 +65,12 @@ fn sha256_hex(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))
 }
 
-/// The four headers of a request signed by hand (`SPEC.md` §10.1.3).
+/// The name every node of these tests answers to (`[server] names`), and
+/// the authority [`signed`] signs for, so one signer serves every node.
+const NAME: &str = "signed-auth.test";
+const AUTHORITY: &str = "signed-auth.test:7327";
+
+/// The five headers of a request signed by hand for [`AUTHORITY`] (`SPEC.md` §10.1.3).
 fn signed(
     key: Key,
     method: &str,
@@ -74,9 +79,26 @@ fn signed(
     ts: i64,
     nonce: &str,
 ) -> Vec<(&'static str, String)> {
-    let canonical =
-        format!("ECP-1.2-REQUEST\n{}\n{method}\n{target}\n{ts}\n{nonce}\n{}", key.id, sha256_hex(body));
+    signed_for(AUTHORITY, key, method, target, body, ts, nonce)
+}
+
+/// [`signed`] for `authority`.
+fn signed_for(
+    authority: &str,
+    key: Key,
+    method: &str,
+    target: &str,
+    body: &[u8],
+    ts: i64,
+    nonce: &str,
+) -> Vec<(&'static str, String)> {
+    let canonical = format!(
+        "ECP-1.2-REQUEST-FOR\n{authority}\n{}\n{method}\n{target}\n{ts}\n{nonce}\n{}",
+        key.id,
+        sha256_hex(body)
+    );
     vec![
+        ("x-ecp-authority", authority.to_owned()),
         ("x-ecp-key-id", key.id.to_owned()),
         ("x-ecp-timestamp", ts.to_string()),
         ("x-ecp-nonce", nonce.to_owned()),
@@ -134,6 +156,7 @@ async fn keyed_node(keys: &[Key], adjust: impl FnOnce(&mut Config)) -> TestNode 
     let keys: Vec<SigningKey> = keys.iter().copied().map(signing_key).collect();
     TestNode::start_with(move |c| {
         c.keys = keys;
+        c.names = vec![NAME.to_owned()];
         adjust(c);
     })
     .await
@@ -470,6 +493,56 @@ async fn a_replayed_request_is_refused_and_a_replayed_push_applies_nothing() {
     }
 }
 
+/// #12 item 11: a signed GET recorded on its way to node A, relayed within
+/// the window to node B holding the same key, is refused by B and its answer
+/// never read, whatever `Host` or `X-ECP-Authority` the relay writes; at A
+/// the same request verifies. Signed for each node's real address, as the
+/// node's own client signs (the authority of the URL it connects to).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_request_signed_for_one_node_is_refused_by_another_holding_the_same_key() {
+    let a = TestNode::start_with(|c| c.keys = vec![signing_key(NEW)]).await;
+    let b = TestNode::start_with(|c| c.keys = vec![signing_key(NEW)]).await;
+    add_local(&b, "only-on-b", 0.9).await;
+    let authority = |node: &TestNode| node.host();
+    let n = nonce();
+    let recorded = signed_for(&authority(&a), NEW, "GET", "/ecp/skills", b"", now(), &n);
+
+    let at_b = send(&b, Method::GET, "/ecp/skills", &recorded, None).await;
+    at_b.assert_error(401, "wrong_authority");
+    assert!(
+        !at_b.text().contains("only-on-b") && at_b.header("x-ecp-signature").is_none(),
+        "{}",
+        at_b.text()
+    );
+    // The relay writes A's authority as Host: B does not take the client's word for its own name.
+    let mut with_host: Vec<(&str, &str)> = recorded.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let a_host = authority(&a);
+    with_host.push(("host", &a_host));
+    b.request(Method::GET, "/ecp/skills", &with_host, None).await.assert_error(401, "wrong_authority");
+    // Or claims B's authority: the signature covers A's.
+    let b_authority = authority(&b);
+    let relabelled: Vec<(&'static str, String)> = recorded
+        .iter()
+        .map(|(k, v)| (*k, if *k == "x-ecp-authority" { b_authority.clone() } else { v.clone() }))
+        .collect();
+    send(&b, Method::GET, "/ecp/skills", &relabelled, None).await.assert_error(401, "bad_signature");
+    // An earlier client's unbound signature (no X-ECP-Authority) is refused by name.
+    let unbound: Vec<_> = recorded.iter().filter(|(k, _)| *k != "x-ecp-authority").cloned().collect();
+    send(&b, Method::GET, "/ecp/skills", &unbound, None).await.assert_error(401, "unbound_signature");
+
+    // None of that spent the nonce at A, where the request verifies and is answered signed.
+    let at_a = send(&a, Method::GET, "/ecp/skills", &recorded, None).await;
+    assert_eq!(at_a.status, StatusCode::OK, "{}", at_a.text());
+    assert_signed_answer(&at_a, NEW, "GET", "/ecp/skills", &n, &at_a.body);
+    // Loopback nodes answer to localhost too; a name nobody configured is refused.
+    let port = a.addr().port();
+    let local = signed_for(&format!("localhost:{port}"), NEW, "GET", "/ecp/manifest", b"", now(), &nonce());
+    assert_eq!(send(&a, Method::GET, "/ecp/manifest", &local, None).await.status, StatusCode::OK);
+    let elsewhere =
+        signed_for(&format!("a.example:{port}"), NEW, "GET", "/ecp/manifest", b"", now(), &nonce());
+    send(&a, Method::GET, "/ecp/manifest", &elsewhere, None).await.assert_error(401, "wrong_authority");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_full_nonce_memory_answers_503_with_retry_after_and_forgets_nothing() {
     let node = keyed_node(&[NEW], |c| c.replay_cache_capacity = 2).await;
@@ -528,6 +601,7 @@ async fn accept_legacy_false_refuses_x_ecp_hmac_and_true_accepts_it() {
     let refusing = TestNode::start_with(|c| {
         c.secret = Some(SECRET.into());
         c.accept_legacy = false;
+        c.names = vec![NAME.to_owned()];
     })
     .await;
     let before = refusing.snapshot().await;
@@ -623,7 +697,12 @@ async fn serve_takes_accept_legacy_from_its_flag_its_variable_and_node_toml() {
         (&["--secret", SECRET, "--accept-legacy", "false"], &[], 401),
         (&["--secret", SECRET, "--accept-legacy", "true"], &[], 200),
         (&["--secret", SECRET], &[("ECP_ACCEPT_LEGACY", "false")], 401),
-        (&["--secret", SECRET, "--config", config], &[("ECP_TEST_KEY_2026", NEW.secret)], 401),
+        // ECP_NAMES: the name the hand-made signature is for (`--name`, `[server] names`).
+        (
+            &["--secret", SECRET, "--config", config],
+            &[("ECP_TEST_KEY_2026", NEW.secret), ("ECP_NAMES", NAME)],
+            401,
+        ),
     ];
     for (i, (args, env, expected)) in runs.into_iter().enumerate() {
         let (mut child, addr) = serve_binary(args, env, &dir.path().join(format!("data-{i}"))).await;
@@ -709,8 +788,16 @@ async fn a_node_holding_only_peer_keys_requires_signatures_from_everyone() {
 #[tokio::test(flavor = "multi_thread")]
 async fn two_nodes_federate_with_a_key_of_their_own_and_no_legacy_header() {
     let (a, b) = (
-        TestNode::start_with(|c| c.accept_legacy = false).await,
-        TestNode::start_with(|c| c.accept_legacy = false).await,
+        TestNode::start_with(|c| {
+            c.accept_legacy = false;
+            c.names = vec![NAME.to_owned()];
+        })
+        .await,
+        TestNode::start_with(|c| {
+            c.accept_legacy = false;
+            c.names = vec![NAME.to_owned()];
+        })
+        .await,
     );
     let key = "key_id = \"a-b\"\nkey_secret = \"between-a-and-b\"";
     let head = "[federation]\ninterval = \"1h\"\n";
@@ -836,7 +923,9 @@ async fn start_proxy(upstream: &str) -> (String, Arc<Proxy>) {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_puller_refuses_altered_unsigned_and_replayed_answers_and_stores_nothing_of_them() {
     const MESH: Key = Key { id: "mesh", secret: "the-mesh-key" };
-    let a = keyed_node(&[MESH], |_| {}).await;
+    // The puller signs for the proxy it connects to; A's operator lists the
+    // proxy's host among A's names, as for a reverse proxy (`SPEC.md` §10.1.3.4).
+    let a = keyed_node(&[MESH], |c| c.names.push("127.0.0.1".into())).await;
     add_local(&a, "first-skill", 1.0).await;
     let (proxy_url, proxy) = start_proxy(&a.url("")).await;
     let b = TestNode::start().await;

@@ -6,6 +6,12 @@ use super::*;
 
 const NOW: i64 = 1_795_000_000;
 const NONCE: &str = "0123456789abcdef0123456789abcdef";
+/// The node the tests' requests are signed for and sent to.
+const NODE_A: &str = "node-a.example:7327";
+
+fn answers_as_a(authority: &str) -> bool {
+    authority == NODE_A
+}
 
 fn key(id: &str, secret: &str) -> SigningKey {
     SigningKey::new(id, secret.as_bytes()).unwrap()
@@ -15,23 +21,34 @@ fn get_skills() -> RequestLine<'static> {
     RequestLine { method: "GET", path_and_query: "/ecp/skills?since=5" }
 }
 
-fn presented(h: &SignatureHeaders) -> (String, String, String, String) {
-    (h.key_id.clone(), h.timestamp.to_string(), h.nonce.clone(), h.signature.clone())
+type Presented = (String, String, String, String, String);
+
+fn presented(h: &SignatureHeaders) -> Presented {
+    let authority = h.authority.clone().unwrap_or_default();
+    (h.key_id.clone(), h.timestamp.to_string(), h.nonce.clone(), h.signature.clone(), authority)
 }
 
-fn as_presented(t: &(String, String, String, String)) -> PresentedHeaders<'_> {
-    PresentedHeaders { key_id: Some(&t.0), timestamp: Some(&t.1), nonce: Some(&t.2), signature: Some(&t.3) }
+fn as_presented(t: &Presented) -> PresentedHeaders<'_> {
+    PresentedHeaders {
+        authority: Some(&t.4),
+        key_id: Some(&t.0),
+        timestamp: Some(&t.1),
+        nonce: Some(&t.2),
+        signature: Some(&t.3),
+    }
 }
 
 fn verify(
     verifier: &RequestVerifier,
-    headers: &(String, String, String, String),
+    headers: &Presented,
     request: &RequestLine<'_>,
     body: &[u8],
     now: i64,
     nonces: &Mutex<NonceCache>,
 ) -> Result<String, SignedAuthError> {
-    verifier.verify(&as_presented(headers), request, body, now, nonces).map(|v| v.key.id().to_owned())
+    verifier
+        .verify(&as_presented(headers), request, body, now, nonces, &answers_as_a)
+        .map(|v| v.key.id().to_owned())
 }
 
 #[test]
@@ -39,7 +56,7 @@ fn a_signed_request_verifies_once_and_its_replay_is_refused() {
     let k = key("k1", "s3cret");
     let verifier = RequestVerifier::new(vec![k.clone()]);
     let nonces = Mutex::new(NonceCache::default());
-    let h = presented(&sign_request(&k, &get_skills(), b"", NOW, NONCE));
+    let h = presented(&sign_request(&k, NODE_A, &get_skills(), b"", NOW, NONCE));
     assert_eq!(verify(&verifier, &h, &get_skills(), b"", NOW + 10, &nonces), Ok("k1".to_owned()));
     assert_eq!(verify(&verifier, &h, &get_skills(), b"", NOW + 11, &nonces), Err(SignedAuthError::Replay));
     assert_eq!(nonces.lock().unwrap().len(), 1);
@@ -50,7 +67,7 @@ fn every_bound_part_changes_the_signature() {
     let k = key("k1", "s3cret");
     let verifier = RequestVerifier::new(vec![k.clone()]);
     let post = RequestLine { method: "POST", path_and_query: "/ecp/skills" };
-    let h = presented(&sign_request(&k, &post, b"{\"a\":1}", NOW, NONCE));
+    let h = presented(&sign_request(&k, NODE_A, &post, b"{\"a\":1}", NOW, NONCE));
     let cases: [(&str, RequestLine<'_>, &[u8]); 4] = [
         ("method", RequestLine { method: "PUT", path_and_query: "/ecp/skills" }, b"{\"a\":1}"),
         ("path", RequestLine { method: "POST", path_and_query: "/ecp/skillz" }, b"{\"a\":1}"),
@@ -77,7 +94,7 @@ fn tampered_timestamp_nonce_or_key_id_are_refused() {
     let k1 = key("k1", "one");
     let k2 = key("k2", "one"); // same secret, other id: the id is signed too
     let verifier = RequestVerifier::new(vec![k1.clone(), k2]);
-    let h = presented(&sign_request(&k1, &get_skills(), b"", NOW, NONCE));
+    let h = presented(&sign_request(&k1, NODE_A, &get_skills(), b"", NOW, NONCE));
     let nonces = Mutex::new(NonceCache::default());
     let mut t = h.clone();
     t.1 = (NOW + 1).to_string();
@@ -102,7 +119,7 @@ fn tampered_timestamp_nonce_or_key_id_are_refused() {
 #[test]
 fn unknown_keys_and_wrong_secrets_are_refused() {
     let signer = key("k1", "right");
-    let h = presented(&sign_request(&signer, &get_skills(), b"", NOW, NONCE));
+    let h = presented(&sign_request(&signer, NODE_A, &get_skills(), b"", NOW, NONCE));
     let nonces = Mutex::new(NonceCache::default());
     let other_id = RequestVerifier::new(vec![key("k9", "right")]);
     assert_eq!(verify(&other_id, &h, &get_skills(), b"", NOW, &nonces), Err(SignedAuthError::UnknownKey));
@@ -123,7 +140,7 @@ fn rotation_accepts_every_configured_key() {
     let verifier = RequestVerifier::new(vec![old.clone(), new.clone()]);
     let nonces = Mutex::new(NonceCache::default());
     for (k, nonce) in [(&old, "aaaaaaaaaaaaaaaa"), (&new, "bbbbbbbbbbbbbbbb")] {
-        let h = presented(&sign_request(k, &get_skills(), b"", NOW, nonce));
+        let h = presented(&sign_request(k, NODE_A, &get_skills(), b"", NOW, nonce));
         assert_eq!(verify(&verifier, &h, &get_skills(), b"", NOW, &nonces), Ok(k.id().to_owned()));
     }
 }
@@ -134,7 +151,7 @@ fn clock_skew_is_refused_beyond_the_window_in_both_directions() {
     let verifier = RequestVerifier::new(vec![k.clone()]);
     for (offset, ok) in [(-300, true), (300, true), (-301, false), (301, false), (-100_000, false)] {
         let nonces = Mutex::new(NonceCache::default());
-        let h = presented(&sign_request(&k, &get_skills(), b"", NOW + offset, NONCE));
+        let h = presented(&sign_request(&k, NODE_A, &get_skills(), b"", NOW + offset, NONCE));
         let result = verify(&verifier, &h, &get_skills(), b"", NOW, &nonces);
         if ok {
             assert!(result.is_ok(), "offset {offset}: {result:?}");
@@ -152,7 +169,7 @@ fn clock_skew_is_refused_beyond_the_window_in_both_directions() {
 fn missing_and_malformed_headers_name_the_header() {
     let k = key("k1", "s");
     let verifier = RequestVerifier::new(vec![k.clone()]);
-    let good = presented(&sign_request(&k, &get_skills(), b"", NOW, NONCE));
+    let good = presented(&sign_request(&k, NODE_A, &get_skills(), b"", NOW, NONCE));
     let nonces = Mutex::new(NonceCache::default());
     let full = as_presented(&good);
     let missing = [
@@ -163,7 +180,7 @@ fn missing_and_malformed_headers_name_the_header() {
     ];
     for (p, header) in missing {
         assert!(p.any());
-        let err = verifier.verify(&p, &get_skills(), b"", NOW, &nonces).unwrap_err();
+        let err = verifier.verify(&p, &get_skills(), b"", NOW, &nonces, &answers_as_a).unwrap_err();
         assert_eq!(err, SignedAuthError::Missing(header));
         assert!(err.to_string().contains(header));
     }
@@ -179,7 +196,7 @@ fn missing_and_malformed_headers_name_the_header() {
         (PresentedHeaders { signature: Some("zz"), ..full }, SIGNATURE_HEADER),
     ];
     for (p, header) in malformed {
-        let err = verifier.verify(&p, &get_skills(), b"", NOW, &nonces).unwrap_err();
+        let err = verifier.verify(&p, &get_skills(), b"", NOW, &nonces, &answers_as_a).unwrap_err();
         assert!(
             matches!(err, SignedAuthError::Malformed { header: h, .. } if h == header),
             "{header}: {err:?}"
@@ -209,7 +226,7 @@ fn a_signed_response_verifies_and_tampering_is_detected() {
     let body = br#"{"skills":[]}"#;
     let h = presented(&sign_response(&k, &exchange, body, NOW));
     assert_eq!(h.2, NONCE, "a response echoes the request nonce");
-    let check = |t: &(String, String, String, String), exchange: &Exchange<'_>, body: &[u8]| {
+    let check = |t: &Presented, exchange: &Exchange<'_>, body: &[u8]| {
         verify_response(&k, &as_presented(t), exchange, body, NOW + 1, MAX_CLOCK_SKEW_SECS)
     };
     assert_eq!(check(&h, &exchange, body), Ok(()));
@@ -234,8 +251,8 @@ fn canonical_strings_have_the_specified_layout() {
     let empty = body_digest(b"");
     assert_eq!(empty, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
     assert_eq!(
-        canonical_request("k1", "get", "/ecp/skills?since=5", 7, NONCE, &empty),
-        format!("ECP-1.2-REQUEST\nk1\nGET\n/ecp/skills?since=5\n7\n{NONCE}\n{empty}")
+        canonical_request(NODE_A, "k1", "get", "/ecp/skills?since=5", 7, NONCE, &empty),
+        format!("ECP-1.2-REQUEST-FOR\n{NODE_A}\nk1\nGET\n/ecp/skills?since=5\n7\n{NONCE}\n{empty}")
     );
     let exchange = Exchange { request: get_skills(), request_nonce: NONCE, status: 304 };
     assert_eq!(
@@ -261,11 +278,11 @@ fn the_most_negative_window_neither_panics_nor_forgets_nonces() {
     let verifier = RequestVerifier::new(vec![k.clone()]).with_max_skew(i64::MIN);
     assert_eq!(verifier.max_skew_secs(), i64::MAX);
     let nonces = Mutex::new(NonceCache::default());
-    let h = presented(&sign_request(&k, &get_skills(), b"", NOW, NONCE));
+    let h = presented(&sign_request(&k, NODE_A, &get_skills(), b"", NOW, NONCE));
     assert_eq!(verify(&verifier, &h, &get_skills(), b"", NOW, &nonces), Ok("k1".to_owned()));
     // Time passes and another request makes the cache forget what expired.
     let later = NOW + 1_000_000;
-    let other = presented(&sign_request(&k, &get_skills(), b"", later, &NONCE.replace('0', "1")));
+    let other = presented(&sign_request(&k, NODE_A, &get_skills(), b"", later, &NONCE.replace('0', "1")));
     assert_eq!(verify(&verifier, &other, &get_skills(), b"", later, &nonces), Ok("k1".to_owned()));
     assert_eq!(verify(&verifier, &h, &get_skills(), b"", later, &nonces), Err(SignedAuthError::Replay));
     // The cache itself takes the most negative window as the largest.
@@ -292,10 +309,81 @@ fn a_line_break_in_the_method_or_target_cannot_shift_signed_text() {
     // Method "GET\n/1" with target "/2", and method "GET" with target
     // "/1\n/2", give the same canonical string (digits do not change case).
     let signed_as = RequestLine { method: "GET\n/1", path_and_query: "/2" };
-    let h = presented(&sign_request(&k, &signed_as, b"", NOW, NONCE));
+    let h = presented(&sign_request(&k, NODE_A, &signed_as, b"", NOW, NONCE));
     let shifted = RequestLine { method: "GET", path_and_query: "/1\n/2" };
     let nonces = Mutex::new(NonceCache::default());
     assert_eq!(verify(&verifier, &h, &shifted, b"", NOW, &nonces), Err(SignedAuthError::SignatureMismatch));
     assert_eq!(verify(&verifier, &h, &signed_as, b"", NOW, &nonces), Err(SignedAuthError::SignatureMismatch));
     assert!(nonces.lock().unwrap().is_empty());
+}
+
+#[test]
+fn a_request_signed_for_one_node_is_refused_by_another_with_the_same_key() {
+    let k = key("mesh", "s3cret");
+    let verifier = RequestVerifier::new(vec![k.clone()]);
+    let h = presented(&sign_request(&k, NODE_A, &get_skills(), b"", NOW, NONCE));
+    let answers_as_b = |a: &str| a == "node-b.example:7327";
+    let at_b = verifier.verify(&as_presented(&h), &get_skills(), b"", NOW, &Mutex::default(), &answers_as_b);
+    assert_eq!(at_b, Err(SignedAuthError::WrongAuthority { signed_for: NODE_A.to_owned() }));
+    // Claiming B's authority in the header breaks the signature, which covers A's.
+    let mut relabelled = h.clone();
+    relabelled.4 = "node-b.example:7327".into();
+    let at_b = verifier.verify(
+        &as_presented(&relabelled),
+        &get_skills(),
+        b"",
+        NOW,
+        &Mutex::default(),
+        &answers_as_b,
+    );
+    assert_eq!(at_b, Err(SignedAuthError::SignatureMismatch));
+    assert_eq!(verify(&verifier, &h, &get_skills(), b"", NOW, &Mutex::default()), Ok("mesh".to_owned()));
+}
+
+#[test]
+fn a_request_without_an_authority_is_refused_as_unbound() {
+    let k = key("mesh", "s3cret");
+    let verifier = RequestVerifier::new(vec![k.clone()]);
+    let h = presented(&sign_request(&k, NODE_A, &get_skills(), b"", NOW, NONCE));
+    let p = PresentedHeaders { authority: None, ..as_presented(&h) };
+    assert!(p.any());
+    let err = verifier.verify(&p, &get_skills(), b"", NOW, &Mutex::default(), &answers_as_a).unwrap_err();
+    assert_eq!((err.code(), err.to_string().contains(AUTHORITY_HEADER)), ("unbound_signature", true));
+}
+
+#[test]
+fn the_authority_is_compared_lower_cased_and_signed_as_sent() {
+    let k = key("mesh", "s3cret");
+    let verifier = RequestVerifier::new(vec![k.clone()]);
+    let h = presented(&sign_request(&k, "Node-A.Example:7327", &get_skills(), b"", NOW, NONCE));
+    assert_eq!(verify(&verifier, &h, &get_skills(), b"", NOW, &Mutex::default()), Ok("mesh".to_owned()));
+    assert_eq!(authority("Node-A.EXAMPLE", 7327), NODE_A);
+    assert_eq!(authority("[::1]", 80), "[::1]:80");
+}
+
+#[test]
+fn malformed_authorities_are_refused_by_rule() {
+    let longest = format!("{}:65535", "a".repeat(MAX_AUTHORITY_LEN - 6));
+    assert!(is_valid_authority(&longest));
+    assert!(!is_valid_authority(&format!("a{longest}")), "one past the limit");
+    for good in ["a:1", "127.0.0.1:7327", "[::1]:7327", "[fe80::1]:1", "node_a.local:65535"] {
+        assert!(is_valid_authority(good), "{good}");
+    }
+    for bad in
+        ["", "node-a", "node-a:", ":7327", "node-a:123456", "node a:1", "a:1x", "[::1:7327", "[]:1", "a/b:1"]
+    {
+        assert!(!is_valid_authority(bad), "{bad}");
+    }
+    let k = key("mesh", "s3cret");
+    let verifier = RequestVerifier::new(vec![k.clone()]);
+    let h = presented(&sign_request(&k, NODE_A, &get_skills(), b"", NOW, NONCE));
+    let p = PresentedHeaders { authority: Some("node-a.example"), ..as_presented(&h) };
+    let err = verifier.verify(&p, &get_skills(), b"", NOW, &Mutex::default(), &|_| true).unwrap_err();
+    assert_eq!(
+        err,
+        SignedAuthError::Malformed {
+            header: AUTHORITY_HEADER,
+            rule: "host:port, the port written, at most 262 characters"
+        }
+    );
 }

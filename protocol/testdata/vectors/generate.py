@@ -499,8 +499,11 @@ def gen_hmac():
 # signed-auth.json (ECP/1.2)
 # --------------------------------------------------------------------------
 
-def canonical_request(key_id, method, target, ts, nonce, body: bytes):
-    return "\n".join(["ECP-1.2-REQUEST", key_id, method.upper(), target, str(ts), nonce, sha256_hex(body)])
+NODE_A = "node-a.example:7327"
+
+
+def canonical_request(key_id, method, target, ts, nonce, body: bytes, authority=NODE_A):
+    return "\n".join(["ECP-1.2-REQUEST-FOR", authority, key_id, method.upper(), target, str(ts), nonce, sha256_hex(body)])
 
 
 def canonical_response(key_id, status, method, target, ts, nonce, body: bytes):
@@ -531,10 +534,16 @@ def gen_signed():
         ("a base64url nonce", "peer-b", "geheimnis-ß-秘密", "GET", "/ecp/manifest", now,
          "Zm9vYmFyYmF6cXV4LV9fLQ", ""),
     ]
-    for desc, key_id, secret, method, target, ts, n, body in sign_cases:
-        canon = canonical_request(key_id, method, target, ts, n, body.encode("utf-8"))
+    sign_cases += [
+        ("the authority is part of the signature: another node is another signature", "mesh-2026-11", "s3cret",
+         "GET", "/ecp/manifest", now, nonce, "", "node-b.example:7327"),
+        ("an IPv6 authority", "mesh-2026-11", "s3cret", "GET", "/ecp/manifest", now, nonce, "", "[::1]:7327"),
+    ]
+    for desc, key_id, secret, method, target, ts, n, body, *rest in sign_cases:
+        authority = rest[0] if rest else NODE_A
+        canon = canonical_request(key_id, method, target, ts, n, body.encode("utf-8"), authority)
         cases.append({"description": desc, "kind": "sign-request",
-                      "input": {"key_id": key_id, "secret": secret, "method": method, "path_and_query": target,
+                      "input": {"authority": authority, "key_id": key_id, "secret": secret, "method": method, "path_and_query": target,
                                 "timestamp": ts, "nonce": n, "body": body},
                       "expected": {"body_sha256": sha256_hex(body.encode("utf-8")), "canonical": canon,
                                    "signature": hmac_hex(secret, canon)}})
@@ -554,10 +563,11 @@ def gen_signed():
 
     keys = [{"id": "mesh-2026-10", "secret": "old"}, {"id": "mesh-2026-11", "secret": "s3cret"}]
 
-    def headers(key_id, secret, method, target, ts, n, body):
-        return {"X-ECP-Key-Id": key_id, "X-ECP-Timestamp": str(ts), "X-ECP-Nonce": n,
+    def headers(key_id, secret, method, target, ts, n, body, authority=NODE_A):
+        return {"X-ECP-Authority": authority, "X-ECP-Key-Id": key_id, "X-ECP-Timestamp": str(ts),
+                "X-ECP-Nonce": n,
                 "X-ECP-Signature": hmac_hex(secret, canonical_request(key_id, method, target, ts, n,
-                                                                       body.encode("utf-8")))}
+                                                                       body.encode("utf-8"), authority))}
 
     good = headers("mesh-2026-11", "s3cret", "GET", "/ecp/skills?since=42", now, nonce, "")
 
@@ -613,13 +623,33 @@ def gen_signed():
          "GET", "/ecp/skills?since=42", "", now, [], "ok"),
         ("POST with its body", headers("mesh-2026-11", "s3cret", "POST", "/ecp/skills", now, nonce, small_post),
          "POST", "/ecp/skills", small_post, now, [], "ok"),
+        ("signed for another node (a relay to this one): refused before the key is looked at",
+         headers("mesh-2026-11", "s3cret", "GET", "/ecp/skills?since=42", now, nonce, "", "node-b.example:7327"),
+         "GET", "/ecp/skills?since=42", "", now, [], "wrong_authority"),
+        ("another node's authority written over the one signed", with_(good, "X-ECP-Authority",
+                                                                      "node-b.example:7327"),
+         "GET", "/ecp/skills?since=42", "", now, [], "wrong_authority"),
+        ("the authority compares without case, and is signed as sent",
+         headers("mesh-2026-11", "s3cret", "GET", "/ecp/skills?since=42", now, nonce, "", "Node-A.Example:7327"),
+         "GET", "/ecp/skills?since=42", "", now, [], "ok"),
+        ("the authority changed in case after signing",
+         with_(good, "X-ECP-Authority", "NODE-A.example:7327"), "GET", "/ecp/skills?since=42", "", now, [],
+         "bad_signature"),
+        ("no X-ECP-Authority: an unbound signature of an earlier client",
+         without(good, "X-ECP-Authority"), "GET", "/ecp/skills?since=42", "", now, [], "unbound_signature"),
+        ("the unbound canonical string of earlier nodes (ECP-1.2-REQUEST) does not verify",
+         with_(good, "X-ECP-Signature", hmac_hex("s3cret", "\n".join(
+             ["ECP-1.2-REQUEST", "mesh-2026-11", "GET", "/ecp/skills?since=42", str(now), nonce,
+              sha256_hex(b"")]))), "GET", "/ecp/skills?since=42", "", now, [], "bad_signature"),
+        ("an authority without a port", with_(good, "X-ECP-Authority", "node-a.example"), "GET",
+         "/ecp/skills?since=42", "", now, [], "malformed_signature"),
         ("POST whose body changed by one byte",
          headers("mesh-2026-11", "s3cret", "POST", "/ecp/skills", now, nonce, small_post), "POST", "/ecp/skills",
          small_post + " ", now, [], "bad_signature"),
     ]
     for desc, h, method, target, body, at, seen, outcome in verify_cases:
         cases.append({"description": desc, "kind": "verify-request",
-                      "input": {"keys": keys, "headers": h, "method": method, "path_and_query": target,
+                      "input": {"keys": keys, "answers_to": [NODE_A], "headers": h, "method": method, "path_and_query": target,
                                 "body": body, "now": at, "seen_nonces": seen},
                       "expected": {"outcome": outcome}})
     write(
@@ -628,13 +658,13 @@ def gen_signed():
         "verifier decides.",
         cases,
         "cases[i] = {description, kind, input, expected}. Secrets and bodies are used as their UTF-8 bytes. "
-        "kind \"sign-request\": expected.canonical = \"ECP-1.2-REQUEST\\n\" + key_id + \"\\n\" + "
+        "kind \"sign-request\": expected.canonical = \"ECP-1.2-REQUEST-FOR\\n\" + authority + \"\\n\" + key_id + \"\\n\" + "
         "upper(method) + \"\\n\" + path_and_query + \"\\n\" + decimal timestamp + \"\\n\" + nonce + \"\\n\" + "
         "lowercase hex SHA-256 of body (expected.body_sha256); expected.signature = lowercase hex "
         "HMAC-SHA256(secret, canonical). kind \"sign-response\": expected.canonical = "
         "\"ECP-1.2-RESPONSE\\n\" + key_id + \"\\n\" + status + \"\\n\" + upper(method) + \"\\n\" + "
         "path_and_query + \"\\n\" + timestamp + \"\\n\" + request_nonce + \"\\n\" + hex SHA-256 of body. kind "
-        "\"verify-request\": a node holding input.keys, whose clock reads input.now and which has already "
+        "\"verify-request\": a node holding input.keys, answering to the authorities input.answers_to, whose clock reads input.now and which has already "
         "accepted the (key id, nonce) pairs of input.seen_nonces within the window, receives a request "
         "input.method input.path_and_query with input.body and input.headers (absent headers are absent); "
         "expected.outcome is ok or the error code of SPEC.md §10.1.4.",

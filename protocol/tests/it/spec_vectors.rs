@@ -563,7 +563,9 @@ fn signed_auth_vectors() {
                 let (ts, nonce) = (i64_of(input, "timestamp"), str_of(input, "nonce"));
                 let digest = signed_auth::body_digest(body);
                 failures.check_eq(i, case, "body_sha256", digest.as_str(), str_of(expected, "body_sha256"));
+                let authority = str_of(input, "authority");
                 let canonical = signed_auth::canonical_request(
+                    authority,
                     key.id(),
                     request.method,
                     request.path_and_query,
@@ -572,7 +574,7 @@ fn signed_auth_vectors() {
                     &digest,
                 );
                 failures.check_eq(i, case, "canonical", canonical.as_str(), str_of(expected, "canonical"));
-                let signed = signed_auth::sign_request(&key, &request, body, ts, nonce);
+                let signed = signed_auth::sign_request(&key, authority, &request, body, ts, nonce);
                 failures.check_eq(
                     i,
                     case,
@@ -615,7 +617,10 @@ fn signed_auth_vectors() {
                 let nonces = Mutex::new(cache);
                 let headers = &input["headers"];
                 let presented = PresentedHeaders::read(|name| headers[name].as_str());
-                let outcome = match verifier.verify(&presented, &request, body, now, &nonces) {
+                let answers_to: Vec<&str> =
+                    input["answers_to"].as_array().unwrap().iter().map(|a| a.as_str().unwrap()).collect();
+                let answers = |authority: &str| answers_to.contains(&authority);
+                let outcome = match verifier.verify(&presented, &request, body, now, &nonces, &answers) {
                     Ok(_) => "ok",
                     Err(e) => e.code(),
                 };
