@@ -47,7 +47,7 @@ pub use audit::AuditEntry;
 pub use origin_limits::{OriginExcess, OriginLimited, OriginLimits, PerOrigin};
 pub use peers::{PeerKind, PeerState, PullRecord};
 pub use quarantine::{MAX_HELD as MAX_QUARANTINE_HELD, QuarantineEntry, QuarantineStatus, Refusal};
-pub use skills::{Change, Served, SkillRecord, SkillVersion, Summary};
+pub use skills::{Change, FeedRow, Served, SkillRecord, SkillVersion, Summary};
 pub use source::Source;
 
 /// File name of the database inside the data folder.
