@@ -1,7 +1,8 @@
 //! SYNC: what our node promises beyond ECP/1.1 for synchronisation (SPEC
 //! §3.3.1, §5.3.5, §5.3.6, §7.9.3, §10.2) — sequence numbers that grow with
 //! each change, an ETag with 304, `?since=N` deltas, and tombstones that
-//! travel as `deprecated: true`. All are ecp-1.2 checks: the Go reference
+//! travel as `deprecated: true`, and paging (`?since=N&limit=M` with a
+//! `next` cursor). All are ecp-1.2 checks: the Go reference
 //! always sends sequenceNum 0 and has no ETag, `since` or tombstones.
 
 use serde_json::{Value, json};
@@ -154,6 +155,28 @@ pub(crate) static CHECKS: &[Check] = &[
         requirement: "The sequenceNum of a ?since=N answer SHOULD be the manifest's current sequenceNum.",
         needs: Needs::Nothing,
         run: sync_014,
+    },
+    Check {
+        id: "SYNC-015",
+        level: Should,
+        profile: Ecp12,
+        spec: "§10.2.5, §10.2.6",
+        title: "GET /ecp/skills?since=N&limit=1 after three pushes, following next",
+        requirement: "A node SHOULD page: each answer MUST then carry at most limit packets and a next cursor \
+                      while more remain, and following next until it is absent MUST serve every packet changed \
+                      after N exactly once. A node that ignores limit is reported as not paging.",
+        needs: Needs::Nothing,
+        run: sync_015,
+    },
+    Check {
+        id: "SYNC-016",
+        level: Should,
+        profile: Ecp12,
+        spec: "§5.5.3, §10.2.5",
+        title: "GET /ecp/skills?since=0&limit=0",
+        requirement: "A node that pages SHOULD answer a limit that is not an integer ≥ 1 with 400 and a JSON error.",
+        needs: Needs::Nothing,
+        run: sync_016,
     },
 ];
 
@@ -361,4 +384,61 @@ fn sync_014(cx: &mut Ctx<'_>) -> Verdict {
         fail(format!("?since=0 reports sequenceNum {}, the manifest {n}", delta["sequenceNum"])).on(&ex)
     })?;
     Ok(format!("sequenceNum {n}"))
+}
+
+/// Most pages SYNC-015 follows: three packets need three, a few more allow
+/// for concurrent writers.
+const MAX_PAGES: usize = 20;
+
+fn sync_015(cx: &mut Ctx<'_>) -> Verdict {
+    let n = sequence(cx)?;
+    let names: Vec<String> = ["s015-a", "s015-b", "s015-c"].iter().map(|t| cx.name(t)).collect();
+    for name in &names {
+        push_new(cx, cx.good(name))?;
+    }
+    let mut cursor = n;
+    let mut seen: Vec<String> = Vec::new();
+    for page in 1..=MAX_PAGES {
+        let (ex, answer) = cx.get_object(&format!("/ecp/skills?since={cursor}&limit=1"))?;
+        let served = served_names(&answer);
+        let next = answer.get("next").and_then(Value::as_i64);
+        if page == 1 && next.is_none() && served.len() > 1 {
+            return Err(fail(format!(
+                "the node does not page: ?since={n}&limit=1 served {} skills and no next",
+                served.len()
+            ))
+            .on(&ex));
+        }
+        ensure(served.len() <= 1, || {
+            fail(format!("page {page} (?since={cursor}&limit=1) serves {} skills", served.len())).on(&ex)
+        })?;
+        seen.extend(served);
+        let Some(next) = next else {
+            for name in &names {
+                let times = seen.iter().filter(|s| *s == name).count();
+                ensure(times == 1, || {
+                    fail(format!("following next served {name} {times} time(s)"))
+                        .on(&ex)
+                        .show("served", format!("{seen:?}"))
+                })?;
+            }
+            return Ok(format!("{page} page(s) of at most 1 skill, each pushed skill once"));
+        };
+        ensure(next > cursor && answer["sequenceNum"] == next, || {
+            fail(format!(
+                "page {page} (?since={cursor}) names next {next} with sequenceNum {}: next must move past since \
+                 and equal sequenceNum",
+                answer["sequenceNum"]
+            ))
+            .on(&ex)
+        })?;
+        cursor = next;
+    }
+    Err(fail(format!("still a next after {MAX_PAGES} pages of ?since={n}&limit=1 (3 skills pushed)")))
+}
+
+fn sync_016(cx: &mut Ctx<'_>) -> Verdict {
+    let ex = cx.get("/ecp/skills?since=0&limit=0")?;
+    let e = expect_json_error(&ex, &[400])?;
+    Ok(format!("400 {}", crate::target::cut(e["error"].as_str().unwrap_or_default(), 80)))
 }

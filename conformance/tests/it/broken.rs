@@ -500,7 +500,19 @@ const CASES: &[Case] = &[
         faults: || Faults { ignore_query: true, ..Default::default() },
         node: none,
         secret: false,
-        fail: &["SYNC-007", "SYNC-008", "SYNC-009", "SYNC-011"],
+        fail: &["SYNC-007", "SYNC-008", "SYNC-009", "SYNC-011", "SYNC-015", "SYNC-016"],
+    },
+    Case {
+        name: "pages-without-next",
+        faults: || Faults {
+            listing: Some(|l| {
+                l.as_object_mut().map(|o| o.remove("next"));
+            }),
+            ..Default::default()
+        },
+        node: none,
+        secret: false,
+        fail: &["SYNC-015"],
     },
     Case {
         name: "drops-tombstones",
@@ -623,6 +635,7 @@ broken! {
     no_etag => "no-etag",
     always_304 => "always-304",
     ignores_since => "ignores-since",
+    pages_without_next => "pages-without-next",
     drops_tombstones => "drops-tombstones",
     withdrawn_skills_stay_active => "withdrawn-skills-stay-active",
 }

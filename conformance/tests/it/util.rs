@@ -346,7 +346,7 @@ async fn handle(State(state): State<Arc<ProxyState>>, request: Request) -> Respo
     }
     if f.strict_query
         && let Some(q) = &query
-        && q.split('&').any(|kv| !kv.starts_with("since="))
+        && q.split('&').any(|kv| !kv.starts_with("since=") && !kv.starts_with("limit="))
     {
         return json_response(StatusCode::BAD_REQUEST, &json!({"error": "unknown query parameter"}));
     }

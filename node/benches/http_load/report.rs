@@ -99,6 +99,14 @@ fn goals(phases: &[Phase]) -> Vec<Goal> {
         }
         if n == 10_000 {
             rate(Case::Skills, 50.0, &mut goals);
+            rate(Case::SinceZero, 50.0, &mut goals);
+            let r = case(p, Case::SinceZero);
+            goals.push(Goal {
+                what: format!("{n} skills: node RSS during {}", Case::SinceZero.label()),
+                measured: r.map_or("errors".into(), |r| format!("{:.1} MB", r.rss_max_kib as f64 / 1024.0)),
+                target: "≤ 100 MB".into(),
+                met: Some(r.is_some_and(|r| r.rss_max_kib as f64 / 1024.0 <= 100.0)),
+            });
             rate(Case::NotModified, 20_000.0, &mut goals);
             let secs = p.load.elapsed.as_secs_f64();
             goals.push(Goal {

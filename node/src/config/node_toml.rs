@@ -28,6 +28,11 @@ pub const DEFAULT_LISTEN: &str = "127.0.0.1:7327";
 pub const DEFAULT_DATA: &str = "./ecp-data";
 /// Default request body limit: 8 MiB.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 8 * 1024 * 1024;
+/// Default byte budget of one page of `GET /ecp/skills?since=N&limit=M`.
+pub const DEFAULT_PAGE_BYTES: usize = 8 * 1024 * 1024;
+/// Largest allowed page budget: a page must stay far below what a puller
+/// reads at most ([`crate::federation::client::MAX_ANSWER_BYTES`]).
+pub const MAX_PAGE_BYTES: usize = 32 * 1024 * 1024;
 /// Default time allowed for a whole request.
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 /// Default time a client has to send a request's headers.
@@ -90,6 +95,8 @@ pub struct FileLimits {
     pub max_body_bytes: Option<usize>,
     /// Most packets in one update (default 10,000).
     pub max_packets: Option<usize>,
+    /// Most packet bytes in one page of a paged `GET /ecp/skills` (default 8 MiB).
+    pub page_bytes: Option<usize>,
     /// Largest skill body, bytes (default 100 KiB).
     pub max_skill_bytes: Option<usize>,
     /// Time allowed for a whole request, e.g. `"30s"`.
@@ -245,6 +252,9 @@ pub struct Config {
     pub max_body_bytes: usize,
     /// Most packets in one update; more is refused whole with 413.
     pub max_packets: usize,
+    /// Most packet bytes in one page of a paged `GET /ecp/skills` (one
+    /// packet is served whatever its size).
+    pub page_bytes: usize,
     /// Time allowed for a whole request.
     pub request_timeout: Duration,
     /// Time a client has to send a request's headers (slow-header defence).
@@ -334,6 +344,13 @@ impl Config {
                 message: "must be at least 1024".into(),
             });
         }
+        let page_bytes = fc.limits.page_bytes.unwrap_or(DEFAULT_PAGE_BYTES);
+        if !(1..=MAX_PAGE_BYTES).contains(&page_bytes) {
+            return Err(ConfigError::Invalid {
+                key: "page_bytes",
+                message: format!("must be from 1 to {MAX_PAGE_BYTES}"),
+            });
+        }
         let defaults = OriginLimits::default();
         let origin_limits = OriginLimits {
             per_hour: over.origin_limit_hour.or(fc.limits.origin_limit_hour).unwrap_or(defaults.per_hour),
@@ -410,6 +427,7 @@ impl Config {
             skills_dir,
             max_body_bytes,
             max_packets,
+            page_bytes,
             request_timeout,
             header_read_timeout,
             policy,

@@ -222,14 +222,17 @@ impl PeerClient {
         }
     }
 
-    /// `GET /ecp/skills?since=N`: the raw answer (decoded by the caller, off
-    /// the async threads).
+    /// `GET /ecp/skills?since=N&limit=M`: the raw answer (decoded by the
+    /// caller, off the async threads), a page when the peer pages
+    /// (`SPEC.md` §10.2.5).
     pub async fn skills(
         &self,
         since: i64,
+        limit: usize,
         if_none_match: Option<&str>,
     ) -> Result<Fetched<Vec<u8>>, ClientError> {
-        let (request, expect) = self.get(&format!("/ecp/skills?since={since}"), if_none_match)?;
+        let (request, expect) =
+            self.get(&format!("/ecp/skills?since={since}&limit={limit}"), if_none_match)?;
         self.exchange(request, expect).await
     }
 

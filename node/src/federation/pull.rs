@@ -5,15 +5,18 @@
 //!    manifest's `sequenceNum` equals the cursor; Go nodes always say 0, so
 //!    for them a digest of instance, skill count, names and `lastUpdate` is
 //!    compared instead.
-//! 2. `GET /ecp/skills?since=<cursor>` with `If-None-Match: <etag>`. Our
-//!    nodes answer only what changed after the cursor, tombstones included;
-//!    Go nodes ignore `since` and answer everything, which the merge handles
-//!    (what is held comes back `unchanged`).
+//! 2. `GET /ecp/skills?since=<cursor>&limit=<max packets>` with
+//!    `If-None-Match: <etag>`. Our nodes answer only what changed after the
+//!    cursor, tombstones included, a page at a time (`SPEC.md` §10.2.5): while
+//!    an answer names a `next` cursor, the next page is asked for, up to
+//!    [`MAX_PAGES_PER_ROUND`]. Go nodes ignore `since` and `limit` and
+//!    answer everything, which the merge handles (what is held comes back
+//!    `unchanged`).
 //! 3. Merge through [`Library::merge`](crate::library::Library::merge) with
 //!    the manifest's instance as sender and the peer's trust, in one
 //!    transaction, off the async threads.
 //! 4. Persist the cursor (the answer's `sequenceNum`), the ETags, the digest,
-//!    the time and the packet count; a failure persists the consecutive
+//!    the time and the packet count, after every page; a failure persists the consecutive
 //!    failure count and the reason instead.
 //!
 //! New skills over an origin's limits (`--origin-limit-hour`, `--origin-limit-day`)
@@ -154,29 +157,111 @@ async fn round(ctx: &Context, peer: &PeerSpec, attempted_at: &str) -> Result<Pul
         return Ok(report);
     }
 
-    let etag = (!record.etag.is_empty()).then_some(record.etag.as_str());
-    let (body, etag) = match client.skills(record.cursor, etag).await? {
-        Fetched::NotModified => {
-            report.outcome = PullOutcome::NotModified;
-            report.cursor = record.cursor;
-            save(ctx, peer, attempted_at, record).await?;
+    // Page after page (`SPEC.md` §10.2.5), each merged and its cursor saved
+    // before the next is asked for, so a backlog of any size drains in
+    // bounded steps and a failure keeps what the pages before it brought.
+    let mut merged_any = false;
+    for page in 0..MAX_PAGES_PER_ROUND {
+        let etag = (page == 0 && !record.etag.is_empty()).then_some(record.etag.as_str());
+        let (body, etag) = match client.skills(record.cursor, ctx.policy.max_packets, etag).await? {
+            Fetched::NotModified => {
+                if !merged_any {
+                    report.outcome = PullOutcome::NotModified;
+                }
+                break;
+            }
+            Fetched::Fresh { value, etag, bytes } => {
+                report.bytes += bytes;
+                (value, etag.unwrap_or_default())
+            }
+        };
+        let page = merge_page(ctx, peer, &instance, body).await?;
+        if !page.held_back.is_empty() {
+            // The cursor stays where it was: the next round fetches the held-back packets again.
+            return Err(SyncError::OriginLimit(Box::new(HeldBack {
+                excess: page.held_back,
+                merged: page.result,
+            })));
+        }
+        let next = page.next.filter(|&n| n > record.cursor);
+        if page.next.is_some() && next.is_none() {
+            return Err(SyncError::Protocol(format!(
+                "answered a page whose next ({}) does not move past since={}",
+                page.next.unwrap_or_default(),
+                record.cursor
+            )));
+        }
+        record.cursor = page.sequence.max(0);
+        record.etag = etag;
+        merged_any = true;
+        report.outcome = PullOutcome::Merged;
+        report.cursor = record.cursor;
+        report.packets += page.packets;
+        record.packets_received = i64::try_from(report.packets).unwrap_or(i64::MAX);
+        report.echoes += page.echoes;
+        add(&mut report.result, page.result);
+        let mut saved = record.clone();
+        if next.is_some() {
+            // More remains: the next round must not stop at an unchanged manifest.
+            saved.manifest_etag.clear();
+        }
+        save(ctx, peer, attempted_at, saved).await?;
+        if next.is_none() {
             return Ok(report);
         }
-        Fetched::Fresh { value, etag, bytes } => {
-            report.bytes += bytes;
-            (value, etag.unwrap_or_default())
-        }
-    };
+        // The cursor of a page is its `next`, which is its `sequenceNum`.
+        record.cursor = next.unwrap_or(record.cursor);
+    }
+    report.cursor = record.cursor;
+    if !merged_any {
+        save(ctx, peer, attempted_at, record).await?;
+    }
+    Ok(report)
+}
 
+/// Most pages asked for in one round: 64 pages of the default 8 MiB budget
+/// are 512 MiB; a larger backlog goes on in the next round, from where this
+/// one stopped.
+pub const MAX_PAGES_PER_ROUND: usize = 64;
+
+/// One merged answer (or page).
+struct Page {
+    /// Its `sequenceNum`.
+    sequence: i64,
+    /// Its `next`: more pages follow, from this cursor.
+    next: Option<i64>,
+    packets: usize,
+    echoes: usize,
+    result: MergeResult,
+    held_back: Vec<OriginExcess>,
+}
+
+/// The part of an answer that says whether it is a page (`SPEC.md` §10.2.5);
+/// every other field is the update's.
+#[derive(serde::Deserialize)]
+struct Paging {
+    #[serde(default)]
+    next: Option<i64>,
+}
+
+/// Decodes and merges one answer, off the async threads.
+async fn merge_page(
+    ctx: &Context,
+    peer: &PeerSpec,
+    instance: &str,
+    body: Vec<u8>,
+) -> Result<Page, SyncError> {
     let (library, policy, own) = (ctx.library.clone(), ctx.policy.clone(), ctx.instance().to_owned());
     let sender = Sender {
-        instance: instance.clone(),
+        instance: instance.to_owned(),
         account: peer_account(&peer.url),
         trust: peer.trust,
         reshare: ctx.reshare,
     };
-    let merged = blocking(move || -> Result<_, SyncError> {
+    blocking(move || -> Result<_, SyncError> {
         let update = KnowledgeUpdate::from_json(&body).map_err(|e| SyncError::Decode(e.to_string()))?;
+        let next =
+            serde_json::from_slice::<Paging>(&body).map_err(|e| SyncError::Decode(e.to_string()))?.next;
         let sequence = update.sequence_num;
         let packets = update.skills.len();
         let (echoes, kept): (Vec<_>, Vec<_>) = update.skills.into_iter().partition(|p| is_echo(p, &own));
@@ -193,24 +278,9 @@ async fn round(ctx: &Context, peer: &PeerSpec, attempted_at: &str) -> Result<Pul
             add(&mut result, merged);
             held_back.extend(held);
         }
-        Ok((sequence, packets, echoes.len(), result, held_back))
+        Ok(Page { sequence, next, packets, echoes: echoes.len(), result, held_back })
     })
-    .await?;
-    let (sequence, packets, echoes, result, held_back) = merged;
-    if !held_back.is_empty() {
-        // The cursor stays where it was: the next round fetches the held-back packets again.
-        return Err(SyncError::OriginLimit(Box::new(HeldBack { excess: held_back, merged: result })));
-    }
-    record.cursor = sequence.max(0);
-    record.etag = etag;
-    record.packets_received = i64::try_from(packets).unwrap_or(i64::MAX);
-    report.outcome = PullOutcome::Merged;
-    report.cursor = record.cursor;
-    report.packets = packets;
-    report.echoes = echoes;
-    report.result = result;
-    save(ctx, peer, attempted_at, record).await?;
-    Ok(report)
+    .await
 }
 
 async fn save(

@@ -2,7 +2,8 @@
 //! with the sequence, so `GET /ecp/skills` and `GET /ecp/manifest` are
 //! encoded once per change, not once per request — and so are their gzip
 //! encoding and the SHA-256 a signed answer covers (`SPEC.md` §10.1.6), so
-//! signing a cached answer costs one HMAC over a short string.
+//! signing a cached answer costs one HMAC over a short string. The
+//! [`Feed`] every skills answer is cut from is cached the same way.
 
 use std::io::Write;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -10,6 +11,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 use axum::body::Bytes;
 use flate2::Compression;
 use flate2::write::GzEncoder;
+
+use super::feed::Feed;
 
 /// One cached encoding.
 #[derive(Debug, Clone)]
@@ -65,33 +68,65 @@ impl Cached {
     }
 }
 
+/// What a [`Slot`] holds: a value made at a sequence number.
+pub trait Versioned: Clone {
+    /// The sequence number it reflects.
+    fn seq(&self) -> i64;
+    /// What else it depends on (see [`Cached::variant`]); 0 when nothing.
+    fn variant(&self) -> u8 {
+        0
+    }
+}
+
+impl Versioned for Cached {
+    fn seq(&self) -> i64 {
+        self.seq
+    }
+
+    fn variant(&self) -> u8 {
+        self.variant
+    }
+}
+
+impl Versioned for Arc<Feed> {
+    fn seq(&self) -> i64 {
+        self.seq
+    }
+}
+
 /// A single-slot cache.
-#[derive(Debug, Default)]
-pub struct Slot {
-    value: Mutex<Option<Cached>>,
+#[derive(Debug)]
+pub struct Slot<T = Cached> {
+    value: Mutex<Option<T>>,
     /// Held while a new value is built, so that a burst of requests after a
     /// change builds it once instead of once each (a 20 MB listing built by
     /// 16 requests at once is 320 MB).
     building: tokio::sync::Mutex<()>,
 }
 
-impl Slot {
+impl<T> Default for Slot<T> {
+    fn default() -> Self {
+        Slot { value: Mutex::new(None), building: tokio::sync::Mutex::new(()) }
+    }
+}
+
+impl<T: Versioned> Slot<T> {
     /// The cached value at least as new as `seq`, building it with `build`
     /// (once, however many requests ask at the same time) when there is none.
-    pub async fn get_or_build<E, F, Fut>(&self, seq: i64, build: F) -> Result<Cached, E>
+    pub async fn get_or_build<E, F, Fut>(&self, seq: i64, build: F) -> Result<T, E>
     where
         F: FnOnce() -> Fut,
-        Fut: std::future::Future<Output = Result<Cached, E>>,
+        Fut: std::future::Future<Output = Result<T, E>>,
     {
         self.get_or_build_variant(seq, 0, build).await
     }
 
     /// [`Slot::get_or_build`] for body variant `variant` (`build` must make
     /// that variant): a cached value of another variant is replaced.
-    pub async fn get_or_build_variant<E, F, Fut>(&self, seq: i64, variant: u8, build: F) -> Result<Cached, E>
+    pub async fn get_or_build_variant<E, F, Fut>(&self, seq: i64, variant: u8, build: F) -> Result<T, E>
     where
         F: FnOnce() -> Fut,
-        Fut: std::future::Future<Output = Result<Cached, E>>,
+        Fut: std::future::Future<Output = Result<T, E>>,
     {
         if let Some(hit) = self.fresh(seq, variant) {
             return Ok(hit);
@@ -106,15 +141,15 @@ impl Slot {
     }
 
     /// The cached value when it is at least as new as `seq` and of `variant`.
-    fn fresh(&self, seq: i64, variant: u8) -> Option<Cached> {
+    fn fresh(&self, seq: i64, variant: u8) -> Option<T> {
         let guard = self.value.lock().unwrap_or_else(|p| p.into_inner());
-        guard.as_ref().filter(|c| c.seq >= seq && c.variant == variant).cloned()
+        guard.as_ref().filter(|c| c.seq() >= seq && c.variant() == variant).cloned()
     }
 
     /// Keeps `value` unless a newer one of its variant is already there.
-    fn store(&self, value: Cached) {
+    fn store(&self, value: T) {
         let mut guard = self.value.lock().unwrap_or_else(|p| p.into_inner());
-        if guard.as_ref().is_none_or(|c| c.seq <= value.seq || c.variant != value.variant) {
+        if guard.as_ref().is_none_or(|c| c.seq() <= value.seq() || c.variant() != value.variant()) {
             *guard = Some(value);
         }
     }
@@ -123,6 +158,8 @@ impl Slot {
 /// The node's response caches.
 #[derive(Debug, Default)]
 pub struct ResponseCache {
+    /// The packets every `GET /ecp/skills` answer is cut from.
+    pub feed: Slot<Arc<Feed>>,
     /// Full `GET /ecp/skills`.
     pub skills: Slot,
     /// `GET /ecp/manifest`.

@@ -21,6 +21,7 @@ use axum::http::{HeaderMap, Method, StatusCode, Uri, header};
 use axum::middleware::Next;
 use axum::response::Response;
 
+use super::answer::BodyDigest;
 use super::auth::{Caller, authenticate, sign_answer};
 use super::authority::LocalAddr;
 use super::cache::Cached;
@@ -89,6 +90,8 @@ async fn sign(
         String::new()
     } else if let Some(entry) = response.extensions_mut().remove::<Cached>() {
         digest_of(entry).await?
+    } else if let Some(BodyDigest(digest)) = response.extensions_mut().remove::<BodyDigest>() {
+        digest
     } else {
         let (parts, body) = response.into_parts();
         let bytes = axum::body::to_bytes(body, usize::MAX).await.map_err(|e| ApiError::internal(&e))?;

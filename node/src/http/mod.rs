@@ -21,6 +21,7 @@
 //! - `skills`: `GET /ecp/skills` and `POST /ecp/skills`.
 //! - `answer`: JSON answers with an ETag, 304, `If-None-Match`.
 //! - `cache`: encoded answers cached by sequence number.
+//! - `feed`: the packets every `GET /ecp/skills` answer is cut from.
 //! - `v1`: the local API under `/v1/`.
 //! - [`rate_limit`]: the per-client request rate.
 //! - `error`: [`ApiError`], every error answer.
@@ -31,6 +32,7 @@ mod auth;
 mod authority;
 mod cache;
 mod error;
+mod feed;
 mod guard;
 mod manifest;
 pub mod rate_limit;
@@ -39,6 +41,9 @@ mod state;
 #[cfg(test)]
 mod tests;
 mod v1;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use axum::Json;
 use axum::Router;
@@ -101,21 +106,53 @@ fn router(state: AppState, ecp: Router<AppState>, v1: Router<AppState>) -> Route
 }
 
 /// Answers 408 in the ECP error shape when a request (body upload included)
-/// takes longer than the configured limit. (A merge that already started
-/// in the blocking pool still completes and commits as a whole.)
-async fn time_limit(State(state): State<AppState>, request: Request, next: Next) -> Response {
+/// takes longer than the configured limit — unless a push's handler has
+/// started on its (whole, size-limited) update: its merge commits as a whole
+/// in the blocking pool whatever happens to the request, so the answer
+/// waits for it and says what it did (a 408 then would hide a change that
+/// happened). A 408 says that nothing was merged.
+async fn time_limit(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
     let limit = state.config.request_timeout;
-    match tokio::time::timeout(limit, next.run(request)).await {
+    let merging = MergeStarted::default();
+    request.extensions_mut().insert(merging.clone());
+    let handler = next.run(request);
+    tokio::pin!(handler);
+    match tokio::time::timeout(limit, &mut handler).await {
         Ok(response) => response,
+        Err(_) if merging.is_set() => {
+            tracing::info!(
+                limit_secs = limit.as_secs_f64(),
+                "a merge outlasted the request time limit; answering its result"
+            );
+            handler.await
+        }
         Err(_) => ApiError::new(
             StatusCode::REQUEST_TIMEOUT,
             "request_timeout",
             format!(
-                "the request took longer than {} s; send smaller updates or a faster upload",
-                limit.as_secs()
+                "the request took longer than {} s and nothing of it was merged; re-sending is safe (merges are \
+                 idempotent): send smaller updates or a faster upload",
+                limit.as_secs_f64()
             ),
         )
         .into_response(),
+    }
+}
+
+/// Set by the push handler when it starts on an update (decode, checks,
+/// merge): from then on the request time limit waits for its answer instead
+/// of answering 408.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct MergeStarted(Arc<AtomicBool>);
+
+impl MergeStarted {
+    /// Marks the merge as started.
+    pub(crate) fn set(&self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+
+    fn is_set(&self) -> bool {
+        self.0.load(Ordering::SeqCst)
     }
 }
 

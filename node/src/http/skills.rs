@@ -15,30 +15,37 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use ecp_protocol::KnowledgeUpdate;
 
-use super::answer::{self, matches_etag, not_modified};
+use super::MergeStarted;
+use super::answer::{self, matches_etag, not_modified, parts_digest};
 use super::auth::Caller;
 use super::cache::Cached;
 use super::error::ApiError;
+use super::feed::{Feed, PageLimit};
 use super::state::AppState;
 use crate::intake::{Sender, address_account, peer_account};
-use crate::store::{Served, now};
 
-/// `GET /ecp/skills[?since=N]`.
+/// `GET /ecp/skills[?since=N][&limit=M]`: the full listing, the packets
+/// changed after `N`, or a page of at most `M` of them (`SPEC.md` §10.2.5).
+/// Every answer is cut from the feed, built once per change.
 pub(super) async fn get(
     State(state): State<AppState>,
+    Extension(caller): Extension<Arc<Caller>>,
     headers: HeaderMap,
     Query(query): Query<HashMap<String, String>>,
 ) -> Result<Response, ApiError> {
-    let since = match query.get("since") {
-        None => None,
-        Some(text) => Some(text.parse::<i64>().ok().filter(|n| *n >= 0).ok_or_else(|| {
-            ApiError::bad_request("invalid_query", "since must be a sequence number (an integer ≥ 0)")
-        })?),
-    };
+    let since = number(&query, "since", 0, "a sequence number (an integer ≥ 0)")?;
+    let limit = number(&query, "limit", 1, "a number of packets (an integer ≥ 1)")?;
+    // A page starts somewhere: `limit` alone pages from the beginning.
+    let since = since.or(limit.map(|_| 0));
+    let page = limit.map(|m| PageLimit {
+        packets: usize::try_from(m).unwrap_or(usize::MAX).min(state.config.max_packets),
+        bytes: state.config.page_bytes,
+    });
     let instance = state.library.store().instance_id().to_owned();
-    let etag_for = |seq: i64| match since {
-        None => format!("\"{instance}-{seq}\""),
-        Some(n) => format!("\"{instance}-{seq}-since-{n}\""),
+    let etag_for = |seq: i64| match (since, page) {
+        (None, _) => format!("\"{instance}-{seq}\""),
+        (Some(n), None) => format!("\"{instance}-{seq}-since-{n}\""),
+        (Some(n), Some(p)) => format!("\"{instance}-{seq}-since-{n}-limit-{}\"", p.packets),
     };
     // The answer depends only on the sequence number: a matching tag needs no database.
     let seq = state.library.sequence();
@@ -46,26 +53,59 @@ pub(super) async fn get(
         return Ok(not_modified(&etag_for(seq)));
     }
     let uptime_hours = state.started.elapsed().as_secs_f64() / 3600.0;
-    let build = |library: crate::library::Library, instance: String| async move {
-        let served = tokio::task::spawn_blocking(move || library.store().served_packets(since)).await??;
-        Ok::<_, ApiError>(Cached::new(
-            served.seq,
-            Bytes::from(encode_update(&instance, &served, uptime_hours)),
-        ))
-    };
-    let listing = match since {
-        // The full listing is cached per sequence number and built once per change.
-        None => {
-            let (library, instance) = (state.library.clone(), instance.clone());
-            state.cache.skills.get_or_build(seq, || build(library, instance)).await?
-        }
-        Some(_) => build(state.library.clone(), instance.clone()).await?,
-    };
-    let tag = etag_for(listing.seq);
+    let feed = feed(&state, seq).await?;
+    let tag = etag_for(feed.seq);
     if matches_etag(&headers, &tag) {
         return Ok(not_modified(&tag));
     }
-    Ok(listing_response(&headers, listing, &tag).await)
+    let cut = since.map(|n| feed.since(n, page));
+    match cut {
+        Some(cut) if !feed.is_full_listing(&cut) => {
+            let parts = feed.answer(&instance, &cut, uptime_hours);
+            if !matches!(*caller, Caller::Signed(_)) {
+                return Ok(answer::parts(parts, &tag, None));
+            }
+            // A signed answer's signature covers the body's digest, made off the async threads.
+            let (digest, parts) = tokio::task::spawn_blocking(move || (parts_digest(&parts), parts)).await?;
+            Ok(answer::parts(parts, &tag, Some(digest)))
+        }
+        // The full listing, or an incremental answer with the same packets:
+        // cached once per change, with its gzip encoding and its digest.
+        _ => {
+            let feed_seq = feed.seq;
+            let build = || async {
+                let listing =
+                    tokio::task::spawn_blocking(move || feed.full_listing(&instance, uptime_hours)).await?;
+                Ok::<_, ApiError>(Cached::new(feed_seq, Bytes::from(listing)))
+            };
+            let listing = state.cache.skills.get_or_build(seq, build).await?;
+            Ok(listing_response(&headers, listing, &tag).await)
+        }
+    }
+}
+
+/// The query parameter `name` as an integer ≥ `min`, if present.
+fn number(
+    query: &HashMap<String, String>,
+    name: &str,
+    min: i64,
+    what: &str,
+) -> Result<Option<i64>, ApiError> {
+    let Some(text) = query.get(name) else { return Ok(None) };
+    match text.parse::<i64>() {
+        Ok(n) if n >= min => Ok(Some(n)),
+        _ => Err(ApiError::bad_request("invalid_query", format!("{name} must be {what}"))),
+    }
+}
+
+/// The feed at least as new as `seq`, built once per change.
+async fn feed(state: &AppState, seq: i64) -> Result<Arc<Feed>, ApiError> {
+    let library = state.library.clone();
+    let build = || async move {
+        let (seq, rows) = tokio::task::spawn_blocking(move || library.store().feed_rows()).await??;
+        Ok::<_, ApiError>(Arc::new(Feed::build(seq, rows)))
+    };
+    state.cache.feed.get_or_build(seq, build).await
 }
 
 /// A skills listing, gzipped when the client accepts it.
@@ -92,44 +132,20 @@ async fn listing_response(headers: &HeaderMap, listing: Cached, etag: &str) -> R
     response
 }
 
-/// Writes an `ECPKnowledgeUpdate` around packets that are already JSON
-/// (stored as served), without decoding and re-encoding each of them.
-fn encode_update(instance: &str, served: &Served, uptime_hours: f64) -> Vec<u8> {
-    let count = served.packets.len();
-    let avg = if count == 0 { 0.0 } else { served.confidence_sum / count as f64 };
-    let capacity = served.packets.iter().map(|p| p.len() + 1).sum::<usize>() + 512;
-    let mut out = Vec::with_capacity(capacity);
-    let quoted = |s: &str| serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into());
-    out.extend_from_slice(b"{\"id\":");
-    out.extend_from_slice(quoted(&format!("{instance}-{}", served.seq)).as_bytes());
-    out.extend_from_slice(b",\"peerInstance\":");
-    out.extend_from_slice(quoted(instance).as_bytes());
-    out.extend_from_slice(format!(",\"generatedAt\":\"{}\",\"skills\":[", now()).as_bytes());
-    for (i, packet) in served.packets.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        out.extend_from_slice(packet.as_bytes());
-    }
-    let stats = serde_json::json!({
-        "totalSkills": count,
-        "totalExtractions": 0,
-        "avgConfidence": avg,
-        "uptimeHours": uptime_hours,
-        "topWorkflows": [],
-    });
-    out.extend_from_slice(format!("],\"stats\":{stats},\"sequenceNum\":{}}}", served.seq).as_bytes());
-    out
-}
-
 /// `POST /ecp/skills`: merge an update; answer the truthful MergeResult.
 pub(super) async fn post(
     State(state): State<AppState>,
     Extension(caller): Extension<Arc<Caller>>,
     client: Option<Extension<ConnectInfo<SocketAddr>>>,
+    merging: Option<Extension<MergeStarted>>,
     body: Body,
 ) -> Result<Response, ApiError> {
     // The guard read the body whole, under the size limit, to authenticate it.
+    // From here on the work is the node's own, bounded by the limits: it is
+    // finished and answered whatever the request's time limit (SPEC.md §5.4.3).
+    if let Some(Extension(merging)) = merging {
+        merging.set();
+    }
     let bytes = axum::body::to_bytes(body, usize::MAX).await.map_err(|e| ApiError::internal(&e))?;
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Err(ApiError::bad_request("empty_body", "request body is empty; send an ECPKnowledgeUpdate"));

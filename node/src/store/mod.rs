@@ -51,7 +51,7 @@ pub use origin_limits::{OriginExcess, OriginLimited, OriginLimits, PerOrigin};
 pub use peers::{PeerKind, PeerState, PullRecord};
 pub use quarantine::{QuarantineEntry, QuarantineStatus, Refusal, Truncated};
 pub use quarantine_evict::QuarantineCaps;
-pub use skills::{Change, Served, SkillRecord, SkillVersion, Summary};
+pub use skills::{Change, FeedRow, Served, SkillRecord, SkillVersion, Summary};
 pub use source::Source;
 
 /// File name of the database inside the data folder.

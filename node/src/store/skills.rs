@@ -206,6 +206,19 @@ pub struct Served {
     pub confidence_sum: f64,
 }
 
+/// One row of [`Store::feed_rows`].
+#[derive(Debug, Clone)]
+pub struct FeedRow {
+    /// The sequence number of the skill's newest change.
+    pub seq: i64,
+    /// The packet as stored JSON.
+    pub packet: String,
+    /// Its stored confidence.
+    pub confidence: f64,
+    /// Whether it is a tombstone (served only to `?since=` requests).
+    pub deprecated: bool,
+}
+
 /// What the manifest and `status` report.
 #[derive(Debug, Clone, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -335,6 +348,28 @@ impl Store {
         let confidence_sum = rows.iter().map(|(_, c)| c).sum();
         let packets = rows.into_iter().map(|(p, _)| p).collect();
         Ok(Served { seq, packets, confidence_sum })
+    }
+
+    /// Every shareable packet (tombstones included) in sequence order, with
+    /// its sequence number, stored confidence and whether it is a tombstone:
+    /// what the HTTP layer's feed of `GET /ecp/skills` answers are cut from.
+    pub fn feed_rows(&self) -> Result<(i64, Vec<FeedRow>), StoreError> {
+        let conn = self.conn();
+        let seq = super::current_seq(&conn)?;
+        let mut stmt = conn.prepare_cached(
+            "SELECT seq, packet, confidence, deprecated FROM skills WHERE shareable = 1 ORDER BY seq",
+        )?;
+        let rows = stmt
+            .query_map([], |row| {
+                Ok(FeedRow {
+                    seq: row.get(0)?,
+                    packet: row.get(1)?,
+                    confidence: row.get(2)?,
+                    deprecated: row.get(3)?,
+                })
+            })?
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok((seq, rows))
     }
 
     /// The current packet and kind of every skill (tombstones included), in

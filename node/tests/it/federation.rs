@@ -429,6 +429,40 @@ async fn after_a_restart_a_node_resumes_with_a_since_pull() {
     assert_eq!(resumed["kind"], "configured");
 }
 
+/// #12 item 8: a backlog bigger than a page (here a one-byte budget, so a
+/// page per skill) drains in one round, page after page; a larger one than
+/// a round's pages goes on, from where it stopped, in the next round.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_new_peer_catches_up_on_a_backlog_bigger_than_a_page_and_than_a_round() {
+    use ecp_node::federation::pull::MAX_PAGES_PER_ROUND;
+    let a = Fed::start_with(|c| {
+        c.page_bytes = 1;
+        // Stored unlowered, so that B accepts them.
+        c.default_trust = 1.0;
+    })
+    .await;
+    let backlog = MAX_PAGES_PER_ROUND + 3;
+    let packets: Vec<_> = (0..backlog).map(|i| crate::util::packet(&format!("backlog-{i:03}"))).collect();
+    let answer = a.http.post(format!("{}/ecp/skills", a.url())).body(crate::util::update("pusher", &packets));
+    assert_eq!(answer.send().await.expect("push").status(), StatusCode::OK);
+    let b = Fed::start().await;
+
+    let first = b.pull_ok(&a, "").await;
+    assert_eq!(first.packets, MAX_PAGES_PER_ROUND, "one packet per page, a round's pages: {first:?}");
+    assert_eq!(first.result.new_skills, MAX_PAGES_PER_ROUND as u64);
+    assert!(first.cursor < a.sequence().await, "the round stopped before the end");
+    assert_eq!(b.peer_state(&a.url()).await["cursor"], first.cursor, "the cursor is saved");
+
+    let second = b.pull_ok(&a, "").await;
+    assert_eq!(second.packets, 3, "the next round goes on from the cursor: {second:?}");
+    assert_eq!(second.cursor, a.sequence().await);
+    for i in 0..backlog {
+        assert!(b.skill(&format!("backlog-{i:03}")).await.is_some(), "backlog-{i:03} arrived");
+    }
+    let idle = b.pull_ok(&a, "").await;
+    assert_eq!(idle.packets, 0, "{idle:?}");
+}
+
 // ---------------------------------------------------------------------------
 // Deletions
 

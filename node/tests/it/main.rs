@@ -26,6 +26,8 @@ mod federation;
 mod hostile_clients;
 // hostile_peers: peers that answer with redirects; nothing follows them, no credentials leave.
 mod hostile_peers;
+// paging: ?since=N&limit=M pages, their next cursor and byte budget; a merge that outlasts the time limit.
+mod paging;
 // limits: per-origin limits on new skills (push 429, pull holds back, restart) and the per-client request rate.
 mod limits;
 // quarantine: approve and drop with the CLI beside a running node — lowering, provenance, audit, re-sends.

@@ -1,0 +1,245 @@
+//! The feed: every shareable packet, tombstones included, in sequence
+//! order, encoded once per change into one buffer with the byte range of
+//! each packet. Every `GET /ecp/skills` answer is cut from it (`SPEC.md`
+//! §5.3, §10.2): the full listing is its live packets, an incremental
+//! answer (`?since=N`) a contiguous run of it, a page (`&limit=M`) a bounded
+//! run. So an incremental answer shares the feed's bytes instead of
+//! materialising its own copy per request: 16 readers of a 20 MB answer
+//! cost 20 MB, not 320 MB.
+
+use std::ops::Range;
+
+use axum::body::Bytes;
+
+use crate::store::{FeedRow, now};
+
+/// One packet's place in the feed.
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    /// The sequence number of the skill's newest change.
+    seq: i64,
+    /// Its bytes in [`Feed::buf`].
+    start: usize,
+    end: usize,
+    /// A tombstone: served to `?since=` requests only.
+    deprecated: bool,
+}
+
+/// The encoded packets of one sequence number.
+#[derive(Debug)]
+pub struct Feed {
+    /// The sequence number the feed reflects.
+    pub seq: i64,
+    /// The packets' JSON, separated by commas.
+    buf: Bytes,
+    /// One per packet, in sequence order.
+    entries: Vec<Entry>,
+    /// `confidence_sums[i]`: the stored confidences of entries `..i`, so the
+    /// `avgConfidence` of any run costs two lookups.
+    confidence_sums: Vec<f64>,
+    /// Whether any entry is a tombstone.
+    has_tombstones: bool,
+}
+
+/// How much one answer may carry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PageLimit {
+    /// Most packets.
+    pub packets: usize,
+    /// Most packet bytes; one packet is always served, whatever its size,
+    /// so that every page makes progress.
+    pub bytes: usize,
+}
+
+/// A run of the feed: what one answer serves.
+#[derive(Debug, Clone)]
+pub struct Cut {
+    /// Entries served.
+    range: Range<usize>,
+    /// Whether packets after the run remain (the answer is a page).
+    pub more: bool,
+}
+
+impl Feed {
+    /// Encodes `rows` (in sequence order) at sequence number `seq`.
+    pub fn build(seq: i64, rows: Vec<FeedRow>) -> Feed {
+        let capacity = rows.iter().map(|r| r.packet.len() + 1).sum::<usize>();
+        let mut buf = Vec::with_capacity(capacity);
+        let mut entries = Vec::with_capacity(rows.len());
+        let mut confidence_sums = Vec::with_capacity(rows.len() + 1);
+        confidence_sums.push(0.0);
+        let mut has_tombstones = false;
+        for (i, row) in rows.into_iter().enumerate() {
+            if i > 0 {
+                buf.push(b',');
+            }
+            let start = buf.len();
+            buf.extend_from_slice(row.packet.as_bytes());
+            entries.push(Entry { seq: row.seq, start, end: buf.len(), deprecated: row.deprecated });
+            confidence_sums.push(confidence_sums[i] + row.confidence);
+            has_tombstones |= row.deprecated;
+        }
+        Feed { seq, buf: Bytes::from(buf), entries, confidence_sums, has_tombstones }
+    }
+
+    /// The packets changed after `since`, as many as `limit` allows.
+    pub fn since(&self, since: i64, limit: Option<PageLimit>) -> Cut {
+        let first = self.entries.partition_point(|e| e.seq <= since);
+        let Some(limit) = limit else { return Cut { range: first..self.entries.len(), more: false } };
+        let mut last = first;
+        while last < self.entries.len() && last - first < limit.packets.max(1) {
+            let bytes = self.entries[last].end - self.entries[first].start;
+            if last > first && bytes > limit.bytes {
+                break;
+            }
+            last += 1;
+        }
+        Cut { range: first..last, more: last < self.entries.len() }
+    }
+
+    /// Whether `cut` serves exactly the packets of the full listing (every
+    /// live packet, no tombstone), so the cached full listing can answer it.
+    pub fn is_full_listing(&self, cut: &Cut) -> bool {
+        !self.has_tombstones && cut.range == (0..self.entries.len())
+    }
+
+    /// The sequence number an answer serving `cut` reports: the feed's when
+    /// it is complete; the last packet's when more remain, so that a client
+    /// that asks again `since` it misses nothing.
+    pub fn cursor(&self, cut: &Cut) -> i64 {
+        match cut.range.end.checked_sub(1).map(|i| self.entries[i].seq) {
+            Some(last) if cut.more => last,
+            _ => self.seq,
+        }
+    }
+
+    /// The answer serving `cut`, as the parts of its body: a header, the
+    /// packets (shared with the feed, not copied) and a footer.
+    pub fn answer(&self, instance: &str, cut: &Cut, uptime_hours: f64) -> Vec<Bytes> {
+        let count = cut.range.len();
+        let packets = if cut.range.is_empty() {
+            Bytes::new()
+        } else {
+            self.buf.slice(self.entries[cut.range.start].start..self.entries[cut.range.end - 1].end)
+        };
+        let sum = self.confidence_sums[cut.range.end] - self.confidence_sums[cut.range.start];
+        let cursor = self.cursor(cut);
+        vec![
+            Bytes::from(header(instance, self.seq)),
+            packets,
+            Bytes::from(footer(count, sum, uptime_hours, cursor, cut.more.then_some(cursor))),
+        ]
+    }
+
+    /// The full listing: every live packet, in one buffer (it is cached,
+    /// gzipped and digested once per sequence number).
+    pub fn full_listing(&self, instance: &str, uptime_hours: f64) -> Vec<u8> {
+        let live = self.entries.iter().enumerate().filter(|(_, e)| !e.deprecated);
+        let mut out = Vec::with_capacity(self.buf.len() + 512);
+        out.extend_from_slice(&header(instance, self.seq));
+        let (mut count, mut sum) = (0, 0.0);
+        for (i, entry) in live {
+            if count > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(&self.buf[entry.start..entry.end]);
+            count += 1;
+            sum += self.confidence_sums[i + 1] - self.confidence_sums[i];
+        }
+        out.extend_from_slice(&footer(count, sum, uptime_hours, self.seq, None));
+        out
+    }
+}
+
+/// An `ECPKnowledgeUpdate` up to the opening of its `skills` array.
+fn header(instance: &str, seq: i64) -> Vec<u8> {
+    let quoted = |s: &str| serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into());
+    format!(
+        "{{\"id\":{},\"peerInstance\":{},\"generatedAt\":\"{}\",\"skills\":[",
+        quoted(&format!("{instance}-{seq}")),
+        quoted(instance),
+        now()
+    )
+    .into_bytes()
+}
+
+/// The rest of an `ECPKnowledgeUpdate` after its packets: the stats, the
+/// `sequenceNum`, and `next` when the answer is a page with more to come.
+fn footer(count: usize, confidence_sum: f64, uptime_hours: f64, sequence: i64, next: Option<i64>) -> Vec<u8> {
+    let avg = if count == 0 { 0.0 } else { confidence_sum / count as f64 };
+    let stats = serde_json::json!({
+        "totalSkills": count,
+        "totalExtractions": 0,
+        "avgConfidence": avg,
+        "uptimeHours": uptime_hours,
+        "topWorkflows": [],
+    });
+    let next = next.map(|n| format!(",\"next\":{n}")).unwrap_or_default();
+    format!("],\"stats\":{stats},\"sequenceNum\":{sequence}{next}}}").into_bytes()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(seq: i64, name: &str, deprecated: bool) -> FeedRow {
+        FeedRow { seq, packet: format!("{{\"name\":\"{name}\"}}"), confidence: 0.5, deprecated }
+    }
+
+    fn feed() -> Feed {
+        Feed::build(9, vec![row(2, "a", false), row(4, "b", true), row(7, "c", false), row(9, "d", false)])
+    }
+
+    fn decode(parts: &[Bytes]) -> serde_json::Value {
+        serde_json::from_slice(&parts.concat()).expect("an answer is JSON")
+    }
+
+    fn names(answer: &serde_json::Value) -> Vec<&str> {
+        answer["skills"].as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap()).collect()
+    }
+
+    #[test]
+    fn an_incremental_answer_is_the_run_after_since_tombstones_included() {
+        let feed = feed();
+        let answer = decode(&feed.answer("n", &feed.since(3, None), 0.0));
+        assert_eq!(names(&answer), ["b", "c", "d"]);
+        assert_eq!(answer["sequenceNum"], 9);
+        assert_eq!(answer["stats"]["totalSkills"], 3);
+        assert!(answer.get("next").is_none());
+        let none = decode(&feed.answer("n", &feed.since(9, None), 0.0));
+        assert_eq!(names(&none), Vec::<&str>::new());
+    }
+
+    #[test]
+    fn the_full_listing_leaves_tombstones_out() {
+        let feed = feed();
+        let listing: serde_json::Value = serde_json::from_slice(&feed.full_listing("n", 0.0)).unwrap();
+        assert_eq!(names(&listing), ["a", "c", "d"]);
+        assert_eq!(listing["stats"]["avgConfidence"], 0.5);
+        assert!(!feed.is_full_listing(&feed.since(0, None)), "since=0 carries the tombstone");
+    }
+
+    #[test]
+    fn pages_end_at_the_packet_limit_and_name_the_cursor_of_the_next() {
+        let feed = feed();
+        let limit = PageLimit { packets: 2, bytes: usize::MAX };
+        let first = feed.since(0, Some(limit));
+        let answer = decode(&feed.answer("n", &first, 0.0));
+        assert_eq!(names(&answer), ["a", "b"]);
+        assert_eq!((answer["sequenceNum"].as_i64(), answer["next"].as_i64()), (Some(4), Some(4)));
+        let last = decode(&feed.answer("n", &feed.since(4, Some(limit)), 0.0));
+        assert_eq!(names(&last), ["c", "d"]);
+        assert_eq!(last["sequenceNum"], 9);
+        assert!(last.get("next").is_none(), "the last page has no next");
+    }
+
+    #[test]
+    fn a_byte_budget_is_kept_at_its_limit_and_one_over_but_always_serves_one_packet() {
+        let feed = feed();
+        let one = r#"{"name":"a"}"#.len();
+        let at = |bytes| feed.since(0, Some(PageLimit { packets: 100, bytes })).range.len();
+        assert_eq!(at(1), 1, "a packet larger than the budget still goes, alone");
+        assert_eq!(at(2 * one + 1), 2, "two packets and their comma fit exactly");
+        assert_eq!(at(2 * one), 1, "one byte less and the second waits");
+    }
+}
