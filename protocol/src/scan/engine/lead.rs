@@ -170,12 +170,13 @@ mod tests {
             let i = engine.rules.iter().position(|c| c.rule.id == id).expect(id);
             engine.look_back & 1u128 << i != 0
         };
-        for id in ["cred.ask-for-secret", "exfil.instruction", "sql.delete-all", "prompt.hidden-comment"] {
+        let led =
+            ["cred.ask-for-secret", "exfil.instruction", "sql.delete-all", "prompt.ignore-instructions"];
+        for id in led.into_iter().chain(["prompt.hidden-comment", "conceal.covert-action"]) {
             assert!(!looks_back(id), "{id}");
         }
-        // `[\s>*_]+` after the trigger word lets "ignore_" match, which the
-        // prefilter does not take for the word "ignore".
-        assert!(looks_back("prompt.ignore-instructions"));
-        assert!(looks_back("prompt.instruction-override"));
+        for id in ["prompt.instruction-override", "conceal.skip-consent", "conceal.hide-from-user"] {
+            assert!(looks_back(id), "{id}");
+        }
     }
 }
