@@ -56,17 +56,17 @@ impl<'a> Body<'a> {
 
     /// The line `back` lines before `l` (or the first line).
     pub(super) fn line_before(&self, l: LineRef, back: usize) -> LineRef {
-        let mut start = l.start;
-        let mut index = l.index;
+        let mut line = l;
         for _ in 0..back {
-            if start == 0 {
+            if line.start == 0 {
                 break;
             }
-            start = self.text[..start - 1].rfind('\n').map_or(0, |i| i + 1);
-            index -= 1;
+            // The line before ends at the newline before this one.
+            let end = line.start - 1;
+            let start = self.text[..end].rfind('\n').map_or(0, |i| i + 1);
+            line = LineRef { index: line.index - 1, start, end };
         }
-        let end = self.text[start..].find('\n').map_or(self.text.len(), |i| start + i);
-        LineRef { index, start, end }
+        line
     }
 
     /// The lines from `l` (inclusive) to the end, with their references.
