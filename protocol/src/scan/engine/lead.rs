@@ -3,8 +3,8 @@
 //!
 //! A match of a span rule or of a `\`-continued command may start on a line
 //! before the line of its trigger, so the engine confirms such lines too
-//! when it leaves a trigger's line. That costs a second regex run on most
-//! prose lines. But when every match starts with (or, within its first
+//! when it leaves a trigger's line. That costs a second confirmation of the
+//! line before a triggered one. But when every match starts with (or, within its first
 //! line, reaches) a trigger, the line a match starts on is a trigger's line
 //! of its own, and is confirmed for the rule anyway. This module finds those
 //! rules when the rule set is built, from the prefix literals of their
@@ -35,9 +35,9 @@ pub(super) fn starts_on_trigger_line(rule: &Rule) -> bool {
         // The match is the first trigger on the haystack (`first_trigger`).
         return triggers.iter().all(|t| !t.text.contains(&b' '));
     }
-    // Case-sensitive: the patterns are lower case and compiled ignoring
-    // ASCII case, so a match is a case variant of a match of this parse,
-    // which `canonical` makes equal; the variants would only swell the set.
+    // Parsed case-sensitive: the rules compile ignoring ASCII case, so their
+    // matches are case variants of this parse's, which `canonical` makes
+    // equal; the variants would only swell the set of prefixes.
     let parsed = ParserBuilder::new().unicode(false).utf8(false).build().parse(&rule.pattern);
     let Ok(hir) = parsed else {
         return false;
