@@ -13,8 +13,9 @@
 //!    were. Pure-ASCII bodies skip this step and are not copied.
 //! 2. `engine`: one automaton pass (`literals`) over the copy finds the trigger
 //!    literals of every rule; each line with a trigger (and the lines before
-//!    it that a wrapped phrase or a `\`-continued command may start on) is
-//!    then checked against the regexes of the triggered rules only, and the
+//!    it that a wrapped phrase or a `\`-continued command may start on, for
+//!    the rules whose matches may start before their trigger) is then
+//!    checked against the regexes of the triggered rules only, and the
 //!    analyzers that look across lines run on the lines that triggered them.
 //! 3. Each rule settles its severity from context: `rm -rf ./target` is not
 //!    `rm -rf ~`, `DROP TABLE` in a rollback is not `DROP DATABASE` on

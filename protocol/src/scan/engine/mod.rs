@@ -5,7 +5,8 @@
 //! normalised body once. A trigger hit marks its rules as candidates for the
 //! hit's line; when the walk leaves that line, only the candidate rules run
 //! their regex on it, and on the lines before it that a match may start on
-//! (a phrase rule's span, a command continued with `\`). A benign body
+//! (a phrase rule's span, a command continued with `\`) when the rule's
+//! matches do not always start on a trigger's line. A benign body
 //! therefore costs one linear pass plus a few short regex runs on the lines
 //! that mention something interesting.
 //!
@@ -16,9 +17,11 @@
 //!
 //! # Layout
 //!
-//! This file is the engine. `naive` (tests only) is its reference: every
-//! rule on every line, without prefilter or automaton, and the property test
-//! that holds the two together.
+//! This file is the engine. `lead` finds, when the engine is built, the
+//! rules whose matches start on a trigger's line, which need no look back.
+//! `naive` (tests only) is its reference: every rule on every line, without
+//! prefilter or automaton, and the property test that holds the two
+//! together.
 
 use memchr::memmem;
 use regex::bytes::Regex;
@@ -53,17 +56,17 @@ impl<'a> Body<'a> {
 
     /// The line `back` lines before `l` (or the first line).
     pub(super) fn line_before(&self, l: LineRef, back: usize) -> LineRef {
-        let mut start = l.start;
-        let mut index = l.index;
+        let mut line = l;
         for _ in 0..back {
-            if start == 0 {
+            if line.start == 0 {
                 break;
             }
-            start = self.text[..start - 1].rfind('\n').map_or(0, |i| i + 1);
-            index -= 1;
+            // The line before ends at the newline before this one.
+            let end = line.start - 1;
+            let start = self.text[..end].rfind('\n').map_or(0, |i| i + 1);
+            line = LineRef { index: line.index - 1, start, end };
         }
-        let end = self.text[start..].find('\n').map_or(self.text.len(), |i| start + i);
-        LineRef { index, start, end }
+        line
     }
 
     /// The lines from `l` (inclusive) to the end, with their references.
@@ -198,8 +201,11 @@ pub(super) struct Engine {
     /// The triggers, flattened so the hot loop does not chase pointers.
     table: TriggerTable,
     rules: Vec<Compiled>,
-    /// `reach[j - 1]`: the rules whose match may start `j` lines before the
-    /// line of their trigger ([`Rule::span`] at least `j`).
+    /// The rules whose match may start on a line before the line of their
+    /// trigger, in a span or a continued command (see `lead.rs`).
+    look_back: u128,
+    /// `reach[j - 1]`: the rules of `look_back` whose match may start `j`
+    /// lines before the line of their trigger ([`Rule::span`] at least `j`).
     reach: Vec<u128>,
     analyzers: Vec<Analyzer>,
 }
@@ -354,14 +360,13 @@ impl Engine {
                 rule,
             })
             .collect();
+        let set = |keep: &dyn Fn(&Compiled) -> bool| {
+            rules.iter().enumerate().filter(|(_, c)| keep(c)).fold(0, |set, (i, _)| set | 1u128 << i)
+        };
+        let look_back = set(&|c| !lead::starts_on_trigger_line(&c.rule));
         let longest = rules.iter().map(|c| usize::from(c.rule.span)).max().unwrap_or(0);
-        let reach = (1..=longest)
-            .map(|j| {
-                let far = rules.iter().enumerate().filter(|(_, c)| usize::from(c.rule.span) >= j);
-                far.fold(0, |set, (i, _)| set | 1u128 << i)
-            })
-            .collect();
-        Engine { prefilter, table, rules, reach, analyzers }
+        let reach = (1..=longest).map(|j| look_back & set(&|c| usize::from(c.rule.span) >= j)).collect();
+        Engine { prefilter, table, rules, look_back, reach, analyzers }
     }
 
     /// Scans one body.
@@ -483,14 +488,18 @@ impl Engine {
     /// Confirms the line the walk leaves, and the lines before it whose
     /// haystack reaches into it: a match may start up to [`Rule::span`]
     /// lines before its trigger, and a command continued with `\` on an
-    /// earlier line. An extra confirmation costs time, never correctness: it
-    /// finds what a scan of every rule on every line finds there.
+    /// earlier line; only for the rules whose match may start before a
+    /// trigger's line. An extra confirmation costs time, never correctness:
+    /// it finds what a scan of every rule on every line finds there.
     fn leave(&self, text: &str, walk: &mut Walk, findings: &mut Vec<Finding>) {
         let Some(line) = walk.current else {
             return;
         };
-        let candidates = walk.candidates;
-        self.confirm_once(text, line, candidates, walk, findings);
+        self.confirm_once(text, line, walk.candidates, walk, findings);
+        let candidates = walk.candidates & self.look_back;
+        if candidates == 0 {
+            return;
+        }
         let mut earlier = line;
         let mut continued = true;
         for back in 1..MAX_CONTINUATION_LINES {
@@ -840,6 +849,7 @@ fn count_newlines(bytes: &[u8]) -> usize {
     bytes.chunks(255).map(|chunk| usize::from(chunk.iter().fold(0u8, |n, &b| n + u8::from(b == b'\n')))).sum()
 }
 
+mod lead;
 #[cfg(test)]
 mod naive;
 
