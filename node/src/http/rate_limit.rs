@@ -18,13 +18,24 @@
 //! from many addresses limited as a whole instead of resetting the buckets of
 //! the clients already tracked.
 //!
-//! Build or buy: bought. FIGURES
+//! Build or buy: bought. The hand-written token bucket this module held
+//! before checked 2.5-3.5x slower than governor's own keyed limiters, and
+//! is gone. Measured 2026-11-25 in one run (`cargo bench -p ecp-node --bench
+//! rate_limit`, with the old limiter put back into the bench for that run;
+//! 2 cores shared with other builds; 10,000 checks per iteration), this
+//! limiter vs the old one vs governor's hashmap store (and its dashmap
+//! store): 10,000 IPv4 clients 0.99 vs 2.05 vs 0.51 (0.51) ms; one hot
+//! client, every check refused, 0.91 vs 0.88 vs 0.29 (0.33) ms; one hot
+//! client among 1,000 0.50 vs 0.87 vs 0.27 (0.31) ms; 10,000 IPv6 clients
+//! 1.04 vs 1.52 vs 0.42 (0.51) ms. The gap left to governor's own store
+//! (about 2x) is in what this module adds around it (the bounded store, the
+//! loopback check, `Retry-After`); it has not been profiled.
 //!
 //! # Layout
 //! - [`ClientLimiter`]: the policy (loopback, client key, when to sweep) over
 //!   governor's `RateLimiter`;
 //! - `Clients`: the bounded state store that limiter keeps its buckets in;
-//! - [`limit`]: the axum middleware answering 429.
+//! - `limit`: the axum middleware answering 429.
 
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
@@ -52,7 +63,7 @@ pub const MAX_CLIENTS: usize = 10_000;
 /// Shortest time between two sweeps of idle buckets (a sweep walks the table).
 const SWEEP_EVERY: Duration = Duration::from_secs(1);
 
-/// The limiter: governor's, over the bounded [`Clients`] store.
+/// The limiter: governor's, over the bounded `Clients` store.
 #[derive(Debug)]
 pub struct ClientLimiter<C: Clock = DefaultClock> {
     limit: ClientRateLimit,
