@@ -21,6 +21,19 @@ pub enum DecodeError {
         /// 1-based column of the problem.
         column: usize,
     },
+    /// The bytes are not UTF-8 (anywhere: unknown fields included, which a
+    /// JSON decoder skips without reading).
+    #[error(
+        "body is not valid UTF-8 at byte {offset} (line {line}, column {column}); send UTF-8 JSON (SPEC.md §2.1.1)"
+    )]
+    InvalidUtf8 {
+        /// 0-based offset of the first byte that is not part of valid UTF-8.
+        offset: usize,
+        /// 1-based line of it.
+        line: usize,
+        /// 1-based column (in bytes) of it.
+        column: usize,
+    },
     /// One packet of `skills` does not decode.
     #[error(
         "skills[{index}]: {message} (line {line}, column {column} of that packet); fix or drop that packet"
@@ -57,6 +70,16 @@ impl DecodeError {
     /// The error of packet `index`, decoded on its own.
     pub(crate) fn in_packet(index: usize, e: &serde_json::Error) -> Self {
         DecodeError::InvalidPacket { index, message: message_of(e), line: e.line(), column: e.column() }
+    }
+}
+
+impl DecodeError {
+    /// `bytes` are valid UTF-8 up to `offset`: where the first invalid byte stands.
+    pub(crate) fn invalid_utf8(bytes: &[u8], offset: usize) -> Self {
+        let before = &bytes[..offset];
+        let line = memchr::memchr_iter(b'\n', before).count() + 1;
+        let column = offset - memchr::memrchr(b'\n', before).map_or(0, |at| at + 1) + 1;
+        DecodeError::InvalidUtf8 { offset, line, column }
     }
 }
 

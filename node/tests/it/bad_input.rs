@@ -77,6 +77,13 @@ async fn bodies_that_are_not_an_update_get_400_json_and_leave_the_store_unchange
         .into_iter()
         .map(|b| if b == b'@' { 0xff } else { b })
         .collect::<Vec<u8>>();
+    let bad_utf8_in_unknown = with_raw_packet_field("futureField", "\"@@\"")
+        .into_iter()
+        .map(|b| if b == b'@' { 0xff } else { b })
+        .collect::<Vec<u8>>();
+    // An unknown field of the update itself, which the decoder skips.
+    let mut bad_utf8_in_unknown_top = b"{\"futureField\":\"\xff\xfe\",".to_vec();
+    bad_utf8_in_unknown_top.extend_from_slice(&valid[1..]);
     let long_peer = "p".repeat(200);
 
     let cases: Vec<(&str, Vec<u8>, &str)> = vec![
@@ -89,6 +96,8 @@ async fn bodies_that_are_not_an_update_get_400_json_and_leave_the_store_unchange
         ("NUL bytes", vec![0u8; 16], "invalid_json"),
         ("a UTF-8 byte order mark", with_bom, "invalid_json"),
         ("invalid UTF-8 inside a string", bad_utf8_in_string, "invalid_json"),
+        ("invalid UTF-8 inside an unknown field of a packet", bad_utf8_in_unknown, "invalid_json"),
+        ("invalid UTF-8 inside an unknown field of the update", bad_utf8_in_unknown_top, "invalid_json"),
         ("invalid UTF-8 outside strings", b"{\"peerInstance\":\"x\",\xff\xfe}".to_vec(), "invalid_json"),
         ("a lone surrogate escape", with_raw_packet_field("skillDescription", "\"\\ud800\""), "invalid_json"),
         ("skills is a string", br#"{"peerInstance":"p","skills":"many"}"#.to_vec(), "invalid_json"),

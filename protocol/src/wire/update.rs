@@ -58,6 +58,11 @@ impl KnowledgeUpdate {
     /// that the cores decode in parallel; an update of any other shape, and
     /// every error, goes through serde_json.
     pub fn from_json(bytes: &[u8]) -> Result<Self, DecodeError> {
+        // JSON decoders skip unknown fields without reading their strings, so
+        // invalid UTF-8 there would pass: the whole body is checked first.
+        if let Err(e) = simdutf8::compat::from_utf8(bytes) {
+            return Err(DecodeError::invalid_utf8(bytes, e.valid_up_to()));
+        }
         match fast::update(bytes) {
             Some(update) => Ok(update),
             // Not the plain shape, or not valid: serde_json alone decides, and says why.
@@ -102,5 +107,28 @@ impl Envelope<'_> {
             stats: self.stats.unwrap_or_default(),
             sequence_num: self.sequence_num,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn invalid_utf8_anywhere_is_refused_with_its_place_even_in_fields_nobody_reads() {
+        let body = b"{\"peerInstance\":\"p\",\n  \"future\":\"\xff\",\"skills\":[]}";
+        match KnowledgeUpdate::from_json(body) {
+            Err(DecodeError::InvalidUtf8 { offset, line, column }) => {
+                assert_eq!((offset, line, column), (33, 2, 13));
+                assert_eq!(body[offset], 0xff);
+            }
+            other => panic!("expected InvalidUtf8, got {other:?}"),
+        }
+        // A truncated multi-byte character at the very end.
+        let cut = b"{\"peerInstance\":\"\xc3";
+        assert!(matches!(KnowledgeUpdate::from_json(cut), Err(DecodeError::InvalidUtf8 { offset: 17, .. })));
+        // Valid multi-byte text passes on to the decoder.
+        let fine = "{\"peerInstance\":\"ノード\",\"future\":\"é\",\"skills\":[]}";
+        assert_eq!(KnowledgeUpdate::from_json(fine.as_bytes()).unwrap().peer_instance, "ノード");
     }
 }
