@@ -35,6 +35,14 @@
 //!   typed reasons it refuses with ([`PolicyRefusal`]).
 //! - [`merge`]: MergeKnowledge, the pure merge function.
 //! - [`error`]: the error types of this crate.
+//!
+//! Fast paths sit beside the reference they must agree with, each behind a
+//! one-line contract and held to it by property tests: `wire::fast` (the
+//! update decoder: `None` = decode with serde_json, `Some` = the identical
+//! update), `skill_doc::yaml::fast` (plain `key: value` frontmatter, the same
+//! contract against the YAML event reader), and the scanner's engine (its
+//! prefilter and look-back, against a test-only scan that tries every rule
+//! on every line). `par` runs the parallel maps on rayon.
 #![deny(missing_docs)]
 
 pub mod error;
