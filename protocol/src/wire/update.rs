@@ -58,22 +58,26 @@ impl KnowledgeUpdate {
     /// that the cores decode in parallel; an update of any other shape, and
     /// every error, goes through serde_json.
     pub fn from_json(bytes: &[u8]) -> Result<Self, DecodeError> {
-        // JSON decoders skip unknown fields without reading their strings, so
-        // invalid UTF-8 there would pass: the whole body is checked first.
-        if let Err(e) = simdutf8::compat::from_utf8(bytes) {
-            return Err(DecodeError::invalid_utf8(bytes, e.valid_up_to()));
-        }
+        check_utf8(bytes)?;
         match fast::update(bytes) {
             Some(update) => Ok(update),
             // Not the plain shape, or not valid: serde_json alone decides, and says why.
-            None => Self::from_json_serde(bytes),
+            None => Self::decode_with_serde(bytes),
         }
     }
 
-    /// The decoder [`from_json`](Self::from_json) falls back on, and the
-    /// reference its fast path is tested against: serde_json splits the
-    /// update into raw packets on one thread, which are then decoded in parallel.
+    /// The reference [`from_json`](Self::from_json) is tested against: the
+    /// same UTF-8 check, then serde_json alone.
+    #[cfg(test)]
     pub(super) fn from_json_serde(bytes: &[u8]) -> Result<Self, DecodeError> {
+        check_utf8(bytes)?;
+        Self::decode_with_serde(bytes)
+    }
+
+    /// The decoder [`from_json`](Self::from_json) falls back on: serde_json
+    /// splits the update into raw packets on one thread, which are then
+    /// decoded in parallel.
+    fn decode_with_serde(bytes: &[u8]) -> Result<Self, DecodeError> {
         let mut envelope: Envelope<'_> = serde_json::from_slice(bytes)?;
         let raw = envelope.skills.take().unwrap_or_default();
         let decoded = crate::par::map_indexed(raw, |index, raw| {
@@ -82,6 +86,15 @@ impl KnowledgeUpdate {
         let skills = decoded.into_iter().collect::<Result<Vec<_>, _>>()?;
         Ok(envelope.with_skills(skills))
     }
+}
+
+/// Refuses bytes that are not UTF-8 anywhere (`SPEC.md` §2.1.1). JSON
+/// decoders skip unknown fields without reading their strings, so invalid
+/// UTF-8 there would otherwise pass: the whole body is checked first.
+fn check_utf8(bytes: &[u8]) -> Result<(), DecodeError> {
+    simdutf8::compat::from_utf8(bytes)
+        .map(|_| ())
+        .map_err(|e| DecodeError::invalid_utf8(bytes, e.valid_up_to()))
 }
 
 /// An update with its packets not yet decoded.
