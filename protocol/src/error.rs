@@ -34,6 +34,15 @@ pub enum DecodeError {
         /// 1-based column (in bytes) of it.
         column: usize,
     },
+    /// The update carries more packets than the receiver takes at once; none
+    /// was decoded.
+    #[error("update carries {count} packets, over the limit of {max}; split it")]
+    TooManyPackets {
+        /// Packets in `skills`.
+        count: usize,
+        /// The receiver's limit.
+        max: usize,
+    },
     /// One packet of `skills` does not decode.
     #[error(
         "skills[{index}]: {message} (line {line}, column {column} of that packet); fix or drop that packet"

@@ -13,7 +13,7 @@ use axum::body::{Body, Bytes};
 use axum::extract::{ConnectInfo, Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use ecp_protocol::KnowledgeUpdate;
+use ecp_protocol::{DecodeError, KnowledgeUpdate};
 
 use super::MergeStarted;
 use super::answer::{self, matches_etag, not_modified, parts_digest};
@@ -150,15 +150,20 @@ pub(super) async fn post(
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Err(ApiError::bad_request("empty_body", "request body is empty; send an ECPKnowledgeUpdate"));
     }
-    let update = tokio::task::spawn_blocking(move || KnowledgeUpdate::from_json(&bytes)).await??;
     let max = state.config.max_packets;
-    if update.skills.len() > max {
-        return Err(ApiError::new(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "too_many_packets",
-            format!("update carries {} packets, over the limit of {max}; split it", update.skills.len()),
-        ));
-    }
+    // Counted before any packet is decoded: a body of millions of empty
+    // packets is refused without building them.
+    let update =
+        match tokio::task::spawn_blocking(move || KnowledgeUpdate::from_json_at_most(&bytes, max)).await? {
+            Err(too_many @ DecodeError::TooManyPackets { .. }) => {
+                return Err(ApiError::new(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    "too_many_packets",
+                    too_many.to_string(),
+                ));
+            }
+            decoded => decoded?,
+        };
     let peer = update.peer_instance.trim();
     if let Err(problem) = ecp_protocol::merge::check_instance_id(peer) {
         return Err(ApiError::bad_request(

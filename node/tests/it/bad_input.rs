@@ -304,6 +304,23 @@ async fn a_hundred_thousand_packets_under_the_body_limit_are_refused_whole_with_
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn millions_of_empty_packets_are_counted_and_refused_before_any_is_built() {
+    let node = node_with_a_skill().await;
+    let before = node.snapshot().await;
+    let head = br#"{"peerInstance":"flood","skills":["#;
+    let packets = (node.config().max_body_bytes - head.len() - 2) / 3;
+    let mut body = head.to_vec();
+    body.extend_from_slice(b"{}");
+    body.extend(std::iter::repeat_n(*b",{}", packets - 1).flatten());
+    body.extend_from_slice(b"]}");
+    assert!(body.len() <= node.config().max_body_bytes && packets > 2_700_000);
+    let reply = post_update(&node, body, None).await;
+    let message = reply.json()["error"].as_str().unwrap_or_default().to_owned();
+    assert!(message.contains(&format!("carries {packets} packets")), "{message}");
+    refused(&node, &before, reply, 413, "too_many_packets").await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_hundred_thousand_real_packets_are_over_the_body_limit_and_get_413() {
     let node = node_with_a_skill().await;
     let before = node.snapshot().await;

@@ -22,7 +22,10 @@
 //! `merge_result`, `packet`, `time` ([`Timestamp`]) and `update`
 //! ([`KnowledgeUpdate`]). `fast`: the fast decoder of an update, which
 //! answers `None` (use the reference) or exactly what the reference gives.
+//! `count`: the packets of an update counted before any is decoded, so an
+//! update over the receiver's limit is refused without being built.
 
+mod count;
 mod fast;
 mod manifest;
 mod merge_result;

@@ -58,7 +58,17 @@ impl KnowledgeUpdate {
     /// that the cores decode in parallel; an update of any other shape, and
     /// every error, goes through serde_json.
     pub fn from_json(bytes: &[u8]) -> Result<Self, DecodeError> {
+        Self::from_json_at_most(bytes, usize::MAX)
+    }
+
+    /// [`from_json`](Self::from_json) of an update of at most `max_packets`
+    /// packets: one with more is refused ([`DecodeError::TooManyPackets`])
+    /// before any packet is decoded, so its size in memory is never reached.
+    pub fn from_json_at_most(bytes: &[u8], max_packets: usize) -> Result<Self, DecodeError> {
         check_utf8(bytes)?;
+        if let Some(count) = super::count::packets_over(bytes, max_packets) {
+            return Err(DecodeError::TooManyPackets { count, max: max_packets });
+        }
         match fast::update(bytes) {
             Some(update) => Ok(update),
             // Not the plain shape, or not valid: serde_json alone decides, and says why.
