@@ -1,0 +1,250 @@
+//! Unit tests of `node_toml.rs`.
+
+use super::*;
+
+#[test]
+fn debug_output_hides_the_secret() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = Config::for_tests(dir.path());
+    c.secret = Some(Secret::new("do-not-print-me"));
+    let shown = format!("{c:?}");
+    assert!(!shown.contains("do-not-print-me"), "{shown}");
+    assert!(shown.contains("secret: Some(\"***\")") && shown.contains("max_packets"), "{shown}");
+}
+
+#[test]
+fn server_names_are_lower_cased_checked_and_the_flag_wins() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("node.toml");
+    std::fs::write(&file, "[server]\nnames = [\"ECP.example.org\", \"node-a:7327\", \"[::1]\", \" \"]\n")
+        .unwrap();
+    let c = Config::resolve(Some(&file), Overrides::default()).unwrap();
+    assert_eq!(c.names, ["ecp.example.org", "node-a:7327", "[::1]"]);
+    let over = Overrides { names: Some(vec!["b.example".into()]), ..Default::default() };
+    assert_eq!(Config::resolve(Some(&file), over).unwrap().names, ["b.example"]);
+    assert!(Config::resolve(None, Overrides::default()).unwrap().names.is_empty());
+    for bad in ["http://a.example", "a b", "a:99999999", "a/b"] {
+        let over = Overrides { names: Some(vec![bad.into()]), ..Default::default() };
+        let err = Config::resolve(None, over).unwrap_err().to_string();
+        assert!(err.starts_with("server.names:"), "{bad}: {err}");
+    }
+}
+
+#[test]
+fn defaults_run_a_loopback_node_in_ecp_data() {
+    let c = Config::resolve(None, Overrides::default()).unwrap();
+    assert_eq!(c.listen.to_string(), DEFAULT_LISTEN);
+    assert_eq!(c.data_dir, PathBuf::from(DEFAULT_DATA));
+    assert_eq!(c.skills_dir, PathBuf::from(DEFAULT_DATA).join("skills"));
+    assert!(c.secret.is_none());
+    assert_eq!(c.max_body_bytes, DEFAULT_MAX_BODY_BYTES);
+}
+
+#[test]
+fn flags_override_the_file_which_overrides_defaults() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("node.toml");
+    std::fs::write(
+        &file,
+        "listen = \"127.0.0.1:9000\"\nsecret = \"from-file\"\n[policy]\nmin_confidence = 0.7\n",
+    )
+    .unwrap();
+    let c = Config::resolve(
+        Some(&file),
+        Overrides { secret: Some(Secret::new("from-flag")), ..Default::default() },
+    )
+    .unwrap();
+    assert_eq!(c.listen.port(), 9000);
+    assert_eq!(c.secret.as_ref().map(Secret::expose), Some("from-flag"));
+    assert_eq!(c.policy.min_confidence, 0.7);
+}
+
+#[test]
+fn the_secret_is_the_flag_else_secret_else_secret_env_and_empty_is_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("node.toml");
+    let resolve = |text: &str, flag: Option<&str>| {
+        std::fs::write(&file, text).unwrap();
+        let over = Overrides { secret: flag.map(Secret::new), ..Default::default() };
+        Config::resolve(Some(&file), over).map(|c| c.secret)
+    };
+    // Tests cannot set variables; PATH is set wherever tests run.
+    let path = Secret::new(std::env::var("PATH").unwrap());
+    assert_eq!(resolve("secret_env = \"PATH\"\n", None).unwrap(), Some(path.clone()));
+    assert_eq!(resolve("secret = \"s\"\nsecret_env = \"PATH\"\n", None).unwrap(), Some(Secret::new("s")));
+    assert_eq!(resolve("secret = \"s\"\n", Some("f")).unwrap(), Some(Secret::new("f")));
+    assert_eq!(resolve("secret = \"s\"\n", Some("")).unwrap(), None, "--secret \"\" turns it off");
+    assert_eq!(resolve("secret = \"\"\n", None).unwrap(), None);
+    let err = resolve("secret_env = \"ECP_TEST_SURELY_UNSET_VAR\"\n", Some("f")).unwrap_err().to_string();
+    assert_eq!(err, "secret_env: environment variable ECP_TEST_SURELY_UNSET_VAR is not set");
+}
+
+#[test]
+fn durations_take_every_spelling_and_name_the_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("node.toml");
+    std::fs::write(&file, "[limits]\nrequest_timeout = \"1m 30s\"\nheader_read_timeout = \"500ms\"\n")
+        .unwrap();
+    let c = Config::resolve(Some(&file), Overrides::default()).unwrap();
+    assert_eq!(
+        (c.request_timeout, c.header_read_timeout),
+        (Duration::from_secs(90), Duration::from_millis(500))
+    );
+    let c = Config::resolve(None, Overrides::default()).unwrap();
+    assert_eq!(
+        (c.request_timeout, c.header_read_timeout),
+        (DEFAULT_REQUEST_TIMEOUT, DEFAULT_HEADER_READ_TIMEOUT)
+    );
+    for (text, key) in [
+        ("[limits]\nrequest_timeout = \"30\"\n", "limits.request_timeout: \"30\""),
+        ("[limits]\nheader_read_timeout = \"0s\"\n", "limits.header_read_timeout: must be longer than zero"),
+    ] {
+        std::fs::write(&file, text).unwrap();
+        let err = Config::resolve(Some(&file), Overrides::default()).unwrap_err().to_string();
+        assert!(err.starts_with(key), "{err}");
+    }
+}
+
+#[test]
+fn limits_resolve_flag_over_file_over_default_and_zero_is_off() {
+    let c = Config::resolve(None, Overrides::default()).unwrap();
+    assert_eq!(c.origin_limits, OriginLimits { per_hour: 1_000, per_day: 5_000 });
+    assert_eq!(c.client_rate_limit, ClientRateLimit { per_minute: 600, burst: 120, loopback: false });
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("node.toml");
+    std::fs::write(
+        &file,
+        "[limits]\norigin_limit_hour = 10\norigin_limit_day = 0\nclient_rate_limit = 60\nclient_burst = 5\n\
+         client_rate_limit_loopback = true\n",
+    )
+    .unwrap();
+    let c = Config::resolve(
+        Some(&file),
+        Overrides { origin_limit_hour: Some(20), client_burst: Some(7), ..Default::default() },
+    )
+    .unwrap();
+    assert_eq!(c.origin_limits, OriginLimits { per_hour: 20, per_day: 0 });
+    assert_eq!(c.client_rate_limit, ClientRateLimit { per_minute: 60, burst: 7, loopback: true });
+    let err = Config::resolve(None, Overrides { client_burst: Some(0), ..Default::default() }).unwrap_err();
+    assert!(err.to_string().contains("client_burst"), "{err}");
+    let off = Config::resolve(
+        None,
+        Overrides { client_rate_limit: Some(0), client_burst: Some(0), ..Default::default() },
+    )
+    .unwrap();
+    assert_eq!(off.client_rate_limit.per_minute, 0);
+}
+
+#[test]
+fn sender_limits_and_quarantine_caps_resolve_flag_over_file_over_default() {
+    let c = Config::resolve(None, Overrides::default()).unwrap();
+    assert_eq!(c.sender_limits, OriginLimits { per_hour: 2_000, per_day: 10_000 });
+    assert_eq!(c.quarantine, QuarantineCaps { entries: 10_000, bytes: 64 * 1024 * 1024, body: 256 * 1024 });
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("node.toml");
+    std::fs::write(
+        &file,
+        "[limits]\nsender_limit_hour = 0\nsender_limit_day = 7\nquarantine_entries = 5\nquarantine_bytes = 900\n\
+         quarantine_body_bytes = 50\nhistory_depth = 0\n",
+    )
+    .unwrap();
+    let over = Overrides { sender_limit_day: Some(8), quarantine_bytes: Some(1_000), ..Default::default() };
+    let c = Config::resolve(Some(&file), over).unwrap();
+    assert_eq!(c.merge_limits().sender, OriginLimits { per_hour: 0, per_day: 8 });
+    assert_eq!(c.merge_limits().quarantine, QuarantineCaps { entries: 5, bytes: 1_000, body: 50 });
+    assert_eq!((c.history_depth, c.merge_limits().history_depth), (0, 0));
+    let err =
+        Config::resolve(None, Overrides { quarantine_entries: Some(0), ..Default::default() }).unwrap_err();
+    assert!(err.to_string().contains("quarantine_entries"), "{err}");
+}
+
+#[test]
+fn connection_limits_resolve_flag_over_file_over_default_and_zero_is_refused() {
+    let c = Config::resolve(None, Overrides::default()).unwrap();
+    assert_eq!(c.connections, ConnectionLimits { total: 1024, per_address: 64 });
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("node.toml");
+    std::fs::write(&file, "[limits]\nmax_connections = 10\nmax_connections_per_address = 2\n").unwrap();
+    let c = Config::resolve(Some(&file), Overrides::default()).unwrap();
+    assert_eq!(c.connections, ConnectionLimits { total: 10, per_address: 2 });
+    let c = Config::resolve(
+        Some(&file),
+        Overrides { max_connections_per_address: Some(1), ..Default::default() },
+    )
+    .unwrap();
+    assert_eq!(c.connections, ConnectionLimits { total: 10, per_address: 1 });
+    for over in [
+        Overrides { max_connections: Some(0), ..Default::default() },
+        Overrides { max_connections_per_address: Some(0), ..Default::default() },
+    ] {
+        let err = Config::resolve(None, over).unwrap_err().to_string();
+        assert!(err.contains("max_connections") && err.contains("at least 1"), "{err}");
+    }
+}
+
+#[test]
+fn tls_files_come_from_flags_over_the_tls_table_and_come_in_pairs() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("node.toml");
+    std::fs::write(
+        &file,
+        "[tls]\ncert = \"file.pem\"\nkey = \"file.key\"\nclient_ca = \"ca.pem\"\n\
+         client_cert = \"me.pem\"\nclient_key = \"me.key\"\n",
+    )
+    .unwrap();
+    let flag = TlsFiles { cert: Some("flag.pem".into()), ..TlsFiles::default() };
+    let c = Config::resolve(Some(&file), Overrides { tls: flag, ..Default::default() }).unwrap();
+    assert_eq!(c.tls.cert, Some(PathBuf::from("flag.pem")));
+    assert_eq!(c.tls.key, Some(PathBuf::from("file.key")));
+    assert_eq!(c.tls.client_ca, Some(PathBuf::from("ca.pem")));
+    assert_eq!(c.tls.client_cert, Some(PathBuf::from("me.pem")));
+    assert!(c.tls.serves_tls());
+    assert!(!Config::resolve(None, Overrides::default()).unwrap().tls.serves_tls());
+
+    std::fs::write(&file, "[tls]\ncert = \"c.pem\"\n").unwrap();
+    let err = Config::resolve(Some(&file), Overrides::default()).unwrap_err().to_string();
+    assert!(err.contains("--tls-key") && err.contains("[tls] key"), "{err}");
+    std::fs::write(&file, "[tls]\ncertificate = \"c.pem\"\n").unwrap();
+    let err = Config::resolve(Some(&file), Overrides::default()).unwrap_err().to_string();
+    assert!(err.contains("certificate"), "{err}");
+}
+
+#[test]
+fn keys_and_accept_legacy_come_from_the_file_and_the_flag_wins() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("node.toml");
+    std::fs::write(
+        &file,
+        "secret = \"mesh\"\naccept_legacy = false\nreplay_cache_capacity = 10\n\
+         [[key]]\nid = \"k2026\"\nsecret = \"new\"\n[[key]]\nid = \"k2025\"\nsecret = \"old\"\n",
+    )
+    .unwrap();
+    let c = Config::resolve(Some(&file), Overrides::default()).unwrap();
+    assert!(!c.accept_legacy);
+    assert_eq!(c.replay_cache_capacity, 10);
+    let ids: Vec<String> = c.own_keys().iter().map(|k| k.id().to_owned()).collect();
+    assert_eq!(ids, ["default", "k2026", "k2025"]);
+    let c =
+        Config::resolve(Some(&file), Overrides { accept_legacy: Some(true), ..Default::default() }).unwrap();
+    assert!(c.accept_legacy);
+    let d = Config::resolve(None, Overrides::default()).unwrap();
+    assert!(d.accept_legacy && d.own_keys().is_empty(), "legacy accepted and no key by default");
+    std::fs::write(&file, "[[key]]\nid = \"default\"\nsecret = \"x\"\n").unwrap();
+    let err = Config::resolve(Some(&file), Overrides::default()).unwrap_err().to_string();
+    assert!(err.contains("key") && err.contains("another id"), "{err}");
+}
+
+#[test]
+fn rejects_unknown_keys_and_bad_values_with_the_key_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("node.toml");
+    std::fs::write(&file, "lsten = \"x\"\n").unwrap();
+    let err = Config::resolve(Some(&file), Overrides::default()).unwrap_err().to_string();
+    assert!(err.contains("lsten"), "{err}");
+    std::fs::write(&file, "[policy]\nmin_confidence = 3.0\n").unwrap();
+    let err = Config::resolve(Some(&file), Overrides::default()).unwrap_err().to_string();
+    assert!(err.contains("policy.min_confidence"), "{err}");
+    let err = Config::resolve(None, Overrides { listen: Some("nowhere".into()), ..Default::default() })
+        .unwrap_err();
+    assert!(err.to_string().contains("listen"));
+}
