@@ -126,6 +126,11 @@ pub(crate) struct ServeArgs {
     /// Largest request body in bytes (default 8 MiB).
     #[arg(long, env = "ECP_MAX_BODY_BYTES", value_name = "N")]
     pub(crate) max_body_bytes: Option<usize>,
+    /// Request-body bytes the node holds at once across all pushes (default
+    /// 67108864, 64 MiB; at least --max-body-bytes). One client address may
+    /// hold half; a push that finds no room within 2 s gets 503.
+    #[arg(long, env = "ECP_LIMITS_BODY_BYTES_IN_FLIGHT", value_name = "N")]
+    pub(crate) body_bytes_in_flight: Option<usize>,
     /// Most packets in one update (default 10000); more is refused with 413.
     #[arg(long, env = "ECP_MAX_PACKETS", value_name = "N")]
     pub(crate) max_packets: Option<usize>,

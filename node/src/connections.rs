@@ -46,12 +46,12 @@ impl Default for ConnectionLimits {
 /// What a connection is accounted under: an IPv4 address, or the /64 of an
 /// IPv6 address (IPv4-mapped addresses count as IPv4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-enum AddressKey {
+pub(crate) enum AddressKey {
     V4(u32),
     V6Prefix(u64),
 }
 
-fn address_key(ip: IpAddr) -> AddressKey {
+pub(crate) fn address_key(ip: IpAddr) -> AddressKey {
     match ip {
         IpAddr::V4(v4) => AddressKey::V4(v4.into()),
         IpAddr::V6(v6) => match v6.to_ipv4_mapped() {

@@ -16,6 +16,7 @@ pub(crate) fn run(global: &GlobalArgs, args: ServeArgs) -> anyhow::Result<ExitCo
             secret: args.secret,
             max_body_bytes: args.max_body_bytes,
             max_packets: args.max_packets,
+            body_bytes_in_flight: args.body_bytes_in_flight,
             mdns: args.no_mdns.then_some(false),
             origin_limit_hour: args.origin_limit_hour,
             origin_limit_day: args.origin_limit_day,

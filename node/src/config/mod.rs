@@ -40,8 +40,8 @@ mod unit;
 pub use duration::{DurationError, parse as parse_duration};
 pub use keys::{DEFAULT_KEY_ID, FileKey, KEY_ID_RULE, own_keys, resolve_file_keys};
 pub use node_toml::{
-    ClientRateLimit, Config, DEFAULT_CLIENT_BURST, DEFAULT_CLIENT_RATE_LIMIT, DEFAULT_DATA,
-    DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_LISTEN, DEFAULT_MAX_BODY_BYTES, DEFAULT_PAGE_BYTES,
+    ClientRateLimit, Config, DEFAULT_BODY_BYTES_IN_FLIGHT, DEFAULT_CLIENT_BURST, DEFAULT_CLIENT_RATE_LIMIT,
+    DEFAULT_DATA, DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_LISTEN, DEFAULT_MAX_BODY_BYTES, DEFAULT_PAGE_BYTES,
     DEFAULT_REQUEST_TIMEOUT, FileConfig, FileLimits, FilePolicy, MAX_PAGE_BYTES, Overrides,
 };
 pub use peers::{

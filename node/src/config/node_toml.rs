@@ -28,6 +28,9 @@ pub const DEFAULT_LISTEN: &str = "127.0.0.1:7327";
 pub const DEFAULT_DATA: &str = "./ecp-data";
 /// Default request body limit: 8 MiB.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 8 * 1024 * 1024;
+/// Default request-body bytes held at once across requests: eight pushes of
+/// the largest default size.
+pub const DEFAULT_BODY_BYTES_IN_FLIGHT: usize = 64 * 1024 * 1024;
 /// Default byte budget of one page of `GET /ecp/skills?since=N&limit=M`.
 pub const DEFAULT_PAGE_BYTES: usize = 8 * 1024 * 1024;
 /// Largest allowed page budget: a page must stay far below what a puller
@@ -93,6 +96,9 @@ pub struct FileServer {
 pub struct FileLimits {
     /// Largest request body, bytes (default 8 MiB).
     pub max_body_bytes: Option<usize>,
+    /// Request-body bytes held at once across all requests (default 64 MiB;
+    /// at least `max_body_bytes`).
+    pub body_bytes_in_flight: Option<usize>,
     /// Most packets in one update (default 10,000).
     pub max_packets: Option<usize>,
     /// Most packet bytes in one page of a paged `GET /ecp/skills` (default 8 MiB).
@@ -165,6 +171,8 @@ pub struct Overrides {
     pub max_body_bytes: Option<usize>,
     /// `--max-packets`.
     pub max_packets: Option<usize>,
+    /// `--body-bytes-in-flight` / `ECP_LIMITS_BODY_BYTES_IN_FLIGHT`.
+    pub body_bytes_in_flight: Option<usize>,
     /// `--no-mdns` / `ECP_NO_MDNS` gives `Some(false)`.
     pub mdns: Option<bool>,
     /// `--peers` / `ECP_PEERS`.
@@ -250,6 +258,9 @@ pub struct Config {
     pub skills_dir: PathBuf,
     /// Largest request body.
     pub max_body_bytes: usize,
+    /// Request-body bytes held at once across all requests; a push that
+    /// finds no room within a moment is answered 503.
+    pub body_bytes_in_flight: usize,
     /// Most packets in one update; more is refused whole with 413.
     pub max_packets: usize,
     /// Most packet bytes in one page of a paged `GET /ecp/skills` (one
@@ -344,6 +355,18 @@ impl Config {
                 message: "must be at least 1024".into(),
             });
         }
+        let body_bytes_in_flight = over
+            .body_bytes_in_flight
+            .or(fc.limits.body_bytes_in_flight)
+            .unwrap_or(DEFAULT_BODY_BYTES_IN_FLIGHT.max(max_body_bytes));
+        if body_bytes_in_flight < max_body_bytes {
+            return Err(ConfigError::Invalid {
+                key: "body_bytes_in_flight",
+                message: format!(
+                    "must be at least max_body_bytes ({max_body_bytes}), or no push of the largest size could be read"
+                ),
+            });
+        }
         let page_bytes = fc.limits.page_bytes.unwrap_or(DEFAULT_PAGE_BYTES);
         if !(1..=MAX_PAGE_BYTES).contains(&page_bytes) {
             return Err(ConfigError::Invalid {
@@ -426,6 +449,7 @@ impl Config {
             replay_cache_capacity,
             skills_dir,
             max_body_bytes,
+            body_bytes_in_flight,
             max_packets,
             page_bytes,
             request_timeout,

@@ -4,7 +4,8 @@
 //!
 //! - [`ecp`], for the ECP endpoints: reads the body of a request that has
 //!   one (a push) whole, under the size limit — 413 in the ECP error shape,
-//!   refused on its declared length before a byte is read — then
+//!   refused on its declared length before a byte is read — and within the
+//!   node's budget of body bytes in flight (`body_budget`), then
 //!   authenticates the request ([`authenticate`]) and hands the [`Caller`]
 //!   to the handler as a request extension (`Extension<Arc<Caller>>`). The
 //!   200 or 304 answer to a signed GET is signed on its way out.
@@ -12,7 +13,7 @@
 //!   secret (`Authorization: Bearer <secret>`, compared in constant time) or
 //!   with an ECP/1.2 signed GET under any key the node holds.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 
 use axum::body::{Body, Bytes};
@@ -36,10 +37,19 @@ pub(super) async fn ecp(
 ) -> Result<Response, ApiError> {
     let (mut parts, body) = request.into_parts();
     let local = parts.extensions.get::<LocalAddr>().copied();
+    let mut reservation = None;
     let (caller, body) = if parts.method == Method::GET || parts.method == Method::HEAD {
         (authenticate(&state, local, &parts.method, &parts.uri, &parts.headers, b"")?, body)
     } else {
-        let bytes = read_body(&state, &parts.headers, body).await?;
+        let declared = declared_length(&parts.headers);
+        if declared.is_some_and(|n| n > state.config.max_body_bytes as u64) {
+            return Err(too_large(state.config.max_body_bytes));
+        }
+        // Held until the answer is made: decoding and merging use the body.
+        let client = parts.extensions.get::<ConnectInfo<SocketAddr>>().map_or(UNKNOWN_CLIENT, |c| c.0.ip());
+        let bytes_wanted = declared.map_or(state.config.max_body_bytes, |n| n as usize);
+        reservation = Some(state.body_budget.reserve(client, bytes_wanted).await?);
+        let bytes = read_body(&state, body).await?;
         // The raw bytes, before any decoding (`SPEC.md` §6.3.4, §10.1.4.4).
         (authenticate(&state, local, &parts.method, &parts.uri, &parts.headers, &bytes)?, Body::from(bytes))
     };
@@ -47,25 +57,31 @@ pub(super) async fn ecp(
     parts.extensions.insert(caller.clone());
     let (method, uri) = (parts.method.clone(), parts.uri.clone());
     let response = next.run(Request::from_parts(parts, body)).await;
+    drop(reservation);
     sign(response, &caller, &method, &uri).await
 }
 
-/// The body of a request, whole, if it is within the configured limit.
-async fn read_body(state: &AppState, headers: &HeaderMap, body: Body) -> Result<Bytes, ApiError> {
+/// The address a request is accounted under when the router runs without a
+/// socket (tests): one shared client.
+const UNKNOWN_CLIENT: IpAddr = IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED);
+
+fn declared_length(headers: &HeaderMap) -> Option<u64> {
+    headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok())
+}
+
+fn too_large(limit: usize) -> ApiError {
+    ApiError::new(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "payload_too_large",
+        format!("request body is over the limit of {limit} bytes; send fewer packets per update"),
+    )
+}
+
+/// The body of a request, whole, if it is within the configured limit
+/// (its declared length was checked before the reservation).
+async fn read_body(state: &AppState, body: Body) -> Result<Bytes, ApiError> {
     let limit = state.config.max_body_bytes;
-    let too_large = || {
-        ApiError::new(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "payload_too_large",
-            format!("request body is over the limit of {limit} bytes; send fewer packets per update"),
-        )
-    };
-    let declared =
-        headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|n| n > limit as u64) {
-        return Err(too_large());
-    }
-    axum::body::to_bytes(body, limit).await.map_err(|_| too_large())
+    axum::body::to_bytes(body, limit).await.map_err(|_| too_large(limit))
 }
 
 /// Signs the answer to a signed GET when it is a 200 or a 304; errors go

@@ -7,13 +7,15 @@
 //! per-client request rate (outermost, so an excess request costs nothing
 //! else), a request timeout, and a body limit enforced while reading (the
 //! ECP guard reads a push's body itself, to authenticate it and to answer
-//! 413 in the ECP error shape). The per-origin limits on new skills live in
+//! 413 in the ECP error shape) within a budget of body bytes shared by all
+//! requests. The per-origin limits on new skills live in
 //! the merge ([`crate::store::origin_limits`]).
 //!
 //! # Layout
 //!
 //! - `mod.rs`: the router — the two groups, `/healthz`, fallbacks, limits.
 //! - `guard`: the guards of the ECP group and of the `/v1/` group.
+//! - `body_budget`: the request-body bytes held at once, across requests.
 //! - `auth`: who sent a request (ECP/1.2, `X-ECP-HMAC` or an open node),
 //!   and the signature of the answer to a signed GET.
 //! - `authority`: which `host:port` a signed request may be signed for.
@@ -30,6 +32,7 @@
 mod answer;
 mod auth;
 mod authority;
+pub mod body_budget;
 mod cache;
 mod error;
 mod feed;

@@ -7,6 +7,7 @@ use std::time::Instant;
 use ecp_protocol::legacy_auth::LegacyVerifier;
 use ecp_protocol::signed_auth::NonceCache;
 
+use super::body_budget::BodyBudget;
 use super::cache::ResponseCache;
 use crate::config::Config;
 use crate::federation::Federator;
@@ -33,6 +34,8 @@ pub struct Shared {
     pub nonces: Mutex<NonceCache>,
     /// Encoded responses by sequence number.
     pub cache: ResponseCache,
+    /// Request-body bytes held at once, across requests.
+    pub body_budget: Arc<BodyBudget>,
     /// Start time, for `uptimeHours`.
     pub started: Instant,
     /// The node's federator: the trust of configured peers for their
@@ -58,6 +61,7 @@ impl AppState {
             None => Arc::new(Keyring::new(config.own_keys())),
         };
         let nonces = Mutex::new(NonceCache::with_capacity(config.replay_cache_capacity));
+        let body_budget = BodyBudget::new(config.body_bytes_in_flight);
         AppState(Arc::new(Shared {
             library,
             config,
@@ -65,6 +69,7 @@ impl AppState {
             keyring,
             nonces,
             cache: ResponseCache::default(),
+            body_budget,
             started: Instant::now(),
             federator,
         }))

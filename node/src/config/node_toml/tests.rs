@@ -183,6 +183,26 @@ fn connection_limits_resolve_flag_over_file_over_default_and_zero_is_refused() {
 }
 
 #[test]
+fn the_body_budget_defaults_to_64_mib_and_holds_at_least_one_largest_body() {
+    let c = Config::resolve(None, Overrides::default()).unwrap();
+    assert_eq!(c.body_bytes_in_flight, 64 * 1024 * 1024);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("node.toml");
+    std::fs::write(&file, "[limits]\nmax_body_bytes = 2048\nbody_bytes_in_flight = 2048\n").unwrap();
+    let c = Config::resolve(Some(&file), Overrides::default()).unwrap();
+    assert_eq!((c.max_body_bytes, c.body_bytes_in_flight), (2048, 2048), "exactly one largest body");
+    let c =
+        Config::resolve(Some(&file), Overrides { body_bytes_in_flight: Some(4096), ..Default::default() });
+    assert_eq!(c.unwrap().body_bytes_in_flight, 4096, "the flag wins");
+    let over = Overrides { body_bytes_in_flight: Some(2047), ..Default::default() };
+    let err = Config::resolve(Some(&file), over).unwrap_err().to_string();
+    assert!(err.contains("body_bytes_in_flight") && err.contains("2048"), "{err}");
+    // A larger body limit alone raises the default budget with it.
+    let over = Overrides { max_body_bytes: Some(100 * 1024 * 1024), ..Default::default() };
+    assert_eq!(Config::resolve(None, over).unwrap().body_bytes_in_flight, 100 * 1024 * 1024);
+}
+
+#[test]
 fn tls_files_come_from_flags_over_the_tls_table_and_come_in_pairs() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("node.toml");
