@@ -7,7 +7,7 @@
 - The compose services mount their own peers file, pass --peers, carry the
   secret from deploy/.env, and publish only on loopback.
 - The StatefulSet, headless Service, ConfigMap and Secret agree on names,
-  ports, replica count and the secret key; probes ask /healthz; the pod runs
+  ports, replica count and the secret key; probes ask /livez and /readyz; the pod runs
   as non-root with a read-only root filesystem and no capabilities.
 - The Dockerfile builds with --locked, runs as a non-root user and exposes 7327.
 - The systemd unit carries the hardening the deployment promises.
@@ -145,9 +145,11 @@ def check_k8s() -> None:
     ports = {p["name"]: p["containerPort"] for p in container["ports"]}
     check(ports.get("http") == PORT, sts_file, f"container port http is not {PORT}")
     check(svc["spec"]["ports"][0]["port"] == PORT, svc_file, f"port is not {PORT}")
-    for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
+    # Alive decides restarts, ready decides traffic: a node whose store is
+    # locked or whose skills folder is gone is left to recover, not killed.
+    for probe, want in (("startupProbe", "/livez"), ("readinessProbe", "/readyz"), ("livenessProbe", "/livez")):
         path = container.get(probe, {}).get("httpGet", {}).get("path")
-        check(path == "/healthz", sts_file, f"{probe} does not ask /healthz")
+        check(path == want, sts_file, f"{probe} does not ask {want}")
     args = container["args"]
     check("--peers" in args, sts_file, "args do not pass --peers")
     peers_arg = args[args.index("--peers") + 1]
@@ -186,7 +188,11 @@ def check_dockerfile() -> None:
     check(bool(user) and not user[-1].startswith(("root", "0")), where, "the runtime does not run as a non-root user")
     check(re.search(rf"^EXPOSE {PORT}$", text, re.M) is not None, where, f"no EXPOSE {PORT}")
     check(f"ECP_LISTEN=0.0.0.0:{PORT}" in text, where, f"ECP_LISTEN is not 0.0.0.0:{PORT}")
-    check("HEALTHCHECK" in text and "/healthz" in text, where, "no HEALTHCHECK on /healthz")
+    check(
+        re.search(r'HEALTHCHECK .*\n\s*CMD \["ecp-node", "health"', text) is not None,
+        where,
+        "no HEALTHCHECK running `ecp-node health`",
+    )
     check("VOLUME" in text, where, "no data volume")
 
 

@@ -190,11 +190,11 @@ for ((i = 0; i < n; i++)); do
     pids+=("$!")
 done
 
-# Ready when every node answers /healthz (bash's /dev/tcp: no curl needed).
+# Ready when every node answers /readyz (bash's /dev/tcp: no curl needed).
 healthy() {
     local port="$1" answer
     { exec 3<>"/dev/tcp/127.0.0.1/$port"; } 2>/dev/null || return 1
-    printf 'GET /healthz HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' >&3
+    printf 'GET /readyz HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' >&3
     answer="$(head -c 200 <&3 2>/dev/null || true)"
     exec 3>&-
     [[ "$answer" == "HTTP/1."?" 200"* ]]

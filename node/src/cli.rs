@@ -62,6 +62,10 @@ pub(crate) enum Command {
     Quarantine(QuarantineCommand),
     /// Show the node's instance id, sequence number and counts.
     Status(JsonFlag),
+    /// Ask the running node whether it is ready (exit 0) or not (exit 1),
+    /// with the reasons: for exec probes. Takes serve's flags and
+    /// environment, to find the node as it was started.
+    Health(Box<HealthArgs>),
     /// Pull from a peer once: merge what changed there since the last pull.
     Pull(PeerArgs),
     /// Push to a peer once: send what changed here since it last acknowledged.
@@ -100,12 +104,27 @@ pub(crate) struct PeerArgs {
     pub(crate) json: bool,
 }
 
+/// Flags of `health`.
+#[derive(Debug, Args)]
+pub(crate) struct HealthArgs {
+    /// Ask whether the node is alive (`/livez`) instead of ready (`/readyz`).
+    #[arg(long)]
+    pub(crate) live: bool,
+    /// The node's settings, as given to `serve`.
+    #[command(flatten)]
+    pub(crate) serve: ServeArgs,
+}
+
 /// Flags of `serve`.
 #[derive(Debug, Args)]
 pub(crate) struct ServeArgs {
-    /// Address to listen on.
-    #[arg(long, env = "ECP_LISTEN", value_name = "ADDR", default_value = ecp_node::config::DEFAULT_LISTEN)]
-    pub(crate) listen: String,
+    /// Address to listen on (default 127.0.0.1:7327, or `listen` of node.toml).
+    #[arg(long, env = "ECP_LISTEN", value_name = "ADDR")]
+    pub(crate) listen: Option<String>,
+    /// A second address serving only /livez, /readyz and /healthz over plain
+    /// HTTP, for probes that cannot present a client certificate (mTLS).
+    #[arg(long, env = "ECP_SERVER_HEALTH_LISTEN", value_name = "ADDR")]
+    pub(crate) health_listen: Option<String>,
     /// Shared secret: requests must be signed with it, as the ECP/1.2 key
     /// `default` (or by X-ECP-HMAC, see --accept-legacy). Without it and
     /// without keys ([[key]] in node.toml, key_id in the peers file) the

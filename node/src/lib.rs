@@ -19,8 +19,9 @@
 //!   change; the per-peer cursor lives in the store.
 //! - [`reload`]: the peers file read again when it changes and on SIGHUP.
 //! - [`discovery`]: finding peers without configuration (mDNS).
-//! - [`http`]: the router — ECP endpoints, `/healthz`, the local `/v1/` API;
+//! - [`http`]: the router — ECP endpoints, health endpoints, the local `/v1/` API;
 //!   each group of routes behind the guard that authenticates it.
+//! - [`health`]: liveness and readiness with their reasons (`/livez`, `/readyz`).
 //! - [`node`]: a running server: bind, serve, graceful shutdown.
 //! - [`serve`]: the accept loop — header timeout and size, graceful drain.
 //! - [`connections`]: who may hold connections — a total cap, a share per
@@ -32,6 +33,7 @@ pub mod config;
 pub mod connections;
 pub mod discovery;
 pub mod federation;
+pub mod health;
 pub mod http;
 pub mod import;
 pub mod intake;

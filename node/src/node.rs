@@ -7,7 +7,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use tokio::net::TcpListener;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
 use crate::config::{Config, PeersConfig, PeersError};
@@ -51,8 +51,12 @@ pub struct Node {
     tls: Option<bool>,
     library: Library,
     federator: Federator,
-    shutdown: Option<oneshot::Sender<()>>,
+    /// Where the health endpoints alone are served, when `health_listen` is set.
+    health_addr: Option<SocketAddr>,
+    shutdown: Option<watch::Sender<bool>>,
     server: JoinHandle<std::io::Result<()>>,
+    /// The `health_listen` server.
+    health_server: Option<JoinHandle<std::io::Result<()>>>,
     /// Projection, skills-folder import and peers-file reload: stopped at shutdown.
     background: Vec<JoinHandle<()>>,
     /// mDNS advertisement and browse; dropping it says goodbye. `None` when
@@ -100,11 +104,13 @@ impl Node {
                 .expect("opening the store does not panic")?
                 .with_limits(config.merge_limits())
         };
-        let listener = TcpListener::bind(config.listen)
-            .await
-            .map_err(|source| StartError::Bind { addr: config.listen, source })?;
+        let listener = bind(config.listen).await?;
         let local_addr =
             listener.local_addr().map_err(|source| StartError::Bind { addr: config.listen, source })?;
+        let health_listener = match config.health_listen {
+            Some(addr) => Some(bind(addr).await?),
+            None => None,
+        };
         {
             let library = library.clone();
             tokio::task::spawn_blocking(move || {
@@ -169,8 +175,26 @@ impl Node {
         }
         let (header_read_timeout, connections) = (config.header_read_timeout, config.connections);
         let state = AppState::with_federator(library.clone(), config, Some(federator.clone()));
+        let (tx, rx) = watch::channel(false);
+        let stopping = |mut rx: watch::Receiver<bool>| async move {
+            let _ = rx.wait_for(|stop| *stop).await;
+        };
+        let mut health_addr = None;
+        let health_server = match health_listener {
+            Some(listener) => {
+                health_addr = listener.local_addr().ok();
+                Some(tokio::spawn(crate::serve::serve(
+                    listener,
+                    http::health_app(state.clone()),
+                    header_read_timeout,
+                    connections,
+                    None,
+                    stopping(rx.clone()),
+                )))
+            }
+            None => None,
+        };
         let router = http::app(state);
-        let (tx, rx) = oneshot::channel::<()>();
         let tls = server_tls.as_ref().map(|t| t.mutual);
         let acceptor = server_tls.map(|t| t.acceptor);
         let server = tokio::spawn(crate::serve::serve(
@@ -179,17 +203,17 @@ impl Node {
             header_read_timeout,
             connections,
             acceptor,
-            async move {
-                let _ = rx.await;
-            },
+            stopping(rx),
         ));
         Ok(Node {
             local_addr,
             tls,
             library,
             federator,
+            health_addr,
             shutdown: Some(tx),
             server,
+            health_server,
             background,
             discovery: discovery_handle,
         })
@@ -203,6 +227,11 @@ impl Node {
     /// Where it listens.
     pub fn local_addr(&self) -> SocketAddr {
         self.local_addr
+    }
+
+    /// Where it serves the health endpoints alone (`health_listen`), if anywhere.
+    pub fn health_addr(&self) -> Option<SocketAddr> {
+        self.health_addr
     }
 
     /// Its base URL: `http://<addr>`, or `https://<addr>` with TLS.
@@ -245,15 +274,23 @@ impl Node {
         if let Some(discovery) = self.discovery.take() {
             let _ = tokio::task::spawn_blocking(move || drop(discovery)).await;
         }
+        // Federation first: readiness turns false while requests drain.
+        self.federator.shutdown().await;
         if let Some(tx) = self.shutdown.take() {
-            let _ = tx.send(());
+            let _ = tx.send(true);
         }
         for task in &self.background {
             task.abort();
         }
-        self.federator.shutdown().await;
+        if let Some(health) = self.health_server.take() {
+            health.await.unwrap_or(Ok(()))?;
+        }
         (&mut self.server).await.unwrap_or(Ok(()))
     }
+}
+
+async fn bind(addr: SocketAddr) -> Result<TcpListener, StartError> {
+    TcpListener::bind(addr).await.map_err(|source| StartError::Bind { addr, source })
 }
 
 /// Completes on SIGINT (Ctrl-C) or SIGTERM.

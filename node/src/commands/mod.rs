@@ -5,10 +5,12 @@
 //! - `skill`: add, list, show, remove and scan skills.
 //! - `quarantine`: review refused packets.
 //! - `status`: identity, sequence number and counts.
+//! - `health`: asks the running node whether it is ready or alive (probes).
 //! - `federation`: `pull`, `push`, `sync` and `peers`.
 //! - `output`: printing shared by the commands.
 
 mod federation;
+mod health;
 mod output;
 mod quarantine;
 mod serve;
@@ -32,6 +34,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Skill(command) => skill::run(&cli.global, command),
         Command::Quarantine(command) => quarantine::run(&cli.global, command),
         Command::Status(flag) => status::run(&cli.global, flag.json),
+        Command::Health(args) => health::run(&cli.global, *args),
         Command::Pull(args) => federation::pull(&cli.global, args),
         Command::Push(args) => federation::push(&cli.global, args),
         Command::Sync(flag) => federation::sync(&cli.global, flag.json),

@@ -85,6 +85,8 @@ pub struct FileConfig {
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FileServer {
+    /// A second address serving only the health endpoints over plain HTTP.
+    pub health_listen: Option<String>,
     /// Names (`host` or `host:port`) clients reach the node by, besides its
     /// address: signed requests may be signed for them (`SPEC.md` §10.1.3).
     pub names: Option<Vec<String>>,
@@ -161,6 +163,8 @@ pub struct FilePolicy {
 pub struct Overrides {
     /// `--listen` / `ECP_LISTEN`.
     pub listen: Option<String>,
+    /// `--health-listen` / `ECP_SERVER_HEALTH_LISTEN`.
+    pub health_listen: Option<String>,
     /// `--data` / `ECP_DATA`.
     pub data: Option<PathBuf>,
     /// `--secret` / `ECP_SECRET`.
@@ -237,6 +241,9 @@ impl Default for ClientRateLimit {
 pub struct Config {
     /// Where to listen.
     pub listen: SocketAddr,
+    /// Where to serve only `/livez`, `/readyz` and `/healthz`, over plain
+    /// HTTP (probes under mTLS); `None`: nowhere else.
+    pub health_listen: Option<SocketAddr>,
     /// Data folder.
     pub data_dir: PathBuf,
     /// Shared secret (X-ECP-HMAC, and the ECP/1.2 key `default`); `None`
@@ -308,6 +315,13 @@ impl Config {
             None => FileConfig::default(),
         };
         let listen_text = over.listen.or(fc.listen).unwrap_or_else(|| DEFAULT_LISTEN.to_owned());
+        let health_listen = match over.health_listen.or(fc.server.health_listen) {
+            Some(text) => Some(text.parse().map_err(|_| ConfigError::Invalid {
+                key: "health_listen",
+                message: format!("{text:?} is not an address like 0.0.0.0:7328"),
+            })?),
+            None => None,
+        };
         let listen = listen_text.parse().map_err(|_| ConfigError::Invalid {
             key: "listen",
             message: format!("{listen_text:?} is not an address like 127.0.0.1:7327"),
@@ -441,6 +455,7 @@ impl Config {
         tls.check().map_err(|(key, message)| ConfigError::Invalid { key, message })?;
         Ok(Config {
             listen,
+            health_listen,
             data_dir,
             secret,
             keys,

@@ -8,6 +8,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
@@ -48,6 +49,8 @@ pub(super) struct Inner {
     pub(super) scheduler: Scheduler,
     /// The discovery consumer, stopped at shutdown.
     discovery: std::sync::Mutex<Option<JoinHandle<()>>>,
+    /// Set when shutdown begins: readiness (`/readyz`) reports it.
+    stopped: AtomicBool,
 }
 
 /// Why the federator could not start.
@@ -95,6 +98,7 @@ impl Federator {
             trust: Trust::new(keyring, learned),
             scheduler,
             discovery: std::sync::Mutex::new(None),
+            stopped: AtomicBool::new(false),
         });
         let federator = Federator(inner);
         federator.apply(peers).await;
@@ -222,8 +226,14 @@ impl Federator {
         }
     }
 
+    /// Whether federation runs: from start until shutdown begins.
+    pub fn running(&self) -> bool {
+        !self.0.stopped.load(Ordering::SeqCst)
+    }
+
     /// Stops every peer, the scheduler and the discovery consumer.
     pub async fn shutdown(&self) {
+        self.0.stopped.store(true, Ordering::SeqCst);
         if let Some(task) = self.0.discovery.lock().unwrap_or_else(|p| p.into_inner()).take() {
             task.abort();
         }

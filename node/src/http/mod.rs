@@ -1,4 +1,5 @@
-//! The HTTP API: the ECP endpoints, `/healthz` and the local `/v1/` API.
+//! The HTTP API: the ECP endpoints, the health endpoints (`/livez`,
+//! `/readyz`, `/healthz`) and the local `/v1/` API.
 //!
 //! [`app`] builds the router, so tests can drive it without a socket. The
 //! routes come in two groups, each behind a guard that authenticates every
@@ -13,7 +14,8 @@
 //!
 //! # Layout
 //!
-//! - `mod.rs`: the router — the two groups, `/healthz`, fallbacks, limits.
+//! - `mod.rs`: the router — the two groups, the health endpoints, fallbacks,
+//!   limits; [`health_app`], the health endpoints alone (`health_listen`).
 //! - `guard`: the guards of the ECP group and of the `/v1/` group.
 //! - `body_budget`: the request-body bytes held at once, across requests.
 //! - `auth`: who sent a request (ECP/1.2, `X-ECP-HMAC` or an open node),
@@ -95,7 +97,7 @@ fn router(state: AppState, ecp: Router<AppState>, v1: Router<AppState>) -> Route
     let limiter = rate_limit::ClientLimiter::new(state.config.client_rate_limit);
     let router = Router::new()
         .merge(ecp)
-        .route("/healthz", get(healthz))
+        .merge(health_routes())
         .merge(v1)
         .fallback(unknown_path)
         .method_not_allowed_fallback(wrong_method)
@@ -159,12 +161,44 @@ impl MergeStarted {
     }
 }
 
-async fn healthz(State(state): State<AppState>) -> impl IntoResponse {
+/// The health endpoints: open to every client, as probes are (they say
+/// nothing a manifest does not).
+fn health_routes() -> Router<AppState> {
+    Router::new().route("/livez", get(livez)).route("/healthz", get(livez)).route("/readyz", get(readyz))
+}
+
+/// The health endpoints alone, for the plain-HTTP `health_listen` address
+/// probes reach when the main listener requires client certificates.
+pub fn health_app(state: AppState) -> Router {
+    health_routes()
+        .fallback(unknown_path)
+        .method_not_allowed_fallback(wrong_method)
+        .layer(from_fn_with_state(state.clone(), time_limit))
+        .with_state(state)
+}
+
+async fn livez(State(state): State<AppState>) -> impl IntoResponse {
     Json(json!({
         "status": "ok",
         "instance": state.library.store().instance_id(),
         "sequence": state.library.sequence(),
     }))
+}
+
+/// 200 with every check when ready, 503 with the failed checks' reasons when not.
+async fn readyz(State(state): State<AppState>) -> Response {
+    let checking = {
+        let state = state.clone();
+        tokio::task::spawn_blocking(move || {
+            crate::health::readiness(&state.library, &state.config.data_dir, state.federator.as_ref())
+        })
+    };
+    let readiness = match checking.await {
+        Ok(readiness) => readiness,
+        Err(e) => return ApiError::internal(&e).into_response(),
+    };
+    let status = if readiness.ready() { StatusCode::OK } else { StatusCode::SERVICE_UNAVAILABLE };
+    (status, Json(readiness)).into_response()
 }
 
 async fn unknown_path(uri: Uri) -> ApiError {

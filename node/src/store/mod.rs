@@ -113,6 +113,9 @@ pub struct Store {
     history_depth: AtomicU64,
 }
 
+/// How long a statement waits for another process's write lock.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// Default: superseded versions kept per skill.
 pub const DEFAULT_HISTORY_DEPTH: u64 = 10;
 
@@ -122,7 +125,7 @@ impl Store {
     pub fn open(dir: &Path) -> Result<Store, StoreError> {
         std::fs::create_dir_all(dir)?;
         let mut conn = Connection::open(dir.join(DB_FILE))?;
-        conn.busy_timeout(Duration::from_secs(10))?;
+        conn.busy_timeout(BUSY_TIMEOUT)?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
         // FULL: a commit is on disk before the node answers, so an
         // acknowledged push survives an OS crash or power loss, not only a
@@ -179,6 +182,18 @@ impl Store {
     /// process) commits, so a server can notice the CLI's writes.
     pub fn data_version(&self) -> Result<i64, StoreError> {
         Ok(self.conn().query_row("PRAGMA data_version", [], |row| row.get(0))?)
+    }
+
+    /// Whether the store can take its write lock within `wait`: begins an
+    /// immediate transaction and rolls it back, writing nothing (readiness,
+    /// `/readyz`). Another process holding the database, or a database
+    /// SQLite can no longer write, fails it.
+    pub fn probe_write(&self, wait: Duration) -> Result<(), StoreError> {
+        let conn = self.conn();
+        conn.busy_timeout(wait)?;
+        let probed = conn.execute_batch("BEGIN IMMEDIATE; ROLLBACK;");
+        conn.busy_timeout(BUSY_TIMEOUT)?;
+        Ok(probed?)
     }
 
     /// Runs `f` in an immediate (write-locked) transaction and commits it.

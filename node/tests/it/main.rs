@@ -34,5 +34,7 @@ mod limits;
 mod quarantine;
 // tls: TLS and mTLS between nodes with a test CA (rcgen); bad certificate files; the binary over HTTPS.
 mod tls;
+// health: /livez, /readyz and /healthz with their reasons; health_listen; `ecp-node health`.
+mod health;
 // unwritable_log: a node whose stderr is a full disk keeps serving and exits cleanly.
 mod unwritable_log;

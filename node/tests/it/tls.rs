@@ -551,3 +551,66 @@ async fn the_pull_command_trusts_ca_and_presents_the_client_certificate() {
     assert_eq!(pulled.code, 0, "{pulled:?}");
     assert!(pulled.stdout.contains("new 1"), "{pulled:?}");
 }
+
+// ---------------------------------------------------------------------------
+// Probes under mTLS
+
+#[tokio::test(flavor = "multi_thread")]
+async fn under_mtls_probes_reach_health_listen_in_plain_http_and_the_health_command_over_https() {
+    let pki = Pki::new();
+    let a = TlsNode::start_with(pki.server(true), |c| c.health_listen = Some("127.0.0.1:0".parse().unwrap()))
+        .await;
+    let health = a.node.health_addr().expect("a health address");
+    let plain = reqwest::Client::builder().no_proxy().timeout(SOON).build().unwrap();
+    let ready =
+        plain.get(format!("http://{health}/readyz")).send().await.expect("plain HTTP on health_listen");
+    assert_eq!(ready.status(), StatusCode::OK);
+    assert!(
+        plain.get(format!("{}/readyz", a.url())).send().await.is_err(),
+        "the main address stays mTLS only"
+    );
+
+    // `ecp-node health` on the main address: it trusts the node's own
+    // certificate and presents the node's client certificate.
+    let folders = Folders::new();
+    let addr = a.node.local_addr().to_string();
+    let (cert, key, ca) = (pki.path("server.pem"), pki.path("server.key"), pki.path("ca.pem"));
+    let (client_cert, client_key) = (pki.path("client.pem"), pki.path("client.key"));
+    let serve_flags = [
+        "health",
+        "--listen",
+        &addr,
+        "--tls-cert",
+        path(&cert),
+        "--tls-key",
+        path(&key),
+        "--client-ca",
+        path(&ca),
+    ];
+    let without = folders.run_async(&serve_flags).await;
+    assert_eq!(without.code, 1, "no client certificate to present: {without:?}");
+    let mut with: Vec<&str> = serve_flags.to_vec();
+    with.extend(["--tls-client-cert", path(&client_cert), "--tls-client-key", path(&client_key)]);
+    let probed = folders.run_async(&with).await;
+    assert_eq!(probed.code, 0, "{probed:?}");
+    assert_eq!(probed.json()["status"], "ready", "{probed:?}");
+    // Another node's certificate is not this node's: the probe refuses it.
+    let b = TlsNode::start(pki.presenting(
+        "node",
+        TlsFiles {
+            cert: Some(pki.path("node.pem")),
+            key: Some(pki.path("node.key")),
+            client_ca: Some(pki.path("ca.pem")),
+            ..TlsFiles::default()
+        },
+    ))
+    .await;
+    let other = b.node.local_addr().to_string();
+    with[2] = &other;
+    let refused = folders.run_async(&with).await;
+    assert_eq!(refused.code, 1, "a server presenting another certificate: {refused:?}");
+}
+
+fn path(p: &Path) -> &str {
+    p.to_str().expect("a UTF-8 path")
+}

@@ -83,6 +83,11 @@ impl TestNode {
         self.node().local_addr()
     }
 
+    /// Where it serves the health endpoints alone (`health_listen`), if anywhere.
+    pub(crate) fn health_addr(&self) -> Option<SocketAddr> {
+        self.node().health_addr()
+    }
+
     /// The `Host` header value a client sends to it, e.g. `127.0.0.1:40123`.
     pub(crate) fn host(&self) -> String {
         self.addr().to_string()

@@ -1,7 +1,8 @@
 //! TLS, both ends, with rustls: the certificate files a node is given, the
 //! server configuration `serve` accepts connections with (optionally asking
 //! every client for a certificate: mTLS), and the client configurations the
-//! federator connects to `https` peers with.
+//! federator connects to `https` peers with — and, in `pinned`, the one
+//! `ecp-node health` probes its own node with.
 //!
 //! Everything is read from PEM files: certificate chains (leaf first), and
 //! unencrypted private keys in PKCS#8, PKCS#1 (RSA) or SEC1 (EC) form. The
@@ -20,6 +21,10 @@
 //! the system's roots (the OS store, `SSL_CERT_FILE`/`SSL_CERT_DIR` honoured),
 //! or, where the system has none (a slim container), the Mozilla roots built
 //! into the binary.
+
+mod pinned;
+
+pub use pinned::own_node_client_config;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
