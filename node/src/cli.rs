@@ -12,7 +12,9 @@ use ecp_node::config::Secret;
 /// Runs with no configuration: `ecp-node serve` listens on 127.0.0.1:7327,
 /// keeps its data in ./ecp-data and writes the skills it holds to
 /// ./ecp-data/skills/<name>/SKILL.md. The other commands work on the same
-/// data folder, also while a server runs on it.
+/// data folder, also while a server runs on it: then their changes go
+/// through the server's /v1 API (with the token in <data>/api-token), and
+/// `status` and `peers` show its live view.
 #[derive(Debug, Parser)]
 #[command(name = "ecp-node", version, propagate_version = true)]
 pub(crate) struct Cli {
@@ -46,6 +48,11 @@ pub(crate) struct GlobalArgs {
     /// The private key (PEM) of --tls-client-cert.
     #[arg(long, env = "ECP_TLS_CLIENT_KEY", global = true, value_name = "FILE")]
     pub(crate) tls_client_key: Option<PathBuf>,
+    /// Create the data folder (a new node, with a new identity) if it does
+    /// not exist. Only `serve` creates one without it, so that a mistyped
+    /// --data is an error rather than a new node.
+    #[arg(long, global = true)]
+    pub(crate) init: bool,
 }
 
 /// The subcommands.
@@ -129,6 +136,12 @@ pub(crate) struct ServeArgs {
     /// Most packets in one update (default 10000); more is refused with 413.
     #[arg(long, env = "ECP_MAX_PACKETS", value_name = "N")]
     pub(crate) max_packets: Option<usize>,
+    /// Let any process on this machine use the /v1 API without the API
+    /// token (<data>/api-token), as before the token existed; a request a
+    /// proxy forwarded (Forwarded, X-Forwarded-For) still needs it. Logs a
+    /// warning at start.
+    #[arg(long, env = "ECP_SERVER_TRUST_LOOPBACK", value_parser = clap::builder::BoolishValueParser::new())]
+    pub(crate) trust_loopback: bool,
     /// Do not advertise or browse for nodes by mDNS (`_ecp._tcp.local.`).
     #[arg(long, env = "ECP_NO_MDNS", value_parser = clap::builder::BoolishValueParser::new())]
     pub(crate) no_mdns: bool,

@@ -37,6 +37,7 @@ pub(crate) fn run(global: &GlobalArgs, args: ServeArgs) -> anyhow::Result<ExitCo
             },
             accept_legacy: args.accept_legacy,
             names: (!args.names.is_empty()).then_some(args.names),
+            trust_loopback: args.trust_loopback.then_some(true),
             ..Overrides::default()
         },
     )?;

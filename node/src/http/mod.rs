@@ -13,7 +13,8 @@
 //! # Layout
 //!
 //! - `mod.rs`: the router — the two groups, `/healthz`, fallbacks, limits.
-//! - `guard`: the guards of the ECP group and of the `/v1/` group.
+//! - `guard`: the guards of the ECP group and of the `/v1/` group, and
+//!   what makes a request local.
 //! - `auth`: who sent a request (ECP/1.2, `X-ECP-HMAC` or an open node),
 //!   and the signature of the answer to a signed GET.
 //! - `authority`: which `host:port` a signed request may be signed for.
@@ -22,7 +23,7 @@
 //! - `answer`: JSON answers with an ETag, 304, `If-None-Match`.
 //! - `cache`: encoded answers cached by sequence number.
 //! - `feed`: the packets every `GET /ecp/skills` answer is cut from.
-//! - `v1`: the local API under `/v1/`.
+//! - `v1`: the local API under `/v1/`, reads and the operator's writes.
 //! - [`rate_limit`]: the per-client request rate.
 //! - `error`: [`ApiError`], every error answer.
 //! - `state`: [`AppState`], what every handler shares.
@@ -53,7 +54,7 @@ use axum::http::{Method, StatusCode, Uri};
 use axum::middleware::{Next, from_fn_with_state};
 use axum::response::IntoResponse;
 use axum::response::Response;
-use axum::routing::get;
+use axum::routing::{delete, get, post};
 use serde_json::json;
 
 pub use authority::LocalAddr;
@@ -75,9 +76,11 @@ fn ecp_routes() -> Router<AppState> {
 /// The local API.
 fn v1_routes() -> Router<AppState> {
     Router::new()
-        .route("/v1/skills", get(v1::list_skills))
-        .route("/v1/skills/{name}", get(v1::show_skill))
+        .route("/v1/skills", get(v1::list_skills).post(v1::add_skill))
+        .route("/v1/skills/{name}", get(v1::show_skill).delete(v1::remove_skill))
         .route("/v1/quarantine", get(v1::quarantine))
+        .route("/v1/quarantine/{id}", delete(v1::drop_entry))
+        .route("/v1/quarantine/{id}/approve", post(v1::approve))
         .route("/v1/audit", get(v1::audit))
         .route("/v1/peers", get(v1::peers))
         .route("/v1/status", get(v1::status))

@@ -153,7 +153,8 @@ pub(super) async fn post(node: &Node, update: &KnowledgeUpdate) -> Value {
 
 /// GETs a JSON path of the node.
 pub(super) async fn get(node: &Node, path: &str) -> Value {
-    let response = reqwest::get(format!("{}{path}", node.url())).await.expect("GET");
+    let client = crate::util::v1_client(node, Duration::from_secs(30));
+    let response = client.get(format!("{}{path}", node.url())).send().await.expect("GET");
     assert_eq!(response.status(), 200, "GET {path}");
     response.json().await.expect("JSON")
 }
