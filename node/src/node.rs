@@ -344,3 +344,21 @@ pub async fn shutdown_signal() {
         () = term => {}
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_node_on_every_address_is_reached_locally_on_loopback() {
+        let cases = [
+            ("0.0.0.0:7327", "127.0.0.1:7327"),
+            ("[::]:7327", "[::1]:7327"),
+            ("127.0.0.1:9", "127.0.0.1:9"),
+            ("192.0.2.7:7327", "192.0.2.7:7327"),
+        ];
+        for (listen, reached) in cases {
+            assert_eq!(reachable_locally(listen.parse().unwrap()).to_string(), reached, "{listen}");
+        }
+    }
+}
