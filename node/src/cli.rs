@@ -67,7 +67,8 @@ pub(crate) enum Command {
     /// Review refused packets: list, approve (install) or drop them.
     #[command(subcommand)]
     Quarantine(QuarantineCommand),
-    /// Show the node's instance id, sequence number and counts.
+    /// Show the node's instance id, sequence number and counts (the running
+    /// server's, when one runs on the data folder).
     Status(JsonFlag),
     /// Pull from a peer once: merge what changed there since the last pull.
     Pull(PeerArgs),
@@ -75,7 +76,8 @@ pub(crate) enum Command {
     Push(PeerArgs),
     /// Pull from and push to every peer of the peers file (--peers) now.
     Sync(JsonFlag),
-    /// Show each peer's state: last success, cursor, failures, configured or discovered.
+    /// Show each peer's state: last success, cursor, failures, configured or
+    /// discovered (the running server's view, when one runs on the data folder).
     Peers(JsonFlag),
 }
 
@@ -183,7 +185,8 @@ pub(crate) struct ServeArgs {
     pub(crate) history_depth: Option<u64>,
     /// Requests per minute one client address may send, sustained (default
     /// 600; 0: no limit); more get 429. Loopback clients are not limited
-    /// unless `[limits] client_rate_limit_loopback = true`.
+    /// unless `[limits] client_rate_limit_loopback = true`, or a proxy
+    /// forwarded the request (Forwarded, X-Forwarded-For).
     #[arg(long, env = "ECP_CLIENT_RATE_LIMIT", value_name = "N")]
     pub(crate) client_rate_limit: Option<u32>,
     /// Requests one client address may send at once (default 120).
