@@ -300,7 +300,8 @@ fn status_and_peers_show_the_running_servers_live_view() {
     served.stop();
     // Without a server: the store's view, which cannot know the peer is active.
     let offline = ecp_node_bin(&["peers", "--json", "--data", data]).json();
-    assert_eq!(offline["peers"][0]["active"], false, "{offline}");
+    let offline = offline["peers"].as_array().expect("a list");
+    assert!(offline.iter().all(|p| p["active"] == false), "{offline:?}");
     assert_eq!(ecp_node_bin(&["status", "--json", "--data", data]).json()["server"], Value::Null);
 }
 
