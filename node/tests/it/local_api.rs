@@ -283,7 +283,11 @@ fn status_and_peers_show_the_running_servers_live_view() {
     let data_dir = f.data();
     let data = path(&data_dir);
     let live = ecp_node_bin(&["peers", "--json", "--data", data]).json();
-    assert_eq!(live, served.get_with_token("/v1/peers"), "the CLI prints the server's view");
+    // The server's view (its state moves as its rounds fail: compare what does not).
+    let server = served.get_with_token("/v1/peers");
+    for key in ["url", "kind", "active", "trust", "schedule"] {
+        assert_eq!(live["peers"][0][key], server["peers"][0][key], "{key}: the CLI prints the server's view");
+    }
     assert_eq!(live["peers"][0]["active"], true, "{live}");
     let text = ecp_node_bin(&["peers", "--data", data]);
     assert!(text.stdout.contains("http://127.0.0.1:9"), "{text:?}");
