@@ -12,7 +12,8 @@ use serde_json::Value;
 use crate::cli::{Folders, ecp_node_bin, eventually, skill_md, write_skill};
 use crate::util::TestNode;
 
-const SOON: Duration = Duration::from_secs(10);
+/// How long a server may take to start, or a change to reach its folder (generous: tests run in parallel).
+const SOON: Duration = Duration::from_secs(30);
 
 /// An `ecp-node serve` process on `127.0.0.1:<ephemeral>`, stopped with
 /// SIGTERM when dropped.
