@@ -196,7 +196,12 @@ async fn run(script: &Path, bin: &Path, n: usize, mode: Mode, base_port: u16) ->
         .timeout(Duration::from_secs(5))
         .build()
         .map_err(|e| e.to_string())?;
-    settle(&client, &urls).await;
+    let tokens: Vec<String> = (0..n)
+        .map(|i| {
+            std::fs::read_to_string(root.join(format!("node-{i}")).join("api-token")).unwrap_or_default()
+        })
+        .collect();
+    settle(&client, &urls, &tokens).await;
 
     let origin = 1;
     let name = format!("mesh-bench-{}-{n}", mode.flag());
@@ -258,12 +263,13 @@ async fn run(script: &Path, bin: &Path, n: usize, mode: Mode, base_port: u16) ->
 
 /// Waits until every node has completed a round with each of its peers
 /// (`lastSuccess` in `GET /v1/peers`), so the measurement starts on a quiet
-/// mesh; if the endpoint is missing, waits a few seconds instead.
-async fn settle(client: &reqwest::Client, urls: &[String]) {
+/// mesh; if the endpoint is missing, waits a few seconds instead. `tokens`:
+/// each node's API token (`<data>/api-token`), which `/v1/` requires.
+async fn settle(client: &reqwest::Client, urls: &[String], tokens: &[String]) {
     let deadline = Instant::now() + SETTLE_DEADLINE;
-    for url in urls {
+    for (url, token) in urls.iter().zip(tokens) {
         loop {
-            let answer = client.get(format!("{url}/v1/peers")).send().await;
+            let answer = client.get(format!("{url}/v1/peers")).bearer_auth(token.trim()).send().await;
             let Ok(answer) = answer else { break };
             if answer.status() == reqwest::StatusCode::NOT_FOUND {
                 tokio::time::sleep(Duration::from_secs(3)).await;

@@ -67,9 +67,9 @@ fn compare(c: &mut Criterion, name: &str, warm: &[IpAddr], traffic: &[IpAddr]) {
     group.throughput(Throughput::Elements(traffic.len() as u64));
 
     let limiter = ours();
-    warm.iter().for_each(|&ip| _ = limiter.check(ip));
+    warm.iter().for_each(|&ip| _ = limiter.check(ip, false));
     group.bench_function(BenchmarkId::from_parameter("ours"), |b| {
-        b.iter(|| traffic.iter().filter(|&&ip| limiter.check(black_box(ip)).is_ok()).count())
+        b.iter(|| traffic.iter().filter(|&&ip| limiter.check(black_box(ip), false).is_ok()).count())
     });
 
     let dashmap = RateLimiter::keyed(quota());

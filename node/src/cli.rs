@@ -12,7 +12,9 @@ use ecp_node::config::Secret;
 /// Runs with no configuration: `ecp-node serve` listens on 127.0.0.1:7327,
 /// keeps its data in ./ecp-data and writes the skills it holds to
 /// ./ecp-data/skills/<name>/SKILL.md. The other commands work on the same
-/// data folder, also while a server runs on it.
+/// data folder, also while a server runs on it: then their changes go
+/// through the server's /v1 API (with the token in <data>/api-token), and
+/// `status` and `peers` show its live view.
 #[derive(Debug, Parser)]
 #[command(name = "ecp-node", version, propagate_version = true)]
 pub(crate) struct Cli {
@@ -46,6 +48,11 @@ pub(crate) struct GlobalArgs {
     /// The private key (PEM) of --tls-client-cert.
     #[arg(long, env = "ECP_TLS_CLIENT_KEY", global = true, value_name = "FILE")]
     pub(crate) tls_client_key: Option<PathBuf>,
+    /// Create the data folder (a new node, with a new identity) if it does
+    /// not exist. Only `serve` creates one without it, so that a mistyped
+    /// --data is an error rather than a new node.
+    #[arg(long, global = true)]
+    pub(crate) init: bool,
 }
 
 /// The subcommands.
@@ -60,7 +67,8 @@ pub(crate) enum Command {
     /// Review refused packets: list, approve (install) or drop them.
     #[command(subcommand)]
     Quarantine(QuarantineCommand),
-    /// Show the node's instance id, sequence number and counts.
+    /// Show the node's instance id, sequence number and counts (the running
+    /// server's, when one runs on the data folder).
     Status(JsonFlag),
     /// Ask the running node whether it is ready (exit 0) or not (exit 1),
     /// with the reasons: for exec probes. Takes serve's flags and
@@ -72,7 +80,8 @@ pub(crate) enum Command {
     Push(PeerArgs),
     /// Pull from and push to every peer of the peers file (--peers) now.
     Sync(JsonFlag),
-    /// Show each peer's state: last success, cursor, failures, configured or discovered.
+    /// Show each peer's state: last success, cursor, failures, configured or
+    /// discovered (the running server's view, when one runs on the data folder).
     Peers(JsonFlag),
 }
 
@@ -153,6 +162,12 @@ pub(crate) struct ServeArgs {
     /// Most packets in one update (default 10000); more is refused with 413.
     #[arg(long, env = "ECP_MAX_PACKETS", value_name = "N")]
     pub(crate) max_packets: Option<usize>,
+    /// Let any process on this machine use the /v1 API without the API
+    /// token (<data>/api-token), as before the token existed; a request a
+    /// proxy forwarded (Forwarded, X-Forwarded-For) still needs it. Logs a
+    /// warning at start.
+    #[arg(long, env = "ECP_SERVER_TRUST_LOOPBACK", value_parser = clap::builder::BoolishValueParser::new())]
+    pub(crate) trust_loopback: bool,
     /// Do not advertise or browse for nodes by mDNS (`_ecp._tcp.local.`).
     #[arg(long, env = "ECP_NO_MDNS", value_parser = clap::builder::BoolishValueParser::new())]
     pub(crate) no_mdns: bool,
@@ -194,7 +209,8 @@ pub(crate) struct ServeArgs {
     pub(crate) history_depth: Option<u64>,
     /// Requests per minute one client address may send, sustained (default
     /// 600; 0: no limit); more get 429. Loopback clients are not limited
-    /// unless `[limits] client_rate_limit_loopback = true`.
+    /// unless `[limits] client_rate_limit_loopback = true`, or a proxy
+    /// forwarded the request (Forwarded, X-Forwarded-For).
     #[arg(long, env = "ECP_CLIENT_RATE_LIMIT", value_name = "N")]
     pub(crate) client_rate_limit: Option<u32>,
     /// Requests one client address may send at once (default 120).

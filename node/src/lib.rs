@@ -23,14 +23,21 @@
 //!   each group of routes behind the guard that authenticates it.
 //! - [`health`]: liveness and readiness with their reasons (`/livez`, `/readyz`).
 //! - [`node`]: a running server: bind, serve, graceful shutdown.
+//! - [`data_lock`]: one server per data folder — the lock it holds and
+//!   `server.json`, where the CLI finds it.
+//! - [`api_token`]: the token that opens the local `/v1/` API.
+//! - [`operator`]: what an operator does to skills and the quarantine — the
+//!   CLI on the store and the `/v1/` write endpoints call the same functions.
 //! - [`serve`]: the accept loop — header timeout and size, graceful drain.
 //! - [`connections`]: who may hold connections — a total cap, a share per
 //!   address, fair eviction, refusals summarised in the log.
 //! - [`tls`]: certificates and keys; rustls for the server (and mTLS) and for https peers.
 #![deny(missing_docs)]
 
+pub mod api_token;
 pub mod config;
 pub mod connections;
+pub mod data_lock;
 pub mod discovery;
 pub mod federation;
 pub mod health;
@@ -40,6 +47,7 @@ pub mod intake;
 pub mod keys;
 pub mod library;
 pub mod node;
+pub mod operator;
 pub mod projection;
 pub mod reload;
 pub mod serve;

@@ -10,7 +10,9 @@ use tokio::net::TcpListener;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
+use crate::api_token::TOKEN_FILE;
 use crate::config::{Config, PeersConfig, PeersError};
+use crate::data_lock::{DataLock, LockError, SERVER_FILE, ServerInfo};
 use crate::discovery::{DiscoveryEvent, DiscoveryHandle};
 use crate::federation::Federator;
 use crate::http::{self, AppState};
@@ -41,6 +43,15 @@ pub enum StartError {
     /// A certificate or key file is missing or unusable.
     #[error(transparent)]
     Tls(#[from] crate::tls::TlsError),
+    /// Another server holds the data folder.
+    #[error(transparent)]
+    Locked(#[from] LockError),
+    /// The local API token could not be read or made.
+    #[error("cannot read or create {TOKEN_FILE} in the data folder: {0}")]
+    ApiToken(std::io::Error),
+    /// `server.json` could not be written.
+    #[error("cannot write {SERVER_FILE} in the data folder: {0}")]
+    ServerFile(std::io::Error),
 }
 
 /// A started node.
@@ -62,6 +73,11 @@ pub struct Node {
     /// mDNS advertisement and browse; dropping it says goodbye. `None` when
     /// off (`--no-mdns`) or unavailable.
     discovery: Option<DiscoveryHandle>,
+    /// The token of the `/v1/` API (`<data>/api-token`).
+    api_token: crate::config::Secret,
+    /// The data folder's lock, released (and `server.json` removed) when the
+    /// node is dropped, after its shutdown.
+    _lock: DataLock,
 }
 
 impl Node {
@@ -97,6 +113,24 @@ impl Node {
                 .expect("reading the peers file does not panic")?,
             None => PeersConfig::default(),
         };
+        // Before the store is opened: a second server must not import or
+        // project anything into a folder the first one serves.
+        let (mut lock, api_token) = {
+            let data = config.data_dir.clone();
+            tokio::task::spawn_blocking(move || {
+                let lock = DataLock::acquire(&data)?;
+                let token = crate::api_token::load_or_create(&data).map_err(StartError::ApiToken)?;
+                Ok::<_, StartError>((lock, token))
+            })
+            .await
+            .expect("locking the data folder does not panic")?
+        };
+        if config.trust_loopback {
+            tracing::warn!(
+                "trust_loopback is on: any process on this machine can use the /v1 API without the API token \
+                 (a reverse proxy on this host still cannot: forwarded requests are never local)"
+            );
+        }
         let library = {
             let (data, skills) = (config.data_dir.clone(), config.skills_dir.clone());
             tokio::task::spawn_blocking(move || Library::open(&data, &skills))
@@ -111,6 +145,13 @@ impl Node {
             Some(addr) => Some(bind(addr).await?),
             None => None,
         };
+        let scheme = if server_tls.is_some() { "https" } else { "http" };
+        let info = ServerInfo {
+            pid: std::process::id(),
+            url: format!("{scheme}://{}", reachable_locally(local_addr)),
+            skills_dir: std::path::absolute(&config.skills_dir).unwrap_or_else(|_| config.skills_dir.clone()),
+        };
+        lock.publish(&info).map_err(StartError::ServerFile)?;
         {
             let library = library.clone();
             tokio::task::spawn_blocking(move || {
@@ -174,7 +215,12 @@ impl Node {
             )));
         }
         let (header_read_timeout, connections) = (config.header_read_timeout, config.connections);
-        let state = AppState::with_federator(library.clone(), config, Some(federator.clone()));
+        let state = AppState::with_federator(
+            library.clone(),
+            config,
+            Some(federator.clone()),
+            Some(api_token.clone()),
+        );
         let (tx, rx) = watch::channel(false);
         let stopping = |mut rx: watch::Receiver<bool>| async move {
             let _ = rx.wait_for(|stop| *stop).await;
@@ -216,6 +262,8 @@ impl Node {
             health_server,
             background,
             discovery: discovery_handle,
+            api_token,
+            _lock: lock,
         })
     }
 
@@ -248,6 +296,11 @@ impl Node {
             Some(false) => "TLS",
             Some(true) => "mTLS (client certificates required)",
         }
+    }
+
+    /// The token its `/v1/` API takes as `Authorization: Bearer`.
+    pub fn api_token(&self) -> &crate::config::Secret {
+        &self.api_token
     }
 
     /// Its skill library.
@@ -293,6 +346,20 @@ async fn bind(addr: SocketAddr) -> Result<TcpListener, StartError> {
     TcpListener::bind(addr).await.map_err(|source| StartError::Bind { addr, source })
 }
 
+/// The address a client on this machine reaches `addr` at: `addr` itself,
+/// or the loopback address of its family when it is the unspecified one.
+pub fn reachable_locally(addr: SocketAddr) -> SocketAddr {
+    match addr.ip() {
+        std::net::IpAddr::V4(ip) if ip.is_unspecified() => {
+            SocketAddr::from((std::net::Ipv4Addr::LOCALHOST, addr.port()))
+        }
+        std::net::IpAddr::V6(ip) if ip.is_unspecified() => {
+            SocketAddr::from((std::net::Ipv6Addr::LOCALHOST, addr.port()))
+        }
+        _ => addr,
+    }
+}
+
 /// Completes on SIGINT (Ctrl-C) or SIGTERM.
 pub async fn shutdown_signal() {
     let ctrl_c = async {
@@ -312,5 +379,23 @@ pub async fn shutdown_signal() {
     tokio::select! {
         () = ctrl_c => {}
         () = term => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_node_on_every_address_is_reached_locally_on_loopback() {
+        let cases = [
+            ("0.0.0.0:7327", "127.0.0.1:7327"),
+            ("[::]:7327", "[::1]:7327"),
+            ("127.0.0.1:9", "127.0.0.1:9"),
+            ("192.0.2.7:7327", "192.0.2.7:7327"),
+        ];
+        for (listen, reached) in cases {
+            assert_eq!(reachable_locally(listen.parse().unwrap()).to_string(), reached, "{listen}");
+        }
     }
 }

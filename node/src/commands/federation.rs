@@ -80,7 +80,7 @@ pub(crate) fn pull(global: &GlobalArgs, args: PeerArgs) -> anyhow::Result<ExitCo
     let config = super::resolve(global, Overrides::default())?;
     let peers = peers_file(&config)?;
     let spec = peer_of(&config, peers.as_ref(), &args)?;
-    let library = super::open_library(&config, true)?;
+    let library = super::open_library(&config, global.init)?;
     let ctx = context(&config, library, peers.as_ref())?;
     let report = runtime()?
         .block_on(federation::pull(&ctx, &spec))
@@ -97,7 +97,7 @@ pub(crate) fn push(global: &GlobalArgs, args: PeerArgs) -> anyhow::Result<ExitCo
     let config = super::resolve(global, Overrides::default())?;
     let peers = peers_file(&config)?;
     let spec = peer_of(&config, peers.as_ref(), &args)?;
-    let library = super::open_library(&config, false)?;
+    let library = super::open_library(&config, global.init)?;
     let ctx = context(&config, library, peers.as_ref())?;
     let report = runtime()?
         .block_on(federation::push(&ctx, &spec))
@@ -115,7 +115,7 @@ pub(crate) fn sync(global: &GlobalArgs, json: bool) -> anyhow::Result<ExitCode> 
     let Some(peers) = peers_file(&config)? else {
         bail!("sync needs the peers file: pass --peers FILE (or set ECP_PEERS)");
     };
-    let library = super::open_library(&config, true)?;
+    let library = super::open_library(&config, global.init)?;
     let ctx = context(&config, library, Some(&peers))?;
     let specs: Vec<PeerSpec> = peers.peers.iter().map(|p| PeerSpec::configured(&peers, p)).collect();
     let results = runtime()?.block_on(federation::sync_all(&ctx, &specs));
@@ -141,15 +141,23 @@ pub(crate) fn sync(global: &GlobalArgs, json: bool) -> anyhow::Result<ExitCode> 
 pub(crate) fn peers(global: &GlobalArgs, json: bool) -> anyhow::Result<ExitCode> {
     let config = super::resolve(global, Overrides::default())?;
     let file = peers_file(&config)?;
-    let library = super::open_library(&config, false)?;
-    let states = library.store().peer_states().context("cannot read the store")?;
-    let active: Vec<PeerSpec> = file
-        .as_ref()
-        .map(|f| f.peers.iter().map(|p| PeerSpec::configured(f, p)).collect())
-        .unwrap_or_default();
-    let views = federation::peer_views(states, &active);
+    // A running server knows which peers are active (discovered ones too)
+    // and has the freshest state: its view wins.
+    let (answer, views) = match super::api::running(&config)? {
+        Some(server) => server.peers()?.map_err(anyhow::Error::new)?,
+        None => {
+            let library = super::open_library(&config, global.init)?;
+            let states = library.store().peer_states().context("cannot read the store")?;
+            let active: Vec<PeerSpec> = file
+                .as_ref()
+                .map(|f| f.peers.iter().map(|p| PeerSpec::configured(f, p)).collect())
+                .unwrap_or_default();
+            let views = federation::peer_views(states, &active);
+            (json!({ "peers": views }), views)
+        }
+    };
     if json {
-        emit_json(&json!({ "peers": views }))?;
+        emit_json(&answer)?;
         return Ok(ExitCode::SUCCESS);
     }
     if views.is_empty() {

@@ -8,7 +8,6 @@
 //!
 //! Exit status: 0 ready (alive), 1 not, or the node cannot be reached.
 
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -73,27 +72,5 @@ fn probe_url(config: &Config, path: &str) -> String {
         Some(addr) => (addr, "http"),
         None => (config.listen, if config.tls.cert.is_some() { "https" } else { "http" }),
     };
-    format!("{scheme}://{}{path}", on_loopback_if_wildcard(addr))
-}
-
-/// `0.0.0.0:P` and `[::]:P` listen everywhere: ask them on loopback.
-fn on_loopback_if_wildcard(addr: SocketAddr) -> SocketAddr {
-    match addr.ip() {
-        IpAddr::V4(ip) if ip.is_unspecified() => SocketAddr::new(Ipv4Addr::LOCALHOST.into(), addr.port()),
-        IpAddr::V6(ip) if ip.is_unspecified() => SocketAddr::new(Ipv6Addr::LOCALHOST.into(), addr.port()),
-        _ => addr,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn wildcard_addresses_are_asked_on_loopback_and_others_as_they_are() {
-        let at = |s: &str| on_loopback_if_wildcard(s.parse().unwrap()).to_string();
-        assert_eq!(at("0.0.0.0:7327"), "127.0.0.1:7327");
-        assert_eq!(at("[::]:7327"), "[::1]:7327");
-        assert_eq!(at("10.1.2.3:7327"), "10.1.2.3:7327");
-    }
+    format!("{scheme}://{}{path}", ecp_node::node::reachable_locally(addr))
 }

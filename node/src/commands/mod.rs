@@ -7,8 +7,10 @@
 //! - `status`: identity, sequence number and counts.
 //! - `health`: asks the running node whether it is ready or alive (probes).
 //! - `federation`: `pull`, `push`, `sync` and `peers`.
+//! - `api`: the running server's `/v1/` API, one function per action.
 //! - `output`: printing shared by the commands.
 
+mod api;
 mod federation;
 mod health;
 mod output;
@@ -22,6 +24,7 @@ use std::process::ExitCode;
 pub(crate) use output::tell;
 
 use anyhow::{Context, bail};
+pub(crate) use api::Refusal;
 use ecp_node::config::{Config, Overrides};
 use ecp_node::library::Library;
 
@@ -59,13 +62,39 @@ pub(crate) fn resolve(global: &crate::cli::GlobalArgs, extra: Overrides) -> anyh
     Ok(Config::resolve(global.config.as_deref(), over)?)
 }
 
+/// Where a write command sends its change.
+pub(crate) enum Target {
+    /// The server running on the data folder, through its `/v1/` API.
+    Server(api::Server),
+    /// The store itself: no server runs on the data folder.
+    Store(Library),
+}
+
+/// The running server of `config`'s data folder, else its store (made with `init`).
+pub(crate) fn write_target(config: &Config, init: bool) -> anyhow::Result<Target> {
+    match api::running(config)? {
+        Some(server) => Ok(Target::Server(server)),
+        None => open_library(config, init).map(Target::Store),
+    }
+}
+
 /// Opens the library of the resolved configuration (for commands other than
-/// `serve`). Only `create` makes a new data folder: a command that reads a
-/// folder without a node in it was almost surely given the wrong `--data`.
-pub(crate) fn open_library(config: &Config, create: bool) -> anyhow::Result<Library> {
+/// `serve`). Only `init` (`--init`) makes a new data folder: a command given
+/// a folder without a node in it was almost surely given the wrong `--data`,
+/// and must not make a new node with a new identity there.
+pub(crate) fn open_library(config: &Config, init: bool) -> anyhow::Result<Library> {
     let data = config.data_dir.display();
-    if !create && !config.data_dir.join(ecp_node::store::DB_FILE).is_file() {
-        bail!("{data} holds no ecp-node data; pass --data DIR with the folder `ecp-node serve` uses");
+    if !init && !config.data_dir.exists() {
+        bail!(
+            "the data folder {data} does not exist; pass --data DIR with the folder `ecp-node serve` uses, or \
+             create a new node there with `ecp-node serve` or by adding --init to this command"
+        );
+    }
+    if !init && !config.data_dir.join(ecp_node::store::DB_FILE).is_file() {
+        bail!(
+            "{data} holds no ecp-node data; pass --data DIR with the folder `ecp-node serve` uses, or add --init \
+             to make a new node there"
+        );
     }
     Library::open(&config.data_dir, &config.skills_dir)
         .map(|library| library.with_limits(config.merge_limits()))

@@ -1,28 +1,30 @@
 //! `ecp-node quarantine list | approve | drop`: review the packets the node
-//! refused. Approving installs through [`Library`], so the skills folder
-//! follows and a running server serves the skill within its polling interval.
+//! refused. Approving and dropping go to the server running on the data
+//! folder when there is one (its `/v1/` API), else through
+//! [`ecp_node::operator`] to the store.
 
 use std::fmt::Write as _;
 use std::process::ExitCode;
 
-use anyhow::{Context, bail};
-use ecp_node::config::Overrides;
+use anyhow::Context;
+use ecp_node::config::{Config, Overrides};
 use ecp_node::library::Library;
+use ecp_node::operator;
 use ecp_node::store::StoreError;
 use serde_json::json;
 
 use super::output::{Table, emit, emit_json, label, one_line, time};
+use super::{Refusal, Target};
 use crate::cli::{GlobalArgs, QuarantineCommand};
 
 pub(crate) fn run(global: &GlobalArgs, command: QuarantineCommand) -> anyhow::Result<ExitCode> {
     let config = super::resolve(global, Overrides::default())?;
-    let library = super::open_library(&config, false)?;
     match command {
-        QuarantineCommand::List(flag) => list(&library, flag.json),
+        QuarantineCommand::List(flag) => list(&super::open_library(&config, global.init)?, flag.json),
         QuarantineCommand::Approve { id } => {
-            approve(&library, id, config.default_trust, config.reshare_external)
+            approve(&super::write_target(&config, global.init)?, &config, id)
         }
-        QuarantineCommand::Drop { id } => drop_entry(&library, id),
+        QuarantineCommand::Drop { id } => drop_entry(&super::write_target(&config, global.init)?, id),
     }
 }
 
@@ -81,42 +83,51 @@ fn list(library: &Library, json: bool) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn approve(library: &Library, id: i64, fallback_trust: f64, reshare: bool) -> anyhow::Result<ExitCode> {
-    let packet = match library.approve(id, fallback_trust, reshare) {
-        Ok(packet) => packet,
-        Err(StoreError::NoSuchQuarantineEntry(_)) => bail!(no_entry(id)),
-        Err(e @ StoreError::QuarantineEntryNotHeld { .. }) => bail!(not_held(&e)),
-        Err(e @ StoreError::CannotApprove(_)) => bail!("{e}"),
-        Err(e) => return Err(e).context("cannot approve the entry"),
+fn approve(target: &Target, config: &Config, id: i64) -> anyhow::Result<ExitCode> {
+    let approved = match target {
+        Target::Server(server) => server.approve(id)?.map_err(|r| refused(id, r))?,
+        Target::Store(library) => operator::approve(library, config, id).map_err(|e| failed(id, e))?,
     };
     emit(&format!(
         "approved entry {id}: installed {} as an external skill (confidence {:.2})\n",
-        packet.skill_name, packet.confidence
+        approved.name, approved.confidence
     ))?;
     Ok(ExitCode::SUCCESS)
 }
 
-fn drop_entry(library: &Library, id: i64) -> anyhow::Result<ExitCode> {
-    let entry = match library.store().quarantined(id) {
-        Ok((entry, _)) => entry,
-        Err(StoreError::NoSuchQuarantineEntry(_)) => bail!(no_entry(id)),
-        Err(e @ StoreError::QuarantineEntryNotHeld { .. }) => bail!(not_held(&e)),
-        Err(e) => return Err(e).context("cannot read the quarantine"),
+fn drop_entry(target: &Target, id: i64) -> anyhow::Result<ExitCode> {
+    let dropped = match target {
+        Target::Server(server) => server.drop_entry(id)?.map_err(|r| refused(id, r))?,
+        Target::Store(library) => operator::drop_quarantined(library, id).map_err(|e| failed(id, e))?,
     };
-    match library.store().quarantine_drop(id) {
-        Ok(()) => {}
-        Err(StoreError::NoSuchQuarantineEntry(_)) => bail!(no_entry(id)),
-        Err(e @ StoreError::QuarantineEntryNotHeld { .. }) => bail!(not_held(&e)),
-        Err(e) => return Err(e).context("cannot drop the entry"),
-    }
-    emit(&format!("dropped entry {id} ({} from {})\n", entry.skill_name, one_line(&entry.peer.to_string())))?;
+    emit(&format!("dropped entry {id} ({} from {})\n", dropped.name, one_line(&dropped.peer)))?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The error of an action on entry `id` the store refused or failed.
+fn failed(id: i64, e: StoreError) -> anyhow::Error {
+    match e {
+        StoreError::NoSuchQuarantineEntry(_) => anyhow::anyhow!(no_entry(id)),
+        e @ StoreError::QuarantineEntryNotHeld { .. } => anyhow::anyhow!(not_held(&e.to_string())),
+        e @ StoreError::CannotApprove(_) => anyhow::anyhow!("{e}"),
+        e => anyhow::Error::new(e).context(format!("cannot change quarantine entry {id}")),
+    }
+}
+
+/// The error of an action on entry `id` the server refused, worded as [`failed`] words it.
+fn refused(id: i64, refusal: Refusal) -> anyhow::Error {
+    match refusal.code.as_str() {
+        "no_such_quarantine_entry" => anyhow::anyhow!(no_entry(id)),
+        "quarantine_entry_not_held" => anyhow::anyhow!(not_held(&refusal.message)),
+        "cannot_approve" => anyhow::anyhow!(refusal.message),
+        _ => refusal.into(),
+    }
 }
 
 fn no_entry(id: i64) -> String {
     format!("no held quarantine entry with id {id}; `ecp-node quarantine list` shows the held ones")
 }
 
-fn not_held(e: &StoreError) -> String {
-    format!("{e}; `ecp-node quarantine list` shows the held ones")
+fn not_held(why: &str) -> String {
+    format!("{why}; `ecp-node quarantine list` shows the held ones")
 }

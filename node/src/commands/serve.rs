@@ -69,6 +69,7 @@ pub(crate) fn overrides(args: ServeArgs) -> Overrides {
         },
         accept_legacy: args.accept_legacy,
         names: (!args.names.is_empty()).then_some(args.names),
+        trust_loopback: args.trust_loopback.then_some(true),
         ..Overrides::default()
     }
 }

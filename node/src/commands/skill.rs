@@ -1,8 +1,9 @@
 //! `ecp-node skill add | list | show | rm | scan`.
 //!
-//! Writes go through [`Library`], so the skills folder follows and a server
-//! running on the same `--data` serves the change within its polling interval.
-//! `scan` reads files only: it needs no data folder.
+//! Writes (`add`, `rm`) go to the server running on the data folder when
+//! there is one (its `/v1/` API: its next answer shows the change), else
+//! through [`ecp_node::operator`] to the store. `scan` reads files only: it
+//! needs no data folder.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -12,13 +13,14 @@ use anyhow::{Context, bail};
 use ecp_node::config::{Config, Overrides};
 use ecp_node::import::{self, SkillFileError};
 use ecp_node::library::Library;
+use ecp_node::operator::{self, AddError, Added};
 use ecp_node::projection::SKILL_FILE;
-use ecp_node::store::{Source, StoreError};
-use ecp_protocol::packet::Origin;
-use ecp_protocol::scan::{DEFAULT_THRESHOLD, Finding, ScanReport, Scanner};
+use ecp_node::store::StoreError;
+use ecp_protocol::scan::{DEFAULT_THRESHOLD, Finding, Scanner};
 use serde::Serialize;
 use serde_json::json;
 
+use super::Target;
 use super::output::{Table, emit, emit_json, label, one_line, printable, tell, time, yes_no};
 use crate::cli::{GlobalArgs, SkillCommand};
 
@@ -32,31 +34,26 @@ pub(crate) fn run(global: &GlobalArgs, command: SkillCommand) -> anyhow::Result<
     }
     let config = super::resolve(global, Overrides::default())?;
     match command {
-        SkillCommand::Add { path } => add(&config, &path),
-        SkillCommand::List(flag) => list(&super::open_library(&config, false)?, flag.json),
-        SkillCommand::Show { name, json } => show(&super::open_library(&config, false)?, &name, json.json),
-        SkillCommand::Rm { name } => rm(&super::open_library(&config, false)?, &name),
+        SkillCommand::Add { path } => add(&config, &path, global.init),
+        SkillCommand::List(flag) => list(&super::open_library(&config, global.init)?, flag.json),
+        SkillCommand::Show { name, json } => {
+            show(&super::open_library(&config, global.init)?, &name, json.json)
+        }
+        SkillCommand::Rm { name } => rm(&super::write_target(&config, global.init)?, &name),
         SkillCommand::Scan { .. } => unreachable!("handled above"),
     }
 }
 
 // ---- add ----
 
-/// What happened to one file of `skill add`.
-enum Added {
-    New { name: String, version: i64, warning: Option<String> },
-    Unchanged { name: String },
-}
-
-fn add(config: &Config, path: &Path) -> anyhow::Result<ExitCode> {
+fn add(config: &Config, path: &Path, init: bool) -> anyhow::Result<ExitCode> {
     let files = files_to_add(path)?;
-    let library = super::open_library(config, true)?;
-    let origin = import::local_origin(library.store().instance_id());
+    let target = super::write_target(config, init)?;
     let mut out = String::new();
     let mut refused = 0;
     for (file, folder) in &files {
-        match add_one(&library, config, &origin, file, folder.as_deref())? {
-            Ok(Added::New { name, version, warning }) => {
+        match add_one(&target, config, file, folder.as_deref())? {
+            Ok(Added::Added { name, version, warning }) => {
                 let warning = warning.map(|w| format!("; warning: {w}")).unwrap_or_default();
                 let _ = writeln!(out, "added      {name} (version {version}){warning}");
             }
@@ -112,48 +109,32 @@ fn files_to_add(path: &Path) -> anyhow::Result<Vec<(PathBuf, Option<String>)>> {
     Ok(found)
 }
 
-/// Adds one file. The outer error is a failure of the store (stop); the
-/// inner one a refusal of this file (go on with the next).
+/// Adds one file, to the running server or the store. The outer error is
+/// a failure of the store or the server (stop); the inner one a refusal of
+/// this file (go on with the next).
 fn add_one(
-    library: &Library,
+    target: &Target,
     config: &Config,
-    origin: &Origin,
     file: &Path,
     folder: Option<&str>,
 ) -> anyhow::Result<Result<Added, String>> {
-    let limits = &config.policy.structure;
-    let packet = match import::read_skill_file(file, limits.max_bytes)
-        .and_then(|text| import::local_packet(&text, folder, origin, limits, ecp_node::store::now()))
-    {
-        Ok(packet) => packet,
+    let text = match import::read_skill_file(file, config.policy.structure.max_bytes) {
+        Ok(text) => text,
         Err(SkillFileError::Read(e)) => return Ok(Err(format!("cannot read it: {e}"))),
         Err(e) => return Ok(Err(e.to_string())),
     };
-    let name = packet.skill_name.clone();
-    let held = library.store().skill(&name).context("cannot read the store")?;
-    if let Some((record, _, _)) = held.as_ref().filter(|(r, _, _)| r.kind == "external" && !r.deprecated) {
-        return Ok(Err(format!(
-            "this node holds an external skill {name:?} from {}; remove it first with `ecp-node skill rm {name}` \
-             (a local skill would take over its name and lose where it came from)",
-            one_line(&record.origin)
-        )));
+    match target {
+        Target::Server(server) => match server.add_skill(&text, folder)? {
+            Ok(added) => Ok(Ok(added)),
+            Err(refusal) if refusal.code == "skill_refused" => Ok(Err(refusal.message)),
+            Err(refusal) => Err(refusal.into()),
+        },
+        Target::Store(library) => match operator::add_skill(library, config, &text, folder) {
+            Ok(added) => Ok(Ok(added)),
+            Err(AddError::Refused(why)) => Ok(Err(why)),
+            Err(e) => Err(e).context("cannot store the skill"),
+        },
     }
-    let warning = scan_warning(&Scanner::standard().scan(&packet.skill_body), config.policy.scan_threshold);
-    if !library.put_local(&packet, Source::Operator).context("cannot store the skill")? {
-        return Ok(Ok(Added::Unchanged { name }));
-    }
-    let version =
-        library.store().skill(&name).context("cannot read the store")?.map_or(0, |(r, _, _)| r.version);
-    Ok(Ok(Added::New { name, version, warning }))
-}
-
-fn scan_warning(report: &ScanReport, threshold: ecp_protocol::Severity) -> Option<String> {
-    let worst_severity = report.blocking(threshold).map(|f| f.severity).max()?;
-    let worst = report.findings.iter().find(|f| f.severity == worst_severity)?;
-    Some(format!(
-        "the safety scan flags line {} ({}); peers will refuse this skill — see `ecp-node skill scan`",
-        worst.line, worst.rule_id
-    ))
 }
 
 // ---- list, show, rm ----
@@ -241,27 +222,29 @@ fn show(library: &Library, name: &str, json: bool) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn rm(library: &Library, name: &str) -> anyhow::Result<ExitCode> {
-    let removed = match library.tombstone(name, Source::Operator) {
-        Ok(removed) => removed,
-        Err(StoreError::NoSuchSkill(_)) => {
-            bail!("no skill named {name:?}; `ecp-node skill list` shows the names")
-        }
-        Err(e) => return Err(e).context("cannot remove the skill"),
+fn rm(target: &Target, name: &str) -> anyhow::Result<ExitCode> {
+    let no_such = || format!("no skill named {name:?}; `ecp-node skill list` shows the names");
+    let removed = match target {
+        Target::Server(server) => match server.remove_skill(name)? {
+            Ok(removed) => removed,
+            Err(refusal) if refusal.code == "no_such_skill" => bail!(no_such()),
+            Err(refusal) => return Err(refusal.into()),
+        },
+        Target::Store(library) => match operator::remove_skill(library, name) {
+            Ok(removed) => removed,
+            Err(StoreError::NoSuchSkill(_)) => bail!(no_such()),
+            Err(e) => return Err(e).context("cannot remove the skill"),
+        },
     };
-    if !removed {
-        emit(&format!("{name} was already removed\n"))?;
-        return Ok(ExitCode::SUCCESS);
-    }
-    let record = library.store().skill(name).context("cannot read the store")?.map(|(r, _, _)| r);
-    let line = match record {
-        Some(r) if r.kind == "local" => {
-            format!(
-                "removed {name}: version {} is a tombstone, and peers that pull it drop the skill\n",
-                r.version
-            )
-        }
-        _ => format!("removed {name} from this node (an external skill is withdrawn only here)\n"),
+    let line = if !removed.removed {
+        format!("{name} was already removed\n")
+    } else if removed.local {
+        format!(
+            "removed {name}: version {} is a tombstone, and peers that pull it drop the skill\n",
+            removed.version
+        )
+    } else {
+        format!("removed {name} from this node (an external skill is withdrawn only here)\n")
     };
     emit(&line)?;
     Ok(ExitCode::SUCCESS)

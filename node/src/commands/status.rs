@@ -1,44 +1,66 @@
 //! `ecp-node status`: the node's identity, sequence number and counts, and
-//! the folders it uses.
+//! the folders it uses — the running server's live view when one runs on
+//! the data folder (`GET /v1/status`), else the store's.
 
 use std::fmt::Write as _;
 use std::process::ExitCode;
 
 use anyhow::Context;
 use ecp_node::config::Overrides;
-use serde_json::json;
+use serde_json::{Map, Value, json};
 
 use super::output::{emit, emit_json, time};
 use crate::cli::GlobalArgs;
 
 pub(crate) fn run(global: &GlobalArgs, json: bool) -> anyhow::Result<ExitCode> {
     let config = super::resolve(global, Overrides::default())?;
-    let library = super::open_library(&config, false)?;
-    let summary = library.store().summary().context("cannot read the store")?;
-    let instance = library.store().instance_id();
     let data_dir = config.data_dir.display().to_string();
-    let skills_dir = config.skills_dir.display().to_string();
+    let (mut status, skills_dir, server) = match super::api::running(&config)? {
+        Some(server) => {
+            let status = server.status()?.map_err(anyhow::Error::new)?;
+            let info = server.info();
+            let running = format!("running, pid {} at {}", info.pid, info.url);
+            (status, info.skills_dir.display().to_string(), Some(running))
+        }
+        None => {
+            let library = super::open_library(&config, global.init)?;
+            let status = library.status().context("cannot read the store")?;
+            (status, config.skills_dir.display().to_string(), None)
+        }
+    };
     if json {
-        let mut status = library.status().context("cannot read the store")?;
         status.insert("dataDir".into(), json!(data_dir));
         status.insert("skillsDir".into(), json!(skills_dir));
-        emit_json(&serde_json::Value::Object(status))?;
+        status.insert("server".into(), json!(server));
+        emit_json(&Value::Object(status))?;
         return Ok(ExitCode::SUCCESS);
     }
     let mut out = String::new();
     let mut line = |key: &str, value: String| {
         let _ = writeln!(out, "{:<17}{value}", format!("{key}:"));
     };
-    line("instance", instance.to_owned());
-    line("sequence", summary.sequence.to_string());
-    line("shared skills", summary.skill_names.len().to_string());
-    line("local skills", summary.local_skills.to_string());
-    line("external skills", summary.external_skills.to_string());
-    line("tombstones", summary.tombstones.to_string());
-    line("quarantine held", summary.quarantine_held.to_string());
-    line("last update", summary.last_update.as_deref().map_or_else(|| "never".to_owned(), time));
+    let field = |key: &str| -> String {
+        match status.get(key) {
+            Some(Value::String(s)) => s.clone(),
+            Some(Value::Null) | None => String::new(),
+            Some(other) => other.to_string(),
+        }
+    };
+    line("instance", field("instance"));
+    line("sequence", field("sequence"));
+    line("shared skills", field("skills"));
+    line("local skills", field("localSkills"));
+    line("external skills", field("externalSkills"));
+    line("tombstones", field("tombstones"));
+    line("quarantine held", field("quarantineHeld"));
+    line("last update", last_update(&status));
+    line("server", server.unwrap_or_else(|| "not running".to_owned()));
     line("data folder", data_dir);
     line("skills folder", skills_dir);
     emit(&out)?;
     Ok(ExitCode::SUCCESS)
+}
+
+fn last_update(status: &Map<String, Value>) -> String {
+    status.get("lastUpdate").and_then(Value::as_str).map_or_else(|| "never".to_owned(), time)
 }

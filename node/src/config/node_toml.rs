@@ -90,6 +90,9 @@ pub struct FileServer {
     /// Names (`host` or `host:port`) clients reach the node by, besides its
     /// address: signed requests may be signed for them (`SPEC.md` §10.1.3).
     pub names: Option<Vec<String>>,
+    /// Let loopback clients use the `/v1/` API without the API token (the
+    /// behaviour before the token; default false).
+    pub trust_loopback: Option<bool>,
 }
 
 /// `[limits]` of `node.toml`.
@@ -209,6 +212,8 @@ pub struct Overrides {
     pub accept_legacy: Option<bool>,
     /// `--name` (repeated) / `ECP_NAMES` (comma-separated).
     pub names: Option<Vec<String>>,
+    /// `--trust-loopback` / `ECP_SERVER_TRUST_LOOPBACK`.
+    pub trust_loopback: Option<bool>,
     /// `--tls-cert`, `--tls-key`, `--client-ca`, `--tls-client-cert`,
     /// `--tls-client-key` (and their `ECP_*` variables).
     pub tls: TlsFiles,
@@ -258,6 +263,9 @@ pub struct Config {
     /// connection arrives at: what a signed request may be signed for.
     /// Empty: the address alone (and `localhost` on loopback).
     pub names: Vec<String>,
+    /// Loopback clients (that no proxy forwarded) may use the `/v1/` API
+    /// without the API token.
+    pub trust_loopback: bool,
     /// Most live nonces remembered against replay; when full, signed
     /// requests are answered 503 until some expire.
     pub replay_cache_capacity: usize,
@@ -450,6 +458,7 @@ impl Config {
                 return Err(ConfigError::Invalid { key, message: "must be at least 1".into() });
             }
         }
+        let trust_loopback = over.trust_loopback.or(fc.server.trust_loopback).unwrap_or(false);
         let names = server_names(over.names.or(fc.server.names).unwrap_or_default())?;
         let tls = over.tls.or(fc.tls);
         tls.check().map_err(|(key, message)| ConfigError::Invalid { key, message })?;
@@ -461,6 +470,7 @@ impl Config {
             keys,
             accept_legacy: over.accept_legacy.or(fc.accept_legacy).unwrap_or(true),
             names,
+            trust_loopback,
             replay_cache_capacity,
             skills_dir,
             max_body_bytes,

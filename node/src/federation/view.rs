@@ -3,7 +3,7 @@
 
 use std::collections::HashSet;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::store::PeerState;
 
@@ -12,7 +12,7 @@ use super::PeerSpec;
 /// A peer as `ecp-node peers` and `GET /v1/peers` show it: its stored state,
 /// plus how it is configured when it is known to the running federator (or
 /// to the peers file given).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PeerView {
     /// Stored state (URL, instance, kind, cursor, times, failures, push ack).

@@ -106,6 +106,9 @@ impl From<StoreError> for ApiError {
             e @ StoreError::QuarantineEntryNotHeld { .. } => {
                 ApiError::new(StatusCode::CONFLICT, "quarantine_entry_not_held", e.to_string())
             }
+            e @ StoreError::CannotApprove(_) => {
+                ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "cannot_approve", e.to_string())
+            }
             StoreError::OriginLimited(limited) => {
                 tracing::warn!(error = %limited, "update refused: an origin is over its limit of new skills");
                 ApiError::too_many_requests("origin_rate_limited", limited.to_string(), limited.retry_after())

@@ -9,16 +9,17 @@
 //!   authenticates the request ([`authenticate`]) and hands the [`Caller`]
 //!   to the handler as a request extension (`Extension<Arc<Caller>>`). The
 //!   200 or 304 answer to a signed GET is signed on its way out.
-//! - [`v1`], for the local `/v1/` API: loopback clients, others with the
-//!   secret (`Authorization: Bearer <secret>`, compared in constant time) or
-//!   with an ECP/1.2 signed GET under any key the node holds.
+//! - [`v1`], for the local `/v1/` API: clients with the API token or the
+//!   secret (`Authorization: Bearer`, compared in constant time), with an
+//!   ECP/1.2 signed GET under any key the node holds, or, under
+//!   `trust_loopback`, from this machine ([`is_local`]).
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 
 use axum::body::{Body, Bytes};
 use axum::extract::{ConnectInfo, Request, State};
-use axum::http::{HeaderMap, Method, StatusCode, Uri, header};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use axum::middleware::Next;
 use axum::response::Response;
 
@@ -77,6 +78,19 @@ fn too_large(limit: usize) -> ApiError {
     )
 }
 
+/// The body of a `/v1/` write, whole, if it is within the configured limit:
+/// refused on its declared length before a byte is read.
+pub(super) async fn read_local_body(
+    state: &AppState,
+    headers: &HeaderMap,
+    body: Body,
+) -> Result<Bytes, ApiError> {
+    if declared_length(headers).is_some_and(|n| n > state.config.max_body_bytes as u64) {
+        return Err(too_large(state.config.max_body_bytes));
+    }
+    read_body(state, body).await
+}
+
 /// The body of a request, whole, if it is within the configured limit
 /// (its declared length was checked before the reservation).
 async fn read_body(state: &AppState, body: Body) -> Result<Bytes, ApiError> {
@@ -130,15 +144,19 @@ async fn digest_of(entry: Cached) -> Result<String, ApiError> {
     Ok(tokio::task::spawn_blocking(move || entry.digest().to_owned()).await?)
 }
 
-/// Guards a request to the `/v1/` API: from loopback, with the secret, or
-/// signed (ECP/1.2: the `/v1/` API has only GETs, so there is no body to cover).
+/// Guards a request to the `/v1/` API. This one function decides who may
+/// use it (a login cookie for a status page, and `/metrics` or `/mcp` when
+/// they exist, belong here too): a client presenting the API token or the
+/// shared secret as `Authorization: Bearer`, compared in constant time; a
+/// signed GET (ECP/1.2: the GETs have no body to cover); or, with
+/// `trust_loopback`, a [local](is_local) client.
 pub(super) async fn v1(
     State(state): State<AppState>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     request: Request,
     next: Next,
 ) -> Result<Response, ApiError> {
-    if peer.ip().is_loopback() {
+    if state.config.trust_loopback && is_local(peer, request.headers()) {
         return Ok(next.run(request).await);
     }
     let presented = request
@@ -151,21 +169,45 @@ pub(super) async fn v1(
         let local = request.extensions().get::<LocalAddr>().copied();
         return match authenticate(&state, local, request.method(), request.uri(), request.headers(), b"")? {
             Caller::Signed(_) => Ok(next.run(request).await),
-            // An open node has nothing to verify with: the /v1 API stays local.
-            _ => Err(local_only()),
+            // An open node has nothing to verify with.
+            _ => Err(token_required()),
         };
     }
-    match (&state.config.secret, presented) {
-        (Some(secret), Some(given)) if secret.matches(given) => Ok(next.run(request).await),
-        _ => Err(local_only()),
+    let Some(given) = presented else { return Err(token_required()) };
+    // Both compared, whatever the first says: the time taken does not tell
+    // which of the two a guess came close to.
+    let token = state.api_token.as_ref().is_some_and(|t| t.matches(given));
+    let secret = state.config.secret.as_ref().is_some_and(|s| s.matches(given));
+    if token | secret {
+        return Ok(next.run(request).await);
     }
+    Err(token_required())
 }
 
-fn local_only() -> ApiError {
+/// Whether a request comes from this machine: a loopback address, and no
+/// `Forwarded` or `X-Forwarded-For` header — a proxy on this host makes
+/// every client look local, and says so only in those headers. The `/v1/`
+/// guard (under `trust_loopback`) asks this, and the loopback exemption
+/// from the rate limit asks [`is_forwarded`].
+pub(super) fn is_local(peer: SocketAddr, headers: &HeaderMap) -> bool {
+    peer.ip().to_canonical().is_loopback() && !is_forwarded(headers)
+}
+
+/// Whether a proxy says it relays the request for someone else.
+pub(super) fn is_forwarded(headers: &HeaderMap) -> bool {
+    headers.contains_key(header::FORWARDED) || headers.contains_key("x-forwarded-for")
+}
+
+fn token_required() -> ApiError {
     ApiError::new(
-        StatusCode::FORBIDDEN,
-        "local_only",
-        "the /v1 API answers loopback clients, or others that send Authorization: Bearer <secret> or sign \
-         their requests (ECP/1.2)",
+        StatusCode::UNAUTHORIZED,
+        "api_token_required",
+        format!(
+            "the /v1 API needs Authorization: Bearer <token>, the token being the contents of the file {} in \
+             the node's data folder (readable by the user who runs the node; the ecp-node CLI reads it), or the \
+             shared secret, or an ECP/1.2 signed GET",
+            crate::api_token::TOKEN_FILE
+        ),
     )
+    .with_header(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"))
 }

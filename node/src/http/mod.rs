@@ -16,7 +16,8 @@
 //!
 //! - `mod.rs`: the router — the two groups, the health endpoints, fallbacks,
 //!   limits; [`health_app`], the health endpoints alone (`health_listen`).
-//! - `guard`: the guards of the ECP group and of the `/v1/` group.
+//! - `guard`: the guards of the ECP group and of the `/v1/` group, and
+//!   what makes a request local.
 //! - `body_budget`: the request-body bytes held at once, across requests.
 //! - `auth`: who sent a request (ECP/1.2, `X-ECP-HMAC` or an open node),
 //!   and the signature of the answer to a signed GET.
@@ -26,7 +27,7 @@
 //! - `answer`: JSON answers with an ETag, 304, `If-None-Match`.
 //! - `cache`: encoded answers cached by sequence number.
 //! - `feed`: the packets every `GET /ecp/skills` answer is cut from.
-//! - `v1`: the local API under `/v1/`.
+//! - `v1`: the local API under `/v1/`, reads and the operator's writes.
 //! - [`rate_limit`]: the per-client request rate.
 //! - `error`: [`ApiError`], every error answer.
 //! - `state`: [`AppState`], what every handler shares.
@@ -58,7 +59,7 @@ use axum::http::{Method, StatusCode, Uri};
 use axum::middleware::{Next, from_fn_with_state};
 use axum::response::IntoResponse;
 use axum::response::Response;
-use axum::routing::get;
+use axum::routing::{delete, get, post};
 use serde_json::json;
 
 pub use authority::LocalAddr;
@@ -80,9 +81,11 @@ fn ecp_routes() -> Router<AppState> {
 /// The local API.
 fn v1_routes() -> Router<AppState> {
     Router::new()
-        .route("/v1/skills", get(v1::list_skills))
-        .route("/v1/skills/{name}", get(v1::show_skill))
+        .route("/v1/skills", get(v1::list_skills).post(v1::add_skill))
+        .route("/v1/skills/{name}", get(v1::show_skill).delete(v1::remove_skill))
         .route("/v1/quarantine", get(v1::quarantine))
+        .route("/v1/quarantine/{id}", delete(v1::drop_entry))
+        .route("/v1/quarantine/{id}/approve", post(v1::approve))
         .route("/v1/audit", get(v1::audit))
         .route("/v1/peers", get(v1::peers))
         .route("/v1/status", get(v1::status))

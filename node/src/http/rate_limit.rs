@@ -6,8 +6,9 @@
 //! A client is its IP address; IPv6 clients by their /64, the block one
 //! host usually holds (else one host could take fresh addresses at will).
 //! Loopback clients are not limited unless configured
-//! ([`ClientRateLimit::loopback`]): the node trusts its own machine, as the
-//! `/v1/` API does, and local meshes and benchmarks share 127.0.0.1.
+//! ([`ClientRateLimit::loopback`]): local meshes and benchmarks share
+//! 127.0.0.1. A request a proxy forwarded (`Forwarded`, `X-Forwarded-For`)
+//! is never local: it is limited as its proxy's address.
 //!
 //! The buckets are `governor`'s (its GCRA, which keeps one timestamp per
 //! client); this module adds the client key and a state store of its own,
@@ -95,10 +96,11 @@ impl<C: Clock> ClientLimiter<C> {
 
     /// Takes a token for a request from `ip`; when there is none, the
     /// seconds until there will be one (rounded up, at least 1, as
-    /// `Retry-After` wants whole seconds).
-    pub fn check(&self, ip: IpAddr) -> Result<(), u64> {
+    /// `Retry-After` wants whole seconds). A `forwarded` request (one a
+    /// proxy says it relays) is limited whatever its address.
+    pub fn check(&self, ip: IpAddr, forwarded: bool) -> Result<(), u64> {
         let ip = ip.to_canonical();
-        if ip.is_loopback() && !self.limit.loopback {
+        if ip.is_loopback() && !forwarded && !self.limit.loopback {
             return Ok(());
         }
         let key = client_key(ip);
@@ -251,9 +253,9 @@ pub(super) async fn limit(
     request: Request,
     next: Next,
 ) -> Response {
-    let client = request.extensions().get::<ConnectInfo<SocketAddr>>().map(|ConnectInfo(addr)| addr.ip());
-    if let Some(ip) = client
-        && let Err(wait) = limiter.check(ip)
+    let client = request.extensions().get::<ConnectInfo<SocketAddr>>().map(|ConnectInfo(addr)| *addr);
+    if let Some(addr) = client
+        && let Err(wait) = limiter.check(addr.ip(), super::guard::is_forwarded(request.headers()))
     {
         let ClientRateLimit { per_minute, burst, .. } = limiter.limit;
         return ApiError::too_many_requests(
@@ -286,7 +288,7 @@ mod tests {
             let now = Duration::from(self.clock.now());
             assert!(at >= now, "the clock only goes forward");
             self.clock.advance(at - now);
-            self.limiter.check(ip)
+            self.limiter.check(ip, false)
         }
     }
 
@@ -363,6 +365,15 @@ mod tests {
         assert!(l.check(addr(MAX_CLIENTS + 2), T0).is_err());
         assert_eq!(l.check(addr(0), T0), Ok(()), "its second token");
         assert!(l.check(addr(0), T0).is_err());
+    }
+
+    #[test]
+    fn a_forwarded_loopback_request_is_limited_as_its_proxy() {
+        let l = limiter(60, 1, false);
+        let proxy: IpAddr = "127.0.0.1".parse().unwrap();
+        assert_eq!(l.limiter.check(proxy, true), Ok(()));
+        assert!(l.limiter.check(proxy, true).is_err(), "the second forwarded request is over the burst");
+        assert_eq!(l.limiter.check(proxy, false), Ok(()), "a request of this machine's own stays exempt");
     }
 
     #[test]

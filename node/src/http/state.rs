@@ -9,7 +9,7 @@ use ecp_protocol::signed_auth::NonceCache;
 
 use super::body_budget::BodyBudget;
 use super::cache::ResponseCache;
-use crate::config::Config;
+use crate::config::{Config, Secret};
 use crate::federation::Federator;
 use crate::keys::Keyring;
 use crate::library::Library;
@@ -41,16 +41,25 @@ pub struct Shared {
     /// The node's federator: the trust of configured peers for their
     /// pushes, and `/v1/peers`. `None` in router-only tests.
     pub federator: Option<Federator>,
+    /// The local API token (`<data>/api-token`); `None` in router-only
+    /// tests, where only the secret, a signature or trusted loopback open `/v1/`.
+    pub api_token: Option<Secret>,
 }
 
 impl AppState {
     /// State for a node with `config` serving `library`, without federation.
     pub fn new(library: Library, config: Config) -> Self {
-        AppState::with_federator(library, config, None)
+        AppState::with_federator(library, config, None, None)
     }
 
-    /// State for a node with `config` serving `library` and federating with `federator`.
-    pub fn with_federator(library: Library, config: Config, federator: Option<Federator>) -> Self {
+    /// State for a node with `config` serving `library`, federating with
+    /// `federator`, its `/v1/` API opened by `api_token`.
+    pub fn with_federator(
+        library: Library,
+        config: Config,
+        federator: Option<Federator>,
+        api_token: Option<Secret>,
+    ) -> Self {
         let verifier = config.secret.as_ref().map(|secret| {
             let mut v = LegacyVerifier::new(secret.expose().as_bytes());
             v.accept_full_url = config.accept_full_url_hmac;
@@ -72,6 +81,7 @@ impl AppState {
             body_budget,
             started: Instant::now(),
             federator,
+            api_token,
         }))
     }
 }

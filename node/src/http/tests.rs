@@ -22,15 +22,23 @@ const SECRET: &str = "s3cret";
 /// A client off this machine (the address is a value, nothing is sent to it).
 const REMOTE: &str = "192.0.2.7:40000";
 
+const TOKEN: &str = "an-api-token";
+
 /// The node's router with one extra route in each group, on a node that
-/// has a secret and takes bodies of up to 1 KiB.
+/// has a secret and an API token and takes bodies of up to 1 KiB.
 fn app_with_extra_routes(dir: &std::path::Path) -> Router {
+    app_with(dir, |_| {})
+}
+
+/// [`app_with_extra_routes`] with the configuration changed by `adjust`.
+fn app_with(dir: &std::path::Path, adjust: impl FnOnce(&mut Config)) -> Router {
     let mut config = Config::for_tests(dir);
     config.secret = Some(SECRET.into());
     config.max_body_bytes = 1024;
+    adjust(&mut config);
     let library = Library::open(&config.data_dir, &config.skills_dir).expect("a fresh store opens");
     router(
-        AppState::new(library, config),
+        AppState::with_federator(library, config, None, Some(TOKEN.into())),
         ecp_routes().route("/ecp/extra", get(|| async { "extra" }).post(|| async { "posted" })),
         v1_routes().route("/v1/extra", get(|| async { "extra" })),
     )
@@ -112,12 +120,47 @@ async fn a_new_ecp_route_answers_a_signed_get_with_a_signed_answer() {
 }
 
 #[tokio::test]
-async fn a_new_v1_route_is_local_or_needs_the_secret() {
+async fn a_new_v1_route_needs_the_token_or_the_secret_from_any_address() {
     let dir = tempfile::tempdir().unwrap();
     let app = app_with_extra_routes(dir.path());
-    let (status, _, body) = get_from(&app, REMOTE, "/v1/extra", &[]).await;
-    assert_eq!((status, code(&body)), (StatusCode::FORBIDDEN, "local_only".into()));
-    let bearer = [("authorization", format!("Bearer {SECRET}"))];
-    assert_eq!(get_from(&app, REMOTE, "/v1/extra", &bearer).await.0, StatusCode::OK);
-    assert_eq!(get_from(&app, "127.0.0.1:40000", "/v1/extra", &[]).await.0, StatusCode::OK);
+    for from in [REMOTE, "127.0.0.1:40000", "[::1]:40000"] {
+        let (status, headers, body) = get_from(&app, from, "/v1/extra", &[]).await;
+        assert_eq!((status, code(&body)), (StatusCode::UNAUTHORIZED, "api_token_required".into()), "{from}");
+        assert_eq!(headers.get("www-authenticate").map(|v| v.to_str().unwrap()), Some("Bearer"));
+        let message = String::from_utf8_lossy(&body).into_owned();
+        assert!(message.contains("api-token"), "names the file: {message}");
+        let data = dir.path().to_str().unwrap();
+        assert!(!message.contains(data), "no absolute path: {message}");
+        for wrong in [format!("Bearer {TOKEN}x"), "Bearer ".into(), format!("Basic {TOKEN}"), TOKEN.into()] {
+            let (status, _, body) =
+                get_from(&app, from, "/v1/extra", &[("authorization", wrong.clone())]).await;
+            assert_eq!(
+                (status, code(&body)),
+                (StatusCode::UNAUTHORIZED, "api_token_required".into()),
+                "{wrong}"
+            );
+        }
+        for good in [TOKEN, SECRET] {
+            let bearer = [("authorization", format!("Bearer {good}"))];
+            assert_eq!(get_from(&app, from, "/v1/extra", &bearer).await.0, StatusCode::OK, "{from} {good}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn trust_loopback_opens_v1_to_loopback_clients_no_proxy_forwarded() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = app_with(dir.path(), |config| config.trust_loopback = true);
+    for from in ["127.0.0.1:40000", "[::1]:40000", "[::ffff:127.0.0.1]:40000"] {
+        assert_eq!(get_from(&app, from, "/v1/extra", &[]).await.0, StatusCode::OK, "{from}");
+    }
+    assert_eq!(get_from(&app, REMOTE, "/v1/extra", &[]).await.0, StatusCode::UNAUTHORIZED);
+    for (name, value) in
+        [("x-forwarded-for", "192.0.2.9"), ("forwarded", "for=192.0.2.9"), ("X-Forwarded-For", "")]
+    {
+        let (status, _, body) = get_from(&app, "127.0.0.1:40000", "/v1/extra", &[(name, value.into())]).await;
+        assert_eq!((status, code(&body)), (StatusCode::UNAUTHORIZED, "api_token_required".into()), "{name}");
+        let bearer = [(name, value.into()), ("authorization", format!("Bearer {TOKEN}"))];
+        assert_eq!(get_from(&app, "127.0.0.1:40000", "/v1/extra", &bearer).await.0, StatusCode::OK, "{name}");
+    }
 }

@@ -1,16 +1,21 @@
 //! The local API under `/v1/`: what an operator or an agent on this machine
 //! reads — skills, one skill with its versions, the quarantine, the audit
-//! log, peers, status. Who may read it (loopback, the secret, a signed GET)
-//! is the `/v1/` guard's ([`super::guard`]).
+//! log, peers, status — and the operator's writes, which the CLI sends here
+//! when a server runs on its data folder: add and remove a skill, approve
+//! and drop a quarantine entry ([`crate::operator`], which the CLI calls
+//! directly otherwise). Who may use it (the API token, the secret, a signed
+//! GET) is the `/v1/` guard's ([`super::guard`]).
 
 use axum::Json;
 use axum::extract::rejection::{PathRejection, QueryRejection};
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, Query, Request, State};
+use axum::http::StatusCode;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::error::ApiError;
 use super::state::AppState;
+use crate::operator::{self, AddError};
 
 /// `GET /v1/skills`.
 pub(super) async fn list_skills(State(state): State<AppState>) -> Result<Json<Value>, ApiError> {
@@ -32,6 +37,84 @@ pub(super) async fn show_skill(
     let found = tokio::task::spawn_blocking(move || library.store().skill(&lookup)).await??;
     let (record, packet, versions) = found.ok_or(crate::store::StoreError::NoSuchSkill(name))?;
     Ok(Json(json!({ "skill": record, "packet": packet, "versions": versions })))
+}
+
+/// The body of `POST /v1/skills`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AddSkill {
+    /// The SKILL.md text.
+    text: String,
+    /// The folder it came from (`<folder>/SKILL.md`): its name must match.
+    folder: Option<String>,
+}
+
+/// `POST /v1/skills` with `{"text": "<SKILL.md>", "folder": "<name>"?}`:
+/// adds a local skill (answering [`operator::Added`]), or 422
+/// `skill_refused` saying why not.
+pub(super) async fn add_skill(
+    State(state): State<AppState>,
+    request: Request,
+) -> Result<Json<Value>, ApiError> {
+    let (parts, body) = request.into_parts();
+    let bytes = super::guard::read_local_body(&state, &parts.headers, body).await?;
+    let AddSkill { text, folder } = serde_json::from_slice(&bytes).map_err(|e| {
+        ApiError::bad_request(
+            "invalid_json",
+            format!("the body must be {{\"text\": \"<SKILL.md text>\", \"folder\": \"<name>\"}}: {e}"),
+        )
+    })?;
+    let added = tokio::task::spawn_blocking(move || {
+        operator::add_skill(&state.library, &state.config, &text, folder.as_deref())
+    })
+    .await?
+    .map_err(|e| match e {
+        AddError::Refused(why) => ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "skill_refused", why),
+        AddError::Store(e) => e.into(),
+    })?;
+    Ok(Json(json!(added)))
+}
+
+/// `DELETE /v1/skills/{name}`: the skill becomes a tombstone ([`operator::Removed`]).
+pub(super) async fn remove_skill(
+    State(state): State<AppState>,
+    name: Result<Path<String>, PathRejection>,
+) -> Result<Json<Value>, ApiError> {
+    let Path(name) = name.map_err(|_| {
+        ApiError::bad_request("invalid_path", "the skill name in the path is not valid UTF-8")
+    })?;
+    let removed =
+        tokio::task::spawn_blocking(move || operator::remove_skill(&state.library, &name)).await??;
+    Ok(Json(json!(removed)))
+}
+
+/// The entry id of a `/v1/quarantine/{id}` path.
+fn entry_id(id: Result<Path<i64>, PathRejection>) -> Result<i64, ApiError> {
+    id.map(|Path(id)| id).map_err(|_| {
+        ApiError::bad_request("invalid_path", "the quarantine entry id in the path must be a whole number")
+    })
+}
+
+/// `POST /v1/quarantine/{id}/approve` ([`operator::Approved`]).
+pub(super) async fn approve(
+    State(state): State<AppState>,
+    id: Result<Path<i64>, PathRejection>,
+) -> Result<Json<Value>, ApiError> {
+    let id = entry_id(id)?;
+    let approved =
+        tokio::task::spawn_blocking(move || operator::approve(&state.library, &state.config, id)).await??;
+    Ok(Json(json!(approved)))
+}
+
+/// `DELETE /v1/quarantine/{id}` ([`operator::Dropped`]).
+pub(super) async fn drop_entry(
+    State(state): State<AppState>,
+    id: Result<Path<i64>, PathRejection>,
+) -> Result<Json<Value>, ApiError> {
+    let id = entry_id(id)?;
+    let dropped =
+        tokio::task::spawn_blocking(move || operator::drop_quarantined(&state.library, id)).await??;
+    Ok(Json(json!(dropped)))
 }
 
 /// `GET /v1/quarantine`.

@@ -6,12 +6,12 @@
 //! `ecp-node peers` and `GET /v1/peers` read it.
 
 use rusqlite::{OptionalExtension, Row, Transaction, params};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::{Store, StoreError, now};
 
 /// How a peer came to be known.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum PeerKind {
     /// A `[[peer]]` of `peers.toml`.
@@ -42,7 +42,7 @@ impl PeerKind {
 }
 
 /// What the node knows about one peer URL.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PeerState {
     /// Base URL, e.g. `http://127.0.0.1:7327`.

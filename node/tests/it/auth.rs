@@ -241,7 +241,7 @@ async fn a_signature_header_that_is_not_utf8_gets_403_json() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn the_local_api_needs_no_signature_from_loopback() {
+async fn the_local_api_needs_no_signature_with_the_api_token() {
     let node = secret_node().await;
     for path in ["/v1/status", "/v1/skills", "/v1/quarantine", "/v1/audit", "/healthz"] {
         let reply = node.request(Method::GET, path, &[], None).await;

@@ -153,7 +153,8 @@ pub(super) async fn post(node: &Node, update: &KnowledgeUpdate) -> Value {
 
 /// GETs a JSON path of the node.
 pub(super) async fn get(node: &Node, path: &str) -> Value {
-    let response = reqwest::get(format!("{}{path}", node.url())).await.expect("GET");
+    let client = crate::util::v1_client(node, Duration::from_secs(30));
+    let response = client.get(format!("{}{path}", node.url())).send().await.expect("GET");
     assert_eq!(response.status(), 200, "GET {path}");
     response.json().await.expect("JSON")
 }
@@ -190,7 +191,7 @@ fn skill_add_of_a_file_and_a_folder_then_list_and_show() {
     write_skill(&folder, "alpha", &skill_md("alpha", ""));
     write_skill(&folder, "beta", &skill_md("beta", ""));
 
-    let added = f.run(&["skill", "add", path_str(&single)]);
+    let added = f.run(&["skill", "add", "--init", path_str(&single)]);
     assert_eq!(added.code, 0, "{added:?}");
     assert!(added.stdout.contains("added      single (version 1)"), "{added:?}");
     let added = f.run(&["skill", "add", path_str(&folder)]);
@@ -250,7 +251,7 @@ fn skill_add_refuses_bad_files_with_exit_2_and_a_reason() {
     ];
     for (name, text, expected) in &cases {
         let file = write_skill(&src, name, text);
-        let out = f.run(&["skill", "add", path_str(&file)]);
+        let out = f.run(&["skill", "add", "--init", path_str(&file)]);
         assert_eq!(out.code, 2, "{name}: {out:?}");
         assert!(out.stdout.contains("refused") && out.stdout.contains(expected), "{name}: {out:?}");
     }
@@ -258,7 +259,7 @@ fn skill_add_refuses_bad_files_with_exit_2_and_a_reason() {
     let folder = f.tmp.path().join("mixed");
     write_skill(&folder, "good", &skill_md("good", ""));
     write_skill(&folder, "renamed", &skill_md("other", ""));
-    let out = f.run(&["skill", "add", path_str(&folder)]);
+    let out = f.run(&["skill", "add", "--init", path_str(&folder)]);
     assert_eq!(out.code, 2, "{out:?}");
     assert!(out.stdout.contains("added      good"), "{out:?}");
     assert!(out.stdout.contains("renamed/SKILL.md: its frontmatter names the skill \"other\""), "{out:?}");
@@ -281,7 +282,7 @@ fn skill_add_refuses_bad_files_with_exit_2_and_a_reason() {
 fn skill_rm_makes_a_tombstone_and_removes_the_file() {
     let f = Folders::new();
     let file = write_skill(&f.tmp.path().join("src"), "doomed", &skill_md("doomed", ""));
-    assert_eq!(f.run(&["skill", "add", path_str(&file)]).code, 0);
+    assert_eq!(f.run(&["skill", "add", "--init", path_str(&file)]).code, 0);
     let projected = f.skills().join("doomed").join("SKILL.md");
     assert!(projected.is_file());
 
@@ -437,7 +438,7 @@ async fn skill_add_beside_a_running_node_is_served_and_stays_the_operators() {
 fn status_json_reports_instance_sequence_counts_and_folders() {
     let f = Folders::new();
     let file = write_skill(&f.tmp.path().join("src"), "counted", &skill_md("counted", ""));
-    assert_eq!(f.run(&["skill", "add", path_str(&file)]).code, 0);
+    assert_eq!(f.run(&["skill", "add", "--init", path_str(&file)]).code, 0);
     let status = f.run(&["status", "--json"]).json();
     assert!(status["instance"].as_str().is_some_and(|i| i.starts_with("ecp-")), "{status}");
     assert_eq!(status["sequence"], 1);
@@ -455,7 +456,12 @@ fn commands_refuse_a_data_folder_without_a_node() {
     for args in [&["status"][..], &["skill", "list"], &["quarantine", "list"], &["skill", "rm", "x"]] {
         let out = f.run(args);
         assert_eq!(out.code, 2, "{args:?}: {out:?}");
-        assert!(out.stderr.contains("holds no ecp-node data; pass --data"), "{args:?}: {out:?}");
+        assert!(out.stderr.contains("does not exist; pass --data"), "{args:?}: {out:?}");
+        assert!(out.stderr.contains("by adding --init"), "{args:?}: {out:?}");
     }
     assert!(!f.data().exists(), "reading commands create nothing");
+    std::fs::create_dir_all(f.data()).unwrap();
+    let out = f.run(&["status"]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.stderr.contains("holds no ecp-node data; pass --data"), "{out:?}");
 }

@@ -56,7 +56,7 @@ impl Fed {
         let mut config = Config::for_tests(dir.path());
         adjust(&mut config);
         let node = Node::bind(config.clone()).await.expect("the node starts");
-        let http = reqwest::Client::builder().no_proxy().timeout(SOON).build().expect("a client");
+        let http = crate::util::v1_client(&node, SOON);
         Fed { dir, config, node: Some(node), http }
     }
 
@@ -688,7 +688,7 @@ async fn discovered_nodes_become_temporary_peers_unless_configured_or_ourselves(
     assert_eq!((configured.kind, configured.trust), (ecp_node::store::PeerKind::Configured, 1.0));
 
     // Its skills arrive at discovery trust (its first round runs at once).
-    let b_http = reqwest::Client::new();
+    let b_http = crate::util::v1_client(&b, SOON);
     let confidence = eventually("A's skill arrives", SOON, || async {
         let shown: Value = b_http
             .get(format!("{}/v1/skills/found-by-mdns", b.url()))
@@ -759,7 +759,7 @@ async fn a_discovered_node_requiring_signatures_gets_no_request_signed_with_the_
     events.send(found("rogue".into(), rogue_url.clone(), true)).await.unwrap();
     // Events are handled in order: once the open node's skill is in, the rogue's event was handled.
     events.send(found(open.instance(), open.url(), false)).await.unwrap();
-    let http = reqwest::Client::new();
+    let http = crate::util::v1_client(&b, SOON);
     eventually("the open node's skill arrives", SOON, || async {
         let answer = http.get(format!("{}/v1/skills/from-an-open-node", b.url())).send().await.ok()?;
         answer.status().is_success().then_some(())

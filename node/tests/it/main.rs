@@ -30,6 +30,8 @@ mod hostile_peers;
 mod paging;
 // limits: per-origin limits on new skills (push 429, pull holds back, restart) and the per-client request rate.
 mod limits;
+// local_api: one server per data folder, the /v1 API token, --trust-loopback, forwarded requests, the CLI through a running server.
+mod local_api;
 // quarantine: approve and drop with the CLI beside a running node — lowering, provenance, audit, re-sends.
 mod quarantine;
 // tls: TLS and mTLS between nodes with a test CA (rcgen); bad certificate files; the binary over HTTPS.

@@ -542,11 +542,21 @@ async fn the_pull_command_trusts_ca_and_presents_the_client_certificate() {
         toml_path(&pki.path("client.pem")),
         toml_path(&pki.path("client.key")),
     );
-    let refused = folders.run_async(&["pull", &url, "--ca", &ca]).await;
+    let refused = folders.run_async(&["pull", "--init", &url, "--ca", &ca]).await;
     assert_eq!(refused.code, 2, "{refused:?}");
     assert!(refused.stderr.contains("client certificate"), "{refused:?}");
     let pulled = folders
-        .run_async(&["pull", &url, "--ca", &ca, "--tls-client-cert", &cert, "--tls-client-key", &key])
+        .run_async(&[
+            "pull",
+            "--init",
+            &url,
+            "--ca",
+            &ca,
+            "--tls-client-cert",
+            &cert,
+            "--tls-client-key",
+            &key,
+        ])
         .await;
     assert_eq!(pulled.code, 0, "{pulled:?}");
     assert!(pulled.stdout.contains("new 1"), "{pulled:?}");

@@ -70,7 +70,7 @@ impl TestNode {
         adjust(&mut config);
         assert!(config.listen.ip().is_loopback(), "test nodes listen on loopback only");
         let node = Node::bind(config.clone()).await.expect("the test node starts");
-        let client = reqwest::Client::builder().no_proxy().timeout(DEADLINE).build().expect("an HTTP client");
+        let client = v1_client(&node, DEADLINE);
         TestNode { dir, config, node: Some(node), client }
     }
 
@@ -108,7 +108,8 @@ impl TestNode {
         &self.config
     }
 
-    /// The shared HTTP client (no proxy, with a deadline).
+    /// The shared HTTP client (no proxy, with a deadline, sending the
+    /// node's API token unless a request sets `Authorization` itself).
     pub(crate) fn client(&self) -> &reqwest::Client {
         &self.client
     }
@@ -233,6 +234,20 @@ impl TestNode {
             "auditEntries": audit_entries,
         }))
     }
+}
+
+/// A client of `node` (no proxy, `timeout`) that sends its API token, so
+/// the `/v1/` API answers it; the token survives restarts on the same data.
+pub(crate) fn v1_client(node: &Node, timeout: Duration) -> reqwest::Client {
+    let mut headers = reqwest::header::HeaderMap::new();
+    let bearer = format!("Bearer {}", node.api_token().expose());
+    headers.insert(reqwest::header::AUTHORIZATION, bearer.parse().expect("a token is a header value"));
+    reqwest::Client::builder()
+        .no_proxy()
+        .timeout(timeout)
+        .default_headers(headers)
+        .build()
+        .expect("an HTTP client")
 }
 
 /// `POST /ecp/skills` with exactly `body`, and `X-ECP-HMAC: hmac` when given.

@@ -31,6 +31,19 @@ fn server_names_are_lower_cased_checked_and_the_flag_wins() {
 }
 
 #[test]
+fn trust_loopback_is_off_by_default_and_comes_from_the_file_or_the_flag() {
+    assert!(!Config::resolve(None, Overrides::default()).unwrap().trust_loopback);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("node.toml");
+    std::fs::write(&file, "[server]\ntrust_loopback = true\n").unwrap();
+    assert!(Config::resolve(Some(&file), Overrides::default()).unwrap().trust_loopback);
+    let over = Overrides { trust_loopback: Some(false), ..Default::default() };
+    assert!(!Config::resolve(Some(&file), over).unwrap().trust_loopback, "the flag wins");
+    let over = Overrides { trust_loopback: Some(true), ..Default::default() };
+    assert!(Config::resolve(None, over).unwrap().trust_loopback);
+}
+
+#[test]
 fn defaults_run_a_loopback_node_in_ecp_data() {
     let c = Config::resolve(None, Overrides::default()).unwrap();
     assert_eq!(c.listen.to_string(), DEFAULT_LISTEN);

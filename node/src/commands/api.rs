@@ -1,0 +1,196 @@
+//! The server running on the CLI's data folder, reached through its local
+//! `/v1/` API: one function per action. A write command sends its change
+//! here when a server holds the folder ([`ecp_node::data_lock`]), so the
+//! server's folders and policy apply and its next answer shows the change;
+//! without one the command works on the store itself.
+//!
+//! Only a plain-HTTP server on a loopback URL is talked to (the address
+//! comes from `server.json`, which anyone who can write the data folder
+//! could edit: the token must not go anywhere else). A server on another
+//! address, or serving HTTPS, is left alone: the command works on the store
+//! and the server picks the change up within its polling interval.
+//!
+//! Adding an action is one method calling [`Server::call`] with its method,
+//! path and body, returning the JSON answer's type.
+
+use anyhow::Context as _;
+use ecp_node::config::{Config, Secret};
+use ecp_node::data_lock::{self, ServerInfo};
+use ecp_node::federation::PeerView;
+use ecp_node::operator::{Added, Approved, Dropped, Removed};
+use reqwest::{Method, Url};
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value, json};
+
+use super::output::tell;
+
+/// How long one call may take (an add re-projects; a server under load is slow).
+const CALL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// A server's refusal: its status, error code and message.
+#[derive(Debug, thiserror::Error)]
+#[error("the server running on this data folder refused: {message} ({code}, HTTP {status})")]
+pub(crate) struct Refusal {
+    pub(crate) status: u16,
+    pub(crate) code: String,
+    pub(crate) message: String,
+}
+
+/// The running server, with what it takes to call it.
+pub(crate) struct Server {
+    info: ServerInfo,
+    base: Url,
+    token: Secret,
+    client: reqwest::Client,
+    runtime: tokio::runtime::Runtime,
+}
+
+/// The server holding `config`'s data folder, if one does and it can be
+/// called (see the module docs for the ones that cannot: a note says so).
+pub(crate) fn running(config: &Config) -> anyhow::Result<Option<Server>> {
+    let Some(info) = data_lock::running_server(&config.data_dir) else { return Ok(None) };
+    let Some(base) = loopback_http(&info.url) else {
+        tell(format_args!(
+            "ecp-node: note: a server (pid {}) runs on this data folder at {}; the CLI talks only to plain HTTP on \
+             loopback, so it works on the store directly and the server shows the change within its polling \
+             interval",
+            info.pid, info.url
+        ));
+        return Ok(None);
+    };
+    let token = ecp_node::api_token::read(&config.data_dir)
+        .with_context(|| format!("a server (pid {}) runs on this data folder", info.pid))?
+        .with_context(|| {
+            format!(
+                "a server (pid {}) runs on this data folder but it holds no {}; restart the server",
+                info.pid,
+                ecp_node::api_token::TOKEN_FILE
+            )
+        })?;
+    // No proxy: the request stays on this machine (and a proxy would add
+    // X-Forwarded-For, which the server takes for a stranger).
+    let client = reqwest::Client::builder().no_proxy().timeout(CALL_TIMEOUT).build()?;
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    Ok(Some(Server { info, base, token, client, runtime }))
+}
+
+/// `url` if it is `http://` on 127.0.0.1, ::1 or localhost.
+fn loopback_http(url: &str) -> Option<Url> {
+    let url = Url::parse(url).ok()?;
+    let host = url.host_str()?;
+    let bare = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')).unwrap_or(host);
+    let loopback = bare.eq_ignore_ascii_case("localhost")
+        || bare.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback());
+    (url.scheme() == "http" && loopback && url.username().is_empty() && url.password().is_none())
+        .then_some(url)
+}
+
+impl Server {
+    /// What `server.json` says about it.
+    pub(crate) fn info(&self) -> &ServerInfo {
+        &self.info
+    }
+
+    /// `POST /v1/skills`.
+    pub(crate) fn add_skill(
+        &self,
+        text: &str,
+        folder: Option<&str>,
+    ) -> anyhow::Result<Result<Added, Refusal>> {
+        self.call(Method::POST, &["v1", "skills"], Some(json!({ "text": text, "folder": folder })))
+    }
+
+    /// `DELETE /v1/skills/{name}`.
+    pub(crate) fn remove_skill(&self, name: &str) -> anyhow::Result<Result<Removed, Refusal>> {
+        self.call(Method::DELETE, &["v1", "skills", name], None)
+    }
+
+    /// `POST /v1/quarantine/{id}/approve`.
+    pub(crate) fn approve(&self, id: i64) -> anyhow::Result<Result<Approved, Refusal>> {
+        self.call(Method::POST, &["v1", "quarantine", &id.to_string(), "approve"], None)
+    }
+
+    /// `DELETE /v1/quarantine/{id}`.
+    pub(crate) fn drop_entry(&self, id: i64) -> anyhow::Result<Result<Dropped, Refusal>> {
+        self.call(Method::DELETE, &["v1", "quarantine", &id.to_string()], None)
+    }
+
+    /// `GET /v1/status`.
+    pub(crate) fn status(&self) -> anyhow::Result<Result<Map<String, Value>, Refusal>> {
+        self.call(Method::GET, &["v1", "status"], None)
+    }
+
+    /// `GET /v1/peers`: the answer as sent (for `--json`) and read.
+    pub(crate) fn peers(&self) -> anyhow::Result<Result<(Value, Vec<PeerView>), Refusal>> {
+        let answer: Result<Value, Refusal> = self.call(Method::GET, &["v1", "peers"], None)?;
+        Ok(match answer {
+            Ok(value) => {
+                let views = serde_json::from_value(value["peers"].clone())
+                    .context("the server's /v1/peers answer is not a list of peers")?;
+                Ok((value, views))
+            }
+            Err(refusal) => Err(refusal),
+        })
+    }
+
+    /// Sends one request: `segments` are the path's segments (escaped
+    /// here), `body` JSON. The outer error: the server could not be
+    /// reached or answered nonsense; the inner one: it refused.
+    fn call<T: DeserializeOwned>(
+        &self,
+        method: Method,
+        segments: &[&str],
+        body: Option<Value>,
+    ) -> anyhow::Result<Result<T, Refusal>> {
+        let mut url = self.base.clone();
+        url.path_segments_mut()
+            .map_err(|()| anyhow::anyhow!("the server's URL cannot take a path"))?
+            .extend(segments);
+        let mut request = self.client.request(method.clone(), url).bearer_auth(self.token.expose());
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        let pid = self.info.pid;
+        let what = format!("{method} {}", segments.join("/"));
+        self.runtime.block_on(async {
+            let response = request.send().await.with_context(|| {
+                format!("the server running on this data folder (pid {pid}) did not answer {what}; is it stopping?")
+            })?;
+            let status = response.status();
+            let bytes = response.bytes().await.with_context(|| format!("reading the answer to {what}"))?;
+            if status.is_success() {
+                return serde_json::from_slice(&bytes)
+                    .map(Ok)
+                    .with_context(|| format!("the server's answer to {what} is not what this CLI expects"));
+            }
+            let error: Value = serde_json::from_slice(&bytes).unwrap_or_default();
+            Ok(Err(Refusal {
+                status: status.as_u16(),
+                code: error["code"].as_str().unwrap_or("unknown").to_owned(),
+                message: error["error"].as_str().unwrap_or("no reason given").to_owned(),
+            }))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_plain_http_on_loopback_is_called() {
+        for ok in ["http://127.0.0.1:7327", "http://[::1]:9", "http://localhost:80", "http://127.1.2.3:5"] {
+            assert!(loopback_http(ok).is_some(), "{ok}");
+        }
+        for refused in [
+            "https://127.0.0.1:7327",
+            "http://192.0.2.7:7327",
+            "http://example.com:7327",
+            "http://localhost.example.com",
+            "http://user:pw@127.0.0.1:1",
+            "not a url",
+        ] {
+            assert!(loopback_http(refused).is_none(), "{refused}");
+        }
+    }
+}

@@ -1,0 +1,157 @@
+//! What the node's operator does to its skills and its quarantine: add a
+//! SKILL.md, remove a skill, approve or drop a held entry. The CLI calls
+//! these on the store when no server runs on its data folder; the `/v1/`
+//! write endpoints call them inside the server, which is where the CLI
+//! sends the same actions when one does. Each returns what it did, in the
+//! shape the `/v1/` API answers with, so both paths print the same.
+
+use ecp_protocol::scan::Scanner;
+use serde::{Deserialize, Serialize};
+
+use crate::config::Config;
+use crate::import::{self, SkillFileError};
+use crate::library::Library;
+use crate::store::{Source, StoreError};
+
+/// What adding one SKILL.md did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "result", rename_all = "camelCase")]
+pub enum Added {
+    /// Stored as a new version.
+    #[serde(rename_all = "camelCase")]
+    Added {
+        /// The skill's name.
+        name: String,
+        /// Its new version.
+        version: i64,
+        /// The safety scan flags it: peers will refuse it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        warning: Option<String>,
+    },
+    /// Identical to the current version: nothing changed.
+    Unchanged {
+        /// The skill's name.
+        name: String,
+    },
+}
+
+/// Why a SKILL.md was not added.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum AddError {
+    /// The file is not a skill this node takes, or its name is taken; the
+    /// message says which and what to do.
+    #[error("{0}")]
+    Refused(String),
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Adds the SKILL.md `text` as a local skill (`folder`: the name its
+/// frontmatter must have, when it came from `<folder>/SKILL.md`); blocking.
+pub fn add_skill(
+    library: &Library,
+    config: &Config,
+    text: &str,
+    folder: Option<&str>,
+) -> Result<Added, AddError> {
+    let limits = &config.policy.structure;
+    let origin = import::local_origin(library.store().instance_id());
+    let packet =
+        import::local_packet(text, folder, &origin, limits, crate::store::now()).map_err(|e| match e {
+            SkillFileError::Read(e) => AddError::Refused(format!("cannot read it: {e}")),
+            e => AddError::Refused(e.to_string()),
+        })?;
+    let name = packet.skill_name.clone();
+    if let Some((record, _, _)) =
+        library.store().skill(&name)?.filter(|(r, _, _)| r.kind == "external" && !r.deprecated)
+    {
+        return Err(AddError::Refused(format!(
+            "this node holds an external skill {name:?} from {}; remove it first with `ecp-node skill rm {name}` \
+             (a local skill would take over its name and lose where it came from)",
+            record.origin
+        )));
+    }
+    let warning = scan_warning(&Scanner::standard().scan(&packet.skill_body), config.policy.scan_threshold);
+    if !library.put_local(&packet, Source::Operator)? {
+        return Ok(Added::Unchanged { name });
+    }
+    let version = library.store().skill(&name)?.map_or(0, |(r, _, _)| r.version);
+    Ok(Added::Added { name, version, warning })
+}
+
+fn scan_warning(
+    report: &ecp_protocol::scan::ScanReport,
+    threshold: ecp_protocol::Severity,
+) -> Option<String> {
+    let worst_severity = report.blocking(threshold).map(|f| f.severity).max()?;
+    let worst = report.findings.iter().find(|f| f.severity == worst_severity)?;
+    Some(format!(
+        "the safety scan flags line {} ({}); peers will refuse this skill — see `ecp-node skill scan`",
+        worst.line, worst.rule_id
+    ))
+}
+
+/// What removing a skill did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Removed {
+    /// The skill's name.
+    pub name: String,
+    /// `false`: it already was a tombstone.
+    pub removed: bool,
+    /// A local skill (its tombstone travels to peers) rather than an external one.
+    pub local: bool,
+    /// The tombstone's version.
+    pub version: i64,
+}
+
+/// Removes `name`: a tombstone that travels to peers; blocking.
+pub fn remove_skill(library: &Library, name: &str) -> Result<Removed, StoreError> {
+    let removed = library.tombstone(name, Source::Operator)?;
+    let record = library.store().skill(name)?.map(|(r, _, _)| r);
+    Ok(Removed {
+        name: name.to_owned(),
+        removed,
+        local: record.as_ref().is_some_and(|r| r.kind == "local"),
+        version: record.map_or(0, |r| r.version),
+    })
+}
+
+/// What approving a quarantine entry did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Approved {
+    /// The entry.
+    pub id: i64,
+    /// The skill installed.
+    pub name: String,
+    /// Its confidence, lowered by the trust its sender had.
+    pub confidence: f64,
+}
+
+/// Installs held entry `id` as an external skill; blocking.
+pub fn approve(library: &Library, config: &Config, id: i64) -> Result<Approved, StoreError> {
+    let packet = library.approve(id, config.default_trust, config.reshare_external)?;
+    Ok(Approved { id, name: packet.skill_name, confidence: packet.confidence })
+}
+
+/// What dropping a quarantine entry did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Dropped {
+    /// The entry.
+    pub id: i64,
+    /// The skill it held.
+    pub name: String,
+    /// Who sent it.
+    pub peer: String,
+}
+
+/// Removes held entry `id` for good; blocking.
+pub fn drop_quarantined(library: &Library, id: i64) -> Result<Dropped, StoreError> {
+    let (entry, _) = library.store().quarantined(id)?;
+    library.store().quarantine_drop(id)?;
+    Ok(Dropped { id, name: entry.skill_name, peer: entry.peer.to_string() })
+}
