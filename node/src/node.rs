@@ -99,6 +99,7 @@ impl Node {
                 .await
                 .expect("opening the store does not panic")?
                 .with_limits(config.merge_limits())
+                .with_intake(config.intake)
         };
         let listener = TcpListener::bind(config.listen)
             .await

@@ -110,9 +110,10 @@ impl Projection {
         Ok(self.dir.join(name))
     }
 
-    /// Applies committed changes to the folder.
+    /// Applies committed changes to the folder; a withheld one (review
+    /// intake) leaves the file as it is.
     pub fn apply(&self, changes: &[Change]) -> Result<(), ProjectionError> {
-        for change in changes {
+        for change in changes.iter().filter(|c| !c.withheld) {
             if change.packet.deprecated {
                 self.remove(&change.packet.skill_name)?;
             } else {

@@ -4,11 +4,13 @@
 //! - `serve`: run the node.
 //! - `skill`: add, list, show, remove and scan skills.
 //! - `quarantine`: review refused packets.
+//! - `inbox`: review skills from peers before they reach the skills folder.
 //! - `status`: identity, sequence number and counts.
 //! - `federation`: `pull`, `push`, `sync` and `peers`.
 //! - `output`: printing shared by the commands.
 
 mod federation;
+mod inbox;
 mod output;
 mod quarantine;
 mod serve;
@@ -31,6 +33,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Serve(args) => serve::run(&cli.global, *args),
         Command::Skill(command) => skill::run(&cli.global, command),
         Command::Quarantine(command) => quarantine::run(&cli.global, command),
+        Command::Inbox(command) => inbox::run(&cli.global, command),
         Command::Status(flag) => status::run(&cli.global, flag.json),
         Command::Pull(args) => federation::pull(&cli.global, args),
         Command::Push(args) => federation::push(&cli.global, args),
@@ -50,6 +53,7 @@ pub(crate) fn resolve(global: &crate::cli::GlobalArgs, extra: Overrides) -> anyh
         data: global.data.clone(),
         skills_dir: global.skills_dir.clone(),
         peers: global.peers.clone(),
+        intake: global.intake.or(extra.intake),
         tls,
         ..extra
     };
@@ -65,6 +69,6 @@ pub(crate) fn open_library(config: &Config, create: bool) -> anyhow::Result<Libr
         bail!("{data} holds no ecp-node data; pass --data DIR with the folder `ecp-node serve` uses");
     }
     Library::open(&config.data_dir, &config.skills_dir)
-        .map(|library| library.with_limits(config.merge_limits()))
+        .map(|library| library.with_limits(config.merge_limits()).with_intake(config.intake))
         .with_context(|| format!("cannot open the node's data in {data} (see --data)"))
 }

@@ -1,6 +1,7 @@
-//! `ecp-node quarantine list | approve | drop`: review the packets the node
-//! refused. Approving installs through [`Library`], so the skills folder
-//! follows and a running server serves the skill within its polling interval.
+//! `ecp-node quarantine list | show | approve | drop`: review the packets the
+//! node refused. Approving installs through [`Library`], so the skills folder
+//! follows and a running server serves the skill within its polling interval;
+//! an entry the scan flagged needs `--force`, after its findings are shown.
 
 use std::fmt::Write as _;
 use std::process::ExitCode;
@@ -11,7 +12,10 @@ use ecp_node::library::Library;
 use ecp_node::store::StoreError;
 use serde_json::json;
 
-use super::output::{Table, emit, emit_json, label, one_line, time};
+use super::output::{Table, body_block, emit, emit_json, label, one_line, provenance, tell, time};
+use ecp_node::intake::needs_force;
+use ecp_node::store::QuarantineEntry;
+use ecp_protocol::SkillPacket;
 use crate::cli::{GlobalArgs, QuarantineCommand};
 
 pub(crate) fn run(global: &GlobalArgs, command: QuarantineCommand) -> anyhow::Result<ExitCode> {
@@ -19,10 +23,17 @@ pub(crate) fn run(global: &GlobalArgs, command: QuarantineCommand) -> anyhow::Re
     let library = super::open_library(&config, false)?;
     match command {
         QuarantineCommand::List(flag) => list(&library, flag.json),
-        QuarantineCommand::Approve { id } => {
-            approve(&library, id, config.default_trust, config.reshare_external)
+        QuarantineCommand::Show { id, json } => show(&library, id, json.json),
+        QuarantineCommand::Approve { id, force } => {
+            approve(&library, id, config.default_trust, config.reshare_external, force)
         }
-        QuarantineCommand::Drop { id } => drop_entry(&library, id),
+        QuarantineCommand::Drop { id: Some(id), .. } => drop_entry(&library, id),
+        QuarantineCommand::Drop { all: true, .. } => drop_older_than(&library, None),
+        QuarantineCommand::Drop { older_than: Some(age), .. } => {
+            let age = ecp_node::config::parse_duration(&age).context("--older-than")?;
+            drop_older_than(&library, Some(age))
+        }
+        QuarantineCommand::Drop { .. } => bail!("say which entries to drop: an ID, --all or --older-than"),
     }
 }
 
@@ -81,18 +92,121 @@ fn list(library: &Library, json: bool) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn approve(library: &Library, id: i64, fallback_trust: f64, reshare: bool) -> anyhow::Result<ExitCode> {
-    let packet = match library.approve(id, fallback_trust, reshare) {
+fn show(library: &Library, id: i64, json: bool) -> anyhow::Result<ExitCode> {
+    let (entry, packet) = read_held(library, id)?;
+    if json {
+        emit_json(&json!({ "entry": entry, "packet": packet }))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "entry {id}: {} from {}, refused at stage {}",
+        one_line(&entry.skill_name),
+        one_line(&entry.peer.to_string()),
+        entry.stage
+    );
+    let _ = writeln!(out, "reason: {}", one_line(&entry.reason));
+    let _ = writeln!(
+        out,
+        "received: {}, last seen {}, {} time(s); trust in the sender {}",
+        time(&entry.received_at),
+        time(&entry.last_seen_at),
+        entry.times_seen,
+        entry.trust.map_or_else(|| "unknown".to_owned(), |t| format!("{t:.2}"))
+    );
+    out.push_str(&findings(&entry));
+    match &packet {
+        Some(packet) => {
+            let _ = writeln!(out, "provenance: {}", provenance(packet));
+            out.push_str(&body_block(&packet.skill_body));
+        }
+        None => {
+            if let Some(t) = &entry.truncated {
+                let _ = writeln!(
+                    out,
+                    "body: not kept — the packet was {} bytes (SHA-256 {}), over the quarantine's body limit",
+                    t.size, t.sha256
+                );
+            }
+        }
+    }
+    emit(&out)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The findings of an entry, one per line with its line number.
+fn findings(entry: &QuarantineEntry) -> String {
+    let mut out = format!("findings: {}\n", entry.findings.len());
+    for f in &entry.findings {
+        let _ = writeln!(
+            out,
+            "  line {}: {} {}: {}",
+            f.line,
+            label(&f.severity),
+            one_line(&f.rule_id),
+            one_line(&f.excerpt)
+        );
+    }
+    out
+}
+
+fn read_held(library: &Library, id: i64) -> anyhow::Result<(QuarantineEntry, Option<SkillPacket>)> {
+    match library.store().quarantined(id) {
+        Ok(held) => Ok(held),
+        Err(StoreError::NoSuchQuarantineEntry(_)) => bail!(no_entry(id)),
+        Err(e @ StoreError::QuarantineEntryNotHeld { .. }) => bail!(not_held(&e)),
+        Err(e) => Err(e).context("cannot read the quarantine"),
+    }
+}
+
+fn approve(
+    library: &Library,
+    id: i64,
+    fallback_trust: f64,
+    reshare: bool,
+    force: bool,
+) -> anyhow::Result<ExitCode> {
+    let (entry, _) = read_held(library, id)?;
+    if needs_force(&entry) {
+        // Whoever approves a flagged skill has seen what was found in it.
+        emit(&format!(
+            "entry {id} ({}) was refused at stage {}: {}\n{}",
+            one_line(&entry.skill_name),
+            entry.stage,
+            one_line(&entry.reason),
+            findings(&entry)
+        ))?;
+        if !force {
+            tell(format_args!(
+                "ecp-node: not approved: the scan flagged entry {id}. Read it whole with `ecp-node quarantine show \
+                 {id}`; if you trust the skill anyway, run `ecp-node quarantine approve {id} --force`"
+            ));
+            return Ok(ExitCode::from(1));
+        }
+    }
+    let packet = match library.approve(id, fallback_trust, reshare, force) {
         Ok(packet) => packet,
         Err(StoreError::NoSuchQuarantineEntry(_)) => bail!(no_entry(id)),
         Err(e @ StoreError::QuarantineEntryNotHeld { .. }) => bail!(not_held(&e)),
-        Err(e @ StoreError::CannotApprove(_)) => bail!("{e}"),
+        Err(e @ (StoreError::CannotApprove(_) | StoreError::NeedsForce { .. })) => bail!("{e}"),
         Err(e) => return Err(e).context("cannot approve the entry"),
     };
     emit(&format!(
         "approved entry {id}: installed {} as an external skill (confidence {:.2})\n",
         packet.skill_name, packet.confidence
     ))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn drop_older_than(library: &Library, age: Option<std::time::Duration>) -> anyhow::Result<ExitCode> {
+    let dropped = library.store().quarantine_drop_older_than(age).context("cannot drop the entries")?;
+    let mut out = String::new();
+    for e in &dropped {
+        let _ = writeln!(out, "dropped entry {} ({} from {})", e.id, one_line(&e.skill_name), one_line(&e.peer.to_string()));
+    }
+    let _ = writeln!(out, "{} entr{} dropped", dropped.len(), if dropped.len() == 1 { "y" } else { "ies" });
+    emit(&out)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -104,7 +218,7 @@ fn drop_entry(library: &Library, id: i64) -> anyhow::Result<ExitCode> {
         Err(e) => return Err(e).context("cannot read the quarantine"),
     };
     match library.store().quarantine_drop(id) {
-        Ok(()) => {}
+        Ok(_) => {}
         Err(StoreError::NoSuchQuarantineEntry(_)) => bail!(no_entry(id)),
         Err(e @ StoreError::QuarantineEntryNotHeld { .. }) => bail!(not_held(&e)),
         Err(e) => return Err(e).context("cannot drop the entry"),

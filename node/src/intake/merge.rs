@@ -8,6 +8,7 @@ use ecp_protocol::{
 };
 
 use super::hold_back::{admit, installs_by_origin, new_by_sender};
+use super::review::{IntakeMode, settle};
 use super::{Limits, Sender};
 use crate::store::origin_limits::{Per, unix_now};
 use crate::store::{Change, OriginExcess, OriginLimited, Refusal, Source, Store, StoreError, Tx};
@@ -45,7 +46,7 @@ pub enum OnExcess {
 /// every decision (installs, quarantine, audit) in one transaction of
 /// `store`. Installs over an origin's or the sender's limits are handled
 /// as `on_excess` says; the quarantine is brought back under its caps once,
-/// at the end.
+/// at the end. Under review `intake`, installs wait in the inbox.
 pub fn merge(
     store: &Store,
     update: KnowledgeUpdate,
@@ -53,6 +54,7 @@ pub fn merge(
     policy: &impl AcceptPolicy,
     limits: &Limits,
     on_excess: OnExcess,
+    intake: IntakeMode,
 ) -> Result<Merged, StoreError> {
     let source = sender.source();
     store.transaction(|tx| {
@@ -69,7 +71,7 @@ pub fn merge(
             return Err(OriginLimited { excess }.into());
         }
         let admitted = admit(outcome, &excess);
-        let changes = apply(tx, &admitted.decisions, sender, &source, limits)?;
+        let changes = apply(tx, &admitted.decisions, sender, &source, limits, intake)?;
         for e in &excess {
             let reason = format!(
                 "{} of {} installs held back by the {} limit ({e})",
@@ -93,6 +95,7 @@ fn apply(
     sender: &Sender,
     source: &Source,
     limits: &Limits,
+    intake: IntakeMode,
 ) -> Result<Vec<Change>, StoreError> {
     let mut changes = Vec::new();
     let mut unchanged = 0usize;
@@ -100,14 +103,12 @@ fn apply(
         let name = d.packet.skill_name.as_str();
         match &d.decision {
             Decision::New | Decision::Updated { .. } => {
-                changes.push(tx.install(
-                    &d.packet,
-                    SkillKind::External,
-                    sender.reshares(&d.packet),
-                    source,
-                )?);
+                let mut change =
+                    tx.install(&d.packet, SkillKind::External, sender.reshares(&d.packet), source)?;
                 let label = if d.decision == Decision::New { "new" } else { "updated" };
                 tx.audit(source, name, label, &format!("confidence {}", d.packet.confidence))?;
+                settle(tx, &mut change, source, intake)?;
+                changes.push(change);
             }
             Decision::Unchanged => unchanged += 1,
             Decision::Rejected { stage, reason } => {

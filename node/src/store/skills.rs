@@ -22,6 +22,9 @@ pub struct Change {
     pub packet: SkillPacket,
     /// Whether the skill is external (the skills folder marks whose file is whose).
     pub kind: SkillKind,
+    /// Kept out of the skills folder (review intake: waiting in the inbox,
+    /// or a version the user rejected): the projection leaves the file as is.
+    pub withheld: bool,
 }
 
 /// A skill as the local API and the CLI list it.
@@ -169,10 +172,11 @@ pub(super) fn upsert(
             packet.deprecated,
             json
     ])?;
+    super::inbox::withdraw(tx, &packet.skill_name, source, packet.deprecated)?;
     let oldest_kept = version.saturating_sub(i64::try_from(depth).unwrap_or(i64::MAX));
     tx.prepare_cached("DELETE FROM skill_versions WHERE name = ?1 AND version < ?2")?
         .execute(params![packet.skill_name, oldest_kept])?;
-    Ok(Change { seq, packet: packet.clone(), kind })
+    Ok(Change { seq, packet: packet.clone(), kind, withheld: false })
 }
 
 /// The current packet and kind of a skill.
