@@ -39,9 +39,10 @@ impl Library {
     pub fn open(data_dir: &Path, skills_dir: &Path) -> Result<Library, StoreError> {
         let store = Store::open(data_dir)?;
         let seq = store.sequence()?;
+        let projection = Projection::new(skills_dir).stamped_by(store.instance_id());
         Ok(Library {
             store: Arc::new(store),
-            projection: Projection::new(skills_dir),
+            projection,
             sequence: Arc::new(watch::channel(seq).0),
             projector: Arc::default(),
             limits: Limits::default(),
