@@ -249,7 +249,7 @@ impl Tx<'_> {
     /// The merge's view of the named skills (tombstones included).
     pub fn view(&self, names: &[&str]) -> Result<HashMap<String, StoredSkill>, StoreError> {
         let mut stmt = self.sql.prepare_cached(
-            "SELECT kind, origin, integrity_hash, created_at, deprecated FROM skills WHERE name = ?1",
+            "SELECT kind, origin, integrity_hash, created_at, deprecated, confidence FROM skills WHERE name = ?1",
         )?;
         let mut view = HashMap::with_capacity(names.len());
         for &name in names {
@@ -266,6 +266,7 @@ impl Tx<'_> {
                         integrity_hash: row.get(2)?,
                         created_at: Timestamp::parse(&created).unwrap_or_default(),
                         deprecated: row.get(4)?,
+                        confidence: Some(row.get(5)?),
                     })
                 })
                 .optional()?;
