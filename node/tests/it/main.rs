@@ -32,6 +32,8 @@ mod paging;
 mod limits;
 // quarantine: approve and drop with the CLI beside a running node — lowering, provenance, audit, re-sends.
 mod quarantine;
+// inbound: review intake and the inbox, quarantine show/--force/drop, trust that does not depend on timing.
+mod inbound;
 // tls: TLS and mTLS between nodes with a test CA (rcgen); bad certificate files; the binary over HTTPS.
 mod tls;
 // unwritable_log: a node whose stderr is a full disk keeps serving and exits cleanly.
