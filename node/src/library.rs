@@ -168,7 +168,8 @@ impl Library {
         sender: &Sender,
         policy: &StandardPolicy,
     ) -> Result<MergeResult, StoreError> {
-        let merged = intake::merge(&self.store, update, sender, policy, &self.limits, OnExcess::Refuse, self.intake)?;
+        let merged =
+            intake::merge(&self.store, update, sender, policy, &self.limits, OnExcess::Refuse, self.intake)?;
         self.committed(&merged.changes);
         Ok(merged.result)
     }
@@ -182,7 +183,15 @@ impl Library {
         sender: &Sender,
         policy: &StandardPolicy,
     ) -> Result<(MergeResult, Vec<OriginExcess>), StoreError> {
-        let merged = intake::merge(&self.store, update, sender, policy, &self.limits, OnExcess::HoldBack, self.intake)?;
+        let merged = intake::merge(
+            &self.store,
+            update,
+            sender,
+            policy,
+            &self.limits,
+            OnExcess::HoldBack,
+            self.intake,
+        )?;
         self.committed(&merged.changes);
         Ok((merged.result, merged.held_back))
     }
@@ -203,7 +212,13 @@ impl Library {
 
     /// Installs a quarantined packet (see [`intake::approve`]; `force` for
     /// one the scan flagged); blocking.
-    pub fn approve(&self, id: i64, fallback_trust: f64, reshare: bool, force: bool) -> Result<SkillPacket, StoreError> {
+    pub fn approve(
+        &self,
+        id: i64,
+        fallback_trust: f64,
+        reshare: bool,
+        force: bool,
+    ) -> Result<SkillPacket, StoreError> {
         let change = intake::approve(&self.store, id, fallback_trust, reshare, force)?;
         self.committed(std::slice::from_ref(&change));
         Ok(change.packet)

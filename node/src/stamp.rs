@@ -113,7 +113,9 @@ fn merge(lines: &[&str], stamp: &Stamp<'_>, eol: &str) -> Option<String> {
     let mut out: String = lines[..m].concat();
     if rest.is_empty() || rest.starts_with('#') {
         // A block map: the stamp joins its entries, at their indentation.
-        let end = m + 1 + lines[m + 1..].iter().take_while(|l| l.trim().is_empty() || l.starts_with([' ', '\t'])).count();
+        let end = m
+            + 1
+            + lines[m + 1..].iter().take_while(|l| l.trim().is_empty() || l.starts_with([' ', '\t'])).count();
         let children = &lines[m + 1..end];
         let indent: String = children
             .iter()
@@ -123,8 +125,9 @@ fn merge(lines: &[&str], stamp: &Stamp<'_>, eol: &str) -> Option<String> {
             return None;
         }
         let ours = |line: &&&str| {
-            line.strip_prefix(indent.as_str())
-                .is_some_and(|rest| KEYS.iter().any(|k| rest.strip_prefix(k).is_some_and(|r| r.starts_with(':'))))
+            line.strip_prefix(indent.as_str()).is_some_and(|rest| {
+                KEYS.iter().any(|k| rest.strip_prefix(k).is_some_and(|r| r.starts_with(':')))
+            })
         };
         let kept: Vec<&str> = children.iter().filter(|l| !ours(l)).copied().collect();
         // After the last entry, before trailing blank lines.

@@ -71,7 +71,8 @@ fn show(library: &Library, id: i64, json: bool) -> anyhow::Result<ExitCode> {
         Err(StoreError::NoSuchInboxEntry(_)) => bail!(no_entry(id)),
         Err(e) => return Err(e).context("cannot read the inbox"),
     };
-    let Some((_, packet, _)) = library.store().skill(&entry.skill_name).context("cannot read the skill")? else {
+    let Some((_, packet, _)) = library.store().skill(&entry.skill_name).context("cannot read the skill")?
+    else {
         bail!(no_entry(id));
     };
     if json {
@@ -79,12 +80,14 @@ fn show(library: &Library, id: i64, json: bool) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let mut out = String::new();
-    let _ = writeln!(out, "entry {id}: {} ({})", entry.skill_name, if entry.update { "update" } else { "new" });
+    let _ =
+        writeln!(out, "entry {id}: {} ({})", entry.skill_name, if entry.update { "update" } else { "new" });
     let _ = writeln!(out, "description: {}", one_line(&entry.description));
     let _ = writeln!(out, "origin: {}", one_line(&entry.origin));
     let _ = writeln!(out, "confidence: {:.2}", entry.confidence);
     let _ = writeln!(out, "provenance: {}", provenance(&packet));
-    let _ = writeln!(out, "received: {} from {}", time(&entry.received_at), one_line(&entry.peer.to_string()));
+    let _ =
+        writeln!(out, "received: {} from {}", time(&entry.received_at), one_line(&entry.peer.to_string()));
     let _ = writeln!(out, "integrityHash: {}", entry.integrity_hash);
     out.push_str(&body_block(&packet.skill_body));
     emit(&out)?;

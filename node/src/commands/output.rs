@@ -63,8 +63,7 @@ pub(crate) fn provenance(packet: &ecp_protocol::SkillPacket) -> String {
         return format!("{} (no provenance recorded)", one_line(&packet.origin_instance));
     };
     let path: Vec<Cow<'_, str>> = p.path.iter().map(|hop| one_line(hop)).collect();
-    let origin_confidence =
-        p.origin_confidence.map_or_else(|| "unknown".to_owned(), |c| format!("{c:.2}"));
+    let origin_confidence = p.origin_confidence.map_or_else(|| "unknown".to_owned(), |c| format!("{c:.2}"));
     format!(
         "{} ({} hop(s), received from {}; origin confidence {origin_confidence})",
         path.join(" -> "),

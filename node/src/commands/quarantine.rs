@@ -13,10 +13,10 @@ use ecp_node::store::StoreError;
 use serde_json::json;
 
 use super::output::{Table, body_block, emit, emit_json, label, one_line, provenance, tell, time};
+use crate::cli::{GlobalArgs, QuarantineCommand};
 use ecp_node::intake::needs_force;
 use ecp_node::store::QuarantineEntry;
 use ecp_protocol::SkillPacket;
-use crate::cli::{GlobalArgs, QuarantineCommand};
 
 pub(crate) fn run(global: &GlobalArgs, command: QuarantineCommand) -> anyhow::Result<ExitCode> {
     let config = super::resolve(global, Overrides::default())?;
@@ -203,7 +203,13 @@ fn drop_older_than(library: &Library, age: Option<std::time::Duration>) -> anyho
     let dropped = library.store().quarantine_drop_older_than(age).context("cannot drop the entries")?;
     let mut out = String::new();
     for e in &dropped {
-        let _ = writeln!(out, "dropped entry {} ({} from {})", e.id, one_line(&e.skill_name), one_line(&e.peer.to_string()));
+        let _ = writeln!(
+            out,
+            "dropped entry {} ({} from {})",
+            e.id,
+            one_line(&e.skill_name),
+            one_line(&e.peer.to_string())
+        );
     }
     let _ = writeln!(out, "{} entr{} dropped", dropped.len(), if dropped.len() == 1 { "y" } else { "ies" });
     emit(&out)?;

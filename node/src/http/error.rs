@@ -113,7 +113,9 @@ impl From<StoreError> for ApiError {
                 "needs_force",
                 format!("{e}; here: POST with {{\"force\": true}}"),
             ),
-            e @ StoreError::CannotApprove(_) => ApiError::new(StatusCode::CONFLICT, "cannot_approve", e.to_string()),
+            e @ StoreError::CannotApprove(_) => {
+                ApiError::new(StatusCode::CONFLICT, "cannot_approve", e.to_string())
+            }
             e @ StoreError::QuarantineEntryNotHeld { .. } => {
                 ApiError::new(StatusCode::CONFLICT, "quarantine_entry_not_held", e.to_string())
             }

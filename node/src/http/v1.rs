@@ -225,12 +225,19 @@ pub(super) async fn quarantine_drop_many(
     let DropBody { all, older_than } = optional_json(&body, expected)?;
     let age = match (all, older_than) {
         (true, None) => None,
-        (false, Some(text)) => Some(crate::config::parse_duration(&text).map_err(|e| {
-            ApiError::bad_request("invalid_duration", format!("olderThan: {e}"))
-        })?),
-        _ => return Err(ApiError::bad_request("invalid_json", format!("the body must be exactly one of {expected}"))),
+        (false, Some(text)) => Some(
+            crate::config::parse_duration(&text)
+                .map_err(|e| ApiError::bad_request("invalid_duration", format!("olderThan: {e}")))?,
+        ),
+        _ => {
+            return Err(ApiError::bad_request(
+                "invalid_json",
+                format!("the body must be exactly one of {expected}"),
+            ));
+        }
     };
     let library = state.library.clone();
-    let dropped = tokio::task::spawn_blocking(move || library.store().quarantine_drop_older_than(age)).await??;
+    let dropped =
+        tokio::task::spawn_blocking(move || library.store().quarantine_drop_older_than(age)).await??;
     Ok(Json(json!({ "dropped": dropped })))
 }

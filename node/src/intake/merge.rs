@@ -6,7 +6,8 @@
 use std::collections::HashMap;
 
 use ecp_protocol::{
-    AcceptPolicy, Decision, KnowledgeUpdate, MergeResult, PacketDecision, SkillKind, StoredSkill, merge_knowledge,
+    AcceptPolicy, Decision, KnowledgeUpdate, MergeResult, PacketDecision, SkillKind, StoredSkill,
+    merge_knowledge,
 };
 
 use super::hold_back::{admit, installs_by_origin, new_by_sender};
@@ -100,10 +101,7 @@ fn install_reason(d: &PacketDecision, held: Option<&StoredSkill>, sender: &Sende
         Some(before) => format!(
             "confidence raised from {before} to {}: the same content (integrityHash {}) arrived from {} at trust {}, \
              a path of higher trust than the one that brought it first",
-            d.packet.confidence,
-            d.packet.integrity_hash,
-            sender.account,
-            sender.trust
+            d.packet.confidence, d.packet.integrity_hash, sender.account, sender.trust
         ),
         None => format!("confidence {}", d.packet.confidence),
     }

@@ -39,7 +39,12 @@ impl FromStr for IntakeMode {
 /// Offers the installed `change` from `source` to the inbox under `mode`,
 /// marking it withheld from the folder unless the user accepted this very
 /// version before.
-pub(super) fn settle(tx: &Tx<'_>, change: &mut Change, source: &Source, mode: IntakeMode) -> Result<(), StoreError> {
+pub(super) fn settle(
+    tx: &Tx<'_>,
+    change: &mut Change,
+    source: &Source,
+    mode: IntakeMode,
+) -> Result<(), StoreError> {
     if mode == IntakeMode::Auto || change.packet.deprecated {
         return Ok(());
     }

@@ -42,8 +42,16 @@ fn held_back_packets_are_in_no_count_and_everything_else_is_applied() {
     let packets =
         [packet("a", "a-1", 0.9), packet("b", "b-1", 0.9), packet("a", "a-2", 0.9), packet("a", "a-3", 0.9)];
     let policy = StandardPolicy::default();
-    let merged =
-        merge(&store, update(&packets), &sender(1.0), &policy, &TWO_AN_HOUR, OnExcess::HoldBack, IntakeMode::Auto).unwrap();
+    let merged = merge(
+        &store,
+        update(&packets),
+        &sender(1.0),
+        &policy,
+        &TWO_AN_HOUR,
+        OnExcess::HoldBack,
+        IntakeMode::Auto,
+    )
+    .unwrap();
     assert_eq!((merged.result.new_skills, merged.result.unchanged, merged.result.rejected_skills), (3, 0, 0));
     let installed: Vec<&str> = merged.changes.iter().map(|c| c.packet.skill_name.as_str()).collect();
     assert_eq!(installed, ["a-1", "b-1", "a-2"]);
@@ -57,8 +65,16 @@ fn held_back_packets_are_in_no_count_and_everything_else_is_applied() {
     );
 
     // The installs counted: the next round holds a-3 back again, the rest is unchanged.
-    let again =
-        merge(&store, update(&packets), &sender(1.0), &policy, &TWO_AN_HOUR, OnExcess::HoldBack, IntakeMode::Auto).unwrap();
+    let again = merge(
+        &store,
+        update(&packets),
+        &sender(1.0),
+        &policy,
+        &TWO_AN_HOUR,
+        OnExcess::HoldBack,
+        IntakeMode::Auto,
+    )
+    .unwrap();
     assert_eq!((again.result.new_skills, again.result.unchanged), (0, 3));
     assert_eq!(again.held_back[0].room, 0);
     assert!(again.changes.is_empty());
@@ -140,11 +156,21 @@ fn a_flood_of_refusals_from_one_sender_evicts_only_its_own_share() {
     let max = crate::store::QuarantineCaps::DEFAULT.entries as usize;
     let first =
         Sender { instance: "honest".into(), account: "peer:http://honest".into(), trust: 1.0, reshare: true };
-    merge(&store, update(&refused("honest", max / 4)), &first, &policy, &limits, OnExcess::Refuse, IntakeMode::Auto).unwrap();
+    merge(
+        &store,
+        update(&refused("honest", max / 4)),
+        &first,
+        &policy,
+        &limits,
+        OnExcess::Refuse,
+        IntakeMode::Auto,
+    )
+    .unwrap();
     let flooder = sender(1.0);
     let flood = update(&refused("flood", max));
     let started = std::time::Instant::now();
-    let merged = merge(&store, flood, &flooder, &policy, &limits, OnExcess::Refuse, IntakeMode::Auto).unwrap();
+    let merged =
+        merge(&store, flood, &flooder, &policy, &limits, OnExcess::Refuse, IntakeMode::Auto).unwrap();
     let took = started.elapsed();
     println!("merge of {max} refused packets into a quarantine holding {}: {took:?}", max / 4);
     assert_eq!(merged.result.rejected_skills, max as u64);
@@ -172,10 +198,21 @@ fn the_entry_cap_holds_at_its_limit_and_one_past_it_the_largest_sender_loses_its
     let (_dir, store) = store();
     let policy = StandardPolicy::default();
     let limits = caps(4, u64::MAX);
-    merge(&store, update(&refused("a", 3)), &from("a"), &policy, &limits, OnExcess::Refuse, IntakeMode::Auto).unwrap();
-    merge(&store, update(&refused("b", 1)), &from("b"), &policy, &limits, OnExcess::Refuse, IntakeMode::Auto).unwrap();
+    merge(&store, update(&refused("a", 3)), &from("a"), &policy, &limits, OnExcess::Refuse, IntakeMode::Auto)
+        .unwrap();
+    merge(&store, update(&refused("b", 1)), &from("b"), &policy, &limits, OnExcess::Refuse, IntakeMode::Auto)
+        .unwrap();
     assert_eq!(held_names(&store), ["a-0", "a-1", "a-2", "b-0"], "at the cap: nothing evicted");
-    merge(&store, update(&refused("b", 2)[1..]), &from("b"), &policy, &limits, OnExcess::Refuse, IntakeMode::Auto).unwrap();
+    merge(
+        &store,
+        update(&refused("b", 2)[1..]),
+        &from("b"),
+        &policy,
+        &limits,
+        OnExcess::Refuse,
+        IntakeMode::Auto,
+    )
+    .unwrap();
     assert_eq!(
         held_names(&store),
         ["a-1", "a-2", "b-0", "b-1"],
@@ -186,7 +223,16 @@ fn the_entry_cap_holds_at_its_limit_and_one_past_it_the_largest_sender_loses_its
     assert!(audit[0].reason.starts_with("1 held entries of peer:http://a (ids 1..=1"), "{audit:?}");
 
     // b floods: it flushes only its own entries beyond its share.
-    merge(&store, update(&refused("flood", 100)), &from("b"), &policy, &limits, OnExcess::Refuse, IntakeMode::Auto).unwrap();
+    merge(
+        &store,
+        update(&refused("flood", 100)),
+        &from("b"),
+        &policy,
+        &limits,
+        OnExcess::Refuse,
+        IntakeMode::Auto,
+    )
+    .unwrap();
     let held = held_names(&store);
     assert_eq!(held, ["a-1", "a-2", "flood-98", "flood-99"], "b keeps its newest two");
     let evictions: Vec<_> =
@@ -199,7 +245,16 @@ fn the_byte_cap_is_shared_between_senders_and_review_frees_room() {
     let (_dir, store) = store();
     let policy = StandardPolicy::default();
     let unlimited = caps(u64::MAX, u64::MAX);
-    merge(&store, update(&refused("a", 2)), &from("a"), &policy, &unlimited, OnExcess::Refuse, IntakeMode::Auto).unwrap();
+    merge(
+        &store,
+        update(&refused("a", 2)),
+        &from("a"),
+        &policy,
+        &unlimited,
+        OnExcess::Refuse,
+        IntakeMode::Auto,
+    )
+    .unwrap();
     let weight = |store: &Store| store.quarantine_held().unwrap().1;
     let two = weight(&store);
     assert!(two > 0);
@@ -208,7 +263,16 @@ fn the_byte_cap_is_shared_between_senders_and_review_frees_room() {
     merge(&store, update(&[]), &from("a"), &policy, &at_cap, OnExcess::Refuse, IntakeMode::Auto).unwrap();
     assert_eq!(held_names(&store).len(), 2);
     // One byte less: a, the only holder, loses its oldest.
-    merge(&store, update(&[]), &from("a"), &policy, &caps(u64::MAX, two - 1), OnExcess::Refuse, IntakeMode::Auto).unwrap();
+    merge(
+        &store,
+        update(&[]),
+        &from("a"),
+        &policy,
+        &caps(u64::MAX, two - 1),
+        OnExcess::Refuse,
+        IntakeMode::Auto,
+    )
+    .unwrap();
     assert_eq!(held_names(&store), ["a-1"]);
     // Dropping an entry gives its bytes back.
     let [entry] = store.quarantine().unwrap().try_into().unwrap();
@@ -222,18 +286,35 @@ fn a_pull_over_the_sender_limit_installs_what_fits_of_any_origin_and_holds_the_r
     let limits = Limits { sender: OriginLimits { per_hour: 2, per_day: 0 }, ..Limits::NO_RATE_LIMITS };
     let policy = StandardPolicy::default();
     let packets = [packet("a", "a-1", 0.9), packet("b", "b-1", 0.9), packet("c", "c-1", 0.9)];
-    let merged = merge(&store, update(&packets), &sender(1.0), &policy, &limits, OnExcess::HoldBack, IntakeMode::Auto).unwrap();
+    let merged =
+        merge(&store, update(&packets), &sender(1.0), &policy, &limits, OnExcess::HoldBack, IntakeMode::Auto)
+            .unwrap();
     let installed: Vec<&str> = merged.changes.iter().map(|c| c.packet.skill_name.as_str()).collect();
     assert_eq!(installed, ["a-1", "b-1"], "at the limit");
     let [e] = merged.held_back.as_slice() else { panic!("{:?}", merged.held_back) };
     assert_eq!((e.per, e.origin.as_str(), e.arriving, e.room), (Per::Sender, "peer:http://relay", 3, 2));
     // Another sender is not held to relay's count.
-    let other =
-        merge(&store, update(&packets), &from("other"), &policy, &limits, OnExcess::HoldBack, IntakeMode::Auto).unwrap();
+    let other = merge(
+        &store,
+        update(&packets),
+        &from("other"),
+        &policy,
+        &limits,
+        OnExcess::HoldBack,
+        IntakeMode::Auto,
+    )
+    .unwrap();
     assert_eq!((other.result.new_skills, other.result.unchanged), (1, 2));
     // One past the limit for relay: refused whole when pushed.
-    let refused =
-        merge(&store, update(&[packet("d", "d-1", 0.9)]), &sender(1.0), &policy, &limits, OnExcess::Refuse, IntakeMode::Auto);
+    let refused = merge(
+        &store,
+        update(&[packet("d", "d-1", 0.9)]),
+        &sender(1.0),
+        &policy,
+        &limits,
+        OnExcess::Refuse,
+        IntakeMode::Auto,
+    );
     let Err(StoreError::OriginLimited(limited)) = refused else { panic!("{refused:?}") };
     assert!(limited.to_string().starts_with("sender \"peer:http://relay\" is over its limit"), "{limited}");
 }
@@ -248,8 +329,16 @@ fn a_packet_over_the_body_cap_is_kept_as_an_excerpt_with_its_size_and_hash_and_c
         let (dir, store) = store();
         let mut limits = caps(u64::MAX, u64::MAX);
         limits.quarantine.body = body;
-        merge(&store, update(std::slice::from_ref(&sent)), &sender(1.0), &policy, &limits, OnExcess::Refuse, IntakeMode::Auto)
-            .unwrap();
+        merge(
+            &store,
+            update(std::slice::from_ref(&sent)),
+            &sender(1.0),
+            &policy,
+            &limits,
+            OnExcess::Refuse,
+            IntakeMode::Auto,
+        )
+        .unwrap();
         let [entry] = store.quarantine().unwrap().try_into().unwrap();
         (dir, store, entry)
     };
@@ -276,9 +365,16 @@ fn a_megabyte_refused_packet_costs_the_quarantine_an_excerpt() {
     let mut big = packet("origin", "huge", 0.9);
     big.skill_body = "x".repeat(1024 * 1024);
     let limits = caps(u64::MAX, u64::MAX);
-    let merged =
-        merge(&store, update(&[big]), &sender(1.0), &StandardPolicy::default(), &limits, OnExcess::Refuse, IntakeMode::Auto)
-            .unwrap();
+    let merged = merge(
+        &store,
+        update(&[big]),
+        &sender(1.0),
+        &StandardPolicy::default(),
+        &limits,
+        OnExcess::Refuse,
+        IntakeMode::Auto,
+    )
+    .unwrap();
     assert_eq!(merged.result.rejected_skills, 1, "over max_skill_bytes");
     let (entries, bytes) = store.quarantine_held().unwrap();
     assert_eq!(entries, 1);

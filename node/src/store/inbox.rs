@@ -100,7 +100,12 @@ fn entry(conn: &Connection, id: i64) -> Result<InboxEntry, StoreError> {
 /// Withdraws the pending entry of `name`, if any, because `source` changed
 /// the skill (to a tombstone when `deprecated`); audited. Every install
 /// calls it: what the entry showed is no longer what the store holds.
-pub(super) fn withdraw(conn: &Connection, name: &str, source: &Source, deprecated: bool) -> Result<(), StoreError> {
+pub(super) fn withdraw(
+    conn: &Connection,
+    name: &str,
+    source: &Source,
+    deprecated: bool,
+) -> Result<(), StoreError> {
     let withdrawn: Option<i64> = conn
         .prepare_cached("DELETE FROM inbox WHERE skill_name = ?1 RETURNING id")?
         .query_row(params![name], |row| row.get(0))
@@ -118,7 +123,9 @@ impl Tx<'_> {
     pub fn offer(&self, name: &str, hash: &str, source: &Source) -> Result<Offer, StoreError> {
         let decided: Option<String> = self
             .sql
-            .prepare_cached("SELECT decision FROM inbox_decisions WHERE skill_name = ?1 AND integrity_hash = ?2")?
+            .prepare_cached(
+                "SELECT decision FROM inbox_decisions WHERE skill_name = ?1 AND integrity_hash = ?2",
+            )?
             .query_row(params![name, hash], |row| row.get(0))
             .optional()?;
         match decided.as_deref() {

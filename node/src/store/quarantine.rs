@@ -337,7 +337,10 @@ impl Store {
                 // An unreadable time is no age: such an entry goes only with all of them.
                 cutoff.is_none_or(|cutoff| Timestamp::parse(received).is_ok_and(|at| at < cutoff))
             };
-            held.into_iter().filter(|(_, received)| older(received)).map(|(id, _)| drop_held(tx, id)).collect()
+            held.into_iter()
+                .filter(|(_, received)| older(received))
+                .map(|(id, _)| drop_held(tx, id))
+                .collect()
         })
     }
 }
