@@ -174,6 +174,16 @@ mod tests {
     }
 
     #[test]
+    fn a_peer_is_asked_who_it_is_at_most_once_per_interval() {
+        let t = trust();
+        let hour = Duration::from_secs(3_600);
+        assert!(t.due_to_identify("http://a", hour));
+        assert!(!t.due_to_identify("http://a", hour), "within the interval");
+        assert!(t.due_to_identify("http://b", hour), "each peer on its own");
+        assert!(t.due_to_identify("http://a", Duration::ZERO), "at the interval's end");
+    }
+
+    #[test]
     fn an_empty_instance_is_not_learned() {
         let t = trust();
         t.learned("http://a", "");

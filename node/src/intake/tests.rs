@@ -1,7 +1,7 @@
 //! The merge step and approvals against a real store.
 
 use ecp_protocol::merge::{MergeContext, receive};
-use ecp_protocol::{KnowledgeUpdate, Origin, SkillPacket, StandardPolicy};
+use ecp_protocol::{KnowledgeUpdate, Origin, SkillPacket, StandardPolicy, Timestamp};
 
 use super::{IntakeMode, Limits, OnExcess, Sender, approve, merge};
 use crate::store::origin_limits::Per;
@@ -402,4 +402,86 @@ fn history_keeps_the_configured_depth_of_superseded_versions() {
     store.set_history_depth(0);
     store.tombstone("s", Source::Operator).unwrap();
     assert_eq!(versions(&store), [5], "depth 0 keeps the current version only");
+}
+
+#[test]
+fn review_intake_holds_each_version_once_under_a_new_id_and_remembers_verdicts() {
+    use crate::store::Verdict;
+    let (_dir, store) = store();
+    let policy = StandardPolicy::default();
+    let review = |packets: &[SkillPacket]| {
+        merge(
+            &store,
+            update(packets),
+            &sender(1.0),
+            &policy,
+            &Limits::NO_RATE_LIMITS,
+            OnExcess::Refuse,
+            IntakeMode::Review,
+        )
+        .unwrap()
+    };
+    let v1 = packet("a", "alpha", 0.9);
+    let merged = review(std::slice::from_ref(&v1));
+    assert!(merged.changes[0].withheld, "held for review");
+    let first = store.inbox().unwrap();
+    assert_eq!(first.len(), 1);
+    // A newer version replaces the entry under a new id.
+    let mut v2 = v1.clone();
+    v2.skill_body.push_str("Then push.\n");
+    v2.created_at = Timestamp::from_unix(v1.created_at.unix_seconds() + 1, 0).unwrap();
+    let v2 = SkillPacket::new(
+        &Origin::new("a", "someone", "linux/amd64", "1.0"),
+        "alpha",
+        "From a peer",
+        &v2.skill_body,
+        0.9,
+        v2.created_at,
+    );
+    review(std::slice::from_ref(&v2));
+    let second = store.inbox().unwrap();
+    assert_eq!(second.len(), 1, "one entry per skill");
+    assert!(second[0].id > first[0].id, "a new id for new content");
+    let held = store.skill("alpha").unwrap().unwrap().0;
+    assert_eq!(second[0].integrity_hash, held.integrity_hash, "the entry shows what the store holds");
+    assert_eq!(
+        store.inbox_entry(first[0].id).unwrap_err().to_string(),
+        format!("no pending inbox entry with id {}", first[0].id)
+    );
+    // Rejected, withdrawn, sent again with the same content: not offered again, still withheld.
+    store.transaction(|tx| tx.decide(second[0].id, Verdict::Rejected)).unwrap();
+    let mut tomb = v2.clone();
+    tomb.deprecated = true;
+    let tomb = SkillPacket {
+        created_at: Timestamp::from_unix(v2.created_at.unix_seconds() + 1, 0).unwrap(),
+        ..tomb
+    };
+    let withdrawn = review(&[tomb]);
+    assert!(!withdrawn.changes[0].withheld, "a tombstone is never held");
+    let again = SkillPacket::new(
+        &Origin::new("a", "someone", "linux/amd64", "1.0"),
+        "alpha",
+        "From a peer",
+        &v2.skill_body,
+        0.9,
+        Timestamp::from_unix(v2.created_at.unix_seconds() + 2, 0).unwrap(),
+    );
+    let merged = review(&[again]);
+    assert_eq!(merged.result.updated_skills, 1);
+    assert!(merged.changes[0].withheld, "the rejected version stays out");
+    assert!(store.inbox().unwrap().is_empty(), "and is not offered again");
+    assert!(store.withheld_from_folder().unwrap().contains("alpha"));
+    // Auto intake holds nothing.
+    let auto = merge(
+        &store,
+        update(&[packet("a", "beta", 0.9)]),
+        &sender(1.0),
+        &policy,
+        &Limits::NO_RATE_LIMITS,
+        OnExcess::Refuse,
+        IntakeMode::Auto,
+    )
+    .unwrap();
+    assert!(!auto.changes[0].withheld);
+    assert!(store.inbox().unwrap().is_empty());
 }
