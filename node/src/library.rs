@@ -153,6 +153,7 @@ impl Library {
             "externalSkills": summary.external_skills,
             "tombstones": summary.tombstones,
             "quarantineHeld": summary.quarantine_held,
+            "inboxWaiting": summary.inbox_waiting,
             "lastUpdate": summary.last_update,
         });
         let serde_json::Value::Object(map) = status else { unreachable!("a json! object is an object") };

@@ -36,6 +36,7 @@ pub(crate) fn run(global: &GlobalArgs, json: bool) -> anyhow::Result<ExitCode> {
     line("external skills", summary.external_skills.to_string());
     line("tombstones", summary.tombstones.to_string());
     line("quarantine held", summary.quarantine_held.to_string());
+    line("inbox waiting", summary.inbox_waiting.to_string());
     line("last update", summary.last_update.as_deref().map_or_else(|| "never".to_owned(), time));
     line("data folder", data_dir);
     line("skills folder", skills_dir);

@@ -243,6 +243,8 @@ pub struct Summary {
     pub tombstones: i64,
     /// Quarantine entries waiting for review.
     pub quarantine_held: i64,
+    /// Skills from peers waiting in the inbox (review intake).
+    pub inbox_waiting: i64,
 }
 
 impl Tx<'_> {
@@ -326,6 +328,7 @@ impl Store {
             external_skills: count("SELECT COUNT(*) FROM skills WHERE kind = 'external' AND deprecated = 0")?,
             tombstones: count("SELECT COUNT(*) FROM skills WHERE deprecated = 1")?,
             quarantine_held: count("SELECT COUNT(*) FROM quarantine WHERE status = 'held'")?,
+            inbox_waiting: count("SELECT COUNT(*) FROM inbox")?,
         })
     }
 

@@ -94,6 +94,9 @@ async fn review_intake_keeps_pulled_skills_out_of_the_folder_until_accepted_and_
     let (alpha, beta) = (id_of(&entries, "alpha"), id_of(&entries, "beta"));
     let api = get(&b, "/v1/inbox").await;
     assert_eq!(api["inbox"].as_array().map(Vec::len), Some(2));
+    assert_eq!(get(&b, "/v1/status").await["inboxWaiting"], 2);
+    let status = ok(&f.run(&["status"])).stdout.clone();
+    assert!(status.lines().any(|l| l.starts_with("inbox waiting:") && l.ends_with(" 2")), "{status}");
 
     let show = ok(&f.run(&["inbox", "show", &alpha])).stdout.clone();
     assert!(show.contains("Read the failing output, change one thing"), "the whole body: {show}");
