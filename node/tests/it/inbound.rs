@@ -385,3 +385,36 @@ async fn a_configured_peer_pushing_before_the_first_pull_gets_its_trust_and_rais
     b.shutdown().await.expect("clean shutdown");
     a.shutdown().await.expect("clean shutdown");
 }
+
+#[tokio::test]
+async fn a_received_skills_stamp_is_not_an_edit_to_the_running_node_but_the_agents_edit_is() {
+    let a_dir = tempfile::tempdir().expect("a temporary folder");
+    let a = start(Config::for_tests(a_dir.path())).await;
+    crate::util::add_local_skill(a.library(), "epsilon", 0.9).await;
+    let f = Folders::new();
+    let b = start(f.config()).await;
+    ok(&f.run_async(&["pull", &a.url()]).await);
+    let file = eventually("the pulled skill is in the folder", SOON, || async { shown(&f, "epsilon") }).await;
+    assert!(file.contains("  ecp-origin: \""), "{file}");
+    // The served body is the body as received, without the stamp.
+    let served = get(&b, "/ecp/skills").await;
+    let body = served["skills"][0]["skillBody"].as_str().expect("a body").to_owned();
+    assert!(
+        !body.contains("ecp-origin") && file.starts_with(body.split("---\n#").next().expect("frontmatter"))
+    );
+    let seq = get(&b, "/v1/status").await["sequence"].clone();
+    // The running node's watcher and rescans see the stamped file: no change, nothing to re-share.
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    ok(&f.run_async(&["skill", "list"]).await);
+    assert_eq!(get(&b, "/v1/status").await["sequence"], seq, "no new version of a stamped file");
+    assert_eq!(get(&b, "/v1/skills/epsilon").await["skill"]["kind"], "external");
+    // The agent edits the body: that is an edit, imported as the agent's own skill.
+    let path = f.skills().join("epsilon").join("SKILL.md");
+    std::fs::write(&path, format!("{file}\nAlso check the logs first.\n")).expect("the agent writes");
+    eventually("the agent's edit is imported", SOON, || async {
+        (get(&b, "/v1/skills/epsilon").await["skill"]["kind"] == "local").then_some(())
+    })
+    .await;
+    b.shutdown().await.expect("clean shutdown");
+    a.shutdown().await.expect("clean shutdown");
+}
