@@ -63,6 +63,7 @@ fn fixed_store() -> Store {
         integrity_hash: hash,
         created_at: at(created),
         deprecated,
+        confidence: None,
     };
     let other = |name: &str| integrity::body_hash(&format!("held version of {name}"));
     HashMap::from([

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 use ecp_node::config::Secret;
+use ecp_node::intake::IntakeMode;
 
 /// ecp-node — share agent skills with peers over ECP, safely.
 ///
@@ -53,6 +54,14 @@ pub(crate) struct GlobalArgs {
     /// --data is an error rather than a new node.
     #[arg(long, global = true)]
     pub(crate) init: bool,
+    /// What happens to skills peers send: `auto` writes them to the skills
+    /// folder at once; `review` keeps them in the inbox (`ecp-node inbox`)
+    /// until you accept them. Either way the node stores and serves them.
+    #[arg(long, env = "ECP_POLICY_INTAKE", global = true, value_name = "MODE",
+        value_parser = clap::builder::TypedValueParser::map(
+            clap::builder::PossibleValuesParser::new(["auto", "review"]),
+            |mode| mode.parse::<IntakeMode>().expect("a possible value")))]
+    pub(crate) intake: Option<IntakeMode>,
 }
 
 /// The subcommands.
@@ -64,9 +73,13 @@ pub(crate) enum Command {
     /// Add, list, show, remove or scan skills.
     #[command(subcommand)]
     Skill(SkillCommand),
-    /// Review refused packets: list, approve (install) or drop them.
+    /// Review refused packets: list, show, approve (install) or drop them.
     #[command(subcommand)]
     Quarantine(QuarantineCommand),
+    /// Review skills from peers before they reach the skills folder
+    /// (`--intake review`): list, show, accept or reject them.
+    #[command(subcommand)]
+    Inbox(InboxCommand),
     /// Show the node's instance id, sequence number and counts (the running
     /// server's, when one runs on the data folder).
     Status(JsonFlag),
@@ -283,16 +296,69 @@ pub(crate) enum SkillCommand {
 pub(crate) enum QuarantineCommand {
     /// List held entries with their reasons and findings.
     List(JsonFlag),
+    /// Show one held entry whole: the reason, the findings with their line
+    /// numbers, the provenance path and the body.
+    Show {
+        /// Entry id from `quarantine list`.
+        id: i64,
+        #[command(flatten)]
+        json: JsonFlag,
+    },
     /// Install a held entry: as an external skill, its confidence lowered by
     /// the trust its sender had, re-served if the policy re-shares. Origin
-    /// limits do not apply to approvals. Audited.
+    /// limits do not apply to approvals. An entry refused by the safety scan
+    /// or with any scan finding needs --force (its findings are printed
+    /// first). Audited.
     Approve {
         /// Entry id from `quarantine list`.
         id: i64,
+        /// Install it even though the scan flagged it.
+        #[arg(long)]
+        force: bool,
     },
-    /// Remove a held entry for good (the same packet re-sent stays dropped). Audited.
+    /// Remove held entries for good (the same packet re-sent stays dropped):
+    /// one by id, all of them, or those first received longer ago than a
+    /// duration. Audited.
+    #[command(group(clap::ArgGroup::new("which").required(true).args(["id", "all", "older_than"])))]
     Drop {
         /// Entry id from `quarantine list`.
-        id: i64,
+        id: Option<i64>,
+        /// Every held entry.
+        #[arg(long)]
+        all: bool,
+        /// Entries first received longer ago than this, e.g. `7d`, `12h`.
+        #[arg(long, value_name = "DURATION")]
+        older_than: Option<String>,
     },
+}
+
+/// `inbox …`
+#[derive(Debug, Subcommand)]
+pub(crate) enum InboxCommand {
+    /// List the skills waiting for review.
+    List(JsonFlag),
+    /// Show one waiting skill whole: origin, confidence, provenance and body.
+    Show {
+        /// Entry id from `inbox list`.
+        id: i64,
+        #[command(flatten)]
+        json: JsonFlag,
+    },
+    /// Accept a waiting skill (or --all): it is written to the skills folder.
+    #[command(group(clap::ArgGroup::new("which").required(true).args(["id", "all"])))]
+    Accept(InboxPick),
+    /// Reject a waiting skill (or --all): it stays out of the skills folder,
+    /// and this version is not offered again (a newer one is).
+    #[command(group(clap::ArgGroup::new("which").required(true).args(["id", "all"])))]
+    Reject(InboxPick),
+}
+
+/// Which inbox entries `accept` and `reject` decide on.
+#[derive(Debug, Args)]
+pub(crate) struct InboxPick {
+    /// Entry id from `inbox list`.
+    pub(crate) id: Option<i64>,
+    /// Every waiting entry.
+    #[arg(long)]
+    pub(crate) all: bool,
 }

@@ -314,6 +314,12 @@ pub fn import_all(library: &Library) -> ImportReport {
             continue;
         }
         let hash = integrity::body_hash(&text);
+        if held.get(&name).is_some_and(|r| !r.deprecated && r.kind == "external" && r.integrity_hash != hash)
+            && stamped_copy(library, &name, &text)
+        {
+            report.own_files += 1;
+            continue;
+        }
         if let Some(record) = held.get(&name).filter(|r| !r.deprecated && r.integrity_hash == hash) {
             if record.kind == "local" {
                 report.unchanged += 1;
@@ -357,6 +363,14 @@ pub fn import_all(library: &Library) -> ImportReport {
         }
     }
     report
+}
+
+/// Whether `text` is exactly the file the projection writes for the held
+/// external skill `name` (its body with the stamp of where it came from):
+/// the node's copy whose record of the write is missing, not an edit.
+fn stamped_copy(library: &Library, name: &str, text: &str) -> bool {
+    let Ok(Some((_, packet, _))) = library.store().skill(name) else { return false };
+    library.projection().content(&packet, ecp_protocol::SkillKind::External) == text
 }
 
 /// How often a watched folder is rescanned anyway.
@@ -626,6 +640,45 @@ mod tests {
         let report = import_all(&f.library);
         assert_eq!((report.imported.len(), report.own_files), (0, 1));
         assert_eq!(record(&f.library, "remote").kind, "external");
+    }
+
+    #[test]
+    fn a_received_skills_file_says_where_it_came_from_and_only_an_agents_edit_is_imported() {
+        let f = fixture();
+        let origin = Origin::new("peer-a", "u", "linux/amd64", "1");
+        let body = skill_md("remote", "metadata:\n  author: someone\n");
+        let remote = SkillPacket::new(&origin, "remote", "From a peer", &body, 0.9, crate::store::now());
+        let update = ecp_protocol::KnowledgeUpdate {
+            peer_instance: "peer-a".into(),
+            skills: vec![remote],
+            ..Default::default()
+        };
+        let sender =
+            Sender { instance: "peer-a".into(), account: "addr:127.0.0.1".into(), trust: 0.6, reshare: true };
+        f.library.merge(update, &sender, &ecp_protocol::StandardPolicy::default()).unwrap();
+        let file = f.skills.join("remote").join(SKILL_FILE);
+        let shown = fs::read_to_string(&file).unwrap();
+        let node = f.library.store().instance_id();
+        let stamp = format!(
+            "metadata:\n  author: someone\n  ecp-origin: \"peer-a\"\n  ecp-confidence: 0.54\n  ecp-node: \"{node}\"\n"
+        );
+        assert!(shown.contains(&stamp), "{shown}");
+        // The store keeps the body as received: served and hashed unchanged.
+        let (held, packet, _) = f.library.store().skill("remote").unwrap().unwrap();
+        assert_eq!(packet.skill_body, body);
+        assert_eq!(held.integrity_hash, integrity::body_hash(&body));
+        let seq = f.library.store().sequence().unwrap();
+        let report = import_all(&f.library);
+        assert_eq!((report.imported.len(), report.own_files), (0, 1));
+        // Without the record of the write, the stamped copy is still known as the node's.
+        f.library.projection().forget_written("remote");
+        let report = import_all(&f.library);
+        assert_eq!((report.imported.len(), report.own_files), (0, 1));
+        assert_eq!(f.library.store().sequence().unwrap(), seq, "no change, nothing to re-share");
+        // The agent's edit of the body is an edit.
+        fs::write(&file, format!("{shown}One more step the agent learned.\n")).unwrap();
+        assert_eq!(import_all(&f.library).imported, ["remote"]);
+        assert_eq!(record(&f.library, "remote").kind, "local");
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! - [`store`]: SQLite, the source of truth — skills, versions, quarantine,
 //!   audit, sequence.
 //! - [`projection`]: the skills folder agents read, written from the store.
+//! - [`stamp`]: where a received skill came from, in its file's frontmatter.
 //! - [`library`]: store + projection; the one place through which skills change.
 //! - [`intake`]: the node's merge step — the protocol's decisions plus the
 //!   per-origin limits and quarantine approvals, applied in one store transaction.
@@ -51,6 +52,7 @@ pub mod operator;
 pub mod projection;
 pub mod reload;
 pub mod serve;
+pub mod stamp;
 pub mod store;
 pub mod tls;
 

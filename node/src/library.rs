@@ -7,12 +7,12 @@ use std::path::Path;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use ecp_protocol::{KnowledgeUpdate, MergeResult, SkillPacket, StandardPolicy};
+use ecp_protocol::{KnowledgeUpdate, MergeResult, SkillKind, SkillPacket, StandardPolicy};
 use tokio::sync::{mpsc, watch};
 
-use crate::intake::{self, Limits, OnExcess, Sender};
+use crate::intake::{self, IntakeMode, Limits, OnExcess, Sender};
 use crate::projection::Projection;
-use crate::store::{Change, OriginExcess, Source, Store, StoreError};
+use crate::store::{Change, InboxEntry, OriginExcess, Source, Store, StoreError, Verdict};
 
 /// The store, its projection, and a channel announcing the newest sequence number.
 #[derive(Debug, Clone)]
@@ -29,6 +29,9 @@ pub struct Library {
     /// What every merge allows: installs per origin, new skills per sender, the
     /// quarantine's caps (`[limits]` of the configuration).
     limits: Limits,
+    /// Whether skills from peers reach the folder at once or after review
+    /// (`[policy] intake`).
+    intake: IntakeMode,
 }
 
 impl Library {
@@ -36,13 +39,23 @@ impl Library {
     pub fn open(data_dir: &Path, skills_dir: &Path) -> Result<Library, StoreError> {
         let store = Store::open(data_dir)?;
         let seq = store.sequence()?;
+        let projection = Projection::new(skills_dir).stamped_by(store.instance_id());
         Ok(Library {
             store: Arc::new(store),
-            projection: Projection::new(skills_dir),
+            projection,
             sequence: Arc::new(watch::channel(seq).0),
             projector: Arc::default(),
             limits: Limits::default(),
+            intake: IntakeMode::default(),
         })
+    }
+
+    /// The library with review intake on or off (`auto` otherwise).
+    /// Set it before cloning: clones made earlier keep theirs.
+    #[must_use]
+    pub fn with_intake(mut self, intake: IntakeMode) -> Library {
+        self.intake = intake;
+        self
     }
 
     /// The library with other limits (the defaults otherwise).
@@ -140,6 +153,7 @@ impl Library {
             "externalSkills": summary.external_skills,
             "tombstones": summary.tombstones,
             "quarantineHeld": summary.quarantine_held,
+            "inboxWaiting": summary.inbox_waiting,
             "lastUpdate": summary.last_update,
         });
         let serde_json::Value::Object(map) = status else { unreachable!("a json! object is an object") };
@@ -155,7 +169,8 @@ impl Library {
         sender: &Sender,
         policy: &StandardPolicy,
     ) -> Result<MergeResult, StoreError> {
-        let merged = intake::merge(&self.store, update, sender, policy, &self.limits, OnExcess::Refuse)?;
+        let merged =
+            intake::merge(&self.store, update, sender, policy, &self.limits, OnExcess::Refuse, self.intake)?;
         self.committed(&merged.changes);
         Ok(merged.result)
     }
@@ -169,7 +184,15 @@ impl Library {
         sender: &Sender,
         policy: &StandardPolicy,
     ) -> Result<(MergeResult, Vec<OriginExcess>), StoreError> {
-        let merged = intake::merge(&self.store, update, sender, policy, &self.limits, OnExcess::HoldBack)?;
+        let merged = intake::merge(
+            &self.store,
+            update,
+            sender,
+            policy,
+            &self.limits,
+            OnExcess::HoldBack,
+            self.intake,
+        )?;
         self.committed(&merged.changes);
         Ok((merged.result, merged.held_back))
     }
@@ -188,18 +211,66 @@ impl Library {
         Ok(change.is_some())
     }
 
-    /// Installs a quarantined packet (see [`intake::approve`]); blocking.
-    pub fn approve(&self, id: i64, fallback_trust: f64, reshare: bool) -> Result<SkillPacket, StoreError> {
-        let change = intake::approve(&self.store, id, fallback_trust, reshare)?;
+    /// Installs a quarantined packet (see [`intake::approve`]; `force` for
+    /// one the scan flagged); blocking.
+    pub fn approve(
+        &self,
+        id: i64,
+        fallback_trust: f64,
+        reshare: bool,
+        force: bool,
+    ) -> Result<SkillPacket, StoreError> {
+        let change = intake::approve(&self.store, id, fallback_trust, reshare, force)?;
         self.committed(std::slice::from_ref(&change));
         Ok(change.packet)
     }
 
+    /// Records the user's `verdict` on pending inbox entry `id`; an accepted
+    /// skill is written to the folder at once. Blocking; audited.
+    pub fn inbox_decide(&self, id: i64, verdict: Verdict) -> Result<InboxEntry, StoreError> {
+        let entry = self.store.transaction(|tx| tx.decide(id, verdict))?;
+        self.show_decided(std::slice::from_ref(&entry), verdict);
+        Ok(entry)
+    }
+
+    /// [`Library::inbox_decide`] for every pending entry, in one transaction.
+    pub fn inbox_decide_all(&self, verdict: Verdict) -> Result<Vec<InboxEntry>, StoreError> {
+        let entries = self.store.transaction(|tx| {
+            tx.inbox_ids()?.into_iter().map(|id| tx.decide(id, verdict)).collect::<Result<Vec<_>, _>>()
+        })?;
+        self.show_decided(&entries, verdict);
+        Ok(entries)
+    }
+
+    /// Writes the skills of accepted entries to the folder.
+    fn show_decided(&self, entries: &[InboxEntry], verdict: Verdict) {
+        if verdict != Verdict::Accepted {
+            return;
+        }
+        for entry in entries {
+            match self.store.skill(&entry.skill_name) {
+                Ok(Some((record, packet, _))) if !packet.deprecated => {
+                    let kind = if record.kind == "local" { SkillKind::Local } else { SkillKind::External };
+                    if let Err(e) = self.projection.write(&packet, kind) {
+                        tracing::error!(error = %e, "skills folder not fully updated");
+                    }
+                }
+                Ok(_) => {}
+                Err(e) => tracing::error!(error = %e, "cannot read an accepted skill to write it"),
+            }
+        }
+    }
+
     /// Writes every active skill to the folder (at start: the folder may be
-    /// new, or another process may have changed the store).
+    /// new, or another process may have changed the store), but those
+    /// review intake holds back.
     pub fn project_all(&self) -> Result<usize, StoreError> {
         let mut written = 0;
+        let withheld = self.store.withheld_from_folder()?;
         for (packet, kind) in self.store.current_packets()? {
+            if withheld.contains(&packet.skill_name) {
+                continue;
+            }
             let result = if packet.deprecated {
                 self.projection.remove(&packet.skill_name)
             } else {

@@ -137,6 +137,7 @@ impl Node {
                 .await
                 .expect("opening the store does not panic")?
                 .with_limits(config.merge_limits())
+                .with_intake(config.intake)
         };
         let listener = bind(config.listen).await?;
         let local_addr =

@@ -1,5 +1,5 @@
 //! What the node's operator does to its skills and its quarantine: add a
-//! SKILL.md, remove a skill, approve or drop a held entry. The CLI calls
+//! SKILL.md, remove a skill, approve or drop held entries. The CLI calls
 //! these on the store when no server runs on its data folder; the `/v1/`
 //! write endpoints call them inside the server, which is where the CLI
 //! sends the same actions when one does. Each returns what it did, in the
@@ -131,9 +131,10 @@ pub struct Approved {
     pub confidence: f64,
 }
 
-/// Installs held entry `id` as an external skill; blocking.
-pub fn approve(library: &Library, config: &Config, id: i64) -> Result<Approved, StoreError> {
-    let packet = library.approve(id, config.default_trust, config.reshare_external)?;
+/// Installs held entry `id` as an external skill; blocking. An entry the
+/// scan flagged needs `force` ([`StoreError::NeedsForce`] otherwise).
+pub fn approve(library: &Library, config: &Config, id: i64, force: bool) -> Result<Approved, StoreError> {
+    let packet = library.approve(id, config.default_trust, config.reshare_external, force)?;
     Ok(Approved { id, name: packet.skill_name, confidence: packet.confidence })
 }
 
@@ -154,4 +155,14 @@ pub fn drop_quarantined(library: &Library, id: i64) -> Result<Dropped, StoreErro
     let (entry, _) = library.store().quarantined(id)?;
     library.store().quarantine_drop(id)?;
     Ok(Dropped { id, name: entry.skill_name, peer: entry.peer.to_string() })
+}
+
+/// Removes every held entry first received longer than `age` ago (`None`:
+/// every held entry); blocking.
+pub fn drop_many(library: &Library, age: Option<std::time::Duration>) -> Result<Vec<Dropped>, StoreError> {
+    let dropped = library.store().quarantine_drop_older_than(age)?;
+    Ok(dropped
+        .into_iter()
+        .map(|e| Dropped { id: e.id, name: e.skill_name, peer: e.peer.to_string() })
+        .collect())
 }

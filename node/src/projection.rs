@@ -24,9 +24,17 @@
 //! file behind; the node removes those of dead processes at start
 //! ([`Projection::sweep_leftovers`]).
 //!
+//! A received skill's file says where it came from ([`crate::stamp`]): the
+//! stamped text is what the node writes and records as written, so the
+//! importer never takes the stamp for the agent's edit.
+//!
+//! With review intake, a change the user has not accepted is withheld
+//! ([`Change::withheld`]): the file stays as it is.
+//!
 //! Names are checked again here, although the merge already did: this is
 //! the one place that turns a name into a path.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fs;
 use std::io::Write;
@@ -37,6 +45,7 @@ use std::time::{Duration, Instant};
 use ecp_protocol::skill_doc;
 use ecp_protocol::{SkillKind, SkillPacket, integrity};
 
+use crate::stamp::{self, Stamp};
 use crate::store::Change;
 
 /// The file name of a skill inside its folder.
@@ -74,12 +83,34 @@ pub struct Projection {
     /// own writes from the agent's: re-importing the whole folder after each
     /// projected file would cost more than the writes themselves.
     own_writes: Arc<Mutex<HashMap<PathBuf, Instant>>>,
+    /// This node's instance id, stamped into received skills' files
+    /// ([`crate::stamp`]); `None`: files are written as stored.
+    node: Option<Arc<str>>,
 }
 
 impl Projection {
     /// A projection into `dir` (created on first write).
     pub fn new(dir: impl Into<PathBuf>) -> Self {
-        Projection { dir: dir.into(), own_writes: Arc::default() }
+        Projection { dir: dir.into(), own_writes: Arc::default(), node: None }
+    }
+
+    /// The projection, stamping received skills' files as written by `node`.
+    #[must_use]
+    pub fn stamped_by(mut self, node: &str) -> Self {
+        self.node = Some(node.into());
+        self
+    }
+
+    /// What the folder shows for `packet`: a received skill's body with
+    /// where it came from in its frontmatter ([`crate::stamp`]), any other
+    /// skill's body as stored.
+    pub fn content<'a>(&self, packet: &'a SkillPacket, kind: SkillKind) -> Cow<'a, str> {
+        let body = packet.skill_body.as_str();
+        let Some(node) = self.node.as_deref().filter(|_| kind == SkillKind::External) else {
+            return Cow::Borrowed(body);
+        };
+        let stamp = Stamp { origin: &packet.origin_instance, confidence: packet.confidence, node };
+        stamp::stamp(body, &stamp).map_or(Cow::Borrowed(body), Cow::Owned)
     }
 
     /// Whether `path` was written (or created, or removed) by this process
@@ -110,9 +141,10 @@ impl Projection {
         Ok(self.dir.join(name))
     }
 
-    /// Applies committed changes to the folder.
+    /// Applies committed changes to the folder; a withheld one (review
+    /// intake) leaves the file as it is.
     pub fn apply(&self, changes: &[Change]) -> Result<(), ProjectionError> {
-        for change in changes {
+        for change in changes.iter().filter(|c| !c.withheld) {
             if change.packet.deprecated {
                 self.remove(&change.packet.skill_name)?;
             } else {
@@ -128,7 +160,8 @@ impl Projection {
         let dir = self.skill_dir(name)?;
         let io = |source| ProjectionError::Io { name: name.clone(), source };
         let file = dir.join(SKILL_FILE);
-        let body = packet.skill_body.as_bytes();
+        let content = self.content(packet, kind);
+        let body = content.as_bytes();
         let hash = integrity::sha256_hex(body);
         // Read once: a new skill's file is missing, and that is all there is to know.
         let replaced = match fs::read(&file) {

@@ -18,7 +18,9 @@ use ecp_node::config::{Config, Secret};
 use ecp_node::data_lock::{self, ServerInfo};
 use ecp_node::federation::PeerView;
 use ecp_node::operator::{Added, Approved, Dropped, Removed};
+use ecp_node::store::Verdict;
 use reqwest::{Method, Url};
+use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
@@ -26,6 +28,24 @@ use super::output::tell;
 
 /// How long one call may take (an add re-projects; a server under load is slow).
 const CALL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// The answer of `POST /v1/quarantine/drop`.
+#[derive(Deserialize)]
+struct DroppedMany {
+    dropped: Vec<Dropped>,
+}
+
+/// The answer of `POST /v1/inbox/{id}/accept|reject`, as far as the CLI reads it.
+#[derive(Deserialize)]
+struct Decided {
+    entry: DecidedEntry,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct DecidedEntry {
+    skill_name: String,
+}
 
 /// A server's refusal: its status, error code and message.
 #[derive(Debug, thiserror::Error)]
@@ -106,8 +126,35 @@ impl Server {
     }
 
     /// `POST /v1/quarantine/{id}/approve`.
-    pub(crate) fn approve(&self, id: i64) -> anyhow::Result<Result<Approved, Refusal>> {
-        self.call(Method::POST, &["v1", "quarantine", &id.to_string(), "approve"], None)
+    pub(crate) fn approve(&self, id: i64, force: bool) -> anyhow::Result<Result<Approved, Refusal>> {
+        let body = json!({ "force": force });
+        self.call(Method::POST, &["v1", "quarantine", &id.to_string(), "approve"], Some(body))
+    }
+
+    /// `POST /v1/quarantine/drop`: every held entry, or those first received
+    /// longer than `older_than` ago (a duration as `--older-than` takes it).
+    pub(crate) fn drop_many(
+        &self,
+        older_than: Option<&str>,
+    ) -> anyhow::Result<Result<Vec<Dropped>, Refusal>> {
+        let body = match older_than {
+            Some(age) => json!({ "olderThan": age }),
+            None => json!({ "all": true }),
+        };
+        let answer: Result<DroppedMany, Refusal> =
+            self.call(Method::POST, &["v1", "quarantine", "drop"], Some(body))?;
+        Ok(answer.map(|many| many.dropped))
+    }
+
+    /// `POST /v1/inbox/{id}/accept` or `…/reject`: the name of the skill decided.
+    pub(crate) fn inbox_decide(&self, id: i64, verdict: Verdict) -> anyhow::Result<Result<String, Refusal>> {
+        let action = match verdict {
+            Verdict::Accepted => "accept",
+            Verdict::Rejected => "reject",
+        };
+        let answer: Result<Decided, Refusal> =
+            self.call(Method::POST, &["v1", "inbox", &id.to_string(), action], None)?;
+        Ok(answer.map(|decided| decided.entry.skill_name))
     }
 
     /// `DELETE /v1/quarantine/{id}`.

@@ -4,6 +4,7 @@
 //! - `serve`: run the node.
 //! - `skill`: add, list, show, remove and scan skills.
 //! - `quarantine`: review refused packets.
+//! - `inbox`: review skills from peers before they reach the skills folder.
 //! - `status`: identity, sequence number and counts.
 //! - `health`: asks the running node whether it is ready or alive (probes).
 //! - `federation`: `pull`, `push`, `sync` and `peers`.
@@ -13,6 +14,7 @@
 mod api;
 mod federation;
 mod health;
+mod inbox;
 mod output;
 mod quarantine;
 mod serve;
@@ -36,6 +38,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Serve(args) => serve::run(&cli.global, *args),
         Command::Skill(command) => skill::run(&cli.global, command),
         Command::Quarantine(command) => quarantine::run(&cli.global, command),
+        Command::Inbox(command) => inbox::run(&cli.global, command),
         Command::Status(flag) => status::run(&cli.global, flag.json),
         Command::Health(args) => health::run(&cli.global, *args),
         Command::Pull(args) => federation::pull(&cli.global, args),
@@ -56,6 +59,7 @@ pub(crate) fn resolve(global: &crate::cli::GlobalArgs, extra: Overrides) -> anyh
         data: global.data.clone(),
         skills_dir: global.skills_dir.clone(),
         peers: global.peers.clone(),
+        intake: global.intake.or(extra.intake),
         tls,
         ..extra
     };
@@ -97,6 +101,6 @@ pub(crate) fn open_library(config: &Config, init: bool) -> anyhow::Result<Librar
         );
     }
     Library::open(&config.data_dir, &config.skills_dir)
-        .map(|library| library.with_limits(config.merge_limits()))
+        .map(|library| library.with_limits(config.merge_limits()).with_intake(config.intake))
         .with_context(|| format!("cannot open the node's data in {data} (see --data)"))
 }

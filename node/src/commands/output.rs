@@ -56,6 +56,32 @@ fn escape(text: &str, keep: impl Fn(char) -> bool) -> Cow<'_, str> {
     )
 }
 
+/// Where a received packet has been: its origin, each hop, the sender, and
+/// the confidence its origin gave it.
+pub(crate) fn provenance(packet: &ecp_protocol::SkillPacket) -> String {
+    let Some(p) = &packet.provenance else {
+        return format!("{} (no provenance recorded)", one_line(&packet.origin_instance));
+    };
+    let path: Vec<Cow<'_, str>> = p.path.iter().map(|hop| one_line(hop)).collect();
+    let origin_confidence = p.origin_confidence.map_or_else(|| "unknown".to_owned(), |c| format!("{c:.2}"));
+    format!(
+        "{} ({} hop(s), received from {}; origin confidence {origin_confidence})",
+        path.join(" -> "),
+        p.hops,
+        one_line(&p.received_from)
+    )
+}
+
+/// A skill body, whole, between rules, its control characters escaped.
+pub(crate) fn body_block(body: &str) -> String {
+    let mut out = format!("body ({} bytes):\n-----\n{}", body.len(), printable(body));
+    if !out.ends_with('\n') {
+        out.push('\n');
+    }
+    out.push_str("-----\n");
+    out
+}
+
 /// A table printed with aligned columns.
 pub(crate) struct Table {
     header: Vec<&'static str>,

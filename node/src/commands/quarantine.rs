@@ -1,19 +1,22 @@
-//! `ecp-node quarantine list | approve | drop`: review the packets the node
-//! refused. Approving and dropping go to the server running on the data
-//! folder when there is one (its `/v1/` API), else through
-//! [`ecp_node::operator`] to the store.
+//! `ecp-node quarantine list | show | approve | drop`: review the packets the
+//! node refused. Reading works on the store; approving and dropping go to
+//! the server running on the data folder when there is one (its `/v1/`
+//! API), else through [`ecp_node::operator`] to the store. An entry the
+//! scan flagged needs `--force`, after its findings are shown.
 
 use std::fmt::Write as _;
 use std::process::ExitCode;
 
-use anyhow::Context;
+use anyhow::{Context, bail};
 use ecp_node::config::{Config, Overrides};
+use ecp_node::intake::needs_force;
 use ecp_node::library::Library;
 use ecp_node::operator;
-use ecp_node::store::StoreError;
+use ecp_node::store::{QuarantineEntry, StoreError};
+use ecp_protocol::SkillPacket;
 use serde_json::json;
 
-use super::output::{Table, emit, emit_json, label, one_line, time};
+use super::output::{Table, body_block, emit, emit_json, label, one_line, provenance, tell, time};
 use super::{Refusal, Target};
 use crate::cli::{GlobalArgs, QuarantineCommand};
 
@@ -21,10 +24,24 @@ pub(crate) fn run(global: &GlobalArgs, command: QuarantineCommand) -> anyhow::Re
     let config = super::resolve(global, Overrides::default())?;
     match command {
         QuarantineCommand::List(flag) => list(&super::open_library(&config, global.init)?, flag.json),
-        QuarantineCommand::Approve { id } => {
-            approve(&super::write_target(&config, global.init)?, &config, id)
+        QuarantineCommand::Show { id, json } => {
+            show(&super::open_library(&config, global.init)?, id, json.json)
         }
-        QuarantineCommand::Drop { id } => drop_entry(&super::write_target(&config, global.init)?, id),
+        QuarantineCommand::Approve { id, force } => {
+            let library = super::open_library(&config, global.init)?;
+            approve(&library, &super::write_target(&config, global.init)?, &config, id, force)
+        }
+        QuarantineCommand::Drop { id: Some(id), .. } => {
+            drop_entry(&super::write_target(&config, global.init)?, id)
+        }
+        QuarantineCommand::Drop { all: true, .. } => {
+            drop_many(&super::write_target(&config, global.init)?, None)
+        }
+        QuarantineCommand::Drop { older_than: Some(age), .. } => {
+            let parsed = ecp_node::config::parse_duration(&age).context("--older-than")?;
+            drop_many(&super::write_target(&config, global.init)?, Some((age.as_str(), parsed)))
+        }
+        QuarantineCommand::Drop { .. } => bail!("say which entries to drop: an ID, --all or --older-than"),
     }
 }
 
@@ -83,15 +100,125 @@ fn list(library: &Library, json: bool) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn approve(target: &Target, config: &Config, id: i64) -> anyhow::Result<ExitCode> {
+fn show(library: &Library, id: i64, json: bool) -> anyhow::Result<ExitCode> {
+    let (entry, packet) = read_held(library, id)?;
+    if json {
+        emit_json(&json!({ "entry": entry, "packet": packet }))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "entry {id}: {} from {}, refused at stage {}",
+        one_line(&entry.skill_name),
+        one_line(&entry.peer.to_string()),
+        entry.stage
+    );
+    let _ = writeln!(out, "reason: {}", one_line(&entry.reason));
+    let _ = writeln!(
+        out,
+        "received: {}, last seen {}, {} time(s); trust in the sender {}",
+        time(&entry.received_at),
+        time(&entry.last_seen_at),
+        entry.times_seen,
+        entry.trust.map_or_else(|| "unknown".to_owned(), |t| format!("{t:.2}"))
+    );
+    out.push_str(&findings(&entry));
+    match &packet {
+        Some(packet) => {
+            let _ = writeln!(out, "provenance: {}", provenance(packet));
+            out.push_str(&body_block(&packet.skill_body));
+        }
+        None => {
+            if let Some(t) = &entry.truncated {
+                let _ = writeln!(
+                    out,
+                    "body: not kept — the packet was {} bytes (SHA-256 {}), over the quarantine's body limit",
+                    t.size, t.sha256
+                );
+            }
+        }
+    }
+    emit(&out)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The findings of an entry, one per line with its line number.
+fn findings(entry: &QuarantineEntry) -> String {
+    let mut out = format!("findings: {}\n", entry.findings.len());
+    for f in &entry.findings {
+        let _ = writeln!(
+            out,
+            "  line {}: {} {}: {}",
+            f.line,
+            label(&f.severity),
+            one_line(&f.rule_id),
+            one_line(&f.excerpt)
+        );
+    }
+    out
+}
+
+fn read_held(library: &Library, id: i64) -> anyhow::Result<(QuarantineEntry, Option<SkillPacket>)> {
+    match library.store().quarantined(id) {
+        Ok(held) => Ok(held),
+        Err(StoreError::NoSuchQuarantineEntry(_)) => bail!(no_entry(id)),
+        Err(e @ StoreError::QuarantineEntryNotHeld { .. }) => bail!(not_held(&e.to_string())),
+        Err(e) => Err(e).context("cannot read the quarantine"),
+    }
+}
+
+fn approve(
+    library: &Library,
+    target: &Target,
+    config: &Config,
+    id: i64,
+    force: bool,
+) -> anyhow::Result<ExitCode> {
+    let (entry, _) = read_held(library, id)?;
+    if needs_force(&entry) {
+        // Whoever approves a flagged skill has seen what was found in it.
+        emit(&format!(
+            "entry {id} ({}) was refused at stage {}: {}\n{}",
+            one_line(&entry.skill_name),
+            entry.stage,
+            one_line(&entry.reason),
+            findings(&entry)
+        ))?;
+        if !force {
+            tell(format_args!(
+                "ecp-node: not approved: the scan flagged entry {id}. Read it whole with `ecp-node quarantine show \
+                 {id}`; if you trust the skill anyway, run `ecp-node quarantine approve {id} --force`"
+            ));
+            return Ok(ExitCode::from(1));
+        }
+    }
     let approved = match target {
-        Target::Server(server) => server.approve(id)?.map_err(|r| refused(id, r))?,
-        Target::Store(library) => operator::approve(library, config, id).map_err(|e| failed(id, e))?,
+        Target::Server(server) => server.approve(id, force)?.map_err(|r| refused(id, r))?,
+        Target::Store(library) => operator::approve(library, config, id, force).map_err(|e| failed(id, e))?,
     };
     emit(&format!(
         "approved entry {id}: installed {} as an external skill (confidence {:.2})\n",
         approved.name, approved.confidence
     ))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn drop_many(target: &Target, age: Option<(&str, std::time::Duration)>) -> anyhow::Result<ExitCode> {
+    let dropped = match target {
+        Target::Server(server) => {
+            server.drop_many(age.map(|(text, _)| text))?.map_err(anyhow::Error::from)?
+        }
+        Target::Store(library) => {
+            operator::drop_many(library, age.map(|(_, d)| d)).context("cannot drop the entries")?
+        }
+    };
+    let mut out = String::new();
+    for e in &dropped {
+        let _ = writeln!(out, "dropped entry {} ({} from {})", e.id, one_line(&e.name), one_line(&e.peer));
+    }
+    let _ = writeln!(out, "{} entr{} dropped", dropped.len(), if dropped.len() == 1 { "y" } else { "ies" });
+    emit(&out)?;
     Ok(ExitCode::SUCCESS)
 }
 

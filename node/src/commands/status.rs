@@ -53,6 +53,7 @@ pub(crate) fn run(global: &GlobalArgs, json: bool) -> anyhow::Result<ExitCode> {
     line("external skills", field("externalSkills"));
     line("tombstones", field("tombstones"));
     line("quarantine held", field("quarantineHeld"));
+    line("inbox waiting", field("inboxWaiting"));
     line("last update", last_update(&status));
     line("server", server.unwrap_or_else(|| "not running".to_owned()));
     line("data folder", data_dir);

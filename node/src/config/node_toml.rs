@@ -17,7 +17,7 @@ use serde::Deserialize;
 use super::keys::{self, FileKey};
 use super::{ConfigError, Secret, duration, unit};
 use crate::connections::ConnectionLimits;
-use crate::intake::{DEFAULT_SENDER_PER_DAY, DEFAULT_SENDER_PER_HOUR, Limits};
+use crate::intake::{DEFAULT_SENDER_PER_DAY, DEFAULT_SENDER_PER_HOUR, IntakeMode, Limits};
 use crate::store::{DEFAULT_HISTORY_DEPTH, OriginLimits, QuarantineCaps};
 use crate::tls::TlsFiles;
 
@@ -159,6 +159,9 @@ pub struct FilePolicy {
     pub reshare_external: Option<bool>,
     /// Accept GET signatures over the full URL, as the Go client sends them (default true).
     pub accept_full_url_hmac: Option<bool>,
+    /// `"auto"` (default): skills from peers reach the skills folder at once;
+    /// `"review"`: they wait in the inbox until the user accepts them.
+    pub intake: Option<IntakeMode>,
 }
 
 /// What flags and environment variables said (all optional).
@@ -214,6 +217,8 @@ pub struct Overrides {
     pub names: Option<Vec<String>>,
     /// `--trust-loopback` / `ECP_SERVER_TRUST_LOOPBACK`.
     pub trust_loopback: Option<bool>,
+    /// `--intake` / `ECP_POLICY_INTAKE`.
+    pub intake: Option<IntakeMode>,
     /// `--tls-cert`, `--tls-key`, `--client-ca`, `--tls-client-cert`,
     /// `--tls-client-key` (and their `ECP_*` variables).
     pub tls: TlsFiles,
@@ -291,6 +296,9 @@ pub struct Config {
     pub default_trust: f64,
     /// Re-serve received skills.
     pub reshare_external: bool,
+    /// Whether skills from peers reach the skills folder at once or after
+    /// the user's review (`[policy] intake`).
+    pub intake: IntakeMode,
     /// Accept the Go client's full-URL GET signatures.
     pub accept_full_url_hmac: bool,
     /// Advertise and browse `_ecp._tcp.local.` (default true; off in tests).
@@ -485,6 +493,7 @@ impl Config {
                 fc.policy.default_trust.unwrap_or(super::DEFAULT_DISCOVERY_TRUST),
             )?,
             reshare_external: fc.policy.reshare_external.unwrap_or(true),
+            intake: over.intake.or(fc.policy.intake).unwrap_or_default(),
             accept_full_url_hmac: fc.policy.accept_full_url_hmac.unwrap_or(true),
             mdns: over.mdns.unwrap_or(true),
             peers_file: over.peers,

@@ -21,6 +21,8 @@
 //! - `rounds`: scheduled pull rounds and probes, pushes on change,
 //!   [`Federator::sync_now`].
 //! - `trust`: the keyring and the inbound trust of configured peers.
+//! - `identify`: a push claiming an instance not known yet: the configured
+//!   peers of unknown instance are asked who they are first.
 //! - `discovered`: discovered peers come and go ([`Federator::discovery_event`]).
 //!
 //! Reading the peers file, on change and on SIGHUP, is the node's job
@@ -56,7 +58,10 @@
 //! which trust applies: a push signed with a configured peer's own key gets
 //! that peer's trust (the [`Keyring`](crate::keys::Keyring) the federator keeps in step with the
 //! peers file); otherwise a push whose `peerInstance` is the instance of a
-//! configured peer gets that peer's trust ([`Federator::inbound_trust`]).
+//! configured peer gets that peer's trust ([`Federator::inbound_trust`]) —
+//! also before the first pull has learned that peer's instance: the push
+//! waits while the configured peers of unknown instance are asked
+//! ([`Federator::inbound_trust_learning`]).
 //! `peerInstance` is a claim (`SPEC.md` §5.4.2, §6.5.3): give peers keys of
 //! their own, or at least set a secret, on nodes that trust peers above the
 //! default.
@@ -68,6 +73,7 @@ mod context;
 mod discovered;
 mod error;
 mod federator;
+mod identify;
 pub mod pull;
 pub mod push;
 mod rounds;

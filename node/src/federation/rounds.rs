@@ -89,7 +89,7 @@ impl Federator {
 }
 
 /// Learns a non-pulled peer's instance from its manifest.
-async fn probe(ctx: &Context, spec: &PeerSpec) -> Result<String, SyncFailure> {
+pub(super) async fn probe(ctx: &Context, spec: &PeerSpec) -> Result<String, SyncFailure> {
     let attempt = async {
         let Fetched::Fresh { value: manifest, .. } = ctx.client(spec)?.manifest(None).await? else {
             return Err(SyncError::Protocol("answered 304 to a manifest request without a tag".into()));

@@ -4,7 +4,8 @@
 //! peer with this instance, configured or learned from its manifest.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
 
 use crate::keys::{KeyOwner, Keyring};
 
@@ -17,6 +18,8 @@ pub(super) struct Trust {
     keyring: Arc<Keyring>,
     /// A std lock: read by every push, never held across an await.
     identities: RwLock<Identities>,
+    /// When each peer was last asked who it is on behalf of a push.
+    identified: Mutex<HashMap<String, Instant>>,
 }
 
 /// Instance ids learned from manifests, and the trust map derived from them.
@@ -46,7 +49,11 @@ impl Trust {
     /// No configured peers yet; `learned` maps URLs to the instances their
     /// manifests named (from the store).
     pub(super) fn new(keyring: Arc<Keyring>, learned: HashMap<String, String>) -> Trust {
-        Trust { keyring, identities: RwLock::new(Identities { learned, ..Identities::default() }) }
+        Trust {
+            keyring,
+            identities: RwLock::new(Identities { learned, ..Identities::default() }),
+            identified: Mutex::default(),
+        }
     }
 
     /// The keyring requests to this node are verified with.
@@ -95,6 +102,18 @@ impl Trust {
     /// The trust of a push claiming `instance`; `None` unless a configured peer has it.
     pub(super) fn inbound(&self, instance: &str) -> Option<f64> {
         self.read().inbound.get(instance).copied()
+    }
+
+    /// Whether the peer at `url` may be asked who it is now (not within
+    /// `interval` of the last time); if so, now counts as the last time.
+    pub(super) fn due_to_identify(&self, url: &str, interval: Duration) -> bool {
+        let mut asked = self.identified.lock().unwrap_or_else(|p| p.into_inner());
+        let now = Instant::now();
+        if asked.get(url).is_some_and(|at| now.duration_since(*at) < interval) {
+            return false;
+        }
+        asked.insert(url.to_owned(), now);
+        true
     }
 
     fn read(&self) -> std::sync::RwLockReadGuard<'_, Identities> {
@@ -152,6 +171,16 @@ mod tests {
         t.configure(&[peer("http://a", Some("inst-a"), 0.9)]);
         t.configure(&[]);
         assert_eq!(t.inbound("inst-a"), None);
+    }
+
+    #[test]
+    fn a_peer_is_asked_who_it_is_at_most_once_per_interval() {
+        let t = trust();
+        let hour = Duration::from_secs(3_600);
+        assert!(t.due_to_identify("http://a", hour));
+        assert!(!t.due_to_identify("http://a", hour), "within the interval");
+        assert!(t.due_to_identify("http://b", hour), "each peer on its own");
+        assert!(t.due_to_identify("http://a", Duration::ZERO), "at the interval's end");
     }
 
     #[test]

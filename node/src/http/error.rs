@@ -103,6 +103,16 @@ impl From<StoreError> for ApiError {
                 "no_such_quarantine_entry",
                 format!("no held quarantine entry {id}"),
             ),
+            StoreError::NoSuchInboxEntry(id) => ApiError::new(
+                StatusCode::NOT_FOUND,
+                "no_such_inbox_entry",
+                format!("no pending inbox entry {id}; GET /v1/inbox lists the waiting ones"),
+            ),
+            e @ StoreError::NeedsForce { .. } => ApiError::new(
+                StatusCode::CONFLICT,
+                "needs_force",
+                format!("{e}; here: POST with {{\"force\": true}}"),
+            ),
             e @ StoreError::QuarantineEntryNotHeld { .. } => {
                 ApiError::new(StatusCode::CONFLICT, "quarantine_entry_not_held", e.to_string())
             }

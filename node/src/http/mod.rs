@@ -59,7 +59,7 @@ use axum::http::{Method, StatusCode, Uri};
 use axum::middleware::{Next, from_fn_with_state};
 use axum::response::IntoResponse;
 use axum::response::Response;
-use axum::routing::{delete, get, post};
+use axum::routing::{get, post};
 use serde_json::json;
 
 pub use authority::LocalAddr;
@@ -84,8 +84,13 @@ fn v1_routes() -> Router<AppState> {
         .route("/v1/skills", get(v1::list_skills).post(v1::add_skill))
         .route("/v1/skills/{name}", get(v1::show_skill).delete(v1::remove_skill))
         .route("/v1/quarantine", get(v1::quarantine))
-        .route("/v1/quarantine/{id}", delete(v1::drop_entry))
+        .route("/v1/quarantine/{id}", get(v1::quarantine_entry).delete(v1::drop_entry))
         .route("/v1/quarantine/{id}/approve", post(v1::approve))
+        .route("/v1/quarantine/drop", post(v1::quarantine_drop_many))
+        .route("/v1/inbox", get(v1::inbox))
+        .route("/v1/inbox/{id}", get(v1::inbox_entry))
+        .route("/v1/inbox/{id}/accept", post(v1::inbox_accept))
+        .route("/v1/inbox/{id}/reject", post(v1::inbox_reject))
         .route("/v1/audit", get(v1::audit))
         .route("/v1/peers", get(v1::peers))
         .route("/v1/status", get(v1::status))

@@ -177,7 +177,7 @@ pub(super) async fn post(
     let reshare = state.federator.as_ref().map_or(state.config.reshare_external, |f| f.reshare_external());
     let trust = match (caller.peer(), &state.federator) {
         (Some(owner), _) => owner.trust,
-        (None, Some(f)) => f.inbound_trust(peer).unwrap_or(state.config.default_trust),
+        (None, Some(f)) => f.inbound_trust_learning(peer).await.unwrap_or(state.config.default_trust),
         (None, None) => state.config.default_trust,
     };
     // The per-sender limits count what the node verified: the peer whose

@@ -1,17 +1,22 @@
 //! The local API under `/v1/`: what an operator or an agent on this machine
-//! reads — skills, one skill with its versions, the quarantine, the audit
-//! log, peers, status — and the operator's writes, which the CLI sends here
-//! when a server runs on its data folder: add and remove a skill, approve
-//! and drop a quarantine entry ([`crate::operator`], which the CLI calls
+//! reads — skills, one skill with its versions, the quarantine, the inbox,
+//! the audit log, peers, status — and the operator's writes, which the CLI
+//! sends here when a server runs on its data folder: add and remove a
+//! skill, approve and drop quarantine entries, accept or reject inbox
+//! entries ([`crate::operator`] and the library, which the CLI calls
 //! directly otherwise). Who may use it (the API token, the secret, a signed
 //! GET) is the `/v1/` guard's ([`super::guard`]).
 
 use axum::Json;
+use axum::body::Bytes;
 use axum::extract::rejection::{PathRejection, QueryRejection};
 use axum::extract::{Path, Query, Request, State};
 use axum::http::StatusCode;
 use serde::Deserialize;
+use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
+
+use crate::store::{StoreError, Verdict};
 
 use super::error::ApiError;
 use super::state::AppState;
@@ -89,20 +94,19 @@ pub(super) async fn remove_skill(
 }
 
 /// The entry id of a `/v1/quarantine/{id}` path.
-fn entry_id(id: Result<Path<i64>, PathRejection>) -> Result<i64, ApiError> {
-    id.map(|Path(id)| id).map_err(|_| {
-        ApiError::bad_request("invalid_path", "the quarantine entry id in the path must be a whole number")
-    })
-}
-
-/// `POST /v1/quarantine/{id}/approve` ([`operator::Approved`]).
+/// `POST /v1/quarantine/{id}/approve` with an optional `{"force": bool}`
+/// ([`operator::Approved`]): 409 `needs_force` for an entry the scan
+/// flagged, unless forced.
 pub(super) async fn approve(
     State(state): State<AppState>,
     id: Result<Path<i64>, PathRejection>,
+    body: Bytes,
 ) -> Result<Json<Value>, ApiError> {
     let id = entry_id(id)?;
+    let ApproveBody { force } = optional_json(&body, r#"{"force": true|false}"#)?;
     let approved =
-        tokio::task::spawn_blocking(move || operator::approve(&state.library, &state.config, id)).await??;
+        tokio::task::spawn_blocking(move || operator::approve(&state.library, &state.config, id, force))
+            .await??;
     Ok(Json(json!(approved)))
 }
 
@@ -165,4 +169,122 @@ pub(super) async fn status(State(state): State<AppState>) -> Result<Json<Value>,
     status.insert("acceptLegacy".into(), json!(state.config.accept_legacy && state.verifier.is_some()));
     status.insert("uptimeSeconds".into(), json!(state.started.elapsed().as_secs()));
     Ok(Json(Value::Object(status)))
+}
+
+/// An entry id from the path; a clear 400 when it is not a whole number.
+fn entry_id(id: Result<Path<i64>, PathRejection>) -> Result<i64, ApiError> {
+    id.map(|Path(id)| id)
+        .map_err(|_| ApiError::bad_request("invalid_path", "the entry id in the path must be a whole number"))
+}
+
+/// A JSON body of `T`; an empty body is `T::default()`. A clear 400 names
+/// what is wrong with anything else.
+fn optional_json<T: DeserializeOwned + Default>(body: &Bytes, expected: &str) -> Result<T, ApiError> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(T::default());
+    }
+    serde_json::from_slice(body)
+        .map_err(|e| ApiError::bad_request("invalid_json", format!("the body must be {expected}: {e}")))
+}
+
+/// `GET /v1/inbox`: the skills waiting for review.
+pub(super) async fn inbox(State(state): State<AppState>) -> Result<Json<Value>, ApiError> {
+    let library = state.library.clone();
+    let entries = tokio::task::spawn_blocking(move || library.store().inbox()).await??;
+    Ok(Json(json!({ "inbox": entries })))
+}
+
+/// `GET /v1/inbox/{id}`: one waiting entry and the packet it holds.
+pub(super) async fn inbox_entry(
+    State(state): State<AppState>,
+    id: Result<Path<i64>, PathRejection>,
+) -> Result<Json<Value>, ApiError> {
+    let id = entry_id(id)?;
+    let library = state.library.clone();
+    let (entry, packet) = tokio::task::spawn_blocking(move || {
+        let entry = library.store().inbox_entry(id)?;
+        let packet = library.store().skill(&entry.skill_name)?.map(|(_, packet, _)| packet);
+        Ok::<_, StoreError>((entry, packet))
+    })
+    .await??;
+    let packet = packet.ok_or(StoreError::NoSuchInboxEntry(id))?;
+    Ok(Json(json!({ "entry": entry, "packet": packet })))
+}
+
+/// `POST /v1/inbox/{id}/accept`.
+pub(super) async fn inbox_accept(
+    state: State<AppState>,
+    id: Result<Path<i64>, PathRejection>,
+) -> Result<Json<Value>, ApiError> {
+    inbox_decide(state, id, Verdict::Accepted).await
+}
+
+/// `POST /v1/inbox/{id}/reject`.
+pub(super) async fn inbox_reject(
+    state: State<AppState>,
+    id: Result<Path<i64>, PathRejection>,
+) -> Result<Json<Value>, ApiError> {
+    inbox_decide(state, id, Verdict::Rejected).await
+}
+
+async fn inbox_decide(
+    State(state): State<AppState>,
+    id: Result<Path<i64>, PathRejection>,
+    verdict: Verdict,
+) -> Result<Json<Value>, ApiError> {
+    let id = entry_id(id)?;
+    let library = state.library.clone();
+    let entry = tokio::task::spawn_blocking(move || library.inbox_decide(id, verdict)).await??;
+    Ok(Json(json!({ "entry": entry, "verdict": verdict })))
+}
+
+/// `GET /v1/quarantine/{id}`: one held entry and its packet as received
+/// (`null` when only an excerpt was kept).
+pub(super) async fn quarantine_entry(
+    State(state): State<AppState>,
+    id: Result<Path<i64>, PathRejection>,
+) -> Result<Json<Value>, ApiError> {
+    let id = entry_id(id)?;
+    let library = state.library.clone();
+    let (entry, packet) = tokio::task::spawn_blocking(move || library.store().quarantined(id)).await??;
+    Ok(Json(json!({ "entry": entry, "packet": packet })))
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ApproveBody {
+    #[serde(default)]
+    force: bool,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(super) struct DropBody {
+    #[serde(default)]
+    all: bool,
+    older_than: Option<String>,
+}
+
+/// `POST /v1/quarantine/drop` with `{"all": true}` or `{"olderThan": "7d"}`.
+pub(super) async fn quarantine_drop_many(
+    State(state): State<AppState>,
+    body: Bytes,
+) -> Result<Json<Value>, ApiError> {
+    let expected = r#"{"all": true} or {"olderThan": "7d"}"#;
+    let DropBody { all, older_than } = optional_json(&body, expected)?;
+    let age = match (all, older_than) {
+        (true, None) => None,
+        (false, Some(text)) => Some(
+            crate::config::parse_duration(&text)
+                .map_err(|e| ApiError::bad_request("invalid_duration", format!("olderThan: {e}")))?,
+        ),
+        _ => {
+            return Err(ApiError::bad_request(
+                "invalid_json",
+                format!("the body must be exactly one of {expected}"),
+            ));
+        }
+    };
+    let dropped = tokio::task::spawn_blocking(move || operator::drop_many(&state.library, age)).await??;
+    Ok(Json(json!({ "dropped": dropped })))
 }

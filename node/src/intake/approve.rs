@@ -3,21 +3,35 @@
 //! sent it — the protocol's [`receive`] lowers its confidence by the trust
 //! that peer had when the packet was refused and extends its provenance.
 //! The operator's decision: origin limits do not apply, and the install does
-//! not count against them.
+//! not count against them. An entry the safety scan refused, or with any
+//! scan finding, is installed only with `force`: the operator must have seen
+//! the findings. The approved version counts as accepted for review intake.
 
 use ecp_protocol::SkillKind;
+use ecp_protocol::merge::Stage;
 use ecp_protocol::merge::receive;
 
 use super::Sender;
-use crate::store::{Change, QuarantineStatus, Source, Store, StoreError};
+use crate::store::{Change, QuarantineEntry, QuarantineStatus, Source, Store, StoreError, Verdict};
 
 /// Installs held quarantine entry `id`, lowered by the trust its sender had
 /// when it was refused (`fallback_trust` for entries held before that was
-/// kept); re-served only if `reshare` allows; audited.
-pub fn approve(store: &Store, id: i64, fallback_trust: f64, reshare: bool) -> Result<Change, StoreError> {
+/// kept); re-served only if `reshare` allows; audited. Without `force`, an
+/// entry refused at the safety stage or with scan findings is refused
+/// ([`StoreError::NeedsForce`]).
+pub fn approve(
+    store: &Store,
+    id: i64,
+    fallback_trust: f64,
+    reshare: bool,
+    force: bool,
+) -> Result<Change, StoreError> {
     store.transaction(|tx| {
         // Read under the write lock: the entry must still be held.
         let (entry, packet) = tx.held_quarantine_entry(id)?;
+        if !force && needs_force(&entry) {
+            return Err(StoreError::NeedsForce { id, stage: entry.stage, findings: entry.findings.len() });
+        }
         if let Err(e) = ecp_protocol::skill_doc::validate_name(&packet.skill_name) {
             return Err(StoreError::CannotApprove(format!("its name is invalid: {e}")));
         }
@@ -42,12 +56,24 @@ pub fn approve(store: &Store, id: i64, fallback_trust: f64, reshare: bool) -> Re
         let change =
             tx.install(&admitted, SkillKind::External, sender.reshares(&admitted), &Source::QuarantineApproval)?;
         tx.set_quarantine_status(id, QuarantineStatus::Approved)?;
+        tx.record_verdict(&admitted.skill_name, &admitted.integrity_hash, Verdict::Accepted)?;
+        let forced = if needs_force(&entry) {
+            format!("; forced past {} scan finding(s)", entry.findings.len())
+        } else {
+            String::new()
+        };
         let reason = format!(
             "entry {id} from {}, refused at stage {}; installed from origin {:?} at confidence {} (trust {}); \
-             origin limits do not apply to approvals",
+             origin limits do not apply to approvals{forced}",
             entry.peer, entry.stage, admitted.origin_instance, admitted.confidence, sender.trust
         );
         tx.audit(&Source::Operator, &admitted.skill_name, "quarantine-approve", &reason)?;
         Ok(change)
     })
+}
+
+/// Whether approving `entry` needs the operator's force: the safety scan
+/// refused it, or the scan found anything at all in it.
+pub fn needs_force(entry: &QuarantineEntry) -> bool {
+    entry.stage == Stage::Safety.name() || !entry.findings.is_empty()
 }

@@ -3,11 +3,15 @@
 //! installs, quarantine, audit, the limits' counters — and bring the
 //! quarantine back under its caps, in one store transaction.
 
+use std::collections::HashMap;
+
 use ecp_protocol::{
-    AcceptPolicy, Decision, KnowledgeUpdate, MergeResult, PacketDecision, SkillKind, merge_knowledge,
+    AcceptPolicy, Decision, KnowledgeUpdate, MergeResult, PacketDecision, SkillKind, StoredSkill,
+    merge_knowledge,
 };
 
 use super::hold_back::{admit, installs_by_origin, new_by_sender};
+use super::review::{IntakeMode, settle};
 use super::{Limits, Sender};
 use crate::store::origin_limits::{Per, unix_now};
 use crate::store::{Change, OriginExcess, OriginLimited, Refusal, Source, Store, StoreError, Tx};
@@ -45,7 +49,7 @@ pub enum OnExcess {
 /// every decision (installs, quarantine, audit) in one transaction of
 /// `store`. Installs over an origin's or the sender's limits are handled
 /// as `on_excess` says; the quarantine is brought back under its caps once,
-/// at the end.
+/// at the end. Under review `intake`, installs wait in the inbox.
 pub fn merge(
     store: &Store,
     update: KnowledgeUpdate,
@@ -53,6 +57,7 @@ pub fn merge(
     policy: &impl AcceptPolicy,
     limits: &Limits,
     on_excess: OnExcess,
+    intake: IntakeMode,
 ) -> Result<Merged, StoreError> {
     let source = sender.source();
     store.transaction(|tx| {
@@ -69,7 +74,7 @@ pub fn merge(
             return Err(OriginLimited { excess }.into());
         }
         let admitted = admit(outcome, &excess);
-        let changes = apply(tx, &admitted.decisions, sender, &source, limits)?;
+        let changes = apply(tx, &admitted.decisions, &view, sender, &source, limits, intake)?;
         for e in &excess {
             let reason = format!(
                 "{} of {} installs held back by the {} limit ({e})",
@@ -86,13 +91,31 @@ pub fn merge(
     })
 }
 
+/// Why an install happened, for the audit log: its confidence, and for the
+/// same content held at a lower confidence, that it was raised and why.
+fn install_reason(d: &PacketDecision, held: Option<&StoredSkill>, sender: &Sender) -> String {
+    let raised_from = held
+        .filter(|h| h.integrity_hash == d.packet.integrity_hash && h.deprecated == d.packet.deprecated)
+        .and_then(|h| h.confidence);
+    match raised_from {
+        Some(before) => format!(
+            "confidence raised from {before} to {}: the same content (integrityHash {}) arrived from {} at trust {}, \
+             a path of higher trust than the one that brought it first",
+            d.packet.confidence, d.packet.integrity_hash, sender.account, sender.trust
+        ),
+        None => format!("confidence {}", d.packet.confidence),
+    }
+}
+
 /// Installs, quarantines and audits each decision, in update order.
 fn apply(
     tx: &Tx<'_>,
     decisions: &[PacketDecision],
+    view: &HashMap<String, StoredSkill>,
     sender: &Sender,
     source: &Source,
     limits: &Limits,
+    intake: IntakeMode,
 ) -> Result<Vec<Change>, StoreError> {
     let mut changes = Vec::new();
     let mut unchanged = 0usize;
@@ -100,14 +123,12 @@ fn apply(
         let name = d.packet.skill_name.as_str();
         match &d.decision {
             Decision::New | Decision::Updated { .. } => {
-                changes.push(tx.install(
-                    &d.packet,
-                    SkillKind::External,
-                    sender.reshares(&d.packet),
-                    source,
-                )?);
+                let mut change =
+                    tx.install(&d.packet, SkillKind::External, sender.reshares(&d.packet), source)?;
                 let label = if d.decision == Decision::New { "new" } else { "updated" };
-                tx.audit(source, name, label, &format!("confidence {}", d.packet.confidence))?;
+                tx.audit(source, name, label, &install_reason(d, view.get(name), sender))?;
+                settle(tx, &mut change, source, intake)?;
+                changes.push(change);
             }
             Decision::Unchanged => unchanged += 1,
             Decision::Rejected { stage, reason } => {

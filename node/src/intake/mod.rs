@@ -16,19 +16,23 @@
 //! - `hold_back`: the per-origin limits as decisions — which new packets wait.
 //! - `approve`: [`approve()`] — an operator installs a quarantined packet as if
 //!   it had been accepted from its peer.
+//! - `review`: [`IntakeMode`] — with review intake, installs from peers wait
+//!   in the inbox before they reach the skills folder.
 //!
 //! [`Store::transaction`]: crate::store::Store::transaction
 
 mod approve;
 mod hold_back;
 mod merge;
+mod review;
 
 use ecp_protocol::{MergeContext, SkillPacket};
 
 use crate::store::{DEFAULT_HISTORY_DEPTH, OriginLimits, QuarantineCaps, Source, now};
 
-pub use approve::approve;
+pub use approve::{approve, needs_force};
 pub use merge::{Merged, OnExcess, merge};
+pub use review::IntakeMode;
 
 /// The account of a configured peer (see [`Sender::account`]).
 pub fn peer_account(url: &str) -> String {

@@ -1,9 +1,9 @@
 //! The merge step and approvals against a real store.
 
 use ecp_protocol::merge::{MergeContext, receive};
-use ecp_protocol::{KnowledgeUpdate, Origin, SkillPacket, StandardPolicy};
+use ecp_protocol::{KnowledgeUpdate, Origin, SkillPacket, StandardPolicy, Timestamp};
 
-use super::{Limits, OnExcess, Sender, approve, merge};
+use super::{IntakeMode, Limits, OnExcess, Sender, approve, merge};
 use crate::store::origin_limits::Per;
 use crate::store::{OriginLimited, OriginLimits, Source, Store, StoreError, now};
 
@@ -42,8 +42,16 @@ fn held_back_packets_are_in_no_count_and_everything_else_is_applied() {
     let packets =
         [packet("a", "a-1", 0.9), packet("b", "b-1", 0.9), packet("a", "a-2", 0.9), packet("a", "a-3", 0.9)];
     let policy = StandardPolicy::default();
-    let merged =
-        merge(&store, update(&packets), &sender(1.0), &policy, &TWO_AN_HOUR, OnExcess::HoldBack).unwrap();
+    let merged = merge(
+        &store,
+        update(&packets),
+        &sender(1.0),
+        &policy,
+        &TWO_AN_HOUR,
+        OnExcess::HoldBack,
+        IntakeMode::Auto,
+    )
+    .unwrap();
     assert_eq!((merged.result.new_skills, merged.result.unchanged, merged.result.rejected_skills), (3, 0, 0));
     let installed: Vec<&str> = merged.changes.iter().map(|c| c.packet.skill_name.as_str()).collect();
     assert_eq!(installed, ["a-1", "b-1", "a-2"]);
@@ -57,8 +65,16 @@ fn held_back_packets_are_in_no_count_and_everything_else_is_applied() {
     );
 
     // The installs counted: the next round holds a-3 back again, the rest is unchanged.
-    let again =
-        merge(&store, update(&packets), &sender(1.0), &policy, &TWO_AN_HOUR, OnExcess::HoldBack).unwrap();
+    let again = merge(
+        &store,
+        update(&packets),
+        &sender(1.0),
+        &policy,
+        &TWO_AN_HOUR,
+        OnExcess::HoldBack,
+        IntakeMode::Auto,
+    )
+    .unwrap();
     assert_eq!((again.result.new_skills, again.result.unchanged), (0, 3));
     assert_eq!(again.held_back[0].room, 0);
     assert!(again.changes.is_empty());
@@ -76,6 +92,7 @@ fn a_refused_merge_applies_nothing() {
         &StandardPolicy::default(),
         &TWO_AN_HOUR,
         OnExcess::Refuse,
+        IntakeMode::Auto,
     );
     let Err(StoreError::OriginLimited(OriginLimited { excess })) = refused else { panic!("{refused:?}") };
     assert_eq!((excess[0].arriving, excess[0].room), (3, 2));
@@ -96,13 +113,14 @@ fn an_approval_lowers_confidence_by_the_trust_at_refusal_as_an_accepting_merge_w
         &StandardPolicy::default(),
         &Limits::NO_RATE_LIMITS,
         OnExcess::Refuse,
+        IntakeMode::Auto,
     )
     .unwrap();
     assert_eq!(merged.result.rejected_skills, 1);
     let [entry] = store.quarantine().unwrap().try_into().unwrap();
     assert_eq!((entry.peer.to_string(), entry.trust), ("peer:relay".to_owned(), Some(0.8)));
 
-    let change = approve(&store, entry.id, 0.3, true).unwrap();
+    let change = approve(&store, entry.id, 0.3, true, false).unwrap();
     let ctx = MergeContext { local_instance: store.instance_id(), sender: "relay", trust: 0.8, now: now() };
     let mut expected = receive(sent, &ctx);
     expected.reseal();
@@ -119,7 +137,7 @@ fn an_approval_lowers_confidence_by_the_trust_at_refusal_as_an_accepting_merge_w
     assert_eq!((audit[0].peer.as_str(), audit[0].decision.as_str()), ("operator", "quarantine-approve"));
     assert!(audit[0].reason.contains("from peer:relay, refused at stage policy;"), "{audit:?}");
     assert!(audit[0].reason.contains("at confidence 0.4 (trust 0.8)"), "{audit:?}");
-    let again = approve(&store, entry.id, 0.3, true);
+    let again = approve(&store, entry.id, 0.3, true, false);
     assert!(matches!(again, Err(StoreError::QuarantineEntryNotHeld { .. })), "{again:?}");
 }
 
@@ -138,11 +156,21 @@ fn a_flood_of_refusals_from_one_sender_evicts_only_its_own_share() {
     let max = crate::store::QuarantineCaps::DEFAULT.entries as usize;
     let first =
         Sender { instance: "honest".into(), account: "peer:http://honest".into(), trust: 1.0, reshare: true };
-    merge(&store, update(&refused("honest", max / 4)), &first, &policy, &limits, OnExcess::Refuse).unwrap();
+    merge(
+        &store,
+        update(&refused("honest", max / 4)),
+        &first,
+        &policy,
+        &limits,
+        OnExcess::Refuse,
+        IntakeMode::Auto,
+    )
+    .unwrap();
     let flooder = sender(1.0);
     let flood = update(&refused("flood", max));
     let started = std::time::Instant::now();
-    let merged = merge(&store, flood, &flooder, &policy, &limits, OnExcess::Refuse).unwrap();
+    let merged =
+        merge(&store, flood, &flooder, &policy, &limits, OnExcess::Refuse, IntakeMode::Auto).unwrap();
     let took = started.elapsed();
     println!("merge of {max} refused packets into a quarantine holding {}: {took:?}", max / 4);
     assert_eq!(merged.result.rejected_skills, max as u64);
@@ -170,10 +198,21 @@ fn the_entry_cap_holds_at_its_limit_and_one_past_it_the_largest_sender_loses_its
     let (_dir, store) = store();
     let policy = StandardPolicy::default();
     let limits = caps(4, u64::MAX);
-    merge(&store, update(&refused("a", 3)), &from("a"), &policy, &limits, OnExcess::Refuse).unwrap();
-    merge(&store, update(&refused("b", 1)), &from("b"), &policy, &limits, OnExcess::Refuse).unwrap();
+    merge(&store, update(&refused("a", 3)), &from("a"), &policy, &limits, OnExcess::Refuse, IntakeMode::Auto)
+        .unwrap();
+    merge(&store, update(&refused("b", 1)), &from("b"), &policy, &limits, OnExcess::Refuse, IntakeMode::Auto)
+        .unwrap();
     assert_eq!(held_names(&store), ["a-0", "a-1", "a-2", "b-0"], "at the cap: nothing evicted");
-    merge(&store, update(&refused("b", 2)[1..]), &from("b"), &policy, &limits, OnExcess::Refuse).unwrap();
+    merge(
+        &store,
+        update(&refused("b", 2)[1..]),
+        &from("b"),
+        &policy,
+        &limits,
+        OnExcess::Refuse,
+        IntakeMode::Auto,
+    )
+    .unwrap();
     assert_eq!(
         held_names(&store),
         ["a-1", "a-2", "b-0", "b-1"],
@@ -184,7 +223,16 @@ fn the_entry_cap_holds_at_its_limit_and_one_past_it_the_largest_sender_loses_its
     assert!(audit[0].reason.starts_with("1 held entries of peer:http://a (ids 1..=1"), "{audit:?}");
 
     // b floods: it flushes only its own entries beyond its share.
-    merge(&store, update(&refused("flood", 100)), &from("b"), &policy, &limits, OnExcess::Refuse).unwrap();
+    merge(
+        &store,
+        update(&refused("flood", 100)),
+        &from("b"),
+        &policy,
+        &limits,
+        OnExcess::Refuse,
+        IntakeMode::Auto,
+    )
+    .unwrap();
     let held = held_names(&store);
     assert_eq!(held, ["a-1", "a-2", "flood-98", "flood-99"], "b keeps its newest two");
     let evictions: Vec<_> =
@@ -197,16 +245,34 @@ fn the_byte_cap_is_shared_between_senders_and_review_frees_room() {
     let (_dir, store) = store();
     let policy = StandardPolicy::default();
     let unlimited = caps(u64::MAX, u64::MAX);
-    merge(&store, update(&refused("a", 2)), &from("a"), &policy, &unlimited, OnExcess::Refuse).unwrap();
+    merge(
+        &store,
+        update(&refused("a", 2)),
+        &from("a"),
+        &policy,
+        &unlimited,
+        OnExcess::Refuse,
+        IntakeMode::Auto,
+    )
+    .unwrap();
     let weight = |store: &Store| store.quarantine_held().unwrap().1;
     let two = weight(&store);
     assert!(two > 0);
     // Room for exactly the two held: at the cap, nothing goes.
     let at_cap = caps(u64::MAX, two);
-    merge(&store, update(&[]), &from("a"), &policy, &at_cap, OnExcess::Refuse).unwrap();
+    merge(&store, update(&[]), &from("a"), &policy, &at_cap, OnExcess::Refuse, IntakeMode::Auto).unwrap();
     assert_eq!(held_names(&store).len(), 2);
     // One byte less: a, the only holder, loses its oldest.
-    merge(&store, update(&[]), &from("a"), &policy, &caps(u64::MAX, two - 1), OnExcess::Refuse).unwrap();
+    merge(
+        &store,
+        update(&[]),
+        &from("a"),
+        &policy,
+        &caps(u64::MAX, two - 1),
+        OnExcess::Refuse,
+        IntakeMode::Auto,
+    )
+    .unwrap();
     assert_eq!(held_names(&store), ["a-1"]);
     // Dropping an entry gives its bytes back.
     let [entry] = store.quarantine().unwrap().try_into().unwrap();
@@ -220,18 +286,35 @@ fn a_pull_over_the_sender_limit_installs_what_fits_of_any_origin_and_holds_the_r
     let limits = Limits { sender: OriginLimits { per_hour: 2, per_day: 0 }, ..Limits::NO_RATE_LIMITS };
     let policy = StandardPolicy::default();
     let packets = [packet("a", "a-1", 0.9), packet("b", "b-1", 0.9), packet("c", "c-1", 0.9)];
-    let merged = merge(&store, update(&packets), &sender(1.0), &policy, &limits, OnExcess::HoldBack).unwrap();
+    let merged =
+        merge(&store, update(&packets), &sender(1.0), &policy, &limits, OnExcess::HoldBack, IntakeMode::Auto)
+            .unwrap();
     let installed: Vec<&str> = merged.changes.iter().map(|c| c.packet.skill_name.as_str()).collect();
     assert_eq!(installed, ["a-1", "b-1"], "at the limit");
     let [e] = merged.held_back.as_slice() else { panic!("{:?}", merged.held_back) };
     assert_eq!((e.per, e.origin.as_str(), e.arriving, e.room), (Per::Sender, "peer:http://relay", 3, 2));
     // Another sender is not held to relay's count.
-    let other =
-        merge(&store, update(&packets), &from("other"), &policy, &limits, OnExcess::HoldBack).unwrap();
+    let other = merge(
+        &store,
+        update(&packets),
+        &from("other"),
+        &policy,
+        &limits,
+        OnExcess::HoldBack,
+        IntakeMode::Auto,
+    )
+    .unwrap();
     assert_eq!((other.result.new_skills, other.result.unchanged), (1, 2));
     // One past the limit for relay: refused whole when pushed.
-    let refused =
-        merge(&store, update(&[packet("d", "d-1", 0.9)]), &sender(1.0), &policy, &limits, OnExcess::Refuse);
+    let refused = merge(
+        &store,
+        update(&[packet("d", "d-1", 0.9)]),
+        &sender(1.0),
+        &policy,
+        &limits,
+        OnExcess::Refuse,
+        IntakeMode::Auto,
+    );
     let Err(StoreError::OriginLimited(limited)) = refused else { panic!("{refused:?}") };
     assert!(limited.to_string().starts_with("sender \"peer:http://relay\" is over its limit"), "{limited}");
 }
@@ -246,8 +329,16 @@ fn a_packet_over_the_body_cap_is_kept_as_an_excerpt_with_its_size_and_hash_and_c
         let (dir, store) = store();
         let mut limits = caps(u64::MAX, u64::MAX);
         limits.quarantine.body = body;
-        merge(&store, update(std::slice::from_ref(&sent)), &sender(1.0), &policy, &limits, OnExcess::Refuse)
-            .unwrap();
+        merge(
+            &store,
+            update(std::slice::from_ref(&sent)),
+            &sender(1.0),
+            &policy,
+            &limits,
+            OnExcess::Refuse,
+            IntakeMode::Auto,
+        )
+        .unwrap();
         let [entry] = store.quarantine().unwrap().try_into().unwrap();
         (dir, store, entry)
     };
@@ -261,7 +352,7 @@ fn a_packet_over_the_body_cap_is_kept_as_an_excerpt_with_its_size_and_hash_and_c
     assert_eq!(t.sha256, hex::encode(<sha2::Sha256 as sha2::Digest>::digest(json.as_bytes())));
     assert!(store.quarantined(cut.id).unwrap().1.is_none());
     assert!(store.quarantine_held().unwrap().1 < size + 200, "the excerpt is what weighs");
-    let refused = approve(&store, cut.id, 0.5, true);
+    let refused = approve(&store, cut.id, 0.5, true, false);
     let Err(StoreError::CannotApprove(message)) = refused else { panic!("{refused:?}") };
     assert!(message.contains("only an excerpt was kept"), "{message}");
     assert_eq!(store.quarantine().unwrap().len(), 1, "still held, for review or drop");
@@ -274,9 +365,16 @@ fn a_megabyte_refused_packet_costs_the_quarantine_an_excerpt() {
     let mut big = packet("origin", "huge", 0.9);
     big.skill_body = "x".repeat(1024 * 1024);
     let limits = caps(u64::MAX, u64::MAX);
-    let merged =
-        merge(&store, update(&[big]), &sender(1.0), &StandardPolicy::default(), &limits, OnExcess::Refuse)
-            .unwrap();
+    let merged = merge(
+        &store,
+        update(&[big]),
+        &sender(1.0),
+        &StandardPolicy::default(),
+        &limits,
+        OnExcess::Refuse,
+        IntakeMode::Auto,
+    )
+    .unwrap();
     assert_eq!(merged.result.rejected_skills, 1, "over max_skill_bytes");
     let (entries, bytes) = store.quarantine_held().unwrap();
     assert_eq!(entries, 1);
@@ -304,4 +402,86 @@ fn history_keeps_the_configured_depth_of_superseded_versions() {
     store.set_history_depth(0);
     store.tombstone("s", Source::Operator).unwrap();
     assert_eq!(versions(&store), [5], "depth 0 keeps the current version only");
+}
+
+#[test]
+fn review_intake_holds_each_version_once_under_a_new_id_and_remembers_verdicts() {
+    use crate::store::Verdict;
+    let (_dir, store) = store();
+    let policy = StandardPolicy::default();
+    let review = |packets: &[SkillPacket]| {
+        merge(
+            &store,
+            update(packets),
+            &sender(1.0),
+            &policy,
+            &Limits::NO_RATE_LIMITS,
+            OnExcess::Refuse,
+            IntakeMode::Review,
+        )
+        .unwrap()
+    };
+    let v1 = packet("a", "alpha", 0.9);
+    let merged = review(std::slice::from_ref(&v1));
+    assert!(merged.changes[0].withheld, "held for review");
+    let first = store.inbox().unwrap();
+    assert_eq!(first.len(), 1);
+    // A newer version replaces the entry under a new id.
+    let mut v2 = v1.clone();
+    v2.skill_body.push_str("Then push.\n");
+    v2.created_at = Timestamp::from_unix(v1.created_at.unix_seconds() + 1, 0).unwrap();
+    let v2 = SkillPacket::new(
+        &Origin::new("a", "someone", "linux/amd64", "1.0"),
+        "alpha",
+        "From a peer",
+        &v2.skill_body,
+        0.9,
+        v2.created_at,
+    );
+    review(std::slice::from_ref(&v2));
+    let second = store.inbox().unwrap();
+    assert_eq!(second.len(), 1, "one entry per skill");
+    assert!(second[0].id > first[0].id, "a new id for new content");
+    let held = store.skill("alpha").unwrap().unwrap().0;
+    assert_eq!(second[0].integrity_hash, held.integrity_hash, "the entry shows what the store holds");
+    assert_eq!(
+        store.inbox_entry(first[0].id).unwrap_err().to_string(),
+        format!("no pending inbox entry with id {}", first[0].id)
+    );
+    // Rejected, withdrawn, sent again with the same content: not offered again, still withheld.
+    store.transaction(|tx| tx.decide(second[0].id, Verdict::Rejected)).unwrap();
+    let mut tomb = v2.clone();
+    tomb.deprecated = true;
+    let tomb = SkillPacket {
+        created_at: Timestamp::from_unix(v2.created_at.unix_seconds() + 1, 0).unwrap(),
+        ..tomb
+    };
+    let withdrawn = review(&[tomb]);
+    assert!(!withdrawn.changes[0].withheld, "a tombstone is never held");
+    let again = SkillPacket::new(
+        &Origin::new("a", "someone", "linux/amd64", "1.0"),
+        "alpha",
+        "From a peer",
+        &v2.skill_body,
+        0.9,
+        Timestamp::from_unix(v2.created_at.unix_seconds() + 2, 0).unwrap(),
+    );
+    let merged = review(&[again]);
+    assert_eq!(merged.result.updated_skills, 1);
+    assert!(merged.changes[0].withheld, "the rejected version stays out");
+    assert!(store.inbox().unwrap().is_empty(), "and is not offered again");
+    assert!(store.withheld_from_folder().unwrap().contains("alpha"));
+    // Auto intake holds nothing.
+    let auto = merge(
+        &store,
+        update(&[packet("a", "beta", 0.9)]),
+        &sender(1.0),
+        &policy,
+        &Limits::NO_RATE_LIMITS,
+        OnExcess::Refuse,
+        IntakeMode::Auto,
+    )
+    .unwrap();
+    assert!(!auto.changes[0].withheld);
+    assert!(store.inbox().unwrap().is_empty());
 }

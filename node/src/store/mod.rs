@@ -25,11 +25,14 @@
 //! - `skills`: skills and their versions — reads for serving, installs, tombstones.
 //! - `quarantine`: refused packets held for review, deduplicated.
 //! - `quarantine_evict`: the quarantine's caps, shared fairly between senders.
+//! - `inbox`: received skills waiting for the user's review, and the
+//!   user's verdicts on versions.
 //! - `audit`: the audit log.
 //! - [`origin_limits`]: installs per origin, new skills per sender, per rolling hour and day.
 //! - `peers`: each peer's federation state (cursor, ETags, failures, pushes).
 
 mod audit;
+mod inbox;
 pub mod origin_limits;
 mod peers;
 mod quarantine;
@@ -47,6 +50,7 @@ use ecp_protocol::Timestamp;
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 
 pub use audit::AuditEntry;
+pub use inbox::{InboxEntry, Offer, Verdict};
 pub use origin_limits::{OriginExcess, OriginLimited, OriginLimits, PerOrigin};
 pub use peers::{PeerKind, PeerState, PullRecord};
 pub use quarantine::{QuarantineEntry, QuarantineStatus, Refusal, Truncated};
@@ -94,6 +98,23 @@ pub enum StoreError {
         id: i64,
         /// What happened to it.
         status: QuarantineStatus,
+    },
+    /// No pending inbox entry with this id (never, decided, or replaced by a newer version).
+    #[error("no pending inbox entry with id {0}")]
+    NoSuchInboxEntry(i64),
+    /// The quarantined packet was refused by the safety scan or has scan
+    /// findings: approving it needs the operator's explicit force.
+    #[error(
+        "entry {id} was refused at stage {stage} with {findings} scan finding(s); read them (`ecp-node quarantine \
+         show {id}`) and approve with --force only if you trust the skill"
+    )]
+    NeedsForce {
+        /// The entry.
+        id: i64,
+        /// The refusing stage.
+        stage: String,
+        /// How many scan findings it has.
+        findings: usize,
     },
     /// The update would push an origin over its limit of new skills; nothing was applied.
     #[error(transparent)]

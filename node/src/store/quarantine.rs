@@ -12,7 +12,7 @@
 //! its size and SHA-256 ([`Truncated`]): enough to review, not to install.
 
 use ecp_protocol::merge::Stage;
-use ecp_protocol::{Finding, SkillPacket};
+use ecp_protocol::{Finding, SkillPacket, Timestamp};
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -238,6 +238,14 @@ fn held_entry(conn: &Connection, id: i64) -> Result<(QuarantineEntry, String), S
     }
 }
 
+fn drop_held(conn: &Connection, id: i64) -> Result<QuarantineEntry, StoreError> {
+    let (entry, _) = held_entry(conn, id)?;
+    set_status(conn, id, QuarantineStatus::Dropped)?;
+    let reason = format!("entry {id} from {}, refused at stage {}", entry.peer, entry.stage);
+    audit::record(conn, &Source::Operator, &entry.skill_name, "quarantine-drop", &reason)?;
+    Ok(entry)
+}
+
 fn set_status(conn: &Connection, id: i64, status: QuarantineStatus) -> Result<(), StoreError> {
     conn.execute("UPDATE quarantine SET status = ?1 WHERE id = ?2", params![status.to_string(), id])?;
     Ok(())
@@ -303,13 +311,36 @@ impl Store {
         Ok((entry, packet))
     }
 
-    /// Marks a held entry dropped; audited.
-    pub fn quarantine_drop(&self, id: i64) -> Result<(), StoreError> {
+    /// Marks a held entry dropped; audited. Returns the entry as it was.
+    pub fn quarantine_drop(&self, id: i64) -> Result<QuarantineEntry, StoreError> {
+        self.write(|tx| drop_held(tx, id))
+    }
+
+    /// Marks dropped every held entry first received longer than `age` ago
+    /// (every one when `None`), each audited, in one transaction. Returns them.
+    pub fn quarantine_drop_older_than(
+        &self,
+        age: Option<std::time::Duration>,
+    ) -> Result<Vec<QuarantineEntry>, StoreError> {
+        let cutoff = age.map(|age| {
+            chrono::Duration::from_std(age)
+                .ok()
+                .and_then(|age| chrono::Utc::now().checked_sub_signed(age))
+                .map_or_else(Timestamp::go_zero, Timestamp::from_datetime)
+        });
         self.write(|tx| {
-            let (entry, _) = held_entry(tx, id)?;
-            set_status(tx, id, QuarantineStatus::Dropped)?;
-            let reason = format!("entry {id} from {}, refused at stage {}", entry.peer, entry.stage);
-            audit::record(tx, &Source::Operator, &entry.skill_name, "quarantine-drop", &reason)
+            let held: Vec<(i64, String)> = tx
+                .prepare_cached("SELECT id, received_at FROM quarantine WHERE status = 'held' ORDER BY id")?
+                .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?
+                .collect::<Result<_, _>>()?;
+            let older = |received: &str| {
+                // An unreadable time is no age: such an entry goes only with all of them.
+                cutoff.is_none_or(|cutoff| Timestamp::parse(received).is_ok_and(|at| at < cutoff))
+            };
+            held.into_iter()
+                .filter(|(_, received)| older(received))
+                .map(|(id, _)| drop_held(tx, id))
+                .collect()
         })
     }
 }

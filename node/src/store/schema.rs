@@ -162,6 +162,33 @@ const MIGRATIONS: &[&str] = &[
     ) STRICT, WITHOUT ROWID;
     CREATE INDEX sender_installs_by_time ON sender_installs (at);
     "#,
+    // 5: reserved for the outbound side of #13 (another branch); this one is
+    // self-contained and renumbered at merge if needed.
+    "",
+    // 6: review intake (#13) — received skills waiting for the user before
+    // they reach the agent's folder, and the user's decisions by content.
+    r#"
+    -- One pending entry per skill: a newer version replaces it under a new id
+    -- (AUTOINCREMENT: an id is never reused, so accepting an id accepts the
+    -- very content that was shown under it).
+    CREATE TABLE inbox (
+        id             INTEGER PRIMARY KEY AUTOINCREMENT,
+        skill_name     TEXT NOT NULL UNIQUE,
+        integrity_hash TEXT NOT NULL,   -- of the stored version waiting
+        peer           TEXT NOT NULL,   -- who sent it (source label)
+        received_at    TEXT NOT NULL
+    ) STRICT;
+
+    -- What the user decided about a version (by integrityHash): an accepted
+    -- one is not offered again, nor is a rejected one.
+    CREATE TABLE inbox_decisions (
+        skill_name     TEXT NOT NULL,
+        integrity_hash TEXT NOT NULL,
+        decision       TEXT NOT NULL CHECK (decision IN ('accepted', 'rejected')),
+        decided_at     TEXT NOT NULL,
+        PRIMARY KEY (skill_name, integrity_hash)
+    ) STRICT, WITHOUT ROWID;
+    "#,
 ];
 
 /// Brings the database to the newest schema.

@@ -22,6 +22,9 @@ pub struct Change {
     pub packet: SkillPacket,
     /// Whether the skill is external (the skills folder marks whose file is whose).
     pub kind: SkillKind,
+    /// Kept out of the skills folder (review intake: waiting in the inbox,
+    /// or a version the user rejected): the projection leaves the file as is.
+    pub withheld: bool,
 }
 
 /// A skill as the local API and the CLI list it.
@@ -169,10 +172,11 @@ pub(super) fn upsert(
             packet.deprecated,
             json
     ])?;
+    super::inbox::withdraw(tx, &packet.skill_name, source, packet.deprecated)?;
     let oldest_kept = version.saturating_sub(i64::try_from(depth).unwrap_or(i64::MAX));
     tx.prepare_cached("DELETE FROM skill_versions WHERE name = ?1 AND version < ?2")?
         .execute(params![packet.skill_name, oldest_kept])?;
-    Ok(Change { seq, packet: packet.clone(), kind })
+    Ok(Change { seq, packet: packet.clone(), kind, withheld: false })
 }
 
 /// The current packet and kind of a skill.
@@ -239,13 +243,15 @@ pub struct Summary {
     pub tombstones: i64,
     /// Quarantine entries waiting for review.
     pub quarantine_held: i64,
+    /// Skills from peers waiting in the inbox (review intake).
+    pub inbox_waiting: i64,
 }
 
 impl Tx<'_> {
     /// The merge's view of the named skills (tombstones included).
     pub fn view(&self, names: &[&str]) -> Result<HashMap<String, StoredSkill>, StoreError> {
         let mut stmt = self.sql.prepare_cached(
-            "SELECT kind, origin, integrity_hash, created_at, deprecated FROM skills WHERE name = ?1",
+            "SELECT kind, origin, integrity_hash, created_at, deprecated, confidence FROM skills WHERE name = ?1",
         )?;
         let mut view = HashMap::with_capacity(names.len());
         for &name in names {
@@ -262,6 +268,7 @@ impl Tx<'_> {
                         integrity_hash: row.get(2)?,
                         created_at: Timestamp::parse(&created).unwrap_or_default(),
                         deprecated: row.get(4)?,
+                        confidence: Some(row.get(5)?),
                     })
                 })
                 .optional()?;
@@ -321,6 +328,7 @@ impl Store {
             external_skills: count("SELECT COUNT(*) FROM skills WHERE kind = 'external' AND deprecated = 0")?,
             tombstones: count("SELECT COUNT(*) FROM skills WHERE deprecated = 1")?,
             quarantine_held: count("SELECT COUNT(*) FROM quarantine WHERE status = 'held'")?,
+            inbox_waiting: count("SELECT COUNT(*) FROM inbox")?,
         })
     }
 

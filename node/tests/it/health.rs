@@ -52,6 +52,13 @@ async fn readyz_fails_with_a_reason_while_another_process_holds_the_store() {
 async fn readyz_fails_while_the_skills_folder_is_gone_without_naming_its_path() {
     let node = TestNode::start().await;
     let skills = node.config().skills_dir.clone();
+    // The node makes a missing skills folder when it starts watching it.
+    for _ in 0..100 {
+        if skills.is_dir() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
     let away = node.dir().join("moved-away");
     std::fs::rename(&skills, &away).unwrap();
     let (status, ready) = readiness(&node).await;

@@ -27,6 +27,7 @@ impl MergeOutcome {
                     integrity_hash: p.integrity_hash.clone(),
                     created_at: p.created_at,
                     deprecated: p.deprecated,
+                    confidence: Some(p.confidence),
                 },
             );
         }

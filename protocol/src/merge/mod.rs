@@ -55,7 +55,7 @@ pub enum SkillKind {
 }
 
 /// What the merge needs to know about a skill the node holds.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct StoredSkill {
     /// Local or external.
     pub kind: SkillKind,
@@ -67,6 +67,10 @@ pub struct StoredSkill {
     pub created_at: Timestamp,
     /// Whether the held version is a tombstone.
     pub deprecated: bool,
+    /// The confidence the skill is held at, when known: the same content
+    /// arriving at a higher confidence (after trust) raises it (`SPEC.md`
+    /// §7.9.2.4). `None` never is.
+    pub confidence: Option<f64>,
 }
 
 /// A read-only view of the node's skills by name. A `HashMap` by name is

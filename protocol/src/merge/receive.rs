@@ -21,7 +21,6 @@ pub const DEFAULT_TRUST: f64 = 0.6;
 /// Also the way a quarantined packet is admitted by hand: it is still
 /// external, still lowered.
 pub fn receive(mut packet: SkillPacket, ctx: &MergeContext<'_>) -> SkillPacket {
-    let trust = if ctx.trust.is_finite() { ctx.trust.clamp(0.0, 1.0) } else { 0.0 };
     let received = packet.confidence;
     let incoming = packet.provenance.take();
     let origin_confidence = incoming
@@ -38,7 +37,7 @@ pub fn receive(mut packet: SkillPacket, ctx: &MergeContext<'_>) -> SkillPacket {
     if path.last().map(String::as_str) != Some(ctx.sender) && !ctx.sender.is_empty() {
         path.push(ctx.sender.to_owned());
     }
-    packet.confidence = (received * trust).clamp(0.0, 1.0);
+    packet.confidence = lowered(received, ctx.trust);
     packet.provenance = Some(Provenance {
         origin_confidence: Some(origin_confidence),
         hops,
@@ -53,4 +52,11 @@ pub fn receive(mut packet: SkillPacket, ctx: &MergeContext<'_>) -> SkillPacket {
     packet.id.clear();
     packet.id.push_str(integrity::id_of(&packet.integrity_hash));
     packet
+}
+
+/// The confidence a packet received at `received` is stored at, from a
+/// sender trusted `trust` (clamped to [0, 1]; not a number counts as 0).
+pub(super) fn lowered(received: f64, trust: f64) -> f64 {
+    let trust = if trust.is_finite() { trust.clamp(0.0, 1.0) } else { 0.0 };
+    (received * trust).clamp(0.0, 1.0)
 }

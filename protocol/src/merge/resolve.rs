@@ -6,7 +6,9 @@
 //!   the earlier position — so the winner does not depend on packet order
 //!   except between identical packets; the others are refused as duplicates;
 //! - not held: new (a tombstone for a skill not held changes nothing);
-//! - held with the same hash and the same deprecated flag: unchanged;
+//! - held with the same hash and the same deprecated flag: unchanged —
+//!   unless it is an external skill from the packet's origin held at a lower
+//!   confidence than the packet brings after trust: updated (raised);
 //! - held as a local skill: conflict — a remote packet never replaces it;
 //! - held from another origin: conflict — only the origin may replace it;
 //! - held from the same origin: updated only when the packet is newer (or is
@@ -39,7 +41,7 @@ pub(super) fn resolve(
                     format_args!("packet #{winner} wins (latest createdAt, then larger hash, then first)");
                 Refusal::new(Prefix::Duplicate, detail).into()
             }
-            _ => against_store(&c.packet, admitted, store),
+            _ => against_store(&c.packet, admitted, store, ctx.trust),
         };
     }
     let decided =
@@ -135,7 +137,7 @@ impl Hasher for Prehashed {
     }
 }
 
-fn against_store(packet: &SkillPacket, admitted: &Admitted, store: &impl StoreView) -> Decision {
+fn against_store(packet: &SkillPacket, admitted: &Admitted, store: &impl StoreView, trust: f64) -> Decision {
     let conflict =
         |detail: &dyn std::fmt::Display| -> Decision { Refusal::new(Prefix::Conflict, detail).into() };
     match store.lookup(&packet.skill_name) {
@@ -145,7 +147,11 @@ fn against_store(packet: &SkillPacket, admitted: &Admitted, store: &impl StoreVi
             if held.integrity_hash == admitted.stored_hash(packet)
                 && held.deprecated == packet.deprecated =>
         {
-            Decision::Unchanged
+            if raises_confidence(&held, packet, trust) {
+                Decision::Updated { previous_hash: held.integrity_hash }
+            } else {
+                Decision::Unchanged
+            }
         }
         Some(held) if held.kind == SkillKind::Local => {
             conflict(&"a locally authored skill has this name; a remote packet never replaces it")
@@ -168,6 +174,21 @@ fn against_store(packet: &SkillPacket, admitted: &Admitted, store: &impl StoreVi
             }
         }
     }
+}
+
+/// Whether the same content as `held` arriving in `packet` from a sender
+/// trusted `trust` raises the held confidence (`SPEC.md` §7.9.2.4): so trust
+/// does not depend on which path brought a skill first. Only an active
+/// external skill, only from its own origin, only upwards — so copies that
+/// keep coming back at the same or a lower confidence change nothing.
+fn raises_confidence(held: &super::StoredSkill, packet: &SkillPacket, trust: f64) -> bool {
+    /// Below this, a difference is floating-point noise, not a raise.
+    const MARGIN: f64 = 1e-9;
+    let Some(stored) = held.confidence else { return false };
+    held.kind == SkillKind::External
+        && !held.deprecated
+        && held.origin == packet.origin_instance
+        && super::receive::lowered(packet.confidence, trust) > stored + MARGIN
 }
 
 /// The packet with the body that will be stored (frontmatter rebuilt if needed).

@@ -58,6 +58,7 @@ fn held(kind: SkillKind, origin: &str, p: &SkillPacket) -> StoredSkill {
         integrity_hash: p.integrity_hash.clone(),
         created_at: p.created_at,
         deprecated: false,
+        confidence: None,
     }
 }
 
@@ -323,6 +324,51 @@ fn identical_packet_is_unchanged() {
     let out = merge(vec![p], &store);
     assert_eq!(out.decisions[0].decision, Decision::Unchanged);
     assert_eq!(out.result.unchanged, 1);
+}
+
+#[test]
+fn the_same_content_by_a_path_of_higher_trust_raises_the_held_confidence() {
+    let p = packet_from("node-a", "alpha", 0.9, "2026-11-19T10:00:00Z");
+    let mut store = Store::new();
+    let at = |kind, origin: &str, confidence: f64| StoredSkill {
+        confidence: Some(confidence),
+        ..held(kind, origin, &p)
+    };
+    // Held at 0.54 (0.9 from a sender trusted 0.6); now from one trusted 0.9.
+    store.insert("alpha".into(), at(SkillKind::External, "node-a", 0.54));
+    let trusted = merge_knowledge(
+        update(vec![p.clone()]),
+        &store,
+        &StandardPolicy::default(),
+        &ctx_with("node-a", 0.9),
+    );
+    assert_eq!(trusted.decisions[0].decision, Decision::Updated { previous_hash: p.integrity_hash.clone() });
+    assert!((trusted.decisions[0].packet.confidence - 0.81).abs() < 1e-12);
+    assert_eq!(trusted.decisions[0].packet.integrity_hash, p.integrity_hash, "same content");
+    assert_eq!(trusted.result.updated_skills, 1);
+    // The same or a lower confidence, or no known confidence, changes nothing.
+    for trust in [0.6, 0.3] {
+        let out = merge_knowledge(
+            update(vec![p.clone()]),
+            &store,
+            &StandardPolicy::default(),
+            &ctx_with("node-a", trust),
+        );
+        assert_eq!(out.decisions[0].decision, Decision::Unchanged, "trust {trust}");
+    }
+    let unknown = Store::from([("alpha".to_owned(), held(SkillKind::External, "node-a", &p))]);
+    assert_eq!(merge(vec![p.clone()], &unknown).decisions[0].decision, Decision::Unchanged);
+    // Never for a local skill, nor for a copy held from another origin.
+    for (kind, origin) in [(SkillKind::Local, "node-a"), (SkillKind::External, "node-z")] {
+        let store = Store::from([("alpha".to_owned(), at(kind, origin, 0.1))]);
+        let out = merge_knowledge(
+            update(vec![p.clone()]),
+            &store,
+            &StandardPolicy::default(),
+            &ctx_with("node-a", 1.0),
+        );
+        assert_eq!(out.decisions[0].decision, Decision::Unchanged, "{kind:?} from {origin}");
+    }
 }
 
 #[test]

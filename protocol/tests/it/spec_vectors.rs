@@ -299,6 +299,7 @@ fn store_from(input: &Value) -> HashMap<String, StoredSkill> {
                 integrity_hash: str_of(s, "integrityHash").to_owned(),
                 created_at: Timestamp::parse(str_of(s, "createdAt")).unwrap(),
                 deprecated: s["deprecated"].as_bool().unwrap(),
+                confidence: s["confidence"].as_f64(),
             };
             (str_of(s, "name").to_owned(), skill)
         })

@@ -281,3 +281,20 @@ fn rejects_unknown_keys_and_bad_values_with_the_key_named() {
         .unwrap_err();
     assert!(err.to_string().contains("listen"));
 }
+
+#[test]
+fn intake_is_auto_unless_the_file_or_the_flag_says_review_and_anything_else_is_named() {
+    use crate::intake::IntakeMode;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("node.toml");
+    assert_eq!(Config::resolve(None, Overrides::default()).unwrap().intake, IntakeMode::Auto);
+    std::fs::write(&file, "[policy]\nintake = \"review\"\n").unwrap();
+    assert_eq!(Config::resolve(Some(&file), Overrides::default()).unwrap().intake, IntakeMode::Review);
+    let over = Overrides { intake: Some(IntakeMode::Auto), ..Default::default() };
+    assert_eq!(Config::resolve(Some(&file), over).unwrap().intake, IntakeMode::Auto, "the flag wins");
+    std::fs::write(&file, "[policy]\nintake = \"reveiw\"\n").unwrap();
+    let err = Config::resolve(Some(&file), Overrides::default()).unwrap_err().to_string();
+    assert!(err.contains("reveiw") && err.contains("review"), "{err}");
+    assert_eq!("review".parse::<IntakeMode>(), Ok(IntakeMode::Review));
+    assert!("Review".parse::<IntakeMode>().unwrap_err().contains("\"auto\" or \"review\""));
+}
