@@ -12,7 +12,23 @@ use tokio::sync::{mpsc, watch};
 
 use crate::intake::{self, Limits, OnExcess, Sender};
 use crate::projection::Projection;
-use crate::store::{Change, OriginExcess, Source, Store, StoreError};
+use crate::sharing::{Decider, Decision, Sharing};
+use crate::store::{Change, Mark, OriginExcess, Source, Store, StoreError};
+
+/// Logs each secret finding that holds `name` back: the skill, the line
+/// and the rule — never the matched value.
+fn warn_secrets(name: &str, decision: &Decision) {
+    for finding in &decision.secrets {
+        tracing::warn!(
+            skill = %name,
+            file = %format!("{name}/{}", crate::projection::SKILL_FILE),
+            line = finding.line,
+            rule = %finding.rule,
+            "secret found: the skill is held back from sharing; remove it, or run \
+             `ecp-node skill share {name} --allow-secrets`"
+        );
+    }
+}
 
 /// The store, its projection, and a channel announcing the newest sequence number.
 #[derive(Debug, Clone)]
@@ -29,6 +45,8 @@ pub struct Library {
     /// What every merge allows: installs per origin, new skills per sender, the
     /// quarantine's caps (`[limits]` of the configuration).
     limits: Limits,
+    /// Which local skills may leave the node, and the folders they live in.
+    sharing: Sharing,
 }
 
 impl Library {
@@ -42,7 +60,24 @@ impl Library {
             sequence: Arc::new(watch::channel(seq).0),
             projector: Arc::default(),
             limits: Limits::default(),
+            sharing: Sharing::single(skills_dir),
         })
+    }
+
+    /// The library with other sharing settings (one shared folder, the
+    /// projection's, otherwise). Set it before cloning.
+    #[must_use]
+    pub fn with_sharing(mut self, sharing: Sharing) -> Library {
+        let projection_dir = self.projection.dir().to_owned();
+        let others = sharing.folders().iter().map(|f| f.path.clone()).filter(|p| *p != projection_dir).collect();
+        self.projection = self.projection.with_other_folders(others);
+        self.sharing = sharing;
+        self
+    }
+
+    /// The sharing settings.
+    pub fn sharing(&self) -> &Sharing {
+        &self.sharing
     }
 
     /// The library with other limits (the defaults otherwise).
@@ -139,6 +174,8 @@ impl Library {
             "localSkills": summary.local_skills,
             "externalSkills": summary.external_skills,
             "tombstones": summary.tombstones,
+            "privateSkills": summary.private_skills,
+            "heldForSecrets": summary.held_for_secrets,
             "quarantineHeld": summary.quarantine_held,
             "lastUpdate": summary.last_update,
         });
@@ -174,11 +211,106 @@ impl Library {
         Ok((merged.result, merged.held_back))
     }
 
-    /// Installs or replaces a local skill; blocking. `false` when identical.
+    /// Installs or replaces a local skill, deciding whether it is shared;
+    /// blocking. `false` when content and decision are what the store holds.
     pub fn put_local(&self, packet: &SkillPacket, source: Source) -> Result<bool, StoreError> {
-        let change = self.store.put_local(packet, source)?;
+        let decider = self.sharing.decider(&self.store)?;
+        let folder = self.sharing.folder_of(&packet.skill_name);
+        self.put_local_with(&decider, packet, folder, source)
+    }
+
+    /// [`Library::put_local`] with a decider made for several skills, the
+    /// skill found in `folder` (an index of the sharing folders).
+    pub fn put_local_with(
+        &self,
+        decider: &Decider<'_>,
+        packet: &SkillPacket,
+        folder: Option<usize>,
+        source: Source,
+    ) -> Result<bool, StoreError> {
+        let decision = decider.decide(packet, folder);
+        let change = self.store.put_local(packet, decision.private.as_ref(), source)?;
+        if change.is_some() {
+            warn_secrets(&packet.skill_name, &decision);
+        }
         self.committed(change.as_slice());
         Ok(change.is_some())
+    }
+
+    /// Decides again for every active local skill (the operator's marks, an
+    /// `.ecpignore` or the settings may have changed) and stores what
+    /// changed; blocking. `folder_of` says which folder holds a skill. Returns
+    /// the names whose decision changed.
+    pub fn reconcile_sharing(
+        &self,
+        decider: &Decider<'_>,
+        folder_of: impl Fn(&str) -> Option<usize>,
+        source: Source,
+    ) -> Result<Vec<String>, StoreError> {
+        let mut changed = Vec::new();
+        let mut changes = Vec::new();
+        for skill in self.store.local_skills()? {
+            let name = &skill.packet.skill_name;
+            let decision = decider.decide(&skill.packet, folder_of(name));
+            if decision.private == skill.private {
+                continue;
+            }
+            warn_secrets(name, &decision);
+            changes.extend(self.store.set_private(name, decision.private.as_ref(), source.clone())?);
+            changed.push(name.clone());
+        }
+        self.committed(&changes);
+        Ok(changed)
+    }
+
+    /// `ecp-node skill private NAME`: keeps a local skill home (withdrawn
+    /// from peers if they had it); blocking.
+    pub fn make_private(&self, name: &str) -> Result<Decision, StoreError> {
+        self.mark(name, |mark| mark.private = true)
+    }
+
+    /// `ecp-node skill share NAME [--allow-secrets]`: undoes `skill private`
+    /// and, with `allow_secrets`, lets the skill's current content go
+    /// whatever the secret scan finds; blocking. The decision says whether
+    /// it is now shared, or what still keeps it home.
+    pub fn share(&self, name: &str, allow_secrets: bool) -> Result<Decision, StoreError> {
+        let hash = self.local_hash(name)?;
+        self.mark(name, |mark| {
+            mark.private = false;
+            if allow_secrets {
+                mark.allow_secrets = Some(hash);
+            }
+        })
+    }
+
+    /// The `integrityHash` of an active local skill; an error naming the problem otherwise.
+    fn local_hash(&self, name: &str) -> Result<String, StoreError> {
+        let Some((record, _, _)) = self.store.skill(name)? else {
+            return Err(StoreError::NoSuchSkill(name.to_owned()));
+        };
+        if record.kind != "local" {
+            return Err(StoreError::NotLocal(name.to_owned()));
+        }
+        if record.deprecated {
+            return Err(StoreError::NoSuchSkill(name.to_owned()));
+        }
+        Ok(record.integrity_hash)
+    }
+
+    /// Changes the operator's mark on `name` and decides again.
+    fn mark(&self, name: &str, change: impl FnOnce(&mut Mark)) -> Result<Decision, StoreError> {
+        self.local_hash(name)?;
+        let mut mark = self.store.sharing_marks()?.remove(name).unwrap_or_default();
+        change(&mut mark);
+        self.store.set_sharing_mark(name, &mark)?;
+        let decider = self.sharing.decider(&self.store)?;
+        let Some((_, packet, _)) = self.store.skill(name)? else {
+            return Err(StoreError::NoSuchSkill(name.to_owned()));
+        };
+        let decision = decider.decide(&packet, self.sharing.folder_of(name));
+        let change = self.store.set_private(name, decision.private.as_ref(), Source::Operator)?;
+        self.committed(change.as_slice());
+        Ok(decision)
     }
 
     /// Tombstones a skill; blocking. `false` when it already was one.

@@ -15,6 +15,7 @@ use crate::discovery::{DiscoveryEvent, DiscoveryHandle};
 use crate::federation::Federator;
 use crate::http::{self, AppState};
 use crate::library::Library;
+use crate::sharing::Sharing;
 use crate::store::StoreError;
 
 /// Why a node could not start.
@@ -41,6 +42,9 @@ pub enum StartError {
     /// A certificate or key file is missing or unusable.
     #[error(transparent)]
     Tls(#[from] crate::tls::TlsError),
+    /// Two skills folders hold a skill of the same name.
+    #[error("{0}")]
+    DuplicateSkill(crate::import::Duplicate),
 }
 
 /// A started node.
@@ -99,6 +103,7 @@ impl Node {
                 .await
                 .expect("opening the store does not panic")?
                 .with_limits(config.merge_limits())
+                .with_sharing(Sharing::new(config.sharing.clone()))
         };
         let listener = TcpListener::bind(config.listen)
             .await
@@ -116,8 +121,12 @@ impl Node {
                     );
                 }
                 // Import first: a file the agent deleted while the node was down must not be projected back.
-                crate::import::import_all(&library).log();
-                library.project_all()
+                let report = crate::import::import_all(&library);
+                report.log();
+                if let Some(duplicate) = report.duplicates.into_iter().next() {
+                    return Err(StartError::DuplicateSkill(duplicate));
+                }
+                Ok(library.project_all()?)
             })
             .await
             .expect("projection does not panic")?;

@@ -70,6 +70,10 @@ const OWN_WRITE_WINDOW: Duration = Duration::from_secs(5);
 #[derive(Debug, Clone)]
 pub struct Projection {
     dir: PathBuf,
+    /// The node's other skills folders (`--skills-dir` given again,
+    /// `[[folder]]`): a skill whose file lives in one of them is shown to
+    /// the agent there, and never written here too.
+    others: Arc<Vec<PathBuf>>,
     /// Paths this process wrote recently, so the folder watcher can tell its
     /// own writes from the agent's: re-importing the whole folder after each
     /// projected file would cost more than the writes themselves.
@@ -79,7 +83,14 @@ pub struct Projection {
 impl Projection {
     /// A projection into `dir` (created on first write).
     pub fn new(dir: impl Into<PathBuf>) -> Self {
-        Projection { dir: dir.into(), own_writes: Arc::default() }
+        Projection { dir: dir.into(), others: Arc::default(), own_writes: Arc::default() }
+    }
+
+    /// The projection, knowing the node's other skills folders.
+    #[must_use]
+    pub fn with_other_folders(mut self, others: Vec<PathBuf>) -> Self {
+        self.others = Arc::new(others);
+        self
     }
 
     /// Whether `path` was written (or created, or removed) by this process
@@ -126,6 +137,9 @@ impl Projection {
     pub fn write(&self, packet: &SkillPacket, kind: SkillKind) -> Result<(), ProjectionError> {
         let name = &packet.skill_name;
         let dir = self.skill_dir(name)?;
+        if self.others.iter().any(|other| other.join(name).join(SKILL_FILE).exists()) {
+            return Ok(());
+        }
         let io = |source| ProjectionError::Io { name: name.clone(), source };
         let file = dir.join(SKILL_FILE);
         let body = packet.skill_body.as_bytes();

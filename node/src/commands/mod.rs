@@ -48,7 +48,8 @@ pub(crate) fn resolve(global: &crate::cli::GlobalArgs, extra: Overrides) -> anyh
     };
     let over = Overrides {
         data: global.data.clone(),
-        skills_dir: global.skills_dir.clone(),
+        skills_dirs: global.skills_dir.clone(),
+        sharing_mode: global.sharing_mode.clone(),
         peers: global.peers.clone(),
         tls,
         ..extra
@@ -65,6 +66,10 @@ pub(crate) fn open_library(config: &Config, create: bool) -> anyhow::Result<Libr
         bail!("{data} holds no ecp-node data; pass --data DIR with the folder `ecp-node serve` uses");
     }
     Library::open(&config.data_dir, &config.skills_dir)
-        .map(|library| library.with_limits(config.merge_limits()))
+        .map(|library| {
+            library
+                .with_limits(config.merge_limits())
+                .with_sharing(ecp_node::sharing::Sharing::new(config.sharing.clone()))
+        })
         .with_context(|| format!("cannot open the node's data in {data} (see --data)"))
 }
