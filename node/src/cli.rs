@@ -235,6 +235,22 @@ pub(crate) enum SkillCommand {
         /// Skill name.
         name: String,
     },
+    /// Keep a local skill on this node: stored and in the skills folder as
+    /// before, never served to peers (withdrawn with a tombstone if they had it).
+    Private {
+        /// Skill name.
+        name: String,
+    },
+    /// Undo `skill private`: share the skill again, unless something else
+    /// keeps it home (the command says what).
+    Share {
+        /// Skill name.
+        name: String,
+        /// Share it even though the secret scan finds credentials in it:
+        /// for this content only — an edit is scanned and held again.
+        #[arg(long)]
+        allow_secrets: bool,
+    },
     /// Scan a SKILL.md (or a folder of them) for dangerous content.
     /// Exit 0: clean; 1: something at or above the refusal threshold; 2: error.
     Scan {

@@ -1,4 +1,4 @@
-//! `ecp-node skill add | list | show | rm | scan`.
+//! `ecp-node skill add | list | show | rm | private | share | scan`.
 //!
 //! Writes go through [`Library`], so the skills folder follows and a server
 //! running on the same `--data` serves the change within its polling interval.
@@ -13,7 +13,8 @@ use ecp_node::config::{Config, Overrides};
 use ecp_node::import::{self, SkillFileError};
 use ecp_node::library::Library;
 use ecp_node::projection::SKILL_FILE;
-use ecp_node::store::{Source, StoreError};
+use ecp_node::sharing::Decision;
+use ecp_node::store::{SECRET_CODE, SkillRecord, Source, StoreError};
 use ecp_protocol::packet::Origin;
 use ecp_protocol::scan::{DEFAULT_THRESHOLD, Finding, ScanReport, Scanner};
 use serde::Serialize;
@@ -36,6 +37,10 @@ pub(crate) fn run(global: &GlobalArgs, command: SkillCommand) -> anyhow::Result<
         SkillCommand::List(flag) => list(&super::open_library(&config, false)?, flag.json),
         SkillCommand::Show { name, json } => show(&super::open_library(&config, false)?, &name, json.json),
         SkillCommand::Rm { name } => rm(&super::open_library(&config, false)?, &name),
+        SkillCommand::Private { name } => private(&super::open_library(&config, false)?, &name),
+        SkillCommand::Share { name, allow_secrets } => {
+            share(&super::open_library(&config, false)?, &name, allow_secrets)
+        }
         SkillCommand::Scan { .. } => unreachable!("handled above"),
     }
 }
@@ -168,7 +173,8 @@ fn list(library: &Library, json: bool) -> anyhow::Result<ExitCode> {
         emit("no skills yet; add one with `ecp-node skill add PATH`\n")?;
         return Ok(ExitCode::SUCCESS);
     }
-    let mut table = Table::new(&["NAME", "KIND", "ORIGIN", "VERSION", "CONFIDENCE", "DEPRECATED", "UPDATED"]);
+    let mut table =
+        Table::new(&["NAME", "KIND", "ORIGIN", "VERSION", "CONFIDENCE", "DEPRECATED", "SHARING", "UPDATED"]);
     for s in &skills {
         table.row(vec![
             s.name.clone(),
@@ -177,6 +183,7 @@ fn list(library: &Library, json: bool) -> anyhow::Result<ExitCode> {
             s.version.to_string(),
             format!("{:.2}", s.confidence),
             yes_no(s.deprecated).to_owned(),
+            sharing_label(s).to_owned(),
             time(&s.updated_at),
         ]);
     }
@@ -204,6 +211,10 @@ fn show(library: &Library, name: &str, json: bool) -> anyhow::Result<ExitCode> {
     field("confidence", &format!("{:.2}", record.confidence));
     field("deprecated", yes_no(record.deprecated));
     field("shareable", yes_no(record.shareable));
+    field("sharing", sharing_label(&record));
+    if let Some(reason) = &record.private_reason {
+        field("private", reason);
+    }
     field("description", &record.description);
     field("tags", &record.tags.join(", "));
     field("created", &time(&record.created_at));
@@ -239,6 +250,52 @@ fn show(library: &Library, name: &str, json: bool) -> anyhow::Result<ExitCode> {
     }
     emit(&out)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// How `skill list` and `skill show` say whether a skill leaves the node:
+/// `shared`, `private`, `HELD: SECRET` (held back by the secret scan), or
+/// `not shared` (an external skill the policy does not serve again).
+fn sharing_label(record: &SkillRecord) -> &'static str {
+    match record.private.as_deref() {
+        Some(SECRET_CODE) => "HELD: SECRET",
+        Some(_) => "private",
+        None if record.shareable => "shared",
+        None => "not shared",
+    }
+}
+
+/// Prints where a local skill now stands after `skill private|share`.
+fn report_decision(name: &str, decision: &Decision) -> anyhow::Result<()> {
+    match &decision.private {
+        None => emit(&format!("{name} is shared: peers get it on their next pull or push\n")),
+        Some(private) => emit(&format!("{name} stays on this node: {}\n", one_line(&private.reason))),
+    }
+}
+
+fn private(library: &Library, name: &str) -> anyhow::Result<ExitCode> {
+    let decision = library.make_private(name).map_err(|e| decision_error(name, e))?;
+    report_decision(name, &decision)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `skill share`: exit 0 when the skill is now shared, 1 when something
+/// else still keeps it home (the reason says what to do).
+fn share(library: &Library, name: &str, allow_secrets: bool) -> anyhow::Result<ExitCode> {
+    let decision = library.share(name, allow_secrets).map_err(|e| decision_error(name, e))?;
+    for finding in &decision.secrets {
+        tell(format_args!("ecp-node: {name}/{SKILL_FILE}:{}: secret ({})", finding.line, one_line(&finding.rule)));
+    }
+    report_decision(name, &decision)?;
+    Ok(if decision.private.is_none() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+fn decision_error(name: &str, e: StoreError) -> anyhow::Error {
+    match e {
+        StoreError::NoSuchSkill(_) => {
+            anyhow::anyhow!("no active skill named {name:?}; `ecp-node skill list` shows the names")
+        }
+        e => anyhow::Error::new(e).context("cannot change the skill's sharing"),
+    }
 }
 
 fn rm(library: &Library, name: &str) -> anyhow::Result<ExitCode> {

@@ -53,7 +53,7 @@ use axum::http::{Method, StatusCode, Uri};
 use axum::middleware::{Next, from_fn_with_state};
 use axum::response::IntoResponse;
 use axum::response::Response;
-use axum::routing::get;
+use axum::routing::{get, post};
 use serde_json::json;
 
 pub use authority::LocalAddr;
@@ -77,6 +77,8 @@ fn v1_routes() -> Router<AppState> {
     Router::new()
         .route("/v1/skills", get(v1::list_skills))
         .route("/v1/skills/{name}", get(v1::show_skill))
+        .route("/v1/skills/{name}/private", post(v1::make_private))
+        .route("/v1/skills/{name}/share", post(v1::share))
         .route("/v1/quarantine", get(v1::quarantine))
         .route("/v1/audit", get(v1::audit))
         .route("/v1/peers", get(v1::peers))
