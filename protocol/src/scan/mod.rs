@@ -30,8 +30,9 @@
 //! download and run), `exfil` (credential access and exfiltration),
 //! `traversal` (path traversal, system writes), `sql`, `privilege`,
 //! `persistence`, `prompt` (prompt injection and concealment), `unicode`
-//! (hidden characters) and `secret` (credentials written into the skill,
-//! which no excerpt ever shows). Rule ids are `family.name` and never
+//! (hidden characters), `secret` (credentials written into the skill,
+//! which no excerpt ever shows) and `permission` (broad grants in the
+//! frontmatter, reported at `Info`). Rule ids are `family.name` and never
 //! change meaning.
 //! The machinery is in `rule` (what a rule is, shared helpers), `literals`
 //! (the trigger automaton), `engine` and `normalize`.
@@ -50,6 +51,7 @@ mod exfil;
 mod injection;
 mod literals;
 mod normalize;
+mod permission;
 mod persistence;
 mod privilege;
 mod prompt;
@@ -114,6 +116,11 @@ pub enum Category {
     /// [`SECRET_SEVERITY`] and hold a skill back from sharing
     /// ([`ScanReport::secrets`]).
     Secret,
+    /// A broad grant in the frontmatter: `allowed-tools` with an
+    /// unrestricted shell or `Write`, web access with a shell, `hooks`.
+    /// Always [`Severity::Info`]: common in harmless skills, never a reason
+    /// to refuse ([`ScanReport::permission_grants`]).
+    PermissionGrant,
 }
 
 /// One rule that matched one line.
@@ -152,6 +159,13 @@ impl ScanReport {
     /// Whether the body holds a credential that looks live.
     pub fn has_secrets(&self) -> bool {
         self.secrets().next().is_some()
+    }
+
+    /// The broad grants in the frontmatter (category
+    /// [`Category::PermissionGrant`]), for the node's policy on received
+    /// skills' permissions.
+    pub fn permission_grants(&self) -> impl Iterator<Item = &Finding> {
+        self.findings.iter().filter(|f| f.category == Category::PermissionGrant)
     }
 
     /// The worst severity found, if any.
@@ -198,6 +212,7 @@ impl Scanner {
         let mut analyzers = Vec::new();
         analyzers.extend(remote::analyzers());
         analyzers.extend(exfil::analyzers());
+        analyzers.extend(permission::analyzers());
         Scanner { engine: engine::Engine::new(rules, analyzers) }
     }
 
