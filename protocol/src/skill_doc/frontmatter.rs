@@ -445,7 +445,7 @@ fn list(key: &str, value: Node) -> Result<Vec<String>, DocError> {
 /// (so `machine learning, ops` is two tags); otherwise whitespace does. Either
 /// way a separator inside parentheses belongs to the entry, as in Claude
 /// Code's `Bash(git log:*)`.
-fn split_list(text: &str) -> Vec<String> {
+pub(crate) fn split_list(text: &str) -> Vec<String> {
     let by_comma = top_level(text).any(|(_, c)| c == ',');
     let mut out = Vec::new();
     let mut start = 0;
