@@ -92,14 +92,16 @@ pub struct SecretFinding {
     pub line: usize,
 }
 
-/// The secret findings of a `SKILL.md` text: the scanner's `secret` family.
+/// The secret findings of a `SKILL.md` text that hold it back: the
+/// scanner's `secret` family at
+/// [`SECRET_SEVERITY`](ecp_protocol::scan::SECRET_SEVERITY) and above (documented
+/// examples such as `AKIAIOSFODNN7EXAMPLE`, placeholders and references to
+/// values kept elsewhere are reported by `skill scan`, and shared).
 pub fn secret_findings(text: &str) -> Vec<SecretFinding> {
     Scanner::standard()
         .scan(text)
-        .findings
-        .into_iter()
-        .filter(|f| f.rule_id.starts_with("secret."))
-        .map(|f| SecretFinding { rule: f.rule_id, line: f.line })
+        .secrets()
+        .map(|f| SecretFinding { rule: f.rule_id.clone(), line: f.line })
         .collect()
 }
 

@@ -23,8 +23,11 @@ use super::cli::{Folders, ecp_node_bin, eventually, get, skill_md, write_skill};
 /// How long a change in the folder may take to be served.
 const WITHIN: Duration = Duration::from_secs(10);
 
-/// A fake AWS access key id (AWS's documented example) and a fake GitHub token.
-const AWS_KEY_LINE: &str = "aws_access_key_id = AKIAIOSFODNN7EXAMPLE\n";
+/// Fake credentials in live-looking formats: an AWS access key id made like
+/// AWS's documented `AKIAIOSFODNN7EXAMPLE` (which itself is only reported,
+/// as a documented example) and a GitHub token.
+const AWS_KEY_LINE: &str = "aws_access_key_id = AKIAZ7QX3NP5RT2VW4YB\n";
+const DOCUMENTED_EXAMPLE_LINE: &str = "aws_access_key_id = AKIAIOSFODNN7EXAMPLE\n";
 const GITHUB_TOKEN_LINE: &str = "export GITHUB_TOKEN=ghp_1a2B3c4D5e6F7g8H9i0J1k2L3m4N5o6P7q8R\n";
 
 /// A SKILL.md whose body carries `line`.
@@ -54,14 +57,30 @@ fn live(names: &[&str]) -> Vec<(String, bool)> {
     out
 }
 
-/// Everything `node` serves a peer, checked to agree: the manifest's names,
-/// the full listing, `?since=0` (live ones), and one-packet pages.
-async fn every_answer(node: &Node) -> Vec<String> {
+/// Waits until `node` has noticed every change in its store (another
+/// process's, such as the CLI's, reach it at its next poll).
+async fn settled(node: &Node) {
+    eventually("the node noticed the store's changes", WITHIN, || async {
+        let library = node.library().clone();
+        let stored = tokio::task::spawn_blocking(move || library.store().sequence().unwrap()).await.unwrap();
+        (node.library().sequence() == stored).then_some(())
+    })
+    .await;
+}
+
+/// The names in `node`'s manifest, sorted.
+async fn manifest_names(node: &Node) -> Vec<String> {
     let manifest = get(node, "/ecp/manifest").await;
     let mut names: Vec<String> =
         manifest["skillNames"].as_array().unwrap().iter().map(|n| n.as_str().unwrap().to_owned()).collect();
     names.sort();
-    assert_eq!(manifest["skillCount"], names.len(), "{manifest}");
+    names
+}
+
+/// Everything `node` serves a peer, checked to agree: the manifest's names,
+/// the full listing, `?since=0` (live ones), and one-packet pages.
+async fn every_answer(node: &Node) -> Vec<String> {
+    let names = manifest_names(node).await;
     let full: Vec<String> = served(&get(node, "/ecp/skills").await).into_iter().map(|(n, _)| n).collect();
     assert_eq!(full, names, "the full listing and the manifest agree");
     let since: Vec<String> =
@@ -131,9 +150,10 @@ async fn private_and_secret_skills_never_leave_node_a_by_any_path() {
     write_skill(&skills, "home-only", &skill_md("home-only", "shareable: false\n"));
     write_skill(&skills, "has-aws-key", &skill_with("has-aws-key", "", AWS_KEY_LINE));
     write_skill(&skills, "has-token", &skill_with("has-token", "", GITHUB_TOKEN_LINE));
+    write_skill(&skills, "aws-howto", &skill_with("aws-howto", "", DOCUMENTED_EXAMPLE_LINE));
     let node_a = Node::bind(a.config()).await.expect("A starts");
 
-    assert_eq!(every_answer(&node_a).await, ["open-skill"]);
+    assert_eq!(every_answer(&node_a).await, ["aws-howto", "open-skill"]);
     // Stored and in the agent's folder as usual, marked in the local API.
     let home = record(&node_a, "home-only").await;
     assert_eq!((home["shareable"].clone(), home["private"].clone()), (json!(false), json!("frontmatter")));
@@ -149,11 +169,13 @@ async fn private_and_secret_skills_never_leave_node_a_by_any_path() {
     // B pulls from A and is pushed to by A: it gets the open skill only.
     let (b, node_b) = node_b().await;
     let report = pull(&node_b, &b.config(), &node_a).await;
-    assert_eq!(report.packets, 1, "{report:?}");
+    assert_eq!(report.packets, 2, "{report:?}");
     let (ctx, spec) = link(&node_a, &a.config(), &node_b);
     let pushed = federation::push(&ctx, &spec).await.unwrap_or_else(|e| panic!("push: {e}"));
-    assert_eq!(pushed.names, ["open-skill"], "{pushed:?}");
-    assert_eq!(held(&node_b).await, live(&["open-skill"]));
+    let mut names = pushed.names.clone();
+    names.sort();
+    assert_eq!(names, ["aws-howto", "open-skill"], "{pushed:?}");
+    assert_eq!(held(&node_b).await, live(&["aws-howto", "open-skill"]));
     for name in ["home-only", "has-aws-key", "has-token"] {
         assert!(!b.skills().join(name).exists(), "{name} reached B's folder");
     }
@@ -215,9 +237,11 @@ async fn a_skill_made_private_after_it_was_shared_reaches_b_as_a_tombstone_and_r
     assert_eq!(shared.code, 0, "{shared:?}");
     assert!(shared.stdout.contains("was-shared is shared"), "{shared:?}");
     eventually("A serves it again", WITHIN, || async {
-        (every_answer(&node_a).await == ["was-shared"]).then_some(())
+        (manifest_names(&node_a).await == ["was-shared"]).then_some(())
     })
     .await;
+    settled(&node_a).await;
+    assert_eq!(every_answer(&node_a).await, ["was-shared"]);
     let seq = record(&node_a, "was-shared").await["seq"].as_i64().unwrap();
     assert!(seq > before, "a fresh sequence number: {seq} > {before}");
     pull(&node_b, &b.config(), &node_a).await;
@@ -241,9 +265,10 @@ async fn ecpignore_keeps_matching_skills_home_and_is_followed_when_it_changes() 
     // The user narrows the file: work-notes is shared from the next import on.
     std::fs::write(skills.join(".ecpignore"), "drafts-*\n").unwrap();
     eventually("work-notes is shared", WITHIN, || async {
-        (every_answer(&node).await == ["public", "work-notes"]).then_some(())
+        (manifest_names(&node).await == ["public", "work-notes"]).then_some(())
     })
     .await;
+    assert_eq!(every_answer(&node).await, ["public", "work-notes"]);
     node.shutdown().await.unwrap();
 }
 
@@ -277,9 +302,11 @@ async fn skill_private_and_share_from_the_cli_beside_a_running_node() {
     assert_eq!(out.code, 0, "{out:?}");
     assert!(out.stdout.contains("mine stays on this node"), "{out:?}");
     eventually("the server stops serving it", WITHIN, || async {
-        every_answer(&node).await.is_empty().then_some(())
+        manifest_names(&node).await.is_empty().then_some(())
     })
     .await;
+    settled(&node).await;
+    assert_eq!(every_answer(&node).await, Vec::<String>::new());
     let list = a.run_async(&["skill", "list"]).await;
     assert!(list.stdout.lines().any(|l| l.starts_with("mine") && l.contains("private")), "{list:?}");
     let status = a.run_async(&["status", "--json"]).await.json();
@@ -290,9 +317,11 @@ async fn skill_private_and_share_from_the_cli_beside_a_running_node() {
     let out = a.run_async(&["skill", "share", "mine"]).await;
     assert_eq!(out.code, 0, "{out:?}");
     eventually("the server serves it again", WITHIN, || async {
-        (every_answer(&node).await == ["mine"]).then_some(())
+        (manifest_names(&node).await == ["mine"]).then_some(())
     })
     .await;
+    settled(&node).await;
+    assert_eq!(every_answer(&node).await, ["mine"]);
     node.shutdown().await.unwrap();
 
     // Names that are not local skills are refused with a clear error.
@@ -350,7 +379,7 @@ async fn a_personal_folder_is_shared_while_a_project_folder_stays_private() {
     let (b, node_b) = node_b().await;
     write_skill(&b.skills(), "from-b", &skill_md("from-b", ""));
     eventually("B serves its skill", WITHIN, || async {
-        (every_answer(&node_b).await == ["from-b"]).then_some(())
+        (manifest_names(&node_b).await == ["from-b"]).then_some(())
     })
     .await;
     pull(&node_a, &config, &node_b).await;
