@@ -304,3 +304,6 @@ impl Decider<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

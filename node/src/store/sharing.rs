@@ -278,3 +278,96 @@ impl Store {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use ecp_protocol::packet::Origin;
+
+    use super::*;
+
+    fn store() -> (tempfile::TempDir, Store) {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = Store::open(tmp.path()).unwrap();
+        (tmp, store)
+    }
+
+    fn local(name: &str, step: &str) -> SkillPacket {
+        let body = format!("---\nname: {name}\ndescription: d\n---\n# {name}\n\n{step}\n");
+        SkillPacket::new(&Origin::new("me", "me", "linux/amd64", "1"), name, "d", &body, 0.8, now())
+    }
+
+    fn private(code: &str) -> Private {
+        Private { code: code.into(), reason: format!("because {code}") }
+    }
+
+    /// What `?since=0` serves: (name, deprecated, body).
+    fn served(store: &Store) -> Vec<(String, bool, String)> {
+        store
+            .served_packets(Some(0))
+            .unwrap()
+            .packets
+            .iter()
+            .map(|json| {
+                let p: SkillPacket = serde_json::from_str(json).unwrap();
+                (p.skill_name, p.deprecated, p.skill_body)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_private_skill_is_never_served_and_deleting_it_serves_nothing() {
+        let (_tmp, store) = store();
+        store.put_local(&local("home", "Private steps."), Some(&private("frontmatter")), Source::SkillsDir).unwrap();
+        assert!(served(&store).is_empty());
+        assert!(store.summary().unwrap().skill_names.is_empty());
+        assert_eq!(store.summary().unwrap().private_skills, 1);
+        store.tombstone("home", Source::SkillsDir).unwrap();
+        assert!(served(&store).is_empty(), "its tombstone would carry the private body");
+    }
+
+    #[test]
+    fn a_shared_skill_made_private_is_withdrawn_with_what_peers_had_and_returns_newer() {
+        let (_tmp, store) = store();
+        let shared = local("s", "Shared steps.");
+        store.put_local(&shared, None, Source::SkillsDir).unwrap();
+        let before = store.sequence().unwrap();
+        let change = store.set_private("s", Some(&private("operator")), Source::Operator).unwrap();
+        assert!(change.expect("a change peers see").seq > before);
+        assert_eq!(served(&store), [("s".to_owned(), true, shared.skill_body.clone())]);
+        // Edited while private: the withdrawal still carries the shared body.
+        store.put_local(&local("s", "New private steps."), Some(&private("operator")), Source::SkillsDir).unwrap();
+        assert_eq!(served(&store), [("s".to_owned(), true, shared.skill_body.clone())]);
+        let withdrawal: SkillPacket = serde_json::from_str(&store.served_packets(Some(0)).unwrap().packets[0]).unwrap();
+        assert!(withdrawal.created_at > shared.created_at);
+        // Only the reason changing is no change peers see.
+        assert!(store.set_private("s", Some(&private("ecpignore")), Source::SkillsDir).unwrap().is_none());
+        // Shared again: the current content, dated after the withdrawal.
+        store.set_private("s", None, Source::Operator).unwrap().expect("served again");
+        let again: SkillPacket = serde_json::from_str(&store.served_packets(None).unwrap().packets[0]).unwrap();
+        assert_eq!((again.deprecated, again.skill_body.contains("New private steps.")), (false, true));
+        assert!(again.created_at > withdrawal.created_at);
+        // Private again, edited, deleted: the withdrawal is kept, never the private body.
+        store.set_private("s", Some(&private("operator")), Source::Operator).unwrap();
+        store.put_local(&local("s", "Third steps."), Some(&private("operator")), Source::SkillsDir).unwrap();
+        store.tombstone("s", Source::SkillsDir).unwrap();
+        let after: Vec<_> = served(&store);
+        assert_eq!(after.len(), 1);
+        assert!(after.iter().all(|(_, dead, body)| *dead && !body.contains("Third")), "{after:?}");
+    }
+
+    #[test]
+    fn sharing_external_skills_is_refused_and_an_external_install_clears_a_local_decision() {
+        let (_tmp, store) = store();
+        store.put_local(&local("n", "Steps."), Some(&private("operator")), Source::SkillsDir).unwrap();
+        store.tombstone("n", Source::SkillsDir).unwrap();
+        let mut remote = local("n", "Remote steps.");
+        remote.origin_instance = "peer".into();
+        store.transaction(|tx| tx.install(&remote, SkillKind::External, true, &Source::Peer("peer".into()))).unwrap();
+        assert_eq!(served(&store).len(), 1, "served as the policy says, not as the old local decision");
+        assert!(matches!(
+            store.set_private("n", Some(&private("operator")), Source::Operator),
+            Err(StoreError::NotLocal(_))
+        ));
+        assert!(matches!(store.set_private("nobody", None, Source::Operator), Err(StoreError::NoSuchSkill(_))));
+    }
+}
