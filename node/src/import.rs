@@ -4,7 +4,12 @@
 //! Point `--skills-dir` at an agent's own skills folder and every
 //! `<dir>/<name>/SKILL.md` the agent writes is imported as a local skill — at
 //! start ([`import_all`], from [`Node::bind`](crate::Node::bind)) and whenever
-//! the folder changes ([`watch`]). A local skill's confidence is the
+//! the folder changes ([`watch`]). Several folders may be given (`--skills-dir`
+//! again, `[[folder]]`): each is imported and watched; a name held by two of
+//! them is a [`Duplicate`] (the earlier folder's is imported; `serve` refuses
+//! to start). Every run also decides again which local skills are shared
+//! ([`crate::sharing`]): an `.ecpignore` edit or an operator's mark takes
+//! effect without an edit of the skill. A local skill's confidence is the
 //! frontmatter key `confidence`, default [`DEFAULT_CONFIDENCE`]. A skill the
 //! agent imported here and then deleted becomes a tombstone, so the deletion
 //! travels to peers.
@@ -281,14 +286,19 @@ pub fn import_all(library: &Library) -> ImportReport {
             return report;
         }
     };
-    let mut run = Run { library, decider: &decider, held: &held, present: HashSet::new(), agent: HashMap::new() };
+    let mut run =
+        Run { library, decider: &decider, held: &held, present: HashSet::new(), agent: HashMap::new() };
     let mut complete = true;
     for (index, folder) in library.sharing().folders().iter().enumerate() {
         complete &= run.folder(index, &folder.path, &mut report);
     }
     let Run { present, agent, .. } = run;
     // A folder that cannot be listed says nothing about what the agent deleted.
-    match library.store().active_local_from(&Source::SkillsDir).map(|owned| if complete { owned } else { Vec::new() }) {
+    match library
+        .store()
+        .active_local_from(&Source::SkillsDir)
+        .map(|owned| if complete { owned } else { Vec::new() })
+    {
         Ok(owned) => {
             for name in owned.into_iter().filter(|n| !present.contains(n)) {
                 match library.tombstone(&name, Source::SkillsDir) {
@@ -303,7 +313,8 @@ pub fn import_all(library: &Library) -> ImportReport {
         }
         Err(e) => store_failed(&mut report, e),
     }
-    let projection_folder = library.sharing().folders().iter().position(|f| f.path == library.projection().dir());
+    let projection_folder =
+        library.sharing().folders().iter().position(|f| f.path == library.projection().dir());
     let folder_of = |name: &str| agent.get(name).copied().or(projection_folder);
     match library.reconcile_sharing(&decider, folder_of, Source::SkillsDir) {
         Ok(changed) => report.sharing_changed = changed,

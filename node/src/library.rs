@@ -69,7 +69,8 @@ impl Library {
     #[must_use]
     pub fn with_sharing(mut self, sharing: Sharing) -> Library {
         let projection_dir = self.projection.dir().to_owned();
-        let others = sharing.folders().iter().map(|f| f.path.clone()).filter(|p| *p != projection_dir).collect();
+        let others =
+            sharing.folders().iter().map(|f| f.path.clone()).filter(|p| *p != projection_dir).collect();
         self.projection = self.projection.with_other_folders(others);
         self.sharing = sharing;
         self

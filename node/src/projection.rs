@@ -11,6 +11,10 @@
 //! overwritten by a remote skill — the merge already refuses such a packet
 //! as a conflict with the local skill the file was imported as.
 //!
+//! With several skills folders the projection writes into one (the first
+//! shared folder), and never writes a skill whose file lives in another:
+//! the agent sees it there already.
+//!
 //! What the node wrote is recorded as the SHA-256 of the content, in the
 //! extended attribute `user.ecp-written` of the `SKILL.md` itself: set on the
 //! temporary file before the rename, so the record lands with the content in

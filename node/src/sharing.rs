@@ -239,7 +239,9 @@ impl Decider<'_> {
         if mark.private {
             return decided(private(
                 "operator",
-                format!("made private with `ecp-node skill private`; `ecp-node skill share {name}` shares it"),
+                format!(
+                    "made private with `ecp-node skill private`; `ecp-node skill share {name}` shares it"
+                ),
             ));
         }
         if let Some((_, f)) = folder.filter(|(_, f)| !f.share) {
@@ -263,7 +265,9 @@ impl Decider<'_> {
                     if patterns.matched_path_or_any_parents(&path, false).is_ignore() {
                         return decided(private(
                             "ecpignore",
-                            format!("{IGNORE_FILE} in its skills folder matches it; change that file to share it"),
+                            format!(
+                                "{IGNORE_FILE} in its skills folder matches it; change that file to share it"
+                            ),
                         ));
                     }
                 }

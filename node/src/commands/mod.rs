@@ -2,7 +2,7 @@
 //! others open the same store directly (SQLite lets them run beside a server).
 //!
 //! - `serve`: run the node.
-//! - `skill`: add, list, show, remove and scan skills.
+//! - `skill`: add, list, show, remove and scan skills; keep one private or share it.
 //! - `quarantine`: review refused packets.
 //! - `status`: identity, sequence number and counts.
 //! - `federation`: `pull`, `push`, `sync` and `peers`.

@@ -283,7 +283,11 @@ fn private(library: &Library, name: &str) -> anyhow::Result<ExitCode> {
 fn share(library: &Library, name: &str, allow_secrets: bool) -> anyhow::Result<ExitCode> {
     let decision = library.share(name, allow_secrets).map_err(|e| decision_error(name, e))?;
     for finding in &decision.secrets {
-        tell(format_args!("ecp-node: {name}/{SKILL_FILE}:{}: secret ({})", finding.line, one_line(&finding.rule)));
+        tell(format_args!(
+            "ecp-node: {name}/{SKILL_FILE}:{}: secret ({})",
+            finding.line,
+            one_line(&finding.rule)
+        ));
     }
     report_decision(name, &decision)?;
     Ok(if decision.private.is_none() { ExitCode::SUCCESS } else { ExitCode::from(1) })

@@ -336,7 +336,8 @@ impl Config {
             message: format!("{listen_text:?} is not an address like 127.0.0.1:7327"),
         })?;
         let data_dir = over.data.or(fc.data).unwrap_or_else(|| PathBuf::from(DEFAULT_DATA));
-        let sharing = sharing(&data_dir, over.skills_dirs, over.sharing_mode, fc.skills_dir, fc.folder, fc.sharing)?;
+        let sharing =
+            sharing(&data_dir, over.skills_dirs, over.sharing_mode, fc.skills_dir, fc.folder, fc.sharing)?;
         let projected = sharing.folders.iter().find(|f| f.share).unwrap_or(&sharing.folders[0]);
         let skills_dir = projected.path.clone();
         let secret = shared_secret(over.secret, fc.secret, fc.secret_env.as_deref())?;
@@ -548,12 +549,17 @@ fn sharing(
         if folders[..i].iter().any(|f| f.path == folder.path) {
             return Err(ConfigError::Invalid {
                 key: "folder",
-                message: format!("the skills folder {} is named twice; name each folder once", folder.path.display()),
+                message: format!(
+                    "the skills folder {} is named twice; name each folder once",
+                    folder.path.display()
+                ),
             });
         }
     }
     let mode = match mode_flag.or(file.mode) {
-        Some(text) => text.parse::<Mode>().map_err(|message| ConfigError::Invalid { key: "sharing.mode", message })?,
+        Some(text) => {
+            text.parse::<Mode>().map_err(|message| ConfigError::Invalid { key: "sharing.mode", message })?
+        }
         None => Mode::Shared,
     };
     let listed: BTreeSet<String> = file.skills.unwrap_or_default().into_iter().collect();

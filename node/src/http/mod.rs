@@ -22,7 +22,7 @@
 //! - `answer`: JSON answers with an ETag, 304, `If-None-Match`.
 //! - `cache`: encoded answers cached by sequence number.
 //! - `feed`: the packets every `GET /ecp/skills` answer is cut from.
-//! - `v1`: the local API under `/v1/`.
+//! - `v1`: the local API under `/v1/` (reads, and a local skill's sharing).
 //! - [`rate_limit`]: the per-client request rate.
 //! - `error`: [`ApiError`], every error answer.
 //! - `state`: [`AppState`], what every handler shares.

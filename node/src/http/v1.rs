@@ -12,8 +12,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::error::ApiError;
-use crate::sharing::Decision;
 use super::state::AppState;
+use crate::sharing::Decision;
 
 /// `GET /v1/skills`.
 pub(super) async fn list_skills(State(state): State<AppState>) -> Result<Json<Value>, ApiError> {
@@ -73,7 +73,10 @@ pub(super) async fn share(
         ShareBody::default()
     } else {
         serde_json::from_slice(&body).map_err(|e| {
-            ApiError::bad_request("invalid_json", format!("the body must be {{\"allowSecrets\": true|false}}: {e}"))
+            ApiError::bad_request(
+                "invalid_json",
+                format!("the body must be {{\"allowSecrets\": true|false}}: {e}"),
+            )
         })?
     };
     let library = state.library.clone();

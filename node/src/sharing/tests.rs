@@ -28,7 +28,10 @@ impl Fixture {
         Sharing::new(Settings {
             mode,
             listed: listed.iter().map(|n| (*n).to_owned()).collect(),
-            folders: folders.iter().map(|(n, share)| Folder { path: self.folder(n), share: *share }).collect(),
+            folders: folders
+                .iter()
+                .map(|(n, share)| Folder { path: self.folder(n), share: *share })
+                .collect(),
         })
     }
 
@@ -39,7 +42,8 @@ impl Fixture {
 }
 
 fn packet(name: &str, extra_frontmatter: &str, body_line: &str) -> SkillPacket {
-    let text = format!("---\nname: {name}\ndescription: d\n{extra_frontmatter}---\n# {name}\n\n{body_line}\n");
+    let text =
+        format!("---\nname: {name}\ndescription: d\n{extra_frontmatter}---\n# {name}\n\n{body_line}\n");
     SkillPacket::new(&Origin::new("me", "me", "linux/amd64", "1"), name, "d", &text, 0.8, now())
 }
 
@@ -51,7 +55,10 @@ fn each_rule_keeps_a_skill_home_and_the_first_that_matches_names_it() {
     let shared = f.sharing(Mode::Shared, &[], &[("skills", true)]);
     assert_eq!(f.code(&shared, &packet("plain", "", "Steps.")), None);
     assert_eq!(f.code(&shared, &packet("plain", "shareable: true\n", "Steps.")), None);
-    assert_eq!(f.code(&shared, &packet("fm", "shareable: false\n", "Steps.")).as_deref(), Some("frontmatter"));
+    assert_eq!(
+        f.code(&shared, &packet("fm", "shareable: false\n", "Steps.")).as_deref(),
+        Some("frontmatter")
+    );
     assert_eq!(f.code(&shared, &packet("key", "", TOKEN)).as_deref(), Some(SECRET_CODE));
     let listed = f.sharing(Mode::Listed, &["named"], &[("skills", true)]);
     assert_eq!(f.code(&listed, &packet("named", "", "Steps.")), None);
@@ -89,7 +96,8 @@ fn ecpignore_matches_in_gitignore_syntax_up_to_its_size_limit() {
     let sharing = f.sharing(Mode::Shared, &[], &[("skills", true)]);
     let ignore = f.folder("skills").join(IGNORE_FILE);
     std::fs::write(&ignore, "# comment\ndraft-*\n!draft-keep\nnotes/\n").unwrap();
-    for (name, code) in [("draft-a", Some("ecpignore")), ("draft-keep", None), ("notes", Some("ecpignore")), ("x", None)]
+    for (name, code) in
+        [("draft-a", Some("ecpignore")), ("draft-keep", None), ("notes", Some("ecpignore")), ("x", None)]
     {
         assert_eq!(f.code(&sharing, &packet(name, "", "Steps.")).as_deref(), code, "{name}");
     }

@@ -159,7 +159,13 @@ pub(super) fn write_local(
         // Never served, or already withdrawn: only the reason changes, and
         // nothing peers see does.
         set_columns(tx, name, private, withdrawal.as_ref())?;
-        super::audit::record(tx, source, name, "private", &private.map(|p| p.reason.clone()).unwrap_or_default())?;
+        super::audit::record(
+            tx,
+            source,
+            name,
+            "private",
+            &private.map(|p| p.reason.clone()).unwrap_or_default(),
+        )?;
         return Ok(None);
     }
     if private.is_none() && old.as_ref().is_some_and(|o| o.private.is_some()) {
@@ -188,13 +194,15 @@ fn set_columns(
     private: Option<&Private>,
     withdrawal: Option<&SkillPacket>,
 ) -> Result<(), StoreError> {
-    tx.prepare_cached("UPDATE skills SET private = ?2, private_reason = ?3, withdrawal = ?4 WHERE name = ?1")?
-        .execute(params![
-            name,
-            private.map(|p| p.code.as_str()),
-            private.map(|p| p.reason.as_str()),
-            withdrawal.map(to_json),
-        ])?;
+    tx.prepare_cached(
+        "UPDATE skills SET private = ?2, private_reason = ?3, withdrawal = ?4 WHERE name = ?1",
+    )?
+    .execute(params![
+        name,
+        private.map(|p| p.code.as_str()),
+        private.map(|p| p.reason.as_str()),
+        withdrawal.map(to_json),
+    ])?;
     Ok(())
 }
 
@@ -208,7 +216,9 @@ impl Store {
         private: Option<&Private>,
         source: Source,
     ) -> Result<Option<Change>, StoreError> {
-        self.write(|tx| write_local(tx, Some(packet), &packet.skill_name, private, &source, self.history_depth()))
+        self.write(|tx| {
+            write_local(tx, Some(packet), &packet.skill_name, private, &source, self.history_depth())
+        })
     }
 
     /// Records a new sharing decision for a held local skill. `None` when
@@ -317,7 +327,9 @@ mod tests {
     #[test]
     fn a_private_skill_is_never_served_and_deleting_it_serves_nothing() {
         let (_tmp, store) = store();
-        store.put_local(&local("home", "Private steps."), Some(&private("frontmatter")), Source::SkillsDir).unwrap();
+        store
+            .put_local(&local("home", "Private steps."), Some(&private("frontmatter")), Source::SkillsDir)
+            .unwrap();
         assert!(served(&store).is_empty());
         assert!(store.summary().unwrap().skill_names.is_empty());
         assert_eq!(store.summary().unwrap().private_skills, 1);
@@ -335,15 +347,19 @@ mod tests {
         assert!(change.expect("a change peers see").seq > before);
         assert_eq!(served(&store), [("s".to_owned(), true, shared.skill_body.clone())]);
         // Edited while private: the withdrawal still carries the shared body.
-        store.put_local(&local("s", "New private steps."), Some(&private("operator")), Source::SkillsDir).unwrap();
+        store
+            .put_local(&local("s", "New private steps."), Some(&private("operator")), Source::SkillsDir)
+            .unwrap();
         assert_eq!(served(&store), [("s".to_owned(), true, shared.skill_body.clone())]);
-        let withdrawal: SkillPacket = serde_json::from_str(&store.served_packets(Some(0)).unwrap().packets[0]).unwrap();
+        let withdrawal: SkillPacket =
+            serde_json::from_str(&store.served_packets(Some(0)).unwrap().packets[0]).unwrap();
         assert!(withdrawal.created_at > shared.created_at);
         // Only the reason changing is no change peers see.
         assert!(store.set_private("s", Some(&private("ecpignore")), Source::SkillsDir).unwrap().is_none());
         // Shared again: the current content, dated after the withdrawal.
         store.set_private("s", None, Source::Operator).unwrap().expect("served again");
-        let again: SkillPacket = serde_json::from_str(&store.served_packets(None).unwrap().packets[0]).unwrap();
+        let again: SkillPacket =
+            serde_json::from_str(&store.served_packets(None).unwrap().packets[0]).unwrap();
         assert_eq!((again.deprecated, again.skill_body.contains("New private steps.")), (false, true));
         assert!(again.created_at > withdrawal.created_at);
         // Private again, edited, deleted: the withdrawal is kept, never the private body.
@@ -362,12 +378,17 @@ mod tests {
         store.tombstone("n", Source::SkillsDir).unwrap();
         let mut remote = local("n", "Remote steps.");
         remote.origin_instance = "peer".into();
-        store.transaction(|tx| tx.install(&remote, SkillKind::External, true, &Source::Peer("peer".into()))).unwrap();
+        store
+            .transaction(|tx| tx.install(&remote, SkillKind::External, true, &Source::Peer("peer".into())))
+            .unwrap();
         assert_eq!(served(&store).len(), 1, "served as the policy says, not as the old local decision");
         assert!(matches!(
             store.set_private("n", Some(&private("operator")), Source::Operator),
             Err(StoreError::NotLocal(_))
         ));
-        assert!(matches!(store.set_private("nobody", None, Source::Operator), Err(StoreError::NoSuchSkill(_))));
+        assert!(matches!(
+            store.set_private("nobody", None, Source::Operator),
+            Err(StoreError::NoSuchSkill(_))
+        ));
     }
 }

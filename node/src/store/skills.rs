@@ -311,9 +311,8 @@ impl Store {
     pub fn summary(&self) -> Result<Summary, StoreError> {
         let conn = self.conn();
         let sequence = super::current_seq(&conn)?;
-        let mut stmt = conn.prepare_cached(
-            "SELECT name, tags FROM served WHERE deprecated = 0 ORDER BY name",
-        )?;
+        let mut stmt =
+            conn.prepare_cached("SELECT name, tags FROM served WHERE deprecated = 0 ORDER BY name")?;
         let mut skill_names = Vec::new();
         let mut tag_counts: HashMap<String, usize> = HashMap::new();
         let rows = stmt.query_map([], |row| Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?)))?;
@@ -361,14 +360,10 @@ impl Store {
             Ok(rows)
         };
         let rows = match since {
-            None => read(
-                "SELECT packet, confidence FROM served WHERE deprecated = 0 ORDER BY seq",
-                &[],
-            )?,
-            Some(since) => read(
-                "SELECT packet, confidence FROM served WHERE seq > ?1 ORDER BY seq",
-                &[&since],
-            )?,
+            None => read("SELECT packet, confidence FROM served WHERE deprecated = 0 ORDER BY seq", &[])?,
+            Some(since) => {
+                read("SELECT packet, confidence FROM served WHERE seq > ?1 ORDER BY seq", &[&since])?
+            }
         };
         let confidence_sum = rows.iter().map(|(_, c)| c).sum();
         let packets = rows.into_iter().map(|(p, _)| p).collect();
@@ -381,9 +376,8 @@ impl Store {
     pub fn feed_rows(&self) -> Result<(i64, Vec<FeedRow>), StoreError> {
         let conn = self.conn();
         let seq = super::current_seq(&conn)?;
-        let mut stmt = conn.prepare_cached(
-            "SELECT seq, packet, confidence, deprecated FROM served ORDER BY seq",
-        )?;
+        let mut stmt =
+            conn.prepare_cached("SELECT seq, packet, confidence, deprecated FROM served ORDER BY seq")?;
         let rows = stmt
             .query_map([], |row| {
                 Ok(FeedRow {

@@ -83,8 +83,11 @@ async fn every_answer(node: &Node) -> Vec<String> {
     let names = manifest_names(node).await;
     let full: Vec<String> = served(&get(node, "/ecp/skills").await).into_iter().map(|(n, _)| n).collect();
     assert_eq!(full, names, "the full listing and the manifest agree");
-    let since: Vec<String> =
-        served(&get(node, "/ecp/skills?since=0").await).into_iter().filter(|(_, d)| !d).map(|(n, _)| n).collect();
+    let since: Vec<String> = served(&get(node, "/ecp/skills?since=0").await)
+        .into_iter()
+        .filter(|(_, d)| !d)
+        .map(|(n, _)| n)
+        .collect();
     assert_eq!(since, names, "?since=0 and the manifest agree");
     let mut paged = Vec::new();
     let mut cursor = 0;
@@ -202,7 +205,10 @@ async fn a_skill_made_private_after_it_was_shared_reaches_b_as_a_tombstone_and_r
         .unwrap();
     assert_eq!(private.status(), 200);
     let answer: Value = private.json().await.unwrap();
-    assert_eq!((answer["shared"].clone(), answer["private"]["code"].clone()), (json!(false), json!("operator")));
+    assert_eq!(
+        (answer["shared"].clone(), answer["private"]["code"].clone()),
+        (json!(false), json!("operator"))
+    );
     let secret_edit = skill_with("was-shared", "", "the new private step: call extension 4711\n");
     write_skill(&a.skills(), "was-shared", &secret_edit);
     eventually("the edit is imported", WITHIN, || async {
@@ -373,7 +379,10 @@ async fn a_personal_folder_is_shared_while_a_project_folder_stays_private() {
     let node_a = Node::bind(config.clone()).await.expect("A starts");
     assert_eq!(every_answer(&node_a).await, ["personal-skill"]);
     let project_record = record(&node_a, "project-skill").await;
-    assert_eq!((project_record["kind"].clone(), project_record["private"].clone()), (json!("local"), json!("folder")));
+    assert_eq!(
+        (project_record["kind"].clone(), project_record["private"].clone()),
+        (json!("local"), json!("folder"))
+    );
 
     // What A receives goes into the first shared folder, never the project's.
     let (b, node_b) = node_b().await;
@@ -383,7 +392,8 @@ async fn a_personal_folder_is_shared_while_a_project_folder_stays_private() {
     })
     .await;
     pull(&node_a, &config, &node_b).await;
-    eventually("A projects it", WITHIN, || async { personal.join("from-b/SKILL.md").exists().then_some(()) }).await;
+    eventually("A projects it", WITHIN, || async { personal.join("from-b/SKILL.md").exists().then_some(()) })
+        .await;
     assert!(!project.join("from-b").exists());
     // The project skill is not copied into the personal folder either.
     assert!(!personal.join("project-skill").exists());
@@ -443,8 +453,67 @@ async fn the_local_api_refuses_bad_sharing_requests_with_clear_errors() {
         assert!(error["error"].as_str().is_some_and(|m| !m.is_empty()), "{error}");
     }
     assert_eq!(every_answer(&node).await, ["mine"], "nothing changed");
-    let shared = post("/v1/skills/mine/share", Some("application/json"), "{\"allowSecrets\": false}").await.unwrap();
+    let shared =
+        post("/v1/skills/mine/share", Some("application/json"), "{\"allowSecrets\": false}").await.unwrap();
     assert_eq!(shared.status(), 200);
     assert_eq!(shared.json::<Value>().await.unwrap()["shared"], true);
     node.shutdown().await.unwrap();
+}
+
+#[test]
+fn a_served_folder_from_node_toml_logs_each_held_secret_by_skill_line_and_rule_never_the_value() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+
+    let a = Folders::new();
+    let (personal, project) = (a.tmp.path().join("personal"), a.tmp.path().join("project"));
+    write_skill(&personal, "has-token", &skill_with("has-token", "", GITHUB_TOKEN_LINE));
+    write_skill(&personal, "open-skill", &skill_md("open-skill", ""));
+    write_skill(&project, "project-skill", &skill_md("project-skill", ""));
+    let config = a.tmp.path().join("node.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "listen = \"127.0.0.1:0\"\ndata = {:?}\n[[folder]]\npath = {:?}\n[[folder]]\npath = {:?}\nshare = false\n",
+            path_str(&a.data()),
+            path_str(&personal),
+            path_str(&project)
+        ),
+    )
+    .unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ecp-node"))
+        .args(["serve", "--no-mdns", "--config", path_str(&config)])
+        .env_remove("ECP_DATA")
+        .env_remove("ECP_SKILLS_DIR")
+        .env_remove("ECP_CONFIG")
+        .env("RUST_LOG", "info")
+        .env("NO_COLOR", "1")
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary starts");
+    let stderr = child.stderr.take().expect("stderr");
+    let mut log = Vec::new();
+    let mut url = None;
+    for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+        if let Some(at) = line.find("listening on http://") {
+            url = line[at + "listening on ".len()..].split_whitespace().next().map(str::to_owned);
+            break;
+        }
+        log.push(line);
+    }
+    let url = url.unwrap_or_else(|| panic!("the node logs its URL: {log:#?}"));
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let manifest: Value = runtime
+        .block_on(async { reqwest::get(format!("{url}/ecp/manifest")).await.unwrap().json().await.unwrap() });
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(manifest["skillNames"], json!(["open-skill"]), "{manifest}");
+    let warned: Vec<&String> =
+        log.iter().filter(|l| l.contains("WARN") && l.contains("secret found")).collect();
+    assert_eq!(warned.len(), 1, "{log:#?}");
+    for part in ["skill=has-token", "file=has-token/SKILL.md", "line=9", "rule=secret."] {
+        assert!(warned[0].contains(part), "{part}: {}", warned[0]);
+    }
+    let all = log.join("\n");
+    assert!(!all.contains("ghp_1a2B"), "the secret is never logged: {all}");
 }

@@ -923,7 +923,10 @@ mod tests {
         for refused in ["name: a\nname: b\n", "name: [a]\n", "confidence: 2\n", "confidence: x\n"] {
             assert_eq!(read_plain(refused, Keep::All), None, "{refused}");
             assert_eq!(read_plain(refused, Keep::Name), None, "{refused}");
-            assert!(interpret(yaml::read(refused, YAML_FIRST_LINE).unwrap(), Keep::All).is_err(), "{refused}");
+            assert!(
+                interpret(yaml::read(refused, YAML_FIRST_LINE).unwrap(), Keep::All).is_err(),
+                "{refused}"
+            );
         }
     }
 

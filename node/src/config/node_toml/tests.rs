@@ -287,8 +287,11 @@ fn folders_and_sharing_come_from_the_file_and_skills_dir_flags_replace_the_folde
 fn a_node_whose_folders_are_all_private_projects_into_the_first() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("node.toml");
-    std::fs::write(&file, "[[folder]]\npath = \"/p1\"\nshare = false\n[[folder]]\npath = \"/p2\"\nshare = false\n")
-        .unwrap();
+    std::fs::write(
+        &file,
+        "[[folder]]\npath = \"/p1\"\nshare = false\n[[folder]]\npath = \"/p2\"\nshare = false\n",
+    )
+    .unwrap();
     assert_eq!(Config::resolve(Some(&file), Overrides::default()).unwrap().skills_dir, PathBuf::from("/p1"));
 }
 
