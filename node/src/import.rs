@@ -313,8 +313,7 @@ pub fn import_all(library: &Library) -> ImportReport {
         }
         Err(e) => store_failed(&mut report, e),
     }
-    let projection_folder =
-        library.sharing().folders().iter().position(|f| f.path == library.projection().dir());
+    let projection_folder = library.projection_folder();
     let folder_of = |name: &str| agent.get(name).copied().or(projection_folder);
     match library.reconcile_sharing(&decider, folder_of, Source::SkillsDir) {
         Ok(changed) => report.sharing_changed = changed,

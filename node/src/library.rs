@@ -81,6 +81,17 @@ impl Library {
         &self.sharing
     }
 
+    /// The index of the sharing folder `name` lives in: the one holding its
+    /// file, else the projection's (where `skill add` puts it).
+    pub fn folder_of(&self, name: &str) -> Option<usize> {
+        self.sharing.folder_of(name).or_else(|| self.projection_folder())
+    }
+
+    /// The index of the projection's folder among the sharing folders.
+    pub fn projection_folder(&self) -> Option<usize> {
+        self.sharing.folders().iter().position(|f| f.path == self.projection.dir())
+    }
+
     /// The library with other limits (the defaults otherwise).
     /// Set it before cloning: clones made earlier keep theirs.
     #[must_use]
@@ -216,8 +227,7 @@ impl Library {
     /// blocking. `false` when content and decision are what the store holds.
     pub fn put_local(&self, packet: &SkillPacket, source: Source) -> Result<bool, StoreError> {
         let decider = self.sharing.decider(&self.store)?;
-        let folder = self.sharing.folder_of(&packet.skill_name);
-        self.put_local_with(&decider, packet, folder, source)
+        self.put_local_with(&decider, packet, self.folder_of(&packet.skill_name), source)
     }
 
     /// [`Library::put_local`] with a decider made for several skills, the
@@ -308,7 +318,7 @@ impl Library {
         let Some((_, packet, _)) = self.store.skill(name)? else {
             return Err(StoreError::NoSuchSkill(name.to_owned()));
         };
-        let decision = decider.decide(&packet, self.sharing.folder_of(name));
+        let decision = decider.decide(&packet, self.folder_of(name));
         let change = self.store.set_private(name, decision.private.as_ref(), Source::Operator)?;
         self.committed(change.as_slice());
         Ok(decision)

@@ -147,8 +147,13 @@ fn add_one(
     if !library.put_local(&packet, Source::Operator).context("cannot store the skill")? {
         return Ok(Ok(Added::Unchanged { name }));
     }
-    let version =
-        library.store().skill(&name).context("cannot read the store")?.map_or(0, |(r, _, _)| r.version);
+    let record = library.store().skill(&name).context("cannot read the store")?.map(|(r, _, _)| r);
+    let version = record.as_ref().map_or(0, |r| r.version);
+    let held = record.and_then(|r| r.private_reason).map(|reason| format!("not shared: {reason}"));
+    let warning = match (warning, held) {
+        (Some(w), Some(h)) => Some(format!("{w}; {h}")),
+        (w, h) => w.or(h),
+    };
     Ok(Ok(Added::New { name, version, warning }))
 }
 

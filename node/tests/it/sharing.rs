@@ -341,7 +341,9 @@ fn skill_share_allow_secrets_lets_this_content_go_and_an_edit_is_held_again() {
     let a = Folders::new();
     let src = a.tmp.path().join("src");
     let file = write_skill(&src, "deploy", &skill_with("deploy", "", GITHUB_TOKEN_LINE));
-    assert_eq!(a.run(&["skill", "add", path_str(&file)]).code, 0);
+    let added = a.run(&["skill", "add", path_str(&file)]);
+    assert_eq!(added.code, 0, "{added:?}");
+    assert!(added.stdout.contains("not shared: the secret scan found"), "{added:?}");
     let list = a.run(&["skill", "list"]);
     assert!(list.stdout.lines().any(|l| l.starts_with("deploy") && l.contains("HELD: SECRET")), "{list:?}");
     let status = a.run(&["status"]);
