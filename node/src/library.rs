@@ -274,6 +274,13 @@ impl Library {
         Ok(changed)
     }
 
+    /// [`Library::reconcile_sharing`] with a fresh decider, each skill in
+    /// the folder [`Library::folder_of`] names; blocking.
+    pub fn reconcile_all(&self, source: Source) -> Result<Vec<String>, StoreError> {
+        let decider = self.sharing.decider(&self.store)?;
+        self.reconcile_sharing(&decider, |name| self.folder_of(name), source)
+    }
+
     /// `ecp-node skill private NAME`: keeps a local skill home (withdrawn
     /// from peers if they had it); blocking.
     pub fn make_private(&self, name: &str) -> Result<Decision, StoreError> {
@@ -369,8 +376,20 @@ impl Library {
                 Ok::<_, StoreError>((store.data_version()?, store.sequence()?))
             })
             .await;
-            let Ok(Ok((version, seq))) = polled else { continue };
+            let Ok(Ok((version, mut seq))) = polled else { continue };
             if last.is_some_and(|v| v != version) {
+                // The other process decided sharing with its own settings
+                // (flags, node.toml), which may not be ours: decide again
+                // before the change is announced and served.
+                let library = self.clone();
+                let decided = tokio::task::spawn_blocking(move || {
+                    library.reconcile_all(Source::Operator)?;
+                    library.store.sequence()
+                })
+                .await;
+                if let Ok(Ok(now)) = decided {
+                    seq = now;
+                }
                 let changed = self.sequence.send_if_modified(|known| {
                     let changed = *known != seq;
                     *known = seq;

@@ -519,3 +519,28 @@ fn a_served_folder_from_node_toml_logs_each_held_secret_by_skill_line_and_rule_n
     let all = log.join("\n");
     assert!(!all.contains("ghp_1a2B"), "the secret is never logged: {all}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_cli_write_made_with_other_settings_is_decided_again_by_the_running_node() {
+    let a = Folders::new();
+    for name in ["listed-one", "other"] {
+        write_skill(&a.skills(), name, &skill_md(name, ""));
+    }
+    let mut config = a.config();
+    config.sharing.mode = Mode::Listed;
+    config.sharing.listed = BTreeSet::from(["listed-one".to_owned()]);
+    let node = Node::bind(config).await.expect("A starts");
+    assert_eq!(every_answer(&node).await, ["listed-one"]);
+    // The CLI, run without the node's node.toml, believes every skill is shared.
+    let before = node.library().sequence();
+    let out = a.run_async(&["skill", "share", "other"]).await;
+    assert_eq!(out.code, 0, "{out:?}");
+    eventually("the node noticed the CLI's write", WITHIN, || async {
+        (node.library().sequence() > before).then_some(())
+    })
+    .await;
+    settled(&node).await;
+    assert_eq!(every_answer(&node).await, ["listed-one"], "the node's own settings decide");
+    assert_eq!(record(&node, "other").await["private"], "unlisted");
+    node.shutdown().await.unwrap();
+}
