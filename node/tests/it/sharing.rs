@@ -409,18 +409,33 @@ fn two_folders_holding_the_same_skill_name_stop_the_server_naming_both_paths() {
     let (one, two) = (a.tmp.path().join("one"), a.tmp.path().join("two"));
     write_skill(&one, "twice", &skill_md("twice", ""));
     write_skill(&two, "twice", &skill_md("twice", "tags: [other]\n"));
-    let out = ecp_node_bin(&[
-        "serve",
-        "--listen",
-        "127.0.0.1:0",
-        "--no-mdns",
-        "--data",
-        path_str(&a.data()),
-        "--skills-dir",
-        path_str(&one),
-        "--skills-dir",
-        path_str(&two),
-    ]);
+    // Spawned with a deadline: a server that starts anyway must fail the test, not hang it.
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_ecp-node"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--no-mdns", "--data", path_str(&a.data())])
+        .args(["--skills-dir", path_str(&one), "--skills-dir", path_str(&two)])
+        .env_remove("ECP_DATA")
+        .env_remove("ECP_SKILLS_DIR")
+        .env_remove("ECP_CONFIG")
+        .env("RUST_LOG", "warn")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the binary starts");
+    let deadline = std::time::Instant::now() + WITHIN;
+    while child.try_wait().expect("the child can be waited for").is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("serve started although two folders hold the same skill");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let output = child.wait_with_output().expect("its output");
+    let out = super::cli::Out {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    };
     assert_eq!(out.code, 2, "{out:?}");
     for file in [one.join("twice/SKILL.md"), two.join("twice/SKILL.md")] {
         assert!(out.stderr.contains(path_str(&file)), "names {}: {out:?}", file.display());
