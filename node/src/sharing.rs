@@ -244,10 +244,12 @@ impl Decider<'_> {
                 ),
             ));
         }
-        if let Some((_, f)) = folder.filter(|(_, f)| !f.share) {
+        // No path in the reason: it is shown by the API and kept in the audit log.
+        if folder.is_some_and(|(_, f)| !f.share) {
             return decided(private(
                 "folder",
-                format!("its skills folder {} is share = false ([[folder]] in node.toml)", f.path.display()),
+                "its skills folder is share = false ([[folder]] in node.toml; `ecp-node status` lists the folders)"
+                    .to_owned(),
             ));
         }
         let frontmatter = skill_doc::parse(&packet.skill_body).ok().and_then(|d| d.frontmatter);

@@ -385,6 +385,8 @@ async fn a_personal_folder_is_shared_while_a_project_folder_stays_private() {
         (project_record["kind"].clone(), project_record["private"].clone()),
         (json!("local"), json!("folder"))
     );
+    let reason = project_record["privateReason"].as_str().unwrap();
+    assert!(!reason.contains(path_str(&project)), "no path in an API answer: {reason}");
 
     // What A receives goes into the first shared folder, never the project's.
     let (b, node_b) = node_b().await;
