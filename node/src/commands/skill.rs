@@ -341,6 +341,8 @@ struct ScannedFile {
     path: String,
     findings: Vec<Finding>,
     blocked: bool,
+    /// A local skill with this content would be held back from sharing.
+    secrets: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     error: Option<String>,
 }
@@ -368,12 +370,14 @@ fn scan(path: &Path, json: bool) -> anyhow::Result<ExitCode> {
                 Ok(text) => {
                     let report = scanner.scan(&text);
                     let blocked = report.is_blocked(DEFAULT_THRESHOLD);
-                    ScannedFile { path: shown, findings: report.findings, blocked, error: None }
+                    let secrets = report.has_secrets();
+                    ScannedFile { path: shown, findings: report.findings, blocked, secrets, error: None }
                 }
                 Err(e) => ScannedFile {
                     path: shown,
                     findings: Vec::new(),
                     blocked: false,
+                    secrets: false,
                     error: Some(e.to_string()),
                 },
             }
@@ -381,6 +385,7 @@ fn scan(path: &Path, json: bool) -> anyhow::Result<ExitCode> {
         .collect();
     let errors = scanned.iter().filter(|f| f.error.is_some()).count();
     let blocked = scanned.iter().filter(|f| f.blocked).count();
+    let secrets = scanned.iter().filter(|f| f.secrets).count();
     if json {
         emit_json(&json!({ "files": scanned }))?;
     } else {
@@ -406,8 +411,13 @@ fn scan(path: &Path, json: bool) -> anyhow::Result<ExitCode> {
         let files = scanned.len();
         let _ = writeln!(
             out,
-            "scanned {files} file{}: {blocked} flagged at or above {threshold}{}",
+            "scanned {files} file{}: {blocked} flagged at or above {threshold}{}{}",
             if files == 1 { "" } else { "s" },
+            if secrets > 0 {
+                format!(", {secrets} with secrets (held back from sharing)")
+            } else {
+                String::new()
+            },
             if errors > 0 { format!(", {errors} unreadable") } else { String::new() }
         );
         emit(&out)?;

@@ -349,6 +349,9 @@ fn skill_share_allow_secrets_lets_this_content_go_and_an_edit_is_held_again() {
     let status = a.run(&["status"]);
     assert!(status.stdout.contains("held: secrets:   1"), "{status:?}");
 
+    let scanned = a.run(&["skill", "scan", path_str(&file)]);
+    assert!(scanned.stdout.contains("1 with secrets (held back from sharing)"), "{scanned:?}");
+    assert!(scanned.stdout.contains(":9: medium secret."), "{scanned:?}");
     // Without the override: exit 1, and the findings name line and rule only.
     let refused = a.run(&["skill", "share", "deploy"]);
     assert_eq!(refused.code, 1, "{refused:?}");
