@@ -33,8 +33,15 @@ pub(crate) struct GlobalArgs {
     pub(crate) data: Option<PathBuf>,
     /// Skills folder agents read (default <data>/skills). Point it at an
     /// agent's own skills folder to share the skills the agent writes.
+    /// Repeat it for several folders (all shared; `[[folder]] share = false`
+    /// in node.toml keeps one private); skills received from peers go into
+    /// the first.
     #[arg(long = "skills-dir", env = "ECP_SKILLS_DIR", global = true, value_name = "DIR")]
-    pub(crate) skills_dir: Option<PathBuf>,
+    pub(crate) skills_dir: Vec<PathBuf>,
+    /// Which local skills are shared: `shared` (every one not kept private)
+    /// or `listed` (only those [sharing] skills in node.toml names).
+    #[arg(long = "sharing-mode", env = "ECP_SHARING_MODE", global = true, value_name = "MODE")]
+    pub(crate) sharing_mode: Option<String>,
     /// A node.toml with the same settings (flags win over it).
     #[arg(long = "config", env = "ECP_CONFIG", global = true, value_name = "FILE")]
     pub(crate) config: Option<PathBuf>,
@@ -280,6 +287,22 @@ pub(crate) enum SkillCommand {
     Rm {
         /// Skill name.
         name: String,
+    },
+    /// Keep a local skill on this node: stored and in the skills folder as
+    /// before, never served to peers (withdrawn with a tombstone if they had it).
+    Private {
+        /// Skill name.
+        name: String,
+    },
+    /// Undo `skill private`: share the skill again, unless something else
+    /// keeps it home (the command says what).
+    Share {
+        /// Skill name.
+        name: String,
+        /// Share it even though the secret scan finds credentials in it:
+        /// for this content only — an edit is scanned and held again.
+        #[arg(long)]
+        allow_secrets: bool,
     },
     /// Scan a SKILL.md (or a folder of them) for dangerous content.
     /// Exit 0: clean; 1: something at or above the refusal threshold; 2: error.

@@ -4,7 +4,12 @@
 //! Point `--skills-dir` at an agent's own skills folder and every
 //! `<dir>/<name>/SKILL.md` the agent writes is imported as a local skill — at
 //! start ([`import_all`], from [`Node::bind`](crate::Node::bind)) and whenever
-//! the folder changes ([`watch`]). A local skill's confidence is the
+//! the folder changes ([`watch`]). Several folders may be given (`--skills-dir`
+//! again, `[[folder]]`): each is imported and watched; a name held by two of
+//! them is a [`Duplicate`] (the earlier folder's is imported; `serve` refuses
+//! to start). Every run also decides again which local skills are shared
+//! ([`crate::sharing`]): an `.ecpignore` edit or an operator's mark takes
+//! effect without an edit of the skill. A local skill's confidence is the
 //! frontmatter key `confidence`, default [`DEFAULT_CONFIDENCE`]. A skill the
 //! agent imported here and then deleted becomes a tombstone, so the deletion
 //! travels to peers.
@@ -42,7 +47,8 @@ use tokio::sync::mpsc;
 
 use crate::library::Library;
 use crate::projection::{Projection, SKILL_FILE};
-use crate::store::{SkillRecord, Source};
+use crate::sharing::Decider;
+use crate::store::{SkillRecord, Source, StoreError};
 
 /// Largest `SKILL.md` imported or added: 100 KB, the structure limit.
 pub const MAX_SKILL_FILE_BYTES: usize = skill_doc::DEFAULT_MAX_BYTES;
@@ -184,10 +190,34 @@ pub fn local_packet(
 /// A file the import passed over, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Skipped {
-    /// The file, relative to the skills folder (`<name>/SKILL.md`).
+    /// The file, relative to its skills folder (`<name>/SKILL.md`).
     pub path: PathBuf,
     /// Why.
     pub reason: String,
+}
+
+/// Two skills folders holding a skill of the same name: the node imports
+/// the first folder's and refuses to start until one is renamed.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Duplicate {
+    /// The skill name.
+    pub name: String,
+    /// Its file in the earlier folder (the one imported).
+    pub first: PathBuf,
+    /// Its file in the later folder (passed over).
+    pub second: PathBuf,
+}
+
+impl std::fmt::Display for Duplicate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "two skills folders hold a skill named {:?}: {} and {}; rename or remove one",
+            self.name,
+            self.first.display(),
+            self.second.display()
+        )
+    }
 }
 
 /// What one [`import_all`] run did.
@@ -201,8 +231,13 @@ pub struct ImportReport {
     pub own_files: usize,
     /// Skills imported earlier whose files the agent deleted: now tombstones.
     pub tombstoned: Vec<String>,
+    /// Local skills whose sharing changed without an edit (a mark, an
+    /// `.ecpignore`, the settings).
+    pub sharing_changed: Vec<String>,
     /// Files passed over, with reasons.
     pub skipped: Vec<Skipped>,
+    /// Names held by more than one folder.
+    pub duplicates: Vec<Duplicate>,
 }
 
 impl ImportReport {
@@ -216,6 +251,7 @@ impl ImportReport {
             unchanged = self.unchanged,
             node_written = self.own_files,
             tombstoned = self.tombstoned.len(),
+            sharing_changed = self.sharing_changed.len(),
             skipped = self.skipped.len(),
             "skills folder imported"
         );
@@ -223,127 +259,46 @@ impl ImportReport {
 
     /// Whether the run changed the store.
     pub fn changed(&self) -> bool {
-        !self.imported.is_empty() || !self.tombstoned.is_empty()
+        !self.imported.is_empty() || !self.tombstoned.is_empty() || !self.sharing_changed.is_empty()
     }
 }
 
-/// Imports every `<skills_dir>/<name>/SKILL.md` the agent wrote as a local
-/// skill, and tombstones skills imported earlier whose files are gone.
-/// Blocking; nothing here fails as a whole — each problem is a [`Skipped`].
+/// Imports every `<folder>/<name>/SKILL.md` the agent wrote, in each skills
+/// folder, as a local skill; tombstones skills imported earlier whose files
+/// are gone; decides again which local skills are shared. Blocking; nothing
+/// here fails as a whole — each problem is a [`Skipped`] (or a [`Duplicate`]).
 pub fn import_all(library: &Library) -> ImportReport {
     let mut report = ImportReport::default();
-    let dir = library.projection().dir();
+    let store_failed = |report: &mut ImportReport, e: StoreError| {
+        report.skipped.push(Skipped { path: PathBuf::new(), reason: format!("cannot read the store: {e}") });
+    };
     let held: HashMap<String, SkillRecord> = match library.store().list_skills() {
         Ok(records) => records.into_iter().map(|r| (r.name.clone(), r)).collect(),
         Err(e) => {
-            report
-                .skipped
-                .push(Skipped { path: PathBuf::new(), reason: format!("cannot read the store: {e}") });
+            store_failed(&mut report, e);
             return report;
         }
     };
-    let entries = match fs::read_dir(dir) {
-        Ok(entries) => entries,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            // A missing folder (not created yet, or an unmounted disk) says
-            // nothing about what the agent deleted: no tombstones.
-            return report;
-        }
+    let decider = match library.sharing().decider(library.store()) {
+        Ok(decider) => decider,
         Err(e) => {
-            report
-                .skipped
-                .push(Skipped { path: PathBuf::new(), reason: format!("cannot list the folder: {e}") });
+            store_failed(&mut report, e);
             return report;
         }
     };
-    let origin = local_origin(library.store().instance_id());
-    let limits = StructureLimits::default();
-    let mut present = HashSet::new();
-    let mut folders: Vec<_> = entries.filter_map(Result::ok).collect();
-    folders.sort_by_key(fs::DirEntry::file_name);
-    for entry in folders {
-        let Some(name) = entry.file_name().to_str().map(str::to_owned) else { continue };
-        let rel = Path::new(&name).join(SKILL_FILE);
-        let skip = |report: &mut ImportReport, reason: String| {
-            report.skipped.push(Skipped { path: rel.clone(), reason });
-        };
-        // A file type from read_dir does not follow symlinks.
-        let Ok(file_type) = entry.file_type() else { continue };
-        if name.starts_with('.') {
-            continue;
-        }
-        if file_type.is_symlink() {
-            if fs::metadata(entry.path()).is_ok_and(|m| m.is_dir()) {
-                skip(&mut report, "the skill folder is a symlink; links are not followed".to_owned());
-                present.insert(name);
-            }
-            continue;
-        }
-        if !file_type.is_dir() {
-            continue;
-        }
-        let file = entry.path().join(SKILL_FILE);
-        let meta = match fs::symlink_metadata(&file) {
-            Ok(meta) => meta,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(e) => {
-                present.insert(name);
-                skip(&mut report, format!("cannot read it: {e}"));
-                continue;
-            }
-        };
-        // From here on the file exists: whatever happens, the skill is not "deleted".
-        present.insert(name.clone());
-        if let Err(e) = skill_doc::validate_name(&name) {
-            skip(&mut report, format!("the folder name is not a skill name: {e}"));
-            continue;
-        }
-        if meta.file_type().is_symlink() {
-            skip(&mut report, SkillFileError::Symlink.to_string());
-            continue;
-        }
-        let text = match read_skill_file(&file, MAX_SKILL_FILE_BYTES) {
-            Ok(text) => text,
-            Err(e) => {
-                skip(&mut report, e.to_string());
-                continue;
-            }
-        };
-        if library.projection().wrote(&name, text.as_bytes()) {
-            report.own_files += 1;
-            continue;
-        }
-        let hash = integrity::body_hash(&text);
-        if held.get(&name).is_some_and(|r| !r.deprecated && r.kind == "external" && r.integrity_hash != hash)
-            && stamped_copy(library, &name, &text)
-        {
-            report.own_files += 1;
-            continue;
-        }
-        if let Some(record) = held.get(&name).filter(|r| !r.deprecated && r.integrity_hash == hash) {
-            if record.kind == "local" {
-                report.unchanged += 1;
-            } else {
-                // The node's copy of an external skill whose marker is not
-                // written yet (or was lost): still the node's file.
-                report.own_files += 1;
-            }
-            continue;
-        }
-        let packet = match local_packet(&text, Some(&name), &origin, &limits, crate::store::now()) {
-            Ok(packet) => packet,
-            Err(e) => {
-                skip(&mut report, e.to_string());
-                continue;
-            }
-        };
-        match library.put_local(&packet, Source::SkillsDir) {
-            Ok(true) => report.imported.push(name),
-            Ok(false) => report.unchanged += 1,
-            Err(e) => skip(&mut report, format!("cannot store it: {e}")),
-        }
+    let mut run =
+        Run { library, decider: &decider, held: &held, present: HashSet::new(), agent: HashMap::new() };
+    let mut complete = true;
+    for (index, folder) in library.sharing().folders().iter().enumerate() {
+        complete &= run.folder(index, &folder.path, &mut report);
     }
-    match library.store().active_local_from(&Source::SkillsDir) {
+    let Run { present, agent, .. } = run;
+    // A folder that cannot be listed says nothing about what the agent deleted.
+    match library
+        .store()
+        .active_local_from(&Source::SkillsDir)
+        .map(|owned| if complete { owned } else { Vec::new() })
+    {
         Ok(owned) => {
             for name in owned.into_iter().filter(|n| !present.contains(n)) {
                 match library.tombstone(&name, Source::SkillsDir) {
@@ -356,21 +311,145 @@ pub fn import_all(library: &Library) -> ImportReport {
                 }
             }
         }
-        Err(e) => {
-            report
-                .skipped
-                .push(Skipped { path: PathBuf::new(), reason: format!("cannot read the store: {e}") });
-        }
+        Err(e) => store_failed(&mut report, e),
+    }
+    let projection_folder = library.projection_folder();
+    let folder_of = |name: &str| agent.get(name).copied().or(projection_folder);
+    match library.reconcile_sharing(&decider, folder_of, Source::SkillsDir) {
+        Ok(changed) => report.sharing_changed = changed,
+        Err(e) => store_failed(&mut report, e),
     }
     report
 }
 
-/// Whether `text` is exactly the file the projection writes for the held
-/// external skill `name` (its body with the stamp of where it came from):
-/// the node's copy whose record of the write is missing, not an edit.
-fn stamped_copy(library: &Library, name: &str, text: &str) -> bool {
-    let Ok(Some((_, packet, _))) = library.store().skill(name) else { return false };
-    library.projection().content(&packet, ecp_protocol::SkillKind::External) == text
+/// One [`import_all`] run's state across folders.
+struct Run<'a> {
+    library: &'a Library,
+    decider: &'a Decider<'a>,
+    held: &'a HashMap<String, SkillRecord>,
+    /// Names with a file in some folder (deleted ones become tombstones).
+    present: HashSet<String>,
+    /// Names with an agent's file, and the folder that holds it.
+    agent: HashMap<String, usize>,
+}
+
+impl Run<'_> {
+    /// Imports one folder; `false` when it exists but cannot be listed.
+    fn folder(&mut self, index: usize, dir: &Path, report: &mut ImportReport) -> bool {
+        let library = self.library;
+        let is_projection = dir == library.projection().dir();
+        let entries = match fs::read_dir(dir) {
+            Ok(entries) => entries,
+            // A missing folder (not created yet, or an unmounted disk) says
+            // nothing about what the agent deleted: no tombstones.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return false,
+            Err(e) => {
+                report
+                    .skipped
+                    .push(Skipped { path: PathBuf::new(), reason: format!("cannot list the folder: {e}") });
+                return false;
+            }
+        };
+        let origin = local_origin(library.store().instance_id());
+        let limits = StructureLimits::default();
+        let mut folders: Vec<_> = entries.filter_map(Result::ok).collect();
+        folders.sort_by_key(fs::DirEntry::file_name);
+        for entry in folders {
+            let Some(name) = entry.file_name().to_str().map(str::to_owned) else { continue };
+            let rel = Path::new(&name).join(SKILL_FILE);
+            let skip = |report: &mut ImportReport, reason: String| {
+                report.skipped.push(Skipped { path: rel.clone(), reason });
+            };
+            // A file type from read_dir does not follow symlinks.
+            let Ok(file_type) = entry.file_type() else { continue };
+            if name.starts_with('.') {
+                continue;
+            }
+            if file_type.is_symlink() {
+                if fs::metadata(entry.path()).is_ok_and(|m| m.is_dir()) {
+                    skip(report, "the skill folder is a symlink; links are not followed".to_owned());
+                    self.present.insert(name);
+                }
+                continue;
+            }
+            if !file_type.is_dir() {
+                continue;
+            }
+            let file = entry.path().join(SKILL_FILE);
+            let meta = match fs::symlink_metadata(&file) {
+                Ok(meta) => meta,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => {
+                    self.present.insert(name);
+                    skip(report, format!("cannot read it: {e}"));
+                    continue;
+                }
+            };
+            // From here on the file exists: whatever happens, the skill is not "deleted".
+            self.present.insert(name.clone());
+            if let Err(e) = skill_doc::validate_name(&name) {
+                skip(report, format!("the folder name is not a skill name: {e}"));
+                continue;
+            }
+            if meta.file_type().is_symlink() {
+                skip(report, SkillFileError::Symlink.to_string());
+                continue;
+            }
+            let text = match read_skill_file(&file, MAX_SKILL_FILE_BYTES) {
+                Ok(text) => text,
+                Err(e) => {
+                    skip(report, e.to_string());
+                    continue;
+                }
+            };
+            // Only the projection folder holds files the node wrote.
+            if is_projection && library.projection().wrote(&name, text.as_bytes()) {
+                report.own_files += 1;
+                continue;
+            }
+            let hash = integrity::body_hash(&text);
+            if is_projection
+                && self
+                    .held
+                    .get(&name)
+                    .is_some_and(|r| !r.deprecated && r.kind == "external" && r.integrity_hash != hash)
+                && stamped_copy(library, &name, &text)
+            {
+                report.own_files += 1;
+                continue;
+            }
+            let held = self.held.get(&name).filter(|r| !r.deprecated && r.integrity_hash == hash);
+            if is_projection && held.is_some_and(|r| r.kind != "local") {
+                // The node's copy of an external skill whose marker is not
+                // written yet (or was lost): still the node's file.
+                report.own_files += 1;
+                continue;
+            }
+            if let Some(&earlier) = self.agent.get(&name) {
+                let first = library.sharing().folders()[earlier].path.join(&rel);
+                report.duplicates.push(Duplicate { name, first, second: dir.join(&rel) });
+                continue;
+            }
+            self.agent.insert(name.clone(), index);
+            if held.is_some() {
+                report.unchanged += 1;
+                continue;
+            }
+            let packet = match local_packet(&text, Some(&name), &origin, &limits, crate::store::now()) {
+                Ok(packet) => packet,
+                Err(e) => {
+                    skip(report, e.to_string());
+                    continue;
+                }
+            };
+            match library.put_local_with(self.decider, &packet, Some(index), Source::SkillsDir) {
+                Ok(true) => report.imported.push(name),
+                Ok(false) => report.unchanged += 1,
+                Err(e) => skip(report, format!("cannot store it: {e}")),
+            }
+        }
+        true
+    }
 }
 
 /// How often a watched folder is rescanned anyway.
@@ -380,12 +459,15 @@ const RESCAN_INTERVAL: Duration = Duration::from_secs(30);
 /// changes (quiet for `debounce`). If the folder cannot be watched, logs one
 /// warning and rescans it every [`POLL_INTERVAL`] instead. Runs until dropped.
 pub async fn watch(library: Library, debounce: Duration) {
-    let dir = library.projection().dir().to_owned();
+    let folders: Vec<PathBuf> = library.sharing().folders().iter().map(|f| f.path.clone()).collect();
     let mut imports = Imports::default();
     let (tx, mut rx) = mpsc::unbounded_channel();
-    match start_watcher(&dir, library.projection().clone(), tx) {
-        Ok(_watcher) => {
-            // `_watcher` lives as long as this loop; dropping it stops the events.
+    let watchers: notify::Result<Vec<_>> =
+        folders.iter().map(|dir| start_watcher(dir, library.projection().clone(), tx.clone())).collect();
+    drop(tx);
+    match watchers {
+        Ok(_watchers) => {
+            // `_watchers` live as long as this loop; dropping them stops the events.
             // What changed between the import at start and now has sent no event.
             imports.run(&library, false).await;
             // A watch can go quiet without an error (the folder itself
@@ -445,17 +527,31 @@ fn start_watcher(
 /// Whether every path of `event` is one the node's projection just wrote
 /// (dot-files, its temporary files and markers, count as its own too).
 fn own_write(projection: &Projection, event: &notify::Event) -> bool {
-    !event.paths.is_empty()
-        && event.paths.iter().all(|p| {
-            projection.is_own_write(p) || p.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.'))
-        })
+    !event.paths.is_empty() && event.paths.iter().all(|p| projection.is_own_write(p) || node_dot_file(p))
+}
+
+/// Whether `text` is exactly the file the projection writes for the held
+/// external skill `name` (its body with the stamp of where it came from):
+/// the node's copy whose record of the write is missing, not an edit.
+fn stamped_copy(library: &Library, name: &str, text: &str) -> bool {
+    let Ok(Some((_, packet, _))) = library.store().skill(name) else { return false };
+    library.projection().content(&packet, ecp_protocol::SkillKind::External) == text
+}
+
+/// Whether `path` is a dot-file of the node's (a temporary file, a marker):
+/// every dot-file but the user's `.ecpignore`.
+fn node_dot_file(path: &Path) -> bool {
+    path.file_name().is_some_and(|n| {
+        let n = n.to_string_lossy();
+        n.starts_with('.') && n != crate::sharing::IGNORE_FILE
+    })
 }
 
 /// Whether an event may change what the import sees. Reads (the import's
 /// own included) are not, nor changes of metadata only (the projection
 /// recording a file as its own sets an attribute); neither are writes that
-/// only touch dot-files — the node's temporary files and markers — since a
-/// rename onto `SKILL.md` names `SKILL.md` itself.
+/// only touch the node's dot-files — its temporary files and markers — since a
+/// rename onto `SKILL.md` names `SKILL.md` itself. An `.ecpignore` is the user's.
 fn relevant(event: &notify::Event) -> bool {
     use notify::EventKind;
     use notify::event::{AccessKind, AccessMode, ModifyKind};
@@ -464,8 +560,7 @@ fn relevant(event: &notify::Event) -> bool {
         EventKind::Access(_) | EventKind::Modify(ModifyKind::Metadata(_)) => return false,
         _ => {}
     }
-    event.paths.is_empty()
-        || event.paths.iter().any(|p| p.file_name().is_none_or(|n| !n.to_string_lossy().starts_with('.')))
+    event.paths.is_empty() || event.paths.iter().any(|p| !node_dot_file(p))
 }
 
 /// Waits until no event arrived for `debounce`, or at most ten times that
@@ -484,6 +579,7 @@ pub(crate) async fn settle(rx: &mut mpsc::UnboundedReceiver<()>, debounce: Durat
 #[derive(Default)]
 struct Imports {
     skipped: HashSet<Skipped>,
+    duplicates: HashSet<Duplicate>,
 }
 
 impl Imports {
@@ -499,8 +595,20 @@ impl Imports {
         }
         self.skipped = report.skipped.iter().cloned().collect();
         if report.changed() {
-            tracing::info!(imported = ?report.imported, tombstoned = ?report.tombstoned, "skills folder changed");
+            tracing::info!(
+                imported = ?report.imported,
+                tombstoned = ?report.tombstoned,
+                sharing_changed = ?report.sharing_changed,
+                "skills folder changed"
+            );
         }
+        for duplicate in report.duplicates.iter().filter(|d| !self.duplicates.contains(*d)) {
+            tracing::warn!(
+                skill = %duplicate.name,
+                "two skills folders hold this skill; the earlier folder's is used — rename or remove one"
+            );
+        }
+        self.duplicates = report.duplicates.iter().cloned().collect();
     }
 }
 

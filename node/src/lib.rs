@@ -9,8 +9,11 @@
 //! - [`library`]: store + projection; the one place through which skills change.
 //! - [`intake`]: the node's merge step — the protocol's decisions plus the
 //!   per-origin limits and quarantine approvals, applied in one store transaction.
-//! - [`import`]: the agent's SKILL.md files in the skills folder become local
+//! - [`import`]: the agent's SKILL.md files in the skills folders become local
 //!   skills (at start and on change); deleted ones become tombstones.
+//! - [`sharing`]: which local skills may leave the node — private skills,
+//!   `.ecpignore`, listed mode, private folders, the secret scan; the one
+//!   place that decides.
 //! - [`config`]: everything the node is told, resolved once — defaults,
 //!   `node.toml`, environment and flags; `peers.toml` (whom to federate with,
 //!   how often, how much trust); the node's own keys and every secret.
@@ -52,6 +55,7 @@ pub mod operator;
 pub mod projection;
 pub mod reload;
 pub mod serve;
+pub mod sharing;
 pub mod stamp;
 pub mod store;
 pub mod tls;

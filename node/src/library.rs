@@ -12,7 +12,23 @@ use tokio::sync::{mpsc, watch};
 
 use crate::intake::{self, IntakeMode, Limits, OnExcess, Sender};
 use crate::projection::Projection;
-use crate::store::{Change, InboxEntry, OriginExcess, Source, Store, StoreError, Verdict};
+use crate::sharing::{Decider, Decision, Sharing};
+use crate::store::{Change, InboxEntry, Mark, OriginExcess, Source, Store, StoreError, Verdict};
+
+/// Logs each secret finding that holds `name` back: the skill, the line
+/// and the rule — never the matched value.
+fn warn_secrets(name: &str, decision: &Decision) {
+    for finding in &decision.secrets {
+        tracing::warn!(
+            skill = %name,
+            file = %format!("{name}/{}", crate::projection::SKILL_FILE),
+            line = finding.line,
+            rule = %finding.rule,
+            "secret found: the skill is held back from sharing; remove it, or run \
+             `ecp-node skill share {name} --allow-secrets`"
+        );
+    }
+}
 
 /// The store, its projection, and a channel announcing the newest sequence number.
 #[derive(Debug, Clone)]
@@ -32,6 +48,8 @@ pub struct Library {
     /// Whether skills from peers reach the folder at once or after review
     /// (`[policy] intake`).
     intake: IntakeMode,
+    /// Which local skills may leave the node, and the folders they live in.
+    sharing: Sharing,
 }
 
 impl Library {
@@ -47,6 +65,7 @@ impl Library {
             projector: Arc::default(),
             limits: Limits::default(),
             intake: IntakeMode::default(),
+            sharing: Sharing::single(skills_dir),
         })
     }
 
@@ -56,6 +75,34 @@ impl Library {
     pub fn with_intake(mut self, intake: IntakeMode) -> Library {
         self.intake = intake;
         self
+    }
+
+    /// The library with other sharing settings (one shared folder, the
+    /// projection's, otherwise). Set it before cloning.
+    #[must_use]
+    pub fn with_sharing(mut self, sharing: Sharing) -> Library {
+        let projection_dir = self.projection.dir().to_owned();
+        let others =
+            sharing.folders().iter().map(|f| f.path.clone()).filter(|p| *p != projection_dir).collect();
+        self.projection = self.projection.with_other_folders(others);
+        self.sharing = sharing;
+        self
+    }
+
+    /// The sharing settings.
+    pub fn sharing(&self) -> &Sharing {
+        &self.sharing
+    }
+
+    /// The index of the sharing folder `name` lives in: the one holding its
+    /// file, else the projection's (where `skill add` puts it).
+    pub fn folder_of(&self, name: &str) -> Option<usize> {
+        self.sharing.folder_of(name).or_else(|| self.projection_folder())
+    }
+
+    /// The index of the projection's folder among the sharing folders.
+    pub fn projection_folder(&self) -> Option<usize> {
+        self.sharing.folders().iter().position(|f| f.path == self.projection.dir())
     }
 
     /// The library with other limits (the defaults otherwise).
@@ -152,6 +199,8 @@ impl Library {
             "localSkills": summary.local_skills,
             "externalSkills": summary.external_skills,
             "tombstones": summary.tombstones,
+            "privateSkills": summary.private_skills,
+            "heldForSecrets": summary.held_for_secrets,
             "quarantineHeld": summary.quarantine_held,
             "inboxWaiting": summary.inbox_waiting,
             "lastUpdate": summary.last_update,
@@ -197,11 +246,112 @@ impl Library {
         Ok((merged.result, merged.held_back))
     }
 
-    /// Installs or replaces a local skill; blocking. `false` when identical.
+    /// Installs or replaces a local skill, deciding whether it is shared;
+    /// blocking. `false` when content and decision are what the store holds.
     pub fn put_local(&self, packet: &SkillPacket, source: Source) -> Result<bool, StoreError> {
-        let change = self.store.put_local(packet, source)?;
+        let decider = self.sharing.decider(&self.store)?;
+        self.put_local_with(&decider, packet, self.folder_of(&packet.skill_name), source)
+    }
+
+    /// [`Library::put_local`] with a decider made for several skills, the
+    /// skill found in `folder` (an index of the sharing folders).
+    pub fn put_local_with(
+        &self,
+        decider: &Decider<'_>,
+        packet: &SkillPacket,
+        folder: Option<usize>,
+        source: Source,
+    ) -> Result<bool, StoreError> {
+        let decision = decider.decide(packet, folder);
+        let change = self.store.put_local(packet, decision.private.as_ref(), source)?;
+        if change.is_some() {
+            warn_secrets(&packet.skill_name, &decision);
+        }
         self.committed(change.as_slice());
         Ok(change.is_some())
+    }
+
+    /// Decides again for every active local skill (the operator's marks, an
+    /// `.ecpignore` or the settings may have changed) and stores what
+    /// changed; blocking. `folder_of` says which folder holds a skill. Returns
+    /// the names whose decision changed.
+    pub fn reconcile_sharing(
+        &self,
+        decider: &Decider<'_>,
+        folder_of: impl Fn(&str) -> Option<usize>,
+        source: Source,
+    ) -> Result<Vec<String>, StoreError> {
+        let mut changed = Vec::new();
+        let mut changes = Vec::new();
+        for skill in self.store.local_skills()? {
+            let name = &skill.packet.skill_name;
+            let decision = decider.decide(&skill.packet, folder_of(name));
+            if decision.private == skill.private {
+                continue;
+            }
+            warn_secrets(name, &decision);
+            changes.extend(self.store.set_private(name, decision.private.as_ref(), source.clone())?);
+            changed.push(name.clone());
+        }
+        self.committed(&changes);
+        Ok(changed)
+    }
+
+    /// [`Library::reconcile_sharing`] with a fresh decider, each skill in
+    /// the folder [`Library::folder_of`] names; blocking.
+    pub fn reconcile_all(&self, source: Source) -> Result<Vec<String>, StoreError> {
+        let decider = self.sharing.decider(&self.store)?;
+        self.reconcile_sharing(&decider, |name| self.folder_of(name), source)
+    }
+
+    /// `ecp-node skill private NAME`: keeps a local skill home (withdrawn
+    /// from peers if they had it); blocking.
+    pub fn make_private(&self, name: &str) -> Result<Decision, StoreError> {
+        self.mark(name, |mark| mark.private = true)
+    }
+
+    /// `ecp-node skill share NAME [--allow-secrets]`: undoes `skill private`
+    /// and, with `allow_secrets`, lets the skill's current content go
+    /// whatever the secret scan finds; blocking. The decision says whether
+    /// it is now shared, or what still keeps it home.
+    pub fn share(&self, name: &str, allow_secrets: bool) -> Result<Decision, StoreError> {
+        let hash = self.local_hash(name)?;
+        self.mark(name, |mark| {
+            mark.private = false;
+            if allow_secrets {
+                mark.allow_secrets = Some(hash);
+            }
+        })
+    }
+
+    /// The `integrityHash` of an active local skill; an error naming the problem otherwise.
+    fn local_hash(&self, name: &str) -> Result<String, StoreError> {
+        let Some((record, _, _)) = self.store.skill(name)? else {
+            return Err(StoreError::NoSuchSkill(name.to_owned()));
+        };
+        if record.kind != "local" {
+            return Err(StoreError::NotLocal(name.to_owned()));
+        }
+        if record.deprecated {
+            return Err(StoreError::NoSuchSkill(name.to_owned()));
+        }
+        Ok(record.integrity_hash)
+    }
+
+    /// Changes the operator's mark on `name` and decides again.
+    fn mark(&self, name: &str, change: impl FnOnce(&mut Mark)) -> Result<Decision, StoreError> {
+        self.local_hash(name)?;
+        let mut mark = self.store.sharing_marks()?.remove(name).unwrap_or_default();
+        change(&mut mark);
+        self.store.set_sharing_mark(name, &mark)?;
+        let decider = self.sharing.decider(&self.store)?;
+        let Some((_, packet, _)) = self.store.skill(name)? else {
+            return Err(StoreError::NoSuchSkill(name.to_owned()));
+        };
+        let decision = decider.decide(&packet, self.folder_of(name));
+        let change = self.store.set_private(name, decision.private.as_ref(), Source::Operator)?;
+        self.committed(change.as_slice());
+        Ok(decision)
     }
 
     /// Tombstones a skill; blocking. `false` when it already was one.
@@ -297,8 +447,20 @@ impl Library {
                 Ok::<_, StoreError>((store.data_version()?, store.sequence()?))
             })
             .await;
-            let Ok(Ok((version, seq))) = polled else { continue };
+            let Ok(Ok((version, mut seq))) = polled else { continue };
             if last.is_some_and(|v| v != version) {
+                // The other process decided sharing with its own settings
+                // (flags, node.toml), which may not be ours: decide again
+                // before the change is announced and served.
+                let library = self.clone();
+                let decided = tokio::task::spawn_blocking(move || {
+                    library.reconcile_all(Source::Operator)?;
+                    library.store.sequence()
+                })
+                .await;
+                if let Ok(Ok(now)) = decided {
+                    seq = now;
+                }
                 let changed = self.sequence.send_if_modified(|known| {
                     let changed = *known != seq;
                     *known = seq;

@@ -17,6 +17,7 @@ use crate::discovery::{DiscoveryEvent, DiscoveryHandle};
 use crate::federation::Federator;
 use crate::http::{self, AppState};
 use crate::library::Library;
+use crate::sharing::Sharing;
 use crate::store::StoreError;
 
 /// Why a node could not start.
@@ -52,6 +53,9 @@ pub enum StartError {
     /// `server.json` could not be written.
     #[error("cannot write {SERVER_FILE} in the data folder: {0}")]
     ServerFile(std::io::Error),
+    /// Two skills folders hold a skill of the same name.
+    #[error("{0}")]
+    DuplicateSkill(crate::import::Duplicate),
 }
 
 /// A started node.
@@ -138,6 +142,7 @@ impl Node {
                 .expect("opening the store does not panic")?
                 .with_limits(config.merge_limits())
                 .with_intake(config.intake)
+                .with_sharing(Sharing::new(config.sharing.clone()))
         };
         let listener = bind(config.listen).await?;
         let local_addr =
@@ -164,8 +169,12 @@ impl Node {
                     );
                 }
                 // Import first: a file the agent deleted while the node was down must not be projected back.
-                crate::import::import_all(&library).log();
-                library.project_all()
+                let report = crate::import::import_all(&library);
+                report.log();
+                if let Some(duplicate) = report.duplicates.into_iter().next() {
+                    return Err(StartError::DuplicateSkill(duplicate));
+                }
+                Ok(library.project_all()?)
             })
             .await
             .expect("projection does not panic")?;

@@ -77,7 +77,14 @@ pub fn add_skill(
     if !library.put_local(&packet, Source::Operator)? {
         return Ok(Added::Unchanged { name });
     }
-    let version = library.store().skill(&name)?.map_or(0, |(r, _, _)| r.version);
+    let record = library.store().skill(&name)?.map(|(r, _, _)| r);
+    let version = record.as_ref().map_or(0, |r| r.version);
+    // Kept home (private, or a secret found): the operator hears why.
+    let held = record.and_then(|r| r.private_reason).map(|reason| format!("not shared: {reason}"));
+    let warning = match (warning, held) {
+        (Some(w), Some(h)) => Some(format!("{w}; {h}")),
+        (w, h) => w.or(h),
+    };
     Ok(Added::Added { name, version, warning })
 }
 

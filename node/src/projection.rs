@@ -11,6 +11,10 @@
 //! overwritten by a remote skill — the merge already refuses such a packet
 //! as a conflict with the local skill the file was imported as.
 //!
+//! With several skills folders the projection writes into one (the first
+//! shared folder), and never writes a skill whose file lives in another:
+//! the agent sees it there already.
+//!
 //! What the node wrote is recorded as the SHA-256 of the content, in the
 //! extended attribute `user.ecp-written` of the `SKILL.md` itself: set on the
 //! temporary file before the rename, so the record lands with the content in
@@ -79,6 +83,10 @@ const OWN_WRITE_WINDOW: Duration = Duration::from_secs(5);
 #[derive(Debug, Clone)]
 pub struct Projection {
     dir: PathBuf,
+    /// The node's other skills folders (`--skills-dir` given again,
+    /// `[[folder]]`): a skill whose file lives in one of them is shown to
+    /// the agent there, and never written here too.
+    others: Arc<Vec<PathBuf>>,
     /// Paths this process wrote recently, so the folder watcher can tell its
     /// own writes from the agent's: re-importing the whole folder after each
     /// projected file would cost more than the writes themselves.
@@ -91,7 +99,7 @@ pub struct Projection {
 impl Projection {
     /// A projection into `dir` (created on first write).
     pub fn new(dir: impl Into<PathBuf>) -> Self {
-        Projection { dir: dir.into(), own_writes: Arc::default(), node: None }
+        Projection { dir: dir.into(), others: Arc::default(), own_writes: Arc::default(), node: None }
     }
 
     /// The projection, stamping received skills' files as written by `node`.
@@ -111,6 +119,13 @@ impl Projection {
         };
         let stamp = Stamp { origin: &packet.origin_instance, confidence: packet.confidence, node };
         stamp::stamp(body, &stamp).map_or(Cow::Borrowed(body), Cow::Owned)
+    }
+
+    /// The projection, knowing the node's other skills folders.
+    #[must_use]
+    pub fn with_other_folders(mut self, others: Vec<PathBuf>) -> Self {
+        self.others = Arc::new(others);
+        self
     }
 
     /// Whether `path` was written (or created, or removed) by this process
@@ -158,6 +173,9 @@ impl Projection {
     pub fn write(&self, packet: &SkillPacket, kind: SkillKind) -> Result<(), ProjectionError> {
         let name = &packet.skill_name;
         let dir = self.skill_dir(name)?;
+        if self.others.iter().any(|other| other.join(name).join(SKILL_FILE).exists()) {
+            return Ok(());
+        }
         let io = |source| ProjectionError::Io { name: name.clone(), source };
         let file = dir.join(SKILL_FILE);
         let content = self.content(packet, kind);

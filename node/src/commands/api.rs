@@ -18,6 +18,7 @@ use ecp_node::config::{Config, Secret};
 use ecp_node::data_lock::{self, ServerInfo};
 use ecp_node::federation::PeerView;
 use ecp_node::operator::{Added, Approved, Dropped, Removed};
+use ecp_node::sharing::Decision;
 use ecp_node::store::Verdict;
 use reqwest::{Method, Url};
 use serde::Deserialize;
@@ -160,6 +161,20 @@ impl Server {
     /// `DELETE /v1/quarantine/{id}`.
     pub(crate) fn drop_entry(&self, id: i64) -> anyhow::Result<Result<Dropped, Refusal>> {
         self.call(Method::DELETE, &["v1", "quarantine", &id.to_string()], None)
+    }
+
+    /// `POST /v1/skills/{name}/private`.
+    pub(crate) fn make_private(&self, name: &str) -> anyhow::Result<Result<Decision, Refusal>> {
+        self.call(Method::POST, &["v1", "skills", name, "private"], Some(json!({})))
+    }
+
+    /// `POST /v1/skills/{name}/share` with `{"allowSecrets": bool}`.
+    pub(crate) fn share(&self, name: &str, allow_secrets: bool) -> anyhow::Result<Result<Decision, Refusal>> {
+        self.call(
+            Method::POST,
+            &["v1", "skills", name, "share"],
+            Some(json!({ "allowSecrets": allow_secrets })),
+        )
     }
 
     /// `GET /v1/status`.

@@ -2,7 +2,7 @@
 //! others open the same store directly (SQLite lets them run beside a server).
 //!
 //! - `serve`: run the node.
-//! - `skill`: add, list, show, remove and scan skills.
+//! - `skill`: add, list, show, remove and scan skills; keep one private or share it.
 //! - `quarantine`: review refused packets.
 //! - `inbox`: review skills from peers before they reach the skills folder.
 //! - `status`: identity, sequence number and counts.
@@ -57,7 +57,8 @@ pub(crate) fn resolve(global: &crate::cli::GlobalArgs, extra: Overrides) -> anyh
     };
     let over = Overrides {
         data: global.data.clone(),
-        skills_dir: global.skills_dir.clone(),
+        skills_dirs: global.skills_dir.clone(),
+        sharing_mode: global.sharing_mode.clone(),
         peers: global.peers.clone(),
         intake: global.intake.or(extra.intake),
         tls,
@@ -101,6 +102,11 @@ pub(crate) fn open_library(config: &Config, init: bool) -> anyhow::Result<Librar
         );
     }
     Library::open(&config.data_dir, &config.skills_dir)
-        .map(|library| library.with_limits(config.merge_limits()).with_intake(config.intake))
+        .map(|library| {
+            library
+                .with_limits(config.merge_limits())
+                .with_intake(config.intake)
+                .with_sharing(ecp_node::sharing::Sharing::new(config.sharing.clone()))
+        })
         .with_context(|| format!("cannot open the node's data in {data} (see --data)"))
 }

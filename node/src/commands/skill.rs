@@ -1,4 +1,4 @@
-//! `ecp-node skill add | list | show | rm | scan`.
+//! `ecp-node skill add | list | show | rm | private | share | scan`.
 //!
 //! Writes (`add`, `rm`) go to the server running on the data folder when
 //! there is one (its `/v1/` API: its next answer shows the change), else
@@ -15,7 +15,8 @@ use ecp_node::import::{self, SkillFileError};
 use ecp_node::library::Library;
 use ecp_node::operator::{self, AddError, Added};
 use ecp_node::projection::SKILL_FILE;
-use ecp_node::store::StoreError;
+use ecp_node::sharing::Decision;
+use ecp_node::store::{SECRET_CODE, SkillRecord, StoreError};
 use ecp_protocol::scan::{DEFAULT_THRESHOLD, Finding, Scanner};
 use serde::Serialize;
 use serde_json::json;
@@ -40,6 +41,10 @@ pub(crate) fn run(global: &GlobalArgs, command: SkillCommand) -> anyhow::Result<
             show(&super::open_library(&config, global.init)?, &name, json.json)
         }
         SkillCommand::Rm { name } => rm(&super::write_target(&config, global.init)?, &name),
+        SkillCommand::Private { name } => private(&super::write_target(&config, global.init)?, &name),
+        SkillCommand::Share { name, allow_secrets } => {
+            share(&super::write_target(&config, global.init)?, &name, allow_secrets)
+        }
         SkillCommand::Scan { .. } => unreachable!("handled above"),
     }
 }
@@ -149,7 +154,8 @@ fn list(library: &Library, json: bool) -> anyhow::Result<ExitCode> {
         emit("no skills yet; add one with `ecp-node skill add PATH`\n")?;
         return Ok(ExitCode::SUCCESS);
     }
-    let mut table = Table::new(&["NAME", "KIND", "ORIGIN", "VERSION", "CONFIDENCE", "DEPRECATED", "UPDATED"]);
+    let mut table =
+        Table::new(&["NAME", "KIND", "ORIGIN", "VERSION", "CONFIDENCE", "DEPRECATED", "SHARING", "UPDATED"]);
     for s in &skills {
         table.row(vec![
             s.name.clone(),
@@ -158,6 +164,7 @@ fn list(library: &Library, json: bool) -> anyhow::Result<ExitCode> {
             s.version.to_string(),
             format!("{:.2}", s.confidence),
             yes_no(s.deprecated).to_owned(),
+            sharing_label(s).to_owned(),
             time(&s.updated_at),
         ]);
     }
@@ -185,6 +192,10 @@ fn show(library: &Library, name: &str, json: bool) -> anyhow::Result<ExitCode> {
     field("confidence", &format!("{:.2}", record.confidence));
     field("deprecated", yes_no(record.deprecated));
     field("shareable", yes_no(record.shareable));
+    field("sharing", sharing_label(&record));
+    if let Some(reason) = &record.private_reason {
+        field("private", reason);
+    }
     field("description", &record.description);
     field("tags", &record.tags.join(", "));
     field("created", &time(&record.created_at));
@@ -220,6 +231,74 @@ fn show(library: &Library, name: &str, json: bool) -> anyhow::Result<ExitCode> {
     }
     emit(&out)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// How `skill list` and `skill show` say whether a skill leaves the node:
+/// `shared`, `private`, `HELD: SECRET` (held back by the secret scan), or
+/// `not shared` (an external skill the policy does not serve again).
+fn sharing_label(record: &SkillRecord) -> &'static str {
+    match record.private.as_deref() {
+        Some(SECRET_CODE) => "HELD: SECRET",
+        Some(_) => "private",
+        None if record.shareable => "shared",
+        None => "not shared",
+    }
+}
+
+/// Prints where a local skill now stands after `skill private|share`.
+fn report_decision(name: &str, decision: &Decision) -> anyhow::Result<()> {
+    match &decision.private {
+        None => emit(&format!("{name} is shared: peers get it on their next pull or push\n")),
+        Some(private) => emit(&format!("{name} stays on this node: {}\n", one_line(&private.reason))),
+    }
+}
+
+fn private(target: &Target, name: &str) -> anyhow::Result<ExitCode> {
+    let decision = match target {
+        Target::Server(server) => server.make_private(name)?.map_err(|r| refused_decision(name, r))?,
+        Target::Store(library) => library.make_private(name).map_err(|e| decision_error(name, e))?,
+    };
+    report_decision(name, &decision)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `skill share`: exit 0 when the skill is now shared, 1 when something
+/// else still keeps it home (the reason says what to do).
+fn share(target: &Target, name: &str, allow_secrets: bool) -> anyhow::Result<ExitCode> {
+    let decision = match target {
+        Target::Server(server) => {
+            server.share(name, allow_secrets)?.map_err(|r| refused_decision(name, r))?
+        }
+        Target::Store(library) => library.share(name, allow_secrets).map_err(|e| decision_error(name, e))?,
+    };
+    for finding in &decision.secrets {
+        tell(format_args!(
+            "ecp-node: {name}/{SKILL_FILE}:{}: secret ({})",
+            finding.line,
+            one_line(&finding.rule)
+        ));
+    }
+    report_decision(name, &decision)?;
+    Ok(if decision.private.is_none() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+fn decision_error(name: &str, e: StoreError) -> anyhow::Error {
+    match e {
+        StoreError::NoSuchSkill(_) => anyhow::anyhow!(no_active_skill(name)),
+        e => anyhow::Error::new(e).context("cannot change the skill's sharing"),
+    }
+}
+
+/// [`decision_error`], for the running server's refusal.
+fn refused_decision(name: &str, refusal: super::Refusal) -> anyhow::Error {
+    match refusal.code.as_str() {
+        "no_such_skill" => anyhow::anyhow!(no_active_skill(name)),
+        _ => refusal.into(),
+    }
+}
+
+fn no_active_skill(name: &str) -> String {
+    format!("no active skill named {name:?}; `ecp-node skill list` shows the names")
 }
 
 fn rm(target: &Target, name: &str) -> anyhow::Result<ExitCode> {
@@ -258,6 +337,8 @@ struct ScannedFile {
     path: String,
     findings: Vec<Finding>,
     blocked: bool,
+    /// A local skill with this content would be held back from sharing.
+    secrets: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     error: Option<String>,
 }
@@ -285,12 +366,14 @@ fn scan(path: &Path, json: bool) -> anyhow::Result<ExitCode> {
                 Ok(text) => {
                     let report = scanner.scan(&text);
                     let blocked = report.is_blocked(DEFAULT_THRESHOLD);
-                    ScannedFile { path: shown, findings: report.findings, blocked, error: None }
+                    let secrets = report.has_secrets();
+                    ScannedFile { path: shown, findings: report.findings, blocked, secrets, error: None }
                 }
                 Err(e) => ScannedFile {
                     path: shown,
                     findings: Vec::new(),
                     blocked: false,
+                    secrets: false,
                     error: Some(e.to_string()),
                 },
             }
@@ -298,6 +381,7 @@ fn scan(path: &Path, json: bool) -> anyhow::Result<ExitCode> {
         .collect();
     let errors = scanned.iter().filter(|f| f.error.is_some()).count();
     let blocked = scanned.iter().filter(|f| f.blocked).count();
+    let secrets = scanned.iter().filter(|f| f.secrets).count();
     if json {
         emit_json(&json!({ "files": scanned }))?;
     } else {
@@ -323,8 +407,13 @@ fn scan(path: &Path, json: bool) -> anyhow::Result<ExitCode> {
         let files = scanned.len();
         let _ = writeln!(
             out,
-            "scanned {files} file{}: {blocked} flagged at or above {threshold}{}",
+            "scanned {files} file{}: {blocked} flagged at or above {threshold}{}{}",
             if files == 1 { "" } else { "s" },
+            if secrets > 0 {
+                format!(", {secrets} with secrets (held back from sharing)")
+            } else {
+                String::new()
+            },
             if errors > 0 { format!(", {errors} unreadable") } else { String::new() }
         );
         emit(&out)?;

@@ -28,9 +28,16 @@ pub(crate) fn run(global: &GlobalArgs, json: bool) -> anyhow::Result<ExitCode> {
             (status, config.skills_dir.display().to_string(), None)
         }
     };
+    let folders: Vec<_> = config
+        .sharing
+        .folders
+        .iter()
+        .map(|f| json!({ "path": f.path.display().to_string(), "share": f.share }))
+        .collect();
     if json {
         status.insert("dataDir".into(), json!(data_dir));
         status.insert("skillsDir".into(), json!(skills_dir));
+        status.entry("skillsFolders").or_insert_with(|| json!(folders));
         status.insert("server".into(), json!(server));
         emit_json(&Value::Object(status))?;
         return Ok(ExitCode::SUCCESS);
@@ -52,12 +59,24 @@ pub(crate) fn run(global: &GlobalArgs, json: bool) -> anyhow::Result<ExitCode> {
     line("local skills", field("localSkills"));
     line("external skills", field("externalSkills"));
     line("tombstones", field("tombstones"));
+    line("private skills", field("privateSkills"));
+    line(
+        "held: secrets",
+        match field("heldForSecrets").as_str() {
+            "0" | "" => "0".to_owned(),
+            n => format!("{n} (see `ecp-node skill list`; share with `skill share NAME --allow-secrets`)"),
+        },
+    );
     line("quarantine held", field("quarantineHeld"));
     line("inbox waiting", field("inboxWaiting"));
     line("last update", last_update(&status));
     line("server", server.unwrap_or_else(|| "not running".to_owned()));
     line("data folder", data_dir);
-    line("skills folder", skills_dir);
+    line("skills folder", skills_dir.clone());
+    for folder in config.sharing.folders.iter().filter(|f| f.path.display().to_string() != skills_dir) {
+        let share = if folder.share { "shared" } else { "private" };
+        line("also imports", format!("{} ({share})", folder.path.display()));
+    }
     emit(&out)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -42,7 +42,8 @@ pub use keys::{DEFAULT_KEY_ID, FileKey, KEY_ID_RULE, own_keys, resolve_file_keys
 pub use node_toml::{
     ClientRateLimit, Config, DEFAULT_BODY_BYTES_IN_FLIGHT, DEFAULT_CLIENT_BURST, DEFAULT_CLIENT_RATE_LIMIT,
     DEFAULT_DATA, DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_LISTEN, DEFAULT_MAX_BODY_BYTES, DEFAULT_PAGE_BYTES,
-    DEFAULT_REQUEST_TIMEOUT, FileConfig, FileLimits, FilePolicy, MAX_PAGE_BYTES, Overrides,
+    DEFAULT_REQUEST_TIMEOUT, FileConfig, FileFolder, FileLimits, FilePolicy, FileSharing, MAX_PAGE_BYTES,
+    Overrides,
 };
 pub use peers::{
     DEFAULT_CONFIGURED_TRUST, DEFAULT_DISCOVERY_TRUST, DEFAULT_INTERVAL, DEFAULT_TIMEOUT, DiscoverySettings,

@@ -6,6 +6,7 @@
 //! (Clap reads the environment variables along with the flags; they arrive
 //! here together as [`Overrides`].)
 
+use std::collections::BTreeSet;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -18,6 +19,7 @@ use super::keys::{self, FileKey};
 use super::{ConfigError, Secret, duration, unit};
 use crate::connections::ConnectionLimits;
 use crate::intake::{DEFAULT_SENDER_PER_DAY, DEFAULT_SENDER_PER_HOUR, IntakeMode, Limits};
+use crate::sharing::{Folder, Mode, Settings};
 use crate::store::{DEFAULT_HISTORY_DEPTH, OriginLimits, QuarantineCaps};
 use crate::tls::TlsFiles;
 
@@ -62,8 +64,14 @@ pub struct FileConfig {
     pub accept_legacy: Option<bool>,
     /// Most signed requests remembered at once against replay (default 100,000).
     pub replay_cache_capacity: Option<usize>,
-    /// Skills folder (default `<data>/skills`).
+    /// Skills folder (default `<data>/skills`); `[[folder]]` names several.
     pub skills_dir: Option<PathBuf>,
+    /// `[[folder]]`: skills folders, each shared or not (instead of `skills_dir`).
+    #[serde(default)]
+    pub folder: Vec<FileFolder>,
+    /// `[sharing]`: which local skills leave the node.
+    #[serde(default)]
+    pub sharing: FileSharing,
     /// `[[key]]`: the node's own ECP/1.2 signing keys (several at once for rotation).
     #[serde(default)]
     pub key: Vec<FileKey>,
@@ -79,6 +87,26 @@ pub struct FileConfig {
     /// `[server]`: how clients reach the node.
     #[serde(default)]
     pub server: FileServer,
+}
+
+/// One `[[folder]]` of `node.toml`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileFolder {
+    /// The skills folder.
+    pub path: PathBuf,
+    /// Whether its skills may be shared (default true).
+    pub share: Option<bool>,
+}
+
+/// `[sharing]` of `node.toml`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileSharing {
+    /// `"shared"` (default): every local skill not kept private; `"listed"`: only `skills`.
+    pub mode: Option<String>,
+    /// The skills shared in mode `"listed"`.
+    pub skills: Option<Vec<String>>,
 }
 
 /// `[server]` of `node.toml`.
@@ -175,8 +203,11 @@ pub struct Overrides {
     pub data: Option<PathBuf>,
     /// `--secret` / `ECP_SECRET`.
     pub secret: Option<Secret>,
-    /// `--skills-dir` / `ECP_SKILLS_DIR`.
-    pub skills_dir: Option<PathBuf>,
+    /// `--skills-dir` (repeatable) / `ECP_SKILLS_DIR`: shared skills folders,
+    /// replacing `skills_dir` and `[[folder]]` of the file.
+    pub skills_dirs: Vec<PathBuf>,
+    /// `--sharing-mode` / `ECP_SHARING_MODE`.
+    pub sharing_mode: Option<String>,
     /// `--max-body-bytes`.
     pub max_body_bytes: Option<usize>,
     /// `--max-packets`.
@@ -274,8 +305,11 @@ pub struct Config {
     /// Most live nonces remembered against replay; when full, signed
     /// requests are answered 503 until some expire.
     pub replay_cache_capacity: usize,
-    /// Skills folder.
+    /// The skills folder the node projects into: the first shared folder
+    /// of `sharing.folders` (the first folder when none is shared).
     pub skills_dir: PathBuf,
+    /// Which local skills leave the node, and every skills folder.
+    pub sharing: Settings,
     /// Largest request body.
     pub max_body_bytes: usize,
     /// Request-body bytes held at once across all requests; a push that
@@ -343,7 +377,10 @@ impl Config {
             message: format!("{listen_text:?} is not an address like 127.0.0.1:7327"),
         })?;
         let data_dir = over.data.or(fc.data).unwrap_or_else(|| PathBuf::from(DEFAULT_DATA));
-        let skills_dir = over.skills_dir.or(fc.skills_dir).unwrap_or_else(|| data_dir.join("skills"));
+        let sharing =
+            sharing(&data_dir, over.skills_dirs, over.sharing_mode, fc.skills_dir, fc.folder, fc.sharing)?;
+        let projected = sharing.folders.iter().find(|f| f.share).unwrap_or(&sharing.folders[0]);
+        let skills_dir = projected.path.clone();
         let secret = shared_secret(over.secret, fc.secret, fc.secret_env.as_deref())?;
         let keys = keys::resolve_file_keys(&fc.key)?;
         let replay_cache_capacity = fc.replay_cache_capacity.unwrap_or(DEFAULT_NONCE_CAPACITY);
@@ -481,6 +518,7 @@ impl Config {
             trust_loopback,
             replay_cache_capacity,
             skills_dir,
+            sharing,
             max_body_bytes,
             body_bytes_in_flight,
             max_packets,
@@ -529,7 +567,7 @@ impl Config {
         let over = Overrides {
             listen: Some("127.0.0.1:0".into()),
             data: Some(dir.join("data")),
-            skills_dir: Some(dir.join("skills")),
+            skills_dirs: vec![dir.join("skills")],
             mdns: Some(false),
             ..Overrides::default()
         };
@@ -541,6 +579,59 @@ impl Config {
 /// by `secret_env` (which must be set even when not used). Empty means none,
 /// wherever it comes from: `--secret ""` turns a file's secret off, and
 /// unlike `secret_env` in the other files, an empty variable is no error.
+/// The skills folders and the sharing mode: `--skills-dir` (each shared)
+/// replaces the file's `skills_dir` and `[[folder]]`, which exclude each other.
+fn sharing(
+    data_dir: &Path,
+    flags: Vec<PathBuf>,
+    mode_flag: Option<String>,
+    skills_dir: Option<PathBuf>,
+    folders: Vec<FileFolder>,
+    file: FileSharing,
+) -> Result<Settings, ConfigError> {
+    if skills_dir.is_some() && !folders.is_empty() {
+        return Err(ConfigError::Invalid {
+            key: "folder",
+            message: "node.toml sets both skills_dir and [[folder]]; list every folder as [[folder]] instead"
+                .into(),
+        });
+    }
+    let folders: Vec<Folder> = if !flags.is_empty() {
+        flags.into_iter().map(|path| Folder { path, share: true }).collect()
+    } else if !folders.is_empty() {
+        folders.into_iter().map(|f| Folder { path: f.path, share: f.share.unwrap_or(true) }).collect()
+    } else {
+        vec![Folder { path: skills_dir.unwrap_or_else(|| data_dir.join("skills")), share: true }]
+    };
+    for (i, folder) in folders.iter().enumerate() {
+        if folders[..i].iter().any(|f| f.path == folder.path) {
+            return Err(ConfigError::Invalid {
+                key: "folder",
+                message: format!(
+                    "the skills folder {} is named twice; name each folder once",
+                    folder.path.display()
+                ),
+            });
+        }
+    }
+    let mode = match mode_flag.or(file.mode) {
+        Some(text) => {
+            text.parse::<Mode>().map_err(|message| ConfigError::Invalid { key: "sharing.mode", message })?
+        }
+        None => Mode::Shared,
+    };
+    let listed: BTreeSet<String> = file.skills.unwrap_or_default().into_iter().collect();
+    for name in &listed {
+        if let Err(e) = ecp_protocol::skill_doc::validate_name(name) {
+            return Err(ConfigError::Invalid {
+                key: "sharing.skills",
+                message: format!("{name:?} is not a skill name: {e}"),
+            });
+        }
+    }
+    Ok(Settings { mode, listed, folders })
+}
+
 /// Checks `[server] names` (each a host, or `host:port`) and writes them
 /// lower-cased, without blanks or repeats.
 fn server_names(names: Vec<String>) -> Result<Vec<String>, ConfigError> {

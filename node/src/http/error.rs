@@ -98,6 +98,7 @@ impl From<StoreError> for ApiError {
             StoreError::NoSuchSkill(name) => {
                 ApiError::new(StatusCode::NOT_FOUND, "no_such_skill", format!("no skill named {name:?}"))
             }
+            e @ StoreError::NotLocal(_) => ApiError::new(StatusCode::CONFLICT, "not_local", e.to_string()),
             StoreError::NoSuchQuarantineEntry(id) => ApiError::new(
                 StatusCode::NOT_FOUND,
                 "no_such_quarantine_entry",

@@ -27,7 +27,8 @@
 //! - `answer`: JSON answers with an ETag, 304, `If-None-Match`.
 //! - `cache`: encoded answers cached by sequence number.
 //! - `feed`: the packets every `GET /ecp/skills` answer is cut from.
-//! - `v1`: the local API under `/v1/`, reads and the operator's writes.
+//! - `v1`: the local API under `/v1/`: reads, and the operator's writes
+//!   (skills, their sharing, the quarantine, the inbox).
 //! - [`rate_limit`]: the per-client request rate.
 //! - `error`: [`ApiError`], every error answer.
 //! - `state`: [`AppState`], what every handler shares.
@@ -83,6 +84,8 @@ fn v1_routes() -> Router<AppState> {
     Router::new()
         .route("/v1/skills", get(v1::list_skills).post(v1::add_skill))
         .route("/v1/skills/{name}", get(v1::show_skill).delete(v1::remove_skill))
+        .route("/v1/skills/{name}/private", post(v1::make_private))
+        .route("/v1/skills/{name}/share", post(v1::share))
         .route("/v1/quarantine", get(v1::quarantine))
         .route("/v1/quarantine/{id}", get(v1::quarantine_entry).delete(v1::drop_entry))
         .route("/v1/quarantine/{id}/approve", post(v1::approve))

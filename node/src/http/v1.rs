@@ -2,16 +2,17 @@
 //! reads — skills, one skill with its versions, the quarantine, the inbox,
 //! the audit log, peers, status — and the operator's writes, which the CLI
 //! sends here when a server runs on its data folder: add and remove a
-//! skill, approve and drop quarantine entries, accept or reject inbox
-//! entries ([`crate::operator`] and the library, which the CLI calls
-//! directly otherwise). Who may use it (the API token, the secret, a signed
-//! GET) is the `/v1/` guard's ([`super::guard`]).
+//! skill, make a local skill private or share it, approve and drop
+//! quarantine entries, accept or reject inbox entries ([`crate::operator`]
+//! and the library, which the CLI calls directly otherwise). Who may use it
+//! (the API token, the secret, a signed GET) is the `/v1/` guard's
+//! ([`super::guard`]).
 
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::rejection::{PathRejection, QueryRejection};
 use axum::extract::{Path, Query, Request, State};
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode, header};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
@@ -21,6 +22,7 @@ use crate::store::{StoreError, Verdict};
 use super::error::ApiError;
 use super::state::AppState;
 use crate::operator::{self, AddError};
+use crate::sharing::Decision;
 
 /// `GET /v1/skills`.
 pub(super) async fn list_skills(State(state): State<AppState>) -> Result<Json<Value>, ApiError> {
@@ -34,9 +36,7 @@ pub(super) async fn show_skill(
     State(state): State<AppState>,
     name: Result<Path<String>, PathRejection>,
 ) -> Result<Json<Value>, ApiError> {
-    let Path(name) = name.map_err(|_| {
-        ApiError::bad_request("invalid_path", "the skill name in the path is not valid UTF-8")
-    })?;
+    let name = skill_name(name)?;
     let library = state.library.clone();
     let lookup = name.clone();
     let found = tokio::task::spawn_blocking(move || library.store().skill(&lookup)).await??;
@@ -85,15 +85,12 @@ pub(super) async fn remove_skill(
     State(state): State<AppState>,
     name: Result<Path<String>, PathRejection>,
 ) -> Result<Json<Value>, ApiError> {
-    let Path(name) = name.map_err(|_| {
-        ApiError::bad_request("invalid_path", "the skill name in the path is not valid UTF-8")
-    })?;
+    let name = skill_name(name)?;
     let removed =
         tokio::task::spawn_blocking(move || operator::remove_skill(&state.library, &name)).await??;
     Ok(Json(json!(removed)))
 }
 
-/// The entry id of a `/v1/quarantine/{id}` path.
 /// `POST /v1/quarantine/{id}/approve` with an optional `{"force": bool}`
 /// ([`operator::Approved`]): 409 `needs_force` for an entry the scan
 /// flagged, unless forced.
@@ -119,6 +116,88 @@ pub(super) async fn drop_entry(
     let dropped =
         tokio::task::spawn_blocking(move || operator::drop_quarantined(&state.library, id)).await??;
     Ok(Json(json!(dropped)))
+}
+
+/// The body of `POST /v1/skills/{name}/share` (optional: `{}` by default).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(super) struct ShareBody {
+    /// Share the current content whatever the secret scan finds.
+    #[serde(default)]
+    allow_secrets: bool,
+}
+
+/// `POST /v1/skills/{name}/private`: `ecp-node skill private NAME`.
+pub(super) async fn make_private(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    name: Result<Path<String>, PathRejection>,
+) -> Result<Json<Value>, ApiError> {
+    json_request(&headers)?;
+    let name = skill_name(name)?;
+    let library = state.library.clone();
+    let lookup = name.clone();
+    let decision = tokio::task::spawn_blocking(move || library.make_private(&lookup)).await??;
+    decided(&state, name, decision).await
+}
+
+/// `POST /v1/skills/{name}/share` with `{"allowSecrets": bool}`: `ecp-node
+/// skill share NAME [--allow-secrets]`. 200 either way: `shared` says
+/// whether it now leaves the node, `private` what else keeps it home.
+pub(super) async fn share(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    name: Result<Path<String>, PathRejection>,
+    body: Bytes,
+) -> Result<Json<Value>, ApiError> {
+    json_request(&headers)?;
+    let name = skill_name(name)?;
+    let body: ShareBody = optional_json(&body, r#"{"allowSecrets": true|false}"#)?;
+    let library = state.library.clone();
+    let lookup = name.clone();
+    let decision = tokio::task::spawn_blocking(move || library.share(&lookup, body.allow_secrets)).await??;
+    decided(&state, name, decision).await
+}
+
+/// A write must say `Content-Type: application/json`: a web page the user
+/// visits cannot send that to a loopback address without the browser
+/// asking first (CORS), and the node never says yes — so a page cannot
+/// share the user's private skills behind their back.
+fn json_request(headers: &HeaderMap) -> Result<(), ApiError> {
+    let json = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"));
+    if json {
+        return Ok(());
+    }
+    Err(ApiError::new(
+        StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        "json_required",
+        "send the request with Content-Type: application/json (the body may be empty)",
+    ))
+}
+
+fn skill_name(name: Result<Path<String>, PathRejection>) -> Result<String, ApiError> {
+    let Path(name) = name.map_err(|_| {
+        ApiError::bad_request("invalid_path", "the skill name in the path is not valid UTF-8")
+    })?;
+    Ok(name)
+}
+
+/// The answer to a sharing change: the skill as now stored, and the decision.
+async fn decided(state: &AppState, name: String, decision: Decision) -> Result<Json<Value>, ApiError> {
+    let library = state.library.clone();
+    let lookup = name.clone();
+    let found = tokio::task::spawn_blocking(move || library.store().skill(&lookup)).await??;
+    let (record, _, _) = found.ok_or(crate::store::StoreError::NoSuchSkill(name))?;
+    Ok(Json(json!({
+        "skill": record,
+        "shared": decision.private.is_none(),
+        "private": decision.private,
+        "secrets": decision.secrets,
+    })))
 }
 
 /// `GET /v1/quarantine`.

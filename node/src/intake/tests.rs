@@ -393,11 +393,13 @@ fn history_keeps_the_configured_depth_of_superseded_versions() {
     };
     for n in 1..=3 {
         let body = format!("# s\n\nVersion {n}: run the tests before every commit.\n");
-        store.put_local(&SkillPacket::new(&origin, "s", "d", &body, 0.9, now()), Source::Operator).unwrap();
+        store
+            .put_local(&SkillPacket::new(&origin, "s", "d", &body, 0.9, now()), None, Source::Operator)
+            .unwrap();
     }
     assert_eq!(versions(&store), [1, 2, 3], "at the depth: two superseded kept");
     let body = "# s\n\nVersion 4: run the tests before every commit.\n";
-    store.put_local(&SkillPacket::new(&origin, "s", "d", body, 0.9, now()), Source::Operator).unwrap();
+    store.put_local(&SkillPacket::new(&origin, "s", "d", body, 0.9, now()), None, Source::Operator).unwrap();
     assert_eq!(versions(&store), [2, 3, 4], "one past: the oldest is pruned");
     store.set_history_depth(0);
     store.tombstone("s", Source::Operator).unwrap();

@@ -23,6 +23,8 @@
 //! - `schema`: the tables and their migrations.
 //! - `source`: [`Source`], who made a change, and its one stored text form.
 //! - `skills`: skills and their versions — reads for serving, installs, tombstones.
+//! - `sharing`: a local skill's privacy, stored with its content; the
+//!   withdrawal served when a shared skill becomes private; the operator's marks.
 //! - `quarantine`: refused packets held for review, deduplicated.
 //! - `quarantine_evict`: the quarantine's caps, shared fairly between senders.
 //! - `inbox`: received skills waiting for the user's review, and the
@@ -38,6 +40,7 @@ mod peers;
 mod quarantine;
 mod quarantine_evict;
 mod schema;
+mod sharing;
 mod skills;
 mod source;
 
@@ -55,6 +58,7 @@ pub use origin_limits::{OriginExcess, OriginLimited, OriginLimits, PerOrigin};
 pub use peers::{PeerKind, PeerState, PullRecord};
 pub use quarantine::{QuarantineEntry, QuarantineStatus, Refusal, Truncated};
 pub use quarantine_evict::QuarantineCaps;
+pub use sharing::{LocalSkill, Mark, Private, SECRET_CODE};
 pub use skills::{Change, FeedRow, Served, SkillRecord, SkillVersion, Summary};
 pub use source::Source;
 
@@ -85,6 +89,12 @@ pub enum StoreError {
     /// No such skill.
     #[error("no skill named {0:?}")]
     NoSuchSkill(String),
+    /// The skill is external: only local skills are made private or shared here.
+    #[error(
+        "{0:?} is an external skill (from a peer); only this node's own skills are made private or shared \
+         — whether received skills are served again is [policy] reshare_external"
+    )]
+    NotLocal(String),
     /// A quarantined packet cannot be installed even by an operator.
     #[error("cannot approve this entry: {0}")]
     CannotApprove(String),

@@ -162,9 +162,28 @@ const MIGRATIONS: &[&str] = &[
     ) STRICT, WITHOUT ROWID;
     CREATE INDEX sender_installs_by_time ON sender_installs (at);
     "#,
-    // 5: reserved for the outbound side of #13 (another branch); this one is
-    // self-contained and renumbered at merge if needed.
-    "",
+    // 5: sharing (#13) — a local skill may stay home: stored and projected,
+    // never served. `served` is what peers get, and the one thing the
+    // manifest, the feed of `GET /ecp/skills` and pushes read.
+    r#"
+    ALTER TABLE skills ADD COLUMN private TEXT;         -- NULL: shared; else a code (frontmatter, secret, ...)
+    ALTER TABLE skills ADD COLUMN private_reason TEXT;  -- why, and what to do to share it
+    ALTER TABLE skills ADD COLUMN withdrawal TEXT;      -- the tombstone served instead, when it was served before (JSON)
+
+    -- What the operator said: `skill private NAME`, `skill share NAME --allow-secrets`.
+    CREATE TABLE sharing_marks (
+        name          TEXT PRIMARY KEY,
+        private       INTEGER NOT NULL,
+        allow_secrets TEXT             -- the integrityHash whose secret findings may leave
+    ) STRICT;
+
+    CREATE VIEW served AS
+        SELECT name, seq, confidence, tags,
+               COALESCE(withdrawal, packet) AS packet,
+               (deprecated OR withdrawal IS NOT NULL) AS deprecated
+        FROM skills
+        WHERE shareable = 1 AND (private IS NULL OR withdrawal IS NOT NULL);
+    "#,
     // 6: review intake (#13) — received skills waiting for the user before
     // they reach the agent's folder, and the user's decisions by content.
     r#"

@@ -43,8 +43,13 @@ pub struct SkillRecord {
     pub confidence: f64,
     /// Tombstoned.
     pub deprecated: bool,
-    /// Served to peers.
+    /// Served to peers (false for a private skill).
     pub shareable: bool,
+    /// Why it stays on this node (`frontmatter`, `ecpignore`, `unlisted`,
+    /// `operator`, `folder`, `secret`); `null` when it is not private.
+    pub private: Option<String>,
+    /// The reason in words, with what to do to share it.
+    pub private_reason: Option<String>,
     /// One-line description.
     pub description: String,
     /// Tags.
@@ -77,8 +82,9 @@ pub struct SkillVersion {
     pub deprecated: bool,
 }
 
-const RECORD_COLUMNS: &str = "name, kind, origin, version, confidence, deprecated, shareable, description, tags, \
-                              created_at, updated_at, seq, integrity_hash";
+const RECORD_COLUMNS: &str = "name, kind, origin, version, confidence, deprecated, \
+                              shareable AND private IS NULL, description, tags, \
+                              created_at, updated_at, seq, integrity_hash, private, private_reason";
 
 fn record_from_row(row: &Row<'_>) -> rusqlite::Result<SkillRecord> {
     let kind: String = row.get(1)?;
@@ -97,6 +103,8 @@ fn record_from_row(row: &Row<'_>) -> rusqlite::Result<SkillRecord> {
         updated_at: row.get(10)?,
         seq: row.get(11)?,
         integrity_hash: row.get(12)?,
+        private: row.get(13)?,
+        private_reason: row.get(14)?,
     })
 }
 
@@ -107,7 +115,7 @@ fn kind_label(kind: SkillKind) -> &'static str {
     }
 }
 
-fn kind_from_label(label: &str) -> SkillKind {
+pub(super) fn kind_from_label(label: &str) -> SkillKind {
     if label == "local" { SkillKind::Local } else { SkillKind::External }
 }
 
@@ -140,7 +148,11 @@ pub(super) fn upsert(
              updated_at = excluded.updated_at, deprecated = excluded.deprecated,
              shareable = excluded.shareable, confidence = excluded.confidence,
              description = excluded.description, tags = excluded.tags, seq = excluded.seq,
-             packet = excluded.packet",
+             packet = excluded.packet,
+             -- Sharing decisions are about this node's own skills.
+             private = CASE WHEN excluded.kind = 'local' THEN skills.private END,
+             private_reason = CASE WHEN excluded.kind = 'local' THEN skills.private_reason END,
+             withdrawal = CASE WHEN excluded.kind = 'local' THEN skills.withdrawal END",
     )?
     .execute(params![
         packet.skill_name,
@@ -229,7 +241,7 @@ pub struct FeedRow {
 pub struct Summary {
     /// Sequence number of the newest change.
     pub sequence: i64,
-    /// Names of the active shareable skills, sorted.
+    /// Names of the active skills served to peers, sorted.
     pub skill_names: Vec<String>,
     /// Up to 10 most used tags of those skills.
     pub top_tags: Vec<String>,
@@ -241,6 +253,10 @@ pub struct Summary {
     pub external_skills: i64,
     /// Tombstones.
     pub tombstones: i64,
+    /// Active local skills that stay on this node (held back for secrets included).
+    pub private_skills: i64,
+    /// Of those, the ones held back because a secret scan found credentials.
+    pub held_for_secrets: i64,
     /// Quarantine entries waiting for review.
     pub quarantine_held: i64,
     /// Skills from peers waiting in the inbox (review intake).
@@ -302,9 +318,8 @@ impl Store {
     pub fn summary(&self) -> Result<Summary, StoreError> {
         let conn = self.conn();
         let sequence = super::current_seq(&conn)?;
-        let mut stmt = conn.prepare_cached(
-            "SELECT name, tags FROM skills WHERE shareable = 1 AND deprecated = 0 ORDER BY name",
-        )?;
+        let mut stmt =
+            conn.prepare_cached("SELECT name, tags FROM served WHERE deprecated = 0 ORDER BY name")?;
         let mut skill_names = Vec::new();
         let mut tag_counts: HashMap<String, usize> = HashMap::new();
         let rows = stmt.query_map([], |row| Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?)))?;
@@ -327,12 +342,21 @@ impl Store {
             local_skills: count("SELECT COUNT(*) FROM skills WHERE kind = 'local' AND deprecated = 0")?,
             external_skills: count("SELECT COUNT(*) FROM skills WHERE kind = 'external' AND deprecated = 0")?,
             tombstones: count("SELECT COUNT(*) FROM skills WHERE deprecated = 1")?,
+            private_skills: count(
+                "SELECT COUNT(*) FROM skills WHERE kind = 'local' AND deprecated = 0 AND private IS NOT NULL",
+            )?,
+            held_for_secrets: conn.query_row(
+                "SELECT COUNT(*) FROM skills WHERE kind = 'local' AND deprecated = 0 AND private = ?1",
+                params![super::SECRET_CODE],
+                |r| r.get(0),
+            )?,
             quarantine_held: count("SELECT COUNT(*) FROM quarantine WHERE status = 'held'")?,
             inbox_waiting: count("SELECT COUNT(*) FROM inbox")?,
         })
     }
 
-    /// The shareable packets: without `since`, every active one; with it,
+    /// The served packets (the `served` view: private skills left out,
+    /// withdrawn ones as their withdrawal): without `since`, every active one; with it,
     /// every one changed after sequence `since`, tombstones included.
     pub fn served_packets(&self, since: Option<i64>) -> Result<Served, StoreError> {
         let conn = self.conn();
@@ -344,29 +368,24 @@ impl Store {
             Ok(rows)
         };
         let rows = match since {
-            None => read(
-                "SELECT packet, confidence FROM skills WHERE shareable = 1 AND deprecated = 0 ORDER BY seq",
-                &[],
-            )?,
-            Some(since) => read(
-                "SELECT packet, confidence FROM skills WHERE shareable = 1 AND seq > ?1 ORDER BY seq",
-                &[&since],
-            )?,
+            None => read("SELECT packet, confidence FROM served WHERE deprecated = 0 ORDER BY seq", &[])?,
+            Some(since) => {
+                read("SELECT packet, confidence FROM served WHERE seq > ?1 ORDER BY seq", &[&since])?
+            }
         };
         let confidence_sum = rows.iter().map(|(_, c)| c).sum();
         let packets = rows.into_iter().map(|(p, _)| p).collect();
         Ok(Served { seq, packets, confidence_sum })
     }
 
-    /// Every shareable packet (tombstones included) in sequence order, with
+    /// Every served packet (tombstones and withdrawals included) in sequence order, with
     /// its sequence number, stored confidence and whether it is a tombstone:
     /// what the HTTP layer's feed of `GET /ecp/skills` answers are cut from.
     pub fn feed_rows(&self) -> Result<(i64, Vec<FeedRow>), StoreError> {
         let conn = self.conn();
         let seq = super::current_seq(&conn)?;
-        let mut stmt = conn.prepare_cached(
-            "SELECT seq, packet, confidence, deprecated FROM skills WHERE shareable = 1 ORDER BY seq",
-        )?;
+        let mut stmt =
+            conn.prepare_cached("SELECT seq, packet, confidence, deprecated FROM served ORDER BY seq")?;
         let rows = stmt
             .query_map([], |row| {
                 Ok(FeedRow {
@@ -450,23 +469,6 @@ impl Store {
         )?;
         let names = stmt.query_map(params![source], |row| row.get(0))?.collect::<Result<Vec<_>, _>>()?;
         Ok(names)
-    }
-
-    /// Installs or replaces a locally authored skill. Returns `None` when the
-    /// held local version is identical.
-    pub fn put_local(&self, packet: &SkillPacket, source: Source) -> Result<Option<Change>, StoreError> {
-        self.write(|tx| {
-            if let Some((held, kind, _)) = current(tx, &packet.skill_name)?
-                && kind == SkillKind::Local
-                && held.integrity_hash == packet.integrity_hash
-                && !held.deprecated
-            {
-                return Ok(None);
-            }
-            let change = upsert(tx, packet, SkillKind::Local, true, &source, self.history_depth())?;
-            super::audit::record(tx, &source, &packet.skill_name, "local-install", "")?;
-            Ok(Some(change))
-        })
     }
 
     /// Tombstones a skill: a new version with `deprecated: true`. A local

@@ -18,6 +18,8 @@ mod restart;
 mod cli;
 // skills_dir: importing an agent's SKILL.md files and projecting skills into the folder.
 mod skills_dir;
+// sharing: what leaves a node — private skills, secrets, .ecpignore, listed mode, private folders, withdrawals.
+mod sharing;
 // discovery: mDNS between two nodes on loopback (ignored unless multicast works; see .ci/run).
 mod discovery;
 // federation: real nodes pulling and pushing — chains, a ring, dead/slow peers, restart, deletions, a Go-like peer.

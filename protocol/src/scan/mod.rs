@@ -29,8 +29,11 @@
 //! `injection` (code injection and obfuscation), `remote` (two-stage
 //! download and run), `exfil` (credential access and exfiltration),
 //! `traversal` (path traversal, system writes), `sql`, `privilege`,
-//! `persistence`, `prompt` (prompt injection and concealment) and `unicode`
-//! (hidden characters). Rule ids are `family.name` and never change meaning.
+//! `persistence`, `prompt` (prompt injection and concealment), `unicode`
+//! (hidden characters), `secret` (credentials written into the skill,
+//! which no excerpt ever shows) and `permission` (broad grants in the
+//! frontmatter, reported at `Info`). Rule ids are `family.name` and never
+//! change meaning.
 //! The machinery is in `rule` (what a rule is, shared helpers), `literals`
 //! (the trigger automaton), `engine` and `normalize`.
 //!
@@ -48,11 +51,13 @@ mod exfil;
 mod injection;
 mod literals;
 mod normalize;
+mod permission;
 mod persistence;
 mod privilege;
 mod prompt;
 mod remote;
 mod rule;
+mod secret;
 mod shell;
 mod sql;
 mod traversal;
@@ -106,6 +111,16 @@ pub enum Category {
     RemoteExecution,
     /// Cron jobs, shell start-up files, authorized keys: running again later.
     Persistence,
+    /// A credential written into the skill: an API key, a token, a private
+    /// key block, a password. Live-looking ones are
+    /// [`SECRET_SEVERITY`] and hold a skill back from sharing
+    /// ([`ScanReport::secrets`]).
+    Secret,
+    /// A broad grant in the frontmatter: `allowed-tools` with an
+    /// unrestricted shell or `Write`, web access with a shell, `hooks`.
+    /// Always [`Severity::Info`]: common in harmless skills, never a reason
+    /// to refuse ([`ScanReport::permission_grants`]).
+    PermissionGrant,
 }
 
 /// One rule that matched one line.
@@ -119,7 +134,9 @@ pub struct Finding {
     pub severity: Severity,
     /// 1-based line number in the original body.
     pub line: usize,
-    /// A short excerpt of the matching line (at most ~80 characters).
+    /// A short excerpt of the matching line (at most ~80 characters), with
+    /// any credential on it masked. A `secret` finding says instead what it
+    /// found, its format's prefix and its length; never the value.
     pub excerpt: String,
 }
 
@@ -131,6 +148,26 @@ pub struct ScanReport {
 }
 
 impl ScanReport {
+    /// The secret findings that look like live credentials (at least
+    /// [`SECRET_SEVERITY`]): what a node holds a skill back from sharing
+    /// for. Documented examples, placeholders (Low) and values read from
+    /// elsewhere (Info) stay in [`findings`](Self::findings) only.
+    pub fn secrets(&self) -> impl Iterator<Item = &Finding> {
+        self.findings.iter().filter(|f| f.category == Category::Secret && f.severity >= SECRET_SEVERITY)
+    }
+
+    /// Whether the body holds a credential that looks live.
+    pub fn has_secrets(&self) -> bool {
+        self.secrets().next().is_some()
+    }
+
+    /// The broad grants in the frontmatter (category
+    /// [`Category::PermissionGrant`]), for the node's policy on received
+    /// skills' permissions.
+    pub fn permission_grants(&self) -> impl Iterator<Item = &Finding> {
+        self.findings.iter().filter(|f| f.category == Category::PermissionGrant)
+    }
+
     /// The worst severity found, if any.
     pub fn max_severity(&self) -> Option<Severity> {
         self.findings.iter().map(|f| f.severity).max()
@@ -171,9 +208,11 @@ impl Scanner {
         rules.extend(persistence::rules());
         rules.extend(prompt::rules());
         rules.extend(unicode::rules());
+        rules.extend(secret::rules());
         let mut analyzers = Vec::new();
         analyzers.extend(remote::analyzers());
         analyzers.extend(exfil::analyzers());
+        analyzers.extend(permission::analyzers());
         Scanner { engine: engine::Engine::new(rules, analyzers) }
     }
 
@@ -185,6 +224,11 @@ impl Scanner {
 
 /// The threshold the default accept policy refuses at.
 pub const DEFAULT_THRESHOLD: Severity = Severity::High;
+
+/// The severity of a secret finding that looks like a live credential.
+/// Below [`DEFAULT_THRESHOLD`]: a received skill holding its sender's key
+/// is the sender's leak, not an attack on the receiver.
+pub const SECRET_SEVERITY: Severity = Severity::Medium;
 
 #[cfg(test)]
 mod tests {

@@ -17,6 +17,10 @@ use super::{Category, Severity};
 /// context shows it is not a finding after all.
 pub(super) type Assess = fn(&Hit<'_>) -> Option<Severity>;
 
+/// Writes a finding's text from its match, for rules whose match must not
+/// be shown (a credential): see [`Rule::describe`].
+pub(super) type Describe = fn(&Hit<'_>) -> String;
+
 /// One line rule, before compilation.
 pub(super) struct Rule {
     /// Stable id, `family.name`.
@@ -55,6 +59,9 @@ pub(super) struct Rule {
     /// The match is a trigger itself: no regex runs, the first trigger on
     /// the line is the match.
     pub(super) literal: bool,
+    /// Writes the finding's text instead of an excerpt of the line: a rule
+    /// that finds a credential says what it found without showing it.
+    pub(super) describe: Option<Describe>,
 }
 
 impl Rule {
@@ -78,6 +85,7 @@ impl Rule {
             requires: &[],
             gate: None,
             literal: false,
+            describe: None,
         }
     }
 
@@ -112,6 +120,12 @@ impl Rule {
     /// Lets a warning on the same line lower the finding.
     pub(super) fn warnable(mut self) -> Rule {
         self.warnable = true;
+        self
+    }
+
+    /// Writes the finding's text; see [`Rule::describe`].
+    pub(super) fn describe(mut self, f: Describe) -> Rule {
+        self.describe = Some(f);
         self
     }
 
@@ -395,8 +409,16 @@ pub(super) const EXCERPT_CHARS: usize = 80;
 /// How far around a match its context reaches (bytes).
 pub(super) const CONTEXT: usize = 512;
 
-/// A short, trimmed excerpt of `line` around byte offset `at`.
+/// A short, trimmed excerpt of `line` around byte offset `at`, with every
+/// credential on the line masked (see `secret::mask`): a finding of any
+/// rule on a line holding a token must not carry the token.
 pub(super) fn excerpt(line: &str, at: usize) -> String {
+    excerpt_of_masked(&super::secret::mask(line), at)
+}
+
+/// [`excerpt`] of a line that [`super::secret::mask`] has masked already
+/// (masking keeps every byte offset where it was).
+pub(super) fn excerpt_of_masked(line: &str, at: usize) -> String {
     let line = line.trim_end_matches(['\r', '\n']);
     let lead = line.len() - line.trim_start().len();
     let line = line.trim();

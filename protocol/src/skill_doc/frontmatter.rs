@@ -39,6 +39,9 @@ pub struct Frontmatter {
     pub allowed_tools: Vec<String>,
     /// `confidence` (0..=1), which a local agent may set on skills it wrote.
     pub confidence: Option<f64>,
+    /// `shareable`: `false` keeps the skill on the node that holds it
+    /// (it is stored and shown to the agent, never served to peers).
+    pub shareable: Option<bool>,
 }
 
 /// Why a document could not be parsed. Lines are lines of the whole
@@ -192,7 +195,7 @@ fn parse_keeping(text: &str, keep: Keep) -> Result<SkillDocument<'_>, DocError> 
     };
     let frontmatter = match read_plain(block.yaml, keep) {
         Some(frontmatter) => frontmatter,
-        None => interpret(yaml::read(block.yaml, YAML_FIRST_LINE)?)?,
+        None => interpret(yaml::read(block.yaml, YAML_FIRST_LINE)?, keep)?,
     };
     Ok(SkillDocument { frontmatter: Some(frontmatter), body: block.body })
 }
@@ -252,6 +255,7 @@ enum Key {
     Version,
     AllowedTools,
     Confidence,
+    Shareable,
 }
 
 impl Key {
@@ -263,6 +267,7 @@ impl Key {
             "version" => Key::Version,
             "allowed-tools" | "allowed_tools" => Key::AllowedTools,
             "confidence" => Key::Confidence,
+            "shareable" => Key::Shareable,
             _ => return None,
         })
     }
@@ -300,6 +305,8 @@ fn read_plain(yaml: &str, keep: Keep) -> Option<Frontmatter> {
             (Key::Description | Key::Version, SimpleValue::Scalar(_))
             | (Key::Tags | Key::AllowedTools, _) => {}
             (Key::Confidence, SimpleValue::Scalar(text)) => frontmatter.confidence = plain_confidence(text)?,
+            (Key::Shareable, SimpleValue::Scalar(text)) if all => frontmatter.shareable = plain_bool(text)?,
+            (Key::Shareable, _) if !all => {}
             _ => return None,
         }
         Some(())
@@ -335,7 +342,25 @@ fn plain_confidence(text: &str) -> Option<Option<f64>> {
     (number.is_finite() && (0.0..=1.0).contains(&number)).then_some(Some(number))
 }
 
-fn interpret(root: Option<Node>) -> Result<Frontmatter, DocError> {
+/// [`boolean`] of a plain scalar; `None` where that is an error.
+fn plain_bool(text: &str) -> Option<Option<bool>> {
+    if yaml::is_null_text(text) {
+        return Some(None);
+    }
+    bool_text(text).map(Some)
+}
+
+/// YAML 1.2's core booleans.
+fn bool_text(text: &str) -> Option<bool> {
+    match text.trim() {
+        "true" | "True" | "TRUE" => Some(true),
+        "false" | "False" | "FALSE" => Some(false),
+        _ => None,
+    }
+}
+
+fn interpret(root: Option<Node>, keep: Keep) -> Result<Frontmatter, DocError> {
+    let all = keep == Keep::All;
     let mut frontmatter = Frontmatter::default();
     let entries = match root {
         None => return Ok(frontmatter),
@@ -345,7 +370,7 @@ fn interpret(root: Option<Node>) -> Result<Frontmatter, DocError> {
             return Err(DocError::FrontmatterNotAMapping { found: other.kind(), line: other.line() });
         }
     };
-    // One bit per key ECP reads: six keys need no hash set.
+    // One bit per key ECP reads: seven keys need no hash set.
     let mut seen = 0u8;
     for (key, value) in entries {
         // A list or mapping used as a key (`? [a]: b`) cannot name a field we read.
@@ -367,6 +392,10 @@ fn interpret(root: Option<Node>) -> Result<Frontmatter, DocError> {
             Key::Tags => frontmatter.tags = list(&key, value)?,
             Key::AllowedTools => frontmatter.allowed_tools = list(&key, value)?,
             Key::Confidence => frontmatter.confidence = confidence(value)?,
+            // The merge reads the name only: another node's own sharing
+            // mark is no reason to refuse its skill.
+            Key::Shareable if !all => {}
+            Key::Shareable => frontmatter.shareable = boolean(&key, value)?,
         }
     }
     Ok(frontmatter)
@@ -416,7 +445,7 @@ fn list(key: &str, value: Node) -> Result<Vec<String>, DocError> {
 /// (so `machine learning, ops` is two tags); otherwise whitespace does. Either
 /// way a separator inside parentheses belongs to the entry, as in Claude
 /// Code's `Bash(git log:*)`.
-fn split_list(text: &str) -> Vec<String> {
+pub(crate) fn split_list(text: &str) -> Vec<String> {
     let by_comma = top_level(text).any(|(_, c)| c == ',');
     let mut out = Vec::new();
     let mut start = 0;
@@ -451,6 +480,19 @@ fn push_trimmed(out: &mut Vec<String>, entry: &str) {
     let entry = entry.trim();
     if !entry.is_empty() {
         out.push(entry.to_owned());
+    }
+}
+
+fn boolean(key: &str, value: Node) -> Result<Option<bool>, DocError> {
+    if value.is_null() {
+        return Ok(None);
+    }
+    match &value {
+        Node::Scalar { value: text, .. } => match bool_text(text) {
+            Some(b) => Ok(Some(b)),
+            None => Err(wrong_type(key, "true or false", &value)),
+        },
+        _ => Err(wrong_type(key, "true or false", &value)),
     }
 }
 
@@ -507,6 +549,7 @@ mod tests {
                 version: Some("1.0".into()),
                 allowed_tools: vec!["Read".into(), "Bash(git:*)".into()],
                 confidence: Some(0.75),
+                shareable: None,
             }
         );
     }
@@ -851,6 +894,19 @@ mod tests {
     }
 
     #[test]
+    fn reads_shareable_as_true_or_false_only() {
+        assert_eq!(frontmatter("---\nshareable: false\n---\n").shareable, Some(false));
+        assert_eq!(frontmatter("---\nshareable: true\n---\n").shareable, Some(true));
+        assert_eq!(frontmatter("---\nshareable:\n---\n").shareable, None);
+        for bad in ["---\nshareable: no\n---\n", "---\nshareable: [false]\n---\n"] {
+            let err = parse(bad).unwrap_err();
+            assert!(err.to_string().contains("must be true or false"), "{bad}: {err}");
+            // The merge reads the name only: another node's mark never refuses its skill.
+            assert!(parse_name(bad).is_ok(), "{bad}");
+        }
+    }
+
+    #[test]
     fn error_messages_name_the_input() {
         let err = parse("---\nname: a\nname: b\n---\n").unwrap_err();
         assert_eq!(err.to_string(), "frontmatter key `name` appears twice (again on line 3); keep one");
@@ -863,11 +919,14 @@ mod tests {
         let plain = read_plain(yaml, Keep::All).expect("plain lines");
         assert_eq!(plain.tags, ["git", "debugging"]);
         assert_eq!(plain.allowed_tools, ["Read", "Bash(git log)"]);
-        assert_eq!(Ok(plain), interpret(yaml::read(yaml, YAML_FIRST_LINE).unwrap()));
+        assert_eq!(Ok(plain), interpret(yaml::read(yaml, YAML_FIRST_LINE).unwrap(), Keep::All));
         for refused in ["name: a\nname: b\n", "name: [a]\n", "confidence: 2\n", "confidence: x\n"] {
             assert_eq!(read_plain(refused, Keep::All), None, "{refused}");
             assert_eq!(read_plain(refused, Keep::Name), None, "{refused}");
-            assert!(interpret(yaml::read(refused, YAML_FIRST_LINE).unwrap()).is_err(), "{refused}");
+            assert!(
+                interpret(yaml::read(refused, YAML_FIRST_LINE).unwrap(), Keep::All).is_err(),
+                "{refused}"
+            );
         }
     }
 
@@ -894,7 +953,7 @@ mod tests {
             let yaml: String = lines.iter().map(|(k, sep, v)| format!("{k}{sep}{v}\n")).collect();
             let name_only = read_plain(&yaml, Keep::Name);
             if let Some(plain) = read_plain(&yaml, Keep::All) {
-                let full = yaml::read(&yaml, YAML_FIRST_LINE).and_then(interpret);
+                let full = yaml::read(&yaml, YAML_FIRST_LINE).and_then(|root| interpret(root, Keep::All));
                 let name = plain.name.clone();
                 proptest::prop_assert_eq!(Ok(plain), full, "{:?}", yaml);
                 proptest::prop_assert_eq!(name_only.map(|f| f.name), Some(name), "{:?}", yaml);

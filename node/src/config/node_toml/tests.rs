@@ -298,3 +298,70 @@ fn intake_is_auto_unless_the_file_or_the_flag_says_review_and_anything_else_is_n
     assert_eq!("review".parse::<IntakeMode>(), Ok(IntakeMode::Review));
     assert!("Review".parse::<IntakeMode>().unwrap_err().contains("\"auto\" or \"review\""));
 }
+
+#[test]
+fn folders_and_sharing_come_from_the_file_and_skills_dir_flags_replace_the_folders() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("node.toml");
+    std::fs::write(
+        &file,
+        "[sharing]\nmode = \"listed\"\nskills = [\"git-bisect\", \"deploy\"]\n\
+         [[folder]]\npath = \"/agent/project\"\nshare = false\n\
+         [[folder]]\npath = \"/agent/personal\"\n",
+    )
+    .unwrap();
+    let c = Config::resolve(Some(&file), Overrides::default()).unwrap();
+    assert_eq!(c.sharing.mode, Mode::Listed);
+    assert_eq!(c.sharing.listed.iter().collect::<Vec<_>>(), ["deploy", "git-bisect"]);
+    assert_eq!(
+        c.sharing.folders,
+        [
+            Folder { path: "/agent/project".into(), share: false },
+            Folder { path: "/agent/personal".into(), share: true }
+        ]
+    );
+    // Received skills go into the first shared folder.
+    assert_eq!(c.skills_dir, PathBuf::from("/agent/personal"));
+    let over = Overrides {
+        skills_dirs: vec!["/a".into(), "/b".into()],
+        sharing_mode: Some("shared".into()),
+        ..Default::default()
+    };
+    let c = Config::resolve(Some(&file), over).unwrap();
+    assert_eq!(c.sharing.mode, Mode::Shared);
+    assert!(c.sharing.folders.iter().all(|f| f.share));
+    assert_eq!((c.skills_dir.as_path(), c.sharing.folders.len()), (Path::new("/a"), 2));
+}
+
+#[test]
+fn a_node_whose_folders_are_all_private_projects_into_the_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("node.toml");
+    std::fs::write(
+        &file,
+        "[[folder]]\npath = \"/p1\"\nshare = false\n[[folder]]\npath = \"/p2\"\nshare = false\n",
+    )
+    .unwrap();
+    assert_eq!(Config::resolve(Some(&file), Overrides::default()).unwrap().skills_dir, PathBuf::from("/p1"));
+}
+
+#[test]
+fn sharing_settings_that_cannot_work_are_refused_naming_the_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("node.toml");
+    for (toml, key, says) in [
+        ("skills_dir = \"/a\"\n[[folder]]\npath = \"/b\"\n", "folder:", "both skills_dir and [[folder]]"),
+        ("[[folder]]\npath = \"/a\"\n[[folder]]\npath = \"/a\"\nshare = false\n", "folder:", "named twice"),
+        ("[sharing]\nmode = \"some\"\n", "sharing.mode:", "\"shared\" or \"listed\""),
+        ("[sharing]\nskills = [\"Not A Name\"]\n", "sharing.skills:", "not a skill name"),
+    ] {
+        std::fs::write(&file, toml).unwrap();
+        let err = Config::resolve(Some(&file), Overrides::default()).unwrap_err().to_string();
+        assert!(err.starts_with(key) && err.contains(says), "{toml}: {err}");
+    }
+    std::fs::write(&file, "[[folder]]\npath = \"/a\"\nshared = true\n").unwrap();
+    let err = Config::resolve(Some(&file), Overrides::default()).unwrap_err().to_string();
+    assert!(err.contains("unknown field `shared`"), "{err}");
+    let over = Overrides { sharing_mode: Some("all".into()), ..Default::default() };
+    assert!(Config::resolve(None, over).unwrap_err().to_string().starts_with("sharing.mode:"));
+}

@@ -29,6 +29,7 @@ use regex::bytes::Regex;
 use super::literals::{End, Literals, canonical, spells};
 use super::normalize::normalize;
 use super::rule::{self, Hit, Rule};
+use super::secret;
 use super::{Category, Finding, ScanReport, Severity};
 
 /// A body line located by the prefilter.
@@ -552,6 +553,8 @@ impl Engine {
         // command that no longer exists): forget it, keep its buffer.
         lower.of = None;
         let mut previous: Option<&str> = None;
+        // Masked once per line, and only when a finding needs an excerpt.
+        let mut masked: Option<std::borrow::Cow<'_, str>> = None;
         while candidates != 0 {
             let i = candidates.trailing_zeros() as usize;
             candidates &= candidates - 1;
@@ -570,7 +573,7 @@ impl Engine {
             if c.rule.gate.is_some_and(|g| !g(hay)) {
                 continue;
             }
-            let mut best: Option<(Severity, usize)> = None;
+            let mut best: Option<(Severity, std::ops::Range<usize>)> = None;
             let literal_match;
             let matches: &mut dyn Iterator<Item = std::ops::Range<usize>> = if c.rule.literal {
                 literal_match = first_trigger(hay, &c.literals);
@@ -601,12 +604,25 @@ impl Engine {
                 {
                     severity = Severity::Low;
                 }
-                if best.is_none_or(|(s, _)| severity > s) {
-                    best = Some((severity, m.start));
+                if best.as_ref().is_none_or(|(s, _)| severity > *s) {
+                    best = Some((severity, m));
                 }
             }
-            if let Some((severity, at)) = best {
-                out.push(finding(c.rule.id, c.rule.category, severity, line, own, at.min(own.len())));
+            if let Some((severity, m)) = best {
+                let excerpt = match c.rule.describe {
+                    Some(describe) => describe(&Hit { hay, line_len, m, base: c.rule.severity }),
+                    None => rule::excerpt_of_masked(
+                        masked.get_or_insert_with(|| secret::mask(own)),
+                        m.start.min(own.len()),
+                    ),
+                };
+                out.push(Finding {
+                    rule_id: c.rule.id.to_string(),
+                    category: c.rule.category,
+                    severity,
+                    line: line.index + 1,
+                    excerpt,
+                });
             }
         }
     }

@@ -1,0 +1,316 @@
+//! Sharing: which of this node's own skills may leave it — the one place
+//! that decides.
+//!
+//! A local skill stays home (is *private*) when, first match wins:
+//!
+//! 1. the operator said so (`ecp-node skill private NAME`);
+//! 2. its skills folder is `[[folder]] share = false`;
+//! 3. its frontmatter says `shareable: false`;
+//! 4. the folder's `.ecpignore` (gitignore syntax) matches it;
+//! 5. `[sharing] mode = "listed"` is set and `[sharing] skills` does not name it;
+//! 6. a secret scan finds credentials in it, unless the operator let this
+//!    very content go (`skill share NAME --allow-secrets`, remembered per
+//!    `integrityHash`, so an edit is scanned and held again).
+//!
+//! [`Decider::decide`] applies these rules; the store keeps the outcome with
+//! the skill ([`crate::store::Private`]) and serves only what is not private
+//! (see `store/sharing.rs`). Every path that installs a local skill or
+//! changes an input — the skills-folder import, `skill add`, `skill
+//! private|share` from the CLI or `/v1/`, a start with other settings — goes
+//! through [`crate::library::Library`], which asks a [`Decider`].
+//!
+//! External skills are not decided here: whether received skills are served
+//! again is `[policy] reshare_external`.
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use ecp_protocol::SkillPacket;
+use ecp_protocol::scan::Scanner;
+use ecp_protocol::skill_doc;
+use ignore::gitignore::{Gitignore, GitignoreBuilder};
+use serde::Serialize;
+
+use crate::projection::SKILL_FILE;
+use crate::store::{Mark, Private, SECRET_CODE, Store, StoreError};
+
+/// The file in a skills folder whose patterns keep skills private.
+pub const IGNORE_FILE: &str = ".ecpignore";
+/// Largest `.ecpignore` read; a larger one keeps the whole folder private.
+pub const MAX_IGNORE_FILE_BYTES: u64 = 64 * 1024;
+
+/// `[sharing] mode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Mode {
+    /// Every local skill is shared unless something keeps it private.
+    #[default]
+    Shared,
+    /// Only the skills `[sharing] skills` names are shared.
+    Listed,
+}
+
+impl std::str::FromStr for Mode {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Mode, String> {
+        match text {
+            "shared" => Ok(Mode::Shared),
+            "listed" => Ok(Mode::Listed),
+            other => Err(format!("{other:?} is not a sharing mode; use \"shared\" or \"listed\"")),
+        }
+    }
+}
+
+/// One skills folder the node imports from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Folder {
+    /// The folder.
+    pub path: PathBuf,
+    /// Whether its skills may be shared (`false`: all of them are private).
+    pub share: bool,
+}
+
+/// What decides, as configured.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Settings {
+    /// `[sharing] mode`.
+    pub mode: Mode,
+    /// `[sharing] skills`: the names shared in [`Mode::Listed`].
+    pub listed: BTreeSet<String>,
+    /// The skills folders, in order; the projection writes into the first
+    /// shared one (or the first, when none is shared).
+    pub folders: Vec<Folder>,
+}
+
+/// One secret finding: which rule matched on which line — never the value.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct SecretFinding {
+    /// The scanner's rule id.
+    pub rule: String,
+    /// 1-based line of the `SKILL.md`.
+    pub line: usize,
+}
+
+/// The secret findings of a `SKILL.md` text that hold it back: the
+/// scanner's `secret` family at
+/// [`SECRET_SEVERITY`](ecp_protocol::scan::SECRET_SEVERITY) and above (documented
+/// examples such as `AKIAIOSFODNN7EXAMPLE`, placeholders and references to
+/// values kept elsewhere are reported by `skill scan`, and shared).
+pub fn secret_findings(text: &str) -> Vec<SecretFinding> {
+    Scanner::standard()
+        .scan(text)
+        .secrets()
+        .map(|f| SecretFinding { rule: f.rule_id.clone(), line: f.line })
+        .collect()
+}
+
+/// Most scans remembered by content hash: an import run decides again for
+/// every local skill, and scanning unchanged content again would be waste.
+const SCAN_CACHE_ENTRIES: usize = 4096;
+
+/// The sharing settings plus a cache of secret scans; cheap to clone.
+#[derive(Debug, Clone, Default)]
+pub struct Sharing {
+    settings: Arc<Settings>,
+    scans: Arc<Mutex<HashMap<String, Arc<Vec<SecretFinding>>>>>,
+}
+
+impl Sharing {
+    /// Sharing with `settings`.
+    pub fn new(settings: Settings) -> Sharing {
+        Sharing { settings: Arc::new(settings), scans: Arc::default() }
+    }
+
+    /// One folder, shared, in mode `shared`: the default.
+    pub fn single(dir: &Path) -> Sharing {
+        Sharing::new(Settings {
+            folders: vec![Folder { path: dir.to_owned(), share: true }],
+            ..Settings::default()
+        })
+    }
+
+    /// The settings.
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    /// The folders.
+    pub fn folders(&self) -> &[Folder] {
+        &self.settings.folders
+    }
+
+    /// The index of the folder holding `<name>/SKILL.md`, if any.
+    pub fn folder_of(&self, name: &str) -> Option<usize> {
+        skill_doc::validate_name(name).ok()?;
+        self.folders().iter().position(|f| f.path.join(name).join(SKILL_FILE).exists())
+    }
+
+    /// A decider with the operator's marks and each folder's `.ecpignore` as they are now.
+    pub fn decider(&self, store: &Store) -> Result<Decider<'_>, StoreError> {
+        Ok(Decider {
+            sharing: self,
+            marks: store.sharing_marks()?,
+            ignores: self.folders().iter().map(|f| IgnoreFile::read(&f.path)).collect(),
+        })
+    }
+
+    fn scan(&self, packet: &SkillPacket) -> Arc<Vec<SecretFinding>> {
+        let mut scans = self.scans.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(found) = scans.get(&packet.integrity_hash) {
+            return Arc::clone(found);
+        }
+        let found = Arc::new(secret_findings(&packet.skill_body));
+        if scans.len() >= SCAN_CACHE_ENTRIES {
+            scans.clear();
+        }
+        scans.insert(packet.integrity_hash.clone(), Arc::clone(&found));
+        found
+    }
+}
+
+/// A folder's `.ecpignore`, read once per decider.
+#[derive(Debug)]
+enum IgnoreFile {
+    Absent,
+    Patterns(Gitignore),
+    /// Unreadable, too large or invalid: every skill of the folder stays
+    /// private until it is fixed (the reason says how).
+    Broken(String),
+}
+
+impl IgnoreFile {
+    fn read(folder: &Path) -> IgnoreFile {
+        let file = folder.join(IGNORE_FILE);
+        match std::fs::metadata(&file) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return IgnoreFile::Absent,
+            Err(e) => return IgnoreFile::Broken(format!("cannot read it: {}", e.kind())),
+            Ok(meta) if !meta.is_file() => return IgnoreFile::Broken("it is not a file".into()),
+            Ok(meta) if meta.len() > MAX_IGNORE_FILE_BYTES => {
+                return IgnoreFile::Broken(format!(
+                    "it is {} bytes, over the limit of {MAX_IGNORE_FILE_BYTES}",
+                    meta.len()
+                ));
+            }
+            Ok(_) => {}
+        }
+        let mut builder = GitignoreBuilder::new(folder);
+        if let Some(e) = builder.add(&file) {
+            return IgnoreFile::Broken(e.to_string());
+        }
+        match builder.build() {
+            Ok(patterns) => IgnoreFile::Patterns(patterns),
+            Err(e) => IgnoreFile::Broken(e.to_string()),
+        }
+    }
+}
+
+/// What [`Decider::decide`] found (also the answer of `POST
+/// /v1/skills/{name}/private|share`, which the CLI reads back).
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize)]
+pub struct Decision {
+    /// Why the skill stays home; `None`: it is shared.
+    pub private: Option<Private>,
+    /// The secret findings that hold it back (empty unless `private` is
+    /// the secret scan's).
+    pub secrets: Vec<SecretFinding>,
+}
+
+/// Decides for each local skill whether it is shared, with the inputs read once.
+#[derive(Debug)]
+pub struct Decider<'a> {
+    sharing: &'a Sharing,
+    marks: HashMap<String, Mark>,
+    ignores: Vec<IgnoreFile>,
+}
+
+fn private(code: &str, reason: String) -> Option<Private> {
+    Some(Private { code: code.to_owned(), reason })
+}
+
+impl Decider<'_> {
+    /// Whether `packet`, a local skill in folder `folder` (an index of
+    /// [`Sharing::folders`]; `None`: in none of them), is shared.
+    pub fn decide(&self, packet: &SkillPacket, folder: Option<usize>) -> Decision {
+        let name = &packet.skill_name;
+        let mark = self.marks.get(name).cloned().unwrap_or_default();
+        let settings = self.sharing.settings();
+        let folder = folder.and_then(|i| Some((i, settings.folders.get(i)?)));
+        let decided = |private| Decision { private, secrets: Vec::new() };
+        if mark.private {
+            return decided(private(
+                "operator",
+                format!(
+                    "made private with `ecp-node skill private`; `ecp-node skill share {name}` shares it"
+                ),
+            ));
+        }
+        // No path in the reason: it is shown by the API and kept in the audit log.
+        if folder.is_some_and(|(_, f)| !f.share) {
+            return decided(private(
+                "folder",
+                "its skills folder is share = false ([[folder]] in node.toml; `ecp-node status` lists the folders)"
+                    .to_owned(),
+            ));
+        }
+        let frontmatter = skill_doc::parse(&packet.skill_body).ok().and_then(|d| d.frontmatter);
+        if frontmatter.and_then(|f| f.shareable) == Some(false) {
+            return decided(private(
+                "frontmatter",
+                "its frontmatter says shareable: false; remove that line to share it".to_owned(),
+            ));
+        }
+        if let Some((i, _)) = folder {
+            match &self.ignores[i] {
+                IgnoreFile::Absent => {}
+                IgnoreFile::Patterns(patterns) => {
+                    let path = Path::new(name.as_str()).join(SKILL_FILE);
+                    if patterns.matched_path_or_any_parents(&path, false).is_ignore() {
+                        return decided(private(
+                            "ecpignore",
+                            format!(
+                                "{IGNORE_FILE} in its skills folder matches it; change that file to share it"
+                            ),
+                        ));
+                    }
+                }
+                IgnoreFile::Broken(problem) => {
+                    return decided(private(
+                        "ecpignore",
+                        format!("{IGNORE_FILE} in its skills folder cannot be used ({problem}); fix it"),
+                    ));
+                }
+            }
+        }
+        if settings.mode == Mode::Listed && !settings.listed.contains(name) {
+            return decided(private(
+                "unlisted",
+                "[sharing] mode is \"listed\" and [sharing] skills does not name it; add it there to share it"
+                    .to_owned(),
+            ));
+        }
+        if mark.allow_secrets.as_deref() == Some(packet.integrity_hash.as_str()) {
+            return decided(None);
+        }
+        let secrets = self.sharing.scan(packet);
+        let Some(first) = secrets.first() else { return decided(None) };
+        let more = match secrets.len() {
+            1 => String::new(),
+            n => format!(" and {} more", n - 1),
+        };
+        Decision {
+            private: private(
+                SECRET_CODE,
+                format!(
+                    "the secret scan found {} on line {}{more}; remove it, or share it anyway with \
+                     `ecp-node skill share {name} --allow-secrets`",
+                    first.rule, first.line
+                ),
+            ),
+            secrets: secrets.as_ref().clone(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

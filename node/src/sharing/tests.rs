@@ -1,0 +1,118 @@
+//! Unit tests of `sharing.rs`: each rule, their order, the override per
+//! content, and `.ecpignore` at its size limit.
+
+use ecp_protocol::packet::Origin;
+
+use super::*;
+use crate::store::now;
+
+struct Fixture {
+    tmp: tempfile::TempDir,
+    store: Store,
+}
+
+fn fixture() -> Fixture {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = Store::open(&tmp.path().join("data")).unwrap();
+    Fixture { tmp, store }
+}
+
+impl Fixture {
+    fn folder(&self, name: &str) -> PathBuf {
+        let path = self.tmp.path().join(name);
+        std::fs::create_dir_all(&path).unwrap();
+        path
+    }
+
+    fn sharing(&self, mode: Mode, listed: &[&str], folders: &[(&str, bool)]) -> Sharing {
+        Sharing::new(Settings {
+            mode,
+            listed: listed.iter().map(|n| (*n).to_owned()).collect(),
+            folders: folders
+                .iter()
+                .map(|(n, share)| Folder { path: self.folder(n), share: *share })
+                .collect(),
+        })
+    }
+
+    /// The decision's code for `packet` in folder 0.
+    fn code(&self, sharing: &Sharing, packet: &SkillPacket) -> Option<String> {
+        sharing.decider(&self.store).unwrap().decide(packet, Some(0)).private.map(|p| p.code)
+    }
+}
+
+fn packet(name: &str, extra_frontmatter: &str, body_line: &str) -> SkillPacket {
+    let text =
+        format!("---\nname: {name}\ndescription: d\n{extra_frontmatter}---\n# {name}\n\n{body_line}\n");
+    SkillPacket::new(&Origin::new("me", "me", "linux/amd64", "1"), name, "d", &text, 0.8, now())
+}
+
+const TOKEN: &str = "token = ghp_1a2B3c4D5e6F7g8H9i0J1k2L3m4N5o6P7q8R";
+
+#[test]
+fn each_rule_keeps_a_skill_home_and_the_first_that_matches_names_it() {
+    let f = fixture();
+    let shared = f.sharing(Mode::Shared, &[], &[("skills", true)]);
+    assert_eq!(f.code(&shared, &packet("plain", "", "Steps.")), None);
+    assert_eq!(f.code(&shared, &packet("plain", "shareable: true\n", "Steps.")), None);
+    assert_eq!(
+        f.code(&shared, &packet("fm", "shareable: false\n", "Steps.")).as_deref(),
+        Some("frontmatter")
+    );
+    assert_eq!(f.code(&shared, &packet("key", "", TOKEN)).as_deref(), Some(SECRET_CODE));
+    let listed = f.sharing(Mode::Listed, &["named"], &[("skills", true)]);
+    assert_eq!(f.code(&listed, &packet("named", "", "Steps.")), None);
+    assert_eq!(f.code(&listed, &packet("other", "", "Steps.")).as_deref(), Some("unlisted"));
+    // Listed but holding a secret: still held.
+    assert_eq!(f.code(&listed, &packet("named", "", TOKEN)).as_deref(), Some(SECRET_CODE));
+    let private_folder = f.sharing(Mode::Shared, &[], &[("project", false)]);
+    assert_eq!(f.code(&private_folder, &packet("plain", "", "Steps.")).as_deref(), Some("folder"));
+    // The operator's mark comes first.
+    f.store.set_sharing_mark("fm", &Mark { private: true, allow_secrets: None }).unwrap();
+    assert_eq!(f.code(&shared, &packet("fm", "shareable: false\n", "Steps.")).as_deref(), Some("operator"));
+}
+
+#[test]
+fn allow_secrets_covers_the_content_it_was_given_for_only() {
+    let f = fixture();
+    let sharing = f.sharing(Mode::Shared, &[], &[("skills", true)]);
+    let first = packet("key", "", TOKEN);
+    let decision = sharing.decider(&f.store).unwrap().decide(&first, Some(0));
+    assert_eq!(decision.secrets.len(), 1, "{decision:?}");
+    assert_eq!(decision.secrets[0].line, 7);
+    let reason = decision.private.unwrap().reason;
+    assert!(reason.contains("line 7") && reason.contains("--allow-secrets"), "{reason}");
+    assert!(!reason.contains("ghp_"), "the value is never named: {reason}");
+    let mark = Mark { private: false, allow_secrets: Some(first.integrity_hash.clone()) };
+    f.store.set_sharing_mark("key", &mark).unwrap();
+    assert_eq!(f.code(&sharing, &first), None);
+    let edited = packet("key", "", &format!("{TOKEN}\nmore = AKIAZ7QX3NP5RT2VW4YB"));
+    assert_eq!(f.code(&sharing, &edited).as_deref(), Some(SECRET_CODE));
+}
+
+#[test]
+fn ecpignore_matches_in_gitignore_syntax_up_to_its_size_limit() {
+    let f = fixture();
+    let sharing = f.sharing(Mode::Shared, &[], &[("skills", true)]);
+    let ignore = f.folder("skills").join(IGNORE_FILE);
+    std::fs::write(&ignore, "# comment\ndraft-*\n!draft-keep\nnotes/\n").unwrap();
+    for (name, code) in
+        [("draft-a", Some("ecpignore")), ("draft-keep", None), ("notes", Some("ecpignore")), ("x", None)]
+    {
+        assert_eq!(f.code(&sharing, &packet(name, "", "Steps.")).as_deref(), code, "{name}");
+    }
+    // At the limit it is read; one byte over, the folder stays private until it is fixed.
+    let at_limit = format!("draft-*\n{}", "#".repeat(MAX_IGNORE_FILE_BYTES as usize - 8));
+    assert_eq!(at_limit.len() as u64, MAX_IGNORE_FILE_BYTES);
+    std::fs::write(&ignore, &at_limit).unwrap();
+    assert_eq!(f.code(&sharing, &packet("x", "", "Steps.")), None);
+    std::fs::write(&ignore, format!("{at_limit}#")).unwrap();
+    let decision = sharing.decider(&f.store).unwrap().decide(&packet("x", "", "Steps."), Some(0));
+    let private = decision.private.expect("over the limit: private");
+    assert_eq!(private.code, "ecpignore");
+    assert!(private.reason.contains("over the limit"), "{}", private.reason);
+    // A folder the skill is not in does not apply its patterns.
+    std::fs::write(&ignore, "*\n").unwrap();
+    let none = sharing.decider(&f.store).unwrap().decide(&packet("x", "", "Steps."), None);
+    assert_eq!(none.private, None);
+}
