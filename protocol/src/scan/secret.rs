@@ -236,7 +236,7 @@ const FORMATS: &[Format] = &[
             "*auth",
             "*pat",
         ],
-        pattern: r#"(?P<name>[A-Za-z0-9_.-]{0,40}(?:key|secret|token|passw(?:or)?d|pwd|pass|passphrase|credentials?|auth|pat))["'\]]{0,2}\s*(?::=|=>|=|:)\s*(?P<v>"[^"\n]{1,200}"|'[^'\n]{1,200}'|`[^`\n]{1,200}`|[^\s"'`,;)\]}]{1,200})"#,
+        pattern: r#"(?P<name>[A-Za-z0-9_.-]{0,40}(?:key|secret|token|passw(?:or)?d|pwd|pass|passphrase|credentials?|auth|pat))["'\]]{0,2}(?:\s*:\s*[A-Za-z_][A-Za-z0-9_.\[\]|]*\s*(?:=|:=))?\s*(?::=|=>|=|:)\s*(?P<v>"[^"\n]{1,200}"|'[^'\n]{1,200}'|`[^`\n]{1,200}`|[^\s"'`,;)\]}]{1,200})"#,
     },
     Format {
         id: "secret.auth-header",
@@ -244,7 +244,7 @@ const FORMATS: &[Format] = &[
         kind: Kind::AuthHeader,
         prefixes: &[],
         triggers: &["authorization"],
-        pattern: r#"\bauthorization["']?\s*:\s*(?:bearer|basic|token)\s+(?P<v>[^\s"'`,;\\]{1,300})"#,
+        pattern: r#"\bauthorization["']?\s*:\s*["'`]?(?:bearer|basic|token)\s+(?P<v>[^\s"'`,;\\]{1,300})"#,
     },
 ];
 
@@ -468,20 +468,31 @@ fn judge(i: usize, hay: &str, m: Range<usize>) -> Option<Found> {
         Kind::Assignment => {
             let name_range = group("name")?;
             let name = &hay[name_range.clone()];
-            let (value, v) = unquote(value, v);
+            // A command's output (`` `cat token` ``) is read at run time.
+            let command = v.starts_with('`');
+            let (value, v, quoted) = unquote(value, v);
             let class = secret_name(name)?;
-            if claimed_by_a_format(v) {
+            if claimed_by_a_format(v)
+                || AWS_SECRET
+                    .is_some_and(|i| COMPILED[i].is_match(&hay.as_bytes()[name_range.start..value.end]))
+                || is_literal_keyword(v)
+            {
                 return None;
             }
-            let note = if is_reference(v) {
+            let decoded = base64_text(v);
+            let note = if command || is_reference(v) {
                 // `key: cargo-${{ hashFiles(…) }}` is a cache key.
                 if class == NameClass::Bare {
                     return None;
                 }
                 Note::Reference
-            } else if is_code(v, name) || looks_like_a_path_or_url(v) {
+            } else if !quoted && is_code(v, name) || looks_like_a_path_or_url(v) {
                 return None;
-            } else if is_placeholder(v) || class == NameClass::Password && is_default_password(v) {
+            } else if [v, decoded.as_deref().unwrap_or("")].iter().any(|v| is_placeholder_value(v)) {
+                // `key: password` names a key of a map, it holds none.
+                if class == NameClass::Bare {
+                    return None;
+                }
                 Note::Placeholder
             } else if strong_enough(v, class) {
                 Note::Live
@@ -622,6 +633,9 @@ fn is_reference(v: &str) -> bool {
         "${",
         "$(",
         "<(",
+        "{{",
+        "<%",
+        "@microsoft.keyvault",
     ];
     v.starts_with('$')
         || v.starts_with('%') && v.len() > 2 && v.ends_with('%')
@@ -673,14 +687,61 @@ fn is_local(host: &str) -> bool {
         || !host.contains('.') && !host.starts_with('[')
 }
 
-/// The quoted value without its quotes.
-fn unquote(range: Range<usize>, v: &str) -> (Range<usize>, &str) {
+/// The quoted value without its quotes, and whether it was quoted.
+fn unquote(range: Range<usize>, v: &str) -> (Range<usize>, &str, bool) {
     let b = v.as_bytes();
     if b.len() >= 2 && matches!(b[0], b'"' | b'\'' | b'`') && b[b.len() - 1] == b[0] {
-        (range.start + 1..range.end - 1, &v[1..v.len() - 1])
+        (range.start + 1..range.end - 1, &v[1..v.len() - 1], true)
     } else {
-        (range, v)
+        (range, v, false)
     }
+}
+
+/// The index of the AWS secret key format, whose matches the generic
+/// assignment rule leaves to it.
+const AWS_SECRET: Option<usize> = {
+    let mut i = 0;
+    let mut found = None;
+    while i < FORMATS.len() {
+        if matches!(FORMATS[i].kind, Kind::AwsSecret) {
+            found = Some(i);
+        }
+        i += 1;
+    }
+    found
+};
+
+/// `true`, `null`, `none`: a setting, not a value.
+fn is_literal_keyword(v: &str) -> bool {
+    ["true", "false", "null", "none", "nil", "yes", "no", "on", "off", "undefined", "required", "optional"]
+        .iter()
+        .any(|k| v.eq_ignore_ascii_case(k))
+}
+
+/// A value people write for a password in tests and tutorials: a
+/// placeholder, a default, or one naming what it stands for.
+fn is_placeholder_value(v: &str) -> bool {
+    is_placeholder(v)
+        || is_default_password(v)
+        || ["test", "passw", "secret", "token", "apikey", "api-key", "api_key"]
+            .iter()
+            .any(|w| contains_ci(v.as_bytes(), w.as_bytes()))
+}
+
+/// The text a base64 value decodes to, when it is printable ASCII (a
+/// Kubernetes Secret's `data` holds its values so).
+fn base64_text(v: &str) -> Option<String> {
+    let b = v.as_bytes();
+    if b.len() < 8
+        || !b.len().is_multiple_of(4)
+        || !b.iter().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'='))
+    {
+        return None;
+    }
+    let text = base64url(v.trim_end_matches('=').as_bytes());
+    text.iter()
+        .all(|c| c.is_ascii_graphic() || *c == b' ')
+        .then(|| String::from_utf8_lossy(&text).into_owned())
 }
 
 /// What a secret-looking name holds, for the strength its value needs.
@@ -757,6 +818,7 @@ fn secret_name(name: &str) -> Option<NameClass> {
         "total",
         "count",
         "csrf",
+        "password",
         "cancellation",
         "cancel",
         "by",
