@@ -85,16 +85,16 @@ const FORMATS: &[Format] = &[
         id: "secret.aws-access-key",
         what: "AWS access key id",
         kind: Kind::Prefixed,
-        prefixes: &["AKIA", "ASIA", "ABIA", "ACCA", "A3T"],
-        triggers: &["akia*", "asia*", "abia*", "acca*", "a3t*"],
-        pattern: r"\b(?-i:(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16})\b",
+        prefixes: &["AKIA", "ASIA"],
+        triggers: &["akia*", "asia*"],
+        pattern: r"\b(?-i:(?:AKIA|ASIA)[A-Z2-7]{16})\b",
     },
     Format {
         id: "secret.aws-secret-key",
         what: "AWS secret access key",
         kind: Kind::AwsSecret,
         prefixes: &[],
-        triggers: &["*secret_access_key*", "*secretaccesskey*", "*secret-access-key*", "aws_secret*"],
+        triggers: &["*secret*"],
         pattern: r#"(?:secret_?access_?key|secret-access-key|aws_secret(?:_key)?)["'\]]{0,2}\s*(?::=|=>|=|:)\s*["'`]?(?P<v>[A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)"#,
     },
     Format {
@@ -103,23 +103,23 @@ const FORMATS: &[Format] = &[
         kind: Kind::Prefixed,
         prefixes: &["github_pat_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_"],
         triggers: &["ghp_*", "gho_*", "ghu_*", "ghs_*", "ghr_*", "github_pat_*"],
-        pattern: r"\b(?-i:gh[pousr]_[A-Za-z0-9]{36,251}|github_pat_[A-Za-z0-9_]{22,240})\b",
+        pattern: r"\b(?-i:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})\b",
     },
     Format {
         id: "secret.gitlab-token",
         what: "GitLab token",
         kind: Kind::Prefixed,
-        prefixes: &["glpat-", "gldt-", "glrt-", "glptt-", "glcbt-", "gloas-"],
-        triggers: &["glpat-*", "gldt-*", "glrt-*", "glptt-*", "glcbt-*", "gloas-*"],
-        pattern: r"\b(?-i:gl(?:pat|dt|rt|ptt|cbt|oas)-[A-Za-z0-9_-]{20,})",
+        prefixes: &["glpat-"],
+        triggers: &["glpat-*"],
+        pattern: r"\b(?-i:glpat-[A-Za-z0-9_-]{20,})",
     },
     Format {
         id: "secret.slack-token",
         what: "Slack token",
         kind: Kind::Prefixed,
-        prefixes: &["xoxb-", "xoxa-", "xoxp-", "xoxr-", "xoxs-", "xoxe-", "xapp-"],
-        triggers: &["xoxb-*", "xoxa-*", "xoxp-*", "xoxr-*", "xoxs-*", "xoxe-*", "xapp-*"],
-        pattern: r"\b(?-i:xox[abeprs]-[A-Za-z0-9-]{10,}|xapp-[0-9]-[A-Za-z0-9-]{10,})",
+        prefixes: &["xoxb-", "xoxa-", "xoxp-", "xoxr-", "xoxs-", "xoxe-"],
+        triggers: &["xox*"],
+        pattern: r"\b(?-i:xox[abeprs]-[A-Za-z0-9-]{10,})",
     },
     Format {
         id: "secret.slack-webhook",
@@ -127,15 +127,15 @@ const FORMATS: &[Format] = &[
         kind: Kind::Prefixed,
         prefixes: &[],
         triggers: &["hooks.slack.com"],
-        pattern: r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<v>[A-Za-z0-9+/_-]{20,})",
+        pattern: r"\bhooks\.slack\.com/(?:services|workflows|triggers)/(?P<v>[A-Za-z0-9+/_-]{20,})",
     },
     Format {
         id: "secret.stripe-key",
         what: "Stripe secret key",
         kind: Kind::Stripe,
         prefixes: &["sk_live_", "rk_live_", "sk_prod_", "rk_prod_", "sk_test_", "rk_test_"],
-        triggers: &["sk_live_*", "rk_live_*", "sk_prod_*", "rk_prod_*", "sk_test_*", "rk_test_*"],
-        pattern: r"\b(?-i:[sr]k_(?:live|prod|test)_[A-Za-z0-9]{10,99})\b",
+        triggers: &["sk_*", "rk_*"],
+        pattern: r"\b(?-i:[sr]k_(?:live|prod|test)_[A-Za-z0-9]{10,})\b",
     },
     Format {
         id: "secret.google-api-key",
@@ -167,39 +167,25 @@ const FORMATS: &[Format] = &[
         kind: Kind::Prefixed,
         prefixes: &[
             "pypi-AgEIcHlwaS5vcmc",
-            "AGE-SECRET-KEY-1",
             "dop_v1_",
             "shpat_",
             "shpss_",
             "shpca_",
             "shppa_",
-            "glsa_",
             "npm_",
             "hf_",
             "SG.",
         ],
-        triggers: &[
-            "npm_*",
-            "pypi-*",
-            "hf_*",
-            "sg.*",
-            "dop_v1_*",
-            "shpat_*",
-            "shpss_*",
-            "shpca_*",
-            "shppa_*",
-            "glsa_*",
-            "age-secret-key-1*",
-        ],
-        pattern: r"\b(?-i:npm_[A-Za-z0-9]{36}|pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}|hf_[A-Za-z]{34}|SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}|dop_v1_[a-f0-9]{64}|shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}|glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58})\b",
+        triggers: &["npm_*", "pypi-*", "hf_*", "sg.*", "dop_v1_*", "shp*"],
+        pattern: r"\b(?-i:npm_[A-Za-z0-9]{36}|pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}|hf_[A-Za-z]{34}|SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}|dop_v1_[a-f0-9]{64}|shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32})\b",
     },
     Format {
         id: "secret.private-key",
         what: "private key block",
         kind: Kind::PrivateKey,
         prefixes: &[],
-        triggers: &["-----begin"],
-        pattern: r"-----BEGIN[ A-Z0-9_-]{0,64}PRIVATE KEY(?: BLOCK)?-----(?:\\[nr])*(?P<v>[A-Za-z0-9+/=\\]*)",
+        triggers: &["-----begin*"],
+        pattern: r"-----BEGIN[ A-Z0-9_-]*PRIVATE KEY(?: BLOCK)?-----(?:\\[nr])*(?P<v>[A-Za-z0-9+/=\\]*)",
     },
     Format {
         id: "secret.jwt",
@@ -215,7 +201,7 @@ const FORMATS: &[Format] = &[
         kind: Kind::UrlPassword,
         prefixes: &[],
         triggers: &["://"],
-        pattern: r#"\b(?P<scheme>[a-z][a-z0-9+.-]{1,20})://(?P<user>[^\s:/?#@"'`<>]{0,64}):(?P<v>[^\s/?#@"'`<>]{1,128})@(?P<host>[a-z0-9._-]{1,253}|\[[0-9a-f:]+\])"#,
+        pattern: r#"\b(?P<scheme>[a-z][a-z0-9+.-]*)://(?P<user>[^\s:/?#@"'`<>]*):(?P<v>[^\s/?#@"'`<>]+)@(?P<host>[a-z0-9._-]+|\[[0-9a-f:]+\])"#,
     },
     Format {
         id: "secret.assignment",
@@ -236,7 +222,7 @@ const FORMATS: &[Format] = &[
             "*auth",
             "*pat",
         ],
-        pattern: r#"(?P<name>[A-Za-z0-9_.-]{0,40}(?:key|secret|token|passw(?:or)?d|pwd|pass|passphrase|credentials?|auth|pat))["'\]]{0,2}(?:\s*:\s*[A-Za-z_][A-Za-z0-9_.\[\]|]*\s*(?:=|:=))?\s*(?::=|=>|=|:)\s*(?P<v>"[^"\n]{1,200}"|'[^'\n]{1,200}'|`[^`\n]{1,200}`|[^\s"'`,;)\]}]{1,200})"#,
+        pattern: r#"(?P<name>[A-Za-z0-9_.-]*(?:key|secret|token|passw(?:or)?d|pwd|pass|passphrase|credentials?|auth|pat))["'\]]{0,2}(?:\s*:\s*[A-Za-z_][A-Za-z0-9_.\[\]|]*\s*(?:=|:=))?\s*(?::=|=>|=|:)\s*(?P<v>"[^"\n]+"|'[^'\n]+'|`[^`\n]+`|[^\s"'`,;)\]}]+)"#,
     },
     Format {
         id: "secret.auth-header",
@@ -244,7 +230,7 @@ const FORMATS: &[Format] = &[
         kind: Kind::AuthHeader,
         prefixes: &[],
         triggers: &["authorization"],
-        pattern: r#"\bauthorization["']?\s*:\s*["'`]?(?:bearer|basic|token)\s+(?P<v>[^\s"'`,;\\]{1,300})"#,
+        pattern: r#"\bauthorization["']?\s*:\s*["'`]?(?:bearer|basic|token)\s+(?P<v>[^\s"'`,;\\]+)"#,
     },
 ];
 
@@ -280,9 +266,11 @@ fn rule<const F: usize>() -> Rule {
     match f.kind {
         // The key material is on the next line.
         Kind::PrivateKey => rule.span(1),
-        Kind::Assignment => rule.gate(assigns),
+        // Its trigger, `secret`, is on many lines; its name is on few.
+        Kind::AwsSecret => rule.requires(&["access", "aws_secret"]),
+        Kind::Assignment => rule.gate(assigns_to_a_secret_name),
         Kind::UrlPassword => rule.requires(&["@"]),
-        Kind::AuthHeader => rule.requires(&["bearer", "basic", "token"]),
+        Kind::AuthHeader => rule.requires(&["bearer", "basic", "token"]).gate(sends_a_literal_credential),
         _ => rule,
     }
 }
@@ -298,10 +286,48 @@ fn describe<const F: usize>(h: &Hit<'_>) -> String {
     }
 }
 
-/// Whether a line assigns something at all: most lines that name a key or
-/// a token in prose do not.
-fn assigns(line: &str) -> bool {
-    memchr::memchr2(b'=', b':', line.as_bytes()).is_some()
+/// What a secret's name ends with, as the assignment rule's pattern has it.
+const NAME_ENDINGS: &[&str] = &[
+    "key",
+    "secret",
+    "token",
+    "password",
+    "passwd",
+    "pwd",
+    "pass",
+    "passphrase",
+    "credential",
+    "credentials",
+    "auth",
+    "pat",
+];
+
+/// Gate of the assignment rule: some `=` or `:` follows, past quotes,
+/// brackets and blanks, a word ending like a secret's name. Most lines
+/// that name a key or a token do so in prose, and the regex need not run.
+fn assigns_to_a_secret_name(line: &str) -> bool {
+    let b = line.as_bytes();
+    memchr::memchr2_iter(b'=', b':', b).any(|i| {
+        let mut j = i;
+        while j > 0 && matches!(b[j - 1], b' ' | b'\t' | b'"' | b'\'' | b']') {
+            j -= 1;
+        }
+        NAME_ENDINGS.iter().any(|e| j >= e.len() && b[j - e.len()..j].eq_ignore_ascii_case(e.as_bytes()))
+    })
+}
+
+/// Gate of the header rule: a scheme word (`Bearer`, `Basic`, `token`)
+/// followed by a value that is not a variable (`$TOKEN`, `${…}`, `<…>`):
+/// most headers in skills send a variable.
+fn sends_a_literal_credential(line: &str) -> bool {
+    let b = line.as_bytes();
+    memchr::memchr2_iter(b' ', b'\t', b).any(|i| {
+        let scheme = ["bearer", "basic", "token"]
+            .iter()
+            .any(|s| i >= s.len() && b[i - s.len()..i].eq_ignore_ascii_case(s.as_bytes()));
+        let value = b[i..].iter().find(|c| !matches!(c, b' ' | b'\t'));
+        scheme && value.is_some_and(|c| !matches!(c, b'$' | b'{' | b'<' | b'%' | b'"' | b'\''))
+    })
 }
 
 /// The formats' patterns, compiled once more for their groups.
@@ -387,6 +413,9 @@ fn clip(s: &str, n: usize) -> String {
     s.chars().take(n).collect()
 }
 
+/// The longest value the rules other than JWTs and key blocks read.
+const MAX_VALUE_BYTES: usize = 512;
+
 /// Reads match `m` of format `i` on `hay`; `None` when it is not a
 /// credential after all.
 fn judge(i: usize, hay: &str, m: Range<usize>) -> Option<Found> {
@@ -397,6 +426,11 @@ fn judge(i: usize, hay: &str, m: Range<usize>) -> Option<Found> {
     let group = |name: &str| caps.name(name).map(|g| g.range());
     let value = group("v").unwrap_or(m.clone());
     let v = hay.get(value.clone())?;
+    // Longer is data, not a credential a person pasted (and the finding
+    // text stays short).
+    if v.len() > MAX_VALUE_BYTES && !matches!(f.kind, Kind::Jwt | Kind::PrivateKey) {
+        return None;
+    }
     let found = |note: Note, shown: usize, label: Option<Range<usize>>| {
         Some(Found { value: value.clone(), shown, note, label })
     };
