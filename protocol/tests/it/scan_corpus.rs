@@ -2,8 +2,11 @@
 //! corpus in `testdata/scan-corpus/{malicious,benign}`.
 //!
 //! Every malicious skill must be refused at `DEFAULT_THRESHOLD` (recall at
-//! least 95%) and at most 5% of the benign skills may be. A failure lists
-//! each miss and each false positive with its findings.
+//! least 95%) and at most 5% of the benign skills may be; at most 2% of the
+//! benign skills may be held back from sharing for a credential that looks
+//! live (the `secret` family's recall per rule is measured on made-up
+//! credentials in `scan/secret/tests.rs`). A failure lists each miss and
+//! each false positive with its findings.
 //!
 //! Every finding on the corpus (rule, severity, line, excerpt) is also kept
 //! in `testdata/scan-corpus/findings.txt`, so that a change meant to make

@@ -10,6 +10,10 @@
 //! therefore costs one linear pass plus a few short regex runs on the lines
 //! that mention something interesting.
 //!
+//! A finding's excerpt is cut from its line with every credential masked
+//! (`secret::mask`); only lines a `secret` trigger hit can hold one, so
+//! only those are masked.
+//!
 //! Analyzers are the rules that need more than one line (a download on one
 //! line executed on another, a secret read into a variable that a later
 //! `curl` sends). They are triggered the same way and receive the lines on

@@ -453,3 +453,20 @@ fn recall_per_rule_on_the_positive_set() {
     assert_eq!(per_rule.len(), FORMATS.len(), "every rule has positives");
     assert!(missed.is_empty(), "missed {} of {}:\n{}", missed.len(), set.len(), missed.join("\n"));
 }
+
+#[test]
+fn bounds_hold_at_their_limits() {
+    // A generic key needs 16 characters, a password 8; longer than
+    // MAX_VALUE_BYTES is data.
+    let key = ["a1", &fake(30, ALNUM, MAX_VALUE_BYTES + 1)].concat();
+    assert_severity(&format!("API_KEY={}", &key[..16]), "secret.assignment", Medium);
+    assert_absent(&format!("API_KEY={}", &key[..15]), "secret.assignment");
+    assert_severity(&format!("API_KEY={}", &key[..MAX_VALUE_BYTES]), "secret.assignment", Medium);
+    assert_absent(&format!("API_KEY={}", &key[..MAX_VALUE_BYTES + 1]), "secret.assignment");
+    assert_severity(&format!("DB_PASSWORD={}", &key[..8]), "secret.assignment", Medium);
+    assert_absent(&format!("DB_PASSWORD={}", &key[..7]), "secret.assignment");
+    // A classic GitHub token has 36 characters after its prefix.
+    let body = fake(31, ALNUM, 36);
+    assert_severity(&["ghp_", &body].concat(), "secret.github-token", Medium);
+    assert_absent(&["ghp_", &body[..35]].concat(), "secret.github-token");
+}
