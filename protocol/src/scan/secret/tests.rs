@@ -37,8 +37,11 @@ fn texts(body: &str) -> String {
 #[track_caller]
 fn assert_never_shown(body: &str, secret: &str) {
     let all = texts(body);
-    // No stretch of 8 characters of the value, anywhere in the report.
-    let b = secret.as_bytes();
+    // No stretch of 8 characters of the value past its format's public
+    // prefix, anywhere in the report.
+    let public =
+        FORMATS.iter().flat_map(|f| f.prefixes).filter(|p| secret.starts_with(*p)).map(|p| p.len()).max();
+    let b = &secret.as_bytes()[public.unwrap_or(0)..];
     for w in b.windows(8.min(b.len())) {
         let w = std::str::from_utf8(w).expect("ASCII");
         assert!(!all.contains(w), "{w:?} of the secret shows in {all}");
@@ -261,4 +264,209 @@ fn mask_keeps_offsets_and_borrows_when_clean() {
     assert_eq!(masked.len(), line.len());
     assert!(masked.contains("ghp_****"), "{masked}");
     assert!(!masked.contains(&token[4..12]));
+}
+
+/// base64url without padding, for building token payloads.
+fn encode(bytes: &[u8]) -> String {
+    const A: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let n = chunk.iter().enumerate().fold(0u32, |n, (i, &b)| n | u32::from(b) << (16 - 8 * i));
+        for k in 0..=chunk.len() {
+            out.push(char::from(A[(n >> (18 - 6 * k) & 63) as usize]));
+        }
+    }
+    out
+}
+
+/// The positive set: for every rule, credentials of its format made up
+/// from a seed, written the ways skills write them (shell, env file, YAML,
+/// JSON, code, a header, prose). Each entry: rule, body, value.
+fn positive_set() -> Vec<(&'static str, String, String)> {
+    let mut set = Vec::new();
+    let hex = "0123456789abcdef";
+    let dash = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    let shapes = |v: &str, name: &str| {
+        vec![
+            format!("export {name}={v}\n"),
+            format!("```yaml\nenv:\n  {name}: \"{v}\"\n```\n"),
+            format!("{{\n  \"{name}\": \"{v}\"\n}}\n"),
+            format!("client = Client(\"{v}\")\n"),
+            format!("Use the key `{v}` for staging.\n"),
+        ]
+    };
+    for seed in 0..5u64 {
+        let s = seed * 100;
+        let mut add = |rule: &'static str, bodies: Vec<String>, value: String| {
+            for b in bodies {
+                set.push((rule, format!("---\nname: s\ndescription: d\n---\n{b}"), value.clone()));
+            }
+        };
+        let prefix = ["AKIA", "ASIA"][seed as usize % 2];
+        let v = [prefix, &fake(s + 1, UPPER32, 16)].concat();
+        add("secret.aws-access-key", shapes(&v, "AWS_ACCESS_KEY_ID"), v);
+        let v = fake(s + 2, B64, 40);
+        add(
+            "secret.aws-secret-key",
+            vec![
+                format!("aws_secret_access_key = {v}\n"),
+                format!("export AWS_SECRET_ACCESS_KEY=\"{v}\"\n"),
+                format!("\"SecretAccessKey\": \"{v}\",\n"),
+            ],
+            v,
+        );
+        let v = [["ghp_", "gho_", "ghu_", "ghs_", "ghr_"][seed as usize], &fake(s + 3, ALNUM, 36)].concat();
+        add("secret.github-token", shapes(&v, "GITHUB_TOKEN"), v);
+        let v = ["github_pat_", &fake(s + 4, ALNUM, 22), "_", &fake(s + 5, ALNUM, 59)].concat();
+        add("secret.github-token", shapes(&v, "GH_PAT"), v);
+        let v = ["glpat-", &fake(s + 6, dash, 20)].concat();
+        add("secret.gitlab-token", shapes(&v, "GITLAB_TOKEN"), v);
+        let v = [
+            ["xoxb-", "xoxp-", "xoxa-", "xoxr-", "xoxs-"][seed as usize],
+            &fake(s + 7, "0123456789", 12),
+            "-",
+            &fake(s + 8, "0123456789", 13),
+            "-",
+            &fake(s + 9, ALNUM, 24),
+        ]
+        .concat();
+        add("secret.slack-token", shapes(&v, "SLACK_BOT_TOKEN"), v);
+        let v =
+            ["T", &fake(s + 10, UPPER32, 8), "/B", &fake(s + 11, UPPER32, 10), "/", &fake(s + 12, ALNUM, 24)]
+                .concat();
+        add(
+            "secret.slack-webhook",
+            vec![format!("curl -X POST -d '{{\"text\":\"hi\"}}' https://hooks.slack.com/services/{v}\n")],
+            v,
+        );
+        let v = [["sk_live_", "rk_live_"][seed as usize % 2], &fake(s + 13, ALNUM, 24)].concat();
+        add("secret.stripe-key", shapes(&v, "STRIPE_KEY"), v);
+        let v = ["AIza", &fake(s + 14, dash, 35)].concat();
+        add("secret.google-api-key", shapes(&v, "GOOGLE_API_KEY"), v);
+        let v = if seed % 2 == 0 {
+            ["sk-", &fake(s + 15, ALNUM, 48)].concat()
+        } else {
+            ["sk-proj-", &fake(s + 15, dash, 64)].concat()
+        };
+        add("secret.openai-key", shapes(&v, "OPENAI_API_KEY"), v);
+        let v = ["sk-ant-api03-", &fake(s + 16, dash, 93), "AA"].concat();
+        add("secret.anthropic-key", shapes(&v, "ANTHROPIC_API_KEY"), v);
+        let v = match seed {
+            0 => ["npm_", &fake(s + 17, ALNUM, 36)].concat(),
+            1 => ["hf_", &fake(s + 17, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz", 34)].concat(),
+            2 => ["pypi-AgEIcHlwaS5vcmc", &fake(s + 17, dash, 70)].concat(),
+            3 => ["SG.", &fake(s + 17, dash, 22), ".", &fake(s + 18, dash, 43)].concat(),
+            _ => ["dop_v1_", &fake(s + 17, hex, 64)].concat(),
+        };
+        add("secret.package-token", shapes(&v, "REGISTRY_TOKEN"), v);
+        let kind = ["RSA ", "EC ", "OPENSSH ", "", "ENCRYPTED "][seed as usize];
+        let v = fake(s + 19, B64, 64);
+        add(
+            "secret.private-key",
+            vec![
+                format!(
+                    "```\n-----BEGIN {kind}PRIVATE KEY-----\n{v}\n{}\n-----END {kind}PRIVATE KEY-----\n```\n",
+                    fake(s + 20, B64, 64)
+                ),
+                format!(
+                    "\"private_key\": \"-----BEGIN {kind}PRIVATE KEY-----\\n{v}\\n-----END {kind}PRIVATE KEY-----\\n\"\n"
+                ),
+            ],
+            v,
+        );
+        let payload =
+            encode(format!("{{\"sub\":\"{}\",\"iat\":17000{seed}0000}}", fake(s + 21, ALNUM, 12)).as_bytes());
+        let v = ["eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.", &payload, ".", &fake(s + 22, dash, 43)].concat();
+        add("secret.jwt", shapes(&v, "SESSION_JWT"), v);
+        let v = fake(s + 23, ALNUM, 16);
+        let host = ["db.internal.acme.io", "10.0.4.12", "mq.prod.acme.io", "cache.acme.io", "git.acme.io"]
+            [seed as usize];
+        add(
+            "secret.url-password",
+            vec![
+                format!("DATABASE_URL=postgres://app:{v}@{host}:5432/app\n"),
+                format!("amqp_url: \"amqp://svc:{v}@{host}/vhost\"\n"),
+                format!("git clone https://deploy:{v}@{host}/org/repo.git\n"),
+            ],
+            v,
+        );
+        let v = fake(s + 24, ALNUM, 32);
+        let name = ["API_KEY", "SECRET_KEY", "AUTH_TOKEN", "client_secret", "apiKey"][seed as usize];
+        add(
+            "secret.assignment",
+            vec![
+                format!("export {name}={v}\n"),
+                format!("{name}: {v}\n"),
+                format!("{{\"{name}\": \"{v}\"}}\n"),
+                format!("{name} = \"{v}\"\n"),
+                format!("const {name} = '{v}';\n"),
+                format!("[service]\n{name} = \"{v}\"\n"),
+            ],
+            v,
+        );
+        let v = [&fake(s + 25, ALNUM, 10), "!", &fake(s + 26, "0123456789", 2)].concat();
+        add(
+            "secret.assignment",
+            vec![
+                format!("DB_PASSWORD={v}\n"),
+                format!("  password: \"{v}\"\n"),
+                format!("mysql -u app --password={v} app\n"),
+            ],
+            v,
+        );
+        let v = fake(s + 27, ALNUM, 40);
+        add(
+            "secret.auth-header",
+            vec![
+                format!("curl -H \"Authorization: Bearer {v}\" https://api.acme.io/v1/me\n"),
+                format!("headers = {{\"Authorization\": \"token {v}\"}}\n"),
+            ],
+            v,
+        );
+    }
+    set
+}
+
+/// Recall per rule on [`positive_set`]: every made-up credential is found
+/// by its rule at [`SECRET_SEVERITY`](crate::scan::SECRET_SEVERITY), and
+/// its value shows nowhere in the report.
+#[test]
+fn recall_per_rule_on_the_positive_set() {
+    let set = positive_set();
+    let mut per_rule: std::collections::BTreeMap<&str, (usize, usize)> = Default::default();
+    let mut missed = Vec::new();
+    for (rule, body, value) in &set {
+        let report = Scanner::standard().scan(body);
+        let found = report.secrets().any(|f| f.rule_id == *rule);
+        let entry = per_rule.entry(rule).or_default();
+        entry.1 += 1;
+        if found {
+            entry.0 += 1;
+        } else {
+            missed.push(format!("{rule}: {body:?} -> {:?}", report.findings));
+        }
+        assert_never_shown(body, value);
+    }
+    for (rule, (found, all)) in &per_rule {
+        println!("recall {rule:<26} {found:>3}/{all:<3} {:.1}%", 100.0 * *found as f64 / *all as f64);
+    }
+    assert_eq!(per_rule.len(), FORMATS.len(), "every rule has positives");
+    assert!(missed.is_empty(), "missed {} of {}:\n{}", missed.len(), set.len(), missed.join("\n"));
+}
+
+#[test]
+fn bounds_hold_at_their_limits() {
+    // A generic key needs 16 characters, a password 8; longer than
+    // MAX_VALUE_BYTES is data.
+    let key = ["a1", &fake(30, ALNUM, MAX_VALUE_BYTES + 1)].concat();
+    assert_severity(&format!("API_KEY={}", &key[..16]), "secret.assignment", Medium);
+    assert_absent(&format!("API_KEY={}", &key[..15]), "secret.assignment");
+    assert_severity(&format!("API_KEY={}", &key[..MAX_VALUE_BYTES]), "secret.assignment", Medium);
+    assert_absent(&format!("API_KEY={}", &key[..MAX_VALUE_BYTES + 1]), "secret.assignment");
+    assert_severity(&format!("DB_PASSWORD={}", &key[..8]), "secret.assignment", Medium);
+    assert_absent(&format!("DB_PASSWORD={}", &key[..7]), "secret.assignment");
+    // A classic GitHub token has 36 characters after its prefix.
+    let body = fake(31, ALNUM, 36);
+    assert_severity(&["ghp_", &body].concat(), "secret.github-token", Medium);
+    assert_absent(&["ghp_", &body[..35]].concat(), "secret.github-token");
 }
