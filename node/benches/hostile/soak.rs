@@ -144,7 +144,12 @@ pub(crate) async fn run(settings: &Settings) -> anyhow::Result<()> {
         ),
     )?;
     let b_args = ["--peers".to_owned(), peers.path().display().to_string()];
-    let b = NodeProcess::start(&settings.bin, settings.data_root.as_deref(), &[], &b_args).await?;
+    // A passes on up to 2,000 skills an hour from each hostile sender it
+    // admits, besides the legitimate ones: over B's default per-sender
+    // limit for A, which would hold A's legitimate skills back. An operator
+    // sizes a big peer's limit; here it is off, and the origin limits stay.
+    let b_env = [("ECP_SENDER_LIMIT_HOUR", "0"), ("ECP_SENDER_LIMIT_DAY", "0")];
+    let b = NodeProcess::start(&settings.bin, settings.data_root.as_deref(), &b_env, &b_args).await?;
     println!(
         "A (pid {}) on {}, B (pid {}) on {} pulling from A every {PULL_EVERY}; {:.1} minutes",
         a.pid(),
@@ -174,7 +179,7 @@ pub(crate) async fn run(settings: &Settings) -> anyhow::Result<()> {
             let (requests, errors) = ctx.tally.with_legit(|l| (l.latencies.len(), l.errors));
             println!(
                 "{:>5.1} min: A VmRSS {:.1} MB (peak {:.1}), data {:.1} MB; B VmRSS {:.1} MB; legit {requests} \
-                 requests, {errors} failed; B pull failures seen {}",
+                 requests, {errors} failed; B's failed pulls {}",
                 started.elapsed().as_secs_f64() / 60.0,
                 mb(memory_kib(a.pid()).0),
                 mb(memory_kib(a.pid()).1),
@@ -198,8 +203,10 @@ pub(crate) async fn run(settings: &Settings) -> anyhow::Result<()> {
 #[derive(Default)]
 struct Watch {
     data_max: u64,
-    /// B's consecutive failures against A, summed over the samples that saw some.
+    /// B's failed rounds against A: the rises of its consecutive-failure count.
     pull_failures: i64,
+    /// That count at the last sample.
+    last_failures: i64,
     /// B's distinct last errors.
     pull_errors: Vec<String>,
     /// B's cursor and packets received at the last sample.
@@ -215,7 +222,10 @@ impl Watch {
         let Ok(peers) = serde_json::from_slice::<serde_json::Value>(&body) else { return };
         for peer in peers["peers"].as_array().into_iter().flatten() {
             let failures = peer["failures"].as_i64().unwrap_or(0);
-            self.pull_failures += failures;
+            // The count rises with each failed round and drops to 0 on a success.
+            self.pull_failures +=
+                if failures >= self.last_failures { failures - self.last_failures } else { failures };
+            self.last_failures = failures;
             let error = peer["lastError"].as_str().unwrap_or("");
             if failures > 0 && !error.is_empty() && !self.pull_errors.iter().any(|e| e == error) {
                 self.pull_errors.push(error.to_owned());
@@ -274,7 +284,7 @@ async fn report(
         println!("  failed: {error}");
     }
     println!(
-        "B's pulls of A: failures seen {} {:?}; cursor {}, packets received {}; {}",
+        "B's pulls of A: failed rounds {} {:?}; cursor {}, packets received {}; {}",
         watch.pull_failures,
         watch.pull_errors,
         watch.pull_cursor,
@@ -284,6 +294,12 @@ async fn report(
             Err(e) => format!("B does NOT hold what was pushed: {e:#}"),
         }
     );
+    let log = std::fs::read_to_string(&a.log).unwrap_or_default();
+    let level = |l: &str| log.lines().filter(|line| line.contains(l)).count();
+    println!("A's log: {} lines, {} WARN, {} ERROR", log.lines().count(), level(" WARN"), level("ERROR"));
+    for line in log.lines().filter(|l| l.contains("ERROR")).take(5) {
+        println!("  {line}");
+    }
     println!("hostile outcomes:");
     for (what, n) in ctx.tally.hostile_counts() {
         println!("  {what}: {n}");

@@ -58,6 +58,8 @@ impl Tally {
         if let Err(why) = outcome {
             legit.errors += 1;
             if legit.first_errors.len() < 10 {
+                // Printed as it happens too, to be matched with the node's log.
+                eprintln!("{} legitimate {kind} failed: {why}", chrono::Utc::now().format("%H:%M:%S"));
                 legit.first_errors.push(format!("{kind}: {why}"));
             }
         }
