@@ -101,11 +101,19 @@ impl Client {
         limit: Duration,
     ) -> anyhow::Result<Answer> {
         let exchange = async {
-            if self.conn.is_none() {
-                self.conn = Some(handshake(connect_from(self.from, self.to).await?).await?);
+            // The node closes a keep-alive connection idle for longer than
+            // its header read timeout (10 s): a client opens a new one then,
+            // as nothing was sent on the old.
+            let idle_closed = match self.conn.as_mut() {
+                Some(conn) => conn.ready().await.is_err(),
+                None => true,
+            };
+            if idle_closed {
+                let mut conn = handshake(connect_from(self.from, self.to).await?).await?;
+                conn.ready().await?;
+                self.conn = Some(conn);
             }
             let conn = self.conn.as_mut().expect("just opened");
-            conn.ready().await?;
             let response = conn.send_request(request).await?;
             let (parts, body) = response.into_parts();
             Ok::<_, anyhow::Error>((parts.status, parts.headers, body.collect().await?.to_bytes()))
