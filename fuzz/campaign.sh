@@ -5,8 +5,10 @@
 # — executions, exec/s, coverage, corpus size, crashes — printed and written
 # to fuzz/RESULTS.md. A target that crashes does not stop the others; the
 # script exits 1 when any did, with the inputs in fuzz/artifacts/<target>/.
+# Named targets (after a fix, say) run alone, and their rows are appended to
+# RESULTS.md as a rerun instead of replacing it.
 #
-#   nice -n 10 bash fuzz/campaign.sh [-t SECONDS]     # about 4 × SECONDS
+#   nice -n 10 bash fuzz/campaign.sh [-t SECONDS] [TARGET...]   # about 4 × SECONDS
 #
 # Builds go to ECP_FUZZ_TARGET_DIR, as for run.sh.
 set -uo pipefail
@@ -18,13 +20,22 @@ SECONDS_EACH=600
 while getopts "t:" opt; do
     case "$opt" in
         t) SECONDS_EACH="$OPTARG" ;;
-        *) echo "usage: $0 [-t SECONDS]" >&2; exit 2 ;;
+        *) echo "usage: $0 [-t SECONDS] [TARGET...]" >&2; exit 2 ;;
     esac
 done
+shift $((OPTIND - 1))
 [[ "$SECONDS_EACH" =~ ^[0-9]+$ ]] || { echo "$0: -t takes whole seconds, not '$SECONDS_EACH'" >&2; exit 2; }
 [ "$SECONDS_EACH" -ge 600 ] || echo "$0: note: $SECONDS_EACH s per target is under the 10 minutes #12 asks for" >&2
 
 mapfile -t TARGETS < <(find "$FUZZ/fuzz_targets" -name '*.rs' -printf '%f\n' | sed 's/\.rs$//' | sort)
+rerun=""
+if [ "$#" -gt 0 ]; then
+    for target in "$@"; do
+        [ -f "$FUZZ/fuzz_targets/$target.rs" ] || { echo "$0: no target '$target' in $FUZZ/fuzz_targets" >&2; exit 2; }
+    done
+    TARGETS=("$@")
+    rerun=1
+fi
 [ "${#TARGETS[@]}" -gt 0 ] || { echo "$0: no targets in $FUZZ/fuzz_targets" >&2; exit 2; }
 
 started="$(date -u +%Y-%m-%dT%H:%MZ)"
@@ -60,10 +71,29 @@ for target in "${TARGETS[@]}"; do
     echo "== $target: $execs executions ($rate/s), coverage ${cov:-?}, corpus ${corp:-?} ($corpus_files files kept), $crashes crashes: $verdict"
 done
 
+table() {
+    echo "| target | seconds | executions | exec/s | coverage (edges) | corpus in the run (inputs/bytes) | kept in fuzz/corpus | crashes | result |"
+    echo "|---|---|---|---|---|---|---|---|---|"
+    printf '%s\n' "${rows[@]}"
+}
+if [ -n "$rerun" ] && [ -f "$FUZZ/RESULTS.md" ]; then
+    {
+        echo
+        echo "## Rerun: ${TARGETS[*]}"
+        echo
+        echo "- started: $started, commit \`$commit\`, $toolchain"
+        echo "- command: \`nice -n 10 bash fuzz/campaign.sh -t $SECONDS_EACH ${TARGETS[*]}\`"
+        echo
+        table
+    } >> "$FUZZ/RESULTS.md"
+    echo "== rerun appended to fuzz/RESULTS.md"
+    exit "$failed"
+fi
 {
     echo "# Fuzzing results"
     echo
-    echo "Written by \`fuzz/campaign.sh\` (do not edit by hand; rerun it). Every target of"
+    echo "Written by \`fuzz/campaign.sh\` (do not edit by hand; rerun it; reruns of single"
+    echo "targets are appended below the first table). Every target of"
     echo "\`fuzz/fuzz_targets/\`, one libFuzzer process at a time, seeded as \`fuzz/run.sh\`"
     echo "describes. \"corpus in the run\" is libFuzzer's own count at the end (seeds included);"
     echo "\"kept\" is what it wrote to \`fuzz/corpus/<target>/\` (gitignored), earlier runs included."
@@ -72,9 +102,7 @@ done
     echo "- command: \`nice -n 10 bash fuzz/campaign.sh -t $SECONDS_EACH\`"
     echo "- machine: $(nproc) cores, shared with other work while it ran (exec/s are lower than on a quiet machine)"
     echo
-    echo "| target | seconds | executions | exec/s | coverage (edges) | corpus in the run (inputs/bytes) | kept in fuzz/corpus | crashes | result |"
-    echo "|---|---|---|---|---|---|---|---|---|"
-    printf '%s\n' "${rows[@]}"
+    table
 } > "$FUZZ/RESULTS.md"
 echo "== summary written to fuzz/RESULTS.md"
 exit "$failed"
