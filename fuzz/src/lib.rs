@@ -271,6 +271,15 @@ fn check_emit_round_trip(name: &str, description: &str, body: &str) {
 
 // --------------------------------------------------------------------- scanner
 
+/// Builds the standard scanner once, before the first input: the targets
+/// that scan (`scanner`, `update_merge`) call it from `fuzz_target!`'s
+/// `init`, so its one-time cost (seconds under ASan on a busy machine) is not
+/// charged to the first input, which libFuzzer's per-input timeout would
+/// report as a hang.
+pub fn warm_up() {
+    let _ = Scanner::standard();
+}
+
 /// Longest excerpt a finding carries, in characters (the scanner's ~80).
 const MAX_EXCERPT_CHARS: usize = 80;
 

@@ -20,7 +20,11 @@ pub(crate) const REQUEST_LIMIT: Duration = Duration::from_secs(60);
 pub(crate) type Conn = SendRequest<Full<Bytes>>;
 
 pub(crate) async fn connect(addr: SocketAddr) -> anyhow::Result<Conn> {
-    let stream = tokio::net::TcpStream::connect(addr).await?;
+    handshake(tokio::net::TcpStream::connect(addr).await?).await
+}
+
+/// An HTTP/1.1 connection over `stream`, driven in its own task.
+pub(crate) async fn handshake(stream: tokio::net::TcpStream) -> anyhow::Result<Conn> {
     stream.set_nodelay(true)?;
     let (send, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream)).await?;
     tokio::spawn(async move {

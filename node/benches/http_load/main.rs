@@ -71,7 +71,7 @@ use hyper::body::Bytes;
 use crate::cases::{Burst, Case, CaseResult, burst_after_push, run_case};
 use crate::client::{connect, fetch};
 use crate::load::{LoadResult, load};
-use crate::node::NodeProcess;
+use crate::node::{NodeProcess, UNLIMITED};
 use crate::report::{mib, print_case, print_load, report, wrk_hint};
 use crate::sampler::memory_kib;
 use crate::skills::{BATCH, skill_packets, update_bodies};
@@ -192,11 +192,12 @@ async fn phase(settings: &Settings, skills: usize) -> anyhow::Result<Phase> {
         "skills: SKILL.md {doc_bytes} B on average, {} B per packet as JSON",
         bodies.iter().map(Bytes::len).sum::<usize>() / skills.max(1)
     );
-    let node = NodeProcess::start(&settings.bin, settings.data_root.as_deref()).await?;
+    let node = NodeProcess::start(&settings.bin, settings.data_root.as_deref(), UNLIMITED, &[]).await?;
     println!("node pid {} on http://{}", node.pid(), node.addr);
     let load = load(&node, &bodies, skills).await?;
     drop(bodies);
     print_load(&load);
+    println!("data folder after the load: {:.1} MB", node.data_bytes() as f64 / 1e6);
     let etag = {
         let mut conn = connect(node.addr).await?;
         let (status, etag, _) = fetch(&mut conn, node.addr, "/ecp/skills", None).await?;
@@ -227,7 +228,7 @@ async fn phase(settings: &Settings, skills: usize) -> anyhow::Result<Phase> {
 /// `ECP_BENCH_LOAD_ONLY`: a fresh node loaded with `skills`, and nothing else.
 async fn load_alone(settings: &Settings, skills: usize) -> anyhow::Result<()> {
     let bodies = update_bodies(skill_packets(0..skills))?;
-    let node = NodeProcess::start(&settings.bin, settings.data_root.as_deref()).await?;
+    let node = NodeProcess::start(&settings.bin, settings.data_root.as_deref(), UNLIMITED, &[]).await?;
     println!("node pid {} on http://{}", node.pid(), node.addr);
     hook("ECP_BENCH_BEFORE_LOAD", node.pid())?;
     let load = load(&node, &bodies, skills).await?;

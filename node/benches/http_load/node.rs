@@ -1,5 +1,6 @@
 //! Process control: a fresh `ecp-node serve` in its own data folder on a
 //! free loopback port, ready once `/healthz` answers, killed when dropped.
+//! (The `hostile` bench uses this file too.)
 
 use std::net::{SocketAddr, TcpListener as StdListener};
 use std::path::{Path, PathBuf};
@@ -16,13 +17,32 @@ use crate::client::{connect, fetch};
 pub(crate) struct NodeProcess {
     child: Child,
     pub(crate) addr: SocketAddr,
-    log: PathBuf,
-    /// Kept for its `Drop`: the data folder lives as long as the node.
-    _dir: tempfile::TempDir,
+    /// The node's stderr.
+    pub(crate) log: PathBuf,
+    /// The data folder's parent; removed when dropped, so the data folder
+    /// lives as long as the node.
+    dir: tempfile::TempDir,
 }
 
+/// The settings of a node the load pushes thousands of new skills to, from
+/// one origin and one client: not what the origin, sender and client limits
+/// are for. Variables, not flags, so older binaries still run.
+pub(crate) const UNLIMITED: &[(&str, &str)] = &[
+    ("ECP_ORIGIN_LIMIT_HOUR", "0"),
+    ("ECP_ORIGIN_LIMIT_DAY", "0"),
+    ("ECP_SENDER_LIMIT_HOUR", "0"),
+    ("ECP_SENDER_LIMIT_DAY", "0"),
+    ("ECP_CLIENT_RATE_LIMIT", "0"),
+];
+
 impl NodeProcess {
-    pub(crate) async fn start(bin: &Path, data_root: Option<&Path>) -> anyhow::Result<NodeProcess> {
+    /// Starts `bin serve` with `env` set and `args` after `serve`.
+    pub(crate) async fn start(
+        bin: &Path,
+        data_root: Option<&Path>,
+        env: &[(&str, &str)],
+        args: &[String],
+    ) -> anyhow::Result<NodeProcess> {
         let mut builder = tempfile::Builder::new();
         builder.prefix("ecp-http-load-");
         let dir = match data_root {
@@ -34,13 +54,10 @@ impl NodeProcess {
         let child = Command::new(bin)
             .arg("--data")
             .arg(dir.path().join("data"))
-            .args(["serve", "--listen", &addr.to_string()])
+            .args(["serve", "--listen", &addr.to_string(), "--no-mdns"])
+            .args(args)
             .env("RUST_LOG", "warn")
-            // The load pushes thousands of new skills from one origin: not what the
-            // origin limits are for. Variables, not flags, so older binaries still run.
-            .env("ECP_ORIGIN_LIMIT_HOUR", "0")
-            .env("ECP_ORIGIN_LIMIT_DAY", "0")
-            .env("ECP_CLIENT_RATE_LIMIT", "0")
+            .envs(env.iter().copied())
             .env_remove("ECP_SECRET")
             .env_remove("ECP_CONFIG")
             .env_remove("ECP_SKILLS_DIR")
@@ -49,13 +66,30 @@ impl NodeProcess {
             .stderr(std::fs::File::create(&log)?)
             .spawn()
             .with_context(|| format!("cannot start {}", bin.display()))?;
-        let mut node = NodeProcess { child, addr, log, _dir: dir };
+        let mut node = NodeProcess { child, addr, log, dir };
         node.wait_ready().await?;
         Ok(node)
     }
 
     pub(crate) fn pid(&self) -> u32 {
         self.child.id()
+    }
+
+    /// Bytes the data folder holds on disk (the database with its WAL, the
+    /// skills folder, the log beside it not counted).
+    pub(crate) fn data_bytes(&self) -> u64 {
+        fn walk(dir: &Path) -> u64 {
+            let Ok(entries) = std::fs::read_dir(dir) else { return 0 };
+            entries
+                .flatten()
+                .map(|e| match e.metadata() {
+                    Ok(m) if m.is_dir() => walk(&e.path()),
+                    Ok(m) => m.len(),
+                    Err(_) => 0,
+                })
+                .sum()
+        }
+        walk(&self.dir.path().join("data"))
     }
 
     /// Polls `GET /healthz` until it answers 200 (at most 30 s).

@@ -29,8 +29,9 @@ pub(super) fn json(status: StatusCode, body: Bytes, etag: Option<&str>) -> Respo
 /// A 200 whose body (in `body`, perhaps encoded) is the cache entry `entry`:
 /// the entry rides along so that the signature of the answer
 /// ([`super::guard`]) uses its digest, made once per entry, not once per answer.
-pub(super) fn cached(body: Bytes, entry: Cached, etag: &str) -> Response {
-    let mut response = json(StatusCode::OK, body, Some(etag));
+pub(super) fn cached(body: Body, entry: Cached, etag: &str) -> Response {
+    let mut response = json(StatusCode::OK, Bytes::new(), Some(etag));
+    *response.body_mut() = body;
     response.extensions_mut().insert(entry);
     response
 }
@@ -40,13 +41,19 @@ pub(super) fn cached(body: Bytes, entry: Cached, etag: &str) -> Response {
 /// then never copied for the answer. With `digest`, the answer carries the
 /// digest its signature covers ([`parts_digest`]).
 pub(super) fn parts(parts: Vec<Bytes>, etag: &str, digest: Option<String>) -> Response {
-    let remaining = parts.iter().map(|p| p.len() as u64).sum();
     let mut response = json(StatusCode::OK, Bytes::new(), Some(etag));
-    *response.body_mut() = Body::new(Parts { parts: parts.into(), remaining });
+    *response.body_mut() = parts_body(parts);
     if let Some(digest) = digest {
         response.extensions_mut().insert(BodyDigest(digest));
     }
     response
+}
+
+/// A body of `parts` sent in order, each as it is (so a buffer shared with
+/// a cache is never copied), with their total as its Content-Length.
+pub(super) fn parts_body(parts: Vec<Bytes>) -> Body {
+    let remaining = parts.iter().map(|p| p.len() as u64).sum();
+    Body::new(Parts { parts: parts.into(), remaining })
 }
 
 /// The lowercase hex SHA-256 of the concatenation of `parts`: what a

@@ -3,15 +3,18 @@
 //! encoded once per change, not once per request — and so are their gzip
 //! encoding and the SHA-256 a signed answer covers (`SPEC.md` §10.1.6), so
 //! signing a cached answer costs one HMAC over a short string. The
-//! [`Feed`] every skills answer is cut from is cached the same way.
+//! [`Feed`] every skills answer is cut from is cached the same way, and the
+//! cached full listing is made of the feed's own bytes, so one copy of the
+//! packets serves every form of `GET /ecp/skills`.
 
 use std::io::Write;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use axum::body::Bytes;
+use axum::body::{Body, Bytes};
 use flate2::Compression;
 use flate2::write::GzEncoder;
 
+use super::answer::{parts_body, parts_digest};
 use super::feed::Feed;
 
 /// One cached encoding.
@@ -19,8 +22,9 @@ use super::feed::Feed;
 pub struct Cached {
     /// The sequence number it reflects.
     pub seq: i64,
-    /// The JSON body.
-    pub body: Bytes,
+    /// The JSON body, as buffers sent in order: a full listing's are runs
+    /// of the feed's buffer, shared rather than copied.
+    parts: Arc<[Bytes]>,
     /// What else the body depends on (0 when nothing; the manifest's
     /// advertised authentication schemes): an entry serves only its variant.
     pub variant: u8,
@@ -34,7 +38,22 @@ pub struct Cached {
 impl Cached {
     /// A cache entry for `body` at sequence `seq`.
     pub fn new(seq: i64, body: Bytes) -> Self {
-        Cached { seq, body, variant: 0, gzipped: Arc::default(), digest: Arc::default() }
+        Self::from_parts(seq, vec![body])
+    }
+
+    /// A cache entry whose body is `parts` in order, at sequence `seq`.
+    pub fn from_parts(seq: i64, parts: Vec<Bytes>) -> Self {
+        Cached { seq, parts: parts.into(), variant: 0, gzipped: Arc::default(), digest: Arc::default() }
+    }
+
+    /// The body's length in bytes.
+    pub fn body_len(&self) -> usize {
+        self.parts.iter().map(Bytes::len).sum()
+    }
+
+    /// The body, as served without Content-Encoding.
+    pub fn body(&self) -> Body {
+        parts_body(self.parts.to_vec())
     }
 
     /// The same entry, for body variant `variant`.
@@ -46,7 +65,7 @@ impl Cached {
     /// The hex SHA-256 of the body as served before any Content-Encoding,
     /// computed once per entry.
     pub fn digest(&self) -> &str {
-        self.digest.get_or_init(|| ecp_protocol::signed_auth::body_digest(&self.body))
+        self.digest.get_or_init(|| parts_digest(&self.parts))
     }
 
     /// Whether [`Cached::digest`] is computed already (and so costs nothing).
@@ -60,8 +79,10 @@ impl Cached {
         self.gzipped
             .get_or_init(|| {
                 let mut encoder =
-                    GzEncoder::new(Vec::with_capacity(self.body.len() / 3), Compression::fast());
-                encoder.write_all(&self.body).expect("writing to a Vec does not fail");
+                    GzEncoder::new(Vec::with_capacity(self.body_len() / 3), Compression::fast());
+                for part in self.parts.iter() {
+                    encoder.write_all(part).expect("writing to a Vec does not fail");
+                }
                 Bytes::from(encoder.finish().expect("finishing into a Vec does not fail"))
             })
             .clone()
@@ -160,7 +181,7 @@ impl<T: Versioned> Slot<T> {
 pub struct ResponseCache {
     /// The packets every `GET /ecp/skills` answer is cut from.
     pub feed: Slot<Arc<Feed>>,
-    /// Full `GET /ecp/skills`.
+    /// Full `GET /ecp/skills`, made of the feed's bytes.
     pub skills: Slot,
     /// `GET /ecp/manifest`.
     pub manifest: Slot,
@@ -182,13 +203,30 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn an_entry_of_parts_serves_digests_and_gzips_their_concatenation() {
+        let whole = b"{\"skills\":[{\"a\":1},{\"b\":2}]}";
+        let (head, rest) = whole.split_at(11);
+        let (middle, tail) = rest.split_at(7);
+        let parts = [head, middle, tail].map(Bytes::copy_from_slice).to_vec();
+        let entry = Cached::from_parts(1, parts);
+        assert_eq!(entry.body_len(), whole.len());
+        assert_eq!(entry.digest(), ecp_protocol::signed_auth::body_digest(whole));
+        let mut unzipped = Vec::new();
+        std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&entry.gzipped()[..]), &mut unzipped)
+            .unwrap();
+        assert_eq!(unzipped, whole);
+        assert_eq!(&axum::body::to_bytes(entry.body(), usize::MAX).await.unwrap()[..], whole);
+    }
+
+    #[tokio::test]
     async fn an_entry_serves_only_its_variant() {
         let slot = Slot::default();
         let build = |variant: u8| async move {
             Ok::<_, ()>(Cached::new(5, Bytes::from(vec![variant])).with_variant(variant))
         };
-        assert_eq!(slot.get_or_build_variant(5, 1, || build(1)).await.unwrap().body[0], 1);
-        assert_eq!(slot.get_or_build_variant(5, 1, || build(9)).await.unwrap().body[0], 1, "cached");
-        assert_eq!(slot.get_or_build_variant(5, 2, || build(2)).await.unwrap().body[0], 2, "rebuilt");
+        let first = |entry: Cached| entry.parts[0][0];
+        assert_eq!(first(slot.get_or_build_variant(5, 1, || build(1)).await.unwrap()), 1);
+        assert_eq!(first(slot.get_or_build_variant(5, 1, || build(9)).await.unwrap()), 1, "cached");
+        assert_eq!(first(slot.get_or_build_variant(5, 2, || build(2)).await.unwrap()), 2, "rebuilt");
     }
 }

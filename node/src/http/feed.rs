@@ -131,23 +131,32 @@ impl Feed {
         ]
     }
 
-    /// The full listing: every live packet, in one buffer (it is cached,
-    /// gzipped and digested once per sequence number).
-    pub fn full_listing(&self, instance: &str, uptime_hours: f64) -> Vec<u8> {
-        let live = self.entries.iter().enumerate().filter(|(_, e)| !e.deprecated);
-        let mut out = Vec::with_capacity(self.buf.len() + 512);
-        out.extend_from_slice(&header(instance, self.seq));
+    /// The full listing: every live packet, as the parts of its body (it is
+    /// cached, gzipped and digested once per sequence number). The packets
+    /// are the runs of the feed between tombstones, shared with the feed, so
+    /// the listing costs no second copy of them.
+    pub fn full_listing(&self, instance: &str, uptime_hours: f64) -> Vec<Bytes> {
+        let mut parts = vec![Bytes::from(header(instance, self.seq))];
         let (mut count, mut sum) = (0, 0.0);
-        for (i, entry) in live {
-            if count > 0 {
-                out.push(b',');
+        let mut i = 0;
+        while i < self.entries.len() {
+            if self.entries[i].deprecated {
+                i += 1;
+                continue;
             }
-            out.extend_from_slice(&self.buf[entry.start..entry.end]);
-            count += 1;
-            sum += self.confidence_sums[i + 1] - self.confidence_sums[i];
+            let first = i;
+            while i < self.entries.len() && !self.entries[i].deprecated {
+                i += 1;
+            }
+            if count > 0 {
+                parts.push(Bytes::from_static(b","));
+            }
+            parts.push(self.buf.slice(self.entries[first].start..self.entries[i - 1].end));
+            count += i - first;
+            sum += self.confidence_sums[i] - self.confidence_sums[first];
         }
-        out.extend_from_slice(&footer(count, sum, uptime_hours, self.seq, None));
-        out
+        parts.push(Bytes::from(footer(count, sum, uptime_hours, self.seq, None)));
+        parts
     }
 }
 
@@ -211,12 +220,36 @@ mod tests {
     }
 
     #[test]
-    fn the_full_listing_leaves_tombstones_out() {
+    fn the_full_listing_leaves_tombstones_out_and_shares_the_feeds_bytes() {
         let feed = feed();
-        let listing: serde_json::Value = serde_json::from_slice(&feed.full_listing("n", 0.0)).unwrap();
+        let parts = feed.full_listing("n", 0.0);
+        let listing = decode(&parts);
         assert_eq!(names(&listing), ["a", "c", "d"]);
+        assert_eq!(listing["stats"]["totalSkills"], 3);
         assert_eq!(listing["stats"]["avgConfidence"], 0.5);
+        assert!(listing.get("next").is_none());
         assert!(!feed.is_full_listing(&feed.since(0, None)), "since=0 carries the tombstone");
+        // The packets are slices of the feed's one buffer, not copies of it.
+        let buf = feed.buf.as_ptr_range();
+        let packets: Vec<&Bytes> = parts.iter().filter(|p| p.starts_with(b"{\"name\"")).collect();
+        assert_eq!(packets.len(), 2, "a, then the run c,d after the tombstone");
+        assert!(packets.iter().all(|p| buf.contains(&p.as_ptr())), "every run points into the feed");
+    }
+
+    #[test]
+    fn a_full_listing_is_one_run_without_tombstones_and_empty_without_packets() {
+        let feed = Feed::build(3, vec![row(1, "a", false), row(3, "b", false)]);
+        let parts = feed.full_listing("n", 0.0);
+        assert_eq!(parts.len(), 3, "header, one run, footer");
+        assert_eq!(names(&decode(&parts)), ["a", "b"]);
+        assert!(feed.is_full_listing(&feed.since(0, None)));
+        let only_tombstones = Feed::build(2, vec![row(2, "x", true)]);
+        let empty = decode(&only_tombstones.full_listing("n", 0.0));
+        assert_eq!(names(&empty), Vec::<&str>::new());
+        assert_eq!(
+            (empty["stats"]["totalSkills"].as_i64(), empty["stats"]["avgConfidence"].as_f64()),
+            (Some(0), Some(0.0))
+        );
     }
 
     #[test]

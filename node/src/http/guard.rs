@@ -138,7 +138,7 @@ async fn sign(
 async fn digest_of(entry: Cached) -> Result<String, ApiError> {
     // Small bodies (an incremental `?since=` answer, a manifest) are hashed
     // in place: a thread hop would cost more than the hash.
-    if entry.has_digest() || entry.body.len() <= 64 * 1024 {
+    if entry.has_digest() || entry.body_len() <= 64 * 1024 {
         return Ok(entry.digest().to_owned());
     }
     Ok(tokio::task::spawn_blocking(move || entry.digest().to_owned()).await?)

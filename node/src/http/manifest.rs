@@ -57,7 +57,7 @@ pub(super) async fn get(State(state): State<AppState>, headers: HeaderMap) -> Re
         })
         .await?;
     let tag = etag_for(built.seq);
-    Ok(answer::cached(built.body.clone(), built, &tag))
+    Ok(answer::cached(built.body(), built, &tag))
 }
 
 fn build(library: &Library, variant: u8) -> Result<Cached, ApiError> {

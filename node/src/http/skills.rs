@@ -9,7 +9,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::Extension;
-use axum::body::{Body, Bytes};
+use axum::body::Body;
 use axum::extract::{ConnectInfo, Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -71,12 +71,10 @@ pub(super) async fn get(
         }
         // The full listing, or an incremental answer with the same packets:
         // cached once per change, with its gzip encoding and its digest.
+        // It shares the feed's bytes: one copy of the packets serves both.
         _ => {
-            let feed_seq = feed.seq;
             let build = || async {
-                let listing =
-                    tokio::task::spawn_blocking(move || feed.full_listing(&instance, uptime_hours)).await?;
-                Ok::<_, ApiError>(Cached::new(feed_seq, Bytes::from(listing)))
+                Ok::<_, ApiError>(Cached::from_parts(feed.seq, feed.full_listing(&instance, uptime_hours)))
             };
             let listing = state.cache.skills.get_or_build(seq, build).await?;
             Ok(listing_response(&headers, listing, &tag).await)
@@ -116,7 +114,7 @@ async fn listing_response(headers: &HeaderMap, listing: Cached, etag: &str) -> R
         .is_some_and(|v| v.split(',').any(|e| e.trim().split(';').next() == Some("gzip")));
     let vary = HeaderValue::from_static("accept-encoding");
     if !accepts_gzip {
-        let mut response = answer::cached(listing.body.clone(), listing, etag);
+        let mut response = answer::cached(listing.body(), listing, etag);
         response.headers_mut().insert(header::VARY, vary);
         return response;
     }
@@ -126,7 +124,7 @@ async fn listing_response(headers: &HeaderMap, listing: Cached, etag: &str) -> R
         Err(e) => return ApiError::internal(&e).into_response(),
     };
     // A signature covers the JSON before gzip (`SPEC.md` §10.1.6): the entry's.
-    let mut response = answer::cached(gzipped, entry, etag);
+    let mut response = answer::cached(Body::from(gzipped), entry, etag);
     response.headers_mut().insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
     response.headers_mut().insert(header::VARY, vary);
     response
