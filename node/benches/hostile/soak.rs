@@ -20,7 +20,7 @@ use hyper::body::Bytes;
 use hyper::header::{CONTENT_TYPE, HOST, HeaderName};
 use hyper::{HeaderMap, Method, Request, StatusCode};
 
-use crate::client::{Conn, fetch, handshake};
+use crate::client::{Conn, handshake};
 use crate::node::NodeProcess;
 use crate::raw::connect_from;
 use crate::sampler::memory_kib;
@@ -225,8 +225,12 @@ struct Watch {
 impl Watch {
     async fn sample(&mut self, a: &NodeProcess, b: &NodeProcess) {
         self.data_max = self.data_max.max(a.data_bytes());
-        let Ok(mut conn) = crate::client::connect(b.addr).await else { return };
-        let Ok((StatusCode::OK, _, body)) = fetch(&mut conn, b.addr, "/v1/peers", None).await else { return };
+        let Ok(token) = b.api_token() else { return };
+        let mut local = Client::new(IpAddr::from([127, 0, 0, 1]), b.addr);
+        let request = crate::client::get_v1(b.addr, "/v1/peers", &token);
+        let Ok((StatusCode::OK, _, body)) = local.send(request, Duration::from_secs(30)).await else {
+            return;
+        };
         let Ok(peers) = serde_json::from_slice::<serde_json::Value>(&body) else { return };
         for peer in peers["peers"].as_array().into_iter().flatten() {
             let failures = peer["failures"].as_i64().unwrap_or(0);
@@ -256,7 +260,7 @@ async fn report(
     let (_, b_peak) = memory_kib(b.pid());
     let mut local = Client::new(IpAddr::from([127, 0, 0, 1]), a.addr);
     let status = local
-        .send(crate::client::get(a.addr, "/v1/status", None), Duration::from_secs(30))
+        .send(crate::client::get_v1(a.addr, "/v1/status", &a.api_token()?), Duration::from_secs(30))
         .await
         .context("A's /v1/status")?;
     let status: serde_json::Value = serde_json::from_slice(&status.2)?;

@@ -33,6 +33,16 @@ pub(crate) async fn handshake(stream: tokio::net::TcpStream) -> anyhow::Result<C
     Ok(send)
 }
 
+/// A GET of the node's local `/v1/` API, with its API token.
+#[allow(dead_code)] // The hostile bench's; http_load reads no `/v1/`.
+pub(crate) fn get_v1(addr: SocketAddr, path: &str, token: &str) -> Request<Full<Bytes>> {
+    Request::get(path)
+        .header(HOST, addr.to_string())
+        .header(hyper::header::AUTHORIZATION, format!("Bearer {token}"))
+        .body(Full::new(Bytes::new()))
+        .expect("a GET with valid headers")
+}
+
 pub(crate) fn get(addr: SocketAddr, path: &str, if_none_match: Option<&str>) -> Request<Full<Bytes>> {
     let mut builder = Request::get(path).header(HOST, addr.to_string());
     if let Some(tag) = if_none_match {

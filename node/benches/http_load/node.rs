@@ -71,6 +71,16 @@ impl NodeProcess {
         Ok(node)
     }
 
+    /// The node's local API token (`<data>/api-token`), which `/v1/` requires.
+    #[allow(dead_code)] // The hostile bench's; http_load reads no `/v1/`.
+    pub(crate) fn api_token(&self) -> anyhow::Result<String> {
+        let path = self.dir.path().join("data").join("api-token");
+        Ok(std::fs::read_to_string(&path)
+            .with_context(|| format!("cannot read {}", path.display()))?
+            .trim()
+            .to_owned())
+    }
+
     pub(crate) fn pid(&self) -> u32 {
         self.child.id()
     }
