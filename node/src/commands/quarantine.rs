@@ -80,16 +80,7 @@ fn list(library: &Library, json: bool) -> anyhow::Result<ExitCode> {
                 t.size, t.sha256
             );
         }
-        for f in &e.findings {
-            let _ = writeln!(
-                out,
-                "    line {}: {} {}: {}",
-                f.line,
-                label(&f.severity),
-                one_line(&f.rule_id),
-                one_line(&f.excerpt)
-            );
-        }
+        finding_lines(&mut out, "    ", e);
     }
     let _ = writeln!(
         out,
@@ -146,17 +137,22 @@ fn show(library: &Library, id: i64, json: bool) -> anyhow::Result<ExitCode> {
 /// The findings of an entry, one per line with its line number.
 fn findings(entry: &QuarantineEntry) -> String {
     let mut out = format!("findings: {}\n", entry.findings.len());
+    finding_lines(&mut out, "  ", entry);
+    out
+}
+
+/// Writes each finding of `entry` to `out` on its own line, after `indent`.
+fn finding_lines(out: &mut String, indent: &str, entry: &QuarantineEntry) {
     for f in &entry.findings {
         let _ = writeln!(
             out,
-            "  line {}: {} {}: {}",
+            "{indent}line {}: {} {}: {}",
             f.line,
             label(&f.severity),
             one_line(&f.rule_id),
             one_line(&f.excerpt)
         );
     }
-    out
 }
 
 fn read_held(library: &Library, id: i64) -> anyhow::Result<(QuarantineEntry, Option<SkillPacket>)> {

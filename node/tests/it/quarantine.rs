@@ -17,13 +17,13 @@ use serde_json::{Value, json};
 use crate::cli::{Folders, Out, eventually, get, packet_named, skill_md};
 
 /// A packet from origin `peer` (the sender too), created now.
-fn from_peer(peer: &str, name: &str, body: &str, confidence: f64) -> SkillPacket {
+pub(crate) fn from_peer(peer: &str, name: &str, body: &str, confidence: f64) -> SkillPacket {
     let origin = Origin::new(peer, "someone", "linux/amd64", "1.0");
     SkillPacket::new(&origin, name, "From a peer", body, confidence, ecp_node::store::now())
 }
 
 /// POSTs an update of `packets` from `peer`; the status and the JSON answer.
-async fn push(node: &Node, peer: &str, packets: &[SkillPacket]) -> (u16, Value) {
+pub(crate) async fn push(node: &Node, peer: &str, packets: &[SkillPacket]) -> (u16, Value) {
     let update = ecp_protocol::KnowledgeUpdate {
         id: format!("{peer}-1"),
         peer_instance: peer.to_owned(),
