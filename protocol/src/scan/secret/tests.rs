@@ -2,6 +2,7 @@
 //! token-shaped strings are assembled at run time from a format's prefix
 //! and pseudo-random characters ([`fake`]), so no file holds one whole.
 
+use super::values::entropy;
 use super::*;
 use crate::scan::testutil::{assert_absent, assert_hit, assert_severity};
 use crate::scan::{Category::Secret, Scanner, Severity::*};
