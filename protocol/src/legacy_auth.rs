@@ -129,8 +129,14 @@ mod tests {
         assert_eq!(verify(SECRET, b"other body", Some(&good)), Err(AuthError::SignatureMismatch));
         assert_eq!(verify(b"other secret", b"body", Some(&good)), Err(AuthError::SignatureMismatch));
         assert_eq!(verify(SECRET, b"body", None), Err(AuthError::MissingSignature));
-        for malformed in ["", "zz", &good[..62], format!("{good}00").as_str(), format!("g{}", &good[1..]).as_str()] {
-            assert_eq!(verify(SECRET, b"body", Some(malformed)), Err(AuthError::MalformedSignature), "{malformed:?}");
+        for malformed in
+            ["", "zz", &good[..62], format!("{good}00").as_str(), format!("g{}", &good[1..]).as_str()]
+        {
+            assert_eq!(
+                verify(SECRET, b"body", Some(malformed)),
+                Err(AuthError::MalformedSignature),
+                "{malformed:?}"
+            );
         }
     }
 

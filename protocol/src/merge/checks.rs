@@ -258,7 +258,8 @@ mod tests {
 
     #[test]
     fn every_severity_has_its_wire_label() {
-        for severity in [Severity::Info, Severity::Low, Severity::Medium, Severity::High, Severity::Critical] {
+        for severity in [Severity::Info, Severity::Low, Severity::Medium, Severity::High, Severity::Critical]
+        {
             assert_eq!(serde_json::to_value(severity).unwrap(), severity_label(severity), "{severity:?}");
         }
     }

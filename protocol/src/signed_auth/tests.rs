@@ -480,7 +480,11 @@ fn a_nonce_is_held_to_the_end_of_its_window_inclusive() {
     assert_eq!(cache.admit("k", NONCE, NOW, NOW, 300), Ok(()));
     assert!(!cache.is_empty());
     assert_eq!(cache.len(), 1);
-    assert_eq!(cache.admit("k", NONCE, NOW, NOW + 300, 300), Err(SignedAuthError::Replay), "at the end of the window");
+    assert_eq!(
+        cache.admit("k", NONCE, NOW, NOW + 300, 300),
+        Err(SignedAuthError::Replay),
+        "at the end of the window"
+    );
     assert_eq!(cache.admit("k", "other-nonce-0000", NOW, NOW + 301, 300), Ok(()));
     assert_eq!(cache.len(), 1, "the first nonce was forgotten one second past its window");
     // A capacity of zero holds one.

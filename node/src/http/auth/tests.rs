@@ -17,9 +17,14 @@ async fn legacy_signatures_of_the_path_and_of_the_body_are_accepted_where_legacy
     let over_path = [("x-ecp-hmac", legacy_auth::sign_get(SECRET.as_bytes(), "/ecp/extra"))];
     let (status, _, body) = get_from(&app, REMOTE, "/ecp/extra?since=5", &over_path).await;
     assert_eq!((status, body.as_slice()), (StatusCode::OK, b"extra".as_slice()), "the query is not signed");
-    let over_url = [("x-ecp-hmac", legacy_auth::sign_get(SECRET.as_bytes(), "http://node.example:7327/ecp/extra"))];
+    let over_url =
+        [("x-ecp-hmac", legacy_auth::sign_get(SECRET.as_bytes(), "http://node.example:7327/ecp/extra"))];
     let with_host = [over_url[0].clone(), ("host", "node.example:7327".to_owned())];
-    assert_eq!(get_from(&app, REMOTE, "/ecp/extra", &with_host).await.0, StatusCode::OK, "the Go client's full URL");
+    assert_eq!(
+        get_from(&app, REMOTE, "/ecp/extra", &with_host).await.0,
+        StatusCode::OK,
+        "the Go client's full URL"
+    );
 
     let body = br#"{"skills":[]}"#.to_vec();
     let over_body = [("x-ecp-hmac", legacy_auth::sign_post(SECRET.as_bytes(), &body))];
@@ -89,7 +94,8 @@ fn the_signed_target_is_the_path_and_query_as_sent() {
 async fn the_rate_limit_answers_429_before_authentication() {
     let dir = tempfile::tempdir().unwrap();
     let app = app_with(dir.path(), |config| {
-        config.client_rate_limit = crate::config::ClientRateLimit { per_minute: 6, burst: 1, loopback: false };
+        config.client_rate_limit =
+            crate::config::ClientRateLimit { per_minute: 6, burst: 1, loopback: false };
     });
     let (status, _, body) = get_from(&app, REMOTE, "/ecp/extra", &[]).await;
     assert_eq!((status, code(&body)), (StatusCode::FORBIDDEN, "missing_signature".into()));

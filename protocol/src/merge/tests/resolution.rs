@@ -110,16 +110,30 @@ fn a_packet_refused_before_stage_5_takes_no_part_in_the_tie() {
 
 #[test]
 fn receiving_without_a_sender_adds_no_empty_hop() {
-    let out = merge_knowledge(update(vec![packet("alpha")]), &Store::new(), &StandardPolicy::default(), &ctx_with("", 0.5));
+    let out = merge_knowledge(
+        update(vec![packet("alpha")]),
+        &Store::new(),
+        &StandardPolicy::default(),
+        &ctx_with("", 0.5),
+    );
     let prov = out.decisions[0].packet.provenance.clone().unwrap();
     assert_eq!(prov.path, vec!["node-a".to_string()]);
     assert_eq!(prov.received_from, "");
     assert_eq!(prov.hops, 1);
     // A relay that is not the last hop is added once.
     let mut relayed = packet("beta");
-    relayed.provenance =
-        Some(Provenance { hops: 1, path: vec!["node-a".into()], origin_confidence: Some(1.0), ..Default::default() });
-    let out = merge_knowledge(update(vec![relayed]), &Store::new(), &StandardPolicy::default(), &ctx_with("node-r", 0.5));
+    relayed.provenance = Some(Provenance {
+        hops: 1,
+        path: vec!["node-a".into()],
+        origin_confidence: Some(1.0),
+        ..Default::default()
+    });
+    let out = merge_knowledge(
+        update(vec![relayed]),
+        &Store::new(),
+        &StandardPolicy::default(),
+        &ctx_with("node-r", 0.5),
+    );
     let prov = out.decisions[0].packet.provenance.clone().unwrap();
     assert_eq!(prov.path, vec!["node-a".to_string(), "node-r".to_string()]);
     assert_eq!(prov.hops, 2);
@@ -160,7 +174,8 @@ fn counts_add_up_to_the_packets_of_the_update() {
     store.insert("held".into(), held(SkillKind::External, "node-a", &held_v1));
     let unchanged = packet("same");
     store.insert("same".into(), held(SkillKind::External, "node-a", &unchanged));
-    let skills = vec![packet("fresh"), newer_version(&held_v1, "2026-11-21T10:00:00Z"), unchanged, packet("../bad")];
+    let skills =
+        vec![packet("fresh"), newer_version(&held_v1, "2026-11-21T10:00:00Z"), unchanged, packet("../bad")];
     let out = merge(skills, &store);
     let r = &out.result;
     assert_eq!((r.new_skills, r.updated_skills, r.unchanged, r.rejected_skills), (1, 1, 1, 1));
@@ -201,7 +216,10 @@ fn conflict_lines_shorten_long_names_and_reasons_at_their_limits() {
     let reason_line = |len: usize| -> String {
         let custom = "r".repeat(len - prefix.len());
         let says = move |_: &SkillPacket, _: &MergeContext<'_>| Err(PolicyRefusal::Custom(custom.clone()));
-        merge_knowledge(update(vec![packet("alpha")]), &Store::new(), &says, &ctx()).result.conflicts.remove(0)
+        merge_knowledge(update(vec![packet("alpha")]), &Store::new(), &says, &ctx())
+            .result
+            .conflicts
+            .remove(0)
     };
     assert_eq!(reason_line(300), format!("alpha: {prefix}{}", "r".repeat(300 - prefix.len())));
     assert_eq!(reason_line(301), format!("alpha: {prefix}{}…", "r".repeat(300 - prefix.len())));
