@@ -109,6 +109,31 @@ mod tests {
     }
 
     #[test]
+    fn asset_id_is_the_prefixed_body_hash() {
+        assert_eq!(asset_id(""), format!("sha256:{}", body_hash("")));
+        assert_eq!(sha256_hex(b"x"), body_hash("x"));
+        assert_eq!(packet_id("abc"), "abc", "a short hash is its own id");
+    }
+
+    #[test]
+    fn a_hash_of_64_characters_must_be_all_hex_digits() {
+        let good = body_hash("x");
+        assert_eq!(good.len(), HASH_HEX_LEN);
+        let not_hex = format!("g{}", &good[1..]);
+        assert!(matches!(verify_body("x", &not_hex), Err(IntegrityError::MalformedHash { .. })));
+        let long = format!("{good}0");
+        assert!(matches!(verify_body("x", &long), Err(IntegrityError::MalformedHash { .. })));
+        // The hash is echoed in the error, cut to 80 characters.
+        let huge = "Z".repeat(1000);
+        let Err(IntegrityError::MalformedHash { claimed }) = verify_body("x", &huge) else { panic!() };
+        assert_eq!(claimed, "Z".repeat(80));
+        let Err(IntegrityError::BodyHashMismatch { claimed, computed }) = verify_body("y", &good) else {
+            panic!()
+        };
+        assert_eq!((claimed, computed), (good, body_hash("y")));
+    }
+
+    #[test]
     fn rejects_body_that_does_not_match() {
         let err = verify_body("tampered", &body_hash("original")).unwrap_err();
         assert!(matches!(err, IntegrityError::BodyHashMismatch { .. }));

@@ -105,3 +105,87 @@ impl LegacyVerifier {
         if ok { Ok(()) } else { Err(AuthError::SignatureMismatch) }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SECRET: &[u8] = b"shared-secret";
+
+    #[test]
+    fn sign_is_lowercase_hex_hmac_sha256() {
+        // RFC 4231, test case 2.
+        let tag = sign(b"Jefe", b"what do ya want for nothing?");
+        assert_eq!(tag, "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+        assert_eq!(sign_post(b"Jefe", b"what do ya want for nothing?"), tag);
+        assert_eq!(sign_get(b"Jefe", "what do ya want for nothing?"), tag);
+    }
+
+    #[test]
+    fn verify_accepts_the_signature_of_the_payload_only() {
+        let good = sign(SECRET, b"body");
+        assert_eq!(verify(SECRET, b"body", Some(&good)), Ok(()));
+        assert_eq!(verify(SECRET, b"body", Some(&format!("  {}\t", good.to_uppercase()))), Ok(()));
+        assert_eq!(verify(SECRET, b"other body", Some(&good)), Err(AuthError::SignatureMismatch));
+        assert_eq!(verify(b"other secret", b"body", Some(&good)), Err(AuthError::SignatureMismatch));
+        assert_eq!(verify(SECRET, b"body", None), Err(AuthError::MissingSignature));
+        for malformed in
+            ["", "zz", &good[..62], format!("{good}00").as_str(), format!("g{}", &good[1..]).as_str()]
+        {
+            assert_eq!(
+                verify(SECRET, b"body", Some(malformed)),
+                Err(AuthError::MalformedSignature),
+                "{malformed:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn verify_post_covers_the_body() {
+        let v = LegacyVerifier::new(SECRET);
+        assert_eq!(v.verify_post(b"{}", Some(&sign_post(SECRET, b"{}"))), Ok(()));
+        assert_eq!(v.verify_post(b"{ }", Some(&sign_post(SECRET, b"{}"))), Err(AuthError::SignatureMismatch));
+        assert_eq!(v.verify_post(b"{}", None), Err(AuthError::MissingSignature));
+    }
+
+    #[test]
+    fn verify_get_accepts_the_path_and_the_full_url_only_when_allowed() {
+        let mut v = LegacyVerifier::new(SECRET);
+        let path = "/ecp/skills";
+        let host = Some("127.0.0.1:9102");
+        assert_eq!(v.verify_get(path, host, Some(&sign_get(SECRET, path))), Ok(()));
+        assert_eq!(v.verify_get(path, None, Some(&sign_get(SECRET, path))), Ok(()));
+        for url in ["http://127.0.0.1:9102/ecp/skills", "https://127.0.0.1:9102/ecp/skills"] {
+            let over_url = sign(SECRET, url.as_bytes());
+            assert_eq!(v.verify_get(path, host, Some(&over_url)), Ok(()), "{url}");
+            assert_eq!(
+                v.verify_get(path, None, Some(&over_url)),
+                Err(AuthError::SignatureMismatch),
+                "no host, no URL to check: {url}"
+            );
+            assert_eq!(
+                v.verify_get(path, Some("127.0.0.1:9999"), Some(&over_url)),
+                Err(AuthError::SignatureMismatch),
+                "another host: {url}"
+            );
+        }
+        assert_eq!(
+            v.verify_get("/ecp/manifest", host, Some(&sign_get(SECRET, path))),
+            Err(AuthError::SignatureMismatch)
+        );
+        assert_eq!(v.verify_get(path, host, Some("not hex")), Err(AuthError::MalformedSignature));
+        assert_eq!(v.verify_get(path, host, None), Err(AuthError::MissingSignature));
+
+        v.accept_full_url = false;
+        let over_url = sign(SECRET, b"http://127.0.0.1:9102/ecp/skills");
+        assert_eq!(v.verify_get(path, host, Some(&over_url)), Err(AuthError::SignatureMismatch));
+        assert_eq!(v.verify_get(path, host, Some(&sign_get(SECRET, path))), Ok(()));
+    }
+
+    #[test]
+    fn debug_never_prints_the_secret() {
+        let shown = format!("{:?}", LegacyVerifier::new("s3cr3t-value"));
+        assert!(shown.contains("LegacyVerifier") && shown.contains("accept_full_url: true"), "{shown}");
+        assert!(!shown.contains("s3cr3t") && !shown.contains("115, 51"), "{shown}");
+    }
+}

@@ -214,3 +214,6 @@ impl From<SignedAuthError> for ApiError {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -384,6 +384,65 @@ mod tests {
     }
 
     #[test]
+    fn a_wait_with_a_fraction_of_a_second_rounds_up_to_the_next_second() {
+        let l = limiter(6, 1, false);
+        let ip: IpAddr = "192.0.2.1".parse().unwrap();
+        assert_eq!(l.check(ip, T0), Ok(()));
+        assert_eq!(l.check(ip, T0 + Duration::from_millis(500)), Err(10), "9.5 s left");
+        assert_eq!(l.check(ip, T0 + Duration::from_millis(9_000)), Err(1), "exactly 1 s left");
+        assert_eq!(l.check(ip, T0 + Duration::from_millis(10_000)), Ok(()));
+    }
+
+    #[test]
+    fn idle_clients_are_swept_at_most_once_a_second() {
+        let l = limiter(60, 2, false);
+        let addr = |i: usize| IpAddr::from([10, (i >> 16) as u8, (i >> 8) as u8, i as u8]);
+        for i in 0..MAX_CLIENTS {
+            assert_eq!(l.check(addr(i), T0), Ok(()));
+        }
+        // The first newcomer sweeps; nobody is idle yet.
+        assert_eq!(l.check(addr(MAX_CLIENTS), T0 + Duration::from_millis(1500)), Ok(()));
+        assert_eq!(l.limiter.tracked(), MAX_CLIENTS);
+        // Everyone is idle from 2 s, but the last sweep was less than a second ago.
+        assert_eq!(l.check(addr(MAX_CLIENTS + 1), T0 + Duration::from_millis(2400)), Ok(()));
+        assert_eq!(l.limiter.tracked(), MAX_CLIENTS, "no sweep 0.9 s after the last");
+        // A tracked client never sweeps.
+        assert_eq!(l.check(addr(5), T0 + Duration::from_millis(2500)), Ok(()));
+        assert_eq!(l.limiter.tracked(), MAX_CLIENTS);
+        // A newcomer a second after the last sweep sweeps: only those active since stay.
+        assert_eq!(l.check(addr(MAX_CLIENTS + 2), T0 + Duration::from_millis(2500)), Ok(()));
+        assert_eq!(l.limiter.tracked(), 2, "the client of 2.5 s and the newcomer");
+    }
+
+    #[test]
+    fn a_client_is_its_ipv4_address_or_its_ipv6_64() {
+        let ip = |s: &str| s.parse::<IpAddr>().unwrap();
+        assert_eq!(client_key(ip("192.0.2.1")), ip("192.0.2.1"));
+        assert_eq!(client_key(ip("2001:db8:1:2:3:4:5:6")), ip("2001:db8:1:2::"));
+        assert_eq!(client_key(ip("2001:db8:1:2::")), ip("2001:db8:1:2::"));
+        assert_eq!(client_key(ip("ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff")), ip("ffff:ffff:ffff:ffff::"));
+    }
+
+    #[test]
+    fn the_store_counts_the_clients_it_holds() {
+        let clients = Clients::default();
+        assert!(clients.is_empty());
+        assert_eq!(ShrinkableKeyedStateStore::len(&clients), 0);
+        let key: IpAddr = "192.0.2.1".parse().unwrap();
+        let out: Result<(), ()> = clients.measure_and_replace(&key, |_| Ok(((), Nanos::from(5u64))));
+        assert_eq!(out, Ok(()));
+        assert!(!clients.is_empty());
+        assert!(clients.tracks(&key));
+        assert_eq!(ShrinkableKeyedStateStore::len(&clients), 1);
+        // A state at the cut-off is dropped; one past it is kept.
+        clients.retain_recent(Nanos::from(5u64));
+        assert!(clients.is_empty());
+        let _: Result<(), ()> = clients.measure_and_replace(&key, |_| Ok(((), Nanos::from(6u64))));
+        clients.retain_recent(Nanos::from(5u64));
+        assert!(clients.tracks(&key));
+    }
+
+    #[test]
     fn zero_per_minute_is_off() {
         assert!(ClientLimiter::new(ClientRateLimit { per_minute: 0, burst: 0, loopback: true }).is_none());
     }

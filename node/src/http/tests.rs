@@ -17,10 +17,10 @@ use crate::config::Config;
 use crate::keys::unix_now;
 use crate::library::Library;
 
-const SECRET: &str = "s3cret";
+pub(super) const SECRET: &str = "s3cret";
 
 /// A client off this machine (the address is a value, nothing is sent to it).
-const REMOTE: &str = "192.0.2.7:40000";
+pub(super) const REMOTE: &str = "192.0.2.7:40000";
 
 const TOKEN: &str = "an-api-token";
 
@@ -31,7 +31,7 @@ fn app_with_extra_routes(dir: &std::path::Path) -> Router {
 }
 
 /// [`app_with_extra_routes`] with the configuration changed by `adjust`.
-fn app_with(dir: &std::path::Path, adjust: impl FnOnce(&mut Config)) -> Router {
+pub(super) fn app_with(dir: &std::path::Path, adjust: impl FnOnce(&mut Config)) -> Router {
     let mut config = Config::for_tests(dir);
     config.secret = Some(SECRET.into());
     config.max_body_bytes = 1024;
@@ -45,7 +45,7 @@ fn app_with(dir: &std::path::Path, adjust: impl FnOnce(&mut Config)) -> Router {
 }
 
 /// `GET path` from `from`, with `headers`.
-async fn get_from(
+pub(super) async fn get_from(
     app: &Router,
     from: &str,
     path: &str,
@@ -55,7 +55,7 @@ async fn get_from(
 }
 
 /// `request` with `headers` and `body` from `from`.
-async fn send(
+pub(super) async fn send(
     app: &Router,
     from: &str,
     mut request: axum::http::request::Builder,
@@ -73,7 +73,7 @@ async fn send(
     (parts.status, parts.headers, body.to_vec())
 }
 
-fn code(body: &[u8]) -> String {
+pub(super) fn code(body: &[u8]) -> String {
     let value: Value = serde_json::from_slice(body).expect("a JSON error");
     value["code"].as_str().unwrap_or_default().to_owned()
 }

@@ -251,3 +251,16 @@ fn severity_label(severity: Severity) -> &'static str {
         Severity::Critical => "critical",
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_severity_has_its_wire_label() {
+        for severity in [Severity::Info, Severity::Low, Severity::Medium, Severity::High, Severity::Critical]
+        {
+            assert_eq!(serde_json::to_value(severity).unwrap(), severity_label(severity), "{severity:?}");
+        }
+    }
+}

@@ -8,6 +8,9 @@ use crate::packet::Origin;
 use crate::policy::{PolicyRefusal, StandardPolicy};
 use crate::wire::Provenance;
 
+mod bounds;
+mod resolution;
+
 const LOCAL: &str = "node-b";
 
 fn at(text: &str) -> Timestamp {

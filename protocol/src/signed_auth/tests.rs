@@ -266,7 +266,9 @@ fn keys_follow_the_id_rule_and_never_print_their_secret() {
     assert!(SigningKey::new("a b", "x").is_err());
     assert!(SigningKey::new("x".repeat(65), "x").is_err());
     let k = key("peer-b.2026", "super-secret-value");
-    assert!(!format!("{k:?}").contains("super-secret-value"));
+    let shown = format!("{k:?}");
+    assert!(shown.contains("SigningKey") && shown.contains("peer-b.2026"), "{shown}");
+    assert!(!shown.contains("super-secret-value") && !shown.contains("secret:"), "{shown}");
 }
 
 #[test]
@@ -385,5 +387,127 @@ fn malformed_authorities_are_refused_by_rule() {
             header: AUTHORITY_HEADER,
             rule: "host:port, the port written, at most 262 characters"
         }
+    );
+}
+
+#[test]
+fn a_verifier_without_keys_is_empty_and_refuses_every_key() {
+    let empty = RequestVerifier::new(Vec::new());
+    assert!(empty.is_empty());
+    assert!(!RequestVerifier::new(vec![key("k1", "s")]).is_empty());
+    let k = key("k1", "s");
+    let h = presented(&sign_request(&k, NODE_A, &get_skills(), b"", NOW, NONCE));
+    let nonces = Mutex::new(NonceCache::default());
+    assert_eq!(verify(&empty, &h, &get_skills(), b"", NOW, &nonces), Err(SignedAuthError::UnknownKey));
+}
+
+#[test]
+fn any_one_of_the_five_headers_is_an_attempt_at_ecp_1_2() {
+    let none = PresentedHeaders::default();
+    assert!(!none.any());
+    let one_each = [
+        PresentedHeaders { authority: Some(NODE_A), ..none },
+        PresentedHeaders { key_id: Some("k1"), ..none },
+        PresentedHeaders { timestamp: Some("1"), ..none },
+        PresentedHeaders { nonce: Some(NONCE), ..none },
+        PresentedHeaders { signature: Some("00"), ..none },
+    ];
+    for p in one_each {
+        assert!(p.any(), "{p:?}");
+    }
+    let read = PresentedHeaders::read(|name| (name == NONCE_HEADER).then_some(NONCE));
+    assert_eq!(read, PresentedHeaders { nonce: Some(NONCE), ..none });
+}
+
+#[test]
+fn header_rules_hold_at_their_limits_and_one_past() {
+    assert!(is_valid_key_id(&"k".repeat(MAX_KEY_ID_LEN)));
+    assert!(!is_valid_key_id(&"k".repeat(MAX_KEY_ID_LEN + 1)));
+    assert!(is_valid_key_id("a.b_c-D9"));
+    assert!(!is_valid_key_id("a/b"));
+    assert!(SigningKey::new("k".repeat(MAX_KEY_ID_LEN), "s").is_ok());
+
+    assert!(is_valid_nonce(&"n".repeat(*NONCE_LEN.start())));
+    assert!(!is_valid_nonce(&"n".repeat(NONCE_LEN.start() - 1)));
+    assert!(is_valid_nonce(&"n".repeat(*NONCE_LEN.end())));
+    assert!(!is_valid_nonce(&"n".repeat(NONCE_LEN.end() + 1)));
+    assert!(is_valid_nonce("abcdefgh_-ABCDEF"));
+    assert!(!is_valid_nonce("abcdefgh.-ABCDEF"));
+
+    assert_eq!(parse_timestamp(&"9".repeat(12)), Ok(999_999_999_999));
+    assert!(parse_timestamp(&"9".repeat(13)).is_err());
+    assert!(parse_timestamp("").is_err());
+    assert_eq!(parse_timestamp("0"), Ok(0));
+
+    // host (253) + ':' + port (5) + brackets' worth of room: 262 in all.
+    let host_of = |len: usize| "h".repeat(len);
+    assert!(is_valid_authority(&format!("{}:65535", host_of(MAX_AUTHORITY_LEN - 6))));
+    assert!(!is_valid_authority(&format!("{}:65535", host_of(MAX_AUTHORITY_LEN - 5))));
+    assert!(is_valid_authority("h:1"));
+    assert!(!is_valid_authority("h:"));
+    assert!(!is_valid_authority("h:123456"));
+    assert!(!is_valid_authority("h:12a"));
+    assert!(!is_valid_authority(":80"));
+    assert!(!is_valid_authority("[]:80"));
+    assert!(!is_valid_authority("[::1:80"));
+    assert!(is_valid_authority("[::1]:80"));
+    assert!(is_valid_authority("[::ffff:10.0.0.1]:80"));
+    assert!(!is_valid_authority("[::g]:80"));
+    assert!(!is_valid_authority("Host:80"), "lower case only");
+    assert!(!is_valid_authority("host"));
+    assert_eq!(authority("Node-A.Example", 7327), "node-a.example:7327");
+    assert_eq!(authority("[::1]", 80), "[::1]:80");
+}
+
+#[test]
+fn the_skew_window_of_a_verifier_takes_effect() {
+    let k = key("k1", "s");
+    let verifier = RequestVerifier::new(vec![k.clone()]).with_max_skew(10);
+    assert_eq!(verifier.max_skew_secs(), 10);
+    assert_eq!(RequestVerifier::new(vec![k.clone()]).with_max_skew(-10).max_skew_secs(), 10);
+    for (offset, ok) in [(10, true), (-10, true), (11, false), (-11, false)] {
+        let nonces = Mutex::new(NonceCache::default());
+        let h = presented(&sign_request(&k, NODE_A, &get_skills(), b"", NOW + offset, NONCE));
+        let result = verify(&verifier, &h, &get_skills(), b"", NOW, &nonces);
+        assert_eq!(result.is_ok(), ok, "offset {offset}: {result:?}");
+    }
+}
+
+#[test]
+fn a_nonce_is_held_to_the_end_of_its_window_inclusive() {
+    let mut cache = NonceCache::with_capacity(8);
+    assert!(cache.is_empty());
+    assert_eq!(cache.admit("k", NONCE, NOW, NOW, 300), Ok(()));
+    assert!(!cache.is_empty());
+    assert_eq!(cache.len(), 1);
+    assert_eq!(
+        cache.admit("k", NONCE, NOW, NOW + 300, 300),
+        Err(SignedAuthError::Replay),
+        "at the end of the window"
+    );
+    assert_eq!(cache.admit("k", "other-nonce-0000", NOW, NOW + 301, 300), Ok(()));
+    assert_eq!(cache.len(), 1, "the first nonce was forgotten one second past its window");
+    // A capacity of zero holds one.
+    let mut tiny = NonceCache::with_capacity(0);
+    assert_eq!(tiny.admit("k", NONCE, NOW, NOW, 300), Ok(()));
+    assert_eq!(tiny.admit("k", "other-nonce-0000", NOW, NOW, 300), Err(SignedAuthError::ReplayCacheFull));
+}
+
+#[test]
+fn a_response_carries_four_headers_and_a_request_five() {
+    let k = key("k1", "s");
+    let exchange = Exchange { request: get_skills(), request_nonce: NONCE, status: 200 };
+    let response = sign_response(&k, &exchange, b"{}", NOW);
+    let names: Vec<_> = response.pairs().into_iter().map(|(name, _)| name).collect();
+    assert_eq!(names, [KEY_ID_HEADER, TIMESTAMP_HEADER, NONCE_HEADER, SIGNATURE_HEADER]);
+    let request = sign_request(&k, NODE_A, &get_skills(), b"", NOW, NONCE);
+    let pairs = request.pairs();
+    assert_eq!(pairs[0], (AUTHORITY_HEADER, NODE_A.to_owned()));
+    assert_eq!(pairs[2], (TIMESTAMP_HEADER, NOW.to_string()));
+    assert_eq!(pairs.len(), 5);
+    assert_eq!(
+        sign_response_digest(&k, &exchange, &body_digest(b"{}"), NOW),
+        response,
+        "signing a digest is signing its body"
     );
 }

@@ -1,0 +1,112 @@
+//! The authentication steps of `super` through the router: legacy
+//! signatures accepted or refused as configured, the status of each
+//! refusal, and the rate limit answering before authentication.
+
+use axum::http::{Request, StatusCode};
+use axum::response::IntoResponse;
+use ecp_protocol::signed_auth::SigningKey;
+use ecp_protocol::{SignedAuthError, legacy_auth};
+
+use super::super::tests::{REMOTE, SECRET, app_with, code, get_from, send};
+use super::*;
+
+#[tokio::test]
+async fn legacy_signatures_of_the_path_and_of_the_body_are_accepted_where_legacy_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = app_with(dir.path(), |_| {});
+    let over_path = [("x-ecp-hmac", legacy_auth::sign_get(SECRET.as_bytes(), "/ecp/extra"))];
+    let (status, _, body) = get_from(&app, REMOTE, "/ecp/extra?since=5", &over_path).await;
+    assert_eq!((status, body.as_slice()), (StatusCode::OK, b"extra".as_slice()), "the query is not signed");
+    let over_url =
+        [("x-ecp-hmac", legacy_auth::sign_get(SECRET.as_bytes(), "http://node.example:7327/ecp/extra"))];
+    let with_host = [over_url[0].clone(), ("host", "node.example:7327".to_owned())];
+    assert_eq!(
+        get_from(&app, REMOTE, "/ecp/extra", &with_host).await.0,
+        StatusCode::OK,
+        "the Go client's full URL"
+    );
+
+    let body = br#"{"skills":[]}"#.to_vec();
+    let over_body = [("x-ecp-hmac", legacy_auth::sign_post(SECRET.as_bytes(), &body))];
+    let (status, _, answer) = send(&app, REMOTE, Request::post("/ecp/extra"), &over_body, body.clone()).await;
+    assert_eq!((status, answer.as_slice()), (StatusCode::OK, b"posted".as_slice()));
+    // A POST signed over its path, as a GET would be, is refused.
+    let (status, _, answer) = send(&app, REMOTE, Request::post("/ecp/extra"), &over_path, body).await;
+    assert_eq!((status, code(&answer)), (StatusCode::FORBIDDEN, "bad_signature".into()));
+}
+
+#[tokio::test]
+async fn legacy_signatures_are_refused_with_401_where_legacy_is_off() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = app_with(dir.path(), |config| config.accept_legacy = false);
+    let good = [("x-ecp-hmac", legacy_auth::sign_get(SECRET.as_bytes(), "/ecp/extra"))];
+    let (status, headers, body) = get_from(&app, REMOTE, "/ecp/extra", &good).await;
+    assert_eq!((status, code(&body)), (StatusCode::UNAUTHORIZED, "legacy_auth_refused".into()));
+    assert_eq!(headers.get("www-authenticate").map(|v| v.to_str().unwrap()), Some("ECP-1.2"));
+    assert!(String::from_utf8_lossy(&body).contains("accept_legacy is false"));
+    let (status, _, body) = get_from(&app, REMOTE, "/ecp/extra", &[]).await;
+    assert_eq!((status, code(&body)), (StatusCode::UNAUTHORIZED, "missing_signature".into()));
+}
+
+#[tokio::test]
+async fn a_node_with_keys_but_no_secret_cannot_check_legacy_signatures() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = app_with(dir.path(), |config| {
+        config.secret = None;
+        config.keys = vec![SigningKey::new("k1", "key-secret").unwrap()];
+    });
+    let some = [("x-ecp-hmac", legacy_auth::sign_get(b"key-secret", "/ecp/extra"))];
+    let (status, _, body) = get_from(&app, REMOTE, "/ecp/extra", &some).await;
+    assert_eq!((status, code(&body)), (StatusCode::UNAUTHORIZED, "legacy_auth_refused".into()));
+    assert!(String::from_utf8_lossy(&body).contains("no shared secret"));
+}
+
+#[tokio::test]
+async fn an_ecp_1_2_header_that_is_not_text_is_malformed_not_missing() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = app_with(dir.path(), |_| {});
+    let mut request = Request::get("/ecp/extra");
+    request = request.header("x-ecp-nonce", axum::http::HeaderValue::from_bytes(b"\xff\xfe").unwrap());
+    let (status, _, body) = send(&app, REMOTE, request, &[], Vec::new()).await;
+    assert_eq!((status, code(&body)), (StatusCode::UNAUTHORIZED, "malformed_signature".into()));
+    assert!(String::from_utf8_lossy(&body).contains("X-ECP-Nonce"));
+}
+
+#[test]
+fn a_full_replay_cache_is_503_with_retry_after_and_other_failures_401() {
+    let full = ApiError::from(SignedAuthError::ReplayCacheFull).into_response();
+    assert_eq!(full.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(full.headers().get("retry-after").map(|v| v.to_str().unwrap()), Some("30"));
+    let replay = ApiError::from(SignedAuthError::Replay).into_response();
+    assert_eq!(replay.status(), StatusCode::UNAUTHORIZED);
+    assert_eq!(replay.headers().get("www-authenticate").map(|v| v.to_str().unwrap()), Some("ECP-1.2"));
+}
+
+#[test]
+fn the_signed_target_is_the_path_and_query_as_sent() {
+    let uri: Uri = "/ecp/skills?since=5&x=%20".parse().unwrap();
+    assert_eq!(target(&uri), "/ecp/skills?since=5&x=%20");
+    let uri: Uri = "http://node.example/ecp/manifest".parse().unwrap();
+    assert_eq!(target(&uri), "/ecp/manifest");
+}
+
+#[tokio::test]
+async fn the_rate_limit_answers_429_before_authentication() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = app_with(dir.path(), |config| {
+        config.client_rate_limit =
+            crate::config::ClientRateLimit { per_minute: 6, burst: 1, loopback: false };
+    });
+    let (status, _, body) = get_from(&app, REMOTE, "/ecp/extra", &[]).await;
+    assert_eq!((status, code(&body)), (StatusCode::FORBIDDEN, "missing_signature".into()));
+    let (status, headers, body) = get_from(&app, REMOTE, "/ecp/extra", &[]).await;
+    assert_eq!((status, code(&body)), (StatusCode::TOO_MANY_REQUESTS, "rate_limited".into()));
+    let wait: u64 = headers.get("retry-after").unwrap().to_str().unwrap().parse().unwrap();
+    assert!((1..=10).contains(&wait), "{wait}");
+    let message = String::from_utf8_lossy(&body).into_owned();
+    assert!(message.contains("6 per minute (bursts of 1)"), "{message}");
+    // Loopback clients are not limited by default.
+    for _ in 0..3 {
+        assert_eq!(get_from(&app, "127.0.0.1:40000", "/ecp/extra", &[]).await.0, StatusCode::FORBIDDEN);
+    }
+}
