@@ -123,24 +123,26 @@ impl PermissionPolicy {
         BUILTIN_KEYS.iter().copied().chain(self.extra_keys.iter().map(String::as_str))
     }
 
-    /// The grants in `body`'s frontmatter, in the order written.
+    /// The grants in `body`'s frontmatter, in the order written: the keys
+    /// as YAML reads them (however written), else as lines start with them.
     pub fn grants(&self, body: &str) -> Vec<Grant> {
         let Some((lines, close)) = crate::stamp::frontmatter_lines(body) else { return Vec::new() };
         let keys: Vec<&str> = self.keys().collect();
-        let yaml = single(&lines[1..close].concat());
-        lines[1..close]
-            .iter()
-            .filter_map(|line| top_level_key(line, &keys))
-            .map(|key| {
-                let value = match &yaml {
-                    Some(Yaml::Hash(h)) => {
-                        h.get(&Yaml::String(key.to_owned())).map_or_else(String::new, one_line)
-                    }
-                    _ => String::new(),
-                };
-                Grant { key: key.to_owned(), value }
-            })
-            .collect()
+        let grant = |key: &str, value: String| Grant { key: key.to_owned(), value };
+        match single(&lines[1..close].concat()) {
+            Some(Yaml::Hash(map)) => map
+                .iter()
+                .filter_map(|(k, v)| {
+                    let key = k.as_str().filter(|k| keys.contains(k))?;
+                    Some(grant(key, one_line(v)))
+                })
+                .collect(),
+            _ => lines[1..close]
+                .iter()
+                .filter_map(|line| top_level_key(line, &keys))
+                .map(|key| grant(key, String::new()))
+                .collect(),
+        }
     }
 
     /// Whether the grants of a skill from `origin` stay in its file: only
@@ -187,13 +189,15 @@ fn single(text: &str) -> Option<Yaml> {
     (docs.len() == 1).then(|| docs.remove(0))
 }
 
-/// `body` without the top-level entries of `keys` in its frontmatter (see
-/// the module doc); `body` itself when it holds none.
-pub fn strip(body: &str, keys: &[&str]) -> String {
+/// `body` without the top-level entries of `policy`'s keys in its
+/// frontmatter (see the module doc); `body` itself when it holds none.
+pub fn strip(policy: &PermissionPolicy, body: &str) -> String {
     let Some((lines, close)) = crate::stamp::frontmatter_lines(body) else { return body.to_owned() };
-    if !lines[1..close].iter().any(|l| top_level_key(l, keys).is_some()) {
+    if policy.grants(body).is_empty() {
         return body.to_owned();
     }
+    let keys: Vec<&str> = policy.keys().collect();
+    let keys = keys.as_slice();
     let mut kept: Vec<&str> = vec![lines[0]];
     let mut skipping = false;
     for line in &lines[1..close] {

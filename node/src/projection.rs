@@ -154,8 +154,7 @@ impl Projection {
     pub fn content<'a>(&self, packet: &'a SkillPacket, kind: SkillKind) -> Cow<'a, str> {
         let mut body = Cow::Borrowed(packet.skill_body.as_str());
         if !self.removed_grants(packet, kind).is_empty() {
-            let keys: Vec<&str> = self.permissions.keys().collect();
-            body = Cow::Owned(permissions::strip(&body, &keys));
+            body = Cow::Owned(permissions::strip(&self.permissions, &body));
         }
         let Some(node) = self.node.as_deref().filter(|_| kind == SkillKind::External) else {
             return body;
