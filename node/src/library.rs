@@ -453,7 +453,8 @@ impl Library {
         for entry in entries {
             match self.store.skill(&entry.skill_name) {
                 Ok(Some((record, packet, _))) if !packet.deprecated => {
-                    let kind = if record.kind == "local" { SkillKind::Local } else { SkillKind::External };
+                    let kind = record.skill_kind();
+                    self.record_removed_grants(&packet, kind);
                     if let Err(e) = self.projection.write(&packet, kind) {
                         tracing::error!(error = %e, "skills folder not fully updated");
                     }

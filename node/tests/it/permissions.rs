@@ -212,3 +212,31 @@ async fn refuse_quarantines_skills_with_grants_at_intake() {
     b.shutdown().await.expect("clean shutdown");
     a.shutdown().await.expect("clean shutdown");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_skill_accepted_from_the_inbox_is_written_without_its_grants_and_the_removal_audited() {
+    let a_dir = tempfile::tempdir().expect("a temporary folder");
+    let a = Node::bind(Config::for_tests(a_dir.path())).await.expect("A starts");
+    put_local(&a, &granting("deploy")).await;
+    let f = Folders::new();
+    let mut config = f.config();
+    config.intake = ecp_node::intake::IntakeMode::Review;
+    let b = Node::bind(config).await.expect("B starts");
+    push_all(&a, &b).await;
+    let audited = || async {
+        let audit = get(&b, "/v1/audit?limit=100").await;
+        audit["audit"].as_array().expect("audit").iter().any(|e| e["decision"] == "permissions-removed")
+    };
+    let waiting = get(&b, "/v1/inbox").await;
+    let id = waiting["inbox"][0]["id"].as_i64().unwrap_or_else(|| panic!("an inbox entry: {waiting}"));
+    assert!(!audited().await, "nothing written, nothing removed yet");
+    let http = crate::util::v1_client(&b, SOON);
+    let r = http.post(format!("{}/v1/inbox/{id}/accept", b.url())).send().await.expect("POST");
+    assert_eq!(r.status(), 200);
+    let shown =
+        eventually("the accepted skill is in B's folder", SOON, || async { file(&f, "deploy") }).await;
+    assert!(!shown.contains("allowed-tools") && !shown.contains("hooks"), "{shown}");
+    assert!(audited().await, "the removal is audited");
+    b.shutdown().await.expect("clean shutdown");
+    a.shutdown().await.expect("clean shutdown");
+}
