@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 use ecp_node::config::Secret;
 use ecp_node::intake::IntakeMode;
+use ecp_node::permissions::ReceivedPermissions;
 
 /// ecp-node — share agent skills with peers over ECP, safely.
 ///
@@ -69,6 +70,16 @@ pub(crate) struct GlobalArgs {
             clap::builder::PossibleValuesParser::new(["auto", "review"]),
             |mode| mode.parse::<IntakeMode>().expect("a possible value")))]
     pub(crate) intake: Option<IntakeMode>,
+    /// What becomes of grants (`allowed-tools`, `hooks`, `[policy]
+    /// permission_keys`) in received skills' frontmatter: `strip` removes
+    /// them from the skill's file; `keep-from-trusted` keeps them when the
+    /// skill's origin is a peer trusted at or above `[policy]
+    /// permissions_trust`; `refuse` quarantines such skills.
+    #[arg(long, env = "ECP_POLICY_RECEIVED_PERMISSIONS", global = true, value_name = "MODE",
+        value_parser = clap::builder::TypedValueParser::map(
+            clap::builder::PossibleValuesParser::new(["strip", "keep-from-trusted", "refuse"]),
+            |mode| mode.parse::<ReceivedPermissions>().expect("a possible value")))]
+    pub(crate) received_permissions: Option<ReceivedPermissions>,
 }
 
 /// The subcommands.

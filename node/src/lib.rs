@@ -6,6 +6,7 @@
 //!   audit, sequence.
 //! - [`projection`]: the skills folder agents read, written from the store.
 //! - [`stamp`]: where a received skill came from, in its file's frontmatter.
+//! - [`permissions`]: grants in received skills' frontmatter kept out of the agent's folder.
 //! - [`library`]: store + projection; the one place through which skills change.
 //! - [`intake`]: the node's merge step — the protocol's decisions plus the
 //!   per-origin limits and quarantine approvals, applied in one store transaction.
@@ -52,6 +53,7 @@ pub mod keys;
 pub mod library;
 pub mod node;
 pub mod operator;
+pub mod permissions;
 pub mod projection;
 pub mod reload;
 pub mod serve;

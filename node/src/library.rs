@@ -11,6 +11,7 @@ use ecp_protocol::{KnowledgeUpdate, MergeResult, SkillKind, SkillPacket, Standar
 use tokio::sync::{mpsc, watch};
 
 use crate::intake::{self, IntakeMode, Limits, OnExcess, Sender};
+use crate::permissions::{PermissionPolicy, RefuseGrants};
 use crate::projection::Projection;
 use crate::sharing::{Decider, Decision, Sharing};
 use crate::store::{Change, InboxEntry, Mark, OriginExcess, Source, Store, StoreError, Verdict};
@@ -105,6 +106,15 @@ impl Library {
         self.sharing.folders().iter().position(|f| f.path == self.projection.dir())
     }
 
+    /// The library applying `policy` to grants in received skills
+    /// ([`crate::permissions`]; `strip` with the built-in keys otherwise).
+    /// Set it before cloning.
+    #[must_use]
+    pub fn with_permissions(mut self, policy: PermissionPolicy) -> Library {
+        self.projection = self.projection.with_permissions(policy, self.store.clone());
+        self
+    }
+
     /// The library with other limits (the defaults otherwise).
     /// Set it before cloning: clones made earlier keep theirs.
     #[must_use]
@@ -162,8 +172,44 @@ impl Library {
     }
 
     fn project(&self, changes: &[Change]) {
+        for change in changes.iter().filter(|c| !c.withheld && !c.packet.deprecated) {
+            self.record_removed_grants(&change.packet, change.kind);
+        }
         if let Err(e) = self.projection.apply(changes) {
             tracing::error!(error = %e, "skills folder not fully updated");
+        }
+    }
+
+    /// What `skill show` and `GET /v1/skills/{name}` say about the grants
+    /// removed from a skill's file, one line each: "allowed-tools: Bash,
+    /// Write removed — received from <origin>".
+    pub fn removed_grants(&self, packet: &SkillPacket, kind: SkillKind) -> Vec<String> {
+        self.projection
+            .removed_grants(packet, kind)
+            .iter()
+            .map(|g| format!("{g} removed — received from {}", packet.origin_instance))
+            .collect()
+    }
+
+    /// Logs and audits the grants removed from a received skill's file as
+    /// it is written for a new version.
+    fn record_removed_grants(&self, packet: &SkillPacket, kind: SkillKind) {
+        let removed = self.removed_grants(packet, kind);
+        if removed.is_empty() {
+            return;
+        }
+        let reason = removed.join("; ");
+        tracing::info!(
+            skill = %packet.skill_name,
+            origin = %packet.origin_instance,
+            removed = %reason,
+            "permission-bearing frontmatter removed from the received skill's file ([policy] received_permissions)"
+        );
+        let actor = Source::Peer(packet.origin_instance.clone());
+        let audited =
+            self.store.transaction(|tx| tx.audit(&actor, &packet.skill_name, "permissions-removed", &reason));
+        if let Err(e) = audited {
+            tracing::error!(error = %e, skill = %packet.skill_name, "cannot audit the removed permissions");
         }
     }
 
@@ -218,6 +264,7 @@ impl Library {
         sender: &Sender,
         policy: &StandardPolicy,
     ) -> Result<MergeResult, StoreError> {
+        let policy = &self.with_grant_policy(policy);
         let merged =
             intake::merge(&self.store, update, sender, policy, &self.limits, OnExcess::Refuse, self.intake)?;
         self.committed(&merged.changes);
@@ -233,6 +280,7 @@ impl Library {
         sender: &Sender,
         policy: &StandardPolicy,
     ) -> Result<(MergeResult, Vec<OriginExcess>), StoreError> {
+        let policy = &self.with_grant_policy(policy);
         let merged = intake::merge(
             &self.store,
             update,
@@ -244,6 +292,11 @@ impl Library {
         )?;
         self.committed(&merged.changes);
         Ok((merged.result, merged.held_back))
+    }
+
+    /// `policy` with `[policy] received_permissions = "refuse"` applied.
+    fn with_grant_policy<'a>(&self, policy: &'a StandardPolicy) -> RefuseGrants<'a, StandardPolicy> {
+        RefuseGrants { inner: policy, policy: self.projection.permissions().clone() }
     }
 
     /// Installs or replaces a local skill, deciding whether it is shared;
@@ -400,7 +453,8 @@ impl Library {
         for entry in entries {
             match self.store.skill(&entry.skill_name) {
                 Ok(Some((record, packet, _))) if !packet.deprecated => {
-                    let kind = if record.kind == "local" { SkillKind::Local } else { SkillKind::External };
+                    let kind = record.skill_kind();
+                    self.record_removed_grants(&packet, kind);
                     if let Err(e) = self.projection.write(&packet, kind) {
                         tracing::error!(error = %e, "skills folder not fully updated");
                     }

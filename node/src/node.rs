@@ -143,6 +143,7 @@ impl Node {
                 .with_limits(config.merge_limits())
                 .with_intake(config.intake)
                 .with_sharing(Sharing::new(config.sharing.clone()))
+                .with_permissions(config.permission_policy(&peers))
         };
         let listener = bind(config.listen).await?;
         let local_addr =

@@ -28,9 +28,10 @@
 //! file behind; the node removes those of dead processes at start
 //! ([`Projection::sweep_leftovers`]).
 //!
-//! A received skill's file says where it came from ([`crate::stamp`]): the
-//! stamped text is what the node writes and records as written, so the
-//! importer never takes the stamp for the agent's edit.
+//! A received skill's file says where it came from ([`crate::stamp`]) and
+//! carries no grants its origin may not give ([`crate::permissions`]): that
+//! text is what the node writes and records as written, so the importer
+//! never takes the stamp or a removed grant for the agent's edit.
 //!
 //! With review intake, a change the user has not accepted is withheld
 //! ([`Change::withheld`]): the file stays as it is.
@@ -49,8 +50,9 @@ use std::time::{Duration, Instant};
 use ecp_protocol::skill_doc;
 use ecp_protocol::{SkillKind, SkillPacket, integrity};
 
+use crate::permissions::{self, Grant, PermissionPolicy};
 use crate::stamp::{self, Stamp};
-use crate::store::Change;
+use crate::store::{Change, Store};
 
 /// The file name of a skill inside its folder.
 pub const SKILL_FILE: &str = "SKILL.md";
@@ -94,12 +96,23 @@ pub struct Projection {
     /// This node's instance id, stamped into received skills' files
     /// ([`crate::stamp`]); `None`: files are written as stored.
     node: Option<Arc<str>>,
+    /// What becomes of grants in received skills' frontmatter
+    /// ([`crate::permissions`]), and the store that knows peers' instance ids.
+    permissions: Arc<PermissionPolicy>,
+    store: Option<Arc<Store>>,
 }
 
 impl Projection {
     /// A projection into `dir` (created on first write).
     pub fn new(dir: impl Into<PathBuf>) -> Self {
-        Projection { dir: dir.into(), others: Arc::default(), own_writes: Arc::default(), node: None }
+        Projection {
+            dir: dir.into(),
+            others: Arc::default(),
+            own_writes: Arc::default(),
+            node: None,
+            permissions: Arc::default(),
+            store: None,
+        }
     }
 
     /// The projection, stamping received skills' files as written by `node`.
@@ -109,16 +122,48 @@ impl Projection {
         self
     }
 
-    /// What the folder shows for `packet`: a received skill's body with
+    /// The projection, applying `policy` to received skills' grants; `store`
+    /// knows the instance ids learned from peers' manifests.
+    #[must_use]
+    pub fn with_permissions(mut self, policy: PermissionPolicy, store: Arc<Store>) -> Self {
+        self.permissions = Arc::new(policy);
+        self.store = Some(store);
+        self
+    }
+
+    /// The policy on received skills' grants.
+    pub fn permissions(&self) -> &Arc<PermissionPolicy> {
+        &self.permissions
+    }
+
+    /// The grants removed from `packet`'s file: those of a received skill
+    /// unless its origin keeps them ([`PermissionPolicy::keeps`]).
+    pub fn removed_grants(&self, packet: &SkillPacket, kind: SkillKind) -> Vec<Grant> {
+        if kind != SkillKind::External
+            || self.permissions.keeps(&packet.origin_instance, self.store.as_deref())
+        {
+            return Vec::new();
+        }
+        self.permissions.grants(&packet.skill_body)
+    }
+
+    /// What the folder shows for `packet`: a received skill's body without
+    /// the grants its origin may not give ([`crate::permissions`]) and with
     /// where it came from in its frontmatter ([`crate::stamp`]), any other
     /// skill's body as stored.
     pub fn content<'a>(&self, packet: &'a SkillPacket, kind: SkillKind) -> Cow<'a, str> {
-        let body = packet.skill_body.as_str();
+        let mut body = Cow::Borrowed(packet.skill_body.as_str());
+        if !self.removed_grants(packet, kind).is_empty() {
+            body = Cow::Owned(permissions::strip(&self.permissions, &body));
+        }
         let Some(node) = self.node.as_deref().filter(|_| kind == SkillKind::External) else {
-            return Cow::Borrowed(body);
+            return body;
         };
         let stamp = Stamp { origin: &packet.origin_instance, confidence: packet.confidence, node };
-        stamp::stamp(body, &stamp).map_or(Cow::Borrowed(body), Cow::Owned)
+        match stamp::stamp(&body, &stamp) {
+            Some(stamped) => Cow::Owned(stamped),
+            None => body,
+        }
     }
 
     /// The projection, knowing the node's other skills folders.

@@ -68,12 +68,7 @@ fn confidence_text(confidence: f64) -> String {
 /// it cannot be stamped without risk (see the module doc).
 pub fn stamp(body: &str, stamp: &Stamp<'_>) -> Option<String> {
     let before = skill_doc::parse(body).ok()?.frontmatter?;
-    let lines: Vec<&str> = body.split_inclusive('\n').collect();
-    let fence = |line: &str| line.trim_end_matches([' ', '\t', '\r', '\n']).to_owned();
-    if lines.first().map(|l| fence(l)).as_deref() != Some("---") {
-        return None;
-    }
-    let close = 1 + lines[1..].iter().position(|l| matches!(fence(l).as_str(), "---" | "..."))?;
+    let (lines, close) = frontmatter_lines(body)?;
     let eol = if lines[0].ends_with("\r\n") { "\r\n" } else { "\n" };
     let stamped_frontmatter = merge(&lines[1..close], stamp, eol)?;
     let mut out = String::with_capacity(body.len() + 128);
@@ -89,6 +84,18 @@ pub fn stamp(body: &str, stamp: &Stamp<'_>) -> Option<String> {
     }
     let original: String = lines[1..close].concat();
     same_but_stamp(&original, &stamped_frontmatter, stamp).then_some(out)
+}
+
+/// `body`'s lines (ends kept) and the index of the frontmatter's closing
+/// fence, when it opens with one; the frontmatter is `lines[1..close]`.
+pub(crate) fn frontmatter_lines(body: &str) -> Option<(Vec<&str>, usize)> {
+    let lines: Vec<&str> = body.split_inclusive('\n').collect();
+    let fence = |line: &str| line.trim_end_matches([' ', '\t', '\r', '\n']).to_owned();
+    if lines.first().map(|l| fence(l)).as_deref() != Some("---") {
+        return None;
+    }
+    let close = 1 + lines[1..].iter().position(|l| matches!(fence(l).as_str(), "---" | "..."))?;
+    Some((lines, close))
 }
 
 /// The frontmatter lines (between the fences) with the stamp merged in.

@@ -61,6 +61,7 @@ pub(crate) fn resolve(global: &crate::cli::GlobalArgs, extra: Overrides) -> anyh
         sharing_mode: global.sharing_mode.clone(),
         peers: global.peers.clone(),
         intake: global.intake.or(extra.intake),
+        received_permissions: global.received_permissions.or(extra.received_permissions),
         tls,
         ..extra
     };
@@ -101,12 +102,19 @@ pub(crate) fn open_library(config: &Config, init: bool) -> anyhow::Result<Librar
              to make a new node there"
         );
     }
+    // The peers' trust decides which received skills keep their grants.
+    let peers = match &config.peers_file {
+        Some(path) => ecp_node::config::PeersConfig::load(path)
+            .with_context(|| format!("cannot read the peers file {}", path.display()))?,
+        None => ecp_node::config::PeersConfig::default(),
+    };
     Library::open(&config.data_dir, &config.skills_dir)
         .map(|library| {
             library
                 .with_limits(config.merge_limits())
                 .with_intake(config.intake)
                 .with_sharing(ecp_node::sharing::Sharing::new(config.sharing.clone()))
+                .with_permissions(config.permission_policy(&peers))
         })
         .with_context(|| format!("cannot open the node's data in {data} (see --data)"))
 }

@@ -177,8 +177,11 @@ fn show(library: &Library, name: &str, json: bool) -> anyhow::Result<ExitCode> {
     else {
         bail!("no skill named {name:?}; `ecp-node skill list` shows the names");
     };
+    let removed = library.removed_grants(&packet, record.skill_kind());
     if json {
-        emit_json(&json!({ "skill": record, "packet": packet, "versions": versions }))?;
+        emit_json(
+            &json!({ "skill": record, "packet": packet, "versions": versions, "removedPermissions": removed }),
+        )?;
         return Ok(ExitCode::SUCCESS);
     }
     let mut out = String::new();
@@ -212,6 +215,9 @@ fn show(library: &Library, name: &str, json: bool) -> anyhow::Result<ExitCode> {
                 p.origin_confidence.map_or_else(|| "unknown".to_owned(), |c| format!("{c:.2}"))
             ),
         );
+    }
+    for note in &removed {
+        field("permissions", note);
     }
     let mut table = Table::new(&["VERSION", "SEQ", "RECORDED", "SOURCE", "DEPRECATED", "INTEGRITY"]);
     for v in &versions {

@@ -19,6 +19,9 @@ use super::keys::{self, FileKey};
 use super::{ConfigError, Secret, duration, unit};
 use crate::connections::ConnectionLimits;
 use crate::intake::{DEFAULT_SENDER_PER_DAY, DEFAULT_SENDER_PER_HOUR, IntakeMode, Limits};
+use crate::permissions::{
+    DEFAULT_PERMISSIONS_TRUST, MAX_PERMISSION_KEYS, PeerTrust, PermissionPolicy, ReceivedPermissions,
+};
 use crate::sharing::{Folder, Mode, Settings};
 use crate::store::{DEFAULT_HISTORY_DEPTH, OriginLimits, QuarantineCaps};
 use crate::tls::TlsFiles;
@@ -190,6 +193,13 @@ pub struct FilePolicy {
     /// `"auto"` (default): skills from peers reach the skills folder at once;
     /// `"review"`: they wait in the inbox until the user accepts them.
     pub intake: Option<IntakeMode>,
+    /// What becomes of grants in received skills' frontmatter: `"strip"`
+    /// (default), `"keep-from-trusted"` or `"refuse"`.
+    pub received_permissions: Option<ReceivedPermissions>,
+    /// Frontmatter keys treated as grants besides `allowed-tools` and `hooks`.
+    pub permission_keys: Option<Vec<String>>,
+    /// Trust an origin needs to keep its grants under `keep-from-trusted` (default 0.9).
+    pub permissions_trust: Option<f64>,
 }
 
 /// What flags and environment variables said (all optional).
@@ -250,6 +260,8 @@ pub struct Overrides {
     pub trust_loopback: Option<bool>,
     /// `--intake` / `ECP_POLICY_INTAKE`.
     pub intake: Option<IntakeMode>,
+    /// `--received-permissions` / `ECP_POLICY_RECEIVED_PERMISSIONS`.
+    pub received_permissions: Option<ReceivedPermissions>,
     /// `--tls-cert`, `--tls-key`, `--client-ca`, `--tls-client-cert`,
     /// `--tls-client-key` (and their `ECP_*` variables).
     pub tls: TlsFiles,
@@ -333,6 +345,9 @@ pub struct Config {
     /// Whether skills from peers reach the skills folder at once or after
     /// the user's review (`[policy] intake`).
     pub intake: IntakeMode,
+    /// What becomes of grants in received skills' frontmatter (`[policy]
+    /// received_permissions`, `permission_keys`, `permissions_trust`).
+    pub permissions: PermissionPolicy,
     /// Accept the Go client's full-URL GET signatures.
     pub accept_full_url_hmac: bool,
     /// Advertise and browse `_ecp._tcp.local.` (default true; off in tests).
@@ -503,6 +518,15 @@ impl Config {
                 return Err(ConfigError::Invalid { key, message: "must be at least 1".into() });
             }
         }
+        let permissions = PermissionPolicy {
+            mode: over.received_permissions.or(fc.policy.received_permissions).unwrap_or_default(),
+            extra_keys: permission_keys(fc.policy.permission_keys.unwrap_or_default())?,
+            min_trust: unit_at(
+                "policy.permissions_trust",
+                fc.policy.permissions_trust.unwrap_or(DEFAULT_PERMISSIONS_TRUST),
+            )?,
+            peers: Vec::new(),
+        };
         let trust_loopback = over.trust_loopback.or(fc.server.trust_loopback).unwrap_or(false);
         let names = server_names(over.names.or(fc.server.names).unwrap_or_default())?;
         let tls = over.tls.or(fc.tls);
@@ -532,6 +556,7 @@ impl Config {
             )?,
             reshare_external: fc.policy.reshare_external.unwrap_or(true),
             intake: over.intake.or(fc.policy.intake).unwrap_or_default(),
+            permissions,
             accept_full_url_hmac: fc.policy.accept_full_url_hmac.unwrap_or(true),
             mdns: over.mdns.unwrap_or(true),
             peers_file: over.peers,
@@ -543,6 +568,16 @@ impl Config {
             connections,
             tls,
         })
+    }
+
+    /// The policy on received skills' grants, knowing the configured `peers`.
+    pub fn permission_policy(&self, peers: &super::PeersConfig) -> PermissionPolicy {
+        let peers = peers
+            .peers
+            .iter()
+            .map(|p| PeerTrust { url: p.url.clone(), instance: p.instance.clone(), trust: p.trust })
+            .collect();
+        PermissionPolicy { peers, ..self.permissions.clone() }
     }
 
     /// The limits every merge applies.
@@ -692,3 +727,22 @@ fn load(path: &Path) -> Result<FileConfig, ConfigError> {
 
 #[cfg(test)]
 mod tests;
+
+/// `[policy] permission_keys`, checked: each a frontmatter key (1–64
+/// bytes of letters, digits, `-` and `_`), at most 64 of them.
+fn permission_keys(keys: Vec<String>) -> Result<Vec<String>, ConfigError> {
+    let invalid = |message: String| ConfigError::Invalid { key: "policy.permission_keys", message };
+    if keys.len() > MAX_PERMISSION_KEYS {
+        return Err(invalid(format!("lists {} keys; at most {MAX_PERMISSION_KEYS} are allowed", keys.len())));
+    }
+    for key in &keys {
+        let ok = (1..=64).contains(&key.len())
+            && key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+        if !ok {
+            return Err(invalid(format!(
+                "{key:?} is not a frontmatter key; use 1-64 letters, digits, '-' or '_'"
+            )));
+        }
+    }
+    Ok(keys)
+}

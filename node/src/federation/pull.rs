@@ -139,6 +139,12 @@ async fn round(ctx: &Context, peer: &PeerSpec, attempted_at: &str) -> Result<Pul
         record.cursor = 0;
         record.etag.clear();
     }
+    if state.instance.is_empty() {
+        // Known before the first merge: `keep-from-trusted` looks the
+        // origin's trust up by it (crate::permissions).
+        let (library, url, kind, id) = (ctx.library.clone(), peer.url.clone(), peer.kind, instance.clone());
+        blocking(move || library.store().record_peer_instance(&url, kind, &id)).await?;
+    }
     report.instance.clone_from(&instance);
     report.since = record.cursor;
     record.instance = instance.clone();

@@ -39,9 +39,18 @@ pub(super) async fn show_skill(
     let name = skill_name(name)?;
     let library = state.library.clone();
     let lookup = name.clone();
-    let found = tokio::task::spawn_blocking(move || library.store().skill(&lookup)).await??;
-    let (record, packet, versions) = found.ok_or(crate::store::StoreError::NoSuchSkill(name))?;
-    Ok(Json(json!({ "skill": record, "packet": packet, "versions": versions })))
+    let found = tokio::task::spawn_blocking(move || {
+        let found = library.store().skill(&lookup)?;
+        Ok::<_, crate::store::StoreError>(found.map(|(record, packet, versions)| {
+            let removed = library.removed_grants(&packet, record.skill_kind());
+            (record, packet, versions, removed)
+        }))
+    })
+    .await??;
+    let (record, packet, versions, removed) = found.ok_or(crate::store::StoreError::NoSuchSkill(name))?;
+    Ok(Json(
+        json!({ "skill": record, "packet": packet, "versions": versions, "removedPermissions": removed }),
+    ))
 }
 
 /// The body of `POST /v1/skills`.

@@ -64,6 +64,13 @@ pub struct SkillRecord {
     pub integrity_hash: String,
 }
 
+impl SkillRecord {
+    /// Its kind, as the projection takes it.
+    pub fn skill_kind(&self) -> SkillKind {
+        kind_from_label(self.kind)
+    }
+}
+
 /// One historical version of a skill.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]

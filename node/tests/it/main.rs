@@ -36,6 +36,8 @@ mod limits;
 mod local_api;
 // quarantine: approve and drop with the CLI beside a running node — lowering, provenance, audit, re-sends.
 mod quarantine;
+// permissions: grants in received skills' frontmatter stripped from the file, kept from a trusted origin, refused.
+mod permissions;
 // inbound: review intake and the inbox, quarantine show/--force/drop, trust that does not depend on timing.
 mod inbound;
 // tls: TLS and mTLS between nodes with a test CA (rcgen); bad certificate files; the binary over HTTPS.

@@ -365,3 +365,46 @@ fn sharing_settings_that_cannot_work_are_refused_naming_the_key() {
     let over = Overrides { sharing_mode: Some("all".into()), ..Default::default() };
     assert!(Config::resolve(None, over).unwrap_err().to_string().starts_with("sharing.mode:"));
 }
+
+#[test]
+fn received_permissions_come_from_the_file_or_the_flag_and_permission_keys_are_bounded() {
+    use crate::permissions::{MAX_PERMISSION_KEYS, ReceivedPermissions};
+    let c = Config::resolve(None, Overrides::default()).unwrap();
+    assert_eq!(c.permissions.mode, ReceivedPermissions::Strip);
+    assert!((c.permissions.min_trust - 0.9).abs() < f64::EPSILON && c.permissions.extra_keys.is_empty());
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("node.toml");
+    let write = |policy: &str| std::fs::write(&file, format!("[policy]\n{policy}\n")).unwrap();
+    write(
+        "received_permissions = \"refuse\"\npermission_keys = [\"model\", \"context_fork\"]\npermissions_trust = 1.0",
+    );
+    let c = Config::resolve(Some(&file), Overrides::default()).unwrap();
+    assert_eq!(c.permissions.mode, ReceivedPermissions::Refuse);
+    assert_eq!(c.permissions.extra_keys, ["model", "context_fork"]);
+    assert!((c.permissions.min_trust - 1.0).abs() < f64::EPSILON);
+    let over =
+        Overrides { received_permissions: Some(ReceivedPermissions::KeepFromTrusted), ..Default::default() };
+    assert_eq!(
+        Config::resolve(Some(&file), over).unwrap().permissions.mode,
+        ReceivedPermissions::KeepFromTrusted
+    );
+    let keys = |n: usize| (0..n).map(|i| format!("\"k{i}\"")).collect::<Vec<_>>().join(", ");
+    write(&format!("permission_keys = [{}]", keys(MAX_PERMISSION_KEYS)));
+    assert!(Config::resolve(Some(&file), Overrides::default()).is_ok(), "at the limit");
+    write(&format!("permission_keys = [{}]", keys(MAX_PERMISSION_KEYS + 1)));
+    let err = Config::resolve(Some(&file), Overrides::default()).unwrap_err().to_string();
+    assert!(err.starts_with("policy.permission_keys:") && err.contains("at most 64"), "{err}");
+    let long = "k".repeat(64);
+    write(&format!("permission_keys = [\"{long}\"]"));
+    assert!(Config::resolve(Some(&file), Overrides::default()).is_ok(), "a 64-byte key");
+    for bad in [format!("{long}k"), String::new(), "a b".into(), "a:b".into()] {
+        write(&format!("permission_keys = [\"{bad}\"]"));
+        let err = Config::resolve(Some(&file), Overrides::default()).unwrap_err().to_string();
+        assert!(err.starts_with("policy.permission_keys:"), "{bad:?}: {err}");
+    }
+    write("received_permissions = \"keep\"");
+    assert!(Config::resolve(Some(&file), Overrides::default()).is_err());
+    write("permissions_trust = 1.5");
+    let err = Config::resolve(Some(&file), Overrides::default()).unwrap_err().to_string();
+    assert!(err.starts_with("policy.permissions_trust"), "{err}");
+}
