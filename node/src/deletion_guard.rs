@@ -71,10 +71,21 @@ pub struct Unavailable {
     pub number: usize,
 }
 
+/// Whose folder a checked one is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Marked {
+    /// It carries this node's marker.
+    Own,
+    /// The marker was written now: the first import, or the folder of another
+    /// node adopted. Records of files "the node wrote" there are not this
+    /// node's, so every skill is imported.
+    Now,
+}
+
 /// Checks folder `index` (which exists) for its marker: writes one on the
 /// first import (or adopts the folder of another node); a folder the node
 /// marked before whose marker is gone is [`Unavailable`].
-pub fn check_marker(library: &Library, index: usize, dir: &Path) -> Result<(), Unavailable> {
+pub fn check_marker(library: &Library, index: usize, dir: &Path) -> Result<Marked, Unavailable> {
     let own = library.store().instance_id();
     let path = dir.join(MARKER_FILE);
     let found = match std::fs::read(&path) {
@@ -84,7 +95,7 @@ pub fn check_marker(library: &Library, index: usize, dir: &Path) -> Result<(), U
         Err(_) => Some(own.to_owned()),
     };
     match found {
-        Some(instance) if instance == own => Ok(()),
+        Some(instance) if instance == own => Ok(Marked::Own),
         Some(other) => {
             if other.is_empty() {
                 tracing::info!(
@@ -99,12 +110,12 @@ pub fn check_marker(library: &Library, index: usize, dir: &Path) -> Result<(), U
                 );
             }
             write_marker(library, &path, dir);
-            Ok(())
+            Ok(Marked::Now)
         }
         None if library.store().folder_marked(dir).unwrap_or(true) => Err(Unavailable { number: index + 1 }),
         None => {
             write_marker(library, &path, dir);
-            Ok(())
+            Ok(Marked::Now)
         }
     }
 }

@@ -46,7 +46,7 @@ use ecp_protocol::skill_doc::{self, DocError, StructureError, StructureLimits};
 use ecp_protocol::{SkillPacket, Timestamp, integrity};
 use tokio::sync::mpsc;
 
-use crate::deletion_guard::{Unavailable, check_marker};
+use crate::deletion_guard::{Marked, Unavailable, check_marker};
 use crate::library::Library;
 use crate::projection::{Projection, SKILL_FILE};
 use crate::sharing::Decider;
@@ -397,10 +397,13 @@ impl Run<'_> {
                 return false;
             }
         };
-        if let Err(unavailable) = check_marker(library, index, dir) {
-            report.unavailable.push(unavailable);
-            return false;
-        }
+        let marked = match check_marker(library, index, dir) {
+            Ok(marked) => marked,
+            Err(unavailable) => {
+                report.unavailable.push(unavailable);
+                return false;
+            }
+        };
         let origin = local_origin(library.store().instance_id());
         let limits = StructureLimits::default();
         let mut folders: Vec<_> = entries.filter_map(Result::ok).collect();
@@ -453,8 +456,9 @@ impl Run<'_> {
                     continue;
                 }
             };
-            // Only the projection folder holds files the node wrote.
-            if is_projection && library.projection().wrote(&name, text.as_bytes()) {
+            // Only the projection folder holds files the node wrote; in a
+            // folder marked just now, the records are another node's (#25).
+            if is_projection && marked == Marked::Own && library.projection().wrote(&name, text.as_bytes()) {
                 report.own_files += 1;
                 continue;
             }

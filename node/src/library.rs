@@ -432,10 +432,12 @@ impl Library {
 
     /// Writes every active skill to the folder (at start: the folder may be
     /// new, or another process may have changed the store), but those
-    /// review intake holds back.
+    /// review intake holds back, and those of a held deletion (writing them
+    /// back would decide it without the user).
     pub fn project_all(&self) -> Result<usize, StoreError> {
         let mut written = 0;
-        let withheld = self.store.withheld_from_folder()?;
+        let mut withheld = self.store.withheld_from_folder()?;
+        withheld.extend(self.store.held_deletions()?.into_iter().flat_map(|d| d.names));
         for (packet, kind) in self.store.current_packets()? {
             if withheld.contains(&packet.skill_name) {
                 continue;
