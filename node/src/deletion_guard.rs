@@ -5,8 +5,9 @@
 //!   it. A folder the node marked whose marker is gone is *unavailable*
 //!   (an empty mount point, a sync tool's temporary state), never empty:
 //!   nothing is tombstoned while it is so ([`check_marker`]). A marker
-//!   written by another node (or one that does not parse) is adopted: the
-//!   node writes its own and imports every skill there as its own.
+//!   written by another node is adopted: the node writes its own and
+//!   imports every skill there as its own. An empty marker (or one that
+//!   does not parse) is the user's word that the folder is right as it is.
 //! - Bulk-delete hold: an import pass that would tombstone more than
 //!   [`Guard::max`] skills and more than [`Guard::fraction`] of the folder's
 //!   skills at once is held ([`Guard::holds`]) until the user accepts
@@ -74,12 +75,11 @@ pub struct Unavailable {
 /// Whose folder a checked one is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Marked {
-    /// It carries this node's marker.
+    /// It carries this node's marker (written now if it had none).
     Own,
-    /// The marker was written now: the first import, or the folder of another
-    /// node adopted. Records of files "the node wrote" there are not this
-    /// node's, so every skill is imported.
-    Now,
+    /// It carried another node's marker: adopted now. Records of files "the
+    /// node wrote" there are that node's, so every skill is imported.
+    Adopted,
 }
 
 /// Checks folder `index` (which exists) for its marker: writes one on the
@@ -97,25 +97,25 @@ pub fn check_marker(library: &Library, index: usize, dir: &Path) -> Result<Marke
     match found {
         Some(instance) if instance == own => Ok(Marked::Own),
         Some(other) => {
+            write_marker(library, &path, dir);
             if other.is_empty() {
                 tracing::info!(
                     folder = index + 1,
-                    "skills folder marker restored; importing every skill there"
+                    "skills folder marker restored; importing the folder again"
                 );
-            } else {
-                tracing::info!(
-                    folder = index + 1,
-                    served_by = %other,
-                    "skills folder adopted from another node; importing every skill there as this node's own"
-                );
+                return Ok(Marked::Own);
             }
-            write_marker(library, &path, dir);
-            Ok(Marked::Now)
+            tracing::info!(
+                folder = index + 1,
+                served_by = %other,
+                "skills folder adopted from another node; importing every skill there as this node's own"
+            );
+            Ok(Marked::Adopted)
         }
         None if library.store().folder_marked(dir).unwrap_or(true) => Err(Unavailable { number: index + 1 }),
         None => {
             write_marker(library, &path, dir);
-            Ok(Marked::Now)
+            Ok(Marked::Own)
         }
     }
 }

@@ -456,8 +456,8 @@ impl Run<'_> {
                     continue;
                 }
             };
-            // Only the projection folder holds files the node wrote; in a
-            // folder marked just now, the records are another node's (#25).
+            // Only the projection folder holds files the node wrote; in an
+            // adopted folder, the records are another node's (#25).
             if is_projection && marked == Marked::Own && library.projection().wrote(&name, text.as_bytes()) {
                 report.own_files += 1;
                 continue;
