@@ -98,6 +98,11 @@ pub(crate) enum Command {
     /// (`--intake review`): list, show, accept or reject them.
     #[command(subcommand)]
     Inbox(InboxCommand),
+    /// Deletions held because too many skills left the skills folder at
+    /// once: list them, accept (the tombstones go out) or reject (the files
+    /// are written back).
+    #[command(subcommand)]
+    Deletions(DeletionsCommand),
     /// Show the node's instance id, sequence number and counts (the running
     /// server's, when one runs on the data folder).
     Status(JsonFlag),
@@ -256,6 +261,15 @@ pub(crate) struct ServeArgs {
     /// (default 64); more are closed at once.
     #[arg(long, env = "ECP_MAX_CONNECTIONS_PER_ADDRESS", value_name = "N")]
     pub(crate) max_connections_per_address: Option<usize>,
+    /// Most skills one import pass tombstones without asking (default 5): a
+    /// pass that would tombstone more, and more than
+    /// --max-bulk-delete-fraction of the folder, is held (`ecp-node deletions`).
+    #[arg(long, env = "ECP_LIMITS_MAX_BULK_DELETE", value_name = "N")]
+    pub(crate) max_bulk_delete: Option<u64>,
+    /// Largest share of the folder's skills one import pass tombstones
+    /// without asking (default 0.5; 0 to 1).
+    #[arg(long, env = "ECP_LIMITS_MAX_BULK_DELETE_FRACTION", value_name = "SHARE")]
+    pub(crate) max_bulk_delete_fraction: Option<f64>,
     /// Serve HTTPS with this certificate: a PEM file, the node's certificate
     /// first, then its intermediates.
     #[arg(long, env = "ECP_TLS_CERT", value_name = "FILE")]
@@ -363,6 +377,25 @@ pub(crate) enum QuarantineCommand {
         /// Entries first received longer ago than this, e.g. `7d`, `12h`.
         #[arg(long, value_name = "DURATION")]
         older_than: Option<String>,
+    },
+}
+
+/// `deletions …`
+#[derive(Debug, Subcommand)]
+pub(crate) enum DeletionsCommand {
+    /// List the held deletions.
+    List(JsonFlag),
+    /// Accept a held deletion: its skills become tombstones and peers learn
+    /// of it. Without ID, the only one held.
+    Accept {
+        /// Deletion id from `deletions list`.
+        id: Option<i64>,
+    },
+    /// Reject a held deletion: its skills stay, and their files are written
+    /// back into the skills folder. Without ID, the only one held.
+    Reject {
+        /// Deletion id from `deletions list`.
+        id: Option<i64>,
     },
 }
 

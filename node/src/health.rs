@@ -9,8 +9,9 @@
 //!   another process holding the database fails it);
 //! - `federator`: federation runs (it stops when the node shuts down, so a
 //!   draining node stops taking traffic);
-//! - `skills_folder`: the skills folder is there — a missing folder is
-//!   unavailable, never empty (nothing is withdrawn while it is gone).
+//! - `skills_folder`: every skills folder is there with its marker
+//!   ([`crate::deletion_guard`]) — a missing folder, or one that lost its
+//!   marker, is unavailable, never empty (nothing is withdrawn meanwhile).
 //!
 //! Reasons never carry absolute paths: they name the folder by its role.
 
@@ -63,7 +64,7 @@ pub struct Checks {
     pub store: Check,
     /// Federation runs.
     pub federator: Check,
-    /// The skills folder is there.
+    /// Every skills folder is there with its marker.
     pub skills_folder: Check,
 }
 
@@ -82,7 +83,7 @@ pub fn readiness(library: &Library, data_dir: &Path, federator: Option<&Federato
         Some(_) => Err("federation has stopped: the node is shutting down".to_owned()),
         None => Err("federation is not running in this process".to_owned()),
     });
-    let skills_folder = Check::from(folder_is_there(library.projection().dir()));
+    let skills_folder = Check::from(folders_are_there(library));
     let ready = store.ok && federator.ok && skills_folder.ok;
     Readiness {
         status: if ready { "ready" } else { "not_ready" },
@@ -99,6 +100,25 @@ fn store_takes_writes(library: &Library, data_dir: &Path) -> Result<(), String> 
     let written = std::fs::write(&probe, b"ready\n").and_then(|()| std::fs::File::open(&probe)?.sync_all());
     let _ = std::fs::remove_file(&probe);
     written.map_err(|e| format!("the data folder cannot take a new file: {}", io_kind(&e)))
+}
+
+/// Every skills folder is there with its marker; the reasons of those that
+/// are not, joined.
+pub fn folders_are_there(library: &Library) -> Result<(), String> {
+    let folders = library.sharing().folders();
+    let reasons: Vec<String> = folders
+        .iter()
+        .enumerate()
+        .filter_map(|(index, folder)| {
+            let reason = match folder_is_there(&folder.path) {
+                Err(reason) if folders.len() > 1 => format!("folder {}: {reason}", index + 1),
+                Err(reason) => reason,
+                Ok(()) => crate::deletion_guard::marker_lost(library, index, &folder.path)?.to_string(),
+            };
+            Some(reason)
+        })
+        .collect();
+    if reasons.is_empty() { Ok(()) } else { Err(reasons.join("; ")) }
 }
 
 fn folder_is_there(dir: &Path) -> Result<(), String> {

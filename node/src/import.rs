@@ -12,7 +12,8 @@
 //! effect without an edit of the skill. A local skill's confidence is the
 //! frontmatter key `confidence`, default [`DEFAULT_CONFIDENCE`]. A skill the
 //! agent imported here and then deleted becomes a tombstone, so the deletion
-//! travels to peers.
+//! travels to peers — unless the folder lost its marker or too many went at
+//! once ([`crate::deletion_guard`]).
 //!
 //! The same folder is the node's [projection](crate::projection): the node
 //! writes the skills it holds there too. Files it wrote itself (their content
@@ -45,6 +46,7 @@ use ecp_protocol::skill_doc::{self, DocError, StructureError, StructureLimits};
 use ecp_protocol::{SkillPacket, Timestamp, integrity};
 use tokio::sync::mpsc;
 
+use crate::deletion_guard::{Marked, Unavailable, check_marker};
 use crate::library::Library;
 use crate::projection::{Projection, SKILL_FILE};
 use crate::sharing::Decider;
@@ -238,11 +240,18 @@ pub struct ImportReport {
     pub skipped: Vec<Skipped>,
     /// Names held by more than one folder.
     pub duplicates: Vec<Duplicate>,
+    /// Folders that lost their marker: nothing was withdrawn.
+    pub unavailable: Vec<Unavailable>,
+    /// The deletion this run held (too many skills gone at once).
+    pub held_deletion: Option<i64>,
 }
 
 impl ImportReport {
     /// Logs a one-line summary, and each skipped file as a warning.
     pub fn log(&self) {
+        for folder in &self.unavailable {
+            tracing::warn!("{folder}");
+        }
         for skip in &self.skipped {
             tracing::warn!(file = %skip.path.display(), reason = %skip.reason, "skills folder: file not imported");
         }
@@ -298,9 +307,10 @@ pub fn import_all(library: &Library) -> ImportReport {
         .store()
         .active_local_from(&Source::SkillsDir)
         .map(|owned| if complete { owned } else { Vec::new() })
+        .and_then(|owned| guard_deletions(library, owned, &present, &mut report))
     {
-        Ok(owned) => {
-            for name in owned.into_iter().filter(|n| !present.contains(n)) {
+        Ok(gone) => {
+            for name in gone {
                 match library.tombstone(&name, Source::SkillsDir) {
                     Ok(true) => report.tombstoned.push(name),
                     Ok(false) => {}
@@ -320,6 +330,43 @@ pub fn import_all(library: &Library) -> ImportReport {
         Err(e) => store_failed(&mut report, e),
     }
     report
+}
+
+/// Of the skills imported from the folders (`owned`), those whose files are
+/// gone and may be tombstoned now: not those a held deletion keeps, and
+/// none when there are so many that they are held ([`Guard::holds`]). A held
+/// deletion whose files are all back is dropped.
+fn guard_deletions(
+    library: &Library,
+    owned: Vec<String>,
+    present: &HashSet<String>,
+    report: &mut ImportReport,
+) -> Result<Vec<String>, StoreError> {
+    let total = owned.len();
+    let mut gone: Vec<String> = owned.into_iter().filter(|n| !present.contains(n)).collect();
+    for held in library.store().held_deletions()?.into_iter().filter(|d| d.source == Source::SkillsDir) {
+        if held.names.iter().all(|n| present.contains(n)) {
+            library.store().release_deletion(held.id, "deletion-dropped", &Source::SkillsDir)?;
+            tracing::info!(deletion = held.id, "held deletion dropped: its files are back");
+            continue;
+        }
+        gone.retain(|n| !held.names.contains(n));
+    }
+    if library.deletion_guard().holds(gone.len(), total) {
+        let held = library.store().hold_deletion(&Source::SkillsDir, &gone)?;
+        tracing::warn!(
+            deletion = held.id,
+            count = gone.len(),
+            of = total,
+            "skills folder: {} of {total} skills are gone at once; nothing is withdrawn until you run \
+             `ecp-node deletions accept {}` (or reject it to write them back)",
+            gone.len(),
+            held.id
+        );
+        report.held_deletion = Some(held.id);
+        gone.clear();
+    }
+    Ok(gone)
 }
 
 /// One [`import_all`] run's state across folders.
@@ -347,6 +394,13 @@ impl Run<'_> {
                 report
                     .skipped
                     .push(Skipped { path: PathBuf::new(), reason: format!("cannot list the folder: {e}") });
+                return false;
+            }
+        };
+        let marked = match check_marker(library, index, dir) {
+            Ok(marked) => marked,
+            Err(unavailable) => {
+                report.unavailable.push(unavailable);
                 return false;
             }
         };
@@ -402,8 +456,9 @@ impl Run<'_> {
                     continue;
                 }
             };
-            // Only the projection folder holds files the node wrote.
-            if is_projection && library.projection().wrote(&name, text.as_bytes()) {
+            // Only the projection folder holds files the node wrote; in an
+            // adopted folder, the records are another node's (#25).
+            if is_projection && marked == Marked::Own && library.projection().wrote(&name, text.as_bytes()) {
                 report.own_files += 1;
                 continue;
             }

@@ -12,6 +12,8 @@
 //!   per-origin limits and quarantine approvals, applied in one store transaction.
 //! - [`import`]: the agent's SKILL.md files in the skills folders become local
 //!   skills (at start and on change); deleted ones become tombstones.
+//! - [`deletion_guard`]: a cleared folder cannot delete the mesh's skills —
+//!   the folder marker `.ecp-folder`, bulk deletions held for the user.
 //! - [`sharing`]: which local skills may leave the node — private skills,
 //!   `.ecpignore`, listed mode, private folders, the secret scan; the one
 //!   place that decides.
@@ -43,6 +45,7 @@ pub mod api_token;
 pub mod config;
 pub mod connections;
 pub mod data_lock;
+pub mod deletion_guard;
 pub mod discovery;
 pub mod federation;
 pub mod health;

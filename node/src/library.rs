@@ -10,6 +10,7 @@ use std::time::Duration;
 use ecp_protocol::{KnowledgeUpdate, MergeResult, SkillKind, SkillPacket, StandardPolicy};
 use tokio::sync::{mpsc, watch};
 
+use crate::deletion_guard::Guard;
 use crate::intake::{self, IntakeMode, Limits, OnExcess, Sender};
 use crate::permissions::{PermissionPolicy, RefuseGrants};
 use crate::projection::Projection;
@@ -51,6 +52,8 @@ pub struct Library {
     intake: IntakeMode,
     /// Which local skills may leave the node, and the folders they live in.
     sharing: Sharing,
+    /// When an import pass's deletions wait for the user (`[limits] max_bulk_delete*`).
+    guard: Guard,
 }
 
 impl Library {
@@ -67,6 +70,7 @@ impl Library {
             limits: Limits::default(),
             intake: IntakeMode::default(),
             sharing: Sharing::single(skills_dir),
+            guard: Guard::default(),
         })
     }
 
@@ -122,6 +126,19 @@ impl Library {
         self.store.set_history_depth(limits.history_depth);
         self.limits = limits;
         self
+    }
+
+    /// The library with another deletion guard (the defaults otherwise).
+    /// Set it before cloning.
+    #[must_use]
+    pub fn with_deletion_guard(mut self, guard: Guard) -> Library {
+        self.guard = guard;
+        self
+    }
+
+    /// When an import pass's deletions are held.
+    pub fn deletion_guard(&self) -> Guard {
+        self.guard
     }
 
     /// The limits merges apply.
@@ -250,6 +267,8 @@ impl Library {
             "quarantineHeld": summary.quarantine_held,
             "inboxWaiting": summary.inbox_waiting,
             "lastUpdate": summary.last_update,
+            "foldersUnavailable": crate::health::folders_are_there(self).err(),
+            "heldDeletions": self.store.held_deletions()?,
         });
         let serde_json::Value::Object(map) = status else { unreachable!("a json! object is an object") };
         Ok(map)
@@ -467,10 +486,12 @@ impl Library {
 
     /// Writes every active skill to the folder (at start: the folder may be
     /// new, or another process may have changed the store), but those
-    /// review intake holds back.
+    /// review intake holds back, and those of a held deletion (writing them
+    /// back would decide it without the user).
     pub fn project_all(&self) -> Result<usize, StoreError> {
         let mut written = 0;
-        let withheld = self.store.withheld_from_folder()?;
+        let mut withheld = self.store.withheld_from_folder()?;
+        withheld.extend(self.store.held_deletions()?.into_iter().flat_map(|d| d.names));
         for (packet, kind) in self.store.current_packets()? {
             if withheld.contains(&packet.skill_name) {
                 continue;

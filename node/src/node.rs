@@ -141,6 +141,7 @@ impl Node {
                 .await
                 .expect("opening the store does not panic")?
                 .with_limits(config.merge_limits())
+                .with_deletion_guard(config.deletion_guard)
                 .with_intake(config.intake)
                 .with_sharing(Sharing::new(config.sharing.clone()))
                 .with_permissions(config.permission_policy(&peers))

@@ -158,6 +158,20 @@ impl Server {
         Ok(answer.map(|decided| decided.entry.skill_name))
     }
 
+    /// `POST /v1/deletions/{id}/accept` (`accept`) or `…/reject`: the skills
+    /// tombstoned or written back.
+    pub(crate) fn deletion_decide(
+        &self,
+        id: i64,
+        accept: bool,
+    ) -> anyhow::Result<Result<Vec<String>, Refusal>> {
+        let action = if accept { "accept" } else { "reject" };
+        let answer: Result<Map<String, Value>, Refusal> =
+            self.call(Method::POST, &["v1", "deletions", &id.to_string(), action], None)?;
+        let key = if accept { "tombstoned" } else { "restored" };
+        Ok(answer.map(|mut a| serde_json::from_value(a.remove(key).unwrap_or_default()).unwrap_or_default()))
+    }
+
     /// `DELETE /v1/quarantine/{id}`.
     pub(crate) fn drop_entry(&self, id: i64) -> anyhow::Result<Result<Dropped, Refusal>> {
         self.call(Method::DELETE, &["v1", "quarantine", &id.to_string()], None)

@@ -5,6 +5,7 @@
 //! - `skill`: add, list, show, remove and scan skills; keep one private or share it.
 //! - `quarantine`: review refused packets.
 //! - `inbox`: review skills from peers before they reach the skills folder.
+//! - `deletions`: release or drop the deletions the deletion guard held.
 //! - `status`: identity, sequence number and counts.
 //! - `health`: asks the running node whether it is ready or alive (probes).
 //! - `federation`: `pull`, `push`, `sync` and `peers`.
@@ -12,6 +13,7 @@
 //! - `output`: printing shared by the commands.
 
 mod api;
+mod deletions;
 mod federation;
 mod health;
 mod inbox;
@@ -39,6 +41,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Skill(command) => skill::run(&cli.global, command),
         Command::Quarantine(command) => quarantine::run(&cli.global, command),
         Command::Inbox(command) => inbox::run(&cli.global, command),
+        Command::Deletions(command) => deletions::run(&cli.global, command),
         Command::Status(flag) => status::run(&cli.global, flag.json),
         Command::Health(args) => health::run(&cli.global, *args),
         Command::Pull(args) => federation::pull(&cli.global, args),
@@ -112,6 +115,7 @@ pub(crate) fn open_library(config: &Config, init: bool) -> anyhow::Result<Librar
         .map(|library| {
             library
                 .with_limits(config.merge_limits())
+                .with_deletion_guard(config.deletion_guard)
                 .with_intake(config.intake)
                 .with_sharing(ecp_node::sharing::Sharing::new(config.sharing.clone()))
                 .with_permissions(config.permission_policy(&peers))

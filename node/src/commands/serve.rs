@@ -61,6 +61,8 @@ pub(crate) fn overrides(args: ServeArgs) -> Overrides {
         client_burst: args.client_burst,
         max_connections: args.max_connections,
         max_connections_per_address: args.max_connections_per_address,
+        max_bulk_delete: args.max_bulk_delete,
+        max_bulk_delete_fraction: args.max_bulk_delete_fraction,
         tls: TlsFiles {
             cert: args.tls_cert,
             key: args.tls_key,

@@ -69,6 +69,17 @@ pub(crate) fn run(global: &GlobalArgs, json: bool) -> anyhow::Result<ExitCode> {
     );
     line("quarantine held", field("quarantineHeld"));
     line("inbox waiting", field("inboxWaiting"));
+    let held = status.get("heldDeletions").and_then(Value::as_array).cloned().unwrap_or_default();
+    line(
+        "held deletions",
+        match held.len() {
+            0 => "0".to_owned(),
+            n => format!("{n} (see `ecp-node deletions list`; release with `deletions accept` or `reject`)"),
+        },
+    );
+    if let Some(why) = status.get("foldersUnavailable").and_then(Value::as_str) {
+        line("unavailable", why.to_owned());
+    }
     line("last update", last_update(&status));
     line("server", server.unwrap_or_else(|| "not running".to_owned()));
     line("data folder", data_dir);

@@ -18,6 +18,7 @@ use serde::Deserialize;
 use super::keys::{self, FileKey};
 use super::{ConfigError, Secret, duration, unit};
 use crate::connections::ConnectionLimits;
+use crate::deletion_guard::{DEFAULT_MAX_BULK_DELETE, DEFAULT_MAX_BULK_DELETE_FRACTION, Guard};
 use crate::intake::{DEFAULT_SENDER_PER_DAY, DEFAULT_SENDER_PER_HOUR, IntakeMode, Limits};
 use crate::permissions::{
     DEFAULT_PERMISSIONS_TRUST, MAX_PERMISSION_KEYS, PeerTrust, PermissionPolicy, ReceivedPermissions,
@@ -172,6 +173,11 @@ pub struct FileLimits {
     pub max_connections: Option<usize>,
     /// Most connections one client address (IPv6: one /64) holds at once (default 64).
     pub max_connections_per_address: Option<usize>,
+    /// Most skills one import pass tombstones without a hold (default 5).
+    pub max_bulk_delete: Option<u64>,
+    /// Largest share of the folder's skills one import pass tombstones
+    /// without a hold (default 0.5).
+    pub max_bulk_delete_fraction: Option<f64>,
 }
 
 /// `[policy]` of `node.toml`.
@@ -252,6 +258,10 @@ pub struct Overrides {
     pub max_connections: Option<usize>,
     /// `--max-connections-per-address` / `ECP_MAX_CONNECTIONS_PER_ADDRESS`.
     pub max_connections_per_address: Option<usize>,
+    /// `--max-bulk-delete` / `ECP_LIMITS_MAX_BULK_DELETE`.
+    pub max_bulk_delete: Option<u64>,
+    /// `--max-bulk-delete-fraction` / `ECP_LIMITS_MAX_BULK_DELETE_FRACTION`.
+    pub max_bulk_delete_fraction: Option<f64>,
     /// `--accept-legacy` / `ECP_ACCEPT_LEGACY`.
     pub accept_legacy: Option<bool>,
     /// `--name` (repeated) / `ECP_NAMES` (comma-separated).
@@ -362,6 +372,8 @@ pub struct Config {
     pub quarantine: QuarantineCaps,
     /// Superseded versions kept per skill.
     pub history_depth: u64,
+    /// When an import pass's deletions wait for the user.
+    pub deletion_guard: Guard,
     /// Requests per client address.
     pub client_rate_limit: ClientRateLimit,
     /// Open connections, in all and per client address.
@@ -564,6 +576,15 @@ impl Config {
             sender_limits,
             quarantine,
             history_depth: over.history_depth.or(fc.limits.history_depth).unwrap_or(DEFAULT_HISTORY_DEPTH),
+            deletion_guard: Guard {
+                max: over.max_bulk_delete.or(fc.limits.max_bulk_delete).unwrap_or(DEFAULT_MAX_BULK_DELETE),
+                fraction: unit_at(
+                    "limits.max_bulk_delete_fraction",
+                    over.max_bulk_delete_fraction
+                        .or(fc.limits.max_bulk_delete_fraction)
+                        .unwrap_or(DEFAULT_MAX_BULK_DELETE_FRACTION),
+                )?,
+            },
             client_rate_limit,
             connections,
             tls,

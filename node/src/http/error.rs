@@ -109,6 +109,11 @@ impl From<StoreError> for ApiError {
                 "no_such_inbox_entry",
                 format!("no pending inbox entry {id}; GET /v1/inbox lists the waiting ones"),
             ),
+            StoreError::NoSuchDeletion(id) => ApiError::new(
+                StatusCode::NOT_FOUND,
+                "no_such_deletion",
+                format!("no held deletion {id}; GET /v1/deletions lists the held ones"),
+            ),
             e @ StoreError::NeedsForce { .. } => ApiError::new(
                 StatusCode::CONFLICT,
                 "needs_force",

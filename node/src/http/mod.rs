@@ -28,7 +28,7 @@
 //! - `cache`: encoded answers cached by sequence number.
 //! - `feed`: the packets every `GET /ecp/skills` answer is cut from.
 //! - `v1`: the local API under `/v1/`: reads, and the operator's writes
-//!   (skills, their sharing, the quarantine, the inbox).
+//!   (skills, their sharing, the quarantine, the inbox, held deletions).
 //! - [`rate_limit`]: the per-client request rate.
 //! - `error`: [`ApiError`], every error answer.
 //! - `state`: [`AppState`], what every handler shares.
@@ -94,6 +94,9 @@ fn v1_routes() -> Router<AppState> {
         .route("/v1/inbox/{id}", get(v1::inbox_entry))
         .route("/v1/inbox/{id}/accept", post(v1::inbox_accept))
         .route("/v1/inbox/{id}/reject", post(v1::inbox_reject))
+        .route("/v1/deletions", get(v1::deletions))
+        .route("/v1/deletions/{id}/accept", post(v1::deletion_accept))
+        .route("/v1/deletions/{id}/reject", post(v1::deletion_reject))
         .route("/v1/audit", get(v1::audit))
         .route("/v1/peers", get(v1::peers))
         .route("/v1/status", get(v1::status))

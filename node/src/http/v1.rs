@@ -3,7 +3,7 @@
 //! the audit log, peers, status — and the operator's writes, which the CLI
 //! sends here when a server runs on its data folder: add and remove a
 //! skill, make a local skill private or share it, approve and drop
-//! quarantine entries, accept or reject inbox entries ([`crate::operator`]
+//! quarantine entries, accept or reject inbox entries and held deletions ([`crate::operator`]
 //! and the library, which the CLI calls directly otherwise). Who may use it
 //! (the API token, the secret, a signed GET) is the `/v1/` guard's
 //! ([`super::guard`]).
@@ -324,6 +324,35 @@ async fn inbox_decide(
     let library = state.library.clone();
     let entry = tokio::task::spawn_blocking(move || library.inbox_decide(id, verdict)).await??;
     Ok(Json(json!({ "entry": entry, "verdict": verdict })))
+}
+
+/// `GET /v1/deletions`: the deletions held for the user.
+pub(super) async fn deletions(State(state): State<AppState>) -> Result<Json<Value>, ApiError> {
+    let library = state.library.clone();
+    let held = tokio::task::spawn_blocking(move || library.store().held_deletions()).await??;
+    Ok(Json(json!({ "deletions": held })))
+}
+
+/// `POST /v1/deletions/{id}/accept`: the held tombstones go out.
+pub(super) async fn deletion_accept(
+    State(state): State<AppState>,
+    id: Result<Path<i64>, PathRejection>,
+) -> Result<Json<Value>, ApiError> {
+    let id = entry_id(id)?;
+    let library = state.library.clone();
+    let released = tokio::task::spawn_blocking(move || library.accept_deletion(id)).await??;
+    Ok(Json(json!({ "deletion": released.deletion, "tombstoned": released.done })))
+}
+
+/// `POST /v1/deletions/{id}/reject`: the skills stay; their files are written back.
+pub(super) async fn deletion_reject(
+    State(state): State<AppState>,
+    id: Result<Path<i64>, PathRejection>,
+) -> Result<Json<Value>, ApiError> {
+    let id = entry_id(id)?;
+    let library = state.library.clone();
+    let released = tokio::task::spawn_blocking(move || library.reject_deletion(id)).await??;
+    Ok(Json(json!({ "deletion": released.deletion, "restored": released.done })))
 }
 
 /// `GET /v1/quarantine/{id}`: one held entry and its packet as received

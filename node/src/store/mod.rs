@@ -34,6 +34,7 @@
 //! - `peers`: each peer's federation state (cursor, ETags, failures, pushes).
 
 mod audit;
+mod deletions;
 mod inbox;
 pub mod origin_limits;
 mod peers;
@@ -53,6 +54,7 @@ use ecp_protocol::Timestamp;
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 
 pub use audit::AuditEntry;
+pub use deletions::HeldDeletion;
 pub use inbox::{InboxEntry, Offer, Verdict};
 pub use origin_limits::{OriginExcess, OriginLimited, OriginLimits, PerOrigin};
 pub use peers::{PeerKind, PeerState, PullRecord};
@@ -112,6 +114,9 @@ pub enum StoreError {
     /// No pending inbox entry with this id (never, decided, or replaced by a newer version).
     #[error("no pending inbox entry with id {0}")]
     NoSuchInboxEntry(i64),
+    /// No held deletion with this id (never, or already accepted or rejected).
+    #[error("no held deletion with id {0}")]
+    NoSuchDeletion(i64),
     /// The quarantined packet was refused by the safety scan or has scan
     /// findings: approving it needs the operator's explicit force.
     #[error(

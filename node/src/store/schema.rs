@@ -208,6 +208,25 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (skill_name, integrity_hash)
     ) STRICT, WITHOUT ROWID;
     "#,
+    // 7: the deletion guard (#23 item 2) — the skills folders this node has
+    // marked, and bulk deletions held for the user.
+    r#"
+    -- A folder listed here carries a marker the node wrote: without it the
+    -- folder is unavailable, never empty.
+    CREATE TABLE folder_markers (
+        path           TEXT PRIMARY KEY,
+        marked_at      TEXT NOT NULL
+    ) STRICT;
+
+    -- A deletion held until the user accepts or rejects it (AUTOINCREMENT:
+    -- an id is never reused, so accepting an id accepts what was shown).
+    CREATE TABLE held_deletions (
+        id             INTEGER PRIMARY KEY AUTOINCREMENT,
+        held_at        TEXT NOT NULL,
+        source         TEXT NOT NULL,   -- whose deletion: 'skills-dir'
+        names          TEXT NOT NULL    -- JSON array of the skills it would tombstone
+    ) STRICT;
+    "#,
 ];
 
 /// Brings the database to the newest schema.

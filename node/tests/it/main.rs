@@ -18,6 +18,8 @@ mod restart;
 mod cli;
 // skills_dir: importing an agent's SKILL.md files and projecting skills into the folder.
 mod skills_dir;
+// deletion_guard: the folder marker and held bulk deletions, with real nodes.
+mod deletion_guard;
 // sharing: what leaves a node — private skills, secrets, .ecpignore, listed mode, private folders, withdrawals.
 mod sharing;
 // discovery: mDNS between two nodes on loopback (ignored unless multicast works; see .ci/run).

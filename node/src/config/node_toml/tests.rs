@@ -408,3 +408,21 @@ fn received_permissions_come_from_the_file_or_the_flag_and_permission_keys_are_b
     let err = Config::resolve(Some(&file), Overrides::default()).unwrap_err().to_string();
     assert!(err.starts_with("policy.permissions_trust"), "{err}");
 }
+
+#[test]
+fn bulk_delete_limits_resolve_flag_over_file_over_default_and_the_share_stays_within_0_and_1() {
+    let c = Config::resolve(None, Overrides::default()).unwrap();
+    assert_eq!(c.deletion_guard, Guard { max: 5, fraction: 0.5 });
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("node.toml");
+    std::fs::write(&file, "[limits]\nmax_bulk_delete = 9\nmax_bulk_delete_fraction = 1.0\n").unwrap();
+    let c = Config::resolve(Some(&file), Overrides::default()).unwrap();
+    assert_eq!(c.deletion_guard, Guard { max: 9, fraction: 1.0 });
+    let over =
+        Overrides { max_bulk_delete: Some(0), max_bulk_delete_fraction: Some(0.0), ..Default::default() };
+    let c = Config::resolve(Some(&file), over).unwrap();
+    assert_eq!(c.deletion_guard, Guard { max: 0, fraction: 0.0 });
+    let over = Overrides { max_bulk_delete_fraction: Some(1.01), ..Default::default() };
+    let err = Config::resolve(None, over).unwrap_err();
+    assert!(err.to_string().contains("max_bulk_delete_fraction"), "{err}");
+}
