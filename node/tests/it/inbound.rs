@@ -165,21 +165,7 @@ async fn review_intake_keeps_pulled_skills_out_of_the_folder_until_accepted_and_
 }
 
 async fn put_local(node: &Node, text: &str) {
-    let (library, text) = (node.library().clone(), text.to_owned());
-    tokio::task::spawn_blocking(move || {
-        let origin = ecp_node::import::local_origin(library.store().instance_id());
-        let packet = ecp_node::import::local_packet(
-            &text,
-            None,
-            &origin,
-            &ecp_protocol::skill_doc::StructureLimits::default(),
-            ecp_node::store::now(),
-        )
-        .expect("a valid skill");
-        library.put_local(&packet, Source::Operator).expect("stored");
-    })
-    .await
-    .expect("no panic");
+    crate::util::put_local_text(node.library(), text).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -11,7 +11,6 @@ use ecp_node::Node;
 use ecp_node::config::Config;
 use ecp_node::federation::{self, Context, PeerSpec};
 use ecp_node::permissions::ReceivedPermissions;
-use ecp_node::store::Source;
 use ecp_protocol::SkillPacket;
 use ecp_protocol::packet::Origin;
 use serde_json::Value;
@@ -30,21 +29,7 @@ fn granting(name: &str) -> String {
 }
 
 async fn put_local(node: &Node, text: &str) {
-    let (library, text) = (node.library().clone(), text.to_owned());
-    tokio::task::spawn_blocking(move || {
-        let origin = ecp_node::import::local_origin(library.store().instance_id());
-        let packet = ecp_node::import::local_packet(
-            &text,
-            None,
-            &origin,
-            &ecp_protocol::skill_doc::StructureLimits::default(),
-            ecp_node::store::now(),
-        )
-        .expect("a valid skill");
-        library.put_local(&packet, Source::Operator).expect("stored");
-    })
-    .await
-    .expect("no panic");
+    crate::util::put_local_text(node.library(), text).await;
 }
 
 /// A pushes everything it holds to B.

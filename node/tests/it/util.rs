@@ -689,8 +689,12 @@ pub(crate) fn local_skill_text(name: &str, confidence: f64) -> String {
 
 /// Adds [`local_skill_text`] to `library` as a local skill, as an operator would.
 pub(crate) async fn add_local_skill(library: &ecp_node::library::Library, name: &str, confidence: f64) {
-    let text = local_skill_text(name, confidence);
-    let library = library.clone();
+    put_local_text(library, &local_skill_text(name, confidence)).await;
+}
+
+/// Adds the SKILL.md `text` to `library` as a local skill, as an operator would.
+pub(crate) async fn put_local_text(library: &ecp_node::library::Library, text: &str) {
+    let (library, text) = (library.clone(), text.to_owned());
     tokio::task::spawn_blocking(move || {
         let origin = ecp_node::import::local_origin(library.store().instance_id());
         let packet = ecp_node::import::local_packet(

@@ -1,0 +1,224 @@
+//! Tests of the importer: real folders on disk, a real store.
+
+use super::*;
+use crate::intake::Sender;
+
+struct Fixture {
+    _tmp: tempfile::TempDir,
+    library: Library,
+    skills: PathBuf,
+}
+
+fn fixture() -> Fixture {
+    let tmp = tempfile::tempdir().unwrap();
+    let skills = tmp.path().join("skills");
+    fs::create_dir_all(&skills).unwrap();
+    let library = Library::open(&tmp.path().join("data"), &skills).unwrap();
+    Fixture { _tmp: tmp, library, skills }
+}
+
+fn skill_md(name: &str, extra: &str) -> String {
+    format!(
+        "---\nname: {name}\ndescription: Does {name}\n{extra}---\n# {name}\n\nSteps that are long enough to pass.\n"
+    )
+}
+
+fn write(dir: &Path, folder: &str, text: &str) -> PathBuf {
+    fs::create_dir_all(dir.join(folder)).unwrap();
+    let file = dir.join(folder).join(SKILL_FILE);
+    fs::write(&file, text).unwrap();
+    file
+}
+
+fn record(library: &Library, name: &str) -> SkillRecord {
+    library.store().skill(name).unwrap().expect("skill is held").0
+}
+
+#[test]
+fn imports_agent_files_with_confidence_from_frontmatter_or_default() {
+    let f = fixture();
+    write(&f.skills, "alpha", &skill_md("alpha", "confidence: 0.65\ntags: [git, debug]\n"));
+    write(&f.skills, "beta", &skill_md("beta", ""));
+    let report = import_all(&f.library);
+    assert_eq!(report.imported, ["alpha", "beta"]);
+    assert!(report.skipped.is_empty(), "{:?}", report.skipped);
+    let alpha = record(&f.library, "alpha");
+    assert_eq!((alpha.kind, alpha.confidence), ("local", 0.65));
+    assert_eq!(alpha.tags, ["git", "debug"]);
+    assert_eq!(alpha.origin, f.library.store().instance_id());
+    assert_eq!(record(&f.library, "beta").confidence, DEFAULT_CONFIDENCE);
+}
+
+#[test]
+fn a_second_run_imports_only_what_the_agent_changed() {
+    let f = fixture();
+    let file = write(&f.skills, "alpha", &skill_md("alpha", ""));
+    write(&f.skills, "beta", &skill_md("beta", ""));
+    import_all(&f.library);
+    let again = import_all(&f.library);
+    assert!(again.imported.is_empty() && !again.changed());
+    fs::write(&file, skill_md("alpha", "confidence: 0.9\n")).unwrap();
+    let edited = import_all(&f.library);
+    assert_eq!(edited.imported, ["alpha"]);
+    assert_eq!(record(&f.library, "alpha").version, 2);
+    assert_eq!(record(&f.library, "beta").version, 1);
+}
+
+#[test]
+fn skips_symlinks_large_files_bad_names_and_mismatched_names() {
+    let f = fixture();
+    let outside = f._tmp.path().join("outside");
+    write(&outside, "linked", &skill_md("linked", ""));
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink(outside.join("linked"), f.skills.join("linked")).unwrap();
+        fs::create_dir_all(f.skills.join("filelink")).unwrap();
+        std::os::unix::fs::symlink(
+            outside.join("linked").join(SKILL_FILE),
+            f.skills.join("filelink/SKILL.md"),
+        )
+        .unwrap();
+    }
+    let big = skill_md("big", "") + &"x".repeat(MAX_SKILL_FILE_BYTES);
+    write(&f.skills, "big", &big);
+    write(&f.skills, "bad name", &skill_md("bad name", ""));
+    write(&f.skills, "folder", &skill_md("other", ""));
+    write(&f.skills, "nofront", "# Just markdown, no frontmatter at all here.\n");
+    write(&f.skills, "ok", &skill_md("ok", ""));
+    let report = import_all(&f.library);
+    assert_eq!(report.imported, ["ok"]);
+    let reasons: HashMap<String, String> = report
+        .skipped
+        .iter()
+        .map(|s| (s.path.parent().unwrap().display().to_string(), s.reason.clone()))
+        .collect();
+    assert!(reasons["big"].contains("over the limit"), "{reasons:?}");
+    assert!(reasons["bad name"].contains("not a skill name"), "{reasons:?}");
+    assert!(reasons["folder"].contains("make them equal"), "{reasons:?}");
+    assert!(reasons["nofront"].contains("no frontmatter"), "{reasons:?}");
+    #[cfg(unix)]
+    {
+        assert!(reasons["linked"].contains("symlink"), "{reasons:?}");
+        assert!(reasons["filelink"].contains("symlink"), "{reasons:?}");
+    }
+    assert_eq!(f.library.store().list_skills().unwrap().len(), 1);
+}
+
+#[test]
+fn files_the_node_projected_are_not_imported() {
+    let f = fixture();
+    let origin = Origin::new("peer-a", "u", "linux/amd64", "1");
+    let remote =
+        SkillPacket::new(&origin, "remote", "From a peer", &skill_md("remote", ""), 0.9, crate::store::now());
+    let update = ecp_protocol::KnowledgeUpdate {
+        peer_instance: "peer-a".into(),
+        skills: vec![remote],
+        ..Default::default()
+    };
+    let sender =
+        Sender { instance: "peer-a".into(), account: "addr:127.0.0.1".into(), trust: 0.6, reshare: true };
+    let result = f.library.merge(update, &sender, &ecp_protocol::StandardPolicy::default()).unwrap();
+    assert_eq!(result.new_skills, 1, "{result:?}");
+    assert!(f.skills.join("remote").join(SKILL_FILE).exists());
+    let report = import_all(&f.library);
+    assert_eq!((report.imported.len(), report.own_files), (0, 1));
+    assert_eq!(record(&f.library, "remote").kind, "external");
+    // Without the marker (lost, or not written yet) the node still knows its copy.
+    f.library.projection().forget_written("remote");
+    let report = import_all(&f.library);
+    assert_eq!((report.imported.len(), report.own_files), (0, 1));
+    assert_eq!(record(&f.library, "remote").kind, "external");
+}
+
+#[test]
+fn a_received_skills_file_says_where_it_came_from_and_only_an_agents_edit_is_imported() {
+    let f = fixture();
+    let origin = Origin::new("peer-a", "u", "linux/amd64", "1");
+    let body = skill_md("remote", "metadata:\n  author: someone\n");
+    let remote = SkillPacket::new(&origin, "remote", "From a peer", &body, 0.9, crate::store::now());
+    let update = ecp_protocol::KnowledgeUpdate {
+        peer_instance: "peer-a".into(),
+        skills: vec![remote],
+        ..Default::default()
+    };
+    let sender =
+        Sender { instance: "peer-a".into(), account: "addr:127.0.0.1".into(), trust: 0.6, reshare: true };
+    f.library.merge(update, &sender, &ecp_protocol::StandardPolicy::default()).unwrap();
+    let file = f.skills.join("remote").join(SKILL_FILE);
+    let shown = fs::read_to_string(&file).unwrap();
+    let node = f.library.store().instance_id();
+    let stamp = format!(
+        "metadata:\n  author: someone\n  ecp-origin: \"peer-a\"\n  ecp-confidence: 0.54\n  ecp-node: \"{node}\"\n"
+    );
+    assert!(shown.contains(&stamp), "{shown}");
+    // The store keeps the body as received: served and hashed unchanged.
+    let (held, packet, _) = f.library.store().skill("remote").unwrap().unwrap();
+    assert_eq!(packet.skill_body, body);
+    assert_eq!(held.integrity_hash, integrity::body_hash(&body));
+    let seq = f.library.store().sequence().unwrap();
+    let report = import_all(&f.library);
+    assert_eq!((report.imported.len(), report.own_files), (0, 1));
+    // Without the record of the write, the stamped copy is still known as the node's.
+    f.library.projection().forget_written("remote");
+    let report = import_all(&f.library);
+    assert_eq!((report.imported.len(), report.own_files), (0, 1));
+    assert_eq!(f.library.store().sequence().unwrap(), seq, "no change, nothing to re-share");
+    // The agent's edit of the body is an edit.
+    fs::write(&file, format!("{shown}One more step the agent learned.\n")).unwrap();
+    assert_eq!(import_all(&f.library).imported, ["remote"]);
+    assert_eq!(record(&f.library, "remote").kind, "local");
+}
+
+#[test]
+fn a_deleted_agent_file_tombstones_only_skills_imported_from_the_folder() {
+    let f = fixture();
+    write(&f.skills, "agent", &skill_md("agent", ""));
+    import_all(&f.library);
+    let origin = local_origin(f.library.store().instance_id());
+    let by_hand = local_packet(
+        &skill_md("by-hand", ""),
+        None,
+        &origin,
+        &StructureLimits::default(),
+        crate::store::now(),
+    )
+    .unwrap();
+    f.library.put_local(&by_hand, Source::Operator).unwrap();
+    assert!(f.skills.join("by-hand").join(SKILL_FILE).exists());
+    fs::remove_dir_all(f.skills.join("agent")).unwrap();
+    fs::remove_dir_all(f.skills.join("by-hand")).unwrap();
+    let report = import_all(&f.library);
+    assert_eq!(report.tombstoned, ["agent"]);
+    assert!(record(&f.library, "agent").deprecated);
+    assert!(!record(&f.library, "by-hand").deprecated);
+    // The agent writes it again: a new version, no longer a tombstone.
+    write(&f.skills, "agent", &skill_md("agent", ""));
+    assert_eq!(import_all(&f.library).imported, ["agent"]);
+    let agent = record(&f.library, "agent");
+    assert_eq!((agent.deprecated, agent.version), (false, 3));
+}
+
+#[test]
+fn a_missing_folder_tombstones_nothing() {
+    let f = fixture();
+    write(&f.skills, "agent", &skill_md("agent", ""));
+    import_all(&f.library);
+    fs::remove_dir_all(&f.skills).unwrap();
+    let report = import_all(&f.library);
+    assert!(report.tombstoned.is_empty());
+    assert!(!record(&f.library, "agent").deprecated);
+}
+
+#[test]
+fn local_packet_reads_the_frontmatter_and_checks_the_folder_name() {
+    let origin = local_origin("ecp-test");
+    let text = skill_md("alpha", "description2: ignored\ntags: a, b\n");
+    let p = local_packet(&text, Some("alpha"), &origin, &StructureLimits::default(), Timestamp::go_zero())
+        .unwrap();
+    assert_eq!((p.skill_name.as_str(), p.skill_description.as_str()), ("alpha", "Does alpha"));
+    assert_eq!((p.skill_body.as_str(), p.confidence), (text.as_str(), DEFAULT_CONFIDENCE));
+    assert_eq!(p.tags, ["a", "b"]);
+    assert!(p.verify().is_ok());
+    let err = local_packet(&text, Some("beta"), &origin, &StructureLimits::default(), Timestamp::go_zero());
+    assert!(matches!(err, Err(SkillFileError::NameMismatch { .. })));
+}
