@@ -176,6 +176,12 @@ pub(crate) struct ServeArgs {
     /// node is open (a loud warning if it listens beyond loopback).
     #[arg(long, env = "ECP_SECRET", value_name = "S", hide_env_values = true)]
     pub(crate) secret: Option<Secret>,
+    /// A file holding the shared secret, so it is neither on the command
+    /// line (visible in `ps`) nor in the environment: systemd credentials,
+    /// a Kubernetes secret mounted as a file. One trailing line break is
+    /// not part of the secret. --secret wins over it.
+    #[arg(long, env = "ECP_SECRET_FILE", value_name = "FILE")]
+    pub(crate) secret_file: Option<std::path::PathBuf>,
     /// Accept the legacy, replayable X-ECP-HMAC header made with the secret
     /// (default true, for Go peers); false once every peer signs with ECP/1.2.
     #[arg(long, env = "ECP_ACCEPT_LEGACY", value_name = "BOOL", action = clap::ArgAction::Set,

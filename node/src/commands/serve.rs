@@ -45,6 +45,7 @@ pub(crate) fn overrides(args: ServeArgs) -> Overrides {
         listen: args.listen,
         health_listen: args.health_listen,
         secret: args.secret,
+        secret_file: args.secret_file,
         max_body_bytes: args.max_body_bytes,
         max_packets: args.max_packets,
         body_bytes_in_flight: args.body_bytes_in_flight,

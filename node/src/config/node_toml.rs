@@ -60,8 +60,11 @@ pub struct FileConfig {
     pub listen: Option<String>,
     /// Data folder.
     pub data: Option<PathBuf>,
-    /// Shared secret for X-ECP-HMAC; prefer `secret_env`.
+    /// Shared secret for X-ECP-HMAC; prefer `secret_file` or `secret_env`.
     pub secret: Option<Secret>,
+    /// A file holding the shared secret (systemd credentials, a Kubernetes
+    /// secret mounted as a file); one trailing line break is not part of it.
+    pub secret_file: Option<PathBuf>,
     /// Name of an environment variable holding the secret.
     pub secret_env: Option<String>,
     /// Accept the legacy X-ECP-HMAC header (default true; `SPEC.md` §10.1.5.2).
@@ -219,6 +222,8 @@ pub struct Overrides {
     pub data: Option<PathBuf>,
     /// `--secret` / `ECP_SECRET`.
     pub secret: Option<Secret>,
+    /// `--secret-file` / `ECP_SECRET_FILE`.
+    pub secret_file: Option<PathBuf>,
     /// `--skills-dir` (repeatable) / `ECP_SKILLS_DIR`: shared skills folders,
     /// replacing `skills_dir` and `[[folder]]` of the file.
     pub skills_dirs: Vec<PathBuf>,
@@ -408,7 +413,10 @@ impl Config {
             sharing(&data_dir, over.skills_dirs, over.sharing_mode, fc.skills_dir, fc.folder, fc.sharing)?;
         let projected = sharing.folders.iter().find(|f| f.share).unwrap_or(&sharing.folders[0]);
         let skills_dir = projected.path.clone();
-        let secret = shared_secret(over.secret, fc.secret, fc.secret_env.as_deref())?;
+        let secret = shared_secret(
+            (over.secret, over.secret_file.as_deref()),
+            (fc.secret, fc.secret_file.as_deref(), fc.secret_env.as_deref()),
+        )?;
         let keys = keys::resolve_file_keys(&fc.key)?;
         let replay_cache_capacity = fc.replay_cache_capacity.unwrap_or(DEFAULT_NONCE_CAPACITY);
         if replay_cache_capacity == 0 {
@@ -631,10 +639,6 @@ impl Config {
     }
 }
 
-/// The shared secret: `--secret`, else `secret`, else the variable named
-/// by `secret_env` (which must be set even when not used). Empty means none,
-/// wherever it comes from: `--secret ""` turns a file's secret off, and
-/// unlike `secret_env` in the other files, an empty variable is no error.
 /// The skills folders and the sharing mode: `--skills-dir` (each shared)
 /// replaces the file's `skills_dir` and `[[folder]]`, which exclude each other.
 fn sharing(
@@ -712,11 +716,24 @@ fn server_names(names: Vec<String>) -> Result<Vec<String>, ConfigError> {
     Ok(out)
 }
 
+/// The shared secret: `--secret`, else `--secret-file`, else `secret`, else
+/// `secret_file`, else the variable named by `secret_env` (which must be set
+/// even when not used; a named file must be readable even when not used).
+/// Empty means none, wherever it comes from: `--secret ""` turns a file's
+/// secret off, and unlike `secret_env` in the other files, an empty
+/// variable is no error.
 fn shared_secret(
-    flag: Option<Secret>,
-    secret: Option<Secret>,
-    secret_env: Option<&str>,
+    (flag, flag_file): (Option<Secret>, Option<&Path>),
+    (secret, secret_file, secret_env): (Option<Secret>, Option<&Path>, Option<&str>),
 ) -> Result<Option<Secret>, ConfigError> {
+    let read = |key: &'static str, path: Option<&Path>| match path {
+        Some(path) => Secret::from_file(path).map(Some).map_err(|e| ConfigError::Invalid {
+            key,
+            message: format!("cannot read the secret from {}: {e}", path.display()),
+        }),
+        None => Ok(None),
+    };
+    let (flag_file, secret_file) = (read("secret_file", flag_file)?, read("secret_file", secret_file)?);
     let from_env = match secret_env {
         Some(var) => Some(Secret::from_env(var).ok_or_else(|| ConfigError::Invalid {
             key: "secret_env",
@@ -724,7 +741,7 @@ fn shared_secret(
         })?),
         None => None,
     };
-    Ok(flag.or(secret).or(from_env).filter(|s| !s.is_empty()))
+    Ok(flag.or(flag_file).or(secret).or(secret_file).or(from_env).filter(|s| !s.is_empty()))
 }
 
 /// The duration at `key`, or `default` when the file leaves it out.

@@ -77,6 +77,14 @@ impl Secret {
         std::env::var(var).ok().map(Secret)
     }
 
+    /// The secret a file holds, without one trailing line break (`\n` or
+    /// `\r\n`, which editors and `echo` add).
+    pub fn from_file(path: &std::path::Path) -> std::io::Result<Secret> {
+        let text = std::fs::read_to_string(path)?;
+        let text = text.strip_suffix('\n').map_or(text.as_str(), |t| t.strip_suffix('\r').unwrap_or(t));
+        Ok(Secret(text.to_owned()))
+    }
+
     /// The secret of a `secret` / `secret_env` pair (or `key_secret` /
     /// `key_secret_env`): at most one of them, neither empty. `Ok(None)`
     /// when neither is given.

@@ -249,3 +249,44 @@ async fn the_local_api_needs_no_signature_with_the_api_token() {
     }
     assert_eq!(node.get_json("/v1/status").await["authRequired"], true);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_binary_reads_the_secret_from_ecp_secret_file() {
+    use std::io::{BufRead, BufReader};
+    let dir = tempfile::tempdir().unwrap();
+    let held = dir.path().join("secret");
+    std::fs::write(&held, format!("{SECRET}\n")).unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_ecp-node"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--no-mdns", "--data"])
+        .arg(dir.path().join("data"))
+        .arg("--skills-dir")
+        .arg(dir.path().join("skills"))
+        .env_remove("ECP_SECRET")
+        .env_remove("ECP_CONFIG")
+        .env("ECP_SECRET_FILE", &held)
+        .env("RUST_LOG", "info")
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the binary starts");
+    let stderr = child.stderr.take().expect("stderr");
+    let url = BufReader::new(stderr)
+        .lines()
+        .map_while(Result::ok)
+        .find_map(|line| {
+            let at = line.find("listening on http://")? + "listening on ".len();
+            Some(line[at..].split_whitespace().next()?.to_owned())
+        })
+        .expect("the node logs its URL");
+    let http = reqwest::Client::builder().no_proxy().build().unwrap();
+    let manifest = format!("{url}/ecp/manifest");
+    let unsigned = http.get(&manifest).send().await.expect("GET").status();
+    let signature = vector("get_manifest_x_ecp_hmac_over_path");
+    let signed = http.get(&manifest).header("x-ecp-hmac", signature).send().await.expect("GET").status();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(
+        (unsigned, signed),
+        (StatusCode::FORBIDDEN, StatusCode::OK),
+        "the file's secret, without its line break"
+    );
+}

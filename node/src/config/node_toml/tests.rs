@@ -73,6 +73,39 @@ fn flags_override_the_file_which_overrides_defaults() {
 }
 
 #[test]
+fn the_secret_comes_from_a_file_without_its_trailing_line_break_and_flags_win() {
+    let dir = tempfile::tempdir().unwrap();
+    let (file, held) = (dir.path().join("node.toml"), dir.path().join("secret"));
+    std::fs::write(&held, "s3cr3t-from-a-file\r\n").unwrap();
+    let toml = |key: &str| format!("{key} = \"{}\"\n", held.display());
+    std::fs::write(&file, toml("secret_file")).unwrap();
+    let secret = |over: Overrides| Config::resolve(Some(&file), over).unwrap().secret;
+    assert_eq!(secret(Overrides::default()).as_ref().map(Secret::expose), Some("s3cr3t-from-a-file"));
+    std::fs::write(&held, "two lines\n\n").unwrap();
+    assert_eq!(
+        secret(Overrides::default()).as_ref().map(Secret::expose),
+        Some("two lines\n"),
+        "one break only"
+    );
+    let flag_file = dir.path().join("flag-secret");
+    std::fs::write(&flag_file, "from-the-flag-file").unwrap();
+    let over = Overrides { secret_file: Some(flag_file.clone()), ..Default::default() };
+    assert_eq!(secret(over).as_ref().map(Secret::expose), Some("from-the-flag-file"), "--secret-file wins");
+    let over = Overrides {
+        secret: Some(Secret::new("from-flag")),
+        secret_file: Some(flag_file),
+        ..Default::default()
+    };
+    assert_eq!(secret(over).as_ref().map(Secret::expose), Some("from-flag"), "--secret wins over both");
+    std::fs::write(&held, "").unwrap();
+    assert!(secret(Overrides::default()).is_none(), "an empty file is no secret");
+    std::fs::remove_file(&held).unwrap();
+    let err = Config::resolve(Some(&file), Overrides::default()).unwrap_err().to_string();
+    assert!(err.starts_with("secret_file:") && err.contains("cannot read the secret"), "{err}");
+    assert!(!err.contains("s3cr3t"), "{err}");
+}
+
+#[test]
 fn the_secret_is_the_flag_else_secret_else_secret_env_and_empty_is_none() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("node.toml");
