@@ -314,8 +314,31 @@ impl PeerClient {
             cause = next;
         }
         let text = one_line(&cause.to_string(), 200);
+        if self.base.starts_with("https://") && closed_after_handshake(&text) {
+            return ClientError::Tls(refused_after_handshake(&text));
+        }
         if connect { ClientError::Connect(text) } else { ClientError::Transport(text) }
     }
+}
+
+/// Whether a transport error says the connection was gone before the
+/// request could be sent or answered. Over TLS 1.3 a server that requires a
+/// client certificate checks it only after the handshake has completed on
+/// our side, so its refusal (an alert, then the close) races our request:
+/// we see either the alert or, as often, only the closed connection.
+fn closed_after_handshake(text: &str) -> bool {
+    ["connection was not ready", "connection closed before message completed", "connection reset"]
+        .iter()
+        .any(|phrase| text.to_ascii_lowercase().contains(phrase))
+}
+
+/// What [`closed_after_handshake`] most likely means for the operator.
+fn refused_after_handshake(text: &str) -> String {
+    format!(
+        "the peer closed the connection right after the TLS handshake ({text}): a peer that requires a client \
+         certificate does this when we present none it trusts; give one its CA issued with --tls-client-cert \
+         and --tls-client-key (or client_cert and client_key in its [[peer]])"
+    )
 }
 
 /// The rustls error behind `e`, if it is one. TLS errors reach us wrapped
@@ -434,6 +457,22 @@ pub(crate) fn one_line(text: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_connection_closed_after_the_handshake_names_the_client_certificate() {
+        for text in [
+            "connection was not ready",
+            "Connection closed before message completed",
+            "connection reset by peer",
+        ] {
+            assert!(closed_after_handshake(text), "{text}");
+            let told = refused_after_handshake(text);
+            assert!(told.contains("client certificate") && told.contains("--tls-client-cert"), "{told}");
+        }
+        for text in ["Connection refused (os error 111)", "dns error: no such host"] {
+            assert!(!closed_after_handshake(text), "{text}");
+        }
+    }
 
     #[test]
     fn error_messages_come_from_the_ecp_error_member_on_one_line() {
