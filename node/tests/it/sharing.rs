@@ -278,10 +278,10 @@ async fn ecpignore_keeps_matching_skills_home_and_is_followed_when_it_changes() 
     node.shutdown().await.unwrap();
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn in_listed_mode_only_the_listed_skills_are_shared() {
-    let a = Folders::new();
-    for name in ["listed-one", "not-listed"] {
+/// A node on `a`'s folders, holding `listed-one` and `other`, in listed
+/// mode with only `listed-one` listed: checked to share that one alone.
+async fn listed_node(a: &Folders, other: &str) -> Node {
+    for name in ["listed-one", other] {
         write_skill(&a.skills(), name, &skill_md(name, ""));
     }
     let mut config = a.config();
@@ -289,6 +289,13 @@ async fn in_listed_mode_only_the_listed_skills_are_shared() {
     config.sharing.listed = BTreeSet::from(["listed-one".to_owned()]);
     let node = Node::bind(config).await.expect("A starts");
     assert_eq!(every_answer(&node).await, ["listed-one"]);
+    node
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn in_listed_mode_only_the_listed_skills_are_shared() {
+    let a = Folders::new();
+    let node = listed_node(&a, "not-listed").await;
     assert_eq!(record(&node, "not-listed").await["private"], "unlisted");
     node.shutdown().await.unwrap();
     // Back in mode shared (a restart with other settings): both are shared.
@@ -543,14 +550,7 @@ fn a_served_folder_from_node_toml_logs_each_held_secret_by_skill_line_and_rule_n
 #[tokio::test(flavor = "multi_thread")]
 async fn a_cli_write_beside_a_running_node_is_decided_by_the_nodes_settings() {
     let a = Folders::new();
-    for name in ["listed-one", "other"] {
-        write_skill(&a.skills(), name, &skill_md(name, ""));
-    }
-    let mut config = a.config();
-    config.sharing.mode = Mode::Listed;
-    config.sharing.listed = BTreeSet::from(["listed-one".to_owned()]);
-    let node = Node::bind(config).await.expect("A starts");
-    assert_eq!(every_answer(&node).await, ["listed-one"]);
+    let node = listed_node(&a, "other").await;
     // The CLI, run without the node's node.toml, would believe every skill
     // is shared; its write goes to the running node, whose settings decide.
     let out = a.run_async(&["skill", "share", "other"]).await;

@@ -1,0 +1,126 @@
+//! Tests of the projection: files written, recognised as the node's own, swept.
+
+use super::*;
+use ecp_protocol::Timestamp;
+use ecp_protocol::packet::Origin;
+
+fn packet(name: &str, body: &str) -> SkillPacket {
+    let origin = Origin::new("peer", "u", "linux", "1");
+    SkillPacket::new(&origin, name, "d", body, 0.9, Timestamp::go_zero())
+}
+
+#[test]
+fn writes_and_removes_skill_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let p = Projection::new(tmp.path());
+    p.write(&packet("alpha", "---\nname: alpha\n---\nbody\n"), SkillKind::External).unwrap();
+    let file = tmp.path().join("alpha").join(SKILL_FILE);
+    assert_eq!(fs::read_to_string(&file).unwrap(), "---\nname: alpha\n---\nbody\n");
+    assert!(p.wrote("alpha", fs::read(&file).unwrap().as_slice()));
+    p.remove("alpha").unwrap();
+    assert!(!file.exists());
+    assert!(!tmp.path().join("alpha").exists());
+}
+
+#[test]
+fn never_overwrites_an_agents_own_file_with_an_external_skill() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("alpha");
+    fs::create_dir_all(&dir).unwrap();
+    fs::write(dir.join(SKILL_FILE), "agent's own\n").unwrap();
+    let p = Projection::new(tmp.path());
+    p.write(&packet("alpha", "remote\n"), SkillKind::External).unwrap();
+    assert_eq!(fs::read_to_string(dir.join(SKILL_FILE)).unwrap(), "agent's own\n");
+}
+
+#[test]
+fn never_overwrites_or_removes_a_file_the_agent_changed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let p = Projection::new(tmp.path());
+    p.write(&packet("alpha", "v1\n"), SkillKind::Local).unwrap();
+    let file = tmp.path().join("alpha").join(SKILL_FILE);
+    fs::write(&file, "the agent's edit\n").unwrap();
+    p.write(&packet("alpha", "v1\n"), SkillKind::Local).unwrap();
+    assert_eq!(fs::read_to_string(&file).unwrap(), "the agent's edit\n");
+    p.remove("alpha").unwrap();
+    assert!(file.exists());
+}
+
+#[test]
+fn remembers_its_own_writes_for_the_folder_watcher() {
+    let tmp = tempfile::tempdir().unwrap();
+    let p = Projection::new(tmp.path());
+    let file = tmp.path().join("alpha").join(SKILL_FILE);
+    assert!(!p.is_own_write(&file));
+    p.write(&packet("alpha", "v1\n"), SkillKind::External).unwrap();
+    assert!(p.is_own_write(&file));
+    assert!(p.is_own_write(&tmp.path().join("alpha")));
+    assert!(!p.is_own_write(&tmp.path().join("beta").join(SKILL_FILE)));
+}
+
+#[test]
+fn records_its_write_in_the_file_itself_where_it_can() {
+    let tmp = tempfile::tempdir().unwrap();
+    let p = Projection::new(tmp.path());
+    p.write(&packet("alpha", "v1\n"), SkillKind::External).unwrap();
+    let dir = tmp.path().join("alpha");
+    let file = dir.join(SKILL_FILE);
+    assert!(p.wrote("alpha", b"v1\n"));
+    if xattr::get_path(&file).is_some() {
+        assert!(!dir.join(WRITTEN_MARKER).exists(), "no marker beside an attribute");
+    } else {
+        assert!(dir.join(WRITTEN_MARKER).exists(), "a marker where attributes are not supported");
+    }
+    // Replaced by the agent (a new file: no attribute), it is the agent's.
+    fs::write(dir.join(".tmp"), "the agent's\n").unwrap();
+    fs::rename(dir.join(".tmp"), &file).unwrap();
+    p.write(&packet("alpha", "v2\n"), SkillKind::External).unwrap();
+    assert_eq!(fs::read_to_string(&file).unwrap(), "the agent's\n");
+}
+
+#[test]
+fn a_marker_of_an_older_version_still_says_the_file_is_the_nodes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("alpha");
+    fs::create_dir_all(&dir).unwrap();
+    fs::write(dir.join(SKILL_FILE), "v1\n").unwrap();
+    fs::write(dir.join(WRITTEN_MARKER), integrity::sha256_hex(b"v1\n")).unwrap();
+    let p = Projection::new(tmp.path());
+    assert!(p.wrote("alpha", b"v1\n"));
+    p.write(&packet("alpha", "v2\n"), SkillKind::External).unwrap();
+    assert_eq!(fs::read_to_string(dir.join(SKILL_FILE)).unwrap(), "v2\n");
+    assert!(p.wrote("alpha", b"v2\n"));
+    assert!(!p.wrote("alpha", b"v1\n"), "the old marker does not outlive its file");
+}
+
+#[test]
+fn leftovers_of_dead_writers_are_swept_and_live_ones_kept() {
+    let tmp = tempfile::tempdir().unwrap();
+    let p = Projection::new(tmp.path());
+    p.write(&packet("alpha", "---\nname: alpha\ndescription: d\n---\nbody\n"), SkillKind::External).unwrap();
+    let folder = tmp.path().join("alpha");
+    // A pid above the kernel's limit (2^22) never runs.
+    let dead = folder.join(temporary_name(SKILL_FILE, 4_194_305, 7));
+    let live = folder.join(temporary_name(SKILL_FILE, 1, 0));
+    let own = folder.join(temporary_name(SKILL_FILE, process_id(), 3));
+    let unrelated = folder.join(".SKILL.md.tmp-notes");
+    for path in [&dead, &live, &own, &unrelated] {
+        fs::write(path, "partial").unwrap();
+    }
+    assert_eq!(p.sweep_leftovers(), 1);
+    assert!(!dead.exists(), "the dead writer's file is gone");
+    assert!(live.exists() && own.exists() && unrelated.exists());
+    assert!(folder.join(SKILL_FILE).exists(), "the skill itself stays");
+    assert_eq!(temporary_writer(&temporary_name("SKILL.md", 42, 9)), Some(42));
+    assert_eq!(temporary_writer("SKILL.md.tmp-42-9"), None, "not a dot file");
+}
+
+#[test]
+fn refuses_names_that_are_paths() {
+    let tmp = tempfile::tempdir().unwrap();
+    let p = Projection::new(tmp.path().join("skills"));
+    for name in ["../escape", "/etc", "a/b", ""] {
+        assert!(matches!(p.write(&packet(name, "x"), SkillKind::Local), Err(ProjectionError::UnsafeName(_))));
+    }
+    assert!(!tmp.path().join("escape").exists());
+}
