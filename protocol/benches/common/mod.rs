@@ -65,14 +65,22 @@ pub(crate) fn update_json() -> Vec<u8> {
     serde_json::to_vec(&update).unwrap()
 }
 
-/// Every `.md` file of `testdata/scan-corpus/<kind>`, in name order, joined.
+/// Every `.md` file of `testdata/scan-corpus/<kind>` and its class folders,
+/// in path order, joined.
 pub(crate) fn corpus(kind: &str) -> String {
+    fn collect(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+        for entry in fs::read_dir(dir).expect("corpus directory") {
+            let path = entry.expect("entry").path();
+            if path.is_dir() {
+                collect(&path, out);
+            } else if path.extension().is_some_and(|e| e == "md") {
+                out.push(path);
+            }
+        }
+    }
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/scan-corpus").join(kind);
-    let mut paths: Vec<_> = fs::read_dir(&dir)
-        .expect("corpus directory")
-        .map(|e| e.expect("entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "md"))
-        .collect();
+    let mut paths = Vec::new();
+    collect(&dir, &mut paths);
     paths.sort();
     paths.iter().map(|p| fs::read_to_string(p).expect("corpus file")).collect::<Vec<_>>().join("\n")
 }

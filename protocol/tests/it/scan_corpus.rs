@@ -1,6 +1,13 @@
 //! Recall and false-positive rate of the safety scanner on the labeled
 //! corpus in `testdata/scan-corpus/{malicious,benign}`.
 //!
+//! A malicious skill lives in `malicious/<class>/`, where the class is what
+//! it does (the classes of #14: `code-credential-theft`, `encoded-exfil`,
+//! `tampering`, `security-disable`, `supply-chain`, `trojan-companion`,
+//! `persistence-prose`, `prompt-injection`, `evasion`, and `classic` for the
+//! long-known shapes); recall is printed per class. Benign skills may be
+//! grouped in folders too; their folder is printed beside a false positive.
+//!
 //! Every malicious skill must be refused at `DEFAULT_THRESHOLD` (recall at
 //! least 95%) and at most 5% of the benign skills may be; at most 2% of the
 //! benign skills may be held back from sharing for a credential that looks
@@ -31,21 +38,39 @@ const MAX_SECRET_FALSE_POSITIVE_RATE: f64 = 0.02;
 
 fn corpus(kind: &str) -> Vec<(PathBuf, String)> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/scan-corpus").join(kind);
-    let mut files: Vec<(PathBuf, String)> = fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("read {}: {e}", dir.display()))
-        .map(|entry| entry.expect("directory entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "md"))
-        .map(|p| {
-            let body = fs::read_to_string(&p).unwrap_or_else(|e| panic!("read {}: {e}", p.display()));
-            (p, body)
-        })
-        .collect();
+    let mut files = Vec::new();
+    collect_markdown(&dir, &mut files);
     files.sort();
     files
 }
 
-fn describe(path: &Path, report: &ScanReport) -> String {
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+/// Every `.md` file under `dir`, one level of class folders deep.
+fn collect_markdown(dir: &Path, out: &mut Vec<(PathBuf, String)>) {
+    for entry in fs::read_dir(dir).unwrap_or_else(|e| panic!("read {}: {e}", dir.display())) {
+        let path = entry.expect("directory entry").path();
+        if path.is_dir() {
+            collect_markdown(&path, out);
+        } else if path.extension().is_some_and(|e| e == "md") {
+            let body = fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+            out.push((path, body));
+        }
+    }
+}
+
+/// The corpus-relative name of a file: `class/file.md`, or `file.md` at the top.
+fn label(kind: &str, path: &Path) -> String {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/scan-corpus").join(kind);
+    path.strip_prefix(&root).unwrap_or(path).to_string_lossy().replace('\\', "/")
+}
+
+/// The class of a corpus file: its folder under `kind`, or `-` at the top.
+fn class_of(kind: &str, path: &Path) -> String {
+    let name = label(kind, path);
+    name.split_once('/').map_or_else(|| "-".to_string(), |(class, _)| class.to_string())
+}
+
+fn describe(kind: &str, path: &Path, report: &ScanReport) -> String {
+    let name = label(kind, path);
     let mut s = format!("  {name}\n");
     if report.findings.is_empty() {
         s.push_str("      (no findings)\n");
@@ -86,16 +111,24 @@ fn blocks_malicious_skills() {
     let files = corpus("malicious");
     let mut missed = String::new();
     let mut blocked = 0;
+    // class -> (blocked, total)
+    let mut by_class: BTreeMap<String, (usize, usize)> = BTreeMap::new();
     for (path, body) in &files {
         let report = scanner.scan(body);
+        let counts = by_class.entry(class_of("malicious", path)).or_default();
+        counts.1 += 1;
         if report.is_blocked(DEFAULT_THRESHOLD) {
             blocked += 1;
+            counts.0 += 1;
         } else {
-            missed.push_str(&describe(path, &report));
+            missed.push_str(&describe("malicious", path, &report));
         }
     }
     let recall = blocked as f64 / files.len() as f64;
     println!("malicious: {blocked}/{} blocked, recall {:.1}%", files.len(), recall * 100.0);
+    for (class, (hit, total)) in &by_class {
+        println!("  {class:<24} {hit:>4}/{total:<4} recall {:.1}%", *hit as f64 * 100.0 / *total as f64);
+    }
     if !missed.is_empty() {
         println!("missed:\n{missed}");
     }
@@ -117,7 +150,7 @@ fn passes_benign_skills() {
         let report = scanner.scan(body);
         if report.is_blocked(DEFAULT_THRESHOLD) {
             false_positives += 1;
-            wrong.push_str(&describe(path, &report));
+            wrong.push_str(&describe("benign", path, &report));
         }
     }
     let rate = false_positives as f64 / files.len() as f64;
@@ -147,7 +180,7 @@ fn holds_back_few_benign_skills_for_secrets() {
         let report = scanner.scan(body);
         if report.has_secrets() {
             held_back += 1;
-            held.push_str(&describe(path, &report));
+            held.push_str(&describe("benign", path, &report));
         }
         for f in report
             .findings
@@ -193,7 +226,7 @@ fn snapshot() -> String {
     let mut out = String::new();
     for kind in ["benign", "malicious"] {
         for (path, body) in corpus(kind) {
-            let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            let name = label(kind, &path);
             for f in scanner.scan(&body).findings {
                 out.push_str(&format!(
                     "{kind}/{name}:{} {:?} {} {}\n",
