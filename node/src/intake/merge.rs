@@ -1,13 +1,15 @@
 //! An update from a peer: read the view, let the protocol decide, hold back
-//! what the per-origin and per-sender limits do not admit, apply the rest —
-//! installs, quarantine, audit, the limits' counters — and bring the
-//! quarantine back under its caps, in one store transaction.
+//! what the per-origin and per-sender limits do not admit, set withdrawals
+//! aside for the deletion guard when asked to, apply the rest — installs,
+//! quarantine, audit, the limits' counters — and bring the quarantine back
+//! under its caps, in one store transaction.
 
 use std::collections::HashMap;
 
+use ecp_protocol::merge::tally;
 use ecp_protocol::{
-    AcceptPolicy, Decision, KnowledgeUpdate, MergeResult, PacketDecision, SkillKind, StoredSkill,
-    merge_knowledge,
+    AcceptPolicy, Decision, KnowledgeUpdate, MergeOutcome, MergeResult, PacketDecision, SkillKind,
+    SkillPacket, StoredSkill, merge_knowledge,
 };
 
 use super::hold_back::{admit, installs_by_origin, new_by_sender};
@@ -17,7 +19,7 @@ use crate::store::origin_limits::{Per, unix_now};
 use crate::store::{Change, OriginExcess, OriginLimited, Refusal, Source, Store, StoreError, Tx};
 
 /// What a merge did: the wire answer and the changes to project.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct Merged {
     /// The truthful MergeResult, counted from the applied decisions. With
     /// [`OnExcess::HoldBack`], packets held back are in no count (the result
@@ -29,6 +31,21 @@ pub struct Merged {
     /// their limits ([`OnExcess::HoldBack`] only; a refused merge returns an
     /// error instead).
     pub held_back: Vec<OriginExcess>,
+    /// With [`Withdrawals::Defer`], the tombstones that would have withdrawn
+    /// an active skill, as received: neither applied nor counted.
+    pub withdrawals: Vec<SkillPacket>,
+}
+
+/// What a merge does with *withdrawals*: decisions that tombstone a skill
+/// the node holds active.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Withdrawals {
+    /// Apply them like any other decision.
+    Apply,
+    /// Leave them out — not applied, in no count — and return them as
+    /// received ([`Merged::withdrawals`]), for the deletion guard to weigh
+    /// with the rest of the sender's round ([`super::settle`]).
+    Defer,
 }
 
 /// What a merge does when installs of an origin (or of the sender) do not
@@ -48,8 +65,10 @@ pub enum OnExcess {
 /// Merges `update` from `sender` under `policy` and `limits`, applying
 /// every decision (installs, quarantine, audit) in one transaction of
 /// `store`. Installs over an origin's or the sender's limits are handled
-/// as `on_excess` says; the quarantine is brought back under its caps once,
-/// at the end. Under review `intake`, installs wait in the inbox.
+/// as `on_excess` says, withdrawals as `withdrawals` says; the quarantine
+/// is brought back under its caps once, at the end. Under review `intake`,
+/// installs wait in the inbox.
+#[allow(clippy::too_many_arguments)]
 pub fn merge(
     store: &Store,
     update: KnowledgeUpdate,
@@ -58,12 +77,27 @@ pub fn merge(
     limits: &Limits,
     on_excess: OnExcess,
     intake: IntakeMode,
+    withdrawals: Withdrawals,
 ) -> Result<Merged, StoreError> {
     let source = sender.source();
     store.transaction(|tx| {
         let names: Vec<&str> = update.skills.iter().map(|p| p.skill_name.as_str()).collect();
         let view = tx.view(&names)?;
+        // The merge consumes the packets and changes what it admits: a
+        // deferred withdrawal is kept as it came, to be merged again later.
+        let mut tombstones: HashMap<usize, SkillPacket> = match withdrawals {
+            Withdrawals::Apply => HashMap::new(),
+            Withdrawals::Defer => update
+                .skills
+                .iter()
+                .enumerate()
+                .filter(|(_, p)| p.deprecated)
+                .map(|(i, p)| (i, p.clone()))
+                .collect(),
+        };
         let outcome = merge_knowledge(update, &view, policy, &sender.context(store.instance_id()));
+        let (outcome, deferred) = set_aside_withdrawals(outcome, &view, withdrawals);
+        let deferred = deferred.iter().filter_map(|d| tombstones.remove(&d.index)).collect();
         // The limits are checked against the decisions before any is applied.
         let at = unix_now();
         let mut excess =
@@ -87,8 +121,30 @@ pub fn merge(
         tx.count_new_installs(Per::Origin, &installs_by_origin(&admitted.decisions), at)?;
         tx.count_new_installs(Per::Sender, &new_by_sender(&admitted.decisions, &sender.account), at)?;
         tx.evict_quarantine_over(limits.quarantine, &source)?;
-        Ok(Merged { result: admitted.result, changes, held_back: excess })
+        Ok(Merged { result: admitted.result, changes, held_back: excess, withdrawals: deferred })
     })
+}
+
+/// With [`Withdrawals::Defer`], takes the withdrawals out of `outcome`
+/// (recounting the rest); returns both.
+fn set_aside_withdrawals(
+    outcome: MergeOutcome,
+    view: &HashMap<String, StoredSkill>,
+    withdrawals: Withdrawals,
+) -> (MergeOutcome, Vec<PacketDecision>) {
+    if withdrawals == Withdrawals::Apply {
+        return (outcome, Vec::new());
+    }
+    let withdraws = |d: &PacketDecision| {
+        matches!(d.decision, Decision::Updated { .. })
+            && d.packet.deprecated
+            && view.get(&d.packet.skill_name).is_some_and(|held| !held.deprecated)
+    };
+    let (deferred, kept): (Vec<_>, Vec<_>) = outcome.decisions.into_iter().partition(withdraws);
+    if deferred.is_empty() {
+        return (MergeOutcome { result: outcome.result, decisions: kept }, deferred);
+    }
+    (MergeOutcome { result: tally(&kept), decisions: kept }, deferred)
 }
 
 /// Why an install happened, for the audit log: its confidence, and for the

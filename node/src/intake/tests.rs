@@ -3,7 +3,7 @@
 use ecp_protocol::merge::{MergeContext, receive};
 use ecp_protocol::{KnowledgeUpdate, Origin, SkillPacket, StandardPolicy, Timestamp};
 
-use super::{IntakeMode, Limits, OnExcess, Sender, approve, merge};
+use super::{IntakeMode, Limits, OnExcess, Sender, Withdrawals, approve, merge};
 use crate::store::origin_limits::Per;
 use crate::store::{OriginLimited, OriginLimits, Source, Store, StoreError, now};
 
@@ -50,6 +50,7 @@ fn held_back_packets_are_in_no_count_and_everything_else_is_applied() {
         &TWO_AN_HOUR,
         OnExcess::HoldBack,
         IntakeMode::Auto,
+        Withdrawals::Apply,
     )
     .unwrap();
     assert_eq!((merged.result.new_skills, merged.result.unchanged, merged.result.rejected_skills), (3, 0, 0));
@@ -73,6 +74,7 @@ fn held_back_packets_are_in_no_count_and_everything_else_is_applied() {
         &TWO_AN_HOUR,
         OnExcess::HoldBack,
         IntakeMode::Auto,
+        Withdrawals::Apply,
     )
     .unwrap();
     assert_eq!((again.result.new_skills, again.result.unchanged), (0, 3));
@@ -93,6 +95,7 @@ fn a_refused_merge_applies_nothing() {
         &TWO_AN_HOUR,
         OnExcess::Refuse,
         IntakeMode::Auto,
+        Withdrawals::Apply,
     );
     let Err(StoreError::OriginLimited(OriginLimited { excess })) = refused else { panic!("{refused:?}") };
     assert_eq!((excess[0].arriving, excess[0].room), (3, 2));
@@ -114,6 +117,7 @@ fn an_approval_lowers_confidence_by_the_trust_at_refusal_as_an_accepting_merge_w
         &Limits::NO_RATE_LIMITS,
         OnExcess::Refuse,
         IntakeMode::Auto,
+        Withdrawals::Apply,
     )
     .unwrap();
     assert_eq!(merged.result.rejected_skills, 1);
@@ -164,13 +168,23 @@ fn a_flood_of_refusals_from_one_sender_evicts_only_its_own_share() {
         &limits,
         OnExcess::Refuse,
         IntakeMode::Auto,
+        Withdrawals::Apply,
     )
     .unwrap();
     let flooder = sender(1.0);
     let flood = update(&refused("flood", max));
     let started = std::time::Instant::now();
-    let merged =
-        merge(&store, flood, &flooder, &policy, &limits, OnExcess::Refuse, IntakeMode::Auto).unwrap();
+    let merged = merge(
+        &store,
+        flood,
+        &flooder,
+        &policy,
+        &limits,
+        OnExcess::Refuse,
+        IntakeMode::Auto,
+        Withdrawals::Apply,
+    )
+    .unwrap();
     let took = started.elapsed();
     println!("merge of {max} refused packets into a quarantine holding {}: {took:?}", max / 4);
     assert_eq!(merged.result.rejected_skills, max as u64);
@@ -198,10 +212,28 @@ fn the_entry_cap_holds_at_its_limit_and_one_past_it_the_largest_sender_loses_its
     let (_dir, store) = store();
     let policy = StandardPolicy::default();
     let limits = caps(4, u64::MAX);
-    merge(&store, update(&refused("a", 3)), &from("a"), &policy, &limits, OnExcess::Refuse, IntakeMode::Auto)
-        .unwrap();
-    merge(&store, update(&refused("b", 1)), &from("b"), &policy, &limits, OnExcess::Refuse, IntakeMode::Auto)
-        .unwrap();
+    merge(
+        &store,
+        update(&refused("a", 3)),
+        &from("a"),
+        &policy,
+        &limits,
+        OnExcess::Refuse,
+        IntakeMode::Auto,
+        Withdrawals::Apply,
+    )
+    .unwrap();
+    merge(
+        &store,
+        update(&refused("b", 1)),
+        &from("b"),
+        &policy,
+        &limits,
+        OnExcess::Refuse,
+        IntakeMode::Auto,
+        Withdrawals::Apply,
+    )
+    .unwrap();
     assert_eq!(held_names(&store), ["a-0", "a-1", "a-2", "b-0"], "at the cap: nothing evicted");
     merge(
         &store,
@@ -211,6 +243,7 @@ fn the_entry_cap_holds_at_its_limit_and_one_past_it_the_largest_sender_loses_its
         &limits,
         OnExcess::Refuse,
         IntakeMode::Auto,
+        Withdrawals::Apply,
     )
     .unwrap();
     assert_eq!(
@@ -231,6 +264,7 @@ fn the_entry_cap_holds_at_its_limit_and_one_past_it_the_largest_sender_loses_its
         &limits,
         OnExcess::Refuse,
         IntakeMode::Auto,
+        Withdrawals::Apply,
     )
     .unwrap();
     let held = held_names(&store);
@@ -253,6 +287,7 @@ fn the_byte_cap_is_shared_between_senders_and_review_frees_room() {
         &unlimited,
         OnExcess::Refuse,
         IntakeMode::Auto,
+        Withdrawals::Apply,
     )
     .unwrap();
     let weight = |store: &Store| store.quarantine_held().unwrap().1;
@@ -260,7 +295,17 @@ fn the_byte_cap_is_shared_between_senders_and_review_frees_room() {
     assert!(two > 0);
     // Room for exactly the two held: at the cap, nothing goes.
     let at_cap = caps(u64::MAX, two);
-    merge(&store, update(&[]), &from("a"), &policy, &at_cap, OnExcess::Refuse, IntakeMode::Auto).unwrap();
+    merge(
+        &store,
+        update(&[]),
+        &from("a"),
+        &policy,
+        &at_cap,
+        OnExcess::Refuse,
+        IntakeMode::Auto,
+        Withdrawals::Apply,
+    )
+    .unwrap();
     assert_eq!(held_names(&store).len(), 2);
     // One byte less: a, the only holder, loses its oldest.
     merge(
@@ -271,6 +316,7 @@ fn the_byte_cap_is_shared_between_senders_and_review_frees_room() {
         &caps(u64::MAX, two - 1),
         OnExcess::Refuse,
         IntakeMode::Auto,
+        Withdrawals::Apply,
     )
     .unwrap();
     assert_eq!(held_names(&store), ["a-1"]);
@@ -286,9 +332,17 @@ fn a_pull_over_the_sender_limit_installs_what_fits_of_any_origin_and_holds_the_r
     let limits = Limits { sender: OriginLimits { per_hour: 2, per_day: 0 }, ..Limits::NO_RATE_LIMITS };
     let policy = StandardPolicy::default();
     let packets = [packet("a", "a-1", 0.9), packet("b", "b-1", 0.9), packet("c", "c-1", 0.9)];
-    let merged =
-        merge(&store, update(&packets), &sender(1.0), &policy, &limits, OnExcess::HoldBack, IntakeMode::Auto)
-            .unwrap();
+    let merged = merge(
+        &store,
+        update(&packets),
+        &sender(1.0),
+        &policy,
+        &limits,
+        OnExcess::HoldBack,
+        IntakeMode::Auto,
+        Withdrawals::Apply,
+    )
+    .unwrap();
     let installed: Vec<&str> = merged.changes.iter().map(|c| c.packet.skill_name.as_str()).collect();
     assert_eq!(installed, ["a-1", "b-1"], "at the limit");
     let [e] = merged.held_back.as_slice() else { panic!("{:?}", merged.held_back) };
@@ -302,6 +356,7 @@ fn a_pull_over_the_sender_limit_installs_what_fits_of_any_origin_and_holds_the_r
         &limits,
         OnExcess::HoldBack,
         IntakeMode::Auto,
+        Withdrawals::Apply,
     )
     .unwrap();
     assert_eq!((other.result.new_skills, other.result.unchanged), (1, 2));
@@ -314,6 +369,7 @@ fn a_pull_over_the_sender_limit_installs_what_fits_of_any_origin_and_holds_the_r
         &limits,
         OnExcess::Refuse,
         IntakeMode::Auto,
+        Withdrawals::Apply,
     );
     let Err(StoreError::OriginLimited(limited)) = refused else { panic!("{refused:?}") };
     assert!(limited.to_string().starts_with("sender \"peer:http://relay\" is over its limit"), "{limited}");
@@ -337,6 +393,7 @@ fn a_packet_over_the_body_cap_is_kept_as_an_excerpt_with_its_size_and_hash_and_c
             &limits,
             OnExcess::Refuse,
             IntakeMode::Auto,
+            Withdrawals::Apply,
         )
         .unwrap();
         let [entry] = store.quarantine().unwrap().try_into().unwrap();
@@ -373,6 +430,7 @@ fn a_megabyte_refused_packet_costs_the_quarantine_an_excerpt() {
         &limits,
         OnExcess::Refuse,
         IntakeMode::Auto,
+        Withdrawals::Apply,
     )
     .unwrap();
     assert_eq!(merged.result.rejected_skills, 1, "over max_skill_bytes");
@@ -420,6 +478,7 @@ fn review_intake_holds_each_version_once_under_a_new_id_and_remembers_verdicts()
             &Limits::NO_RATE_LIMITS,
             OnExcess::Refuse,
             IntakeMode::Review,
+            Withdrawals::Apply,
         )
         .unwrap()
     };
@@ -482,6 +541,7 @@ fn review_intake_holds_each_version_once_under_a_new_id_and_remembers_verdicts()
         &Limits::NO_RATE_LIMITS,
         OnExcess::Refuse,
         IntakeMode::Auto,
+        Withdrawals::Apply,
     )
     .unwrap();
     assert!(!auto.changes[0].withheld);

@@ -54,7 +54,7 @@ use ecp_protocol::Timestamp;
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 
 pub use audit::AuditEntry;
-pub use deletions::HeldDeletion;
+pub use deletions::{HeldDeletion, Received};
 pub use inbox::{InboxEntry, Offer, Verdict};
 pub use origin_limits::{OriginExcess, OriginLimited, OriginLimits, PerOrigin};
 pub use peers::{PeerKind, PeerState, PullRecord};
