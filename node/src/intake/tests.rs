@@ -3,7 +3,8 @@
 use ecp_protocol::merge::{MergeContext, receive};
 use ecp_protocol::{KnowledgeUpdate, Origin, SkillPacket, StandardPolicy, Timestamp};
 
-use super::{IntakeMode, Limits, OnExcess, Sender, Withdrawals, approve, merge};
+use super::{IntakeMode, Limits, OnExcess, Sender, Withdrawals, approve, merge, settle};
+use crate::deletion_guard::Guard;
 use crate::store::origin_limits::Per;
 use crate::store::{OriginLimited, OriginLimits, Source, Store, StoreError, now};
 
@@ -546,4 +547,57 @@ fn review_intake_holds_each_version_once_under_a_new_id_and_remembers_verdicts()
     .unwrap();
     assert!(!auto.changes[0].withheld);
     assert!(store.inbox().unwrap().is_empty());
+}
+
+#[test]
+fn deferred_withdrawals_are_in_no_count_and_a_bulk_of_them_is_held_once_per_sender() {
+    let (_dir, store) = store();
+    let (policy, limits, auto) = (StandardPolicy::default(), Limits::NO_RATE_LIMITS, IntakeMode::Auto);
+    let live: Vec<SkillPacket> = (0..8).map(|i| packet("a", &format!("s-{i}"), 0.9)).collect();
+    merge(&store, update(&live), &sender(1.0), &policy, &limits, OnExcess::Refuse, auto, Withdrawals::Apply)
+        .unwrap();
+    let tombs: Vec<SkillPacket> =
+        live.iter().map(|p| SkillPacket { deprecated: true, ..p.clone() }).collect();
+
+    // Six withdrawals and a new skill: the new one is applied, the withdrawals set aside as they came.
+    let mut sent = tombs[..6].to_vec();
+    sent.push(packet("a", "fresh", 0.9));
+    let merged = merge(
+        &store,
+        update(&sent),
+        &sender(1.0),
+        &policy,
+        &limits,
+        OnExcess::Refuse,
+        auto,
+        Withdrawals::Defer,
+    )
+    .unwrap();
+    assert_eq!((merged.result.new_skills, merged.result.updated_skills, merged.result.total()), (1, 0, 1));
+    assert_eq!(merged.withdrawals, tombs[..6], "as received: not lowered, no provenance added");
+    assert!(!store.skill("s-0").unwrap().unwrap().0.deprecated);
+
+    // 6 of the 9 skills held from the sender: over max_bulk_delete and over half.
+    let guard = Guard::default();
+    let settled = settle(&store, merged.withdrawals, &sender(1.0), guard, &policy, &limits, auto).unwrap();
+    assert_eq!((settled.result.held_skills, settled.result.total()), (6, 6));
+    assert!(settled.changes.is_empty());
+    assert!(settled.result.held[0].starts_with("s-0: deletion held: 6 of the 9 skills held from peer:relay"));
+    let [held] = store.held_deletions().unwrap().try_into().unwrap();
+    assert_eq!(
+        (held.source, held.via.as_deref(), held.names.len()),
+        (Source::Peer("relay".into()), Some("peer:http://relay"), 6)
+    );
+    assert!(!store.skill("s-0").unwrap().unwrap().0.deprecated, "nothing withdrawn");
+
+    // The same withdrawals again (a round from 0) stay in that deletion.
+    let again = settle(&store, tombs[..6].to_vec(), &sender(1.0), guard, &policy, &limits, auto).unwrap();
+    assert_eq!(again.result.held_skills, 6);
+    assert!(again.result.held[5].ends_with(&format!("already held as deletion {}", held.id)), "{again:?}");
+    assert_eq!(store.held_deletions().unwrap().len(), 1);
+
+    // Two of nine pass and are applied.
+    let passed = settle(&store, tombs[6..].to_vec(), &sender(1.0), guard, &policy, &limits, auto).unwrap();
+    assert_eq!((passed.result.updated_skills, passed.result.held_skills), (2, 0));
+    assert!(store.skill("s-7").unwrap().unwrap().0.deprecated);
 }
