@@ -11,7 +11,7 @@ use ecp_protocol::{KnowledgeUpdate, MergeResult, SkillKind, SkillPacket, Standar
 use tokio::sync::{mpsc, watch};
 
 use crate::deletion_guard::Guard;
-use crate::intake::{self, IntakeMode, Limits, Merged, OnExcess, Sender, Withdrawals};
+use crate::intake::{self, IntakeMode, Limits, Merged, Mode, OnExcess, Sender};
 use crate::permissions::{PermissionPolicy, RefuseGrants};
 use crate::projection::Projection;
 use crate::sharing::{Decider, Decision, Sharing};
@@ -290,9 +290,8 @@ impl Library {
             sender,
             &self.with_grant_policy(policy),
             &self.limits,
-            OnExcess::Refuse,
+            Mode::deferring(OnExcess::Refuse),
             self.intake,
-            Withdrawals::Defer,
         )?;
         self.committed(&merged.changes);
         let mut result = merged.result;
@@ -318,9 +317,8 @@ impl Library {
             sender,
             &self.with_grant_policy(policy),
             &self.limits,
-            OnExcess::HoldBack,
+            Mode::deferring(OnExcess::HoldBack),
             self.intake,
-            Withdrawals::Defer,
         )?;
         self.committed(&merged.changes);
         Ok(merged)

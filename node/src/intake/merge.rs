@@ -36,6 +36,28 @@ pub struct Merged {
     pub withdrawals: Vec<SkillPacket>,
 }
 
+/// What a merge does with what it does not apply straight away: installs
+/// over the limits, and withdrawals.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Mode {
+    /// Installs over an origin's or the sender's limits.
+    pub on_excess: OnExcess,
+    /// Withdrawals.
+    pub withdrawals: Withdrawals,
+}
+
+impl Mode {
+    /// `on_excess`, every withdrawal applied.
+    pub fn applying(on_excess: OnExcess) -> Mode {
+        Mode { on_excess, withdrawals: Withdrawals::Apply }
+    }
+
+    /// `on_excess`, withdrawals set aside for the deletion guard.
+    pub fn deferring(on_excess: OnExcess) -> Mode {
+        Mode { on_excess, withdrawals: Withdrawals::Defer }
+    }
+}
+
 /// What a merge does with *withdrawals*: decisions that tombstone a skill
 /// the node holds active.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,21 +86,20 @@ pub enum OnExcess {
 
 /// Merges `update` from `sender` under `policy` and `limits`, applying
 /// every decision (installs, quarantine, audit) in one transaction of
-/// `store`. Installs over an origin's or the sender's limits are handled
-/// as `on_excess` says, withdrawals as `withdrawals` says; the quarantine
-/// is brought back under its caps once, at the end. Under review `intake`,
-/// installs wait in the inbox.
-#[allow(clippy::too_many_arguments)]
+/// `store`. Installs over an origin's or the sender's limits, and
+/// withdrawals, are handled as `mode` says; the quarantine is brought back
+/// under its caps once, at the end. Under review `intake`, installs wait in
+/// the inbox.
 pub fn merge(
     store: &Store,
     update: KnowledgeUpdate,
     sender: &Sender,
     policy: &impl AcceptPolicy,
     limits: &Limits,
-    on_excess: OnExcess,
+    mode: Mode,
     intake: IntakeMode,
-    withdrawals: Withdrawals,
 ) -> Result<Merged, StoreError> {
+    let Mode { on_excess, withdrawals } = mode;
     let source = sender.source();
     store.transaction(|tx| {
         let names: Vec<&str> = update.skills.iter().map(|p| p.skill_name.as_str()).collect();

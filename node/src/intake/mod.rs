@@ -35,7 +35,7 @@ use ecp_protocol::{MergeContext, SkillPacket};
 use crate::store::{DEFAULT_HISTORY_DEPTH, OriginLimits, QuarantineCaps, Source, now};
 
 pub use approve::{approve, needs_force};
-pub use merge::{Merged, OnExcess, Withdrawals, merge};
+pub use merge::{Merged, Mode, OnExcess, Withdrawals, merge};
 pub use review::IntakeMode;
 pub use withdraw::{settle, withdraw};
 

@@ -3,7 +3,7 @@
 use ecp_protocol::merge::{MergeContext, receive};
 use ecp_protocol::{KnowledgeUpdate, Origin, SkillPacket, StandardPolicy, Timestamp};
 
-use super::{IntakeMode, Limits, OnExcess, Sender, Withdrawals, approve, merge, settle};
+use super::{IntakeMode, Limits, Mode, OnExcess, Sender, approve, merge, settle};
 use crate::deletion_guard::Guard;
 use crate::store::origin_limits::Per;
 use crate::store::{OriginLimited, OriginLimits, Source, Store, StoreError, now};
@@ -49,9 +49,8 @@ fn held_back_packets_are_in_no_count_and_everything_else_is_applied() {
         &sender(1.0),
         &policy,
         &TWO_AN_HOUR,
-        OnExcess::HoldBack,
+        Mode::applying(OnExcess::HoldBack),
         IntakeMode::Auto,
-        Withdrawals::Apply,
     )
     .unwrap();
     assert_eq!((merged.result.new_skills, merged.result.unchanged, merged.result.rejected_skills), (3, 0, 0));
@@ -73,9 +72,8 @@ fn held_back_packets_are_in_no_count_and_everything_else_is_applied() {
         &sender(1.0),
         &policy,
         &TWO_AN_HOUR,
-        OnExcess::HoldBack,
+        Mode::applying(OnExcess::HoldBack),
         IntakeMode::Auto,
-        Withdrawals::Apply,
     )
     .unwrap();
     assert_eq!((again.result.new_skills, again.result.unchanged), (0, 3));
@@ -94,9 +92,8 @@ fn a_refused_merge_applies_nothing() {
         &sender(1.0),
         &StandardPolicy::default(),
         &TWO_AN_HOUR,
-        OnExcess::Refuse,
+        Mode::applying(OnExcess::Refuse),
         IntakeMode::Auto,
-        Withdrawals::Apply,
     );
     let Err(StoreError::OriginLimited(OriginLimited { excess })) = refused else { panic!("{refused:?}") };
     assert_eq!((excess[0].arriving, excess[0].room), (3, 2));
@@ -116,9 +113,8 @@ fn an_approval_lowers_confidence_by_the_trust_at_refusal_as_an_accepting_merge_w
         &sender(0.8),
         &StandardPolicy::default(),
         &Limits::NO_RATE_LIMITS,
-        OnExcess::Refuse,
+        Mode::applying(OnExcess::Refuse),
         IntakeMode::Auto,
-        Withdrawals::Apply,
     )
     .unwrap();
     assert_eq!(merged.result.rejected_skills, 1);
@@ -167,25 +163,16 @@ fn a_flood_of_refusals_from_one_sender_evicts_only_its_own_share() {
         &first,
         &policy,
         &limits,
-        OnExcess::Refuse,
+        Mode::applying(OnExcess::Refuse),
         IntakeMode::Auto,
-        Withdrawals::Apply,
     )
     .unwrap();
     let flooder = sender(1.0);
     let flood = update(&refused("flood", max));
     let started = std::time::Instant::now();
-    let merged = merge(
-        &store,
-        flood,
-        &flooder,
-        &policy,
-        &limits,
-        OnExcess::Refuse,
-        IntakeMode::Auto,
-        Withdrawals::Apply,
-    )
-    .unwrap();
+    let merged =
+        merge(&store, flood, &flooder, &policy, &limits, Mode::applying(OnExcess::Refuse), IntakeMode::Auto)
+            .unwrap();
     let took = started.elapsed();
     println!("merge of {max} refused packets into a quarantine holding {}: {took:?}", max / 4);
     assert_eq!(merged.result.rejected_skills, max as u64);
@@ -219,9 +206,8 @@ fn the_entry_cap_holds_at_its_limit_and_one_past_it_the_largest_sender_loses_its
         &from("a"),
         &policy,
         &limits,
-        OnExcess::Refuse,
+        Mode::applying(OnExcess::Refuse),
         IntakeMode::Auto,
-        Withdrawals::Apply,
     )
     .unwrap();
     merge(
@@ -230,9 +216,8 @@ fn the_entry_cap_holds_at_its_limit_and_one_past_it_the_largest_sender_loses_its
         &from("b"),
         &policy,
         &limits,
-        OnExcess::Refuse,
+        Mode::applying(OnExcess::Refuse),
         IntakeMode::Auto,
-        Withdrawals::Apply,
     )
     .unwrap();
     assert_eq!(held_names(&store), ["a-0", "a-1", "a-2", "b-0"], "at the cap: nothing evicted");
@@ -242,9 +227,8 @@ fn the_entry_cap_holds_at_its_limit_and_one_past_it_the_largest_sender_loses_its
         &from("b"),
         &policy,
         &limits,
-        OnExcess::Refuse,
+        Mode::applying(OnExcess::Refuse),
         IntakeMode::Auto,
-        Withdrawals::Apply,
     )
     .unwrap();
     assert_eq!(
@@ -263,9 +247,8 @@ fn the_entry_cap_holds_at_its_limit_and_one_past_it_the_largest_sender_loses_its
         &from("b"),
         &policy,
         &limits,
-        OnExcess::Refuse,
+        Mode::applying(OnExcess::Refuse),
         IntakeMode::Auto,
-        Withdrawals::Apply,
     )
     .unwrap();
     let held = held_names(&store);
@@ -286,9 +269,8 @@ fn the_byte_cap_is_shared_between_senders_and_review_frees_room() {
         &from("a"),
         &policy,
         &unlimited,
-        OnExcess::Refuse,
+        Mode::applying(OnExcess::Refuse),
         IntakeMode::Auto,
-        Withdrawals::Apply,
     )
     .unwrap();
     let weight = |store: &Store| store.quarantine_held().unwrap().1;
@@ -302,9 +284,8 @@ fn the_byte_cap_is_shared_between_senders_and_review_frees_room() {
         &from("a"),
         &policy,
         &at_cap,
-        OnExcess::Refuse,
+        Mode::applying(OnExcess::Refuse),
         IntakeMode::Auto,
-        Withdrawals::Apply,
     )
     .unwrap();
     assert_eq!(held_names(&store).len(), 2);
@@ -315,9 +296,8 @@ fn the_byte_cap_is_shared_between_senders_and_review_frees_room() {
         &from("a"),
         &policy,
         &caps(u64::MAX, two - 1),
-        OnExcess::Refuse,
+        Mode::applying(OnExcess::Refuse),
         IntakeMode::Auto,
-        Withdrawals::Apply,
     )
     .unwrap();
     assert_eq!(held_names(&store), ["a-1"]);
@@ -339,9 +319,8 @@ fn a_pull_over_the_sender_limit_installs_what_fits_of_any_origin_and_holds_the_r
         &sender(1.0),
         &policy,
         &limits,
-        OnExcess::HoldBack,
+        Mode::applying(OnExcess::HoldBack),
         IntakeMode::Auto,
-        Withdrawals::Apply,
     )
     .unwrap();
     let installed: Vec<&str> = merged.changes.iter().map(|c| c.packet.skill_name.as_str()).collect();
@@ -355,9 +334,8 @@ fn a_pull_over_the_sender_limit_installs_what_fits_of_any_origin_and_holds_the_r
         &from("other"),
         &policy,
         &limits,
-        OnExcess::HoldBack,
+        Mode::applying(OnExcess::HoldBack),
         IntakeMode::Auto,
-        Withdrawals::Apply,
     )
     .unwrap();
     assert_eq!((other.result.new_skills, other.result.unchanged), (1, 2));
@@ -368,9 +346,8 @@ fn a_pull_over_the_sender_limit_installs_what_fits_of_any_origin_and_holds_the_r
         &sender(1.0),
         &policy,
         &limits,
-        OnExcess::Refuse,
+        Mode::applying(OnExcess::Refuse),
         IntakeMode::Auto,
-        Withdrawals::Apply,
     );
     let Err(StoreError::OriginLimited(limited)) = refused else { panic!("{refused:?}") };
     assert!(limited.to_string().starts_with("sender \"peer:http://relay\" is over its limit"), "{limited}");
@@ -392,9 +369,8 @@ fn a_packet_over_the_body_cap_is_kept_as_an_excerpt_with_its_size_and_hash_and_c
             &sender(1.0),
             &policy,
             &limits,
-            OnExcess::Refuse,
+            Mode::applying(OnExcess::Refuse),
             IntakeMode::Auto,
-            Withdrawals::Apply,
         )
         .unwrap();
         let [entry] = store.quarantine().unwrap().try_into().unwrap();
@@ -429,9 +405,8 @@ fn a_megabyte_refused_packet_costs_the_quarantine_an_excerpt() {
         &sender(1.0),
         &StandardPolicy::default(),
         &limits,
-        OnExcess::Refuse,
+        Mode::applying(OnExcess::Refuse),
         IntakeMode::Auto,
-        Withdrawals::Apply,
     )
     .unwrap();
     assert_eq!(merged.result.rejected_skills, 1, "over max_skill_bytes");
@@ -477,9 +452,8 @@ fn review_intake_holds_each_version_once_under_a_new_id_and_remembers_verdicts()
             &sender(1.0),
             &policy,
             &Limits::NO_RATE_LIMITS,
-            OnExcess::Refuse,
+            Mode::applying(OnExcess::Refuse),
             IntakeMode::Review,
-            Withdrawals::Apply,
         )
         .unwrap()
     };
@@ -540,9 +514,8 @@ fn review_intake_holds_each_version_once_under_a_new_id_and_remembers_verdicts()
         &sender(1.0),
         &policy,
         &Limits::NO_RATE_LIMITS,
-        OnExcess::Refuse,
+        Mode::applying(OnExcess::Refuse),
         IntakeMode::Auto,
-        Withdrawals::Apply,
     )
     .unwrap();
     assert!(!auto.changes[0].withheld);
@@ -554,7 +527,7 @@ fn deferred_withdrawals_are_in_no_count_and_a_bulk_of_them_is_held_once_per_send
     let (_dir, store) = store();
     let (policy, limits, auto) = (StandardPolicy::default(), Limits::NO_RATE_LIMITS, IntakeMode::Auto);
     let live: Vec<SkillPacket> = (0..8).map(|i| packet("a", &format!("s-{i}"), 0.9)).collect();
-    merge(&store, update(&live), &sender(1.0), &policy, &limits, OnExcess::Refuse, auto, Withdrawals::Apply)
+    merge(&store, update(&live), &sender(1.0), &policy, &limits, Mode::applying(OnExcess::Refuse), auto)
         .unwrap();
     let tombs: Vec<SkillPacket> =
         live.iter().map(|p| SkillPacket { deprecated: true, ..p.clone() }).collect();
@@ -562,17 +535,9 @@ fn deferred_withdrawals_are_in_no_count_and_a_bulk_of_them_is_held_once_per_send
     // Six withdrawals and a new skill: the new one is applied, the withdrawals set aside as they came.
     let mut sent = tombs[..6].to_vec();
     sent.push(packet("a", "fresh", 0.9));
-    let merged = merge(
-        &store,
-        update(&sent),
-        &sender(1.0),
-        &policy,
-        &limits,
-        OnExcess::Refuse,
-        auto,
-        Withdrawals::Defer,
-    )
-    .unwrap();
+    let merged =
+        merge(&store, update(&sent), &sender(1.0), &policy, &limits, Mode::deferring(OnExcess::Refuse), auto)
+            .unwrap();
     assert_eq!((merged.result.new_skills, merged.result.updated_skills, merged.result.total()), (1, 0, 1));
     assert_eq!(merged.withdrawals, tombs[..6], "as received: not lowered, no provenance added");
     assert!(!store.skill("s-0").unwrap().unwrap().0.deprecated);

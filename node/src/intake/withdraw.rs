@@ -9,7 +9,7 @@
 use ecp_protocol::merge::result_line;
 use ecp_protocol::{AcceptPolicy, KnowledgeUpdate, MergeResult, SkillPacket};
 
-use super::merge::{Merged, OnExcess, Withdrawals, merge};
+use super::merge::{Merged, Mode, OnExcess, merge};
 use super::review::IntakeMode;
 use super::{Limits, Sender};
 use crate::deletion_guard::Guard;
@@ -20,7 +20,6 @@ use crate::store::{OriginLimits, Received, Store, StoreError};
 /// sender and the count, a `held` line per packet), else merges them. A
 /// withdrawal of a skill already held from this sender (a round that starts
 /// again from 0 brings it again) stays in that held deletion.
-#[allow(clippy::too_many_arguments)]
 pub fn settle(
     store: &Store,
     packets: Vec<SkillPacket>,
@@ -119,7 +118,7 @@ pub fn withdraw(
         let skills: Vec<SkillPacket> = packets.by_ref().take(policy.max_packets().max(1)).collect();
         let update = KnowledgeUpdate { skills, ..KnowledgeUpdate::default() };
         let merged =
-            merge(store, update, sender, policy, &limits, OnExcess::HoldBack, intake, Withdrawals::Apply)?;
+            merge(store, update, sender, policy, &limits, Mode::applying(OnExcess::HoldBack), intake)?;
         all.result.absorb(merged.result);
         all.changes.extend(merged.changes);
         all.held_back.extend(merged.held_back);
