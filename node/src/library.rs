@@ -11,7 +11,7 @@ use ecp_protocol::{KnowledgeUpdate, MergeResult, SkillKind, SkillPacket, Standar
 use tokio::sync::{mpsc, watch};
 
 use crate::deletion_guard::Guard;
-use crate::intake::{self, IntakeMode, Limits, Merged, Mode, OnExcess, Sender};
+use crate::intake::{self, IntakeMode, Limits, Merged, Mode, OnExcess, Sender, Withdrawals};
 use crate::permissions::{PermissionPolicy, RefuseGrants};
 use crate::projection::Projection;
 use crate::sharing::{Decider, Decision, Sharing};
@@ -340,8 +340,9 @@ impl Library {
         Ok(merged.result)
     }
 
-    /// Merges withdrawals the user accepted, as `sender` sent them (a newer
-    /// version that arrived since wins); returns the skills tombstoned.
+    /// Merges withdrawals the user accepted, as `sender` sent them; returns
+    /// the skills tombstoned. A newer version that arrived since wins, and
+    /// its superseded tombstone is dropped, not quarantined.
     pub(crate) fn withdraw(
         &self,
         withdrawals: Vec<SkillPacket>,
@@ -349,7 +350,15 @@ impl Library {
         policy: &StandardPolicy,
     ) -> Result<Vec<String>, StoreError> {
         let policy = &self.with_grant_policy(policy);
-        let merged = intake::withdraw(&self.store, withdrawals, sender, policy, &self.limits, self.intake)?;
+        let merged = intake::withdraw(
+            &self.store,
+            withdrawals,
+            sender,
+            policy,
+            &self.limits,
+            self.intake,
+            Withdrawals::Only,
+        )?;
         self.committed(&merged.changes);
         Ok(merged
             .changes

@@ -53,6 +53,7 @@ impl Mode {
     }
 
     /// `on_excess`, withdrawals set aside for the deletion guard.
+    /// (Accepted withdrawals go through [`super::withdraw`].)
     pub fn deferring(on_excess: OnExcess) -> Mode {
         Mode { on_excess, withdrawals: Withdrawals::Defer }
     }
@@ -68,6 +69,10 @@ pub enum Withdrawals {
     /// received ([`Merged::withdrawals`]), for the deletion guard to weigh
     /// with the rest of the sender's round ([`super::settle`]).
     Defer,
+    /// Apply only them: anything else (a tombstone that a newer version
+    /// received since has superseded) is left out, in no count. For
+    /// withdrawals the user accepted.
+    Only,
 }
 
 /// What a merge does when installs of an origin (or of the sender) do not
@@ -107,7 +112,7 @@ pub fn merge(
         // The merge consumes the packets and changes what it admits: a
         // deferred withdrawal is kept as it came, to be merged again later.
         let mut tombstones: HashMap<usize, SkillPacket> = match withdrawals {
-            Withdrawals::Apply => HashMap::new(),
+            Withdrawals::Apply | Withdrawals::Only => HashMap::new(),
             Withdrawals::Defer => update
                 .skills
                 .iter()
@@ -146,8 +151,9 @@ pub fn merge(
     })
 }
 
-/// With [`Withdrawals::Defer`], takes the withdrawals out of `outcome`
-/// (recounting the rest); returns both.
+/// Takes out of `outcome` what `withdrawals` leaves out — the withdrawals
+/// ([`Withdrawals::Defer`]), or all but them ([`Withdrawals::Only`]) —
+/// recounting the rest; returns both.
 fn set_aside_withdrawals(
     outcome: MergeOutcome,
     view: &HashMap<String, StoredSkill>,
@@ -161,11 +167,12 @@ fn set_aside_withdrawals(
             && d.packet.deprecated
             && view.get(&d.packet.skill_name).is_some_and(|held| !held.deprecated)
     };
-    let (deferred, kept): (Vec<_>, Vec<_>) = outcome.decisions.into_iter().partition(withdraws);
-    if deferred.is_empty() {
-        return (MergeOutcome { result: outcome.result, decisions: kept }, deferred);
+    let (taken, others): (Vec<_>, Vec<_>) = outcome.decisions.into_iter().partition(withdraws);
+    let (kept, aside) = if withdrawals == Withdrawals::Only { (taken, others) } else { (others, taken) };
+    if aside.is_empty() {
+        return (MergeOutcome { result: outcome.result, decisions: kept }, aside);
     }
-    (MergeOutcome { result: tally(&kept), decisions: kept }, deferred)
+    (MergeOutcome { result: tally(&kept), decisions: kept }, aside)
 }
 
 /// Why an install happened, for the audit log: its confidence, and for the

@@ -9,7 +9,7 @@
 use ecp_protocol::merge::result_line;
 use ecp_protocol::{AcceptPolicy, KnowledgeUpdate, MergeResult, SkillPacket};
 
-use super::merge::{Merged, Mode, OnExcess, merge};
+use super::merge::{Merged, Mode, OnExcess, Withdrawals, merge};
 use super::review::IntakeMode;
 use super::{Limits, Sender};
 use crate::deletion_guard::Guard;
@@ -72,7 +72,7 @@ pub fn settle(
     })?;
     match decided {
         (held, Err(fresh)) => {
-            let mut merged = withdraw(store, fresh, sender, policy, limits, intake)?;
+            let mut merged = withdraw(store, fresh, sender, policy, limits, intake, Withdrawals::Apply)?;
             merged.result.absorb(held);
             Ok(merged)
         }
@@ -101,8 +101,10 @@ fn hold_line(result: &mut MergeResult, packet: &SkillPacket, reason: &str) {
 
 /// Merges the withdrawals `packets` from `sender` as any update is — so a
 /// newer version that arrived since wins — in slices the packet limit
-/// allows. The origin limits do not apply: a withdrawal brings nothing new,
-/// and the deletion guard has weighed it (or the user has accepted it).
+/// allows, applying what `withdrawals` says ([`Withdrawals::Apply`] for
+/// those the guard let pass, [`Withdrawals::Only`] for those the user
+/// accepted). The origin limits do not apply: a withdrawal brings nothing
+/// new, and the deletion guard has weighed it (or the user has accepted it).
 pub fn withdraw(
     store: &Store,
     packets: Vec<SkillPacket>,
@@ -110,15 +112,16 @@ pub fn withdraw(
     policy: &impl AcceptPolicy,
     limits: &Limits,
     intake: IntakeMode,
+    withdrawals: Withdrawals,
 ) -> Result<Merged, StoreError> {
     let limits = Limits { origin: OriginLimits::OFF, ..*limits };
+    let mode = Mode { on_excess: OnExcess::HoldBack, withdrawals };
     let mut all = Merged::default();
     let mut packets = packets.into_iter().peekable();
     while packets.peek().is_some() {
         let skills: Vec<SkillPacket> = packets.by_ref().take(policy.max_packets().max(1)).collect();
         let update = KnowledgeUpdate { skills, ..KnowledgeUpdate::default() };
-        let merged =
-            merge(store, update, sender, policy, &limits, Mode::applying(OnExcess::HoldBack), intake)?;
+        let merged = merge(store, update, sender, policy, &limits, mode, intake)?;
         all.result.absorb(merged.result);
         all.changes.extend(merged.changes);
         all.held_back.extend(merged.held_back);

@@ -243,6 +243,8 @@ async fn a_newer_version_that_arrived_while_held_wins_over_the_accepted_withdraw
     assert_eq!(status, 200, "{answer}");
     assert_eq!(answer["tombstoned"].as_array().unwrap().len(), 5, "{answer}");
     assert_eq!(deprecated(&b, &skills).await, skills[1..], "the newer version of {} stays", skills[0]);
+    let status = get(&b, "/v1/status").await;
+    assert_eq!(status["quarantineHeld"], 0, "the superseded tombstone is dropped, not quarantined: {status}");
     a.shutdown().await.unwrap();
     b.shutdown().await.unwrap();
 }
