@@ -166,7 +166,12 @@ async fn a_bulk_delete_is_held_until_accepted_then_the_tombstones_reach_the_peer
         "{accepted:?}"
     );
     assert_eq!(deprecated(&a, &skills).await, skills);
-    pull(&b, &fb.config(), &a).await;
+    // At B they are a peer's bulk withdrawal: held too, until B's user accepts.
+    let reached = pull(&b, &fb.config(), &a).await;
+    assert_eq!(reached.result.held_skills, 6, "{reached:?}");
+    let [at_b] = held(&b).await[..] else { panic!("B holds A's withdrawals") };
+    let (status, answer) = v1_post(&b, &format!("/v1/deletions/{at_b}/accept")).await;
+    assert_eq!(status, 200, "{answer}");
     assert_eq!(deprecated(&b, &skills).await, skills);
     let (status, error) = v1_post(&a, &format!("/v1/deletions/{id}/accept")).await;
     assert_eq!((status, error["code"].as_str()), (404, Some("no_such_deletion")), "{error}");
