@@ -214,6 +214,31 @@ mod tests {
     }
 
     #[test]
+    fn a_peers_held_withdrawals_keep_their_sender_and_tombstones_the_folders_have_none() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let local = store.hold_deletion(&Source::SkillsDir, &["a".to_owned()]).unwrap();
+        let origin = ecp_protocol::Origin::new("a", "someone", "linux/amd64", "1.0");
+        let mut tomb = SkillPacket::new(&origin, "gone", "d", "# Gone\n", 0.9, now());
+        tomb.deprecated = true;
+        let received =
+            Received { account: "peer:http://a".into(), trust: 0.8, reshare: false, packets: vec![tomb] };
+        let source = Source::Peer("a".into());
+        let peer = store.transaction(|tx| tx.hold_received(&source, &received)).unwrap();
+        assert_eq!(
+            (peer.names.as_slice(), peer.via.as_deref()),
+            (&["gone".to_owned()][..], Some("peer:http://a"))
+        );
+        assert_eq!(store.received_deletion(local.id).unwrap(), None);
+        assert_eq!(store.received_deletion(peer.id).unwrap(), Some(received));
+        assert!(matches!(store.received_deletion(peer.id + 1), Err(StoreError::NoSuchDeletion(_))));
+        assert_eq!(store.held_deletions().unwrap(), vec![local, peer.clone()]);
+        let held = store.transaction(|tx| tx.held_names(&source)).unwrap();
+        assert_eq!(held.get("gone"), Some(&peer.id));
+        assert!(!held.contains_key("a"), "the folder's deletion is not this peer's");
+    }
+
+    #[test]
     fn a_folder_is_marked_once_by_its_path() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path()).unwrap();
