@@ -137,6 +137,14 @@ async fn a_pushed_bulk_delete_is_held_and_answered_as_held_then_rejected_keeps_t
     assert_eq!(deletion["via"], "addr:127.0.0.1", "an unsigned push is known by its address");
 
     let id = deletion["id"].as_i64().unwrap();
+
+    // A pull from A brings the same withdrawals again: they stay in that one deletion.
+    let pulled = pull(&b, &fb.config(), &a).await;
+    assert_eq!(pulled.result.held_skills, 10, "{pulled:?}");
+    assert!(pulled.result.held[0].ends_with(&format!("already held as deletion {id}")), "{pulled:?}");
+    assert_eq!(listed(&b).await.len(), 1);
+    assert!(deprecated(&b, &skills).await.is_empty());
+
     let (status, answer) = v1_post(&b, &format!("/v1/deletions/{id}/reject")).await;
     assert_eq!(status, 200, "{answer}");
     assert_eq!(answer["restored"].as_array().unwrap().len(), 10, "{answer}");
