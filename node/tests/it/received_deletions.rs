@@ -256,3 +256,32 @@ async fn a_newer_version_that_arrived_while_held_wins_over_the_accepted_withdraw
     a.shutdown().await.unwrap();
     b.shutdown().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ecp_node_pull_reports_the_held_withdrawals_and_warns_naming_the_sender_and_count() {
+    let (fa, fb) = (Folders::new(), Folders::new());
+    let skills = names("cli", 8);
+    let a = node_with(&fa, &skills).await;
+    let first = fb.run_async(&["pull", &a.url(), "--init"]).await;
+    assert_eq!(first.code, 0, "{first:?}");
+    remove(&a, &skills[..7]).await;
+
+    let out = fb.run_async(&["pull", &a.url()]).await;
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(out.stdout.contains("updated 0, unchanged 0, rejected 0, held 7"), "{out:?}");
+    assert!(
+        out.stdout.contains("  held: cli-0: deletion held: 7 of the 8 skills held from peer:"),
+        "{out:?}"
+    );
+    let instance_a = a.library().store().instance_id().to_owned();
+    let warning =
+        out.stderr.lines().find(|l| l.contains("withdrawals held")).unwrap_or_else(|| panic!("{out:?}"));
+    assert!(warning.contains("WARN") && warning.contains(&format!("peer:{instance_a}")), "{warning}");
+    assert!(warning.contains("count=7") && warning.contains("of=8"), "{warning}");
+    let listed = fb.run_async(&["deletions", "list", "--json"]).await.json();
+    assert_eq!(listed["deletions"][0]["names"].as_array().unwrap().len(), 7, "{listed}");
+    // Without a server, the CLI decides on the store.
+    let accepted = fb.run_async(&["deletions", "accept"]).await;
+    assert!(accepted.stdout.contains("7 skill(s) tombstoned"), "{accepted:?}");
+    a.shutdown().await.unwrap();
+}
