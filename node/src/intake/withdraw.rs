@@ -71,9 +71,9 @@ pub fn settle(
         Ok((result, Ok((held, total))))
     })?;
     match decided {
-        (held, Err(fresh)) => {
+        (held_before, Err(fresh)) => {
             let mut merged = withdraw(store, fresh, sender, policy, limits, intake, Withdrawals::Apply)?;
-            merged.result.absorb(held);
+            merged.result.absorb(held_before);
             Ok(merged)
         }
         (result, Ok((held, total))) => {
