@@ -389,16 +389,18 @@ pub(crate) enum QuarantineCommand {
 /// `deletions …`
 #[derive(Debug, Subcommand)]
 pub(crate) enum DeletionsCommand {
-    /// List the held deletions.
+    /// List the held deletions: the skills folder's, and peers' bulk withdrawals.
     List(JsonFlag),
     /// Accept a held deletion: its skills become tombstones and peers learn
-    /// of it. Without ID, the only one held.
+    /// of it (a peer's withdrawals are merged as they came: a newer version
+    /// received meanwhile wins). Without ID, the only one held.
     Accept {
         /// Deletion id from `deletions list`.
         id: Option<i64>,
     },
-    /// Reject a held deletion: its skills stay, and their files are written
-    /// back into the skills folder. Without ID, the only one held.
+    /// Reject a held deletion: its skills stay (the skills folder's files are
+    /// written back; a peer's withdrawals are dropped). Without ID, the only
+    /// one held.
     Reject {
         /// Deletion id from `deletions list`.
         id: Option<i64>,

@@ -14,11 +14,17 @@
 //!   (the tombstones go out) or rejects it (the node writes the files back
 //!   from the store: the skills stay). Deliberate actions (`skill rm`,
 //!   `skill private`) never pass through here.
+//! - Received withdrawals: the same rule per sender, over one push or all
+//!   the pages of one pull round, against the skills held from that sender
+//!   ([`crate::intake::settle`]); held in the same list, accepted by merging
+//!   the tombstones as they came, rejected by dropping them.
 
 use std::path::Path;
 
+use ecp_protocol::StandardPolicy;
 use serde::{Deserialize, Serialize};
 
+use crate::intake::Sender;
 use crate::library::Library;
 use crate::store::{HeldDeletion, Source, StoreError};
 
@@ -147,15 +153,29 @@ fn write_marker(library: &Library, path: &Path, dir: &Path) {
 pub struct Released {
     /// The deletion.
     pub deletion: HeldDeletion,
-    /// The skills it tombstoned (accept) or wrote back (reject).
+    /// The skills it tombstoned (accept), or kept (reject: for the skills
+    /// folder's, those whose files were written back).
     pub done: Vec<String>,
 }
 
 impl Library {
     /// Accepts held deletion `id`: tombstones each of its skills whose file
-    /// is still gone (one that came back stays); blocking.
-    pub fn accept_deletion(&self, id: i64) -> Result<Released, StoreError> {
+    /// is still gone (one that came back stays), or merges the withdrawals
+    /// a peer sent as they came, under `policy` (a newer version that
+    /// arrived since wins); blocking.
+    pub fn accept_deletion(&self, id: i64, policy: &StandardPolicy) -> Result<Released, StoreError> {
+        let received = self.store().received_deletion(id)?;
         let deletion = self.store().release_deletion(id, "deletion-accepted", &Source::Operator)?;
+        if let (Some(received), Source::Peer(instance)) = (received, &deletion.source) {
+            let sender = Sender {
+                instance: instance.clone(),
+                account: received.account,
+                trust: received.trust,
+                reshare: received.reshare,
+            };
+            let done = self.withdraw(received.packets, &sender, policy)?;
+            return Ok(Released { deletion, done });
+        }
         let mut done = Vec::new();
         for name in &deletion.names {
             if !self.has_agent_file(name) && self.tombstone(name, Source::SkillsDir)? {
@@ -165,11 +185,16 @@ impl Library {
         Ok(Released { deletion, done })
     }
 
-    /// Rejects held deletion `id`: the skills stay, and the node writes
-    /// each missing file back into the skills folder from the store (so the
-    /// next import finds it unchanged); blocking.
+    /// Rejects held deletion `id`: the skills stay. For the skills folder's,
+    /// the node writes each missing file back from the store (so the next
+    /// import finds it unchanged); a peer's withdrawals are dropped, their
+    /// skills' files untouched. Blocking.
     pub fn reject_deletion(&self, id: i64) -> Result<Released, StoreError> {
         let deletion = self.store().release_deletion(id, "deletion-rejected", &Source::Operator)?;
+        if deletion.source != Source::SkillsDir {
+            let done = deletion.names.clone();
+            return Ok(Released { deletion, done });
+        }
         let dir = self.projection().dir().to_owned();
         let mut done = Vec::new();
         for name in &deletion.names {

@@ -13,7 +13,8 @@
 //! - [`import`]: the agent's SKILL.md files in the skills folders become local
 //!   skills (at start and on change); deleted ones become tombstones.
 //! - [`deletion_guard`]: a cleared folder cannot delete the mesh's skills —
-//!   the folder marker `.ecp-folder`, bulk deletions held for the user.
+//!   the folder marker `.ecp-folder`, bulk deletions held for the user (a
+//!   peer's too, per sender: [`intake::settle`]).
 //! - [`sharing`]: which local skills may leave the node — private skills,
 //!   `.ecpignore`, listed mode, private folders, the secret scan; the one
 //!   place that decides.

@@ -11,11 +11,11 @@ use ecp_protocol::{KnowledgeUpdate, MergeResult, SkillKind, SkillPacket, Standar
 use tokio::sync::{mpsc, watch};
 
 use crate::deletion_guard::Guard;
-use crate::intake::{self, IntakeMode, Limits, OnExcess, Sender};
+use crate::intake::{self, IntakeMode, Limits, Merged, Mode, OnExcess, Sender, Withdrawals};
 use crate::permissions::{PermissionPolicy, RefuseGrants};
 use crate::projection::Projection;
 use crate::sharing::{Decider, Decision, Sharing};
-use crate::store::{Change, InboxEntry, Mark, OriginExcess, Source, Store, StoreError, Verdict};
+use crate::store::{Change, InboxEntry, Mark, Source, Store, StoreError, Verdict};
 
 /// Logs each secret finding that holds `name` back: the skill, the line
 /// and the rule — never the matched value.
@@ -274,43 +274,98 @@ impl Library {
         Ok(map)
     }
 
-    /// Merges an update from `sender`; blocking. An update that would take
-    /// an origin over its limits is refused whole
-    /// ([`StoreError::OriginLimited`]) and changes nothing.
+    /// Merges an update from `sender` (a push); blocking. An update that
+    /// would take an origin over its limits is refused whole
+    /// ([`StoreError::OriginLimited`]) and changes nothing. Its withdrawals
+    /// are weighed together by the deletion guard ([`Library::settle_withdrawals`]).
     pub fn merge(
         &self,
         update: KnowledgeUpdate,
         sender: &Sender,
         policy: &StandardPolicy,
     ) -> Result<MergeResult, StoreError> {
-        let policy = &self.with_grant_policy(policy);
-        let merged =
-            intake::merge(&self.store, update, sender, policy, &self.limits, OnExcess::Refuse, self.intake)?;
+        let merged = intake::merge(
+            &self.store,
+            update,
+            sender,
+            &self.with_grant_policy(policy),
+            &self.limits,
+            Mode::deferring(OnExcess::Refuse),
+            self.intake,
+        )?;
         self.committed(&merged.changes);
-        Ok(merged.result)
+        let mut result = merged.result;
+        result.absorb(self.settle_withdrawals(merged.withdrawals, sender, policy)?);
+        Ok(result)
     }
 
-    /// Merges an update from `sender`, installing of each origin only the new
-    /// skills that fit under its limits; blocking. Returns the result (held
-    /// back packets in no count) and the origins that had packets held back.
+    /// Merges an update from `sender` (a page of a pull round), installing
+    /// of each origin only the new skills that fit under its limits;
+    /// blocking. Its changes are committed and projected; the result counts
+    /// neither the packets held back (in `held_back`) nor the withdrawals,
+    /// which are returned (in `withdrawals`) for the round to weigh
+    /// together ([`Library::settle_withdrawals`]).
     pub fn merge_what_fits(
         &self,
         update: KnowledgeUpdate,
         sender: &Sender,
         policy: &StandardPolicy,
-    ) -> Result<(MergeResult, Vec<OriginExcess>), StoreError> {
-        let policy = &self.with_grant_policy(policy);
+    ) -> Result<Merged, StoreError> {
         let merged = intake::merge(
             &self.store,
             update,
             sender,
-            policy,
+            &self.with_grant_policy(policy),
             &self.limits,
-            OnExcess::HoldBack,
+            Mode::deferring(OnExcess::HoldBack),
             self.intake,
         )?;
         self.committed(&merged.changes);
-        Ok((merged.result, merged.held_back))
+        Ok(merged)
+    }
+
+    /// Weighs the withdrawals `sender` sent in one push or pull round
+    /// against the deletion guard: holds them all for the user, or merges
+    /// them ([`intake::settle`]); blocking.
+    pub fn settle_withdrawals(
+        &self,
+        withdrawals: Vec<SkillPacket>,
+        sender: &Sender,
+        policy: &StandardPolicy,
+    ) -> Result<MergeResult, StoreError> {
+        let policy = &self.with_grant_policy(policy);
+        let merged =
+            intake::settle(&self.store, withdrawals, sender, self.guard, policy, &self.limits, self.intake)?;
+        self.committed(&merged.changes);
+        Ok(merged.result)
+    }
+
+    /// Merges withdrawals the user accepted, as `sender` sent them; returns
+    /// the skills tombstoned. A newer version that arrived since wins, and
+    /// its superseded tombstone is dropped, not quarantined.
+    pub(crate) fn withdraw(
+        &self,
+        withdrawals: Vec<SkillPacket>,
+        sender: &Sender,
+        policy: &StandardPolicy,
+    ) -> Result<Vec<String>, StoreError> {
+        let policy = &self.with_grant_policy(policy);
+        let merged = intake::withdraw(
+            &self.store,
+            withdrawals,
+            sender,
+            policy,
+            &self.limits,
+            self.intake,
+            Withdrawals::Only,
+        )?;
+        self.committed(&merged.changes);
+        Ok(merged
+            .changes
+            .iter()
+            .filter(|c| c.packet.deprecated)
+            .map(|c| c.packet.skill_name.clone())
+            .collect())
     }
 
     /// `policy` with `[policy] received_permissions = "refuse"` applied.
@@ -486,12 +541,14 @@ impl Library {
 
     /// Writes every active skill to the folder (at start: the folder may be
     /// new, or another process may have changed the store), but those
-    /// review intake holds back, and those of a held deletion (writing them
-    /// back would decide it without the user).
+    /// review intake holds back, and those of a held deletion of the skills
+    /// folder (writing them back would decide it without the user).
     pub fn project_all(&self) -> Result<usize, StoreError> {
         let mut written = 0;
         let mut withheld = self.store.withheld_from_folder()?;
-        withheld.extend(self.store.held_deletions()?.into_iter().flat_map(|d| d.names));
+        // A peer's held withdrawals leave their skills as they are: shown.
+        let held = self.store.held_deletions()?.into_iter().filter(|d| d.source == Source::SkillsDir);
+        withheld.extend(held.flat_map(|d| d.names));
         for (packet, kind) in self.store.current_packets()? {
             if withheld.contains(&packet.skill_name) {
                 continue;

@@ -10,6 +10,7 @@ use anyhow::{Context, bail};
 use ecp_node::config::Overrides;
 use ecp_node::library::Library;
 use ecp_node::store::StoreError;
+use ecp_protocol::StandardPolicy;
 use serde_json::json;
 
 use super::Target;
@@ -22,10 +23,10 @@ pub(crate) fn run(global: &GlobalArgs, command: DeletionsCommand) -> anyhow::Res
     match command {
         DeletionsCommand::List(flag) => list(&library, flag.json),
         DeletionsCommand::Accept { id } => {
-            decide(&library, &super::write_target(&config, global.init)?, id, true)
+            decide(&library, &super::write_target(&config, global.init)?, &config.policy, id, true)
         }
         DeletionsCommand::Reject { id } => {
-            decide(&library, &super::write_target(&config, global.init)?, id, false)
+            decide(&library, &super::write_target(&config, global.init)?, &config.policy, id, false)
         }
     }
 }
@@ -45,7 +46,7 @@ fn list(library: &Library, json: bool) -> anyhow::Result<ExitCode> {
         table.row(vec![
             d.id.to_string(),
             d.names.len().to_string(),
-            d.source.to_string(),
+            d.via.as_ref().map_or_else(|| d.source.to_string(), |via| format!("{} via {via}", d.source)),
             time(&d.held_at),
             d.names.join(", "),
         ]);
@@ -54,7 +55,7 @@ fn list(library: &Library, json: bool) -> anyhow::Result<ExitCode> {
     let _ = writeln!(
         out,
         "\n{} held; `ecp-node deletions accept ID` tombstones the skills (peers learn of it), \
-         `deletions reject ID` keeps them and writes their files back",
+         `deletions reject ID` keeps them (and writes back the files of the skills folder's)",
         held.len()
     );
     emit(&out)?;
@@ -63,7 +64,13 @@ fn list(library: &Library, json: bool) -> anyhow::Result<ExitCode> {
 
 /// Accepts or rejects deletion `id` (or the only one held): through the
 /// server running on the data folder when there is one, else on the store.
-fn decide(library: &Library, target: &Target, id: Option<i64>, accept: bool) -> anyhow::Result<ExitCode> {
+fn decide(
+    library: &Library,
+    target: &Target,
+    policy: &StandardPolicy,
+    id: Option<i64>,
+    accept: bool,
+) -> anyhow::Result<ExitCode> {
     let id = match id {
         Some(id) => id,
         None => {
@@ -81,7 +88,8 @@ fn decide(library: &Library, target: &Target, id: Option<i64>, accept: bool) -> 
     };
     let done = match target {
         Target::Store(library) => {
-            let released = if accept { library.accept_deletion(id) } else { library.reject_deletion(id) };
+            let released =
+                if accept { library.accept_deletion(id, policy) } else { library.reject_deletion(id) };
             match released {
                 Ok(released) => released.done,
                 Err(StoreError::NoSuchDeletion(_)) => bail!(no_deletion(id)),
@@ -94,7 +102,7 @@ fn decide(library: &Library, target: &Target, id: Option<i64>, accept: bool) -> 
             Err(refusal) => return Err(refusal.into()),
         },
     };
-    let what = if accept { "tombstoned" } else { "kept, files written back" };
+    let what = if accept { "tombstoned" } else { "kept" };
     let verdict = if accept { "accepted" } else { "rejected" };
     emit(&format!("{verdict} deletion {id}: {} skill(s) {what}: {}\n", done.len(), done.join(", ")))?;
     Ok(ExitCode::SUCCESS)

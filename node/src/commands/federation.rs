@@ -197,8 +197,9 @@ fn packets(n: usize) -> String {
 }
 
 fn counts(r: &MergeResult) -> String {
+    let held = if r.held_skills > 0 { format!(", held {}", r.held_skills) } else { String::new() };
     format!(
-        "new {}, updated {}, unchanged {}, rejected {}",
+        "new {}, updated {}, unchanged {}, rejected {}{held}",
         r.new_skills, r.updated_skills, r.unchanged, r.rejected_skills
     )
 }
@@ -206,6 +207,9 @@ fn counts(r: &MergeResult) -> String {
 fn conflicts(out: &mut String, r: &MergeResult) {
     for line in &r.conflicts {
         let _ = writeln!(out, "  refused: {}", one_line(line));
+    }
+    for line in &r.held {
+        let _ = writeln!(out, "  held: {}", one_line(line));
     }
 }
 

@@ -74,7 +74,15 @@ pub(crate) fn run(global: &GlobalArgs, json: bool) -> anyhow::Result<ExitCode> {
         "held deletions",
         match held.len() {
             0 => "0".to_owned(),
-            n => format!("{n} (see `ecp-node deletions list`; release with `deletions accept` or `reject`)"),
+            n => {
+                let mut from: Vec<&str> = held.iter().filter_map(|d| d["source"].as_str()).collect();
+                from.sort_unstable();
+                from.dedup();
+                format!(
+                    "{n} from {} (see `ecp-node deletions list`; release with `deletions accept` or `reject`)",
+                    from.join(", ")
+                )
+            }
         },
     );
     if let Some(why) = status.get("foldersUnavailable").and_then(Value::as_str) {

@@ -19,6 +19,12 @@
 //!    the time and the packet count, after every page; a failure persists the consecutive
 //!    failure count and the reason instead.
 //!
+//! Withdrawals (tombstones of skills held active) are set aside page by page
+//! and weighed together when the round ends, also a round that stopped
+//! early: more than the deletion guard allows from this peer at once are
+//! held for the user ([`crate::intake::settle`]); the rest of each page is
+//! merged as it comes.
+//!
 //! New skills over an origin's limits (`--origin-limit-hour`, `--origin-limit-day`)
 //! are held back: what fits is installed, everything else of the answer is
 //! merged, and the round fails with [`SyncError::OriginLimit`] without moving
@@ -29,7 +35,7 @@
 //! A peer whose instance changed, or whose sequence went backwards (its data
 //! was reset), is pulled again from 0.
 
-use ecp_protocol::{KnowledgeUpdate, Manifest, MergeResult};
+use ecp_protocol::{KnowledgeUpdate, Manifest, MergeResult, SkillPacket};
 use sha2::{Digest, Sha256};
 
 use super::client::Fetched;
@@ -78,7 +84,25 @@ pub struct PullReport {
 /// Pulls from `peer` once and records the outcome in the store.
 pub async fn pull(ctx: &Context, peer: &PeerSpec) -> Result<PullReport, SyncFailure> {
     let attempted_at = now().to_string();
-    match round(ctx, peer, &attempted_at).await {
+    let mut withdrawn = Withdrawn::default();
+    let pulled = round(ctx, peer, &attempted_at, &mut withdrawn).await;
+    // The round's withdrawals are weighed together, also when it stopped
+    // early: the pages it merged have moved the cursor past them.
+    let settled = settle(ctx, withdrawn).await;
+    let pulled = match (pulled, settled) {
+        (Ok(mut report), Ok(result)) => {
+            report.result.absorb(result);
+            Ok(report)
+        }
+        (Ok(_), Err(error)) => Err(error),
+        (Err(error), settled) => {
+            if let Err(e) = settled {
+                tracing::error!(peer = %peer.url, error = %e, "cannot weigh the withdrawals of a failed round");
+            }
+            Err(error)
+        }
+    };
+    match pulled {
         Ok(report) => Ok(report),
         Err(error) => {
             let (library, url, kind, message) =
@@ -92,7 +116,12 @@ pub async fn pull(ctx: &Context, peer: &PeerSpec) -> Result<PullReport, SyncFail
     }
 }
 
-async fn round(ctx: &Context, peer: &PeerSpec, attempted_at: &str) -> Result<PullReport, SyncError> {
+async fn round(
+    ctx: &Context,
+    peer: &PeerSpec,
+    attempted_at: &str,
+    withdrawn: &mut Withdrawn,
+) -> Result<PullReport, SyncError> {
     let state = ctx.peer_state(peer).await?;
     let client = ctx.client(peer)?;
     let known = state.last_success.is_some();
@@ -181,7 +210,9 @@ async fn round(ctx: &Context, peer: &PeerSpec, attempted_at: &str) -> Result<Pul
                 (value, etag.unwrap_or_default())
             }
         };
-        let page = merge_page(ctx, peer, &instance, body).await?;
+        let sender = withdrawn.sender.get_or_insert_with(|| sender(ctx, peer, &instance)).clone();
+        let mut page = merge_page(ctx, sender, body).await?;
+        withdrawn.packets.append(&mut page.withdrawals);
         if !page.held_back.is_empty() {
             // The cursor stays where it was: the next round fetches the held-back packets again.
             return Err(SyncError::OriginLimit(Box::new(HeldBack {
@@ -205,7 +236,7 @@ async fn round(ctx: &Context, peer: &PeerSpec, attempted_at: &str) -> Result<Pul
         report.packets += page.packets;
         record.packets_received = i64::try_from(report.packets).unwrap_or(i64::MAX);
         report.echoes += page.echoes;
-        add(&mut report.result, page.result);
+        report.result.absorb(page.result);
         let mut saved = record.clone();
         if next.is_some() {
             // More remains: the next round must not stop at an unchanged manifest.
@@ -240,6 +271,35 @@ struct Page {
     echoes: usize,
     result: MergeResult,
     held_back: Vec<OriginExcess>,
+    /// Withdrawals, weighed with the whole round's at its end.
+    withdrawals: Vec<SkillPacket>,
+}
+
+/// The withdrawals of one round, from its one sender.
+#[derive(Default)]
+struct Withdrawn {
+    sender: Option<Sender>,
+    packets: Vec<SkillPacket>,
+}
+
+/// Weighs a round's withdrawals against the deletion guard, off the async threads.
+async fn settle(ctx: &Context, withdrawn: Withdrawn) -> Result<MergeResult, SyncError> {
+    let Withdrawn { sender: Some(sender), packets } = withdrawn else { return Ok(MergeResult::default()) };
+    if packets.is_empty() {
+        return Ok(MergeResult::default());
+    }
+    let (library, policy) = (ctx.library.clone(), ctx.policy.clone());
+    blocking(move || library.settle_withdrawals(packets, &sender, &policy)).await
+}
+
+/// The peer as the sender of what a round brings.
+fn sender(ctx: &Context, peer: &PeerSpec, instance: &str) -> Sender {
+    Sender {
+        instance: instance.to_owned(),
+        account: peer_account(&peer.url),
+        trust: peer.trust,
+        reshare: ctx.reshare,
+    }
 }
 
 /// The part of an answer that says whether it is a page (`SPEC.md` §10.2.5);
@@ -251,19 +311,8 @@ struct Paging {
 }
 
 /// Decodes and merges one answer, off the async threads.
-async fn merge_page(
-    ctx: &Context,
-    peer: &PeerSpec,
-    instance: &str,
-    body: Vec<u8>,
-) -> Result<Page, SyncError> {
+async fn merge_page(ctx: &Context, sender: Sender, body: Vec<u8>) -> Result<Page, SyncError> {
     let (library, policy, own) = (ctx.library.clone(), ctx.policy.clone(), ctx.instance().to_owned());
-    let sender = Sender {
-        instance: instance.to_owned(),
-        account: peer_account(&peer.url),
-        trust: peer.trust,
-        reshare: ctx.reshare,
-    };
     blocking(move || -> Result<_, SyncError> {
         let update = KnowledgeUpdate::from_json(&body).map_err(|e| SyncError::Decode(e.to_string()))?;
         let next =
@@ -273,6 +322,7 @@ async fn merge_page(
         let (echoes, kept): (Vec<_>, Vec<_>) = update.skills.into_iter().partition(|p| is_echo(p, &own));
         let mut result = MergeResult::default();
         let mut held_back = Vec::new();
+        let mut withdrawals = Vec::new();
         // A full pull of a large node may exceed the per-update packet limit;
         // its packets carry unique names, so merging it in slices is the same merge.
         let slice = policy.max_packets.max(1);
@@ -280,11 +330,12 @@ async fn merge_page(
         while kept.peek().is_some() {
             let skills: Vec<_> = kept.by_ref().take(slice).collect();
             let part = KnowledgeUpdate { skills, ..KnowledgeUpdate::default() };
-            let (merged, held) = library.merge_what_fits(part, &sender, &policy)?;
-            add(&mut result, merged);
-            held_back.extend(held);
+            let merged = library.merge_what_fits(part, &sender, &policy)?;
+            result.absorb(merged.result);
+            held_back.extend(merged.held_back);
+            withdrawals.extend(merged.withdrawals);
         }
-        Ok(Page { sequence, next, packets, echoes: echoes.len(), result, held_back })
+        Ok(Page { sequence, next, packets, echoes: echoes.len(), result, held_back, withdrawals })
     })
     .await
 }
@@ -335,15 +386,6 @@ impl std::fmt::Display for HeldBack {
             self.merged.new_skills, self.merged.updated_skills, self.merged.rejected_skills
         )
     }
-}
-
-/// Adds the counts and conflicts of `more` to `total`.
-pub(crate) fn add(total: &mut MergeResult, more: MergeResult) {
-    total.new_skills += more.new_skills;
-    total.updated_skills += more.updated_skills;
-    total.rejected_skills += more.rejected_skills;
-    total.unchanged += more.unchanged;
-    total.conflicts.extend(more.conflicts);
 }
 
 /// What identifies a manifest's skill set when its `sequenceNum` says

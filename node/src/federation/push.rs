@@ -14,7 +14,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use super::client::Fetched;
-use super::pull::add;
 use super::{Context, PeerSpec, SyncError, SyncFailure, blocking};
 use crate::store::now;
 
@@ -175,7 +174,7 @@ async fn round(ctx: &Context, peer: &PeerSpec) -> Result<PushReport, SyncError> 
             sequence_num: served.seq,
         };
         let body = serde_json::to_vec(&update).map_err(|e| SyncError::Decode(e.to_string()))?;
-        add(&mut report.result, client.post_update(body).await?);
+        report.result.absorb(client.post_update(body).await?);
         report.sent += count;
         report.updates += 1;
     }

@@ -29,7 +29,8 @@ impl Federator {
                 if r.outcome == PullOutcome::Merged && r.packets > r.echoes {
                     tracing::info!(peer = %spec.url, instance = %r.instance, since = r.since, packets = r.packets,
                         new = r.result.new_skills, updated = r.result.updated_skills,
-                        rejected = r.result.rejected_skills, unchanged = r.result.unchanged, "pulled");
+                        rejected = r.result.rejected_skills, unchanged = r.result.unchanged,
+                        held = r.result.held_skills, "pulled");
                 }
                 r.instance
             })
@@ -137,7 +138,7 @@ pub(super) async fn push_on_change(weak: Weak<Inner>, url: String) {
                 if report.sent > 0 {
                     tracing::info!(peer = %url, sent = report.sent, acked = report.acked,
                         new = report.result.new_skills, updated = report.result.updated_skills,
-                        rejected = report.result.rejected_skills, "pushed");
+                        rejected = report.result.rejected_skills, held = report.result.held_skills, "pushed");
                 }
             }
             Err(failure) => {

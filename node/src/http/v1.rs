@@ -333,18 +333,20 @@ pub(super) async fn deletions(State(state): State<AppState>) -> Result<Json<Valu
     Ok(Json(json!({ "deletions": held })))
 }
 
-/// `POST /v1/deletions/{id}/accept`: the held tombstones go out.
+/// `POST /v1/deletions/{id}/accept`: the held tombstones go out (or, for
+/// a peer's, are merged as they came).
 pub(super) async fn deletion_accept(
     State(state): State<AppState>,
     id: Result<Path<i64>, PathRejection>,
 ) -> Result<Json<Value>, ApiError> {
     let id = entry_id(id)?;
-    let library = state.library.clone();
-    let released = tokio::task::spawn_blocking(move || library.accept_deletion(id)).await??;
+    let (library, policy) = (state.library.clone(), state.config.policy.clone());
+    let released = tokio::task::spawn_blocking(move || library.accept_deletion(id, &policy)).await??;
     Ok(Json(json!({ "deletion": released.deletion, "tombstoned": released.done })))
 }
 
-/// `POST /v1/deletions/{id}/reject`: the skills stay; their files are written back.
+/// `POST /v1/deletions/{id}/reject`: the skills stay; the skills folder's
+/// files are written back, a peer's withdrawals dropped.
 pub(super) async fn deletion_reject(
     State(state): State<AppState>,
     id: Result<Path<i64>, PathRejection>,

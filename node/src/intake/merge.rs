@@ -1,13 +1,15 @@
 //! An update from a peer: read the view, let the protocol decide, hold back
-//! what the per-origin and per-sender limits do not admit, apply the rest —
-//! installs, quarantine, audit, the limits' counters — and bring the
-//! quarantine back under its caps, in one store transaction.
+//! what the per-origin and per-sender limits do not admit, set withdrawals
+//! aside for the deletion guard when asked to, apply the rest — installs,
+//! quarantine, audit, the limits' counters — and bring the quarantine back
+//! under its caps, in one store transaction.
 
 use std::collections::HashMap;
 
+use ecp_protocol::merge::tally;
 use ecp_protocol::{
-    AcceptPolicy, Decision, KnowledgeUpdate, MergeResult, PacketDecision, SkillKind, StoredSkill,
-    merge_knowledge,
+    AcceptPolicy, Decision, KnowledgeUpdate, MergeOutcome, MergeResult, PacketDecision, SkillKind,
+    SkillPacket, StoredSkill, merge_knowledge,
 };
 
 use super::hold_back::{admit, installs_by_origin, new_by_sender};
@@ -17,7 +19,7 @@ use crate::store::origin_limits::{Per, unix_now};
 use crate::store::{Change, OriginExcess, OriginLimited, Refusal, Source, Store, StoreError, Tx};
 
 /// What a merge did: the wire answer and the changes to project.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct Merged {
     /// The truthful MergeResult, counted from the applied decisions. With
     /// [`OnExcess::HoldBack`], packets held back are in no count (the result
@@ -29,6 +31,48 @@ pub struct Merged {
     /// their limits ([`OnExcess::HoldBack`] only; a refused merge returns an
     /// error instead).
     pub held_back: Vec<OriginExcess>,
+    /// With [`Withdrawals::Defer`], the tombstones that would have withdrawn
+    /// an active skill, as received: neither applied nor counted.
+    pub withdrawals: Vec<SkillPacket>,
+}
+
+/// What a merge does with what it does not apply straight away: installs
+/// over the limits, and withdrawals.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Mode {
+    /// Installs over an origin's or the sender's limits.
+    pub on_excess: OnExcess,
+    /// Withdrawals.
+    pub withdrawals: Withdrawals,
+}
+
+impl Mode {
+    /// `on_excess`, every withdrawal applied.
+    pub fn applying(on_excess: OnExcess) -> Mode {
+        Mode { on_excess, withdrawals: Withdrawals::Apply }
+    }
+
+    /// `on_excess`, withdrawals set aside for the deletion guard.
+    /// (Accepted withdrawals go through [`super::withdraw`].)
+    pub fn deferring(on_excess: OnExcess) -> Mode {
+        Mode { on_excess, withdrawals: Withdrawals::Defer }
+    }
+}
+
+/// What a merge does with *withdrawals*: decisions that tombstone a skill
+/// the node holds active.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Withdrawals {
+    /// Apply them like any other decision.
+    Apply,
+    /// Leave them out — not applied, in no count — and return them as
+    /// received ([`Merged::withdrawals`]), for the deletion guard to weigh
+    /// with the rest of the sender's round ([`super::settle`]).
+    Defer,
+    /// Apply only them: anything else (a tombstone that a newer version
+    /// received since has superseded) is left out, in no count. For
+    /// withdrawals the user accepted.
+    Only,
 }
 
 /// What a merge does when installs of an origin (or of the sender) do not
@@ -47,23 +91,39 @@ pub enum OnExcess {
 
 /// Merges `update` from `sender` under `policy` and `limits`, applying
 /// every decision (installs, quarantine, audit) in one transaction of
-/// `store`. Installs over an origin's or the sender's limits are handled
-/// as `on_excess` says; the quarantine is brought back under its caps once,
-/// at the end. Under review `intake`, installs wait in the inbox.
+/// `store`. Installs over an origin's or the sender's limits, and
+/// withdrawals, are handled as `mode` says; the quarantine is brought back
+/// under its caps once, at the end. Under review `intake`, installs wait in
+/// the inbox.
 pub fn merge(
     store: &Store,
     update: KnowledgeUpdate,
     sender: &Sender,
     policy: &impl AcceptPolicy,
     limits: &Limits,
-    on_excess: OnExcess,
+    mode: Mode,
     intake: IntakeMode,
 ) -> Result<Merged, StoreError> {
+    let Mode { on_excess, withdrawals } = mode;
     let source = sender.source();
     store.transaction(|tx| {
         let names: Vec<&str> = update.skills.iter().map(|p| p.skill_name.as_str()).collect();
         let view = tx.view(&names)?;
+        // The merge consumes the packets and changes what it admits: a
+        // deferred withdrawal is kept as it came, to be merged again later.
+        let mut tombstones: HashMap<usize, SkillPacket> = match withdrawals {
+            Withdrawals::Apply | Withdrawals::Only => HashMap::new(),
+            Withdrawals::Defer => update
+                .skills
+                .iter()
+                .enumerate()
+                .filter(|(_, p)| p.deprecated)
+                .map(|(i, p)| (i, p.clone()))
+                .collect(),
+        };
         let outcome = merge_knowledge(update, &view, policy, &sender.context(store.instance_id()));
+        let (outcome, deferred) = set_aside_withdrawals(outcome, &view, withdrawals);
+        let deferred = deferred.iter().filter_map(|d| tombstones.remove(&d.index)).collect();
         // The limits are checked against the decisions before any is applied.
         let at = unix_now();
         let mut excess =
@@ -87,8 +147,32 @@ pub fn merge(
         tx.count_new_installs(Per::Origin, &installs_by_origin(&admitted.decisions), at)?;
         tx.count_new_installs(Per::Sender, &new_by_sender(&admitted.decisions, &sender.account), at)?;
         tx.evict_quarantine_over(limits.quarantine, &source)?;
-        Ok(Merged { result: admitted.result, changes, held_back: excess })
+        Ok(Merged { result: admitted.result, changes, held_back: excess, withdrawals: deferred })
     })
+}
+
+/// Takes out of `outcome` what `withdrawals` leaves out — the withdrawals
+/// ([`Withdrawals::Defer`]), or all but them ([`Withdrawals::Only`]) —
+/// recounting the rest; returns both.
+fn set_aside_withdrawals(
+    outcome: MergeOutcome,
+    view: &HashMap<String, StoredSkill>,
+    withdrawals: Withdrawals,
+) -> (MergeOutcome, Vec<PacketDecision>) {
+    if withdrawals == Withdrawals::Apply {
+        return (outcome, Vec::new());
+    }
+    let withdraws = |d: &PacketDecision| {
+        matches!(d.decision, Decision::Updated { .. })
+            && d.packet.deprecated
+            && view.get(&d.packet.skill_name).is_some_and(|held| !held.deprecated)
+    };
+    let (taken, others): (Vec<_>, Vec<_>) = outcome.decisions.into_iter().partition(withdraws);
+    let (kept, aside) = if withdrawals == Withdrawals::Only { (taken, others) } else { (others, taken) };
+    if aside.is_empty() {
+        return (MergeOutcome { result: outcome.result, decisions: kept }, aside);
+    }
+    (MergeOutcome { result: tally(&kept), decisions: kept }, aside)
 }
 
 /// Why an install happened, for the audit log: its confidence, and for the

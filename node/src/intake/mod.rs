@@ -18,6 +18,9 @@
 //!   it had been accepted from its peer.
 //! - `review`: [`IntakeMode`] — with review intake, installs from peers wait
 //!   in the inbox before they reach the skills folder.
+//! - `withdraw`: [`settle()`] — the deletion guard's receiving side: the
+//!   withdrawals of one push or pull round ([`Withdrawals::Defer`]) weighed
+//!   per sender, held for the user or merged ([`withdraw()`]).
 //!
 //! [`Store::transaction`]: crate::store::Store::transaction
 
@@ -25,14 +28,16 @@ mod approve;
 mod hold_back;
 mod merge;
 mod review;
+mod withdraw;
 
 use ecp_protocol::{MergeContext, SkillPacket};
 
 use crate::store::{DEFAULT_HISTORY_DEPTH, OriginLimits, QuarantineCaps, Source, now};
 
 pub use approve::{approve, needs_force};
-pub use merge::{Merged, OnExcess, merge};
+pub use merge::{Merged, Mode, OnExcess, Withdrawals, merge};
 pub use review::IntakeMode;
+pub use withdraw::{settle, withdraw};
 
 /// The account of a configured peer (see [`Sender::account`]).
 pub fn peer_account(url: &str) -> String {
@@ -124,8 +129,8 @@ impl Sender {
         self.reshare && packet.shareable
     }
 
-    /// The sender as the store records it.
-    fn source(&self) -> Source {
+    /// The sender as the store records it (`peer:<instance>`).
+    pub fn source(&self) -> Source {
         Source::Peer(self.instance.clone())
     }
 }

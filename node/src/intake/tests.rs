@@ -3,7 +3,8 @@
 use ecp_protocol::merge::{MergeContext, receive};
 use ecp_protocol::{KnowledgeUpdate, Origin, SkillPacket, StandardPolicy, Timestamp};
 
-use super::{IntakeMode, Limits, OnExcess, Sender, approve, merge};
+use super::{IntakeMode, Limits, Mode, OnExcess, Sender, approve, merge, settle};
+use crate::deletion_guard::Guard;
 use crate::store::origin_limits::Per;
 use crate::store::{OriginLimited, OriginLimits, Source, Store, StoreError, now};
 
@@ -48,7 +49,7 @@ fn held_back_packets_are_in_no_count_and_everything_else_is_applied() {
         &sender(1.0),
         &policy,
         &TWO_AN_HOUR,
-        OnExcess::HoldBack,
+        Mode::applying(OnExcess::HoldBack),
         IntakeMode::Auto,
     )
     .unwrap();
@@ -71,7 +72,7 @@ fn held_back_packets_are_in_no_count_and_everything_else_is_applied() {
         &sender(1.0),
         &policy,
         &TWO_AN_HOUR,
-        OnExcess::HoldBack,
+        Mode::applying(OnExcess::HoldBack),
         IntakeMode::Auto,
     )
     .unwrap();
@@ -91,7 +92,7 @@ fn a_refused_merge_applies_nothing() {
         &sender(1.0),
         &StandardPolicy::default(),
         &TWO_AN_HOUR,
-        OnExcess::Refuse,
+        Mode::applying(OnExcess::Refuse),
         IntakeMode::Auto,
     );
     let Err(StoreError::OriginLimited(OriginLimited { excess })) = refused else { panic!("{refused:?}") };
@@ -112,7 +113,7 @@ fn an_approval_lowers_confidence_by_the_trust_at_refusal_as_an_accepting_merge_w
         &sender(0.8),
         &StandardPolicy::default(),
         &Limits::NO_RATE_LIMITS,
-        OnExcess::Refuse,
+        Mode::applying(OnExcess::Refuse),
         IntakeMode::Auto,
     )
     .unwrap();
@@ -162,7 +163,7 @@ fn a_flood_of_refusals_from_one_sender_evicts_only_its_own_share() {
         &first,
         &policy,
         &limits,
-        OnExcess::Refuse,
+        Mode::applying(OnExcess::Refuse),
         IntakeMode::Auto,
     )
     .unwrap();
@@ -170,7 +171,8 @@ fn a_flood_of_refusals_from_one_sender_evicts_only_its_own_share() {
     let flood = update(&refused("flood", max));
     let started = std::time::Instant::now();
     let merged =
-        merge(&store, flood, &flooder, &policy, &limits, OnExcess::Refuse, IntakeMode::Auto).unwrap();
+        merge(&store, flood, &flooder, &policy, &limits, Mode::applying(OnExcess::Refuse), IntakeMode::Auto)
+            .unwrap();
     let took = started.elapsed();
     println!("merge of {max} refused packets into a quarantine holding {}: {took:?}", max / 4);
     assert_eq!(merged.result.rejected_skills, max as u64);
@@ -198,10 +200,26 @@ fn the_entry_cap_holds_at_its_limit_and_one_past_it_the_largest_sender_loses_its
     let (_dir, store) = store();
     let policy = StandardPolicy::default();
     let limits = caps(4, u64::MAX);
-    merge(&store, update(&refused("a", 3)), &from("a"), &policy, &limits, OnExcess::Refuse, IntakeMode::Auto)
-        .unwrap();
-    merge(&store, update(&refused("b", 1)), &from("b"), &policy, &limits, OnExcess::Refuse, IntakeMode::Auto)
-        .unwrap();
+    merge(
+        &store,
+        update(&refused("a", 3)),
+        &from("a"),
+        &policy,
+        &limits,
+        Mode::applying(OnExcess::Refuse),
+        IntakeMode::Auto,
+    )
+    .unwrap();
+    merge(
+        &store,
+        update(&refused("b", 1)),
+        &from("b"),
+        &policy,
+        &limits,
+        Mode::applying(OnExcess::Refuse),
+        IntakeMode::Auto,
+    )
+    .unwrap();
     assert_eq!(held_names(&store), ["a-0", "a-1", "a-2", "b-0"], "at the cap: nothing evicted");
     merge(
         &store,
@@ -209,7 +227,7 @@ fn the_entry_cap_holds_at_its_limit_and_one_past_it_the_largest_sender_loses_its
         &from("b"),
         &policy,
         &limits,
-        OnExcess::Refuse,
+        Mode::applying(OnExcess::Refuse),
         IntakeMode::Auto,
     )
     .unwrap();
@@ -229,7 +247,7 @@ fn the_entry_cap_holds_at_its_limit_and_one_past_it_the_largest_sender_loses_its
         &from("b"),
         &policy,
         &limits,
-        OnExcess::Refuse,
+        Mode::applying(OnExcess::Refuse),
         IntakeMode::Auto,
     )
     .unwrap();
@@ -251,7 +269,7 @@ fn the_byte_cap_is_shared_between_senders_and_review_frees_room() {
         &from("a"),
         &policy,
         &unlimited,
-        OnExcess::Refuse,
+        Mode::applying(OnExcess::Refuse),
         IntakeMode::Auto,
     )
     .unwrap();
@@ -260,7 +278,16 @@ fn the_byte_cap_is_shared_between_senders_and_review_frees_room() {
     assert!(two > 0);
     // Room for exactly the two held: at the cap, nothing goes.
     let at_cap = caps(u64::MAX, two);
-    merge(&store, update(&[]), &from("a"), &policy, &at_cap, OnExcess::Refuse, IntakeMode::Auto).unwrap();
+    merge(
+        &store,
+        update(&[]),
+        &from("a"),
+        &policy,
+        &at_cap,
+        Mode::applying(OnExcess::Refuse),
+        IntakeMode::Auto,
+    )
+    .unwrap();
     assert_eq!(held_names(&store).len(), 2);
     // One byte less: a, the only holder, loses its oldest.
     merge(
@@ -269,7 +296,7 @@ fn the_byte_cap_is_shared_between_senders_and_review_frees_room() {
         &from("a"),
         &policy,
         &caps(u64::MAX, two - 1),
-        OnExcess::Refuse,
+        Mode::applying(OnExcess::Refuse),
         IntakeMode::Auto,
     )
     .unwrap();
@@ -286,9 +313,16 @@ fn a_pull_over_the_sender_limit_installs_what_fits_of_any_origin_and_holds_the_r
     let limits = Limits { sender: OriginLimits { per_hour: 2, per_day: 0 }, ..Limits::NO_RATE_LIMITS };
     let policy = StandardPolicy::default();
     let packets = [packet("a", "a-1", 0.9), packet("b", "b-1", 0.9), packet("c", "c-1", 0.9)];
-    let merged =
-        merge(&store, update(&packets), &sender(1.0), &policy, &limits, OnExcess::HoldBack, IntakeMode::Auto)
-            .unwrap();
+    let merged = merge(
+        &store,
+        update(&packets),
+        &sender(1.0),
+        &policy,
+        &limits,
+        Mode::applying(OnExcess::HoldBack),
+        IntakeMode::Auto,
+    )
+    .unwrap();
     let installed: Vec<&str> = merged.changes.iter().map(|c| c.packet.skill_name.as_str()).collect();
     assert_eq!(installed, ["a-1", "b-1"], "at the limit");
     let [e] = merged.held_back.as_slice() else { panic!("{:?}", merged.held_back) };
@@ -300,7 +334,7 @@ fn a_pull_over_the_sender_limit_installs_what_fits_of_any_origin_and_holds_the_r
         &from("other"),
         &policy,
         &limits,
-        OnExcess::HoldBack,
+        Mode::applying(OnExcess::HoldBack),
         IntakeMode::Auto,
     )
     .unwrap();
@@ -312,7 +346,7 @@ fn a_pull_over_the_sender_limit_installs_what_fits_of_any_origin_and_holds_the_r
         &sender(1.0),
         &policy,
         &limits,
-        OnExcess::Refuse,
+        Mode::applying(OnExcess::Refuse),
         IntakeMode::Auto,
     );
     let Err(StoreError::OriginLimited(limited)) = refused else { panic!("{refused:?}") };
@@ -335,7 +369,7 @@ fn a_packet_over_the_body_cap_is_kept_as_an_excerpt_with_its_size_and_hash_and_c
             &sender(1.0),
             &policy,
             &limits,
-            OnExcess::Refuse,
+            Mode::applying(OnExcess::Refuse),
             IntakeMode::Auto,
         )
         .unwrap();
@@ -371,7 +405,7 @@ fn a_megabyte_refused_packet_costs_the_quarantine_an_excerpt() {
         &sender(1.0),
         &StandardPolicy::default(),
         &limits,
-        OnExcess::Refuse,
+        Mode::applying(OnExcess::Refuse),
         IntakeMode::Auto,
     )
     .unwrap();
@@ -418,7 +452,7 @@ fn review_intake_holds_each_version_once_under_a_new_id_and_remembers_verdicts()
             &sender(1.0),
             &policy,
             &Limits::NO_RATE_LIMITS,
-            OnExcess::Refuse,
+            Mode::applying(OnExcess::Refuse),
             IntakeMode::Review,
         )
         .unwrap()
@@ -480,10 +514,55 @@ fn review_intake_holds_each_version_once_under_a_new_id_and_remembers_verdicts()
         &sender(1.0),
         &policy,
         &Limits::NO_RATE_LIMITS,
-        OnExcess::Refuse,
+        Mode::applying(OnExcess::Refuse),
         IntakeMode::Auto,
     )
     .unwrap();
     assert!(!auto.changes[0].withheld);
     assert!(store.inbox().unwrap().is_empty());
+}
+
+#[test]
+fn deferred_withdrawals_are_in_no_count_and_a_bulk_of_them_is_held_once_per_sender() {
+    let (_dir, store) = store();
+    let (policy, limits, auto) = (StandardPolicy::default(), Limits::NO_RATE_LIMITS, IntakeMode::Auto);
+    let live: Vec<SkillPacket> = (0..8).map(|i| packet("a", &format!("s-{i}"), 0.9)).collect();
+    merge(&store, update(&live), &sender(1.0), &policy, &limits, Mode::applying(OnExcess::Refuse), auto)
+        .unwrap();
+    let tombs: Vec<SkillPacket> =
+        live.iter().map(|p| SkillPacket { deprecated: true, ..p.clone() }).collect();
+
+    // Six withdrawals and a new skill: the new one is applied, the withdrawals set aside as they came.
+    let mut sent = tombs[..6].to_vec();
+    sent.push(packet("a", "fresh", 0.9));
+    let merged =
+        merge(&store, update(&sent), &sender(1.0), &policy, &limits, Mode::deferring(OnExcess::Refuse), auto)
+            .unwrap();
+    assert_eq!((merged.result.new_skills, merged.result.updated_skills, merged.result.total()), (1, 0, 1));
+    assert_eq!(merged.withdrawals, tombs[..6], "as received: not lowered, no provenance added");
+    assert!(!store.skill("s-0").unwrap().unwrap().0.deprecated);
+
+    // 6 of the 9 skills held from the sender: over max_bulk_delete and over half.
+    let guard = Guard::default();
+    let settled = settle(&store, merged.withdrawals, &sender(1.0), guard, &policy, &limits, auto).unwrap();
+    assert_eq!((settled.result.held_skills, settled.result.total()), (6, 6));
+    assert!(settled.changes.is_empty());
+    assert!(settled.result.held[0].starts_with("s-0: deletion held: 6 of the 9 skills held from peer:relay"));
+    let [held] = store.held_deletions().unwrap().try_into().unwrap();
+    assert_eq!(
+        (held.source, held.via.as_deref(), held.names.len()),
+        (Source::Peer("relay".into()), Some("peer:http://relay"), 6)
+    );
+    assert!(!store.skill("s-0").unwrap().unwrap().0.deprecated, "nothing withdrawn");
+
+    // The same withdrawals again (a round from 0) stay in that deletion.
+    let again = settle(&store, tombs[..6].to_vec(), &sender(1.0), guard, &policy, &limits, auto).unwrap();
+    assert_eq!(again.result.held_skills, 6);
+    assert!(again.result.held[5].ends_with(&format!("already held as deletion {}", held.id)), "{again:?}");
+    assert_eq!(store.held_deletions().unwrap().len(), 1);
+
+    // Two of nine pass and are applied.
+    let passed = settle(&store, tombs[6..].to_vec(), &sender(1.0), guard, &policy, &limits, auto).unwrap();
+    assert_eq!((passed.result.updated_skills, passed.result.held_skills), (2, 0));
+    assert!(store.skill("s-7").unwrap().unwrap().0.deprecated);
 }

@@ -30,6 +30,9 @@
 //! - `inbox`: received skills waiting for the user's review, and the
 //!   user's verdicts on versions.
 //! - `audit`: the audit log.
+//! - `deletions`: the deletion guard's records — folders marked, deletions
+//!   held for the user (the skills folder's, and peers' withdrawals with
+//!   what accepting them needs), and what a sender's withdrawals weigh against.
 //! - [`origin_limits`]: installs per origin, new skills per sender, per rolling hour and day.
 //! - `peers`: each peer's federation state (cursor, ETags, failures, pushes).
 
@@ -54,7 +57,7 @@ use ecp_protocol::Timestamp;
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 
 pub use audit::AuditEntry;
-pub use deletions::HeldDeletion;
+pub use deletions::{HeldDeletion, Received};
 pub use inbox::{InboxEntry, Offer, Verdict};
 pub use origin_limits::{OriginExcess, OriginLimited, OriginLimits, PerOrigin};
 pub use peers::{PeerKind, PeerState, PullRecord};

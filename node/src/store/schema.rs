@@ -227,6 +227,12 @@ const MIGRATIONS: &[&str] = &[
         names          TEXT NOT NULL    -- JSON array of the skills it would tombstone
     ) STRICT;
     "#,
+    // 8: the deletion guard's receiving side (#23 item 2) — withdrawals a
+    // peer sent, held with what accepting them needs.
+    r#"
+    -- Who sent them and the tombstones as received (JSON); NULL: the skills folder's.
+    ALTER TABLE held_deletions ADD COLUMN received TEXT;
+    "#,
 ];
 
 /// Brings the database to the newest schema.

@@ -97,6 +97,7 @@ pub(super) fn ecp_node_bin(args: &[&str]) -> Out {
         .env_remove("ECP_SKILLS_DIR")
         .env_remove("ECP_CONFIG")
         .env("RUST_LOG", "warn")
+        .env("NO_COLOR", "1")
         .output()
         .expect("the ecp-node binary runs");
     Out {

@@ -12,21 +12,21 @@ use std::time::Duration;
 use ecp_node::Node;
 use ecp_node::config::{Config, PeersConfig};
 use ecp_node::deletion_guard::MARKER_FILE;
-use ecp_node::federation::{self, Context, PeerSpec};
+use ecp_node::federation::{self, Context, PeerSpec, PullReport};
 use ecp_node::import::{ImportReport, import_all};
 use serde_json::Value;
 
 use super::cli::{Folders, get, skill_md, write_skill};
 
 /// A node on a skills folder holding `names` before it starts.
-async fn node_with(f: &Folders, names: &[String]) -> Node {
+pub(super) async fn node_with(f: &Folders, names: &[String]) -> Node {
     for name in names {
         write_skill(&f.skills(), name, &skill_md(name, ""));
     }
     Node::bind(f.config()).await.expect("the node starts")
 }
 
-fn names(prefix: &str, n: usize) -> Vec<String> {
+pub(super) fn names(prefix: &str, n: usize) -> Vec<String> {
     (0..n).map(|i| format!("{prefix}-{i}")).collect()
 }
 
@@ -38,34 +38,34 @@ fn remove_files(f: &Folders, names: &[String]) {
 
 /// Removes the files of `names` while the node is down (so no watcher
 /// sees half of it), then starts it again: its first import pass sees all.
-async fn remove_while_down(node: Node, f: &Folders, names: &[String]) -> Node {
+pub(super) async fn remove_while_down(node: Node, f: &Folders, names: &[String]) -> Node {
     node.shutdown().await.unwrap();
     remove_files(f, names);
     Node::bind(f.config()).await.expect("the node starts again")
 }
 
 /// The ids of the held deletions.
-async fn held(node: &Node) -> Vec<i64> {
+pub(super) async fn held(node: &Node) -> Vec<i64> {
     let held = get(node, "/v1/deletions").await;
     held["deletions"].as_array().unwrap().iter().map(|d| d["id"].as_i64().unwrap()).collect()
 }
 
-async fn import(node: &Node) -> ImportReport {
+pub(super) async fn import(node: &Node) -> ImportReport {
     let library = node.library().clone();
     tokio::task::spawn_blocking(move || import_all(&library)).await.unwrap()
 }
 
 /// `into` pulls once from `from`, as a configured peer with full trust.
-async fn pull(into: &Node, config: &Config, from: &Node) {
+pub(super) async fn pull(into: &Node, config: &Config, from: &Node) -> PullReport {
     let toml = format!("[[peer]]\nurl = \"{}\"\ntrust = 1.0\n", from.url());
     let file = PeersConfig::parse(&toml, "test peers").expect("valid peer");
     let spec = PeerSpec::configured(&file, &file.peers[0]);
     let ctx = Context::new(into.library().clone(), config.policy.clone(), true, Duration::from_secs(10));
-    federation::pull(&ctx, &spec).await.expect("the pull succeeds");
+    federation::pull(&ctx, &spec).await.expect("the pull succeeds")
 }
 
 /// Of `names`, those `node` holds as tombstones.
-async fn deprecated(node: &Node, names: &[String]) -> Vec<String> {
+pub(super) async fn deprecated(node: &Node, names: &[String]) -> Vec<String> {
     let skills = get(node, "/v1/skills").await;
     let all = skills["skills"].as_array().unwrap();
     names
@@ -76,7 +76,7 @@ async fn deprecated(node: &Node, names: &[String]) -> Vec<String> {
 }
 
 /// `node` holds every one of `names`, none deprecated.
-async fn assert_all_live(node: &Node, names: &[String]) {
+pub(super) async fn assert_all_live(node: &Node, names: &[String]) {
     let skills = get(node, "/v1/skills").await;
     let all = skills["skills"].as_array().unwrap();
     for name in names {
@@ -85,7 +85,7 @@ async fn assert_all_live(node: &Node, names: &[String]) {
     }
 }
 
-async fn v1_post(node: &Node, path: &str) -> (u16, Value) {
+pub(super) async fn v1_post(node: &Node, path: &str) -> (u16, Value) {
     let client = crate::util::v1_client(node, Duration::from_secs(30));
     let response = client.post(format!("{}{path}", node.url())).send().await.expect("POST");
     (response.status().as_u16(), response.json().await.expect("JSON"))
@@ -166,7 +166,12 @@ async fn a_bulk_delete_is_held_until_accepted_then_the_tombstones_reach_the_peer
         "{accepted:?}"
     );
     assert_eq!(deprecated(&a, &skills).await, skills);
-    pull(&b, &fb.config(), &a).await;
+    // At B they are a peer's bulk withdrawal: held too, until B's user accepts.
+    let reached = pull(&b, &fb.config(), &a).await;
+    assert_eq!(reached.result.held_skills, 6, "{reached:?}");
+    let [at_b] = held(&b).await[..] else { panic!("B holds A's withdrawals") };
+    let (status, answer) = v1_post(&b, &format!("/v1/deletions/{at_b}/accept")).await;
+    assert_eq!(status, 200, "{answer}");
     assert_eq!(deprecated(&b, &skills).await, skills);
     let (status, error) = v1_post(&a, &format!("/v1/deletions/{id}/accept")).await;
     assert_eq!((status, error["code"].as_str()), (404, Some("no_such_deletion")), "{error}");

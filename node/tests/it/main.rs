@@ -20,6 +20,8 @@ mod cli;
 mod skills_dir;
 // deletion_guard: the folder marker and held bulk deletions, with real nodes.
 mod deletion_guard;
+// received_deletions: the deletion guard per sender — a peer's bulk withdrawals held per pull round or push.
+mod received_deletions;
 // sharing: what leaves a node — private skills, secrets, .ecpignore, listed mode, private folders, withdrawals.
 mod sharing;
 // discovery: mDNS between two nodes on loopback (ignored unless multicast works; see .ci/run).

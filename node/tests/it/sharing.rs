@@ -224,7 +224,11 @@ async fn a_skill_made_private_after_it_was_shared_reaches_b_as_a_tombstone_and_r
     let report = pull(&node_b, &b.config(), &node_a).await;
     assert_eq!(report.result.updated_skills, 1, "{report:?}");
     assert_eq!(held(&node_b).await, [("was-shared".to_owned(), true)], "B holds a tombstone");
-    assert!(!b.skills().join("was-shared").exists(), "and removed it from its folder");
+    // The folder is written in the background, after the round's withdrawals are settled.
+    eventually("B removes it from its folder", WITHIN, || async {
+        (!b.skills().join("was-shared").exists()).then_some(())
+    })
+    .await;
     // A still holds it, active, in the agent's folder.
     assert_eq!(held(&node_a).await, live(&["was-shared"]));
     assert_eq!(std::fs::read_to_string(a.skills().join("was-shared/SKILL.md")).unwrap(), secret_edit);

@@ -215,15 +215,17 @@ pub fn tally(decisions: &[PacketDecision]) -> MergeResult {
             Decision::Unchanged => result.unchanged += 1,
             Decision::Rejected { reason, .. } => {
                 result.rejected_skills += 1;
-                result.conflicts.push(format!(
-                    "{}: {}",
-                    display_name(&d.packet.skill_name),
-                    one_line(reason)
-                ));
+                result.conflicts.push(result_line(&d.packet.skill_name, reason));
             }
         }
     }
     result
+}
+
+/// A line of a MergeResult's `conflicts` (or `held`): `"<skillName>:
+/// <reason>"`, the name displayed (§7.10.3) and the reason on one line.
+pub fn result_line(name: &str, reason: &str) -> String {
+    format!("{}: {}", display_name(name), one_line(reason))
 }
 
 /// A reason as it may appear in a conflicts line: one line, at most 300
