@@ -14,6 +14,8 @@ mod signed_auth;
 mod bad_input;
 // restart: skills, versions, quarantine, sequence and instance id survive a restart.
 mod restart;
+// config: every key of node.toml takes effect on a real node; precedence; config show; the README's key table.
+mod config;
 // cli: the ecp-node binary's subcommands on a data folder, also beside a running server.
 mod cli;
 // skills_dir: importing an agent's SKILL.md files and projecting skills into the folder.
