@@ -132,7 +132,16 @@ mod tests {
         .unwrap();
         let Sub::Serve(serve) = cli.command else { panic!("serve") };
         let shown = format!("{:?} {:?}", cli.global.keys.0, serve.keys.0);
-        for part in ["\"data\"", "\"skills-dir\"", "\"a\"", "\"b\"", "\"no-mdns\"", "\"max-packets\"", "\"7\"", "\"intake\""] {
+        for part in [
+            "\"data\"",
+            "\"skills-dir\"",
+            "\"a\"",
+            "\"b\"",
+            "\"no-mdns\"",
+            "\"max-packets\"",
+            "\"7\"",
+            "\"intake\"",
+        ] {
             assert!(shown.contains(part), "{part} in {shown}");
         }
         assert!(!shown.contains("trust-loopback"), "a switch not given is not given: {shown}");

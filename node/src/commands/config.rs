@@ -60,7 +60,9 @@ fn shown(setting: &Setting, resolved: &Resolved, config: &Config) -> Json {
     let value = match (&setting.value, key.id().as_str()) {
         (Some(value), _) => json_of(value),
         // Defaults that depend on other keys: shown as they came out.
-        (None, "skills_dir") if resolved.folders.is_empty() => json!([config.skills_dir.display().to_string()]),
+        (None, "skills_dir") if resolved.folders.is_empty() => {
+            json!([config.skills_dir.display().to_string()])
+        }
         (None, "limits.body_bytes_in_flight") => json!(config.body_bytes_in_flight),
         (None, _) => Json::Null,
     };

@@ -47,15 +47,15 @@ mod unit;
 
 pub use duration::{DurationError, parse as parse_duration};
 pub use keys::{DEFAULT_KEY_ID, FileKey, KEY_ID_RULE, own_keys, resolve_file_keys};
-pub use resolve::{ClientRateLimit, Config, DEFAULT_BODY_BYTES_IN_FLIGHT, MAX_PAGE_BYTES};
-pub use sources::{Env, FileFolder, Flags, Resolved, Setting, Source, Sources, Value};
-pub use table::{FILE_ONLY_ARRAYS, Flag, Form, KEYS, Key, Kind, Scope, markdown};
 pub use peers::{
     DEFAULT_CONFIGURED_TRUST, DEFAULT_DISCOVERY_TRUST, DEFAULT_INTERVAL, DEFAULT_TIMEOUT, DiscoverySettings,
     FederationSettings, PeerConfig, PeerKey, PeersConfig, PeersError, Schedule, cron_expression,
     normalise_url,
 };
+pub use resolve::{ClientRateLimit, Config, DEFAULT_BODY_BYTES_IN_FLIGHT, MAX_PAGE_BYTES};
 pub use secret::{Secret, SecretSourceError};
+pub use sources::{Env, FileFolder, Flags, Resolved, Setting, Source, Sources, Value};
+pub use table::{FILE_ONLY_ARRAYS, Flag, Form, KEYS, Key, Kind, Scope, markdown};
 pub use unit::{NotAUnitValue, unit};
 
 /// A configuration problem, named with the key or flag and the fix.

@@ -131,7 +131,6 @@ pub struct Config {
     pub tls: TlsFiles,
 }
 
-
 impl Config {
     /// Resolves defaults, the file, the environment and the flags of `sources`.
     pub fn resolve(sources: &Sources) -> Result<Config, ConfigError> {
@@ -157,7 +156,9 @@ impl Config {
         policy.max_packets = max_packets;
         let max_body_bytes = size(r, "limits.max_body_bytes", 1024)?;
         let body_bytes_in_flight = match r.count_opt("limits.body_bytes_in_flight") {
-            Some(n) => usize::try_from(n).map_err(|_| r.invalid("limits.body_bytes_in_flight", "is too large"))?,
+            Some(n) => {
+                usize::try_from(n).map_err(|_| r.invalid("limits.body_bytes_in_flight", "is too large"))?
+            }
             None => DEFAULT_BODY_BYTES_IN_FLIGHT.max(max_body_bytes),
         };
         if body_bytes_in_flight < max_body_bytes {
@@ -334,7 +335,10 @@ fn sharing(r: &Resolved, data_dir: &Path) -> Result<Settings, ConfigError> {
     let folders: Vec<Folder> = if !given.is_empty() {
         given.into_iter().map(|path| Folder { path, share: true }).collect()
     } else if !r.folders.is_empty() {
-        r.folders.iter().map(|f: &FileFolder| Folder { path: f.path.clone(), share: f.share.unwrap_or(true) }).collect()
+        r.folders
+            .iter()
+            .map(|f: &FileFolder| Folder { path: f.path.clone(), share: f.share.unwrap_or(true) })
+            .collect()
     } else {
         vec![Folder { path: data_dir.join("skills"), share: true }]
     };
@@ -403,13 +407,11 @@ fn shared_secret(r: &Resolved) -> Result<Option<Secret>, ConfigError> {
         ),
         None => None,
     };
-    let candidates = [
-        ("secret", r.secret("secret").cloned()),
-        ("secret_file", from_file),
-        ("secret_env", from_env),
-    ];
+    let candidates =
+        [("secret", r.secret("secret").cloned()), ("secret_file", from_file), ("secret_env", from_env)];
     // The first of the strongest: max_by_key would keep the last of equals.
-    let strongest = candidates.iter().filter(|(_, s)| s.is_some()).map(|(id, _)| r.setting(id).source.rank()).max();
+    let strongest =
+        candidates.iter().filter(|(_, s)| s.is_some()).map(|(id, _)| r.setting(id).source.rank()).max();
     let chosen = candidates
         .into_iter()
         .find(|(id, s)| s.is_some() && Some(r.setting(id).source.rank()) == strongest)

@@ -10,7 +10,7 @@
 //!
 //! What it does not do: say whether an empty secret is allowed, or word the
 //! error for a missing one — each file has its own rules and names its own
-//! keys ([`super::node_toml`], [`super::peers`], [`super::keys`]).
+//! keys ([`super::resolve`], [`super::peers`], [`super::keys`]).
 
 use std::convert::Infallible;
 use std::fmt;

@@ -137,6 +137,7 @@ const fn switch(long: &'static str, form: Form) -> Option<Flag> {
 use Kind::*;
 
 /// Every key of `node.toml`, top-level keys first, then by table.
+#[rustfmt::skip]
 pub static KEYS: &[Key] = &[
     key("", "listen", Addr, Some("127.0.0.1:7327"), "ECP_LISTEN", serve("listen"),
         "address to listen on; loopback by default, so a node started without thinking is not reachable from the network"),
@@ -253,9 +254,14 @@ pub(super) fn find(id: &str) -> &'static Key {
 
 /// The README's table of keys, made from [`KEYS`].
 pub fn markdown() -> String {
-    let mut out = String::from("| `node.toml` key | env | flag | default | meaning |\n|---|---|---|---|---|\n");
+    let mut out =
+        String::from("| `node.toml` key | env | flag | default | meaning |\n|---|---|---|---|---|\n");
     for k in KEYS {
-        let file = if k.section.is_empty() { format!("`{}`", k.name) } else { format!("`[{}] {}`", k.section, k.name) };
+        let file = if k.section.is_empty() {
+            format!("`{}`", k.name)
+        } else {
+            format!("`[{}] {}`", k.section, k.name)
+        };
         let flag = k.flag.map_or(String::new(), |f| {
             let value = match (f.form, k.kind) {
                 (Form::Switch | Form::NegatedSwitch, _) => "",

@@ -5,9 +5,8 @@
 //! handshake between several nodes are observed through the resolved
 //! configuration `ecp-node config show --json` prints instead; each says why.
 //!
-//! Also: flags beat the environment, which beats the file, shown on real
-//! `ecp-node serve` processes and through `config show`; `config show`
-//! masks secrets and creates nothing; the README's table is the key table.
+//! The precedence, `config show`, the schema and the README's table are
+//! tested in `config_show.rs`, with this file's helpers.
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -40,23 +39,25 @@ macro_rules! ensure {
 /// A `node.toml` in a fresh folder: `entries` (section, `key = value`), plus
 /// `listen` on an ephemeral loopback port, `data`, `skills_dir` and
 /// `mdns = false` in that folder unless `entries` set them.
-struct FileSetup {
+pub(super) struct FileSetup {
     dir: TempDir,
 }
 
 impl FileSetup {
-    fn new() -> FileSetup {
+    pub(super) fn new() -> FileSetup {
         FileSetup { dir: tempfile::tempdir().expect("a temporary folder") }
     }
 
-    fn path(&self, name: &str) -> PathBuf {
+    pub(super) fn path(&self, name: &str) -> PathBuf {
         self.dir.path().join(name)
     }
 
     /// Writes `node.toml` with `entries` and returns its path.
-    fn write(&self, entries: &[(&str, String)]) -> PathBuf {
+    pub(super) fn write(&self, entries: &[(&str, String)]) -> PathBuf {
         let given = |name: &str| {
-            entries.iter().any(|(s, lines)| s.is_empty() && lines.lines().any(|l| l.starts_with(&format!("{name} "))))
+            entries
+                .iter()
+                .any(|(s, lines)| s.is_empty() && lines.lines().any(|l| l.starts_with(&format!("{name} "))))
         };
         // Top-level keys first: TOML puts whatever follows a [table] in it.
         let mut text = String::new();
@@ -96,7 +97,7 @@ impl FileSetup {
     }
 }
 
-fn toml_path(path: &Path) -> String {
+pub(super) fn toml_path(path: &Path) -> String {
     format!("{:?}", path.to_str().expect("a UTF-8 temporary path"))
 }
 
@@ -114,7 +115,7 @@ async fn node_with(section: &str, line: String) -> (FileSetup, TestNode) {
 
 /// `ecp-node config show --json` on `args`, with `env` and nothing else
 /// from this process's environment; the whole answer.
-fn config_show(args: &[&str], env: &[(&str, &str)]) -> Value {
+pub(super) fn config_show(args: &[&str], env: &[(&str, &str)]) -> Value {
     let output = Command::new(env!("CARGO_BIN_EXE_ecp-node"))
         .args(["config", "show", "--json"])
         .args(args)
@@ -129,7 +130,7 @@ fn config_show(args: &[&str], env: &[(&str, &str)]) -> Value {
 }
 
 /// The setting `key` of a `config show --json` answer.
-fn shown<'a>(answer: &'a Value, key: &str) -> &'a Value {
+pub(super) fn shown<'a>(answer: &'a Value, key: &str) -> &'a Value {
     answer["settings"].as_array().unwrap().iter().find(|s| s["key"] == key).unwrap_or_else(|| panic!("{key}"))
 }
 
@@ -145,11 +146,11 @@ fn shown_from_file(section: &str, line: &str, key: &str, expected: Value) -> Out
 }
 
 /// A plain client (no API token, no proxy).
-fn plain() -> reqwest::Client {
+pub(super) fn plain() -> reqwest::Client {
     reqwest::Client::builder().no_proxy().timeout(Duration::from_secs(10)).build().unwrap()
 }
 
-async fn status_of(client: &reqwest::Client, url: String) -> u16 {
+pub(super) async fn status_of(client: &reqwest::Client, url: String) -> u16 {
     client.get(url).send().await.map(|r| r.status().as_u16()).unwrap_or(0)
 }
 
@@ -201,7 +202,10 @@ async fn second_connection_closed(node: &TestNode) -> bool {
 /// Once the node holds every skill of its folder, removes `names` from it
 /// and rescans now (what the watcher runs); then whether a deletion is held.
 async fn deletion_held_after_removing(setup: &FileSetup, node: &TestNode, names: &[String]) -> bool {
-    let all = std::fs::read_dir(setup.path("skills")).unwrap().filter(|e| e.as_ref().unwrap().path().is_dir()).count();
+    let all = std::fs::read_dir(setup.path("skills"))
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().path().is_dir())
+        .count();
     crate::cli::eventually("the folder imported", Duration::from_secs(10), || async {
         (node.snapshot().await.skill_names().len() >= all).then_some(())
     })
@@ -254,7 +258,8 @@ fn observe(key: &str) -> Observation {
             "accept_legacy" => {
                 let body = update("peer-x", &[packet("legacy-signed")]);
                 let signature = hmac_hex("mesh-secret", &body);
-                let (_s, node) = node_with("", "secret = \"mesh-secret\"\naccept_legacy = false".into()).await;
+                let (_s, node) =
+                    node_with("", "secret = \"mesh-secret\"\naccept_legacy = false".into()).await;
                 let refused = post_update(&node, body.clone(), Some(&signature)).await.status;
                 let (_t, open) = node_with("", "secret = \"mesh-secret\"".into()).await;
                 let accepted = post_update(&open, body, Some(&signature)).await.status;
@@ -268,13 +273,18 @@ fn observe(key: &str) -> Observation {
             "skills_dir" => {
                 let setup = FileSetup::new();
                 crate::cli::write_skill(&setup.path("agent"), "from-agent", &skill_md("from-agent", "x"));
-                let node = setup.start(&[("", format!("skills_dir = {}", toml_path(&setup.path("agent"))))]).await;
-                ensure!(served(&node).await.contains(&"from-agent".to_owned()), "the agent's skill is not served");
+                let node =
+                    setup.start(&[("", format!("skills_dir = {}", toml_path(&setup.path("agent"))))]).await;
+                ensure!(
+                    served(&node).await.contains(&"from-agent".to_owned()),
+                    "the agent's skill is not served"
+                );
             }
             "peers" => {
                 let setup = FileSetup::new();
                 std::fs::write(setup.path("peers.toml"), "[[peer]]\nurl = \"http://127.0.0.1:9\"\n").unwrap();
-                let node = setup.start(&[("", format!("peers = {}", toml_path(&setup.path("peers.toml"))))]).await;
+                let node =
+                    setup.start(&[("", format!("peers = {}", toml_path(&setup.path("peers.toml"))))]).await;
                 let peers = node.federator().peers_config().peers.len();
                 ensure!(peers == 1, "{peers} configured peers");
             }
@@ -285,26 +295,36 @@ fn observe(key: &str) -> Observation {
                 let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
                 let (_s, node) = node_with("server", format!("health_listen = \"127.0.0.1:{port}\"")).await;
                 let status = status_of(&plain(), format!("http://127.0.0.1:{port}/livez")).await;
-                ensure!(node.health_addr().map(|a| a.port()) == Some(port) && status == 200, "livez: {status}");
+                ensure!(
+                    node.health_addr().map(|a| a.port()) == Some(port) && status == 200,
+                    "livez: {status}"
+                );
             }
             // A signed request for another host name takes an ECP/1.2
             // signature; signed_auth.rs covers names with real requests.
             "server.names" => {
-                return shown_from_file("server", "names = [\"Node.Example\"]", "server.names", serde_json::json!(["Node.Example"]));
+                return shown_from_file(
+                    "server",
+                    "names = [\"Node.Example\"]",
+                    "server.names",
+                    serde_json::json!(["Node.Example"]),
+                );
             }
             "server.trust_loopback" => {
                 let (_s, node) = node_with("server", "trust_loopback = true".into()).await;
                 let (_t, default) = node_with("server", "names = []".into()).await;
                 let trusted = status_of(&plain(), node.url("/v1/status")).await;
                 let untrusted = status_of(&plain(), default.url("/v1/status")).await;
-                ensure!(trusted == 200 && untrusted == 401, "/v1/status without the token: {trusted}, {untrusted}");
+                ensure!(
+                    trusted == 200 && untrusted == 401,
+                    "/v1/status without the token: {trusted}, {untrusted}"
+                );
             }
             "sharing.mode" | "sharing.skills" => {
                 let setup = FileSetup::new();
                 setup.skills(&["kept-home", "shared-one"]);
-                let node = setup
-                    .start(&[("sharing", "mode = \"listed\"\nskills = [\"shared-one\"]".into())])
-                    .await;
+                let node =
+                    setup.start(&[("sharing", "mode = \"listed\"\nskills = [\"shared-one\"]".into())]).await;
                 let names = served(&node).await;
                 ensure!(names == ["shared-one"], "served {names:?}");
             }
@@ -317,12 +337,18 @@ fn observe(key: &str) -> Observation {
             // Filling the budget takes concurrent pushes held half-sent;
             // hostile_clients.rs does that against the same setting.
             "limits.body_bytes_in_flight" => {
-                return shown_from_file("limits", "body_bytes_in_flight = 8388608", "limits.body_bytes_in_flight", 8_388_608.into());
+                return shown_from_file(
+                    "limits",
+                    "body_bytes_in_flight = 8388608",
+                    "limits.body_bytes_in_flight",
+                    8_388_608.into(),
+                );
             }
             "limits.max_packets" => {
                 let (_s, node) = node_with("limits", "max_packets = 2".into()).await;
                 let at = node.push(&update("p", &[packet("a-1"), packet("a-2")])).await.status;
-                let past = node.push(&update("p", &[packet("b-1"), packet("b-2"), packet("b-3")])).await.status;
+                let past =
+                    node.push(&update("p", &[packet("b-1"), packet("b-2"), packet("b-3")])).await.status;
                 ensure!(at == 200 && past == 413, "2 packets: {at}, 3: {past}");
             }
             "limits.max_skill_bytes" => {
@@ -340,10 +366,20 @@ fn observe(key: &str) -> Observation {
             }
             // Their effect is a time; tests assert no timings.
             "limits.request_timeout" => {
-                return shown_from_file("limits", "request_timeout = \"7s\"", "limits.request_timeout", "7s".into());
+                return shown_from_file(
+                    "limits",
+                    "request_timeout = \"7s\"",
+                    "limits.request_timeout",
+                    "7s".into(),
+                );
             }
             "limits.header_read_timeout" => {
-                return shown_from_file("limits", "header_read_timeout = \"3s\"", "limits.header_read_timeout", "3s".into());
+                return shown_from_file(
+                    "limits",
+                    "header_read_timeout = \"3s\"",
+                    "limits.header_read_timeout",
+                    "3s".into(),
+                );
             }
             "limits.origin_limit_hour" | "limits.origin_limit_day" => {
                 let name = key.trim_start_matches("limits.");
@@ -355,9 +391,16 @@ fn observe(key: &str) -> Observation {
             "limits.sender_limit_hour" | "limits.sender_limit_day" => {
                 let name = key.trim_start_matches("limits.");
                 let (_s, node) = node_with("limits", format!("{name} = 1")).await;
-                let at = node.push(&update("p", &[packet_from("origin-a", "s-1", crate::util::CREATED_AT)])).await;
-                let past = node.push(&update("p", &[packet_from("origin-b", "s-2", crate::util::CREATED_AT)])).await;
-                ensure!(at.status == 200 && past.status == 429, "first: {}, second: {}", at.status, past.status);
+                let at =
+                    node.push(&update("p", &[packet_from("origin-a", "s-1", crate::util::CREATED_AT)])).await;
+                let past =
+                    node.push(&update("p", &[packet_from("origin-b", "s-2", crate::util::CREATED_AT)])).await;
+                ensure!(
+                    at.status == 200 && past.status == 429,
+                    "first: {}, second: {}",
+                    at.status,
+                    past.status
+                );
             }
             "limits.quarantine_entries" | "limits.quarantine_bytes" => {
                 let name = key.trim_start_matches("limits.");
@@ -377,7 +420,8 @@ fn observe(key: &str) -> Observation {
                 let (_s, node) = node_with("limits", "history_depth = 0".into()).await;
                 node.push_ok(&update("p", &[packet("h")])).await;
                 node.push_ok(&update("p", &[newer_version("h", "2026-11-21T10:00:00Z", "More.")])).await;
-                let versions = node.get_json("/v1/skills/h").await["versions"].as_array().map_or(99, Vec::len);
+                let versions =
+                    node.get_json("/v1/skills/h").await["versions"].as_array().map_or(99, Vec::len);
                 // The current version and none superseded (the default keeps 10).
                 ensure!(versions == 1, "{versions} versions kept");
             }
@@ -393,7 +437,9 @@ fn observe(key: &str) -> Observation {
             }
             "limits.client_burst" | "limits.client_rate_limit_loopback" => {
                 let setup = FileSetup::new();
-                let node = setup.start(&[("limits", "client_burst = 2\nclient_rate_limit_loopback = true".into())]).await;
+                let node = setup
+                    .start(&[("limits", "client_burst = 2\nclient_rate_limit_loopback = true".into())])
+                    .await;
                 let mut got = Vec::new();
                 for _ in 0..3 {
                     got.push(status_of(&plain(), node.url("/ecp/manifest")).await);
@@ -421,7 +467,10 @@ fn observe(key: &str) -> Observation {
                 let all = names(7);
                 setup.skills(&all.iter().map(String::as_str).collect::<Vec<_>>());
                 let node = setup.start(&[("limits", "max_bulk_delete_fraction = 0.9".into())]).await;
-                ensure!(!deletion_held_after_removing(&setup, &node, &all[..6]).await, "6 of 7 removed: held");
+                ensure!(
+                    !deletion_held_after_removing(&setup, &node, &all[..6]).await,
+                    "6 of 7 removed: held"
+                );
             }
             "policy.min_confidence" => {
                 let (_s, node) = node_with("policy", "min_confidence = 0.95".into()).await;
@@ -432,7 +481,8 @@ fn observe(key: &str) -> Observation {
                 let (_s, node) = node_with("policy", "default_trust = 0.5".into()).await;
                 node.push_ok(&update("p", &[packet("trusted-half")])).await;
                 let listing = node.get_json("/ecp/skills").await;
-                let confidence = crate::util::served_named(&listing, "trusted-half").map(|p| p["confidence"].clone());
+                let confidence =
+                    crate::util::served_named(&listing, "trusted-half").map(|p| p["confidence"].clone());
                 ensure!(confidence == Some(0.45.into()), "confidence {confidence:?}, not 0.9 × 0.5");
             }
             "policy.allow_origins" | "policy.deny_origins" => {
@@ -449,12 +499,20 @@ fn observe(key: &str) -> Observation {
                 let (_s, node) = node_with("policy", "reshare_external = false".into()).await;
                 node.push_ok(&update("p", &[packet("received")])).await;
                 let stored = node.snapshot().await.skill_names();
-                ensure!(stored == ["received"] && served(&node).await.is_empty(), "stored {stored:?}, re-served");
+                ensure!(
+                    stored == ["received"] && served(&node).await.is_empty(),
+                    "stored {stored:?}, re-served"
+                );
             }
             // Go-client full-URL signatures take the legacy signing of a
             // GET; auth.rs checks them against the reference vectors.
             "policy.accept_full_url_hmac" => {
-                return shown_from_file("policy", "accept_full_url_hmac = false", "policy.accept_full_url_hmac", false.into());
+                return shown_from_file(
+                    "policy",
+                    "accept_full_url_hmac = false",
+                    "policy.accept_full_url_hmac",
+                    false.into(),
+                );
             }
             "policy.intake" => {
                 let (setup, node) = node_with("policy", "intake = \"review\"".into()).await;
@@ -465,7 +523,8 @@ fn observe(key: &str) -> Observation {
             }
             "policy.received_permissions" => {
                 let (_s, node) = node_with("policy", "received_permissions = \"refuse\"".into()).await;
-                node.push_ok(&update("p", &[packet_with_frontmatter("granting", "allowed-tools: Bash\n")])).await;
+                node.push_ok(&update("p", &[packet_with_frontmatter("granting", "allowed-tools: Bash\n")]))
+                    .await;
                 let snapshot = node.snapshot().await;
                 let held = snapshot.quarantine().len();
                 ensure!(held == 1 && !snapshot.skill_names().contains(&"granting".to_owned()), "held {held}");
@@ -484,7 +543,12 @@ fn observe(key: &str) -> Observation {
             // Keeping grants takes a configured peer that is the skill's
             // origin (two nodes); permissions.rs covers it at 0.9 / 0.899.
             "policy.permissions_trust" => {
-                return shown_from_file("policy", "permissions_trust = 0.75", "policy.permissions_trust", 0.75.into());
+                return shown_from_file(
+                    "policy",
+                    "permissions_trust = 0.75",
+                    "policy.permissions_trust",
+                    0.75.into(),
+                );
             }
             "tls.cert" | "tls.key" => {
                 let pki = crate::tls::Pki::new();
@@ -532,214 +596,4 @@ async fn every_key_of_node_toml_takes_effect_on_a_real_node() {
         }
     }
     crate::util::assert_no_failures(&failures, KEYS.len());
-}
-
-/// The key table is the schema of `node.toml`: a file setting every key of
-/// the table is read whole (each key from the file), and a key without a
-/// row is refused naming it. (Keys are read through the table alone, so a
-/// new key needs a row; a new row needs an arm in [`observe`], or the test
-/// above fails.)
-#[test]
-fn the_key_table_is_the_schema_of_node_toml() {
-    use ecp_node::config::{Kind, Resolved, Source};
-    let setup = FileSetup::new();
-    std::fs::write(setup.path("secret"), "s").unwrap();
-    let mut sections: Vec<(&str, String)> = Vec::new();
-    for key in KEYS {
-        let value = match (key.kind, key.default) {
-            (Kind::Count | Kind::Bool | Kind::Share, Some(d)) => d.to_owned(),
-            (Kind::Count, None) => "8388608".to_owned(),
-            (Kind::List, _) => "[]".to_owned(),
-            (Kind::Text, None) => "\"PATH\"".to_owned(),
-            (Kind::Addr, None) => "\"127.0.0.1:7400\"".to_owned(),
-            (Kind::Path, None) if key.name == "secret_file" => toml_path(&setup.path("secret")),
-            (_, Some(d)) => format!("{d:?}"),
-            (_, None) => "\"x\"".to_owned(),
-        };
-        let line = format!("{} = {value}", key.name);
-        match sections.iter_mut().find(|(s, _)| *s == key.section) {
-            Some((_, lines)) => *lines = format!("{lines}\n{line}"),
-            None => sections.push((key.section, line)),
-        }
-    }
-    let mut text = String::new();
-    for (section, lines) in &sections {
-        if !section.is_empty() {
-            text.push_str(&format!("[{section}]\n"));
-        }
-        text.push_str(&format!("{lines}\n"));
-    }
-    let file = setup.path("node.toml");
-    std::fs::write(&file, &text).unwrap();
-    let sources = Sources { file: Some(file.clone()), ..Sources::default() };
-    let resolved = Resolved::load(&sources).unwrap_or_else(|e| panic!("{e}\n{text}"));
-    for setting in &resolved.settings {
-        assert_eq!(setting.source, Source::File, "{} was not read from the file", setting.key.id());
-    }
-    Config::from_resolved(&resolved).unwrap_or_else(|e| panic!("{e}\n{text}"));
-    std::fs::write(&file, format!("{text}new_key = 1\n")).unwrap();
-    let err = Config::resolve(&sources).unwrap_err().to_string();
-    assert!(err.contains("unknown key [tls] new_key"), "{err}");
-}
-
-/// An `ecp-node serve` process on `127.0.0.1:<ephemeral>` started from a
-/// `node.toml`, with `env` and `args`; stopped when dropped.
-struct Served {
-    child: std::process::Child,
-    url: String,
-}
-
-impl Served {
-    fn start(setup: &FileSetup, file: &Path, env: &[(&str, &str)], args: &[&str]) -> Served {
-        let child = Command::new(env!("CARGO_BIN_EXE_ecp-node"))
-            .args(["serve", "--config", file.to_str().unwrap()])
-            .args(args)
-            .env_clear()
-            .envs(env.iter().copied())
-            .env("RUST_LOG", "warn")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("the binary starts");
-        let info = setup.path("data").join("server.json");
-        let deadline = std::time::Instant::now() + Duration::from_secs(30);
-        loop {
-            let found = std::fs::read(&info).ok().and_then(|t| serde_json::from_slice::<Value>(&t).ok());
-            if let Some(found) = found.filter(|i| i["pid"] == child.id()) {
-                let url = found["url"].as_str().unwrap().to_owned();
-                return Served { child, url };
-            }
-            assert!(std::time::Instant::now() < deadline, "no server.json in time");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    /// The status of a push of `n` new packets.
-    async fn push(&self, n: usize, prefix: &str) -> u16 {
-        let packets: Vec<_> = (0..n).map(|i| packet(&format!("{prefix}-{i}"))).collect();
-        let response = plain()
-            .post(format!("{}/ecp/skills", self.url))
-            .header("content-type", "application/json")
-            .body(update("p", &packets))
-            .send()
-            .await
-            .expect("the server answers");
-        response.status().as_u16()
-    }
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn on_a_real_serve_process_a_flag_beats_the_environment_which_beats_the_file() {
-    let setup = FileSetup::new();
-    let file = setup.write(&[("limits", "max_packets = 2".into()), ("server", "trust_loopback = false".into())]);
-
-    // The environment over the file.
-    let env = [("ECP_MAX_PACKETS", "3"), ("ECP_SERVER_TRUST_LOOPBACK", "true")];
-    let served = Served::start(&setup, &file, &env, &[]);
-    let (at, past) = (served.push(3, "env-at").await, served.push(4, "env-past").await);
-    assert_eq!((at, past), (200, 413), "ECP_MAX_PACKETS=3 over max_packets = 2");
-    let status = status_of(&plain(), format!("{}/v1/status", served.url)).await;
-    assert_eq!(status, 200, "ECP_SERVER_TRUST_LOOPBACK=true over trust_loopback = false");
-    drop(served);
-
-    // A flag over both.
-    let served = Served::start(&setup, &file, &env, &["--max-packets", "4"]);
-    let (at, past) = (served.push(4, "flag-at").await, served.push(5, "flag-past").await);
-    assert_eq!((at, past), (200, 413), "--max-packets 4 over ECP_MAX_PACKETS=3");
-    drop(served);
-
-    // The file alone.
-    let served = Served::start(&setup, &file, &[], &[]);
-    let (at, past) = (served.push(2, "file-at").await, served.push(3, "file-past").await);
-    assert_eq!((at, past), (200, 413), "max_packets = 2");
-    let status = status_of(&plain(), format!("{}/v1/status", served.url)).await;
-    assert_eq!(status, 401, "trust_loopback = false");
-}
-
-#[test]
-fn config_show_names_where_each_value_came_from_masks_secrets_and_creates_nothing() {
-    let setup = FileSetup::new();
-    let missing = setup.path("not-yet");
-    let file = setup.write(&[
-        ("", format!("secret = \"file-secret-1\"\ndata = {}", toml_path(&missing))),
-        ("limits", "max_packets = 2\nhistory_depth = 3\nclient_burst = 4".into()),
-        // Written as [[key]]: the file's arrays of tables come last.
-        ("[key]", "id = \"k1\"\nsecret = \"key-secret-2\"".into()),
-    ]);
-    let env = [("ECP_MAX_PACKETS", "3"), ("ECP_HISTORY_DEPTH", "5"), ("ECP_SECRET", "env-secret-3")];
-    let args = ["--config", file.to_str().unwrap(), "--max-packets", "4"];
-    let answer = config_show(&args, &env);
-    let seen = |key: &str| {
-        let s = shown(&answer, key);
-        (s["value"].clone(), s["source"].as_str().unwrap().to_owned())
-    };
-    assert_eq!(seen("limits.max_packets"), (4.into(), "flag".into()));
-    assert_eq!(seen("limits.history_depth"), (5.into(), "env".into()));
-    assert_eq!(seen("limits.client_burst"), (4.into(), "file".into()));
-    assert_eq!(seen("limits.client_rate_limit"), (600.into(), "default".into()));
-    assert_eq!(seen("secret"), ("********".into(), "env".into()));
-    assert_eq!(answer["keys"][0]["id"], "k1");
-    let printed = answer.to_string();
-    for secret in ["file-secret-1", "key-secret-2", "env-secret-3"] {
-        assert!(!printed.contains(secret), "{secret} printed");
-    }
-
-    // The text form: one line per key, its source named.
-    let output = Command::new(env!("CARGO_BIN_EXE_ecp-node"))
-        .args(["config", "show"])
-        .args(args)
-        .env_clear()
-        .envs(env)
-        .output()
-        .unwrap();
-    let text = String::from_utf8(output.stdout).unwrap();
-    assert!(output.status.success(), "{text}");
-    for line in [
-        "limits.max_packets = 4  # flag --max-packets",
-        "limits.history_depth = 5  # env ECP_HISTORY_DEPTH",
-        "limits.client_burst = 4  # file",
-        "secret = ********  # env ECP_SECRET",
-    ] {
-        assert!(text.lines().any(|l| l.split_whitespace().collect::<Vec<_>>() == line.split_whitespace().collect::<Vec<_>>()), "{line:?} in\n{text}");
-    }
-    assert_eq!(text.lines().filter(|l| !l.starts_with('#') && !l.starts_with("[[")).count(), KEYS.len());
-    assert!(!text.contains("secret-1") && !text.contains("secret-2") && !text.contains("secret-3"), "{text}");
-    assert!(!missing.exists(), "config show made the data folder");
-
-    // An invalid value is the error serve would give, naming the key.
-    let output = Command::new(env!("CARGO_BIN_EXE_ecp-node"))
-        .args(["config", "show", "--config", file.to_str().unwrap()])
-        .env_clear()
-        .env("ECP_LIMITS_MAX_BULK_DELETE_FRACTION", "2")
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("limits.max_bulk_delete_fraction") && stderr.contains("ECP_LIMITS_MAX_BULK_DELETE_FRACTION"), "{stderr}");
-}
-
-const TABLE_START: &str = "<!-- key table: generated from node/src/config/table.rs; ECP_BLESS=1 rewrites it -->\n";
-const TABLE_END: &str = "<!-- end of the key table -->";
-
-/// README's table of keys is [`ecp_node::config::markdown`]; `ECP_BLESS=1`
-/// writes it there.
-#[test]
-fn the_readme_table_is_the_key_table() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md");
-    let readme = std::fs::read_to_string(&path).unwrap();
-    let start = readme.find(TABLE_START).expect("README has the key table's start marker") + TABLE_START.len();
-    let end = readme[start..].find(TABLE_END).expect("and its end marker") + start;
-    let table = ecp_node::config::markdown();
-    if std::env::var_os("ECP_BLESS").is_some() {
-        std::fs::write(&path, format!("{}{table}{}", &readme[..start], &readme[end..])).unwrap();
-        return;
-    }
-    assert_eq!(&readme[start..end], table, "README's key table is stale: run with ECP_BLESS=1");
 }

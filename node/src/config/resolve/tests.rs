@@ -30,9 +30,15 @@ fn the_table_defaults_are_the_defaults_of_the_types_they_fill() {
     assert_eq!(c.quarantine, QuarantineCaps::DEFAULT);
     assert_eq!(c.connections, ConnectionLimits::default());
     assert_eq!(c.origin_limits, OriginLimits::default());
-    assert_eq!(c.sender_limits, OriginLimits { per_hour: DEFAULT_SENDER_PER_HOUR, per_day: DEFAULT_SENDER_PER_DAY });
+    assert_eq!(
+        c.sender_limits,
+        OriginLimits { per_hour: DEFAULT_SENDER_PER_HOUR, per_day: DEFAULT_SENDER_PER_DAY }
+    );
     assert_eq!(c.history_depth, DEFAULT_HISTORY_DEPTH);
-    assert_eq!(c.deletion_guard, Guard { max: DEFAULT_MAX_BULK_DELETE, fraction: DEFAULT_MAX_BULK_DELETE_FRACTION });
+    assert_eq!(
+        c.deletion_guard,
+        Guard { max: DEFAULT_MAX_BULK_DELETE, fraction: DEFAULT_MAX_BULK_DELETE_FRACTION }
+    );
     assert_eq!(c.permissions.min_trust, DEFAULT_PERMISSIONS_TRUST);
     assert_eq!(c.default_trust, crate::config::DEFAULT_DISCOVERY_TRUST);
     assert_eq!(c.intake, IntakeMode::default());
@@ -45,7 +51,8 @@ fn the_table_defaults_are_the_defaults_of_the_types_they_fill() {
 fn no_debug_output_prints_a_secret() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("node.toml");
-    std::fs::write(&file, "secret = \"file-secret-1\"\n[[key]]\nid = \"k1\"\nsecret = \"key-secret-2\"\n").unwrap();
+    std::fs::write(&file, "secret = \"file-secret-1\"\n[[key]]\nid = \"k1\"\nsecret = \"key-secret-2\"\n")
+        .unwrap();
     for (env, flags) in [
         (Env::default(), Flags::default()),
         (Env::from_pairs([("ECP_SECRET", "env-secret-3")]), Flags::default()),
@@ -123,11 +130,7 @@ fn flags_override_the_file_which_overrides_defaults() {
         "listen = \"127.0.0.1:9000\"\nsecret = \"from-file\"\n[policy]\nmin_confidence = 0.7\n",
     )
     .unwrap();
-    let c = resolve(
-        Some(&file),
-        flag("secret", "from-flag"),
-    )
-    .unwrap();
+    let c = resolve(Some(&file), flag("secret", "from-flag")).unwrap();
     assert_eq!(c.listen.port(), 9000);
     assert_eq!(c.secret.as_ref().map(Secret::expose), Some("from-flag"));
     assert_eq!(c.policy.min_confidence, 0.7);
@@ -143,11 +146,7 @@ fn the_secret_comes_from_a_file_without_its_trailing_line_break_and_flags_win() 
     let secret = |over: Flags| resolve(Some(&file), over).unwrap().secret;
     assert_eq!(secret(Flags::default()).as_ref().map(Secret::expose), Some("s3cr3t-from-a-file"));
     std::fs::write(&held, "two lines\n\n").unwrap();
-    assert_eq!(
-        secret(Flags::default()).as_ref().map(Secret::expose),
-        Some("two lines\n"),
-        "one break only"
-    );
+    assert_eq!(secret(Flags::default()).as_ref().map(Secret::expose), Some("two lines\n"), "one break only");
     let flag_file = dir.path().join("flag-secret");
     std::fs::write(&flag_file, "from-the-flag-file").unwrap();
     let over = flag("secret-file", flag_file.display());
@@ -221,20 +220,12 @@ fn limits_resolve_flag_over_file_over_default_and_zero_is_off() {
          client_rate_limit_loopback = true\n",
     )
     .unwrap();
-    let c = resolve(
-        Some(&file),
-        flag("origin-limit-hour", 20).with("client-burst", "7"),
-    )
-    .unwrap();
+    let c = resolve(Some(&file), flag("origin-limit-hour", 20).with("client-burst", "7")).unwrap();
     assert_eq!(c.origin_limits, OriginLimits { per_hour: 20, per_day: 0 });
     assert_eq!(c.client_rate_limit, ClientRateLimit { per_minute: 60, burst: 7, loopback: true });
     let err = resolve(None, flag("client-burst", 0)).unwrap_err();
     assert!(err.to_string().contains("client_burst"), "{err}");
-    let off = resolve(
-        None,
-        flag("client-rate-limit", 0).with("client-burst", "0"),
-    )
-    .unwrap();
+    let off = resolve(None, flag("client-rate-limit", 0).with("client-burst", "0")).unwrap();
     assert_eq!(off.client_rate_limit.per_minute, 0);
 }
 
@@ -256,8 +247,7 @@ fn sender_limits_and_quarantine_caps_resolve_flag_over_file_over_default() {
     assert_eq!(c.merge_limits().sender, OriginLimits { per_hour: 0, per_day: 8 });
     assert_eq!(c.merge_limits().quarantine, QuarantineCaps { entries: 5, bytes: 1_000, body: 50 });
     assert_eq!((c.history_depth, c.merge_limits().history_depth), (0, 0));
-    let err =
-        resolve(None, flag("quarantine-entries", 0)).unwrap_err();
+    let err = resolve(None, flag("quarantine-entries", 0)).unwrap_err();
     assert!(err.to_string().contains("quarantine_entries"), "{err}");
 }
 
@@ -270,16 +260,9 @@ fn connection_limits_resolve_flag_over_file_over_default_and_zero_is_refused() {
     std::fs::write(&file, "[limits]\nmax_connections = 10\nmax_connections_per_address = 2\n").unwrap();
     let c = resolve(Some(&file), Flags::default()).unwrap();
     assert_eq!(c.connections, ConnectionLimits { total: 10, per_address: 2 });
-    let c = resolve(
-        Some(&file),
-        flag("max-connections-per-address", 1),
-    )
-    .unwrap();
+    let c = resolve(Some(&file), flag("max-connections-per-address", 1)).unwrap();
     assert_eq!(c.connections, ConnectionLimits { total: 10, per_address: 1 });
-    for over in [
-        flag("max-connections", 0),
-        flag("max-connections-per-address", 0),
-    ] {
+    for over in [flag("max-connections", 0), flag("max-connections-per-address", 0)] {
         let err = resolve(None, over).unwrap_err().to_string();
         assert!(err.contains("max_connections") && err.contains("at least 1"), "{err}");
     }
@@ -294,8 +277,7 @@ fn the_body_budget_defaults_to_64_mib_and_holds_at_least_one_largest_body() {
     std::fs::write(&file, "[limits]\nmax_body_bytes = 2048\nbody_bytes_in_flight = 2048\n").unwrap();
     let c = resolve(Some(&file), Flags::default()).unwrap();
     assert_eq!((c.max_body_bytes, c.body_bytes_in_flight), (2048, 2048), "exactly one largest body");
-    let c =
-        resolve(Some(&file), flag("body-bytes-in-flight", 4096));
+    let c = resolve(Some(&file), flag("body-bytes-in-flight", 4096));
     assert_eq!(c.unwrap().body_bytes_in_flight, 4096, "the flag wins");
     let over = flag("body-bytes-in-flight", 2047);
     let err = resolve(Some(&file), over).unwrap_err().to_string();
@@ -346,8 +328,7 @@ fn keys_and_accept_legacy_come_from_the_file_and_the_flag_wins() {
     assert_eq!(c.replay_cache_capacity, 10);
     let ids: Vec<String> = c.own_keys().iter().map(|k| k.id().to_owned()).collect();
     assert_eq!(ids, ["default", "k2026", "k2025"]);
-    let c =
-        resolve(Some(&file), flag("accept-legacy", true)).unwrap();
+    let c = resolve(Some(&file), flag("accept-legacy", true)).unwrap();
     assert!(c.accept_legacy);
     let d = resolve(None, Flags::default()).unwrap();
     assert!(d.accept_legacy && d.own_keys().is_empty(), "legacy accepted and no key by default");
@@ -366,8 +347,7 @@ fn rejects_unknown_keys_and_bad_values_with_the_key_named() {
     std::fs::write(&file, "[policy]\nmin_confidence = 3.0\n").unwrap();
     let err = resolve(Some(&file), Flags::default()).unwrap_err().to_string();
     assert!(err.contains("policy.min_confidence"), "{err}");
-    let err = resolve(None, flag("listen", "nowhere"))
-        .unwrap_err();
+    let err = resolve(None, flag("listen", "nowhere")).unwrap_err();
     assert!(err.to_string().contains("listen"));
 }
 
@@ -467,12 +447,8 @@ fn received_permissions_come_from_the_file_or_the_flag_and_permission_keys_are_b
     assert_eq!(c.permissions.mode, ReceivedPermissions::Refuse);
     assert_eq!(c.permissions.extra_keys, ["model", "context_fork"]);
     assert!((c.permissions.min_trust - 1.0).abs() < f64::EPSILON);
-    let over =
-        flag("received-permissions", "keep-from-trusted");
-    assert_eq!(
-        resolve(Some(&file), over).unwrap().permissions.mode,
-        ReceivedPermissions::KeepFromTrusted
-    );
+    let over = flag("received-permissions", "keep-from-trusted");
+    assert_eq!(resolve(Some(&file), over).unwrap().permissions.mode, ReceivedPermissions::KeepFromTrusted);
     let keys = |n: usize| (0..n).map(|i| format!("\"k{i}\"")).collect::<Vec<_>>().join(", ");
     write(&format!("permission_keys = [{}]", keys(MAX_PERMISSION_KEYS)));
     assert!(resolve(Some(&file), Flags::default()).is_ok(), "at the limit");
@@ -503,8 +479,7 @@ fn bulk_delete_limits_resolve_flag_over_file_over_default_and_the_share_stays_wi
     std::fs::write(&file, "[limits]\nmax_bulk_delete = 9\nmax_bulk_delete_fraction = 1.0\n").unwrap();
     let c = resolve(Some(&file), Flags::default()).unwrap();
     assert_eq!(c.deletion_guard, Guard { max: 9, fraction: 1.0 });
-    let over =
-        flag("max-bulk-delete", 0).with("max-bulk-delete-fraction", "0");
+    let over = flag("max-bulk-delete", 0).with("max-bulk-delete-fraction", "0");
     let c = resolve(Some(&file), over).unwrap();
     assert_eq!(c.deletion_guard, Guard { max: 0, fraction: 0.0 });
     let over = flag("max-bulk-delete-fraction", 1.01);
