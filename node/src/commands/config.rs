@@ -7,7 +7,7 @@
 
 use std::process::ExitCode;
 
-use ecp_node::config::{Config, Resolved, Setting, Source, Value};
+use ecp_node::config::{Config, Resolved, Setting, Value};
 use serde_json::{Value as Json, json};
 
 use super::output::{emit, emit_json, one_line};
@@ -74,7 +74,6 @@ fn shown(setting: &Setting, resolved: &Resolved, config: &Config) -> Json {
         "from": from,
         "env": key.env,
         "flag": key.flag.map(|f| format!("--{}", f.long)),
-        "set": setting.source != Source::Default,
     })
 }
 

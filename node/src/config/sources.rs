@@ -126,7 +126,8 @@ impl Env {
 
     /// The variables of `pairs` (tests: setting the process's variables is
     /// `unsafe` since edition 2024). Panics on a name no key has.
-    pub fn from_pairs<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Env {
+    #[cfg(test)]
+    pub(crate) fn from_pairs<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Env {
         let pairs: BTreeMap<&str, &str> = pairs.into_iter().collect();
         for name in pairs.keys() {
             assert!(KEYS.iter().any(|k| k.env == *name), "no key reads {name}");
