@@ -1,9 +1,11 @@
 //! Every key of `node.toml` takes effect (#23 item 4): for each row of the
 //! key table, a real node is started from a `node.toml` holding that key
 //! and the effect is observed through the node (its address, folders, HTTP
-//! answers, store). A few keys whose effect is a time, multicast, or a
-//! handshake between several nodes are observed through the resolved
-//! configuration `ecp-node config show --json` prints instead; each says why.
+//! answers, store, a peer's pull) — mostly against a node without the key,
+//! so the check could fail. Three keys whose effect is a time
+//! (`request_timeout`, `header_read_timeout`) or multicast (`mdns`) are
+//! observed through the resolved configuration `ecp-node config show --json`
+//! prints instead; each says why.
 //!
 //! The precedence, `config show`, the schema and the README's table are
 //! tested in `config_show.rs`, with this file's helpers.
@@ -16,11 +18,14 @@ use std::time::Duration;
 
 use ecp_node::config::{Config, KEYS, Sources};
 use ecp_node::import::import_all;
+use reqwest::Method;
 use serde_json::Value;
 use tempfile::TempDir;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
+use crate::hostile_clients::body_reserved_from;
+use crate::signed_auth::{DEFAULT, SECRET, nonce, now, send, signed_for};
 use crate::util::{
     ORIGIN, TestNode, hmac_hex, newer_version, packet, packet_from, post_update, skill_md, update,
 };
@@ -185,6 +190,16 @@ fn packet_with_frontmatter(name: &str, extra: &str) -> ecp_protocol::SkillPacket
     p
 }
 
+/// The skill file `name` once the node has written it into its folder.
+async fn projected(setup: &FileSetup, name: &str) -> String {
+    let file = setup.path("skills").join(name).join("SKILL.md");
+    crate::cli::eventually("the projected file", Duration::from_secs(10), || {
+        let file = file.clone();
+        async move { std::fs::read_to_string(file).ok() }
+    })
+    .await
+}
+
 /// Whether the node closes a second connection from this address while a
 /// first one is held open.
 async fn second_connection_closed(node: &TestNode) -> bool {
@@ -265,10 +280,24 @@ fn observe(key: &str) -> Observation {
                 let accepted = post_update(&open, body, Some(&signature)).await.status;
                 ensure!(refused != 200 && accepted == 200, "legacy push: {refused} with, {accepted} without");
             }
-            // Filling the replay cache takes live ECP/1.2 signatures, one more
-            // than the capacity; signed_auth.rs covers the 503 at capacity.
             "replay_cache_capacity" => {
-                return shown_from_file("", "replay_cache_capacity = 3", "replay_cache_capacity", 3.into());
+                // Three signed requests: the third finds the memory full.
+                let third = |line: &'static str| async move {
+                    let (_s, node) = node_with("", format!("secret = \"{SECRET}\"\n{line}")).await;
+                    let mut status = 0;
+                    for _ in 0..3 {
+                        let headers =
+                            signed_for(&node.host(), DEFAULT, "GET", "/ecp/manifest", b"", now(), &nonce());
+                        status =
+                            send(&node, Method::GET, "/ecp/manifest", &headers, None).await.status.as_u16();
+                    }
+                    status
+                };
+                let (full, default) = (third("replay_cache_capacity = 2").await, third("").await);
+                ensure!(
+                    full == 503 && default == 200,
+                    "the third signed request: {full}, by default {default}"
+                );
             }
             "skills_dir" => {
                 let setup = FileSetup::new();
@@ -300,14 +329,29 @@ fn observe(key: &str) -> Observation {
                     "livez: {status}"
                 );
             }
-            // A signed request for another host name takes an ECP/1.2
-            // signature; signed_auth.rs covers names with real requests.
             "server.names" => {
-                return shown_from_file(
-                    "server",
-                    "names = [\"Node.Example\"]",
-                    "server.names",
-                    serde_json::json!(["Node.Example"]),
+                // A request signed for the name clients reach the node by.
+                let for_name = |names: &'static str| async move {
+                    let setup = FileSetup::new();
+                    let node = setup
+                        .start(&[("", format!("secret = \"{SECRET}\"")), ("server", names.into())])
+                        .await;
+                    let headers = signed_for(
+                        "node.example:7327",
+                        DEFAULT,
+                        "GET",
+                        "/ecp/manifest",
+                        b"",
+                        now(),
+                        &nonce(),
+                    );
+                    send(&node, Method::GET, "/ecp/manifest", &headers, None).await.status.as_u16()
+                };
+                let (named, default) =
+                    (for_name("names = [\"Node.Example\"]").await, for_name("names = []").await);
+                ensure!(
+                    named == 200 && default == 401,
+                    "signed for node.example: {named}, by default {default}"
                 );
             }
             "server.trust_loopback" => {
@@ -334,15 +378,19 @@ fn observe(key: &str) -> Observation {
                 let past = post_update(&node, vec![b' '; 2049], None).await.status;
                 ensure!(at != 413 && past == 413, "2048 bytes: {at}, 2049: {past}");
             }
-            // Filling the budget takes concurrent pushes held half-sent;
-            // hostile_clients.rs does that against the same setting.
             "limits.body_bytes_in_flight" => {
-                return shown_from_file(
-                    "limits",
-                    "body_bytes_in_flight = 8388608",
-                    "limits.body_bytes_in_flight",
-                    8_388_608.into(),
-                );
+                // Two uploads of 1 KiB held half-sent from two addresses fill
+                // a budget of 2 KiB: the next push waits, then gets 503.
+                let next_push = |line: &'static str| async move {
+                    let (_s, node) = node_with("limits", format!("max_body_bytes = 1024\n{line}")).await;
+                    let mut held = Vec::new();
+                    for source in ["127.0.0.2", "127.0.0.3"] {
+                        held.push(body_reserved_from(source.parse().unwrap(), node.addr(), 1024).await);
+                    }
+                    node.push(br#"{"peerInstance":"tester","skills":[]}"#).await.status.as_u16()
+                };
+                let (full, default) = (next_push("body_bytes_in_flight = 2048").await, next_push("").await);
+                ensure!(full == 503 && default == 200, "the next push: {full}, by default {default}");
             }
             "limits.max_packets" => {
                 let (_s, node) = node_with("limits", "max_packets = 2".into()).await;
@@ -504,14 +552,22 @@ fn observe(key: &str) -> Observation {
                     "stored {stored:?}, re-served"
                 );
             }
-            // Go-client full-URL signatures take the legacy signing of a
-            // GET; auth.rs checks them against the reference vectors.
             "policy.accept_full_url_hmac" => {
-                return shown_from_file(
-                    "policy",
-                    "accept_full_url_hmac = false",
-                    "policy.accept_full_url_hmac",
-                    false.into(),
+                // A GET signed over the full URL, as the Go client signs it.
+                let get = |node: &TestNode| {
+                    let url = node.url("/ecp/skills");
+                    let signature = hmac_hex("mesh-secret", url.as_bytes());
+                    plain().get(url).header("x-ecp-hmac", signature).send()
+                };
+                let setup = FileSetup::new();
+                let secret = ("", "secret = \"mesh-secret\"".to_owned());
+                let node = setup.start(&[secret, ("policy", "accept_full_url_hmac = false".into())]).await;
+                let (_t, default) = node_with("", "secret = \"mesh-secret\"".into()).await;
+                let refused = get(&node).await.map(|r| r.status().as_u16()).unwrap_or(0);
+                let accepted = get(&default).await.map(|r| r.status().as_u16()).unwrap_or(0);
+                ensure!(
+                    refused == 403 && accepted == 200,
+                    "full-URL signature: {refused}, by default {accepted}"
                 );
             }
             "policy.intake" => {
@@ -532,23 +588,31 @@ fn observe(key: &str) -> Observation {
             "policy.permission_keys" => {
                 let (setup, node) = node_with("policy", "permission_keys = [\"model\"]".into()).await;
                 node.push_ok(&update("p", &[packet_with_frontmatter("picky", "model: opus\n")])).await;
-                let file = setup.path("skills").join("picky").join("SKILL.md");
-                let text = crate::cli::eventually("the file", Duration::from_secs(10), || {
-                    let file = file.clone();
-                    async move { std::fs::read_to_string(file).ok() }
-                })
-                .await;
+                let text = projected(&setup, "picky").await;
                 ensure!(!text.contains("model:"), "the grant stayed: {text}");
             }
-            // Keeping grants takes a configured peer that is the skill's
-            // origin (two nodes); permissions.rs covers it at 0.9 / 0.899.
             "policy.permissions_trust" => {
-                return shown_from_file(
-                    "policy",
-                    "permissions_trust = 0.75",
-                    "policy.permissions_trust",
-                    0.75.into(),
-                );
+                // The skill's origin is a configured peer trusted 0.8: enough
+                // under 0.75, not under the default 0.9.
+                let kept = |trust: &'static str| async move {
+                    let setup = FileSetup::new();
+                    let peers = format!(
+                        "[[peer]]\nurl = \"http://127.0.0.1:9\"\ninstance = \"{ORIGIN}\"\ntrust = 0.8\n"
+                    );
+                    std::fs::write(setup.path("peers.toml"), peers).unwrap();
+                    let policy =
+                        format!("received_permissions = \"keep-from-trusted\"\npermissions_trust = {trust}");
+                    let peers_line = format!("peers = {}", toml_path(&setup.path("peers.toml")));
+                    let node = setup.start(&[("", peers_line), ("policy", policy)]).await;
+                    node.push_ok(&update(
+                        "p",
+                        &[packet_with_frontmatter("granted", "allowed-tools: Bash\n")],
+                    ))
+                    .await;
+                    projected(&setup, "granted").await.contains("allowed-tools: Bash")
+                };
+                let (under, default) = (kept("0.75").await, kept("0.9").await);
+                ensure!(under && !default, "kept at 0.75: {under}; at 0.9: {default}");
             }
             "tls.cert" | "tls.key" => {
                 let pki = crate::tls::Pki::new();
@@ -574,12 +638,44 @@ fn observe(key: &str) -> Observation {
                 let status = status_of(&client, node.url("/livez")).await;
                 ensure!(status == 0, "a client without a certificate got {status}");
             }
-            // The client certificate is what this node presents to https
-            // peers (a second node and a peers file); tls.rs covers it.
             "tls.client_cert" | "tls.client_key" => {
-                let expected = if key == "tls.client_cert" { "me.pem" } else { "me.key" };
-                let pair = "client_cert = \"me.pem\"\nclient_key = \"me.key\"";
-                return shown_from_file("tls", pair, &key, expected.into());
+                // B pulls from A, which asks every client for a certificate.
+                let pki = crate::tls::Pki::new();
+                let pem = |name: &str| toml_path(&pki.path(name));
+                let a_tls = format!(
+                    "cert = {}\nkey = {}\nclient_ca = {}",
+                    pem("node.pem"),
+                    pem("node.key"),
+                    pem("ca.pem")
+                );
+                let (_a, a) = node_with("tls", a_tls).await;
+                crate::util::add_local_skill(a.library(), "from-a", 1.0).await;
+                let pulled = |client_tls: Option<String>| {
+                    let a_url = a.url("");
+                    let ca = pem("ca.pem");
+                    async move {
+                        let setup = FileSetup::new();
+                        let peers = format!(
+                            "[federation]\ninterval = \"1h\"\n[[peer]]\nurl = \"{}\"\nca = {ca}\n",
+                            a_url.trim_end_matches('/')
+                        );
+                        std::fs::write(setup.path("peers.toml"), peers).unwrap();
+                        let mut entries =
+                            vec![("", format!("peers = {}", toml_path(&setup.path("peers.toml"))))];
+                        entries.extend(client_tls.map(|lines| ("tls", lines)));
+                        let b = setup.start(&entries).await;
+                        b.federator().sync_now().await;
+                        b.snapshot().await.skill_names().contains(&"from-a".to_owned())
+                    }
+                };
+                let with = pulled(Some(format!(
+                    "client_cert = {}\nclient_key = {}",
+                    pem("client.pem"),
+                    pem("client.key")
+                )))
+                .await;
+                let without = pulled(None).await;
+                ensure!(with && !without, "pulled with the certificate: {with}; without: {without}");
             }
             other => return Err(format!("no observation of {other}: add one to config.rs")),
         }
