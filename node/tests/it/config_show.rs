@@ -10,7 +10,7 @@ use std::time::Duration;
 use ecp_node::config::{Config, KEYS, Sources};
 use serde_json::Value;
 
-use super::config::{FileSetup, config_show, plain, shown, status_of, toml_path};
+use crate::config_setup::{FileSetup, config_show, plain, shown, status_of, toml_path};
 use crate::util::{packet, update};
 
 /// The key table is the schema of `node.toml`: a file setting every key of
