@@ -52,7 +52,7 @@ pub use peers::{
     FederationSettings, PeerConfig, PeerKey, PeersConfig, PeersError, Schedule, cron_expression,
     normalise_url,
 };
-pub use resolve::{ClientRateLimit, Config, DEFAULT_BODY_BYTES_IN_FLIGHT, MAX_PAGE_BYTES};
+pub use resolve::{ClientRateLimit, Config};
 pub use secret::{Secret, SecretSourceError};
 pub use sources::{Env, FileFolder, Flags, Resolved, Setting, Source, Sources, Value};
 pub use table::{FILE_ONLY_ARRAYS, Flag, Form, KEYS, Key, Kind, Scope, markdown};

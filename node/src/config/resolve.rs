@@ -29,10 +29,10 @@ use crate::tls::TlsFiles;
 
 /// Largest allowed page budget: a page must stay far below what a puller
 /// reads at most ([`crate::federation::client::MAX_ANSWER_BYTES`]).
-pub const MAX_PAGE_BYTES: usize = 32 * 1024 * 1024;
+const MAX_PAGE_BYTES: usize = 32 * 1024 * 1024;
 /// Request-body bytes held at once by default: eight pushes of the largest
 /// default size (or one of `max_body_bytes`, when that is larger).
-pub const DEFAULT_BODY_BYTES_IN_FLIGHT: usize = 64 * 1024 * 1024;
+const DEFAULT_BODY_BYTES_IN_FLIGHT: usize = 64 * 1024 * 1024;
 
 /// The per-client request rate limit: a token bucket per client address.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
