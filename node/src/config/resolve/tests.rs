@@ -486,3 +486,41 @@ fn bulk_delete_limits_resolve_flag_over_file_over_default_and_the_share_stays_wi
     let err = resolve(None, over).unwrap_err();
     assert!(err.to_string().contains("max_bulk_delete_fraction"), "{err}");
 }
+
+/// Every range a key has, at its limit and one past it.
+#[test]
+fn every_bound_holds_at_its_limit_and_refuses_one_past_it() {
+    let max_page = MAX_PAGE_BYTES.to_string();
+    let past_page = (MAX_PAGE_BYTES + 1).to_string();
+    let max_rate = u32::MAX.to_string();
+    let past_rate = (u64::from(u32::MAX) + 1).to_string();
+    for (long, at, past) in [
+        ("max-body-bytes", "1024", "1023"),
+        ("max-packets", "1", "0"),
+        ("quarantine-entries", "1", "0"),
+        ("quarantine-bytes", "1", "0"),
+        ("max-connections", "1", "0"),
+        ("max-connections-per-address", "1", "0"),
+        ("client-rate-limit", max_rate.as_str(), past_rate.as_str()),
+        ("max-bulk-delete-fraction", "1", "1.0001"),
+    ] {
+        assert!(resolve(None, flag(long, at)).is_ok(), "--{long} {at}");
+        let err = resolve(None, flag(long, past)).unwrap_err().to_string();
+        assert!(err.contains(&format!("(from flag --{long})")), "--{long} {past}: {err}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("node.toml");
+    for (toml, ok) in [
+        (format!("[limits]\npage_bytes = {max_page}\n"), true),
+        (format!("[limits]\npage_bytes = {past_page}\n"), false),
+        ("[limits]\npage_bytes = 1\n".to_owned(), true),
+        ("[limits]\npage_bytes = 0\n".to_owned(), false),
+        ("replay_cache_capacity = 1\n".to_owned(), true),
+        ("replay_cache_capacity = 0\n".to_owned(), false),
+        ("[limits]\nmax_skill_bytes = 1\n".to_owned(), true),
+        ("[limits]\nmax_skill_bytes = 0\n".to_owned(), false),
+    ] {
+        std::fs::write(&file, &toml).unwrap();
+        assert_eq!(resolve(Some(&file), Flags::default()).is_ok(), ok, "{toml}");
+    }
+}
