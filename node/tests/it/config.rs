@@ -353,14 +353,22 @@ fn observe(key: &str) -> Observation {
                 ensure!(versions == 1, "{versions} versions kept");
             }
             "limits.client_rate_limit" => {
-                // Off (0) with a burst of 1: the default rate would refuse the second.
-                let setup = FileSetup::new();
-                let line = "client_rate_limit = 0\nclient_burst = 1\nclient_rate_limit_loopback = true";
-                let node = setup.start(&[("limits", line.into())]).await;
-                for _ in 0..3 {
-                    let status = status_of(&plain(), node.url("/livez")).await;
-                    ensure!(status == 200, "with no limit: {status}");
-                }
+                // Off (0) with a burst of 1: three requests pass, where the
+                // default rate with that burst refuses the second.
+                let statuses = |rate: &'static str| async move {
+                    let line = format!("{rate}client_burst = 1\nclient_rate_limit_loopback = true");
+                    let (_s, node) = node_with("limits", line).await;
+                    let mut got = Vec::new();
+                    for _ in 0..3 {
+                        got.push(status_of(&plain(), node.url("/ecp/manifest")).await);
+                    }
+                    got
+                };
+                let (off, default) = (statuses("client_rate_limit = 0\n").await, statuses("").await);
+                ensure!(
+                    off == [200; 3] && default[1] == 429,
+                    "with no limit: {off:?}; by default: {default:?}"
+                );
             }
             "limits.client_burst" | "limits.client_rate_limit_loopback" => {
                 let setup = FileSetup::new();
