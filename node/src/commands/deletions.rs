@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
-use ecp_node::config::Overrides;
+use ecp_node::config::Flags;
 use ecp_node::library::Library;
 use ecp_node::store::StoreError;
 use ecp_protocol::StandardPolicy;
@@ -18,7 +18,7 @@ use super::output::{Table, emit, emit_json, time};
 use crate::cli::{DeletionsCommand, GlobalArgs};
 
 pub(crate) fn run(global: &GlobalArgs, command: DeletionsCommand) -> anyhow::Result<ExitCode> {
-    let config = super::resolve(global, Overrides::default())?;
+    let config = super::resolve(global, Flags::default())?;
     let library = super::open_library(&config, global.init)?;
     match command {
         DeletionsCommand::List(flag) => list(&library, flag.json),

@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 use std::process::ExitCode;
 
 use anyhow::{Context as _, bail};
-use ecp_node::config::{Config, Overrides};
+use ecp_node::config::{Config, Flags};
 use ecp_node::config::{PeersConfig, normalise_url, unit};
 use ecp_node::federation::{self, Context, PeerSpec, PeerSync, PullOutcome, PullReport, PushReport};
 use ecp_node::tls::{Identity, TrustAnchors};
@@ -77,7 +77,7 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 }
 
 pub(crate) fn pull(global: &GlobalArgs, args: PeerArgs) -> anyhow::Result<ExitCode> {
-    let config = super::resolve(global, Overrides::default())?;
+    let config = super::resolve(global, Flags::default())?;
     let peers = peers_file(&config)?;
     let spec = peer_of(&config, peers.as_ref(), &args)?;
     let library = super::open_library(&config, global.init)?;
@@ -94,7 +94,7 @@ pub(crate) fn pull(global: &GlobalArgs, args: PeerArgs) -> anyhow::Result<ExitCo
 }
 
 pub(crate) fn push(global: &GlobalArgs, args: PeerArgs) -> anyhow::Result<ExitCode> {
-    let config = super::resolve(global, Overrides::default())?;
+    let config = super::resolve(global, Flags::default())?;
     let peers = peers_file(&config)?;
     let spec = peer_of(&config, peers.as_ref(), &args)?;
     let library = super::open_library(&config, global.init)?;
@@ -111,7 +111,7 @@ pub(crate) fn push(global: &GlobalArgs, args: PeerArgs) -> anyhow::Result<ExitCo
 }
 
 pub(crate) fn sync(global: &GlobalArgs, json: bool) -> anyhow::Result<ExitCode> {
-    let config = super::resolve(global, Overrides::default())?;
+    let config = super::resolve(global, Flags::default())?;
     let Some(peers) = peers_file(&config)? else {
         bail!("sync needs the peers file: pass --peers FILE (or set ECP_PEERS)");
     };
@@ -139,7 +139,7 @@ pub(crate) fn sync(global: &GlobalArgs, json: bool) -> anyhow::Result<ExitCode> 
 }
 
 pub(crate) fn peers(global: &GlobalArgs, json: bool) -> anyhow::Result<ExitCode> {
-    let config = super::resolve(global, Overrides::default())?;
+    let config = super::resolve(global, Flags::default())?;
     let file = peers_file(&config)?;
     // A running server knows which peers are active (discovered ones too)
     // and has the freshest state: its view wins.

@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
-use ecp_node::config::Overrides;
+use ecp_node::config::Flags;
 use ecp_node::intake::IntakeMode;
 use ecp_node::library::Library;
 use ecp_node::store::{StoreError, Verdict};
@@ -19,7 +19,7 @@ use super::output::{Table, body_block, emit, emit_json, one_line, provenance, ti
 use crate::cli::{GlobalArgs, InboxCommand, InboxPick};
 
 pub(crate) fn run(global: &GlobalArgs, command: InboxCommand) -> anyhow::Result<ExitCode> {
-    let config = super::resolve(global, Overrides::default())?;
+    let config = super::resolve(global, Flags::default())?;
     let library = super::open_library(&config, global.init)?;
     match command {
         InboxCommand::List(flag) => list(&library, flag.json, config.intake),

@@ -9,10 +9,12 @@
 //! - `status`: identity, sequence number and counts.
 //! - `health`: asks the running node whether it is ready or alive (probes).
 //! - `federation`: `pull`, `push`, `sync` and `peers`.
+//! - `config`: `config show`, the resolved settings and their sources.
 //! - `api`: the running server's `/v1/` API, one function per action.
 //! - `output`: printing shared by the commands.
 
 mod api;
+mod config;
 mod deletions;
 mod federation;
 mod health;
@@ -29,7 +31,7 @@ pub(crate) use output::tell;
 
 use anyhow::{Context, bail};
 pub(crate) use api::Refusal;
-use ecp_node::config::{Config, Overrides};
+use ecp_node::config::{Config, Env, Flags, Resolved, Sources};
 use ecp_node::library::Library;
 
 use crate::cli::{Cli, Command};
@@ -48,27 +50,24 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Push(args) => federation::push(&cli.global, args),
         Command::Sync(flag) => federation::sync(&cli.global, flag.json),
         Command::Peers(flag) => federation::peers(&cli.global, flag.json),
+        Command::Config(command) => config::run(&cli.global, command),
     }
 }
 
-/// Resolves the configuration from the global flags plus `extra`.
-pub(crate) fn resolve(global: &crate::cli::GlobalArgs, extra: Overrides) -> anyhow::Result<Config> {
-    let tls = ecp_node::tls::TlsFiles {
-        client_cert: global.tls_client_cert.clone(),
-        client_key: global.tls_client_key.clone(),
-        ..extra.tls.clone()
-    };
-    let over = Overrides {
-        data: global.data.clone(),
-        skills_dirs: global.skills_dir.clone(),
-        sharing_mode: global.sharing_mode.clone(),
-        peers: global.peers.clone(),
-        intake: global.intake.or(extra.intake),
-        received_permissions: global.received_permissions.or(extra.received_permissions),
-        tls,
-        ..extra
-    };
-    Ok(Config::resolve(global.config.as_deref(), over)?)
+/// Resolves the configuration from the environment, `--config` and the
+/// global flags plus `serve`'s (those of `serve`, `health` and `config
+/// show`; none for the other commands).
+pub(crate) fn resolve(global: &crate::cli::GlobalArgs, serve: Flags) -> anyhow::Result<Config> {
+    Ok(Config::from_resolved(&resolved(global, serve)?)?)
+}
+
+/// Each setting's value and where it came from, before [`Config`] checks
+/// and combines them.
+pub(crate) fn resolved(global: &crate::cli::GlobalArgs, serve: Flags) -> anyhow::Result<Resolved> {
+    let mut flags = global.keys.0.clone();
+    flags.extend(serve);
+    let sources = Sources { file: global.config.clone(), env: Env::process(), flags };
+    Ok(Resolved::load(&sources)?)
 }
 
 /// Where a write command sends its change.

@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
-use ecp_node::config::{Config, Overrides};
+use ecp_node::config::{Config, Flags};
 use ecp_node::intake::needs_force;
 use ecp_node::library::Library;
 use ecp_node::operator;
@@ -21,7 +21,7 @@ use super::{Refusal, Target};
 use crate::cli::{GlobalArgs, QuarantineCommand};
 
 pub(crate) fn run(global: &GlobalArgs, command: QuarantineCommand) -> anyhow::Result<ExitCode> {
-    let config = super::resolve(global, Overrides::default())?;
+    let config = super::resolve(global, Flags::default())?;
     match command {
         QuarantineCommand::List(flag) => list(&super::open_library(&config, global.init)?, flag.json),
         QuarantineCommand::Show { id, json } => {

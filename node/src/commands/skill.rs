@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
-use ecp_node::config::{Config, Overrides};
+use ecp_node::config::{Config, Flags};
 use ecp_node::import::{self, SkillFileError};
 use ecp_node::library::Library;
 use ecp_node::operator::{self, AddError, Added};
@@ -33,7 +33,7 @@ pub(crate) fn run(global: &GlobalArgs, command: SkillCommand) -> anyhow::Result<
     if let SkillCommand::Scan { path, json } = command {
         return scan(&path, json.json);
     }
-    let config = super::resolve(global, Overrides::default())?;
+    let config = super::resolve(global, Flags::default())?;
     match command {
         SkillCommand::Add { path } => add(&config, &path, global.init),
         SkillCommand::List(flag) => list(&super::open_library(&config, global.init)?, flag.json),

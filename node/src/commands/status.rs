@@ -6,14 +6,14 @@ use std::fmt::Write as _;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use ecp_node::config::Overrides;
+use ecp_node::config::Flags;
 use serde_json::{Map, Value, json};
 
 use super::output::{emit, emit_json, time};
 use crate::cli::GlobalArgs;
 
 pub(crate) fn run(global: &GlobalArgs, json: bool) -> anyhow::Result<ExitCode> {
-    let config = super::resolve(global, Overrides::default())?;
+    let config = super::resolve(global, Flags::default())?;
     let data_dir = config.data_dir.display().to_string();
     let (mut status, skills_dir, server) = match super::api::running(&config)? {
         Some(server) => {

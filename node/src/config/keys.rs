@@ -17,7 +17,7 @@ pub const DEFAULT_KEY_ID: &str = "default";
 pub const KEY_ID_RULE: &str = "1 to 64 characters of A-Z a-z 0-9 . _ -";
 
 /// One `[[key]]` of node.toml, as written.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FileKey {
     /// The key id requests name in `X-ECP-Key-Id`.
@@ -32,7 +32,7 @@ pub struct FileKey {
 /// the environment where `secret_env` says so. The id `default` is reserved
 /// for the shared secret (`--secret`).
 pub fn resolve_file_keys(keys: &[FileKey]) -> Result<Vec<SigningKey>, ConfigError> {
-    let invalid = |message: String| ConfigError::Invalid { key: "key", message };
+    let invalid = |message: String| ConfigError::Invalid { key: "key".into(), message };
     let mut out: Vec<SigningKey> = Vec::with_capacity(keys.len());
     for (i, k) in keys.iter().enumerate() {
         let which = format!("[[key]] #{} (id {:?})", i + 1, k.id);

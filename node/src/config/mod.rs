@@ -3,7 +3,9 @@
 //! sees values it can trust.
 //!
 //! - The node's own settings: defaults, an optional `node.toml`, environment
-//!   variables and flags, resolved by [`Config::resolve`].
+//!   variables and flags — one table of keys ([`KEYS`]) says which exist —
+//!   resolved by [`Config::resolve`] (flag > environment > file > default,
+//!   for every key alike).
 //! - Whom it federates with: `peers.toml`, resolved by [`PeersConfig::load`]
 //!   (again on every reload).
 //!
@@ -18,7 +20,11 @@
 //!
 //! - `mod.rs`: this overview, [`ConfigError`] and the re-exports; every item
 //!   is used as `crate::config::Item`.
-//! - `node_toml`: `node.toml`, environment and flags → [`Config`].
+//! - `table`: [`KEYS`], the one table of the keys of `node.toml`: section,
+//!   type, default, environment variable, flag, meaning; the README table.
+//! - `sources`: flags, environment and `node.toml` → [`Resolved`], each
+//!   key's typed value and its [`Source`].
+//! - `resolve`: [`Resolved`] → [`Config`], ranges checked and keys combined.
 //! - `peers`: `peers.toml` → [`PeersConfig`], with its own [`PeersError`]
 //!   (file and line or key).
 //! - `keys`: the node's `[[key]]` signing keys and the shared secret as the
@@ -32,25 +38,24 @@ use std::path::PathBuf;
 
 mod duration;
 mod keys;
-mod node_toml;
 mod peers;
+mod resolve;
 mod secret;
+mod sources;
+mod table;
 mod unit;
 
 pub use duration::{DurationError, parse as parse_duration};
 pub use keys::{DEFAULT_KEY_ID, FileKey, KEY_ID_RULE, own_keys, resolve_file_keys};
-pub use node_toml::{
-    ClientRateLimit, Config, DEFAULT_BODY_BYTES_IN_FLIGHT, DEFAULT_CLIENT_BURST, DEFAULT_CLIENT_RATE_LIMIT,
-    DEFAULT_DATA, DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_LISTEN, DEFAULT_MAX_BODY_BYTES, DEFAULT_PAGE_BYTES,
-    DEFAULT_REQUEST_TIMEOUT, FileConfig, FileFolder, FileLimits, FilePolicy, FileSharing, MAX_PAGE_BYTES,
-    Overrides,
-};
 pub use peers::{
     DEFAULT_CONFIGURED_TRUST, DEFAULT_DISCOVERY_TRUST, DEFAULT_INTERVAL, DEFAULT_TIMEOUT, DiscoverySettings,
     FederationSettings, PeerConfig, PeerKey, PeersConfig, PeersError, Schedule, cron_expression,
     normalise_url,
 };
+pub use resolve::{ClientRateLimit, Config};
 pub use secret::{Secret, SecretSourceError};
+pub use sources::{Env, FileFolder, Flags, Resolved, Setting, Source, Sources, Value};
+pub use table::{FILE_ONLY_ARRAYS, Flag, Form, KEYS, Key, Kind, Scope, markdown};
 pub use unit::{NotAUnitValue, unit};
 
 /// A configuration problem, named with the key or flag and the fix.
@@ -76,8 +81,8 @@ pub enum ConfigError {
     /// A value is out of range.
     #[error("{key}: {message}")]
     Invalid {
-        /// The key or flag.
-        key: &'static str,
+        /// The key (`section.name`) or flag.
+        key: String,
         /// What is wrong and what to do.
         message: String,
     },

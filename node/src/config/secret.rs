@@ -2,26 +2,29 @@
 //! flag, in `node.toml`, in `peers.toml` or through an environment variable
 //! named by a `secret_env` key — from the moment it is parsed.
 //!
-//! Its `Debug` and `Display` show `***`, so a struct holding one can derive
-//! `Debug` and still never print it; the text comes out only through
-//! [`Secret::expose`], where a signature is made or checked.
+//! It wraps the `secrecy` crate's `SecretString`: the text is zeroed when
+//! dropped and no trait prints it. Its `Debug` and `Display` show `***`, so a
+//! struct holding one can derive `Debug` and still never print it; the text
+//! comes out only through [`Secret::expose`], where a signature is made or
+//! checked.
 //!
 //! What it does not do: say whether an empty secret is allowed, or word the
 //! error for a missing one — each file has its own rules and names its own
-//! keys ([`super::node_toml`], [`super::peers`], [`super::keys`]).
+//! keys ([`super::resolve`], [`super::peers`], [`super::keys`]).
 
 use std::convert::Infallible;
 use std::fmt;
 use std::str::FromStr;
 
+use secrecy::{ExposeSecret, SecretString};
 use serde::Deserialize;
 use subtle::ConstantTimeEq;
 
 /// A secret: shown as `***` in debug output and logs, compared in constant
-/// time.
+/// time, zeroed when dropped.
 #[derive(Clone, Deserialize)]
 #[serde(transparent)]
-pub struct Secret(String);
+pub struct Secret(SecretString);
 
 /// Why [`Secret::inline_or_env`] found no usable secret.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -50,31 +53,31 @@ pub enum SecretSourceError {
 impl Secret {
     /// A secret from its text.
     pub fn new(text: impl Into<String>) -> Secret {
-        Secret(text.into())
+        Secret(SecretString::from(text.into()))
     }
 
     /// The secret's text, for signing and verifying.
     pub fn expose(&self) -> &str {
-        &self.0
+        self.0.expose_secret()
     }
 
     /// Whether `presented` (a bearer token, say) is this secret, compared in
     /// constant time.
     pub fn matches(&self, presented: &str) -> bool {
-        self.0.as_bytes().ct_eq(presented.as_bytes()).into()
+        self.expose().as_bytes().ct_eq(presented.as_bytes()).into()
     }
 
     /// Whether the secret is the empty string (which no file accepts as a
     /// secret, and `--secret ""` uses to mean "none").
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.expose().is_empty()
     }
 
     /// The secret held by the environment variable `var` (a `secret_env`
     /// key); `None` when it is not set or not Unicode. An empty value is
     /// returned as it is: whether that is allowed is the caller's rule.
     pub fn from_env(var: &str) -> Option<Secret> {
-        std::env::var(var).ok().map(Secret)
+        std::env::var(var).ok().map(Secret::new)
     }
 
     /// The secret a file holds, without one trailing line break (`\n` or
@@ -82,7 +85,7 @@ impl Secret {
     pub fn from_file(path: &std::path::Path) -> std::io::Result<Secret> {
         let text = std::fs::read_to_string(path)?;
         let text = text.strip_suffix('\n').map_or(text.as_str(), |t| t.strip_suffix('\r').unwrap_or(t));
-        Ok(Secret(text.to_owned()))
+        Ok(Secret::new(text))
     }
 
     /// The secret of a `secret` / `secret_env` pair (or `key_secret` /
@@ -124,7 +127,7 @@ impl From<&str> for Secret {
 
 impl From<String> for Secret {
     fn from(text: String) -> Secret {
-        Secret(text)
+        Secret::new(text)
     }
 }
 

@@ -68,7 +68,7 @@ async fn one_address_holds_its_share_and_others_are_still_served() {
 /// A push from `source` that declares `length` bytes, asks to continue, and
 /// sends nothing once the node said it reads the body — which it does only
 /// after reserving room for it.
-async fn body_reserved_from(source: IpAddr, to: SocketAddr, length: usize) -> TcpStream {
+pub(super) async fn body_reserved_from(source: IpAddr, to: SocketAddr, length: usize) -> TcpStream {
     let socket = TcpSocket::new_v4().expect("a socket");
     socket.bind(SocketAddr::new(source, 0)).expect("bind a loopback source address");
     let mut stream = socket.connect(to).await.expect("connect");

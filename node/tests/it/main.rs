@@ -14,6 +14,12 @@ mod signed_auth;
 mod bad_input;
 // restart: skills, versions, quarantine, sequence and instance id survive a restart.
 mod restart;
+// config: every key of node.toml takes effect on a real node started from a file.
+mod config;
+// config_show: precedence on real serve processes, config show, the schema of node.toml, the README's key table.
+mod config_show;
+// config_setup: a node.toml in a fresh folder, a real node from it, config show on it.
+mod config_setup;
 // cli: the ecp-node binary's subcommands on a data folder, also beside a running server.
 mod cli;
 // skills_dir: importing an agent's SKILL.md files and projecting skills into the folder.

@@ -38,7 +38,7 @@ const SOON: Duration = Duration::from_secs(10);
 
 /// A key as both sides configure it.
 #[derive(Clone, Copy)]
-struct Key {
+pub(super) struct Key {
     id: &'static str,
     secret: &'static str,
 }
@@ -46,18 +46,18 @@ struct Key {
 const NEW: Key = Key { id: "k2026", secret: "rotated-in-2026" };
 const OLD: Key = Key { id: "k2025", secret: "retiring-2025" };
 /// The shared secret of legacy tests; as an ECP/1.2 key its id is `default`.
-const SECRET: &str = "s3cret";
-const DEFAULT: Key = Key { id: "default", secret: SECRET };
+pub(super) const SECRET: &str = "s3cret";
+pub(super) const DEFAULT: Key = Key { id: "default", secret: SECRET };
 
 fn signing_key(key: Key) -> SigningKey {
     SigningKey::new(key.id, key.secret.as_bytes()).expect("a valid key id")
 }
 
-fn now() -> i64 {
+pub(super) fn now() -> i64 {
     SystemTime::now().duration_since(UNIX_EPOCH).expect("after 1970").as_secs() as i64
 }
 
-fn nonce() -> String {
+pub(super) fn nonce() -> String {
     hex::encode(rand::random::<[u8; 16]>())
 }
 
@@ -83,7 +83,7 @@ fn signed(
 }
 
 /// [`signed`] for `authority`.
-fn signed_for(
+pub(super) fn signed_for(
     authority: &str,
     key: Key,
     method: &str,
@@ -112,7 +112,7 @@ fn signed_now(key: Key, method: &str, target: &str, body: &[u8]) -> Vec<(&'stati
 }
 
 /// Sends `method target` with `headers` and `body`.
-async fn send(
+pub(super) async fn send(
     node: &TestNode,
     method: Method,
     target: &str,

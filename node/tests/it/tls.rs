@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use ecp_node::Node;
 use ecp_node::config::PeersConfig;
-use ecp_node::config::{Config, Overrides};
+use ecp_node::config::{Config, Flags, Sources};
 use ecp_node::federation::PeerSync;
 use ecp_node::tls::TlsFiles;
 use rcgen::{
@@ -40,12 +40,12 @@ const SOON: Duration = Duration::from_secs(10);
 ///   `node.pem`/`node.key` (both: one certificate per node, both ways).
 /// - `other-ca.pem`: an unrelated CA; `stranger.pem`/`stranger.key`, a
 ///   client certificate it issued.
-struct Pki {
+pub(super) struct Pki {
     dir: TempDir,
 }
 
 impl Pki {
-    fn new() -> Pki {
+    pub(super) fn new() -> Pki {
         let dir = tempfile::tempdir().expect("a temporary folder");
         let pki = Pki { dir };
         let ca = pki.ca("ca.pem", "ecp test CA");
@@ -91,7 +91,7 @@ impl Pki {
         std::fs::write(self.path(&format!("{stem}.key")), key.serialize_pem()).expect("write the key");
     }
 
-    fn path(&self, file: &str) -> PathBuf {
+    pub(super) fn path(&self, file: &str) -> PathBuf {
         self.dir.path().join(file)
     }
 
@@ -418,11 +418,8 @@ async fn bad_certificate_files_stop_the_node_with_the_setting_named() {
     crate::util::assert_no_failures(&failures, cases.len());
 
     // Half a pair is a configuration error, whichever half.
-    let half = Overrides {
-        tls: TlsFiles { cert: Some(pki.path("server.pem")), ..TlsFiles::default() },
-        ..Overrides::default()
-    };
-    let err = Config::resolve(None, half).unwrap_err().to_string();
+    let half = Flags::default().with("tls-cert", pki.path("server.pem").to_string_lossy());
+    let err = Config::resolve(&Sources { flags: half, ..Sources::default() }).unwrap_err().to_string();
     assert!(err.contains("--tls-key"), "{err}");
 }
 
