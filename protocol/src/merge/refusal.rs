@@ -7,6 +7,7 @@
 use std::fmt;
 
 use super::{Decision, Stage};
+use crate::bundle::BundleError;
 
 /// The reason prefixes of `SPEC.md` › 7.11, one per row of its table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,6 +22,8 @@ pub(super) enum Prefix {
     Fields,
     /// §7.6.3, §7.6.5: the body and its frontmatter.
     Structure,
+    /// §7.6.6, §12: the files of a bundle.
+    Bundle,
     /// §7.7.
     Safety,
     /// §7.8.1, §7.8.3.
@@ -42,6 +45,7 @@ impl Prefix {
             Prefix::Name => "invalid name",
             Prefix::Fields => "invalid packet",
             Prefix::Structure => "invalid structure",
+            Prefix::Bundle => "invalid bundle",
             Prefix::Safety => "rejected by safety scan",
             Prefix::Loop => "loop",
             Prefix::Duplicate => "duplicate skill name in this update",
@@ -56,6 +60,7 @@ impl Prefix {
             Prefix::Integrity => Stage::Integrity,
             Prefix::Name => Stage::Name,
             Prefix::Fields | Prefix::Structure => Stage::Structure,
+            Prefix::Bundle => Stage::Bundle,
             Prefix::Safety => Stage::Safety,
             Prefix::Policy | Prefix::Loop => Stage::Policy,
             Prefix::Duplicate => Stage::Duplicate,
@@ -81,5 +86,14 @@ impl Refusal {
 impl From<Refusal> for Decision {
     fn from(Refusal { stage, reason }: Refusal) -> Self {
         Decision::Rejected { stage, reason }
+    }
+}
+
+/// A bundle refused after the merge, when its files are checked
+/// ([`BundleManifest::verify_blob`](crate::bundle::BundleManifest::verify_blob)):
+/// recorded like any refusal, stage `bundle`.
+impl From<BundleError> for Decision {
+    fn from(error: BundleError) -> Self {
+        Refusal::new(Prefix::Bundle, error).into()
     }
 }

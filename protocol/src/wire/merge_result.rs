@@ -26,6 +26,10 @@ pub struct MergeResult {
     /// Our addition: packets identical to what is held. Omitted when zero.
     #[serde(skip_serializing_if = "is_zero")]
     pub unchanged: u64,
+    /// Our addition: one line per warning on a packet that was not refused,
+    /// `"<skillName>: <warning>"` (`SPEC.md` §7.10.5). Omitted when empty.
+    #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_default")]
+    pub warnings: Vec<String>,
 }
 
 impl MergeResult {
