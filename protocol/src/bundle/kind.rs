@@ -58,6 +58,33 @@ pub enum ContentKind {
 }
 
 impl ContentKind {
+    /// The kind's short name, as `SPEC.md` §12.5.1 and the test vectors write it.
+    pub fn id(self) -> &'static str {
+        match self {
+            ContentKind::Text => "text",
+            ContentKind::Svg => "svg",
+            ContentKind::Elf => "elf",
+            ContentKind::WindowsExe => "pe",
+            ContentKind::MachO => "macho",
+            ContentKind::PythonBytecode => "pyc",
+            ContentKind::JavaClass => "java-class",
+            ContentKind::Wasm => "wasm",
+            ContentKind::TrueType => "ttf",
+            ContentKind::OpenType => "otf",
+            ContentKind::Woff => "woff",
+            ContentKind::Woff2 => "woff2",
+            ContentKind::Png => "png",
+            ContentKind::Jpeg => "jpeg",
+            ContentKind::Gif => "gif",
+            ContentKind::WebP => "webp",
+            ContentKind::Pdf => "pdf",
+            ContentKind::Gzip => "gzip",
+            ContentKind::Zip => "zip",
+            ContentKind::Tar => "tar",
+            ContentKind::Binary => "binary",
+        }
+    }
+
     /// The kind as reasons and findings spell it.
     pub fn label(self) -> &'static str {
         match self {
