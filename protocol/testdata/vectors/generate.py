@@ -247,9 +247,11 @@ def update(peer, skills, seq=1, generated="2026-11-22T11:59:00Z"):
     }
 
 
-def held(name, kind, origin, body, created, deprecated=False, bundle_digest_=None):
+def held(name, kind, origin, body, created, deprecated=False, bundle_digest_=None, confidence=None):
     h = {"name": name, "kind": kind, "origin": origin, "integrityHash": integrity_hash(body),
          "createdAt": created, "deprecated": deprecated}
+    if confidence is not None:
+        h["confidence"] = confidence
     if bundle_digest_ is not None:
         h["bundleDigest"] = bundle_digest_
     return h
@@ -319,7 +321,8 @@ MERGE_FORMAT = (
     "differ: min_confidence, max_packets, allow_origins, deny_origins, max_clock_skew_secs, and the bundle "
     "limits max_files, max_file_bytes, max_bundle_bytes; absent = SPEC.md §7.8.1 and §12.6 defaults), store "
     "(the skills the node holds: name, kind local|external, origin, integrityHash, createdAt, deprecated, "
-    "and bundleDigest when the held version is a bundle), update (a KnowledgeUpdate exactly as it arrives). "
+    "and optionally confidence, the held confidence §7.9.2.4 compares with, and bundleDigest when the held "
+    "version is a bundle), update (a KnowledgeUpdate exactly as it arrives). "
     "expected.result is the MergeResult JSON (unchanged and warnings omitted when empty). Its conflicts lines must be equal "
     "to the actual ones, or, when expected.conflicts_match is \"prefix\", each actual line must start with "
     "the expected one (the rest is implementation-defined text, SPEC.md §7.11). expected.decisions has one "
@@ -928,10 +931,23 @@ def gen_merge_resolution():
              result(new=1),
              [installed(0, "new", 0.7 * 0.6, ["node-a"], stored_body=v1, hops=1, origin_confidence=0.7,
                         received_from="node-a")]),
+        case("The same content held at a lower confidence than it now brings after trust (0.7 x 0.6 = 0.42 > "
+             "0.3) is updated: the confidence is raised (SPEC.md §7.9.2.4).",
+             merge_input("node-b", "node-a", 0.6, NOW, [held(n, "external", "node-a", v1, T1, confidence=0.3)],
+                         update("node-a", [packet(n, v1, "node-a", 0.7, T1)])),
+             result(updated=1),
+             [installed(0, "updated", 0.42, ["node-a"], stored_body=v1, hops=1, origin_confidence=0.7,
+                        received_from="node-a", previous_hash=h1)]),
+        case("The same content held at the confidence it brings after trust (0.42) is unchanged: a raise only "
+             "goes up (SPEC.md §7.9.2.4).",
+             merge_input("node-b", "node-a", 0.6, NOW, [held(n, "external", "node-a", v1, T1, confidence=0.42)],
+                         update("node-a", [packet(n, v1, "node-a", 0.7, T1)])),
+             result(unchanged_=1),
+             [unchanged(0)]),
     ]
     write("merge-resolution.json",
           "Resolution against the store (SPEC.md §7.9.2): unchanged, local conflict, other-origin conflict, "
-          "same-origin newer update and older conflict.", cases, MERGE_FORMAT)
+          "same-origin newer update and older conflict; the confidence raise of §7.9.2.4.", cases, MERGE_FORMAT)
 
 
 def gen_merge_tombstone():
