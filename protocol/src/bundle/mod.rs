@@ -38,6 +38,7 @@ pub use limits::{BundleLimits, DEFAULT_MAX_BUNDLE_BYTES, DEFAULT_MAX_FILE_BYTES,
 pub use paths::{MAX_PATH_BYTES, MAX_SEGMENT_BYTES, SKILL_MD, check_path, check_tree};
 
 use crate::integrity;
+use crate::merge::Decision;
 use crate::wire::{BlobQuery, BundleFile, SkillPacket};
 
 /// Most digests one `POST /ecp/blobs/missing` may ask about: a bundle's
@@ -337,6 +338,18 @@ impl BundleManifest {
     /// once, sorted.
     pub fn blob_ids(&self) -> BTreeSet<&str> {
         self.files.iter().filter(|f| f.path != SKILL_MD).map(|f| f.sha256.as_str()).collect()
+    }
+
+    /// What becomes of an installing decision for this bundle while some
+    /// of its blobs are not held (`held` says which are): `None` when all
+    /// are, else a refusal with stage `bundle` and the reason `pending: …`
+    /// naming the first missing file (`SPEC.md` §12.9.2). A node records it
+    /// instead of installing anything of the bundle, and retries.
+    pub fn pending_decision(&self, held: impl Fn(&str) -> bool) -> Option<Decision> {
+        let mut missing = self.files.iter().filter(|f| f.path != SKILL_MD && !held(&f.sha256));
+        let first = missing.next()?;
+        let count = 1 + missing.count();
+        Some(crate::merge::pending(count, self.files.len(), &paths::shown(&first.path)))
     }
 
     /// Checks the bytes held for `path`: its size and SHA-256 as listed, no

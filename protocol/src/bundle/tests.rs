@@ -274,3 +274,24 @@ fn blob_queries_are_bounded_and_well_formed() {
     let bad = BlobQuery { blobs: vec![id, "xyz".into()] };
     assert_eq!(bad.validate(), Err(BlobQueryError::BadDigest { index: 1 }));
 }
+
+#[test]
+fn a_bundle_with_files_not_held_is_pending_naming_the_first() {
+    let m = manifest();
+    assert_eq!(m.pending_decision(|_| true), None, "all held");
+    let fill = integrity::sha256_hex(FILL);
+    let pending = m.pending_decision(|sha| sha != fill).unwrap();
+    assert_eq!(
+        pending,
+        crate::Decision::Rejected {
+            stage: crate::Stage::Bundle,
+            reason: "pending: 1 of 3 files not held yet (first: scripts/fill.py); upload them (POST \
+                     /ecp/blobs/missing) or the node fetches them and retries"
+                .into()
+        }
+    );
+    // SKILL.md is the body: never missing.
+    let none_held = m.pending_decision(|_| false).unwrap();
+    let crate::Decision::Rejected { reason, .. } = none_held else { unreachable!() };
+    assert!(reason.starts_with("pending: 2 of 3 files not held yet (first: reference.md)"), "{reason}");
+}

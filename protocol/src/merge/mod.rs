@@ -43,6 +43,7 @@ pub use checks::{
     check_instance_id,
 };
 pub use receive::{DEFAULT_TRUST, receive};
+pub(crate) use refusal::pending;
 pub use warning::{DESCRIPTION_GUIDELINE_CHARS, PacketWarning};
 
 use crate::policy::AcceptPolicy;

@@ -24,6 +24,8 @@ pub(super) enum Prefix {
     Structure,
     /// §7.6.6, §12: the files of a bundle.
     Bundle,
+    /// §12.9: a bundle whose files are not all held yet.
+    Pending,
     /// §7.7.
     Safety,
     /// §7.8.1, §7.8.3.
@@ -46,6 +48,7 @@ impl Prefix {
             Prefix::Fields => "invalid packet",
             Prefix::Structure => "invalid structure",
             Prefix::Bundle => "invalid bundle",
+            Prefix::Pending => "pending",
             Prefix::Safety => "rejected by safety scan",
             Prefix::Loop => "loop",
             Prefix::Duplicate => "duplicate skill name in this update",
@@ -60,7 +63,7 @@ impl Prefix {
             Prefix::Integrity => Stage::Integrity,
             Prefix::Name => Stage::Name,
             Prefix::Fields | Prefix::Structure => Stage::Structure,
-            Prefix::Bundle => Stage::Bundle,
+            Prefix::Bundle | Prefix::Pending => Stage::Bundle,
             Prefix::Safety => Stage::Safety,
             Prefix::Policy | Prefix::Loop => Stage::Policy,
             Prefix::Duplicate => Stage::Duplicate,
@@ -96,4 +99,15 @@ impl From<BundleError> for Decision {
     fn from(error: BundleError) -> Self {
         Refusal::new(Prefix::Bundle, error).into()
     }
+}
+
+/// A bundle not installed because `missing` of its `total` files are not
+/// held yet (`SPEC.md` §12.9.2): stage `bundle`, reason `pending: …`,
+/// naming the first missing file.
+pub(crate) fn pending(missing: usize, total: usize, first: &str) -> Decision {
+    let detail = format_args!(
+        "{missing} of {total} files not held yet (first: {first}); upload them (POST /ecp/blobs/missing) or \
+         the node fetches them and retries"
+    );
+    Refusal::new(Prefix::Pending, detail).into()
 }
