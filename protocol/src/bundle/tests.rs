@@ -96,7 +96,8 @@ fn digest_and_files_go_together() {
 #[test]
 fn the_skill_md_entry_must_describe_the_body() {
     let skill_md = |p: &mut Vec<BundleFile>| p.iter_mut().find(|f| f.path == SKILL_MD).unwrap().clone();
-    let cases: [(fn(&mut BundleFile), &str); 3] = [
+    type Edit = fn(&mut BundleFile);
+    let cases: [(Edit, &str); 3] = [
         (|f| f.sha256 = "0".repeat(64), "its sha256 is not integrityHash"),
         (|f| f.size += 1, "its size is not the byte length of skillBody"),
         (|f| f.mode = "0755".into(), "its mode is not 0644"),
