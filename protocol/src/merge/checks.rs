@@ -238,9 +238,10 @@ fn check_fields(packet: &SkillPacket, limits: &StructureLimits) -> Result<Option
     Ok(warning)
 }
 
-/// Checks a description: over `max_bytes` bytes is refused (the error
-/// completes nothing: it is the whole reason), over
-/// [`DESCRIPTION_GUIDELINE_CHARS`] characters is a warning.
+/// Checks a description (`SPEC.md` §7.6.2.2): over `max_bytes` bytes is
+/// refused, over [`DESCRIPTION_GUIDELINE_CHARS`] characters is a warning.
+/// The merge and the importer both call it, so a folder imports exactly
+/// when a peer would accept it.
 ///
 /// # Errors
 ///
