@@ -10,7 +10,8 @@
 //! This module is pure, like the crate: a node hands it listings and bytes.
 //! [`BundleManifest::for_skill`] builds the listing a sender puts on a packet
 //! ([`SkillPacket::with_bundle`]); [`BundleManifest::from_packet`] checks a
-//! received listing (the merge calls it in stage 2);
+//! received listing and keeps it ([`check_packet`], which the merge calls
+//! in stage 2, only checks it);
 //! [`BundleManifest::verify_blob`] checks each file's bytes once they are
 //! held, before the bundle is accepted.
 //!
@@ -275,36 +276,15 @@ impl BundleManifest {
     ///
     /// # Errors
     ///
-    /// The first rule of §12.3–§12.6 the listing breaks.
+    /// The first rule of §12.2–§12.6 the listing breaks ([`check_packet`]).
     pub fn from_packet(
         packet: &SkillPacket,
         limits: &BundleLimits,
     ) -> Result<Option<BundleManifest>, BundleError> {
-        match (packet.files.is_empty(), packet.bundle_digest.is_empty()) {
-            (true, true) => return Ok(None),
-            (true, false) => return Err(BundleError::DigestWithoutFiles),
-            (false, true) => return Err(BundleError::DigestMissing),
-            (false, false) => {}
-        }
-        check_listing(&packet.files, limits)?;
-        let skill_md = packet.files.iter().find(|f| f.path == SKILL_MD).ok_or(BundleError::NoSkillMd)?;
-        let mismatch = |what| Err(BundleError::SkillMdMismatch { what });
-        if skill_md.sha256 != packet.integrity_hash {
-            return mismatch("its sha256 is not integrityHash");
-        }
-        if skill_md.size != packet.skill_body.len() as u64 {
-            return mismatch("its size is not the byte length of skillBody");
-        }
-        if skill_md.mode != FileMode::Regular.as_str() {
-            return mismatch("its mode is not 0644");
-        }
-        let manifest = BundleManifest::sorted(packet.files.clone(), limits);
-        if packet.bundle_digest != manifest.digest {
-            let claimed: String =
-                packet.bundle_digest.chars().take(80).flat_map(char::escape_default).collect();
-            return Err(BundleError::DigestMismatch { claimed, computed: manifest.digest });
-        }
-        Ok(Some(manifest))
+        let Some(digest) = checked_digest(packet, limits)? else { return Ok(None) };
+        let mut files = packet.files.clone();
+        files.sort_unstable_by(|a, b| a.path.as_bytes().cmp(b.path.as_bytes()));
+        Ok(Some(BundleManifest { files, digest, limits: limits.clone() }))
     }
 
     fn sorted(mut files: Vec<BundleFile>, limits: &BundleLimits) -> BundleManifest {
@@ -373,6 +353,47 @@ impl BundleManifest {
         let mode = FileMode::parse(&entry.mode).unwrap_or(FileMode::Regular);
         check_content(path, bytes, mode, &self.limits)
     }
+}
+
+/// Checks a received packet's listing (`SPEC.md` §7.6.6): `Ok(false)` for
+/// a plain skill, `Ok(true)` for a bundle whose listing keeps every rule of
+/// §12.2–§12.6. What the merge runs: [`BundleManifest::from_packet`]
+/// without keeping a copy of the listing.
+///
+/// # Errors
+///
+/// The first rule the listing breaks.
+pub fn check_packet(packet: &SkillPacket, limits: &BundleLimits) -> Result<bool, BundleError> {
+    checked_digest(packet, limits).map(|digest| digest.is_some())
+}
+
+/// The digest of a received listing that keeps every rule; `None` for a
+/// plain skill.
+fn checked_digest(packet: &SkillPacket, limits: &BundleLimits) -> Result<Option<String>, BundleError> {
+    match (packet.files.is_empty(), packet.bundle_digest.is_empty()) {
+        (true, true) => return Ok(None),
+        (true, false) => return Err(BundleError::DigestWithoutFiles),
+        (false, true) => return Err(BundleError::DigestMissing),
+        (false, false) => {}
+    }
+    check_listing(&packet.files, limits)?;
+    let skill_md = packet.files.iter().find(|f| f.path == SKILL_MD).ok_or(BundleError::NoSkillMd)?;
+    let mismatch = |what| Err(BundleError::SkillMdMismatch { what });
+    if skill_md.sha256 != packet.integrity_hash {
+        return mismatch("its sha256 is not integrityHash");
+    }
+    if skill_md.size != packet.skill_body.len() as u64 {
+        return mismatch("its size is not the byte length of skillBody");
+    }
+    if skill_md.mode != FileMode::Regular.as_str() {
+        return mismatch("its mode is not 0644");
+    }
+    let computed = bundle_digest(&packet.files);
+    if packet.bundle_digest != computed {
+        let claimed: String = packet.bundle_digest.chars().take(80).flat_map(char::escape_default).collect();
+        return Err(BundleError::DigestMismatch { claimed, computed });
+    }
+    Ok(Some(computed))
 }
 
 /// The `SKILL.md` entry of a skill whose body is `body`: the bytes

@@ -6,7 +6,7 @@ use std::hash::{BuildHasher, RandomState};
 use super::refusal::{Prefix, Refusal};
 use super::warning::{DESCRIPTION_GUIDELINE_CHARS, PacketWarning};
 use super::{Decision, MergeContext};
-use crate::bundle::{BundleError, BundleLimits, BundleManifest};
+use crate::bundle::{self, BundleError, BundleLimits};
 use crate::integrity;
 use crate::policy::{AcceptPolicy, PolicyRefusal};
 use crate::scan::{Finding, Scanner, Severity};
@@ -159,10 +159,10 @@ fn check_one(
     skill_doc::check_structure(&doc, body.len(), limits).map_err(|e| structure(&e))?;
     // Stage 2, bundles: the listing alone; the files' bytes are checked
     // when they are held (`BundleManifest::verify_blob`).
-    let bundle = |e: BundleError| Refusal::new(Prefix::Bundle, e);
-    let manifest = BundleManifest::from_packet(packet, &settings.bundle).map_err(bundle)?;
-    if manifest.is_some() && rebuilt_body.is_some() {
-        return Err(bundle(BundleError::SkillMdWithoutFrontmatter));
+    let refused_bundle = |e: BundleError| Refusal::new(Prefix::Bundle, e);
+    let is_bundle = bundle::check_packet(packet, &settings.bundle).map_err(refused_bundle)?;
+    if is_bundle && rebuilt_body.is_some() {
+        return Err(refused_bundle(BundleError::SkillMdWithoutFrontmatter));
     }
 
     // Stage 3: safety.

@@ -6,7 +6,7 @@
 //! 2. **name and structure** — the name rule, field sizes, confidence in
 //!    [0, 1], frontmatter (rebuilt from skillName/skillDescription when the
 //!    body has none), body length and size limits, a bundle's listing
-//!    ([`BundleManifest::from_packet`](crate::bundle::BundleManifest::from_packet));
+//!    ([`check_packet`](crate::bundle::check_packet));
 //! 3. **safety** — the [`Scanner`](crate::scan::Scanner) at the policy's threshold;
 //! 4. **accept policy** — [`AcceptPolicy::accept`], then the loop check (our
 //!    own instance on the packet's path) and the frontmatter name check;
