@@ -192,6 +192,36 @@ pub fn update(peer: &str, packets: Vec<Value>) -> Value {
     })
 }
 
+/// The `files` of a bundle (SPEC §12.2): `SKILL.md` (the body) and `others`
+/// (path, mode, bytes), written here from the SPEC, not by the crate under test.
+pub fn bundle_files(body: &str, others: &[(&str, &str, &[u8])]) -> Vec<Value> {
+    let entry = |path: &str, mode: &str, bytes: &[u8]| json!({"path": path, "size": bytes.len(), "mode": mode, "sha256": sha256_hex(bytes)});
+    let mut files = vec![entry("SKILL.md", "0644", body.as_bytes())];
+    files.extend(others.iter().map(|(path, mode, bytes)| entry(path, mode, bytes)));
+    files
+}
+
+/// `bundleDigest` of `files` (SPEC §12.3): SHA-256 of the lines
+/// `<sha256> <mode> <size> <path>\n`, sorted by path bytes.
+pub fn bundle_digest(files: &[Value]) -> String {
+    let mut lines: Vec<(String, String)> = files
+        .iter()
+        .map(|f| {
+            let path = f["path"].as_str().unwrap_or_default().to_owned();
+            let line = format!(
+                "{} {} {} {path}\n",
+                f["sha256"].as_str().unwrap_or_default(),
+                f["mode"].as_str().unwrap_or_default(),
+                f["size"]
+            );
+            (path, line)
+        })
+        .collect();
+    lines.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+    let listing: String = lines.into_iter().map(|(_, line)| line).collect();
+    format!("sha256:{}", sha256_hex(listing.as_bytes()))
+}
+
 /// `value` as the bytes of a request body.
 pub fn encode(value: &Value) -> Vec<u8> {
     serde_json::to_vec(value).expect("a Value encodes")
@@ -310,6 +340,28 @@ mod tests {
 
     fn text(v: &Value) -> &str {
         v.as_str().unwrap_or_else(|| panic!("{v} is not a string"))
+    }
+
+    #[test]
+    fn bundle_digests_match_the_spec_vectors() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../protocol/testdata/vectors/bundle-digest.json");
+        let file: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let cases = file["cases"].as_array().expect("cases");
+        assert!(!cases.is_empty());
+        for case in cases {
+            let files = case["input"]["files"].as_array().unwrap();
+            assert_eq!(
+                bundle_digest(files),
+                text(&case["expected"]["bundleDigest"]),
+                "{}",
+                case["description"]
+            );
+        }
+        let body = "---\nname: x\n---\nbody\n";
+        let files = bundle_files(body, &[("run.sh", "0755", b"echo\n")]);
+        assert_eq!(files[0]["sha256"], sha256_hex(body.as_bytes()));
+        assert_eq!((files[1]["size"].as_u64(), files[1]["mode"].as_str()), (Some(5), Some("0755")));
     }
 
     #[test]

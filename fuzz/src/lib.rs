@@ -64,6 +64,7 @@ fn fixed_store() -> Store {
         created_at: at(created),
         deprecated,
         confidence: None,
+        bundle_digest: String::new(),
     };
     let other = |name: &str| integrity::body_hash(&format!("held version of {name}"));
     HashMap::from([

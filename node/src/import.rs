@@ -40,7 +40,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use ecp_protocol::merge::{MAX_DESCRIPTION_BYTES, MAX_LIST_ITEM_BYTES, MAX_LIST_ITEMS};
+use ecp_protocol::merge::{MAX_LIST_ITEM_BYTES, MAX_LIST_ITEMS, check_description};
 use ecp_protocol::packet::Origin;
 use ecp_protocol::skill_doc::{self, DocError, StructureError, StructureLimits};
 use ecp_protocol::{SkillPacket, Timestamp, integrity};
@@ -102,10 +102,12 @@ pub enum SkillFileError {
         folder: String,
     },
     /// The description is longer than a peer accepts.
-    #[error("its description is {len} bytes, over the limit of {MAX_DESCRIPTION_BYTES}; keep it to one line")]
+    #[error("its description is {len} bytes, over the limit of {limit}; keep it to a paragraph")]
     DescriptionTooLong {
         /// Its length in bytes.
         len: usize,
+        /// The limit ([`StructureLimits::max_description_bytes`]).
+        limit: usize,
     },
     /// Too many tags, or a tag too long, for a peer to accept.
     #[error(
@@ -176,8 +178,14 @@ pub fn local_packet(
     }
     let description =
         skill_doc::fold_line_breaks(frontmatter.description.as_deref().unwrap_or_default()).trim().to_owned();
-    if description.len() > MAX_DESCRIPTION_BYTES {
-        return Err(SkillFileError::DescriptionTooLong { len: description.len() });
+    // Over the guideline is a warning, as when a peer receives it.
+    match check_description(&description, limits.max_description_bytes) {
+        Err(_) => {
+            let limit = limits.max_description_bytes;
+            return Err(SkillFileError::DescriptionTooLong { len: description.len(), limit });
+        }
+        Ok(Some(warning)) => tracing::warn!(skill = %name, "{warning}"),
+        Ok(None) => {}
     }
     if frontmatter.tags.len() > MAX_LIST_ITEMS
         || frontmatter.tags.iter().any(|t| t.len() > MAX_LIST_ITEM_BYTES)

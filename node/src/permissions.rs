@@ -292,6 +292,10 @@ impl<P: AcceptPolicy> AcceptPolicy for RefuseGrants<'_, P> {
         self.inner.structure_limits()
     }
 
+    fn bundle_limits(&self) -> ecp_protocol::bundle::BundleLimits {
+        self.inner.bundle_limits()
+    }
+
     fn scan_threshold(&self) -> ecp_protocol::scan::Severity {
         self.inner.scan_threshold()
     }

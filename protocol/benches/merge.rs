@@ -1,6 +1,7 @@
 //! Benchmark `merge`: decode and merge a 10,000-packet update of realistic
 //! ~1.5 KB skill bodies with the default policy (issue 2's goal: ≥ 150,000
-//! packets/s including JSON decoding, on a 2-core machine).
+//! packets/s including JSON decoding, on a 2-core machine), and the same
+//! update with every packet a three-file bundle (issue 26).
 //!
 //! Run with `cargo bench -p ecp-protocol --bench merge`.
 
@@ -10,7 +11,7 @@ use std::collections::HashMap;
 use std::hint::black_box;
 use std::time::Duration;
 
-use common::{PACKETS, update_json};
+use common::{PACKETS, bundle_update_json, update_json};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use ecp_protocol::{KnowledgeUpdate, MergeContext, StandardPolicy, StoredSkill, Timestamp, merge_knowledge};
 
@@ -65,5 +66,33 @@ fn bench_merge(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench_merge);
+fn bench_bundles(c: &mut Criterion) {
+    let json = bundle_update_json();
+    let store: HashMap<String, StoredSkill> = HashMap::new();
+    let policy = StandardPolicy::default();
+    let ctx = ctx();
+    let check = merge_knowledge(KnowledgeUpdate::from_json(&json).unwrap(), &store, &policy, &ctx);
+    assert_eq!(
+        check.result.new_skills as usize,
+        PACKETS,
+        "{:?}",
+        &check.result.conflicts[..1.min(check.result.conflicts.len())]
+    );
+    assert!(check.decisions.iter().all(|d| d.packet.files.len() == 3));
+    eprintln!("bundle update: {PACKETS} bundles of 3 files, {:.1} MB of JSON", json.len() as f64 / 1e6);
+    let mut group = c.benchmark_group("merge");
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(8))
+        .throughput(Throughput::Elements(PACKETS as u64));
+    group.bench_function("decode_and_merge_10k_bundles", |b| {
+        b.iter(|| {
+            let update = KnowledgeUpdate::from_json(black_box(&json)).unwrap();
+            black_box(merge_knowledge(update, &store, &policy, &ctx))
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench_merge, bench_bundles);
 criterion_main!(benches);

@@ -26,6 +26,8 @@
 //!   zero time, unknown fields ignored), plus our additive fields.
 //! - [`integrity`]: SHA-256 content hashes, packet ids, user hashes.
 //! - [`packet`]: building and verifying [`SkillPacket`]s.
+//! - [`bundle`]: ECP/1.3 bundles: a skill folder's files listed on its
+//!   packet, their path and size rules, digest and content checks.
 //! - [`skill_doc`]: `SKILL.md` frontmatter, the name rule, structure and
 //!   reference checks.
 //! - [`legacy_auth`]: the ECP/1.1 `X-ECP-HMAC` header.
@@ -45,6 +47,7 @@
 //! on every line). `par` runs the parallel maps on rayon.
 #![deny(missing_docs)]
 
+pub mod bundle;
 pub mod error;
 pub mod integrity;
 pub mod legacy_auth;

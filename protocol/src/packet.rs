@@ -3,9 +3,11 @@
 //! A packet's hashes are always computed here, never typed in: [`SkillPacket::new`]
 //! fills `integrityHash`, `id` and `originUserHash`, and [`SkillPacket::reseal`]
 //! recomputes them after the body changed. Received packets are checked with
-//! [`SkillPacket::verify`].
+//! [`SkillPacket::verify`]. [`SkillPacket::with_bundle`] adds the files of a
+//! bundle.
 
 use crate::PROTOCOL_VERSION;
+use crate::bundle::{self, BundleError, BundleManifest};
 use crate::error::IntegrityError;
 use crate::integrity;
 use crate::wire::{SkillPacket, Timestamp};
@@ -75,6 +77,24 @@ impl SkillPacket {
         self
     }
 
+    /// Makes the packet a bundle (`SPEC.md` §12): sets `files` and
+    /// `bundleDigest` from `manifest`, which must list this body as its
+    /// `SKILL.md`. Call it after the last change to the body.
+    ///
+    /// # Errors
+    ///
+    /// [`BundleError::SkillMdMismatch`] when the manifest's `SKILL.md` is
+    /// another body.
+    pub fn with_bundle(mut self, manifest: &BundleManifest) -> Result<Self, BundleError> {
+        let skill_md = manifest.entry(bundle::SKILL_MD).ok_or(BundleError::NoSkillMd)?;
+        if skill_md.sha256 != self.integrity_hash {
+            return Err(BundleError::SkillMdMismatch { what: "its sha256 is not integrityHash" });
+        }
+        self.files = manifest.files().to_vec();
+        self.bundle_digest = manifest.digest().to_owned();
+        Ok(self)
+    }
+
     /// Recomputes `integrityHash` and `id` from the current body.
     pub fn reseal(&mut self) {
         self.integrity_hash = integrity::body_hash(&self.skill_body);
@@ -110,6 +130,24 @@ mod tests {
         assert_eq!(p.version, "1.0");
         assert!(p.shareable);
         assert!(p.verify().is_ok());
+    }
+
+    #[test]
+    fn with_bundle_sets_files_and_digest_for_this_body_only() {
+        let p = sample();
+        let limits = bundle::BundleLimits::default();
+        let script: &[u8] = b"#!/bin/sh\necho hi\n";
+        let manifest = BundleManifest::for_skill(&p.skill_body, [("run.sh", script, true)], &limits).unwrap();
+        let bundled = p.clone().with_bundle(&manifest).unwrap();
+        assert_eq!(bundled.files, manifest.files());
+        assert_eq!(bundled.bundle_digest, manifest.digest());
+        assert_eq!(BundleManifest::from_packet(&bundled, &limits).unwrap(), Some(manifest));
+
+        let other = BundleManifest::for_skill("another body", [], &limits).unwrap();
+        assert_eq!(
+            p.with_bundle(&other),
+            Err(BundleError::SkillMdMismatch { what: "its sha256 is not integrityHash" })
+        );
     }
 
     #[test]

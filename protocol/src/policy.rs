@@ -17,6 +17,7 @@
 
 use thiserror::Error;
 
+use crate::bundle::BundleLimits;
 use crate::merge::MergeContext;
 use crate::scan::{DEFAULT_THRESHOLD, Severity};
 use crate::skill_doc::{self, DocError, KnownTools, StructureLimits};
@@ -102,6 +103,12 @@ pub trait AcceptPolicy: Sync {
         StructureLimits::default()
     }
 
+    /// Limits on a bundle's files (stage 2, and the check of each file's
+    /// bytes once held).
+    fn bundle_limits(&self) -> BundleLimits {
+        BundleLimits::default()
+    }
+
     /// Findings at or above this severity refuse a packet in stage 3.
     fn scan_threshold(&self) -> Severity {
         DEFAULT_THRESHOLD
@@ -135,6 +142,8 @@ pub struct StandardPolicy {
     pub max_packets: usize,
     /// See [`AcceptPolicy::structure_limits`].
     pub structure: StructureLimits,
+    /// See [`AcceptPolicy::bundle_limits`].
+    pub bundle: BundleLimits,
     /// See [`AcceptPolicy::scan_threshold`].
     pub scan_threshold: Severity,
     /// See [`DEFAULT_MAX_CLOCK_SKEW_SECS`].
@@ -154,6 +163,7 @@ impl Default for StandardPolicy {
             deny_origins: Vec::new(),
             max_packets: DEFAULT_MAX_PACKETS,
             structure: StructureLimits::default(),
+            bundle: BundleLimits::default(),
             scan_threshold: DEFAULT_THRESHOLD,
             max_clock_skew_secs: DEFAULT_MAX_CLOCK_SKEW_SECS,
             known_tools: None,
@@ -198,6 +208,10 @@ impl AcceptPolicy for StandardPolicy {
 
     fn structure_limits(&self) -> StructureLimits {
         self.structure.clone()
+    }
+
+    fn bundle_limits(&self) -> BundleLimits {
+        self.bundle.clone()
     }
 
     fn scan_threshold(&self) -> Severity {

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use crate::check::{
     Check, Ctx, Level::*, Needs, Profile::*, Verdict, conflicts, count, counts_text, ensure,
-    expect_json_error, fail, served,
+    expect_json_error, fail, served, skip,
 };
 use crate::packets;
 use crate::target::Exchange;
@@ -187,6 +187,17 @@ pub(crate) static CHECKS: &[Check] = &[
         needs: Needs::Nothing,
         run: rob_017,
     },
+    Check {
+        id: "ROB-018",
+        level: Must,
+        profile: Ecp11,
+        spec: "§12.1.1, §2.4",
+        title: "POST a bundle (files, bundleDigest) to a node without the ecp-1.3 profile",
+        requirement: "A node that does not list ecp-1.3 in its manifest's profiles MUST take the packet as \
+                      the plain skill: new 1, and served under its name.",
+        needs: Needs::Nothing,
+        run: rob_018,
+    },
 ];
 
 /// POSTs `body`; the answer must be a JSON error with one of `statuses`,
@@ -305,6 +316,27 @@ fn rob_011(cx: &mut Ctx<'_>) -> Verdict {
     u["skills"][0]["provenance"] =
         json!({"originConfidence": 0.9, "hops": 0, "path": [cx.origin()], "ecpconfHop": true});
     merged_new(cx, packets::encode(&u), &name)
+}
+
+fn rob_018(cx: &mut Ctx<'_>) -> Verdict {
+    let (_, manifest) = cx.manifest()?;
+    let profiles = manifest["profiles"].as_array().cloned().unwrap_or_default();
+    if profiles.iter().any(|p| p == "ecp-1.3") {
+        return Err(skip("the target lists ecp-1.3: a bundle needs its blobs uploaded first (SPEC §12.8.6)"));
+    }
+    let (name, mut u) = one(cx, "r018");
+    let body = u["skills"][0]["skillBody"].as_str().unwrap_or_default().to_owned();
+    let files = packets::bundle_files(&body, &[("scripts/fill.py", "0755", b"print('filled')\n")]);
+    u["skills"][0]["bundleDigest"] = json!(packets::bundle_digest(&files));
+    u["skills"][0]["files"] = json!(files);
+    let verdict = merged_new(cx, packets::encode(&u), &name)?;
+    // Served as the Go implementation serves any skill (re-labelled, its
+    // frontmatter stripped: SPEC Appendix A, flaw 3): under its name.
+    let (ex, listing) = cx.listing()?;
+    ensure(served(&listing, &name).is_some(), || {
+        fail("the bundle's skill is not served after new 1").on(&ex)
+    })?;
+    Ok(verdict)
 }
 
 fn rob_012(cx: &mut Ctx<'_>) -> Verdict {

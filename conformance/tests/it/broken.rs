@@ -397,7 +397,7 @@ const CASES: &[Case] = &[
         faults: || Faults { strict_fields: true, ..Default::default() },
         node: none,
         secret: false,
-        fail: &["ROB-011", "ROB-012", "ROB-013"],
+        fail: &["ROB-011", "ROB-012", "ROB-013", "ROB-018"],
     },
     // HTTP hygiene.
     Case {

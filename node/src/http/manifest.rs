@@ -72,6 +72,8 @@ fn build(library: &Library, variant: u8) -> Result<Cached, ApiError> {
         top_tags: summary.top_tags,
         last_update: summary.last_update.and_then(|t| Timestamp::parse(&t).ok()).unwrap_or_default(),
         auth: advertised(variant),
+        // Bundles (SPEC §12) are not served yet (#26).
+        profiles: Vec::new(),
     };
     let body = serde_json::to_vec(&manifest).map_err(|e| ApiError::internal(&e))?;
     Ok(Cached::new(summary.sequence, body.into()).with_variant(variant))

@@ -222,3 +222,25 @@ fn local_packet_reads_the_frontmatter_and_checks_the_folder_name() {
     let err = local_packet(&text, Some("beta"), &origin, &StructureLimits::default(), Timestamp::go_zero());
     assert!(matches!(err, Err(SkillFileError::NameMismatch { .. })));
 }
+
+#[test]
+fn local_packet_takes_a_description_over_the_guideline_and_refuses_one_over_the_limit() {
+    let origin = local_origin("ecp-test");
+    let with_description = |d: &str| {
+        let text = format!(
+            "---\nname: alpha\ndescription: {d}\n---\n# alpha\n\nSteps that are long enough to pass.\n"
+        );
+        local_packet(&text, Some("alpha"), &origin, &StructureLimits::default(), Timestamp::go_zero())
+    };
+    // 1,100 characters, as real published skills have: imported (a warning is logged).
+    let p = with_description(&"d".repeat(1100)).unwrap();
+    assert_eq!(p.skill_description.len(), 1100);
+    // The hard limit, 4,096 bytes: at it imported, one byte more refused with the limit named.
+    assert!(with_description(&"d".repeat(4096)).is_ok());
+    let err = with_description(&"d".repeat(4097)).unwrap_err();
+    assert!(matches!(err, SkillFileError::DescriptionTooLong { len: 4097, limit: 4096 }), "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        "its description is 4097 bytes, over the limit of 4096; keep it to a paragraph"
+    );
+}

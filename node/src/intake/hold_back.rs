@@ -79,7 +79,7 @@ mod tests {
     fn decision(origin: &str, name: &str, decision: Decision) -> PacketDecision {
         let origin = Origin::new(origin, "someone", "linux/amd64", "1.0");
         let packet = SkillPacket::new(&origin, name, "d", "# Body\n", 0.9, crate::store::now());
-        PacketDecision { index: 0, packet, decision, findings: Vec::new() }
+        PacketDecision { index: 0, packet, decision, findings: Vec::new(), warnings: Vec::new() }
     }
 
     fn excess(origin: &str, arriving: u64, room: u64) -> OriginExcess {

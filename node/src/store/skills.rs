@@ -292,6 +292,8 @@ impl Tx<'_> {
                         created_at: Timestamp::parse(&created).unwrap_or_default(),
                         deprecated: row.get(4)?,
                         confidence: Some(row.get(5)?),
+                        // The store holds no bundles yet (#26 item 2).
+                        bundle_digest: String::new(),
                     })
                 })
                 .optional()?;

@@ -65,6 +65,26 @@ pub(crate) fn update_json() -> Vec<u8> {
     serde_json::to_vec(&update).unwrap()
 }
 
+/// The update of [`update_json`] with every packet a bundle of three files
+/// (`SKILL.md`, a 2 KB script, a 2.5 KB reference: about 6 KB a bundle,
+/// issue #26's benchmark), as JSON. The files' bytes are blobs, not part of
+/// the update: the packet carries their listing.
+pub(crate) fn bundle_update_json() -> Vec<u8> {
+    let limits = ecp_protocol::bundle::BundleLimits::default();
+    let mut update: KnowledgeUpdate = serde_json::from_slice(&update_json()).unwrap();
+    for (i, packet) in update.skills.iter_mut().enumerate() {
+        let script = format!("#!/bin/sh\n# step {i}\n{}", "echo checking the build cache again\n".repeat(55));
+        let reference =
+            format!("# Reference {i}\n\n{}", "One line of background for the playbook.\n".repeat(60));
+        let companions =
+            [("scripts/check.sh", script.as_bytes(), true), ("reference.md", reference.as_bytes(), false)];
+        let manifest =
+            ecp_protocol::bundle::BundleManifest::for_skill(&packet.skill_body, companions, &limits).unwrap();
+        *packet = std::mem::take(packet).with_bundle(&manifest).unwrap();
+    }
+    serde_json::to_vec(&update).unwrap()
+}
+
 /// Every `.md` file of `testdata/scan-corpus/<kind>` and its class folders,
 /// in path order, joined.
 pub(crate) fn corpus(kind: &str) -> String {

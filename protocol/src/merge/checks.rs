@@ -4,15 +4,15 @@
 use std::hash::{BuildHasher, RandomState};
 
 use super::refusal::{Prefix, Refusal};
+use super::warning::{DESCRIPTION_GUIDELINE_CHARS, PacketWarning};
 use super::{Decision, MergeContext};
+use crate::bundle::{self, BundleError, BundleLimits};
 use crate::integrity;
 use crate::policy::{AcceptPolicy, PolicyRefusal};
 use crate::scan::{Finding, Scanner, Severity};
 use crate::skill_doc::{self, StructureLimits};
 use crate::wire::SkillPacket;
 
-/// Longest `skillDescription`, in bytes: it is meant to be one line.
-pub const MAX_DESCRIPTION_BYTES: usize = 1024;
 /// Longest instance id (`originInstance`, provenance path entries), in bytes.
 pub const MAX_INSTANCE_BYTES: usize = 128;
 /// Most tags, and most patterns, on one packet.
@@ -35,6 +35,7 @@ pub(super) struct Checked {
     /// `Some` when stages 1–4 accept the packet.
     pub(super) admitted: Option<Admitted>,
     pub(super) findings: Vec<Finding>,
+    pub(super) warnings: Vec<PacketWarning>,
     /// The hash of `skillName` under the merge's [`RandomState`], computed
     /// here in parallel so that stage 5 need not hash names one by one.
     pub(super) name_hash: u64,
@@ -71,44 +72,63 @@ pub(super) fn check_all(
     ctx: &MergeContext<'_>,
     names: &RandomState,
 ) -> Vec<Vec<Checked>> {
-    let limits = policy.structure_limits();
-    let threshold = policy.scan_threshold();
+    let settings = Settings {
+        structure: policy.structure_limits(),
+        bundle: policy.bundle_limits(),
+        threshold: policy.scan_threshold(),
+        scanner: Scanner::standard(),
+    };
     let max_packets = policy.max_packets();
-    let scanner = Scanner::standard();
     crate::par::map_taken(packets, |index, packet| {
         let name_hash = names.hash_one(&packet.skill_name);
+        let mut notes = Notes::default();
         if index >= max_packets {
             let detail = format_args!(
                 "the update carries more than {max_packets} packets; send the rest in another update"
             );
             let decision = Refusal::new(Prefix::Limit, detail).into();
-            return Checked { index, packet, decision, admitted: None, findings: Vec::new(), name_hash };
+            let Notes { findings, warnings } = notes;
+            return Checked { index, packet, decision, admitted: None, findings, warnings, name_hash };
         }
-        let mut findings = Vec::new();
-        let (decision, admitted) =
-            match check_one(&packet, policy, ctx, &limits, threshold, scanner, &mut findings) {
-                Ok(admitted) => (Decision::New, Some(admitted)),
-                Err(refusal) => (refusal.into(), None),
-            };
-        Checked { index, packet, decision, admitted, findings, name_hash }
+        let (decision, admitted) = match check_one(&packet, policy, ctx, &settings, &mut notes) {
+            Ok(admitted) => (Decision::New, Some(admitted)),
+            Err(refusal) => (refusal.into(), None),
+        };
+        let Notes { findings, warnings } = notes;
+        Checked { index, packet, decision, admitted, findings, warnings, name_hash }
     })
+}
+
+/// What the policy sets for stages 1–4, read once per merge.
+struct Settings {
+    structure: StructureLimits,
+    bundle: BundleLimits,
+    threshold: Severity,
+    scanner: &'static Scanner,
+}
+
+/// What stages 1–4 report besides their decision.
+#[derive(Default)]
+struct Notes {
+    findings: Vec<Finding>,
+    warnings: Vec<PacketWarning>,
 }
 
 fn check_one(
     packet: &SkillPacket,
     policy: &impl AcceptPolicy,
     ctx: &MergeContext<'_>,
-    limits: &StructureLimits,
-    threshold: Severity,
-    scanner: &Scanner,
-    findings: &mut Vec<Finding>,
+    settings: &Settings,
+    notes: &mut Notes,
 ) -> Result<Admitted, Refusal> {
+    let limits = &settings.structure;
     // Stage 1: integrity.
     packet.verify().map_err(|e| Refusal::new(Prefix::Integrity, e))?;
 
     // Stage 2: name and structure.
     skill_doc::validate_name(&packet.skill_name).map_err(|e| Refusal::new(Prefix::Name, e))?;
-    check_fields(packet).map_err(|reason| Refusal::new(Prefix::Fields, reason))?;
+    let warning = check_fields(packet, limits).map_err(|reason| Refusal::new(Prefix::Fields, reason))?;
+    notes.warnings.extend(warning);
     let structure = |detail: &dyn std::fmt::Display| Refusal::new(Prefix::Structure, detail);
     if packet.skill_body.trim().is_empty() {
         return Err(structure(&"skillBody is empty; send the SKILL.md text"));
@@ -137,11 +157,19 @@ fn check_one(
         None => received,
     };
     skill_doc::check_structure(&doc, body.len(), limits).map_err(|e| structure(&e))?;
+    // Stage 2, bundles: the listing alone; the files' bytes are checked
+    // when they are held (`BundleManifest::verify_blob`).
+    let refused_bundle = |e: BundleError| Refusal::new(Prefix::Bundle, e);
+    let is_bundle = bundle::check_packet(packet, &settings.bundle).map_err(refused_bundle)?;
+    if is_bundle && rebuilt_body.is_some() {
+        return Err(refused_bundle(BundleError::SkillMdWithoutFrontmatter));
+    }
 
     // Stage 3: safety.
-    let report = scanner.scan(body);
-    *findings = report.findings;
-    let blocking: Vec<&Finding> = findings.iter().filter(|f| f.severity >= threshold).collect();
+    let report = settings.scanner.scan(body);
+    notes.findings = report.findings;
+    let findings = &notes.findings;
+    let blocking: Vec<&Finding> = findings.iter().filter(|f| f.severity >= settings.threshold).collect();
     if let Some(&worst) = blocking.iter().reduce(|a, b| if b.severity > a.severity { b } else { a }) {
         let more = match blocking.len() - 1 {
             0 => String::new(),
@@ -180,15 +208,14 @@ fn check_one(
     Ok(Admitted { rebuilt })
 }
 
-/// Size and range checks on the packet's fields other than the body.
-fn check_fields(packet: &SkillPacket) -> Result<(), String> {
+/// Size and range checks on the packet's fields other than the body; a
+/// description over the guideline is a warning.
+fn check_fields(packet: &SkillPacket, limits: &StructureLimits) -> Result<Option<PacketWarning>, String> {
     if !(packet.confidence.is_finite() && (0.0..=1.0).contains(&packet.confidence)) {
         return Err(format!("confidence must be a number from 0 to 1, got {}", packet.confidence));
     }
     check_instance("originInstance", &packet.origin_instance)?;
-    if packet.skill_description.len() > MAX_DESCRIPTION_BYTES {
-        return Err(format!("skillDescription is over {MAX_DESCRIPTION_BYTES} bytes; keep it to one line"));
-    }
+    let warning = check_description(&packet.skill_description, limits.max_description_bytes)?;
     for (field, items) in [("tags", &packet.tags), ("patterns", &packet.patterns)] {
         if items.len() > MAX_LIST_ITEMS {
             return Err(format!("{field} has {} entries, over the limit of {MAX_LIST_ITEMS}", items.len()));
@@ -208,7 +235,33 @@ fn check_fields(packet: &SkillPacket) -> Result<(), String> {
             check_instance("provenance path entry", hop)?;
         }
     }
-    Ok(())
+    Ok(warning)
+}
+
+/// Checks a description (`SPEC.md` §7.6.2.2): over `max_bytes` bytes is
+/// refused, over [`DESCRIPTION_GUIDELINE_CHARS`] characters is a warning.
+/// The merge and the importer both call it, so a folder imports exactly
+/// when a peer would accept it.
+///
+/// # Errors
+///
+/// The reason, when the description is over `max_bytes`.
+pub fn check_description(description: &str, max_bytes: usize) -> Result<Option<PacketWarning>, String> {
+    if description.len() > max_bytes {
+        return Err(format!(
+            "skillDescription is {} bytes, over the limit of {max_bytes}; keep it to a paragraph",
+            description.len()
+        ));
+    }
+    // Counting characters only past the guideline in bytes: a description
+    // of at most 1,024 bytes has at most 1,024 characters.
+    if description.len() > DESCRIPTION_GUIDELINE_CHARS {
+        let chars = description.chars().count();
+        if chars > DESCRIPTION_GUIDELINE_CHARS {
+            return Ok(Some(PacketWarning::LongDescription { chars }));
+        }
+    }
+    Ok(None)
 }
 
 fn check_instance(field: &str, id: &str) -> Result<(), String> {

@@ -28,6 +28,7 @@ impl MergeOutcome {
                     created_at: p.created_at,
                     deprecated: p.deprecated,
                     confidence: Some(p.confidence),
+                    bundle_digest: p.bundle_digest.clone(),
                 },
             );
         }

@@ -5,7 +5,8 @@
 //! 1. **integrity** — SHA-256(skillBody) must equal integrityHash;
 //! 2. **name and structure** — the name rule, field sizes, confidence in
 //!    [0, 1], frontmatter (rebuilt from skillName/skillDescription when the
-//!    body has none), body length and size limits;
+//!    body has none), body length and size limits, a bundle's listing
+//!    ([`check_packet`](crate::bundle::check_packet));
 //! 3. **safety** — the [`Scanner`](crate::scan::Scanner) at the policy's threshold;
 //! 4. **accept policy** — [`AcceptPolicy::accept`], then the loop check (our
 //!    own instance on the packet's path) and the frontmatter name check;
@@ -25,6 +26,8 @@
 //!   (lowered confidence, extended provenance).
 //! - `refusal.rs`: the reason prefixes of `SPEC.md` › 7.11 and their stages,
 //!   the one place a refusal reason is opened.
+//! - `warning.rs`: [`PacketWarning`], what a packet that passes is told
+//!   (a description over the guideline).
 //! - `memory.rs`: a `HashMap` by name as an in-memory store
 //!   ([`MergeOutcome::apply_to`]).
 
@@ -33,12 +36,15 @@ mod memory;
 mod receive;
 mod refusal;
 mod resolve;
+mod warning;
 
 pub use checks::{
-    MAX_DESCRIPTION_BYTES, MAX_INSTANCE_BYTES, MAX_LIST_ITEM_BYTES, MAX_LIST_ITEMS, MAX_PATH_HOPS,
+    MAX_INSTANCE_BYTES, MAX_LIST_ITEM_BYTES, MAX_LIST_ITEMS, MAX_PATH_HOPS, check_description,
     check_instance_id,
 };
 pub use receive::{DEFAULT_TRUST, receive};
+pub(crate) use refusal::pending;
+pub use warning::{DESCRIPTION_GUIDELINE_CHARS, PacketWarning};
 
 use crate::policy::AcceptPolicy;
 use crate::scan::Finding;
@@ -71,6 +77,9 @@ pub struct StoredSkill {
     /// arriving at a higher confidence (after trust) raises it (`SPEC.md`
     /// §7.9.2.4). `None` never is.
     pub confidence: Option<f64>,
+    /// `bundleDigest` of the held version; empty for a plain skill. A
+    /// bundle is the same version only with the same body and files.
+    pub bundle_digest: String,
 }
 
 /// A read-only view of the node's skills by name. A `HashMap` by name is
@@ -106,6 +115,9 @@ pub enum Stage {
     Name,
     /// Stage 2: fields, frontmatter, body.
     Structure,
+    /// Stage 2: the files of a bundle (`SPEC.md` §12); also a bundle
+    /// whose held files fail their check after the merge.
+    Bundle,
     /// Stage 3.
     Safety,
     /// Stage 4: the accept policy, loop and frontmatter name checks.
@@ -124,6 +136,7 @@ impl Stage {
             Stage::Integrity => "integrity",
             Stage::Name => "name",
             Stage::Structure => "structure",
+            Stage::Bundle => "bundle",
             Stage::Safety => "safety",
             Stage::Policy => "policy",
             Stage::Duplicate => "duplicate",
@@ -173,6 +186,9 @@ pub struct PacketDecision {
     pub decision: Decision,
     /// Every scanner finding (also those below the threshold), for the audit.
     pub findings: Vec<Finding>,
+    /// What is worth telling the sender and the operator about a packet
+    /// that was not refused for it (`SPEC.md` §7.10.5).
+    pub warnings: Vec<PacketWarning>,
 }
 
 /// Everything a merge decided.
@@ -209,6 +225,10 @@ pub fn merge_knowledge(
 pub fn tally(decisions: &[PacketDecision]) -> MergeResult {
     let mut result = MergeResult::default();
     for d in decisions {
+        if !matches!(d.decision, Decision::Rejected { .. }) {
+            let name = display_name(&d.packet.skill_name);
+            result.warnings.extend(d.warnings.iter().map(|w| format!("{name}: {w}")));
+        }
         match &d.decision {
             Decision::New => result.new_skills += 1,
             Decision::Updated { .. } => result.updated_skills += 1,

@@ -7,6 +7,7 @@
 use std::fmt;
 
 use super::{Decision, Stage};
+use crate::bundle::BundleError;
 
 /// The reason prefixes of `SPEC.md` › 7.11, one per row of its table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,6 +22,10 @@ pub(super) enum Prefix {
     Fields,
     /// §7.6.3, §7.6.5: the body and its frontmatter.
     Structure,
+    /// §7.6.6, §12: the files of a bundle.
+    Bundle,
+    /// §12.9: a bundle whose files are not all held yet.
+    Pending,
     /// §7.7.
     Safety,
     /// §7.8.1, §7.8.3.
@@ -42,6 +47,8 @@ impl Prefix {
             Prefix::Name => "invalid name",
             Prefix::Fields => "invalid packet",
             Prefix::Structure => "invalid structure",
+            Prefix::Bundle => "invalid bundle",
+            Prefix::Pending => "pending",
             Prefix::Safety => "rejected by safety scan",
             Prefix::Loop => "loop",
             Prefix::Duplicate => "duplicate skill name in this update",
@@ -56,6 +63,7 @@ impl Prefix {
             Prefix::Integrity => Stage::Integrity,
             Prefix::Name => Stage::Name,
             Prefix::Fields | Prefix::Structure => Stage::Structure,
+            Prefix::Bundle | Prefix::Pending => Stage::Bundle,
             Prefix::Safety => Stage::Safety,
             Prefix::Policy | Prefix::Loop => Stage::Policy,
             Prefix::Duplicate => Stage::Duplicate,
@@ -82,4 +90,24 @@ impl From<Refusal> for Decision {
     fn from(Refusal { stage, reason }: Refusal) -> Self {
         Decision::Rejected { stage, reason }
     }
+}
+
+/// A bundle refused after the merge, when its files are checked
+/// ([`BundleManifest::verify_blob`](crate::bundle::BundleManifest::verify_blob)):
+/// recorded like any refusal, stage `bundle`.
+impl From<BundleError> for Decision {
+    fn from(error: BundleError) -> Self {
+        Refusal::new(Prefix::Bundle, error).into()
+    }
+}
+
+/// A bundle not installed because `missing` of its `total` files are not
+/// held yet (`SPEC.md` §12.9.2): stage `bundle`, reason `pending: …`,
+/// naming the first missing file.
+pub(crate) fn pending(missing: usize, total: usize, first: &str) -> Decision {
+    let detail = format_args!(
+        "{missing} of {total} files not held yet (first: {first}); upload them (POST /ecp/blobs/missing) or \
+         the node fetches them and retries"
+    );
+    Refusal::new(Prefix::Pending, detail).into()
 }

@@ -2,11 +2,11 @@
 //!
 //! Rules, in order (`SPEC.md` › Merge › Resolution):
 //! - several admitted packets with one name in one update: the one with the
-//!   latest `createdAt` wins, ties broken by the larger stored hash, then by
-//!   the earlier position — so the winner does not depend on packet order
+//!   latest `createdAt` wins, ties broken by the larger stored hash, then the
+//!   larger bundle digest, then by the earlier position — so the winner does not depend on packet order
 //!   except between identical packets; the others are refused as duplicates;
 //! - not held: new (a tombstone for a skill not held changes nothing);
-//! - held with the same hash and the same deprecated flag: unchanged —
+//! - held with the same hash, bundle digest and deprecated flag: unchanged —
 //!   unless it is an external skill from the packet's origin held at a lower
 //!   confidence than the packet brings after trust: updated (raised);
 //! - held as a local skill: conflict — a remote packet never replaces it;
@@ -44,14 +44,16 @@ pub(super) fn resolve(
             _ => against_store(&c.packet, admitted, store, ctx.trust),
         };
     }
-    let decided =
-        crate::par::map_chunks(checked, |_, Checked { index, packet, decision, admitted, findings, .. }| {
+    let decided = crate::par::map_chunks(
+        checked,
+        |_, Checked { index, packet, decision, admitted, findings, warnings, .. }| {
             let packet = match admitted {
                 Some(admitted) if decision.installs() => receive(stored_form(packet, admitted), ctx),
                 _ => packet,
             };
-            PacketDecision { index, packet, decision, findings }
-        });
+            PacketDecision { index, packet, decision, findings, warnings }
+        },
+    );
     crate::par::concat(decided)
 }
 
@@ -59,7 +61,7 @@ pub(super) fn resolve(
 /// when more than one admitted packet carries that name.
 fn pick_winners<'a>(checked: impl Iterator<Item = &'a Checked> + Clone) -> Vec<Option<usize>> {
     struct Best<'a> {
-        key: (Timestamp, &'a str),
+        key: (Timestamp, &'a str, &'a str),
         index: usize,
         contested: bool,
     }
@@ -75,7 +77,7 @@ fn pick_winners<'a>(checked: impl Iterator<Item = &'a Checked> + Clone) -> Vec<O
             slot_of.push(None);
             continue;
         };
-        let key = (c.packet.created_at, admitted.stored_hash(&c.packet));
+        let key = (c.packet.created_at, admitted.stored_hash(&c.packet), c.packet.bundle_digest.as_str());
         let name = NameKey { hash: c.name_hash, name: &c.packet.skill_name };
         let slot = *slots.entry(name).or_insert_with(|| {
             best.push(Best { key, index: c.index, contested: false });
@@ -145,6 +147,7 @@ fn against_store(packet: &SkillPacket, admitted: &Admitted, store: &impl StoreVi
         None => Decision::New,
         Some(held)
             if held.integrity_hash == admitted.stored_hash(packet)
+                && held.bundle_digest == packet.bundle_digest
                 && held.deprecated == packet.deprecated =>
         {
             if raises_confidence(&held, packet, trust) {

@@ -9,6 +9,7 @@ use crate::policy::{PolicyRefusal, StandardPolicy};
 use crate::wire::Provenance;
 
 mod bounds;
+mod bundles;
 mod resolution;
 
 const LOCAL: &str = "node-b";
@@ -62,6 +63,7 @@ fn held(kind: SkillKind, origin: &str, p: &SkillPacket) -> StoredSkill {
         created_at: p.created_at,
         deprecated: false,
         confidence: None,
+        bundle_digest: p.bundle_digest.clone(),
     }
 }
 

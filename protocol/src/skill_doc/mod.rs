@@ -66,6 +66,11 @@ pub use structure::{
 /// designs): 100 KB.
 pub const DEFAULT_MAX_BYTES: usize = 100 * 1024;
 
+/// Longest description accepted by default, in bytes: 4 KiB. Published
+/// skills run a little over the 1,024-character guideline, which is a
+/// warning (`SPEC.md` §7.6.2.2); this limit only bounds what a peer stores.
+pub const DEFAULT_MAX_DESCRIPTION_BYTES: usize = 4 * 1024;
+
 /// A parsed SKILL.md: its frontmatter (if any) and the Markdown after it.
 ///
 /// The body borrows from the parsed text, so the bytes a caller hashes or

@@ -8,7 +8,7 @@
 use thiserror::Error;
 
 use super::name::{NameError, validate_name};
-use super::{DEFAULT_MAX_BYTES, SkillDocument};
+use super::{DEFAULT_MAX_BYTES, DEFAULT_MAX_DESCRIPTION_BYTES, SkillDocument};
 
 /// Default of [`StructureLimits::min_body_chars`]: a playbook shorter than
 /// this cannot say when to use it and what to do.
@@ -56,11 +56,18 @@ pub struct StructureLimits {
     pub max_bytes: usize,
     /// Minimum number of non-whitespace characters after the frontmatter.
     pub min_body_chars: usize,
+    /// Maximum size of `skillDescription` in bytes (the importer's and the
+    /// merge's hard limit; over 1,024 characters is only a warning).
+    pub max_description_bytes: usize,
 }
 
 impl Default for StructureLimits {
     fn default() -> Self {
-        StructureLimits { max_bytes: DEFAULT_MAX_BYTES, min_body_chars: DEFAULT_MIN_BODY_CHARS }
+        StructureLimits {
+            max_bytes: DEFAULT_MAX_BYTES,
+            min_body_chars: DEFAULT_MIN_BODY_CHARS,
+            max_description_bytes: DEFAULT_MAX_DESCRIPTION_BYTES,
+        }
     }
 }
 
@@ -146,7 +153,10 @@ mod tests {
 
     #[test]
     fn default_limits_are_100_kb_and_20_chars() {
-        assert_eq!(StructureLimits::default(), StructureLimits { max_bytes: 100 * 1024, min_body_chars: 20 });
+        assert_eq!(
+            StructureLimits::default(),
+            StructureLimits { max_bytes: 100 * 1024, min_body_chars: 20, max_description_bytes: 4096 }
+        );
     }
 
     #[test]

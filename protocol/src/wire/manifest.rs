@@ -34,12 +34,19 @@ pub struct Manifest {
     /// when empty, so Go decoders see the ECP/1.0 manifest.
     #[serde(deserialize_with = "null_as_default", skip_serializing_if = "Vec::is_empty")]
     pub auth: Vec<String>,
+    /// Our addition (ECP/1.3): the optional parts of the protocol the node
+    /// implements beyond ECP/1.2, e.g. [`PROFILE_ECP_1_3`] (bundles,
+    /// `SPEC.md` §12.8.8). Omitted when empty.
+    #[serde(deserialize_with = "null_as_default", skip_serializing_if = "Vec::is_empty")]
+    pub profiles: Vec<String>,
 }
 
 /// [`Manifest::auth`] entry: ECP/1.2 signed requests (`SPEC.md` §10.1).
 pub const AUTH_ECP_1_2: &str = "ecp-1.2";
 /// [`Manifest::auth`] entry: the legacy `X-ECP-HMAC` header (`SPEC.md` §6).
 pub const AUTH_X_ECP_HMAC: &str = "x-ecp-hmac";
+/// [`Manifest::profiles`] entry: bundles and the blob endpoints (`SPEC.md` §12).
+pub const PROFILE_ECP_1_3: &str = "ecp-1.3";
 
 #[cfg(test)]
 mod tests {
@@ -55,5 +62,16 @@ mod tests {
         assert_eq!(serde_json::from_value::<Manifest>(json).unwrap(), m);
         let null: Manifest = serde_json::from_str(r#"{"instance":"x","auth":null}"#).unwrap();
         assert!(null.auth.is_empty());
+    }
+
+    #[test]
+    fn profiles_are_omitted_when_empty_and_read_when_present_or_null() {
+        assert!(serde_json::to_value(Manifest::default()).unwrap().get("profiles").is_none());
+        let m = Manifest { profiles: vec![PROFILE_ECP_1_3.into()], ..Manifest::default() };
+        let json = serde_json::to_value(&m).unwrap();
+        assert_eq!(json["profiles"], serde_json::json!(["ecp-1.3"]));
+        assert_eq!(serde_json::from_value::<Manifest>(json).unwrap(), m);
+        let null: Manifest = serde_json::from_str(r#"{"profiles":null}"#).unwrap();
+        assert!(null.profiles.is_empty());
     }
 }

@@ -36,6 +36,10 @@ pub struct MergeResult {
     /// packet order. Omitted when empty.
     #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_default")]
     pub held: Vec<String>,
+    /// Our addition: one line per warning on a packet that was not refused,
+    /// `"<skillName>: <warning>"` (`SPEC.md` §7.10.5). Omitted when empty.
+    #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_default")]
+    pub warnings: Vec<String>,
 }
 
 impl MergeResult {

@@ -19,12 +19,14 @@
 //! # Layout
 //!
 //! The domain types, each with its serde reference decoding: `manifest`,
-//! `merge_result`, `packet`, `time` ([`Timestamp`]) and `update`
-//! ([`KnowledgeUpdate`]). `fast`: the fast decoder of an update, which
+//! `merge_result`, `packet` (with a bundle's [`BundleFile`]s), `time`
+//! ([`Timestamp`]), `update` ([`KnowledgeUpdate`]) and `blobs` (the blob
+//! endpoints' [`BlobQuery`] and [`MissingBlobs`]). `fast`: the fast decoder of an update, which
 //! answers `None` (use the reference) or exactly what the reference gives.
 //! `count`: the packets of an update counted before any is decoded, so an
 //! update over the receiver's limit is refused without being built.
 
+mod blobs;
 mod count;
 mod fast;
 mod manifest;
@@ -33,9 +35,10 @@ mod packet;
 mod time;
 mod update;
 
-pub use manifest::{AUTH_ECP_1_2, AUTH_X_ECP_HMAC, Manifest};
+pub use blobs::{BlobQuery, MissingBlobs};
+pub use manifest::{AUTH_ECP_1_2, AUTH_X_ECP_HMAC, Manifest, PROFILE_ECP_1_3};
 pub use merge_result::MergeResult;
-pub use packet::{Provenance, SkillPacket};
+pub use packet::{BundleFile, Provenance, SkillPacket};
 pub use time::Timestamp;
 pub use update::{KnowledgeUpdate, PeerStats};
 

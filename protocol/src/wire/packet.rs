@@ -1,5 +1,6 @@
-//! `ECPSkillPacket`: one skill in transit, and [`Provenance`], our additive
-//! record of where it has been.
+//! `ECPSkillPacket`: one skill in transit, with our additive records of
+//! where it has been ([`Provenance`]) and of the files beside it
+//! ([`BundleFile`]).
 
 use serde::{Deserialize, Serialize};
 
@@ -62,6 +63,33 @@ pub struct SkillPacket {
     /// peers see the packet they know.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub provenance: Option<Provenance>,
+    /// Our addition (ECP/1.3 bundles, `SPEC.md` §12.3): `sha256:<hex>` of
+    /// the canonical listing of `files`. Omitted for a plain skill.
+    #[serde(skip_serializing_if = "String::is_empty", deserialize_with = "null_as_default")]
+    pub bundle_digest: String,
+    /// Our addition (ECP/1.3 bundles, `SPEC.md` §12.2): every file of the
+    /// skill folder, `SKILL.md` included, without contents. Omitted for a
+    /// plain skill, so the packet is byte for byte an ECP/1.0 one.
+    #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_default")]
+    pub files: Vec<BundleFile>,
+}
+
+/// One file of a bundle (`SPEC.md` §12.2): where it goes and what it is,
+/// not its bytes, which travel as a blob named by `sha256`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct BundleFile {
+    /// Relative to the skill folder, `/`-separated (rules: `SPEC.md` §12.4).
+    #[serde(deserialize_with = "null_as_default")]
+    pub path: String,
+    /// Length in bytes.
+    pub size: u64,
+    /// `"0644"` or `"0755"`.
+    #[serde(deserialize_with = "null_as_default")]
+    pub mode: String,
+    /// Lowercase hex SHA-256 of the bytes: the blob's name.
+    #[serde(deserialize_with = "null_as_default")]
+    pub sha256: String,
 }
 
 /// Where a skill has been on its way to us (our additive field `provenance`).

@@ -247,9 +247,14 @@ def update(peer, skills, seq=1, generated="2026-11-22T11:59:00Z"):
     }
 
 
-def held(name, kind, origin, body, created, deprecated=False):
-    return {"name": name, "kind": kind, "origin": origin, "integrityHash": integrity_hash(body),
-            "createdAt": created, "deprecated": deprecated}
+def held(name, kind, origin, body, created, deprecated=False, bundle_digest_=None, confidence=None):
+    h = {"name": name, "kind": kind, "origin": origin, "integrityHash": integrity_hash(body),
+         "createdAt": created, "deprecated": deprecated}
+    if confidence is not None:
+        h["confidence"] = confidence
+    if bundle_digest_ is not None:
+        h["bundleDigest"] = bundle_digest_
+    return h
 
 
 def installed(index, decision, confidence, path, *, stored_body=None, origin_confidence=None,
@@ -279,11 +284,17 @@ def unchanged(index):
     return {"index": index, "decision": "unchanged"}
 
 
-def result(new=0, updated=0, rejected_=0, unchanged_=0, conflicts=()):
+def result(new=0, updated=0, rejected_=0, unchanged_=0, conflicts=(), warnings=()):
     r = {"newSkills": new, "updatedSkills": updated, "rejectedSkills": rejected_, "conflicts": list(conflicts)}
     if unchanged_:
         r["unchanged"] = unchanged_
+    if warnings:
+        r["warnings"] = list(warnings)
     return r
+
+
+def long_description(chars):
+    return (f"skillDescription has {chars} characters, over the guideline of 1024; agents may cut it")
 
 
 def case(description, inp, res, decisions, conflicts_match="exact"):
@@ -307,10 +318,12 @@ def merge_input(local, sender, trust, now, store, upd, policy=None):
 MERGE_FORMAT = (
     "cases[i] = {description, input, expected}. input: local_instance, sender, trust (the receiver's trust "
     "in the sender, 0..1), now (RFC 3339), optional policy (fields of the default accept policy that "
-    "differ: min_confidence, max_packets, allow_origins, deny_origins, max_clock_skew_secs; absent = "
-    "SPEC.md §7.8.1 defaults), store (the skills the node holds: name, kind local|external, origin, "
-    "integrityHash, createdAt, deprecated), update (a KnowledgeUpdate exactly as it arrives). "
-    "expected.result is the MergeResult JSON (unchanged omitted when 0). Its conflicts lines must be equal "
+    "differ: min_confidence, max_packets, allow_origins, deny_origins, max_clock_skew_secs, and the bundle "
+    "limits max_files, max_file_bytes, max_bundle_bytes; absent = SPEC.md §7.8.1 and §12.6 defaults), store "
+    "(the skills the node holds: name, kind local|external, origin, integrityHash, createdAt, deprecated, "
+    "and optionally confidence, the held confidence §7.9.2.4 compares with, and bundleDigest when the held "
+    "version is a bundle), update (a KnowledgeUpdate exactly as it arrives). "
+    "expected.result is the MergeResult JSON (unchanged and warnings omitted when empty). Its conflicts lines must be equal "
     "to the actual ones, or, when expected.conflicts_match is \"prefix\", each actual line must start with "
     "the expected one (the rest is implementation-defined text, SPEC.md §7.11). expected.decisions has one "
     "entry per packet: index; decision new|updated|unchanged|rejected; for rejected: stage "
@@ -319,7 +332,7 @@ MERGE_FORMAT = (
     "(compare within 1e-9), provenance path, and when given hops, origin_confidence, received_from, "
     "stored_integrity_hash (the body is stored byte for byte), previous_hash (the hash being replaced), "
     "stored_deprecated, stored_body_prefix/stored_body_suffix and stored_frontmatter {name, description} "
-    "(a rebuilt frontmatter). Every stored packet must also satisfy integrityHash = SHA-256(skillBody), "
+    "(a rebuilt frontmatter), stored_bundle_digest (the files are stored as received). Every stored packet must also satisfy integrityHash = SHA-256(skillBody), "
     "id = its first 16 hex characters, provenance.receivedAt = now, version \"1.0\"."
 )
 
@@ -918,10 +931,23 @@ def gen_merge_resolution():
              result(new=1),
              [installed(0, "new", 0.7 * 0.6, ["node-a"], stored_body=v1, hops=1, origin_confidence=0.7,
                         received_from="node-a")]),
+        case("The same content held at a lower confidence than it now brings after trust (0.7 x 0.6 = 0.42 > "
+             "0.3) is updated: the confidence is raised (SPEC.md §7.9.2.4).",
+             merge_input("node-b", "node-a", 0.6, NOW, [held(n, "external", "node-a", v1, T1, confidence=0.3)],
+                         update("node-a", [packet(n, v1, "node-a", 0.7, T1)])),
+             result(updated=1),
+             [installed(0, "updated", 0.42, ["node-a"], stored_body=v1, hops=1, origin_confidence=0.7,
+                        received_from="node-a", previous_hash=h1)]),
+        case("The same content held at the confidence it brings after trust (0.42) is unchanged: a raise only "
+             "goes up (SPEC.md §7.9.2.4).",
+             merge_input("node-b", "node-a", 0.6, NOW, [held(n, "external", "node-a", v1, T1, confidence=0.42)],
+                         update("node-a", [packet(n, v1, "node-a", 0.7, T1)])),
+             result(unchanged_=1),
+             [unchanged(0)]),
     ]
     write("merge-resolution.json",
           "Resolution against the store (SPEC.md §7.9.2): unchanged, local conflict, other-origin conflict, "
-          "same-origin newer update and older conflict.", cases, MERGE_FORMAT)
+          "same-origin newer update and older conflict; the confidence raise of §7.9.2.4.", cases, MERGE_FORMAT)
 
 
 def gen_merge_tombstone():
@@ -1129,10 +1155,22 @@ def gen_merge_checks():
              mi(up(with_(originInstance=""))),
              result(rejected_=1, conflicts=[line(n, "invalid packet: originInstance is empty; name the instance")]),
              [rejected(0, "structure", "invalid packet: ")]),
-        case("A skillDescription over 1024 bytes is refused as an invalid packet.",
-             mi(up(with_(skillDescription="d" * 1025))),
-             result(rejected_=1, conflicts=[line(n, "invalid packet: skillDescription is over 1024 bytes; keep it to one line")]),
-             [rejected(0, "structure", "invalid packet: ")]),
+        case("A skillDescription of 4096 bytes (the default limit) is accepted; 4097 bytes is refused as an "
+             "invalid packet.",
+             mi(up(with_(skillDescription="d" * 4096),
+                   with_(skillName="json-log-summary", skillDescription="d" * 4097))),
+             result(new=1, rejected_=1, conflicts=[
+                 line("json-log-summary", "invalid packet: skillDescription is 4097 bytes, over the limit of "
+                                          "4096; keep it to a paragraph")],
+                    warnings=[line(n, long_description(4096))]),
+             [inst(0, v1), rejected(1, "structure", "invalid packet: skillDescription is 4097 bytes")]),
+        case("A skillDescription of 1024 characters is within the guideline; 1025 characters is accepted "
+             "with a warning. Characters, not bytes: 1024 x U+00E9 is 2048 bytes and no warning.",
+             mi(up(with_(skillDescription="\u00e9" * 1024),
+                   packet("json-log-summary", body_v1("json-log-summary"), "node-a", 0.9, T1,
+                          description="\u00e9" * 1025))),
+             result(new=2, warnings=[line("json-log-summary", long_description(1025))]),
+             [inst(0, v1), inst(1, body_v1("json-log-summary"))]),
         case("An uppercase integrityHash is malformed, even though it names the right digest.",
              mi(up(upper)),
              result(rejected_=1, conflicts=[line(n, "integrity failed: integrityHash "
@@ -1202,6 +1240,267 @@ def gen_merge_checks():
           "lines (SPEC.md §7.10.3).", cases, MERGE_FORMAT)
 
 
+# --------------------------------------------------------------------------
+# Bundles (SPEC.md §12)
+# --------------------------------------------------------------------------
+
+def bundle_entry(path, content: bytes, mode="0644"):
+    return {"path": path, "size": len(content), "mode": mode, "sha256": sha256_hex(content)}
+
+
+def canonical_listing(files):
+    ordered = sorted(files, key=lambda f: f["path"].encode("utf-8"))
+    return "".join(f'{f["sha256"]} {f["mode"]} {f["size"]} {f["path"]}\n' for f in ordered)
+
+
+def bundle_digest(files):
+    return "sha256:" + sha256_hex(canonical_listing(files).encode("utf-8"))
+
+
+def as_bundle(p, companions):
+    """The packet p with files = SKILL.md (its body) + companions, and their digest."""
+    q = dict(p)
+    q["files"] = [bundle_entry("SKILL.md", p["skillBody"].encode("utf-8"))] + list(companions)
+    q["bundleDigest"] = bundle_digest(q["files"])
+    return q
+
+
+FILL_PY = b"#!/usr/bin/env python3\nimport sys\nprint('filled', sys.argv[1:])\n"
+REFERENCE_MD = b"# Reference\n\nThe form fields, one per line.\n"
+
+
+def gen_bundle_digest():
+    body = body_v1("csv-dedupe").encode("utf-8")
+    three = [bundle_entry("SKILL.md", body), bundle_entry("scripts/fill.py", FILL_PY, "0755"),
+             bundle_entry("reference.md", REFERENCE_MD)]
+    unicode_paths = [bundle_entry("SKILL.md", body), bundle_entry("\u00e9t\u00e9.md", b"summer\n"),
+                     bundle_entry("Zebra.md", b"z\n"), bundle_entry("a/b.md", b"b\n"),
+                     bundle_entry("a.md", b"a\n"), bundle_entry("a-b.md", b"-\n")]
+    cases = []
+    for description, files in [
+        ("SKILL.md alone: the smallest bundle.", [bundle_entry("SKILL.md", body)]),
+        ("SKILL.md, an executable script and a reference, listed out of order.", three),
+        ("Paths sort by UTF-8 bytes: uppercase before lowercase, '-' (0x2D) before '.' (0x2E) before '/' "
+         "(0x2F), non-ASCII last.", unicode_paths),
+        ("An empty file and a file listed twice by content (two paths, one blob).",
+         [bundle_entry("SKILL.md", body), bundle_entry("empty.txt", b""),
+          bundle_entry("schemas/a.xsd", b"<xs:schema/>\n"), bundle_entry("copy/a.xsd", b"<xs:schema/>\n")]),
+    ]:
+        cases.append({"description": description, "input": {"files": files},
+                      "expected": {"listing": canonical_listing(files), "bundleDigest": bundle_digest(files)}})
+    write("bundle-digest.json",
+          "The bundle digest (SPEC.md §12.3): files -> canonical listing -> bundleDigest.", cases,
+          "cases[i] = {description, input, expected}. input.files: the entries of a packet's files member "
+          "(path, size, mode, sha256) in the order sent. expected.listing: the canonical listing (one line "
+          "per file, sorted by the UTF-8 bytes of path: '<sha256> <mode> <size> <path>' and a line feed). "
+          "expected.bundleDigest: 'sha256:' and the lowercase hex SHA-256 of the listing's UTF-8 bytes.")
+
+
+def gen_bundle_content():
+    elf = b"\x7fELF\x02\x01\x01" + bytes(9)
+    pe = b"MZ\x90\x00\x03" + bytes(59)
+    macho = b"\xcf\xfa\xed\xfe\x07\x00\x00\x01" + bytes(8)
+    fat = b"\xca\xfe\xba\xbe\x00\x00\x00\x02" + bytes(8)
+    java = b"\xca\xfe\xba\xbe\x00\x00\x00\x34" + bytes(8)
+    pyc = b"\x6f\x0d\x0d\x0a" + bytes(12)
+    wasm = b"\x00asm\x01\x00\x00\x00"
+    png = b"\x89PNG\r\n\x1a\n\x00\x00\x00\x0dIHDR"
+    ttf = b"\x00\x01\x00\x00\x00\x10\x01\x00" + bytes(8)
+    woff2 = b"wOF2\x00\x01\x00\x00" + bytes(8)
+    gz = b"\x1f\x8b\x08\x00" + bytes(6)
+    pdf = b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n"
+    svg = b'<?xml version="1.0"?>\n<svg xmlns="http://www.w3.org/2000/svg"/>\n'
+    sh = b"#!/bin/sh\necho hi\n"
+    native = "invalid bundle: file "
+
+    def c(description, path, content, mode, kind, verdict, reason_prefix=None, mismatch=False):
+        exp = {"kind": kind, "verdict": verdict}
+        if reason_prefix is not None:
+            exp["reason_prefix"] = reason_prefix
+        if verdict == "held":
+            exp["mismatch"] = mismatch
+        return {"description": description,
+                "input": {"path": path, "mode": mode, "content_hex": content.hex()}, "expected": exp}
+
+    cases = [
+        c("A shell script with a shebang keeps mode 0755.", "scripts/run.sh", sh, "0755", "text", "held"),
+        c("A script without a shebang but with a script extension keeps 0755.", "scripts/fill.py",
+          b"print('x')\n", "0755", "text", "held"),
+        c("A shebang makes a script whatever its name.", "bin/tool", sh, "0755", "text", "held"),
+        c("Mode 0755 on Markdown is refused.", "notes.md", b"# notes\n", "0755", "text", "refused",
+          'invalid bundle: file "notes.md" has mode 0755 but is not a text script'),
+        c("Mode 0755 on an image is refused.", "logo.png", png, "0755", "png", "refused",
+          'invalid bundle: file "logo.png" has mode 0755'),
+        c("An ELF executable is refused.", "bin/tool", elf, "0644", "elf", "refused", native),
+        c("A Windows executable is refused.", "tool.exe", pe, "0644", "pe", "refused", native),
+        c("A Mach-O executable is refused.", "tool", macho, "0644", "macho", "refused", native),
+        c("A fat (universal) Mach-O is refused.", "tool", fat, "0644", "macho", "refused", native),
+        c("A Java class file is refused (same magic as fat Mach-O; major version >= 45).", "A.class", java,
+          "0644", "java-class", "refused", native),
+        c("Compiled Python is refused.", "__pycache__/x.cpython-310.pyc", pyc, "0644", "pyc", "refused",
+          native),
+        c("A WebAssembly module is refused.", "m.wasm", wasm, "0644", "wasm", "refused", native),
+        c("Text that merely starts with MZ is text.", "MZ.md", b"MZ is a prefix, not a header\n", "0644",
+          "text", "held"),
+        c("A TrueType font named .ttf.", "fonts/Sans.ttf", ttf, "0644", "ttf", "held"),
+        c("A WOFF2 font named .woff2.", "fonts/Sans.woff2", woff2, "0644", "woff2", "held"),
+        c("A PDF named .pdf.", "forms/blank.pdf", pdf, "0644", "pdf", "held"),
+        c("An SVG is text that opens with <svg.", "logo.svg", svg, "0644", "svg", "held"),
+        c("A gzip archive named .tar.gz.", "scripts/components.tar.gz", gz, "0644", "gzip", "held"),
+        c("A PNG named .pdf: held, with a content-does-not-match-extension finding.", "forms/blank.pdf", png,
+          "0644", "png", "held", mismatch=True),
+        c("A gzip archive named .md: held, with a finding.", "reference.md", gz, "0644", "gzip", "held",
+          mismatch=True),
+        c("No extension, no promise: binary data is held without a finding.", "data/blob", b"\xff\xfe\x00\x01",
+          "0644", "binary", "held"),
+    ]
+    write("bundle-content.json",
+          "A bundle file's bytes once held (SPEC.md §12.5): native code refused, the executable bit on text "
+          "scripts only, content against extension.", cases,
+          "cases[i] = {description, input, expected}. input: path, mode (as listed), content_hex (the "
+          "file's bytes). Build a bundle whose files are SKILL.md and this one entry (size and sha256 of "
+          "the bytes), under the default limits, and check the bytes against the entry. expected.kind: what "
+          "the bytes are (SPEC.md §12.5.1 table). expected.verdict: held (accepted) or refused; for refused, "
+          "reason_prefix (the whole reason must start with it); for held, mismatch (whether the content "
+          "does not match the extension, a finding, SPEC.md §12.5.4).")
+
+
+def gen_merge_bundles():
+    n = "csv-dedupe"
+    v1 = body_v1(n)
+    base = packet(n, v1, "node-a", 0.9, T1)
+    fill = bundle_entry("scripts/fill.py", FILL_PY, "0755")
+    ref = bundle_entry("reference.md", REFERENCE_MD)
+    good = as_bundle(base, [fill, ref])
+    mi = lambda u, store=(), **kw: merge_input("node-b", "node-a", 0.6, NOW, list(store), u, **kw)  # noqa: E731
+    up = lambda *ps: update("node-a", list(ps))  # noqa: E731
+    inst = lambda i, p, **kw: installed(i, "new", 0.54, ["node-a"], stored_body=p["skillBody"], hops=1,  # noqa: E731
+                                        origin_confidence=0.9, received_from="node-a",
+                                        stored_bundle_digest=p.get("bundleDigest", ""), **kw)
+
+    def bad(description, p, reason, policy=None, match="exact"):
+        full = "invalid bundle: " + reason
+        exp = line(n, full) if match == "exact" else line(n, reason if reason.startswith("invalid") else full)
+        return case(description, mi(up(p), policy=policy),
+                    result(rejected_=1, conflicts=[exp]),
+                    [rejected(0, "bundle", full if match == "exact" else "invalid bundle: ")],
+                    conflicts_match=match)
+
+    def listing(*companions):
+        return as_bundle(base, companions)
+
+    def redigest(p):
+        q = dict(p)
+        q["bundleDigest"] = bundle_digest(q["files"])
+        return q
+
+    x = b"x\n"
+    sha_x = sha256_hex(x)
+    big = 16 * 1024 * 1024
+    skill_md_entry = bundle_entry("SKILL.md", v1.encode("utf-8"))
+    later = as_bundle(packet(n, v1, "node-a", 0.9, T2), [bundle_entry("scripts/fill.py", FILL_PY + b"# v2\n",
+                                                                    "0755"), ref])
+    stripped_body = MARKDOWN[n]
+    stripped = as_bundle(packet(n, stripped_body, "node-a", 0.9, T1), [ref])
+    cases = [
+        case("A three-file bundle is new; the stored packet keeps files and bundleDigest as received.",
+             mi(up(good)), result(new=1), [inst(0, good)]),
+        case("A plain packet (no files) is still accepted exactly as before.",
+             mi(up(base)), result(new=1), [inst(0, base)]),
+        bad("A path with a .. segment.", listing(bundle_entry("../x.md", x)),
+            'path "../x.md" has a .. segment; paths stay inside the skill folder'),
+        bad("An absolute path.", listing(bundle_entry("/etc/cron.d/x", x)),
+            'path "/etc/cron.d/x" is absolute; paths are relative to the skill folder'),
+        bad("A backslash.", listing(bundle_entry("scripts\\x.py", x)),
+            'path "scripts\\\\x.py" contains a backslash; separate segments with /'),
+        bad("An empty segment.", listing(bundle_entry("scripts//x.py", x)),
+            'path "scripts//x.py" has an empty segment (// or a trailing /)'),
+        bad("A . segment.", listing(bundle_entry("./x.py", x)),
+            'path "./x.py" has a . segment; send the normalised path'),
+        bad("A control character.", listing(bundle_entry("x\ny.md", x)),
+            'path "x\\ny.md" contains a control or invisible character'),
+        bad("A right-to-left override.", listing(bundle_entry("x\u202egnp.md", x)),
+            'path "x\\u{202e}gnp.md" contains a control or invisible character'),
+        bad("A drive letter.", listing(bundle_entry("C:/x.md", x)),
+            'path "C:/x.md" starts with a drive letter; paths are relative'),
+        bad("A segment of 256 bytes.", listing(bundle_entry("s" * 256, x)),
+            "path ", match="prefix"),
+        bad("Two names that differ only in case.", listing(bundle_entry("Reference.md", x), ref),
+            'paths "Reference.md" and "reference.md" differ only in case or Unicode normalisation; they would '
+            'be one file on many file systems'),
+        bad("Two names that differ only in Unicode normalisation (NFC and NFD).",
+            listing(bundle_entry("caf\u00e9.md", x), bundle_entry("cafe\u0301.md", x)),
+            'paths "caf\\u{e9}.md" and "cafe\\u{301}.md" differ only in case or Unicode normalisation; they '
+            'would be one file on many file systems'),
+        bad("A path listed twice.", listing(ref, ref), 'path "reference.md" is listed twice'),
+        bad("A file that is also a folder.", listing(bundle_entry("lib", x), bundle_entry("lib/a.py", x)),
+            '"lib" is a file and also the folder of "lib/a.py"'),
+        bad("No SKILL.md at the root.", redigest(dict(good, files=[fill, ref])),
+            "files has no SKILL.md at its root; list it with the sha256 of skillBody"),
+        bad("The SKILL.md entry hashes another body.",
+            redigest(dict(good, files=[bundle_entry("SKILL.md", b"other"), fill, ref])),
+            "the SKILL.md entry does not describe skillBody: its sha256 is not integrityHash"),
+        bad("A mode other than 0644 and 0755.", listing(dict(ref, mode="0777")),
+            'file "reference.md" has mode "0777"; only "0644" and "0755" exist'),
+        bad("A sha256 in uppercase.", listing(dict(ref, sha256=ref["sha256"].upper())),
+            'file "reference.md" has a sha256 that is not 64 lowercase hex characters'),
+        bad("files without bundleDigest.", {k: v for k, v in good.items() if k != "bundleDigest"},
+            "bundleDigest is missing; send sha256:<hex> of the canonical listing of files"),
+        bad("bundleDigest without files.", {**base, "bundleDigest": good["bundleDigest"]},
+            "bundleDigest is set but files is empty"),
+        bad("bundleDigest that is not the digest of files.", {**good, "bundleDigest": "sha256:" + "0" * 64},
+            "bundleDigest does not match files (claimed sha256:" + "0" * 64 + ", computed " + good["bundleDigest"]
+            + ")"),
+        bad("A body without frontmatter cannot be a bundle (its rebuilt SKILL.md would not be the listed one).",
+            stripped, "the SKILL.md of a bundle must start with its frontmatter"),
+        case("Files at the policy's file limit (3) are accepted; one more is refused.",
+             mi(up(good, as_bundle(packet("json-log-summary", body_v1("json-log-summary"), "node-a", 0.9, T1),
+                                   [fill, ref, bundle_entry("more.md", x)])), policy={"max_files": 3}),
+             result(new=1, rejected_=1, conflicts=[line("json-log-summary",
+                                                         "invalid bundle: files lists 4 files, over the limit of 3")]),
+             [inst(0, good), rejected(1, "bundle", "invalid bundle: files lists 4 files")]),
+        case("A file of exactly 16 MiB (the default) is accepted; 16 MiB + 1 is refused.",
+             mi(up(listing(dict(bundle_entry("big.bin", x), size=big, sha256=sha_x)),
+                   as_bundle(packet("json-log-summary", body_v1("json-log-summary"), "node-a", 0.9, T1),
+                             [dict(bundle_entry("big.bin", x), size=big + 1, sha256=sha_x)]))),
+             result(new=1, rejected_=1, conflicts=[line("json-log-summary", 'invalid bundle: file "big.bin" is '
+                                                         f'{big + 1} bytes, over the limit of {big} per file')]),
+             [inst(0, listing(dict(bundle_entry("big.bin", x), size=big, sha256=sha_x))),
+              rejected(1, "bundle", 'invalid bundle: file "big.bin" is ')]),
+        case("A bundle at the policy's bundle limit is accepted; one byte more is refused.",
+             mi(up(listing(dict(bundle_entry("big.bin", x), size=1000 - len(v1.encode()), sha256=sha_x)),
+                   as_bundle(packet("json-log-summary", body_v1("json-log-summary"), "node-a", 0.9, T1),
+                             [dict(bundle_entry("big.bin", x),
+                                   size=1001 - len(body_v1("json-log-summary").encode()), sha256=sha_x)])),
+                policy={"max_bundle_bytes": 1000}),
+             result(new=1, rejected_=1, conflicts=[line("json-log-summary", "invalid bundle: the files add up to "
+                                                         "1001 bytes, over the limit of 1000 per bundle")]),
+             [inst(0, listing(dict(bundle_entry("big.bin", x), size=1000 - len(v1.encode()), sha256=sha_x))),
+              rejected(1, "bundle", "invalid bundle: the files add up to 1001 bytes")]),
+        case("The held bundle again: unchanged.",
+             mi(up(good), store=[held(n, "external", "node-a", v1, T1, bundle_digest_=good["bundleDigest"])]),
+             result(unchanged_=1), [unchanged(0)]),
+        case("Only a script changed, later: updated (the same SKILL.md, another bundleDigest).",
+             mi(up(later), store=[held(n, "external", "node-a", v1, T1, bundle_digest_=good["bundleDigest"])]),
+             result(updated=1),
+             [dict(inst(0, later), decision="updated", previous_hash=integrity_hash(v1))]),
+        case("Only a script changed, same createdAt: a conflict, not unchanged.",
+             mi(up(dict(later, createdAt=T1)),
+                store=[held(n, "external", "node-a", v1, T1, bundle_digest_=good["bundleDigest"])]),
+             result(rejected_=1, conflicts=[line(n, not_newer(T1, T1))]),
+             [rejected(0, "conflict", "conflict: createdAt ")]),
+        case("The plain skill, held as a plain skill, sent again as a bundle at the same time: another "
+             "version, a conflict.",
+             mi(up(good), store=[held(n, "external", "node-a", v1, T1)]),
+             result(rejected_=1, conflicts=[line(n, not_newer(T1, T1))]),
+             [rejected(0, "conflict", "conflict: createdAt ")]),
+    ]
+    assert skill_md_entry == good["files"][0]
+    write("merge-bundles.json",
+          "Bundles in the merge (SPEC.md §7.6.6, §12): the listing's path, tree, entry, digest and limit rules, "
+          "each refused with stage bundle; a bundle's version is its body and its files.", cases, MERGE_FORMAT)
+
+
 def main():
     gen_hashes()
     gen_hmac()
@@ -1215,6 +1514,9 @@ def main():
     gen_merge_stripped()
     gen_merge_loop()
     gen_merge_checks()
+    gen_bundle_digest()
+    gen_bundle_content()
+    gen_merge_bundles()
 
 
 if __name__ == "__main__":

@@ -9,6 +9,8 @@ mod legacy_hmac;
 mod merge_properties;
 // spec_vectors: the crate against every test vector of SPEC.md (testdata/vectors/*.json).
 mod spec_vectors;
+// bundle_vectors: the bundle digest and content vectors of SPEC.md §12 (the merge ones are in spec_vectors).
+mod bundle_vectors;
 // scan_corpus: recall and false-positive rate of the safety scanner on the labeled corpus.
 mod scan_corpus;
 // fuzz_regressions: inputs kept from cargo-fuzz replayed through the fuzz targets' checks (fuzz/src/lib.rs).

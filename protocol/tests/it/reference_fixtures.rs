@@ -80,9 +80,40 @@ fn push_fixture_and_result_round_trip() {
 fn our_additions_are_omitted_when_empty() {
     let u: KnowledgeUpdate = serde_json::from_str(SKILLS).unwrap();
     let text = serde_json::to_string(&u).unwrap();
-    assert!(!text.contains("provenance"));
+    for addition in ["provenance", "bundleDigest", "\"files\""] {
+        assert!(!text.contains(addition), "{addition} in {text}");
+    }
     let r = MergeResult { new_skills: 1, ..MergeResult::default() };
-    assert!(!serde_json::to_string(&r).unwrap().contains("unchanged"));
+    let text = serde_json::to_string(&r).unwrap();
+    assert!(!text.contains("unchanged") && !text.contains("warnings"), "{text}");
+}
+
+#[test]
+fn a_packet_without_files_encodes_byte_for_byte_as_the_go_fixture() {
+    // A Go update with the whitespace between tokens taken out: our encoding
+    // of what we decoded is the same bytes, so the additive fields
+    // (provenance, bundles) changed nothing for a Go peer. (skills.json is
+    // not byte-identical for an older reason: Go's `null` arrays and `0`
+    // floats come back as `[]` and `0.0`, which §2.3 allows.)
+    let u: KnowledgeUpdate = serde_json::from_str(PUSH1).unwrap();
+    assert_eq!(serde_json::to_string(&u).unwrap(), compact(PUSH1));
+}
+
+/// `text` without whitespace outside strings.
+fn compact(text: &str) -> String {
+    let (mut out, mut in_string, mut escaped) = (String::new(), false, false);
+    for c in text.chars() {
+        if in_string {
+            in_string = escaped || c != '"';
+            escaped = !escaped && c == '\\';
+        } else if c == '"' {
+            in_string = true;
+        } else if c.is_ascii_whitespace() {
+            continue;
+        }
+        out.push(c);
+    }
+    out
 }
 
 #[test]

@@ -35,6 +35,10 @@ const FILES: &[&str] = &[
     "merge-stripped-body.json",
     "merge-loop.json",
     "merge-checks.json",
+    "merge-bundles.json",
+    // Checked in bundle_vectors.rs.
+    "bundle-digest.json",
+    "bundle-content.json",
 ];
 
 fn vectors_dir() -> PathBuf {
@@ -42,7 +46,7 @@ fn vectors_dir() -> PathBuf {
 }
 
 /// The cases of one vector file.
-fn cases(file: &str) -> Vec<Value> {
+pub(crate) fn cases(file: &str) -> Vec<Value> {
     let path = vectors_dir().join(file);
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{file}: cannot read: {e}"));
     let doc: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{file}: not JSON: {e}"));
@@ -53,22 +57,22 @@ fn cases(file: &str) -> Vec<Value> {
 }
 
 /// Collects the mismatches of one file, each naming the file and case.
-struct Failures {
+pub(crate) struct Failures {
     file: &'static str,
     list: Vec<String>,
 }
 
 impl Failures {
-    fn new(file: &'static str) -> Self {
+    pub(crate) fn new(file: &'static str) -> Self {
         Failures { file, list: Vec::new() }
     }
 
-    fn add(&mut self, index: usize, case: &Value, what: String) {
+    pub(crate) fn add(&mut self, index: usize, case: &Value, what: String) {
         let description = case["description"].as_str().unwrap_or("");
         self.list.push(format!("{} case {index} ({description}): {what}", self.file));
     }
 
-    fn check_eq<T: PartialEq + std::fmt::Debug>(
+    pub(crate) fn check_eq<T: PartialEq + std::fmt::Debug>(
         &mut self,
         index: usize,
         case: &Value,
@@ -81,7 +85,7 @@ impl Failures {
         }
     }
 
-    fn finish(self) {
+    pub(crate) fn finish(self) {
         assert!(
             self.list.is_empty(),
             "{} mismatch(es) in {}:\n{}",
@@ -92,7 +96,7 @@ impl Failures {
     }
 }
 
-fn str_of<'a>(value: &'a Value, key: &str) -> &'a str {
+pub(crate) fn str_of<'a>(value: &'a Value, key: &str) -> &'a str {
     value[key].as_str().unwrap_or_else(|| panic!("field {key:?} is not a string in {value}"))
 }
 
@@ -279,6 +283,15 @@ fn policy_from(input: &Value) -> StandardPolicy {
     if let Some(v) = p.get("max_clock_skew_secs") {
         policy.max_clock_skew_secs = v.as_i64().unwrap();
     }
+    if let Some(v) = p.get("max_files") {
+        policy.bundle.max_files = v.as_u64().unwrap() as usize;
+    }
+    if let Some(v) = p.get("max_file_bytes") {
+        policy.bundle.max_file_bytes = v.as_u64().unwrap();
+    }
+    if let Some(v) = p.get("max_bundle_bytes") {
+        policy.bundle.max_bundle_bytes = v.as_u64().unwrap();
+    }
     policy
 }
 
@@ -300,6 +313,7 @@ fn store_from(input: &Value) -> HashMap<String, StoredSkill> {
                 created_at: Timestamp::parse(str_of(s, "createdAt")).unwrap(),
                 deprecated: s["deprecated"].as_bool().unwrap(),
                 confidence: s["confidence"].as_f64(),
+                bundle_digest: s["bundleDigest"].as_str().unwrap_or_default().to_owned(),
             };
             (str_of(s, "name").to_owned(), skill)
         })
@@ -462,6 +476,9 @@ fn check_stored(
             h,
         );
     }
+    if let Some(d) = want["stored_bundle_digest"].as_str() {
+        failures.check_eq(i, case, &at("bundleDigest"), stored.bundle_digest.as_str(), d);
+    }
     if let Some(d) = want["stored_deprecated"].as_bool() {
         failures.check_eq(i, case, &at("deprecated"), stored.deprecated, d);
     }
@@ -538,6 +555,11 @@ fn merge_stripped_body_vectors() {
 #[test]
 fn merge_loop_vectors() {
     check_merge_file("merge-loop.json");
+}
+
+#[test]
+fn merge_bundles_vectors() {
+    check_merge_file("merge-bundles.json");
 }
 
 #[test]

@@ -108,14 +108,55 @@ fn instance_ids_of_128_bytes_pass_and_129_or_none_are_refused() {
 }
 
 #[test]
+fn a_description_over_the_guideline_is_a_warning_counted_in_characters() {
+    let described = |text: String| SkillPacket { skill_description: text, ..packet("alpha") };
+    let warned = |p: SkillPacket| {
+        let out = merge(vec![p], &Store::new());
+        assert_eq!(out.decisions[0].decision, Decision::New);
+        (out.decisions[0].warnings.clone(), out.result.warnings)
+    };
+    // 1,024 characters of two bytes each (2,048 bytes): no warning.
+    assert_eq!(warned(described("é".repeat(DESCRIPTION_GUIDELINE_CHARS))), (vec![], vec![]));
+    // 1,025 characters: a warning on the decision and a line in the result.
+    let (warnings, lines) = warned(described("é".repeat(DESCRIPTION_GUIDELINE_CHARS + 1)));
+    assert_eq!(warnings, [PacketWarning::LongDescription { chars: 1025 }]);
+    assert_eq!(
+        lines,
+        ["alpha: skillDescription has 1025 characters, over the guideline of 1024; agents may cut it"]
+    );
+    // The 1,100-character description of a real published skill.
+    let (warnings, _) = warned(described("d".repeat(1100)));
+    assert_eq!(warnings, [PacketWarning::LongDescription { chars: 1100 }]);
+}
+
+#[test]
 fn a_description_at_the_byte_limit_passes_and_one_byte_more_is_refused() {
     let described = |n: usize| SkillPacket { skill_description: "d".repeat(n), ..packet("alpha") };
-    assert_eq!(decide(described(MAX_DESCRIPTION_BYTES)), Decision::New);
+    let limit = StructureLimits::default().max_description_bytes;
+    assert_eq!(limit, 4096);
+    assert_eq!(decide(described(limit)), Decision::New);
     assert_refused(
-        described(MAX_DESCRIPTION_BYTES + 1),
+        described(limit + 1),
         Stage::Structure,
-        "invalid packet: skillDescription is over 1024 bytes",
+        "invalid packet: skillDescription is 4097 bytes, over the limit of 4096",
     );
+    // The limit is the policy's.
+    let policy = StandardPolicy {
+        structure: StructureLimits { max_description_bytes: 10, ..StructureLimits::default() },
+        ..StandardPolicy::default()
+    };
+    for (n, refused) in [(10, false), (11, true)] {
+        let out = merge_knowledge(update(vec![described(n)]), &Store::new(), &policy, &ctx());
+        assert_eq!(out.result.rejected_skills, u64::from(refused), "{n} bytes");
+    }
+}
+
+#[test]
+fn a_refused_packet_carries_no_warning_line() {
+    let p = SkillPacket { skill_description: "d".repeat(1100), confidence: 0.1, ..packet("alpha") };
+    let out = merge(vec![p], &Store::new());
+    assert_eq!(out.result.rejected_skills, 1);
+    assert!(out.result.warnings.is_empty(), "{:?}", out.result.warnings);
 }
 
 #[test]

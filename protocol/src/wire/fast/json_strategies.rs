@@ -64,7 +64,7 @@ fn key() -> impl Strategy<Value = String> {
             &[
                 "id", "version", "createdAt", "originInstance", "originOS", "skillName", "skillDescription",
                 "skillBody", "patterns", "confidence", "integrityHash", "shareable", "tags", "deprecated",
-                "provenance", "path", "hops", "peerInstance", "generatedAt", "skills", "stats", "sequenceNum",
+                "provenance", "path", "hops", "files", "bundleDigest", "peerInstance", "generatedAt", "skills", "stats", "sequenceNum",
                 "totalSkills", "sk\\u0069lls", "other",
             ][..]
         )
@@ -102,7 +102,7 @@ pub(super) fn packet() -> impl Strategy<Value = String> {
         6 => (
             prop::sample::select(
                 &["id", "version", "originInstance", "originUserHash", "originOS", "originVersion", "skillName",
-                  "skillDescription", "skillBody", "integrityHash"][..]
+                  "skillDescription", "skillBody", "integrityHash", "bundleDigest"][..]
             ),
             typed(prop_oneof![6 => string(), 1 => Just("null".to_owned())]),
         ).prop_map(|(k, v)| (format!("\"{k}\""), v)),
@@ -112,6 +112,13 @@ pub(super) fn packet() -> impl Strategy<Value = String> {
         1 => (prop::sample::select(&["\"deprecated\"", "\"shareable\""][..]).prop_map(str::to_owned),
               typed(prop::sample::select(&["true", "false"][..]).prop_map(str::to_owned))),
         1 => (Just("\"provenance\"".to_owned()), prop_oneof![Just("null".to_owned()), Just("{\"hops\":2,\"path\":[\"a\"]}".to_owned()), value()]),
+        1 => (Just("\"files\"".to_owned()), prop_oneof![
+            Just("null".to_owned()),
+            Just("[]".to_owned()),
+            Just("[{\"path\":\"SKILL.md\",\"size\":3,\"mode\":\"0644\",\"sha256\":\"ab\"}]".to_owned()),
+            Just("[{\"size\":-1}]".to_owned()),
+            value(),
+        ]),
         1 => (key(), value()),
     ];
     (prop::collection::vec((ws(), field, ws()), 0..8), any::<bool>()).prop_map(|(fields, repeats)| {

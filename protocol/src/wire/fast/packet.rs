@@ -10,15 +10,15 @@
 //! is found first with `memchr`, its `String` is allocated once at that size,
 //! and the text between escapes is copied in whole.
 //!
-//! Values that are rare or small in a packet (numbers, `provenance`, fields
-//! we do not know) are measured here and handed to serde_json on their own,
+//! Values that are rare or small in a packet (numbers, `provenance`,
+//! `files`, fields we do not know) are measured here and handed to serde_json on their own,
 //! so they are read exactly as it reads them.
 
 use memchr::memchr2;
 use serde::de::IgnoredAny;
 
 use super::split::{Scanner, string_end, value_end};
-use crate::wire::{Provenance, SkillPacket, Timestamp};
+use crate::wire::{BundleFile, Provenance, SkillPacket, Timestamp};
 
 /// A JSON text to read packets from, with what is known of it as a whole.
 pub(super) struct Source<'a> {
@@ -80,6 +80,8 @@ pub(super) fn decode_at(source: &Source<'_>, start: usize) -> Option<(SkillPacke
                 Some(Field::Tags) => packet.tags = p.strings()?,
                 Some(Field::Deprecated) => packet.deprecated = p.boolean()?,
                 Some(Field::Provenance) => packet.provenance = p.provenance()?,
+                Some(Field::BundleDigest) => packet.bundle_digest = p.string_or_null()?,
+                Some(Field::Files) => packet.files = p.files()?,
                 None => p.ignored()?,
             }
             p.at.skip_ws();
@@ -113,6 +115,8 @@ enum Field {
     Tags,
     Deprecated,
     Provenance,
+    BundleDigest,
+    Files,
 }
 
 impl Field {
@@ -135,6 +139,8 @@ impl Field {
             b"tags" => Field::Tags,
             b"deprecated" => Field::Deprecated,
             b"provenance" => Field::Provenance,
+            b"bundleDigest" => Field::BundleDigest,
+            b"files" => Field::Files,
             _ => return None,
         })
     }
@@ -320,6 +326,18 @@ impl<'a> Parser<'a> {
         self.value_by_serde::<Provenance>().map(Some)
     }
 
+    /// `files`: `null`, or an array read by serde_json (rare, and small
+    /// beside a body).
+    fn files(&mut self) -> Option<Vec<BundleFile>> {
+        if self.literal(b"null") {
+            return Some(Vec::new());
+        }
+        if self.at.peek()? != b'[' {
+            return None;
+        }
+        self.value_by_serde::<Vec<BundleFile>>()
+    }
+
     /// The value of a field we do not know: checked by serde_json as it checks one, then dropped.
     fn ignored(&mut self) -> Option<()> {
         self.value_by_serde::<IgnoredAny>().map(|_| ())
@@ -372,7 +390,11 @@ mod tests {
             received_from: "b".into(),
             received_at: Some(Timestamp::go_zero()),
         });
-        for p in [packet("plain"), packet(""), traveled, SkillPacket::default()] {
+        let mut bundle = packet("---\nname: a-skill\n---\nbody");
+        bundle.bundle_digest = "sha256:00".into();
+        bundle.files =
+            vec![BundleFile { path: "a/b.py".into(), size: 7, mode: "0755".into(), sha256: "ff".into() }];
+        for p in [packet("plain"), packet(""), traveled, bundle, SkillPacket::default()] {
             let text = serde_json::to_string(&p).expect("encodes");
             assert_eq!(decode(&text), Some(p), "{text}");
         }
@@ -384,6 +406,8 @@ mod tests {
             "{}",
             "{ } ",
             r#"{"id":null,"tags":null,"createdAt":null,"provenance":null,"patterns":[]}"#,
+            r#"{"files":null,"bundleDigest":null}"#,
+            r#"{"files":[{"path":"x","mode":null,"extra":1}],"bundleDigest":"sha256:1"}"#,
             r#"{ "skillName" : "a" , "x" : [1, {"y": "\"}"}], "confidence": 1e-1 }"#,
             r#"{"skillBody":"\u00e9\u0000\/\b\f\n\r\t\\\"","confidence":-0}"#,
         ] {
@@ -410,6 +434,9 @@ mod tests {
             r#"{"createdAt":"yesterday"}"#,
             r#"{"provenance":{"hops":-1}}"#,
             r#"{"provenance":[]}"#,
+            r#"{"files":{}}"#,
+            r#"{"files":[{"size":"1"}]}"#,
+            r#"{"bundleDigest":1}"#,
             r#"{"skillName":"a",}"#,
             r#"{"skillName":"a"} x"#,
             r#"{"skillName":"a""#,
