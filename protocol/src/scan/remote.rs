@@ -4,8 +4,9 @@
 //!
 //! Installing a pinned release binary looks the same on the surface, so the
 //! analyzer asks two more questions: is the download verified (a checksum or
-//! signature check of that file before it runs), and is it hidden (a
-//! dot-file, or under `/tmp`)? Run unverified: Critical. Made executable and hidden:
+//! signature check of that file, or a pager or editor opening it for the
+//! user to read, before it runs), and is it hidden (a dot-file, or under
+//! `/tmp`)? Run unverified: Critical. Made executable and hidden:
 //! High. Verified, or executable but never run here: Medium.
 
 use std::sync::LazyLock;
@@ -24,6 +25,12 @@ pub(super) fn analyzers() -> Vec<Analyzer> {
         run: download_and_run,
     }]
 }
+
+/// Opening the file in a pager or an editor: a person reads it before it
+/// runs. (`cat` is not one: an agent prints what it never shows anyone.)
+static REVIEW: Lazy = LazyLock::new(|| {
+    compile(r"^\s*(?:\$\s+)?(?:less|more|most|view|vi|vim|nvim|nano|\$pager|\$\{pager\}|\$editor|\$\{editor\})\s")
+});
 
 static VERIFY: Lazy = LazyLock::new(|| {
     compile(
@@ -53,7 +60,7 @@ fn download_and_run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) 
                 if !line.contains(name) {
                     continue;
                 }
-                verified |= VERIFY.is_match(line.as_bytes());
+                verified |= VERIFY.is_match(line.as_bytes()) || REVIEW.is_match(line.as_bytes());
                 if chmod.is_none() && makes_executable(line, name, skip) {
                     chmod = Some((r, line));
                 }

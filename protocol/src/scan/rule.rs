@@ -48,6 +48,12 @@ pub(super) struct Rule {
     /// the finding to [`Severity::Low`]. Only for shell commands: a warning
     /// never excuses a prompt-injection or concealment phrase.
     pub(super) warnable: bool,
+    /// Whether an explanatory context lowers a blocking finding to
+    /// [`Severity::Low`]: the match is inert where it sits (quoted in a
+    /// sentence, in a `text` block) and what governs it explains
+    /// (`context.rs`). Every warnable rule is; a phrase rule may be too,
+    /// for a phrase quoted as an example of an attack.
+    pub(super) explainable: bool,
     /// How many following lines the match may run into. Prose wraps, so
     /// phrase rules look one line ahead; commands stay on their line.
     pub(super) span: u8,
@@ -83,6 +89,7 @@ impl Rule {
             pattern: pattern.into(),
             assess: None,
             warnable: false,
+            explainable: false,
             span: 0,
             requires: &[],
             gate: None,
@@ -119,9 +126,18 @@ impl Rule {
         self
     }
 
-    /// Lets a warning on the same line lower the finding.
+    /// Lets a warning on the same line, or an explanatory context, lower
+    /// the finding.
     pub(super) fn warnable(mut self) -> Rule {
         self.warnable = true;
+        self.explainable = true;
+        self
+    }
+
+    /// Lets an explanatory context lower the finding; see
+    /// [`Rule::explainable`].
+    pub(super) fn explainable(mut self) -> Rule {
+        self.explainable = true;
         self
     }
 

@@ -41,9 +41,17 @@ pub(super) fn rules() -> Vec<Rule> {
     ]
 }
 
+/// An XML or HTML tag ending right before the match: `<string>/bin/bash`
+/// names a program, `>` there is no redirection (`<<EOF >` and `<in >`
+/// are).
+static TAG_END: Lazy = LazyLock::new(|| compile(r#"(?:^|[^<])<[a-z][\w:.-]*(?:\s+[\w:.-]+\s*=\s*(?:"[^"]*"|'[^']*'))*/?$"#));
+
 static TARGET: Lazy = LazyLock::new(|| compile(r"/(?:etc|usr|bin|sbin|boot|lib|lib64|system|library)\S*"));
 
 fn system_write(h: &Hit<'_>) -> Option<Severity> {
+    if h.text().starts_with('>') && TAG_END.is_match(h.before().as_bytes()) {
+        return None;
+    }
     let m = TARGET.find(h.text().as_bytes())?;
     let target = String::from_utf8_lossy(m.as_bytes()).to_ascii_lowercase();
     let t = target.trim_end_matches(['"', '\'', '`']);

@@ -31,6 +31,7 @@ use memchr::memmem;
 use regex::bytes::Regex;
 
 use super::literals::{End, Literals, canonical, spells};
+use super::context::Outline;
 use super::normalize::normalize;
 use super::rule::{self, Hit, Rule};
 use super::secret;
@@ -552,11 +553,14 @@ impl Engine {
         walk.recent[walk.next_recent % RECENT_LINES] = (line.start, rules);
         walk.next_recent += 1;
         let may_hold_secret = walk.secret_lines.binary_search(&line.start).is_ok();
-        self.confirm(text, line, rules, may_hold_secret, &mut walk.lower, findings);
+        self.confirm(text, line, rules, may_hold_secret, &mut walk.lower, &mut walk.outline, findings);
     }
 
     /// Runs the candidate rules on one line. `may_hold_secret`: a trigger
     /// of the `secret` family is on it, so its excerpts are cut masked.
+    /// `outline`: the body's structure, built the first time a blocking
+    /// match asks whether its context explains it.
+    #[allow(clippy::too_many_arguments)]
     fn confirm(
         &self,
         text: &str,
@@ -564,6 +568,7 @@ impl Engine {
         mut candidates: u128,
         may_hold_secret: bool,
         lower: &mut Lowered,
+        outline: &mut Option<Outline>,
         out: &mut Vec<Finding>,
     ) {
         let own = text[line.start..line.end].trim_end_matches('\r');
@@ -620,6 +625,17 @@ impl Engine {
                             previous.get_or_insert_with(|| previous_line(text, line)),
                             hit.before(),
                         ))
+                {
+                    severity = Severity::Low;
+                }
+                if c.rule.explainable
+                    && severity >= Severity::High
+                    && outline.get_or_insert_with(|| Outline::new(text)).explained(
+                        text,
+                        line.index,
+                        m.clone(),
+                        c.rule.warnable,
+                    )
                 {
                     severity = Severity::Low;
                 }
@@ -813,6 +829,8 @@ struct Walk {
     analyzer_last: [Option<usize>; 32],
     /// Starts of the lines a `secret` trigger hit, in order.
     secret_lines: Vec<usize>,
+    /// The body's structure, once a finding has needed it.
+    outline: Option<Outline>,
     /// The last lines confirmed (by start) and the rules confirmed there,
     /// so that looking back does not confirm a rule on a line twice.
     recent: [(usize, u128); RECENT_LINES],
@@ -832,6 +850,7 @@ impl Default for Walk {
             analyzer_lines: Vec::new(),
             analyzer_last: [None; 32],
             secret_lines: Vec::new(),
+            outline: None,
             recent: [(usize::MAX, 0); RECENT_LINES],
             next_recent: 0,
         }
@@ -848,6 +867,7 @@ impl Walk {
         self.analyzer_lines.clear();
         self.analyzer_last = [None; 32];
         self.secret_lines.clear();
+        self.outline = None;
         self.recent = [(usize::MAX, 0); RECENT_LINES];
     }
 }
