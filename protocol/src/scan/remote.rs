@@ -82,6 +82,7 @@ fn download_and_run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) 
                 (None, None) => continue,
             };
             let at = line.find(name).unwrap_or(0);
+            let severity = body.unless_explained(severity, r, at..at + name.len());
             out.push(finding(id, Category::RemoteExecution, severity, r, line, at));
         }
     }

@@ -409,7 +409,9 @@ pub(super) fn words(line: &str) -> impl Iterator<Item = &[u8]> {
 /// run `curl … | sh`". Code-block lines have no backticks before the
 /// command, so a comment above a command never excuses it.
 pub(super) fn warned_across_lines(previous: &str, before: &str) -> bool {
-    if before.bytes().filter(|&b| b == b'`').count() % 2 == 0 {
+    // A heading is a title, not the start of a wrapped sentence: "##
+    // Warning: never on laptops" does not excuse the command below it.
+    if before.bytes().filter(|&b| b == b'`').count() % 2 == 0 || previous.trim_start().starts_with('#') {
         return false;
     }
     let previous = slice_lossy(previous, previous.len().saturating_sub(CONTEXT)..previous.len());

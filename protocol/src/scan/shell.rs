@@ -31,13 +31,13 @@ pub(super) fn rules() -> Vec<Rule> {
     use Severity::*;
     vec![
         // Recursive removal of the root, a system directory or the home
-        // directory. Options may come in any order and number.
+        // directory, among any operands. Options may come in any order and number.
         Rule::new(
             "shell.rm-rf-root",
             D,
             Critical,
             &["rm -"],
-            r#"\brm\s+(?:-{1,2}[a-z-]+\s+)*?(?:-[a-z]*r[a-z]*|--recursive)\s+(?:-{1,2}[a-z-]+\s+)*["']?(?:/\*?|~/?\*?|\$\{?home\}?/?\*?|/(?:bin|boot|dev|etc|home|lib|lib64|opt|root|sbin|srv|usr|var|users|library|system)/?\*?)["']?(?:\s|$|[;&|)`])"#,
+            r#"\brm\s+(?:-{1,2}[a-z-]+\s+)*?(?:-[a-z]*r[a-z]*|--recursive)\s+(?:-{1,2}[a-z-]+\s+)*(?:[^\s;&|`]+\s+)*?["']?(?:/\*?|~/?\*?|\$\{?home\}?/?\*?|/(?:bin|boot|dev|etc|home|lib|lib64|opt|root|sbin|srv|usr|var|users|library|system)/?\*?)["']?(?:\s|$|[;&|)`])"#,
         )
         .requires(&[" /", "'/", "\"/", " ~", "'~", "\"~", "$home", "${home}", "--no-preserve-root"])
         .warnable(),

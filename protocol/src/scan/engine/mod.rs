@@ -52,9 +52,28 @@ pub(super) struct LineRef {
 pub(super) struct Body<'a> {
     /// Normalised text; its lines correspond one to one to the original's.
     pub(super) text: &'a str,
+    /// Its structure, once an analyzer's finding has asked for it.
+    outline: std::cell::OnceCell<Outline>,
 }
 
 impl<'a> Body<'a> {
+    pub(super) fn new(text: &'a str) -> Body<'a> {
+        Body { text, outline: std::cell::OnceCell::new() }
+    }
+
+    /// `severity`, or [`Severity::Low`] when it would block and the command
+    /// at bytes `m` of line `l` is shown in an explanatory context
+    /// (`context.rs`), as line rules that are warnable are lowered.
+    pub(super) fn unless_explained(&self, severity: Severity, l: LineRef, m: std::ops::Range<usize>) -> Severity {
+        if severity >= Severity::High
+            && self.outline.get_or_init(|| Outline::new(self.text)).explained(self.text, l.index, m, true)
+        {
+            Severity::Low
+        } else {
+            severity
+        }
+    }
+
     /// The text of a located line, without its line terminator.
     pub(super) fn line(&self, l: LineRef) -> &'a str {
         self.text[l.start..l.end].trim_end_matches('\r')
@@ -461,7 +480,7 @@ impl Engine {
         if analyzer_lines.is_empty() {
             return;
         }
-        let view = Body { text };
+        let view = Body::new(text);
         for (i, a) in self.analyzers.iter().enumerate() {
             lines.clear();
             lines.extend(analyzer_lines.iter().filter(|(k, _)| *k as usize == i).map(|(_, l)| *l));
@@ -530,7 +549,7 @@ impl Engine {
             if reached == 0 {
                 break;
             }
-            earlier = Body { text }.line_before(earlier, 1);
+            earlier = Body::new(text).line_before(earlier, 1);
             self.confirm_once(text, earlier, reached, walk, findings);
         }
     }

@@ -32,7 +32,7 @@ impl Engine {
         let mut lower = Lowered::default();
         let mut outline = None;
         let first = LineRef { index: 0, start: 0, end: 0 };
-        for (line, _) in (Body { text }).lines_from(first) {
+        for (line, _) in Body::new(text).lines_from(first) {
             // Masks every line with a finding: what the engine's masking of
             // lines with a secret trigger only must come to.
             self.confirm(text, line, every_rule, true, &mut lower, &mut outline, &mut findings);
