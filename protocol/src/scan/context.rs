@@ -80,8 +80,19 @@ pub(super) struct Outline {
 }
 
 /// Fence infos that mark a block as something to read, not to run.
-const INERT_INFO: &[&str] =
-    &["text", "txt", "plain", "plaintext", "output", "console-output", "log", "logs", "ioc", "iocs", "nohighlight"];
+const INERT_INFO: &[&str] = &[
+    "text",
+    "txt",
+    "plain",
+    "plaintext",
+    "output",
+    "console-output",
+    "log",
+    "logs",
+    "ioc",
+    "iocs",
+    "nohighlight",
+];
 
 /// Words that make a sentence, a lead-in or a heading explanatory.
 static EXPLAINS: Lazy = LazyLock::new(|| {
@@ -236,12 +247,14 @@ impl Outline {
     fn inert_block(&self, text: &str, open: usize) -> bool {
         let fence = self.line(text, open).trim_start();
         let info = fence.trim_start_matches(['`', '~']).split_whitespace().next().unwrap_or("");
-        let labelled = self.lead(open).next().is_some_and(|i| BAD_LABEL.is_match(self.line(text, i).as_bytes()));
+        let labelled =
+            self.lead(open).next().is_some_and(|i| BAD_LABEL.is_match(self.line(text, i).as_bytes()));
         if labelled {
             return info.is_empty() || is_inert_info(info);
         }
         is_inert_info(info)
-            && (self.lead(open).take(2).any(|i| self.explains(self.line(text, i))) || self.governed(text, open))
+            && (self.lead(open).take(2).any(|i| self.explains(self.line(text, i)))
+                || self.governed(text, open))
     }
 
     /// A match inside inline code or a quotation on a prose line. A quoted
@@ -274,15 +287,19 @@ impl Outline {
         let matched = slice_lossy(line, m.clone()).trim();
         // Spread over several spans: a list of tokens. Alone in its span, one
         // word: a command's name.
-        let named = !matched.contains(char::is_whitespace) && line[span.clone()].trim().eq_ignore_ascii_case(matched);
+        let named =
+            !matched.contains(char::is_whitespace) && line[span.clone()].trim().eq_ignore_ascii_case(matched);
         if matched.contains('`') || named {
             return true;
         }
-        if self.explains(line) || index > 0 && continues(self.line(text, index - 1)) && self.explains(self.line(text, index - 1))
+        if self.explains(line)
+            || index > 0 && continues(self.line(text, index - 1)) && self.explains(self.line(text, index - 1))
         {
             return true;
         }
-        if LIST_ITEM.is_match(line.as_bytes()) && self.list_lead(text, index).any(|i| self.explains(self.line(text, i))) {
+        if LIST_ITEM.is_match(line.as_bytes())
+            && self.list_lead(text, index).any(|i| self.explains(self.line(text, i)))
+        {
             return true;
         }
         self.governed(text, index)
@@ -307,7 +324,8 @@ impl Outline {
 
     /// Whether a heading governing line `index` (or its parents) explains.
     fn governed(&self, text: &str, index: usize) -> bool {
-        let mut h = if self.info[index].kind == Kind::Heading { index as u32 } else { self.info[index].heading };
+        let mut h =
+            if self.info[index].kind == Kind::Heading { index as u32 } else { self.info[index].heading };
         while h != NONE {
             if self.explains(self.line(text, h as usize)) {
                 return true;
@@ -350,7 +368,6 @@ fn heading_level(t: &str) -> Option<usize> {
 fn is_inert_info(info: &str) -> bool {
     INERT_INFO.iter().any(|i| i.eq_ignore_ascii_case(info))
 }
-
 
 fn imperative(sentence: &str) -> bool {
     IMPERATIVE.is_match(last_sentence(sentence).as_bytes())

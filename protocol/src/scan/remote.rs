@@ -29,7 +29,9 @@ pub(super) fn analyzers() -> Vec<Analyzer> {
 /// Opening the file in a pager or an editor: a person reads it before it
 /// runs. (`cat` is not one: an agent prints what it never shows anyone.)
 static REVIEW: Lazy = LazyLock::new(|| {
-    compile(r"^\s*(?:\$\s+)?(?:less|more|most|view|vi|vim|nvim|nano|\$pager|\$\{pager\}|\$editor|\$\{editor\})\s")
+    compile(
+        r"^\s*(?:\$\s+)?(?:less|more|most|view|vi|vim|nvim|nano|\$pager|\$\{pager\}|\$editor|\$\{editor\})\s",
+    )
 });
 
 static VERIFY: Lazy = LazyLock::new(|| {
@@ -350,6 +352,18 @@ mod tests {
     use super::*;
     use crate::scan::testutil::{assert_absent, assert_hit, assert_severity};
     use crate::scan::{Category::*, Severity::*};
+
+    #[test]
+    fn a_script_opened_in_a_pager_before_it_runs_is_reviewed() {
+        let paged = "curl -fsSLo install.sh https://get.example.dev/i.sh\nless install.sh\nsh install.sh\n";
+        assert_severity(paged, "remote.download-exec", Medium);
+        // Printing it is not reading it.
+        let printed = "curl -fsSLo install.sh https://get.example.dev/i.sh\ncat install.sh\nsh install.sh\n";
+        assert_severity(printed, "remote.download-exec", Critical);
+        // A pager on another file vouches for nothing.
+        let other = "curl -fsSLo install.sh https://get.example.dev/i.sh\nless README.md\nsh install.sh\n";
+        assert_severity(other, "remote.download-exec", Critical);
+    }
 
     proptest::proptest! {
         #[test]

@@ -492,6 +492,9 @@ mod tests {
         assert!(warned_across_lines("2. Never pipe `curl` output to `sh`; do not", "   run `"));
         assert!(!warned_across_lines("# never do this in production", "curl "));
         assert!(!warned_across_lines("Do not skip the next step.", "run `"));
+        // A heading is no sentence wrapped onto the next line.
+        assert!(!warned_across_lines("## Warning: never on laptops", "`"));
+        assert!(warned_across_lines("Warning: never on laptops", "`"));
     }
 
     #[test]

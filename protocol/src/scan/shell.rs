@@ -184,6 +184,14 @@ mod tests {
     use crate::scan::{Category::*, Severity::*};
 
     #[test]
+    fn finds_the_root_among_several_operands() {
+        let body = "rm -rf /var/lib/kubelet /etc/kubernetes /";
+        assert_hit(body, "shell.rm-rf-root", DestructiveShell, Critical, 1);
+        assert_severity("sudo rm -rf ./build \"$HOME\"", "shell.rm-rf-root", Critical);
+        assert_not_flagged("rm -rf ./build ./dist /tmp/cache-1");
+    }
+
+    #[test]
     fn flags_rm_rf_of_root_home_and_system_dirs() {
         assert_hit(
             "# x\n\n```\nsudo rm -rf --no-preserve-root /\n```\n",

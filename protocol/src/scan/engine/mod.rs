@@ -30,8 +30,8 @@
 use memchr::memmem;
 use regex::bytes::Regex;
 
-use super::literals::{End, Literals, canonical, spells};
 use super::context::Outline;
+use super::literals::{End, Literals, canonical, spells};
 use super::normalize::normalize;
 use super::rule::{self, Hit, Rule};
 use super::secret;
@@ -64,7 +64,12 @@ impl<'a> Body<'a> {
     /// `severity`, or [`Severity::Low`] when it would block and the command
     /// at bytes `m` of line `l` is shown in an explanatory context
     /// (`context.rs`), as line rules that are warnable are lowered.
-    pub(super) fn unless_explained(&self, severity: Severity, l: LineRef, m: std::ops::Range<usize>) -> Severity {
+    pub(super) fn unless_explained(
+        &self,
+        severity: Severity,
+        l: LineRef,
+        m: std::ops::Range<usize>,
+    ) -> Severity {
         if severity >= Severity::High
             && self.outline.get_or_init(|| Outline::new(self.text)).explained(self.text, l.index, m, true)
         {
