@@ -72,8 +72,9 @@ pub(super) struct Outline {
     /// Byte offset of each line's start, plus one past the text's end.
     starts: Vec<usize>,
     info: Vec<LineInfo>,
-    /// Some sentence tells the reader to run a command shown elsewhere.
-    runs_shown_text: bool,
+    /// Some sentence tells the reader to run a command shown elsewhere;
+    /// looked for once, the first time a match would be lowered.
+    runs_shown_text: std::cell::OnceCell<bool>,
     /// The title or the description frames the skill as explanation, so
     /// [`WEAK`] words explain too.
     framed: bool,
@@ -128,9 +129,12 @@ static IMPERATIVE: Lazy = LazyLock::new(|| {
 /// A sentence that asks to run a command shown elsewhere in the body.
 static RUNS_SHOWN: Lazy = LazyLock::new(|| {
     compile(
-        r"\b(?:run|execute|exec|paste|copy|type|enter|invoke)\s+(?:\w+\s+){0,2}?(?:the|this|that|these|those|each|every|all)\s+(?:[\w-]+\s+){0,2}?(?:commands?|lines?|one-liners?|snippets?|blocks?|examples?|indicators?|iocs?|payloads?|scripts?|strings?)\s+(?:(?:shown\s+)?(?:above|below|earlier)|from\s+(?:the\s+)?(?:above|list|section|table))",
+        r"\b(?:run|execute|exec|paste|copy|type|enter|invoke)\s+(?:\w+\s+){0,2}?(?:the|this|that|these|those|each|every|all)\s+(?:[\w-]+\s+){0,2}?(?:commands?|lines?|one-liners?|snippets?|blocks?|examples?|indicators?|iocs?|payloads?|scripts?|strings?)\s+(?:(?:shown|listed|quoted)\s+|from\s+)?(?:above|below|earlier)\b",
     )
 });
+
+/// The words [`RUNS_SHOWN`] ends with: rare, so cheap to search for.
+static POINTS: Lazy = LazyLock::new(|| compile(r"above|below|earlier"));
 
 /// A line that is only a label for a bad example ("Bad:", "**Before:**").
 static BAD_LABEL: Lazy = LazyLock::new(|| {
@@ -162,6 +166,8 @@ impl Outline {
         // The open fence: its character, its length and its line.
         let mut fence: Option<(u8, usize, u32)> = None;
         let mut front = false;
+        let mut framed = false;
+        let frames = |line: &str| EXPLAINS.is_match(line.as_bytes()) || FRAME.is_match(line.as_bytes());
         for i in 0..lines {
             let line = line_of(text, &starts, i);
             let t = line.trim_start();
@@ -173,6 +179,7 @@ impl Outline {
             } else if front {
                 front = t.trim_end() != "---";
                 li.kind = Kind::Front;
+                framed = framed || t.starts_with("description:") && frames(t);
             } else if let Some((c, n, open)) = fence {
                 let run = t.bytes().take_while(|&b| b == c).count();
                 if run >= n && t[run..].trim().is_empty() {
@@ -191,21 +198,27 @@ impl Outline {
                 }
                 li.kind = Kind::Heading;
                 li.heading = headings.last().map_or(NONE, |h| h.1);
+                framed = framed || level == 1 && frames(t);
                 headings.push((level, i as u32));
             }
             info.push(li);
         }
-        let runs_shown_text = RUNS_SHOWN.is_match(text.as_bytes());
-        let framed = (0..lines).any(|i| {
-            let line = line_of(text, &starts, i);
-            let frames = || EXPLAINS.is_match(line.as_bytes()) || FRAME.is_match(line.as_bytes());
-            match info[i].kind {
-                Kind::Front => line.trim_start().starts_with("description:") && frames(),
-                Kind::Heading => heading_level(line.trim_start()) == Some(1) && frames(),
-                _ => false,
-            }
-        });
-        Outline { starts, info, runs_shown_text, framed }
+        Outline { starts, info, runs_shown_text: std::cell::OnceCell::new(), framed }
+    }
+
+    /// Whether a sentence asks to run text shown elsewhere ([`RUNS_SHOWN`]).
+    /// The regex runs only on the lines that point somewhere ("above",
+    /// "below", "earlier"), with the line before for a wrapped sentence:
+    /// its leading verbs are too common to search the whole text for.
+    fn runs_shown(&self, text: &str) -> bool {
+        let b = text.as_bytes();
+        let mut last = usize::MAX;
+        POINTS.find_iter(b).any(|p| {
+            // The line of the word, and the one before it; once per line.
+            let line = self.starts.partition_point(|&s| s <= p.start()) - 1;
+            let fresh = std::mem::replace(&mut last, line) != line;
+            fresh && RUNS_SHOWN.is_match(&b[self.starts[line.saturating_sub(1)]..self.starts[line + 1] - 1])
+        })
     }
 
     fn line<'t>(&self, text: &'t str, i: usize) -> &'t str {
@@ -224,14 +237,11 @@ impl Outline {
         let Some(&li) = self.info.get(index) else {
             return false;
         };
-        if self.runs_shown_text {
-            return false;
-        }
         let line = self.line(text, index);
         let m = m.start.min(line.len())..m.end.min(line.len());
         let before = slice_lossy(line, 0..m.start);
         let description = li.kind == Kind::Front && line.trim_start().starts_with("description:");
-        match li.kind {
+        let shown = match li.kind {
             Kind::Fence => false,
             Kind::Front if !description => false,
             // The description says what the skill is about; it runs nothing.
@@ -239,7 +249,8 @@ impl Outline {
             Kind::Heading if command => !imperative(before) && self.governed(text, index),
             Kind::Code => self.inert_block(text, li.open as usize),
             Kind::Front | Kind::Heading | Kind::Prose => self.quoted(text, index, line, m, command),
-        }
+        };
+        shown && !*self.runs_shown_text.get_or_init(|| self.runs_shown(text))
     }
 
     /// A block marked as not runnable, or unmarked under a bad-example

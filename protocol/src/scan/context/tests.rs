@@ -40,6 +40,12 @@ fn a_sentence_that_runs_shown_text_turns_every_lowering_off() {
     assert_severity(&shown, PIPE, Low);
     assert_severity(&format!("{shown}\n2. Run the indicator line above on the server.\n"), PIPE, Critical);
     assert_severity(&format!("{shown}\nThen execute the commands shown above.\n"), PIPE, Critical);
+    // Wrapped over two lines, as prose is.
+    assert_severity(
+        &format!("{shown}\n2. On the server, run the indicator\n   line above as root.\n"),
+        PIPE,
+        Critical,
+    );
 }
 
 #[test]

@@ -469,23 +469,27 @@ impl Engine {
         }
         self.leave(text, walk, &mut findings);
 
-        self.run_analyzers(text, &walk.analyzer_lines, lines, &mut findings);
+        // The outline the line rules built, if any, serves the analyzers too.
+        let outline = walk.outline.take();
+        self.run_analyzers(text, &walk.analyzer_lines, lines, outline, &mut findings);
         sorted(findings)
     }
 
     /// Runs each analyzer on the lines it was triggered on (`analyzer_lines`,
-    /// tagged by analyzer index), gathering them in `lines`.
+    /// tagged by analyzer index), gathering them in `lines`; `outline`: the
+    /// body's, if a line rule has built it.
     fn run_analyzers(
         &self,
         text: &str,
         analyzer_lines: &[(u32, LineRef)],
         lines: &mut Vec<LineRef>,
+        outline: Option<Outline>,
         findings: &mut Vec<Finding>,
     ) {
         if analyzer_lines.is_empty() {
             return;
         }
-        let view = Body::new(text);
+        let view = Body { text, outline: outline.map(std::cell::OnceCell::from).unwrap_or_default() };
         for (i, a) in self.analyzers.iter().enumerate() {
             lines.clear();
             lines.extend(analyzer_lines.iter().filter(|(k, _)| *k as usize == i).map(|(_, l)| *l));

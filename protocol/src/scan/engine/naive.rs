@@ -43,7 +43,7 @@ impl Engine {
                 }
             }
         }
-        self.run_analyzers(text, &analyzer_lines, &mut Vec::new(), &mut findings);
+        self.run_analyzers(text, &analyzer_lines, &mut Vec::new(), outline, &mut findings);
         sorted(findings)
     }
 }
