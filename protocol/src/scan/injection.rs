@@ -71,7 +71,8 @@ pub(super) fn rules() -> Vec<Rule> {
                 r"(?:\b(?:eval|exec|execfile|source|iex|invoke-expression|function)\b|\b(?:ba|z)?sh\s+-c\b|\bpython[0-9.]*\s+-c\b|\bnew\s+function\b)[^\n]*?{DECODE_CALLS}"
             ),
         )
-        .requires(&["eval", "exec", "source", "iex", "invoke-expression", "function", "-c"]),
+        .requires(&["eval", "exec", "source", "iex", "invoke-expression", "function", "-c"])
+        .warnable(),
         Rule::new(
             "obfuscation.encoded-powershell",
             O,
@@ -105,7 +106,8 @@ pub(super) fn rules() -> Vec<Rule> {
             &["start-process", "saps", "powershell", "pwsh"],
             r"\b(?:start-process|saps|powershell(?:\.exe)?|pwsh)\b[^\n]*\s-w(?:indowstyle)?\s+hidden\b",
         )
-        .requires(&["hidden"]),
+        .requires(&["hidden"])
+        .warnable(),
         // The reference flags every `eval $` (one of its ten rules, which
         // SPEC §7.7.3 requires us to refuse). Shell init hooks
         // (`eval "$(ssh-agent -s)"`) are everywhere in setup docs, so those

@@ -20,7 +20,8 @@
 //! 3. Each rule settles its severity from context: `rm -rf ./target` is not
 //!    `rm -rf ~`, `DROP TABLE` in a rollback is not `DROP DATABASE` on
 //!    production, and a line warning against `curl … | sh` is not an
-//!    instruction to run it. The caller compares severities with a
+//!    instruction to run it; nor is `curl … | sh` quoted in a list of
+//!    indicators under "do not run these" (`context`). The caller compares severities with a
 //!    threshold ([`DEFAULT_THRESHOLD`]).
 //!
 //! # Rule families
@@ -34,8 +35,9 @@
 //! which no excerpt ever shows) and `permission` (broad grants in the
 //! frontmatter, reported at `Info`). Rule ids are `family.name` and never
 //! change meaning.
-//! The machinery is in `rule` (what a rule is, shared helpers), `literals`
-//! (the trigger automaton), `engine` and `normalize`.
+//! The machinery is in `rule` (what a rule is, shared helpers), `context`
+//! (whether a match is shown in an explanatory context rather than asked
+//! for), `literals` (the trigger automaton), `engine` and `normalize`.
 //!
 //! # Limits
 //!
@@ -46,6 +48,7 @@
 
 use serde::{Deserialize, Serialize};
 
+mod context;
 mod engine;
 mod exfil;
 mod injection;

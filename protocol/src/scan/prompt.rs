@@ -39,6 +39,9 @@ pub(super) fn rules() -> Vec<Rule> {
             "previous", "prior", "above", "earlier", "preceding", "former", "original", "initial", "system", "safety",
             "before", "so far",
         ])
+        // A phrase quoted as an example of an attack, under a heading about
+        // attacks, is not one (`context.rs`); said bare, it always is.
+        .explainable()
         .span(1),
         Rule::new(
             "prompt.instruction-override",

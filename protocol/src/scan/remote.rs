@@ -4,8 +4,9 @@
 //!
 //! Installing a pinned release binary looks the same on the surface, so the
 //! analyzer asks two more questions: is the download verified (a checksum or
-//! signature check of that file before it runs), and is it hidden (a
-//! dot-file, or under `/tmp`)? Run unverified: Critical. Made executable and hidden:
+//! signature check of that file, or a pager or editor opening it for the
+//! user to read, before it runs), and is it hidden (a dot-file, or under
+//! `/tmp`)? Run unverified: Critical. Made executable and hidden:
 //! High. Verified, or executable but never run here: Medium.
 
 use std::sync::LazyLock;
@@ -24,6 +25,14 @@ pub(super) fn analyzers() -> Vec<Analyzer> {
         run: download_and_run,
     }]
 }
+
+/// Opening the file in a pager or an editor: a person reads it before it
+/// runs. (`cat` is not one: an agent prints what it never shows anyone.)
+static REVIEW: Lazy = LazyLock::new(|| {
+    compile(
+        r"^\s*(?:\$\s+)?(?:less|more|most|view|vi|vim|nvim|nano|\$pager|\$\{pager\}|\$editor|\$\{editor\})\s",
+    )
+});
 
 static VERIFY: Lazy = LazyLock::new(|| {
     compile(
@@ -53,7 +62,7 @@ fn download_and_run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) 
                 if !line.contains(name) {
                     continue;
                 }
-                verified |= VERIFY.is_match(line.as_bytes());
+                verified |= VERIFY.is_match(line.as_bytes()) || REVIEW.is_match(line.as_bytes());
                 if chmod.is_none() && makes_executable(line, name, skip) {
                     chmod = Some((r, line));
                 }
@@ -75,6 +84,7 @@ fn download_and_run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) 
                 (None, None) => continue,
             };
             let at = line.find(name).unwrap_or(0);
+            let severity = body.unless_explained(severity, r, at..at + name.len());
             out.push(finding(id, Category::RemoteExecution, severity, r, line, at));
         }
     }
@@ -342,6 +352,18 @@ mod tests {
     use super::*;
     use crate::scan::testutil::{assert_absent, assert_hit, assert_severity};
     use crate::scan::{Category::*, Severity::*};
+
+    #[test]
+    fn a_script_opened_in_a_pager_before_it_runs_is_reviewed() {
+        let paged = "curl -fsSLo install.sh https://get.example.dev/i.sh\nless install.sh\nsh install.sh\n";
+        assert_severity(paged, "remote.download-exec", Medium);
+        // Printing it is not reading it.
+        let printed = "curl -fsSLo install.sh https://get.example.dev/i.sh\ncat install.sh\nsh install.sh\n";
+        assert_severity(printed, "remote.download-exec", Critical);
+        // A pager on another file vouches for nothing.
+        let other = "curl -fsSLo install.sh https://get.example.dev/i.sh\nless README.md\nsh install.sh\n";
+        assert_severity(other, "remote.download-exec", Critical);
+    }
 
     proptest::proptest! {
         #[test]

@@ -48,6 +48,12 @@ pub(super) struct Rule {
     /// the finding to [`Severity::Low`]. Only for shell commands: a warning
     /// never excuses a prompt-injection or concealment phrase.
     pub(super) warnable: bool,
+    /// Whether an explanatory context lowers a blocking finding to
+    /// [`Severity::Low`]: the match is inert where it sits (quoted in a
+    /// sentence, in a `text` block) and what governs it explains
+    /// (`context.rs`). Every warnable rule is; a phrase rule may be too,
+    /// for a phrase quoted as an example of an attack.
+    pub(super) explainable: bool,
     /// How many following lines the match may run into. Prose wraps, so
     /// phrase rules look one line ahead; commands stay on their line.
     pub(super) span: u8,
@@ -83,6 +89,7 @@ impl Rule {
             pattern: pattern.into(),
             assess: None,
             warnable: false,
+            explainable: false,
             span: 0,
             requires: &[],
             gate: None,
@@ -119,9 +126,18 @@ impl Rule {
         self
     }
 
-    /// Lets a warning on the same line lower the finding.
+    /// Lets a warning on the same line, or an explanatory context, lower
+    /// the finding.
     pub(super) fn warnable(mut self) -> Rule {
         self.warnable = true;
+        self.explainable = true;
+        self
+    }
+
+    /// Lets an explanatory context lower the finding; see
+    /// [`Rule::explainable`].
+    pub(super) fn explainable(mut self) -> Rule {
+        self.explainable = true;
         self
     }
 
@@ -393,7 +409,9 @@ pub(super) fn words(line: &str) -> impl Iterator<Item = &[u8]> {
 /// run `curl … | sh`". Code-block lines have no backticks before the
 /// command, so a comment above a command never excuses it.
 pub(super) fn warned_across_lines(previous: &str, before: &str) -> bool {
-    if before.bytes().filter(|&b| b == b'`').count() % 2 == 0 {
+    // A heading is a title, not the start of a wrapped sentence: "##
+    // Warning: never on laptops" does not excuse the command below it.
+    if before.bytes().filter(|&b| b == b'`').count() % 2 == 0 || previous.trim_start().starts_with('#') {
         return false;
     }
     let previous = slice_lossy(previous, previous.len().saturating_sub(CONTEXT)..previous.len());
@@ -474,6 +492,9 @@ mod tests {
         assert!(warned_across_lines("2. Never pipe `curl` output to `sh`; do not", "   run `"));
         assert!(!warned_across_lines("# never do this in production", "curl "));
         assert!(!warned_across_lines("Do not skip the next step.", "run `"));
+        // A heading is no sentence wrapped onto the next line.
+        assert!(!warned_across_lines("## Warning: never on laptops", "`"));
+        assert!(warned_across_lines("Warning: never on laptops", "`"));
     }
 
     #[test]

@@ -31,13 +31,13 @@ pub(super) fn rules() -> Vec<Rule> {
     use Severity::*;
     vec![
         // Recursive removal of the root, a system directory or the home
-        // directory. Options may come in any order and number.
+        // directory, among any operands. Options may come in any order and number.
         Rule::new(
             "shell.rm-rf-root",
             D,
             Critical,
             &["rm -"],
-            r#"\brm\s+(?:-{1,2}[a-z-]+\s+)*?(?:-[a-z]*r[a-z]*|--recursive)\s+(?:-{1,2}[a-z-]+\s+)*["']?(?:/\*?|~/?\*?|\$\{?home\}?/?\*?|/(?:bin|boot|dev|etc|home|lib|lib64|opt|root|sbin|srv|usr|var|users|library|system)/?\*?)["']?(?:\s|$|[;&|)`])"#,
+            r#"\brm\s+(?:-{1,2}[a-z-]+\s+)*?(?:-[a-z]*r[a-z]*|--recursive)\s+(?:-{1,2}[a-z-]+\s+)*(?:[^\s;&|`]+\s+)*?["']?(?:/\*?|~/?\*?|\$\{?home\}?/?\*?|/(?:bin|boot|dev|etc|home|lib|lib64|opt|root|sbin|srv|usr|var|users|library|system)/?\*?)["']?(?:\s|$|[;&|)`])"#,
         )
         .requires(&[" /", "'/", "\"/", " ~", "'~", "\"~", "$home", "${home}", "--no-preserve-root"])
         .warnable(),
@@ -182,6 +182,14 @@ fn reverse_shell(h: &Hit<'_>) -> Option<Severity> {
 mod tests {
     use crate::scan::testutil::{assert_hit, assert_not_flagged, assert_severity};
     use crate::scan::{Category::*, Severity::*};
+
+    #[test]
+    fn finds_the_root_among_several_operands() {
+        let body = "rm -rf /var/lib/kubelet /etc/kubernetes /";
+        assert_hit(body, "shell.rm-rf-root", DestructiveShell, Critical, 1);
+        assert_severity("sudo rm -rf ./build \"$HOME\"", "shell.rm-rf-root", Critical);
+        assert_not_flagged("rm -rf ./build ./dist /tmp/cache-1");
+    }
 
     #[test]
     fn flags_rm_rf_of_root_home_and_system_dirs() {

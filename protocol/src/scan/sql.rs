@@ -36,7 +36,8 @@ pub(super) fn rules() -> Vec<Rule> {
             &["drop database", "drop schema", "dropdb", "dropdatabase", "flushall"],
             r"\bdrop\s+(?:database|schema)\b|\bdropdb\s+\S|\.dropdatabase\s*\(|\bflushall\b",
         )
-        .assess(drop_database),
+        .assess(drop_database)
+        .warnable(),
         Rule::literal("sql.drop-table", S, Medium, &["drop table"]).assess(prod_is_worse),
         Rule::new(
             "sql.truncate",
@@ -55,6 +56,7 @@ pub(super) fn rules() -> Vec<Rule> {
         )
         .requires(&["from", "deletemany", "flushdb"])
         .assess(delete_all)
+        .warnable()
         .span(1),
     ]
 }

@@ -41,9 +41,18 @@ pub(super) fn rules() -> Vec<Rule> {
     ]
 }
 
+/// An XML or HTML tag ending right before the match: `<string>/bin/bash`
+/// names a program, `>` there is no redirection (`<<EOF >` and `<in >`
+/// are).
+static TAG_END: Lazy =
+    LazyLock::new(|| compile(r#"(?:^|[^<])<[a-z][\w:.-]*(?:\s+[\w:.-]+\s*=\s*(?:"[^"]*"|'[^']*'))*/?$"#));
+
 static TARGET: Lazy = LazyLock::new(|| compile(r"/(?:etc|usr|bin|sbin|boot|lib|lib64|system|library)\S*"));
 
 fn system_write(h: &Hit<'_>) -> Option<Severity> {
+    if h.text().starts_with('>') && TAG_END.is_match(h.before().as_bytes()) {
+        return None;
+    }
     let m = TARGET.find(h.text().as_bytes())?;
     let target = String::from_utf8_lossy(m.as_bytes()).to_ascii_lowercase();
     let t = target.trim_end_matches(['"', '\'', '`']);
@@ -90,6 +99,16 @@ mod tests {
     fn ignores_monorepo_relative_imports() {
         assert_not_flagged("import { money } from \"../../packages/shared/src/money\";\ncd ../..\n");
         assert_absent("import x from \"../../packages/shared\"", "path.traversal-system");
+    }
+
+    #[test]
+    fn a_closing_tag_is_no_redirection() {
+        assert_absent("<array><string>/bin/bash</string></array>", "path.system-write");
+        assert_absent(r#"<string attr="x">/usr/bin/env</string>"#, "path.system-write");
+        // A here-document or an input redirection before `>` still writes.
+        assert_severity("cat <<EOF >/bin/ls", "path.system-write", High);
+        assert_severity("sort <in >/bin/ls", "path.system-write", High);
+        assert_severity("echo x>/bin/ls", "path.system-write", High);
     }
 
     #[test]

@@ -30,6 +30,7 @@
 use memchr::memmem;
 use regex::bytes::Regex;
 
+use super::context::Outline;
 use super::literals::{End, Literals, canonical, spells};
 use super::normalize::normalize;
 use super::rule::{self, Hit, Rule};
@@ -51,9 +52,33 @@ pub(super) struct LineRef {
 pub(super) struct Body<'a> {
     /// Normalised text; its lines correspond one to one to the original's.
     pub(super) text: &'a str,
+    /// Its structure, once an analyzer's finding has asked for it.
+    outline: std::cell::OnceCell<Outline>,
 }
 
 impl<'a> Body<'a> {
+    pub(super) fn new(text: &'a str) -> Body<'a> {
+        Body { text, outline: std::cell::OnceCell::new() }
+    }
+
+    /// `severity`, or [`Severity::Low`] when it would block and the command
+    /// at bytes `m` of line `l` is shown in an explanatory context
+    /// (`context.rs`), as line rules that are warnable are lowered.
+    pub(super) fn unless_explained(
+        &self,
+        severity: Severity,
+        l: LineRef,
+        m: std::ops::Range<usize>,
+    ) -> Severity {
+        if severity >= Severity::High
+            && self.outline.get_or_init(|| Outline::new(self.text)).explained(self.text, l.index, m, true)
+        {
+            Severity::Low
+        } else {
+            severity
+        }
+    }
+
     /// The text of a located line, without its line terminator.
     pub(super) fn line(&self, l: LineRef) -> &'a str {
         self.text[l.start..l.end].trim_end_matches('\r')
@@ -444,23 +469,27 @@ impl Engine {
         }
         self.leave(text, walk, &mut findings);
 
-        self.run_analyzers(text, &walk.analyzer_lines, lines, &mut findings);
+        // The outline the line rules built, if any, serves the analyzers too.
+        let outline = walk.outline.take();
+        self.run_analyzers(text, &walk.analyzer_lines, lines, outline, &mut findings);
         sorted(findings)
     }
 
     /// Runs each analyzer on the lines it was triggered on (`analyzer_lines`,
-    /// tagged by analyzer index), gathering them in `lines`.
+    /// tagged by analyzer index), gathering them in `lines`; `outline`: the
+    /// body's, if a line rule has built it.
     fn run_analyzers(
         &self,
         text: &str,
         analyzer_lines: &[(u32, LineRef)],
         lines: &mut Vec<LineRef>,
+        outline: Option<Outline>,
         findings: &mut Vec<Finding>,
     ) {
         if analyzer_lines.is_empty() {
             return;
         }
-        let view = Body { text };
+        let view = Body { text, outline: outline.map(std::cell::OnceCell::from).unwrap_or_default() };
         for (i, a) in self.analyzers.iter().enumerate() {
             lines.clear();
             lines.extend(analyzer_lines.iter().filter(|(k, _)| *k as usize == i).map(|(_, l)| *l));
@@ -529,7 +558,7 @@ impl Engine {
             if reached == 0 {
                 break;
             }
-            earlier = Body { text }.line_before(earlier, 1);
+            earlier = Body::new(text).line_before(earlier, 1);
             self.confirm_once(text, earlier, reached, walk, findings);
         }
     }
@@ -552,11 +581,14 @@ impl Engine {
         walk.recent[walk.next_recent % RECENT_LINES] = (line.start, rules);
         walk.next_recent += 1;
         let may_hold_secret = walk.secret_lines.binary_search(&line.start).is_ok();
-        self.confirm(text, line, rules, may_hold_secret, &mut walk.lower, findings);
+        self.confirm(text, line, rules, may_hold_secret, &mut walk.lower, &mut walk.outline, findings);
     }
 
     /// Runs the candidate rules on one line. `may_hold_secret`: a trigger
     /// of the `secret` family is on it, so its excerpts are cut masked.
+    /// `outline`: the body's structure, built the first time a blocking
+    /// match asks whether its context explains it.
+    #[allow(clippy::too_many_arguments)]
     fn confirm(
         &self,
         text: &str,
@@ -564,6 +596,7 @@ impl Engine {
         mut candidates: u128,
         may_hold_secret: bool,
         lower: &mut Lowered,
+        outline: &mut Option<Outline>,
         out: &mut Vec<Finding>,
     ) {
         let own = text[line.start..line.end].trim_end_matches('\r');
@@ -620,6 +653,17 @@ impl Engine {
                             previous.get_or_insert_with(|| previous_line(text, line)),
                             hit.before(),
                         ))
+                {
+                    severity = Severity::Low;
+                }
+                if c.rule.explainable
+                    && severity >= Severity::High
+                    && outline.get_or_insert_with(|| Outline::new(text)).explained(
+                        text,
+                        line.index,
+                        m.clone(),
+                        c.rule.warnable,
+                    )
                 {
                     severity = Severity::Low;
                 }
@@ -813,6 +857,8 @@ struct Walk {
     analyzer_last: [Option<usize>; 32],
     /// Starts of the lines a `secret` trigger hit, in order.
     secret_lines: Vec<usize>,
+    /// The body's structure, once a finding has needed it.
+    outline: Option<Outline>,
     /// The last lines confirmed (by start) and the rules confirmed there,
     /// so that looking back does not confirm a rule on a line twice.
     recent: [(usize, u128); RECENT_LINES],
@@ -832,6 +878,7 @@ impl Default for Walk {
             analyzer_lines: Vec::new(),
             analyzer_last: [None; 32],
             secret_lines: Vec::new(),
+            outline: None,
             recent: [(usize::MAX, 0); RECENT_LINES],
             next_recent: 0,
         }
@@ -848,6 +895,7 @@ impl Walk {
         self.analyzer_lines.clear();
         self.analyzer_last = [None; 32];
         self.secret_lines.clear();
+        self.outline = None;
         self.recent = [(usize::MAX, 0); RECENT_LINES];
     }
 }

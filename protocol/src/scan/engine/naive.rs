@@ -30,11 +30,12 @@ impl Engine {
             .collect();
         let mut analyzer_lines = Vec::new();
         let mut lower = Lowered::default();
+        let mut outline = None;
         let first = LineRef { index: 0, start: 0, end: 0 };
-        for (line, _) in (Body { text }).lines_from(first) {
+        for (line, _) in Body::new(text).lines_from(first) {
             // Masks every line with a finding: what the engine's masking of
             // lines with a secret trigger only must come to.
-            self.confirm(text, line, every_rule, true, &mut lower, &mut findings);
+            self.confirm(text, line, every_rule, true, &mut lower, &mut outline, &mut findings);
             let bytes = &text.as_bytes()[line.start..line.end];
             for (i, triggers) in analyzers.iter().enumerate() {
                 if triggers.iter().any(|t| t.spelled_in(bytes)) {
@@ -42,7 +43,7 @@ impl Engine {
                 }
             }
         }
-        self.run_analyzers(text, &analyzer_lines, &mut Vec::new(), &mut findings);
+        self.run_analyzers(text, &analyzer_lines, &mut Vec::new(), outline, &mut findings);
         sorted(findings)
     }
 }
