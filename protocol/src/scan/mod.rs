@@ -49,6 +49,7 @@ use serde::{Deserialize, Serialize};
 mod engine;
 mod exfil;
 mod injection;
+mod instruction;
 mod literals;
 mod normalize;
 mod permission;
@@ -213,6 +214,7 @@ impl Scanner {
         analyzers.extend(remote::analyzers());
         analyzers.extend(exfil::analyzers());
         analyzers.extend(permission::analyzers());
+        analyzers.extend(instruction::analyzers());
         Scanner { engine: engine::Engine::new(rules, analyzers) }
     }
 
