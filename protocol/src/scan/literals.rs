@@ -50,7 +50,7 @@ const FIRST_LETTER: u8 = 2;
 /// The class of all digits.
 const DIGIT: u8 = FIRST_LETTER + 26;
 /// At most this many classes; further punctuation shares the last one.
-const MAX_CLASSES: u8 = 40;
+const MAX_CLASSES: u8 = 32;
 
 /// A compiled set of keys.
 pub(super) struct Literals {

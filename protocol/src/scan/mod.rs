@@ -46,6 +46,7 @@
 
 use serde::{Deserialize, Serialize};
 
+mod controls;
 mod engine;
 mod exfil;
 mod injection;
@@ -61,6 +62,7 @@ mod rule;
 mod secret;
 mod shell;
 mod sql;
+mod tamper;
 mod traversal;
 mod unicode;
 
@@ -208,6 +210,8 @@ impl Scanner {
         rules.extend(privilege::rules());
         rules.extend(persistence::rules());
         rules.extend(prompt::rules());
+        rules.extend(controls::rules());
+        rules.extend(tamper::rules());
         rules.extend(unicode::rules());
         rules.extend(secret::rules());
         let mut analyzers = Vec::new();
@@ -215,6 +219,7 @@ impl Scanner {
         analyzers.extend(exfil::analyzers());
         analyzers.extend(permission::analyzers());
         analyzers.extend(instruction::analyzers());
+        analyzers.extend(tamper::analyzers());
         Scanner { engine: engine::Engine::new(rules, analyzers) }
     }
 
