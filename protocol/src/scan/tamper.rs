@@ -18,7 +18,7 @@
 use std::sync::LazyLock;
 
 use super::engine::{Analyzer, Body, LineRef, finding};
-use super::instruction::classify;
+use super::instruction::{classify, sentences};
 use super::rule::{FETCH, Hit, Lazy, Rule, compile};
 use super::{Category, Finding, Severity};
 
@@ -94,7 +94,7 @@ static HEREDOC: Lazy = LazyLock::new(|| compile(r#"<<-?\s*['"]?([A-Za-z_][A-Za-z
 /// start-up entry: a fetch, a socket, a decoder, a secret, a hidden binary.
 static PAYLOAD: Lazy = LazyLock::new(|| {
     compile(&format!(
-        r#"\b{FETCH}\b|https?://|/dev/(?:tcp|udp)/|\b(?:nc|ncat|netcat|socat)\s|\bbase64\b|\bfrombase64string\b|\|\s*(?:ba)?sh\b|~/\.(?:ssh|aws|gnupg|kube|docker)\b|\$home/\.(?:ssh|aws)\b|\.env\b|\$\{{?\w*(?:token|secret|passw\w*|api_?key)\w*\}}?|--dangerously|\bbash\(\*\)|/tmp/|/dev/shm/|\b(?:invoke-expression|iex)\b|-encodedcommand\b"#
+        r#"\b{FETCH}\b|https?://|/dev/(?:tcp|udp)/|\b(?:nc|ncat|netcat|socat)\s|\bbase64\b|\bfrombase64string\b|\|\s*(?:ba)?sh\b|~/\.(?:ssh|aws|gnupg|kube|docker)\b|\$home/\.(?:ssh|aws)\b|\.env\b|\$\{{?\w*(?:token|secret|passw\w*|api_?key)\w*\}}?|--dangerously|\bbash\(\*\)|/tmp/|/dev/shm/|/\.[a-z0-9_][a-z0-9_.-]*(?:$|[\s"'<;&|)`])|\b(?:invoke-expression|iex)\b|-encodedcommand\b"#
     ))
 });
 
@@ -177,14 +177,14 @@ fn grade(content: &str) -> Severity {
     if PAYLOAD.is_match(b) {
         worst = Severity::High;
     }
-    for line in content.lines() {
-        let prose = line.trim().trim_start_matches(['#', '-', '*', '>', ' ', '"', '\'']);
-        for sentence in prose.split_inclusive(['.', ';', '!', '?']) {
-            if let Some(f) = classify(sentence.trim()).into_iter().map(|f| f.severity).max() {
-                // What the agent will read at every start is asked of it.
-                if f >= Severity::Medium {
-                    worst = worst.max(if f >= Severity::Critical { Severity::Critical } else { Severity::High });
-                }
+    let prose: Vec<&str> =
+        content.lines().map(|l| l.trim().trim_start_matches(['#', '-', '*', '>', ' ', '"', '\''])).collect();
+    let prose = prose.join(" ");
+    for (_, sentence) in sentences(&prose) {
+        if let Some(f) = classify(sentence.trim()).into_iter().map(|f| f.severity).max() {
+            // What the agent will read at every start is asked of it.
+            if f >= Severity::Medium {
+                worst = worst.max(if f >= Severity::Critical { Severity::Critical } else { Severity::High });
             }
         }
     }

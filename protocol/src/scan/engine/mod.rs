@@ -445,7 +445,15 @@ impl Engine {
         self.leave(text, walk, &mut findings);
 
         self.run_analyzers(text, &walk.analyzer_lines, lines, &mut findings);
+        if findings.iter().any(|f| f.severity > Severity::Low && self.warnable(&f.rule_id)) {
+            super::instruction::lower_warned(text, &mut findings, |id| self.warnable(id));
+        }
         sorted(findings)
+    }
+
+    /// Whether the rule `id` is lowered by a warning (see [`Rule::warnable`]).
+    fn warnable(&self, id: &str) -> bool {
+        self.rules.iter().any(|c| c.rule.warnable && c.rule.id == id)
     }
 
     /// Runs each analyzer on the lines it was triggered on (`analyzer_lines`,

@@ -41,7 +41,11 @@ static WEAKEN: Lazy = LazyLock::new(|| {
     )
 });
 
-static CONSENT_WORD: Lazy = LazyLock::new(|| compile(&format!(r"\b{CONSENT}\b")));
+static CONSENT_WORD: Lazy = LazyLock::new(|| {
+    compile(&format!(
+        r"\b{CONSENT}\b|\b(?:ask(?:ing)?|check(?:ing)?\s+(?:in\s+|back\s+)?with|consult(?:ing)?|wait(?:ing)?\s+for)\s+(?:the\s+)?(?:user|human|operator|owner|me|them)\b|\bask(?:ing)?\s+(?:first|beforehand|before\s+\w+ing)\b"
+    ))
+});
 
 /// Consent said to be given already, or in advance, or once for all.
 static GIVEN: Lazy = LazyLock::new(|| {
@@ -69,13 +73,23 @@ const ORIGIN: &str = r"(?:https?://\S+|urls?|links?|(?:web\s*)?pages?|websites?|
 
 static TRUST: Lazy = LazyLock::new(|| {
     compile(&format!(
-        r"\b(?:treat|consider|regard|accept|handle|interpret|take|trust)\b(?:\s+\S+){{0,14}}?\s+as\s+(?:if\s+(?:they|it|these)\s+(?:came|come|were|was|had\s+come)\s+(?:directly\s+)?from\s+(?:the\s+|your\s+)?(?:user|operator|owner|admin\w*|human)|(?:coming|direct)\s+from\s+the\s+user|(?:the\s+|your\s+)?(?:user|operator|owner|human)'?s?(?:\s+own)?(?:\s+(?:words|instructions?|requests?|commands?|orders?))?\b|(?:your\s+)?(?:own|new|primary|system|authoritative|trusted|binding|official|highest-priority|top-priority|real)\s+(?:instructions?|prompt|rules?|orders?|commands?|directives?|source|guidance)|authoritative|binding|trusted\s+(?:input|instructions?|commands?)|(?:a\s+|the\s+)?system\s+(?:prompt|instructions?|messages?))|\b(?:follow|obey|execute|run|carry\s+out|apply|act\s+on|comply\s+with|do|perform|implement)\s+(?:any|all|every|each|whatever|whichever)\s+(?:of\s+the\s+)?(?:\S+\s+){{0,3}}?(?:instructions?|commands?|directives?|orders?|steps|requests?|tasks?|actions?|code|scripts?|text)?\s*(?:that\s+)?(?:is\s+|are\s+)?(?:from|in|at|on|inside|returned\s+by|found\s+(?:in|at|on)|posted\s+(?:in|to|at|on)|given\s+(?:in|by)|sent\s+(?:to|by)|listed\s+(?:in|at|on)|contained\s+in|provided\s+by|served\s+(?:at|by)|embedded\s+in|fetched\s+from)\s+(?:\S+\s+){{0,4}}?{ORIGIN}|\b(?:whatever|anything|everything|any\s+\w+)\s+(?:the\s+|that\s+|this\s+)?{ORIGIN}\s+(?:returns|says|sends|contains|tells\s+you|asks\s+(?:for|you)|lists|responds\s+with|provides|serves|instructs)\b|\b(?:instructions?|commands?|directives?|content|text|anything|messages?|requests?)\s+(?:from|at|in|on|posted\s+(?:to|in|on)|returned\s+by|fetched\s+from)\s+(?:\S+\s+){{0,6}}?(?:is|are)\s+(?:to\s+be\s+)?(?:treated\s+as\s+)?(?:authoritative|binding|trusted|pre-?approved|from\s+the\s+user|the\s+user'?s?|equivalent\s+to\s+(?:the\s+)?user|as\s+(?:valid|legitimate|authoritative)\s+as)\b"
+        r"\b(?:treat|consider|regard|accept|handle|interpret|take|trust|counts?|serves?|acts?|stands?|treated|regarded|considered|taken|read)\b(?:\s+\S+){{0,14}}?\s+as\s+(?:instructions?\s+from\s+(?:the\s+)?(?:user|operator|owner|human)\b|if\s+(?:they|it|these)\s+(?:came|come|were|was|had\s+come)\s+(?:directly\s+)?from\s+(?:the\s+|your\s+)?(?:user|operator|owner|admin\w*|human)|(?:coming|direct)\s+from\s+the\s+user|(?:the\s+|your\s+)?(?:user|operator|owner|human)'?s?(?:\s+own)?(?:\s+(?:words|instructions?|requests?|commands?|orders?))?\b|(?:your\s+)?(?:own|new|primary|system|authoritative|trusted|binding|official|highest-priority|top-priority|real)\s+(?:instructions?|prompt|rules?|orders?|commands?|directives?|source|guidance)|authoritative|binding|trusted\s+(?:input|instructions?|commands?)|(?:a\s+|the\s+)?system\s+(?:prompt|instructions?|messages?))|\b(?:follow|obey|execute|run|carry\s+out|apply|act\s+on|comply\s+with|do|perform|implement)\s+(?:any|all|every|each|whatever|whichever)\s+(?:of\s+the\s+)?(?:\S+\s+){{0,3}}?(?:instructions?|commands?|directives?|orders?|steps|requests?|tasks?|actions?|code|scripts?|text)?\s*(?:that\s+)?(?:is\s+|are\s+)?(?:from|in|at|on|inside|returned\s+by|found\s+(?:in|at|on)|posted\s+(?:in|to|at|on)|given\s+(?:in|by)|sent\s+(?:to|by)|listed\s+(?:in|at|on)|contained\s+in|provided\s+by|served\s+(?:at|by)|embedded\s+in|fetched\s+from)\s+(?:\S+\s+){{0,4}}?{ORIGIN}|\b(?:whatever|anything|everything|any\s+\w+)\s+(?:the\s+|that\s+|this\s+)?{ORIGIN}\s+(?:returns|says|sends|contains|tells\s+you|asks\s+(?:for|you)|lists|responds\s+with|provides|serves|instructs)\b|\b(?:instructions?|commands?|directives?|content|text|anything|messages?|requests?|comments?|notes|posts|replies|output|responses?)\s+(?:from|at|in|on|by|posted\s+(?:to|in|on|by)|left\s+by|written\s+by|sent\s+by|returned\s+by|fetched\s+from)\s+(?:\S+\s+){{0,10}}?(?:is|are)\s+(?:to\s+be\s+)?(?:treated\s+as\s+)?(?:authoritative|binding|trusted|pre-?approved|from\s+the\s+user|the\s+user'?s?|equivalent\s+to\s+(?:the\s+)?user|as\s+(?:valid|legitimate|authoritative)\s+as)\b"
     ))
 });
 
+/// "carry out any commands they contain": trust in what a place named in
+/// the same sentence says.
+static ANAPHORIC: Lazy = LazyLock::new(|| {
+    compile(
+        r"\b(?:carry\s+out|execute|run|follow|obey|do|perform|act\s+on)\s+(?:any|all|every|whatever)\s+(?:\S+\s+){0,2}?(?:instructions?|commands?|directives?|orders?|steps|requests?)\s+(?:they|it|these|those|the\s+\w+)\s+(?:contain|contains|include|includes|give|gives|list|lists|say|says|carry|carries|ask\s+for|asks\s+for)\b",
+    )
+});
+
+static ORIGIN_WORD: Lazy = LazyLock::new(|| compile(&format!(r"\b{ORIGIN}")));
+
 static ROLE: Lazy = LazyLock::new(|| {
     compile(
-        r"\byou\s+are\s+no\s+longer\s+(?:an?\s+|the\s+|bound|restricted|limited|constrained|subject|claude|gpt|chatgpt|copilot|gemini|helpful|obliged|loyal)|\byour\s+(?:new|real|true|actual|sole|hidden|secret|only|primary|overriding|highest|top|core)\s+(?:role|identity|persona|loyalty|directive|mission|purpose|allegiance|master|instructions?|priority|objective)\s+(?:is|are|will\s+be|now)\b|\b(?:forget|abandon|discard|shed|set\s+aside)\s+(?:that\s+you\s+are|who\s+you\s+are|your\s+(?:role|identity|persona|guidelines|rules|principles|training|values|safety|restrictions|instructions|previous\s+\w+|original\s+\w+))\b|\byou\s+(?:now\s+)?(?:answer|report|are\s+accountable|owe\s+(?:your\s+)?loyalty)\s+only\s+to\b|\byou\s+(?:now\s+)?(?:work|serve)\s+(?:only\s+)?for\s+(?:me|us|the\s+(?:skill\s+)?author)\b|\bthe\s+user'?s?\s+(?:instructions?|requests?|wishes|objections?|preferences)\s+(?:do\s+not|don'?t|no\s+longer)\s+(?:matter|apply|count|take\s+precedence)\b|\b(?:never|do\s+not|don'?t)\s+(?:refuse|decline|push\s+back\s+on|object\s+to)\s+(?:any|a|this|these|such)\s+(?:requests?|instructions?|commands?|tasks?)\b|\b(?:this\s+skill|these\s+instructions|the\s+following|skill\s+instructions)\s+takes?\s+(?:precedence|priority)\s+over\s+(?:the\s+user|user|system|your|all|any|safety)",
+        r"\byou\s+are\s+no\s+longer\s+(?:an?\s+|the\s+|bound|restricted|limited|constrained|subject|claude|gpt|chatgpt|copilot|gemini|helpful|obliged|loyal)|\byour\s+(?:new|real|true|actual|sole|hidden|secret|only|primary|overriding|highest|top|core)\s+(?:role|identity|persona|loyalty|directive|mission|purpose|allegiance|master|instructions?|priority|objective)(?:\s+\S+){0,4}?\s+(?:is|are|will\s+be|now)\b|\b(?:forget|abandon|discard|shed|set\s+aside)\s+(?:that\s+you\s+are|who\s+you\s+are|your\s+(?:role|identity|persona|guidelines|rules|principles|training|values|safety|restrictions|instructions|previous\s+\w+|original\s+\w+))\b|\byou\s+(?:now\s+)?(?:answer|report|are\s+accountable|owe\s+(?:your\s+)?loyalty)\s+only\s+to\b|\byou\s+(?:now\s+)?(?:work|serve)\s+(?:only\s+)?for\s+(?:me|us|the\s+(?:skill\s+)?author)\b|\bthe\s+user'?s?\s+(?:instructions?|requests?|wishes|objections?|preferences)\s+(?:do\s+not|don'?t|no\s+longer)\s+(?:matter|apply|count|take\s+precedence)\b|\b(?:never|do\s+not|don'?t)\s+(?:refuse|decline|push\s+back\s+on|object\s+to)\s+(?:any|a|this|these|such)\s+(?:requests?|instructions?|commands?|tasks?)\b|\b(?:this\s+skill|these\s+instructions|the\s+following|skill\s+instructions)\s+takes?\s+(?:precedence|priority)\s+over\s+(?:the\s+user|user|system|your|all|any|safety)",
     )
 });
 
@@ -91,7 +105,7 @@ const WEAK_CONTROL: &str = r"(?:hooks?|linters?|lint(?:ing)?(?:\s+(?:rules|check
 
 static CONTROL_OFF: Lazy = LazyLock::new(|| {
     compile(&format!(
-        r"\b{DISABLE}\b(?:\s+[^\s.;]+){{0,6}}?\s+(?:(?P<strong>{STRONG_CONTROL})|(?P<weak>{WEAK_CONTROL}))(?:\s|$|[.,;:)`'])|(?:(?P<strong2>{STRONG_CONTROL})|(?P<weak2>{WEAK_CONTROL}))(?:\s+\S+){{0,4}}?\s+(?:must|should|can|needs?\s+to|has\s+to|is\s+to|are\s+to|may)\s+be\s+(?:safely\s+)?(?:disabled|turned\s+off|switched\s+off|removed|deleted|uninstalled|skipped|bypassed|stopped|killed|deactivated|commented\s+out)\b|\bset\s+\S*(?:verify|verification|ssl|tls|check)\S*\s+to\s+(?:false|0|off|no|none)\b"
+        r"\b(?:turn|switch|shut)(?:s|ed|ing|ting)?\s+(?:\S+\s+){{0,3}}?(?:(?P<strong3>{STRONG_CONTROL})|(?P<weak3>{WEAK_CONTROL}))\s+off\b|\b{DISABLE}\b(?:\s+[^\s.;]+){{0,6}}?\s+(?:(?P<strong>{STRONG_CONTROL})|(?P<weak>{WEAK_CONTROL}))(?:\s|$|[.,;:)`'])|(?:(?P<strong2>{STRONG_CONTROL})|(?P<weak2>{WEAK_CONTROL}))(?:\s+\S+){{0,4}}?\s+(?:must|should|can|needs?\s+to|has\s+to|is\s+to|are\s+to|may)\s+be\s+(?:safely\s+)?(?:disabled|turned\s+off|switched\s+off|removed|deleted|uninstalled|skipped|bypassed|stopped|killed|deactivated|commented\s+out)\b|\bset\s+\S*(?:verify|verification|ssl|tls|check)\S*\s+to\s+(?:false|0|off|no|none)\b"
     ))
 });
 
@@ -159,6 +173,12 @@ fn quoted(s: &str, at: usize) -> bool {
     straight % 2 == 1 || open > close
 }
 
+/// Whether the text at `at` of `line` is quoted in a sentence that talks
+/// about such text ("phrases such as \"…\" are injection attempts").
+pub(crate) fn explained_quote(line: &str, at: usize) -> bool {
+    quoted(line, at) && MENTION.is_match(line.as_bytes())
+}
+
 /// Whether the clause before `at` negates what starts there.
 fn negated(s: &str, at: usize) -> bool {
     let before = &s[..at];
@@ -195,8 +215,16 @@ pub(crate) fn classify(s: &str) -> Vec<Found> {
         }
         out.push(found("instr.approval-carryover", Category::Concealment, sev, at));
     }
-    if let Some(m) = TRUST.find(b) {
-        out.push(found("instr.cross-origin-trust", Category::PromptInjection, grade(m.start(), true), m.start()));
+    let trust = TRUST.find(b).map(|m| m.start()).or_else(|| {
+        ANAPHORIC.find(b).filter(|m| ORIGIN_WORD.is_match(&b[..m.start()])).map(|m| m.start())
+    });
+    if let Some(at) = trust {
+        // Saying that such text is authoritative is the attack, asked or not.
+        let sev = match grade(at, true) {
+            Severity::Medium if !quoted(s, at) => Severity::High,
+            other => other,
+        };
+        out.push(found("instr.cross-origin-trust", Category::PromptInjection, sev, at));
     }
     if let Some(m) = ROLE.find(b) {
         // The words are the attack: only a mention or a quote lowers them.
@@ -211,7 +239,8 @@ pub(crate) fn classify(s: &str) -> Vec<Found> {
     }
     if let Some(c) = CONTROL_OFF.captures(b) {
         let at = c.get(0).map_or(0, |m| m.start());
-        let strong = c.name("strong").or(c.name("strong2")).is_some() || c.name("weak").or(c.name("weak2")).is_none();
+        let strong = ["strong", "strong2", "strong3"].iter().any(|n| c.name(n).is_some())
+            || ["weak", "weak2", "weak3"].iter().all(|n| c.name(n).is_none());
         let mut sev = grade(at, true);
         if sev >= Severity::High && (!strong || LOCAL.is_match(b)) {
             sev = if scope.is_some() && strong { Severity::High } else { Severity::Medium };

@@ -34,7 +34,7 @@ use super::engine::{Analyzer, Body, LineRef};
 use super::rule::{self, Lazy, compile};
 use super::{Finding, Severity};
 
-pub(super) use classes::classify;
+pub(super) use classes::{classify, explained_quote};
 
 /// The analyzers of this family.
 pub(super) fn analyzers() -> Vec<Analyzer> {
@@ -51,6 +51,9 @@ const TRIGGERS: &[&str] = &[
     "authori*",
     "sign-off",
     "go-ahead",
+    "ask",
+    "asking",
+    "consult*",
     // time beyond the task, memory
     "permanent*",
     "from now on",
@@ -81,10 +84,12 @@ const TRIGGERS: &[&str] = &[
     "your identity",
     "your loyalty",
     "forget*",
+    "precedence",
     // disabling
     "disabl*",
-    "turn off",
-    "turning off",
+    "turn*",
+    "switch*",
+    "shut*",
     "uninstall*",
     "remov*",
     "delet*",
@@ -202,7 +207,7 @@ fn walk<'a>(body: &Body<'a>, last: usize) -> Vec<Line<'a>> {
                 };
                 out.push(Line { r, text, kind, warned: section_warned });
             } else {
-                out.push(Line { r, text: "", kind: Kind::Code, warned: false });
+                out.push(Line { r, text: "", kind: Kind::Code, warned: section_warned });
             }
             continue;
         }
@@ -215,7 +220,7 @@ fn walk<'a>(body: &Body<'a>, last: usize) -> Vec<Line<'a>> {
             // Indented code, unless it continues a list item's text.
             let prev = out.last().map(|l| l.kind);
             if !matches!(prev, Some(Kind::Item | Kind::Text)) {
-                out.push(Line { r, text: "", kind: Kind::Code, warned: false });
+                out.push(Line { r, text: "", kind: Kind::Code, warned: section_warned });
                 continue;
             }
         }
@@ -293,7 +298,7 @@ fn join(lines: &[Line<'_>]) -> Paragraph {
 
 /// Sentence ends: `.`, `!`, `?` or `;` before a blank, except after the
 /// abbreviations prose uses mid-sentence.
-fn sentences(text: &str) -> impl Iterator<Item = (usize, &str)> {
+pub(super) fn sentences(text: &str) -> impl Iterator<Item = (usize, &str)> {
     let b = text.as_bytes();
     let mut from = 0;
     let mut i = 0;
@@ -319,6 +324,24 @@ fn sentences(text: &str) -> impl Iterator<Item = (usize, &str)> {
 fn abbreviation(before: &str) -> bool {
     let w = before.rsplit(|c: char| c.is_whitespace() || c == '(').next().unwrap_or("");
     matches!(w.to_ascii_lowercase().as_str(), "e.g" | "i.e" | "etc" | "vs" | "cf" | "approx" | "no" | "fig")
+}
+
+/// Lowers to `Low` the findings of `warnable` rules on lines under a
+/// heading or in a list that warns against what they list ("## What not to
+/// do"): examples of what not to run are not instructions to run them.
+pub(super) fn lower_warned(text: &str, findings: &mut [Finding], warnable: impl Fn(&str) -> bool) {
+    let Some(last) = findings.iter().map(|f| f.line).max() else {
+        return;
+    };
+    let lines = walk(&Body { text }, last.saturating_sub(1));
+    for f in findings.iter_mut() {
+        if f.severity > Severity::Low
+            && warnable(&f.rule_id)
+            && lines.get(f.line - 1).is_some_and(|l| l.warned && l.r.index + 1 == f.line)
+        {
+            f.severity = Severity::Low;
+        }
+    }
 }
 
 fn instructions(body: &Body<'_>, triggered: &[LineRef], out: &mut Vec<Finding>) {
