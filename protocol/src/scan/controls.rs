@@ -27,13 +27,15 @@ pub(super) fn rules() -> Vec<Rule> {
             P,
             Medium,
             &[
-                "verify", "verify_ssl", "ssl_verify*", "sslverify", "node_tls_reject*", "rejectunauthorized",
-                "reject_unauthorized", "insecureskipverify", "insecure_skip_verify", "insecure-skip-tls-verify",
-                "pythonhttpsverify", "git_ssl_no_verify", "strict-ssl", "strictssl", "check_hostname", "cert_none",
-                "_create_unverified_context", "_create_default_https_context", "servercertificatevalidationcallback",
-                "-skipcertificatecheck", "--no-check-certificate",
+                // `verify=False`, `verify_ssl: false`: the value, not the
+                // name, which every "Verification" heading would fire on.
+                "=false", "= false", ":false", ": false", "ssl_verify*", "sslverify", "node_tls_reject*",
+                "rejectunauthorized", "reject_unauthorized", "insecureskipverify", "insecure_skip_verify",
+                "insecure-skip-tls-verify", "pythonhttpsverify", "git_ssl_no_verify", "strict-ssl", "strictssl",
+                "cert_none", "_create_unverified_context", "_create_default_https_context", "-skipcertificatecheck",
+                "--no-check-certificate",
             ],
-            r#"\bverify\s*=\s*false\b|\bverify_ssl\s*[=:]\s*['"]?false\b|\bssl_verify\w*['"]?\s*[=:]\s*['"]?(?:false|0|no)\b|\bnode_tls_reject_unauthorized['"]?\s*[=:,]\s*['"]?0|\breject_?unauthorized['"]?\s*[:=]\s*false\b|\binsecure_?skip_?(?:tls_?)?verify['"]?\s*[:=]\s*true\b|--insecure-skip-tls-verify\b(?:=true)?|\bpythonhttpsverify['"]?\s*[=:]\s*['"]?0|\bgit_ssl_no_verify['"]?\s*[=:]\s*['"]?(?:1|true)|\bhttp\.sslverify['"]?\s*[= ]\s*['"]?false|\bsslverify['"]?\s*[=:]\s*['"]?false|\bstrict-?ssl['"]?\s*[= :]\s*['"]?false|\bcheck_hostname\s*=\s*false\b|\bcert_none\b|\bssl\._create_unverified_context\b|_create_default_https_context\s*=|\bservercertificatevalidationcallback\b[^\n]*\$true|-skipcertificatecheck\b|--no-check-certificate\b"#,
+            r#"\bverify\s*=\s*false\b|\bverify_ssl\s*[=:]\s*['"]?false\b|\bssl_verify\w*['"]?\s*[=:]\s*['"]?(?:false|0|no)\b|\bnode_tls_reject_unauthorized['"]?\s*[=:,]\s*['"]?0|\breject_?unauthorized['"]?\s*[:=]\s*false\b|\binsecure_?skip_?(?:tls_?)?verify['"]?\s*[:=]\s*true\b|--insecure-skip-tls-verify\b(?:=true)?|\bpythonhttpsverify['"]?\s*[=:]\s*['"]?0|\bgit_ssl_no_verify['"]?\s*[=:]\s*['"]?(?:1|true)|\bhttp\.sslverify['"]?\s*[= ]\s*['"]?false|\bsslverify['"]?\s*[=:]\s*['"]?false|\bstrict-?ssl['"]?\s*[= :]\s*['"]?false|\bcert_none\b|\bssl\._create_unverified_context\b|_create_default_https_context\s*=|-skipcertificatecheck\b|--no-check-certificate\b"#,
         )
         .assess(tls_off)
         .warnable(),
@@ -54,7 +56,7 @@ pub(super) fn rules() -> Vec<Rule> {
             &[
                 "bandit", "pip-audit", "semgrep", "detect-secrets", "eslint-plugin-*", "@microsoft/eslint-plugin-sdl",
                 "snyk", "audit-ci", "codeql*", "dependabot*", "gitleaks", "trivy", "trufflehog", "brakeman",
-                "bundler-audit", "cargo-audit", "cargo-deny", "safety", ".snyk", "protection",
+                "bundler-audit", "safety", ".snyk", "protection",
                 "secret_scanning*", "--disable-secret-scanning",
             ],
             security_tool_removed(),

@@ -16,6 +16,7 @@
 //! reaches beyond the task; the same words that are not a directive are
 //! `Medium`; negated, quoted or explained they are `Low`.
 
+use std::cell::OnceCell;
 use std::sync::LazyLock;
 
 use crate::scan::rule::{Lazy, compile};
@@ -186,22 +187,45 @@ fn negated(s: &str, at: usize) -> bool {
     NEGATED.find(clause.as_bytes()).is_some_and(|m| !NOT_NEGATING.is_match(&clause.as_bytes()[m.start()..]))
 }
 
+/// A necessary part of every class but control disablement (for
+/// persistence: its scope), in one regex: most text that a cue word sent
+/// here matches none of it.
+static QUICK: Lazy = LazyLock::new(|| {
+    compile(
+        r"\b(?:confirm|approv|permission|consent|sign-?off|go-ahead|(?:pre-?)?authori[sz]ed|agreed|granted)|\bask(?:ing)?\s+(?:the\s+)?(?:user|human|operator|owner|me|them|first|beforehand|before)\b|\bcheck\w*\s+(?:in\s+|back\s+)?with\b|\bwait\w*\s+for\s+(?:the\s+)?(?:user|human|operator|owner|me|them)\b|\bas\s+(?:if|coming|direct|the\s+(?:user|operator|owner|human|system)|user|your|own|new|primary|system|authoritative|trusted|binding|official|highest|top|real|a\s+system|instructions)\b|\b(?:follow|obey|execute|run|carry\s+out|apply|act\s+on|comply\s+with|do|perform|implement)\s+(?:any|all|every|each|whatever|whichever)\b|\b(?:whatever|anything|everything)\b|\b(?:is|are)\s+(?:to\s+be\s+)?(?:treated\s+as\s+)?(?:authoritative|binding|trusted|pre-?approved|from\s+the\s+user|the\s+user|equivalent|as\s+valid|as\s+legitimate|as\s+authoritative)\b|\b(?:no\s+longer|your\s+(?:new|real|true|actual|sole|hidden|secret|only|primary|overriding|highest|top|core)|forget|abandon|discard|shed|set\s+aside|only\s+to|(?:work|serve)\s+(?:only\s+)?for|refuse|decline|push\s+back|object\s+to|precedence|priority)\b|\b(?:from\s+now\s+on|future|subsequent|later|upcoming|permanently|forever|going\s+forward|henceforth|across\s+(?:all\s+)?sessions|beyond\s+this|even\s+after|for\s+good|from\s+this\s+point)\b|\b(?:all|every|each|any)\s+(?:\w+\s+)?(?:sessions?|conversations?|chats?|tasks?|projects?|runs?|interactions?|repos|repositories|invocations?|turns)\b",
+    )
+});
+
+static DISABLING: Lazy = LazyLock::new(|| compile(&format!(r"\b{DISABLE}\b|\bset\s+\S*(?:verify|verification|ssl|tls|check)")));
+
+/// Whether the text may ask something of any class: a cheap test before
+/// [`classify`].
+pub(crate) fn may_ask(s: &str) -> bool {
+    let b = s.as_bytes();
+    QUICK.is_match(b) || DISABLING.is_match(b)
+}
+
 /// Every class the sentence asks for, with its severity.
 pub(crate) fn classify(s: &str) -> Vec<Found> {
     let b = s.as_bytes();
     let mut out = Vec::new();
-    let directive = is_directive(s);
-    let mention = MENTION.is_match(b);
-    let scope = SCOPE.find(b).map(|m| m.start());
+    if !may_ask(s) {
+        return out;
+    }
+    // Context is read only once some class has matched.
+    let (directive, mention, scope_at) = (OnceCell::new(), OnceCell::new(), OnceCell::new());
+    let directive = || *directive.get_or_init(|| is_directive(s));
+    let mention = || *mention.get_or_init(|| MENTION.is_match(b));
+    let scope = || *scope_at.get_or_init(|| SCOPE.find(b).map(|m| m.start()));
     // Settles the severity of a cue at `at` that is an attack when asked.
     let grade = |at: usize, negation_excuses: bool| -> Severity {
-        if mention || (negation_excuses && negated(s, at)) {
+        if mention() || (negation_excuses && negated(s, at)) {
             Severity::Low
         } else if quoted(s, at) {
             Severity::Medium
-        } else if !directive {
+        } else if !directive() {
             Severity::Medium
-        } else if scope.is_some() {
+        } else if scope().is_some() {
             Severity::Critical
         } else {
             Severity::High
@@ -215,10 +239,10 @@ pub(crate) fn classify(s: &str) -> Vec<Found> {
         }
         out.push(found("instr.approval-carryover", Category::Concealment, sev, at));
     }
-    let trust = TRUST.find(b).map(|m| m.start()).or_else(|| {
+    let trusted = TRUST.find(b).map(|m| m.start()).or_else(|| {
         ANAPHORIC.find(b).filter(|m| ORIGIN_WORD.is_match(&b[..m.start()])).map(|m| m.start())
     });
-    if let Some(at) = trust {
+    if let Some(at) = trusted {
         // Saying that such text is authoritative is the attack, asked or not.
         let sev = match grade(at, true) {
             Severity::Medium if !quoted(s, at) => Severity::High,
@@ -228,7 +252,7 @@ pub(crate) fn classify(s: &str) -> Vec<Found> {
     }
     if let Some(m) = ROLE.find(b) {
         // The words are the attack: only a mention or a quote lowers them.
-        let sev = if mention {
+        let sev = if mention() {
             Severity::Low
         } else if quoted(s, m.start()) {
             Severity::Medium
@@ -243,11 +267,11 @@ pub(crate) fn classify(s: &str) -> Vec<Found> {
             || ["weak", "weak2", "weak3"].iter().all(|n| c.name(n).is_none());
         let mut sev = grade(at, true);
         if sev >= Severity::High && (!strong || LOCAL.is_match(b)) {
-            sev = if scope.is_some() && strong { Severity::High } else { Severity::Medium };
+            sev = if scope().is_some() && strong { Severity::High } else { Severity::Medium };
         }
         out.push(found("instr.disable-control", Category::PrivilegeEscalation, sev, at));
     }
-    if let (Some(at), Some(m)) = (scope, MEMORY.find(b)) {
+    if let (Some(at), Some(m)) = (scope(), scope().and_then(|_| MEMORY.find(b))) {
         let at = at.min(m.start());
         let sev = match grade(at, true) {
             Severity::Critical => Severity::High,

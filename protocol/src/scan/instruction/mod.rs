@@ -48,12 +48,13 @@ const TRIGGERS: &[&str] = &[
     "approv*",
     "permission*",
     "consent*",
-    "authori*",
+    // Not "authorization": every API call's header.
+    "authorized",
+    "authorised",
     "sign-off",
     "go-ahead",
     "ask",
     "asking",
-    "consult*",
     // time beyond the task, memory
     "permanent*",
     "from now on",
@@ -61,8 +62,7 @@ const TRIGGERS: &[&str] = &[
     "subsequent*",
     "henceforth",
     "going forward",
-    "memory",
-    "memories",
+    // Not "memory": every note on memory leaks and usage would be read.
     "memori*",
     "remember*",
     // other origins as instructions
@@ -72,7 +72,13 @@ const TRIGGERS: &[&str] = &[
     "whatever",
     "obey*",
     // identity
-    "no longer",
+    "are no longer",
+    "re no longer",
+    "no longer need*",
+    "no longer requir*",
+    "no longer necessary",
+    "no longer ask*",
+    "no longer wait*",
     "your new",
     "your real",
     "your true",
@@ -96,7 +102,6 @@ const TRIGGERS: &[&str] = &[
     "skip*",
     "bypass*",
     "deactivat*",
-    "comment out",
 ];
 
 /// At most this many bytes of a paragraph are read; a longer paragraph is
@@ -242,7 +247,7 @@ fn walk<'a>(body: &Body<'a>, last: usize) -> Vec<Line<'a>> {
         let kind = if item { Kind::Item } else { Kind::Text };
         let warned = section_warned || (item && list_warned);
         out.push(Line { r, text, kind, warned });
-        if !item && WARNING_LEAD.is_match(text.as_bytes()) {
+        if !item && text.ends_with(':') && WARNING_LEAD.is_match(text.as_bytes()) {
             list_warned = true;
         }
     }
@@ -344,16 +349,49 @@ pub(super) fn lower_warned(text: &str, findings: &mut [Finding], warnable: impl 
     }
 }
 
+/// Lines around a cue that the quick look reads: the line before and after,
+/// where the sentence of a wrapped cue goes on.
+const NEARBY_LINES: usize = 1;
+
+/// Whether some class may be asked near one of the cues: the text around
+/// each, read as one string. Most cues ("remove the build folder") ask
+/// nothing; only then is the body walked from its first line.
+fn anything_asked(body: &Body<'_>, triggered: &[LineRef]) -> bool {
+    let mut seen_to = 0;
+    let mut window = String::new();
+    for &t in triggered {
+        if t.index < seen_to && t.index > 0 {
+            continue;
+        }
+        window.clear();
+        let from = body.line_before(t, NEARBY_LINES);
+        for (r, line) in body.lines_from(from).take(2 * NEARBY_LINES + 1) {
+            seen_to = r.index + 1;
+            window.push_str(line);
+            window.push(' ');
+        }
+        if !classify(&window).is_empty() {
+            return true;
+        }
+    }
+    false
+}
+
 fn instructions(body: &Body<'_>, triggered: &[LineRef], out: &mut Vec<Finding>) {
     let Some(last) = triggered.last() else {
         return;
     };
+    if !anything_asked(body, triggered) {
+        return;
+    }
     let lines = walk(body, last.index);
     let mut done_to = 0;
     for t in triggered {
-        let Some(i) = lines.iter().position(|l| l.r.index == t.index) else {
+        // `walk` reads every line from the first, one entry per line.
+        let i = t.index;
+        if i >= lines.len() {
             continue;
-        };
+        }
         if i < done_to || matches!(lines[i].kind, Kind::Code | Kind::Blank | Kind::Heading) {
             continue;
         }

@@ -87,7 +87,7 @@ fn leaves_ordinary_scopes_and_reminders_alone() {
     assert_absent("Remember to run the tests in every future pull request.", "instr.persistence");
     assert_absent("From now on, the API returns 404 for deleted orders.", "instr.persistence");
     assert_severity(
-        "Never store credentials in your memory across sessions.",
+        "Never store credentials in your memory permanently.",
         "instr.persistence",
         Low,
     );
