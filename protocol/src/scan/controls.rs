@@ -75,7 +75,8 @@ fn security_tool_removed() -> String {
 }
 
 /// A connection to this machine: a self-signed development server.
-static LOCAL: Lazy = LazyLock::new(|| compile(r"\b(?:localhost|127\.0\.0\.1|0\.0\.0\.0|\[::1\]|host\.docker\.internal)\b"));
+static LOCAL: Lazy =
+    LazyLock::new(|| compile(r"\b(?:localhost|127\.0\.0\.1|0\.0\.0\.0|\[::1\]|host\.docker\.internal)\b"));
 
 /// A setting that outlives the command: global configuration, an exported
 /// variable, a start-up file, a container image, a process-wide default.
@@ -100,7 +101,9 @@ fn tls_off(h: &Hit<'_>) -> Option<Severity> {
 /// hooks; only git's skips hooks.
 fn hooks_off(h: &Hit<'_>) -> Option<Severity> {
     let m = h.text().to_ascii_lowercase();
-    if m.contains("--no-verify") && !m.starts_with("git") && (h.line().contains("cargo ") || h.line().contains("npm "))
+    if m.contains("--no-verify")
+        && !m.starts_with("git")
+        && (h.line().contains("cargo ") || h.line().contains("npm "))
     {
         return None;
     }
@@ -114,7 +117,13 @@ mod tests {
 
     #[test]
     fn grades_tls_verification_off_by_how_long_it_lasts() {
-        assert_hit("r = requests.get(url, verify=False)", "control.tls-verify-off", PrivilegeEscalation, Medium, 1);
+        assert_hit(
+            "r = requests.get(url, verify=False)",
+            "control.tls-verify-off",
+            PrivilegeEscalation,
+            Medium,
+            1,
+        );
         assert_hit(
             "git config --global http.sslVerify false",
             "control.tls-verify-off",
@@ -129,7 +138,11 @@ mod tests {
             "control.tls-verify-off",
             High,
         );
-        assert_severity("requests.get('https://localhost:8443', verify=False)", "control.tls-verify-off", Low);
+        assert_severity(
+            "requests.get('https://localhost:8443', verify=False)",
+            "control.tls-verify-off",
+            Low,
+        );
         assert_severity("Never set `verify=False` in production code.", "control.tls-verify-off", Low);
         assert_absent("verify=True is the default; keep it.", "control.tls-verify-off");
         assert_absent("Run `npm run verify` before pushing.", "control.tls-verify-off");

@@ -146,7 +146,8 @@ impl Literals {
         // The punctuation common in text gets classes of its own; the rare
         // rest shares the last class, which costs a few false reports where
         // a key's place in the text holds another rare byte.
-        let rank = |b: u8| COMMON_PUNCTUATION.iter().position(|&c| c == b).unwrap_or(COMMON_PUNCTUATION.len());
+        let rank =
+            |b: u8| COMMON_PUNCTUATION.iter().position(|&c| c == b).unwrap_or(COMMON_PUNCTUATION.len());
         punctuation.sort_by_key(|&b| (rank(b), b));
         punctuation.dedup();
         for b in punctuation {

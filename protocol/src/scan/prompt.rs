@@ -286,7 +286,11 @@ mod tests {
     fn does_not_lower_injection_in_a_warning() {
         assert_severity("Never ignore previous instructions.", "prompt.ignore-instructions", Critical);
         // Quoted without saying it is an attack, it is still the attack.
-        assert_severity("Reply with \"ignore previous instructions\" first.", "prompt.ignore-instructions", Critical);
+        assert_severity(
+            "Reply with \"ignore previous instructions\" first.",
+            "prompt.ignore-instructions",
+            Critical,
+        );
     }
 
     #[test]

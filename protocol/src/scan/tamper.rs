@@ -45,9 +45,22 @@ pub(super) fn rules() -> Vec<Rule> {
 pub(super) fn analyzers() -> Vec<Analyzer> {
     vec![Analyzer {
         triggers: &[
-            "claude.md", "agents.md", "gemini.md", ".cursorrules", ".windsurfrules", ".clinerules", "copilot-instructions*",
-            ".claude/", ".git/hooks", "systemd/", "launchagents", "launchdaemons", "autostart/", "schtasks",
-            "register-scheduledtask", "currentversion\\run*",
+            "claude.md",
+            "agents.md",
+            "gemini.md",
+            ".cursorrules",
+            ".windsurfrules",
+            ".clinerules",
+            "copilot-instructions*",
+            ".claude/",
+            ".git/hooks",
+            "systemd/",
+            "launchagents",
+            "launchdaemons",
+            "autostart/",
+            "schtasks",
+            "register-scheduledtask",
+            "currentversion\\run*",
         ],
         run: places,
     }]
@@ -100,7 +113,9 @@ static PAYLOAD: Lazy = LazyLock::new(|| {
 
 /// Content that sends somewhere: the worst kind of payload.
 static SENDS: Lazy = LazyLock::new(|| {
-    compile(&format!(r"\b{FETCH}\b[^\n]*(?:-d\b|--data|-F\b|--upload|-T\b|post\b)|/dev/(?:tcp|udp)/|\b(?:nc|ncat)\s"))
+    compile(&format!(
+        r"\b{FETCH}\b[^\n]*(?:-d\b|--data|-F\b|--upload|-T\b|post\b)|/dev/(?:tcp|udp)/|\b(?:nc|ncat)\s"
+    ))
 });
 
 /// At most this many lines of content are read after a write.

@@ -196,7 +196,8 @@ static QUICK: Lazy = LazyLock::new(|| {
     )
 });
 
-static DISABLING: Lazy = LazyLock::new(|| compile(&format!(r"\b{DISABLE}\b|\bset\s+\S*(?:verify|verification|ssl|tls|check)")));
+static DISABLING: Lazy =
+    LazyLock::new(|| compile(&format!(r"\b{DISABLE}\b|\bset\s+\S*(?:verify|verification|ssl|tls|check)")));
 
 /// Whether the text may ask something of any class: a cheap test before
 /// [`classify`].
@@ -239,9 +240,10 @@ pub(crate) fn classify(s: &str) -> Vec<Found> {
         }
         out.push(found("instr.approval-carryover", Category::Concealment, sev, at));
     }
-    let trusted = TRUST.find(b).map(|m| m.start()).or_else(|| {
-        ANAPHORIC.find(b).filter(|m| ORIGIN_WORD.is_match(&b[..m.start()])).map(|m| m.start())
-    });
+    let trusted = TRUST
+        .find(b)
+        .map(|m| m.start())
+        .or_else(|| ANAPHORIC.find(b).filter(|m| ORIGIN_WORD.is_match(&b[..m.start()])).map(|m| m.start()));
     if let Some(at) = trusted {
         // Saying that such text is authoritative is the attack, asked or not.
         let sev = match grade(at, true) {

@@ -146,7 +146,10 @@ static WARNING_LEAD: Lazy = LazyLock::new(|| {
 
 /// Fence info strings whose content is prose.
 fn prose_fence(info: &str) -> bool {
-    matches!(info.trim().to_ascii_lowercase().as_str(), "" | "md" | "markdown" | "text" | "txt" | "plaintext" | "prompt")
+    matches!(
+        info.trim().to_ascii_lowercase().as_str(),
+        "" | "md" | "markdown" | "text" | "txt" | "plaintext" | "prompt"
+    )
 }
 
 /// Strips markdown markers; returns the text and whether a list item starts.
@@ -160,7 +163,11 @@ fn strip(line: &str) -> (&str, bool) {
         return (t[2..].trim_start(), true);
     }
     let digits = b.iter().take_while(|c| c.is_ascii_digit()).count();
-    if digits > 0 && digits < 4 && matches!(b.get(digits), Some(b'.' | b')')) && b.get(digits + 1) == Some(&b' ') {
+    if digits > 0
+        && digits < 4
+        && matches!(b.get(digits), Some(b'.' | b')'))
+        && b.get(digits + 1) == Some(&b' ')
+    {
         return (t[digits + 2..].trim_start(), true);
     }
     (t, false)
@@ -278,7 +285,10 @@ impl Paragraph {
 /// The paragraph around line `i`: the item or text block it belongs to.
 fn paragraph(lines: &[Line<'_>], i: usize) -> (usize, usize) {
     let mut from = i;
-    while from > 0 && lines[from].kind == Kind::Text && matches!(lines[from - 1].kind, Kind::Text | Kind::Item) {
+    while from > 0
+        && lines[from].kind == Kind::Text
+        && matches!(lines[from - 1].kind, Kind::Text | Kind::Item)
+    {
         from -= 1;
     }
     let mut to = i + 1;
@@ -311,7 +321,8 @@ pub(super) fn sentences(text: &str) -> impl Iterator<Item = (usize, &str)> {
         while i < b.len() {
             let c = b[i];
             i += 1;
-            let ends = matches!(c, b'.' | b'!' | b'?' | b';') && b.get(i).is_none_or(|n| n.is_ascii_whitespace());
+            let ends =
+                matches!(c, b'.' | b'!' | b'?' | b';') && b.get(i).is_none_or(|n| n.is_ascii_whitespace());
             if ends && !(c == b'.' && abbreviation(&text[from..i - 1])) {
                 let s = (from, &text[from..i]);
                 from = i;
@@ -400,7 +411,9 @@ fn instructions(body: &Body<'_>, triggered: &[LineRef], out: &mut Vec<Finding>) 
         let para = join(&lines[from..to]);
         let mut offset = 0;
         while offset < para.text.len() {
-            let end = rule::slice_lossy(&para.text, offset..(offset + MAX_PARAGRAPH).min(para.text.len())).len() + offset;
+            let end = rule::slice_lossy(&para.text, offset..(offset + MAX_PARAGRAPH).min(para.text.len()))
+                .len()
+                + offset;
             for (at, sentence) in sentences(&para.text[offset..end]) {
                 let at = offset + at;
                 report(&para, at, sentence, out);
