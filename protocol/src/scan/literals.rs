@@ -2,9 +2,10 @@
 //! case-insensitively, in one pass.
 //!
 //! It is an Aho-Corasick automaton compiled to a dense DFA over byte
-//! classes, kept small enough for the L1 cache: every letter and every
-//! punctuation byte of a key has its own class, digits share one (which may
-//! report a key where there is none, never the reverse), all other bytes
+//! classes, kept small enough for the L1 cache: every letter and the
+//! punctuation common in skills have a class of their own, digits share
+//! one and the rare punctuation of keys another (which may report a key
+//! where there is none, never the reverse), all other bytes
 //! share one, and each 16-bit transition carries a "this state ends a key"
 //! bit, so the hot loop needs one load and one test per byte.
 //! The text is cut into four equal lanes walked in lockstep: a DFA walk is

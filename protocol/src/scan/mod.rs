@@ -31,9 +31,16 @@
 //! `traversal` (path traversal, system writes), `sql`, `privilege`,
 //! `persistence`, `prompt` (prompt injection and concealment), `unicode`
 //! (hidden characters), `secret` (credentials written into the skill,
-//! which no excerpt ever shows) and `permission` (broad grants in the
-//! frontmatter, reported at `Info`). Rule ids are `family.name` and never
-//! change meaning.
+//! which no excerpt ever shows), `permission` (broad grants in the
+//! frontmatter, reported at `Info`), `controls` (TLS verification, hooks
+//! and security tools switched off in code), `tamper` (writes to the
+//! agent's instruction files, git hooks and start-up entries, erased logs)
+//! and `instruction` (what prose asks, per sentence: approval carried over,
+//! persistence beyond the task, trust in other origins, a redefined agent,
+//! controls switched off). Rule ids are `family.name` (`instr.*` for
+//! `instruction`, `control.*`, `tamper.*`) and never change meaning. A
+//! heading or lead-in that warns ("## What not to do") lowers the commands
+//! of the warnable rules listed under it to `Low`.
 //! The machinery is in `rule` (what a rule is, shared helpers), `literals`
 //! (the trigger automaton), `engine` and `normalize`.
 //!

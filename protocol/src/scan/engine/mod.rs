@@ -14,6 +14,10 @@
 //! (`secret::mask`); only lines a `secret` trigger hit can hold one, so
 //! only those are masked.
 //!
+//! A finding of a warnable rule (see `Rule::warnable`) on a line under a
+//! heading or in a list that warns against what it lists is lowered to
+//! `Low` at the end (`instruction::lower_warned`).
+//!
 //! Analyzers are the rules that need more than one line (a download on one
 //! line executed on another, a secret read into a variable that a later
 //! `curl` sends). They are triggered the same way and receive the lines on

@@ -222,9 +222,7 @@ pub(crate) fn classify(s: &str) -> Vec<Found> {
     let grade = |at: usize, negation_excuses: bool| -> Severity {
         if mention() || (negation_excuses && negated(s, at)) {
             Severity::Low
-        } else if quoted(s, at) {
-            Severity::Medium
-        } else if !directive() {
+        } else if quoted(s, at) || !directive() {
             Severity::Medium
         } else if scope().is_some() {
             Severity::Critical
