@@ -107,8 +107,13 @@ fn hooks_off(h: &Hit<'_>) -> Option<Severity> {
     {
         return None;
     }
-    Some(h.base)
+    // "`--no-verify` skips the commit hooks" says what the flag does.
+    Some(if DESCRIBES_FLAG.is_match(m.as_bytes()) { Severity::Medium } else { h.base })
 }
+
+static DESCRIBES_FLAG: Lazy = LazyLock::new(|| {
+    compile(r"^--no-verify\b\W{0,3}(?:flag\s+|option\s+)?(?:skips|bypasses|disables|turns\s+off|means)\b")
+});
 
 #[cfg(test)]
 mod tests {
@@ -156,6 +161,11 @@ mod tests {
         assert_severity("HUSKY=0 git push", "control.hooks-off", High);
         assert_severity("Never commit with `--no-verify`.", "control.hooks-off", Low);
         assert_absent("cargo publish --no-verify", "control.hooks-off");
+        assert_severity(
+            "`--no-verify` skips the pre-commit and commit-msg hooks.",
+            "control.hooks-off",
+            Medium,
+        );
         assert_absent("git config core.hooksPath .githooks", "control.hooks-off");
     }
 

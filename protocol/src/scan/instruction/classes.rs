@@ -98,11 +98,11 @@ static ROLE: Lazy = LazyLock::new(|| {
 const DISABLE: &str = r"(?:disabl(?:e|es|ed|ing)|turn(?:s|ed|ing)?\s+off|switch(?:es|ed|ing)?\s+off|shut(?:s|ting)?\s+(?:off|down)|deactivat(?:e|es|ed|ing)|remov(?:e|es|ed|ing)|delet(?:e|es|ed|ing)|uninstall(?:s|ed|ing)?|skip(?:s|ped|ping)?|bypass(?:es|ed|ing)?|circumvent(?:s|ed|ing)?|suppress(?:es|ed|ing)?|comment(?:s|ed|ing)?\s+out|strip(?:s|ped|ping)?\s+out|rip\s+out|get\s+rid\s+of|kill(?:s|ed|ing)?|stop(?:s|ped|ping)?|unset(?:s|ting)?|neutrali[sz]e|weaken(?:s|ed|ing)?|relax(?:es|ed|ing)?|loosen(?:s|ed|ing)?)";
 
 /// Security controls whose removal blocks.
-const STRONG_CONTROL: &str = r"(?:(?:tls|ssl|https|certificates?|cert|hostname|host\s+key)\s*(?:verif\w*|validation|validity|checks?|checking|pinning)|(?:certificate|signature|gpg|checksum|integrity|package|provenance)\s+(?:verification|checks?|validation)|(?:pre-commit|pre-push|commit|git|husky|lefthook|security)\s+hooks?|(?:security|sast|dast|secrets?|vulnerability|dependency|license|malware|virus)\s+(?:scann\w*|scans?|checks?|linters?|linting|tools?|tooling|plugins?|rules?|audits?|alerts?|gates?|reviews?|polic(?:y|ies)|dependencies|packages?|software|settings?|controls?|features?|headers?|updates?|patches|monitoring|workflows?|jobs?|steps?)|codeql|dependabot|snyk|bandit|semgrep|trivy|gitleaks|trufflehog|detect-secrets|eslint-plugin-security|pip-audit|npm\s+audit|cargo\s+audit|cargo-deny|(?:required|status)\s+checks?|branch\s+protection|protected\s+branch(?:es)?|selinux|apparmor|seccomp|firewall\w*|ufw|iptables|nftables|firewalld|windows\s+firewall|antivirus|anti-virus|anti-malware|windows\s+defender|microsoft\s+defender|defender|real-?time\s+(?:protection|monitoring|scanning)|tamper\s+protection|endpoint\s+protection|edr|xprotect|gatekeeper|system\s+integrity\s+protection|audit\s*(?:d|logs?|logging|trail|rules)|auditd|cloudtrail|security\s+logging|access\s+logs?|2fa|mfa|two-factor(?:\s+auth\w*)?|multi-factor(?:\s+auth\w*)?|sandbox(?:ing)?|(?:permission|approval|confirmation)\s+prompts?|safety\s+checks?|guardrails?)";
+const STRONG_CONTROL: &str = r"(?:(?:tls|ssl|https|certificates?|cert|hostname|host\s+key)\s*(?:verif\w*|validation|validity|checks?|checking|pinning)|(?:certificate|signature|gpg|checksum|integrity|package|provenance)\s+(?:verification|checks?|validation)|(?:pre-commit|pre-push|commit|git|husky|lefthook|security)\s+hooks?|(?:security|sast|dast|secrets?|vulnerability|dependency|license|malware|virus)\s+(?:scann\w*|scans?|checks?|linters?|linting|tools?|tooling|plugins?|rules?|audits?|alerts?|gates?|reviews?|polic(?:y|ies)|dependencies|packages?|software|settings?|controls?|features?|headers?|updates?|patches|monitoring|workflows?|jobs?|steps?)|codeql|dependabot|snyk|bandit|semgrep|trivy|gitleaks|trufflehog|detect-secrets|eslint-plugin-security|pip-audit|npm\s+audit|cargo\s+audit|cargo-deny|(?:required|status)\s+checks?|branch\s+protection|protected\s+branch(?:es)?|selinux|apparmor|seccomp|firewall\w*|ufw|iptables|nftables|firewalld|windows\s+firewall|antivirus|anti-virus|anti-malware|windows\s+defender|microsoft\s+defender|defender|real-?time\s+(?:protection|monitoring|scanning)|tamper\s+protection|endpoint\s+protection|edr|xprotect|gatekeeper|system\s+integrity\s+protection|audit\s*(?:d|logs?|logging|trail|rules)|auditd|cloudtrail|security\s+logging|2fa|mfa|two-factor(?:\s+auth\w*)?|multi-factor(?:\s+auth\w*)?|sandbox(?:ing)?|(?:permission|approval|confirmation)\s+prompts?|safety\s+checks?|guardrails?)";
 
 /// Controls whose removal is often routine: a directive to remove them is
 /// worth a look, not a refusal.
-const WEAK_CONTROL: &str = r"(?:hooks?|linters?|lint(?:ing)?(?:\s+(?:rules|checks))?|code\s+reviews?|reviews?|ci\s+checks?|checks|logging|logs|rate\s+limit\w*|authentication|auth\s+checks?|csp|content\s+security\s+policy|cors(?:\s+checks?)?|csrf(?:\s+protection)?|input\s+validation|validation)";
+const WEAK_CONTROL: &str = r"(?:access\s+logs?|hooks?|linters?|lint(?:ing)?(?:\s+(?:rules|checks))?|code\s+reviews?|reviews?|ci\s+checks?|checks|logging|logs|rate\s+limit\w*|authentication|auth\s+checks?|csp|content\s+security\s+policy|cors(?:\s+checks?)?|csrf(?:\s+protection)?|input\s+validation|validation)";
 
 static CONTROL_OFF: Lazy = LazyLock::new(|| {
     compile(&format!(
@@ -157,6 +157,13 @@ static LOCAL: Lazy = LazyLock::new(|| {
     compile(
         r"\b(?:localhost|127\.0\.0\.1|local\s+(?:dev\w*|testing|machine|server|only)|self-signed|on\s+your\s+(?:laptop|machine)|for\s+(?:generated|vendored|third-party)\s+\w+|test\s+(?:environment|server|fixtures?)|in\s+tests?\b|dry-run|read-only|reading|non-destructive|formatting|docs-only)\b",
     )
+});
+
+/// Where a leading condition ("If a change ships without approval, …")
+/// ends: what it mentions is the case the directive handles, not what it
+/// asks.
+static CONDITION: Lazy = LazyLock::new(|| {
+    compile(r"^(?:[\w\s,]{0,20}?)(?:if|when|whenever|once|unless|in\s+case|should)\b[^,;:]{0,160},")
 });
 
 fn is_directive(s: &str) -> bool {
@@ -219,10 +226,13 @@ pub(crate) fn classify(s: &str) -> Vec<Found> {
     let mention = || *mention.get_or_init(|| MENTION.is_match(b));
     let scope = || *scope_at.get_or_init(|| SCOPE.find(b).map(|m| m.start()));
     // Settles the severity of a cue at `at` that is an attack when asked.
+    let condition_end = OnceCell::new();
+    let in_condition =
+        |at: usize| at < *condition_end.get_or_init(|| CONDITION.find(b).map_or(0, |m| m.end()));
     let grade = |at: usize, negation_excuses: bool| -> Severity {
         if mention() || (negation_excuses && negated(s, at)) {
             Severity::Low
-        } else if quoted(s, at) || !directive() {
+        } else if in_condition(at) || quoted(s, at) || !directive() {
             Severity::Medium
         } else if scope().is_some() {
             Severity::Critical
@@ -245,7 +255,7 @@ pub(crate) fn classify(s: &str) -> Vec<Found> {
     if let Some(at) = trusted {
         // Saying that such text is authoritative is the attack, asked or not.
         let sev = match grade(at, true) {
-            Severity::Medium if !quoted(s, at) => Severity::High,
+            Severity::Medium if !quoted(s, at) && !in_condition(at) => Severity::High,
             other => other,
         };
         out.push(found("instr.cross-origin-trust", Category::PromptInjection, sev, at));

@@ -36,6 +36,12 @@ fn keeps_consent_that_is_required() {
     assert_absent("Ask the user for confirmation before deleting anything.", "instr.approval-carryover");
     // A tool's behaviour, described: worth a look, not a refusal.
     assert_severity("The `--yes` flag installs without confirmation.", "instr.approval-carryover", Medium);
+    // The case a directive handles is not what it asks.
+    assert_severity(
+        "If a change was deployed without approval, roll it back.",
+        "instr.approval-carryover",
+        Medium,
+    );
     // Scoped to what cannot hurt.
     assert_severity(
         "There is no need to ask for permission before reading files.",
