@@ -2,9 +2,10 @@
 //! case-insensitively, in one pass.
 //!
 //! It is an Aho-Corasick automaton compiled to a dense DFA over byte
-//! classes, kept small enough for the L1 cache: every letter and every
-//! punctuation byte of a key has its own class, digits share one (which may
-//! report a key where there is none, never the reverse), all other bytes
+//! classes, kept small enough for the L1 cache: every letter and the
+//! punctuation common in skills have a class of their own, digits share
+//! one and the rare punctuation of keys another (which may report a key
+//! where there is none, never the reverse), all other bytes
 //! share one, and each 16-bit transition carries a "this state ends a key"
 //! bit, so the hot loop needs one load and one test per byte.
 //! The text is cut into four equal lanes walked in lockstep: a DFA walk is
@@ -50,7 +51,13 @@ const FIRST_LETTER: u8 = 2;
 /// The class of all digits.
 const DIGIT: u8 = FIRST_LETTER + 26;
 /// At most this many classes; further punctuation shares the last one.
-const MAX_CLASSES: u8 = 64;
+/// Each class widens every state's row, and the table holds 32,768
+/// transitions: fewer classes leave room for more keys (34 classes: about
+/// 960 states).
+const MAX_CLASSES: u8 = 36;
+/// Punctuation by how often it appears in skills, most often first: the
+/// first gets a class of its own when the classes run out.
+const COMMON_PUNCTUATION: &[u8] = b"./-_:\"'()=$<>|@[]%\\!";
 
 /// A compiled set of keys.
 pub(super) struct Literals {
@@ -129,17 +136,24 @@ impl Literals {
             by_canon[usize::from(b)] = DIGIT;
         }
         let mut next_class = DIGIT + 1;
+        let mut punctuation: Vec<u8> = Vec::new();
         for key in &keys {
             assert!(
                 key.first().is_some_and(|&b| b != b' ') && key.is_ascii() && !key.contains(&b'\n'),
                 "bad trigger key {key:?}"
             );
-            for &b in key {
-                if by_canon[usize::from(b)] == OTHER {
-                    by_canon[usize::from(b)] = next_class.min(MAX_CLASSES - 1);
-                    next_class = next_class.saturating_add(1);
-                }
-            }
+            punctuation.extend(key.iter().filter(|&&b| by_canon[usize::from(b)] == OTHER));
+        }
+        // The punctuation common in text gets classes of its own; the rare
+        // rest shares the last class, which costs a few false reports where
+        // a key's place in the text holds another rare byte.
+        let rank =
+            |b: u8| COMMON_PUNCTUATION.iter().position(|&c| c == b).unwrap_or(COMMON_PUNCTUATION.len());
+        punctuation.sort_by_key(|&b| (rank(b), b));
+        punctuation.dedup();
+        for b in punctuation {
+            by_canon[usize::from(b)] = next_class.min(MAX_CLASSES - 1);
+            next_class = next_class.saturating_add(1);
         }
         let stride = usize::from(next_class.min(MAX_CLASSES));
         let class: [u8; 256] = std::array::from_fn(|b| by_canon[usize::from(canonical(b as u8))]);

@@ -32,9 +32,17 @@
 //! `traversal` (path traversal, system writes), `sql`, `privilege`,
 //! `persistence`, `prompt` (prompt injection and concealment), `unicode`
 //! (hidden characters), `secret` (credentials written into the skill,
-//! which no excerpt ever shows) and `permission` (broad grants in the
-//! frontmatter, reported at `Info`). Rule ids are `family.name` and never
-//! change meaning.
+//! which no excerpt ever shows), `permission` (broad grants in the
+//! frontmatter, reported at `Info`), `controls` (TLS verification, hooks
+//! and security tools switched off in code), `tamper` (writes to the
+//! agent's instruction files, git hooks and start-up entries, erased logs)
+//! and `instruction` (what prose asks, per sentence: approval carried over,
+//! persistence beyond the task, trust in other origins, a redefined agent,
+//! controls switched off). Rule ids are `family.name` (`instr.*` for
+//! `instruction`, `control.*`, `tamper.*`) and never change meaning. A
+//! command quoted (not run) under a heading or lead-in that warns ("## What
+//! not to do") is lowered to `Low` (`context`); a runnable block or a step
+//! never is.
 //! The machinery is in `rule` (what a rule is, shared helpers), `context`
 //! (whether a match is shown in an explanatory context rather than asked
 //! for), `literals` (the trigger automaton), `engine` and `normalize`.
@@ -49,9 +57,11 @@
 use serde::{Deserialize, Serialize};
 
 mod context;
+mod controls;
 mod engine;
 mod exfil;
 mod injection;
+mod instruction;
 mod literals;
 mod normalize;
 mod permission;
@@ -63,6 +73,7 @@ mod rule;
 mod secret;
 mod shell;
 mod sql;
+mod tamper;
 mod traversal;
 mod unicode;
 
@@ -210,12 +221,16 @@ impl Scanner {
         rules.extend(privilege::rules());
         rules.extend(persistence::rules());
         rules.extend(prompt::rules());
+        rules.extend(controls::rules());
+        rules.extend(tamper::rules());
         rules.extend(unicode::rules());
         rules.extend(secret::rules());
         let mut analyzers = Vec::new();
         analyzers.extend(remote::analyzers());
         analyzers.extend(exfil::analyzers());
         analyzers.extend(permission::analyzers());
+        analyzers.extend(instruction::analyzers());
+        analyzers.extend(tamper::analyzers());
         Scanner { engine: engine::Engine::new(rules, analyzers) }
     }
 

@@ -62,9 +62,10 @@ pub(super) fn rules() -> Vec<Rule> {
             &[
                 "setenforce", "ufw disable", "iptables -f", "iptables --flush", "iptables -t", "systemctl stop",
                 "systemctl disable", "systemctl mask", "csrutil disable", "spctl --master", "set-mppreference",
-                "randomize_va_space", "ptrace_scope", "aa-teardown",
+                "randomize_va_space", "ptrace_scope", "aa-teardown", "netsh", "set-netfirewallprofile",
+                "add-mppreference", "auditctl", "nft flush", "windefend", "stop-service", "uninstall-windowsfeature",
             ],
-            r"\bsetenforce\s+0\b|\bufw\s+disable\b|\biptables\s+(?:-t\s+\w+\s+)?(?:-F|--flush)\b|\bsystemctl\s+(?:stop|disable|mask)\s+(?:--now\s+)?(?:firewalld|apparmor|auditd|ufw|falcon-sensor|osqueryd|clamav-daemon|fail2ban)\b|\bcsrutil\s+disable\b|\bspctl\s+--master-disable\b|\bset-mppreference\b[^\n]*-disable\w+\s+\$?true|\bkernel\.randomize_va_space\s*=\s*0|\bkernel\.yama\.ptrace_scope\s*=\s*0|\baa-teardown\b",
+            r"\bnetsh\s+(?:advfirewall\s+set\s+\w+\s+state\s+off|firewall\s+set\s+opmode\s+(?:mode=)?disable)\b|\bset-netfirewallprofile\b[^\n]*-enabled\s+\$?(?:false|0)\b|\badd-mppreference\b[^\n]*-exclusion(?:path|process|extension)\b|\bauditctl\s+(?:-e\s*0|-D)\b|\bnft\s+flush\s+ruleset\b|\b(?:sc(?:\.exe)?\s+(?:stop|config)|stop-service|set-service)\b[^\n]*\bwindefend\b|\buninstall-windowsfeature\b[^\n]*windows-defender|\bsetenforce\s+0\b|\bufw\s+disable\b|\biptables\s+(?:-t\s+\w+\s+)?(?:-F|--flush)\b|\bsystemctl\s+(?:stop|disable|mask)\s+(?:--now\s+)?(?:firewalld|apparmor|auditd|ufw|falcon-sensor|osqueryd|clamav-daemon|clamav-freshclam|fail2ban|wazuh-agent|sentinelone|crowdstrike|elastic-agent|rsyslog|systemd-journald)\b|\bcsrutil\s+disable\b|\bspctl\s+--master-disable\b|\bset-mppreference\b[^\n]*-disable\w+\s+\$?true|\bkernel\.randomize_va_space\s*=\s*0|\bkernel\.yama\.ptrace_scope\s*=\s*0|\baa-teardown\b",
         )
         .warnable(),
         Rule::new(
@@ -138,7 +139,11 @@ fn target_after_mode(cmd: &str) -> String {
 
 fn is_system_path(t: &str) -> bool {
     let t = t.trim_end_matches('*');
-    t == "/"
+    // A hidden folder of the home directory: keys, cloud credentials, the
+    // shell's and the agent's own configuration.
+    let home_dotdir = ["~/.", "$home/.", "${home}/."].iter().any(|h| t.starts_with(h));
+    home_dotdir
+        || t == "/"
         || t == "~"
         || t == "~/"
         || t.starts_with("$home")
@@ -226,6 +231,8 @@ mod tests {
         assert_hit("sudo chmod -R 777 /", "priv.world-writable", PrivilegeEscalation, Critical, 1);
         assert_hit("chmod 777 /etc/app", "priv.world-writable", PrivilegeEscalation, High, 1);
         assert_severity("chmod 777 ./uploads", "priv.world-writable", Medium);
+        assert_severity("chmod -R 777 ~/.ssh", "priv.world-writable", High);
+        assert_severity("chmod 666 $HOME/.claude/settings.json", "priv.world-writable", High);
         assert_not_flagged(
             "chmod 755 scripts/run.sh\nchmod 644 index.html\nchmod +x ./build.sh\nAvoid `chmod 777` anywhere.",
         );
@@ -249,6 +256,12 @@ mod tests {
     fn flags_switching_off_host_security() {
         assert_hit("sudo setenforce 0", "priv.disable-security", PrivilegeEscalation, High, 1);
         assert_hit("sudo iptables -F", "priv.disable-security", PrivilegeEscalation, High, 1);
+        assert_severity("netsh advfirewall set allprofiles state off", "priv.disable-security", High);
+        assert_severity("Add-MpPreference -ExclusionPath $env:TEMP", "priv.disable-security", High);
+        assert_severity("sudo auditctl -e 0", "priv.disable-security", High);
+        assert_severity("Stop-Service -Name WinDefend -Force", "priv.disable-security", High);
+        assert_absent("sudo auditctl -l", "priv.disable-security");
+        assert_absent("netsh interface ip show config", "priv.disable-security");
         assert_not_flagged("sudo ufw enable\nsudo ufw allow 22/tcp\nsudo systemctl restart nginx\n");
     }
 

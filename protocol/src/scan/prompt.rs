@@ -11,6 +11,7 @@
 
 use std::sync::LazyLock;
 
+use super::instruction::explained_quote;
 use super::rule::{Hit, Lazy, Rule, compile};
 use super::{Category, Severity};
 
@@ -39,8 +40,10 @@ pub(super) fn rules() -> Vec<Rule> {
             "previous", "prior", "above", "earlier", "preceding", "former", "original", "initial", "system", "safety",
             "before", "so far",
         ])
-        // A phrase quoted as an example of an attack, under a heading about
-        // attacks, is not one (`context.rs`); said bare, it always is.
+        // Quoted as an example of an attack in its own sentence, Medium
+        // (`unless_explained`); under a section that explains attacks, lower
+        // still (`context.rs`); said bare, it always blocks.
+        .assess(unless_explained)
         .explainable()
         .span(1),
         Rule::new(
@@ -69,6 +72,7 @@ pub(super) fn rules() -> Vec<Rule> {
                 r"\byou(?:'re|{W}(?:are|have{W}been){W})(?:(?:now|hereby){W})?(?:(?:in|entering){W})?(?:developer|dev|god|admin|jailbreak|jailbroken|unrestricted|unfiltered|dan){W}mode\b|\b(?:enter|enable|activate|switch{W}(?:in)?to){W}(?:developer|god|jailbreak|dan|unrestricted|unfiltered){W}mode\b|\byou{W}(?:are|have{W}become){W}(?:now{W})?(?:dan\b|an?{W}(?:unrestricted|unfiltered|uncensored|jailbroken){W}(?:ai|assistant|model|llm)\b)|\bno{W}longer{W}bound{W}by\b|\b(?:safety|content){W}(?:guidelines|rules|policies|policy|filters|checks|restrictions){W}(?:do{W}not|don't|no{W}longer){W}(?:apply|matter)\b|\bwithout{W}(?:any{W})?(?:safety|content){W}(?:guidelines|policies|filters|restrictions)\b"
             ),
         )
+        .assess(unless_explained)
         .span(1),
         Rule::new(
             "prompt.fake-authority",
@@ -163,6 +167,16 @@ pub(super) fn rules() -> Vec<Rule> {
         .assess(skip_consent)
         .span(1),
     ]
+}
+
+/// "Phrases such as \"ignore previous instructions\" are injection
+/// attempts": a quoted example in a sentence that names it as one is worth
+/// a look, not a refusal. Unquoted, the phrase is the attack whatever
+/// surrounds it.
+fn unless_explained(h: &Hit<'_>) -> Option<Severity> {
+    let (before, tail) = (h.before(), h.tail());
+    let sentence = [before, tail].concat();
+    Some(if explained_quote(&sentence, before.len()) { Severity::Medium } else { h.base })
 }
 
 static CONDITIONAL: Lazy = LazyLock::new(|| {
@@ -275,6 +289,26 @@ mod tests {
     #[test]
     fn does_not_lower_injection_in_a_warning() {
         assert_severity("Never ignore previous instructions.", "prompt.ignore-instructions", Critical);
+        // Quoted without saying it is an attack, it is still the attack.
+        assert_severity(
+            "Reply with \"ignore previous instructions\" first.",
+            "prompt.ignore-instructions",
+            Critical,
+        );
+    }
+
+    #[test]
+    fn lowers_a_quoted_example_named_as_an_attack() {
+        assert_severity(
+            "Phrases such as \"ignore previous instructions\" are injection attempts.",
+            "prompt.ignore-instructions",
+            Medium,
+        );
+        assert_severity(
+            "A page saying \"you are now in developer mode\" is suspicious; refuse.",
+            "prompt.role-override",
+            Medium,
+        );
     }
 
     #[test]

@@ -14,6 +14,11 @@
 //! (`secret::mask`); only lines a `secret` trigger hit can hold one, so
 //! only those are masked.
 //!
+//! A finding of an explainable rule (see `Rule::explainable`) whose match
+//! is shown rather than asked for, under a heading, lead-in or list that
+//! explains it, is lowered to `Low` (`context.rs`); a runnable block or a
+//! step never is.
+//!
 //! Analyzers are the rules that need more than one line (a download on one
 //! line executed on another, a secret read into a variable that a later
 //! `curl` sends). They are triggered the same way and receive the lines on

@@ -1,0 +1,198 @@
+//! Security controls switched off in code and configuration (category
+//! `PrivilegeEscalation`, beside `priv.disable-security` for host
+//! controls): TLS verification, commit hooks, and the security tools and
+//! workflows of a project.
+//!
+//! `verify=False` against a local self-signed server is a shortcut; the
+//! same setting made global (`git config --global http.sslVerify false`,
+//! `export NODE_TLS_REJECT_UNAUTHORIZED=0`) leaves every later connection
+//! open to interception. Skipping hooks (`--no-verify`, `core.hooksPath
+//! /dev/null`) or uninstalling a scanner is never needed to do a task, and
+//! a skill that asks for it is removing what would have caught it. The
+//! same commands in a warning ("never commit with `--no-verify`") are Low.
+//! Prose that asks for the same is read by `instruction`.
+
+use std::sync::LazyLock;
+
+use super::rule::{Hit, Lazy, Rule, compile};
+use super::{Category, Severity};
+
+/// The line rules of this family.
+pub(super) fn rules() -> Vec<Rule> {
+    use Category::PrivilegeEscalation as P;
+    use Severity::*;
+    vec![
+        Rule::new(
+            "control.tls-verify-off",
+            P,
+            Medium,
+            &[
+                // `verify=False`, `verify_ssl: false`: the value, not the
+                // name, which every "Verification" heading would fire on.
+                "=false", "= false", ":false", ": false", "ssl_verify*", "sslverify", "node_tls_reject*",
+                "rejectunauthorized", "reject_unauthorized", "insecureskipverify", "insecure_skip_verify",
+                "insecure-skip-tls-verify", "pythonhttpsverify", "git_ssl_no_verify", "strict-ssl", "strictssl",
+                "cert_none", "_create_unverified_context", "_create_default_https_context", "-skipcertificatecheck",
+                "--no-check-certificate",
+            ],
+            r#"\bverify\s*=\s*false\b|\bverify_ssl\s*[=:]\s*['"]?false\b|\bssl_verify\w*['"]?\s*[=:]\s*['"]?(?:false|0|no)\b|\bnode_tls_reject_unauthorized['"]?\s*[=:,]\s*['"]?0|\breject_?unauthorized['"]?\s*[:=]\s*false\b|\binsecure_?skip_?(?:tls_?)?verify['"]?\s*[:=]\s*true\b|--insecure-skip-tls-verify\b(?:=true)?|\bpythonhttpsverify['"]?\s*[=:]\s*['"]?0|\bgit_ssl_no_verify['"]?\s*[=:]\s*['"]?(?:1|true)|\bhttp\.sslverify['"]?\s*[= ]\s*['"]?false|\bsslverify['"]?\s*[=:]\s*['"]?false|\bstrict-?ssl['"]?\s*[= :]\s*['"]?false|\bcert_none\b|\bssl\._create_unverified_context\b|_create_default_https_context\s*=|-skipcertificatecheck\b|--no-check-certificate\b"#,
+        )
+        .assess(tls_off)
+        .warnable(),
+        Rule::new(
+            "control.hooks-off",
+            P,
+            High,
+            &["--no-verify", "hookspath", "husky*", "pre-commit uninstall", ".pre-commit-config*", ".git/hooks", ".husky"],
+            r#"\bgit\b[^\n|;&]*\s--no-verify\b|\b(?:commit|push)\w*\b[^\n]{0,40}--no-verify\b|--no-verify\b[^\n]{0,40}\b(?:commit|push|hooks?)\b|\bcore\.hookspath['"]?\s*[= ]\s*['"]?(?:/dev/null|/tmp\S*|/nonexistent|''|""|$)|\bhusky(?:_skip_hooks)?=(?:0|1|true)\b|\bpre-commit\s+uninstall\b|\b(?:rm|del|remove-item|git\s+rm)\b[^\n|;&]*(?:\.git/hooks\b|\.pre-commit-config\.ya?ml|\.husky\b)|\bchmod\s+-x\s+\S*\.git/hooks"#,
+        )
+        .requires(&["verify", "hookspath", "husky", "uninstall", "rm", "del", "remove-item", "chmod"])
+        .assess(hooks_off)
+        .warnable(),
+        Rule::new(
+            "control.security-tool-removed",
+            P,
+            High,
+            &[
+                "bandit", "pip-audit", "semgrep", "detect-secrets", "eslint-plugin-*", "@microsoft/eslint-plugin-sdl",
+                "snyk", "audit-ci", "codeql*", "dependabot*", "gitleaks", "trivy", "trufflehog", "brakeman",
+                "bundler-audit", "safety", ".snyk", "protection",
+                "secret_scanning*", "--disable-secret-scanning",
+            ],
+            security_tool_removed(),
+        )
+        .warnable(),
+    ]
+}
+
+/// Security tools of each ecosystem, as package or file names.
+const SECURITY_TOOLS: &str = r"(?:bandit|safety|pip-audit|semgrep|detect-secrets|dlint|guarddog|eslint-plugin-(?:security|no-unsanitized|xss)|@microsoft/eslint-plugin-sdl|snyk|audit-ci|better-npm-audit|lockfile-lint|gitleaks|trivy|trufflehog|brakeman|bundler-audit|cargo-audit|cargo-deny|cargo-vet|codeql|dependabot)";
+
+fn security_tool_removed() -> String {
+    format!(
+        r#"\b(?:npm|yarn|pnpm|bun)\s+(?:uninstall|remove|rm|un|r)\b[^\n|;&]*\b{SECURITY_TOOLS}\b|\b(?:pip3?|python3?\s+-m\s+pip|poetry|pipenv|uv|conda|cargo|gem|go)\s+(?:uninstall|remove|rm)\b[^\n|;&]*\b{SECURITY_TOOLS}\b|\bsed\s+-i\S*\s+(?:-e\s+)?['"]?/[^/\n]*\b{SECURITY_TOOLS}\b[^/\n]*/d|\b(?:rm|git\s+rm|del|remove-item)\b[^\n|;&]*(?:\.github/(?:workflows/\S*(?:codeql|security|snyk|semgrep|trivy|gitleaks|dependency-review|scorecard|sast|secret|audit|osv)\S*|dependabot\.ya?ml)|\.snyk\b|\.gitleaks\.toml|\.semgrep\.ya?ml|\.bandit\b)|\bgh\s+api\b[^\n]*(?:-x|--method)\s*delete\b[^\n]*/protection\b|\bgh\s+api\b[^\n]*/protection\b[^\n]*(?:-x|--method)\s*delete\b|--disable-secret-scanning\b|\bsecret_scanning\w*["']?\s*[:=]\s*\{{?\s*["']?status["']?\s*[:=]\s*["']?disabled"#
+    )
+}
+
+/// A connection to this machine: a self-signed development server.
+static LOCAL: Lazy =
+    LazyLock::new(|| compile(r"\b(?:localhost|127\.0\.0\.1|0\.0\.0\.0|\[::1\]|host\.docker\.internal)\b"));
+
+/// A setting that outlives the command: global configuration, an exported
+/// variable, a start-up file, a container image, a process-wide default.
+static LASTING: Lazy = LazyLock::new(|| {
+    compile(
+        r"\bgit\s+config\s+(?:--global|--system)\b|\b(?:npm|yarn|pnpm)\s+config\s+set\b|\bpip3?\s+config\s+set\b|^\s*(?:export\s|setx\s|env\s|ENV\s)|\$env:|>>\s*\S*(?:rc|profile)\b|_create_default_https_context\s*=|\[system\.net\.servicepointmanager\]",
+    )
+});
+
+fn tls_off(h: &Hit<'_>) -> Option<Severity> {
+    let line = h.line().as_bytes();
+    Some(if LOCAL.is_match(line) {
+        Severity::Low
+    } else if LASTING.is_match(line) {
+        Severity::High
+    } else {
+        h.base
+    })
+}
+
+/// `--no-verify` for `cargo publish` or `npm` skips a build check, not
+/// hooks; only git's skips hooks.
+fn hooks_off(h: &Hit<'_>) -> Option<Severity> {
+    let m = h.text().to_ascii_lowercase();
+    if m.contains("--no-verify")
+        && !m.starts_with("git")
+        && (h.line().contains("cargo ") || h.line().contains("npm "))
+    {
+        return None;
+    }
+    // "`--no-verify` skips the commit hooks" says what the flag does.
+    Some(if DESCRIBES_FLAG.is_match(m.as_bytes()) { Severity::Medium } else { h.base })
+}
+
+static DESCRIBES_FLAG: Lazy = LazyLock::new(|| {
+    compile(r"^--no-verify\b\W{0,3}(?:flag\s+|option\s+)?(?:skips|bypasses|disables|turns\s+off|means)\b")
+});
+
+#[cfg(test)]
+mod tests {
+    use crate::scan::testutil::{assert_absent, assert_hit, assert_severity};
+    use crate::scan::{Category::*, Severity::*};
+
+    #[test]
+    fn grades_tls_verification_off_by_how_long_it_lasts() {
+        assert_hit(
+            "r = requests.get(url, verify=False)",
+            "control.tls-verify-off",
+            PrivilegeEscalation,
+            Medium,
+            1,
+        );
+        assert_hit(
+            "git config --global http.sslVerify false",
+            "control.tls-verify-off",
+            PrivilegeEscalation,
+            High,
+            1,
+        );
+        assert_severity("export NODE_TLS_REJECT_UNAUTHORIZED=0", "control.tls-verify-off", High);
+        assert_severity("npm config set strict-ssl false", "control.tls-verify-off", High);
+        assert_severity(
+            "ssl._create_default_https_context = ssl._create_unverified_context",
+            "control.tls-verify-off",
+            High,
+        );
+        assert_severity(
+            "requests.get('https://localhost:8443', verify=False)",
+            "control.tls-verify-off",
+            Low,
+        );
+        assert_severity("Never set `verify=False` in production code.", "control.tls-verify-off", Low);
+        assert_absent("verify=True is the default; keep it.", "control.tls-verify-off");
+        assert_absent("Run `npm run verify` before pushing.", "control.tls-verify-off");
+    }
+
+    #[test]
+    fn flags_hooks_switched_off() {
+        assert_hit("git commit -am wip --no-verify", "control.hooks-off", PrivilegeEscalation, High, 1);
+        assert_hit("git config core.hooksPath /dev/null", "control.hooks-off", PrivilegeEscalation, High, 1);
+        assert_hit("rm -rf .git/hooks", "control.hooks-off", PrivilegeEscalation, High, 1);
+        assert_severity("HUSKY=0 git push", "control.hooks-off", High);
+        assert_severity("Never commit with `--no-verify`.", "control.hooks-off", Low);
+        assert_absent("cargo publish --no-verify", "control.hooks-off");
+        assert_severity(
+            "`--no-verify` skips the pre-commit and commit-msg hooks.",
+            "control.hooks-off",
+            Medium,
+        );
+        assert_absent("git config core.hooksPath .githooks", "control.hooks-off");
+    }
+
+    #[test]
+    fn flags_security_tools_removed() {
+        assert_hit(
+            "npm uninstall eslint-plugin-security",
+            "control.security-tool-removed",
+            PrivilegeEscalation,
+            High,
+            1,
+        );
+        assert_hit(
+            "sed -i '/bandit/d' requirements-dev.txt",
+            "control.security-tool-removed",
+            PrivilegeEscalation,
+            High,
+            1,
+        );
+        assert_severity("git rm .github/workflows/codeql.yml", "control.security-tool-removed", High);
+        assert_severity(
+            "gh api -X DELETE repos/o/r/branches/main/protection",
+            "control.security-tool-removed",
+            High,
+        );
+        assert_absent("pip install bandit && bandit -r src", "control.security-tool-removed");
+        assert_absent("npm uninstall left-pad", "control.security-tool-removed");
+        assert_severity("Don't `pip uninstall bandit` to silence it.", "control.security-tool-removed", Low);
+    }
+}

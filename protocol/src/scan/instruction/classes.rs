@@ -1,0 +1,327 @@
+//! What one sentence asks: the instruction classes of #14 and how sure we
+//! are that the sentence asks it.
+//!
+//! A class is found by its parts, not by a phrase: approval carry-over is a
+//! word of consent (confirmation, approval, permission…) governed by a
+//! word that removes it (no need, without, skip, don't…); persistence is a
+//! scope beyond the task (from now on, every future session, permanently)
+//! with the agent's memory or standing behaviour as object; cross-origin
+//! trust is content from elsewhere (a URL, an issue, an email, another
+//! agent) made to count as instructions or as the user's words; role
+//! override redefines who the agent is or whom it answers to; control
+//! disablement is a disabling verb with a security control as object.
+//!
+//! Severity: a directive (an imperative, "you must…", "the agent
+//! should…", "this skill disables…") is `High`, `Critical` when it also
+//! reaches beyond the task; the same words that are not a directive are
+//! `Medium`; negated, quoted or explained they are `Low`.
+
+use std::cell::OnceCell;
+use std::sync::LazyLock;
+
+use crate::scan::rule::{Lazy, compile};
+use crate::scan::{Category, Severity};
+
+/// One class found in a sentence.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Found {
+    pub(crate) rule_id: &'static str,
+    pub(crate) category: Category,
+    pub(crate) severity: Severity,
+    /// Byte offset of the cue in the sentence.
+    pub(crate) at: usize,
+}
+
+/// Words of consent a directive may take away.
+const CONSENT: &str = r"(?:confirm(?:ation|ations|ing|s)?|approv(?:al|als|e|es|ing)|permission|permissions|consent|sign-?offs?|authori[sz]ation|go-ahead)";
+
+/// Words that take consent away when they govern it.
+static WEAKEN: Lazy = LazyLock::new(|| {
+    compile(
+        r"\b(?:no\s+(?:need|longer|more)|without|never|don'?t|do\s+not|need\s+not|needn'?t|not\s+(?:required|needed|necessary)|skip(?:ping|s)?|bypass(?:ing|es)?|omit(?:ting|s)?|forgo|dispense\s+with|stop(?:ping)?\s+(?:asking|waiting|requesting|seeking)|unnecessary|superfluous)\b",
+    )
+});
+
+static CONSENT_WORD: Lazy = LazyLock::new(|| {
+    compile(&format!(
+        r"\b{CONSENT}\b|\b(?:ask(?:ing)?|check(?:ing)?\s+(?:in\s+|back\s+)?with|consult(?:ing)?|wait(?:ing)?\s+for)\s+(?:the\s+)?(?:user|human|operator|owner|me|them)\b|\bask(?:ing)?\s+(?:first|beforehand|before\s+\w+ing)\b"
+    ))
+});
+
+/// Consent said to be given already, or in advance, or once for all.
+static GIVEN: Lazy = LazyLock::new(|| {
+    compile(&format!(
+        r"\b(?:already|pre-?|implicitly|blanket|standing|automatic|automatically|in\s+advance|permanently|once\s+and\s+for\s+all)\s*(?:been\s+|given\s+|granted\s+|(?:has|have)\s+)?(?:approv\w*|authori[sz]\w*|granted|consented|confirmed|agreed|signed\s+off)\b|\b(?:consider|treat|regard|assume)\s+(?:\S+\s+){{0,8}}?(?:as\s+)?(?:already\s+)?(?:pre-?)?(?:approved|authori[sz]ed|confirmed|consented|accepted|cleared)\b|\bassume\s+(?:that\s+)?(?:the\s+)?(?:user|they|the\s+owner)\s+(?:agrees?|approves?|consents?|said\s+yes|is\s+fine|wants)\b|\b(?:blanket|standing|permanent|unlimited|full)\s+{CONSENT}\b"
+    ))
+});
+
+/// A scope that outlives the task.
+static SCOPE: Lazy = LazyLock::new(|| {
+    compile(
+        r"\b(?:from\s+now\s+on|(?:in|for|across|during|on)\s+(?:all|every|each|any)\s+(?:of\s+your\s+)?(?:future|subsequent|later|new|other|upcoming)?\s*(?:sessions?|conversations?|chats?|tasks?|projects?|runs?|interactions?|repos(?:itories)?|invocations?|turns)|(?:all|every|each|any)\s+(?:future|subsequent|later|upcoming)\s+\w+|future\s+(?:sessions?|conversations?|tasks?|runs?|interactions?|chats?|requests?)|subsequent\s+(?:sessions?|conversations?|tasks?|runs?|requests?)|permanently|forever|going\s+forward|henceforth|across\s+(?:all\s+)?sessions|beyond\s+this\s+(?:session|task|conversation)|even\s+after\s+(?:this|the)\s+(?:task|session|conversation)|for\s+good|from\s+this\s+point\s+(?:on|forward))\b",
+    )
+});
+
+/// The agent's memory or standing instructions as the object of a directive.
+static MEMORY: Lazy = LazyLock::new(|| {
+    compile(
+        r"\bremember(?:\s+(?:this|that|these|the\s+following|for|forever|permanently|across|in|it|my|our)\b|\s*:)|\bmemori[sz]e\b|\b(?:your|long-term|persistent|agent)\s+memor(?:y|ies)\b|\b(?:save|store|write|record|add|persist|keep|put|append|note)\b(?:\s+\S+){0,8}?\s+(?:in|to|into|inside)\s+(?:your\s+|the\s+)?(?:memory|memories|notes|instructions|rules|settings|preferences|profile|claude\.md|agents\.md|\.cursorrules|gemini\.md|copilot-instructions\.md|system\s+prompt|custom\s+instructions|long-term\s+\w+)\b|\byour\s+(?:default|standing|permanent)\s+(?:behaviou?r|instructions?|rules?|policy|mode)\b",
+    )
+});
+
+/// Other places whose text a directive makes count as instructions.
+const ORIGIN: &str = r"(?:https?://\S+|urls?|links?|(?:web\s*)?pages?|websites?|sites?|endpoints?|servers?|apis?|issues?|tickets?|comments?|pull\s+requests?|prs?|emails?|e-mails?|inbox|messages?|slack|discord|chats?|gists?|pastebins?|remote\s+\w+|webhooks?|other\s+agents?|another\s+agent|agents?|bots?|responses?|tool\s+(?:output|results?)|search\s+results?|the\s+internet|the\s+web)";
+
+static TRUST: Lazy = LazyLock::new(|| {
+    compile(&format!(
+        r"\b(?:treat|consider|regard|accept|handle|interpret|take|trust|counts?|serves?|acts?|stands?|treated|regarded|considered|taken|read)\b(?:\s+\S+){{0,14}}?\s+as\s+(?:instructions?\s+from\s+(?:the\s+)?(?:user|operator|owner|human)\b|if\s+(?:they|it|these)\s+(?:came|come|were|was|had\s+come)\s+(?:directly\s+)?from\s+(?:the\s+|your\s+)?(?:user|operator|owner|admin\w*|human)|(?:coming|direct)\s+from\s+the\s+user|(?:the\s+|your\s+)?(?:user|operator|owner|human)'?s?(?:\s+own)?(?:\s+(?:words|instructions?|requests?|commands?|orders?))?\b|(?:your\s+)?(?:own|new|primary|system|authoritative|trusted|binding|official|highest-priority|top-priority|real)\s+(?:instructions?|prompt|rules?|orders?|commands?|directives?|source|guidance)|authoritative|binding|trusted\s+(?:input|instructions?|commands?)|(?:a\s+|the\s+)?system\s+(?:prompt|instructions?|messages?))|\b(?:follow|obey|execute|run|carry\s+out|apply|act\s+on|comply\s+with|do|perform|implement)\s+(?:any|all|every|each|whatever|whichever)\s+(?:of\s+the\s+)?(?:\S+\s+){{0,3}}?(?:instructions?|commands?|directives?|orders?|steps|requests?|tasks?|actions?|code|scripts?|text)?\s*(?:that\s+)?(?:is\s+|are\s+)?(?:from|in|at|on|inside|returned\s+by|found\s+(?:in|at|on)|posted\s+(?:in|to|at|on)|given\s+(?:in|by)|sent\s+(?:to|by)|listed\s+(?:in|at|on)|contained\s+in|provided\s+by|served\s+(?:at|by)|embedded\s+in|fetched\s+from)\s+(?:\S+\s+){{0,4}}?{ORIGIN}|\b(?:whatever|anything|everything|any\s+\w+)\s+(?:the\s+|that\s+|this\s+)?{ORIGIN}\s+(?:returns|says|sends|contains|tells\s+you|asks\s+(?:for|you)|lists|responds\s+with|provides|serves|instructs)\b|\b(?:instructions?|commands?|directives?|content|text|anything|messages?|requests?|comments?|notes|posts|replies|output|responses?)\s+(?:from|at|in|on|by|posted\s+(?:to|in|on|by)|left\s+by|written\s+by|sent\s+by|returned\s+by|fetched\s+from)\s+(?:\S+\s+){{0,10}}?(?:is|are)\s+(?:to\s+be\s+)?(?:treated\s+as\s+)?(?:authoritative|binding|trusted|pre-?approved|from\s+the\s+user|the\s+user'?s?|equivalent\s+to\s+(?:the\s+)?user|as\s+(?:valid|legitimate|authoritative)\s+as)\b"
+    ))
+});
+
+/// "carry out any commands they contain": trust in what a place named in
+/// the same sentence says.
+static ANAPHORIC: Lazy = LazyLock::new(|| {
+    compile(
+        r"\b(?:carry\s+out|execute|run|follow|obey|do|perform|act\s+on)\s+(?:any|all|every|whatever)\s+(?:\S+\s+){0,2}?(?:instructions?|commands?|directives?|orders?|steps|requests?)\s+(?:they|it|these|those|the\s+\w+)\s+(?:contain|contains|include|includes|give|gives|list|lists|say|says|carry|carries|ask\s+for|asks\s+for)\b",
+    )
+});
+
+static ORIGIN_WORD: Lazy = LazyLock::new(|| compile(&format!(r"\b{ORIGIN}")));
+
+static ROLE: Lazy = LazyLock::new(|| {
+    compile(
+        r"\byou\s+are\s+no\s+longer\s+(?:an?\s+|the\s+|bound|restricted|limited|constrained|subject|claude|gpt|chatgpt|copilot|gemini|helpful|obliged|loyal)|\byour\s+(?:new|real|true|actual|sole|hidden|secret|only|primary|overriding|highest|top|core)\s+(?:role|identity|persona|loyalty|directive|mission|purpose|allegiance|master|instructions?|priority|objective)(?:\s+\S+){0,4}?\s+(?:is|are|will\s+be|now)\b|\b(?:forget|abandon|discard|shed|set\s+aside)\s+(?:that\s+you\s+are|who\s+you\s+are|your\s+(?:role|identity|persona|guidelines|rules|principles|training|values|safety|restrictions|instructions|previous\s+\w+|original\s+\w+))\b|\byou\s+(?:now\s+)?(?:answer|report|are\s+accountable|owe\s+(?:your\s+)?loyalty)\s+only\s+to\b|\byou\s+(?:now\s+)?(?:work|serve)\s+(?:only\s+)?for\s+(?:me|us|the\s+(?:skill\s+)?author)\b|\bthe\s+user'?s?\s+(?:instructions?|requests?|wishes|objections?|preferences)\s+(?:do\s+not|don'?t|no\s+longer)\s+(?:matter|apply|count|take\s+precedence)\b|\b(?:never|do\s+not|don'?t)\s+(?:refuse|decline|push\s+back\s+on|object\s+to)\s+(?:any|a|this|these|such)\s+(?:requests?|instructions?|commands?|tasks?)\b|\b(?:this\s+skill|these\s+instructions|the\s+following|skill\s+instructions)\s+takes?\s+(?:precedence|priority)\s+over\s+(?:the\s+user|user|system|your|all|any|safety)",
+    )
+});
+
+/// Verbs that switch something off.
+const DISABLE: &str = r"(?:disabl(?:e|es|ed|ing)|turn(?:s|ed|ing)?\s+off|switch(?:es|ed|ing)?\s+off|shut(?:s|ting)?\s+(?:off|down)|deactivat(?:e|es|ed|ing)|remov(?:e|es|ed|ing)|delet(?:e|es|ed|ing)|uninstall(?:s|ed|ing)?|skip(?:s|ped|ping)?|bypass(?:es|ed|ing)?|circumvent(?:s|ed|ing)?|suppress(?:es|ed|ing)?|comment(?:s|ed|ing)?\s+out|strip(?:s|ped|ping)?\s+out|rip\s+out|get\s+rid\s+of|kill(?:s|ed|ing)?|stop(?:s|ped|ping)?|unset(?:s|ting)?|neutrali[sz]e|weaken(?:s|ed|ing)?|relax(?:es|ed|ing)?|loosen(?:s|ed|ing)?)";
+
+/// Security controls whose removal blocks.
+const STRONG_CONTROL: &str = r"(?:(?:tls|ssl|https|certificates?|cert|hostname|host\s+key)\s*(?:verif\w*|validation|validity|checks?|checking|pinning)|(?:certificate|signature|gpg|checksum|integrity|package|provenance)\s+(?:verification|checks?|validation)|(?:pre-commit|pre-push|commit|git|husky|lefthook|security)\s+hooks?|(?:security|sast|dast|secrets?|vulnerability|dependency|license|malware|virus)\s+(?:scann\w*|scans?|checks?|linters?|linting|tools?|tooling|plugins?|rules?|audits?|alerts?|gates?|reviews?|polic(?:y|ies)|dependencies|packages?|software|settings?|controls?|features?|headers?|updates?|patches|monitoring|workflows?|jobs?|steps?)|codeql|dependabot|snyk|bandit|semgrep|trivy|gitleaks|trufflehog|detect-secrets|eslint-plugin-security|pip-audit|npm\s+audit|cargo\s+audit|cargo-deny|(?:required|status)\s+checks?|branch\s+protection|protected\s+branch(?:es)?|selinux|apparmor|seccomp|firewall\w*|ufw|iptables|nftables|firewalld|windows\s+firewall|antivirus|anti-virus|anti-malware|windows\s+defender|microsoft\s+defender|defender|real-?time\s+(?:protection|monitoring|scanning)|tamper\s+protection|endpoint\s+protection|edr|xprotect|gatekeeper|system\s+integrity\s+protection|audit\s*(?:d|logs?|logging|trail|rules)|auditd|cloudtrail|security\s+logging|2fa|mfa|two-factor(?:\s+auth\w*)?|multi-factor(?:\s+auth\w*)?|sandbox(?:ing)?|(?:permission|approval|confirmation)\s+prompts?|safety\s+checks?|guardrails?)";
+
+/// Controls whose removal is often routine: a directive to remove them is
+/// worth a look, not a refusal.
+const WEAK_CONTROL: &str = r"(?:access\s+logs?|hooks?|linters?|lint(?:ing)?(?:\s+(?:rules|checks))?|code\s+reviews?|reviews?|ci\s+checks?|checks|logging|logs|rate\s+limit\w*|authentication|auth\s+checks?|csp|content\s+security\s+policy|cors(?:\s+checks?)?|csrf(?:\s+protection)?|input\s+validation|validation)";
+
+static CONTROL_OFF: Lazy = LazyLock::new(|| {
+    compile(&format!(
+        r"\b(?:turn|switch|shut)(?:s|ed|ing|ting)?\s+(?:\S+\s+){{0,3}}?(?:(?P<strong3>{STRONG_CONTROL})|(?P<weak3>{WEAK_CONTROL}))\s+off\b|\b{DISABLE}\b(?:\s+[^\s.;]+){{0,6}}?\s+(?:(?P<strong>{STRONG_CONTROL})|(?P<weak>{WEAK_CONTROL}))(?:\s|$|[.,;:)`'])|(?:(?P<strong2>{STRONG_CONTROL})|(?P<weak2>{WEAK_CONTROL}))(?:\s+\S+){{0,4}}?\s+(?:must|should|can|needs?\s+to|has\s+to|is\s+to|are\s+to|may)\s+be\s+(?:safely\s+)?(?:disabled|turned\s+off|switched\s+off|removed|deleted|uninstalled|skipped|bypassed|stopped|killed|deactivated|commented\s+out)\b|\bset\s+\S*(?:verify|verification|ssl|tls|check)\S*\s+to\s+(?:false|0|off|no|none)\b"
+    ))
+});
+
+/// Beginnings of a sentence before its verb: list markers, connectives, a
+/// leading subordinate clause.
+static LEAD: Lazy = LazyLock::new(|| {
+    compile(
+        r"^(?:(?:step\s+\d+\s*[:.)]|(?:note|important|tip|nb|next|then|also|finally|first|now)\s*:|also|then|now|next|first|second|finally|afterwards|please|and|so|just|simply|additionally|optionally|instead|otherwise|always|quietly|silently|automatically)[\s,]+)*(?:(?:if|when|whenever|once|before|after|to|for|while|since|because|as|in|on|during|with|at|until|unless|whether|from|going\s+forward|henceforth)\b[^,]{0,160},\s*)?(?:please\s+)?",
+    )
+});
+
+static IMPERATIVE: Lazy = LazyLock::new(|| {
+    compile(
+        r"^(?:accept|act|add|adopt|allow|always|answer|append|apply|ask|assume|avoid|be|become|bypass|carry|change|clear|comment|commit|comply|configure|consider|continue|copy|create|deactivate|delete|disable|do|don'?t|downgrade|drop|edit|enable|ensure|erase|execute|export|fetch|follow|forget|get|give|grant|ignore|include|insert|install|keep|kill|leave|let|load|make|mark|memori[sz]e|merge|move|never|obey|open|overwrite|paste|pass|persist|perform|place|pretend|proceed|purge|push|put|read|record|regard|relax|remember|remove|replace|reply|reset|respond|run|save|send|set|skip|source|start|stop|store|strip|suppress|switch|take|tell|treat|trust|turn|uninstall|unset|update|upload|use|whitelist|allowlist|wipe|write)\b",
+    )
+});
+
+/// A directive that is not an imperative: addressed to the agent by name or
+/// by "you", a passive "must be disabled", or what this skill does.
+static ADDRESSED: Lazy = LazyLock::new(|| {
+    compile(
+        r"\byou(?:'ll|\s+(?:must|should|shall|will|need\s+to|have\s+to|are\s+to|can|may|no\s+longer|don'?t\s+(?:need|have)|do\s+not\s+(?:need|have)|never\s+need|are\s+(?:now\s+)?(?:allowed|permitted|authori[sz]ed|free|expected|required|cleared)))\b|\b(?:always|make\s+sure|be\s+sure|ensure|remember\s+to|it\s+is\s+(?:fine|ok|okay|safe|acceptable)\s+to|it'?s\s+(?:fine|ok|okay|safe)\s+to|there\s+is\s+no\s+need|no\s+need\s+to|is\s+no\s+longer\s+(?:needed|required|necessary))\b|\b(?:the\s+)?(?:agent|assistant|ai|claude|model|llm|copilot)\s+(?:must|should|shall|will|may|can|is\s+to|needs\s+to|has\s+to)\b|\b(?:must|should|shall|needs?\s+to|has\s+to|is\s+to|are\s+to)\s+(?:always\s+)?be\s+\w+ed\b|\b(?:this|the)\s+(?:skill|script|step|setup|helper|workflow|installer)\s+(?:will\s+|also\s+|then\s+)?\w+s\b",
+    )
+});
+
+/// A sentence about such instructions rather than one: it gives examples,
+/// names them as an attack, or treats text as data.
+static MENTION: Lazy = LazyLock::new(|| {
+    compile(
+        r"(?:\be\.g\.|\bi\.e\.)|\b(?:for\s+example|for\s+instance|such\s+as|phrases?\s+(?:like|such)|text\s+like|wording\s+like|lines?\s+like|instructions?\s+like|requests?\s+like|red\s+flags?|suspicious|malicious|attackers?|adversar\w+|injection|injected|untrusted|phishing|social\s+engineering|threat\s+model|as\s+(?:data|untrusted)|not\s+as\s+(?:an?\s+)?instructions?|never\s+as\s+(?:an?\s+)?instructions?|refuse|refuses|reject|rejects|detect|detects|flagged|warn\s+(?:the\s+user|about))\b",
+    )
+});
+
+/// A negation that governs what follows it in the clause.
+static NEGATED: Lazy = LazyLock::new(|| {
+    compile(
+        r"\b(?:never|do\s+not|don'?t|does\s+not|doesn'?t|must\s+not|mustn'?t|should\s+not|shouldn'?t|cannot|can'?t|won'?t|will\s+not|may\s+not|avoid(?:ing)?|refuse\s+to|not\s+to|instead\s+of|rather\s+than|no\s+(?:skill|one|agent|tool)\s+(?:should|may|can)|is\s+not\s+allowed\s+to|are\s+not\s+allowed\s+to)\b(?:\s+[\w'-]+){0,4}?\s*$",
+    )
+});
+
+/// Negations that do not negate: "don't hesitate to…".
+static NOT_NEGATING: Lazy = LazyLock::new(|| {
+    compile(r"\b(?:hesitate|worry|bother|forget|fail|wait\s+to|need\s+to\s+worry|be\s+afraid)\b")
+});
+
+/// A scope that makes a control's removal a local, reversible choice.
+static LOCAL: Lazy = LazyLock::new(|| {
+    compile(
+        r"\b(?:localhost|127\.0\.0\.1|local\s+(?:dev\w*|testing|machine|server|only)|self-signed|on\s+your\s+(?:laptop|machine)|for\s+(?:generated|vendored|third-party)\s+\w+|test\s+(?:environment|server|fixtures?)|in\s+tests?\b|dry-run|read-only|reading|non-destructive|formatting|docs-only)\b",
+    )
+});
+
+/// Where a leading condition ("If a change ships without approval, …")
+/// ends: what it mentions is the case the directive handles, not what it
+/// asks.
+static CONDITION: Lazy = LazyLock::new(|| {
+    compile(r"^(?:[\w\s,]{0,20}?)(?:if|when|whenever|once|unless|in\s+case|should)\b[^,;:]{0,160},")
+});
+
+fn is_directive(s: &str) -> bool {
+    let b = s.as_bytes();
+    let lead = LEAD.find(b).map_or(0, |m| m.end());
+    IMPERATIVE.is_match(&b[lead..]) || ADDRESSED.is_match(b)
+}
+
+/// Whether the cue at `at` is inside double quotes.
+fn quoted(s: &str, at: usize) -> bool {
+    let before = &s[..at.min(s.len())];
+    let straight = before.matches('"').count();
+    let open = before.matches('\u{201c}').count();
+    let close = before.matches('\u{201d}').count();
+    straight % 2 == 1 || open > close
+}
+
+/// Whether the text at `at` of `line` is quoted in a sentence that talks
+/// about such text ("phrases such as \"…\" are injection attempts").
+pub(crate) fn explained_quote(line: &str, at: usize) -> bool {
+    quoted(line, at) && MENTION.is_match(line.as_bytes())
+}
+
+/// Whether the clause before `at` negates what starts there.
+fn negated(s: &str, at: usize) -> bool {
+    let before = &s[..at];
+    let clause = before.rsplit([',', ';', ':', '(']).next().unwrap_or(before);
+    NEGATED.find(clause.as_bytes()).is_some_and(|m| !NOT_NEGATING.is_match(&clause.as_bytes()[m.start()..]))
+}
+
+/// A necessary part of every class but control disablement (for
+/// persistence: its scope), in one regex: most text that a cue word sent
+/// here matches none of it.
+static QUICK: Lazy = LazyLock::new(|| {
+    compile(
+        r"\b(?:confirm|approv|permission|consent|sign-?off|go-ahead|(?:pre-?)?authori[sz]ed|agreed|granted)|\bask(?:ing)?\s+(?:the\s+)?(?:user|human|operator|owner|me|them|first|beforehand|before)\b|\bcheck\w*\s+(?:in\s+|back\s+)?with\b|\bwait\w*\s+for\s+(?:the\s+)?(?:user|human|operator|owner|me|them)\b|\bas\s+(?:if|coming|direct|the\s+(?:user|operator|owner|human|system)|user|your|own|new|primary|system|authoritative|trusted|binding|official|highest|top|real|a\s+system|instructions)\b|\b(?:follow|obey|execute|run|carry\s+out|apply|act\s+on|comply\s+with|do|perform|implement)\s+(?:any|all|every|each|whatever|whichever)\b|\b(?:whatever|anything|everything)\b|\b(?:is|are)\s+(?:to\s+be\s+)?(?:treated\s+as\s+)?(?:authoritative|binding|trusted|pre-?approved|from\s+the\s+user|the\s+user|equivalent|as\s+valid|as\s+legitimate|as\s+authoritative)\b|\b(?:no\s+longer|your\s+(?:new|real|true|actual|sole|hidden|secret|only|primary|overriding|highest|top|core)|forget|abandon|discard|shed|set\s+aside|only\s+to|(?:work|serve)\s+(?:only\s+)?for|refuse|decline|push\s+back|object\s+to|precedence|priority)\b|\b(?:from\s+now\s+on|future|subsequent|later|upcoming|permanently|forever|going\s+forward|henceforth|across\s+(?:all\s+)?sessions|beyond\s+this|even\s+after|for\s+good|from\s+this\s+point)\b|\b(?:all|every|each|any)\s+(?:\w+\s+)?(?:sessions?|conversations?|chats?|tasks?|projects?|runs?|interactions?|repos|repositories|invocations?|turns)\b",
+    )
+});
+
+static DISABLING: Lazy =
+    LazyLock::new(|| compile(&format!(r"\b{DISABLE}\b|\bset\s+\S*(?:verify|verification|ssl|tls|check)")));
+
+/// Whether the text may ask something of any class: a cheap test before
+/// [`classify`].
+pub(crate) fn may_ask(s: &str) -> bool {
+    let b = s.as_bytes();
+    QUICK.is_match(b) || DISABLING.is_match(b)
+}
+
+/// Every class the sentence asks for, with its severity.
+pub(crate) fn classify(s: &str) -> Vec<Found> {
+    let b = s.as_bytes();
+    let mut out = Vec::new();
+    if !may_ask(s) {
+        return out;
+    }
+    // Context is read only once some class has matched.
+    let (directive, mention, scope_at) = (OnceCell::new(), OnceCell::new(), OnceCell::new());
+    let directive = || *directive.get_or_init(|| is_directive(s));
+    let mention = || *mention.get_or_init(|| MENTION.is_match(b));
+    let scope = || *scope_at.get_or_init(|| SCOPE.find(b).map(|m| m.start()));
+    // Settles the severity of a cue at `at` that is an attack when asked.
+    let condition_end = OnceCell::new();
+    let in_condition =
+        |at: usize| at < *condition_end.get_or_init(|| CONDITION.find(b).map_or(0, |m| m.end()));
+    let grade = |at: usize, negation_excuses: bool| -> Severity {
+        if mention() || (negation_excuses && negated(s, at)) {
+            Severity::Low
+        } else if in_condition(at) || quoted(s, at) || !directive() {
+            Severity::Medium
+        } else if scope().is_some() {
+            Severity::Critical
+        } else {
+            Severity::High
+        }
+    };
+
+    if let Some(at) = approval_carryover(s) {
+        let mut sev = grade(at, false);
+        if sev >= Severity::High && LOCAL.is_match(b) {
+            sev = Severity::Medium;
+        }
+        out.push(found("instr.approval-carryover", Category::Concealment, sev, at));
+    }
+    let trusted = TRUST
+        .find(b)
+        .map(|m| m.start())
+        .or_else(|| ANAPHORIC.find(b).filter(|m| ORIGIN_WORD.is_match(&b[..m.start()])).map(|m| m.start()));
+    if let Some(at) = trusted {
+        // Saying that such text is authoritative is the attack, asked or not.
+        let sev = match grade(at, true) {
+            Severity::Medium if !quoted(s, at) && !in_condition(at) => Severity::High,
+            other => other,
+        };
+        out.push(found("instr.cross-origin-trust", Category::PromptInjection, sev, at));
+    }
+    if let Some(m) = ROLE.find(b) {
+        // The words are the attack: only a mention or a quote lowers them.
+        let sev = if mention() {
+            Severity::Low
+        } else if quoted(s, m.start()) {
+            Severity::Medium
+        } else {
+            Severity::High
+        };
+        out.push(found("instr.role-override", Category::PromptInjection, sev, m.start()));
+    }
+    if let Some(c) = CONTROL_OFF.captures(b) {
+        let at = c.get(0).map_or(0, |m| m.start());
+        let strong = ["strong", "strong2", "strong3"].iter().any(|n| c.name(n).is_some())
+            || ["weak", "weak2", "weak3"].iter().all(|n| c.name(n).is_none());
+        let mut sev = grade(at, true);
+        if sev >= Severity::High && (!strong || LOCAL.is_match(b)) {
+            sev = if scope().is_some() && strong { Severity::High } else { Severity::Medium };
+        }
+        out.push(found("instr.disable-control", Category::PrivilegeEscalation, sev, at));
+    }
+    if let (Some(at), Some(m)) = (scope(), scope().and_then(|_| MEMORY.find(b))) {
+        let at = at.min(m.start());
+        let sev = match grade(at, true) {
+            Severity::Critical => Severity::High,
+            other => other,
+        };
+        // Several classes in one sentence: the persistence makes the others worse.
+        let sev = if out.iter().any(|f| f.severity >= Severity::High) { Severity::Critical } else { sev };
+        out.push(found("instr.persistence", Category::Persistence, sev, at));
+    }
+    out
+}
+
+fn found(rule_id: &'static str, category: Category, severity: Severity, at: usize) -> Found {
+    Found { rule_id, category, severity, at }
+}
+
+/// The offset of consent taken away or claimed in advance, if any; `None`
+/// when every such cue is negated ("never merge without approval").
+fn approval_carryover(s: &str) -> Option<usize> {
+    let b = s.as_bytes();
+    for m in CONSENT_WORD.find_iter(b) {
+        let clause_start = s[..m.start()].rfind([',', ';', ':', '(']).map_or(0, |i| i + 1);
+        let window = &s[clause_start..m.start()];
+        // The weakening word must be close to the consent it governs.
+        if window.split_whitespace().count() > 9 {
+            let words: Vec<&str> = window.split_whitespace().collect();
+            let near = words[words.len() - 9..].join(" ");
+            if !WEAKEN.is_match(near.as_bytes()) {
+                continue;
+            }
+        }
+        let Some(w) = WEAKEN.find_iter(window.as_bytes()).last() else {
+            continue;
+        };
+        let at = clause_start + w.start();
+        // "never merge without approval", "do not skip the confirmation".
+        if negated(s, at) {
+            continue;
+        }
+        return Some(at);
+    }
+    GIVEN.find(b).map(|m| m.start())
+}

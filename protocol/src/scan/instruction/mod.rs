@@ -1,0 +1,426 @@
+//! Instructions in prose (#14 item 2): what a skill's sentences ask the
+//! agent to do, classified by what is asked rather than by a list of
+//! phrasings.
+//!
+//! The analyzer runs on the paragraphs in which one of its cue words
+//! appears (consent, memory, instructions, disabling verbs…). It joins the
+//! paragraph's wrapped lines, cuts it into sentences, and hands each
+//! sentence to `classes`, which reads it as (what is asked) × (what it is
+//! asked of) × (for how long): a directive that removes the user's
+//! confirmation, that makes a behaviour outlive the task, that makes text
+//! from a URL or an issue count as the user's words, that redefines the
+//! agent, or that switches off a security control.
+//!
+//! Context lowers a finding to `Low`: a heading or lead-in that warns ("##
+//! What not to do", "Never do the following:"), a negated action ("never
+//! disable TLS verification"), or a sentence that talks *about* such
+//! instructions (quotes them, calls them malicious, treats them as data).
+//! Prose in a fenced block without a code language (what a skill asks to
+//! paste into `CLAUDE.md`) is read as prose; code blocks are left to the
+//! code rules. Each finding's excerpt is the sentence, from near its cue.
+//!
+//! # Layout
+//!
+//! This file walks the body (fences, headings, paragraphs, sentences);
+//! `classes` decides what a sentence asks; `tests` holds both's tests.
+
+mod classes;
+#[cfg(test)]
+mod tests;
+
+use std::sync::LazyLock;
+
+use super::engine::{Analyzer, Body, LineRef};
+use super::rule::{self, Lazy, compile};
+use super::{Finding, Severity};
+
+pub(super) use classes::{classify, explained_quote};
+
+/// The analyzers of this family.
+pub(super) fn analyzers() -> Vec<Analyzer> {
+    vec![Analyzer { triggers: TRIGGERS, run: instructions }]
+}
+
+/// Cue words: at least one is in every sentence a class can flag.
+const TRIGGERS: &[&str] = &[
+    // confirmation and approval
+    "confirm*",
+    "approv*",
+    "permission*",
+    "consent*",
+    // Not "authorization": every API call's header.
+    "authorized",
+    "authorised",
+    "sign-off",
+    "go-ahead",
+    "ask",
+    "asking",
+    // time beyond the task, memory
+    "permanent*",
+    "from now on",
+    "futur*",
+    "subsequent*",
+    "henceforth",
+    "going forward",
+    // Not "memory": every note on memory leaks and usage would be read.
+    "memori*",
+    "remember*",
+    // other origins as instructions
+    "instruction*",
+    "treat*",
+    "authoritative",
+    "whatever",
+    "obey*",
+    // identity
+    "are no longer",
+    "re no longer",
+    "no longer need*",
+    "no longer requir*",
+    "no longer necessary",
+    "no longer ask*",
+    "no longer wait*",
+    "your new",
+    "your real",
+    "your true",
+    "your actual",
+    "your sole",
+    "your only",
+    "your primary",
+    "your role",
+    "your identity",
+    "your loyalty",
+    "forget*",
+    "precedence",
+    // disabling
+    "disabl*",
+    "turn*",
+    "switch*",
+    "shut*",
+    "uninstall*",
+    "remov*",
+    "delet*",
+    "skip*",
+    "bypass*",
+    "deactivat*",
+];
+
+/// At most this many bytes of a paragraph are read; a longer paragraph is
+/// read in pieces of this size.
+const MAX_PARAGRAPH: usize = 4096;
+
+/// How a line of the body reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Blank,
+    /// A fence line, or a line inside a fenced block of code.
+    Code,
+    Heading,
+    /// A list item's first line.
+    Item,
+    Text,
+}
+
+/// One line with what the walk knows about it.
+struct Line<'a> {
+    r: LineRef,
+    /// The text without markdown markers (`>`, list bullets, `#`).
+    text: &'a str,
+    kind: Kind,
+    /// Under a heading that warns, or in a list a warning leads into.
+    warned: bool,
+}
+
+static WARNING_HEADING: Lazy = LazyLock::new(|| {
+    compile(
+        r"\b(?:what\s+not\s+to\s+do|do\s+not|don'?ts?|never|avoid|anti-?patterns?|pitfalls?|bad\s+(?:examples?|practices?)|red\s+flags?|warning\s+signs?|threats?|attacks?|malicious|injection|detect\w*|indicators?|forbidden|prohibited|not\s+allowed|out\s+of\s+scope|what\s+this\s+skill\s+(?:does\s+not|doesn'?t|won'?t|will\s+not|never))\b",
+    )
+});
+
+/// A line that leads into a list of things not to do: "Never:", "Do not
+/// do any of the following:".
+static WARNING_LEAD: Lazy = LazyLock::new(|| {
+    compile(
+        r"\b(?:never|do\s+not|don'?t|avoid|must\s+not|should\s+not|forbidden|prohibited|not\s+allowed|red\s+flags?|refuse|reject|suspicious|malicious)\b[^:]*:\s*$",
+    )
+});
+
+/// Fence info strings whose content is prose.
+fn prose_fence(info: &str) -> bool {
+    matches!(
+        info.trim().to_ascii_lowercase().as_str(),
+        "" | "md" | "markdown" | "text" | "txt" | "plaintext" | "prompt"
+    )
+}
+
+/// Strips markdown markers; returns the text and whether a list item starts.
+fn strip(line: &str) -> (&str, bool) {
+    let mut t = line.trim();
+    while let Some(rest) = t.strip_prefix('>') {
+        t = rest.trim_start();
+    }
+    let b = t.as_bytes();
+    if b.len() >= 2 && matches!(b[0], b'-' | b'*' | b'+') && b[1] == b' ' {
+        return (t[2..].trim_start(), true);
+    }
+    let digits = b.iter().take_while(|c| c.is_ascii_digit()).count();
+    if digits > 0
+        && digits < 4
+        && matches!(b.get(digits), Some(b'.' | b')'))
+        && b.get(digits + 1) == Some(&b' ')
+    {
+        return (t[digits + 2..].trim_start(), true);
+    }
+    (t, false)
+}
+
+/// Classifies every line up to `last` (and the paragraph it ends).
+fn walk<'a>(body: &Body<'a>, last: usize) -> Vec<Line<'a>> {
+    let mut out: Vec<Line<'a>> = Vec::new();
+    let mut fence: Option<(u8, usize, bool)> = None; // (byte, length, prose inside)
+    let mut frontmatter = false;
+    let mut section_warned = false;
+    let mut list_warned = false;
+    let start = LineRef { index: 0, start: 0, end: 0 };
+    for (r, raw) in body.lines_from(start) {
+        if r.index > last + 40 {
+            break;
+        }
+        let trimmed = raw.trim_start();
+        let tb = trimmed.as_bytes();
+        if r.index == 0 && raw.trim_end() == "---" {
+            frontmatter = true;
+            out.push(Line { r, text: "", kind: Kind::Code, warned: false });
+            continue;
+        }
+        if frontmatter {
+            if raw.trim_end() == "---" {
+                frontmatter = false;
+            }
+            // The description is prose the agent reads; the rest is data.
+            let kind = if trimmed.starts_with("description:") { Kind::Text } else { Kind::Code };
+            let text = trimmed.strip_prefix("description:").unwrap_or("").trim();
+            out.push(Line { r, text, kind, warned: false });
+            continue;
+        }
+        let marker = tb.first().copied().filter(|&c| c == b'`' || c == b'~');
+        let run = marker.map_or(0, |c| tb.iter().take_while(|&&x| x == c).count());
+        if let Some((c, n, prose)) = fence {
+            if marker == Some(c) && run >= n && trimmed[run..].trim().is_empty() {
+                fence = None;
+                out.push(Line { r, text: "", kind: Kind::Blank, warned: false });
+            } else if prose {
+                let (text, item) = strip(raw);
+                let kind = if text.is_empty() {
+                    Kind::Blank
+                } else if item {
+                    Kind::Item
+                } else {
+                    Kind::Text
+                };
+                out.push(Line { r, text, kind, warned: section_warned });
+            } else {
+                out.push(Line { r, text: "", kind: Kind::Code, warned: section_warned });
+            }
+            continue;
+        }
+        if let Some(c) = marker.filter(|_| run >= 3) {
+            fence = Some((c, run, prose_fence(&trimmed[run..])));
+            out.push(Line { r, text: "", kind: Kind::Blank, warned: false });
+            continue;
+        }
+        if raw.starts_with("    ") || raw.starts_with('\t') {
+            // Indented code, unless it continues a list item's text.
+            let prev = out.last().map(|l| l.kind);
+            if !matches!(prev, Some(Kind::Item | Kind::Text)) {
+                out.push(Line { r, text: "", kind: Kind::Code, warned: section_warned });
+                continue;
+            }
+        }
+        if trimmed.starts_with('#') {
+            let text = trimmed.trim_start_matches('#').trim();
+            section_warned = WARNING_HEADING.is_match(text.as_bytes());
+            list_warned = false;
+            out.push(Line { r, text, kind: Kind::Heading, warned: section_warned });
+            continue;
+        }
+        let (text, item) = strip(raw);
+        if text.is_empty() {
+            out.push(Line { r, text, kind: Kind::Blank, warned: false });
+            continue;
+        }
+        if !item && !list_warned_continues(&out) {
+            list_warned = false;
+        }
+        let kind = if item { Kind::Item } else { Kind::Text };
+        let warned = section_warned || (item && list_warned);
+        out.push(Line { r, text, kind, warned });
+        if !item && text.ends_with(':') && WARNING_LEAD.is_match(text.as_bytes()) {
+            list_warned = true;
+        }
+    }
+    out
+}
+
+/// Whether a plain text line still belongs to a warned list (a wrapped item).
+fn list_warned_continues(out: &[Line<'_>]) -> bool {
+    out.last().is_some_and(|l| l.kind == Kind::Item && l.warned)
+}
+
+/// One paragraph's prose joined into one string, with where each of its
+/// lines starts in it.
+struct Paragraph {
+    text: String,
+    starts: Vec<(usize, LineRef, bool)>,
+}
+
+impl Paragraph {
+    /// The line and the warned flag at byte `at` of the joined text.
+    fn line_at(&self, at: usize) -> (LineRef, bool) {
+        let i = self.starts.partition_point(|(s, _, _)| *s <= at).saturating_sub(1);
+        let (_, r, w) = self.starts[i];
+        (r, w)
+    }
+}
+
+/// The paragraph around line `i`: the item or text block it belongs to.
+fn paragraph(lines: &[Line<'_>], i: usize) -> (usize, usize) {
+    let mut from = i;
+    while from > 0
+        && lines[from].kind == Kind::Text
+        && matches!(lines[from - 1].kind, Kind::Text | Kind::Item)
+    {
+        from -= 1;
+    }
+    let mut to = i + 1;
+    while to < lines.len() && lines[to].kind == Kind::Text {
+        to += 1;
+    }
+    (from, to)
+}
+
+fn join(lines: &[Line<'_>]) -> Paragraph {
+    let mut text = String::new();
+    let mut starts = Vec::with_capacity(lines.len());
+    for l in lines {
+        if !text.is_empty() {
+            text.push(' ');
+        }
+        starts.push((text.len(), l.r, l.warned));
+        text.push_str(l.text);
+    }
+    Paragraph { text, starts }
+}
+
+/// Sentence ends: `.`, `!`, `?` or `;` before a blank, except after the
+/// abbreviations prose uses mid-sentence.
+pub(super) fn sentences(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    let b = text.as_bytes();
+    let mut from = 0;
+    let mut i = 0;
+    std::iter::from_fn(move || {
+        while i < b.len() {
+            let c = b[i];
+            i += 1;
+            let ends =
+                matches!(c, b'.' | b'!' | b'?' | b';') && b.get(i).is_none_or(|n| n.is_ascii_whitespace());
+            if ends && !(c == b'.' && abbreviation(&text[from..i - 1])) {
+                let s = (from, &text[from..i]);
+                from = i;
+                return Some(s);
+            }
+        }
+        (from < b.len()).then(|| {
+            let s = (from, &text[from..]);
+            from = b.len();
+            s
+        })
+    })
+}
+
+fn abbreviation(before: &str) -> bool {
+    let w = before.rsplit(|c: char| c.is_whitespace() || c == '(').next().unwrap_or("");
+    matches!(w.to_ascii_lowercase().as_str(), "e.g" | "i.e" | "etc" | "vs" | "cf" | "approx" | "no" | "fig")
+}
+
+/// Lines around a cue that the quick look reads: the line before and after,
+/// where the sentence of a wrapped cue goes on.
+const NEARBY_LINES: usize = 1;
+
+/// Whether some class may be asked near one of the cues: the text around
+/// each, read as one string. Most cues ("remove the build folder") ask
+/// nothing; only then is the body walked from its first line.
+fn anything_asked(body: &Body<'_>, triggered: &[LineRef]) -> bool {
+    let mut seen_to = 0;
+    let mut window = String::new();
+    for &t in triggered {
+        if t.index < seen_to && t.index > 0 {
+            continue;
+        }
+        window.clear();
+        let from = body.line_before(t, NEARBY_LINES);
+        for (r, line) in body.lines_from(from).take(2 * NEARBY_LINES + 1) {
+            seen_to = r.index + 1;
+            window.push_str(line);
+            window.push(' ');
+        }
+        if !classify(&window).is_empty() {
+            return true;
+        }
+    }
+    false
+}
+
+fn instructions(body: &Body<'_>, triggered: &[LineRef], out: &mut Vec<Finding>) {
+    let Some(last) = triggered.last() else {
+        return;
+    };
+    if !anything_asked(body, triggered) {
+        return;
+    }
+    let lines = walk(body, last.index);
+    let mut done_to = 0;
+    for t in triggered {
+        // `walk` reads every line from the first, one entry per line.
+        let i = t.index;
+        if i >= lines.len() {
+            continue;
+        }
+        if i < done_to || matches!(lines[i].kind, Kind::Code | Kind::Blank | Kind::Heading) {
+            continue;
+        }
+        let (from, to) = paragraph(&lines, i);
+        done_to = to;
+        let para = join(&lines[from..to]);
+        let mut offset = 0;
+        while offset < para.text.len() {
+            let end = rule::slice_lossy(&para.text, offset..(offset + MAX_PARAGRAPH).min(para.text.len()))
+                .len()
+                + offset;
+            for (at, sentence) in sentences(&para.text[offset..end]) {
+                let at = offset + at;
+                report(&para, at, sentence, out);
+            }
+            offset = end;
+        }
+    }
+}
+
+fn report(para: &Paragraph, at: usize, sentence: &str, out: &mut Vec<Finding>) {
+    let lead = sentence.len() - sentence.trim_start().len();
+    let sentence = sentence.trim();
+    if sentence.len() < 8 {
+        return;
+    }
+    let at = at + lead;
+    for f in classify(sentence) {
+        let (line, warned) = para.line_at(at + f.at);
+        let severity = if warned { f.severity.min(Severity::Low) } else { f.severity };
+        out.push(Finding {
+            rule_id: f.rule_id.to_string(),
+            category: f.category,
+            severity,
+            line: line.index + 1,
+            excerpt: rule::excerpt(sentence, f.at),
+        });
+    }
+}
