@@ -46,6 +46,7 @@
 
 use serde::{Deserialize, Serialize};
 
+mod code;
 mod engine;
 mod exfil;
 mod injection;
@@ -213,6 +214,7 @@ impl Scanner {
         analyzers.extend(remote::analyzers());
         analyzers.extend(exfil::analyzers());
         analyzers.extend(permission::analyzers());
+        analyzers.extend(code::analyzers());
         Scanner { engine: engine::Engine::new(rules, analyzers) }
     }
 
