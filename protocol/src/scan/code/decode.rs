@@ -24,6 +24,8 @@ const MAX_DECODED: usize = 4096;
 const LOOKBACK_LINES: usize = 10;
 
 /// Decoding calls and encoded-literal syntax; they wake the analyzer.
+/// Triggers of other families but two (`fromcharcode` and `chr(`, whose
+/// keys the table has or nearly has): see `sources::TRIGGERS`.
 pub(super) const TRIGGERS: &[&str] = &[
     "base64",
     "b64decode",
@@ -32,13 +34,10 @@ pub(super) const TRIGGERS: &[&str] = &[
     "fromcharcode",
     "fromhex",
     "unhexlify",
-    "-encodedcommand",
-    "-enc",
     "powershell",
     "pwsh",
     "\\x",
     "chr(",
-    "[char]",
     "xxd",
 ];
 

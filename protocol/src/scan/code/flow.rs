@@ -75,8 +75,13 @@ static ASSIGNMENT: Lazy = LazyLock::new(|| {
 });
 static WITH_AS: Lazy = LazyLock::new(|| compile(r"\bas\s+([a-z_]\w*)\s*:|\bfor\s+([a-z_]\w*)\s+in\b"));
 static URL: Lazy = LazyLock::new(|| compile(r"https?://([a-z0-9.-]+)"));
-static HEADER: Lazy =
-    LazyLock::new(|| compile(r#"\b(?:headers|auth)\s*[=:]\s*|-headers\s+@?|\bauthorization["']?\s*[:=]\s*"#));
+/// Arguments that authenticate a request or a client rather than carry a
+/// payload: `headers=`, `auth=`, `api_key=`, `apiKey:`, `-Headers`.
+static HEADER: Lazy = LazyLock::new(|| {
+    compile(
+        r#"\b(?:headers|auth|api_?key|apikey|token|access_?token|auth_?token|password|credentials?|bearer)\s*[=:]\s*|-headers\s+@?|-credential\s+|\bauthorization["']?\s*[:=]\s*"#,
+    )
+});
 static QUERY: Lazy = LazyLock::new(|| compile(r"\bparams\s*=\s*|-uri\s+|\burl\s*[=:]\s*"));
 
 /// Runs the flow analysis over the code from the first source's block on.
@@ -151,8 +156,13 @@ fn unit(
         return;
     };
     let rhs_view = strip(&code[rhs_at..], lang);
-    let rhs_source = sources::find(&code[rhs_at..], lang);
-    let from: Vec<&Tainted> = state.tainted.iter().filter(|t| mentions(&rhs_view, &t.name)).collect();
+    // A secret handed to a client as its credential (`OpenAI(api_key=k)`)
+    // authenticates the client; what the client returns is not the secret.
+    let auth = regions(&rhs_view, &HEADER);
+    let rhs_source =
+        sources::find(&code[rhs_at..], lang).filter(|(_, at)| !auth.iter().any(|r| r.contains(at)));
+    let carries = |t: &&Tainted| occurrences(&rhs_view, &t.name).iter().any(|at| !auth.iter().any(|r| r.contains(at)));
+    let from: Vec<&Tainted> = state.tainted.iter().filter(carries).collect();
     let taint = match (rhs_source, from.first()) {
         (Some((kind, _)), _) => {
             let env = sources::env_names(&code[rhs_at..]);
@@ -522,7 +532,6 @@ fn report(
 ) {
     let kinds: Vec<sources::Kind> = direct.map(|d| d.0).into_iter().chain(reached.iter().map(|t| t.kind)).collect();
     let only_env = kinds.iter().all(|k| *k == sources::Kind::EnvVar);
-    let env_only_var = kinds.iter().all(|k| *k == sources::Kind::EnvVar);
     let (id, category, severity) = match sink {
         sinks::Kind::Network => {
             let severity = if !only_env {
@@ -553,7 +562,7 @@ fn report(
         }
         sinks::Kind::Exec => ("code.source-to-exec", Category::Exfiltration, Severity::Medium),
         sinks::Kind::File => ("code.source-to-file", Category::CredentialAccess, Severity::High),
-        sinks::Kind::Output if env_only_var => ("code.source-to-output", Category::CredentialAccess, Severity::Low),
+        sinks::Kind::Output if only_env => ("code.source-to-output", Category::CredentialAccess, Severity::Low),
         sinks::Kind::Output => ("code.source-to-output", Category::CredentialAccess, Severity::Medium),
     };
     let line_no = r.index + 1;
