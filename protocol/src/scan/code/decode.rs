@@ -36,7 +36,7 @@ pub(super) const TRIGGERS: &[&str] = &[
     "unhexlify",
     "powershell",
     "pwsh",
-    "\\x",
+    "\\x*",
     "chr(",
     "xxd",
 ];
@@ -45,7 +45,9 @@ static BASE64: Lazy = LazyLock::new(|| compile(r"[a-z0-9+/_-]{16,}={0,2}"));
 static ESCAPES: Lazy = LazyLock::new(|| compile(r"(?:\\x[0-9a-f]{2}){4,}"));
 static HEX: Lazy = LazyLock::new(|| compile(r#"["']((?:[0-9a-f]{2}){8,})["']"#));
 static CHAR_CODES: Lazy = LazyLock::new(|| {
-    compile(r"fromcharcode\s*\(([\d\s,]+)\)|(?:\bchr\s*\(\s*\d+\s*\)\s*\+?\s*){4,}|(?:\[char\]\s*\(?\s*\d+\s*\)?\s*[+,]?\s*){4,}")
+    compile(
+        r"fromcharcode\s*\(([\d\s,]+)\)|(?:\bchr\s*\(\s*\d+\s*\)\s*\+?\s*){4,}|(?:\[char\]\s*\(?\s*\d+\s*\)?\s*[+,]?\s*){4,}",
+    )
 });
 static NUMBER: Lazy = LazyLock::new(|| compile(r"\d+"));
 /// A line that decodes at run time (not one that only encodes).
@@ -55,19 +57,23 @@ static DECODES: Lazy = LazyLock::new(|| {
     )
 });
 /// PowerShell's encoded command flag: its base64 is UTF-16LE.
-static ENCODED_COMMAND: Lazy = LazyLock::new(|| compile(r"(?:powershell|pwsh)[^\n]*\s-e(?:nc(?:odedcommand)?|c)?\s+([a-z0-9+/=]{16,})"));
+static ENCODED_COMMAND: Lazy =
+    LazyLock::new(|| compile(r"(?:powershell|pwsh)[^\n]*\s-e(?:nc(?:odedcommand)?|c)?\s+([a-z0-9+/=]{16,})"));
 /// A line that sends or runs what it decodes.
 static USES: Lazy = LazyLock::new(|| {
-    compile(r"\b(?:curl|wget|fetch|requests|urlopen|urllib|axios|iwr|irm|invoke-webrequest|invoke-restmethod|invoke-expression|iex|exec|eval|system|popen|subprocess|sh|bash|powershell|pwsh)\b")
+    compile(
+        r"\b(?:curl|wget|fetch|requests|urlopen|urllib|axios|iwr|irm|invoke-webrequest|invoke-restmethod|invoke-expression|iex|exec|eval|system|popen|subprocess|sh|bash|powershell|pwsh)\b",
+    )
 });
 
 /// Decodes the literals on and above the decoding lines and scans them.
 pub(super) fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
     for &r in lines {
         let line = body.line(r);
-        if !DECODES.is_match(line.as_bytes()) {
+        let Some(call) = DECODES.find(line.as_bytes()) else {
             continue;
-        }
+        };
+        let warned = rescan::warned_before(line, &line[call.start()..]);
         let mut found = decode_line(line);
         if found.is_empty() {
             // `payload = "…"` above, `b64decode(payload)` here.
@@ -75,27 +81,31 @@ pub(super) fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
             let first = body.line_before(r, back);
             for (above, text) in body.lines_from(first).take(back) {
                 for decoded in decode_line(text) {
-                    scan_decoded(&decoded, line, above, text, out);
+                    scan_decoded(&decoded, line, warned, above, text, out);
                 }
             }
             continue;
         }
         for decoded in found.drain(..) {
-            scan_decoded(&decoded, line, r, line, out);
+            scan_decoded(&decoded, line, warned, r, line, out);
         }
     }
 }
 
 /// Scans one decoded literal found on line `at` (`text`); `user` is the
-/// line that decodes it.
-fn scan_decoded(decoded: &str, user: &str, at: LineRef, text: &str, out: &mut Vec<Finding>) {
+/// line that decodes it, `warned` whether it warns against doing so.
+fn scan_decoded(decoded: &str, user: &str, warned: bool, at: LineRef, text: &str, out: &mut Vec<Finding>) {
     let Some(inner) = rescan::scan(decoded) else {
         return;
     };
     let before = out.len();
-    rescan::report("code.decoded-payload", &inner, Severity::Medium, at, out);
+    rescan::report("code.decoded-payload", &inner, Severity::Medium, warned, at, out);
     if out.len() == before && decoded.contains("://") {
-        let severity = if USES.is_match(user.as_bytes()) { Severity::High } else { Severity::Medium };
+        let severity = match (warned, USES.is_match(user.as_bytes())) {
+            (true, _) => Severity::Low,
+            (false, true) => Severity::High,
+            (false, false) => Severity::Medium,
+        };
         let line = at.index + 1;
         if !out.iter().any(|f| f.line == line && f.rule_id == "code.decoded-url") {
             out.push(finding("code.decoded-url", Category::Obfuscation, severity, at, text, 0));
@@ -130,8 +140,11 @@ pub(super) fn decode_line(line: &str) -> Vec<String> {
         out.extend(text(&base64url(&s)));
     }
     for m in ESCAPES.find_iter(b) {
-        let bytes: Vec<u8> =
-            m.as_bytes().chunks(4).filter_map(|e| u8::from_str_radix(std::str::from_utf8(&e[2..]).ok()?, 16).ok()).collect();
+        let bytes: Vec<u8> = m
+            .as_bytes()
+            .chunks(4)
+            .filter_map(|e| u8::from_str_radix(std::str::from_utf8(&e[2..]).ok()?, 16).ok())
+            .collect();
         out.extend(text(&bytes));
     }
     for c in HEX.captures_iter(b) {
@@ -167,7 +180,8 @@ fn text(bytes: &[u8]) -> Option<String> {
     if bytes.len() < 4 {
         return None;
     }
-    let printable = bytes.iter().filter(|&&c| c.is_ascii_graphic() || matches!(c, b' ' | b'\n' | b'\t' | b'\r')).count();
+    let printable =
+        bytes.iter().filter(|&&c| c.is_ascii_graphic() || matches!(c, b' ' | b'\n' | b'\t' | b'\r')).count();
     let utf8 = std::str::from_utf8(bytes).is_ok();
     (printable * 100 >= bytes.len() * 90 || utf8 && printable * 100 >= bytes.len() * 60)
         .then(|| String::from_utf8_lossy(bytes).into_owned())

@@ -134,16 +134,15 @@ fn unit(
 ) {
     let view = strip(code, lang);
     let source = sources::find(code, lang);
-    let reached: Vec<Tainted> =
-        state.tainted.iter().filter(|t| mentions(&view, &t.name)).cloned().collect();
-
-    // The call, joined with the lines it runs over.
-    let (call_view, call_raw) = join_call(&view, code, next, lang);
     let shell_like = matches!(lang, Lang::PowerShell | Lang::Other);
-    let handle_call = state.handles.iter().any(|h| calls_on(&call_view, h));
-    let sink = if handle_call { Some(sinks::Kind::Network) } else { sinks::find(&call_view, shell_like) };
+    let handle_call = state.handles.iter().any(|h| calls_on(&view, h));
+    let sink = if handle_call { Some(sinks::Kind::Network) } else { sinks::find(&view, shell_like) };
 
     if let Some(sink) = sink {
+        // The call, joined with the lines it runs over.
+        let (call_view, call_raw) = join_call(&view, code, next, lang);
+        let reached: Vec<Tainted> =
+            state.tainted.iter().filter(|t| mentions(&call_view, &t.name)).cloned().collect();
         // A keychain read through `subprocess` is a source, not a sink it reaches.
         let direct = source.filter(|_| sink != sinks::Kind::Exec);
         if direct.is_some() || !reached.is_empty() {
@@ -161,7 +160,8 @@ fn unit(
     let auth = regions(&rhs_view, &HEADER);
     let rhs_source =
         sources::find(&code[rhs_at..], lang).filter(|(_, at)| !auth.iter().any(|r| r.contains(at)));
-    let carries = |t: &&Tainted| occurrences(&rhs_view, &t.name).iter().any(|at| !auth.iter().any(|r| r.contains(at)));
+    let carries =
+        |t: &&Tainted| occurrences(&rhs_view, &t.name).iter().any(|at| !auth.iter().any(|r| r.contains(at)));
     let from: Vec<&Tainted> = state.tainted.iter().filter(carries).collect();
     let taint = match (rhs_source, from.first()) {
         (Some((kind, _)), _) => {
@@ -176,9 +176,10 @@ fn unit(
         (None, None) => None,
     };
     let handle = sinks::makes_handle(&code[rhs_at..]);
-    let host = URL.captures(code[rhs_at..].as_bytes()).and_then(|c| c.get(1)).map(|m| {
-        String::from_utf8_lossy(m.as_bytes()).to_ascii_lowercase()
-    });
+    let host = URL
+        .captures(code[rhs_at..].as_bytes())
+        .and_then(|c| c.get(1))
+        .map(|m| String::from_utf8_lossy(m.as_bytes()).to_ascii_lowercase());
     for name in names {
         if let Some(t) = &taint {
             state.tainted.retain(|x| x.name != name);
@@ -256,7 +257,8 @@ fn calls_on(view: &str, name: &str) -> bool {
     while let Some(k) = find_ci(&b[from..], name.as_bytes()) {
         let at = from + k;
         let end = at + name.len();
-        let before = at == 0 || !(b[at - 1].is_ascii_alphanumeric() || b[at - 1] == b'_' || b[at - 1] == b'.');
+        let before =
+            at == 0 || !(b[at - 1].is_ascii_alphanumeric() || b[at - 1] == b'_' || b[at - 1] == b'.');
         if before && b.get(end) == Some(&b'.') {
             let rest = &b[end + 1..];
             let ident = rest.iter().take_while(|c| c.is_ascii_alphanumeric() || **c == b'_').count();
@@ -283,7 +285,9 @@ pub(super) fn strip(code: &str, lang: Lang) -> String {
         match quote {
             None => {
                 let comment = match lang {
-                    Lang::JavaScript => c == b'/' && b.get(i + 1) == Some(&b'/') && (i == 0 || b[i - 1] != b':'),
+                    Lang::JavaScript => {
+                        c == b'/' && b.get(i + 1) == Some(&b'/') && (i == 0 || b[i - 1] != b':')
+                    }
                     _ => c == b'#' && (i == 0 || b[i - 1].is_ascii_whitespace()),
                 };
                 if comment {
@@ -310,7 +314,11 @@ pub(super) fn strip(code: &str, lang: Lang) -> String {
                 } else if c == b'{' {
                     brace = 1;
                     out.push(c);
-                } else if c == b'$' || (c.is_ascii_alphanumeric() || c == b'_') && out.last() != Some(&b' ') && is_dollar_name(&out) {
+                } else if c == b'$'
+                    || (c.is_ascii_alphanumeric() || c == b'_')
+                        && out.last() != Some(&b' ')
+                        && is_dollar_name(&out)
+                {
                     out.push(c);
                 } else {
                     out.push(b' ');
@@ -486,9 +494,12 @@ fn documented(body: &Body<'_>, state: &mut State, call_view: &str, call_raw: &st
     hosts.iter().all(|host| {
         let local = host == "localhost" || host.starts_with("127.");
         let named = contains_ci(prose.as_bytes(), host.as_bytes());
-        let labels: Vec<&str> = host.split('.').filter(|l| l.len() >= 3 && !GENERIC_LABELS.contains(l)).collect();
+        let labels: Vec<&str> =
+            host.split('.').filter(|l| l.len() >= 3 && !GENERIC_LABELS.contains(l)).collect();
         let owned = env.iter().any(|e| {
-            e.split('_').filter(|w| w.len() >= 3 && !GENERIC_LABELS.contains(w)).any(|w| labels.iter().any(|l| l.contains(w)))
+            e.split('_')
+                .filter(|w| w.len() >= 3 && !GENERIC_LABELS.contains(w))
+                .any(|w| labels.iter().any(|l| l.contains(w)))
         });
         local || named || owned
     })
@@ -496,11 +507,31 @@ fn documented(body: &Body<'_>, state: &mut State, call_view: &str, call_raw: &st
 
 /// Host labels and name parts that say nothing about whose API it is.
 const GENERIC_LABELS: &[&str] = &[
-    "www", "api", "com", "org", "net", "dev", "app", "example", "test", "cloud", "token", "secret", "key", "access",
-    "password", "auth", "private", "session", "cookie", "credential", "credentials",
+    "www",
+    "api",
+    "com",
+    "org",
+    "net",
+    "dev",
+    "app",
+    "example",
+    "test",
+    "cloud",
+    "token",
+    "secret",
+    "key",
+    "access",
+    "password",
+    "auth",
+    "private",
+    "session",
+    "cookie",
+    "credential",
+    "credentials",
 ];
 
-/// The lines outside fenced blocks, lower-case, at most 64 KB.
+/// The lines outside fenced blocks without their inline code, lower-case,
+/// at most 64 KB: where a skill names the hosts it talks to.
 fn prose_of(text: &str) -> String {
     let map = CodeMap::of(text);
     let mut prose = String::new();
@@ -508,10 +539,18 @@ fn prose_of(text: &str) -> String {
         if prose.len() > 1 << 16 {
             break;
         }
-        if !map.is_code(i) {
-            prose.push_str(&line.to_ascii_lowercase());
-            prose.push('\n');
+        if map.is_code(i) {
+            continue;
         }
+        let mut rest = line;
+        for span in blocks::inline_spans(line) {
+            let at = span.as_ptr() as usize - line.as_ptr() as usize;
+            let from = rest.as_ptr() as usize - line.as_ptr() as usize;
+            prose.push_str(&line[from..at].to_ascii_lowercase());
+            rest = &line[at + span.len()..];
+        }
+        prose.push_str(&rest.to_ascii_lowercase());
+        prose.push('\n');
     }
     prose
 }
@@ -530,7 +569,8 @@ fn report(
     reached: &[Tainted],
     out: &mut Vec<Finding>,
 ) {
-    let kinds: Vec<sources::Kind> = direct.map(|d| d.0).into_iter().chain(reached.iter().map(|t| t.kind)).collect();
+    let kinds: Vec<sources::Kind> =
+        direct.map(|d| d.0).into_iter().chain(reached.iter().map(|t| t.kind)).collect();
     let only_env = kinds.iter().all(|k| *k == sources::Kind::EnvVar);
     let (id, category, severity) = match sink {
         sinks::Kind::Network => {
@@ -546,8 +586,11 @@ fn report(
                 } else {
                     position(call_view, &names)
                 };
-                let env: Vec<String> =
-                    reached.iter().flat_map(|t| t.env.iter().cloned()).chain(direct_env.iter().cloned()).collect();
+                let env: Vec<String> = reached
+                    .iter()
+                    .flat_map(|t| t.env.iter().cloned())
+                    .chain(direct_env.iter().cloned())
+                    .collect();
                 match pos {
                     Position::Header => Severity::Medium,
                     Position::Url => Severity::Critical,
@@ -562,11 +605,19 @@ fn report(
         }
         sinks::Kind::Exec => ("code.source-to-exec", Category::Exfiltration, Severity::Medium),
         sinks::Kind::File => ("code.source-to-file", Category::CredentialAccess, Severity::High),
-        sinks::Kind::Output if only_env => ("code.source-to-output", Category::CredentialAccess, Severity::Low),
+        sinks::Kind::Output if only_env => {
+            ("code.source-to-output", Category::CredentialAccess, Severity::Low)
+        }
         sinks::Kind::Output => ("code.source-to-output", Category::CredentialAccess, Severity::Medium),
     };
+    // "Never send `requests.post(u, data=os.environ[…])`" explains.
+    let severity =
+        if super::rescan::warned_before(line, code) { severity.min(Severity::Low) } else { severity };
     let line_no = r.index + 1;
-    if out.iter().any(|f| f.line == line_no && (f.rule_id == id || f.category == category && f.severity >= severity)) {
+    if out
+        .iter()
+        .any(|f| f.line == line_no && (f.rule_id == id || f.category == category && f.severity >= severity))
+    {
         return;
     }
     let at = direct.map_or(0, |d| d.1) + (code.as_ptr() as usize).saturating_sub(line.as_ptr() as usize);

@@ -8,7 +8,7 @@ use std::cell::Cell;
 use super::blocks::{self, CodeMap, Lang};
 use super::shell_words::{self, Vars};
 use crate::scan::engine::{Body, LineRef};
-use crate::scan::rule::EXCERPT_CHARS;
+use crate::scan::rule::{self, EXCERPT_CHARS};
 use crate::scan::{Finding, Scanner, Severity};
 
 /// Nested scans, at most.
@@ -33,22 +33,52 @@ pub(super) fn scan(text: &str) -> Option<Vec<Finding>> {
     Some(findings)
 }
 
+/// [`scan`] as it runs `depth` scans deep.
+#[cfg(test)]
+pub(super) fn scan_at_depth_for_tests(depth: u8, text: &str) -> Option<Vec<Finding>> {
+    DEPTH.with(|d| d.set(depth));
+    let found = scan(text);
+    DEPTH.with(|d| d.set(0));
+    found
+}
+
 /// A finding on line `r` for an inner finding made on rescanned text: the
 /// inner's category and severity, its rule named in the excerpt.
 pub(super) fn outer(id: &str, inner: &Finding, r: LineRef) -> Finding {
     let text = format!("{}: {}", inner.rule_id, inner.excerpt);
     let excerpt: String = text.chars().take(EXCERPT_CHARS).collect::<String>().trim().to_string();
-    Finding { rule_id: id.to_string(), category: inner.category, severity: inner.severity, line: r.index + 1, excerpt }
+    Finding {
+        rule_id: id.to_string(),
+        category: inner.category,
+        severity: inner.severity,
+        line: r.index + 1,
+        excerpt,
+    }
 }
 
 /// Adds the outer findings of `inner` at or above `floor` that the line
-/// does not have already under the inner rule's own id.
-pub(super) fn report(id: &str, inner: &[Finding], floor: Severity, r: LineRef, out: &mut Vec<Finding>) {
+/// does not have already under the inner rule's own id. `warned`: the
+/// line warns against what it shows ("never run `…`"), which lowers every
+/// finding to Low, as it does a shell rule's.
+pub(super) fn report(
+    id: &str,
+    inner: &[Finding],
+    floor: Severity,
+    warned: bool,
+    r: LineRef,
+    out: &mut Vec<Finding>,
+) {
     for f in inner.iter().filter(|f| f.severity >= floor) {
         let line = r.index + 1;
-        let known = out.iter().any(|o| o.line == line && (o.rule_id == f.rule_id || o.rule_id == id && o.excerpt.starts_with(&f.rule_id)));
+        let known = out.iter().any(|o| {
+            o.line == line && (o.rule_id == f.rule_id || o.rule_id == id && o.excerpt.starts_with(&f.rule_id))
+        });
         if !known {
-            out.push(outer(id, f, r));
+            let mut o = outer(id, f, r);
+            if warned {
+                o.severity = o.severity.min(Severity::Low);
+            }
+            out.push(o);
         }
     }
 }
@@ -93,8 +123,16 @@ pub(super) fn normalized_commands(body: &Body<'_>, lines: &[LineRef], out: &mut 
                 continue;
             }
             if let Some(inner) = scan(&words.text) {
-                report("code.normalized-command", &inner, Severity::High, r, out);
+                let warned = warned_before(line, code);
+                report("code.normalized-command", &inner, Severity::High, warned, r, out);
             }
         }
     }
+}
+
+/// Whether the text of `line` before `code` (an inline span of it, or a
+/// part starting where `code` does) warns against it.
+pub(super) fn warned_before(line: &str, code: &str) -> bool {
+    let at = (code.as_ptr() as usize).wrapping_sub(line.as_ptr() as usize);
+    at > 0 && at <= line.len() && rule::warned_against(&line[..at])
 }

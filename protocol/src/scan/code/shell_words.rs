@@ -95,7 +95,7 @@ impl Parser<'_, '_> {
                 }
                 _ => {
                     let start = self.i;
-                    let word = self.word(depth);
+                    let word = self.word(depth, close);
                     let raw = &self.s[start..self.i];
                     out.push_str(&word);
                     if at_command || declaring {
@@ -118,10 +118,14 @@ impl Parser<'_, '_> {
         out
     }
 
-    /// One word, with its quotes, escapes and expansions resolved.
-    fn word(&mut self, depth: u8) -> String {
+    /// One word, with its quotes, escapes and expansions resolved, up to
+    /// a blank, an operator or the `close` of the substitution it is in.
+    fn word(&mut self, depth: u8, close: Option<u8>) -> String {
         let mut w = String::new();
         while let Some(c) = self.peek() {
+            if Some(c) == close {
+                break;
+            }
             match c {
                 b' ' | b'\t' | b'\r' | b'\n' | b'|' | b';' | b'&' | b'(' | b')' | b'<' | b'>' => break,
                 b'`' if depth < MAX_NESTING => {
@@ -245,7 +249,9 @@ fn assignment(word: &str) -> Option<(&str, &str)> {
 fn substitution(inner: &str) -> String {
     let mut words = inner.split_whitespace();
     match words.next() {
-        Some("echo") => words.skip_while(|w| matches!(*w, "-n" | "-e" | "-ne" | "-en")).collect::<Vec<_>>().join(" "),
+        Some("echo") => {
+            words.skip_while(|w| matches!(*w, "-n" | "-e" | "-ne" | "-en")).collect::<Vec<_>>().join(" ")
+        }
         Some("printf") => {
             let args: Vec<&str> = words.collect();
             match args.split_first() {

@@ -40,7 +40,9 @@ static EXEC: Lazy = LazyLock::new(|| {
 
 /// A command line that talks to the network, inside an exec sink.
 static NETWORK_PROGRAM: Lazy = LazyLock::new(|| {
-    compile(r"\b(?:curl|wget|nc|ncat|socat|nslookup|dig|scp|sftp|telnet|sendmail|invoke-webrequest|iwr|irm)\b|https?://")
+    compile(
+        r"\b(?:curl|wget|nc|ncat|socat|nslookup|dig|scp|sftp|telnet|sendmail|invoke-webrequest|iwr|irm)\b|https?://",
+    )
 });
 
 static FILE: Lazy = LazyLock::new(|| {
@@ -50,7 +52,9 @@ static FILE: Lazy = LazyLock::new(|| {
 });
 
 static OUTPUT: Lazy = LazyLock::new(|| {
-    compile(r"\bprint\s*\(|\bconsole\.(?:log|info|warn|error|debug)\b|\bwrite-(?:host|output)\b|\becho\b|\bstdout\.write\b")
+    compile(
+        r"\bprint\s*\(|\bconsole\.(?:log|info|warn|error|debug)\b|\bwrite-(?:host|output)\b|\becho\b|\bstdout\.write\b",
+    )
 });
 
 /// A shell or PowerShell redirection into a file, or `tee`.

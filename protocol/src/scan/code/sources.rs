@@ -90,7 +90,9 @@ static SECRET_FILE: Lazy = LazyLock::new(|| compile(SECRET_PATHS));
 /// Shell and PowerShell: `$GITHUB_TOKEN`, `${NPM_TOKEN}`, upper-case as
 /// environment variables are written.
 static SHELL_ENV: Lazy = LazyLock::new(|| {
-    compile(r"\$\{?(?-i:[A-Z0-9_]*(?:TOKEN|SECRET|PASSW|PWD|API_?KEY|APIKEY|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIAL|COOKIE)[A-Z0-9_]*|AWS_[A-Z0-9_]+)\}?")
+    compile(
+        r"\$\{?(?-i:[A-Z0-9_]*(?:TOKEN|SECRET|PASSW|PWD|API_?KEY|APIKEY|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIAL|COOKIE)[A-Z0-9_]*|AWS_[A-Z0-9_]+)\}?",
+    )
 });
 
 /// The first source on a line of code in `lang`, and where it starts.
