@@ -106,7 +106,7 @@ pub(super) fn guess(lines: &[&str]) -> Lang {
         Lang::PowerShell
     } else if has(&["import ", "def ", "os.environ", "print("]) {
         Lang::Python
-    } else if has(&["const ", "let ", "require(", "=>", "process.env"]) {
+    } else if has(&["const ", "let ", "require(", "=>", "process.env", "fetch(", "document.", "window."]) {
         Lang::JavaScript
     } else {
         Lang::Shell

@@ -59,6 +59,8 @@ static DECODES: Lazy = LazyLock::new(|| {
 /// PowerShell's encoded command flag: its base64 is UTF-16LE.
 static ENCODED_COMMAND: Lazy =
     LazyLock::new(|| compile(r"(?:powershell|pwsh)[^\n]*\s-e(?:nc(?:odedcommand)?|c)?\s+([a-z0-9+/=]{16,})"));
+/// Lines after a decoding line searched for the call that uses its result.
+const USE_LINES: usize = 5;
 /// A line that sends or runs what it decodes.
 static USES: Lazy = LazyLock::new(|| {
     compile(
@@ -74,6 +76,8 @@ pub(super) fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
             continue;
         };
         let warned = rescan::warned_before(line, &line[call.start()..]);
+        // The decoded value is used on this line or, assigned, a few below.
+        let used = body.lines_from(r).take(USE_LINES + 1).any(|(_, l)| USES.is_match(l.as_bytes()));
         let mut found = decode_line(line);
         if found.is_empty() {
             // `payload = "…"` above, `b64decode(payload)` here.
@@ -81,27 +85,29 @@ pub(super) fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
             let first = body.line_before(r, back);
             for (above, text) in body.lines_from(first).take(back) {
                 for decoded in decode_line(text) {
-                    scan_decoded(&decoded, line, warned, above, text, out);
+                    scan_decoded(&decoded, used, warned, above, text, out);
                 }
             }
             continue;
         }
         for decoded in found.drain(..) {
-            scan_decoded(&decoded, line, warned, r, line, out);
+            scan_decoded(&decoded, used, warned, r, line, out);
         }
     }
 }
 
-/// Scans one decoded literal found on line `at` (`text`); `user` is the
-/// line that decodes it, `warned` whether it warns against doing so.
-fn scan_decoded(decoded: &str, user: &str, warned: bool, at: LineRef, text: &str, out: &mut Vec<Finding>) {
-    let Some(inner) = rescan::scan(decoded) else {
+/// Scans one decoded literal found on line `at` (`text`); `used`: the
+/// decoding line or the few below send or run something; `warned`: the
+/// decoding line warns against doing so.
+fn scan_decoded(decoded: &str, used: bool, warned: bool, at: LineRef, text: &str, out: &mut Vec<Finding>) {
+    // Fenced, so that the code analyses read it as the code it is.
+    let Some(inner) = rescan::scan(&format!("```\n{decoded}\n```")) else {
         return;
     };
     let before = out.len();
     rescan::report("code.decoded-payload", &inner, Severity::Medium, warned, at, out);
     if out.len() == before && decoded.contains("://") {
-        let severity = match (warned, USES.is_match(user.as_bytes())) {
+        let severity = match (warned, used) {
             (true, _) => Severity::Low,
             (false, true) => Severity::High,
             (false, false) => Severity::Medium,

@@ -222,28 +222,9 @@ fn assigned(code: &str) -> Option<(Vec<String>, usize)> {
     Some((vec![String::from_utf8_lossy(m.as_bytes()).to_ascii_lowercase()], 0))
 }
 
-/// Whether `view` mentions the variable `name` as a whole word.
+/// Whether `view` uses the variable `name`; see [`occurrences`].
 fn mentions(view: &str, name: &str) -> bool {
-    let b = view.as_bytes();
-    let n = name.len();
-    if n == 0 || b.len() < n {
-        return false;
-    }
-    let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
-    let mut from = 0;
-    while from + n <= b.len() {
-        let Some(k) = find_ci(&b[from..], name.as_bytes()) else {
-            return false;
-        };
-        let at = from + k;
-        let before = at == 0 || !word(b[at - 1]);
-        let after = b.get(at + n).is_none_or(|&c| !word(c));
-        if before && after {
-            return true;
-        }
-        from = at + 1;
-    }
-    false
+    !name.is_empty() && !occurrences(view, name).is_empty()
 }
 
 fn find_ci(hay: &[u8], needle: &[u8]) -> Option<usize> {
@@ -459,6 +440,8 @@ fn position(view: &str, names: &[&str]) -> Position {
     if all_headers { Position::Header } else { Position::Body }
 }
 
+/// Where `view` uses the variable `name`: a whole word that is not a
+/// keyword argument's name (`headers=` of `headers=headers`).
 fn occurrences(view: &str, name: &str) -> Vec<usize> {
     let b = view.as_bytes();
     let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
@@ -466,7 +449,10 @@ fn occurrences(view: &str, name: &str) -> Vec<usize> {
     let mut from = 0;
     while let Some(k) = find_ci(&b[from..], name.as_bytes()) {
         let at = from + k;
-        if (at == 0 || !word(b[at - 1])) && b.get(at + name.len()).is_none_or(|&c| !word(c)) {
+        let end = at + name.len();
+        let rest = view[end..].trim_start().as_bytes();
+        let keyword = rest.first() == Some(&b'=') && rest.get(1) != Some(&b'=');
+        if (at == 0 || !word(b[at - 1])) && b.get(end).is_none_or(|&c| !word(c)) && !keyword {
             found.push(at);
         }
         from = at + 1;

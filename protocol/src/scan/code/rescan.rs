@@ -122,9 +122,13 @@ pub(super) fn normalized_commands(body: &Body<'_>, lines: &[LineRef], out: &mut 
             if !words.disguised_command {
                 continue;
             }
-            if let Some(inner) = scan(&words.text) {
-                let warned = warned_before(line, code);
-                report("code.normalized-command", &inner, Severity::High, warned, r, out);
+            // Inline code is put back into its sentence, so that the inner
+            // rules read the prose around it ("never run `…`") as they
+            // would around the plain command.
+            let at = code.as_ptr() as usize - line.as_ptr() as usize;
+            let text = format!("{}{}{}", &line[..at], words.text, &line[at + code.len()..]);
+            if let Some(inner) = scan(&text) {
+                report("code.normalized-command", &inner, Severity::High, false, r, out);
             }
         }
     }

@@ -29,7 +29,8 @@ pub(super) enum Kind {
 /// exfiltration goes through (a source without a literal of its own, such
 /// as `$env:` or the clipboard, is found when its call is). All of them are
 /// triggers of other families already: the prefilter's table is nearly
-/// full, and a trigger that shares a key costs it nothing.
+/// full, and a trigger that shares a key costs it nothing (`keyring` is
+/// the one exception: a key one byte longer than `key`'s).
 pub(super) const TRIGGERS: &[&str] = &[
     "os.environ",
     "process.env",
@@ -37,6 +38,7 @@ pub(super) const TRIGGERS: &[&str] = &[
     "find-internet-password",
     "dump-keychain",
     "keychain*",
+    "keyring",
     ".ssh",
     "id_rsa",
     "id_ed25519",
@@ -73,7 +75,7 @@ const SECRET_NAME: &str = r"[a-z0-9_]*(?:token|secret|passw|pwd|api_?key|apikey|
 
 static SOURCE: Lazy = LazyLock::new(|| {
     compile(
-        &r#"(?P<env>\bos\.environ(?:\.get)?\s*[\[(]\s*["'](?P<n1>{n})["']|\bgetenv\s*\(\s*["'](?P<n2>{n})["']|\bprocess\.env(?:\.(?P<n3>{n})\b|\[\s*["'`](?P<n4>{n})["'`])|\$env:(?P<n5>{n})\b|getenvironmentvariable\s*\(\s*["'](?P<n6>{n})["']|\benv\.get\s*\(\s*["'](?P<n7>{n})["'])|(?P<all>\bdict\(\s*os\.environ\s*\)|\bos\.environ\.(?:copy\(\)|items\(\))|\*\*os\.environ\b|json\.dumps\(\s*os\.environ|\bos\.environ\s*[,)}\]]|=\s*os\.environ\s*$|json\.stringify\(\s*process\.env\b|\bprocess\.env\s*[,)}\]]|\.\.\.process\.env\b|object\.(?:entries|keys|values)\(\s*process\.env\b|=\s*process\.env\s*;?\s*$|\b(?:get-childitem|gci|dir|ls)\s+env:|getenvironmentvariables\s*\(|\bos\.environ\b\s*\.\s*items)|(?P<key>\bfind-(?:generic|internet)-password\b|\bdump-keychain\b|\bkeyring\.get_(?:password|credential)\b|\bkeytar\.(?:getpassword|findcredentials|findpassword)\b|\bget-storedcredential\b|\bcryptunprotectdata\b|\bsecret-tool\s+lookup\b|\bvaultcmd\b)|(?P<clip>\bget-clipboard\b|\bpyperclip\.paste\b|\bclipboard\.(?:readtext|read)\b|\bclipboardy\.read|\bpbpaste\b|\bxclip\b[^\n|;]*\s-o\b|\bxsel\b[^\n|;]*\s-[a-z]*o|\bwl-paste\b|\.clipboard_get\s*\(|\bgetclipboarddata\b)|(?P<browser>\blogin\s+data\b|\blogins\.json\b|\bkey4\.db\b|\bcookies\.sqlite\b|\bbrowser_cookie3?\b|\bnetwork/cookies\b)"#
+        &r#"(?P<env>\bos\.environ(?:\.get)?\s*[\[(]\s*["'](?P<n1>{n})["']|\bgetenv\s*\(\s*["'](?P<n2>{n})["']|\bprocess\.env(?:\.(?P<n3>{n})\b|\[\s*["'`](?P<n4>{n})["'`])|\$env:(?P<n5>{n})\b|getenvironmentvariable\s*\(\s*["'](?P<n6>{n})["']|\benv\.get\s*\(\s*["'](?P<n7>{n})["'])|(?P<all>\bdict\(\s*os\.environ\s*\)|\bos\.environ\.(?:copy\(\)|items\(\))|\*\*os\.environ\b|json\.dumps\(\s*os\.environ|\bos\.environ\s*[,)}\]]|=\s*os\.environ\s*$|json\.stringify\(\s*process\.env\b|\bprocess\.env\s*[,)}\]]|\.\.\.process\.env\b|object\.(?:entries|keys|values)\(\s*process\.env\b|=\s*process\.env\s*;?\s*$|\b(?:get-childitem|gci|dir|ls)\s+env:|getenvironmentvariables\s*\(|\bos\.environ\b\s*\.\s*items)|(?P<key>\bfind-(?:generic|internet)-password\b|\bdump-keychain\b|\bkeyring\.get_(?:password|credential)\b|\bkeytar\.(?:getpassword|findcredentials|findpassword)\b|\bget-storedcredential\b|\bcryptunprotectdata\b|\bsecret-tool\s+lookup\b|\bvaultcmd\b)|(?P<clip>\bget-clipboard\b|\bpyperclip\.paste\b|\bclipboard\.(?:readtext|read)\b|\bclipboardy\.read|\bpbpaste\b|\bxclip\b[^\n|;]*\s-o\b|\bxsel\b[^\n|;]*\s-[a-z]*o|\bwl-paste\b|\.clipboard_get\s*\(|\bgetclipboarddata\b)|(?P<browser>\blogin\s+data\b|\blogins\.json\b|\bkey4\.db\b|\bcookies\.sqlite\b|\bbrowser_cookie3?\b|\bnetwork/cookies\b|\bdocument\.cookie\b|\b(?:local|session)storage\b)"#
             .replace("{n}", SECRET_NAME),
     )
 });
@@ -98,7 +100,9 @@ static SHELL_ENV: Lazy = LazyLock::new(|| {
 /// The first source on a line of code in `lang`, and where it starts.
 pub(super) fn find(line: &str, lang: Lang) -> Option<(Kind, usize)> {
     let b = line.as_bytes();
-    if let Some(c) = SOURCE.captures(b) {
+    // `name in os.environ` asks whether a variable is set; it reads nothing.
+    let membership = |at: usize| line[..at].trim_end().ends_with(" in");
+    if let Some(c) = SOURCE.captures_iter(b).find(|c| c.get(0).is_some_and(|m| !membership(m.start()))) {
         let kind = if c.name("env").is_some() {
             Kind::EnvVar
         } else if c.name("all").is_some() {
