@@ -43,29 +43,34 @@ fn fence(line: &str) -> Option<(u8, usize, &str)> {
 }
 
 impl CodeMap {
-    /// Finds the fenced blocks of `text` in one pass over its lines.
+    /// Finds the fenced blocks of `text` in one pass over its lines; only
+    /// a line starting with a backtick or tilde is looked at closer.
     pub(super) fn of(text: &str) -> CodeMap {
         let mut blocks = Vec::new();
-        let mut open: Option<(u8, usize, usize, &str)> = None;
-        let mut lines: Vec<&str> = Vec::new();
-        for (i, line) in text.split('\n').enumerate() {
-            lines.push(line);
-            let Some((c, n, info)) = fence(line) else {
-                continue;
-            };
-            match open {
-                Some((oc, on, first, oinfo)) if c == oc && n >= on && info.is_empty() => {
-                    let lang = lang_of(oinfo, &lines[first..i]);
-                    blocks.push(Block { first, end: i, lang });
-                    open = None;
+        // Fence character, length, first line inside, its byte offset, info.
+        let mut open: Option<(u8, usize, usize, usize, &str)> = None;
+        let b = text.as_bytes();
+        let (mut index, mut start) = (0, 0);
+        while start <= b.len() {
+            let end = memchr::memchr(b'\n', &b[start..]).map_or(b.len(), |k| start + k);
+            let first = b[start..end].iter().find(|c| !matches!(c, b' ' | b'\t' | b'>' | b'-' | b'*'));
+            if matches!(first, Some(b'`' | b'~'))
+                && let Some((c, n, info)) = fence(&text[start..end])
+            {
+                match open {
+                    Some((oc, on, first, at, oinfo)) if c == oc && n >= on && info.is_empty() => {
+                        blocks.push(Block { first, end: index, lang: lang_of(oinfo, &text[at..start]) });
+                        open = None;
+                    }
+                    Some(_) => {}
+                    None => open = Some((c, n, index + 1, (end + 1).min(b.len()), info)),
                 }
-                Some(_) => {}
-                None => open = Some((c, n, i + 1, info)),
             }
+            index += 1;
+            start = end + 1;
         }
-        if let Some((_, _, first, info)) = open {
-            let end = lines.len();
-            blocks.push(Block { first: first.min(end), end, lang: lang_of(info, &lines[first.min(end)..]) });
+        if let Some((_, _, first, at, info)) = open {
+            blocks.push(Block { first: first.min(index), end: index, lang: lang_of(info, &text[at..]) });
         }
         CodeMap { blocks }
     }
@@ -83,8 +88,8 @@ impl CodeMap {
     }
 }
 
-/// The language an info string names, else the one `lines` look like.
-fn lang_of(info: &str, lines: &[&str]) -> Lang {
+/// The language an info string names, else the one `code` looks like.
+fn lang_of(info: &str, code: &str) -> Lang {
     let word = info.split(|c: char| c.is_whitespace() || c == '{' || c == ',').next().unwrap_or("");
     match word.to_ascii_lowercase().as_str() {
         "sh" | "bash" | "shell" | "zsh" | "ksh" | "fish" | "console" | "shell-session" | "shellsession"
@@ -94,14 +99,14 @@ fn lang_of(info: &str, lines: &[&str]) -> Lang {
             Lang::JavaScript
         }
         "powershell" | "ps1" | "pwsh" | "ps" | "posh" => Lang::PowerShell,
-        "" => guess(lines),
+        "" => guess(code),
         _ => Lang::Other,
     }
 }
 
 /// The language of unlabelled code, from telltale words.
-pub(super) fn guess(lines: &[&str]) -> Lang {
-    let has = |words: &[&str]| lines.iter().any(|l| words.iter().any(|w| l.contains(w)));
+pub(super) fn guess(code: &str) -> Lang {
+    let has = |words: &[&str]| words.iter().any(|w| code.contains(w));
     if has(&["$env:", "Invoke-", "Get-", "New-Object", "Set-"]) {
         Lang::PowerShell
     } else if has(&["import ", "def ", "os.environ", "print("]) {

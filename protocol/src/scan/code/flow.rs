@@ -51,14 +51,12 @@ struct Tainted {
     env: Vec<String>,
 }
 
-#[derive(Default)]
 struct State {
+    map: CodeMap,
     tainted: Vec<Tainted>,
     handles: Vec<String>,
     /// Variables assigned a literal URL, with its host.
     hosts: Vec<(String, String)>,
-    /// The body's prose, lower-case, built when first needed.
-    prose: Option<String>,
 }
 
 fn remember<T>(list: &mut Vec<T>, item: T) {
@@ -89,51 +87,71 @@ pub(super) fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
     let Some(&first) = lines.first() else {
         return;
     };
-    let map = CodeMap::of(body.text);
-    let start = map.block_at(first.index).map_or(first.index, |b| b.first);
+    let mut state =
+        State { map: CodeMap::of(body.text), tainted: Vec::new(), handles: Vec::new(), hosts: Vec::new() };
+    let start = state.map.block_at(first.index).map_or(first.index, |b| b.first);
     let from = body.line_before(first, first.index - start);
     let all: Vec<(LineRef, &str)> = body.lines_from(from).take(MAX_LINES).collect();
-    let mut state = State::default();
-    let mut i = 0;
-    while i < all.len() {
-        let (r, line) = all[i];
-        match map.block_at(r.index) {
+    // One pass over the text for the places a source may be, rather than
+    // the source patterns on every line of code.
+    let candidates = sources::candidates(&body.text[from.start..]);
+    let on_line = |r: LineRef| {
+        let k = candidates.partition_point(|&at| from.start + at < r.start);
+        candidates.get(k).is_some_and(|&at| from.start + at < r.end.max(r.start + 1))
+    };
+    for (i, &(r, line)) in all.iter().enumerate() {
+        let maybe_source = on_line(r);
+        match state.map.block_at(r.index).copied() {
             Some(block) if block.lang != Lang::Shell => {
                 // The rest of the call, for a sink that runs over lines.
                 let last = (i + MAX_CALL_LINES).min(all.len()).min(i + block.end - r.index);
-                let next: Vec<&str> = all[i + 1..last].iter().map(|(_, l)| *l).collect();
-                unit(body, &mut state, r, line, line, &next, block.lang, out);
+                let code = Unit { r, line, code: line, lang: block.lang, maybe_source };
+                unit(body, &mut state, &code, &all[i + 1..last], out);
             }
             Some(_) => {}
-            None if !map.is_code(r.index) => {
+            None if !state.map.is_code(r.index) => {
                 for span in blocks::inline_spans(line) {
-                    let lang = blocks::guess(&[span]);
+                    let lang = blocks::guess(span);
                     if lang != Lang::Shell {
-                        unit(body, &mut state, r, line, span, &[], lang, out);
+                        unit(body, &mut state, &Unit { r, line, code: span, lang, maybe_source }, &[], out);
                     }
                 }
             }
             None => {}
         }
-        i += 1;
     }
 }
 
-/// One line (or inline span) of code: learns its assignments, reports a
-/// sink it reaches.
-#[allow(clippy::too_many_arguments)]
-fn unit(
-    body: &Body<'_>,
-    state: &mut State,
+/// A line of code, or an inline span, where it is.
+struct Unit<'a> {
     r: LineRef,
-    line: &str,
-    code: &str,
-    next: &[&str],
+    /// The whole line.
+    line: &'a str,
+    /// The code: the line, or a span of it.
+    code: &'a str,
     lang: Lang,
-    out: &mut Vec<Finding>,
-) {
+    /// Whether a source pattern matched somewhere on the line.
+    maybe_source: bool,
+}
+
+/// One line (or inline span) of code: learns its assignments, reports a
+/// sink it reaches. `next`: the lines after it in its block.
+fn unit(body: &Body<'_>, state: &mut State, u: &Unit<'_>, next: &[(LineRef, &str)], out: &mut Vec<Finding>) {
+    let Unit { r, line, code, lang, .. } = *u;
+    let source = if u.maybe_source { sources::find(code, lang) } else { None };
+    let may_use_taint = state.tainted.iter().any(|t| contains_ci(code.as_bytes(), t.name.as_bytes()))
+        // A call left open may use a tainted variable on a later line.
+        || balance(code) > 0 && !state.tainted.is_empty();
+    if source.is_none() && !may_use_taint {
+        // Nothing to follow here: only the handles and URLs a later flow
+        // may use are learned, and only lines that can make one are parsed.
+        let may_learn = code.contains('=') && (code.contains("://") || sinks::makes_handle(code));
+        if may_learn {
+            learn(state, code, lang);
+        }
+        return;
+    }
     let view = strip(code, lang);
-    let source = sources::find(code, lang);
     let shell_like = matches!(lang, Lang::PowerShell | Lang::Other);
     let handle_call = state.handles.iter().any(|h| calls_on(&view, h));
     let sink = if handle_call { Some(sinks::Kind::Network) } else { sinks::find(&view, shell_like) };
@@ -150,7 +168,12 @@ fn unit(
         }
     }
 
-    // Learn what the line assigns.
+    learn(state, code, lang);
+}
+
+/// Learns what a line assigns: tainted variables, network handles and URL
+/// hosts.
+fn learn(state: &mut State, code: &str, lang: Lang) {
     let Some((names, rhs_at)) = assigned(code) else {
         return;
     };
@@ -177,7 +200,7 @@ fn unit(
     };
     let handle = sinks::makes_handle(&code[rhs_at..]);
     let host = URL
-        .captures(code[rhs_at..].as_bytes())
+        .captures(&code.as_bytes()[rhs_at..])
         .and_then(|c| c.get(1))
         .map(|m| String::from_utf8_lossy(m.as_bytes()).to_ascii_lowercase());
     for name in names {
@@ -329,10 +352,10 @@ fn is_dollar_name(out: &[u8]) -> bool {
 
 /// The call on a line, with the lines it runs over while brackets stay
 /// open: (view, raw).
-fn join_call(view: &str, code: &str, next: &[&str], lang: Lang) -> (String, String) {
+fn join_call(view: &str, code: &str, next: &[(LineRef, &str)], lang: Lang) -> (String, String) {
     let mut depth = balance(view);
     let (mut v, mut raw) = (view.to_string(), code.to_string());
-    for l in next {
+    for &(_, l) in next {
         if depth <= 0 {
             break;
         }
@@ -476,10 +499,8 @@ fn documented(body: &Body<'_>, state: &mut State, call_view: &str, call_raw: &st
     if hosts.is_empty() {
         return false;
     }
-    let prose = state.prose.get_or_insert_with(|| prose_of(body.text));
     hosts.iter().all(|host| {
         let local = host == "localhost" || host.starts_with("127.");
-        let named = contains_ci(prose.as_bytes(), host.as_bytes());
         let labels: Vec<&str> =
             host.split('.').filter(|l| l.len() >= 3 && !GENERIC_LABELS.contains(l)).collect();
         let owned = env.iter().any(|e| {
@@ -487,7 +508,7 @@ fn documented(body: &Body<'_>, state: &mut State, call_view: &str, call_raw: &st
                 .filter(|w| w.len() >= 3 && !GENERIC_LABELS.contains(w))
                 .any(|w| labels.iter().any(|l| l.contains(w)))
         });
-        local || named || owned
+        local || owned || named_in_prose(body.text, &state.map, host)
     })
 }
 
@@ -516,29 +537,23 @@ const GENERIC_LABELS: &[&str] = &[
     "credentials",
 ];
 
-/// The lines outside fenced blocks without their inline code, lower-case,
-/// at most 64 KB: where a skill names the hosts it talks to.
-fn prose_of(text: &str) -> String {
-    let map = CodeMap::of(text);
-    let mut prose = String::new();
-    for (i, line) in text.split('\n').enumerate() {
-        if prose.len() > 1 << 16 {
-            break;
-        }
-        if map.is_code(i) {
-            continue;
-        }
-        let mut rest = line;
-        for span in blocks::inline_spans(line) {
-            let at = span.as_ptr() as usize - line.as_ptr() as usize;
-            let from = rest.as_ptr() as usize - line.as_ptr() as usize;
-            prose.push_str(&line[from..at].to_ascii_lowercase());
-            rest = &line[at + span.len()..];
-        }
-        prose.push_str(&rest.to_ascii_lowercase());
-        prose.push('\n');
+/// Whether `host` is named in the prose of `text`: outside fenced blocks
+/// and inline code, where a skill says which service it talks to.
+fn named_in_prose(text: &str, map: &CodeMap, host: &str) -> bool {
+    // Most hosts of a flow appear in its code only: one search says so.
+    if !contains_ci(text.as_bytes(), host.as_bytes()) {
+        return false;
     }
-    prose
+    text.split('\n').enumerate().any(|(i, line)| {
+        if map.is_code(i) || !contains_ci(line.as_bytes(), host.as_bytes()) {
+            return false;
+        }
+        let mut prose = line.to_string();
+        for span in blocks::inline_spans(line) {
+            prose = prose.replacen(span, "", 1);
+        }
+        contains_ci(prose.as_bytes(), host.as_bytes())
+    })
 }
 
 #[allow(clippy::too_many_arguments)]

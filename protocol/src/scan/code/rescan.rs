@@ -91,9 +91,16 @@ pub(super) const TRIGGERS: &[&str] =
 /// Shell lines whose command words are disguised, normalised and scanned
 /// again (`code.normalized-command`).
 pub(super) fn normalized_commands(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
-    let map = CodeMap::of(body.text);
+    let mut map: Option<CodeMap> = None;
     for &r in lines {
         let line = body.line(r);
+        // Most command lines need no more: nothing in command position is
+        // quoted, escaped, substituted or a variable.
+        let suspect = shell_words::may_disguise_a_command;
+        if !(suspect(line) || line.contains('`') && blocks::inline_spans(line).into_iter().any(suspect)) {
+            continue;
+        }
+        let map = map.get_or_insert_with(|| CodeMap::of(body.text));
         let units: Vec<(&str, Vars)> = match map.block_at(r.index) {
             Some(b) if matches!(b.lang, Lang::Shell | Lang::Other) => {
                 let back = (r.index - b.first).min(MAX_VAR_LINES);

@@ -50,6 +50,51 @@ pub(super) fn normalize(line: &str, vars: &mut Vars) -> Words {
     Words { text, disguised_command: p.disguised }
 }
 
+/// A cheap test before [`normalize`]: whether some word in command
+/// position (at the start, or after `|`, `;`, `&`, `(` outside quotes)
+/// holds a quote, a backslash, a `$` or a backtick, the only ways a
+/// command word can read differently from how it is written.
+pub(super) fn may_disguise_a_command(line: &str) -> bool {
+    let b = line.as_bytes();
+    let mut quote: Option<u8> = None;
+    let mut at_command = true;
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if let Some(q) = quote {
+            if c == q {
+                quote = None;
+            } else if c == b'\\' && q == b'"' {
+                i += 1;
+            }
+            i += 1;
+            continue;
+        }
+        match c {
+            b'|' | b';' | b'&' | b'(' | b'{' => at_command = true,
+            b' ' | b'\t' => {}
+            _ if at_command => {
+                let word =
+                    b[i..].iter().take_while(|c| !matches!(c, b' ' | b'\t' | b'|' | b';' | b'&' | b')'));
+                if word.clone().any(|c| matches!(c, b'"' | b'\'' | b'\\' | b'$' | b'`')) {
+                    return true;
+                }
+                let n = word.count();
+                let w = &line[i..i + n];
+                // `sudo "sh"`: the program after a prefix is a command too;
+                // `X=sh` is followed by one.
+                at_command = PREFIXES.iter().any(|p| w.eq_ignore_ascii_case(p)) || w.contains('=');
+                i += n;
+                continue;
+            }
+            b'"' | b'\'' => quote = Some(c),
+            _ => {}
+        }
+        i += 1;
+    }
+    false
+}
+
 struct Parser<'a, 'v> {
     s: &'a str,
     i: usize,
@@ -98,12 +143,11 @@ impl Parser<'_, '_> {
                     let word = self.word(depth, close);
                     let raw = &self.s[start..self.i];
                     out.push_str(&word);
-                    if at_command || declaring {
-                        if let Some((name, value)) = assignment(&word) {
-                            let value = value.to_string();
-                            self.vars.set(name, value);
-                            continue;
-                        }
+                    if (at_command || declaring)
+                        && let Some((name, value)) = assignment(&word)
+                    {
+                        self.vars.set(name, value.to_string());
+                        continue;
                     }
                     if at_command {
                         if word != raw && !word.is_empty() {
@@ -209,7 +253,7 @@ impl Parser<'_, '_> {
                 match rest.find('}') {
                     Some(n) if is_name(&rest[..n]) => {
                         self.i += n + 2;
-                        self.expand(&rest[..n], &self.s[start..self.i].to_string(), w);
+                        self.expand(&rest[..n], &self.s[start..self.i], w);
                     }
                     _ => w.push('$'),
                 }
@@ -219,7 +263,7 @@ impl Parser<'_, '_> {
                 let n = rest.bytes().take_while(|b| b.is_ascii_alphanumeric() || *b == b'_').count();
                 self.i += n;
                 let name = rest[..n].to_string();
-                self.expand(&name, &self.s[start..self.i].to_string(), w);
+                self.expand(&name, &self.s[start..self.i], w);
             }
             _ => w.push('$'),
         }

@@ -146,3 +146,17 @@ pub(super) fn env_names(line: &str) -> Vec<String> {
     }
     out
 }
+
+/// Where in `text` a source may start: every match of the source patterns,
+/// in order, as byte offsets. [`find`] confirms a line's.
+pub(super) fn candidates(text: &str) -> Vec<usize> {
+    let b = text.as_bytes();
+    let mut at: Vec<usize> = SOURCE
+        .find_iter(b)
+        .chain(SECRET_FILE.find_iter(b))
+        .chain(SHELL_ENV.find_iter(b))
+        .map(|m| m.start())
+        .collect();
+    at.sort_unstable();
+    at
+}
