@@ -155,7 +155,7 @@ fn unit(body: &Body<'_>, state: &mut State, u: &Unit<'_>, next: &[(LineRef, &str
     let may_use_taint = state.tainted.iter().any(|t| contains_ci(code.as_bytes(), t.name.as_bytes()))
         // A call left open may use a tainted variable on a later line.
         || balance(code) > 0 && !state.tainted.is_empty();
-    if source.is_none() && !may_use_taint {
+    if !u.maybe_source && !may_use_taint {
         // Nothing to follow here: only the handles and URLs a later flow
         // may use are learned, and only lines that can make one are parsed.
         let may_learn = code.contains('=') && (code.contains("://") || sinks::makes_handle(code));
@@ -175,7 +175,10 @@ fn unit(body: &Body<'_>, state: &mut State, u: &Unit<'_>, next: &[(LineRef, &str
         let reached: Vec<Tainted> =
             state.tainted.iter().filter(|t| mentions(&call_view, &t.name)).cloned().collect();
         // A keychain read through `subprocess` is a source, not a sink it reaches.
-        let direct = source.filter(|_| sink != sinks::Kind::Exec);
+        // (The environment or a file named in a command is its payload.)
+        let read_by_running =
+            |k: sources::Kind| matches!(k, sources::Kind::Keychain | sources::Kind::Clipboard);
+        let direct = source.filter(|(k, _)| sink != sinks::Kind::Exec || !read_by_running(*k));
         if direct.is_some() || !reached.is_empty() {
             report(body, state, r, line, code, &call_view, &call_raw, sink, direct, &reached, out);
         }
@@ -194,8 +197,12 @@ fn learn(state: &mut State, code: &str, lang: Lang) {
     // A secret handed to a client as its credential (`OpenAI(api_key=k)`)
     // authenticates the client; what the client returns is not the secret.
     let auth = regions(&rhs_view, &HEADER);
-    let rhs_source =
-        sources::find(&code[rhs_at..], lang).filter(|(_, at)| !auth.iter().any(|r| r.contains(at)));
+    // A variable holding a credential file's path holds the file for
+    // what follows (`p = Path.home() / ".aws" / "credentials"`).
+    let rhs = &code[rhs_at..];
+    let rhs_source = sources::find(rhs, lang)
+        .or_else(|| sources::secret_path(rhs).map(|at| (sources::Kind::File, at)))
+        .filter(|(_, at)| !auth.iter().any(|r| r.contains(at)));
     let carries =
         |t: &&Tainted| occurrences(&rhs_view, &t.name).iter().any(|at| !auth.iter().any(|r| r.contains(at)));
     let from: Vec<&Tainted> = state.tainted.iter().filter(carries).collect();

@@ -75,7 +75,7 @@ const SECRET_NAME: &str = r"[a-z0-9_]*(?:token|secret|passw|pwd|api_?key|apikey|
 
 static SOURCE: Lazy = LazyLock::new(|| {
     compile(
-        &r#"(?P<env>\bos\.environ(?:\.get)?\s*[\[(]\s*["'](?P<n1>{n})["']|\bgetenv\s*\(\s*["'](?P<n2>{n})["']|\bprocess\.env(?:\.(?P<n3>{n})\b|\[\s*["'`](?P<n4>{n})["'`])|\$env:(?P<n5>{n})\b|getenvironmentvariable\s*\(\s*["'](?P<n6>{n})["']|\benv\.get\s*\(\s*["'](?P<n7>{n})["'])|(?P<all>\bdict\(\s*os\.environ\s*\)|\bos\.environ\.(?:copy\(\)|items\(\))|\*\*os\.environ\b|json\.dumps\(\s*os\.environ|\bos\.environ\s*[,)}\]]|=\s*os\.environ\s*$|json\.stringify\(\s*process\.env\b|\bprocess\.env\s*[,)}\]]|\.\.\.process\.env\b|object\.(?:entries|keys|values)\(\s*process\.env\b|=\s*process\.env\s*;?\s*$|\b(?:get-childitem|gci|dir|ls)\s+env:|getenvironmentvariables\s*\(|\bos\.environ\b\s*\.\s*items)|(?P<key>\bfind-(?:generic|internet)-password\b|\bdump-keychain\b|\bkeyring\.get_(?:password|credential)\b|\bkeytar\.(?:getpassword|findcredentials|findpassword)\b|\bget-storedcredential\b|\bcryptunprotectdata\b|\bsecret-tool\s+lookup\b|\bvaultcmd\b)|(?P<clip>\bget-clipboard\b|\bpyperclip\.paste\b|\bclipboard\.(?:readtext|read)\b|\bclipboardy\.read|\bpbpaste\b|\bxclip\b[^\n|;]*\s-o\b|\bxsel\b[^\n|;]*\s-[a-z]*o|\bwl-paste\b|\.clipboard_get\s*\(|\bgetclipboarddata\b)|(?P<browser>\blogin\s+data\b|\blogins\.json\b|\bkey4\.db\b|\bcookies\.sqlite\b|\bbrowser_cookie3?\b|\bnetwork/cookies\b|\bdocument\.cookie\b|\b(?:local|session)storage\b)"#
+        &r#"(?P<env>\bos\.environ(?:\.get)?\s*[\[(]\s*["'](?P<n1>{n})["']|\bgetenv\s*\(\s*["'](?P<n2>{n})["']|\bprocess\.env(?:\.(?P<n3>{n})\b|\[\s*["'`](?P<n4>{n})["'`])|\$env:(?P<n5>{n})\b|getenvironmentvariable\s*\(\s*["'](?P<n6>{n})["']|\benv\.get\s*\(\s*["'](?P<n7>{n})["'])|(?P<all>\bdict\(\s*os\.environ\s*\)|\bos\.environ\.(?:copy\(\)|items\(\))|\*\*os\.environ\b|json\.dumps\(\s*os\.environ|\bos\.environ\s*[,)}\]]|=\s*os\.environ\s*$|json\.stringify\(\s*process\.env\b|\bprocess\.env\s*[,)}\]]|\.\.\.process\.env\b|object\.(?:entries|keys|values)\(\s*process\.env\b|=\s*process\.env\s*;?\s*$|\b(?:get-childitem|gci|dir|ls)\s+env:|getenvironmentvariables\s*\(|\bos\.environ\b\s*\.\s*items|\bfor\s+\w+(?:\s*,\s*\w+)?\s+in\s+os\.environ\b)|(?P<key>\bfind-(?:generic|internet)-password\b|\bdump-keychain\b|\bkeyring\.get_(?:password|credential)\b|\bkeytar\.(?:getpassword|findcredentials|findpassword)\b|\bget-storedcredential\b|\bcryptunprotectdata\b|\bsecret-tool\s+lookup\b|\bvaultcmd\b)|(?P<clip>\bget-clipboard\b|\bpyperclip\.paste\b|\bclipboard\.(?:readtext|read)\b|\bclipboardy\.read|\bpbpaste\b|\bxclip\b[^\n|;]*\s-o\b|\bxsel\b[^\n|;]*\s-[a-z]*o|\bwl-paste\b|\.clipboard_get\s*\(|\bgetclipboarddata\b)|(?P<browser>\blogin\s+data\b|\blogins\.json\b|\bkey4\.db\b|\bcookies\.sqlite\b|\bbrowser_cookie3?\b|\bnetwork/cookies\b|\bdocument\.cookie\b|\b(?:local|session)storage\b)"#
             .replace("{n}", SECRET_NAME),
     )
 });
@@ -89,6 +89,31 @@ static READ: Lazy = LazyLock::new(|| {
 
 static SECRET_FILE: Lazy = LazyLock::new(|| compile(SECRET_PATHS));
 
+/// A credential path built from parts: `Path.home() / ".aws" / "credentials"`,
+/// `os.path.join(home, ".ssh", "id_rsa")`, `Join-Path $HOME .ssh id_rsa`.
+static JOINED_PATH: Lazy = LazyLock::new(|| {
+    compile(
+        r#"["']?\.(?:ssh|aws|kube|docker|gnupg)["']?\s*[/,+]?\s*["']?(?:id_[a-z0-9_]+|credentials|config|config\.json)\b"#,
+    )
+});
+
+/// `for name in` just before: iterating, not testing membership.
+static FOR_IN: Lazy = LazyLock::new(|| compile(r"\bfor\s+\w+(?:\s*,\s*\w+)?\s+in$"));
+
+/// Where a credential file's path starts on a line: written whole (also
+/// with Windows backslashes) or built from parts.
+pub(super) fn secret_path(line: &str) -> Option<usize> {
+    let b = line.as_bytes();
+    let slashed;
+    let b = if b.contains(&b'\\') {
+        slashed = line.replace('\\', "/");
+        slashed.as_bytes()
+    } else {
+        b
+    };
+    SECRET_FILE.find(b).or_else(|| JOINED_PATH.find(b)).map(|m| m.start())
+}
+
 /// Shell and PowerShell: `$GITHUB_TOKEN`, `${NPM_TOKEN}`, upper-case as
 /// environment variables are written.
 static SHELL_ENV: Lazy = LazyLock::new(|| {
@@ -101,7 +126,10 @@ static SHELL_ENV: Lazy = LazyLock::new(|| {
 pub(super) fn find(line: &str, lang: Lang) -> Option<(Kind, usize)> {
     let b = line.as_bytes();
     // `name in os.environ` asks whether a variable is set; it reads nothing.
-    let membership = |at: usize| line[..at].trim_end().ends_with(" in");
+    let membership = |at: usize| {
+        let before = line[..at].trim_end();
+        before.ends_with(" in") && !FOR_IN.is_match(before.as_bytes())
+    };
     if let Some(c) = SOURCE.captures_iter(b).find(|c| c.get(0).is_some_and(|m| !membership(m.start()))) {
         let kind = if c.name("env").is_some() {
             Kind::EnvVar
@@ -116,10 +144,10 @@ pub(super) fn find(line: &str, lang: Lang) -> Option<(Kind, usize)> {
         };
         return Some((kind, c.get(0).map_or(0, |m| m.start())));
     }
-    if let Some(m) = SECRET_FILE.find(b)
+    if let Some(at) = secret_path(line)
         && READ.is_match(b)
     {
-        return Some((Kind::File, m.start()));
+        return Some((Kind::File, at));
     }
     if matches!(lang, Lang::Shell | Lang::PowerShell)
         && let Some(m) = SHELL_ENV.find(b)
@@ -150,10 +178,18 @@ pub(super) fn env_names(line: &str) -> Vec<String> {
 /// Where in `text` a source may start: every match of the source patterns,
 /// in order, as byte offsets. [`find`] confirms a line's.
 pub(super) fn candidates(text: &str) -> Vec<usize> {
-    let b = text.as_bytes();
+    let slashed;
+    let b = if text.as_bytes().contains(&b'\\') {
+        // Windows paths; the copy keeps every offset.
+        slashed = text.replace('\\', "/");
+        slashed.as_bytes()
+    } else {
+        text.as_bytes()
+    };
     let mut at: Vec<usize> = SOURCE
         .find_iter(b)
         .chain(SECRET_FILE.find_iter(b))
+        .chain(JOINED_PATH.find_iter(b))
         .chain(SHELL_ENV.find_iter(b))
         .map(|m| m.start())
         .collect();

