@@ -16,13 +16,16 @@ pub(super) enum Lang {
 }
 
 /// One fenced block: the lines between its fences.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Block {
     /// 0-based index of the first line inside the block.
     pub(super) first: usize,
     /// Index just past the last line inside (the closing fence, or the end).
     pub(super) end: usize,
     pub(super) lang: Lang,
+    /// The block's text, as byte offsets: from its first line to its
+    /// closing fence (or the end).
+    pub(super) bytes: std::ops::Range<usize>,
 }
 
 /// The fenced blocks of a body, in order.
@@ -59,7 +62,12 @@ impl CodeMap {
             {
                 match open {
                     Some((oc, on, first, at, oinfo)) if c == oc && n >= on && info.is_empty() => {
-                        blocks.push(Block { first, end: index, lang: lang_of(oinfo, &text[at..start]) });
+                        blocks.push(Block {
+                            first,
+                            end: index,
+                            lang: lang_of(oinfo, &text[at..start]),
+                            bytes: at..start,
+                        });
                         open = None;
                     }
                     Some(_) => {}
@@ -70,7 +78,13 @@ impl CodeMap {
             start = end + 1;
         }
         if let Some((_, _, first, at, info)) = open {
-            blocks.push(Block { first: first.min(index), end: index, lang: lang_of(info, &text[at..]) });
+            let bytes = at..text.len();
+            blocks.push(Block {
+                first: first.min(index),
+                end: index,
+                lang: lang_of(info, &text[at..]),
+                bytes,
+            });
         }
         CodeMap { blocks }
     }

@@ -6,7 +6,8 @@
 //! template literal, a dict or JSON body), is tainted. A variable assigned
 //! a connection or client (`requests.Session()`, `https.request(…)`) is a
 //! network handle: a call on it is a network call. A sink that mentions a
-//! tainted variable, or reads a source itself, is reached.
+//! tainted variable, or reads a source itself, is reached. Names match as
+//! written (case-sensitive, as in every language here but PowerShell).
 //!
 //! Severity, and why:
 //! - the environment, a credential file, a keychain, the clipboard or a
@@ -50,7 +51,7 @@ const MAX_CALL_LINES: usize = 12;
 struct Tainted {
     name: String,
     kind: sources::Kind,
-    /// The environment variables it came from, lower-case.
+    /// The environment variables it came from.
     env: Vec<String>,
 }
 
@@ -60,6 +61,8 @@ struct State {
     handles: Vec<String>,
     /// Variables assigned a literal URL, with its host.
     hosts: Vec<(String, String)>,
+    /// Hosts looked up in the prose, and whether it names them.
+    named: Vec<(String, bool)>,
 }
 
 fn remember<T>(list: &mut Vec<T>, item: T) {
@@ -90,23 +93,34 @@ pub(super) fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
     let Some(&first) = lines.first() else {
         return;
     };
-    let mut state =
-        State { map: CodeMap::of(body.text), tainted: Vec::new(), handles: Vec::new(), hosts: Vec::new() };
+    let mut state = State {
+        map: CodeMap::of(body.text),
+        tainted: Vec::new(),
+        handles: Vec::new(),
+        hosts: Vec::new(),
+        named: Vec::new(),
+    };
     let start = state.map.block_at(first.index).map_or(first.index, |b| b.first);
     let from = body.line_before(first, first.index - start);
     let all: Vec<(LineRef, &str)> = body.lines_from(from).take(MAX_LINES).collect();
     // One pass over the text for the places a source may be, rather than
     // the source patterns on every line of code.
-    let candidates = sources::candidates(&body.text[from.start..]);
+    // Shell blocks and prose are not searched: shell is `exfil`'s, and an
+    // inline span is searched on its own.
+    let mut candidates = Vec::new();
+    for b in state.map.blocks.iter().filter(|b| b.lang != Lang::Shell && b.bytes.end > from.start) {
+        let at = b.bytes.start.max(from.start);
+        candidates.extend(sources::candidates(&body.text[at..b.bytes.end]).into_iter().map(|k| at + k));
+    }
     let on_line = |r: LineRef| {
-        let k = candidates.partition_point(|&at| from.start + at < r.start);
-        candidates.get(k).is_some_and(|&at| from.start + at < r.end.max(r.start + 1))
+        let k = candidates.partition_point(|&at| at < r.start);
+        candidates.get(k).is_some_and(|&at| at < r.end.max(r.start + 1))
     };
     for (i, &(r, line)) in all.iter().enumerate() {
         let line = cut(line);
-        let maybe_source = on_line(r);
-        match state.map.block_at(r.index).copied() {
+        match state.map.block_at(r.index).cloned() {
             Some(block) if block.lang != Lang::Shell => {
+                let maybe_source = on_line(r);
                 // The rest of the call, for a sink that runs over lines.
                 let last = (i + MAX_CALL_LINES).min(all.len()).min(i + block.end - r.index);
                 let code = Unit { r, line, code: line, lang: block.lang, maybe_source };
@@ -117,7 +131,8 @@ pub(super) fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
                 for span in blocks::inline_spans(line) {
                     let lang = blocks::guess(span);
                     if lang != Lang::Shell {
-                        unit(body, &mut state, &Unit { r, line, code: span, lang, maybe_source }, &[], out);
+                        let span = Unit { r, line, code: span, lang, maybe_source: true };
+                        unit(body, &mut state, &span, &[], out);
                     }
                 }
             }
@@ -152,7 +167,7 @@ struct Unit<'a> {
 fn unit(body: &Body<'_>, state: &mut State, u: &Unit<'_>, next: &[(LineRef, &str)], out: &mut Vec<Finding>) {
     let Unit { r, line, code, lang, .. } = *u;
     let source = if u.maybe_source { sources::find(code, lang) } else { None };
-    let may_use_taint = state.tainted.iter().any(|t| contains_ci(code.as_bytes(), t.name.as_bytes()))
+    let may_use_taint = state.tainted.iter().any(|t| mentions(code, &t.name))
         // A call left open may use a tainted variable on a later line.
         || balance(code) > 0 && !state.tainted.is_empty();
     if !u.maybe_source && !may_use_taint {
@@ -247,12 +262,12 @@ fn rank(kind: sources::Kind) -> u8 {
 fn assigned(code: &str) -> Option<(Vec<String>, usize)> {
     if let Some(c) = ASSIGNMENT.captures(code.as_bytes()) {
         let all = c.get(0)?;
-        let mut names = vec![String::from_utf8_lossy(c.get(1)?.as_bytes()).to_ascii_lowercase()];
+        let mut names = vec![String::from_utf8_lossy(c.get(1)?.as_bytes()).into_owned()];
         if let Some(more) = c.get(2) {
             for n in String::from_utf8_lossy(more.as_bytes()).split(',') {
                 let n = n.trim().trim_start_matches('$');
                 if !n.is_empty() {
-                    names.push(n.to_ascii_lowercase());
+                    names.push(n.to_string());
                 }
             }
         }
@@ -262,7 +277,7 @@ fn assigned(code: &str) -> Option<(Vec<String>, usize)> {
     }
     let c = WITH_AS.captures(code.as_bytes())?;
     let m = c.get(1).or_else(|| c.get(2))?;
-    Some((vec![String::from_utf8_lossy(m.as_bytes()).to_ascii_lowercase()], 0))
+    Some((vec![String::from_utf8_lossy(m.as_bytes()).into_owned()], 0))
 }
 
 /// Whether `view` uses the variable `name`; see [`occurrences`].
@@ -270,15 +285,11 @@ fn mentions(view: &str, name: &str) -> bool {
     !name.is_empty() && !occurrences(view, name).is_empty()
 }
 
-fn find_ci(hay: &[u8], needle: &[u8]) -> Option<usize> {
-    hay.windows(needle.len()).position(|w| w.eq_ignore_ascii_case(needle))
-}
-
 /// Whether `view` calls a method on the handle `name` (`s.send(`).
 fn calls_on(view: &str, name: &str) -> bool {
     let b = view.as_bytes();
     let mut from = 0;
-    while let Some(k) = find_ci(&b[from..], name.as_bytes()) {
+    while let Some(k) = memchr::memmem::find(&b[from..], name.as_bytes()) {
         let at = from + k;
         let end = at + name.len();
         let before =
@@ -491,7 +502,7 @@ fn occurrences(view: &str, name: &str) -> Vec<usize> {
     let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
     let mut found = Vec::new();
     let mut from = 0;
-    while let Some(k) = find_ci(&b[from..], name.as_bytes()) {
+    while let Some(k) = memchr::memmem::find(&b[from..], name.as_bytes()) {
         let at = from + k;
         let end = at + name.len();
         let rest = view[end..].trim_start().as_bytes();
@@ -522,14 +533,23 @@ fn documented(body: &Body<'_>, state: &mut State, call_view: &str, call_raw: &st
     }
     hosts.iter().all(|host| {
         let local = host == "localhost" || host.starts_with("127.");
+        let named = match state.named.iter().find(|(h, _)| h == host) {
+            Some(&(_, named)) => named,
+            None => {
+                let named = named_in_prose(body.text, &state.map, host);
+                remember(&mut state.named, (host.clone(), named));
+                named
+            }
+        };
         let labels: Vec<&str> =
             host.split('.').filter(|l| l.len() >= 3 && !GENERIC_LABELS.contains(l)).collect();
         let owned = env.iter().any(|e| {
-            e.split('_')
+            e.to_ascii_lowercase()
+                .split('_')
                 .filter(|w| w.len() >= 3 && !GENERIC_LABELS.contains(w))
                 .any(|w| labels.iter().any(|l| l.contains(w)))
         });
-        local || owned || named_in_prose(body.text, &state.map, host)
+        local || owned || named
     })
 }
 

@@ -158,19 +158,19 @@ pub(super) fn find(line: &str, lang: Lang) -> Option<(Kind, usize)> {
 }
 
 /// The names of secret environment variables the line reads
-/// (`GITHUB_TOKEN` of `os.environ["GITHUB_TOKEN"]`), lower-case: what an
-/// API host is recognised by.
+/// (`GITHUB_TOKEN` of `os.environ["GITHUB_TOKEN"]`), as written: where
+/// the line uses them, and what an API host is recognised by.
 pub(super) fn env_names(line: &str) -> Vec<String> {
     let mut out = Vec::new();
     for c in SOURCE.captures_iter(line.as_bytes()) {
         for g in ["n1", "n2", "n3", "n4", "n5", "n6", "n7"] {
             if let Some(m) = c.name(g) {
-                out.push(String::from_utf8_lossy(m.as_bytes()).to_ascii_lowercase());
+                out.push(String::from_utf8_lossy(m.as_bytes()).into_owned());
             }
         }
     }
     for m in SHELL_ENV.find_iter(line.as_bytes()) {
-        out.push(String::from_utf8_lossy(m.as_bytes()).trim_matches(['$', '{', '}']).to_ascii_lowercase());
+        out.push(String::from_utf8_lossy(m.as_bytes()).trim_matches(['$', '{', '}']).to_string());
     }
     out
 }
