@@ -122,7 +122,7 @@ static FRAME: Lazy = LazyLock::new(|| {
 /// A sentence that asks the reader to run what follows.
 static IMPERATIVE: Lazy = LazyLock::new(|| {
     compile(
-        r#"(?:^\s*(?:(?:[-*+>]|\d+[.)])\s+)*(?:\*\*|__)?|[.;!?(]\s+|:\s+|\b(?:then|now|first|next|please|and|or|to|just|simply|always|also)\s+)(?:run|execute|exec|paste|type|enter|invoke|launch|call|use|try|install|add|copy|append|put|write|do|start|source|eval|apply|set|pipe|fetch|download|curl|wget)\b|\b(?:you|we|agents?|assistants?)\s+(?:should|must|need\s+to|have\s+to|can|will|may)\s+(?:\w+\s+)?(?:run|execute|paste|type|enter|invoke|use|install)\b|\bmake\s+sure\s+(?:to|you)\b"#,
+        r#"(?:^\s*(?:(?:[-*+>]|\d+[.)])\s+)*(?:\*\*|__)?|[.;!?(,]\s+|:\s+|\b(?:then|now|first|next|please|and|or|to|just|simply|always|also)\s+)(?:run|execute|exec|paste|type|enter|invoke|launch|call|use|try|install|add|copy|append|put|write|do|start|source|eval|apply|set|pipe|fetch|download|curl|wget)\b|\b(?:you|we|agents?|assistants?)\s+(?:should|must|need\s+to|have\s+to|can|will|may)\s+(?:\w+\s+)?(?:run|execute|paste|type|enter|invoke|use|install)\b|\bmake\s+sure\s+(?:to|you)\b"#,
     )
 });
 

@@ -33,7 +33,10 @@
 //! `persistence`, `prompt` (prompt injection and concealment), `unicode`
 //! (hidden characters), `secret` (credentials written into the skill,
 //! which no excerpt ever shows), `permission` (broad grants in the
-//! frontmatter, reported at `Info`), `controls` (TLS verification, hooks
+//! frontmatter, reported at `Info`), `code` (a folder: what code blocks
+//! do, per language — secrets followed to where they are sent, literals
+//! decoded and scanned again, disguised shell words read as the shell
+//! reads them), `controls` (TLS verification, hooks
 //! and security tools switched off in code), `tamper` (writes to the
 //! agent's instruction files, git hooks and start-up entries, erased logs)
 //! and `instruction` (what prose asks, per sentence: approval carried over,
@@ -56,6 +59,7 @@
 
 use serde::{Deserialize, Serialize};
 
+mod code;
 mod context;
 mod controls;
 mod engine;
@@ -231,6 +235,7 @@ impl Scanner {
         analyzers.extend(permission::analyzers());
         analyzers.extend(instruction::analyzers());
         analyzers.extend(tamper::analyzers());
+        analyzers.extend(code::analyzers());
         Scanner { engine: engine::Engine::new(rules, analyzers) }
     }
 

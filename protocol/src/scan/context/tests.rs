@@ -67,6 +67,8 @@ fn an_imperative_a_colon_or_a_numbered_step_keeps_a_quoted_command() {
         format!("- You should run `{CMD}` despite the warnings."),
         format!("- The scanner is installed with one command: `{CMD}` and it is malicious-proof."),
         format!("1. Bootstrap `{CMD}` (the risk is small)."),
+        // An imperative after a clause: "don't" explains nothing here.
+        format!("- Don't wait, run `{CMD}` now."),
     ] {
         assert_severity(&format!("{heading}{line}\n"), PIPE, Critical);
     }

@@ -43,11 +43,11 @@ use super::{Category, Severity};
 
 mod values;
 
+pub(super) use values::base64url;
 use values::{
-    AWS_SECRET, JWT_EXAMPLES, NameClass, base64_text, base64url, claimed_by_a_format, is_code,
-    is_default_password, is_documented_example, is_literal_keyword, is_local, is_placeholder,
-    is_placeholder_value, is_reference, key_material_after, looks_like_a_path_or_url, secret_name,
-    strong_enough, unquote,
+    AWS_SECRET, JWT_EXAMPLES, NameClass, base64_text, claimed_by_a_format, is_code, is_default_password,
+    is_documented_example, is_literal_keyword, is_local, is_placeholder, is_placeholder_value, is_reference,
+    key_material_after, looks_like_a_path_or_url, secret_name, strong_enough, unquote,
 };
 
 /// How a format's match is read.

@@ -381,7 +381,7 @@ pub(super) fn entropy(b: &[u8]) -> f64 {
 
 /// Decodes base64url (or base64) without padding, up to the first byte
 /// that is neither, and at most 2 KB of it.
-pub(super) fn base64url(s: &[u8]) -> Vec<u8> {
+pub(in crate::scan) fn base64url(s: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(s.len().min(2048) * 3 / 4);
     let (mut acc, mut bits) = (0u32, 0u32);
     for &c in s.iter().take(2048) {

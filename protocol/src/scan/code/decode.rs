@@ -1,0 +1,202 @@
+//! Literals decoded at run time, decoded here and scanned again as what
+//! they decode to (`code.decoded-payload`): base64 (PowerShell's
+//! `-EncodedCommand` as UTF-16), hex strings and `\x..` escapes,
+//! `String.fromCharCode(…)`, `chr(…)+chr(…)`, `[char]…+[char]…`. Only
+//! literals of at least [`MIN_ENCODED`] characters that decode to text
+//! are looked at, and at most [`MAX_DECODED`] bytes of each. A URL hidden
+//! so is `code.decoded-url`: High when the line sends or runs something,
+//! Medium otherwise.
+
+use std::sync::LazyLock;
+
+use super::rescan;
+use crate::scan::Category;
+use crate::scan::engine::{Body, LineRef, finding};
+use crate::scan::rule::{Lazy, compile};
+use crate::scan::secret::base64url;
+use crate::scan::{Finding, Severity};
+
+/// Encoded characters a literal has at least.
+const MIN_ENCODED: usize = 16;
+/// Bytes of a decoded literal scanned, at most.
+const MAX_DECODED: usize = 4096;
+/// Literals decoded and scanned per body, at most: each costs a scan.
+const MAX_LITERALS: usize = 32;
+/// Lines above a decoding call searched for the literal it decodes.
+const LOOKBACK_LINES: usize = 10;
+
+/// Decoding calls and encoded-literal syntax; they wake the analyzer.
+/// Triggers of other families but two (`fromcharcode` and `chr(`, whose
+/// keys the table has or nearly has): see `sources::TRIGGERS`.
+pub(super) const TRIGGERS: &[&str] = &[
+    "base64",
+    "b64decode",
+    "atob",
+    "frombase64string",
+    "fromcharcode",
+    "fromhex",
+    "unhexlify",
+    "powershell",
+    "pwsh",
+    "\\x*",
+    "chr(",
+    "xxd",
+];
+
+static BASE64: Lazy = LazyLock::new(|| compile(r"[a-z0-9+/_-]{16,}={0,2}"));
+static ESCAPES: Lazy = LazyLock::new(|| compile(r"(?:\\x[0-9a-f]{2}){4,}"));
+static HEX: Lazy = LazyLock::new(|| compile(r#"["']((?:[0-9a-f]{2}){8,})["']"#));
+static CHAR_CODES: Lazy = LazyLock::new(|| {
+    compile(
+        r"fromcharcode\s*\(([\d\s,]+)\)|(?:\bchr\s*\(\s*\d+\s*\)\s*\+?\s*){4,}|(?:\[char\]\s*\(?\s*\d+\s*\)?\s*[+,]?\s*){4,}",
+    )
+});
+static NUMBER: Lazy = LazyLock::new(|| compile(r"\d+"));
+/// A line that decodes at run time (not one that only encodes).
+static DECODES: Lazy = LazyLock::new(|| {
+    compile(
+        r"\bbase(?:64|32)\s+(?:-\S+\s+)*(?:-d|--decode|-D)\b|b64decode|\batob\s*\(|frombase64string|fromhex|unhexlify|\bxxd\s+(?:-\S+\s+)*-r|fromcharcode|\bchr\s*\(|\[char\]|-e(?:nc(?:odedcommand)?|c)?\s+[a-z0-9+/]{16}|\\x[0-9a-f]{2}",
+    )
+});
+/// PowerShell's encoded command flag: its base64 is UTF-16LE.
+static ENCODED_COMMAND: Lazy =
+    LazyLock::new(|| compile(r"(?:powershell|pwsh)[^\n]*\s-e(?:nc(?:odedcommand)?|c)?\s+([a-z0-9+/=]{16,})"));
+/// Lines after a decoding line searched for the call that uses its result.
+const USE_LINES: usize = 5;
+/// A line that sends or runs what it decodes.
+static USES: Lazy = LazyLock::new(|| {
+    compile(
+        r"\b(?:curl|wget|fetch|requests|urlopen|urllib|axios|iwr|irm|invoke-webrequest|invoke-restmethod|invoke-expression|iex|exec|eval|system|popen|subprocess|sh|bash|powershell|pwsh)\b",
+    )
+});
+
+/// Decodes the literals on and above the decoding lines and scans them.
+pub(super) fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
+    let mut budget = MAX_LITERALS;
+    for &r in lines {
+        if budget == 0 {
+            return;
+        }
+        let line = body.line(r);
+        let Some(call) = DECODES.find(line.as_bytes()) else {
+            continue;
+        };
+        let warned = rescan::warned_before(line, &line[call.start()..]);
+        // The decoded value is used on this line or, assigned, a few below.
+        let used = body.lines_from(r).take(USE_LINES + 1).any(|(_, l)| USES.is_match(l.as_bytes()));
+        let mut found = decode_line(line);
+        if found.is_empty() {
+            // `payload = "…"` above, `b64decode(payload)` here.
+            let back = r.index.min(LOOKBACK_LINES);
+            let first = body.line_before(r, back);
+            for (above, text) in body.lines_from(first).take(back) {
+                for decoded in decode_line(text).into_iter().take(budget) {
+                    budget -= 1;
+                    scan_decoded(&decoded, used, warned, above, text, out);
+                }
+            }
+            continue;
+        }
+        for decoded in found.drain(..).take(budget) {
+            budget -= 1;
+            scan_decoded(&decoded, used, warned, r, line, out);
+        }
+    }
+}
+
+/// Scans one decoded literal found on line `at` (`text`); `used`: the
+/// decoding line or the few below send or run something; `warned`: the
+/// decoding line warns against doing so.
+fn scan_decoded(decoded: &str, used: bool, warned: bool, at: LineRef, text: &str, out: &mut Vec<Finding>) {
+    // Fenced, so that the code analyses read it as the code it is.
+    let Some(inner) = rescan::scan(&format!("```\n{decoded}\n```")) else {
+        return;
+    };
+    let before = out.len();
+    rescan::report("code.decoded-payload", &inner, Severity::Medium, warned, at, out);
+    if out.len() == before && decoded.contains("://") {
+        let severity = match (warned, used) {
+            (true, _) => Severity::Low,
+            (false, true) => Severity::High,
+            (false, false) => Severity::Medium,
+        };
+        let line = at.index + 1;
+        if !out.iter().any(|f| f.line == line && f.rule_id == "code.decoded-url") {
+            out.push(finding("code.decoded-url", Category::Obfuscation, severity, at, text, 0));
+        }
+    }
+}
+
+/// The texts the encoded literals of a line decode to.
+pub(super) fn decode_line(line: &str) -> Vec<String> {
+    let b = line.as_bytes();
+    let mut out = Vec::new();
+    if let Some(c) = ENCODED_COMMAND.captures(b)
+        && let Some(m) = c.get(1)
+    {
+        let raw = base64url(m.as_bytes().strip_suffix(b"==").unwrap_or(m.as_bytes()));
+        // UTF-16LE: every second byte of ASCII text is 0.
+        let narrow: Vec<u8> = raw.chunks(2).map(|p| p[0]).collect();
+        if raw.chunks(2).all(|p| p.get(1).is_none_or(|&h| h == 0)) {
+            out.extend(text(&narrow));
+        }
+    }
+    for m in BASE64.find_iter(b) {
+        let s = m.as_bytes();
+        // A path or an identifier is not base64; a real literal mixes cases or digits.
+        if s.len() < MIN_ENCODED || !s.iter().any(u8::is_ascii_digit) && !mixed_case(s) {
+            continue;
+        }
+        let s = s.iter().copied().take_while(|&c| c != b'=').collect::<Vec<u8>>();
+        if s.len() % 4 == 1 {
+            continue;
+        }
+        out.extend(text(&base64url(&s)));
+    }
+    for m in ESCAPES.find_iter(b) {
+        let bytes: Vec<u8> = m
+            .as_bytes()
+            .chunks(4)
+            .filter_map(|e| u8::from_str_radix(std::str::from_utf8(&e[2..]).ok()?, 16).ok())
+            .collect();
+        out.extend(text(&bytes));
+    }
+    for c in HEX.captures_iter(b) {
+        if let Some(m) = c.get(1)
+            && let Ok(bytes) = hex::decode(m.as_bytes())
+        {
+            out.extend(text(&bytes));
+        }
+    }
+    for m in CHAR_CODES.find_iter(b) {
+        let bytes: Vec<u8> = NUMBER
+            .find_iter(m.as_bytes())
+            .filter_map(|n| std::str::from_utf8(n.as_bytes()).ok()?.parse::<u32>().ok())
+            .filter_map(|n| u8::try_from(n).ok())
+            .collect();
+        if bytes.len() >= 4 {
+            out.extend(text(&bytes));
+        }
+    }
+    out.retain(|t| t.trim().len() >= 4);
+    out.dedup();
+    out
+}
+
+fn mixed_case(s: &[u8]) -> bool {
+    s.iter().any(u8::is_ascii_uppercase) && s.iter().any(u8::is_ascii_lowercase)
+}
+
+/// Decoded bytes as text, when they are text: mostly printable ASCII or
+/// valid UTF-8, cut to [`MAX_DECODED`] bytes.
+fn text(bytes: &[u8]) -> Option<String> {
+    let bytes = &bytes[..bytes.len().min(MAX_DECODED)];
+    if bytes.len() < 4 {
+        return None;
+    }
+    let printable =
+        bytes.iter().filter(|&&c| c.is_ascii_graphic() || matches!(c, b' ' | b'\n' | b'\t' | b'\r')).count();
+    let utf8 = std::str::from_utf8(bytes).is_ok();
+    (printable * 100 >= bytes.len() * 90 || utf8 && printable * 100 >= bytes.len() * 60)
+        .then(|| String::from_utf8_lossy(bytes).into_owned())
+}

@@ -1,0 +1,53 @@
+//! Code analysis (rule ids `code.*`): what the code blocks and inline code
+//! of a skill *do*, per language, rather than what its lines look like.
+//!
+//! Three analyzers, each woken by its own triggers:
+//!
+//! - `flow`: a secret read by the code (a source: a secret-bearing
+//!   environment variable, the whole environment, a credential file, a
+//!   keychain, the clipboard, a browser store) followed through variables
+//!   and transformations (encodings, string building, containers) to a sink
+//!   (a network call or DNS lookup, process execution, a file or log). A
+//!   source reaching a network sink is Critical, except a token sent to the
+//!   API the skill documents (see `flow`); reaching a file or a log is High.
+//! - `decode`: base64, hex, `\x..` escapes, char codes and PowerShell
+//!   `-EncodedCommand` literals decoded at run time are decoded here and
+//!   scanned again with the whole scanner (`code.decoded-payload`); a URL
+//!   hidden so is `code.decoded-url`.
+//! - `rescan` (`code.normalized-command`): a shell command whose command
+//!   words are disguised (`| "sh"`, `| s\h`, `X=sh; … | $X`,
+//!   `$(echo sh)`) is written out as the shell reads it (`shell_words`) and
+//!   scanned again.
+//!
+//! A finding made on text scanned again keeps the inner finding's category
+//! and severity, points at the line of the literal or command, and names
+//! the inner rule in its excerpt.
+//!
+//! # Layout
+//!
+//! `blocks` finds fenced blocks and inline code and guesses their language;
+//! `shell_words` normalises shell words; `sources` and `sinks` recognise
+//! the two ends of a flow and `flow` follows variables between them;
+//! `decode` decodes literals; `rescan` scans text again (bounded depth) and
+//! turns inner findings into outer ones. Tests are in `tests.rs`.
+
+mod blocks;
+mod decode;
+mod flow;
+mod rescan;
+mod shell_words;
+mod sinks;
+mod sources;
+#[cfg(test)]
+mod tests;
+
+use super::engine::Analyzer;
+
+/// The analyzers of this family.
+pub(super) fn analyzers() -> Vec<Analyzer> {
+    vec![
+        Analyzer { triggers: sources::TRIGGERS, run: flow::run },
+        Analyzer { triggers: decode::TRIGGERS, run: decode::run },
+        Analyzer { triggers: rescan::TRIGGERS, run: rescan::normalized_commands },
+    ]
+}

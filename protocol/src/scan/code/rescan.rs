@@ -1,0 +1,149 @@
+//! Scanning text again: what a literal decodes to, or a command as the
+//! shell reads it. The inner scan is the whole scanner, at most
+//! [`MAX_DEPTH`] deep (a payload encoded in a payload is decoded, one
+//! encoded a third time is not).
+
+use std::cell::Cell;
+
+use super::blocks::{self, CodeMap, Lang};
+use super::shell_words::{self, Vars};
+use crate::scan::engine::{Body, LineRef};
+use crate::scan::rule::{self, EXCERPT_CHARS};
+use crate::scan::{Finding, Scanner, Severity};
+
+/// Nested scans, at most.
+const MAX_DEPTH: u8 = 2;
+/// Lines before a command searched for the variables it uses.
+const MAX_VAR_LINES: usize = 50;
+
+thread_local! {
+    static DEPTH: Cell<u8> = const { Cell::new(0) };
+}
+
+/// The findings of the whole scanner on `text`, or `None` when the scans
+/// are nested too deep already.
+pub(super) fn scan(text: &str) -> Option<Vec<Finding>> {
+    let depth = DEPTH.with(Cell::get);
+    if depth >= MAX_DEPTH {
+        return None;
+    }
+    DEPTH.with(|d| d.set(depth + 1));
+    let findings = Scanner::standard().scan(text).findings;
+    DEPTH.with(|d| d.set(depth));
+    Some(findings)
+}
+
+/// [`scan`] as it runs `depth` scans deep.
+#[cfg(test)]
+pub(super) fn scan_at_depth_for_tests(depth: u8, text: &str) -> Option<Vec<Finding>> {
+    DEPTH.with(|d| d.set(depth));
+    let found = scan(text);
+    DEPTH.with(|d| d.set(0));
+    found
+}
+
+/// A finding on line `r` for an inner finding made on rescanned text: the
+/// inner's category and severity, its rule named in the excerpt.
+pub(super) fn outer(id: &str, inner: &Finding, r: LineRef) -> Finding {
+    let text = format!("{}: {}", inner.rule_id, inner.excerpt);
+    let excerpt: String = text.chars().take(EXCERPT_CHARS).collect::<String>().trim().to_string();
+    Finding {
+        rule_id: id.to_string(),
+        category: inner.category,
+        severity: inner.severity,
+        line: r.index + 1,
+        excerpt,
+    }
+}
+
+/// Adds the outer findings of `inner` at or above `floor` that the line
+/// does not have already under the inner rule's own id. `warned`: the
+/// line warns against what it shows ("never run `…`"), which lowers every
+/// finding to Low, as it does a shell rule's.
+pub(super) fn report(
+    id: &str,
+    inner: &[Finding],
+    floor: Severity,
+    warned: bool,
+    r: LineRef,
+    out: &mut Vec<Finding>,
+) {
+    for f in inner.iter().filter(|f| f.severity >= floor) {
+        let line = r.index + 1;
+        let known = out.iter().any(|o| {
+            o.line == line && (o.rule_id == f.rule_id || o.rule_id == id && o.excerpt.starts_with(&f.rule_id))
+        });
+        if !known {
+            let mut o = outer(id, f, r);
+            if warned {
+                o.severity = o.severity.min(Severity::Low);
+            }
+            out.push(o);
+        }
+    }
+}
+
+/// Commands that fetch or evaluate: the lines a disguised command word
+/// matters on.
+pub(super) const TRIGGERS: &[&str] =
+    &["curl", "wget", "iwr", "irm", "invoke-webrequest", "invoke-restmethod", "aria2c", "eval", "fetch"];
+
+/// Shell lines whose command words are disguised, normalised and scanned
+/// again (`code.normalized-command`).
+pub(super) fn normalized_commands(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
+    let mut map: Option<CodeMap> = None;
+    for &r in lines {
+        let line = body.line(r);
+        // Most command lines need no more: nothing in command position is
+        // quoted, escaped, substituted or a variable.
+        let suspect = shell_words::may_disguise_a_command;
+        if !(suspect(line) || line.contains('`') && blocks::inline_spans(line).into_iter().any(suspect)) {
+            continue;
+        }
+        let map = map.get_or_insert_with(|| CodeMap::of(body.text));
+        let units: Vec<(&str, Vars)> = match map.block_at(r.index) {
+            Some(b) if matches!(b.lang, Lang::Shell | Lang::Other) => {
+                let back = (r.index - b.first).min(MAX_VAR_LINES);
+                let first = body.line_before(r, back);
+                let mut vars = Vars::default();
+                for (_, l) in body.lines_from(first).take(back) {
+                    if l.contains('=') {
+                        shell_words::normalize(l, &mut vars);
+                    }
+                }
+                vec![(line, vars)]
+            }
+            Some(_) => continue,
+            None if map.is_code(r.index) => continue,
+            None => {
+                let spans = blocks::inline_spans(line);
+                if spans.is_empty() {
+                    vec![(line, Vars::default())]
+                } else {
+                    spans.into_iter().map(|s| (s, Vars::default())).collect()
+                }
+            }
+        };
+        for (code, mut vars) in units {
+            let words = shell_words::normalize(code, &mut vars);
+            if !words.disguised_command {
+                continue;
+            }
+            // Inline code is put back into its sentence, so that the inner
+            // rules read the prose around it ("never run `…`") as they
+            // would around the plain command.
+            let at = code.as_ptr() as usize - line.as_ptr() as usize;
+            let text = format!("{}{}{}", &line[..at], words.text, &line[at + code.len()..]);
+            if let Some(inner) = scan(&text) {
+                report("code.normalized-command", &inner, Severity::High, false, r, out);
+            }
+        }
+    }
+}
+
+/// Whether the text of `line` before `code` (an inline span of it, or a
+/// part starting where `code` does) warns against it.
+pub(super) fn warned_before(line: &str, code: &str) -> bool {
+    let at = (code.as_ptr() as usize).wrapping_sub(line.as_ptr() as usize);
+    at > 0 && at <= line.len() && rule::warned_against(&line[..at])
+}

@@ -1,0 +1,373 @@
+//! Shell words as the shell reads them: quotes removed (`"sh"`, `'sh'`,
+//! `$'\x73h'`), backslashes dropped (`s\h`), variables set earlier in the
+//! block substituted (`X=sh; … | $X`), and `$(echo sh)` / `` `echo sh` ``
+//! of literals expanded. Only what can be known from the text is done: an
+//! unknown variable or a real command substitution stays as written.
+
+/// Shell variables known at a point of a block, in assignment order.
+#[derive(Debug, Default, Clone)]
+pub(super) struct Vars(Vec<(String, String)>);
+
+impl Vars {
+    fn get(&self, name: &str) -> Option<&str> {
+        self.0.iter().rev().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+    }
+
+    fn set(&mut self, name: &str, value: String) {
+        // A hostile block must not grow this without bound.
+        if self.0.len() >= MAX_VARS {
+            self.0.remove(0);
+        }
+        self.0.push((name.to_string(), value));
+    }
+}
+
+/// Variables remembered per block, at most.
+const MAX_VARS: usize = 64;
+/// Bytes of a line normalised, at most: longer lines are cut.
+const MAX_LINE: usize = 4096;
+/// Nesting of `$(…)` expanded, at most.
+const MAX_NESTING: u8 = 3;
+
+/// A line written out as the shell reads it.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) struct Words {
+    pub(super) text: String,
+    /// Whether a word in command position (the program a pipe, a `;` or
+    /// `$(` runs) reads differently from how it is written: the disguise
+    /// this module exists for. Quotes around arguments are routine.
+    pub(super) disguised_command: bool,
+}
+
+/// Normalises one line, learning the assignments it makes into `vars`.
+pub(super) fn normalize(line: &str, vars: &mut Vars) -> Words {
+    let mut end = line.len().min(MAX_LINE);
+    while !line.is_char_boundary(end) {
+        end -= 1;
+    }
+    let mut p = Parser { s: &line[..end], i: 0, vars, disguised: false };
+    let text = p.commands(0, None);
+    Words { text, disguised_command: p.disguised }
+}
+
+/// A cheap test before [`normalize`]: whether some word in command
+/// position (at the start, or after `|`, `;`, `&`, `(` outside quotes)
+/// holds a quote, a backslash, a `$` or a backtick, the only ways a
+/// command word can read differently from how it is written.
+pub(super) fn may_disguise_a_command(line: &str) -> bool {
+    let b = line.as_bytes();
+    let mut quote: Option<u8> = None;
+    let mut at_command = true;
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if let Some(q) = quote {
+            if c == q {
+                quote = None;
+            } else if c == b'\\' && q == b'"' {
+                i += 1;
+            }
+            i += 1;
+            continue;
+        }
+        match c {
+            b'|' | b';' | b'&' | b'(' | b'{' => at_command = true,
+            b' ' | b'\t' => {}
+            _ if at_command => {
+                let word =
+                    b[i..].iter().take_while(|c| !matches!(c, b' ' | b'\t' | b'|' | b';' | b'&' | b')'));
+                if word.clone().any(|c| matches!(c, b'"' | b'\'' | b'\\' | b'$' | b'`')) {
+                    return true;
+                }
+                let n = word.count();
+                let w = &line[i..i + n];
+                // `sudo "sh"`: the program after a prefix is a command too;
+                // `X=sh` is followed by one.
+                at_command = PREFIXES.iter().any(|p| w.eq_ignore_ascii_case(p)) || w.contains('=');
+                i += n;
+                continue;
+            }
+            b'"' | b'\'' => quote = Some(c),
+            _ => {}
+        }
+        i += 1;
+    }
+    false
+}
+
+struct Parser<'a, 'v> {
+    s: &'a str,
+    i: usize,
+    vars: &'v mut Vars,
+    disguised: bool,
+}
+
+/// Programs whose next word is a command too.
+const PREFIXES: &[&str] = &["sudo", "doas", "env", "command", "exec", "nohup", "time", "xargs", "nice"];
+/// Commands whose `NAME=value` arguments are assignments.
+const DECLARERS: &[&str] = &["export", "local", "readonly", "declare", "typeset"];
+
+impl Parser<'_, '_> {
+    fn peek(&self) -> Option<u8> {
+        self.s.as_bytes().get(self.i).copied()
+    }
+
+    /// Commands up to the end, or up to `close` (`)` or `` ` ``) at `depth`.
+    fn commands(&mut self, depth: u8, close: Option<u8>) -> String {
+        let mut out = String::new();
+        let mut at_command = true;
+        let mut declaring = false;
+        while let Some(c) = self.peek() {
+            if Some(c) == close {
+                self.i += 1;
+                break;
+            }
+            match c {
+                b' ' | b'\t' | b'\r' | b'\n' => {
+                    self.i += 1;
+                    if !out.ends_with(' ') && !out.is_empty() {
+                        out.push(' ');
+                    }
+                }
+                b'|' | b';' | b'&' | b'(' | b')' | b'{' | b'}' | b'<' | b'>' => {
+                    self.i += 1;
+                    out.push(char::from(c));
+                    // After a redirection comes a file name, not a command.
+                    if !matches!(c, b'<' | b'>') {
+                        at_command = true;
+                        declaring = false;
+                    }
+                }
+                _ => {
+                    let start = self.i;
+                    let word = self.word(depth, close);
+                    let raw = &self.s[start..self.i];
+                    out.push_str(&word);
+                    if (at_command || declaring)
+                        && let Some((name, value)) = assignment(&word)
+                    {
+                        self.vars.set(name, value.to_string());
+                        continue;
+                    }
+                    if at_command {
+                        if word != raw && !word.is_empty() {
+                            self.disguised = true;
+                        }
+                        declaring = DECLARERS.contains(&word.as_str());
+                        at_command = PREFIXES.contains(&word.as_str()) || word.starts_with('-');
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// One word, with its quotes, escapes and expansions resolved, up to
+    /// a blank, an operator or the `close` of the substitution it is in.
+    fn word(&mut self, depth: u8, close: Option<u8>) -> String {
+        let mut w = String::new();
+        while let Some(c) = self.peek() {
+            if Some(c) == close {
+                break;
+            }
+            match c {
+                b' ' | b'\t' | b'\r' | b'\n' | b'|' | b';' | b'&' | b'(' | b')' | b'<' | b'>' => break,
+                b'`' if depth < MAX_NESTING => {
+                    self.i += 1;
+                    let inner = self.commands(depth + 1, Some(b'`'));
+                    w.push_str(&substitution(&inner));
+                }
+                b'\'' => {
+                    self.i += 1;
+                    let rest = &self.s[self.i..];
+                    let n = rest.find('\'').unwrap_or(rest.len());
+                    w.push_str(&rest[..n]);
+                    self.i = (self.i + n + 1).min(self.s.len());
+                }
+                b'"' => {
+                    self.i += 1;
+                    self.double_quoted(depth, &mut w);
+                }
+                b'\\' => {
+                    self.i += 1;
+                    self.push_next_char(&mut w);
+                }
+                b'$' => self.dollar(depth, &mut w),
+                _ => self.push_next_char(&mut w),
+            }
+        }
+        w
+    }
+
+    fn push_next_char(&mut self, w: &mut String) {
+        if let Some(ch) = self.s[self.i..].chars().next() {
+            w.push(ch);
+            self.i += ch.len_utf8();
+        }
+    }
+
+    fn double_quoted(&mut self, depth: u8, w: &mut String) {
+        while let Some(c) = self.peek() {
+            match c {
+                b'"' => {
+                    self.i += 1;
+                    return;
+                }
+                b'\\' => {
+                    self.i += 1;
+                    match self.peek() {
+                        Some(b'"' | b'\\' | b'$' | b'`') => self.push_next_char(w),
+                        _ => w.push('\\'),
+                    }
+                }
+                b'$' => self.dollar(depth, w),
+                b'`' if depth < MAX_NESTING => {
+                    self.i += 1;
+                    let inner = self.commands(depth + 1, Some(b'`'));
+                    w.push_str(&substitution(&inner));
+                }
+                _ => self.push_next_char(w),
+            }
+        }
+    }
+
+    /// `$NAME`, `${NAME}`, `$(…)`, `$'…'`, or a lone `$`.
+    fn dollar(&mut self, depth: u8, w: &mut String) {
+        let start = self.i;
+        self.i += 1;
+        match self.peek() {
+            Some(b'(') if depth < MAX_NESTING && self.s.as_bytes().get(self.i + 1) != Some(&b'(') => {
+                self.i += 1;
+                let inner = self.commands(depth + 1, Some(b')'));
+                w.push_str(&substitution(&inner));
+            }
+            Some(b'\'') => {
+                self.i += 1;
+                let rest = &self.s[self.i..];
+                let n = ansi_c_end(rest);
+                w.push_str(&ansi_c(&rest[..n]));
+                self.i = (self.i + n + 1).min(self.s.len());
+            }
+            Some(b'{') => {
+                let rest = &self.s[self.i + 1..];
+                match rest.find('}') {
+                    Some(n) if is_name(&rest[..n]) => {
+                        self.i += n + 2;
+                        self.expand(&rest[..n], &self.s[start..self.i], w);
+                    }
+                    _ => w.push('$'),
+                }
+            }
+            Some(c) if c.is_ascii_alphabetic() || c == b'_' => {
+                let rest = &self.s[self.i..];
+                let n = rest.bytes().take_while(|b| b.is_ascii_alphanumeric() || *b == b'_').count();
+                self.i += n;
+                let name = rest[..n].to_string();
+                self.expand(&name, &self.s[start..self.i], w);
+            }
+            _ => w.push('$'),
+        }
+    }
+
+    fn expand(&self, name: &str, raw: &str, w: &mut String) {
+        match self.vars.get(name) {
+            Some(v) => w.push_str(v),
+            None => w.push_str(raw),
+        }
+    }
+}
+
+fn is_name(s: &str) -> bool {
+    let b = s.as_bytes();
+    !b.is_empty() && !b[0].is_ascii_digit() && b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_')
+}
+
+/// `NAME=value` as a word reads after normalisation.
+fn assignment(word: &str) -> Option<(&str, &str)> {
+    let (name, value) = word.split_once('=')?;
+    is_name(name).then_some((name, value))
+}
+
+/// What a command substitution of literals prints: `echo sh` → `sh`,
+/// `printf sh` → `sh`; anything else stays a substitution.
+fn substitution(inner: &str) -> String {
+    let mut words = inner.split_whitespace();
+    match words.next() {
+        Some("echo") => {
+            words.skip_while(|w| matches!(*w, "-n" | "-e" | "-ne" | "-en")).collect::<Vec<_>>().join(" ")
+        }
+        Some("printf") => {
+            let args: Vec<&str> = words.collect();
+            match args.split_first() {
+                Some((f, rest)) if f.contains("%s") => rest.concat(),
+                Some((f, [])) if !f.contains('%') => f.to_string(),
+                _ => format!("$({inner})"),
+            }
+        }
+        _ => format!("$({inner})"),
+    }
+}
+
+/// Where a `$'…'` string ends: its first unescaped `'`.
+fn ansi_c_end(s: &str) -> usize {
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'\\' => i += 2,
+            b'\'' => return i,
+            _ => i += 1,
+        }
+    }
+    b.len()
+}
+
+/// The text of a `$'…'` string: `\xHH`, octal `\NNN` and the common escapes.
+fn ansi_c(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] != b'\\' || i + 1 >= b.len() {
+            out.push(b[i]);
+            i += 1;
+            continue;
+        }
+        let hex = |k: usize| b.get(k).and_then(|c| char::from(*c).to_digit(16));
+        match b[i + 1] {
+            b'x' => match (hex(i + 2), hex(i + 3)) {
+                (Some(h), Some(l)) => {
+                    out.push((h * 16 + l) as u8);
+                    i += 4;
+                }
+                (Some(h), None) => {
+                    out.push(h as u8);
+                    i += 3;
+                }
+                _ => {
+                    out.extend_from_slice(b"\\x");
+                    i += 2;
+                }
+            },
+            b'0'..=b'7' => {
+                let digits = b[i + 1..].iter().take(3).take_while(|c| (b'0'..=b'7').contains(c)).count();
+                let v = b[i + 1..i + 1 + digits].iter().fold(0u32, |v, c| v * 8 + u32::from(c - b'0'));
+                out.push(v as u8);
+                i += 1 + digits;
+            }
+            b'n' => {
+                out.push(b' ');
+                i += 2;
+            }
+            b't' => {
+                out.push(b'\t');
+                i += 2;
+            }
+            c => {
+                out.push(c);
+                i += 2;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}

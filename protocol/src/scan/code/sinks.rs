@@ -1,0 +1,93 @@
+//! Sinks: where code sends, runs or keeps a value. Network calls and DNS
+//! lookups, process execution, files and logs, and the terminal.
+
+use std::sync::LazyLock;
+
+use crate::scan::rule::{Lazy, compile};
+
+/// What a sink does with what reaches it, worst first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) enum Kind {
+    /// Printed to the terminal: the user sees it.
+    Output,
+    /// Written to a file or a log.
+    File,
+    /// Run as (part of) a command or code.
+    Exec,
+    /// Sent over the network, or looked up in DNS.
+    Network,
+}
+
+static NETWORK: Lazy = LazyLock::new(|| {
+    compile(
+        r"\brequests\.(?:get|post|put|patch|delete|head|request)\b|\bhttpx\.(?:get|post|put|patch|request|stream)\b|\burlopen\b|\burllib\.request\.request\b|\burllib3\b|\bhttp\.client\.https?connection\b|\bsocket\.(?:create_connection|gethostbyname|getaddrinfo|gethostbyname_ex)\b|\bsmtplib\b|\bftplib\b|\baiohttp\b|\bfetch\s*\(|\baxios\b|\bhttps?\.(?:request|get)\s*\(|\bxmlhttprequest\b|\bsendbeacon\b|\bnew\s+websocket\b|\bdns\.(?:resolve\w*|lookup)\s*\(|\bnet\.(?:connect|createconnection)\b|\b(?:got|needle|superagent)\s*[.(]|\binvoke-(?:webrequest|restmethod)\b|\biwr\b|\birm\b|\.upload(?:string|data|file|values)\s*\(|\bresolve-dnsname\b|\bsend-mailmessage\b|\b(?:curl|wget|ncat|socat|nslookup|dig|drill|scp|sftp|telnet|sendmail)\b|\bnc\s",
+    )
+});
+
+/// Calls whose result is a connection, a session or a client: a later
+/// call on it is a network call.
+static HANDLE: Lazy = LazyLock::new(|| {
+    compile(
+        r"\brequests\.session\b|\bhttpx\.(?:async)?client\b|\bsocket\.socket\b|\bsocket\.create_connection\b|\bhttp\.client\.https?connection\b|\bhttps?\.request\s*\(|\bnew\s+websocket\b|\bnew\s+xmlhttprequest\b|\bnet\.(?:connect|createconnection|socket)\b|\bnet\.webclient\b|\baiohttp\.clientsession\b|\baxios\.create\b|\bsmtplib\.smtp\w*|\bnet\.sockets\.tcpclient\b|\bnew-object\s+(?:system\.)?net\.",
+    )
+});
+
+static EXEC: Lazy = LazyLock::new(|| {
+    compile(
+        r"\bsubprocess\.\w+|\bos\.(?:system|popen|exec\w*|spawn\w*)\b|\b(?:exec|eval)\s*\(|\bchild_process\b|\b(?:execsync|execfilesync|spawnsync|execa)\b|\bspawn\s*\(|\bstart-process\b|\binvoke-expression\b|\biex\b|\bnew\s+function\s*\(|\bpty\.spawn\b|\b(?:ba|z)?sh\s+-c\b|\beval\s",
+    )
+});
+
+/// A command line that talks to the network, inside an exec sink.
+static NETWORK_PROGRAM: Lazy = LazyLock::new(|| {
+    compile(
+        r"\b(?:curl|wget|nc|ncat|socat|nslookup|dig|scp|sftp|telnet|sendmail|invoke-webrequest|iwr|irm)\b|https?://",
+    )
+});
+
+static FILE: Lazy = LazyLock::new(|| {
+    compile(
+        r#"\bopen\s*\([^)]*,\s*["'][wax]b?\+?["']|\.write(?:_text|_bytes|lines)?\s*\(|\b(?:writefile|appendfile)(?:sync)?\s*\(|\bout-file\b|\bset-content\b|\badd-content\b|\blogging\.\w+\s*\(|\blog(?:ger)?\.(?:info|debug|warn|warning|error|critical)\s*\("#,
+    )
+});
+
+static OUTPUT: Lazy = LazyLock::new(|| {
+    compile(
+        r"\bprint\s*\(|\bconsole\.(?:log|info|warn|error|debug)\b|\bwrite-(?:host|output)\b|\becho\b|\bstdout\.write\b",
+    )
+});
+
+/// A shell or PowerShell redirection into a file, or `tee`.
+static REDIRECT: Lazy = LazyLock::new(|| compile(r#"[^=>-]>>?\s*["']?[~/$\w.]|\btee\b"#));
+
+/// The network call on a line of code, as a byte range of `code`.
+pub(super) fn network(code: &str) -> Option<std::ops::Range<usize>> {
+    NETWORK.find(code.as_bytes()).map(|m| m.range())
+}
+
+/// The worst sink on a (joined) line of code; `shell_like`: a shell or
+/// PowerShell line, where `>` redirects.
+pub(super) fn find(code: &str, shell_like: bool) -> Option<Kind> {
+    let b = code.as_bytes();
+    if NETWORK.is_match(b) {
+        Some(Kind::Network)
+    } else if EXEC.is_match(b) {
+        Some(Kind::Exec)
+    } else if FILE.is_match(b) || shell_like && REDIRECT.is_match(b) {
+        Some(Kind::File)
+    } else if OUTPUT.is_match(b) {
+        Some(Kind::Output)
+    } else {
+        None
+    }
+}
+
+/// Whether an assignment's right-hand side makes a network handle.
+pub(super) fn makes_handle(rhs: &str) -> bool {
+    HANDLE.is_match(rhs.as_bytes())
+}
+
+/// Whether the command an exec sink runs talks to the network.
+pub(super) fn runs_network_program(code: &str) -> bool {
+    NETWORK_PROGRAM.is_match(code.as_bytes())
+}

@@ -1,0 +1,198 @@
+//! Sources: code that reads a secret. A secret-bearing environment
+//! variable (by its name), the whole environment, a credential file, a
+//! keychain or credential store, the clipboard, a browser's cookie or
+//! password store.
+
+use std::sync::LazyLock;
+
+use super::blocks::Lang;
+use crate::scan::exfil::SECRET_PATHS;
+use crate::scan::rule::{Lazy, compile};
+
+/// What a source reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Kind {
+    /// One variable whose name says it holds a secret (`GITHUB_TOKEN`).
+    EnvVar,
+    /// The whole environment.
+    Environment,
+    /// A credential file (`~/.aws/credentials`, `~/.ssh/id_rsa`).
+    File,
+    /// A keychain or credential store.
+    Keychain,
+    Clipboard,
+    /// A browser's cookies or saved passwords.
+    Browser,
+}
+
+/// What wakes the flow analyzer: sources, and the network calls most
+/// exfiltration goes through (a source without a literal of its own, such
+/// as `$env:` or the clipboard, is found when its call is). All of them are
+/// triggers of other families already: the prefilter's table is nearly
+/// full, and a trigger that shares a key costs it nothing (`keyring` is
+/// the one exception: a key one byte longer than `key`'s).
+pub(super) const TRIGGERS: &[&str] = &[
+    "os.environ",
+    "process.env",
+    "find-generic-password",
+    "find-internet-password",
+    "dump-keychain",
+    "keychain*",
+    "keyring",
+    ".ssh",
+    "id_rsa",
+    "id_ed25519",
+    ".aws/",
+    ".git-credentials",
+    ".netrc",
+    ".kube/config",
+    ".docker/config",
+    ".npmrc",
+    ".pypirc",
+    "gh/hosts",
+    "google-chrome",
+    "chrome/",
+    "/environ",
+    "wallet.dat",
+    "requests.post",
+    "requests.put",
+    "requests.patch",
+    "requests.get",
+    "urllib",
+    "urlopen",
+    "*tpx.",
+    "fetch(",
+    "axios.",
+    "net.webclient",
+    "iwr",
+    "irm",
+    "invoke-webrequest",
+    "invoke-restmethod",
+];
+
+/// A name that says its variable holds a secret.
+const SECRET_NAME: &str = r"[a-z0-9_]*(?:token|secret|passw|pwd|api_?key|apikey|access_?key|private_?key|credential|session|cookie)[a-z0-9_]*|aws_[a-z0-9_]+|[a-z0-9_]*_(?:key|pat)";
+
+static SOURCE: Lazy = LazyLock::new(|| {
+    compile(
+        &r#"(?P<env>\bos\.environ(?:\.get)?\s*[\[(]\s*["'](?P<n1>{n})["']|\bgetenv\s*\(\s*["'](?P<n2>{n})["']|\bprocess\.env(?:\.(?P<n3>{n})\b|\[\s*["'`](?P<n4>{n})["'`])|\$env:(?P<n5>{n})\b|getenvironmentvariable\s*\(\s*["'](?P<n6>{n})["']|\benv\.get\s*\(\s*["'](?P<n7>{n})["'])|(?P<all>\bdict\(\s*os\.environ\s*\)|\bos\.environ\.(?:copy\(\)|items\(\))|\*\*os\.environ\b|json\.dumps\(\s*os\.environ|\bos\.environ\s*[,)}\]]|=\s*os\.environ\s*$|json\.stringify\(\s*process\.env\b|\bprocess\.env\s*[,)}\]]|\.\.\.process\.env\b|object\.(?:entries|keys|values)\(\s*process\.env\b|=\s*process\.env\s*;?\s*$|\b(?:get-childitem|gci|dir|ls)\s+env:|getenvironmentvariables\s*\(|\bos\.environ\b\s*\.\s*items|\bfor\s+\w+(?:\s*,\s*\w+)?\s+in\s+os\.environ\b)|(?P<key>\bfind-(?:generic|internet)-password\b|\bdump-keychain\b|\bkeyring\.get_(?:password|credential)\b|\bkeytar\.(?:getpassword|findcredentials|findpassword)\b|\bget-storedcredential\b|\bcryptunprotectdata\b|\bsecret-tool\s+lookup\b|\bvaultcmd\b)|(?P<clip>\bget-clipboard\b|\bpyperclip\.paste\b|\bclipboard\.(?:readtext|read)\b|\bclipboardy\.read|\bpbpaste\b|\bxclip\b[^\n|;]*\s-o\b|\bxsel\b[^\n|;]*\s-[a-z]*o|\bwl-paste\b|\.clipboard_get\s*\(|\bgetclipboarddata\b)|(?P<browser>\blogin\s+data\b|\blogins\.json\b|\bkey4\.db\b|\bcookies\.sqlite\b|\bbrowser_cookie3?\b|\bnetwork/cookies\b|\bdocument\.cookie\b|\b(?:local|session)storage\b)"#
+            .replace("{n}", SECRET_NAME),
+    )
+});
+
+/// Reading a file, in any of the languages.
+static READ: Lazy = LazyLock::new(|| {
+    compile(
+        r#"\bopen\s*\(|\.read(?:_text|_bytes|lines)?\s*\(|\breadfile(?:sync)?\b|\bget-content\b|\bgc\s|\bcat\s|\btype\s|\bcopyfile|\bsqlite3\.connect\b|\bpath\s*\(|\$\(\s*<|\bfs\.promises\b|\[io\.file\]::read"#,
+    )
+});
+
+static SECRET_FILE: Lazy = LazyLock::new(|| compile(SECRET_PATHS));
+
+/// A credential path built from parts: `Path.home() / ".aws" / "credentials"`,
+/// `os.path.join(home, ".ssh", "id_rsa")`, `Join-Path $HOME .ssh id_rsa`.
+static JOINED_PATH: Lazy = LazyLock::new(|| {
+    compile(
+        r#"["']?\.(?:ssh|aws|kube|docker|gnupg)["']?\s*[/,+]?\s*["']?(?:id_[a-z0-9_]+|credentials|config|config\.json)\b"#,
+    )
+});
+
+/// `for name in` just before: iterating, not testing membership.
+static FOR_IN: Lazy = LazyLock::new(|| compile(r"\bfor\s+\w+(?:\s*,\s*\w+)?\s+in$"));
+
+/// Where a credential file's path starts on a line: written whole (also
+/// with Windows backslashes) or built from parts.
+pub(super) fn secret_path(line: &str) -> Option<usize> {
+    let b = line.as_bytes();
+    let slashed;
+    let b = if b.contains(&b'\\') {
+        slashed = line.replace('\\', "/");
+        slashed.as_bytes()
+    } else {
+        b
+    };
+    SECRET_FILE.find(b).or_else(|| JOINED_PATH.find(b)).map(|m| m.start())
+}
+
+/// Shell and PowerShell: `$GITHUB_TOKEN`, `${NPM_TOKEN}`, upper-case as
+/// environment variables are written.
+static SHELL_ENV: Lazy = LazyLock::new(|| {
+    compile(
+        r"\$\{?(?-i:[A-Z0-9_]*(?:TOKEN|SECRET|PASSW|PWD|API_?KEY|APIKEY|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIAL|COOKIE)[A-Z0-9_]*|AWS_[A-Z0-9_]+)\}?",
+    )
+});
+
+/// The first source on a line of code in `lang`, and where it starts.
+pub(super) fn find(line: &str, lang: Lang) -> Option<(Kind, usize)> {
+    let b = line.as_bytes();
+    // `name in os.environ` asks whether a variable is set; it reads nothing.
+    let membership = |at: usize| {
+        let before = line[..at].trim_end();
+        before.ends_with(" in") && !FOR_IN.is_match(before.as_bytes())
+    };
+    if let Some(c) = SOURCE.captures_iter(b).find(|c| c.get(0).is_some_and(|m| !membership(m.start()))) {
+        let kind = if c.name("env").is_some() {
+            Kind::EnvVar
+        } else if c.name("all").is_some() {
+            Kind::Environment
+        } else if c.name("key").is_some() {
+            Kind::Keychain
+        } else if c.name("clip").is_some() {
+            Kind::Clipboard
+        } else {
+            Kind::Browser
+        };
+        return Some((kind, c.get(0).map_or(0, |m| m.start())));
+    }
+    if let Some(at) = secret_path(line)
+        && READ.is_match(b)
+    {
+        return Some((Kind::File, at));
+    }
+    if matches!(lang, Lang::Shell | Lang::PowerShell)
+        && let Some(m) = SHELL_ENV.find(b)
+    {
+        return Some((Kind::EnvVar, m.start()));
+    }
+    None
+}
+
+/// The names of secret environment variables the line reads
+/// (`GITHUB_TOKEN` of `os.environ["GITHUB_TOKEN"]`), as written: where
+/// the line uses them, and what an API host is recognised by.
+pub(super) fn env_names(line: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for c in SOURCE.captures_iter(line.as_bytes()) {
+        for g in ["n1", "n2", "n3", "n4", "n5", "n6", "n7"] {
+            if let Some(m) = c.name(g) {
+                out.push(String::from_utf8_lossy(m.as_bytes()).into_owned());
+            }
+        }
+    }
+    for m in SHELL_ENV.find_iter(line.as_bytes()) {
+        out.push(String::from_utf8_lossy(m.as_bytes()).trim_matches(['$', '{', '}']).to_string());
+    }
+    out
+}
+
+/// Where in `text` a source may start: every match of the source patterns,
+/// in order, as byte offsets. [`find`] confirms a line's.
+pub(super) fn candidates(text: &str) -> Vec<usize> {
+    let slashed;
+    let b = if text.as_bytes().contains(&b'\\') {
+        // Windows paths; the copy keeps every offset.
+        slashed = text.replace('\\', "/");
+        slashed.as_bytes()
+    } else {
+        text.as_bytes()
+    };
+    let mut at: Vec<usize> = SOURCE
+        .find_iter(b)
+        .chain(SECRET_FILE.find_iter(b))
+        .chain(JOINED_PATH.find_iter(b))
+        .chain(SHELL_ENV.find_iter(b))
+        .map(|m| m.start())
+        .collect();
+    at.sort_unstable();
+    at
+}
