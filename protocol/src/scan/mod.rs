@@ -31,9 +31,12 @@
 //! `traversal` (path traversal, system writes), `sql`, `privilege`,
 //! `persistence`, `prompt` (prompt injection and concealment), `unicode`
 //! (hidden characters), `secret` (credentials written into the skill,
-//! which no excerpt ever shows) and `permission` (broad grants in the
-//! frontmatter, reported at `Info`). Rule ids are `family.name` and never
-//! change meaning.
+//! which no excerpt ever shows), `permission` (broad grants in the
+//! frontmatter, reported at `Info`), `supply` (look-alike package and
+//! skill names checked against hand-made popular-name lists, package index
+//! overrides, installs from URLs) and `trojan` (bundled scripts run
+//! unseen, fetching and running "the installer"). Rule ids are
+//! `family.name` and never change meaning.
 //! The machinery is in `rule` (what a rule is, shared helpers), `literals`
 //! (the trigger automaton), `engine` and `normalize`.
 //!
@@ -60,6 +63,7 @@ mod rule;
 mod secret;
 mod shell;
 mod sql;
+mod supply;
 mod traversal;
 mod unicode;
 
@@ -121,6 +125,10 @@ pub enum Category {
     /// Always [`Severity::Info`]: common in harmless skills, never a reason
     /// to refuse ([`ScanReport::permission_grants`]).
     PermissionGrant,
+    /// Code from somewhere nobody reviewed: a package under a look-alike of
+    /// a popular name, a replaced or added package index, an install from
+    /// a raw URL, a bundled script run unseen.
+    SupplyChain,
 }
 
 /// One rule that matched one line.
@@ -213,6 +221,7 @@ impl Scanner {
         analyzers.extend(remote::analyzers());
         analyzers.extend(exfil::analyzers());
         analyzers.extend(permission::analyzers());
+        analyzers.extend(supply::analyzers());
         Scanner { engine: engine::Engine::new(rules, analyzers) }
     }
 

@@ -1,0 +1,163 @@
+//! Supply chain (category `SupplyChain`): packages installed under a
+//! look-alike of a popular name, package sources replaced or added, and
+//! installs straight from a URL.
+//!
+//! - `supply.typosquat`: a package that an install command, a requirements
+//!   file or a dependency table names, one edit (or a look-alike digit)
+//!   from a popular package and not popular itself, is `High`; two edits
+//!   from a long popular name, or the popular name with an affix
+//!   (`python-requests`, `lodash-js`), is `Medium`: such names exist for
+//!   real more often.
+//! - `supply.skill-name-lookalike`: the skill's own frontmatter name close
+//!   to a well-known public skill's. `Medium`: it may impersonate that
+//!   skill, but a skill named after a task will often be near another's
+//!   name, and the name alone does nothing.
+//! - `supply.index-override` and `supply.checksum-off`: see `overrides`.
+//! - `supply.remote-install`: `pip install https://…/x.tar.gz`, `npm i
+//!   https://…tgz`, `pip install git+https://…`, `cargo install --git`, `go
+//!   install host/…`. From an unknown host (or over plain http) `High`,
+//!   since nothing reviewed what it serves; an archive from a code host or
+//!   registry `Medium`; a git repository on a public code host is no
+//!   finding (it is how unreleased tools are installed). A Go module from
+//!   an unknown host is `Medium`: vanity import paths are normal in Go,
+//!   and its checksum database still applies.
+//!
+//! A line that warns against the install ("never `pip install reqeusts`")
+//! lowers its finding to `Low`.
+//!
+//! # Layout
+//!
+//! `names` holds the shipped popular-name lists (`popular-*.txt`) and the
+//! look-alike check, `install` reads install commands, `manifest`
+//! dependency lists, `overrides` source overrides, `hosts` what a URL's host
+//! is. This file wires them into analyzers.
+
+mod hosts;
+mod install;
+mod manifest;
+mod names;
+mod overrides;
+#[cfg(test)]
+mod tests;
+
+use install::{Target, install_args};
+use names::{Ecosystem, Likeness, lookalike};
+
+use super::engine::{Analyzer, Body, LineRef, finding};
+use super::rule::warned_against;
+use super::{Category, Finding, Severity};
+
+/// The analyzers of this family.
+pub(super) fn analyzers() -> Vec<Analyzer> {
+    vec![
+        Analyzer {
+            // Few, and most are prefixes of other families' keys: the
+            // prefilter's table is nearly full. `install` and `add` catch
+            // install commands, `://` every source override with a URL.
+            triggers: &["install", "add", "npm", "npx", "://", "*pypirc"],
+            run: commands,
+        },
+        Analyzer { triggers: &["requirements*", "*dependencies"], run: manifests },
+        // The frontmatter opens with `---`, a prefix of a key already there.
+        Analyzer { triggers: &["---"], run: skill_name },
+    ]
+}
+
+/// Severity of a look-alike package: see the module docs.
+fn squat_severity(likeness: Likeness) -> Severity {
+    match likeness {
+        Likeness::Edits(1) | Likeness::Homoglyph => Severity::High,
+        Likeness::Edits(_) | Likeness::Affix => Severity::Medium,
+    }
+}
+
+/// Lowers a severity to `Low` when the line warns against what is at `at`.
+fn unless_warned(line: &str, at: usize, severity: Severity) -> Severity {
+    if warned_against(&line[..at.min(line.len())]) { severity.min(Severity::Low) } else { severity }
+}
+
+fn package(e: Ecosystem, name: &str, l: LineRef, line: &str, at: usize, out: &mut Vec<Finding>) {
+    if let Some(like) = lookalike(e, name) {
+        let severity = unless_warned(line, at, squat_severity(like.likeness));
+        out.push(finding("supply.typosquat", Category::SupplyChain, severity, l, line, at));
+    }
+}
+
+fn remote(url: &str, git: bool, l: LineRef, line: &str, at: usize, out: &mut Vec<Finding>) {
+    let Some(host) = hosts::host_of(url) else {
+        return;
+    };
+    let plain_http = url.split_once("://").is_some_and(|(s, _)| s.eq_ignore_ascii_case("http"));
+    let known = matches!(hosts::classify(&host), hosts::Host::Official | hosts::Host::Vendor | hosts::Host::Code);
+    let severity = match (known && !plain_http, git) {
+        (true, true) => return,
+        (true, false) => Severity::Medium,
+        (false, _) => Severity::High,
+    };
+    out.push(finding("supply.remote-install", Category::SupplyChain, unless_warned(line, at, severity), l, line, at));
+}
+
+/// Install commands and source overrides, line by line.
+fn commands(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
+    for &l in lines {
+        let line = body.line(l);
+        for arg in install_args(line) {
+            match arg.target {
+                Target::Name(e, name) => package(e, name, l, line, arg.at, out),
+                Target::Url { url, git } => remote(url, git, l, line, arg.at, out),
+                Target::GoModule(path) => {
+                    let host = path.split('/').next().unwrap_or("").to_ascii_lowercase();
+                    if !hosts::is_known_go_host(&host) {
+                        let severity = unless_warned(line, arg.at, Severity::Medium);
+                        out.push(finding("supply.remote-install", Category::SupplyChain, severity, l, line, arg.at));
+                    }
+                }
+            }
+        }
+        // `cargo install --git URL`: the URL is a flag's value.
+        if let Some(at) = line.find("--git ").or_else(|| line.find("--git=")) {
+            let url = line[at + 6..].split_whitespace().next().unwrap_or("").trim_matches(['"', '\'', '`']);
+            if url.contains("://") && line[..at].contains("cargo") {
+                remote(url, true, l, line, at + 6, out);
+            }
+        }
+        for o in overrides::overrides(line) {
+            out.push(finding(o.rule_id, Category::SupplyChain, o.severity, l, line, o.at));
+        }
+    }
+}
+
+/// Dependency lists shown or written by the skill.
+fn manifests(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
+    for p in manifest::listed(body, lines) {
+        package(p.ecosystem, p.name, p.line, p.text, p.at, out);
+    }
+}
+
+/// How far into the frontmatter its `name:` is looked for.
+const MAX_FRONTMATTER_LINES: usize = 64;
+
+/// The frontmatter `name:` of the skill, against well-known skill names.
+fn skill_name(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
+    if !body.text.starts_with("---") {
+        return;
+    }
+    let Some(&first) = lines.first().filter(|l| l.index == 0) else {
+        return;
+    };
+    // Only the frontmatter's top-level `name:`, before its closing `---`.
+    let found = body
+        .lines_from(first)
+        .skip(1)
+        .take(MAX_FRONTMATTER_LINES)
+        .take_while(|(_, line)| line.trim_end() != "---")
+        .find(|(_, line)| line.starts_with("name:"));
+    let Some((l, line)) = found else {
+        return;
+    };
+    let name = line["name:".len()..].trim().trim_matches(['"', '\'']);
+    if lookalike(Ecosystem::Skills, name).is_some() {
+        let at = line.find(name).unwrap_or(0);
+        out.push(finding("supply.skill-name-lookalike", Category::SupplyChain, Severity::Medium, l, line, at));
+    }
+}
