@@ -65,6 +65,7 @@ mod shell;
 mod sql;
 mod supply;
 mod traversal;
+mod trojan;
 mod unicode;
 
 pub(crate) use unicode::is_invisible;
@@ -222,6 +223,7 @@ impl Scanner {
         analyzers.extend(exfil::analyzers());
         analyzers.extend(permission::analyzers());
         analyzers.extend(supply::analyzers());
+        analyzers.extend(trojan::analyzers());
         Scanner { engine: engine::Engine::new(rules, analyzers) }
     }
 

