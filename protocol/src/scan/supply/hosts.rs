@@ -142,7 +142,8 @@ pub(super) fn classify(host: &str) -> Host {
 }
 
 /// Labels that name a private network's domain.
-const INTERNAL_LABELS: &[&str] = &["internal", "intranet", "corp", "local", "lan", "localdomain", "private", "home"];
+const INTERNAL_LABELS: &[&str] =
+    &["internal", "intranet", "corp", "local", "lan", "localdomain", "private", "home"];
 
 fn is_internal(host: &str) -> bool {
     if let Ok(ip) = host.parse::<std::net::IpAddr>() {
@@ -166,7 +167,10 @@ mod tests {
     #[test]
     fn finds_hosts_of_every_url_form() {
         assert_eq!(host_of("https://pypi.org/simple").as_deref(), Some("pypi.org"));
-        assert_eq!(host_of("git+https://user@Git.Example.COM:8443/a/b.git").as_deref(), Some("git.example.com"));
+        assert_eq!(
+            host_of("git+https://user@Git.Example.COM:8443/a/b.git").as_deref(),
+            Some("git.example.com")
+        );
         assert_eq!(host_of("git@github.com:org/repo.git").as_deref(), Some("github.com"));
         assert_eq!(host_of("http://[::1]:8080/x").as_deref(), Some("::1"));
         assert_eq!(host_of("requests"), None);

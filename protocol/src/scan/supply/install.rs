@@ -53,7 +53,8 @@ fn tokenize(line: &str) -> Vec<Tok<'_>> {
         let ends = raw.bytes().skip(1).any(|b| b == b'`') || raw.ends_with([';', ')']) || raw == "`";
         let trimmed = raw.trim_start_matches(['`', '"', '\'', '(', '$']);
         let lead = raw.len() - trimmed.len();
-        let text = trimmed.split('`').next().unwrap_or("").trim_end_matches(['"', '\'', ')', ';', ',', ':', '.']);
+        let text =
+            trimmed.split('`').next().unwrap_or("").trim_end_matches(['"', '\'', ')', ';', ',', ':', '.']);
         out.push(Tok { text, at: start + lead, ends, starts });
     }
     out
@@ -69,15 +70,63 @@ fn is_separator(t: &str) -> bool {
 
 /// Words that end an argument list in prose.
 const STOP_WORDS: &[&str] = &[
-    "a", "an", "and", "are", "as", "before", "after", "first", "for", "from", "if", "in", "is", "it", "its",
-    "of", "on", "or", "the", "then", "this", "that", "to", "using", "via", "which", "will", "with", "your",
-    "you", "package", "packages", "dependency", "dependencies", "command", "instead", "again", "once",
-    "here", "there", "when", "also", "only", "by", "but", "not", "so", "at", "into", "inside", "fails",
+    "a",
+    "an",
+    "and",
+    "are",
+    "as",
+    "before",
+    "after",
+    "first",
+    "for",
+    "from",
+    "if",
+    "in",
+    "is",
+    "it",
+    "its",
+    "of",
+    "on",
+    "or",
+    "the",
+    "then",
+    "this",
+    "that",
+    "to",
+    "using",
+    "via",
+    "which",
+    "will",
+    "with",
+    "your",
+    "you",
+    "package",
+    "packages",
+    "dependency",
+    "dependencies",
+    "command",
+    "instead",
+    "again",
+    "once",
+    "here",
+    "there",
+    "when",
+    "also",
+    "only",
+    "by",
+    "but",
+    "not",
+    "so",
+    "at",
+    "into",
+    "inside",
+    "fails",
 ];
 
 /// Flags that take a value, per installer family.
 fn takes_value(e: Option<Ecosystem>, flag: &str) -> bool {
-    const COMMON: &[&str] = &["--prefix", "--target", "--root", "--index-url", "--extra-index-url", "--registry", "--index"];
+    const COMMON: &[&str] =
+        &["--prefix", "--target", "--root", "--index-url", "--extra-index-url", "--registry", "--index"];
     if flag.contains('=') {
         return false;
     }
@@ -116,9 +165,22 @@ fn takes_value(e: Option<Ecosystem>, flag: &str) -> bool {
             "-p",
             "--with",
         ],
-        Some(Ecosystem::Npm) => {
-            &["-w", "--workspace", "--tag", "--save-prefix", "--cache", "--omit", "--include", "--userconfig", "--filter", "-C", "--dir", "--cwd", "-p", "--package"]
-        }
+        Some(Ecosystem::Npm) => &[
+            "-w",
+            "--workspace",
+            "--tag",
+            "--save-prefix",
+            "--cache",
+            "--omit",
+            "--include",
+            "--userconfig",
+            "--filter",
+            "-C",
+            "--dir",
+            "--cwd",
+            "-p",
+            "--package",
+        ],
         Some(Ecosystem::Crates) => &[
             "--git",
             "--branch",
@@ -138,7 +200,9 @@ fn takes_value(e: Option<Ecosystem>, flag: &str) -> bool {
             "--config",
             "-Z",
         ],
-        Some(Ecosystem::Gems) => &["-v", "--version", "--source", "-i", "--install-dir", "-n", "--bindir", "--platform"],
+        Some(Ecosystem::Gems) => {
+            &["-v", "--version", "--source", "-i", "--install-dir", "-n", "--bindir", "--platform"]
+        }
         _ => &[],
     };
     list.contains(&flag)
@@ -147,7 +211,8 @@ fn takes_value(e: Option<Ecosystem>, flag: &str) -> bool {
 /// What an argument installs, or `None` for a local path or placeholder.
 fn target(e: Option<Ecosystem>, t: &str) -> Option<Target<'_>> {
     if t.contains("://") {
-        let git = t.starts_with("git+") || t.starts_with("git://") || t.contains(".git@") || t.ends_with(".git");
+        let git =
+            t.starts_with("git+") || t.starts_with("git://") || t.contains(".git@") || t.ends_with(".git");
         return Some(Target::Url { url: t, git });
     }
     let Some(e) = e else {
@@ -165,7 +230,11 @@ fn target(e: Option<Ecosystem>, t: &str) -> Option<Target<'_>> {
             if t.contains(':') {
                 return None;
             }
-            let cut = if let Some(rest) = t.strip_prefix('@') { rest.find('@').map(|i| i + 1) } else { t.find('@') };
+            let cut = if let Some(rest) = t.strip_prefix('@') {
+                rest.find('@').map(|i| i + 1)
+            } else {
+                t.find('@')
+            };
             let name = cut.map_or(t, |i| &t[..i]);
             // `user/repo` is a GitHub shorthand, not a registry name.
             if name.contains('/') && !name.starts_with('@') {
@@ -174,19 +243,27 @@ fn target(e: Option<Ecosystem>, t: &str) -> Option<Target<'_>> {
             name
         }
         _ => {
-            let end = t.find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))).unwrap_or(t.len());
+            let end = t
+                .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')))
+                .unwrap_or(t.len());
             if end < t.len() && !t[end..].starts_with(['[', '=', '<', '>', '!', '~', ';', '@', ':']) {
                 return None;
             }
             let name = &t[..end];
-            if name.ends_with(".whl") || name.ends_with(".zip") || name.ends_with(".gem") || name.contains(".tar") {
+            if name.ends_with(".whl")
+                || name.ends_with(".zip")
+                || name.ends_with(".gem")
+                || name.contains(".tar")
+            {
                 return None;
             }
             name
         }
     };
     let valid = !name.is_empty()
-        && name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-' | b'@' | b'/' | b'~'));
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-' | b'@' | b'/' | b'~'));
     valid.then_some(Target::Name(e, name))
 }
 
@@ -197,7 +274,8 @@ fn installer(toks: &[Tok<'_>], i: usize) -> Option<(usize, Option<Ecosystem>)> {
     let w0 = word(0)?;
     let w1 = word(1).unwrap_or_default();
     let w2 = word(2).unwrap_or_default();
-    let pip = |w: &str| w.strip_prefix("pip").is_some_and(|v| v.bytes().all(|b| b.is_ascii_digit() || b == b'.'));
+    let pip =
+        |w: &str| w.strip_prefix("pip").is_some_and(|v| v.bytes().all(|b| b.is_ascii_digit() || b == b'.'));
     let py = Some(Ecosystem::PyPi);
     let npm = Some(Ecosystem::Npm);
     Some(match (w0.as_str(), w1.as_str()) {
@@ -238,7 +316,8 @@ pub(super) fn install_args(line: &str) -> Vec<Arg<'_>> {
         }
         while j < toks.len() {
             let t = &toks[j];
-            if t.starts || is_separator(t.text) || STOP_WORDS.contains(&t.text.to_ascii_lowercase().as_str()) {
+            if t.starts || is_separator(t.text) || STOP_WORDS.contains(&t.text.to_ascii_lowercase().as_str())
+            {
                 break;
             }
             if t.text.starts_with('-') {
@@ -286,25 +365,34 @@ mod tests {
 
     #[test]
     fn reads_the_arguments_of_every_installer() {
-        assert_eq!(names("pip install -U requests==2.31 'flask[async]>=3' -r req.txt"), ["requests", "flask"]);
+        assert_eq!(
+            names("pip install -U requests==2.31 'flask[async]>=3' -r req.txt"),
+            ["requests", "flask"]
+        );
         assert_eq!(names("python3 -m pip install --index-url https://x.example/simple foo"), ["foo"]);
-        assert_eq!(names("uv pip install numpy && uv add pandas; poetry add httpx@^0.27"), ["numpy", "pandas", "httpx"]);
+        assert_eq!(
+            names("uv pip install numpy && uv add pandas; poetry add httpx@^0.27"),
+            ["numpy", "pandas", "httpx"]
+        );
         assert_eq!(names("npm i -D @types/node@20 lodash@^4 user/repo file:../x"), ["@types/node", "lodash"]);
         assert_eq!(names("npx create-next-app@latest my-app"), ["create-next-app"]);
         assert_eq!(names("yarn global add typescript && gem install rails -v 7"), ["typescript", "rails"]);
-        assert_eq!(names("cargo install --locked ripgrep && go install golang.org/x/tools/gopls@latest"), [
-            "ripgrep",
-            "go:golang.org/x/tools/gopls"
-        ]);
-        assert_eq!(names("pip install git+https://git.example.net/a/b.git https://h.example/x.tar.gz"), [
-            "git:git+https://git.example.net/a/b.git",
-            "url:https://h.example/x.tar.gz"
-        ]);
+        assert_eq!(
+            names("cargo install --locked ripgrep && go install golang.org/x/tools/gopls@latest"),
+            ["ripgrep", "go:golang.org/x/tools/gopls"]
+        );
+        assert_eq!(
+            names("pip install git+https://git.example.net/a/b.git https://h.example/x.tar.gz"),
+            ["git:git+https://git.example.net/a/b.git", "url:https://h.example/x.tar.gz"]
+        );
     }
 
     #[test]
     fn stops_at_prose_inline_code_and_separators() {
-        assert_eq!(names("Run `pip install` the package before `requests` is imported"), Vec::<String>::new());
+        assert_eq!(
+            names("Run `pip install` the package before `requests` is imported"),
+            Vec::<String>::new()
+        );
         assert_eq!(names("pip install the dependencies first"), Vec::<String>::new());
         assert_eq!(names("`pip install rich` and `black`"), ["rich"]);
         assert_eq!(names("pip install ./dist/x.whl . -e . | tee log"), Vec::<String>::new());

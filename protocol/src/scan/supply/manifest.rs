@@ -30,7 +30,9 @@ fn is_fence(line: &str) -> bool {
 /// language, or a plain-text one (not a shell session that runs `pip`).
 fn plain_text_fence(line: &str) -> bool {
     let info = line.trim().trim_start_matches(['`', '~']).trim().to_ascii_lowercase();
-    info.is_empty() || info.contains("requirements") || matches!(info.as_str(), "text" | "txt" | "plain" | "pip" | "ini" | "cfg")
+    info.is_empty()
+        || info.contains("requirements")
+        || matches!(info.as_str(), "text" | "txt" | "plain" | "pip" | "ini" | "cfg")
 }
 
 /// The kind of list a trigger line opens, and how it ends.
@@ -67,7 +69,10 @@ fn opens(line: &str) -> Option<Opens<'_>> {
     if lower.starts_with("[tool.poetry") && lower.ends_with("dependencies]") {
         return Some(Opens::TomlTable(Ecosystem::PyPi));
     }
-    if matches!(lower.as_str(), "[dependencies]" | "[dev-dependencies]" | "[build-dependencies]" | "[workspace.dependencies]") {
+    if matches!(
+        lower.as_str(),
+        "[dependencies]" | "[dev-dependencies]" | "[build-dependencies]" | "[workspace.dependencies]"
+    ) {
         return Some(Opens::TomlTable(Ecosystem::Crates));
     }
     None
@@ -80,7 +85,8 @@ fn requirement(line: &str) -> Option<(&str, usize)> {
     if t.is_empty() || t.starts_with(['#', '-', '.', '/']) || t.contains("://") {
         return None;
     }
-    let end = t.find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))).unwrap_or(t.len());
+    let end =
+        t.find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))).unwrap_or(t.len());
     let rest = t[end..].trim_start();
     (end > 0 && (rest.is_empty() || rest.starts_with(['[', '=', '<', '>', '!', '~', ';', '@', '#'])))
         .then(|| (&t[..end], lead))
@@ -137,9 +143,8 @@ pub(super) fn listed<'a>(body: &Body<'a>, lines: &[LineRef]) -> Vec<Listed<'a>> 
             let found = match &kind {
                 Opens::Heredoc(_) | Opens::Block => requirement(line).map(|(n, at)| (Ecosystem::PyPi, n, at)),
                 Opens::Json => quoted(line).map(|(n, at)| (Ecosystem::Npm, n, at)),
-                Opens::TomlArray => {
-                    quoted(line).and_then(|(spec, at)| requirement(spec).map(|(n, _)| (Ecosystem::PyPi, n, at)))
-                }
+                Opens::TomlArray => quoted(line)
+                    .and_then(|(spec, at)| requirement(spec).map(|(n, _)| (Ecosystem::PyPi, n, at))),
                 Opens::TomlTable(e) => {
                     let key = t.split('=').next().unwrap_or("").trim().trim_matches('"');
                     let at = line.len() - line.trim_start().len();
@@ -160,28 +165,40 @@ mod tests {
 
     fn names(text: &str) -> Vec<String> {
         let body = Body { text };
-        let lines: Vec<LineRef> = body.lines_from(LineRef { index: 0, start: 0, end: 0 }).map(|(r, _)| r).collect();
+        let lines: Vec<LineRef> =
+            body.lines_from(LineRef { index: 0, start: 0, end: 0 }).map(|(r, _)| r).collect();
         listed(&body, &lines).into_iter().map(|p| format!("{}:{}", p.line.index + 1, p.name)).collect()
     }
 
     #[test]
     fn reads_requirements_in_heredocs_and_blocks() {
-        assert_eq!(names("cat > requirements.txt <<'EOF'\nrequests==2.31\n# c\nflask[async]>=3 ; python_version>'3.8'\n-r base.txt\nEOF\nnumpyy\n"), [
-            "2:requests",
-            "4:flask"
-        ]);
-        assert_eq!(names("Put this in `requirements.txt`:\n\n```text\nreqeusts\n```\nnumpyy\n"), ["4:reqeusts"]);
+        assert_eq!(
+            names(
+                "cat > requirements.txt <<'EOF'\nrequests==2.31\n# c\nflask[async]>=3 ; python_version>'3.8'\n-r base.txt\nEOF\nnumpyy\n"
+            ),
+            ["2:requests", "4:flask"]
+        );
+        assert_eq!(
+            names("Put this in `requirements.txt`:\n\n```text\nreqeusts\n```\nnumpyy\n"),
+            ["4:reqeusts"]
+        );
         assert!(names("See requirements.txt.\n\nSome prose.\n\nMore prose.\n```\nx\n```\n").is_empty());
         assert!(names("pip install -r requirements.txt\n```bash\nmake\n```\n").is_empty());
     }
 
     #[test]
     fn reads_json_and_toml_dependency_lists() {
-        assert_eq!(names("{\n  \"dependencies\": {\n    \"lodahs\": \"^4\",\n    \"react\": \"18\"\n  },\n  \"x\": 1\n}\n"), [
-            "3:lodahs", "4:react"
-        ]);
+        assert_eq!(
+            names(
+                "{\n  \"dependencies\": {\n    \"lodahs\": \"^4\",\n    \"react\": \"18\"\n  },\n  \"x\": 1\n}\n"
+            ),
+            ["3:lodahs", "4:react"]
+        );
         assert_eq!(names("dependencies = [\n  \"httpx>=0.27\",\n]\nname = \"x\"\n"), ["2:httpx"]);
-        assert_eq!(names("[tool.poetry.dependencies]\npython = \"^3.11\"\nreqests = \"^2\"\n[tool.x]\ny = 1\n"), ["3:reqests"]);
+        assert_eq!(
+            names("[tool.poetry.dependencies]\npython = \"^3.11\"\nreqests = \"^2\"\n[tool.x]\ny = 1\n"),
+            ["3:reqests"]
+        );
         assert_eq!(names("[dependencies]\nserde = { version = \"1\" }\n\n[features]\nx = []\n"), ["2:serde"]);
     }
 }

@@ -99,7 +99,14 @@ fn remote(url: &str, git: bool, l: LineRef, line: &str, at: usize, out: &mut Vec
         hosts::Host::Internal => Severity::Medium,
         _ => Severity::High,
     };
-    out.push(finding("supply.remote-install", Category::SupplyChain, unless_warned(line, at, severity), l, line, at));
+    out.push(finding(
+        "supply.remote-install",
+        Category::SupplyChain,
+        unless_warned(line, at, severity),
+        l,
+        line,
+        at,
+    ));
 }
 
 /// Install commands and source overrides, line by line.
@@ -114,7 +121,14 @@ fn commands(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
                     let host = path.split('/').next().unwrap_or("").to_ascii_lowercase();
                     if !hosts::is_known_go_host(&host) {
                         let severity = unless_warned(line, arg.at, Severity::Medium);
-                        out.push(finding("supply.remote-install", Category::SupplyChain, severity, l, line, arg.at));
+                        out.push(finding(
+                            "supply.remote-install",
+                            Category::SupplyChain,
+                            severity,
+                            l,
+                            line,
+                            arg.at,
+                        ));
                     }
                 }
             }
@@ -163,6 +177,13 @@ fn skill_name(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
     let name = line["name:".len()..].trim().trim_matches(['"', '\'']);
     if lookalike(Ecosystem::Skills, name).is_some() {
         let at = line.find(name).unwrap_or(0);
-        out.push(finding("supply.skill-name-lookalike", Category::SupplyChain, Severity::Medium, l, line, at));
+        out.push(finding(
+            "supply.skill-name-lookalike",
+            Category::SupplyChain,
+            Severity::Medium,
+            l,
+            line,
+            at,
+        ));
     }
 }

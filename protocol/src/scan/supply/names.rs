@@ -216,7 +216,18 @@ pub(super) fn lookalike(e: Ecosystem, name: &str) -> Option<Lookalike> {
         return None;
     }
     if name.bytes().any(|b| b == b'0' || b == b'1') {
-        let plain: String = name.chars().map(|c| if c == '0' { 'o' } else if c == '1' { 'l' } else { c }).collect();
+        let plain: String = name
+            .chars()
+            .map(|c| {
+                if c == '0' {
+                    'o'
+                } else if c == '1' {
+                    'l'
+                } else {
+                    c
+                }
+            })
+            .collect();
         if let Some(p) = index.popular(&plain) {
             return Some(Lookalike { popular: p, likeness: Likeness::Homoglyph });
         }

