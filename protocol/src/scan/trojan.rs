@@ -23,7 +23,7 @@
 use std::sync::LazyLock;
 
 use super::engine::{Analyzer, Body, LineRef, finding};
-use super::rule::{Lazy, compile, slice_lossy, warned_against};
+use super::rule::{Lazy, compile, slice_lossy, warned_across_lines, warned_against};
 use super::{Category, Finding, Severity};
 
 /// The analyzers of this family.
@@ -32,8 +32,9 @@ pub(super) fn analyzers() -> Vec<Analyzer> {
     vec![Analyzer { triggers: &["*.sh", "*.py", "source", "pwsh", "powershell", "://"], run: companions }]
 }
 
-/// Lines around a run that concealment may be written on.
-const CONCEALMENT_LINES: usize = 1;
+/// Lines around a run that concealment may be written on (a code block's
+/// fence may stand between).
+const CONCEALMENT_LINES: usize = 2;
 /// How far below a line naming a file its code block may open.
 const SHOWN_WITHIN: usize = 2;
 
@@ -107,7 +108,7 @@ fn is_script(path: &str) -> bool {
 /// placeholder, and not a system, home or temporary path.
 fn is_companion_path(path: &str) -> bool {
     let placeholder = path.starts_with('{') || path.starts_with("${") || path.starts_with('$');
-    let name = path.rsplit('/').next().unwrap_or(path);
+    let name = path.rsplit(['/', '\\']).next().unwrap_or(path);
     !path.contains("://")
         && !path.starts_with(['/', '~', '-'])
         && !path.contains("..")
@@ -121,6 +122,7 @@ fn runs(line: &str) -> Vec<(&str, usize)> {
     let mut out = Vec::new();
     let mut command_position = true;
     let mut runner = false;
+    let mut flag = false;
     let mut offset = 0;
     for raw in line.split_inclusive(char::is_whitespace) {
         let at = offset;
@@ -134,6 +136,7 @@ fn runs(line: &str) -> Vec<(&str, usize)> {
         let lead = raw.len() - t.len();
         let t = t.split('`').next().unwrap_or("").trim_end_matches(['"', '\'', ')', ';', ',', ':']);
         let lower = t.to_ascii_lowercase();
+        let previous_flag = std::mem::replace(&mut flag, t.starts_with('-') && !t.contains('='));
         if starts_code {
             command_position = true;
             runner = false;
@@ -145,7 +148,8 @@ fn runs(line: &str) -> Vec<(&str, usize)> {
         }
         // A path alone runs only when written as a command (`./x.sh`,
         // `{baseDir}/x.sh`); `scripts/x.sh` alone is a mention.
-        let command = t.starts_with("./") || t.starts_with(['{', '$']) && t.contains('/');
+        let command =
+            t.starts_with("./") || t.starts_with(".\\") || t.starts_with(['{', '$']) && t.contains('/');
         if is_script(t) && is_companion_path(t) && (runner || command_position && command) {
             out.push((t, at + lead));
             runner = false;
@@ -153,8 +157,13 @@ fn runs(line: &str) -> Vec<(&str, usize)> {
         } else if (command_position || starts_code) && RUNNERS.contains(&lower.as_str()) {
             runner = true;
             command_position = false;
-        } else if runner && t.starts_with('-') {
-            // `bash -x`, `python3 -u`: still the runner's options.
+        } else if runner && (t == "-m" || t == "-c" || t == "-e") {
+            // `python -m pkg`, `bash -c '…'`, `node -e '…'`: what follows
+            // is a module or inline code, not a script file.
+            runner = false;
+        } else if runner && (t.starts_with('-') || previous_flag) {
+            // `bash -x`, `pwsh -ExecutionPolicy Bypass -File`: still the
+            // runner's options and their values.
         } else if (command_position || starts_code)
             && (PREFIXES.contains(&lower.as_str())
                 || t.contains('=')
@@ -177,9 +186,10 @@ fn runs(line: &str) -> Vec<(&str, usize)> {
 /// (which the `remote` family judges): a line other than `run` naming it
 /// opens a code block or is the first line of one (a comment naming the
 /// file), has one open within [`SHOWN_WITHIN`] lines, writes it (`cat >
-/// x.sh <<EOF`, `tee x.sh`), or names a URL.
+/// x.sh <<EOF`, `tee x.sh`) or has the agent write it ("create `cli.py`
+/// with …"), or names a URL.
 fn shown(body: &Body<'_>, run: LineRef, path: &str) -> bool {
-    let name = path.rsplit('/').next().unwrap_or(path);
+    let name = path.rsplit(['/', '\\']).next().unwrap_or(path);
     let start = LineRef { index: 0, start: 0, end: 0 };
     let mut pending = 0usize;
     let mut after_fence = false;
@@ -196,6 +206,11 @@ fn shown(body: &Body<'_>, run: LineRef, path: &str) -> bool {
             continue;
         }
         if fence || first_in_block || line.contains("<<") || line.contains("://") {
+            return true;
+        }
+        // The skill has the agent write the file itself.
+        let lower = line.to_ascii_lowercase();
+        if lower.contains("create") || lower.contains("write") {
             return true;
         }
         let before = &line[..line.find(name).unwrap_or(0)];
@@ -219,7 +234,10 @@ fn companions(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
     for &l in lines {
         let line = body.line(l);
         for (path, at) in runs(line) {
-            if warned_against(&line[..at]) || shown(body, l, path) {
+            let before = &line[..at];
+            let previous = body.line(body.line_before(l, 1));
+            let warned = warned_against(before) || (l.index > 0 && warned_across_lines(previous, before));
+            if warned || shown(body, l, path) {
                 continue;
             }
             let severity = if PRIVILEGE.is_match(line.as_bytes()) || concealed(body, l) {
@@ -278,6 +296,9 @@ mod tests {
         assert_eq!(paths("1. Run `python3 -u {baseDir}/run.py --all`."), ["{baseDir}/run.py"]);
         assert_eq!(paths("sudo ./install.sh"), ["./install.sh"]);
         assert_eq!(paths("pwsh -File ./setup.ps1"), ["./setup.ps1"]);
+        assert_eq!(paths("powershell -ExecutionPolicy Bypass -File .\\setup.ps1"), [".\\setup.ps1"]);
+        assert_eq!(paths("bash -c 'echo hi' x.sh"), Vec::<&str>::new());
+        assert_eq!(paths("python -m debugpy --listen 5678 tool.py"), Vec::<&str>::new());
         assert!(paths("python manage.py migrate; bash /usr/local/bin/x.sh; cat scripts/a.sh").is_empty());
         assert!(paths("Edit scripts/setup.sh to taste").is_empty());
     }
@@ -303,6 +324,8 @@ mod tests {
         assert_absent(shown, "trojan.companion-script");
         let written = "cat > setup.sh <<'EOF'\nnpm ci\nEOF\nbash ./setup.sh\n";
         assert_absent(written, "trojan.companion-script");
+        let created = "Create `tool.py` with a `main()` that prints the report.\nRun `python tool.py`.\n";
+        assert_absent(created, "trojan.companion-script");
         let commented = "Run `bash ./setup.sh`:\n\n```bash\n# setup.sh\nnpm ci\n```\n";
         assert_absent(commented, "trojan.companion-script");
     }

@@ -17,7 +17,6 @@ pub(super) struct Listed<'a> {
     pub(super) ecosystem: Ecosystem,
     pub(super) name: &'a str,
     pub(super) line: LineRef,
-    pub(super) text: &'a str,
     pub(super) at: usize,
 }
 
@@ -152,7 +151,7 @@ pub(super) fn listed<'a>(body: &Body<'a>, lines: &[LineRef]) -> Vec<Listed<'a>> 
                 }
             };
             if let Some((ecosystem, name, at)) = found {
-                out.push(Listed { ecosystem, name, line: r, text: line, at });
+                out.push(Listed { ecosystem, name, line: r, at });
             }
         }
     }

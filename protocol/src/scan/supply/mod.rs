@@ -45,7 +45,7 @@ use install::{Target, install_args};
 use names::{Ecosystem, Likeness, lookalike};
 
 use super::engine::{Analyzer, Body, LineRef, finding};
-use super::rule::warned_against;
+use super::rule::{warned_across_lines, warned_against};
 use super::{Category, Finding, Severity};
 
 /// The analyzers of this family.
@@ -72,19 +72,26 @@ fn squat_severity(likeness: Likeness) -> Severity {
     }
 }
 
-/// Lowers a severity to `Low` when the line warns against what is at `at`.
-fn unless_warned(line: &str, at: usize, severity: Severity) -> Severity {
-    if warned_against(&line[..at.min(line.len())]) { severity.min(Severity::Low) } else { severity }
+/// Lowers a severity to `Low` when the line warns against what is at `at`,
+/// or a warning on the line before runs on into this line's inline code.
+fn unless_warned(body: &Body<'_>, l: LineRef, at: usize, severity: Severity) -> Severity {
+    let line = body.line(l);
+    let before = &line[..at.min(line.len())];
+    let previous = body.line(body.line_before(l, 1));
+    let warned = warned_against(before) || (l.index > 0 && warned_across_lines(previous, before));
+    if warned { severity.min(Severity::Low) } else { severity }
 }
 
-fn package(e: Ecosystem, name: &str, l: LineRef, line: &str, at: usize, out: &mut Vec<Finding>) {
+fn package(body: &Body<'_>, e: Ecosystem, name: &str, l: LineRef, at: usize, out: &mut Vec<Finding>) {
+    let line = body.line(l);
     if let Some(like) = lookalike(e, name) {
-        let severity = unless_warned(line, at, squat_severity(like.likeness));
+        let severity = unless_warned(body, l, at, squat_severity(like.likeness));
         out.push(finding("supply.typosquat", Category::SupplyChain, severity, l, line, at));
     }
 }
 
-fn remote(url: &str, git: bool, l: LineRef, line: &str, at: usize, out: &mut Vec<Finding>) {
+fn remote(body: &Body<'_>, url: &str, git: bool, l: LineRef, at: usize, out: &mut Vec<Finding>) {
+    let line = body.line(l);
     let Some(host) = hosts::host_of(url) else {
         return;
     };
@@ -102,7 +109,7 @@ fn remote(url: &str, git: bool, l: LineRef, line: &str, at: usize, out: &mut Vec
     out.push(finding(
         "supply.remote-install",
         Category::SupplyChain,
-        unless_warned(line, at, severity),
+        unless_warned(body, l, at, severity),
         l,
         line,
         at,
@@ -115,12 +122,12 @@ fn commands(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
         let line = body.line(l);
         for arg in install_args(line) {
             match arg.target {
-                Target::Name(e, name) => package(e, name, l, line, arg.at, out),
-                Target::Url { url, git } => remote(url, git, l, line, arg.at, out),
+                Target::Name(e, name) => package(body, e, name, l, arg.at, out),
+                Target::Url { url, git } => remote(body, url, git, l, arg.at, out),
                 Target::GoModule(path) => {
                     let host = path.split('/').next().unwrap_or("").to_ascii_lowercase();
                     if !hosts::is_known_go_host(&host) {
-                        let severity = unless_warned(line, arg.at, Severity::Medium);
+                        let severity = unless_warned(body, l, arg.at, Severity::Medium);
                         out.push(finding(
                             "supply.remote-install",
                             Category::SupplyChain,
@@ -137,7 +144,7 @@ fn commands(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
         if let Some(at) = line.find("--git ").or_else(|| line.find("--git=")) {
             let url = line[at + 6..].split_whitespace().next().unwrap_or("").trim_matches(['"', '\'', '`']);
             if url.contains("://") && line[..at].contains("cargo") {
-                remote(url, true, l, line, at + 6, out);
+                remote(body, url, true, l, at + 6, out);
             }
         }
         for o in overrides::overrides(line) {
@@ -149,7 +156,7 @@ fn commands(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
 /// Dependency lists shown or written by the skill.
 fn manifests(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
     for p in manifest::listed(body, lines) {
-        package(p.ecosystem, p.name, p.line, p.text, p.at, out);
+        package(body, p.ecosystem, p.name, p.line, p.at, out);
     }
 }
 
