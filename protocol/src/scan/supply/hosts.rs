@@ -101,6 +101,13 @@ const GO_MODULE_HOSTS: &[&str] = &[
     "tailscale.com",
 ];
 
+/// Whether `text` holds a URL (`://`): a jump from colon to colon, which
+/// beats building a substring searcher for every word.
+pub(crate) fn has_url(text: &str) -> bool {
+    let b = text.as_bytes();
+    memchr::memchr_iter(b':', b).any(|i| b[i + 1..].starts_with(b"//"))
+}
+
 /// The host of a URL (`https://user@h:1/p`, `git+https://h/p`, or the scp
 /// form `git@h:p`), lower case, without user or port.
 pub(super) fn host_of(url: &str) -> Option<String> {

@@ -9,6 +9,11 @@
 //! separator, the end of inline code, or an English word (prose: "pip
 //! install the package first").
 
+use std::sync::LazyLock;
+
+use memchr::memmem;
+
+use super::hosts::has_url;
 use super::names::Ecosystem;
 
 /// One thing an install command installs.
@@ -210,7 +215,7 @@ fn takes_value(e: Option<Ecosystem>, flag: &str) -> bool {
 
 /// What an argument installs, or `None` for a local path or placeholder.
 fn target(e: Option<Ecosystem>, t: &str) -> Option<Target<'_>> {
-    if t.contains("://") {
+    if has_url(t) {
         let git =
             t.starts_with("git+") || t.starts_with("git://") || t.contains(".git@") || t.ends_with(".git");
         return Some(Target::Url { url: t, git });
@@ -267,9 +272,69 @@ fn target(e: Option<Ecosystem>, t: &str) -> Option<Target<'_>> {
     valid.then_some(Target::Name(e, name))
 }
 
+/// Words that stand right before `install` or `add` in an install
+/// command (`pip3.11` is read as `pip3`; `uv tool install`, `yarn global
+/// add`).
+const BEFORE_SUBCOMMAND: &[&str] = &[
+    "pip", "pip3", "pip2", "pipx", "pipenv", "uv", "poetry", "pdm", "rye", "npm", "pnpm", "bun", "cnpm",
+    "yarn", "gem", "cargo", "go", "tool", "global",
+];
+
+static INSTALL: LazyLock<memmem::Finder<'static>> = LazyLock::new(|| memmem::Finder::new("install"));
+static ADD: LazyLock<memmem::Finder<'static>> = LazyLock::new(|| memmem::Finder::new("add"));
+static NP: LazyLock<memmem::Finder<'static>> = LazyLock::new(|| memmem::Finder::new("np"));
+
+/// The word before byte `at`, past blanks, without a version suffix
+/// (`pip3.11` gives `pip3`).
+fn word_before(b: &[u8], at: usize) -> &[u8] {
+    let end = b[..at].iter().rposition(|c| !c.is_ascii_whitespace()).map_or(0, |i| i + 1);
+    let start = b[..end]
+        .iter()
+        .rposition(|c| c.is_ascii_whitespace() || matches!(c, b'`' | b'(' | b'"' | b'\''))
+        .map_or(0, |i| i + 1);
+    let word = &b[start..end];
+    word.iter().position(|&c| c == b'.').map_or(word, |dot| &word[..dot])
+}
+
+/// The cheap test before tokenising: an installer's name right before
+/// `install`/`add` (lower case, as commands are written), or `npx`,
+/// `npm i`, `pnpx`, `pnpm dlx`. A few vector searches over the line;
+/// most lines a trigger sends here ("Install the packages:", "apt
+/// install") fail it.
+fn names_an_installer(b: &[u8]) -> bool {
+    let at_word_end = |at: usize, len: usize| b.get(at + len).is_none_or(|c| !c.is_ascii_alphanumeric());
+    let subcommand =
+        INSTALL.find_iter(b).map(|at| (at, 7)).chain(ADD.find_iter(b).map(|at| (at, 3))).any(|(at, len)| {
+            at_word_end(at, len) && BEFORE_SUBCOMMAND.iter().any(|w| w.as_bytes() == word_before(b, at))
+        });
+    subcommand
+        || NP.find_iter(b).any(|at| {
+            let rest = &b[at..];
+            rest.starts_with(b"npx ")
+                || rest.starts_with(b"npm i")
+                || rest.starts_with(b"npm exec")
+                || rest.starts_with(b"npm dlx")
+        })
+}
+
+/// First words of the installers [`installer`] knows.
+const INSTALLERS: &[&str] = &[
+    "pip", "pipx", "pipenv", "uv", "poetry", "pdm", "rye", "npm", "pnpm", "bun", "cnpm", "yarn", "npx",
+    "bunx", "pnpx", "gem", "cargo", "go",
+];
+
 /// How many tokens from `i` name an installer that installs the arguments
 /// after them, and its ecosystem (`None` for Go).
 fn installer(toks: &[Tok<'_>], i: usize) -> Option<(usize, Option<Ecosystem>)> {
+    // Most tokens are no installer: no copies for them.
+    let t = toks[i].text;
+    let versioned_pip = t.len() > 3
+        && t.is_char_boundary(3)
+        && t[..3].eq_ignore_ascii_case("pip")
+        && t[3..].bytes().all(|b| b.is_ascii_digit() || b == b'.');
+    if !versioned_pip && !INSTALLERS.iter().any(|w| w.eq_ignore_ascii_case(t)) {
+        return None;
+    }
     let word = |k: usize| toks.get(i + k).map(|t| t.text.to_ascii_lowercase());
     let w0 = word(0)?;
     let w1 = word(1).unwrap_or_default();
@@ -296,6 +361,10 @@ fn installer(toks: &[Tok<'_>], i: usize) -> Option<(usize, Option<Ecosystem>)> {
 
 /// The targets of every install command on `line`.
 pub(super) fn install_args(line: &str) -> Vec<Arg<'_>> {
+    // The cheap test: most lines a trigger sends here name no installer.
+    if !names_an_installer(line.as_bytes()) {
+        return Vec::new();
+    }
     let toks = tokenize(line);
     let mut out = Vec::new();
     let mut i = 0;
@@ -316,9 +385,16 @@ pub(super) fn install_args(line: &str) -> Vec<Arg<'_>> {
         }
         while j < toks.len() {
             let t = &toks[j];
-            if t.starts || is_separator(t.text) || STOP_WORDS.contains(&t.text.to_ascii_lowercase().as_str())
-            {
+            if t.starts || is_separator(t.text) || STOP_WORDS.iter().any(|w| w.eq_ignore_ascii_case(t.text)) {
                 break;
+            }
+            // `cargo install --git URL`: the flag's value is what is installed.
+            if eco == Some(Ecosystem::Crates) && (t.text == "--git" || t.text.starts_with("--git=")) {
+                let url = t.text.strip_prefix("--git=").or_else(|| toks.get(j + 1).map(|n| n.text));
+                if let Some(url) = url.filter(|u| has_url(u)) {
+                    let at = if t.text == "--git" { toks[j + 1].at } else { t.at + "--git=".len() };
+                    out.push(Arg { target: Target::Url { url, git: true }, at });
+                }
             }
             if t.text.starts_with('-') {
                 if takes_value(eco, t.text) {
@@ -385,6 +461,16 @@ mod tests {
             names("pip install git+https://git.example.net/a/b.git https://h.example/x.tar.gz"),
             ["git:git+https://git.example.net/a/b.git", "url:https://h.example/x.tar.gz"]
         );
+    }
+
+    #[test]
+    fn the_cheap_test_finds_installers_only() {
+        assert!(names_an_installer(b"pip3.11 install x"));
+        assert!(names_an_installer(b"`uv tool install ruff`"));
+        assert!(names_an_installer(b"npx create-x"));
+        assert!(!names_an_installer(b"1. Install the system packages:"));
+        assert!(!names_an_installer(b"sudo apt install -y libpq-dev"));
+        assert!(!names_an_installer(b"add the padding"));
     }
 
     #[test]

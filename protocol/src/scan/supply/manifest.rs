@@ -81,7 +81,7 @@ fn opens(line: &str) -> Option<Opens<'_>> {
 fn requirement(line: &str) -> Option<(&str, usize)> {
     let lead = line.len() - line.trim_start().len();
     let t = line.trim();
-    if t.is_empty() || t.starts_with(['#', '-', '.', '/']) || t.contains("://") {
+    if t.is_empty() || t.starts_with(['#', '-', '.', '/']) || super::has_url(t) {
         return None;
     }
     let end =

@@ -34,6 +34,8 @@
 //! is. This file wires them into analyzers.
 
 mod hosts;
+
+pub(super) use hosts::has_url;
 mod install;
 mod manifest;
 mod names;
@@ -47,6 +49,40 @@ use names::{Ecosystem, Likeness, lookalike};
 use super::engine::{Analyzer, Body, LineRef, finding};
 use super::rule::{warned_across_lines, warned_against};
 use super::{Category, Finding, Severity};
+
+/// Whether `text` has a word (a run of ASCII letters and digits) equal to
+/// one of `words` (lower case), or starting with one when `prefix` holds:
+/// the cheap tests before tokenising or running regexes, one pass over
+/// the bytes.
+pub(super) fn has_word(text: &str, words: &[&str], prefix: bool) -> bool {
+    let b = text.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if !b[i].is_ascii_alphanumeric() {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < b.len() && b[i].is_ascii_alphanumeric() {
+            i += 1;
+        }
+        let w = &b[start..i];
+        let first = w[0].to_ascii_lowercase();
+        let fits = |x: &&str| {
+            let x = x.as_bytes();
+            x[0] == first
+                && (x.len() == w.len() || prefix && x.len() < w.len())
+                && w[..x.len()].eq_ignore_ascii_case(x)
+        };
+        if words.iter().any(fits) {
+            return true;
+        }
+    }
+    false
+}
+
+static PYPIRC: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+    std::sync::LazyLock::new(|| memchr::memmem::Finder::new(".pypirc"));
 
 /// The analyzers of this family.
 pub(super) fn analyzers() -> Vec<Analyzer> {
@@ -140,12 +176,9 @@ fn commands(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
                 }
             }
         }
-        // `cargo install --git URL`: the URL is a flag's value.
-        if let Some(at) = line.find("--git ").or_else(|| line.find("--git=")) {
-            let url = line[at + 6..].split_whitespace().next().unwrap_or("").trim_matches(['"', '\'', '`']);
-            if url.contains("://") && line[..at].contains("cargo") {
-                remote(body, url, true, l, at + 6, out);
-            }
+        // Every override sets a URL or a variable, or writes `.pypirc`.
+        if !(has_url(line) || line.contains('=') || PYPIRC.find(line.as_bytes()).is_some()) {
+            continue;
         }
         for o in overrides::overrides(line) {
             out.push(finding(o.rule_id, Category::SupplyChain, o.severity, l, line, o.at));

@@ -11,12 +11,19 @@
 //! (`python-`, `py`, `-js`, `node-`). Short names are left alone: `six`
 //! and `ws` have dozens of real neighbours.
 //!
-//! The check is a symmetric-deletion index (the names with up to one or
-//! two characters deleted, built once): a lookup deletes up to two
-//! characters of the asked name and confirms the few candidates with the
-//! exact distance, a few microseconds per name.
+//! The check runs on an index built once: the popular names bucketed by
+//! length, each with the counts of the characters it holds. One edit
+//! changes those counts by at most two in total (a substitution drops one
+//! character and adds another; a swap changes none), so a lookup compares
+//! the counts of the names within two characters of its length and runs
+//! the exact distance (on the stack) only where they differ by at most
+//! twice the allowed edits: well under a microsecond for the skill name
+//! checked on every body. (A mask of which characters occur was tried
+//! first: long names share most letters, so it let nearly all through.) A symmetric-deletion index was measured first
+//! and dropped: deleting two characters of a 26-character name makes 350
+//! strings to hash, 300 µs per body with their sorting.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::sync::LazyLock;
 
 /// A popular name of at least this many characters has its one-edit
@@ -65,9 +72,9 @@ pub(super) struct Lookalike {
 struct Index {
     names: Vec<String>,
     set: HashSet<String>,
-    /// A name with up to one (two for long names) characters deleted →
-    /// indexes into `names`.
-    deletions: HashMap<String, Vec<u32>>,
+    /// `by_len[n]`: the names of `n` bytes that may have look-alikes, with
+    /// their character counts, as (counts, index into `names`).
+    by_len: Vec<Vec<(Counts, u32)>>,
 }
 
 fn list(e: Ecosystem) -> &'static str {
@@ -82,11 +89,10 @@ fn list(e: Ecosystem) -> &'static str {
 
 /// `name` as the ecosystem compares names.
 pub(super) fn canonical(e: Ecosystem, name: &str) -> String {
-    let lower = name.to_ascii_lowercase();
     match e {
         Ecosystem::PyPi => {
-            let mut out = String::with_capacity(lower.len());
-            for c in lower.chars() {
+            let mut out = String::with_capacity(name.len());
+            for c in name.chars().map(|c| c.to_ascii_lowercase()) {
                 let sep = matches!(c, '-' | '_' | '.');
                 if !(sep && out.ends_with('-')) {
                     out.push(if sep { '-' } else { c });
@@ -94,35 +100,41 @@ pub(super) fn canonical(e: Ecosystem, name: &str) -> String {
             }
             out
         }
-        Ecosystem::Crates | Ecosystem::Skills => lower.replace('_', "-"),
-        Ecosystem::Npm | Ecosystem::Gems => lower,
-    }
-}
-
-/// Every string made by deleting one character of `s` (ASCII), added to `out`.
-fn deletions_of(s: &str, out: &mut Vec<String>) {
-    for i in 0..s.len() {
-        let mut d = String::with_capacity(s.len() - 1);
-        d.push_str(&s[..i]);
-        d.push_str(&s[i + 1..]);
-        out.push(d);
-    }
-}
-
-/// `s`, its one-character deletions, and its two-character deletions when
-/// `two` holds.
-fn neighbourhood(s: &str, two: bool) -> Vec<String> {
-    let mut out = vec![s.to_string()];
-    deletions_of(s, &mut out);
-    if two {
-        let ones: Vec<String> = out[1..].to_vec();
-        for one in &ones {
-            deletions_of(one, &mut out);
+        Ecosystem::Crates | Ecosystem::Skills => {
+            name.chars().map(|c| if c == '_' { '-' } else { c.to_ascii_lowercase() }).collect()
         }
+        Ecosystem::Npm | Ecosystem::Gems => name.to_ascii_lowercase(),
     }
-    out.sort_unstable();
-    out.dedup();
-    out
+}
+
+/// How often each character class occurs in a name: letters and digits
+/// have a class each, `-`, `_`, `.`, `/` and `@` one each, everything else
+/// one together.
+type Counts = [u8; CLASSES];
+const CLASSES: usize = 48;
+
+fn counts(s: &str) -> Counts {
+    let mut c = [0u8; CLASSES];
+    for b in s.bytes() {
+        let class = match b.to_ascii_lowercase() {
+            l @ b'a'..=b'z' => l - b'a',
+            d @ b'0'..=b'9' => 26 + d - b'0',
+            b'-' => 36,
+            b'_' => 37,
+            b'.' => 38,
+            b'/' => 39,
+            b'@' => 40,
+            _ => 41,
+        };
+        c[usize::from(class)] = c[usize::from(class)].saturating_add(1);
+    }
+    c
+}
+
+/// How many characters two names differ by, as multisets: one edit
+/// changes it by at most two, so it bounds the distance from below.
+fn count_difference(a: &Counts, b: &Counts) -> usize {
+    a.iter().zip(b).map(|(&x, &y)| usize::from(x.abs_diff(y))).sum()
 }
 
 impl Index {
@@ -134,16 +146,13 @@ impl Index {
             .map(|l| canonical(e, l))
             .collect();
         let set: HashSet<String> = names.iter().cloned().collect();
-        let mut deletions: HashMap<String, Vec<u32>> = HashMap::new();
+        let mut by_len: Vec<Vec<(Counts, u32)>> = vec![Vec::new(); MAX_LEN + 1];
         for (i, n) in names.iter().enumerate() {
-            if n.len() < MIN_LEN_ONE_EDIT {
-                continue;
-            }
-            for d in neighbourhood(n, n.len() >= MIN_LEN_TWO_EDITS) {
-                deletions.entry(d).or_default().push(i as u32);
+            if (MIN_LEN_ONE_EDIT..=MAX_LEN).contains(&n.len()) {
+                by_len[n.len()].push((counts(n), i as u32));
             }
         }
-        Index { names, set, deletions }
+        Index { names, set, by_len }
     }
 
     fn get(e: Ecosystem) -> &'static Index {
@@ -167,29 +176,32 @@ impl Index {
 }
 
 /// Optimal-string-alignment distance (edits, with a swap of neighbours as
-/// one edit) between two short ASCII strings, or `None` beyond `max`.
+/// one edit) between two ASCII strings of at most [`MAX_LEN`] bytes, or
+/// `None` beyond `max` (or for longer strings). Three rows on the stack.
 pub(super) fn distance(a: &str, b: &str, max: usize) -> Option<usize> {
     let (a, b) = (a.as_bytes(), b.as_bytes());
-    if a.len().abs_diff(b.len()) > max {
+    if a.len().abs_diff(b.len()) > max || a.len() > MAX_LEN || b.len() > MAX_LEN {
         return None;
     }
-    let w = b.len() + 1;
-    let mut d = vec![0usize; (a.len() + 1) * w];
-    for (j, cell) in d.iter_mut().enumerate().take(w) {
+    // Rows i-2, i-1 and i of the table, by `i % 3`.
+    let mut rows = [[0usize; MAX_LEN + 1]; 3];
+    for (j, cell) in rows[0].iter_mut().enumerate().take(b.len() + 1) {
         *cell = j;
     }
     for i in 1..=a.len() {
-        d[i * w] = i;
+        let (cur_i, prev_i, older_i) = (i % 3, (i - 1) % 3, (i + 1) % 3);
+        rows[cur_i][0] = i;
         for j in 1..=b.len() {
             let cost = usize::from(a[i - 1] != b[j - 1]);
-            let mut v = (d[(i - 1) * w + j] + 1).min(d[i * w + j - 1] + 1).min(d[(i - 1) * w + j - 1] + cost);
+            let prev = &rows[prev_i];
+            let mut v = (prev[j] + 1).min(rows[cur_i][j - 1] + 1).min(prev[j - 1] + cost);
             if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                v = v.min(d[(i - 2) * w + j - 2] + 1);
+                v = v.min(rows[older_i][j - 2] + 1);
             }
-            d[i * w + j] = v;
+            rows[cur_i][j] = v;
         }
     }
-    let v = d[a.len() * w + b.len()];
+    let v = rows[a.len() % 3][b.len()];
     (v <= max).then_some(v)
 }
 
@@ -212,10 +224,12 @@ pub(super) fn lookalike(e: Ecosystem, name: &str) -> Option<Lookalike> {
         return None;
     }
     let index = Index::get(e);
-    if index.set.contains(&name) {
-        return None;
-    }
+    // A popular name itself is found below at distance 0; with digits,
+    // it must be known before the look-alike digits are read.
     if name.bytes().any(|b| b == b'0' || b == b'1') {
+        if index.set.contains(&name) {
+            return None;
+        }
         let plain: String = name
             .chars()
             .map(|c| {
@@ -233,15 +247,24 @@ pub(super) fn lookalike(e: Ecosystem, name: &str) -> Option<Lookalike> {
         }
     }
     let mut best: Option<(usize, u32)> = None;
-    for d in neighbourhood(&name, name.len() + 1 >= MIN_LEN_TWO_EDITS) {
-        for &i in index.deletions.get(&d).into_iter().flatten() {
-            let p = &index.names[i as usize];
-            let max = if p.len() >= MIN_LEN_TWO_EDITS && name.len() >= MIN_LEN_TWO_EDITS - 1 { 2 } else { 1 };
-            if let Some(k) = distance(&name, p, max)
-                && k > 0
-                && best.is_none_or(|(b, _)| k < b)
-            {
-                best = Some((k, i));
+    let (len, own) = (name.len(), counts(&name));
+    let lengths = len.saturating_sub(2).max(MIN_LEN_ONE_EDIT)..=(len + 2).min(MAX_LEN);
+    for (i, bucket) in index.by_len.iter().enumerate().take(*lengths.end() + 1).skip(*lengths.start()) {
+        let max = if i >= MIN_LEN_TWO_EDITS && len + 1 >= MIN_LEN_TWO_EDITS { 2 } else { 1 };
+        if i.abs_diff(len) > max {
+            continue;
+        }
+        for (m, k) in bucket {
+            let k = *k;
+            if count_difference(m, &own) > 2 * max {
+                continue;
+            }
+            let p = &index.names[k as usize];
+            match distance(&name, p, max) {
+                // Popular itself.
+                Some(0) => return None,
+                Some(d) if best.is_none_or(|(b, _)| d < b) => best = Some((d, k)),
+                _ => {}
             }
         }
     }
@@ -249,6 +272,9 @@ pub(super) fn lookalike(e: Ecosystem, name: &str) -> Option<Lookalike> {
         return Some(Lookalike { popular: &index.names[i as usize], likeness: Likeness::Edits(k) });
     }
     let (prefixes, suffixes) = affixes(e);
+    if !prefixes.is_empty() && index.set.contains(&name) {
+        return None;
+    }
     let bases = prefixes
         .iter()
         .filter_map(|p| name.strip_prefix(p))
@@ -320,6 +346,32 @@ mod tests {
         assert_eq!(like(Ecosystem::PyPi, "python-requests"), Some(("requests", Likeness::Affix)));
         assert_eq!(like(Ecosystem::Npm, "expressjs"), Some(("express", Likeness::Affix)));
         assert_eq!(like(Ecosystem::Npm, "axios-js"), Some(("axios", Likeness::Affix)));
+    }
+
+    #[test]
+    fn the_mask_filter_misses_no_single_edit_of_any_popular_name() {
+        for e in [Ecosystem::PyPi, Ecosystem::Npm, Ecosystem::Crates, Ecosystem::Gems, Ecosystem::Skills] {
+            let index = Index::get(e);
+            for p in index.names.iter().filter(|p| p.len() >= MIN_LEN_ONE_EDIT) {
+                let b = p.as_bytes();
+                let mid = b.len() / 2;
+                let mut swapped = b.to_vec();
+                swapped.swap(mid - 1, mid);
+                let edits = [
+                    [&b[..mid], &b[mid + 1..]].concat(),
+                    [&b[..mid], b"q", &b[mid..]].concat(),
+                    [&b[..mid], b"q", &b[mid + 1..]].concat(),
+                    swapped,
+                ];
+                for edit in edits {
+                    let edit = String::from_utf8(edit).expect("ASCII");
+                    if index.set.contains(&canonical(e, &edit)) || canonical(e, &edit) != edit {
+                        continue;
+                    }
+                    assert!(lookalike(e, &edit).is_some(), "{e:?}: {edit} (from {p})");
+                }
+            }
+        }
     }
 
     #[test]

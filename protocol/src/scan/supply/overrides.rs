@@ -19,7 +19,7 @@
 
 use std::sync::LazyLock;
 
-use super::hosts::{Host, classify, host_of};
+use super::hosts::{Host, classify, has_url, host_of};
 use crate::scan::Severity;
 use crate::scan::rule::{Lazy, compile, contains_ci, warned_against};
 
@@ -99,15 +99,40 @@ fn covers_public_modules(value: &str) -> bool {
     })
 }
 
-/// Words of which a line with a source override holds one: lines without
-/// skip the regexes (most URL lines are links).
-const GATE: &[&str] = &["index", "registr", "find", "source", "go", "replace-with", ".pypirc", " -i", " -f"];
+/// Words one of which stands shortly before a URL that sets a source.
+const BEFORE_URL: &[&str] = &["index", "registr", "find", "source", "proxy", " -i", " -f", "config"];
+/// How far before a URL its key or flag may start (bytes).
+const KEY_REACH: usize = 64;
+/// Go variables set without a URL (`GOSUMDB=off`), as the text before `=`
+/// ends.
+const GO_NAMES: &[&str] =
+    &["gosumdb", "gonosumdb", "gonosumcheck", "goinsecure", "goflags", "goprivate", "gonoproxy"];
+
+/// The cheap test before the regexes: a URL with a source word shortly
+/// before it, a Go variable set, or a file these rules read. Most lines
+/// sent here (links, install commands) fail it.
+fn may_override(line: &str) -> bool {
+    let b = line.as_bytes();
+    let url_key = memchr::memchr_iter(b':', b).filter(|&i| b[i + 1..].starts_with(b"//")).any(|i| {
+        let window = &b[i.saturating_sub(KEY_REACH)..i];
+        BEFORE_URL.iter().any(|w| contains_ci(window, w.as_bytes()))
+    });
+    let go_set = || {
+        memchr::memchr_iter(b'=', b).any(|i| {
+            let name = b[..i].trim_ascii_end();
+            GO_NAMES.iter().any(|g| {
+                name.len() >= g.len() && name[name.len() - g.len()..].eq_ignore_ascii_case(g.as_bytes())
+            })
+        })
+    };
+    url_key || go_set() || contains_ci(b, b"replace-with") || contains_ci(b, b".pypirc")
+}
 
 /// The source overrides on `line`.
 pub(super) fn overrides(line: &str) -> Vec<Override> {
     let b = line.as_bytes();
     let mut out = Vec::new();
-    if !GATE.iter().any(|g| contains_ci(b, g.as_bytes())) {
+    if !may_override(line) {
         return out;
     }
     let mut push = |id: &'static str, severity: Option<Severity>, at: usize| {
@@ -148,18 +173,15 @@ pub(super) fn overrides(line: &str) -> Vec<Override> {
         let value = text(c.get(2).map_or(&b""[..], |m| m.as_bytes()));
         match name.as_str() {
             "goproxy" => {
-                let worst = value
-                    .split([',', '|'])
-                    .filter(|p| !matches!(p.trim(), "" | "direct" | "off"))
-                    .map(|p| {
-                        if p.contains("://") {
-                            host_severity(p)
-                        } else {
-                            host_severity(&format!("https://{p}"))
-                        }
-                    })
-                    .max()
-                    .flatten();
+                let worst =
+                    value
+                        .split([',', '|'])
+                        .filter(|p| !matches!(p.trim(), "" | "direct" | "off"))
+                        .map(|p| {
+                            if has_url(p) { host_severity(p) } else { host_severity(&format!("https://{p}")) }
+                        })
+                        .max()
+                        .flatten();
                 push("supply.index-override", worst, at);
             }
             "gosumdb" if !value.is_empty() && !value.starts_with("sum.golang.org") => {
@@ -257,6 +279,15 @@ mod tests {
         assert_eq!(worst("replace-with = \"vendored-sources\""), None);
         assert_eq!(worst("cat > ~/.pypirc <<EOF"), Some(Severity::Medium));
         assert_eq!(worst("registry-url: 'https://registry.npmjs.org'"), None);
+    }
+
+    #[test]
+    fn the_cheap_test_passes_what_the_regexes_find() {
+        let may = may_override;
+        assert!(may("pip install --extra-index-url https://x.example/simple y"));
+        assert!(may("GOSUMDB=off go install x.example/y@latest"));
+        assert!(!may("See https://docs.example.com/guide for details."));
+        assert!(!may("DATABASE_URL=postgres://localhost/orders sqlx migrate run"));
     }
 
     #[test]

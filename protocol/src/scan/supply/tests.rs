@@ -109,3 +109,14 @@ fn prose_about_installing_is_not_a_finding() {
         "Use pip install the usual way; `pip install` reads requirements from the index.\nThe npm registry hosts packages.\n",
     );
 }
+
+#[test]
+fn finds_whole_words_and_word_starts() {
+    use super::has_word;
+    assert!(has_word("Run `pip3.11 install x`", &["pip3"], false));
+    assert!(!has_word("see google.com", &["go"], false));
+    assert!(has_word("Download it", &["download"], false));
+    assert!(has_word("retrieving x", &["retriev"], true));
+    assert!(!has_word("retrieving x", &["retriev"], false));
+    assert!(!has_word("", &["x"], true));
+}
