@@ -111,14 +111,12 @@ fn is_script(path: &str) -> bool {
 /// A path in the skill's own folder: relative, or under a skill-folder
 /// placeholder, and not a system, home or temporary path.
 fn is_companion_path(path: &str) -> bool {
-    let placeholder = path.starts_with('{') || path.starts_with("${") || path.starts_with('$');
     let name = path.rsplit(['/', '\\']).next().unwrap_or(path);
-    !has_url(path)
-        && !path.starts_with(['/', '~', '-'])
-        && !path.contains("..")
-        && !(path.starts_with("$HOME") || path.starts_with("${HOME}") || path.starts_with("$TMP"))
-        && (placeholder || path.starts_with("./") || !path.starts_with('$'))
-        && !PROJECT_FILES.contains(&name)
+    let elsewhere = has_url(path)
+        || path.starts_with(['/', '~', '-'])
+        || path.contains("..")
+        || ["$HOME", "${HOME}", "$TMP"].iter().any(|p| path.starts_with(p));
+    !elsewhere && !PROJECT_FILES.contains(&name)
 }
 
 /// Whether `line` names a file with a script extension: the cheap test
