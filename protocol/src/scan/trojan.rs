@@ -209,35 +209,31 @@ fn runs(line: &str) -> Vec<(&str, usize)> {
 /// with …"), or names a URL.
 fn shown(body: &Body<'_>, run: LineRef, path: &str) -> bool {
     let name = path.rsplit(['/', '\\']).next().unwrap_or(path);
-    let start = LineRef { index: 0, start: 0, end: 0 };
-    let mut pending = 0usize;
-    let mut after_fence = false;
-    for (r, line) in body.lines_from(start) {
-        let fence = is_fence(line);
-        if pending > 0 {
-            if fence {
-                return true;
-            }
-            pending -= 1;
+    let (text, b) = (body.text, body.text.as_bytes());
+    // Only the lines naming the file are looked at: one vector search over
+    // the body, not a pass over every line for every script.
+    memchr::memmem::find_iter(b, name.as_bytes()).any(|at| {
+        let start = memchr::memrchr(b'\n', &b[..at]).map_or(0, |i| i + 1);
+        if start == run.start {
+            return false;
         }
-        let first_in_block = std::mem::replace(&mut after_fence, fence);
-        if r.index == run.index || !line.contains(name) {
-            continue;
-        }
-        if fence || first_in_block || line.contains("<<") || has_url(line) {
-            return true;
-        }
-        // The skill has the agent write the file itself.
-        if contains_ci(line.as_bytes(), b"create") || contains_ci(line.as_bytes(), b"write") {
-            return true;
-        }
-        let before = &line[..line.find(name).unwrap_or(0)];
-        if before.contains('>') || before.contains("tee ") {
-            return true;
-        }
-        pending = SHOWN_WITHIN;
-    }
-    false
+        let end = memchr::memchr(b'\n', &b[at..]).map_or(b.len(), |i| at + i);
+        let line = text[start..end].trim_end_matches('\r');
+        let before = &text[start..at];
+        let previous = (start > 0).then(|| {
+            let from = memchr::memrchr(b'\n', &b[..start - 1]).map_or(0, |i| i + 1);
+            &text[from..start - 1]
+        });
+        is_fence(line)
+            || previous.is_some_and(is_fence)
+            || line.contains("<<")
+            || has_url(line)
+            || before.contains('>')
+            || before.contains("tee ")
+            || contains_ci(line.as_bytes(), b"create")
+            || contains_ci(line.as_bytes(), b"write")
+            || text[end..].split('\n').skip(1).take(SHOWN_WITHIN).any(is_fence)
+    })
 }
 
 /// Words (or their starts) without which neither fetch-and-run sentence
