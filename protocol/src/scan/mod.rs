@@ -36,7 +36,10 @@
 //! frontmatter, reported at `Info`), `code` (a folder: what code blocks
 //! do, per language — secrets followed to where they are sent, literals
 //! decoded and scanned again, disguised shell words read as the shell
-//! reads them), `controls` (TLS verification, hooks
+//! reads them), `supply` (look-alike package and skill names checked
+//! against hand-made popular-name lists, package index overrides, installs
+//! from URLs), `trojan` (bundled scripts run unseen, fetching and running
+//! "the installer"), `controls` (TLS verification, hooks
 //! and security tools switched off in code), `tamper` (writes to the
 //! agent's instruction files, git hooks and start-up entries, erased logs)
 //! and `instruction` (what prose asks, per sentence: approval carried over,
@@ -77,8 +80,10 @@ mod rule;
 mod secret;
 mod shell;
 mod sql;
+mod supply;
 mod tamper;
 mod traversal;
+mod trojan;
 mod unicode;
 
 pub(crate) use unicode::is_invisible;
@@ -139,6 +144,10 @@ pub enum Category {
     /// Always [`Severity::Info`]: common in harmless skills, never a reason
     /// to refuse ([`ScanReport::permission_grants`]).
     PermissionGrant,
+    /// Code from somewhere nobody reviewed: a package under a look-alike of
+    /// a popular name, a replaced or added package index, an install from
+    /// a raw URL, a bundled script run unseen.
+    SupplyChain,
 }
 
 /// One rule that matched one line.
@@ -236,6 +245,8 @@ impl Scanner {
         analyzers.extend(instruction::analyzers());
         analyzers.extend(tamper::analyzers());
         analyzers.extend(code::analyzers());
+        analyzers.extend(supply::analyzers());
+        analyzers.extend(trojan::analyzers());
         Scanner { engine: engine::Engine::new(rules, analyzers) }
     }
 
