@@ -284,16 +284,7 @@ impl Library {
         sender: &Sender,
         policy: &StandardPolicy,
     ) -> Result<MergeResult, StoreError> {
-        let merged = intake::merge(
-            &self.store,
-            update,
-            sender,
-            &self.with_grant_policy(policy),
-            &self.limits,
-            Mode::deferring(OnExcess::Refuse),
-            self.intake,
-        )?;
-        self.committed(&merged.changes);
+        let merged = self.merge_deferring(update, sender, policy, OnExcess::Refuse)?;
         let mut result = merged.result;
         result.absorb(self.settle_withdrawals(merged.withdrawals, sender, policy)?);
         Ok(result)
@@ -311,13 +302,25 @@ impl Library {
         sender: &Sender,
         policy: &StandardPolicy,
     ) -> Result<Merged, StoreError> {
+        self.merge_deferring(update, sender, policy, OnExcess::HoldBack)
+    }
+
+    /// Merges an update, setting its withdrawals aside for the deletion
+    /// guard; its changes are committed and projected.
+    fn merge_deferring(
+        &self,
+        update: KnowledgeUpdate,
+        sender: &Sender,
+        policy: &StandardPolicy,
+        on_excess: OnExcess,
+    ) -> Result<Merged, StoreError> {
         let merged = intake::merge(
             &self.store,
             update,
             sender,
             &self.with_grant_policy(policy),
             &self.limits,
-            Mode::deferring(OnExcess::HoldBack),
+            Mode::deferring(on_excess),
             self.intake,
         )?;
         self.committed(&merged.changes);
