@@ -27,7 +27,8 @@
 //!
 //! `blocks` finds fenced blocks and inline code and guesses their language;
 //! `shell_words` normalises shell words; `sources` and `sinks` recognise
-//! the two ends of a flow and `flow` follows variables between them;
+//! the two ends of a flow and `flow` follows variables between them, on
+//! lines whose strings and comments `strip` blanks;
 //! `decode` decodes literals; `rescan` scans text again (bounded depth) and
 //! turns inner findings into outer ones. Tests are in `tests.rs`.
 
@@ -38,6 +39,7 @@ mod rescan;
 mod shell_words;
 mod sinks;
 mod sources;
+mod strip;
 #[cfg(test)]
 mod tests;
 
