@@ -70,8 +70,9 @@ pub(crate) enum Command {
     #[command(subcommand)]
     Inbox(InboxCommand),
     /// Deletions held because too many skills left the skills folder at
-    /// once: list them, accept (the tombstones go out) or reject (the files
-    /// are written back).
+    /// once, or one peer withdrew too many at once: list them, accept (the
+    /// tombstones go out, or a peer's are merged) or reject (the skills
+    /// stay).
     #[command(subcommand)]
     Deletions(DeletionsCommand),
     /// Show the node's instance id, sequence number and counts (the running

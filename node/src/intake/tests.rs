@@ -1,9 +1,9 @@
 //! The merge step and approvals against a real store.
 
 use ecp_protocol::merge::{MergeContext, receive};
-use ecp_protocol::{KnowledgeUpdate, Origin, SkillPacket, StandardPolicy, Timestamp};
+use ecp_protocol::{AcceptPolicy, KnowledgeUpdate, Origin, SkillPacket, StandardPolicy, Timestamp};
 
-use super::{IntakeMode, Limits, Mode, OnExcess, Sender, approve, merge, settle};
+use super::{IntakeMode, Limits, Merged, Mode, OnExcess, Sender, approve, merge, settle};
 use crate::deletion_guard::Guard;
 use crate::store::origin_limits::Per;
 use crate::store::{OriginLimited, OriginLimits, Source, Store, StoreError, now};
@@ -28,6 +28,18 @@ fn packet(origin: &str, name: &str, confidence: f64) -> SkillPacket {
 
 fn update(packets: &[SkillPacket]) -> KnowledgeUpdate {
     KnowledgeUpdate { skills: packets.to_vec(), ..KnowledgeUpdate::default() }
+}
+
+/// Merges `update` from `sender`: over a limit, refused; withdrawals
+/// applied; no review.
+fn apply(
+    store: &Store,
+    update: KnowledgeUpdate,
+    sender: &Sender,
+    policy: &impl AcceptPolicy,
+    limits: &Limits,
+) -> Result<Merged, StoreError> {
+    merge(store, update, sender, policy, limits, Mode::applying(OnExcess::Refuse), IntakeMode::Auto)
 }
 
 fn sender(trust: f64) -> Sender {
@@ -86,15 +98,7 @@ fn a_refused_merge_applies_nothing() {
     let (_dir, store) = store();
     let packets =
         [packet("a", "a-1", 0.9), packet("a", "a-2", 0.9), packet("a", "a-3", 0.9), packet("b", "b", 0.1)];
-    let refused = merge(
-        &store,
-        update(&packets),
-        &sender(1.0),
-        &StandardPolicy::default(),
-        &TWO_AN_HOUR,
-        Mode::applying(OnExcess::Refuse),
-        IntakeMode::Auto,
-    );
+    let refused = apply(&store, update(&packets), &sender(1.0), &StandardPolicy::default(), &TWO_AN_HOUR);
     let Err(StoreError::OriginLimited(OriginLimited { excess })) = refused else { panic!("{refused:?}") };
     assert_eq!((excess[0].arriving, excess[0].room), (3, 2));
     assert_eq!(store.sequence().unwrap(), 0);
@@ -107,14 +111,12 @@ fn an_approval_lowers_confidence_by_the_trust_at_refusal_as_an_accepting_merge_w
     let (_dir, store) = store();
     // Below the accept threshold as received: refused, held with the sender's trust.
     let sent = packet("origin", "low", 0.5);
-    let merged = merge(
+    let merged = apply(
         &store,
         update(std::slice::from_ref(&sent)),
         &sender(0.8),
         &StandardPolicy::default(),
         &Limits::NO_RATE_LIMITS,
-        Mode::applying(OnExcess::Refuse),
-        IntakeMode::Auto,
     )
     .unwrap();
     assert_eq!(merged.result.rejected_skills, 1);
@@ -157,22 +159,11 @@ fn a_flood_of_refusals_from_one_sender_evicts_only_its_own_share() {
     let max = crate::store::QuarantineCaps::DEFAULT.entries as usize;
     let first =
         Sender { instance: "honest".into(), account: "peer:http://honest".into(), trust: 1.0, reshare: true };
-    merge(
-        &store,
-        update(&refused("honest", max / 4)),
-        &first,
-        &policy,
-        &limits,
-        Mode::applying(OnExcess::Refuse),
-        IntakeMode::Auto,
-    )
-    .unwrap();
+    apply(&store, update(&refused("honest", max / 4)), &first, &policy, &limits).unwrap();
     let flooder = sender(1.0);
     let flood = update(&refused("flood", max));
     let started = std::time::Instant::now();
-    let merged =
-        merge(&store, flood, &flooder, &policy, &limits, Mode::applying(OnExcess::Refuse), IntakeMode::Auto)
-            .unwrap();
+    let merged = apply(&store, flood, &flooder, &policy, &limits).unwrap();
     let took = started.elapsed();
     println!("merge of {max} refused packets into a quarantine holding {}: {took:?}", max / 4);
     assert_eq!(merged.result.rejected_skills, max as u64);
@@ -200,37 +191,10 @@ fn the_entry_cap_holds_at_its_limit_and_one_past_it_the_largest_sender_loses_its
     let (_dir, store) = store();
     let policy = StandardPolicy::default();
     let limits = caps(4, u64::MAX);
-    merge(
-        &store,
-        update(&refused("a", 3)),
-        &from("a"),
-        &policy,
-        &limits,
-        Mode::applying(OnExcess::Refuse),
-        IntakeMode::Auto,
-    )
-    .unwrap();
-    merge(
-        &store,
-        update(&refused("b", 1)),
-        &from("b"),
-        &policy,
-        &limits,
-        Mode::applying(OnExcess::Refuse),
-        IntakeMode::Auto,
-    )
-    .unwrap();
+    apply(&store, update(&refused("a", 3)), &from("a"), &policy, &limits).unwrap();
+    apply(&store, update(&refused("b", 1)), &from("b"), &policy, &limits).unwrap();
     assert_eq!(held_names(&store), ["a-0", "a-1", "a-2", "b-0"], "at the cap: nothing evicted");
-    merge(
-        &store,
-        update(&refused("b", 2)[1..]),
-        &from("b"),
-        &policy,
-        &limits,
-        Mode::applying(OnExcess::Refuse),
-        IntakeMode::Auto,
-    )
-    .unwrap();
+    apply(&store, update(&refused("b", 2)[1..]), &from("b"), &policy, &limits).unwrap();
     assert_eq!(
         held_names(&store),
         ["a-1", "a-2", "b-0", "b-1"],
@@ -241,16 +205,7 @@ fn the_entry_cap_holds_at_its_limit_and_one_past_it_the_largest_sender_loses_its
     assert!(audit[0].reason.starts_with("1 held entries of peer:http://a (ids 1..=1"), "{audit:?}");
 
     // b floods: it flushes only its own entries beyond its share.
-    merge(
-        &store,
-        update(&refused("flood", 100)),
-        &from("b"),
-        &policy,
-        &limits,
-        Mode::applying(OnExcess::Refuse),
-        IntakeMode::Auto,
-    )
-    .unwrap();
+    apply(&store, update(&refused("flood", 100)), &from("b"), &policy, &limits).unwrap();
     let held = held_names(&store);
     assert_eq!(held, ["a-1", "a-2", "flood-98", "flood-99"], "b keeps its newest two");
     let evictions: Vec<_> =
@@ -263,43 +218,16 @@ fn the_byte_cap_is_shared_between_senders_and_review_frees_room() {
     let (_dir, store) = store();
     let policy = StandardPolicy::default();
     let unlimited = caps(u64::MAX, u64::MAX);
-    merge(
-        &store,
-        update(&refused("a", 2)),
-        &from("a"),
-        &policy,
-        &unlimited,
-        Mode::applying(OnExcess::Refuse),
-        IntakeMode::Auto,
-    )
-    .unwrap();
+    apply(&store, update(&refused("a", 2)), &from("a"), &policy, &unlimited).unwrap();
     let weight = |store: &Store| store.quarantine_held().unwrap().1;
     let two = weight(&store);
     assert!(two > 0);
     // Room for exactly the two held: at the cap, nothing goes.
     let at_cap = caps(u64::MAX, two);
-    merge(
-        &store,
-        update(&[]),
-        &from("a"),
-        &policy,
-        &at_cap,
-        Mode::applying(OnExcess::Refuse),
-        IntakeMode::Auto,
-    )
-    .unwrap();
+    apply(&store, update(&[]), &from("a"), &policy, &at_cap).unwrap();
     assert_eq!(held_names(&store).len(), 2);
     // One byte less: a, the only holder, loses its oldest.
-    merge(
-        &store,
-        update(&[]),
-        &from("a"),
-        &policy,
-        &caps(u64::MAX, two - 1),
-        Mode::applying(OnExcess::Refuse),
-        IntakeMode::Auto,
-    )
-    .unwrap();
+    apply(&store, update(&[]), &from("a"), &policy, &caps(u64::MAX, two - 1)).unwrap();
     assert_eq!(held_names(&store), ["a-1"]);
     // Dropping an entry gives its bytes back.
     let [entry] = store.quarantine().unwrap().try_into().unwrap();
@@ -340,15 +268,7 @@ fn a_pull_over_the_sender_limit_installs_what_fits_of_any_origin_and_holds_the_r
     .unwrap();
     assert_eq!((other.result.new_skills, other.result.unchanged), (1, 2));
     // One past the limit for relay: refused whole when pushed.
-    let refused = merge(
-        &store,
-        update(&[packet("d", "d-1", 0.9)]),
-        &sender(1.0),
-        &policy,
-        &limits,
-        Mode::applying(OnExcess::Refuse),
-        IntakeMode::Auto,
-    );
+    let refused = apply(&store, update(&[packet("d", "d-1", 0.9)]), &sender(1.0), &policy, &limits);
     let Err(StoreError::OriginLimited(limited)) = refused else { panic!("{refused:?}") };
     assert!(limited.to_string().starts_with("sender \"peer:http://relay\" is over its limit"), "{limited}");
 }
@@ -363,16 +283,7 @@ fn a_packet_over_the_body_cap_is_kept_as_an_excerpt_with_its_size_and_hash_and_c
         let (dir, store) = store();
         let mut limits = caps(u64::MAX, u64::MAX);
         limits.quarantine.body = body;
-        merge(
-            &store,
-            update(std::slice::from_ref(&sent)),
-            &sender(1.0),
-            &policy,
-            &limits,
-            Mode::applying(OnExcess::Refuse),
-            IntakeMode::Auto,
-        )
-        .unwrap();
+        apply(&store, update(std::slice::from_ref(&sent)), &sender(1.0), &policy, &limits).unwrap();
         let [entry] = store.quarantine().unwrap().try_into().unwrap();
         (dir, store, entry)
     };
@@ -399,16 +310,7 @@ fn a_megabyte_refused_packet_costs_the_quarantine_an_excerpt() {
     let mut big = packet("origin", "huge", 0.9);
     big.skill_body = "x".repeat(1024 * 1024);
     let limits = caps(u64::MAX, u64::MAX);
-    let merged = merge(
-        &store,
-        update(&[big]),
-        &sender(1.0),
-        &StandardPolicy::default(),
-        &limits,
-        Mode::applying(OnExcess::Refuse),
-        IntakeMode::Auto,
-    )
-    .unwrap();
+    let merged = apply(&store, update(&[big]), &sender(1.0), &StandardPolicy::default(), &limits).unwrap();
     assert_eq!(merged.result.rejected_skills, 1, "over max_skill_bytes");
     let (entries, bytes) = store.quarantine_held().unwrap();
     assert_eq!(entries, 1);
@@ -508,16 +410,9 @@ fn review_intake_holds_each_version_once_under_a_new_id_and_remembers_verdicts()
     assert!(store.inbox().unwrap().is_empty(), "and is not offered again");
     assert!(store.withheld_from_folder().unwrap().contains("alpha"));
     // Auto intake holds nothing.
-    let auto = merge(
-        &store,
-        update(&[packet("a", "beta", 0.9)]),
-        &sender(1.0),
-        &policy,
-        &Limits::NO_RATE_LIMITS,
-        Mode::applying(OnExcess::Refuse),
-        IntakeMode::Auto,
-    )
-    .unwrap();
+    let auto =
+        apply(&store, update(&[packet("a", "beta", 0.9)]), &sender(1.0), &policy, &Limits::NO_RATE_LIMITS)
+            .unwrap();
     assert!(!auto.changes[0].withheld);
     assert!(store.inbox().unwrap().is_empty());
 }
@@ -527,8 +422,7 @@ fn deferred_withdrawals_are_in_no_count_and_a_bulk_of_them_is_held_once_per_send
     let (_dir, store) = store();
     let (policy, limits, auto) = (StandardPolicy::default(), Limits::NO_RATE_LIMITS, IntakeMode::Auto);
     let live: Vec<SkillPacket> = (0..8).map(|i| packet("a", &format!("s-{i}"), 0.9)).collect();
-    merge(&store, update(&live), &sender(1.0), &policy, &limits, Mode::applying(OnExcess::Refuse), auto)
-        .unwrap();
+    apply(&store, update(&live), &sender(1.0), &policy, &limits).unwrap();
     let tombs: Vec<SkillPacket> =
         live.iter().map(|p| SkillPacket { deprecated: true, ..p.clone() }).collect();
 
