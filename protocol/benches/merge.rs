@@ -13,7 +13,9 @@ use std::time::Duration;
 
 use common::{PACKETS, bundle_update_json, update_json};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use ecp_protocol::{KnowledgeUpdate, MergeContext, StandardPolicy, StoredSkill, Timestamp, merge_knowledge};
+use ecp_protocol::{
+    KnowledgeUpdate, MergeContext, MergeOutcome, StandardPolicy, StoredSkill, Timestamp, merge_knowledge,
+};
 
 fn ctx() -> MergeContext<'static> {
     MergeContext {
@@ -24,18 +26,28 @@ fn ctx() -> MergeContext<'static> {
     }
 }
 
-fn bench_merge(c: &mut Criterion) {
-    let json = update_json();
-    let store: HashMap<String, StoredSkill> = HashMap::new();
-    let policy = StandardPolicy::default();
-    let ctx = ctx();
-    let check = merge_knowledge(KnowledgeUpdate::from_json(&json).unwrap(), &store, &policy, &ctx);
+/// Merges `json` once and checks that every packet was installed: a bench
+/// of refusals would measure the wrong path.
+fn merge_every_packet(
+    json: &[u8],
+    store: &HashMap<String, StoredSkill>,
+    policy: &StandardPolicy,
+    ctx: &MergeContext<'_>,
+) -> MergeOutcome {
+    let check = merge_knowledge(KnowledgeUpdate::from_json(json).unwrap(), store, policy, ctx);
     assert_eq!(
         check.result.new_skills as usize,
         PACKETS,
         "every bench packet must pass: {:?}",
         &check.result.conflicts[..check.result.conflicts.len().min(3)]
     );
+    check
+}
+
+fn bench_merge(c: &mut Criterion) {
+    let json = update_json();
+    let (store, policy, ctx) = (HashMap::new(), StandardPolicy::default(), ctx());
+    let check = merge_every_packet(&json, &store, &policy, &ctx);
     eprintln!(
         "update: {PACKETS} packets, {:.1} MB of JSON, average body {} bytes",
         json.len() as f64 / 1e6,
@@ -68,16 +80,8 @@ fn bench_merge(c: &mut Criterion) {
 
 fn bench_bundles(c: &mut Criterion) {
     let json = bundle_update_json();
-    let store: HashMap<String, StoredSkill> = HashMap::new();
-    let policy = StandardPolicy::default();
-    let ctx = ctx();
-    let check = merge_knowledge(KnowledgeUpdate::from_json(&json).unwrap(), &store, &policy, &ctx);
-    assert_eq!(
-        check.result.new_skills as usize,
-        PACKETS,
-        "{:?}",
-        &check.result.conflicts[..1.min(check.result.conflicts.len())]
-    );
+    let (store, policy, ctx) = (HashMap::new(), StandardPolicy::default(), ctx());
+    let check = merge_every_packet(&json, &store, &policy, &ctx);
     assert!(check.decisions.iter().all(|d| d.packet.files.len() == 3));
     eprintln!("bundle update: {PACKETS} bundles of 3 files, {:.1} MB of JSON", json.len() as f64 / 1e6);
     let mut group = c.benchmark_group("merge");
