@@ -133,14 +133,26 @@ impl Default for Metrics {
             "Merge decisions and operator actions, by decision and refusing stage (the audit log's entries)",
             metrics.decisions.clone(),
         );
-        r.register("http_requests", "HTTP requests answered, by route template, method and status", metrics.requests.clone());
+        r.register(
+            "http_requests",
+            "HTTP requests answered, by route template, method and status",
+            metrics.requests.clone(),
+        );
         r.register(
             "http_request_duration_seconds",
             "Time to answer an HTTP request (to its headers), by route template and method",
             metrics.latency.clone(),
         );
-        r.register("http_body_bytes", "HTTP body bytes received (in) and sent (out)", metrics.body_bytes.clone());
-        r.register("rate_limited_requests", "Requests refused with 429 by the per-client rate limit", metrics.rate_limited.clone());
+        r.register(
+            "http_body_bytes",
+            "HTTP body bytes received (in) and sent (out)",
+            metrics.body_bytes.clone(),
+        );
+        r.register(
+            "rate_limited_requests",
+            "Requests refused with 429 by the per-client rate limit",
+            metrics.rate_limited.clone(),
+        );
         r.register(
             "connections_refused",
             "Connections closed at once: an address over its share, or every slot taken",
@@ -153,7 +165,11 @@ impl Default for Metrics {
             "When a pull round from the peer last completed (Unix time)",
             metrics.peer_last_success.clone(),
         );
-        r.register("skills", "Skills held, by kind: own (shared), private, received, tombstone", metrics.skills.clone());
+        r.register(
+            "skills",
+            "Skills held, by kind: own (shared), private, received, tombstone",
+            metrics.skills.clone(),
+        );
         r.register("quarantine_held", "Quarantine entries waiting for review", metrics.quarantine.clone());
         r.register("inbox_waiting", "Skills from peers waiting in the inbox", metrics.inbox.clone());
         r.register(
@@ -181,16 +197,23 @@ impl Metrics {
     }
 
     /// Counts one answered request: its route template (`None`: no route
-    /// matched), method, status and time to answer.
+    /// matched), method, status and time to answer. Templates are written
+    /// `/v1/skills/:name`, not axum's `/v1/skills/{name}`: a `}` inside a
+    /// label value is valid, but some scrapers' parsers cut the labels there.
     pub fn request(&self, route: Option<&str>, method: &str, status: u16, took: Duration) {
-        let route = route.unwrap_or("unmatched").to_owned();
+        let route = match route {
+            Some(template) => template.replace('{', ":").replace('}', ""),
+            None => "unmatched".to_owned(),
+        };
         // Only the methods the router knows: any other token would be a new series.
         let method = match method {
             "GET" | "HEAD" | "POST" | "PUT" | "DELETE" | "PATCH" | "OPTIONS" => method,
             _ => "other",
         }
         .to_owned();
-        self.requests.get_or_create(&RequestLabels { route: route.clone(), method: method.clone(), status }).inc();
+        self.requests
+            .get_or_create(&RequestLabels { route: route.clone(), method: method.clone(), status })
+            .inc();
         self.latency.get_or_create(&RouteLabels { route, method }).observe(took.as_secs_f64());
     }
 
@@ -242,7 +265,8 @@ impl Metrics {
         // Peers forgotten since the last scrape leave the series.
         self.peer_last_success.clear();
         for peer in store.peer_states()? {
-            let Some(at) = peer.last_success.as_deref().and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
+            let Some(at) =
+                peer.last_success.as_deref().and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
             else {
                 continue;
             };
@@ -304,10 +328,10 @@ mod tests {
     fn unknown_methods_and_unmatched_routes_do_not_become_series_of_their_own() {
         let m = Metrics::default();
         m.request(None, "BREW", 404, Duration::from_millis(2));
-        m.request(Some("/v1/skills/{name}"), "GET", 200, Duration::from_millis(2));
+        m.request(Some("/v1/skills/{name}/share"), "GET", 200, Duration::from_millis(2));
         let text = m.encode();
         assert!(text.contains(r#"route="unmatched",method="other",status="404""#), "{text}");
-        assert!(text.contains(r#"route="/v1/skills/{name}",method="GET",status="200""#), "{text}");
+        assert!(text.contains(r#"route="/v1/skills/:name/share",method="GET",status="200""#), "{text}");
         assert!(!text.contains("BREW"));
     }
 }

@@ -103,7 +103,9 @@ impl SseBuffer {
             }
         }
         if self.pending.len() > MAX_EVENT_BYTES {
-            bail!("the server sent an event over {MAX_EVENT_BYTES} bytes; this is not an ecp-node event stream");
+            bail!(
+                "the server sent an event over {MAX_EVENT_BYTES} bytes; this is not an ecp-node event stream"
+            );
         }
         Ok(events)
     }

@@ -49,7 +49,10 @@ pub(super) async fn get(State(state): State<AppState>) -> Response {
                          read what it missed with `ecp-node audit --since TIME`, then follow again"
                     ),
                 });
-                return Some((Ok::<_, Infallible>(Event::default().event("dropped").data(note.to_string())), None));
+                return Some((
+                    Ok::<_, Infallible>(Event::default().event("dropped").data(note.to_string())),
+                    None,
+                ));
             }
             Next::Closed => return None,
         };

@@ -99,7 +99,8 @@ fn read(conn: &Connection, filter: &AuditFilter, limit: usize) -> Result<Vec<Aud
            AND (?4 IS NULL OR julianday(at) >= julianday(?4))
          ORDER BY id LIMIT ?5",
     )?;
-    let rows = stmt.query_map(params![filter.after, filter.skill, filter.actor, since, limit as i64], entry)?;
+    let rows =
+        stmt.query_map(params![filter.after, filter.skill, filter.actor, since, limit as i64], entry)?;
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
@@ -156,7 +157,9 @@ impl Store {
                     observer(&entries);
                 }
             }
-            Err(e) => tracing::warn!(error = %e, "cannot read the audit entries just committed; metrics and events miss them"),
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot read the audit entries just committed; metrics and events miss them")
+            }
         }
     }
 }
@@ -176,7 +179,9 @@ impl AuditReader {
         if !path.is_file() {
             return Err(StoreError::Io(std::io::Error::new(
                 std::io::ErrorKind::NotFound,
-                format!("no {DB_FILE} in the data folder: it holds no ecp-node data (pass the node's --data)"),
+                format!(
+                    "no {DB_FILE} in the data folder: it holds no ecp-node data (pass the node's --data)"
+                ),
             )));
         }
         let conn = Connection::open_with_flags(&path, OpenFlags::SQLITE_OPEN_READ_ONLY)?;
@@ -195,7 +200,9 @@ impl AuditReader {
         let url = url.trim_end_matches('/');
         let instance: Option<String> = self
             .conn
-            .query_row("SELECT instance FROM peers WHERE url = ?1 AND instance != ''", params![url], |r| r.get(0))
+            .query_row("SELECT instance FROM peers WHERE url = ?1 AND instance != ''", params![url], |r| {
+                r.get(0)
+            })
             .optional()?;
         Ok(instance.map(|i| Source::Peer(i).to_string()))
     }
