@@ -26,7 +26,7 @@ async fn scrape(node: &TestNode) -> Scrape {
     let reply = node.get("/metrics").await;
     assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
     assert_eq!(reply.header("content-type"), Some("text/plain; version=0.0.4; charset=utf-8"));
-    parse(&reply.text())
+    parse(&String::from_utf8(reply.body).expect("UTF-8"))
 }
 
 fn parse(text: &str) -> Scrape {
@@ -106,6 +106,30 @@ async fn metrics_count_a_push_of_one_accepted_and_one_refused_skill_and_every_ro
     assert_eq!(value(&scrape, "ecp_connections_refused_total", &[]), 0.0);
 }
 
+/// Every `ecp_*` series the Grafana dashboard in deploy/ queries (a
+/// histogram by its name, not its `_bucket` series).
+fn dashboard_series() -> Vec<String> {
+    let board: Value =
+        serde_json::from_str(include_str!("../../../deploy/monitoring/grafana-dashboard.json")).unwrap();
+    let mut names: Vec<String> = board["panels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|p| p["targets"].as_array().unwrap().iter())
+        .flat_map(|t| {
+            let expr = t["expr"].as_str().unwrap();
+            expr.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .filter(|w| w.starts_with("ecp_"))
+                .map(|w| w.strip_suffix("_bucket").unwrap_or(w).to_owned())
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    names.sort();
+    names.dedup();
+    assert!(names.len() >= 12, "the dashboard has panels for the main series: {names:?}");
+    names
+}
+
 #[tokio::test]
 async fn metrics_need_the_token_even_from_loopback_and_trusted_loopback_not_when_forwarded() {
     let node = TestNode::start().await;
@@ -168,6 +192,15 @@ async fn metrics_count_pulls_and_pushes_by_peer_and_result_and_the_last_success(
     assert!(last >= before - 1.0 && last <= chrono::Utc::now().timestamp() as f64 + 1.0, "{last}");
     assert!(samples(&scrape, "ecp_peer_last_success_timestamp_seconds", &[("peer", &dead)]).is_empty());
     assert_eq!(value(&scrape, "ecp_decisions_total", &[("decision", "new"), ("stage", "none")]), 1.0);
+    // Every series has samples now (the first scrape made the request
+    // series): the dashboard in deploy/ queries only series the node serves.
+    let again = crate::observe::scrape(&b).await;
+    for name in dashboard_series() {
+        assert!(
+            again.docs.contains_key(&name),
+            "the dashboard queries {name}, which the node does not serve"
+        );
+    }
 }
 
 // ---- ecp-node audit ----
