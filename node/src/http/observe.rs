@@ -3,14 +3,16 @@
 //! status, its time to answer in a histogram, and body bytes in and out.
 //! Outermost, so requests the rate limit refuses are counted too.
 
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context as TaskContext, Poll};
 use std::time::Instant;
 
-use axum::body::Body;
+use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::{MatchedPath, Request, State};
 use axum::middleware::Next;
 use axum::response::Response;
-use http_body_util::BodyExt;
+use hyper::body::{Frame, SizeHint};
 use prometheus_client::metrics::counter::Counter;
 
 use super::rate_limit::RateLimited;
@@ -34,10 +36,39 @@ pub(super) async fn observe(State(metrics): State<Arc<Metrics>>, request: Reques
 
 /// `body`, adding the length of each data frame to `counter` as it passes.
 fn counted(body: Body, counter: Counter) -> Body {
-    Body::new(body.map_frame(move |frame| {
-        if let Some(data) = frame.data_ref() {
-            counter.inc_by(data.len() as u64);
+    Body::new(Counted { inner: body, counter })
+}
+
+/// A body that counts its data bytes and is otherwise the body it wraps —
+/// its size hint included, so an answer of known length keeps its
+/// `Content-Length` rather than becoming chunked.
+struct Counted {
+    inner: Body,
+    counter: Counter,
+}
+
+impl HttpBody for Counted {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut TaskContext<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
+        let polled = Pin::new(&mut self.inner).poll_frame(cx);
+        if let Poll::Ready(Some(Ok(frame))) = &polled
+            && let Some(data) = frame.data_ref()
+        {
+            self.counter.inc_by(data.len() as u64);
         }
-        frame
-    }))
+        polled
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
 }
