@@ -7,6 +7,8 @@
 #   ShellCheck          the scripts
 #   systemd-analyze     verify the unit (where systemd is installed), and its exposure score
 #   check_structure.py  the wiring: peers files, names, ports, secrets, probes, hardening
+#   monitoring/         the Prometheus scrape config (yamllint) and the Grafana dashboard (parses as JSON,
+#                       every panel queries ecp_ series; node/tests/it/observe.rs checks a node serves them)
 # The tools are pinned and installed from PyPI into a cached virtualenv
 # ($ECP_VALIDATE_VENV, default ~/.cache/ecp-deploy-validate): about 15 s the
 # first time, then a second or two. Needs python3 (3.11+). Exit 1 if any check fails.
@@ -34,10 +36,15 @@ step() {
 }
 
 step yamllint "$bin/yamllint" --strict -d "{extends: default, rules: {line-length: {max: 120}, document-start: disable}}" \
-    docker-compose.yml k8s/
+    docker-compose.yml k8s/ monitoring/prometheus.yml
 step "compose schema" "$bin/check-jsonschema" --builtin-schema vendor.compose-spec docker-compose.yml
 step "kubernetes schemas" "$bin/kubernetes-validate" --strict --quiet \
     k8s/secret.yaml k8s/configmap.yaml k8s/service.yaml k8s/statefulset.yaml
+step "grafana dashboard" "$bin/python" -c '
+import json, sys
+board = json.load(open("monitoring/grafana-dashboard.json"))
+exprs = [t["expr"] for p in board["panels"] for t in p["targets"]]
+sys.exit(0 if board["panels"] and exprs and all("ecp_" in e for e in exprs) else 1)'
 step hadolint "$bin/hadolint" Dockerfile
 step shellcheck "$bin/shellcheck" ./*.sh
 

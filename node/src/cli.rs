@@ -94,6 +94,45 @@ pub(crate) enum Command {
     /// Show each peer's state: last success, cursor, failures, configured or
     /// discovered (the running server's view, when one runs on the data folder).
     Peers(JsonFlag),
+    /// Read the audit log — every merge decision and operator action —
+    /// from the data folder, read-only, whether a server runs on it or not.
+    Audit(AuditArgs),
+    /// Follow the decisions of the server running on the data folder as it
+    /// makes them (its GET /v1/events stream).
+    Events(EventsArgs),
+}
+
+/// Flags of `audit` (#16).
+#[derive(Debug, Args)]
+pub(crate) struct AuditArgs {
+    /// Only entries at or after TIME: RFC 3339 (2026-01-02T15:04:05Z) or an
+    /// age back from now (30s, 10m, 2h, 1d).
+    #[arg(long, value_name = "TIME")]
+    pub(crate) since: Option<String>,
+    /// Only entries about the skill NAME.
+    #[arg(long, value_name = "NAME")]
+    pub(crate) skill: Option<String>,
+    /// Only entries of the peer at URL (or of the instance id given instead).
+    #[arg(long, value_name = "URL")]
+    pub(crate) peer: Option<String>,
+    /// Keep printing new entries as they are written, until interrupted.
+    #[arg(long)]
+    pub(crate) follow: bool,
+    /// Print one JSON object per line instead of text.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+/// Flags of `events` (#16).
+#[derive(Debug, Args)]
+pub(crate) struct EventsArgs {
+    /// Stream the decisions made from now on, until interrupted or the
+    /// server stops (required: `audit` prints what happened before).
+    #[arg(long)]
+    pub(crate) follow: bool,
+    /// Print one JSON object per line instead of text.
+    #[arg(long)]
+    pub(crate) json: bool,
 }
 
 /// Flags of `pull` and `push`.

@@ -34,6 +34,8 @@
 //! - [`data_lock`]: one server per data folder — the lock it holds and
 //!   `server.json`, where the CLI finds it.
 //! - [`api_token`]: the token that opens the local `/v1/` API.
+//! - [`metrics`]: the Prometheus metrics (`GET /metrics`) and what feeds them.
+//! - [`events`]: the live stream of committed audit entries (`GET /v1/events`).
 //! - [`operator`]: what an operator does to skills and the quarantine — the
 //!   CLI on the store and the `/v1/` write endpoints call the same functions.
 //! - [`serve`]: the accept loop — header timeout and size, graceful drain.
@@ -48,6 +50,7 @@ pub mod connections;
 pub mod data_lock;
 pub mod deletion_guard;
 pub mod discovery;
+pub mod events;
 pub mod federation;
 pub mod health;
 pub mod http;
@@ -55,6 +58,7 @@ pub mod import;
 pub mod intake;
 pub mod keys;
 pub mod library;
+pub mod metrics;
 pub mod node;
 pub mod operator;
 pub mod permissions;

@@ -11,7 +11,9 @@ use ecp_protocol::{KnowledgeUpdate, MergeResult, SkillKind, SkillPacket, Standar
 use tokio::sync::{mpsc, watch};
 
 use crate::deletion_guard::Guard;
+use crate::events::Events;
 use crate::intake::{self, IntakeMode, Limits, Merged, Mode, OnExcess, Sender, Withdrawals};
+use crate::metrics::Metrics;
 use crate::permissions::{PermissionPolicy, RefuseGrants};
 use crate::projection::Projection;
 use crate::sharing::{Decider, Decision, Sharing};
@@ -54,6 +56,10 @@ pub struct Library {
     sharing: Sharing,
     /// When an import pass's deletions wait for the user (`[limits] max_bulk_delete*`).
     guard: Guard,
+    /// The node's metrics; the store feeds them its audit entries.
+    metrics: Arc<Metrics>,
+    /// The live event stream; the store feeds it its audit entries.
+    events: Events,
 }
 
 impl Library {
@@ -61,6 +67,14 @@ impl Library {
     pub fn open(data_dir: &Path, skills_dir: &Path) -> Result<Library, StoreError> {
         let store = Store::open(data_dir)?;
         let seq = store.sequence()?;
+        let (metrics, events) = (Arc::new(Metrics::default()), Events::default());
+        store.observe_audit({
+            let (metrics, events) = (metrics.clone(), events.clone());
+            Box::new(move |entries| {
+                metrics.record_audit(entries);
+                events.publish(entries);
+            })
+        })?;
         let projection = Projection::new(skills_dir).stamped_by(store.instance_id());
         Ok(Library {
             store: Arc::new(store),
@@ -71,6 +85,8 @@ impl Library {
             intake: IntakeMode::default(),
             sharing: Sharing::single(skills_dir),
             guard: Guard::default(),
+            metrics,
+            events,
         })
     }
 
@@ -92,6 +108,16 @@ impl Library {
         self.projection = self.projection.with_other_folders(others);
         self.sharing = sharing;
         self
+    }
+
+    /// The node's metrics (`GET /metrics`).
+    pub fn metrics(&self) -> &Arc<Metrics> {
+        &self.metrics
+    }
+
+    /// The live event stream (`GET /v1/events`).
+    pub fn events(&self) -> &Events {
+        &self.events
     }
 
     /// The sharing settings.

@@ -246,6 +246,7 @@ impl Node {
                     http::health_app(state.clone()),
                     header_read_timeout,
                     connections,
+                    library.metrics().clone(),
                     None,
                     stopping(rx.clone()),
                 )))
@@ -260,6 +261,7 @@ impl Node {
             router,
             header_read_timeout,
             connections,
+            library.metrics().clone(),
             acceptor,
             stopping(rx),
         ));
@@ -344,6 +346,7 @@ impl Node {
         if let Some(tx) = self.shutdown.take() {
             let _ = tx.send(true);
         }
+        self.library.events().close();
         for task in &self.background {
             task.abort();
         }

@@ -19,6 +19,7 @@
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
@@ -33,6 +34,7 @@ use tower::ServiceExt;
 
 use crate::connections::{ConnectionLimits, Connections};
 use crate::http::LocalAddr;
+use crate::metrics::Metrics;
 
 /// Most bytes a connection buffers while reading a request's headers; a
 /// request whose headers do not fit is answered 431. ECP requests need a few
@@ -44,12 +46,13 @@ pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 /// Serves `router` on `listener` until `shutdown` completes; a client has
 /// `header_read_timeout` to send each request's headers (and, with `tls`,
 /// as long again to complete the TLS handshake); connections are admitted
-/// under `limits`.
+/// under `limits`, each refusal counted in `metrics`.
 pub async fn serve(
     listener: TcpListener,
     router: Router,
     header_read_timeout: Duration,
     limits: ConnectionLimits,
+    metrics: Arc<Metrics>,
     tls: Option<TlsAcceptor>,
     shutdown: impl std::future::Future<Output = ()>,
 ) -> std::io::Result<()> {
@@ -71,7 +74,10 @@ pub async fn serve(
         };
         // A refused connection is closed at once (the stream dropped); the
         // table logs refusals as a summary.
-        let Ok(mut ticket) = connections.admit(remote.ip()) else { continue };
+        let Ok(mut ticket) = connections.admit(remote.ip()) else {
+            metrics.connection_refused();
+            continue;
+        };
         let _ = stream.set_nodelay(true);
         // The address the client reached: what it signed ECP/1.2 requests for.
         let Ok(local) = stream.local_addr() else { continue };

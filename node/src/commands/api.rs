@@ -239,13 +239,54 @@ impl Server {
                     .map(Ok)
                     .with_context(|| format!("the server's answer to {what} is not what this CLI expects"));
             }
-            let error: Value = serde_json::from_slice(&bytes).unwrap_or_default();
-            Ok(Err(Refusal {
-                status: status.as_u16(),
-                code: error["code"].as_str().unwrap_or("unknown").to_owned(),
-                message: error["error"].as_str().unwrap_or("no reason given").to_owned(),
-            }))
+            Ok(Err(refusal(status, &bytes)))
         })
+    }
+
+    /// `GET` of a streamed answer (`/v1/events`): hands each piece of the
+    /// body to `each` as it arrives, until the server ends it or `each`
+    /// says stop (`false`). No time limit but the connection's.
+    pub(crate) fn stream(
+        &self,
+        segments: &[&str],
+        mut each: impl FnMut(&[u8]) -> anyhow::Result<bool>,
+    ) -> anyhow::Result<Result<(), Refusal>> {
+        let mut url = self.base.clone();
+        url.path_segments_mut()
+            .map_err(|()| anyhow::anyhow!("the server's URL cannot take a path"))?
+            .extend(segments);
+        let client = reqwest::Client::builder().no_proxy().connect_timeout(CALL_TIMEOUT).build()?;
+        let request = client.get(url).bearer_auth(self.token.expose());
+        let pid = self.info.pid;
+        let what = format!("GET {}", segments.join("/"));
+        self.runtime.block_on(async {
+            let mut response = request.send().await.with_context(|| {
+                format!("the server running on this data folder (pid {pid}) did not answer {what}; is it stopping?")
+            })?;
+            let status = response.status();
+            if !status.is_success() {
+                let bytes = response.bytes().await.with_context(|| format!("reading the answer to {what}"))?;
+                return Ok(Err(refusal(status, &bytes)));
+            }
+            while let Some(chunk) =
+                response.chunk().await.with_context(|| format!("the server (pid {pid}) broke off {what}"))?
+            {
+                if !each(&chunk)? {
+                    break;
+                }
+            }
+            Ok(Ok(()))
+        })
+    }
+}
+
+/// A server's error answer as a [`Refusal`].
+fn refusal(status: reqwest::StatusCode, body: &[u8]) -> Refusal {
+    let error: Value = serde_json::from_slice(body).unwrap_or_default();
+    Refusal {
+        status: status.as_u16(),
+        code: error["code"].as_str().unwrap_or("unknown").to_owned(),
+        message: error["error"].as_str().unwrap_or("no reason given").to_owned(),
     }
 }
 

@@ -10,12 +10,16 @@
 //! - `health`: asks the running node whether it is ready or alive (probes).
 //! - `federation`: `pull`, `push`, `sync` and `peers`.
 //! - `config`: `config show`, the resolved settings and their sources.
+//! - `audit`: the audit log, read-only from the data folder, filtered, followed.
+//! - `events`: the running server's live decisions (`GET /v1/events`).
 //! - `api`: the running server's `/v1/` API, one function per action.
 //! - `output`: printing shared by the commands.
 
 mod api;
+mod audit;
 mod config;
 mod deletions;
+mod events;
 mod federation;
 mod health;
 mod inbox;
@@ -51,6 +55,8 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Sync(flag) => federation::sync(&cli.global, flag.json),
         Command::Peers(flag) => federation::peers(&cli.global, flag.json),
         Command::Config(command) => config::run(&cli.global, command),
+        Command::Audit(args) => audit::run(&cli.global, &args),
+        Command::Events(args) => events::run(&cli.global, &args),
     }
 }
 

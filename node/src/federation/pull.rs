@@ -102,6 +102,7 @@ pub async fn pull(ctx: &Context, peer: &PeerSpec) -> Result<PullReport, SyncFail
             Err(error)
         }
     };
+    ctx.library.metrics().pulled(&peer.url, pulled.is_ok());
     match pulled {
         Ok(report) => Ok(report),
         Err(error) => {

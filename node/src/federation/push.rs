@@ -48,7 +48,9 @@ pub struct PushReport {
 
 /// Pushes what `peer` has not acknowledged; records the outcome in the store.
 pub async fn push(ctx: &Context, peer: &PeerSpec) -> Result<PushReport, SyncFailure> {
-    match round(ctx, peer).await {
+    let pushed = round(ctx, peer).await;
+    ctx.library.metrics().pushed(&peer.url, pushed.is_ok());
+    match pushed {
         Ok(report) => Ok(report),
         Err(error) => {
             let (library, url, kind, message) =

@@ -1,5 +1,5 @@
 //! The HTTP API: the ECP endpoints, the health endpoints (`/livez`,
-//! `/readyz`, `/healthz`) and the local `/v1/` API.
+//! `/readyz`, `/healthz`), the local `/v1/` API and `/metrics`.
 //!
 //! [`app`] builds the router, so tests can drive it without a socket. The
 //! routes come in two groups, each behind a guard that authenticates every
@@ -29,6 +29,10 @@
 //! - `feed`: the packets every `GET /ecp/skills` answer is cut from.
 //! - `v1`: the local API under `/v1/`: reads, and the operator's writes
 //!   (skills, their sharing, the quarantine, the inbox, held deletions).
+//! - `events`: `GET /v1/events`, the live event stream (server-sent events).
+//! - `metrics`: `GET /metrics`, behind the `/v1/` guard.
+//! - `observe`: the metrics layer — requests by route template and status,
+//!   latency, body bytes; outermost.
 //! - [`rate_limit`]: the per-client request rate.
 //! - `error`: [`ApiError`], every error answer.
 //! - `state`: [`AppState`], what every handler shares.
@@ -39,9 +43,12 @@ mod authority;
 pub mod body_budget;
 mod cache;
 mod error;
+mod events;
 mod feed;
 mod guard;
 mod manifest;
+mod metrics;
+mod observe;
 pub mod rate_limit;
 mod skills;
 mod state;
@@ -100,6 +107,9 @@ fn v1_routes() -> Router<AppState> {
         .route("/v1/audit", get(v1::audit))
         .route("/v1/peers", get(v1::peers))
         .route("/v1/status", get(v1::status))
+        // #16: the live event stream, and the metrics, guarded like the rest of /v1/.
+        .route("/v1/events", get(events::get))
+        .route("/metrics", get(metrics::get))
 }
 
 /// The router around the route groups `ecp` and `v1`, each put behind its
@@ -121,6 +131,8 @@ fn router(state: AppState, ecp: Router<AppState>, v1: Router<AppState>) -> Route
         Some(limiter) => router.layer(from_fn_with_state(limiter, rate_limit::limit)),
         None => router,
     };
+    // Outside even the rate limit, so that its refusals are counted too.
+    let router = router.layer(from_fn_with_state(state.library.metrics().clone(), observe::observe));
     router.with_state(state)
 }
 

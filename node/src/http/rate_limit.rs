@@ -258,7 +258,7 @@ pub(super) async fn limit(
         && let Err(wait) = limiter.check(addr.ip(), super::guard::is_forwarded(request.headers()))
     {
         let ClientRateLimit { per_minute, burst, .. } = limiter.limit;
-        return ApiError::too_many_requests(
+        let mut refused = ApiError::too_many_requests(
             "rate_limited",
             format!(
                 "too many requests from this address: the limit is {per_minute} per minute (bursts of {burst}); \
@@ -267,9 +267,15 @@ pub(super) async fn limit(
             wait,
         )
         .into_response();
+        refused.extensions_mut().insert(RateLimited);
+        return refused;
     }
     next.run(request).await
 }
+
+/// Marks an answer of the rate limit, for the metrics layer.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RateLimited;
 
 #[cfg(test)]
 mod tests {

@@ -29,7 +29,9 @@
 //! - `quarantine_evict`: the quarantine's caps, shared fairly between senders.
 //! - `inbox`: received skills waiting for the user's review, and the
 //!   user's verdicts on versions.
-//! - `audit`: the audit log.
+//! - `audit`: the audit log; its entries told to an observer after each
+//!   commit ([`Store::observe_audit`]); [`AuditReader`], read-only access for
+//!   `ecp-node audit`.
 //! - `deletions`: the deletion guard's records — folders marked, deletions
 //!   held for the user (the skills folder's, and peers' withdrawals with
 //!   what accepting them needs), and what a sender's withdrawals weigh against.
@@ -49,14 +51,14 @@ mod skills;
 mod source;
 
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use ecp_protocol::Timestamp;
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 
-pub use audit::AuditEntry;
+pub use audit::{AUDIT_PAGE, AuditEntry, AuditFilter, AuditObserver, AuditReader};
 pub use deletions::{HeldDeletion, Received};
 pub use inbox::{InboxEntry, Offer, Verdict};
 pub use origin_limits::{OriginExcess, OriginLimited, OriginLimits, PerOrigin};
@@ -150,6 +152,11 @@ pub struct Store {
     /// Superseded versions kept per skill (`[limits] history_depth`); an
     /// atomic so that the library can set it on a shared store.
     history_depth: AtomicU64,
+    /// Told of every audit entry once its transaction has committed
+    /// (metrics, the live event stream); see [`Store::observe_audit`].
+    observer: audit::ObserverSlot,
+    /// The newest audit entry the observer was told of.
+    observed: AtomicI64,
 }
 
 /// How long a statement waits for another process's write lock.
@@ -187,6 +194,8 @@ impl Store {
             conn: Mutex::new(conn),
             instance_id,
             history_depth: AtomicU64::new(DEFAULT_HISTORY_DEPTH),
+            observer: audit::ObserverSlot::default(),
+            observed: AtomicI64::new(0),
         })
     }
 
@@ -241,6 +250,7 @@ impl Store {
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let out = f(&tx)?;
         tx.commit()?;
+        self.tell_observer(&conn);
         Ok(out)
     }
 

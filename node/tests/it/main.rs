@@ -56,3 +56,5 @@ mod tls;
 mod health;
 // unwritable_log: a node whose stderr is a full disk keeps serving and exits cleanly.
 mod unwritable_log;
+// observe: /metrics read by a Prometheus parser, `ecp-node audit` filtered and followed, `ecp-node events --follow`.
+mod observe;
