@@ -94,6 +94,10 @@ pub(crate) enum Command {
     /// Show each peer's state: last success, cursor, failures, configured or
     /// discovered (the running server's view, when one runs on the data folder).
     Peers(JsonFlag),
+    /// Print a link that logs a browser in to the running server's status
+    /// page (`GET /`): it works once, within ten minutes, and only for the
+    /// user who can read the data folder's API token.
+    Ui,
 }
 
 /// Flags of `pull` and `push`.

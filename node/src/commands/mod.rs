@@ -10,6 +10,7 @@
 //! - `health`: asks the running node whether it is ready or alive (probes).
 //! - `federation`: `pull`, `push`, `sync` and `peers`.
 //! - `config`: `config show`, the resolved settings and their sources.
+//! - `ui`: a one-time login link to the running server's status page.
 //! - `api`: the running server's `/v1/` API, one function per action.
 //! - `output`: printing shared by the commands.
 
@@ -24,6 +25,7 @@ mod quarantine;
 mod serve;
 mod skill;
 mod status;
+mod ui;
 
 use std::process::ExitCode;
 
@@ -51,6 +53,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Sync(flag) => federation::sync(&cli.global, flag.json),
         Command::Peers(flag) => federation::peers(&cli.global, flag.json),
         Command::Config(command) => config::run(&cli.global, command),
+        Command::Ui => ui::run(&cli.global),
     }
 }
 

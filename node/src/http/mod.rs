@@ -1,5 +1,5 @@
 //! The HTTP API: the ECP endpoints, the health endpoints (`/livez`,
-//! `/readyz`, `/healthz`) and the local `/v1/` API.
+//! `/readyz`, `/healthz`), the local `/v1/` API and the status page (`/`).
 //!
 //! [`app`] builds the router, so tests can drive it without a socket. The
 //! routes come in two groups, each behind a guard that authenticates every
@@ -29,6 +29,8 @@
 //! - `feed`: the packets every `GET /ecp/skills` answer is cut from.
 //! - `v1`: the local API under `/v1/`: reads, and the operator's writes
 //!   (skills, their sharing, the quarantine, the inbox, held deletions).
+//! - [`status_page`]: `GET /`, the operator's page in a browser, its login
+//!   link and its buttons (behind a guard of its own).
 //! - [`rate_limit`]: the per-client request rate.
 //! - `error`: [`ApiError`], every error answer.
 //! - `state`: [`AppState`], what every handler shares.
@@ -45,6 +47,7 @@ mod manifest;
 pub mod rate_limit;
 mod skills;
 mod state;
+pub mod status_page;
 #[cfg(test)]
 mod tests;
 mod v1;
@@ -113,6 +116,7 @@ fn router(state: AppState, ecp: Router<AppState>, v1: Router<AppState>) -> Route
         .merge(ecp)
         .merge(health_routes())
         .merge(v1)
+        .merge(status_page::routes(&state))
         .fallback(unknown_path)
         .method_not_allowed_fallback(wrong_method)
         .layer(from_fn_with_state(state.clone(), time_limit));

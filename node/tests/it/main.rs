@@ -56,3 +56,5 @@ mod tls;
 mod health;
 // unwritable_log: a node whose stderr is a full disk keeps serving and exits cleanly.
 mod unwritable_log;
+// status_page: GET / in headless Chromium and over HTTP — escaping, login link, CSRF and cross-site refusals, buttons.
+mod status_page;
