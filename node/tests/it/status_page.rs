@@ -308,6 +308,9 @@ async fn csrf(node: &TestNode, cookie: &str) -> String {
     html[at..at + 64].to_owned()
 }
 
+/// Extra headers, the form, and the status and code it is refused with.
+type Refused<'a> = (&'a [(&'a str, &'a str)], &'a str, u16, &'a str);
+
 async fn post_form(node: &TestNode, path: &str, headers: &[(&str, &str)], body: &str) -> Reply {
     let mut all = vec![("authorization", ""), ("content-type", "application/x-www-form-urlencoded")];
     all.extend_from_slice(headers);
@@ -327,7 +330,7 @@ async fn buttons_work_from_the_page_and_cross_site_posts_are_refused() {
     let drop = format!("/ui/quarantine/{hostile}/drop");
 
     // Refused, and nothing changed.
-    let cases: [(&[(&str, &str)], &str, u16, &str); 6] = [
+    let cases: [Refused<'_>; 6] = [
         (&[("sec-fetch-site", "cross-site")], &form, 403, "cross_site_refused"),
         (&[("sec-fetch-site", "same-site")], &form, 403, "cross_site_refused"),
         (&[(ORIGIN.as_str(), "http://evil.example")], &form, 403, "cross_site_refused"),

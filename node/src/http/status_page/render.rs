@@ -276,3 +276,25 @@ fn label(value: &impl Serialize) -> String {
         _ => String::from("?"),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cut_list_says_how_many_more_and_where_to_see_them() {
+        assert_eq!(more(5, 5, "ecp-node skill list").into_string(), "", "nothing cut");
+        let cut = more(6, 5, "ecp-node skill list").into_string();
+        assert_eq!(
+            cut,
+            "<p class=\"muted\">1 more not shown; <code>ecp-node skill list</code> lists them all.</p>"
+        );
+    }
+
+    #[test]
+    fn uptime_reads_in_hours_or_minutes() {
+        assert_eq!(uptime(59), "0 min 59 s");
+        assert_eq!(uptime(3599), "59 min 59 s");
+        assert_eq!(uptime(3600 + 120), "1 h 2 min");
+    }
+}

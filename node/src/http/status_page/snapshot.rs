@@ -123,3 +123,45 @@ fn skill_rows(records: Vec<SkillRecord>, packets: Vec<(SkillPacket, SkillKind)>)
 fn folder_name(dir: &std::path::Path) -> String {
     dir.file_name().map_or_else(|| ".".to_owned(), |n| n.to_string_lossy().into_owned())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(name: &str) -> SkillRecord {
+        SkillRecord {
+            name: name.to_owned(),
+            kind: "local",
+            origin: "here".to_owned(),
+            version: 1,
+            confidence: 0.9,
+            deprecated: false,
+            shareable: true,
+            private: None,
+            private_reason: None,
+            description: String::new(),
+            tags: Vec::new(),
+            created_at: String::new(),
+            updated_at: String::new(),
+            seq: 1,
+            integrity_hash: String::new(),
+        }
+    }
+
+    #[test]
+    fn skills_are_cut_at_their_limit_and_counted_whole() {
+        let records = |n: usize| (0..n).map(|i| record(&format!("s{i}"))).collect::<Vec<_>>();
+        let at = skill_rows(records(MAX_SKILLS), Vec::new());
+        assert_eq!((at.items.len(), at.total), (MAX_SKILLS, MAX_SKILLS));
+        let past = skill_rows(records(MAX_SKILLS + 1), Vec::new());
+        assert_eq!((past.items.len(), past.total), (MAX_SKILLS, MAX_SKILLS + 1));
+        let entries = Cut::of((0..=MAX_ENTRIES).collect(), MAX_ENTRIES);
+        assert_eq!((entries.items.len(), entries.total), (MAX_ENTRIES, MAX_ENTRIES + 1));
+    }
+
+    #[test]
+    fn the_data_folder_is_shown_by_its_name_only() {
+        assert_eq!(folder_name(std::path::Path::new("/srv/ecp/data")), "data");
+        assert_eq!(folder_name(std::path::Path::new("/")), ".");
+    }
+}
