@@ -423,3 +423,16 @@ async fn the_inbox_buttons_accept_and_reject() {
     assert!(!a.dir().join("skills/unwanted/SKILL.md").exists(), "rejected: kept out");
     post_form(&a, "/ui/inbox/99999/accept", &headers, &form).await.assert_error(404, crate::util::ANY_CODE);
 }
+
+#[test]
+fn ecp_node_ui_without_a_server_says_how_to_start_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data").display().to_string();
+    let out = ecp_node_bin(&["--data", &data, "--init", "ui"]);
+    assert_ne!(out.code, 0, "{out:?}");
+    assert!(
+        out.stderr.contains("no server runs on this data folder: start one with `ecp-node serve`"),
+        "{out:?}"
+    );
+    assert!(out.stdout.is_empty(), "no link: {out:?}");
+}
