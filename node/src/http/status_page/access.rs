@@ -48,8 +48,8 @@ const LOGIN: &str = "ecp status page login";
 const SESSION: &str = "ecp status page session";
 const CSRF: &str = "ecp status page csrf";
 
-/// The node's page keys and the login tickets already used.
-#[derive(Debug)]
+/// The node's page keys and the login tickets already used (its `Debug`
+/// shows none of them).
 pub struct Access {
     /// The API token, or random bytes when the node has none (router-only
     /// tests): no ticket can then be made, so no browser logs in.
@@ -103,6 +103,12 @@ impl Access {
     pub(super) fn session_valid(&self, cookie: &str, now: u64) -> bool {
         let Some((until, tag)) = cookie.split_once('.') else { return false };
         until.parse::<u64>().is_ok_and(|t| t > now) && verify(&self.key, SESSION, until, tag)
+    }
+}
+
+impl std::fmt::Debug for Access {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Access").finish_non_exhaustive()
     }
 }
 
@@ -344,6 +350,13 @@ mod tests {
         assert!(!access.csrf_matches(&access.csrf()[1..]));
         assert!(!access.csrf_matches(""));
         assert_ne!(Access::new(Some(&Secret::new("c"))).csrf(), access.csrf());
+    }
+
+    #[test]
+    fn debug_shows_no_key() {
+        let (access, token) = access();
+        let shown = format!("{access:?}");
+        assert!(!shown.contains(access.csrf()) && !shown.contains(token.expose()), "{shown}");
     }
 
     #[test]

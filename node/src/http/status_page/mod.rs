@@ -36,7 +36,6 @@ use axum::routing::{get, post};
 use serde::Deserialize;
 
 pub use access::{Access, login_link};
-pub use snapshot::{MAX_DECISIONS, MAX_ENTRIES, MAX_SKILLS};
 
 use super::authority::LocalAddr;
 use super::error::ApiError;

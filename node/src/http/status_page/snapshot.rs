@@ -14,11 +14,11 @@ use crate::federation::PeerView;
 use crate::store::{AuditEntry, HeldDeletion, InboxEntry, QuarantineEntry, SkillRecord, StoreError};
 
 /// Skills shown, at most.
-pub const MAX_SKILLS: usize = 500;
+const MAX_SKILLS: usize = 500;
 /// Quarantine and inbox entries shown, at most, each.
-pub const MAX_ENTRIES: usize = 200;
+const MAX_ENTRIES: usize = 200;
 /// Audit lines shown (the newest).
-pub const MAX_DECISIONS: usize = 50;
+const MAX_DECISIONS: usize = 50;
 
 /// The node as the page shows it.
 pub(super) struct NodeFacts {
