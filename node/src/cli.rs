@@ -100,6 +100,10 @@ pub(crate) enum Command {
     /// Follow the decisions of the server running on the data folder as it
     /// makes them (its GET /v1/events stream).
     Events(EventsArgs),
+    /// Print a link that logs a browser in to the running server's status
+    /// page (`GET /`): it works once, within ten minutes, and only for the
+    /// user who can read the data folder's API token.
+    Ui,
 }
 
 /// Flags of `audit` (#16).

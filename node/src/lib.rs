@@ -27,8 +27,8 @@
 //!   change; the per-peer cursor lives in the store.
 //! - [`reload`]: the peers file read again when it changes and on SIGHUP.
 //! - [`discovery`]: finding peers without configuration (mDNS).
-//! - [`http`]: the router — ECP endpoints, health endpoints, the local `/v1/` API;
-//!   each group of routes behind the guard that authenticates it.
+//! - [`http`]: the router — ECP endpoints, health endpoints, the local `/v1/` API,
+//!   the status page at `/`; each group of routes behind the guard that authenticates it.
 //! - [`health`]: liveness and readiness with their reasons (`/livez`, `/readyz`).
 //! - [`node`]: a running server: bind, serve, graceful shutdown.
 //! - [`data_lock`]: one server per data folder — the lock it holds and

@@ -12,6 +12,7 @@
 //! - `config`: `config show`, the resolved settings and their sources.
 //! - `audit`: the audit log, read-only from the data folder, filtered, followed.
 //! - `events`: the running server's live decisions (`GET /v1/events`).
+//! - `ui`: a one-time login link to the running server's status page.
 //! - `api`: the running server's `/v1/` API, one function per action.
 //! - `output`: printing shared by the commands.
 
@@ -28,6 +29,7 @@ mod quarantine;
 mod serve;
 mod skill;
 mod status;
+mod ui;
 
 use std::process::ExitCode;
 
@@ -57,6 +59,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Config(command) => config::run(&cli.global, command),
         Command::Audit(args) => audit::run(&cli.global, &args),
         Command::Events(args) => events::run(&cli.global, &args),
+        Command::Ui => ui::run(&cli.global),
     }
 }
 

@@ -1,5 +1,6 @@
 //! The HTTP API: the ECP endpoints, the health endpoints (`/livez`,
-//! `/readyz`, `/healthz`), the local `/v1/` API and `/metrics`.
+//! `/readyz`, `/healthz`), the local `/v1/` API, `/metrics` and the status
+//! page (`/`).
 //!
 //! [`app`] builds the router, so tests can drive it without a socket. The
 //! routes come in two groups, each behind a guard that authenticates every
@@ -33,6 +34,8 @@
 //! - `metrics`: `GET /metrics`, behind the `/v1/` guard.
 //! - `observe`: the metrics layer — requests by route template and status,
 //!   latency, body bytes; outermost.
+//! - [`status_page`]: `GET /`, the operator's page in a browser, its login
+//!   link and its buttons (behind a guard of its own).
 //! - [`rate_limit`]: the per-client request rate.
 //! - `error`: [`ApiError`], every error answer.
 //! - `state`: [`AppState`], what every handler shares.
@@ -52,6 +55,7 @@ mod observe;
 pub mod rate_limit;
 mod skills;
 mod state;
+pub mod status_page;
 #[cfg(test)]
 mod tests;
 mod v1;
@@ -123,6 +127,7 @@ fn router(state: AppState, ecp: Router<AppState>, v1: Router<AppState>) -> Route
         .merge(ecp)
         .merge(health_routes())
         .merge(v1)
+        .merge(status_page::routes(&state))
         .fallback(unknown_path)
         .method_not_allowed_fallback(wrong_method)
         .layer(from_fn_with_state(state.clone(), time_limit));

@@ -44,6 +44,8 @@ pub struct Shared {
     /// The local API token (`<data>/api-token`); `None` in router-only
     /// tests, where only the secret, a signature or trusted loopback open `/v1/`.
     pub api_token: Option<Secret>,
+    /// The status page's login tickets, session cookies and CSRF token.
+    pub status_page: super::status_page::Access,
 }
 
 impl AppState {
@@ -71,6 +73,7 @@ impl AppState {
         };
         let nonces = Mutex::new(NonceCache::with_capacity(config.replay_cache_capacity));
         let body_budget = BodyBudget::new(config.body_bytes_in_flight);
+        let status_page = super::status_page::Access::new(api_token.as_ref());
         AppState(Arc::new(Shared {
             library,
             config,
@@ -82,6 +85,7 @@ impl AppState {
             started: Instant::now(),
             federator,
             api_token,
+            status_page,
         }))
     }
 }

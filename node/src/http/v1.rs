@@ -238,15 +238,19 @@ pub(super) async fn audit(
 /// `GET /v1/peers`: every peer's federation state — configured, discovered
 /// or named on the command line — as `ecp-node peers --json` prints it.
 pub(super) async fn peers(State(state): State<AppState>) -> Result<Json<Value>, ApiError> {
-    let views = match &state.federator {
+    Ok(Json(json!({ "peers": peer_views(&state).await? })))
+}
+
+/// Every peer's federation state (`/v1/peers`, the status page).
+pub(super) async fn peer_views(state: &AppState) -> Result<Vec<crate::federation::PeerView>, ApiError> {
+    Ok(match &state.federator {
         Some(federator) => federator.views().await.map_err(|e| ApiError::internal(&e))?,
         None => {
             let library = state.library.clone();
             let states = tokio::task::spawn_blocking(move || library.store().peer_states()).await??;
             crate::federation::peer_views(states, &[])
         }
-    };
-    Ok(Json(json!({ "peers": views })))
+    })
 }
 
 /// `GET /v1/status`.

@@ -333,7 +333,8 @@ async fn unknown_paths_get_404_json_with_code_not_found() {
     let node = TestNode::start().await;
     let long = format!("/ecp/{}", "x".repeat(10_000));
     let cases: Vec<(Method, &str)> = vec![
-        (Method::GET, "/"),
+        // `/` is the status page (#16 item 5); beside it:
+        (Method::GET, "/ui/nope"),
         (Method::GET, "/ecp"),
         (Method::GET, "/ecp/nope"),
         (Method::GET, "/ecp/skills/extra"),

@@ -58,3 +58,5 @@ mod health;
 mod unwritable_log;
 // observe: /metrics read by a Prometheus parser, `ecp-node audit` filtered and followed, `ecp-node events --follow`.
 mod observe;
+// status_page: GET / in headless Chromium and over HTTP — escaping, login link, CSRF and cross-site refusals, buttons.
+mod status_page;
