@@ -44,6 +44,12 @@ pub use checks::{
 };
 pub use receive::{DEFAULT_TRUST, receive};
 pub(crate) use refusal::pending;
+
+/// The safety refusal of a bundle's findings at `threshold`, if any
+/// ([`safety_refusal`](checks::safety_refusal)), as a decision.
+pub(crate) fn safety_decision(findings: &[Finding], threshold: crate::scan::Severity) -> Option<Decision> {
+    checks::safety_refusal(findings, threshold).map(Decision::from)
+}
 pub use warning::{DESCRIPTION_GUIDELINE_CHARS, PacketWarning};
 
 use crate::policy::AcceptPolicy;

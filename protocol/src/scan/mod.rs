@@ -86,6 +86,7 @@ mod traversal;
 mod trojan;
 mod unicode;
 
+pub(crate) use trojan::scripts_run;
 pub(crate) use unicode::is_invisible;
 
 /// How bad a finding is. Ordered: `Info < Low < Medium < High < Critical`.
