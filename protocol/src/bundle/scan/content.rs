@@ -26,7 +26,8 @@ fn severity(m: &KindMismatch, readable: bool) -> Severity {
     match m.found {
         ContentKind::Text => Severity::High,
         ContentKind::Svg => Severity::Medium,
-        _ if readable => Severity::Low,
+        _ if readable && promises_text => Severity::Low,
+        _ if readable => Severity::High,
         found if found.is_native_executable() || found.is_bytecode() => Severity::High,
         _ if script => Severity::High,
         ContentKind::Gzip | ContentKind::Zip | ContentKind::Tar => Severity::Medium,
