@@ -372,6 +372,15 @@ fn content_against_extension_blocks_a_disguise_but_not_an_encoding() {
     let scan4 = scanned(&with(&[("scripts/sync.py", ps)]));
     assert_eq!(find(&scan4, "code.source-to-network").file.as_deref(), Some("scripts/sync.py"));
 
+    let utf16_png: Vec<u8> =
+        [0xff, 0xfe].into_iter().chain("echo hidden\n".encode_utf16().flat_map(u16::to_le_bytes)).collect();
+    let scan5 = scanned(&with(&[("assets/a.png", utf16_png)]));
+    assert_eq!(
+        find(&scan5, MISMATCH).severity,
+        Severity::High,
+        "text under an image's name, whatever its encoding"
+    );
+
     let mut pdf_as_png = b"%PDF-1.7\n".to_vec();
     pdf_as_png.extend([0xe2, 0xe3, 0, 1]);
     assert_passes(&scanned(&with(&[("assets/a.png", pdf_as_png)])));
