@@ -33,6 +33,19 @@ pub(super) fn is_archive(kind: ContentKind) -> bool {
     matches!(kind, ContentKind::Gzip | ContentKind::Zip | ContentKind::Tar)
 }
 
+/// How far from its end a zip's directory record may start: the record
+/// (22 bytes) and its longest comment.
+const ZIP_TAIL_BYTES: usize = 22 + 65_535;
+
+/// Whether binary bytes of another kind end with a zip directory record:
+/// a zip appended to an image or a PDF, which unzip tools open by its end.
+fn appended_zip(kind: ContentKind, bytes: &[u8]) -> bool {
+    !is_archive(kind)
+        && !matches!(kind, ContentKind::Text | ContentKind::Svg)
+        && memchr::memmem::rfind(&bytes[bytes.len().saturating_sub(ZIP_TAIL_BYTES)..], b"PK\x05\x06")
+            .is_some()
+}
+
 /// The archives of one bundle: the bytes all of them unpacked to so far.
 pub(super) struct Archives<'l> {
     limits: &'l BundleLimits,
@@ -66,6 +79,9 @@ impl<'l> Archives<'l> {
 
     /// Walks the archive `path` of the bundle (`bytes`, of `kind`), telling
     /// `visit` about every member, the members of archives inside it too.
+    /// A file of another binary kind is walked when a zip is appended to
+    /// it (and left alone when that zip does not open); anything else is
+    /// no archive, and nothing happens.
     ///
     /// # Errors
     ///
@@ -77,6 +93,11 @@ impl<'l> Archives<'l> {
         kind: ContentKind,
         visit: &mut Visit<'_>,
     ) -> Result<(), BundleError> {
+        let lenient = appended_zip(kind, bytes);
+        if !is_archive(kind) && !lenient {
+            return Ok(());
+        }
+        let kind = if lenient { ContentKind::Zip } else { kind };
         let l = self.limits;
         let top = paths::shown(path);
         let by_ratio = l.max_archive_ratio.saturating_mul(bytes.len() as u64).max(l.archive_ratio_floor);
@@ -96,7 +117,7 @@ impl<'l> Archives<'l> {
             capped: Cell::new(false),
             members: Cell::new(0),
         };
-        let result = walk.open(path, bytes, kind, 1, visit);
+        let result = walk.open(path, bytes, kind, 1, lenient, visit);
         self.expanded.set(self.expanded.get() + walk.expanded.get());
         result
     }
@@ -143,13 +164,16 @@ impl From<BundleError> for Stop {
 }
 
 impl Walk<'_> {
-    /// Opens the archive `name` at nesting `depth` (1: a file of the bundle).
+    /// Opens the archive `name` at nesting `depth` (1: a file of the
+    /// bundle); `appended`: a zip appended to another kind, left alone
+    /// when it does not open.
     fn open(
         &self,
         name: &str,
         bytes: &[u8],
         kind: ContentKind,
         depth: usize,
+        appended: bool,
         visit: &mut Visit<'_>,
     ) -> Result<(), BundleError> {
         if depth > self.limits.max_archive_depth {
@@ -160,7 +184,7 @@ impl Walk<'_> {
         }
         let read = match kind {
             ContentKind::Gzip => self.gzip(name, bytes, depth, visit),
-            ContentKind::Zip => self.zip(name, bytes, depth, visit),
+            ContentKind::Zip => self.zip(name, bytes, depth, appended, visit),
             _ => self.tar(name, Cursor::new(bytes), depth, visit),
         };
         match read {
@@ -223,7 +247,9 @@ impl Walk<'_> {
         let kind = sniff(bytes);
         visit(Event::Member { name, bytes, kind })?;
         if is_archive(kind) {
-            self.open(name, bytes, kind, depth + 1, visit)?;
+            self.open(name, bytes, kind, depth + 1, false, visit)?;
+        } else if appended_zip(kind, bytes) {
+            self.open(name, bytes, ContentKind::Zip, depth + 1, true, visit)?;
         }
         Ok(())
     }
@@ -278,8 +304,20 @@ impl Walk<'_> {
         Ok(())
     }
 
-    fn zip(&self, name: &str, bytes: &[u8], depth: usize, visit: &mut Visit<'_>) -> Result<(), Stop> {
-        let mut archive = zip::ZipArchive::new(Cursor::new(bytes)).map_err(|e| self.failed(e))?;
+    fn zip(
+        &self,
+        name: &str,
+        bytes: &[u8],
+        depth: usize,
+        appended: bool,
+        visit: &mut Visit<'_>,
+    ) -> Result<(), Stop> {
+        let mut archive = match zip::ZipArchive::new(Cursor::new(bytes)) {
+            Ok(archive) => archive,
+            // Bytes that only look like a zip's end: an image is no archive.
+            Err(_) if appended => return Ok(()),
+            Err(e) => return Err(self.failed(e)),
+        };
         let left = self.limits.max_archive_members.saturating_sub(self.members.get());
         if archive.len() > left {
             // Refused before a member is read: the central directory counts them.

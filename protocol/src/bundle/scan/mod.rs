@@ -9,7 +9,8 @@
 //!   and plain text as prose, a script as a fenced block of its language
 //!   (code analysis, shell rules), data as a block of data;
 //! - walks every archive (`.tar`, `.tar.gz`, `.gz`, `.zip`, recognised by
-//!   their bytes) and scans its members the same way, named
+//!   their bytes, also a zip appended to an image) and scans its members
+//!   the same way, named
 //!   `scripts/c.tar.gz!src/x.py`, under the limits against decompression
 //!   bombs of [`BundleLimits`] (`archive`);
 //! - reports content that does not match its extension, unreadable
@@ -32,7 +33,7 @@ mod refs;
 mod tests;
 mod text;
 
-use archive::{Archives, Event, is_archive};
+use archive::{Archives, Event};
 
 use super::kind::{self, ContentKind, KindMismatch};
 use super::{BundleError, BundleLimits, BundleManifest, SKILL_MD, paths};
@@ -88,10 +89,7 @@ pub fn scan_bundle<B: AsRef<[u8]>>(
         let bytes = bytes.as_ref().map_or(&[][..], AsRef::as_ref);
         let checked = manifest.verify_blob(&file.path, bytes).and_then(|check| {
             scan.file(&file.path, bytes, check.kind, check.mismatch);
-            if is_archive(check.kind) {
-                archives.walk(&file.path, bytes, check.kind, &mut |event| scan.event(event))?;
-            }
-            Ok(())
+            archives.walk(&file.path, bytes, check.kind, &mut |event| scan.event(event))
         });
         if let Err(e) = checked {
             return refused(e.into(), scan.findings);

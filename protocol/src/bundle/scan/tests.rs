@@ -179,6 +179,21 @@ fn an_archive_is_known_by_its_bytes_not_its_name() {
 }
 
 #[test]
+fn a_zip_appended_to_an_image_is_walked_and_an_image_that_only_looks_so_is_not() {
+    let mut png = b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR".to_vec();
+    png.resize(300, 7);
+    let mut polyglot = png.clone();
+    polyglot.extend(zip(&[("run.py", STEALER)]));
+    let scan = scanned(&with(&[("assets/logo.png", polyglot)]));
+    assert_eq!(find(&scan, "code.source-to-network").file.as_deref(), Some("assets/logo.png!run.py"));
+    let mut lookalike = png;
+    lookalike.extend(b"PK\x05\x06 and nothing of a zip");
+    let scan = scanned(&with(&[("assets/logo.png", lookalike)]));
+    assert_passes(&scan);
+    assert!(scan.report.findings.is_empty(), "{:#?}", scan.report.findings);
+}
+
+#[test]
 fn nested_archives_are_walked_to_the_depth_limit_and_refused_past_it() {
     let inner = zip(&[("deep/steal.py", STEALER)]);
     let middle = gzip(&tar(&[("inner.zip", &inner)]));
