@@ -283,7 +283,7 @@ impl Walk<'_> {
         for entry in entries {
             let mut entry = entry.map_err(|e| self.failed(e))?;
             self.count_member()?;
-            let member = format!("{name}!{}", String::from_utf8_lossy(&entry.path_bytes()));
+            let member = member_name(name, &entry.path_bytes());
             let kind = entry.header().entry_type();
             let target = entry.link_name_bytes().map(|t| String::from_utf8_lossy(&t).into_owned());
             if escapes(&member[name.len() + 1..])
@@ -336,7 +336,7 @@ impl Walk<'_> {
                     continue;
                 }
             };
-            let member = format!("{name}!{}", String::from_utf8_lossy(file.name_raw()));
+            let member = member_name(name, file.name_raw());
             if file.is_dir() {
                 continue;
             }
@@ -360,6 +360,24 @@ impl Walk<'_> {
         }
         Ok(())
     }
+}
+
+/// Longest member name shown, in characters.
+const MAX_MEMBER_CHARS: usize = 255;
+
+/// `archive!member`, the member's name as findings and reasons may show
+/// it: UTF-8 (invalid bytes replaced), control and invisible characters
+/// escaped, at most [`MAX_MEMBER_CHARS`] characters.
+fn member_name(archive: &str, raw: &[u8]) -> String {
+    let mut out = format!("{archive}!");
+    for c in String::from_utf8_lossy(raw).chars().take(MAX_MEMBER_CHARS) {
+        if crate::scan::is_invisible(c) {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// Whether a member path (or a link target) leaves the folder it is

@@ -85,7 +85,9 @@ fn link_targets(line: &str) -> Vec<&str> {
         let target = after[..end].split_whitespace().next().unwrap_or("");
         let target = target.trim_start_matches('<').trim_end_matches('>');
         let url = target.contains("://") || target.starts_with("mailto:") || target.contains(':');
-        if !target.is_empty() && !url && !target.starts_with('#') && !target.starts_with('/') {
+        // A file has an extension or a folder: `(x)` after `[…]` in code is no link.
+        let file_like = target.contains(['.', '/']);
+        if file_like && !url && !target.starts_with('#') && !target.starts_with('/') {
             out.push(target);
         }
         rest = &after[end..];

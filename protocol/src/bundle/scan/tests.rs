@@ -353,6 +353,10 @@ fn a_member_that_unpacks_outside_its_folder_is_a_blocking_finding() {
     assert_eq!((f.file.as_deref(), f.severity), (Some("c.tar!../../.bashrc"), Severity::High));
     let scan = scanned(&with(&[("c.zip", zip(&[("/etc/cron.d/x", b"* * * * * root true\n")]))]));
     assert_eq!(find(&scan, ESCAPE).file.as_deref(), Some("c.zip!/etc/cron.d/x"));
+    // A member's name is shown with its hidden characters escaped.
+    let hidden = scanned(&with(&[("c.tar", tar(&[("st\u{202e}\teal.py", STEALER)]))]));
+    let f = find(&hidden, "code.source-to-network");
+    assert_eq!(f.file.as_deref(), Some("c.tar!st\\u{202e}\\teal.py"));
     let fine = scanned(&with(&[("c.tar", tar(&[("a/b..c.md", b"fine\n"), ("./a/b.md", b"x\n")]))]));
     assert!(fine.report.findings.iter().all(|f| f.rule_id != ESCAPE), "{:#?}", fine.report.findings);
 }
