@@ -136,7 +136,7 @@ impl<R: Read> Read for Meter<'_, R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let used = self.expanded.get();
         // One byte past the cap, so that reaching it exactly is no error.
-        let room = (self.cap + 1).saturating_sub(used);
+        let room = self.cap.saturating_add(1).saturating_sub(used);
         if room == 0 {
             self.capped.set(true);
             return Ok(0);
