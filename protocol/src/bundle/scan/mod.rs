@@ -26,6 +26,8 @@
 //! - `content.rs`: findings on what a file is.
 //! - `refs.rs`: files `SKILL.md` refers to.
 
+use std::collections::HashSet;
+
 mod archive;
 mod content;
 mod refs;
@@ -64,8 +66,9 @@ pub struct BundleScan {
 /// held). Archive limits and the threshold are `policy`'s; the files'
 /// own checks use the limits `manifest` was made with.
 ///
-/// Pure and bounded: every file is read at most once, each archive to its
-/// limits. Call it for an installing decision of a bundle, after the merge;
+/// Pure and bounded: `blob` is asked once per file and the bytes are held
+/// together (at most the bundle's limit), each archive unpacked to its
+/// limits, one member in memory at a time per level. Call it for an installing decision of a bundle, after the merge;
 /// a refusal replaces the decision.
 pub fn scan_bundle<B: AsRef<[u8]>>(
     manifest: &BundleManifest,
@@ -76,9 +79,9 @@ pub fn scan_bundle<B: AsRef<[u8]>>(
     let held: Vec<_> =
         manifest.files().iter().filter(|f| f.path != SKILL_MD).map(|f| (f, blob(&f.sha256))).collect();
     let refused = |refusal, findings| BundleScan { report: ScanReport { findings }, refusal: Some(refusal) };
-    if let Some(pending) =
-        manifest.pending_decision(|sha| held.iter().any(|(f, b)| f.sha256 == sha && b.is_some()))
-    {
+    let missing: HashSet<&str> =
+        held.iter().filter(|(_, b)| b.is_none()).map(|(f, _)| f.sha256.as_str()).collect();
+    if let Some(pending) = manifest.pending_decision(|sha| !missing.contains(sha)) {
         return refused(pending, Vec::new());
     }
     let limits = policy.bundle_limits();
