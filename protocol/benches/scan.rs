@@ -10,14 +10,21 @@
 //!   gets, where `merge-10k-bodies` is the throughput of one core.
 //! - `malicious-corpus`: every malicious corpus skill concatenated, so most
 //!   lines trigger rules and confirmation work dominates.
+//! - `bundle-5mb`: `scan_bundle` on a clean generated skill folder of 5 MB
+//!   and about 80 files (schemas, references, scripts, fonts, a `.tar.gz`
+//!   of components walked through), in bytes of the bundle as held.
 
 mod common;
 
 use std::hint::black_box;
 use std::time::Duration;
 
+use std::collections::HashMap;
+
 use common::corpus;
+use common::generated_bundle::{SKILL_MD, generated_bundle};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use ecp_protocol::bundle::{BundleLimits, BundleManifest, scan_bundle};
 use ecp_protocol::scan::Scanner;
 
 /// A typical skill body: prose, shell and SQL, a token in a header, `sudo`,
@@ -124,6 +131,18 @@ fn bench(c: &mut Criterion) {
     let malicious = corpus("malicious");
     group.throughput(Throughput::Bytes(malicious.len() as u64));
     group.bench_function("malicious-corpus", |b| b.iter(|| scanner.scan(black_box(&malicious))));
+
+    let files = generated_bundle(5 << 20);
+    let limits = BundleLimits::default();
+    let companions = files.iter().map(|(p, b)| (p.as_str(), b.as_slice(), false));
+    let manifest = BundleManifest::for_skill(SKILL_MD, companions, &limits).expect("a clean bundle");
+    let blobs: HashMap<String, &[u8]> =
+        files.iter().map(|(_, b)| (ecp_protocol::integrity::sha256_hex(b), b.as_slice())).collect();
+    let policy = ecp_protocol::StandardPolicy::default();
+    group.throughput(Throughput::Bytes(manifest.total_bytes()));
+    group.bench_function("bundle-5mb", |b| {
+        b.iter(|| scan_bundle(black_box(&manifest), SKILL_MD, |sha| blobs.get(sha).copied(), &policy))
+    });
 
     group.finish();
 }

@@ -3,6 +3,9 @@
 // Each bench uses a part of this module.
 #![allow(dead_code)]
 
+#[path = "../../tests/it/generated_bundle.rs"]
+pub(crate) mod generated_bundle;
+
 use std::fs;
 use std::path::Path;
 

@@ -244,13 +244,13 @@ fn is_svg(bytes: &[u8]) -> bool {
 
 /// The extensions of text scripts: a file with one of them (or a shebang)
 /// may keep its executable bit.
-const SCRIPT_EXTENSIONS: &[&str] = &[
+pub(super) const SCRIPT_EXTENSIONS: &[&str] = &[
     "sh", "bash", "zsh", "fish", "ksh", "py", "rb", "pl", "js", "mjs", "cjs", "ts", "php", "lua", "ps1", "r",
 ];
 
 /// The extension of the last path segment, lowercase; `None` without one.
 /// A leading dot (`.bashrc`) is a name, not an extension.
-fn extension(path: &str) -> Option<String> {
+pub(super) fn extension(path: &str) -> Option<String> {
     let name = path.rsplit('/').next().unwrap_or(path);
     let (stem, ext) = name.rsplit_once('.')?;
     (!stem.is_empty() && !ext.is_empty()).then(|| ext.to_ascii_lowercase())

@@ -13,7 +13,8 @@
 //! received listing and keeps it ([`check_packet`], which the merge calls
 //! in stage 2, only checks it);
 //! [`BundleManifest::verify_blob`] checks each file's bytes once they are
-//! held, before the bundle is accepted.
+//! held, and [`scan_bundle`] checks and scans them all, before the bundle
+//! is accepted: the one call a node's intake makes.
 //!
 //! # Layout
 //!
@@ -23,11 +24,15 @@
 //! - `limits.rs`: [`BundleLimits`] and their defaults.
 //! - `digest.rs`: the canonical listing and [`bundle_digest`].
 //! - [`kind`]: the content sniffer, script detection, extension mismatches.
+//! - [`scan`]: [`scan_bundle`], the safety scan of every file once held —
+//!   text by its language, archives walked under their limits, content
+//!   against extension, files `SKILL.md` runs that the bundle lacks.
 
 mod digest;
 pub mod kind;
 mod limits;
 mod paths;
+pub mod scan;
 
 use std::collections::BTreeSet;
 
@@ -35,8 +40,14 @@ use thiserror::Error;
 
 pub use digest::{DIGEST_PREFIX, bundle_digest, canonical_listing, is_sha256_hex};
 pub use kind::{ContentKind, KindMismatch};
-pub use limits::{BundleLimits, DEFAULT_MAX_BUNDLE_BYTES, DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_FILES};
+pub use limits::{
+    BundleLimits, DEFAULT_ARCHIVE_RATIO_FLOOR, DEFAULT_MAX_ARCHIVE_DEPTH, DEFAULT_MAX_ARCHIVE_EXPANDED_BYTES,
+    DEFAULT_MAX_ARCHIVE_MEMBERS, DEFAULT_MAX_ARCHIVE_RATIO, DEFAULT_MAX_BUNDLE_BYTES,
+    DEFAULT_MAX_BUNDLE_EXPANDED_BYTES, DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_FILES,
+};
+pub(crate) use paths::shown;
 pub use paths::{MAX_PATH_BYTES, MAX_SEGMENT_BYTES, SKILL_MD, check_path, check_tree};
+pub use scan::{BundleScan, scan_bundle};
 
 use crate::integrity;
 use crate::merge::Decision;
@@ -180,6 +191,66 @@ pub enum BundleError {
     ExecutableNotScript {
         /// The path, as shown.
         path: String,
+    },
+    /// An archive unpacks past [`BundleLimits::max_archive_expanded_bytes`].
+    #[error(
+        "archive \"{path}\" unpacks to more than {limit} bytes, the limit per archive; send its files unpacked"
+    )]
+    ArchiveTooLarge {
+        /// The bundle's archive, as shown.
+        path: String,
+        /// The limit.
+        limit: u64,
+    },
+    /// The archives together unpack past
+    /// [`BundleLimits::max_bundle_expanded_bytes`].
+    #[error(
+        "the archives of the bundle unpack to more than {limit} bytes, the limit per bundle (reached in \"{path}\"); send their files unpacked"
+    )]
+    ArchivesTooLarge {
+        /// The archive being unpacked when the limit was reached, as shown.
+        path: String,
+        /// The limit.
+        limit: u64,
+    },
+    /// An archive unpacks to more than [`BundleLimits::max_archive_ratio`]
+    /// times its size.
+    #[error(
+        "archive \"{path}\" unpacks to more than {ratio} times its size, refused as a decompression bomb; send its files unpacked"
+    )]
+    ArchiveRatio {
+        /// The bundle's archive, as shown.
+        path: String,
+        /// The limit.
+        ratio: u64,
+    },
+    /// A member of an archive unpacks past [`BundleLimits::max_file_bytes`].
+    #[error(
+        "archive member \"{path}\" unpacks to more than {limit} bytes, the limit per file; send it apart or smaller"
+    )]
+    MemberTooLarge {
+        /// The member, as `archive!member`, as shown.
+        path: String,
+        /// The limit.
+        limit: u64,
+    },
+    /// An archive holds more than [`BundleLimits::max_archive_members`].
+    #[error(
+        "archive \"{path}\" holds more than {limit} members, the limit per archive; send its files unpacked"
+    )]
+    TooManyMembers {
+        /// The bundle's archive, as shown.
+        path: String,
+        /// The limit.
+        limit: usize,
+    },
+    /// Archives nested deeper than [`BundleLimits::max_archive_depth`].
+    #[error("archive \"{path}\" is nested more than {limit} archives deep; send the inner archive unpacked")]
+    ArchiveTooDeep {
+        /// The nested archive, as `archive!member`, as shown.
+        path: String,
+        /// The limit.
+        limit: usize,
     },
 }
 

@@ -64,7 +64,7 @@ fn is_drive(segment: &str) -> bool {
 }
 
 /// The path as a reason may show it: escaped, at most 120 characters.
-pub(super) fn shown(path: &str) -> String {
+pub(crate) fn shown(path: &str) -> String {
     const MAX: usize = 120;
     let mut out: String = path.chars().take(MAX).flat_map(char::escape_default).collect();
     if path.chars().nth(MAX).is_some() {

@@ -168,16 +168,8 @@ fn check_one(
     // Stage 3: safety.
     let report = settings.scanner.scan(body);
     notes.findings = report.findings;
-    let findings = &notes.findings;
-    let blocking: Vec<&Finding> = findings.iter().filter(|f| f.severity >= settings.threshold).collect();
-    if let Some(&worst) = blocking.iter().reduce(|a, b| if b.severity > a.severity { b } else { a }) {
-        let more = match blocking.len() - 1 {
-            0 => String::new(),
-            n => format!(" and {n} more"),
-        };
-        let detail =
-            format_args!("{} ({}, line {}){more}", worst.rule_id, severity_label(worst.severity), worst.line);
-        return Err(Refusal::new(Prefix::Safety, detail));
+    if let Some(refusal) = safety_refusal(&notes.findings, settings.threshold) {
+        return Err(refusal);
     }
 
     // Stage 4: accept policy, loops, and the name the skill presents itself under.
@@ -206,6 +198,21 @@ fn check_one(
 
     let rebuilt = rebuilt_body.map(|body| Rebuilt { hash: integrity::body_hash(&body), body });
     Ok(Admitted { rebuilt })
+}
+
+/// The refusal for the findings at or above `threshold` (`SPEC.md`
+/// §7.7.2): the most severe named (the last of equals), with its file
+/// when it is in a bundle file other than `SKILL.md` (§12.5.5).
+pub(super) fn safety_refusal(findings: &[Finding], threshold: Severity) -> Option<Refusal> {
+    let blocking: Vec<&Finding> = findings.iter().filter(|f| f.severity >= threshold).collect();
+    let &worst = blocking.iter().reduce(|a, b| if b.severity > a.severity { b } else { a })?;
+    let more = match blocking.len() - 1 {
+        0 => String::new(),
+        n => format!(" and {n} more"),
+    };
+    let file = worst.file.as_deref().map(|f| format!("{} ", crate::bundle::shown(f))).unwrap_or_default();
+    let (id, severity, line) = (&worst.rule_id, severity_label(worst.severity), worst.line);
+    Some(Refusal::new(Prefix::Safety, format_args!("{id} ({severity}, {file}line {line}){more}")))
 }
 
 /// Size and range checks on the packet's fields other than the body; a

@@ -7,7 +7,9 @@
 //!    [0, 1], frontmatter (rebuilt from skillName/skillDescription when the
 //!    body has none), body length and size limits, a bundle's listing
 //!    ([`check_packet`](crate::bundle::check_packet));
-//! 3. **safety** — the [`Scanner`](crate::scan::Scanner) at the policy's threshold;
+//! 3. **safety** — the [`Scanner`](crate::scan::Scanner) at the policy's threshold
+//!    (a bundle's other files are scanned once held, after the merge:
+//!    [`PacketDecision::apply_bundle_scan`]);
 //! 4. **accept policy** — [`AcceptPolicy::accept`], then the loop check (our
 //!    own instance on the packet's path) and the frontmatter name check;
 //! 5. **resolution** — against the store view and the other packets of the
@@ -44,6 +46,12 @@ pub use checks::{
 };
 pub use receive::{DEFAULT_TRUST, receive};
 pub(crate) use refusal::pending;
+
+/// The safety refusal of a bundle's findings at `threshold`, if any
+/// ([`safety_refusal`](checks::safety_refusal)), as a decision.
+pub(crate) fn safety_decision(findings: &[Finding], threshold: crate::scan::Severity) -> Option<Decision> {
+    checks::safety_refusal(findings, threshold).map(Decision::from)
+}
 pub use warning::{DESCRIPTION_GUIDELINE_CHARS, PacketWarning};
 
 use crate::policy::AcceptPolicy;
@@ -189,6 +197,23 @@ pub struct PacketDecision {
     /// What is worth telling the sender and the operator about a packet
     /// that was not refused for it (`SPEC.md` §7.10.5).
     pub warnings: Vec<PacketWarning>,
+}
+
+impl PacketDecision {
+    /// Folds the scan of the bundle's held files ([`scan_bundle`](crate::bundle::scan_bundle))
+    /// into an installing decision (`SPEC.md` §12.9.4): its findings join
+    /// the audit, and its refusal, if any, replaces the decision. Other
+    /// decisions install nothing and stay as they are. Count the outcome
+    /// with [`tally`] afterwards.
+    pub fn apply_bundle_scan(&mut self, scan: crate::bundle::BundleScan) {
+        if !self.decision.installs() {
+            return;
+        }
+        self.findings.extend(scan.report.findings);
+        if let Some(refusal) = scan.refusal {
+            self.decision = refusal;
+        }
+    }
 }
 
 /// Everything a merge decided.

@@ -201,6 +201,15 @@ fn runs(line: &str) -> Vec<(&str, usize)> {
     out
 }
 
+/// The scripts of the skill's own folder that `text` runs or sources, as
+/// written (`./setup.sh`, `{baseDir}/scripts/fill.py`), each with the
+/// 0-based index of its line: what a bundle must contain (`bundle::scan`).
+pub(crate) fn scripts_run(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    text.split('\n')
+        .enumerate()
+        .flat_map(|(index, line)| runs(line).into_iter().map(move |(p, _)| (index, p)))
+}
+
 /// Whether the body shows the file's content, or writes it, or fetches it
 /// (which the `remote` family judges): a line other than `run` naming it
 /// opens a code block or is the first line of one (a comment naming the

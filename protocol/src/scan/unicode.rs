@@ -206,6 +206,7 @@ pub(super) fn clean_line(line: &str, index: usize, out: &mut String, findings: &
             severity: kind.severity(),
             line: index + 1,
             excerpt: text,
+            file: None,
         });
     }
 }

@@ -11,6 +11,10 @@ mod merge_properties;
 mod spec_vectors;
 // bundle_vectors: the bundle digest and content vectors of SPEC.md §12 (the merge ones are in spec_vectors).
 mod bundle_vectors;
+// bundle_scan: the bundle scan against bundle-scan.json, and a clean generated 5 MB folder.
+mod bundle_scan;
+// generated_bundle: a clean skill folder of a given size (also the scan bench's).
+mod generated_bundle;
 // scan_corpus: recall and false-positive rate of the safety scanner on the labeled corpus.
 mod scan_corpus;
 // fuzz_regressions: inputs kept from cargo-fuzz replayed through the fuzz targets' checks (fuzz/src/lib.rs).

@@ -39,6 +39,8 @@ const FILES: &[&str] = &[
     // Checked in bundle_vectors.rs.
     "bundle-digest.json",
     "bundle-content.json",
+    // Checked in bundle_scan.rs.
+    "bundle-scan.json",
 ];
 
 fn vectors_dir() -> PathBuf {

@@ -53,6 +53,7 @@ pub(super) fn outer(id: &str, inner: &Finding, r: LineRef) -> Finding {
         severity: inner.severity,
         line: r.index + 1,
         excerpt,
+        file: None,
     }
 }
 

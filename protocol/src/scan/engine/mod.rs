@@ -145,6 +145,7 @@ pub(super) fn finding(
         severity,
         line: line.index + 1,
         excerpt: rule::excerpt(text, at),
+        file: None,
     }
 }
 
@@ -692,6 +693,7 @@ impl Engine {
                     severity,
                     line: line.index + 1,
                     excerpt,
+                    file: None,
                 });
             }
         }

@@ -421,6 +421,7 @@ fn report(para: &Paragraph, at: usize, sentence: &str, out: &mut Vec<Finding>) {
             severity,
             line: line.index + 1,
             excerpt: rule::excerpt(sentence, f.at),
+            file: None,
         });
     }
 }
