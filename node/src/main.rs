@@ -4,6 +4,7 @@
 
 mod cli;
 mod commands;
+mod logging;
 
 use std::process::ExitCode;
 
@@ -12,18 +13,7 @@ use commands::tell;
 
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                // The cron scheduler logs every job it creates at info.
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,tokio_cron_scheduler=warn")),
-        )
-        .with_writer(std::io::stderr)
-        // A log that cannot be written (a full disk, a closed stderr) must not
-        // stop the node: tracing's fallback would report it with eprintln!,
-        // which panics when stderr fails.
-        .log_internal_errors(false)
-        .init();
+    logging::init(commands::log_format(&cli.global));
     match commands::run(cli) {
         Ok(code) => code,
         Err(e) => {

@@ -70,6 +70,14 @@ pub(crate) fn resolved(global: &crate::cli::GlobalArgs, serve: Flags) -> anyhow:
     Ok(Resolved::load(&sources)?)
 }
 
+/// The log format the settings name, read before the log starts (so before
+/// the command resolves them itself). Settings that do not resolve give
+/// `text`: the command reports their error.
+pub(crate) fn log_format(global: &crate::cli::GlobalArgs) -> crate::logging::Format {
+    let resolved = resolved(global, Flags::default()).ok();
+    crate::logging::Format::named(resolved.as_ref().and_then(|r| r.text("log.format")))
+}
+
 /// Where a write command sends its change.
 pub(crate) enum Target {
     /// The server running on the data folder, through its `/v1/` API.

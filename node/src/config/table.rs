@@ -234,6 +234,8 @@ pub static KEYS: &[Key] = &[
         "frontmatter keys treated as grants besides `allowed-tools` and `hooks` (at most 64, each 1–64 letters, digits, `-`, `_`)"),
     key("policy", "permissions_trust", Share, Some("0.9"), "ECP_POLICY_PERMISSIONS_TRUST", None,
         "the trust a configured peer needs for its own skills to keep their grants under `keep-from-trusted`"),
+    key("log", "format", Choice(&["text", "json"]), Some("text"), "ECP_LOG_FORMAT", global("log-format"),
+        "how log lines on stderr are written: `text` for people (coloured on a terminal unless `NO_COLOR` is set), `json` one object per line for collectors"),
     key("tls", "cert", Path, None, "ECP_TLS_CERT", serve("tls-cert"),
         "serve HTTPS with this certificate chain (PEM, leaf first); none: plain HTTP"),
     key("tls", "key", Path, None, "ECP_TLS_KEY", serve("tls-key"),
