@@ -56,3 +56,5 @@ mod tls;
 mod health;
 // unwritable_log: a node whose stderr is a full disk keeps serving and exits cleanly.
 mod unwritable_log;
+// logs: what a real node writes to stderr — decision lines, floods counted, JSON, colour, noise, a dead peer said once (#16).
+mod logs;
