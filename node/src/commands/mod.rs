@@ -100,17 +100,26 @@ pub(crate) fn write_target(config: &Config, init: bool) -> anyhow::Result<Target
 /// and must not make a new node with a new identity there.
 pub(crate) fn open_library(config: &Config, init: bool) -> anyhow::Result<Library> {
     let data = config.data_dir.display();
-    if !init && !config.data_dir.exists() {
+    let exists = ecp_node::data_lock::data_folder_exists(&config.data_dir).map_err(anyhow::Error::msg)?;
+    if !init && !exists {
         bail!(
             "the data folder {data} does not exist; pass --data DIR with the folder `ecp-node serve` uses, or \
              create a new node there with `ecp-node serve` or by adding --init to this command"
         );
     }
-    if !init && !config.data_dir.join(ecp_node::store::DB_FILE).is_file() {
-        bail!(
-            "{data} holds no ecp-node data; pass --data DIR with the folder `ecp-node serve` uses, or add --init \
-             to make a new node there"
-        );
+    let db = config.data_dir.join(ecp_node::store::DB_FILE);
+    match std::fs::metadata(&db) {
+        Ok(meta) if meta.is_file() => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            if !init {
+                bail!(
+                    "{data} holds no ecp-node data; pass --data DIR with the folder `ecp-node serve` uses, or add \
+                     --init to make a new node there"
+                );
+            }
+        }
+        Ok(_) => bail!("{} is not a file; it must be the node's database (see --data)", db.display()),
+        Err(e) => bail!("cannot read {}: {e}; check the data folder's permissions (see --data)", db.display()),
     }
     // The peers' trust decides which received skills keep their grants.
     let peers = match &config.peers_file {
@@ -127,5 +136,5 @@ pub(crate) fn open_library(config: &Config, init: bool) -> anyhow::Result<Librar
                 .with_sharing(ecp_node::sharing::Sharing::new(config.sharing.clone()))
                 .with_permissions(config.permission_policy(&peers))
         })
-        .with_context(|| format!("cannot open the node's data in {data} (see --data)"))
+        .with_context(|| format!("cannot open the node's database {} (see --data)", db.display()))
 }

@@ -58,3 +58,5 @@ mod health;
 mod unwritable_log;
 // logs: what a real node writes to stderr — decision lines, floods counted, JSON, colour, noise, a dead peer said once (#16).
 mod logs;
+// errors: start-up errors said once, naming the path; node.toml line and column; [peer] for [[peer]]; --listen localhost:PORT.
+mod errors;
