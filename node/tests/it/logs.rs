@@ -22,7 +22,7 @@ const SOON: Duration = Duration::from_secs(30);
 pub(super) struct Logged {
     child: Child,
     tmp: TempDir,
-    url: String,
+    pub(super) url: String,
 }
 
 impl Logged {
@@ -73,7 +73,7 @@ impl Logged {
     }
 
     /// POSTs `body` to `/ecp/skills`; the status.
-    fn push(&self, body: &[u8]) -> u16 {
+    pub(super) fn push(&self, body: &[u8]) -> u16 {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         runtime.block_on(async {
             reqwest::Client::builder()

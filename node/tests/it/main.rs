@@ -60,3 +60,5 @@ mod unwritable_log;
 mod logs;
 // errors: start-up errors said once, naming the path; node.toml line and column; [peer] for [[peer]]; --listen localhost:PORT.
 mod errors;
+// pull_cli: `ecp-node pull` by hand — held back over the limits, exit 0 and when the rest comes.
+mod pull_cli;
