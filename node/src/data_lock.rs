@@ -81,7 +81,9 @@ pub fn data_folder_exists(data_dir: &Path) -> Result<bool, String> {
             "the data folder {shown} is a file, not a folder; pass --data DIR with the folder `ecp-node serve` uses"
         )),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
-        Err(e) => Err(format!("cannot read the data folder {shown}: {e}; check the path and its permissions")),
+        Err(e) => {
+            Err(format!("cannot read the data folder {shown}: {e}; check the path and its permissions"))
+        }
     }
 }
 

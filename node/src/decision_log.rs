@@ -88,8 +88,13 @@ impl Decision {
     /// worth refusing for, one INFO line otherwise. The one function every
     /// decision line goes through.
     pub fn log(&self) {
-        let (skill, origin, sender, peer, reason) =
-            (quote(&self.skill), quote(&self.origin), quote(&self.sender), quote(&self.peer), quote(&self.reason));
+        let (skill, origin, sender, peer, reason) = (
+            quote(&self.skill),
+            quote(&self.origin),
+            quote(&self.sender),
+            quote(&self.peer),
+            quote(&self.reason),
+        );
         let (decision, stage) = (self.verdict.name(), self.stage);
         match &self.finding {
             Some(f) => tracing::warn!(
@@ -97,7 +102,9 @@ impl Decision {
                 rule = %f.rule_id, severity = %format!("{:?}", f.severity).to_ascii_lowercase(), line = f.line,
                 "{}", self.message()
             ),
-            None => tracing::info!(%skill, %origin, %sender, %peer, %decision, %stage, %reason, "{}", self.message()),
+            None => {
+                tracing::info!(%skill, %origin, %sender, %peer, %decision, %stage, %reason, "{}", self.message())
+            }
         }
     }
 

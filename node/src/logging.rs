@@ -40,7 +40,9 @@ pub(crate) fn init(format: Format) {
         .log_internal_errors(false);
     match format {
         Format::Text => builder.with_ansi(colours()).init(),
-        Format::Json => builder.json().flatten_event(true).with_current_span(false).with_span_list(false).init(),
+        Format::Json => {
+            builder.json().flatten_event(true).with_current_span(false).with_span_list(false).init()
+        }
     }
 }
 

@@ -46,9 +46,13 @@ mod tests {
     #[test]
     fn a_cause_repeated_by_the_errors_above_it_is_said_once() {
         let io = std::io::Error::new(std::io::ErrorKind::NotFound, "No such file or directory (os error 2)");
-        let error = anyhow::Error::new(io).context("cannot read peers file nope.toml: No such file or directory (os error 2)");
+        let error = anyhow::Error::new(io)
+            .context("cannot read peers file nope.toml: No such file or directory (os error 2)");
         let error = error.context("cannot start");
-        assert_eq!(said_once(&error), "cannot start: cannot read peers file nope.toml: No such file or directory (os error 2)");
+        assert_eq!(
+            said_once(&error),
+            "cannot start: cannot read peers file nope.toml: No such file or directory (os error 2)"
+        );
         let fresh = anyhow::anyhow!("disk full").context("cannot write x");
         assert_eq!(said_once(&fresh), "cannot write x: disk full");
     }

@@ -20,7 +20,7 @@ use ecp_protocol::MergeResult;
 use serde_json::json;
 
 use super::output::{Table, emit, emit_json, one_line, tell, time};
-use crate::cli::{GlobalArgs, PeerArgs};
+use crate::cli::{GlobalArgs, PeerArgs, PullArgs, SyncArgs};
 
 /// The peers file of `--peers`, if given.
 fn peers_file(config: &Config) -> anyhow::Result<Option<PeersConfig>> {
@@ -79,8 +79,9 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     Ok(tokio::runtime::Builder::new_multi_thread().enable_all().build()?)
 }
 
-pub(crate) fn pull(global: &GlobalArgs, args: PeerArgs) -> anyhow::Result<ExitCode> {
-    let config = super::resolve(global, Flags::default())?;
+pub(crate) fn pull(global: &GlobalArgs, args: PullArgs) -> anyhow::Result<ExitCode> {
+    let config = super::resolve(global, args.merge.0)?;
+    let args = args.peer;
     let peers = peers_file(&config)?;
     let spec = peer_of(&config, peers.as_ref(), &args)?;
     let library = super::open_library(&config, global.init)?;
@@ -88,7 +89,9 @@ pub(crate) fn pull(global: &GlobalArgs, args: PeerArgs) -> anyhow::Result<ExitCo
     let report = match runtime()?.block_on(federation::pull(&ctx, &spec)) {
         // Installing what fits and holding the rest back is the limits
         // working, not a failure: the next pull fetches the rest.
-        Err(SyncFailure { error: SyncError::OriginLimit(held), .. }) => return held_back(&spec, &held, args.json),
+        Err(SyncFailure { error: SyncError::OriginLimit(held), .. }) => {
+            return held_back(&spec, &held, args.json);
+        }
         pulled => pulled.with_context(|| format!("pull from {} failed", spec.url))?,
     };
     if args.json {
@@ -103,7 +106,9 @@ pub(crate) fn pull(global: &GlobalArgs, args: PeerArgs) -> anyhow::Result<ExitCo
 fn held_back(spec: &PeerSpec, held: &HeldBack, json: bool) -> anyhow::Result<ExitCode> {
     let (count, wait) = (held.count(), held.retry_after());
     if json {
-        emit_json(&json!({ "url": spec.url, "result": held.merged, "heldBack": count, "retryAfterSeconds": wait }))?;
+        emit_json(
+            &json!({ "url": spec.url, "result": held.merged, "heldBack": count, "retryAfterSeconds": wait }),
+        )?;
     } else {
         emit(&format!(
             "pulled {}: {}; held back {count}, next round in {}: over the per-origin or per-sender limits \
@@ -142,8 +147,9 @@ pub(crate) fn push(global: &GlobalArgs, args: PeerArgs) -> anyhow::Result<ExitCo
     Ok(ExitCode::SUCCESS)
 }
 
-pub(crate) fn sync(global: &GlobalArgs, json: bool) -> anyhow::Result<ExitCode> {
-    let config = super::resolve(global, Flags::default())?;
+pub(crate) fn sync(global: &GlobalArgs, args: SyncArgs) -> anyhow::Result<ExitCode> {
+    let config = super::resolve(global, args.merge.0)?;
+    let json = args.json.json;
     let Some(peers) = peers_file(&config)? else {
         bail!("sync needs the peers file: pass --peers FILE (or set ECP_PEERS)");
     };

@@ -48,7 +48,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Health(args) => health::run(&cli.global, *args),
         Command::Pull(args) => federation::pull(&cli.global, args),
         Command::Push(args) => federation::push(&cli.global, args),
-        Command::Sync(flag) => federation::sync(&cli.global, flag.json),
+        Command::Sync(args) => federation::sync(&cli.global, args),
         Command::Peers(flag) => federation::peers(&cli.global, flag.json),
         Command::Config(command) => config::run(&cli.global, command),
     }
@@ -119,7 +119,9 @@ pub(crate) fn open_library(config: &Config, init: bool) -> anyhow::Result<Librar
             }
         }
         Ok(_) => bail!("{} is not a file; it must be the node's database (see --data)", db.display()),
-        Err(e) => bail!("cannot read {}: {e}; check the data folder's permissions (see --data)", db.display()),
+        Err(e) => {
+            bail!("cannot read {}: {e}; check the data folder's permissions (see --data)", db.display())
+        }
     }
     // The peers' trust decides which received skills keep their grants.
     let peers = match &config.peers_file {

@@ -242,9 +242,10 @@ impl Resolved {
                 (key.default.map(|d| Raw::Texts(vec![Text::Plain(d.to_owned())])), Source::Default)
             };
             let value = match raw {
-                Some(raw) => {
-                    Some(read(key, raw, source).map_err(|message| invalid_at(key, source, at.as_deref(), message))?)
-                }
+                Some(raw) => Some(
+                    read(key, raw, source)
+                        .map_err(|message| invalid_at(key, source, at.as_deref(), message))?,
+                ),
                 None => None,
             };
             settings.push(Setting { key, value, source, at });
@@ -384,11 +385,17 @@ impl FileValues {
             .map_err(|source| ConfigError::Read { path: path.into(), source })?;
         let table: toml::Table = toml::from_str(&text).map_err(|e| ConfigError::Parse {
             path: path.into(),
-            message: format!("{}: {}", line_column(&text, e.span().map_or(0, |s| s.start)), e.message().trim()),
+            message: format!(
+                "{}: {}",
+                line_column(&text, e.span().map_or(0, |s| s.start)),
+                e.message().trim()
+            ),
         })?;
         let mut out = FileValues { places: Places::of(path, &text), ..FileValues::default() };
-        let parse_error =
-            |id: &str, message: String| ConfigError::Parse { path: path.into(), message: out.places.said(id, message) };
+        let parse_error = |id: &str, message: String| ConfigError::Parse {
+            path: path.into(),
+            message: out.places.said(id, message),
+        };
         let mut values = BTreeMap::new();
         let (mut folders, mut keys) = (Vec::new(), Vec::new());
         for (name, value) in table {
@@ -397,18 +404,20 @@ impl FileValues {
                 ("folder" | "key", toml::Value::Table(_)) => {
                     return Err(parse_error(
                         &name,
-                        format!("[{name}] is one table; write [[{name}]] (two brackets) above each {name}'s keys"),
+                        format!(
+                            "[{name}] is one table; write [[{name}]] (two brackets) above each {name}'s keys"
+                        ),
                     ));
                 }
                 ("folder", value) => {
-                    folders = value
-                        .try_into()
-                        .map_err(|e: toml::de::Error| parse_error(&name, format!("[[folder]]: {}", e.message())))?;
+                    folders = value.try_into().map_err(|e: toml::de::Error| {
+                        parse_error(&name, format!("[[folder]]: {}", e.message()))
+                    })?;
                 }
                 ("key", value) => {
-                    keys = value
-                        .try_into()
-                        .map_err(|e: toml::de::Error| parse_error(&name, format!("[[key]]: {}", e.message())))?;
+                    keys = value.try_into().map_err(|e: toml::de::Error| {
+                        parse_error(&name, format!("[[key]]: {}", e.message()))
+                    })?;
                 }
                 (_, toml::Value::Table(entries)) if is_section => {
                     for (entry, value) in entries {
@@ -420,7 +429,10 @@ impl FileValues {
                     }
                 }
                 (_, _) if is_section => {
-                    return Err(parse_error(&name, format!("{name} must be a table: write [{name}] above its keys")));
+                    return Err(parse_error(
+                        &name,
+                        format!("{name} must be a table: write [{name}] above its keys"),
+                    ));
                 }
                 (_, value) if KEYS.iter().any(|k| k.section.is_empty() && k.name == name) => {
                     values.insert(name, value);
@@ -576,7 +588,11 @@ fn address(text: &str) -> Result<SocketAddr, String> {
         return Err(format!("{text:?} is not an address with a port, {example}"));
     };
     let found: Vec<SocketAddr> = std::net::ToSocketAddrs::to_socket_addrs(text)
-        .map_err(|e| format!("cannot resolve the host {host:?} of {text:?}: {e}; give an address with a port, {example}"))?
+        .map_err(|e| {
+            format!(
+                "cannot resolve the host {host:?} of {text:?}: {e}; give an address with a port, {example}"
+            )
+        })?
         .collect();
     found.iter().find(|a| a.is_ipv4()).or(found.first()).copied().ok_or_else(|| {
         format!("the host {host:?} of {text:?} has no address (port {port}); give an address with a port, {example}")

@@ -14,9 +14,9 @@ use ecp_protocol::{
 };
 
 use super::hold_back::{admit, installs_by_origin, new_by_sender};
-use crate::decision_log::{self, Decisions, Verdict};
 use super::review::{IntakeMode, settle};
 use super::{Limits, Sender};
+use crate::decision_log::{self, Decisions, Verdict};
 use crate::store::origin_limits::{Per, unix_now};
 use crate::store::{Change, OriginExcess, OriginLimited, Refusal, Source, Store, StoreError, Tx};
 
@@ -176,7 +176,13 @@ fn over_limit(e: &OriginExcess, sender: &Sender, verdict: Verdict, reason: Strin
 }
 
 /// The decision log's account of one applied decision.
-fn logged(d: &PacketDecision, sender: &Sender, verdict: Verdict, stage: &'static str, reason: &str) -> decision_log::Decision {
+fn logged(
+    d: &PacketDecision,
+    sender: &Sender,
+    verdict: Verdict,
+    stage: &'static str,
+    reason: &str,
+) -> decision_log::Decision {
     decision_log::Decision {
         skill: d.packet.skill_name.clone(),
         origin: d.packet.origin_instance.clone(),

@@ -93,7 +93,10 @@ fn node_toml_errors_give_the_line_and_column() {
             "limits.max_packets: string is not a whole number (config file node.toml, line 3, column 1)",
         ),
         ("[limits]\n\nmax_pakets = 5\n", "is invalid: line 3, column 1: unknown key [limits] max_pakets"),
-        ("[folder]\npath = \"x\"\n", "line 1, column 2: [folder] is one table; write [[folder]] (two brackets)"),
+        (
+            "[folder]\npath = \"x\"\n",
+            "line 1, column 2: [folder] is one table; write [[folder]] (two brackets)",
+        ),
     ];
     for (text, said) in cases {
         std::fs::write(tmp.path().join("node.toml"), text).unwrap();

@@ -63,7 +63,8 @@ impl Logged {
     pub(super) fn lines(&self, n: usize, matches: impl Fn(&str) -> bool) -> Vec<String> {
         let deadline = Instant::now() + SOON;
         loop {
-            let found: Vec<String> = self.stderr().lines().filter(|l| matches(l)).map(str::to_owned).collect();
+            let found: Vec<String> =
+                self.stderr().lines().filter(|l| matches(l)).map(str::to_owned).collect();
             if found.len() >= n {
                 return found;
             }
@@ -116,7 +117,8 @@ fn wait_for_server(data: &Path, child: &Child) -> String {
     let deadline = Instant::now() + SOON;
     loop {
         let info = std::fs::read(data.join("server.json")).ok();
-        let found = info.and_then(|t| serde_json::from_slice::<Value>(&t).ok()).filter(|i| i["pid"] == child.id());
+        let found =
+            info.and_then(|t| serde_json::from_slice::<Value>(&t).ok()).filter(|i| i["pid"] == child.id());
         if let Some(found) = found {
             return found["url"].as_str().expect("a url").to_owned();
         }
@@ -153,10 +155,16 @@ fn a_push_logs_one_line_per_packet_with_its_decision_stage_and_reason_and_no_col
     assert!(accepted.contains(" INFO ") && accepted.contains("skill accepted"), "{accepted}");
     assert!(accepted.contains("decision=new stage=merge reason=confidence 0.54"), "{accepted}");
     let integrity = line_of(&lines, "tampered-skill");
-    assert!(integrity.contains(" INFO ") && integrity.contains("decision=refused stage=integrity"), "{integrity}");
+    assert!(
+        integrity.contains(" INFO ") && integrity.contains("decision=refused stage=integrity"),
+        "{integrity}"
+    );
     assert!(integrity.contains("reason=integrity failed: integrityHash does not match"), "{integrity}");
     let policy = line_of(&lines, "low-confidence");
-    assert!(policy.contains("decision=refused stage=policy reason=rejected by policy: confidence 0.5"), "{policy}");
+    assert!(
+        policy.contains("decision=refused stage=policy reason=rejected by policy: confidence 0.5"),
+        "{policy}"
+    );
     let scan = line_of(&lines, "cleanup");
     assert!(scan.contains(" WARN ") && scan.contains("decision=refused stage=safety"), "{scan}");
     assert!(scan.contains("rule=exec.pipe-to-shell severity=critical line=4"), "{scan}");
@@ -243,7 +251,10 @@ fn a_skill_the_scan_flags_imported_from_the_agents_folder_is_a_warning_and_a_cle
     assert!(evil.contains("sender=skills-folder peer=local decision=new stage=import"), "{evil}");
     assert!(evil.contains("rule=exec.pipe-to-shell severity=critical"), "{evil}");
     let clean = line_of(&lines, "clean");
-    assert!(clean.contains(" INFO ") && clean.contains("decision=new stage=import reason=confidence 0.8"), "{clean}");
+    assert!(
+        clean.contains(" INFO ") && clean.contains("decision=new stage=import reason=confidence 0.8"),
+        "{clean}"
+    );
     for line in &lines {
         assert!(!line.contains(skills.to_str().unwrap()), "an absolute path in a decision line: {line}");
     }
@@ -269,7 +280,10 @@ fn a_pull_logs_its_decisions_naming_the_peer() {
     // Stored by A at 0.9 × 0.6: below the 0.6 B accepts.
     let refused = line_of(&lines, "git-bisect-regression");
     assert!(refused.contains(&peer) && refused.contains(" origin=alice-laptop "), "{refused}");
-    assert!(refused.contains("decision=refused stage=policy reason=rejected by policy: confidence 0.54"), "{refused}");
+    assert!(
+        refused.contains("decision=refused stage=policy reason=rejected by policy: confidence 0.54"),
+        "{refused}"
+    );
     let accepted = line_of(&lines, "sure-thing");
     assert!(accepted.contains(&peer) && accepted.contains(" origin=pusher "), "{accepted}");
     assert!(accepted.contains("decision=new stage=merge reason=confidence 0.6"), "{accepted}");
@@ -290,7 +304,10 @@ fn a_peer_that_is_down_is_warned_about_once_per_direction_over_many_rounds() {
     node.lines(4, |l| l.contains("pull failed") && l.contains("Connection refused"));
     let stderr = node.stop();
     let warned = |what: &str| {
-        stderr.lines().filter(|l| l.contains(" WARN ") && l.contains(what) && l.contains("Connection refused")).count()
+        stderr
+            .lines()
+            .filter(|l| l.contains(" WARN ") && l.contains(what) && l.contains("Connection refused"))
+            .count()
     };
     assert_eq!(warned("pull failed"), 1, "{stderr}");
     assert!(warned("push failed") <= 1, "{stderr}");
