@@ -164,9 +164,13 @@ pub fn run(settings: &Settings) -> Result<Report, RunError> {
     let first = target
         .send(reqwest::Method::GET, "/ecp/manifest", &[], None, &Sign::Auto)
         .map_err(|e| RunError::Unreachable(e.to_string()))?;
-    // Without credentials every check of a node that requires them would
-    // fail for that one reason: say it once instead.
-    if matches!(first.status, 401 | 403) && !target.has_secret() && settings.keys.is_empty() {
+    // Without credentials every check that needs none would fail for that
+    // one reason: say it once instead. (Checks that need credentials skip.)
+    let uncredentialed = !target.has_secret() && settings.keys.is_empty();
+    if matches!(first.status, 401 | 403)
+        && uncredentialed
+        && selected.iter().any(|c| c.needs == Needs::Nothing)
+    {
         return Err(RunError::Usage(
             "this node requires authentication: pass --secret or --key-id/--key-secret".into(),
         ));

@@ -143,7 +143,8 @@ impl Decisions {
 
     /// Logs the decisions: the first [`LINES_PER_UPDATE`] one by one, then
     /// one summary line counting the rest per decision and stage (WARN when
-    /// the scan refused any of them).
+    /// the scan refused any of them). Every decision the node makes about a
+    /// packet passes through here once, after it is committed.
     pub fn log(self) {
         let mut rest: BTreeMap<(Verdict, &'static str), u64> = BTreeMap::new();
         let mut flagged = false;

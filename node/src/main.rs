@@ -1,6 +1,7 @@
 //! The `ecp-node` binary: parse the command line, run the command, turn the
 //! outcome into an exit code (0 success, 1 a check found something —
-//! `skill scan` — 2 an error). Errors print with their whole cause chain.
+//! `skill scan` — 2 an error). Errors print with their whole cause chain,
+//! each part once. The log is set up in `logging`.
 
 mod cli;
 mod commands;

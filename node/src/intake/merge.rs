@@ -2,7 +2,8 @@
 //! what the per-origin and per-sender limits do not admit, set withdrawals
 //! aside for the deletion guard when asked to, apply the rest — installs,
 //! quarantine, audit, the limits' counters — and bring the quarantine back
-//! under its caps, in one store transaction.
+//! under its caps, in one store transaction; then log each decision
+//! ([`crate::decision_log`]).
 
 use std::collections::HashMap;
 
@@ -134,9 +135,16 @@ pub fn merge(
         excess.extend(tx.origin_excess(Per::Sender, &limits.sender, &by_sender, at)?);
         if !excess.is_empty() && on_excess == OnExcess::Refuse {
             // Nothing is applied: the refusal of the whole update is the decision.
+            let mut refused = Decisions::default();
             for e in &excess {
-                over_limit(e, sender, Verdict::Refused, format!("the whole update is refused: {e}")).log();
+                refused.push(over_limit(
+                    e,
+                    sender,
+                    Verdict::Refused,
+                    format!("the whole update is refused: {e}"),
+                ));
             }
+            refused.log();
             return Err(OriginLimited { excess }.into());
         }
         let admitted = admit(outcome, &excess);

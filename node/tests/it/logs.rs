@@ -238,6 +238,34 @@ fn a_flood_is_logged_line_by_line_up_to_100_decisions_of_an_update_then_counted(
 }
 
 #[test]
+fn a_push_refused_whole_over_an_origin_limit_and_a_pull_holding_back_each_say_so() {
+    let node = Logged::start(&["--origin-limit-hour", "2"], &[]);
+    let three =
+        serde_json::to_vec(&update_from("busy", &[("one", 1.0), ("two", 1.0), ("three", 1.0)])).unwrap();
+    assert_eq!(node.push(&three), 429);
+    let lines = node.lines(1, |l| l.contains("stage=origin-limit"));
+    assert!(
+        lines[0].contains("skill=* origin=busy sender=busy peer=addr:127.0.0.1 decision=refused"),
+        "{lines:?}"
+    );
+    assert!(lines[0].contains("reason=the whole update is refused"), "{lines:?}");
+    let two = serde_json::to_vec(&update_from("busy", &[("one", 1.0), ("two", 1.0)])).unwrap();
+    assert_eq!(node.push(&two), 200);
+    let tmp = tempfile::tempdir().unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_ecp-node"))
+        .args(["pull", &node.url, "--trust", "1.0", "--init", "--origin-limit-hour", "1", "--data"])
+        .arg(tmp.path().join("b"))
+        .env_clear()
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let held: Vec<&str> = stderr.lines().filter(|l| l.contains("decision=held-back")).collect();
+    assert_eq!(held.len(), 1, "{stderr}");
+    assert!(held[0].contains("skill=* origin=busy") && held[0].contains("stage=origin-limit"), "{stderr}");
+    assert!(held[0].contains("reason=1 of 2 installs held back"), "{stderr}");
+}
+
+#[test]
 fn a_skill_the_scan_flags_imported_from_the_agents_folder_is_a_warning_and_a_clean_one_info() {
     let tmp = tempfile::tempdir().expect("a temporary folder");
     let skills = tmp.path().join("skills");
