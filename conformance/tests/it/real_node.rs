@@ -73,7 +73,8 @@ async fn a_secret_node_without_the_secret_is_not_run_against_and_says_why_once()
     let node = TestNode::with_secret().await;
     let settings = ecp_conformance::Settings::new(node.url());
     let refused = tokio::task::spawn_blocking(move || ecp_conformance::run(&settings)).await.unwrap();
-    let error = refused.err().expect("no run without credentials").to_string();
+    let Err(error) = refused else { panic!("no run without credentials") };
+    let error = error.to_string();
     assert_eq!(error, "this node requires authentication: pass --secret or --key-id/--key-secret");
 }
 
