@@ -4,7 +4,8 @@
 //!
 //! Exit codes: 0 every MUST check of the profile passed (and every SHOULD,
 //! under `--strict`); 1 one failed; 2 the suite could not run (a usage
-//! error, or a target that does not answer at all).
+//! error, a target that does not answer at all, or one that requires
+//! authentication when no credentials were given).
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -36,7 +37,8 @@ Secrets can come from the environment instead of the command line:
 ECP_CONFORMANCE_KEY_SECRET, ECP_CONFORMANCE_SECOND_KEY_SECRET.
 
 Exit codes: 0 every MUST check passed (and every SHOULD, with --strict);
-            1 a check that counts failed; 2 usage error or the target does not answer.";
+            1 a check that counts failed; 2 usage error, the target does not answer,
+            or it requires authentication and no --secret or --key-id/--key-secret was given.";
 
 /// `ecp-conformance`: check an ECP node over HTTP.
 #[derive(Debug, Parser)]

@@ -144,8 +144,9 @@ fn run_id() -> String {
 
 /// Runs the selected checks against the target.
 ///
-/// Fails only when the run cannot happen: a bad flag, or a target that does
-/// not answer `GET /ecp/manifest` at all (any HTTP answer will do). A check
+/// Fails only when the run cannot happen: a bad flag, a target that does
+/// not answer `GET /ecp/manifest` at all (any HTTP answer will do), or one
+/// that answers it 401 or 403 when no credentials were given. A check
 /// that loses its connection later ends in the Error outcome instead.
 pub fn run(settings: &Settings) -> Result<Report, RunError> {
     let selected = select(&settings.only)?;
@@ -160,9 +161,20 @@ pub fn run(settings: &Settings) -> Result<Report, RunError> {
         .map_err(RunError::Usage)?
         .with_keys(settings.keys.clone())
         .with_legacy_refused(settings.no_legacy);
-    target
+    let first = target
         .send(reqwest::Method::GET, "/ecp/manifest", &[], None, &Sign::Auto)
         .map_err(|e| RunError::Unreachable(e.to_string()))?;
+    // Without credentials every check that needs none would fail for that
+    // one reason: say it once instead. (Checks that need credentials skip.)
+    let uncredentialed = !target.has_secret() && settings.keys.is_empty();
+    if matches!(first.status, 401 | 403)
+        && uncredentialed
+        && selected.iter().any(|c| c.needs == Needs::Nothing)
+    {
+        return Err(RunError::Usage(
+            "this node requires authentication: pass --secret or --key-id/--key-secret".into(),
+        ));
+    }
     let started = Instant::now();
     let mut cx = Ctx::new(&target, run_id(), settings.profile);
     let results = selected.into_iter().map(|check| run_one(&mut cx, check)).collect();

@@ -16,7 +16,7 @@ use ecp_node::config::Secret;
 
 mod keys;
 
-pub(crate) use keys::{GlobalKeys, ServeKeys};
+pub(crate) use keys::{GlobalKeys, MergeKeys, ServeKeys};
 
 /// ecp-node — share agent skills with peers over ECP, safely.
 ///
@@ -83,11 +83,11 @@ pub(crate) enum Command {
     /// environment, to find the node as it was started.
     Health(Box<HealthArgs>),
     /// Pull from a peer once: merge what changed there since the last pull.
-    Pull(PeerArgs),
+    Pull(PullArgs),
     /// Push to a peer once: send what changed here since it last acknowledged.
     Push(PeerArgs),
     /// Pull from and push to every peer of the peers file (--peers) now.
-    Sync(JsonFlag),
+    Sync(SyncArgs),
     /// The node's configuration as `serve` would resolve it.
     #[command(subcommand)]
     Config(ConfigCommand),
@@ -167,6 +167,28 @@ pub(crate) struct PeerArgs {
     pub(crate) json: bool,
 }
 
+/// Flags of `pull`: the peer's, and the limits on what the merge installs.
+#[derive(Debug, Args)]
+pub(crate) struct PullArgs {
+    /// The peer.
+    #[command(flatten)]
+    pub(crate) peer: PeerArgs,
+    /// The limits, as `serve` takes them.
+    #[command(flatten)]
+    pub(crate) merge: MergeKeys,
+}
+
+/// Flags of `sync`.
+#[derive(Debug, Args)]
+pub(crate) struct SyncArgs {
+    /// `--json`.
+    #[command(flatten)]
+    pub(crate) json: JsonFlag,
+    /// The limits, as `serve` takes them.
+    #[command(flatten)]
+    pub(crate) merge: MergeKeys,
+}
+
 /// Flags of `health`.
 #[derive(Debug, Args)]
 pub(crate) struct HealthArgs {
@@ -184,6 +206,18 @@ pub(crate) struct ServeArgs {
     /// The flags, from the key table.
     #[command(flatten)]
     pub(crate) keys: ServeKeys,
+    /// The limits on what merges install, which `pull` and `sync` take too.
+    #[command(flatten)]
+    pub(crate) merge: MergeKeys,
+}
+
+impl ServeArgs {
+    /// Every flag given.
+    pub(crate) fn flags(self) -> ecp_node::config::Flags {
+        let mut flags = self.keys.0;
+        flags.extend(self.merge.0);
+        flags
+    }
 }
 
 /// `config …`

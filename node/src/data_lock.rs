@@ -65,6 +65,26 @@ pub enum LockError {
     /// The lock file could not be created or locked.
     #[error("cannot lock {LOCK_FILE} in the data folder: {0}")]
     Io(#[from] std::io::Error),
+    /// The data folder is something else than a folder, or cannot be read.
+    #[error("{0}")]
+    DataFolder(String),
+}
+
+/// Whether `data_dir` is a folder that exists (`Ok(true)`), or is missing
+/// (`Ok(false)`); an error saying what it is otherwise — a file, or
+/// unreadable — and what to do.
+pub fn data_folder_exists(data_dir: &Path) -> Result<bool, String> {
+    let shown = data_dir.display();
+    match std::fs::metadata(data_dir) {
+        Ok(meta) if meta.is_dir() => Ok(true),
+        Ok(_) => Err(format!(
+            "the data folder {shown} is a file, not a folder; pass --data DIR with the folder `ecp-node serve` uses"
+        )),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(e) => {
+            Err(format!("cannot read the data folder {shown}: {e}; check the path and its permissions"))
+        }
+    }
 }
 
 /// The exclusive lock on a data folder, held until dropped; dropping it
@@ -79,6 +99,7 @@ pub struct DataLock {
 impl DataLock {
     /// Locks `data_dir` (creating it) for a server, or says who holds it.
     pub fn acquire(data_dir: &Path) -> Result<DataLock, LockError> {
+        data_folder_exists(data_dir).map_err(LockError::DataFolder)?;
         std::fs::create_dir_all(data_dir)?;
         let file =
             OpenOptions::new().create(true).truncate(false).write(true).open(data_dir.join(LOCK_FILE))?;

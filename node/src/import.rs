@@ -42,10 +42,12 @@ use std::time::Duration;
 
 use ecp_protocol::merge::{MAX_LIST_ITEM_BYTES, MAX_LIST_ITEMS, check_description};
 use ecp_protocol::packet::Origin;
+use ecp_protocol::scan::{DEFAULT_THRESHOLD, Scanner};
 use ecp_protocol::skill_doc::{self, DocError, StructureError, StructureLimits};
 use ecp_protocol::{SkillPacket, Timestamp, integrity};
 use tokio::sync::mpsc;
 
+use crate::decision_log::{self, Decisions, Verdict};
 use crate::deletion_guard::{Marked, Unavailable, check_marker};
 use crate::library::Library;
 use crate::projection::{Projection, SKILL_FILE};
@@ -303,13 +305,20 @@ pub fn import_all(library: &Library) -> ImportReport {
             return report;
         }
     };
-    let mut run =
-        Run { library, decider: &decider, held: &held, present: HashSet::new(), agent: HashMap::new() };
+    let mut run = Run {
+        library,
+        decider: &decider,
+        held: &held,
+        present: HashSet::new(),
+        agent: HashMap::new(),
+        decisions: Decisions::default(),
+    };
     let mut complete = true;
     for (index, folder) in library.sharing().folders().iter().enumerate() {
         complete &= run.folder(index, &folder.path, &mut report);
     }
-    let Run { present, agent, .. } = run;
+    let Run { present, agent, decisions, .. } = run;
+    decisions.log();
     // A folder that cannot be listed says nothing about what the agent deleted.
     match library
         .store()
@@ -386,6 +395,8 @@ struct Run<'a> {
     present: HashSet<String>,
     /// Names with an agent's file, and the folder that holds it.
     agent: HashMap<String, usize>,
+    /// The skills imported, for the decision log.
+    decisions: Decisions,
 }
 
 impl Run<'_> {
@@ -506,12 +517,34 @@ impl Run<'_> {
                 }
             };
             match library.put_local_with(self.decider, &packet, Some(index), Source::SkillsDir) {
-                Ok(true) => report.imported.push(name),
+                Ok(true) => {
+                    let replaced = self.held.get(&name).is_some_and(|r| !r.deprecated);
+                    self.decisions.push(imported(&packet, replaced));
+                    report.imported.push(name);
+                }
                 Ok(false) => report.unchanged += 1,
                 Err(e) => skip(report, format!("cannot store it: {e}")),
             }
         }
         true
+    }
+}
+
+/// The decision log's account of a skill imported from the agent's folder,
+/// with the safety scan's top finding when it flags the skill (peers will
+/// refuse it), as `ecp-node skill add` warns.
+fn imported(packet: &SkillPacket, replaced: bool) -> decision_log::Decision {
+    let report = Scanner::standard().scan(&packet.skill_body);
+    let finding = decision_log::top_finding(&report.findings, DEFAULT_THRESHOLD).cloned();
+    decision_log::Decision {
+        skill: packet.skill_name.clone(),
+        origin: packet.origin_instance.clone(),
+        sender: "skills-folder".to_owned(),
+        peer: "local".to_owned(),
+        verdict: if replaced { Verdict::Updated } else { Verdict::New },
+        stage: "import",
+        reason: format!("confidence {}", packet.confidence),
+        finding,
     }
 }
 

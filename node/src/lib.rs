@@ -10,6 +10,8 @@
 //! - [`library`]: store + projection; the one place through which skills change.
 //! - [`intake`]: the node's merge step — the protocol's decisions plus the
 //!   per-origin limits and quarantine approvals, applied in one store transaction.
+//! - [`decision_log`]: one log line per packet accepted or refused — pushed,
+//!   pulled or imported — in one format, floods summarised.
 //! - [`import`]: the agent's SKILL.md files in the skills folders become local
 //!   skills (at start and on change); deleted ones become tombstones.
 //! - [`deletion_guard`]: a cleared folder cannot delete the mesh's skills —
@@ -48,6 +50,7 @@ pub mod api_token;
 pub mod config;
 pub mod connections;
 pub mod data_lock;
+pub mod decision_log;
 pub mod deletion_guard;
 pub mod discovery;
 pub mod events;

@@ -24,9 +24,17 @@ use crate::store::StoreError;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum StartError {
-    /// The store could not be opened.
+    /// The store failed.
     #[error("cannot open the store: {0}")]
     Store(#[from] StoreError),
+    /// The database file could not be opened.
+    #[error("cannot open the node's database {}: {error} (see --data)", path.display())]
+    Database {
+        /// The database file.
+        path: std::path::PathBuf,
+        /// Why.
+        error: StoreError,
+    },
     /// The listen address could not be bound.
     #[error("cannot listen on {addr}: {source}; is another node running there? choose another with --listen")]
     Bind {
@@ -137,9 +145,11 @@ impl Node {
         }
         let library = {
             let (data, skills) = (config.data_dir.clone(), config.skills_dir.clone());
+            let path = data.join(crate::store::DB_FILE);
             tokio::task::spawn_blocking(move || Library::open(&data, &skills))
                 .await
-                .expect("opening the store does not panic")?
+                .expect("opening the store does not panic")
+                .map_err(|error| StartError::Database { path, error })?
                 .with_limits(config.merge_limits())
                 .with_deletion_guard(config.deletion_guard)
                 .with_intake(config.intake)

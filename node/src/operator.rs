@@ -92,8 +92,7 @@ fn scan_warning(
     report: &ecp_protocol::scan::ScanReport,
     threshold: ecp_protocol::Severity,
 ) -> Option<String> {
-    let worst_severity = report.blocking(threshold).map(|f| f.severity).max()?;
-    let worst = report.findings.iter().find(|f| f.severity == worst_severity)?;
+    let worst = crate::decision_log::top_finding(&report.findings, threshold)?;
     Some(format!(
         "the safety scan flags line {} ({}); peers will refuse this skill — see `ecp-node skill scan`",
         worst.line, worst.rule_id

@@ -118,6 +118,17 @@ async fn a_target_that_does_not_answer_exits_2() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_node_that_requires_authentication_run_without_credentials_exits_2_saying_so_once() {
+    let node = TestNode::with_secret().await;
+    let out = conformance(&["--target", &node.url()]).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let said = "this node requires authentication: pass --secret or --key-id/--key-secret";
+    assert_eq!(stderr.matches(said).count(), 1, "{stderr}");
+    assert!(out.stdout.is_empty(), "{}", stdout(&out));
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_passing_run_exits_0_with_the_json_report_in_its_documented_shape() {
     let node = TestNode::start().await;
     let out = conformance(&[

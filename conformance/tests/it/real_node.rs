@@ -69,12 +69,13 @@ async fn a_fresh_node_passes_ecp_1_1_and_the_ecp_1_2_checks_are_skipped() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_secret_node_without_the_secret_fails_with_a_hint_but_the_run_completes() {
+async fn a_secret_node_without_the_secret_is_not_run_against_and_says_why_once() {
     let node = TestNode::with_secret().await;
-    let report = suite(node.url(), None, Profile::Ecp11).await;
-    let r = report.results.iter().find(|r| r.check.id == "MAN-001").unwrap();
-    assert_eq!(r.outcome, Outcome::Fail);
-    assert!(r.reason.contains("--secret"), "{}", r.reason);
+    let settings = ecp_conformance::Settings::new(node.url());
+    let refused = tokio::task::spawn_blocking(move || ecp_conformance::run(&settings)).await.unwrap();
+    let Err(error) = refused else { panic!("no run without credentials") };
+    let error = error.to_string();
+    assert_eq!(error, "this node requires authentication: pass --secret or --key-id/--key-secret");
 }
 
 /// The proxy the broken targets are built from is faithful when it breaks nothing.

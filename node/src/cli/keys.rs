@@ -17,6 +17,10 @@ pub(crate) struct GlobalKeys(pub(crate) Flags);
 #[derive(Debug, Clone, Default)]
 pub(crate) struct ServeKeys(pub(crate) Flags);
 
+/// What the flags of `serve`, `pull` and `sync` ([`Scope::Merge`]) said.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct MergeKeys(pub(crate) Flags);
+
 /// The arguments of the rows of `scope`.
 fn args(scope: Scope) -> impl Iterator<Item = Arg> {
     KEYS.iter().filter_map(move |key| {
@@ -90,6 +94,7 @@ macro_rules! key_args {
 
 key_args!(GlobalKeys, Scope::Global);
 key_args!(ServeKeys, Scope::Serve);
+key_args!(MergeKeys, Scope::Merge);
 
 #[cfg(test)]
 mod tests {
@@ -102,12 +107,14 @@ mod tests {
     fn every_flag_of_the_table_is_on_its_commands_and_keeps_its_name() {
         let cli = Cli::command();
         let serve = cli.find_subcommand("serve").expect("serve");
+        let merging = ["serve", "pull", "sync", "health"].map(|c| cli.find_subcommand(c).expect("a command"));
         for key in KEYS {
             let Some(flag) = key.flag else { continue };
             let on = |cmd: &Command| cmd.get_arguments().any(|a| a.get_long() == Some(flag.long));
             match flag.scope {
                 Scope::Global => assert!(on(&cli), "--{}", flag.long),
                 Scope::Serve => assert!(on(serve) && !on(&cli), "--{}", flag.long),
+                Scope::Merge => assert!(merging.iter().all(|c| on(c)) && !on(&cli), "--{}", flag.long),
             }
         }
     }

@@ -18,7 +18,7 @@ const MASK: &str = "********";
 
 pub(crate) fn run(global: &GlobalArgs, command: ConfigCommand) -> anyhow::Result<ExitCode> {
     let ConfigCommand::Show { json, serve } = command;
-    let resolved = super::resolved(global, serve.keys.0)?;
+    let resolved = super::resolved(global, serve.flags())?;
     let config = Config::from_resolved(&resolved)?;
     let settings: Vec<Json> = resolved.settings.iter().map(|s| shown(s, &resolved, &config)).collect();
     let folders: Vec<Json> = resolved

@@ -3,7 +3,8 @@
 //! Each opens the store directly, like the other commands, so it works
 //! whether or not a server runs on the same `--data`: merges and cursors go
 //! to the same database, and a running server serves the change within its
-//! polling interval. Exit 0 when every exchange succeeded, 2 otherwise.
+//! polling interval. Exit 0 when every exchange succeeded (a pull that held
+//! skills back over the limits too: the next one fetches them), 2 otherwise.
 
 use std::fmt::Write as _;
 use std::process::ExitCode;
@@ -11,13 +12,15 @@ use std::process::ExitCode;
 use anyhow::{Context as _, bail};
 use ecp_node::config::{Config, Flags};
 use ecp_node::config::{PeersConfig, normalise_url, unit};
-use ecp_node::federation::{self, Context, PeerSpec, PeerSync, PullOutcome, PullReport, PushReport};
+use ecp_node::federation::{
+    self, Context, HeldBack, PeerSpec, PeerSync, PullOutcome, PullReport, PushReport, SyncError, SyncFailure,
+};
 use ecp_node::tls::{Identity, TrustAnchors};
 use ecp_protocol::MergeResult;
 use serde_json::json;
 
 use super::output::{Table, emit, emit_json, one_line, tell, time};
-use crate::cli::{GlobalArgs, PeerArgs};
+use crate::cli::{GlobalArgs, PeerArgs, PullArgs, SyncArgs};
 
 /// The peers file of `--peers`, if given.
 fn peers_file(config: &Config) -> anyhow::Result<Option<PeersConfig>> {
@@ -76,21 +79,55 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     Ok(tokio::runtime::Builder::new_multi_thread().enable_all().build()?)
 }
 
-pub(crate) fn pull(global: &GlobalArgs, args: PeerArgs) -> anyhow::Result<ExitCode> {
-    let config = super::resolve(global, Flags::default())?;
+pub(crate) fn pull(global: &GlobalArgs, args: PullArgs) -> anyhow::Result<ExitCode> {
+    let config = super::resolve(global, args.merge.0)?;
+    let args = args.peer;
     let peers = peers_file(&config)?;
     let spec = peer_of(&config, peers.as_ref(), &args)?;
     let library = super::open_library(&config, global.init)?;
     let ctx = context(&config, library, peers.as_ref())?;
-    let report = runtime()?
-        .block_on(federation::pull(&ctx, &spec))
-        .with_context(|| format!("pull from {} failed", spec.url))?;
+    let report = match runtime()?.block_on(federation::pull(&ctx, &spec)) {
+        // Installing what fits and holding the rest back is the limits
+        // working, not a failure: the next pull fetches the rest.
+        Err(SyncFailure { error: SyncError::OriginLimit(held), .. }) => {
+            return held_back(&spec, &held, args.json);
+        }
+        pulled => pulled.with_context(|| format!("pull from {} failed", spec.url))?,
+    };
     if args.json {
         emit_json(&report)?;
     } else {
         emit(&pull_text(&report))?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What a pull that held skills back over the limits says; exit 0.
+fn held_back(spec: &PeerSpec, held: &HeldBack, json: bool) -> anyhow::Result<ExitCode> {
+    let (count, wait) = (held.count(), held.retry_after());
+    if json {
+        emit_json(
+            &json!({ "url": spec.url, "result": held.merged, "heldBack": count, "retryAfterSeconds": wait }),
+        )?;
+    } else {
+        emit(&format!(
+            "pulled {}: {}; held back {count}, next round in {}: over the per-origin or per-sender limits \
+             ({held}); pull again then\n",
+            spec.url,
+            counts(&held.merged),
+            humanize(wait)
+        ))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `seconds` as people say it: `45 s`, `12 min`, `3 h`.
+fn humanize(seconds: u64) -> String {
+    match seconds {
+        0..120 => format!("{seconds} s"),
+        120..7200 => format!("{} min", seconds.div_ceil(60)),
+        _ => format!("{} h", seconds.div_ceil(3600)),
+    }
 }
 
 pub(crate) fn push(global: &GlobalArgs, args: PeerArgs) -> anyhow::Result<ExitCode> {
@@ -110,8 +147,9 @@ pub(crate) fn push(global: &GlobalArgs, args: PeerArgs) -> anyhow::Result<ExitCo
     Ok(ExitCode::SUCCESS)
 }
 
-pub(crate) fn sync(global: &GlobalArgs, json: bool) -> anyhow::Result<ExitCode> {
-    let config = super::resolve(global, Flags::default())?;
+pub(crate) fn sync(global: &GlobalArgs, args: SyncArgs) -> anyhow::Result<ExitCode> {
+    let config = super::resolve(global, args.merge.0)?;
+    let json = args.json.json;
     let Some(peers) = peers_file(&config)? else {
         bail!("sync needs the peers file: pass --peers FILE (or set ECP_PEERS)");
     };

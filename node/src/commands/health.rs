@@ -20,7 +20,7 @@ use crate::cli::{GlobalArgs, HealthArgs};
 const TIMEOUT: Duration = Duration::from_secs(5);
 
 pub(crate) fn run(global: &GlobalArgs, args: HealthArgs) -> anyhow::Result<ExitCode> {
-    let config = super::resolve(global, args.serve.keys.0)?;
+    let config = super::resolve(global, args.serve.flags())?;
     let path = if args.live { "/livez" } else { "/readyz" };
     let url = probe_url(&config, path);
     let mut client = reqwest::Client::builder().no_proxy().timeout(TIMEOUT);

@@ -54,7 +54,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Health(args) => health::run(&cli.global, *args),
         Command::Pull(args) => federation::pull(&cli.global, args),
         Command::Push(args) => federation::push(&cli.global, args),
-        Command::Sync(flag) => federation::sync(&cli.global, flag.json),
+        Command::Sync(args) => federation::sync(&cli.global, args),
         Command::Peers(flag) => federation::peers(&cli.global, flag.json),
         Command::Config(command) => config::run(&cli.global, command),
         Command::Audit(args) => audit::run(&cli.global, &args),
@@ -79,6 +79,14 @@ pub(crate) fn resolved(global: &crate::cli::GlobalArgs, serve: Flags) -> anyhow:
     Ok(Resolved::load(&sources)?)
 }
 
+/// The log format the settings name, read before the log starts (so before
+/// the command resolves them itself). Settings that do not resolve give
+/// `text`: the command reports their error.
+pub(crate) fn log_format(global: &crate::cli::GlobalArgs) -> crate::logging::Format {
+    let resolved = resolved(global, Flags::default()).ok();
+    crate::logging::Format::named(resolved.as_ref().and_then(|r| r.text("log.format")))
+}
+
 /// Where a write command sends its change.
 pub(crate) enum Target {
     /// The server running on the data folder, through its `/v1/` API.
@@ -101,17 +109,28 @@ pub(crate) fn write_target(config: &Config, init: bool) -> anyhow::Result<Target
 /// and must not make a new node with a new identity there.
 pub(crate) fn open_library(config: &Config, init: bool) -> anyhow::Result<Library> {
     let data = config.data_dir.display();
-    if !init && !config.data_dir.exists() {
+    let exists = ecp_node::data_lock::data_folder_exists(&config.data_dir).map_err(anyhow::Error::msg)?;
+    if !init && !exists {
         bail!(
             "the data folder {data} does not exist; pass --data DIR with the folder `ecp-node serve` uses, or \
              create a new node there with `ecp-node serve` or by adding --init to this command"
         );
     }
-    if !init && !config.data_dir.join(ecp_node::store::DB_FILE).is_file() {
-        bail!(
-            "{data} holds no ecp-node data; pass --data DIR with the folder `ecp-node serve` uses, or add --init \
-             to make a new node there"
-        );
+    let db = config.data_dir.join(ecp_node::store::DB_FILE);
+    match std::fs::metadata(&db) {
+        Ok(meta) if meta.is_file() => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            if !init {
+                bail!(
+                    "{data} holds no ecp-node data; pass --data DIR with the folder `ecp-node serve` uses, or add \
+                     --init to make a new node there"
+                );
+            }
+        }
+        Ok(_) => bail!("{} is not a file; it must be the node's database (see --data)", db.display()),
+        Err(e) => {
+            bail!("cannot read {}: {e}; check the data folder's permissions (see --data)", db.display())
+        }
     }
     // The peers' trust decides which received skills keep their grants.
     let peers = match &config.peers_file {
@@ -128,5 +147,5 @@ pub(crate) fn open_library(config: &Config, init: bool) -> anyhow::Result<Librar
                 .with_sharing(ecp_node::sharing::Sharing::new(config.sharing.clone()))
                 .with_permissions(config.permission_policy(&peers))
         })
-        .with_context(|| format!("cannot open the node's data in {data} (see --data)"))
+        .with_context(|| format!("cannot open the node's database {} (see --data)", db.display()))
 }

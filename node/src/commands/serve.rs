@@ -7,7 +7,7 @@ use ecp_node::Node;
 use crate::cli::{GlobalArgs, ServeArgs};
 
 pub(crate) fn run(global: &GlobalArgs, args: ServeArgs) -> anyhow::Result<ExitCode> {
-    let config = super::resolve(global, args.keys.0)?;
+    let config = super::resolve(global, args.flags())?;
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     runtime.block_on(async move {
         let skills_dir = config.skills_dir.clone();

@@ -252,7 +252,12 @@ impl PeersConfig {
             let at = e.span().map_or(0, |s| s.start).min(text.len());
             let line = text[..at].matches('\n').count() + 1;
             let quoted = text.lines().nth(line - 1).map(str::trim).unwrap_or_default();
-            let message = e.message().trim().to_owned();
+            let message = if quoted == "[peer]" {
+                "[peer] makes one table, but peers are a list: write [[peer]] (two brackets) above each peer's keys"
+                    .to_owned()
+            } else {
+                e.message().trim().to_owned()
+            };
             let message = if quoted.is_empty() { message } else { format!("`{quoted}`: {message}") };
             PeersError::Parse { file: file.to_owned(), line, message }
         })?;

@@ -204,6 +204,8 @@ pub struct Setting {
     pub value: Option<Value>,
     /// Where the value came from.
     pub source: Source,
+    /// For a value from `node.toml`: the file, line and column it is written at.
+    pub at: Option<String>,
 }
 
 /// Every key's value and source, and the file's arrays of tables.
@@ -227,23 +229,26 @@ impl Resolved {
         };
         let mut settings = Vec::with_capacity(KEYS.len());
         for key in KEYS {
+            let mut at = None;
             let flag = key.flag.and_then(|f| sources.flags.0.get(f.long).map(|texts| (f.long, texts)));
             let (raw, source) = if let Some((long, texts)) = flag {
                 (Some(Raw::Texts(texts.clone())), Source::Flag(long))
             } else if let Some(text) = sources.env.0.get(key.env) {
                 (Some(Raw::Texts(vec![text.clone()])), Source::Env(key.env))
             } else if let Some(value) = file.values.remove(&key.id()) {
+                at = file.at(&key.id());
                 (Some(Raw::Toml(value)), Source::File)
             } else {
                 (key.default.map(|d| Raw::Texts(vec![Text::Plain(d.to_owned())])), Source::Default)
             };
             let value = match raw {
-                Some(raw) => {
-                    Some(read(key, raw, source).map_err(|message| invalid_at(key, source, message))?)
-                }
+                Some(raw) => Some(
+                    read(key, raw, source)
+                        .map_err(|message| invalid_at(key, source, at.as_deref(), message))?,
+                ),
                 None => None,
             };
-            settings.push(Setting { key, value, source });
+            settings.push(Setting { key, value, source, at });
         }
         Ok(Resolved { settings, folders: file.folders, keys: file.keys })
     }
@@ -262,7 +267,7 @@ impl Resolved {
     /// An error for `id`'s value, naming the key and where the value came from.
     pub fn invalid(&self, id: &str, message: impl fmt::Display) -> ConfigError {
         let setting = self.setting(id);
-        invalid_at(setting.key, setting.source, message)
+        invalid_at(setting.key, setting.source, setting.at.as_deref(), message)
     }
 }
 
@@ -355,10 +360,11 @@ impl Resolved {
     }
 }
 
-fn invalid_at(key: &Key, source: Source, message: impl fmt::Display) -> ConfigError {
-    let from = match source {
-        Source::Default | Source::File => String::new(),
-        other => format!(" (from {other})"),
+fn invalid_at(key: &Key, source: Source, at: Option<&str>, message: impl fmt::Display) -> ConfigError {
+    let from = match (source, at) {
+        (Source::File, Some(at)) => format!(" ({at})"),
+        (Source::Default | Source::File, _) => String::new(),
+        (other, _) => format!(" (from {other})"),
     };
     ConfigError::Invalid { key: key.id(), message: format!("{message}{from}") }
 }
@@ -369,50 +375,133 @@ struct FileValues {
     values: BTreeMap<String, toml::Value>,
     folders: Vec<FileFolder>,
     keys: Vec<FileKey>,
+    /// Where each key (by id) and table (by name) is written.
+    places: Places,
 }
 
 impl FileValues {
     fn load(path: &Path) -> Result<FileValues, ConfigError> {
         let text = std::fs::read_to_string(path)
             .map_err(|source| ConfigError::Read { path: path.into(), source })?;
-        let parse_error = |message: String| ConfigError::Parse { path: path.into(), message };
-        let table: toml::Table = toml::from_str(&text).map_err(|e| parse_error(e.message().to_owned()))?;
-        let mut out = FileValues::default();
+        let table: toml::Table = toml::from_str(&text).map_err(|e| ConfigError::Parse {
+            path: path.into(),
+            message: format!(
+                "{}: {}",
+                line_column(&text, e.span().map_or(0, |s| s.start)),
+                e.message().trim()
+            ),
+        })?;
+        let mut out = FileValues { places: Places::of(path, &text), ..FileValues::default() };
+        let parse_error = |id: &str, message: String| ConfigError::Parse {
+            path: path.into(),
+            message: out.places.said(id, message),
+        };
+        let mut values = BTreeMap::new();
+        let (mut folders, mut keys) = (Vec::new(), Vec::new());
         for (name, value) in table {
             let is_section = KEYS.iter().any(|k| k.section == name);
             match (name.as_str(), value) {
+                ("folder" | "key", toml::Value::Table(_)) => {
+                    return Err(parse_error(
+                        &name,
+                        format!(
+                            "[{name}] is one table; write [[{name}]] (two brackets) above each {name}'s keys"
+                        ),
+                    ));
+                }
                 ("folder", value) => {
-                    out.folders = value
-                        .try_into()
-                        .map_err(|e: toml::de::Error| parse_error(format!("[[folder]]: {}", e.message())))?;
+                    folders = value.try_into().map_err(|e: toml::de::Error| {
+                        parse_error(&name, format!("[[folder]]: {}", e.message()))
+                    })?;
                 }
                 ("key", value) => {
-                    out.keys = value
-                        .try_into()
-                        .map_err(|e: toml::de::Error| parse_error(format!("[[key]]: {}", e.message())))?;
+                    keys = value.try_into().map_err(|e: toml::de::Error| {
+                        parse_error(&name, format!("[[key]]: {}", e.message()))
+                    })?;
                 }
                 (_, toml::Value::Table(entries)) if is_section => {
                     for (entry, value) in entries {
                         let id = format!("{name}.{entry}");
                         if !KEYS.iter().any(|k| k.section == name && k.name == entry) {
-                            return Err(parse_error(unknown(&format!("[{name}] {entry}"))));
+                            return Err(parse_error(&id, unknown(&format!("[{name}] {entry}"))));
                         }
-                        out.values.insert(id, value);
+                        values.insert(id, value);
                     }
                 }
                 (_, _) if is_section => {
-                    return Err(parse_error(format!(
-                        "{name} must be a table: write [{name}] above its keys"
-                    )));
+                    return Err(parse_error(
+                        &name,
+                        format!("{name} must be a table: write [{name}] above its keys"),
+                    ));
                 }
                 (_, value) if KEYS.iter().any(|k| k.section.is_empty() && k.name == name) => {
-                    out.values.insert(name, value);
+                    values.insert(name, value);
                 }
-                _ => return Err(parse_error(unknown(&name))),
+                _ => return Err(parse_error(&name, unknown(&name))),
             }
         }
+        out.values = values;
+        out.folders = folders;
+        out.keys = keys;
         Ok(out)
     }
+
+    /// Where the key `id` is written: the file, line and column.
+    fn at(&self, id: &str) -> Option<String> {
+        self.places.of_id(id)
+    }
+}
+
+/// Where each key and table of a `node.toml` is written, for errors that
+/// come after it parsed (an unknown key, a value of the wrong type).
+#[derive(Debug, Default)]
+struct Places {
+    file: String,
+    /// Byte offsets by id (`name`, `section`, `section.name`).
+    offsets: BTreeMap<String, usize>,
+    text: String,
+}
+
+impl Places {
+    fn of(path: &Path, text: &str) -> Places {
+        let mut offsets = BTreeMap::new();
+        if let Ok(table) = toml::de::DeTable::parse(text) {
+            for (name, value) in table.get_ref() {
+                offsets.insert(name.get_ref().to_string(), name.span().start);
+                if let toml::de::DeValue::Table(entries) = value.get_ref() {
+                    for (entry, _) in entries {
+                        offsets.insert(format!("{}.{}", name.get_ref(), entry.get_ref()), entry.span().start);
+                    }
+                }
+            }
+        }
+        Places { file: path.display().to_string(), offsets, text: text.to_owned() }
+    }
+
+    /// `file, line L, column C` of `id`, if known.
+    fn of_id(&self, id: &str) -> Option<String> {
+        self.offsets.get(id).map(|&at| format!("config file {}, {}", self.file, line_column(&self.text, at)))
+    }
+
+    /// `message`, prefixed with the line and column of `id` when known.
+    fn said(&self, id: &str, message: String) -> String {
+        match self.offsets.get(id) {
+            Some(&at) => format!("{}: {message}", line_column(&self.text, at)),
+            None => message,
+        }
+    }
+}
+
+/// `line L, column C` (1-based, columns in characters) of the byte offset `at` of `text`.
+fn line_column(text: &str, at: usize) -> String {
+    let mut at = at.min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    let before = &text[..at];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().unwrap_or_default().chars().count() + 1;
+    format!("line {line}, column {column}")
 }
 
 fn unknown(what: &str) -> String {
@@ -463,11 +552,7 @@ fn read_text(key: &Key, text: &str) -> Result<Value, String> {
         Kind::Paths => Ok(Value::Paths(vec![PathBuf::from(text)])),
         Kind::Secret => Ok(Value::Secret(Secret::new(text))),
         Kind::List => Ok(Value::List(split_list(text))),
-        Kind::Addr => text
-            .trim()
-            .parse()
-            .map(Value::Addr)
-            .map_err(|_| format!("{text:?} is not an address with a port, like 127.0.0.1:7327")),
+        Kind::Addr => address(text.trim()).map(Value::Addr),
         Kind::Bool => match text.trim().to_ascii_lowercase().as_str() {
             "true" | "1" | "yes" | "y" | "on" | "t" => Ok(Value::Bool(true)),
             "false" | "0" | "no" | "n" | "off" | "f" => Ok(Value::Bool(false)),
@@ -488,6 +573,30 @@ fn read_text(key: &Key, text: &str) -> Result<Value, String> {
             None => Err(format!("{text:?} is not one of {}", choices.join(", "))),
         },
     }
+}
+
+/// An address with a port: an IP address, or a host name resolved now
+/// (`localhost:7327`; of several addresses the first IPv4 one, so that a
+/// name listens where clients of that name usually connect first).
+fn address(text: &str) -> Result<SocketAddr, String> {
+    if let Ok(addr) = text.parse() {
+        return Ok(addr);
+    }
+    let example = "like 127.0.0.1:7327 or localhost:7327";
+    let Some((host, port)) = text.rsplit_once(':').filter(|(h, p)| !h.is_empty() && p.parse::<u16>().is_ok())
+    else {
+        return Err(format!("{text:?} is not an address with a port, {example}"));
+    };
+    let found: Vec<SocketAddr> = std::net::ToSocketAddrs::to_socket_addrs(text)
+        .map_err(|e| {
+            format!(
+                "cannot resolve the host {host:?} of {text:?}: {e}; give an address with a port, {example}"
+            )
+        })?
+        .collect();
+    found.iter().find(|a| a.is_ipv4()).or(found.first()).copied().ok_or_else(|| {
+        format!("the host {host:?} of {text:?} has no address (port {port}); give an address with a port, {example}")
+    })
 }
 
 fn share(x: f64) -> Result<Value, String> {

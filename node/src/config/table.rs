@@ -50,6 +50,9 @@ pub enum Scope {
     Global,
     /// `serve`, `health` and `config show` (how the server runs).
     Serve,
+    /// `serve` (so `health` and `config show`) and the commands that merge
+    /// what peers send, `pull` and `sync`: the limits on what merges bring.
+    Merge,
 }
 
 /// A key's command-line flag.
@@ -130,6 +133,10 @@ const fn serve(long: &'static str) -> Option<Flag> {
     Some(Flag { long, scope: Scope::Serve, form: Form::Value })
 }
 
+const fn merge(long: &'static str) -> Option<Flag> {
+    Some(Flag { long, scope: Scope::Merge, form: Form::Value })
+}
+
 const fn switch(long: &'static str, form: Form) -> Option<Flag> {
     Some(Flag { long, scope: Scope::Serve, form })
 }
@@ -183,13 +190,13 @@ pub static KEYS: &[Key] = &[
         "time allowed for a whole request"),
     key("limits", "header_read_timeout", Duration, Some("10s"), "ECP_LIMITS_HEADER_READ_TIMEOUT", None,
         "time a client has to send a request's headers"),
-    key("limits", "origin_limit_hour", Count, Some("1000"), "ECP_ORIGIN_LIMIT_HOUR", serve("origin-limit-hour"),
+    key("limits", "origin_limit_hour", Count, Some("1000"), "ECP_ORIGIN_LIMIT_HOUR", merge("origin-limit-hour"),
         "new or updated skills installed per origin per rolling hour (0: no limit)"),
-    key("limits", "origin_limit_day", Count, Some("5000"), "ECP_ORIGIN_LIMIT_DAY", serve("origin-limit-day"),
+    key("limits", "origin_limit_day", Count, Some("5000"), "ECP_ORIGIN_LIMIT_DAY", merge("origin-limit-day"),
         "new or updated skills installed per origin per rolling day (0: no limit)"),
-    key("limits", "sender_limit_hour", Count, Some("2000"), "ECP_SENDER_LIMIT_HOUR", serve("sender-limit-hour"),
+    key("limits", "sender_limit_hour", Count, Some("2000"), "ECP_SENDER_LIMIT_HOUR", merge("sender-limit-hour"),
         "new skills per sender per rolling hour, whatever origins they claim (0: no limit)"),
-    key("limits", "sender_limit_day", Count, Some("10000"), "ECP_SENDER_LIMIT_DAY", serve("sender-limit-day"),
+    key("limits", "sender_limit_day", Count, Some("10000"), "ECP_SENDER_LIMIT_DAY", merge("sender-limit-day"),
         "new skills per sender per rolling day (0: no limit)"),
     key("limits", "quarantine_entries", Count, Some("10000"), "ECP_QUARANTINE_ENTRIES", serve("quarantine-entries"),
         "quarantine entries held for review at once, shared between senders (at least 1)"),
@@ -234,6 +241,8 @@ pub static KEYS: &[Key] = &[
         "frontmatter keys treated as grants besides `allowed-tools` and `hooks` (at most 64, each 1–64 letters, digits, `-`, `_`)"),
     key("policy", "permissions_trust", Share, Some("0.9"), "ECP_POLICY_PERMISSIONS_TRUST", None,
         "the trust a configured peer needs for its own skills to keep their grants under `keep-from-trusted`"),
+    key("log", "format", Choice(&["text", "json"]), Some("text"), "ECP_LOG_FORMAT", global("log-format"),
+        "how log lines on stderr are written: `text` for people (coloured on a terminal unless `NO_COLOR` is set), `json` one object per line for collectors"),
     key("tls", "cert", Path, None, "ECP_TLS_CERT", serve("tls-cert"),
         "serve HTTPS with this certificate chain (PEM, leaf first); none: plain HTTP"),
     key("tls", "key", Path, None, "ECP_TLS_KEY", serve("tls-key"),

@@ -1,7 +1,8 @@
 //! How long a failing peer is left alone: exponential in the number of
 //! consecutive failures, capped, with jitter so that the peers of a node that
 //! went down do not all come back to it in the same instant. And which of
-//! its failures are worth a warning, so a dead peer does not fill the log.
+//! its failures are worth a warning — each once, so a dead peer does not
+//! fill the log.
 
 use std::time::Duration;
 
@@ -32,10 +33,29 @@ pub fn delay_after(failures: i64) -> Duration {
     delay(u32::try_from(failures).unwrap_or(u32::MAX))
 }
 
-/// Whether to log a failure at warning level: the first, then at 2, 4, 8, …
-/// consecutive failures.
-pub fn worth_a_warning(failures: i64) -> bool {
-    failures <= 1 || (failures as u64).is_power_of_two()
+/// The last failure of one peer (in one direction) said at warning level,
+/// so that a peer that keeps failing the same way — one still starting, or
+/// down — is said once: the same failure again is a DEBUG line, until the
+/// peer succeeds once or fails otherwise.
+#[derive(Debug, Default)]
+pub struct Said(std::sync::Mutex<Option<String>>);
+
+impl Said {
+    /// Whether a failure saying `error` is worth a warning (then it is
+    /// remembered as said).
+    pub fn worth_a_warning(&self, error: &str) -> bool {
+        let mut last = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if last.as_deref() == Some(error) {
+            return false;
+        }
+        *last = Some(error.to_owned());
+        true
+    }
+
+    /// The peer succeeded: its next failure is said again.
+    pub fn succeeded(&self) {
+        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    }
 }
 
 #[cfg(test)]
@@ -58,9 +78,16 @@ mod tests {
     }
 
     #[test]
-    fn warns_at_the_first_failure_then_at_powers_of_two() {
-        let warned: Vec<i64> = (1..=70).filter(|&n| worth_a_warning(n)).collect();
-        assert_eq!(warned, [1, 2, 4, 8, 16, 32, 64]);
+    fn a_failure_is_said_once_until_the_peer_succeeds_or_fails_otherwise() {
+        let said = Said::default();
+        let refused = "cannot connect: Connection refused (os error 111)";
+        assert!(said.worth_a_warning(refused));
+        assert!(!said.worth_a_warning(refused));
+        assert!(!said.worth_a_warning(refused));
+        assert!(said.worth_a_warning("answered 500"));
+        assert!(said.worth_a_warning(refused));
+        said.succeeded();
+        assert!(said.worth_a_warning(refused));
     }
 
     #[test]

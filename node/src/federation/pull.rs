@@ -362,6 +362,18 @@ pub struct HeldBack {
     pub merged: MergeResult,
 }
 
+impl HeldBack {
+    /// Packets held back in all.
+    pub fn count(&self) -> u64 {
+        self.excess.iter().map(|e| e.arriving - e.room).sum()
+    }
+
+    /// Seconds until all the held-back packets fit.
+    pub fn retry_after(&self) -> u64 {
+        self.excess.iter().map(|e| e.retry_after).max().unwrap_or(1)
+    }
+}
+
 impl std::fmt::Display for HeldBack {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let Some(first) = self.excess.first() else { return f.write_str("nothing held back") };
@@ -376,10 +388,9 @@ impl std::fmt::Display for HeldBack {
         origins.sort_unstable();
         origins.dedup();
         if self.excess.len() > 1 {
-            let held: u64 = self.excess.iter().map(|e| e.arriving - e.room).sum();
-            write!(f, "; {held} held back in all, over {} limits", origins.len())?;
+            write!(f, "; {} held back in all, over {} limits", self.count(), origins.len())?;
         }
-        let wait = self.excess.iter().map(|e| e.retry_after).max().unwrap_or(1);
+        let wait = self.retry_after();
         write!(
             f,
             "; the rest of the round is merged ({} new, {} updated, {} rejected); the next rounds fetch the held-back \

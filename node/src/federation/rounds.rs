@@ -6,7 +6,7 @@
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
-use super::backoff::{self, worth_a_warning};
+use super::backoff::{self, Said};
 use super::client::Fetched;
 use super::federator::{Federator, Inner};
 use super::schedule::Slot;
@@ -39,13 +39,16 @@ impl Federator {
         };
         let mut not_before = None;
         match outcome {
-            Ok(instance) => self.0.trust.learned(&spec.url, &instance),
+            Ok(instance) => {
+                slot.said.succeeded();
+                self.0.trust.learned(&spec.url, &instance);
+            }
             Err(failure) => {
                 let wait = backoff::delay_after(failure.failures);
                 not_before = Some(Instant::now() + wait);
-                if worth_a_warning(failure.failures) {
+                if slot.said.worth_a_warning(&failure.to_string()) {
                     tracing::warn!(peer = %spec.url, failures = failure.failures, retry_in = ?wait,
-                        error = %failure, "pull failed");
+                        error = %failure, "pull failed; said once until it succeeds or fails otherwise (RUST_LOG=debug shows each)");
                 } else {
                     tracing::debug!(peer = %spec.url, failures = failure.failures, error = %failure, "pull failed");
                 }
@@ -68,6 +71,7 @@ impl Federator {
                     let ctx = this.context();
                     let synced = sync_peer(&ctx, &spec).await;
                     if let Some(Ok(r)) = &synced.pull {
+                        slot.said.succeeded();
                         this.0.trust.learned(&spec.url, &r.instance);
                         slot.back_off(None);
                     }
@@ -121,6 +125,7 @@ pub(super) async fn push_on_change(weak: Weak<Inner>, url: String) {
     let Some(inner) = weak.upgrade() else { return };
     let mut changes = inner.library.subscribe();
     drop(inner);
+    let said = Said::default();
     loop {
         changes.borrow_and_update();
         let (ctx, spec) = {
@@ -132,6 +137,7 @@ pub(super) async fn push_on_change(weak: Weak<Inner>, url: String) {
         };
         match push(&ctx, &spec).await {
             Ok(report) => {
+                said.succeeded();
                 if let Some(inner) = weak.upgrade() {
                     inner.trust.learned(&url, &report.instance);
                 }
@@ -143,9 +149,11 @@ pub(super) async fn push_on_change(weak: Weak<Inner>, url: String) {
             }
             Err(failure) => {
                 let wait = backoff::delay_after(failure.failures);
-                if worth_a_warning(failure.failures) {
+                if said.worth_a_warning(&failure.to_string()) {
                     tracing::warn!(peer = %url, failures = failure.failures, retry_in = ?wait, error = %failure,
-                        "push failed");
+                        "push failed; said once until it succeeds or fails otherwise (RUST_LOG=debug shows each)");
+                } else {
+                    tracing::debug!(peer = %url, failures = failure.failures, error = %failure, "push failed");
                 }
                 tokio::time::sleep(wait).await;
                 continue;

@@ -67,6 +67,8 @@ pub(super) struct Slot {
     not_before: std::sync::Mutex<Option<Instant>>,
     /// The last round started, so that shutdown can stop it.
     current: std::sync::Mutex<Option<JoinHandle<()>>>,
+    /// The last pull failure warned about: the same again is not.
+    pub(super) said: super::backoff::Said,
 }
 
 impl Slot {

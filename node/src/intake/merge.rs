@@ -2,11 +2,13 @@
 //! what the per-origin and per-sender limits do not admit, set withdrawals
 //! aside for the deletion guard when asked to, apply the rest — installs,
 //! quarantine, audit, the limits' counters — and bring the quarantine back
-//! under its caps, in one store transaction.
+//! under its caps, in one store transaction; then log each decision
+//! ([`crate::decision_log`]).
 
 use std::collections::HashMap;
 
-use ecp_protocol::merge::tally;
+use ecp_protocol::merge::{Stage, tally};
+use ecp_protocol::scan::Severity;
 use ecp_protocol::{
     AcceptPolicy, Decision, KnowledgeUpdate, MergeOutcome, MergeResult, PacketDecision, SkillKind,
     SkillPacket, StoredSkill, merge_knowledge,
@@ -15,6 +17,7 @@ use ecp_protocol::{
 use super::hold_back::{admit, installs_by_origin, new_by_sender};
 use super::review::{IntakeMode, settle};
 use super::{Limits, Sender};
+use crate::decision_log::{self, Decisions, Verdict};
 use crate::store::origin_limits::{Per, unix_now};
 use crate::store::{Change, OriginExcess, OriginLimited, Refusal, Source, Store, StoreError, Tx};
 
@@ -94,7 +97,7 @@ pub enum OnExcess {
 /// `store`. Installs over an origin's or the sender's limits, and
 /// withdrawals, are handled as `mode` says; the quarantine is brought back
 /// under its caps once, at the end. Under review `intake`, installs wait in
-/// the inbox.
+/// the inbox. Each decision is logged once committed ([`crate::decision_log`]).
 pub fn merge(
     store: &Store,
     update: KnowledgeUpdate,
@@ -106,7 +109,7 @@ pub fn merge(
 ) -> Result<Merged, StoreError> {
     let Mode { on_excess, withdrawals } = mode;
     let source = sender.source();
-    store.transaction(|tx| {
+    let (merged, decisions) = store.transaction(|tx| {
         let names: Vec<&str> = update.skills.iter().map(|p| p.skill_name.as_str()).collect();
         let view = tx.view(&names)?;
         // The merge consumes the packets and changes what it admits: a
@@ -131,10 +134,22 @@ pub fn merge(
         let by_sender = new_by_sender(&outcome.decisions, &sender.account);
         excess.extend(tx.origin_excess(Per::Sender, &limits.sender, &by_sender, at)?);
         if !excess.is_empty() && on_excess == OnExcess::Refuse {
+            // Nothing is applied: the refusal of the whole update is the decision.
+            let mut refused = Decisions::default();
+            for e in &excess {
+                refused.push(over_limit(
+                    e,
+                    sender,
+                    Verdict::Refused,
+                    format!("the whole update is refused: {e}"),
+                ));
+            }
+            refused.log();
             return Err(OriginLimited { excess }.into());
         }
         let admitted = admit(outcome, &excess);
-        let changes = apply(tx, &admitted.decisions, &view, sender, &source, limits, intake)?;
+        let mut decisions = Decisions::default();
+        let changes = apply(tx, &admitted.decisions, &view, sender, &source, limits, intake, &mut decisions)?;
         for e in &excess {
             let reason = format!(
                 "{} of {} installs held back by the {} limit ({e})",
@@ -143,12 +158,49 @@ pub fn merge(
                 e.per
             );
             tx.audit(&source, "*", "origin-limit", &reason)?;
+            decisions.push(over_limit(e, sender, Verdict::HeldBack, reason));
         }
         tx.count_new_installs(Per::Origin, &installs_by_origin(&admitted.decisions), at)?;
         tx.count_new_installs(Per::Sender, &new_by_sender(&admitted.decisions, &sender.account), at)?;
         tx.evict_quarantine_over(limits.quarantine, &source)?;
-        Ok(Merged { result: admitted.result, changes, held_back: excess, withdrawals: deferred })
-    })
+        Ok((Merged { result: admitted.result, changes, held_back: excess, withdrawals: deferred }, decisions))
+    })?;
+    decisions.log();
+    Ok(merged)
+}
+
+/// The decision about the installs of one origin (or of the sender) over its limits.
+fn over_limit(e: &OriginExcess, sender: &Sender, verdict: Verdict, reason: String) -> decision_log::Decision {
+    decision_log::Decision {
+        skill: "*".to_owned(),
+        origin: e.origin.clone(),
+        sender: sender.instance.clone(),
+        peer: sender.account.clone(),
+        verdict,
+        stage: if e.per == Per::Sender { "sender-limit" } else { "origin-limit" },
+        reason,
+        finding: None,
+    }
+}
+
+/// The decision log's account of one applied decision.
+fn logged(
+    d: &PacketDecision,
+    sender: &Sender,
+    verdict: Verdict,
+    stage: &'static str,
+    reason: &str,
+) -> decision_log::Decision {
+    decision_log::Decision {
+        skill: d.packet.skill_name.clone(),
+        origin: d.packet.origin_instance.clone(),
+        sender: sender.instance.clone(),
+        peer: sender.account.clone(),
+        verdict,
+        stage,
+        reason: reason.to_owned(),
+        finding: None,
+    }
 }
 
 /// Takes out of `outcome` what `withdrawals` leaves out — the withdrawals
@@ -191,7 +243,9 @@ fn install_reason(d: &PacketDecision, held: Option<&StoredSkill>, sender: &Sende
     }
 }
 
-/// Installs, quarantines and audits each decision, in update order.
+/// Installs, quarantines and audits each decision, in update order, and
+/// adds it to the decisions to log (`log`).
+#[allow(clippy::too_many_arguments)] // one merge's parts, each needed
 fn apply(
     tx: &Tx<'_>,
     decisions: &[PacketDecision],
@@ -200,6 +254,7 @@ fn apply(
     source: &Source,
     limits: &Limits,
     intake: IntakeMode,
+    log: &mut Decisions,
 ) -> Result<Vec<Change>, StoreError> {
     let mut changes = Vec::new();
     let mut unchanged = 0usize;
@@ -210,7 +265,14 @@ fn apply(
                 let mut change =
                     tx.install(&d.packet, SkillKind::External, sender.reshares(&d.packet), source)?;
                 let label = if d.decision == Decision::New { "new" } else { "updated" };
-                tx.audit(source, name, label, &install_reason(d, view.get(name), sender))?;
+                let reason = install_reason(d, view.get(name), sender);
+                tx.audit(source, name, label, &reason)?;
+                let verdict = match (&d.decision, d.packet.deprecated) {
+                    (Decision::New, _) => Verdict::New,
+                    (_, true) => Verdict::Withdrawn,
+                    (_, false) => Verdict::Updated,
+                };
+                log.push(logged(d, sender, verdict, "merge", &reason));
                 settle(tx, &mut change, source, intake)?;
                 changes.push(change);
             }
@@ -226,6 +288,11 @@ fn apply(
                 };
                 tx.quarantine(&d.packet, &refusal, limits.quarantine.body)?;
                 tx.audit(source, name, &format!("rejected:{}", stage.name()), reason)?;
+                let mut refused = logged(d, sender, Verdict::Refused, stage.name(), reason);
+                if *stage == Stage::Safety {
+                    refused.finding = decision_log::top_finding(&d.findings, Severity::Info).cloned();
+                }
+                log.push(refused);
             }
         }
     }

@@ -501,6 +501,9 @@ fn observe(key: &str) -> Observation {
                 let (under, default) = (kept("0.75").await, kept("0.9").await);
                 ensure!(under && !default, "kept at 0.75: {under}; at 0.9: {default}");
             }
+            "log.format" => tokio::task::spawn_blocking(crate::logs::observe_format_from_node_toml)
+                .await
+                .map_err(|e| e.to_string())??,
             "tls.cert" | "tls.key" => {
                 let pki = crate::tls::Pki::new();
                 let line = format!(

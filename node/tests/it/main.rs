@@ -60,3 +60,9 @@ mod unwritable_log;
 mod observe;
 // status_page: GET / in headless Chromium and over HTTP — escaping, login link, CSRF and cross-site refusals, buttons.
 mod status_page;
+// logs: what a real node writes to stderr — decision lines, floods counted, JSON, colour, noise, a dead peer said once (#16).
+mod logs;
+// errors: start-up errors said once, naming the path; node.toml line and column; [peer] for [[peer]]; --listen localhost:PORT.
+mod errors;
+// pull_cli: `ecp-node pull` by hand — held back over the limits, exit 0 and when the rest comes.
+mod pull_cli;
