@@ -383,6 +383,36 @@ impl Library {
         self.put_local_with(&decider, packet, self.folder_of(&packet.skill_name), source)
     }
 
+    /// Installs or replaces a local skill whose folder holds `companions`
+    /// besides its `SKILL.md` (each a path relative to the folder, its
+    /// bytes, and whether the file system marks it executable), as a bundle
+    /// (`SPEC.md` §12): each file is stored once as a blob, then the packet
+    /// listing them is put as [`Library::put_local`] puts it; blocking.
+    /// `false` when content and decision are what the store holds. A file
+    /// already held costs nothing; one left unused (the skill unchanged) is
+    /// collected after the grace period.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Bundle`] for a folder that breaks a rule of §12.4–§12.6
+    /// (nothing is stored), or the store's error.
+    pub fn put_local_bundle(
+        &self,
+        packet: SkillPacket,
+        companions: &[(String, Vec<u8>, bool)],
+        limits: &ecp_protocol::bundle::BundleLimits,
+        source: Source,
+    ) -> Result<bool, StoreError> {
+        let files = companions.iter().map(|(path, bytes, exec)| (path.as_str(), bytes.as_slice(), *exec));
+        let manifest = ecp_protocol::bundle::BundleManifest::for_skill(&packet.skill_body, files, limits)?;
+        let packet = packet.with_bundle(&manifest)?;
+        for (_, bytes, _) in companions {
+            // This node's own files: no sender quota, only the store's cap.
+            self.store.put_blob_bytes(bytes, "", &self.limits.blobs)?;
+        }
+        self.put_local(&packet, source)
+    }
+
     /// [`Library::put_local`] with a decider made for several skills, the
     /// skill found in `folder` (an index of the sharing folders).
     pub fn put_local_with(
@@ -567,6 +597,32 @@ impl Library {
             }
         }
         Ok(written)
+    }
+
+    /// Removes the blobs no kept version lists whose grace period is over
+    /// (`[limits] blob_grace`); blocking. Returns how many were removed.
+    pub fn collect_blobs(&self) -> Result<usize, StoreError> {
+        let removed =
+            self.store.collect_blobs(crate::store::origin_limits::unix_now(), self.limits.blobs.grace)?;
+        if !removed.is_empty() {
+            tracing::info!(blobs = removed.len(), "collected blobs no kept version lists");
+        }
+        Ok(removed.len())
+    }
+
+    /// Collects unused blobs ([`Library::collect_blobs`]) for as long as the
+    /// server runs: every quarter of the grace period, from 1 s to 5 min.
+    pub async fn collect_blobs_while_serving(self) {
+        let every = (self.limits.blobs.grace / 4).clamp(Duration::from_secs(1), Duration::from_secs(300));
+        let mut tick = tokio::time::interval(every);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tick.tick().await;
+            let library = self.clone();
+            if let Ok(Err(e)) = tokio::task::spawn_blocking(move || library.collect_blobs()).await {
+                tracing::error!(error = %e, "cannot collect unused blobs");
+            }
+        }
     }
 
     /// Follows changes other processes (the CLI) commit to the same store:

@@ -233,6 +233,44 @@ const MIGRATIONS: &[&str] = &[
     -- Who sent them and the tombstones as received (JSON); NULL: the skills folder's.
     ALTER TABLE held_deletions ADD COLUMN received TEXT;
     "#,
+    // 9: bundles (#26, SPEC §12) — the blobs held, each once by its SHA-256
+    // (the bytes are files under <data>/blobs/), which file of which kept
+    // version uses which blob, and the bundle digest of each skill's current
+    // version (the merge's version rule compares it).
+    r#"
+    ALTER TABLE skills ADD COLUMN bundle_digest TEXT NOT NULL DEFAULT '';
+
+    -- Every blob held. An unreferenced one (an upload ahead of its packet)
+    -- counts against its sender's quota until a kept version lists it, and is
+    -- collected after the grace period.
+    CREATE TABLE blobs (
+        sha256      TEXT PRIMARY KEY,
+        size        INTEGER NOT NULL,
+        sender      TEXT NOT NULL,     -- who brought it: 'peer:<url>', 'addr:<ip>'; '' for this node's own
+        received_at INTEGER NOT NULL   -- Unix seconds: the grace period counts from here
+    ) STRICT, WITHOUT ROWID;
+    CREATE INDEX blobs_by_sender ON blobs (sender);
+
+    -- The files of each kept version but its SKILL.md (the packet's body):
+    -- pruning a version drops its references.
+    CREATE TABLE blob_refs (
+        name    TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        path    TEXT NOT NULL,
+        sha256  TEXT NOT NULL,
+        PRIMARY KEY (name, version, path),
+        FOREIGN KEY (name, version) REFERENCES skill_versions (name, version) ON DELETE CASCADE
+    ) STRICT, WITHOUT ROWID;
+    CREATE INDEX blob_refs_by_blob ON blob_refs (sha256);
+
+    -- Before this migration a received bundle was stored with its listing but
+    -- without its files: served so, a bundle-aware peer would wait for blobs
+    -- no one holds. It keeps its SKILL.md, as a plain skill.
+    UPDATE skills SET packet = json_remove(packet, '$.files', '$.bundleDigest')
+        WHERE json_type(packet, '$.files') IS NOT NULL OR json_type(packet, '$.bundleDigest') IS NOT NULL;
+    UPDATE skill_versions SET packet = json_remove(packet, '$.files', '$.bundleDigest')
+        WHERE json_type(packet, '$.files') IS NOT NULL OR json_type(packet, '$.bundleDigest') IS NOT NULL;
+    "#,
 ];
 
 /// Brings the database to the newest schema.
