@@ -77,7 +77,9 @@ pub(super) async fn upload_missing(
     for chunk in wanted.chunks(MAX_BLOBS_PER_QUERY) {
         for sha256 in client.missing_blobs(chunk).await? {
             if !chunk.contains(&sha256) {
-                return Err(SyncError::Protocol(format!("answered a missing blob it was not asked about: {sha256}")));
+                return Err(SyncError::Protocol(format!(
+                    "answered a missing blob it was not asked about: {sha256}"
+                )));
             }
             let library = ctx.library.clone();
             let digest = sha256.clone();

@@ -188,7 +188,8 @@ impl PeerClient {
         let authority = signed_auth::authority(host, url.port_or_known_default()?);
         let nonce = fresh_nonce();
         let line = RequestLine { method, path_and_query: &target };
-        let headers = signed_auth::sign_request_digest(key, &authority, &line, body_digest, unix_now(), &nonce);
+        let headers =
+            signed_auth::sign_request_digest(key, &authority, &line, body_digest, unix_now(), &nonce);
         Some((headers, SignedGet { key: key.clone(), target, nonce }))
     }
 
@@ -287,9 +288,11 @@ impl PeerClient {
         let request = self.post("/ecp/blobs/missing", &body)?;
         match self.exchange(request.body(body), None).await? {
             Fetched::NotModified => Err(ClientError::Decode("304 to a POST".into())),
-            Fetched::Fresh { value, .. } => serde_json::from_slice::<ecp_protocol::wire::MissingBlobs>(&value)
-                .map(|m| m.missing)
-                .map_err(|e| ClientError::Decode(e.to_string())),
+            Fetched::Fresh { value, .. } => {
+                serde_json::from_slice::<ecp_protocol::wire::MissingBlobs>(&value)
+                    .map(|m| m.missing)
+                    .map_err(|e| ClientError::Decode(e.to_string()))
+            }
         }
     }
 
@@ -297,11 +300,8 @@ impl PeerClient {
     /// signed over the digest its path names.
     pub async fn put_blob(&self, sha256: &str, bytes: Vec<u8>) -> Result<(), ClientError> {
         let url = self.url(&format!("/ecp/blobs/{sha256}"))?;
-        let mut request = self
-            .http
-            .put(url.clone())
-            .timeout(self.timeout)
-            .header(CONTENT_TYPE, "application/octet-stream");
+        let mut request =
+            self.http.put(url.clone()).timeout(self.timeout).header(CONTENT_TYPE, "application/octet-stream");
         if let Some((headers, _)) = self.sign_digest("PUT", &url, sha256) {
             for (name, value) in headers.pairs() {
                 request = request.header(name, value);
@@ -326,8 +326,8 @@ impl PeerClient {
             }
         }
         if let Some(secret) = &self.credentials.legacy_secret {
-            request = request
-                .header(legacy_auth::HEADER, legacy_auth::sign_post(secret.expose().as_bytes(), body));
+            request =
+                request.header(legacy_auth::HEADER, legacy_auth::sign_post(secret.expose().as_bytes(), body));
         }
         Ok(request)
     }

@@ -365,7 +365,16 @@ async fn merge_page(
             held_back.extend(merged.held_back);
             withdrawals.extend(merged.withdrawals);
         }
-        Ok(Page { sequence, next, packets, echoes: echoes.len(), result, held_back, withdrawals, blobs_fetched })
+        Ok(Page {
+            sequence,
+            next,
+            packets,
+            echoes: echoes.len(),
+            result,
+            held_back,
+            withdrawals,
+            blobs_fetched,
+        })
     })
     .await
 }

@@ -171,7 +171,9 @@ async fn round(ctx: &Context, peer: &PeerSpec) -> Result<PushReport, SyncError> 
             manifest = Some(fetch_manifest(&client).await?);
         }
         if manifest.as_ref().is_some_and(bundles::supports_bundles) {
-            bundles.push(serde_json::from_str::<SkillPacket>(json).map_err(|e| SyncError::Decode(e.to_string()))?);
+            bundles.push(
+                serde_json::from_str::<SkillPacket>(json).map_err(|e| SyncError::Decode(e.to_string()))?,
+            );
             outgoing.push(Cow::Borrowed(json));
         } else {
             outgoing.push(bundles::plain(json)?.map_or(Cow::Borrowed(json.as_str()), Cow::Owned));
@@ -232,6 +234,8 @@ async fn round(ctx: &Context, peer: &PeerSpec) -> Result<PushReport, SyncError> 
 async fn fetch_manifest(client: &PeerClient) -> Result<Manifest, SyncError> {
     match client.manifest(None).await? {
         Fetched::Fresh { value, .. } => Ok(value),
-        Fetched::NotModified => Err(SyncError::Protocol("answered 304 to a manifest request without a tag".into())),
+        Fetched::NotModified => {
+            Err(SyncError::Protocol("answered 304 to a manifest request without a tag".into()))
+        }
     }
 }

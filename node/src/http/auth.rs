@@ -130,7 +130,9 @@ pub(super) fn authenticate_content(
         let answers_to = |authority: &str| authority::answers_to(&state.config.names, local, authority);
         let verifier = keys.verifier();
         let verified = match content {
-            Content::Bytes(body) => verifier.verify(&presented, &line, body, unix_now(), &state.nonces, &answers_to),
+            Content::Bytes(body) => {
+                verifier.verify(&presented, &line, body, unix_now(), &state.nonces, &answers_to)
+            }
             Content::Digest(digest) => {
                 verifier.verify_digest(&presented, &line, digest, unix_now(), &state.nonces, &answers_to)
             }

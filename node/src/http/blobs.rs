@@ -16,9 +16,9 @@ use axum::body::{Body, Bytes};
 use axum::extract::{ConnectInfo, Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use hyper::body::Body as _;
 use ecp_protocol::bundle::{BlobQueryError, is_sha256_hex};
 use ecp_protocol::wire::{BlobQuery, MissingBlobs};
+use hyper::body::Body as _;
 
 use super::answer::{self, BodyDigest};
 use super::auth::Caller;
@@ -54,7 +54,10 @@ fn not_found(sha256: &str) -> ApiError {
 }
 
 /// `GET /ecp/blobs/{sha256}`: a blob some served skill lists.
-pub(super) async fn get(State(state): State<AppState>, Path(sha256): Path<String>) -> Result<Response, ApiError> {
+pub(super) async fn get(
+    State(state): State<AppState>,
+    Path(sha256): Path<String>,
+) -> Result<Response, ApiError> {
     let sha256 = checked_digest(&sha256)?.to_owned();
     let library = state.library.clone();
     let digest = sha256.clone();
@@ -85,7 +88,10 @@ pub(super) async fn get(State(state): State<AppState>, Path(sha256): Path<String
 /// does not hold, in the order asked, each once. Changes nothing.
 pub(super) async fn missing(State(state): State<AppState>, body: Bytes) -> Result<Response, ApiError> {
     let query: BlobQuery = serde_json::from_slice(&body).map_err(|e| {
-        ApiError::bad_request("invalid_json", format!("body is not a blob query {{\"blobs\": [<sha256>, …]}}: {e}"))
+        ApiError::bad_request(
+            "invalid_json",
+            format!("body is not a blob query {{\"blobs\": [<sha256>, …]}}: {e}"),
+        )
     })?;
     query.validate().map_err(|e| match e {
         BlobQueryError::TooMany { .. } => ApiError::bad_request("too_many_blobs", e.to_string()),
@@ -121,9 +127,10 @@ fn refused(e: StoreError) -> ApiError {
 fn write_failed(e: WriteError) -> ApiError {
     match e {
         WriteError::TooLarge { limit } => too_large(limit),
-        e @ WriteError::DigestMismatch { .. } => {
-            ApiError::bad_request("digest_mismatch", format!("{e}; nothing was kept: send the blob's exact bytes"))
-        }
+        e @ WriteError::DigestMismatch { .. } => ApiError::bad_request(
+            "digest_mismatch",
+            format!("{e}; nothing was kept: send the blob's exact bytes"),
+        ),
         WriteError::Io(e) => ApiError::internal(&e),
     }
 }
@@ -140,7 +147,8 @@ pub(super) async fn put(
 ) -> Result<Response, ApiError> {
     let sha256 = checked_digest(&sha256)?.to_owned();
     let limit = state.config.policy.bundle.max_file_bytes;
-    let declared = headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse().ok());
+    let declared =
+        headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse().ok());
     if declared.is_some_and(|n: u64| n > limit) {
         return Err(too_large(limit));
     }
@@ -169,7 +177,10 @@ pub(super) async fn put(
     let mut body = body;
     while let Some(frame) = std::future::poll_fn(|cx| std::pin::Pin::new(&mut body).poll_frame(cx)).await {
         let frame = frame.map_err(|e| {
-            ApiError::bad_request("body_interrupted", format!("the upload ended early ({e}); nothing was kept"))
+            ApiError::bad_request(
+                "body_interrupted",
+                format!("the upload ended early ({e}); nothing was kept"),
+            )
         })?;
         if let Some(chunk) = frame.data_ref() {
             writer.write(chunk).map_err(write_failed)?;

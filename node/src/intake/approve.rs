@@ -8,9 +8,9 @@
 //! the findings. The approved version counts as accepted for review intake.
 
 use ecp_protocol::bundle::BundleLimits;
-use ecp_protocol::{Decision, SkillKind};
 use ecp_protocol::merge::Stage;
 use ecp_protocol::merge::receive;
+use ecp_protocol::{Decision, SkillKind};
 
 use super::Sender;
 use crate::store::{Change, QuarantineEntry, QuarantineStatus, Source, Store, StoreError, Verdict};

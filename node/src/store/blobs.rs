@@ -107,7 +107,8 @@ fn is_held(conn: &Connection, sha256: &str) -> Result<bool, StoreError> {
 /// Whether a blob of `size` bytes from `sender` fits: its quota of unused
 /// blobs (this node's own, `""`, has none) and the cap on all blobs.
 fn room(conn: &Connection, sender: &str, size: u64, limits: &BlobLimits) -> Result<(), StoreError> {
-    let held: i64 = conn.prepare_cached("SELECT COALESCE(SUM(size), 0) FROM blobs")?.query_row([], |r| r.get(0))?;
+    let held: i64 =
+        conn.prepare_cached("SELECT COALESCE(SUM(size), 0) FROM blobs")?.query_row([], |r| r.get(0))?;
     let held = to_u64(held);
     if held.saturating_add(size) > limits.total_bytes {
         return Err(BlobRefused::Full { held, size, cap: limits.total_bytes }.into());
@@ -226,15 +227,27 @@ impl Store {
     /// it is held already: `true` when it is new. Checked against the
     /// quota and the cap under the write lock; a refused blob leaves
     /// nothing behind.
-    pub fn put_blob(&self, blob: VerifiedBlob, sender: &str, limits: &BlobLimits) -> Result<bool, StoreError> {
+    pub fn put_blob(
+        &self,
+        blob: VerifiedBlob,
+        sender: &str,
+        limits: &BlobLimits,
+    ) -> Result<bool, StoreError> {
         let _placing = self.blobs.lock();
         self.write(|tx| {
             if is_held(tx, blob.sha256())? {
                 return Ok(false);
             }
             room(tx, sender, blob.size(), limits)?;
-            tx.prepare_cached("INSERT INTO blobs (sha256, size, sender, received_at) VALUES (?1, ?2, ?3, ?4)")?
-                .execute(params![blob.sha256(), to_i64(blob.size()), sender, super::origin_limits::unix_now()])?;
+            tx.prepare_cached(
+                "INSERT INTO blobs (sha256, size, sender, received_at) VALUES (?1, ?2, ?3, ?4)",
+            )?
+            .execute(params![
+                blob.sha256(),
+                to_i64(blob.size()),
+                sender,
+                super::origin_limits::unix_now()
+            ])?;
             // Placed last: if it fails the row is rolled back with it.
             self.blobs.place(&blob)?;
             Ok(true)
@@ -333,7 +346,8 @@ mod tests {
         let origin = Origin::new("peer-a", "someone", "linux/amd64", "1.0");
         let packet = SkillPacket::new(&origin, name, "Fill the form", &body(name), 0.9, crate::store::now());
         let manifest =
-            BundleManifest::for_skill(&packet.skill_body, files.iter().copied(), &BundleLimits::default()).unwrap();
+            BundleManifest::for_skill(&packet.skill_body, files.iter().copied(), &BundleLimits::default())
+                .unwrap();
         packet.with_bundle(&manifest).unwrap()
     }
 
@@ -423,7 +437,10 @@ mod tests {
         // The cap on all blobs: 6 + 4 + 1 + 1 = 12 held; 4 more is the cap, 5 one past.
         store.put_blob_bytes(b"abcd", "", &limits).unwrap();
         let full = store.put_blob_bytes(b"x", "", &limits).unwrap_err();
-        assert!(matches!(full, StoreError::BlobRefused(BlobRefused::Full { held: 16, size: 1, cap: 16 })), "{full}");
+        assert!(
+            matches!(full, StoreError::BlobRefused(BlobRefused::Full { held: 16, size: 1, cap: 16 })),
+            "{full}"
+        );
     }
 
     #[test]

@@ -66,8 +66,8 @@ use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, 
 pub use audit::AuditEntry;
 pub use blob_files::{BLOBS_DIR, BlobFiles, BlobWriter, VerifiedBlob, WriteError};
 pub use blobs::{
-    BlobLimits, BlobRefused, BlobUsage, DEFAULT_BLOB_GRACE, DEFAULT_BLOB_QUOTA_BYTES, DEFAULT_BLOB_STORE_BYTES,
-    make_tombstone,
+    BlobLimits, BlobRefused, BlobUsage, DEFAULT_BLOB_GRACE, DEFAULT_BLOB_QUOTA_BYTES,
+    DEFAULT_BLOB_STORE_BYTES, make_tombstone,
 };
 pub use deletions::{HeldDeletion, Received};
 pub use inbox::{InboxEntry, Offer, Verdict};

@@ -341,4 +341,35 @@ mod tests {
             .unwrap();
         assert_eq!(totals, (3, 30));
     }
+
+    #[test]
+    fn migration_9_drops_the_listing_of_bundles_stored_without_their_files() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        for sql in &MIGRATIONS[..8] {
+            conn.execute_batch(sql).unwrap();
+        }
+        conn.execute("INSERT INTO meta (key, value) VALUES ('schema', '8')", []).unwrap();
+        let packet = r#"{"skillName":"b","integrityHash":"h","files":[{"path":"SKILL.md"}],"bundleDigest":"sha256:x"}"#;
+        conn.execute(
+            "INSERT INTO skills (name, kind, origin, version, integrity_hash, created_at, updated_at, deprecated,
+                                 shareable, confidence, description, tags, seq, packet)
+             VALUES ('b', 'external', 'o', 1, 'h', 't', 't', 0, 1, 0.9, 'd', '[]', 1, ?1)",
+            params![packet],
+        )
+        .unwrap();
+        conn.execute(
+            "INSERT INTO skill_versions (name, version, seq, recorded_at, source, integrity_hash, deprecated, packet)
+             VALUES ('b', 1, 1, 't', 'peer:x', 'h', 0, ?1)",
+            params![packet],
+        )
+        .unwrap();
+        migrate(&mut conn).unwrap();
+        for table in ["skills", "skill_versions"] {
+            let kept: String =
+                conn.query_row(&format!("SELECT packet FROM {table}"), [], |r| r.get(0)).unwrap();
+            assert_eq!(kept, r#"{"skillName":"b","integrityHash":"h"}"#, "{table}");
+        }
+        let digest: String = conn.query_row("SELECT bundle_digest FROM skills", [], |r| r.get(0)).unwrap();
+        assert_eq!(digest, "");
+    }
 }

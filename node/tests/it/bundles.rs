@@ -28,8 +28,9 @@ fn sha(bytes: &[u8]) -> String {
 
 /// `packet` with `files` as its bundle (path, bytes, marked executable).
 pub(crate) fn bundle_of(packet: SkillPacket, files: &[(&str, &[u8], bool)]) -> SkillPacket {
-    let manifest = BundleManifest::for_skill(&packet.skill_body, files.iter().copied(), &BundleLimits::default())
-        .expect("a valid bundle");
+    let manifest =
+        BundleManifest::for_skill(&packet.skill_body, files.iter().copied(), &BundleLimits::default())
+            .expect("a valid bundle");
     packet.with_bundle(&manifest).expect("its SKILL.md")
 }
 
@@ -134,7 +135,11 @@ async fn blob_endpoints_store_once_answer_what_is_missing_and_leave_the_store_as
     assert_eq!((status, answer["code"].as_str()), (StatusCode::BAD_REQUEST, Some("digest_mismatch")));
     for bad in ["abc", &sha(b"x").to_uppercase(), &format!("{}0", sha(b"x"))] {
         let (status, answer) = put_blob_as(&node, bad, b"x").await;
-        assert_eq!((status, answer["code"].as_str()), (StatusCode::BAD_REQUEST, Some("invalid_digest")), "{bad}");
+        assert_eq!(
+            (status, answer["code"].as_str()),
+            (StatusCode::BAD_REQUEST, Some("invalid_digest")),
+            "{bad}"
+        );
     }
     assert_eq!(blob_state(&node).await, before, "refused uploads leave nothing, not even a temporary file");
 
@@ -157,7 +162,11 @@ async fn blob_endpoints_store_once_answer_what_is_missing_and_leave_the_store_as
     let mut one_past = thousand.clone();
     one_past.push(m1.clone());
     let (status, answer) = missing(&node, &one_past).await;
-    assert_eq!((status, answer["code"].as_str()), (StatusCode::BAD_REQUEST, Some("too_many_blobs")), "{answer}");
+    assert_eq!(
+        (status, answer["code"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("too_many_blobs")),
+        "{answer}"
+    );
     let (status, answer) = missing(&node, &[m1.clone(), "ABC".into()]).await;
     assert_eq!((status, answer["code"].as_str()), (StatusCode::BAD_REQUEST, Some("invalid_digest")));
     assert!(answer["error"].as_str().unwrap().contains("blobs[1]"), "{answer}");
@@ -170,7 +179,10 @@ async fn a_senders_uploads_ahead_of_their_packets_fill_its_quota_and_one_byte_mo
     assert_eq!(put_blob(&node, b"8 bytes\n").await.0, StatusCode::CREATED);
     let before = blob_state(&node).await;
     let (status, answer) = put_blob(&node, b"1").await;
-    assert_eq!((status, answer["code"].as_str()), (StatusCode::INSUFFICIENT_STORAGE, Some("blob_quota_exceeded")));
+    assert_eq!(
+        (status, answer["code"].as_str()),
+        (StatusCode::INSUFFICIENT_STORAGE, Some("blob_quota_exceeded"))
+    );
     assert!(answer["error"].as_str().unwrap().contains("quota of 8 bytes"), "{answer}");
     assert_eq!(blob_state(&node).await, before);
 }
@@ -178,7 +190,8 @@ async fn a_senders_uploads_ahead_of_their_packets_fill_its_quota_and_one_byte_mo
 #[tokio::test(flavor = "multi_thread")]
 async fn a_pushed_bundle_waits_for_its_files_then_installs_whole_and_a_resend_is_no_new_version() {
     let node = TestNode::start().await;
-    let files: &[(&str, &[u8], bool)] = &[("scripts/fill.py", SCRIPT, true), ("reference.md", REFERENCE, false)];
+    let files: &[(&str, &[u8], bool)] =
+        &[("scripts/fill.py", SCRIPT, true), ("reference.md", REFERENCE, false)];
     let bundle = bundle_of(packet("form-filler"), files);
 
     // No file held: pending, nothing installed, the packet kept with its reason.
@@ -206,7 +219,11 @@ async fn a_pushed_bundle_waits_for_its_files_then_installs_whole_and_a_resend_is
 
     // The same bundle again is the same version.
     let result = node.push_ok(&update("peer-x", std::slice::from_ref(&bundle))).await;
-    assert_eq!((result["unchanged"].as_i64(), result["updatedSkills"].as_i64()), (Some(1), Some(0)), "{result}");
+    assert_eq!(
+        (result["unchanged"].as_i64(), result["updatedSkills"].as_i64()),
+        (Some(1), Some(0)),
+        "{result}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -232,7 +249,12 @@ async fn a_held_file_that_fails_its_entry_refuses_the_whole_bundle() {
 /// The federation context a node's own federator would use.
 fn context(node: &TestNode) -> Context {
     let config = node.config();
-    Context::new(node.library().clone(), config.policy.clone(), config.reshare_external, Duration::from_secs(10))
+    Context::new(
+        node.library().clone(),
+        config.policy.clone(),
+        config.reshare_external,
+        Duration::from_secs(10),
+    )
 }
 
 fn spec(url: &str, extra: &str) -> PeerSpec {
@@ -359,18 +381,24 @@ async fn start_plain_peer() -> (String, Arc<PlainPeer>) {
         .route(
             "/ecp/manifest",
             get(|| async {
-                axum::Json(json!({"instance": "ok-agent", "version": "1.0", "sequenceNum": 0, "skillCount": 0,
-                                  "skillNames": [], "generatedAt": "2026-11-20T10:00:00Z"}))
+                axum::Json(
+                    json!({"instance": "ok-agent", "version": "1.0", "sequenceNum": 0, "skillCount": 0,
+                                  "skillNames": [], "generatedAt": "2026-11-20T10:00:00Z"}),
+                )
             }),
         )
         .route(
             "/ecp/skills",
-            axum::routing::post(|State(p): State<Arc<PlainPeer>>, axum::Json(update): axum::Json<Value>| async move {
-                let count = update["skills"].as_array().map_or(0, Vec::len);
-                p.pushed.lock().unwrap().push(update);
-                axum::Json(json!({"accepted": true, "newSkills": count, "updatedSkills": 0, "rejectedSkills": 0,
-                                  "unchanged": 0, "conflicts": []}))
-            }),
+            axum::routing::post(
+                |State(p): State<Arc<PlainPeer>>, axum::Json(update): axum::Json<Value>| async move {
+                    let count = update["skills"].as_array().map_or(0, Vec::len);
+                    p.pushed.lock().unwrap().push(update);
+                    axum::Json(
+                        json!({"accepted": true, "newSkills": count, "updatedSkills": 0, "rejectedSkills": 0,
+                                  "unchanged": 0, "conflicts": []}),
+                    )
+                },
+            ),
         )
         .route(
             "/ecp/blobs/{*rest}",
@@ -398,6 +426,50 @@ async fn a_peer_without_ecp_1_3_is_pushed_the_plain_skill_and_asked_for_no_blob(
     assert_eq!(packet["skillName"], "form-filler");
     assert!(packet.get("files").is_none() && packet.get("bundleDigest").is_none(), "{packet}");
     let body = packet["skillBody"].as_str().unwrap();
-    assert_eq!(packet["integrityHash"], json!(sha(body.as_bytes())), "the SKILL.md as its integrityHash says");
+    assert_eq!(
+        packet["integrityHash"],
+        json!(sha(body.as_bytes())),
+        "the SKILL.md as its integrityHash says"
+    );
     assert_eq!(*peer.blob_requests.lock().unwrap(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_blob_upload_is_authenticated_over_the_digest_its_path_names_and_rate_limited() {
+    use crate::signed_auth::{DEFAULT, SECRET, nonce, now, send, signed_for};
+    use crate::util::hmac_hex;
+    use reqwest::Method;
+    let node = TestNode::start_with(|c| {
+        c.secret = Some(SECRET.into());
+        c.client_rate_limit = ecp_node::config::ClientRateLimit { per_minute: 1, burst: 5, loopback: true };
+    })
+    .await;
+    let path = |bytes: &[u8]| format!("/ecp/blobs/{}", sha(bytes));
+    let signed = |target: &str, covered: &[u8]| {
+        signed_for(&node.host(), DEFAULT, "PUT", target, covered, now(), &nonce())
+    };
+
+    let unsigned = send(&node, Method::PUT, &path(REFERENCE), &[], Some(REFERENCE)).await;
+    // As for any request of a node that takes X-ECP-HMAC (SPEC §6.3).
+    assert_eq!(
+        (unsigned.status.as_u16(), unsigned.json()["code"].as_str()),
+        (403, Some("missing_signature"))
+    );
+    // Signed over another digest than the path's: the signature does not verify.
+    let elsewhere =
+        send(&node, Method::PUT, &path(SCRIPT), &signed(&path(SCRIPT), b"other"), Some(SCRIPT)).await;
+    assert_eq!(elsewhere.status, 401, "{}", elsewhere.text());
+    // Signed right, other bytes sent: refused as they stream.
+    let swapped =
+        send(&node, Method::PUT, &path(SCRIPT), &signed(&path(SCRIPT), SCRIPT), Some(b"other")).await;
+    assert_eq!((swapped.status.as_u16(), swapped.json()["code"].as_str()), (400, Some("digest_mismatch")));
+    let stored = send(&node, Method::PUT, &path(SCRIPT), &signed(&path(SCRIPT), SCRIPT), Some(SCRIPT)).await;
+    assert_eq!(stored.status, 201, "{}", stored.text());
+    // X-ECP-HMAC signs the path, whose digest binds the content.
+    let legacy = [("x-ecp-hmac", hmac_hex(SECRET, path(REFERENCE).as_bytes()))];
+    let stored = send(&node, Method::PUT, &path(REFERENCE), &legacy, Some(REFERENCE)).await;
+    assert_eq!(stored.status, 201, "{}", stored.text());
+    // Five requests made the burst: the next is over the client's rate.
+    let limited = send(&node, Method::PUT, &path(REFERENCE), &legacy, Some(REFERENCE)).await;
+    assert_eq!(limited.status, 429, "{}", limited.text());
 }
