@@ -327,6 +327,51 @@ impl Library {
         Ok(merged)
     }
 
+    /// Merges again the bundles waiting in the quarantine for blob `sha256`
+    /// (`SPEC.md` §12.9.2) whose every file is now held: each as its sender
+    /// sent it, with the trust it was refused under (`fallback_trust` for
+    /// entries without one), re-served if `reshare`; the entry of one that
+    /// installs is dropped and audited. Blocking. Returns how many installed.
+    pub fn retry_pending_bundles(
+        &self,
+        sha256: &str,
+        policy: &StandardPolicy,
+        fallback_trust: f64,
+        reshare: bool,
+    ) -> Result<usize, StoreError> {
+        let mut installed = 0;
+        for (id, account) in self.store.pending_on_blob(sha256)? {
+            let (entry, packet) = self.store.transaction(|tx| tx.held_quarantine_entry(id))?;
+            let Source::Peer(instance) = &entry.peer else { continue };
+            let held = |blob: &str| self.store.holds_blob(blob).unwrap_or(false);
+            let complete = ecp_protocol::bundle::BundleManifest::from_packet(&packet, &policy.bundle)
+                .ok()
+                .flatten()
+                .is_some_and(|m| m.pending_decision(held).is_none());
+            if !complete {
+                continue;
+            }
+            let sender = Sender {
+                instance: instance.clone(),
+                account,
+                trust: entry.trust.unwrap_or(fallback_trust),
+                reshare,
+            };
+            let update = KnowledgeUpdate { skills: vec![packet], ..KnowledgeUpdate::default() };
+            let result = self.merge(update, &sender, policy)?;
+            if result.new_skills + result.updated_skills == 0 {
+                continue;
+            }
+            installed += 1;
+            let reason = format!("entry {id}: installed once every file its bundle lists was held");
+            self.store.transaction(|tx| {
+                tx.set_quarantine_status(id, crate::store::QuarantineStatus::Dropped)?;
+                tx.audit(&entry.peer, &entry.skill_name, "bundle-complete", &reason)
+            })?;
+        }
+        Ok(installed)
+    }
+
     /// Weighs the withdrawals `sender` sent in one push or pull round
     /// against the deletion guard: holds them all for the user, or merges
     /// them ([`intake::settle`]); blocking.

@@ -193,7 +193,30 @@ pub(super) async fn put(
         library.store().put_blob(blob, &sender, &blob_limits).map_err(refused)
     })
     .await??;
+    if new {
+        retry_pending(&state, &sha256).await;
+    }
     Ok(stored(if new { StatusCode::CREATED } else { StatusCode::OK }, &sha256))
+}
+
+/// Installs the bundles pending on the blob just stored whose files are
+/// now all held (`SPEC.md` §12.9.2), before the upload is answered; a
+/// failure is logged, not answered: the blob is stored, and the sender's
+/// next push merges them.
+async fn retry_pending(state: &AppState, sha256: &str) {
+    let (library, policy, digest) = (state.library.clone(), state.config.policy.clone(), sha256.to_owned());
+    let (trust, reshare) = (state.config.default_trust, state.config.reshare_external);
+    let retried =
+        tokio::task::spawn_blocking(move || library.retry_pending_bundles(&digest, &policy, trust, reshare))
+            .await;
+    match retried {
+        Ok(Ok(0)) => {}
+        Ok(Ok(installed)) => tracing::info!(installed, blob = %sha256, "pending bundles installed"),
+        Ok(Err(e)) => {
+            tracing::warn!(error = %e, blob = %sha256, "cannot merge the bundles pending on a blob")
+        }
+        Err(e) => tracing::error!(error = %e, "the retry of pending bundles panicked"),
+    }
 }
 
 fn stored(status: StatusCode, sha256: &str) -> Response {

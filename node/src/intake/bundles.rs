@@ -6,15 +6,36 @@
 //! file fails its entry. Nothing of such a bundle is installed, not even
 //! its `SKILL.md`. A tombstone lists no files: a withdrawal needs none.
 
+use std::collections::HashMap;
+
 use ecp_protocol::bundle::BundleLimits;
 use ecp_protocol::merge::tally;
-use ecp_protocol::{Decision, MergeOutcome};
+use ecp_protocol::{Decision, KnowledgeUpdate, MergeOutcome, SkillPacket};
 
 use crate::store::{Tx, make_tombstone};
 
+/// The bundles of `update` as received, by position: a refused decision
+/// carries the packet as received (the store keeps it so, and a later
+/// merge or approval lowers it once), an installing one the lowered packet.
+pub(super) fn as_received(update: &KnowledgeUpdate) -> HashMap<usize, SkillPacket> {
+    update
+        .skills
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| !p.files.is_empty())
+        .map(|(i, p)| (i, p.clone()))
+        .collect()
+}
+
 /// `outcome` with each installing decision for a bundle whose files are not
-/// all held (or fail their checks) turned into its refusal, recounted.
-pub(super) fn gate(tx: &Tx<'_>, mut outcome: MergeOutcome, limits: &BundleLimits) -> MergeOutcome {
+/// all held (or fail their checks) turned into its refusal, carrying the
+/// packet as it was `received`; recounted.
+pub(super) fn gate(
+    tx: &Tx<'_>,
+    mut outcome: MergeOutcome,
+    limits: &BundleLimits,
+    mut received: HashMap<usize, SkillPacket>,
+) -> MergeOutcome {
     let mut changed = false;
     for d in &mut outcome.decisions {
         if !matches!(d.decision, Decision::New | Decision::Updated { .. }) {
@@ -24,6 +45,9 @@ pub(super) fn gate(tx: &Tx<'_>, mut outcome: MergeOutcome, limits: &BundleLimits
             make_tombstone(&mut d.packet);
         } else if let Some(refusal) = tx.bundle_decision(&d.packet, limits) {
             d.decision = refusal;
+            if let Some(packet) = received.remove(&d.index) {
+                d.packet = packet;
+            }
             changed = true;
         }
     }

@@ -208,12 +208,14 @@ async fn a_pushed_bundle_waits_for_its_files_then_installs_whole_and_a_resend_is
     let result = node.push_ok(&update("peer-x", std::slice::from_ref(&bundle))).await;
     assert!(result["conflicts"][0].as_str().unwrap().contains("pending: 1 of 3"), "{result}");
 
-    // Every file: installed whole, its files served.
+    // The last file: the pending packet is merged again and installed whole, its files served.
     assert_eq!(put_blob(&node, REFERENCE).await.0, StatusCode::CREATED);
-    let result = node.push_ok(&update("peer-x", std::slice::from_ref(&bundle))).await;
-    assert_eq!(result["newSkills"], 1, "{result}");
+    let held = node.get_json("/v1/quarantine").await;
+    assert!(!held.to_string().contains("form-filler"), "no longer held: {held}");
     let shown = node.get_json("/v1/skills/form-filler").await;
     assert_eq!(shown["packet"]["bundleDigest"], json!(bundle.bundle_digest));
+    let confidence = shown["skill"]["confidence"].as_f64().unwrap();
+    assert!((confidence - 0.9 * 0.6).abs() < 1e-9, "lowered once, by the default trust: {confidence}");
     assert_eq!(shown["packet"]["files"].as_array().map(Vec::len), Some(3));
     assert_eq!(get_blob(&node, &sha(SCRIPT)).await, (StatusCode::OK, SCRIPT.to_vec()));
 
