@@ -408,7 +408,7 @@ mod tests {
         install(&store, &plain).unwrap();
         assert!(store.collect_blobs(unix_now(), Duration::ZERO).unwrap().is_empty(), "form-b lists it");
         store.tombstone("form-b", Source::Operator).unwrap();
-        assert_eq!(store.collect_blobs(unix_now(), Duration::ZERO).unwrap(), [sha.clone()]);
+        assert_eq!(store.collect_blobs(unix_now(), Duration::ZERO).unwrap(), std::slice::from_ref(&sha));
         assert_eq!(files_on_disk(dir.path()), 0);
         assert!(!store.holds_blob(&sha).unwrap());
     }
