@@ -4,8 +4,12 @@
 //! - A pull fetches, before it merges a page, the blobs of the page's
 //!   bundles this node does not hold (`GET /ecp/blobs/{sha256}` from the
 //!   peer the packets came from), each checked against its name and kept
-//!   against the peer's quota. A failed fetch fails the round before the
-//!   page is merged: the cursor stays and the next round asks again.
+//!   under the store's cap on blobs (not the quota on uploads ahead of
+//!   their packet: this node asked for them). A failed fetch fails the round before the
+//!   page is merged: the cursor stays and the next round asks again —
+//!   except a 404, a blob the peer does not serve: its bundle is merged as
+//!   pending, recorded with its reason, so one such packet does not stop
+//!   the peer's other skills.
 //! - A push asks the peer which of its bundles' blobs it lacks (`POST
 //!   /ecp/blobs/missing`), uploads only those (`PUT`), then pushes the packets.
 //! - A peer whose manifest does not list `ecp-1.3` (a Go node, an ECP/1.2
@@ -18,8 +22,9 @@ use ecp_protocol::bundle::{BundleManifest, MAX_BLOBS_PER_QUERY};
 use ecp_protocol::wire::PROFILE_ECP_1_3;
 use ecp_protocol::{Manifest, SkillPacket};
 
-use super::client::PeerClient;
+use super::client::{ClientError, PeerClient};
 use super::{Context, SyncError, blocking};
+use crate::store::BlobLimits;
 
 /// Whether a peer's manifest says it takes bundles and serves blobs.
 pub(super) fn supports_bundles(manifest: &Manifest) -> bool {
@@ -57,13 +62,30 @@ pub(super) async fn fetch_missing(
     })
     .await?;
     let limit = ctx.policy.bundle.max_file_bytes;
+    let mut fetched = 0;
     for sha256 in &missing {
-        let bytes = client.blob(sha256, limit).await?;
+        let bytes = match client.blob(sha256, limit).await {
+            Ok(bytes) => bytes,
+            // The peer does not serve it (any more): its bundle stays
+            // pending, recorded with its reason, and the rest of the peer's
+            // skills still arrive.
+            Err(ClientError::Status { status, .. }) if status == reqwest::StatusCode::NOT_FOUND => {
+                tracing::warn!(peer = %client.base(), blob = %sha256, "the peer lists a blob it does not serve");
+                continue;
+            }
+            Err(e) => return Err(e.into()),
+        };
         let (library, account) = (ctx.library.clone(), account.to_owned());
-        let blob_limits = library.limits().blobs;
+        // Asked for by this node, for a page it merges next: the quota on
+        // uploads ahead of their packet does not apply (a page's bundles may
+        // well exceed it), the store's cap does. They count as the peer's
+        // until the merge lists them, and are collected after the grace
+        // period if it does not.
+        let blob_limits = BlobLimits { sender_bytes: u64::MAX, ..library.limits().blobs };
         blocking(move || library.store().put_blob_bytes(&bytes, &account, &blob_limits)).await?;
+        fetched += 1;
     }
-    Ok(missing.len())
+    Ok(fetched)
 }
 
 /// Uploads to `client` the blobs of `packets` it lacks; returns how many.

@@ -39,7 +39,8 @@
 //! bundles this node lacks are fetched from the peer, when its manifest
 //! lists `ecp-1.3` ([`super::bundles`]); a failed fetch fails the round
 //! before the page is merged, so the cursor stays and the next round asks
-//! again. From any other peer a bundle's packet is merged as it is, and
+//! again (a blob the peer answers 404 for is skipped: its bundle stays
+//! pending). From any other peer a bundle's packet is merged as it is, and
 //! stays pending with its reason.
 
 use ecp_protocol::{KnowledgeUpdate, Manifest, MergeResult, SkillPacket};

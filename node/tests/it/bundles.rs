@@ -322,7 +322,10 @@ fn expected(script: &[u8], reference: &[u8]) -> Vec<(String, String, Vec<u8>)> {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_three_file_bundle_arrives_whole_at_c_through_b_by_pull_and_an_edit_moves_one_file() {
-    let (a, b, c) = (TestNode::start().await, TestNode::start().await, TestNode::start().await);
+    // B's quota on uploads ahead of their packet is smaller than one file:
+    // blobs a pull asks for are not uploads, and are not held back by it.
+    let b = TestNode::start_with(|c| c.blobs.sender_bytes = 16).await;
+    let (a, c) = (TestNode::start().await, TestNode::start().await);
     put_form_filler(&a, SCRIPT, REFERENCE).await;
     let at_b = pull(&b, &a).await;
     assert_eq!((at_b.result.new_skills, at_b.blobs_fetched), (1, 2), "{at_b:?}");
@@ -474,4 +477,36 @@ async fn a_blob_upload_is_authenticated_over_the_digest_its_path_names_and_rate_
     // Five requests made the burst: the next is over the client's rate.
     let limited = send(&node, Method::PUT, &path(REFERENCE), &legacy, Some(REFERENCE)).await;
     assert_eq!(limited.status, 429, "{}", limited.text());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_pulled_bundle_whose_blob_the_peer_does_not_serve_stays_pending_and_the_rest_arrives() {
+    use axum::routing::{any, get};
+    let bundle = bundle_of(packet("unbacked"), &[("reference.md", REFERENCE, false)]);
+    let mut listing = crate::util::update_value("ok-agent", &[bundle, packet("plain-one")]);
+    listing["sequenceNum"] = json!(1);
+    let app = axum::Router::new()
+        .route(
+            "/ecp/manifest",
+            get(|| async {
+                axum::Json(json!({"instance": "ok-agent", "version": "1.0", "sequenceNum": 1, "skillCount": 2,
+                                  "skillNames": ["unbacked", "plain-one"], "generatedAt": "2026-11-20T10:00:00Z",
+                                  "profiles": ["ecp-1.3"]}))
+            }),
+        )
+        .route("/ecp/skills", get(move || async move { axum::Json(listing) }))
+        .route("/ecp/blobs/{*rest}", any(|| async { StatusCode::NOT_FOUND }));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+
+    let b = TestNode::start().await;
+    let report =
+        federation::pull(&context(&b), &spec(&url, "trust = 1.0")).await.expect("the round succeeds");
+    assert_eq!((report.result.new_skills, report.result.rejected_skills, report.blobs_fetched), (1, 1, 0));
+    assert!(
+        report.result.conflicts[0].contains("unbacked: pending: 1 of 2 files not held yet"),
+        "{report:?}"
+    );
+    assert_eq!(report.cursor, 1, "the cursor moves on");
 }
