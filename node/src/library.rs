@@ -353,6 +353,51 @@ impl Library {
         Ok(merged)
     }
 
+    /// Merges again the bundles waiting in the quarantine for blob `sha256`
+    /// (`SPEC.md` §12.9.2) whose every file is now held: each as its sender
+    /// sent it, with the trust it was refused under (`fallback_trust` for
+    /// entries without one), re-served if `reshare`; the entry of one that
+    /// installs is dropped and audited. Blocking. Returns how many installed.
+    pub fn retry_pending_bundles(
+        &self,
+        sha256: &str,
+        policy: &StandardPolicy,
+        fallback_trust: f64,
+        reshare: bool,
+    ) -> Result<usize, StoreError> {
+        let mut installed = 0;
+        for (id, account) in self.store.pending_on_blob(sha256)? {
+            let (entry, packet) = self.store.transaction(|tx| tx.held_quarantine_entry(id))?;
+            let Source::Peer(instance) = &entry.peer else { continue };
+            let held = |blob: &str| self.store.holds_blob(blob).unwrap_or(false);
+            let complete = ecp_protocol::bundle::BundleManifest::from_packet(&packet, &policy.bundle)
+                .ok()
+                .flatten()
+                .is_some_and(|m| m.pending_decision(held).is_none());
+            if !complete {
+                continue;
+            }
+            let sender = Sender {
+                instance: instance.clone(),
+                account,
+                trust: entry.trust.unwrap_or(fallback_trust),
+                reshare,
+            };
+            let update = KnowledgeUpdate { skills: vec![packet], ..KnowledgeUpdate::default() };
+            let result = self.merge(update, &sender, policy)?;
+            if result.new_skills + result.updated_skills == 0 {
+                continue;
+            }
+            installed += 1;
+            let reason = format!("entry {id}: installed once every file its bundle lists was held");
+            self.store.transaction(|tx| {
+                tx.set_quarantine_status(id, crate::store::QuarantineStatus::Dropped)?;
+                tx.audit(&entry.peer, &entry.skill_name, "bundle-complete", &reason)
+            })?;
+        }
+        Ok(installed)
+    }
+
     /// Weighs the withdrawals `sender` sent in one push or pull round
     /// against the deletion guard: holds them all for the user, or merges
     /// them ([`intake::settle`]); blocking.
@@ -407,6 +452,36 @@ impl Library {
     pub fn put_local(&self, packet: &SkillPacket, source: Source) -> Result<bool, StoreError> {
         let decider = self.sharing.decider(&self.store)?;
         self.put_local_with(&decider, packet, self.folder_of(&packet.skill_name), source)
+    }
+
+    /// Installs or replaces a local skill whose folder holds `companions`
+    /// besides its `SKILL.md` (each a path relative to the folder, its
+    /// bytes, and whether the file system marks it executable), as a bundle
+    /// (`SPEC.md` §12): each file is stored once as a blob, then the packet
+    /// listing them is put as [`Library::put_local`] puts it; blocking.
+    /// `false` when content and decision are what the store holds. A file
+    /// already held costs nothing; one left unused (the skill unchanged) is
+    /// collected after the grace period.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Bundle`] for a folder that breaks a rule of §12.4–§12.6
+    /// (nothing is stored), or the store's error.
+    pub fn put_local_bundle(
+        &self,
+        packet: SkillPacket,
+        companions: &[(String, Vec<u8>, bool)],
+        limits: &ecp_protocol::bundle::BundleLimits,
+        source: Source,
+    ) -> Result<bool, StoreError> {
+        let files = companions.iter().map(|(path, bytes, exec)| (path.as_str(), bytes.as_slice(), *exec));
+        let manifest = ecp_protocol::bundle::BundleManifest::for_skill(&packet.skill_body, files, limits)?;
+        let packet = packet.with_bundle(&manifest)?;
+        for (_, bytes, _) in companions {
+            // This node's own files: no sender quota, only the store's cap.
+            self.store.put_blob_bytes(bytes, "", &self.limits.blobs)?;
+        }
+        self.put_local(&packet, source)
     }
 
     /// [`Library::put_local`] with a decider made for several skills, the
@@ -593,6 +668,32 @@ impl Library {
             }
         }
         Ok(written)
+    }
+
+    /// Removes the blobs no kept version lists whose grace period is over
+    /// (`[limits] blob_grace`); blocking. Returns how many were removed.
+    pub fn collect_blobs(&self) -> Result<usize, StoreError> {
+        let removed =
+            self.store.collect_blobs(crate::store::origin_limits::unix_now(), self.limits.blobs.grace)?;
+        if !removed.is_empty() {
+            tracing::info!(blobs = removed.len(), "collected blobs no kept version lists");
+        }
+        Ok(removed.len())
+    }
+
+    /// Collects unused blobs ([`Library::collect_blobs`]) for as long as the
+    /// server runs: every quarter of the grace period, from 1 s to 5 min.
+    pub async fn collect_blobs_while_serving(self) {
+        let every = (self.limits.blobs.grace / 4).clamp(Duration::from_secs(1), Duration::from_secs(300));
+        let mut tick = tokio::time::interval(every);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tick.tick().await;
+            let library = self.clone();
+            if let Ok(Err(e)) = tokio::task::spawn_blocking(move || library.collect_blobs()).await {
+                tracing::error!(error = %e, "cannot collect unused blobs");
+            }
+        }
     }
 
     /// Follows changes other processes (the CLI) commit to the same store:

@@ -195,6 +195,7 @@ impl Node {
             library.start_projection_worker(),
             tokio::spawn(library.clone().follow_external_writes(Duration::from_millis(100))),
             tokio::spawn(crate::import::watch(library.clone(), crate::import::DEFAULT_DEBOUNCE)),
+            tokio::spawn(library.clone().collect_blobs_while_serving()),
         ];
         let holds_keys = !config.own_keys().is_empty() || peers.peers.iter().any(|p| p.key.is_some());
         if !holds_keys && !local_addr.ip().is_loopback() {

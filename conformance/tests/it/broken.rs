@@ -394,7 +394,14 @@ const CASES: &[Case] = &[
     },
     Case {
         name: "strict-about-fields",
-        faults: || Faults { strict_fields: true, ..Default::default() },
+        // An ECP/1.2 node: no ecp-1.3 in its profiles, so ROB-018 runs (#26).
+        faults: || Faults {
+            strict_fields: true,
+            manifest: Some(|m| {
+                m.as_object_mut().map(|o| o.remove("profiles"));
+            }),
+            ..Default::default()
+        },
         node: none,
         secret: false,
         fail: &["ROB-011", "ROB-012", "ROB-013", "ROB-018"],

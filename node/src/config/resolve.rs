@@ -24,7 +24,7 @@ use crate::deletion_guard::Guard;
 use crate::intake::{IntakeMode, Limits};
 use crate::permissions::{MAX_PERMISSION_KEYS, PeerTrust, PermissionPolicy};
 use crate::sharing::{Folder, Mode, Settings};
-use crate::store::{OriginLimits, QuarantineCaps};
+use crate::store::{BlobLimits, OriginLimits, QuarantineCaps};
 use crate::tls::TlsFiles;
 
 /// Largest allowed page budget: a page must stay far below what a puller
@@ -119,6 +119,8 @@ pub struct Config {
     pub quarantine: QuarantineCaps,
     /// Superseded versions kept per skill.
     pub history_depth: u64,
+    /// The blob store's quota per sender, cap and grace period.
+    pub blobs: BlobLimits,
     /// When an import pass's deletions wait for the user.
     pub deletion_guard: Guard,
     /// Requests per client address.
@@ -154,6 +156,14 @@ impl Config {
         policy.deny_origins = r.list("policy.deny_origins").map(<[String]>::to_vec).unwrap_or_default();
         let max_packets = size(r, "limits.max_packets", 1)?;
         policy.max_packets = max_packets;
+        policy.bundle.max_files = size(r, "limits.bundle_max_files", 1)?;
+        policy.bundle.max_file_bytes = at_least(r, "limits.bundle_max_file_bytes", 1)?;
+        policy.bundle.max_bundle_bytes = at_least(r, "limits.bundle_max_bytes", 1)?;
+        let blobs = BlobLimits {
+            sender_bytes: r.count("limits.blob_quota_bytes"),
+            total_bytes: r.count("limits.blob_store_bytes"),
+            grace: r.duration("limits.blob_grace"),
+        };
         let max_body_bytes = size(r, "limits.max_body_bytes", 1024)?;
         let body_bytes_in_flight = match r.count_opt("limits.body_bytes_in_flight") {
             Some(n) => {
@@ -245,6 +255,7 @@ impl Config {
             sender_limits,
             quarantine,
             history_depth: r.count("limits.history_depth"),
+            blobs,
             deletion_guard: Guard {
                 max: r.count("limits.max_bulk_delete"),
                 fraction: r.share("limits.max_bulk_delete_fraction"),
@@ -272,6 +283,7 @@ impl Config {
             sender: self.sender_limits,
             quarantine: self.quarantine,
             history_depth: self.history_depth,
+            blobs: self.blobs,
         }
     }
 

@@ -1,5 +1,7 @@
 //! The HTTP client side of ECP: `GET /ecp/manifest`, `GET /ecp/skills` and
-//! `POST /ecp/skills` against one peer, signed as its [`Credentials`] say.
+//! `POST /ecp/skills` against one peer, and the blob endpoints of bundles
+//! (`GET` and `PUT /ecp/blobs/{sha256}`, `POST /ecp/blobs/missing`), signed
+//! as its [`Credentials`] say.
 //!
 //! With a key, every request carries the ECP/1.2 signature (`SPEC.md`
 //! §10.1): method, the request target exactly as sent, the body's digest, the
@@ -164,6 +166,16 @@ impl PeerClient {
     /// The ECP/1.2 headers for `method` on `url` with `body`, when there is
     /// a key; with the target as signed and the nonce drawn.
     fn sign(&self, method: &str, url: &reqwest::Url, body: &[u8]) -> Option<(SignatureHeaders, SignedGet)> {
+        self.sign_digest(method, url, &signed_auth::body_digest(body))
+    }
+
+    /// [`PeerClient::sign`] for a body whose hex SHA-256 is `body_digest`.
+    fn sign_digest(
+        &self,
+        method: &str,
+        url: &reqwest::Url,
+        body_digest: &str,
+    ) -> Option<(SignatureHeaders, SignedGet)> {
         let key = self.credentials.key.as_ref()?;
         // What reqwest sends on the request line: the path and the query as the URL holds them.
         let target = match url.query() {
@@ -176,7 +188,8 @@ impl PeerClient {
         let authority = signed_auth::authority(host, url.port_or_known_default()?);
         let nonce = fresh_nonce();
         let line = RequestLine { method, path_and_query: &target };
-        let headers = signed_auth::sign_request(key, &authority, &line, body, unix_now(), &nonce);
+        let headers =
+            signed_auth::sign_request_digest(key, &authority, &line, body_digest, unix_now(), &nonce);
         Some((headers, SignedGet { key: key.clone(), target, nonce }))
     }
 
@@ -238,25 +251,85 @@ impl PeerClient {
 
     /// `POST /ecp/skills` with `body` (an encoded KnowledgeUpdate).
     pub async fn post_update(&self, body: Vec<u8>) -> Result<MergeResult, ClientError> {
-        let url = self.url("/ecp/skills")?;
-        let mut request =
-            self.http.post(url.clone()).timeout(self.timeout).header(CONTENT_TYPE, "application/json");
         // The answer to a POST is not signed (`SPEC.md` §10.1.6): the MergeResult is a report, not data.
-        if let Some((headers, _)) = self.sign("POST", &url, &body) {
-            for (name, value) in headers.pairs() {
-                request = request.header(name, value);
-            }
-        }
-        if let Some(secret) = &self.credentials.legacy_secret {
-            request = request
-                .header(legacy_auth::HEADER, legacy_auth::sign_post(secret.expose().as_bytes(), &body));
-        }
+        let request = self.post("/ecp/skills", &body)?;
         match self.exchange(request.body(body), None).await? {
             Fetched::NotModified => Err(ClientError::Decode("304 to a POST".into())),
             Fetched::Fresh { value, .. } => {
                 serde_json::from_slice(&value).map_err(|e| ClientError::Decode(e.to_string()))
             }
         }
+    }
+
+    /// `GET /ecp/blobs/{sha256}` (`SPEC.md` §12.8.2): the blob's bytes,
+    /// checked against their name and refused past `limit` bytes.
+    pub async fn blob(&self, sha256: &str, limit: u64) -> Result<Vec<u8>, ClientError> {
+        let (request, expect) = self.get(&format!("/ecp/blobs/{sha256}"), None)?;
+        let Fetched::Fresh { value, .. } = self.exchange(request, expect).await? else {
+            return Err(ClientError::Decode("304 to a blob request without a tag".into()));
+        };
+        if value.len() as u64 > limit {
+            return Err(ClientError::Decode(format!(
+                "blob {sha256} is {} bytes, over the limit of {limit} per file",
+                value.len()
+            )));
+        }
+        if signed_auth::body_digest(&value) != sha256 {
+            return Err(ClientError::Decode(format!("blob {sha256} answered with other bytes")));
+        }
+        Ok(value)
+    }
+
+    /// `POST /ecp/blobs/missing` (`SPEC.md` §12.8.3): of `blobs` (at most
+    /// 1,000), those the peer does not hold.
+    pub async fn missing_blobs(&self, blobs: &[String]) -> Result<Vec<String>, ClientError> {
+        let query = ecp_protocol::wire::BlobQuery { blobs: blobs.to_vec() };
+        let body = serde_json::to_vec(&query).map_err(|e| ClientError::Decode(e.to_string()))?;
+        let request = self.post("/ecp/blobs/missing", &body)?;
+        match self.exchange(request.body(body), None).await? {
+            Fetched::NotModified => Err(ClientError::Decode("304 to a POST".into())),
+            Fetched::Fresh { value, .. } => {
+                serde_json::from_slice::<ecp_protocol::wire::MissingBlobs>(&value)
+                    .map(|m| m.missing)
+                    .map_err(|e| ClientError::Decode(e.to_string()))
+            }
+        }
+    }
+
+    /// `PUT /ecp/blobs/{sha256}` with the blob's bytes (`SPEC.md` §12.8.4),
+    /// signed over the digest its path names.
+    pub async fn put_blob(&self, sha256: &str, bytes: Vec<u8>) -> Result<(), ClientError> {
+        let url = self.url(&format!("/ecp/blobs/{sha256}"))?;
+        let mut request =
+            self.http.put(url.clone()).timeout(self.timeout).header(CONTENT_TYPE, "application/octet-stream");
+        if let Some((headers, _)) = self.sign_digest("PUT", &url, sha256) {
+            for (name, value) in headers.pairs() {
+                request = request.header(name, value);
+            }
+        }
+        if let Some(secret) = &self.credentials.legacy_secret {
+            // As a GET's: the path, whose digest binds the content.
+            request = request
+                .header(legacy_auth::HEADER, legacy_auth::sign_get(secret.expose().as_bytes(), url.path()));
+        }
+        self.exchange(request.body(bytes), None).await.map(drop)
+    }
+
+    /// A signed POST of `body` to `path` (its answer is not signed, `SPEC.md` §10.1.6).
+    fn post(&self, path: &str, body: &[u8]) -> Result<reqwest::RequestBuilder, ClientError> {
+        let url = self.url(path)?;
+        let mut request =
+            self.http.post(url.clone()).timeout(self.timeout).header(CONTENT_TYPE, "application/json");
+        if let Some((headers, _)) = self.sign("POST", &url, body) {
+            for (name, value) in headers.pairs() {
+                request = request.header(name, value);
+            }
+        }
+        if let Some(secret) = &self.credentials.legacy_secret {
+            request =
+                request.header(legacy_auth::HEADER, legacy_auth::sign_post(secret.expose().as_bytes(), body));
+        }
+        Ok(request)
     }
 
     /// Sends `request`; reads a 200 body up to the cap, or maps the failure.

@@ -7,6 +7,9 @@
 //! - [`clients`]: one connection pool per TLS setting (trusted CAs, client certificate).
 //! - [`pull`](mod@pull): one pull round — manifest, `?since=` pull, merge, cursor.
 //! - [`push`](mod@push): one push — what the peer has not acknowledged, as `POST /ecp/skills`.
+//! - `bundles`: the blobs a round moves besides the packets — fetched before
+//!   a pulled page is merged, uploaded before a push; plain packets for
+//!   peers without `ecp-1.3`.
 //! - [`backoff`]: how long a failing peer is left alone, and which failures
 //!   are worth a warning.
 //! - `spec`: [`PeerSpec`], one peer resolved (configured, discovered, manual).
@@ -67,6 +70,7 @@
 //! default.
 
 pub mod backoff;
+mod bundles;
 pub mod client;
 pub mod clients;
 mod context;

@@ -34,11 +34,19 @@
 //!
 //! A peer whose instance changed, or whose sequence went backwards (its data
 //! was reset), is pulled again from 0.
+//!
+//! Bundles (`SPEC.md` §12.8.2): before a page is merged, the blobs of its
+//! bundles this node lacks are fetched from the peer, when its manifest
+//! lists `ecp-1.3` ([`super::bundles`]); a failed fetch fails the round
+//! before the page is merged, so the cursor stays and the next round asks
+//! again (a blob the peer answers 404 for is skipped: its bundle stays
+//! pending). From any other peer a bundle's packet is merged as it is, and
+//! stays pending with its reason.
 
 use ecp_protocol::{KnowledgeUpdate, Manifest, MergeResult, SkillPacket};
 use sha2::{Digest, Sha256};
 
-use super::client::Fetched;
+use super::client::{Fetched, PeerClient};
 use super::{Context, PeerSpec, SyncError, SyncFailure, blocking, is_echo};
 use crate::intake::{Sender, peer_account};
 use crate::store::OriginExcess;
@@ -79,6 +87,8 @@ pub struct PullReport {
     pub result: MergeResult,
     /// Body bytes received this round (manifest and skills, decoded).
     pub bytes: usize,
+    /// Blobs fetched (the files of bundles this node lacked).
+    pub blobs_fetched: usize,
 }
 
 /// Pulls from `peer` once and records the outcome in the store.
@@ -136,6 +146,7 @@ async fn round(
         echoes: 0,
         result: MergeResult::default(),
         bytes: 0,
+        blobs_fetched: 0,
     };
     let mut record = PullRecord {
         instance: state.instance.clone(),
@@ -161,6 +172,7 @@ async fn round(
         }
     };
     let instance = ctx.check_instance(peer, &manifest.instance)?;
+    let fetch_blobs = super::bundles::supports_bundles(&manifest).then_some(&client);
     let digest = manifest_digest(&manifest, &instance);
     let reset =
         (!state.instance.is_empty() && state.instance != instance) || manifest.sequence_num < state.cursor;
@@ -212,7 +224,8 @@ async fn round(
             }
         };
         let sender = withdrawn.sender.get_or_insert_with(|| sender(ctx, peer, &instance)).clone();
-        let mut page = merge_page(ctx, sender, body).await?;
+        let mut page = merge_page(ctx, sender, body, fetch_blobs).await?;
+        report.blobs_fetched += page.blobs_fetched;
         withdrawn.packets.append(&mut page.withdrawals);
         if !page.held_back.is_empty() {
             // The cursor stays where it was: the next round fetches the held-back packets again.
@@ -274,6 +287,8 @@ struct Page {
     held_back: Vec<OriginExcess>,
     /// Withdrawals, weighed with the whole round's at its end.
     withdrawals: Vec<SkillPacket>,
+    /// Blobs fetched before it was merged.
+    blobs_fetched: usize,
 }
 
 /// The withdrawals of one round, from its one sender.
@@ -311,16 +326,32 @@ struct Paging {
     next: Option<i64>,
 }
 
-/// Decodes and merges one answer, off the async threads.
-async fn merge_page(ctx: &Context, sender: Sender, body: Vec<u8>) -> Result<Page, SyncError> {
-    let (library, policy, own) = (ctx.library.clone(), ctx.policy.clone(), ctx.instance().to_owned());
-    blocking(move || -> Result<_, SyncError> {
+/// Decodes one answer, off the async threads; fetches the blobs of its
+/// bundles from `blobs` (the peer, when it serves them); merges it, off the
+/// async threads.
+async fn merge_page(
+    ctx: &Context,
+    sender: Sender,
+    body: Vec<u8>,
+    blobs: Option<&PeerClient>,
+) -> Result<Page, SyncError> {
+    let own = ctx.instance().to_owned();
+    let (update, next) = blocking(move || -> Result<_, SyncError> {
         let update = KnowledgeUpdate::from_json(&body).map_err(|e| SyncError::Decode(e.to_string()))?;
         let next =
             serde_json::from_slice::<Paging>(&body).map_err(|e| SyncError::Decode(e.to_string()))?.next;
-        let sequence = update.sequence_num;
-        let packets = update.skills.len();
-        let (echoes, kept): (Vec<_>, Vec<_>) = update.skills.into_iter().partition(|p| is_echo(p, &own));
+        Ok((update, next))
+    })
+    .await?;
+    let sequence = update.sequence_num;
+    let packets = update.skills.len();
+    let (echoes, kept): (Vec<_>, Vec<_>) = update.skills.into_iter().partition(|p| is_echo(p, &own));
+    let blobs_fetched = match blobs {
+        Some(client) => super::bundles::fetch_missing(ctx, client, &sender.account, &kept).await?,
+        None => 0,
+    };
+    let (library, policy) = (ctx.library.clone(), ctx.policy.clone());
+    blocking(move || -> Result<_, SyncError> {
         let mut result = MergeResult::default();
         let mut held_back = Vec::new();
         let mut withdrawals = Vec::new();
@@ -336,7 +367,16 @@ async fn merge_page(ctx: &Context, sender: Sender, body: Vec<u8>) -> Result<Page
             held_back.extend(merged.held_back);
             withdrawals.extend(merged.withdrawals);
         }
-        Ok(Page { sequence, next, packets, echoes: echoes.len(), result, held_back, withdrawals })
+        Ok(Page {
+            sequence,
+            next,
+            packets,
+            echoes: echoes.len(),
+            result,
+            held_back,
+            withdrawals,
+            blobs_fetched,
+        })
     })
     .await
 }

@@ -8,12 +8,19 @@
 //! left out (it would refuse them as loops). Large sets go in several
 //! updates. When every update was answered 200 the peer has acknowledged
 //! our sequence number as of the read, and the next push starts there.
+//!
+//! Bundles (`SPEC.md` §12.8.6): to a peer whose manifest lists `ecp-1.3`, the
+//! blobs it lacks are uploaded before the packets that list them; any other
+//! peer gets the plain packets ([`super::bundles`]).
 
-use ecp_protocol::{MergeResult, PeerStats, Timestamp};
+use std::borrow::Cow;
+
+use ecp_protocol::{Manifest, MergeResult, PeerStats, SkillPacket, Timestamp};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
-use super::client::Fetched;
+use super::bundles;
+use super::client::{Fetched, PeerClient};
 use super::{Context, PeerSpec, SyncError, SyncFailure, blocking};
 use crate::store::now;
 
@@ -44,6 +51,8 @@ pub struct PushReport {
     pub names: Vec<String>,
     /// The peer's merge results, added up.
     pub result: MergeResult,
+    /// Blobs uploaded (the files of bundles the peer lacked).
+    pub blobs_sent: usize,
 }
 
 /// Pushes what `peer` has not acknowledged; records the outcome in the store.
@@ -73,7 +82,14 @@ struct Route {
     skill_name: String,
     #[serde(default)]
     provenance: Option<RouteProvenance>,
+    /// A bundle's files (`SPEC.md` §12.2).
+    #[serde(default)]
+    files: Vec<RouteFile>,
 }
+
+/// Of a listed file, only that there is one.
+#[derive(Deserialize)]
+struct RouteFile {}
 
 #[derive(Deserialize)]
 struct RouteProvenance {
@@ -97,13 +113,13 @@ async fn round(ctx: &Context, peer: &PeerSpec) -> Result<PushReport, SyncError> 
     let state = ctx.peer_state(peer).await?;
     let client = ctx.client(peer)?;
     let mut instance = peer.instance.clone().unwrap_or_else(|| state.instance.clone());
+    let mut manifest = None;
     if instance.is_empty() {
-        let Fetched::Fresh { value: manifest, .. } = client.manifest(None).await? else {
-            return Err(SyncError::Protocol("answered 304 to a manifest request without a tag".into()));
-        };
-        instance = ctx.check_instance(peer, &manifest.instance)?;
+        let fetched = fetch_manifest(&client).await?;
+        instance = ctx.check_instance(peer, &fetched.instance)?;
         let (library, url, kind, id) = (ctx.library.clone(), peer.url.clone(), peer.kind, instance.clone());
         blocking(move || library.store().record_peer_instance(&url, kind, &id)).await?;
+        manifest = Some(fetched);
     }
     if instance == ctx.instance() {
         return Err(SyncError::ItIsUs);
@@ -118,6 +134,7 @@ async fn round(ctx: &Context, peer: &PeerSpec) -> Result<PushReport, SyncError> 
         updates: 0,
         names: Vec::new(),
         result: MergeResult::default(),
+        blobs_sent: 0,
     };
     if state.last_push.is_some() && ctx.library.sequence() == state.acked_seq {
         return Ok(report);
@@ -138,9 +155,8 @@ async fn round(ctx: &Context, peer: &PeerSpec) -> Result<PushReport, SyncError> 
         }
     };
 
-    let mut batch: Vec<&RawValue> = Vec::new();
-    let mut batch_bytes = 0;
-    let mut batches: Vec<Vec<&RawValue>> = Vec::new();
+    let mut outgoing: Vec<Cow<'_, str>> = Vec::with_capacity(served.packets.len());
+    let mut bundles: Vec<SkillPacket> = Vec::new();
     for json in &served.packets {
         let route: Route = serde_json::from_str(json).map_err(|e| SyncError::Decode(e.to_string()))?;
         let passed = route.provenance.and_then(|p| p.path).unwrap_or_default();
@@ -148,6 +164,31 @@ async fn round(ctx: &Context, peer: &PeerSpec) -> Result<PushReport, SyncError> 
             report.echoes += 1;
             continue;
         }
+        report.names.push(route.skill_name);
+        if route.files.is_empty() {
+            outgoing.push(Cow::Borrowed(json));
+            continue;
+        }
+        if manifest.is_none() {
+            manifest = Some(fetch_manifest(&client).await?);
+        }
+        if manifest.as_ref().is_some_and(bundles::supports_bundles) {
+            bundles.push(
+                serde_json::from_str::<SkillPacket>(json).map_err(|e| SyncError::Decode(e.to_string()))?,
+            );
+            outgoing.push(Cow::Borrowed(json));
+        } else {
+            outgoing.push(bundles::plain(json)?.map_or(Cow::Borrowed(json.as_str()), Cow::Owned));
+        }
+    }
+    // The blobs first: the packets that list them are accepted only once they are held.
+    report.blobs_sent = bundles::upload_missing(ctx, &client, &bundles).await?;
+
+    let mut batch: Vec<&RawValue> = Vec::new();
+    let mut batch_bytes = 0;
+    let mut batches: Vec<Vec<&RawValue>> = Vec::new();
+    for json in &outgoing {
+        let json: &str = json;
         let raw: &RawValue = serde_json::from_str(json).map_err(|e| SyncError::Decode(e.to_string()))?;
         if !batch.is_empty()
             && (batch.len() >= MAX_PACKETS_PER_UPDATE || batch_bytes + json.len() > MAX_UPDATE_BYTES)
@@ -157,7 +198,6 @@ async fn round(ctx: &Context, peer: &PeerSpec) -> Result<PushReport, SyncError> 
         }
         batch_bytes += json.len() + 1;
         batch.push(raw);
-        report.names.push(route.skill_name);
     }
     if !batch.is_empty() {
         batches.push(batch);
@@ -190,4 +230,14 @@ async fn round(ctx: &Context, peer: &PeerSpec) -> Result<PushReport, SyncError> 
     );
     blocking(move || library.store().record_push_success(&url, kind, acked, sent)).await?;
     Ok(report)
+}
+
+/// The peer's manifest, asked without a tag.
+async fn fetch_manifest(client: &PeerClient) -> Result<Manifest, SyncError> {
+    match client.manifest(None).await? {
+        Fetched::Fresh { value, .. } => Ok(value),
+        Fetched::NotModified => {
+            Err(SyncError::Protocol("answered 304 to a manifest request without a tag".into()))
+        }
+    }
 }

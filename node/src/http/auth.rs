@@ -96,6 +96,29 @@ pub(super) fn authenticate(
     headers: &HeaderMap,
     body: &[u8],
 ) -> Result<Caller, ApiError> {
+    authenticate_content(state, local, method, uri, headers, Content::Bytes(body))
+}
+
+/// What a request's authentication covers of its body.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Content<'a> {
+    /// The raw body, read whole.
+    Bytes(&'a [u8]),
+    /// The hex SHA-256 of a body not read yet: a blob upload's, which its
+    /// path names (`SPEC.md` §12.8.5). `X-ECP-HMAC` signs its path, as for
+    /// a GET: the path's digest binds the content.
+    Digest(&'a str),
+}
+
+/// [`authenticate`] for a body given as [`Content`].
+pub(super) fn authenticate_content(
+    state: &AppState,
+    local: Option<LocalAddr>,
+    method: &Method,
+    uri: &Uri,
+    headers: &HeaderMap,
+    content: Content<'_>,
+) -> Result<Caller, ApiError> {
     let keys = state.keyring.current();
     if keys.is_empty() {
         return Ok(Caller::Open);
@@ -105,8 +128,15 @@ pub(super) fn authenticate(
         let line = RequestLine { method: method.as_str(), path_and_query: target(uri) };
         let local = local.map_or(state.config.listen, |LocalAddr(addr)| addr);
         let answers_to = |authority: &str| authority::answers_to(&state.config.names, local, authority);
-        let verified =
-            keys.verifier().verify(&presented, &line, body, unix_now(), &state.nonces, &answers_to)?;
+        let verifier = keys.verifier();
+        let verified = match content {
+            Content::Bytes(body) => {
+                verifier.verify(&presented, &line, body, unix_now(), &state.nonces, &answers_to)
+            }
+            Content::Digest(digest) => {
+                verifier.verify_digest(&presented, &line, digest, unix_now(), &state.nonces, &answers_to)
+            }
+        }?;
         let owner = keys.owner(verified.key.id()).cloned();
         return Ok(Caller::Signed(Signed { key: verified.key.clone(), nonce: verified.nonce, owner }));
     }
@@ -122,7 +152,7 @@ pub(super) fn authenticate(
                 ));
             };
             let signature = value.to_str().ok();
-            if *method == Method::POST {
+            if let (Content::Bytes(body), true) = (content, *method == Method::POST) {
                 verifier.verify_post(body, signature)?;
             } else {
                 let host = headers.get(header::HOST).and_then(|h| h.to_str().ok());

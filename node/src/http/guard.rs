@@ -24,7 +24,7 @@ use axum::middleware::Next;
 use axum::response::Response;
 
 use super::answer::BodyDigest;
-use super::auth::{Caller, authenticate, sign_answer};
+use super::auth::{Caller, Content, authenticate, authenticate_content, sign_answer};
 use super::authority::LocalAddr;
 use super::cache::Cached;
 use super::error::ApiError;
@@ -41,6 +41,13 @@ pub(super) async fn ecp(
     let mut reservation = None;
     let (caller, body) = if parts.method == Method::GET || parts.method == Method::HEAD {
         (authenticate(&state, local, &parts.method, &parts.uri, &parts.headers, b"")?, body)
+    } else if parts.method == Method::PUT {
+        // A blob upload (`SPEC.md` §12.8.4–5), the one PUT: streamed by its
+        // handler under the per-file limit, not read here; authenticated
+        // with the digest its path names before a byte of it is read.
+        let digest = super::blobs::put_digest(parts.uri.path())?;
+        let content = Content::Digest(digest);
+        (authenticate_content(&state, local, &parts.method, &parts.uri, &parts.headers, content)?, body)
     } else {
         let declared = declared_length(&parts.headers);
         if declared.is_some_and(|n| n > state.config.max_body_bytes as u64) {

@@ -25,6 +25,8 @@
 //! - `authority`: which `host:port` a signed request may be signed for.
 //! - `manifest`: `GET /ecp/manifest`.
 //! - `skills`: `GET /ecp/skills` and `POST /ecp/skills`.
+//! - `blobs`: the blob endpoints of bundles — `GET` and `PUT /ecp/blobs/{sha256}`
+//!   (the upload streamed, not read by the guard), `POST /ecp/blobs/missing`.
 //! - `answer`: JSON answers with an ETag, 304, `If-None-Match`.
 //! - `cache`: encoded answers cached by sequence number.
 //! - `feed`: the packets every `GET /ecp/skills` answer is cut from.
@@ -43,6 +45,7 @@
 mod answer;
 mod auth;
 mod authority;
+mod blobs;
 pub mod body_budget;
 mod cache;
 mod error;
@@ -88,6 +91,9 @@ fn ecp_routes() -> Router<AppState> {
     Router::new()
         .route("/ecp/manifest", get(manifest::get))
         .route("/ecp/skills", get(skills::get).post(skills::post))
+        // Bundles' blobs (SPEC §12.8, #26).
+        .route("/ecp/blobs/missing", post(blobs::missing))
+        .route("/ecp/blobs/{sha256}", get(blobs::get).put(blobs::put))
 }
 
 /// The local API.

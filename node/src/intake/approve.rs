@@ -7,9 +7,10 @@
 //! scan finding, is installed only with `force`: the operator must have seen
 //! the findings. The approved version counts as accepted for review intake.
 
-use ecp_protocol::SkillKind;
+use ecp_protocol::bundle::BundleLimits;
 use ecp_protocol::merge::Stage;
 use ecp_protocol::merge::receive;
+use ecp_protocol::{Decision, SkillKind};
 
 use super::Sender;
 use crate::store::{Change, QuarantineEntry, QuarantineStatus, Source, Store, StoreError, Verdict};
@@ -53,6 +54,15 @@ pub fn approve(
         let mut admitted = receive(packet, &sender.context(store.instance_id()));
         // The operator vouches for the skill as sent; hashes stay truthful.
         admitted.reseal();
+        // A bundle still needs every file held and checked (`SPEC.md` §12.9):
+        // the operator vouches for what was sent, not for files never seen.
+        if admitted.deprecated {
+            crate::store::make_tombstone(&mut admitted);
+        } else if let Some(Decision::Rejected { reason, .. }) =
+            tx.bundle_decision(&admitted, &BundleLimits::default())
+        {
+            return Err(StoreError::CannotApprove(reason));
+        }
         let change =
             tx.install(&admitted, SkillKind::External, sender.reshares(&admitted), &Source::QuarantineApproval)?;
         tx.set_quarantine_status(id, QuarantineStatus::Approved)?;

@@ -124,8 +124,10 @@ pub fn merge(
                 .map(|(i, p)| (i, p.clone()))
                 .collect(),
         };
+        let received = super::bundles::as_received(&update);
         let outcome = merge_knowledge(update, &view, policy, &sender.context(store.instance_id()));
         let (outcome, deferred) = set_aside_withdrawals(outcome, &view, withdrawals);
+        let outcome = super::bundles::gate(tx, outcome, policy, received);
         let deferred = deferred.iter().filter_map(|d| tombstones.remove(&d.index)).collect();
         // The limits are checked against the decisions before any is applied.
         let at = unix_now();

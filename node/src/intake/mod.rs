@@ -14,6 +14,8 @@
 //! - `merge`: [`merge()`] — an update from a peer: decide, hold back over the
 //!   origin limits, apply (installs, quarantine, audit) in one transaction.
 //! - `hold_back`: the per-origin limits as decisions — which new packets wait.
+//! - `bundles`: a bundle is installed only with every file held and
+//!   checked; otherwise its decision becomes `pending` or `invalid bundle`.
 //! - `approve`: [`approve()`] — an operator installs a quarantined packet as if
 //!   it had been accepted from its peer.
 //! - `review`: [`IntakeMode`] — with review intake, installs from peers wait
@@ -25,6 +27,7 @@
 //! [`Store::transaction`]: crate::store::Store::transaction
 
 mod approve;
+mod bundles;
 mod hold_back;
 mod merge;
 mod review;
@@ -32,7 +35,7 @@ mod withdraw;
 
 use ecp_protocol::{MergeContext, SkillPacket};
 
-use crate::store::{DEFAULT_HISTORY_DEPTH, OriginLimits, QuarantineCaps, Source, now};
+use crate::store::{BlobLimits, DEFAULT_HISTORY_DEPTH, OriginLimits, QuarantineCaps, Source, now};
 
 pub use approve::{approve, needs_force};
 pub use merge::{Merged, Mode, OnExcess, Withdrawals, merge};
@@ -71,6 +74,8 @@ pub struct Limits {
     pub quarantine: QuarantineCaps,
     /// Superseded versions kept per skill (`[limits] history_depth`).
     pub history_depth: u64,
+    /// The blob store's quota per sender, cap and grace period (bundles).
+    pub blobs: BlobLimits,
 }
 
 /// Default: new skills per sender per rolling hour.
@@ -85,6 +90,7 @@ impl Default for Limits {
             sender: OriginLimits { per_hour: DEFAULT_SENDER_PER_HOUR, per_day: DEFAULT_SENDER_PER_DAY },
             quarantine: QuarantineCaps::default(),
             history_depth: DEFAULT_HISTORY_DEPTH,
+            blobs: BlobLimits::DEFAULT,
         }
     }
 }
@@ -96,6 +102,7 @@ impl Limits {
         sender: OriginLimits::OFF,
         quarantine: QuarantineCaps::DEFAULT,
         history_depth: DEFAULT_HISTORY_DEPTH,
+        blobs: BlobLimits::DEFAULT,
     };
 }
 

@@ -37,8 +37,15 @@
 //!   what accepting them needs), and what a sender's withdrawals weigh against.
 //! - [`origin_limits`]: installs per origin, new skills per sender, per rolling hour and day.
 //! - `peers`: each peer's federation state (cursor, ETags, failures, pushes).
+//! - `blobs`: bundles' blobs — which are held and who brought them, which
+//!   kept version uses which, the quota and cap, collection after the grace
+//!   period, the acceptance check of a bundle ([`Tx::bundle_decision`]).
+//! - `blob_files`: the blobs' bytes, files under `<data>/blobs/`, written
+//!   through a temporary file, checked, synced and renamed.
 
 mod audit;
+mod blob_files;
+mod blobs;
 mod deletions;
 mod inbox;
 pub mod origin_limits;
@@ -59,6 +66,11 @@ use ecp_protocol::Timestamp;
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 
 pub use audit::{AUDIT_PAGE, AuditEntry, AuditFilter, AuditObserver, AuditReader};
+pub use blob_files::{BLOBS_DIR, BlobFiles, BlobWriter, VerifiedBlob, WriteError};
+pub use blobs::{
+    BlobLimits, BlobRefused, BlobUsage, DEFAULT_BLOB_GRACE, DEFAULT_BLOB_QUOTA_BYTES,
+    DEFAULT_BLOB_STORE_BYTES, make_tombstone,
+};
 pub use deletions::{HeldDeletion, Received};
 pub use inbox::{InboxEntry, Offer, Verdict};
 pub use origin_limits::{OriginExcess, OriginLimited, OriginLimits, PerOrigin};
@@ -139,6 +151,15 @@ pub enum StoreError {
     /// The update would push an origin over its limit of new skills; nothing was applied.
     #[error(transparent)]
     OriginLimited(#[from] OriginLimited),
+    /// A bundle was to be installed without every one of its blobs held.
+    #[error("the bundle {0:?} cannot be installed: not every file it lists is held")]
+    BundleNotHeld(String),
+    /// A blob is over its sender's quota or the store's cap.
+    #[error(transparent)]
+    BlobRefused(#[from] BlobRefused),
+    /// A folder breaks a rule of bundles (`SPEC.md` §12.4–§12.6).
+    #[error("invalid bundle: {0}")]
+    Bundle(#[from] ecp_protocol::bundle::BundleError),
 }
 
 /// The node's database.
@@ -157,6 +178,8 @@ pub struct Store {
     observer: audit::ObserverSlot,
     /// The newest audit entry the observer was told of.
     observed: AtomicI64,
+    /// The bytes of bundles' files.
+    blobs: BlobFiles,
 }
 
 /// How long a statement waits for another process's write lock.
@@ -196,6 +219,7 @@ impl Store {
             history_depth: AtomicU64::new(DEFAULT_HISTORY_DEPTH),
             observer: audit::ObserverSlot::default(),
             observed: AtomicI64::new(0),
+            blobs: BlobFiles::open(dir)?,
         })
     }
 
@@ -258,7 +282,7 @@ impl Store {
     /// fails, nothing it did is kept. Other writers (this process's and
     /// other processes') wait until it ends.
     pub fn transaction<T>(&self, f: impl FnOnce(&Tx<'_>) -> Result<T, StoreError>) -> Result<T, StoreError> {
-        self.write(|sql| f(&Tx { sql, history_depth: self.history_depth() }))
+        self.write(|sql| f(&Tx { sql, history_depth: self.history_depth(), blobs: &self.blobs }))
     }
 }
 
@@ -268,6 +292,7 @@ impl Store {
 pub struct Tx<'a> {
     sql: &'a Transaction<'a>,
     history_depth: u64,
+    blobs: &'a BlobFiles,
 }
 
 /// Now, as the wire's timestamp type.

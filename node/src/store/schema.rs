@@ -233,6 +233,44 @@ const MIGRATIONS: &[&str] = &[
     -- Who sent them and the tombstones as received (JSON); NULL: the skills folder's.
     ALTER TABLE held_deletions ADD COLUMN received TEXT;
     "#,
+    // 9: bundles (#26, SPEC §12) — the blobs held, each once by its SHA-256
+    // (the bytes are files under <data>/blobs/), which file of which kept
+    // version uses which blob, and the bundle digest of each skill's current
+    // version (the merge's version rule compares it).
+    r#"
+    ALTER TABLE skills ADD COLUMN bundle_digest TEXT NOT NULL DEFAULT '';
+
+    -- Every blob held. An unreferenced one (an upload ahead of its packet)
+    -- counts against its sender's quota until a kept version lists it, and is
+    -- collected after the grace period.
+    CREATE TABLE blobs (
+        sha256      TEXT PRIMARY KEY,
+        size        INTEGER NOT NULL,
+        sender      TEXT NOT NULL,     -- who brought it: 'peer:<url>', 'addr:<ip>'; '' for this node's own
+        received_at INTEGER NOT NULL   -- Unix seconds: the grace period counts from here
+    ) STRICT, WITHOUT ROWID;
+    CREATE INDEX blobs_by_sender ON blobs (sender);
+
+    -- The files of each kept version but its SKILL.md (the packet's body):
+    -- pruning a version drops its references.
+    CREATE TABLE blob_refs (
+        name    TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        path    TEXT NOT NULL,
+        sha256  TEXT NOT NULL,
+        PRIMARY KEY (name, version, path),
+        FOREIGN KEY (name, version) REFERENCES skill_versions (name, version) ON DELETE CASCADE
+    ) STRICT, WITHOUT ROWID;
+    CREATE INDEX blob_refs_by_blob ON blob_refs (sha256);
+
+    -- Before this migration a received bundle was stored with its listing but
+    -- without its files: served so, a bundle-aware peer would wait for blobs
+    -- no one holds. It keeps its SKILL.md, as a plain skill.
+    UPDATE skills SET packet = json_remove(packet, '$.files', '$.bundleDigest')
+        WHERE json_type(packet, '$.files') IS NOT NULL OR json_type(packet, '$.bundleDigest') IS NOT NULL;
+    UPDATE skill_versions SET packet = json_remove(packet, '$.files', '$.bundleDigest')
+        WHERE json_type(packet, '$.files') IS NOT NULL OR json_type(packet, '$.bundleDigest') IS NOT NULL;
+    "#,
 ];
 
 /// Brings the database to the newest schema.
@@ -302,5 +340,36 @@ mod tests {
             .query_row("SELECT entries, bytes FROM quarantine_totals", [], |r| Ok((r.get(0)?, r.get(1)?)))
             .unwrap();
         assert_eq!(totals, (3, 30));
+    }
+
+    #[test]
+    fn migration_9_drops_the_listing_of_bundles_stored_without_their_files() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        for sql in &MIGRATIONS[..8] {
+            conn.execute_batch(sql).unwrap();
+        }
+        conn.execute("INSERT INTO meta (key, value) VALUES ('schema', '8')", []).unwrap();
+        let packet = r#"{"skillName":"b","integrityHash":"h","files":[{"path":"SKILL.md"}],"bundleDigest":"sha256:x"}"#;
+        conn.execute(
+            "INSERT INTO skills (name, kind, origin, version, integrity_hash, created_at, updated_at, deprecated,
+                                 shareable, confidence, description, tags, seq, packet)
+             VALUES ('b', 'external', 'o', 1, 'h', 't', 't', 0, 1, 0.9, 'd', '[]', 1, ?1)",
+            params![packet],
+        )
+        .unwrap();
+        conn.execute(
+            "INSERT INTO skill_versions (name, version, seq, recorded_at, source, integrity_hash, deprecated, packet)
+             VALUES ('b', 1, 1, 't', 'peer:x', 'h', 0, ?1)",
+            params![packet],
+        )
+        .unwrap();
+        migrate(&mut conn).unwrap();
+        for table in ["skills", "skill_versions"] {
+            let kept: String =
+                conn.query_row(&format!("SELECT packet FROM {table}"), [], |r| r.get(0)).unwrap();
+            assert_eq!(kept, r#"{"skillName":"b","integrityHash":"h"}"#, "{table}");
+        }
+        let digest: String = conn.query_row("SELECT bundle_digest FROM skills", [], |r| r.get(0)).unwrap();
+        assert_eq!(digest, "");
     }
 }

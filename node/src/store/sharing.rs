@@ -118,6 +118,7 @@ pub(super) fn write_local(
         (Some(old), Some(new)) => {
             old.kind == SkillKind::Local
                 && old.packet.integrity_hash == new.integrity_hash
+                && old.packet.bundle_digest == new.bundle_digest
                 && !old.packet.deprecated
         }
         (Some(old), None) if old.kind == SkillKind::External => {
@@ -149,7 +150,7 @@ pub(super) fn write_local(
         (Some(_), Some(old)) if old.served_live() => {
             // What peers hold, withdrawn: never the new (private) content.
             let mut tombstone = old.packet.clone();
-            tombstone.deprecated = true;
+            super::blobs::make_tombstone(&mut tombstone);
             tombstone.created_at = now().max(after(tombstone.created_at));
             Some(tombstone)
         }

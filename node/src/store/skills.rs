@@ -147,15 +147,15 @@ pub(super) fn upsert(
     let json = to_json(packet);
     tx.prepare_cached(
         "INSERT INTO skills (name, kind, origin, version, integrity_hash, created_at, updated_at, deprecated,
-                             shareable, confidence, description, tags, seq, packet)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
+                             shareable, confidence, description, tags, seq, packet, bundle_digest)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
          ON CONFLICT (name) DO UPDATE SET
              kind = excluded.kind, origin = excluded.origin, version = excluded.version,
              integrity_hash = excluded.integrity_hash, created_at = excluded.created_at,
              updated_at = excluded.updated_at, deprecated = excluded.deprecated,
              shareable = excluded.shareable, confidence = excluded.confidence,
              description = excluded.description, tags = excluded.tags, seq = excluded.seq,
-             packet = excluded.packet,
+             packet = excluded.packet, bundle_digest = excluded.bundle_digest,
              -- Sharing decisions are about this node's own skills.
              private = CASE WHEN excluded.kind = 'local' THEN skills.private END,
              private_reason = CASE WHEN excluded.kind = 'local' THEN skills.private_reason END,
@@ -176,6 +176,7 @@ pub(super) fn upsert(
         to_json(&packet.tags),
         seq,
         json,
+        packet.bundle_digest,
     ])?;
     tx.prepare_cached(
         "INSERT INTO skill_versions (name, version, seq, recorded_at, source, integrity_hash, deprecated, packet)
@@ -191,6 +192,7 @@ pub(super) fn upsert(
             packet.deprecated,
             json
     ])?;
+    super::blobs::add_refs(tx, packet, version)?;
     super::inbox::withdraw(tx, &packet.skill_name, source, packet.deprecated)?;
     let oldest_kept = version.saturating_sub(i64::try_from(depth).unwrap_or(i64::MAX));
     tx.prepare_cached("DELETE FROM skill_versions WHERE name = ?1 AND version < ?2")?
@@ -274,7 +276,8 @@ impl Tx<'_> {
     /// The merge's view of the named skills (tombstones included).
     pub fn view(&self, names: &[&str]) -> Result<HashMap<String, StoredSkill>, StoreError> {
         let mut stmt = self.sql.prepare_cached(
-            "SELECT kind, origin, integrity_hash, created_at, deprecated, confidence FROM skills WHERE name = ?1",
+            "SELECT kind, origin, integrity_hash, created_at, deprecated, confidence, bundle_digest
+             FROM skills WHERE name = ?1",
         )?;
         let mut view = HashMap::with_capacity(names.len());
         for &name in names {
@@ -292,8 +295,7 @@ impl Tx<'_> {
                         created_at: Timestamp::parse(&created).unwrap_or_default(),
                         deprecated: row.get(4)?,
                         confidence: Some(row.get(5)?),
-                        // The store holds no bundles yet (#26 item 2).
-                        bundle_digest: String::new(),
+                        bundle_digest: row.get(6)?,
                     })
                 })
                 .optional()?;
@@ -492,7 +494,7 @@ impl Store {
             if packet.deprecated {
                 return Ok(None);
             }
-            packet.deprecated = true;
+            super::blobs::make_tombstone(&mut packet);
             let shareable = match kind {
                 SkillKind::Local => {
                     // A newer createdAt makes the tombstone win at every peer.

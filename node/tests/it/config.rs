@@ -567,6 +567,45 @@ fn observe(key: &str) -> Observation {
                 let without = pulled(None).await;
                 ensure!(with && !without, "pulled with the certificate: {with}; without: {without}");
             }
+            "limits.bundle_max_files" | "limits.bundle_max_bytes" => {
+                // SKILL.md and a file of 20 bytes: over one file, and over 30 bytes per bundle.
+                let line =
+                    if key.ends_with("files") { "bundle_max_files = 1" } else { "bundle_max_bytes = 30" };
+                let (_s, node) = node_with("limits", line.into()).await;
+                let files: &[(&str, &[u8], bool)] = &[("a.md", b"twenty bytes of text", false)];
+                let bundle = crate::bundles::bundle_of(packet("two-files"), files);
+                let result = node.push_ok(&update("p", &[bundle])).await;
+                let conflict = result["conflicts"][0].as_str().unwrap_or_default().to_owned();
+                let expected = if key.ends_with("files") {
+                    "lists 2 files, over the limit of 1"
+                } else {
+                    "of 30 per bundle"
+                };
+                ensure!(conflict.contains(expected), "{conflict}");
+            }
+            "limits.bundle_max_file_bytes" | "limits.blob_quota_bytes" | "limits.blob_store_bytes" => {
+                let name = key.trim_start_matches("limits.");
+                let (_s, node) = node_with("limits", format!("{name} = 4")).await;
+                let (status, _) = crate::bundles::put_blob(
+                    &node, b"5 b
+!",
+                )
+                .await;
+                let want = if name == "bundle_max_file_bytes" { 413 } else { 507 };
+                ensure!(status.as_u16() == want, "a 5-byte blob got {status}");
+            }
+            "limits.blob_grace" => {
+                let (_s, node) = node_with("limits", "blob_grace = \"1s\"".into()).await;
+                crate::bundles::put_blob(&node, b"waiting for its packet\n").await;
+                crate::cli::eventually(
+                    "an unused blob collected after 1 s",
+                    Duration::from_secs(10),
+                    || async {
+                        node.library().store().blob_usage().is_ok_and(|u| u.blobs == 0).then_some(())
+                    },
+                )
+                .await;
+            }
             other => return Err(format!("no observation of {other}: add one to config.rs")),
         }
         Ok(())

@@ -32,6 +32,8 @@ mod received_deletions;
 mod sharing;
 // discovery: mDNS between two nodes on loopback (ignored unless multicast works; see .ci/run).
 mod discovery;
+// bundles: blob endpoints and their limits, a pushed bundle pending until its files arrive, bundles by pull and push.
+mod bundles;
 // federation: real nodes pulling and pushing — chains, a ring, dead/slow peers, restart, deletions, a Go-like peer.
 mod federation;
 // hostile_clients: bounded request heads; one address holds only its share of connections.

@@ -1,0 +1,136 @@
+//! Bundles between nodes (`SPEC.md` §12.8): the blobs a round moves
+//! besides the packets.
+//!
+//! - A pull fetches, before it merges a page, the blobs of the page's
+//!   bundles this node does not hold (`GET /ecp/blobs/{sha256}` from the
+//!   peer the packets came from), each checked against its name and kept
+//!   under the store's cap on blobs (not the quota on uploads ahead of
+//!   their packet: this node asked for them). A failed fetch fails the round before the
+//!   page is merged: the cursor stays and the next round asks again —
+//!   except a 404, a blob the peer does not serve: its bundle is merged as
+//!   pending, recorded with its reason, so one such packet does not stop
+//!   the peer's other skills.
+//! - A push asks the peer which of its bundles' blobs it lacks (`POST
+//!   /ecp/blobs/missing`), uploads only those (`PUT`), then pushes the packets.
+//! - A peer whose manifest does not list `ecp-1.3` (a Go node, an ECP/1.2
+//!   node) is never asked for blobs, and is pushed the plain packets:
+//!   without `files` and `bundleDigest`, so it serves no listing it cannot back.
+
+use std::collections::BTreeSet;
+
+use ecp_protocol::bundle::{BundleManifest, MAX_BLOBS_PER_QUERY};
+use ecp_protocol::wire::PROFILE_ECP_1_3;
+use ecp_protocol::{Manifest, SkillPacket};
+
+use super::client::{ClientError, PeerClient};
+use super::{Context, SyncError, blocking};
+use crate::store::BlobLimits;
+
+/// Whether a peer's manifest says it takes bundles and serves blobs.
+pub(super) fn supports_bundles(manifest: &Manifest) -> bool {
+    manifest.profiles.iter().any(|p| p == PROFILE_ECP_1_3)
+}
+
+/// The blobs `packets` list (their bundles' files but `SKILL.md`), each
+/// once: only of bundles whose listing keeps the rules (a refused one
+/// needs none) and of packets that are no tombstones.
+fn blobs_of<'a>(ctx: &Context, packets: impl IntoIterator<Item = &'a SkillPacket>) -> BTreeSet<String> {
+    let limits = ctx.policy.bundle.clone();
+    packets
+        .into_iter()
+        .filter(|p| !p.deprecated)
+        .filter_map(|p| BundleManifest::from_packet(p, &limits).ok().flatten())
+        .flat_map(|m| m.blob_ids().into_iter().map(str::to_owned).collect::<Vec<_>>())
+        .collect()
+}
+
+/// Fetches from `client` the blobs of `packets` this node lacks, kept as
+/// `account`'s; returns how many were fetched.
+pub(super) async fn fetch_missing(
+    ctx: &Context,
+    client: &PeerClient,
+    account: &str,
+    packets: &[SkillPacket],
+) -> Result<usize, SyncError> {
+    let wanted: Vec<String> = blobs_of(ctx, packets).into_iter().collect();
+    if wanted.is_empty() {
+        return Ok(0);
+    }
+    let library = ctx.library.clone();
+    let missing: Vec<String> = blocking(move || {
+        library.store().missing_blobs(&wanted).map(|m| m.into_iter().map(str::to_owned).collect::<Vec<_>>())
+    })
+    .await?;
+    let limit = ctx.policy.bundle.max_file_bytes;
+    let mut fetched = 0;
+    for sha256 in &missing {
+        let bytes = match client.blob(sha256, limit).await {
+            Ok(bytes) => bytes,
+            // The peer does not serve it (any more): its bundle stays
+            // pending, recorded with its reason, and the rest of the peer's
+            // skills still arrive.
+            Err(ClientError::Status { status, .. }) if status == reqwest::StatusCode::NOT_FOUND => {
+                tracing::warn!(peer = %client.base(), blob = %sha256, "the peer lists a blob it does not serve");
+                continue;
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let (library, account) = (ctx.library.clone(), account.to_owned());
+        // Asked for by this node, for a page it merges next: the quota on
+        // uploads ahead of their packet does not apply (a page's bundles may
+        // well exceed it), the store's cap does. They count as the peer's
+        // until the merge lists them, and are collected after the grace
+        // period if it does not.
+        let blob_limits = BlobLimits { sender_bytes: u64::MAX, ..library.limits().blobs };
+        blocking(move || library.store().put_blob_bytes(&bytes, &account, &blob_limits)).await?;
+        fetched += 1;
+    }
+    Ok(fetched)
+}
+
+/// Uploads to `client` the blobs of `packets` it lacks; returns how many.
+pub(super) async fn upload_missing(
+    ctx: &Context,
+    client: &PeerClient,
+    packets: &[SkillPacket],
+) -> Result<usize, SyncError> {
+    let wanted: Vec<String> = blobs_of(ctx, packets).into_iter().collect();
+    let mut sent = 0;
+    for chunk in wanted.chunks(MAX_BLOBS_PER_QUERY) {
+        for sha256 in client.missing_blobs(chunk).await? {
+            if !chunk.contains(&sha256) {
+                return Err(SyncError::Protocol(format!(
+                    "answered a missing blob it was not asked about: {sha256}"
+                )));
+            }
+            let library = ctx.library.clone();
+            let digest = sha256.clone();
+            let bytes = blocking(move || library.store().blob_files().read(&digest).map_err(StoreIo)).await?;
+            client.put_blob(&sha256, bytes).await?;
+            sent += 1;
+        }
+    }
+    Ok(sent)
+}
+
+/// A blob file that cannot be read, as the store's error.
+struct StoreIo(std::io::Error);
+
+impl From<StoreIo> for SyncError {
+    fn from(StoreIo(e): StoreIo) -> Self {
+        SyncError::Store(e.into())
+    }
+}
+
+/// `json`, a stored packet, as a peer without bundles gets it: without
+/// `files` and `bundleDigest` (`SPEC.md` §12.8.8); `None` when it has neither.
+pub(super) fn plain(json: &str) -> Result<Option<String>, SyncError> {
+    let mut packet: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_str(json).map_err(|e| SyncError::Decode(e.to_string()))?;
+    let files = packet.remove("files");
+    let digest = packet.remove("bundleDigest");
+    if files.is_none() && digest.is_none() {
+        return Ok(None);
+    }
+    serde_json::to_string(&packet).map(Some).map_err(|e| SyncError::Decode(e.to_string()))
+}
