@@ -130,6 +130,18 @@ pub(super) struct Analyzer {
     pub(super) run: fn(&Body<'_>, &[LineRef], &mut Vec<Finding>),
 }
 
+/// Which rules and analyzers a scan runs: all of them, but for the bench
+/// of each part's share (`Scanner::scan_part`).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Parts {
+    pub(super) rules: u128,
+    pub(super) analyzers: u32,
+}
+
+impl Parts {
+    pub(super) const ALL: Parts = Parts { rules: u128::MAX, analyzers: u32::MAX };
+}
+
 /// Builds a finding on a line, with an excerpt around byte offset `at`.
 pub(super) fn finding(
     rule_id: &str,
@@ -413,20 +425,20 @@ impl Engine {
         Engine { prefilter, table, rules, look_back, reach, analyzers, key_bytes: cap, secret_rules }
     }
 
-    /// Scans one body.
-    pub(super) fn scan(&self, body: &str) -> ScanReport {
+    /// Scans one body, doing the `parts` of the work asked for.
+    pub(super) fn scan(&self, body: &str, parts: Parts) -> ScanReport {
         SCRATCH.with(|cell| match cell.try_borrow_mut() {
             Ok(mut scratch) => {
-                let report = self.scan_with(body, &mut scratch);
+                let report = self.scan_with(body, &mut scratch, parts);
                 scratch.trim();
                 report
             }
             // Only reachable if a scan ever ran inside another on one thread.
-            Err(_) => self.scan_with(body, &mut Scratch::default()),
+            Err(_) => self.scan_with(body, &mut Scratch::default(), parts),
         })
     }
 
-    fn scan_with(&self, body: &str, scratch: &mut Scratch) -> ScanReport {
+    fn scan_with(&self, body: &str, scratch: &mut Scratch, parts: Parts) -> ScanReport {
         let Scratch { ends, walk, lines } = scratch;
         ends.clear();
         walk.reset();
@@ -469,7 +481,14 @@ impl Engine {
                 if t.word_end && bytes.get(end).is_some_and(|&b| is_word_byte(b)) {
                     continue;
                 }
-                self.hit(text, e.at - 1, rules, analyzers, walk, &mut findings);
+                self.hit(
+                    text,
+                    e.at - 1,
+                    rules & parts.rules,
+                    analyzers & parts.analyzers,
+                    walk,
+                    &mut findings,
+                );
             }
         }
         self.leave(text, walk, &mut findings);
