@@ -9,6 +9,10 @@
 //! separator, the end of inline code, or an English word (prose: "pip
 //! install the package first").
 
+use std::sync::LazyLock;
+
+use memchr::memmem;
+
 use super::hosts::has_url;
 use super::names::Ecosystem;
 
@@ -276,6 +280,10 @@ const BEFORE_SUBCOMMAND: &[&str] = &[
     "yarn", "gem", "cargo", "go", "tool", "global",
 ];
 
+static INSTALL: LazyLock<memmem::Finder<'static>> = LazyLock::new(|| memmem::Finder::new("install"));
+static ADD: LazyLock<memmem::Finder<'static>> = LazyLock::new(|| memmem::Finder::new("add"));
+static NP: LazyLock<memmem::Finder<'static>> = LazyLock::new(|| memmem::Finder::new("np"));
+
 /// The word before byte `at`, past blanks, without a version suffix
 /// (`pip3.11` gives `pip3`).
 fn word_before(b: &[u8], at: usize) -> &[u8] {
@@ -290,28 +298,23 @@ fn word_before(b: &[u8], at: usize) -> &[u8] {
 
 /// The cheap test before tokenising: an installer's name right before
 /// `install`/`add` (lower case, as commands are written), or `npx`,
-/// `npm i`, `pnpx`, `pnpm dlx`. One pass over the line's bytes, looking
-/// closer where `install`, `add` or `np` may start (a search per word, or
-/// one for all three first bytes, cost more on prose, which is full of
-/// them); most lines a trigger sends here ("Install the packages:", "apt
+/// `npm i`, `pnpx`, `pnpm dlx`. A few vector searches over the line;
+/// most lines a trigger sends here ("Install the packages:", "apt
 /// install") fail it.
 fn names_an_installer(b: &[u8]) -> bool {
     let at_word_end = |at: usize, len: usize| b.get(at + len).is_none_or(|c| !c.is_ascii_alphanumeric());
-    let subcommand = |at: usize, len: usize| {
-        at_word_end(at, len) && BEFORE_SUBCOMMAND.iter().any(|w| w.as_bytes() == word_before(b, at))
-    };
-    (0..b.len()).any(|at| match b[at] {
-        b'i' => b[at..].starts_with(b"install") && subcommand(at, 7),
-        b'a' => b[at..].starts_with(b"add") && subcommand(at, 3),
-        b'n' => {
+    let subcommand =
+        INSTALL.find_iter(b).map(|at| (at, 7)).chain(ADD.find_iter(b).map(|at| (at, 3))).any(|(at, len)| {
+            at_word_end(at, len) && BEFORE_SUBCOMMAND.iter().any(|w| w.as_bytes() == word_before(b, at))
+        });
+    subcommand
+        || NP.find_iter(b).any(|at| {
             let rest = &b[at..];
             rest.starts_with(b"npx ")
                 || rest.starts_with(b"npm i")
                 || rest.starts_with(b"npm exec")
                 || rest.starts_with(b"npm dlx")
-        }
-        _ => false,
-    })
+        })
 }
 
 /// First words of the installers [`installer`] knows.

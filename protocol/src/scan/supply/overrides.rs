@@ -99,20 +99,8 @@ fn covers_public_modules(value: &str) -> bool {
     })
 }
 
-/// Words one of which stands shortly before a URL that sets a source
-/// (lower case).
+/// Words one of which stands shortly before a URL that sets a source.
 const BEFORE_URL: &[&str] = &["index", "registr", "find", "source", "proxy", " -i", " -f", "config"];
-/// Per byte, the [`BEFORE_URL`] words that start with it, as bits.
-static BEFORE_URL_BY_FIRST: [u16; 256] = {
-    assert!(BEFORE_URL.len() <= 16);
-    let mut t = [0u16; 256];
-    let mut i = 0;
-    while i < BEFORE_URL.len() {
-        t[BEFORE_URL[i].as_bytes()[0] as usize] |= 1 << i;
-        i += 1;
-    }
-    t
-};
 /// How far before a URL its key or flag may start (bytes).
 const KEY_REACH: usize = 64;
 /// Go variables set without a URL (`GOSUMDB=off`), as the text before `=`
@@ -120,31 +108,15 @@ const KEY_REACH: usize = 64;
 const GO_NAMES: &[&str] =
     &["gosumdb", "gonosumdb", "gonosumcheck", "goinsecure", "goflags", "goprivate", "gonoproxy"];
 
-/// Whether `window` holds one of [`BEFORE_URL`], ignoring case: one pass
-/// that compares words only where their first byte stands (a search per
-/// word cost more than the rest of the analyzer on a link's line).
-fn names_a_source(window: &[u8]) -> bool {
-    (0..window.len()).any(|i| {
-        let mut words = BEFORE_URL_BY_FIRST[usize::from(window[i].to_ascii_lowercase())];
-        while words != 0 {
-            let w = BEFORE_URL[words.trailing_zeros() as usize].as_bytes();
-            words &= words - 1;
-            if window[i..].len() >= w.len() && window[i..i + w.len()].eq_ignore_ascii_case(w) {
-                return true;
-            }
-        }
-        false
-    })
-}
-
 /// The cheap test before the regexes: a URL with a source word shortly
 /// before it, a Go variable set, or a file these rules read. Most lines
 /// sent here (links, install commands) fail it.
 fn may_override(line: &str) -> bool {
     let b = line.as_bytes();
-    let url_key = memchr::memchr_iter(b':', b)
-        .filter(|&i| b[i + 1..].starts_with(b"//"))
-        .any(|i| names_a_source(&b[i.saturating_sub(KEY_REACH)..i]));
+    let url_key = memchr::memchr_iter(b':', b).filter(|&i| b[i + 1..].starts_with(b"//")).any(|i| {
+        let window = &b[i.saturating_sub(KEY_REACH)..i];
+        BEFORE_URL.iter().any(|w| contains_ci(window, w.as_bytes()))
+    });
     let go_set = || {
         memchr::memchr_iter(b'=', b).any(|i| {
             let name = b[..i].trim_ascii_end();
