@@ -24,9 +24,35 @@
 //! `curl` sends). They are triggered the same way and receive the lines on
 //! which their triggers hit.
 //!
+//! # Adding an analyzer
+//!
+//! An [`Analyzer`] is its triggers and a `run` function; its family's
+//! `analyzers()` returns it and `Scanner::build` lists the family (which
+//! names it `family#k` for the bench). What keeps the scanner fast:
+//!
+//! - Triggers: words without which the analyzer can report nothing on a
+//!   line, as specific as that allows. Prefer a prefix of a key already in
+//!   the prefilter (`cargo test -p ecp-protocol --lib longest_prefilter_keys` fails
+//!   when the automaton outgrows 4-byte keys, which halves the speed of
+//!   every scan). A trigger hit on most bodies (`---`, `://`, `install`)
+//!   makes `run` part of nearly every scan.
+//! - Gate: `run` starts with the cheapest test that turns a line away (a
+//!   byte search, a word list checked in one pass) before tokenising or any
+//!   regex; whatever the body needs once (its fences, its code blocks) is
+//!   found lazily, the first time a line gets past the gate. Searchers
+//!   (`memmem::Finder`) are built once in a static, never per call: building
+//!   one costs more than searching a body.
+//! - Bounds: a hostile body reaches every analyzer on every line, so work
+//!   per line is bounded (bytes, lines looked back, findings), and nothing
+//!   recounts from the start of the body per line.
+//! - Cost: `cargo bench -p ecp-protocol --bench scan parts` prints each
+//!   analyzer's share of a typical scan; a new one should not show above a
+//!   few percent there.
+//!
 //! # Layout
 //!
-//! This file is the engine. `lead` finds, when the engine is built, the
+//! This file is the engine; [`Parts`] lets the scan bench run one part of
+//! a scan alone (`Scanner::scan_part`). `lead` finds, when the engine is built, the
 //! rules whose matches start on a trigger's line, which need no look back.
 //! `naive` (tests only) is its reference: every rule on every line, without
 //! prefilter or automaton, and the property test that holds the two
