@@ -434,6 +434,12 @@ fn may_disguise_byte_by_byte(line: &str) -> bool {
 }
 
 proptest::proptest! {
+    // Failures are turned into named unit tests, not a seed file.
+    #![proptest_config(proptest::prelude::ProptestConfig {
+        failure_persistence: None,
+        ..proptest::prelude::ProptestConfig::default()
+    })]
+
     #[test]
     fn the_gate_agrees_with_a_byte_by_byte_reading(
         pieces in proptest::collection::vec(
