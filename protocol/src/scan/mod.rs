@@ -222,6 +222,8 @@ impl ScanReport {
 #[derive(Debug)]
 pub struct Scanner {
     engine: engine::Engine,
+    /// `family#k` per analyzer, in the engine's order.
+    analyzer_names: Vec<String>,
 }
 
 impl Scanner {
@@ -245,22 +247,66 @@ impl Scanner {
         rules.extend(tamper::rules());
         rules.extend(unicode::rules());
         rules.extend(secret::rules());
+        // Each analyzer is named `family#k` (its place in the family's
+        // list) for the bench of the analyzers' shares.
+        let families = [
+            ("remote", remote::analyzers()),
+            ("exfil", exfil::analyzers()),
+            ("permission", permission::analyzers()),
+            ("instruction", instruction::analyzers()),
+            ("tamper", tamper::analyzers()),
+            ("code", code::analyzers()),
+            ("supply", supply::analyzers()),
+            ("trojan", trojan::analyzers()),
+        ];
         let mut analyzers = Vec::new();
-        analyzers.extend(remote::analyzers());
-        analyzers.extend(exfil::analyzers());
-        analyzers.extend(permission::analyzers());
-        analyzers.extend(instruction::analyzers());
-        analyzers.extend(tamper::analyzers());
-        analyzers.extend(code::analyzers());
-        analyzers.extend(supply::analyzers());
-        analyzers.extend(trojan::analyzers());
-        Scanner { engine: engine::Engine::new(rules, analyzers) }
+        let mut names = Vec::new();
+        for (family, list) in families {
+            names.extend((0..list.len()).map(|k| format!("{family}#{k}")));
+            analyzers.extend(list);
+        }
+        Scanner { engine: engine::Engine::new(rules, analyzers), analyzer_names: names }
     }
 
     /// Scans one body. Never panics; linear in the body's length.
     pub fn scan(&self, body: &str) -> ScanReport {
-        self.engine.scan(body)
+        self.engine.scan(body, engine::Parts::ALL)
     }
+
+    /// For the scan bench only: the analyzers' names (`family#k`), which
+    /// [`scan_part`](Self::scan_part) takes by index.
+    #[doc(hidden)]
+    pub fn analyzer_names(&self) -> &[String] {
+        &self.analyzer_names
+    }
+
+    /// For the scan bench only: [`scan`](Self::scan) with only one part of
+    /// the work after the prefilter's pass, so that the bench can show each
+    /// part's share of a scan.
+    #[doc(hidden)]
+    pub fn scan_part(&self, body: &str, part: ScanPart) -> ScanReport {
+        let parts = match part {
+            ScanPart::Prefilter => engine::Parts { rules: 0, analyzers: 0 },
+            ScanPart::LineRules => engine::Parts { rules: u128::MAX, analyzers: 0 },
+            ScanPart::Analyzer(i) => {
+                engine::Parts { rules: 0, analyzers: 1u32.checked_shl(i as u32).unwrap_or(0) }
+            }
+        };
+        self.engine.scan(body, parts)
+    }
+}
+
+/// One part of a scan's work ([`Scanner::scan_part`]), for the scan bench.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy)]
+pub enum ScanPart {
+    /// Normalising and the prefilter's pass, nothing confirmed.
+    Prefilter,
+    /// That, then the line rules, no analyzer.
+    LineRules,
+    /// That, then this analyzer (an index into
+    /// [`Scanner::analyzer_names`]) alone.
+    Analyzer(usize),
 }
 
 /// The threshold the default accept policy refuses at.

@@ -272,33 +272,34 @@ fn concealed(body: &Body<'_>, l: LineRef) -> bool {
         .any(|(_, line)| CONCEALMENT.is_match(line.as_bytes()))
 }
 
-/// The indexes of the lines that open or close a fenced code block.
+/// The fences' searchers, built once: building one costs more than a
+/// search of a typical body.
+static FENCES: LazyLock<[memchr::memmem::Finder<'static>; 2]> =
+    LazyLock::new(|| [memchr::memmem::Finder::new("```"), memchr::memmem::Finder::new("~~~")]);
+
+/// Where the lines that open or close a fenced code block start (byte
+/// offsets, in order): offsets, not line numbers, so that no newline is
+/// counted. A fence is at its line's start when only blanks stand before it.
 fn fence_lines(text: &str) -> Vec<usize> {
     let b = text.as_bytes();
-    let mut fences = Vec::new();
-    let (mut line, mut counted) = (0, 0);
-    for at in memchr::memmem::find_iter(b, "```").chain(memchr::memmem::find_iter(b, "~~~")) {
-        // Only a fence at the start of its line (after indentation) counts.
-        let start = b[..at].iter().rposition(|&c| c == b'\n').map_or(0, |i| i + 1);
-        if !b[start..at].iter().all(|c| c.is_ascii_whitespace()) {
-            continue;
-        }
-        if start < counted {
-            line = memchr::memchr_iter(b'\n', &b[..start]).count();
-        } else {
-            line += memchr::memchr_iter(b'\n', &b[counted..start]).count();
-        }
-        counted = start;
-        fences.push(line);
-    }
+    let [backticks, tildes] = &*FENCES;
+    let mut fences: Vec<usize> = backticks
+        .find_iter(b)
+        .chain(tildes.find_iter(b))
+        .filter_map(|at| {
+            let indent = b[..at].iter().rev().take_while(|&&c| c != b'\n' && c.is_ascii_whitespace()).count();
+            let start = at - indent;
+            (start == 0 || b[start - 1] == b'\n').then_some(start)
+        })
+        .collect();
     fences.sort_unstable();
     fences.dedup();
     fences
 }
 
-/// Whether line `index` is inside a fenced code block.
-fn in_code_block(fences: &[usize], index: usize) -> bool {
-    fences.partition_point(|&f| f < index) % 2 == 1 && !fences.contains(&index)
+/// Whether the line starting at byte `start` is inside a fenced code block.
+fn in_code_block(fences: &[usize], start: usize) -> bool {
+    fences.partition_point(|&f| f < start) % 2 == 1 && fences.binary_search(&start).is_err()
 }
 
 fn companions(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
@@ -320,7 +321,7 @@ fn companions(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
             };
             out.push(finding("trojan.companion-script", Category::SupplyChain, severity, l, line, at));
         }
-        if has_url(line) && !in_code_block(fences.get_or_insert_with(|| fence_lines(body.text)), l.index) {
+        if has_url(line) && !in_code_block(fences.get_or_insert_with(|| fence_lines(body.text)), l.start) {
             fetch_and_run(body, l, line, out);
         }
     }
@@ -383,10 +384,12 @@ mod tests {
     #[test]
     fn knows_which_lines_are_in_code_blocks() {
         let text = "a\n```bash\nx\n```\nb\n  ~~~\ny\n~~~\n`x` ```\n";
+        let starts: Vec<usize> =
+            std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1)).collect();
         let fences = fence_lines(text);
-        assert_eq!(fences, [1, 3, 5, 7]);
-        let inside: Vec<bool> = (0..9).map(|i| in_code_block(&fences, i)).collect();
-        assert_eq!(inside, [false, false, true, false, false, false, true, false, false]);
+        assert_eq!(fences, [starts[1], starts[3], starts[5], starts[7]]);
+        let inside: Vec<bool> = starts.iter().map(|&s| in_code_block(&fences, s)).collect();
+        assert_eq!(inside, [false, false, true, false, false, false, true, false, false, false]);
     }
 
     #[test]

