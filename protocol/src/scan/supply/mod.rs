@@ -30,9 +30,12 @@
 //!
 //! `names` holds the shipped popular-name lists (`popular-*.txt`) and the
 //! look-alike check, `install` reads install commands, `manifest`
-//! dependency lists, `overrides` source overrides, `hosts` what a URL's host
-//! is. This file wires them into analyzers.
+//! dependency lists, `overrides` source overrides, `sources` sources
+//! declared in manifests and config of more ecosystems, `declared` the
+//! analyzer for those and for look-alike actions, images and MCP servers,
+//! `hosts` what a URL's host is. This file wires them into analyzers.
 
+mod declared;
 mod hosts;
 
 pub(super) use hosts::has_url;
@@ -40,6 +43,7 @@ mod install;
 mod manifest;
 mod names;
 mod overrides;
+mod sources;
 #[cfg(test)]
 mod tests;
 
@@ -97,6 +101,9 @@ pub(super) fn analyzers() -> Vec<Analyzer> {
         Analyzer { triggers: &["requirements*", "*dependencies"], run: manifests },
         // The frontmatter opens with `---`, a prefix of a key already there.
         Analyzer { triggers: &["---"], run: skill_name },
+        // Sources declared in manifests and config, look-alike actions,
+        // images and MCP servers (#14 recall).
+        Analyzer { triggers: declared::TRIGGERS, run: declared::run },
     ]
 }
 
