@@ -39,7 +39,8 @@
 //! reads them), `supply` (look-alike package and skill names checked
 //! against hand-made popular-name lists, package index overrides, installs
 //! from URLs), `trojan` (bundled scripts run unseen, fetching and running
-//! "the installer"), `controls` (TLS verification, hooks
+//! "the installer"; `vouched`: code the skill says it carries, run
+//! unseen, and clones from unknown hosts run), `controls` (TLS verification, hooks
 //! and security tools switched off in code), `tamper` (writes to the
 //! agent's instruction files, git hooks and start-up entries, erased logs)
 //! and `instruction` (what prose asks, per sentence: approval carried over,
@@ -85,6 +86,7 @@ mod tamper;
 mod traversal;
 mod trojan;
 mod unicode;
+mod vouched;
 
 pub(crate) use unicode::is_invisible;
 
@@ -247,6 +249,7 @@ impl Scanner {
         analyzers.extend(code::analyzers());
         analyzers.extend(supply::analyzers());
         analyzers.extend(trojan::analyzers());
+        analyzers.extend(vouched::analyzers());
         Scanner { engine: engine::Engine::new(rules, analyzers) }
     }
 

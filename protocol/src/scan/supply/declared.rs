@@ -110,7 +110,11 @@ pub(super) fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
                 o.at,
             ));
         }
-        if line.contains('=') {
+        // Go's variables set as a command, not named in a sentence.
+        let command = line.trim_start().trim_start_matches(['`', '$', '-', '*', ' ']);
+        let command_start = command.get(..6).unwrap_or(command).to_ascii_lowercase();
+        if line.contains('=') && ["go", "export", "env ", "set "].iter().any(|p| command_start.starts_with(p))
+        {
             for o in overrides::overrides(line) {
                 out.push(finding(o.rule_id, Category::SupplyChain, o.severity, l, line, o.at));
             }
@@ -197,5 +201,7 @@ mod tests {
             High,
         );
         assert_absent("```bash\ngo get github.com/spf13/viper@latest\n```\n", "supply.checksum-off");
+        // Named in a sentence, not set.
+        assert_absent("Keep `GOFLAGS=-insecure` out of CI.\n", "supply.checksum-off");
     }
 }

@@ -85,6 +85,12 @@ pub(super) fn has_word(text: &str, words: &[&str], prefix: bool) -> bool {
     false
 }
 
+/// Whether a URL's host is a stranger's: not a registry, vendor, mirror,
+/// code host or private network (`None` when it has no host).
+pub(super) fn is_unknown_host(url: &str) -> Option<bool> {
+    hosts::host_of(url).map(|h| hosts::classify(&h) == hosts::Host::Other)
+}
+
 static PYPIRC: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
     std::sync::LazyLock::new(|| memchr::memmem::Finder::new(".pypirc"));
 
