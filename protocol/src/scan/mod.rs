@@ -27,6 +27,7 @@
 //! # Rule families
 //!
 //! One file each: `shell` (destructive commands, reverse shells),
+//! `hijack` (remote shells across lines of code, web shells, miners),
 //! `injection` (code injection and obfuscation), `remote` (two-stage
 //! download and run), `exfil` (credential access and exfiltration),
 //! `traversal` (path traversal, system writes), `sql`, `privilege`,
@@ -68,6 +69,7 @@ mod context;
 mod controls;
 mod engine;
 mod exfil;
+mod hijack;
 mod injection;
 mod instruction;
 mod literals;
@@ -250,6 +252,7 @@ impl Scanner {
         analyzers.extend(supply::analyzers());
         analyzers.extend(trojan::analyzers());
         analyzers.extend(vouched::analyzers());
+        analyzers.extend(hijack::analyzers());
         Scanner { engine: engine::Engine::new(rules, analyzers) }
     }
 
