@@ -29,7 +29,7 @@ pub(super) fn analyzers() -> Vec<Analyzer> {
             triggers: &["fsockopen", "socket*", "system(", "eval(", "exec(", "passthru"],
             run: sessions,
         },
-        Analyzer { triggers: &["xmrig", "*miner", "stratum+"], run: miners },
+        Analyzer { triggers: &["xmrig", "stratum+"], run: miners },
     ]
 }
 
