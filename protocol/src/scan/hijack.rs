@@ -25,10 +25,7 @@ pub(super) fn analyzers() -> Vec<Analyzer> {
     // Few triggers, most shared with other families: the prefilter's
     // table is nearly full. `socket*` also wakes on `Sockets.TCPClient`.
     vec![
-        Analyzer {
-            triggers: &["fsockopen", "socket*", "system(", "eval(", "exec(", "passthru"],
-            run: sessions,
-        },
+        Analyzer { triggers: &["fsockopen", "socket*", "system(", "eval(", "exec("], run: sessions },
         Analyzer { triggers: &["xmrig", "stratum+"], run: miners },
     ]
 }

@@ -28,7 +28,8 @@
 //!
 //! One file each: `shell` (destructive commands, reverse shells),
 //! `hijack` (remote shells across lines of code, web shells, miners),
-//! `injection` (code injection and obfuscation), `remote` (two-stage
+//! `injection` (code injection and obfuscation), `addressed` (orders to
+//! "the assistant" tucked inside content, asking secrets or hiding), `remote` (two-stage
 //! download and run), `exfil` (credential access and exfiltration),
 //! `traversal` (path traversal, system writes), `sql`, `privilege`,
 //! `persistence`, `prompt` (prompt injection and concealment), `unicode`
@@ -64,6 +65,7 @@
 
 use serde::{Deserialize, Serialize};
 
+mod addressed;
 mod code;
 mod context;
 mod controls;
@@ -253,6 +255,7 @@ impl Scanner {
         analyzers.extend(trojan::analyzers());
         analyzers.extend(vouched::analyzers());
         analyzers.extend(hijack::analyzers());
+        analyzers.extend(addressed::analyzers());
         Scanner { engine: engine::Engine::new(rules, analyzers) }
     }
 

@@ -26,7 +26,7 @@ use super::{Category, Finding, Severity};
 
 /// The analyzers of this family.
 pub(super) fn analyzers() -> Vec<Analyzer> {
-    vec![Analyzer { triggers: &["skill*", "bundled", "alongside", "git clone"], run }]
+    vec![Analyzer { triggers: &["skill*", "git clone"], run }]
 }
 
 /// How many lines after the vouching line its run may be asked.

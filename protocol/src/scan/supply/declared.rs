@@ -17,20 +17,10 @@ use crate::scan::engine::{Body, LineRef, finding};
 use crate::scan::rule::{Lazy, compile};
 use crate::scan::{Category, Finding, Severity};
 
-/// What wakes it: URLs, `replace`, `uses:`, `FROM`, `"args"`, Go's variables.
-pub(super) const TRIGGERS: &[&str] = &[
-    "://",
-    "replace",
-    "uses:",
-    "from ",
-    "\"args\"",
-    "goflags",
-    "goinsecure",
-    "gonosum*",
-    "gosumdb",
-    "goproxy",
-    "packagist",
-];
+/// What wakes it: URLs, `replace`, `uses:`, `FROM`, `"args"`, Go's commonest
+/// variables (`"packagist.org": false` sits among `"url"`s).
+pub(super) const TRIGGERS: &[&str] =
+    &["://", "replace", "uses:", "from ", "\"args\"", "goflags", "gosumdb", "goproxy"];
 
 /// How many lines above a line its section header or `"command"` may be.
 const REACH: usize = 6;
@@ -194,7 +184,8 @@ mod tests {
 
     #[test]
     fn composer_without_packagist_and_go_flags_without_urls() {
-        assert_severity("```json\n{ \"packagist.org\": false }\n```\n", "supply.index-override", High);
+        let off = "```json\n\"repositories\": [{\"type\": \"composer\", \"url\": \"https://repo.packagist.org\"}, {\"packagist.org\": false}]\n```\n";
+        assert_severity(off, "supply.index-override", High);
         assert_severity(
             "```bash\nGOFLAGS=-insecure go get gitlab.example.dev/x/cobra@latest\n```\n",
             "supply.checksum-off",
