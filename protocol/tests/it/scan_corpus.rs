@@ -41,9 +41,9 @@ use ecp_protocol::scan::{Category, DEFAULT_THRESHOLD, ScanReport, Scanner};
 use sha2::{Digest, Sha256};
 
 const MIN_FILES: usize = 300;
-/// The recall reached (67.4% of 469 on 2026-11-25), not the goal (95%):
-/// raise it with every change that catches more.
-const MIN_RECALL: f64 = 0.67;
+/// The recall reached (79.8% of 481 on 2026-11-25; TRAIN 76.5%, HELD
+/// 59.9%), not the goal (95%): raise it with every change that catches more.
+const MIN_RECALL: f64 = 0.79;
 const MAX_FALSE_POSITIVE_RATE: f64 = 0.03;
 /// At most this share of benign skills may be held back from sharing for a
 /// credential that looks live (`ScanReport::has_secrets`).

@@ -284,11 +284,14 @@ pub(crate) fn classify(s: &str) -> Vec<Found> {
         out.push(found("instr.disable-control", Category::PrivilegeEscalation, sev, at));
     }
     if let Some(at) = mandate::standing_mandate(s) {
-        // The claimed decision is the attack, asked or stated.
-        let sev = match grade(at, true) {
-            Severity::Medium if !quoted(s, at) && !in_condition(at) => Severity::High,
-            Severity::Critical => Severity::High,
-            other => other,
+        // The claimed decision is the attack, asked or stated: only a
+        // mention, a negation or a quote lowers it.
+        let sev = if mention() || negated(s, at) {
+            Severity::Low
+        } else if quoted(s, at) {
+            Severity::Medium
+        } else {
+            Severity::High
         };
         out.push(found("instr.standing-mandate", Category::Persistence, sev, at));
     }
