@@ -68,7 +68,7 @@ pub(super) fn standing_mandate(s: &str) -> Option<usize> {
     // The act follows the claim it rests on; one in inline code is named, not asked.
     let rest = &s[claim.end()..];
     ACT.find_iter(rest.as_bytes())
-        .any(|m| rest[..m.start()].matches('`').count() % 2 == 0)
+        .any(|m| rest[..m.start()].matches('`').count().is_multiple_of(2))
         .then_some(claim.start())
 }
 
