@@ -10,7 +10,12 @@
 //! /dev/null`) or uninstalling a scanner is never needed to do a task, and
 //! a skill that asks for it is removing what would have caught it. The
 //! same commands in a warning ("never commit with `--no-verify`") are Low.
-//! Prose that asks for the same is read by `instruction`.
+//! Prose that asks for the same is read by `instruction`. Stopping cloud
+//! audit trails and detectors, opening admission control
+//! (`control.audit-off`) and weakening a server's own settings
+//! (`control.server-weakened`: root or empty-password SSH logins, PHP's
+//! `disable_functions` cleared or remote includes allowed) are
+//! the same removal, one layer down.
 
 use std::sync::LazyLock;
 
@@ -44,7 +49,7 @@ pub(super) fn rules() -> Vec<Rule> {
             P,
             High,
             &["--no-verify", "hookspath", "husky*", "pre-commit uninstall", ".pre-commit-config*", ".git/hooks", ".husky"],
-            r#"\bgit\b[^\n|;&]*\s--no-verify\b|\b(?:commit|push)\w*\b[^\n]{0,40}--no-verify\b|--no-verify\b[^\n]{0,40}\b(?:commit|push|hooks?)\b|\bcore\.hookspath['"]?\s*[= ]\s*['"]?(?:/dev/null|/tmp\S*|/nonexistent|''|""|$)|\bhusky(?:_skip_hooks)?=(?:0|1|true)\b|\bpre-commit\s+uninstall\b|\b(?:rm|del|remove-item|git\s+rm)\b[^\n|;&]*(?:\.git/hooks\b|\.pre-commit-config\.ya?ml|\.husky\b)|\bchmod\s+-x\s+\S*\.git/hooks"#,
+            r#"\bgit\s+config\s+(?:--global|--system)\s+core\.hookspath\s+['"]?(?:~|\$\{?home\}?|/)|\bgit\b[^\n|;&]*\s--no-verify\b|\b(?:commit|push)\w*\b[^\n]{0,40}--no-verify\b|--no-verify\b[^\n]{0,40}\b(?:commit|push|hooks?)\b|\bcore\.hookspath['"]?\s*[= ]\s*['"]?(?:/dev/null|/tmp\S*|/nonexistent|''|""|$)|\bhusky(?:_skip_hooks)?=(?:0|1|true)\b|\bpre-commit\s+uninstall\b|\b(?:rm|del|remove-item|git\s+rm)\b[^\n|;&]*(?:\.git/hooks\b|\.pre-commit-config\.ya?ml|\.husky\b)|\bchmod\s+-x\s+\S*\.git/hooks"#,
         )
         .requires(&["verify", "hookspath", "husky", "uninstall", "rm", "del", "remove-item", "chmod"])
         .assess(hooks_off)
@@ -60,6 +65,27 @@ pub(super) fn rules() -> Vec<Rule> {
                 "secret_scanning*", "--disable-secret-scanning",
             ],
             security_tool_removed(),
+        )
+        .warnable(),
+        // Audit, detection and admission controls stopped or deleted: the
+        // record of what happens next, and the guard before it (#14 recall).
+        Rule::new(
+            "control.audit-off",
+            P,
+            High,
+            // `configservice` and `securityhub` lines usually name
+            // `cloudtrail` too; the prefilter's table is nearly full.
+            &["cloudtrail", "guardduty", "pod-security*", "kubectl", "auditctl", "auditd"],
+            r"\baws\s+cloudtrail\s+(?:stop-logging|delete-trail)\b|\baws\s+guardduty\s+(?:delete-detector|disassociate\S*|update-detector\b[^\n]*--no-enable)|\baws\s+configservice\s+(?:stop|delete)-configuration-recorder\b|\baws\s+securityhub\s+disable-security-hub\b|pod-security\.kubernetes\.io/enforce\s*[=:]\s*privileged\b|\bkubectl\s+delete\s+(?:validating|mutating)webhookconfigurations?\b[^\n]*(?:--all\b|gatekeeper|kyverno)|\bkubectl\s+delete\s+(?:clusterpolicies|constrainttemplates|constraints)\S*\s[^\n]*--all\b|\bkubectl\b[^\n]*\b(?:gatekeeper|kyverno|falco)\S*\s[^\n]*\bscale\b[^\n]*--replicas[= ]0\b|\bkubectl\b[^\n]*\bscale\b[^\n]*\b(?:gatekeeper|kyverno|falco)\S*[^\n]*--replicas[= ]0\b|\bauditctl\s+-e\s*0\b|\b(?:systemctl|service)\s+(?:stop|disable|mask)\s+(?:--now\s+)?auditd\b",
+        )
+        .warnable(),
+        // A server's own protections weakened in its configuration.
+        Rule::new(
+            "control.server-weakened",
+            P,
+            High,
+            &["permitrootlogin", "permitemptypasswords", "disable_functions", "allow_url_include"],
+            r#"\bpermitrootlogin\s+yes\b|\bpermitemptypasswords\s+yes\b|^\s*disable_functions\s*=\s*(?:["']\s*["'])?\s*$|\ballow_url_include\s*=\s*(?:on|1|true)\b"#,
         )
         .warnable(),
     ]
@@ -119,6 +145,41 @@ static DESCRIBES_FLAG: Lazy = LazyLock::new(|| {
 mod tests {
     use crate::scan::testutil::{assert_absent, assert_hit, assert_severity};
     use crate::scan::{Category::*, Severity::*};
+
+    #[test]
+    fn audit_trails_detectors_and_admission_switched_off() {
+        let body = "```bash\naws cloudtrail stop-logging --name \"$t\"\n```\n";
+        assert_hit(body, "control.audit-off", PrivilegeEscalation, High, 2);
+        assert_severity(
+            "kubectl label ns \"$ns\" pod-security.kubernetes.io/enforce=privileged --overwrite",
+            "control.audit-off",
+            High,
+        );
+        assert_severity("kubectl delete validatingwebhookconfiguration --all", "control.audit-off", High);
+        // Reading the trail, or a baseline level, is no finding.
+        assert_absent("aws cloudtrail lookup-events --max-results 5", "control.audit-off");
+        assert_absent(
+            "kubectl label ns web pod-security.kubernetes.io/enforce=restricted",
+            "control.audit-off",
+        );
+        assert_severity("Never run `aws cloudtrail stop-logging` to save costs.", "control.audit-off", Low);
+    }
+
+    #[test]
+    fn a_server_weakened_in_its_own_config() {
+        assert_hit("PermitRootLogin yes", "control.server-weakened", PrivilegeEscalation, High, 1);
+        assert_severity("disable_functions =", "control.server-weakened", High);
+        assert_severity("allow_url_include = On", "control.server-weakened", High);
+        assert_absent("PermitRootLogin no\nPermitRootLogin prohibit-password", "control.server-weakened");
+        assert_absent("disable_functions = exec,passthru,shell_exec", "control.server-weakened");
+    }
+
+    #[test]
+    fn global_hooks_from_the_home_folder_replace_the_repository_hooks() {
+        assert_severity("git config --global core.hooksPath ~/.org-hooks", "control.hooks-off", High);
+        // A repository's own hooks folder is how husky and lefthook work.
+        assert_absent("git config core.hooksPath .githooks", "control.hooks-off");
+    }
 
     #[test]
     fn grades_tls_verification_off_by_how_long_it_lasts() {

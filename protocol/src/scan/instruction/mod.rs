@@ -22,9 +22,11 @@
 //! # Layout
 //!
 //! This file walks the body (fences, headings, paragraphs, sentences);
-//! `classes` decides what a sentence asks; `tests` holds both's tests.
+//! `classes` decides what a sentence asks, with `mandate` for decisions
+//! claimed for the user that license an act; `tests` holds the tests.
 
 mod classes;
+mod mandate;
 #[cfg(test)]
 mod tests;
 
@@ -102,6 +104,10 @@ const TRIGGERS: &[&str] = &[
     "skip*",
     "bypass*",
     "deactivat*",
+    // a decision claimed for the user, an origin speaking as the user
+    // (`mandate`); its other cues ride on the words above: the
+    // prefilter's table is full.
+    "agree*",
 ];
 
 /// At most this many bytes of a paragraph are read; a longer paragraph is

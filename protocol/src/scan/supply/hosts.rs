@@ -36,6 +36,19 @@ const OFFICIAL: &[&str] = &[
     "static.crates.io",
     "rubygems.org",
     "index.rubygems.org",
+    // The registries `sources` reads (#14 recall).
+    "conda.anaconda.org",
+    "repo.anaconda.com",
+    "anaconda.org",
+    "packagist.org",
+    "repo.packagist.org",
+    "repo.maven.apache.org",
+    "repo1.maven.org",
+    "plugins.gradle.org",
+    "maven.google.com",
+    "api.nuget.org",
+    "www.powershellgallery.com",
+    "powershellgallery.com",
 ];
 
 const VENDOR: &[&str] = &[

@@ -30,9 +30,12 @@
 //!
 //! `names` holds the shipped popular-name lists (`popular-*.txt`) and the
 //! look-alike check, `install` reads install commands, `manifest`
-//! dependency lists, `overrides` source overrides, `hosts` what a URL's host
-//! is. This file wires them into analyzers.
+//! dependency lists, `overrides` source overrides, `sources` sources
+//! declared in manifests and config of more ecosystems, `declared` the
+//! analyzer for those and for look-alike actions, images and MCP servers,
+//! `hosts` what a URL's host is. This file wires them into analyzers.
 
+mod declared;
 mod hosts;
 
 pub(super) use hosts::has_url;
@@ -40,6 +43,7 @@ mod install;
 mod manifest;
 mod names;
 mod overrides;
+mod sources;
 #[cfg(test)]
 mod tests;
 
@@ -81,6 +85,12 @@ pub(super) fn has_word(text: &str, words: &[&str], prefix: bool) -> bool {
     false
 }
 
+/// Whether a URL's host is a stranger's: not a registry, vendor, mirror,
+/// code host or private network (`None` when it has no host).
+pub(super) fn is_unknown_host(url: &str) -> Option<bool> {
+    hosts::host_of(url).map(|h| hosts::classify(&h) == hosts::Host::Other)
+}
+
 static PYPIRC: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
     std::sync::LazyLock::new(|| memchr::memmem::Finder::new(".pypirc"));
 
@@ -97,6 +107,9 @@ pub(super) fn analyzers() -> Vec<Analyzer> {
         Analyzer { triggers: &["requirements*", "*dependencies"], run: manifests },
         // The frontmatter opens with `---`, a prefix of a key already there.
         Analyzer { triggers: &["---"], run: skill_name },
+        // Sources declared in manifests and config, look-alike actions,
+        // images and MCP servers (#14 recall).
+        Analyzer { triggers: declared::TRIGGERS, run: declared::run },
     ]
 }
 

@@ -48,6 +48,10 @@ pub(super) enum Ecosystem {
     Gems,
     /// Published agent skills, by frontmatter name.
     Skills,
+    /// GitHub Actions, as `owner/repo` of a workflow's `uses:`.
+    Actions,
+    /// Container images, as `name` or `owner/name` without registry or tag.
+    Images,
 }
 
 /// How a name resembles a popular one.
@@ -84,6 +88,8 @@ fn list(e: Ecosystem) -> &'static str {
         Ecosystem::Crates => include_str!("popular-crates.txt"),
         Ecosystem::Gems => include_str!("popular-gems.txt"),
         Ecosystem::Skills => include_str!("popular-skills.txt"),
+        Ecosystem::Actions => include_str!("popular-actions.txt"),
+        Ecosystem::Images => include_str!("popular-images.txt"),
     }
 }
 
@@ -103,7 +109,9 @@ pub(super) fn canonical(e: Ecosystem, name: &str) -> String {
         Ecosystem::Crates | Ecosystem::Skills => {
             name.chars().map(|c| if c == '_' { '-' } else { c.to_ascii_lowercase() }).collect()
         }
-        Ecosystem::Npm | Ecosystem::Gems => name.to_ascii_lowercase(),
+        Ecosystem::Npm | Ecosystem::Gems | Ecosystem::Actions | Ecosystem::Images => {
+            name.to_ascii_lowercase()
+        }
     }
 }
 
@@ -206,12 +214,16 @@ impl Index {
         static CRATES: LazyLock<Index> = LazyLock::new(|| Index::build(Ecosystem::Crates));
         static GEMS: LazyLock<Index> = LazyLock::new(|| Index::build(Ecosystem::Gems));
         static SKILLS: LazyLock<Index> = LazyLock::new(|| Index::build(Ecosystem::Skills));
+        static ACTIONS: LazyLock<Index> = LazyLock::new(|| Index::build(Ecosystem::Actions));
+        static IMAGES: LazyLock<Index> = LazyLock::new(|| Index::build(Ecosystem::Images));
         match e {
             Ecosystem::PyPi => &PYPI,
             Ecosystem::Npm => &NPM,
             Ecosystem::Crates => &CRATES,
             Ecosystem::Gems => &GEMS,
             Ecosystem::Skills => &SKILLS,
+            Ecosystem::Actions => &ACTIONS,
+            Ecosystem::Images => &IMAGES,
         }
     }
 
@@ -259,7 +271,7 @@ fn affixes(e: Ecosystem) -> (&'static [&'static str], &'static [&'static str]) {
         Ecosystem::Npm => (&["node-", "js-"], &["-js", ".js", "js", "-node"]),
         Ecosystem::Crates => (&["rust-"], &["-rs", "-rust"]),
         Ecosystem::Gems => (&["ruby-"], &["-ruby", "-rb"]),
-        Ecosystem::Skills => (&[], &[]),
+        Ecosystem::Skills | Ecosystem::Actions | Ecosystem::Images => (&[], &[]),
     }
 }
 
