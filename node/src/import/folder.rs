@@ -174,7 +174,7 @@ impl Run<'_> {
         let hash = integrity::body_hash(&text);
         let held_same =
             |name: &str| self.held.get(name).filter(|r| !r.deprecated && r.integrity_hash == hash);
-        if is_projection && !held_same(&known).is_some_and(|r| r.kind == "local") {
+        if is_projection && held_same(&known).is_none_or(|r| r.kind != "local") {
             // Only the projection folder holds files the node wrote; records
             // without a node count only in a folder this store marked before.
             let own = match library.projection().wrote(entry, text.as_bytes()) {
