@@ -322,9 +322,17 @@ async fn the_v1_write_endpoints_answer_every_bad_request_with_a_4xx_naming_it() 
     post(br#"{"text": "x", "extra": 1}"#.to_vec()).await.assert_error(400, "invalid_json");
     let refused = post(br#"{"text": "no frontmatter"}"#.to_vec()).await.assert_error(422, "skill_refused");
     assert!(refused["error"].as_str().unwrap().contains("frontmatter"), "{refused}");
+    // A folder named otherwise: added under the frontmatter name, with a warning.
+    let renamed = skill_md("renamed-post", "");
+    let body = serde_json::to_vec(&serde_json::json!({ "text": renamed, "folder": "elsewhere" })).unwrap();
+    let added = post(body).await;
+    assert_eq!(added.status, 200, "{}", added.text());
+    assert_eq!(
+        (added.json()["name"].clone(), added.json()["result"].clone()),
+        ("renamed-post".into(), "added".into())
+    );
+    assert!(added.json()["warning"].as_str().unwrap().contains("\"elsewhere\""), "{}", added.text());
     let text = skill_md("posted", "");
-    let body = serde_json::to_vec(&serde_json::json!({ "text": text, "folder": "elsewhere" })).unwrap();
-    post(body).await.assert_error(422, "skill_refused");
     // The body limit, at it and one past it.
     let fill = |n: usize| {
         let mut body = serde_json::to_vec(&serde_json::json!({ "text": text })).unwrap();
