@@ -193,16 +193,17 @@ pub fn import_all(library: &Library) -> ImportReport {
         agent: HashMap::new(),
         entries: Vec::new(),
     };
-    let mut complete = true;
+    // The numbers of the folders read whole.
+    let mut read = HashSet::new();
     for (index, folder) in library.sharing().folders().iter().enumerate() {
-        complete &= run.folder(index, &folder.path, &mut report);
+        if run.folder(index, &folder.path, &mut report) {
+            read.insert(index + 1);
+        }
     }
+    let complete = read.len() == library.sharing().folders().len();
     let folder::Run { present, agent, mut entries, .. } = run;
-    if !complete {
-        // What a folder that could not be read kept stays as it was.
-        let read: HashSet<usize> = entries.iter().map(|e| e.folder).collect();
-        entries.extend(library.entries().all().into_iter().filter(|e| !read.contains(&e.folder)));
-    }
+    // What a folder that could not be read kept stays as it was.
+    entries.extend(library.entries().all().into_iter().filter(|e| !read.contains(&e.folder)));
     // Before the tombstones: the projection finds a skill's folder by these.
     if let Err(e) = library.entries().replace(library.store(), entries) {
         store_failed(&mut report, e);

@@ -359,3 +359,28 @@ fn local_packet_takes_a_description_over_the_guideline_and_refuses_one_over_the_
          max_description_bytes)"
     );
 }
+
+#[test]
+fn a_folder_that_cannot_be_read_keeps_its_entries_and_the_others_are_renewed() {
+    let f = fixture();
+    let second = f._tmp.path().join("second");
+    write(&second, "bent", "# no frontmatter\n");
+    let settings = crate::sharing::Settings {
+        folders: vec![
+            crate::sharing::Folder { path: f.skills.clone(), share: true },
+            crate::sharing::Folder { path: second.clone(), share: true },
+        ],
+        ..Default::default()
+    };
+    let library = f.library.clone().with_sharing(crate::sharing::Sharing::new(settings));
+    let broken = write(&f.skills, "broken", "# no frontmatter either\n");
+    import_all(&library);
+    let folders =
+        |l: &Library| l.store().folder_entries().unwrap().into_iter().map(|e| e.folder).collect::<Vec<_>>();
+    assert_eq!(folders(&library), [1, 2]);
+    // Folder 2 goes away; folder 1's file is fixed: only folder 2's entry stays.
+    fs::remove_dir_all(&second).unwrap();
+    fs::write(&broken, skill_md("broken", "")).unwrap();
+    assert_eq!(import_all(&library).imported, ["broken"]);
+    assert_eq!(folders(&library), [2]);
+}
