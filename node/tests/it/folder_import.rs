@@ -195,16 +195,34 @@ fn a_new_node_on_a_folder_another_node_served_shares_every_skill_and_a_second_ru
     let second = Served::start(&f.tmp.path().join("data-2"), &skills, &[]);
     wait_for_all(&second, &all);
     // A second node on the folder while this one runs is refused, naming the folder by number.
-    let refused = crate::cli::ecp_node_bin(&[
-        "serve",
-        "--listen",
-        "127.0.0.1:0",
-        "--no-mdns",
-        "--data",
-        f.tmp.path().join("data-3").to_str().unwrap(),
-        "--skills-dir",
-        skills.to_str().unwrap(),
-    ]);
+    // Spawned, not run to the end: a server that is not refused would never exit.
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_ecp-node"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--no-mdns", "--data"])
+        .arg(f.tmp.path().join("data-3"))
+        .arg("--skills-dir")
+        .arg(&skills)
+        .env_remove("ECP_CONFIG")
+        .env("RUST_LOG", "warn")
+        .env("NO_COLOR", "1")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the binary starts");
+    let deadline = std::time::Instant::now() + SOON;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("the child") {
+            break status;
+        }
+        if std::time::Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("a second node on the folder was not refused");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().expect("stderr"), &mut stderr).unwrap();
+    let refused = crate::cli::Out { code: status.code().unwrap_or(-1), stdout: String::new(), stderr };
     assert_ne!(refused.code, 0, "{refused:?}");
     assert!(refused.stderr.contains("skills folder 1 is served by another running ecp-node"), "{refused:?}");
     assert!(!refused.stderr.contains(skills.to_str().unwrap()), "no path: {refused:?}");
