@@ -8,6 +8,11 @@
 //!   written by another node is adopted: the node writes its own and
 //!   imports every skill there as its own. An empty marker (or one that
 //!   does not parse) is the user's word that the folder is right as it is.
+//!   The marker and the projection's records of its writes are one
+//!   mechanism: both name the node ([`crate::projection::Written`]), so a
+//!   node takes a file for its own only when its own record says so, and
+//!   trusts older records without a node only in a folder it marked before
+//!   ([`Marked::Own`]).
 //! - Bulk-delete hold: an import pass that would tombstone more than
 //!   [`Guard::max`] skills and more than [`Guard::fraction`] of the folder's
 //!   skills at once is held ([`Guard::holds`]) until the user accepts
@@ -81,8 +86,12 @@ pub struct Unavailable {
 /// Whose folder a checked one is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Marked {
-    /// It carries this node's marker (written now if it had none).
+    /// It carries the marker this node wrote at an earlier import.
     Own,
+    /// This node had not marked it before (a new folder, a new data folder
+    /// on a folder that lost its marker, an empty marker): marked now.
+    /// Records of writes without a node in them are not this node's.
+    New,
     /// It carried another node's marker: adopted now. Records of files "the
     /// node wrote" there are that node's, so every skill is imported.
     Adopted,
@@ -109,7 +118,7 @@ pub fn check_marker(library: &Library, index: usize, dir: &Path) -> Result<Marke
                     folder = index + 1,
                     "skills folder marker restored; importing the folder again"
                 );
-                return Ok(Marked::Own);
+                return Ok(Marked::New);
             }
             tracing::info!(
                 folder = index + 1,
@@ -121,7 +130,7 @@ pub fn check_marker(library: &Library, index: usize, dir: &Path) -> Result<Marke
         None if library.store().folder_marked(dir).unwrap_or(true) => Err(Unavailable { number: index + 1 }),
         None => {
             write_marker(library, &path, dir);
-            Ok(Marked::Own)
+            Ok(Marked::New)
         }
     }
 }
@@ -217,12 +226,14 @@ impl Library {
         Ok(Released { deletion, done })
     }
 
-    /// Whether some skills folder holds a file for `name`.
+    /// Whether some skills folder holds a file for `name` (in its own
+    /// folder, or the one named otherwise it was imported from).
     fn has_agent_file(&self, name: &str) -> bool {
-        self.sharing()
-            .folders()
-            .iter()
-            .any(|f| std::fs::symlink_metadata(f.path.join(name).join(crate::projection::SKILL_FILE)).is_ok())
+        let file = crate::projection::SKILL_FILE;
+        let folders = self.sharing().folders();
+        let aliased = self.entries().alias(name).and_then(|p| Some(folders.get(p.index)?.path.join(p.entry)));
+        aliased.is_some_and(|dir| std::fs::symlink_metadata(dir.join(file)).is_ok())
+            || folders.iter().any(|f| std::fs::symlink_metadata(f.path.join(name).join(file)).is_ok())
     }
 }
 

@@ -33,6 +33,7 @@
 //!   the status page at `/`; each group of routes behind the guard that authenticates it.
 //! - [`health`]: liveness and readiness with their reasons (`/livez`, `/readyz`).
 //! - [`node`]: a running server: bind, serve, graceful shutdown.
+//! - [`folder_lock`]: one server per skills folder — the lock `serve` holds on each.
 //! - [`data_lock`]: one server per data folder — the lock it holds and
 //!   `server.json`, where the CLI finds it.
 //! - [`api_token`]: the token that opens the local `/v1/` API.
@@ -55,6 +56,7 @@ pub mod deletion_guard;
 pub mod discovery;
 pub mod events;
 pub mod federation;
+pub mod folder_lock;
 pub mod health;
 pub mod http;
 pub mod import;

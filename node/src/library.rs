@@ -7,11 +7,13 @@ use std::path::Path;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
+use ecp_protocol::skill_doc::StructureLimits;
 use ecp_protocol::{KnowledgeUpdate, MergeResult, SkillKind, SkillPacket, StandardPolicy};
 use tokio::sync::{mpsc, watch};
 
 use crate::deletion_guard::Guard;
 use crate::events::Events;
+use crate::import::{Entries, Place};
 use crate::intake::{self, IntakeMode, Limits, Merged, Mode, OnExcess, Sender, Withdrawals};
 use crate::metrics::Metrics;
 use crate::permissions::{PermissionPolicy, RefuseGrants};
@@ -60,6 +62,12 @@ pub struct Library {
     metrics: Arc<Metrics>,
     /// The live event stream; the store feeds it its audit entries.
     events: Events,
+    /// What the skills-folder import knows between passes (folders named
+    /// otherwise than their skill, skills not shared and why).
+    entries: Entries,
+    /// The limits a local skill's document must fit (`[limits]
+    /// max_skill_bytes`, `max_description_bytes`).
+    structure: StructureLimits,
 }
 
 impl Library {
@@ -75,7 +83,10 @@ impl Library {
                 events.publish(entries);
             })
         })?;
-        let projection = Projection::new(skills_dir).stamped_by(store.instance_id());
+        let entries = Entries::load(&store)?;
+        let projection = Projection::new(skills_dir)
+            .stamped_by(store.instance_id())
+            .with_entries(entries.clone(), Some(0));
         Ok(Library {
             store: Arc::new(store),
             projection,
@@ -87,7 +98,26 @@ impl Library {
             guard: Guard::default(),
             metrics,
             events,
+            entries,
+            structure: StructureLimits::default(),
         })
+    }
+
+    /// The library importing local skills under `limits`. Set it before cloning.
+    #[must_use]
+    pub fn with_structure_limits(mut self, limits: StructureLimits) -> Library {
+        self.structure = limits;
+        self
+    }
+
+    /// The limits a local skill's document must fit.
+    pub fn structure_limits(&self) -> &StructureLimits {
+        &self.structure
+    }
+
+    /// What the skills-folder import knows between passes.
+    pub fn entries(&self) -> &Entries {
+        &self.entries
     }
 
     /// The library with review intake on or off (`auto` otherwise).
@@ -105,7 +135,9 @@ impl Library {
         let projection_dir = self.projection.dir().to_owned();
         let others =
             sharing.folders().iter().map(|f| f.path.clone()).filter(|p| *p != projection_dir).collect();
-        self.projection = self.projection.with_other_folders(others);
+        let index = sharing.folders().iter().position(|f| f.path == projection_dir);
+        self.projection =
+            self.projection.with_other_folders(others).with_entries(self.entries.clone(), index);
         self.sharing = sharing;
         self
     }
@@ -125,10 +157,12 @@ impl Library {
         &self.sharing
     }
 
-    /// The index of the sharing folder `name` lives in: the one holding its
-    /// file, else the projection's (where `skill add` puts it).
-    pub fn folder_of(&self, name: &str) -> Option<usize> {
-        self.sharing.folder_of(name).or_else(|| self.projection_folder())
+    /// Where `name` lives among the sharing folders: the folder it was
+    /// imported from when named otherwise, else the one holding its file,
+    /// else the projection's (where `skill add` puts it).
+    pub fn folder_of(&self, name: &str) -> Option<Place> {
+        let index = self.sharing.folder_of(name).or_else(|| self.projection_folder());
+        self.entries.alias(name).or_else(|| Some(Place { index: index?, entry: name.to_owned() }))
     }
 
     /// The index of the projection's folder among the sharing folders.
@@ -296,7 +330,8 @@ impl Library {
             "foldersUnavailable": crate::health::folders_are_there(self).err(),
             "heldDeletions": self.store.held_deletions()?,
         });
-        let serde_json::Value::Object(map) = status else { unreachable!("a json! object is an object") };
+        let serde_json::Value::Object(mut map) = status else { unreachable!("a json! object is an object") };
+        map.extend(crate::import::FolderReport::of(self)?.into_json());
         Ok(map)
     }
 
@@ -451,7 +486,7 @@ impl Library {
     /// blocking. `false` when content and decision are what the store holds.
     pub fn put_local(&self, packet: &SkillPacket, source: Source) -> Result<bool, StoreError> {
         let decider = self.sharing.decider(&self.store)?;
-        self.put_local_with(&decider, packet, self.folder_of(&packet.skill_name), source)
+        self.put_local_with(&decider, packet, self.folder_of(&packet.skill_name).as_ref(), source)
     }
 
     /// Installs or replaces a local skill whose folder holds `companions`
@@ -490,7 +525,7 @@ impl Library {
         &self,
         decider: &Decider<'_>,
         packet: &SkillPacket,
-        folder: Option<usize>,
+        folder: Option<&Place>,
         source: Source,
     ) -> Result<bool, StoreError> {
         let decision = decider.decide(packet, folder);
@@ -509,14 +544,14 @@ impl Library {
     pub fn reconcile_sharing(
         &self,
         decider: &Decider<'_>,
-        folder_of: impl Fn(&str) -> Option<usize>,
+        folder_of: impl Fn(&str) -> Option<Place>,
         source: Source,
     ) -> Result<Vec<String>, StoreError> {
         let mut changed = Vec::new();
         let mut changes = Vec::new();
         for skill in self.store.local_skills()? {
             let name = &skill.packet.skill_name;
-            let decision = decider.decide(&skill.packet, folder_of(name));
+            let decision = decider.decide(&skill.packet, folder_of(name).as_ref());
             if decision.private == skill.private {
                 continue;
             }
@@ -579,7 +614,7 @@ impl Library {
         let Some((_, packet, _)) = self.store.skill(name)? else {
             return Err(StoreError::NoSuchSkill(name.to_owned()));
         };
-        let decision = decider.decide(&packet, self.folder_of(name));
+        let decision = decider.decide(&packet, self.folder_of(name).as_ref());
         let change = self.store.set_private(name, decision.private.as_ref(), Source::Operator)?;
         self.committed(change.as_slice());
         Ok(decision)

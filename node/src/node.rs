@@ -61,6 +61,9 @@ pub enum StartError {
     /// `server.json` could not be written.
     #[error("cannot write {SERVER_FILE} in the data folder: {0}")]
     ServerFile(std::io::Error),
+    /// Another running node serves a skills folder.
+    #[error(transparent)]
+    FolderLocked(#[from] crate::folder_lock::FolderLockError),
     /// Two skills folders hold a skill of the same name.
     #[error("{0}")]
     DuplicateSkill(crate::import::Duplicate),
@@ -90,6 +93,8 @@ pub struct Node {
     /// The data folder's lock, released (and `server.json` removed) when the
     /// node is dropped, after its shutdown.
     _lock: DataLock,
+    /// The skills folders' locks: one server per folder.
+    _folder_locks: crate::folder_lock::FolderLocks,
 }
 
 impl Node {
@@ -137,6 +142,14 @@ impl Node {
             .await
             .expect("locking the data folder does not panic")?
         };
+        let folder_locks = {
+            let folders: Vec<_> = config.sharing.folders.iter().map(|f| f.path.clone()).collect();
+            tokio::task::spawn_blocking(move || {
+                crate::folder_lock::FolderLocks::acquire(folders.iter().map(|p| p.as_path()))
+            })
+            .await
+            .expect("locking the skills folders does not panic")?
+        };
         if config.trust_loopback {
             tracing::warn!(
                 "trust_loopback is on: any process on this machine can use the /v1 API without the API token \
@@ -151,6 +164,7 @@ impl Node {
                 .expect("opening the store does not panic")
                 .map_err(|error| StartError::Database { path, error })?
                 .with_limits(config.merge_limits())
+                .with_structure_limits(config.policy.structure.clone())
                 .with_deletion_guard(config.deletion_guard)
                 .with_intake(config.intake)
                 .with_sharing(Sharing::new(config.sharing.clone()))
@@ -289,6 +303,7 @@ impl Node {
             discovery: discovery_handle,
             api_token,
             _lock: lock,
+            _folder_locks: folder_locks,
         })
     }
 

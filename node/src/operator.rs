@@ -58,8 +58,8 @@ pub fn add_skill(
 ) -> Result<Added, AddError> {
     let limits = &config.policy.structure;
     let origin = import::local_origin(library.store().instance_id());
-    let packet =
-        import::local_packet(text, folder, &origin, limits, crate::store::now()).map_err(|e| match e {
+    let (packet, warnings) = import::local_packet(text, folder, &origin, limits, crate::store::now())
+        .map_err(|e| match e {
             SkillFileError::Read(e) => AddError::Refused(format!("cannot read it: {e}")),
             e => AddError::Refused(e.to_string()),
         })?;
@@ -73,7 +73,8 @@ pub fn add_skill(
             record.origin
         )));
     }
-    let warning = scan_warning(&Scanner::standard().scan(&packet.skill_body), config.policy.scan_threshold);
+    let scan = scan_warning(&Scanner::standard().scan(&packet.skill_body), config.policy.scan_threshold);
+    let warning = warnings.into_iter().map(|w| w.message).chain(scan).reduce(|a, b| format!("{a}; {b}"));
     if !library.put_local(&packet, Source::Operator)? {
         return Ok(Added::Unchanged { name });
     }

@@ -13,9 +13,19 @@
 //!
 //! With several skills folders the projection writes into one (the first
 //! shared folder), and never writes a skill whose file lives in another:
-//! the agent sees it there already.
+//! the agent sees it there already. A local skill imported from a folder
+//! named otherwise than the skill ([`crate::import::Entries`]) is written
+//! in that folder, never in a second one of its name.
 //!
-//! What the node wrote is recorded as the SHA-256 of the content, in the
+//! What the node wrote is recorded as a SHA-256 of the node's instance id
+//! and the content ([`Projection::record`]), so the record is bound to the
+//! node and its store: a new node (a reinstall, a fresh data folder) on a
+//! folder another node wrote finds no record of its own there and takes
+//! every file for the agent's, and the folder marker
+//! ([`crate::deletion_guard`]) says whose folder it is. Records of older
+//! versions (the content's SHA-256 alone) still count for the projection's
+//! own overwrites, and for the importer only in a folder this very store
+//! marked before ([`Written::Unbound`]). The record is kept in the
 //! extended attribute `user.ecp-written` of the `SKILL.md` itself: set on the
 //! temporary file before the rename, so the record lands with the content in
 //! one step and costs no second file (each new file is an inode to allocate,
@@ -50,6 +60,7 @@ use std::time::{Duration, Instant};
 use ecp_protocol::skill_doc;
 use ecp_protocol::{SkillKind, SkillPacket, integrity};
 
+use crate::import::Entries;
 use crate::permissions::{self, Grant, PermissionPolicy};
 use crate::stamp::{self, Stamp};
 use crate::store::{Change, Store};
@@ -100,6 +111,21 @@ pub struct Projection {
     /// ([`crate::permissions`]), and the store that knows peers' instance ids.
     permissions: Arc<PermissionPolicy>,
     store: Option<Arc<Store>>,
+    /// Where local skills named otherwise than their folder live.
+    entries: Entries,
+    /// This folder's index among the sharing folders.
+    index: Option<usize>,
+}
+
+/// What the record of a write says about a file's content.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Written {
+    /// This node wrote exactly this content.
+    Own,
+    /// A record without a node (an older version's) matches the content.
+    Unbound,
+    /// No record matches: the file is the agent's (or another node's).
+    No,
 }
 
 impl Projection {
@@ -112,6 +138,45 @@ impl Projection {
             node: None,
             permissions: Arc::default(),
             store: None,
+            entries: Entries::default(),
+            index: None,
+        }
+    }
+
+    /// The projection, writing local skills named otherwise than their
+    /// folder into that folder (`entries`); `index` is this folder's among
+    /// the sharing folders.
+    #[must_use]
+    pub fn with_entries(mut self, entries: Entries, index: Option<usize>) -> Self {
+        self.entries = entries;
+        self.index = index;
+        self
+    }
+
+    /// The record of a write of `content` ([`Written`]): bound to the node
+    /// when the projection knows it.
+    fn record(&self, content: &[u8]) -> String {
+        match self.node.as_deref() {
+            Some(node) => {
+                let mut bound = Vec::with_capacity(node.len() + 1 + content.len());
+                bound.extend_from_slice(node.as_bytes());
+                bound.push(0);
+                bound.extend_from_slice(content);
+                integrity::sha256_hex(&bound)
+            }
+            None => integrity::sha256_hex(content),
+        }
+    }
+
+    /// What the record kept for the file `dir/SKILL.md` says of `content`.
+    fn written(&self, dir: &Path, content: &[u8]) -> Written {
+        let Some(recorded) = written_hash(dir, &dir.join(SKILL_FILE)) else { return Written::No };
+        if recorded == self.record(content) {
+            Written::Own
+        } else if recorded == integrity::sha256_hex(content) {
+            Written::Unbound
+        } else {
+            Written::No
         }
     }
 
@@ -195,10 +260,17 @@ impl Projection {
         &self.dir
     }
 
-    /// The folder of one skill, after checking that the name is a safe folder name.
-    fn skill_dir(&self, name: &str) -> Result<PathBuf, ProjectionError> {
+    /// The folder of one skill, after checking that the name is a safe
+    /// folder name: the one it was imported from when that is named
+    /// otherwise; `None` when its file lives in another skills folder.
+    fn skill_dir(&self, name: &str) -> Result<Option<PathBuf>, ProjectionError> {
         skill_doc::validate_name(name).map_err(|_| ProjectionError::UnsafeName(name.to_owned()))?;
-        Ok(self.dir.join(name))
+        match self.entries.alias(name) {
+            Some(place) if Some(place.index) == self.index => Ok(Some(self.dir.join(place.entry))),
+            Some(_) => Ok(None),
+            None if self.others.iter().any(|other| other.join(name).join(SKILL_FILE).exists()) => Ok(None),
+            None => Ok(Some(self.dir.join(name))),
+        }
     }
 
     /// Applies committed changes to the folder; a withheld one (review
@@ -217,15 +289,12 @@ impl Projection {
     /// Writes one skill, unless the agent owns a different file of that name.
     pub fn write(&self, packet: &SkillPacket, kind: SkillKind) -> Result<(), ProjectionError> {
         let name = &packet.skill_name;
-        let dir = self.skill_dir(name)?;
-        if self.others.iter().any(|other| other.join(name).join(SKILL_FILE).exists()) {
-            return Ok(());
-        }
+        let Some(dir) = self.skill_dir(name)? else { return Ok(()) };
         let io = |source| ProjectionError::Io { name: name.clone(), source };
         let file = dir.join(SKILL_FILE);
         let content = self.content(packet, kind);
         let body = content.as_bytes();
-        let hash = integrity::sha256_hex(body);
+        let hash = self.record(body);
         // Read once: a new skill's file is missing, and that is all there is to know.
         let replaced = match fs::read(&file) {
             Ok(current) if current == body => {
@@ -234,7 +303,7 @@ impl Projection {
                 // Not noted as an own write: that would hide the agent's next
                 // change to the file from the watcher, and the folder watcher
                 // ignores the attribute change itself.
-                if written_hash(&dir, &file).as_deref() != Some(hash.as_str()) {
+                if self.written(&dir, body) != Written::Own {
                     self.mark_in_place(&dir, &file, &hash).map_err(io)?;
                 }
                 return Ok(());
@@ -243,7 +312,7 @@ impl Projection {
             // whatever the store says (a local skill imported from it will be
             // re-imported with the agent's newer content).
             Ok(current) => {
-                if written_hash(&dir, &file) != Some(integrity::sha256_hex(&current)) {
+                if self.written(&dir, &current) == Written::No {
                     if kind == SkillKind::External {
                         tracing::warn!(skill = %name, "skills folder holds the agent's own SKILL.md of this name; not overwritten");
                     }
@@ -274,9 +343,9 @@ impl Projection {
     /// Removes a skill's file (and its folder when nothing else is in it),
     /// unless the file is the agent's own.
     pub fn remove(&self, name: &str) -> Result<(), ProjectionError> {
-        let dir = self.skill_dir(name)?;
+        let Some(dir) = self.skill_dir(name)? else { return Ok(()) };
         let io = |source| ProjectionError::Io { name: name.to_owned(), source };
-        if self.agent_owns(&dir)? {
+        if self.agent_owns(&dir) {
             return Ok(());
         }
         self.note_own_writes(&dir);
@@ -293,10 +362,9 @@ impl Projection {
     }
 
     /// Whether `dir/SKILL.md` exists and is not what this node last wrote.
-    fn agent_owns(&self, dir: &Path) -> Result<bool, ProjectionError> {
-        let file = dir.join(SKILL_FILE);
-        let Ok(current) = fs::read(&file) else { return Ok(false) };
-        Ok(written_hash(dir, &file) != Some(integrity::sha256_hex(&current)))
+    fn agent_owns(&self, dir: &Path) -> bool {
+        let Ok(current) = fs::read(dir.join(SKILL_FILE)) else { return false };
+        self.written(dir, &current) == Written::No
     }
 
     /// Records the file already at `file` as written by the node.
@@ -307,10 +375,13 @@ impl Projection {
         }
     }
 
-    /// Whether the node wrote the file at `dir/SKILL.md` exactly as it is now.
-    pub fn wrote(&self, name: &str, content: &[u8]) -> bool {
-        let Ok(dir) = self.skill_dir(name) else { return false };
-        written_hash(&dir, &dir.join(SKILL_FILE)).as_deref() == Some(&integrity::sha256_hex(content))
+    /// What the record of the file `<entry>/SKILL.md` (`entry`: a folder
+    /// read from this one) says of `content`, its content now.
+    pub fn wrote(&self, entry: &str, content: &[u8]) -> Written {
+        if entry.is_empty() || entry.starts_with('.') || entry.contains(['/', '\\']) {
+            return Written::No;
+        }
+        self.written(&self.dir.join(entry), content)
     }
 
     /// Forgets that the node wrote `name`'s file, as if the record were lost.

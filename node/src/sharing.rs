@@ -32,6 +32,7 @@ use ecp_protocol::skill_doc;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use serde::Serialize;
 
+use crate::import::Place;
 use crate::projection::SKILL_FILE;
 use crate::store::{Mark, Private, SECRET_CODE, Store, StoreError};
 
@@ -229,13 +230,14 @@ fn private(code: &str, reason: String) -> Option<Private> {
 }
 
 impl Decider<'_> {
-    /// Whether `packet`, a local skill in folder `folder` (an index of
-    /// [`Sharing::folders`]; `None`: in none of them), is shared.
-    pub fn decide(&self, packet: &SkillPacket, folder: Option<usize>) -> Decision {
+    /// Whether `packet`, a local skill at `place` (a folder of
+    /// [`Sharing::folders`] and its own folder there; `None`: in none of
+    /// them), is shared.
+    pub fn decide(&self, packet: &SkillPacket, place: Option<&Place>) -> Decision {
         let name = &packet.skill_name;
         let mark = self.marks.get(name).cloned().unwrap_or_default();
         let settings = self.sharing.settings();
-        let folder = folder.and_then(|i| Some((i, settings.folders.get(i)?)));
+        let folder = place.and_then(|p| Some((p.index, settings.folders.get(p.index)?)));
         let decided = |private| Decision { private, secrets: Vec::new() };
         if mark.private {
             return decided(private(
@@ -264,7 +266,8 @@ impl Decider<'_> {
             match &self.ignores[i] {
                 IgnoreFile::Absent => {}
                 IgnoreFile::Patterns(patterns) => {
-                    let path = Path::new(name.as_str()).join(SKILL_FILE);
+                    let entry = place.map_or(name.as_str(), |p| p.entry.as_str());
+                    let path = Path::new(entry).join(SKILL_FILE);
                     if patterns.matched_path_or_any_parents(&path, false).is_ignore() {
                         return decided(private(
                             "ecpignore",

@@ -11,7 +11,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use ecp_node::config::{Config, Flags};
-use ecp_node::import::{self, SkillFileError};
+use ecp_node::import::{self, FolderReport, SkillFileError};
 use ecp_node::library::Library;
 use ecp_node::operator::{self, AddError, Added};
 use ecp_node::projection::SKILL_FILE;
@@ -146,12 +146,16 @@ fn add_one(
 
 fn list(library: &Library, json: bool) -> anyhow::Result<ExitCode> {
     let skills = library.store().list_skills().context("cannot read the store")?;
+    let mut folders = FolderReport::of(library).context("cannot read the store")?.into_json();
     if json {
-        emit_json(&json!({ "skills": skills }))?;
+        folders.insert("skills".into(), json!(skills));
+        emit_json(&folders)?;
         return Ok(ExitCode::SUCCESS);
     }
+    let array = |key: &str| folders.get(key).and_then(|v| v.as_array()).cloned().unwrap_or_default();
+    let report = super::status::folder_report(&array("notShared"), &array("sharedWithWarnings"));
     if skills.is_empty() {
-        emit("no skills yet; add one with `ecp-node skill add PATH`\n")?;
+        emit(&format!("no skills yet; add one with `ecp-node skill add PATH`\n{report}"))?;
         return Ok(ExitCode::SUCCESS);
     }
     let mut table =
@@ -168,7 +172,7 @@ fn list(library: &Library, json: bool) -> anyhow::Result<ExitCode> {
             time(&s.updated_at),
         ]);
     }
-    emit(&table.render(""))?;
+    emit(&(table.render("") + &report))?;
     Ok(ExitCode::SUCCESS)
 }
 

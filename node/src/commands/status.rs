@@ -9,7 +9,7 @@ use anyhow::Context;
 use ecp_node::config::Flags;
 use serde_json::{Map, Value, json};
 
-use super::output::{emit, emit_json, time};
+use super::output::{emit, emit_json, one_line, time};
 use crate::cli::GlobalArgs;
 
 pub(crate) fn run(global: &GlobalArgs, json: bool) -> anyhow::Result<ExitCode> {
@@ -85,6 +85,10 @@ pub(crate) fn run(global: &GlobalArgs, json: bool) -> anyhow::Result<ExitCode> {
             }
         },
     );
+    let not_shared = status.get("notShared").and_then(Value::as_array).cloned().unwrap_or_default();
+    line("not shared", not_shared.len().to_string());
+    let warned = status.get("sharedWithWarnings").and_then(Value::as_array).cloned().unwrap_or_default();
+    line("with warnings", warned.len().to_string());
     if let Some(why) = status.get("foldersUnavailable").and_then(Value::as_str) {
         line("unavailable", why.to_owned());
     }
@@ -96,8 +100,40 @@ pub(crate) fn run(global: &GlobalArgs, json: bool) -> anyhow::Result<ExitCode> {
         let share = if folder.share { "shared" } else { "private" };
         line("also imports", format!("{} ({share})", folder.path.display()));
     }
+    out.push_str(&folder_report(&not_shared, &warned));
     emit(&out)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The lines `status` and `skill list` print for the skills not shared
+/// (and why) and the skills shared with warnings, from the JSON of
+/// [`ecp_node::import::FolderReport`]; empty when there are none.
+pub(super) fn folder_report(not_shared: &[Value], warned: &[Value]) -> String {
+    let place = |v: &Value| {
+        let folder = v["folder"].as_u64().map(|n| format!("folder {n}, ")).unwrap_or_default();
+        let path = v["path"].as_str().unwrap_or("-");
+        let skill = v["skill"].as_str().map(|s| format!(" ({s})")).unwrap_or_default();
+        one_line(&format!("{folder}{path}{skill}")).into_owned()
+    };
+    let mut out = String::new();
+    if !not_shared.is_empty() {
+        out.push_str("not shared:\n");
+        for n in not_shared {
+            let (code, reason) = (n["code"].as_str().unwrap_or(""), n["reason"].as_str().unwrap_or(""));
+            let _ = writeln!(out, "  {}: {}: {}", place(n), one_line(code), one_line(reason));
+        }
+    }
+    if !warned.is_empty() {
+        out.push_str("shared with warnings:\n");
+        for w in warned {
+            for warning in w["warnings"].as_array().into_iter().flatten() {
+                let (code, message) =
+                    (warning["code"].as_str().unwrap_or(""), warning["message"].as_str().unwrap_or(""));
+                let _ = writeln!(out, "  {}: {}: {}", place(w), one_line(code), one_line(message));
+            }
+        }
+    }
+    out
 }
 
 fn last_update(status: &Map<String, Value>) -> String {

@@ -151,6 +151,8 @@ impl Config {
         let replay_cache_capacity = size(r, "replay_cache_capacity", 1)?;
         let mut policy = StandardPolicy::default();
         policy.structure.max_bytes = size(r, "limits.max_skill_bytes", 1)?;
+        let guideline = ecp_protocol::merge::DESCRIPTION_GUIDELINE_CHARS as u64;
+        policy.structure.max_description_bytes = size(r, "limits.max_description_bytes", guideline)?;
         policy.min_confidence = r.share("policy.min_confidence");
         policy.allow_origins = r.list("policy.allow_origins").map(<[String]>::to_vec);
         policy.deny_origins = r.list("policy.deny_origins").map(<[String]>::to_vec).unwrap_or_default();

@@ -184,6 +184,8 @@ pub static KEYS: &[Key] = &[
         "most packets in one update; more is refused whole with 413"),
     key("limits", "max_skill_bytes", Count, Some("102400"), "ECP_LIMITS_MAX_SKILL_BYTES", None,
         "largest skill body in bytes (100 KiB); larger packets are refused"),
+    key("limits", "max_description_bytes", Count, Some("4096"), "ECP_LIMITS_MAX_DESCRIPTION_BYTES", global("max-description-bytes"),
+        "largest skill description in bytes (4 KiB; at least 1024), imported or received; over 1,024 characters is only a warning"),
     key("limits", "page_bytes", Count, Some("8388608"), "ECP_LIMITS_PAGE_BYTES", None,
         "packet bytes per page of a paged `GET /ecp/skills?since=N&limit=M` (8 MiB, at most 32 MiB; a page always carries one packet)"),
     key("limits", "request_timeout", Duration, Some("30s"), "ECP_LIMITS_REQUEST_TIMEOUT", None,

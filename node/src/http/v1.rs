@@ -27,8 +27,13 @@ use crate::sharing::Decision;
 /// `GET /v1/skills`.
 pub(super) async fn list_skills(State(state): State<AppState>) -> Result<Json<Value>, ApiError> {
     let library = state.library.clone();
-    let skills = tokio::task::spawn_blocking(move || library.store().list_skills()).await??;
-    Ok(Json(json!({ "skills": skills })))
+    let (skills, folders) = tokio::task::spawn_blocking(move || {
+        Ok::<_, StoreError>((library.store().list_skills()?, crate::import::FolderReport::of(&library)?))
+    })
+    .await??;
+    let mut answer = folders.into_json();
+    answer.insert("skills".into(), json!(skills));
+    Ok(Json(Value::Object(answer)))
 }
 
 /// `GET /v1/skills/{name}`.

@@ -1,5 +1,11 @@
 //! Tests of the importer: real folders on disk, a real store.
 
+use std::fs;
+
+use ecp_protocol::packet::Origin;
+use ecp_protocol::skill_doc::StructureLimits;
+use ecp_protocol::{SkillPacket, Timestamp, integrity};
+
 use super::*;
 use crate::intake::Sender;
 
@@ -65,7 +71,7 @@ fn a_second_run_imports_only_what_the_agent_changed() {
 }
 
 #[test]
-fn skips_symlinks_large_files_bad_names_and_mismatched_names() {
+fn skips_symlinks_large_files_and_bad_names_and_takes_a_name_other_than_the_folder() {
     let f = fixture();
     let outside = f._tmp.path().join("outside");
     write(&outside, "linked", &skill_md("linked", ""));
@@ -86,22 +92,118 @@ fn skips_symlinks_large_files_bad_names_and_mismatched_names() {
     write(&f.skills, "nofront", "# Just markdown, no frontmatter at all here.\n");
     write(&f.skills, "ok", &skill_md("ok", ""));
     let report = import_all(&f.library);
-    assert_eq!(report.imported, ["ok"]);
+    assert_eq!(report.imported, ["other", "ok"]);
     let reasons: HashMap<String, String> = report
         .skipped
         .iter()
         .map(|s| (s.path.parent().unwrap().display().to_string(), s.reason.clone()))
         .collect();
     assert!(reasons["big"].contains("over the limit"), "{reasons:?}");
-    assert!(reasons["bad name"].contains("not a skill name"), "{reasons:?}");
-    assert!(reasons["folder"].contains("make them equal"), "{reasons:?}");
+    assert!(reasons["bad name"].contains("name"), "{reasons:?}");
+    assert!(!reasons.contains_key("folder"), "{reasons:?}");
     assert!(reasons["nofront"].contains("no frontmatter"), "{reasons:?}");
     #[cfg(unix)]
     {
         assert!(reasons["linked"].contains("symlink"), "{reasons:?}");
         assert!(reasons["filelink"].contains("symlink"), "{reasons:?}");
     }
-    assert_eq!(f.library.store().list_skills().unwrap().len(), 1);
+    assert_eq!(f.library.store().list_skills().unwrap().len(), 2);
+    // Each passed over is kept with its code, for `skill list` and `status`.
+    let kept: HashMap<String, String> = f
+        .library
+        .store()
+        .folder_entries()
+        .unwrap()
+        .into_iter()
+        .filter_map(|e| Some((e.entry, e.code?)))
+        .collect();
+    assert_eq!(kept["big"], "over-limit");
+    assert_eq!(kept["nofront"], "invalid");
+    #[cfg(unix)]
+    assert_eq!(kept["linked"], "symlink");
+}
+
+#[test]
+fn a_folder_named_otherwise_is_its_skills_home_for_edits_projection_and_deletion() {
+    let f = fixture();
+    let file = write(&f.skills, "template", &skill_md("template-skill", ""));
+    assert_eq!(import_all(&f.library).imported, ["template-skill"]);
+    let entries = f.library.store().folder_entries().unwrap();
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    assert_eq!((entries[0].entry.as_str(), entries[0].name.as_deref()), ("template", Some("template-skill")));
+    assert_eq!(entries[0].warnings[0].code, NAME_DIFFERS);
+    // The projection shows it where it is, never in a second folder of its name.
+    f.library.project_all().unwrap();
+    assert!(!f.skills.join("template-skill").exists());
+    assert_eq!(import_all(&f.library).unchanged, 1);
+    // An edit there is a new version of that skill.
+    fs::write(&file, skill_md("template-skill", "confidence: 0.9\n")).unwrap();
+    assert_eq!(import_all(&f.library).imported, ["template-skill"]);
+    assert_eq!(record(&f.library, "template-skill").version, 2);
+    // A file that does not parse for a while withdraws nothing.
+    fs::write(&file, "# no frontmatter now\n").unwrap();
+    let broken = import_all(&f.library);
+    assert!(broken.tombstoned.is_empty(), "{broken:?}");
+    assert!(!record(&f.library, "template-skill").deprecated);
+    // Deleting the folder tombstones the skill.
+    fs::remove_dir_all(f.skills.join("template")).unwrap();
+    assert_eq!(import_all(&f.library).tombstoned, ["template-skill"]);
+    assert!(f.library.store().folder_entries().unwrap().is_empty());
+}
+
+#[test]
+fn of_two_folders_claiming_one_name_the_one_that_held_it_stays() {
+    let f = fixture();
+    write(&f.skills, "zeta", &skill_md("shared-name", ""));
+    assert_eq!(import_all(&f.library).imported, ["shared-name"]);
+    // A folder first by name, and one of the very name, come later: zeta keeps it.
+    write(&f.skills, "alpha", &skill_md("shared-name", "confidence: 0.7\n"));
+    write(&f.skills, "shared-name", &skill_md("shared-name", "confidence: 0.6\n"));
+    let report = import_all(&f.library);
+    assert!(report.imported.is_empty(), "{report:?}");
+    assert_eq!(report.skipped.len(), 2, "{report:?}");
+    let codes: Vec<(String, Option<String>)> =
+        f.library.store().folder_entries().unwrap().into_iter().map(|e| (e.entry, e.code)).collect();
+    assert_eq!(
+        codes,
+        [
+            ("alpha".to_owned(), Some("collision".to_owned())),
+            ("shared-name".to_owned(), Some("collision".to_owned())),
+            ("zeta".to_owned(), None),
+        ]
+    );
+    assert_eq!(record(&f.library, "shared-name").confidence, DEFAULT_CONFIDENCE);
+    // Without a holder, the folder of the very name wins over the first by name.
+    let g = fixture();
+    write(&g.skills, "alpha", &skill_md("beta", "confidence: 0.7\n"));
+    write(&g.skills, "beta", &skill_md("beta", "confidence: 0.6\n"));
+    assert_eq!(import_all(&g.library).imported, ["beta"]);
+    assert_eq!(record(&g.library, "beta").confidence, 0.6);
+}
+
+#[test]
+fn files_another_node_wrote_are_the_agents_for_a_new_node() {
+    let f = fixture();
+    write(&f.skills, "alpha", &skill_md("alpha", ""));
+    import_all(&f.library);
+    f.library.project_all().unwrap();
+    // Recorded as written by this node now: not imported again.
+    assert_eq!(import_all(&f.library).imported, Vec::<String>::new());
+    // A fresh data folder on the same skills folder: the records are not its own.
+    let fresh = Library::open(&f._tmp.path().join("data2"), &f.skills).unwrap();
+    assert_ne!(fresh.store().instance_id(), f.library.store().instance_id());
+    assert_eq!(import_all(&fresh).imported, ["alpha"]);
+    // Records without a node (older versions) count only in a folder this store marked before.
+    let dir = f.skills.join("alpha");
+    let content = fs::read(dir.join(SKILL_FILE)).unwrap();
+    fs::write(dir.join(".ecp-written"), integrity::sha256_hex(&content)).unwrap();
+    f.library.projection().forget_written("alpha");
+    fs::write(dir.join(".ecp-written"), integrity::sha256_hex(&content)).unwrap();
+    let unbound = f.library.projection().wrote("alpha", &content);
+    assert_eq!(unbound, crate::projection::Written::Unbound);
+    let newer = Library::open(&f._tmp.path().join("data3"), &f.skills).unwrap();
+    fs::remove_file(f.skills.join(crate::deletion_guard::MARKER_FILE)).unwrap();
+    assert_eq!(import_all(&newer).imported, ["alpha"], "a folder without a marker, new to this store");
 }
 
 #[test]
@@ -182,7 +284,8 @@ fn a_deleted_agent_file_tombstones_only_skills_imported_from_the_folder() {
         &StructureLimits::default(),
         crate::store::now(),
     )
-    .unwrap();
+    .unwrap()
+    .0;
     f.library.put_local(&by_hand, Source::Operator).unwrap();
     assert!(f.skills.join("by-hand").join(SKILL_FILE).exists());
     fs::remove_dir_all(f.skills.join("agent")).unwrap();
@@ -210,17 +313,24 @@ fn a_missing_folder_tombstones_nothing() {
 }
 
 #[test]
-fn local_packet_reads_the_frontmatter_and_checks_the_folder_name() {
+fn local_packet_reads_the_frontmatter_and_warns_of_another_folder_name() {
     let origin = local_origin("ecp-test");
     let text = skill_md("alpha", "description2: ignored\ntags: a, b\n");
-    let p = local_packet(&text, Some("alpha"), &origin, &StructureLimits::default(), Timestamp::go_zero())
-        .unwrap();
+    let (p, warnings) =
+        local_packet(&text, Some("alpha"), &origin, &StructureLimits::default(), Timestamp::go_zero())
+            .unwrap();
+    assert!(warnings.is_empty(), "{warnings:?}");
     assert_eq!((p.skill_name.as_str(), p.skill_description.as_str()), ("alpha", "Does alpha"));
     assert_eq!((p.skill_body.as_str(), p.confidence), (text.as_str(), DEFAULT_CONFIDENCE));
     assert_eq!(p.tags, ["a", "b"]);
     assert!(p.verify().is_ok());
-    let err = local_packet(&text, Some("beta"), &origin, &StructureLimits::default(), Timestamp::go_zero());
-    assert!(matches!(err, Err(SkillFileError::NameMismatch { .. })));
+    let (p, warnings) =
+        local_packet(&text, Some("beta"), &origin, &StructureLimits::default(), Timestamp::go_zero())
+            .unwrap();
+    assert_eq!(p.skill_name, "alpha", "shared under its frontmatter name");
+    assert_eq!(warnings.len(), 1);
+    assert_eq!(warnings[0].code, NAME_DIFFERS);
+    assert!(warnings[0].message.contains("\"beta\""), "{}", warnings[0].message);
 }
 
 #[test]
@@ -233,14 +343,44 @@ fn local_packet_takes_a_description_over_the_guideline_and_refuses_one_over_the_
         local_packet(&text, Some("alpha"), &origin, &StructureLimits::default(), Timestamp::go_zero())
     };
     // 1,100 characters, as real published skills have: imported (a warning is logged).
-    let p = with_description(&"d".repeat(1100)).unwrap();
+    let (p, warnings) = with_description(&"d".repeat(1100)).unwrap();
     assert_eq!(p.skill_description.len(), 1100);
+    assert_eq!(warnings.len(), 1);
+    assert_eq!(warnings[0].code, LONG_DESCRIPTION);
+    assert!(with_description(&"d".repeat(1024)).unwrap().1.is_empty(), "at the guideline: no warning");
+    assert_eq!(with_description(&"d".repeat(1025)).unwrap().1.len(), 1, "one past it: a warning");
     // The hard limit, 4,096 bytes: at it imported, one byte more refused with the limit named.
     assert!(with_description(&"d".repeat(4096)).is_ok());
     let err = with_description(&"d".repeat(4097)).unwrap_err();
     assert!(matches!(err, SkillFileError::DescriptionTooLong { len: 4097, limit: 4096 }), "{err:?}");
     assert_eq!(
         err.to_string(),
-        "its description is 4097 bytes, over the limit of 4096; keep it to a paragraph"
+        "its description is 4097 bytes, over the limit of 4096; keep it to a paragraph (or raise [limits] \
+         max_description_bytes)"
     );
+}
+
+#[test]
+fn a_folder_that_cannot_be_read_keeps_its_entries_and_the_others_are_renewed() {
+    let f = fixture();
+    let second = f._tmp.path().join("second");
+    write(&second, "bent", "# no frontmatter\n");
+    let settings = crate::sharing::Settings {
+        folders: vec![
+            crate::sharing::Folder { path: f.skills.clone(), share: true },
+            crate::sharing::Folder { path: second.clone(), share: true },
+        ],
+        ..Default::default()
+    };
+    let library = f.library.clone().with_sharing(crate::sharing::Sharing::new(settings));
+    let broken = write(&f.skills, "broken", "# no frontmatter either\n");
+    import_all(&library);
+    let folders =
+        |l: &Library| l.store().folder_entries().unwrap().into_iter().map(|e| e.folder).collect::<Vec<_>>();
+    assert_eq!(folders(&library), [1, 2]);
+    // Folder 2 goes away; folder 1's file is fixed: only folder 2's entry stays.
+    fs::remove_dir_all(&second).unwrap();
+    fs::write(&broken, skill_md("broken", "")).unwrap();
+    assert_eq!(import_all(&library).imported, ["broken"]);
+    assert_eq!(folders(&library), [2]);
 }

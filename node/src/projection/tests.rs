@@ -16,7 +16,7 @@ fn writes_and_removes_skill_files() {
     p.write(&packet("alpha", "---\nname: alpha\n---\nbody\n"), SkillKind::External).unwrap();
     let file = tmp.path().join("alpha").join(SKILL_FILE);
     assert_eq!(fs::read_to_string(&file).unwrap(), "---\nname: alpha\n---\nbody\n");
-    assert!(p.wrote("alpha", fs::read(&file).unwrap().as_slice()));
+    assert_eq!(p.wrote("alpha", fs::read(&file).unwrap().as_slice()), Written::Own);
     p.remove("alpha").unwrap();
     assert!(!file.exists());
     assert!(!tmp.path().join("alpha").exists());
@@ -65,7 +65,7 @@ fn records_its_write_in_the_file_itself_where_it_can() {
     p.write(&packet("alpha", "v1\n"), SkillKind::External).unwrap();
     let dir = tmp.path().join("alpha");
     let file = dir.join(SKILL_FILE);
-    assert!(p.wrote("alpha", b"v1\n"));
+    assert_eq!(p.wrote("alpha", b"v1\n"), Written::Own);
     if xattr::get_path(&file).is_some() {
         assert!(!dir.join(WRITTEN_MARKER).exists(), "no marker beside an attribute");
     } else {
@@ -86,11 +86,11 @@ fn a_marker_of_an_older_version_still_says_the_file_is_the_nodes() {
     fs::write(dir.join(SKILL_FILE), "v1\n").unwrap();
     fs::write(dir.join(WRITTEN_MARKER), integrity::sha256_hex(b"v1\n")).unwrap();
     let p = Projection::new(tmp.path());
-    assert!(p.wrote("alpha", b"v1\n"));
+    assert_eq!(p.wrote("alpha", b"v1\n"), Written::Own);
     p.write(&packet("alpha", "v2\n"), SkillKind::External).unwrap();
     assert_eq!(fs::read_to_string(dir.join(SKILL_FILE)).unwrap(), "v2\n");
-    assert!(p.wrote("alpha", b"v2\n"));
-    assert!(!p.wrote("alpha", b"v1\n"), "the old marker does not outlive its file");
+    assert_eq!(p.wrote("alpha", b"v2\n"), Written::Own);
+    assert_eq!(p.wrote("alpha", b"v1\n"), Written::No, "the old marker does not outlive its file");
 }
 
 #[test]

@@ -37,8 +37,13 @@ impl Fixture {
 
     /// The decision's code for `packet` in folder 0.
     fn code(&self, sharing: &Sharing, packet: &SkillPacket) -> Option<String> {
-        sharing.decider(&self.store).unwrap().decide(packet, Some(0)).private.map(|p| p.code)
+        sharing.decider(&self.store).unwrap().decide(packet, Some(&at_0(packet))).private.map(|p| p.code)
     }
+}
+
+/// Where a skill of folder 0 in a folder of its own name lives.
+fn at_0(packet: &SkillPacket) -> crate::import::Place {
+    crate::import::Place { index: 0, entry: packet.skill_name.clone() }
 }
 
 fn packet(name: &str, extra_frontmatter: &str, body_line: &str) -> SkillPacket {
@@ -77,7 +82,7 @@ fn allow_secrets_covers_the_content_it_was_given_for_only() {
     let f = fixture();
     let sharing = f.sharing(Mode::Shared, &[], &[("skills", true)]);
     let first = packet("key", "", TOKEN);
-    let decision = sharing.decider(&f.store).unwrap().decide(&first, Some(0));
+    let decision = sharing.decider(&f.store).unwrap().decide(&first, Some(&at_0(&first)));
     assert_eq!(decision.secrets.len(), 1, "{decision:?}");
     assert_eq!(decision.secrets[0].line, 7);
     let reason = decision.private.unwrap().reason;
@@ -107,7 +112,8 @@ fn ecpignore_matches_in_gitignore_syntax_up_to_its_size_limit() {
     std::fs::write(&ignore, &at_limit).unwrap();
     assert_eq!(f.code(&sharing, &packet("x", "", "Steps.")), None);
     std::fs::write(&ignore, format!("{at_limit}#")).unwrap();
-    let decision = sharing.decider(&f.store).unwrap().decide(&packet("x", "", "Steps."), Some(0));
+    let x = packet("x", "", "Steps.");
+    let decision = sharing.decider(&f.store).unwrap().decide(&x, Some(&at_0(&x)));
     let private = decision.private.expect("over the limit: private");
     assert_eq!(private.code, "ecpignore");
     assert!(private.reason.contains("over the limit"), "{}", private.reason);

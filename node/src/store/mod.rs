@@ -35,6 +35,9 @@
 //! - `deletions`: the deletion guard's records — folders marked, deletions
 //!   held for the user (the skills folder's, and peers' withdrawals with
 //!   what accepting them needs), and what a sender's withdrawals weigh against.
+//! - `folder_entries`: what the skills-folder import keeps of each skill
+//!   folder across passes (a skill named otherwise than its folder, why one
+//!   is not shared, the warnings of one that is).
 //! - [`origin_limits`]: installs per origin, new skills per sender, per rolling hour and day.
 //! - `peers`: each peer's federation state (cursor, ETags, failures, pushes).
 //! - `blobs`: bundles' blobs — which are held and who brought them, which
@@ -47,6 +50,7 @@ mod audit;
 mod blob_files;
 mod blobs;
 mod deletions;
+mod folder_entries;
 mod inbox;
 pub mod origin_limits;
 mod peers;
@@ -72,6 +76,7 @@ pub use blobs::{
     DEFAULT_BLOB_STORE_BYTES, make_tombstone,
 };
 pub use deletions::{HeldDeletion, Received};
+pub use folder_entries::{FolderEntry, ShareWarning};
 pub use inbox::{InboxEntry, Offer, Verdict};
 pub use origin_limits::{OriginExcess, OriginLimited, OriginLimits, PerOrigin};
 pub use peers::{PeerKind, PeerState, PullRecord};

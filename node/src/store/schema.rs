@@ -271,6 +271,20 @@ const MIGRATIONS: &[&str] = &[
     UPDATE skill_versions SET packet = json_remove(packet, '$.files', '$.bundleDigest')
         WHERE json_type(packet, '$.files') IS NOT NULL OR json_type(packet, '$.bundleDigest') IS NOT NULL;
     "#,
+    // 10 (#26 item 4): what the skills-folder import keeps of
+    // each skill folder across passes — the skill a folder named otherwise
+    // holds, why one is not shared, the warnings of one that is.
+    r#"
+    CREATE TABLE folder_entries (
+        folder         INTEGER NOT NULL, -- the skills folder's number (1 for the first)
+        entry          TEXT NOT NULL,    -- the skill's folder inside it
+        name           TEXT,             -- the skill it holds (frontmatter name); NULL: unknown
+        code           TEXT,             -- why it is not imported; NULL: imported
+        reason         TEXT,
+        warnings       TEXT NOT NULL,    -- JSON array of {code, message}
+        PRIMARY KEY (folder, entry)
+    ) STRICT;
+    "#,
 ];
 
 /// Brings the database to the newest schema.

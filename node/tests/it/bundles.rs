@@ -340,7 +340,7 @@ async fn put_form_filler(node: &TestNode, script: &[u8], reference: &[u8]) {
     ];
     tokio::task::spawn_blocking(move || {
         let origin = ecp_node::import::local_origin(library.store().instance_id());
-        let packet = ecp_node::import::local_packet(
+        let (packet, _warnings) = ecp_node::import::local_packet(
             &local_skill_text("form-filler", 1.0),
             None,
             &origin,

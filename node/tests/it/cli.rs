@@ -256,21 +256,24 @@ fn skill_add_refuses_bad_files_with_exit_2_and_a_reason() {
         assert_eq!(out.code, 2, "{name}: {out:?}");
         assert!(out.stdout.contains("refused") && out.stdout.contains(expected), "{name}: {out:?}");
     }
-    // A folder: the good skill goes in, the bad one (name differs from its folder) is refused.
+    // A folder: the good skill goes in, the bad one is refused, and one whose
+    // name differs from its folder goes in under its frontmatter name, with a warning.
     let folder = f.tmp.path().join("mixed");
     write_skill(&folder, "good", &skill_md("good", ""));
     write_skill(&folder, "renamed", &skill_md("other", ""));
+    write_skill(&folder, "short", "---\nname: short\n---\nhi\n");
     let out = f.run(&["skill", "add", "--init", path_str(&folder)]);
     assert_eq!(out.code, 2, "{out:?}");
     assert!(out.stdout.contains("added      good"), "{out:?}");
-    assert!(out.stdout.contains("renamed/SKILL.md: its frontmatter names the skill \"other\""), "{out:?}");
+    assert!(out.stdout.contains("added      other (version 1); warning: its frontmatter names it \"other\" but its folder is \"renamed\""), "{out:?}");
+    assert!(out.stdout.contains("refused    ") && out.stdout.contains("short/SKILL.md"), "{out:?}");
     let names: Vec<Value> = f.run(&["skill", "list", "--json"]).json()["skills"]
         .as_array()
         .unwrap()
         .iter()
         .map(|s| s["name"].clone())
         .collect();
-    assert_eq!(names, ["good"]);
+    assert_eq!(names, ["good", "other"]);
 
     let missing = f.run(&["skill", "add", path_str(&f.tmp.path().join("nowhere"))]);
     assert_eq!(missing.code, 2, "{missing:?}");

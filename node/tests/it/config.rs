@@ -284,6 +284,24 @@ fn observe(key: &str) -> Observation {
                 let names = served(&node).await;
                 ensure!(names == ["small-one"], "served {names:?}");
             }
+            "limits.max_description_bytes" => {
+                let (_s, node) = node_with("limits", "max_description_bytes = 1100".into()).await;
+                let long = |name: &str, len: usize| {
+                    let origin = ecp_protocol::packet::Origin::new(
+                        crate::util::ORIGIN,
+                        "test",
+                        "linux/amd64",
+                        "5.0.0",
+                    );
+                    let description = "d".repeat(len);
+                    let body = crate::util::skill_md(name, &description);
+                    let at = ecp_protocol::Timestamp::parse(crate::util::CREATED_AT).expect("a valid time");
+                    ecp_protocol::SkillPacket::new(&origin, name, &description, &body, 0.9, at)
+                };
+                node.push_ok(&update("p", &[long("at-limit", 1100), long("past-limit", 1101)])).await;
+                let names = served(&node).await;
+                ensure!(names == ["at-limit"], "served {names:?}");
+            }
             "limits.page_bytes" => {
                 let (_s, node) = node_with("limits", "page_bytes = 1".into()).await;
                 node.push_ok(&update("p", &[packet("page-1"), packet("page-2")])).await;

@@ -17,15 +17,15 @@ const SOON: Duration = Duration::from_secs(30);
 
 /// An `ecp-node serve` process on `127.0.0.1:<ephemeral>`, stopped with
 /// SIGTERM when dropped.
-struct Served {
-    child: Child,
-    url: String,
+pub(super) struct Served {
+    pub(super) child: Child,
+    pub(super) url: String,
     data: PathBuf,
 }
 
 impl Served {
     /// Starts `serve --data DATA --skills-dir SKILLS EXTRA` and waits for its `server.json`.
-    fn start(data: &Path, skills: &Path, extra: &[&str]) -> Served {
+    pub(super) fn start(data: &Path, skills: &Path, extra: &[&str]) -> Served {
         let child = Command::new(env!("CARGO_BIN_EXE_ecp-node"))
             .args(["serve", "--listen", "127.0.0.1:0", "--no-mdns", "--data"])
             .arg(data)
@@ -47,7 +47,7 @@ impl Served {
     }
 
     /// `GET path` with `headers`: status and JSON body.
-    fn get(&self, path: &str, headers: &[(&str, &str)]) -> (u16, Value) {
+    pub(super) fn get(&self, path: &str, headers: &[(&str, &str)]) -> (u16, Value) {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         runtime.block_on(async {
             let mut request =
@@ -61,7 +61,7 @@ impl Served {
         })
     }
 
-    fn get_with_token(&self, path: &str) -> Value {
+    pub(super) fn get_with_token(&self, path: &str) -> Value {
         let bearer = format!("Bearer {}", self.token());
         let (status, body) = self.get(path, &[("authorization", &bearer)]);
         assert_eq!(status, 200, "GET {path}: {body}");
@@ -69,7 +69,7 @@ impl Served {
     }
 
     /// SIGTERM, then waits for the exit.
-    fn stop(mut self) {
+    pub(super) fn stop(mut self) {
         stop(&mut self.child);
     }
 }
@@ -322,9 +322,17 @@ async fn the_v1_write_endpoints_answer_every_bad_request_with_a_4xx_naming_it() 
     post(br#"{"text": "x", "extra": 1}"#.to_vec()).await.assert_error(400, "invalid_json");
     let refused = post(br#"{"text": "no frontmatter"}"#.to_vec()).await.assert_error(422, "skill_refused");
     assert!(refused["error"].as_str().unwrap().contains("frontmatter"), "{refused}");
+    // A folder named otherwise: added under the frontmatter name, with a warning.
+    let renamed = skill_md("renamed-post", "");
+    let body = serde_json::to_vec(&serde_json::json!({ "text": renamed, "folder": "elsewhere" })).unwrap();
+    let added = post(body).await;
+    assert_eq!(added.status, 200, "{}", added.text());
+    assert_eq!(
+        (added.json()["name"].clone(), added.json()["result"].clone()),
+        ("renamed-post".into(), "added".into())
+    );
+    assert!(added.json()["warning"].as_str().unwrap().contains("\"elsewhere\""), "{}", added.text());
     let text = skill_md("posted", "");
-    let body = serde_json::to_vec(&serde_json::json!({ "text": text, "folder": "elsewhere" })).unwrap();
-    post(body).await.assert_error(422, "skill_refused");
     // The body limit, at it and one past it.
     let fill = |n: usize| {
         let mut body = serde_json::to_vec(&serde_json::json!({ "text": text })).unwrap();

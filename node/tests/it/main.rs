@@ -24,6 +24,8 @@ mod config_setup;
 mod cli;
 // skills_dir: importing an agent's SKILL.md files and projecting skills into the folder.
 mod skills_dir;
+// folder_import: real folders import whole — names other than the folder, long descriptions, every skill not shared named with why, a new node on a used folder.
+mod folder_import;
 // deletion_guard: the folder marker and held bulk deletions, with real nodes.
 mod deletion_guard;
 // received_deletions: the deletion guard per sender — a peer's bulk withdrawals held per pull round or push.

@@ -69,9 +69,11 @@ async fn deleting_the_agent_file_makes_a_tombstone() {
     // node's (its projection); deleting in between races with that write, which
     // puts the file back (see the report on Library::put_local's projection).
     let file = f.skills().join("short-lived").join("SKILL.md");
-    let projection = ecp_node::projection::Projection::new(f.skills());
+    let projection =
+        ecp_node::projection::Projection::new(f.skills()).stamped_by(node.library().store().instance_id());
     eventually("the import recorded the file", WITHIN, || {
-        let done = std::fs::read(&file).is_ok_and(|text| projection.wrote("short-lived", &text));
+        let done = std::fs::read(&file)
+            .is_ok_and(|text| projection.wrote("short-lived", &text) == ecp_node::projection::Written::Own);
         async move { done.then_some(()) }
     })
     .await;

@@ -704,7 +704,8 @@ pub(crate) async fn put_local_text(library: &ecp_node::library::Library, text: &
             &ecp_protocol::skill_doc::StructureLimits::default(),
             ecp_node::store::now(),
         )
-        .expect("a valid local skill");
+        .expect("a valid local skill")
+        .0;
         library.put_local(&packet, ecp_node::store::Source::Operator).expect("stored")
     })
     .await

@@ -1,0 +1,338 @@
+//! One import pass over one skills folder ([`Run::folder`]): each
+//! `<entry>/SKILL.md` is read, told apart from the node's own writes, and
+//! imported under its frontmatter name — the folder name stays local. Two
+//! folders claiming one name: the one that held it before (else the first
+//! by name) stays, the other is not shared ("collision"). Every folder
+//! passed over, and every shared skill with a warning, is kept with its
+//! reason ([`FolderEntry`]).
+
+use std::collections::{HashMap, HashSet};
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use ecp_protocol::scan::{DEFAULT_THRESHOLD, Scanner};
+use ecp_protocol::skill_doc::StructureLimits;
+use ecp_protocol::{SkillPacket, integrity};
+
+use super::skill_file::{SkillFileError, frontmatter_name, local_origin, local_packet, read_skill_file};
+use super::{Duplicate, ImportReport, Place, Skipped, share_warnings};
+use crate::decision_log::{self, Decisions, Verdict};
+use crate::deletion_guard::{Marked, check_marker};
+use crate::library::Library;
+use crate::projection::{SKILL_FILE, Written};
+use crate::sharing::Decider;
+use crate::store::{FolderEntry, SkillRecord, Source};
+
+/// One [`super::import_all`] run's state across folders.
+pub(super) struct Run<'a> {
+    pub(super) library: &'a Library,
+    pub(super) decider: &'a Decider<'a>,
+    pub(super) held: &'a HashMap<String, SkillRecord>,
+    /// Names with a file in some folder (deleted ones become tombstones).
+    pub(super) present: HashSet<String>,
+    /// Names with an agent's file, and where it is.
+    pub(super) agent: HashMap<String, Place>,
+    /// What this pass keeps of the folders ([`crate::import::Entries`]).
+    pub(super) entries: Vec<FolderEntry>,
+    /// The skills imported, for the decision log.
+    pub(super) decisions: Decisions,
+}
+
+/// An agent's file that may become a local skill.
+struct Found {
+    entry: String,
+    name: String,
+    text: String,
+    hash: String,
+}
+
+impl Run<'_> {
+    /// The skill folder `entry` of folder `index` held when last read: a
+    /// file that cannot be read now still keeps that skill from being
+    /// tombstoned.
+    fn known(&self, index: usize, entry: &str) -> String {
+        self.library.entries().name_of(index, entry).unwrap_or_else(|| entry.to_owned())
+    }
+
+    /// Records `entry` of folder `index` as passed over, with why.
+    fn skip(
+        &mut self,
+        report: &mut ImportReport,
+        index: usize,
+        entry: &str,
+        name: Option<String>,
+        code: &str,
+        reason: String,
+    ) {
+        report.skipped.push(Skipped { path: Path::new(entry).join(SKILL_FILE), reason: reason.clone() });
+        self.entries.push(FolderEntry {
+            folder: index + 1,
+            entry: entry.to_owned(),
+            name,
+            code: Some(code.to_owned()),
+            reason: Some(reason),
+            warnings: Vec::new(),
+        });
+    }
+
+    /// Imports one folder; `false` when it exists but cannot be listed.
+    pub(super) fn folder(&mut self, index: usize, dir: &Path, report: &mut ImportReport) -> bool {
+        let library = self.library;
+        let is_projection = dir == library.projection().dir();
+        let listing = match fs::read_dir(dir) {
+            Ok(entries) => entries,
+            // A missing folder (not created yet, or an unmounted disk) says
+            // nothing about what the agent deleted: no tombstones.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return false,
+            Err(e) => {
+                report
+                    .skipped
+                    .push(Skipped { path: PathBuf::new(), reason: format!("cannot list the folder: {e}") });
+                return false;
+            }
+        };
+        let marked = match check_marker(library, index, dir) {
+            Ok(marked) => marked,
+            Err(unavailable) => {
+                report.unavailable.push(unavailable);
+                return false;
+            }
+        };
+        let mut listing: Vec<_> = listing.filter_map(Result::ok).collect();
+        listing.sort_by_key(fs::DirEntry::file_name);
+        let mut found = Vec::new();
+        for item in listing {
+            let Some(entry) = item.file_name().to_str().map(str::to_owned) else {
+                let lossy = item.file_name().to_string_lossy().into_owned();
+                if item.path().join(SKILL_FILE).exists() {
+                    let reason = "its folder name is not UTF-8 text; rename the folder".to_owned();
+                    self.skip(report, index, &lossy, None, "invalid", reason);
+                }
+                continue;
+            };
+            if entry.starts_with('.') {
+                continue;
+            }
+            if let Some(file) = self.read(index, &item, &entry, is_projection, marked, report) {
+                found.push(file);
+            }
+        }
+        self.import_found(index, found, report);
+        true
+    }
+
+    /// Reads one skill folder: the agent's file, or `None` when there is
+    /// none, it is the node's own, or it is passed over (recorded).
+    #[allow(clippy::too_many_arguments)]
+    fn read(
+        &mut self,
+        index: usize,
+        item: &fs::DirEntry,
+        entry: &str,
+        is_projection: bool,
+        marked: Marked,
+        report: &mut ImportReport,
+    ) -> Option<Found> {
+        let library = self.library;
+        // A file type from read_dir does not follow symlinks.
+        let file_type = item.file_type().ok()?;
+        if file_type.is_symlink() {
+            if fs::metadata(item.path()).is_ok_and(|m| m.is_dir()) {
+                let known = self.known(index, entry);
+                self.present.insert(known.clone());
+                let reason = "the skill folder is a symlink; links are not followed, copy the folder instead";
+                self.skip(
+                    report,
+                    index,
+                    entry,
+                    Some(known),
+                    SkillFileError::Symlink.code(),
+                    reason.to_owned(),
+                );
+            }
+            return None;
+        }
+        if !file_type.is_dir() {
+            return None;
+        }
+        let file = item.path().join(SKILL_FILE);
+        let meta = match fs::symlink_metadata(&file) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
+            meta => meta,
+        };
+        // From here on the file exists: whatever happens, its skill is not "deleted".
+        let known = self.known(index, entry);
+        self.present.insert(known.clone());
+        let text = match meta {
+            Err(e) => Err(SkillFileError::Read(e)),
+            Ok(meta) if meta.file_type().is_symlink() => Err(SkillFileError::Symlink),
+            Ok(_) => read_skill_file(&file, library.structure_limits().max_bytes),
+        };
+        let text = match text {
+            Ok(text) => text,
+            Err(e) => {
+                self.skip(report, index, entry, Some(known), e.code(), e.to_string());
+                return None;
+            }
+        };
+        let hash = integrity::body_hash(&text);
+        let held_same =
+            |name: &str| self.held.get(name).filter(|r| !r.deprecated && r.integrity_hash == hash);
+        if is_projection && held_same(&known).is_none_or(|r| r.kind != "local") {
+            // Only the projection folder holds files the node wrote; records
+            // without a node count only in a folder this store marked before.
+            let own = match library.projection().wrote(entry, text.as_bytes()) {
+                Written::Own => true,
+                Written::Unbound => marked == Marked::Own,
+                Written::No => false,
+            };
+            let external = |r: &&SkillRecord| !r.deprecated && r.kind == "external";
+            if own
+                || (self.held.get(entry).filter(external).is_some_and(|r| r.integrity_hash != hash)
+                    && super::stamped_copy(library, entry, &text))
+                // The node's copy of an external skill whose record is not
+                // written yet (or was lost): still the node's file.
+                || held_same(entry).is_some_and(|r| r.kind != "local")
+            {
+                report.own_files += 1;
+                return None;
+            }
+        }
+        let Some(name) =
+            frontmatter_name(&text).filter(|n| ecp_protocol::skill_doc::validate_name(n).is_ok())
+        else {
+            // The packet says what is wrong with the document.
+            let limits = library.structure_limits();
+            let origin = local_origin(library.store().instance_id());
+            let reason = match local_packet(&text, Some(entry), &origin, limits, crate::store::now()) {
+                Err(e) => e,
+                Ok(_) => ecp_protocol::skill_doc::StructureError::NameMissing.into(),
+            };
+            self.skip(report, index, entry, Some(known), reason.code(), reason.to_string());
+            return None;
+        };
+        Some(Found { entry: entry.to_owned(), name, text, hash })
+    }
+
+    /// Imports the agent's files of folder `index`, one per name.
+    fn import_found(&mut self, index: usize, found: Vec<Found>, report: &mut ImportReport) {
+        let library = self.library;
+        let dir = library.sharing().folders()[index].path.clone();
+        // Who keeps a name two folders claim: the one that held it before,
+        // else the first by folder name.
+        let mut keeper: HashMap<String, String> = HashMap::new();
+        for f in &found {
+            let before = match library.entries().alias(&f.name) {
+                Some(place) => place.index == index && place.entry == f.entry,
+                None => f.entry == f.name,
+            };
+            match keeper.entry(f.name.clone()) {
+                std::collections::hash_map::Entry::Vacant(v) => {
+                    v.insert(f.entry.clone());
+                }
+                std::collections::hash_map::Entry::Occupied(mut o) if before => {
+                    o.insert(f.entry.clone());
+                }
+                std::collections::hash_map::Entry::Occupied(_) => {}
+            }
+        }
+        let origin = local_origin(library.store().instance_id());
+        let limits: StructureLimits = library.structure_limits().clone();
+        for Found { entry, name, text, hash } in found {
+            self.present.insert(name.clone());
+            let kept = &keeper[&name];
+            if *kept != entry {
+                let reason = format!(
+                    "its frontmatter names it {name:?}, which the skill in folder {kept:?} already is; give \
+                     one of them another name"
+                );
+                self.skip(report, index, &entry, Some(name), "collision", reason);
+                continue;
+            }
+            let rel = Path::new(&entry).join(SKILL_FILE);
+            if let Some(earlier) = self.agent.get(&name) {
+                let first =
+                    library.sharing().folders()[earlier.index].path.join(&earlier.entry).join(SKILL_FILE);
+                let reason = format!(
+                    "skills folder {} holds a skill named {name:?} too; rename or remove one",
+                    earlier.index + 1
+                );
+                report.duplicates.push(Duplicate { name: name.clone(), first, second: dir.join(&rel) });
+                self.skip(report, index, &entry, Some(name), "duplicate", reason);
+                continue;
+            }
+            let place = Place { index, entry: entry.clone() };
+            if entry != name {
+                library.entries().note_alias(&name, &place);
+            }
+            self.agent.insert(name.clone(), place.clone());
+            let held = self.held.get(&name).filter(|r| !r.deprecated && r.integrity_hash == hash);
+            let warnings = match held {
+                Some(record) => {
+                    report.unchanged += 1;
+                    // Unchanged: the same warnings as when it was imported, from what the store holds.
+                    share_warnings(Some(&entry), &name, &record.description, &limits).unwrap_or_default()
+                }
+                None => match local_packet(&text, Some(&entry), &origin, &limits, crate::store::now()) {
+                    Err(e) => {
+                        self.skip(report, index, &entry, Some(name), e.code(), e.to_string());
+                        continue;
+                    }
+                    Ok((packet, warnings)) => {
+                        for warning in &warnings {
+                            tracing::warn!(skill = %name, file = %rel.display(), "{}", warning.message);
+                        }
+                        match library.put_local_with(self.decider, &packet, Some(&place), Source::SkillsDir) {
+                            Ok(true) => {
+                                let replaced = self.held.get(&name).is_some_and(|r| !r.deprecated);
+                                self.decisions.push(imported(&packet, replaced));
+                                report.imported.push(name.clone());
+                            }
+                            Ok(false) => report.unchanged += 1,
+                            Err(e) => {
+                                self.skip(
+                                    report,
+                                    index,
+                                    &entry,
+                                    Some(name),
+                                    "store",
+                                    format!("cannot store it: {e}"),
+                                );
+                                continue;
+                            }
+                        }
+                        warnings
+                    }
+                },
+            };
+            if !warnings.is_empty() || entry != name {
+                self.entries.push(FolderEntry {
+                    folder: index + 1,
+                    entry,
+                    name: Some(name),
+                    code: None,
+                    reason: None,
+                    warnings,
+                });
+            }
+        }
+    }
+}
+
+/// The decision log's account of a skill imported from the agent's folder,
+/// with the safety scan's top finding when it flags the skill (peers will
+/// refuse it), as `ecp-node skill add` warns.
+fn imported(packet: &SkillPacket, replaced: bool) -> decision_log::Decision {
+    let report = Scanner::standard().scan(&packet.skill_body);
+    let finding = decision_log::top_finding(&report.findings, DEFAULT_THRESHOLD).cloned();
+    decision_log::Decision {
+        skill: packet.skill_name.clone(),
+        origin: packet.origin_instance.clone(),
+        sender: "skills-folder".to_owned(),
+        peer: "local".to_owned(),
+        verdict: if replaced { Verdict::Updated } else { Verdict::New },
+        stage: "import",
+        reason: format!("confidence {}", packet.confidence),
+        finding,
+    }
+}
