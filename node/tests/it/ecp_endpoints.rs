@@ -581,3 +581,28 @@ async fn a_listing_relayed_to_a_second_node_decays_extends_provenance_and_cannot
     assert!(line.starts_with("relayed-skill: loop"), "{result:#}");
     assert_eq!(result["rejectedSkills"], 1, "relayed back to {first_id} from {second_id}: {result:#}");
 }
+
+/// #26 item 4: a description over the 1,024-character guideline is taken
+/// with a warning in the answer; one past the hard limit is refused.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_long_description_is_taken_with_a_warning_and_one_past_the_hard_limit_refused() {
+    let node = TestNode::start().await;
+    let long = |name: &str, chars: usize| {
+        let mut p = packet(name);
+        p.skill_description = "d".repeat(chars);
+        p.skill_body = crate::util::skill_md(name, &p.skill_description);
+        p.reseal();
+        p
+    };
+    let result = node.push_ok(&update("peer-x", &[long("long-one", 1_100), long("short-one", 1_024)])).await;
+    assert_eq!(result["newSkills"], 2, "{result}");
+    let warnings: Vec<&str> =
+        result["warnings"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+    assert_eq!(warnings.len(), 1, "{result}");
+    assert!(
+        warnings[0].starts_with("long-one: ") && warnings[0].contains("over the guideline of 1024"),
+        "{result}"
+    );
+    let result = node.push_ok(&update("peer-x", &[long("too-long", 4_097)])).await;
+    assert_eq!(result["rejectedSkills"], 1, "{result}");
+}
