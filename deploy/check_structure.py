@@ -9,7 +9,8 @@
 - The StatefulSet, headless Service, ConfigMap and Secret agree on names,
   ports, replica count and the secret key; probes ask /livez and /readyz; the pod runs
   as non-root with a read-only root filesystem and no capabilities.
-- The Dockerfile builds with --locked, runs as a non-root user and exposes 7327.
+- The Dockerfile builds with --locked, runs as a non-root user, exposes 7327
+  and sets NO_COLOR; one image tag in the Dockerfile, compose, k8s and README.
 - The systemd unit carries the hardening the deployment promises.
 
 Run by deploy/validate.sh. Needs PyYAML and Python 3.11+ (tomllib).
@@ -194,6 +195,16 @@ def check_dockerfile() -> None:
         "no HEALTHCHECK running `ecp-node health`",
     )
     check("VOLUME" in text, where, "no data volume")
+    check(re.search(r"^\s*NO_COLOR=1", text, re.M) is not None, where, "NO_COLOR=1 is not set")
+
+
+def check_image_tag() -> None:
+    """One image tag everywhere the image is built or run."""
+    tags = set(re.findall(r"-t (ecp-node\S*)", (DEPLOY / "Dockerfile").read_text()))
+    tags |= set(re.findall(r"-t (ecp-node\S*?)`", (DEPLOY / "README.md").read_text()))
+    tags |= set(re.findall(r"image: (ecp-node\S*)", (DEPLOY / "docker-compose.yml").read_text()))
+    tags |= set(re.findall(r"image: (ecp-node\S*)", (DEPLOY / "k8s" / "statefulset.yaml").read_text()))
+    check(len(tags) == 1, "image tags", f"one image tag expected, found {sorted(tags)}")
 
 
 def check_unit() -> None:
@@ -217,7 +228,7 @@ def check_unit() -> None:
 
 
 def main() -> int:
-    for step in (check_compose, check_k8s, check_dockerfile, check_unit):
+    for step in (check_compose, check_k8s, check_dockerfile, check_image_tag, check_unit):
         try:
             step()
         except (KeyError, IndexError, TypeError, ValueError, AttributeError) as e:

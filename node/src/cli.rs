@@ -92,8 +92,9 @@ pub(crate) enum Command {
     #[command(subcommand)]
     Config(ConfigCommand),
     /// Show each peer's state: last success, cursor, failures, configured or
-    /// discovered (the running server's view, when one runs on the data folder).
-    Peers(JsonFlag),
+    /// discovered (the running server's view, when one runs on the data
+    /// folder); `peers add` and `peers rm` edit the peers file (--peers).
+    Peers(PeersArgs),
     /// Read the audit log — every merge decision and operator action —
     /// from the data folder, read-only, whether a server runs on it or not.
     Audit(AuditArgs),
@@ -104,6 +105,43 @@ pub(crate) enum Command {
     /// page (`GET /`): it works once, within ten minutes, and only for the
     /// user who can read the data folder's API token.
     Ui,
+}
+
+/// `peers [add | rm]` (#16 item 8).
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub(crate) struct PeersArgs {
+    /// `--json`, for the list.
+    #[command(flatten)]
+    pub(crate) json: JsonFlag,
+    /// Edit the peers file instead of listing the peers' state.
+    #[command(subcommand)]
+    pub(crate) edit: Option<PeersCommand>,
+}
+
+/// `peers add | rm`: edits of the peers file (--peers); a running server
+/// reloads it as it does on any change.
+#[derive(Debug, Subcommand)]
+pub(crate) enum PeersCommand {
+    /// Add a [[peer]] to the peers file (made if missing), its other lines
+    /// and comments kept.
+    Add {
+        /// The peer's base URL, e.g. http://192.0.2.7:7327.
+        #[arg(value_name = "URL")]
+        url: String,
+        /// Trust in what comes from it, 0–1 (default: 0.9).
+        #[arg(long, value_name = "T")]
+        trust: Option<f64>,
+        /// Push our changes to it as they happen.
+        #[arg(long)]
+        push: bool,
+    },
+    /// Remove the [[peer]] of URL from the peers file, its other lines kept.
+    Rm {
+        /// The peer's base URL, as in the peers file.
+        #[arg(value_name = "URL")]
+        url: String,
+    },
 }
 
 /// Flags of `audit` (#16).

@@ -9,6 +9,7 @@
 //! - `status`: identity, sequence number and counts.
 //! - `health`: asks the running node whether it is ready or alive (probes).
 //! - `federation`: `pull`, `push`, `sync` and `peers`.
+//! - `peers_file`: `peers add` and `peers rm`, edits of the peers file.
 //! - `config`: `config show`, the resolved settings and their sources.
 //! - `audit`: the audit log, read-only from the data folder, filtered, followed.
 //! - `events`: the running server's live decisions (`GET /v1/events`).
@@ -25,6 +26,7 @@ mod federation;
 mod health;
 mod inbox;
 mod output;
+mod peers_file;
 mod quarantine;
 mod serve;
 mod skill;
@@ -55,7 +57,10 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Pull(args) => federation::pull(&cli.global, args),
         Command::Push(args) => federation::push(&cli.global, args),
         Command::Sync(args) => federation::sync(&cli.global, args),
-        Command::Peers(flag) => federation::peers(&cli.global, flag.json),
+        Command::Peers(args) => match args.edit {
+            None => federation::peers(&cli.global, args.json.json),
+            Some(edit) => peers_file::run(&cli.global, edit),
+        },
         Command::Config(command) => config::run(&cli.global, command),
         Command::Audit(args) => audit::run(&cli.global, &args),
         Command::Events(args) => events::run(&cli.global, &args),

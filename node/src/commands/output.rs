@@ -65,9 +65,9 @@ pub(crate) fn provenance(packet: &ecp_protocol::SkillPacket) -> String {
     let path: Vec<Cow<'_, str>> = p.path.iter().map(|hop| one_line(hop)).collect();
     let origin_confidence = p.origin_confidence.map_or_else(|| "unknown".to_owned(), |c| format!("{c:.2}"));
     format!(
-        "{} ({} hop(s), received from {}; origin confidence {origin_confidence})",
+        "{} ({}, received from {}; origin confidence {origin_confidence})",
         path.join(" -> "),
-        p.hops,
+        counted(p.hops, "hop"),
         one_line(&p.received_from)
     )
 }
@@ -80,6 +80,11 @@ pub(crate) fn body_block(body: &str) -> String {
     }
     out.push_str("-----\n");
     out
+}
+
+/// `1 hop`, `2 hops`: a count with its noun, singular for one.
+pub(crate) fn counted<N: std::fmt::Display + PartialEq + From<u8>>(n: N, noun: &str) -> String {
+    if n == N::from(1) { format!("{n} {noun}") } else { format!("{n} {noun}s") }
 }
 
 /// A table printed with aligned columns.
@@ -159,6 +164,13 @@ mod tests {
         t.row(vec!["a-long-name".into(), "local".into()]);
         t.row(vec!["b\nc".into(), "external".into()]);
         assert_eq!(t.render(""), "NAME         KIND\na-long-name  local\nb\\nc         external\n");
+    }
+
+    #[test]
+    fn counts_say_one_thing_in_the_singular() {
+        assert_eq!(counted(0u32, "hop"), "0 hops");
+        assert_eq!(counted(1u32, "hop"), "1 hop");
+        assert_eq!(counted(2usize, "own key"), "2 own keys");
     }
 
     #[test]

@@ -55,9 +55,10 @@ fn list(library: &Library, json: bool) -> anyhow::Result<ExitCode> {
         emit("the quarantine is empty\n")?;
         return Ok(ExitCode::SUCCESS);
     }
-    let mut out = String::new();
+    // One table for every entry, so that the columns line up across them;
+    // each entry's row is followed by its details.
+    let mut table = Table::new(&["ID", "SKILL", "PEER", "STAGE", "SEEN", "LAST SEEN"]);
     for e in &entries {
-        let mut table = Table::new(&["ID", "SKILL", "PEER", "STAGE", "SEEN", "LAST SEEN"]);
         table.row(vec![
             e.id.to_string(),
             e.skill_name.clone(),
@@ -66,12 +67,13 @@ fn list(library: &Library, json: bool) -> anyhow::Result<ExitCode> {
             e.times_seen.to_string(),
             time(&e.last_seen_at),
         ]);
-        if out.is_empty() {
-            out.push_str(&table.render(""));
-        } else {
-            // Same columns for every entry; only the first prints its header.
-            out.push_str(table.render("").split_once('\n').map_or("", |(_, rest)| rest));
-        }
+    }
+    let rendered = table.render("");
+    let mut lines = rendered.lines();
+    let mut out = String::new();
+    let _ = writeln!(out, "{}", lines.next().unwrap_or_default());
+    for (e, row) in entries.iter().zip(lines) {
+        let _ = writeln!(out, "{row}");
         let _ = writeln!(out, "    reason: {}", one_line(&e.reason));
         if let Some(t) = &e.truncated {
             let _ = writeln!(

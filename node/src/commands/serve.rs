@@ -4,6 +4,7 @@ use std::process::ExitCode;
 
 use ecp_node::Node;
 
+use super::output::counted;
 use crate::cli::{GlobalArgs, ServeArgs};
 
 pub(crate) fn run(global: &GlobalArgs, args: ServeArgs) -> anyhow::Result<ExitCode> {
@@ -14,8 +15,8 @@ pub(crate) fn run(global: &GlobalArgs, args: ServeArgs) -> anyhow::Result<ExitCo
         let keys = config.own_keys().len();
         let auth = match (keys, config.accept_legacy && config.secret.is_some()) {
             (0, _) => "open unless peers have keys (no secret, no [[key]])".to_owned(),
-            (n, true) => format!("signed requests required ({n} own keys), X-ECP-HMAC accepted"),
-            (n, false) => format!("signed requests required ({n} own keys), X-ECP-HMAC refused"),
+            (n, true) => format!("signed requests required ({}), X-ECP-HMAC accepted", counted(n, "own key")),
+            (n, false) => format!("signed requests required ({}), X-ECP-HMAC refused", counted(n, "own key")),
         };
         let node = Node::bind(config).await?;
         tracing::info!(

@@ -213,9 +213,9 @@ fn show(library: &Library, name: &str, json: bool) -> anyhow::Result<ExitCode> {
         field(
             "provenance",
             &format!(
-                "{} ({} hops; origin confidence {})",
+                "{} ({}; origin confidence {})",
                 p.path.join(" -> "),
-                p.hops,
+                super::output::counted(p.hops, "hop"),
                 p.origin_confidence.map_or_else(|| "unknown".to_owned(), |c| format!("{c:.2}"))
             ),
         );

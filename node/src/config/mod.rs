@@ -27,6 +27,7 @@
 //! - `resolve`: [`Resolved`] → [`Config`], ranges checked and keys combined.
 //! - `peers`: `peers.toml` → [`PeersConfig`], with its own [`PeersError`]
 //!   (file and line or key).
+//!   `peers/edit.rs`: the text edits of `ecp-node peers add` and `peers rm`.
 //! - `keys`: the node's `[[key]]` signing keys and the shared secret as the
 //!   key `default`; key id rules.
 //! - `secret`: [`Secret`], the one type every secret has from parsing on,
@@ -49,8 +50,8 @@ pub use duration::{DurationError, parse as parse_duration};
 pub use keys::{DEFAULT_KEY_ID, FileKey, KEY_ID_RULE, own_keys, resolve_file_keys};
 pub use peers::{
     DEFAULT_CONFIGURED_TRUST, DEFAULT_DISCOVERY_TRUST, DEFAULT_INTERVAL, DEFAULT_TIMEOUT, DiscoverySettings,
-    FederationSettings, PeerConfig, PeerKey, PeersConfig, PeersError, Schedule, cron_expression,
-    normalise_url,
+    FederationSettings, PeerConfig, PeerKey, PeersConfig, PeersError, Schedule, add_peer, cron_expression,
+    normalise_url, remove_peer,
 };
 pub use resolve::{ClientRateLimit, Config};
 pub use secret::{Secret, SecretSourceError};

@@ -521,5 +521,9 @@ pub fn cron_expression(text: &str) -> Result<String, String> {
         .map_err(|e| format!("{text:?} is not a valid cron expression ({e:?})"))
 }
 
+mod edit;
+
+pub use edit::{add_peer, remove_peer};
+
 #[cfg(test)]
 mod tests;

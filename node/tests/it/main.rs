@@ -22,6 +22,8 @@ mod config_show;
 mod config_setup;
 // cli: the ecp-node binary's subcommands on a data folder, also beside a running server.
 mod cli;
+// peers_edit: `peers add` and `peers rm` edit the peers file; a running node follows.
+mod peers_edit;
 // skills_dir: importing an agent's SKILL.md files and projecting skills into the folder.
 mod skills_dir;
 // folder_import: real folders import whole — names other than the folder, long descriptions, every skill not shared named with why, a new node on a used folder.

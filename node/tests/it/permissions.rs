@@ -108,6 +108,7 @@ async fn grants_are_removed_from_the_file_only_and_the_file_is_not_an_edit() {
         show.stdout.contains(&format!("allowed-tools: Bash, Write removed — received from {origin}")),
         "{show:?}"
     );
+    assert!(show.stdout.contains("(1 hop; origin confidence"), "one hop, in the singular: {show:?}");
     // B's importer knows the file as B's own: no new version after the rescans settle
     // (and past the window in which the watcher takes file events for the node's own writes).
     let seq = get(&b, "/v1/status").await["sequence"].clone();

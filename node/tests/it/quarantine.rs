@@ -96,6 +96,13 @@ async fn quarantine_approve_installs_lowered_with_provenance_served_and_audited_
         text.stdout.contains("reason: rejected by safety scan") && text.stdout.contains("line "),
         "{text:?}"
     );
+    // The columns line up across entries of names of different lengths.
+    let header = text.stdout.lines().next().expect("a header");
+    let rows: Vec<&str> = text.stdout.lines().filter(|l| l.contains("peer:peer-a")).collect();
+    assert_eq!(rows.len(), 2, "{text:?}");
+    for row in rows {
+        assert_eq!(row.find("peer:peer-a"), header.find("PEER"), "{text:?}");
+    }
 
     // Approve: external, 0.5 × 0.5, with provenance; a new sequence number; served; audited.
     let (low_id, fetcher_id) = (low["id"].to_string(), fetcher["id"].to_string());
