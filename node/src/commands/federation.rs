@@ -20,6 +20,7 @@ use ecp_protocol::MergeResult;
 use serde_json::json;
 
 use super::output::{Table, emit, emit_json, one_line, tell, time};
+use super::progress::Progress;
 use crate::cli::{GlobalArgs, PeerArgs, PullArgs, SyncArgs};
 
 /// The peers file of `--peers`, if given.
@@ -85,8 +86,11 @@ pub(crate) fn pull(global: &GlobalArgs, args: PullArgs) -> anyhow::Result<ExitCo
     let peers = peers_file(&config)?;
     let spec = peer_of(&config, peers.as_ref(), &args)?;
     let library = super::open_library(&config, global.init)?;
-    let ctx = context(&config, library, peers.as_ref())?;
-    let report = match runtime()?.block_on(federation::pull(&ctx, &spec)) {
+    let progress = Progress::on_stderr();
+    let ctx = context(&config, library, peers.as_ref())?.with_progress(progress.hook());
+    let pulled = runtime()?.block_on(federation::pull(&ctx, &spec));
+    progress.finish();
+    let report = match pulled {
         // Installing what fits and holding the rest back is the limits
         // working, not a failure: the next pull fetches the rest.
         Err(SyncFailure { error: SyncError::OriginLimit(held), .. }) => {
@@ -154,9 +158,11 @@ pub(crate) fn sync(global: &GlobalArgs, args: SyncArgs) -> anyhow::Result<ExitCo
         bail!("sync needs the peers file: pass --peers FILE (or set ECP_PEERS)");
     };
     let library = super::open_library(&config, global.init)?;
-    let ctx = context(&config, library, Some(&peers))?;
+    let progress = Progress::on_stderr();
+    let ctx = context(&config, library, Some(&peers))?.with_progress(progress.hook());
     let specs: Vec<PeerSpec> = peers.peers.iter().map(|p| PeerSpec::configured(&peers, p)).collect();
     let results = runtime()?.block_on(federation::sync_all(&ctx, &specs));
+    progress.finish();
     let failed =
         results.iter().filter(|r| matches!(r.pull, Some(Err(_))) || matches!(r.push, Some(Err(_)))).count();
     if json {

@@ -15,6 +15,7 @@
 //! - `events`: the running server's live decisions (`GET /v1/events`).
 //! - `ui`: a one-time login link to the running server's status page.
 //! - `api`: the running server's `/v1/` API, one function per action.
+//! - `progress`: the progress of `pull` and `sync` on standard error.
 //! - `output`: printing shared by the commands.
 
 mod api;
@@ -27,6 +28,7 @@ mod health;
 mod inbox;
 mod output;
 mod peers_file;
+mod progress;
 mod quarantine;
 mod serve;
 mod skill;

@@ -14,7 +14,7 @@ use crate::store::PeerState;
 use crate::tls::Identity;
 
 use super::clients::Clients;
-use super::{ClientError, Credentials, PeerClient, PeerSpec, SyncError};
+use super::{ClientError, Credentials, PeerClient, PeerSpec, ProgressHook, SyncError};
 
 /// What a round needs: the library, the accept policy, whether received
 /// skills are re-served, and the HTTP clients with their timeout.
@@ -35,6 +35,8 @@ pub struct Context {
     pub own_key: Option<SigningKey>,
     /// The node's shared secret: X-ECP-HMAC towards legacy peers without a secret of their own.
     pub own_secret: Option<Secret>,
+    /// Told of every page a pull merges (`ecp-node pull` and `sync`); none in a running node.
+    pub progress: Option<ProgressHook>,
 }
 
 impl Context {
@@ -50,7 +52,14 @@ impl Context {
             timeout,
             own_key: None,
             own_secret: None,
+            progress: None,
         }
+    }
+
+    /// The same context, telling `hook` of every page a pull merges.
+    pub fn with_progress(mut self, hook: ProgressHook) -> Context {
+        self.progress = Some(hook);
+        self
     }
 
     /// This context, presenting `identity` (the node's `--tls-client-cert`)

@@ -6,6 +6,7 @@
 //!   and verified answers, `X-ECP-HMAC` towards legacy peers.
 //! - [`clients`]: one connection pool per TLS setting (trusted CAs, client certificate).
 //! - [`pull`](mod@pull): one pull round — manifest, `?since=` pull, merge, cursor.
+//! - `progress`: [`ProgressHook`], told of every page a pull merges (the CLI's progress).
 //! - [`push`](mod@push): one push — what the peer has not acknowledged, as `POST /ecp/skills`.
 //! - `bundles`: the blobs a round moves besides the packets — fetched before
 //!   a pulled page is merged, uploaded before a push; plain packets for
@@ -78,6 +79,7 @@ mod discovered;
 mod error;
 mod federator;
 mod identify;
+mod progress;
 pub mod pull;
 pub mod push;
 mod rounds;
@@ -92,6 +94,7 @@ pub use context::Context;
 pub(crate) use context::{blocking, is_echo};
 pub use error::{SyncError, SyncFailure};
 pub use federator::{Federator, StartError};
+pub use progress::{ProgressHook, PullProgress};
 pub use pull::{HeldBack, PullOutcome, PullReport, pull};
 pub use push::{PushReport, push};
 pub use rounds::PUSH_DEBOUNCE;

@@ -16,7 +16,8 @@
 //!    the manifest's instance as sender and the peer's trust, in one
 //!    transaction, off the async threads.
 //! 4. Persist the cursor (the answer's `sequenceNum`), the ETags, the digest,
-//!    the time and the packet count, after every page; a failure persists the consecutive
+//!    the time and the packet count, after every page (and tell the
+//!    context's [`ProgressHook`](super::ProgressHook), if any); a failure persists the consecutive
 //!    failure count and the reason instead.
 //!
 //! Withdrawals (tombstones of skills held active) are set aside page by page
@@ -47,7 +48,7 @@ use ecp_protocol::{KnowledgeUpdate, Manifest, MergeResult, SkillPacket};
 use sha2::{Digest, Sha256};
 
 use super::client::{Fetched, PeerClient};
-use super::{Context, PeerSpec, SyncError, SyncFailure, blocking, is_echo};
+use super::{Context, PeerSpec, PullProgress, SyncError, SyncFailure, blocking, is_echo};
 use crate::intake::{Sender, peer_account};
 use crate::store::OriginExcess;
 use crate::store::{PullRecord, now};
@@ -209,8 +210,8 @@ async fn round(
     // before the next is asked for, so a backlog of any size drains in
     // bounded steps and a failure keeps what the pages before it brought.
     let mut merged_any = false;
-    for page in 0..MAX_PAGES_PER_ROUND {
-        let etag = (page == 0 && !record.etag.is_empty()).then_some(record.etag.as_str());
+    for page_no in 0..MAX_PAGES_PER_ROUND {
+        let etag = (page_no == 0 && !record.etag.is_empty()).then_some(record.etag.as_str());
         let (body, etag) = match client.skills(record.cursor, ctx.policy.max_packets, etag).await? {
             Fetched::NotModified => {
                 if !merged_any {
@@ -251,6 +252,15 @@ async fn round(
         record.packets_received = i64::try_from(report.packets).unwrap_or(i64::MAX);
         report.echoes += page.echoes;
         report.result.absorb(page.result);
+        if let Some(hook) = &ctx.progress {
+            hook.tell(&PullProgress {
+                url: &peer.url,
+                pages: page_no + 1,
+                packets: report.packets,
+                bytes: report.bytes,
+                expected: (report.since == 0).then(|| usize::try_from(manifest.skill_count).unwrap_or(0)),
+            });
+        }
         let mut saved = record.clone();
         if next.is_some() {
             // More remains: the next round must not stop at an unchanged manifest.

@@ -72,3 +72,5 @@ mod logs;
 mod errors;
 // pull_cli: `ecp-node pull` by hand — held back over the limits, exit 0 and when the rest comes.
 mod pull_cli;
+// pull_progress: `pull` and `sync` show their progress — lines off a terminal, a bar on one.
+mod pull_progress;
