@@ -481,12 +481,14 @@ async fn handle(State(state): State<Arc<ProxyState>>, request: Request) -> Respo
         state.fake_blobs.lock().unwrap().push(digest.to_owned());
         return json_response(StatusCode::CREATED, &json!({"sha256": digest, "stored": true}));
     }
-    if status == StatusCode::OK && method == Method::GET && path.starts_with("/ecp/blobs/") {
-        if let Some(rewrite) = f.blob_bytes {
-            let mut b = bytes.to_vec();
-            rewrite(&mut b);
-            bytes = Bytes::from(b);
-        }
+    if status == StatusCode::OK
+        && method == Method::GET
+        && path.starts_with("/ecp/blobs/")
+        && let Some(rewrite) = f.blob_bytes
+    {
+        let mut b = bytes.to_vec();
+        rewrite(&mut b);
+        bytes = Bytes::from(b);
     }
     if status == StatusCode::NOT_FOUND && f.unknown_path_200 {
         return json_response(StatusCode::OK, &json!({}));
