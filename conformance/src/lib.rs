@@ -32,7 +32,7 @@
 //! # Layout
 //!
 //! - [`cli`]: flags, resolved once into [`Settings`]; exit codes.
-//! - [`target`]: the HTTP client, signing (ECP/1.2 and legacy), raw streaming POSTs.
+//! - [`target`]: the HTTP client, signing (ECP/1.2 and legacy; blob PUTs over their digest), raw streaming POSTs and PUTs.
 //! - [`packets`]: requests from raw JSON, SHA-256, HMAC, canonical strings, names, times.
 //! - [`check`]: what a check is, its outcomes, and its context [`check::Ctx`].
 //! - [`expect`]: field-type matchers for the wire messages.

@@ -51,17 +51,21 @@ pub fn canonical_request(
     nonce: &str,
     body: &[u8],
 ) -> String {
-    [
-        REQUEST_PREFIX,
-        authority,
-        key_id,
-        &method.to_ascii_uppercase(),
-        target,
-        timestamp,
-        nonce,
-        &sha256_hex(body),
-    ]
-    .join("\n")
+    // A blob PUT is signed over the digest its path names (SPEC §12.8.5),
+    // so a body that does not match it still reaches the digest check.
+    let body_sha = match blob_put_digest(method, target) {
+        Some(digest) => digest.to_owned(),
+        None => sha256_hex(body),
+    };
+    [REQUEST_PREFIX, authority, key_id, &method.to_ascii_uppercase(), target, timestamp, nonce, &body_sha]
+        .join("\n")
+}
+
+/// The digest a `PUT /ecp/blobs/{sha256}` names (SPEC §12.8.5), for any
+/// path prefix before `/ecp/blobs/`.
+pub fn blob_put_digest<'a>(method: &str, path: &'a str) -> Option<&'a str> {
+    let (_, digest) = path.split_once("/ecp/blobs/")?;
+    (method.eq_ignore_ascii_case("PUT") && is_lower_hex64(digest)).then_some(digest)
 }
 
 /// The canonical response of SPEC §10.1.6: eight lines joined by LF. `body`

@@ -355,7 +355,11 @@ impl Target {
     /// HEAD, over the body otherwise (SPEC §6.1).
     fn legacy_signature(&self, method: &Method, path: &str, body: &[u8]) -> Option<String> {
         let secret = self.secret.as_deref()?;
-        if *method == Method::GET || *method == Method::HEAD {
+        // A blob PUT carries the HMAC of its path, as a GET (SPEC §12.8.5).
+        if *method == Method::GET
+            || *method == Method::HEAD
+            || packets::blob_put_digest(method.as_str(), path).is_some()
+        {
             Some(hmac_hex(secret.as_bytes(), self.signed_path(path).as_bytes()))
         } else {
             Some(hmac_hex(secret.as_bytes(), body))
@@ -424,15 +428,21 @@ impl Target {
     /// heard. Over plain HTTP this is a raw HTTP/1.1 exchange; over HTTPS it
     /// falls back to [`Target::send`].
     pub fn post_streaming(&self, path: &str, body: Vec<u8>) -> Result<Exchange, TransportError> {
+        self.send_streaming(Method::POST, path, "application/json", body)
+    }
+
+    /// [`Target::post_streaming`] for any method and content type (a blob
+    /// `PUT` over the per-file limit).
+    pub fn send_streaming(
+        &self,
+        method: Method,
+        path: &str,
+        content_type: &str,
+        body: Vec<u8>,
+    ) -> Result<Exchange, TransportError> {
         let url = reqwest::Url::parse(&self.url(path)).map_err(|e| TransportError(e.to_string()))?;
         if url.scheme() != "http" {
-            return self.send(
-                Method::POST,
-                path,
-                &[("content-type", "application/json")],
-                Some(body),
-                &Sign::Auto,
-            );
+            return self.send(method, path, &[("content-type", content_type)], Some(body), &Sign::Auto);
         }
         let host = url.host_str().unwrap_or_default().to_owned();
         let port = url.port_or_known_default().unwrap_or(80);
@@ -442,7 +452,7 @@ impl Target {
             .next()
             .ok_or_else(|| TransportError(format!("{host} resolves to no address")))?;
         let stream = TcpStream::connect_timeout(&addr, self.timeout)
-            .map_err(|e| TransportError(format!("POST {path}: cannot connect to {addr}: {e}")))?;
+            .map_err(|e| TransportError(format!("{method} {path}: cannot connect to {addr}: {e}")))?;
         let _ = stream.set_read_timeout(Some(self.timeout));
         let _ = stream.set_write_timeout(Some(self.timeout));
         let host_header = match url.port() {
@@ -453,12 +463,12 @@ impl Target {
             Some(q) => format!("{}?{q}", url.path()),
             None => url.path().to_owned(),
         };
-        let mut request_headers = vec![("content-type".to_owned(), "application/json".to_owned())];
+        let mut request_headers = vec![("content-type".to_owned(), content_type.to_owned())];
         let mut head = format!(
-            "POST {target_path} HTTP/1.1\r\nHost: {host_header}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n",
+            "{method} {target_path} HTTP/1.1\r\nHost: {host_header}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n",
             body.len()
         );
-        for (name, value) in self.signature_headers(&Method::POST, path, &body, &Sign::Auto) {
+        for (name, value) in self.signature_headers(&method, path, &body, &Sign::Auto) {
             head.push_str(&format!("{name}: {value}\r\n"));
             request_headers.push((name, value));
         }
@@ -493,7 +503,7 @@ impl Target {
         let _ = writing.join();
         let (status, headers, answer) = parsed.ok_or_else(|| {
             TransportError(format!(
-                "POST {path} ({body_len} bytes): no HTTP answer (received {} bytes)",
+                "{method} {path} ({body_len} bytes): no HTTP answer (received {} bytes)",
                 buf.len()
             ))
         })?;
@@ -502,7 +512,7 @@ impl Target {
             request_body.extend_from_slice(format!("… ({body_len} bytes in all)").as_bytes());
         }
         Ok(Exchange {
-            method: "POST".into(),
+            method: method.to_string(),
             path: path.to_owned(),
             request_headers,
             request_body,

@@ -7,6 +7,7 @@
 //! | HTTP | `http.rs` | content types, 404/405, clean error texts |
 //! | PUSH | `push.rs` | `POST /ecp/skills` and the merge |
 //! | SYNC | `sync.rs` | sequence numbers, ETag, `?since`, tombstones (ecp-1.2) |
+//! | BUN | `bundles.rs` | ECP/1.3 bundles and blobs (skipped without `ecp-1.3` in the manifest) |
 //! | AUTH | `auth.rs` | `X-ECP-HMAC` (with `--secret`) |
 //! | SIGN | `signed.rs` | ECP/1.2 signed requests and responses (with `--key-id`, ecp-1.2) |
 //! | ROB | `robustness.rs` | hostile and odd bodies |
@@ -27,6 +28,7 @@ use crate::packets;
 use crate::target::Exchange;
 
 mod auth;
+mod bundles;
 mod http;
 mod manifest;
 mod push;
@@ -43,6 +45,7 @@ pub fn all() -> Vec<&'static Check> {
         http::CHECKS,
         push::CHECKS,
         sync::CHECKS,
+        bundles::CHECKS,
         auth::CHECKS,
         signed::CHECKS,
         robustness::CHECKS,
@@ -111,7 +114,7 @@ mod tests {
             assert!(seen.insert(c.id), "{} twice", c.id);
             let (area, number) = c.id.split_once('-').expect("AREA-NNN");
             assert!(
-                ["MAN", "SKL", "HTTP", "PUSH", "SYNC", "AUTH", "SIGN", "ROB"].contains(&area),
+                ["MAN", "SKL", "HTTP", "PUSH", "SYNC", "BUN", "AUTH", "SIGN", "ROB"].contains(&area),
                 "{}",
                 c.id
             );

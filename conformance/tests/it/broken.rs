@@ -308,7 +308,7 @@ const CASES: &[Case] = &[
         fail: &[
             "PUSH-004", "PUSH-005", "PUSH-006", "PUSH-007", "PUSH-008", "PUSH-009", "PUSH-013", "PUSH-018",
             "PUSH-019", "PUSH-020", "PUSH-022", "PUSH-024", "PUSH-025", "PUSH-026", "PUSH-028", "PUSH-029",
-            "PUSH-030", "PUSH-033",
+            "PUSH-030", "PUSH-033", "BUN-004", "BUN-005", "BUN-006", "BUN-007", "BUN-008",
         ],
     },
     // Authentication.
@@ -351,7 +351,7 @@ const CASES: &[Case] = &[
         secret: false,
         fail: &[
             "ROB-001", "ROB-002", "ROB-003", "ROB-004", "ROB-010", "ROB-017", "HTTP-004", "HTTP-006",
-            "HTTP-007", "HTTP-008", "SYNC-011",
+            "HTTP-007", "HTTP-008", "SYNC-011", "BUN-009", "BUN-011",
         ],
     },
     Case {
@@ -419,7 +419,7 @@ const CASES: &[Case] = &[
         faults: || Faults { unknown_path_200: true, ..Default::default() },
         node: none,
         secret: false,
-        fail: &["HTTP-005", "HTTP-006"],
+        fail: &["HTTP-005", "HTTP-006", "BUN-011"],
     },
     Case {
         name: "404-for-wrong-methods",
@@ -542,6 +542,65 @@ const CASES: &[Case] = &[
         secret: false,
         fail: &["SYNC-010"],
     },
+    // Bundles (ECP/1.3).
+    Case {
+        name: "serves-bundles-without-their-files",
+        faults: || Faults {
+            listing: Some(|l| {
+                each_packet(l, |p| {
+                    if let Some(files) = p["files"].as_array_mut() {
+                        files.retain(|f| f["path"] == "SKILL.md");
+                    }
+                })
+            }),
+            ..Default::default()
+        },
+        node: none,
+        secret: false,
+        fail: &["BUN-001", "BUN-002", "BUN-004"],
+    },
+    Case {
+        name: "serves-altered-blobs",
+        faults: || Faults { blob_bytes: Some(|b| b.push(b'\n')), ..Default::default() },
+        node: none,
+        secret: false,
+        fail: &["BUN-002"],
+    },
+    Case {
+        name: "missing-says-everything-is-held",
+        faults: || Faults { missing: Some(|m| m["missing"] = json!([])), ..Default::default() },
+        node: none,
+        secret: false,
+        fail: &["BUN-003", "BUN-009", "BUN-010"],
+    },
+    Case {
+        name: "missing-lists-every-digest-asked",
+        faults: || Faults { missing: Some(|m| m["missing"] = json!(["0".repeat(64)])), ..Default::default() },
+        node: none,
+        secret: false,
+        fail: &["BUN-003"],
+    },
+    Case {
+        name: "installs-bundles-with-missing-blobs",
+        faults: || Faults { installs_pending: true, ..Default::default() },
+        node: none,
+        secret: false,
+        fail: &["BUN-004"],
+    },
+    Case {
+        name: "stores-blobs-without-checking-the-digest",
+        faults: || Faults { blob_digest_unchecked: true, ..Default::default() },
+        node: none,
+        secret: false,
+        fail: &["BUN-009"],
+    },
+    Case {
+        name: "no-blob-limit",
+        faults: || Faults { no_blob_limit: true, ..Default::default() },
+        node: none,
+        secret: false,
+        fail: &["BUN-010"],
+    },
 ];
 
 /// Runs case `name` with profile ecp-1.2; its checks must fail.
@@ -645,6 +704,13 @@ broken! {
     pages_without_next => "pages-without-next",
     drops_tombstones => "drops-tombstones",
     withdrawn_skills_stay_active => "withdrawn-skills-stay-active",
+    serves_bundles_without_their_files => "serves-bundles-without-their-files",
+    serves_altered_blobs => "serves-altered-blobs",
+    missing_says_everything_is_held => "missing-says-everything-is-held",
+    missing_lists_every_digest_asked => "missing-lists-every-digest-asked",
+    installs_bundles_with_missing_blobs => "installs-bundles-with-missing-blobs",
+    stores_blobs_without_checking_the_digest => "stores-blobs-without-checking-the-digest",
+    no_blob_limit => "no-blob-limit",
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! [`Gate`]: an in-process ECP/1.2 node for the SIGN checks, until
 //! `ecp-node` itself verifies signed requests. An axum server in front of a
 //! real node (which has the legacy secret [`SECRET`]): it verifies SPEC
-//! §10.1 on the three endpoints itself, forwards what passes re-signed with
+//! §10.1 on the three endpoints and the blob endpoints (§12.8) itself, forwards what passes re-signed with
 //! `X-ECP-HMAC`, and signs the answers to signed GETs (§10.1.6). With
 //! `accept_legacy` it lets requests that carry no ECP/1.2 header through to
 //! the node, which judges their `X-ECP-HMAC` (§6).
@@ -239,11 +239,15 @@ impl Verifier {
             } else {
                 vec![method.to_ascii_uppercase()]
             };
-            let digest = sha256_hex(match (f.empty_body_digest, f.trims_body) {
-                (true, _) => b"",
-                (false, true) => body.trim_ascii_end(),
-                (false, false) => body,
-            });
+            // A blob PUT is signed over the digest its path names (§12.8.5).
+            let digest = match blob_put(method, path) {
+                Some(named) => named.to_owned(),
+                None => sha256_hex(match (f.empty_body_digest, f.trims_body) {
+                    (true, _) => b"",
+                    (false, true) => body.trim_ascii_end(),
+                    (false, false) => body,
+                }),
+            };
             let keys: Vec<&(String, Vec<u8>)> =
                 if f.every_key { self.keys.iter().collect() } else { vec![key] };
             let given = signature.to_ascii_lowercase();
@@ -388,7 +392,14 @@ async fn handle(State(state): State<Arc<GateState>>, request: Request) -> Respon
     let target = uri.path_and_query().map_or_else(|| path.clone(), |pq| pq.as_str().to_owned());
     let headers = request.headers().clone();
     let body = axum::body::to_bytes(request.into_body(), usize::MAX).await.unwrap_or_default();
-    if body.len() > 8 * 1024 * 1024 {
+    let put = blob_put(method.as_str(), &path).is_some();
+    if put && body.len() > 16 * 1024 * 1024 {
+        let value = json!({"error": "blob is over the per-file limit", "code": "blob_too_large"});
+        let mut r = (StatusCode::PAYLOAD_TOO_LARGE, value.to_string()).into_response();
+        r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        return r;
+    }
+    if !put && body.len() > 8 * 1024 * 1024 {
         // The node would answer 413 before reading the body and close the
         // connection, which a forwarding client cannot hear; answer as it does.
         let value = json!({"error": "request body is over the limit", "code": "payload_too_large"});
@@ -398,8 +409,12 @@ async fn handle(State(state): State<Arc<GateState>>, request: Request) -> Respon
     }
     let guarded = matches!(
         (&method, path.as_str()),
-        (&Method::GET, "/ecp/manifest") | (&Method::GET, "/ecp/skills") | (&Method::POST, "/ecp/skills")
-    );
+        (&Method::GET, "/ecp/manifest")
+            | (&Method::GET, "/ecp/skills")
+            | (&Method::POST, "/ecp/skills")
+            | (&Method::POST, "/ecp/blobs/missing")
+    ) || (method == Method::GET && path.starts_with("/ecp/blobs/"))
+        || put;
     let decision = if guarded {
         match decide(&state, &method, &target, &headers, &body) {
             Ok(d) => d,
@@ -422,7 +437,8 @@ async fn handle(State(state): State<Arc<GateState>>, request: Request) -> Respon
         forward = forward.header(name, value);
     }
     if resign {
-        let payload = if method == Method::GET { path.as_bytes() } else { &body[..] };
+        // GET and a blob PUT carry the HMAC of their path (§6.1, §12.8.5).
+        let payload = if method == Method::GET || put { path.as_bytes() } else { &body[..] };
         forward = forward.header("x-ecp-hmac", hmac_hex(SECRET.as_bytes(), payload));
     }
     let Ok(answer) = forward.send().await else {
@@ -518,4 +534,11 @@ fn the_gate_verifier_decides_the_spec_vectors() {
         };
         assert_eq!(got, case["expected"]["outcome"], "{}", case["description"]);
     }
+}
+
+/// The digest a `PUT /ecp/blobs/{sha256}` names, written here from §12.8.5.
+fn blob_put<'a>(method: &str, path: &'a str) -> Option<&'a str> {
+    let digest = path.strip_prefix("/ecp/blobs/")?;
+    let hex64 = digest.len() == 64 && digest.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+    (method == "PUT" && hex64).then_some(digest)
 }

@@ -45,6 +45,35 @@ async fn a_fresh_node_passes_every_must_and_should_of_ecp_1_2_without_a_secret()
     assert_eq!(outcome(&report, "AUTH-001"), Outcome::Skip, "no secret: AUTH is skipped");
     assert_eq!(outcome(&report, "SIGN-001"), Outcome::Skip, "no key: SIGN is skipped");
     assert!(report.results.len() >= 50);
+    bundle_checks_pass(&report);
+}
+
+/// The node lists ecp-1.3: every BUN check ran and passed.
+fn bundle_checks_pass(report: &ecp_conformance::report::Report) {
+    let bun: Vec<_> = report.results.iter().filter(|r| r.check.area() == "BUN").collect();
+    assert_eq!(bun.len(), 11);
+    for r in bun {
+        assert_eq!(r.outcome, Outcome::Pass, "{}: {}", r.check.id, r.reason);
+    }
+}
+
+/// A node without ecp-1.3 in its manifest's profiles (an ECP/1.2 node):
+/// every BUN check is skipped, saying why.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_bundle_checks_are_skipped_against_a_node_without_ecp_1_3() {
+    let faults = Faults {
+        manifest: Some(|m| {
+            m.as_object_mut().map(|o| o.remove("profiles"));
+        }),
+        ..Faults::default()
+    };
+    let proxy = Proxy::start(faults, false).await;
+    let report = crate::util::suite_only(proxy.url(), None, Profile::Ecp12, &["BUN"]).await;
+    assert_eq!(report.results.len(), 11);
+    for r in &report.results {
+        assert_eq!(r.outcome, Outcome::Skip, "{}: {}", r.check.id, r.reason);
+        assert!(r.reason.contains("ecp-1.3"), "{}: {}", r.check.id, r.reason);
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -56,6 +85,7 @@ async fn a_fresh_node_with_a_secret_passes_every_must_of_ecp_1_2_auth_included()
     for r in report.results.iter().filter(|r| r.check.area() == "AUTH") {
         assert_eq!(r.outcome, Outcome::Pass, "{}: {}", r.check.id, r.reason);
     }
+    bundle_checks_pass(&report);
 }
 
 #[tokio::test(flavor = "multi_thread")]

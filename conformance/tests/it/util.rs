@@ -221,6 +221,17 @@ pub(crate) struct Faults {
     pub(crate) tombstones_active: bool,
     /// Packets pushed with `shareable: false` are served anyway.
     pub(crate) serves_private: bool,
+    /// A bundle refused as pending (its blobs missing) is counted new and served.
+    pub(crate) installs_pending: bool,
+    /// A blob PUT whose bytes do not match its digest is answered 201 and
+    /// the digest is held from then on (`missing` no longer lists it).
+    pub(crate) blob_digest_unchecked: bool,
+    /// A blob PUT over 16 MiB is answered 201 and the digest is held from then on.
+    pub(crate) no_blob_limit: bool,
+    /// Rewrites every 200 `GET /ecp/blobs/{sha256}` body.
+    pub(crate) blob_bytes: Option<fn(&mut Vec<u8>)>,
+    /// Rewrites every 200 `POST /ecp/blobs/missing` answer.
+    pub(crate) missing: Option<fn(&mut Value)>,
 }
 
 struct ProxyState {
@@ -232,6 +243,8 @@ struct ProxyState {
     injected: std::sync::Mutex<Vec<Value>>,
     /// Extra sequence numbers (`bumps_sequence`).
     bumps: AtomicI64,
+    /// Digests the naive target claims to hold (`blob_digest_unchecked`, `no_blob_limit`).
+    fake_blobs: std::sync::Mutex<Vec<String>>,
 }
 
 /// A broken target: an axum server on `127.0.0.1:0` in front of a real node.
@@ -275,6 +288,7 @@ impl Proxy {
             client: reqwest::Client::builder().no_proxy().build().expect("a client"),
             injected: Default::default(),
             bumps: AtomicI64::new(0),
+            fake_blobs: Default::default(),
         });
         let app = Router::new().fallback(handle).with_state(state);
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind a loopback port");
@@ -359,7 +373,21 @@ async fn handle(State(state): State<Arc<ProxyState>>, request: Request) -> Respo
             );
         }
     }
-    if body.len() > 8 * 1024 * 1024 {
+    let blob_put = (method == Method::PUT).then(|| path.strip_prefix("/ecp/blobs/")).flatten();
+    if let Some(digest) = blob_put
+        && body.len() > 16 * 1024 * 1024
+    {
+        if f.no_blob_limit {
+            state.fake_blobs.lock().unwrap().push(digest.to_owned());
+            return json_response(StatusCode::CREATED, &json!({"sha256": digest, "stored": true}));
+        }
+        // As the node answers it (it refuses by Content-Length before reading).
+        return json_response(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            &json!({"error": "blob is over the per-file limit", "code": "blob_too_large"}),
+        );
+    }
+    if body.len() > 8 * 1024 * 1024 && blob_put.is_none() {
         if f.no_body_limit {
             return json_response(StatusCode::OK, &empty_result());
         }
@@ -446,6 +474,22 @@ async fn handle(State(state): State<Arc<ProxyState>>, request: Request) -> Respo
             &json!({"newSkills": 0, "updatedSkills": 0, "rejectedSkills": n, "conflicts": lines}),
         );
     }
+    if let Some(digest) = blob_put
+        && status == StatusCode::BAD_REQUEST
+        && f.blob_digest_unchecked
+    {
+        state.fake_blobs.lock().unwrap().push(digest.to_owned());
+        return json_response(StatusCode::CREATED, &json!({"sha256": digest, "stored": true}));
+    }
+    if status == StatusCode::OK
+        && method == Method::GET
+        && path.starts_with("/ecp/blobs/")
+        && let Some(rewrite) = f.blob_bytes
+    {
+        let mut b = bytes.to_vec();
+        rewrite(&mut b);
+        bytes = Bytes::from(b);
+    }
     if status == StatusCode::NOT_FOUND && f.unknown_path_200 {
         return json_response(StatusCode::OK, &json!({}));
     }
@@ -465,7 +509,7 @@ async fn handle(State(state): State<Arc<ProxyState>>, request: Request) -> Respo
         if let Ok(mut value) = serde_json::from_slice::<Value>(&bytes) {
             let bump = state.bumps.load(Ordering::SeqCst);
             if method == Method::GET && path == "/ecp/manifest" {
-                if f.accept_everything || f.partial_decode || f.serves_private {
+                if f.accept_everything || f.partial_decode || f.serves_private || f.installs_pending {
                     let names: Vec<Value> =
                         state.injected.lock().unwrap().iter().map(|p| p["skillName"].clone()).collect();
                     add_names(&mut value, names);
@@ -481,7 +525,7 @@ async fn handle(State(state): State<Arc<ProxyState>>, request: Request) -> Respo
                     m(&mut value);
                 }
             } else if method == Method::GET && path == "/ecp/skills" {
-                if (f.accept_everything || f.partial_decode || f.serves_private)
+                if (f.accept_everything || f.partial_decode || f.serves_private || f.installs_pending)
                     && let Some(skills) = value["skills"].as_array_mut()
                 {
                     for p in state.injected.lock().unwrap().iter() {
@@ -505,6 +549,14 @@ async fn handle(State(state): State<Arc<ProxyState>>, request: Request) -> Respo
                 if let Some(l) = f.listing {
                     l(&mut value);
                 }
+            } else if method == Method::POST && path == "/ecp/blobs/missing" {
+                let fake = state.fake_blobs.lock().unwrap().clone();
+                if let Some(list) = value["missing"].as_array_mut() {
+                    list.retain(|d| !fake.iter().any(|f| d == f.as_str()));
+                }
+                if let Some(m) = f.missing {
+                    m(&mut value);
+                }
             } else if is_post {
                 if f.serves_private {
                     let private: Vec<Value> = serde_json::from_slice::<Value>(&body)
@@ -520,7 +572,7 @@ async fn handle(State(state): State<Arc<ProxyState>>, request: Request) -> Respo
                         .collect();
                     inject(&state, &private);
                 }
-                if f.accept_everything {
+                if f.accept_everything || f.installs_pending {
                     let packets: Vec<Value> = serde_json::from_slice::<Value>(&body)
                         .ok()
                         .and_then(|v| v["skills"].as_array().cloned())
@@ -529,19 +581,30 @@ async fn handle(State(state): State<Arc<ProxyState>>, request: Request) -> Respo
                         .iter()
                         .filter(|p| {
                             let name = p["skillName"].as_str().unwrap_or_default();
-                            value["conflicts"]
-                                .as_array()
-                                .into_iter()
-                                .flatten()
-                                .any(|l| l.as_str().is_some_and(|l| l.starts_with(&format!("{name}: "))))
+                            value["conflicts"].as_array().into_iter().flatten().any(|l| {
+                                l.as_str().is_some_and(|l| {
+                                    l.starts_with(&format!("{name}: "))
+                                        && (f.accept_everything || l.contains("pending"))
+                                })
+                            })
                         })
                         .cloned()
                         .collect();
                     inject(&state, &refused);
-                    let n = value["rejectedSkills"].as_i64().unwrap_or(0);
+                    let rejected = value["rejectedSkills"].as_i64().unwrap_or(0);
+                    let n = if f.accept_everything { rejected } else { refused.len() as i64 };
                     value["newSkills"] = json!(value["newSkills"].as_i64().unwrap_or(0) + n);
-                    value["rejectedSkills"] = json!(0);
-                    value["conflicts"] = Value::Null;
+                    value["rejectedSkills"] = json!(rejected - n);
+                    if f.accept_everything {
+                        value["conflicts"] = Value::Null;
+                    } else if let Some(lines) = value["conflicts"].as_array_mut() {
+                        lines.retain(|l| {
+                            !refused.iter().any(|p| {
+                                let name = p["skillName"].as_str().unwrap_or_default();
+                                l.as_str().is_some_and(|l| l.starts_with(&format!("{name}: ")))
+                            })
+                        });
+                    }
                 }
                 if let Some(r) = f.result {
                     r(&mut value);
