@@ -38,6 +38,19 @@
 //! file behind; the node removes those of dead processes at start
 //! ([`Projection::sweep_leftovers`]).
 //!
+//! A bundle (#26, `SPEC.md` §12) is written whole from the store's blobs
+//! ([`bundle`]): a temporary sibling folder swapped in by rename, so a crash
+//! leaves the old folder or the new one; a bundle with a file not held is
+//! not written. Each file carries its own record of the write
+//! ([`Projection::wrote_file`]), and a tombstone removes only the files
+//! the node wrote: an agent's own file in the folder stays, and the folder
+//! with it.
+//!
+//! # Layout
+//!
+//! - `projection.rs`: the folder, `SKILL.md` writes, records, tombstones, the sweep.
+//! - `projection/bundle.rs`: a bundle's whole folder, its swap and its leftovers.
+//!
 //! A received skill's file says where it came from ([`crate::stamp`]) and
 //! carries no grants its origin may not give ([`crate::permissions`]): that
 //! text is what the node writes and records as written, so the importer
