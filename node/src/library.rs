@@ -73,7 +73,7 @@ pub struct Library {
 impl Library {
     /// Opens the store in `data_dir` and projects into `skills_dir`.
     pub fn open(data_dir: &Path, skills_dir: &Path) -> Result<Library, StoreError> {
-        let store = Store::open(data_dir)?;
+        let store = Arc::new(Store::open(data_dir)?);
         let seq = store.sequence()?;
         let (metrics, events) = (Arc::new(Metrics::default()), Events::default());
         store.observe_audit({
@@ -86,9 +86,10 @@ impl Library {
         let entries = Entries::load(&store)?;
         let projection = Projection::new(skills_dir)
             .stamped_by(store.instance_id())
-            .with_entries(entries.clone(), Some(0));
+            .with_entries(entries.clone(), Some(0))
+            .with_blobs(store.clone());
         Ok(Library {
-            store: Arc::new(store),
+            store,
             projection,
             sequence: Arc::new(watch::channel(seq).0),
             projector: Arc::default(),

@@ -38,6 +38,19 @@
 //! file behind; the node removes those of dead processes at start
 //! ([`Projection::sweep_leftovers`]).
 //!
+//! A bundle (#26, `SPEC.md` §12) is written whole from the store's blobs
+//! ([`bundle`]): a temporary sibling folder swapped in by rename, so a crash
+//! leaves the old folder or the new one; a bundle with a file not held is
+//! not written. Each file carries its own record of the write
+//! ([`Projection::wrote_file`]), and a tombstone removes only the files
+//! the node wrote: an agent's own file in the folder stays, and the folder
+//! with it.
+//!
+//! # Layout
+//!
+//! - `projection.rs`: the folder, `SKILL.md` writes, records, tombstones, the sweep.
+//! - `projection/bundle.rs`: a bundle's whole folder, its swap and its leftovers.
+//!
 //! A received skill's file says where it came from ([`crate::stamp`]) and
 //! carries no grants its origin may not give ([`crate::permissions`]): that
 //! text is what the node writes and records as written, so the importer
@@ -115,6 +128,9 @@ pub struct Projection {
     entries: Entries,
     /// This folder's index among the sharing folders.
     index: Option<usize>,
+    /// The store whose blobs hold bundles' files ([`bundle`]); `None`: only
+    /// `SKILL.md` is written.
+    blobs: Option<Arc<Store>>,
 }
 
 /// What the record of a write says about a file's content.
@@ -140,7 +156,15 @@ impl Projection {
             store: None,
             entries: Entries::default(),
             index: None,
+            blobs: None,
         }
+    }
+
+    /// The projection, writing bundles' whole folders from `store`'s blobs.
+    #[must_use]
+    pub fn with_blobs(mut self, store: Arc<Store>) -> Self {
+        self.blobs = Some(store);
+        self
     }
 
     /// The projection, writing local skills named otherwise than their
@@ -177,6 +201,21 @@ impl Projection {
             Written::Unbound
         } else {
             Written::No
+        }
+    }
+
+    /// What the record kept on the file `path` says of `content`: through
+    /// [`Self::written`] for a `SKILL.md`, its attribute for a bundle's other
+    /// files (which older versions never wrote, so only `Own` or `No`).
+    fn file_written(&self, path: &Path, content: &[u8]) -> Written {
+        if path.file_name().is_some_and(|n| n == SKILL_FILE)
+            && let Some(dir) = path.parent()
+        {
+            return self.written(dir, content);
+        }
+        match xattr::get_path(path) {
+            Some(recorded) if recorded == self.record(content) => Written::Own,
+            _ => Written::No,
         }
     }
 
@@ -245,6 +284,12 @@ impl Projection {
         own.get(path).is_some_and(|at| at.elapsed() < OWN_WRITE_WINDOW)
     }
 
+    fn note_own_paths(&self, paths: impl Iterator<Item = PathBuf>) {
+        let mut own = self.own_writes.lock().unwrap_or_else(|p| p.into_inner());
+        let now = Instant::now();
+        own.extend(paths.map(|p| (p, now)));
+    }
+
     fn note_own_writes(&self, dir: &Path) {
         let mut own = self.own_writes.lock().unwrap_or_else(|p| p.into_inner());
         if own.len() > 4096 {
@@ -290,6 +335,9 @@ impl Projection {
     pub fn write(&self, packet: &SkillPacket, kind: SkillKind) -> Result<(), ProjectionError> {
         let name = &packet.skill_name;
         let Some(dir) = self.skill_dir(name)? else { return Ok(()) };
+        if let Some(store) = self.blobs.as_deref().filter(|_| !packet.files.is_empty()) {
+            return self.write_bundle(&dir, packet, kind, store);
+        }
         let io = |source| ProjectionError::Io { name: name.clone(), source };
         let file = dir.join(SKILL_FILE);
         let content = self.content(packet, kind);
@@ -340,8 +388,59 @@ impl Projection {
         }
     }
 
-    /// Removes a skill's file (and its folder when nothing else is in it),
-    /// unless the file is the agent's own.
+    /// Writes a bundle's whole folder ([`bundle`]), unless the agent owns it
+    /// or a file of it is not held (then it is not installed either).
+    fn write_bundle(
+        &self,
+        dir: &Path,
+        packet: &SkillPacket,
+        kind: SkillKind,
+        store: &Store,
+    ) -> Result<(), ProjectionError> {
+        let name = &packet.skill_name;
+        let io = |source| ProjectionError::Io { name: name.clone(), source };
+        let content = self.content(packet, kind);
+        let body = content.as_bytes();
+        let Some(files) = bundle::plan(packet, |sha256| store.blob_files().read(sha256).ok()) else {
+            tracing::warn!(skill = %name, "bundle not projected: a file of it is not held");
+            return Ok(());
+        };
+        let owned = |path: &Path, content: &[u8]| self.file_written(path, content);
+        match fs::read(dir.join(SKILL_FILE)) {
+            Ok(current) if current == body && bundle::shown(dir, &files) => {
+                // Already shown (an imported agent folder, or records lost):
+                // recorded as the node's, so a later version may replace it.
+                if self.written(dir, body) != Written::Own {
+                    self.mark_in_place(dir, &dir.join(SKILL_FILE), &self.record(body)).map_err(io)?;
+                }
+                for f in &files {
+                    let path = dir.join(&f.path);
+                    if self.file_written(&path, &f.bytes) != Written::Own {
+                        let _ = xattr::set_path(&path, &self.record(&f.bytes));
+                    }
+                }
+                return Ok(());
+            }
+            Ok(current) if current != body && self.written(dir, &current) == Written::No => {
+                if kind == SkillKind::External {
+                    tracing::warn!(skill = %name, "skills folder holds the agent's own SKILL.md of this name; not overwritten");
+                }
+                return Ok(());
+            }
+            _ => {}
+        }
+        self.note_own_writes(dir);
+        self.note_own_paths(files.iter().map(|f| dir.join(&f.path)));
+        let record = |content: &[u8]| self.record(content);
+        if bundle::write(dir, body, &files, &record, &owned).map_err(io)? == bundle::Outcome::AgentOwns {
+            tracing::warn!(skill = %name, "skills folder holds the agent's own version of a file of this bundle; not overwritten");
+        }
+        Ok(())
+    }
+
+    /// Removes a skill's files (and its folder when nothing else is in it),
+    /// unless its `SKILL.md` is the agent's own: every file the node wrote
+    /// goes, the agent's stay (and their folders with them).
     pub fn remove(&self, name: &str) -> Result<(), ProjectionError> {
         let Some(dir) = self.skill_dir(name)? else { return Ok(()) };
         let io = |source| ProjectionError::Io { name: name.to_owned(), source };
@@ -349,13 +448,9 @@ impl Projection {
             return Ok(());
         }
         self.note_own_writes(&dir);
-        for file in [SKILL_FILE, WRITTEN_MARKER] {
-            match fs::remove_file(dir.join(file)) {
-                Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => return Err(io(e)),
-            }
-        }
+        // SKILL.md's record may be the marker: read before the marker goes.
+        bundle::remove(&dir, &|path, content| self.file_written(path, content)).map_err(io)?;
+        remove_if_present(&dir.join(WRITTEN_MARKER)).map_err(io)?;
         // Only an empty folder goes: an agent's other files stay.
         let _ = fs::remove_dir(&dir);
         Ok(())
@@ -378,10 +473,19 @@ impl Projection {
     /// What the record of the file `<entry>/SKILL.md` (`entry`: a folder
     /// read from this one) says of `content`, its content now.
     pub fn wrote(&self, entry: &str, content: &[u8]) -> Written {
-        if entry.is_empty() || entry.starts_with('.') || entry.contains(['/', '\\']) {
+        self.wrote_file(entry, SKILL_FILE, content)
+    }
+
+    /// What the record of the file `<entry>/<path>` (`path`: relative,
+    /// `/`-separated, as in a bundle's listing) says of `content`, its
+    /// content now: `Own` when this node wrote exactly this content there.
+    pub fn wrote_file(&self, entry: &str, path: &str, content: &[u8]) -> Written {
+        let bad_entry = entry.is_empty() || entry.starts_with('.') || entry.contains(['/', '\\']);
+        let bad_part = |p: &str| matches!(p, "" | "." | "..") || p.contains('\\');
+        if bad_entry || path.split('/').any(bad_part) {
             return Written::No;
         }
-        self.written(&self.dir.join(entry), content)
+        self.file_written(&self.dir.join(entry).join(path), content)
     }
 
     /// Forgets that the node wrote `name`'s file, as if the record were lost.
@@ -499,9 +603,9 @@ impl Projection {
     /// crash) left in the skill folders; those of running processes (a CLI
     /// writing beside the server) stay. Returns how many were removed.
     pub fn sweep_leftovers(&self) -> usize {
-        let Ok(skills) = fs::read_dir(&self.dir) else { return 0 };
+        let mut removed = bundle::sweep(&self.dir);
+        let Ok(skills) = fs::read_dir(&self.dir) else { return removed };
         let own = process_id();
-        let mut removed = 0;
         for skill in skills.flatten().filter(|e| e.file_type().is_ok_and(|t| t.is_dir())) {
             let Ok(files) = fs::read_dir(skill.path()) else { continue };
             for file in files.flatten() {
@@ -547,5 +651,6 @@ fn process_id() -> u32 {
     *ID.get_or_init(std::process::id)
 }
 
+mod bundle;
 #[cfg(test)]
 mod tests;

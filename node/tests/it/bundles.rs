@@ -322,7 +322,7 @@ fn spec(url: &str, extra: &str) -> PeerSpec {
     PeerSpec::configured(&file, &file.peers[0])
 }
 
-async fn pull(to: &TestNode, from: &TestNode) -> PullReport {
+pub(crate) async fn pull(to: &TestNode, from: &TestNode) -> PullReport {
     federation::pull(&context(to), &spec(&from.url(""), "trust = 1.0")).await.expect("the pull succeeds")
 }
 
@@ -332,7 +332,7 @@ async fn push(from: &TestNode, to: &str) -> PushReport {
 
 /// Puts `form-filler` in `node`'s store as its own bundle: SKILL.md, the
 /// executable script and `reference`.
-async fn put_form_filler(node: &TestNode, script: &[u8], reference: &[u8]) {
+pub(crate) async fn put_form_filler(node: &TestNode, script: &[u8], reference: &[u8]) {
     let library = node.library().clone();
     let companions = vec![
         ("scripts/fill.py".to_owned(), script.to_vec(), true),

@@ -38,6 +38,8 @@ mod sharing;
 mod discovery;
 // bundles: blob endpoints and their limits, a pushed bundle pending until its files arrive, bundles by pull and push.
 mod bundles;
+// bundle_projection: a bundle's whole folder written into the skills folder.
+mod bundle_projection;
 // federation: real nodes pulling and pushing — chains, a ring, dead/slow peers, restart, deletions, a Go-like peer.
 mod federation;
 // hostile_clients: bounded request heads; one address holds only its share of connections.
