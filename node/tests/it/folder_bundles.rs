@@ -2,7 +2,7 @@
 //! folder with `SKILL.md`, an executable `scripts/fill.py` and
 //! `reference.md` imported on A arrives at B with all three files held; an
 //! edit of one file is a new version with one new blob, an unchanged folder
-//! is not; hidden files stay home; a symlink, a pipe or a folder over
+//! is not; hidden files stay home; `skill show --files` lists them; a symlink, a pipe or a folder over
 //! `[limits] bundle_max_files` keeps the skill home with its reason.
 
 use std::os::unix::fs::PermissionsExt;
@@ -92,6 +92,18 @@ async fn a_skill_folder_travels_whole_and_an_edit_of_one_file_is_a_new_version()
     assert_eq!(grown.bytes - before.bytes, edited.len() as u64, "one new blob: {before:?} -> {grown:?}");
     node_b.shutdown().await.unwrap();
     node_a.shutdown().await.unwrap();
+    // `skill show --files`: one line per file, and the same as JSON.
+    let shown = a.run_async(&["skill", "show", "form-filler", "--files"]).await;
+    assert_eq!(shown.code, 0, "{shown:?}");
+    let script = format!("scripts/fill.py  0755  {}    {}", SCRIPT.len(), sha(SCRIPT));
+    assert!(shown.stdout.contains(&script), "{script:?} in {shown:?}");
+    assert!(shown.stdout.starts_with("PATH"), "{shown:?}");
+    assert_eq!(shown.stdout.lines().count(), 4, "{shown:?}");
+    let json = a.run_async(&["skill", "show", "form-filler", "--files", "--json"]).await.json();
+    let listed: Vec<_> =
+        json["files"].as_array().unwrap().iter().map(|f| f["path"].as_str().unwrap()).collect();
+    assert_eq!(listed, ["SKILL.md", "reference.md", "scripts/fill.py"], "{json}");
+    assert_eq!(json["files"][2]["size"], SCRIPT.len());
 }
 
 /// The `notShared` entry of `path` in `listed`: its code and reason.
