@@ -295,6 +295,9 @@ pub(crate) enum SkillCommand {
     Show {
         /// Skill name.
         name: String,
+        /// List the skill's files instead (path, mode, size, sha256).
+        #[arg(long)]
+        files: bool,
         #[command(flatten)]
         json: JsonFlag,
     },

@@ -39,6 +39,14 @@
 //! job: it never overwrites a file the agent owns, and the merge refuses a
 //! remote skill whose name a local one holds (a conflict).
 //!
+//! A skill folder travels whole, as a bundle (`SPEC.md` §12): `SKILL.md`
+//! and every other file under it ([`read_companions`]: hidden entries such
+//! as `.git/` left out, the executable bit from the file system), within
+//! `[limits] bundle_max_*`; an edit, addition or removal of any file is a
+//! new version, an unchanged folder is not. A link, device, socket or pipe
+//! in it, or a folder over a limit, keeps the skill home with its reason.
+//! A folder whose `SKILL.md` the node wrote is the node's whole.
+//!
 //! What it does not follow: symlinks (a folder or a `SKILL.md` that is a
 //! link may point anywhere on the machine), files over `[limits]
 //! max_skill_bytes`. It never tombstones external skills or skills the
@@ -51,10 +59,12 @@
 //! - `skill_file`: one `SKILL.md` made into a packet ([`local_packet`],
 //!   [`read_skill_file`]), shared with `ecp-node skill add`.
 //! - `folder`: one pass over one skills folder.
+//! - `companions`: a skill folder's other files ([`read_companions`]).
 //! - `entries`: what the import keeps between passes ([`Entries`]).
 //! - `report`: what `skill list` and `status` show of it ([`FolderReport`]).
 //! - `watch`: following the folders ([`watch`]).
 
+mod companions;
 mod entries;
 mod folder;
 mod report;
@@ -64,6 +74,7 @@ mod watch;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
+pub use companions::{Companion, CompanionError, read_companions};
 pub use entries::{Entries, Place};
 pub use report::{FolderReport, NotShared, Warned};
 pub use skill_file::{

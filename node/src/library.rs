@@ -7,13 +7,14 @@ use std::path::Path;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
+use ecp_protocol::bundle::BundleLimits;
 use ecp_protocol::skill_doc::StructureLimits;
 use ecp_protocol::{KnowledgeUpdate, MergeResult, SkillKind, SkillPacket, StandardPolicy};
 use tokio::sync::{mpsc, watch};
 
 use crate::deletion_guard::Guard;
 use crate::events::Events;
-use crate::import::{Entries, Place};
+use crate::import::{Companion, Entries, Place};
 use crate::intake::{self, IntakeMode, Limits, Merged, Mode, OnExcess, Sender, Withdrawals};
 use crate::metrics::Metrics;
 use crate::permissions::{PermissionPolicy, RefuseGrants};
@@ -68,6 +69,8 @@ pub struct Library {
     /// The limits a local skill's document must fit (`[limits]
     /// max_skill_bytes`, `max_description_bytes`).
     structure: StructureLimits,
+    /// The limits a local skill's folder must fit (`[limits] bundle_max_*`).
+    bundle: BundleLimits,
 }
 
 impl Library {
@@ -101,6 +104,7 @@ impl Library {
             events,
             entries,
             structure: StructureLimits::default(),
+            bundle: BundleLimits::default(),
         })
     }
 
@@ -114,6 +118,18 @@ impl Library {
     /// The limits a local skill's document must fit.
     pub fn structure_limits(&self) -> &StructureLimits {
         &self.structure
+    }
+
+    /// The library importing local skill folders under `limits`. Set it before cloning.
+    #[must_use]
+    pub fn with_bundle_limits(mut self, limits: BundleLimits) -> Library {
+        self.bundle = limits;
+        self
+    }
+
+    /// The limits a local skill's folder must fit.
+    pub fn bundle_limits(&self) -> &BundleLimits {
+        &self.bundle
     }
 
     /// What the skills-folder import knows between passes.
@@ -487,17 +503,13 @@ impl Library {
     /// blocking. `false` when content and decision are what the store holds.
     pub fn put_local(&self, packet: &SkillPacket, source: Source) -> Result<bool, StoreError> {
         let decider = self.sharing.decider(&self.store)?;
-        self.put_local_with(&decider, packet, self.folder_of(&packet.skill_name).as_ref(), source)
+        self.put_local_with(&decider, packet, &[], self.folder_of(&packet.skill_name).as_ref(), source)
     }
 
     /// Installs or replaces a local skill whose folder holds `companions`
-    /// besides its `SKILL.md` (each a path relative to the folder, its
-    /// bytes, and whether the file system marks it executable), as a bundle
-    /// (`SPEC.md` §12): each file is stored once as a blob, then the packet
-    /// listing them is put as [`Library::put_local`] puts it; blocking.
-    /// `false` when content and decision are what the store holds. A file
-    /// already held costs nothing; one left unused (the skill unchanged) is
-    /// collected after the grace period.
+    /// besides its `SKILL.md`, as a bundle (`SPEC.md` §12) under
+    /// [`Library::bundle_limits`]; blocking. `false` when content and
+    /// decision are what the store holds.
     ///
     /// # Errors
     ///
@@ -506,29 +518,58 @@ impl Library {
     pub fn put_local_bundle(
         &self,
         packet: SkillPacket,
-        companions: &[(String, Vec<u8>, bool)],
-        limits: &ecp_protocol::bundle::BundleLimits,
+        companions: &[Companion],
         source: Source,
     ) -> Result<bool, StoreError> {
-        let files = companions.iter().map(|(path, bytes, exec)| (path.as_str(), bytes.as_slice(), *exec));
-        let manifest = ecp_protocol::bundle::BundleManifest::for_skill(&packet.skill_body, files, limits)?;
-        let packet = packet.with_bundle(&manifest)?;
-        for (_, bytes, _) in companions {
-            // This node's own files: no sender quota, only the store's cap.
-            self.store.put_blob_bytes(bytes, "", &self.limits.blobs)?;
+        let packet = self.bundled(packet, companions)?;
+        let decider = self.sharing.decider(&self.store)?;
+        self.put_local_with(
+            &decider,
+            &packet,
+            companions,
+            self.folder_of(&packet.skill_name).as_ref(),
+            source,
+        )
+    }
+
+    /// `packet` made the bundle of its `SKILL.md` and `companions` under
+    /// [`Library::bundle_limits`]; a plain skill without companions.
+    ///
+    /// # Errors
+    ///
+    /// The first rule of §12.4–§12.6 the folder breaks.
+    pub fn bundled(
+        &self,
+        packet: SkillPacket,
+        companions: &[Companion],
+    ) -> Result<SkillPacket, ecp_protocol::bundle::BundleError> {
+        if companions.is_empty() {
+            return Ok(packet);
         }
-        self.put_local(&packet, source)
+        let files = companions.iter().map(|c| (c.path.as_str(), c.bytes.as_slice(), c.executable));
+        let manifest =
+            ecp_protocol::bundle::BundleManifest::for_skill(&packet.skill_body, files, &self.bundle)?;
+        packet.with_bundle(&manifest)
     }
 
     /// [`Library::put_local`] with a decider made for several skills, the
-    /// skill found in `folder` (an index of the sharing folders).
+    /// skill found in `folder` (an index of the sharing folders), and the
+    /// contents of the files `packet` lists besides `SKILL.md`
+    /// ([`Library::bundled`]): each is stored once as a blob before the
+    /// packet. A file already held costs nothing; one left unused (the
+    /// skill unchanged) is collected after the grace period.
     pub fn put_local_with(
         &self,
         decider: &Decider<'_>,
         packet: &SkillPacket,
+        companions: &[Companion],
         folder: Option<&Place>,
         source: Source,
     ) -> Result<bool, StoreError> {
+        for companion in companions {
+            // This node's own files: no sender quota, only the store's cap.
+            self.store.put_blob_bytes(&companion.bytes, "", &self.limits.blobs)?;
+        }
         let decision = decider.decide(packet, folder);
         let change = self.store.put_local(packet, decision.private.as_ref(), source)?;
         if change.is_some() {

@@ -165,6 +165,7 @@ impl Node {
                 .map_err(|error| StartError::Database { path, error })?
                 .with_limits(config.merge_limits())
                 .with_structure_limits(config.policy.structure.clone())
+                .with_bundle_limits(config.policy.bundle.clone())
                 .with_deletion_guard(config.deletion_guard)
                 .with_intake(config.intake)
                 .with_sharing(Sharing::new(config.sharing.clone()))

@@ -37,7 +37,10 @@ pub(crate) fn run(global: &GlobalArgs, command: SkillCommand) -> anyhow::Result<
     match command {
         SkillCommand::Add { path } => add(&config, &path, global.init),
         SkillCommand::List(flag) => list(&super::open_library(&config, global.init)?, flag.json),
-        SkillCommand::Show { name, json } => {
+        SkillCommand::Show { name, files: true, json } => {
+            show_files(&super::open_library(&config, global.init)?, &name, json.json)
+        }
+        SkillCommand::Show { name, json, .. } => {
             show(&super::open_library(&config, global.init)?, &name, json.json)
         }
         SkillCommand::Rm { name } => rm(&super::write_target(&config, global.init)?, &name),
@@ -240,6 +243,39 @@ fn show(library: &Library, name: &str, json: bool) -> anyhow::Result<ExitCode> {
         out.push('\n');
     }
     emit(&out)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `skill show NAME --files`: the files of the skill's current version,
+/// `SKILL.md` included (a plain skill lists only it).
+fn show_files(library: &Library, name: &str, json: bool) -> anyhow::Result<ExitCode> {
+    let Some((_, packet, _)) = library.store().skill(name).context("cannot read the store")? else {
+        bail!("no skill named {name:?}; `ecp-node skill list` shows the names");
+    };
+    let files = if packet.files.is_empty() {
+        vec![ecp_protocol::wire::BundleFile {
+            path: SKILL_FILE.to_owned(),
+            size: packet.skill_body.len() as u64,
+            mode: ecp_protocol::bundle::FileMode::Regular.as_str().to_owned(),
+            sha256: ecp_protocol::integrity::sha256_hex(packet.skill_body.as_bytes()),
+        }]
+    } else {
+        packet.files.clone()
+    };
+    if json {
+        emit_json(&json!({ "skill": name, "bundleDigest": packet.bundle_digest, "files": files }))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut table = Table::new(&["PATH", "MODE", "SIZE", "SHA256"]);
+    for f in &files {
+        table.row(vec![
+            printable(&f.path).into_owned(),
+            f.mode.clone(),
+            f.size.to_string(),
+            f.sha256.clone(),
+        ]);
+    }
+    emit(&table.render(""))?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -15,7 +15,9 @@ use ecp_protocol::skill_doc::StructureLimits;
 use ecp_protocol::{SkillPacket, integrity};
 
 use super::skill_file::{SkillFileError, frontmatter_name, local_origin, local_packet, read_skill_file};
-use super::{Duplicate, ImportReport, Place, Skipped, share_warnings};
+use super::{
+    Companion, CompanionError, Duplicate, ImportReport, Place, Skipped, read_companions, share_warnings,
+};
 use crate::decision_log::{self, Decisions, Verdict};
 use crate::deletion_guard::{Marked, check_marker};
 use crate::library::Library;
@@ -44,6 +46,8 @@ struct Found {
     name: String,
     text: String,
     hash: String,
+    /// The folder's other files ([`super::read_companions`]).
+    companions: Vec<Companion>,
 }
 
 impl Run<'_> {
@@ -211,7 +215,16 @@ impl Run<'_> {
             self.skip(report, index, entry, Some(known), reason.code(), reason.to_string());
             return None;
         };
-        Some(Found { entry: entry.to_owned(), name, text, hash })
+        // The node's own folder was passed over above, with its SKILL.md:
+        // the projection writes a bundle whole.
+        let companions = match read_companions(&item.path(), text.len() as u64, library.bundle_limits()) {
+            Ok(companions) => companions,
+            Err(e) => {
+                self.skip(report, index, entry, Some(known), e.code(), e.to_string());
+                return None;
+            }
+        };
+        Some(Found { entry: entry.to_owned(), name, text, hash, companions })
     }
 
     /// Imports the agent's files of folder `index`, one per name.
@@ -238,7 +251,7 @@ impl Run<'_> {
         }
         let origin = local_origin(library.store().instance_id());
         let limits: StructureLimits = library.structure_limits().clone();
-        for Found { entry, name, text, hash } in found {
+        for Found { entry, name, text, hash, companions } in found {
             self.present.insert(name.clone());
             let kept = &keeper[&name];
             if *kept != entry {
@@ -266,7 +279,11 @@ impl Run<'_> {
                 library.entries().note_alias(&name, &place);
             }
             self.agent.insert(name.clone(), place.clone());
-            let held = self.held.get(&name).filter(|r| !r.deprecated && r.integrity_hash == hash);
+            let held = self
+                .held
+                .get(&name)
+                .filter(|r| !r.deprecated && r.integrity_hash == hash)
+                .filter(|_| same_files(library, &name, &companions));
             let warnings = match held {
                 Some(record) => {
                     report.unchanged += 1;
@@ -279,10 +296,31 @@ impl Run<'_> {
                         continue;
                     }
                     Ok((packet, warnings)) => {
+                        let packet = match library.bundled(packet, &companions) {
+                            Ok(packet) => packet,
+                            Err(e) => {
+                                let reason = CompanionError::from(e);
+                                self.skip(
+                                    report,
+                                    index,
+                                    &entry,
+                                    Some(name),
+                                    reason.code(),
+                                    reason.to_string(),
+                                );
+                                continue;
+                            }
+                        };
                         for warning in &warnings {
                             tracing::warn!(skill = %name, file = %rel.display(), "{}", warning.message);
                         }
-                        match library.put_local_with(self.decider, &packet, Some(&place), Source::SkillsDir) {
+                        match library.put_local_with(
+                            self.decider,
+                            &packet,
+                            &companions,
+                            Some(&place),
+                            Source::SkillsDir,
+                        ) {
                             Ok(true) => {
                                 let replaced = self.held.get(&name).is_some_and(|r| !r.deprecated);
                                 self.decisions.push(imported(&packet, replaced));
@@ -317,6 +355,15 @@ impl Run<'_> {
             }
         }
     }
+}
+
+/// Whether the held version of `name` lists the files the folder holds
+/// now besides its unchanged `SKILL.md`: an edit of any file is a new
+/// version, and a folder that lost or gained a file too.
+fn same_files(library: &Library, name: &str, companions: &[Companion]) -> bool {
+    let Ok(Some((_, held, _))) = library.store().skill(name) else { return false };
+    let packet = SkillPacket { bundle_digest: String::new(), files: Vec::new(), ..held.clone() };
+    library.bundled(packet, companions).is_ok_and(|now| now.bundle_digest == held.bundle_digest)
 }
 
 /// The decision log's account of a skill imported from the agent's folder,

@@ -10,6 +10,7 @@ use std::time::Duration;
 use axum::http::StatusCode;
 use ecp_node::config::PeersConfig;
 use ecp_node::federation::{self, Context, PeerSpec, PullReport, PushReport};
+use ecp_node::import::Companion;
 use ecp_node::store::{BlobUsage, Source};
 use ecp_protocol::SkillPacket;
 use ecp_protocol::bundle::{BundleLimits, BundleManifest};
@@ -335,8 +336,8 @@ async fn push(from: &TestNode, to: &str) -> PushReport {
 pub(crate) async fn put_form_filler(node: &TestNode, script: &[u8], reference: &[u8]) {
     let library = node.library().clone();
     let companions = vec![
-        ("scripts/fill.py".to_owned(), script.to_vec(), true),
-        ("reference.md".to_owned(), reference.to_vec(), false),
+        Companion { path: "scripts/fill.py".to_owned(), bytes: script.to_vec(), executable: true },
+        Companion { path: "reference.md".to_owned(), bytes: reference.to_vec(), executable: false },
     ];
     tokio::task::spawn_blocking(move || {
         let origin = ecp_node::import::local_origin(library.store().instance_id());
@@ -348,7 +349,7 @@ pub(crate) async fn put_form_filler(node: &TestNode, script: &[u8], reference: &
             ecp_node::store::now(),
         )
         .unwrap();
-        library.put_local_bundle(packet, &companions, &BundleLimits::default(), Source::Operator).unwrap()
+        library.put_local_bundle(packet, &companions, Source::Operator).unwrap()
     })
     .await
     .unwrap();

@@ -28,6 +28,8 @@ mod peers_edit;
 mod skills_dir;
 // folder_import: real folders import whole — names other than the folder, long descriptions, every skill not shared named with why, a new node on a used folder.
 mod folder_import;
+// folder_bundles: the importer reads whole skill folders — every file travels, an edit of one is a new version, links and limits refused with their reason.
+mod folder_bundles;
 // deletion_guard: the folder marker and held bulk deletions, with real nodes.
 mod deletion_guard;
 // received_deletions: the deletion guard per sender — a peer's bulk withdrawals held per pull round or push.
