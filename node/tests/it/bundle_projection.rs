@@ -7,9 +7,9 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use ecp_node::import::Companion;
 use ecp_node::projection::Written;
 use ecp_node::store::Source;
-use ecp_protocol::bundle::BundleLimits;
 
 use crate::bundles::{pull, put_form_filler};
 use crate::util::{TestNode, local_skill_text};
@@ -148,7 +148,14 @@ async fn an_80_file_5_mb_folder_with_binary_fonts_is_projected_byte_identical() 
     assert_eq!(files.len(), 80);
     assert!(files.iter().map(|f| f.1.len()).sum::<usize>() >= 4_900_000);
     let library = a.library().clone();
-    let companions = files.clone();
+    let companions: Vec<Companion> = files
+        .iter()
+        .map(|(path, bytes, executable)| Companion {
+            path: path.clone(),
+            bytes: bytes.clone(),
+            executable: *executable,
+        })
+        .collect();
     tokio::task::spawn_blocking(move || {
         let origin = ecp_node::import::local_origin(library.store().instance_id());
         let (packet, _) = ecp_node::import::local_packet(
@@ -159,7 +166,7 @@ async fn an_80_file_5_mb_folder_with_binary_fonts_is_projected_byte_identical() 
             ecp_node::store::now(),
         )
         .unwrap();
-        library.put_local_bundle(packet, &companions, &BundleLimits::default(), Source::Operator).unwrap()
+        library.put_local_bundle(packet, &companions, Source::Operator).unwrap()
     })
     .await
     .unwrap();
