@@ -11,8 +11,8 @@ use ecp_node::import::Companion;
 use ecp_node::projection::Written;
 use ecp_node::store::Source;
 
-use crate::bundles::{pull, put_form_filler};
-use crate::util::{TestNode, local_skill_text};
+use crate::bundles::{pull, put_form_filler, put_own_bundle};
+use crate::util::TestNode;
 
 const SCRIPT: &[u8] = b"#!/usr/bin/env python3\nimport sys\nprint('filled', sys.argv[1:])\n";
 const REFERENCE: &[u8] = b"# Reference\n\nThe form has three fields.\n";
@@ -147,8 +147,7 @@ async fn an_80_file_5_mb_folder_with_binary_fonts_is_projected_byte_identical() 
     let files = big_folder();
     assert_eq!(files.len(), 80);
     assert!(files.iter().map(|f| f.1.len()).sum::<usize>() >= 4_900_000);
-    let library = a.library().clone();
-    let companions: Vec<Companion> = files
+    let companions = files
         .iter()
         .map(|(path, bytes, executable)| Companion {
             path: path.clone(),
@@ -156,20 +155,7 @@ async fn an_80_file_5_mb_folder_with_binary_fonts_is_projected_byte_identical() 
             executable: *executable,
         })
         .collect();
-    tokio::task::spawn_blocking(move || {
-        let origin = ecp_node::import::local_origin(library.store().instance_id());
-        let (packet, _) = ecp_node::import::local_packet(
-            &local_skill_text("pdf-forms", 1.0),
-            None,
-            &origin,
-            &ecp_protocol::skill_doc::StructureLimits::default(),
-            ecp_node::store::now(),
-        )
-        .unwrap();
-        library.put_local_bundle(packet, &companions, Source::Operator).unwrap()
-    })
-    .await
-    .unwrap();
+    put_own_bundle(&a, "pdf-forms", companions).await;
     pull(&b, &a).await;
     let folder = b.config().skills_dir.join("pdf-forms");
     until("the bundle's folder", || folder.join("SKILL.md").exists()).await;

@@ -334,15 +334,20 @@ async fn push(from: &TestNode, to: &str) -> PushReport {
 /// Puts `form-filler` in `node`'s store as its own bundle: SKILL.md, the
 /// executable script and `reference`.
 pub(crate) async fn put_form_filler(node: &TestNode, script: &[u8], reference: &[u8]) {
-    let library = node.library().clone();
     let companions = vec![
         Companion { path: "scripts/fill.py".to_owned(), bytes: script.to_vec(), executable: true },
         Companion { path: "reference.md".to_owned(), bytes: reference.to_vec(), executable: false },
     ];
+    put_own_bundle(node, "form-filler", companions).await;
+}
+
+/// Puts `name` in `node`'s store as its own bundle: a SKILL.md and `companions`.
+pub(crate) async fn put_own_bundle(node: &TestNode, name: &str, companions: Vec<Companion>) {
+    let (library, name) = (node.library().clone(), name.to_owned());
     tokio::task::spawn_blocking(move || {
         let origin = ecp_node::import::local_origin(library.store().instance_id());
         let (packet, _warnings) = ecp_node::import::local_packet(
-            &local_skill_text("form-filler", 1.0),
+            &local_skill_text(&name, 1.0),
             None,
             &origin,
             &ecp_protocol::skill_doc::StructureLimits::default(),
