@@ -80,7 +80,12 @@ async fn a_pulled_bundle_is_projected_whole_updated_by_a_new_version_and_a_tombs
     let edited = b"# Reference\n\nThe form has four fields.\n";
     put_form_filler(&a, SCRIPT, edited).await;
     pull(&b, &a).await;
-    until("the new version", || read(&reference).as_deref() == Some(&edited[..])).await;
+    // The old folder set aside goes right after the new one is in place.
+    let skills_dir = b.config().skills_dir.clone();
+    until("the new version, the old one cleared away", || {
+        read(&reference).as_deref() == Some(&edited[..]) && dot_entries(&skills_dir).is_empty()
+    })
+    .await;
     assert_eq!(read(&script).as_deref(), Some(SCRIPT));
     assert!(executable(&script));
     assert_eq!(read(&folder.join("notes.txt")).as_deref(), Some(&b"mine\n"[..]), "the agent's file is kept");
@@ -105,9 +110,14 @@ async fn a_pulled_bundle_is_projected_whole_updated_by_a_new_version_and_a_tombs
         .await
         .unwrap();
     pull(&b, &a).await;
-    until("the tombstone", || read(&folder.join("SKILL.md")).is_none()).await;
-    assert!(read(&script).is_none() && read(&reference).is_none(), "the node's files are gone");
-    assert!(!folder.join("scripts").exists(), "an emptied folder goes");
+    // The files go one by one: wait for the last of them, then look at what stays.
+    until("the tombstone to remove the node's files and the emptied folder", || {
+        read(&folder.join("SKILL.md")).is_none()
+            && read(&script).is_none()
+            && read(&reference).is_none()
+            && !folder.join("scripts").exists()
+    })
+    .await;
     assert_eq!(read(&folder.join("notes.txt")).as_deref(), Some(&b"mine\n"[..]));
 }
 
