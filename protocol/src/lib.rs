@@ -65,7 +65,7 @@ pub use merge::{
     Decision, MergeContext, MergeOutcome, PacketDecision, SkillKind, Stage, StoreView, StoredSkill,
     merge_knowledge,
 };
-pub use packet::Origin;
+pub use packet::{Origin, ShownConfidence};
 pub use policy::{AcceptPolicy, PolicyRefusal, StandardPolicy};
 pub use scan::{Finding, Scanner, Severity};
 pub use wire::{KnowledgeUpdate, Manifest, MergeResult, PeerStats, Provenance, SkillPacket, Timestamp};

@@ -37,6 +37,20 @@ impl Origin {
     }
 }
 
+/// A confidence as people read it: at most four decimals, trailing zeros
+/// dropped (`0.72`, not the product's `0.7200000000000001`). For messages,
+/// logs and pages only; the wire carries the value itself.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ShownConfidence(pub f64);
+
+impl std::fmt::Display for ShownConfidence {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let text = format!("{:.4}", self.0);
+        let text = text.trim_end_matches('0');
+        f.write_str(text.strip_suffix('.').map_or(text, |whole| whole))
+    }
+}
+
 impl SkillPacket {
     /// A new shareable packet authored by `origin`, with its hashes computed.
     pub fn new(
@@ -148,6 +162,18 @@ mod tests {
             p.with_bundle(&other),
             Err(BundleError::SkillMdMismatch { what: "its sha256 is not integrityHash" })
         );
+    }
+
+    #[test]
+    fn a_shown_confidence_has_at_most_four_decimals_and_no_trailing_zeros() {
+        let shown = |c: f64| ShownConfidence(c).to_string();
+        assert_eq!(shown(0.8 * 0.9), "0.72");
+        assert_eq!(shown(0.9 * 0.6), "0.54");
+        assert_eq!(shown(1.0), "1");
+        assert_eq!(shown(0.0), "0");
+        assert_eq!(shown(0.5), "0.5");
+        assert_eq!(shown(0.123_46), "0.1235", "rounded at the fourth decimal");
+        assert_eq!(shown(0.000_04), "0", "below the fourth decimal reads as 0");
     }
 
     #[test]

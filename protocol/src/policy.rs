@@ -19,6 +19,7 @@ use thiserror::Error;
 
 use crate::bundle::BundleLimits;
 use crate::merge::MergeContext;
+use crate::packet::ShownConfidence;
 use crate::scan::{DEFAULT_THRESHOLD, Severity};
 use crate::skill_doc::{self, DocError, KnownTools, StructureLimits};
 use crate::wire::{SkillPacket, Timestamp};
@@ -52,7 +53,11 @@ pub enum PolicyRefusal {
         origin: String,
     },
     /// The confidence as received is below [`StandardPolicy::min_confidence`].
-    #[error("confidence {confidence} is below the accept threshold {threshold}")]
+    #[error(
+        "confidence {} is below the accept threshold {}",
+        ShownConfidence(*.confidence),
+        ShownConfidence(*.threshold)
+    )]
     BelowThreshold {
         /// The packet's confidence, as received.
         confidence: f64,

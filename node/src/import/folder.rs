@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use ecp_protocol::scan::{DEFAULT_THRESHOLD, Scanner};
 use ecp_protocol::skill_doc::StructureLimits;
-use ecp_protocol::{SkillPacket, integrity};
+use ecp_protocol::{ShownConfidence, SkillPacket, integrity};
 
 use super::skill_file::{SkillFileError, frontmatter_name, local_origin, local_packet, read_skill_file};
 use super::{
@@ -379,7 +379,7 @@ fn imported(packet: &SkillPacket, replaced: bool) -> decision_log::Decision {
         peer: "local".to_owned(),
         verdict: if replaced { Verdict::Updated } else { Verdict::New },
         stage: "import",
-        reason: format!("confidence {}", packet.confidence),
+        reason: format!("confidence {}", ShownConfidence(packet.confidence)),
         finding,
     }
 }

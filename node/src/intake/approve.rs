@@ -10,7 +10,7 @@
 use ecp_protocol::bundle::BundleLimits;
 use ecp_protocol::merge::Stage;
 use ecp_protocol::merge::receive;
-use ecp_protocol::{Decision, SkillKind};
+use ecp_protocol::{Decision, ShownConfidence, SkillKind};
 
 use super::Sender;
 use crate::store::{Change, QuarantineEntry, QuarantineStatus, Source, Store, StoreError, Verdict};
@@ -75,7 +75,11 @@ pub fn approve(
         let reason = format!(
             "entry {id} from {}, refused at stage {}; installed from origin {:?} at confidence {} (trust {}); \
              origin limits do not apply to approvals{forced}",
-            entry.peer, entry.stage, admitted.origin_instance, admitted.confidence, sender.trust
+            entry.peer,
+            entry.stage,
+            admitted.origin_instance,
+            ShownConfidence(admitted.confidence),
+            ShownConfidence(sender.trust)
         );
         tx.audit(&Source::Operator, &admitted.skill_name, "quarantine-approve", &reason)?;
         Ok(change)

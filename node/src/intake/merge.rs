@@ -10,8 +10,8 @@ use std::collections::HashMap;
 use ecp_protocol::merge::{Stage, tally};
 use ecp_protocol::scan::Severity;
 use ecp_protocol::{
-    AcceptPolicy, Decision, KnowledgeUpdate, MergeOutcome, MergeResult, PacketDecision, SkillKind,
-    SkillPacket, StoredSkill, merge_knowledge,
+    AcceptPolicy, Decision, KnowledgeUpdate, MergeOutcome, MergeResult, PacketDecision, ShownConfidence,
+    SkillKind, SkillPacket, StoredSkill, merge_knowledge,
 };
 
 use super::hold_back::{admit, installs_by_origin, new_by_sender};
@@ -237,11 +237,15 @@ fn install_reason(d: &PacketDecision, held: Option<&StoredSkill>, sender: &Sende
         .and_then(|h| h.confidence);
     match raised_from {
         Some(before) => format!(
-            "confidence raised from {before} to {}: the same content (integrityHash {}) arrived from {} at trust {}, \
+            "confidence raised from {} to {}: the same content (integrityHash {}) arrived from {} at trust {}, \
              a path of higher trust than the one that brought it first",
-            d.packet.confidence, d.packet.integrity_hash, sender.account, sender.trust
+            ShownConfidence(before),
+            ShownConfidence(d.packet.confidence),
+            d.packet.integrity_hash,
+            sender.account,
+            ShownConfidence(sender.trust)
         ),
-        None => format!("confidence {}", d.packet.confidence),
+        None => format!("confidence {}", ShownConfidence(d.packet.confidence)),
     }
 }
 

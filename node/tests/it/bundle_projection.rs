@@ -56,7 +56,7 @@ fn dead_pid() -> u32 {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_pulled_bundle_is_projected_whole_updated_by_a_new_version_and_a_tombstone_leaves_the_agents_file()
 {
-    let (a, b) = (TestNode::start().await, TestNode::start().await);
+    let (a, mut b) = (TestNode::start().await, TestNode::start().await);
     put_form_filler(&a, SCRIPT, REFERENCE).await;
     pull(&b, &a).await;
     let folder = b.config().skills_dir.join("form-filler");
@@ -92,17 +92,21 @@ async fn a_pulled_bundle_is_projected_whole_updated_by_a_new_version_and_a_tombs
     assert_eq!(dot_entries(&b.config().skills_dir), Vec::<String>::new(), "no temporary folder left");
 
     // A crash between the two renames: the old folder aside, its place empty,
-    // and a half-written new one beside it. The sweep at start puts the old back.
+    // and a half-written new one beside it. The sweep at start puts the old
+    // back. (Made while b is down: a running node would project the skill
+    // into the empty place itself.)
     let skills = b.config().skills_dir.clone();
     let dead = dead_pid();
+    b.stop().await;
     std::fs::rename(&folder, skills.join(format!(".form-filler.old-{dead}-3"))).unwrap();
     let half = skills.join(format!(".form-filler.tmp-{dead}-4"));
     std::fs::create_dir_all(half.join("scripts")).unwrap();
     std::fs::write(half.join("scripts/fill.py"), &SCRIPT[..5]).unwrap();
-    assert!(projection.sweep_leftovers() >= 2);
-    assert_eq!(dot_entries(&skills), Vec::<String>::new());
+    b.resume().await;
+    assert_eq!(dot_entries(&skills), Vec::<String>::new(), "both swept at start");
     assert_eq!(read(&reference).as_deref(), Some(&edited[..]), "the old folder is back, whole");
     assert_eq!(read(&script).as_deref(), Some(SCRIPT));
+    assert_eq!(read(&folder.join("notes.txt")).as_deref(), Some(&b"mine\n"[..]), "with the agent's file");
 
     // A tombstone removes the node's files; the agent's file and its folder stay.
     let library = a.library().clone();

@@ -134,11 +134,23 @@ impl TestNode {
     /// [`TestNode::restart`] with the configuration changed by `adjust` first.
     pub(crate) async fn restart_with(&mut self, adjust: impl FnOnce(&mut Config)) {
         adjust(&mut self.config);
+        self.stop().await;
+        self.resume().await;
+    }
+
+    /// Shuts the node down, keeping its folders, until [`TestNode::resume`]:
+    /// for what happens to them while no node runs (a crash's leftovers).
+    pub(crate) async fn stop(&mut self) {
         let node = self.node.take().expect("the node is running");
         tokio::time::timeout(DEADLINE, node.shutdown())
             .await
             .expect("the node shuts down in time")
             .expect("the node shuts down cleanly");
+    }
+
+    /// Binds a new node on the data folder of a stopped one (a new ephemeral port).
+    pub(crate) async fn resume(&mut self) {
+        assert!(self.node.is_none(), "resume follows stop");
         let node = Node::bind(self.config.clone()).await.expect("the node starts again on the same data");
         self.node = Some(node);
     }

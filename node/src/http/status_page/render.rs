@@ -70,10 +70,10 @@ fn peers(peers: &[PeerView]) -> Markup {
                         td { code { (s.instance) } }
                         td { (label(&s.kind)) @if !peer.active { " (inactive)" } }
                         td { (health(peer)) }
-                        td { (s.last_success.as_deref().unwrap_or("never")) }
+                        td { (when_or_never(s.last_success.as_deref())) }
                         td.bad { (s.last_error) }
                         td {
-                            (s.last_push.as_deref().unwrap_or("never"))
+                            (when_or_never(s.last_push.as_deref()))
                             @if !s.push_error.is_empty() { br; span.bad { (s.push_error) } }
                         }
                     }
@@ -131,7 +131,7 @@ fn quarantine(entries: &Cut<QuarantineEntry>, csrf: &str) -> Markup {
                                 }
                             }
                         }
-                        td { (entry.received_at) @if entry.times_seen > 1 { " (" (entry.times_seen) "×)" } }
+                        td { (when(&entry.received_at)) @if entry.times_seen > 1 { " (" (entry.times_seen) "×)" } }
                         td {
                             @if entry.truncated.is_none() {
                                 @let approve = format!("/ui/quarantine/{}/approve", entry.id);
@@ -186,7 +186,7 @@ fn deletions(held: &[HeldDeletion]) -> Markup {
                         td { (d.id) }
                         td { code { (d.source) } }
                         td { (d.names.len()) ": " (d.names.iter().take(10).cloned().collect::<Vec<_>>().join(", ")) @if d.names.len() > 10 { ", …" } }
-                        td { (d.held_at) }
+                        td { (when(&d.held_at)) }
                     }
                 }
             }
@@ -205,7 +205,7 @@ fn decisions(entries: &[AuditEntry]) -> Markup {
                 tr { th { "when" } th { "who" } th { "skill" } th { "decision" } th { "reason" } }
                 @for e in entries {
                     tr {
-                        td { (e.at) }
+                        td { (when(&e.at)) }
                         td { code { (e.peer) } }
                         td { code { (e.skill_name) } }
                         td { (e.decision) }
@@ -264,6 +264,20 @@ fn more(total: usize, shown: usize, command: &str) -> Markup {
     }
 }
 
+/// A stored RFC 3339 time as people read it, to the second
+/// (`2026-11-26 01:23:45 UTC`); the exact value stays in `datetime`.
+fn when(at: &str) -> Markup {
+    let short = match (at.get(..10), at.get(10..11), at.get(11..19)) {
+        (Some(day), Some("T"), Some(clock)) if at.ends_with('Z') => format!("{day} {clock} UTC"),
+        _ => at.to_owned(),
+    };
+    html! { time datetime=(at) { (short) } }
+}
+
+fn when_or_never(at: Option<&str>) -> Markup {
+    at.map_or_else(|| html! { "never" }, when)
+}
+
 fn uptime(seconds: u64) -> String {
     let (h, m, s) = (seconds / 3600, seconds / 60 % 60, seconds % 60);
     if h > 0 { format!("{h} h {m} min") } else { format!("{m} min {s} s") }
@@ -289,6 +303,21 @@ mod tests {
             cut,
             "<p class=\"muted\">1 more not shown; <code>ecp-node skill list</code> lists them all.</p>"
         );
+    }
+
+    #[test]
+    fn times_read_to_the_second_and_keep_their_exact_value() {
+        assert_eq!(
+            when("2026-11-26T01:23:45.123456789Z").into_string(),
+            "<time datetime=\"2026-11-26T01:23:45.123456789Z\">2026-11-26 01:23:45 UTC</time>"
+        );
+        assert_eq!(
+            when("2026-11-26T01:23:45+01:00").into_string(),
+            "<time datetime=\"2026-11-26T01:23:45+01:00\">2026-11-26T01:23:45+01:00</time>",
+            "an offset other than Z is shown as stored"
+        );
+        assert_eq!(when("yesterday").into_string(), "<time datetime=\"yesterday\">yesterday</time>");
+        assert_eq!(when_or_never(None).into_string(), "never");
     }
 
     #[test]
