@@ -19,6 +19,24 @@ use std::net::{IpAddr, SocketAddr};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LocalAddr(pub SocketAddr);
 
+/// The request's `Host` (lower-cased) when it names this node ([`answers_to`]).
+/// A page served under another name (DNS rebinding) sends that name: its
+/// scripts reach the node's address but must not pass for the node's own
+/// pages or its local clients.
+pub(super) fn own_host(
+    names: &[String],
+    listen: SocketAddr,
+    request: &axum::extract::Request,
+) -> Option<String> {
+    let local = request.extensions().get::<LocalAddr>().map_or(listen, |LocalAddr(a)| *a);
+    let host = request
+        .headers()
+        .get(axum::http::header::HOST)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_ascii_lowercase)?;
+    answers_to(names, local, &host).then_some(host)
+}
+
 /// Whether `authority` (lower-cased `host:port`) names this node, reached
 /// at `local` and configured with `names` (lower-cased; a name without a
 /// port stands for that host on any port, as behind a proxy).

@@ -25,7 +25,7 @@ use axum::response::Response;
 
 use super::answer::BodyDigest;
 use super::auth::{Caller, Content, authenticate, authenticate_content, sign_answer};
-use super::authority::LocalAddr;
+use super::authority::{self, LocalAddr};
 use super::cache::Cached;
 use super::error::ApiError;
 use super::state::AppState;
@@ -152,18 +152,23 @@ async fn digest_of(entry: Cached) -> Result<String, ApiError> {
 }
 
 /// Guards a request to the `/v1/` API. This one function decides who may
-/// use it (a login cookie for a status page, and `/metrics` or `/mcp` when
-/// they exist, belong here too): a client presenting the API token or the
-/// shared secret as `Authorization: Bearer`, compared in constant time; a
-/// signed GET (ECP/1.2: the GETs have no body to cover); or, with
-/// `trust_loopback`, a [local](is_local) client.
+/// use it (the status page's login cookie is kept out of `/v1/` on
+/// purpose): a client presenting the API token or the shared secret as
+/// `Authorization: Bearer`, compared in constant time; a signed GET
+/// (ECP/1.2: the GETs have no body to cover); or, with `trust_loopback`, a
+/// [local](is_local) client whose `Host` names this node.
 pub(super) async fn v1(
     State(state): State<AppState>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     request: Request,
     next: Next,
 ) -> Result<Response, ApiError> {
-    if state.config.trust_loopback && is_local(peer, request.headers()) {
+    // A page under another name (DNS rebinding) reaches us from this
+    // machine too: only a request naming this node counts as local.
+    if state.config.trust_loopback
+        && is_local(peer, request.headers())
+        && authority::own_host(&state.config.names, state.config.listen, &request).is_some()
+    {
         return Ok(next.run(request).await);
     }
     let presented = request

@@ -192,7 +192,10 @@ fn trust_loopback_restores_local_access_but_never_for_forwarded_requests() {
         };
         let (status, body) = served.get("/v1/status", &[]);
         assert_eq!(status, 200, "{how}: {body}");
-        for header in [("x-forwarded-for", "192.0.2.1"), ("forwarded", "for=192.0.2.1")] {
+        // A proxy's headers, and a page of another name (DNS rebinding:
+        // the browser sends the name the page was loaded from).
+        let rebound = served.url.replace("127.0.0.1", "rebound.example").replace("http://", "");
+        for header in [("x-forwarded-for", "192.0.2.1"), ("forwarded", "for=192.0.2.1"), ("host", &rebound)] {
             let (status, body) = served.get("/v1/status", &[header]);
             assert_eq!(
                 (status, &body["code"]),

@@ -29,7 +29,7 @@ use axum::response::Response;
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
-use super::super::authority::{self, LocalAddr};
+use super::super::authority;
 use super::super::error::ApiError;
 use super::super::guard;
 use super::super::state::AppState;
@@ -204,14 +204,7 @@ pub(super) async fn guard(
 /// another name (DNS rebinding) would be that name's origin, and its
 /// scripts could read it.
 pub(super) fn own_host(state: &AppState, request: &Request) -> Result<String, ApiError> {
-    let local = request.extensions().get::<LocalAddr>().map_or(state.config.listen, |LocalAddr(a)| *a);
-    let host = request
-        .headers()
-        .get(header::HOST)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_ascii_lowercase)
-        .unwrap_or_default();
-    if authority::answers_to(&state.config.names, local, &host) {
+    if let Some(host) = authority::own_host(&state.config.names, state.config.listen, request) {
         return Ok(host);
     }
     Err(ApiError::new(
