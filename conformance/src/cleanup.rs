@@ -49,7 +49,9 @@ fn live<'v>(cx: &Ctx<'_>, listing: &'v Value) -> Vec<&'v Value> {
         .as_array()
         .into_iter()
         .flatten()
-        .filter(|p| p["skillName"].as_str().is_some_and(|n| n.starts_with(&prefix)) && p["deprecated"] != true)
+        .filter(|p| {
+            p["skillName"].as_str().is_some_and(|n| n.starts_with(&prefix)) && p["deprecated"] != true
+        })
         .collect()
 }
 

@@ -275,5 +275,12 @@ fn run_one(cx: &mut Ctx<'_>, check: &'static Check) -> CheckResult {
             }
         }
     };
-    CheckResult { check, level: level.unwrap_or(check.level), outcome, reason, evidence, duration: started.elapsed() }
+    CheckResult {
+        check,
+        level: level.unwrap_or(check.level),
+        outcome,
+        reason,
+        evidence,
+        duration: started.elapsed(),
+    }
 }

@@ -76,7 +76,8 @@ pub fn identify(manifest: &Value, listing: &Value) -> Option<String> {
         return Some("its manifest says instance \"ok-agent\" and lists no profiles".into());
     }
     let id = listing["id"].as_str().unwrap_or_default();
-    let go_id = id.strip_prefix("ok-").is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+    let go_id =
+        id.strip_prefix("ok-").is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
     go_id.then(|| format!("its listing's update id is {id:?} (the Go form ok-<unix time>) and its manifest lists no profiles"))
 }
 

@@ -13,15 +13,27 @@
 /// Ecp-1.2 checks that run at SHOULD under ecp-1.1, each with the ECP/1.1
 /// text that implies it.
 pub(crate) static ECP11_SHOULD: &[(&str, &str)] = &[
-    ("SKL-011", "a skill is a SKILL.md whose frontmatter holds its name and description; a served body without it is not the skill"),
-    ("PUSH-008", "skillName is defined as ^[a-zA-Z0-9][a-zA-Z0-9._-]{0,63}$: a name outside it is not a packet to install"),
+    (
+        "SKL-011",
+        "a skill is a SKILL.md whose frontmatter holds its name and description; a served body without it is not the skill",
+    ),
+    (
+        "PUSH-008",
+        "skillName is defined as ^[a-zA-Z0-9][a-zA-Z0-9._-]{0,63}$: a name outside it is not a packet to install",
+    ),
     ("PUSH-016", "originInstance is \"the instance that authored the skill\": re-serving keeps it"),
-    ("PUSH-017", "the packet fields describe the skill (body, hash, description, patterns, tags, createdAt): re-serving keeps them"),
+    (
+        "PUSH-017",
+        "the packet fields describe the skill (body, hash, description, patterns, tags, createdAt): re-serving keeps them",
+    ),
     ("PUSH-018", "confidence is defined as a number 0.0–1.0: 1.5 is not a valid packet"),
     ("PUSH-023", "a name already held is updated and installed: the new version is then served"),
     ("PUSH-027", "GET /ecp/skills serves every shareable skill; shareable means \"may be federated\""),
     ("PUSH-033", "skillName is defined as ^[a-zA-Z0-9][a-zA-Z0-9._-]{0,63}$: a line feed is outside it"),
-    ("ROB-005", "a server that reads a body of any size can be exhausted by any client; ECP/1.1 names no number, 8 MiB is tested"),
+    (
+        "ROB-005",
+        "a server that reads a body of any size can be exhausted by any client; ECP/1.1 names no number, 8 MiB is tested",
+    ),
     ("ROB-007", "messages are JSON, which is UTF-8 (RFC 8259 §8.1); a body that does not decode is a 400"),
     ("SYNC-001", "sequenceNum is a \"monotonic update counter\": it counts changes"),
     ("SYNC-002", "the manifest's and the update's sequenceNum are the same counter"),

@@ -7,9 +7,9 @@
 use std::fmt::Write;
 
 use super::Report;
+use crate::check::{CheckResult, Level, Outcome, Profile};
 use crate::cleanup::Cleanup;
 use crate::reference;
-use crate::check::{CheckResult, Level, Outcome, Profile};
 use crate::target::cut;
 
 /// Renders `report` as text.

@@ -269,7 +269,11 @@ async fn no_cleanup_keeps_the_pushed_skill_and_cleanup_is_told_on_stderr_with_js
 
     let cleaned = conformance(&["--target", &node.url(), "--only", "PUSH-001"]).await;
     assert_eq!(cleaned.status.code(), Some(0), "{}", stdout(&cleaned));
-    assert!(stdout(&cleaned).contains("\nCleanup\n  withdrawn by tombstone: 1 skill(s)"), "{}", stdout(&cleaned));
+    assert!(
+        stdout(&cleaned).contains("\nCleanup\n  withdrawn by tombstone: 1 skill(s)"),
+        "{}",
+        stdout(&cleaned)
+    );
     assert_eq!(names().await, 1, "only this run's skill was withdrawn, the other run's stays");
 
     let json = conformance(&["--target", &node.url(), "--only", "PUSH-001", "--format", "json"]).await;

@@ -99,7 +99,8 @@ async fn under_ecp_1_1_a_go_like_node_shows_its_flaws_as_should_failures_and_the
         .split("Differences from the reference implementation\n")
         .nth(1)
         .unwrap_or_else(|| panic!("no differences section:\n{text}"));
-    for needle in ["ECP.md flaw 3", "ECP.md flaw 5", "ECP.md flaw 6", "SKL-011", "PUSH-016", "ROB-005", "SYNC-001"]
+    for needle in
+        ["ECP.md flaw 3", "ECP.md flaw 5", "ECP.md flaw 6", "SKL-011", "PUSH-016", "ROB-005", "SYNC-001"]
     {
         assert!(section.contains(needle), "{needle} missing from:\n{section}");
     }
@@ -115,7 +116,8 @@ async fn an_unknown_failure_of_a_go_node_is_listed_as_unexplained() {
     let report = suite_only(proxy.url(), None, Profile::Ecp11, &["MAN", "HTTP-001"]).await;
     assert_eq!(crate::util::outcome(&report, "HTTP-001"), Outcome::Fail);
     let text = ecp_conformance::report::human::render(&report);
-    let line = text.lines().find(|l| l.contains("no known flaw explains")).unwrap_or_else(|| panic!("{text}"));
+    let line =
+        text.lines().find(|l| l.contains("no known flaw explains")).unwrap_or_else(|| panic!("{text}"));
     assert!(line.contains("HTTP-001"), "{line}");
 }
 
