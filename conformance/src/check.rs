@@ -109,6 +109,31 @@ impl Check {
     pub fn area(&self) -> &'static str {
         self.id.split('-').next().unwrap_or(self.id)
     }
+
+    /// The level the check runs at under `profile`: its own when the
+    /// profile includes the check's; SHOULD under ecp-1.1 for an ecp-1.2
+    /// check that ECP/1.1 implies ([`crate::checks::implied_by_ecp11`]);
+    /// else none (skipped).
+    pub fn level_under(&self, profile: Profile) -> Option<Level> {
+        if profile.includes(self.profile) {
+            Some(self.level)
+        } else if profile == Profile::Ecp11 && crate::checks::implied_by_ecp11(self.id).is_some() {
+            Some(Level::Should)
+        } else {
+            None
+        }
+    }
+
+    /// The profile that promises the check, as reports show it under
+    /// `profile`: with the reason when it runs because ECP/1.1 implies it.
+    pub fn promise(&self, profile: Profile) -> String {
+        match crate::checks::implied_by_ecp11(self.id) {
+            Some(why) if !profile.includes(self.profile) => {
+                format!("{}, SHOULD under ecp-1.1 (implied: {why})", self.profile.as_str())
+            }
+            _ => self.profile.as_str().to_owned(),
+        }
+    }
 }
 
 /// A check's conclusion: `Ok(note)` passes.
@@ -205,6 +230,8 @@ impl Outcome {
 pub struct CheckResult {
     /// The check.
     pub check: &'static Check,
+    /// The level it ran at under the run's profile ([`Check::level_under`]).
+    pub level: Level,
     /// What became of it.
     pub outcome: Outcome,
     /// One line: the pass note, the failure, the skip or error reason.

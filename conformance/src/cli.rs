@@ -21,10 +21,15 @@ use crate::{RunError, Settings};
 const AFTER_HELP: &str = "\
 The suite WRITES to the target: every skill it pushes is named ecpconf-<run>-<tag>,
 pushed as peer ecpconf-peer-<run> with origin ecpconf-origin-<run>, where <run> is
-random hex, new for each run. Point it at a test node, or remove those skills after.
+random hex, new for each run. Afterwards it withdraws them by tombstone (--cleanup, the
+default; --no-cleanup keeps them) and says what it could not remove: the target's
+quarantine of what it refused, and its neighbours' copies. Point it at a node outside a
+live mesh, or one whose peers do not take its skills (peers.toml: push = false) meanwhile.
 
 Profiles:
-  ecp-1.1  what the existing Go implementation promises (shared/ECP.md)
+  ecp-1.1  what the existing Go implementation promises (shared/ECP.md), plus, at
+           SHOULD, the ecp-1.2 checks ECP/1.1 implies (origin and frontmatter kept,
+           a body limit, ...: marked [ecp-1.1: SHOULD] in --list)
   ecp-1.2  ecp-1.1 plus what ecp-node promises beyond it: truthful merge counts,
            provenance and lowered confidence, limits, sequence numbers, ETag/304,
            ?since=N deltas, tombstones, ECP/1.2 signed requests and responses (SIGN)
@@ -83,6 +88,12 @@ pub struct Cli {
     /// Count failed SHOULD checks for the exit code too.
     #[arg(long)]
     pub strict: bool,
+    /// Afterwards, withdraw the skills the run created (tombstones) and say what stays: the default.
+    #[arg(long, overrides_with = "no_cleanup")]
+    pub cleanup: bool,
+    /// Keep the skills the run created on the target.
+    #[arg(long, overrides_with = "cleanup")]
+    pub no_cleanup: bool,
 }
 
 /// `--profile`.
@@ -166,6 +177,7 @@ impl Cli {
             timeout: self.timeout,
             only: self.only.clone(),
             strict: self.strict,
+            cleanup: !self.no_cleanup,
         })
     }
 }
@@ -200,6 +212,12 @@ fn execute(cli: &Cli) -> Result<(String, u8), RunError> {
         Format::Json => report::json::render(&report),
         Format::Junit => report::junit::render(&report),
     };
+    // The JSON and JUnit shapes are fixed: the cleanup is told on stderr.
+    if cli.format != Format::Text
+        && let Some(cleanup) = &report.cleanup
+    {
+        eprint!("{}", report::human::cleanup(cleanup));
+    }
     Ok((text, report.exit_code()))
 }
 

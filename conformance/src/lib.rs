@@ -20,12 +20,15 @@
 //!
 //! It writes to the target: every skill it pushes is named
 //! `ecpconf-<run>-<tag>` (`<run>` is random hex, new for each run), pushed
-//! as peer `ecpconf-peer-<run>` with origin `ecpconf-origin-<run>`.
+//! as peer `ecpconf-peer-<run>` with origin `ecpconf-origin-<run>`; unless
+//! told otherwise it withdraws them afterwards ([`cleanup`]).
 //!
 //! ```text
 //!  cli ──Settings──▶ run ──▶ checks::all() ──(Ctx: Target, run id)──▶ CheckResult…
 //!                     │                                                 │
-//!                     └─ preflight: no answer at all → exit 2           ▼
+//!                     ├─ preflight: no answer at all → exit 2           │
+//!                     │  (and: is it a Go node? reference::identify)    │
+//!                     └─ afterwards: cleanup::withdraw (--cleanup)      ▼
 //!                                                   report::{human, json, junit}
 //! ```
 //!
@@ -37,13 +40,17 @@
 //! - [`check`]: what a check is, its outcomes, and its context [`check::Ctx`].
 //! - [`expect`]: field-type matchers for the wire messages.
 //! - [`checks`]: every check, one file per area.
+//! - [`reference`]: how a Go reference node is recognised, and its known flaws.
+//! - [`cleanup`]: `--cleanup`, withdrawing what the run created.
 //! - [`report`]: the text, JSON and JUnit reports.
 
 pub mod check;
 pub mod checks;
+pub mod cleanup;
 pub mod cli;
 pub mod expect;
 pub mod packets;
+pub mod reference;
 pub mod report;
 pub mod target;
 
@@ -77,10 +84,14 @@ pub struct Settings {
     pub only: Vec<String>,
     /// SHOULD failures count for the exit code.
     pub strict: bool,
+    /// After the checks, withdraw the skills the run created (`--cleanup`,
+    /// the default; `--no-cleanup` keeps them).
+    pub cleanup: bool,
 }
 
 impl Settings {
-    /// Settings for `target` with the defaults: profile ecp-1.1, 10 s, all checks.
+    /// Settings for `target` with the defaults: profile ecp-1.1, 10 s, all
+    /// checks, cleanup on.
     pub fn new(target: impl Into<String>) -> Settings {
         Settings {
             target: target.into(),
@@ -91,6 +102,7 @@ impl Settings {
             timeout: Duration::from_secs(10),
             only: Vec::new(),
             strict: false,
+            cleanup: true,
         }
     }
 }
@@ -176,16 +188,34 @@ pub fn run(settings: &Settings) -> Result<Report, RunError> {
         ));
     }
     let started = Instant::now();
+    let reference = identify_reference(&target, &first);
     let mut cx = Ctx::new(&target, run_id(), settings.profile);
     let results = selected.into_iter().map(|check| run_one(&mut cx, check)).collect();
+    let duration = started.elapsed();
+    let cleanup = settings.cleanup.then(|| cleanup::withdraw(&cx));
     Ok(Report {
         target: settings.target.clone(),
         profile: settings.profile,
         run_id: cx.run_id.clone(),
         strict: settings.strict,
         results,
-        duration: started.elapsed(),
+        duration,
+        reference,
+        cleanup,
     })
+}
+
+/// Whether the target is a Go node ([`reference::identify`]), from the
+/// preflight manifest and one listing; the reason when it is.
+fn identify_reference(target: &Target, manifest: &target::Exchange) -> Option<String> {
+    let manifest = manifest.json().filter(|_| manifest.status == 200)?;
+    let listing = target
+        .send(reqwest::Method::GET, "/ecp/skills", &[], None, &Sign::Auto)
+        .ok()
+        .filter(|ex| ex.status == 200)
+        .and_then(|ex| ex.json())
+        .unwrap_or_default();
+    reference::identify(&manifest, &listing)
 }
 
 /// Why a check with `needs` cannot run against `target`, if it cannot.
@@ -219,7 +249,8 @@ fn unmet(needs: Needs, target: &Target) -> Option<&'static str> {
 
 fn run_one(cx: &mut Ctx<'_>, check: &'static Check) -> CheckResult {
     let started = Instant::now();
-    let (outcome, reason, evidence) = if !cx.profile.includes(check.profile) {
+    let level = check.level_under(cx.profile);
+    let (outcome, reason, evidence) = if level.is_none() {
         (
             Outcome::Skip,
             format!("{} check; run with --profile {}", check.profile.as_str(), check.profile.as_str()),
@@ -244,5 +275,12 @@ fn run_one(cx: &mut Ctx<'_>, check: &'static Check) -> CheckResult {
             }
         }
     };
-    CheckResult { check, outcome, reason, evidence, duration: started.elapsed() }
+    CheckResult {
+        check,
+        level: level.unwrap_or(check.level),
+        outcome,
+        reason,
+        evidence,
+        duration: started.elapsed(),
+    }
 }

@@ -17,6 +17,9 @@
 //! IDs are stable: a check is never renumbered, and a withdrawn check's ID
 //! is never reused.
 //!
+//! `implied.rs` lists the ecp-1.2 checks ECP/1.1 already implies, which
+//! run at SHOULD under ecp-1.1.
+//!
 //! What several areas share lives here: `state` (what a refused push must
 //! not change) and the push helpers of AUTH and SIGN (`push_body`,
 //! `merged_and_served`, `not_served`).
@@ -30,12 +33,15 @@ use crate::target::Exchange;
 mod auth;
 mod bundles;
 mod http;
+mod implied;
 mod manifest;
 mod push;
 mod robustness;
 mod signed;
 mod skills;
 mod sync;
+
+pub use implied::why as implied_by_ecp11;
 
 /// Every check, in run order.
 pub fn all() -> Vec<&'static Check> {
@@ -55,17 +61,33 @@ pub fn all() -> Vec<&'static Check> {
     .collect()
 }
 
-/// What a refused push must not change: the listing's skills and sequence,
-/// and the manifest's names, count, sequence and lastUpdate.
+/// What a refused push must not change: the names, hashes and counts of
+/// the manifest and the listing, and their sequence numbers — not their
+/// times, which a node may set to the time of the request (the Go
+/// reference's `lastUpdate` and `createdAt` are).
 fn state(cx: &Ctx<'_>) -> Result<Value, Problem> {
     let (_, m) = cx.manifest()?;
     let (_, l) = cx.listing()?;
+    let mut names: Vec<&Value> = m["skillNames"].as_array().map(|a| a.iter().collect()).unwrap_or_default();
+    names.sort_by_key(|n| n.to_string());
+    let mut skills: Vec<Value> = l["skills"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|p| {
+            json!({
+                "skillName": p["skillName"], "id": p["id"], "integrityHash": p["integrityHash"],
+                "bundleDigest": p["bundleDigest"], "originInstance": p["originInstance"],
+                "confidence": p["confidence"], "shareable": p["shareable"], "deprecated": p["deprecated"],
+            })
+        })
+        .collect();
+    skills.sort_by_key(|p| p["skillName"].to_string());
     Ok(json!({
         "manifest": {
-            "skillNames": m["skillNames"], "skillCount": m["skillCount"],
-            "sequenceNum": m["sequenceNum"], "lastUpdate": m["lastUpdate"],
+            "skillNames": names, "skillCount": m["skillCount"], "sequenceNum": m["sequenceNum"],
         },
-        "listing": {"skills": l["skills"], "sequenceNum": l["sequenceNum"]},
+        "listing": {"skills": skills, "count": skills.len(), "sequenceNum": l["sequenceNum"]},
     }))
 }
 

@@ -1,11 +1,15 @@
 //! The text report: a header, one table per area (✔ pass, × fail, ! a
 //! SHOULD or MAY not met, - skip, E error), a Failures section with the
-//! requirement, the reason and the exchange, then one summary line.
+//! requirement, the reason and the exchange, a section "Differences from
+//! the reference implementation" for a Go node, the cleanup, then one
+//! summary line.
 
 use std::fmt::Write;
 
 use super::Report;
-use crate::check::{CheckResult, Level, Outcome};
+use crate::check::{CheckResult, Level, Outcome, Profile};
+use crate::cleanup::Cleanup;
+use crate::reference;
 use crate::target::cut;
 
 /// Renders `report` as text.
@@ -31,7 +35,7 @@ pub fn render(report: &Report) -> String {
             "  {} {:<8} {:<6} {:<60} {}",
             mark(report, r),
             r.check.id,
-            r.check.level.as_str(),
+            r.level.as_str(),
             cut(r.check.title, 60),
             cut(&r.reason, 70)
         );
@@ -46,8 +50,8 @@ pub fn render(report: &Report) -> String {
                 out,
                 "\n  {} {} {} {} — {}",
                 c.id,
-                c.level.as_str(),
-                c.profile.as_str(),
+                r.level.as_str(),
+                c.promise(report.profile),
                 c.spec,
                 c.title
             );
@@ -58,6 +62,13 @@ pub fn render(report: &Report) -> String {
                 let _ = writeln!(out, "    {line}");
             }
         }
+    }
+    if let Some(why) = &report.reference {
+        differences(&mut out, report, why);
+    }
+    if let Some(cleanup) = &report.cleanup {
+        out.push('\n');
+        out.push_str(&self::cleanup(cleanup));
     }
     let s = report.summary();
     let _ = writeln!(
@@ -78,29 +89,81 @@ pub fn render(report: &Report) -> String {
     out
 }
 
+/// The section for a target that identifies as a Go node: the reference's
+/// known flaws this run saw, and the failures no known flaw explains.
+fn differences(out: &mut String, report: &Report, why: &str) {
+    let _ = writeln!(out, "\nDifferences from the reference implementation");
+    let _ = writeln!(out, "  The target identifies as a Go reference node: {why}.");
+    let seen = reference::seen(report);
+    if seen.is_empty() {
+        let _ = writeln!(out, "  No known flaw of the reference was seen in this run.");
+    }
+    for (flaw, ids) in seen {
+        let _ = writeln!(out, "  - {} ({}): {}", flaw.what, flaw.source, ids.join(", "));
+    }
+    let other = reference::unexplained(report);
+    if !other.is_empty() {
+        let _ = writeln!(
+            out,
+            "  Failures no known flaw explains (a new flaw, or one of the target alone): {}",
+            other.join(", ")
+        );
+    }
+    if report.profile == Profile::Ecp11 {
+        let _ = writeln!(out, "  More of its known flaws show under --profile ecp-1.2.");
+    }
+}
+
+/// The cleanup section: what was withdrawn, what is left and why, and what
+/// a client can never remove.
+pub fn cleanup(c: &Cleanup) -> String {
+    let mut out = String::from("Cleanup\n");
+    if let Some(e) = &c.error {
+        let _ = writeln!(out, "  not done: {e}");
+    }
+    let _ = writeln!(out, "  withdrawn by tombstone: {} skill(s) this run created", c.withdrawn.len());
+    if !c.left.is_empty() {
+        let _ = writeln!(out, "  still served as active: {}", c.left.len());
+        for (name, why) in &c.left {
+            let _ = writeln!(out, "    {name}: {}", cut(why, 120));
+        }
+    }
+    let _ = writeln!(out, "  not removable by a client:");
+    for item in crate::cleanup::NOT_REMOVABLE {
+        let _ = writeln!(out, "    - {item}");
+    }
+    out
+}
+
 fn mark(report: &Report, r: &CheckResult) -> &'static str {
     match r.outcome {
         Outcome::Pass => "✔ pass ",
         Outcome::Skip => "- skip ",
         Outcome::Error => "E error",
         Outcome::Fail if report.counts_against(r) => "× FAIL ",
-        Outcome::Fail if r.check.level == Level::May => "! info ",
+        Outcome::Fail if r.level == Level::May => "! info ",
         Outcome::Fail => "! warn ",
     }
 }
 
-/// The `--list` table: every check with its level, profile and section.
+/// The `--list` table: every check with its level, profile and section;
+/// `[ecp-1.1: SHOULD]` marks the ecp-1.2 checks ECP/1.1 implies.
 pub fn list(checks: &[&crate::check::Check]) -> String {
     let mut out = String::new();
     for c in checks {
         let _ = writeln!(
             out,
-            "{:<8} {:<6} {:<7} {:<24} {}",
+            "{:<8} {:<6} {:<7} {:<24} {}{}",
             c.id,
             c.level.as_str(),
             c.profile.as_str(),
             c.spec,
-            c.title
+            c.title,
+            if c.level_under(Profile::Ecp11).is_some() && c.profile == Profile::Ecp12 {
+                " [ecp-1.1: SHOULD]"
+            } else {
+                ""
+            }
         );
     }
     let _ = writeln!(out, "{} checks", checks.len());

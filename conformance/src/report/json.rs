@@ -7,7 +7,7 @@
 use serde_json::Value;
 
 use super::Report;
-use crate::check::{Check, Outcome};
+use crate::check::{Check, Outcome, Profile};
 
 fn s(text: &str) -> String {
     Value::String(text.to_owned()).to_string()
@@ -25,7 +25,7 @@ pub fn render(report: &Report) -> String {
                 "    {{\"id\": {}, \"title\": {}, \"level\": {}, \"spec\": {}, \"result\": {}, \"reason\": {}}}",
                 s(r.check.id),
                 s(r.check.title),
-                s(r.check.level.as_str()),
+                s(r.level.as_str()),
                 s(r.check.spec),
                 s(r.outcome.json_result()),
                 s(&reason)
@@ -44,17 +44,19 @@ pub fn render(report: &Report) -> String {
     )
 }
 
-/// `--list --format json`: an array of the checks.
+/// `--list --format json`: an array of the checks; `levelUnderEcp11` is
+/// the level a check runs at under ecp-1.1 (`null`: skipped there).
 pub fn list(checks: &[&Check]) -> String {
     let items: Vec<String> = checks
         .iter()
         .map(|c| {
             format!(
-                "  {{\"id\": {}, \"title\": {}, \"level\": {}, \"profile\": {}, \"spec\": {}, \"requirement\": {}}}",
+                "  {{\"id\": {}, \"title\": {}, \"level\": {}, \"profile\": {}, \"levelUnderEcp11\": {}, \"spec\": {}, \"requirement\": {}}}",
                 s(c.id),
                 s(c.title),
                 s(c.level.as_str()),
                 s(c.profile.as_str()),
+                c.level_under(Profile::Ecp11).map_or("null".to_owned(), |l| s(l.as_str())),
                 s(c.spec),
                 s(c.requirement)
             )

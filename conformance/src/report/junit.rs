@@ -70,8 +70,8 @@ pub fn render(report: &Report) -> String {
             let detail = || {
                 let mut d = format!(
                     "{} {} {}\nrequirement: {}\nreason: {}",
-                    c.level.as_str(),
-                    c.profile.as_str(),
+                    r.level.as_str(),
+                    c.promise(report.profile),
                     c.spec,
                     c.requirement,
                     r.reason
@@ -92,7 +92,7 @@ pub fn render(report: &Report) -> String {
                     let _ = write!(
                         out,
                         ">\n      <failure type=\"{}\" message=\"{}\">{}</failure>\n    </testcase>\n",
-                        c.level.as_str(),
+                        r.level.as_str(),
                         esc(&r.reason),
                         detail()
                     );
@@ -101,7 +101,7 @@ pub fn render(report: &Report) -> String {
                     let _ = write!(
                         out,
                         ">\n      <error type=\"{}\" message=\"{}\">{}</error>\n    </testcase>\n",
-                        c.level.as_str(),
+                        r.level.as_str(),
                         esc(&r.reason),
                         detail()
                     );

@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use crate::check::{CheckResult, Level, Outcome, Profile};
+use crate::cleanup::Cleanup;
 
 pub mod human;
 pub mod json;
@@ -23,8 +24,14 @@ pub struct Report {
     pub strict: bool,
     /// One result per selected check, in run order.
     pub results: Vec<CheckResult>,
-    /// How long the run took.
+    /// How long the checks took.
     pub duration: Duration,
+    /// Why the target was taken for a Go reference node, if it was
+    /// ([`crate::reference::identify`]): the text report then has a section
+    /// "Differences from the reference implementation".
+    pub reference: Option<String>,
+    /// What `--cleanup` did (`None` under `--no-cleanup`).
+    pub cleanup: Option<Cleanup>,
 }
 
 /// Counts of outcomes.
@@ -59,14 +66,14 @@ impl Report {
                     if r.outcome == Outcome::Error {
                         s.error += 1;
                     }
-                    match r.check.level {
+                    match r.level {
                         Level::Must => s.must_fail += 1,
                         Level::Should => s.should_fail += 1,
                         Level::May => {}
                     }
                 }
             }
-            if r.check.level == Level::Must && r.outcome != Outcome::Skip {
+            if r.level == Level::Must && r.outcome != Outcome::Skip {
                 s.must_run += 1;
             }
         }
@@ -77,7 +84,7 @@ impl Report {
     /// failed SHOULD under `--strict`. MAY checks never do.
     pub fn counts_against(&self, r: &CheckResult) -> bool {
         matches!(r.outcome, Outcome::Fail | Outcome::Error)
-            && (r.check.level == Level::Must || (self.strict && r.check.level == Level::Should))
+            && (r.level == Level::Must || (self.strict && r.level == Level::Should))
     }
 
     /// 0 when every MUST passed (and every SHOULD, under `--strict`), else 1.

@@ -5,8 +5,10 @@
 //! for the SIGN checks, name every check ID.
 
 use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use ecp_conformance::check::{Outcome, Profile};
+use ecp_conformance::packets::set_body;
 use ecp_node::config::Config;
 use serde_json::{Value, json};
 
@@ -321,6 +323,25 @@ const CASES: &[Case] = &[
             "AUTH-001", "AUTH-002", "AUTH-003", "AUTH-004", "AUTH-005", "AUTH-006", "AUTH-010", "AUTH-011",
             "AUTH-013",
         ],
+    },
+    Case {
+        name: "a-skill-changes-between-reads",
+        // Its body (and so its hash) differs on every read: AUTH-010 sees a
+        // change that is no time (reference.rs: times alone do not fail it).
+        faults: || Faults {
+            listing: Some(|l| {
+                static READS: AtomicUsize = AtomicUsize::new(0);
+                let n = READS.fetch_add(1, Ordering::SeqCst);
+                if let Some(p) = first_packet(l) {
+                    let body = format!("{}Read {n}.\n", p["skillBody"].as_str().unwrap_or_default());
+                    set_body(p, &body);
+                }
+            }),
+            ..Default::default()
+        },
+        node: none,
+        secret: true,
+        fail: &["AUTH-010"],
     },
     Case {
         name: "verifies-the-hmac-its-own-way",
@@ -678,6 +699,7 @@ broken! {
     counts_as_strings => "counts-as-strings",
     accepts_everything => "accepts-everything",
     ignores_the_hmac => "ignores-the-hmac",
+    a_skill_changes_between_reads => "a-skill-changes-between-reads",
     verifies_the_hmac_its_own_way => "verifies-the-hmac-its-own-way",
     no_full_url_hmac => "no-full-url-hmac",
     crashes_on_bad_json => "crashes-on-bad-json",

@@ -65,6 +65,7 @@ async fn help_says_what_the_suite_writes_and_the_exit_codes() {
         "ECP_CONFORMANCE_KEY_SECRET",
         "--second-key-id",
         "--no-legacy",
+        "--no-cleanup",
         "SIGN",
         "Exit codes",
     ] {
@@ -247,4 +248,38 @@ async fn key_secrets_from_the_environment_sign_the_sign_checks() {
     assert!(
         checks.iter().all(|c| c["result"] == "skip" && c["reason"].as_str().unwrap().contains("--key-id"))
     );
+}
+
+/// `--no-cleanup` keeps what the run pushed; without it the text report
+/// ends with the Cleanup section, and with `--format json` the cleanup is
+/// told on stderr, the JSON on stdout unchanged.
+#[tokio::test(flavor = "multi_thread")]
+async fn no_cleanup_keeps_the_pushed_skill_and_cleanup_is_told_on_stderr_with_json() {
+    let node = TestNode::start().await;
+    let client = reqwest::Client::builder().no_proxy().build().unwrap();
+    let names = || async {
+        let answer = client.get(format!("{}/ecp/manifest", node.url())).send().await.unwrap();
+        let m: Value = answer.json().await.unwrap();
+        m["skillNames"].as_array().unwrap().len()
+    };
+    let kept = conformance(&["--target", &node.url(), "--only", "PUSH-001", "--no-cleanup"]).await;
+    assert_eq!(kept.status.code(), Some(0), "{}", stdout(&kept));
+    assert!(!stdout(&kept).contains("\nCleanup\n"), "{}", stdout(&kept));
+    assert_eq!(names().await, 1, "--no-cleanup kept the pushed skill");
+
+    let cleaned = conformance(&["--target", &node.url(), "--only", "PUSH-001"]).await;
+    assert_eq!(cleaned.status.code(), Some(0), "{}", stdout(&cleaned));
+    assert!(
+        stdout(&cleaned).contains("\nCleanup\n  withdrawn by tombstone: 1 skill(s)"),
+        "{}",
+        stdout(&cleaned)
+    );
+    assert_eq!(names().await, 1, "only this run's skill was withdrawn, the other run's stays");
+
+    let json = conformance(&["--target", &node.url(), "--only", "PUSH-001", "--format", "json"]).await;
+    let report: Value = serde_json::from_slice(&json.stdout).expect("stdout is the JSON report alone");
+    assert_eq!(report.as_object().unwrap().len(), 4);
+    let stderr = String::from_utf8_lossy(&json.stderr);
+    assert!(stderr.contains("withdrawn by tombstone: 1 skill(s)"), "{stderr}");
+    assert_eq!(names().await, 1);
 }

@@ -13,5 +13,9 @@ mod broken;
 mod gate;
 // signed: the SIGN checks against correct and broken gates; the whole suite with a key.
 mod signed;
+// reference: Go-like targets — times per request, the checks ECP/1.1 implies, the differences section.
+mod reference;
+// cleanup: --cleanup withdraws what a run created from a real node; --no-cleanup keeps it.
+mod cleanup;
 // cli: the binary — exit codes, --list, the JSON and JUnit shapes, --help.
 mod cli;
