@@ -71,6 +71,9 @@ pub struct Library {
     structure: StructureLimits,
     /// The limits a local skill's folder must fit (`[limits] bundle_max_*`).
     bundle: BundleLimits,
+    /// Open while the server's background jobs may run (`true`); see
+    /// [`Library::in_background`].
+    background: Arc<tokio::sync::RwLock<bool>>,
 }
 
 impl Library {
@@ -105,6 +108,7 @@ impl Library {
             entries,
             structure: StructureLimits::default(),
             bundle: BundleLimits::default(),
+            background: Arc::new(tokio::sync::RwLock::new(true)),
         })
     }
 
@@ -320,8 +324,7 @@ impl Library {
                 while let Ok(more) = rx.try_recv() {
                     batch.extend(more);
                 }
-                let library = library.clone();
-                let _ = tokio::task::spawn_blocking(move || library.project(&batch)).await;
+                let _ = library.in_background(move |library| library.project(&batch)).await;
             }
         })
     }
@@ -758,6 +761,34 @@ impl Library {
         Ok(removed.len())
     }
 
+    /// Runs `job` on a blocking thread as one of the server's background jobs
+    /// (an import pass, a projection batch, a blob collection): `None` once
+    /// [`Library::stop_background`] ran, or if the job panicked. Aborting the
+    /// task that waits for a blocking job does not stop the job, so the gate
+    /// is what keeps a stopped node from writing to its store and folder.
+    pub async fn in_background<T: Send + 'static>(
+        &self,
+        job: impl FnOnce(Library) -> T + Send + 'static,
+    ) -> Option<T> {
+        let open = Arc::clone(&self.background).read_owned().await;
+        if !*open {
+            return None;
+        }
+        let library = self.clone();
+        tokio::task::spawn_blocking(move || {
+            let _open = open;
+            job(library)
+        })
+        .await
+        .ok()
+    }
+
+    /// Waits for the background job running now, if any, and lets no other
+    /// start: after this, the server writes nothing more (its shutdown).
+    pub async fn stop_background(&self) {
+        *self.background.write().await = false;
+    }
+
     /// Collects unused blobs ([`Library::collect_blobs`]) for as long as the
     /// server runs: every quarter of the grace period, from 1 s to 5 min.
     pub async fn collect_blobs_while_serving(self) {
@@ -766,8 +797,7 @@ impl Library {
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             tick.tick().await;
-            let library = self.clone();
-            if let Ok(Err(e)) = tokio::task::spawn_blocking(move || library.collect_blobs()).await {
+            if let Some(Err(e)) = self.in_background(|library| library.collect_blobs()).await {
                 tracing::error!(error = %e, "cannot collect unused blobs");
             }
         }
@@ -791,13 +821,13 @@ impl Library {
                 // The other process decided sharing with its own settings
                 // (flags, node.toml), which may not be ours: decide again
                 // before the change is announced and served.
-                let library = self.clone();
-                let decided = tokio::task::spawn_blocking(move || {
-                    library.reconcile_all(Source::Operator)?;
-                    library.store.sequence()
-                })
-                .await;
-                if let Ok(Ok(now)) = decided {
+                let decided = self
+                    .in_background(|library| {
+                        library.reconcile_all(Source::Operator)?;
+                        library.store.sequence()
+                    })
+                    .await;
+                if let Some(Ok(now)) = decided {
                     seq = now;
                 }
                 let changed = self.sequence.send_if_modified(|known| {
@@ -808,11 +838,49 @@ impl Library {
                 if changed {
                     // The other process may project into another folder (its
                     // own flags); make ours show the change too.
-                    let library = self.clone();
-                    let _ = tokio::task::spawn_blocking(move || library.project_all()).await;
+                    let _ = self.in_background(|library| library.project_all()).await;
                 }
             }
             last = Some(version);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::time::Duration;
+
+    use super::*;
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn stopping_the_background_waits_for_the_running_job_and_starts_no_other() {
+        let dir = tempfile::tempdir().unwrap();
+        let library = Library::open(&dir.path().join("data"), &dir.path().join("skills")).unwrap();
+        let (started_tx, started_rx) = std::sync::mpsc::channel();
+        let finished = Arc::new(AtomicBool::new(false));
+        let running = {
+            let (library, finished) = (library.clone(), Arc::clone(&finished));
+            tokio::spawn(async move {
+                library
+                    .in_background(move |_| {
+                        started_tx.send(()).unwrap();
+                        std::thread::sleep(Duration::from_millis(300));
+                        finished.store(true, Ordering::SeqCst);
+                    })
+                    .await
+            })
+        };
+        tokio::task::spawn_blocking(move || started_rx.recv().unwrap()).await.unwrap();
+        running.abort(); // as a shutdown aborts the task waiting for the job
+        library.stop_background().await;
+        assert!(finished.load(Ordering::SeqCst), "the running job ended before stop_background returned");
+        let ran = Arc::new(AtomicBool::new(false));
+        let later = {
+            let ran = Arc::clone(&ran);
+            library.in_background(move |_| ran.store(true, Ordering::SeqCst)).await
+        };
+        assert_eq!(later, None);
+        assert!(!ran.load(Ordering::SeqCst), "no job starts once stopped");
     }
 }

@@ -377,6 +377,8 @@ impl Node {
         for task in &self.background {
             task.abort();
         }
+        // The aborted tasks' blocking jobs run on: wait for them.
+        self.library.stop_background().await;
         if let Some(health) = self.health_server.take() {
             health.await.unwrap_or(Ok(()))?;
         }

@@ -145,11 +145,8 @@ struct Imports {
 impl Imports {
     /// One import; `warn` is false when the skips were just logged elsewhere.
     async fn run(&mut self, library: &Library, warn: bool) {
-        let library = library.clone();
-        let Ok(report) = tokio::task::spawn_blocking(move || import_all(&library)).await else {
-            tracing::error!("skills folder import panicked");
-            return;
-        };
+        // None: the node is stopping (or the pass panicked, which printed).
+        let Some(report) = library.in_background(|library| import_all(&library)).await else { return };
         for skip in report.skipped.iter().filter(|s| warn && !self.skipped.contains(*s)) {
             tracing::warn!(file = %skip.path.display(), reason = %skip.reason, "skills folder: file not imported");
         }
