@@ -183,12 +183,13 @@ impl Default for Metrics {
 
 impl Metrics {
     /// Counts the decisions of committed audit entries. A summary line of
-    /// unchanged packets (`unchanged`, reason `"N packets"`) counts N.
+    /// unchanged packets or echoes (`unchanged`, `echo`, reason `"N
+    /// packets"`) counts N.
     pub fn record_audit(&self, entries: &[AuditEntry]) {
         for entry in entries {
             let (decision, stage) = entry.decision.split_once(':').unwrap_or((&entry.decision, "none"));
             let count = match (decision, entry.reason.strip_suffix(" packets")) {
-                ("unchanged", Some(n)) => n.parse().unwrap_or(1),
+                ("unchanged" | "echo", Some(n)) => n.parse().unwrap_or(1),
                 _ => 1,
             };
             let labels = DecisionLabels { decision: decision.to_owned(), stage: stage.to_owned() };

@@ -285,6 +285,14 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (folder, entry)
     ) STRICT;
     "#,
+    // 11 (#17 item 1, SPEC §6.6): whether each held skill's origin is
+    // verified. A copy from an ECP/1.1 sender is not, and gives way to the
+    // true origin. Held before: those under the Go default identity were
+    // laundered by a Go node.
+    r#"
+    ALTER TABLE skills ADD COLUMN origin_verified INTEGER NOT NULL DEFAULT 1;
+    UPDATE skills SET origin_verified = 0 WHERE kind = 'external' AND origin = 'ok-agent';
+    "#,
 ];
 
 /// Brings the database to the newest schema.
