@@ -311,15 +311,17 @@ mod tests {
     }
 
     #[test]
-    fn decisions_are_split_at_the_stage_and_unchanged_summaries_count_their_packets() {
+    fn decisions_are_split_at_the_stage_and_unchanged_and_echo_summaries_count_their_packets() {
         let m = Metrics::default();
         m.record_audit(&[
             entry("new", "confidence 0.5"),
             entry("rejected:scan", "curl | sh"),
             entry("rejected:scan", "rm -rf"),
             entry("unchanged", "7 packets"),
+            entry("echo", "3 packets"),
         ]);
         let text = m.encode();
+        assert!(text.contains(r#"ecp_decisions_total{decision="echo",stage="none"} 3"#), "{text}");
         assert!(text.contains(r#"ecp_decisions_total{decision="new",stage="none"} 1"#), "{text}");
         assert!(text.contains(r#"ecp_decisions_total{decision="rejected",stage="scan"} 2"#), "{text}");
         assert!(text.contains(r#"ecp_decisions_total{decision="unchanged",stage="none"} 7"#), "{text}");

@@ -191,7 +191,13 @@ fn a_flood_of_refusals_from_one_sender_evicts_only_its_own_share() {
 }
 
 fn from(account: &str) -> Sender {
-    Sender { instance: account.into(), account: format!("peer:http://{account}"), trust: 1.0, reshare: true }
+    Sender {
+        instance: account.into(),
+        account: format!("peer:http://{account}"),
+        trust: 1.0,
+        reshare: true,
+        kind: ecp_protocol::merge::SenderKind::Current,
+    }
 }
 
 fn caps(entries: u64, bytes: u64) -> Limits {
