@@ -65,6 +65,8 @@ fn fixed_store() -> Store {
         deprecated,
         confidence: None,
         bundle_digest: String::new(),
+        origin_verified: true,
+        content_key: None,
     };
     let other = |name: &str| integrity::body_hash(&format!("held version of {name}"));
     HashMap::from([
@@ -104,7 +106,13 @@ fn fixed_store() -> Store {
 }
 
 fn merge_context() -> MergeContext<'static> {
-    MergeContext { local_instance: LOCAL, sender: SENDER, trust: 0.6, now: at("2026-11-22T12:00:00Z") }
+    MergeContext {
+        local_instance: LOCAL,
+        sender: SENDER,
+        trust: 0.6,
+        now: at("2026-11-22T12:00:00Z"),
+        sender_kind: ecp_protocol::merge::SenderKind::Current,
+    }
 }
 
 /// Fuzz target `update_merge`.

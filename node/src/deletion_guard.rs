@@ -27,6 +27,7 @@
 use std::path::Path;
 
 use ecp_protocol::StandardPolicy;
+use ecp_protocol::merge::SenderKind;
 use serde::{Deserialize, Serialize};
 
 use crate::intake::Sender;
@@ -181,6 +182,7 @@ impl Library {
                 account: received.account,
                 trust: received.trust,
                 reshare: received.reshare,
+                kind: SenderKind::Current,
             };
             let done = self.withdraw(received.packets, &sender, policy)?;
             return Ok(Released { deletion, done });

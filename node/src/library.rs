@@ -8,6 +8,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use ecp_protocol::bundle::BundleLimits;
+use ecp_protocol::merge::SenderKind;
 use ecp_protocol::skill_doc::StructureLimits;
 use ecp_protocol::{KnowledgeUpdate, MergeResult, SkillKind, SkillPacket, StandardPolicy};
 use tokio::sync::{mpsc, watch};
@@ -437,6 +438,9 @@ impl Library {
                 account,
                 trust: entry.trust.unwrap_or(fallback_trust),
                 reshare,
+                // Not recorded with the entry: the packet's own marks
+                // (the Go default identity) still make its origin unverified.
+                kind: SenderKind::Current,
             };
             let update = KnowledgeUpdate { skills: vec![packet], ..KnowledgeUpdate::default() };
             let result = self.merge(update, &sender, policy)?;

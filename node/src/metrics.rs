@@ -183,12 +183,13 @@ impl Default for Metrics {
 
 impl Metrics {
     /// Counts the decisions of committed audit entries. A summary line of
-    /// unchanged packets (`unchanged`, reason `"N packets"`) counts N.
+    /// unchanged packets or echoes (`unchanged`, `echo`, reason `"N
+    /// packets"`) counts N.
     pub fn record_audit(&self, entries: &[AuditEntry]) {
         for entry in entries {
             let (decision, stage) = entry.decision.split_once(':').unwrap_or((&entry.decision, "none"));
             let count = match (decision, entry.reason.strip_suffix(" packets")) {
-                ("unchanged", Some(n)) => n.parse().unwrap_or(1),
+                ("unchanged" | "echo", Some(n)) => n.parse().unwrap_or(1),
                 _ => 1,
             };
             let labels = DecisionLabels { decision: decision.to_owned(), stage: stage.to_owned() };
@@ -310,15 +311,17 @@ mod tests {
     }
 
     #[test]
-    fn decisions_are_split_at_the_stage_and_unchanged_summaries_count_their_packets() {
+    fn decisions_are_split_at_the_stage_and_unchanged_and_echo_summaries_count_their_packets() {
         let m = Metrics::default();
         m.record_audit(&[
             entry("new", "confidence 0.5"),
             entry("rejected:scan", "curl | sh"),
             entry("rejected:scan", "rm -rf"),
             entry("unchanged", "7 packets"),
+            entry("echo", "3 packets"),
         ]);
         let text = m.encode();
+        assert!(text.contains(r#"ecp_decisions_total{decision="echo",stage="none"} 3"#), "{text}");
         assert!(text.contains(r#"ecp_decisions_total{decision="new",stage="none"} 1"#), "{text}");
         assert!(text.contains(r#"ecp_decisions_total{decision="rejected",stage="scan"} 2"#), "{text}");
         assert!(text.contains(r#"ecp_decisions_total{decision="unchanged",stage="none"} 7"#), "{text}");

@@ -23,6 +23,7 @@ fn ctx() -> MergeContext<'static> {
         sender: "bench-origin",
         trust: 0.6,
         now: Timestamp::parse("2026-11-22T10:00:00Z").unwrap(),
+        sender_kind: ecp_protocol::merge::SenderKind::Current,
     }
 }
 

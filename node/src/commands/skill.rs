@@ -197,7 +197,11 @@ fn show(library: &Library, name: &str, json: bool) -> anyhow::Result<ExitCode> {
     };
     field("name", &record.name);
     field("kind", record.kind);
-    field("origin", &record.origin);
+    if record.origin_verified {
+        field("origin", &record.origin);
+    } else {
+        field("origin", &format!("{} — origin unverified (received from a legacy peer)", record.origin));
+    }
     field("version", &record.version.to_string());
     field("confidence", &format!("{:.2}", record.confidence));
     field("deprecated", yes_no(record.deprecated));

@@ -63,6 +63,22 @@ pub enum ClientError {
         /// The peer's `error` message, cut short and made one line.
         message: String,
     },
+    /// A request signed with ECP/1.2 only was answered 403, as a Go node
+    /// with a secret answers a request without a valid `X-ECP-HMAC` (our
+    /// nodes answer 401 to a bad signature). Never retried with the legacy
+    /// header on its own: that constant token would be a downgrade
+    /// (`SPEC.md` §6.5.1).
+    #[error(
+        "answered {status}{}; the peer refused ECP/1.2 signatures; if it is an ECP/1.1 node, mark it \
+         `legacy = true` (peers.toml) or pass `--legacy`",
+        if .message.is_empty() { String::new() } else { format!(": {}", .message) }
+    )]
+    SignaturesRefused {
+        /// The status (403).
+        status: StatusCode,
+        /// The peer's `error` message, cut short and made one line.
+        message: String,
+    },
     /// The peer answered with a redirect, which ECP requests never follow.
     #[error(
         "answered {0} (a redirect); ECP requests do not follow redirects, so nothing was sent on: \
@@ -363,7 +379,12 @@ impl PeerClient {
             body.extend_from_slice(&chunk);
         }
         if !status.is_success() {
-            return Err(ClientError::Status { status, message: error_message(&body) });
+            let message = error_message(&body);
+            let signed_only = self.credentials.key.is_some() && self.credentials.legacy_secret.is_none();
+            if status == StatusCode::FORBIDDEN && signed_only {
+                return Err(ClientError::SignaturesRefused { status, message });
+            }
+            return Err(ClientError::Status { status, message });
         }
         if let (Some(signed), Some(signature)) = (&expect, &signature) {
             verify_answer(signed, status, signature, &body)?;

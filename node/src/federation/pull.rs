@@ -44,6 +44,7 @@
 //! pending). From any other peer a bundle's packet is merged as it is, and
 //! stays pending with its reason.
 
+use ecp_protocol::merge::{GO_DEFAULT_INSTANCE, SenderKind};
 use ecp_protocol::{KnowledgeUpdate, Manifest, MergeResult, SkillPacket};
 use sha2::{Digest, Sha256};
 
@@ -82,7 +83,10 @@ pub struct PullReport {
     /// Packets in the answer.
     pub packets: usize,
     /// Of those, packets that originated at or passed through this node and
-    /// were therefore not merged (the merge would refuse them as loops).
+    /// were therefore not merged (the merge would refuse them as loops), and
+    /// laundered copies of skills held here that a legacy peer served back
+    /// under its own origin (`SPEC.md` §7.9.2 rule 3a; counted `unchanged`
+    /// in `result` too).
     pub echoes: usize,
     /// The merge of the other packets.
     pub result: MergeResult,
@@ -318,13 +322,16 @@ async fn settle(ctx: &Context, withdrawn: Withdrawn) -> Result<MergeResult, Sync
     blocking(move || library.settle_withdrawals(packets, &sender, &policy)).await
 }
 
-/// The peer as the sender of what a round brings.
+/// The peer as the sender of what a round brings: a legacy one (`SPEC.md`
+/// §6.6.1) when configured so or when its manifest names the Go default identity.
 fn sender(ctx: &Context, peer: &PeerSpec, instance: &str) -> Sender {
+    let legacy = peer.legacy || instance == GO_DEFAULT_INSTANCE;
     Sender {
         instance: instance.to_owned(),
         account: peer_account(&peer.url),
         trust: peer.trust,
         reshare: ctx.reshare,
+        kind: if legacy { SenderKind::Legacy } else { SenderKind::Current },
     }
 }
 
@@ -365,6 +372,7 @@ async fn merge_page(
         let mut result = MergeResult::default();
         let mut held_back = Vec::new();
         let mut withdrawals = Vec::new();
+        let mut laundered = 0;
         // A full pull of a large node may exceed the per-update packet limit;
         // its packets carry unique names, so merging it in slices is the same merge.
         let slice = policy.max_packets.max(1);
@@ -376,12 +384,13 @@ async fn merge_page(
             result.absorb(merged.result);
             held_back.extend(merged.held_back);
             withdrawals.extend(merged.withdrawals);
+            laundered += merged.echoes;
         }
         Ok(Page {
             sequence,
             next,
             packets,
-            echoes: echoes.len(),
+            echoes: echoes.len() + laundered,
             result,
             held_back,
             withdrawals,

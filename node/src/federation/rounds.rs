@@ -30,7 +30,7 @@ impl Federator {
                     tracing::info!(peer = %spec.url, instance = %r.instance, since = r.since, packets = r.packets,
                         new = r.result.new_skills, updated = r.result.updated_skills,
                         rejected = r.result.rejected_skills, unchanged = r.result.unchanged,
-                        held = r.result.held_skills, "pulled");
+                        held = r.result.held_skills, echoes = r.echoes, "pulled");
                 }
                 r.instance
             })

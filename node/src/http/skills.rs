@@ -13,6 +13,7 @@ use axum::body::Body;
 use axum::extract::{ConnectInfo, Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use ecp_protocol::merge::{GO_DEFAULT_INSTANCE, SenderKind};
 use ecp_protocol::{DecodeError, KnowledgeUpdate};
 
 use super::MergeStarted;
@@ -185,7 +186,11 @@ pub(super) async fn post(
         (None, Some(Extension(ConnectInfo(addr)))) => address_account(addr.ip()),
         (None, None) => "addr:unknown".to_owned(),
     };
-    let sender = Sender { instance: peer.to_owned(), account, trust, reshare };
+    // X-ECP-HMAC alone, or the Go default identity: an ECP/1.1 sender,
+    // whose origins are unverified (SPEC.md §6.6.1).
+    let legacy = matches!(*caller, Caller::Legacy) || peer == GO_DEFAULT_INSTANCE;
+    let kind = if legacy { SenderKind::Legacy } else { SenderKind::Current };
+    let sender = Sender { instance: peer.to_owned(), account, trust, reshare, kind };
     let library = state.library.clone();
     let policy = state.config.policy.clone();
     let result = tokio::task::spawn_blocking(move || library.merge(update, &sender, &policy)).await??;

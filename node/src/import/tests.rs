@@ -217,8 +217,13 @@ fn files_the_node_projected_are_not_imported() {
         skills: vec![remote],
         ..Default::default()
     };
-    let sender =
-        Sender { instance: "peer-a".into(), account: "addr:127.0.0.1".into(), trust: 0.6, reshare: true };
+    let sender = Sender {
+        instance: "peer-a".into(),
+        account: "addr:127.0.0.1".into(),
+        trust: 0.6,
+        reshare: true,
+        kind: ecp_protocol::merge::SenderKind::Current,
+    };
     let result = f.library.merge(update, &sender, &ecp_protocol::StandardPolicy::default()).unwrap();
     assert_eq!(result.new_skills, 1, "{result:?}");
     assert!(f.skills.join("remote").join(SKILL_FILE).exists());
@@ -243,8 +248,13 @@ fn a_received_skills_file_says_where_it_came_from_and_only_an_agents_edit_is_imp
         skills: vec![remote],
         ..Default::default()
     };
-    let sender =
-        Sender { instance: "peer-a".into(), account: "addr:127.0.0.1".into(), trust: 0.6, reshare: true };
+    let sender = Sender {
+        instance: "peer-a".into(),
+        account: "addr:127.0.0.1".into(),
+        trust: 0.6,
+        reshare: true,
+        kind: ecp_protocol::merge::SenderKind::Current,
+    };
     f.library.merge(update, &sender, &ecp_protocol::StandardPolicy::default()).unwrap();
     let file = f.skills.join("remote").join(SKILL_FILE);
     let shown = fs::read_to_string(&file).unwrap();

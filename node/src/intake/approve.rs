@@ -50,6 +50,9 @@ pub fn approve(
             account: Source::Operator.to_string(),
             trust: entry.trust.unwrap_or(fallback_trust),
             reshare,
+            // The operator vouches for the content, not for its origin: the
+            // packet's own marks still make an origin unverified.
+            kind: ecp_protocol::merge::SenderKind::Current,
         };
         let mut admitted = receive(packet, &sender.context(store.instance_id()));
         // The operator vouches for the skill as sent; hashes stay truthful.

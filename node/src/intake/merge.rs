@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 
-use ecp_protocol::merge::{Stage, tally};
+use ecp_protocol::merge::{Stage, origin_verified, tally};
 use ecp_protocol::scan::Severity;
 use ecp_protocol::{
     AcceptPolicy, Decision, KnowledgeUpdate, MergeOutcome, MergeResult, PacketDecision, ShownConfidence,
@@ -37,6 +37,10 @@ pub struct Merged {
     /// With [`Withdrawals::Defer`], the tombstones that would have withdrawn
     /// an active skill, as received: neither applied nor counted.
     pub withdrawals: Vec<SkillPacket>,
+    /// Packets that were laundered copies of skills held here
+    /// ([`Decision::Echo`]): counted `unchanged` in the result, audited as
+    /// `echo`, never quarantined.
+    pub echoes: usize,
 }
 
 /// What a merge does with what it does not apply straight away: installs
@@ -111,7 +115,10 @@ pub fn merge(
     let source = sender.source();
     let (merged, decisions) = store.transaction(|tx| {
         let names: Vec<&str> = update.skills.iter().map(|p| p.skill_name.as_str()).collect();
-        let view = tx.view(&names)?;
+        // Held bodies are read only when a packet's origin is unverified:
+        // only such a packet can be an echo (§7.9.2 rule 3a).
+        let ctx = sender.context(store.instance_id());
+        let view = tx.view(&names, update.skills.iter().any(|p| !origin_verified(p, &ctx)))?;
         // The merge consumes the packets and changes what it admits: a
         // deferred withdrawal is kept as it came, to be merged again later.
         let mut tombstones: HashMap<usize, SkillPacket> = match withdrawals {
@@ -125,7 +132,7 @@ pub fn merge(
                 .collect(),
         };
         let received = super::bundles::as_received(&update);
-        let outcome = merge_knowledge(update, &view, policy, &sender.context(store.instance_id()));
+        let outcome = merge_knowledge(update, &view, policy, &ctx);
         let (outcome, deferred) = set_aside_withdrawals(outcome, &view, withdrawals);
         let outcome = super::bundles::gate(tx, outcome, policy, received);
         let deferred = deferred.iter().filter_map(|d| tombstones.remove(&d.index)).collect();
@@ -152,6 +159,7 @@ pub fn merge(
         let admitted = admit(outcome, &excess);
         let mut decisions = Decisions::default();
         let changes = apply(tx, &admitted.decisions, &view, sender, &source, limits, intake, &mut decisions)?;
+        let echoes = admitted.decisions.iter().filter(|d| d.decision == Decision::Echo).count();
         for e in &excess {
             let reason = format!(
                 "{} of {} installs held back by the {} limit ({e})",
@@ -165,7 +173,9 @@ pub fn merge(
         tx.count_new_installs(Per::Origin, &installs_by_origin(&admitted.decisions), at)?;
         tx.count_new_installs(Per::Sender, &new_by_sender(&admitted.decisions, &sender.account), at)?;
         tx.evict_quarantine_over(limits.quarantine, &source)?;
-        Ok((Merged { result: admitted.result, changes, held_back: excess, withdrawals: deferred }, decisions))
+        let merged =
+            Merged { result: admitted.result, changes, held_back: excess, withdrawals: deferred, echoes };
+        Ok((merged, decisions))
     })?;
     decisions.log();
     Ok(merged)
@@ -235,6 +245,16 @@ fn install_reason(d: &PacketDecision, held: Option<&StoredSkill>, sender: &Sende
     let raised_from = held
         .filter(|h| h.integrity_hash == d.packet.integrity_hash && h.deprecated == d.packet.deprecated)
         .and_then(|h| h.confidence);
+    if let Some(replaced) = held.filter(|h| !h.origin_verified && h.kind == SkillKind::External) {
+        let verified = d.packet.provenance.as_ref().is_none_or(|p| !p.origin_unverified);
+        if verified {
+            return format!(
+                "confidence {}; replaces the copy held with an unverified origin ({:?}, received from an ECP/1.1 \
+                 sender or under the Go default identity): {:?} is a verified origin, from {}",
+                d.packet.confidence, replaced.origin, d.packet.origin_instance, sender.account
+            );
+        }
+    }
     match raised_from {
         Some(before) => format!(
             "confidence raised from {} to {}: the same content (integrityHash {}) arrived from {} at trust {}, \
@@ -263,7 +283,7 @@ fn apply(
     log: &mut Decisions,
 ) -> Result<Vec<Change>, StoreError> {
     let mut changes = Vec::new();
-    let mut unchanged = 0usize;
+    let (mut unchanged, mut echoes) = (0usize, 0usize);
     for d in decisions {
         let name = d.packet.skill_name.as_str();
         match &d.decision {
@@ -283,6 +303,7 @@ fn apply(
                 changes.push(change);
             }
             Decision::Unchanged => unchanged += 1,
+            Decision::Echo => echoes += 1,
             Decision::Rejected { stage, reason } => {
                 let refusal = Refusal {
                     peer: source,
@@ -306,6 +327,11 @@ fn apply(
         // One line, not one per packet: a full pull of an unchanged peer
         // would otherwise write its whole skill set every round.
         tx.audit(source, "*", "unchanged", &format!("{unchanged} packets"))?;
+    }
+    if echoes > 0 {
+        // Laundered copies of what this node holds (SPEC.md §7.9.2 rule 3a):
+        // a Go peer serves them back every round; nothing to refuse.
+        tx.audit(source, "*", "echo", &format!("{echoes} packets"))?;
     }
     Ok(changes)
 }

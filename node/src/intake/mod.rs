@@ -33,7 +33,8 @@ mod merge;
 mod review;
 mod withdraw;
 
-use ecp_protocol::{MergeContext, SkillPacket};
+use ecp_protocol::SkillPacket;
+use ecp_protocol::merge::{MergeContext, SenderKind};
 
 use crate::store::{BlobLimits, DEFAULT_HISTORY_DEPTH, OriginLimits, QuarantineCaps, Source, now};
 
@@ -120,6 +121,11 @@ pub struct Sender {
     pub trust: f64,
     /// Whether external skills are re-served to other peers.
     pub reshare: bool,
+    /// Whether the sender keeps origins, or is an ECP/1.1 node whose
+    /// origins are unverified (`SPEC.md` §6.6.1): a peer configured
+    /// `legacy = true`, one whose manifest names the Go default identity,
+    /// or a push authenticated by `X-ECP-HMAC` alone.
+    pub kind: SenderKind,
 }
 
 impl Sender {
@@ -127,7 +133,13 @@ impl Sender {
     /// receiving now: what the merge checks loops against and lowers
     /// confidence by.
     fn context<'a>(&'a self, local_instance: &'a str) -> MergeContext<'a> {
-        MergeContext { local_instance, sender: &self.instance, trust: self.trust, now: now() }
+        MergeContext {
+            local_instance,
+            sender: &self.instance,
+            trust: self.trust,
+            now: now(),
+            sender_kind: self.kind,
+        }
     }
 
     /// Whether an accepted `packet` is re-served: only when both the sender

@@ -43,7 +43,13 @@ fn apply(
 }
 
 fn sender(trust: f64) -> Sender {
-    Sender { instance: "relay".into(), account: "peer:http://relay".into(), trust, reshare: true }
+    Sender {
+        instance: "relay".into(),
+        account: "peer:http://relay".into(),
+        trust,
+        reshare: true,
+        kind: ecp_protocol::merge::SenderKind::Current,
+    }
 }
 
 const TWO_AN_HOUR: Limits =
@@ -124,7 +130,13 @@ fn an_approval_lowers_confidence_by_the_trust_at_refusal_as_an_accepting_merge_w
     assert_eq!((entry.peer.to_string(), entry.trust), ("peer:relay".to_owned(), Some(0.8)));
 
     let change = approve(&store, entry.id, 0.3, true, false).unwrap();
-    let ctx = MergeContext { local_instance: store.instance_id(), sender: "relay", trust: 0.8, now: now() };
+    let ctx = MergeContext {
+        local_instance: store.instance_id(),
+        sender: "relay",
+        trust: 0.8,
+        now: now(),
+        sender_kind: ecp_protocol::merge::SenderKind::Current,
+    };
     let mut expected = receive(sent, &ctx);
     expected.reseal();
     assert_eq!(change.packet.confidence, expected.confidence);
@@ -157,8 +169,13 @@ fn a_flood_of_refusals_from_one_sender_evicts_only_its_own_share() {
     let policy = StandardPolicy::default();
     let limits = Limits::NO_RATE_LIMITS;
     let max = crate::store::QuarantineCaps::DEFAULT.entries as usize;
-    let first =
-        Sender { instance: "honest".into(), account: "peer:http://honest".into(), trust: 1.0, reshare: true };
+    let first = Sender {
+        instance: "honest".into(),
+        account: "peer:http://honest".into(),
+        trust: 1.0,
+        reshare: true,
+        kind: ecp_protocol::merge::SenderKind::Current,
+    };
     apply(&store, update(&refused("honest", max / 4)), &first, &policy, &limits).unwrap();
     let flooder = sender(1.0);
     let flood = update(&refused("flood", max));
@@ -174,7 +191,13 @@ fn a_flood_of_refusals_from_one_sender_evicts_only_its_own_share() {
 }
 
 fn from(account: &str) -> Sender {
-    Sender { instance: account.into(), account: format!("peer:http://{account}"), trust: 1.0, reshare: true }
+    Sender {
+        instance: account.into(),
+        account: format!("peer:http://{account}"),
+        trust: 1.0,
+        reshare: true,
+        kind: ecp_protocol::merge::SenderKind::Current,
+    }
 }
 
 fn caps(entries: u64, bytes: u64) -> Limits {

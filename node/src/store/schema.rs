@@ -285,6 +285,14 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (folder, entry)
     ) STRICT;
     "#,
+    // 11 (#17 item 1, SPEC §6.6): whether each held skill's origin is
+    // verified. A copy from an ECP/1.1 sender is not, and gives way to the
+    // true origin. Held before: those under the Go default identity were
+    // laundered by a Go node.
+    r#"
+    ALTER TABLE skills ADD COLUMN origin_verified INTEGER NOT NULL DEFAULT 1;
+    UPDATE skills SET origin_verified = 0 WHERE kind = 'external' AND origin = 'ok-agent';
+    "#,
 ];
 
 /// Brings the database to the newest schema.
@@ -385,5 +393,40 @@ mod tests {
         }
         let digest: String = conn.query_row("SELECT bundle_digest FROM skills", [], |r| r.get(0)).unwrap();
         assert_eq!(digest, "");
+    }
+
+    #[test]
+    fn migration_11_holds_copies_under_the_go_default_identity_as_unverified() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        for sql in &MIGRATIONS[..10] {
+            conn.execute_batch(sql).unwrap();
+        }
+        conn.execute("INSERT INTO meta (key, value) VALUES ('schema', '10')", []).unwrap();
+        for (name, kind, origin) in [
+            ("laundered", "external", "ok-agent"),
+            ("genuine", "external", "node-a"),
+            ("own", "local", "ok-agent"),
+        ] {
+            conn.execute(
+                "INSERT INTO skills (name, kind, origin, version, integrity_hash, created_at, updated_at, deprecated,
+                                     shareable, confidence, description, tags, seq, packet)
+                 VALUES (?1, ?2, ?3, 1, 'h', 't', 't', 0, 1, 0.9, 'd', '[]', 1, '{}')",
+                params![name, kind, origin],
+            )
+            .unwrap();
+        }
+        migrate(&mut conn).unwrap();
+        let verified: Vec<(String, bool)> = conn
+            .prepare("SELECT name, origin_verified FROM skills ORDER BY name")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        // A local skill is its own origin, whatever this node is called.
+        assert_eq!(
+            verified,
+            [("genuine".to_owned(), true), ("laundered".to_owned(), false), ("own".to_owned(), true)]
+        );
     }
 }

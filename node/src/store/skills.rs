@@ -7,6 +7,7 @@
 
 use std::collections::HashMap;
 
+use ecp_protocol::merge::content_key;
 use ecp_protocol::{SkillKind, SkillPacket, StoredSkill, Timestamp};
 use rusqlite::{Connection, OptionalExtension, Row, Transaction, params};
 use serde::Serialize;
@@ -37,6 +38,10 @@ pub struct SkillRecord {
     pub kind: &'static str,
     /// Origin instance.
     pub origin: String,
+    /// Whether `origin` is verified (`SPEC.md` §6.6): false for a copy
+    /// received from an ECP/1.1 sender or under the Go default identity,
+    /// which the true origin's version replaces.
+    pub origin_verified: bool,
     /// Current version number (1 = first).
     pub version: i64,
     /// Stored confidence.
@@ -91,7 +96,8 @@ pub struct SkillVersion {
 
 const RECORD_COLUMNS: &str = "name, kind, origin, version, confidence, deprecated, \
                               shareable AND private IS NULL, description, tags, \
-                              created_at, updated_at, seq, integrity_hash, private, private_reason";
+                              created_at, updated_at, seq, integrity_hash, private, private_reason, \
+                              origin_verified";
 
 fn record_from_row(row: &Row<'_>) -> rusqlite::Result<SkillRecord> {
     let kind: String = row.get(1)?;
@@ -112,6 +118,7 @@ fn record_from_row(row: &Row<'_>) -> rusqlite::Result<SkillRecord> {
         integrity_hash: row.get(12)?,
         private: row.get(13)?,
         private_reason: row.get(14)?,
+        origin_verified: row.get(15)?,
     })
 }
 
@@ -147,8 +154,9 @@ pub(super) fn upsert(
     let json = to_json(packet);
     tx.prepare_cached(
         "INSERT INTO skills (name, kind, origin, version, integrity_hash, created_at, updated_at, deprecated,
-                             shareable, confidence, description, tags, seq, packet, bundle_digest)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
+                             shareable, confidence, description, tags, seq, packet, bundle_digest,
+                             origin_verified)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
          ON CONFLICT (name) DO UPDATE SET
              kind = excluded.kind, origin = excluded.origin, version = excluded.version,
              integrity_hash = excluded.integrity_hash, created_at = excluded.created_at,
@@ -156,6 +164,7 @@ pub(super) fn upsert(
              shareable = excluded.shareable, confidence = excluded.confidence,
              description = excluded.description, tags = excluded.tags, seq = excluded.seq,
              packet = excluded.packet, bundle_digest = excluded.bundle_digest,
+             origin_verified = excluded.origin_verified,
              -- Sharing decisions are about this node's own skills.
              private = CASE WHEN excluded.kind = 'local' THEN skills.private END,
              private_reason = CASE WHEN excluded.kind = 'local' THEN skills.private_reason END,
@@ -177,6 +186,7 @@ pub(super) fn upsert(
         seq,
         json,
         packet.bundle_digest,
+        kind == SkillKind::Local || !packet.provenance.as_ref().is_some_and(|p| p.origin_unverified),
     ])?;
     tx.prepare_cached(
         "INSERT INTO skill_versions (name, version, seq, recorded_at, source, integrity_hash, deprecated, packet)
@@ -273,10 +283,14 @@ pub struct Summary {
 }
 
 impl Tx<'_> {
-    /// The merge's view of the named skills (tombstones included).
-    pub fn view(&self, names: &[&str]) -> Result<HashMap<String, StoredSkill>, StoreError> {
+    /// The merge's view of the named skills (tombstones included). With
+    /// `content`, each with its body's content key, so that laundered
+    /// copies from a legacy sender are recognised (`SPEC.md` §6.6.4); the
+    /// bodies are read only then.
+    pub fn view(&self, names: &[&str], content: bool) -> Result<HashMap<String, StoredSkill>, StoreError> {
         let mut stmt = self.sql.prepare_cached(
-            "SELECT kind, origin, integrity_hash, created_at, deprecated, confidence, bundle_digest
+            "SELECT kind, origin, integrity_hash, created_at, deprecated, confidence, bundle_digest,
+                    origin_verified, CASE WHEN ?2 THEN json_extract(packet, '$.skillBody') END
              FROM skills WHERE name = ?1",
         )?;
         let mut view = HashMap::with_capacity(names.len());
@@ -285,7 +299,7 @@ impl Tx<'_> {
                 continue;
             }
             let held = stmt
-                .query_row(params![name], |row| {
+                .query_row(params![name, content], |row| {
                     let kind: String = row.get(0)?;
                     let created: String = row.get(3)?;
                     Ok(StoredSkill {
@@ -296,6 +310,8 @@ impl Tx<'_> {
                         deprecated: row.get(4)?,
                         confidence: Some(row.get(5)?),
                         bundle_digest: row.get(6)?,
+                        origin_verified: row.get(7)?,
+                        content_key: row.get::<_, Option<String>>(8)?.map(|body| content_key(&body)),
                     })
                 })
                 .optional()?;

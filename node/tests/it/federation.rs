@@ -1,6 +1,6 @@
 //! Federation between real nodes on loopback ports, each with its own data
 //! folder: chains with confidence decay, a ring with push on change, dead
-//! and slow peers, resuming after a restart, deletions, a Go-like peer, the
+//! and slow peers, resuming after a restart, deletions, the
 //! discovery consumer, peers-file reloads and the `pull`/`push`/`sync`/
 //! `peers` commands.
 //!
@@ -15,9 +15,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode, Uri};
-use axum::response::IntoResponse;
+use axum::http::{HeaderMap, StatusCode};
 use ecp_node::Node;
 use ecp_node::config::Config;
 use ecp_node::config::PeersConfig;
@@ -25,12 +23,10 @@ use ecp_node::discovery::{DiscoveredPeer, DiscoveryEvent};
 use ecp_node::federation::{self, Context, PeerSpec, PullOutcome, PullReport};
 use ecp_node::store::Source;
 use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
 use tempfile::TempDir;
 use tokio::net::TcpListener;
 
 use crate::cli::eventually;
-use crate::util::hmac_hex;
 
 /// Generous bound for anything that should take milliseconds.
 const SOON: Duration = Duration::from_secs(10);
@@ -39,19 +35,19 @@ const SOON: Duration = Duration::from_secs(10);
 // Helpers
 
 /// A node in its own temporary folder, federating as told.
-struct Fed {
+pub(crate) struct Fed {
     dir: TempDir,
     config: Config,
     node: Option<Node>,
-    http: reqwest::Client,
+    pub(crate) http: reqwest::Client,
 }
 
 impl Fed {
-    async fn start() -> Fed {
+    pub(crate) async fn start() -> Fed {
         Fed::start_with(|_| {}).await
     }
 
-    async fn start_with(adjust: impl FnOnce(&mut Config)) -> Fed {
+    pub(crate) async fn start_with(adjust: impl FnOnce(&mut Config)) -> Fed {
         let dir = tempfile::tempdir().expect("a temporary folder");
         let mut config = Config::for_tests(dir.path());
         adjust(&mut config);
@@ -60,19 +56,19 @@ impl Fed {
         Fed { dir, config, node: Some(node), http }
     }
 
-    fn node(&self) -> &Node {
+    pub(crate) fn node(&self) -> &Node {
         self.node.as_ref().expect("the node runs")
     }
 
-    fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         self.node().url()
     }
 
-    fn instance(&self) -> String {
+    pub(crate) fn instance(&self) -> String {
         self.node().library().store().instance_id().to_owned()
     }
 
-    fn data(&self) -> PathBuf {
+    pub(crate) fn data(&self) -> PathBuf {
         self.config.data_dir.clone()
     }
 
@@ -84,7 +80,7 @@ impl Fed {
 
     /// One pull from `url`, as `ecp-node sync` does it: `extra` are more
     /// keys of its `[[peer]]`. The node's own federator has no part in it.
-    async fn pull_from(&self, url: &str, extra: &str) -> Result<PullReport, String> {
+    pub(crate) async fn pull_from(&self, url: &str, extra: &str) -> Result<PullReport, String> {
         let file = PeersConfig::parse(&peer(url, extra), "test peers").expect("valid peer");
         let spec = PeerSpec::configured(&file, &file.peers[0]);
         let ctx = Context::new(
@@ -113,7 +109,7 @@ impl Fed {
     }
 
     /// Adds a local skill whose frontmatter says `confidence`.
-    async fn add_local(&self, name: &str, confidence: f64) {
+    pub(crate) async fn add_local(&self, name: &str, confidence: f64) {
         crate::util::add_local_skill(self.node().library(), name, confidence).await;
     }
 
@@ -124,14 +120,14 @@ impl Fed {
             .expect("no panic");
     }
 
-    async fn get_json(&self, path: &str) -> Value {
+    pub(crate) async fn get_json(&self, path: &str) -> Value {
         let response = self.http.get(format!("{}{path}", self.url())).send().await.expect("GET");
         assert_eq!(response.status(), StatusCode::OK, "GET {path}");
         response.json().await.expect("JSON")
     }
 
     /// `/v1/skills/{name}` when the node holds it.
-    async fn skill(&self, name: &str) -> Option<Value> {
+    pub(crate) async fn skill(&self, name: &str) -> Option<Value> {
         let response = self.http.get(format!("{}/v1/skills/{name}", self.url())).send().await.expect("GET");
         if response.status() == StatusCode::NOT_FOUND {
             return None;
@@ -150,7 +146,7 @@ impl Fed {
     }
 
     /// This node's view of the peer at `url`, from `/v1/peers`.
-    async fn peer_state(&self, url: &str) -> Value {
+    pub(crate) async fn peer_state(&self, url: &str) -> Value {
         let peers = self.get_json("/v1/peers").await;
         peers["peers"]
             .as_array()
@@ -490,143 +486,6 @@ async fn a_deleted_skill_ends_up_deprecated_on_every_node() {
         assert!(node.confidence("long-lived").await.is_some(), "{name} keeps the other skill");
     }
     assert_eq!(c.skill("short-lived").await.unwrap()["skill"]["origin"], json!(a.instance()));
-}
-
-// ---------------------------------------------------------------------------
-// A peer that behaves like the Go reference
-
-/// The Go reference as seen on the wire: `sequenceNum` always 0, `since`
-/// ignored, no ETag, X-ECP-HMAC verified over the URL path only, every
-/// skill served as `ok-agent` at confidence 0.8 with its frontmatter stripped.
-struct GoPeer {
-    secret: String,
-    packets: Vec<Value>,
-    last_update: std::sync::Mutex<String>,
-    skills_requests: AtomicUsize,
-    refused: AtomicUsize,
-}
-
-fn go_packet(name: &str) -> Value {
-    let body = format!("# {name}\n\nRead the failing output, change one thing, run the tests again.\n");
-    let hash = hex::encode(Sha256::digest(body.as_bytes()));
-    json!({
-        "id": &hash[..16], "version": "1.0", "createdAt": "2026-11-20T10:00:00Z",
-        "originInstance": "ok-agent", "originUserHash": "00112233445566778899aabbccddeeff",
-        "originOS": "linux/amd64", "originVersion": "0.9.0", "skillName": name,
-        "skillDescription": format!("How to {name}"), "skillBody": body, "patterns": null,
-        "confidence": 0.8, "integrityHash": hash, "shareable": true, "tags": null, "deprecated": false
-    })
-}
-
-impl GoPeer {
-    fn verify(&self, uri: &Uri, headers: &HeaderMap) -> bool {
-        let given = headers.get("x-ecp-hmac").and_then(|v| v.to_str().ok()).unwrap_or_default();
-        let ok = given == hmac_hex(&self.secret, uri.path().as_bytes());
-        if !ok {
-            self.refused.fetch_add(1, Ordering::SeqCst);
-        }
-        ok
-    }
-}
-
-async fn go_manifest(
-    State(go): State<Arc<GoPeer>>,
-    uri: Uri,
-    headers: HeaderMap,
-) -> axum::response::Response {
-    if !go.verify(&uri, &headers) {
-        return (StatusCode::FORBIDDEN, axum::Json(json!({"error": "invalid HMAC signature"})))
-            .into_response();
-    }
-    let names: Vec<&Value> = go.packets.iter().map(|p| &p["skillName"]).collect();
-    let last_update = go.last_update.lock().unwrap().clone();
-    axum::Json(json!({
-        "instance": "ok-agent", "version": "1.0", "generatedAt": ecp_node::store::now().to_string(),
-        "sequenceNum": 0, "skillCount": names.len(), "skillNames": names, "topTags": null,
-        "lastUpdate": last_update
-    }))
-    .into_response()
-}
-
-async fn go_skills(State(go): State<Arc<GoPeer>>, uri: Uri, headers: HeaderMap) -> axum::response::Response {
-    if !go.verify(&uri, &headers) {
-        return (StatusCode::FORBIDDEN, axum::Json(json!({"error": "invalid HMAC signature"})))
-            .into_response();
-    }
-    go.skills_requests.fetch_add(1, Ordering::SeqCst);
-    axum::Json(json!({
-        "id": "ok-agent-update", "peerInstance": "ok-agent", "generatedAt": ecp_node::store::now().to_string(),
-        "skills": go.packets, "stats": {"totalSkills": go.packets.len(), "totalExtractions": 3,
-        "avgConfidence": 0.8, "uptimeHours": 1.5, "topWorkflows": null}, "sequenceNum": 0
-    }))
-    .into_response()
-}
-
-async fn start_go_peer(secret: &str) -> (String, Arc<GoPeer>) {
-    let go = Arc::new(GoPeer {
-        secret: secret.to_owned(),
-        packets: vec![go_packet("go-first"), go_packet("go-second")],
-        last_update: std::sync::Mutex::new("2026-11-20T10:00:00Z".into()),
-        skills_requests: AtomicUsize::new(0),
-        refused: AtomicUsize::new(0),
-    });
-    let app = axum::Router::new()
-        .route("/ecp/manifest", axum::routing::get(go_manifest))
-        .route("/ecp/skills", axum::routing::get(go_skills))
-        .with_state(Arc::clone(&go));
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    (url, go)
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn pulls_from_a_go_peer_with_a_secret_and_an_unchanged_go_peer_transfers_nothing_new() {
-    let (go_url, go) = start_go_peer("s3cret").await;
-    let b = Fed::start().await;
-    // A Go node verifies X-ECP-HMAC and does not sign its answers: a legacy peer.
-    let signed = "secret = \"s3cret\"\ntrust = 0.9\nlegacy = true";
-    let first = b.pull_from(&go_url, signed).await.expect("the first pull succeeds");
-    assert_eq!(
-        (first.outcome, first.result.new_skills, first.cursor),
-        (PullOutcome::Merged, 2, 0),
-        "{first:?}"
-    );
-    assert_eq!(go.refused.load(Ordering::SeqCst), 0, "every request was signed over its path");
-    let held = b.skill("go-first").await.expect("merged");
-    assert_eq!(held["skill"]["origin"], "ok-agent");
-    assert!((held["skill"]["confidence"].as_f64().unwrap() - 0.72).abs() < 1e-12, "0.8 × 0.9: {held}");
-    assert!(
-        held["packet"]["skillBody"].as_str().unwrap().starts_with("---\nname: go-first\n"),
-        "frontmatter rebuilt"
-    );
-
-    // Nothing changed: the manifest says so, no skills are requested.
-    let second = b.pull_from(&go_url, signed).await.expect("the second pull succeeds");
-    assert_eq!((second.outcome, second.packets), (PullOutcome::Unchanged, 0));
-    assert_eq!(go.skills_requests.load(Ordering::SeqCst), 1);
-
-    // The manifest changed (Go says sequenceNum 0 and ignores since): a full
-    // pull, which merges as unchanged.
-    *go.last_update.lock().unwrap() = "2026-11-21T10:00:00Z".into();
-    let third = b.pull_from(&go_url, signed).await.expect("the third pull succeeds");
-    assert_eq!(
-        (third.outcome, third.packets, third.result.unchanged),
-        (PullOutcome::Merged, 2, 2),
-        "{third:?}"
-    );
-    assert_eq!(
-        (third.result.new_skills, third.result.updated_skills, third.result.rejected_skills),
-        (0, 0, 0)
-    );
-    assert_eq!(go.skills_requests.load(Ordering::SeqCst), 2);
-
-    // A wrong secret is a recorded failure, with the peer's reason and without the secret.
-    let error = b.pull_from(&go_url, "secret = \"wrong-secret\"\nlegacy = true").await.unwrap_err();
-    assert!(error.contains("403") && error.contains("invalid HMAC"), "{error}");
-    let state = b.peer_state(&go_url).await;
-    assert!(state["failures"].as_i64() >= Some(1), "{state}");
-    assert!(!state.to_string().contains("wrong-secret"), "{state}");
 }
 
 // ---------------------------------------------------------------------------

@@ -42,8 +42,10 @@ mod discovery;
 mod bundles;
 // bundle_projection: a bundle's whole folder written into the skills folder.
 mod bundle_projection;
-// federation: real nodes pulling and pushing — chains, a ring, dead/slow peers, restart, deletions, a Go-like peer.
+// federation: real nodes pulling and pushing — chains, a ring, dead/slow peers, restart, deletions.
 mod federation;
+// go_peer: mixed meshes with a Go-like peer — laundered copies unverified and replaced by their origin, echoes, the 403 hint.
+mod go_peer;
 // hostile_clients: bounded request heads; one address holds only its share of connections.
 mod hostile_clients;
 // hostile_peers: peers that answer with redirects; nothing follows them, no credentials leave.

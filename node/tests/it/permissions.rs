@@ -156,6 +156,7 @@ async fn keep_from_trusted_keeps_the_grants_of_a_trusted_origin_only() {
             account: "peer:http://127.0.0.1:9".into(),
             trust: 1.0,
             reshare: true,
+            kind: ecp_protocol::merge::SenderKind::Current,
         };
         library.merge(update, &sender, &Config::for_tests(std::path::Path::new(".")).policy).expect("merged")
     })

@@ -29,6 +29,8 @@ impl MergeOutcome {
                     deprecated: p.deprecated,
                     confidence: Some(p.confidence),
                     bundle_digest: p.bundle_digest.clone(),
+                    origin_verified: !p.provenance.as_ref().is_some_and(|v| v.origin_unverified),
+                    content_key: Some(super::content_key(&p.skill_body)),
                 },
             );
         }

@@ -26,6 +26,8 @@
 //! - `resolve.rs`: stage 5, which needs the store.
 //! - `receive.rs`: [`receive`], what an accepted packet is stored as
 //!   (lowered confidence, extended provenance).
+//! - `origin.rs`: [`SenderKind`], whether a packet's origin is verified,
+//!   and the [`content_key`] that recognises a laundered copy.
 //! - `refusal.rs`: the reason prefixes of `SPEC.md` › 7.11 and their stages,
 //!   the one place a refusal reason is opened.
 //! - `warning.rs`: [`PacketWarning`], what a packet that passes is told
@@ -35,6 +37,7 @@
 
 mod checks;
 mod memory;
+mod origin;
 mod receive;
 mod refusal;
 mod resolve;
@@ -44,6 +47,7 @@ pub use checks::{
     MAX_INSTANCE_BYTES, MAX_LIST_ITEM_BYTES, MAX_LIST_ITEMS, MAX_PATH_HOPS, check_description,
     check_instance_id,
 };
+pub use origin::{GO_DEFAULT_INSTANCE, SenderKind, content_key, origin_verified};
 pub use receive::{DEFAULT_TRUST, receive};
 pub(crate) use refusal::pending;
 
@@ -88,6 +92,14 @@ pub struct StoredSkill {
     /// `bundleDigest` of the held version; empty for a plain skill. A
     /// bundle is the same version only with the same body and files.
     pub bundle_digest: String,
+    /// Whether the held version's origin is verified (`SPEC.md` §6.6): a
+    /// local skill, or one received with a verified origin. An unverified
+    /// one gives way to a verified packet (§7.9.2 rule 4a).
+    pub origin_verified: bool,
+    /// The [`content_key`] of the held body, when the view read it (for
+    /// legacy senders): a legacy packet with the same key is an echo
+    /// (§7.9.2 rule 3a). `None` never is.
+    pub content_key: Option<String>,
 }
 
 /// A read-only view of the node's skills by name. A `HashMap` by name is
@@ -107,6 +119,9 @@ pub struct MergeContext<'a> {
     pub sender: &'a str,
     /// Our trust in the sender, 0..1: received confidence is multiplied by it.
     pub trust: f64,
+    /// Whether the sender keeps origins ([`SenderKind::Current`]) or is an
+    /// ECP/1.1 node whose origins are unverified (`SPEC.md` §6.6).
+    pub sender_kind: SenderKind,
     /// The current time: `receivedAt`, and the future-time check.
     pub now: Timestamp,
 }
@@ -165,6 +180,10 @@ pub enum Decision {
     },
     /// Identical to what is held (or a tombstone for a skill not held): nothing to do.
     Unchanged,
+    /// A copy of a held skill that a legacy sender re-served as its own
+    /// (`SPEC.md` §7.9.2 rule 3a): nothing to do, nothing to quarantine.
+    /// Counted as `unchanged` on the wire.
+    Echo,
     /// Refused. Record it with its reason (quarantine); never drop it silently.
     Rejected {
         /// Which stage refused it.
@@ -257,7 +276,7 @@ pub fn tally(decisions: &[PacketDecision]) -> MergeResult {
         match &d.decision {
             Decision::New => result.new_skills += 1,
             Decision::Updated { .. } => result.updated_skills += 1,
-            Decision::Unchanged => result.unchanged += 1,
+            Decision::Unchanged | Decision::Echo => result.unchanged += 1,
             Decision::Rejected { reason, .. } => {
                 result.rejected_skills += 1;
                 result.conflicts.push(result_line(&d.packet.skill_name, reason));

@@ -22,6 +22,7 @@ pub const DEFAULT_TRUST: f64 = 0.6;
 /// external, still lowered.
 pub fn receive(mut packet: SkillPacket, ctx: &MergeContext<'_>) -> SkillPacket {
     let received = packet.confidence;
+    let origin_unverified = !super::origin_verified(&packet, ctx);
     let incoming = packet.provenance.take();
     let origin_confidence = incoming
         .as_ref()
@@ -44,6 +45,7 @@ pub fn receive(mut packet: SkillPacket, ctx: &MergeContext<'_>) -> SkillPacket {
         path,
         received_from: ctx.sender.to_owned(),
         received_at: Some(ctx.now),
+        origin_unverified,
     });
     // Written into the strings the packet brought: same text as new strings,
     // two allocations fewer per packet.

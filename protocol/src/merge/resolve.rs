@@ -8,8 +8,13 @@
 //! - not held: new (a tombstone for a skill not held changes nothing);
 //! - held with the same hash, bundle digest and deprecated flag: unchanged —
 //!   unless it is an external skill from the packet's origin held at a lower
-//!   confidence than the packet brings after trust: updated (raised);
+//!   confidence than the packet brings after trust, or held with an
+//!   unverified origin and the packet's is verified: updated;
+//! - a packet of unverified origin with the content of a held skill of
+//!   verified origin: an echo (a laundered copy, `SPEC.md` §6.6);
 //! - held as a local skill: conflict — a remote packet never replaces it;
+//! - held with an unverified origin, the packet's verified: updated; the
+//!   other way round: conflict;
 //! - held from another origin: conflict — only the origin may replace it;
 //! - held from the same origin: updated only when the packet is newer (or is
 //!   the tombstone of the very version held); else conflict.
@@ -19,7 +24,9 @@ use std::hash::{BuildHasherDefault, Hash, Hasher};
 
 use super::checks::{Admitted, Checked};
 use super::refusal::{Prefix, Refusal};
-use super::{Decision, MergeContext, PacketDecision, SkillKind, StoreView, receive};
+use super::{
+    Decision, MergeContext, PacketDecision, SkillKind, StoreView, content_key, origin_verified, receive,
+};
 use crate::wire::{SkillPacket, Timestamp};
 
 pub(super) fn resolve(
@@ -41,7 +48,7 @@ pub(super) fn resolve(
                     format_args!("packet #{winner} wins (latest createdAt, then larger hash, then first)");
                 Refusal::new(Prefix::Duplicate, detail).into()
             }
-            _ => against_store(&c.packet, admitted, store, ctx.trust),
+            _ => against_store(&c.packet, admitted, store, ctx),
         };
     }
     let decided = crate::par::map_chunks(
@@ -139,9 +146,15 @@ impl Hasher for Prehashed {
     }
 }
 
-fn against_store(packet: &SkillPacket, admitted: &Admitted, store: &impl StoreView, trust: f64) -> Decision {
+fn against_store(
+    packet: &SkillPacket,
+    admitted: &Admitted,
+    store: &impl StoreView,
+    ctx: &MergeContext<'_>,
+) -> Decision {
     let conflict =
         |detail: &dyn std::fmt::Display| -> Decision { Refusal::new(Prefix::Conflict, detail).into() };
+    let verified = origin_verified(packet, ctx);
     match store.lookup(&packet.skill_name) {
         None if packet.deprecated => Decision::Unchanged,
         None => Decision::New,
@@ -150,15 +163,26 @@ fn against_store(packet: &SkillPacket, admitted: &Admitted, store: &impl StoreVi
                 && held.bundle_digest == packet.bundle_digest
                 && held.deprecated == packet.deprecated =>
         {
-            if raises_confidence(&held, packet, trust) {
+            // A verified packet also confirms the origin of a copy held unverified.
+            if raises_confidence(&held, packet, ctx.trust) || (verified && !held.origin_verified) {
                 Decision::Updated { previous_hash: held.integrity_hash }
             } else {
                 Decision::Unchanged
             }
         }
+        Some(held) if !verified && held.origin_verified && is_laundered_copy(&held, packet) => Decision::Echo,
         Some(held) if held.kind == SkillKind::Local => {
             conflict(&"a locally authored skill has this name; a remote packet never replaces it")
         }
+        Some(held) if verified && !held.origin_verified => {
+            Decision::Updated { previous_hash: held.integrity_hash }
+        }
+        Some(held) if !verified && held.origin_verified => conflict(&format_args!(
+            "this node holds the skill from the verified origin {:?}; a packet of unverified origin (from an \
+             ECP/1.1 sender, or claiming {:?}) never replaces it",
+            held.origin,
+            super::GO_DEFAULT_INSTANCE
+        )),
         Some(held) if held.origin != packet.origin_instance => conflict(&format_args!(
             "this node holds the skill from origin {:?}; only that origin may replace it",
             held.origin
@@ -177,6 +201,14 @@ fn against_store(packet: &SkillPacket, admitted: &Admitted, store: &impl StoreVi
             }
         }
     }
+}
+
+/// Whether `packet` carries the Markdown of `held` (its [`content_key`]) in
+/// the same state (active or withdrawn): what a Go node serves back of a
+/// skill it got from us, frontmatter stripped, under its own origin.
+fn is_laundered_copy(held: &super::StoredSkill, packet: &SkillPacket) -> bool {
+    held.deprecated == packet.deprecated
+        && held.content_key.as_deref().is_some_and(|key| key == content_key(&packet.skill_body))
 }
 
 /// Whether the same content as `held` arriving in `packet` from a sender

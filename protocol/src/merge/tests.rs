@@ -10,6 +10,7 @@ use crate::wire::Provenance;
 
 mod bounds;
 mod bundles;
+mod origins;
 mod resolution;
 
 const LOCAL: &str = "node-b";
@@ -42,7 +43,7 @@ fn update(skills: Vec<SkillPacket>) -> KnowledgeUpdate {
 }
 
 fn ctx_with(sender: &'static str, trust: f64) -> MergeContext<'static> {
-    MergeContext { local_instance: LOCAL, sender, trust, now: now() }
+    MergeContext { local_instance: LOCAL, sender, trust, now: now(), sender_kind: SenderKind::Current }
 }
 
 fn ctx() -> MergeContext<'static> {
@@ -64,6 +65,8 @@ fn held(kind: SkillKind, origin: &str, p: &SkillPacket) -> StoredSkill {
         deprecated: false,
         confidence: None,
         bundle_digest: p.bundle_digest.clone(),
+        origin_verified: true,
+        content_key: Some(content_key(&p.skill_body)),
     }
 }
 
@@ -98,7 +101,13 @@ fn confidence_decays_along_a_chain_until_a_node_refuses_it() {
         update(vec![authored]),
         &Store::new(),
         &StandardPolicy::default(),
-        &MergeContext { local_instance: "B", sender: "A", trust: 0.6, now: now() },
+        &MergeContext {
+            local_instance: "B",
+            sender: "A",
+            trust: 0.6,
+            now: now(),
+            sender_kind: SenderKind::Current,
+        },
     );
     let b_copy = at_b.decisions[0].packet.clone();
     assert!((b_copy.confidence - 0.6).abs() < 1e-12);
@@ -106,7 +115,13 @@ fn confidence_decays_along_a_chain_until_a_node_refuses_it() {
         update(vec![b_copy]),
         &Store::new(),
         &StandardPolicy::default(),
-        &MergeContext { local_instance: "C", sender: "B", trust: 0.6, now: now() },
+        &MergeContext {
+            local_instance: "C",
+            sender: "B",
+            trust: 0.6,
+            now: now(),
+            sender_kind: SenderKind::Current,
+        },
     );
     assert_eq!(at_c.result.new_skills, 1);
     let c_copy = at_c.decisions[0].packet.clone();
@@ -119,7 +134,13 @@ fn confidence_decays_along_a_chain_until_a_node_refuses_it() {
         update(vec![c_copy]),
         &Store::new(),
         &StandardPolicy::default(),
-        &MergeContext { local_instance: "D", sender: "C", trust: 0.6, now: now() },
+        &MergeContext {
+            local_instance: "D",
+            sender: "C",
+            trust: 0.6,
+            now: now(),
+            sender_kind: SenderKind::Current,
+        },
     );
     assert_eq!(at_d.result.rejected_skills, 1);
     let (stage, reason) = rejection(&at_d, 0);

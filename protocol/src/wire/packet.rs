@@ -114,4 +114,9 @@ pub struct Provenance {
     /// When the holder received it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub received_at: Option<Timestamp>,
+    /// Our addition: `true` when a node on the skill's way received it with
+    /// an unverified origin (`SPEC.md` §6.6), so later nodes do not take
+    /// `originInstance` for the author either. Omitted when false.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub origin_unverified: bool,
 }

@@ -67,13 +67,19 @@ prop_compose! {
         entries.into_iter().map(|(name, origin, local, body_kind, created, deprecated)| {
             let kind = if local { SkillKind::Local } else { SkillKind::External };
             let hash = ecp_protocol::integrity::body_hash(&body_variant(body_kind, name));
-            (name.to_string(), StoredSkill { kind, origin: origin.into(), integrity_hash: hash, created_at: time(created), deprecated, confidence: None, bundle_digest: String::new() })
+            (name.to_string(), StoredSkill { kind, origin: origin.into(), integrity_hash: hash, created_at: time(created), deprecated, confidence: None, bundle_digest: String::new(), origin_verified: true, content_key: None })
         }).collect()
     }
 }
 
 fn merge(skills: Vec<SkillPacket>, store: &Store) -> MergeOutcome {
-    let ctx = MergeContext { local_instance: LOCAL, sender: "node-a", trust: 0.6, now: time(10) };
+    let ctx = MergeContext {
+        local_instance: LOCAL,
+        sender: "node-a",
+        trust: 0.6,
+        now: time(10),
+        sender_kind: ecp_protocol::merge::SenderKind::Current,
+    };
     let update = KnowledgeUpdate { peer_instance: "node-a".into(), skills, ..Default::default() };
     merge_knowledge(update, store, &StandardPolicy::default(), &ctx)
 }

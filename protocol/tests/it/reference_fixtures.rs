@@ -143,6 +143,7 @@ fn push_fixture_merges_to_one_new_and_three_rejected_with_reasons() {
         sender: "alice-laptop",
         trust: DEFAULT_TRUST,
         now: Timestamp::parse("2026-11-22T08:00:00Z").unwrap(),
+        sender_kind: ecp_protocol::merge::SenderKind::Current,
     };
     let store: HashMap<String, StoredSkill> = HashMap::new();
     let out = merge_knowledge(update, &store, &StandardPolicy::default(), &ctx);

@@ -316,6 +316,8 @@ fn store_from(input: &Value) -> HashMap<String, StoredSkill> {
                 deprecated: s["deprecated"].as_bool().unwrap(),
                 confidence: s["confidence"].as_f64(),
                 bundle_digest: s["bundleDigest"].as_str().unwrap_or_default().to_owned(),
+                origin_verified: s["originVerified"].as_bool().unwrap_or(true),
+                content_key: s["contentKey"].as_str().map(str::to_owned),
             };
             (str_of(s, "name").to_owned(), skill)
         })
@@ -327,6 +329,7 @@ fn decision_name(decision: &Decision) -> &'static str {
         Decision::New => "new",
         Decision::Updated { .. } => "updated",
         Decision::Unchanged => "unchanged",
+        Decision::Echo => "echo",
         Decision::Rejected { .. } => "rejected",
     }
 }
@@ -341,6 +344,10 @@ fn check_merge_file(file: &'static str) {
             sender: str_of(input, "sender"),
             trust: input["trust"].as_f64().unwrap(),
             now,
+            sender_kind: match input["sender_kind"].as_str() {
+                Some("legacy") => ecp_protocol::merge::SenderKind::Legacy,
+                _ => ecp_protocol::merge::SenderKind::Current,
+            },
         };
         // Decode the update as a node does, from the bytes of the request.
         let bytes = serde_json::to_vec(&input["update"]).unwrap();

@@ -133,6 +133,7 @@ mod tests {
             name: name.to_owned(),
             kind: "local",
             origin: "here".to_owned(),
+            origin_verified: true,
             version: 1,
             confidence: 0.9,
             deprecated: false,

@@ -389,6 +389,7 @@ mod tests {
             path: vec!["a".into(), "b".into()],
             received_from: "b".into(),
             received_at: Some(Timestamp::go_zero()),
+            origin_unverified: true,
         });
         let mut bundle = packet("---\nname: a-skill\n---\nbody");
         bundle.bundle_digest = "sha256:00".into();
