@@ -95,6 +95,7 @@ pub struct PullReport {
 /// Pulls from `peer` once and records the outcome in the store.
 pub async fn pull(ctx: &Context, peer: &PeerSpec) -> Result<PullReport, SyncFailure> {
     let attempted_at = now().to_string();
+    let new_one_off = ctx.is_new_one_off(peer).await;
     let mut withdrawn = Withdrawn::default();
     let pulled = round(ctx, peer, &attempted_at, &mut withdrawn).await;
     // The round's withdrawals are weighed together, also when it stopped
@@ -117,12 +118,12 @@ pub async fn pull(ctx: &Context, peer: &PeerSpec) -> Result<PullReport, SyncFail
     match pulled {
         Ok(report) => Ok(report),
         Err(error) => {
-            let (library, url, kind, message) =
-                (ctx.library.clone(), peer.url.clone(), peer.kind, error.to_string());
-            let failures =
-                blocking(move || library.store().record_pull_failure(&url, kind, &attempted_at, &message))
-                    .await
-                    .unwrap_or(0);
+            let (kind, message) = (peer.kind, error.to_string());
+            let failures = ctx
+                .record_failure(peer, new_one_off, move |store, url| {
+                    store.record_pull_failure(url, kind, &attempted_at, &message)
+                })
+                .await;
             Err(SyncFailure { error, failures })
         }
     }
