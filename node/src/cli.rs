@@ -84,8 +84,10 @@ pub(crate) enum Command {
     Health(Box<HealthArgs>),
     /// Pull from a peer once: merge what changed there since the last pull.
     Pull(PullArgs),
-    /// Push to a peer once: send what changed here since it last acknowledged.
-    Push(PeerArgs),
+    /// Push to a peer once: send it what changed here since it last
+    /// acknowledged — skills and tombstones, and the files of bundles it
+    /// lacks — and print what its merge made of them.
+    Push(PushArgs),
     /// Pull from and push to every peer of the peers file (--peers) now.
     Sync(SyncArgs),
     /// The node's configuration as `serve` would resolve it.
@@ -177,7 +179,7 @@ pub(crate) struct EventsArgs {
     pub(crate) json: bool,
 }
 
-/// Flags of `pull` and `push`.
+/// How `pull` and `push` reach a peer.
 #[derive(Debug, Args)]
 pub(crate) struct PeerArgs {
     /// The peer's base URL, e.g. http://192.0.2.7:7327.
@@ -192,28 +194,43 @@ pub(crate) struct PeerArgs {
     /// with the secret, and take its answers unsigned.
     #[arg(long)]
     pub(crate) legacy: bool,
-    /// Trust in what a pull brings, 0–1 (default: its [[peer]] trust in
-    /// --peers, else the trust in unconfigured senders, 0.6).
-    #[arg(long, value_name = "T")]
-    pub(crate) trust: Option<f64>,
     /// For an https URL: trust only this CA (PEM) instead of the system's
     /// roots (default: the ca of its [[peer]] in --peers, if any).
     #[arg(long, value_name = "FILE")]
     pub(crate) ca: Option<PathBuf>,
-    /// Print JSON instead of text.
-    #[arg(long)]
-    pub(crate) json: bool,
 }
 
-/// Flags of `pull`: the peer's, and the limits on what the merge installs.
+/// Flags of `pull`: the peer's, the trust in what it brings, and the limits
+/// on what the merge installs.
 #[derive(Debug, Args)]
 pub(crate) struct PullArgs {
     /// The peer.
     #[command(flatten)]
     pub(crate) peer: PeerArgs,
+    /// Trust in what this pull brings, 0–1: the skills' confidence is
+    /// lowered by it (default: its [[peer]] trust in --peers, else the trust
+    /// in unconfigured senders, 0.6).
+    #[arg(long, value_name = "T")]
+    pub(crate) trust: Option<f64>,
+    /// Print the pull's report (cursor, packets, merge result) as JSON.
+    #[arg(long)]
+    pub(crate) json: bool,
     /// The limits, as `serve` takes them.
     #[command(flatten)]
     pub(crate) merge: MergeKeys,
+}
+
+/// Flags of `push`: the peer's. What is sent is what the peer has not
+/// acknowledged yet; the trust and limits are the receiving peer's own.
+#[derive(Debug, Args)]
+pub(crate) struct PushArgs {
+    /// The peer.
+    #[command(flatten)]
+    pub(crate) peer: PeerArgs,
+    /// Print the push's report (packets sent, updates, the peer's merge
+    /// result) as JSON.
+    #[arg(long)]
+    pub(crate) json: bool,
 }
 
 /// Flags of `sync`.
