@@ -86,7 +86,7 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 }
 
 pub(crate) fn pull(global: &GlobalArgs, args: PullArgs) -> anyhow::Result<ExitCode> {
-    let config = super::resolve(global, args.merge.0)?;
+    let config = super::resolve(global, args.keys.0)?;
     let peers = peers_file(&config)?;
     let spec = peer_of(&config, peers.as_ref(), &args.peer, args.trust)?;
     let library = super::open_library(&config, global.init)?;
@@ -139,7 +139,7 @@ fn humanize(seconds: u64) -> String {
 }
 
 pub(crate) fn push(global: &GlobalArgs, args: PushArgs) -> anyhow::Result<ExitCode> {
-    let config = super::resolve(global, Flags::default())?;
+    let config = super::resolve(global, args.keys.0)?;
     let peers = peers_file(&config)?;
     let spec = peer_of(&config, peers.as_ref(), &args.peer, None)?;
     let library = super::open_library(&config, global.init)?;
@@ -156,7 +156,7 @@ pub(crate) fn push(global: &GlobalArgs, args: PushArgs) -> anyhow::Result<ExitCo
 }
 
 pub(crate) fn sync(global: &GlobalArgs, args: SyncArgs) -> anyhow::Result<ExitCode> {
-    let config = super::resolve(global, args.merge.0)?;
+    let config = super::resolve(global, args.keys.0)?;
     let json = args.json.json;
     let Some(peers) = peers_file(&config)? else {
         bail!("sync needs the peers file: pass --peers FILE (or set ECP_PEERS)");
