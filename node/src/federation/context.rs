@@ -134,22 +134,18 @@ impl Context {
         matches!(blocking(move || library.store().peer_state(&url)).await, Ok(None))
     }
 
-    /// Records a failed round with `peer`: forgotten when `new_one_off`
-    /// ([`Context::is_new_one_off`]), else `record` counts it. Returns the
-    /// consecutive failures now counted.
+    /// Records a failed round with `peer`: forgotten when `forget` (a new
+    /// one-off, [`Context::is_new_one_off`]), else `record` counts it.
+    /// Returns the consecutive failures now counted.
     pub(super) async fn record_failure(
         &self,
         peer: &PeerSpec,
-        new_one_off: bool,
+        forget: bool,
         record: impl FnOnce(&Store, &str) -> Result<i64, StoreError> + Send + 'static,
     ) -> i64 {
         let (library, url) = (self.library.clone(), peer.url.clone());
         blocking(move || {
-            if new_one_off {
-                library.store().forget_peer(&url).map(|()| 1)
-            } else {
-                record(library.store(), &url)
-            }
+            if forget { library.store().forget_peer(&url).map(|()| 1) } else { record(library.store(), &url) }
         })
         .await
         .unwrap_or(0)

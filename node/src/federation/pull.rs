@@ -18,7 +18,11 @@
 //! 4. Persist the cursor (the answer's `sequenceNum`), the ETags, the digest,
 //!    the time and the packet count, after every page (and tell the
 //!    context's [`ProgressHook`](super::ProgressHook), if any); a failure persists the consecutive
-//!    failure count and the reason instead.
+//!    failure count and the reason instead — except for a peer named once
+//!    on the command line that the store held nothing of: its failed first
+//!    round leaves no peer behind, also when pages were merged (the next
+//!    pull starts from 0; what was merged comes back `unchanged`), unless
+//!    it only held skills back over the limits, which is no failure.
 //!
 //! Withdrawals (tombstones of skills held active) are set aside page by page
 //! and weighed together when the round ends, also a round that stopped
@@ -119,8 +123,11 @@ pub async fn pull(ctx: &Context, peer: &PeerSpec) -> Result<PullReport, SyncFail
         Ok(report) => Ok(report),
         Err(error) => {
             let (kind, message) = (peer.kind, error.to_string());
+            // Holding back over the limits is the limits working: the peer
+            // brought skills, and the next round fetches the rest.
+            let forget = new_one_off && !matches!(error, SyncError::OriginLimit(_));
             let failures = ctx
-                .record_failure(peer, new_one_off, move |store, url| {
+                .record_failure(peer, forget, move |store, url| {
                     store.record_pull_failure(url, kind, &attempted_at, &message)
                 })
                 .await;
