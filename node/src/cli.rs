@@ -7,16 +7,18 @@
 //! - `cli.rs`: the subcommands and the flags that are no setting of the
 //!   node (`--config`, `--init`, each command's own).
 //! - `cli/keys.rs`: the flags of the node's settings, made from the key
-//!   table ([`ecp_node::config::KEYS`]).
+//!   table ([`ecp_node::config::KEYS`]); each command flattens
+//!   `Keys<{ Scope::of_command("name") }>`, so it shows exactly the flags
+//!   the table's scopes give it.
 
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
-use ecp_node::config::Secret;
+use ecp_node::config::{Flags, Scope, Secret};
 
 mod keys;
 
-pub(crate) use keys::{GlobalKeys, MergeKeys, ServeKeys};
+pub(crate) use keys::{GlobalKeys, Keys};
 
 /// ecp-node — share agent skills with peers over ECP, safely.
 ///
@@ -47,10 +49,20 @@ pub(crate) struct GlobalArgs {
     /// --data is an error rather than a new node.
     #[arg(long, global = true)]
     pub(crate) init: bool,
-    /// The settings every command takes (data folder, skills folders, what
-    /// is applied to received skills…), from the key table.
+    /// The settings every command takes (data folder, skills folders,
+    /// peers file, log format), from the key table.
     #[command(flatten)]
     pub(crate) keys: GlobalKeys,
+}
+
+impl GlobalArgs {
+    /// These flags with a command's own settings' flags added: what the
+    /// command resolves its configuration from.
+    pub(crate) fn with(&self, flags: Flags) -> GlobalArgs {
+        let mut keys = self.keys.0.clone();
+        keys.extend(flags);
+        GlobalArgs { config: self.config.clone(), init: self.init, keys: Keys(keys) }
+    }
 }
 
 /// The subcommands.
@@ -60,32 +72,30 @@ pub(crate) enum Command {
     // Boxed: its many flags make it several times larger than the others.
     Serve(Box<ServeArgs>),
     /// Add, list, show, remove or scan skills.
-    #[command(subcommand)]
-    Skill(SkillCommand),
+    Skill(Scoped<SkillCommand, { Scope::of_command("skill") }>),
     /// Review refused packets: list, show, approve (install) or drop them.
-    #[command(subcommand)]
-    Quarantine(QuarantineCommand),
+    Quarantine(Scoped<QuarantineCommand, { Scope::of_command("quarantine") }>),
     /// Review skills from peers before they reach the skills folder
     /// (`--intake review`): list, show, accept or reject them.
-    #[command(subcommand)]
-    Inbox(InboxCommand),
+    Inbox(Scoped<InboxCommand, { Scope::of_command("inbox") }>),
     /// Deletions held because too many skills left the skills folder at
     /// once, or one peer withdrew too many at once: list them, accept (the
     /// tombstones go out, or a peer's are merged) or reject (the skills
     /// stay).
-    #[command(subcommand)]
-    Deletions(DeletionsCommand),
+    Deletions(Scoped<DeletionsCommand, { Scope::of_command("deletions") }>),
     /// Show the node's instance id, sequence number and counts (the running
     /// server's, when one runs on the data folder).
-    Status(JsonFlag),
+    Status(StatusArgs),
     /// Ask the running node whether it is ready (exit 0) or not (exit 1),
     /// with the reasons: for exec probes. Takes serve's flags and
     /// environment, to find the node as it was started.
     Health(Box<HealthArgs>),
     /// Pull from a peer once: merge what changed there since the last pull.
     Pull(PullArgs),
-    /// Push to a peer once: send what changed here since it last acknowledged.
-    Push(PeerArgs),
+    /// Push to a peer once: send it what changed here since it last
+    /// acknowledged — skills and tombstones, and the files of bundles it
+    /// lacks — and print what its merge made of them.
+    Push(PushArgs),
     /// Pull from and push to every peer of the peers file (--peers) now.
     Sync(SyncArgs),
     /// The node's configuration as `serve` would resolve it.
@@ -105,6 +115,29 @@ pub(crate) enum Command {
     /// page (`GET /`): it works once, within ten minutes, and only for the
     /// user who can read the data folder's API token.
     Ui,
+}
+
+/// A command with subcommands, and the settings' flags of the scopes
+/// `SCOPES`, which each of its subcommands takes.
+#[derive(Debug, Args)]
+pub(crate) struct Scoped<C: Subcommand, const SCOPES: u8> {
+    /// The settings' flags.
+    #[command(flatten)]
+    pub(crate) keys: Keys<SCOPES>,
+    /// The subcommand.
+    #[command(subcommand)]
+    pub(crate) command: C,
+}
+
+/// Flags of `status`.
+#[derive(Debug, Args)]
+pub(crate) struct StatusArgs {
+    /// `--json`.
+    #[command(flatten)]
+    pub(crate) json: JsonFlag,
+    /// The settings' flags of its scopes.
+    #[command(flatten)]
+    pub(crate) keys: Keys<{ Scope::of_command("status") }>,
 }
 
 /// `peers [add | rm]` (#16 item 8).
@@ -177,7 +210,7 @@ pub(crate) struct EventsArgs {
     pub(crate) json: bool,
 }
 
-/// Flags of `pull` and `push`.
+/// How `pull` and `push` reach a peer.
 #[derive(Debug, Args)]
 pub(crate) struct PeerArgs {
     /// The peer's base URL, e.g. http://192.0.2.7:7327.
@@ -192,28 +225,47 @@ pub(crate) struct PeerArgs {
     /// with the secret, and take its answers unsigned.
     #[arg(long)]
     pub(crate) legacy: bool,
-    /// Trust in what a pull brings, 0–1 (default: its [[peer]] trust in
-    /// --peers, else the trust in unconfigured senders, 0.6).
-    #[arg(long, value_name = "T")]
-    pub(crate) trust: Option<f64>,
     /// For an https URL: trust only this CA (PEM) instead of the system's
     /// roots (default: the ca of its [[peer]] in --peers, if any).
     #[arg(long, value_name = "FILE")]
     pub(crate) ca: Option<PathBuf>,
-    /// Print JSON instead of text.
-    #[arg(long)]
-    pub(crate) json: bool,
 }
 
-/// Flags of `pull`: the peer's, and the limits on what the merge installs.
+/// Flags of `pull`: the peer's, the trust in what it brings, and the limits
+/// on what the merge installs.
 #[derive(Debug, Args)]
 pub(crate) struct PullArgs {
     /// The peer.
     #[command(flatten)]
     pub(crate) peer: PeerArgs,
-    /// The limits, as `serve` takes them.
+    /// Trust in what this pull brings, 0–1: the skills' confidence is
+    /// lowered by it (default: its [[peer]] trust in --peers, else the trust
+    /// in unconfigured senders, 0.6).
+    #[arg(long, value_name = "T")]
+    pub(crate) trust: Option<f64>,
+    /// Print the pull's report (cursor, packets, merge result) as JSON.
+    #[arg(long)]
+    pub(crate) json: bool,
+    /// The settings' flags of its scopes: the limits and the intake, as
+    /// `serve` takes them.
     #[command(flatten)]
-    pub(crate) merge: MergeKeys,
+    pub(crate) keys: Keys<{ Scope::of_command("pull") }>,
+}
+
+/// Flags of `push`: the peer's. What is sent is what the peer has not
+/// acknowledged yet; the trust and limits are the receiving peer's own.
+#[derive(Debug, Args)]
+pub(crate) struct PushArgs {
+    /// The peer.
+    #[command(flatten)]
+    pub(crate) peer: PeerArgs,
+    /// Print the push's report (packets sent, updates, the peer's merge
+    /// result) as JSON.
+    #[arg(long)]
+    pub(crate) json: bool,
+    /// The settings' flags of its scopes (what is shared, the client certificate).
+    #[command(flatten)]
+    pub(crate) keys: Keys<{ Scope::of_command("push") }>,
 }
 
 /// Flags of `sync`.
@@ -222,9 +274,9 @@ pub(crate) struct SyncArgs {
     /// `--json`.
     #[command(flatten)]
     pub(crate) json: JsonFlag,
-    /// The limits, as `serve` takes them.
+    /// The settings' flags of its scopes, as `serve` takes them.
     #[command(flatten)]
-    pub(crate) merge: MergeKeys,
+    pub(crate) keys: Keys<{ Scope::of_command("sync") }>,
 }
 
 /// Flags of `health`.
@@ -238,23 +290,19 @@ pub(crate) struct HealthArgs {
     pub(crate) serve: ServeArgs,
 }
 
-/// Flags of `serve`: one per key of the key table that `serve` takes.
+/// Flags of `serve`: one per key of the key table that `serve` takes
+/// (`health` and `config show` take the same).
 #[derive(Debug, Args)]
 pub(crate) struct ServeArgs {
     /// The flags, from the key table.
     #[command(flatten)]
-    pub(crate) keys: ServeKeys,
-    /// The limits on what merges install, which `pull` and `sync` take too.
-    #[command(flatten)]
-    pub(crate) merge: MergeKeys,
+    pub(crate) keys: Keys<{ Scope::of_command("serve") }>,
 }
 
 impl ServeArgs {
     /// Every flag given.
-    pub(crate) fn flags(self) -> ecp_node::config::Flags {
-        let mut flags = self.keys.0;
-        flags.extend(self.merge.0);
-        flags
+    pub(crate) fn flags(self) -> Flags {
+        self.keys.0
     }
 }
 

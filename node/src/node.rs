@@ -67,6 +67,19 @@ pub enum StartError {
     /// Two skills folders hold a skill of the same name.
     #[error("{0}")]
     DuplicateSkill(crate::import::Duplicate),
+    /// A secret requests may be signed with is weak, and the node would
+    /// listen beyond loopback.
+    #[error(
+        "{} (refused because the node listens on {addr}, beyond loopback; on a loopback address it is only a \
+         warning)",
+        .weak.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
+    )]
+    WeakSecret {
+        /// The address.
+        addr: SocketAddr,
+        /// Each weak secret, named by where it is set.
+        weak: Vec<crate::config::WeakSecret>,
+    },
 }
 
 /// A started node.
@@ -130,6 +143,15 @@ impl Node {
                 .expect("reading the peers file does not panic")?,
             None => PeersConfig::default(),
         };
+        // Before any file or socket is opened: a weak secret beyond loopback
+        // guards nothing.
+        let weak = crate::config::weak_secrets(&config, &peers);
+        if !weak.is_empty() && !config.listen.ip().is_loopback() {
+            return Err(StartError::WeakSecret { addr: config.listen, weak });
+        }
+        for w in &weak {
+            tracing::warn!("{w} (accepted on loopback; a node listening beyond it refuses to start with it)");
+        }
         // Before the store is opened: a second server must not import or
         // project anything into a folder the first one serves.
         let (mut lock, api_token) = {
@@ -250,6 +272,7 @@ impl Node {
                 federator.clone(),
                 path,
                 crate::reload::DEBOUNCE,
+                !config.listen.ip().is_loopback(),
             )));
         }
         let (header_read_timeout, connections) = (config.header_read_timeout, config.connections);

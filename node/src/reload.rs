@@ -1,7 +1,8 @@
 //! Reloading the peers file while the node runs: when it changes, and on
 //! SIGHUP. The file is read and parsed here and handed to
 //! [`Federator::apply`]; a file that no longer parses is reported and
-//! ignored, and the peers stay as they are.
+//! ignored, and the peers stay as they are — also one with a weak
+//! `key_secret` on a node listening beyond loopback.
 //!
 //! Changes are seen with `notify`, on the file's folder and on the file
 //! itself. The folder, because an editor that saves by renaming a new file
@@ -26,7 +27,9 @@ pub const DEBOUNCE: Duration = Duration::from_millis(100);
 /// Reloads the peers file at `path` into `federator` when its content
 /// changes (quiet for `debounce`) and on SIGHUP. The first look is at once,
 /// so a change made while the node started is not missed. Runs until dropped.
-pub async fn watch(federator: Federator, path: PathBuf, debounce: Duration) {
+/// A file with a weak `key_secret` is not applied when the node listens
+/// `beyond_loopback`, as the node would not have started with it.
+pub async fn watch(federator: Federator, path: PathBuf, debounce: Duration, beyond_loopback: bool) {
     let mut file = WatchedFile::new(path);
     let mut hangup = hangup_signal();
     loop {
@@ -34,16 +37,22 @@ pub async fn watch(federator: Federator, path: PathBuf, debounce: Duration) {
             () = file.changed(debounce) => {}
             () = next_hangup(&mut hangup) => {}
         }
-        reload(&federator, &file.path).await;
+        reload(&federator, &file.path, beyond_loopback).await;
     }
 }
 
 /// Reloads the peers file at `path` now; a file that equals what was last
-/// applied changes nothing.
-pub async fn reload(federator: &Federator, path: &Path) {
+/// applied changes nothing, and one with a weak `key_secret` is not applied
+/// `beyond_loopback`.
+pub async fn reload(federator: &Federator, path: &Path, beyond_loopback: bool) {
     let file = path.to_owned();
     match tokio::task::spawn_blocking(move || PeersConfig::load(&file)).await {
         Ok(Ok(config)) if config == federator.peers_config() => tracing::debug!("peers file unchanged"),
+        Ok(Ok(config)) if beyond_loopback && !crate::config::weak_peer_keys(&config).is_empty() => {
+            for weak in crate::config::weak_peer_keys(&config) {
+                tracing::warn!("peers file not reloaded, the peers stay as they were: {weak}");
+            }
+        }
         Ok(Ok(config)) => {
             tracing::info!(peers = config.peers.len(), "peers file reloaded");
             federator.apply(config).await;
@@ -264,12 +273,21 @@ mod tests {
         let peer = |port: u16| format!("[[peer]]\nurl = \"http://127.0.0.1:{port}\"\npull = false\n");
         let path = dir.path().join("peers.toml");
         std::fs::write(&path, peer(9)).unwrap();
-        let watch = tokio::spawn(super::watch(federator.clone(), path.clone(), DEBOUNCE));
+        // As on a node listening beyond loopback.
+        let watch = tokio::spawn(super::watch(federator.clone(), path.clone(), DEBOUNCE, true));
         eventually_urls(&federator, &["http://127.0.0.1:9"]).await;
 
         std::fs::write(&path, "[[peer]]\nurl = \"http://x\"\ntrust = 7\n").unwrap();
         tokio::time::sleep(DEBOUNCE * 5).await;
         assert_eq!(urls(&federator).await, ["http://127.0.0.1:9"], "a broken file changes nothing");
+        let weak_key = format!("{}key_id = \"k\"\nkey_secret = \"{}\"\n", peer(29), "k".repeat(31));
+        std::fs::write(&path, weak_key).unwrap();
+        tokio::time::sleep(DEBOUNCE * 5).await;
+        assert_eq!(
+            urls(&federator).await,
+            ["http://127.0.0.1:9"],
+            "nor does one with a weak key beyond loopback"
+        );
 
         let replacement = dir.path().join("peers.toml.new");
         std::fs::write(&replacement, format!("{}{}", peer(9), peer(19))).unwrap();
@@ -291,7 +309,7 @@ mod tests {
         let federator = Federator::start(library, &config, PeersConfig::default(), None, None).await.unwrap();
         let path = dir.path().join("peers.toml");
         std::fs::write(&path, "[[peer]]\nurl = \"http://127.0.0.1:9\"\npull = false\n").unwrap();
-        let watch = tokio::spawn(super::watch(federator.clone(), path.clone(), DEBOUNCE));
+        let watch = tokio::spawn(super::watch(federator.clone(), path.clone(), DEBOUNCE, false));
         eventually_urls(&federator, &["http://127.0.0.1:9"]).await;
 
         // Peers changed behind the file's back: no event, only a signal, brings the file back.

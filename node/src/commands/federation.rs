@@ -21,7 +21,7 @@ use serde_json::json;
 
 use super::output::{Table, emit, emit_json, one_line, tell, time};
 use super::progress::Progress;
-use crate::cli::{GlobalArgs, PeerArgs, PullArgs, SyncArgs};
+use crate::cli::{GlobalArgs, PeerArgs, PullArgs, PushArgs, SyncArgs};
 
 /// The peers file of `--peers`, if given.
 fn peers_file(config: &Config) -> anyhow::Result<Option<PeersConfig>> {
@@ -49,10 +49,15 @@ fn context(
 }
 
 /// The peer of `pull URL` / `push URL`: its [[peer]] when --peers names it,
-/// with the flags winning; otherwise a manual peer.
-fn peer_of(config: &Config, peers: Option<&PeersConfig>, args: &PeerArgs) -> anyhow::Result<PeerSpec> {
+/// with the flags (and a pull's `trust`) winning; otherwise a manual peer.
+fn peer_of(
+    config: &Config,
+    peers: Option<&PeersConfig>,
+    args: &PeerArgs,
+    trust: Option<f64>,
+) -> anyhow::Result<PeerSpec> {
     let url = normalise_url(&args.url).map_err(|e| anyhow::anyhow!("PEER_URL: {e}"))?;
-    if let Some(trust) = args.trust {
+    if let Some(trust) = trust {
         unit(trust).map_err(|e| anyhow::anyhow!("--trust: {e}"))?;
     }
     let configured = peers
@@ -61,7 +66,7 @@ fn peer_of(config: &Config, peers: Option<&PeersConfig>, args: &PeerArgs) -> any
     if let Some(secret) = args.secret.clone().filter(|s| !s.is_empty()) {
         spec.secret = Some(secret);
     }
-    if let Some(trust) = args.trust {
+    if let Some(trust) = trust {
         spec.trust = trust;
     }
     if let Some(ca) = &args.ca {
@@ -81,10 +86,9 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 }
 
 pub(crate) fn pull(global: &GlobalArgs, args: PullArgs) -> anyhow::Result<ExitCode> {
-    let config = super::resolve(global, args.merge.0)?;
-    let args = args.peer;
+    let config = super::resolve(global, args.keys.0)?;
     let peers = peers_file(&config)?;
-    let spec = peer_of(&config, peers.as_ref(), &args)?;
+    let spec = peer_of(&config, peers.as_ref(), &args.peer, args.trust)?;
     let library = super::open_library(&config, global.init)?;
     let progress = Progress::on_stderr();
     let ctx = context(&config, library, peers.as_ref())?.with_progress(progress.hook());
@@ -134,10 +138,10 @@ fn humanize(seconds: u64) -> String {
     }
 }
 
-pub(crate) fn push(global: &GlobalArgs, args: PeerArgs) -> anyhow::Result<ExitCode> {
-    let config = super::resolve(global, Flags::default())?;
+pub(crate) fn push(global: &GlobalArgs, args: PushArgs) -> anyhow::Result<ExitCode> {
+    let config = super::resolve(global, args.keys.0)?;
     let peers = peers_file(&config)?;
-    let spec = peer_of(&config, peers.as_ref(), &args)?;
+    let spec = peer_of(&config, peers.as_ref(), &args.peer, None)?;
     let library = super::open_library(&config, global.init)?;
     let ctx = context(&config, library, peers.as_ref())?;
     let report = runtime()?
@@ -152,7 +156,7 @@ pub(crate) fn push(global: &GlobalArgs, args: PeerArgs) -> anyhow::Result<ExitCo
 }
 
 pub(crate) fn sync(global: &GlobalArgs, args: SyncArgs) -> anyhow::Result<ExitCode> {
-    let config = super::resolve(global, args.merge.0)?;
+    let config = super::resolve(global, args.keys.0)?;
     let json = args.json.json;
     let Some(peers) = peers_file(&config)? else {
         bail!("sync needs the peers file: pass --peers FILE (or set ECP_PEERS)");

@@ -50,11 +50,11 @@ use crate::cli::{Cli, Command};
 pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Serve(args) => serve::run(&cli.global, *args),
-        Command::Skill(command) => skill::run(&cli.global, command),
-        Command::Quarantine(command) => quarantine::run(&cli.global, command),
-        Command::Inbox(command) => inbox::run(&cli.global, command),
-        Command::Deletions(command) => deletions::run(&cli.global, command),
-        Command::Status(flag) => status::run(&cli.global, flag.json),
+        Command::Skill(s) => skill::run(&cli.global.with(s.keys.0), s.command),
+        Command::Quarantine(s) => quarantine::run(&cli.global.with(s.keys.0), s.command),
+        Command::Inbox(s) => inbox::run(&cli.global.with(s.keys.0), s.command),
+        Command::Deletions(s) => deletions::run(&cli.global.with(s.keys.0), s.command),
+        Command::Status(args) => status::run(&cli.global.with(args.keys.0), args.json.json),
         Command::Health(args) => health::run(&cli.global, *args),
         Command::Pull(args) => federation::pull(&cli.global, args),
         Command::Push(args) => federation::push(&cli.global, args),

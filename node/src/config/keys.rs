@@ -8,7 +8,7 @@
 use ecp_protocol::signed_auth::{SigningKey, is_valid_key_id};
 use serde::Deserialize;
 
-use super::{ConfigError, Secret, SecretSourceError};
+use super::{ConfigError, Secret, SecretSourceError, WeakSecret};
 
 /// The id of the key made of the node's shared secret (`--secret`).
 pub const DEFAULT_KEY_ID: &str = "default";
@@ -30,10 +30,12 @@ pub struct FileKey {
 
 /// The `[[key]]` entries resolved: ids checked and unique, secrets read from
 /// the environment where `secret_env` says so. The id `default` is reserved
-/// for the shared secret (`--secret`).
-pub fn resolve_file_keys(keys: &[FileKey]) -> Result<Vec<SigningKey>, ConfigError> {
+/// for the shared secret (`--secret`). Also those whose secret is weak
+/// ([`super::weak_secret`]).
+pub fn resolve_file_keys(keys: &[FileKey]) -> Result<(Vec<SigningKey>, Vec<WeakSecret>), ConfigError> {
     let invalid = |message: String| ConfigError::Invalid { key: "key".into(), message };
     let mut out: Vec<SigningKey> = Vec::with_capacity(keys.len());
+    let mut weak = Vec::new();
     for (i, k) in keys.iter().enumerate() {
         let which = format!("[[key]] #{} (id {:?})", i + 1, k.id);
         if !is_valid_key_id(&k.id) {
@@ -63,9 +65,15 @@ pub fn resolve_file_keys(keys: &[FileKey]) -> Result<Vec<SigningKey>, ConfigErro
         };
         let key = SigningKey::new(k.id.clone(), secret.expose().as_bytes())
             .map_err(|_| invalid(format!("{which}: the id must be {KEY_ID_RULE}")))?;
+        if let Some(weakness) = super::weak_secret::weakness(&secret) {
+            weak.push(WeakSecret {
+                name: format!("the secret of [[key]] {:?} in node.toml", k.id),
+                weakness,
+            });
+        }
         out.push(key);
     }
-    Ok(out)
+    Ok((out, weak))
 }
 
 /// The node's own keys: the shared secret as `default` (first: it is the
@@ -101,8 +109,13 @@ mod tests {
             secret: secret.map(Secret::new),
             secret_env: None,
         };
-        let ok = resolve_file_keys(&[k("k1", Some("a")), k("k2", Some("b"))]).unwrap();
-        assert_eq!(ok, vec![key("k1", "a"), key("k2", "b")]);
+        let strong = "s".repeat(32);
+        let (ok, weak) = resolve_file_keys(&[k("k1", Some("a")), k("k2", Some(&strong))]).unwrap();
+        assert_eq!(ok, vec![key("k1", "a"), key("k2", &strong)]);
+        assert_eq!(
+            weak.iter().map(|w| w.name.as_str()).collect::<Vec<_>>(),
+            ["the secret of [[key]] \"k1\" in node.toml"]
+        );
         for (keys, expected) in [
             (vec![k("bad id", Some("a"))], "A-Z"),
             (vec![k("default", Some("a"))], "another id"),

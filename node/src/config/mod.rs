@@ -34,6 +34,9 @@
 //!   which never prints itself; reading `secret_env` variables.
 //! - `duration`: the one duration parser both files use.
 //! - `unit`: the one check of values between 0 and 1 (trust, confidence).
+//! - `weak_secret`: which secrets are too weak to accept requests with
+//!   (under 32 bytes, or a placeholder the examples ship) and which of the
+//!   node's are.
 
 use std::path::PathBuf;
 
@@ -45,6 +48,7 @@ mod secret;
 mod sources;
 mod table;
 mod unit;
+mod weak_secret;
 
 pub use duration::{DurationError, parse as parse_duration};
 pub use keys::{DEFAULT_KEY_ID, FileKey, KEY_ID_RULE, own_keys, resolve_file_keys};
@@ -58,6 +62,10 @@ pub use secret::{Secret, SecretSourceError};
 pub use sources::{Env, FileFolder, Flags, Resolved, Setting, Source, Sources, Value};
 pub use table::{FILE_ONLY_ARRAYS, Flag, Form, KEYS, Key, Kind, Scope, markdown};
 pub use unit::{NotAUnitValue, unit};
+pub use weak_secret::{
+    MAKE_ONE, MIN_SECRET_BYTES, PLACEHOLDER_SECRETS, WeakSecret, Weakness, weak_peer_keys, weak_secrets,
+    weakness,
+};
 
 /// A configuration problem, named with the key or flag and the fix.
 #[derive(Debug, thiserror::Error)]

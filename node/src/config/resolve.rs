@@ -61,6 +61,9 @@ pub struct Config {
     pub secret: Option<Secret>,
     /// The node's `[[key]]` signing keys, besides `default` (see [`Config::own_keys`]).
     pub keys: Vec<SigningKey>,
+    /// Those of `keys` whose secret is weak ([`super::weak_secret`]): told
+    /// apart while their text is at hand, since a key never shows it again.
+    pub weak_keys: Vec<super::WeakSecret>,
     /// Accept the legacy X-ECP-HMAC header (with the shared secret).
     pub accept_legacy: bool,
     /// The names clients reach the node by (lower-cased `host` or
@@ -147,7 +150,7 @@ impl Config {
         let projected = sharing.folders.iter().find(|f| f.share).unwrap_or(&sharing.folders[0]);
         let skills_dir = projected.path.clone();
         let secret = shared_secret(r)?;
-        let keys = keys::resolve_file_keys(&r.keys)?;
+        let (keys, weak_keys) = keys::resolve_file_keys(&r.keys)?;
         let replay_cache_capacity = size(r, "replay_cache_capacity", 1)?;
         let mut policy = StandardPolicy::default();
         policy.structure.max_bytes = size(r, "limits.max_skill_bytes", 1)?;
@@ -233,6 +236,7 @@ impl Config {
             data_dir,
             secret,
             keys,
+            weak_keys,
             accept_legacy: r.bool("accept_legacy"),
             names: server_names(r)?,
             trust_loopback: r.bool("server.trust_loopback"),

@@ -43,16 +43,102 @@ pub enum Kind {
     Secret,
 }
 
-/// Which commands take a key's flag.
+/// Which commands take a key's flag: each shows only on the commands it
+/// affects (#16 item 8). The CLI is built from [`Scope::commands`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scope {
-    /// Every command (the store's location and what it applies).
+    /// Every command: where the node is (data folder, skills folders, peers
+    /// file) and how it logs.
     Global,
     /// `serve`, `health` and `config show` (how the server runs).
     Serve,
     /// `serve` (so `health` and `config show`) and the commands that merge
     /// what peers send, `pull` and `sync`: the limits on what merges bring.
     Merge,
+    /// What is applied to skills received from peers and to their files
+    /// (intake, grants): the serve commands, `pull`, `sync`, and the
+    /// commands that install or write them back — `quarantine`, `inbox`,
+    /// `deletions`.
+    Received,
+    /// What leaves the node (the sharing mode): the serve commands, `push`,
+    /// `sync`, `skill` and `status`.
+    Shared,
+    /// The limits on a skill's text, imported or received: the serve
+    /// commands, `pull`, `sync` and `skill`.
+    Content,
+    /// How the node connects to peers (its client certificate): the serve
+    /// commands, `pull`, `push` and `sync`.
+    Outbound,
+}
+
+impl Scope {
+    /// Every scope.
+    pub const ALL: [Scope; 7] = [
+        Scope::Global,
+        Scope::Serve,
+        Scope::Merge,
+        Scope::Received,
+        Scope::Shared,
+        Scope::Content,
+        Scope::Outbound,
+    ];
+
+    /// The top-level commands whose flags these are, with all their
+    /// subcommands; none for [`Scope::Global`], which every command takes.
+    pub const fn commands(self) -> &'static [&'static str] {
+        const SERVE: [&str; 3] = ["serve", "health", "config"];
+        match self {
+            Scope::Global => &[],
+            Scope::Serve => &SERVE,
+            Scope::Merge => &[SERVE[0], SERVE[1], SERVE[2], "pull", "sync"],
+            Scope::Received => {
+                &[SERVE[0], SERVE[1], SERVE[2], "pull", "sync", "quarantine", "inbox", "deletions"]
+            }
+            Scope::Shared => &[SERVE[0], SERVE[1], SERVE[2], "push", "sync", "skill", "status"],
+            Scope::Content => &[SERVE[0], SERVE[1], SERVE[2], "pull", "sync", "skill"],
+            Scope::Outbound => &[SERVE[0], SERVE[1], SERVE[2], "pull", "push", "sync"],
+        }
+    }
+
+    /// The scope as one bit of a set of scopes.
+    pub const fn bit(self) -> u8 {
+        1 << self as u8
+    }
+
+    /// The scopes whose flags the top-level `command` takes besides the
+    /// global ones, as a set of [`Scope::bit`]s.
+    pub const fn of_command(command: &str) -> u8 {
+        let mut set = 0;
+        let mut i = 0;
+        while i < Scope::ALL.len() {
+            let commands = Scope::ALL[i].commands();
+            let mut j = 0;
+            while j < commands.len() {
+                if same(commands[j], command) {
+                    set |= Scope::ALL[i].bit();
+                }
+                j += 1;
+            }
+            i += 1;
+        }
+        set
+    }
+}
+
+/// `a == b`, for const functions.
+const fn same(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
 }
 
 /// A key's command-line flag.
@@ -137,6 +223,10 @@ const fn merge(long: &'static str) -> Option<Flag> {
     Some(Flag { long, scope: Scope::Merge, form: Form::Value })
 }
 
+const fn scoped(long: &'static str, scope: Scope) -> Option<Flag> {
+    Some(Flag { long, scope, form: Form::Value })
+}
+
 const fn switch(long: &'static str, form: Form) -> Option<Flag> {
     Some(Flag { long, scope: Scope::Serve, form })
 }
@@ -172,7 +262,7 @@ pub static KEYS: &[Key] = &[
         "names clients reach the node by (`host` on any port, or `host:port`): signed requests may be signed for them besides the address"),
     key("server", "trust_loopback", Bool, Some("false"), "ECP_SERVER_TRUST_LOOPBACK", switch("trust-loopback", Form::Switch),
         "let loopback clients no proxy forwarded use `/v1/` without the API token (`<data>/api-token`); a warning at start"),
-    key("sharing", "mode", Choice(&["shared", "listed"]), Some("shared"), "ECP_SHARING_MODE", global("sharing-mode"),
+    key("sharing", "mode", Choice(&["shared", "listed"]), Some("shared"), "ECP_SHARING_MODE", scoped("sharing-mode", Scope::Shared),
         "`shared`: every local skill not kept private leaves the node; `listed`: only those `[sharing] skills` names"),
     key("sharing", "skills", List, None, "ECP_SHARING_SKILLS", None,
         "the skills shared in mode `listed`"),
@@ -184,7 +274,7 @@ pub static KEYS: &[Key] = &[
         "most packets in one update; more is refused whole with 413"),
     key("limits", "max_skill_bytes", Count, Some("102400"), "ECP_LIMITS_MAX_SKILL_BYTES", None,
         "largest skill body in bytes (100 KiB); larger packets are refused"),
-    key("limits", "max_description_bytes", Count, Some("4096"), "ECP_LIMITS_MAX_DESCRIPTION_BYTES", global("max-description-bytes"),
+    key("limits", "max_description_bytes", Count, Some("4096"), "ECP_LIMITS_MAX_DESCRIPTION_BYTES", scoped("max-description-bytes", Scope::Content),
         "largest skill description in bytes (4 KiB; at least 1024), imported or received; over 1,024 characters is only a warning"),
     key("limits", "page_bytes", Count, Some("8388608"), "ECP_LIMITS_PAGE_BYTES", None,
         "packet bytes per page of a paged `GET /ecp/skills?since=N&limit=M` (8 MiB, at most 32 MiB; a page always carries one packet)"),
@@ -247,10 +337,10 @@ pub static KEYS: &[Key] = &[
         "serve skills received from peers to other peers"),
     key("policy", "accept_full_url_hmac", Bool, Some("true"), "ECP_POLICY_ACCEPT_FULL_URL_HMAC", None,
         "accept X-ECP-HMAC GET signatures over the full URL, as the Go client sends them"),
-    key("policy", "intake", Choice(&["auto", "review"]), Some("auto"), "ECP_POLICY_INTAKE", global("intake"),
+    key("policy", "intake", Choice(&["auto", "review"]), Some("auto"), "ECP_POLICY_INTAKE", scoped("intake", Scope::Received),
         "`auto`: skills from peers reach the skills folder at once; `review`: they wait in the inbox until you accept them"),
     key("policy", "received_permissions", Choice(&["strip", "keep-from-trusted", "refuse"]), Some("strip"),
-        "ECP_POLICY_RECEIVED_PERMISSIONS", global("received-permissions"),
+        "ECP_POLICY_RECEIVED_PERMISSIONS", scoped("received-permissions", Scope::Received),
         "grants in received skills' frontmatter: `strip` removes them; `keep-from-trusted` keeps them from an origin trusted at least `permissions_trust`; `refuse` quarantines such skills"),
     key("policy", "permission_keys", List, None, "ECP_POLICY_PERMISSION_KEYS", None,
         "frontmatter keys treated as grants besides `allowed-tools` and `hooks` (at most 64, each 1–64 letters, digits, `-`, `_`)"),
@@ -264,9 +354,9 @@ pub static KEYS: &[Key] = &[
         "the private key (PEM) of `cert`"),
     key("tls", "client_ca", Path, None, "ECP_CLIENT_CA", serve("client-ca"),
         "require a client certificate issued by one of these CAs (PEM) from every client (mTLS)"),
-    key("tls", "client_cert", Path, None, "ECP_TLS_CLIENT_CERT", global("tls-client-cert"),
+    key("tls", "client_cert", Path, None, "ECP_TLS_CLIENT_CERT", scoped("tls-client-cert", Scope::Outbound),
         "certificate (PEM chain) this node presents to https peers that ask for one; a `[[peer]]`'s own replaces it"),
-    key("tls", "client_key", Path, None, "ECP_TLS_CLIENT_KEY", global("tls-client-key"),
+    key("tls", "client_key", Path, None, "ECP_TLS_CLIENT_KEY", scoped("tls-client-key", Scope::Outbound),
         "the private key (PEM) of `client_cert`"),
 ];
 

@@ -56,11 +56,14 @@ pub enum ClientError {
     #[error("TLS: {0}")]
     Tls(String),
     /// The peer answered with an error status.
-    #[error("answered {status}{}", if .message.is_empty() { String::new() } else { format!(": {}", .message) })]
+    #[error("HTTP {} from {url}: {message}", .status.as_u16())]
     Status {
         /// The status.
         status: StatusCode,
-        /// The peer's `error` message, cut short and made one line.
+        /// What was asked: scheme, host, port and path, without credentials or query.
+        url: String,
+        /// The peer's `error` message, or the first line of its body's text
+        /// without markup, at most 200 characters ([`error_message`]).
         message: String,
     },
     /// A request signed with ECP/1.2 only was answered 403, as a Go node
@@ -69,14 +72,16 @@ pub enum ClientError {
     /// header on its own: that constant token would be a downgrade
     /// (`SPEC.md` §6.5.1).
     #[error(
-        "answered {status}{}; the peer refused ECP/1.2 signatures; if it is an ECP/1.1 node, mark it \
-         `legacy = true` (peers.toml) or pass `--legacy`",
-        if .message.is_empty() { String::new() } else { format!(": {}", .message) }
+        "HTTP {} from {url}: {message}; the peer refused ECP/1.2 signatures; if it is an ECP/1.1 node, mark \
+         it `legacy = true` (peers.toml) or pass `--legacy`",
+        .status.as_u16()
     )]
     SignaturesRefused {
         /// The status (403).
         status: StatusCode,
-        /// The peer's `error` message, cut short and made one line.
+        /// What was asked, as [`ClientError::Status`] shows it.
+        url: String,
+        /// The peer's message, as [`ClientError::Status`] has it.
         message: String,
     },
     /// The peer answered with a redirect, which ECP requests never follow.
@@ -379,12 +384,23 @@ impl PeerClient {
             body.extend_from_slice(&chunk);
         }
         if !status.is_success() {
-            let message = error_message(&body);
+            let markup = response
+                .headers()
+                .get(CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|t| t.contains("html") || t.contains("xml"));
+            let message = error_message(&body, markup);
+            let message = if message.is_empty() {
+                status.canonical_reason().unwrap_or("no reason given").to_owned()
+            } else {
+                message
+            };
+            let url = shown_url(response.url());
             let signed_only = self.credentials.key.is_some() && self.credentials.legacy_secret.is_none();
             if status == StatusCode::FORBIDDEN && signed_only {
-                return Err(ClientError::SignaturesRefused { status, message });
+                return Err(ClientError::SignaturesRefused { status, url, message });
             }
-            return Err(ClientError::Status { status, message });
+            return Err(ClientError::Status { status, url, message });
         }
         if let (Some(signed), Some(signature)) = (&expect, &signature) {
             verify_answer(signed, status, signature, &body)?;
@@ -514,14 +530,32 @@ fn verify_answer(
         .map_err(ClientError::AnswerNotVerified)
 }
 
-/// The `error` member of an ECP error answer, or the start of the body;
-/// absolute file paths in it (Go nodes show theirs) replaced by `<path>`,
-/// since the message is stored and shown.
-fn error_message(body: &[u8]) -> String {
+/// `url` as an error may show it: scheme, host, port and path; never its
+/// credentials or query.
+fn shown_url(url: &reqwest::Url) -> String {
+    let port = url.port().map_or(String::new(), |p| format!(":{p}"));
+    format!("{}://{}{port}{}", url.scheme(), url.host_str().unwrap_or(""), url.path())
+}
+
+/// The `error` member of an ECP error answer, or else the first line of the
+/// body's text (without its tags when it is `markup`, HTML or XML: a proxy's
+/// error page); absolute file paths in it (Go nodes show theirs) replaced by
+/// `<path>`, since the message is stored, logged and shown — on one line of
+/// at most 200 characters.
+fn error_message(body: &[u8], markup: bool) -> String {
+    // Only the start is read: the line shown is cut to 200 characters anyway.
+    let start = String::from_utf8_lossy(&body[..body.len().min(64 * 1024)]);
     let text = serde_json::from_slice::<serde_json::Value>(body)
         .ok()
         .and_then(|v| v.get("error").and_then(|e| e.as_str()).map(str::to_owned))
-        .unwrap_or_else(|| String::from_utf8_lossy(&body[..body.len().min(200)]).into_owned());
+        .unwrap_or_else(|| {
+            let plain = if markup || start.trim_start().starts_with('<') {
+                without_tags(&start)
+            } else {
+                start.into_owned()
+            };
+            plain.lines().map(str::trim).find(|line| !line.is_empty()).unwrap_or("").to_owned()
+        });
     let redacted: Vec<&str> = text
         .split(' ')
         .map(|word| {
@@ -531,6 +565,29 @@ fn error_message(body: &[u8]) -> String {
         })
         .collect();
     one_line(&redacted.join(" "), 200)
+}
+
+/// The text of markup: each tag (and comment, and the content of `script`
+/// and `style` elements) becomes a line break, so that the first line of
+/// what is left is the page's first words — an error page's title.
+fn without_tags(markup: &str) -> String {
+    // ASCII lowercasing keeps every byte offset: positions found in `lower`
+    // cut `markup` at the same places, and each byte is looked at once.
+    let lower = markup.to_ascii_lowercase();
+    let mut out = String::with_capacity(markup.len());
+    let mut at = 0;
+    while let Some(open) = lower[at..].find('<').map(|i| at + i) {
+        out.push_str(&markup[at..open]);
+        out.push('\n');
+        let Some(close) = lower[open..].find('>').map(|i| open + i) else { return out };
+        let name = lower[open + 1..close].split(|c: char| c.is_whitespace() || c == '/').next().unwrap_or("");
+        at = close + 1;
+        if name == "script" || name == "style" {
+            at = lower[at..].find(&format!("</{name}")).map_or(lower.len(), |i| at + i);
+        }
+    }
+    out.push_str(&markup[at..]);
+    out.replace("&nbsp;", " ").replace("&amp;", "&")
 }
 
 /// `text` on one line, at most `max` characters, control characters dropped.
@@ -571,14 +628,48 @@ mod tests {
     #[test]
     fn error_messages_come_from_the_ecp_error_member_on_one_line() {
         assert_eq!(
-            error_message(br#"{"error":"X-ECP-HMAC\ndoes not match","code":"bad_signature"}"#),
+            error_message(br#"{"error":"X-ECP-HMAC\ndoes not match","code":"bad_signature"}"#, false),
             "X-ECP-HMAC does not match"
         );
-        assert_eq!(error_message(b"plain text"), "plain text");
+        assert_eq!(error_message(b"plain text", false), "plain text");
         assert_eq!(
-            error_message(br#"{"error":"open /home/ok/.ok/skills/x.json: denied; see /ecp/manifest"}"#),
+            error_message(
+                br#"{"error":"open /home/ok/.ok/skills/x.json: denied; see /ecp/manifest"}"#,
+                false
+            ),
             "open <path> denied; see /ecp/manifest"
         );
+    }
+
+    #[test]
+    fn a_body_that_is_not_ecp_json_is_shown_as_its_first_line_of_text_without_markup() {
+        let nginx = "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad \
+                     Gateway</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n";
+        assert_eq!(error_message(nginx.as_bytes(), true), "502 Bad Gateway");
+        let one_line_page = "<!DOCTYPE html><html><head><script>var x = \"<b>not this</b>\";</script>\
+                             <STYLE>p { color: red }</STYLE></head><body><p>Service&nbsp;down &amp; out</p></body>";
+        assert_eq!(
+            error_message(one_line_page.as_bytes(), false),
+            "Service down & out",
+            "markup told by its start"
+        );
+        assert_eq!(error_message(b"first line\nsecond line", false), "first line");
+        assert_eq!(error_message(b"\n\n  a < b, so no tags here\n", false), "a < b, so no tags here");
+        assert_eq!(error_message(b"<p>unclosed <b", true), "unclosed");
+        let longest = format!("<h1>{}</h1>", "x".repeat(200));
+        assert_eq!(error_message(longest.as_bytes(), true), "x".repeat(200), "200 characters are kept");
+        let long = format!("<h1>{}</h1>", "x".repeat(201));
+        assert_eq!(error_message(long.as_bytes(), true), format!("{}…", "x".repeat(200)), "cut at 200");
+        assert_eq!(error_message(b"", true), "");
+    }
+
+    #[test]
+    fn a_url_is_shown_without_its_credentials_or_query() {
+        let url =
+            reqwest::Url::parse("https://user:pw@peer.example:8443/ecp/skills?since=4&limit=9").unwrap();
+        assert_eq!(shown_url(&url), "https://peer.example:8443/ecp/skills");
+        let url = reqwest::Url::parse("http://127.0.0.1/ecp/manifest").unwrap();
+        assert_eq!(shown_url(&url), "http://127.0.0.1/ecp/manifest");
         assert_eq!(one_line(&"a".repeat(300), 10), format!("{}…", "a".repeat(10)));
     }
 }

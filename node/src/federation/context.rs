@@ -10,7 +10,7 @@ use ecp_protocol::{SkillPacket, StandardPolicy};
 use crate::config::DEFAULT_KEY_ID;
 use crate::config::{PeerKey, Secret};
 use crate::library::Library;
-use crate::store::PeerState;
+use crate::store::{PeerKind, PeerState, Store, StoreError};
 use crate::tls::Identity;
 
 use super::clients::Clients;
@@ -117,6 +117,38 @@ impl Context {
         Ok(blocking(move || library.store().peer_state(&url))
             .await?
             .unwrap_or_else(|| PeerState::new(&peer.url, peer.kind)))
+    }
+
+    /// Whether a failed round with `peer` is to leave no trace: a peer
+    /// named once on the command line (`pull URL`, `push URL`) that the
+    /// store holds nothing of yet. A one-off attempt that fails must not
+    /// become a permanent `manual` peer showing its error; one that succeeds
+    /// is remembered (its cursor, so the next `pull URL` asks only for what
+    /// changed), and its later failures are counted like any peer's.
+    pub(super) async fn is_new_one_off(&self, peer: &PeerSpec) -> bool {
+        if peer.kind != PeerKind::Manual {
+            return false;
+        }
+        let (library, url) = (self.library.clone(), peer.url.clone());
+        // A store that cannot say keeps the failure: the error is then seen.
+        matches!(blocking(move || library.store().peer_state(&url)).await, Ok(None))
+    }
+
+    /// Records a failed round with `peer`: forgotten when `forget` (a new
+    /// one-off, [`Context::is_new_one_off`]), else `record` counts it.
+    /// Returns the consecutive failures now counted.
+    pub(super) async fn record_failure(
+        &self,
+        peer: &PeerSpec,
+        forget: bool,
+        record: impl FnOnce(&Store, &str) -> Result<i64, StoreError> + Send + 'static,
+    ) -> i64 {
+        let (library, url) = (self.library.clone(), peer.url.clone());
+        blocking(move || {
+            if forget { library.store().forget_peer(&url).map(|()| 1) } else { record(library.store(), &url) }
+        })
+        .await
+        .unwrap_or(0)
     }
 
     /// The instance a manifest claims, checked: not empty (falling back to

@@ -18,7 +18,11 @@
 //! 4. Persist the cursor (the answer's `sequenceNum`), the ETags, the digest,
 //!    the time and the packet count, after every page (and tell the
 //!    context's [`ProgressHook`](super::ProgressHook), if any); a failure persists the consecutive
-//!    failure count and the reason instead.
+//!    failure count and the reason instead — except for a peer named once
+//!    on the command line that the store held nothing of: its failed first
+//!    round leaves no peer behind, also when pages were merged (the next
+//!    pull starts from 0; what was merged comes back `unchanged`), unless
+//!    it only held skills back over the limits, which is no failure.
 //!
 //! Withdrawals (tombstones of skills held active) are set aside page by page
 //! and weighed together when the round ends, also a round that stopped
@@ -99,6 +103,7 @@ pub struct PullReport {
 /// Pulls from `peer` once and records the outcome in the store.
 pub async fn pull(ctx: &Context, peer: &PeerSpec) -> Result<PullReport, SyncFailure> {
     let attempted_at = now().to_string();
+    let new_one_off = ctx.is_new_one_off(peer).await;
     let mut withdrawn = Withdrawn::default();
     let pulled = round(ctx, peer, &attempted_at, &mut withdrawn).await;
     // The round's withdrawals are weighed together, also when it stopped
@@ -121,12 +126,15 @@ pub async fn pull(ctx: &Context, peer: &PeerSpec) -> Result<PullReport, SyncFail
     match pulled {
         Ok(report) => Ok(report),
         Err(error) => {
-            let (library, url, kind, message) =
-                (ctx.library.clone(), peer.url.clone(), peer.kind, error.to_string());
-            let failures =
-                blocking(move || library.store().record_pull_failure(&url, kind, &attempted_at, &message))
-                    .await
-                    .unwrap_or(0);
+            let (kind, message) = (peer.kind, error.to_string());
+            // Holding back over the limits is the limits working: the peer
+            // brought skills, and the next round fetches the rest.
+            let forget = new_one_off && !matches!(error, SyncError::OriginLimit(_));
+            let failures = ctx
+                .record_failure(peer, forget, move |store, url| {
+                    store.record_pull_failure(url, kind, &attempted_at, &message)
+                })
+                .await;
             Err(SyncFailure { error, failures })
         }
     }

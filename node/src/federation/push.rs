@@ -55,18 +55,22 @@ pub struct PushReport {
     pub blobs_sent: usize,
 }
 
-/// Pushes what `peer` has not acknowledged; records the outcome in the store.
+/// Pushes what `peer` has not acknowledged; records the outcome in the store
+/// (a failed first push to a peer named once on the command line leaves no
+/// peer behind, as a pull's does).
 pub async fn push(ctx: &Context, peer: &PeerSpec) -> Result<PushReport, SyncFailure> {
+    let new_one_off = ctx.is_new_one_off(peer).await;
     let pushed = round(ctx, peer).await;
     ctx.library.metrics().pushed(&peer.url, pushed.is_ok());
     match pushed {
         Ok(report) => Ok(report),
         Err(error) => {
-            let (library, url, kind, message) =
-                (ctx.library.clone(), peer.url.clone(), peer.kind, error.to_string());
-            let failures = blocking(move || library.store().record_push_failure(&url, kind, &message))
-                .await
-                .unwrap_or(0);
+            let (kind, message) = (peer.kind, error.to_string());
+            let failures = ctx
+                .record_failure(peer, new_one_off, move |store, url| {
+                    store.record_push_failure(url, kind, &message)
+                })
+                .await;
             Err(SyncFailure { error, failures })
         }
     }

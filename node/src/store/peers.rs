@@ -262,6 +262,16 @@ impl Store {
         })
     }
 
+    /// Forgets everything about the peer of `url`: a peer named once on the
+    /// command line whose first round failed leaves no trace
+    /// ([`crate::federation::pull`]).
+    pub fn forget_peer(&self, url: &str) -> Result<(), StoreError> {
+        self.write(|tx| {
+            tx.execute("DELETE FROM peers WHERE url = ?1", params![url])?;
+            Ok(())
+        })
+    }
+
     /// Records a failed push; returns the consecutive push failures now counted.
     pub fn record_push_failure(&self, url: &str, kind: PeerKind, error: &str) -> Result<i64, StoreError> {
         self.write(|tx| {
@@ -307,6 +317,10 @@ mod tests {
         assert_eq!((s.instance.as_str(), s.cursor, s.packets_received, s.acked_seq), ("ecp-a", 7, 3, 11));
         assert!(s.last_success.is_some() && s.last_push.is_some());
         assert_eq!(store.peer_states().unwrap().len(), 1);
+        store.record_pull_failure("http://127.0.0.1:10", PeerKind::Manual, "t2", "refused").unwrap();
+        store.forget_peer("http://127.0.0.1:10").unwrap();
+        assert_eq!(store.peer_state("http://127.0.0.1:10").unwrap(), None);
+        assert_eq!(store.peer_states().unwrap().len(), 1, "the other peer is kept");
         let other = PullRecord { instance: "ecp-b".into(), ..record };
         store.record_pull_success(url, PeerKind::Configured, "t3", &other).unwrap();
         assert_eq!(

@@ -80,3 +80,5 @@ mod errors;
 mod pull_cli;
 // pull_progress: `pull` and `sync` show their progress — lines off a terminal, a bar on one.
 mod pull_progress;
+// weak_secrets: a short or placeholder secret refused beyond loopback before anything opens, a warning on loopback.
+mod weak_secrets;
