@@ -402,25 +402,39 @@ pub fn reachable_locally(addr: SocketAddr) -> SocketAddr {
     }
 }
 
-/// Completes on SIGINT (Ctrl-C) or SIGTERM.
-pub async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
+/// A future that completes on SIGINT (Ctrl-C) or SIGTERM. The handlers are
+/// installed by this call (inside a Tokio runtime), not when the future is
+/// first polled: `serve` calls it before [`Node::bind`] publishes
+/// `server.json`, so a signal sent as soon as that file appears stops the
+/// node cleanly (and removes the file) instead of killing the process.
+pub fn shutdown_signal() -> impl Future<Output = ()> {
     #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let (interrupt, terminate) = (signal(SignalKind::interrupt()), signal(SignalKind::terminate()));
+        async move {
+            tokio::select! {
+                () = received(interrupt) => {}
+                () = received(terminate) => {}
             }
-            Err(_) => std::future::pending::<()>().await,
         }
-    };
+    }
     #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {}
-        () = term => {}
+    {
+        async {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
+}
+
+/// Completes when `signal` is received; never, if it could not be installed.
+#[cfg(unix)]
+async fn received(signal: std::io::Result<tokio::signal::unix::Signal>) {
+    match signal {
+        Ok(mut s) => {
+            s.recv().await;
+        }
+        Err(_) => std::future::pending::<()>().await,
     }
 }
 

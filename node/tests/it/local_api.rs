@@ -118,6 +118,24 @@ fn a_second_server_on_one_data_folder_exits_2_naming_the_first() {
     third.get_with_token("/v1/status");
 }
 
+/// `serve` names itself in server.json before its first import: a SIGTERM
+/// sent as soon as the file appears (as a supervisor or a test may) must
+/// stop it cleanly, not kill it with the file left behind.
+#[test]
+fn a_server_stopped_as_soon_as_it_publishes_server_json_stops_cleanly() {
+    let f = Folders::new();
+    // Skills to import and project at start keep it busy after it published the file.
+    for i in 0..300 {
+        let name = format!("at-start-{i}");
+        write_skill(&f.skills(), &name, &skill_md(&name, ""));
+    }
+    let mut served = Served::start(&f.data(), &f.skills(), &[]);
+    let _ = Command::new("kill").args(["-TERM", &served.child.id().to_string()]).status();
+    let status = served.child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "a clean stop, not death by the signal: {status:?}");
+    assert!(!f.data().join("server.json").exists(), "removed on a clean shutdown");
+}
+
 #[test]
 fn a_cli_command_does_not_create_a_missing_data_folder_unless_told_to() {
     let f = Folders::new();
