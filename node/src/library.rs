@@ -71,6 +71,9 @@ pub struct Library {
     structure: StructureLimits,
     /// The limits a local skill's folder must fit (`[limits] bundle_max_*`).
     bundle: BundleLimits,
+    /// Held (shared) by each write a running node's background tasks make
+    /// ([`Library::in_background`]); taken whole by [`Library::background_done`].
+    background: Arc<tokio::sync::RwLock<()>>,
 }
 
 impl Library {
@@ -105,6 +108,7 @@ impl Library {
             entries,
             structure: StructureLimits::default(),
             bundle: BundleLimits::default(),
+            background: Arc::default(),
         })
     }
 
@@ -307,6 +311,29 @@ impl Library {
         }
     }
 
+    /// Runs `job` (blocking) for a background task of the running node:
+    /// projection, import, blob collection. Aborting the task does not stop
+    /// a job already running, so [`Library::background_done`] waits for it.
+    pub(crate) async fn in_background<T: Send + 'static>(
+        &self,
+        job: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<T, tokio::task::JoinError> {
+        let running = Arc::clone(&self.background).read_owned().await;
+        tokio::task::spawn_blocking(move || {
+            let _running = running;
+            job()
+        })
+        .await
+    }
+
+    /// Waits until no [`Library::in_background`] job runs: once the tasks
+    /// that start them are aborted, nothing writes to the store or the
+    /// skills folder any more (a node restarted on the same data, or files
+    /// changed while it is down, meet no write of the one that stopped).
+    pub async fn background_done(&self) {
+        let _idle = self.background.write().await;
+    }
+
     /// Starts the background writer of the skills folder (call once, inside
     /// a Tokio runtime). Changes queued while it writes are written together.
     pub fn start_projection_worker(&self) -> tokio::task::JoinHandle<()> {
@@ -320,8 +347,8 @@ impl Library {
                 while let Ok(more) = rx.try_recv() {
                     batch.extend(more);
                 }
-                let library = library.clone();
-                let _ = tokio::task::spawn_blocking(move || library.project(&batch)).await;
+                let writer = library.clone();
+                let _ = library.in_background(move || writer.project(&batch)).await;
             }
         })
     }
@@ -767,7 +794,7 @@ impl Library {
         loop {
             tick.tick().await;
             let library = self.clone();
-            if let Ok(Err(e)) = tokio::task::spawn_blocking(move || library.collect_blobs()).await {
+            if let Ok(Err(e)) = self.in_background(move || library.collect_blobs()).await {
                 tracing::error!(error = %e, "cannot collect unused blobs");
             }
         }
@@ -792,11 +819,12 @@ impl Library {
                 // (flags, node.toml), which may not be ours: decide again
                 // before the change is announced and served.
                 let library = self.clone();
-                let decided = tokio::task::spawn_blocking(move || {
-                    library.reconcile_all(Source::Operator)?;
-                    library.store.sequence()
-                })
-                .await;
+                let decided = self
+                    .in_background(move || {
+                        library.reconcile_all(Source::Operator)?;
+                        library.store.sequence()
+                    })
+                    .await;
                 if let Ok(Ok(now)) = decided {
                     seq = now;
                 }
@@ -809,7 +837,7 @@ impl Library {
                     // The other process may project into another folder (its
                     // own flags); make ours show the change too.
                     let library = self.clone();
-                    let _ = tokio::task::spawn_blocking(move || library.project_all()).await;
+                    let _ = self.in_background(move || library.project_all()).await;
                 }
             }
             last = Some(version);

@@ -377,6 +377,8 @@ impl Node {
         for task in &self.background {
             task.abort();
         }
+        // An aborted task leaves its blocking write running: wait for it.
+        self.library.background_done().await;
         if let Some(health) = self.health_server.take() {
             health.await.unwrap_or(Ok(()))?;
         }
@@ -453,5 +455,34 @@ mod tests {
         for (listen, reached) in cases {
             assert_eq!(reachable_locally(listen.parse().unwrap()).to_string(), reached, "{listen}");
         }
+    }
+
+    /// A background write in flight when the node stops (an import the
+    /// watcher started) ends before `shutdown` returns: a node started
+    /// again on the same data, or files changed meanwhile, meet no write
+    /// of the stopped one.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn shutdown_waits_for_a_background_write_in_flight() {
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let dir = tempfile::tempdir().unwrap();
+        let node = Node::bind(Config::for_tests(dir.path())).await.unwrap();
+        let (started, done) = (Arc::new(tokio::sync::Notify::new()), Arc::new(AtomicBool::new(false)));
+        let job = {
+            let (library, started, done) = (node.library().clone(), started.clone(), done.clone());
+            tokio::spawn(async move {
+                library
+                    .in_background(move || {
+                        started.notify_one();
+                        std::thread::sleep(Duration::from_millis(500));
+                        done.store(true, Ordering::SeqCst);
+                    })
+                    .await
+            })
+        };
+        started.notified().await;
+        job.abort();
+        node.shutdown().await.unwrap();
+        assert!(done.load(Ordering::SeqCst), "shutdown returned while the write was still running");
     }
 }

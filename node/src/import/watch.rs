@@ -145,8 +145,8 @@ struct Imports {
 impl Imports {
     /// One import; `warn` is false when the skips were just logged elsewhere.
     async fn run(&mut self, library: &Library, warn: bool) {
-        let library = library.clone();
-        let Ok(report) = tokio::task::spawn_blocking(move || import_all(&library)).await else {
+        let importing = library.clone();
+        let Ok(report) = library.in_background(move || import_all(&importing)).await else {
             tracing::error!("skills folder import panicked");
             return;
         };
