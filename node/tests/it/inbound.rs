@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 
 use crate::cli::{Folders, Out, eventually, get};
 
-const SOON: Duration = Duration::from_secs(10);
+const SOON: Duration = Duration::from_secs(30);
 
 async fn start(config: Config) -> Node {
     Node::bind(config).await.expect("the node starts")
