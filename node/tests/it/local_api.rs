@@ -226,19 +226,9 @@ fn trust_loopback_restores_local_access_but_never_for_forwarded_requests() {
 }
 
 /// The server `child` once it has written `server.json`.
-fn wait_for_server(data: &Path, child: Child) -> Served {
-    let deadline = std::time::Instant::now() + SOON;
-    loop {
-        let info = std::fs::read(data.join("server.json"))
-            .ok()
-            .and_then(|t| serde_json::from_slice::<Value>(&t).ok());
-        if let Some(info) = info.filter(|i| i["pid"] == child.id()) {
-            let url = info["url"].as_str().unwrap().to_owned();
-            return Served { child, url, data: data.to_owned() };
-        }
-        assert!(std::time::Instant::now() < deadline, "no server.json in time");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+fn wait_for_server(data: &Path, mut child: Child) -> Served {
+    let url = crate::util::server_url(data, &mut child);
+    Served { child, url, data: data.to_owned() }
 }
 
 #[test]

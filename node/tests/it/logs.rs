@@ -5,7 +5,7 @@
 //! with `NO_COLOR`; dependencies' noise filtered; a peer that is down said
 //! once over many rounds.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -36,7 +36,7 @@ impl Logged {
     fn start_in(tmp: TempDir, args: &[&str], env: &[(&str, &str)]) -> Logged {
         let data = tmp.path().join("data");
         let stderr = std::fs::File::create(tmp.path().join("stderr")).expect("a stderr file");
-        let child = Command::new(env!("CARGO_BIN_EXE_ecp-node"))
+        let mut child = Command::new(env!("CARGO_BIN_EXE_ecp-node"))
             .args(["serve", "--listen", "127.0.0.1:0", "--no-mdns", "--data"])
             .arg(&data)
             .args(args)
@@ -46,7 +46,7 @@ impl Logged {
             .stderr(stderr)
             .spawn()
             .expect("the binary starts");
-        let url = wait_for_server(&data, &child);
+        let url = crate::util::server_url(&data, &mut child);
         Logged { child, tmp, url }
     }
 
@@ -110,21 +110,6 @@ impl Drop for Logged {
 fn terminate(child: &mut Child) {
     let _ = Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
     let _ = child.wait();
-}
-
-/// The URL of the server `child` once it has written its `server.json`.
-fn wait_for_server(data: &Path, child: &Child) -> String {
-    let deadline = Instant::now() + SOON;
-    loop {
-        let info = std::fs::read(data.join("server.json")).ok();
-        let found =
-            info.and_then(|t| serde_json::from_slice::<Value>(&t).ok()).filter(|i| i["pid"] == child.id());
-        if let Some(found) = found {
-            return found["url"].as_str().expect("a url").to_owned();
-        }
-        assert!(Instant::now() < deadline, "no server.json in time");
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 fn reference_push() -> Vec<u8> {
