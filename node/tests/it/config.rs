@@ -366,8 +366,10 @@ fn observe(key: &str) -> Observation {
                 ensure!(versions == 1, "{versions} versions kept");
             }
             "limits.client_rate_limit" => {
-                // Off (0) with a burst of 1: three requests pass, where the
-                // default rate with that burst refuses the second.
+                // Off (0) with a burst of 1: three requests pass, where one a
+                // minute with that burst refuses the second. (Not the default
+                // rate: ten a second refills the bucket between two requests
+                // of a loaded machine.)
                 let statuses = |rate: &'static str| async move {
                     let line = format!("{rate}client_burst = 1\nclient_rate_limit_loopback = true");
                     let (_s, node) = node_with("limits", line).await;
@@ -377,16 +379,18 @@ fn observe(key: &str) -> Observation {
                     }
                     got
                 };
-                let (off, default) = (statuses("client_rate_limit = 0\n").await, statuses("").await);
-                ensure!(
-                    off == [200; 3] && default[1] == 429,
-                    "with no limit: {off:?}; by default: {default:?}"
-                );
+                let (off, slow) =
+                    (statuses("client_rate_limit = 0\n").await, statuses("client_rate_limit = 1\n").await);
+                ensure!(off == [200; 3] && slow[1] == 429, "with no limit: {off:?}; one a minute: {slow:?}");
             }
             "limits.client_burst" | "limits.client_rate_limit_loopback" => {
                 let setup = FileSetup::new();
                 let node = setup
-                    .start(&[("limits", "client_burst = 2\nclient_rate_limit_loopback = true".into())])
+                    // One a minute: no refill between the three requests.
+                    .start(&[(
+                        "limits",
+                        "client_burst = 2\nclient_rate_limit = 1\nclient_rate_limit_loopback = true".into(),
+                    )])
                     .await;
                 let mut got = Vec::new();
                 for _ in 0..3 {
