@@ -427,25 +427,39 @@ pub fn reachable_locally(addr: SocketAddr) -> SocketAddr {
     }
 }
 
-/// Completes on SIGINT (Ctrl-C) or SIGTERM.
-pub async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
+/// A future that completes on SIGINT (Ctrl-C) or SIGTERM. The handlers are
+/// installed by this call (inside a Tokio runtime), not when the future is
+/// first polled: `serve` calls it before [`Node::bind`] publishes
+/// `server.json`, so a signal sent as soon as that file appears stops the
+/// node cleanly (and removes the file) instead of killing the process.
+pub fn shutdown_signal() -> impl Future<Output = ()> {
     #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let (interrupt, terminate) = (signal(SignalKind::interrupt()), signal(SignalKind::terminate()));
+        async move {
+            tokio::select! {
+                () = received(interrupt) => {}
+                () = received(terminate) => {}
             }
-            Err(_) => std::future::pending::<()>().await,
         }
-    };
+    }
     #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {}
-        () = term => {}
+    {
+        async {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
+}
+
+/// Completes when `signal` is received; never, if it could not be installed.
+#[cfg(unix)]
+async fn received(signal: std::io::Result<tokio::signal::unix::Signal>) {
+    match signal {
+        Ok(mut s) => {
+            s.recv().await;
+        }
+        Err(_) => std::future::pending::<()>().await,
     }
 }
 
@@ -464,5 +478,34 @@ mod tests {
         for (listen, reached) in cases {
             assert_eq!(reachable_locally(listen.parse().unwrap()).to_string(), reached, "{listen}");
         }
+    }
+
+    /// A background write in flight when the node stops (an import the
+    /// watcher started) ends before `shutdown` returns: a node started
+    /// again on the same data, or files changed meanwhile, meet no write
+    /// of the stopped one.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn shutdown_waits_for_a_background_write_in_flight() {
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let dir = tempfile::tempdir().unwrap();
+        let node = Node::bind(Config::for_tests(dir.path())).await.unwrap();
+        let (started, done) = (Arc::new(tokio::sync::Notify::new()), Arc::new(AtomicBool::new(false)));
+        let job = {
+            let (library, started, done) = (node.library().clone(), started.clone(), done.clone());
+            tokio::spawn(async move {
+                library
+                    .in_background(move |_| {
+                        started.notify_one();
+                        std::thread::sleep(Duration::from_millis(500));
+                        done.store(true, Ordering::SeqCst);
+                    })
+                    .await
+            })
+        };
+        started.notified().await;
+        job.abort();
+        node.shutdown().await.unwrap();
+        assert!(done.load(Ordering::SeqCst), "shutdown returned while the write was still running");
     }
 }

@@ -18,6 +18,8 @@ pub(crate) fn run(global: &GlobalArgs, args: ServeArgs) -> anyhow::Result<ExitCo
             (n, true) => format!("signed requests required ({}), X-ECP-HMAC accepted", counted(n, "own key")),
             (n, false) => format!("signed requests required ({}), X-ECP-HMAC refused", counted(n, "own key")),
         };
+        // Before bind: a signal as soon as server.json appears must find its handler.
+        let stop = ecp_node::node::shutdown_signal();
         let node = Node::bind(config).await?;
         tracing::info!(
             transport = node.transport(),
@@ -31,7 +33,7 @@ pub(crate) fn run(global: &GlobalArgs, args: ServeArgs) -> anyhow::Result<ExitCo
         if let Some(addr) = node.health_addr() {
             tracing::info!("health endpoints (/livez, /readyz) also on http://{addr}");
         }
-        node.run_until(ecp_node::node::shutdown_signal()).await?;
+        node.run_until(stop).await?;
         tracing::info!("ecp-node stopped");
         Ok(ExitCode::SUCCESS)
     })

@@ -389,7 +389,7 @@ async fn quarantine_list_approve_and_drop_beside_a_running_node() {
     assert!(approved.stdout.contains("installed held-one as an external skill"), "{approved:?}");
     // The server follows the CLI's write by polling the database.
     let n = &node;
-    let served = eventually("the approved skill is served", Duration::from_secs(3), move || async move {
+    let served = eventually("the approved skill is served", Duration::from_secs(30), move || async move {
         packet_named(&get(n, "/ecp/skills").await, "held-one").cloned()
     })
     .await;
@@ -419,14 +419,14 @@ async fn skill_add_beside_a_running_node_is_served_and_stays_the_operators() {
     let added = f.run_async(&["skill", "add", path_str(&file)]).await;
     assert_eq!(added.code, 0, "{added:?}");
     let n = &node;
-    eventually("the added skill is served", Duration::from_secs(3), move || async move {
+    eventually("the added skill is served", Duration::from_secs(30), move || async move {
         packet_named(&get(n, "/ecp/skills").await, "by-hand").map(|_| ())
     })
     .await;
     // The CLI projected the skill into the folder the node watches; once a
     // file written later is imported, the node has looked at it too.
     write_skill(&f.skills(), "later", &skill_md("later", ""));
-    eventually("the later file is imported", Duration::from_secs(5), move || async move {
+    eventually("the later file is imported", Duration::from_secs(30), move || async move {
         packet_named(&get(n, "/ecp/skills").await, "later").map(|_| ())
     })
     .await;

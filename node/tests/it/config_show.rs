@@ -5,10 +5,8 @@
 
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::Duration;
 
 use ecp_node::config::{Config, KEYS, Sources};
-use serde_json::Value;
 
 use crate::config_setup::{FileSetup, config_show, plain, shown, status_of, toml_path};
 use crate::util::{packet, update};
@@ -85,20 +83,9 @@ impl Served {
 
     /// The server `child` once it has written `info` (`server.json`).
     fn wait_for(info: &Path, mut child: std::process::Child) -> Served {
-        let deadline = std::time::Instant::now() + Duration::from_secs(30);
-        loop {
-            let found = std::fs::read(info).ok().and_then(|t| serde_json::from_slice::<Value>(&t).ok());
-            if let Some(found) = found.filter(|i| i["pid"] == child.id()) {
-                let url = found["url"].as_str().unwrap().to_owned();
-                return Served { child, url };
-            }
-            if std::time::Instant::now() > deadline {
-                let _ = child.kill();
-                let _ = child.wait();
-                panic!("no server.json in time");
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        let data = info.parent().expect("server.json is in the data folder");
+        let url = crate::util::server_url(data, &mut child);
+        Served { child, url }
     }
 
     /// The status of a push of `n` new packets.

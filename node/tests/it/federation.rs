@@ -29,7 +29,7 @@ use tokio::net::TcpListener;
 use crate::cli::eventually;
 
 /// Generous bound for anything that should take milliseconds.
-const SOON: Duration = Duration::from_secs(10);
+const SOON: Duration = Duration::from_secs(30);
 
 // ---------------------------------------------------------------------------
 // Helpers
@@ -297,10 +297,8 @@ async fn a_five_node_ring_with_push_on_change_converges_and_the_skill_never_retu
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_dead_and_a_slow_peer_do_not_delay_a_live_one() {
-    let dead = {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        listener.local_addr().unwrap()
-    };
+    // Nothing listens on the discard port: a peer that refuses at once.
+    let dead_url = "http://127.0.0.1:9".to_owned();
     let slow = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let slow_addr = slow.local_addr().unwrap();
     let accepted = Arc::new(AtomicUsize::new(0));
@@ -315,9 +313,12 @@ async fn a_dead_and_a_slow_peer_do_not_delay_a_live_one() {
 
     let live = Fed::start().await;
     let b = Fed::start().await;
-    let (dead_url, slow_url) = (format!("http://{dead}"), format!("http://{slow_addr}"));
+    let slow_url = format!("http://{slow_addr}");
+    let applied = Instant::now();
+    // A request timeout far longer than a round with the live peer takes,
+    // even on a loaded machine: a round held up by the slow one shows.
     b.peers(&format!(
-        "[federation]\ninterval = \"200ms\"\ntimeout = \"2s\"\n{}{}{}",
+        "[federation]\ninterval = \"200ms\"\ntimeout = \"10s\"\n{}{}{}",
         peer(&dead_url, ""),
         peer(&slow_url, ""),
         peer(&live.url(), "trust = 1.0"),
@@ -328,14 +329,13 @@ async fn a_dead_and_a_slow_peer_do_not_delay_a_live_one() {
     })
     .await;
 
-    let added = Instant::now();
     live.add_local("arrives-anyway", 1.0).await;
-    eventually("the live peer's skill arrives", Duration::from_millis(1500), || {
-        b.confidence("arrives-anyway")
-    })
-    .await;
-    let took = added.elapsed();
-    assert!(took < Duration::from_millis(1500), "took {took:?}, the request timeout is 2 s");
+    eventually("the live peer's skill arrives", SOON, || b.confidence("arrives-anyway")).await;
+    let slow_state = b.peer_state(&slow_url).await;
+    assert_eq!(
+        slow_state["failures"], 0,
+        "the skill arrived while the slow peer's first request hung: {slow_state}"
+    );
 
     let dead_state = eventually("the dead peer's failure is recorded", SOON, || async {
         let s = b.peer_state(&dead_url).await;
@@ -350,15 +350,21 @@ async fn a_dead_and_a_slow_peer_do_not_delay_a_live_one() {
     .await;
     assert!(slow_state["lastError"].as_str().unwrap().contains("timeout"), "{slow_state}");
     // Ticks every 200 ms, but a round never overlaps the previous one: one
-    // hanging request, not ten.
-    assert!(
-        accepted.load(Ordering::SeqCst) <= 2,
-        "{} connections to the slow peer",
-        accepted.load(Ordering::SeqCst)
-    );
-    // And failing peers back off (0.5–1 s, then 1–2 s, …) instead of failing every tick.
+    // hanging request per round that timed out, plus the one in flight.
+    let connections = accepted.load(Ordering::SeqCst);
+    let slow_failures = b.peer_state(&slow_url).await["failures"].as_i64().unwrap();
+    assert!(connections as i64 <= slow_failures + 1, "{connections} connections, {slow_failures} timeouts");
+    // And failing peers back off (0.5–1 s, then 1–2 s, …) instead of failing
+    // every tick: failure k comes 0.5 s · (2^(k−1) − 1) after the first at
+    // the earliest, so in T seconds at most 1 + log2(2T + 1) — against five
+    // a second without backoff.
+    let elapsed = applied.elapsed().as_secs_f64();
     let dead_failures = b.peer_state(&dead_url).await["failures"].as_i64().unwrap();
-    assert!(dead_failures <= 5, "{dead_failures} failures of the dead peer in about 2 s");
+    let most = 1 + (2.0 * elapsed + 1.0).log2().floor() as i64;
+    assert!(
+        dead_failures <= most,
+        "{dead_failures} failures of the dead peer in {elapsed:.1} s (at most {most})"
+    );
     assert_eq!(b.peer_state(&live.url()).await["failures"], 0);
     hold.abort();
 }
@@ -380,9 +386,8 @@ async fn the_cron_scheduler_runs_second_intervals_and_cron_expressions() {
     a.add_local("by-cron", 1.0).await;
     c.add_local("by-interval", 1.0).await;
     // Scheduled rounds only from here on: within a few seconds at most.
-    eventually("the cron peer's skill arrives", Duration::from_secs(5), || b.confidence("by-cron")).await;
-    eventually("the interval peer's skill arrives", Duration::from_secs(5), || b.confidence("by-interval"))
-        .await;
+    eventually("the cron peer's skill arrives", SOON, || b.confidence("by-cron")).await;
+    eventually("the interval peer's skill arrives", SOON, || b.confidence("by-interval")).await;
 }
 
 // ---------------------------------------------------------------------------
@@ -655,7 +660,12 @@ async fn the_peers_file_is_reloaded_when_it_changes_and_a_broken_one_is_ignored(
     both.sort();
     eventually("C is added", SOON, || async { (urls().await == both).then_some(()) }).await;
 
-    std::fs::write(&file, "[[peer]]\nurl = \"http://x\"\ntrust = 7\n").unwrap();
+    // Saved whole, as an editor (or `ecp-node peers`) does: a file written in
+    // place is empty for a moment, and a reload that reads it then rightly
+    // drops every peer before the broken text arrives.
+    let saved = dir.path().join("peers.toml.new");
+    std::fs::write(&saved, "[[peer]]\nurl = \"http://x\"\ntrust = 7\n").unwrap();
+    std::fs::rename(&saved, &file).unwrap();
     tokio::time::sleep(ecp_node::reload::DEBOUNCE * 10).await;
     assert_eq!(urls().await, both, "a broken file leaves the peers as they were");
 

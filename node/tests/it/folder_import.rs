@@ -53,8 +53,14 @@ async fn a_renamed_skill_and_a_long_description_reach_the_peer_with_warnings_on_
     })
     .await;
     assert!(shown.contains("name: template-skill"), "{shown}");
+    // The worker writes the pulled skills one after the other: wait for the other one too.
+    let long = b.skills().join("long").join("SKILL.md");
+    eventually("B projects long", SOON, || {
+        let done = long.is_file();
+        async move { done.then_some(()) }
+    })
+    .await;
     assert!(!b.skills().join("template").exists());
-    assert!(b.skills().join("long").join("SKILL.md").exists());
     // A keeps it in the agent's folder only.
     assert!(!a.skills().join("template-skill").exists(), "A wrote no second folder");
     // The sender shows both warnings: the API, `skill list` and `status`.

@@ -40,16 +40,21 @@ async fn stalled_from(source: IpAddr, to: SocketAddr) -> TcpStream {
     stream
 }
 
-/// Whether the node closed `stream` (end of stream or a reset) within a second.
-async fn closed_by_node(stream: &mut TcpStream) -> bool {
+/// Whether the node closed `stream` (end of stream or a reset) within `within`.
+async fn closed_by_node(stream: &mut TcpStream, within: Duration) -> bool {
     let mut buf = [0u8; 64];
-    matches!(tokio::time::timeout(Duration::from_secs(1), stream.read(&mut buf)).await, Ok(Ok(0) | Err(_)))
+    matches!(tokio::time::timeout(within, stream.read(&mut buf)).await, Ok(Ok(0) | Err(_)))
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn one_address_holds_its_share_and_others_are_still_served() {
     let share = 4;
-    let node = TestNode::start_with(|c| c.connections.per_address = share).await;
+    // Stalled heads are not what closes these connections: only the share does.
+    let node = TestNode::start_with(|c| {
+        c.connections.per_address = share;
+        c.header_read_timeout = Duration::from_secs(300);
+    })
+    .await;
     let flooder: IpAddr = "127.0.0.2".parse().unwrap();
     let mut held = Vec::new();
     for _ in 0..share {
@@ -57,9 +62,12 @@ async fn one_address_holds_its_share_and_others_are_still_served() {
     }
     // The node has accepted each of them once the next one gets through; the
     // last of the share stays open.
-    assert!(!closed_by_node(held.last_mut().unwrap()).await, "the {share}th connection is within the share");
+    let within_share = closed_by_node(held.last_mut().unwrap(), Duration::from_secs(1)).await;
+    assert!(!within_share, "the {share}th connection is within the share");
     let mut over = stalled_from(flooder, node.addr()).await;
-    assert!(closed_by_node(&mut over).await, "connection {} of one address is closed at once", share + 1);
+    // At once, but a loaded machine may take its time to get there.
+    let closed = closed_by_node(&mut over, Duration::from_secs(30)).await;
+    assert!(closed, "connection {} of one address is closed", share + 1);
     // A client from another address is served while the share is held.
     node.assert_healthy().await;
     drop(held);

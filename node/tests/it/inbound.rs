@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 
 use crate::cli::{Folders, Out, eventually, get};
 
-const SOON: Duration = Duration::from_secs(10);
+const SOON: Duration = Duration::from_secs(30);
 
 async fn start(config: Config) -> Node {
     Node::bind(config).await.expect("the node starts")
@@ -321,7 +321,11 @@ async fn a_configured_peer_pushing_before_the_first_pull_gets_its_trust_and_rais
     let a_url = format!("http://127.0.0.1:{port}");
     let peers = format!("[[peer]]\nurl = \"{a_url}\"\ntrust = 0.9\ninterval = \"1h\"\n");
     b.federator().apply(PeersConfig::parse(&peers, "test peers").expect("valid peers")).await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Only once that round has failed may A start there (a later round is an hour away).
+    eventually("B's first round finds nobody at A's address", SOON, || async {
+        (get(&b, "/v1/peers").await["peers"][0]["failures"].as_i64() >= Some(1)).then_some(())
+    })
+    .await;
 
     let a_dir = tempfile::tempdir().expect("a temporary folder");
     let mut a_config = Config::for_tests(a_dir.path());

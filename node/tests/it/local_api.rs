@@ -118,6 +118,24 @@ fn a_second_server_on_one_data_folder_exits_2_naming_the_first() {
     third.get_with_token("/v1/status");
 }
 
+/// `serve` names itself in server.json before its first import: a SIGTERM
+/// sent as soon as the file appears (as a supervisor or a test may) must
+/// stop it cleanly, not kill it with the file left behind.
+#[test]
+fn a_server_stopped_as_soon_as_it_publishes_server_json_stops_cleanly() {
+    let f = Folders::new();
+    // Skills to import and project at start keep it busy after it published the file.
+    for i in 0..300 {
+        let name = format!("at-start-{i}");
+        write_skill(&f.skills(), &name, &skill_md(&name, ""));
+    }
+    let mut served = Served::start(&f.data(), &f.skills(), &[]);
+    let _ = Command::new("kill").args(["-TERM", &served.child.id().to_string()]).status();
+    let status = served.child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "a clean stop, not death by the signal: {status:?}");
+    assert!(!f.data().join("server.json").exists(), "removed on a clean shutdown");
+}
+
 #[test]
 fn a_cli_command_does_not_create_a_missing_data_folder_unless_told_to() {
     let f = Folders::new();
@@ -211,19 +229,9 @@ fn trust_loopback_restores_local_access_but_never_for_forwarded_requests() {
 }
 
 /// The server `child` once it has written `server.json`.
-fn wait_for_server(data: &Path, child: Child) -> Served {
-    let deadline = std::time::Instant::now() + SOON;
-    loop {
-        let info = std::fs::read(data.join("server.json"))
-            .ok()
-            .and_then(|t| serde_json::from_slice::<Value>(&t).ok());
-        if let Some(info) = info.filter(|i| i["pid"] == child.id()) {
-            let url = info["url"].as_str().unwrap().to_owned();
-            return Served { child, url, data: data.to_owned() };
-        }
-        assert!(std::time::Instant::now() < deadline, "no server.json in time");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+fn wait_for_server(data: &Path, mut child: Child) -> Served {
+    let url = crate::util::server_url(data, &mut child);
+    Served { child, url, data: data.to_owned() }
 }
 
 #[test]

@@ -379,7 +379,7 @@ fn events_follow_receives_a_decision_made_after_it_connected() {
         .stderr(Stdio::null())
         .spawn()
         .expect("the binary starts");
-    let url = server_url(&f, &server);
+    let url = crate::util::server_url(&f.data(), &mut server);
     let token = std::fs::read_to_string(f.data().join("api-token")).unwrap().trim().to_owned();
 
     let mut all = vec!["events", "--follow", "--json"];
@@ -406,19 +406,6 @@ fn events_follow_receives_a_decision_made_after_it_connected() {
     assert!(refused.stderr.contains("no server runs"), "{refused:?}");
     let without = f.run(&["events"]);
     assert!(without.stderr.contains("--follow"), "{without:?}");
-}
-
-fn server_url(f: &Folders, server: &Child) -> String {
-    let mut url = None;
-    wait_until(|| {
-        url = std::fs::read(f.data().join("server.json"))
-            .ok()
-            .and_then(|t| serde_json::from_slice::<Value>(&t).ok())
-            .filter(|info| info["pid"] == server.id())
-            .and_then(|info| info["url"].as_str().map(str::to_owned));
-        url.is_some()
-    });
-    url.unwrap()
 }
 
 fn scrape_blocking(url: &str, token: &str) -> String {

@@ -32,7 +32,7 @@ async fn peers_add_and_rm_edit_the_file_and_the_running_node_follows() {
     let text = std::fs::read_to_string(&file).unwrap();
     assert_eq!(text, format!("{FILE}\n[[peer]]\nurl = \"http://127.0.0.1:10\"\ntrust = 0.7\npush = true\n"));
     let both = vec!["http://127.0.0.1:10".to_owned(), "http://127.0.0.1:9".to_owned()];
-    eventually("the node adds the peer", Duration::from_secs(10), || async {
+    eventually("the node adds the peer", Duration::from_secs(30), || async {
         let mut now = urls().await;
         now.sort();
         (now == both).then_some(())
@@ -61,7 +61,7 @@ async fn peers_add_and_rm_edit_the_file_and_the_running_node_follows() {
         left,
         "# our mesh\n[federation]\ninterval = \"1h\"\n\n# the hub\n\n[[peer]]\nurl = \"http://127.0.0.1:10\"\ntrust = 0.7\npush = true\n"
     );
-    eventually("the node drops the peer", Duration::from_secs(10), || async {
+    eventually("the node drops the peer", Duration::from_secs(30), || async {
         (urls().await == ["http://127.0.0.1:10"]).then_some(())
     })
     .await;

@@ -17,7 +17,7 @@ use serde_json::Value;
 
 use crate::cli::{Folders, eventually, get};
 
-const SOON: Duration = Duration::from_secs(10);
+const SOON: Duration = Duration::from_secs(30);
 
 /// A skill granting Bash and Write, with a hook and a `model`.
 fn granting(name: &str) -> String {

@@ -111,7 +111,7 @@ async fn quarantine_approve_installs_lowered_with_provenance_served_and_audited_
     assert_eq!(approved.code, 0, "{approved:?}");
     assert!(approved.stdout.contains("installed low-confidence as an external skill"), "{approved:?}");
     let n = &node;
-    let served = eventually("the approved skill is served", Duration::from_secs(5), move || async move {
+    let served = eventually("the approved skill is served", Duration::from_secs(30), move || async move {
         packet_named(&get(n, "/ecp/skills").await, "low-confidence").cloned()
     })
     .await;

@@ -46,6 +46,16 @@ fn files_there(f: &Folders, names: &[String]) -> bool {
     names.iter().all(|n| f.skills().join(n).join("SKILL.md").is_file())
 }
 
+/// Waits until the files of `names` are in `f`'s folder: a running node's
+/// worker writes them after the merge that brought them has answered.
+async fn files_arrive(f: &Folders, names: &[String]) {
+    eventually("the skills are written to the folder", Duration::from_secs(30), || {
+        let there = files_there(f, names);
+        async move { there.then_some(()) }
+    })
+    .await;
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_peers_bulk_delete_over_several_pages_is_held_at_the_receiver_until_accepted() {
     let (fa, fb) = (Folders::new(), Folders::new());
@@ -57,7 +67,7 @@ async fn a_peers_bulk_delete_over_several_pages_is_held_at_the_receiver_until_ac
     let b = Node::bind(config_b.clone()).await.unwrap();
     pull(&b, &config_b, &a).await;
     assert_all_live(&b, &skills).await;
-    assert!(files_there(&fb, &skills));
+    files_arrive(&fb, &skills).await;
 
     // A's folder emptied, its marker kept: A holds it, then its user accepts.
     let a = remove_while_down(a, &fa, &skills).await;
@@ -99,7 +109,7 @@ async fn a_peers_bulk_delete_over_several_pages_is_held_at_the_receiver_until_ac
     assert!(accepted.stdout.contains("10 skill(s) tombstoned"), "{accepted:?}");
     assert_eq!(deprecated(&b, &skills).await, skills);
     let gone = (fb.skills(), skills.clone());
-    eventually("B's files are removed", Duration::from_secs(10), move || {
+    eventually("B's files are removed", Duration::from_secs(30), move || {
         let (dir, skills) = gone.clone();
         async move { skills.iter().all(|n| !dir.join(n).join("SKILL.md").exists()).then_some(()) }
     })
@@ -117,6 +127,7 @@ async fn a_pushed_bulk_delete_is_held_and_answered_as_held_then_rejected_keeps_t
     let b = Node::bind(fb.config()).await.unwrap();
     let first = push(&a, &fa.config(), &b).await;
     assert_eq!(first.result.new_skills, 10, "{first:?}");
+    files_arrive(&fb, &skills).await;
 
     remove(&a, &skills).await;
     let report = push(&a, &fa.config(), &b).await;

@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 use super::cli::{Folders, ecp_node_bin, eventually, get, skill_md, write_skill};
 
 /// How long a change in the folder may take to be served.
-const WITHIN: Duration = Duration::from_secs(10);
+const WITHIN: Duration = Duration::from_secs(30);
 
 /// Fake credentials in live-looking formats: an AWS access key id made like
 /// AWS's documented `AKIAIOSFODNN7EXAMPLE` (which itself is only reported,

@@ -14,7 +14,7 @@ use super::cli::{Folders, eventually, get, packet_named, post, skill_md, update_
 
 /// How long a change in the folder may take to be served: the watcher's
 /// debounce plus an import, with room for a loaded test machine.
-const WITHIN: Duration = Duration::from_secs(5);
+const WITHIN: Duration = Duration::from_secs(30);
 
 /// Waits until `GET /ecp/skills` serves `name`; its packet.
 async fn served(node: &Node, name: &'static str) -> Value {

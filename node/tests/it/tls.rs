@@ -28,7 +28,7 @@ use tempfile::TempDir;
 use crate::cli::Folders;
 
 /// Generous bound for anything that should take milliseconds.
-const SOON: Duration = Duration::from_secs(10);
+const SOON: Duration = Duration::from_secs(30);
 
 // ---------------------------------------------------------------------------
 // A test PKI

@@ -4,17 +4,15 @@
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use crate::cli::eventually;
 use crate::util::PUSH1;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_node_logging_to_a_full_disk_serves_merges_and_exits_cleanly_on_sigterm() {
     let dir = tempfile::tempdir().expect("a temporary folder");
-    let addr = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
     // /dev/full fails every write with ENOSPC, as a full disk does.
     let full = std::fs::OpenOptions::new().write(true).open("/dev/full").expect("/dev/full exists on Linux");
     let mut child = Command::new(env!("CARGO_BIN_EXE_ecp-node"))
-        .args(["serve", "--listen", &addr.to_string(), "--no-mdns", "--data"])
+        .args(["serve", "--listen", "127.0.0.1:0", "--no-mdns", "--data"])
         .arg(dir.path().join("data"))
         .env_remove("ECP_CONFIG")
         .env_remove("ECP_PEERS")
@@ -25,13 +23,15 @@ async fn a_node_logging_to_a_full_disk_serves_merges_and_exits_cleanly_on_sigter
         .stderr(Stdio::from(full))
         .spawn()
         .expect("the binary starts");
-    let http = reqwest::Client::builder().no_proxy().timeout(Duration::from_secs(10)).build().unwrap();
-    let base = format!("http://{addr}");
-    let started =
-        eventually("the node answers with its log on a full disk", Duration::from_secs(20), || async {
-            http.get(format!("{base}/ecp/manifest")).send().await.ok()
-        })
-        .await;
+    let data = dir.path().join("data");
+    let (mut child, base) = tokio::task::spawn_blocking(move || {
+        let url = crate::util::server_url(&data, &mut child);
+        (child, url)
+    })
+    .await
+    .expect("the node starts with its log on a full disk");
+    let http = reqwest::Client::builder().no_proxy().timeout(Duration::from_secs(30)).build().unwrap();
+    let started = http.get(format!("{base}/ecp/manifest")).send().await.expect("an answer");
     assert_eq!(started.status(), 200);
 
     let pushed =

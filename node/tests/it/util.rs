@@ -134,7 +134,15 @@ impl TestNode {
     /// [`TestNode::restart`] with the configuration changed by `adjust` first.
     pub(crate) async fn restart_with(&mut self, adjust: impl FnOnce(&mut Config)) {
         adjust(&mut self.config);
+        self.restart_after(|| {}).await;
+    }
+
+    /// [`TestNode::restart`], running `while_down` between the shutdown and
+    /// the new start: changes to its folders that no running node may see
+    /// half of (its first import sees them whole).
+    pub(crate) async fn restart_after(&mut self, while_down: impl FnOnce()) {
         self.stop().await;
+        while_down();
         self.resume().await;
     }
 
@@ -260,6 +268,33 @@ pub(crate) fn v1_client(node: &Node, timeout: Duration) -> reqwest::Client {
         .default_headers(headers)
         .build()
         .expect("an HTTP client")
+}
+
+/// The URL of the `ecp-node serve` process `child` on the data folder
+/// `data`, once it has named itself in `server.json` (it listens by then).
+/// Serve processes listen on `127.0.0.1:0` and are found this way: a port
+/// picked beforehand and freed may be taken by another test meanwhile.
+/// Fails at once if `child` exits, and after [`DEADLINE`].
+#[track_caller]
+pub(crate) fn server_url(data: &Path, child: &mut std::process::Child) -> String {
+    let deadline = std::time::Instant::now() + DEADLINE;
+    loop {
+        let info = std::fs::read(data.join(ecp_node::data_lock::SERVER_FILE)).ok();
+        let info =
+            info.and_then(|t| serde_json::from_slice::<Value>(&t).ok()).filter(|i| i["pid"] == child.id());
+        if let Some(info) = info {
+            return info["url"].as_str().expect("server.json names a url").to_owned();
+        }
+        if let Some(status) = child.try_wait().expect("the server's status") {
+            panic!("the server exited ({status}) before writing server.json");
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("no server.json within {DEADLINE:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 /// `POST /ecp/skills` with exactly `body`, and `X-ECP-HMAC: hmac` when given.
