@@ -42,6 +42,8 @@ mod discovery;
 mod bundles;
 // bundle_projection: a bundle's whole folder written into the skills folder.
 mod bundle_projection;
+// skill_add_bundle: `skill add FOLDER` takes the whole folder, also through a running server's /v1/ uploads.
+mod skill_add_bundle;
 // federation: real nodes pulling and pushing — chains, a ring, dead/slow peers, restart, deletions, a Go-like peer.
 mod federation;
 // hostile_clients: bounded request heads; one address holds only its share of connections.
