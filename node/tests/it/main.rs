@@ -44,6 +44,8 @@ mod bundles;
 mod bundle_projection;
 // skill_add_bundle: `skill add FOLDER` takes the whole folder, also through a running server's /v1/ uploads.
 mod skill_add_bundle;
+// projection_crash: kill -9 of a real server while it projects a big bundle leaves the old or the new folder.
+mod projection_crash;
 // federation: real nodes pulling and pushing — chains, a ring, dead/slow peers, restart, deletions, a Go-like peer.
 mod federation;
 // hostile_clients: bounded request heads; one address holds only its share of connections.
