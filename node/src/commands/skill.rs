@@ -155,7 +155,8 @@ fn add_one(target: &Target, config: &Config, skill: &ToAdd) -> anyhow::Result<Re
         Target::Server(server) => {
             let files: Vec<(String, &Companion)> =
                 companions.iter().map(|c| (ecp_protocol::integrity::sha256_hex(&c.bytes), c)).collect();
-            let blobs: Vec<(&str, &[u8])> = files.iter().map(|(sha, c)| (sha.as_str(), c.bytes.as_slice())).collect();
+            let blobs: Vec<(&str, &[u8])> =
+                files.iter().map(|(sha, c)| (sha.as_str(), c.bytes.as_slice())).collect();
             let listing: Vec<BundleFile> = files
                 .iter()
                 .map(|(sha256, c)| BundleFile {

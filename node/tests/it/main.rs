@@ -46,6 +46,8 @@ mod bundle_projection;
 mod skill_add_bundle;
 // projection_crash: kill -9 of a real server while it projects a big bundle leaves the old or the new folder.
 mod projection_crash;
+// pending_bundles: a bundle a peer answers 404 for stays pending and unprojected, and is fetched on a later round.
+mod pending_bundles;
 // federation: real nodes pulling and pushing — chains, a ring, dead/slow peers, restart, deletions, a Go-like peer.
 mod federation;
 // hostile_clients: bounded request heads; one address holds only its share of connections.

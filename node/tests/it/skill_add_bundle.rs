@@ -40,7 +40,8 @@ fn sha(bytes: &[u8]) -> String {
 
 /// `into` pulls once from the node at `url`, as a configured peer with full trust.
 async fn pull_from(into: &Node, folders: &Folders, url: &str) -> ecp_node::federation::PullReport {
-    let file = PeersConfig::parse(&format!("[[peer]]\nurl = \"{url}\"\ntrust = 1.0\n"), "test peers").unwrap();
+    let file =
+        PeersConfig::parse(&format!("[[peer]]\nurl = \"{url}\"\ntrust = 1.0\n"), "test peers").unwrap();
     let spec = PeerSpec::configured(&file, &file.peers[0]);
     let ctx = Context::new(into.library().clone(), folders.config().policy.clone(), true, SOON);
     federation::pull(&ctx, &spec).await.expect("the pull succeeds")
@@ -145,10 +146,7 @@ fn skill_add_through_a_server_refuses_a_folder_with_a_native_executable_and_adds
     let added = a.run(&["skill", "add", src.to_str().unwrap()]);
     assert_eq!(added.code, 2, "{added:?}");
     assert!(added.stdout.contains("added      form-filler"), "{added:?}");
-    assert!(
-        added.stdout.contains("refused    ") && added.stdout.contains("native executable"),
-        "{added:?}"
-    );
+    assert!(added.stdout.contains("refused    ") && added.stdout.contains("native executable"), "{added:?}");
     let (status, body) = served.get("/v1/skills/native", &[("authorization", &served.bearer())]);
     assert_eq!((status, &body["code"]), (404, &json!("no_such_skill")), "{body}");
 }
@@ -217,15 +215,15 @@ async fn uploads(served: &Served) {
         let url = url("/v1/skills");
         async move {
             let body = json!({ "text": skill_md("form-filler", ""), "files": files });
-            let response = client.post(url).header("authorization", &bearer).json(&body).send().await.unwrap();
+            let response =
+                client.post(url).header("authorization", &bearer).json(&body).send().await.unwrap();
             (response.status().as_u16(), response.json::<Value>().await.unwrap())
         }
     };
-    let entry = |path: &str, bytes: &[u8], mode: &str| {
-        json!({ "path": path, "size": bytes.len(), "mode": mode, "sha256": sha(bytes) })
-    };
+    let entry = |path: &str, bytes: &[u8], mode: &str| json!({ "path": path, "size": bytes.len(), "mode": mode, "sha256": sha(bytes) });
     let (status, body) =
-        add(json!([entry("scripts/fill.py", SCRIPT, "0755"), entry("reference.md", REFERENCE, "0644")])).await;
+        add(json!([entry("scripts/fill.py", SCRIPT, "0755"), entry("reference.md", REFERENCE, "0644")]))
+            .await;
     assert_eq!((status, &body["code"]), (409, &json!("blob_missing")), "{body}");
     assert!(body["error"].as_str().unwrap().contains("\"reference.md\""), "{body}");
     // A path the bundle rules refuse: 422 with the rule.
