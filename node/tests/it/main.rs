@@ -48,6 +48,8 @@ mod skill_add_bundle;
 mod projection_crash;
 // pending_bundles: a bundle a peer answers 404 for stays pending and unprojected, and is fetched on a later round.
 mod pending_bundles;
+// pull_warnings: a pulled packet over the description guideline is taken, its warning in `pull`'s output and the decision log.
+mod pull_warnings;
 // federation: real nodes pulling and pushing — chains, a ring, dead/slow peers, restart, deletions, a Go-like peer.
 mod federation;
 // hostile_clients: bounded request heads; one address holds only its share of connections.
