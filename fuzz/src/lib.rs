@@ -36,12 +36,12 @@ use std::sync::Mutex;
 
 use arbitrary::{Arbitrary, Unstructured};
 use ecp_protocol::SignedAuthError::SignatureMismatch;
+use ecp_protocol::bundle::{
+    self, BundleError, BundleLimits, BundleManifest, FileMode, MAX_BLOBS_PER_QUERY, SKILL_MD,
+};
 use ecp_protocol::legacy_auth::{self, LegacyVerifier};
 use ecp_protocol::signed_auth::{
     self, Exchange, NonceCache, PresentedHeaders, RequestLine, RequestVerifier, SignatureHeaders, SigningKey,
-};
-use ecp_protocol::bundle::{
-    self, BundleError, BundleLimits, BundleManifest, FileMode, MAX_BLOBS_PER_QUERY, SKILL_MD,
 };
 use ecp_protocol::skill_doc::{self, KnownTools, StructureLimits};
 use ecp_protocol::wire::{BlobQuery, BundleFile};
@@ -327,14 +327,19 @@ fn small_limits() -> BundleLimits {
 /// Fuzz target `bundle_listing`.
 pub fn bundle_listing(data: &[u8]) {
     if let Ok(query) = serde_json::from_slice::<BlobQuery>(data) {
-        let valid = query.blobs.len() <= MAX_BLOBS_PER_QUERY && query.blobs.iter().all(|b| bundle::is_sha256_hex(b));
+        let valid =
+            query.blobs.len() <= MAX_BLOBS_PER_QUERY && query.blobs.iter().all(|b| bundle::is_sha256_hex(b));
         assert_eq!(query.validate().is_ok(), valid, "BlobQuery::validate of {:?}", query.blobs);
     }
     let packet = match serde_json::from_slice::<SkillPacket>(data) {
         Ok(packet) => packet,
         // A bare listing: around a minimal skill.
         Err(_) => match serde_json::from_slice::<Vec<BundleFile>>(data) {
-            Ok(files) => SkillPacket { skill_body: "---\nname: fuzz\n---\nbody\n".into(), files, ..SkillPacket::default() },
+            Ok(files) => SkillPacket {
+                skill_body: "---\nname: fuzz\n---\nbody\n".into(),
+                files,
+                ..SkillPacket::default()
+            },
             Err(_) => return,
         },
     };
@@ -369,7 +374,9 @@ fn check_received(packet: &SkillPacket, limits: &BundleLimits) {
     let checked = bundle::check_packet(packet, limits);
     let manifest = BundleManifest::from_packet(packet, limits);
     match (&checked, &manifest) {
-        (Ok(is_bundle), Ok(kept)) => assert_eq!(*is_bundle, kept.is_some(), "check_packet and from_packet disagree"),
+        (Ok(is_bundle), Ok(kept)) => {
+            assert_eq!(*is_bundle, kept.is_some(), "check_packet and from_packet disagree")
+        }
         (Err(a), Err(b)) => {
             assert_eq!(a, b, "check_packet and from_packet refuse for different reasons");
             check_refusal(a);
@@ -380,7 +387,10 @@ fn check_received(packet: &SkillPacket, limits: &BundleLimits) {
     let files = manifest.files();
     assert_eq!(manifest.digest(), packet.bundle_digest, "the kept digest is not the packet's");
     assert!(manifest.digest().starts_with(bundle::DIGEST_PREFIX) && manifest.digest().len() == 71);
-    assert!(files.windows(2).all(|w| w[0].path.as_bytes() < w[1].path.as_bytes()), "not sorted, or a path twice");
+    assert!(
+        files.windows(2).all(|w| w[0].path.as_bytes() < w[1].path.as_bytes()),
+        "not sorted, or a path twice"
+    );
     assert!(files.len() <= limits.max_files, "{} files over the limit", files.len());
     assert!(manifest.total_bytes() <= limits.max_bundle_bytes, "over the bundle limit");
     for f in files {
