@@ -12,7 +12,7 @@ set -euo pipefail
 
 FUZZ="$(cd "$(dirname "$0")" && pwd)"
 ROOT="$(dirname "$FUZZ")"
-TARGETS=(update_merge frontmatter scanner signature)
+TARGETS=(update_merge frontmatter scanner bundle_listing signature)
 SECONDS_EACH=300
 
 while getopts "t:" opt; do

@@ -4,7 +4,9 @@
 #   update_merge: every `update` of the merge vectors, push1.json, skills.json
 #                 (protocol/testdata and ../shared/fixtures/reference when present);
 #   frontmatter, scanner: every skillBody of those updates (the scan corpus is
-#                 passed to libFuzzer as a directory by run.sh).
+#                 passed to libFuzzer as a directory by run.sh);
+#   bundle_listing: every packet of those updates that lists files, and every
+#                 `files` of the bundle digest vectors.
 # Usage: python3 fuzz/seeds.py OUT
 import hashlib
 import json
@@ -47,7 +49,11 @@ def main() -> None:
             if isinstance(body, str) and body:
                 write(out, "frontmatter", body.encode())
                 write(out, "scanner", body.encode())
-    for target in ("update_merge", "frontmatter", "scanner"):
+            if packet.get("files"):
+                write(out, "bundle_listing", json.dumps(packet).encode())
+    for case in json.loads((TESTDATA / "vectors" / "bundle-digest.json").read_text())["cases"]:
+        write(out, "bundle_listing", json.dumps(case["input"]["files"]).encode())
+    for target in ("update_merge", "frontmatter", "scanner", "bundle_listing"):
         print(f"seeds/{target}: {len(list((out / target).iterdir()))} files")
 
 

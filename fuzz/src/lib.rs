@@ -16,6 +16,14 @@
 //!   `with_frontmatter` reads back as documented.
 //! - [`scanner`]: UTF-8 text → `Scanner::scan`; findings sit on real lines,
 //!   in line order, with short one-line excerpts.
+//! - [`bundle_listing`]: bytes → a packet's `files` and `bundleDigest`
+//!   (`SPEC.md` §12.2–§12.4) as received, and made consistent with the body
+//!   so mutated paths, sizes and modes get past the digest: `check_packet`
+//!   and `BundleManifest::from_packet` agree, an accepted listing keeps every
+//!   rule (sorted, unique, printable paths, one canonical line per file, the
+//!   digest its own), every refusal is one bounded line, and a listing a
+//!   sender builds (`for_skill`) is one a receiver accepts; and the same
+//!   bytes as a `POST /ecp/blobs/missing` query.
 //! - [`signature`]: structured input (decoded with `arbitrary`, as
 //!   `fuzz_target!` would) → `RequestVerifier::verify`, `verify_response` and
 //!   `legacy_auth` on hostile headers, a signed request that verifies exactly
@@ -28,13 +36,17 @@ use std::sync::Mutex;
 
 use arbitrary::{Arbitrary, Unstructured};
 use ecp_protocol::SignedAuthError::SignatureMismatch;
+use ecp_protocol::bundle::{
+    self, BundleError, BundleLimits, BundleManifest, FileMode, MAX_BLOBS_PER_QUERY, SKILL_MD,
+};
 use ecp_protocol::legacy_auth::{self, LegacyVerifier};
 use ecp_protocol::signed_auth::{
     self, Exchange, NonceCache, PresentedHeaders, RequestLine, RequestVerifier, SignatureHeaders, SigningKey,
 };
 use ecp_protocol::skill_doc::{self, KnownTools, StructureLimits};
+use ecp_protocol::wire::{BlobQuery, BundleFile};
 use ecp_protocol::{
-    Decision, KnowledgeUpdate, MergeContext, MergeOutcome, Scanner, SignedAuthError, SkillKind,
+    Decision, KnowledgeUpdate, MergeContext, MergeOutcome, Scanner, SignedAuthError, SkillKind, SkillPacket,
     StandardPolicy, StoredSkill, Timestamp, integrity, merge_knowledge,
 };
 
@@ -310,6 +322,129 @@ pub fn scanner(data: &[u8]) {
     assert_eq!(report.max_severity(), worst);
     if let Some(worst) = worst {
         assert!(report.is_blocked(worst));
+    }
+}
+
+// -------------------------------------------------------------- bundle_listing
+
+/// Limits small enough that the fuzzer reaches every limit's branch.
+fn small_limits() -> BundleLimits {
+    BundleLimits { max_files: 4, max_file_bytes: 64, max_bundle_bytes: 160, ..BundleLimits::default() }
+}
+
+/// Fuzz target `bundle_listing`.
+pub fn bundle_listing(data: &[u8]) {
+    if let Ok(query) = serde_json::from_slice::<BlobQuery>(data) {
+        let valid =
+            query.blobs.len() <= MAX_BLOBS_PER_QUERY && query.blobs.iter().all(|b| bundle::is_sha256_hex(b));
+        assert_eq!(query.validate().is_ok(), valid, "BlobQuery::validate of {:?}", query.blobs);
+    }
+    let packet = match serde_json::from_slice::<SkillPacket>(data) {
+        Ok(packet) => packet,
+        // A bare listing: around a minimal skill.
+        Err(_) => match serde_json::from_slice::<Vec<BundleFile>>(data) {
+            Ok(files) => SkillPacket {
+                skill_body: "---\nname: fuzz\n---\nbody\n".into(),
+                files,
+                ..SkillPacket::default()
+            },
+            Err(_) => return,
+        },
+    };
+    for limits in [BundleLimits::default(), small_limits()] {
+        check_received(&packet, &limits);
+        let sealed = sealed(packet.clone());
+        check_received(&sealed, &limits);
+        check_sent(&sealed, &limits);
+    }
+}
+
+/// `packet` with `integrityHash`, its `SKILL.md` entry and `bundleDigest`
+/// made to agree with its body and listing, as an honest sender's would.
+fn sealed(mut packet: SkillPacket) -> SkillPacket {
+    packet.reseal();
+    if packet.files.is_empty() {
+        return packet;
+    }
+    packet.files.retain(|f| f.path != SKILL_MD);
+    packet.files.push(BundleFile {
+        path: SKILL_MD.to_owned(),
+        size: packet.skill_body.len() as u64,
+        mode: FileMode::Regular.as_str().to_owned(),
+        sha256: packet.integrity_hash.clone(),
+    });
+    packet.bundle_digest = bundle::bundle_digest(&packet.files);
+    packet
+}
+
+/// What a receiver does with a listing, and what an accepted one keeps.
+fn check_received(packet: &SkillPacket, limits: &BundleLimits) {
+    let checked = bundle::check_packet(packet, limits);
+    let manifest = BundleManifest::from_packet(packet, limits);
+    match (&checked, &manifest) {
+        (Ok(is_bundle), Ok(kept)) => {
+            assert_eq!(*is_bundle, kept.is_some(), "check_packet and from_packet disagree")
+        }
+        (Err(a), Err(b)) => {
+            assert_eq!(a, b, "check_packet and from_packet refuse for different reasons");
+            check_refusal(a);
+        }
+        _ => panic!("check_packet {checked:?} but from_packet {manifest:?}"),
+    }
+    let Ok(Some(manifest)) = manifest else { return };
+    let files = manifest.files();
+    assert_eq!(manifest.digest(), packet.bundle_digest, "the kept digest is not the packet's");
+    assert!(manifest.digest().starts_with(bundle::DIGEST_PREFIX) && manifest.digest().len() == 71);
+    assert!(
+        files.windows(2).all(|w| w[0].path.as_bytes() < w[1].path.as_bytes()),
+        "not sorted, or a path twice"
+    );
+    assert!(files.len() <= limits.max_files, "{} files over the limit", files.len());
+    assert!(manifest.total_bytes() <= limits.max_bundle_bytes, "over the bundle limit");
+    for f in files {
+        assert!(bundle::check_path(&f.path).is_ok(), "accepted path {:?}", f.path);
+        assert!(bundle::is_sha256_hex(&f.sha256), "accepted sha256 {:?}", f.sha256);
+        assert!(FileMode::parse(&f.mode).is_some(), "accepted mode {:?}", f.mode);
+        assert!(f.size <= limits.max_file_bytes, "accepted size {}", f.size);
+        assert_eq!(manifest.entry(&f.path), Some(f), "entry({:?}) does not find it", f.path);
+    }
+    let skill_md = manifest.entry(SKILL_MD).expect("an accepted bundle lists SKILL.md");
+    assert_eq!(skill_md.sha256, packet.integrity_hash);
+    // One line per file, whatever the paths hold, in any order.
+    let listing = bundle::canonical_listing(files);
+    assert_eq!(listing.lines().count(), files.len(), "a path forged a line of the listing:\n{listing}");
+    let reversed: Vec<BundleFile> = packet.files.iter().rev().cloned().collect();
+    assert_eq!(bundle::bundle_digest(&reversed), manifest.digest(), "the digest depends on the order sent");
+    // Pending exactly while a blob is missing.
+    assert!(manifest.pending_decision(|_| true).is_none());
+    assert_eq!(manifest.pending_decision(|_| false).is_some(), !manifest.blob_ids().is_empty());
+    assert!(manifest.blob_ids().iter().all(|b| files.iter().any(|f| f.path != SKILL_MD && f.sha256 == *b)));
+}
+
+/// A refusal becomes one line of a MergeResult and the quarantine: short, one line.
+fn check_refusal(e: &BundleError) {
+    let text = e.to_string();
+    assert!(!text.is_empty() && text.len() < 4096, "a refusal of {} bytes", text.len());
+    assert!(!text.contains(['\n', '\r']), "a refusal spans lines: {text:?}");
+}
+
+/// A sender's listing of the same paths (each file's bytes its path's)
+/// is one that a receiver under the same limits accepts.
+fn check_sent(packet: &SkillPacket, limits: &BundleLimits) {
+    let companions: Vec<(&str, &[u8], bool)> = packet
+        .files
+        .iter()
+        .filter(|f| f.path != SKILL_MD)
+        .map(|f| (f.path.as_str(), f.path.as_bytes(), f.mode == FileMode::Executable.as_str()))
+        .collect();
+    let Ok(manifest) = BundleManifest::for_skill(&packet.skill_body, companions, limits) else { return };
+    let mut plain = packet.clone();
+    plain.files.clear();
+    plain.bundle_digest.clear();
+    let sent = plain.with_bundle(&manifest).expect("a resealed packet takes its own listing");
+    match BundleManifest::from_packet(&sent, limits) {
+        Ok(Some(received)) => assert_eq!(received.digest(), manifest.digest()),
+        other => panic!("a listing built by for_skill is refused: {other:?}"),
     }
 }
 

@@ -9,7 +9,8 @@
 //! folder), `decision` (`new`, `updated`, `withdrawn`, `refused`,
 //! `held-back`), `stage` (the merge stage that refused the packet, `merge`
 //! or `import` for what was accepted, `origin-limit` or `sender-limit` for
-//! what a limit held back) and `reason`. Refusals by the safety scan, and
+//! what a limit held back) and `reason` (for an accepted packet, its
+//! warnings too: `; warning: …`). Refusals by the safety scan, and
 //! imports the scan flags, are WARN lines with the top finding (`rule`,
 //! `severity`, `line`); the others are INFO.
 //!

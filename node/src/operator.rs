@@ -1,5 +1,5 @@
 //! What the node's operator does to its skills and its quarantine: add a
-//! SKILL.md, remove a skill, approve or drop held entries. The CLI calls
+//! skill (a SKILL.md, or a skill folder whole as a bundle), remove a skill, approve or drop held entries. The CLI calls
 //! these on the store when no server runs on its data folder; the `/v1/`
 //! write endpoints call them inside the server, which is where the CLI
 //! sends the same actions when one does. Each returns what it did, in the
@@ -9,7 +9,7 @@ use ecp_protocol::scan::Scanner;
 use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
-use crate::import::{self, SkillFileError};
+use crate::import::{self, Companion, SkillFileError};
 use crate::library::Library;
 use crate::store::{Source, StoreError};
 
@@ -49,12 +49,15 @@ pub enum AddError {
 }
 
 /// Adds the SKILL.md `text` as a local skill (`folder`: the name its
-/// frontmatter must have, when it came from `<folder>/SKILL.md`); blocking.
+/// frontmatter must have, when it came from `<folder>/SKILL.md`), with the
+/// other files of its folder, `companions`, as a bundle (`SPEC.md` §12; a
+/// plain skill when there are none); blocking.
 pub fn add_skill(
     library: &Library,
     config: &Config,
     text: &str,
     folder: Option<&str>,
+    companions: &[Companion],
 ) -> Result<Added, AddError> {
     let limits = &config.policy.structure;
     let origin = import::local_origin(library.store().instance_id());
@@ -75,8 +78,13 @@ pub fn add_skill(
     }
     let scan = scan_warning(&Scanner::standard().scan(&packet.skill_body), config.policy.scan_threshold);
     let warning = warnings.into_iter().map(|w| w.message).chain(scan).reduce(|a, b| format!("{a}; {b}"));
-    if !library.put_local(&packet, Source::Operator)? {
-        return Ok(Added::Unchanged { name });
+    match library.put_local_bundle(packet, companions, Source::Operator) {
+        Ok(true) => {}
+        Ok(false) => return Ok(Added::Unchanged { name }),
+        Err(StoreError::Bundle(e)) => {
+            return Err(AddError::Refused(import::CompanionError::from(e).to_string()));
+        }
+        Err(e) => return Err(e.into()),
     }
     let record = library.store().skill(&name)?.map(|(r, _, _)| r);
     let version = record.as_ref().map_or(0, |r| r.version);

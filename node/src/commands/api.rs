@@ -20,6 +20,8 @@ use ecp_node::federation::PeerView;
 use ecp_node::operator::{Added, Approved, Dropped, Removed};
 use ecp_node::sharing::Decision;
 use ecp_node::store::Verdict;
+use ecp_protocol::bundle::MAX_BLOBS_PER_QUERY;
+use ecp_protocol::wire::{BundleFile, MissingBlobs};
 use reqwest::{Method, Url};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
@@ -112,13 +114,42 @@ impl Server {
         &self.info
     }
 
-    /// `POST /v1/skills`.
+    /// `POST /v1/skills`: the SKILL.md `text` and, for a skill folder, the
+    /// listing of its other `files`, each uploaded first ([`Server::upload`]).
     pub(crate) fn add_skill(
         &self,
         text: &str,
         folder: Option<&str>,
+        files: &[BundleFile],
     ) -> anyhow::Result<Result<Added, Refusal>> {
-        self.call(Method::POST, &["v1", "skills"], Some(json!({ "text": text, "folder": folder })))
+        let body = json!({ "text": text, "folder": folder, "files": files });
+        self.call(Method::POST, &["v1", "skills"], Some(body))
+    }
+
+    /// Uploads the `files` (digest and bytes) the server does not hold yet:
+    /// `POST /v1/blobs/missing` asks which, `PUT /v1/blobs/{sha256}` sends
+    /// each of those once.
+    pub(crate) fn upload(&self, files: &[(&str, &[u8])]) -> anyhow::Result<Result<(), Refusal>> {
+        let digests: Vec<&str> = files.iter().map(|(sha256, _)| *sha256).collect();
+        for asked in digests.chunks(MAX_BLOBS_PER_QUERY) {
+            let answer: Result<MissingBlobs, Refusal> =
+                self.call(Method::POST, &["v1", "blobs", "missing"], Some(json!({ "blobs": asked })))?;
+            let missing = match answer {
+                Ok(answer) => answer.missing,
+                Err(refusal) => return Ok(Err(refusal)),
+            };
+            for sha256 in &missing {
+                let Some((_, bytes)) = files.iter().find(|(digest, _)| digest == sha256) else {
+                    anyhow::bail!("the server asked for a blob {sha256} this CLI did not offer");
+                };
+                let request = self.request(Method::PUT, &["v1", "blobs", sha256])?.body(bytes.to_vec());
+                let _stored: Value = match self.send(request, format!("PUT v1/blobs/{sha256}"))? {
+                    Ok(stored) => stored,
+                    Err(refusal) => return Ok(Err(refusal)),
+                };
+            }
+        }
+        Ok(Ok(()))
     }
 
     /// `DELETE /v1/skills/{name}`.
@@ -218,16 +249,29 @@ impl Server {
         segments: &[&str],
         body: Option<Value>,
     ) -> anyhow::Result<Result<T, Refusal>> {
+        let mut request = self.request(method.clone(), segments)?;
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        self.send(request, format!("{method} {}", segments.join("/")))
+    }
+
+    /// A request to the path of `segments` (escaped here), with the token.
+    fn request(&self, method: Method, segments: &[&str]) -> anyhow::Result<reqwest::RequestBuilder> {
         let mut url = self.base.clone();
         url.path_segments_mut()
             .map_err(|()| anyhow::anyhow!("the server's URL cannot take a path"))?
             .extend(segments);
-        let mut request = self.client.request(method.clone(), url).bearer_auth(self.token.expose());
-        if let Some(body) = body {
-            request = request.json(&body);
-        }
+        Ok(self.client.request(method, url).bearer_auth(self.token.expose()))
+    }
+
+    /// Sends `request` (`what`, for messages) and reads its JSON answer, as [`Server::call`].
+    fn send<T: DeserializeOwned>(
+        &self,
+        request: reqwest::RequestBuilder,
+        what: String,
+    ) -> anyhow::Result<Result<T, Refusal>> {
         let pid = self.info.pid;
-        let what = format!("{method} {}", segments.join("/"));
         self.runtime.block_on(async {
             let response = request.send().await.with_context(|| {
                 format!("the server running on this data folder (pid {pid}) did not answer {what}; is it stopping?")

@@ -259,6 +259,10 @@ fn conflicts(out: &mut String, r: &MergeResult) {
     for line in &r.held {
         let _ = writeln!(out, "  held: {}", one_line(line));
     }
+    // Taken, but something in them is worth a look (a long description).
+    for line in &r.warnings {
+        let _ = writeln!(out, "  warning: {}", one_line(line));
+    }
 }
 
 fn pull_text(r: &PullReport) -> String {

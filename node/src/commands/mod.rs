@@ -149,6 +149,8 @@ pub(crate) fn open_library(config: &Config, init: bool) -> anyhow::Result<Librar
         .map(|library| {
             library
                 .with_limits(config.merge_limits())
+                .with_structure_limits(config.policy.structure.clone())
+                .with_bundle_limits(config.policy.bundle.clone())
                 .with_deletion_guard(config.deletion_guard)
                 .with_intake(config.intake)
                 .with_sharing(ecp_node::sharing::Sharing::new(config.sharing.clone()))

@@ -9,7 +9,9 @@
 //!   page is merged: the cursor stays and the next round asks again —
 //!   except a 404, a blob the peer does not serve: its bundle is merged as
 //!   pending, recorded with its reason, so one such packet does not stop
-//!   the peer's other skills.
+//!   the peer's other skills. Every later round asks that peer again for
+//!   the blobs its pending bundles lack ([`refetch_pending`]), whatever the
+//!   cursor, and installs each bundle once all its files are held.
 //! - A push asks the peer which of its bundles' blobs it lacks (`POST
 //!   /ecp/blobs/missing`), uploads only those (`PUT`), then pushes the packets.
 //! - A peer whose manifest does not list `ecp-1.3` (a Go node, an ECP/1.2
@@ -61,31 +63,77 @@ pub(super) async fn fetch_missing(
         library.store().missing_blobs(&wanted).map(|m| m.into_iter().map(str::to_owned).collect::<Vec<_>>())
     })
     .await?;
-    let limit = ctx.policy.bundle.max_file_bytes;
     let mut fetched = 0;
     for sha256 in &missing {
-        let bytes = match client.blob(sha256, limit).await {
-            Ok(bytes) => bytes,
-            // The peer does not serve it (any more): its bundle stays
-            // pending, recorded with its reason, and the rest of the peer's
-            // skills still arrive.
-            Err(ClientError::Status { status, .. }) if status == reqwest::StatusCode::NOT_FOUND => {
-                tracing::warn!(peer = %client.base(), blob = %sha256, "the peer lists a blob it does not serve");
-                continue;
-            }
-            Err(e) => return Err(e.into()),
-        };
-        let (library, account) = (ctx.library.clone(), account.to_owned());
-        // Asked for by this node, for a page it merges next: the quota on
-        // uploads ahead of their packet does not apply (a page's bundles may
-        // well exceed it), the store's cap does. They count as the peer's
-        // until the merge lists them, and are collected after the grace
-        // period if it does not.
-        let blob_limits = BlobLimits { sender_bytes: u64::MAX, ..library.limits().blobs };
-        blocking(move || library.store().put_blob_bytes(&bytes, &account, &blob_limits)).await?;
-        fetched += 1;
+        fetched += usize::from(fetch_one(ctx, client, account, sha256).await?);
     }
     Ok(fetched)
+}
+
+/// Fetches blob `sha256` from `client` and keeps it as `account`'s:
+/// `false` when the peer answers 404 (it does not serve it, or not yet).
+async fn fetch_one(
+    ctx: &Context,
+    client: &PeerClient,
+    account: &str,
+    sha256: &str,
+) -> Result<bool, SyncError> {
+    let bytes = match client.blob(sha256, ctx.policy.bundle.max_file_bytes).await {
+        Ok(bytes) => bytes,
+        // The peer does not serve it (any more): its bundle stays
+        // pending, recorded with its reason, and the rest of the peer's
+        // skills still arrive.
+        Err(ClientError::Status { status, .. }) if status == reqwest::StatusCode::NOT_FOUND => {
+            tracing::warn!(peer = %client.base(), blob = %sha256, "the peer lists a blob it does not serve");
+            return Ok(false);
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let (library, account) = (ctx.library.clone(), account.to_owned());
+    // Asked for by this node, for a page it merges next: the quota on
+    // uploads ahead of their packet does not apply (a page's bundles may
+    // well exceed it), the store's cap does. They count as the peer's
+    // until the merge lists them, and are collected after the grace
+    // period if it does not.
+    let blob_limits = BlobLimits { sender_bytes: u64::MAX, ..library.limits().blobs };
+    blocking(move || library.store().put_blob_bytes(&bytes, &account, &blob_limits)).await?;
+    Ok(true)
+}
+
+/// Asks `client` again for the blobs of the bundles pending from it
+/// (`account`, its peer; at most [`MAX_BLOBS_PER_QUERY`] a round) — ones it
+/// answered 404 for in an earlier round, whose packets the cursor has
+/// passed — and installs each bundle whose files are now all held, with
+/// `trust` for entries recorded without one. Returns the blobs fetched. A
+/// failure is logged, not returned: the round goes on, and the next asks again.
+pub(super) async fn refetch_pending(ctx: &Context, client: &PeerClient, account: &str, trust: f64) -> usize {
+    let (library, who) = (ctx.library.clone(), account.to_owned());
+    let wanted = match blocking(move || library.store().pending_blobs_from(&who, MAX_BLOBS_PER_QUERY)).await {
+        Ok(wanted) => wanted,
+        Err(e) => {
+            tracing::warn!(peer = %client.base(), error = %e, "cannot list the blobs pending bundles lack");
+            return 0;
+        }
+    };
+    let mut fetched = 0;
+    for sha256 in wanted {
+        match fetch_one(ctx, client, account, &sha256).await {
+            Ok(false) => continue,
+            Ok(true) => fetched += 1,
+            Err(e) => {
+                tracing::warn!(peer = %client.base(), blob = %sha256, error = %e, "cannot fetch a pending bundle's blob");
+                break;
+            }
+        }
+        let (library, policy, reshare) = (ctx.library.clone(), ctx.policy.clone(), ctx.reshare);
+        let retried = blocking(move || library.retry_pending_bundles(&sha256, &policy, trust, reshare)).await;
+        match retried {
+            Ok(0) => {}
+            Ok(installed) => tracing::info!(peer = %client.base(), installed, "pending bundles installed"),
+            Err(e) => tracing::warn!(peer = %client.base(), error = %e, "cannot merge pending bundles"),
+        }
+    }
+    fetched
 }
 
 /// Uploads to `client` the blobs of `packets` it lacks; returns how many.

@@ -45,7 +45,8 @@
 //! lists `ecp-1.3` ([`super::bundles`]); a failed fetch fails the round
 //! before the page is merged, so the cursor stays and the next round asks
 //! again (a blob the peer answers 404 for is skipped: its bundle stays
-//! pending). From any other peer a bundle's packet is merged as it is, and
+//! pending, and each later round asks for that blob again before its
+//! manifest, whatever the cursor). From any other peer a bundle's packet is merged as it is, and
 //! stays pending with its reason.
 
 use ecp_protocol::merge::{GO_DEFAULT_INSTANCE, SenderKind};
@@ -148,6 +149,10 @@ async fn round(
 ) -> Result<PullReport, SyncError> {
     let state = ctx.peer_state(peer).await?;
     let client = ctx.client(peer)?;
+    // Before the manifest, which may say nothing changed: the blobs a 404
+    // left missing are asked for again whatever the cursor (#26).
+    let blobs_refetched =
+        super::bundles::refetch_pending(ctx, &client, &peer_account(&peer.url), peer.trust).await;
     let known = state.last_success.is_some();
     let mut report = PullReport {
         url: peer.url.clone(),
@@ -159,7 +164,7 @@ async fn round(
         echoes: 0,
         result: MergeResult::default(),
         bytes: 0,
-        blobs_fetched: 0,
+        blobs_fetched: blobs_refetched,
     };
     let mut record = PullRecord {
         instance: state.instance.clone(),

@@ -1,5 +1,9 @@
 //! The blob endpoints of bundles (`SPEC.md` §12.8): `GET /ecp/blobs/{sha256}`,
-//! `POST /ecp/blobs/missing` and `PUT /ecp/blobs/{sha256}`.
+//! `POST /ecp/blobs/missing` and `PUT /ecp/blobs/{sha256}`; and their
+//! `/v1/` twins `POST /v1/blobs/missing` and `PUT /v1/blobs/{sha256}`, by
+//! which the operator's CLI uploads a skill folder's files before
+//! `POST /v1/skills` lists them (the same handlers behind the `/v1/` guard;
+//! the node's own uploads count against no sender's quota).
 //!
 //! Authentication and the rate limit are the ECP group's, as for every ECP
 //! endpoint. A `PUT` is the one request whose body the guard does not read:
@@ -145,19 +149,44 @@ pub(super) async fn put(
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, ApiError> {
-    let sha256 = checked_digest(&sha256)?.to_owned();
-    let limit = state.config.policy.bundle.max_file_bytes;
-    let declared =
-        headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse().ok());
-    if declared.is_some_and(|n: u64| n > limit) {
-        return Err(too_large(limit));
-    }
     // Counted against who the node verified sent it, as the per-sender limits are.
     let sender = match (caller.peer(), client) {
         (Some(owner), _) => peer_account(&owner.url),
         (None, Some(Extension(ConnectInfo(addr)))) => address_account(addr.ip()),
         (None, None) => "addr:unknown".to_owned(),
     };
+    upload(state, &sha256, sender, &headers, body).await
+}
+
+/// `PUT /v1/blobs/{sha256}`: the operator's upload of a file of a skill
+/// folder before `POST /v1/skills` lists it (`ecp-node skill add FOLDER`
+/// with a server running). The node's own: no sender quota, only the cap
+/// on all blobs; otherwise as `PUT /ecp/blobs/{sha256}`.
+pub(super) async fn put_own(
+    State(state): State<AppState>,
+    Path(sha256): Path<String>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, ApiError> {
+    upload(state, &sha256, String::new(), &headers, body).await
+}
+
+/// Streams an upload named `sha256` from `sender` (an account of
+/// [`crate::intake`], `""` for this node's own) to the blob store.
+async fn upload(
+    state: AppState,
+    sha256: &str,
+    sender: String,
+    headers: &HeaderMap,
+    body: Body,
+) -> Result<Response, ApiError> {
+    let sha256 = checked_digest(sha256)?.to_owned();
+    let limit = state.config.policy.bundle.max_file_bytes;
+    let declared =
+        headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse().ok());
+    if declared.is_some_and(|n: u64| n > limit) {
+        return Err(too_large(limit));
+    }
     let blob_limits = state.library.limits().blobs;
     let store = state.library.clone();
     let (digest, who) = (sha256.clone(), sender.clone());

@@ -26,7 +26,8 @@
 //! - `manifest`: `GET /ecp/manifest`.
 //! - `skills`: `GET /ecp/skills` and `POST /ecp/skills`.
 //! - `blobs`: the blob endpoints of bundles — `GET` and `PUT /ecp/blobs/{sha256}`
-//!   (the upload streamed, not read by the guard), `POST /ecp/blobs/missing`.
+//!   (the upload streamed, not read by the guard), `POST /ecp/blobs/missing`,
+//!   and the operator's uploads under `/v1/blobs/`.
 //! - `answer`: JSON answers with an ETag, 304, `If-None-Match`.
 //! - `cache`: encoded answers cached by sequence number.
 //! - `feed`: the packets every `GET /ecp/skills` answer is cut from.
@@ -101,6 +102,9 @@ fn v1_routes() -> Router<AppState> {
     Router::new()
         .route("/v1/skills", get(v1::list_skills).post(v1::add_skill))
         .route("/v1/skills/{name}", get(v1::show_skill).delete(v1::remove_skill))
+        // #26: a skill folder's files, uploaded before `POST /v1/skills` lists them.
+        .route("/v1/blobs/missing", post(blobs::missing))
+        .route("/v1/blobs/{sha256}", axum::routing::put(blobs::put_own))
         .route("/v1/skills/{name}/private", post(v1::make_private))
         .route("/v1/skills/{name}/share", post(v1::share))
         .route("/v1/quarantine", get(v1::quarantine))

@@ -1,8 +1,8 @@
 //! The local API under `/v1/`: what an operator or an agent on this machine
 //! reads — skills, one skill with its versions, the quarantine, the inbox,
 //! the audit log, peers, status — and the operator's writes, which the CLI
-//! sends here when a server runs on its data folder: add and remove a
-//! skill, make a local skill private or share it, approve and drop
+//! sends here when a server runs on its data folder: add (a skill folder's
+//! files uploaded first, by [`super::blobs`]) and remove a skill, make a local skill private or share it, approve and drop
 //! quarantine entries, accept or reject inbox entries and held deletions ([`crate::operator`]
 //! and the library, which the CLI calls directly otherwise). Who may use it
 //! (the API token, the secret, a signed GET) is the `/v1/` guard's
@@ -17,6 +17,10 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
+use ecp_protocol::bundle::{FileMode, SKILL_MD};
+use ecp_protocol::wire::BundleFile;
+
+use crate::import::Companion;
 use crate::store::{StoreError, Verdict};
 
 use super::error::ApiError;
@@ -66,32 +70,81 @@ struct AddSkill {
     text: String,
     /// The folder it came from (`<folder>/SKILL.md`): its name must match.
     folder: Option<String>,
+    /// The folder's other files, as a bundle lists them (`SPEC.md` §12.2),
+    /// each uploaded first with `PUT /v1/blobs/{sha256}`; none for a plain skill.
+    #[serde(default)]
+    files: Vec<BundleFile>,
 }
 
-/// `POST /v1/skills` with `{"text": "<SKILL.md>", "folder": "<name>"?}`:
-/// adds a local skill (answering [`operator::Added`]), or 422
-/// `skill_refused` saying why not.
+/// `POST /v1/skills` with `{"text": "<SKILL.md>", "folder": "<name>"?,
+/// "files": [{"path", "size", "mode", "sha256"}]?}`: adds a local skill —
+/// with `files`, the bundle of its folder, whose every file must have been
+/// uploaded (`POST /v1/blobs/missing`, `PUT /v1/blobs/{sha256}`) —
+/// answering [`operator::Added`], or 422 `skill_refused` saying why not, or
+/// 409 `blob_missing` naming a listed file the node does not hold.
 pub(super) async fn add_skill(
     State(state): State<AppState>,
     request: Request,
 ) -> Result<Json<Value>, ApiError> {
     let (parts, body) = request.into_parts();
     let bytes = super::guard::read_local_body(&state, &parts.headers, body).await?;
-    let AddSkill { text, folder } = serde_json::from_slice(&bytes).map_err(|e| {
+    let AddSkill { text, folder, files } = serde_json::from_slice(&bytes).map_err(|e| {
         ApiError::bad_request(
             "invalid_json",
-            format!("the body must be {{\"text\": \"<SKILL.md text>\", \"folder\": \"<name>\"}}: {e}"),
+            format!(
+                "the body must be {{\"text\": \"<SKILL.md text>\", \"folder\": \"<name>\", \"files\": \
+                 [{{\"path\", \"size\", \"mode\", \"sha256\"}}]}}: {e}"
+            ),
         )
     })?;
     let added = tokio::task::spawn_blocking(move || {
-        operator::add_skill(&state.library, &state.config, &text, folder.as_deref())
+        let companions = uploaded_files(&state, &files)?;
+        operator::add_skill(&state.library, &state.config, &text, folder.as_deref(), &companions).map_err(
+            |e| match e {
+                AddError::Refused(why) => {
+                    ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "skill_refused", why)
+                }
+                AddError::Store(e) => e.into(),
+            },
+        )
     })
-    .await?
-    .map_err(|e| match e {
-        AddError::Refused(why) => ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "skill_refused", why),
-        AddError::Store(e) => e.into(),
-    })?;
+    .await??;
     Ok(Json(json!(added)))
+}
+
+/// The files `listed` besides `SKILL.md`, read from the blobs uploaded for
+/// them; blocking. The listing only names them: the node makes the
+/// bundle's listing again from the bytes, so a wrong size or mode cannot
+/// get in.
+fn uploaded_files(state: &AppState, listed: &[BundleFile]) -> Result<Vec<Companion>, ApiError> {
+    let limits = state.library.bundle_limits();
+    if listed.len() > limits.max_files {
+        let (count, limit) = (listed.len(), limits.max_files);
+        let e = ecp_protocol::bundle::BundleError::TooManyFiles { count, limit };
+        return Err(ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "skill_refused", e.to_string()));
+    }
+    let mut companions = Vec::with_capacity(listed.len());
+    for file in listed.iter().filter(|f| f.path != SKILL_MD) {
+        let sha256 = super::blobs::checked_digest(&file.sha256)?;
+        let bytes = match state.library.store().blob_files().read(sha256) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                let path: String = file.path.chars().take(200).flat_map(char::escape_default).collect();
+                return Err(ApiError::new(
+                    StatusCode::CONFLICT,
+                    "blob_missing",
+                    format!(
+                        "the file \"{path}\" (sha256 {sha256}) was not uploaded; PUT /v1/blobs/{sha256} its bytes \
+                         first (POST /v1/blobs/missing says which the node lacks)"
+                    ),
+                ));
+            }
+            Err(e) => return Err(ApiError::internal(&e)),
+        };
+        let executable = file.mode == FileMode::Executable.as_str();
+        companions.push(Companion { path: file.path.clone(), bytes, executable });
+    }
+    Ok(companions)
 }
 
 /// `DELETE /v1/skills/{name}`: the skill becomes a tombstone ([`operator::Removed`]).

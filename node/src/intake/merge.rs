@@ -298,7 +298,9 @@ fn apply(
                     (_, true) => Verdict::Withdrawn,
                     (_, false) => Verdict::Updated,
                 };
-                log.push(logged(d, sender, verdict, "merge", &reason));
+                // Taken with warnings (a description over the guideline): the log says them too.
+                let warned = d.warnings.iter().map(|w| format!("; warning: {w}")).collect::<String>();
+                log.push(logged(d, sender, verdict, "merge", &format!("{reason}{warned}")));
                 settle(tx, &mut change, source, intake)?;
                 changes.push(change);
             }

@@ -350,6 +350,23 @@ impl Store {
         Ok(rows)
     }
 
+    /// The blobs not held that the bundles pending from `sender` (their held
+    /// quarantine entries, `SPEC.md` §12.9.2) list, each once, at most
+    /// `limit`: what a pull round asks that peer for again.
+    pub fn pending_blobs_from(&self, sender: &str, limit: usize) -> Result<Vec<String>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare_cached(
+            "SELECT DISTINCT json_extract(f.value, '$.sha256') FROM quarantine q, json_each(q.packet, '$.files') f
+             WHERE q.status = 'held' AND q.stage = 'bundle' AND q.reason LIKE 'pending:%' AND q.body_size IS NULL
+             AND q.sender = ?1 AND json_extract(f.value, '$.path') <> 'SKILL.md'
+             AND NOT EXISTS (SELECT 1 FROM blobs b WHERE b.sha256 = json_extract(f.value, '$.sha256'))
+             LIMIT ?2",
+        )?;
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let rows = stmt.query_map(params![sender, limit], |r| r.get(0))?.collect::<Result<_, _>>()?;
+        Ok(rows)
+    }
+
     /// What the store holds in blobs.
     pub fn blob_usage(&self) -> Result<BlobUsage, StoreError> {
         let conn = self.conn();

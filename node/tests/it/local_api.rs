@@ -46,6 +46,11 @@ impl Served {
         std::fs::read_to_string(self.data.join("api-token")).expect("the token file").trim().to_owned()
     }
 
+    /// `Bearer <the API token>`, for the `Authorization` header.
+    pub(super) fn bearer(&self) -> String {
+        format!("Bearer {}", self.token())
+    }
+
     /// `GET path` with `headers`: status and JSON body.
     pub(super) fn get(&self, path: &str, headers: &[(&str, &str)]) -> (u16, Value) {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();

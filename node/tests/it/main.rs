@@ -42,6 +42,14 @@ mod discovery;
 mod bundles;
 // bundle_projection: a bundle's whole folder written into the skills folder.
 mod bundle_projection;
+// skill_add_bundle: `skill add FOLDER` takes the whole folder, also through a running server's /v1/ uploads.
+mod skill_add_bundle;
+// projection_crash: kill -9 of a real server while it projects a big bundle leaves the old or the new folder.
+mod projection_crash;
+// pending_bundles: a bundle a peer answers 404 for stays pending and unprojected, and is fetched on a later round.
+mod pending_bundles;
+// pull_warnings: a pulled packet over the description guideline is taken, its warning in `pull`'s output and the decision log.
+mod pull_warnings;
 // federation: real nodes pulling and pushing — chains, a ring, dead/slow peers, restart, deletions.
 mod federation;
 // go_peer: mixed meshes with a Go-like peer — laundered copies unverified and replaced by their origin, echoes, the 403 hint.

@@ -58,6 +58,7 @@ impl MergeResult {
         self.held_skills += more.held_skills;
         self.conflicts.extend(more.conflicts);
         self.held.extend(more.held);
+        self.warnings.extend(more.warnings);
     }
 }
 
@@ -68,6 +69,18 @@ fn is_zero(n: &u64) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn absorb_keeps_the_warnings_of_both_parts() {
+        let mut first =
+            MergeResult { new_skills: 1, warnings: vec!["a: long".into()], ..MergeResult::default() };
+        first.absorb(MergeResult {
+            new_skills: 1,
+            warnings: vec!["b: long".into()],
+            ..MergeResult::default()
+        });
+        assert_eq!((first.new_skills, first.warnings), (2, vec!["a: long".to_owned(), "b: long".to_owned()]));
+    }
 
     #[test]
     fn held_packets_are_counted_and_listed_only_when_there_are_some() {

@@ -61,6 +61,11 @@ fn scanner() {
 }
 
 #[test]
+fn bundle_listing() {
+    replay("bundle_listing", harness::bundle_listing);
+}
+
+#[test]
 fn signature() {
     replay("signature", harness::signature);
 }
@@ -75,5 +80,5 @@ fn every_folder_is_replayed() {
         .filter(|name| name != "README.md")
         .collect();
     names.sort();
-    assert_eq!(names, ["frontmatter", "scanner", "signature", "update_merge"]);
+    assert_eq!(names, ["bundle_listing", "frontmatter", "scanner", "signature", "update_merge"]);
 }
