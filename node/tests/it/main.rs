@@ -40,6 +40,13 @@ mod sharing;
 mod discovery;
 // bundles: blob endpoints and their limits, a pushed bundle pending until its files arrive, bundles by pull and push.
 mod bundles;
+// bundle_edit_bytes: one SKILL.md edit in a 5 MB bundle moves under 50 KB by pull and push, counted on the wire.
+mod bundle_edit_bytes;
+// counting_proxy: a loopback TCP proxy counting the bytes between two nodes (also the bundle_pull bench's).
+mod counting_proxy;
+// generated_bundle: the protocol tests' generated 5 MB skill folder.
+#[path = "../../../protocol/tests/it/generated_bundle.rs"]
+mod generated_bundle;
 // bundle_projection: a bundle's whole folder written into the skills folder.
 mod bundle_projection;
 // federation: real nodes pulling and pushing — chains, a ring, dead/slow peers, restart, deletions, a Go-like peer.
