@@ -33,7 +33,6 @@ use ecp_node::federation::{self, Context, PeerSpec, PullReport, PushReport};
 use ecp_node::import::Companion;
 use ecp_node::store::{OriginLimits, Source};
 
-use content::Folder;
 use counting_proxy::CountingProxy;
 
 /// Bundles of the pull, unless `ECP_BENCH_BUNDLES` says otherwise.
