@@ -46,7 +46,7 @@ pub(crate) fn bundle(k: usize) -> Folder {
     );
     let companions = count - 1;
     // Binary files weigh twice a text file.
-    let weight = |j: usize| if j % 4 == 0 { 2 } else { 1 };
+    let weight = |j: usize| if j.is_multiple_of(4) { 2 } else { 1 };
     let units: usize = (0..companions).map(weight).sum();
     let unit = target.saturating_sub(skill_md.len()) / units;
     let files = (0..companions)

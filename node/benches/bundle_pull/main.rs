@@ -68,7 +68,7 @@ async fn run(bundles: usize, smoke: bool) {
     let (library, source) = (a.library().clone(), dir.path().join("source"));
     let (files, bytes, paths) =
         tokio::task::spawn_blocking(move || seed(&library, &source, bundles)).await.expect("the seeding");
-    wait_projected(&a.library().projection().dir().to_path_buf(), bundles).await;
+    wait_projected(a.library().projection().dir(), bundles).await;
     let mb = bytes as f64 / 1e6;
     println!(
         "source: {bundles} bundles, {files} files ({:.1} a bundle), {mb:.1} MB ({:.0} KB a bundle); \
@@ -91,7 +91,7 @@ async fn run(bundles: usize, smoke: bool) {
     let started = Instant::now();
     let (rounds, fetched) = pull_all(&b, &a.url(), bundles).await;
     let pulled = started.elapsed();
-    wait_projected(&b.library().projection().dir().to_path_buf(), bundles).await;
+    wait_projected(b.library().projection().dir(), bundles).await;
     let projected = started.elapsed();
     let (pull_rate, projected_rate) = (mb / pulled.as_secs_f64(), mb / projected.as_secs_f64());
     println!(

@@ -48,7 +48,11 @@ fn blobs_of<'a>(ctx: &Context, packets: impl IntoIterator<Item = &'a SkillPacket
         .filter(|p| !p.deprecated)
         .filter_map(|p| BundleManifest::from_packet(p, &limits).ok().flatten())
         .flat_map(|m| {
-            m.files().iter().filter(|f| f.path != SKILL_MD).map(|f| (f.sha256.clone(), f.size)).collect::<Vec<_>>()
+            m.files()
+                .iter()
+                .filter(|f| f.path != SKILL_MD)
+                .map(|f| (f.sha256.clone(), f.size))
+                .collect::<Vec<_>>()
         })
         .collect()
 }

@@ -40,6 +40,8 @@ mod sharing;
 mod discovery;
 // bundles: blob endpoints and their limits, a pushed bundle pending until its files arrive, bundles by pull and push.
 mod bundles;
+// blob_fetch: a pull's concurrent blob fetches within their budget, files at the per-file limit.
+mod blob_fetch;
 // bundle_edit_bytes: one SKILL.md edit in a 5 MB bundle moves under 50 KB by pull and push, counted on the wire.
 mod bundle_edit_bytes;
 // counting_proxy: a loopback TCP proxy counting the bytes between two nodes (also the bundle_pull bench's).
