@@ -1,7 +1,8 @@
 //! Benchmark `merge`: decode and merge a 10,000-packet update of realistic
 //! ~1.5 KB skill bodies with the default policy (issue 2's goal: ≥ 150,000
 //! packets/s including JSON decoding, on a 2-core machine), and the same
-//! update with every packet a three-file bundle (issue 26).
+//! update with every packet a three-file bundle (issue 26); at the end,
+//! both as packets/s on one line.
 //!
 //! Run with `cargo bench -p ecp-protocol --bench merge`.
 
@@ -99,5 +100,31 @@ fn bench_bundles(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench_merge, bench_bundles);
+/// Decode + merge of both updates side by side, as packets/s (the median
+/// of a few runs each, interleaved so that both see the same machine):
+/// the two figures the issues' goals name, on one line.
+fn packets_per_second(_: &mut Criterion) {
+    const RUNS: usize = 7;
+    let (store, policy, ctx) = (HashMap::new(), StandardPolicy::default(), ctx());
+    let updates = [update_json(), bundle_update_json()];
+    let mut seconds = [Vec::new(), Vec::new()];
+    for _ in 0..RUNS {
+        for (json, times) in updates.iter().zip(&mut seconds) {
+            let started = std::time::Instant::now();
+            black_box(merge_every_packet(json, &store, &policy, &ctx));
+            times.push(started.elapsed().as_secs_f64());
+        }
+    }
+    let [single, bundles] = seconds.map(|mut times| {
+        times.sort_by(f64::total_cmp);
+        PACKETS as f64 / times[RUNS / 2]
+    });
+    println!(
+        "decode + merge of {PACKETS} packets: single-file {single:.0} packets/s (goal >= 150000), \
+         three-file bundles {bundles:.0} packets/s ({:.0} % of single-file)",
+        100.0 * bundles / single
+    );
+}
+
+criterion_group!(benches, bench_merge, bench_bundles, packets_per_second);
 criterion_main!(benches);

@@ -3,7 +3,8 @@
 //!
 //! - A pull fetches, before it merges a page, the blobs of the page's
 //!   bundles this node does not hold (`GET /ecp/blobs/{sha256}` from the
-//!   peer the packets came from), each checked against its name and kept
+//!   peer the packets came from, [`FETCHES_IN_FLIGHT`] at a time within a
+//!   budget of bytes), each checked against its name and kept
 //!   under the store's cap on blobs (not the quota on uploads ahead of
 //!   their packet: this node asked for them). A failed fetch fails the round before the
 //!   page is merged: the cursor stays and the next round asks again —
@@ -18,11 +19,13 @@
 //!   node) is never asked for blobs, and is pushed the plain packets:
 //!   without `files` and `bundleDigest`, so it serves no listing it cannot back.
 
-use std::collections::BTreeSet;
+use std::collections::BTreeMap;
 
-use ecp_protocol::bundle::{BundleManifest, MAX_BLOBS_PER_QUERY};
+use ecp_protocol::bundle::{BundleManifest, MAX_BLOBS_PER_QUERY, SKILL_MD};
 use ecp_protocol::wire::PROFILE_ECP_1_3;
 use ecp_protocol::{Manifest, SkillPacket};
+use futures_util::StreamExt;
+use tokio::sync::Semaphore;
 
 use super::client::{ClientError, PeerClient};
 use super::{Context, SyncError, blocking};
@@ -33,52 +36,82 @@ pub(super) fn supports_bundles(manifest: &Manifest) -> bool {
     manifest.profiles.iter().any(|p| p == PROFILE_ECP_1_3)
 }
 
+/// Most blob requests in flight to one peer: enough that the round trips
+/// and the file syncs of many small files overlap.
+const FETCHES_IN_FLIGHT: usize = 8;
+
 /// The blobs `packets` list (their bundles' files but `SKILL.md`), each
-/// once: only of bundles whose listing keeps the rules (a refused one
-/// needs none) and of packets that are no tombstones.
-fn blobs_of<'a>(ctx: &Context, packets: impl IntoIterator<Item = &'a SkillPacket>) -> BTreeSet<String> {
+/// once, with their listed sizes: only of bundles whose listing keeps the
+/// rules (a refused one needs none) and of packets that are no tombstones.
+fn blobs_of<'a>(ctx: &Context, packets: impl IntoIterator<Item = &'a SkillPacket>) -> BTreeMap<String, u64> {
     let limits = ctx.policy.bundle.clone();
     packets
         .into_iter()
         .filter(|p| !p.deprecated)
         .filter_map(|p| BundleManifest::from_packet(p, &limits).ok().flatten())
-        .flat_map(|m| m.blob_ids().into_iter().map(str::to_owned).collect::<Vec<_>>())
+        .flat_map(|m| {
+            m.files()
+                .iter()
+                .filter(|f| f.path != SKILL_MD)
+                .map(|f| (f.sha256.clone(), f.size))
+                .collect::<Vec<_>>()
+        })
         .collect()
+}
+
+/// `bytes` in the budget's units (KiB, at least 1).
+fn kib(bytes: u64) -> u32 {
+    u32::try_from(bytes.div_ceil(1024)).unwrap_or(u32::MAX).max(1)
 }
 
 /// Fetches from `client` the blobs of `packets` this node lacks, kept as
 /// `account`'s; returns how many were fetched.
+///
+/// Several at a time ([`FETCHES_IN_FLIGHT`]), their listed sizes together
+/// within one largest file (the per-file limit): a pull holds no more blob
+/// bytes in memory than one blob at a time did.
 pub(super) async fn fetch_missing(
     ctx: &Context,
     client: &PeerClient,
     account: &str,
     packets: &[SkillPacket],
 ) -> Result<usize, SyncError> {
-    let wanted: Vec<String> = blobs_of(ctx, packets).into_iter().collect();
+    let wanted = blobs_of(ctx, packets);
     if wanted.is_empty() {
         return Ok(0);
     }
-    let library = ctx.library.clone();
+    let (library, ids) = (ctx.library.clone(), wanted.keys().cloned().collect::<Vec<_>>());
     let missing: Vec<String> = blocking(move || {
-        library.store().missing_blobs(&wanted).map(|m| m.into_iter().map(str::to_owned).collect::<Vec<_>>())
+        library.store().missing_blobs(&ids).map(|m| m.into_iter().map(str::to_owned).collect::<Vec<_>>())
     })
     .await?;
+    let limit = ctx.policy.bundle.max_file_bytes;
+    let budget = Semaphore::new(kib(limit) as usize);
+    let mut fetches = futures_util::stream::iter(missing)
+        .map(|sha256| {
+            let room = kib(wanted.get(&sha256).copied().unwrap_or(limit)).min(kib(limit));
+            fetch_one(ctx, client, account, sha256, (&budget, room))
+        })
+        .buffer_unordered(FETCHES_IN_FLIGHT);
     let mut fetched = 0;
-    for sha256 in &missing {
-        fetched += usize::from(fetch_one(ctx, client, account, sha256).await?);
+    while let Some(stored) = fetches.next().await {
+        // The first failure fails the round; the fetches in flight are dropped.
+        fetched += usize::from(stored?);
     }
     Ok(fetched)
 }
 
-/// Fetches blob `sha256` from `client` and keeps it as `account`'s:
-/// `false` when the peer answers 404 (it does not serve it, or not yet).
+/// Fetches blob `sha256` from `client` once the budget has its room, and
+/// stores it as `account`'s: false when the peer does not serve it.
 async fn fetch_one(
     ctx: &Context,
     client: &PeerClient,
     account: &str,
-    sha256: &str,
+    sha256: String,
+    (budget, room): (&Semaphore, u32),
 ) -> Result<bool, SyncError> {
-    let bytes = match client.blob(sha256, ctx.policy.bundle.max_file_bytes).await {
+    let _room = budget.acquire_many(room).await.map_err(|e| SyncError::Internal(e.to_string()))?;
+    let bytes = match client.blob(&sha256, ctx.policy.bundle.max_file_bytes).await {
         Ok(bytes) => bytes,
         // The peer does not serve it (any more): its bundle stays
         // pending, recorded with its reason, and the rest of the peer's
@@ -115,9 +148,12 @@ pub(super) async fn refetch_pending(ctx: &Context, client: &PeerClient, account:
             return 0;
         }
     };
+    // One at a time: the sizes are not at hand, so each takes the whole budget.
+    let limit = ctx.policy.bundle.max_file_bytes;
+    let budget = Semaphore::new(kib(limit) as usize);
     let mut fetched = 0;
     for sha256 in wanted {
-        match fetch_one(ctx, client, account, &sha256).await {
+        match fetch_one(ctx, client, account, sha256.clone(), (&budget, kib(limit))).await {
             Ok(false) => continue,
             Ok(true) => fetched += 1,
             Err(e) => {
@@ -142,7 +178,7 @@ pub(super) async fn upload_missing(
     client: &PeerClient,
     packets: &[SkillPacket],
 ) -> Result<usize, SyncError> {
-    let wanted: Vec<String> = blobs_of(ctx, packets).into_iter().collect();
+    let wanted: Vec<String> = blobs_of(ctx, packets).into_keys().collect();
     let mut sent = 0;
     for chunk in wanted.chunks(MAX_BLOBS_PER_QUERY) {
         for sha256 in client.missing_blobs(chunk).await? {

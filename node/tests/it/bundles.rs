@@ -308,7 +308,7 @@ async fn a_bundle_whose_companion_steals_credentials_is_refused_though_its_skill
 // Between nodes
 
 /// The federation context a node's own federator would use.
-fn context(node: &TestNode) -> Context {
+pub(crate) fn context(node: &TestNode) -> Context {
     let config = node.config();
     Context::new(
         node.library().clone(),
@@ -324,10 +324,15 @@ fn spec(url: &str, extra: &str) -> PeerSpec {
 }
 
 pub(crate) async fn pull(to: &TestNode, from: &TestNode) -> PullReport {
-    federation::pull(&context(to), &spec(&from.url(""), "trust = 1.0")).await.expect("the pull succeeds")
+    pull_through(&context(to), &from.url("")).await
 }
 
-async fn push(from: &TestNode, to: &str) -> PushReport {
+/// A pull with `ctx` from the peer at `url` (a node, or a proxy in front of one).
+pub(crate) async fn pull_through(ctx: &Context, url: &str) -> PullReport {
+    federation::pull(ctx, &spec(url, "trust = 1.0")).await.expect("the pull succeeds")
+}
+
+pub(crate) async fn push(from: &TestNode, to: &str) -> PushReport {
     federation::push(&context(from), &spec(to, "trust = 1.0\npush = true")).await.expect("the push succeeds")
 }
 
@@ -343,11 +348,16 @@ pub(crate) async fn put_form_filler(node: &TestNode, script: &[u8], reference: &
 
 /// Puts `name` in `node`'s store as its own bundle: a SKILL.md and `companions`.
 pub(crate) async fn put_own_bundle(node: &TestNode, name: &str, companions: Vec<Companion>) {
-    let (library, name) = (node.library().clone(), name.to_owned());
+    put_own_bundle_text(node, &local_skill_text(name, 1.0), companions).await;
+}
+
+/// Puts the SKILL.md `text` in `node`'s store as its own bundle with `companions`.
+pub(crate) async fn put_own_bundle_text(node: &TestNode, text: &str, companions: Vec<Companion>) {
+    let (library, text) = (node.library().clone(), text.to_owned());
     tokio::task::spawn_blocking(move || {
         let origin = ecp_node::import::local_origin(library.store().instance_id());
         let (packet, _warnings) = ecp_node::import::local_packet(
-            &local_skill_text(&name, 1.0),
+            &text,
             None,
             &origin,
             &ecp_protocol::skill_doc::StructureLimits::default(),

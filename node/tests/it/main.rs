@@ -40,6 +40,15 @@ mod sharing;
 mod discovery;
 // bundles: blob endpoints and their limits, a pushed bundle pending until its files arrive, bundles by pull and push.
 mod bundles;
+// blob_fetch: a pull's concurrent blob fetches within their budget, files at the per-file limit.
+mod blob_fetch;
+// bundle_edit_bytes: one SKILL.md edit in a 5 MB bundle moves under 50 KB by pull and push, counted on the wire.
+mod bundle_edit_bytes;
+// counting_proxy: a loopback TCP proxy counting the bytes between two nodes (also the bundle_pull bench's).
+mod counting_proxy;
+// generated_bundle: the protocol tests' generated 5 MB skill folder.
+#[path = "../../../protocol/tests/it/generated_bundle.rs"]
+mod generated_bundle;
 // bundle_projection: a bundle's whole folder written into the skills folder.
 mod bundle_projection;
 // skill_add_bundle: `skill add FOLDER` takes the whole folder, also through a running server's /v1/ uploads.

@@ -1,7 +1,9 @@
 //! A clean skill folder of a given size, generated: what the largest
 //! published skills hold (XML schemas repeated across folders, fonts, a
-//! PDF, references, helper scripts, a `.tar.gz` of components). Used by the
-//! bundle scan tests and, through `#[path]`, by the scan bench.
+//! PDF, references, helper scripts, a `.tar.gz` of components), and the
+//! generators of its files. Used by the bundle scan tests and, through
+//! `#[path]`, by the scan bench, node's integration tests and its
+//! `bundle_pull` bench.
 
 use std::io::Write;
 
@@ -19,7 +21,19 @@ fn noise(seed: u64, len: usize) -> Vec<u8> {
         .collect()
 }
 
-fn schema(i: usize, bytes: usize) -> Vec<u8> {
+/// A binary asset of the type `ext` names (`ttf`, `pdf`, `png`): its magic
+/// bytes, then `len` bytes of [`noise`] from `seed`.
+pub(crate) fn asset(ext: &str, seed: u64, len: usize) -> Vec<u8> {
+    let magic: &[u8] = match ext {
+        "ttf" => b"\x00\x01\x00\x00\x00\x10\x01\x00",
+        "pdf" => b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n",
+        "png" => b"\x89PNG\r\n\x1a\n\x00\x00\x00\x0dIHDR",
+        other => panic!("no generated asset of type {other}"),
+    };
+    [magic, &noise(seed, len)].concat()
+}
+
+pub(crate) fn schema(i: usize, bytes: usize) -> Vec<u8> {
     let mut s = String::from(
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<xs:schema xmlns:xs=\"http://www.w3.org/2001/XMLSchema\">\n",
     );
@@ -34,7 +48,7 @@ fn schema(i: usize, bytes: usize) -> Vec<u8> {
     s.into_bytes()
 }
 
-fn prose(i: usize, bytes: usize) -> Vec<u8> {
+pub(crate) fn prose(i: usize, bytes: usize) -> Vec<u8> {
     let mut s = format!("# Reference part {i}\n\n");
     let mut k = 0;
     while s.len() < bytes {
@@ -47,7 +61,7 @@ fn prose(i: usize, bytes: usize) -> Vec<u8> {
     s.into_bytes()
 }
 
-fn python(i: usize, bytes: usize) -> Vec<u8> {
+pub(crate) fn python(i: usize, bytes: usize) -> Vec<u8> {
     let mut s = format!(
         "#!/usr/bin/env python3\n\"\"\"Helper {i}: reads form data and writes the filled fields.\"\"\"\nimport json\nimport sys\n\n"
     );
@@ -102,16 +116,10 @@ pub(crate) fn generated_bundle(bytes: usize) -> Vec<(String, Vec<u8>)> {
         files.push((format!("ooxml/schemas/part{i}.xsd"), schema(i, 40 * 1024)));
     }
     for (i, name) in ["Sans-Regular", "Sans-Bold", "Serif-Regular"].iter().enumerate() {
-        let mut font = b"\x00\x01\x00\x00\x00\x10\x01\x00".to_vec();
-        font.extend(noise(i as u64, 300 * 1024));
-        files.push((format!("assets/fonts/{name}.ttf"), font));
+        files.push((format!("assets/fonts/{name}.ttf"), asset("ttf", i as u64, 300 * 1024)));
     }
-    let mut pdf = b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n".to_vec();
-    pdf.extend(noise(9, 200 * 1024));
-    files.push(("assets/blank-form.pdf".into(), pdf));
-    let mut png = b"\x89PNG\r\n\x1a\n\x00\x00\x00\x0dIHDR".to_vec();
-    png.extend(noise(10, 60 * 1024));
-    files.push(("assets/logo.png".into(), png));
+    files.push(("assets/blank-form.pdf".into(), asset("pdf", 9, 200 * 1024)));
+    files.push(("assets/logo.png".into(), asset("png", 10, 60 * 1024)));
     files.push(("reference.md".into(), prose(0, 30 * 1024)));
     for i in 1..=20 {
         files.push((format!("references/part{i:02}.md"), prose(i, 40 * 1024)));
