@@ -78,3 +78,5 @@ mod errors;
 mod pull_cli;
 // pull_progress: `pull` and `sync` show their progress — lines off a terminal, a bar on one.
 mod pull_progress;
+// bulk_pull: `pull` of 3,000 skills over many pages — every name, hash and body as the source's (#18).
+mod bulk_pull;
