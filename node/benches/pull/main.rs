@@ -118,7 +118,9 @@ fn main() -> ExitCode {
 }
 
 async fn run(bin: &Path, reference: Option<&Path>, root: &Path, n: usize) -> anyhow::Result<Run> {
-    let source = node::NodeProcess::start(bin, Some(root), node::UNLIMITED, &[]).await?;
+    // Trust 1 in the loading client: served at 0.9, the skills pass the puller's threshold.
+    let env = [node::UNLIMITED, &[("ECP_POLICY_DEFAULT_TRUST", "1")]].concat();
+    let source = node::NodeProcess::start(bin, Some(root), &env, &[]).await?;
     let packets = skills::skill_packets(0..n);
     let body_bytes = packets.iter().map(|p| p.skill_body.len() as u64).sum();
     let bodies = skills::update_bodies(packets)?;

@@ -21,6 +21,8 @@ async fn a_pull_of_3000_skills_over_several_pages_installs_every_one_byte_identi
     let source = TestNode::start_with(|c| {
         c.origin_limits = off;
         c.sender_limits = off;
+        // Served at the pushed confidence, which the puller's accept threshold admits.
+        c.default_trust = 1.0;
         // About 20 pages of 150 packets.
         c.page_bytes = 128 * 1024;
     })
