@@ -50,6 +50,7 @@
 //!
 //! - `projection.rs`: the folder, `SKILL.md` writes, records, tombstones, the sweep.
 //! - `projection/bundle.rs`: a bundle's whole folder, its swap and its leftovers.
+//! - `projection/own_writes.rs`: the paths this process wrote recently, for the folder watcher.
 //!
 //! A received skill's file says where it came from ([`crate::stamp`]) and
 //! carries no grants its origin may not give ([`crate::permissions`]): that
@@ -63,12 +64,10 @@
 //! the one place that turns a name into a path.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
 
 use ecp_protocol::skill_doc;
 use ecp_protocol::{SkillKind, SkillPacket, integrity};
@@ -77,6 +76,7 @@ use crate::import::Entries;
 use crate::permissions::{self, Grant, PermissionPolicy};
 use crate::stamp::{self, Stamp};
 use crate::store::{Change, Store};
+use own_writes::OwnWrites;
 
 /// The file name of a skill inside its folder.
 pub const SKILL_FILE: &str = "SKILL.md";
@@ -102,9 +102,6 @@ pub enum ProjectionError {
     },
 }
 
-/// How long a path the node wrote counts as the node's own in file events.
-const OWN_WRITE_WINDOW: Duration = Duration::from_secs(5);
-
 /// Writes skills into one folder.
 #[derive(Debug, Clone)]
 pub struct Projection {
@@ -116,7 +113,7 @@ pub struct Projection {
     /// Paths this process wrote recently, so the folder watcher can tell its
     /// own writes from the agent's: re-importing the whole folder after each
     /// projected file would cost more than the writes themselves.
-    own_writes: Arc<Mutex<HashMap<PathBuf, Instant>>>,
+    own_writes: Arc<Mutex<OwnWrites>>,
     /// This node's instance id, stamped into received skills' files
     /// ([`crate::stamp`]); `None`: files are written as stored.
     node: Option<Arc<str>>,
@@ -280,24 +277,15 @@ impl Projection {
     /// Whether `path` was written (or created, or removed) by this process
     /// within the last few seconds.
     pub fn is_own_write(&self, path: &Path) -> bool {
-        let own = self.own_writes.lock().unwrap_or_else(|p| p.into_inner());
-        own.get(path).is_some_and(|at| at.elapsed() < OWN_WRITE_WINDOW)
+        self.own_writes.lock().unwrap_or_else(|p| p.into_inner()).contains(path)
     }
 
-    fn note_own_paths(&self, paths: impl Iterator<Item = PathBuf>) {
-        let mut own = self.own_writes.lock().unwrap_or_else(|p| p.into_inner());
-        let now = Instant::now();
-        own.extend(paths.map(|p| (p, now)));
+    fn note_own_paths(&self, paths: impl IntoIterator<Item = PathBuf>) {
+        self.own_writes.lock().unwrap_or_else(|p| p.into_inner()).note(paths);
     }
 
     fn note_own_writes(&self, dir: &Path) {
-        let mut own = self.own_writes.lock().unwrap_or_else(|p| p.into_inner());
-        if own.len() > 4096 {
-            own.retain(|_, at| at.elapsed() < OWN_WRITE_WINDOW);
-        }
-        let now = Instant::now();
-        own.insert(dir.to_path_buf(), now);
-        own.insert(dir.join(SKILL_FILE), now);
+        self.note_own_paths([dir.to_path_buf(), dir.join(SKILL_FILE)]);
     }
 
     /// The folder.
@@ -652,5 +640,6 @@ fn process_id() -> u32 {
 }
 
 mod bundle;
+mod own_writes;
 #[cfg(test)]
 mod tests;

@@ -23,6 +23,7 @@
 //! - `schema`: the tables and their migrations.
 //! - `source`: [`Source`], who made a change, and its one stored text form.
 //! - `skills`: skills and their versions — reads for serving, installs, tombstones.
+//! - `packed`: the stored form of packets (zstd), and reading either form.
 //! - `sharing`: a local skill's privacy, stored with its content; the
 //!   withdrawal served when a shared skill becomes private; the operator's marks.
 //! - `quarantine`: refused packets held for review, deduplicated.
@@ -53,6 +54,7 @@ mod deletions;
 mod folder_entries;
 mod inbox;
 pub mod origin_limits;
+mod packed;
 mod peers;
 mod quarantine;
 mod quarantine_evict;

@@ -293,10 +293,43 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE skills ADD COLUMN origin_verified INTEGER NOT NULL DEFAULT 1;
     UPDATE skills SET origin_verified = 0 WHERE kind = 'external' AND origin = 'ok-agent';
     "#,
+    // 12 (#18 item 2): packets stored compressed (zstd, store/packed.rs), one
+    // copy per version — the current version's lives in `skills` only, its
+    // `skill_versions` row holds NULL until a newer version supersedes it.
+    r#"
+    DROP VIEW served;
+
+    ALTER TABLE skills ADD COLUMN packed BLOB NOT NULL DEFAULT x'';
+    UPDATE skills SET packed = ecp_pack(packet);
+    ALTER TABLE skills DROP COLUMN packet;
+    ALTER TABLE skills RENAME COLUMN packed TO packet;
+
+    ALTER TABLE skill_versions ADD COLUMN packed BLOB;  -- NULL: the current version, in skills.packet
+    UPDATE skill_versions SET packed = ecp_pack(packet)
+        WHERE NOT EXISTS (SELECT 1 FROM skills s WHERE s.name = skill_versions.name AND s.version = skill_versions.version);
+    ALTER TABLE skill_versions DROP COLUMN packet;
+    ALTER TABLE skill_versions RENAME COLUMN packed TO packet;
+
+    CREATE VIEW served AS
+        SELECT name, seq, confidence, tags,
+               COALESCE(withdrawal, packet) AS packet,
+               (deprecated OR withdrawal IS NOT NULL) AS deprecated
+        FROM skills
+        WHERE shareable = 1 AND (private IS NULL OR withdrawal IS NOT NULL);
+    "#,
 ];
+
+/// The migration that compressed the stored packets: the space their
+/// uncompressed copies held is given back (`VACUUM`) once it has run.
+const COMPRESSED: usize = 12;
 
 /// Brings the database to the newest schema.
 pub(super) fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
+    migrate_to(conn, MIGRATIONS.len())
+}
+
+/// Brings the database to schema `target` (tests stop before the newest).
+fn migrate_to(conn: &mut Connection, target: usize) -> Result<(), StoreError> {
     let has_meta: bool = conn.query_row(
         "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta')",
         [],
@@ -313,7 +346,8 @@ pub(super) fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
     if current > MIGRATIONS.len() {
         return Err(StoreError::SchemaTooNew { found: current, known: MIGRATIONS.len() });
     }
-    for (i, sql) in MIGRATIONS.iter().enumerate().skip(current) {
+    super::packed::register(conn)?;
+    for (i, sql) in MIGRATIONS.iter().enumerate().take(target).skip(current) {
         let tx = conn.transaction()?;
         tx.execute_batch(sql)?;
         tx.execute(
@@ -322,6 +356,10 @@ pub(super) fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
             params![(i + 1).to_string()],
         )?;
         tx.commit()?;
+    }
+    if current > 0 && current < COMPRESSED && target >= COMPRESSED {
+        // Outside a transaction, as VACUUM must be; once per database.
+        conn.execute_batch("VACUUM")?;
     }
     Ok(())
 }
@@ -385,7 +423,7 @@ mod tests {
             params![packet],
         )
         .unwrap();
-        migrate(&mut conn).unwrap();
+        migrate_to(&mut conn, 10).unwrap();
         for table in ["skills", "skill_versions"] {
             let kept: String =
                 conn.query_row(&format!("SELECT packet FROM {table}"), [], |r| r.get(0)).unwrap();
@@ -428,5 +466,134 @@ mod tests {
             verified,
             [("genuine".to_owned(), true), ("laundered".to_owned(), false), ("own".to_owned(), true)]
         );
+    }
+
+    /// A packet as schema 10's install wrote it: its JSON text in both tables.
+    fn insert_schema_10(
+        conn: &Connection,
+        packet: &ecp_protocol::SkillPacket,
+        version: i64,
+        withdrawal: Option<&str>,
+    ) {
+        let json = serde_json::to_string(packet).unwrap();
+        conn.execute(
+            "INSERT INTO skills (name, kind, origin, version, integrity_hash, created_at, updated_at, deprecated,
+                                 shareable, confidence, description, tags, seq, packet, bundle_digest, withdrawal)
+             VALUES (?1, 'local', 'o', ?2, ?3, 't', 't', ?4, 1, 0.9, 'd', '[]', ?2, ?5, '', ?6)
+             ON CONFLICT (name) DO UPDATE SET version = excluded.version, packet = excluded.packet,
+                 integrity_hash = excluded.integrity_hash, seq = excluded.seq, deprecated = excluded.deprecated",
+            params![packet.skill_name, version, packet.integrity_hash, packet.deprecated, json, withdrawal],
+        )
+        .unwrap();
+        conn.execute(
+            "INSERT INTO skill_versions (name, version, seq, recorded_at, source, integrity_hash, deprecated, packet)
+             VALUES (?1, ?2, ?2, 't', 'cli', ?3, ?4, ?5)",
+            params![packet.skill_name, version, packet.integrity_hash, packet.deprecated, json],
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn migration_12_packs_every_stored_packet_and_reads_back_every_body_byte_identical() {
+        use ecp_protocol::{Origin, SkillKind, SkillPacket};
+
+        let dir = tempfile::tempdir().unwrap();
+        let origin = Origin::new("node-a", "someone", "linux/amd64", "1.0");
+        let packet =
+            |name: &str, body: &str| SkillPacket::new(&origin, name, "d", body, 0.9, crate::store::now());
+        let alpha_1 =
+            packet("alpha", "---\nname: alpha\n---\n# First\n\nTabs\tand \"quotes\" and ü, 漢字, 🦀.\n");
+        let alpha_2 = packet("alpha", "---\nname: alpha\n---\n# Second\n\nCRLF\r\nline.\n");
+        let beta = packet(
+            "beta",
+            &format!("---\nname: beta\n---\n{}", "A long line of a long skill. ".repeat(2000)),
+        );
+        let mut gone = packet("gone", "---\nname: gone\n---\nbye\n");
+        gone.deprecated = true;
+        let withdrawal = serde_json::to_string(&gone).unwrap();
+        {
+            let mut conn = Connection::open(dir.path().join(super::super::DB_FILE)).unwrap();
+            migrate_to(&mut conn, 10).unwrap();
+            insert_schema_10(&conn, &alpha_1, 1, None);
+            insert_schema_10(&conn, &alpha_2, 2, None);
+            insert_schema_10(&conn, &beta, 1, Some(&withdrawal));
+        }
+        let store = super::super::Store::open(dir.path()).unwrap();
+
+        let current = store.current_packets().unwrap();
+        let bodies: Vec<(&str, &str)> =
+            current.iter().map(|(p, _)| (p.skill_name.as_str(), p.skill_body.as_str())).collect();
+        assert_eq!(bodies, [("alpha", alpha_2.skill_body.as_str()), ("beta", beta.skill_body.as_str())]);
+        assert!(current.iter().all(|(p, kind)| *kind == SkillKind::Local && p.verify().is_ok()));
+        // Served in sequence order: beta as its withdrawal (kept as text), alpha as stored.
+        let served = store.served_packets(Some(0)).unwrap().packets;
+        assert_eq!(served, [withdrawal, serde_json::to_string(&alpha_2).unwrap()]);
+        assert_eq!(store.skill("alpha").unwrap().unwrap().2.len(), 2, "both versions listed");
+
+        // One packed copy per version: the superseded one in skill_versions, the current one in skills only.
+        let conn = store.conn();
+        let stored: Vec<(String, i64, Option<Vec<u8>>)> = conn
+            .prepare("SELECT name, version, packet FROM skill_versions ORDER BY name, version")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(stored.len(), 3);
+        let alpha_1_packed = stored[0].2.as_deref().expect("the superseded version keeps its packet");
+        let alpha_1_json =
+            super::super::packed::json(rusqlite::types::ValueRef::Blob(alpha_1_packed)).unwrap();
+        assert_eq!(alpha_1_json, serde_json::to_string(&alpha_1).unwrap());
+        assert_eq!((stored[1].2.as_ref(), stored[2].2.as_ref()), (None, None), "current versions: in skills");
+        let packed_bytes: i64 =
+            conn.query_row("SELECT SUM(length(packet)) FROM skills", [], |r| r.get(0)).unwrap();
+        let beta_json = serde_json::to_string(&beta).unwrap().len();
+        assert!(
+            (packed_bytes as usize) < beta_json / 10,
+            "beta's repetitive body packs small: {packed_bytes}"
+        );
+    }
+
+    #[test]
+    fn an_update_moves_the_superseded_packet_into_its_version_row_and_pruning_drops_it() {
+        use ecp_protocol::{Origin, SkillKind, SkillPacket};
+
+        use crate::store::Source;
+
+        let dir = tempfile::tempdir().unwrap();
+        let store = super::super::Store::open(dir.path()).unwrap();
+        store.set_history_depth(1);
+        let origin = Origin::new("node-a", "someone", "linux/amd64", "1.0");
+        let versions: Vec<SkillPacket> = (1..=3)
+            .map(|i| {
+                SkillPacket::new(
+                    &origin,
+                    "a",
+                    "d",
+                    &format!("---\nname: a\n---\nv{i}\n"),
+                    0.9,
+                    crate::store::now(),
+                )
+            })
+            .collect();
+        for p in &versions {
+            store
+                .transaction(|tx| tx.install(p, SkillKind::Local, true, &Source::Operator).map(drop))
+                .unwrap();
+        }
+        let conn = store.conn();
+        let rows: Vec<(i64, Option<Vec<u8>>)> = conn
+            .prepare("SELECT version, packet FROM skill_versions ORDER BY version")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        // Depth 1: version 1 pruned; 2 superseded, with its packet; 3 current, in skills.
+        assert_eq!(rows.iter().map(|r| r.0).collect::<Vec<_>>(), [2, 3]);
+        let v2 = super::super::packed::json(rusqlite::types::ValueRef::Blob(rows[0].1.as_deref().unwrap()))
+            .unwrap();
+        assert_eq!(v2, serde_json::to_string(&versions[1]).unwrap());
+        assert_eq!(rows[1].1, None);
     }
 }

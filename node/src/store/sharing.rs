@@ -21,7 +21,7 @@ use rusqlite::{Connection, OptionalExtension, Transaction, params};
 use serde::Serialize;
 
 use super::skills::{kind_from_label, upsert};
-use super::{Change, Source, Store, StoreError, from_json, now, to_json};
+use super::{Change, Source, Store, StoreError, from_json, now, packed, to_json};
 
 /// The [`Private::code`] of a skill held back because a secret scan found
 /// credentials in it (counted apart in `status`).
@@ -72,7 +72,7 @@ fn row(conn: &Connection, name: &str) -> Result<Option<Row>, StoreError> {
         )?
         .query_row(params![name], |r| {
             Ok((
-                r.get::<_, String>(0)?,
+                packed::column(r, 0)?,
                 r.get::<_, String>(1)?,
                 r.get::<_, bool>(2)?,
                 r.get::<_, Option<String>>(3)?,
@@ -242,7 +242,7 @@ impl Store {
         )?;
         let rows = stmt
             .query_map([], |r| {
-                Ok((r.get::<_, String>(0)?, r.get::<_, Option<String>>(1)?, r.get::<_, Option<String>>(2)?))
+                Ok((packed::column(r, 0)?, r.get::<_, Option<String>>(1)?, r.get::<_, Option<String>>(2)?))
             })?
             .collect::<Result<Vec<_>, _>>()?;
         rows.into_iter()

@@ -4,6 +4,11 @@
 //! depth ([`Store::set_history_depth`]): older superseded versions are
 //! pruned in the same transaction, so updates cannot grow the database
 //! without bound.
+//!
+//! Packets are stored compressed ([`super::packed`]), one copy per version:
+//! the current version's in `skills`, a superseded one's in its
+//! `skill_versions` row (NULL while it is current; an update moves the copy
+//! there).
 
 use std::collections::HashMap;
 
@@ -12,7 +17,7 @@ use ecp_protocol::{SkillKind, SkillPacket, StoredSkill, Timestamp};
 use rusqlite::{Connection, OptionalExtension, Row, Transaction, params};
 use serde::Serialize;
 
-use super::{Source, Store, StoreError, Tx, from_json, next_seq, now, to_json};
+use super::{Source, Store, StoreError, Tx, from_json, next_seq, now, packed, to_json};
 
 /// One committed change to a skill: what the skills folder must now show.
 #[derive(Debug, Clone)]
@@ -151,7 +156,16 @@ pub(super) fn upsert(
         .optional()?
         .unwrap_or(0)
         + 1;
-    let json = to_json(packet);
+    let packed = super::packed::pack(&to_json(packet));
+    if version > 1 && depth > 0 {
+        // The version superseded keeps its own copy from now on: until now
+        // it was the one in `skills` (one stored copy per version).
+        tx.prepare_cached(
+            "UPDATE skill_versions SET packet = (SELECT packet FROM skills WHERE name = ?1)
+             WHERE name = ?1 AND version = ?2",
+        )?
+        .execute(params![packet.skill_name, version - 1])?;
+    }
     tx.prepare_cached(
         "INSERT INTO skills (name, kind, origin, version, integrity_hash, created_at, updated_at, deprecated,
                              shareable, confidence, description, tags, seq, packet, bundle_digest,
@@ -184,23 +198,22 @@ pub(super) fn upsert(
         packet.skill_description,
         to_json(&packet.tags),
         seq,
-        json,
+        packed,
         packet.bundle_digest,
         kind == SkillKind::Local || !packet.provenance.as_ref().is_some_and(|p| p.origin_unverified),
     ])?;
     tx.prepare_cached(
-        "INSERT INTO skill_versions (name, version, seq, recorded_at, source, integrity_hash, deprecated, packet)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        "INSERT INTO skill_versions (name, version, seq, recorded_at, source, integrity_hash, deprecated)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
     )?
     .execute(params![
-            packet.skill_name,
-            version,
-            seq,
-            recorded,
-            source,
-            packet.integrity_hash,
-            packet.deprecated,
-            json
+        packet.skill_name,
+        version,
+        seq,
+        recorded,
+        source,
+        packet.integrity_hash,
+        packet.deprecated
     ])?;
     super::blobs::add_refs(tx, packet, version)?;
     super::inbox::withdraw(tx, &packet.skill_name, source, packet.deprecated)?;
@@ -218,7 +231,7 @@ pub(super) fn current(
     let row = conn
         .prepare_cached("SELECT packet, kind, shareable FROM skills WHERE name = ?1")?
         .query_row(params![name], |row| {
-            Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?, row.get::<_, bool>(2)?))
+            Ok((packed::column(row, 0)?, row.get::<_, String>(1)?, row.get::<_, bool>(2)?))
         })
         .optional()?;
     match row {
@@ -390,8 +403,9 @@ impl Store {
         let seq = super::current_seq(&conn)?;
         let read = |sql: &str, args: &[&dyn rusqlite::ToSql]| -> Result<Vec<(String, f64)>, StoreError> {
             let mut stmt = conn.prepare_cached(sql)?;
-            let rows =
-                stmt.query_map(args, |row| Ok((row.get(0)?, row.get(1)?)))?.collect::<Result<Vec<_>, _>>()?;
+            let rows = stmt
+                .query_map(args, |row| Ok((packed::column(row, 0)?, row.get(1)?)))?
+                .collect::<Result<Vec<_>, _>>()?;
             Ok(rows)
         };
         let rows = match since {
@@ -417,7 +431,7 @@ impl Store {
             .query_map([], |row| {
                 Ok(FeedRow {
                     seq: row.get(0)?,
-                    packet: row.get(1)?,
+                    packet: packed::column(row, 1)?,
                     confidence: row.get(2)?,
                     deprecated: row.get(3)?,
                 })
@@ -432,7 +446,7 @@ impl Store {
         let conn = self.conn();
         let mut stmt = conn.prepare_cached("SELECT packet, kind FROM skills ORDER BY name")?;
         let rows = stmt
-            .query_map([], |row| Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?)))?
+            .query_map([], |row| Ok((packed::column(row, 0)?, row.get::<_, String>(1)?)))?
             .collect::<Result<Vec<_>, _>>()?;
         rows.into_iter()
             .map(|(json, kind)| {

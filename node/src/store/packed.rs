@@ -1,0 +1,152 @@
+//! Stored packets, compressed: the JSON of a skill's packet is kept as a
+//! zstd frame (`skills.packet`, `skill_versions.packet`), about a third of
+//! its size for a typical `SKILL.md`. Everything outside the store sees the
+//! JSON: `integrityHash`, the ETags and the pages served are computed over it
+//! as before. A withdrawal (`skills.withdrawal`, rare) stays plain JSON text,
+//! so a reader takes either form ([`json`]).
+
+use std::cell::RefCell;
+
+use rusqlite::Connection;
+use rusqlite::functions::FunctionFlags;
+use rusqlite::types::ValueRef;
+use zstd::bulk::{Compressor, Decompressor};
+
+use super::StoreError;
+
+/// zstd's default level: most of the gain of higher levels on a text of a few
+/// KB, at a fraction of their CPU time (a 10,000-skill pull packs each once).
+const LEVEL: i32 = 3;
+/// The largest JSON a stored frame may unpack to: far above any packet the
+/// limits let in (`max_body_bytes` is 100 KB by default), so a corrupt frame
+/// cannot make a reader allocate without bound.
+const MAX_UNPACKED: u64 = 64 << 20;
+
+thread_local! {
+    // One context per thread, reused: making one per packet cost more than
+    // compressing a packet of a few KB.
+    static PACKER: RefCell<Option<Compressor<'static>>> = const { RefCell::new(None) };
+    static UNPACKER: RefCell<Option<Decompressor<'static>>> = const { RefCell::new(None) };
+}
+
+/// The stored form of a packet's JSON.
+pub(super) fn pack(json: &str) -> Vec<u8> {
+    PACKER.with_borrow_mut(|packer| {
+        let packer = match packer {
+            Some(p) => p,
+            None => packer.insert(Compressor::new(LEVEL).expect("a zstd context at a valid level")),
+        };
+        packer.compress(json.as_bytes()).expect("zstd compresses any input in memory")
+    })
+}
+
+/// A stored packet's JSON: a zstd frame, or JSON text as older versions
+/// stored it and as withdrawals still are.
+pub(super) fn json(value: ValueRef<'_>) -> Result<String, StoreError> {
+    json_within(value, MAX_UNPACKED)
+}
+
+/// [`json`], refusing a frame that states more than `max` bytes.
+fn json_within(value: ValueRef<'_>, max: u64) -> Result<String, StoreError> {
+    let corrupt = |why: String| StoreError::Corrupt(format!("a stored packet does not unpack: {why}"));
+    match value {
+        ValueRef::Text(text) => String::from_utf8(text.to_vec()).map_err(|e| corrupt(e.to_string())),
+        ValueRef::Blob(frame) => {
+            // Every frame [`pack`] writes states its size: read exactly that.
+            let size = match zstd::zstd_safe::get_frame_content_size(frame) {
+                Ok(Some(size)) if size <= max => size as usize,
+                Ok(Some(size)) => return Err(corrupt(format!("it claims {size} bytes"))),
+                Ok(None) | Err(_) => return Err(corrupt("no zstd frame with its size".into())),
+            };
+            let bytes = UNPACKER.with_borrow_mut(|unpacker| {
+                let unpacker = match unpacker {
+                    Some(u) => u,
+                    None => unpacker.insert(Decompressor::new()?),
+                };
+                unpacker.decompress(frame, size)
+            });
+            let bytes = bytes.map_err(|e| corrupt(e.to_string()))?;
+            String::from_utf8(bytes).map_err(|e| corrupt(e.to_string()))
+        }
+        other => Err(corrupt(format!("it is {:?}", other.data_type()))),
+    }
+}
+
+/// A row's column `i` as a packet's JSON ([`json`]), inside a row mapping.
+pub(super) fn column(row: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<String> {
+    json(row.get_ref(i)?)
+        .map_err(|e| rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Blob, e.into()))
+}
+
+/// Makes `ecp_pack(text)` callable from SQL: the migration that compresses
+/// the packets stored before ([`super::schema`]).
+pub(super) fn register(conn: &Connection) -> Result<(), StoreError> {
+    conn.create_scalar_function("ecp_pack", 1, FunctionFlags::SQLITE_DETERMINISTIC, |ctx| {
+        Ok(match ctx.get_raw(0) {
+            ValueRef::Text(text) => match std::str::from_utf8(text) {
+                Ok(text) => Some(pack(text)),
+                Err(e) => return Err(rusqlite::Error::UserFunctionError(e.into())),
+            },
+            // NULL (and anything already packed) is left as it is.
+            ValueRef::Null => None,
+            ValueRef::Blob(blob) => Some(blob.to_vec()),
+            _ => return Err(rusqlite::Error::UserFunctionError("ecp_pack takes text".into())),
+        })
+    })?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    proptest! {
+        #[test]
+        fn any_text_round_trips_byte_identical(text in any::<String>()) {
+            let packed = pack(&text);
+            prop_assert_eq!(json(ValueRef::Blob(&packed)).unwrap(), text.clone());
+            prop_assert_eq!(json(ValueRef::Text(text.as_bytes())).unwrap(), text);
+        }
+
+        #[test]
+        fn a_packet_round_trips_through_sqlite(body in "[ -~\n\u{a0}-\u{2fff}]{0,4000}") {
+            let origin = ecp_protocol::Origin::new("i", "u", "linux/amd64", "1");
+            let packet = ecp_protocol::SkillPacket::new(&origin, "n", "d", &body, 0.9, crate::store::now());
+            let text = serde_json::to_string(&packet).unwrap();
+            let conn = Connection::open_in_memory().unwrap();
+            conn.execute_batch("CREATE TABLE t (p BLOB NOT NULL) STRICT").unwrap();
+            conn.execute("INSERT INTO t (p) VALUES (?1)", [pack(&text)]).unwrap();
+            let back = conn.query_row("SELECT p FROM t", [], |r| column(r, 0)).unwrap();
+            prop_assert_eq!(&back, &text);
+            let decoded: ecp_protocol::SkillPacket = serde_json::from_str(&back).unwrap();
+            prop_assert_eq!(decoded.skill_body, body);
+        }
+    }
+
+    #[test]
+    fn a_corrupt_frame_is_an_error_not_a_panic() {
+        let mut packed = pack("{\"skillName\":\"a\"}");
+        let last = packed.len() - 1;
+        packed[last] ^= 0xff;
+        packed.truncate(packed.len() - 2);
+        assert!(matches!(json(ValueRef::Blob(&packed)), Err(StoreError::Corrupt(_))));
+        assert!(matches!(json(ValueRef::Integer(1)), Err(StoreError::Corrupt(_))));
+        assert!(matches!(json(ValueRef::Blob(b"not zstd")), Err(StoreError::Corrupt(_))));
+        // A frame that states more than the bound is refused before anything is allocated.
+        let err = json_within(ValueRef::Blob(&pack(&"x".repeat(1001))), 1000).unwrap_err();
+        assert!(err.to_string().contains("claims 1001 bytes"), "{err}");
+        assert_eq!(json_within(ValueRef::Blob(&pack(&"x".repeat(1000))), 1000).unwrap().len(), 1000);
+    }
+
+    #[test]
+    fn the_sql_function_packs_text_and_leaves_null() {
+        let conn = Connection::open_in_memory().unwrap();
+        register(&conn).unwrap();
+        let packed: Vec<u8> = conn.query_row("SELECT ecp_pack('{\"a\":1}')", [], |r| r.get(0)).unwrap();
+        assert_eq!(json(ValueRef::Blob(&packed)).unwrap(), "{\"a\":1}");
+        let null: Option<Vec<u8>> = conn.query_row("SELECT ecp_pack(NULL)", [], |r| r.get(0)).unwrap();
+        assert_eq!(null, None);
+    }
+}
