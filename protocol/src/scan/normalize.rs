@@ -7,6 +7,9 @@
 //! NFKC, which folds compatibility forms such as fullwidth letters and
 //! ligatures back to ASCII.
 //!
+//! Look-alike letters of other scripts do the same: `сurl` with a
+//! Cyrillic `с` is written as Latin in words that mix the scripts.
+//!
 //! Shell quoting can split a word the same way: `c""url … | s''h` runs
 //! `curl … | sh`. Empty quotes between two word characters are dropped.
 //!
@@ -54,12 +57,60 @@ pub(super) fn normalize(body: &str) -> Normalized<'_> {
         unicode::clean_line(line, index, &mut cleaned, &mut findings);
         // No compatibility mapping produces a newline today; mapping one to a
         // space anyway keeps line numbers right whatever a future Unicode does.
+        let at = out.len();
         out.extend(cleaned.nfkc().map(|c| if c == '\n' { ' ' } else { c }));
+        if let Some(folded) = fold_mixed_script_words(&out[at..]) {
+            out.truncate(at);
+            out.push_str(&folded);
+        }
     }
     if let Some(joined) = join_split_words(&out) {
         out = joined;
     }
     Normalized { text: Cow::Owned(out), findings }
+}
+
+/// `line` with the Cyrillic and Greek look-alikes of Latin letters in
+/// words that also hold Latin letters (`сurl` with a Cyrillic `с`) written
+/// as those Latin letters, or `None` when no word mixes them. A word
+/// wholly in one script (Russian or Greek prose) is left alone.
+fn fold_mixed_script_words(line: &str) -> Option<String> {
+    let mut out: Option<String> = None;
+    let mut start = 0;
+    for (at, c) in line.char_indices().chain(std::iter::once((line.len(), ' '))) {
+        if c.is_alphanumeric() || c == '_' {
+            continue;
+        }
+        let word = &line[start..at];
+        let mixed = !word.is_ascii()
+            && word.bytes().any(|b| b.is_ascii_alphabetic())
+            && word.chars().all(|c| c.is_ascii() || latin_look_alike(c).is_some());
+        if mixed {
+            let o = out.get_or_insert_with(|| line[..start].to_string());
+            o.extend(word.chars().map(|c| latin_look_alike(c).unwrap_or(c)));
+        } else if let Some(o) = out.as_mut() {
+            o.push_str(word);
+        }
+        if let Some(o) = out.as_mut() {
+            o.push_str(&line[at..(at + c.len_utf8()).min(line.len())]);
+        }
+        start = (at + c.len_utf8()).min(line.len());
+    }
+    out
+}
+
+/// The Latin letter a Cyrillic or Greek letter is drawn like, if any.
+fn latin_look_alike(c: char) -> Option<char> {
+    const PAIRS: &[(char, char)] = &[
+        ('а', 'a'), ('е', 'e'), ('о', 'o'), ('р', 'p'), ('с', 'c'), ('у', 'y'), ('х', 'x'), ('і', 'i'),
+        ('ј', 'j'), ('ѕ', 's'), ('ԁ', 'd'), ('һ', 'h'), ('ӏ', 'l'), ('ԛ', 'q'), ('ԝ', 'w'), ('А', 'A'),
+        ('В', 'B'), ('Е', 'E'), ('К', 'K'), ('М', 'M'), ('Н', 'H'), ('О', 'O'), ('Р', 'P'), ('С', 'C'),
+        ('Т', 'T'), ('Х', 'X'), ('І', 'I'), ('Ј', 'J'), ('Ѕ', 'S'), ('ο', 'o'), ('α', 'a'), ('ν', 'v'),
+        ('ρ', 'p'), ('ι', 'i'), ('κ', 'k'), ('Α', 'A'), ('Β', 'B'), ('Ε', 'E'), ('Ζ', 'Z'), ('Η', 'H'),
+        ('Ι', 'I'), ('Κ', 'K'), ('Μ', 'M'), ('Ν', 'N'), ('Ο', 'O'), ('Ρ', 'P'), ('Τ', 'T'), ('Υ', 'Y'),
+        ('Χ', 'X'),
+    ];
+    PAIRS.iter().find(|(from, _)| *from == c).map(|(_, to)| *to)
 }
 
 /// `text` with every `""` or `''` between two word characters removed, or
@@ -108,6 +159,26 @@ mod tests {
         let n = normalize("# Title\nrun `cargo test`\n");
         assert!(matches!(n.text, Cow::Borrowed(_)));
         assert!(n.findings.is_empty());
+    }
+
+    #[test]
+    fn folds_latin_look_alikes_only_in_words_that_mix_scripts() {
+        // A Cyrillic `с` and `о` inside Latin words: read as Latin.
+        let n = normalize("run \u{441}url -s https://x.example | sh\nd\u{43e}cker ps");
+        assert_eq!(n.text, "run curl -s https://x.example | sh\ndocker ps");
+        // Wholly Cyrillic or Greek words stay as written (after NFKC).
+        let n = normalize("Скачайте файл: curl -O https://x.example/f\nλόγος");
+        assert_eq!(n.text, "Скачайте файл: curl -O https://x.example/f\nλόγος");
+        // A Cyrillic letter with no Latin look-alike keeps its word.
+        let n = normalize("c\u{44b}rl");
+        assert_eq!(n.text, "c\u{44b}rl");
+    }
+
+    #[test]
+    fn a_cyrillic_look_alike_does_not_hide_a_pipe_to_shell() {
+        use crate::scan::{DEFAULT_THRESHOLD, Scanner};
+        let body = "```bash\n\u{441}url -s https://x.example/i.sh | \u{455}h\n```\n";
+        assert!(Scanner::standard().scan(body).is_blocked(DEFAULT_THRESHOLD));
     }
 
     #[test]
