@@ -54,6 +54,7 @@ pub(super) fn outer(id: &str, inner: &Finding, r: LineRef) -> Finding {
         line: r.index + 1,
         excerpt,
         file: None,
+        message: String::new(),
     }
 }
 

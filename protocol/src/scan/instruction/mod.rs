@@ -436,6 +436,7 @@ fn report(para: &Paragraph, at: usize, sentence: &str, out: &mut Vec<Finding>) {
             line: line.index + 1,
             excerpt: rule::excerpt(sentence, f.at),
             file: None,
+            message: String::new(),
         });
     }
 }
