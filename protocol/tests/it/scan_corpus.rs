@@ -41,10 +41,10 @@ use ecp_protocol::scan::{Category, DEFAULT_THRESHOLD, ScanReport, Scanner};
 use sha2::{Digest, Sha256};
 
 const MIN_FILES: usize = 300;
-/// The recall reached (77.8% of 540 on 2026-11-26 after 59 new skills
-/// written apart from the rules; was 79.8% of 481 before them), not the
-/// goal (95%): raise it with every change that catches more.
-const MIN_RECALL: f64 = 0.77;
+/// The recall reached (80.7% of 540 on 2026-11-26; TRAIN 82.0%, HELD
+/// 60.9%), not the goal (95%): raise it with every change that catches
+/// more.
+const MIN_RECALL: f64 = 0.80;
 const MAX_FALSE_POSITIVE_RATE: f64 = 0.03;
 /// At most this share of benign skills may be held back from sharing for a
 /// credential that looks live (`ScanReport::has_secrets`).

@@ -55,18 +55,22 @@ const MARKERS: &[&[u8]] = &[
 const LIT: &str = r#"(?:"[^"\\\n]*"|'[^'\\\n]*')"#;
 
 static CHR_LIST: Lazy = LazyLock::new(|| {
-    compile(r#"(?:""|'')\s*\.\s*join\(\s*map\(\s*chr\s*,\s*[\[(]([\d\s,]+)[\])]\s*\)\s*\)|string\.fromcharcode\(\s*([\d\s,]+)\)"#)
+    compile(
+        r#"(?:""|'')\s*\.\s*join\(\s*map\(\s*chr\s*,\s*[\[(]([\d\s,]+)[\])]\s*\)\s*\)|string\.fromcharcode\(\s*([\d\s,]+)\)"#,
+    )
 });
 static ARRAY_JOIN: Lazy = LazyLock::new(|| {
-    compile(&format!(r"\[((?:\s*{LIT}\s*,)*\s*{LIT}\s*,?\s*)\]\s*\.\s*join\(\s*({LIT})?\s*\)|(?:{LIT})\s*\.\s*join\(\s*\[((?:\s*{LIT}\s*,)*\s*{LIT}\s*,?\s*)\]\s*\)"))
+    compile(&format!(
+        r"\[((?:\s*{LIT}\s*,)*\s*{LIT}\s*,?\s*)\]\s*\.\s*join\(\s*({LIT})?\s*\)|(?:{LIT})\s*\.\s*join\(\s*\[((?:\s*{LIT}\s*,)*\s*{LIT}\s*,?\s*)\]\s*\)"
+    ))
 });
 static CONCAT: Lazy = LazyLock::new(|| compile(&format!(r"({LIT})\s*\+\s*({LIT})")));
-static REPLACE: Lazy = LazyLock::new(|| compile(&format!(r"({LIT})\s*\.\s*replace\(\s*({LIT})\s*,\s*({LIT})\s*\)")));
+static REPLACE: Lazy =
+    LazyLock::new(|| compile(&format!(r"({LIT})\s*\.\s*replace\(\s*({LIT})\s*,\s*({LIT})\s*\)")));
 static REVERSED: Lazy = LazyLock::new(|| compile(&format!(r"({LIT})\s*\[\s*::\s*-1\s*\]")));
 static LITERAL: Lazy = LazyLock::new(|| compile(LIT));
-static ASSIGN: Lazy = LazyLock::new(|| {
-    compile(r"^\s*(?:(?:const|let|var|final)\s+)?(\$?[a-z_]\w*)\s*=\s*(.+?)\s*;?\s*$")
-});
+static ASSIGN: Lazy =
+    LazyLock::new(|| compile(r"^\s*(?:(?:const|let|var|final)\s+)?(\$?[a-z_]\w*)\s*=\s*(.+?)\s*;?\s*$"));
 /// A PowerShell program or member named by a literal: `& 'New-Object'`,
 /// `.('DownloadString')`, `.'DownloadString'`.
 static NAMED_BY_LITERAL: Lazy =
@@ -195,18 +199,16 @@ pub(super) fn fold_line(line: &str, vars: &[(String, String)], lang: Lang) -> St
                 Some(quote(&parts.join(&sep)))
             })
         })
-        .or_else(|| {
-            replace_once(&CONCAT, &s, |c| {
-                Some(quote(&(unquote(&c[1]) + &unquote(&c[2]))))
-            })
-        })
+        .or_else(|| replace_once(&CONCAT, &s, |c| Some(quote(&(unquote(&c[1]) + &unquote(&c[2]))))))
         .or_else(|| {
             replace_once(&REPLACE, &s, |c| {
                 let (from, to) = (unquote(&c[2]), unquote(&c[3]));
                 (!from.is_empty()).then(|| quote(&unquote(&c[1]).replace(&from, &to)))
             })
         })
-        .or_else(|| replace_once(&REVERSED, &s, |c| Some(quote(&unquote(&c[1]).chars().rev().collect::<String>()))));
+        .or_else(|| {
+            replace_once(&REVERSED, &s, |c| Some(quote(&unquote(&c[1]).chars().rev().collect::<String>())))
+        });
         match next {
             Some(n) if n.len() <= MAX_LINE && (n.len() != before || n != s) => s = n,
             _ => break,
@@ -251,7 +253,8 @@ fn substitute(s: &str, name: &str, value: &str) -> String {
     while let Some(k) = s[i..].find(name) {
         let at = i + k;
         let end = at + name.len();
-        let bounded = (at == 0 || !word(b[at - 1]) && b[at - 1] != b'.' && (name.starts_with('$') || b[at - 1] != b'$'))
+        let bounded = (at == 0
+            || !word(b[at - 1]) && b[at - 1] != b'.' && (name.starts_with('$') || b[at - 1] != b'$'))
             && (end == b.len() || !word(b[end]));
         let assigned = s[end..].trim_start().starts_with('=') && !s[end..].trim_start().starts_with("==");
         out.push_str(&s[i..at]);
@@ -269,7 +272,9 @@ fn substitute(s: &str, name: &str, value: &str) -> String {
 /// `hxxps://x[.]y` as `https://x.y`.
 fn refang(s: &str) -> String {
     let mut o = s.replace("[.]", ".");
-    for (from, to) in [("hxxp", "http"), ("hXXp", "http"), ("HXXP", "HTTP"), ("hXxp", "http"), ("hxXp", "http")] {
+    for (from, to) in
+        [("hxxp", "http"), ("hXXp", "http"), ("HXXP", "HTTP"), ("hXxp", "http"), ("hxXp", "http")]
+    {
         o = o.replace(from, to);
     }
     o

@@ -370,11 +370,11 @@ fn globbed_program(word: &str) -> Option<&'static str> {
 fn glob_matches(pattern: &[u8], text: &[u8]) -> bool {
     match pattern.split_first() {
         None => text.is_empty(),
-        Some((b'*', rest)) => {
-            (0..=text.iter().position(|&c| c == b'/').unwrap_or(text.len())).any(|k| glob_matches(rest, &text[k..]))
-        }
+        Some((b'*', rest)) => (0..=text.iter().position(|&c| c == b'/').unwrap_or(text.len()))
+            .any(|k| glob_matches(rest, &text[k..])),
         Some((&c, rest)) => {
-            text.first().is_some_and(|&t| (c == b'?' && t != b'/') || c == t) && glob_matches(rest, &text[1..])
+            text.first().is_some_and(|&t| (c == b'?' && t != b'/') || c == t)
+                && glob_matches(rest, &text[1..])
         }
     }
 }

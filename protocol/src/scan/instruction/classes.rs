@@ -107,7 +107,11 @@ static CONCEAL: Lazy = LazyLock::new(|| {
 });
 
 /// A concealment asked by its negation: "do not mention…", "never report…".
-static NEGATED_ASK: Lazy = LazyLock::new(|| compile(r"^(?:do\s+not|don'?t|never|no\s+need\s+to)\s+(?:mention|bring|report|surface|disclose|reveal|point|discuss|list)"));
+static NEGATED_ASK: Lazy = LazyLock::new(|| {
+    compile(
+        r"^(?:do\s+not|don'?t|never|no\s+need\s+to)\s+(?:mention|bring|report|surface|disclose|reveal|point|discuss|list)",
+    )
+});
 
 /// Data a skill rightly keeps out of a report (secrets, personal data):
 /// leaving it out is redaction, not concealment.
