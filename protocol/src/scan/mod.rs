@@ -189,8 +189,14 @@ pub struct Finding {
 /// The [`Finding::message`] of a rule: its name in words and why its
 /// family matters.
 pub(crate) fn message(rule_id: &str, category: Category) -> String {
-    let name = rule_id.split_once('.').map_or(rule_id, |(_, n)| n).replace('-', " ");
-    format!("{name}: {}", category.why())
+    // One allocation: a scan of a typical body is a few microseconds.
+    let name = rule_id.split_once('.').map_or(rule_id, |(_, n)| n);
+    let why = category.why();
+    let mut m = String::with_capacity(name.len() + 2 + why.len());
+    m.extend(name.chars().map(|c| if c == '-' { ' ' } else { c }));
+    m.push_str(": ");
+    m.push_str(why);
+    m
 }
 
 impl Category {

@@ -35,10 +35,10 @@ const MAX_ROUNDS: usize = 64;
 /// Literal variables remembered per block, at most.
 const MAX_VARS: usize = 64;
 
-/// Markers of string building, in one pass (the regex engine searches
-/// their literals together): a block without any is not folded.
+/// Markers of string building, literals only so that the regex engine
+/// searches them together in one pass: a block without any is not folded.
 static MARKERS: Lazy = LazyLock::new(|| {
-    compile(r#"'\s?\+|"\s?\+|chr\(|fromcharcode|\.join\(|-join|\.replace\(|\[::-1\]|hxxp|\[\.\]|\^"#)
+    compile(r#"'\+|' \+|"\+|" \+|chr\(|fromcharcode|\.join\(|-join|\.replace\(|\[::-1\]|hxxp|\[\.\]|\^"#)
 });
 
 const LIT: &str = r#"(?:"[^"\\\n]*"|'[^'\\\n]*')"#;
