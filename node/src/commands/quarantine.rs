@@ -154,6 +154,10 @@ fn finding_lines(out: &mut String, indent: &str, entry: &QuarantineEntry) {
             one_line(&f.rule_id),
             one_line(&f.excerpt)
         );
+        // Findings stored before messages existed have none.
+        if !f.message.is_empty() {
+            let _ = writeln!(out, "{indent}  why: {}", one_line(&f.message));
+        }
     }
 }
 

@@ -495,6 +495,9 @@ fn scan(path: &Path, json: bool) -> anyhow::Result<ExitCode> {
                     label(&f.category),
                     one_line(&f.excerpt)
                 );
+                if !f.message.is_empty() {
+                    let _ = writeln!(out, "{}:{}:   why: {}", file.path, f.line, one_line(&f.message));
+                }
             }
         }
         let threshold = label(&DEFAULT_THRESHOLD);

@@ -348,6 +348,7 @@ fn skill_scan_flags_dangerous_skill() {
     assert_eq!(out.code, 1, "{out:?}");
     let line = out.stdout.lines().find(|l| l.contains("installer/SKILL.md:")).expect("a finding line");
     assert!(line.contains(": critical ") || line.contains(": high "), "{out:?}");
+    assert!(out.stdout.contains(":   why: pipe to shell: runs code"), "each finding says why: {out:?}");
     assert!(out.stdout.contains("1 flagged"), "{out:?}");
     let json = ecp_node_bin(&["skill", "scan", path_str(tmp.path()), "--json"]);
     assert_eq!(json.code, 1, "{json:?}");
@@ -356,6 +357,7 @@ fn skill_scan_flags_dangerous_skill() {
         parsed["files"].as_array().unwrap().iter().map(|f| f["blocked"] == true).collect();
     assert_eq!(blocked, [false, true], "clean/ sorts before installer/");
     assert!(!parsed["files"][1]["findings"].as_array().unwrap().is_empty());
+    assert!(parsed["files"][1]["findings"][0]["message"].as_str().is_some_and(|m| !m.is_empty()), "{parsed}");
 }
 
 // ---- quarantine, beside a running node ----

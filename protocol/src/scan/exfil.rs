@@ -353,7 +353,13 @@ static PAYLOAD: Lazy = LazyLock::new(|| {
     compile(&format!("{SECRET_PATHS}|{LESSER_PATHS}|{ENV_DUMP_PATTERN}|{SECRET_VAR_PATTERN}"))
 });
 /// A secret or the environment, read on an earlier line.
-static SOURCE: Lazy = LazyLock::new(|| compile(&format!("{SECRET_PATHS}|{LESSER_PATHS}|{ENV_DUMP_PATTERN}")));
+static SOURCE: Lazy =
+    LazyLock::new(|| compile(&format!("{SECRET_PATHS}|{LESSER_PATHS}|{ENV_DUMP_PATTERN}|{STORE_READ}")));
+
+/// Commands that print a secret from a store rather than a file: a
+/// keychain, a CLI's login token, a password manager, the clipboard. Put
+/// in a variable that a later command sends, they are the payload.
+const STORE_READ: &str = r"\bfind-(?:generic|internet)-password\b[^\n|;&]*\s-w|\bdump-keychain\b|\bsecret-tool\s+lookup\b|\bgh\s+auth\s+token\b|\bgcloud\s+auth\s+(?:application-default\s+)?print-access-token\b|\baz\s+account\s+get-access-token\b|\baws\s+configure\s+get\s+\S*secret|\bop\s+read\b|\bvault\s+kv\s+get\b|\bpbpaste\b|\bwl-paste\b|\bxclip\b[^\n|;]*\s-o\b";
 
 /// What a command refers to that an earlier line may have filled: `$NAME`,
 /// `${NAME}`, and files after `@`, `<`, `=`, `-T`.
@@ -552,6 +558,8 @@ fn secret_to_network(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>)
             let r = line_at(&parts, at);
             let text = body.line(r);
             let col = find_bytes(text.as_bytes(), needle).unwrap_or(0);
+            // Shown as text under a warning, a sender is explained, not asked.
+            let severity = body.unless_explained(severity, r, col..col + needle.len());
             out.push(finding(id, Category::Exfiltration, severity, r, text, col));
         };
         if PAYLOAD.is_match(p) {

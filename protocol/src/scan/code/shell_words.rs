@@ -71,7 +71,7 @@ pub(super) fn may_disguise_a_command(line: &str) -> bool {
                     .position(|c| matches!(c, b' ' | b'\t' | b'|' | b';' | b'&' | b')'))
                     .unwrap_or(b.len() - i);
                 let word = &b[i..i + n];
-                if word.iter().any(|c| matches!(c, b'"' | b'\'' | b'\\' | b'$' | b'`')) {
+                if word.iter().any(|c| matches!(c, b'"' | b'\'' | b'\\' | b'$' | b'`' | b'?' | b'*')) {
                     return true;
                 }
                 let w = &line[i..i + n];
@@ -177,7 +177,11 @@ impl Parser<'_, '_> {
                         continue;
                     }
                     if at_command {
-                        if word != raw && !word.is_empty() {
+                        if let Some(program) = globbed_program(&word) {
+                            out.truncate(out.len() - word.len());
+                            out.push_str(program);
+                            self.disguised = true;
+                        } else if word != raw && !word.is_empty() {
                             self.disguised = true;
                         }
                         declaring = DECLARERS.contains(&word.as_str());
@@ -282,7 +286,15 @@ impl Parser<'_, '_> {
                         self.i += n + 2;
                         self.expand(&rest[..n], &self.s[start..self.i], w);
                     }
-                    _ => w.push('$'),
+                    // `${NAME:-default}`: the value, else the default.
+                    Some(n) => match with_default(&rest[..n]) {
+                        Some((name, default)) => {
+                            self.i += n + 2;
+                            w.push_str(self.vars.get(name).unwrap_or(default));
+                        }
+                        None => w.push('$'),
+                    },
+                    None => w.push('$'),
                 }
             }
             Some(c) if c.is_ascii_alphabetic() || c == b'_' => {
@@ -299,6 +311,8 @@ impl Parser<'_, '_> {
     fn expand(&self, name: &str, raw: &str, w: &mut String) {
         match self.vars.get(name) {
             Some(v) => w.push_str(v),
+            // Unset, `IFS` splits words on a blank: `curl${IFS}-s` is `curl -s`.
+            None if name == "IFS" => w.push(' '),
             None => w.push_str(raw),
         }
     }
@@ -315,11 +329,69 @@ fn assignment(word: &str) -> Option<(&str, &str)> {
     is_name(name).then_some((name, value))
 }
 
+/// `NAME:-default` (also `-`, `:=`, `=`) inside `${…}`: the name and the default.
+fn with_default(inner: &str) -> Option<(&str, &str)> {
+    let n = inner.find([':', '-', '='])?;
+    let (name, rest) = inner.split_at(n);
+    let default = ["-", ":-", "=", ":="].iter().find_map(|op| rest.strip_prefix(op))?;
+    is_name(name).then_some((name, default))
+}
+
+/// Programs a glob in command position is read as when it matches one of
+/// their usual paths (`/???/b?sh` runs `/bin/bash`): the shells and
+/// fetchers a disguised command hides.
+const GLOBBED: &[&str] = &[
+    "/bin/sh",
+    "/bin/bash",
+    "/bin/dash",
+    "/bin/zsh",
+    "/usr/bin/sh",
+    "/usr/bin/bash",
+    "/usr/bin/zsh",
+    "/usr/bin/curl",
+    "/usr/bin/wget",
+    "/usr/bin/python3",
+    "/usr/bin/perl",
+];
+
+/// The program a command word with `?` or `*` expands to, if it matches
+/// one of [`GLOBBED`] (only one: an ambiguous glob is left as written).
+fn globbed_program(word: &str) -> Option<&'static str> {
+    if !word.contains(['?', '*']) || word.len() > 64 {
+        return None;
+    }
+    let mut found = GLOBBED.iter().filter(|p| glob_matches(word.as_bytes(), p.as_bytes()));
+    let first = found.next()?;
+    // `/???/b?sh` matches /bin/bash only; `/*/*` matches many: unknown.
+    found.all(|p| p.rsplit('/').next() == first.rsplit('/').next()).then_some(*first)
+}
+
+/// Whether `pattern` (`?` one byte, `*` any run without `/`) matches `text`.
+fn glob_matches(pattern: &[u8], text: &[u8]) -> bool {
+    match pattern.split_first() {
+        None => text.is_empty(),
+        Some((b'*', rest)) => (0..=text.iter().position(|&c| c == b'/').unwrap_or(text.len()))
+            .any(|k| glob_matches(rest, &text[k..])),
+        Some((&c, rest)) => {
+            text.first().is_some_and(|&t| (c == b'?' && t != b'/') || c == t)
+                && glob_matches(rest, &text[1..])
+        }
+    }
+}
+
 /// What a command substitution of literals prints: `echo sh` → `sh`,
-/// `printf sh` → `sh`; anything else stays a substitution.
+/// `printf sh` → `sh`, `which env` → `env`; anything else stays a
+/// substitution.
 fn substitution(inner: &str) -> String {
     let mut words = inner.split_whitespace();
     match words.next() {
+        Some("which") | Some("command") => {
+            let rest: Vec<&str> = words.filter(|w| !w.starts_with('-')).collect();
+            match rest.as_slice() {
+                [one] => one.rsplit('/').next().unwrap_or(one).to_string(),
+                _ => format!("$({inner})"),
+            }
+        }
         Some("echo") => {
             words.skip_while(|w| matches!(*w, "-n" | "-e" | "-ne" | "-en")).collect::<Vec<_>>().join(" ")
         }

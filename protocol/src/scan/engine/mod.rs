@@ -184,6 +184,7 @@ pub(super) fn finding(
         line: line.index + 1,
         excerpt: rule::excerpt(text, at),
         file: None,
+        message: String::new(),
     }
 }
 
@@ -739,6 +740,7 @@ impl Engine {
                     line: line.index + 1,
                     excerpt,
                     file: None,
+                    message: String::new(),
                 });
             }
         }
@@ -756,6 +758,11 @@ fn sorted(mut findings: Vec<Finding>) -> ScanReport {
         ))
     });
     findings.dedup_by(|later, kept| later.line == kept.line && later.rule_id == kept.rule_id);
+    for f in &mut findings {
+        if f.message.is_empty() {
+            f.message = crate::scan::message(&f.rule_id, f.category);
+        }
+    }
     ScanReport { findings }
 }
 

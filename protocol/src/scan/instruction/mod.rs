@@ -108,6 +108,14 @@ const TRIGGERS: &[&str] = &[
     // (`mandate`); its other cues ride on the words above: the
     // prefilter's table is full.
     "agree*",
+    // the agent's report kept from the user; authority given away (keys
+    // the table has: `your`, `auth`, `ment`…)
+    "your summ*",
+    "your repl*",
+    "your respon*",
+    "your report",
+    "authority",
+    "mention*",
 ];
 
 /// At most this many bytes of a paragraph are read; a longer paragraph is
@@ -428,6 +436,7 @@ fn report(para: &Paragraph, at: usize, sentence: &str, out: &mut Vec<Finding>) {
             line: line.index + 1,
             excerpt: rule::excerpt(sentence, f.at),
             file: None,
+            message: String::new(),
         });
     }
 }

@@ -1,0 +1,275 @@
+//! String building folded (`code.folded-string`): code that assembles a
+//! command or a URL at run time from pieces no rule reads — literals
+//! joined with `+` or `.join`, char-code lists (`"".join(map(chr, […]))`,
+//! `String.fromCharCode(…)`), `.replace(…)` chains on literals, a literal
+//! reversed (`[::-1]`), defanged URLs (`hxxps://x[.]y`), `cmd` carets
+//! (`p^o^w^e^r^s^h^e^l^l`) and variables holding such literals — is
+//! written out as the program would build it and scanned again.
+//!
+//! Python, JavaScript, PowerShell and other non-shell fenced blocks (shell
+//! words are `shell_words`'); only the lines folding changes are scanned
+//! again, together, so that an unchanged line is never reported twice.
+
+use std::sync::LazyLock;
+
+use regex::bytes::{Captures, Regex};
+
+use super::blocks::{Block, CodeMap, Lang};
+use super::rescan;
+use crate::scan::engine::{Body, LineRef};
+use crate::scan::rule::{Lazy, compile, contains_ci};
+use crate::scan::{Finding, Severity};
+
+/// A URL in the block (`://`, which a defanged `hxxps://` keeps) or a
+/// char-code call wakes the analysis: keys the prefilter table has, which
+/// has no room for more. A block holding only a reversed URL (`//:sptth`)
+/// and no other trigger is not folded.
+pub(super) const TRIGGERS: &[&str] = &["://", "fromcharcode", "chr("];
+
+/// Bytes of a line folded, at most.
+const MAX_LINE: usize = 4096;
+/// Lines of a block folded, at most.
+const MAX_BLOCK_LINES: usize = 200;
+/// Folding rounds per line, at most (each may join two literals).
+const MAX_ROUNDS: usize = 64;
+/// Literal variables remembered per block, at most.
+const MAX_VARS: usize = 64;
+
+/// Markers of string building, literals only so that the regex engine
+/// searches them together in one pass: a block without any is not folded.
+static MARKERS: Lazy = LazyLock::new(|| {
+    compile(r#"'\+|' \+|"\+|" \+|chr\(|fromcharcode|\.join\(|-join|\.replace\(|\[::-1\]|hxxp|\[\.\]|\^"#)
+});
+
+const LIT: &str = r#"(?:"[^"\\\n]*"|'[^'\\\n]*')"#;
+
+static CHR_LIST: Lazy = LazyLock::new(|| {
+    compile(
+        r#"(?:""|'')\s*\.\s*join\(\s*map\(\s*chr\s*,\s*[\[(]([\d\s,]+)[\])]\s*\)\s*\)|string\.fromcharcode\(\s*([\d\s,]+)\)"#,
+    )
+});
+static ARRAY_JOIN: Lazy = LazyLock::new(|| {
+    compile(&format!(
+        r"\[((?:\s*{LIT}\s*,)*\s*{LIT}\s*,?\s*)\]\s*\.\s*join\(\s*({LIT})?\s*\)|(?:{LIT})\s*\.\s*join\(\s*\[((?:\s*{LIT}\s*,)*\s*{LIT}\s*,?\s*)\]\s*\)"
+    ))
+});
+static CONCAT: Lazy = LazyLock::new(|| compile(&format!(r"({LIT})\s*\+\s*({LIT})")));
+static REPLACE: Lazy =
+    LazyLock::new(|| compile(&format!(r"({LIT})\s*\.\s*replace\(\s*({LIT})\s*,\s*({LIT})\s*\)")));
+static REVERSED: Lazy = LazyLock::new(|| compile(&format!(r"({LIT})\s*\[\s*::\s*-1\s*\]")));
+static LITERAL: Lazy = LazyLock::new(|| compile(LIT));
+static ASSIGN: Lazy =
+    LazyLock::new(|| compile(r"^\s*(?:(?:const|let|var|final)\s+)?(\$?[a-z_]\w*)\s*=\s*(.+?)\s*;?\s*$"));
+/// A PowerShell program or member named by a literal: `& 'New-Object'`,
+/// `.('DownloadString')`, `.'DownloadString'`.
+static NAMED_BY_LITERAL: Lazy =
+    LazyLock::new(|| compile(r#"(&\s*|\.\s*\(?\s*|\(\s*)["']([a-z][\w.-]*)["']\s*\)?"#));
+static CARETS: Lazy = LazyLock::new(|| compile(r"[a-z0-9](?:\^[a-z0-9]){2,}"));
+
+/// Folds the non-shell blocks holding a triggered line.
+pub(super) fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
+    let mut map: Option<CodeMap> = None;
+    let mut done: Option<usize> = None;
+    for &r in lines {
+        let map = map.get_or_insert_with(|| CodeMap::of(body.text));
+        let Some(block) = map.block_at(r.index) else {
+            continue;
+        };
+        if block.lang == Lang::Shell || done == Some(block.first) {
+            continue;
+        }
+        done = Some(block.first);
+        let first = body.line_before(r, r.index - block.first);
+        fold_block(body, block, first, out);
+    }
+}
+
+fn fold_block(body: &Body<'_>, block: &Block, first: LineRef, out: &mut Vec<Finding>) {
+    let text = &body.text[block.bytes.clone()];
+    if !MARKERS.is_match(text.as_bytes()) {
+        return;
+    }
+    let mut vars: Vec<(String, String)> = Vec::new();
+    let mut changed: Vec<(LineRef, String)> = Vec::new();
+    for (r, line) in body.lines_from(first).take(MAX_BLOCK_LINES.min(block.end - block.first)) {
+        let folded = fold_line(line, &vars, block.lang);
+        if let Some(c) = ASSIGN.captures(folded.as_bytes())
+            && let Some(v) = single_literal(&c[2])
+        {
+            if vars.len() >= MAX_VARS {
+                vars.remove(0);
+            }
+            vars.push((String::from_utf8_lossy(&c[1]).into_owned(), v));
+        }
+        if folded != line {
+            changed.push((r, folded));
+        }
+    }
+    if changed.is_empty() {
+        return;
+    }
+    let fence = match block.lang {
+        Lang::Python => "python",
+        Lang::JavaScript => "javascript",
+        Lang::PowerShell => "powershell",
+        _ => "",
+    };
+    let mut again = format!("```{fence}\n");
+    for (_, l) in &changed {
+        again.push_str(l);
+        again.push('\n');
+    }
+    again.push_str("```\n");
+    let Some(inner) = rescan::scan(&again) else {
+        return;
+    };
+    for (k, (r, line)) in changed.iter().enumerate() {
+        // Line 1 is the fence.
+        let found: Vec<Finding> = inner.iter().filter(|f| f.line == k + 2).cloned().collect();
+        let from = out.len();
+        rescan::report("code.folded-string", &found, Severity::High, false, *r, out);
+        // A block shown under a warning is lowered as the plain code would be.
+        for f in &mut out[from..] {
+            f.severity = body.unless_explained(f.severity, *r, 0..line.len().min(r.end - r.start));
+        }
+    }
+}
+
+/// The value of `expr` when it is one string literal.
+fn single_literal(expr: &[u8]) -> Option<String> {
+    let m = LITERAL.find(expr)?;
+    (m.start() == 0 && m.end() == expr.len()).then(|| unquote(m.as_bytes()))
+}
+
+fn unquote(lit: &[u8]) -> String {
+    String::from_utf8_lossy(&lit[1..lit.len() - 1]).into_owned()
+}
+
+/// A literal for `s`, in the quotes it does not hold.
+fn quote(s: &str) -> String {
+    if s.contains('"') { format!("'{s}'") } else { format!("\"{s}\"") }
+}
+
+/// `line` with its string building done, as far as the text tells.
+pub(super) fn fold_line(line: &str, vars: &[(String, String)], lang: Lang) -> String {
+    if line.len() > MAX_LINE {
+        return line.to_string();
+    }
+    let mut s = line.to_string();
+    // Variables first, so that `x + '…'` folds once `x` is known.
+    for (name, value) in vars {
+        s = substitute(&s, name, value);
+    }
+    for _ in 0..MAX_ROUNDS {
+        let before = s.len();
+        let next = replace_once(&CHR_LIST, &s, |c| {
+            let digits = c.get(1).or_else(|| c.get(2)).map_or(&b""[..], |m| m.as_bytes());
+            let text: String = String::from_utf8_lossy(digits)
+                .split(',')
+                .filter_map(|n| n.trim().parse::<u32>().ok())
+                .filter_map(char::from_u32)
+                .collect();
+            Some(quote(&text))
+        })
+        .or_else(|| {
+            replace_once(&ARRAY_JOIN, &s, |c| {
+                let items = c.get(1).or_else(|| c.get(3))?.as_bytes();
+                let sep = match (c.get(2), c.get(1)) {
+                    (Some(sep), _) => unquote(sep.as_bytes()),
+                    // `[…].join()` joins with commas in JavaScript.
+                    (None, Some(_)) => ",".to_string(),
+                    // `'sep'.join([…])` in Python: the separator leads.
+                    (None, None) => {
+                        let whole = c.get(0)?.as_bytes();
+                        LITERAL.find(whole).map(|m| unquote(m.as_bytes()))?
+                    }
+                };
+                let parts: Vec<String> = LITERAL.find_iter(items).map(|m| unquote(m.as_bytes())).collect();
+                Some(quote(&parts.join(&sep)))
+            })
+        })
+        .or_else(|| replace_once(&CONCAT, &s, |c| Some(quote(&(unquote(&c[1]) + &unquote(&c[2]))))))
+        .or_else(|| {
+            replace_once(&REPLACE, &s, |c| {
+                let (from, to) = (unquote(&c[2]), unquote(&c[3]));
+                (!from.is_empty()).then(|| quote(&unquote(&c[1]).replace(&from, &to)))
+            })
+        })
+        .or_else(|| {
+            replace_once(&REVERSED, &s, |c| Some(quote(&unquote(&c[1]).chars().rev().collect::<String>())))
+        });
+        match next {
+            Some(n) if n.len() <= MAX_LINE && (n.len() != before || n != s) => s = n,
+            _ => break,
+        }
+    }
+    if contains_ci(s.as_bytes(), b"hxxp") || s.contains("[.]") {
+        s = refang(&s);
+    }
+    if lang != Lang::Python && lang != Lang::JavaScript && s.contains('^') && CARETS.is_match(s.as_bytes()) {
+        let caretless = |c: &Captures<'_>| c[0].iter().copied().filter(|&b| b != b'^').collect::<Vec<u8>>();
+        s = utf8(CARETS.replace_all(s.as_bytes(), caretless).into_owned());
+    }
+    if lang == Lang::PowerShell || lang == Lang::Other {
+        let named = |c: &Captures<'_>| {
+            let mut o = c[1].iter().copied().filter(|b| !matches!(b, b'(' | b' ')).collect::<Vec<u8>>();
+            if o.is_empty() {
+                o.push(b' ');
+            }
+            o.extend_from_slice(&c[2]);
+            o
+        };
+        s = utf8(NAMED_BY_LITERAL.replace_all(s.as_bytes(), named).into_owned());
+    }
+    s
+}
+
+/// The first match of `re` in `s` replaced by `f`'s text, if `f` gives one.
+fn replace_once(re: &Regex, s: &str, f: impl Fn(&Captures<'_>) -> Option<String>) -> Option<String> {
+    let c = re.captures(s.as_bytes())?;
+    let m = c.get(0)?;
+    let text = f(&c)?;
+    Some(format!("{}{}{}", &s[..m.start()], text, &s[m.end()..]))
+}
+
+/// `name` (a whole word, or `$name`) outside the place it is assigned,
+/// written as its literal.
+fn substitute(s: &str, name: &str, value: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = String::with_capacity(s.len());
+    let mut i = 0;
+    let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    while let Some(k) = s[i..].find(name) {
+        let at = i + k;
+        let end = at + name.len();
+        let bounded = (at == 0
+            || !word(b[at - 1]) && b[at - 1] != b'.' && (name.starts_with('$') || b[at - 1] != b'$'))
+            && (end == b.len() || !word(b[end]));
+        let assigned = s[end..].trim_start().starts_with('=') && !s[end..].trim_start().starts_with("==");
+        out.push_str(&s[i..at]);
+        if bounded && !assigned {
+            out.push_str(&quote(value));
+        } else {
+            out.push_str(name);
+        }
+        i = end;
+    }
+    out.push_str(&s[i..]);
+    out
+}
+
+/// `hxxps://x[.]y` as `https://x.y`.
+fn refang(s: &str) -> String {
+    let mut o = s.replace("[.]", ".");
+    for (from, to) in
+        [("hxxp", "http"), ("hXXp", "http"), ("HXXP", "HTTP"), ("hXxp", "http"), ("hxXp", "http")]
+    {
+        o = o.replace(from, to);
+    }
+    o
+}
+
+/// Only ASCII bytes were removed or moved, so the text stays UTF-8.
+fn utf8(b: Vec<u8>) -> String {
+    String::from_utf8(b).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
