@@ -295,6 +295,18 @@ pub struct Summary {
     pub inbox_waiting: i64,
 }
 
+/// The content key of the packet in column `i` (stored packed), when the
+/// query read it: the key of its body (`SPEC.md` §6.6.4).
+fn held_content_key(row: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Option<String>> {
+    if matches!(row.get_ref(i)?, rusqlite::types::ValueRef::Null) {
+        return Ok(None);
+    }
+    let json = packed::column(row, i)?;
+    let packet: SkillPacket = serde_json::from_str(&json)
+        .map_err(|e| rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Blob, e.into()))?;
+    Ok(Some(content_key(&packet.skill_body)))
+}
+
 impl Tx<'_> {
     /// The merge's view of the named skills (tombstones included). With
     /// `content`, each with its body's content key, so that laundered
@@ -303,7 +315,7 @@ impl Tx<'_> {
     pub fn view(&self, names: &[&str], content: bool) -> Result<HashMap<String, StoredSkill>, StoreError> {
         let mut stmt = self.sql.prepare_cached(
             "SELECT kind, origin, integrity_hash, created_at, deprecated, confidence, bundle_digest,
-                    origin_verified, CASE WHEN ?2 THEN json_extract(packet, '$.skillBody') END
+                    origin_verified, CASE WHEN ?2 THEN packet END
              FROM skills WHERE name = ?1",
         )?;
         let mut view = HashMap::with_capacity(names.len());
@@ -324,7 +336,7 @@ impl Tx<'_> {
                         confidence: Some(row.get(5)?),
                         bundle_digest: row.get(6)?,
                         origin_verified: row.get(7)?,
-                        content_key: row.get::<_, Option<String>>(8)?.map(|body| content_key(&body)),
+                        content_key: held_content_key(row, 8)?,
                     })
                 })
                 .optional()?;
