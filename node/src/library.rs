@@ -422,7 +422,7 @@ impl Library {
         reshare: bool,
     ) -> Result<usize, StoreError> {
         let mut installed = 0;
-        for (id, account) in self.store.pending_on_blob(sha256)? {
+        for (id, account, legacy) in self.store.pending_on_blob(sha256)? {
             let (entry, packet) = self.store.transaction(|tx| tx.held_quarantine_entry(id))?;
             let Source::Peer(instance) = &entry.peer else { continue };
             let held = |blob: &str| self.store.holds_blob(blob).unwrap_or(false);
@@ -438,9 +438,8 @@ impl Library {
                 account,
                 trust: entry.trust.unwrap_or(fallback_trust),
                 reshare,
-                // Not recorded with the entry: the packet's own marks
-                // (the Go default identity) still make its origin unverified.
-                kind: SenderKind::Current,
+                // As it was sent: a legacy sender's bundle stays of unverified origin.
+                kind: if legacy { SenderKind::Legacy } else { SenderKind::Current },
             };
             let update = KnowledgeUpdate { skills: vec![packet], ..KnowledgeUpdate::default() };
             let result = self.merge(update, &sender, policy)?;
@@ -886,5 +885,42 @@ mod tests {
         };
         assert_eq!(later, None);
         assert!(!ran.load(Ordering::SeqCst), "no job starts once stopped");
+    }
+
+    #[test]
+    fn a_bundle_pushed_before_its_files_keeps_its_senders_kind_when_it_installs() {
+        use ecp_protocol::Origin;
+        use ecp_protocol::bundle::BundleManifest;
+
+        for (kind, verified) in [(SenderKind::Legacy, false), (SenderKind::Current, true)] {
+            let dir = tempfile::tempdir().unwrap();
+            let library = Library::open(&dir.path().join("data"), &dir.path().join("skills")).unwrap();
+            let body =
+                "---\nname: filler\ndescription: Fills forms.\n---\n# Filler\n\nRun `scripts/run.sh`.\n";
+            let script: &[u8] = b"#!/bin/sh\necho filled\n";
+            let manifest =
+                BundleManifest::for_skill(body, [("scripts/run.sh", script, true)], &BundleLimits::default())
+                    .unwrap();
+            let origin = Origin::new("node-a", "someone", "linux/amd64", "1.0");
+            let packet = SkillPacket::new(&origin, "filler", "Fills forms.", body, 0.9, crate::store::now())
+                .with_bundle(&manifest)
+                .unwrap();
+            let sender = Sender {
+                instance: "node-a".into(),
+                account: "addr:127.0.0.1".into(),
+                trust: 1.0,
+                reshare: true,
+                kind,
+            };
+            let policy = StandardPolicy::default();
+            let update = KnowledgeUpdate { skills: vec![packet], ..KnowledgeUpdate::default() };
+            let first = library.merge(update, &sender, &policy).unwrap();
+            assert_eq!((first.new_skills, first.rejected_skills), (0, 1), "{kind:?}: pending its file");
+            let blobs = library.limits().blobs;
+            let (sha256, _) = library.store().put_blob_bytes(script, "addr:127.0.0.1", &blobs).unwrap();
+            assert_eq!(library.retry_pending_bundles(&sha256, &policy, 1.0, true).unwrap(), 1, "{kind:?}");
+            let (record, ..) = library.store().skill("filler").unwrap().expect("installed");
+            assert_eq!(record.origin_verified, verified, "{kind:?}");
+        }
     }
 }

@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 
-use ecp_protocol::merge::{Stage, origin_verified, tally};
+use ecp_protocol::merge::{SenderKind, Stage, origin_verified, tally};
 use ecp_protocol::scan::Severity;
 use ecp_protocol::{
     AcceptPolicy, Decision, KnowledgeUpdate, MergeOutcome, MergeResult, PacketDecision, ShownConfidence,
@@ -314,6 +314,7 @@ fn apply(
                     reason,
                     findings: &d.findings,
                     trust: sender.trust,
+                    legacy: sender.kind == SenderKind::Legacy,
                 };
                 tx.quarantine(&d.packet, &refusal, limits.quarantine.body)?;
                 tx.audit(source, name, &format!("rejected:{}", stage.name()), reason)?;

@@ -116,6 +116,10 @@ pub struct Refusal<'a> {
     pub findings: &'a [Finding],
     /// The trust in the sender.
     pub trust: f64,
+    /// Whether the sender is an ECP/1.1 one (`SPEC.md` §6.6.1): a bundle
+    /// held until its files arrive is installed later with its origin
+    /// still unverified.
+    pub legacy: bool,
 }
 
 /// The first at most `max` bytes of `text`, cut at a character boundary.
@@ -133,7 +137,7 @@ fn hold(
     refusal: &Refusal<'_>,
     body_cap: u64,
 ) -> Result<(), StoreError> {
-    let Refusal { peer, sender, stage, reason, findings, trust } = *refusal;
+    let Refusal { peer, sender, stage, reason, findings, trust, legacy } = *refusal;
     let at = now().to_string();
     let stage = stage.name();
     // A held entry first; else the newest reviewed one.
@@ -147,10 +151,11 @@ fn hold(
         .optional()?;
     if let Some(id) = existing {
         conn.prepare_cached(
-            "UPDATE quarantine SET last_seen_at = ?1, times_seen = times_seen + 1, reason = ?2, trust = ?3
+            "UPDATE quarantine SET last_seen_at = ?1, times_seen = times_seen + 1, reason = ?2, trust = ?3,
+                                   legacy = ?5
              WHERE id = ?4",
         )?
-        .execute(params![at, reason, trust, id])?;
+        .execute(params![at, reason, trust, id, legacy])?;
         return Ok(());
     }
     let whole = to_json(packet);
@@ -169,8 +174,9 @@ fn hold(
     let bytes = i64::try_from(body.len() + findings.len() + reason.len()).unwrap_or(i64::MAX);
     conn.prepare_cached(
         "INSERT INTO quarantine (received_at, last_seen_at, times_seen, peer, skill_name, integrity_hash, stage,
-                                 reason, findings, packet, status, trust, sender, bytes, body_size, body_sha256)
-         VALUES (?1, ?1, 1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'held', ?9, ?10, ?11, ?12, ?13)",
+                                 reason, findings, packet, status, trust, sender, bytes, body_size, body_sha256,
+                                 legacy)
+         VALUES (?1, ?1, 1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'held', ?9, ?10, ?11, ?12, ?13, ?14)",
     )?
     .execute(params![
         at,
@@ -185,7 +191,8 @@ fn hold(
         sender,
         bytes,
         truncated.as_ref().map(|t| t.size),
-        truncated.as_ref().map(|t| t.sha256.as_str())
+        truncated.as_ref().map(|t| t.sha256.as_str()),
+        legacy
     ])?;
     Ok(())
 }

@@ -317,6 +317,12 @@ const MIGRATIONS: &[&str] = &[
         FROM skills
         WHERE shareable = 1 AND (private IS NULL OR withdrawal IS NOT NULL);
     "#,
+    // 13 (#17 item 1): whether a held packet came from an ECP/1.1 sender, so
+    // that a bundle installed once its files arrive keeps its origin
+    // unverified (SPEC §6.6). Entries held before count as current.
+    r#"
+    ALTER TABLE quarantine ADD COLUMN legacy INTEGER NOT NULL DEFAULT 0;
+    "#,
 ];
 
 /// The migration that compressed the stored packets: the space their
