@@ -151,14 +151,27 @@ async fn a_new_v1_route_needs_the_token_or_the_secret_from_any_address() {
 async fn trust_loopback_opens_v1_to_loopback_clients_no_proxy_forwarded() {
     let dir = tempfile::tempdir().unwrap();
     let app = app_with(dir.path(), |config| config.trust_loopback = true);
+    // A local client names the node it reached (the configured address here).
+    let own = ("host", Config::for_tests(dir.path()).listen.to_string());
     for from in ["127.0.0.1:40000", "[::1]:40000", "[::ffff:127.0.0.1]:40000"] {
-        assert_eq!(get_from(&app, from, "/v1/extra", &[]).await.0, StatusCode::OK, "{from}");
+        assert_eq!(get_from(&app, from, "/v1/extra", &[own.clone()]).await.0, StatusCode::OK, "{from}");
     }
-    assert_eq!(get_from(&app, REMOTE, "/v1/extra", &[]).await.0, StatusCode::UNAUTHORIZED);
+    assert_eq!(get_from(&app, REMOTE, "/v1/extra", &[own.clone()]).await.0, StatusCode::UNAUTHORIZED);
+    // A page of another name (DNS rebinding), or no Host at all, is not local.
+    let rebound = ("host", format!("rebound.example:{}", Config::for_tests(dir.path()).listen.port()));
+    for host in [vec![rebound], vec![]] {
+        let (status, _, body) = get_from(&app, "127.0.0.1:40000", "/v1/extra", &host).await;
+        assert_eq!(
+            (status, code(&body)),
+            (StatusCode::UNAUTHORIZED, "api_token_required".into()),
+            "{host:?}"
+        );
+    }
     for (name, value) in
         [("x-forwarded-for", "192.0.2.9"), ("forwarded", "for=192.0.2.9"), ("X-Forwarded-For", "")]
     {
-        let (status, _, body) = get_from(&app, "127.0.0.1:40000", "/v1/extra", &[(name, value.into())]).await;
+        let headers = [own.clone(), (name, value.into())];
+        let (status, _, body) = get_from(&app, "127.0.0.1:40000", "/v1/extra", &headers).await;
         assert_eq!((status, code(&body)), (StatusCode::UNAUTHORIZED, "api_token_required".into()), "{name}");
         let bearer = [(name, value.into()), ("authorization", format!("Bearer {TOKEN}"))];
         assert_eq!(get_from(&app, "127.0.0.1:40000", "/v1/extra", &bearer).await.0, StatusCode::OK, "{name}");
