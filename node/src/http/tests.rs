@@ -154,9 +154,16 @@ async fn trust_loopback_opens_v1_to_loopback_clients_no_proxy_forwarded() {
     // A local client names the node it reached (the configured address here).
     let own = ("host", Config::for_tests(dir.path()).listen.to_string());
     for from in ["127.0.0.1:40000", "[::1]:40000", "[::ffff:127.0.0.1]:40000"] {
-        assert_eq!(get_from(&app, from, "/v1/extra", &[own.clone()]).await.0, StatusCode::OK, "{from}");
+        assert_eq!(
+            get_from(&app, from, "/v1/extra", std::slice::from_ref(&own)).await.0,
+            StatusCode::OK,
+            "{from}"
+        );
     }
-    assert_eq!(get_from(&app, REMOTE, "/v1/extra", &[own.clone()]).await.0, StatusCode::UNAUTHORIZED);
+    assert_eq!(
+        get_from(&app, REMOTE, "/v1/extra", std::slice::from_ref(&own)).await.0,
+        StatusCode::UNAUTHORIZED
+    );
     // A page of another name (DNS rebinding), or no Host at all, is not local.
     let rebound = ("host", format!("rebound.example:{}", Config::for_tests(dir.path()).listen.port()));
     for host in [vec![rebound], vec![]] {
