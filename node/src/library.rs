@@ -422,7 +422,7 @@ impl Library {
         reshare: bool,
     ) -> Result<usize, StoreError> {
         let mut installed = 0;
-        for (id, account, legacy) in self.store.pending_on_blob(sha256)? {
+        for (id, account) in self.store.pending_on_blob(sha256)? {
             let (entry, packet) = self.store.transaction(|tx| tx.held_quarantine_entry(id))?;
             let Source::Peer(instance) = &entry.peer else { continue };
             let held = |blob: &str| self.store.holds_blob(blob).unwrap_or(false);
@@ -439,7 +439,7 @@ impl Library {
                 trust: entry.trust.unwrap_or(fallback_trust),
                 reshare,
                 // As it was sent: a legacy sender's bundle stays of unverified origin.
-                kind: if legacy { SenderKind::Legacy } else { SenderKind::Current },
+                kind: if entry.legacy_sender { SenderKind::Legacy } else { SenderKind::Current },
             };
             let update = KnowledgeUpdate { skills: vec![packet], ..KnowledgeUpdate::default() };
             let result = self.merge(update, &sender, policy)?;
@@ -920,6 +920,36 @@ mod tests {
             let (sha256, _) = library.store().put_blob_bytes(script, "addr:127.0.0.1", &blobs).unwrap();
             assert_eq!(library.retry_pending_bundles(&sha256, &policy, 1.0, true).unwrap(), 1, "{kind:?}");
             let (record, ..) = library.store().skill("filler").unwrap().expect("installed");
+            assert_eq!(record.origin_verified, verified, "{kind:?}");
+        }
+    }
+
+    #[test]
+    fn an_approved_packet_keeps_its_senders_kind() {
+        use ecp_protocol::Origin;
+
+        for (kind, verified) in [(SenderKind::Legacy, false), (SenderKind::Current, true)] {
+            let dir = tempfile::tempdir().unwrap();
+            let library = Library::open(&dir.path().join("data"), &dir.path().join("skills")).unwrap();
+            let body = "---\nname: doubtful\ndescription: Low confidence.\n---\n# Doubtful\n";
+            let origin = Origin::new("node-a", "someone", "linux/amd64", "1.0");
+            let packet =
+                SkillPacket::new(&origin, "doubtful", "Low confidence.", body, 0.5, crate::store::now());
+            let sender = Sender {
+                instance: "node-a".into(),
+                account: "addr:127.0.0.1".into(),
+                trust: 1.0,
+                reshare: true,
+                kind,
+            };
+            let update = KnowledgeUpdate { skills: vec![packet], ..KnowledgeUpdate::default() };
+            let refused = library.merge(update, &sender, &StandardPolicy::default()).unwrap();
+            assert_eq!(refused.rejected_skills, 1, "{kind:?}: below the threshold");
+            let held = library.store().quarantine().unwrap();
+            assert_eq!(held.len(), 1);
+            assert_eq!(held[0].legacy_sender, kind == SenderKind::Legacy);
+            library.approve(held[0].id, 1.0, true, false).unwrap();
+            let (record, ..) = library.store().skill("doubtful").unwrap().expect("installed");
             assert_eq!(record.origin_verified, verified, "{kind:?}");
         }
     }

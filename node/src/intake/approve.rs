@@ -8,8 +8,8 @@
 //! the findings. The approved version counts as accepted for review intake.
 
 use ecp_protocol::bundle::BundleLimits;
-use ecp_protocol::merge::Stage;
 use ecp_protocol::merge::receive;
+use ecp_protocol::merge::{SenderKind, Stage};
 use ecp_protocol::{Decision, ShownConfidence, SkillKind};
 
 use super::Sender;
@@ -50,9 +50,9 @@ pub fn approve(
             account: Source::Operator.to_string(),
             trust: entry.trust.unwrap_or(fallback_trust),
             reshare,
-            // The operator vouches for the content, not for its origin: the
-            // packet's own marks still make an origin unverified.
-            kind: ecp_protocol::merge::SenderKind::Current,
+            // The operator vouches for the content, not for its origin: a
+            // legacy sender's stays unverified, as the packet's own marks do.
+            kind: if entry.legacy_sender { SenderKind::Legacy } else { SenderKind::Current },
         };
         let mut admitted = receive(packet, &sender.context(store.instance_id()));
         // The operator vouches for the skill as sent; hashes stay truthful.

@@ -336,19 +336,17 @@ impl Store {
     }
 
     /// The held quarantine entries of bundles pending on blob `sha256`
-    /// (`SPEC.md` §12.9.2), kept whole: their ids, verified senders, and
-    /// whether those are ECP/1.1 senders.
-    pub fn pending_on_blob(&self, sha256: &str) -> Result<Vec<(i64, String, bool)>, StoreError> {
+    /// (`SPEC.md` §12.9.2), kept whole: their ids and verified senders.
+    pub fn pending_on_blob(&self, sha256: &str) -> Result<Vec<(i64, String)>, StoreError> {
         let conn = self.conn();
         let mut stmt = conn.prepare_cached(
-            "SELECT id, sender, legacy FROM quarantine q
+            "SELECT id, sender FROM quarantine q
              WHERE status = 'held' AND stage = 'bundle' AND reason LIKE 'pending:%' AND body_size IS NULL
              AND EXISTS (SELECT 1 FROM json_each(q.packet, '$.files') f WHERE json_extract(f.value, '$.sha256') = ?1)
              ORDER BY id",
         )?;
-        let rows = stmt
-            .query_map(params![sha256], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
-            .collect::<Result<_, _>>()?;
+        let rows =
+            stmt.query_map(params![sha256], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<Result<_, _>>()?;
         Ok(rows)
     }
 

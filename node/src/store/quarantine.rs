@@ -95,6 +95,10 @@ pub struct QuarantineEntry {
     pub trust: Option<f64>,
     /// Status.
     pub status: QuarantineStatus,
+    /// Whether an ECP/1.1 sender sent it (`SPEC.md` §6.6.1): installed
+    /// later (approved, or a bundle whose files arrived), its origin stays
+    /// unverified.
+    pub legacy_sender: bool,
     /// Set when only an excerpt of the packet was kept: it cannot be approved.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub truncated: Option<Truncated>,
@@ -203,6 +207,7 @@ fn entry_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<(QuarantineEntry,
     let trust: Option<f64> = row.get(12)?;
     let size: Option<i64> = row.get(13)?;
     let sha256: Option<String> = row.get(14)?;
+    let legacy_sender: bool = row.get(15)?;
     Ok((
         QuarantineEntry {
             id: row.get(0)?,
@@ -217,6 +222,7 @@ fn entry_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<(QuarantineEntry,
             findings: serde_json::from_str(&findings).unwrap_or_default(),
             trust,
             status: QuarantineStatus::from_label(&status),
+            legacy_sender,
             truncated: size.map(|size| Truncated { size, sha256: sha256.unwrap_or_default() }),
         },
         row.get(11)?,
@@ -224,7 +230,7 @@ fn entry_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<(QuarantineEntry,
 }
 
 const ENTRY_COLUMNS: &str = "id, received_at, last_seen_at, times_seen, peer, skill_name, integrity_hash, stage, \
-                             reason, findings, status, packet, trust, body_size, body_sha256";
+                             reason, findings, status, packet, trust, body_size, body_sha256, legacy";
 
 /// A held entry and its packet JSON: `NoSuchQuarantineEntry` when there is
 /// no such entry, `QuarantineEntryNotHeld` when it was approved or dropped.
