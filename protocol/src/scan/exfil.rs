@@ -294,10 +294,11 @@ pub(super) fn analyzers() -> Vec<Analyzer> {
     ]
 }
 
-/// Network calls in code, for [`environment_near_network`].
+/// Network calls in code, for [`environment_near_network`]. `fetch(` stands
+/// outside the group: a `\b` after its `(` would miss `fetch("…")`.
 static NETWORK_CODE: Lazy = LazyLock::new(|| {
     compile(
-        r"\b(?:https?\.(?:request|get|post)|fetch\s*\(|axios|requests\.(?:post|put|patch|get)|urllib|urlopen|httpx|net\.webclient|invoke-(?:webrequest|restmethod)|curl|wget|xmlhttprequest|sendbeacon|websocket|smtplib|sendmail)\b|\bsocket\.(?:connect|send)",
+        r"\b(?:https?\.(?:request|get|post)|axios|requests\.(?:post|put|patch|get)|urllib|urlopen|httpx|net\.webclient|invoke-(?:webrequest|restmethod)|curl|wget|xmlhttprequest|sendbeacon|websocket|smtplib|sendmail)\b|\bfetch\s*\(|\bsocket\.(?:connect|send)",
     )
 });
 

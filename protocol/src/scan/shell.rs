@@ -180,7 +180,7 @@ fn reverse_shell(h: &Hit<'_>) -> Option<Severity> {
 
 #[cfg(test)]
 mod tests {
-    use crate::scan::testutil::{assert_hit, assert_not_flagged, assert_severity};
+    use crate::scan::testutil::{assert_absent, assert_hit, assert_not_flagged, assert_severity};
     use crate::scan::{Category::*, Severity::*};
 
     #[test]
@@ -317,5 +317,41 @@ mod tests {
     fn flags_history_wiping() {
         assert_hit("unset HISTFILE; history -c", "conceal.clear-history", Concealment, High, 1);
         assert_not_flagged("history | grep docker\nexport HISTSIZE=100000");
+    }
+
+    #[test]
+    fn a_function_piped_into_another_is_not_a_fork_bomb() {
+        // Both sides of the pipe must be the function itself.
+        assert_absent("work() { work | tee & }", "shell.fork-bomb");
+        assert_absent("work() { tee | work & }", "shell.fork-bomb");
+    }
+
+    #[test]
+    fn flags_force_in_combined_flags_quotes_and_deletions() {
+        // Short flags combined: `-uf` is `-u -f`.
+        assert_hit("git push -uf origin main", "shell.force-push-protected", DestructiveShell, High, 1);
+        // The branch quoted, or at the end of an inline code span.
+        assert_severity("git push --force origin \"main\"", "shell.force-push-protected", High);
+        assert_severity("git push --force origin 'master'", "shell.force-push-protected", High);
+        assert_severity(
+            "Then run `git push --force origin main` and move on.",
+            "shell.force-push-protected",
+            High,
+        );
+        // Deleting the branch, by flag or by an empty source.
+        assert_severity("git push --delete origin main", "shell.force-push-protected", High);
+        assert_severity("git push origin :main", "shell.force-push-protected", High);
+        // Every branch at once.
+        assert_severity("git push --force --all origin", "shell.force-push-protected", High);
+        assert_severity("git push --force-if-includes origin main", "shell.force-push-protected", Medium);
+    }
+
+    #[test]
+    fn ignores_long_flags_and_remotes_that_merely_hold_an_f() {
+        assert_absent("git push --tags origin main", "shell.force-push-protected");
+        assert_absent("git push -u myfork main", "shell.force-push-protected");
+        assert_absent("git push --all origin", "shell.force-push-protected");
+        // A lease to a branch that only starts like a protected one is routine.
+        assert_absent("git push --force-with-lease origin main-redesign", "shell.force-push-protected");
     }
 }

@@ -110,3 +110,31 @@ async fn the_rate_limit_answers_429_before_authentication() {
         assert_eq!(get_from(&app, "127.0.0.1:40000", "/ecp/extra", &[]).await.0, StatusCode::FORBIDDEN);
     }
 }
+
+#[test]
+fn a_request_signed_with_a_peers_own_key_names_that_peer_and_one_with_the_nodes_key_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = crate::config::Config::for_tests(dir.path());
+    config.secret = Some(SECRET.into());
+    let library = crate::library::Library::open(&config.data_dir, &config.skills_dir).unwrap();
+    let state = AppState::with_federator(library, config, None, None);
+    let peer_key = SigningKey::new("peer-a", "peer-a-key-secret").unwrap();
+    let owner = KeyOwner { url: "http://192.0.2.9:7327".into(), trust: 0.8 };
+    state.keyring.set_peer_keys(vec![(peer_key.clone(), owner)]);
+    let own_key = SigningKey::new("default", SECRET.as_bytes()).unwrap();
+    let uri: Uri = "/ecp/skills".parse().unwrap();
+    let line = RequestLine { method: "GET", path_and_query: "/ecp/skills" };
+    let caller_with = |key: &SigningKey, nonce: &str| {
+        let signed = signed_auth::sign_request(key, "127.0.0.1:0", &line, b"", unix_now(), nonce);
+        let mut headers = HeaderMap::new();
+        for (name, value) in signed.pairs() {
+            headers.insert(name, HeaderValue::from_str(&value).unwrap());
+        }
+        authenticate(&state, None, &Method::GET, &uri, &headers, b"").expect("a good signature")
+    };
+    let by_peer = caller_with(&peer_key, "0123456789abcdef0123456789abcdef");
+    assert_eq!(by_peer.peer().map(|o| (o.url.as_str(), o.trust)), Some(("http://192.0.2.9:7327", 0.8)));
+    let by_node = caller_with(&own_key, "fedcba9876543210fedcba9876543210");
+    assert!(matches!(by_node, Caller::Signed(_)), "{by_node:?}");
+    assert!(by_node.peer().is_none(), "the node's own key is no peer's");
+}
