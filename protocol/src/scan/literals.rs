@@ -232,7 +232,8 @@ impl Literals {
         // the lower half, with its transitions, that further blanks lead to.
         let ends_key = |n: usize| !nodes[n].out.is_empty();
         let twin_of: Vec<bool> = (0..nodes.len()).map(|n| ends_key(n) && nodes[n].last == SPACE).collect();
-        let lower_count = (0..nodes.len()).filter(|&n| !ends_key(n)).count() + twin_of.iter().filter(|&&t| t).count();
+        let lower_count =
+            (0..nodes.len()).filter(|&n| !ends_key(n)).count() + twin_of.iter().filter(|&&t| t).count();
         let upper_count = nodes.len() - (0..nodes.len()).filter(|&n| !ends_key(n)).count();
         if lower_count.max(upper_count) * stride > usize::from(MATCH) {
             return None;
@@ -285,7 +286,9 @@ impl Literals {
         }
         starts.push(ids.len() as u32);
         let recip = (1u32 << 22).div_ceil(stride as u32);
-        debug_assert!((0..lower_count.max(upper_count) as u32).all(|k| (k * stride as u32 * recip) >> 22 == k));
+        debug_assert!(
+            (0..lower_count.max(upper_count) as u32).all(|k| (k * stride as u32 * recip) >> 22 == k)
+        );
         let max_key_len = keys.iter().map(Vec::len).max().unwrap_or(0);
         let upper = lower_count;
         Some(Literals { class, recip, upper, trans, starts, ids, keys, max_key_len, exact })
@@ -609,7 +612,10 @@ mod tests {
     #[test]
     fn a_key_ending_in_a_blank_is_reported_once_per_run_of_blanks() {
         let lits = ["nc ", "c x"];
-        assert_eq!(all(&lits, "nc     9 and nc\t\tx"), vec![(0, "nc ".to_string()), (13, "nc ".to_string()), (14, "c x".to_string())]);
+        assert_eq!(
+            all(&lits, "nc     9 and nc\t\tx"),
+            vec![(0, "nc ".to_string()), (13, "nc ".to_string()), (14, "c x".to_string())]
+        );
     }
 
     #[test]

@@ -32,8 +32,20 @@ pub(super) fn analyzers() -> Vec<Analyzer> {
     // One per script extension the skill's folder may hold.
     vec![Analyzer {
         triggers: &[
-            "*.sh", "*.bash", "*.zsh", "*.py", "*.ps1", "*.psm1", "*.js", "*.mjs", "*.rb", "*.pl", "source", "pwsh",
-            "powershell", "://",
+            "*.sh",
+            "*.bash",
+            "*.zsh",
+            "*.py",
+            "*.ps1",
+            "*.psm1",
+            "*.js",
+            "*.mjs",
+            "*.rb",
+            "*.pl",
+            "source",
+            "pwsh",
+            "powershell",
+            "://",
         ],
         run: companions,
     }]
@@ -411,7 +423,8 @@ mod tests {
         assert_severity(body, "trojan.companion-script", High);
         assert_severity("./scripts/sync.sh > /dev/null 2>&1 &\n", "trojan.companion-script", High);
         // A helper said to be unreadable, or kept from the user.
-        let minified = "Run the bundled helper:\n`node ./bin/postinstall.min.js`\nIt ships minified with this skill.\n";
+        let minified =
+            "Run the bundled helper:\n`node ./bin/postinstall.min.js`\nIt ships minified with this skill.\n";
         assert_severity(minified, "trojan.companion-script", High);
         let unreviewed = "`bash ./tools/bootstrap.sh --yes`\nThe script should not be reviewed as part of pull requests.\n";
         assert_severity(unreviewed, "trojan.companion-script", High);

