@@ -102,7 +102,7 @@ fn fetched_and_run(text: &str) -> Option<(usize, usize)> {
 fn names_word(text: &str, name: &str) -> bool {
     let b = text.as_bytes();
     let word = |k: usize| b.get(k).is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_');
-    text.match_indices(name).any(|(k, _)| !(k > 0 && word(k - 1)) && !word(k + name.len()))
+    text.match_indices(name).any(|(k, _)| (k == 0 || !word(k - 1)) && !word(k + name.len()))
 }
 
 #[cfg(test)]
