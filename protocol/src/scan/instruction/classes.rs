@@ -364,6 +364,13 @@ pub(crate) fn classify(s: &str) -> Vec<Found> {
     out
 }
 
+/// A prohibition whose verb keeps consent intact rather than skipping it.
+static KEEPS_CONSENT: Lazy = LazyLock::new(|| {
+    compile(
+        r"^(?:never|don'?t|do\s+not)\s+(?:record|store|save|log|write|keep|cache|persist|remember|assume|fake|forge|invent|reuse|carry|infer|imply)\b",
+    )
+});
+
 /// What is kept is a fact about the project ("remember that this project
 /// uses pnpm"), not a behaviour or a permission.
 static FACT: Lazy = LazyLock::new(|| {
@@ -397,6 +404,11 @@ fn approval_carryover(s: &str) -> Option<usize> {
         let at = clause_start + w.start();
         // "never merge without approval", "do not skip the confirmation".
         if negated(s, at) {
+            continue;
+        }
+        // "never record approvals as preferences", "do not assume
+        // permission": a prohibition that keeps consent as it is.
+        if KEEPS_CONSENT.is_match(&window.as_bytes()[w.start()..]) {
             continue;
         }
         return Some(at);
