@@ -7,7 +7,10 @@
 //! one and the rare punctuation of keys another (which may report a key
 //! where there is none, never the reverse), all other bytes
 //! share one, and each 16-bit transition carries a "this state ends a key"
-//! bit, so the hot loop needs one load and one test per byte.
+//! bit, so the hot loop needs one load and one test per byte. That bit is
+//! the high bit of the state's own number: the states that end a key are
+//! numbered in the table's upper half, the others in its lower half, so
+//! each half holds `32,768 / classes` states.
 //! The text is cut into four equal lanes walked in lockstep: a DFA walk is
 //! bound by the latency of its table lookups, and four independent walks
 //! keep the CPU busy while each lookup is in flight. A lane starts a key's
@@ -27,13 +30,11 @@
 //! 57 vs 250 vs 681 µs and 40 vs 150 vs 453 µs; 2,000 skill bodies (2.7 MB)
 //! 2.9 vs 8.3 vs 13.2 ms and 2.0 vs 5.4 vs 8.3 ms: 2.7 to 4.4 times faster.
 
-/// Set on a transition whose target state ends at least one key.
+/// Set on a transition whose target state ends at least one key: those
+/// states' rows fill the table's upper half, the others' its lower half.
 const MATCH: u16 = 1 << 15;
 /// Entries of the transition table: any `u16` state plus any class is
 /// below it, so the hot loop indexes it without a bounds check or a mask.
-/// The real transitions fill the first `MATCH` entries; the next `MATCH`
-/// mirror them, so a state that still carries the `MATCH` bit indexes the
-/// same transitions as without it.
 const TABLE: usize = 2 * MATCH as usize + 256;
 /// Walks shorter than this run as a single lane.
 const MIN_LANE_BYTES: usize = 64;
@@ -66,6 +67,9 @@ pub(super) struct Literals {
     /// `(premultiplied state * recip) >> 22` is the state number: a
     /// multiplication instead of a division on every reported place.
     recip: u32,
+    /// The number of the first state of the table's upper half (the states
+    /// that end a key).
+    upper: usize,
     /// `trans[state * stride + class]` = `next * stride`, plus [`MATCH`];
     /// padded to [`TABLE`] entries.
     trans: Box<[u16; TABLE]>,
@@ -186,9 +190,6 @@ impl Literals {
             }
             nodes[s].out.push(id as u16);
         }
-        if nodes.len() * stride > usize::from(MATCH) {
-            return None;
-        }
 
         // Breadth-first, so a state's failure target is complete before it.
         let mut trans = vec![0u16; nodes.len() * stride];
@@ -222,38 +223,75 @@ impl Literals {
                 trans[s * stride + c] = (target * stride) as u16;
             }
         }
-        for t in trans.iter_mut() {
-            if !nodes[usize::from(*t) / stride].out.is_empty() {
-                *t |= MATCH;
-            }
+        // States that end a key live in the upper half of the table and the
+        // others in the lower half, so the high bit of a transition says
+        // "this state ends a key" without a mirrored copy of the table, and
+        // each half holds up to `MATCH / stride` states. A state whose key
+        // prefix ends in a blank ignores further blanks without reporting
+        // its keys again: an ending state reached by a blank gets a twin in
+        // the lower half, with its transitions, that further blanks lead to.
+        let ends_key = |n: usize| !nodes[n].out.is_empty();
+        let twin_of: Vec<bool> = (0..nodes.len()).map(|n| ends_key(n) && nodes[n].last == SPACE).collect();
+        let lower_count =
+            (0..nodes.len()).filter(|&n| !ends_key(n)).count() + twin_of.iter().filter(|&&t| t).count();
+        let upper_count = nodes.len() - (0..nodes.len()).filter(|&n| !ends_key(n)).count();
+        if lower_count.max(upper_count) * stride > usize::from(MATCH) {
+            return None;
         }
-        // A state whose key prefix ends in a blank ignores further blanks
-        // (and does not report its keys again). Keys never start with a
-        // blank, so the start state already stays put on blanks.
-        for (s, n) in nodes.iter().enumerate() {
-            if n.last == SPACE {
-                trans[s * stride + usize::from(SPACE)] = (s * stride) as u16;
+        // New numbers: the lower half's states first (the start state stays
+        // 0), then the upper half's. `base` is a state's premultiplied
+        // number as a transition holds it, `MATCH` set in the upper half.
+        let mut number = vec![0usize; nodes.len()];
+        let mut twin = vec![usize::MAX; nodes.len()];
+        let mut order: Vec<(usize, bool)> = Vec::with_capacity(lower_count + upper_count);
+        for n in (0..nodes.len()).filter(|&n| !ends_key(n)) {
+            number[n] = order.len();
+            order.push((n, false));
+        }
+        for n in (0..nodes.len()).filter(|&n| twin_of[n]) {
+            twin[n] = order.len();
+            order.push((n, true));
+        }
+        for n in (0..nodes.len()).filter(|&n| ends_key(n)) {
+            number[n] = order.len();
+            order.push((n, false));
+        }
+        let base = |k: usize| -> u16 {
+            if k < lower_count { (k * stride) as u16 } else { ((k - lower_count) * stride) as u16 | MATCH }
+        };
+        let mut table = vec![0u16; TABLE];
+        for (k, &(n, is_twin)) in order.iter().enumerate() {
+            let row = usize::from(base(k));
+            for c in 0..stride {
+                let target = usize::from(trans[n * stride + c]) / stride;
+                table[row + c] = base(number[target]);
+            }
+            if nodes[n].last == SPACE {
+                let stay = if is_twin || !twin_of[n] { k } else { twin[n] };
+                table[row + usize::from(SPACE)] = base(stay);
             }
         }
         // What lets a finished lane read `PAD`: no key holds a byte of class
         // OTHER, so every state goes back to the start on one, reporting nothing.
-        debug_assert!((0..nodes.len()).all(|s| trans[s * stride + usize::from(OTHER)] == 0));
+        debug_assert!((0..order.len()).all(|k| table[usize::from(base(k)) + usize::from(OTHER)] == 0));
         debug_assert_eq!(class[usize::from(b'\n')], OTHER);
-        trans.resize(usize::from(MATCH), 0);
-        trans.extend_from_within(..);
-        trans.resize(TABLE, 0);
-        let trans: Box<[u16; TABLE]> = trans.into_boxed_slice().try_into().expect("padded to TABLE entries");
-        let mut starts = Vec::with_capacity(nodes.len() + 1);
+        let trans: Box<[u16; TABLE]> = table.into_boxed_slice().try_into().expect("TABLE entries");
+        let mut starts = Vec::with_capacity(order.len() + 1);
         let mut ids = Vec::new();
-        for n in &nodes {
+        for &(n, is_twin) in &order {
             starts.push(ids.len() as u32);
-            ids.extend_from_slice(&n.out);
+            if !is_twin {
+                ids.extend_from_slice(&nodes[n].out);
+            }
         }
         starts.push(ids.len() as u32);
         let recip = (1u32 << 22).div_ceil(stride as u32);
-        debug_assert!((0..nodes.len() as u32).all(|k| (k * stride as u32 * recip) >> 22 == k));
+        debug_assert!(
+            (0..lower_count.max(upper_count) as u32).all(|k| (k * stride as u32 * recip) >> 22 == k)
+        );
         let max_key_len = keys.iter().map(Vec::len).max().unwrap_or(0);
-        Some(Literals { class, recip, trans, starts, ids, keys, max_key_len, exact })
+        let upper = lower_count;
+        Some(Literals { class, recip, upper, trans, starts, ids, keys, max_key_len, exact })
     }
 
     /// The keys (ids) that end at `end`.
@@ -264,7 +302,8 @@ impl Literals {
 
     /// The automaton state (`0..state_count()`) a place was reported in.
     pub(super) fn state_of(&self, end: End) -> usize {
-        ((u32::from(end.state) * self.recip) >> 22) as usize
+        // Every reported place is in the upper half; `state` lacks `MATCH`.
+        self.upper + ((u32::from(end.state) * self.recip) >> 22) as usize
     }
 
     /// How many states the automaton has.
@@ -356,8 +395,7 @@ impl Literals {
 /// some lane ends a key, or to the end; returns the position after that step
 /// and the states. Kept apart and free of calls so that the states, the
 /// lanes and the tables all stay in registers. States keep their [`MATCH`]
-/// bit ([`step`] reads the same transitions with it), which spares clearing
-/// it each byte.
+/// bit, which is part of their number ([`step`]).
 #[inline(never)]
 fn lockstep(
     trans: &[u16; TABLE],
@@ -384,8 +422,7 @@ fn lockstep(
     (j, [s0, s1, s2, s3].map(|s| s as u16))
 }
 
-/// One transition. `s` may carry [`MATCH`], which lands in the mirrored half
-/// of the table (see [`TABLE`]).
+/// One transition. `s` may carry [`MATCH`]: its row is in the upper half.
 #[inline(always)]
 fn step(trans: &[u16; TABLE], class: &[u8; 256], s: u16, b: u8) -> u16 {
     trans[usize::from(s) + usize::from(class[usize::from(b)])]
@@ -534,6 +571,51 @@ mod tests {
         }
         out.sort();
         out
+    }
+
+    /// `n` distinct four-letter keys, few sharing a prefix.
+    fn spread_keys(n: usize) -> Vec<String> {
+        let mut x: u32 = 12345;
+        let mut keys = std::collections::BTreeSet::new();
+        while keys.len() < n {
+            let key: String = (0..4)
+                .map(|_| {
+                    x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+                    char::from(b'a' + ((x >> 16) % 26) as u8)
+                })
+                .collect();
+            keys.insert(key);
+        }
+        keys.into_iter().collect()
+    }
+
+    #[test]
+    fn holds_more_states_than_one_half_of_the_table() {
+        // 29 classes (letters, blank, digits, other): a half holds 1,129
+        // states, which the states of 450 spread keys outgrow; the states
+        // that end no key still fit the lower half, and those that do the
+        // upper half.
+        let keys = spread_keys(450);
+        let lits: Vec<&str> = keys.iter().map(String::as_str).collect();
+        let bytes: Vec<&[u8]> = lits.iter().map(|l| l.as_bytes()).collect();
+        let l = Literals::new(&bytes).expect("fits in two halves");
+        assert!(l.state_count() * 29 > usize::from(MATCH), "{} states", l.state_count());
+        let text: String = lits.iter().rev().map(|k| format!("{} x{k}y ", k.to_uppercase())).collect();
+        assert_eq!(all(&lits, &text), naive(&lits, &text));
+        // Past what the upper half holds (more keys than states in it), it
+        // does not fit.
+        let keys = spread_keys(1_200);
+        let bytes: Vec<&[u8]> = keys.iter().map(|k| k.as_bytes()).collect();
+        assert!(Literals::new(&bytes).is_none());
+    }
+
+    #[test]
+    fn a_key_ending_in_a_blank_is_reported_once_per_run_of_blanks() {
+        let lits = ["nc ", "c x"];
+        assert_eq!(
+            all(&lits, "nc     9 and nc\t\tx"),
+            vec![(0, "nc ".to_string()), (13, "nc ".to_string()), (14, "c x".to_string())]
+        );
     }
 
     #[test]

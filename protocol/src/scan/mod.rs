@@ -45,6 +45,7 @@
 //! unseen, and clones from unknown hosts run), `controls` (TLS verification, hooks
 //! and security tools switched off in code), `tamper` (writes to the
 //! agent's instruction files, git hooks and start-up entries, erased logs)
+//! `outbound` (private data asked in prose to be sent to a stranger)
 //! and `instruction` (what prose asks, per sentence: approval carried over,
 //! persistence beyond the task, trust in other origins, a redefined agent,
 //! controls switched off). Rule ids are `family.name` (`instr.*` for
@@ -76,6 +77,7 @@ mod injection;
 mod instruction;
 mod literals;
 mod normalize;
+mod outbound;
 mod permission;
 mod persistence;
 mod privilege;
@@ -310,6 +312,7 @@ impl Scanner {
             ("vouched", vouched::analyzers()),
             ("hijack", hijack::analyzers()),
             ("addressed", addressed::analyzers()),
+            ("outbound", outbound::analyzers()),
         ];
         let mut analyzers = Vec::new();
         let mut names = Vec::new();

@@ -12,7 +12,8 @@
 //! Severity, and why:
 //! - the environment, a credential file, a keychain, the clipboard or a
 //!   browser store sent over the network: Critical — no API needs them;
-//! - a secret environment variable sent over the network: Critical, unless
+//! - a secret environment variable (or one named keyring entry, a
+//!   program's own token) sent over the network: Critical, unless
 //!   it only authenticates the request (a header, `auth=`) — Medium — or
 //!   goes in the body to the API the skill documents: a fixed host named
 //!   in the skill's prose, or one the variable's name names
@@ -21,8 +22,9 @@
 //!   logs and how exfiltration hides in a GET;
 //! - run in a command that talks to the network: Critical; run otherwise
 //!   (`docker login -p …`): Medium;
-//! - written to a file or a log: High; printed: Low for a variable,
-//!   Medium for the rest.
+//! - written to a file or a log: High (the clipboard: Medium, what a
+//!   clipboard manager does); printed: Low for a variable, Medium for the
+//!   rest.
 //!
 //! Shell blocks are followed by `exfil` (its sender analyzer reads shell
 //! variables, files and pipes); this module follows Python, JavaScript,
@@ -572,6 +574,10 @@ fn report(
             ("code.source-to-exec", Category::Exfiltration, Severity::Critical)
         }
         sinks::Kind::Exec => ("code.source-to-exec", Category::Exfiltration, Severity::Medium),
+        // A clipboard manager keeps what was copied in a file of its own.
+        sinks::Kind::File if kinds.iter().all(|k| *k == sources::Kind::Clipboard) => {
+            ("code.source-to-file", Category::CredentialAccess, Severity::Medium)
+        }
         sinks::Kind::File => ("code.source-to-file", Category::CredentialAccess, Severity::High),
         sinks::Kind::Output if only_env => {
             ("code.source-to-output", Category::CredentialAccess, Severity::Low)

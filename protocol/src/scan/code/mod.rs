@@ -25,6 +25,10 @@
 //!   carets, variables holding literals) written out as the program builds
 //!   it, and the changed lines scanned again.
 //!
+//! - `fetched` (`code.fetched-exec`): code downloaded and run in the
+//!   block's own language (`exec(urlopen(u).read())`, `eval(URI.open(u).read)`),
+//!   directly or through a variable.
+//!
 //! - `gather` (`code.block-exfil`): one block that reads a credential
 //!   store and calls a stranger's host, in any language, without following
 //!   the value (for the languages and shapes `flow` cannot follow).
@@ -39,12 +43,14 @@
 //! `shell_words` normalises shell words; `sources` and `sinks` recognise
 //! the two ends of a flow and `flow` follows variables between them, on
 //! lines whose strings and comments `strip` blanks;
-//! `gather` pairs stores and strangers' hosts per block; `decode` decodes literals;
+//! `gather` pairs stores and strangers' hosts per block; `fetched` follows
+//! downloads to the calls that run them; `decode` decodes literals;
 //! `fold` folds string building; `rescan` scans text again (bounded depth) and
 //! turns inner findings into outer ones. Tests are in `tests.rs`.
 
 mod blocks;
 mod decode;
+mod fetched;
 mod flow;
 mod fold;
 mod gather;
@@ -67,5 +73,6 @@ pub(super) fn analyzers() -> Vec<Analyzer> {
         Analyzer { triggers: sources::TRIGGERS, run: gather::run },
         Analyzer { triggers: gather::TRIGGERS, run: gather::run },
         Analyzer { triggers: fold::TRIGGERS, run: fold::run },
+        Analyzer { triggers: fetched::TRIGGERS, run: fetched::run },
     ]
 }

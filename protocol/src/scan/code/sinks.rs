@@ -20,7 +20,7 @@ pub(super) enum Kind {
 
 static NETWORK: Lazy = LazyLock::new(|| {
     compile(
-        r"\brequests\.(?:get|post|put|patch|delete|head|request)\b|\bhttpx\.(?:get|post|put|patch|request|stream)\b|\burlopen\b|\burllib\.request\.request\b|\burllib3\b|\bhttp\.client\.https?connection\b|\bsocket\.(?:create_connection|gethostbyname|getaddrinfo|gethostbyname_ex)\b|\bsmtplib\b|\bftplib\b|\baiohttp\b|\bfetch\s*\(|\baxios\b|\bhttps?\.(?:request|get)\s*\(|\bxmlhttprequest\b|\bsendbeacon\b|\bnew\s+websocket\b|\bdns\.(?:resolve\w*|lookup)\s*\(|\bnet\.(?:connect|createconnection)\b|\b(?:got|needle|superagent)\s*[.(]|\binvoke-(?:webrequest|restmethod)\b|\biwr\b|\birm\b|\.upload(?:string|data|file|values)\s*\(|\bresolve-dnsname\b|\bsend-mailmessage\b|\b(?:curl|wget|ncat|socat|nslookup|dig|drill|scp|sftp|telnet|sendmail)\b|\bnc\s",
+        r"\brequests\.(?:get|post|put|patch|delete|head|request)\b|\bhttpx\.(?:get|post|put|patch|request|stream)\b|\burlopen\b|\burllib\.request\.request\b|\burllib3\b|\bhttp\.client\.https?connection\b|\bsocket\.(?:create_connection|gethostbyname|getaddrinfo|gethostbyname_ex)\b|\bsmtplib\b|\bftplib\b|\baiohttp\b|\bfetch\s*\(|\baxios\b|\bhttps?\.(?:request|get)\s*\(|\bxmlhttprequest\b|\bsendbeacon\b|\bnew\s+websocket\b|\bdns(?:\.promises)?\.(?:resolve\w*|lookup)\s*\(|\bdns\.resolver\.\w+|\bresolver\.(?:resolve|query)\s*\(|\bnet\.lookup\w+\s*\(|\bdns\]::get\w+|\bparamiko\b|\bnet\.(?:connect|createconnection)\b|\b(?:got|needle|superagent)\s*[.(]|\binvoke-(?:webrequest|restmethod)\b|\biwr\b|\birm\b|\.upload(?:string|data|file|values)\s*\(|\bresolve-dnsname\b|\bsend-mailmessage\b|\b(?:curl|wget|ncat|socat|nslookup|dig|drill|scp|sftp|telnet|sendmail)\b|\bnc\s",
     )
 });
 
@@ -41,7 +41,7 @@ static EXEC: Lazy = LazyLock::new(|| {
 /// A command line that talks to the network, inside an exec sink.
 static NETWORK_PROGRAM: Lazy = LazyLock::new(|| {
     compile(
-        r"\b(?:curl|wget|nc|ncat|socat|nslookup|dig|scp|sftp|telnet|sendmail|invoke-webrequest|iwr|irm)\b|https?://",
+        r"\b(?:curl|wget|nc|ncat|socat|nslookup|dig|scp|sftp|telnet|sendmail|invoke-webrequest|iwr|irm|rclone|pastebinit)\b|\bgh\W+(?:gist|api|release|issue)\b|\baws\W+s3\W+(?:cp|mv|sync)\b|https?://",
     )
 });
 

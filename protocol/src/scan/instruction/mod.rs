@@ -116,6 +116,16 @@ const TRIGGERS: &[&str] = &[
     "your report",
     "authority",
     "mention*",
+    // origins equated with the user, decisions carried to later acts
+    // (`mandate`), authority ranked over the user's
+    "consider*",
+    "regard*",
+    "come straight",
+    "come directly",
+    "later",
+    "stop to",
+    "outrank*",
+    "loyal*",
 ];
 
 /// At most this many bytes of a paragraph are read; a longer paragraph is
