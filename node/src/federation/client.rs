@@ -156,7 +156,8 @@ enum Answer {
     NotModified,
     /// 2xx, the body still to read.
     Fresh {
-        response: reqwest::Response,
+        /// Boxed: a response is large, and the other variant is empty.
+        response: Box<reqwest::Response>,
         /// The signature headers its body must verify against, when answers are verified.
         signature: Option<HeaderMap>,
         etag: Option<String>,
@@ -370,7 +371,7 @@ impl PeerClient {
         }
         Ok(BlobAnswer {
             client: self.clone(),
-            response,
+            response: *response,
             signed: expect.zip(signature),
             sha256: sha256.to_owned(),
             limit,
@@ -439,7 +440,7 @@ impl PeerClient {
     ) -> Result<Fetched<Vec<u8>>, ClientError> {
         let (mut response, signature, etag) = match self.answer(request, expect.as_ref()).await? {
             Answer::NotModified => return Ok(Fetched::NotModified),
-            Answer::Fresh { response, signature, etag } => (response, signature, etag),
+            Answer::Fresh { response, signature, etag } => (*response, signature, etag),
         };
         if response.content_length().is_some_and(|n| n > MAX_ANSWER_BYTES as u64) {
             return Err(ClientError::TooLarge);
@@ -475,7 +476,7 @@ impl PeerClient {
         if status.is_success() {
             let signature = expect.map(|_| signature_headers(response.headers()));
             let etag = response.headers().get(ETAG).and_then(|v| v.to_str().ok()).map(str::to_owned);
-            return Ok(Answer::Fresh { response, signature, etag });
+            return Ok(Answer::Fresh { response: Box::new(response), signature, etag });
         }
         let body = self.read_capped(&mut response).await?;
         let markup = response
