@@ -3,18 +3,20 @@
 //!
 //! - A pull fetches, before it merges a page, the blobs of the page's
 //!   bundles this node does not hold (`GET /ecp/blobs/{sha256}` from the
-//!   peer the packets came from, [`FETCHES_IN_FLIGHT`] at a time within a
-//!   budget of bytes), each checked against its name and kept
+//!   peer the packets came from, [`FETCHES_IN_FLIGHT`] at a time), each
+//!   streamed to a temporary file and checked against its name and listed
+//!   size as it is written, and kept [`BLOBS_PER_COMMIT`] to a transaction
 //!   under the store's cap on blobs (not the quota on uploads ahead of
 //!   their packet: this node asked for them). A failed fetch fails the round before the
 //!   page is merged: the cursor stays and the next round asks again —
-//!   except a 404, a blob the peer does not serve: its bundle is merged as
-//!   pending, recorded with its reason, so one such packet does not stop
-//!   the peer's other skills. Every later round asks that peer again for
+//!   except a 404, a blob the peer does not serve, or other bytes than the
+//!   blob's: its bundle is merged as pending, recorded with its reason, so
+//!   one such packet does not stop the peer's other skills. Every later round asks that peer again for
 //!   the blobs its pending bundles lack ([`refetch_pending`]), whatever the
 //!   cursor, and installs each bundle once all its files are held.
 //! - A push asks the peer which of its bundles' blobs it lacks (`POST
-//!   /ecp/blobs/missing`), uploads only those (`PUT`), then pushes the packets.
+//!   /ecp/blobs/missing`), uploads only those (`PUT`, several at a time
+//!   within a budget of bytes), then pushes the packets.
 //! - A peer whose manifest does not list `ecp-1.3` (a Go node, an ECP/1.2
 //!   node) is never asked for blobs, and is pushed the plain packets:
 //!   without `files` and `bundleDigest`, so it serves no listing it cannot back.
