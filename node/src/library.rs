@@ -572,10 +572,9 @@ impl Library {
         folder: Option<&Place>,
         source: Source,
     ) -> Result<bool, StoreError> {
-        for companion in companions {
-            // This node's own files: no sender quota, only the store's cap.
-            self.store.put_blob_bytes(&companion.bytes, "", &self.limits.blobs)?;
-        }
+        // This node's own files: no sender quota, only the store's cap.
+        let contents = companions.iter().map(|c| c.bytes.as_slice());
+        self.store.put_blobs_bytes(contents, "", &self.limits.blobs)?;
         let decision = decider.decide(packet, folder);
         let change = self.store.put_local(packet, decision.private.as_ref(), source)?;
         if change.is_some() {

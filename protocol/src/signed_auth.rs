@@ -567,6 +567,20 @@ pub fn verify_response(
     now: i64,
     max_skew_secs: i64,
 ) -> Result<(), SignedAuthError> {
+    verify_response_digest(key, presented, exchange, &body_digest(body), now, max_skew_secs)
+}
+
+/// [`verify_response`] for a body whose hex SHA-256 is `body_digest_hex`:
+/// a body streamed to storage, hashed as it was written (a blob, whose
+/// name is its digest, `SPEC.md` §12.8.2).
+pub fn verify_response_digest(
+    key: &SigningKey,
+    presented: &PresentedHeaders<'_>,
+    exchange: &Exchange<'_>,
+    body_digest_hex: &str,
+    now: i64,
+    max_skew_secs: i64,
+) -> Result<(), SignedAuthError> {
     let parsed = presented.parse()?;
     exchange.request.check_line_breaks()?;
     if parsed.key_id != key.id {
@@ -576,7 +590,7 @@ pub fn verify_response(
         return Err(SignedAuthError::NonceMismatch);
     }
     check_skew(parsed.timestamp, now, max_skew_secs)?;
-    let canonical = canonical_response(&key.id, exchange, parsed.timestamp, &body_digest(body));
+    let canonical = canonical_response(&key.id, exchange, parsed.timestamp, body_digest_hex);
     key.check(&canonical, &parsed.signature)
 }
 

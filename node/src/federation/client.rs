@@ -96,6 +96,9 @@ pub enum ClientError {
     /// The answer is not the expected JSON.
     #[error("answer does not decode: {0}")]
     Decode(String),
+    /// A blob's body is longer than the blob it was asked for can be.
+    #[error("the peer answered with other bytes than the blob asked for: {0}")]
+    WrongBlob(String),
     /// The answer to a signed GET is not signed with the request's key and
     /// nonce: altered or replayed on the way, or the peer lacks the key.
     #[error(
@@ -124,6 +127,7 @@ fn fresh_nonce() -> String {
 }
 
 /// A GET on its way: what its answer must be signed for.
+#[derive(Debug)]
 struct SignedGet {
     key: SigningKey,
     target: String,
@@ -144,6 +148,72 @@ pub enum Fetched<T> {
         /// Bytes received (decoded).
         bytes: usize,
     },
+}
+
+/// An answer taken up to its body ([`PeerClient::answer`]).
+enum Answer {
+    /// 304, its signature checked.
+    NotModified,
+    /// 2xx, the body still to read.
+    Fresh {
+        /// Boxed: a response is large, and the other variant is empty.
+        response: Box<reqwest::Response>,
+        /// The signature headers its body must verify against, when answers are verified.
+        signature: Option<HeaderMap>,
+        etag: Option<String>,
+    },
+}
+
+/// The body of a blob as it arrives ([`PeerClient::blob`]): read with
+/// [`BlobAnswer::chunk`] until it ends, then [`BlobAnswer::verify`]. The
+/// caller hashes what it reads (`BlobWriter`): the signature is checked
+/// against the digest the path names, which binds the bytes only once the
+/// caller has found them to hash to it.
+#[derive(Debug)]
+pub struct BlobAnswer {
+    client: PeerClient,
+    response: reqwest::Response,
+    signed: Option<(SignedGet, HeaderMap)>,
+    sha256: String,
+    limit: u64,
+    read: u64,
+}
+
+impl BlobAnswer {
+    /// The next piece of the body; `None` at its end.
+    ///
+    /// # Errors
+    ///
+    /// [`ClientError::WrongBlob`] once more bytes than the limit have arrived,
+    /// or the transport's failure.
+    pub async fn chunk(&mut self) -> Result<Option<impl AsRef<[u8]> + use<>>, ClientError> {
+        let Some(chunk) = self.response.chunk().await.map_err(|e| self.client.transport_error(e))? else {
+            return Ok(None);
+        };
+        self.read = self.read.saturating_add(chunk.len() as u64);
+        if self.read > self.limit {
+            return Err(ClientError::WrongBlob(format!(
+                "blob {} is {} bytes or more, over the {} it may have",
+                self.sha256, self.read, self.limit
+            )));
+        }
+        Ok(Some(chunk))
+    }
+
+    /// Checks the answer's signature, when answers are verified, as one
+    /// over a body whose SHA-256 is the blob's name.
+    ///
+    /// # Errors
+    ///
+    /// [`ClientError::AnswerNotVerified`].
+    pub fn verify(self) -> Result<(), ClientError> {
+        match &self.signed {
+            Some((signed, signature)) => {
+                verify_answer(signed, self.response.status(), signature, &self.sha256)
+            }
+            None => Ok(()),
+        }
+    }
 }
 
 /// A client for one peer.
@@ -282,23 +352,31 @@ impl PeerClient {
         }
     }
 
-    /// `GET /ecp/blobs/{sha256}` (`SPEC.md` §12.8.2): the blob's bytes,
-    /// checked against their name and refused past `limit` bytes.
-    pub async fn blob(&self, sha256: &str, limit: u64) -> Result<Vec<u8>, ClientError> {
+    /// `GET /ecp/blobs/{sha256}` (`SPEC.md` §12.8.2), its body read as it
+    /// arrives ([`BlobAnswer`]) rather than held whole: refused before it
+    /// is read when its `Content-Length` is over `limit` bytes, and as soon
+    /// as more than `limit` arrive.
+    pub async fn blob(&self, sha256: &str, limit: u64) -> Result<BlobAnswer, ClientError> {
         let (request, expect) = self.get(&format!("/ecp/blobs/{sha256}"), None)?;
-        let Fetched::Fresh { value, .. } = self.exchange(request, expect).await? else {
+        let Answer::Fresh { response, signature, .. } = self.answer(request, expect.as_ref()).await? else {
             return Err(ClientError::Decode("304 to a blob request without a tag".into()));
         };
-        if value.len() as u64 > limit {
-            return Err(ClientError::Decode(format!(
-                "blob {sha256} is {} bytes, over the limit of {limit} per file",
-                value.len()
-            )));
+        let too_long = |size: u64| {
+            ClientError::WrongBlob(format!(
+                "blob {sha256} is {size} bytes or more, over the {limit} it may have"
+            ))
+        };
+        if let Some(size) = response.content_length().filter(|&n| n > limit) {
+            return Err(too_long(size));
         }
-        if signed_auth::body_digest(&value) != sha256 {
-            return Err(ClientError::Decode(format!("blob {sha256} answered with other bytes")));
-        }
-        Ok(value)
+        Ok(BlobAnswer {
+            client: self.clone(),
+            response: *response,
+            signed: expect.zip(signature),
+            sha256: sha256.to_owned(),
+            limit,
+            read: 0,
+        })
     }
 
     /// `POST /ecp/blobs/missing` (`SPEC.md` §12.8.3): of `blobs` (at most
@@ -360,22 +438,68 @@ impl PeerClient {
         request: reqwest::RequestBuilder,
         expect: Option<SignedGet>,
     ) -> Result<Fetched<Vec<u8>>, ClientError> {
+        let (mut response, signature, etag) = match self.answer(request, expect.as_ref()).await? {
+            Answer::NotModified => return Ok(Fetched::NotModified),
+            Answer::Fresh { response, signature, etag } => (*response, signature, etag),
+        };
+        if response.content_length().is_some_and(|n| n > MAX_ANSWER_BYTES as u64) {
+            return Err(ClientError::TooLarge);
+        }
+        let status = response.status();
+        let body = self.read_capped(&mut response).await?;
+        if let (Some(signed), Some(signature)) = (&expect, &signature) {
+            verify_answer(signed, status, signature, &signed_auth::body_digest(&body))?;
+        }
+        let bytes = body.len();
+        Ok(Fetched::Fresh { value: body, etag, bytes })
+    }
+
+    /// Sends `request` and takes its answer up to its body: a 304 (checked
+    /// against `expect`), or a 2xx with the signature headers to check its
+    /// body against; any other status is the failure it says.
+    async fn answer(
+        &self,
+        request: reqwest::RequestBuilder,
+        expect: Option<&SignedGet>,
+    ) -> Result<Answer, ClientError> {
         let mut response = request.send().await.map_err(|e| self.transport_error(e))?;
         let status = response.status();
         if status.is_redirection() && status != StatusCode::NOT_MODIFIED {
             return Err(ClientError::Redirect(status));
         }
         if status == StatusCode::NOT_MODIFIED {
-            if let Some(signed) = &expect {
-                verify_answer(signed, status, response.headers(), b"")?;
+            if let Some(signed) = expect {
+                verify_answer(signed, status, response.headers(), &signed_auth::body_digest(b""))?;
             }
-            return Ok(Fetched::NotModified);
+            return Ok(Answer::NotModified);
         }
-        let signature = expect.as_ref().map(|_| signature_headers(response.headers()));
-        let etag = response.headers().get(ETAG).and_then(|v| v.to_str().ok()).map(str::to_owned);
-        if response.content_length().is_some_and(|n| n > MAX_ANSWER_BYTES as u64) {
-            return Err(ClientError::TooLarge);
+        if status.is_success() {
+            let signature = expect.map(|_| signature_headers(response.headers()));
+            let etag = response.headers().get(ETAG).and_then(|v| v.to_str().ok()).map(str::to_owned);
+            return Ok(Answer::Fresh { response: Box::new(response), signature, etag });
         }
+        let body = self.read_capped(&mut response).await?;
+        let markup = response
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|t| t.contains("html") || t.contains("xml"));
+        let message = error_message(&body, markup);
+        let message = if message.is_empty() {
+            status.canonical_reason().unwrap_or("no reason given").to_owned()
+        } else {
+            message
+        };
+        let url = shown_url(response.url());
+        let signed_only = self.credentials.key.is_some() && self.credentials.legacy_secret.is_none();
+        if status == StatusCode::FORBIDDEN && signed_only {
+            return Err(ClientError::SignaturesRefused { status, url, message });
+        }
+        Err(ClientError::Status { status, url, message })
+    }
+
+    /// The body of `response`, at most [`MAX_ANSWER_BYTES`].
+    async fn read_capped(&self, response: &mut reqwest::Response) -> Result<Vec<u8>, ClientError> {
         let mut body = Vec::new();
         while let Some(chunk) = response.chunk().await.map_err(|e| self.transport_error(e))? {
             if body.len() + chunk.len() > MAX_ANSWER_BYTES {
@@ -383,30 +507,7 @@ impl PeerClient {
             }
             body.extend_from_slice(&chunk);
         }
-        if !status.is_success() {
-            let markup = response
-                .headers()
-                .get(CONTENT_TYPE)
-                .and_then(|v| v.to_str().ok())
-                .is_some_and(|t| t.contains("html") || t.contains("xml"));
-            let message = error_message(&body, markup);
-            let message = if message.is_empty() {
-                status.canonical_reason().unwrap_or("no reason given").to_owned()
-            } else {
-                message
-            };
-            let url = shown_url(response.url());
-            let signed_only = self.credentials.key.is_some() && self.credentials.legacy_secret.is_none();
-            if status == StatusCode::FORBIDDEN && signed_only {
-                return Err(ClientError::SignaturesRefused { status, url, message });
-            }
-            return Err(ClientError::Status { status, url, message });
-        }
-        if let (Some(signed), Some(signature)) = (&expect, &signature) {
-            verify_answer(signed, status, signature, &body)?;
-        }
-        let bytes = body.len();
-        Ok(Fetched::Fresh { value: body, etag, bytes })
+        Ok(body)
     }
 
     fn transport_error(&self, e: reqwest::Error) -> ClientError {
@@ -518,7 +619,7 @@ fn verify_answer(
     signed: &SignedGet,
     status: StatusCode,
     headers: &HeaderMap,
-    body: &[u8],
+    body_digest: &str,
 ) -> Result<(), ClientError> {
     let presented = PresentedHeaders::read(|name| headers.get(name).and_then(|v| v.to_str().ok()));
     let exchange = Exchange {
@@ -526,8 +627,15 @@ fn verify_answer(
         request_nonce: &signed.nonce,
         status: status.as_u16(),
     };
-    signed_auth::verify_response(&signed.key, &presented, &exchange, body, unix_now(), MAX_CLOCK_SKEW_SECS)
-        .map_err(ClientError::AnswerNotVerified)
+    signed_auth::verify_response_digest(
+        &signed.key,
+        &presented,
+        &exchange,
+        body_digest,
+        unix_now(),
+        MAX_CLOCK_SKEW_SECS,
+    )
+    .map_err(ClientError::AnswerNotVerified)
 }
 
 /// `url` as an error may show it: scheme, host, port and path; never its

@@ -4,7 +4,7 @@
 //! A blob is written to a temporary file under `<data>/blobs/tmp/`, hashed
 //! and counted while it is written (a [`BlobWriter`]), refused past its size
 //! limit or when its digest is not the one announced, synced, and only then
-//! renamed into place ([`BlobFiles::commit`]): a crash leaves a temporary
+//! renamed into place ([`BlobFiles::place`], a batch at a time): a crash leaves a temporary
 //! file (removed at the next start), never a blob with the wrong bytes.
 //! Which blobs are held, and who brought them, is the database's
 //! (`blobs.rs`); this module owns the files alone.
@@ -54,7 +54,7 @@ pub enum WriteError {
 }
 
 /// A blob being written: a temporary file, hashed and counted as it grows;
-/// removed when dropped before [`BlobFiles::commit`].
+/// removed when dropped before [`BlobFiles::place`].
 #[derive(Debug)]
 pub struct BlobWriter {
     file: File,
@@ -160,19 +160,30 @@ impl BlobFiles {
         Ok(BlobWriter { file, path, hash: Sha256::new(), size: 0, limit })
     }
 
-    /// The lock [`BlobFiles::commit`] and the collection of unused blobs hold.
+    /// The lock [`BlobFiles::place`] and the collection of unused blobs hold.
     pub(super) fn lock(&self) -> MutexGuard<'_, ()> {
         self.commit.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Puts `blob` in place (the caller holds [`BlobFiles::lock`]).
-    pub(super) fn place(&self, blob: &VerifiedBlob) -> io::Result<()> {
-        let target = self.path(&blob.sha256);
-        let folder = target.parent().expect("a blob path has a folder");
-        fs::create_dir_all(folder)?;
-        fs::rename(&blob.writer.path, &target)?;
-        // The rename is durable once the folder is synced.
-        File::open(folder)?.sync_all()
+    /// Puts `blobs` in place (the caller holds [`BlobFiles::lock`]): each
+    /// renamed into its folder, then each folder synced once, however many
+    /// of the blobs it received.
+    pub(super) fn place(&self, blobs: &[&VerifiedBlob]) -> io::Result<()> {
+        let mut folders: Vec<PathBuf> = Vec::new();
+        for blob in blobs {
+            let target = self.path(&blob.sha256);
+            let folder = target.parent().expect("a blob path has a folder").to_path_buf();
+            if !folders.contains(&folder) {
+                fs::create_dir_all(&folder)?;
+                folders.push(folder);
+            }
+            fs::rename(&blob.writer.path, &target)?;
+        }
+        // The renames are durable once their folders are synced.
+        for folder in &folders {
+            File::open(folder)?.sync_all()?;
+        }
+        Ok(())
     }
 
     /// Removes the file of blob `sha256`, if there is one.
@@ -199,7 +210,7 @@ mod tests {
         w.write(b"lo").unwrap();
         let blob = w.finish(HELLO).unwrap();
         assert_eq!(blob.size(), 5);
-        files.place(&blob).unwrap();
+        files.place(&[&blob]).unwrap();
         drop(blob);
         assert_eq!(files.read(HELLO).unwrap(), b"hello");
         assert!(dir.path().join("blobs/2c").join(HELLO).is_file());

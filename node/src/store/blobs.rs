@@ -106,29 +106,57 @@ fn is_held(conn: &Connection, sha256: &str) -> Result<bool, StoreError> {
         .is_some())
 }
 
-/// Whether a blob of `size` bytes from `sender` fits: its quota of unused
-/// blobs (this node's own, `""`, has none) and the cap on all blobs.
-fn room(conn: &Connection, sender: &str, size: u64, limits: &BlobLimits) -> Result<(), StoreError> {
-    let held: i64 =
-        conn.prepare_cached("SELECT COALESCE(SUM(size), 0) FROM blobs")?.query_row([], |r| r.get(0))?;
-    let held = to_u64(held);
-    if held.saturating_add(size) > limits.total_bytes {
-        return Err(BlobRefused::Full { held, size, cap: limits.total_bytes }.into());
+/// The room left for blobs from one sender, read once for a batch: the
+/// cap on all blobs and the sender's quota of unused blobs (this node's
+/// own, `""`, has none). Summing the sizes once per batch rather than once
+/// per blob: each sum reads every blob's row.
+struct Room {
+    held: u64,
+    cap: u64,
+    /// The sender's unused bytes and its quota, when it has one.
+    unused: Option<(u64, u64)>,
+}
+
+impl Room {
+    fn of(conn: &Connection, sender: &str, limits: &BlobLimits) -> Result<Room, StoreError> {
+        let held: i64 =
+            conn.prepare_cached("SELECT COALESCE(SUM(size), 0) FROM blobs")?.query_row([], |r| r.get(0))?;
+        let unused = if sender.is_empty() || limits.sender_bytes == u64::MAX {
+            None
+        } else {
+            let unused: i64 = conn
+                .prepare_cached(
+                    "SELECT COALESCE(SUM(size), 0) FROM blobs b WHERE sender = ?1
+                     AND NOT EXISTS (SELECT 1 FROM blob_refs r WHERE r.sha256 = b.sha256)",
+                )?
+                .query_row(params![sender], |r| r.get(0))?;
+            Some((to_u64(unused), limits.sender_bytes))
+        };
+        Ok(Room { held: to_u64(held), cap: limits.total_bytes, unused })
     }
-    if sender.is_empty() {
-        return Ok(());
+
+    /// Whether `size` bytes more fit; counts them when they do.
+    fn check(&self, size: u64) -> Result<(), StoreError> {
+        if self.held.saturating_add(size) > self.cap {
+            return Err(BlobRefused::Full { held: self.held, size, cap: self.cap }.into());
+        }
+        if let Some((unused, quota)) = self.unused
+            && unused.saturating_add(size) > quota
+        {
+            return Err(BlobRefused::Quota { held: unused, size, quota }.into());
+        }
+        Ok(())
     }
-    let unused: i64 = conn
-        .prepare_cached(
-            "SELECT COALESCE(SUM(size), 0) FROM blobs b WHERE sender = ?1
-             AND NOT EXISTS (SELECT 1 FROM blob_refs r WHERE r.sha256 = b.sha256)",
-        )?
-        .query_row(params![sender], |r| r.get(0))?;
-    let unused = to_u64(unused);
-    if unused.saturating_add(size) > limits.sender_bytes {
-        return Err(BlobRefused::Quota { held: unused, size, quota: limits.sender_bytes }.into());
+
+    /// [`Room::check`], then counts `size` bytes as taken.
+    fn take(&mut self, size: u64) -> Result<(), StoreError> {
+        self.check(size)?;
+        self.held += size;
+        if let Some((unused, _)) = &mut self.unused {
+            *unused += size;
+        }
+        Ok(())
     }
-    Ok(())
 }
 
 /// Makes `packet` a tombstone: deprecated, listing no files — a withdrawal
@@ -247,54 +275,89 @@ impl Store {
     ///
     /// [`StoreError::BlobRefused`] when it would not.
     pub fn blob_room(&self, sender: &str, size: u64, limits: &BlobLimits) -> Result<(), StoreError> {
-        room(&self.conn(), sender, size, limits)
+        Room::of(&self.conn(), sender, limits)?.check(size)
     }
 
     /// Keeps a written blob from `sender` (`""`: this node's own), unless
-    /// it is held already: `true` when it is new. Checked against the
-    /// quota and the cap under the write lock; a refused blob leaves
-    /// nothing behind.
+    /// it is held already: `true` when it is new ([`Store::put_blobs`]).
     pub fn put_blob(
         &self,
         blob: VerifiedBlob,
         sender: &str,
         limits: &BlobLimits,
     ) -> Result<bool, StoreError> {
+        Ok(self.put_blobs(vec![blob], sender, limits)? == 1)
+    }
+
+    /// Keeps written blobs from `sender` (`""`: this node's own), those not
+    /// held already, in one transaction: one commit and one sync per blob
+    /// folder for the batch, where a transaction per blob cost a commit
+    /// each. Returns how many were new. Checked against the quota and the
+    /// cap under the write lock, in order; a blob that does not fit refuses
+    /// the whole batch, and a refused batch leaves nothing behind.
+    pub fn put_blobs(
+        &self,
+        blobs: Vec<VerifiedBlob>,
+        sender: &str,
+        limits: &BlobLimits,
+    ) -> Result<usize, StoreError> {
+        if blobs.is_empty() {
+            return Ok(0);
+        }
         let _placing = self.blobs.lock();
         self.write(|tx| {
-            if is_held(tx, blob.sha256())? {
-                return Ok(false);
-            }
-            room(tx, sender, blob.size(), limits)?;
-            tx.prepare_cached(
+            let mut new: Vec<&VerifiedBlob> = Vec::with_capacity(blobs.len());
+            let mut room = Room::of(tx, sender, limits)?;
+            let mut insert = tx.prepare_cached(
                 "INSERT INTO blobs (sha256, size, sender, received_at) VALUES (?1, ?2, ?3, ?4)",
-            )?
-            .execute(params![
-                blob.sha256(),
-                to_i64(blob.size()),
-                sender,
-                super::origin_limits::unix_now()
-            ])?;
-            // Placed last: if it fails the row is rolled back with it.
-            self.blobs.place(&blob)?;
-            Ok(true)
+            )?;
+            let received_at = super::origin_limits::unix_now();
+            for blob in &blobs {
+                if new.iter().any(|b| b.sha256() == blob.sha256()) || is_held(tx, blob.sha256())? {
+                    continue;
+                }
+                room.take(blob.size())?;
+                insert.execute(params![blob.sha256(), to_i64(blob.size()), sender, received_at])?;
+                new.push(blob);
+            }
+            // Placed last: if it fails the rows are rolled back with it.
+            self.blobs.place(&new)?;
+            Ok(new.len())
         })
     }
 
-    /// [`Store::put_blob`] for bytes in memory (a blob fetched from a peer,
-    /// a file of this node's own folder): `(sha256, new)`.
+    /// [`Store::put_blobs`] for contents in memory (the files of this node's
+    /// own folder, a test's): each not held yet is written and kept, all in
+    /// one transaction. Returns how many were new.
+    pub fn put_blobs_bytes<'a>(
+        &self,
+        contents: impl IntoIterator<Item = &'a [u8]>,
+        sender: &str,
+        limits: &BlobLimits,
+    ) -> Result<usize, StoreError> {
+        let mut written = Vec::new();
+        for bytes in contents {
+            let sha256 = ecp_protocol::integrity::sha256_hex(bytes);
+            // A file held already (an unchanged one, imported again) is not written again.
+            if self.holds_blob(&sha256)? {
+                continue;
+            }
+            let mut writer = self.blobs.writer(bytes.len() as u64)?;
+            let blob = writer.write(bytes).and_then(|()| writer.finish(&sha256));
+            written.push(blob.map_err(|e| StoreError::Io(std::io::Error::other(e.to_string())))?);
+        }
+        self.put_blobs(written, sender, limits)
+    }
+
+    /// [`Store::put_blobs_bytes`] for one blob: `(sha256, new)`.
     pub fn put_blob_bytes(
         &self,
         bytes: &[u8],
         sender: &str,
         limits: &BlobLimits,
     ) -> Result<(String, bool), StoreError> {
-        let sha256 = ecp_protocol::integrity::sha256_hex(bytes);
-        let mut writer = self.blobs.writer(bytes.len() as u64)?;
-        let written = writer.write(bytes).and_then(|()| writer.finish(&sha256));
-        let blob = written.map_err(|e| StoreError::Io(std::io::Error::other(e.to_string())))?;
-        let new = self.put_blob(blob, sender, limits)?;
-        Ok((sha256, new))
+        let new = self.put_blobs_bytes([bytes], sender, limits)? == 1;
+        Ok((ecp_protocol::integrity::sha256_hex(bytes), new))
     }
 
     /// Whether blob `sha256` may be served: the current version of a skill
@@ -500,6 +563,35 @@ mod tests {
             matches!(full, StoreError::BlobRefused(BlobRefused::Full { held: 16, size: 1, cap: 16 })),
             "{full}"
         );
+    }
+
+    #[test]
+    fn a_batch_is_kept_in_one_go_once_per_digest_and_one_blob_over_the_cap_refuses_all_of_it() {
+        let (dir, store) = store();
+        let limits = BlobLimits { sender_bytes: 10, total_bytes: 12, grace: DEFAULT_BLOB_GRACE };
+        let write = |bytes: &[u8]| {
+            let mut w = store.blob_files().writer(bytes.len() as u64).unwrap();
+            w.write(bytes).unwrap();
+            w.finish(&ecp_protocol::integrity::sha256_hex(bytes)).unwrap()
+        };
+        // At the sender's quota exactly, one of them twice: kept once.
+        let batch = vec![write(b"four"), write(b"six b\n"), write(b"four")];
+        assert_eq!(store.put_blobs(batch, "addr:a", &limits).unwrap(), 2);
+        assert_eq!(store.blob_usage().unwrap().bytes, 10);
+        assert_eq!(files_on_disk(dir.path()), 2);
+        // One byte more from that sender, within the cap: the whole batch refused.
+        let over = store.put_blobs(vec![write(b"1"), write(b"ab")], "addr:a", &limits).unwrap_err();
+        assert!(matches!(over, StoreError::BlobRefused(BlobRefused::Quota { held: 10, size: 1, quota: 10 })));
+        // Another sender: 10 held, 2 more is the cap, 3 one past it.
+        let full = store.put_blobs(vec![write(b"1"), write(b"ab")], "addr:b", &limits).unwrap_err();
+        assert!(
+            matches!(full, StoreError::BlobRefused(BlobRefused::Full { held: 11, size: 2, cap: 12 })),
+            "{full}"
+        );
+        assert!(!store.holds_blob(&ecp_protocol::integrity::sha256_hex(b"1")).unwrap(), "nothing of it kept");
+        assert_eq!((store.blob_usage().unwrap().blobs, files_on_disk(dir.path())), (2, 2));
+        assert_eq!(std::fs::read_dir(dir.path().join("blobs/tmp")).unwrap().count(), 0);
+        assert_eq!(store.put_blobs(vec![write(b"ab")], "addr:b", &limits).unwrap(), 1, "at the cap");
     }
 
     #[test]

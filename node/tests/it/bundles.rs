@@ -318,7 +318,7 @@ pub(crate) fn context(node: &TestNode) -> Context {
     )
 }
 
-fn spec(url: &str, extra: &str) -> PeerSpec {
+pub(crate) fn spec(url: &str, extra: &str) -> PeerSpec {
     let file = PeersConfig::parse(&format!("[[peer]]\nurl = \"{url}\"\n{extra}\n"), "test peers").unwrap();
     PeerSpec::configured(&file, &file.peers[0])
 }
