@@ -171,6 +171,16 @@ impl<T: Versioned> Slot<T> {
         Ok(built)
     }
 
+    /// Drops the cached value if it is older than `seq`: the full listing
+    /// does so before a new feed is built, since it holds the old feed's
+    /// packets, which would otherwise stay in memory beside the new ones.
+    pub fn forget_older_than(&self, seq: i64) {
+        let mut guard = self.value.lock().unwrap_or_else(|p| p.into_inner());
+        if guard.as_ref().is_some_and(|c| c.seq() < seq) {
+            *guard = None;
+        }
+    }
+
     /// The cached value when it is at least as new as `seq` and of `variant`.
     fn fresh(&self, seq: i64, variant: u8) -> Option<T> {
         let guard = self.value.lock().unwrap_or_else(|p| p.into_inner());
@@ -242,6 +252,16 @@ mod tests {
         };
         slot.get_or_build(2, build).await.unwrap();
         assert_eq!(old_let_go, Some(true), "the old body was let go before the new one was built");
+    }
+
+    #[test]
+    fn only_an_older_value_is_forgotten() {
+        let slot = Slot::default();
+        slot.store(Cached::new(5, Bytes::from_static(b"5")));
+        slot.forget_older_than(5);
+        assert!(slot.fresh(5, 0).is_some(), "a value as new as asked stays");
+        slot.forget_older_than(6);
+        assert!(slot.fresh(0, 0).is_none(), "an older one goes");
     }
 
     #[tokio::test]

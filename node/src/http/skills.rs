@@ -101,6 +101,7 @@ fn number(
 async fn feed(state: &AppState, seq: i64) -> Result<Arc<Feed>, ApiError> {
     let library = state.library.clone();
     let build = || async move {
+        state.cache.skills.forget_older_than(seq);
         let feed = tokio::task::spawn_blocking(move || {
             let mut builder = FeedBuilder::default();
             let seq = library.store().each_feed_row(|row| builder.push(row))?;

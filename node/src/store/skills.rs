@@ -461,16 +461,30 @@ impl Store {
     /// The current packet and kind of every skill (tombstones included), in
     /// one query: what the skills folder must show.
     pub fn current_packets(&self) -> Result<Vec<(SkillPacket, SkillKind)>, StoreError> {
+        let all = self.current_packets_after("", usize::MAX)?;
+        Ok(all.into_iter().map(|(_, packet, kind)| (packet, kind)).collect())
+    }
+
+    /// [`Store::current_packets`] a page at a time: at most `limit` skills
+    /// whose names sort after `after` (`""`: from the first), in name order,
+    /// each with its name (the cursor of the next page), so that walking
+    /// 100,000 skills holds one page in memory, not all of them.
+    pub fn current_packets_after(
+        &self,
+        after: &str,
+        limit: usize,
+    ) -> Result<Vec<(String, SkillPacket, SkillKind)>, StoreError> {
         let conn = self.conn();
-        let mut stmt = conn.prepare_cached("SELECT packet, kind FROM skills ORDER BY name")?;
+        let mut stmt = conn
+            .prepare_cached("SELECT name, packet, kind FROM skills WHERE name > ?1 ORDER BY name LIMIT ?2")?;
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let rows = stmt
-            .query_map([], |row| Ok((packed::column(row, 0)?, row.get::<_, String>(1)?)))?
+            .query_map(params![after, limit], |row| {
+                Ok((row.get::<_, String>(0)?, packed::column(row, 1)?, row.get::<_, String>(2)?))
+            })?
             .collect::<Result<Vec<_>, _>>()?;
         rows.into_iter()
-            .map(|(json, kind)| {
-                let kind = kind_from_label(&kind);
-                Ok((from_json(&json)?, kind))
-            })
+            .map(|(name, json, kind)| Ok((name, from_json(&json)?, kind_from_label(&kind))))
             .collect()
     }
 
