@@ -31,10 +31,10 @@ pub struct Cached {
     /// advertised authentication schemes): an entry serves only its variant.
     pub variant: u8,
     /// The body gzipped, made on the first request that accepts gzip.
-    gzipped: Arc<OnceLock<Bytes>>,
+    gzipped: Arc<OnceLock<Result<Bytes, String>>>,
     /// Lowercase hex SHA-256 of `body` (the identity encoding), made on the
     /// first signed request.
-    digest: Arc<OnceLock<String>>,
+    digest: Arc<OnceLock<Result<String, String>>>,
 }
 
 impl Cached {
@@ -67,11 +67,7 @@ impl Cached {
     /// The hex SHA-256 of the body as served before any Content-Encoding,
     /// computed once per entry.
     pub fn digest(&self) -> Result<&str, StoreError> {
-        if let Some(digest) = self.digest.get() {
-            return Ok(digest);
-        }
-        let digest = self.pieces.digest()?;
-        Ok(self.digest.get_or_init(|| digest))
+        once(&self.digest, || self.pieces.digest()).map(String::as_str)
     }
 
     /// Whether [`Cached::digest`] is computed already (and so costs nothing).
@@ -84,17 +80,28 @@ impl Cached {
     /// what a full listing's readers share: a quarter of the JSON, which a
     /// large feed never holds whole.
     pub fn gzipped(&self) -> Result<Bytes, StoreError> {
-        if let Some(gzipped) = self.gzipped.get() {
-            return Ok(gzipped.clone());
-        }
-        // Sized for 3:1 up front: the buffer is not reallocated (a doubling
-        // would hold two copies at once), and pages never written take no memory.
-        let capacity = usize::try_from(self.body_len() / 3).unwrap_or(usize::MAX);
-        let mut encoder = GzEncoder::new(Vec::with_capacity(capacity), Compression::fast());
-        self.pieces.visit(|slice| encoder.write_all(slice).expect("writing to a Vec does not fail"))?;
-        let gzipped = Bytes::from(encoder.finish().expect("finishing into a Vec does not fail"));
-        Ok(self.gzipped.get_or_init(|| gzipped).clone())
+        once(&self.gzipped, || {
+            // Sized for 3:1 up front: the buffer is not reallocated (a doubling
+            // would hold two copies at once), and pages never written take no memory.
+            let capacity = usize::try_from(self.body_len() / 3).unwrap_or(usize::MAX);
+            let mut encoder = GzEncoder::new(Vec::with_capacity(capacity), Compression::fast());
+            self.pieces.visit(|slice| encoder.write_all(slice).expect("writing to a Vec does not fail"))?;
+            Ok(Bytes::from(encoder.finish().expect("finishing into a Vec does not fail")))
+        })
+        .cloned()
     }
+}
+
+/// The value of `cell`, made by `make` on the first call; the calls that
+/// come meanwhile wait for it rather than make their own (16 gzip encodings
+/// of a 40 MB listing at once would be 640 MB). A failure (a stored packet
+/// that does not unpack) is kept too: it is the store's, not the moment's.
+fn once<T>(
+    cell: &OnceLock<Result<T, String>>,
+    make: impl FnOnce() -> Result<T, StoreError>,
+) -> Result<&T, StoreError> {
+    let made = cell.get_or_init(|| make().map_err(|e| e.to_string()));
+    made.as_ref().map_err(|e| StoreError::Corrupt(e.clone()))
 }
 
 /// What a [`Slot`] holds: a value made at a sequence number.
@@ -252,6 +259,29 @@ mod tests {
         };
         slot.get_or_build(2, build).await.unwrap();
         assert_eq!(old_let_go, Some(true), "the old body was let go before the new one was built");
+    }
+
+    #[test]
+    fn concurrent_callers_wait_for_one_encoding_instead_of_making_their_own() {
+        let cell = OnceLock::new();
+        let made = std::sync::atomic::AtomicUsize::new(0);
+        let make = || {
+            made.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            Ok(Bytes::from_static(b"gz"))
+        };
+        std::thread::scope(|s| {
+            for _ in 0..8 {
+                s.spawn(|| assert_eq!(once(&cell, make).unwrap(), "gz"));
+            }
+        });
+        assert_eq!(made.into_inner(), 1);
+        let failed = OnceLock::<Result<Bytes, String>>::new();
+        assert!(matches!(
+            once(&failed, || Err(StoreError::Corrupt("x".into()))),
+            Err(StoreError::Corrupt(_))
+        ));
+        assert!(once(&failed, || Ok(Bytes::new())).is_err(), "the failure is kept for the entry");
     }
 
     #[test]
