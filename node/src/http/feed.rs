@@ -8,11 +8,11 @@
 //! cost 20 MB, not 320 MB.
 //!
 //! Up to [`PLAIN_MAX`] bytes of JSON the feed keeps the packets as one
-//! buffer, and an answer is slices of it. A larger feed keeps each packet
-//! as the zstd frame the store holds it in (about a third of its JSON), and
-//! an answer unpacks its packets a slice at a time as it is sent
-//! ([`super::pieces`]): 100,000 skills cost about 50 MB instead of 160 MB,
-//! and building the feed copies frames instead of unpacking them.
+//! buffer, and an answer is slices of it. A larger feed keeps runs of about
+//! [`CHUNK`] bytes of packets as zstd frames, and an answer unpacks them a
+//! run at a time as it is sent ([`super::pieces`]). Runs, not single
+//! packets: a packet of 2 KB alone compresses about 2:1, a run of them 5:1
+//! and better, and it is the feed that a large node holds in memory.
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -25,9 +25,11 @@ use crate::store::{FeedRow, StoreError, now, unpack_into};
 /// The most JSON a feed keeps unpacked: a feed of 10,000 skills (about
 /// 17 MB) is served as slices of one buffer, with no work per request.
 pub(super) const PLAIN_MAX: usize = 32 << 20;
-/// Packed frames are kept in buffers of about this size, so that a growing
-/// feed is never reallocated (a doubling would hold both copies at once).
-const SEGMENT: usize = 1 << 20;
+/// The JSON of packets a larger feed packs into one frame: what a reader
+/// unpacks at a time.
+pub(super) const CHUNK: usize = 128 << 10;
+/// zstd's fastest level: the feed is packed again on every change.
+const LEVEL: i32 = 1;
 
 /// One packet's place in the feed.
 #[derive(Debug, Clone, Copy)]
@@ -37,8 +39,6 @@ struct Entry {
     /// Its bytes in the JSON of the whole feed (the packets separated by commas).
     start: usize,
     end: usize,
-    /// Where its frame is, in a packed feed: segment, offset, length.
-    frame: (u32, u32, u32),
     /// A tombstone: served to `?since=` requests only.
     deprecated: bool,
 }
@@ -48,8 +48,9 @@ struct Entry {
 enum Packets {
     /// The JSON of the whole feed.
     Plain(Bytes),
-    /// Segments of zstd frames, one frame per packet.
-    Packed(Vec<Bytes>),
+    /// Runs of packets, each a zstd frame of their JSON with the index of
+    /// its first entry, in order.
+    Packed(Vec<(usize, Bytes)>),
 }
 
 /// The packets of one sequence number.
@@ -70,71 +71,93 @@ pub struct Feed {
 /// A feed being built from the store's rows, in sequence order.
 #[derive(Debug)]
 pub(super) struct FeedBuilder {
-    segments: Vec<Bytes>,
-    segment: Vec<u8>,
+    plain_max: usize,
+    chunk: usize,
+    /// The JSON not packed yet, from entry `open` on: all of it while the
+    /// feed is plain.
+    json: Vec<u8>,
+    open: usize,
+    /// The packed runs, once the feed is larger than `plain_max`.
+    packed: Option<Vec<(usize, Bytes)>>,
     entries: Vec<Entry>,
     confidence_sums: Vec<f64>,
     has_tombstones: bool,
 }
 
-impl Default for FeedBuilder {
-    fn default() -> Self {
+impl FeedBuilder {
+    /// A feed kept plain up to `plain_max` bytes of JSON ([`PLAIN_MAX`] for
+    /// a node's own), packed in runs of `chunk` bytes ([`CHUNK`]) above.
+    pub(super) fn new(plain_max: usize, chunk: usize) -> Self {
         FeedBuilder {
-            segments: Vec::new(),
-            segment: Vec::new(),
+            plain_max,
+            chunk,
+            json: Vec::new(),
+            open: 0,
+            packed: None,
             entries: Vec::new(),
             confidence_sums: vec![0.0],
             has_tombstones: false,
         }
     }
-}
 
-impl FeedBuilder {
     /// Adds the next row.
-    pub(super) fn push(&mut self, row: FeedRow<'_>) {
+    pub(super) fn push(&mut self, row: FeedRow<'_>) -> Result<(), StoreError> {
         let start = self.entries.last().map_or(0, |e| e.end + 1);
-        if !self.segment.is_empty() && self.segment.len() + row.frame.len() > SEGMENT {
-            self.segments.push(Bytes::from(std::mem::take(&mut self.segment)));
+        if self.open < self.entries.len() {
+            self.json.push(b',');
         }
-        if self.segment.is_empty() {
-            self.segment.reserve_exact(SEGMENT.max(row.frame.len()));
-        }
-        // Segments hold at most 4 GiB each: a frame is at most the body limit.
-        let frame = (self.segments.len() as u32, self.segment.len() as u32, row.frame.len() as u32);
-        self.segment.extend_from_slice(row.frame);
-        self.entries.push(Entry {
-            seq: row.seq,
-            start,
-            end: start + row.size,
-            frame,
-            deprecated: row.deprecated,
-        });
+        unpack_into(row.frame, row.size, &mut self.json)?;
+        self.entries.push(Entry { seq: row.seq, start, end: start + row.size, deprecated: row.deprecated });
         self.confidence_sums.push(self.confidence_sums[self.entries.len() - 1] + row.confidence);
         self.has_tombstones |= row.deprecated;
+        match &self.packed {
+            None if start + row.size > self.plain_max => {
+                // Too large to keep plain: pack what there is, in runs.
+                self.packed = Some(Vec::new());
+                self.pack(self.entries.len());
+            }
+            Some(_) if self.json.len() >= self.chunk => self.pack(self.entries.len()),
+            _ => {}
+        }
+        Ok(())
     }
 
-    /// The feed at sequence number `seq`: unpacked into one buffer when its
-    /// JSON is at most `plain_max` bytes ([`PLAIN_MAX`] for a node's own).
-    pub(super) fn finish(mut self, seq: i64, plain_max: usize) -> Result<Feed, StoreError> {
-        if !self.segment.is_empty() {
-            self.segments.push(Bytes::from(std::mem::take(&mut self.segment)));
+    /// Packs the open JSON, entries `open..until`, in runs of about `chunk` bytes.
+    fn pack(&mut self, until: usize) {
+        let runs = self.packed.get_or_insert_with(Vec::new);
+        let base = self.entries.get(self.open).map_or(0, |e| e.start);
+        let mut first = self.open;
+        while first < until {
+            let mut last = first + 1;
+            // A run ends with the packet that takes it to `chunk` bytes or more.
+            while last < until && self.entries[last - 1].end - self.entries[first].start < self.chunk {
+                last += 1;
+            }
+            let json = &self.json[self.entries[first].start - base..self.entries[last - 1].end - base];
+            let frame = zstd::bulk::compress(json, LEVEL).expect("zstd compresses any input in memory");
+            runs.push((first, Bytes::from(frame)));
+            first = last;
         }
-        let mut feed = Feed {
+        self.open = until;
+        self.json = Vec::new();
+    }
+
+    /// The feed at sequence number `seq`.
+    pub(super) fn finish(mut self, seq: i64) -> Feed {
+        let packets = match self.packed {
+            Some(_) => {
+                self.pack(self.entries.len());
+                Packets::Packed(self.packed.take().unwrap_or_default())
+            }
+            None => Packets::Plain(Bytes::from(std::mem::take(&mut self.json))),
+        };
+        Feed {
             seq,
-            packets: Packets::Packed(self.segments),
+            packets,
             entries: self.entries,
             confidence_sums: self.confidence_sums,
             has_tombstones: self.has_tombstones,
-        };
-        let json_len = feed.entries.last().map_or(0, |e| e.end);
-        if json_len <= plain_max {
-            let mut buf = Vec::with_capacity(json_len);
-            if !feed.entries.is_empty() {
-                feed.unpack_run(&(0..feed.entries.len()), 0, usize::MAX, &mut buf)?;
-            }
-            feed.packets = Packets::Plain(Bytes::from(buf));
         }
-        Ok(feed)
     }
 }
 
@@ -196,34 +219,35 @@ impl Feed {
     }
 
     /// Appends to `out` the JSON of entries `range` from entry `next` on
-    /// (with the comma before it unless it opens the run), until `out`
-    /// holds `budget` bytes or more or the run ends; returns the entry after
-    /// the last one appended. At least one entry is appended.
+    /// (with the comma before it unless it opens the run), as far as the
+    /// packed run that holds `next` goes (one frame unpacked) or to the end
+    /// of `range`; returns the entry after the last one appended.
     pub(super) fn unpack_run(
         &self,
         range: &Range<usize>,
         next: usize,
-        budget: usize,
         out: &mut Vec<u8>,
     ) -> Result<usize, StoreError> {
-        let mut i = next;
-        while i < range.end && (i == next || out.len() < budget) {
-            if i > range.start {
-                out.push(b',');
-            }
-            let entry = &self.entries[i];
-            match &self.packets {
-                Packets::Plain(buf) => out.extend_from_slice(&buf[entry.start..entry.end]),
-                Packets::Packed(segments) => {
-                    let (segment, offset, len) =
-                        (entry.frame.0 as usize, entry.frame.1 as usize, entry.frame.2);
-                    let frame = &segments[segment][offset..offset + len as usize];
-                    unpack_into(frame, entry.end - entry.start, out)?;
-                }
-            }
-            i += 1;
+        if next > range.start {
+            out.push(b',');
         }
-        Ok(i)
+        match &self.packets {
+            Packets::Plain(buf) => {
+                out.extend_from_slice(&buf[self.entries[next].start..self.entries[range.end - 1].end]);
+                Ok(range.end)
+            }
+            Packets::Packed(runs) => {
+                let run = runs.partition_point(|(first, _)| *first <= next) - 1;
+                let first = runs[run].0;
+                let after = runs.get(run + 1).map_or(self.entries.len(), |(f, _)| *f);
+                let base = self.entries[first].start;
+                let mut json = Vec::new();
+                unpack_into(&runs[run].1, self.entries[after - 1].end - base, &mut json)?;
+                let last = after.min(range.end) - 1;
+                out.extend_from_slice(&json[self.entries[next].start - base..self.entries[last].end - base]);
+                Ok(last + 1)
+            }
+        }
     }
 
     /// Entries `range` as one piece of a body: a slice of a plain feed's
@@ -313,13 +337,20 @@ mod tests {
 
     /// A feed of `rows` (seq, name, tombstone) at `seq`, kept plain up to `plain_max` bytes.
     fn build(seq: i64, rows: &[(i64, &str, bool)], plain_max: usize) -> Arc<Feed> {
-        let mut builder = FeedBuilder::default();
+        build_in(seq, rows, plain_max, 256)
+    }
+
+    /// [`build`], packed in runs of `chunk` bytes.
+    fn build_in(seq: i64, rows: &[(i64, &str, bool)], plain_max: usize, chunk: usize) -> Arc<Feed> {
+        let mut builder = FeedBuilder::new(plain_max, chunk);
         for &(seq, name, deprecated) in rows {
             let json = format!("{{\"name\":\"{name}\"}}");
             let frame = zstd::bulk::compress(json.as_bytes(), 3).unwrap();
-            builder.push(FeedRow { seq, frame: &frame, size: json.len(), confidence: 0.5, deprecated });
+            builder
+                .push(FeedRow { seq, frame: &frame, size: json.len(), confidence: 0.5, deprecated })
+                .unwrap();
         }
-        Arc::new(builder.finish(seq, plain_max).unwrap())
+        Arc::new(builder.finish(seq))
     }
 
     const ROWS: [(i64, &str, bool); 4] = [(2, "a", false), (4, "b", true), (7, "c", false), (9, "d", false)];
@@ -438,57 +469,61 @@ mod tests {
             .collect();
         let rows: Vec<(i64, &str, bool)> = rows.iter().map(|(s, n, d)| (*s, n.as_str(), *d)).collect();
         let plain = build(300, &rows, usize::MAX);
-        let packed = build(300, &rows, 0);
-        assert!(matches!(packed.packets, Packets::Packed(_)));
-        // Headers carry the time: compare what follows the opening of `skills`.
-        let body = |p: &Pieces| {
-            let all = bytes(p);
-            let at = all.windows(10).position(|w| w == b"\"skills\":[").unwrap();
-            all[at..].to_vec()
-        };
-        assert_eq!(body(&packed.full_listing("n", 1.0)), body(&plain.full_listing("n", 1.0)));
-        for since in [0, 1, 7, 150, 299, 300] {
-            for limit in [
-                None,
-                Some(PageLimit { packets: 1, bytes: usize::MAX }),
-                Some(PageLimit { packets: 40, bytes: 900 }),
-            ] {
-                let (a, b) = (packed.since(since, limit), plain.since(since, limit));
-                assert_eq!(a.range, b.range);
-                assert_eq!(
-                    body(&packed.answer("n", &a, 1.0)),
-                    body(&plain.answer("n", &b, 1.0)),
-                    "since {since}, {limit:?}"
-                );
+        // Packed from the first packet, and packed once the feed outgrew its plain maximum.
+        for packed in
+            [build_in(300, &rows, 0, 1000), build_in(300, &rows, 9000, 700), build_in(300, &rows, 0, 1)]
+        {
+            assert!(matches!(packed.packets, Packets::Packed(_)));
+            // Headers carry the time: compare what follows the opening of `skills`.
+            let body = |p: &Pieces| {
+                let all = bytes(p);
+                let at = all.windows(10).position(|w| w == b"\"skills\":[").unwrap();
+                all[at..].to_vec()
+            };
+            assert_eq!(body(&packed.full_listing("n", 1.0)), body(&plain.full_listing("n", 1.0)));
+            for since in [0, 1, 7, 150, 299, 300] {
+                for limit in [
+                    None,
+                    Some(PageLimit { packets: 1, bytes: usize::MAX }),
+                    Some(PageLimit { packets: 40, bytes: 900 }),
+                ] {
+                    let (a, b) = (packed.since(since, limit), plain.since(since, limit));
+                    assert_eq!(a.range, b.range);
+                    assert_eq!(
+                        body(&packed.answer("n", &a, 1.0)),
+                        body(&plain.answer("n", &b, 1.0)),
+                        "since {since}, {limit:?}"
+                    );
+                }
             }
         }
     }
 
     #[tokio::test]
-    async fn a_packed_listing_is_sent_in_slices_that_add_up_to_it() {
+    async fn a_packed_listing_is_sent_a_run_at_a_time_and_adds_up_to_it() {
         let names: Vec<String> = (0..2000).map(|i| format!("{i}-{}", "y".repeat(100))).collect();
         let rows: Vec<(i64, &str, bool)> =
             names.iter().enumerate().map(|(i, n)| (i as i64 + 1, n.as_str(), false)).collect();
-        let feed = build(2000, &rows, 0);
+        let feed = build_in(2000, &rows, 0, 4096);
+        let Packets::Packed(runs) = &feed.packets else { panic!("packed") };
+        // About 230 KB in runs of 4 KB or one packet more, none of them tiny.
+        assert!(runs.len() > 50 && runs.len() < 60, "{} runs", runs.len());
         let pieces = feed.full_listing("n", 0.0);
         let mut body = pieces.body();
         let mut sent = Vec::new();
-        let mut frames = 0;
         while let Some(frame) = http_body_util::BodyExt::frame(&mut body).await {
             let data = frame.unwrap().into_data().unwrap();
-            assert!(data.len() <= 64 * 1024 + 200, "a slice is bounded, not the listing: {}", data.len());
+            assert!(data.len() <= 4096 + 200, "a slice is a run, not the listing: {}", data.len());
             sent.extend_from_slice(&data);
-            frames += 1;
         }
-        assert!(frames > 3, "about 230 KB goes in several slices");
         assert_eq!(sent, bytes(&pieces));
         assert_eq!(pieces.digest().unwrap(), ecp_protocol::signed_auth::body_digest(&sent));
     }
 
     #[test]
     fn a_corrupt_frame_fails_the_feed_not_the_node() {
-        let mut builder = FeedBuilder::default();
-        builder.push(FeedRow { seq: 1, frame: b"not zstd", size: 8, confidence: 0.5, deprecated: false });
-        assert!(matches!(builder.finish(1, PLAIN_MAX), Err(StoreError::Corrupt(_))));
+        let mut builder = FeedBuilder::new(PLAIN_MAX, CHUNK);
+        let row = FeedRow { seq: 1, frame: b"not zstd", size: 8, confidence: 0.5, deprecated: false };
+        assert!(matches!(builder.push(row), Err(StoreError::Corrupt(_))));
     }
 }

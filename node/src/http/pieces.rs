@@ -1,6 +1,6 @@
 //! An answer's body as pieces sent in order: buffers (a cache's, shared,
-//! never copied) and runs of the feed's packed packets, unpacked a slice at
-//! a time as the connection takes them. So a listing of any size costs a
+//! never copied) and runs of the feed's packed packets, unpacked a packed
+//! run (about 128 KiB of JSON) at a time as the connection takes them. So a listing of any size costs a
 //! reader one slice of memory, not a copy of the listing, and its length,
 //! digest and gzip encoding are computed over the same bytes it sends.
 
@@ -15,11 +15,6 @@ use sha2::{Digest, Sha256};
 
 use super::feed::Feed;
 use crate::store::StoreError;
-
-/// JSON unpacked per frame of a streamed body (and per step of [`Pieces::visit`]):
-/// large enough that a frame costs little, small enough that 16 readers of
-/// a 160 MB listing hold about 1 MB between them.
-const SLICE: usize = 64 * 1024;
 
 /// One piece of a body.
 #[derive(Debug, Clone)]
@@ -80,7 +75,7 @@ impl Pieces {
                     let mut next = range.start;
                     while next < range.end {
                         slice.clear();
-                        next = feed.unpack_run(range, next, SLICE, &mut slice)?;
+                        next = feed.unpack_run(range, next, &mut slice)?;
                         sink(&slice);
                     }
                 }
@@ -125,8 +120,8 @@ impl Stream {
                 }
                 Piece::Packets(feed, range) => {
                     let next = self.next.unwrap_or(range.start);
-                    let mut slice = Vec::with_capacity(SLICE + SLICE / 4);
-                    let after = feed.unpack_run(range, next, SLICE, &mut slice)?;
+                    let mut slice = Vec::new();
+                    let after = feed.unpack_run(range, next, &mut slice)?;
                     if after < range.end {
                         self.next = Some(after);
                     } else {
@@ -151,8 +146,8 @@ impl hyper::body::Body for Stream {
         self: Pin<&mut Self>,
         _: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, StoreError>>> {
-        // A slice is unpacked in about a tenth of a millisecond: no need to
-        // leave the async thread for it.
+        // A packed run (about 128 KiB) is unpacked in a fraction of a
+        // millisecond: no need to leave the async thread for it.
         Poll::Ready(self.get_mut().next_slice().transpose().map(|slice| slice.map(Frame::data)))
     }
 

@@ -21,7 +21,7 @@ use super::answer::{self, matches_etag, not_modified};
 use super::auth::Caller;
 use super::cache::Cached;
 use super::error::ApiError;
-use super::feed::{Feed, FeedBuilder, PLAIN_MAX, PageLimit};
+use super::feed::{CHUNK, Feed, FeedBuilder, PLAIN_MAX, PageLimit};
 use super::state::AppState;
 use crate::intake::{Sender, address_account, peer_account};
 
@@ -103,9 +103,9 @@ async fn feed(state: &AppState, seq: i64) -> Result<Arc<Feed>, ApiError> {
     let build = || async move {
         state.cache.skills.forget_older_than(seq);
         let feed = tokio::task::spawn_blocking(move || {
-            let mut builder = FeedBuilder::default();
+            let mut builder = FeedBuilder::new(PLAIN_MAX, CHUNK);
             let seq = library.store().each_feed_row(|row| builder.push(row))?;
-            builder.finish(seq, PLAIN_MAX)
+            Ok::<_, ApiError>(builder.finish(seq))
         })
         .await??;
         Ok::<_, ApiError>(Arc::new(feed))

@@ -439,7 +439,10 @@ impl Store {
     /// HTTP layer's feed of `GET /ecp/skills` answers is made of, without the
     /// whole listing's JSON in memory at once. Returns the sequence number
     /// the rows are consistent with.
-    pub fn each_feed_row(&self, mut visit: impl FnMut(FeedRow<'_>)) -> Result<i64, StoreError> {
+    pub fn each_feed_row(
+        &self,
+        mut visit: impl FnMut(FeedRow<'_>) -> Result<(), StoreError>,
+    ) -> Result<i64, StoreError> {
         let conn = self.conn();
         let seq = super::current_seq(&conn)?;
         let mut stmt =
@@ -453,7 +456,7 @@ impl Store {
                 size,
                 confidence: row.get(2)?,
                 deprecated: row.get(3)?,
-            });
+            })?;
         }
         Ok(seq)
     }
