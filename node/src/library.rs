@@ -38,6 +38,13 @@ fn warn_secrets(name: &str, decision: &Decision) {
     }
 }
 
+/// Skills [`Library::project_all`] reads from the store at a time (in
+/// tests 2, so that every test projecting skills crosses pages).
+#[cfg(not(test))]
+const PROJECT_PAGE: usize = 1_000;
+#[cfg(test)]
+pub(crate) const PROJECT_PAGE: usize = 2;
+
 /// The store, its projection, and a channel announcing the newest sequence number.
 #[derive(Debug, Clone)]
 pub struct Library {
@@ -735,21 +742,31 @@ impl Library {
         // A peer's held withdrawals leave their skills as they are: shown.
         let held = self.store.held_deletions()?.into_iter().filter(|d| d.source == Source::SkillsDir);
         withheld.extend(held.flat_map(|d| d.names));
-        for (packet, kind) in self.store.current_packets()? {
-            if withheld.contains(&packet.skill_name) {
-                continue;
+        // A page of skills at a time: 100,000 packets at once would hold
+        // every body in memory at each start.
+        let mut after = String::new();
+        loop {
+            let page = self.store.current_packets_after(&after, PROJECT_PAGE)?;
+            let full = page.len() == PROJECT_PAGE;
+            for (name, packet, kind) in page {
+                after = name;
+                if withheld.contains(&packet.skill_name) {
+                    continue;
+                }
+                let result = if packet.deprecated {
+                    self.projection.remove(&packet.skill_name)
+                } else {
+                    self.projection.write(&packet, kind)
+                };
+                match result {
+                    Ok(()) => written += usize::from(!packet.deprecated),
+                    Err(e) => tracing::error!(error = %e, "skills folder not fully updated"),
+                }
             }
-            let result = if packet.deprecated {
-                self.projection.remove(&packet.skill_name)
-            } else {
-                self.projection.write(&packet, kind)
-            };
-            match result {
-                Ok(()) => written += usize::from(!packet.deprecated),
-                Err(e) => tracing::error!(error = %e, "skills folder not fully updated"),
+            if !full {
+                return Ok(written);
             }
         }
-        Ok(written)
     }
 
     /// Removes the blobs no kept version lists whose grace period is over

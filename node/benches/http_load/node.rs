@@ -22,6 +22,8 @@ pub(crate) struct NodeProcess {
     /// The data folder's parent; removed when dropped, so the data folder
     /// lives as long as the node.
     dir: tempfile::TempDir,
+    /// How it was started, to start it again ([`NodeProcess::restart`]).
+    command: (PathBuf, Vec<(String, String)>, Vec<String>),
 }
 
 /// The settings of a node the load pushes thousands of new skills to, from
@@ -51,24 +53,23 @@ impl NodeProcess {
         };
         let log = dir.path().join("node.log");
         let addr = free_port()?;
-        let child = Command::new(bin)
-            .arg("--data")
-            .arg(dir.path().join("data"))
-            .args(["serve", "--listen", &addr.to_string(), "--no-mdns"])
-            .args(args)
-            .env("RUST_LOG", "warn")
-            .envs(env.iter().copied())
-            .env_remove("ECP_SECRET")
-            .env_remove("ECP_CONFIG")
-            .env_remove("ECP_SKILLS_DIR")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(&log)?)
-            .spawn()
-            .with_context(|| format!("cannot start {}", bin.display()))?;
-        let mut node = NodeProcess { child, addr, log, dir };
+        let command =
+            (bin.to_owned(), env.iter().map(|&(k, v)| (k.to_owned(), v.to_owned())).collect(), args.to_vec());
+        let child = spawn(&command, dir.path(), addr, &log)?;
+        let mut node = NodeProcess { child, addr, log, dir, command };
         node.wait_ready().await?;
         Ok(node)
+    }
+
+    /// Kills the node and starts it again on the same data folder and
+    /// address: a fresh process (its VmHWM counts from now) over the store
+    /// as it was left.
+    #[allow(dead_code)] // The big bench's.
+    pub(crate) async fn restart(&mut self) -> anyhow::Result<()> {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        self.child = spawn(&self.command, self.dir.path(), self.addr, &self.log)?;
+        self.wait_ready().await
     }
 
     /// The node's local API token (`<data>/api-token`), which `/v1/` requires.
@@ -133,6 +134,31 @@ impl Drop for NodeProcess {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// Starts `bin --data <dir>/data serve` on `addr` (`command`: bin, env, args), its stderr to `log`.
+fn spawn(
+    command: &(PathBuf, Vec<(String, String)>, Vec<String>),
+    dir: &Path,
+    addr: SocketAddr,
+    log: &Path,
+) -> anyhow::Result<Child> {
+    let (bin, env, args) = command;
+    Command::new(bin)
+        .arg("--data")
+        .arg(dir.join("data"))
+        .args(["serve", "--listen", &addr.to_string(), "--no-mdns"])
+        .args(args)
+        .env("RUST_LOG", "warn")
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .env_remove("ECP_SECRET")
+        .env_remove("ECP_CONFIG")
+        .env_remove("ECP_SKILLS_DIR")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(std::fs::OpenOptions::new().create(true).append(true).open(log)?)
+        .spawn()
+        .with_context(|| format!("cannot start {}", bin.display()))
 }
 
 /// A loopback address no one listens on (the node binds it right after;

@@ -1,37 +1,64 @@
 //! The feed: every shareable packet, tombstones included, in sequence
-//! order, encoded once per change into one buffer with the byte range of
-//! each packet. Every `GET /ecp/skills` answer is cut from it (`SPEC.md`
-//! §5.3, §10.2): the full listing is its live packets, an incremental
-//! answer (`?since=N`) a contiguous run of it, a page (`&limit=M`) a bounded
-//! run. So an incremental answer shares the feed's bytes instead of
+//! order, built once per change with the byte range of each packet in the
+//! JSON of the whole run. Every `GET /ecp/skills` answer is cut from it
+//! (`SPEC.md` §5.3, §10.2): the full listing is its live packets, an
+//! incremental answer (`?since=N`) a contiguous run of it, a page
+//! (`&limit=M`) a bounded run. So an answer shares the feed instead of
 //! materialising its own copy per request: 16 readers of a 20 MB answer
 //! cost 20 MB, not 320 MB.
+//!
+//! Up to [`PLAIN_MAX`] bytes of JSON the feed keeps the packets as one
+//! buffer, and an answer is slices of it. A larger feed keeps runs of about
+//! [`CHUNK`] bytes of packets as zstd frames, and an answer unpacks them a
+//! run at a time as it is sent ([`super::pieces`]). Runs, not single
+//! packets: a packet of 2 KB alone compresses about 2:1, a run of them 5:1
+//! and better, and it is the feed that a large node holds in memory.
 
 use std::ops::Range;
+use std::sync::Arc;
 
 use axum::body::Bytes;
 
-use crate::store::{FeedRow, now};
+use super::pieces::{Piece, Pieces};
+use crate::store::{FeedRow, StoreError, now, unpack_into};
+
+/// The most JSON a feed keeps unpacked: a feed of 10,000 skills (about
+/// 17 MB) is served as slices of one buffer, with no work per request.
+pub(super) const PLAIN_MAX: usize = 32 << 20;
+/// The JSON of packets a larger feed packs into one frame: what a reader
+/// unpacks at a time.
+pub(super) const CHUNK: usize = 128 << 10;
+/// zstd's fastest level: the feed is packed again on every change.
+const LEVEL: i32 = 1;
 
 /// One packet's place in the feed.
 #[derive(Debug, Clone, Copy)]
 struct Entry {
     /// The sequence number of the skill's newest change.
     seq: i64,
-    /// Its bytes in [`Feed::buf`].
+    /// Its bytes in the JSON of the whole feed (the packets separated by commas).
     start: usize,
     end: usize,
     /// A tombstone: served to `?since=` requests only.
     deprecated: bool,
 }
 
-/// The encoded packets of one sequence number.
+/// How a feed holds its packets.
+#[derive(Debug)]
+enum Packets {
+    /// The JSON of the whole feed.
+    Plain(Bytes),
+    /// Runs of packets, each a zstd frame of their JSON with the index of
+    /// its first entry, in order.
+    Packed(Vec<(usize, Bytes)>),
+}
+
+/// The packets of one sequence number.
 #[derive(Debug)]
 pub struct Feed {
     /// The sequence number the feed reflects.
     pub seq: i64,
-    /// The packets' JSON, separated by commas.
-    buf: Bytes,
+    packets: Packets,
     /// One per packet, in sequence order.
     entries: Vec<Entry>,
     /// `confidence_sums[i]`: the stored confidences of entries `..i`, so the
@@ -39,6 +66,99 @@ pub struct Feed {
     confidence_sums: Vec<f64>,
     /// Whether any entry is a tombstone.
     has_tombstones: bool,
+}
+
+/// A feed being built from the store's rows, in sequence order.
+#[derive(Debug)]
+pub(super) struct FeedBuilder {
+    plain_max: usize,
+    chunk: usize,
+    /// The JSON not packed yet, from entry `open` on: all of it while the
+    /// feed is plain.
+    json: Vec<u8>,
+    open: usize,
+    /// The packed runs, once the feed is larger than `plain_max`.
+    packed: Option<Vec<(usize, Bytes)>>,
+    entries: Vec<Entry>,
+    confidence_sums: Vec<f64>,
+    has_tombstones: bool,
+}
+
+impl FeedBuilder {
+    /// A feed kept plain up to `plain_max` bytes of JSON ([`PLAIN_MAX`] for
+    /// a node's own), packed in runs of `chunk` bytes ([`CHUNK`]) above.
+    pub(super) fn new(plain_max: usize, chunk: usize) -> Self {
+        FeedBuilder {
+            plain_max,
+            chunk,
+            json: Vec::new(),
+            open: 0,
+            packed: None,
+            entries: Vec::new(),
+            confidence_sums: vec![0.0],
+            has_tombstones: false,
+        }
+    }
+
+    /// Adds the next row.
+    pub(super) fn push(&mut self, row: FeedRow<'_>) -> Result<(), StoreError> {
+        let start = self.entries.last().map_or(0, |e| e.end + 1);
+        if self.open < self.entries.len() {
+            self.json.push(b',');
+        }
+        unpack_into(row.frame, row.size, &mut self.json)?;
+        self.entries.push(Entry { seq: row.seq, start, end: start + row.size, deprecated: row.deprecated });
+        self.confidence_sums.push(self.confidence_sums[self.entries.len() - 1] + row.confidence);
+        self.has_tombstones |= row.deprecated;
+        match &self.packed {
+            None if start + row.size > self.plain_max => {
+                // Too large to keep plain: pack what there is, in runs.
+                self.packed = Some(Vec::new());
+                self.pack(self.entries.len());
+            }
+            Some(_) if self.json.len() >= self.chunk => self.pack(self.entries.len()),
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Packs the open JSON, entries `open..until`, in runs of about `chunk` bytes.
+    fn pack(&mut self, until: usize) {
+        let runs = self.packed.get_or_insert_with(Vec::new);
+        let base = self.entries.get(self.open).map_or(0, |e| e.start);
+        let mut first = self.open;
+        while first < until {
+            let mut last = first + 1;
+            // A run ends with the packet that takes it to `chunk` bytes or more.
+            while last < until && self.entries[last - 1].end - self.entries[first].start < self.chunk {
+                last += 1;
+            }
+            let json = &self.json[self.entries[first].start - base..self.entries[last - 1].end - base];
+            let frame = zstd::bulk::compress(json, LEVEL).expect("zstd compresses any input in memory");
+            runs.push((first, Bytes::from(frame)));
+            first = last;
+        }
+        self.open = until;
+        self.json = Vec::new();
+    }
+
+    /// The feed at sequence number `seq`.
+    pub(super) fn finish(mut self, seq: i64) -> Feed {
+        let packets = match self.packed {
+            Some(_) => {
+                self.pack(self.entries.len());
+                Packets::Packed(self.packed.take().unwrap_or_default())
+            }
+            None => Packets::Plain(Bytes::from(std::mem::take(&mut self.json))),
+        };
+        Feed {
+            seq,
+            packets,
+            entries: self.entries,
+            confidence_sums: self.confidence_sums,
+            has_tombstones: self.has_tombstones,
+        }
+    }
 }
 
 /// How much one answer may carry.
@@ -61,27 +181,6 @@ pub struct Cut {
 }
 
 impl Feed {
-    /// Encodes `rows` (in sequence order) at sequence number `seq`.
-    pub fn build(seq: i64, rows: Vec<FeedRow>) -> Feed {
-        let capacity = rows.iter().map(|r| r.packet.len() + 1).sum::<usize>();
-        let mut buf = Vec::with_capacity(capacity);
-        let mut entries = Vec::with_capacity(rows.len());
-        let mut confidence_sums = Vec::with_capacity(rows.len() + 1);
-        confidence_sums.push(0.0);
-        let mut has_tombstones = false;
-        for (i, row) in rows.into_iter().enumerate() {
-            if i > 0 {
-                buf.push(b',');
-            }
-            let start = buf.len();
-            buf.extend_from_slice(row.packet.as_bytes());
-            entries.push(Entry { seq: row.seq, start, end: buf.len(), deprecated: row.deprecated });
-            confidence_sums.push(confidence_sums[i] + row.confidence);
-            has_tombstones |= row.deprecated;
-        }
-        Feed { seq, buf: Bytes::from(buf), entries, confidence_sums, has_tombstones }
-    }
-
     /// The packets changed after `since`, as many as `limit` allows.
     pub fn since(&self, since: i64, limit: Option<PageLimit>) -> Cut {
         let first = self.entries.partition_point(|e| e.seq <= since);
@@ -113,30 +212,75 @@ impl Feed {
         }
     }
 
-    /// The answer serving `cut`, as the parts of its body: a header, the
-    /// packets (shared with the feed, not copied) and a footer.
-    pub fn answer(&self, instance: &str, cut: &Cut, uptime_hours: f64) -> Vec<Bytes> {
-        let count = cut.range.len();
-        let packets = if cut.range.is_empty() {
-            Bytes::new()
-        } else {
-            self.buf.slice(self.entries[cut.range.start].start..self.entries[cut.range.end - 1].end)
-        };
-        let sum = self.confidence_sums[cut.range.end] - self.confidence_sums[cut.range.start];
-        let cursor = self.cursor(cut);
-        vec![
-            Bytes::from(header(instance, self.seq)),
-            packets,
-            Bytes::from(footer(count, sum, uptime_hours, cursor, cut.more.then_some(cursor))),
-        ]
+    /// The length of the JSON of entries `range` (at least one) and the
+    /// commas between them.
+    pub(super) fn run_len(&self, range: &Range<usize>) -> usize {
+        self.entries[range.end - 1].end - self.entries[range.start].start
     }
 
-    /// The full listing: every live packet, as the parts of its body (it is
-    /// cached, gzipped and digested once per sequence number). The packets
-    /// are the runs of the feed between tombstones, shared with the feed, so
-    /// the listing costs no second copy of them.
-    pub fn full_listing(&self, instance: &str, uptime_hours: f64) -> Vec<Bytes> {
-        let mut parts = vec![Bytes::from(header(instance, self.seq))];
+    /// Appends to `out` the JSON of entries `range` from entry `next` on
+    /// (with the comma before it unless it opens the run), as far as the
+    /// packed run that holds `next` goes (one frame unpacked) or to the end
+    /// of `range`; returns the entry after the last one appended.
+    pub(super) fn unpack_run(
+        &self,
+        range: &Range<usize>,
+        next: usize,
+        out: &mut Vec<u8>,
+    ) -> Result<usize, StoreError> {
+        if next > range.start {
+            out.push(b',');
+        }
+        match &self.packets {
+            Packets::Plain(buf) => {
+                out.extend_from_slice(&buf[self.entries[next].start..self.entries[range.end - 1].end]);
+                Ok(range.end)
+            }
+            Packets::Packed(runs) => {
+                let run = runs.partition_point(|(first, _)| *first <= next) - 1;
+                let first = runs[run].0;
+                let after = runs.get(run + 1).map_or(self.entries.len(), |(f, _)| *f);
+                let base = self.entries[first].start;
+                let mut json = Vec::new();
+                unpack_into(&runs[run].1, self.entries[after - 1].end - base, &mut json)?;
+                let last = after.min(range.end) - 1;
+                out.extend_from_slice(&json[self.entries[next].start - base..self.entries[last].end - base]);
+                Ok(last + 1)
+            }
+        }
+    }
+
+    /// Entries `range` as one piece of a body: a slice of a plain feed's
+    /// buffer, or a run a packed feed unpacks as it is sent.
+    fn run(self: &Arc<Self>, range: Range<usize>) -> Piece {
+        match &self.packets {
+            _ if range.is_empty() => Piece::Bytes(Bytes::new()),
+            Packets::Plain(buf) => {
+                Piece::Bytes(buf.slice(self.entries[range.start].start..self.entries[range.end - 1].end))
+            }
+            Packets::Packed(_) => Piece::Packets(self.clone(), range),
+        }
+    }
+
+    /// The answer serving `cut`: a header, the packets (shared with the
+    /// feed, not copied) and a footer.
+    pub fn answer(self: &Arc<Self>, instance: &str, cut: &Cut, uptime_hours: f64) -> Pieces {
+        let count = cut.range.len();
+        let sum = self.confidence_sums[cut.range.end] - self.confidence_sums[cut.range.start];
+        let cursor = self.cursor(cut);
+        Pieces::new(vec![
+            Piece::Bytes(Bytes::from(header(instance, self.seq))),
+            self.run(cut.range.clone()),
+            Piece::Bytes(Bytes::from(footer(count, sum, uptime_hours, cursor, cut.more.then_some(cursor)))),
+        ])
+    }
+
+    /// The full listing: every live packet (it is cached, gzipped and
+    /// digested once per sequence number). The packets are the runs of the
+    /// feed between tombstones, shared with the feed, so the listing costs
+    /// no second copy of them.
+    pub fn full_listing(self: &Arc<Self>, instance: &str, uptime_hours: f64) -> Pieces {
+        let mut pieces = vec![Piece::Bytes(Bytes::from(header(instance, self.seq)))];
         let (mut count, mut sum) = (0, 0.0);
         let mut i = 0;
         while i < self.entries.len() {
@@ -149,14 +293,14 @@ impl Feed {
                 i += 1;
             }
             if count > 0 {
-                parts.push(Bytes::from_static(b","));
+                pieces.push(Piece::Bytes(Bytes::from_static(b",")));
             }
-            parts.push(self.buf.slice(self.entries[first].start..self.entries[i - 1].end));
+            pieces.push(self.run(first..i));
             count += i - first;
             sum += self.confidence_sums[i] - self.confidence_sums[first];
         }
-        parts.push(Bytes::from(footer(count, sum, uptime_hours, self.seq, None)));
-        parts
+        pieces.push(Piece::Bytes(Bytes::from(footer(count, sum, uptime_hours, self.seq, None))));
+        Pieces::new(pieces)
     }
 }
 
@@ -191,16 +335,39 @@ fn footer(count: usize, confidence_sum: f64, uptime_hours: f64, sequence: i64, n
 mod tests {
     use super::*;
 
-    fn row(seq: i64, name: &str, deprecated: bool) -> FeedRow {
-        FeedRow { seq, packet: format!("{{\"name\":\"{name}\"}}"), confidence: 0.5, deprecated }
+    /// A feed of `rows` (seq, name, tombstone) at `seq`, kept plain up to `plain_max` bytes.
+    fn build(seq: i64, rows: &[(i64, &str, bool)], plain_max: usize) -> Arc<Feed> {
+        build_in(seq, rows, plain_max, 256)
     }
 
-    fn feed() -> Feed {
-        Feed::build(9, vec![row(2, "a", false), row(4, "b", true), row(7, "c", false), row(9, "d", false)])
+    /// [`build`], packed in runs of `chunk` bytes.
+    fn build_in(seq: i64, rows: &[(i64, &str, bool)], plain_max: usize, chunk: usize) -> Arc<Feed> {
+        let mut builder = FeedBuilder::new(plain_max, chunk);
+        for &(seq, name, deprecated) in rows {
+            let json = format!("{{\"name\":\"{name}\"}}");
+            let frame = zstd::bulk::compress(json.as_bytes(), 3).unwrap();
+            builder
+                .push(FeedRow { seq, frame: &frame, size: json.len(), confidence: 0.5, deprecated })
+                .unwrap();
+        }
+        Arc::new(builder.finish(seq))
     }
 
-    fn decode(parts: &[Bytes]) -> serde_json::Value {
-        serde_json::from_slice(&parts.concat()).expect("an answer is JSON")
+    const ROWS: [(i64, &str, bool); 4] = [(2, "a", false), (4, "b", true), (7, "c", false), (9, "d", false)];
+
+    fn feed() -> Arc<Feed> {
+        build(9, &ROWS, PLAIN_MAX)
+    }
+
+    fn bytes(pieces: &Pieces) -> Vec<u8> {
+        let mut out = Vec::new();
+        pieces.visit(|b| out.extend_from_slice(b)).unwrap();
+        assert_eq!(out.len() as u64, pieces.len(), "the stated length is the body's");
+        out
+    }
+
+    fn decode(pieces: &Pieces) -> serde_json::Value {
+        serde_json::from_slice(&bytes(pieces)).expect("an answer is JSON")
     }
 
     fn names(answer: &serde_json::Value) -> Vec<&str> {
@@ -222,34 +389,45 @@ mod tests {
     #[test]
     fn the_full_listing_leaves_tombstones_out_and_shares_the_feeds_bytes() {
         let feed = feed();
-        let parts = feed.full_listing("n", 0.0);
-        let listing = decode(&parts);
+        let pieces = feed.full_listing("n", 0.0);
+        let listing = decode(&pieces);
         assert_eq!(names(&listing), ["a", "c", "d"]);
         assert_eq!(listing["stats"]["totalSkills"], 3);
         assert_eq!(listing["stats"]["avgConfidence"], 0.5);
         assert!(listing.get("next").is_none());
         assert!(!feed.is_full_listing(&feed.since(0, None)), "since=0 carries the tombstone");
         // The packets are slices of the feed's one buffer, not copies of it.
-        let buf = feed.buf.as_ptr_range();
-        let packets: Vec<&Bytes> = parts.iter().filter(|p| p.starts_with(b"{\"name\"")).collect();
+        let Packets::Plain(buf) = &feed.packets else { panic!("a small feed is plain") };
+        let buf = buf.as_ptr_range();
+        let packets: Vec<&Bytes> = pieces
+            .items()
+            .iter()
+            .filter_map(|p| match p {
+                Piece::Bytes(b) if b.starts_with(b"{\"name\"") => Some(b),
+                _ => None,
+            })
+            .collect();
         assert_eq!(packets.len(), 2, "a, then the run c,d after the tombstone");
         assert!(packets.iter().all(|p| buf.contains(&p.as_ptr())), "every run points into the feed");
     }
 
     #[test]
     fn a_full_listing_is_one_run_without_tombstones_and_empty_without_packets() {
-        let feed = Feed::build(3, vec![row(1, "a", false), row(3, "b", false)]);
-        let parts = feed.full_listing("n", 0.0);
-        assert_eq!(parts.len(), 3, "header, one run, footer");
-        assert_eq!(names(&decode(&parts)), ["a", "b"]);
+        let feed = build(3, &[(1, "a", false), (3, "b", false)], PLAIN_MAX);
+        let pieces = feed.full_listing("n", 0.0);
+        assert_eq!(pieces.items().len(), 3, "header, one run, footer");
+        assert_eq!(names(&decode(&pieces)), ["a", "b"]);
         assert!(feed.is_full_listing(&feed.since(0, None)));
-        let only_tombstones = Feed::build(2, vec![row(2, "x", true)]);
+        let only_tombstones = build(2, &[(2, "x", true)], PLAIN_MAX);
         let empty = decode(&only_tombstones.full_listing("n", 0.0));
         assert_eq!(names(&empty), Vec::<&str>::new());
         assert_eq!(
             (empty["stats"]["totalSkills"].as_i64(), empty["stats"]["avgConfidence"].as_f64()),
             (Some(0), Some(0.0))
         );
+        let nothing = build(0, &[], 0);
+        assert_eq!(names(&decode(&nothing.full_listing("n", 0.0))), Vec::<&str>::new());
+        assert_eq!(names(&decode(&nothing.answer("n", &nothing.since(0, None), 0.0))), Vec::<&str>::new());
     }
 
     #[test]
@@ -274,5 +452,78 @@ mod tests {
         assert_eq!(at(1), 1, "a packet larger than the budget still goes, alone");
         assert_eq!(at(2 * one + 1), 2, "two packets and their comma fit exactly");
         assert_eq!(at(2 * one), 1, "one byte less and the second waits");
+    }
+
+    #[test]
+    fn a_feed_stays_plain_up_to_its_maximum_and_is_packed_one_byte_over() {
+        // {"name":"a"},{"name":"b"},… : four packets of 12 bytes and three commas.
+        let json_len = 4 * 12 + 3;
+        assert!(matches!(build(9, &ROWS, json_len).packets, Packets::Plain(_)));
+        assert!(matches!(build(9, &ROWS, json_len - 1).packets, Packets::Packed(_)));
+    }
+
+    #[test]
+    fn a_packed_feed_answers_byte_for_byte_what_a_plain_one_does() {
+        let rows: Vec<(i64, String, bool)> = (1..=300)
+            .map(|i| (i, format!("skill-{i}-{}", "x".repeat(i as usize % 97)), i % 50 == 7))
+            .collect();
+        let rows: Vec<(i64, &str, bool)> = rows.iter().map(|(s, n, d)| (*s, n.as_str(), *d)).collect();
+        let plain = build(300, &rows, usize::MAX);
+        // Packed from the first packet, and packed once the feed outgrew its plain maximum.
+        for packed in
+            [build_in(300, &rows, 0, 1000), build_in(300, &rows, 9000, 700), build_in(300, &rows, 0, 1)]
+        {
+            assert!(matches!(packed.packets, Packets::Packed(_)));
+            // Headers carry the time: compare what follows the opening of `skills`.
+            let body = |p: &Pieces| {
+                let all = bytes(p);
+                let at = all.windows(10).position(|w| w == b"\"skills\":[").unwrap();
+                all[at..].to_vec()
+            };
+            assert_eq!(body(&packed.full_listing("n", 1.0)), body(&plain.full_listing("n", 1.0)));
+            for since in [0, 1, 7, 150, 299, 300] {
+                for limit in [
+                    None,
+                    Some(PageLimit { packets: 1, bytes: usize::MAX }),
+                    Some(PageLimit { packets: 40, bytes: 900 }),
+                ] {
+                    let (a, b) = (packed.since(since, limit), plain.since(since, limit));
+                    assert_eq!(a.range, b.range);
+                    assert_eq!(
+                        body(&packed.answer("n", &a, 1.0)),
+                        body(&plain.answer("n", &b, 1.0)),
+                        "since {since}, {limit:?}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn a_packed_listing_is_sent_a_run_at_a_time_and_adds_up_to_it() {
+        let names: Vec<String> = (0..2000).map(|i| format!("{i}-{}", "y".repeat(100))).collect();
+        let rows: Vec<(i64, &str, bool)> =
+            names.iter().enumerate().map(|(i, n)| (i as i64 + 1, n.as_str(), false)).collect();
+        let feed = build_in(2000, &rows, 0, 4096);
+        let Packets::Packed(runs) = &feed.packets else { panic!("packed") };
+        // About 230 KB in runs of 4 KB or one packet more, none of them tiny.
+        assert!(runs.len() > 50 && runs.len() < 60, "{} runs", runs.len());
+        let pieces = feed.full_listing("n", 0.0);
+        let mut body = pieces.body();
+        let mut sent = Vec::new();
+        while let Some(frame) = http_body_util::BodyExt::frame(&mut body).await {
+            let data = frame.unwrap().into_data().unwrap();
+            assert!(data.len() <= 4096 + 200, "a slice is a run, not the listing: {}", data.len());
+            sent.extend_from_slice(&data);
+        }
+        assert_eq!(sent, bytes(&pieces));
+        assert_eq!(pieces.digest().unwrap(), ecp_protocol::signed_auth::body_digest(&sent));
+    }
+
+    #[test]
+    fn a_corrupt_frame_fails_the_feed_not_the_node() {
+        let mut builder = FeedBuilder::new(PLAIN_MAX, CHUNK);
+        let row = FeedRow { seq: 1, frame: b"not zstd", size: 8, confidence: 0.5, deprecated: false };
+        assert!(matches!(builder.push(row), Err(StoreError::Corrupt(_))));
     }
 }

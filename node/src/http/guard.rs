@@ -146,9 +146,9 @@ async fn digest_of(entry: Cached) -> Result<String, ApiError> {
     // Small bodies (an incremental `?since=` answer, a manifest) are hashed
     // in place: a thread hop would cost more than the hash.
     if entry.has_digest() || entry.body_len() <= 64 * 1024 {
-        return Ok(entry.digest().to_owned());
+        return Ok(entry.digest()?.to_owned());
     }
-    Ok(tokio::task::spawn_blocking(move || entry.digest().to_owned()).await?)
+    Ok(tokio::task::spawn_blocking(move || entry.digest().map(str::to_owned)).await??)
 }
 
 /// Guards a request to the `/v1/` API. This one function decides who may

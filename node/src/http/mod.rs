@@ -30,7 +30,10 @@
 //!   and the operator's uploads under `/v1/blobs/`.
 //! - `answer`: JSON answers with an ETag, 304, `If-None-Match`.
 //! - `cache`: encoded answers cached by sequence number.
-//! - `feed`: the packets every `GET /ecp/skills` answer is cut from.
+//! - `feed`: the packets every `GET /ecp/skills` answer is cut from, kept
+//!   packed when there are many.
+//! - `pieces`: an answer's body as pieces — cached buffers and runs of the
+//!   feed unpacked as they are sent — with its digest and length.
 //! - `v1`: the local API under `/v1/`: reads, and the operator's writes
 //!   (skills, their sharing, the quarantine, the inbox, held deletions).
 //! - `events`: `GET /v1/events`, the live event stream (server-sent events).
@@ -56,6 +59,7 @@ mod guard;
 mod manifest;
 mod metrics;
 mod observe;
+mod pieces;
 pub mod rate_limit;
 mod skills;
 mod state;

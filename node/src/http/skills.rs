@@ -17,11 +17,11 @@ use ecp_protocol::merge::{GO_DEFAULT_INSTANCE, SenderKind};
 use ecp_protocol::{DecodeError, KnowledgeUpdate};
 
 use super::MergeStarted;
-use super::answer::{self, matches_etag, not_modified, parts_digest};
+use super::answer::{self, matches_etag, not_modified};
 use super::auth::Caller;
 use super::cache::Cached;
 use super::error::ApiError;
-use super::feed::{Feed, PageLimit};
+use super::feed::{CHUNK, Feed, FeedBuilder, PLAIN_MAX, PageLimit};
 use super::state::AppState;
 use crate::intake::{Sender, address_account, peer_account};
 
@@ -62,20 +62,20 @@ pub(super) async fn get(
     let cut = since.map(|n| feed.since(n, page));
     match cut {
         Some(cut) if !feed.is_full_listing(&cut) => {
-            let parts = feed.answer(&instance, &cut, uptime_hours);
+            let pieces = feed.answer(&instance, &cut, uptime_hours);
             if !matches!(*caller, Caller::Signed(_)) {
-                return Ok(answer::parts(parts, &tag, None));
+                return Ok(answer::pieces(&pieces, &tag, None));
             }
             // A signed answer's signature covers the body's digest, made off the async threads.
-            let (digest, parts) = tokio::task::spawn_blocking(move || (parts_digest(&parts), parts)).await?;
-            Ok(answer::parts(parts, &tag, Some(digest)))
+            let (digest, pieces) = tokio::task::spawn_blocking(move || (pieces.digest(), pieces)).await?;
+            Ok(answer::pieces(&pieces, &tag, Some(digest?)))
         }
         // The full listing, or an incremental answer with the same packets:
         // cached once per change, with its gzip encoding and its digest.
         // It shares the feed's bytes: one copy of the packets serves both.
         _ => {
             let build = || async {
-                Ok::<_, ApiError>(Cached::from_parts(feed.seq, feed.full_listing(&instance, uptime_hours)))
+                Ok::<_, ApiError>(Cached::from_pieces(feed.seq, feed.full_listing(&instance, uptime_hours)))
             };
             let listing = state.cache.skills.get_or_build(seq, build).await?;
             Ok(listing_response(&headers, listing, &tag).await)
@@ -101,8 +101,14 @@ fn number(
 async fn feed(state: &AppState, seq: i64) -> Result<Arc<Feed>, ApiError> {
     let library = state.library.clone();
     let build = || async move {
-        let (seq, rows) = tokio::task::spawn_blocking(move || library.store().feed_rows()).await??;
-        Ok::<_, ApiError>(Arc::new(Feed::build(seq, rows)))
+        state.cache.skills.forget_older_than(seq);
+        let feed = tokio::task::spawn_blocking(move || {
+            let mut builder = FeedBuilder::new(PLAIN_MAX, CHUNK);
+            let seq = library.store().each_feed_row(|row| builder.push(row))?;
+            Ok::<_, ApiError>(builder.finish(seq))
+        })
+        .await??;
+        Ok::<_, ApiError>(Arc::new(feed))
     };
     state.cache.feed.get_or_build(seq, build).await
 }
@@ -121,7 +127,8 @@ async fn listing_response(headers: &HeaderMap, listing: Cached, etag: &str) -> R
     }
     let entry = listing.clone();
     let gzipped = match tokio::task::spawn_blocking(move || listing.gzipped()).await {
-        Ok(bytes) => bytes,
+        Ok(Ok(bytes)) => bytes,
+        Ok(Err(e)) => return ApiError::from(e).into_response(),
         Err(e) => return ApiError::internal(&e).into_response(),
     };
     // A signature covers the JSON before gzip (`SPEC.md` §10.1.6): the entry's.

@@ -394,3 +394,30 @@ fn a_folder_that_cannot_be_read_keeps_its_entries_and_the_others_are_renewed() {
     assert_eq!(import_all(&library).imported, ["broken"]);
     assert_eq!(folders(&library), [2]);
 }
+
+#[test]
+fn project_all_writes_every_skill_a_page_at_a_time_at_the_page_size_and_one_past_it() {
+    use crate::library::PROJECT_PAGE;
+    for count in [PROJECT_PAGE - 1, PROJECT_PAGE, PROJECT_PAGE + 1, 2 * PROJECT_PAGE, 2 * PROJECT_PAGE + 1] {
+        let f = fixture();
+        let names: Vec<String> = (0..count).map(|i| format!("skill-{i:02}")).collect();
+        for name in &names {
+            write(&f.skills, name, &skill_md(name, ""));
+        }
+        assert_eq!(import_all(&f.library).imported, names);
+        for name in &names {
+            fs::remove_dir_all(f.skills.join(name)).unwrap();
+        }
+        assert_eq!(f.library.project_all().unwrap(), count, "{count} skills");
+        for name in &names {
+            assert!(f.skills.join(name).join(SKILL_FILE).is_file(), "{name} of {count} written back");
+        }
+        // The store's pages: each after the last name of the one before, none twice.
+        let store = f.library.store();
+        let first = store.current_packets_after("", PROJECT_PAGE).unwrap();
+        assert_eq!(first.len(), PROJECT_PAGE.min(count));
+        let rest = store.current_packets_after(&first.last().unwrap().0, usize::MAX).unwrap();
+        let paged: Vec<&str> = first.iter().chain(&rest).map(|(n, _, _)| n.as_str()).collect();
+        assert_eq!(paged, names.iter().map(String::as_str).collect::<Vec<_>>());
+    }
+}

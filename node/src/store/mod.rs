@@ -81,6 +81,7 @@ pub use deletions::{HeldDeletion, Received};
 pub use folder_entries::{FolderEntry, ShareWarning};
 pub use inbox::{InboxEntry, Offer, Verdict};
 pub use origin_limits::{OriginExcess, OriginLimited, OriginLimits, PerOrigin};
+pub use packed::unpack_into;
 pub use peers::{PeerKind, PeerState, PullRecord};
 pub use quarantine::{QuarantineEntry, QuarantineStatus, Refusal, Truncated};
 pub use quarantine_evict::QuarantineCaps;

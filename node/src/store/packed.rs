@@ -5,6 +5,7 @@
 //! as before. A withdrawal (`skills.withdrawal`, rare) stays plain JSON text,
 //! so a reader takes either form ([`json`]).
 
+use std::borrow::Cow;
 use std::cell::RefCell;
 
 use rusqlite::Connection;
@@ -48,16 +49,11 @@ pub(super) fn json(value: ValueRef<'_>) -> Result<String, StoreError> {
 
 /// [`json`], refusing a frame that states more than `max` bytes.
 fn json_within(value: ValueRef<'_>, max: u64) -> Result<String, StoreError> {
-    let corrupt = |why: String| StoreError::Corrupt(format!("a stored packet does not unpack: {why}"));
     match value {
         ValueRef::Text(text) => String::from_utf8(text.to_vec()).map_err(|e| corrupt(e.to_string())),
         ValueRef::Blob(frame) => {
             // Every frame [`pack`] writes states its size: read exactly that.
-            let size = match zstd::zstd_safe::get_frame_content_size(frame) {
-                Ok(Some(size)) if size <= max => size as usize,
-                Ok(Some(size)) => return Err(corrupt(format!("it claims {size} bytes"))),
-                Ok(None) | Err(_) => return Err(corrupt("no zstd frame with its size".into())),
-            };
+            let size = frame_size(frame, max)?;
             let bytes = UNPACKER.with_borrow_mut(|unpacker| {
                 let unpacker = match unpacker {
                     Some(u) => u,
@@ -70,6 +66,60 @@ fn json_within(value: ValueRef<'_>, max: u64) -> Result<String, StoreError> {
         }
         other => Err(corrupt(format!("it is {:?}", other.data_type()))),
     }
+}
+
+/// A stored packet as a zstd frame, with the length of the JSON it unpacks
+/// to: what the feed of `GET /ecp/skills` keeps in memory instead of the
+/// JSON ([`unpack_into`] restores it). A text value (a withdrawal) is packed.
+pub(super) fn frame(value: ValueRef<'_>) -> Result<(Cow<'_, [u8]>, usize), StoreError> {
+    let frame = match value {
+        ValueRef::Blob(frame) => Cow::Borrowed(frame),
+        ValueRef::Text(text) => {
+            let text = std::str::from_utf8(text).map_err(|e| corrupt(e.to_string()))?;
+            Cow::Owned(pack(text))
+        }
+        other => return Err(corrupt(format!("it is {:?}", other.data_type()))),
+    };
+    let size = frame_size(&frame, MAX_UNPACKED)?;
+    Ok((frame, size))
+}
+
+/// Appends the JSON of `frame` (one [`frame`] gave, with its `size`) to `out`.
+pub fn unpack_into(frame: &[u8], size: usize, out: &mut Vec<u8>) -> Result<(), StoreError> {
+    let start = out.len();
+    out.resize(start + size, 0);
+    let written = UNPACKER.with_borrow_mut(|unpacker| {
+        let unpacker = match unpacker {
+            Some(u) => u,
+            None => unpacker.insert(Decompressor::new()?),
+        };
+        unpacker.decompress_to_buffer(frame, &mut out[start..])
+    });
+    match written {
+        Ok(n) if n == size => Ok(()),
+        Ok(n) => {
+            out.truncate(start);
+            Err(corrupt(format!("it unpacks to {n} bytes, not the {size} it states")))
+        }
+        Err(e) => {
+            out.truncate(start);
+            Err(corrupt(e.to_string()))
+        }
+    }
+}
+
+/// The size a frame states, refused above `max`.
+fn frame_size(frame: &[u8], max: u64) -> Result<usize, StoreError> {
+    match zstd::zstd_safe::get_frame_content_size(frame) {
+        Ok(Some(size)) if size <= max => Ok(size as usize),
+        Ok(Some(size)) => Err(corrupt(format!("it claims {size} bytes"))),
+        Ok(None) | Err(_) => Err(corrupt("no zstd frame with its size".into())),
+    }
+}
+
+/// A stored packet that does not unpack.
+fn corrupt(why: String) -> StoreError {
+    StoreError::Corrupt(format!("a stored packet does not unpack: {why}"))
 }
 
 /// A row's column `i` as a packet's JSON ([`json`]), inside a row mapping.
@@ -138,6 +188,29 @@ mod tests {
         let err = json_within(ValueRef::Blob(&pack(&"x".repeat(1001))), 1000).unwrap_err();
         assert!(err.to_string().contains("claims 1001 bytes"), "{err}");
         assert_eq!(json_within(ValueRef::Blob(&pack(&"x".repeat(1000))), 1000).unwrap().len(), 1000);
+    }
+
+    #[test]
+    fn a_frame_unpacks_appended_to_what_the_buffer_holds() {
+        let json = "{\"skillName\":\"a\"}";
+        let packed = pack(json);
+        let (frame, size) = frame(ValueRef::Blob(&packed)).unwrap();
+        assert!(matches!(frame, Cow::Borrowed(_)), "a stored frame is not copied");
+        assert_eq!(size, json.len());
+        let mut out = b"x,".to_vec();
+        unpack_into(&frame, size, &mut out).unwrap();
+        assert_eq!(out, format!("x,{json}").as_bytes());
+        // A withdrawal, stored as text, is packed on the way.
+        let (text_frame, text_size) = super::frame(ValueRef::Text(json.as_bytes())).unwrap();
+        assert_eq!((text_frame.as_ref(), text_size), (packed.as_slice(), json.len()));
+        // A size other than the frame's is refused and leaves the buffer as it was.
+        for wrong in [size - 1, size + 1] {
+            let mut out = b"x,".to_vec();
+            assert!(matches!(unpack_into(&packed, wrong, &mut out), Err(StoreError::Corrupt(_))), "{wrong}");
+            assert_eq!(out, b"x,");
+        }
+        assert!(matches!(super::frame(ValueRef::Blob(b"not zstd")), Err(StoreError::Corrupt(_))));
+        assert!(matches!(super::frame(ValueRef::Integer(3)), Err(StoreError::Corrupt(_))));
     }
 
     #[test]

@@ -254,13 +254,15 @@ pub struct Served {
     pub confidence_sum: f64,
 }
 
-/// One row of [`Store::feed_rows`].
-#[derive(Debug, Clone)]
-pub struct FeedRow {
+/// One row of [`Store::each_feed_row`]: a served packet as it is stored.
+#[derive(Debug, Clone, Copy)]
+pub struct FeedRow<'a> {
     /// The sequence number of the skill's newest change.
     pub seq: i64,
-    /// The packet as stored JSON.
-    pub packet: String,
+    /// The packet's JSON as a zstd frame ([`super::unpack_into`] restores it).
+    pub frame: &'a [u8],
+    /// The length of that JSON.
+    pub size: usize,
     /// Its stored confidence.
     pub confidence: f64,
     /// Whether it is a tombstone (served only to `?since=` requests).
@@ -431,40 +433,61 @@ impl Store {
         Ok(Served { seq, packets, confidence_sum })
     }
 
-    /// Every served packet (tombstones and withdrawals included) in sequence order, with
-    /// its sequence number, stored confidence and whether it is a tombstone:
-    /// what the HTTP layer's feed of `GET /ecp/skills` answers are cut from.
-    pub fn feed_rows(&self) -> Result<(i64, Vec<FeedRow>), StoreError> {
+    /// Every served packet (tombstones and withdrawals included) in sequence
+    /// order, still packed, with its sequence number, stored confidence and
+    /// whether it is a tombstone, handed to `visit` one at a time: what the
+    /// HTTP layer's feed of `GET /ecp/skills` answers is made of, without the
+    /// whole listing's JSON in memory at once. Returns the sequence number
+    /// the rows are consistent with.
+    pub fn each_feed_row(
+        &self,
+        mut visit: impl FnMut(FeedRow<'_>) -> Result<(), StoreError>,
+    ) -> Result<i64, StoreError> {
         let conn = self.conn();
         let seq = super::current_seq(&conn)?;
         let mut stmt =
             conn.prepare_cached("SELECT seq, packet, confidence, deprecated FROM served ORDER BY seq")?;
-        let rows = stmt
-            .query_map([], |row| {
-                Ok(FeedRow {
-                    seq: row.get(0)?,
-                    packet: packed::column(row, 1)?,
-                    confidence: row.get(2)?,
-                    deprecated: row.get(3)?,
-                })
-            })?
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok((seq, rows))
+        let mut rows = stmt.query([])?;
+        while let Some(row) = rows.next()? {
+            let (frame, size) = packed::frame(row.get_ref(1)?)?;
+            visit(FeedRow {
+                seq: row.get(0)?,
+                frame: &frame,
+                size,
+                confidence: row.get(2)?,
+                deprecated: row.get(3)?,
+            })?;
+        }
+        Ok(seq)
     }
 
     /// The current packet and kind of every skill (tombstones included), in
     /// one query: what the skills folder must show.
     pub fn current_packets(&self) -> Result<Vec<(SkillPacket, SkillKind)>, StoreError> {
+        let all = self.current_packets_after("", usize::MAX)?;
+        Ok(all.into_iter().map(|(_, packet, kind)| (packet, kind)).collect())
+    }
+
+    /// [`Store::current_packets`] a page at a time: at most `limit` skills
+    /// whose names sort after `after` (`""`: from the first), in name order,
+    /// each with its name (the cursor of the next page), so that walking
+    /// 100,000 skills holds one page in memory, not all of them.
+    pub fn current_packets_after(
+        &self,
+        after: &str,
+        limit: usize,
+    ) -> Result<Vec<(String, SkillPacket, SkillKind)>, StoreError> {
         let conn = self.conn();
-        let mut stmt = conn.prepare_cached("SELECT packet, kind FROM skills ORDER BY name")?;
+        let mut stmt = conn
+            .prepare_cached("SELECT name, packet, kind FROM skills WHERE name > ?1 ORDER BY name LIMIT ?2")?;
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let rows = stmt
-            .query_map([], |row| Ok((packed::column(row, 0)?, row.get::<_, String>(1)?)))?
+            .query_map(params![after, limit], |row| {
+                Ok((row.get::<_, String>(0)?, packed::column(row, 1)?, row.get::<_, String>(2)?))
+            })?
             .collect::<Result<Vec<_>, _>>()?;
         rows.into_iter()
-            .map(|(json, kind)| {
-                let kind = kind_from_label(&kind);
-                Ok((from_json(&json)?, kind))
-            })
+            .map(|(name, json, kind)| Ok((name, from_json(&json)?, kind_from_label(&kind))))
             .collect()
     }
 
