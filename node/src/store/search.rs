@@ -7,7 +7,16 @@
 //! positions, not a second copy of the text, which the store already holds
 //! packed. `contentless_delete=1` lets a row be deleted by its id alone, so
 //! following a change does not need the old text. `skill_search_docs` maps
-//! an index row to its skill's name.
+//! an index row to its skill's name. (`detail=column` would make it half as
+//! big, but FTS5's BM25 then ranks every contentless row 0.)
+//!
+//! A row's id orders the index by evidence ([`row_id`]: confidence first,
+//! then the change's sequence number), and carries the confidence the boost
+//! needs, so ranking reads nothing but the index. FTS5 lists a term's
+//! matches in id order, so a query ranks at most [`CANDIDATES`] of them, the
+//! best-evidenced: the same answer as ranking all of them for every query
+//! matching fewer skills, and a bounded cost for a word that most skills
+//! hold (whose BM25 weight is nil anyway: it tells no skill from another).
 //!
 //! The index follows every write of a skill ([`follow`], called by the one
 //! write path, `skills::upsert`): a tombstone leaves it, any other version
@@ -15,9 +24,10 @@
 //! it; [`check`] runs at every open and rebuilds it, with a log line, when it
 //! is missing, corrupt or does not count the skills it should.
 //!
-//! Users' queries never reach FTS5's syntax ([`Query::parse`]): only words,
-//! a prefix star at a word's end and quoted phrases pass, each re-quoted, so
-//! `AND`, `NEAR`, `:` or `(` are searched as text and cannot fail the query.
+//! Users' queries never reach FTS5's syntax ([`Query::parse`]): only words
+//! (runs of letters and digits), a prefix star at a term's end and quoted
+//! phrases pass, each word re-quoted, so `AND`, `NEAR`, `:` or `(` are
+//! searched as text and cannot fail the query.
 
 use std::fmt::Write as _;
 use std::time::Instant;
@@ -47,6 +57,20 @@ const WEIGHTS: &str = "10.0, 5.0, 3.0, 1.0";
 /// same text held with confidence 0.
 pub const EVIDENCE_BOOST: f64 = 0.5;
 
+/// Most matches one query ranks: the best-evidenced ones (see the module doc).
+pub const CANDIDATES: usize = 10_000;
+
+/// Bits of a row id below its evidence rank, for the sequence number.
+const SEQ_BITS: u32 = 40;
+
+/// The index row id of a skill's version: `(1000 − confidence in
+/// thousandths) · 2^40 + seq`, so ascending ids go from the most confident
+/// to the least, and the confidence is read back from the id.
+fn row_id(confidence: f64, seq: i64) -> i64 {
+    let milli = (confidence.clamp(0.0, 1.0) * 1000.0).round() as i64;
+    ((1000 - milli) << SEQ_BITS) | (seq & ((1 << SEQ_BITS) - 1))
+}
+
 /// Which indexed skills a search shows: the one place that decides it.
 /// Tombstones never reach the index (quarantined packets never reach the
 /// skills table); a received skill waiting for review in the inbox, or
@@ -62,7 +86,8 @@ const VISIBLE: &str = "s.deprecated = 0
 macro_rules! index_tables {
     () => {
         r#"
-        -- One row per indexed skill: the index's row id for its name.
+        -- One row per indexed skill: the index's row id for its name
+        -- (search.rs row_id: its evidence rank and sequence number).
         CREATE TABLE skill_search_docs (
             id   INTEGER PRIMARY KEY,
             name TEXT NOT NULL UNIQUE
@@ -114,10 +139,17 @@ pub struct Query {
     fts: String,
 }
 
+/// The words of `text` as the index's tokenizer takes them, near enough:
+/// runs of letters and digits.
+fn words(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty())
+}
+
 impl Query {
     /// Checks `text`: words (a trailing `*` makes a word a prefix) and
     /// `"quoted phrases"`, all of which must match (AND). A word of
-    /// punctuation alone is left out; anything else is searched as text.
+    /// punctuation alone is left out; a word with punctuation inside
+    /// (`k8s-deploy`) is its parts, each of which must match.
     pub fn parse(text: &str) -> Result<Query, QueryError> {
         let text = text.trim();
         if text.is_empty() {
@@ -126,12 +158,13 @@ impl Query {
         if text.len() > MAX_QUERY_BYTES {
             return Err(QueryError::TooLong { len: text.len() });
         }
-        let mut terms: Vec<(&str, bool)> = Vec::new();
+        let mut terms: Vec<(&str, bool, bool)> = Vec::new();
         let mut rest = text;
         loop {
             rest = rest.trim_start();
             let Some(first) = rest.chars().next() else { break };
-            let (term, after) = if first == '"' {
+            let quoted = first == '"';
+            let (term, after) = if quoted {
                 let inner = &rest[1..];
                 let end = inner.find('"').ok_or(QueryError::UnclosedQuote)?;
                 (&inner[..end], &inner[end + 1..])
@@ -147,7 +180,7 @@ impl Query {
             };
             rest = &after[stars..];
             if term.chars().any(char::is_alphanumeric) {
-                terms.push((term, prefix));
+                terms.push((term, prefix, quoted));
             }
         }
         if terms.is_empty() {
@@ -157,20 +190,23 @@ impl Query {
             return Err(QueryError::TooManyTerms { count: terms.len() });
         }
         let mut fts = String::with_capacity(text.len() + 4 * terms.len());
-        for (term, prefix) in terms {
-            if !fts.is_empty() {
-                fts.push(' ');
+        for (term, prefix, quoted) in terms {
+            let words: Vec<&str> = words(term).collect();
+            // Letters and digits alone, quoted: plain strings to FTS5, in
+            // which no operator can be spelt. A quoted phrase stays one
+            // string (its words in order); a word's parts are each a string.
+            let strings =
+                if quoted { vec![words.join(" ")] } else { words.iter().map(|w| (*w).to_owned()).collect() };
+            let last = strings.len() - 1;
+            for (i, string) in strings.iter().enumerate() {
+                if !fts.is_empty() {
+                    fts.push(' ');
+                }
+                let star = if prefix && i == last { "*" } else { "" };
+                let _ = write!(fts, "\"{string}\"{star}");
             }
-            // Quoted, every term is a string to FTS5: its tokenizer splits
-            // it into words (a phrase), and no operator can be spelt.
-            let _ = write!(fts, "\"{term}\"{}", if prefix { "*" } else { "" });
         }
         Ok(Query { fts })
-    }
-
-    /// The FTS5 expression it became.
-    pub fn fts(&self) -> &str {
-        &self.fts
     }
 }
 
@@ -205,24 +241,63 @@ pub struct SearchHit {
     pub score: f64,
 }
 
+/// What `GET /v1/search` and `skill search --json` answer.
+#[derive(Debug, Clone, Serialize)]
+pub struct Answer {
+    /// The query as given.
+    pub query: String,
+    /// The most hits asked for.
+    pub limit: usize,
+    /// The hits, best first.
+    pub results: Vec<SearchHit>,
+}
+
 impl Store {
+    /// Parses `text` and `limit` (as the user gave them) and searches.
+    pub fn search_text(
+        &self,
+        text: &str,
+        limit: Option<&str>,
+    ) -> Result<Result<Answer, QueryError>, StoreError> {
+        let (query, limit) = match (Query::parse(text), self::limit(limit)) {
+            (Ok(query), Ok(limit)) => (query, limit),
+            (Err(e), _) | (_, Err(e)) => return Ok(Err(e)),
+        };
+        let results = self.search(&query, limit)?;
+        Ok(Ok(Answer { query: text.to_owned(), limit, results }))
+    }
+
     /// The visible skills matching `query`, best first, at most `limit`.
     pub fn search(&self, query: &Query, limit: usize) -> Result<Vec<SearchHit>, StoreError> {
         let conn = self.conn();
+        // Ranked by the index alone; the skills table is read for the best
+        // few, enough of them that the hidden ones cannot leave a gap.
+        let hidden: i64 = conn
+            .prepare_cached(
+                "SELECT (SELECT COUNT(*) FROM inbox)
+                      + (SELECT COUNT(*) FROM inbox_decisions WHERE decision = 'rejected')",
+            )?
+            .query_row([], |r| r.get(0))?;
         let sql = format!(
-            "SELECT s.name, s.description, s.tags, s.kind, s.origin, s.confidence, s.private IS NOT NULL,
-                    -m.rank * (1.0 + ?3 * MAX(0.0, MIN(1.0, s.confidence))) AS score
-             FROM (SELECT rowid AS id, bm25(skill_search, {WEIGHTS}) AS rank
-                   FROM skill_search WHERE skill_search MATCH ?1) AS m
-             JOIN skill_search_docs d ON d.id = m.id
+            "WITH candidates AS (
+                 SELECT rowid AS id,
+                        bm25(skill_search, {WEIGHTS})
+                          * (1.0 + ?3 * (1000 - (rowid >> {SEQ_BITS})) / 1000.0) AS rank
+                 FROM skill_search WHERE skill_search MATCH ?1
+                 ORDER BY rowid LIMIT {CANDIDATES}),
+             best AS (SELECT id, rank FROM candidates ORDER BY rank, id LIMIT ?2)
+             SELECT s.name, s.description, s.tags, s.kind, s.origin, s.confidence, s.private IS NOT NULL,
+                    -best.rank
+             FROM best
+             JOIN skill_search_docs d ON d.id = best.id
              JOIN skills s ON s.name = d.name
              WHERE {VISIBLE}
-             ORDER BY score DESC, s.name
-             LIMIT ?2"
+             ORDER BY best.rank, best.id
+             LIMIT ?4"
         );
         let mut stmt = conn.prepare_cached(&sql)?;
         let hits = stmt
-            .query_map(params![query.fts, limit as i64, EVIDENCE_BOOST], |row| {
+            .query_map(params![query.fts, limit as i64 + hidden, EVIDENCE_BOOST, limit as i64], |row| {
                 let tags: String = row.get(2)?;
                 let kind: String = row.get(3)?;
                 Ok(SearchHit {
@@ -255,39 +330,34 @@ impl Store {
     }
 }
 
-/// Makes the index follow a skill's new current version: a tombstone
-/// leaves it, any other version replaces the skill's row. Runs in the
-/// write's transaction.
-pub(super) fn follow(tx: &Connection, packet: &SkillPacket) -> Result<(), rusqlite::Error> {
-    let id: Option<i64> = tx
+/// Makes the index follow a skill's new current version (the change
+/// numbered `seq`): a tombstone leaves it, any other version replaces the
+/// skill's row. Runs in the write's transaction.
+pub(super) fn follow(tx: &Connection, packet: &SkillPacket, seq: i64) -> Result<(), rusqlite::Error> {
+    let old: Option<i64> = tx
         .prepare_cached("SELECT id FROM skill_search_docs WHERE name = ?1")?
         .query_row(params![packet.skill_name], |r| r.get(0))
         .optional()?;
-    if let Some(id) = id {
-        tx.prepare_cached("DELETE FROM skill_search WHERE rowid = ?1")?.execute(params![id])?;
+    if let Some(old) = old {
+        tx.prepare_cached("DELETE FROM skill_search WHERE rowid = ?1")?.execute(params![old])?;
+        tx.prepare_cached("DELETE FROM skill_search_docs WHERE id = ?1")?.execute(params![old])?;
     }
     if packet.deprecated {
-        if let Some(id) = id {
-            tx.prepare_cached("DELETE FROM skill_search_docs WHERE id = ?1")?.execute(params![id])?;
-        }
         return Ok(());
     }
-    let id = match id {
-        Some(id) => id,
-        None => {
-            tx.prepare_cached("INSERT INTO skill_search_docs (name) VALUES (?1)")?
-                .execute(params![packet.skill_name])?;
-            tx.last_insert_rowid()
-        }
-    };
-    tx.prepare_cached("INSERT INTO skill_search (rowid, name, description, tags, body) VALUES (?1, ?2, ?3, ?4, ?5)")?
-        .execute(params![
-            id,
-            packet.skill_name,
-            packet.skill_description,
-            packet.tags.join(" "),
-            packet.skill_body
-        ])?;
+    let id = row_id(packet.confidence, seq);
+    tx.prepare_cached("INSERT INTO skill_search_docs (id, name) VALUES (?1, ?2)")?
+        .execute(params![id, packet.skill_name])?;
+    tx.prepare_cached(
+        "INSERT INTO skill_search (rowid, name, description, tags, body) VALUES (?1, ?2, ?3, ?4, ?5)",
+    )?
+    .execute(params![
+        id,
+        packet.skill_name,
+        packet.skill_description,
+        packet.tags.join(" "),
+        packet.skill_body
+    ])?;
     Ok(())
 }
 
@@ -322,7 +392,10 @@ fn fault(conn: &Connection) -> Result<Option<&'static str>, rusqlite::Error> {
     }
     // Checks the index's own structure (rank 0: a contentless table has no
     // text to compare it with).
-    if conn.execute("INSERT INTO skill_search (skill_search, rank) VALUES ('integrity-check', 0)", []).is_err() {
+    if conn
+        .execute("INSERT INTO skill_search (skill_search, rank) VALUES ('integrity-check', 0)", [])
+        .is_err()
+    {
         return Ok(Some("is corrupt"));
     }
     let indexed: i64 = conn.query_row("SELECT COUNT(*) FROM skill_search_docs", [], |r| r.get(0))?;
@@ -340,11 +413,11 @@ fn rebuild(conn: &mut Connection) -> Result<usize, StoreError> {
     ))?;
     let mut indexed = 0;
     {
-        let mut stmt = tx.prepare("SELECT packet FROM skills WHERE deprecated = 0 ORDER BY name")?;
+        let mut stmt = tx.prepare("SELECT packet, seq FROM skills WHERE deprecated = 0 ORDER BY seq")?;
         let mut rows = stmt.query([])?;
         while let Some(row) = rows.next()? {
             let packet: SkillPacket = from_json(&packed::column(row, 0)?)?;
-            follow(&tx, &packet)?;
+            follow(&tx, &packet, row.get(1)?)?;
             indexed += 1;
         }
     }

@@ -16,16 +16,17 @@ fn words_prefixes_and_phrases_pass_quoted() {
     assert_eq!(fts("deploy"), r#""deploy""#);
     assert_eq!(fts("  deploy   kube*  "), r#""deploy" "kube"*"#);
     assert_eq!(fts(r#""tag the release" git"#), r#""tag the release" "git""#);
-    assert_eq!(fts(r#""tag the rel"*"#), r#""tag the rel"*"#);
+    assert_eq!(fts(r#""tag-the  rel"*"#), r#""tag the rel"*"#);
     assert_eq!(fts("kube**"), r#""kube"*"#);
+    assert_eq!(fts("k8s-dep*"), r#""k8s" "dep"*"#);
 }
 
 #[test]
 fn fts5_operators_are_searched_as_text() {
     assert_eq!(fts("a AND b OR NOT c"), r#""a" "AND" "b" "OR" "NOT" "c""#);
-    assert_eq!(fts("NEAR(a b) name:x ^y"), r#""NEAR(a" "b)" "name:x" "^y""#);
-    // Punctuation alone is left out; inside a word it is the tokenizer's.
-    assert_eq!(fts("c++ - && x"), r#""c++" "x""#);
+    assert_eq!(fts("NEAR(a b) name:x ^y"), r#""NEAR" "a" "b" "name" "x" "y""#);
+    // Punctuation alone is left out; inside a word it separates words.
+    assert_eq!(fts("c++ - && x"), r#""c" "x""#);
 }
 
 #[test]
@@ -99,6 +100,18 @@ fn name_and_description_rank_above_the_body() {
 }
 
 #[test]
+fn phrases_keep_their_words_in_order() {
+    let (_dir, store) = store_with(&[
+        packet("ordered", "Roll back a bad deploy", "Body", 0.5),
+        packet("reversed", "Deploy bad code", "Body", 0.9),
+    ]);
+    assert_eq!(names(&store, "bad deploy"), ["reversed", "ordered"], "words in any order");
+    assert_eq!(names(&store, r#""bad deploy""#), ["ordered"]);
+    assert_eq!(names(&store, r#""bad dep"*"#), ["ordered"]);
+    assert!(names(&store, r#""code bad deploy""#).is_empty());
+}
+
+#[test]
 fn confidence_boosts_equal_text() {
     let (_dir, store) = store_with(&[
         packet("alpha", "Tag the release", "Body", 0.2),
@@ -117,7 +130,12 @@ fn the_index_follows_updates_and_tombstones() {
     assert_eq!(names(&store, "release"), ["alpha"]);
     store
         .transaction(|tx| {
-            tx.install(&packet("alpha", "Write the changelog", "Body", 0.5), SkillKind::Local, true, &Source::Operator)
+            tx.install(
+                &packet("alpha", "Write the changelog", "Body", 0.5),
+                SkillKind::Local,
+                true,
+                &Source::Operator,
+            )
         })
         .unwrap();
     assert!(names(&store, "release").is_empty(), "the old text left the index");
