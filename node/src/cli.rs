@@ -349,6 +349,18 @@ pub(crate) enum SkillCommand {
         #[command(flatten)]
         json: JsonFlag,
     },
+    /// Search the skills shown here, best first: words (all must match),
+    /// `word*` for a prefix, `"a phrase"`; name and description count above the body.
+    Search {
+        /// What to search for.
+        query: String,
+        /// Most hits to show (1 to 100).
+        #[arg(long, default_value_t = ecp_node::store::search::DEFAULT_LIMIT,
+              value_parser = |s: &str| ecp_node::store::search::limit(Some(s)))]
+        limit: usize,
+        #[command(flatten)]
+        json: JsonFlag,
+    },
     /// Remove a skill: it becomes a tombstone that travels to peers.
     Rm {
         /// Skill name.

@@ -1,4 +1,4 @@
-//! `ecp-node skill add | list | show | rm | private | share | scan`.
+//! `ecp-node skill add | list | show | search | rm | private | share | scan`.
 //!
 //! Writes (`add`, `rm`) go to the server running on the data folder when
 //! there is one (its `/v1/` API: its next answer shows the change), else
@@ -46,6 +46,9 @@ pub(crate) fn run(global: &GlobalArgs, command: SkillCommand) -> anyhow::Result<
         }
         SkillCommand::Show { name, json, .. } => {
             show(&super::open_library(&config, global.init)?, &name, json.json)
+        }
+        SkillCommand::Search { query, limit, json } => {
+            search(&super::open_library(&config, global.init)?, &query, limit, json.json)
         }
         SkillCommand::Rm { name } => rm(&super::write_target(&config, global.init)?, &name),
         SkillCommand::Private { name } => private(&super::write_target(&config, global.init)?, &name),
@@ -220,6 +223,32 @@ fn list(library: &Library, json: bool) -> anyhow::Result<ExitCode> {
         ]);
     }
     emit(&(table.render("") + &report))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn search(library: &Library, query: &str, limit: usize, json: bool) -> anyhow::Result<ExitCode> {
+    let limit = limit.to_string();
+    let answer = library.store().search_text(query, Some(&limit)).context("cannot read the store")??;
+    if json {
+        emit_json(&answer)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if answer.results.is_empty() {
+        emit(&format!("no skill matches {query:?}; `ecp-node skill list` shows every skill\n"))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut table = Table::new(&["NAME", "SCORE", "CONFIDENCE", "KIND", "ORIGIN", "DESCRIPTION"]);
+    for hit in &answer.results {
+        table.row(vec![
+            one_line(&hit.name).into_owned(),
+            format!("{:.2}", hit.score),
+            format!("{:.2}", hit.confidence),
+            hit.kind.to_owned(),
+            one_line(&hit.origin).into_owned(),
+            one_line(&hit.description).into_owned(),
+        ]);
+    }
+    emit(&table.render(""))?;
     Ok(ExitCode::SUCCESS)
 }
 

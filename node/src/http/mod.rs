@@ -111,6 +111,8 @@ fn v1_routes() -> Router<AppState> {
         .route("/v1/blobs/{sha256}", axum::routing::put(blobs::put_own))
         .route("/v1/skills/{name}/private", post(v1::make_private))
         .route("/v1/skills/{name}/share", post(v1::share))
+        // #24 item 1: ranked full-text search.
+        .route("/v1/search", get(v1::search))
         .route("/v1/quarantine", get(v1::quarantine))
         .route("/v1/quarantine/{id}", get(v1::quarantine_entry).delete(v1::drop_entry))
         .route("/v1/quarantine/{id}/approve", post(v1::approve))

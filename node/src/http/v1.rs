@@ -1,5 +1,5 @@
 //! The local API under `/v1/`: what an operator or an agent on this machine
-//! reads — skills, one skill with its versions, the quarantine, the inbox,
+//! reads — skills, one skill with its versions, ranked search, the quarantine, the inbox,
 //! the audit log, peers, status — and the operator's writes, which the CLI
 //! sends here when a server runs on its data folder: add (a skill folder's
 //! files uploaded first, by [`super::blobs`]) and remove a skill, make a local skill private or share it, approve and drop
@@ -21,6 +21,7 @@ use ecp_protocol::bundle::{FileMode, SKILL_MD};
 use ecp_protocol::wire::BundleFile;
 
 use crate::import::Companion;
+use crate::store::search::QueryError;
 use crate::store::{StoreError, Verdict};
 
 use super::error::ApiError;
@@ -272,6 +273,38 @@ pub(super) async fn quarantine(State(state): State<AppState>) -> Result<Json<Val
     let library = state.library.clone();
     let entries = tokio::task::spawn_blocking(move || library.store().quarantine()).await??;
     Ok(Json(json!({ "quarantine": entries })))
+}
+
+#[derive(Deserialize)]
+pub(super) struct SearchQuery {
+    q: Option<String>,
+    limit: Option<String>,
+}
+
+/// `GET /v1/search?q=QUERY[&limit=N]`: ranked full-text search over the
+/// skills shown here ([`crate::store::search`]), best first; 400
+/// `empty_query`, `invalid_query` or `invalid_limit` naming what to fix.
+pub(super) async fn search(
+    State(state): State<AppState>,
+    query: Result<Query<SearchQuery>, QueryRejection>,
+) -> Result<Json<Value>, ApiError> {
+    let Query(SearchQuery { q, limit }) = query.map_err(|_| {
+        ApiError::bad_request("invalid_query", "the query string must be q=WORDS with an optional &limit=N")
+    })?;
+    let library = state.library.clone();
+    let answer = tokio::task::spawn_blocking(move || {
+        library.store().search_text(q.as_deref().unwrap_or(""), limit.as_deref())
+    })
+    .await??;
+    let answer = answer.map_err(|e| {
+        let code = match e {
+            QueryError::Empty => "empty_query",
+            QueryError::Limit(_) => "invalid_limit",
+            _ => "invalid_query",
+        };
+        ApiError::bad_request(code, e.to_string())
+    })?;
+    Ok(Json(json!(answer)))
 }
 
 #[derive(Deserialize)]

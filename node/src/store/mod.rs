@@ -24,6 +24,9 @@
 //! - `source`: [`Source`], who made a change, and its one stored text form.
 //! - `skills`: skills and their versions — reads for serving, installs, tombstones.
 //! - `packed`: the stored form of packets (zstd), and reading either form.
+//! - [`search`]: ranked full-text search (FTS5, BM25 with an evidence
+//!   boost) and its index, which follows every write and is rebuilt at open
+//!   when missing or corrupt.
 //! - `sharing`: a local skill's privacy, stored with its content; the
 //!   withdrawal served when a shared skill becomes private; the operator's marks.
 //! - `quarantine`: refused packets held for review, deduplicated.
@@ -59,6 +62,7 @@ mod peers;
 mod quarantine;
 mod quarantine_evict;
 mod schema;
+pub mod search;
 mod sharing;
 mod skills;
 mod source;
@@ -220,6 +224,7 @@ impl Store {
         // parsing SQL again on every change.
         conn.set_prepared_statement_cache_capacity(64);
         schema::migrate(&mut conn)?;
+        search::check(&mut conn)?;
         let instance_id = ensure_instance_id(&mut conn)?;
         Ok(Store {
             conn: Mutex::new(conn),

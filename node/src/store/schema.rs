@@ -323,6 +323,10 @@ const MIGRATIONS: &[&str] = &[
     r#"
     ALTER TABLE quarantine ADD COLUMN legacy INTEGER NOT NULL DEFAULT 0;
     "#,
+    // 14 (#24 item 1): ranked search, an FTS5 index of the skills held
+    // (store/search.rs). Skills held before are indexed at the next open,
+    // by the check that rebuilds a missing or corrupt index.
+    super::search::index_tables!(),
 ];
 
 /// The migration that compressed the stored packets: the space their

@@ -217,6 +217,7 @@ pub(super) fn upsert(
     ])?;
     super::blobs::add_refs(tx, packet, version)?;
     super::inbox::withdraw(tx, &packet.skill_name, source, packet.deprecated)?;
+    super::search::follow(tx, packet, seq)?;
     let oldest_kept = version.saturating_sub(i64::try_from(depth).unwrap_or(i64::MAX));
     tx.prepare_cached("DELETE FROM skill_versions WHERE name = ?1 AND version < ?2")?
         .execute(params![packet.skill_name, oldest_kept])?;
