@@ -3,6 +3,8 @@
 //!
 //! A local skill stays home (is *private*) when, first match wins:
 //!
+//! 0. it is retired: its recent outcomes failed ([`crate::outcomes`]);
+//!    `ecp-node skill restore NAME` brings it back;
 //! 1. the operator said so (`ecp-node skill private NAME`);
 //! 2. its skills folder is `[[folder]] share = false`;
 //! 3. its frontmatter says `shareable: false`;
@@ -22,7 +24,7 @@
 //! External skills are not decided here: whether received skills are served
 //! again is `[policy] reshare_external`.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -35,6 +37,9 @@ use serde::Serialize;
 use crate::import::Place;
 use crate::projection::SKILL_FILE;
 use crate::store::{Mark, Private, SECRET_CODE, Store, StoreError};
+
+/// The [`Private::code`] of a retired skill (#19): kept home until restored.
+pub const RETIRED_CODE: &str = "retired";
 
 /// The file in a skills folder whose patterns keep skills private.
 pub const IGNORE_FILE: &str = ".ecpignore";
@@ -152,6 +157,7 @@ impl Sharing {
         Ok(Decider {
             sharing: self,
             marks: store.sharing_marks()?,
+            retired: store.retired_names()?,
             ignores: self.folders().iter().map(|f| IgnoreFile::read(&f.path)).collect(),
         })
     }
@@ -222,6 +228,7 @@ pub struct Decision {
 pub struct Decider<'a> {
     sharing: &'a Sharing,
     marks: HashMap<String, Mark>,
+    retired: HashSet<String>,
     ignores: Vec<IgnoreFile>,
 }
 
@@ -239,6 +246,12 @@ impl Decider<'_> {
         let settings = self.sharing.settings();
         let folder = place.and_then(|p| Some((p.index, settings.folders.get(p.index)?)));
         let decided = |private| Decision { private, secrets: Vec::new() };
+        if self.retired.contains(name) {
+            return decided(private(
+                RETIRED_CODE,
+                format!("retired, its recent uses failed; `ecp-node skill restore {name}` brings it back"),
+            ));
+        }
         if mark.private {
             return decided(private(
                 "operator",

@@ -346,6 +346,13 @@ pub static KEYS: &[Key] = &[
         "frontmatter keys treated as grants besides `allowed-tools` and `hooks` (at most 64, each 1–64 letters, digits, `-`, `_`)"),
     key("policy", "permissions_trust", Share, Some("0.9"), "ECP_POLICY_PERMISSIONS_TRUST", None,
         "the trust a configured peer needs for its own skills to keep their grants under `keep-from-trusted`"),
+    // #19 item 3: when a failing skill is retired.
+    key("outcomes", "retire_failure_rate", Share, Some("0.5"), "ECP_OUTCOMES_RETIRE_FAILURE_RATE", None,
+        "retire a skill when this share of its recent reported uses failed (0 to 1; `ecp-node skill restore` brings it back)"),
+    key("outcomes", "retire_min_uses", Count, Some("5"), "ECP_OUTCOMES_RETIRE_MIN_USES", None,
+        "fewest recent reported uses the failure rate is taken over (0: never retire; at most `retire_window`)"),
+    key("outcomes", "retire_window", Count, Some("10"), "ECP_OUTCOMES_RETIRE_WINDOW", None,
+        "how many of a skill's latest reported uses since its last restore are recent (1 to 1000)"),
     key("log", "format", Choice(&["text", "json"]), Some("text"), "ECP_LOG_FORMAT", global("log-format"),
         "how log lines on stderr are written: `text` for people (coloured on a terminal unless `NO_COLOR` is set), `json` one object per line for collectors"),
     key("tls", "cert", Path, None, "ECP_TLS_CERT", serve("tls-cert"),

@@ -107,6 +107,9 @@ fn v1_routes() -> Router<AppState> {
         .route("/v1/blobs/{sha256}", axum::routing::put(blobs::put_own))
         .route("/v1/skills/{name}/private", post(v1::make_private))
         .route("/v1/skills/{name}/share", post(v1::share))
+        // #19: how a skill did, and a retired skill brought back.
+        .route("/v1/skills/{name}/outcomes", post(v1::report_outcome))
+        .route("/v1/skills/{name}/restore", post(v1::restore))
         .route("/v1/quarantine", get(v1::quarantine))
         .route("/v1/quarantine/{id}", get(v1::quarantine_entry).delete(v1::drop_entry))
         .route("/v1/quarantine/{id}/approve", post(v1::approve))

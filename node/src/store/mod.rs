@@ -39,6 +39,8 @@
 //! - `folder_entries`: what the skills-folder import keeps of each skill
 //!   folder across passes (a skill named otherwise than its folder, why one
 //!   is not shared, the warnings of one that is).
+//! - `outcomes`: outcomes agents report, each skill's score kept across
+//!   versions, retirement and restore.
 //! - [`origin_limits`]: installs per origin, new skills per sender, per rolling hour and day.
 //! - `peers`: each peer's federation state (cursor, ETags, failures, pushes).
 //! - `blobs`: bundles' blobs — which are held and who brought them, which
@@ -54,6 +56,7 @@ mod deletions;
 mod folder_entries;
 mod inbox;
 pub mod origin_limits;
+mod outcomes;
 mod packed;
 mod peers;
 mod quarantine;
@@ -80,6 +83,7 @@ pub use blobs::{
 pub use deletions::{HeldDeletion, Received};
 pub use folder_entries::{FolderEntry, ShareWarning};
 pub use inbox::{InboxEntry, Offer, Verdict};
+pub use outcomes::{KEPT_PER_SKILL, Outcome, Recorded, Report, RetireRule, Retired, Score, TooMany};
 pub use origin_limits::{OriginExcess, OriginLimited, OriginLimits, PerOrigin};
 pub use peers::{PeerKind, PeerState, PullRecord};
 pub use quarantine::{QuarantineEntry, QuarantineStatus, Refusal, Truncated};
