@@ -626,6 +626,29 @@ fn observe(key: &str) -> Observation {
                 )
                 .await;
             }
+            "outcomes.retire_failure_rate" | "outcomes.retire_min_uses" | "outcomes.retire_window" => {
+                // Six successes, then four failures: by default (half of at
+                // least 5 of the last 10) not retired. Retired with a lower
+                // line, with 4 uses enough (after the fourth failure), or
+                // with a window of the last 5.
+                let line = match key.as_str() {
+                    "outcomes.retire_failure_rate" => "retire_failure_rate = 0.4",
+                    "outcomes.retire_min_uses" => "retire_min_uses = 4\nretire_failure_rate = 1.0",
+                    _ => "retire_window = 5",
+                };
+                let (_s, node) = node_with("outcomes", line.into()).await;
+                crate::util::add_local_skill(node.library(), "tried", 0.8).await;
+                let outcomes = if key == "outcomes.retire_min_uses" {
+                    ["failure"; 4].to_vec()
+                } else {
+                    [["success"; 6].as_slice(), ["failure"; 4].as_slice()].concat()
+                };
+                let mut retired = false;
+                for outcome in outcomes {
+                    retired |= crate::outcomes::report(&node, "tried", outcome).await["retired"] == true;
+                }
+                ensure!(retired, "not retired with {line}");
+            }
             other => return Err(format!("no observation of {other}: add one to config.rs")),
         }
         Ok(())

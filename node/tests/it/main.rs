@@ -101,3 +101,5 @@ mod pull_progress;
 mod weak_secrets;
 // bulk_pull: `pull` of 3,000 skills over many pages — every name, hash and body as the source's (#18).
 mod bulk_pull;
+// outcomes: agents' reports through the CLI and /v1/, confidence following the evidence, retirement and restore.
+mod outcomes;
