@@ -39,6 +39,22 @@ pub struct Feed {
     confidence_sums: Vec<f64>,
     /// Whether any entry is a tombstone.
     has_tombstones: bool,
+    /// What `stats` say of the node.
+    node: NodeStats,
+}
+
+/// What every answer's `stats` say of the node as a whole, as of the
+/// feed's sequence number (the rest of `stats` is the answer's packets).
+#[derive(Debug, Clone, Default)]
+pub struct NodeStats {
+    /// Its own active skills (`totalExtractions`: the skills its agents made).
+    pub extractions: i64,
+    /// The most used tags of the skills it serves (`topWorkflows`).
+    pub top_tags: Vec<String>,
+    /// Uses of its skills its agents reported (`totalUses`, our addition).
+    pub uses: i64,
+    /// Of those, successes (`totalSuccesses`, our addition).
+    pub successes: i64,
 }
 
 /// How much one answer may carry.
@@ -79,7 +95,13 @@ impl Feed {
             confidence_sums.push(confidence_sums[i] + row.confidence);
             has_tombstones |= row.deprecated;
         }
-        Feed { seq, buf: Bytes::from(buf), entries, confidence_sums, has_tombstones }
+        Feed { seq, buf: Bytes::from(buf), entries, confidence_sums, has_tombstones, node: NodeStats::default() }
+    }
+
+    /// The feed with what its answers' `stats` say of the node.
+    pub fn with_node_stats(mut self, node: NodeStats) -> Feed {
+        self.node = node;
+        self
     }
 
     /// The packets changed after `since`, as many as `limit` allows.
@@ -127,7 +149,7 @@ impl Feed {
         vec![
             Bytes::from(header(instance, self.seq)),
             packets,
-            Bytes::from(footer(count, sum, uptime_hours, cursor, cut.more.then_some(cursor))),
+            Bytes::from(footer(&self.node, count, sum, uptime_hours, cursor, cut.more.then_some(cursor))),
         ]
     }
 
@@ -155,7 +177,7 @@ impl Feed {
             count += i - first;
             sum += self.confidence_sums[i] - self.confidence_sums[first];
         }
-        parts.push(Bytes::from(footer(count, sum, uptime_hours, self.seq, None)));
+        parts.push(Bytes::from(footer(&self.node, count, sum, uptime_hours, self.seq, None)));
         parts
     }
 }
@@ -174,14 +196,23 @@ fn header(instance: &str, seq: i64) -> Vec<u8> {
 
 /// The rest of an `ECPKnowledgeUpdate` after its packets: the stats, the
 /// `sequenceNum`, and `next` when the answer is a page with more to come.
-fn footer(count: usize, confidence_sum: f64, uptime_hours: f64, sequence: i64, next: Option<i64>) -> Vec<u8> {
+fn footer(
+    node: &NodeStats,
+    count: usize,
+    confidence_sum: f64,
+    uptime_hours: f64,
+    sequence: i64,
+    next: Option<i64>,
+) -> Vec<u8> {
     let avg = if count == 0 { 0.0 } else { confidence_sum / count as f64 };
     let stats = serde_json::json!({
         "totalSkills": count,
-        "totalExtractions": 0,
+        "totalExtractions": node.extractions,
         "avgConfidence": avg,
         "uptimeHours": uptime_hours,
-        "topWorkflows": [],
+        "topWorkflows": node.top_tags,
+        "totalUses": node.uses,
+        "totalSuccesses": node.successes,
     });
     let next = next.map(|n| format!(",\"next\":{n}")).unwrap_or_default();
     format!("],\"stats\":{stats},\"sequenceNum\":{sequence}{next}}}").into_bytes()

@@ -21,7 +21,7 @@ use super::answer::{self, matches_etag, not_modified, parts_digest};
 use super::auth::Caller;
 use super::cache::Cached;
 use super::error::ApiError;
-use super::feed::{Feed, PageLimit};
+use super::feed::{Feed, NodeStats, PageLimit};
 use super::state::AppState;
 use crate::intake::{Sender, address_account, peer_account};
 
@@ -101,8 +101,18 @@ fn number(
 async fn feed(state: &AppState, seq: i64) -> Result<Arc<Feed>, ApiError> {
     let library = state.library.clone();
     let build = || async move {
-        let (seq, rows) = tokio::task::spawn_blocking(move || library.store().feed_rows()).await??;
-        Ok::<_, ApiError>(Arc::new(Feed::build(seq, rows)))
+        let (seq, rows, node) = tokio::task::spawn_blocking(move || {
+            let store = library.store();
+            let (seq, rows) = store.feed_rows()?;
+            let summary = store.summary()?;
+            let (uses, successes) = store.outcome_totals()?;
+            // Shared ones only: how many skills a node keeps private is its own business.
+            let extractions = summary.local_skills - summary.private_skills;
+            let node = NodeStats { extractions, top_tags: summary.top_tags, uses, successes };
+            Ok::<_, crate::store::StoreError>((seq, rows, node))
+        })
+        .await??;
+        Ok::<_, ApiError>(Arc::new(Feed::build(seq, rows).with_node_stats(node)))
     };
     state.cache.feed.get_or_build(seq, build).await
 }

@@ -200,6 +200,13 @@ async fn an_agents_failing_skill_is_retired_out_of_its_folder_kept_withdrawn_and
         audit["audit"].as_array().unwrap().iter().any(|e| e["skillName"] == "flaky" && e["decision"] == "retired"),
         "{audit}"
     );
+    // The status page and the metrics say so.
+    let page = node.get("/").await.text();
+    assert!(page.contains("5 uses: 0 ok, 5 failed, streak 0") && page.contains("retired (failing"), "{page}");
+    let metrics = node.get("/metrics").await.text();
+    for line in ["ecp_outcomes{outcome=\"failure\"} 5", "ecp_outcomes{outcome=\"success\"} 0", "ecp_skills_retired 1"] {
+        assert!(metrics.lines().any(|l| l == line), "{line} in {metrics}");
+    }
     // Restored: back in the folder, served again, not imported as a deletion or an edit.
     let restored = node
         .client()
@@ -302,4 +309,27 @@ fn through_the_cli_the_numbers_hold_a_skill_retires_out_of_the_folder_and_restor
     assert!(file.exists(), "restore writes the file back");
     let again = f.run(&["skill", "restore", "fragile"]);
     assert!(again.stdout.contains("not retired"), "{again:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_stats_of_an_update_are_true() {
+    let node = TestNode::start().await;
+    let text = |name: &str, confidence: f64, tags: &str| {
+        format!(
+            "---\nname: {name}\ndescription: How to {name}\nconfidence: {confidence}\ntags: [{tags}]\n---\n# {name}\n\n\
+             Read the failing output, change one thing, run the tests again.\n"
+        )
+    };
+    crate::util::put_local_text(node.library(), &text("one", 0.6, "ops, git")).await;
+    crate::util::put_local_text(node.library(), &text("two", 0.8, "ops")).await;
+    for outcome in ["success", "success", "success", "failure"] {
+        report(&node, "one", outcome).await;
+    }
+    let stats = node.get_json("/ecp/skills").await["stats"].clone();
+    assert_eq!(stats["totalSkills"], 2, "{stats}");
+    assert_eq!(stats["totalExtractions"], 2, "{stats}");
+    assert!(close(stats["avgConfidence"].as_f64().unwrap(), 0.7), "{stats}");
+    assert!(stats["uptimeHours"].as_f64().is_some_and(|h| h > 0.0), "{stats}");
+    assert_eq!(stats["topWorkflows"], json!(["ops", "git"]), "{stats}");
+    assert_eq!((&stats["totalUses"], &stats["totalSuccesses"]), (&json!(4), &json!(3)), "{stats}");
 }
