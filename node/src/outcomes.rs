@@ -25,10 +25,14 @@
 //!   its withdrawal, a tombstone; an external one is withdrawn only here),
 //!   and the retirement is logged and audited. [`restore`] brings it back.
 //!   Nothing is deleted.
+//! - Broadcast eligibility (`[sharing] eligible = "proven"`): a local skill
+//!   is shared only once it has proven itself; each report decides again
+//!   ([`crate::sharing`] rule 6).
 
 use serde::{Deserialize, Serialize};
 
 use crate::library::Library;
+use crate::sharing::Eligible;
 use crate::store::{Outcome, Report, RetireRule, Score, Source, StoreError};
 
 /// Largest note in bytes.
@@ -180,6 +184,12 @@ pub fn report(library: &Library, rule: RetireRule, name: &str, body: ReportBody)
         .map_err(|too_many| OutcomeError::TooMany { name: name.to_owned(), count: too_many.count })?;
     if recorded.retired_now {
         retired(library, name)?;
+    } else if !recorded.duplicate && library.sharing().settings().eligible != Eligible::Always {
+        // A success may prove it, a failure un-prove it ([`crate::sharing`]).
+        let local = library.store().skill(name)?.is_some_and(|(record, _, _)| record.kind == "local");
+        if local {
+            library.decide_again(name, Source::Outcomes)?;
+        }
     }
     let prior = library.store().skill(name)?.map_or(0.0, |(record, _, _)| record.prior_confidence);
     let confidence = confidence(prior, &recorded.score);

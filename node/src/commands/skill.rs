@@ -18,7 +18,7 @@ use ecp_node::library::Library;
 use ecp_node::operator::{self, AddError, Added};
 use ecp_node::outcomes::{self, OutcomeError, ReportBody};
 use ecp_node::projection::SKILL_FILE;
-use ecp_node::sharing::Decision;
+use ecp_node::sharing::{Decision, UNPROVEN_CODE};
 use ecp_node::store::{SECRET_CODE, SkillRecord, StoreError};
 use ecp_protocol::bundle::FileMode;
 use ecp_protocol::scan::{DEFAULT_THRESHOLD, Finding, Scanner};
@@ -368,7 +368,8 @@ fn show_files(library: &Library, name: &str, json: bool) -> anyhow::Result<ExitC
 
 /// How `skill list` and `skill show` say whether a skill leaves the node:
 /// `RETIRED` (failing, out of the skills folder), `shared`, `private`,
-/// `HELD: SECRET` (held back by the secret scan), or
+/// `HELD: SECRET` (held back by the secret scan), `UNPROVEN` (`[sharing]
+/// eligible = "proven"`, not yet), or
 /// `not shared` (an external skill the policy does not serve again).
 fn sharing_label(record: &SkillRecord) -> &'static str {
     if record.score.retired.is_some() {
@@ -376,6 +377,7 @@ fn sharing_label(record: &SkillRecord) -> &'static str {
     }
     match record.private.as_deref() {
         Some(SECRET_CODE) => "HELD: SECRET",
+        Some(UNPROVEN_CODE) => "UNPROVEN",
         Some(_) => "private",
         None if record.shareable => "shared",
         None => "not shared",

@@ -23,7 +23,7 @@ use crate::connections::ConnectionLimits;
 use crate::deletion_guard::Guard;
 use crate::intake::{IntakeMode, Limits};
 use crate::permissions::{MAX_PERMISSION_KEYS, PeerTrust, PermissionPolicy};
-use crate::sharing::{Folder, Mode, Settings};
+use crate::sharing::{Eligible, Folder, Mode, Settings};
 use crate::store::{BlobLimits, KEPT_PER_SKILL, OriginLimits, QuarantineCaps, RetireRule};
 use crate::tls::TlsFiles;
 
@@ -382,7 +382,14 @@ fn sharing(r: &Resolved, data_dir: &Path) -> Result<Settings, ConfigError> {
             return Err(r.invalid("sharing.skills", format!("{name:?} is not a skill name: {e}")));
         }
     }
-    Ok(Settings { mode, listed, folders })
+    let eligible = match r.text("sharing.eligible") {
+        Some("proven") => Eligible::Proven {
+            streak: at_least(r, "sharing.proven_streak", 1)?,
+            confidence: r.share("sharing.proven_confidence"),
+        },
+        _ => Eligible::Always,
+    };
+    Ok(Settings { mode, listed, eligible, folders })
 }
 
 /// Checks `[server] names` (each a host, or `host:port`) and writes them

@@ -266,6 +266,13 @@ pub static KEYS: &[Key] = &[
         "`shared`: every local skill not kept private leaves the node; `listed`: only those `[sharing] skills` names"),
     key("sharing", "skills", List, None, "ECP_SHARING_SKILLS", None,
         "the skills shared in mode `listed`"),
+    // #19 item 4: which local skills are broadcast.
+    key("sharing", "eligible", Choice(&["always", "proven"]), Some("always"), "ECP_SHARING_ELIGIBLE", None,
+        "`always`: every local skill nothing else keeps home is shared; `proven`: only after `proven_streak` successes in a row or at `proven_confidence` (see Outcomes), and withdrawn again if it degrades"),
+    key("sharing", "proven_streak", Count, Some("3"), "ECP_SHARING_PROVEN_STREAK", None,
+        "reported successes in a row of its current version that make a local skill proven (at least 1)"),
+    key("sharing", "proven_confidence", Share, Some("0.9"), "ECP_SHARING_PROVEN_CONFIDENCE", None,
+        "the confidence (prior and outcomes) that makes a local skill proven whatever its streak"),
     key("limits", "max_body_bytes", Count, Some("8388608"), "ECP_MAX_BODY_BYTES", serve("max-body-bytes"),
         "largest request body in bytes (8 MiB; at least 1024)"),
     key("limits", "body_bytes_in_flight", Count, None, "ECP_LIMITS_BODY_BYTES_IN_FLIGHT", serve("body-bytes-in-flight"),

@@ -649,6 +649,24 @@ fn observe(key: &str) -> Observation {
                 }
                 ensure!(retired, "not retired with {line}");
             }
+            "sharing.eligible" | "sharing.proven_streak" | "sharing.proven_confidence" => {
+                // A new local skill at 0.8: shared at once by default; held
+                // back when proven; shared after one success with a streak
+                // of 1; shared at once when 0.5 is proven enough.
+                let line = match key.as_str() {
+                    "sharing.eligible" => "eligible = \"proven\"",
+                    "sharing.proven_streak" => "eligible = \"proven\"\nproven_streak = 1",
+                    _ => "eligible = \"proven\"\nproven_confidence = 0.5",
+                };
+                let (_s, node) = node_with("sharing", line.into()).await;
+                crate::util::add_local_skill(node.library(), "new-one", 0.8).await;
+                if key == "sharing.proven_streak" {
+                    crate::outcomes::report(&node, "new-one", "success").await;
+                }
+                let manifest = node.get_json("/ecp/manifest").await;
+                let shared = manifest["skillNames"].as_array().is_some_and(|n| n.contains(&"new-one".into()));
+                ensure!(shared == (key != "sharing.eligible"), "shared: {shared} with {line}");
+            }
             other => return Err(format!("no observation of {other}: add one to config.rs")),
         }
         Ok(())

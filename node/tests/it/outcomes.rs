@@ -333,3 +333,44 @@ async fn the_stats_of_an_update_are_true() {
     assert_eq!(stats["topWorkflows"], json!(["ops", "git"]), "{stats}");
     assert_eq!((&stats["totalUses"], &stats["totalSuccesses"]), (&json!(4), &json!(3)), "{stats}");
 }
+
+/// `b` pulls from `a` once; the names `b` holds live.
+async fn pull_live(b: &TestNode, a: &TestNode) -> Vec<String> {
+    let peers = format!("[[peer]]\nurl = \"{}\"\ntrust = 0.9\n", a.url(""));
+    let file = ecp_node::config::PeersConfig::parse(&peers, "test peers").expect("a valid peer");
+    let spec = ecp_node::federation::PeerSpec::configured(&file, &file.peers[0]);
+    let ctx = ecp_node::federation::Context::new(
+        b.library().clone(),
+        b.config().policy.clone(),
+        true,
+        Duration::from_secs(10),
+    );
+    ecp_node::federation::pull(&ctx, &spec).await.unwrap_or_else(|e| panic!("pull: {e}"));
+    let listed = b.get_json("/v1/skills").await;
+    let skills = listed["skills"].as_array().cloned().unwrap_or_default();
+    skills.iter().filter(|s| s["deprecated"] == false).map(|s| s["name"].as_str().unwrap().to_owned()).collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_proven_node_holds_a_new_skill_back_until_three_successes_then_a_peer_gets_it_until_it_fails() {
+    let a = TestNode::start_with(|c| {
+        c.sharing.eligible = ecp_node::sharing::Eligible::Proven { streak: 3, confidence: 0.9 };
+    })
+    .await;
+    let b = TestNode::start().await;
+    add_local_skill(a.library(), "fresh", 0.8).await;
+    let why = skill(&a, "fresh").await;
+    assert_eq!(why["private"], "unproven", "{why}");
+    assert!(why["privateReason"].as_str().unwrap().contains("3 successes in a row (it has 0)"), "{why}");
+    for _ in 0..2 {
+        report(&a, "fresh", "success").await;
+        assert!(!pull_live(&b, &a).await.contains(&"fresh".to_owned()), "held back before three successes");
+    }
+    report(&a, "fresh", "success").await;
+    assert!(skill(&a, "fresh").await["private"].is_null());
+    assert!(pull_live(&b, &a).await.contains(&"fresh".to_owned()), "shared after three successes");
+    // A failure: the streak is 0 and 11 / 14 = 0.79 is under 0.9, so it is withdrawn again.
+    report(&a, "fresh", "failure").await;
+    assert_eq!(skill(&a, "fresh").await["private"], "unproven");
+    assert!(!pull_live(&b, &a).await.contains(&"fresh".to_owned()), "withdrawn from the peer when it degrades");
+}

@@ -170,7 +170,7 @@ mod tests {
     fn stats_carry_reported_uses_only_when_there_are_some_and_read_back() {
         let go_shape = serde_json::to_value(PeerStats::default()).unwrap();
         let keys: Vec<&str> = go_shape.as_object().unwrap().keys().map(String::as_str).collect();
-        assert_eq!(keys, ["totalSkills", "totalExtractions", "avgConfidence", "uptimeHours", "topWorkflows"]);
+        assert_eq!(keys, ["avgConfidence", "topWorkflows", "totalExtractions", "totalSkills", "uptimeHours"]);
         let used = PeerStats { total_uses: 4, total_successes: 3, ..PeerStats::default() };
         let json = serde_json::to_value(&used).unwrap();
         assert_eq!((&json["totalUses"], &json["totalSuccesses"]), (&serde_json::json!(4), &serde_json::json!(3)));
