@@ -230,9 +230,15 @@ pub fn import_all(library: &Library) -> ImportReport {
         .store()
         .active_local_from(&Source::SkillsDir)
         .and_then(|owned| Ok((owned, retired?)))
-        .map(|(owned, retired)| {
-            if complete { owned.into_iter().filter(|n| !retired.contains(n)).collect() } else { Vec::new() }
-        })
+        .map(
+            |(owned, retired)| {
+                if complete {
+                    owned.into_iter().filter(|n| !retired.contains(n)).collect()
+                } else {
+                    Vec::new()
+                }
+            },
+        )
         .and_then(|owned| guard_deletions(library, owned, &present, &mut report))
     {
         Ok(gone) => {

@@ -151,7 +151,9 @@ pub fn check(body: ReportBody) -> Result<Report, OutcomeError> {
     let at = match body.at {
         None => now,
         Some(text) => chrono::DateTime::parse_from_rfc3339(&text)
-            .map_err(|e| invalid("invalid_time", format!("at must be an RFC 3339 time like 2026-01-02T03:04:05Z: {e}")))?
+            .map_err(|e| {
+                invalid("invalid_time", format!("at must be an RFC 3339 time like 2026-01-02T03:04:05Z: {e}"))
+            })?
             .with_timezone(&chrono::Utc),
     };
     if at > now + MAX_AHEAD {
@@ -175,7 +177,12 @@ pub fn check(body: ReportBody) -> Result<Report, OutcomeError> {
 
 /// Counts one report for the active skill `name` under `rule`, and
 /// retires the skill when the report takes it over the line; blocking.
-pub fn report(library: &Library, rule: RetireRule, name: &str, body: ReportBody) -> Result<Reported, OutcomeError> {
+pub fn report(
+    library: &Library,
+    rule: RetireRule,
+    name: &str,
+    body: ReportBody,
+) -> Result<Reported, OutcomeError> {
     let report = check(body)?;
     let now = crate::store::origin_limits::unix_now();
     let recorded = library
@@ -287,12 +294,18 @@ mod tests {
         assert_eq!(code(body("maybe")), "invalid_outcome");
         let at_limit = ReportBody { note: Some("n".repeat(NOTE_MAX_BYTES)), ..body("success") };
         assert_eq!(check(at_limit).unwrap().note.len(), NOTE_MAX_BYTES);
-        assert_eq!(code(ReportBody { note: Some("n".repeat(NOTE_MAX_BYTES + 1)), ..body("success") }), "note_too_long");
+        assert_eq!(
+            code(ReportBody { note: Some("n".repeat(NOTE_MAX_BYTES + 1)), ..body("success") }),
+            "note_too_long"
+        );
         assert_eq!(code(ReportBody { at: Some("yesterday".into()), ..body("failure") }), "invalid_time");
         let ahead = (chrono::Utc::now() + chrono::Duration::hours(2)).to_rfc3339();
         assert_eq!(code(ReportBody { at: Some(ahead), ..body("failure") }), "invalid_time");
         assert!(check(ReportBody { id: Some("i".repeat(ID_MAX_BYTES)), ..body("success") }).is_ok());
-        assert_eq!(code(ReportBody { id: Some("i".repeat(ID_MAX_BYTES + 1)), ..body("success") }), "invalid_id");
+        assert_eq!(
+            code(ReportBody { id: Some("i".repeat(ID_MAX_BYTES + 1)), ..body("success") }),
+            "invalid_id"
+        );
         assert_eq!(code(ReportBody { id: Some("has space".into()), ..body("success") }), "invalid_id");
         assert_eq!(code(ReportBody { id: Some(String::new()), ..body("success") }), "invalid_id");
     }

@@ -118,9 +118,10 @@ struct Outgoing<'a> {
 /// its top tags, and the uses its agents reported.
 async fn node_stats(ctx: &Context, served: &Served) -> Result<PeerStats, SyncError> {
     let library = ctx.library.clone();
-    let (summary, (uses, successes)) =
-        blocking(move || Ok::<_, StoreError>((library.store().summary()?, library.store().outcome_totals()?)))
-            .await?;
+    let (summary, (uses, successes)) = blocking(move || {
+        Ok::<_, StoreError>((library.store().summary()?, library.store().outcome_totals()?))
+    })
+    .await?;
     let count = served.packets.len();
     Ok(PeerStats {
         total_skills: 0,

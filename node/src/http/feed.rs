@@ -95,7 +95,14 @@ impl Feed {
             confidence_sums.push(confidence_sums[i] + row.confidence);
             has_tombstones |= row.deprecated;
         }
-        Feed { seq, buf: Bytes::from(buf), entries, confidence_sums, has_tombstones, node: NodeStats::default() }
+        Feed {
+            seq,
+            buf: Bytes::from(buf),
+            entries,
+            confidence_sums,
+            has_tombstones,
+            node: NodeStats::default(),
+        }
     }
 
     /// The feed with what its answers' `stats` say of the node.

@@ -492,7 +492,9 @@ pub(super) async fn report_outcome(
         .await?
         .map_err(|e| match e {
             OutcomeError::Invalid { code, message } => ApiError::bad_request(code, message),
-            OutcomeError::TooMany { .. } => ApiError::too_many_requests("too_many_outcomes", e.to_string(), 60),
+            OutcomeError::TooMany { .. } => {
+                ApiError::too_many_requests("too_many_outcomes", e.to_string(), 60)
+            }
             OutcomeError::Store(e) => e.into(),
         })?;
     Ok(Json(json!(reported)))

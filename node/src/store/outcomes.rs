@@ -167,7 +167,11 @@ pub(super) fn is_retired(conn: &Connection, name: &str) -> Result<bool, StoreErr
 }
 
 /// Retires `name` if its recent outcomes cross `rule`'s line; the reason when it did.
-fn retire_if_failing(tx: &Transaction<'_>, name: &str, rule: RetireRule) -> Result<Option<String>, StoreError> {
+fn retire_if_failing(
+    tx: &Transaction<'_>,
+    name: &str,
+    rule: RetireRule,
+) -> Result<Option<String>, StoreError> {
     if rule.min_uses == 0 || is_retired(tx, name)? {
         return Ok(None);
     }
@@ -340,3 +344,78 @@ impl Store {
     }
 }
 
+#[cfg(test)]
+mod tests {
+    use ecp_protocol::SkillPacket;
+    use ecp_protocol::packet::Origin;
+
+    use super::*;
+
+    fn store_with(name: &str) -> (tempfile::TempDir, Store) {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = Store::open(tmp.path()).unwrap();
+        let body = format!("---\nname: {name}\ndescription: d\n---\n# {name}\n\nSteps.\n");
+        let packet =
+            SkillPacket::new(&Origin::new("me", "me", "linux/amd64", "1"), name, "d", &body, 0.8, now());
+        store.put_local(&packet, None, Source::SkillsDir).unwrap();
+        (tmp, store)
+    }
+
+    fn report(outcome: Outcome) -> Report {
+        Report { outcome, note: String::new(), at: now().to_string(), id: None }
+    }
+
+    const RULE: RetireRule = RetireRule { failure_rate: 0.5, min_uses: 4, window: 6 };
+
+    #[test]
+    fn retirement_waits_for_min_uses_and_looks_at_the_window_only() {
+        let (_tmp, store) = store_with("s");
+        let record = |o| store.record_outcome("s", &report(o), RULE, 1000, 0).unwrap().unwrap();
+        // Six successes fill the window; three failures are half of it at the ninth use.
+        for _ in 0..6 {
+            assert!(!record(Outcome::Success).retired_now);
+        }
+        assert!(!record(Outcome::Failure).retired_now, "1 of 6");
+        assert!(!record(Outcome::Failure).retired_now, "2 of 6");
+        let third = record(Outcome::Failure);
+        assert!(third.retired_now, "3 of the last 6 failed: the line");
+        assert_eq!((third.score.uses, third.score.failures), (9, 3));
+        // Restored: the window starts afresh, so min_uses counts again.
+        store.restore("s", true).unwrap().expect("it was retired");
+        let record = |o| store.record_outcome("s", &report(o), RULE, 1000, 0).unwrap().unwrap();
+        for n in 1..4 {
+            assert!(!record(Outcome::Failure).retired_now, "{n} uses since the restore: under min_uses");
+        }
+        assert!(record(Outcome::Failure).retired_now, "4 uses since the restore, all failed");
+    }
+
+    #[test]
+    fn the_log_keeps_the_newest_outcomes_per_skill_and_the_counts_stay() {
+        let (_tmp, store) = store_with("s");
+        let off = RetireRule { min_uses: 0, ..RULE };
+        for i in 0..=KEPT_PER_SKILL {
+            let r = Report { id: Some(format!("r{i}")), ..report(Outcome::Success) };
+            store.record_outcome("s", &r, off, u64::MAX, 0).unwrap().unwrap();
+        }
+        let kept: i64 = store.conn().query_row("SELECT COUNT(*) FROM outcomes", [], |r| r.get(0)).unwrap();
+        assert_eq!(kept, KEPT_PER_SKILL, "one past the limit: the oldest dropped");
+        assert_eq!(store.scores().unwrap()["s"].uses, KEPT_PER_SKILL + 1);
+        // A kept id is still known; the dropped one is not.
+        let again = |id: &str| {
+            let r = Report { id: Some(id.to_owned()), ..report(Outcome::Success) };
+            store.record_outcome("s", &r, off, u64::MAX, 0).unwrap().unwrap().duplicate
+        };
+        assert!(again("r1"));
+        assert!(!again("r0"));
+    }
+
+    #[test]
+    fn the_per_minute_limit_counts_the_last_sixty_seconds() {
+        let (_tmp, store) = store_with("s");
+        let off = RetireRule { min_uses: 0, ..RULE };
+        let at = |t: i64| store.record_outcome("s", &report(Outcome::Success), off, 2, t).unwrap();
+        assert!(at(100).is_ok() && at(130).is_ok());
+        assert_eq!(at(159).err(), Some(TooMany { count: 2 }));
+        assert!(at(161).is_ok(), "the first has left the minute");
+    }
+}

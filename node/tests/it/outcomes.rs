@@ -71,7 +71,8 @@ async fn ten_failures_and_ten_successes_through_the_api_carry_skills_across_the_
     assert!(promising["score"]["lastUsed"].is_string(), "{promising}");
     // The list says the same.
     let listed = node.get_json("/v1/skills").await;
-    let entry = listed["skills"].as_array().unwrap().iter().find(|s| s["name"] == "promising").unwrap().clone();
+    let entry =
+        listed["skills"].as_array().unwrap().iter().find(|s| s["name"] == "promising").unwrap().clone();
     assert_eq!(entry["score"], promising["score"]);
     // Never retired: retire_min_uses = 0 turns retirement off.
     assert!(fragile["score"]["retired"].is_null(), "{fragile}");
@@ -129,7 +130,8 @@ async fn bad_reports_get_a_4xx_naming_the_problem_and_count_nothing() {
     // At the limits: a note of 1024 bytes and an id of 128 are taken.
     let (got, answer) = report_with(&node, "target", note(1024)).await;
     assert_eq!(got, 200, "{answer}");
-    let (got, answer) = report_with(&node, "target", json!({ "outcome": "success", "id": "x".repeat(128) })).await;
+    let (got, answer) =
+        report_with(&node, "target", json!({ "outcome": "success", "id": "x".repeat(128) })).await;
     assert_eq!(got, 200, "{answer}");
 }
 
@@ -186,7 +188,10 @@ async fn an_agents_failing_skill_is_retired_out_of_its_folder_kept_withdrawn_and
     assert!(pass.tombstoned.is_empty(), "{:?}", pass.tombstoned);
     let kept = node.get_json("/v1/skills/flaky").await;
     assert_eq!(kept["skill"]["deprecated"], false, "{kept}");
-    assert!(kept["skill"]["score"]["retired"]["reason"].as_str().unwrap().contains("5 of its last 5"), "{kept}");
+    assert!(
+        kept["skill"]["score"]["retired"]["reason"].as_str().unwrap().contains("5 of its last 5"),
+        "{kept}"
+    );
     assert_eq!(kept["skill"]["score"]["failures"], 5);
     // Withdrawn from sharing: this node is its origin, so peers get a tombstone.
     assert!(!served(&node).await.contains(&"flaky".to_owned()));
@@ -197,24 +202,25 @@ async fn an_agents_failing_skill_is_retired_out_of_its_folder_kept_withdrawn_and
     assert!(!manifest["skillNames"].as_array().unwrap().contains(&json!("flaky")), "{manifest}");
     let audit = node.get_json("/v1/audit").await;
     assert!(
-        audit["audit"].as_array().unwrap().iter().any(|e| e["skillName"] == "flaky" && e["decision"] == "retired"),
+        audit["audit"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["skillName"] == "flaky" && e["decision"] == "retired"),
         "{audit}"
     );
     // The status page and the metrics say so.
     let page = node.get("/").await.text();
     assert!(page.contains("5 uses: 0 ok, 5 failed, streak 0") && page.contains("retired (failing"), "{page}");
     let metrics = node.get("/metrics").await.text();
-    for line in ["ecp_outcomes{outcome=\"failure\"} 5", "ecp_outcomes{outcome=\"success\"} 0", "ecp_skills_retired 1"] {
+    for line in
+        ["ecp_outcomes{outcome=\"failure\"} 5", "ecp_outcomes{outcome=\"success\"} 0", "ecp_skills_retired 1"]
+    {
         assert!(metrics.lines().any(|l| l == line), "{line} in {metrics}");
     }
     // Restored: back in the folder, served again, not imported as a deletion or an edit.
-    let restored = node
-        .client()
-        .post(node.url("/v1/skills/flaky/restore"))
-        .json(&json!({}))
-        .send()
-        .await
-        .unwrap();
+    let restored =
+        node.client().post(node.url("/v1/skills/flaky/restore")).json(&json!({})).send().await.unwrap();
     assert_eq!(restored.status(), 200);
     assert_eq!(restored.json::<Value>().await.unwrap()["restored"], true);
     eventually("the restored skill's file is back", SOON, || async { file.exists().then_some(()) }).await;
@@ -254,13 +260,8 @@ async fn a_failing_external_skill_is_withdrawn_here_only_and_restored() {
     node.push_ok(&serde_json::to_vec(&newer).unwrap()).await;
     assert_eq!(skill(&node, "borrowed").await["version"], 2);
     assert!(!file.exists() && !served(&node).await.contains(&"borrowed".to_owned()));
-    let out = node
-        .client()
-        .post(node.url("/v1/skills/borrowed/restore"))
-        .json(&json!({}))
-        .send()
-        .await
-        .unwrap();
+    let out =
+        node.client().post(node.url("/v1/skills/borrowed/restore")).json(&json!({})).send().await.unwrap();
     assert_eq!(out.status(), 200);
     eventually("the restored skill is back", SOON, || async { file.exists().then_some(()) }).await;
     assert!(std::fs::read_to_string(&file).unwrap().contains("v2"), "the current version is written");
@@ -287,7 +288,8 @@ fn through_the_cli_the_numbers_hold_a_skill_retires_out_of_the_folder_and_restor
     // Retired at its fifth failure (the default line): out of the folder, kept in the store.
     assert!(!file.exists(), "the retired skill's file is removed");
     let listed = f.run(&["skill", "list", "--json"]).json();
-    let find = |name: &str| listed["skills"].as_array().unwrap().iter().find(|s| s["name"] == name).unwrap().clone();
+    let find =
+        |name: &str| listed["skills"].as_array().unwrap().iter().find(|s| s["name"] == name).unwrap().clone();
     let fragile = find("fragile");
     assert_eq!((&fragile["deprecated"], &fragile["score"]["uses"]), (&json!(false), &json!(10)), "{fragile}");
     assert!(fragile["score"]["retired"].is_object(), "{fragile}");
@@ -296,11 +298,17 @@ fn through_the_cli_the_numbers_hold_a_skill_retires_out_of_the_folder_and_restor
     let table = f.run(&["skill", "list"]);
     assert!(table.stdout.contains("RETIRED") && table.stdout.contains("STREAK"), "{table:?}");
     let shown = f.run(&["skill", "show", "fragile"]);
-    assert!(shown.stdout.contains("10 uses, 0 successes, 10 failures") && shown.stdout.contains("retired:"), "{shown:?}");
+    assert!(
+        shown.stdout.contains("10 uses, 0 successes, 10 failures") && shown.stdout.contains("retired:"),
+        "{shown:?}"
+    );
     // The same id twice counts once.
     let first = f.run(&["skill", "outcome", "promising", "success", "--id", "job-7", "--json"]).json();
     let again = f.run(&["skill", "outcome", "promising", "success", "--id", "job-7", "--json"]).json();
-    assert_eq!((&first["score"]["uses"], &again["score"]["uses"], &again["duplicate"]), (&json!(11), &json!(11), &json!(true)));
+    assert_eq!(
+        (&first["score"]["uses"], &again["score"]["uses"], &again["duplicate"]),
+        (&json!(11), &json!(11), &json!(true))
+    );
     let bad = f.run(&["skill", "outcome", "promising", "maybe"]);
     assert_ne!(bad.code, 0, "{bad:?}");
     let restored = f.run(&["skill", "restore", "fragile"]);
@@ -348,7 +356,11 @@ async fn pull_live(b: &TestNode, a: &TestNode) -> Vec<String> {
     ecp_node::federation::pull(&ctx, &spec).await.unwrap_or_else(|e| panic!("pull: {e}"));
     let listed = b.get_json("/v1/skills").await;
     let skills = listed["skills"].as_array().cloned().unwrap_or_default();
-    skills.iter().filter(|s| s["deprecated"] == false).map(|s| s["name"].as_str().unwrap().to_owned()).collect()
+    skills
+        .iter()
+        .filter(|s| s["deprecated"] == false)
+        .map(|s| s["name"].as_str().unwrap().to_owned())
+        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -372,5 +384,8 @@ async fn a_proven_node_holds_a_new_skill_back_until_three_successes_then_a_peer_
     // A failure: the streak is 0 and 11 / 14 = 0.79 is under 0.9, so it is withdrawn again.
     report(&a, "fresh", "failure").await;
     assert_eq!(skill(&a, "fresh").await["private"], "unproven");
-    assert!(!pull_live(&b, &a).await.contains(&"fresh".to_owned()), "withdrawn from the peer when it degrades");
+    assert!(
+        !pull_live(&b, &a).await.contains(&"fresh".to_owned()),
+        "withdrawn from the peer when it degrades"
+    );
 }

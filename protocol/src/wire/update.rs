@@ -173,7 +173,10 @@ mod tests {
         assert_eq!(keys, ["avgConfidence", "topWorkflows", "totalExtractions", "totalSkills", "uptimeHours"]);
         let used = PeerStats { total_uses: 4, total_successes: 3, ..PeerStats::default() };
         let json = serde_json::to_value(&used).unwrap();
-        assert_eq!((&json["totalUses"], &json["totalSuccesses"]), (&serde_json::json!(4), &serde_json::json!(3)));
+        assert_eq!(
+            (&json["totalUses"], &json["totalSuccesses"]),
+            (&serde_json::json!(4), &serde_json::json!(3))
+        );
         assert_eq!(serde_json::from_value::<PeerStats>(json).unwrap(), used);
     }
 }
