@@ -304,7 +304,9 @@ impl Store {
                  WHERE name = ?1",
             )?
             .execute(params![name])?;
-            withdraw_external(tx, name, reshare && kind == SkillKind::External)?;
+            // Served again only as the merge would serve it: re-sharing on,
+            // and the packet itself shareable (its origin may have said no).
+            withdraw_external(tx, name, reshare && packet.shareable && kind == SkillKind::External)?;
             super::audit::record(tx, &Source::Operator, name, "restored", "")?;
             let seq = super::current_seq(tx)?;
             Ok(Some(Change { seq, packet, kind, withheld: false }))
