@@ -382,6 +382,28 @@ pub(crate) enum SkillCommand {
         #[arg(long)]
         allow_secrets: bool,
     },
+    /// Report how a skill did after an agent used it: the node keeps score,
+    /// its confidence follows, and a skill that keeps failing is retired.
+    Outcome {
+        /// Skill name.
+        name: String,
+        /// How it went.
+        #[arg(value_parser = ["success", "failure"])]
+        outcome: String,
+        /// What happened (at most 1024 bytes).
+        #[arg(long)]
+        note: Option<String>,
+        /// Your id for this report: sending it again does not count it twice.
+        #[arg(long)]
+        id: Option<String>,
+        #[command(flatten)]
+        json: JsonFlag,
+    },
+    /// Bring a retired skill back: into the skills folder, shared as before.
+    Restore {
+        /// Skill name.
+        name: String,
+    },
     /// Scan a SKILL.md (or a folder of them) for dangerous content.
     /// Exit 0: clean; 1: something at or above the refusal threshold; 2: error.
     Scan {

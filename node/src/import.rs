@@ -19,7 +19,8 @@
 //! effect without an edit of the skill. A local skill's confidence is the
 //! frontmatter key `confidence`, default [`DEFAULT_CONFIDENCE`]. A skill the
 //! agent imported here and then deleted becomes a tombstone, so the deletion
-//! travels to peers — unless the folder lost its marker or too many went at
+//! travels to peers (not a retired one: the node removed its file,
+//! [`crate::outcomes`]) — unless the folder lost its marker or too many went at
 //! once ([`crate::deletion_guard`]).
 //!
 //! Nothing is passed over silently: every folder not imported (invalid
@@ -222,11 +223,22 @@ pub fn import_all(library: &Library) -> ImportReport {
     if let Err(e) = library.entries().replace(library.store(), entries) {
         store_failed(&mut report, e);
     }
-    // A folder that cannot be listed says nothing about what the agent deleted.
+    // A folder that cannot be listed says nothing about what the agent
+    // deleted; a retired skill's file was removed by the node, not the agent.
+    let retired = library.store().retired_names();
     match library
         .store()
         .active_local_from(&Source::SkillsDir)
-        .map(|owned| if complete { owned } else { Vec::new() })
+        .and_then(|owned| Ok((owned, retired?)))
+        .map(
+            |(owned, retired)| {
+                if complete {
+                    owned.into_iter().filter(|n| !retired.contains(n)).collect()
+                } else {
+                    Vec::new()
+                }
+            },
+        )
         .and_then(|owned| guard_deletions(library, owned, &present, &mut report))
     {
         Ok(gone) => {

@@ -41,6 +41,8 @@
 //! - [`events`]: the live stream of committed audit entries (`GET /v1/events`).
 //! - [`operator`]: what an operator does to skills and the quarantine — the
 //!   CLI on the store and the `/v1/` write endpoints call the same functions.
+//! - [`outcomes`]: how skills do — agents' reports, the score and the
+//!   confidence that follows it, retirement of failing skills and restore.
 //! - [`serve`]: the accept loop — header timeout and size, graceful drain.
 //! - [`connections`]: who may hold connections — a total cap, a share per
 //!   address, fair eviction, refusals summarised in the log.
@@ -66,6 +68,7 @@ pub mod library;
 pub mod metrics;
 pub mod node;
 pub mod operator;
+pub mod outcomes;
 pub mod permissions;
 pub mod projection;
 pub mod reload;

@@ -258,7 +258,7 @@ impl Library {
     /// Projects committed changes and announces the new sequence number. A
     /// projection failure is logged, not returned: the store is the truth and
     /// the next change (or restart) writes the folder again.
-    fn committed(&self, changes: &[Change]) {
+    pub(crate) fn committed(&self, changes: &[Change]) {
         if changes.is_empty() {
             return;
         }
@@ -664,12 +664,18 @@ impl Library {
         let mut mark = self.store.sharing_marks()?.remove(name).unwrap_or_default();
         change(&mut mark);
         self.store.set_sharing_mark(name, &mark)?;
+        self.decide_again(name, Source::Operator)
+    }
+
+    /// Decides again whether the local skill `name` is shared and stores
+    /// the decision (a retirement or a restore changed an input); blocking.
+    pub(crate) fn decide_again(&self, name: &str, source: Source) -> Result<Decision, StoreError> {
         let decider = self.sharing.decider(&self.store)?;
         let Some((_, packet, _)) = self.store.skill(name)? else {
             return Err(StoreError::NoSuchSkill(name.to_owned()));
         };
         let decision = decider.decide(&packet, self.folder_of(name).as_ref());
-        let change = self.store.set_private(name, decision.private.as_ref(), Source::Operator)?;
+        let change = self.store.set_private(name, decision.private.as_ref(), source)?;
         self.committed(change.as_slice());
         Ok(decision)
     }
@@ -734,14 +740,15 @@ impl Library {
 
     /// Writes every active skill to the folder (at start: the folder may be
     /// new, or another process may have changed the store), but those
-    /// review intake holds back, and those of a held deletion of the skills
-    /// folder (writing them back would decide it without the user).
+    /// review intake holds back, the retired ones (their files are removed),
+    /// and those of a held deletion of the skills folder (writing them back would decide it without the user).
     pub fn project_all(&self) -> Result<usize, StoreError> {
         let mut written = 0;
         let mut withheld = self.store.withheld_from_folder()?;
         // A peer's held withdrawals leave their skills as they are: shown.
         let held = self.store.held_deletions()?.into_iter().filter(|d| d.source == Source::SkillsDir);
         withheld.extend(held.flat_map(|d| d.names));
+        let retired = self.store.retired_names()?;
         // A page of skills at a time: 100,000 packets at once would hold
         // every body in memory at each start.
         let mut after = String::new();
@@ -753,13 +760,14 @@ impl Library {
                 if withheld.contains(&packet.skill_name) {
                     continue;
                 }
-                let result = if packet.deprecated {
+                let remove = packet.deprecated || retired.contains(&packet.skill_name);
+                let result = if remove {
                     self.projection.remove(&packet.skill_name)
                 } else {
                     self.projection.write(&packet, kind)
                 };
                 match result {
-                    Ok(()) => written += usize::from(!packet.deprecated),
+                    Ok(()) => written += usize::from(!remove),
                     Err(e) => tracing::error!(error = %e, "skills folder not fully updated"),
                 }
             }

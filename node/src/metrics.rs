@@ -16,7 +16,8 @@
 //! - pulls and pushes: the federation's [`crate::federation::pull()`] and
 //!   [`crate::federation::push()`];
 //! - refused connections: the accept loop ([`crate::serve`]);
-//! - skills, quarantine, inbox, peers' last success, the replay cache:
+//! - skills, quarantine, inbox, peers' last success, the replay cache,
+//!   the outcomes agents reported and the retired skills (#19):
 //!   gauges read from the store (and the nonce memory) when scraped
 //!   ([`Metrics::refresh`]).
 
@@ -78,6 +79,12 @@ struct KindLabel {
     kind: &'static str,
 }
 
+/// How a reported use went: `success` or `failure`.
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct OutcomeLabel {
+    outcome: &'static str,
+}
+
 /// Request or response bodies: `in` or `out`.
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct DirectionLabel {
@@ -101,6 +108,8 @@ pub struct Metrics {
     quarantine: Gauge,
     inbox: Gauge,
     replay_cache: Gauge,
+    outcomes: Family<OutcomeLabel, Gauge>,
+    retired: Gauge,
 }
 
 /// Request latency buckets: 1 ms to about 16 s, doubling.
@@ -125,6 +134,8 @@ impl Default for Metrics {
             quarantine: Gauge::default(),
             inbox: Gauge::default(),
             replay_cache: Gauge::default(),
+            outcomes: Family::default(),
+            retired: Gauge::default(),
             registry: Registry::default(),
         };
         let r = &mut registry;
@@ -176,6 +187,16 @@ impl Default for Metrics {
             "replay_cache_entries",
             "Signed requests remembered against replay (up to replay_cache_capacity)",
             metrics.replay_cache.clone(),
+        );
+        r.register(
+            "outcomes",
+            "Uses of skills agents reported, by outcome (success, failure), all skills together",
+            metrics.outcomes.clone(),
+        );
+        r.register(
+            "skills_retired",
+            "Skills retired for failing (kept in the store, out of the skills folder)",
+            metrics.retired.clone(),
         );
         Metrics { registry, ..metrics }
     }
@@ -249,7 +270,7 @@ impl Metrics {
     }
 
     /// Sets the gauges read from the store: skills by kind, quarantine,
-    /// inbox, each peer's last success; blocking.
+    /// inbox, outcomes, retired skills, each peer's last success; blocking.
     pub fn refresh(&self, library: &Library) -> Result<(), StoreError> {
         let store = library.store();
         let summary = store.summary()?;
@@ -263,6 +284,10 @@ impl Metrics {
         }
         self.quarantine.set(summary.quarantine_held);
         self.inbox.set(summary.inbox_waiting);
+        let (uses, successes) = store.outcome_totals()?;
+        self.outcomes.get_or_create(&OutcomeLabel { outcome: "success" }).set(successes);
+        self.outcomes.get_or_create(&OutcomeLabel { outcome: "failure" }).set(uses - successes);
+        self.retired.set(i64::try_from(store.retired_names()?.len()).unwrap_or(i64::MAX));
         // Peers forgotten since the last scrape leave the series.
         self.peer_last_success.clear();
         for peer in store.peer_states()? {

@@ -3,12 +3,19 @@
 //!
 //! A local skill stays home (is *private*) when, first match wins:
 //!
+//! 0. it is retired: its recent outcomes failed ([`crate::outcomes`]);
+//!    `ecp-node skill restore NAME` brings it back;
 //! 1. the operator said so (`ecp-node skill private NAME`);
 //! 2. its skills folder is `[[folder]] share = false`;
 //! 3. its frontmatter says `shareable: false`;
 //! 4. the folder's `.ecpignore` (gitignore syntax) matches it;
 //! 5. `[sharing] mode = "listed"` is set and `[sharing] skills` does not name it;
-//! 6. a secret scan finds credentials in it, unless the operator let this
+//! 6. `[sharing] eligible = "proven"` is set and it has not proven itself:
+//!    fewer than `proven_streak` successes in a row of its current version
+//!    and a confidence ([`crate::outcomes::confidence`]) below
+//!    `proven_confidence` — decided again after each reported use, so a
+//!    skill that degrades is withdrawn again;
+//! 7. a secret scan finds credentials in it, unless the operator let this
 //!    very content go (`skill share NAME --allow-secrets`, remembered per
 //!    `integrityHash`, so an edit is scanned and held again).
 //!
@@ -22,7 +29,7 @@
 //! External skills are not decided here: whether received skills are served
 //! again is `[policy] reshare_external`.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -34,7 +41,10 @@ use serde::Serialize;
 
 use crate::import::Place;
 use crate::projection::SKILL_FILE;
-use crate::store::{Mark, Private, SECRET_CODE, Store, StoreError};
+use crate::store::{Mark, Private, SECRET_CODE, Score, Store, StoreError};
+
+/// The [`Private::code`] of a retired skill (#19): kept home until restored.
+pub const RETIRED_CODE: &str = "retired";
 
 /// The file in a skills folder whose patterns keep skills private.
 pub const IGNORE_FILE: &str = ".ecpignore";
@@ -63,6 +73,25 @@ impl std::str::FromStr for Mode {
     }
 }
 
+/// `[sharing] eligible`: which local skills may be broadcast.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub enum Eligible {
+    /// Every local skill nothing else keeps home.
+    #[default]
+    Always,
+    /// Only those that proved themselves: `streak` successes in a row, or
+    /// a confidence of at least `confidence`.
+    Proven {
+        /// `[sharing] proven_streak`.
+        streak: u64,
+        /// `[sharing] proven_confidence`.
+        confidence: f64,
+    },
+}
+
+/// The [`Private::code`] of a local skill that has not proven itself yet.
+pub const UNPROVEN_CODE: &str = "unproven";
+
 /// One skills folder the node imports from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Folder {
@@ -73,12 +102,14 @@ pub struct Folder {
 }
 
 /// What decides, as configured.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Settings {
     /// `[sharing] mode`.
     pub mode: Mode,
     /// `[sharing] skills`: the names shared in [`Mode::Listed`].
     pub listed: BTreeSet<String>,
+    /// `[sharing] eligible`, `proven_streak`, `proven_confidence`.
+    pub eligible: Eligible,
     /// The skills folders, in order; the projection writes into the first
     /// shared one (or the first, when none is shared).
     pub folders: Vec<Folder>,
@@ -152,6 +183,11 @@ impl Sharing {
         Ok(Decider {
             sharing: self,
             marks: store.sharing_marks()?,
+            retired: store.retired_names()?,
+            scores: match self.settings.eligible {
+                Eligible::Always => HashMap::new(),
+                Eligible::Proven { .. } => store.scores()?,
+            },
             ignores: self.folders().iter().map(|f| IgnoreFile::read(&f.path)).collect(),
         })
     }
@@ -222,6 +258,9 @@ pub struct Decision {
 pub struct Decider<'a> {
     sharing: &'a Sharing,
     marks: HashMap<String, Mark>,
+    retired: HashSet<String>,
+    /// The outcomes' scores, read only when eligibility is `proven`.
+    scores: HashMap<String, Score>,
     ignores: Vec<IgnoreFile>,
 }
 
@@ -239,6 +278,12 @@ impl Decider<'_> {
         let settings = self.sharing.settings();
         let folder = place.and_then(|p| Some((p.index, settings.folders.get(p.index)?)));
         let decided = |private| Decision { private, secrets: Vec::new() };
+        if self.retired.contains(name) {
+            return decided(private(
+                RETIRED_CODE,
+                format!("retired, its recent uses failed; `ecp-node skill restore {name}` brings it back"),
+            ));
+        }
         if mark.private {
             return decided(private(
                 "operator",
@@ -291,6 +336,21 @@ impl Decider<'_> {
                 "[sharing] mode is \"listed\" and [sharing] skills does not name it; add it there to share it"
                     .to_owned(),
             ));
+        }
+        if let Eligible::Proven { streak, confidence } = settings.eligible {
+            let score = self.scores.get(name).cloned().unwrap_or_default();
+            let has = crate::outcomes::confidence(packet.confidence, &score);
+            if score.streak < i64::try_from(streak).unwrap_or(i64::MAX) && has < confidence {
+                return decided(private(
+                    UNPROVEN_CODE,
+                    format!(
+                        "[sharing] eligible is \"proven\": it is shared after {streak} successes in a row (it has {}) \
+                         or at confidence {confidence:.2} (it has {has:.2}); report its uses with `ecp-node skill \
+                         outcome {name} success|failure`",
+                        score.streak
+                    ),
+                ));
+            }
         }
         if mark.allow_secrets.as_deref() == Some(packet.integrity_hash.as_str()) {
             return decided(None);

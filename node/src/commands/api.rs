@@ -18,6 +18,7 @@ use ecp_node::config::{Config, Secret};
 use ecp_node::data_lock::{self, ServerInfo};
 use ecp_node::federation::PeerView;
 use ecp_node::operator::{Added, Approved, Dropped, Removed};
+use ecp_node::outcomes::{ReportBody, Reported, Restored};
 use ecp_node::sharing::Decision;
 use ecp_node::store::Verdict;
 use ecp_protocol::bundle::MAX_BLOBS_PER_QUERY;
@@ -220,6 +221,21 @@ impl Server {
             &["v1", "skills", name, "share"],
             Some(json!({ "allowSecrets": allow_secrets })),
         )
+    }
+
+    /// `POST /v1/skills/{name}/outcomes`.
+    pub(crate) fn report_outcome(
+        &self,
+        name: &str,
+        body: &ReportBody,
+    ) -> anyhow::Result<Result<Reported, Refusal>> {
+        let body = json!({ "outcome": body.outcome, "note": body.note, "at": body.at, "id": body.id });
+        self.call(Method::POST, &["v1", "skills", name, "outcomes"], Some(body))
+    }
+
+    /// `POST /v1/skills/{name}/restore`.
+    pub(crate) fn restore(&self, name: &str) -> anyhow::Result<Result<Restored, Refusal>> {
+        self.call(Method::POST, &["v1", "skills", name, "restore"], Some(json!({})))
     }
 
     /// `GET /v1/status`.

@@ -1,4 +1,4 @@
-//! `ecp-node skill add | list | show | search | rm | private | share | scan`.
+//! `ecp-node skill add | list | show | search | rm | private | share | outcome | restore | scan`.
 //!
 //! Writes (`add`, `rm`) go to the server running on the data folder when
 //! there is one (its `/v1/` API: its next answer shows the change), else
@@ -16,8 +16,9 @@ use ecp_node::config::{Config, Flags};
 use ecp_node::import::{self, Companion, FolderReport, SkillFileError};
 use ecp_node::library::Library;
 use ecp_node::operator::{self, AddError, Added};
+use ecp_node::outcomes::{self, OutcomeError, ReportBody};
 use ecp_node::projection::SKILL_FILE;
-use ecp_node::sharing::Decision;
+use ecp_node::sharing::{Decision, UNPROVEN_CODE};
 use ecp_node::store::{SECRET_CODE, SkillRecord, StoreError};
 use ecp_protocol::bundle::FileMode;
 use ecp_protocol::scan::{DEFAULT_THRESHOLD, Finding, Scanner};
@@ -54,6 +55,13 @@ pub(crate) fn run(global: &GlobalArgs, command: SkillCommand) -> anyhow::Result<
         SkillCommand::Private { name } => private(&super::write_target(&config, global.init)?, &name),
         SkillCommand::Share { name, allow_secrets } => {
             share(&super::write_target(&config, global.init)?, &name, allow_secrets)
+        }
+        SkillCommand::Outcome { name, outcome, note, id, json } => {
+            let body = ReportBody { outcome, note, at: Some(chrono::Utc::now().to_rfc3339()), id };
+            report_outcome(&config, &super::write_target(&config, global.init)?, &name, body, json.json)
+        }
+        SkillCommand::Restore { name } => {
+            restore(&config, &super::write_target(&config, global.init)?, &name)
         }
         SkillCommand::Scan { .. } => unreachable!("handled above"),
     }
@@ -208,8 +216,20 @@ fn list(library: &Library, json: bool) -> anyhow::Result<ExitCode> {
         emit(&format!("no skills yet; add one with `ecp-node skill add PATH`\n{report}"))?;
         return Ok(ExitCode::SUCCESS);
     }
-    let mut table =
-        Table::new(&["NAME", "KIND", "ORIGIN", "VERSION", "CONFIDENCE", "DEPRECATED", "SHARING", "UPDATED"]);
+    let mut table = Table::new(&[
+        "NAME",
+        "KIND",
+        "ORIGIN",
+        "VERSION",
+        "CONFIDENCE",
+        "USES",
+        "OK",
+        "FAILED",
+        "STREAK",
+        "DEPRECATED",
+        "SHARING",
+        "UPDATED",
+    ]);
     for s in &skills {
         table.row(vec![
             s.name.clone(),
@@ -217,6 +237,10 @@ fn list(library: &Library, json: bool) -> anyhow::Result<ExitCode> {
             s.origin.clone(),
             s.version.to_string(),
             format!("{:.2}", s.confidence),
+            s.score.uses.to_string(),
+            s.score.successes.to_string(),
+            s.score.failures.to_string(),
+            s.score.streak.to_string(),
             yes_no(s.deprecated).to_owned(),
             sharing_label(s).to_owned(),
             time(&s.updated_at),
@@ -277,6 +301,23 @@ fn show(library: &Library, name: &str, json: bool) -> anyhow::Result<ExitCode> {
     }
     field("version", &record.version.to_string());
     field("confidence", &format!("{:.2}", record.confidence));
+    let score = &record.score;
+    if score.uses > 0 {
+        field("prior", &format!("{:.2} (before the outcomes below)", record.prior_confidence));
+    }
+    field(
+        "outcomes",
+        &format!(
+            "{} uses, {} successes, {} failures, streak {} (this version)",
+            score.uses, score.successes, score.failures, score.streak
+        ),
+    );
+    if let Some(last) = &score.last_used {
+        field("last used", &time(last));
+    }
+    if let Some(retired) = &score.retired {
+        field("retired", &format!("{} — {}", time(&retired.at), retired.reason));
+    }
     field("deprecated", yes_no(record.deprecated));
     field("shareable", yes_no(record.shareable));
     field("sharing", sharing_label(&record));
@@ -357,11 +398,17 @@ fn show_files(library: &Library, name: &str, json: bool) -> anyhow::Result<ExitC
 }
 
 /// How `skill list` and `skill show` say whether a skill leaves the node:
-/// `shared`, `private`, `HELD: SECRET` (held back by the secret scan), or
+/// `RETIRED` (failing, out of the skills folder), `shared`, `private`,
+/// `HELD: SECRET` (held back by the secret scan), `UNPROVEN` (`[sharing]
+/// eligible = "proven"`, not yet), or
 /// `not shared` (an external skill the policy does not serve again).
 fn sharing_label(record: &SkillRecord) -> &'static str {
+    if record.score.retired.is_some() {
+        return "RETIRED";
+    }
     match record.private.as_deref() {
         Some(SECRET_CODE) => "HELD: SECRET",
+        Some(UNPROVEN_CODE) => "UNPROVEN",
         Some(_) => "private",
         None if record.shareable => "shared",
         None => "not shared",
@@ -447,6 +494,73 @@ fn rm(target: &Target, name: &str) -> anyhow::Result<ExitCode> {
         )
     } else {
         format!("removed {name} from this node (an external skill is withdrawn only here)\n")
+    };
+    emit(&line)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+// ---- outcome, restore ----
+
+fn report_outcome(
+    config: &Config,
+    target: &Target,
+    name: &str,
+    body: ReportBody,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    let reported = match target {
+        Target::Server(server) => match server.report_outcome(name, &body)? {
+            Ok(reported) => reported,
+            Err(refusal) if refusal.code == "no_such_skill" => bail!(no_active_skill(name)),
+            Err(refusal) if refusal.status < 500 => bail!("{}", refusal.message),
+            Err(refusal) => return Err(refusal.into()),
+        },
+        Target::Store(library) => match outcomes::report(library, config.outcomes, name, body) {
+            Ok(reported) => reported,
+            Err(OutcomeError::Store(StoreError::NoSuchSkill(_))) => bail!(no_active_skill(name)),
+            Err(OutcomeError::Store(e)) => return Err(e).context("cannot record the outcome"),
+            Err(e) => bail!("{e}"),
+        },
+    };
+    if json {
+        emit_json(&reported)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let s = &reported.score;
+    let mut line = format!(
+        "{name}: {} uses, {} successes, {} failures, streak {}; confidence {:.2}{}\n",
+        s.uses,
+        s.successes,
+        s.failures,
+        s.streak,
+        reported.confidence,
+        if reported.duplicate { " (this report was counted before)" } else { "" }
+    );
+    if reported.retired {
+        let reason = s.retired.as_ref().map_or("", |r| r.reason.as_str());
+        line.push_str(&format!("{name} is retired: {}\n", one_line(reason)));
+    }
+    emit(&line)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn restore(config: &Config, target: &Target, name: &str) -> anyhow::Result<ExitCode> {
+    let restored = match target {
+        Target::Server(server) => match server.restore(name)? {
+            Ok(restored) => restored,
+            Err(refusal) if refusal.code == "no_such_skill" => bail!(no_active_skill(name)),
+            Err(refusal) => return Err(refusal.into()),
+        },
+        Target::Store(library) => match outcomes::restore(library, config.reshare_external, name) {
+            Ok(restored) => restored,
+            Err(StoreError::NoSuchSkill(_)) => bail!(no_active_skill(name)),
+            Err(e) => return Err(e).context("cannot restore the skill"),
+        },
+    };
+    let line = if restored.restored {
+        format!("restored {name}: back in the skills folder, shared as before\n")
+    } else {
+        format!("{name} is not retired; nothing to restore\n")
     };
     emit(&line)?;
     Ok(ExitCode::SUCCESS)

@@ -23,8 +23,8 @@ use crate::connections::ConnectionLimits;
 use crate::deletion_guard::Guard;
 use crate::intake::{IntakeMode, Limits};
 use crate::permissions::{MAX_PERMISSION_KEYS, PeerTrust, PermissionPolicy};
-use crate::sharing::{Folder, Mode, Settings};
-use crate::store::{BlobLimits, OriginLimits, QuarantineCaps};
+use crate::sharing::{Eligible, Folder, Mode, Settings};
+use crate::store::{BlobLimits, KEPT_PER_SKILL, OriginLimits, QuarantineCaps, RetireRule};
 use crate::tls::TlsFiles;
 
 /// Largest allowed page budget: a page must stay far below what a puller
@@ -130,6 +130,8 @@ pub struct Config {
     pub client_rate_limit: ClientRateLimit,
     /// Open connections, in all and per client address.
     pub connections: ConnectionLimits,
+    /// When a failing skill is retired (`[outcomes]`, #19).
+    pub outcomes: RetireRule,
     /// TLS: the server's certificate and key (HTTPS when set), the CAs of
     /// required client certificates, the node's own client certificate.
     /// Checked for completeness here, read when the node starts.
@@ -230,6 +232,7 @@ impl Config {
             client_key: r.path("tls.client_key").map(Path::to_path_buf),
         };
         tls.check().map_err(|(key, message)| ConfigError::Invalid { key: key.to_owned(), message })?;
+        let outcomes = retire_rule(r)?;
         Ok(Config {
             listen,
             health_listen: r.addr("server.health_listen"),
@@ -268,6 +271,7 @@ impl Config {
             },
             client_rate_limit,
             connections,
+            outcomes,
             tls,
         })
     }
@@ -378,7 +382,14 @@ fn sharing(r: &Resolved, data_dir: &Path) -> Result<Settings, ConfigError> {
             return Err(r.invalid("sharing.skills", format!("{name:?} is not a skill name: {e}")));
         }
     }
-    Ok(Settings { mode, listed, folders })
+    let eligible = match r.text("sharing.eligible") {
+        Some("proven") => Eligible::Proven {
+            streak: at_least(r, "sharing.proven_streak", 1)?,
+            confidence: r.share("sharing.proven_confidence"),
+        },
+        _ => Eligible::Always,
+    };
+    Ok(Settings { mode, listed, eligible, folders })
 }
 
 /// Checks `[server] names` (each a host, or `host:port`) and writes them
@@ -411,6 +422,24 @@ fn server_names(r: &Resolved) -> Result<Vec<String>, ConfigError> {
 /// set even when another wins. Empty means none, wherever it comes from:
 /// `--secret ""` turns a file's secret off, and unlike `secret_env` in the
 /// other files, an empty variable is no error.
+/// `[outcomes]`: the window holds at most the outcomes kept per skill, and
+/// at least the uses the rate is taken over.
+fn retire_rule(r: &Resolved) -> Result<RetireRule, ConfigError> {
+    let window = r.count("outcomes.retire_window");
+    let kept = KEPT_PER_SKILL as u64;
+    if window == 0 || window > kept {
+        return Err(r.invalid("outcomes.retire_window", format!("must be from 1 to {kept}")));
+    }
+    let min_uses = r.count("outcomes.retire_min_uses");
+    if min_uses > window {
+        return Err(r.invalid(
+            "outcomes.retire_min_uses",
+            format!("must be at most retire_window ({window}), or no skill could ever be retired; 0 turns retirement off"),
+        ));
+    }
+    Ok(RetireRule { failure_rate: r.share("outcomes.retire_failure_rate"), min_uses, window })
+}
+
 fn shared_secret(r: &Resolved) -> Result<Option<Secret>, ConfigError> {
     let from_file = match r.path("secret_file") {
         Some(path) => Some(Secret::from_file(path).map_err(|e| {

@@ -37,6 +37,8 @@ pub struct Context {
     pub own_secret: Option<Secret>,
     /// Told of every page a pull merges (`ecp-node pull` and `sync`); none in a running node.
     pub progress: Option<ProgressHook>,
+    /// When it was made: the start of the node (or command), for a push's `uptimeHours`.
+    pub started: std::time::Instant,
 }
 
 impl Context {
@@ -53,6 +55,7 @@ impl Context {
             own_key: None,
             own_secret: None,
             progress: None,
+            started: std::time::Instant::now(),
         }
     }
 

@@ -22,7 +22,7 @@ use serde_json::value::RawValue;
 use super::bundles;
 use super::client::{Fetched, PeerClient};
 use super::{Context, PeerSpec, SyncError, SyncFailure, blocking};
-use crate::store::now;
+use crate::store::{Served, StoreError, now};
 
 /// Most packets in one pushed update.
 pub const MAX_PACKETS_PER_UPDATE: usize = 1000;
@@ -111,6 +111,27 @@ struct Outgoing<'a> {
     skills: Vec<&'a RawValue>,
     stats: PeerStats,
     sequence_num: i64,
+}
+
+/// The `stats` of a round's updates (#19 item 6): the node's own shared
+/// skills, the mean confidence of the packets the round sends, its uptime,
+/// its top tags, and the uses its agents reported.
+async fn node_stats(ctx: &Context, served: &Served) -> Result<PeerStats, SyncError> {
+    let library = ctx.library.clone();
+    let (summary, (uses, successes)) = blocking(move || {
+        Ok::<_, StoreError>((library.store().summary()?, library.store().outcome_totals()?))
+    })
+    .await?;
+    let count = served.packets.len();
+    Ok(PeerStats {
+        total_skills: 0,
+        total_extractions: summary.local_skills - summary.private_skills,
+        avg_confidence: if count == 0 { 0.0 } else { served.confidence_sum / count as f64 },
+        uptime_hours: ctx.started.elapsed().as_secs_f64() / 3600.0,
+        top_workflows: summary.top_tags,
+        total_uses: uses,
+        total_successes: successes,
+    })
 }
 
 async fn round(ctx: &Context, peer: &PeerSpec) -> Result<PushReport, SyncError> {
@@ -206,6 +227,7 @@ async fn round(ctx: &Context, peer: &PeerSpec) -> Result<PushReport, SyncError> 
     if !batch.is_empty() {
         batches.push(batch);
     }
+    let stats = node_stats(ctx, &served).await?;
     for (i, skills) in batches.into_iter().enumerate() {
         let count = skills.len();
         let update = Outgoing {
@@ -213,10 +235,7 @@ async fn round(ctx: &Context, peer: &PeerSpec) -> Result<PushReport, SyncError> 
             peer_instance: ctx.instance(),
             generated_at: now(),
             skills,
-            stats: PeerStats {
-                total_skills: i64::try_from(count).unwrap_or(i64::MAX),
-                ..PeerStats::default()
-            },
+            stats: PeerStats { total_skills: i64::try_from(count).unwrap_or(i64::MAX), ..stats.clone() },
             sequence_num: served.seq,
         };
         let body = serde_json::to_vec(&update).map_err(|e| SyncError::Decode(e.to_string()))?;

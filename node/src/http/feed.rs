@@ -66,6 +66,22 @@ pub struct Feed {
     confidence_sums: Vec<f64>,
     /// Whether any entry is a tombstone.
     has_tombstones: bool,
+    /// What `stats` say of the node.
+    node: NodeStats,
+}
+
+/// What every answer's `stats` say of the node as a whole, as of the
+/// feed's sequence number (the rest of `stats` is the answer's packets).
+#[derive(Debug, Clone, Default)]
+pub struct NodeStats {
+    /// Its own active skills (`totalExtractions`: the skills its agents made).
+    pub extractions: i64,
+    /// The most used tags of the skills it serves (`topWorkflows`).
+    pub top_tags: Vec<String>,
+    /// Uses of its skills its agents reported (`totalUses`, our addition).
+    pub uses: i64,
+    /// Of those, successes (`totalSuccesses`, our addition).
+    pub successes: i64,
 }
 
 /// A feed being built from the store's rows, in sequence order.
@@ -157,6 +173,7 @@ impl FeedBuilder {
             entries: self.entries,
             confidence_sums: self.confidence_sums,
             has_tombstones: self.has_tombstones,
+            node: NodeStats::default(),
         }
     }
 }
@@ -181,6 +198,12 @@ pub struct Cut {
 }
 
 impl Feed {
+    /// The feed with what its answers' `stats` say of the node.
+    pub fn with_node_stats(mut self, node: NodeStats) -> Feed {
+        self.node = node;
+        self
+    }
+
     /// The packets changed after `since`, as many as `limit` allows.
     pub fn since(&self, since: i64, limit: Option<PageLimit>) -> Cut {
         let first = self.entries.partition_point(|e| e.seq <= since);
@@ -271,7 +294,14 @@ impl Feed {
         Pieces::new(vec![
             Piece::Bytes(Bytes::from(header(instance, self.seq))),
             self.run(cut.range.clone()),
-            Piece::Bytes(Bytes::from(footer(count, sum, uptime_hours, cursor, cut.more.then_some(cursor)))),
+            Piece::Bytes(Bytes::from(footer(
+                &self.node,
+                count,
+                sum,
+                uptime_hours,
+                cursor,
+                cut.more.then_some(cursor),
+            ))),
         ])
     }
 
@@ -299,7 +329,7 @@ impl Feed {
             count += i - first;
             sum += self.confidence_sums[i] - self.confidence_sums[first];
         }
-        pieces.push(Piece::Bytes(Bytes::from(footer(count, sum, uptime_hours, self.seq, None))));
+        pieces.push(Piece::Bytes(Bytes::from(footer(&self.node, count, sum, uptime_hours, self.seq, None))));
         Pieces::new(pieces)
     }
 }
@@ -318,14 +348,23 @@ fn header(instance: &str, seq: i64) -> Vec<u8> {
 
 /// The rest of an `ECPKnowledgeUpdate` after its packets: the stats, the
 /// `sequenceNum`, and `next` when the answer is a page with more to come.
-fn footer(count: usize, confidence_sum: f64, uptime_hours: f64, sequence: i64, next: Option<i64>) -> Vec<u8> {
+fn footer(
+    node: &NodeStats,
+    count: usize,
+    confidence_sum: f64,
+    uptime_hours: f64,
+    sequence: i64,
+    next: Option<i64>,
+) -> Vec<u8> {
     let avg = if count == 0 { 0.0 } else { confidence_sum / count as f64 };
     let stats = serde_json::json!({
         "totalSkills": count,
-        "totalExtractions": 0,
+        "totalExtractions": node.extractions,
         "avgConfidence": avg,
         "uptimeHours": uptime_hours,
-        "topWorkflows": [],
+        "topWorkflows": node.top_tags,
+        "totalUses": node.uses,
+        "totalSuccesses": node.successes,
     });
     let next = next.map(|n| format!(",\"next\":{n}")).unwrap_or_default();
     format!("],\"stats\":{stats},\"sequenceNum\":{sequence}{next}}}").into_bytes()

@@ -113,6 +113,9 @@ fn v1_routes() -> Router<AppState> {
         .route("/v1/skills/{name}/share", post(v1::share))
         // #24 item 1: ranked full-text search.
         .route("/v1/search", get(v1::search))
+        // #19: how a skill did, and a retired skill brought back.
+        .route("/v1/skills/{name}/outcomes", post(v1::report_outcome))
+        .route("/v1/skills/{name}/restore", post(v1::restore))
         .route("/v1/quarantine", get(v1::quarantine))
         .route("/v1/quarantine/{id}", get(v1::quarantine_entry).delete(v1::drop_entry))
         .route("/v1/quarantine/{id}/approve", post(v1::approve))

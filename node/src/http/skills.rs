@@ -21,7 +21,7 @@ use super::answer::{self, matches_etag, not_modified};
 use super::auth::Caller;
 use super::cache::Cached;
 use super::error::ApiError;
-use super::feed::{CHUNK, Feed, FeedBuilder, PLAIN_MAX, PageLimit};
+use super::feed::{CHUNK, Feed, FeedBuilder, NodeStats, PLAIN_MAX, PageLimit};
 use super::state::AppState;
 use crate::intake::{Sender, address_account, peer_account};
 
@@ -103,9 +103,15 @@ async fn feed(state: &AppState, seq: i64) -> Result<Arc<Feed>, ApiError> {
     let build = || async move {
         state.cache.skills.forget_older_than(seq);
         let feed = tokio::task::spawn_blocking(move || {
+            let store = library.store();
             let mut builder = FeedBuilder::new(PLAIN_MAX, CHUNK);
-            let seq = library.store().each_feed_row(|row| builder.push(row))?;
-            Ok::<_, ApiError>(builder.finish(seq))
+            let seq = store.each_feed_row(|row| builder.push(row))?;
+            let summary = store.summary()?;
+            let (uses, successes) = store.outcome_totals()?;
+            // Shared ones only: how many skills a node keeps private is its own business.
+            let extractions = summary.local_skills - summary.private_skills;
+            let node = NodeStats { extractions, top_tags: summary.top_tags, uses, successes };
+            Ok::<_, ApiError>(builder.finish(seq).with_node_stats(node))
         })
         .await??;
         Ok::<_, ApiError>(Arc::new(feed))

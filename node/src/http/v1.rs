@@ -4,7 +4,8 @@
 //! sends here when a server runs on its data folder: add (a skill folder's
 //! files uploaded first, by [`super::blobs`]) and remove a skill, make a local skill private or share it, approve and drop
 //! quarantine entries, accept or reject inbox entries and held deletions ([`crate::operator`]
-//! and the library, which the CLI calls directly otherwise). Who may use it
+//! and the library, which the CLI calls directly otherwise), report how a
+//! skill did and restore a retired one ([`crate::outcomes`]). Who may use it
 //! (the API token, the secret, a signed GET) is the `/v1/` guard's
 //! ([`super::guard`]).
 
@@ -27,6 +28,7 @@ use crate::store::{StoreError, Verdict};
 use super::error::ApiError;
 use super::state::AppState;
 use crate::operator::{self, AddError};
+use crate::outcomes::{self, OutcomeError};
 use crate::sharing::Decision;
 
 /// `GET /v1/skills`.
@@ -501,4 +503,45 @@ pub(super) async fn quarantine_drop_many(
     };
     let dropped = tokio::task::spawn_blocking(move || operator::drop_many(&state.library, age)).await??;
     Ok(Json(json!({ "dropped": dropped })))
+}
+
+/// `POST /v1/skills/{name}/outcomes` with `{"outcome": "success"|"failure",
+/// "note"?, "at"?, "id"?}`: counts one use of the skill ([`outcomes::Reported`]);
+/// 400 naming a bad field, 404 for a skill not held, 429 past
+/// [`outcomes::PER_MINUTE`] reports of the skill in a minute.
+pub(super) async fn report_outcome(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    name: Result<Path<String>, PathRejection>,
+    body: Bytes,
+) -> Result<Json<Value>, ApiError> {
+    json_request(&headers)?;
+    let name = skill_name(name)?;
+    let body: outcomes::ReportBody = serde_json::from_slice(&body).map_err(|e| {
+        ApiError::bad_request("invalid_json", format!("the body must be {}: {e}", outcomes::BODY_SHAPE))
+    })?;
+    let (library, rule) = (state.library.clone(), state.config.outcomes);
+    let reported = tokio::task::spawn_blocking(move || outcomes::report(&library, rule, &name, body))
+        .await?
+        .map_err(|e| match e {
+            OutcomeError::Invalid { code, message } => ApiError::bad_request(code, message),
+            OutcomeError::TooMany { .. } => {
+                ApiError::too_many_requests("too_many_outcomes", e.to_string(), 60)
+            }
+            OutcomeError::Store(e) => e.into(),
+        })?;
+    Ok(Json(json!(reported)))
+}
+
+/// `POST /v1/skills/{name}/restore`: brings a retired skill back ([`outcomes::Restored`]).
+pub(super) async fn restore(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    name: Result<Path<String>, PathRejection>,
+) -> Result<Json<Value>, ApiError> {
+    json_request(&headers)?;
+    let name = skill_name(name)?;
+    let (library, reshare) = (state.library.clone(), state.config.reshare_external);
+    let restored = tokio::task::spawn_blocking(move || outcomes::restore(&library, reshare, &name)).await??;
+    Ok(Json(json!(restored)))
 }

@@ -55,7 +55,8 @@ pub(super) fn settle(
         Offer::Accepted => (false, "this version was accepted before".to_owned()),
         Offer::Rejected => (true, "this version was rejected before; not offered again".to_owned()),
     };
-    change.withheld = withheld;
+    // A retired skill's change stays withheld (#19).
+    change.withheld |= withheld;
     let label = match offer {
         Offer::Pending(_) => "inbox-offered",
         Offer::Accepted => "inbox-known",

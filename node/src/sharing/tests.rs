@@ -1,5 +1,5 @@
 //! Unit tests of `sharing.rs`: each rule, their order, the override per
-//! content, and `.ecpignore` at its size limit.
+//! content, `.ecpignore` at its size limit, proven eligibility at its limits.
 
 use ecp_protocol::packet::Origin;
 
@@ -28,6 +28,7 @@ impl Fixture {
         Sharing::new(Settings {
             mode,
             listed: listed.iter().map(|n| (*n).to_owned()).collect(),
+            eligible: Eligible::Always,
             folders: folders
                 .iter()
                 .map(|(n, share)| Folder { path: self.folder(n), share: *share })
@@ -121,4 +122,40 @@ fn ecpignore_matches_in_gitignore_syntax_up_to_its_size_limit() {
     std::fs::write(&ignore, "*\n").unwrap();
     let none = sharing.decider(&f.store).unwrap().decide(&packet("x", "", "Steps."), None);
     assert_eq!(none.private, None);
+}
+
+/// Reports one outcome of `name` (retiring at `retire_after` uses, 0: never).
+fn used(f: &Fixture, name: &str, outcome: crate::store::Outcome, retire_after: u64) {
+    let report = crate::store::Report { outcome, note: String::new(), at: now().to_string(), id: None };
+    let rule = crate::store::RetireRule { failure_rate: 0.5, min_uses: retire_after, window: 10 };
+    f.store.record_outcome(name, &report, rule, 1000, 0).unwrap().unwrap();
+}
+
+#[test]
+fn proven_eligibility_shares_at_the_streak_or_the_confidence_and_retirement_comes_first() {
+    use crate::store::Outcome::{Failure, Success};
+    let f = fixture();
+    let base = f.sharing(Mode::Shared, &[], &[("skills", true)]).settings().clone();
+    let settings =
+        |streak, confidence| Settings { eligible: Eligible::Proven { streak, confidence }, ..base.clone() };
+    let p = packet("p", "", "Steps.");
+    f.store.put_local(&p, None, crate::store::Source::SkillsDir).unwrap();
+    let sharing = Sharing::new(settings(3, 0.9));
+    assert_eq!(f.code(&sharing, &p).as_deref(), Some(UNPROVEN_CODE));
+    used(&f, "p", Success, 0);
+    used(&f, "p", Success, 0);
+    assert_eq!(f.code(&sharing, &p).as_deref(), Some(UNPROVEN_CODE), "two in a row: one short");
+    used(&f, "p", Success, 0);
+    assert_eq!(f.code(&sharing, &p), None, "three in a row");
+    used(&f, "p", Failure, 0);
+    assert_eq!(f.code(&sharing, &p).as_deref(), Some(UNPROVEN_CODE), "degraded");
+    // At the confidence line exactly (whatever the streak), and just under it.
+    let reached = crate::outcomes::confidence(0.8, &f.store.scores().unwrap()["p"]);
+    assert_eq!(f.code(&Sharing::new(settings(99, reached)), &p), None);
+    assert_eq!(f.code(&Sharing::new(settings(99, reached + 1e-9)), &p).as_deref(), Some(UNPROVEN_CODE));
+    // Retired: kept home before any other rule, the operator's mark included.
+    f.store.set_sharing_mark("p", &Mark { private: true, allow_secrets: None }).unwrap();
+    used(&f, "p", Failure, 1);
+    used(&f, "p", Failure, 1); // 3 of 6 failed: retired
+    assert_eq!(f.code(&Sharing::new(settings(1, 0.0)), &p).as_deref(), Some(RETIRED_CODE));
 }

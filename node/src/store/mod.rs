@@ -42,6 +42,8 @@
 //! - `folder_entries`: what the skills-folder import keeps of each skill
 //!   folder across passes (a skill named otherwise than its folder, why one
 //!   is not shared, the warnings of one that is).
+//! - `outcomes`: outcomes agents report, each skill's score kept across
+//!   versions, retirement and restore.
 //! - [`origin_limits`]: installs per origin, new skills per sender, per rolling hour and day.
 //! - `peers`: each peer's federation state (cursor, ETags, failures, pushes).
 //! - `blobs`: bundles' blobs — which are held and who brought them, which
@@ -57,6 +59,7 @@ mod deletions;
 mod folder_entries;
 mod inbox;
 pub mod origin_limits;
+mod outcomes;
 mod packed;
 mod peers;
 mod quarantine;
@@ -85,6 +88,7 @@ pub use deletions::{HeldDeletion, Received};
 pub use folder_entries::{FolderEntry, ShareWarning};
 pub use inbox::{InboxEntry, Offer, Verdict};
 pub use origin_limits::{OriginExcess, OriginLimited, OriginLimits, PerOrigin};
+pub use outcomes::{KEPT_PER_SKILL, Outcome, Recorded, Report, RetireRule, Retired, Score, TooMany};
 pub use packed::unpack_into;
 pub use peers::{PeerKind, PeerState, PullRecord};
 pub use quarantine::{QuarantineEntry, QuarantineStatus, Refusal, Truncated};

@@ -327,6 +327,35 @@ const MIGRATIONS: &[&str] = &[
     // (store/search.rs). Skills held before are indexed at the next open,
     // by the check that rebuilds a missing or corrupt index.
     super::search::index_tables!(),
+    // 15 (#19 items 1-3): outcomes agents report after using a skill, each
+    // skill's score kept across its versions, and its retirement.
+    r#"
+    CREATE TABLE outcomes (
+        id          INTEGER PRIMARY KEY,
+        name        TEXT NOT NULL,
+        version     INTEGER NOT NULL,  -- the skill's version when it was used
+        outcome     TEXT NOT NULL CHECK (outcome IN ('success', 'failure')),
+        note        TEXT NOT NULL,
+        at          TEXT NOT NULL,     -- when the agent used it (RFC 3339, as reported)
+        recorded_at INTEGER NOT NULL,  -- Unix seconds: the per-minute limit counts from here
+        client_id   TEXT,              -- the reporter's id: a report sent again is not counted again
+        UNIQUE (name, client_id)
+    ) STRICT;
+    CREATE INDEX outcomes_by_name ON outcomes (name, id);
+
+    CREATE TABLE skill_scores (
+        name           TEXT PRIMARY KEY,
+        uses           INTEGER NOT NULL,
+        successes      INTEGER NOT NULL,
+        failures       INTEGER NOT NULL,
+        streak         INTEGER NOT NULL, -- successes in a row of the content streak_hash
+        streak_hash    TEXT NOT NULL,    -- integrityHash the streak counts for
+        last_used      TEXT NOT NULL,
+        recent_after   INTEGER NOT NULL, -- outcomes after this id are the recent ones (set by a restore)
+        retired_at     TEXT,             -- NULL: not retired
+        retired_reason TEXT
+    ) STRICT, WITHOUT ROWID;
+    "#,
 ];
 
 /// The migration that compressed the stored packets: the space their

@@ -74,9 +74,10 @@ fn row_id(confidence: f64, seq: i64) -> i64 {
 /// Which indexed skills a search shows: the one place that decides it.
 /// Tombstones never reach the index (quarantined packets never reach the
 /// skills table); a received skill waiting for review in the inbox, or
-/// whose current version the user rejected, is held but not shown, as the
-/// skills folder does not show it.
+/// whose current version the user rejected, and a retired skill (#19), are
+/// held but not shown, as the skills folder does not show them.
 const VISIBLE: &str = "s.deprecated = 0
+    AND NOT EXISTS (SELECT 1 FROM skill_scores sc WHERE sc.name = s.name AND sc.retired_at IS NOT NULL)
     AND NOT EXISTS (SELECT 1 FROM inbox i WHERE i.skill_name = s.name)
     AND NOT EXISTS (SELECT 1 FROM inbox_decisions r
                     WHERE r.skill_name = s.name AND r.integrity_hash = s.integrity_hash
@@ -275,7 +276,8 @@ impl Store {
         let hidden: i64 = conn
             .prepare_cached(
                 "SELECT (SELECT COUNT(*) FROM inbox)
-                      + (SELECT COUNT(*) FROM inbox_decisions WHERE decision = 'rejected')",
+                      + (SELECT COUNT(*) FROM inbox_decisions WHERE decision = 'rejected')
+                      + (SELECT COUNT(*) FROM skill_scores WHERE retired_at IS NOT NULL)",
             )?
             .query_row([], |r| r.get(0))?;
         let sql = format!(

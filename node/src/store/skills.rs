@@ -49,8 +49,14 @@ pub struct SkillRecord {
     pub origin_verified: bool,
     /// Current version number (1 = first).
     pub version: i64,
-    /// Stored confidence.
+    /// The node's confidence in it: the prior moved by the outcomes
+    /// agents reported ([`crate::outcomes::confidence`]); the prior itself
+    /// while there are none.
     pub confidence: f64,
+    /// Stored confidence: the frontmatter's, or as received (lowered by trust).
+    pub prior_confidence: f64,
+    /// What agents reported about it, all versions together (#19).
+    pub score: super::Score,
     /// Tombstoned.
     pub deprecated: bool,
     /// Served to peers (false for a private skill).
@@ -113,6 +119,8 @@ fn record_from_row(row: &Row<'_>) -> rusqlite::Result<SkillRecord> {
         origin: row.get(2)?,
         version: row.get(3)?,
         confidence: row.get(4)?,
+        prior_confidence: row.get(4)?,
+        score: super::Score::default(),
         deprecated: row.get(5)?,
         shareable: row.get(6)?,
         description: row.get(7)?,
@@ -125,6 +133,18 @@ fn record_from_row(row: &Row<'_>) -> rusqlite::Result<SkillRecord> {
         private_reason: row.get(14)?,
         origin_verified: row.get(15)?,
     })
+}
+
+/// Gives each record its score and the confidence that follows from it.
+fn with_scores(conn: &Connection, records: &mut [SkillRecord]) -> Result<(), StoreError> {
+    let mut scores = super::outcomes::scores(conn)?;
+    for record in records {
+        if let Some(score) = scores.remove(&record.name) {
+            record.confidence = crate::outcomes::confidence(record.prior_confidence, &score);
+            record.score = score;
+        }
+    }
+    Ok(())
 }
 
 fn kind_label(kind: SkillKind) -> &'static str {
@@ -148,6 +168,10 @@ pub(super) fn upsert(
     source: &Source,
     depth: u64,
 ) -> Result<Change, StoreError> {
+    // A retired skill stays out of the skills folder, and a retired
+    // external one is not served, whatever version comes (#19).
+    let retired = super::outcomes::is_retired(tx, &packet.skill_name)?;
+    let shareable = shareable && !(retired && kind == SkillKind::External);
     let seq = next_seq(tx)?;
     let recorded = now().to_string();
     let version: i64 = tx
@@ -221,7 +245,7 @@ pub(super) fn upsert(
     let oldest_kept = version.saturating_sub(i64::try_from(depth).unwrap_or(i64::MAX));
     tx.prepare_cached("DELETE FROM skill_versions WHERE name = ?1 AND version < ?2")?
         .execute(params![packet.skill_name, oldest_kept])?;
-    Ok(Change { seq, packet: packet.clone(), kind, withheld: false })
+    Ok(Change { seq, packet: packet.clone(), kind, withheld: retired })
 }
 
 /// The current packet and kind of a skill.
@@ -496,7 +520,8 @@ impl Store {
     pub fn list_skills(&self) -> Result<Vec<SkillRecord>, StoreError> {
         let conn = self.conn();
         let mut stmt = conn.prepare_cached(&format!("SELECT {RECORD_COLUMNS} FROM skills ORDER BY name"))?;
-        let rows = stmt.query_map([], record_from_row)?.collect::<Result<Vec<_>, _>>()?;
+        let mut rows = stmt.query_map([], record_from_row)?.collect::<Result<Vec<_>, _>>()?;
+        with_scores(&conn, &mut rows)?;
         Ok(rows)
     }
 
@@ -513,7 +538,8 @@ impl Store {
                 record_from_row,
             )
             .optional()?;
-        let Some(record) = record else { return Ok(None) };
+        let Some(mut record) = record else { return Ok(None) };
+        with_scores(&conn, std::slice::from_mut(&mut record))?;
         let Some((packet, _, _)) = current(&conn, name)? else { return Ok(None) };
         let mut stmt = conn.prepare_cached(
             "SELECT version, seq, recorded_at, source, integrity_hash, deprecated

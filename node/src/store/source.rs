@@ -20,6 +20,8 @@ pub enum Source {
     Operator,
     /// Installed from the quarantine by an operator.
     QuarantineApproval,
+    /// Decided by the node from the outcomes agents reported (a retirement).
+    Outcomes,
 }
 
 const PEER_PREFIX: &str = "peer:";
@@ -32,6 +34,7 @@ impl Source {
             "skills-dir" => Source::SkillsDir,
             "operator" => Source::Operator,
             "quarantine-approval" => Source::QuarantineApproval,
+            "outcomes" => Source::Outcomes,
             _ => Source::Peer(label.strip_prefix(PEER_PREFIX)?.to_owned()),
         })
     }
@@ -44,6 +47,7 @@ impl fmt::Display for Source {
             Source::SkillsDir => f.write_str("skills-dir"),
             Source::Operator => f.write_str("operator"),
             Source::QuarantineApproval => f.write_str("quarantine-approval"),
+            Source::Outcomes => f.write_str("outcomes"),
         }
     }
 }
@@ -82,6 +86,7 @@ mod tests {
             Source::SkillsDir,
             Source::Operator,
             Source::QuarantineApproval,
+            Source::Outcomes,
         ] {
             assert_eq!(Source::from_label(&source.to_string()), Some(source));
         }

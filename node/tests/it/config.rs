@@ -626,6 +626,47 @@ fn observe(key: &str) -> Observation {
                 )
                 .await;
             }
+            "outcomes.retire_failure_rate" | "outcomes.retire_min_uses" | "outcomes.retire_window" => {
+                // Six successes, then four failures: by default (half of at
+                // least 5 of the last 10) not retired. Retired with a lower
+                // line, with 4 uses enough (after the fourth failure), or
+                // with a window of the last 5.
+                let line = match key.as_str() {
+                    "outcomes.retire_failure_rate" => "retire_failure_rate = 0.4",
+                    "outcomes.retire_min_uses" => "retire_min_uses = 4\nretire_failure_rate = 1.0",
+                    _ => "retire_window = 5",
+                };
+                let (_s, node) = node_with("outcomes", line.into()).await;
+                crate::util::add_local_skill(node.library(), "tried", 0.8).await;
+                let outcomes = if key == "outcomes.retire_min_uses" {
+                    ["failure"; 4].to_vec()
+                } else {
+                    [["success"; 6].as_slice(), ["failure"; 4].as_slice()].concat()
+                };
+                let mut retired = false;
+                for outcome in outcomes {
+                    retired |= crate::outcomes::report(&node, "tried", outcome).await["retired"] == true;
+                }
+                ensure!(retired, "not retired with {line}");
+            }
+            "sharing.eligible" | "sharing.proven_streak" | "sharing.proven_confidence" => {
+                // A new local skill at 0.8: shared at once by default; held
+                // back when proven; shared after one success with a streak
+                // of 1; shared at once when 0.5 is proven enough.
+                let line = match key.as_str() {
+                    "sharing.eligible" => "eligible = \"proven\"",
+                    "sharing.proven_streak" => "eligible = \"proven\"\nproven_streak = 1",
+                    _ => "eligible = \"proven\"\nproven_confidence = 0.5",
+                };
+                let (_s, node) = node_with("sharing", line.into()).await;
+                crate::util::add_local_skill(node.library(), "new-one", 0.8).await;
+                if key == "sharing.proven_streak" {
+                    crate::outcomes::report(&node, "new-one", "success").await;
+                }
+                let manifest = node.get_json("/ecp/manifest").await;
+                let shared = manifest["skillNames"].as_array().is_some_and(|n| n.contains(&"new-one".into()));
+                ensure!(shared == (key != "sharing.eligible"), "shared: {shared} with {line}");
+            }
             other => return Err(format!("no observation of {other}: add one to config.rs")),
         }
         Ok(())

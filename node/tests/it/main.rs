@@ -103,3 +103,5 @@ mod weak_secrets;
 mod bulk_pull;
 // search: ranked search on real nodes — ranking, prefixes, phrases, quarantine, merge/import/delete, restart and rebuild, bounds.
 mod search;
+// outcomes: agents' reports through the CLI and /v1/, confidence following the evidence, retirement and restore.
+mod outcomes;

@@ -47,6 +47,17 @@ pub struct PeerStats {
     /// The sender's most used workflows.
     #[serde(deserialize_with = "null_as_default")]
     pub top_workflows: Vec<String>,
+    /// Our addition (`SPEC.md` §3.4): uses of the sender's skills its
+    /// agents reported; omitted when 0, so Go nodes see their own shape.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub total_uses: i64,
+    /// Our addition: of those, successes; omitted when 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub total_successes: i64,
+}
+
+fn is_zero(n: &i64) -> bool {
+    *n == 0
 }
 
 impl KnowledgeUpdate {
@@ -153,5 +164,19 @@ mod tests {
         // Valid multi-byte text passes on to the decoder.
         let fine = "{\"peerInstance\":\"ノード\",\"future\":\"é\",\"skills\":[]}";
         assert_eq!(KnowledgeUpdate::from_json(fine.as_bytes()).unwrap().peer_instance, "ノード");
+    }
+
+    #[test]
+    fn stats_carry_reported_uses_only_when_there_are_some_and_read_back() {
+        let go_shape = serde_json::to_value(PeerStats::default()).unwrap();
+        let keys: Vec<&str> = go_shape.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(keys, ["avgConfidence", "topWorkflows", "totalExtractions", "totalSkills", "uptimeHours"]);
+        let used = PeerStats { total_uses: 4, total_successes: 3, ..PeerStats::default() };
+        let json = serde_json::to_value(&used).unwrap();
+        assert_eq!(
+            (&json["totalUses"], &json["totalSuccesses"]),
+            (&serde_json::json!(4), &serde_json::json!(3))
+        );
+        assert_eq!(serde_json::from_value::<PeerStats>(json).unwrap(), used);
     }
 }

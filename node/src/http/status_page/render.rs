@@ -225,7 +225,7 @@ fn skills(rows: &Cut<SkillRow>) -> Markup {
             p.muted { "No skills yet." }
         } @else {
             table {
-                tr { th { "name" } th { "kind" } th { "origin" } th { "confidence" } th { "provenance" } th { "version" } th { "state" } }
+                tr { th { "name" } th { "kind" } th { "origin" } th { "confidence" } th { "outcomes" } th { "provenance" } th { "version" } th { "state" } }
                 @for row in &rows.items {
                     @let r = &row.record;
                     tr {
@@ -233,6 +233,12 @@ fn skills(rows: &Cut<SkillRow>) -> Markup {
                         td { (r.kind) }
                         td { code { (r.origin) } }
                         td { (format!("{:.2}", r.confidence)) }
+                        td {
+                            @if r.score.uses == 0 { span.muted { "none" } }
+                            @else {
+                                (r.score.uses) " uses: " (r.score.successes) " ok, " (r.score.failures) " failed, streak " (r.score.streak)
+                            }
+                        }
                         td {
                             @if row.path.is_empty() {
                                 span.muted { (if r.kind == "local" { "made here" } else { "not recorded" }) }
@@ -243,6 +249,7 @@ fn skills(rows: &Cut<SkillRow>) -> Markup {
                         td { (r.version) }
                         td {
                             @if r.deprecated { "deleted" }
+                            @else if r.score.retired.is_some() { "retired (failing; " code { "ecp-node skill restore" } ")" }
                             @else if let Some(why) = &r.private { "private (" (why) ")" }
                             @else if r.shareable { "shared" }
                             @else { "not shared" }

@@ -136,6 +136,8 @@ mod tests {
             origin_verified: true,
             version: 1,
             confidence: 0.9,
+            prior_confidence: 0.9,
+            score: crate::store::Score::default(),
             deprecated: false,
             shareable: true,
             private: None,
