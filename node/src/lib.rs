@@ -44,6 +44,7 @@
 //! - [`serve`]: the accept loop — header timeout and size, graceful drain.
 //! - [`connections`]: who may hold connections — a total cap, a share per
 //!   address, fair eviction, refusals summarised in the log.
+//! - [`versions`]: a skill's history, pins and rollback; what a pin keeps in the folder.
 //! - [`tls`]: certificates and keys; rustls for the server (and mTLS) and for https peers.
 #![deny(missing_docs)]
 
@@ -74,6 +75,7 @@ pub mod sharing;
 pub mod stamp;
 pub mod store;
 pub mod tls;
+pub mod versions;
 
 /// The protocol version the node speaks.
 pub const PROTOCOL_VERSION: &str = ecp_protocol::PROTOCOL_VERSION;

@@ -271,6 +271,7 @@ impl Library {
     }
 
     fn project(&self, changes: &[Change]) {
+        let changes = &*crate::versions::hold_pinned(&self.store, changes);
         for change in changes.iter().filter(|c| !c.withheld && !c.packet.deprecated) {
             self.record_removed_grants(&change.packet, change.kind);
         }
@@ -727,7 +728,8 @@ impl Library {
     }
 
     /// Writes every active skill to the folder (at start: the folder may be
-    /// new, or another process may have changed the store), but those
+    /// new, or another process may have changed the store) — a pinned one
+    /// at its pinned version ([`crate::versions`]) — but those
     /// review intake holds back, and those of a held deletion of the skills
     /// folder (writing them back would decide it without the user).
     pub fn project_all(&self) -> Result<usize, StoreError> {
@@ -736,7 +738,7 @@ impl Library {
         // A peer's held withdrawals leave their skills as they are: shown.
         let held = self.store.held_deletions()?.into_iter().filter(|d| d.source == Source::SkillsDir);
         withheld.extend(held.flat_map(|d| d.names));
-        for (packet, kind) in self.store.current_packets()? {
+        for (packet, kind) in crate::versions::with_pins(&self.store, self.store.current_packets()?)? {
             if withheld.contains(&packet.skill_name) {
                 continue;
             }

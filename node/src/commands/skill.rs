@@ -1,4 +1,5 @@
-//! `ecp-node skill add | list | show | rm | private | share | scan`.
+//! `ecp-node skill add | list | show | rm | private | share | scan` (`history`,
+//! `pin`, `unpin` and `rollback` are [`super::versions`]).
 //!
 //! Writes (`add`, `rm`) go to the server running on the data folder when
 //! there is one (its `/v1/` API: its next answer shows the change), else
@@ -51,6 +52,18 @@ pub(crate) fn run(global: &GlobalArgs, command: SkillCommand) -> anyhow::Result<
         SkillCommand::Private { name } => private(&super::write_target(&config, global.init)?, &name),
         SkillCommand::Share { name, allow_secrets } => {
             share(&super::write_target(&config, global.init)?, &name, allow_secrets)
+        }
+        SkillCommand::History { name, json } => {
+            super::versions::history(&super::open_library(&config, global.init)?, &name, json.json)
+        }
+        SkillCommand::Pin { name, to } => {
+            super::versions::act(&super::write_target(&config, global.init)?, &name, "pin", to.as_deref())
+        }
+        SkillCommand::Unpin { name } => {
+            super::versions::act(&super::write_target(&config, global.init)?, &name, "unpin", None)
+        }
+        SkillCommand::Rollback { name, to } => {
+            super::versions::act(&super::write_target(&config, global.init)?, &name, "rollback", to.as_deref())
         }
         SkillCommand::Scan { .. } => unreachable!("handled above"),
     }

@@ -25,6 +25,8 @@
 //! - `authority`: which `host:port` a signed request may be signed for.
 //! - `manifest`: `GET /ecp/manifest`.
 //! - `skills`: `GET /ecp/skills` and `POST /ecp/skills`.
+//! - `versions`: `GET /ecp/skills/{name}?digest=HEX`, one exact version,
+//!   and the local API's history, pin, unpin and rollback (#25).
 //! - `blobs`: the blob endpoints of bundles — `GET` and `PUT /ecp/blobs/{sha256}`
 //!   (the upload streamed, not read by the guard), `POST /ecp/blobs/missing`,
 //!   and the operator's uploads under `/v1/blobs/`.
@@ -63,6 +65,7 @@ pub mod status_page;
 #[cfg(test)]
 mod tests;
 mod v1;
+mod versions;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -92,6 +95,8 @@ fn ecp_routes() -> Router<AppState> {
     Router::new()
         .route("/ecp/manifest", get(manifest::get))
         .route("/ecp/skills", get(skills::get).post(skills::post))
+        // #25: one exact version, by digest (SPEC §5.7).
+        .route("/ecp/skills/{name}", get(versions::get_exact))
         // Bundles' blobs (SPEC §12.8, #26).
         .route("/ecp/blobs/missing", post(blobs::missing))
         .route("/ecp/blobs/{sha256}", get(blobs::get).put(blobs::put))
@@ -107,6 +112,11 @@ fn v1_routes() -> Router<AppState> {
         .route("/v1/blobs/{sha256}", axum::routing::put(blobs::put_own))
         .route("/v1/skills/{name}/private", post(v1::make_private))
         .route("/v1/skills/{name}/share", post(v1::share))
+        // #25: versions.
+        .route("/v1/skills/{name}/history", get(versions::history))
+        .route("/v1/skills/{name}/pin", post(versions::pin))
+        .route("/v1/skills/{name}/unpin", post(versions::unpin))
+        .route("/v1/skills/{name}/rollback", post(versions::rollback))
         .route("/v1/quarantine", get(v1::quarantine))
         .route("/v1/quarantine/{id}", get(v1::quarantine_entry).delete(v1::drop_entry))
         .route("/v1/quarantine/{id}/approve", post(v1::approve))

@@ -230,7 +230,7 @@ pub(super) async fn share(
 /// visits cannot send that to a loopback address without the browser
 /// asking first (CORS), and the node never says yes — so a page cannot
 /// share the user's private skills behind their back.
-fn json_request(headers: &HeaderMap) -> Result<(), ApiError> {
+pub(super) fn json_request(headers: &HeaderMap) -> Result<(), ApiError> {
     let json = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
