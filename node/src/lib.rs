@@ -8,6 +8,8 @@
 //! - [`stamp`]: where a received skill came from, in its file's frontmatter.
 //! - [`permissions`]: grants in received skills' frontmatter kept out of the agent's folder.
 //! - [`library`]: store + projection; the one place through which skills change.
+//! - [`lockfile`]: `ecp.lock` — the versions of the skills folder — and
+//!   the folder's drift from what the node would write.
 //! - [`intake`]: the node's merge step — the protocol's decisions plus the
 //!   per-origin limits and quarantine approvals, applied in one store transaction.
 //! - [`decision_log`]: one log line per packet accepted or refused — pushed,
@@ -64,6 +66,7 @@ pub mod import;
 pub mod intake;
 pub mod keys;
 pub mod library;
+pub mod lockfile;
 pub mod metrics;
 pub mod node;
 pub mod operator;

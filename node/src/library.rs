@@ -727,21 +727,26 @@ impl Library {
         }
     }
 
-    /// Writes every active skill to the folder (at start: the folder may be
-    /// new, or another process may have changed the store) — a pinned one
-    /// at its pinned version ([`crate::versions`]) — but those
-    /// review intake holds back, and those of a held deletion of the skills
-    /// folder (writing them back would decide it without the user).
-    pub fn project_all(&self) -> Result<usize, StoreError> {
-        let mut written = 0;
+    /// What the folder must show: every skill's current packet and kind
+    /// (tombstones included) — a pinned one's pinned version
+    /// ([`crate::versions`]) — but those review intake holds back, and
+    /// those of a held deletion of the skills folder (writing them back
+    /// would decide it without the user).
+    pub fn folder_view(&self) -> Result<Vec<(SkillPacket, SkillKind)>, StoreError> {
         let mut withheld = self.store.withheld_from_folder()?;
         // A peer's held withdrawals leave their skills as they are: shown.
         let held = self.store.held_deletions()?.into_iter().filter(|d| d.source == Source::SkillsDir);
         withheld.extend(held.flat_map(|d| d.names));
-        for (packet, kind) in crate::versions::with_pins(&self.store, self.store.current_packets()?)? {
-            if withheld.contains(&packet.skill_name) {
-                continue;
-            }
+        let current = crate::versions::with_pins(&self.store, self.store.current_packets()?)?;
+        Ok(current.into_iter().filter(|(packet, _)| !withheld.contains(&packet.skill_name)).collect())
+    }
+
+    /// Writes the folder's view ([`Library::folder_view`]) to the folder
+    /// (at start: the folder may be new, or another process may have
+    /// changed the store).
+    pub fn project_all(&self) -> Result<usize, StoreError> {
+        let mut written = 0;
+        for (packet, kind) in self.folder_view()? {
             let result = if packet.deprecated {
                 self.projection.remove(&packet.skill_name)
             } else {

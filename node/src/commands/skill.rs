@@ -206,9 +206,11 @@ fn add_one(target: &Target, config: &Config, skill: &ToAdd) -> anyhow::Result<Re
 
 fn list(library: &Library, json: bool) -> anyhow::Result<ExitCode> {
     let skills = library.store().list_skills().context("cannot read the store")?;
+    let pins = library.store().pins().context("cannot read the store")?;
     let mut folders = FolderReport::of(library).context("cannot read the store")?.into_json();
     if json {
         folders.insert("skills".into(), json!(skills));
+        folders.insert("pins".into(), json!(pins));
         emit_json(&folders)?;
         return Ok(ExitCode::SUCCESS);
     }
@@ -232,7 +234,17 @@ fn list(library: &Library, json: bool) -> anyhow::Result<ExitCode> {
             time(&s.updated_at),
         ]);
     }
-    emit(&(table.render("") + &report))?;
+    let mut pinned = String::new();
+    for s in skills.iter().filter_map(|s| Some((s, pins.get(&s.name)?))) {
+        let (record, pin) = s;
+        let available = if record.version > pin.version {
+            format!("; version {} is available (`ecp-node skill unpin {}` takes it)", record.version, record.name)
+        } else {
+            String::new()
+        };
+        let _ = writeln!(pinned, "{} is pinned at version {}{available}", record.name, pin.version);
+    }
+    emit(&(table.render("") + &pinned + &report))?;
     Ok(ExitCode::SUCCESS)
 }
 

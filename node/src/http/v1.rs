@@ -28,15 +28,18 @@ use super::state::AppState;
 use crate::operator::{self, AddError};
 use crate::sharing::Decision;
 
-/// `GET /v1/skills`.
+/// `GET /v1/skills`: every skill, the folders' report, and the pins (#25).
 pub(super) async fn list_skills(State(state): State<AppState>) -> Result<Json<Value>, ApiError> {
     let library = state.library.clone();
-    let (skills, folders) = tokio::task::spawn_blocking(move || {
-        Ok::<_, StoreError>((library.store().list_skills()?, crate::import::FolderReport::of(&library)?))
+    let (skills, folders, pins) = tokio::task::spawn_blocking(move || {
+        let store = library.store();
+        Ok::<_, StoreError>((store.list_skills()?, crate::import::FolderReport::of(&library)?, store.pins()?))
     })
     .await??;
     let mut answer = folders.into_json();
     answer.insert("skills".into(), json!(skills));
+    // #25: the version each pinned skill's file shows; a newer `version` is available.
+    answer.insert("pins".into(), json!(pins));
     Ok(Json(Value::Object(answer)))
 }
 

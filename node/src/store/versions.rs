@@ -40,12 +40,13 @@ impl Pick {
     /// A text that is neither, saying what is expected.
     pub fn parse(text: &str) -> Result<Pick, String> {
         let text = text.trim();
-        if let Ok(n) = text.parse::<i64>() {
-            return if n >= 1 { Ok(Pick::Number(n)) } else { Err(format!("version {n} must be 1 or more")) };
-        }
+        // A digest first: 64 decimal digits are a digest, not a version.
         let hex = text.strip_prefix("sha256:").unwrap_or(text);
         if hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) {
             return Ok(Pick::Digest(text.to_owned()));
+        }
+        if let Ok(n) = text.parse::<i64>() {
+            return if n >= 1 { Ok(Pick::Number(n)) } else { Err(format!("version {n} must be 1 or more")) };
         }
         Err(format!(
             "{:?} is neither a version number nor a digest (64 lowercase hex digits, or sha256:<64 hex> for a \
@@ -245,6 +246,7 @@ mod tests {
         let hex = "a".repeat(64);
         assert_eq!(Pick::parse("3"), Ok(Pick::Number(3)));
         assert_eq!(Pick::parse(&hex), Ok(Pick::Digest(hex.clone())));
+        assert_eq!(Pick::parse(&"0".repeat(64)), Ok(Pick::Digest("0".repeat(64))));
         assert_eq!(Pick::parse(&format!("sha256:{hex}")), Ok(Pick::Digest(format!("sha256:{hex}"))));
         for bad in ["0", "-1", "", "abc", &"A".repeat(64), &"a".repeat(63), &"a".repeat(65)] {
             assert!(Pick::parse(bad).is_err(), "{bad:?}");
