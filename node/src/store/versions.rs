@@ -239,7 +239,53 @@ impl Store {
 
 #[cfg(test)]
 mod tests {
+    use ecp_protocol::{Origin, SkillKind};
+
     use super::*;
+
+    fn install(store: &Store, i: usize) {
+        let origin = Origin::new("node-a", "someone", "linux/amd64", "1.0");
+        let body = format!("---\nname: a\n---\nversion {i} of a\n");
+        let packet = SkillPacket::new(&origin, "a", "d", &body, 0.9, now());
+        store.transaction(|tx| tx.install(&packet, SkillKind::External, true, &Source::Operator).map(drop)).unwrap();
+    }
+
+    fn kept_versions(store: &Store) -> Vec<i64> {
+        store.history("a").unwrap().unwrap().iter().map(|v| v.version).collect()
+    }
+
+    #[test]
+    fn pruning_keeps_the_pinned_and_the_locked_version_at_any_depth() {
+        for depth in [0, 1] {
+            let dir = tempfile::tempdir().unwrap();
+            let store = Store::open(dir.path()).unwrap();
+            store.set_history_depth(depth);
+            let hold = |v: i64| {
+                let (_, p) = store.version_packet("a", &Pick::Number(v)).unwrap().unwrap();
+                Hold { name: "a".into(), version: v, digest: digest_of(&p).to_owned() }
+            };
+            // Each held while it is current: at depth 0 nothing older is kept.
+            install(&store, 1);
+            store.pin(&hold(1), &Source::Operator, "").unwrap();
+            install(&store, 2);
+            store.set_locks(&[hold(2)]).unwrap();
+            for i in 3..=5 {
+                install(&store, i);
+            }
+            // Depth 0 keeps only the current version, depth 1 one more: and the held ones.
+            let expected: Vec<i64> = if depth == 0 { vec![1, 2, 5] } else { vec![1, 2, 4, 5] };
+            assert_eq!(kept_versions(&store), expected, "depth {depth}");
+            let (_, pinned) = store.version_packet("a", &Pick::Number(1)).unwrap().expect("the pinned packet");
+            assert!(pinned.skill_body.contains("version 1 of a"), "its packet is kept too");
+            // Unpinned and unlocked, the old versions go at the next change.
+            assert!(store.unpin("a", &Source::Operator).unwrap());
+            assert!(!store.unpin("a", &Source::Operator).unwrap(), "a second unpin finds nothing");
+            store.set_locks(&[]).unwrap();
+            install(&store, 6);
+            let expected: Vec<i64> = if depth == 0 { vec![6] } else { vec![5, 6] };
+            assert_eq!(kept_versions(&store), expected, "depth {depth}");
+        }
+    }
 
     #[test]
     fn a_pick_is_a_number_or_a_digest_and_nothing_else() {
