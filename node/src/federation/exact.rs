@@ -28,6 +28,10 @@ pub async fn fetch_version(
         }
     };
     let instance = ctx.check_instance(peer, &manifest.instance)?;
+    if !manifest.profiles.iter().any(|p| p == ecp_protocol::wire::PROFILE_VERSIONS) {
+        // A node that does not serve exact versions (a Go node) is not asked.
+        return Ok(None);
+    }
     let Some(body) = client.skill_version(name, digest).await? else { return Ok(None) };
     let blobs = super::bundles::supports_bundles(&manifest).then_some(&client);
     let sender = super::pull::sender(ctx, peer, &instance);
