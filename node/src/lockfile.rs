@@ -158,7 +158,9 @@ impl Lockfile {
     pub fn holds(&self, library: &Library) -> Result<Vec<Hold>, StoreError> {
         let mut holds = Vec::new();
         for s in &self.skills {
-            if let Some((version, _)) = library.store().version_packet(&s.name, &Pick::Digest(s.digest.clone()))? {
+            if let Some((version, _)) =
+                library.store().version_packet(&s.name, &Pick::Digest(s.digest.clone()))?
+            {
                 holds.push(Hold { name: s.name.clone(), version, digest: s.digest.clone() });
             }
         }
@@ -182,7 +184,8 @@ pub struct Shown {
 /// intake or a held deletion keeps out.
 pub fn shown(library: &Library) -> Result<Vec<Shown>, StoreError> {
     let store = library.store();
-    let numbers: BTreeMap<String, i64> = store.list_skills()?.into_iter().map(|r| (r.name, r.version)).collect();
+    let numbers: BTreeMap<String, i64> =
+        store.list_skills()?.into_iter().map(|r| (r.name, r.version)).collect();
     let pins = store.pins()?;
     Ok(library
         .folder_view()?
@@ -247,10 +250,14 @@ pub enum Drift {
 impl std::fmt::Display for Drift {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Drift::Edited { name, file } => write!(f, "edited   {name}/{file}: differs from what the node wrote"),
+            Drift::Edited { name, file } => {
+                write!(f, "edited   {name}/{file}: differs from what the node wrote")
+            }
             Drift::Missing { name, file } => write!(f, "missing  {name}/{file}"),
             Drift::Extra { name } => write!(f, "extra    {name}: the node would not write this skill folder"),
-            Drift::NotHeld { name, digest } => write!(f, "not held {name}: the store holds no version {digest}"),
+            Drift::NotHeld { name, digest } => {
+                write!(f, "not held {name}: the store holds no version {digest}")
+            }
             Drift::OtherVersion { name, locked, shown } => {
                 write!(f, "version  {name}: the lockfile names {locked}, the node shows {shown}")
             }
@@ -266,20 +273,24 @@ pub fn drift(library: &Library, locked: Option<&Lockfile>) -> Result<Vec<Drift>,
     let expected: Vec<(SkillPacket, SkillKind)> = match locked {
         None => shown.into_iter().map(|s| (s.packet, s.kind)).collect(),
         Some(lock) => {
-            let by_name: BTreeMap<&str, &Shown> = shown.iter().map(|s| (s.packet.skill_name.as_str(), s)).collect();
+            let by_name: BTreeMap<&str, &Shown> =
+                shown.iter().map(|s| (s.packet.skill_name.as_str(), s)).collect();
             let mut expected = Vec::new();
             for l in &lock.skills {
-                let Some((_, packet)) = library.store().version_packet(&l.name, &Pick::Digest(l.digest.clone()))?
+                let Some((_, packet)) =
+                    library.store().version_packet(&l.name, &Pick::Digest(l.digest.clone()))?
                 else {
                     drifts.push(Drift::NotHeld { name: l.name.clone(), digest: l.digest.clone() });
                     continue;
                 };
                 match by_name.get(l.name.as_str()) {
-                    Some(s) if digest_of(&s.packet) != digest_of(&packet) => drifts.push(Drift::OtherVersion {
-                        name: l.name.clone(),
-                        locked: l.digest.clone(),
-                        shown: digest_of(&s.packet).to_owned(),
-                    }),
+                    Some(s) if digest_of(&s.packet) != digest_of(&packet) => {
+                        drifts.push(Drift::OtherVersion {
+                            name: l.name.clone(),
+                            locked: l.digest.clone(),
+                            shown: digest_of(&s.packet).to_owned(),
+                        })
+                    }
                     _ => {}
                 }
                 let kind = by_name.get(l.name.as_str()).map_or(SkillKind::External, |s| s.kind);
@@ -367,9 +378,20 @@ mod tests {
         let cases = [
             ("version = 2\n".to_owned(), "newer"),
             ("nonsense".to_owned(), "not a lockfile"),
-            (format!("version = 1\n[[skill]]\nname = \"a\"\ndigest = \"{d}\"\norigin = \"o\"\nextra = 1\n"), "not a lockfile"),
-            (format!("version = 1\n[[skill]]\nname = \"Bad Name\"\ndigest = \"{d}\"\norigin = \"o\"\n"), "Bad Name"),
-            ("version = 1\n[[skill]]\nname = \"a\"\ndigest = \"abc\"\norigin = \"o\"\n".to_owned(), "not a digest"),
+            (
+                format!(
+                    "version = 1\n[[skill]]\nname = \"a\"\ndigest = \"{d}\"\norigin = \"o\"\nextra = 1\n"
+                ),
+                "not a lockfile",
+            ),
+            (
+                format!("version = 1\n[[skill]]\nname = \"Bad Name\"\ndigest = \"{d}\"\norigin = \"o\"\n"),
+                "Bad Name",
+            ),
+            (
+                "version = 1\n[[skill]]\nname = \"a\"\ndigest = \"abc\"\norigin = \"o\"\n".to_owned(),
+                "not a digest",
+            ),
             (
                 format!(
                     "version = 1\n[[skill]]\nname = \"a\"\ndigest = \"{d}\"\norigin = \"o\"\n\

@@ -147,13 +147,22 @@ fn hold(
 pub fn unpin(library: &Library, name: &str) -> Result<Done, VersionError> {
     let (packet, kind, version) = current(library.store(), name)?;
     let was = library.store().unpin(name, &Source::Operator)?;
-    let written =
-        if packet.deprecated { library.projection().remove(name) } else { library.projection().write(&packet, kind) };
+    let written = if packet.deprecated {
+        library.projection().remove(name)
+    } else {
+        library.projection().write(&packet, kind)
+    };
     if let Err(e) = written {
         tracing::error!(error = %e, "skills folder not fully updated");
     }
     let action = if was { "unpinned" } else { "not-pinned" };
-    Ok(Done { name: name.to_owned(), action: action.into(), version, digest: digest_of(&packet).into(), available: None })
+    Ok(Done {
+        name: name.to_owned(),
+        action: action.into(),
+        version,
+        digest: digest_of(&packet).into(),
+        available: None,
+    })
 }
 
 /// Rolls `name` back to the version `pick` names (by default the newest
@@ -187,7 +196,9 @@ pub fn rollback(library: &Library, name: &str, pick: Option<&Pick>) -> Result<Do
     again.created_at = crate::store::now().max(again.created_at);
     library.put_local(&again, Source::Operator)?;
     let (now, _, new_version) = current(store, name)?;
-    store.transaction(|tx| tx.audit(&Source::Operator, name, "rollback", &format!("to version {version}{why}")))?;
+    store.transaction(|tx| {
+        tx.audit(&Source::Operator, name, "rollback", &format!("to version {version}{why}"))
+    })?;
     Ok(Done {
         name: name.to_owned(),
         action: "published".into(),
@@ -213,7 +224,8 @@ pub(crate) fn hold_pinned<'a>(store: &Store, changes: &'a [Change]) -> Cow<'a, [
             .iter()
             .map(|c| {
                 let mut c = c.clone();
-                c.withheld |= pins.get(&c.packet.skill_name).is_some_and(|p| p.digest != digest_of(&c.packet));
+                c.withheld |=
+                    pins.get(&c.packet.skill_name).is_some_and(|p| p.digest != digest_of(&c.packet));
                 c
             })
             .collect(),
@@ -237,7 +249,9 @@ pub(crate) fn with_pins(
         }
         match store.version_packet(&pin.name, &Pick::Number(pin.version))? {
             Some((_, pinned)) => *packet = pinned,
-            None => tracing::warn!(skill = %pin.name, "the pinned version is no longer kept; the current one is shown"),
+            None => {
+                tracing::warn!(skill = %pin.name, "the pinned version is no longer kept; the current one is shown")
+            }
         }
     }
     Ok(current)

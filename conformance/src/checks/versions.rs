@@ -8,7 +8,9 @@
 
 use serde_json::Value;
 
-use crate::check::{Check, Ctx, Level::*, Needs, Problem, Profile::*, Verdict, ensure, expect_json_error, fail, skip};
+use crate::check::{
+    Check, Ctx, Level::*, Needs, Problem, Profile::*, Verdict, ensure, expect_json_error, fail, skip,
+};
 use crate::packets;
 use crate::target::Exchange;
 

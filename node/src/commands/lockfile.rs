@@ -48,13 +48,17 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
 
 /// Reads and checks the lockfile at `path`.
 fn read_lockfile(path: &Path) -> anyhow::Result<Lockfile> {
-    let file = std::fs::File::open(path).with_context(|| format!("cannot read the lockfile {}", path.display()))?;
+    let file =
+        std::fs::File::open(path).with_context(|| format!("cannot read the lockfile {}", path.display()))?;
     let mut text = String::new();
     file.take(MAX_LOCKFILE_BYTES + 1)
         .read_to_string(&mut text)
         .with_context(|| format!("cannot read the lockfile {}", path.display()))?;
     if text.len() as u64 > MAX_LOCKFILE_BYTES {
-        anyhow::bail!("the lockfile {} is over {MAX_LOCKFILE_BYTES} bytes; is it a lockfile?", path.display());
+        anyhow::bail!(
+            "the lockfile {} is over {MAX_LOCKFILE_BYTES} bytes; is it a lockfile?",
+            path.display()
+        );
     }
     Lockfile::parse(&text).with_context(|| format!("cannot use the lockfile {}", path.display()))
 }
@@ -118,7 +122,11 @@ pub(crate) fn install(global: &GlobalArgs, args: &InstallArgs) -> anyhow::Result
                     held = library.store().version_packet(&locked.name, &pick)?;
                     if held.is_none() {
                         let reasons = result.conflicts.join("; ");
-                        why = format!("{} refused it: {}", spec.url, if reasons.is_empty() { "not installed".into() } else { reasons });
+                        why = format!(
+                            "{} refused it: {}",
+                            spec.url,
+                            if reasons.is_empty() { "not installed".into() } else { reasons }
+                        );
                     }
                 }
                 Ok(None) => {}
@@ -149,7 +157,11 @@ pub(crate) fn install(global: &GlobalArgs, args: &InstallArgs) -> anyhow::Result
     }
     library.store().set_locks(&lock.holds(&library)?).context("cannot record the locked versions")?;
     for extra in lockfile::drift(&library, Some(&lock))?.iter().filter(|d| matches!(d, Drift::Extra { .. })) {
-        let _ = writeln!(out, "note: {} — left as it is (`ecp-node skill rm` removes a skill)", one_line(&extra.to_string()));
+        let _ = writeln!(
+            out,
+            "note: {} — left as it is (`ecp-node skill rm` removes a skill)",
+            one_line(&extra.to_string())
+        );
     }
     emit(&out)?;
     if refused.is_empty() {

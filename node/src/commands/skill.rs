@@ -62,9 +62,12 @@ pub(crate) fn run(global: &GlobalArgs, command: SkillCommand) -> anyhow::Result<
         SkillCommand::Unpin { name } => {
             super::versions::act(&super::write_target(&config, global.init)?, &name, "unpin", None)
         }
-        SkillCommand::Rollback { name, to } => {
-            super::versions::act(&super::write_target(&config, global.init)?, &name, "rollback", to.as_deref())
-        }
+        SkillCommand::Rollback { name, to } => super::versions::act(
+            &super::write_target(&config, global.init)?,
+            &name,
+            "rollback",
+            to.as_deref(),
+        ),
         SkillCommand::Scan { .. } => unreachable!("handled above"),
     }
 }
@@ -238,7 +241,10 @@ fn list(library: &Library, json: bool) -> anyhow::Result<ExitCode> {
     for s in skills.iter().filter_map(|s| Some((s, pins.get(&s.name)?))) {
         let (record, pin) = s;
         let available = if record.version > pin.version {
-            format!("; version {} is available (`ecp-node skill unpin {}` takes it)", record.version, record.name)
+            format!(
+                "; version {} is available (`ecp-node skill unpin {}` takes it)",
+                record.version, record.name
+            )
         } else {
             String::new()
         };

@@ -95,7 +95,9 @@ fn describe(done: &Done) -> String {
         .unwrap_or_default();
     match done.action.as_str() {
         "pinned" => format!("{name} pinned at version {version} ({digest}){available}\n"),
-        "rolled-back" => format!("{name} rolled back to version {version} ({digest}) and pinned{available}\n"),
+        "rolled-back" => {
+            format!("{name} rolled back to version {version} ({digest}) and pinned{available}\n")
+        }
         "published" => format!(
             "{name} rolled back: version {version} ({digest}) published with the earlier content; peers take it \
              on their next pull or push\n"

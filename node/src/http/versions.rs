@@ -53,9 +53,9 @@ pub(super) async fn get_exact(
     name: Result<Path<String>, PathRejection>,
     Query(query): Query<HashMap<String, String>>,
 ) -> Result<Response, ApiError> {
-    let name = name
-        .map(|Path(n)| n)
-        .map_err(|_| ApiError::bad_request("invalid_path", "the skill name in the path is not valid UTF-8"))?;
+    let name = name.map(|Path(n)| n).map_err(|_| {
+        ApiError::bad_request("invalid_path", "the skill name in the path is not valid UTF-8")
+    })?;
     let Some(text) = query.get("digest") else {
         return Err(ApiError::bad_request(
             "digest_required",
@@ -170,6 +170,7 @@ pub(super) async fn rollback(
     super::v1::json_request(&headers)?;
     let (name, pick) = (skill_name(name)?, to(&body)?);
     let library = state.library.clone();
-    let done = tokio::task::spawn_blocking(move || versions::rollback(&library, &name, pick.as_ref())).await??;
+    let done =
+        tokio::task::spawn_blocking(move || versions::rollback(&library, &name, pick.as_ref())).await??;
     Ok(Json(json!(done)))
 }

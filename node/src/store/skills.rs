@@ -223,7 +223,7 @@ pub(super) fn upsert(
         "DELETE FROM skill_versions WHERE name = ?1 AND version < ?2
          AND version NOT IN (SELECT version FROM version_holds WHERE name = ?1)",
     )?
-        .execute(params![packet.skill_name, oldest_kept])?;
+    .execute(params![packet.skill_name, oldest_kept])?;
     Ok(Change { seq, packet: packet.clone(), kind, withheld: false })
 }
 

@@ -125,13 +125,9 @@ fn kept(conn: &Connection, name: &str) -> Result<Vec<(i64, String, String, Skill
          ORDER BY v.version",
     )?;
     let rows = stmt
-        .query_map(params![name], |row| {
-            Ok((row.get(0)?, row.get(1)?, row.get(2)?, packed::column(row, 3)?))
-        })?
+        .query_map(params![name], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, packed::column(row, 3)?)))?
         .collect::<Result<Vec<(i64, String, String, String)>, _>>()?;
-    rows.into_iter()
-        .map(|(version, at, source, json)| Ok((version, at, source, from_json(&json)?)))
-        .collect()
+    rows.into_iter().map(|(version, at, source, json)| Ok((version, at, source, from_json(&json)?))).collect()
 }
 
 fn holds_of(conn: &Connection, hold: &str) -> Result<HashMap<String, Hold>, StoreError> {
@@ -247,7 +243,9 @@ mod tests {
         let origin = Origin::new("node-a", "someone", "linux/amd64", "1.0");
         let body = format!("---\nname: a\n---\nversion {i} of a\n");
         let packet = SkillPacket::new(&origin, "a", "d", &body, 0.9, now());
-        store.transaction(|tx| tx.install(&packet, SkillKind::External, true, &Source::Operator).map(drop)).unwrap();
+        store
+            .transaction(|tx| tx.install(&packet, SkillKind::External, true, &Source::Operator).map(drop))
+            .unwrap();
     }
 
     fn kept_versions(store: &Store) -> Vec<i64> {
@@ -275,7 +273,8 @@ mod tests {
             // Depth 0 keeps only the current version, depth 1 one more: and the held ones.
             let expected: Vec<i64> = if depth == 0 { vec![1, 2, 5] } else { vec![1, 2, 4, 5] };
             assert_eq!(kept_versions(&store), expected, "depth {depth}");
-            let (_, pinned) = store.version_packet("a", &Pick::Number(1)).unwrap().expect("the pinned packet");
+            let (_, pinned) =
+                store.version_packet("a", &Pick::Number(1)).unwrap().expect("the pinned packet");
             assert!(pinned.skill_body.contains("version 1 of a"), "its packet is kept too");
             // Unpinned and unlocked, the old versions go at the next change.
             assert!(store.unpin("a", &Source::Operator).unwrap());

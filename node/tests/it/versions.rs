@@ -293,10 +293,8 @@ async fn the_digest_endpoint_serves_exact_versions_but_never_a_private_one_or_on
     put_local_text(a.node().library(), &text("alpha", "first alpha")).await;
     put_local_text(a.node().library(), &text("alpha", "second alpha")).await;
     let versions = history(&a, "alpha").await;
-    let (first, second) = (
-        digest_where(&versions, |v| v["version"] == 1),
-        digest_where(&versions, |v| v["version"] == 2),
-    );
+    let (first, second) =
+        (digest_where(&versions, |v| v["version"] == 1), digest_where(&versions, |v| v["version"] == 2));
     let get = |query: String| {
         let url = format!("{}/ecp/skills/{query}", a.url());
         async move {
@@ -328,10 +326,8 @@ async fn the_digest_endpoint_serves_exact_versions_but_never_a_private_one_or_on
     put_local_text(a.node().library(), &text("gamma", &format!("aws_access_key_id = {key}"))).await;
     put_local_text(a.node().library(), &text("gamma", "no secret now")).await;
     let versions = history(&a, "gamma").await;
-    let (held, clean) = (
-        digest_where(&versions, |v| v["version"] == 1),
-        digest_where(&versions, |v| v["version"] == 2),
-    );
+    let (held, clean) =
+        (digest_where(&versions, |v| v["version"] == 1), digest_where(&versions, |v| v["version"] == 2));
     assert_eq!(get(format!("gamma?digest={clean}")).await.0, 200);
     assert_eq!(get(format!("gamma?digest={held}")).await.0, 404);
     // A private skill: no version of it.
