@@ -24,22 +24,16 @@ use crate::versions::{self, VersionError};
 
 impl From<VersionError> for ApiError {
     fn from(e: VersionError) -> Self {
-        let status = match &e {
-            VersionError::NoSuchSkill(_) | VersionError::NoSuchVersion { .. } => StatusCode::NOT_FOUND,
+        let (status, code) = match &e {
             VersionError::Store(_) => {
-                return match e {
-                    VersionError::Store(e) => e.into(),
-                    _ => unreachable!("matched above"),
-                };
+                let VersionError::Store(e) = e else { unreachable!("matched above") };
+                return e.into();
             }
-            _ => StatusCode::CONFLICT,
-        };
-        let code = match &e {
-            VersionError::NoSuchSkill(_) => "no_such_skill",
-            VersionError::NoSuchVersion { .. } => "no_such_version",
-            VersionError::Tombstone { .. } => "tombstone",
-            VersionError::Local(_) => "local_skill",
-            _ => "nothing_earlier",
+            VersionError::NoSuchSkill(_) => (StatusCode::NOT_FOUND, "no_such_skill"),
+            VersionError::NoSuchVersion { .. } => (StatusCode::NOT_FOUND, "no_such_version"),
+            VersionError::Tombstone { .. } => (StatusCode::CONFLICT, "tombstone"),
+            VersionError::Local(_) => (StatusCode::CONFLICT, "local_skill"),
+            VersionError::NothingEarlier(_) => (StatusCode::CONFLICT, "nothing_earlier"),
         };
         ApiError::new(status, code, e.to_string())
     }
