@@ -139,7 +139,7 @@ mod tests {
             assert!(seen.insert(c.id), "{} twice", c.id);
             let (area, number) = c.id.split_once('-').expect("AREA-NNN");
             assert!(
-                ["MAN", "SKL", "HTTP", "PUSH", "SYNC", "BUN", "AUTH", "SIGN", "ROB"].contains(&area),
+                ["MAN", "SKL", "HTTP", "PUSH", "SYNC", "BUN", "VER", "AUTH", "SIGN", "ROB"].contains(&area),
                 "{}",
                 c.id
             );

@@ -195,3 +195,21 @@ fn store_act(library: &Library, name: &str, action: &str, pick: &Pick) -> anyhow
     };
     done.map(|_| ()).map_err(anyhow::Error::from)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_lockfile_is_read_up_to_its_size_limit_and_refused_past_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ecp.lock");
+        let head = "version = 1\n#";
+        let at_limit = format!("{head}{}", "x".repeat(MAX_LOCKFILE_BYTES as usize - head.len()));
+        std::fs::write(&path, &at_limit).unwrap();
+        assert!(read_lockfile(&path).is_ok_and(|l| l.skills.is_empty()));
+        std::fs::write(&path, at_limit + "x").unwrap();
+        let e = format!("{:#}", read_lockfile(&path).expect_err("one byte over"));
+        assert!(e.contains("over 1048576 bytes"), "{e}");
+    }
+}
