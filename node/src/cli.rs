@@ -115,6 +115,57 @@ pub(crate) enum Command {
     /// page (`GET /`): it works once, within ten minutes, and only for the
     /// user who can read the data folder's API token.
     Ui,
+    /// Write a lockfile (TOML) naming the version of every skill in the
+    /// skills folder: name, digest, origin, sorted by name.
+    Lock(LockArgs),
+    /// Make the skills folder hold exactly the versions of a lockfile:
+    /// from the store, else fetched by digest from the peers (--peers), each
+    /// through the merge's checks. Exit 0: done; 1: a skill could not be
+    /// installed (named), or with --frozen the folder differs; 2: error.
+    Install(InstallArgs),
+    /// Report drift of the skills folder — edited by hand, missing, extra —
+    /// against what the node would write there, or against a lockfile.
+    /// Exit 0: clean; 1: drift; 2: error.
+    Verify(VerifyArgs),
+}
+
+/// Flags of `lock` (#25 item 3). There is one skills folder per node, so
+/// no `--agent`.
+#[derive(Debug, Args)]
+pub(crate) struct LockArgs {
+    /// Where to write the lockfile.
+    #[arg(long, value_name = "FILE", default_value = "ecp.lock")]
+    pub(crate) out: PathBuf,
+    /// The settings' flags of its scopes.
+    #[command(flatten)]
+    pub(crate) keys: Keys<{ Scope::of_command("lock") }>,
+}
+
+/// Flags of `install` (#25 item 3).
+#[derive(Debug, Args)]
+pub(crate) struct InstallArgs {
+    /// The lockfile to install.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) locked: PathBuf,
+    /// Change nothing: exit 1 when the skills folder differs from the lockfile.
+    #[arg(long)]
+    pub(crate) frozen: bool,
+    /// The settings' flags of its scopes.
+    #[command(flatten)]
+    pub(crate) keys: Keys<{ Scope::of_command("install") }>,
+}
+
+/// Flags of `verify` (#25 item 3).
+#[derive(Debug, Args)]
+pub(crate) struct VerifyArgs {
+    /// Compare with this lockfile's versions instead of the store's.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) locked: Option<PathBuf>,
+    #[command(flatten)]
+    pub(crate) json: JsonFlag,
+    /// The settings' flags of its scopes.
+    #[command(flatten)]
+    pub(crate) keys: Keys<{ Scope::of_command("verify") }>,
 }
 
 /// A command with subcommands, and the settings' flags of the scopes
@@ -403,6 +454,39 @@ pub(crate) enum SkillCommand {
     Restore {
         /// Skill name.
         name: String,
+    },
+    /// A skill's kept versions: number, digest, origin, time, how it
+    /// arrived, confidence, and which is current, pinned or locked.
+    History {
+        /// Skill name.
+        name: String,
+        #[command(flatten)]
+        json: JsonFlag,
+    },
+    /// Keep a received skill's file at one version (its current one by
+    /// default): newer versions are stored and shown as available, and
+    /// written to the skills folder only once it is unpinned.
+    Pin {
+        /// Skill name.
+        name: String,
+        /// The version: its number in `skill history`, or its digest.
+        #[arg(long, value_name = "VERSION|DIGEST")]
+        to: Option<String>,
+    },
+    /// Undo `skill pin`: the skills folder shows the newest version again.
+    Unpin {
+        /// Skill name.
+        name: String,
+    },
+    /// Go back to an earlier version (by default the one before the version
+    /// shown): a received skill is pinned to it here; this node's own skill
+    /// is published again with that content, so peers follow.
+    Rollback {
+        /// Skill name.
+        name: String,
+        /// The version: its number in `skill history`, or its digest.
+        #[arg(long, value_name = "VERSION|DIGEST")]
+        to: Option<String>,
     },
     /// Scan a SKILL.md (or a folder of them) for dangerous content.
     /// Exit 0: clean; 1: something at or above the refusal threshold; 2: error.

@@ -8,6 +8,8 @@
 //! - [`stamp`]: where a received skill came from, in its file's frontmatter.
 //! - [`permissions`]: grants in received skills' frontmatter kept out of the agent's folder.
 //! - [`library`]: store + projection; the one place through which skills change.
+//! - [`lockfile`]: `ecp.lock` — the versions of the skills folder — and
+//!   the folder's drift from what the node would write.
 //! - [`intake`]: the node's merge step — the protocol's decisions plus the
 //!   per-origin limits and quarantine approvals, applied in one store transaction.
 //! - [`decision_log`]: one log line per packet accepted or refused — pushed,
@@ -46,6 +48,7 @@
 //! - [`serve`]: the accept loop — header timeout and size, graceful drain.
 //! - [`connections`]: who may hold connections — a total cap, a share per
 //!   address, fair eviction, refusals summarised in the log.
+//! - [`versions`]: a skill's history, pins and rollback; what a pin keeps in the folder.
 //! - [`tls`]: certificates and keys; rustls for the server (and mTLS) and for https peers.
 #![deny(missing_docs)]
 
@@ -65,6 +68,7 @@ pub mod import;
 pub mod intake;
 pub mod keys;
 pub mod library;
+pub mod lockfile;
 pub mod metrics;
 pub mod node;
 pub mod operator;
@@ -77,6 +81,7 @@ pub mod sharing;
 pub mod stamp;
 pub mod store;
 pub mod tls;
+pub mod versions;
 
 /// The protocol version the node speaks.
 pub const PROTOCOL_VERSION: &str = ecp_protocol::PROTOCOL_VERSION;

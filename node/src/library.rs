@@ -278,6 +278,7 @@ impl Library {
     }
 
     fn project(&self, changes: &[Change]) {
+        let changes = &*crate::versions::hold_pinned(&self.store, changes);
         for change in changes.iter().filter(|c| !c.withheld && !c.packet.deprecated) {
             self.record_removed_grants(&change.packet, change.kind);
         }
@@ -738,43 +739,68 @@ impl Library {
         }
     }
 
-    /// Writes every active skill to the folder (at start: the folder may be
-    /// new, or another process may have changed the store), but those
-    /// review intake holds back, the retired ones (their files are removed),
-    /// and those of a held deletion of the skills folder (writing them back would decide it without the user).
-    pub fn project_all(&self) -> Result<usize, StoreError> {
-        let mut written = 0;
+    /// What the folder must show: every skill's current packet and kind
+    /// (tombstones included) — a pinned one's pinned version
+    /// ([`crate::versions`]), a retired one's (#19) shown as removed — but
+    /// those review intake holds back, and those of a held deletion of the
+    /// skills folder (writing them back would decide it without the user).
+    pub fn folder_view(&self) -> Result<Vec<(SkillPacket, SkillKind)>, StoreError> {
+        let mut view = Vec::new();
+        self.each_folder_page(|page| {
+            view.extend(page);
+            Ok(())
+        })?;
+        Ok(view)
+    }
+
+    /// Hands [`Library::folder_view`] to `visit` a page of skills at a
+    /// time: 100,000 packets at once would hold every body in memory.
+    fn each_folder_page(
+        &self,
+        mut visit: impl FnMut(Vec<(SkillPacket, SkillKind)>) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError> {
         let mut withheld = self.store.withheld_from_folder()?;
         // A peer's held withdrawals leave their skills as they are: shown.
         let held = self.store.held_deletions()?.into_iter().filter(|d| d.source == Source::SkillsDir);
         withheld.extend(held.flat_map(|d| d.names));
         let retired = self.store.retired_names()?;
-        // A page of skills at a time: 100,000 packets at once would hold
-        // every body in memory at each start.
         let mut after = String::new();
         loop {
             let page = self.store.current_packets_after(&after, PROJECT_PAGE)?;
             let full = page.len() == PROJECT_PAGE;
-            for (name, packet, kind) in page {
-                after = name;
-                if withheld.contains(&packet.skill_name) {
-                    continue;
-                }
-                let remove = packet.deprecated || retired.contains(&packet.skill_name);
-                let result = if remove {
+            after = page.last().map_or(after, |(name, _, _)| name.clone());
+            let shown = page.into_iter().filter(|(name, _, _)| !withheld.contains(name));
+            let mut shown = crate::versions::with_pins(&self.store, shown.map(|(_, p, k)| (p, k)).collect())?;
+            for (packet, _) in &mut shown {
+                packet.deprecated |= retired.contains(&packet.skill_name);
+            }
+            visit(shown)?;
+            if !full {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Writes the folder's view ([`Library::folder_view`]) to the folder
+    /// (at start: the folder may be new, or another process may have
+    /// changed the store).
+    pub fn project_all(&self) -> Result<usize, StoreError> {
+        let mut written = 0;
+        self.each_folder_page(|page| {
+            for (packet, kind) in page {
+                let result = if packet.deprecated {
                     self.projection.remove(&packet.skill_name)
                 } else {
                     self.projection.write(&packet, kind)
                 };
                 match result {
-                    Ok(()) => written += usize::from(!remove),
+                    Ok(()) => written += usize::from(!packet.deprecated),
                     Err(e) => tracing::error!(error = %e, "skills folder not fully updated"),
                 }
             }
-            if !full {
-                return Ok(written);
-            }
-        }
+            Ok(())
+        })?;
+        Ok(written)
     }
 
     /// Removes the blobs no kept version lists whose grace period is over

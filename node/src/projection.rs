@@ -306,6 +306,12 @@ impl Projection {
         }
     }
 
+    /// The folder `name`'s files are written in, when it is this folder
+    /// (`None`: an invalid name, or its file lives in another folder).
+    pub fn folder_of(&self, name: &str) -> Option<PathBuf> {
+        self.skill_dir(name).ok().flatten()
+    }
+
     /// Applies committed changes to the folder; a withheld one (review
     /// intake) leaves the file as it is.
     pub fn apply(&self, changes: &[Change]) -> Result<(), ProjectionError> {

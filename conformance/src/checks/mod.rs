@@ -8,6 +8,7 @@
 //! | PUSH | `push.rs` | `POST /ecp/skills` and the merge |
 //! | SYNC | `sync.rs` | sequence numbers, ETag, `?since`, tombstones (ecp-1.2) |
 //! | BUN | `bundles.rs` | ECP/1.3 bundles and blobs (skipped without `ecp-1.3` in the manifest) |
+//! | VER | `versions.rs` | exact versions by digest, `GET /ecp/skills/{name}?digest=` (skipped without `versions` in the manifest) |
 //! | AUTH | `auth.rs` | `X-ECP-HMAC` (with `--secret`) |
 //! | SIGN | `signed.rs` | ECP/1.2 signed requests and responses (with `--key-id`, ecp-1.2) |
 //! | ROB | `robustness.rs` | hostile and odd bodies |
@@ -40,6 +41,7 @@ mod robustness;
 mod signed;
 mod skills;
 mod sync;
+mod versions;
 
 pub use implied::why as implied_by_ecp11;
 
@@ -52,6 +54,7 @@ pub fn all() -> Vec<&'static Check> {
         push::CHECKS,
         sync::CHECKS,
         bundles::CHECKS,
+        versions::CHECKS,
         auth::CHECKS,
         signed::CHECKS,
         robustness::CHECKS,
@@ -136,7 +139,7 @@ mod tests {
             assert!(seen.insert(c.id), "{} twice", c.id);
             let (area, number) = c.id.split_once('-').expect("AREA-NNN");
             assert!(
-                ["MAN", "SKL", "HTTP", "PUSH", "SYNC", "BUN", "AUTH", "SIGN", "ROB"].contains(&area),
+                ["MAN", "SKL", "HTTP", "PUSH", "SYNC", "BUN", "VER", "AUTH", "SIGN", "ROB"].contains(&area),
                 "{}",
                 c.id
             );

@@ -622,6 +622,29 @@ const CASES: &[Case] = &[
         secret: false,
         fail: &["BUN-010"],
     },
+    // Exact versions by digest (#25).
+    Case {
+        name: "exact-versions-altered",
+        faults: || Faults {
+            exact: Some(|v| {
+                if let Some(p) = first_packet(v) {
+                    let body = format!("{}\naltered\n", p["skillBody"].as_str().unwrap_or_default());
+                    set_body(p, &body);
+                }
+            }),
+            ..Default::default()
+        },
+        node: none,
+        secret: false,
+        fail: &["VER-001", "VER-002"],
+    },
+    Case {
+        name: "exact-errors-answered-200",
+        faults: || Faults { exact_errors_200: true, ..Default::default() },
+        node: none,
+        secret: false,
+        fail: &["VER-003", "VER-004"],
+    },
 ];
 
 /// Runs case `name` with profile ecp-1.2; its checks must fail.
@@ -733,6 +756,8 @@ broken! {
     installs_bundles_with_missing_blobs => "installs-bundles-with-missing-blobs",
     stores_blobs_without_checking_the_digest => "stores-blobs-without-checking-the-digest",
     no_blob_limit => "no-blob-limit",
+    exact_versions_altered => "exact-versions-altered",
+    exact_errors_answered_200 => "exact-errors-answered-200",
 }
 
 #[test]

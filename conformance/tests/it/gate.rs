@@ -413,7 +413,8 @@ async fn handle(State(state): State<Arc<GateState>>, request: Request) -> Respon
             | (&Method::GET, "/ecp/skills")
             | (&Method::POST, "/ecp/skills")
             | (&Method::POST, "/ecp/blobs/missing")
-    ) || (method == Method::GET && path.starts_with("/ecp/blobs/"))
+    ) || (method == Method::GET
+        && (path.starts_with("/ecp/blobs/") || path.starts_with("/ecp/skills/")))
         || put;
     let decision = if guarded {
         match decide(&state, &method, &target, &headers, &body) {

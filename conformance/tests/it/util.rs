@@ -232,6 +232,10 @@ pub(crate) struct Faults {
     pub(crate) blob_bytes: Option<fn(&mut Vec<u8>)>,
     /// Rewrites every 200 `POST /ecp/blobs/missing` answer.
     pub(crate) missing: Option<fn(&mut Value)>,
+    /// Rewrites every 200 `GET /ecp/skills/{name}?digest=` answer (#25).
+    pub(crate) exact: Option<fn(&mut Value)>,
+    /// A 4xx to `GET /ecp/skills/{name}` becomes 200 `{"skills": []}`.
+    pub(crate) exact_errors_200: bool,
 }
 
 struct ProxyState {
@@ -489,6 +493,18 @@ async fn handle(State(state): State<Arc<ProxyState>>, request: Request) -> Respo
         let mut b = bytes.to_vec();
         rewrite(&mut b);
         bytes = Bytes::from(b);
+    }
+    let exact = method == Method::GET && path.starts_with("/ecp/skills/");
+    if exact && status.is_client_error() && f.exact_errors_200 {
+        return json_response(StatusCode::OK, &json!({"skills": []}));
+    }
+    if exact
+        && status == StatusCode::OK
+        && let Some(rewrite) = f.exact
+        && let Ok(mut value) = serde_json::from_slice::<Value>(&bytes)
+    {
+        rewrite(&mut value);
+        return json_response(StatusCode::OK, &value);
     }
     if status == StatusCode::NOT_FOUND && f.unknown_path_200 {
         return json_response(StatusCode::OK, &json!({}));

@@ -21,6 +21,7 @@ use ecp_node::operator::{Added, Approved, Dropped, Removed};
 use ecp_node::outcomes::{ReportBody, Reported, Restored};
 use ecp_node::sharing::Decision;
 use ecp_node::store::Verdict;
+use ecp_node::versions::Done;
 use ecp_protocol::bundle::MAX_BLOBS_PER_QUERY;
 use ecp_protocol::wire::{BundleFile, MissingBlobs};
 use reqwest::{Method, Url};
@@ -236,6 +237,17 @@ impl Server {
     /// `POST /v1/skills/{name}/restore`.
     pub(crate) fn restore(&self, name: &str) -> anyhow::Result<Result<Restored, Refusal>> {
         self.call(Method::POST, &["v1", "skills", name, "restore"], Some(json!({})))
+    }
+
+    /// `POST /v1/skills/{name}/{action}` (`pin`, `unpin`, `rollback`), with `{"to": …}` when given.
+    pub(crate) fn version_action(
+        &self,
+        name: &str,
+        action: &str,
+        to: Option<&str>,
+    ) -> anyhow::Result<Result<Done, Refusal>> {
+        let body = to.map_or_else(|| json!({}), |to| json!({ "to": to }));
+        self.call(Method::POST, &["v1", "skills", name, action], Some(body))
     }
 
     /// `GET /v1/status`.

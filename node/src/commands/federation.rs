@@ -24,7 +24,7 @@ use super::progress::Progress;
 use crate::cli::{GlobalArgs, PeerArgs, PullArgs, PushArgs, SyncArgs};
 
 /// The peers file of `--peers`, if given.
-fn peers_file(config: &Config) -> anyhow::Result<Option<PeersConfig>> {
+pub(super) fn peers_file(config: &Config) -> anyhow::Result<Option<PeersConfig>> {
     match &config.peers_file {
         Some(path) => Ok(Some(PeersConfig::load(path)?)),
         None => Ok(None),
@@ -33,7 +33,7 @@ fn peers_file(config: &Config) -> anyhow::Result<Option<PeersConfig>> {
 
 /// What the rounds need; the node's client certificate (`--tls-client-cert`)
 /// is read here.
-fn context(
+pub(super) fn context(
     config: &Config,
     library: ecp_node::library::Library,
     peers: Option<&PeersConfig>,
@@ -81,7 +81,7 @@ fn peer_of(
     Ok(spec)
 }
 
-fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+pub(super) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     Ok(tokio::runtime::Builder::new_multi_thread().enable_all().build()?)
 }
 

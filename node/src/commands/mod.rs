@@ -14,6 +14,8 @@
 //! - `audit`: the audit log, read-only from the data folder, filtered, followed.
 //! - `events`: the running server's live decisions (`GET /v1/events`).
 //! - `ui`: a one-time login link to the running server's status page.
+//! - `versions`: `skill history | pin | unpin | rollback`.
+//! - `lockfile`: `lock`, `install` and `verify`.
 //! - `api`: the running server's `/v1/` API, one function per action.
 //! - `progress`: the progress of `pull` and `sync` on standard error.
 //! - `output`: printing shared by the commands.
@@ -26,6 +28,7 @@ mod events;
 mod federation;
 mod health;
 mod inbox;
+mod lockfile;
 mod output;
 mod peers_file;
 mod progress;
@@ -34,6 +37,7 @@ mod serve;
 mod skill;
 mod status;
 mod ui;
+mod versions;
 
 use std::process::ExitCode;
 
@@ -67,6 +71,9 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Audit(args) => audit::run(&cli.global, &args),
         Command::Events(args) => events::run(&cli.global, &args),
         Command::Ui => ui::run(&cli.global),
+        Command::Lock(args) => lockfile::lock(&cli.global.with(args.keys.0.clone()), &args),
+        Command::Install(args) => lockfile::install(&cli.global.with(args.keys.0.clone()), &args),
+        Command::Verify(args) => lockfile::verify(&cli.global.with(args.keys.0.clone()), &args),
     }
 }
 

@@ -1,4 +1,5 @@
-//! `ecp-node skill add | list | show | search | rm | private | share | outcome | restore | scan`.
+//! `ecp-node skill add | list | show | search | rm | private | share | outcome | restore | scan`
+//! (`history`, `pin`, `unpin` and `rollback` are [`super::versions`]).
 //!
 //! Writes (`add`, `rm`) go to the server running on the data folder when
 //! there is one (its `/v1/` API: its next answer shows the change), else
@@ -63,6 +64,21 @@ pub(crate) fn run(global: &GlobalArgs, command: SkillCommand) -> anyhow::Result<
         SkillCommand::Restore { name } => {
             restore(&config, &super::write_target(&config, global.init)?, &name)
         }
+        SkillCommand::History { name, json } => {
+            super::versions::history(&super::open_library(&config, global.init)?, &name, json.json)
+        }
+        SkillCommand::Pin { name, to } => {
+            super::versions::act(&super::write_target(&config, global.init)?, &name, "pin", to.as_deref())
+        }
+        SkillCommand::Unpin { name } => {
+            super::versions::act(&super::write_target(&config, global.init)?, &name, "unpin", None)
+        }
+        SkillCommand::Rollback { name, to } => super::versions::act(
+            &super::write_target(&config, global.init)?,
+            &name,
+            "rollback",
+            to.as_deref(),
+        ),
         SkillCommand::Scan { .. } => unreachable!("handled above"),
     }
 }
@@ -204,9 +220,11 @@ fn add_one(target: &Target, config: &Config, skill: &ToAdd) -> anyhow::Result<Re
 
 fn list(library: &Library, json: bool) -> anyhow::Result<ExitCode> {
     let skills = library.store().list_skills().context("cannot read the store")?;
+    let pins = library.store().pins().context("cannot read the store")?;
     let mut folders = FolderReport::of(library).context("cannot read the store")?.into_json();
     if json {
         folders.insert("skills".into(), json!(skills));
+        folders.insert("pins".into(), json!(pins));
         emit_json(&folders)?;
         return Ok(ExitCode::SUCCESS);
     }
@@ -246,7 +264,20 @@ fn list(library: &Library, json: bool) -> anyhow::Result<ExitCode> {
             time(&s.updated_at),
         ]);
     }
-    emit(&(table.render("") + &report))?;
+    let mut pinned = String::new();
+    for s in skills.iter().filter_map(|s| Some((s, pins.get(&s.name)?))) {
+        let (record, pin) = s;
+        let available = if record.version > pin.version {
+            format!(
+                "; version {} is available (`ecp-node skill unpin {}` takes it)",
+                record.version, record.name
+            )
+        } else {
+            String::new()
+        };
+        let _ = writeln!(pinned, "{} is pinned at version {}{available}", record.name, pin.version);
+    }
+    emit(&(table.render("") + &pinned + &report))?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -352,6 +352,20 @@ impl PeerClient {
         }
     }
 
+    /// `GET /ecp/skills/{name}?digest=HEX` (`SPEC.md` §5.7): the raw
+    /// answer, a KnowledgeUpdate holding that one version; `None` when the
+    /// peer answers 404 (it serves no such version). `name` must be a valid
+    /// skill name (nothing in it needs escaping).
+    pub async fn skill_version(&self, name: &str, digest: &str) -> Result<Option<Vec<u8>>, ClientError> {
+        let (request, expect) = self.get(&format!("/ecp/skills/{name}?digest={digest}"), None)?;
+        match self.exchange(request, expect).await {
+            Ok(Fetched::Fresh { value, .. }) => Ok(Some(value)),
+            Ok(Fetched::NotModified) => Err(ClientError::Decode("304 to a request without a tag".into())),
+            Err(ClientError::Status { status, .. }) if status == StatusCode::NOT_FOUND => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
     /// `GET /ecp/blobs/{sha256}` (`SPEC.md` §12.8.2), its body read as it
     /// arrives ([`BlobAnswer`]) rather than held whole: refused before it
     /// is read when its `Content-Length` is over `limit` bytes, and as soon

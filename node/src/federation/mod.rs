@@ -16,6 +16,8 @@
 //! - `spec`: [`PeerSpec`], one peer resolved (configured, discovered, manual).
 //! - `context`: [`Context`], what a round needs, and how requests are signed.
 //! - `error`: [`SyncError`] and [`SyncFailure`], why a round failed.
+//! - `exact`: [`fetch_version`], one exact version fetched by digest and
+//!   merged (`ecp-node install`, #25).
 //! - `sync`: [`sync_peer`] and [`sync_all`], pull and push once (`ecp-node sync`).
 //! - `view`: [`PeerView`], a peer as `ecp-node peers` and `GET /v1/peers` show it.
 //! - `federator`: the [`Federator`], which runs it all inside a node: start,
@@ -77,6 +79,7 @@ pub mod clients;
 mod context;
 mod discovered;
 mod error;
+mod exact;
 mod federator;
 mod identify;
 mod progress;
@@ -93,6 +96,7 @@ pub use client::{ClientError, Credentials, PeerClient};
 pub use context::Context;
 pub(crate) use context::{blocking, is_echo};
 pub use error::{SyncError, SyncFailure};
+pub use exact::fetch_version;
 pub use federator::{Federator, StartError};
 pub use progress::{ProgressHook, PullProgress};
 pub use pull::{HeldBack, PullOutcome, PullReport, pull};

@@ -303,15 +303,15 @@ async fn round(
 pub const MAX_PAGES_PER_ROUND: usize = 64;
 
 /// One merged answer (or page).
-struct Page {
+pub(super) struct Page {
     /// Its `sequenceNum`.
     sequence: i64,
     /// Its `next`: more pages follow, from this cursor.
     next: Option<i64>,
     packets: usize,
     echoes: usize,
-    result: MergeResult,
-    held_back: Vec<OriginExcess>,
+    pub(super) result: MergeResult,
+    pub(super) held_back: Vec<OriginExcess>,
     /// Withdrawals, weighed with the whole round's at its end.
     withdrawals: Vec<SkillPacket>,
     /// Blobs fetched before it was merged.
@@ -337,7 +337,7 @@ async fn settle(ctx: &Context, withdrawn: Withdrawn) -> Result<MergeResult, Sync
 
 /// The peer as the sender of what a round brings: a legacy one (`SPEC.md`
 /// §6.6.1) when configured so or when its manifest names the Go default identity.
-fn sender(ctx: &Context, peer: &PeerSpec, instance: &str) -> Sender {
+pub(super) fn sender(ctx: &Context, peer: &PeerSpec, instance: &str) -> Sender {
     let legacy = peer.legacy || instance == GO_DEFAULT_INSTANCE;
     Sender {
         instance: instance.to_owned(),
@@ -359,7 +359,7 @@ struct Paging {
 /// Decodes one answer, off the async threads; fetches the blobs of its
 /// bundles from `blobs` (the peer, when it serves them); merges it, off the
 /// async threads.
-async fn merge_page(
+pub(super) async fn merge_page(
     ctx: &Context,
     sender: Sender,
     body: Vec<u8>,

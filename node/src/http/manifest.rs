@@ -6,7 +6,7 @@
 use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::Response;
-use ecp_protocol::wire::{AUTH_ECP_1_2, AUTH_X_ECP_HMAC, PROFILE_ECP_1_3};
+use ecp_protocol::wire::{AUTH_ECP_1_2, AUTH_X_ECP_HMAC, PROFILE_ECP_1_3, PROFILE_VERSIONS};
 use ecp_protocol::{Manifest, Timestamp};
 
 use super::answer::{self, matches_etag, not_modified};
@@ -72,8 +72,8 @@ fn build(library: &Library, variant: u8) -> Result<Cached, ApiError> {
         top_tags: summary.top_tags,
         last_update: summary.last_update.and_then(|t| Timestamp::parse(&t).ok()).unwrap_or_default(),
         auth: advertised(variant),
-        // Bundles and the blob endpoints (SPEC §12.8.8).
-        profiles: vec![PROFILE_ECP_1_3.to_owned()],
+        // Bundles and the blob endpoints (SPEC §12.8.8); exact versions by digest (§5.7).
+        profiles: vec![PROFILE_ECP_1_3.to_owned(), PROFILE_VERSIONS.to_owned()],
     };
     let body = serde_json::to_vec(&manifest).map_err(|e| ApiError::internal(&e))?;
     Ok(Cached::new(summary.sequence, body.into()).with_variant(variant))

@@ -25,6 +25,8 @@
 //! - `authority`: which `host:port` a signed request may be signed for.
 //! - `manifest`: `GET /ecp/manifest`.
 //! - `skills`: `GET /ecp/skills` and `POST /ecp/skills`.
+//! - `versions`: `GET /ecp/skills/{name}?digest=HEX`, one exact version,
+//!   and the local API's history, pin, unpin and rollback (#25).
 //! - `blobs`: the blob endpoints of bundles — `GET` and `PUT /ecp/blobs/{sha256}`
 //!   (the upload streamed, not read by the guard), `POST /ecp/blobs/missing`,
 //!   and the operator's uploads under `/v1/blobs/`.
@@ -67,6 +69,7 @@ pub mod status_page;
 #[cfg(test)]
 mod tests;
 mod v1;
+mod versions;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -96,6 +99,8 @@ fn ecp_routes() -> Router<AppState> {
     Router::new()
         .route("/ecp/manifest", get(manifest::get))
         .route("/ecp/skills", get(skills::get).post(skills::post))
+        // #25: one exact version, by digest (SPEC §5.7).
+        .route("/ecp/skills/{name}", get(versions::get_exact))
         // Bundles' blobs (SPEC §12.8, #26).
         .route("/ecp/blobs/missing", post(blobs::missing))
         .route("/ecp/blobs/{sha256}", get(blobs::get).put(blobs::put))
@@ -116,6 +121,11 @@ fn v1_routes() -> Router<AppState> {
         // #19: how a skill did, and a retired skill brought back.
         .route("/v1/skills/{name}/outcomes", post(v1::report_outcome))
         .route("/v1/skills/{name}/restore", post(v1::restore))
+        // #25: versions.
+        .route("/v1/skills/{name}/history", get(versions::history))
+        .route("/v1/skills/{name}/pin", post(versions::pin))
+        .route("/v1/skills/{name}/unpin", post(versions::unpin))
+        .route("/v1/skills/{name}/rollback", post(versions::rollback))
         .route("/v1/quarantine", get(v1::quarantine))
         .route("/v1/quarantine/{id}", get(v1::quarantine_entry).delete(v1::drop_entry))
         .route("/v1/quarantine/{id}/approve", post(v1::approve))

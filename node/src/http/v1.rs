@@ -31,15 +31,18 @@ use crate::operator::{self, AddError};
 use crate::outcomes::{self, OutcomeError};
 use crate::sharing::Decision;
 
-/// `GET /v1/skills`.
+/// `GET /v1/skills`: every skill, the folders' report, and the pins (#25).
 pub(super) async fn list_skills(State(state): State<AppState>) -> Result<Json<Value>, ApiError> {
     let library = state.library.clone();
-    let (skills, folders) = tokio::task::spawn_blocking(move || {
-        Ok::<_, StoreError>((library.store().list_skills()?, crate::import::FolderReport::of(&library)?))
+    let (skills, folders, pins) = tokio::task::spawn_blocking(move || {
+        let store = library.store();
+        Ok::<_, StoreError>((store.list_skills()?, crate::import::FolderReport::of(&library)?, store.pins()?))
     })
     .await??;
     let mut answer = folders.into_json();
     answer.insert("skills".into(), json!(skills));
+    // #25: the version each pinned skill's file shows; a newer `version` is available.
+    answer.insert("pins".into(), json!(pins));
     Ok(Json(Value::Object(answer)))
 }
 
@@ -233,7 +236,7 @@ pub(super) async fn share(
 /// visits cannot send that to a loopback address without the browser
 /// asking first (CORS), and the node never says yes — so a page cannot
 /// share the user's private skills behind their back.
-fn json_request(headers: &HeaderMap) -> Result<(), ApiError> {
+pub(super) fn json_request(headers: &HeaderMap) -> Result<(), ApiError> {
     let json = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())

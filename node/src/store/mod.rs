@@ -49,6 +49,8 @@
 //! - `blobs`: bundles' blobs — which are held and who brought them, which
 //!   kept version uses which, the quota and cap, collection after the grace
 //!   period, the acceptance check of a bundle ([`Tx::bundle_decision`]).
+//! - `versions`: a skill's history, one version by number or digest, and
+//!   the versions held — pinned or locked — which pruning keeps (#25).
 //! - `blob_files`: the blobs' bytes, files under `<data>/blobs/`, written
 //!   through a temporary file, checked, synced and renamed.
 
@@ -69,6 +71,7 @@ pub mod search;
 mod sharing;
 mod skills;
 mod source;
+mod versions;
 
 use std::path::Path;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
@@ -96,6 +99,7 @@ pub use quarantine_evict::QuarantineCaps;
 pub use sharing::{LocalSkill, Mark, Private, SECRET_CODE};
 pub use skills::{Change, FeedRow, Served, SkillRecord, SkillVersion, Summary};
 pub use source::Source;
+pub use versions::{Hold, Pick, VersionEntry, digest_of};
 
 /// File name of the database inside the data folder.
 pub const DB_FILE: &str = "ecp.sqlite3";

@@ -356,6 +356,19 @@ const MIGRATIONS: &[&str] = &[
         retired_reason TEXT
     ) STRICT, WITHOUT ROWID;
     "#,
+    // 16 (#25 items 1–3, store/versions.rs): the versions the user holds on
+    // to — a pin keeps a skill's file at one version, a lock is the version
+    // the last lockfile named. History pruning keeps both.
+    r#"
+    CREATE TABLE version_holds (
+        name    TEXT NOT NULL,
+        hold    TEXT NOT NULL CHECK (hold IN ('pin', 'lock')),
+        version INTEGER NOT NULL,   -- this node's number of the version held (never travels)
+        digest  TEXT NOT NULL,      -- its bundleDigest, or integrityHash for a plain skill
+        held_at TEXT NOT NULL,
+        PRIMARY KEY (name, hold)
+    ) STRICT;
+    "#,
 ];
 
 /// The migration that compressed the stored packets: the space their

@@ -3,7 +3,7 @@
 //! Each change keeps the version it replaces, up to the store's history
 //! depth ([`Store::set_history_depth`]): older superseded versions are
 //! pruned in the same transaction, so updates cannot grow the database
-//! without bound.
+//! without bound — but a pinned or locked one (`versions`).
 //!
 //! Packets are stored compressed ([`super::packed`]), one copy per version:
 //! the current version's in `skills`, a superseded one's in its
@@ -181,7 +181,7 @@ pub(super) fn upsert(
         .unwrap_or(0)
         + 1;
     let packed = super::packed::pack(&to_json(packet));
-    if version > 1 && depth > 0 {
+    if version > 1 && (depth > 0 || super::versions::is_held(tx, &packet.skill_name, version - 1)?) {
         // The version superseded keeps its own copy from now on: until now
         // it was the one in `skills` (one stored copy per version).
         tx.prepare_cached(
@@ -243,8 +243,12 @@ pub(super) fn upsert(
     super::inbox::withdraw(tx, &packet.skill_name, source, packet.deprecated)?;
     super::search::follow(tx, packet, seq)?;
     let oldest_kept = version.saturating_sub(i64::try_from(depth).unwrap_or(i64::MAX));
-    tx.prepare_cached("DELETE FROM skill_versions WHERE name = ?1 AND version < ?2")?
-        .execute(params![packet.skill_name, oldest_kept])?;
+    // A pinned or locked version stays whatever its age.
+    tx.prepare_cached(
+        "DELETE FROM skill_versions WHERE name = ?1 AND version < ?2
+         AND version NOT IN (SELECT version FROM version_holds WHERE name = ?1)",
+    )?
+    .execute(params![packet.skill_name, oldest_kept])?;
     Ok(Change { seq, packet: packet.clone(), kind, withheld: retired })
 }
 

@@ -69,15 +69,15 @@ fn path_str(path: &Path) -> &str {
 }
 
 /// What one run of the binary printed.
-pub(super) struct Out {
-    pub(super) code: i32,
-    pub(super) stdout: String,
-    pub(super) stderr: String,
+pub(crate) struct Out {
+    pub(crate) code: i32,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
 }
 
 impl Out {
     /// Stdout as JSON, after checking the run succeeded.
-    pub(super) fn json(&self) -> Value {
+    pub(crate) fn json(&self) -> Value {
         assert_eq!(self.code, 0, "{self:?}");
         serde_json::from_str(&self.stdout).unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {self:?}"))
     }
@@ -167,7 +167,7 @@ pub(super) fn packet_named<'a>(update: &'a Value, name: &str) -> Option<&'a Valu
 
 /// Calls `probe` every 50 ms until it returns `Some`, failing the test
 /// after `within`.
-pub(super) async fn eventually<T, Fut>(what: &str, within: Duration, mut probe: impl FnMut() -> Fut) -> T
+pub(crate) async fn eventually<T, Fut>(what: &str, within: Duration, mut probe: impl FnMut() -> Fut) -> T
 where
     Fut: Future<Output = Option<T>>,
 {

@@ -162,7 +162,7 @@ fn peer(url: &str, extra: &str) -> String {
 }
 
 /// Runs the binary with `args`, no ECP_* variables from outside.
-fn bin(args: &[&str]) -> crate::cli::Out {
+pub(crate) fn bin(args: &[&str]) -> crate::cli::Out {
     let output = Command::new(env!("CARGO_BIN_EXE_ecp-node"))
         .args(args)
         .env_remove("ECP_DATA")

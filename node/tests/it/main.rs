@@ -99,6 +99,8 @@ mod pull_cli;
 mod pull_progress;
 // weak_secrets: a short or placeholder secret refused beyond loopback before anything opens, a warning on loopback.
 mod weak_secrets;
+// versions: lockfiles (lock, install, --frozen, verify), pins, rollback on a peer and the origin, GET /ecp/skills/{name}?digest= (#25).
+mod versions;
 // bulk_pull: `pull` of 3,000 skills over many pages — every name, hash and body as the source's (#18).
 mod bulk_pull;
 // search: ranked search on real nodes — ranking, prefixes, phrases, quarantine, merge/import/delete, restart and rebuild, bounds.

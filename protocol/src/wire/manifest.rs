@@ -47,6 +47,9 @@ pub const AUTH_ECP_1_2: &str = "ecp-1.2";
 pub const AUTH_X_ECP_HMAC: &str = "x-ecp-hmac";
 /// [`Manifest::profiles`] entry: bundles and the blob endpoints (`SPEC.md` §12).
 pub const PROFILE_ECP_1_3: &str = "ecp-1.3";
+/// [`Manifest::profiles`] entry: exact versions served by digest, `GET
+/// /ecp/skills/{name}?digest=HEX` (`SPEC.md` §5.7).
+pub const PROFILE_VERSIONS: &str = "versions";
 
 #[cfg(test)]
 mod tests {

@@ -36,7 +36,7 @@ mod time;
 mod update;
 
 pub use blobs::{BlobQuery, MissingBlobs};
-pub use manifest::{AUTH_ECP_1_2, AUTH_X_ECP_HMAC, Manifest, PROFILE_ECP_1_3};
+pub use manifest::{AUTH_ECP_1_2, AUTH_X_ECP_HMAC, Manifest, PROFILE_ECP_1_3, PROFILE_VERSIONS};
 pub use merge_result::MergeResult;
 pub use packet::{BundleFile, Provenance, SkillPacket};
 pub use time::Timestamp;
