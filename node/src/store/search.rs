@@ -323,8 +323,7 @@ impl Store {
         let bytes: i64 = self.conn().query_row(
             "SELECT COALESCE(SUM(pgsize), 0) FROM dbstat
              WHERE name LIKE 'skill\\_search%' ESCAPE '\\'
-                OR tbl_name LIKE 'skill\\_search%' ESCAPE '\\'
-                OR name LIKE 'sqlite_autoindex_skill\\_search%' ESCAPE '\\'",
+                OR name LIKE 'sqlite\\_autoindex\\_skill\\_search%' ESCAPE '\\'",
             [],
             |r| r.get(0),
         )?;

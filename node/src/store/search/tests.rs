@@ -139,6 +139,7 @@ fn the_index_follows_updates_and_tombstones() {
         })
         .unwrap();
     assert!(names(&store, "release").is_empty(), "the old text left the index");
+    assert!(store.search_index_bytes().unwrap() > 0, "the index's pages are counted");
     assert_eq!(names(&store, "changelog"), ["alpha"]);
     store.tombstone("alpha", Source::Operator).unwrap();
     assert!(names(&store, "changelog").is_empty(), "a tombstone leaves the index");
