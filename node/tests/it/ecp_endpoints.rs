@@ -337,8 +337,9 @@ async fn unknown_paths_get_404_json_with_code_not_found() {
         (Method::GET, "/ui/nope"),
         (Method::GET, "/ecp"),
         (Method::GET, "/ecp/nope"),
-        (Method::GET, "/ecp/skills/extra"),
-        (Method::POST, "/ecp/skills/extra"),
+        // `/ecp/skills/{name}` is one exact version (#25, SPEC §5.7); deeper paths are not.
+        (Method::GET, "/ecp/skills/extra/more"),
+        (Method::POST, "/ecp/skills/extra/more"),
         (Method::GET, "/ecp/manifest/"),
         (Method::GET, "/v1/nope"),
         (Method::DELETE, "/v2/skills"),
