@@ -1,8 +1,9 @@
 //! A pull fetches a page's missing blobs several at a time, each streamed
 //! to a temporary file and checked as it is written, and keeps them a batch
 //! at a time (`federation/bundles.rs`): files at the per-file limit all
-//! arrive; a blob longer than listed, or hashing to another digest, is not
-//! kept, leaves no file behind, and its bundle stays pending with its reason.
+//! arrive; a blob longer than listed (by its `Content-Length`, or as it
+//! streams), or hashing to another digest, is not kept, leaves no file
+//! behind, and its bundle stays pending with its reason.
 
 use std::collections::HashMap;
 
@@ -47,15 +48,22 @@ async fn files_at_the_per_file_limit_all_arrive() {
 const GOOD: &[u8] = b"# Good\n\nServed as listed.\n";
 const SWAPPED: &[u8] = b"# Swap\n\nServed as other bytes.\n";
 const LONG: &[u8] = b"# Long\n\nServed one byte longer.\n";
+/// Served one byte longer too, in chunks without a `Content-Length`: refused as it streams.
+const STREAMED: &[u8] = b"# Streamed\n\nServed in chunks, one byte longer.\n";
 
-/// A peer listing a bundle `mixed` of [`GOOD`], [`SWAPPED`] and [`LONG`]
-/// and a plain skill, whose blob answers are the wrong bytes but for
-/// [`GOOD`]; its URL.
+/// A peer listing a bundle `mixed` of [`GOOD`], [`SWAPPED`], [`LONG`] and
+/// [`STREAMED`] and a plain skill, whose blob answers are the wrong bytes
+/// but for [`GOOD`]; its URL.
 async fn start_lying_peer() -> String {
     use axum::extract::Path;
     use axum::routing::get;
     use serde_json::json;
-    let files = [("good.md", GOOD, false), ("swapped.md", SWAPPED, false), ("long.md", LONG, false)];
+    let files = [
+        ("good.md", GOOD, false),
+        ("swapped.md", SWAPPED, false),
+        ("long.md", LONG, false),
+        ("streamed.md", STREAMED, false),
+    ];
     let bundle = bundle_of(packet("mixed"), &files);
     let mut listing = crate::util::update_value("liar", &[bundle, packet("plain-one")]);
     listing["sequenceNum"] = json!(1);
@@ -112,15 +120,16 @@ async fn streamed_blobs_longer_than_listed_or_of_another_hash_are_not_kept_and_t
     assert!(store.holds_blob(&sha256_hex(GOOD)).unwrap());
     assert!(!store.holds_blob(&sha256_hex(SWAPPED)).unwrap(), "another hash");
     assert!(!store.holds_blob(&sha256_hex(LONG)).unwrap(), "longer than listed");
+    assert!(!store.holds_blob(&sha256_hex(STREAMED)).unwrap(), "longer than listed, as it streamed");
     let blobs = b.config().data_dir.join(ecp_node::store::BLOBS_DIR);
     assert_eq!(files_under(&blobs), 1, "the good blob's file alone, no temporary file left");
     // The bundle is held with its pending reason, to be fetched again.
-    let reason = "mixed: pending: 2 of 4 files not held yet";
+    let reason = "mixed: pending: 3 of 5 files not held yet";
     assert!(report.result.conflicts.iter().any(|c| c.contains(reason)), "{report:?}");
     let held = b.get_json("/v1/quarantine").await;
     let entry = held["quarantine"].as_array().unwrap().iter().find(|e| e["skillName"] == "mixed").cloned();
     let entry = entry.expect("held in the quarantine");
-    assert!(entry["reason"].as_str().unwrap().starts_with("pending: 2 of 4 files"), "{entry}");
+    assert!(entry["reason"].as_str().unwrap().starts_with("pending: 3 of 5 files"), "{entry}");
 
     // The next round asks again, gets the same wrong bytes, and keeps the reason.
     let again = federation::pull(&context(&b), &spec(&url, "trust = 1.0")).await.expect("the round succeeds");
@@ -128,6 +137,6 @@ async fn streamed_blobs_longer_than_listed_or_of_another_hash_are_not_kept_and_t
     assert!(!store.holds_blob(&sha256_hex(SWAPPED)).unwrap());
     let held = b.get_json("/v1/quarantine").await;
     let entry = held["quarantine"].as_array().unwrap().iter().find(|e| e["skillName"] == "mixed").cloned();
-    assert!(entry.expect("still held")["reason"].as_str().unwrap().starts_with("pending: 2 of 4 files"));
+    assert!(entry.expect("still held")["reason"].as_str().unwrap().starts_with("pending: 3 of 5 files"));
     assert_eq!(files_under(&blobs), 1);
 }
