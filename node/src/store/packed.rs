@@ -69,8 +69,8 @@ fn json_within(value: ValueRef<'_>, max: u64) -> Result<String, StoreError> {
 }
 
 /// A stored packet as a zstd frame, with the length of the JSON it unpacks
-/// to: what the feed of `GET /ecp/skills` keeps in memory instead of the
-/// JSON ([`unpack_into`] restores it). A text value (a withdrawal) is packed.
+/// to: what the feed of `GET /ecp/skills` is built from, a row at a time
+/// ([`unpack_into`] restores the JSON). A text value (a withdrawal) is packed.
 pub(super) fn frame(value: ValueRef<'_>) -> Result<(Cow<'_, [u8]>, usize), StoreError> {
     let frame = match value {
         ValueRef::Blob(frame) => Cow::Borrowed(frame),
