@@ -225,7 +225,7 @@ fn skills(rows: &Cut<SkillRow>) -> Markup {
             p.muted { "No skills yet." }
         } @else {
             table {
-                tr { th { "name" } th { "kind" } th { "origin" } th { "confidence" } th { "outcomes" } th { "provenance" } th { "version" } th { "state" } }
+                tr { th { "name" } th { "kind" } th { "origin" } th { "confidence" } th { "provenance" } th { "outcomes" } th { "version" } th { "state" } }
                 @for row in &rows.items {
                     @let r = &row.record;
                     tr {
@@ -234,16 +234,16 @@ fn skills(rows: &Cut<SkillRow>) -> Markup {
                         td { code { (r.origin) } }
                         td { (format!("{:.2}", r.confidence)) }
                         td {
-                            @if r.score.uses == 0 { span.muted { "none" } }
-                            @else {
-                                (r.score.uses) " uses: " (r.score.successes) " ok, " (r.score.failures) " failed, streak " (r.score.streak)
-                            }
-                        }
-                        td {
                             @if row.path.is_empty() {
                                 span.muted { (if r.kind == "local" { "made here" } else { "not recorded" }) }
                             } @else {
                                 code { (row.path.join(" → ")) } " (" (row.hops) " hop" @if row.hops != 1 { "s" } ", from " code { (row.received_from) } ")"
+                            }
+                        }
+                        td {
+                            @if r.score.uses == 0 { span.muted { "none" } }
+                            @else {
+                                (r.score.uses) " uses: " (r.score.successes) " ok, " (r.score.failures) " failed, streak " (r.score.streak)
                             }
                         }
                         td { (r.version) }
