@@ -252,7 +252,8 @@ pub(super) fn json_request(headers: &HeaderMap) -> Result<(), ApiError> {
     ))
 }
 
-fn skill_name(name: Result<Path<String>, PathRejection>) -> Result<String, ApiError> {
+/// The skill name of a `{name}` path, or 400 `invalid_path`.
+pub(super) fn skill_name(name: Result<Path<String>, PathRejection>) -> Result<String, ApiError> {
     let Path(name) = name.map_err(|_| {
         ApiError::bad_request("invalid_path", "the skill name in the path is not valid UTF-8")
     })?;

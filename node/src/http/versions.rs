@@ -20,6 +20,7 @@ use super::answer;
 use super::error::ApiError;
 use super::pieces::{Piece, Pieces};
 use super::state::AppState;
+use super::v1::skill_name;
 use crate::store::Pick;
 use crate::versions::{self, VersionError};
 
@@ -91,11 +92,6 @@ pub(super) async fn get_exact(
     // The answer's digest for the guard that signs an answer to a signed GET.
     let digest = body.digest().map_err(|e| ApiError::internal(&e))?;
     Ok(answer::pieces(&body, &format!("\"{digest}\""), Some(digest)))
-}
-
-fn skill_name(name: Result<Path<String>, PathRejection>) -> Result<String, ApiError> {
-    name.map(|Path(n)| n)
-        .map_err(|_| ApiError::bad_request("invalid_path", "the skill name in the path is not valid UTF-8"))
 }
 
 /// `GET /v1/skills/{name}/history`: every kept version, oldest first.
