@@ -318,6 +318,7 @@ fn store_from(input: &Value) -> HashMap<String, StoredSkill> {
                 bundle_digest: s["bundleDigest"].as_str().unwrap_or_default().to_owned(),
                 origin_verified: s["originVerified"].as_bool().unwrap_or(true),
                 content_key: s["contentKey"].as_str().map(str::to_owned),
+                origin_key: s["originKey"].as_str().map(str::to_owned),
             };
             (str_of(s, "name").to_owned(), skill)
         })
