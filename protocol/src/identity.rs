@@ -1,4 +1,4 @@
-//! Node identity and origin signatures (`SPEC.md` §12.10, profile ecp-1.3):
+//! Node identity and origin signatures (`SPEC.md` §13, profile ecp-1.3):
 //! a node's Ed25519 key, the short checksummed *key id* derived from it
 //! (the instance id of a node made since), and the signature an origin
 //! puts on every packet it authors, which every hop forwards unchanged.
@@ -29,7 +29,7 @@ pub const KEY_ID_LEN: usize = GROUPS * (GROUP + 1) + GROUPS - 1;
 /// its version, so a signature over one kind of text is never valid for another.
 pub const CANONICAL_TAG: &str = "ecp-origin-signature-v1";
 
-/// Why an origin signature does not hold (`SPEC.md` §12.10.4).
+/// Why an origin signature does not hold (`SPEC.md` §13.5).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum SignatureError {
@@ -115,7 +115,7 @@ impl NodeKey {
     }
 }
 
-/// The key id of an Ed25519 public key (`SPEC.md` §12.10.1): the first 15
+/// The key id of an Ed25519 public key (`SPEC.md` §13.2): the first 15
 /// bytes of its SHA-256 in base32 (24 characters), in four groups of six,
 /// each followed by a Luhn mod 32 check character, joined by dashes —
 /// `XXXXXXC-XXXXXXC-XXXXXXC-XXXXXXC`. Short enough to read out and type;
@@ -133,6 +133,15 @@ pub fn key_id(public_key: &[u8; 32]) -> String {
         })
         .collect();
     groups.join("-")
+}
+
+/// The key id of a public key written as 64 lowercase hex digits (as
+/// `publicKey` of a manifest or signature); `None` when it is not a valid
+/// Ed25519 key.
+pub fn key_id_of(public_hex: &str) -> Option<String> {
+    let key = decode_hex::<32>(public_hex)?;
+    VerifyingKey::from_bytes(&key).ok()?;
+    Some(key_id(&key))
 }
 
 /// `text` as a key id in its written form (upper case, dashes), when it is
@@ -159,7 +168,7 @@ pub fn is_key_id(instance: &str) -> bool {
     instance.len() == KEY_ID_LEN && parse_key_id(instance).as_deref() == Some(instance)
 }
 
-/// The text an origin signs (`SPEC.md` §12.10.2): one `field:value` line per
+/// The text an origin signs (`SPEC.md` §13.3): one `field:value` line per
 /// field after [`CANONICAL_TAG`], each ending in `\n`, in this order —
 /// `instance` (the origin named by the signature), `name`, `integrity`,
 /// `bundle` (empty for a plain skill), `createdAt` (RFC 3339 UTC, as

@@ -124,7 +124,7 @@ pub trait AcceptPolicy: Sync {
         DEFAULT_MAX_CLOCK_SKEW_SECS
     }
 
-    /// Whether an unsigned packet is refused (`SPEC.md` §12.10.6): off,
+    /// Whether an unsigned packet is refused (`SPEC.md` §13.7): off,
     /// a packet without `originSignature` keeps a claimed origin.
     fn require_origin_signature(&self) -> bool {
         false

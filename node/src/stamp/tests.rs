@@ -1,6 +1,7 @@
 use super::*;
 
-const STAMP: Stamp<'static> = Stamp { origin: "ecp-origin-a", confidence: 0.5399999999, node: "ecp-node-b" };
+const STAMP: Stamp<'static> =
+    Stamp { origin: "ecp-origin-a", origin_signed: true, confidence: 0.5399999999, node: "ecp-node-b" };
 
 fn yaml_of(text: &str) -> Yaml {
     let inner = text.strip_prefix("---\n").unwrap().split("\n---\n").next().unwrap();
@@ -73,7 +74,7 @@ fn what_cannot_be_stamped_safely_is_left_alone() {
 
 #[test]
 fn odd_strings_are_quoted_so_they_cannot_inject_keys() {
-    let odd = Stamp { origin: "a\"\nname: evil", confidence: 1.0, node: "n: #x" };
+    let odd = Stamp { origin: "a\"\nname: evil", origin_signed: false, confidence: 1.0, node: "n: #x" };
     let stamped = stamp("---\nname: a\ndescription: d\n---\nBody.\n", &odd).unwrap();
     let y = yaml_of(&stamped);
     assert_eq!(y["name"].as_str(), Some("a"));

@@ -323,6 +323,18 @@ const MIGRATIONS: &[&str] = &[
     r#"
     ALTER TABLE quarantine ADD COLUMN legacy INTEGER NOT NULL DEFAULT 0;
     "#,
+    // 14 (#21 items 1-2, SPEC §13): the key that signed each held
+    // skill's version (NULL: unsigned; local skills are signed at open),
+    // and the keys origins are known by.
+    r#"
+    ALTER TABLE skills ADD COLUMN origin_key TEXT;
+    CREATE TABLE origin_keys (
+        instance    TEXT PRIMARY KEY,
+        key_id      TEXT NOT NULL,
+        source      TEXT NOT NULL,   -- pinned | manifest | first-use
+        recorded_at TEXT NOT NULL
+    ) STRICT;
+    "#,
 ];
 
 /// The migration that compressed the stored packets: the space their

@@ -210,7 +210,7 @@ fn check_one(
     Ok(Admitted { rebuilt })
 }
 
-/// Stage 1a (`SPEC.md` §12.10.4): the packet's `originSignature`, when it
+/// Stage 1a (`SPEC.md` §13.5): the packet's `originSignature`, when it
 /// has one, must hold; then its origin is the instance the signature names,
 /// returned when it differs from `originInstance`. An unsigned packet is
 /// refused when `require` is set, or when it claims an instance that is a

@@ -38,7 +38,7 @@ pub enum SenderKind {
 ///
 /// A packet with an `originSignature` is verified whoever sent it: the
 /// merge refuses one whose signature does not hold before this is asked
-/// (stage 1a, `SPEC.md` §12.10), so call it on packets the merge checked.
+/// (stage 1a, `SPEC.md` §13), so call it on packets the merge checked.
 pub fn origin_verified(packet: &SkillPacket, ctx: &MergeContext<'_>) -> bool {
     packet.origin_signature.is_some()
         || ctx.sender_kind == SenderKind::Current

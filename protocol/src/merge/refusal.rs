@@ -16,9 +16,9 @@ pub(super) enum Prefix {
     Limit,
     /// §7.5.
     Integrity,
-    /// §12.10.4: a signature that does not hold, or not the key the origin is known by.
+    /// §13.5: a signature that does not hold, or not the key the origin is known by.
     Signature,
-    /// §12.10.6: no signature where one is required.
+    /// §13.7: no signature where one is required.
     Unsigned,
     /// §7.6.1.
     Name,

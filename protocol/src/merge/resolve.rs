@@ -1,7 +1,7 @@
 //! Stage 5 of the merge: what an admitted packet does to the store.
 //!
 //! Rules, in order (`SPEC.md` › Merge › Resolution):
-//! - an origin known by a key (§12.10.5): a packet claiming it that this key
+//! - an origin known by a key (§13.6): a packet claiming it that this key
 //!   did not sign is refused (stage `signature`);
 //! - several admitted packets with one name in one update: the one with the
 //!   latest `createdAt` wins, ties broken by the larger stored hash, then the
@@ -15,7 +15,7 @@
 //! - a packet of unverified origin with the content of a held skill of
 //!   verified origin: an echo (a laundered copy, `SPEC.md` §6.6);
 //! - held as a local skill: conflict — a remote packet never replaces it;
-//! - held signed (`SPEC.md` §12.10.7): conflict unless the packet is signed
+//! - held signed (`SPEC.md` §13.8): conflict unless the packet is signed
 //!   by the same key;
 //! - held with an unverified origin, the packet's verified: updated; the
 //!   other way round: conflict;
@@ -229,7 +229,7 @@ fn against_store(
 }
 
 /// The refusal of a packet whose origin is known by a key (`SPEC.md`
-/// §12.10.5) that did not sign it: signed by another key (an impostor), or
+/// §13.6) that did not sign it: signed by another key (an impostor), or
 /// not signed at all (a downgrade). An origin not known yet is known from
 /// its first signed packet on, in this update too.
 fn known_key_refusal(

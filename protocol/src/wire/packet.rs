@@ -72,14 +72,14 @@ pub struct SkillPacket {
     /// plain skill, so the packet is byte for byte an ECP/1.0 one.
     #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_default")]
     pub files: Vec<BundleFile>,
-    /// Our addition (ECP/1.3 identity, `SPEC.md` §12.10): the origin's
+    /// Our addition (ECP/1.3 identity, `SPEC.md` §13): the origin's
     /// signature over the packet's canonical form, forwarded unchanged by
     /// every hop. Omitted when unsigned.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub origin_signature: Option<OriginSignature>,
 }
 
-/// `originSignature` (`SPEC.md` §12.10.3): who signed a packet, with which
+/// `originSignature` (`SPEC.md` §13.4): who signed a packet, with which
 /// key, and the signature ([`crate::identity`]).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(default, rename_all = "camelCase")]

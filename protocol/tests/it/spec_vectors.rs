@@ -41,6 +41,8 @@ const FILES: &[&str] = &[
     "bundle-content.json",
     // Checked in bundle_scan.rs.
     "bundle-scan.json",
+    // Checked in origin_signatures.rs.
+    "origin-signatures.json",
 ];
 
 fn vectors_dir() -> PathBuf {

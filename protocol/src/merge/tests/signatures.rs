@@ -1,4 +1,4 @@
-//! Origin signatures in the merge (`SPEC.md` §12.10): stage 1a, the key an
+//! Origin signatures in the merge (`SPEC.md` §13): stage 1a, the key an
 //! origin is known by, and replacement only by the key that signed.
 
 use super::*;
