@@ -247,10 +247,9 @@ fn show(library: &Library, name: &str, json: bool) -> anyhow::Result<ExitCode> {
         }
         (None, _) if record.kind == "local" => field("origin", &format!("{} — this node", record.origin)),
         (None, true) => field("origin", &format!("{} — origin claimed (unsigned)", record.origin)),
-        (None, false) => field(
-            "origin",
-            &format!("{} — origin claimed and unverified (received from a legacy peer)", record.origin),
-        ),
+        (None, false) => {
+            field("origin", &format!("{} — origin unverified (received from a legacy peer)", record.origin))
+        }
     }
     field("version", &record.version.to_string());
     field("confidence", &format!("{:.2}", record.confidence));
