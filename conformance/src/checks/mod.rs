@@ -35,6 +35,7 @@ mod bundles;
 mod http;
 mod implied;
 mod manifest;
+mod origins;
 mod push;
 mod robustness;
 mod signed;
@@ -52,6 +53,7 @@ pub fn all() -> Vec<&'static Check> {
         push::CHECKS,
         sync::CHECKS,
         bundles::CHECKS,
+        origins::CHECKS,
         auth::CHECKS,
         signed::CHECKS,
         robustness::CHECKS,
@@ -136,7 +138,7 @@ mod tests {
             assert!(seen.insert(c.id), "{} twice", c.id);
             let (area, number) = c.id.split_once('-').expect("AREA-NNN");
             assert!(
-                ["MAN", "SKL", "HTTP", "PUSH", "SYNC", "BUN", "AUTH", "SIGN", "ROB"].contains(&area),
+                ["MAN", "SKL", "HTTP", "PUSH", "SYNC", "BUN", "ORG", "AUTH", "SIGN", "ROB"].contains(&area),
                 "{}",
                 c.id
             );

@@ -94,7 +94,7 @@ pub(super) fn check_all(
         let first = packet
             .verify()
             .map_err(|e| Refusal::new(Prefix::Integrity, e))
-            .and_then(|()| check_signature(&packet, policy.require_origin_signature()));
+            .and_then(|()| check_signature(&packet, policy.require_origin_signature(), ctx.local_instance));
         let first = first.map(|signer| {
             // The signature names the origin: a relay that rewrote
             // `originInstance` (a Go node serves everything as its own) is undone.
@@ -214,9 +214,10 @@ fn check_one(
 /// has one, must hold; then its origin is the instance the signature names,
 /// returned when it differs from `originInstance`. An unsigned packet is
 /// refused when `require` is set, or when it claims an instance that is a
-/// key id (such an origin always signs). The key an origin is known by is
-/// stage 5's: it needs the store.
-fn check_signature(packet: &SkillPacket, require: bool) -> Result<Option<String>, Refusal> {
+/// key id (such an origin always signs) other than `local` (a packet
+/// claiming this node is a loop, stage 4's to say). The key an origin is
+/// known by is stage 5's: it needs the store.
+fn check_signature(packet: &SkillPacket, require: bool, local: &str) -> Result<Option<String>, Refusal> {
     match crate::identity::verify(packet) {
         Err(e) => Err(Refusal::new(Prefix::Signature, e)),
         Ok(Some(signature)) if signature.instance != packet.origin_instance => {
@@ -228,14 +229,18 @@ fn check_signature(packet: &SkillPacket, require: bool) -> Result<Option<String>
             "this node accepts signed packets only ([policy] require_origin_signature); ask the origin to \
              upgrade, or turn the setting off",
         )),
-        Ok(None) if crate::identity::is_key_id(&packet.origin_instance) => Err(Refusal::new(
-            Prefix::Unsigned,
-            format_args!(
-                "the origin {} is a key id, and such an origin signs every packet; an unsigned one claiming \
+        Ok(None)
+            if packet.origin_instance != local && crate::identity::is_key_id(&packet.origin_instance) =>
+        {
+            Err(Refusal::new(
+                Prefix::Unsigned,
+                format_args!(
+                    "the origin {} is a key id, and such an origin signs every packet; an unsigned one claiming \
                  it is a downgrade",
-                packet.origin_instance
-            ),
-        )),
+                    packet.origin_instance
+                ),
+            ))
+        }
         Ok(None) => Ok(None),
     }
 }
