@@ -15,10 +15,10 @@
 //! - a packet of unverified origin with the content of a held skill of
 //!   verified origin: an echo (a laundered copy, `SPEC.md` §6.6);
 //! - held as a local skill: conflict — a remote packet never replaces it;
+//! - held with a verified origin, the packet's unverified: conflict;
 //! - held signed (`SPEC.md` §13.8): conflict unless the packet is signed
 //!   by the same key;
-//! - held with an unverified origin, the packet's verified: updated; the
-//!   other way round: conflict;
+//! - held with an unverified origin, the packet's verified: updated;
 //! - held from another origin: conflict — only the origin may replace it;
 //! - held from the same origin: updated only when the packet is newer (or is
 //!   the tombstone of the very version held); else conflict.
@@ -192,6 +192,14 @@ fn against_store(
         Some(held) if held.kind == SkillKind::Local => {
             conflict(&"a locally authored skill has this name; a remote packet never replaces it")
         }
+        // Rule 4b first: a legacy sender gets the reason that names its
+        // case; the key rule then refuses every other packet K did not sign.
+        Some(held) if !verified && held.origin_verified => conflict(&format_args!(
+            "this node holds the skill from the verified origin {:?}; a packet of unverified origin (from an \
+             ECP/1.1 sender, or claiming {:?}) never replaces it",
+            held.origin,
+            super::GO_DEFAULT_INSTANCE
+        )),
         Some(StoredSkill { origin_key: Some(key), .. })
             if packet.origin_signature.as_ref().is_none_or(|s| s.key_id != key) =>
         {
@@ -202,12 +210,6 @@ fn against_store(
         Some(held) if verified && !held.origin_verified => {
             Decision::Updated { previous_hash: held.integrity_hash }
         }
-        Some(held) if !verified && held.origin_verified => conflict(&format_args!(
-            "this node holds the skill from the verified origin {:?}; a packet of unverified origin (from an \
-             ECP/1.1 sender, or claiming {:?}) never replaces it",
-            held.origin,
-            super::GO_DEFAULT_INSTANCE
-        )),
         Some(held) if held.origin != packet.origin_instance => conflict(&format_args!(
             "this node holds the skill from origin {:?}; only that origin may replace it",
             held.origin
