@@ -312,6 +312,76 @@ pub fn frontmatter_name(body: &str) -> Option<String> {
     None
 }
 
+/// The first line of an origin signature's canonical form (SPEC §13.3).
+pub const ORIGIN_TAG: &str = "ecp-origin-signature-v1";
+
+/// The key id of an Ed25519 public key (SPEC §13.2): SHA-256, its first
+/// 15 bytes in base32, four groups of six each followed by a Luhn mod 32
+/// check character, joined by dashes.
+pub fn origin_key_id(public: &[u8; 32]) -> String {
+    const ALPHABET: &[u8; 32] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+    let digest = Sha256::digest(public);
+    let mut bits = String::new();
+    for b in &digest[..15] {
+        bits.push_str(&format!("{b:08b}"));
+    }
+    let plain: Vec<u8> = bits
+        .as_bytes()
+        .chunks(5)
+        .map(|c| ALPHABET[usize::from_str_radix(std::str::from_utf8(c).unwrap_or("0"), 2).unwrap_or(0)])
+        .collect();
+    let luhn = |group: &[u8]| {
+        let (mut factor, mut sum) = (2, 0);
+        for c in group.iter().rev() {
+            let addend = factor * ALPHABET.iter().position(|a| a == c).unwrap_or(0);
+            factor = if factor == 2 { 1 } else { 2 };
+            sum += addend / 32 + addend % 32;
+        }
+        ALPHABET[(32 - sum % 32) % 32]
+    };
+    let groups: Vec<String> = plain
+        .chunks(6)
+        .map(|g| {
+            let mut group = g.to_vec();
+            group.push(luhn(g));
+            String::from_utf8(group).unwrap_or_default()
+        })
+        .collect();
+    groups.join("-")
+}
+
+/// The canonical form an origin signs (SPEC §13.3), from the packet's JSON;
+/// `createdAt` is taken as sent (the suite writes canonical times).
+pub fn origin_canonical(packet: &Value, instance: &str) -> String {
+    let authored =
+        packet["provenance"]["originConfidence"].as_f64().or_else(|| packet["confidence"].as_f64());
+    let millionths = (authored.unwrap_or(0.0).clamp(0.0, 1.0) * 1_000_000.0).round() as u32;
+    let text = |key: &str| packet[key].as_str().unwrap_or_default().to_owned();
+    format!(
+        "{ORIGIN_TAG}\ninstance:{instance}\nname:{}\nintegrity:{}\nbundle:{}\ncreatedAt:{}\ndeprecated:{}\nconfidence:{millionths}\n",
+        text("skillName"),
+        text("integrityHash"),
+        text("bundleDigest"),
+        text("createdAt"),
+        packet["deprecated"].as_bool().unwrap_or(false),
+    )
+}
+
+/// Sets `packet`'s `originSignature` (SPEC §13.4): signed as `instance` with
+/// the key of `seed`.
+pub fn sign_origin(packet: &mut Value, seed: &[u8; 32], instance: &str) {
+    use ed25519_dalek::Signer;
+    let key = ed25519_dalek::SigningKey::from_bytes(seed);
+    let public = key.verifying_key().to_bytes();
+    let sig = key.sign(origin_canonical(packet, instance).as_bytes());
+    packet["originSignature"] = json!({
+        "instance": instance,
+        "keyId": origin_key_id(&public),
+        "publicKey": hex::encode(public),
+        "sig": hex::encode(sig.to_bytes()),
+    });
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -366,6 +436,47 @@ mod tests {
         let files = bundle_files(body, &[("run.sh", "0755", b"echo\n")]);
         assert_eq!(files[0]["sha256"], sha256_hex(body.as_bytes()));
         assert_eq!((files[1]["size"].as_u64(), files[1]["mode"].as_str()), (Some(5), Some("0755")));
+    }
+
+    #[test]
+    fn origin_key_ids_and_signatures_match_the_spec_vectors() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../protocol/testdata/vectors/origin-signatures.json");
+        let file: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let (mut keys, mut signed) = (0, 0);
+        for case in file["cases"].as_array().expect("cases") {
+            let (input, expected) = (&case["input"], &case["expected"]);
+            let seed = || {
+                let mut seed = [0u8; 32];
+                hex::decode_to_slice(text(&input["seed"]), &mut seed).unwrap();
+                seed
+            };
+            match text(&case["kind"]) {
+                "key" => {
+                    let mut public = [0u8; 32];
+                    hex::decode_to_slice(text(&expected["publicKey"]), &mut public).unwrap();
+                    assert_eq!(origin_key_id(&public), text(&expected["keyId"]), "{}", case["description"]);
+                    keys += 1;
+                }
+                "sign" => {
+                    let instance = text(&input["instance"]);
+                    let mut packet = input["packet"].clone();
+                    sign_origin(&mut packet, &seed(), instance);
+                    assert_eq!(
+                        packet["originSignature"], expected["originSignature"],
+                        "{}",
+                        case["description"]
+                    );
+                    signed += 1;
+                }
+                "canonical" => {
+                    let canonical = origin_canonical(&input["packet"], text(&input["instance"]));
+                    assert_eq!(canonical, text(&expected["canonical"]), "{}", case["description"]);
+                }
+                _ => {}
+            }
+        }
+        assert!(keys > 0 && signed > 0);
     }
 
     #[test]

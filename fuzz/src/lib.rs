@@ -79,6 +79,7 @@ fn fixed_store() -> Store {
         bundle_digest: String::new(),
         origin_verified: true,
         content_key: None,
+        origin_key: None,
     };
     let other = |name: &str| integrity::body_hash(&format!("held version of {name}"));
     HashMap::from([

@@ -303,6 +303,10 @@ impl<P: AcceptPolicy> AcceptPolicy for RefuseGrants<'_, P> {
     fn max_clock_skew_secs(&self) -> i64 {
         self.inner.max_clock_skew_secs()
     }
+
+    fn require_origin_signature(&self) -> bool {
+        self.inner.require_origin_signature()
+    }
 }
 
 #[cfg(test)]

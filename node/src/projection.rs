@@ -260,7 +260,9 @@ impl Projection {
         let Some(node) = self.node.as_deref().filter(|_| kind == SkillKind::External) else {
             return body;
         };
-        let stamp = Stamp { origin: &packet.origin_instance, confidence: packet.confidence, node };
+        let origin_signed = packet.origin_signature.is_some();
+        let stamp =
+            Stamp { origin: &packet.origin_instance, origin_signed, confidence: packet.confidence, node };
         match stamp::stamp(&body, &stamp) {
             Some(stamped) => Cow::Owned(stamped),
             None => body,

@@ -1,5 +1,7 @@
 //! What a received skill's file in the skills folder tells the agent about
-//! where it came from: `ecp-origin` (its `originInstance`), `ecp-confidence`
+//! where it came from: `ecp-origin` (its `originInstance`),
+//! `ecp-origin-status` (`verified`: signed by the origin's key, `SPEC.md`
+//! §13; `claimed`: the sender's word only), `ecp-confidence`
 //! (the confidence this node holds it at) and `ecp-node` (this node's
 //! instance id: the node that wrote the file and holds the skill), in the
 //! `metadata` map of the frontmatter — the Agent Skills place for keys a
@@ -24,17 +26,21 @@ use yaml_rust2::{Yaml, YamlLoader};
 
 /// The key naming the skill's origin instance.
 pub const ORIGIN_KEY: &str = "ecp-origin";
+/// The key saying whether the origin is verified by its signature or claimed.
+pub const ORIGIN_STATUS_KEY: &str = "ecp-origin-status";
 /// The key holding the confidence the node holds the skill at.
 pub const CONFIDENCE_KEY: &str = "ecp-confidence";
 /// The key naming the node that wrote the file.
 pub const NODE_KEY: &str = "ecp-node";
-const KEYS: [&str; 3] = [ORIGIN_KEY, CONFIDENCE_KEY, NODE_KEY];
+const KEYS: [&str; 4] = [ORIGIN_KEY, ORIGIN_STATUS_KEY, CONFIDENCE_KEY, NODE_KEY];
 
 /// What a received skill's file says about it.
 #[derive(Debug, Clone, Copy)]
 pub struct Stamp<'a> {
     /// Its `originInstance`.
     pub origin: &'a str,
+    /// Whether its origin signed it (`SPEC.md` §13): "verified", else "claimed".
+    pub origin_signed: bool,
     /// Its stored confidence.
     pub confidence: f64,
     /// This node's instance id.
@@ -43,9 +49,10 @@ pub struct Stamp<'a> {
 
 impl Stamp<'_> {
     /// The stamp's entries as YAML `key: value` texts, in key order.
-    fn entries(&self) -> [(&'static str, String); 3] {
+    fn entries(&self) -> [(&'static str, String); 4] {
         [
             (ORIGIN_KEY, quoted(self.origin)),
+            (ORIGIN_STATUS_KEY, quoted(if self.origin_signed { "verified" } else { "claimed" })),
             (CONFIDENCE_KEY, confidence_text(self.confidence)),
             (NODE_KEY, quoted(self.node)),
         ]

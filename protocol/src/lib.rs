@@ -26,6 +26,7 @@
 //!   zero time, unknown fields ignored), plus our additive fields.
 //! - [`integrity`]: SHA-256 content hashes, packet ids, user hashes.
 //! - [`packet`]: building and verifying [`SkillPacket`]s.
+//! - [`identity`]: ECP/1.3 node keys, key ids and origin signatures.
 //! - [`bundle`]: ECP/1.3 bundles: a skill folder's files listed on its
 //!   packet, their path and size rules, digest and content checks.
 //! - [`skill_doc`]: `SKILL.md` frontmatter, the name rule, structure and
@@ -49,6 +50,7 @@
 
 pub mod bundle;
 pub mod error;
+pub mod identity;
 pub mod integrity;
 pub mod legacy_auth;
 pub mod merge;

@@ -123,6 +123,12 @@ pub trait AcceptPolicy: Sync {
     fn max_clock_skew_secs(&self) -> i64 {
         DEFAULT_MAX_CLOCK_SKEW_SECS
     }
+
+    /// Whether an unsigned packet is refused (`SPEC.md` §13.7): off,
+    /// a packet without `originSignature` keeps a claimed origin.
+    fn require_origin_signature(&self) -> bool {
+        false
+    }
 }
 
 impl<F> AcceptPolicy for F
@@ -158,6 +164,8 @@ pub struct StandardPolicy {
     /// default: inline code spans also name files and refs, so the list
     /// must fit the agents the node serves.
     pub known_tools: Option<KnownTools>,
+    /// See [`AcceptPolicy::require_origin_signature`].
+    pub require_origin_signature: bool,
 }
 
 impl Default for StandardPolicy {
@@ -172,6 +180,7 @@ impl Default for StandardPolicy {
             scan_threshold: DEFAULT_THRESHOLD,
             max_clock_skew_secs: DEFAULT_MAX_CLOCK_SKEW_SECS,
             known_tools: None,
+            require_origin_signature: false,
         }
     }
 }
@@ -225,5 +234,9 @@ impl AcceptPolicy for StandardPolicy {
 
     fn max_clock_skew_secs(&self) -> i64 {
         self.max_clock_skew_secs
+    }
+
+    fn require_origin_signature(&self) -> bool {
+        self.require_origin_signature
     }
 }

@@ -36,6 +36,7 @@ mod bundles;
 mod http;
 mod implied;
 mod manifest;
+mod origins;
 mod push;
 mod robustness;
 mod signed;
@@ -55,6 +56,7 @@ pub fn all() -> Vec<&'static Check> {
         sync::CHECKS,
         bundles::CHECKS,
         versions::CHECKS,
+        origins::CHECKS,
         auth::CHECKS,
         signed::CHECKS,
         robustness::CHECKS,
@@ -139,7 +141,8 @@ mod tests {
             assert!(seen.insert(c.id), "{} twice", c.id);
             let (area, number) = c.id.split_once('-').expect("AREA-NNN");
             assert!(
-                ["MAN", "SKL", "HTTP", "PUSH", "SYNC", "BUN", "VER", "AUTH", "SIGN", "ROB"].contains(&area),
+                ["MAN", "SKL", "HTTP", "PUSH", "SYNC", "BUN", "VER", "ORG", "AUTH", "SIGN", "ROB"]
+                    .contains(&area),
                 "{}",
                 c.id
             );

@@ -645,6 +645,14 @@ const CASES: &[Case] = &[
         secret: false,
         fail: &["VER-003", "VER-004"],
     },
+    // Origin signatures.
+    Case {
+        name: "origin-signatures-dropped",
+        faults: || Faults { strips_origin_signatures: true, ..Default::default() },
+        node: none,
+        secret: false,
+        fail: &["ORG-001", "ORG-002", "ORG-003", "ORG-004"],
+    },
 ];
 
 /// Runs case `name` with profile ecp-1.2; its checks must fail.
@@ -695,6 +703,7 @@ macro_rules! broken {
 }
 
 broken! {
+    origin_signatures_dropped => "origin-signatures-dropped",
     manifest_not_an_object => "manifest-not-an-object",
     manifest_without_last_update => "manifest-without-lastUpdate",
     manifest_skill_count_off_by_one => "manifest-skillCount-off-by-one",

@@ -236,6 +236,8 @@ pub(crate) struct Faults {
     pub(crate) exact: Option<fn(&mut Value)>,
     /// A 4xx to `GET /ecp/skills/{name}` becomes 200 `{"skills": []}`.
     pub(crate) exact_errors_200: bool,
+    /// Drops `originSignature` from every pushed packet before the node sees it.
+    pub(crate) strips_origin_signatures: bool,
 }
 
 struct ProxyState {
@@ -408,6 +410,12 @@ async fn handle(State(state): State<Arc<ProxyState>>, request: Request) -> Respo
     if f.strict_fields && method == Method::POST && !strictly_shaped(&body) {
         return json_response(StatusCode::BAD_REQUEST, &json!({"error": "unexpected field shape"}));
     }
+
+    let body = if f.strips_origin_signatures && method == Method::POST && path == "/ecp/skills" {
+        strip_origin_signatures(body)
+    } else {
+        body
+    };
 
     // Forward.
     let query_part = match (&query, f.ignore_query) {
@@ -732,4 +740,15 @@ pub(crate) fn launder(listing: &mut Value) {
             o.remove("provenance");
         }
     }
+}
+
+/// `body` (an update) without the `originSignature` of any packet; as it came when it is not one.
+fn strip_origin_signatures(body: Bytes) -> Bytes {
+    let Ok(mut update) = serde_json::from_slice::<Value>(&body) else { return body };
+    for p in update["skills"].as_array_mut().into_iter().flatten() {
+        if let Some(p) = p.as_object_mut() {
+            p.remove("originSignature");
+        }
+    }
+    Bytes::from(serde_json::to_vec(&update).unwrap_or_default())
 }

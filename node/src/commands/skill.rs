@@ -325,10 +325,15 @@ fn show(library: &Library, name: &str, json: bool) -> anyhow::Result<ExitCode> {
     };
     field("name", &record.name);
     field("kind", record.kind);
-    if record.origin_verified {
-        field("origin", &record.origin);
-    } else {
-        field("origin", &format!("{} — origin unverified (received from a legacy peer)", record.origin));
+    match (&record.origin_key, record.origin_verified) {
+        (Some(key), _) => {
+            field("origin", &format!("{} — origin verified (signed by key {key})", record.origin))
+        }
+        (None, _) if record.kind == "local" => field("origin", &format!("{} — this node", record.origin)),
+        (None, true) => field("origin", &format!("{} — origin claimed (unsigned)", record.origin)),
+        (None, false) => {
+            field("origin", &format!("{} — origin unverified (received from a legacy peer)", record.origin))
+        }
     }
     field("version", &record.version.to_string());
     field("confidence", &format!("{:.2}", record.confidence));

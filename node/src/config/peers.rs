@@ -121,6 +121,9 @@ pub struct PeersConfig {
     pub discovery: DiscoverySettings,
     /// `[[peer]]`, in file order; URLs are unique.
     pub peers: Vec<PeerConfig>,
+    /// `[origin_keys]`: origins pinned to a key id (`SPEC.md` §13.6),
+    /// instance → key id in its written form, by instance.
+    pub origin_keys: Vec<(String, String)>,
 }
 
 impl Default for PeersConfig {
@@ -133,6 +136,7 @@ impl Default for PeersConfig {
             },
             discovery: DiscoverySettings { enabled: true, trust: DEFAULT_DISCOVERY_TRUST },
             peers: Vec::new(),
+            origin_keys: Vec::new(),
         }
     }
 }
@@ -198,6 +202,8 @@ struct File {
     discovery: FileDiscovery,
     #[serde(default)]
     peer: Vec<FilePeer>,
+    #[serde(default)]
+    origin_keys: std::collections::BTreeMap<String, String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -295,6 +301,7 @@ impl PeersConfig {
             },
             discovery,
             peers,
+            origin_keys: pinned_keys(raw.origin_keys).map_err(|(k, m)| invalid(k, m))?,
         })
     }
 
@@ -524,6 +531,23 @@ pub fn cron_expression(text: &str) -> Result<String, String> {
 mod edit;
 
 pub use edit::{add_peer, remove_peer};
+
+/// `[origin_keys]`, checked: each instance a valid id, each key a key id
+/// (case and dashes forgiven, its check characters right).
+fn pinned_keys(
+    raw: std::collections::BTreeMap<String, String>,
+) -> Result<Vec<(String, String)>, (String, String)> {
+    raw.into_iter()
+        .map(|(instance, key)| {
+            let at = format!("origin_keys.{instance}");
+            ecp_protocol::merge::check_instance_id(&instance).map_err(|m| (at.clone(), format!("instance {m}")))?;
+            let key_id = ecp_protocol::identity::parse_key_id(&key).ok_or_else(|| {
+                (at, format!("{key:?} is not a key id (like ABCDEF2-GHIJKL3-MNOPQR4-STUVWX5, shown by `ecp-node status` or the origin's manifest)"))
+            })?;
+            Ok((instance, key_id))
+        })
+        .collect()
+}
 
 #[cfg(test)]
 mod tests;

@@ -161,6 +161,7 @@ impl Config {
         policy.min_confidence = r.share("policy.min_confidence");
         policy.allow_origins = r.list("policy.allow_origins").map(<[String]>::to_vec);
         policy.deny_origins = r.list("policy.deny_origins").map(<[String]>::to_vec).unwrap_or_default();
+        policy.require_origin_signature = r.bool("policy.require_origin_signature");
         let max_packets = size(r, "limits.max_packets", 1)?;
         policy.max_packets = max_packets;
         policy.bundle.max_files = size(r, "limits.bundle_max_files", 1)?;

@@ -177,6 +177,11 @@ impl Federator {
             ctx.reshare = reshare;
             *applied = config.clone();
         }
+        let library = self.0.library.clone();
+        let pinned = config.origin_keys.clone();
+        if let Err(e) = blocking(move || library.store().pin_origin_keys(&pinned)).await {
+            tracing::error!(error = %e, "could not record the pinned origin keys of the peers file");
+        }
         let desired: Vec<PeerSpec> = config.peers.iter().map(|p| PeerSpec::configured(&config, p)).collect();
         let configured_instances: HashSet<String> = self.0.trust.configure(&desired);
         let wanted: HashSet<&str> = desired.iter().map(|s| s.url.as_str()).collect();

@@ -190,6 +190,7 @@ async fn round(
         }
     };
     let instance = ctx.check_instance(peer, &manifest.instance)?;
+    learn_manifest_key(ctx, &manifest, &instance).await?;
     let fetch_blobs = super::bundles::supports_bundles(&manifest).then_some(&client);
     let digest = manifest_digest(&manifest, &instance);
     let reset =
@@ -488,6 +489,20 @@ pub fn manifest_digest(manifest: &Manifest, instance: &str) -> String {
     }
     hash.update(manifest.last_update.to_string().as_bytes());
     hex::encode(&hash.finalize()[..16])
+}
+
+/// The key the peer's manifest names for itself (`SPEC.md` §13.6),
+/// recorded unless its instance is known by a key already; a manifest whose
+/// `keyId` is not its `publicKey`'s teaches nothing.
+async fn learn_manifest_key(ctx: &Context, manifest: &Manifest, instance: &str) -> Result<(), SyncError> {
+    let Some(key_id) = ecp_protocol::identity::key_id_of(&manifest.public_key) else { return Ok(()) };
+    if key_id != manifest.key_id {
+        tracing::warn!(%instance, "the manifest's keyId is not its publicKey's; its key is not learned");
+        return Ok(());
+    }
+    let (library, instance) = (ctx.library.clone(), instance.to_owned());
+    blocking(move || library.store().learn_manifest_key(&instance, &key_id)).await?;
+    Ok(())
 }
 
 #[cfg(test)]

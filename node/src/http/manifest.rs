@@ -74,6 +74,9 @@ fn build(library: &Library, variant: u8) -> Result<Cached, ApiError> {
         auth: advertised(variant),
         // Bundles and the blob endpoints (SPEC §12.8.8); exact versions by digest (§5.7).
         profiles: vec![PROFILE_ECP_1_3.to_owned(), PROFILE_VERSIONS.to_owned()],
+        // The key this node signs what it authors with (SPEC §13.6).
+        public_key: library.store().node_key().public_hex(),
+        key_id: library.store().node_key().key_id(),
     };
     let body = serde_json::to_vec(&manifest).map_err(|e| ApiError::internal(&e))?;
     Ok(Cached::new(summary.sequence, body.into()).with_variant(variant))

@@ -138,6 +138,7 @@ fn v1_routes() -> Router<AppState> {
         .route("/v1/deletions/{id}/accept", post(v1::deletion_accept))
         .route("/v1/deletions/{id}/reject", post(v1::deletion_reject))
         .route("/v1/audit", get(v1::audit))
+        .route("/v1/origin-keys", get(v1::origin_keys))
         .route("/v1/peers", get(v1::peers))
         .route("/v1/status", get(v1::status))
         // #16: the live event stream, and the metrics, guarded like the rest of /v1/.

@@ -332,6 +332,19 @@ pub(super) async fn audit(
     Ok(Json(json!({ "audit": entries })))
 }
 
+/// `GET /v1/origin-keys`: this node's own key, and every origin it knows
+/// a key of, with how (`pinned`, `manifest`, `first-use`; `SPEC.md` §13.6).
+pub(super) async fn origin_keys(State(state): State<AppState>) -> Result<Json<Value>, ApiError> {
+    let library = state.library.clone();
+    let (own, known) = tokio::task::spawn_blocking(move || {
+        let key = library.store().node_key();
+        let own = json!({ "instance": library.store().instance_id(), "keyId": key.key_id(), "publicKey": key.public_hex() });
+        library.store().origin_keys().map(|known| (own, known))
+    })
+    .await??;
+    Ok(Json(json!({ "node": own, "originKeys": known })))
+}
+
 /// `GET /v1/peers`: every peer's federation state — configured, discovered
 /// or named on the command line — as `ecp-node peers --json` prints it.
 pub(super) async fn peers(State(state): State<AppState>) -> Result<Json<Value>, ApiError> {

@@ -260,7 +260,8 @@ fn a_received_skills_file_says_where_it_came_from_and_only_an_agents_edit_is_imp
     let shown = fs::read_to_string(&file).unwrap();
     let node = f.library.store().instance_id();
     let stamp = format!(
-        "metadata:\n  author: someone\n  ecp-origin: \"peer-a\"\n  ecp-confidence: 0.54\n  ecp-node: \"{node}\"\n"
+        "metadata:\n  author: someone\n  ecp-origin: \"peer-a\"\n  ecp-origin-status: \"claimed\"\n  ecp-confidence: 0.54\n  \
+         ecp-node: \"{node}\"\n"
     );
     assert!(shown.contains(&stamp), "{shown}");
     // The store keeps the body as received: served and hashed unchanged.

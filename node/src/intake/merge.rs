@@ -1,8 +1,8 @@
 //! An update from a peer: read the view, let the protocol decide, hold back
 //! what the per-origin and per-sender limits do not admit, set withdrawals
 //! aside for the deletion guard when asked to, apply the rest — installs,
-//! quarantine, audit, the limits' counters — and bring the quarantine back
-//! under its caps, in one store transaction; then log each decision
+//! quarantine, audit, the limits' counters, the keys of origins seen for the
+//! first time — and bring the quarantine back under its caps, in one store transaction; then log each decision
 //! ([`crate::decision_log`]).
 
 use std::collections::HashMap;
@@ -11,13 +11,14 @@ use ecp_protocol::merge::{SenderKind, Stage, origin_verified, tally};
 use ecp_protocol::scan::Severity;
 use ecp_protocol::{
     AcceptPolicy, Decision, KnowledgeUpdate, MergeOutcome, MergeResult, PacketDecision, ShownConfidence,
-    SkillKind, SkillPacket, StoredSkill, merge_knowledge,
+    SkillKind, SkillPacket, StoreView, StoredSkill, merge_knowledge,
 };
 
 use super::hold_back::{admit, installs_by_origin, new_by_sender};
 use super::review::{IntakeMode, settle};
 use super::{Limits, Sender};
 use crate::decision_log::{self, Decisions, Verdict};
+use crate::store::identity::FIRST_USE;
 use crate::store::origin_limits::{Per, unix_now};
 use crate::store::{Change, OriginExcess, OriginLimited, Refusal, Source, Store, StoreError, Tx};
 
@@ -132,7 +133,8 @@ pub fn merge(
                 .collect(),
         };
         let received = super::bundles::as_received(&update);
-        let outcome = merge_knowledge(update, &view, policy, &ctx);
+        let keyed = Keyed { keys: tx.origin_keys_of(signers(&update))?, skills: &view };
+        let outcome = merge_knowledge(update, &keyed, policy, &ctx);
         let (outcome, deferred) = set_aside_withdrawals(outcome, &view, withdrawals);
         let outcome = super::bundles::gate(tx, outcome, policy, received);
         let deferred = deferred.iter().filter_map(|d| tombstones.remove(&d.index)).collect();
@@ -159,6 +161,7 @@ pub fn merge(
         let admitted = admit(outcome, &excess);
         let mut decisions = Decisions::default();
         let changes = apply(tx, &admitted.decisions, &view, sender, &source, limits, intake, &mut decisions)?;
+        learn_first_keys(tx, &admitted.decisions)?;
         let echoes = admitted.decisions.iter().filter(|d| d.decision == Decision::Echo).count();
         for e in &excess {
             let reason = format!(
@@ -179,6 +182,42 @@ pub fn merge(
     })?;
     decisions.log();
     Ok(merged)
+}
+
+/// The store's view of the named skills, with the keys their packets'
+/// origins are known by (`SPEC.md` §13.6).
+struct Keyed<'a> {
+    skills: &'a HashMap<String, StoredSkill>,
+    keys: HashMap<String, String>,
+}
+
+impl StoreView for Keyed<'_> {
+    fn lookup(&self, name: &str) -> Option<StoredSkill> {
+        self.skills.lookup(name)
+    }
+
+    fn origin_key(&self, instance: &str) -> Option<String> {
+        self.keys.get(instance).cloned()
+    }
+}
+
+/// Every origin the packets of `update` claim: on the packet, and in its signature.
+fn signers(update: &KnowledgeUpdate) -> impl Iterator<Item = &str> {
+    update.skills.iter().flat_map(|p| {
+        std::iter::once(p.origin_instance.as_str())
+            .chain(p.origin_signature.as_ref().map(|s| s.instance.as_str()))
+    })
+}
+
+/// Trust on first use: the key of each signed packet that was not refused
+/// becomes the key its origin is known by, unless one is known already.
+fn learn_first_keys(tx: &Tx<'_>, decisions: &[PacketDecision]) -> Result<(), StoreError> {
+    for d in decisions.iter().filter(|d| !matches!(d.decision, Decision::Rejected { .. })) {
+        if let Some(signature) = &d.packet.origin_signature {
+            tx.learn_origin_key(&d.packet.origin_instance, &signature.key_id, FIRST_USE)?;
+        }
+    }
+    Ok(())
 }
 
 /// The decision about the installs of one origin (or of the sender) over its limits.

@@ -1,6 +1,7 @@
 use super::*;
 
-const STAMP: Stamp<'static> = Stamp { origin: "ecp-origin-a", confidence: 0.5399999999, node: "ecp-node-b" };
+const STAMP: Stamp<'static> =
+    Stamp { origin: "ecp-origin-a", origin_signed: true, confidence: 0.5399999999, node: "ecp-node-b" };
 
 fn yaml_of(text: &str) -> Yaml {
     let inner = text.strip_prefix("---\n").unwrap().split("\n---\n").next().unwrap();
@@ -14,7 +15,7 @@ fn a_frontmatter_without_metadata_gets_a_map_and_keeps_everything_else() {
     assert_eq!(
         stamped,
         "---\nname: alpha\ndescription: Does alpha\ntags: [a, b]\nmetadata:\n  ecp-origin: \"ecp-origin-a\"\n  \
-         ecp-confidence: 0.54\n  ecp-node: \"ecp-node-b\"\n---\n# Alpha\n\nSteps.\n"
+         ecp-origin-status: \"verified\"\n  ecp-confidence: 0.54\n  ecp-node: \"ecp-node-b\"\n---\n# Alpha\n\nSteps.\n"
     );
     let y = yaml_of(&stamped);
     assert_eq!(y["metadata"]["ecp-origin"].as_str(), Some("ecp-origin-a"));
@@ -29,7 +30,7 @@ fn an_existing_block_map_keeps_its_keys_and_order_and_loses_only_forged_stamps()
     let y = yaml_of(&stamped);
     let meta = y["metadata"].as_hash().unwrap();
     let keys: Vec<&str> = meta.keys().map(|k| k.as_str().unwrap()).collect();
-    assert_eq!(keys, ["author", "nested", "ecp-origin", "ecp-confidence", "ecp-node"]);
+    assert_eq!(keys, ["author", "nested", "ecp-origin", "ecp-origin-status", "ecp-confidence", "ecp-node"]);
     assert_eq!(y["metadata"]["ecp-origin"].as_str(), Some("ecp-origin-a"), "the forged origin is replaced");
     assert_eq!(y["metadata"]["nested"]["deep"].as_i64(), Some(1));
     assert_eq!(y["description"].as_str(), Some("Does alpha"));
@@ -41,7 +42,8 @@ fn a_flow_map_and_a_null_map_are_merged_into() {
     let flow = stamp("---\nname: a\ndescription: d\nmetadata: {author: x}\n---\nBody.\n", &STAMP).unwrap();
     assert!(
         flow.contains(
-            "metadata: {author: x, ecp-origin: \"ecp-origin-a\", ecp-confidence: 0.54, ecp-node: \"ecp-node-b\"}\n"
+            "metadata: {author: x, ecp-origin: \"ecp-origin-a\", ecp-origin-status: \"verified\", ecp-confidence: 0.54, \
+             ecp-node: \"ecp-node-b\"}\n"
         ),
         "{flow}"
     );
@@ -73,7 +75,7 @@ fn what_cannot_be_stamped_safely_is_left_alone() {
 
 #[test]
 fn odd_strings_are_quoted_so_they_cannot_inject_keys() {
-    let odd = Stamp { origin: "a\"\nname: evil", confidence: 1.0, node: "n: #x" };
+    let odd = Stamp { origin: "a\"\nname: evil", origin_signed: false, confidence: 1.0, node: "n: #x" };
     let stamped = stamp("---\nname: a\ndescription: d\n---\nBody.\n", &odd).unwrap();
     let y = yaml_of(&stamped);
     assert_eq!(y["name"].as_str(), Some("a"));

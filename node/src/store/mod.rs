@@ -23,6 +23,8 @@
 //! - `schema`: the tables and their migrations.
 //! - `source`: [`Source`], who made a change, and its one stored text form.
 //! - `skills`: skills and their versions — reads for serving, installs, tombstones.
+//! - [`identity`]: the node's key, the signature on what it authors, and
+//!   the keys it knows other origins by.
 //! - `packed`: the stored form of packets (zstd), and reading either form.
 //! - [`search`]: ranked full-text search (FTS5, BM25 with an evidence
 //!   boost) and its index, which follows every write and is rebuilt at open
@@ -59,6 +61,7 @@ mod blob_files;
 mod blobs;
 mod deletions;
 mod folder_entries;
+pub mod identity;
 mod inbox;
 pub mod origin_limits;
 mod outcomes;
@@ -200,6 +203,8 @@ pub struct Store {
     observed: AtomicI64,
     /// The bytes of bundles' files.
     blobs: BlobFiles,
+    /// The node's own key: signs every packet it authors.
+    key: ecp_protocol::identity::NodeKey,
 }
 
 /// How long a statement waits for another process's write lock.
@@ -210,7 +215,8 @@ pub const DEFAULT_HISTORY_DEPTH: u64 = 10;
 
 impl Store {
     /// Opens (creating if needed) the store in `dir`, migrating its schema
-    /// and creating the instance id on first use.
+    /// and creating the node key and instance id on first use (a new node's
+    /// instance id is its key id; [`identity`]).
     pub fn open(dir: &Path) -> Result<Store, StoreError> {
         std::fs::create_dir_all(dir)?;
         let mut conn = Connection::open(dir.join(DB_FILE))?;
@@ -233,7 +239,9 @@ impl Store {
         conn.set_prepared_statement_cache_capacity(64);
         schema::migrate(&mut conn)?;
         search::check(&mut conn)?;
-        let instance_id = ensure_instance_id(&mut conn)?;
+        let key = identity::load_or_create(dir)?;
+        let instance_id = ensure_instance_id(&mut conn, &key.key_id())?;
+        identity::sign_unsigned_local(&mut conn, &key)?;
         Ok(Store {
             conn: Mutex::new(conn),
             instance_id,
@@ -241,6 +249,7 @@ impl Store {
             observer: audit::ObserverSlot::default(),
             observed: AtomicI64::new(0),
             blobs: BlobFiles::open(dir)?,
+            key,
         })
     }
 
@@ -303,7 +312,9 @@ impl Store {
     /// fails, nothing it did is kept. Other writers (this process's and
     /// other processes') wait until it ends.
     pub fn transaction<T>(&self, f: impl FnOnce(&Tx<'_>) -> Result<T, StoreError>) -> Result<T, StoreError> {
-        self.write(|sql| f(&Tx { sql, history_depth: self.history_depth(), blobs: &self.blobs }))
+        self.write(|sql| {
+            f(&Tx { sql, history_depth: self.history_depth(), blobs: &self.blobs, key: &self.key })
+        })
     }
 }
 
@@ -314,6 +325,7 @@ pub struct Tx<'a> {
     sql: &'a Transaction<'a>,
     history_depth: u64,
     blobs: &'a BlobFiles,
+    key: &'a ecp_protocol::identity::NodeKey,
 }
 
 /// Now, as the wire's timestamp type.
@@ -348,14 +360,14 @@ fn next_seq(tx: &Transaction<'_>) -> Result<i64, rusqlite::Error> {
     Ok(next)
 }
 
-fn ensure_instance_id(conn: &mut Connection) -> Result<String, StoreError> {
+/// The stored instance id; `new_id` (the key id) is stored on first use.
+fn ensure_instance_id(conn: &mut Connection, new_id: &str) -> Result<String, StoreError> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let id = match meta_get(&tx, "instance_id")? {
         Some(id) => id,
         None => {
-            let id = format!("ecp-{}", hex::encode(rand::random::<[u8; 6]>()));
-            meta_set(&tx, "instance_id", &id)?;
-            id
+            meta_set(&tx, "instance_id", new_id)?;
+            new_id.to_owned()
         }
     };
     tx.commit()?;

@@ -369,6 +369,18 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (name, hold)
     ) STRICT;
     "#,
+    // 17 (#21 items 1-2, SPEC §13): the key that signed each held
+    // skill's version (NULL: unsigned; local skills are signed at open),
+    // and the keys origins are known by.
+    r#"
+    ALTER TABLE skills ADD COLUMN origin_key TEXT;
+    CREATE TABLE origin_keys (
+        instance    TEXT PRIMARY KEY,
+        key_id      TEXT NOT NULL,
+        source      TEXT NOT NULL,   -- pinned | manifest | first-use
+        recorded_at TEXT NOT NULL
+    ) STRICT;
+    "#,
 ];
 
 /// The migration that compressed the stored packets: the space their
@@ -578,8 +590,18 @@ mod tests {
         assert_eq!(bodies, [("alpha", alpha_2.skill_body.as_str()), ("beta", beta.skill_body.as_str())]);
         assert!(current.iter().all(|(p, kind)| *kind == SkillKind::Local && p.verify().is_ok()));
         // Served in sequence order: beta as its withdrawal (kept as text), alpha as stored.
-        let served = store.served_packets(Some(0)).unwrap().packets;
-        assert_eq!(served, [withdrawal, serde_json::to_string(&alpha_2).unwrap()]);
+        // Signed at open (a node made before keys signs its own skills), else as stored.
+        let served: Vec<SkillPacket> = store
+            .served_packets(Some(0))
+            .unwrap()
+            .packets
+            .iter()
+            .map(|json| serde_json::from_str(json).unwrap())
+            .collect();
+        assert!(served.iter().all(|p| ecp_protocol::identity::verify(p).unwrap().is_some()));
+        let unsigned: Vec<SkillPacket> =
+            served.into_iter().map(|p| SkillPacket { origin_signature: None, ..p }).collect();
+        assert_eq!(unsigned, [gone.clone(), alpha_2.clone()]);
         assert_eq!(store.skill("alpha").unwrap().unwrap().2.len(), 2, "both versions listed");
 
         // One packed copy per version: the superseded one in skill_versions, the current one in skills only.
@@ -645,7 +667,9 @@ mod tests {
         assert_eq!(rows.iter().map(|r| r.0).collect::<Vec<_>>(), [2, 3]);
         let v2 = super::super::packed::json(rusqlite::types::ValueRef::Blob(rows[0].1.as_deref().unwrap()))
             .unwrap();
-        assert_eq!(v2, serde_json::to_string(&versions[1]).unwrap());
+        let v2: SkillPacket = serde_json::from_str(&v2).unwrap();
+        assert!(ecp_protocol::identity::verify(&v2).unwrap().is_some(), "a local version is signed");
+        assert_eq!(SkillPacket { origin_signature: None, ..v2 }, versions[1]);
         assert_eq!(rows[1].1, None);
     }
 }

@@ -16,6 +16,7 @@
 
 use std::collections::HashMap;
 
+use ecp_protocol::identity::NodeKey;
 use ecp_protocol::{SkillKind, SkillPacket, Timestamp};
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
 use serde::Serialize;
@@ -111,7 +112,7 @@ pub(super) fn write_local(
     name: &str,
     private: Option<&Private>,
     source: &Source,
-    depth: u64,
+    (depth, key): (u64, &NodeKey),
 ) -> Result<Option<Change>, StoreError> {
     let old = row(tx, name)?;
     let same_content = match (&old, packet) {
@@ -152,6 +153,7 @@ pub(super) fn write_local(
             let mut tombstone = old.packet.clone();
             super::blobs::make_tombstone(&mut tombstone);
             tombstone.created_at = now().max(after(tombstone.created_at));
+            super::identity::sign(&mut tombstone, key);
             Some(tombstone)
         }
         (Some(_), _) => None,
@@ -174,7 +176,7 @@ pub(super) fn write_local(
         let floor = old.as_ref().and_then(|o| o.withdrawal.as_ref()).map(|w| after(w.created_at));
         next.created_at = now().max(next.created_at).max(floor.unwrap_or_default());
     }
-    let change = upsert(tx, &next, SkillKind::Local, true, source, depth)?;
+    let change = upsert(tx, &next, SkillKind::Local, true, source, (depth, key))?;
     set_columns(tx, name, private, withdrawal.as_ref())?;
     if !same_decision && (old.is_some() || private.is_some()) {
         let (decision, reason) = match private {
@@ -218,7 +220,14 @@ impl Store {
         source: Source,
     ) -> Result<Option<Change>, StoreError> {
         self.write(|tx| {
-            write_local(tx, Some(packet), &packet.skill_name, private, &source, self.history_depth())
+            write_local(
+                tx,
+                Some(packet),
+                &packet.skill_name,
+                private,
+                &source,
+                (self.history_depth(), &self.key),
+            )
         })
     }
 
@@ -230,7 +239,7 @@ impl Store {
         private: Option<&Private>,
         source: Source,
     ) -> Result<Option<Change>, StoreError> {
-        self.write(|tx| write_local(tx, None, name, private, &source, self.history_depth()))
+        self.write(|tx| write_local(tx, None, name, private, &source, (self.history_depth(), &self.key)))
     }
 
     /// Every active local skill with its stored decision.

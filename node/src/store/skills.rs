@@ -12,6 +12,7 @@
 
 use std::collections::HashMap;
 
+use ecp_protocol::identity::NodeKey;
 use ecp_protocol::merge::content_key;
 use ecp_protocol::{SkillKind, SkillPacket, StoredSkill, Timestamp};
 use rusqlite::{Connection, OptionalExtension, Row, Transaction, params};
@@ -47,6 +48,9 @@ pub struct SkillRecord {
     /// received from an ECP/1.1 sender or under the Go default identity,
     /// which the true origin's version replaces.
     pub origin_verified: bool,
+    /// The key id that signed the current version (`SPEC.md` §13):
+    /// `Some` — "origin verified" by its key; `None` — "origin claimed".
+    pub origin_key: Option<String>,
     /// Current version number (1 = first).
     pub version: i64,
     /// The node's confidence in it: the prior moved by the outcomes
@@ -108,7 +112,7 @@ pub struct SkillVersion {
 const RECORD_COLUMNS: &str = "name, kind, origin, version, confidence, deprecated, \
                               shareable AND private IS NULL, description, tags, \
                               created_at, updated_at, seq, integrity_hash, private, private_reason, \
-                              origin_verified";
+                              origin_verified, origin_key";
 
 fn record_from_row(row: &Row<'_>) -> rusqlite::Result<SkillRecord> {
     let kind: String = row.get(1)?;
@@ -132,6 +136,7 @@ fn record_from_row(row: &Row<'_>) -> rusqlite::Result<SkillRecord> {
         private: row.get(13)?,
         private_reason: row.get(14)?,
         origin_verified: row.get(15)?,
+        origin_key: row.get(16)?,
     })
 }
 
@@ -159,19 +164,29 @@ pub(super) fn kind_from_label(label: &str) -> SkillKind {
 }
 
 /// Writes a new current version of `packet.skill_name`, keeping at most
-/// `depth` superseded versions; returns the change.
+/// `depth` superseded versions; returns the change. A local packet is
+/// signed with `key` first (`SPEC.md` §13): this node is its origin.
 pub(super) fn upsert(
     tx: &Transaction<'_>,
     packet: &SkillPacket,
     kind: SkillKind,
     shareable: bool,
     source: &Source,
-    depth: u64,
+    (depth, key): (u64, &NodeKey),
 ) -> Result<Change, StoreError> {
     // A retired skill stays out of the skills folder, and a retired
     // external one is not served, whatever version comes (#19).
     let retired = super::outcomes::is_retired(tx, &packet.skill_name)?;
     let shareable = shareable && !(retired && kind == SkillKind::External);
+    let signed;
+    let packet = if kind == SkillKind::Local {
+        let mut copy = packet.clone();
+        super::identity::sign(&mut copy, key);
+        signed = copy;
+        &signed
+    } else {
+        packet
+    };
     let seq = next_seq(tx)?;
     let recorded = now().to_string();
     let version: i64 = tx
@@ -193,8 +208,8 @@ pub(super) fn upsert(
     tx.prepare_cached(
         "INSERT INTO skills (name, kind, origin, version, integrity_hash, created_at, updated_at, deprecated,
                              shareable, confidence, description, tags, seq, packet, bundle_digest,
-                             origin_verified)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
+                             origin_verified, origin_key)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)
          ON CONFLICT (name) DO UPDATE SET
              kind = excluded.kind, origin = excluded.origin, version = excluded.version,
              integrity_hash = excluded.integrity_hash, created_at = excluded.created_at,
@@ -202,7 +217,7 @@ pub(super) fn upsert(
              shareable = excluded.shareable, confidence = excluded.confidence,
              description = excluded.description, tags = excluded.tags, seq = excluded.seq,
              packet = excluded.packet, bundle_digest = excluded.bundle_digest,
-             origin_verified = excluded.origin_verified,
+             origin_verified = excluded.origin_verified, origin_key = excluded.origin_key,
              -- Sharing decisions are about this node's own skills.
              private = CASE WHEN excluded.kind = 'local' THEN skills.private END,
              private_reason = CASE WHEN excluded.kind = 'local' THEN skills.private_reason END,
@@ -224,7 +239,10 @@ pub(super) fn upsert(
         seq,
         packed,
         packet.bundle_digest,
-        kind == SkillKind::Local || !packet.provenance.as_ref().is_some_and(|p| p.origin_unverified),
+        kind == SkillKind::Local
+            || packet.origin_signature.is_some()
+            || !packet.provenance.as_ref().is_some_and(|p| p.origin_unverified),
+        packet.origin_signature.as_ref().map(|s| s.key_id.as_str()),
     ])?;
     tx.prepare_cached(
         "INSERT INTO skill_versions (name, version, seq, recorded_at, source, integrity_hash, deprecated)
@@ -346,7 +364,7 @@ impl Tx<'_> {
     pub fn view(&self, names: &[&str], content: bool) -> Result<HashMap<String, StoredSkill>, StoreError> {
         let mut stmt = self.sql.prepare_cached(
             "SELECT kind, origin, integrity_hash, created_at, deprecated, confidence, bundle_digest,
-                    origin_verified, CASE WHEN ?2 THEN packet END
+                    origin_verified, CASE WHEN ?2 THEN packet END, origin_key
              FROM skills WHERE name = ?1",
         )?;
         let mut view = HashMap::with_capacity(names.len());
@@ -368,6 +386,7 @@ impl Tx<'_> {
                         bundle_digest: row.get(6)?,
                         origin_verified: row.get(7)?,
                         content_key: held_content_key(row, 8)?,
+                        origin_key: row.get(9)?,
                     })
                 })
                 .optional()?;
@@ -387,7 +406,7 @@ impl Tx<'_> {
         shareable: bool,
         source: &Source,
     ) -> Result<Change, StoreError> {
-        upsert(self.sql, packet, kind, shareable, source, self.history_depth)
+        upsert(self.sql, packet, kind, shareable, source, (self.history_depth, self.key))
     }
 
     /// Whether a skill named `name` is held (tombstones included), and as which kind.
@@ -599,7 +618,7 @@ impl Store {
                 }
                 SkillKind::External => false,
             };
-            let change = upsert(tx, &packet, kind, shareable, &source, self.history_depth())?;
+            let change = upsert(tx, &packet, kind, shareable, &source, (self.history_depth(), &self.key))?;
             super::audit::record(tx, &source, name, "tombstone", "")?;
             Ok(Some(change))
         })

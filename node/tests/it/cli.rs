@@ -446,7 +446,8 @@ fn status_json_reports_instance_sequence_counts_and_folders() {
     let file = write_skill(&f.tmp.path().join("src"), "counted", &skill_md("counted", ""));
     assert_eq!(f.run(&["skill", "add", "--init", path_str(&file)]).code, 0);
     let status = f.run(&["status", "--json"]).json();
-    assert!(status["instance"].as_str().is_some_and(|i| i.starts_with("ecp-")), "{status}");
+    // A new node is named after its key (SPEC §13.2).
+    assert!(status["instance"].as_str().is_some_and(ecp_protocol::identity::is_key_id), "{status}");
     assert_eq!(status["sequence"], 1);
     assert_eq!((status["localSkills"].as_i64(), status["externalSkills"].as_i64()), (Some(1), Some(0)));
     assert_eq!((status["tombstones"].as_i64(), status["quarantineHeld"].as_i64()), (Some(0), Some(0)));

@@ -432,6 +432,14 @@ fn observe(key: &str) -> Observation {
                 node.push_ok(&update("p", &[packet("unsure")])).await;
                 ensure!(served(&node).await.is_empty(), "a 0.9 packet was installed");
             }
+            "policy.require_origin_signature" => {
+                // Off (the default) the same unsigned packet is installed: see
+                // policy.default_trust below.
+                let (_s, node) = node_with("policy", "require_origin_signature = true".into()).await;
+                let reply = node.push_ok(&update("p", &[packet("unsigned")])).await;
+                ensure!(served(&node).await.is_empty(), "an unsigned packet was installed");
+                ensure!(reply.to_string().contains("require_origin_signature"), "reason not named: {reply}");
+            }
             "policy.default_trust" => {
                 let (_s, node) = node_with("policy", "default_trust = 0.5".into()).await;
                 node.push_ok(&update("p", &[packet("trusted-half")])).await;

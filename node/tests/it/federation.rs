@@ -73,7 +73,7 @@ impl Fed {
     }
 
     /// Applies a peers file given as text.
-    async fn peers(&self, toml: &str) {
+    pub(crate) async fn peers(&self, toml: &str) {
         let config = PeersConfig::parse(toml, "test peers").expect("valid peers");
         self.node().federator().apply(config).await;
     }

@@ -42,6 +42,10 @@ pub(crate) struct GoPeer {
     refused: AtomicUsize,
     /// Requests that carried `X-ECP-HMAC`.
     legacy_headers: AtomicUsize,
+    /// A relay rather than the reference: serves each packet as it got it
+    /// (unknown fields too) under its own `originInstance` — the one
+    /// change of the reference's laundering an origin signature survives.
+    relay: bool,
 }
 
 /// One of the Go node's own skills, as it holds it: no frontmatter.
@@ -64,6 +68,13 @@ fn strip_frontmatter(body: &str) -> &str {
         .and_then(|after| after.find("\n---\n").map(|end| &after[end + "\n---\n".len()..]))
         .unwrap_or(body);
     rest.trim()
+}
+
+/// `packet` as a relay re-serves it: only `originInstance` rewritten.
+fn relabelled(packet: &Value) -> Value {
+    let mut copy = packet.clone();
+    copy["originInstance"] = json!("ok-agent");
+    copy
 }
 
 /// `packet` as a Go node re-serves it (`ECP.md` › Flaws, 3).
@@ -150,7 +161,8 @@ async fn go_skills(State(go): State<Arc<GoPeer>>, uri: Uri, headers: HeaderMap) 
         return forbidden();
     }
     go.skills_requests.fetch_add(1, Ordering::SeqCst);
-    let skills: Vec<Value> = go.held.lock().unwrap().values().map(laundered).collect();
+    let serve = if go.relay { relabelled } else { laundered };
+    let skills: Vec<Value> = go.held.lock().unwrap().values().map(serve).collect();
     axum::Json(json!({
         "id": "ok-agent-update", "peerInstance": "ok-agent", "generatedAt": ecp_node::store::now().to_string(),
         "skills": skills, "stats": {"totalSkills": skills.len(), "totalExtractions": 3,
@@ -161,6 +173,15 @@ async fn go_skills(State(go): State<Arc<GoPeer>>, uri: Uri, headers: HeaderMap) 
 
 /// A Go node holding `go-first` and `go-second`, with `secret` if any.
 pub(crate) async fn start_go_peer(secret: Option<&str>) -> (String, Arc<GoPeer>) {
+    start(secret, false).await
+}
+
+/// A Go-like relay ([`GoPeer::relay`]), open, holding `go-first` and `go-second`.
+pub(crate) async fn start_go_relay() -> (String, Arc<GoPeer>) {
+    start(None, true).await
+}
+
+async fn start(secret: Option<&str>, relay: bool) -> (String, Arc<GoPeer>) {
     let go = Arc::new(GoPeer {
         secret: secret.map(str::to_owned),
         held: Mutex::default(),
@@ -168,6 +189,7 @@ pub(crate) async fn start_go_peer(secret: Option<&str>) -> (String, Arc<GoPeer>)
         skills_requests: AtomicUsize::new(0),
         refused: AtomicUsize::new(0),
         legacy_headers: AtomicUsize::new(0),
+        relay,
     });
     go.hold(go_packet("go-first"));
     go.hold(go_packet("go-second"));

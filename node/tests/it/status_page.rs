@@ -225,7 +225,8 @@ async fn log_in(node: &TestNode) -> String {
     for attribute in ["; Path=/", "; HttpOnly", "; SameSite=Strict", "; Max-Age=43200"] {
         assert!(cookie.contains(attribute), "{attribute} in {cookie}");
     }
-    assert!(cookie.starts_with("ecp-session-ecp-"), "named after the instance: {cookie}");
+    let name = format!("ecp-session-{}=", node.instance_id().await.to_ascii_lowercase());
+    assert!(cookie.starts_with(&name), "named after the instance: {cookie}");
     let again = get_as(node, path, &[]).await;
     again.assert_error(401, "login_link_invalid");
     cookie.split(';').next().unwrap().to_owned()

@@ -90,10 +90,23 @@ pub(super) fn check_all(
             let Notes { findings, warnings } = notes;
             return Checked { index, packet, decision, admitted: None, findings, warnings, name_hash };
         }
-        let (decision, admitted) = match check_one(&packet, policy, ctx, &settings, &mut notes) {
-            Ok(admitted) => (Decision::New, Some(admitted)),
-            Err(refusal) => (refusal.into(), None),
-        };
+        let mut packet = packet;
+        let first = packet
+            .verify()
+            .map_err(|e| Refusal::new(Prefix::Integrity, e))
+            .and_then(|()| check_signature(&packet, policy.require_origin_signature(), ctx.local_instance));
+        let first = first.map(|signer| {
+            // The signature names the origin: a relay that rewrote
+            // `originInstance` (a Go node serves everything as its own) is undone.
+            if let Some(signer) = signer {
+                packet.origin_instance = signer;
+            }
+        });
+        let (decision, admitted) =
+            match first.and_then(|()| check_one(&packet, policy, ctx, &settings, &mut notes)) {
+                Ok(admitted) => (Decision::New, Some(admitted)),
+                Err(refusal) => (refusal.into(), None),
+            };
         let Notes { findings, warnings } = notes;
         Checked { index, packet, decision, admitted, findings, warnings, name_hash }
     })
@@ -122,9 +135,6 @@ fn check_one(
     notes: &mut Notes,
 ) -> Result<Admitted, Refusal> {
     let limits = &settings.structure;
-    // Stage 1: integrity.
-    packet.verify().map_err(|e| Refusal::new(Prefix::Integrity, e))?;
-
     // Stage 2: name and structure.
     skill_doc::validate_name(&packet.skill_name).map_err(|e| Refusal::new(Prefix::Name, e))?;
     let warning = check_fields(packet, limits).map_err(|reason| Refusal::new(Prefix::Fields, reason))?;
@@ -198,6 +208,41 @@ fn check_one(
 
     let rebuilt = rebuilt_body.map(|body| Rebuilt { hash: integrity::body_hash(&body), body });
     Ok(Admitted { rebuilt })
+}
+
+/// Stage 1a (`SPEC.md` §13.5): the packet's `originSignature`, when it
+/// has one, must hold; then its origin is the instance the signature names,
+/// returned when it differs from `originInstance`. An unsigned packet is
+/// refused when `require` is set, or when it claims an instance that is a
+/// key id (such an origin always signs) other than `local` (a packet
+/// claiming this node is a loop, stage 4's to say). The key an origin is
+/// known by is stage 5's: it needs the store.
+fn check_signature(packet: &SkillPacket, require: bool, local: &str) -> Result<Option<String>, Refusal> {
+    match crate::identity::verify(packet) {
+        Err(e) => Err(Refusal::new(Prefix::Signature, e)),
+        Ok(Some(signature)) if signature.instance != packet.origin_instance => {
+            Ok(Some(signature.instance.clone()))
+        }
+        Ok(Some(_)) => Ok(None),
+        Ok(None) if require => Err(Refusal::new(
+            Prefix::Unsigned,
+            "this node accepts signed packets only ([policy] require_origin_signature); ask the origin to \
+             upgrade, or turn the setting off",
+        )),
+        Ok(None)
+            if packet.origin_instance != local && crate::identity::is_key_id(&packet.origin_instance) =>
+        {
+            Err(Refusal::new(
+                Prefix::Unsigned,
+                format_args!(
+                    "the origin {} is a key id, and such an origin signs every packet; an unsigned one claiming \
+                 it is a downgrade",
+                    packet.origin_instance
+                ),
+            ))
+        }
+        Ok(None) => Ok(None),
+    }
 }
 
 /// The refusal for the findings at or above `threshold` (`SPEC.md`

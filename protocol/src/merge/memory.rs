@@ -31,6 +31,7 @@ impl MergeOutcome {
                     bundle_digest: p.bundle_digest.clone(),
                     origin_verified: !p.provenance.as_ref().is_some_and(|v| v.origin_unverified),
                     content_key: Some(super::content_key(&p.skill_body)),
+                    origin_key: p.origin_signature.as_ref().map(|s| s.key_id.clone()),
                 },
             );
         }

@@ -3,6 +3,9 @@
 //!
 //! Stages, in this order, for each packet (`SPEC.md` › Merge):
 //! 1. **integrity** — SHA-256(skillBody) must equal integrityHash;
+//!    **signature** (1a, `SPEC.md` §13) — an `originSignature` must hold
+//!    (and then names the origin), an unsigned packet must not be required
+//!    to be signed; the key an origin is known by is checked in stage 5;
 //! 2. **name and structure** — the name rule, field sizes, confidence in
 //!    [0, 1], frontmatter (rebuilt from skillName/skillDescription when the
 //!    body has none), body length and size limits, a bundle's listing
@@ -100,6 +103,9 @@ pub struct StoredSkill {
     /// legacy senders): a legacy packet with the same key is an echo
     /// (§7.9.2 rule 3a). `None` never is.
     pub content_key: Option<String>,
+    /// The key id that signed the held version (`SPEC.md` §13.8): only a
+    /// packet signed by it replaces it. `None`: held unsigned.
+    pub origin_key: Option<String>,
 }
 
 /// A read-only view of the node's skills by name. A `HashMap` by name is
@@ -107,6 +113,14 @@ pub struct StoredSkill {
 pub trait StoreView {
     /// The held skill named `name`, if any (tombstones included).
     fn lookup(&self, name: &str) -> Option<StoredSkill>;
+
+    /// The key id the origin `instance` is known by (`SPEC.md` §13.6:
+    /// pinned, from its manifest, or first seen), if any. A packet claiming
+    /// that origin must be signed by that key.
+    fn origin_key(&self, instance: &str) -> Option<String> {
+        let _ = instance;
+        None
+    }
 }
 
 /// Who is merging what from whom, and when.
@@ -134,6 +148,10 @@ pub enum Stage {
     Limit,
     /// Stage 1.
     Integrity,
+    /// Stage 1a (`SPEC.md` §13.5): the origin signature does not hold,
+    /// is not by the key the origin is known by, or is missing where one is
+    /// required (a downgrade, or `require_origin_signature`).
+    Signature,
     /// Stage 2: the name rule.
     Name,
     /// Stage 2: fields, frontmatter, body.
@@ -157,6 +175,7 @@ impl Stage {
         match self {
             Stage::Limit => "limit",
             Stage::Integrity => "integrity",
+            Stage::Signature => "signature",
             Stage::Name => "name",
             Stage::Structure => "structure",
             Stage::Bundle => "bundle",

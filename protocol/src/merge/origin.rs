@@ -32,12 +32,18 @@ pub enum SenderKind {
 }
 
 /// Whether `packet`, received in `ctx`, carries a verified origin
-/// (`SPEC.md` §6.6.2): from a current sender, not under the Go default
-/// identity, and not marked unverified by a node it passed through.
+/// (`SPEC.md` §6.6.2): signed by its origin, or from a current sender, not
+/// under the Go default identity, and not marked unverified by a node it
+/// passed through.
+///
+/// A packet with an `originSignature` is verified whoever sent it: the
+/// merge refuses one whose signature does not hold before this is asked
+/// (stage 1a, `SPEC.md` §13), so call it on packets the merge checked.
 pub fn origin_verified(packet: &SkillPacket, ctx: &MergeContext<'_>) -> bool {
-    ctx.sender_kind == SenderKind::Current
-        && packet.origin_instance != GO_DEFAULT_INSTANCE
-        && !packet.provenance.as_ref().is_some_and(|p| p.origin_unverified)
+    packet.origin_signature.is_some()
+        || ctx.sender_kind == SenderKind::Current
+            && packet.origin_instance != GO_DEFAULT_INSTANCE
+            && !packet.provenance.as_ref().is_some_and(|p| p.origin_unverified)
 }
 
 /// The *content key* of a SKILL.md (`SPEC.md` §6.6.4): the lowercase hex

@@ -16,6 +16,10 @@ pub(super) enum Prefix {
     Limit,
     /// §7.5.
     Integrity,
+    /// §13.5: a signature that does not hold, or not the key the origin is known by.
+    Signature,
+    /// §13.7: no signature where one is required.
+    Unsigned,
     /// §7.6.1.
     Name,
     /// §7.6.2: the fields other than the body.
@@ -44,6 +48,8 @@ impl Prefix {
         match self {
             Prefix::Limit | Prefix::Policy => "rejected by policy",
             Prefix::Integrity => "integrity failed",
+            Prefix::Signature => "origin signature failed",
+            Prefix::Unsigned => "origin signature missing",
             Prefix::Name => "invalid name",
             Prefix::Fields => "invalid packet",
             Prefix::Structure => "invalid structure",
@@ -61,6 +67,7 @@ impl Prefix {
         match self {
             Prefix::Limit => Stage::Limit,
             Prefix::Integrity => Stage::Integrity,
+            Prefix::Signature | Prefix::Unsigned => Stage::Signature,
             Prefix::Name => Stage::Name,
             Prefix::Fields | Prefix::Structure => Stage::Structure,
             Prefix::Bundle | Prefix::Pending => Stage::Bundle,

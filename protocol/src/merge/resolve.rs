@@ -1,6 +1,8 @@
 //! Stage 5 of the merge: what an admitted packet does to the store.
 //!
 //! Rules, in order (`SPEC.md` › Merge › Resolution):
+//! - an origin known by a key (§13.6): a packet claiming it that this key
+//!   did not sign is refused (stage `signature`);
 //! - several admitted packets with one name in one update: the one with the
 //!   latest `createdAt` wins, ties broken by the larger stored hash, then the
 //!   larger bundle digest, then by the earlier position — so the winner does not depend on packet order
@@ -13,8 +15,10 @@
 //! - a packet of unverified origin with the content of a held skill of
 //!   verified origin: an echo (a laundered copy, `SPEC.md` §6.6);
 //! - held as a local skill: conflict — a remote packet never replaces it;
-//! - held with an unverified origin, the packet's verified: updated; the
-//!   other way round: conflict;
+//! - held with a verified origin, the packet's unverified: conflict;
+//! - held signed (`SPEC.md` §13.8): conflict unless the packet is signed
+//!   by the same key;
+//! - held with an unverified origin, the packet's verified: updated;
 //! - held from another origin: conflict — only the origin may replace it;
 //! - held from the same origin: updated only when the packet is newer (or is
 //!   the tombstone of the very version held); else conflict.
@@ -25,7 +29,8 @@ use std::hash::{BuildHasherDefault, Hash, Hasher};
 use super::checks::{Admitted, Checked};
 use super::refusal::{Prefix, Refusal};
 use super::{
-    Decision, MergeContext, PacketDecision, SkillKind, StoreView, content_key, origin_verified, receive,
+    Decision, MergeContext, PacketDecision, SkillKind, StoreView, StoredSkill, content_key, origin_verified,
+    receive,
 };
 use crate::wire::{SkillPacket, Timestamp};
 
@@ -38,6 +43,8 @@ pub(super) fn resolve(
     // Deciding needs the store, which need not be shareable between threads,
     // so it runs here, in place; building what an installed packet becomes
     // does not, and allocates a dozen strings per packet, so that runs in parallel.
+    // Origins first seen in this update, by the key of their first signed packet.
+    let mut first_seen: HashMap<String, String> = HashMap::new();
     for c in checked.iter_mut().flatten() {
         let Some(admitted) = &c.admitted else {
             continue;
@@ -48,7 +55,10 @@ pub(super) fn resolve(
                     format_args!("packet #{winner} wins (latest createdAt, then larger hash, then first)");
                 Refusal::new(Prefix::Duplicate, detail).into()
             }
-            _ => against_store(&c.packet, admitted, store, ctx),
+            _ => match known_key_refusal(&c.packet, store, &mut first_seen) {
+                Some(refusal) => refusal.into(),
+                None => against_store(&c.packet, admitted, store, ctx),
+            },
         };
     }
     let decided = crate::par::map_chunks(
@@ -163,8 +173,16 @@ fn against_store(
                 && held.bundle_digest == packet.bundle_digest
                 && held.deprecated == packet.deprecated =>
         {
-            // A verified packet also confirms the origin of a copy held unverified.
-            if raises_confidence(&held, packet, ctx.trust) || (verified && !held.origin_verified) {
+            // A verified packet also confirms the origin of a copy held
+            // unverified, and a signed one the origin of a copy held unsigned.
+            let signs_held = packet.origin_signature.is_some()
+                && held.origin_key.is_none()
+                && held.kind == SkillKind::External
+                && held.origin == packet.origin_instance;
+            if raises_confidence(&held, packet, ctx.trust)
+                || (verified && !held.origin_verified)
+                || signs_held
+            {
                 Decision::Updated { previous_hash: held.integrity_hash }
             } else {
                 Decision::Unchanged
@@ -174,15 +192,24 @@ fn against_store(
         Some(held) if held.kind == SkillKind::Local => {
             conflict(&"a locally authored skill has this name; a remote packet never replaces it")
         }
-        Some(held) if verified && !held.origin_verified => {
-            Decision::Updated { previous_hash: held.integrity_hash }
-        }
+        // Rule 4b first: a legacy sender gets the reason that names its
+        // case; the key rule then refuses every other packet K did not sign.
         Some(held) if !verified && held.origin_verified => conflict(&format_args!(
             "this node holds the skill from the verified origin {:?}; a packet of unverified origin (from an \
              ECP/1.1 sender, or claiming {:?}) never replaces it",
             held.origin,
             super::GO_DEFAULT_INSTANCE
         )),
+        Some(StoredSkill { origin_key: Some(key), .. })
+            if packet.origin_signature.as_ref().is_none_or(|s| s.key_id != key) =>
+        {
+            conflict(&format_args!(
+                "this node holds the skill signed by key {key}; only a packet signed by that key may replace it"
+            ))
+        }
+        Some(held) if verified && !held.origin_verified => {
+            Decision::Updated { previous_hash: held.integrity_hash }
+        }
         Some(held) if held.origin != packet.origin_instance => conflict(&format_args!(
             "this node holds the skill from origin {:?}; only that origin may replace it",
             held.origin
@@ -200,6 +227,41 @@ fn against_store(
                 ))
             }
         }
+    }
+}
+
+/// The refusal of a packet whose origin is known by a key (`SPEC.md`
+/// §13.6) that did not sign it: signed by another key (an impostor), or
+/// not signed at all (a downgrade). An origin not known yet is known from
+/// its first signed packet on, in this update too.
+fn known_key_refusal(
+    packet: &SkillPacket,
+    store: &impl StoreView,
+    first_seen: &mut HashMap<String, String>,
+) -> Option<Refusal> {
+    let origin = &packet.origin_instance;
+    let known = store.origin_key(origin).or_else(|| first_seen.get(origin).cloned());
+    match (&packet.origin_signature, known) {
+        (Some(signature), Some(known)) if signature.key_id != known => Some(Refusal::new(
+            Prefix::Signature,
+            format_args!(
+                "the origin {origin:?} is known by key {known}; this packet is signed by key {}, which may \
+                 not speak for it",
+                signature.key_id
+            ),
+        )),
+        (None, Some(known)) => Some(Refusal::new(
+            Prefix::Unsigned,
+            format_args!(
+                "the origin {origin:?} signs its skills (key {known}); an unsigned packet claiming it is \
+                 refused as a downgrade"
+            ),
+        )),
+        (Some(signature), None) => {
+            first_seen.insert(origin.clone(), signature.key_id.clone());
+            None
+        }
+        _ => None,
     }
 }
 

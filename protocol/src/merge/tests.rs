@@ -12,6 +12,7 @@ mod bounds;
 mod bundles;
 mod origins;
 mod resolution;
+mod signatures;
 
 const LOCAL: &str = "node-b";
 
@@ -67,6 +68,7 @@ fn held(kind: SkillKind, origin: &str, p: &SkillPacket) -> StoredSkill {
         bundle_digest: p.bundle_digest.clone(),
         origin_verified: true,
         content_key: Some(content_key(&p.skill_body)),
+        origin_key: None,
     }
 }
 

@@ -39,6 +39,14 @@ pub struct Manifest {
     /// `SPEC.md` §12.8.8). Omitted when empty.
     #[serde(deserialize_with = "null_as_default", skip_serializing_if = "Vec::is_empty")]
     pub profiles: Vec<String>,
+    /// Our addition (ECP/1.3 identity, `SPEC.md` §13.6): the node's
+    /// Ed25519 public key (64 lowercase hex digits), with which it signs
+    /// the skills it authors. Omitted when empty.
+    #[serde(deserialize_with = "null_as_default", skip_serializing_if = "String::is_empty")]
+    pub public_key: String,
+    /// Our addition: the key id of `publicKey` ([`crate::identity::key_id`]).
+    #[serde(deserialize_with = "null_as_default", skip_serializing_if = "String::is_empty")]
+    pub key_id: String,
 }
 
 /// [`Manifest::auth`] entry: ECP/1.2 signed requests (`SPEC.md` §10.1).

@@ -72,6 +72,31 @@ pub struct SkillPacket {
     /// plain skill, so the packet is byte for byte an ECP/1.0 one.
     #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_default")]
     pub files: Vec<BundleFile>,
+    /// Our addition (ECP/1.3 identity, `SPEC.md` §13): the origin's
+    /// signature over the packet's canonical form, forwarded unchanged by
+    /// every hop. Omitted when unsigned.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub origin_signature: Option<OriginSignature>,
+}
+
+/// `originSignature` (`SPEC.md` §13.4): who signed a packet, with which
+/// key, and the signature ([`crate::identity`]).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct OriginSignature {
+    /// The origin the signature speaks for (signed): a relay that rewrites
+    /// `originInstance` does not change it.
+    #[serde(deserialize_with = "null_as_default")]
+    pub instance: String,
+    /// The key id of `publicKey` ([`crate::identity::key_id`]).
+    #[serde(deserialize_with = "null_as_default")]
+    pub key_id: String,
+    /// The Ed25519 public key, 64 lowercase hex digits.
+    #[serde(deserialize_with = "null_as_default")]
+    pub public_key: String,
+    /// The Ed25519 signature, 128 lowercase hex digits.
+    #[serde(deserialize_with = "null_as_default")]
+    pub sig: String,
 }
 
 /// One file of a bundle (`SPEC.md` §12.2): where it goes and what it is,

@@ -11,6 +11,8 @@ mod merge_properties;
 mod spec_vectors;
 // bundle_vectors: the bundle digest and content vectors of SPEC.md §12 (the merge ones are in spec_vectors).
 mod bundle_vectors;
+// origin_signatures: key ids, canonical forms and signatures of SPEC.md §13 against origin-signatures.json.
+mod origin_signatures;
 // bundle_scan: the bundle scan against bundle-scan.json, and a clean generated 5 MB folder.
 mod bundle_scan;
 // generated_bundle: a clean skill folder of a given size (also the scan bench's).

@@ -67,7 +67,7 @@ prop_compose! {
         entries.into_iter().map(|(name, origin, local, body_kind, created, deprecated)| {
             let kind = if local { SkillKind::Local } else { SkillKind::External };
             let hash = ecp_protocol::integrity::body_hash(&body_variant(body_kind, name));
-            (name.to_string(), StoredSkill { kind, origin: origin.into(), integrity_hash: hash, created_at: time(created), deprecated, confidence: None, bundle_digest: String::new(), origin_verified: true, content_key: None })
+            (name.to_string(), StoredSkill { kind, origin: origin.into(), integrity_hash: hash, created_at: time(created), deprecated, confidence: None, bundle_digest: String::new(), origin_verified: true, content_key: None, origin_key: None })
         }).collect()
     }
 }

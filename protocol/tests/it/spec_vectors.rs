@@ -41,6 +41,8 @@ const FILES: &[&str] = &[
     "bundle-content.json",
     // Checked in bundle_scan.rs.
     "bundle-scan.json",
+    // Checked in origin_signatures.rs.
+    "origin-signatures.json",
 ];
 
 fn vectors_dir() -> PathBuf {
@@ -318,6 +320,7 @@ fn store_from(input: &Value) -> HashMap<String, StoredSkill> {
                 bundle_digest: s["bundleDigest"].as_str().unwrap_or_default().to_owned(),
                 origin_verified: s["originVerified"].as_bool().unwrap_or(true),
                 content_key: s["contentKey"].as_str().map(str::to_owned),
+                origin_key: s["originKey"].as_str().map(str::to_owned),
             };
             (str_of(s, "name").to_owned(), skill)
         })

@@ -146,9 +146,15 @@ pub(super) fn unix_now() -> u64 {
 }
 
 /// The session cookie's name: browsers share cookies across the ports of
-/// a host, so it carries the node's instance id (letters, digits, `-`).
+/// a host, so it carries the node's instance id (letters, digits, `-`),
+/// lower-cased so one node's name is one token whatever the id's case.
 pub(super) fn cookie_name(instance: &str) -> String {
-    let id: String = instance.chars().filter(|c| c.is_ascii_alphanumeric() || *c == '-').take(64).collect();
+    let id: String = instance
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '-')
+        .take(64)
+        .map(|c| c.to_ascii_lowercase())
+        .collect();
     format!("ecp-session-{id}")
 }
 
@@ -361,5 +367,6 @@ mod tests {
         assert_eq!(cookie(&headers, "ecp-session-n2"), Some("v2"));
         assert_eq!(cookie(&headers, "ecp-session-n3"), None);
         assert_eq!(cookie_name("a<b>;c=d-1"), "ecp-session-abcd-1");
+        assert_eq!(cookie_name("26DRFYN-UT6ANFQ"), "ecp-session-26drfyn-ut6anfq");
     }
 }

@@ -134,6 +134,7 @@ mod tests {
             kind: "local",
             origin: "here".to_owned(),
             origin_verified: true,
+            origin_key: None,
             version: 1,
             confidence: 0.9,
             prior_confidence: 0.9,

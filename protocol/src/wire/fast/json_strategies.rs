@@ -119,6 +119,12 @@ pub(super) fn packet() -> impl Strategy<Value = String> {
             Just("[{\"size\":-1}]".to_owned()),
             value(),
         ]),
+        1 => (Just("\"originSignature\"".to_owned()), prop_oneof![
+            Just("null".to_owned()),
+            Just("{\"instance\":\"a\",\"keyId\":\"K\",\"publicKey\":\"00\",\"sig\":\"11\"}".to_owned()),
+            Just("{\"sig\":1}".to_owned()),
+            value(),
+        ]),
         1 => (key(), value()),
     ];
     (prop::collection::vec((ws(), field, ws()), 0..8), any::<bool>()).prop_map(|(fields, repeats)| {

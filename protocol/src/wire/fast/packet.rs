@@ -11,14 +11,14 @@
 //! and the text between escapes is copied in whole.
 //!
 //! Values that are rare or small in a packet (numbers, `provenance`,
-//! `files`, fields we do not know) are measured here and handed to serde_json on their own,
+//! `files`, `originSignature`, fields we do not know) are measured here and handed to serde_json on their own,
 //! so they are read exactly as it reads them.
 
 use memchr::memchr2;
 use serde::de::IgnoredAny;
 
 use super::split::{Scanner, string_end, value_end};
-use crate::wire::{BundleFile, Provenance, SkillPacket, Timestamp};
+use crate::wire::{BundleFile, OriginSignature, Provenance, SkillPacket, Timestamp};
 
 /// A JSON text to read packets from, with what is known of it as a whole.
 pub(super) struct Source<'a> {
@@ -82,6 +82,7 @@ pub(super) fn decode_at(source: &Source<'_>, start: usize) -> Option<(SkillPacke
                 Some(Field::Provenance) => packet.provenance = p.provenance()?,
                 Some(Field::BundleDigest) => packet.bundle_digest = p.string_or_null()?,
                 Some(Field::Files) => packet.files = p.files()?,
+                Some(Field::OriginSignature) => packet.origin_signature = p.origin_signature()?,
                 None => p.ignored()?,
             }
             p.at.skip_ws();
@@ -117,6 +118,7 @@ enum Field {
     Provenance,
     BundleDigest,
     Files,
+    OriginSignature,
 }
 
 impl Field {
@@ -141,6 +143,7 @@ impl Field {
             b"provenance" => Field::Provenance,
             b"bundleDigest" => Field::BundleDigest,
             b"files" => Field::Files,
+            b"originSignature" => Field::OriginSignature,
             _ => return None,
         })
     }
@@ -324,6 +327,17 @@ impl<'a> Parser<'a> {
             return None;
         }
         self.value_by_serde::<Provenance>().map(Some)
+    }
+
+    /// `originSignature`: `null`, or an object read by serde_json.
+    fn origin_signature(&mut self) -> Option<Option<OriginSignature>> {
+        if self.literal(b"null") {
+            return Some(None);
+        }
+        if self.at.peek()? != b'{' {
+            return None;
+        }
+        self.value_by_serde::<OriginSignature>().map(Some)
     }
 
     /// `files`: `null`, or an array read by serde_json (rare, and small
