@@ -21,8 +21,9 @@ use super::error::ApiError;
 use super::pieces::{Piece, Pieces};
 use super::state::AppState;
 use super::v1::skill_name;
+use crate::library::Library;
 use crate::store::Pick;
-use crate::versions::{self, VersionError};
+use crate::versions::{self, Done, VersionError};
 
 impl From<VersionError> for ApiError {
     fn from(e: VersionError) -> Self {
@@ -132,11 +133,7 @@ pub(super) async fn pin(
     name: Result<Path<String>, PathRejection>,
     body: Bytes,
 ) -> Result<Json<Value>, ApiError> {
-    super::v1::json_request(&headers)?;
-    let (name, pick) = (skill_name(name)?, to(&body)?);
-    let library = state.library.clone();
-    let done = tokio::task::spawn_blocking(move || versions::pin(&library, &name, pick.as_ref())).await??;
-    Ok(Json(json!(done)))
+    to_version(state, &headers, name, &body, versions::pin).await
 }
 
 /// `POST /v1/skills/{name}/unpin`.
@@ -159,10 +156,21 @@ pub(super) async fn rollback(
     name: Result<Path<String>, PathRejection>,
     body: Bytes,
 ) -> Result<Json<Value>, ApiError> {
-    super::v1::json_request(&headers)?;
-    let (name, pick) = (skill_name(name)?, to(&body)?);
+    to_version(state, &headers, name, &body, versions::rollback).await
+}
+
+/// Runs `action` (pin or rollback) on the skill the path names, to the
+/// version `body` names if any.
+async fn to_version(
+    state: AppState,
+    headers: &HeaderMap,
+    name: Result<Path<String>, PathRejection>,
+    body: &Bytes,
+    action: fn(&Library, &str, Option<&Pick>) -> Result<Done, VersionError>,
+) -> Result<Json<Value>, ApiError> {
+    super::v1::json_request(headers)?;
+    let (name, pick) = (skill_name(name)?, to(body)?);
     let library = state.library.clone();
-    let done =
-        tokio::task::spawn_blocking(move || versions::rollback(&library, &name, pick.as_ref())).await??;
+    let done = tokio::task::spawn_blocking(move || action(&library, &name, pick.as_ref())).await??;
     Ok(Json(json!(done)))
 }
