@@ -1,9 +1,11 @@
-//! [`ToolError`]: why the MCP server refused a call, and the MCP error a
-//! client gets for it — `-32602` (invalid params) for what the caller can
-//! fix, naming the argument and what to send instead, with a stable `code`
-//! in the error's data; `-32002` (resource not found) for a resource read
-//! of a skill or file the node does not serve; `-32603` for the node's own
-//! failure, whose cause goes to the log and never to the client.
+//! [`ToolError`]: why the MCP server refused a call, and how a client
+//! learns it. A tool refuses as the SDK refuses arguments that do not
+//! parse: a result marked `isError` whose text names the argument and what
+//! to send instead (the model reads it), with a stable `code`. Elsewhere an
+//! MCP error: `-32602` (invalid params) for what the caller can fix,
+//! `-32002` (resource not found) for a skill or file the node does not
+//! serve, `-32603` for the node's own failure, whose cause goes to the log
+//! and never to the client.
 
 use rmcp::ErrorData;
 use serde_json::json;

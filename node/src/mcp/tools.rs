@@ -40,9 +40,23 @@ pub(super) struct SearchArgs {
     query: String,
     /// How many skills to return, best first: 1 to 100 (default 10).
     #[schemars(range(min = 1, max = 100))]
+    #[serde(default, deserialize_with = "whole_number")]
     limit: Option<i64>,
     /// Only skills carrying every one of these tags (at most 16; case does not matter).
     tags: Option<Vec<String>>,
+}
+
+/// `limit` as a whole number; anything else is refused naming `limit`
+/// (serde's own message would not name the field).
+fn whole_number<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<i64>, D::Error> {
+    match Value::deserialize(deserializer)? {
+        Value::Null => Ok(None),
+        Value::Number(n) if n.is_i64() => Ok(n.as_i64()),
+        other => {
+            let shown: String = other.to_string().chars().take(40).collect();
+            Err(serde::de::Error::custom(format!("limit must be a whole number from 1 to {MAX_LIMIT}, not {shown}")))
+        }
+    }
 }
 
 /// Arguments naming one skill.
@@ -97,8 +111,7 @@ impl SkillServer {
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn search_skills(&self, Parameters(args): Parameters<SearchArgs>) -> Result<CallToolResult, ErrorData> {
-        let (text, value) = self.blocking(move |library| search_skills(library, args)).await?;
-        Ok(answer(text, value))
+        respond(self.blocking(move |library| search_skills(library, args)).await)
     }
 
     /// `read_skill`.
@@ -109,8 +122,7 @@ impl SkillServer {
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn read_skill(&self, Parameters(args): Parameters<SkillArgs>) -> Result<CallToolResult, ErrorData> {
-        let (text, value) = self.blocking(move |library| read_skill(library, &args.name)).await?;
-        Ok(answer(text, value))
+        respond(self.blocking(move |library| read_skill(library, &args.name)).await)
     }
 
     /// `list_skill_files`.
@@ -124,8 +136,7 @@ impl SkillServer {
         &self,
         Parameters(args): Parameters<SkillArgs>,
     ) -> Result<CallToolResult, ErrorData> {
-        let (text, value) = self.blocking(move |library| list_skill_files(library, &args.name)).await?;
-        Ok(answer(text, value))
+        respond(self.blocking(move |library| list_skill_files(library, &args.name)).await)
     }
 
     /// `read_skill_file`.
@@ -136,8 +147,7 @@ impl SkillServer {
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn read_skill_file(&self, Parameters(args): Parameters<FileArgs>) -> Result<CallToolResult, ErrorData> {
-        let (text, value) = self.blocking(move |library| read_skill_file(library, &args.name, &args.path)).await?;
-        Ok(answer(text, value))
+        respond(self.blocking(move |library| read_skill_file(library, &args.name, &args.path)).await)
     }
 
     /// `report_outcome`.
@@ -149,36 +159,51 @@ impl SkillServer {
     )]
     async fn report_outcome(&self, Parameters(args): Parameters<OutcomeArgs>) -> Result<CallToolResult, ErrorData> {
         let reporter = self.reporter.clone();
-        let value = self
-            .blocking(move |library| {
-                view::skill(library, &args.name)?;
-                let outcome = match args.outcome {
-                    Outcome::Success => "success",
-                    Outcome::Failure => "failure",
-                };
-                let body = ReportBody { outcome: outcome.to_owned(), note: args.note, at: None, id: None };
-                let reported = reporter.report(&args.name, body)?;
-                serde_json::to_value(&reported).map_err(|e| ToolError::internal(&e))
-            })
-            .await?;
-        let text = format!(
-            "Recorded. The node's confidence in this skill is now {:.2}.{}",
-            value["confidence"].as_f64().unwrap_or_default(),
-            if value["retired"].as_bool() == Some(true) {
-                " It failed too often and is retired: it no longer appears in searches."
-            } else {
-                ""
-            }
-        );
-        Ok(answer(text, value))
+        respond(self.blocking(move |library| report_outcome(library, reporter.as_ref(), args)).await)
     }
 }
 
-/// A result: the text a model reads, and the same as structured JSON.
-fn answer(text: String, value: Value) -> CallToolResult {
-    let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+/// A tool's answer: the text a model reads and the same as structured
+/// JSON; a refusal as the SDK answers arguments that do not parse — a
+/// result marked `isError`, which the model reads and can act on, with
+/// `{"error": {"code", "message"}}` — and the node's own failure as a
+/// JSON-RPC error.
+fn respond(answer: Result<(String, Value), ToolError>) -> Result<CallToolResult, ErrorData> {
+    let (mut result, value) = match answer {
+        Ok((text, value)) => (CallToolResult::success(vec![ContentBlock::text(text)]), value),
+        Err(e @ ToolError::Internal(_)) => return Err(e.into()),
+        Err(e) => {
+            let value = json!({ "error": { "code": e.code(), "message": e.to_string() } });
+            (CallToolResult::error(vec![ContentBlock::text(e.to_string())]), value)
+        }
+    };
     result.structured_content = Some(value);
-    result
+    Ok(result)
+}
+
+fn report_outcome(
+    library: &Library,
+    reporter: &dyn super::Reporter,
+    args: OutcomeArgs,
+) -> Result<(String, Value), ToolError> {
+    view::skill(library, &args.name)?;
+    let outcome = match args.outcome {
+        Outcome::Success => "success",
+        Outcome::Failure => "failure",
+    };
+    let body = ReportBody { outcome: outcome.to_owned(), note: args.note, at: None, id: None };
+    let reported = reporter.report(&args.name, body)?;
+    let text = format!(
+        "Recorded. The node's confidence in {:?} is now {:.2}.{}",
+        args.name,
+        reported.confidence,
+        if reported.retired {
+            " It failed too often and is retired: it no longer appears in searches."
+        } else {
+            ""
+        }
+    );
+    Ok((text, serde_json::to_value(&reported).map_err(|e| ToolError::internal(&e))?))
 }
 
 fn search_skills(library: &Library, args: SearchArgs) -> Result<(String, Value), ToolError> {
