@@ -27,8 +27,12 @@ impl Reporter for ServerReports {
     fn report(&self, name: &str, body: ReportBody) -> Result<Reported, ToolError> {
         match self.0.report_outcome(name, &body) {
             Ok(Ok(reported)) => Ok(reported),
-            Ok(Err(refusal)) if refusal.code == "no_such_skill" => Err(ToolError::NoSuchSkill(name.to_owned())),
-            Ok(Err(refusal)) if refusal.status < 500 => Err(ToolError::invalid("outcome_refused", refusal.message)),
+            Ok(Err(refusal)) if refusal.code == "no_such_skill" => {
+                Err(ToolError::NoSuchSkill(name.to_owned()))
+            }
+            Ok(Err(refusal)) if refusal.status < 500 => {
+                Err(ToolError::invalid("outcome_refused", refusal.message))
+            }
             Ok(Err(refusal)) => Err(ToolError::internal(&refusal)),
             Err(e) => Err(ToolError::internal(&format_args!("{e:#}"))),
         }

@@ -62,7 +62,9 @@ impl ToolError {
             OutcomeError::Store(StoreError::NoSuchSkill(_)) => ToolError::NoSuchSkill(name.to_owned()),
             OutcomeError::Store(e) => ToolError::from(e),
             OutcomeError::Invalid { code, message } => ToolError::Invalid { code, message },
-            too_many @ OutcomeError::TooMany { .. } => ToolError::invalid("too_many_outcomes", too_many.to_string()),
+            too_many @ OutcomeError::TooMany { .. } => {
+                ToolError::invalid("too_many_outcomes", too_many.to_string())
+            }
         }
     }
 

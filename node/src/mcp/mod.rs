@@ -136,7 +136,8 @@ const INSTRUCTIONS: &str = "This server holds the agent skills of an ecp node: p
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for SkillServer {
     fn get_info(&self) -> ServerConfig {
-        let capabilities = ServerCapabilities::builder().enable_tools().enable_resources().enable_skills().build();
+        let capabilities =
+            ServerCapabilities::builder().enable_tools().enable_resources().enable_skills().build();
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("ecp-node", env!("CARGO_PKG_VERSION")))
             .with_instructions(INSTRUCTIONS)

@@ -121,7 +121,9 @@ pub(super) fn read(library: &Library, uri: &str) -> Result<ReadResourceResult, T
 /// digits, hyphens only between them.
 fn extension_name(name: &str) -> bool {
     name.len() <= 64
-        && name.split('-').all(|part| !part.is_empty() && part.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()))
+        && name.split('-').all(|part| {
+            !part.is_empty() && part.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+        })
 }
 
 /// A shown skill's entry in the extension's shape.

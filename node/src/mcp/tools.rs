@@ -54,7 +54,9 @@ fn whole_number<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Opt
         Value::Number(n) if n.is_i64() => Ok(n.as_i64()),
         other => {
             let shown: String = other.to_string().chars().take(40).collect();
-            Err(serde::de::Error::custom(format!("limit must be a whole number from 1 to {MAX_LIMIT}, not {shown}")))
+            Err(serde::de::Error::custom(format!(
+                "limit must be a whole number from 1 to {MAX_LIMIT}, not {shown}"
+            )))
         }
     }
 }
@@ -110,7 +112,10 @@ impl SkillServer {
                        worked), origin (the node that wrote it) and score. Read one with read_skill.",
         annotations(read_only_hint = true, open_world_hint = false)
     )]
-    async fn search_skills(&self, Parameters(args): Parameters<SearchArgs>) -> Result<CallToolResult, ErrorData> {
+    async fn search_skills(
+        &self,
+        Parameters(args): Parameters<SearchArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
         respond(self.blocking(move |library| search_skills(library, args)).await)
     }
 
@@ -146,7 +151,10 @@ impl SkillServer {
                        read as its resource URI instead.",
         annotations(read_only_hint = true, open_world_hint = false)
     )]
-    async fn read_skill_file(&self, Parameters(args): Parameters<FileArgs>) -> Result<CallToolResult, ErrorData> {
+    async fn read_skill_file(
+        &self,
+        Parameters(args): Parameters<FileArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
         respond(self.blocking(move |library| read_skill_file(library, &args.name, &args.path)).await)
     }
 
@@ -155,9 +163,17 @@ impl SkillServer {
         description = "After following a skill, report whether it worked: \"success\" or \"failure\", with \
                        an optional note. The node keeps score: a skill's confidence follows its reports, \
                        and a skill that keeps failing is retired. Report each use once.",
-        annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false)
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
     )]
-    async fn report_outcome(&self, Parameters(args): Parameters<OutcomeArgs>) -> Result<CallToolResult, ErrorData> {
+    async fn report_outcome(
+        &self,
+        Parameters(args): Parameters<OutcomeArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
         let reporter = self.reporter.clone();
         respond(self.blocking(move |library| report_outcome(library, reporter.as_ref(), args)).await)
     }
@@ -255,7 +271,9 @@ fn check_tags(tags: Vec<String>) -> Result<Vec<String>, ToolError> {
         let shown: String = bad.chars().take(80).collect();
         return Err(ToolError::invalid(
             "invalid_tag",
-            format!("tags: {shown:?} is empty or longer than {MAX_TAG_BYTES} bytes; give tags as search results show them"),
+            format!(
+                "tags: {shown:?} is empty or longer than {MAX_TAG_BYTES} bytes; give tags as search results show them"
+            ),
         ));
     }
     Ok(tags.into_iter().map(|t| t.trim().to_owned()).collect())
@@ -267,7 +285,8 @@ fn read_skill(library: &Library, name: &str) -> Result<(String, Value), ToolErro
     let record = &shown.record;
     let findings = Scanner::standard().scan(&shown.text).findings;
     let provenance = packet.provenance.clone().unwrap_or_default();
-    let path = if provenance.path.is_empty() { vec![packet.origin_instance.clone()] } else { provenance.path };
+    let path =
+        if provenance.path.is_empty() { vec![packet.origin_instance.clone()] } else { provenance.path };
     let files = view::files(&shown);
     let wrapped = view::wrap(name, &packet.origin_instance, "SKILL.md", &shown.text);
     let value = json!({
@@ -295,7 +314,11 @@ fn read_skill(library: &Library, name: &str) -> Result<(String, Value), ToolErro
         0 => "the node's safety scan found nothing".to_owned(),
         n => format!(
             "the node's safety scan found {n} thing(s): {}",
-            findings.iter().map(|f| format!("{} (line {})", f.rule_id, f.line)).collect::<Vec<_>>().join(", ")
+            findings
+                .iter()
+                .map(|f| format!("{} (line {})", f.rule_id, f.line))
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
     };
     let text = format!(

@@ -47,8 +47,9 @@ pub(super) struct File {
 
 /// Checks a skill name as the protocol spells names.
 pub(super) fn check_name(name: &str) -> Result<(), ToolError> {
-    ecp_protocol::skill_doc::validate_name(name)
-        .map_err(|e| ToolError::invalid("invalid_name", format!("name: {e}; give a name search_skills returned")))
+    ecp_protocol::skill_doc::validate_name(name).map_err(|e| {
+        ToolError::invalid("invalid_name", format!("name: {e}; give a name search_skills returned"))
+    })
 }
 
 /// The skill `name`, if search shows it.
@@ -99,8 +100,10 @@ pub(super) fn file_bytes(library: &Library, shown: &Shown, path: &str) -> Result
     if path == SKILL_MD {
         return Ok(shown.text.as_bytes().to_vec());
     }
-    let no_such =
-        || ToolError::NoSuchFile { name: shown.packet.skill_name.clone(), path: path.chars().take(200).collect() };
+    let no_such = || ToolError::NoSuchFile {
+        name: shown.packet.skill_name.clone(),
+        path: path.chars().take(200).collect(),
+    };
     let file = shown.packet.files.iter().find(|f| f.path == path).ok_or_else(no_such)?;
     library.store().blob_files().read(&file.sha256).map_err(|e| {
         ToolError::internal(&format_args!("blob {} of skill {}: {e}", file.sha256, shown.packet.skill_name))
@@ -108,7 +111,8 @@ pub(super) fn file_bytes(library: &Library, shown: &Shown, path: &str) -> Result
 }
 
 /// Characters kept as they are in a `skill://` path: unreserved ones and `/`.
-const PATH_KEEPS: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~').remove(b'/');
+const PATH_KEEPS: &AsciiSet =
+    &NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~').remove(b'/');
 
 /// `skill://NAME/PATH`, the path percent-encoded.
 pub(super) fn uri(name: &str, path: &str) -> String {
@@ -119,7 +123,10 @@ pub(super) fn uri(name: &str, path: &str) -> String {
 pub(super) fn parse_uri(uri: &str) -> Result<(String, String), ToolError> {
     let shown: String = uri.chars().take(200).collect();
     let bad = |why: &str| {
-        ToolError::invalid("invalid_uri", format!("uri {shown:?} {why}; resources are skill://NAME/SKILL.md or skill://NAME/PATH"))
+        ToolError::invalid(
+            "invalid_uri",
+            format!("uri {shown:?} {why}; resources are skill://NAME/SKILL.md or skill://NAME/PATH"),
+        )
     };
     let rest = uri.strip_prefix(SCHEME).ok_or_else(|| bad("is not a skill:// URI"))?;
     if rest.contains(['?', '#']) {

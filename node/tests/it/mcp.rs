@@ -62,7 +62,9 @@ fn skills(origin: &Origin) -> Vec<SkillPacket> {
         })
         .collect();
     let description = "Roll back a failed kubernetes canary deploy";
-    let body = format!("---\nname: {TARGET}\ndescription: {description}\n---\n# Rollback\n\n1. kubectl rollout undo.\n");
+    let body = format!(
+        "---\nname: {TARGET}\ndescription: {description}\n---\n# Rollback\n\n1. kubectl rollout undo.\n"
+    );
     packets.push(SkillPacket::new(origin, TARGET, description, &body, 0.6, ecp_node::store::now()));
     packets
 }
@@ -74,7 +76,14 @@ fn agent(python: &Path, f: &Folders, url: &str, token: &str) -> Result<Vec<Value
     let count = SKILLS.to_string();
     let mut child = Command::new(python)
         .arg(&script)
-        .args(["--bin", env!("CARGO_BIN_EXE_ecp-node"), "--data", path_str(&data), "--skills", path_str(&skills)])
+        .args([
+            "--bin",
+            env!("CARGO_BIN_EXE_ecp-node"),
+            "--data",
+            path_str(&data),
+            "--skills",
+            path_str(&skills),
+        ])
         .args(["--url", url, "--query", QUERY, "--expect", TARGET, "--hidden", HIDDEN, "--count", &count])
         .env("ECP_MCP_TOKEN", token)
         .env("NO_PROXY", "*")
@@ -146,9 +155,8 @@ async fn a_real_mcp_client_searches_reads_and_rates_over_stdio_and_http() {
 
     let (url, token) = (format!("{}/mcp", node.url()), node.api_token().expose().to_owned());
     let (python, folders) = (python.clone(), f);
-    let (lines, folders) = tokio::task::spawn_blocking(move || (agent(&python, &folders, &url, &token), folders))
-        .await
-        .unwrap();
+    let (lines, folders) =
+        tokio::task::spawn_blocking(move || (agent(&python, &folders, &url, &token), folders)).await.unwrap();
     let lines = lines.unwrap_or_else(|e| panic!("{e}"));
     let transports: Vec<&str> = lines.iter().map(|l| l["transport"].as_str().unwrap()).collect();
     assert_eq!(transports, ["stdio", "http"]);
