@@ -40,8 +40,10 @@ pub enum ToolError {
         message: String,
     },
     /// The node failed: the message says so, the log says why.
-    #[error("the node could not answer ({0}); try again, and see the node's log if it persists")]
-    Internal(&'static str),
+    #[error(
+        "the node could not answer (an internal error); try again, and see the node's log if it persists"
+    )]
+    Internal,
 }
 
 impl ToolError {
@@ -53,7 +55,7 @@ impl ToolError {
     /// The node's own failure: logged with its cause, told without it.
     pub fn internal(cause: &dyn std::fmt::Display) -> ToolError {
         tracing::error!(error = %cause, "the MCP server failed to answer a call");
-        ToolError::Internal("an internal error")
+        ToolError::Internal
     }
 
     /// A refused outcome report, as the tool tells it.
@@ -74,7 +76,7 @@ impl ToolError {
             ToolError::NoSuchSkill(_) => "no_such_skill",
             ToolError::NoSuchFile { .. } => "no_such_file",
             ToolError::Invalid { code, .. } => code,
-            ToolError::Internal(_) => "internal",
+            ToolError::Internal => "internal",
         }
     }
 
@@ -103,7 +105,7 @@ impl From<ToolError> for ErrorData {
     fn from(error: ToolError) -> ErrorData {
         let data = Some(json!({ "code": error.code() }));
         match error {
-            ToolError::Internal(_) => ErrorData::internal_error(error.to_string(), data),
+            ToolError::Internal => ErrorData::internal_error(error.to_string(), data),
             _ => ErrorData::invalid_params(error.to_string(), data),
         }
     }

@@ -187,7 +187,7 @@ impl SkillServer {
 fn respond(answer: Result<(String, Value), ToolError>) -> Result<CallToolResult, ErrorData> {
     let (mut result, value) = match answer {
         Ok((text, value)) => (CallToolResult::success(vec![ContentBlock::text(text)]), value),
-        Err(e @ ToolError::Internal(_)) => return Err(e.into()),
+        Err(e @ ToolError::Internal) => return Err(e.into()),
         Err(e) => {
             let value = json!({ "error": { "code": e.code(), "message": e.to_string() } });
             (CallToolResult::error(vec![ContentBlock::text(e.to_string())]), value)

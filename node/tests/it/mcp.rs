@@ -172,3 +172,106 @@ async fn a_real_mcp_client_searches_reads_and_rates_over_stdio_and_http() {
     drop(folders);
     node.shutdown().await.unwrap();
 }
+
+/// `ecp-node mcp` with no server on the data folder: it opens the store
+/// itself, answers over stdio, counts a report there, and ends when the
+/// client closes its input.
+#[test]
+fn the_stdio_server_works_on_the_store_when_no_server_runs() {
+    let f = Folders::new();
+    let source = f.tmp.path().join("src/release-rollback");
+    std::fs::create_dir_all(&source).unwrap();
+    std::fs::write(
+        source.join("SKILL.md"),
+        "---\nname: release-rollback\ndescription: Roll back a bad deploy with kubectl\n---\n1. kubectl rollout undo\n",
+    )
+    .unwrap();
+    let added = f.run(&["skill", "add", path_str(&source), "--init"]);
+    assert_eq!(added.code, 0, "{added:?}");
+
+    let requests = [
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"search_skills","arguments":{"query":"roll* deploy"}}}"#,
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"report_outcome","arguments":{"name":"release-rollback","outcome":"failure","note":"wrong cluster"}}}"#,
+    ];
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ecp-node"))
+        .args(["mcp", "--data", path_str(&f.data()), "--skills-dir", path_str(&f.skills())])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("ecp-node mcp starts");
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let (tx, rx) = std::sync::mpsc::channel::<Value>();
+    std::thread::spawn(move || {
+        use std::io::BufRead as _;
+        for line in stdout.lines() {
+            let _ = tx.send(serde_json::from_str(&line.unwrap()).unwrap());
+        }
+    });
+    {
+        use std::io::Write as _;
+        for request in requests {
+            writeln!(stdin, "{request}").unwrap();
+        }
+    }
+    let started = Instant::now();
+    let mut answers = Vec::new();
+    while !(answers.iter().any(|a: &Value| a["id"] == 2) && answers.iter().any(|a: &Value| a["id"] == 3)) {
+        let left = Duration::from_secs(60).saturating_sub(started.elapsed());
+        answers.push(
+            rx.recv_timeout(left).unwrap_or_else(|e| panic!("no answers within 60 s ({e}): {answers:?}")),
+        );
+    }
+    // Closing the input ends the session: the process must exit on its own.
+    drop(stdin);
+    while child.try_wait().unwrap().is_none() {
+        assert!(started.elapsed() < Duration::from_secs(120), "ecp-node mcp did not end with its input");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status}: {answers:?}");
+    let by_id =
+        |id: u64| answers.iter().find(|a| a["id"] == id).unwrap_or_else(|| panic!("{id}: {answers:?}"));
+    assert_eq!(by_id(2)["result"]["structuredContent"]["results"][0]["name"], "release-rollback");
+    assert_eq!(by_id(3)["result"]["structuredContent"]["score"]["failures"], 1, "{answers:?}");
+    let shown = f.run(&["skill", "show", "release-rollback", "--json"]).json();
+    assert_eq!(shown["skill"]["score"]["failures"], 1, "{shown}");
+}
+
+/// The README's MCP configuration is what the node takes: the command
+/// starts `ecp-node mcp --data DIR`, the endpoint is `/mcp` on the default
+/// port with the bearer token.
+#[test]
+fn the_readme_configures_the_command_and_the_endpoint_the_node_serves() {
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md")).unwrap();
+    let start = readme.find("### Use ecp from your agent").expect("the README has the section");
+    let section = &readme[start..];
+    let section = &section[..section[4..].find("\n### ").map_or(section.len(), |end| end + 4)];
+    let blocks: Vec<Value> = section
+        .split("```json\n")
+        .skip(1)
+        .map(|block| serde_json::from_str(&block[..block.find("```").unwrap()]).expect("valid JSON"))
+        .collect();
+    assert_eq!(blocks.len(), 2, "the command's and the endpoint's");
+    let command = &blocks[0]["mcpServers"]["ecp"];
+    assert_eq!(command["command"], "ecp-node");
+    let args: Vec<&str> = command["args"].as_array().unwrap().iter().map(|a| a.as_str().unwrap()).collect();
+    assert_eq!(&args[..2], ["mcp", "--data"]);
+    let http = &blocks[1]["mcpServers"]["ecp"];
+    assert_eq!(http["type"], "http");
+    assert_eq!(http["url"], "http://127.0.0.1:7327/mcp");
+    assert!(http["headers"]["Authorization"].as_str().unwrap().starts_with("Bearer "), "{http}");
+    // The binary takes the command's arguments (a folder with no node is refused as such, not as a bad flag).
+    let missing = Folders::new();
+    let out = Command::new(env!("CARGO_BIN_EXE_ecp-node"))
+        .args(["mcp", "--data", path_str(&missing.data())])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("does not exist"), "{stderr}");
+}
