@@ -127,6 +127,13 @@ pub(crate) enum Command {
     /// against what the node would write there, or against a lockfile.
     /// Exit 0: clean; 1: drift; 2: error.
     Verify(VerifyArgs),
+    /// Serve the skills to an agent over MCP (the Model Context Protocol)
+    /// on standard input and output: the command an agent's MCP
+    /// configuration starts. Tools search_skills, read_skill,
+    /// list_skill_files, read_skill_file, report_outcome; each skill a
+    /// resource skill://NAME/SKILL.md. Reads the data folder's store; an
+    /// outcome report goes to the server running on it, if one does.
+    Mcp,
 }
 
 /// Flags of `lock` (#25 item 3). There is one skills folder per node, so

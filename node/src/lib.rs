@@ -49,6 +49,8 @@
 //! - [`connections`]: who may hold connections — a total cap, a share per
 //!   address, fair eviction, refusals summarised in the log.
 //! - [`versions`]: a skill's history, pins and rollback; what a pin keeps in the folder.
+//! - [`mcp`]: the MCP server agents search, read and rate skills with —
+//!   over stdio (`ecp-node mcp`) and at `/mcp`.
 //! - [`tls`]: certificates and keys; rustls for the server (and mTLS) and for https peers.
 #![deny(missing_docs)]
 
@@ -69,6 +71,7 @@ pub mod intake;
 pub mod keys;
 pub mod library;
 pub mod lockfile;
+pub mod mcp;
 pub mod metrics;
 pub mod node;
 pub mod operator;

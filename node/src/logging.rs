@@ -9,8 +9,10 @@ use tracing_subscriber::EnvFilter;
 /// What is logged without `RUST_LOG`: the node's INFO lines, not its
 /// dependencies' chatter — the cron scheduler logs every job it creates,
 /// and notify's inotify backend says at INFO that it cannot remove the
-/// watch of every folder deleted (`RUST_LOG=debug` shows both).
-const DEFAULT_FILTER: &str = "info,tokio_cron_scheduler=warn,notify::inotify=warn";
+/// watch of every folder deleted, and the MCP SDK logs every session's
+/// start with the client's whole request, at every `/mcp` call
+/// (`RUST_LOG=debug` shows them).
+const DEFAULT_FILTER: &str = "info,tokio_cron_scheduler=warn,notify::inotify=warn,rmcp=warn";
 
 /// Whether log lines are written for people or for collectors.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

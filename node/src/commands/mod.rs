@@ -16,6 +16,7 @@
 //! - `ui`: a one-time login link to the running server's status page.
 //! - `versions`: `skill history | pin | unpin | rollback`.
 //! - `lockfile`: `lock`, `install` and `verify`.
+//! - `mcp`: the MCP server on standard input and output, for agents.
 //! - `api`: the running server's `/v1/` API, one function per action.
 //! - `progress`: the progress of `pull` and `sync` on standard error.
 //! - `output`: printing shared by the commands.
@@ -29,6 +30,7 @@ mod federation;
 mod health;
 mod inbox;
 mod lockfile;
+mod mcp;
 mod output;
 mod peers_file;
 mod progress;
@@ -74,6 +76,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Lock(args) => lockfile::lock(&cli.global.with(args.keys.0.clone()), &args),
         Command::Install(args) => lockfile::install(&cli.global.with(args.keys.0.clone()), &args),
         Command::Verify(args) => lockfile::verify(&cli.global.with(args.keys.0.clone()), &args),
+        Command::Mcp => mcp::run(&cli.global),
     }
 }
 

@@ -40,6 +40,7 @@
 //!   (skills, their sharing, the quarantine, the inbox, held deletions).
 //! - `events`: `GET /v1/events`, the live event stream (server-sent events).
 //! - `metrics`: `GET /metrics`, behind the `/v1/` guard.
+//! - `/mcp`: the MCP server over streamable HTTP ([`crate::mcp`]), behind the `/v1/` guard.
 //! - `observe`: the metrics layer — requests by route template and status,
 //!   latency, body bytes; outermost.
 //! - [`status_page`]: `GET /`, the operator's page in a browser, its login
@@ -91,7 +92,9 @@ pub use state::{AppState, Shared};
 
 /// The node's router.
 pub fn app(state: AppState) -> Router {
-    router(state, ecp_routes(), v1_routes())
+    // #24 item 2: the MCP server over streamable HTTP, guarded as `/v1/` is.
+    let mcp = crate::mcp::SkillServer::local(state.library.clone(), state.config.outcomes);
+    router(state, ecp_routes(), v1_routes().route_service("/mcp", crate::mcp::http_service(mcp)))
 }
 
 /// The ECP endpoints (`SPEC.md` › HTTP).

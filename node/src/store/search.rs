@@ -317,6 +317,24 @@ impl Store {
         Ok(hits)
     }
 
+    /// Whether the skill `name` is one search shows ([`VISIBLE`]): the MCP
+    /// server (#24 item 2) reads and lists only those.
+    pub fn is_shown(&self, name: &str) -> Result<bool, StoreError> {
+        let sql = format!("SELECT EXISTS (SELECT 1 FROM skills s WHERE s.name = ?1 AND {VISIBLE})");
+        Ok(self.conn().prepare_cached(&sql)?.query_row(params![name], |r| r.get(0))?)
+    }
+
+    /// The names of at most `limit` skills search shows, in name order,
+    /// after `after`: a page of the MCP server's listings.
+    pub fn shown_after(&self, after: &str, limit: usize) -> Result<Vec<String>, StoreError> {
+        let sql =
+            format!("SELECT s.name FROM skills s WHERE s.name > ?1 AND {VISIBLE} ORDER BY s.name LIMIT ?2");
+        let conn = self.conn();
+        let mut stmt = conn.prepare_cached(&sql)?;
+        let names = stmt.query_map(params![after, limit as i64], |r| r.get(0))?.collect::<Result<_, _>>()?;
+        Ok(names)
+    }
+
     /// Bytes the search index takes in the database file (its tables and
     /// their indexes, from SQLite's `dbstat`): reported apart from the rest.
     pub fn search_index_bytes(&self) -> Result<u64, StoreError> {

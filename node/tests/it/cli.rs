@@ -64,7 +64,7 @@ impl Folders {
     }
 }
 
-fn path_str(path: &Path) -> &str {
+pub(super) fn path_str(path: &Path) -> &str {
     path.to_str().expect("temporary paths are UTF-8")
 }
 

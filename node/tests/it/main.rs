@@ -107,5 +107,7 @@ mod versions;
 mod bulk_pull;
 // search: ranked search on real nodes — ranking, prefixes, phrases, quarantine, merge/import/delete, restart and rebuild, bounds.
 mod search;
+// mcp: a real MCP client (the official Python SDK) over `ecp-node mcp` on stdio and /mcp over HTTP (#24 item 2).
+mod mcp;
 // outcomes: agents' reports through the CLI and /v1/, confidence following the evidence, retirement and restore.
 mod outcomes;
