@@ -119,6 +119,17 @@ impl FeedBuilder {
         }
     }
 
+    /// A builder for a feed expected to hold about `bytes` of JSON (the
+    /// last one's size): one over the plain maximum is packed from its first
+    /// packet, so it never holds the plain maximum on the way.
+    pub(super) fn expecting(mut self, bytes: usize) -> Self {
+        if bytes > self.plain_max {
+            self.packed = Some(Vec::new());
+            self.json = Vec::new();
+        }
+        self
+    }
+
     /// Adds the next row.
     pub(super) fn push(&mut self, row: FeedRow<'_>) -> Result<(), StoreError> {
         let start = self.entries.last().map_or(0, |e| e.end + 1);
@@ -206,6 +217,11 @@ impl Feed {
     pub fn with_node_stats(mut self, node: NodeStats) -> Feed {
         self.node = node;
         self
+    }
+
+    /// The length of the JSON of all its packets and the commas between them.
+    pub(super) fn json_len(&self) -> usize {
+        self.entries.last().map_or(0, |e| e.end)
     }
 
     /// The packets changed after `since`, as many as `limit` allows.
@@ -528,6 +544,22 @@ mod tests {
         // before that packet was appended, not after.
         let Packets::Packed(runs) = &feed.packets else { panic!("a feed over its plain maximum is packed") };
         assert_eq!(runs.iter().map(|(first, _)| *first).collect::<Vec<_>>(), [0, 2]);
+        // A builder told to expect a feed that large packs from the first packet.
+        let mut expecting = FeedBuilder::new(plain_max, 1 << 20).expecting(feed.json_len());
+        for &(seq, name, deprecated) in &ROWS {
+            let json = format!("{{\"name\":\"{name}\"}}");
+            let frame = zstd::bulk::compress(json.as_bytes(), 3).unwrap();
+            expecting
+                .push(FeedRow { seq, frame: &frame, size: json.len(), confidence: 0.5, deprecated })
+                .unwrap();
+            assert!(expecting.packed.is_some(), "packed from the first packet");
+        }
+        let Packets::Packed(runs) = &expecting.finish(9).packets else { panic!("packed") };
+        assert_eq!(runs.iter().map(|(first, _)| *first).collect::<Vec<_>>(), [0]);
+        assert!(
+            FeedBuilder::new(plain_max, 1 << 20).expecting(plain_max).packed.is_none(),
+            "at the maximum: plain"
+        );
         let plain = build(9, &ROWS, PLAIN_MAX);
         assert_eq!(
             decode(&feed.full_listing("n", 0.0))["skills"],
