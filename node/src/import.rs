@@ -89,7 +89,7 @@ use crate::decision_log::Decisions;
 use crate::deletion_guard::Unavailable;
 use crate::library::Library;
 use crate::projection::SKILL_FILE;
-use crate::store::{SkillRecord, Source, StoreError};
+use crate::store::{Source, StoreError};
 
 /// A file the import passed over, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -184,8 +184,8 @@ pub fn import_all(library: &Library) -> ImportReport {
     let store_failed = |report: &mut ImportReport, e: StoreError| {
         report.skipped.push(Skipped { path: PathBuf::new(), reason: format!("cannot read the store: {e}") });
     };
-    let held: HashMap<String, SkillRecord> = match library.store().list_skills() {
-        Ok(records) => records.into_iter().map(|r| (r.name.clone(), r)).collect(),
+    let held = match library.store().held_skills() {
+        Ok(held) => held,
         Err(e) => {
             store_failed(&mut report, e);
             return report;

@@ -117,6 +117,8 @@ struct Figures {
     load: Duration,
     load_hwm_kib: u64,
     data_bytes: u64,
+    /// From spawn to `/healthz` answering on the loaded folder.
+    restart: Duration,
     idle_kib: u64,
     cases: Vec<CaseResult>,
     readers: Vec<readers::Tally>,
@@ -168,12 +170,12 @@ async fn run(settings: &Settings) -> anyhow::Result<Figures> {
     f.load_hwm_kib = memory_kib(node.pid()).1;
     f.data_bytes = node.data_bytes();
 
-    node.restart().await?;
+    f.restart = node.restart().await?;
     // A first manifest and listing, so that the rates measure answers, not the first build.
     let mut conn = connect(node.addr).await?;
     let (_, etag, _) = fetch(&mut conn, node.addr, "/ecp/skills", None).await?;
     f.idle_kib = memory_kib(node.pid()).0;
-    eprintln!("big: restarted, {} MB resident", mb(f.idle_kib));
+    eprintln!("big: restarted in {:.1} s, {} MB resident", f.restart.as_secs_f64(), mb(f.idle_kib));
     for (case, tag) in [(Case::Manifest, None), (Case::NotModified, etag.as_deref())] {
         f.cases.push(run_case(settings, &node, case, n, tag).await?);
     }
@@ -253,7 +255,11 @@ fn report(settings: &Settings, f: &Figures) {
         mb(f.load_hwm_kib),
         f.data_bytes as f64 / 1e6
     );
-    println!("after a restart and one listing           VmRSS {} MB", mb(f.idle_kib));
+    println!(
+        "restart (import of the folder, then /healthz) {:.1} s; after one listing VmRSS {} MB",
+        f.restart.as_secs_f64(),
+        mb(f.idle_kib)
+    );
     for c in &f.cases {
         println!(
             "{:<41} {:>8.0} req/s  p50 {:.2} ms  p99 {:.2} ms  errors {}  {} B each",

@@ -12,6 +12,9 @@ use hyper::StatusCode;
 
 use crate::client::{connect, fetch};
 
+/// How long a started node may take to answer `/healthz`.
+const READY_WITHIN: Duration = Duration::from_secs(600);
+
 /// A running `ecp-node serve` with its own data folder. Dropping it kills
 /// the process (also when the bench panics), then removes the folder.
 pub(crate) struct NodeProcess {
@@ -63,13 +66,15 @@ impl NodeProcess {
 
     /// Kills the node and starts it again on the same data folder and
     /// address: a fresh process (its VmHWM counts from now) over the store
-    /// as it was left.
+    /// as it was left. Returns how long it took to answer `/healthz`.
     #[allow(dead_code)] // The big bench's.
-    pub(crate) async fn restart(&mut self) -> anyhow::Result<()> {
+    pub(crate) async fn restart(&mut self) -> anyhow::Result<Duration> {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        let started = Instant::now();
         self.child = spawn(&self.command, self.dir.path(), self.addr, &self.log)?;
-        self.wait_ready().await
+        self.wait_ready().await?;
+        Ok(started.elapsed())
     }
 
     /// The node's local API token (`<data>/api-token`), which `/v1/` requires.
@@ -103,9 +108,11 @@ impl NodeProcess {
         walk(&self.dir.path().join("data"))
     }
 
-    /// Polls `GET /healthz` until it answers 200 (at most 30 s).
+    /// Polls `GET /healthz` until it answers 200: at most [`READY_WITHIN`],
+    /// since a node imports its whole skills folder before it serves (a
+    /// 100,000-skill folder takes minutes on a loaded machine).
     async fn wait_ready(&mut self) -> anyhow::Result<()> {
-        let deadline = Instant::now() + Duration::from_secs(30);
+        let deadline = Instant::now() + READY_WITHIN;
         loop {
             if let Some(status) = self.child.try_wait()? {
                 bail!("the node exited ({status}) before serving:\n{}", self.log_tail());
@@ -116,7 +123,11 @@ impl NodeProcess {
                 return Ok(());
             }
             if Instant::now() > deadline {
-                bail!("the node did not answer /healthz within 30 s:\n{}", self.log_tail());
+                bail!(
+                    "the node did not answer /healthz within {} s:\n{}",
+                    READY_WITHIN.as_secs(),
+                    self.log_tail()
+                );
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
         }

@@ -188,6 +188,11 @@ impl<T: Versioned> Slot<T> {
         }
     }
 
+    /// The cached value, however old.
+    pub fn peek(&self) -> Option<T> {
+        self.value.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
     /// The cached value when it is at least as new as `seq` and of `variant`.
     fn fresh(&self, seq: i64, variant: u8) -> Option<T> {
         let guard = self.value.lock().unwrap_or_else(|p| p.into_inner());

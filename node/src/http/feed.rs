@@ -107,7 +107,10 @@ impl FeedBuilder {
         FeedBuilder {
             plain_max,
             chunk,
-            json: Vec::new(),
+            // The whole plain maximum up front: pages never written take no
+            // memory, and growing by doubling would copy the buffer each time
+            // (16 MB of packets would briefly cost 48).
+            json: Vec::with_capacity(plain_max.min(PLAIN_MAX)),
             open: 0,
             packed: None,
             entries: Vec::new(),
@@ -116,9 +119,27 @@ impl FeedBuilder {
         }
     }
 
+    /// A builder for a feed expected to hold about `bytes` of JSON (the
+    /// last one's size): one over the plain maximum is packed from its first
+    /// packet, so it never holds the plain maximum on the way.
+    pub(super) fn expecting(mut self, bytes: usize) -> Self {
+        if bytes > self.plain_max {
+            self.packed = Some(Vec::new());
+            self.json = Vec::new();
+        }
+        self
+    }
+
     /// Adds the next row.
     pub(super) fn push(&mut self, row: FeedRow<'_>) -> Result<(), StoreError> {
         let start = self.entries.last().map_or(0, |e| e.end + 1);
+        if self.packed.is_none() && start + row.size > self.plain_max {
+            // Too large to keep plain: pack what there is, in runs, before
+            // this packet makes the buffer outgrow the room reserved for it
+            // (a doubling there would hold twice the plain maximum at once).
+            self.packed = Some(Vec::new());
+            self.pack(self.entries.len());
+        }
         if self.open < self.entries.len() {
             self.json.push(b',');
         }
@@ -126,14 +147,8 @@ impl FeedBuilder {
         self.entries.push(Entry { seq: row.seq, start, end: start + row.size, deprecated: row.deprecated });
         self.confidence_sums.push(self.confidence_sums[self.entries.len() - 1] + row.confidence);
         self.has_tombstones |= row.deprecated;
-        match &self.packed {
-            None if start + row.size > self.plain_max => {
-                // Too large to keep plain: pack what there is, in runs.
-                self.packed = Some(Vec::new());
-                self.pack(self.entries.len());
-            }
-            Some(_) if self.json.len() >= self.chunk => self.pack(self.entries.len()),
-            _ => {}
+        if self.packed.is_some() && self.json.len() >= self.chunk {
+            self.pack(self.entries.len());
         }
         Ok(())
     }
@@ -202,6 +217,11 @@ impl Feed {
     pub fn with_node_stats(mut self, node: NodeStats) -> Feed {
         self.node = node;
         self
+    }
+
+    /// The length of the JSON of all its packets and the commas between them.
+    pub(super) fn json_len(&self) -> usize {
+        self.entries.last().map_or(0, |e| e.end)
     }
 
     /// The packets changed after `since`, as many as `limit` allows.
@@ -499,6 +519,53 @@ mod tests {
         let json_len = 4 * 12 + 3;
         assert!(matches!(build(9, &ROWS, json_len).packets, Packets::Plain(_)));
         assert!(matches!(build(9, &ROWS, json_len - 1).packets, Packets::Packed(_)));
+    }
+
+    #[test]
+    fn a_feed_outgrowing_plain_is_packed_before_its_buffer_grows_past_the_maximum() {
+        // Each packet is 12 bytes; at 30 bytes the third one (ending at 38) crosses.
+        let plain_max = 30;
+        let mut builder = FeedBuilder::new(plain_max, 1 << 20);
+        for (i, &(seq, name, deprecated)) in ROWS.iter().enumerate() {
+            let json = format!("{{\"name\":\"{name}\"}}");
+            let frame = zstd::bulk::compress(json.as_bytes(), 3).unwrap();
+            builder
+                .push(FeedRow { seq, frame: &frame, size: json.len(), confidence: 0.5, deprecated })
+                .unwrap();
+            assert!(
+                builder.json.len() <= plain_max,
+                "after packet {i} the buffer holds {}",
+                builder.json.len()
+            );
+            assert_eq!(builder.packed.is_some(), i >= 2, "packed from the crossing packet on (after {i})");
+        }
+        let feed = Arc::new(builder.finish(9));
+        // The first run ends before the crossing packet: it was packed
+        // before that packet was appended, not after.
+        let Packets::Packed(runs) = &feed.packets else { panic!("a feed over its plain maximum is packed") };
+        assert_eq!(runs.iter().map(|(first, _)| *first).collect::<Vec<_>>(), [0, 2]);
+        // A builder told to expect a feed that large packs from the first packet.
+        let mut expecting = FeedBuilder::new(plain_max, 1 << 20).expecting(feed.json_len());
+        for &(seq, name, deprecated) in &ROWS {
+            let json = format!("{{\"name\":\"{name}\"}}");
+            let frame = zstd::bulk::compress(json.as_bytes(), 3).unwrap();
+            expecting
+                .push(FeedRow { seq, frame: &frame, size: json.len(), confidence: 0.5, deprecated })
+                .unwrap();
+            assert!(expecting.packed.is_some(), "packed from the first packet");
+        }
+        let Packets::Packed(runs) = &expecting.finish(9).packets else { panic!("packed") };
+        assert_eq!(runs.iter().map(|(first, _)| *first).collect::<Vec<_>>(), [0]);
+        assert!(
+            FeedBuilder::new(plain_max, 1 << 20).expecting(plain_max).packed.is_none(),
+            "at the maximum: plain"
+        );
+        let plain = build(9, &ROWS, PLAIN_MAX);
+        assert_eq!(
+            decode(&feed.full_listing("n", 0.0))["skills"],
+            decode(&plain.full_listing("n", 0.0))["skills"]
+        );
+        assert_eq!(names(&decode(&feed.full_listing("n", 0.0))), ["a", "c", "d"]);
     }
 
     #[test]

@@ -100,11 +100,13 @@ fn number(
 /// The feed at least as new as `seq`, built once per change.
 async fn feed(state: &AppState, seq: i64) -> Result<Arc<Feed>, ApiError> {
     let library = state.library.clone();
+    // The last feed's size, not the feed: it is let go before its successor is built.
+    let expected = state.cache.feed.peek().map_or(0, |last| last.json_len());
     let build = || async move {
         state.cache.skills.forget_older_than(seq);
         let feed = tokio::task::spawn_blocking(move || {
             let store = library.store();
-            let mut builder = FeedBuilder::new(PLAIN_MAX, CHUNK);
+            let mut builder = FeedBuilder::new(PLAIN_MAX, CHUNK).expecting(expected);
             let seq = store.each_feed_row(|row| builder.push(row))?;
             let summary = store.summary()?;
             let (uses, successes) = store.outcome_totals()?;

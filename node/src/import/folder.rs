@@ -23,13 +23,13 @@ use crate::deletion_guard::{Marked, check_marker};
 use crate::library::Library;
 use crate::projection::{SKILL_FILE, Written};
 use crate::sharing::Decider;
-use crate::store::{FolderEntry, SkillRecord, Source};
+use crate::store::{FolderEntry, HeldSkill, Source};
 
 /// One [`super::import_all`] run's state across folders.
 pub(super) struct Run<'a> {
     pub(super) library: &'a Library,
     pub(super) decider: &'a Decider<'a>,
-    pub(super) held: &'a HashMap<String, SkillRecord>,
+    pub(super) held: &'a HashMap<String, HeldSkill>,
     /// Names with a file in some folder (deleted ones become tombstones).
     pub(super) present: HashSet<String>,
     /// Names with an agent's file, and where it is.
@@ -190,7 +190,7 @@ impl Run<'_> {
                 Written::Unbound => marked == Marked::Own,
                 Written::No => false,
             };
-            let external = |r: &&SkillRecord| !r.deprecated && r.kind == "external";
+            let external = |r: &&HeldSkill| !r.deprecated && r.kind == "external";
             if own
                 || (self.held.get(entry).filter(external).is_some_and(|r| r.integrity_hash != hash)
                     && super::stamped_copy(library, entry, &text))

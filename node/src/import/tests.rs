@@ -8,6 +8,7 @@ use ecp_protocol::{SkillPacket, Timestamp, integrity};
 
 use super::*;
 use crate::intake::Sender;
+use crate::store::SkillRecord;
 
 struct Fixture {
     _tmp: tempfile::TempDir,

@@ -100,7 +100,7 @@ pub use peers::{PeerKind, PeerState, PullRecord};
 pub use quarantine::{QuarantineEntry, QuarantineStatus, Refusal, Truncated};
 pub use quarantine_evict::QuarantineCaps;
 pub use sharing::{LocalSkill, Mark, Private, SECRET_CODE};
-pub use skills::{Change, FeedRow, Served, SkillRecord, SkillVersion, Summary};
+pub use skills::{Change, FeedRow, HeldSkill, Served, SkillRecord, SkillVersion, Summary};
 pub use source::Source;
 pub use versions::{Hold, Pick, VersionEntry, digest_of};
 

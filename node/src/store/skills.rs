@@ -301,6 +301,20 @@ pub struct Served {
     pub confidence_sum: f64,
 }
 
+/// The fields of a skill's record that an import compares a file with
+/// ([`Store::held_skills`]).
+#[derive(Debug, Clone)]
+pub struct HeldSkill {
+    /// `local` or `external`.
+    pub kind: &'static str,
+    /// Tombstoned.
+    pub deprecated: bool,
+    /// The current version's body hash.
+    pub integrity_hash: String,
+    /// The current version's description.
+    pub description: String,
+}
+
 /// One row of [`Store::each_feed_row`]: a served packet as it is stored.
 #[derive(Debug, Clone, Copy)]
 pub struct FeedRow<'a> {
@@ -546,6 +560,28 @@ impl Store {
         let mut rows = stmt.query_map([], record_from_row)?.collect::<Result<Vec<_>, _>>()?;
         with_scores(&conn, &mut rows)?;
         Ok(rows)
+    }
+
+    /// What the importer compares the agent's files with, for every skill:
+    /// a few fields of [`Store::list_skills`]'s records, since at 100,000
+    /// skills the whole records cost about 135 MB at every start.
+    pub fn held_skills(&self) -> Result<HashMap<String, HeldSkill>, StoreError> {
+        let conn = self.conn();
+        let mut stmt =
+            conn.prepare_cached("SELECT name, kind, deprecated, integrity_hash, description FROM skills")?;
+        let rows = stmt.query_map([], |row| {
+            let kind: String = row.get(1)?;
+            Ok((
+                row.get(0)?,
+                HeldSkill {
+                    kind: if kind == "local" { "local" } else { "external" },
+                    deprecated: row.get(2)?,
+                    integrity_hash: row.get(3)?,
+                    description: row.get(4)?,
+                },
+            ))
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
     }
 
     /// One skill: its record, current packet and every version.
