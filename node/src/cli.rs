@@ -488,6 +488,22 @@ pub(crate) enum SkillCommand {
         #[arg(long, value_name = "VERSION|DIGEST")]
         to: Option<String>,
     },
+    /// Revoke one version of this node's own skill everywhere (`SPEC.md`
+    /// §14): the revocation is signed with the node's key and travels to
+    /// every peer, which goes back to its newest version not revoked and
+    /// refuses the revoked one from then on.
+    // `--version` is the flag: it names the skill's version, not the program's.
+    #[command(disable_version_flag = true)]
+    Revoke {
+        /// Skill name.
+        name: String,
+        /// The version: its number in `skill history`, or its digest.
+        #[arg(long, value_name = "VERSION|DIGEST")]
+        version: String,
+        /// Why, for the people who hold it (one line, at most 512 bytes).
+        #[arg(long)]
+        reason: String,
+    },
     /// Scan a SKILL.md (or a folder of them) for dangerous content.
     /// Exit 0: clean; 1: something at or above the refusal threshold; 2: error.
     Scan {
