@@ -128,6 +128,24 @@ async fn a_lockfile_written_at_a_is_installed_exactly_at_b_and_at_an_empty_node_
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_lockfile_leaves_private_skills_out_and_they_are_no_drift_at_home() {
+    let a = Fed::start().await;
+    put_local_text(a.node().library(), &text("alpha", "shared alpha")).await;
+    put_local_text(a.node().library(), &text("secret-notes", "mine only")).await;
+    assert_eq!(run(&a, &["skill", "private", "secret-notes"]).await.code, 0);
+    file_with(&a, "secret-notes", "mine only").await;
+    let dir = tempfile::tempdir().unwrap();
+    let lock = dir.path().join("ecp.lock");
+    let out = run(&a, &["lock", "--out", &p(&lock)]).await;
+    assert_eq!(out.code, 0, "{out:?}");
+    let written = std::fs::read_to_string(&lock).unwrap();
+    assert!(written.contains("name = \"alpha\""), "{written}");
+    assert!(!written.contains("secret-notes"), "a private skill cannot be installed elsewhere: {written}");
+    let verify = run(&a, &["verify", "--locked", &p(&lock)]).await;
+    assert_eq!(verify.code, 0, "{verify:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn install_names_a_locked_skill_the_scanner_refuses_or_no_peer_serves_and_exits_1() {
     let (a, b) = (Fed::start().await, Fed::start().await);
     put_local_text(a.node().library(), &text("alpha", "first alpha")).await;
