@@ -29,6 +29,7 @@
 //! - [`identity`]: ECP/1.3 node keys, key ids and origin signatures.
 //! - [`revocation`]: ECP/1.3 revocations: one version withdrawn by its
 //!   origin's signature.
+//! - [`archive`]: the signed canonical forms of offline archives.
 //! - [`bundle`]: ECP/1.3 bundles: a skill folder's files listed on its
 //!   packet, their path and size rules, digest and content checks.
 //! - [`skill_doc`]: `SKILL.md` frontmatter, the name rule, structure and
@@ -50,6 +51,7 @@
 //! on every line). `par` runs the parallel maps on rayon.
 #![deny(missing_docs)]
 
+pub mod archive;
 pub mod bundle;
 pub mod error;
 pub mod identity;
