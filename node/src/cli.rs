@@ -127,6 +127,37 @@ pub(crate) enum Command {
     /// against what the node would write there, or against a lockfile.
     /// Exit 0: clean; 1: drift; 2: error.
     Verify(VerifyArgs),
+    /// Offline archives, for machines with no network path to the mesh:
+    /// export skills to one signed file, import one through the merge's
+    /// checks. Import exits 1 when a skill of it was refused, 2 on error (a
+    /// tampered archive, named by the skill that failed).
+    Archive(Scoped<ArchiveCommand, { Scope::of_command("archive") }>),
+}
+
+/// `archive export | import` (#25 item 5).
+#[derive(Debug, Subcommand)]
+pub(crate) enum ArchiveCommand {
+    /// Write the skills this node shares (or those named) to one file,
+    /// with their bundles' files, provenance and origin signatures, signed
+    /// with the node's key.
+    Export {
+        /// Skill names; none: every skill the node shares.
+        names: Vec<String>,
+        /// The archive to write.
+        #[arg(long, value_name = "FILE")]
+        out: PathBuf,
+    },
+    /// Take an archive in: checked whole first (sizes, the exporter's
+    /// signatures, every file), then merged as an update from the exporter.
+    Import {
+        /// The archive.
+        file: PathBuf,
+        /// Trust in the exporter, 0–1, when it is no configured peer (whose
+        /// trust it gets); default: the trust of an unconfigured sender
+        /// (`[policy] default_trust`).
+        #[arg(long)]
+        trust: Option<f64>,
+    },
 }
 
 /// Flags of `lock` (#25 item 3). There is one skills folder per node, so

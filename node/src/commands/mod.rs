@@ -21,6 +21,7 @@
 //! - `output`: printing shared by the commands.
 
 mod api;
+mod archive;
 mod audit;
 mod config;
 mod deletions;
@@ -74,6 +75,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Lock(args) => lockfile::lock(&cli.global.with(args.keys.0.clone()), &args),
         Command::Install(args) => lockfile::install(&cli.global.with(args.keys.0.clone()), &args),
         Command::Verify(args) => lockfile::verify(&cli.global.with(args.keys.0.clone()), &args),
+        Command::Archive(s) => archive::run(&cli.global.with(s.keys.0), s.command),
     }
 }
 
