@@ -106,7 +106,7 @@ impl Tx<'_> {
                 .sql
                 .prepare_cached("SELECT seq FROM skills WHERE name = ?1")?
                 .query_row(params![name], |r| r.get(0))?;
-            return Ok(unpinned.then(|| RolledBack {
+            return Ok(unpinned.then_some(RolledBack {
                 change: super::Change { seq, packet, kind, withheld: false },
                 unpinned,
             }));
