@@ -382,6 +382,32 @@ pub fn sign_origin(packet: &mut Value, seed: &[u8; 32], instance: &str) {
     });
 }
 
+/// A revocation (SPEC §14) of version `digest` of `name`, signed as
+/// `instance` with the key of `seed`: its canonical form written out here
+/// from the spec, not taken from `ecp-protocol`.
+pub fn signed_revocation(seed: &[u8; 32], instance: &str, name: &str, digest: &str, reason: &str) -> Value {
+    use ed25519_dalek::Signer;
+    let at = time_from_now(0);
+    let canonical = format!(
+        "ecp-revocation-v1\ninstance:{instance}\nname:{name}\ndigest:{digest}\nrevokedAt:{at}\nreason:{reason}\n"
+    );
+    let key = ed25519_dalek::SigningKey::from_bytes(seed);
+    let public = key.verifying_key().to_bytes();
+    let sig = key.sign(canonical.as_bytes());
+    json!({
+        "skillName": name,
+        "digest": digest,
+        "reason": reason,
+        "revokedAt": at,
+        "originSignature": {
+            "instance": instance,
+            "keyId": origin_key_id(&public),
+            "publicKey": hex::encode(public),
+            "sig": hex::encode(sig.to_bytes()),
+        },
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

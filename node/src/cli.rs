@@ -134,6 +134,37 @@ pub(crate) enum Command {
     /// resource skill://NAME/SKILL.md. Reads the data folder's store; an
     /// outcome report goes to the server running on it, if one does.
     Mcp,
+    /// Offline archives, for machines with no network path to the mesh:
+    /// export skills to one signed file, import one through the merge's
+    /// checks. Import exits 1 when a skill of it was refused, 2 on error (a
+    /// tampered archive, named by the skill that failed).
+    Archive(Scoped<ArchiveCommand, { Scope::of_command("archive") }>),
+}
+
+/// `archive export | import` (#25 item 5).
+#[derive(Debug, Subcommand)]
+pub(crate) enum ArchiveCommand {
+    /// Write the skills this node shares (or those named) to one file,
+    /// with their bundles' files, provenance and origin signatures, signed
+    /// with the node's key.
+    Export {
+        /// Skill names; none: every skill the node shares.
+        names: Vec<String>,
+        /// The archive to write.
+        #[arg(long, value_name = "FILE")]
+        out: PathBuf,
+    },
+    /// Take an archive in: checked whole first (sizes, the exporter's
+    /// signatures, every file), then merged as an update from the exporter.
+    Import {
+        /// The archive.
+        file: PathBuf,
+        /// Trust in the exporter, 0–1, when it is no configured peer (whose
+        /// trust it gets); default: the trust of an unconfigured sender
+        /// (`[policy] default_trust`).
+        #[arg(long)]
+        trust: Option<f64>,
+    },
 }
 
 /// Flags of `lock` (#25 item 3). There is one skills folder per node, so
@@ -494,6 +525,22 @@ pub(crate) enum SkillCommand {
         /// The version: its number in `skill history`, or its digest.
         #[arg(long, value_name = "VERSION|DIGEST")]
         to: Option<String>,
+    },
+    /// Revoke one version of this node's own skill everywhere (`SPEC.md`
+    /// §14): the revocation is signed with the node's key and travels to
+    /// every peer, which goes back to its newest version not revoked and
+    /// refuses the revoked one from then on.
+    // `--version` is the flag: it names the skill's version, not the program's.
+    #[command(disable_version_flag = true)]
+    Revoke {
+        /// Skill name.
+        name: String,
+        /// The version: its number in `skill history`, or its digest.
+        #[arg(long, value_name = "VERSION|DIGEST")]
+        version: String,
+        /// Why, for the people who hold it (one line, at most 512 bytes).
+        #[arg(long)]
+        reason: String,
     },
     /// Scan a SKILL.md (or a folder of them) for dangerous content.
     /// Exit 0: clean; 1: something at or above the refusal threshold; 2: error.

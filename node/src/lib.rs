@@ -38,6 +38,7 @@
 //! - [`folder_lock`]: one server per skills folder — the lock `serve` holds on each.
 //! - [`data_lock`]: one server per data folder — the lock it holds and
 //!   `server.json`, where the CLI finds it.
+//! - [`archive`]: offline archives — export, the checks before import, import as a peer update.
 //! - [`api_token`]: the token that opens the local `/v1/` API.
 //! - [`metrics`]: the Prometheus metrics (`GET /metrics`) and what feeds them.
 //! - [`events`]: the live stream of committed audit entries (`GET /v1/events`).
@@ -55,6 +56,7 @@
 #![deny(missing_docs)]
 
 pub mod api_token;
+pub mod archive;
 pub mod config;
 pub mod connections;
 pub mod data_lock;

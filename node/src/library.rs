@@ -267,14 +267,21 @@ impl Library {
             self.project(changes);
         }
         if let Some(seq) = changes.iter().map(|c| c.seq).max() {
-            self.sequence.send_if_modified(|known| {
-                let newer = seq > *known;
-                if newer {
-                    *known = seq;
-                }
-                newer
-            });
+            self.announce(seq);
         }
+    }
+
+    /// Announces sequence number `seq` when it is newer than the one known:
+    /// a change that projects nothing (a revocation recorded) still has
+    /// peers to tell.
+    pub(crate) fn announce(&self, seq: i64) {
+        self.sequence.send_if_modified(|known| {
+            let newer = seq > *known;
+            if newer {
+                *known = seq;
+            }
+            newer
+        });
     }
 
     fn project(&self, changes: &[Change]) {
@@ -414,6 +421,9 @@ impl Library {
             self.intake,
         )?;
         self.committed(&merged.changes);
+        if let Some(seq) = merged.revocations_seq {
+            self.announce(seq);
+        }
         Ok(merged)
     }
 

@@ -139,10 +139,14 @@ impl Lockfile {
     }
 
     /// The lockfile of the skills folder: every active skill the projection
-    /// writes (a pinned one at its pinned version), sorted by name.
+    /// writes (a pinned one at its pinned version), sorted by name — but
+    /// not a private one, which no other machine could install (no peer
+    /// serves it).
     pub fn of(library: &Library) -> Result<Lockfile, StoreError> {
+        let private = private_names(library)?;
         let skills = shown(library)?
             .into_iter()
+            .filter(|s| !private.contains(&s.packet.skill_name))
             .map(|s| Locked {
                 name: s.packet.skill_name.clone(),
                 digest: digest_of(&s.packet).to_owned(),
@@ -166,6 +170,12 @@ impl Lockfile {
         }
         Ok(holds)
     }
+}
+
+/// This node's private skills: never in a lockfile (no other machine can
+/// install them), and never drift from one at this node.
+fn private_names(library: &Library) -> Result<HashSet<String>, StoreError> {
+    Ok(library.store().list_skills()?.into_iter().filter(|r| r.private.is_some()).map(|r| r.name).collect())
 }
 
 /// A skill as the folder should show it.
@@ -295,6 +305,14 @@ pub fn drift(library: &Library, locked: Option<&Lockfile>) -> Result<Vec<Drift>,
                 }
                 let kind = by_name.get(l.name.as_str()).map_or(SkillKind::External, |s| s.kind);
                 expected.push((packet, kind));
+            }
+            // Private skills stay out of lockfiles: this node shows its own as they are.
+            let private = private_names(library)?;
+            let locked: HashSet<&str> = lock.skills.iter().map(|l| l.name.as_str()).collect();
+            for s in &shown {
+                if private.contains(&s.packet.skill_name) && !locked.contains(s.packet.skill_name.as_str()) {
+                    expected.push((s.packet.clone(), s.kind));
+                }
             }
             expected
         }

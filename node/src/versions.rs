@@ -14,10 +14,16 @@
 //! with the earlier content (a newer `createdAt`), so every peer follows.
 //! Either way the store changes and the projection writes the file, so the
 //! importer takes it for the node's own write, never for a hand edit.
+//!
+//! Revocation (`SPEC.md` §14) is the origin's alone: [`revoke`] signs and
+//! records it, and goes back from the revoked version as a rollback does;
+//! peers take it in their merges (`crate::intake`). A revoked version is
+//! never served ([`servable`]) and is shown as revoked in the history.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
 
+use ecp_protocol::revocation::Revocation;
 use ecp_protocol::{SkillKind, SkillPacket};
 use serde::Serialize;
 
@@ -56,6 +62,23 @@ pub enum VersionError {
     /// No earlier version to roll back to.
     #[error("{0:?} has no earlier kept version to roll back to; `ecp-node skill history {0}` lists them")]
     NothingEarlier(String),
+    /// Revoking a received skill: only its origin may.
+    #[error(
+        "{0:?} was received from another node: only its origin revokes its versions; `ecp-node skill pin` or \
+         `skill rollback` keeps a version here"
+    )]
+    NotOrigin(String),
+    /// The version is revoked already.
+    #[error("version {digest} of {name:?} is revoked already")]
+    AlreadyRevoked {
+        /// The skill.
+        name: String,
+        /// The version's digest.
+        digest: String,
+    },
+    /// The reason cannot travel.
+    #[error("{0}")]
+    BadReason(String),
     /// The store failed.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -208,6 +231,73 @@ pub fn rollback(library: &Library, name: &str, pick: Option<&Pick>) -> Result<Do
     })
 }
 
+/// Revokes version `pick` of this node's own skill `name` (`SPEC.md` §14):
+/// the revocation, signed with the node's key, is recorded (and so served
+/// and pushed to peers); when it is the version the skill shows, the
+/// newest earlier version that is not revoked is published again as a new
+/// version (as a rollback on the origin does), or the skill is withdrawn
+/// when there is none. Blocking.
+pub fn revoke(library: &Library, name: &str, pick: &Pick, reason: &str) -> Result<Done, VersionError> {
+    let store = library.store();
+    let (packet, kind, _) = current(store, name)?;
+    if kind != SkillKind::Local {
+        return Err(VersionError::NotOrigin(name.to_owned()));
+    }
+    let (version, revoked) = picked(store, name, pick)?;
+    let digest = digest_of(&revoked).to_owned();
+    let mut revocation = Revocation {
+        skill_name: name.to_owned(),
+        digest: digest.clone(),
+        reason: reason.trim().to_owned(),
+        revoked_at: crate::store::now(),
+        origin_signature: None,
+    };
+    store.sign_revocation(&mut revocation);
+    ecp_protocol::revocation::verify(&revocation).map_err(|e| VersionError::BadReason(e.to_string()))?;
+    let seq = store.transaction(|tx| {
+        let seq = tx.record_revocation(&revocation)?;
+        if seq.is_some() {
+            tx.audit(
+                &Source::Operator,
+                name,
+                "revoke",
+                &format!("version {version} ({digest}): {}", revocation.reason),
+            )?;
+        }
+        Ok(seq)
+    })?;
+    let Some(seq) = seq else {
+        return Err(VersionError::AlreadyRevoked { name: name.to_owned(), digest });
+    };
+    tracing::warn!(skill = %name, %digest, reason = %revocation.reason, "version revoked");
+    if digest_of(&packet) == digest && !packet.deprecated {
+        let revoked_digests = store.revoked_digests(name)?;
+        let earlier = history(library, name)?
+            .into_iter()
+            .rev()
+            .find(|e| !e.deprecated && !revoked_digests.contains_key(&e.digest));
+        match earlier {
+            Some(e) => {
+                let (_, mut again) = picked(store, name, &Pick::Number(e.version))?;
+                again.created_at = crate::store::now().max(packet.created_at);
+                library.put_local(&again, Source::Operator)?;
+            }
+            None => {
+                library.tombstone(name, Source::Operator)?;
+            }
+        }
+    }
+    library.announce(seq);
+    let (now, _, now_version) = current(store, name)?;
+    Ok(Done {
+        name: name.to_owned(),
+        action: if now.deprecated { "revoked-removed" } else { "revoked" }.into(),
+        version: now_version,
+        digest: digest_of(&now).into(),
+        available: None,
+    })
+}
+
 /// `changes` with those of pinned skills withheld from the folder: a
 /// pinned skill's file keeps its version whatever arrives.
 pub(crate) fn hold_pinned<'a>(store: &Store, changes: &'a [Change]) -> Cow<'a, [Change]> {
@@ -261,7 +351,7 @@ pub(crate) fn with_pins(
 /// /ecp/skills/{name}?digest=HEX` serves it (`SPEC.md` §5.7): `None`
 /// unless the skill is served to peers now (not private, not withdrawn, not
 /// a tombstone, shared again when received) and that version is not a
-/// tombstone and would be shared itself — an earlier version of a local
+/// tombstone or revoked and would be shared itself — an earlier version of a local
 /// skill is decided again, so one that held a secret never leaves. Blocking.
 pub fn servable(library: &Library, name: &str, digest: &str) -> Result<Option<SkillPacket>, StoreError> {
     let store = library.store();
@@ -272,7 +362,7 @@ pub fn servable(library: &Library, name: &str, digest: &str) -> Result<Option<Sk
     let Some((_, packet)) = store.version_packet(name, &Pick::Digest(digest.to_owned()))? else {
         return Ok(None);
     };
-    if packet.deprecated {
+    if packet.deprecated || store.revoked_digests(name)?.contains_key(digest_of(&packet)) {
         return Ok(None);
     }
     if record.skill_kind() == SkillKind::Local {

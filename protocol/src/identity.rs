@@ -105,7 +105,13 @@ impl NodeKey {
     /// set it as the packet's `originSignature` after the last change to
     /// the fields of [`canonical_form`].
     pub fn sign(&self, packet: &SkillPacket, instance: &str) -> OriginSignature {
-        let sig = self.0.sign(canonical_form(packet, instance).as_bytes());
+        self.sign_text(&canonical_form(packet, instance), instance)
+    }
+
+    /// The signature of `canonical` (a canonical form of this crate, whose
+    /// first line names what it is) as spoken by `instance` with this key.
+    pub(crate) fn sign_text(&self, canonical: &str, instance: &str) -> OriginSignature {
+        let sig = self.0.sign(canonical.as_bytes());
         OriginSignature {
             instance: instance.to_owned(),
             key_id: self.key_id(),
@@ -197,6 +203,14 @@ fn authored_confidence(packet: &SkillPacket) -> f64 {
 /// verifies over [`canonical_form`].
 pub fn verify(packet: &SkillPacket) -> Result<Option<&OriginSignature>, SignatureError> {
     let Some(signature) = &packet.origin_signature else { return Ok(None) };
+    verify_text(signature, &canonical_form(packet, &signature.instance))?;
+    Ok(Some(signature))
+}
+
+/// Checks `signature` over the canonical text `canonical` (which names the
+/// signature's `instance`): its key id is its key's, the instance it names
+/// is no other key's id, and the signature verifies — strictly.
+pub(crate) fn verify_text(signature: &OriginSignature, canonical: &str) -> Result<(), SignatureError> {
     crate::merge::check_instance_id(&signature.instance).map_err(SignatureError::BadInstance)?;
     let key = decode_hex::<32>(&signature.public_key).ok_or(SignatureError::BadKey)?;
     let verifying = VerifyingKey::from_bytes(&key).map_err(|_| SignatureError::BadKey)?;
@@ -214,9 +228,8 @@ pub fn verify(packet: &SkillPacket) -> Result<Option<&OriginSignature>, Signatur
     let sig = decode_hex::<64>(&signature.sig).ok_or(SignatureError::BadSignature)?;
     // Strict: no malleable signatures, no small-order keys.
     verifying
-        .verify_strict(canonical_form(packet, &signature.instance).as_bytes(), &Signature::from_bytes(&sig))
-        .map_err(|_| SignatureError::Mismatch { key_id: actual })?;
-    Ok(Some(signature))
+        .verify_strict(canonical.as_bytes(), &Signature::from_bytes(&sig))
+        .map_err(|_| SignatureError::Mismatch { key_id: actual })
 }
 
 /// Exactly `N` bytes of lowercase hex.

@@ -27,6 +27,9 @@
 //! - [`integrity`]: SHA-256 content hashes, packet ids, user hashes.
 //! - [`packet`]: building and verifying [`SkillPacket`]s.
 //! - [`identity`]: ECP/1.3 node keys, key ids and origin signatures.
+//! - [`revocation`]: ECP/1.3 revocations: one version withdrawn by its
+//!   origin's signature.
+//! - [`archive`]: the signed canonical forms of offline archives.
 //! - [`bundle`]: ECP/1.3 bundles: a skill folder's files listed on its
 //!   packet, their path and size rules, digest and content checks.
 //! - [`skill_doc`]: `SKILL.md` frontmatter, the name rule, structure and
@@ -48,6 +51,7 @@
 //! on every line). `par` runs the parallel maps on rayon.
 #![deny(missing_docs)]
 
+pub mod archive;
 pub mod bundle;
 pub mod error;
 pub mod identity;
@@ -57,6 +61,7 @@ pub mod merge;
 pub mod packet;
 mod par;
 pub mod policy;
+pub mod revocation;
 pub mod scan;
 pub mod signed_auth;
 pub mod skill_doc;

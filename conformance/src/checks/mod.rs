@@ -9,6 +9,8 @@
 //! | SYNC | `sync.rs` | sequence numbers, ETag, `?since`, tombstones (ecp-1.2) |
 //! | BUN | `bundles.rs` | ECP/1.3 bundles and blobs (skipped without `ecp-1.3` in the manifest) |
 //! | VER | `versions.rs` | exact versions by digest, `GET /ecp/skills/{name}?digest=` (skipped without `versions` in the manifest) |
+//! | ORG | `origins.rs` | ECP/1.3 origin signatures (skipped without `publicKey` in the manifest) |
+//! | REV | `revocations.rs` | revocations (skipped without `revocations` in the manifest) |
 //! | AUTH | `auth.rs` | `X-ECP-HMAC` (with `--secret`) |
 //! | SIGN | `signed.rs` | ECP/1.2 signed requests and responses (with `--key-id`, ecp-1.2) |
 //! | ROB | `robustness.rs` | hostile and odd bodies |
@@ -38,6 +40,7 @@ mod implied;
 mod manifest;
 mod origins;
 mod push;
+mod revocations;
 mod robustness;
 mod signed;
 mod skills;
@@ -57,6 +60,7 @@ pub fn all() -> Vec<&'static Check> {
         bundles::CHECKS,
         versions::CHECKS,
         origins::CHECKS,
+        revocations::CHECKS,
         auth::CHECKS,
         signed::CHECKS,
         robustness::CHECKS,
@@ -141,7 +145,7 @@ mod tests {
             assert!(seen.insert(c.id), "{} twice", c.id);
             let (area, number) = c.id.split_once('-').expect("AREA-NNN");
             assert!(
-                ["MAN", "SKL", "HTTP", "PUSH", "SYNC", "BUN", "VER", "ORG", "AUTH", "SIGN", "ROB"]
+                ["MAN", "SKL", "HTTP", "PUSH", "SYNC", "BUN", "VER", "ORG", "REV", "AUTH", "SIGN", "ROB"]
                     .contains(&area),
                 "{}",
                 c.id

@@ -653,6 +653,21 @@ const CASES: &[Case] = &[
         secret: false,
         fail: &["ORG-001", "ORG-002", "ORG-003", "ORG-004"],
     },
+    // Revocations (#25 item 4).
+    Case {
+        name: "revocations-dropped",
+        faults: || Faults { drops_revocations: true, ..Default::default() },
+        node: none,
+        secret: false,
+        fail: &["REV-001", "REV-002", "REV-003"],
+    },
+    Case {
+        name: "any-revocation-obeyed",
+        faults: || Faults { obeys_any_revocation: true, ..Default::default() },
+        node: none,
+        secret: false,
+        fail: &["REV-001", "REV-004"],
+    },
 ];
 
 /// Runs case `name` with profile ecp-1.2; its checks must fail.
@@ -704,6 +719,8 @@ macro_rules! broken {
 
 broken! {
     origin_signatures_dropped => "origin-signatures-dropped",
+    revocations_dropped => "revocations-dropped",
+    any_revocation_obeyed => "any-revocation-obeyed",
     manifest_not_an_object => "manifest-not-an-object",
     manifest_without_last_update => "manifest-without-lastUpdate",
     manifest_skill_count_off_by_one => "manifest-skillCount-off-by-one",

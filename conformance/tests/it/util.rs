@@ -238,6 +238,11 @@ pub(crate) struct Faults {
     pub(crate) exact_errors_200: bool,
     /// Drops `originSignature` from every pushed packet before the node sees it.
     pub(crate) strips_origin_signatures: bool,
+    /// Drops `revocations` from pushes before the node sees them, and from its listings.
+    pub(crate) drops_revocations: bool,
+    /// Takes out of its listings every skill any pushed revocation names,
+    /// whoever signed it (a target that checks no signature).
+    pub(crate) obeys_any_revocation: bool,
 }
 
 struct ProxyState {
@@ -251,6 +256,8 @@ struct ProxyState {
     bumps: AtomicI64,
     /// Digests the naive target claims to hold (`blob_digest_unchecked`, `no_blob_limit`).
     fake_blobs: std::sync::Mutex<Vec<String>>,
+    /// Skills named by a pushed revocation (`obeys_any_revocation`).
+    revoked_names: std::sync::Mutex<Vec<String>>,
 }
 
 /// A broken target: an axum server on `127.0.0.1:0` in front of a real node.
@@ -295,6 +302,7 @@ impl Proxy {
             injected: Default::default(),
             bumps: AtomicI64::new(0),
             fake_blobs: Default::default(),
+            revoked_names: Default::default(),
         });
         let app = Router::new().fallback(handle).with_state(state);
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind a loopback port");
@@ -413,6 +421,15 @@ async fn handle(State(state): State<Arc<ProxyState>>, request: Request) -> Respo
 
     let body = if f.strips_origin_signatures && method == Method::POST && path == "/ecp/skills" {
         strip_origin_signatures(body)
+    } else {
+        body
+    };
+    let body = if method == Method::POST && path == "/ecp/skills" {
+        if f.obeys_any_revocation {
+            let named = revoked_names(&body);
+            state.revoked_names.lock().unwrap().extend(named);
+        }
+        if f.drops_revocations { drop_member(body, "revocations") } else { body }
     } else {
         body
     };
@@ -569,6 +586,17 @@ async fn handle(State(state): State<Arc<ProxyState>>, request: Request) -> Respo
                 }
                 if let Some(seq) = value["sequenceNum"].as_i64() {
                     value["sequenceNum"] = json!(seq + bump);
+                }
+                if f.drops_revocations
+                    && let Some(o) = value.as_object_mut()
+                {
+                    o.remove("revocations");
+                }
+                if f.obeys_any_revocation {
+                    let revoked = state.revoked_names.lock().unwrap().clone();
+                    if let Some(skills) = value["skills"].as_array_mut() {
+                        skills.retain(|p| !revoked.iter().any(|n| p["skillName"] == n.as_str()));
+                    }
                 }
                 if let Some(l) = f.listing {
                     l(&mut value);
@@ -743,6 +771,26 @@ pub(crate) fn launder(listing: &mut Value) {
 }
 
 /// `body` (an update) without the `originSignature` of any packet; as it came when it is not one.
+/// The body without its top-level member `member`.
+fn drop_member(body: Bytes, member: &str) -> Bytes {
+    let Ok(mut update) = serde_json::from_slice::<Value>(&body) else { return body };
+    if let Some(o) = update.as_object_mut() {
+        o.remove(member);
+    }
+    Bytes::from(serde_json::to_vec(&update).unwrap_or_default())
+}
+
+/// The skill names of the revocations a pushed body carries.
+fn revoked_names(body: &[u8]) -> Vec<String> {
+    let update: Value = serde_json::from_slice(body).unwrap_or_default();
+    update["revocations"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|r| r["skillName"].as_str().map(str::to_owned))
+        .collect()
+}
+
 fn strip_origin_signatures(body: Bytes) -> Bytes {
     let Ok(mut update) = serde_json::from_slice::<Value>(&body) else { return body };
     for p in update["skills"].as_array_mut().into_iter().flatten() {

@@ -76,6 +76,7 @@ fn update(peer: &str, packets: Vec<SkillPacket>) -> Bytes {
         stats: PeerStats { total_skills: packets.len() as i64, ..PeerStats::default() },
         skills: packets,
         sequence_num: 0,
+        ..KnowledgeUpdate::default()
     };
     Bytes::from(serde_json::to_vec(&update).expect("an update encodes"))
 }

@@ -103,6 +103,7 @@ pub(crate) fn update_bodies(packets: Vec<SkillPacket>) -> anyhow::Result<Vec<Byt
             stats: PeerStats { total_skills: skills.len() as i64, ..PeerStats::default() },
             skills,
             sequence_num: 0,
+            ..KnowledgeUpdate::default()
         };
         bodies.push(Bytes::from(serde_json::to_vec(&update)?));
     }

@@ -250,6 +250,17 @@ impl Server {
         self.call(Method::POST, &["v1", "skills", name, action], Some(body))
     }
 
+    /// `POST /v1/skills/{name}/revoke`.
+    pub(crate) fn revoke(
+        &self,
+        name: &str,
+        version: &str,
+        reason: &str,
+    ) -> anyhow::Result<Result<Done, Refusal>> {
+        let body = json!({ "version": version, "reason": reason });
+        self.call(Method::POST, &["v1", "skills", name, "revoke"], Some(body))
+    }
+
     /// `GET /v1/status`.
     pub(crate) fn status(&self) -> anyhow::Result<Result<Map<String, Value>, Refusal>> {
         self.call(Method::GET, &["v1", "status"], None)

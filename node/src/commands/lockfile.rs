@@ -39,7 +39,7 @@ pub(crate) fn lock(global: &GlobalArgs, args: &LockArgs) -> anyhow::Result<ExitC
 
 /// Writes `path` through a temporary sibling renamed over it: a reader never
 /// sees half a lockfile.
-fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+pub(super) fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let tmp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
     std::fs::write(&tmp, bytes).with_context(|| format!("cannot write {}", tmp.display()))?;

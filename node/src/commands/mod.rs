@@ -22,6 +22,7 @@
 //! - `output`: printing shared by the commands.
 
 mod api;
+mod archive;
 mod audit;
 mod config;
 mod deletions;
@@ -77,6 +78,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Install(args) => lockfile::install(&cli.global.with(args.keys.0.clone()), &args),
         Command::Verify(args) => lockfile::verify(&cli.global.with(args.keys.0.clone()), &args),
         Command::Mcp => mcp::run(&cli.global),
+        Command::Archive(s) => archive::run(&cli.global.with(s.keys.0), s.command),
     }
 }
 

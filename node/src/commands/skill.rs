@@ -79,6 +79,9 @@ pub(crate) fn run(global: &GlobalArgs, command: SkillCommand) -> anyhow::Result<
             "rollback",
             to.as_deref(),
         ),
+        SkillCommand::Revoke { name, version, reason } => {
+            super::versions::revoke(&super::write_target(&config, global.init)?, &name, &version, &reason)
+        }
         SkillCommand::Scan { .. } => unreachable!("handled above"),
     }
 }

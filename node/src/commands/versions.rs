@@ -1,4 +1,4 @@
-//! `ecp-node skill history | pin | unpin | rollback` (#25 items 1–2).
+//! `ecp-node skill history | pin | unpin | rollback | revoke` (#25 items 1–2, 4).
 //! History reads the store; the others are writes, sent to the server
 //! running on the data folder when there is one, else done through
 //! [`ecp_node::versions`] on the store.
@@ -42,6 +42,9 @@ pub(crate) fn history(library: &Library, name: &str, json: bool) -> anyhow::Resu
         if e.deprecated {
             state.push("tombstone");
         }
+        if e.revoked.is_some() {
+            state.push("revoked");
+        }
         table.row(vec![
             e.version.to_string(),
             e.digest.clone(),
@@ -53,6 +56,14 @@ pub(crate) fn history(library: &Library, name: &str, json: bool) -> anyhow::Resu
         ]);
     }
     let mut out = table.render("");
+    for e in entries.iter().filter(|e| e.revoked.is_some()) {
+        let _ = writeln!(
+            out,
+            "version {} revoked by its origin: {}",
+            e.version,
+            e.revoked.as_deref().unwrap_or_default()
+        );
+    }
     if let Some(pinned) = entries.iter().find(|e| e.pinned)
         && let Some(current) = entries.iter().find(|e| e.current && !e.pinned)
     {
@@ -87,6 +98,20 @@ pub(crate) fn act(target: &Target, name: &str, action: &str, to: Option<&str>) -
     Ok(ExitCode::SUCCESS)
 }
 
+/// `skill revoke NAME --version V --reason TEXT`.
+pub(crate) fn revoke(target: &Target, name: &str, version: &str, reason: &str) -> anyhow::Result<ExitCode> {
+    let pick = Pick::parse(version).map_err(anyhow::Error::msg)?;
+    let done = match target {
+        Target::Server(server) => server.revoke(name, version, reason)?.map_err(anyhow::Error::from)?,
+        Target::Store(library) => versions::revoke(library, name, &pick, reason).map_err(|e| match e {
+            VersionError::Store(e) => anyhow::Error::new(e).context("cannot revoke the version"),
+            e => anyhow::anyhow!(e),
+        })?,
+    };
+    emit(&describe(&done))?;
+    Ok(ExitCode::SUCCESS)
+}
+
 /// One line saying what was done.
 fn describe(done: &Done) -> String {
     let Done { name, version, digest, available, .. } = done;
@@ -103,6 +128,14 @@ fn describe(done: &Done) -> String {
              on their next pull or push\n"
         ),
         "unpinned" => format!("{name} unpinned: the skills folder shows version {version} ({digest})\n"),
+        "revoked" => format!(
+            "{name}: the version is revoked; the skill shows version {version} ({digest}); peers take the \
+             revocation on their next pull or push\n"
+        ),
+        "revoked-removed" => format!(
+            "{name}: the version is revoked and no earlier one remains, so the skill is withdrawn; peers take \
+             the revocation on their next pull or push\n"
+        ),
         _ => format!("{name} was not pinned; it shows version {version} ({digest})\n"),
     }
 }

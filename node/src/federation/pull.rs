@@ -376,6 +376,7 @@ pub(super) async fn merge_page(
     .await?;
     let sequence = update.sequence_num;
     let packets = update.skills.len();
+    let mut revocations = update.revocations;
     let (echoes, kept): (Vec<_>, Vec<_>) = update.skills.into_iter().partition(|p| is_echo(p, &own));
     let blobs_fetched = match blobs {
         Some(client) => super::bundles::fetch_missing(ctx, client, &sender.account, &kept).await?,
@@ -391,9 +392,11 @@ pub(super) async fn merge_page(
         // its packets carry unique names, so merging it in slices is the same merge.
         let slice = policy.max_packets.max(1);
         let mut kept = kept.into_iter().peekable();
-        while kept.peek().is_some() {
+        // The revocations ride with the first slice, also when no packet came.
+        while kept.peek().is_some() || !revocations.is_empty() {
             let skills: Vec<_> = kept.by_ref().take(slice).collect();
-            let part = KnowledgeUpdate { skills, ..KnowledgeUpdate::default() };
+            let revocations = std::mem::take(&mut revocations);
+            let part = KnowledgeUpdate { skills, revocations, ..KnowledgeUpdate::default() };
             let merged = library.merge_what_fits(part, &sender, &policy)?;
             result.absorb(merged.result);
             held_back.extend(merged.held_back);

@@ -111,6 +111,10 @@ struct Outgoing<'a> {
     skills: Vec<&'a RawValue>,
     stats: PeerStats,
     sequence_num: i64,
+    /// `SPEC.md` §14: the revocations recorded after the peer's cursor, in
+    /// the round's first update; omitted when none (a Go node ignores it).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    revocations: Vec<&'a RawValue>,
 }
 
 /// The `stats` of a round's updates (#19 item 6): the node's own shared
@@ -227,6 +231,18 @@ async fn round(ctx: &Context, peer: &PeerSpec) -> Result<PushReport, SyncError> 
     if !batch.is_empty() {
         batches.push(batch);
     }
+    let revocations = {
+        let (library, since, upto) = (ctx.library.clone(), report.since, served.seq);
+        let all = blocking(move || library.store().revocations_after(since)).await?;
+        all.into_iter().filter(|(seq, _)| *seq <= upto).map(|(_, json)| json).collect::<Vec<_>>()
+    };
+    let mut revocations: Vec<&RawValue> = revocations
+        .iter()
+        .map(|json| serde_json::from_str(json).map_err(|e| SyncError::Decode(e.to_string())))
+        .collect::<Result<_, _>>()?;
+    if batches.is_empty() && !revocations.is_empty() {
+        batches.push(Vec::new());
+    }
     let stats = node_stats(ctx, &served).await?;
     for (i, skills) in batches.into_iter().enumerate() {
         let count = skills.len();
@@ -237,6 +253,7 @@ async fn round(ctx: &Context, peer: &PeerSpec) -> Result<PushReport, SyncError> 
             skills,
             stats: PeerStats { total_skills: i64::try_from(count).unwrap_or(i64::MAX), ..stats.clone() },
             sequence_num: served.seq,
+            revocations: std::mem::take(&mut revocations),
         };
         let body = serde_json::to_vec(&update).map_err(|e| SyncError::Decode(e.to_string()))?;
         report.result.absorb(client.post_update(body).await?);

@@ -68,6 +68,9 @@ pub struct Feed {
     has_tombstones: bool,
     /// What `stats` say of the node.
     node: NodeStats,
+    /// The revocations held (`SPEC.md` §14), each with the sequence number
+    /// that recorded it and its JSON, in sequence order.
+    revocations: Vec<(i64, String)>,
 }
 
 /// What every answer's `stats` say of the node as a whole, as of the
@@ -189,6 +192,7 @@ impl FeedBuilder {
             confidence_sums: self.confidence_sums,
             has_tombstones: self.has_tombstones,
             node: NodeStats::default(),
+            revocations: Vec::new(),
         }
     }
 }
@@ -210,6 +214,8 @@ pub struct Cut {
     range: Range<usize>,
     /// Whether packets after the run remain (the answer is a page).
     pub more: bool,
+    /// The `since` it answers: the revocations recorded after it go with it.
+    since: i64,
 }
 
 impl Feed {
@@ -224,10 +230,24 @@ impl Feed {
         self.entries.last().map_or(0, |e| e.end)
     }
 
+    /// The feed with the revocations its answers carry (`SPEC.md` §14.4):
+    /// `(sequence number, JSON)` in sequence order.
+    pub fn with_revocations(mut self, revocations: Vec<(i64, String)>) -> Feed {
+        self.revocations = revocations;
+        self
+    }
+
+    /// The JSON array of the revocations recorded after `since`; empty when none.
+    fn revocations_after(&self, since: i64) -> String {
+        let first = self.revocations.partition_point(|(seq, _)| *seq <= since);
+        let all: Vec<&str> = self.revocations[first..].iter().map(|(_, json)| json.as_str()).collect();
+        if all.is_empty() { String::new() } else { format!("[{}]", all.join(",")) }
+    }
+
     /// The packets changed after `since`, as many as `limit` allows.
     pub fn since(&self, since: i64, limit: Option<PageLimit>) -> Cut {
         let first = self.entries.partition_point(|e| e.seq <= since);
-        let Some(limit) = limit else { return Cut { range: first..self.entries.len(), more: false } };
+        let Some(limit) = limit else { return Cut { range: first..self.entries.len(), more: false, since } };
         let mut last = first;
         while last < self.entries.len() && last - first < limit.packets.max(1) {
             let bytes = self.entries[last].end - self.entries[first].start;
@@ -236,7 +256,7 @@ impl Feed {
             }
             last += 1;
         }
-        Cut { range: first..last, more: last < self.entries.len() }
+        Cut { range: first..last, more: last < self.entries.len(), since }
     }
 
     /// Whether `cut` serves exactly the packets of the full listing (every
@@ -321,6 +341,7 @@ impl Feed {
                 uptime_hours,
                 cursor,
                 cut.more.then_some(cursor),
+                &self.revocations_after(cut.since),
             ))),
         ])
     }
@@ -349,7 +370,16 @@ impl Feed {
             count += i - first;
             sum += self.confidence_sums[i] - self.confidence_sums[first];
         }
-        pieces.push(Piece::Bytes(Bytes::from(footer(&self.node, count, sum, uptime_hours, self.seq, None))));
+        let revocations = self.revocations_after(0);
+        pieces.push(Piece::Bytes(Bytes::from(footer(
+            &self.node,
+            count,
+            sum,
+            uptime_hours,
+            self.seq,
+            None,
+            &revocations,
+        ))));
         Pieces::new(pieces)
     }
 }
@@ -367,7 +397,8 @@ fn header(instance: &str, seq: i64) -> Vec<u8> {
 }
 
 /// The rest of an `ECPKnowledgeUpdate` after its packets: the stats, the
-/// `sequenceNum`, and `next` when the answer is a page with more to come.
+/// `sequenceNum`, `next` when the answer is a page with more to come, and
+/// `revocations` (a JSON array) unless empty.
 fn footer(
     node: &NodeStats,
     count: usize,
@@ -375,6 +406,7 @@ fn footer(
     uptime_hours: f64,
     sequence: i64,
     next: Option<i64>,
+    revocations: &str,
 ) -> Vec<u8> {
     let avg = if count == 0 { 0.0 } else { confidence_sum / count as f64 };
     let stats = serde_json::json!({
@@ -387,7 +419,9 @@ fn footer(
         "totalSuccesses": node.successes,
     });
     let next = next.map(|n| format!(",\"next\":{n}")).unwrap_or_default();
-    format!("],\"stats\":{stats},\"sequenceNum\":{sequence}{next}}}").into_bytes()
+    let revocations =
+        if revocations.is_empty() { String::new() } else { format!(",\"revocations\":{revocations}") };
+    format!("],\"stats\":{stats},\"sequenceNum\":{sequence}{next}{revocations}}}").into_bytes()
 }
 
 #[cfg(test)]

@@ -129,6 +129,7 @@ fn v1_routes() -> Router<AppState> {
         .route("/v1/skills/{name}/pin", post(versions::pin))
         .route("/v1/skills/{name}/unpin", post(versions::unpin))
         .route("/v1/skills/{name}/rollback", post(versions::rollback))
+        .route("/v1/skills/{name}/revoke", post(versions::revoke))
         .route("/v1/quarantine", get(v1::quarantine))
         .route("/v1/quarantine/{id}", get(v1::quarantine_entry).delete(v1::drop_entry))
         .route("/v1/quarantine/{id}/approve", post(v1::approve))

@@ -113,7 +113,8 @@ async fn feed(state: &AppState, seq: i64) -> Result<Arc<Feed>, ApiError> {
             // Shared ones only: how many skills a node keeps private is its own business.
             let extractions = summary.local_skills - summary.private_skills;
             let node = NodeStats { extractions, top_tags: summary.top_tags, uses, successes };
-            Ok::<_, ApiError>(builder.finish(seq).with_node_stats(node))
+            let revocations = store.revocations_after(0)?;
+            Ok::<_, ApiError>(builder.finish(seq).with_node_stats(node).with_revocations(revocations))
         })
         .await??;
         Ok::<_, ApiError>(Arc::new(feed))

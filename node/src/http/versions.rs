@@ -1,7 +1,7 @@
 //! Versions over HTTP (#25, [`crate::versions`]): `GET
 //! /ecp/skills/{name}?digest=HEX`, one exact version for a peer installing
 //! from a lockfile (`SPEC.md` §5.7), and the local API's history, pin,
-//! unpin and rollback (`/v1/skills/{name}/…`), which the CLI sends here
+//! unpin, rollback and revoke (`/v1/skills/{name}/…`), which the CLI sends here
 //! when a server runs on its data folder.
 
 use std::collections::HashMap;
@@ -37,6 +37,9 @@ impl From<VersionError> for ApiError {
             VersionError::Tombstone { .. } => (StatusCode::CONFLICT, "tombstone"),
             VersionError::Local(_) => (StatusCode::CONFLICT, "local_skill"),
             VersionError::NothingEarlier(_) => (StatusCode::CONFLICT, "nothing_earlier"),
+            VersionError::NotOrigin(_) => (StatusCode::CONFLICT, "not_origin"),
+            VersionError::AlreadyRevoked { .. } => (StatusCode::CONFLICT, "already_revoked"),
+            VersionError::BadReason(_) => (StatusCode::BAD_REQUEST, "invalid_reason"),
         };
         ApiError::new(status, code, e.to_string())
     }
@@ -172,5 +175,38 @@ async fn to_version(
     let (name, pick) = (skill_name(name)?, to(body)?);
     let library = state.library.clone();
     let done = tokio::task::spawn_blocking(move || action(&library, &name, pick.as_ref())).await??;
+    Ok(Json(json!(done)))
+}
+
+/// The body of `POST /v1/skills/{name}/revoke`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RevokeBody {
+    /// A version number or digest.
+    version: String,
+    /// Why (one line, at most 512 bytes).
+    reason: String,
+}
+
+/// `POST /v1/skills/{name}/revoke` with `{"version": "VERSION|DIGEST", "reason": "…"}`:
+/// this node's own skill only (`SPEC.md` §14).
+pub(super) async fn revoke(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    name: Result<Path<String>, PathRejection>,
+    body: Bytes,
+) -> Result<Json<Value>, ApiError> {
+    super::v1::json_request(&headers)?;
+    let name = skill_name(name)?;
+    let RevokeBody { version, reason } = serde_json::from_slice(&body).map_err(|e| {
+        ApiError::bad_request(
+            "invalid_json",
+            format!("the body must be {{\"version\": \"VERSION|DIGEST\", \"reason\": \"TEXT\"}}: {e}"),
+        )
+    })?;
+    let pick = Pick::parse(&version).map_err(|why| ApiError::bad_request("invalid_version", why))?;
+    let library = state.library.clone();
+    let done =
+        tokio::task::spawn_blocking(move || versions::revoke(&library, &name, &pick, &reason)).await??;
     Ok(Json(json!(done)))
 }

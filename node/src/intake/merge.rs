@@ -42,6 +42,10 @@ pub struct Merged {
     /// ([`Decision::Echo`]): counted `unchanged` in the result, audited as
     /// `echo`, never quarantined.
     pub echoes: usize,
+    /// The sequence number of the last revocation the update brought that
+    /// was recorded (`SPEC.md` §14), if any: a change with no packet, that
+    /// peers must still be told of.
+    pub revocations_seq: Option<i64>,
 }
 
 /// What a merge does with what it does not apply straight away: installs
@@ -115,6 +119,8 @@ pub fn merge(
     let Mode { on_excess, withdrawals } = mode;
     let source = sender.source();
     let (merged, decisions) = store.transaction(|tx| {
+        // First: a revoked version in this very update is then refused.
+        let revoked = super::revoke::take(tx, &update.revocations, &source)?;
         let names: Vec<&str> = update.skills.iter().map(|p| p.skill_name.as_str()).collect();
         // Held bodies are read only when a packet's origin is unverified:
         // only such a packet can be an echo (§7.9.2 rule 3a).
@@ -133,7 +139,11 @@ pub fn merge(
                 .collect(),
         };
         let received = super::bundles::as_received(&update);
-        let keyed = Keyed { keys: tx.origin_keys_of(signers(&update))?, skills: &view };
+        let keyed = Keyed {
+            keys: tx.origin_keys_of(signers(&update))?,
+            skills: &view,
+            revoked: tx.revocations_of(&names)?,
+        };
         let outcome = merge_knowledge(update, &keyed, policy, &ctx);
         let (outcome, deferred) = set_aside_withdrawals(outcome, &view, withdrawals);
         let outcome = super::bundles::gate(tx, outcome, policy, received);
@@ -160,7 +170,17 @@ pub fn merge(
         }
         let admitted = admit(outcome, &excess);
         let mut decisions = Decisions::default();
-        let changes = apply(tx, &admitted.decisions, &view, sender, &source, limits, intake, &mut decisions)?;
+        let mut changes = revoked.changes;
+        changes.extend(apply(
+            tx,
+            &admitted.decisions,
+            &view,
+            sender,
+            &source,
+            limits,
+            intake,
+            &mut decisions,
+        )?);
         learn_first_keys(tx, &admitted.decisions)?;
         let echoes = admitted.decisions.iter().filter(|d| d.decision == Decision::Echo).count();
         for e in &excess {
@@ -176,8 +196,14 @@ pub fn merge(
         tx.count_new_installs(Per::Origin, &installs_by_origin(&admitted.decisions), at)?;
         tx.count_new_installs(Per::Sender, &new_by_sender(&admitted.decisions, &sender.account), at)?;
         tx.evict_quarantine_over(limits.quarantine, &source)?;
-        let merged =
-            Merged { result: admitted.result, changes, held_back: excess, withdrawals: deferred, echoes };
+        let merged = Merged {
+            result: admitted.result,
+            changes,
+            held_back: excess,
+            withdrawals: deferred,
+            echoes,
+            revocations_seq: revoked.seq,
+        };
         Ok((merged, decisions))
     })?;
     decisions.log();
@@ -189,6 +215,8 @@ pub fn merge(
 struct Keyed<'a> {
     skills: &'a HashMap<String, StoredSkill>,
     keys: HashMap<String, String>,
+    /// The revoked versions of the update's names, by (name, digest).
+    revoked: HashMap<(String, String), String>,
 }
 
 impl StoreView for Keyed<'_> {
@@ -198,6 +226,10 @@ impl StoreView for Keyed<'_> {
 
     fn origin_key(&self, instance: &str) -> Option<String> {
         self.keys.get(instance).cloned()
+    }
+
+    fn revoked(&self, name: &str, digest: &str) -> Option<String> {
+        self.revoked.get(&(name.to_owned(), digest.to_owned())).cloned()
     }
 }
 

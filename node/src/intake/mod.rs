@@ -20,6 +20,9 @@
 //!   it had been accepted from its peer.
 //! - `review`: [`IntakeMode`] — with review intake, installs from peers wait
 //!   in the inbox before they reach the skills folder.
+//! - `revoke`: the revocations an update carries (`SPEC.md` §14): checked
+//!   against the key the origin is known by, recorded, applied, or refused
+//!   and audited — before the packets, in the same transaction.
 //! - `withdraw`: [`settle()`] — the deletion guard's receiving side: the
 //!   withdrawals of one push or pull round ([`Withdrawals::Defer`]) weighed
 //!   per sender, held for the user or merged ([`withdraw()`]).
@@ -31,6 +34,7 @@ mod bundles;
 mod hold_back;
 mod merge;
 mod review;
+mod revoke;
 mod withdraw;
 
 use ecp_protocol::SkillPacket;

@@ -53,6 +53,8 @@
 //!   period, the acceptance check of a bundle ([`Tx::bundle_decision`]).
 //! - `versions`: a skill's history, one version by number or digest, and
 //!   the versions held — pinned or locked — which pruning keeps (#25).
+//! - `revocations`: versions their origins revoked (`SPEC.md` §14): refused,
+//!   not served, sent on; a received skill going back from one.
 //! - `blob_files`: the blobs' bytes, files under `<data>/blobs/`, written
 //!   through a temporary file, checked, synced and renamed.
 
@@ -69,6 +71,7 @@ mod packed;
 mod peers;
 mod quarantine;
 mod quarantine_evict;
+mod revocations;
 mod schema;
 pub mod search;
 mod sharing;
@@ -99,6 +102,7 @@ pub use packed::unpack_into;
 pub use peers::{PeerKind, PeerState, PullRecord};
 pub use quarantine::{QuarantineEntry, QuarantineStatus, Refusal, Truncated};
 pub use quarantine_evict::QuarantineCaps;
+pub use revocations::RolledBack;
 pub use sharing::{LocalSkill, Mark, Private, SECRET_CODE};
 pub use skills::{Change, FeedRow, HeldSkill, Served, SkillRecord, SkillVersion, Summary};
 pub use source::Source;

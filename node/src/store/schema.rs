@@ -381,6 +381,23 @@ const MIGRATIONS: &[&str] = &[
         recorded_at TEXT NOT NULL
     ) STRICT;
     "#,
+    // 18 (#25 item 4, SPEC §14, store/revocations.rs): the versions their
+    // origins revoked — refused from anyone, never served, and sent on to
+    // peers (`seq`: the change that recorded it, for incremental answers).
+    r#"
+    CREATE TABLE revocations (
+        name        TEXT NOT NULL,
+        digest      TEXT NOT NULL,   -- bundleDigest, or integrityHash for a plain skill
+        origin      TEXT NOT NULL,   -- the signature's instance
+        key_id      TEXT NOT NULL,
+        reason      TEXT NOT NULL,
+        seq         INTEGER NOT NULL,
+        recorded_at TEXT NOT NULL,
+        revocation  TEXT NOT NULL,   -- the signed revocation as received, JSON
+        PRIMARY KEY (name, digest)
+    ) STRICT;
+    CREATE INDEX revocations_by_seq ON revocations (seq);
+    "#,
 ];
 
 /// The migration that compressed the stored packets: the space their

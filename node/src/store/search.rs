@@ -75,13 +75,16 @@ fn row_id(confidence: f64, seq: i64) -> i64 {
 /// Tombstones never reach the index (quarantined packets never reach the
 /// skills table); a received skill waiting for review in the inbox, or
 /// whose current version the user rejected, and a retired skill (#19), are
-/// held but not shown, as the skills folder does not show them.
+/// held but not shown, as the skills folder does not show them; nor is a
+/// version its origin revoked (`SPEC.md` §14).
 const VISIBLE: &str = "s.deprecated = 0
     AND NOT EXISTS (SELECT 1 FROM skill_scores sc WHERE sc.name = s.name AND sc.retired_at IS NOT NULL)
     AND NOT EXISTS (SELECT 1 FROM inbox i WHERE i.skill_name = s.name)
     AND NOT EXISTS (SELECT 1 FROM inbox_decisions r
                     WHERE r.skill_name = s.name AND r.integrity_hash = s.integrity_hash
-                      AND r.decision = 'rejected')";
+                      AND r.decision = 'rejected')
+    AND NOT EXISTS (SELECT 1 FROM revocations rv WHERE rv.name = s.name
+                    AND rv.digest = CASE WHEN s.bundle_digest = '' THEN s.integrity_hash ELSE s.bundle_digest END)";
 
 /// The index's tables: what migration 14 creates and a rebuild makes again.
 macro_rules! index_tables {

@@ -16,11 +16,7 @@ use serde::Serialize;
 
 use super::{Source, Store, StoreError, from_json, now, packed};
 
-/// A version's digest: its `bundleDigest`, or its `integrityHash` when it
-/// has no other files.
-pub fn digest_of(packet: &SkillPacket) -> &str {
-    if packet.bundle_digest.is_empty() { &packet.integrity_hash } else { &packet.bundle_digest }
-}
+pub use ecp_protocol::revocation::version_digest as digest_of;
 
 /// Which version of a skill: this node's number, or a digest (a bundle's
 /// `sha256:` form, or 64 hex digits that match either form).
@@ -91,6 +87,9 @@ pub struct VersionEntry {
     pub pinned: bool,
     /// The version the last lockfile named.
     pub locked: bool,
+    /// Its origin revoked it (`SPEC.md` §14): the reason it gave.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub revoked: Option<String>,
 }
 
 /// A version held by a pin or a lock.
@@ -117,7 +116,10 @@ pub(super) fn is_held(tx: &Transaction<'_>, name: &str, version: i64) -> Result<
 
 /// Every kept version of `name` with its packet, oldest first; empty when
 /// the skill is not held.
-fn kept(conn: &Connection, name: &str) -> Result<Vec<(i64, String, String, SkillPacket)>, StoreError> {
+pub(super) fn kept(
+    conn: &Connection,
+    name: &str,
+) -> Result<Vec<(i64, String, String, SkillPacket)>, StoreError> {
     let mut stmt = conn.prepare_cached(
         "SELECT v.version, v.recorded_at, v.source, COALESCE(v.packet, s.packet)
          FROM skill_versions v JOIN skills s ON s.name = v.name
@@ -128,6 +130,19 @@ fn kept(conn: &Connection, name: &str) -> Result<Vec<(i64, String, String, Skill
         .query_map(params![name], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, packed::column(row, 3)?)))?
         .collect::<Result<Vec<(i64, String, String, String)>, _>>()?;
     rows.into_iter().map(|(version, at, source, json)| Ok((version, at, source, from_json(&json)?))).collect()
+}
+
+/// The pin of `name`, if it is pinned.
+pub(super) fn pin_of(conn: &Connection, name: &str) -> Result<Option<Hold>, StoreError> {
+    Ok(holds_of(conn, PIN)?.remove(name))
+}
+
+/// Removes the pin of `name`; `false` when it was not pinned.
+pub(super) fn drop_pin(conn: &Connection, name: &str) -> Result<bool, StoreError> {
+    let removed = conn
+        .prepare_cached("DELETE FROM version_holds WHERE name = ?1 AND hold = ?2")?
+        .execute(params![name, PIN])?;
+    Ok(removed > 0)
 }
 
 fn holds_of(conn: &Connection, hold: &str) -> Result<HashMap<String, Hold>, StoreError> {
@@ -151,6 +166,7 @@ impl Store {
         };
         let pin = holds_of(&conn, PIN)?.remove(name);
         let lock = holds_of(&conn, LOCK)?.remove(name);
+        let revoked = super::revocations::revoked_of(&conn, name)?;
         let entries = kept(&conn, name)?
             .into_iter()
             .map(|(version, recorded_at, source, packet)| VersionEntry {
@@ -164,6 +180,7 @@ impl Store {
                 current: version == current,
                 pinned: pin.as_ref().is_some_and(|h| h.version == version),
                 locked: lock.as_ref().is_some_and(|h| h.version == version),
+                revoked: revoked.get(digest_of(&packet)).cloned(),
             })
             .collect();
         Ok(Some(entries))
@@ -207,13 +224,11 @@ impl Store {
     /// Unpins `name`; `false` when it was not pinned.
     pub fn unpin(&self, name: &str, actor: &Source) -> Result<bool, StoreError> {
         self.write(|tx| {
-            let removed = tx
-                .prepare_cached("DELETE FROM version_holds WHERE name = ?1 AND hold = ?2")?
-                .execute(params![name, PIN])?;
-            if removed > 0 {
+            let removed = drop_pin(tx, name)?;
+            if removed {
                 super::audit::record(tx, actor, name, "unpin", "")?;
             }
-            Ok(removed > 0)
+            Ok(removed)
         })
     }
 

@@ -103,6 +103,10 @@ mod pull_progress;
 mod weak_secrets;
 // versions: lockfiles (lock, install, --frozen, verify), pins, rollback on a peer and the origin, GET /ecp/skills/{name}?digest= (#25).
 mod versions;
+// revocation: a revocation at A reaching C through B, rollback, a pin dropped, the revoked digest refused from a fourth node; forgeries refused and recorded (#25 item 4).
+mod revocation;
+// archives: export at A, import into an empty node (names, digests, files, trust); a tampered archive refused naming the skill (#25 item 5).
+mod archives;
 // bulk_pull: `pull` of 3,000 skills over many pages — every name, hash and body as the source's (#18).
 mod bulk_pull;
 // search: ranked search on real nodes — ranking, prefixes, phrases, quarantine, merge/import/delete, restart and rebuild, bounds.

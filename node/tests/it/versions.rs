@@ -21,14 +21,14 @@ use crate::util::put_local_text;
 
 const SOON: Duration = Duration::from_secs(30);
 
-fn text(name: &str, line: &str) -> String {
+pub(crate) fn text(name: &str, line: &str) -> String {
     format!(
         "---\nname: {name}\ndescription: How to {name}\nallowed-tools: Bash\nconfidence: 0.9\n---\n# {name}\n\n\
          Read the failing output, change one thing, run the tests again.\n\n{line}\n"
     )
 }
 
-fn skills_dir(fed: &Fed) -> PathBuf {
+pub(crate) fn skills_dir(fed: &Fed) -> PathBuf {
     fed.data().parent().expect("the data folder's parent").join("skills")
 }
 
@@ -36,7 +36,7 @@ fn p(path: &Path) -> String {
     path.to_str().expect("UTF-8 temporary path").to_owned()
 }
 
-async fn run(fed: &Fed, args: &[&str]) -> Out {
+pub(crate) async fn run(fed: &Fed, args: &[&str]) -> Out {
     let (data, skills) = (p(&fed.data()), p(&skills_dir(fed)));
     let mut all: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
     all.extend(["--data".to_owned(), data, "--skills-dir".to_owned(), skills]);
@@ -46,7 +46,7 @@ async fn run(fed: &Fed, args: &[&str]) -> Out {
 }
 
 /// The skill's file in `fed`'s folder, once it holds `line` (and so is the version with it).
-async fn file_with(fed: &Fed, name: &str, line: &str) -> String {
+pub(crate) async fn file_with(fed: &Fed, name: &str, line: &str) -> String {
     let file = skills_dir(fed).join(name).join("SKILL.md");
     eventually(&format!("{name}'s file holds {line:?}"), SOON, || {
         let found = std::fs::read_to_string(&file).ok().filter(|t| t.contains(line));
@@ -55,16 +55,16 @@ async fn file_with(fed: &Fed, name: &str, line: &str) -> String {
     .await
 }
 
-async fn pull(to: &Fed, from: &Fed) {
+pub(crate) async fn pull(to: &Fed, from: &Fed) {
     to.pull_from(&from.url(), "trust = 0.9").await.unwrap_or_else(|e| panic!("pull: {e}"));
 }
 
-async fn history(fed: &Fed, name: &str) -> Vec<Value> {
+pub(crate) async fn history(fed: &Fed, name: &str) -> Vec<Value> {
     let out = run(fed, &["skill", "history", name, "--json"]).await;
     out.json()["versions"].as_array().expect("versions").clone()
 }
 
-fn digest_where(history: &[Value], pred: impl Fn(&Value) -> bool) -> String {
+pub(crate) fn digest_where(history: &[Value], pred: impl Fn(&Value) -> bool) -> String {
     history.iter().find(|v| pred(v)).and_then(|v| v["digest"].as_str()).expect("such a version").to_owned()
 }
 
@@ -124,6 +124,24 @@ async fn a_lockfile_written_at_a_is_installed_exactly_at_b_and_at_an_empty_node_
     file_with(&c, "alpha", "first alpha").await;
     file_with(&c, "beta", "only beta").await;
     let verify = run(&c, &["verify", "--locked", &p(&lock)]).await;
+    assert_eq!(verify.code, 0, "{verify:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_lockfile_leaves_private_skills_out_and_they_are_no_drift_at_home() {
+    let a = Fed::start().await;
+    put_local_text(a.node().library(), &text("alpha", "shared alpha")).await;
+    put_local_text(a.node().library(), &text("secret-notes", "mine only")).await;
+    assert_eq!(run(&a, &["skill", "private", "secret-notes"]).await.code, 0);
+    file_with(&a, "secret-notes", "mine only").await;
+    let dir = tempfile::tempdir().unwrap();
+    let lock = dir.path().join("ecp.lock");
+    let out = run(&a, &["lock", "--out", &p(&lock)]).await;
+    assert_eq!(out.code, 0, "{out:?}");
+    let written = std::fs::read_to_string(&lock).unwrap();
+    assert!(written.contains("name = \"alpha\""), "{written}");
+    assert!(!written.contains("secret-notes"), "a private skill cannot be installed elsewhere: {written}");
+    let verify = run(&a, &["verify", "--locked", &p(&lock)]).await;
     assert_eq!(verify.code, 0, "{verify:?}");
 }
 

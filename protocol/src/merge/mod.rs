@@ -121,6 +121,15 @@ pub trait StoreView {
         let _ = instance;
         None
     }
+
+    /// The reason the origin gave when it revoked the version of `name`
+    /// whose digest ([`version_digest`](crate::revocation::version_digest))
+    /// is `digest` (`SPEC.md` §14.6), if it did: such a packet is refused
+    /// from anyone.
+    fn revoked(&self, name: &str, digest: &str) -> Option<String> {
+        let _ = (name, digest);
+        None
+    }
 }
 
 /// Who is merging what from whom, and when.
@@ -167,6 +176,8 @@ pub enum Stage {
     Duplicate,
     /// Stage 5: the store holds a version this packet may not replace.
     Conflict,
+    /// Stage 5 (`SPEC.md` §14.6): the origin revoked this very version.
+    Revoked,
 }
 
 impl Stage {
@@ -183,6 +194,7 @@ impl Stage {
             Stage::Policy => "policy",
             Stage::Duplicate => "duplicate",
             Stage::Conflict => "conflict",
+            Stage::Revoked => "revoked",
         }
     }
 }

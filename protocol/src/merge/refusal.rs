@@ -40,6 +40,8 @@ pub(super) enum Prefix {
     Duplicate,
     /// §7.9.2.
     Conflict,
+    /// §14.6.
+    Revoked,
 }
 
 impl Prefix {
@@ -59,6 +61,7 @@ impl Prefix {
             Prefix::Loop => "loop",
             Prefix::Duplicate => "duplicate skill name in this update",
             Prefix::Conflict => "conflict",
+            Prefix::Revoked => "revoked by its origin",
         }
     }
 
@@ -75,6 +78,7 @@ impl Prefix {
             Prefix::Policy | Prefix::Loop => Stage::Policy,
             Prefix::Duplicate => Stage::Duplicate,
             Prefix::Conflict => Stage::Conflict,
+            Prefix::Revoked => Stage::Revoked,
         }
     }
 }

@@ -1,6 +1,7 @@
 //! Stage 5 of the merge: what an admitted packet does to the store.
 //!
 //! Rules, in order (`SPEC.md` › Merge › Resolution):
+//! - a version its origin revoked (§14.6) is refused, from anyone;
 //! - an origin known by a key (§13.6): a packet claiming it that this key
 //!   did not sign is refused (stage `signature`);
 //! - several admitted packets with one name in one update: the one with the
@@ -55,10 +56,21 @@ pub(super) fn resolve(
                     format_args!("packet #{winner} wins (latest createdAt, then larger hash, then first)");
                 Refusal::new(Prefix::Duplicate, detail).into()
             }
-            _ => match known_key_refusal(&c.packet, store, &mut first_seen) {
-                Some(refusal) => refusal.into(),
-                None => against_store(&c.packet, admitted, store, ctx),
-            },
+            _ => {
+                if let Some(reason) = revoked(&c.packet, store) {
+                    let digest = crate::revocation::version_digest(&c.packet);
+                    let name = &c.packet.skill_name;
+                    let detail = format_args!(
+                        "version {digest} of {name:?} was revoked ({reason}); refused from anyone"
+                    );
+                    Refusal::new(Prefix::Revoked, detail).into()
+                } else {
+                    match known_key_refusal(&c.packet, store, &mut first_seen) {
+                        Some(refusal) => refusal.into(),
+                        None => against_store(&c.packet, admitted, store, ctx),
+                    }
+                }
+            }
         };
     }
     let decided = crate::par::map_chunks(
@@ -72,6 +84,15 @@ pub(super) fn resolve(
         },
     );
     crate::par::concat(decided)
+}
+
+/// The reason the origin revoked this packet's version, if it did; a
+/// tombstone (a withdrawal, which never installs content) never is.
+fn revoked(packet: &SkillPacket, store: &impl StoreView) -> Option<String> {
+    if packet.deprecated {
+        return None;
+    }
+    store.revoked(&packet.skill_name, crate::revocation::version_digest(packet))
 }
 
 /// For each packet (by position): the index of the winning packet of its name,

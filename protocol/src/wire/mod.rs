@@ -36,7 +36,9 @@ mod time;
 mod update;
 
 pub use blobs::{BlobQuery, MissingBlobs};
-pub use manifest::{AUTH_ECP_1_2, AUTH_X_ECP_HMAC, Manifest, PROFILE_ECP_1_3, PROFILE_VERSIONS};
+pub use manifest::{
+    AUTH_ECP_1_2, AUTH_X_ECP_HMAC, Manifest, PROFILE_ECP_1_3, PROFILE_REVOCATIONS, PROFILE_VERSIONS,
+};
 pub use merge_result::MergeResult;
 pub use packet::{BundleFile, OriginSignature, Provenance, SkillPacket};
 pub use time::Timestamp;
@@ -46,7 +48,7 @@ use serde::{Deserialize, Deserializer};
 
 /// Decodes a value that Go may have sent as `null` (a nil slice, an unset
 /// string pointer) as its default.
-fn null_as_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+pub(crate) fn null_as_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>
 where
     D: Deserializer<'de>,
     T: Deserialize<'de> + Default,

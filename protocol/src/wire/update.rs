@@ -29,6 +29,11 @@ pub struct KnowledgeUpdate {
     /// The sender's change counter. The Go implementation always sends 0; our
     /// nodes send the sequence number of their newest change.
     pub sequence_num: i64,
+    /// ECP/1.3 (`SPEC.md` §14): versions their origins revoked, which the
+    /// sender holds. Omitted when empty; a node that does not know it (a Go
+    /// node) ignores it.
+    #[serde(deserialize_with = "null_as_default", skip_serializing_if = "Vec::is_empty")]
+    pub revocations: Vec<crate::revocation::Revocation>,
 }
 
 /// A sender's statistics (`stats` of an update). Informational: nothing in
@@ -129,6 +134,7 @@ pub(super) struct Envelope<'a> {
     skills: Option<Vec<&'a RawValue>>,
     stats: Option<PeerStats>,
     sequence_num: i64,
+    revocations: Option<Vec<crate::revocation::Revocation>>,
 }
 
 impl Envelope<'_> {
@@ -140,6 +146,7 @@ impl Envelope<'_> {
             skills,
             stats: self.stats.unwrap_or_default(),
             sequence_num: self.sequence_num,
+            revocations: self.revocations.unwrap_or_default(),
         }
     }
 }

@@ -13,6 +13,8 @@ mod spec_vectors;
 mod bundle_vectors;
 // origin_signatures: key ids, canonical forms and signatures of SPEC.md §13 against origin-signatures.json.
 mod origin_signatures;
+// revocations: canonical forms, signatures and verification of SPEC.md §14 against revocations.json.
+mod revocations;
 // bundle_scan: the bundle scan against bundle-scan.json, and a clean generated 5 MB folder.
 mod bundle_scan;
 // generated_bundle: a clean skill folder of a given size (also the scan bench's).

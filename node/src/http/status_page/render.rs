@@ -246,7 +246,7 @@ fn skills(rows: &Cut<SkillRow>) -> Markup {
                                 (r.score.uses) " uses: " (r.score.successes) " ok, " (r.score.failures) " failed, streak " (r.score.streak)
                             }
                         }
-                        td { (r.version) }
+                        td { (version(&r.name, r.version, row.pinned)) }
                         td {
                             @if r.deprecated { "deleted" }
                             @else if r.score.retired.is_some() { "retired (failing; " code { "ecp-node skill restore" } ")" }
@@ -258,6 +258,20 @@ fn skills(rows: &Cut<SkillRow>) -> Markup {
                 }
             }
             (more(rows.total, rows.items.len(), "ecp-node skill list"))
+        }
+    }
+}
+
+/// A skill's version as its file shows it: a pinned skill's pinned
+/// version, and a newer one stored as available (#25).
+fn version(name: &str, current: i64, pinned: Option<i64>) -> Markup {
+    html! {
+        @match pinned {
+            Some(pinned) if pinned < current => {
+                (pinned) " (pinned; version " (current) " available: " code { "ecp-node skill unpin " (name) } ")"
+            }
+            Some(pinned) => { (pinned) " (pinned)" }
+            None => { (current) }
         }
     }
 }
@@ -325,6 +339,16 @@ mod tests {
         );
         assert_eq!(when("yesterday").into_string(), "<time datetime=\"yesterday\">yesterday</time>");
         assert_eq!(when_or_never(None).into_string(), "never");
+    }
+
+    #[test]
+    fn a_pinned_skill_shows_its_pinned_version_and_a_newer_one_as_available() {
+        assert_eq!(version("a", 3, None).into_string(), "3");
+        assert_eq!(version("a", 3, Some(3)).into_string(), "3 (pinned)");
+        assert_eq!(
+            version("a", 3, Some(1)).into_string(),
+            "1 (pinned; version 3 available: <code>ecp-node skill unpin a</code>)"
+        );
     }
 
     #[test]

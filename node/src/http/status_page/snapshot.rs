@@ -11,7 +11,7 @@ use ecp_protocol::{Provenance, SkillKind, SkillPacket};
 use super::super::error::ApiError;
 use super::super::state::AppState;
 use crate::federation::PeerView;
-use crate::store::{AuditEntry, HeldDeletion, InboxEntry, QuarantineEntry, SkillRecord, StoreError};
+use crate::store::{AuditEntry, HeldDeletion, Hold, InboxEntry, QuarantineEntry, SkillRecord, StoreError};
 
 /// Skills shown, at most.
 const MAX_SKILLS: usize = 500;
@@ -56,6 +56,8 @@ pub(super) struct SkillRow {
     pub(super) hops: u32,
     /// The instance it was received from.
     pub(super) received_from: String,
+    /// The version it is pinned to (#25), when it is.
+    pub(super) pinned: Option<i64>,
 }
 
 /// Everything on the page.
@@ -82,7 +84,7 @@ pub(super) async fn read(state: &AppState, local: SocketAddr) -> Result<Snapshot
                 Cut::of(store.quarantine()?, MAX_ENTRIES),
                 Cut::of(store.inbox()?, MAX_ENTRIES),
                 store.held_deletions()?,
-                skill_rows(store.list_skills()?, store.current_packets()?),
+                skill_rows(store.list_skills()?, store.current_packets()?, store.pins()?),
             ))
         })
         .await??;
@@ -101,7 +103,11 @@ pub(super) async fn read(state: &AppState, local: SocketAddr) -> Result<Snapshot
 
 /// The records joined with their packets' provenance, by name (both lists
 /// are read apart: a skill added in between simply shows none).
-fn skill_rows(records: Vec<SkillRecord>, packets: Vec<(SkillPacket, SkillKind)>) -> Cut<SkillRow> {
+fn skill_rows(
+    records: Vec<SkillRecord>,
+    packets: Vec<(SkillPacket, SkillKind)>,
+    mut pins: HashMap<String, Hold>,
+) -> Cut<SkillRow> {
     let mut provenance: HashMap<String, Provenance> =
         packets.into_iter().filter_map(|(p, _)| Some((p.skill_name, p.provenance?))).collect();
     let total = records.len();
@@ -112,7 +118,8 @@ fn skill_rows(records: Vec<SkillRecord>, packets: Vec<(SkillPacket, SkillKind)>)
             let (path, hops, received_from) = provenance
                 .remove(&record.name)
                 .map_or((Vec::new(), 0, String::new()), |p| (p.path, p.hops, p.received_from));
-            SkillRow { record, path, hops, received_from }
+            let pinned = pins.remove(&record.name).map(|h| h.version);
+            SkillRow { record, path, hops, received_from, pinned }
         })
         .collect();
     Cut { items, total }
@@ -155,12 +162,21 @@ mod tests {
     #[test]
     fn skills_are_cut_at_their_limit_and_counted_whole() {
         let records = |n: usize| (0..n).map(|i| record(&format!("s{i}"))).collect::<Vec<_>>();
-        let at = skill_rows(records(MAX_SKILLS), Vec::new());
+        let at = skill_rows(records(MAX_SKILLS), Vec::new(), HashMap::new());
         assert_eq!((at.items.len(), at.total), (MAX_SKILLS, MAX_SKILLS));
-        let past = skill_rows(records(MAX_SKILLS + 1), Vec::new());
+        let past = skill_rows(records(MAX_SKILLS + 1), Vec::new(), HashMap::new());
         assert_eq!((past.items.len(), past.total), (MAX_SKILLS, MAX_SKILLS + 1));
         let entries = Cut::of((0..=MAX_ENTRIES).collect(), MAX_ENTRIES);
         assert_eq!((entries.items.len(), entries.total), (MAX_ENTRIES, MAX_ENTRIES + 1));
+    }
+
+    #[test]
+    fn a_pinned_skill_carries_its_pinned_version() {
+        let hold = Hold { name: "s1".into(), version: 1, digest: "d".into() };
+        let rows =
+            skill_rows(vec![record("s0"), record("s1")], Vec::new(), HashMap::from([("s1".into(), hold)]));
+        let pinned: Vec<Option<i64>> = rows.items.iter().map(|r| r.pinned).collect();
+        assert_eq!(pinned, [None, Some(1)]);
     }
 
     #[test]
