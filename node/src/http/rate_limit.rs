@@ -449,6 +449,17 @@ mod tests {
     }
 
     #[test]
+    fn below_the_bound_nothing_is_swept_and_idle_clients_stay_tracked() {
+        let l = limiter(60, 2, false);
+        let addr = |i: usize| IpAddr::from([10, 0, 0, i as u8]);
+        assert_eq!(l.check(addr(1), T0), Ok(()));
+        // Three seconds on, the first client's bucket is full again (idle),
+        // but with room in the table a newcomer sweeps nobody away.
+        assert_eq!(l.check(addr(2), T0 + Duration::from_secs(3)), Ok(()));
+        assert_eq!(l.limiter.tracked(), 2);
+    }
+
+    #[test]
     fn zero_per_minute_is_off() {
         assert!(ClientLimiter::new(ClientRateLimit { per_minute: 0, burst: 0, loopback: true }).is_none());
     }

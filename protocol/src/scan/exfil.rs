@@ -431,6 +431,8 @@ const SENDER_WORDS: &[&str] =
 
 /// `cmd` without `-H`/`--header`/`-u`/`--user` arguments, by hand: the
 /// common case (a token in an `Authorization` header) needs no regex.
+/// A short flag's value may be attached (`-uadmin:$TOKEN`), as curl's
+/// getopt-style parser reads it; a long flag's follows a blank or `=`.
 fn strip_auth_args(cmd: &[u8]) -> std::borrow::Cow<'_, [u8]> {
     const FLAGS: &[&[u8]] = &[b"-H", b"--header", b"-u", b"--user", b"--oauth2-bearer"];
     let flag_at = |i: usize| {
@@ -438,9 +440,10 @@ fn strip_auth_args(cmd: &[u8]) -> std::borrow::Cow<'_, [u8]> {
         FLAGS
             .iter()
             .find(|f| {
+                let short = f.len() == 2;
                 after_blank
                     && cmd[i..].starts_with(f)
-                    && cmd.get(i + f.len()).is_some_and(|b| b.is_ascii_whitespace() || *b == b'=')
+                    && cmd.get(i + f.len()).is_some_and(|b| short || b.is_ascii_whitespace() || *b == b'=')
             })
             .map(|f| f.len())
     };
