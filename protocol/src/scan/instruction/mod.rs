@@ -126,6 +126,18 @@ const TRIGGERS: &[&str] = &[
     "stop to",
     "outrank*",
     "loyal*",
+    // memory kept beyond the task, the agent's own setup declared stale,
+    // another place's text ranked with this file's or the user's
+    "long-term",
+    "persistent*",
+    "restarts",
+    "overrid*",
+    "out of date",
+    "outdated",
+    "as you would",
+    "same weight",
+    "rather than as",
+    "instead of as",
 ];
 
 /// At most this many bytes of a paragraph are read; a longer paragraph is
