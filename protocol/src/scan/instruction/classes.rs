@@ -231,6 +231,12 @@ pub(crate) fn explained_quote(line: &str, at: usize) -> bool {
     quoted(line, at) && MENTION.is_match(line.as_bytes())
 }
 
+/// Whether `text` talks about attacks rather than asks for one: it gives
+/// an example, names an attacker, an injection or something suspicious.
+pub(crate) fn talks_about_attacks(text: &str) -> bool {
+    MENTION.is_match(text.as_bytes())
+}
+
 /// Whether the clause before `at` negates what starts there.
 fn negated(s: &str, at: usize) -> bool {
     let before = &s[..at];

@@ -36,7 +36,7 @@ use super::engine::{Analyzer, Body, LineRef};
 use super::rule::{self, Lazy, compile};
 use super::{Finding, Severity};
 
-pub(super) use classes::{classify, explained_quote};
+pub(super) use classes::{classify, explained_quote, talks_about_attacks};
 
 /// The analyzers of this family.
 pub(super) fn analyzers() -> Vec<Analyzer> {
