@@ -113,6 +113,13 @@ static READ: Lazy = LazyLock::new(|| {
 
 static SECRET_FILE: Lazy = LazyLock::new(|| compile(SECRET_PATHS));
 
+/// Reading a whole file's text, rather than loading settings from it.
+static WHOLE_READ: Lazy = LazyLock::new(|| {
+    compile(
+        r#"\bopen\s*\([^)]*\)\s*\.\s*read\s*\(\s*\)|\.read_text\s*\(|\breadfilesync\s*\(|\bget-content\b[^\n|]*-raw\b|\bfs\.promises\.readfile\b|\[io\.file\]::readalltext\b"#,
+    )
+});
+
 /// A credential path built from parts: `Path.home() / ".aws" / "credentials"`,
 /// `os.path.join(home, ".ssh", "id_rsa")`, `Join-Path $HOME .ssh id_rsa`.
 static JOINED_PATH: Lazy = LazyLock::new(|| {
@@ -120,6 +127,47 @@ static JOINED_PATH: Lazy = LazyLock::new(|| {
         r#"["']?\.(?:ssh|aws|kube|docker|gnupg)["']?\s*[/,+]?\s*["']?(?:id_[a-z0-9_]+|credentials|config|config\.json)\b"#,
     )
 });
+
+/// A project's `.env` file, read whole: its secrets are what it is for.
+static DOTENV: Lazy =
+    LazyLock::new(|| compile(r#"(?:^|[\s"'=(/`])\.env(?:\.(?:local|prod|production|staging))?(?:$|[\s"'`),;])"#));
+
+/// A string literal, for [`built_path`].
+static LITERAL: Lazy = LazyLock::new(|| compile(r#""[^"\n]*"|'[^'\n]*'"#));
+
+/// A path built from literals (`Path.home() / ".config" / "gcloud" / "x.json"`,
+/// `os.path.join(home, ".config", "gcloud", …)`, `"~/.config" + "/gcloud"`):
+/// consecutive literals separated by `/`, `,` or `+`, joined with `/`, and
+/// where the first starts. Only lines with two literals or more are built.
+fn built_path(b: &[u8]) -> Option<(String, usize)> {
+    let mut parts: Vec<(usize, usize)> = LITERAL.find_iter(b).map(|m| (m.start(), m.end())).collect();
+    if parts.len() < 2 {
+        return None;
+    }
+    parts.truncate(32);
+    let mut out = None;
+    let mut run: Option<(usize, String)> = None;
+    let mut prev_end = 0;
+    for (start, end) in parts {
+        let part = String::from_utf8_lossy(&b[start + 1..end - 1]).into_owned();
+        let joined_to_previous =
+            run.is_some() && b[prev_end..start].iter().all(|c| matches!(c, b' ' | b'\t' | b'/' | b',' | b'+'));
+        run = match run.take() {
+            Some((first, path)) if joined_to_previous => Some((first, format!("{path}/{part}"))),
+            done => {
+                if let Some((first, path)) = done.filter(|(_, p)| p.contains('/')) {
+                    out.get_or_insert((path, first));
+                }
+                Some((start, part))
+            }
+        };
+        prev_end = end;
+    }
+    if let Some((first, path)) = run.filter(|(_, p)| p.contains('/')) {
+        out.get_or_insert((path, first));
+    }
+    out
+}
 
 /// `for name in` just before: iterating, not testing membership.
 static FOR_IN: Lazy = LazyLock::new(|| compile(r"\bfor\s+\w+(?:\s*,\s*\w+)?\s+in$"));
@@ -135,7 +183,11 @@ pub(super) fn secret_path(line: &str) -> Option<usize> {
     } else {
         b
     };
-    SECRET_FILE.find(b).or_else(|| JOINED_PATH.find(b)).map(|m| m.start())
+    SECRET_FILE
+        .find(b)
+        .or_else(|| JOINED_PATH.find(b))
+        .map(|m| m.start())
+        .or_else(|| built_path(b).and_then(|(path, at)| SECRET_FILE.is_match(path.as_bytes()).then_some(at)))
 }
 
 /// Shell and PowerShell: `$GITHUB_TOKEN`, `${NPM_TOKEN}`, upper-case as
@@ -172,6 +224,11 @@ pub(super) fn find(line: &str, lang: Lang) -> Option<(Kind, usize)> {
         && READ.is_match(b)
     {
         return Some((Kind::File, at));
+    }
+    if let Some(m) = DOTENV.find(line.replace('\\', "/").as_bytes())
+        && WHOLE_READ.is_match(b)
+    {
+        return Some((Kind::File, m.start()));
     }
     if matches!(lang, Lang::Shell | Lang::PowerShell)
         && let Some(m) = SHELL_ENV.find(b)
@@ -215,8 +272,18 @@ pub(super) fn candidates(text: &str) -> Vec<usize> {
         .chain(SECRET_FILE.find_iter(b))
         .chain(JOINED_PATH.find_iter(b))
         .chain(SHELL_ENV.find_iter(b))
+        .chain(DOTENV.find_iter(b))
         .map(|m| m.start())
         .collect();
+    // Paths built from literals: the line's first literal, for `find` to judge.
+    for line in text.split_inclusive('\n') {
+        let offset = line.as_ptr() as usize - text.as_ptr() as usize;
+        if line.contains(['"', '\'']) && (line.contains('/') || line.contains(','))
+            && let Some((_, first)) = built_path(line.as_bytes()).filter(|(p, _)| SECRET_FILE.is_match(p.as_bytes()))
+        {
+            at.push(offset + first);
+        }
+    }
     at.sort_unstable();
     at
 }
