@@ -67,6 +67,7 @@
 use serde::{Deserialize, Serialize};
 
 mod addressed;
+pub mod classifier;
 mod code;
 mod context;
 mod controls;
@@ -230,6 +231,15 @@ impl Category {
 pub struct ScanReport {
     /// Findings in line order.
     pub findings: Vec<Finding>,
+    /// The second stage's score ([`classifier`]), in thousandths: how much
+    /// the body reads like the malicious skills it was trained on. Beside
+    /// the findings, never instead of them: at [`classifier::THRESHOLD`]
+    /// it adds a `classifier.suspicious` finding of at most
+    /// [`classifier::SEVERITY`], and it never blocks by itself. `None` for
+    /// a report made without it (a bundle's, or one stored before it
+    /// existed), and then omitted from JSON.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub classifier: Option<u16>,
 }
 
 impl ScanReport {
@@ -323,8 +333,23 @@ impl Scanner {
         Scanner { engine: engine::Engine::new(rules, analyzers), analyzer_names: names }
     }
 
-    /// Scans one body. Never panics; linear in the body's length.
+    /// Scans one body: the rules' findings, and the second stage's score
+    /// beside them ([`ScanReport::classifier`]). Never panics; linear in
+    /// the body's length.
     pub fn scan(&self, body: &str) -> ScanReport {
+        let mut report = self.scan_rules(body);
+        let score = classifier::score(body);
+        report.classifier = Some(score);
+        if let Some(f) = classifier::finding(score) {
+            let at = report.findings.partition_point(|g| g.line <= f.line);
+            report.findings.insert(at, f);
+        }
+        report
+    }
+
+    /// The rules' findings alone: what a text scanned again inside a scan
+    /// (a decoded payload, a folded string) is judged by.
+    pub(crate) fn scan_rules(&self, body: &str) -> ScanReport {
         self.engine.scan(body, engine::Parts::ALL)
     }
 

@@ -28,7 +28,7 @@ pub(super) fn scan(text: &str) -> Option<Vec<Finding>> {
         return None;
     }
     DEPTH.with(|d| d.set(depth + 1));
-    let findings = Scanner::standard().scan(text).findings;
+    let findings = Scanner::standard().scan_rules(text).findings;
     DEPTH.with(|d| d.set(depth));
     Some(findings)
 }
