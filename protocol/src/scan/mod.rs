@@ -53,6 +53,9 @@
 //! command quoted (not run) under a heading or lead-in that warns ("## What
 //! not to do") is lowered to `Low` (`context`); a runnable block or a step
 //! never is.
+//! Beside the rules, `classifier` is a second stage: a linear model over
+//! hashed words whose score ([`ScanReport::classifier`]) is reported with
+//! the findings and adds at most a `Low` finding; it never refuses.
 //! The machinery is in `rule` (what a rule is, shared helpers), `context`
 //! (whether a match is shown in an explanatory context rather than asked
 //! for), `literals` (the trigger automaton), `engine` and `normalize`.

@@ -78,21 +78,30 @@ fn fnv(seed: u64, bytes: impl IntoIterator<Item = u8>) -> u64 {
     bytes.into_iter().fold(seed, |h, b| (h ^ u64::from(b)).wrapping_mul(FNV_PRIME))
 }
 
-/// The buckets present in `body`, sorted and without repeats: the features
-/// the model and its training both read.
-#[doc(hidden)]
-pub fn features(body: &str) -> Vec<u32> {
+/// Calls `each` once per bucket present in `body`, in the order first
+/// seen: the features the model and its training both read. One pass, a
+/// bitset of the buckets seen, no allocation.
+fn for_each_feature(body: &str, mut each: impl FnMut(u32)) {
     let b = &body.as_bytes()[..body.len().min(MAX_BYTES)];
-    let mut out: Vec<u32> = Vec::with_capacity(b.len() / 3);
+    let mut seen = [0u64; BUCKETS / 64];
+    let mut add = |h: u64| {
+        let k = (h % BUCKETS as u64) as usize;
+        let (word, bit) = (k / 64, 1u64 << (k % 64));
+        if seen[word] & bit == 0 {
+            seen[word] |= bit;
+            each(k as u32);
+        }
+    };
     let mut previous: Option<u64> = None;
     let mut i = 0;
     while i < b.len() {
         let c = b[i];
         let token = if c.is_ascii_alphanumeric() || c == b'_' {
-            let n = b[i..].iter().take_while(|x| x.is_ascii_alphanumeric() || **x == b'_').count();
-            let h = fnv(FNV_OFFSET, b[i..i + n].iter().map(u8::to_ascii_lowercase));
-            i += n;
-            h
+            let start = i;
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                i += 1;
+            }
+            fnv(FNV_OFFSET, b[start..i].iter().map(u8::to_ascii_lowercase))
         } else if is_symbol(c) {
             i += 1;
             fnv(FNV_OFFSET, [0xff, c])
@@ -100,29 +109,43 @@ pub fn features(body: &str) -> Vec<u32> {
             i += 1;
             continue;
         };
-        out.push((token % BUCKETS as u64) as u32);
+        add(token);
         if let Some(p) = previous {
-            out.push((fnv(p, token.to_le_bytes()) % BUCKETS as u64) as u32);
+            add(fnv(p, token.to_le_bytes()));
         }
         previous = Some(token);
     }
+}
+
+/// The buckets present in `body`, sorted: what the training reads.
+#[doc(hidden)]
+pub fn features(body: &str) -> Vec<u32> {
+    let mut out = Vec::new();
+    for_each_feature(body, |k| out.push(k));
     out.sort_unstable();
-    out.dedup();
     out
 }
 
 /// The logistic of the bias plus the features' weights, each `1/√n`.
 #[doc(hidden)]
 pub fn probability(features: &[u32], bias: f32, weights: &[f32]) -> f32 {
-    let scale = 1.0 / (features.len().max(1) as f32).sqrt();
-    let z = bias + scale * features.iter().map(|&k| weights[k as usize]).sum::<f32>();
+    logistic(bias, features.iter().map(|&k| weights[k as usize]).sum(), features.len())
+}
+
+fn logistic(bias: f32, sum: f32, n: usize) -> f32 {
+    let z = bias + sum / (n.max(1) as f32).sqrt();
     1.0 / (1.0 + (-z).exp())
 }
 
 /// The score of `body`, in thousandths.
 pub fn score(body: &str) -> u16 {
     let (bias, w) = weights();
-    (probability(&features(body), *bias, w) * 1000.0).round() as u16
+    let (mut sum, mut n) = (0f32, 0usize);
+    for_each_feature(body, |k| {
+        sum += w[k as usize];
+        n += 1;
+    });
+    (logistic(*bias, sum, n) * 1000.0).round() as u16
 }
 
 /// The finding a score at or above [`THRESHOLD`] adds, on line 1.
