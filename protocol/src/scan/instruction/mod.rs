@@ -138,6 +138,10 @@ const TRIGGERS: &[&str] = &[
     "same weight",
     "rather than as",
     "instead of as",
+    // the user's words ranked below the skill's
+    "suggestion*",
+    "an assistant",
+    "keep going",
 ];
 
 /// At most this many bytes of a paragraph are read; a longer paragraph is
