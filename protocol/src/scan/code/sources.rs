@@ -1,7 +1,8 @@
 //! Sources: code that reads a secret. A secret-bearing environment
 //! variable (by its name), the whole environment, a credential file, a
 //! keychain or credential store, the clipboard, a browser's cookie or
-//! password store.
+//! password store — in Python, JavaScript, PowerShell, and the environment
+//! reads of Go, Ruby, Rust, Java, Swift and PHP.
 
 use std::sync::LazyLock;
 
@@ -79,6 +80,18 @@ pub(super) const TRIGGERS: &[&str] = &[
     "wl-paste",
     "getenv",
     "dotenv_values",
+    // Other languages' environment: Ruby's `ENV[…]`, Rust's `env::var`,
+    // Swift's `environment[…]`, PHP's `$_ENV`, Go's `os.Environ()`.
+    "env[",
+    "env.fetch",
+    "env.to_h",
+    "env.each",
+    "env::var",
+    "environment[",
+    "$_env",
+    "$_server",
+    "environ()",
+    "deno.env",
     "cmdkey",
     "credread",
     "win32cred",
@@ -99,7 +112,7 @@ const SECRET_NAME: &str = r"[a-z0-9_]*(?:token|secret|passw|pwd|api_?key|apikey|
 
 static SOURCE: Lazy = LazyLock::new(|| {
     compile(
-        &r#"(?P<env>\bos\.environ(?:\.get)?\s*[\[(]\s*["'](?P<n1>{n})["']|\bgetenv\s*\(\s*["'](?P<n2>{n})["']|\bprocess\.env(?:\.(?P<n3>{n})\b|\[\s*["'`](?P<n4>{n})["'`])|\$env:(?P<n5>{n})\b|getenvironmentvariable\s*\(\s*["'](?P<n6>{n})["']|\benv\.get\s*\(\s*["'](?P<n7>{n})["']|\bkeyring\.get_password\b|\bkeytar\.(?:getpassword|findpassword)\b)|(?P<all>\bdict\(\s*os\.environ\s*\)|\bos\.environ\.(?:copy\(\)|items\(\))|\*\*os\.environ\b|json\.dumps\(\s*os\.environ|\bos\.environ\s*[,)}\]]|=\s*os\.environ\s*$|json\.stringify\(\s*process\.env\b|\bprocess\.env\s*[,)}\]]|\.\.\.process\.env\b|object\.(?:entries|keys|values)\(\s*process\.env\b|=\s*process\.env\s*;?\s*$|\b(?:get-childitem|gci|dir|ls)\s+env:|getenvironmentvariables\s*\(|\bdotenv_values\s*\(|\bos\.environ\b\s*\.\s*items|\bfor\s+\w+(?:\s*,\s*\w+)?\s+in\s+os\.environ\b)|(?P<key>\bfind-(?:generic|internet)-password\b|\bdump-keychain\b|\bkeyring\.get_credential\b|\bkeytar\.findcredentials\b|\bget-storedcredential\b|\bcryptunprotectdata\b|\bsecret-tool\s+lookup\b|\bvaultcmd\b|\bcmdkey\s+/list\b|\bcredread\w*\b|\bwin32cred\.\w+|\bpasswordvault\b[^\n]*\.(?:retrieve\w*|findallby\w+)\b)|(?P<clip>\bget-clipboard\b|\bpyperclip\.paste\b|\bclipboard\.(?:readtext|read)\w*\b|\bclipboardy\.read|\bpbpaste\b|\bxclip\b[^\n|;]*\s-o\b|\bxsel\b[^\n|;]*\s-[a-z]*o|\bwl-paste\b|\.clipboard_get\s*\(|\bgetclipboarddata\b)|(?P<browser>\blogin\s+data\b|\blogins\.json\b|\bkey[34]\.db\b|\bcookies\.sqlite\b|\bsignons\.sqlite\b|\blocal\s+state\b|\bweb\s+data\b|\bbrowser_cookie3?\b|\bnetwork/cookies\b|\bdocument\.cookie\b|\b(?:local|session)storage\b)"#
+        &r#"(?P<env>\bos\.environ(?:\.get)?\s*[\[(]\s*["'](?P<n1>{n})["']|\bgetenv\s*\(\s*["'](?P<n2>{n})["']|\bprocess\.env(?:\.(?P<n3>{n})\b|\[\s*["'`](?P<n4>{n})["'`])|\$env:(?P<n5>{n})\b|getenvironmentvariable\s*\(\s*["'](?P<n6>{n})["']|\benv\.get\s*\(\s*["'](?P<n7>{n})["']|\benv\s*\[\s*["':](?P<n8>{n})["']?\s*\]|\benv\.fetch\s*\(\s*["':](?P<n9>{n})["']?|\benv::var(?:_os)?\s*\(\s*["'](?P<n10>{n})["']|\benvironment\s*\[\s*["'](?P<n11>{n})["']|\$_(?:env|server)\s*\[\s*["'](?P<n12>{n})["']|\bkeyring\.get_password\b|\bkeytar\.(?:getpassword|findpassword)\b)|(?P<all>\bdict\(\s*os\.environ\s*\)|\bos\.environ\.(?:copy\(\)|items\(\))|\*\*os\.environ\b|json\.dumps\(\s*os\.environ|\bos\.environ\s*[,)}\]]|=\s*os\.environ\s*$|json\.stringify\(\s*process\.env\b|\bprocess\.env\s*[,)}\]]|\.\.\.process\.env\b|object\.(?:entries|keys|values)\(\s*process\.env\b|=\s*process\.env\s*;?\s*$|\b(?:get-childitem|gci|dir|ls)\s+env:|getenvironmentvariables\s*\(|\bdotenv_values\s*\(|\bos\.environ\b\s*\.\s*items|\bfor\s+\w+(?:\s*,\s*\w+)?\s+in\s+os\.environ\b|\bos\.environ\s*\(\s*\)|\benv::vars(?:_os)?\s*\(\s*\)|\bsystem\.getenv\s*\(\s*\)|\benv\.(?:to_h|to_hash|to_a|each|each_pair|select|filter_map)\b|\bdeno\.env\.toobject\s*\(|\bprocessinfo\.environment\s*[,)}\]]|\$_env\b\s*[,)}\]])|(?P<key>\bfind-(?:generic|internet)-password\b|\bdump-keychain\b|\bkeyring\.get_credential\b|\bkeytar\.findcredentials\b|\bget-storedcredential\b|\bcryptunprotectdata\b|\bsecret-tool\s+lookup\b|\bvaultcmd\b|\bcmdkey\s+/list\b|\bcredread\w*\b|\bwin32cred\.\w+|\bpasswordvault\b[^\n]*\.(?:retrieve\w*|findallby\w+)\b)|(?P<clip>\bget-clipboard\b|\bpyperclip\.paste\b|\bclipboard\.(?:readtext|read)\w*\b|\bclipboardy\.read|\bpbpaste\b|\bxclip\b[^\n|;]*\s-o\b|\bxsel\b[^\n|;]*\s-[a-z]*o|\bwl-paste\b|\.clipboard_get\s*\(|\bgetclipboarddata\b)|(?P<browser>\blogin\s+data\b|\blogins\.json\b|\bkey[34]\.db\b|\bcookies\.sqlite\b|\bsignons\.sqlite\b|\blocal\s+state\b|\bweb\s+data\b|\bbrowser_cookie3?\b|\bnetwork/cookies\b|\bdocument\.cookie\b|\b(?:local|session)storage\b)"#
             .replace("{n}", SECRET_NAME),
     )
 });
@@ -244,7 +257,7 @@ pub(super) fn find(line: &str, lang: Lang) -> Option<(Kind, usize)> {
 pub(super) fn env_names(line: &str) -> Vec<String> {
     let mut out = Vec::new();
     for c in SOURCE.captures_iter(line.as_bytes()) {
-        for g in ["n1", "n2", "n3", "n4", "n5", "n6", "n7"] {
+        for g in ["n1", "n2", "n3", "n4", "n5", "n6", "n7", "n8", "n9", "n10", "n11", "n12"] {
             if let Some(m) = c.name(g) {
                 out.push(String::from_utf8_lossy(m.as_bytes()).into_owned());
             }
