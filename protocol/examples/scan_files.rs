@@ -26,7 +26,13 @@ fn main() {
         let verdict = if report.is_blocked(DEFAULT_THRESHOLD) { "BLOCKED" } else { "passed" };
         println!("{name}: {verdict}");
         for f in &report.findings {
-            println!("  line {:>3} {:<9} {:<30} {}", f.line, format!("{:?}", f.severity), f.rule_id, f.excerpt);
+            println!(
+                "  line {:>3} {:<9} {:<30} {}",
+                f.line,
+                format!("{:?}", f.severity),
+                f.rule_id,
+                f.excerpt
+            );
         }
     }
 }

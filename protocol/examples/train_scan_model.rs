@@ -67,7 +67,8 @@ fn corpus() -> Vec<Doc> {
         collect(&root.join(kind), &mut paths);
         paths.sort();
         for path in paths {
-            let name = path.strip_prefix(root.join(kind)).expect("under kind").to_string_lossy().replace('\\', "/");
+            let name =
+                path.strip_prefix(root.join(kind)).expect("under kind").to_string_lossy().replace('\\', "/");
             let file = name.rsplit('/').next().unwrap_or(&name);
             // Written beside the rules, or the first corpus: in neither half.
             if kind == "malicious" && (file.starts_with("x-") || older.contains(&name)) {
@@ -76,7 +77,13 @@ fn corpus() -> Vec<Doc> {
             let held = Sha256::digest(name.as_bytes())[0] < 0x80;
             let body = fs::read_to_string(&path).expect("read corpus file");
             let features = features(&body);
-            docs.push(Doc { name: format!("{kind}/{name}"), malicious: kind == "malicious", held, body, features });
+            docs.push(Doc {
+                name: format!("{kind}/{name}"),
+                malicious: kind == "malicious",
+                held,
+                body,
+                features,
+            });
         }
     }
     docs
@@ -134,7 +141,13 @@ fn main() {
     // Out-of-fold scores on TRAIN, for the threshold.
     let mut oof = vec![0f32; docs.len()];
     for fold in 0..FOLDS {
-        let fit: Vec<usize> = train_set.iter().copied().enumerate().filter(|(k, _)| k % FOLDS != fold).map(|(_, i)| i).collect();
+        let fit: Vec<usize> = train_set
+            .iter()
+            .copied()
+            .enumerate()
+            .filter(|(k, _)| k % FOLDS != fold)
+            .map(|(_, i)| i)
+            .collect();
         let (bias, w) = train(&docs, &fit);
         for (k, &i) in train_set.iter().enumerate() {
             if k % FOLDS == fold {
@@ -144,7 +157,10 @@ fn main() {
     }
     let benign_oof: Vec<f32> = train_set.iter().filter(|&&i| !docs[i].malicious).map(|&i| oof[i]).collect();
     let threshold = (0..=1000u16)
-        .find(|&t| rate(benign_oof.iter().filter(|&&p| thousandths(p) >= t).count(), benign_oof.len()) <= MAX_FALSE_POSITIVES)
+        .find(|&t| {
+            rate(benign_oof.iter().filter(|&&p| thousandths(p) >= t).count(), benign_oof.len())
+                <= MAX_FALSE_POSITIVES
+        })
         .unwrap_or(1000);
     let above = |p: f32| thousandths(p) >= threshold;
 
@@ -160,7 +176,11 @@ fn main() {
         "# The training data of scan::classifier (examples/train_scan_model.rs):\n# the TRAIN split of testdata/scan-corpus, one `label path` a line.\n",
     );
     for &i in &train_set {
-        list.push_str(&format!("{} {}\n", if docs[i].malicious { "malicious" } else { "benign" }, docs[i].name));
+        list.push_str(&format!(
+            "{} {}\n",
+            if docs[i].malicious { "malicious" } else { "benign" },
+            docs[i].name
+        ));
     }
     fs::create_dir_all(root.join("testdata/scan-model")).expect("mkdir scan-model");
     fs::write(root.join("testdata/scan-model/train.txt"), list).expect("write train.txt");
@@ -172,7 +192,11 @@ fn main() {
     let scanner = Scanner::standard();
     let rules = |i: usize| scanner.scan(&docs[i].body).is_blocked(DEFAULT_THRESHOLD);
     let model = |i: usize| above(probability(&docs[i].features, bias, &w));
-    println!("trained on {} skills ({} malicious), threshold {threshold}/1000", train_set.len(), count(&train_set, true, &|_| true).1);
+    println!(
+        "trained on {} skills ({} malicious), threshold {threshold}/1000",
+        train_set.len(),
+        count(&train_set, true, &|_| true).1
+    );
     let oof_hit = |i: usize| above(oof[i]);
     for (label, set, hit) in [
         ("TRAIN out-of-fold, classifier alone", &train_set, &oof_hit as &dyn Fn(usize) -> bool),

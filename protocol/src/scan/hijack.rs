@@ -119,15 +119,13 @@ fn miners(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
 /// block, written as a list (`["-o", "pool.example:443", "-u", "44A…"]`)
 /// or as settings: read with the list's quotes and commas as blanks.
 fn configured(body: &Body<'_>, l: LineRef) -> bool {
-    body.lines_from(l)
-        .skip(1)
-        .take(MINER_LINES)
-        .take_while(|(_, t)| !t.trim_start().starts_with("```"))
-        .any(|(_, t)| {
+    body.lines_from(l).skip(1).take(MINER_LINES).take_while(|(_, t)| !t.trim_start().starts_with("```")).any(
+        |(_, t)| {
             let plain: String =
                 t.chars().map(|c| if matches!(c, '"' | '\'' | ',' | '[' | ']') { ' ' } else { c }).collect();
             MINER_RUN.is_match(format!(" {plain}").as_bytes())
-        })
+        },
+    )
 }
 
 #[cfg(test)]

@@ -104,7 +104,9 @@ fn vouched(body: &Body<'_>, l: LineRef, line: &str, at: usize, out: &mut Vec<Fin
     let back = body.line_before(l, 1);
     let around = std::iter::once(body.line(back)).chain(lines.iter().map(|(_, t)| *t));
     let risky = around.into_iter().any(|t| RISK.is_match(t.as_bytes()))
-        || lines.iter().any(|&(r, t)| trojan::runs(t).into_iter().any(|(path, _)| !trojan::shown(body, r, path)));
+        || lines
+            .iter()
+            .any(|&(r, t)| trojan::runs(t).into_iter().any(|(path, _)| !trojan::shown(body, r, path)));
     let severity = if risky { Severity::High } else { Severity::Medium };
     let severity = body.unless_explained(severity, l, at..line.len());
     out.push(finding("trojan.vouched-companion", Category::SupplyChain, severity, l, line, at));

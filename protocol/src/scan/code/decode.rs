@@ -49,8 +49,7 @@ static ESCAPES: Lazy = LazyLock::new(|| compile(r"(?:\\x[0-9a-f]{2}){4,}"));
 static HEX: Lazy = LazyLock::new(|| compile(r#"["']((?:[0-9a-f]{2}){8,})["']"#));
 /// A hex word standing alone (`echo 6375… | xxd -r -p`), on a line that
 /// decodes hex.
-static BARE_HEX: Lazy =
-    LazyLock::new(|| compile(r#"(?:^|[\s=(])((?:[0-9a-f]{2}){8,})(?:$|[\s;|)])"#));
+static BARE_HEX: Lazy = LazyLock::new(|| compile(r#"(?:^|[\s=(])((?:[0-9a-f]{2}){8,})(?:$|[\s;|)])"#));
 /// A literal piped through `rev` (`echo 'hs | …' | rev | sh`).
 static REVERSED: Lazy = LazyLock::new(|| compile(r#"["']([^"'\n]{16,})["']\s*\|\s*rev\b"#));
 static CHAR_CODES: Lazy = LazyLock::new(|| {

@@ -38,7 +38,9 @@ const MAX_VARS: usize = 64;
 /// Markers of string building, literals only so that the regex engine
 /// searches them together in one pass: a block without any is not folded.
 static MARKERS: Lazy = LazyLock::new(|| {
-    compile(r#"'\+|' \+|"\+|" \+|chr\(|fromcharcode|\.join\(|-join|\.replace\(|\[::-1\]|\.reverse\(|hxxp|\[\.\]|\^"#)
+    compile(
+        r#"'\+|' \+|"\+|" \+|chr\(|fromcharcode|\.join\(|-join|\.replace\(|\[::-1\]|\.reverse\(|hxxp|\[\.\]|\^"#,
+    )
 });
 
 const LIT: &str = r#"(?:"[^"\\\n]*"|'[^'\\\n]*')"#;

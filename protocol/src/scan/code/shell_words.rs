@@ -360,9 +360,9 @@ fn is_name(s: &str) -> bool {
 
 /// `NAME[k]`: an element of an array, by its index.
 fn is_element(s: &str) -> bool {
-    s.strip_suffix(']').and_then(|s| s.split_once('[')).is_some_and(|(name, k)| {
-        is_name(name) && !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit())
-    })
+    s.strip_suffix(']')
+        .and_then(|s| s.split_once('['))
+        .is_some_and(|(name, k)| is_name(name) && !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// `NAME=value` as a word reads after normalisation.
@@ -431,7 +431,10 @@ fn substitution(inner: &str) -> String {
         if printed.starts_with("$(") {
             return format!("$({inner})");
         }
-        return stages.split('|').try_fold(printed, |v, stage| decoded(v.trim(), stage.trim())).unwrap_or_else(|| format!("$({inner})"));
+        return stages
+            .split('|')
+            .try_fold(printed, |v, stage| decoded(v.trim(), stage.trim()))
+            .unwrap_or_else(|| format!("$({inner})"));
     }
     let mut words = inner.split_whitespace();
     match words.next() {
@@ -469,7 +472,11 @@ pub(super) fn decoded(input: &str, stage: &str) -> Option<String> {
             }
             crate::scan::secret::base64url(input.trim_end_matches('=').as_bytes())
         }
-        ["xxd", flags @ ..] if flags.contains(&"-r") && flags.contains(&"-p") || flags.contains(&"-rp") || flags.contains(&"-pr") => {
+        ["xxd", flags @ ..]
+            if flags.contains(&"-r") && flags.contains(&"-p")
+                || flags.contains(&"-rp")
+                || flags.contains(&"-pr") =>
+        {
             hex::decode(input.split_whitespace().collect::<String>()).ok()?
         }
         _ => return None,

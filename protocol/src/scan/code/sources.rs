@@ -142,8 +142,9 @@ static JOINED_PATH: Lazy = LazyLock::new(|| {
 });
 
 /// A project's `.env` file, read whole: its secrets are what it is for.
-static DOTENV: Lazy =
-    LazyLock::new(|| compile(r#"(?:^|[\s"'=(/`])\.env(?:\.(?:local|prod|production|staging))?(?:$|[\s"'`),;])"#));
+static DOTENV: Lazy = LazyLock::new(|| {
+    compile(r#"(?:^|[\s"'=(/`])\.env(?:\.(?:local|prod|production|staging))?(?:$|[\s"'`),;])"#)
+});
 
 /// A string literal, for [`built_path`].
 static LITERAL: Lazy = LazyLock::new(|| compile(r#""[^"\n]*"|'[^'\n]*'"#));
@@ -163,8 +164,8 @@ fn built_path(b: &[u8]) -> Option<(String, usize)> {
     let mut prev_end = 0;
     for (start, end) in parts {
         let part = String::from_utf8_lossy(&b[start + 1..end - 1]).into_owned();
-        let joined_to_previous =
-            run.is_some() && b[prev_end..start].iter().all(|c| matches!(c, b' ' | b'\t' | b'/' | b',' | b'+'));
+        let joined_to_previous = run.is_some()
+            && b[prev_end..start].iter().all(|c| matches!(c, b' ' | b'\t' | b'/' | b',' | b'+'));
         run = match run.take() {
             Some((first, path)) if joined_to_previous => Some((first, format!("{path}/{part}"))),
             done => {
@@ -291,8 +292,10 @@ pub(super) fn candidates(text: &str) -> Vec<usize> {
     // Paths built from literals: the line's first literal, for `find` to judge.
     for line in text.split_inclusive('\n') {
         let offset = line.as_ptr() as usize - text.as_ptr() as usize;
-        if line.contains(['"', '\'']) && (line.contains('/') || line.contains(','))
-            && let Some((_, first)) = built_path(line.as_bytes()).filter(|(p, _)| SECRET_FILE.is_match(p.as_bytes()))
+        if line.contains(['"', '\''])
+            && (line.contains('/') || line.contains(','))
+            && let Some((_, first)) =
+                built_path(line.as_bytes()).filter(|(p, _)| SECRET_FILE.is_match(p.as_bytes()))
         {
             at.push(offset + first);
         }

@@ -16,8 +16,16 @@ use crate::scan::{Finding, Severity};
 
 /// The start-up files and key files a program may write: triggers of
 /// `persistence`'s rules already.
-pub(super) const TRIGGERS: &[&str] =
-    &[".bashrc", ".bash_profile", ".profile", ".zshrc", ".zprofile", ".zshenv", "config.fish", "authorized_keys"];
+pub(super) const TRIGGERS: &[&str] = &[
+    ".bashrc",
+    ".bash_profile",
+    ".profile",
+    ".zshrc",
+    ".zprofile",
+    ".zshenv",
+    "config.fish",
+    "authorized_keys",
+];
 
 /// Lines of a block read after the line naming the file, at most.
 const MAX_LINES: usize = 40;
@@ -78,7 +86,8 @@ pub(super) fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
         // The call may open on a line above the one naming the file.
         let back = (r.index - block.first).min(CALL_LINES);
         let from = body.line_before(r, back);
-        let rest: Vec<(LineRef, &str)> = body.lines_from(from).take(MAX_LINES.min(block.end - from.index)).collect();
+        let rest: Vec<(LineRef, &str)> =
+            body.lines_from(from).take(MAX_LINES.min(block.end - from.index)).collect();
         if !rest.iter().any(|(_, l)| WRITES.iter().any(|w| contains_ci(l.as_bytes(), w))) {
             continue;
         }
@@ -105,8 +114,11 @@ pub(super) fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
         for (k, lr) in at.iter().enumerate() {
             // Only what the write installs: the rest of the literal's
             // findings are the line's own rules' to make.
-            let found: Vec<Finding> =
-                inner.iter().filter(|f| f.line == k + 2 && f.rule_id.starts_with("persist.")).cloned().collect();
+            let found: Vec<Finding> = inner
+                .iter()
+                .filter(|f| f.line == k + 2 && f.rule_id.starts_with("persist."))
+                .cloned()
+                .collect();
             let from = out.len();
             rescan::report("code.persistent-write", &found, Severity::High, false, *lr, out);
             for f in &mut out[from..] {
