@@ -54,7 +54,7 @@ pub(super) fn rules() -> Vec<Rule> {
             P,
             High,
             &["authorized_keys"],
-            r#"(?:>>?|\btee\b(?:\s+-a)?)\s*["']?\S*authorized_keys\b"#,
+            r#"(?:>>?|\btee\b(?:\s+-a)?)\s*["']?(?:\S*/)?authorized_keys\b"#,
         )
         .assess(authorized_keys),
         Rule::new(
