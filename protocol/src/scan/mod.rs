@@ -53,6 +53,9 @@
 //! command quoted (not run) under a heading or lead-in that warns ("## What
 //! not to do") is lowered to `Low` (`context`); a runnable block or a step
 //! never is.
+//! Beside the rules, `classifier` is a second stage: a linear model over
+//! hashed words whose score ([`ScanReport::classifier`]) is reported with
+//! the findings and adds at most a `Low` finding; it never refuses.
 //! The machinery is in `rule` (what a rule is, shared helpers), `context`
 //! (whether a match is shown in an explanatory context rather than asked
 //! for), `literals` (the trigger automaton), `engine` and `normalize`.
@@ -67,6 +70,7 @@
 use serde::{Deserialize, Serialize};
 
 mod addressed;
+pub mod classifier;
 mod code;
 mod context;
 mod controls;
@@ -230,6 +234,15 @@ impl Category {
 pub struct ScanReport {
     /// Findings in line order.
     pub findings: Vec<Finding>,
+    /// The second stage's score ([`classifier`]), in thousandths: how much
+    /// the body reads like the malicious skills it was trained on. Beside
+    /// the findings, never instead of them: at [`classifier::THRESHOLD`]
+    /// it adds a `classifier.suspicious` finding of at most
+    /// [`classifier::SEVERITY`], and it never blocks by itself. `None` for
+    /// a report made without it (a bundle's, or one stored before it
+    /// existed), and then omitted from JSON.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub classifier: Option<u16>,
 }
 
 impl ScanReport {
@@ -323,8 +336,23 @@ impl Scanner {
         Scanner { engine: engine::Engine::new(rules, analyzers), analyzer_names: names }
     }
 
-    /// Scans one body. Never panics; linear in the body's length.
+    /// Scans one body: the rules' findings, and the second stage's score
+    /// beside them ([`ScanReport::classifier`]). Never panics; linear in
+    /// the body's length.
     pub fn scan(&self, body: &str) -> ScanReport {
+        let mut report = self.scan_rules(body);
+        let score = classifier::score(body);
+        report.classifier = Some(score);
+        if let Some(f) = classifier::finding(score) {
+            let at = report.findings.partition_point(|g| g.line <= f.line);
+            report.findings.insert(at, f);
+        }
+        report
+    }
+
+    /// The rules' findings alone: what a text scanned again inside a scan
+    /// (a decoded payload, a folded string) is judged by.
+    pub(crate) fn scan_rules(&self, body: &str) -> ScanReport {
         self.engine.scan(body, engine::Parts::ALL)
     }
 

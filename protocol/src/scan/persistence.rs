@@ -15,7 +15,7 @@ use super::{Category, Severity};
 /// Content that has no business running at every login or boot.
 static PAYLOAD: Lazy = LazyLock::new(|| {
     compile(&format!(
-        r"\b{FETCH}\b|/dev/(?:tcp|udp)/|\b(?:nc|ncat|netcat|socat)\b|\bbase64\b|\bpython[0-9.]*\s+-c\b|\bld_preload\b|\balias\s+(?:sudo|ssh|git|su)=|{STASH}"
+        r"\b{FETCH}\b|/dev/(?:tcp|udp)/|\b(?:nc|ncat|netcat|socat)\b|\bbase64\b|\bpython[0-9.]*\s+-c\b|\bld_preload\b|\balias\s+(?:sudo|ssh|git|su)=|\bnode_options\s*=\s*[\x22\x27]?--(?:require|import|loader|experimental-loader)\b|{STASH}"
     ))
 });
 /// A temp directory, or a file whose own name is hidden (`~/.cache/.syncd`;
@@ -54,7 +54,7 @@ pub(super) fn rules() -> Vec<Rule> {
             P,
             High,
             &["authorized_keys"],
-            r#"(?:>>?|\btee\b(?:\s+-a)?)\s*["']?\S*authorized_keys\b"#,
+            r#"(?:>>?|\btee\b(?:\s+-a)?)\s*["']?(?:\S*/)?authorized_keys\b"#,
         )
         .assess(authorized_keys),
         Rule::new(

@@ -152,7 +152,7 @@ fn mentions_script(line: &str) -> bool {
 }
 
 /// Scripts of the skill's folder that `line` runs, with their offsets.
-fn runs(line: &str) -> Vec<(&str, usize)> {
+pub(super) fn runs(line: &str) -> Vec<(&str, usize)> {
     let mut out = Vec::new();
     if !mentions_script(line) {
         return out;
@@ -234,7 +234,7 @@ pub(crate) fn scripts_run(text: &str) -> impl Iterator<Item = (usize, &str)> {
 /// file), has one open within [`SHOWN_WITHIN`] lines, writes it (`cat >
 /// x.sh <<EOF`, `tee x.sh`) or has the agent write it ("create `cli.py`
 /// with …"), or names a URL.
-fn shown(body: &Body<'_>, run: LineRef, path: &str) -> bool {
+pub(super) fn shown(body: &Body<'_>, run: LineRef, path: &str) -> bool {
     let name = path.rsplit(['/', '\\']).next().unwrap_or(path);
     let (text, b) = (body.text, body.text.as_bytes());
     // Only the lines naming the file are looked at: one vector search over

@@ -11,7 +11,10 @@
 //!   about: it reaches the network or registers somewhere, it is too long
 //!   or too compiled to show, it is to be taken as is, it runs forced,
 //!   quiet, privileged or from a package lifecycle hook, or it is a binary
-//!   artifact (`.whl`, `.jar`, `.wasm`, `.dll`, `.so`, `.dylib`).
+//!   artifact (`.whl`, `.jar`, `.wasm`, `.dll`, `.so`, `.dylib`); and
+//!   when the run below it is a script of the skill's folder that the
+//!   skill never shows (what `trojan.companion-script` finds): the skill
+//!   both vouches for the code and keeps it from the reader.
 //! - `trojan.clone-and-run`: `git clone` from a host that is neither a
 //!   public code host nor a private network's, then a script of that
 //!   clone run a few lines later: `High`.
@@ -22,7 +25,7 @@ use std::sync::LazyLock;
 
 use super::engine::{Analyzer, Body, LineRef, finding};
 use super::rule::{Lazy, compile, warned_against};
-use super::{Category, Finding, Severity};
+use super::{Category, Finding, Severity, trojan};
 
 /// The analyzers of this family.
 pub(super) fn analyzers() -> Vec<Analyzer> {
@@ -37,14 +40,14 @@ const CLONE_RUN_WITHIN: usize = 8;
 /// The skill saying it carries the code.
 static VOUCH: Lazy = LazyLock::new(|| {
     compile(
-        r"\b(?:bundled|shipped|ships|packaged|included|provided|comes?|distributed|delivered)\b[^.\n]{0,40}?\b(?:with|in|inside|alongside|by)\s+(?:this|the)\s+skill\b|\b(?:from|in|inside|under)\s+(?:this|the)\s+skill'?s?\b|\bthis\s+skill'?s\s+(?:own\s+)?(?:folder|directory|dir|scripts?|files?|dist|bin|lib|modules?|tools?)\b|\balongside\s+this\s+skill\b|\bthat\s+this\s+skill\s+(?:is\s+built\s+around|relies\s+on|uses)\b",
+        r"\b(?:bundled|shipped|ships|packaged|included|provided|comes?|distributed|delivered)\b[^.\n]{0,40}?\b(?:with|in|inside|alongside|by)\s+(?:this|the)\s+skill\b|\b(?:this|the)\s+skill\s+(?:ships|bundles|includes|carries|contains|provides|comes\s+with)\b|\b(?:from|in|inside|under)\s+(?:this|the)\s+skill'?s?\b|\bthis\s+skill'?s\s+(?:own\s+)?(?:folder|directory|dir|scripts?|files?|dist|bin|lib|modules?|tools?)\b|\balongside\s+this\s+skill\b|\bthat\s+this\s+skill\s+(?:is\s+built\s+around|relies\s+on|uses)\b",
     )
 });
 
 /// Running, loading or installing it.
 static RUNS: Lazy = LazyLock::new(|| {
     compile(
-        r#"\b(?:run|runs|execute|source|import-module|import|load|install|invoke|register|bash|sh|python3?|node|pwsh|powershell|ruby|perl|java\s+-jar|script:)\b|^\s*\.\s+["'$]|\b(?:postinstall|preinstall|prepare)\b"#,
+        r#"\b(?:run|runs|execute|source|import-module|import|load|install|invoke|register|bash|sh|python3?|node|pwsh|powershell|ruby|perl|java\s+-jar|script:)\b|^\s*\.\s+["'$]|\b(?:postinstall|preinstall|prepare)\b|(?:^|[\s`(])\./[\w.-]+/[\w./-]+|\bchmod\s+(?:[ugoa]*\+x|[0-7]?[157][0-7]{2})\b"#,
     )
 });
 
@@ -100,7 +103,10 @@ fn vouched(body: &Body<'_>, l: LineRef, line: &str, at: usize, out: &mut Vec<Fin
     }
     let back = body.line_before(l, 1);
     let around = std::iter::once(body.line(back)).chain(lines.iter().map(|(_, t)| *t));
-    let risky = around.into_iter().any(|t| RISK.is_match(t.as_bytes()));
+    let risky = around.into_iter().any(|t| RISK.is_match(t.as_bytes()))
+        || lines
+            .iter()
+            .any(|&(r, t)| trojan::runs(t).into_iter().any(|(path, _)| !trojan::shown(body, r, path)));
     let severity = if risky { Severity::High } else { Severity::Medium };
     let severity = body.unless_explained(severity, l, at..line.len());
     out.push(finding("trojan.vouched-companion", Category::SupplyChain, severity, l, line, at));

@@ -78,7 +78,10 @@ pub fn scan_bundle<B: AsRef<[u8]>>(
 ) -> BundleScan {
     let held: Vec<_> =
         manifest.files().iter().filter(|f| f.path != SKILL_MD).map(|f| (f, blob(&f.sha256))).collect();
-    let refused = |refusal, findings| BundleScan { report: ScanReport { findings }, refusal: Some(refusal) };
+    let refused = |refusal, findings| BundleScan {
+        report: ScanReport { findings, classifier: None },
+        refusal: Some(refusal),
+    };
     let missing: HashSet<&str> =
         held.iter().filter(|(_, b)| b.is_none()).map(|(f, _)| f.sha256.as_str()).collect();
     if let Some(pending) = manifest.pending_decision(|sha| !missing.contains(sha)) {
@@ -99,7 +102,7 @@ pub fn scan_bundle<B: AsRef<[u8]>>(
         }
     }
     let refusal = safety_decision(&scan.findings, policy.scan_threshold());
-    BundleScan { report: ScanReport { findings: scan.findings }, refusal }
+    BundleScan { report: ScanReport { findings: scan.findings, classifier: None }, refusal }
 }
 
 /// The findings of one bundle, as its files and members are met.

@@ -12,7 +12,7 @@ use std::sync::LazyLock;
 use super::rescan;
 use crate::scan::Category;
 use crate::scan::engine::{Body, LineRef, finding};
-use crate::scan::rule::{Lazy, compile};
+use crate::scan::rule::{Lazy, compile, contains_ci};
 use crate::scan::secret::base64url;
 use crate::scan::{Finding, Severity};
 
@@ -41,11 +41,17 @@ pub(super) const TRIGGERS: &[&str] = &[
     "\\x*",
     "chr(",
     "xxd",
+    "rev",
 ];
 
 static BASE64: Lazy = LazyLock::new(|| compile(r"[a-z0-9+/_-]{16,}={0,2}"));
 static ESCAPES: Lazy = LazyLock::new(|| compile(r"(?:\\x[0-9a-f]{2}){4,}"));
 static HEX: Lazy = LazyLock::new(|| compile(r#"["']((?:[0-9a-f]{2}){8,})["']"#));
+/// A hex word standing alone (`echo 6375… | xxd -r -p`), on a line that
+/// decodes hex.
+static BARE_HEX: Lazy = LazyLock::new(|| compile(r#"(?:^|[\s=(])((?:[0-9a-f]{2}){8,})(?:$|[\s;|)])"#));
+/// A literal piped through `rev` (`echo 'hs | …' | rev | sh`).
+static REVERSED: Lazy = LazyLock::new(|| compile(r#"["']([^"'\n]{16,})["']\s*\|\s*rev\b"#));
 static CHAR_CODES: Lazy = LazyLock::new(|| {
     compile(
         r"fromcharcode\s*\(([\d\s,]+)\)|(?:\bchr\s*\(\s*\d+\s*\)\s*\+?\s*){4,}|(?:\[char\]\s*\(?\s*\d+\s*\)?\s*[+,]?\s*){4,}|\[char\[\]\]\s*@?\(\s*[\d\s,]+\)",
@@ -55,7 +61,7 @@ static NUMBER: Lazy = LazyLock::new(|| compile(r"\d+"));
 /// A line that decodes at run time (not one that only encodes).
 static DECODES: Lazy = LazyLock::new(|| {
     compile(
-        r#"\bbase(?:64|32)\s+(?:-\S+\s+)*(?:-d|--decode|-D)\b|b64decode|\batob\s*\(|frombase64string|fromhex|unhexlify|\bxxd\s+(?:-\S+\s+)*-r|fromcharcode|\bchr\s*\(|\[char\]|\[char\[\]\]|\bbuffer\.from\s*\([^)]*["'](?:base64|base64url|hex)["']|-e(?:nc(?:odedcommand)?|c)?\s+[a-z0-9+/]{16}|\\x[0-9a-f]{2}"#,
+        r#"\bbase(?:64|32)\s+(?:-\S+\s+)*(?:-d|--decode|-D)\b|\|\s*rev\b|b64decode|\batob\s*\(|frombase64string|fromhex|unhexlify|\bxxd\s+(?:-\S+\s+)*-r|fromcharcode|\bchr\s*\(|\[char\]|\[char\[\]\]|\bbuffer\.from\s*\([^)]*["'](?:base64|base64url|hex)["']|-e(?:nc(?:odedcommand)?|c)?\s+[a-z0-9+/]{16}|\\x[0-9a-f]{2}"#,
     )
 });
 /// PowerShell's encoded command flag: its base64 is UTF-16LE.
@@ -204,6 +210,20 @@ pub(super) fn decode_line(line: &str) -> Vec<String> {
             && let Ok(bytes) = hex::decode(m.as_bytes())
         {
             out.extend(text(&bytes));
+        }
+    }
+    if contains_ci(b, b"xxd") {
+        for c in BARE_HEX.captures_iter(b) {
+            if let Some(m) = c.get(1)
+                && let Ok(bytes) = hex::decode(m.as_bytes())
+            {
+                out.extend(text(&bytes));
+            }
+        }
+    }
+    for c in REVERSED.captures_iter(b) {
+        if let Some(m) = c.get(1) {
+            out.push(String::from_utf8_lossy(m.as_bytes()).chars().rev().collect());
         }
     }
     for m in CHAR_CODES.find_iter(b) {

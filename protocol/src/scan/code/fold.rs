@@ -38,7 +38,9 @@ const MAX_VARS: usize = 64;
 /// Markers of string building, literals only so that the regex engine
 /// searches them together in one pass: a block without any is not folded.
 static MARKERS: Lazy = LazyLock::new(|| {
-    compile(r#"'\+|' \+|"\+|" \+|chr\(|fromcharcode|\.join\(|-join|\.replace\(|\[::-1\]|hxxp|\[\.\]|\^"#)
+    compile(
+        r#"'\+|' \+|"\+|" \+|chr\(|fromcharcode|\.join\(|-join|\.replace\(|\[::-1\]|\.reverse\(|hxxp|\[\.\]|\^"#,
+    )
 });
 
 const LIT: &str = r#"(?:"[^"\\\n]*"|'[^'\\\n]*')"#;
@@ -56,7 +58,13 @@ static ARRAY_JOIN: Lazy = LazyLock::new(|| {
 static CONCAT: Lazy = LazyLock::new(|| compile(&format!(r"({LIT})\s*\+\s*({LIT})")));
 static REPLACE: Lazy =
     LazyLock::new(|| compile(&format!(r"({LIT})\s*\.\s*replace\(\s*({LIT})\s*,\s*({LIT})\s*\)")));
-static REVERSED: Lazy = LazyLock::new(|| compile(&format!(r"({LIT})\s*\[\s*::\s*-1\s*\]")));
+static REVERSED: Lazy = LazyLock::new(|| {
+    compile(&format!(
+        r#"({LIT})\s*\[\s*::\s*-1\s*\]|({LIT})\s*\.\s*split\(\s*(?:""|'')\s*\)\s*\.\s*reverse\(\s*\)\s*\.\s*join\(\s*(?:""|'')\s*\)"#
+    ))
+});
+/// An array of literals, the value a variable may hold until it is joined.
+static ARRAY: Lazy = LazyLock::new(|| compile(&format!(r"^\[(?:\s*{LIT}\s*,)*\s*{LIT}\s*,?\s*\]$")));
 static LITERAL: Lazy = LazyLock::new(|| compile(LIT));
 static ASSIGN: Lazy =
     LazyLock::new(|| compile(r"^\s*(?:(?:const|let|var|final)\s+)?(\$?[a-z_]\w*)\s*=\s*(.+?)\s*;?\s*$"));
@@ -90,16 +98,24 @@ fn fold_block(body: &Body<'_>, block: &Block, first: LineRef, out: &mut Vec<Find
         return;
     }
     let mut vars: Vec<(String, String)> = Vec::new();
+    let mut arrays: Vec<(String, String)> = Vec::new();
     let mut changed: Vec<(LineRef, String)> = Vec::new();
     for (r, line) in body.lines_from(first).take(MAX_BLOCK_LINES.min(block.end - block.first)) {
-        let folded = fold_line(line, &vars, block.lang);
-        if let Some(c) = ASSIGN.captures(folded.as_bytes())
-            && let Some(v) = single_literal(&c[2])
-        {
-            if vars.len() >= MAX_VARS {
-                vars.remove(0);
+        let folded = fold_line_with(line, &vars, &arrays, block.lang);
+        if let Some(c) = ASSIGN.captures(folded.as_bytes()) {
+            // A literal is remembered unquoted, an array of literals as
+            // written (`[…]`), so that joining it later folds.
+            let value = single_literal(&c[2]).map(|v| (v, false)).or_else(|| {
+                let v = c[2].strip_suffix(b";").unwrap_or(&c[2]).trim_ascii();
+                ARRAY.is_match(v).then(|| (String::from_utf8_lossy(v).into_owned(), true))
+            });
+            if let Some((v, array)) = value {
+                let list = if array { &mut arrays } else { &mut vars };
+                if list.len() >= MAX_VARS {
+                    list.remove(0);
+                }
+                list.push((String::from_utf8_lossy(&c[1]).into_owned(), v));
             }
-            vars.push((String::from_utf8_lossy(&c[1]).into_owned(), v));
         }
         if folded != line {
             changed.push((r, folded));
@@ -151,13 +167,23 @@ fn quote(s: &str) -> String {
 }
 
 /// `line` with its string building done, as far as the text tells.
+#[cfg(test)]
 pub(super) fn fold_line(line: &str, vars: &[(String, String)], lang: Lang) -> String {
+    fold_line_with(line, vars, &[], lang)
+}
+
+/// [`fold_line`] with variables that hold arrays of literals too (`[…]` as
+/// written), so that joining one folds.
+fn fold_line_with(line: &str, vars: &[(String, String)], arrays: &[(String, String)], lang: Lang) -> String {
     if line.len() > MAX_LINE {
         return line.to_string();
     }
     let mut s = line.to_string();
     // Variables first, so that `x + '…'` folds once `x` is known.
     for (name, value) in vars {
+        s = substitute(&s, name, &quote(value));
+    }
+    for (name, value) in arrays {
         s = substitute(&s, name, value);
     }
     for _ in 0..MAX_ROUNDS {
@@ -196,7 +222,10 @@ pub(super) fn fold_line(line: &str, vars: &[(String, String)], lang: Lang) -> St
             })
         })
         .or_else(|| {
-            replace_once(&REVERSED, &s, |c| Some(quote(&unquote(&c[1]).chars().rev().collect::<String>())))
+            replace_once(&REVERSED, &s, |c| {
+                let lit = c.get(1).or_else(|| c.get(2))?.as_bytes();
+                Some(quote(&unquote(lit).chars().rev().collect::<String>()))
+            })
         });
         match next {
             Some(n) if n.len() <= MAX_LINE && (n.len() != before || n != s) => s = n,
@@ -233,7 +262,8 @@ fn replace_once(re: &Regex, s: &str, f: impl Fn(&Captures<'_>) -> Option<String>
 }
 
 /// `name` (a whole word, or `$name`) outside the place it is assigned,
-/// written as its literal.
+/// written as its value (code: a literal or an array). A `$name` after a
+/// dot is PowerShell's member named by a variable (`$w.$f(…)`).
 fn substitute(s: &str, name: &str, value: &str) -> String {
     let b = s.as_bytes();
     let mut out = String::with_capacity(s.len());
@@ -243,12 +273,14 @@ fn substitute(s: &str, name: &str, value: &str) -> String {
         let at = i + k;
         let end = at + name.len();
         let bounded = (at == 0
-            || !word(b[at - 1]) && b[at - 1] != b'.' && (name.starts_with('$') || b[at - 1] != b'$'))
+            || !word(b[at - 1])
+                && (b[at - 1] != b'.' || name.starts_with('$'))
+                && (name.starts_with('$') || b[at - 1] != b'$'))
             && (end == b.len() || !word(b[end]));
         let assigned = s[end..].trim_start().starts_with('=') && !s[end..].trim_start().starts_with("==");
         out.push_str(&s[i..at]);
         if bounded && !assigned {
-            out.push_str(&quote(value));
+            out.push_str(value);
         } else {
             out.push_str(name);
         }

@@ -29,6 +29,10 @@
 //!   block's own language (`exec(urlopen(u).read())`, `eval(URI.open(u).read)`),
 //!   directly or through a variable.
 //!
+//! - `written` (`code.persistent-write`): a program that writes a shell
+//!   start-up file or `authorized_keys` has what it writes read as the
+//!   shell's `echo '…' >> ~/.zshrc` and scanned again.
+//!
 //! - `gather` (`code.block-exfil`): one block that reads a credential
 //!   store and calls a stranger's host, in any language, without following
 //!   the value (for the languages and shapes `flow` cannot follow).
@@ -45,7 +49,8 @@
 //! lines whose strings and comments `strip` blanks;
 //! `gather` pairs stores and strangers' hosts per block; `fetched` follows
 //! downloads to the calls that run them; `decode` decodes literals;
-//! `fold` folds string building; `rescan` scans text again (bounded depth) and
+//! `fold` folds string building; `written` follows writes to start-up
+//! files; `rescan` scans text again (bounded depth) and
 //! turns inner findings into outer ones. Tests are in `tests.rs`.
 
 mod blocks;
@@ -61,6 +66,7 @@ mod sources;
 mod strip;
 #[cfg(test)]
 mod tests;
+mod written;
 
 use super::engine::Analyzer;
 
@@ -74,5 +80,6 @@ pub(super) fn analyzers() -> Vec<Analyzer> {
         Analyzer { triggers: gather::TRIGGERS, run: gather::run },
         Analyzer { triggers: fold::TRIGGERS, run: fold::run },
         Analyzer { triggers: fetched::TRIGGERS, run: fetched::run },
+        Analyzer { triggers: written::TRIGGERS, run: written::run },
     ]
 }

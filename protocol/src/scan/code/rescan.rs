@@ -28,7 +28,7 @@ pub(super) fn scan(text: &str) -> Option<Vec<Finding>> {
         return None;
     }
     DEPTH.with(|d| d.set(depth + 1));
-    let findings = Scanner::standard().scan(text).findings;
+    let findings = Scanner::standard().scan_rules(text).findings;
     DEPTH.with(|d| d.set(depth));
     Some(findings)
 }
@@ -102,14 +102,56 @@ pub(super) const TRIGGERS: &[&str] = &[
     "://",
     "| $",
     "|$",
+    "\"${",
 ];
 
+/// Lines of a `{ … }` or `( … )` group piped on as one, at most.
+const MAX_GROUP_LINES: usize = 20;
+
+/// A group of commands written over several lines whose output is piped
+/// on (`{` … `} | curl …`), as one line: what each command prints goes
+/// where the pipe goes, as if they were one command. `None` when the line
+/// does not close such a group.
+fn piped_group(body: &Body<'_>, r: LineRef, block_first: usize) -> Option<String> {
+    let line = body.line(r).trim_start();
+    let close = line.as_bytes().first().copied().filter(|c| matches!(c, b'}' | b')'))?;
+    if !line[1..].trim_start().starts_with('|') {
+        return None;
+    }
+    let open = if close == b'}' { "{" } else { "(" };
+    let back = (r.index - block_first).min(MAX_GROUP_LINES);
+    let first = body.line_before(r, back);
+    let inside: Vec<&str> = body.lines_from(first).take(back).map(|(_, l)| l.trim()).collect();
+    let start = inside.iter().rposition(|l| *l == open || l.ends_with(&format!("= {open}")))?;
+    let mut joined = String::from(open);
+    for l in &inside[start + 1..] {
+        if !l.is_empty() && !l.starts_with('#') {
+            joined.push(' ');
+            joined.push_str(l.trim_end_matches(';'));
+            joined.push(';');
+        }
+    }
+    joined.push(' ');
+    joined.push_str(line);
+    Some(joined)
+}
+
 /// Shell lines whose command words are disguised, normalised and scanned
-/// again (`code.normalized-command`).
+/// again (`code.normalized-command`), and groups of commands piped on as
+/// one (`piped_group`).
 pub(super) fn normalized_commands(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
     let mut map: Option<CodeMap> = None;
     for &r in lines {
         let line = body.line(r);
+        if line.trim_start().starts_with(['}', ')']) {
+            let map = map.get_or_insert_with(|| CodeMap::of(body.text));
+            if let Some(b) = map.block_at(r.index).filter(|b| matches!(b.lang, Lang::Shell | Lang::Other))
+                && let Some(joined) = piped_group(body, r, b.first)
+                && let Some(inner) = scan(&format!("```bash\n{joined}\n```\n"))
+            {
+                report("code.normalized-command", &inner, Severity::High, false, r, out);
+            }
+        }
         // Most command lines need no more: nothing in command position is
         // quoted, escaped, substituted or a variable.
         let suspect = shell_words::may_disguise_a_command;

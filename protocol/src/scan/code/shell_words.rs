@@ -173,7 +173,13 @@ impl Parser<'_, '_> {
                     if (at_command || declaring)
                         && let Some((name, value)) = assignment(&word)
                     {
-                        self.vars.set(name, value.to_string());
+                        if value.is_empty() && self.peek() == Some(b'(') {
+                            // `p=(cu rl …)`: each element is `p[k]`.
+                            let name = name.to_string();
+                            self.array(&name, depth, &mut out);
+                        } else {
+                            self.vars.set(name, value.to_string());
+                        }
                         continue;
                     }
                     if at_command {
@@ -191,6 +197,35 @@ impl Parser<'_, '_> {
             }
         }
         out
+    }
+
+    /// The elements of an array assignment `(a b c)`, from its `(` to its
+    /// `)`, each remembered as `name[k]` and written out.
+    fn array(&mut self, name: &str, depth: u8, out: &mut String) {
+        self.i += 1;
+        out.push('(');
+        let mut k = 0;
+        while let Some(c) = self.peek() {
+            match c {
+                b')' => {
+                    self.i += 1;
+                    break;
+                }
+                b' ' | b'\t' | b'\r' | b'\n' => self.i += 1,
+                _ => {
+                    let element = self.word(depth, Some(b')'));
+                    if element.is_empty() {
+                        // Not a word (an operator): stop here.
+                        break;
+                    }
+                    out.push_str(&element);
+                    out.push(' ');
+                    self.vars.set(&format!("{name}[{k}]"), element);
+                    k += 1;
+                }
+            }
+        }
+        out.push(')');
     }
 
     /// One word, with its quotes, escapes and expansions resolved, up to
@@ -282,7 +317,7 @@ impl Parser<'_, '_> {
             Some(b'{') => {
                 let rest = &self.s[self.i + 1..];
                 match rest.find('}') {
-                    Some(n) if is_name(&rest[..n]) => {
+                    Some(n) if is_name(&rest[..n]) || is_element(&rest[..n]) => {
                         self.i += n + 2;
                         self.expand(&rest[..n], &self.s[start..self.i], w);
                     }
@@ -321,6 +356,13 @@ impl Parser<'_, '_> {
 fn is_name(s: &str) -> bool {
     let b = s.as_bytes();
     !b.is_empty() && !b[0].is_ascii_digit() && b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_')
+}
+
+/// `NAME[k]`: an element of an array, by its index.
+fn is_element(s: &str) -> bool {
+    s.strip_suffix(']')
+        .and_then(|s| s.split_once('['))
+        .is_some_and(|(name, k)| is_name(name) && !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// `NAME=value` as a word reads after normalisation.
@@ -380,9 +422,20 @@ fn glob_matches(pattern: &[u8], text: &[u8]) -> bool {
 }
 
 /// What a command substitution of literals prints: `echo sh` → `sh`,
-/// `printf sh` → `sh`, `which env` → `env`; anything else stays a
-/// substitution.
+/// `printf sh` → `sh`, `which env` → `env`, and a literal piped through
+/// decoders (`printf YmFzaA== | base64 -d`, `echo hs | rev`, `echo 7368 |
+/// xxd -r -p`) → what they print; anything else stays a substitution.
 fn substitution(inner: &str) -> String {
+    if let Some((first, stages)) = inner.split_once('|') {
+        let printed = substitution(first.trim());
+        if printed.starts_with("$(") {
+            return format!("$({inner})");
+        }
+        return stages
+            .split('|')
+            .try_fold(printed, |v, stage| decoded(v.trim(), stage.trim()))
+            .unwrap_or_else(|| format!("$({inner})"));
+    }
     let mut words = inner.split_whitespace();
     match words.next() {
         Some("which") | Some("command") => {
@@ -405,6 +458,31 @@ fn substitution(inner: &str) -> String {
         }
         _ => format!("$({inner})"),
     }
+}
+
+/// What `stage` (a decoder the shell pipes text through) prints for
+/// `input`, when it is a decoder and the result is text.
+pub(super) fn decoded(input: &str, stage: &str) -> Option<String> {
+    let words: Vec<&str> = stage.split_whitespace().collect();
+    let bytes = match words.as_slice() {
+        ["rev"] => return Some(input.chars().rev().collect()),
+        ["base64" | "base32", flags @ ..] if flags.iter().any(|f| matches!(*f, "-d" | "--decode" | "-D")) => {
+            if words[0] == "base32" {
+                return None;
+            }
+            crate::scan::secret::base64url(input.trim_end_matches('=').as_bytes())
+        }
+        ["xxd", flags @ ..]
+            if flags.contains(&"-r") && flags.contains(&"-p")
+                || flags.contains(&"-rp")
+                || flags.contains(&"-pr") =>
+        {
+            hex::decode(input.split_whitespace().collect::<String>()).ok()?
+        }
+        _ => return None,
+    };
+    let text = String::from_utf8(bytes).ok()?;
+    text.chars().all(|c| !c.is_control() || c == '\n' || c == '\t').then_some(text)
 }
 
 /// Where a `$'…'` string ends: its first unescaped `'`.

@@ -20,7 +20,7 @@ pub(super) enum Kind {
 
 static NETWORK: Lazy = LazyLock::new(|| {
     compile(
-        r"\brequests\.(?:get|post|put|patch|delete|head|request)\b|\bhttpx\.(?:get|post|put|patch|request|stream)\b|\burlopen\b|\burllib\.request\.request\b|\burllib3\b|\bhttp\.client\.https?connection\b|\bsocket\.(?:create_connection|gethostbyname|getaddrinfo|gethostbyname_ex)\b|\bsmtplib\b|\bftplib\b|\baiohttp\b|\bfetch\s*\(|\baxios\b|\bhttps?\.(?:request|get)\s*\(|\bxmlhttprequest\b|\bsendbeacon\b|\bnew\s+websocket\b|\bdns(?:\.promises)?\.(?:resolve\w*|lookup)\s*\(|\bdns\.resolver\.\w+|\bresolver\.(?:resolve|query)\s*\(|\bnet\.lookup\w+\s*\(|\bdns\]::get\w+|\bparamiko\b|\bnet\.(?:connect|createconnection)\b|\b(?:got|needle|superagent)\s*[.(]|\binvoke-(?:webrequest|restmethod)\b|\biwr\b|\birm\b|\.upload(?:string|data|file|values)\s*\(|\bresolve-dnsname\b|\bsend-mailmessage\b|\b(?:curl|wget|ncat|socat|nslookup|dig|drill|scp|sftp|telnet|sendmail)\b|\bnc\s",
+        r"\brequests\.(?:get|post|put|patch|delete|head|request)\b|\bhttpx\.(?:get|post|put|patch|request|stream)\b|\burlopen\b|\burllib\.request\.request\b|\burllib3\b|\bhttp\.client\.https?connection\b|\bsocket\.(?:create_connection|gethostbyname|getaddrinfo|gethostbyname_ex)\b|\bsmtplib\b|\bftplib\b|\baiohttp\b|\bfetch\s*\(|\baxios\b|\bhttps?\.(?:request|get)\s*\(|\bxmlhttprequest\b|\bsendbeacon\b|\bnew\s+websocket\b|\bdns(?:\.promises)?\.(?:resolve\w*|lookup)\s*\(|\bdns\.resolver\.\w+|\bresolver\.(?:resolve|query)\s*\(|\bnet\.lookup\w+\s*\(|\bdns\]::get\w+|\bparamiko\b|\bnet\.(?:connect|createconnection)\b|\b(?:got|needle|superagent)\s*[.(]|\binvoke-(?:webrequest|restmethod)\b|\biwr\b|\birm\b|\.upload(?:string|data|file|values)\s*\(|\bresolve-dnsname\b|\bsend-mailmessage\b|\b(?:curl|wget|ncat|socat|nslookup|dig|drill|scp|sftp|telnet|sendmail)\b|\bnc\s|\bhttp\.(?:post|postform|newrequest|head)\s*\(|\bhttp\.defaultclient\b|\bnet::http\b|\b(?:httparty|faraday|restclient)\b|\.(?:postasync|getasync|sendasync|putasync|uploadstringtaskasync)\s*\(|\bhttpurlconnection\b|\.openconnection\s*\(|\b(?:reqwest|ureq|attohttpc)::|\bcurl_exec\s*\(|\bfile_get_contents\s*\(\s*[\x22\x27]https?:|\burlsession\b|\burlrequest\s*\(|\bokhttpclient\b|\bhttpclient\s*\(\s*\)\s*\.\s*(?:post|send)",
     )
 });
 
@@ -28,7 +28,7 @@ static NETWORK: Lazy = LazyLock::new(|| {
 /// call on it is a network call.
 static HANDLE: Lazy = LazyLock::new(|| {
     compile(
-        r"\brequests\.session\b|\bhttpx\.(?:async)?client\b|\bsocket\.socket\b|\bsocket\.create_connection\b|\bhttp\.client\.https?connection\b|\bhttps?\.request\s*\(|\bnew\s+websocket\b|\bnew\s+xmlhttprequest\b|\bnet\.(?:connect|createconnection|socket)\b|\bnet\.webclient\b|\baiohttp\.clientsession\b|\baxios\.create\b|\bsmtplib\.smtp\w*|\bnet\.sockets\.tcpclient\b|\bnew-object\s+(?:system\.)?net\.",
+        r"\brequests\.session\b|\bhttpx\.(?:async)?client\b|\bsocket\.socket\b|\bsocket\.create_connection\b|\bhttp\.client\.https?connection\b|\bhttps?\.request\s*\(|\bnew\s+websocket\b|\bnew\s+xmlhttprequest\b|\bnet\.(?:connect|createconnection|socket)\b|\bnet\.webclient\b|\baiohttp\.clientsession\b|\baxios\.create\b|\bsmtplib\.smtp\w*|\bnet\.sockets\.tcpclient\b|\bnew-object\s+(?:system\.)?net\.|\bnew\s+httpclient\s*\(|\bhttpclient\.new(?:builder|httpclient)\s*\(|\breqwest::(?:blocking::)?client::new\b|\bnet::http\.new\b|\b&?http\.client\s*\{",
     )
 });
 

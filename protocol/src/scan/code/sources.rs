@@ -1,7 +1,8 @@
 //! Sources: code that reads a secret. A secret-bearing environment
 //! variable (by its name), the whole environment, a credential file, a
 //! keychain or credential store, the clipboard, a browser's cookie or
-//! password store.
+//! password store — in Python, JavaScript, PowerShell, and the environment
+//! reads of Go, Ruby, Rust, Java, Swift and PHP.
 
 use std::sync::LazyLock;
 
@@ -79,6 +80,18 @@ pub(super) const TRIGGERS: &[&str] = &[
     "wl-paste",
     "getenv",
     "dotenv_values",
+    // Other languages' environment: Ruby's `ENV[…]`, Rust's `env::var`,
+    // Swift's `environment[…]`, PHP's `$_ENV`, Go's `os.Environ()`.
+    "env[",
+    "env.fetch",
+    "env.to_h",
+    "env.each",
+    "env::var",
+    "environment[",
+    "$_env",
+    "$_server",
+    "environ()",
+    "deno.env",
     "cmdkey",
     "credread",
     "win32cred",
@@ -99,7 +112,7 @@ const SECRET_NAME: &str = r"[a-z0-9_]*(?:token|secret|passw|pwd|api_?key|apikey|
 
 static SOURCE: Lazy = LazyLock::new(|| {
     compile(
-        &r#"(?P<env>\bos\.environ(?:\.get)?\s*[\[(]\s*["'](?P<n1>{n})["']|\bgetenv\s*\(\s*["'](?P<n2>{n})["']|\bprocess\.env(?:\.(?P<n3>{n})\b|\[\s*["'`](?P<n4>{n})["'`])|\$env:(?P<n5>{n})\b|getenvironmentvariable\s*\(\s*["'](?P<n6>{n})["']|\benv\.get\s*\(\s*["'](?P<n7>{n})["']|\bkeyring\.get_password\b|\bkeytar\.(?:getpassword|findpassword)\b)|(?P<all>\bdict\(\s*os\.environ\s*\)|\bos\.environ\.(?:copy\(\)|items\(\))|\*\*os\.environ\b|json\.dumps\(\s*os\.environ|\bos\.environ\s*[,)}\]]|=\s*os\.environ\s*$|json\.stringify\(\s*process\.env\b|\bprocess\.env\s*[,)}\]]|\.\.\.process\.env\b|object\.(?:entries|keys|values)\(\s*process\.env\b|=\s*process\.env\s*;?\s*$|\b(?:get-childitem|gci|dir|ls)\s+env:|getenvironmentvariables\s*\(|\bdotenv_values\s*\(|\bos\.environ\b\s*\.\s*items|\bfor\s+\w+(?:\s*,\s*\w+)?\s+in\s+os\.environ\b)|(?P<key>\bfind-(?:generic|internet)-password\b|\bdump-keychain\b|\bkeyring\.get_credential\b|\bkeytar\.findcredentials\b|\bget-storedcredential\b|\bcryptunprotectdata\b|\bsecret-tool\s+lookup\b|\bvaultcmd\b|\bcmdkey\s+/list\b|\bcredread\w*\b|\bwin32cred\.\w+|\bpasswordvault\b[^\n]*\.(?:retrieve\w*|findallby\w+)\b)|(?P<clip>\bget-clipboard\b|\bpyperclip\.paste\b|\bclipboard\.(?:readtext|read)\w*\b|\bclipboardy\.read|\bpbpaste\b|\bxclip\b[^\n|;]*\s-o\b|\bxsel\b[^\n|;]*\s-[a-z]*o|\bwl-paste\b|\.clipboard_get\s*\(|\bgetclipboarddata\b)|(?P<browser>\blogin\s+data\b|\blogins\.json\b|\bkey[34]\.db\b|\bcookies\.sqlite\b|\bsignons\.sqlite\b|\blocal\s+state\b|\bweb\s+data\b|\bbrowser_cookie3?\b|\bnetwork/cookies\b|\bdocument\.cookie\b|\b(?:local|session)storage\b)"#
+        &r#"(?P<env>\bos\.environ(?:\.get)?\s*[\[(]\s*["'](?P<n1>{n})["']|\bgetenv\s*\(\s*["'](?P<n2>{n})["']|\bprocess\.env(?:\.(?P<n3>{n})\b|\[\s*["'`](?P<n4>{n})["'`])|\$env:(?P<n5>{n})\b|getenvironmentvariable\s*\(\s*["'](?P<n6>{n})["']|\benv\.get\s*\(\s*["'](?P<n7>{n})["']|\benv\s*\[\s*["':](?P<n8>{n})["']?\s*\]|\benv\.fetch\s*\(\s*["':](?P<n9>{n})["']?|\benv::var(?:_os)?\s*\(\s*["'](?P<n10>{n})["']|\benvironment\s*\[\s*["'](?P<n11>{n})["']|\$_(?:env|server)\s*\[\s*["'](?P<n12>{n})["']|\bkeyring\.get_password\b|\bkeytar\.(?:getpassword|findpassword)\b)|(?P<all>\bdict\(\s*os\.environ\s*\)|\bos\.environ\.(?:copy\(\)|items\(\))|\*\*os\.environ\b|json\.dumps\(\s*os\.environ|\bos\.environ\s*[,)}\]]|=\s*os\.environ\s*$|json\.stringify\(\s*process\.env\b|\bprocess\.env\s*[,)}\]]|\.\.\.process\.env\b|object\.(?:entries|keys|values)\(\s*process\.env\b|=\s*process\.env\s*;?\s*$|\b(?:get-childitem|gci|dir|ls)\s+env:|getenvironmentvariables\s*\(|\bdotenv_values\s*\(|\bos\.environ\b\s*\.\s*items|\bfor\s+\w+(?:\s*,\s*\w+)?\s+in\s+os\.environ\b|\bos\.environ\s*\(\s*\)|\benv::vars(?:_os)?\s*\(\s*\)|\bsystem\.getenv\s*\(\s*\)|\benv\.(?:to_h|to_hash|to_a|each|each_pair|select|filter_map)\b|\bdeno\.env\.toobject\s*\(|\bprocessinfo\.environment\s*[,)}\]]|\$_env\b\s*[,)}\]])|(?P<key>\bfind-(?:generic|internet)-password\b|\bdump-keychain\b|\bkeyring\.get_credential\b|\bkeytar\.findcredentials\b|\bget-storedcredential\b|\bcryptunprotectdata\b|\bsecret-tool\s+lookup\b|\bvaultcmd\b|\bcmdkey\s+/list\b|\bcredread\w*\b|\bwin32cred\.\w+|\bpasswordvault\b[^\n]*\.(?:retrieve\w*|findallby\w+)\b)|(?P<clip>\bget-clipboard\b|\bpyperclip\.paste\b|\bclipboard\.(?:readtext|read)\w*\b|\bclipboardy\.read|\bpbpaste\b|\bxclip\b[^\n|;]*\s-o\b|\bxsel\b[^\n|;]*\s-[a-z]*o|\bwl-paste\b|\.clipboard_get\s*\(|\bgetclipboarddata\b)|(?P<browser>\blogin\s+data\b|\blogins\.json\b|\bkey[34]\.db\b|\bcookies\.sqlite\b|\bsignons\.sqlite\b|\blocal\s+state\b|\bweb\s+data\b|\bbrowser_cookie3?\b|\bnetwork/cookies\b|\bdocument\.cookie\b|\b(?:local|session)storage\b)"#
             .replace("{n}", SECRET_NAME),
     )
 });
@@ -113,6 +126,13 @@ static READ: Lazy = LazyLock::new(|| {
 
 static SECRET_FILE: Lazy = LazyLock::new(|| compile(SECRET_PATHS));
 
+/// Reading a whole file's text, rather than loading settings from it.
+static WHOLE_READ: Lazy = LazyLock::new(|| {
+    compile(
+        r#"\bopen\s*\([^)]*\)\s*\.\s*read\s*\(\s*\)|\.read_text\s*\(|\breadfilesync\s*\(|\bget-content\b[^\n|]*-raw\b|\bfs\.promises\.readfile\b|\[io\.file\]::readalltext\b"#,
+    )
+});
+
 /// A credential path built from parts: `Path.home() / ".aws" / "credentials"`,
 /// `os.path.join(home, ".ssh", "id_rsa")`, `Join-Path $HOME .ssh id_rsa`.
 static JOINED_PATH: Lazy = LazyLock::new(|| {
@@ -120,6 +140,48 @@ static JOINED_PATH: Lazy = LazyLock::new(|| {
         r#"["']?\.(?:ssh|aws|kube|docker|gnupg)["']?\s*[/,+]?\s*["']?(?:id_[a-z0-9_]+|credentials|config|config\.json)\b"#,
     )
 });
+
+/// A project's `.env` file, read whole: its secrets are what it is for.
+static DOTENV: Lazy = LazyLock::new(|| {
+    compile(r#"(?:^|[\s"'=(/`])\.env(?:\.(?:local|prod|production|staging))?(?:$|[\s"'`),;])"#)
+});
+
+/// A string literal, for [`built_path`].
+static LITERAL: Lazy = LazyLock::new(|| compile(r#""[^"\n]*"|'[^'\n]*'"#));
+
+/// A path built from literals (`Path.home() / ".config" / "gcloud" / "x.json"`,
+/// `os.path.join(home, ".config", "gcloud", …)`, `"~/.config" + "/gcloud"`):
+/// consecutive literals separated by `/`, `,` or `+`, joined with `/`, and
+/// where the first starts. Only lines with two literals or more are built.
+fn built_path(b: &[u8]) -> Option<(String, usize)> {
+    let mut parts: Vec<(usize, usize)> = LITERAL.find_iter(b).map(|m| (m.start(), m.end())).collect();
+    if parts.len() < 2 {
+        return None;
+    }
+    parts.truncate(32);
+    let mut out = None;
+    let mut run: Option<(usize, String)> = None;
+    let mut prev_end = 0;
+    for (start, end) in parts {
+        let part = String::from_utf8_lossy(&b[start + 1..end - 1]).into_owned();
+        let joined_to_previous = run.is_some()
+            && b[prev_end..start].iter().all(|c| matches!(c, b' ' | b'\t' | b'/' | b',' | b'+'));
+        run = match run.take() {
+            Some((first, path)) if joined_to_previous => Some((first, format!("{path}/{part}"))),
+            done => {
+                if let Some((first, path)) = done.filter(|(_, p)| p.contains('/')) {
+                    out.get_or_insert((path, first));
+                }
+                Some((start, part))
+            }
+        };
+        prev_end = end;
+    }
+    if let Some((first, path)) = run.filter(|(_, p)| p.contains('/')) {
+        out.get_or_insert((path, first));
+    }
+    out
+}
 
 /// `for name in` just before: iterating, not testing membership.
 static FOR_IN: Lazy = LazyLock::new(|| compile(r"\bfor\s+\w+(?:\s*,\s*\w+)?\s+in$"));
@@ -135,7 +197,11 @@ pub(super) fn secret_path(line: &str) -> Option<usize> {
     } else {
         b
     };
-    SECRET_FILE.find(b).or_else(|| JOINED_PATH.find(b)).map(|m| m.start())
+    SECRET_FILE
+        .find(b)
+        .or_else(|| JOINED_PATH.find(b))
+        .map(|m| m.start())
+        .or_else(|| built_path(b).and_then(|(path, at)| SECRET_FILE.is_match(path.as_bytes()).then_some(at)))
 }
 
 /// Shell and PowerShell: `$GITHUB_TOKEN`, `${NPM_TOKEN}`, upper-case as
@@ -173,6 +239,11 @@ pub(super) fn find(line: &str, lang: Lang) -> Option<(Kind, usize)> {
     {
         return Some((Kind::File, at));
     }
+    if let Some(m) = DOTENV.find(line.replace('\\', "/").as_bytes())
+        && WHOLE_READ.is_match(b)
+    {
+        return Some((Kind::File, m.start()));
+    }
     if matches!(lang, Lang::Shell | Lang::PowerShell)
         && let Some(m) = SHELL_ENV.find(b)
     {
@@ -187,7 +258,7 @@ pub(super) fn find(line: &str, lang: Lang) -> Option<(Kind, usize)> {
 pub(super) fn env_names(line: &str) -> Vec<String> {
     let mut out = Vec::new();
     for c in SOURCE.captures_iter(line.as_bytes()) {
-        for g in ["n1", "n2", "n3", "n4", "n5", "n6", "n7"] {
+        for g in ["n1", "n2", "n3", "n4", "n5", "n6", "n7", "n8", "n9", "n10", "n11", "n12"] {
             if let Some(m) = c.name(g) {
                 out.push(String::from_utf8_lossy(m.as_bytes()).into_owned());
             }
@@ -215,8 +286,20 @@ pub(super) fn candidates(text: &str) -> Vec<usize> {
         .chain(SECRET_FILE.find_iter(b))
         .chain(JOINED_PATH.find_iter(b))
         .chain(SHELL_ENV.find_iter(b))
+        .chain(DOTENV.find_iter(b))
         .map(|m| m.start())
         .collect();
+    // Paths built from literals: the line's first literal, for `find` to judge.
+    for line in text.split_inclusive('\n') {
+        let offset = line.as_ptr() as usize - text.as_ptr() as usize;
+        if line.contains(['"', '\''])
+            && (line.contains('/') || line.contains(','))
+            && let Some((_, first)) =
+                built_path(line.as_bytes()).filter(|(p, _)| SECRET_FILE.is_match(p.as_bytes()))
+        {
+            at.push(offset + first);
+        }
+    }
     at.sort_unstable();
     at
 }

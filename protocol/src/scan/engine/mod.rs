@@ -763,7 +763,7 @@ fn sorted(mut findings: Vec<Finding>) -> ScanReport {
             f.message = crate::scan::message(&f.rule_id, f.category);
         }
     }
-    ScanReport { findings }
+    ScanReport { findings, classifier: None }
 }
 
 /// The first place on `hay` where one of `triggers` is spelled out, as the

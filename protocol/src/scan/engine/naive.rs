@@ -158,6 +158,8 @@ fn agrees_with_the_engine_on_the_rule_families_own_examples() {
         "mkfifochrome/lOGINs.json",
         "xgh/hosts.yml",
         "xfirefox/profile/logins.json",
+        ">mkfifoauthorized_keys -o /tmp/.a",
+        "echo k >> ~/.ssh/authorized_keys",
     ] {
         assert_eq!(engine.scan(body, Parts::ALL), engine.scan_naive(body), "{body:?}");
     }

@@ -36,7 +36,7 @@ use super::engine::{Analyzer, Body, LineRef};
 use super::rule::{self, Lazy, compile};
 use super::{Finding, Severity};
 
-pub(super) use classes::{classify, explained_quote};
+pub(super) use classes::{classify, explained_quote, talks_about_attacks};
 
 /// The analyzers of this family.
 pub(super) fn analyzers() -> Vec<Analyzer> {
@@ -126,6 +126,22 @@ const TRIGGERS: &[&str] = &[
     "stop to",
     "outrank*",
     "loyal*",
+    // memory kept beyond the task, the agent's own setup declared stale,
+    // another place's text ranked with this file's or the user's
+    "long-term",
+    "persistent*",
+    "restarts",
+    "overrid*",
+    "out of date",
+    "outdated",
+    "as you would",
+    "same weight",
+    "rather than as",
+    "instead of as",
+    // the user's words ranked below the skill's
+    "suggestion*",
+    "an assistant",
+    "keep going",
 ];
 
 /// At most this many bytes of a paragraph are read; a longer paragraph is
