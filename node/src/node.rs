@@ -192,6 +192,7 @@ impl Node {
                 .with_intake(config.intake)
                 .with_sharing(Sharing::new(config.sharing.clone()))
                 .with_permissions(config.permission_policy(&peers))
+                .with_agents(config.agents.clone())
         };
         let listener = bind(config.listen).await?;
         let local_addr =

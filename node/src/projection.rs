@@ -269,6 +269,14 @@ impl Projection {
         }
     }
 
+    /// The same projection writing into `dir` alone (an agent's folder,
+    /// [`crate::agents`]): the same stamp, grants, blobs and record of
+    /// recent writes (the folder watcher's), no other folders.
+    #[must_use]
+    pub fn into_folder(&self, dir: impl Into<PathBuf>) -> Projection {
+        Projection { dir: dir.into(), others: Arc::default(), entries: Entries::default(), index: None, ..self.clone() }
+    }
+
     /// The projection, knowing the node's other skills folders.
     #[must_use]
     pub fn with_other_folders(mut self, others: Vec<PathBuf>) -> Self {

@@ -16,10 +16,12 @@
 //! - `ui`: a one-time login link to the running server's status page.
 //! - `versions`: `skill history | pin | unpin | rollback`.
 //! - `lockfile`: `lock`, `install` and `verify`.
+//! - `agents`: `agents list | show | add | remove` (`[[agent]]`, #24).
 //! - `api`: the running server's `/v1/` API, one function per action.
 //! - `progress`: the progress of `pull` and `sync` on standard error.
 //! - `output`: printing shared by the commands.
 
+mod agents;
 mod api;
 mod audit;
 mod config;
@@ -74,6 +76,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Lock(args) => lockfile::lock(&cli.global.with(args.keys.0.clone()), &args),
         Command::Install(args) => lockfile::install(&cli.global.with(args.keys.0.clone()), &args),
         Command::Verify(args) => lockfile::verify(&cli.global.with(args.keys.0.clone()), &args),
+        Command::Agents(command) => agents::run(&cli.global, command),
     }
 }
 
@@ -162,6 +165,7 @@ pub(crate) fn open_library(config: &Config, init: bool) -> anyhow::Result<Librar
                 .with_intake(config.intake)
                 .with_sharing(ecp_node::sharing::Sharing::new(config.sharing.clone()))
                 .with_permissions(config.permission_policy(&peers))
+                .with_agents(config.agents.clone())
         })
         .with_context(|| format!("cannot open the node's database {} (see --data)", db.display()))
 }
