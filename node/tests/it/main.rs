@@ -109,3 +109,5 @@ mod bulk_pull;
 mod search;
 // outcomes: agents' reports through the CLI and /v1/, confidence following the evidence, retirement and restore.
 mod outcomes;
+// #24 item 3: [[agent]] folders under a budget.
+mod agents;
