@@ -71,8 +71,10 @@ impl Agents {
     /// The agents, each folder written like `main`'s (the same stamp,
     /// grants, blobs and record of writes).
     pub fn new(agents: Vec<Agent>, main: &Projection) -> Agents {
-        let folders =
-            agents.into_iter().map(|agent| AgentFolder { projection: main.into_folder(&agent.path), agent }).collect();
+        let folders = agents
+            .into_iter()
+            .map(|agent| AgentFolder { projection: main.into_folder(&agent.path), agent })
+            .collect();
         Agents { folders: Arc::new(folders), warned: Arc::default() }
     }
 
@@ -160,8 +162,12 @@ impl Agents {
         let (agent, projection) = (&folder.agent, &folder.projection);
         let (listing, here) = self.survey(library, agent)?;
         self.warn_over_budget(&listing);
-        let written: HashSet<&str> =
-            listing.lines.iter().filter(|l| l.listed && l.why != Why::Local).map(|l| l.name.as_str()).collect();
+        let written: HashSet<&str> = listing
+            .lines
+            .iter()
+            .filter(|l| l.listed && l.why != Why::Local)
+            .map(|l| l.name.as_str())
+            .collect();
         library.each_folder_page(|page| {
             for (packet, kind) in page.iter().filter(|(p, _)| written.contains(p.skill_name.as_str())) {
                 if let Err(e) = projection.write(packet, *kind) {

@@ -331,7 +331,8 @@ impl Library {
             }
             return;
         }
-        let (shown, left): (Vec<Change>, Vec<Change>) = changes.iter().cloned().partition(|c| self.main_shows(c.kind));
+        let (shown, left): (Vec<Change>, Vec<Change>) =
+            changes.iter().cloned().partition(|c| self.main_shows(c.kind));
         let mut done = self.projection.apply(&shown);
         for change in left.iter().filter(|c| !c.withheld) {
             done = done.and(self.leave_main(&change.packet.skill_name));

@@ -189,9 +189,7 @@ pub struct Shown {
 /// intake or a held deletion keeps out. With `agent`, those of its listing.
 pub fn shown(library: &Library, agent: Option<&Agent>) -> Result<Vec<Shown>, StoreError> {
     let listed: Option<HashSet<String>> = match agent {
-        Some(agent) => {
-            Some(library.agents().listing(library, agent)?.listed().map(str::to_owned).collect())
-        }
+        Some(agent) => Some(library.agents().listing(library, agent)?.listed().map(str::to_owned).collect()),
         None => None,
     };
     let store = library.store();

@@ -274,7 +274,13 @@ impl Projection {
     /// recent writes (the folder watcher's), no other folders.
     #[must_use]
     pub fn into_folder(&self, dir: impl Into<PathBuf>) -> Projection {
-        Projection { dir: dir.into(), others: Arc::default(), entries: Entries::default(), index: None, ..self.clone() }
+        Projection {
+            dir: dir.into(),
+            others: Arc::default(),
+            entries: Entries::default(),
+            index: None,
+            ..self.clone()
+        }
     }
 
     /// The projection, knowing the node's other skills folders.

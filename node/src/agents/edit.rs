@@ -100,14 +100,18 @@ mod tests {
         }
     }
 
-    const FILE: &str = "# my node\nlisten = \"127.0.0.1:7327\" # the port\n\n[[folder]]\n# mine\npath = \"/s\"\n";
+    const FILE: &str =
+        "# my node\nlisten = \"127.0.0.1:7327\" # the port\n\n[[folder]]\n# mine\npath = \"/s\"\n";
 
     #[test]
     fn add_then_remove_keeps_the_comments_and_gives_back_the_file() {
         let added = add_agent(FILE, &agent("claude")).unwrap();
         assert!(added.starts_with(FILE), "{added}");
         assert!(added.contains("[[agent]]") && added.contains("budget_chars = 2000"), "{added}");
-        assert!(added.contains("select = \"all\"") && added.contains("include = [\"csv-dedupe\"]"), "{added}");
+        assert!(
+            added.contains("select = \"all\"") && added.contains("include = [\"csv-dedupe\"]"),
+            "{added}"
+        );
         let back = remove_agent(&added, "claude").unwrap();
         assert_eq!(back, FILE);
     }

@@ -115,7 +115,14 @@ pub fn pick(agent: &Agent, mut candidates: Vec<Candidate>) -> Listing {
         if listed {
             listing.chars += chars;
         }
-        listing.lines.push(Line { name: c.name.clone(), listed, chars, confidence: c.confidence, why, reason });
+        listing.lines.push(Line {
+            name: c.name.clone(),
+            listed,
+            chars,
+            confidence: c.confidence,
+            why,
+            reason,
+        });
     };
     candidates.sort_by(|a, b| b.confidence.total_cmp(&a.confidence).then_with(|| a.name.cmp(&b.name)));
     let (here, mut rest): (Vec<_>, Vec<_>) = candidates.into_iter().partition(|c| c.local_here);
@@ -210,7 +217,8 @@ mod tests {
     #[test]
     fn top_lists_by_confidence_then_name_up_to_the_budget_and_stops_at_the_first_over() {
         // Each costs 10: "sN: 123456" is 2 + 2 + 6.
-        let cands = vec![c("s1", "123456", 0.5), c("s2", "123456", 0.9), c("s3", "123456", 0.5), c("s4", "1", 0.1)];
+        let cands =
+            vec![c("s1", "123456", 0.5), c("s2", "123456", 0.9), c("s3", "123456", 0.5), c("s4", "1", 0.1)];
         let l = pick(&agent(30, Select::Top), cands.clone());
         assert_eq!(listed(&l), ["s2", "s1", "s3"], "exactly at the budget is in");
         assert_eq!(l.chars, 30);

@@ -141,7 +141,12 @@ fn add(global: &GlobalArgs, args: &AgentAddArgs) -> anyhow::Result<ExitCode> {
     };
     let edited = agents::add_agent(&text, &agent).map_err(anyhow::Error::msg)?;
     replace(global, path, &edited)?;
-    tell(format_args!("ecp-node: added agent {} ({}) to {}", agent.name, agent.path.display(), path.display()));
+    tell(format_args!(
+        "ecp-node: added agent {} ({}) to {}",
+        agent.name,
+        agent.path.display(),
+        path.display()
+    ));
     Ok(ExitCode::SUCCESS)
 }
 
@@ -150,10 +155,7 @@ fn remove(global: &GlobalArgs, name: &str) -> anyhow::Result<ExitCode> {
     let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
     let edited = agents::remove_agent(&text, name).map_err(anyhow::Error::msg)?;
     replace(global, path, &edited)?;
-    tell(format_args!(
-        "ecp-node: removed agent {name} from {}; its folder keeps its files",
-        path.display()
-    ));
+    tell(format_args!("ecp-node: removed agent {name} from {}; its folder keeps its files", path.display()));
     Ok(ExitCode::SUCCESS)
 }
 

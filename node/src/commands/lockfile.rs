@@ -49,7 +49,10 @@ fn pick_agent<'a>(config: &'a Config, name: Option<&str>) -> anyhow::Result<Opti
         (None, [only]) => Ok(Some(only)),
         (None, several) => {
             let names: Vec<&str> = several.iter().map(|a| a.name.as_str()).collect();
-            anyhow::bail!("the node fills several agents' folders; name one with --agent NAME ({})", names.join(", "))
+            anyhow::bail!(
+                "the node fills several agents' folders; name one with --agent NAME ({})",
+                names.join(", ")
+            )
         }
     }
 }
@@ -175,7 +178,9 @@ pub(crate) fn install(global: &GlobalArgs, args: &InstallArgs) -> anyhow::Result
         let _ = writeln!(out, "installed {} {}", locked.name, locked.digest);
     }
     library.store().set_locks(&lock.holds(&library)?).context("cannot record the locked versions")?;
-    for extra in lockfile::drift(&library, agent, Some(&lock))?.iter().filter(|d| matches!(d, Drift::Extra { .. })) {
+    for extra in
+        lockfile::drift(&library, agent, Some(&lock))?.iter().filter(|d| matches!(d, Drift::Extra { .. }))
+    {
         let _ = writeln!(
             out,
             "note: {} — left as it is (`ecp-node skill rm` removes a skill)",

@@ -79,7 +79,8 @@ pub struct Agent {
 
 /// Whether `name` may name an agent: 1 to 64 letters, digits, `-` or `_`.
 pub fn valid_agent_name(name: &str) -> bool {
-    (1..=64).contains(&name.len()) && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    (1..=64).contains(&name.len())
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
 
 /// Checks the file's `[[agent]]`s.

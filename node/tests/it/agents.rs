@@ -63,10 +63,13 @@ fn folder_names(dir: &Path) -> BTreeSet<String> {
 /// name, while `name: description` per skill stays within the budget.
 fn expected(node: &ecp_node::library::Library, include: &[&str], budget: u64) -> BTreeSet<String> {
     let records = node.store().list_skills().unwrap();
-    let cost = |r: &ecp_node::store::SkillRecord| (r.name.chars().count() + 2 + r.description.chars().count()) as u64;
+    let cost = |r: &ecp_node::store::SkillRecord| {
+        (r.name.chars().count() + 2 + r.description.chars().count()) as u64
+    };
     let mut picked: BTreeSet<String> = include.iter().map(|s| (*s).to_owned()).collect();
     let mut used: u64 = records.iter().filter(|r| picked.contains(&r.name)).map(cost).sum();
-    let mut ranked: Vec<_> = records.iter().filter(|r| !picked.contains(&r.name) && r.kind == "external").collect();
+    let mut ranked: Vec<_> =
+        records.iter().filter(|r| !picked.contains(&r.name) && r.kind == "external").collect();
     ranked.sort_by(|a, b| b.confidence.total_cmp(&a.confidence).then_with(|| a.name.cmp(&b.name)));
     for r in ranked {
         if used + cost(r) > budget {
@@ -166,6 +169,10 @@ async fn leaving_a_listing_removes_only_that_copy_and_sends_no_tombstone() {
         async move { found.then_some(()) }
     })
     .await;
+    for name in ["high", "mid"] {
+        let (record, _, _) = node.library().store().skill(name).unwrap().expect("held");
+        assert_eq!(record.kind, "external", "the node's copy of {name} is not taken for the agent's skill");
+    }
     let (record, packet, _) = node.library().store().skill("low").unwrap().expect("low is still held");
     assert!(!record.deprecated && !packet.deprecated, "leaving a listing is no deletion");
     let served = node.get_json("/ecp/skills").await;
@@ -238,7 +245,19 @@ fn agents_add_remove_keep_node_toml_comments_and_show_says_why() {
     let conf = toml.to_str().unwrap();
     let path = agent_dir.to_str().unwrap();
     let add = |name: &str, budget: &str| {
-        f.run(&["agents", "add", name, "--path", path, "--budget-chars", budget, "--include", "x", "--config", conf])
+        f.run(&[
+            "agents",
+            "add",
+            name,
+            "--path",
+            path,
+            "--budget-chars",
+            budget,
+            "--include",
+            "x",
+            "--config",
+            conf,
+        ])
     };
     let added = add("claude", "2000");
     assert_eq!(added.code, 0, "{added:?}");
@@ -268,7 +287,17 @@ fn agents_add_remove_keep_node_toml_comments_and_show_says_why() {
 
     // A missing node.toml is created; none named at all is an error saying what to pass.
     let fresh = f.tmp.path().join("fresh.toml");
-    let made = f.run(&["agents", "add", "a", "--path", path, "--budget-chars", "5", "--config", fresh.to_str().unwrap()]);
+    let made = f.run(&[
+        "agents",
+        "add",
+        "a",
+        "--path",
+        path,
+        "--budget-chars",
+        "5",
+        "--config",
+        fresh.to_str().unwrap(),
+    ]);
     assert_eq!(made.code, 0, "{made:?}");
     assert!(std::fs::read_to_string(&fresh).unwrap().contains("name = \"a\""));
     let none = ecp_node_bin(&["agents", "add", "a", "--path", path, "--budget-chars", "5"]);
