@@ -105,90 +105,99 @@ impl Agents {
 
     /// `agent`'s listing now; blocking.
     pub fn listing(&self, library: &Library, agent: &Agent) -> Result<Listing, StoreError> {
-        Ok(self.survey(library, agent)?.0)
+        Ok(self.survey(&gather(library)?, agent).0)
     }
 
-    /// `agent`'s listing, and the entries of its folder that hold its local
-    /// skills (never removed).
-    fn survey(&self, library: &Library, agent: &Agent) -> Result<(Listing, HashSet<String>), StoreError> {
-        let confidence: HashMap<String, f64> =
-            library.store().list_skills()?.into_iter().map(|r| (r.name, r.confidence)).collect();
-        let folders = library.sharing().folders();
+    /// `agent`'s listing from what the node `held`, and the entries of its
+    /// folder that hold its local skills (never removed).
+    fn survey(&self, held: &[Held], agent: &Agent) -> (Listing, HashSet<String>) {
         let mut here = HashSet::new();
         let mut candidates = Vec::new();
-        library.each_folder_page(|page| {
-            for (packet, kind) in page {
-                if packet.deprecated {
+        for skill in held {
+            let mut local_here = false;
+            if let Some((path, entry)) = &skill.home {
+                if same_path(path, &agent.path) {
+                    local_here = true;
+                    here.insert(entry.clone());
+                } else if !self.all().any(|a| same_path(&a.path, path)) {
+                    // A plain [[folder]]'s own skill stays there.
                     continue;
                 }
-                let name = &packet.skill_name;
-                let mut local_here = false;
-                if kind == SkillKind::Local {
-                    let Some(place) = library.folder_of(name) else { continue };
-                    let path = &folders[place.index].path;
-                    if same_path(path, &agent.path) {
-                        local_here = true;
-                        here.insert(place.entry);
-                    } else if !self.all().any(|a| same_path(&a.path, path)) {
-                        // A plain [[folder]]'s own skill stays there.
-                        continue;
-                    }
-                }
-                candidates.push(Candidate {
-                    confidence: confidence.get(name).copied().unwrap_or(packet.confidence),
-                    name: packet.skill_name,
-                    description: packet.skill_description,
-                    tags: packet.tags,
-                    local_here,
-                });
             }
-            Ok(())
-        })?;
-        Ok((rule::pick(agent, candidates), here))
+            candidates.push(Candidate {
+                name: skill.name.clone(),
+                description: skill.description.clone(),
+                confidence: skill.confidence,
+                tags: skill.tags.clone(),
+                local_here,
+            });
+        }
+        (rule::pick(agent, candidates), here)
     }
 
     /// Writes each agent's folder to hold its listing now, and removes the
-    /// copies the node wrote of skills that left it; blocking. Failures are
-    /// logged: the store is the truth and the next fill tries again.
+    /// copies the node wrote of skills that left it; blocking. Two passes
+    /// over the store whatever the number of agents. Failures are logged:
+    /// the store is the truth and the next fill tries again.
     pub fn fill(&self, library: &Library) {
-        for folder in self.folders.iter() {
-            if let Err(e) = self.fill_one(library, folder) {
-                tracing::error!(agent = %folder.agent.name, error = %e, "agent's folder not fully updated");
-            }
+        if let Err(e) = self.fill_all(library) {
+            tracing::error!(error = %e, "agents' folders not fully updated");
         }
     }
 
-    fn fill_one(&self, library: &Library, folder: &AgentFolder) -> Result<(), StoreError> {
-        let (agent, projection) = (&folder.agent, &folder.projection);
-        let (listing, here) = self.survey(library, agent)?;
-        self.warn_over_budget(&listing);
-        let written: HashSet<&str> = listing
-            .lines
+    fn fill_all(&self, library: &Library) -> Result<(), StoreError> {
+        let held = gather(library)?;
+        let surveys: Vec<(HashSet<String>, HashSet<String>)> = self
+            .folders
             .iter()
-            .filter(|l| l.listed && l.why != Why::Local)
-            .map(|l| l.name.as_str())
+            .map(|folder| {
+                let (listing, here) = self.survey(&held, &folder.agent);
+                self.warn_over_budget(&listing);
+                let written = listing
+                    .lines
+                    .into_iter()
+                    .filter(|l| l.listed && l.why != Why::Local)
+                    .map(|l| l.name)
+                    .collect();
+                (written, here)
+            })
             .collect();
         library.each_folder_page(|page| {
-            for (packet, kind) in page.iter().filter(|(p, _)| written.contains(p.skill_name.as_str())) {
-                if let Err(e) = projection.write(packet, *kind) {
-                    tracing::error!(agent = %agent.name, error = %e, "agent's folder not fully updated");
+            for (packet, kind) in page.iter().filter(|(p, _)| !p.deprecated) {
+                for (folder, (written, _)) in self.folders.iter().zip(&surveys) {
+                    if !written.contains(&packet.skill_name) {
+                        continue;
+                    }
+                    if let Err(e) = folder.projection.write(packet, *kind) {
+                        tracing::error!(agent = %folder.agent.name, error = %e, "agent's folder not fully updated");
+                    }
                 }
             }
             Ok(())
         })?;
-        let Ok(entries) = std::fs::read_dir(&agent.path) else { return Ok(()) };
-        for item in entries.flatten().filter(|e| e.file_type().is_ok_and(|t| t.is_dir())) {
-            let Some(entry) = item.file_name().to_str().map(str::to_owned) else { continue };
-            let kept = written.contains(entry.as_str()) || here.contains(&entry);
-            if kept || ecp_protocol::skill_doc::validate_name(&entry).is_err() {
-                continue;
-            }
-            // Only the files the node wrote go: an agent's own stay.
-            if let Err(e) = projection.remove(&entry) {
-                tracing::error!(agent = %agent.name, error = %e, "agent's folder not fully updated");
+        for (folder, (written, here)) in self.folders.iter().zip(&surveys) {
+            let Ok(entries) = std::fs::read_dir(&folder.agent.path) else { continue };
+            for item in entries.flatten().filter(|e| e.file_type().is_ok_and(|t| t.is_dir())) {
+                let Some(entry) = item.file_name().to_str().map(str::to_owned) else { continue };
+                if written.contains(&entry) || here.contains(&entry) {
+                    continue;
+                }
+                if ecp_protocol::skill_doc::validate_name(&entry).is_err() {
+                    continue;
+                }
+                // Only the files the node wrote go: an agent's own stay.
+                if let Err(e) = folder.projection.remove(&entry) {
+                    tracing::error!(agent = %folder.agent.name, error = %e, "agent's folder not fully updated");
+                }
             }
         }
         Ok(())
+    }
+
+    /// Removes the temporary files writers killed mid-write left in the
+    /// agents' folders (as [`Projection::sweep_leftovers`]); how many.
+    pub fn sweep_leftovers(&self) -> usize {
+        self.folders.iter().map(|f| f.projection.sweep_leftovers()).sum()
     }
 
     fn warn_over_budget(&self, listing: &Listing) {
@@ -207,4 +216,46 @@ impl Agents {
             );
         }
     }
+}
+
+/// What the rule needs of one active skill the folder view shows.
+struct Held {
+    name: String,
+    description: String,
+    confidence: f64,
+    tags: Vec<String>,
+    /// A local skill's folder and its entry there; `None`: a received one.
+    home: Option<(std::path::PathBuf, String)>,
+}
+
+/// Every active skill of the folder view ([`Library::folder_view`], a page
+/// at a time), with the node's confidence after outcomes.
+fn gather(library: &Library) -> Result<Vec<Held>, StoreError> {
+    let confidence: HashMap<String, f64> =
+        library.store().list_skills()?.into_iter().map(|r| (r.name, r.confidence)).collect();
+    let folders = library.sharing().folders();
+    let mut held = Vec::new();
+    library.each_folder_page(|page| {
+        for (packet, kind) in page {
+            if packet.deprecated {
+                continue;
+            }
+            let home = match kind {
+                SkillKind::Local => match library.folder_of(&packet.skill_name) {
+                    Some(place) => Some((folders[place.index].path.clone(), place.entry)),
+                    None => continue,
+                },
+                _ => None,
+            };
+            held.push(Held {
+                confidence: confidence.get(&packet.skill_name).copied().unwrap_or(packet.confidence),
+                name: packet.skill_name,
+                description: packet.skill_description,
+                tags: packet.tags,
+                home,
+            });
+        }
+        Ok(())
+    })?;
+    Ok(held)
 }
