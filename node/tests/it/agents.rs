@@ -353,6 +353,13 @@ fn select_all_over_its_budget_warns_and_several_agents_need_agent_for_verify() {
     assert!(verify.code == 2 && verify.stderr.contains("--agent"), "{verify:?}");
     let verify = f.run(&["verify", "--agent", "all", "--json", "--config", conf]);
     assert_eq!(verify.code, 0, "{verify:?}");
+    let lockfile = f.tmp.path().join("ecp.lock");
+    let locked = f.run(&["lock", "--agent", "all", "--out", lockfile.to_str().unwrap(), "--config", conf]);
+    assert_eq!(locked.code, 0, "{locked:?}");
+    let text = std::fs::read_to_string(&lockfile).unwrap();
+    assert!(text.contains("name = \"alpha\"") && text.contains("name = \"beta\""), "{text}");
+    let none = f.run(&["lock", "--agent", "nobody", "--config", conf]);
+    assert!(none.code == 2 && none.stderr.contains("all, other"), "{none:?}");
     let shown = f.run(&["agents", "show", "all", "--json", "--config", conf]).json();
     assert_eq!(shown["overBudget"], true, "{shown}");
     let whys: BTreeMap<String, String> = shown["lines"]
@@ -362,4 +369,17 @@ fn select_all_over_its_budget_warns_and_several_agents_need_agent_for_verify() {
         .map(|l| (l["name"].as_str().unwrap().to_owned(), l["why"].as_str().unwrap().to_owned()))
         .collect();
     assert_eq!(whys.get("alpha").map(String::as_str), Some("local"), "{shown}");
+}
+
+#[tokio::test]
+async fn agents_add_beside_a_running_server_says_to_restart_it() {
+    let f = Folders::new();
+    let node = ecp_node::Node::bind(f.config()).await.expect("the node starts");
+    let toml = f.tmp.path().join("node.toml");
+    let agent_dir = f.tmp.path().join("claude");
+    let args = ["agents", "add", "claude", "--path", agent_dir.to_str().unwrap(), "--budget-chars", "100"];
+    let added = f.run_async(&[&args[..], &["--config", toml.to_str().unwrap()]].concat()).await;
+    assert_eq!(added.code, 0, "{added:?}");
+    assert!(added.stderr.contains("restart it to apply"), "{added:?}");
+    node.shutdown().await.expect("the node stops");
 }
