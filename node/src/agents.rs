@@ -40,7 +40,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use ecp_protocol::SkillKind;
+use ecp_protocol::{SkillKind, SkillPacket};
 
 pub use crate::config::{Agent, Select};
 pub use edit::{EditError, add_agent, remove_agent};
@@ -49,7 +49,7 @@ pub use rule::{Candidate, Line, Listing, Why, listing_chars, pick};
 use crate::config::same_path;
 use crate::library::Library;
 use crate::projection::Projection;
-use crate::store::StoreError;
+use crate::store::{Pick, StoreError};
 
 /// One agent and the projection that writes its folder.
 #[derive(Debug)]
@@ -137,7 +137,8 @@ impl Agents {
 
     /// Writes each agent's folder to hold its listing now, and removes the
     /// copies the node wrote of skills that left it; blocking. Two passes
-    /// over the store whatever the number of agents. Failures are logged:
+    /// over the store's records whatever the number of agents, and
+    /// the listed skills read. Failures are logged:
     /// the store is the truth and the next fill tries again.
     pub fn fill(&self, library: &Library) {
         if let Err(e) = self.fill_all(library) {
@@ -162,18 +163,17 @@ impl Agents {
                 (written, here)
             })
             .collect();
-        library.each_folder_page(|page| {
-            for (packet, kind) in page.iter().filter(|(p, _)| !p.deprecated) {
-                for (folder, (written, _)) in self.folders.iter().zip(&surveys) {
-                    if !written.contains(&packet.skill_name) {
-                        continue;
-                    }
-                    if let Err(e) = folder.projection.write(packet, *kind) {
-                        tracing::error!(agent = %folder.agent.name, error = %e, "agent's folder not fully updated");
-                    }
+        let names: HashSet<&str> =
+            surveys.iter().flat_map(|(written, _)| written.iter().map(String::as_str)).collect();
+        each_packet(library, &names, |packet, kind| {
+            for (folder, (written, _)) in self.folders.iter().zip(&surveys) {
+                if !written.contains(&packet.skill_name) {
+                    continue;
+                }
+                if let Err(e) = folder.projection.write(packet, kind) {
+                    tracing::error!(agent = %folder.agent.name, error = %e, "agent's folder not fully updated");
                 }
             }
-            Ok(())
         })?;
         for (folder, (written, here)) in self.folders.iter().zip(&surveys) {
             let Ok(entries) = std::fs::read_dir(&folder.agent.path) else { continue };
@@ -228,34 +228,72 @@ struct Held {
     home: Option<(std::path::PathBuf, String)>,
 }
 
-/// Every active skill of the folder view ([`Library::folder_view`], a page
-/// at a time), with the node's confidence after outcomes.
+/// Every active skill the folder view shows ([`Library::folder_view`]:
+/// not withheld, retired or a tombstone; a pinned one as pinned), from the
+/// store's records — no skill's body is read — with the node's confidence
+/// after outcomes.
 fn gather(library: &Library) -> Result<Vec<Held>, StoreError> {
-    let confidence: HashMap<String, f64> =
-        library.store().list_skills()?.into_iter().map(|r| (r.name, r.confidence)).collect();
+    let store = library.store();
+    let withheld = library.withheld_from_folder()?;
+    let retired = store.retired_names()?;
+    let pins = store.pins()?;
     let folders = library.sharing().folders();
     let mut held = Vec::new();
-    library.each_folder_page(|page| {
-        for (packet, kind) in page {
-            if packet.deprecated {
-                continue;
-            }
-            let home = match kind {
-                SkillKind::Local => match library.folder_of(&packet.skill_name) {
-                    Some(place) => Some((folders[place.index].path.clone(), place.entry)),
-                    None => continue,
-                },
-                _ => None,
-            };
-            held.push(Held {
-                confidence: confidence.get(&packet.skill_name).copied().unwrap_or(packet.confidence),
-                name: packet.skill_name,
-                description: packet.skill_description,
-                tags: packet.tags,
-                home,
-            });
+    for record in store.list_skills()? {
+        let name = &record.name;
+        if record.deprecated || withheld.contains(name) || retired.contains(name) {
+            continue;
         }
-        Ok(())
-    })?;
+        let home = match record.skill_kind() {
+            SkillKind::Local => match library.folder_of(name) {
+                Some(place) => Some((folders[place.index].path.clone(), place.entry)),
+                None => continue,
+            },
+            _ => None,
+        };
+        let pinned = match pins.get(name) {
+            Some(pin) => store.version_packet(name, &Pick::Number(pin.version))?,
+            None => None,
+        };
+        let (description, tags) = match pinned {
+            Some((_, packet)) => (packet.skill_description, packet.tags),
+            None => (record.description, record.tags),
+        };
+        held.push(Held { confidence: record.confidence, name: record.name, description, tags, home });
+    }
     Ok(held)
+}
+
+/// Most skills [`Agents::fill`] reads one by one; more are read a page at a
+/// time with every other skill.
+const READ_ONE_BY_ONE: usize = 1_000;
+
+/// Hands `visit` the folder view's packet of each of `names`.
+fn each_packet(
+    library: &Library,
+    names: &HashSet<&str>,
+    mut visit: impl FnMut(&SkillPacket, SkillKind),
+) -> Result<(), StoreError> {
+    if names.len() > READ_ONE_BY_ONE {
+        return library.each_folder_page(|page| {
+            for (packet, kind) in
+                page.iter().filter(|(p, _)| !p.deprecated && names.contains(p.skill_name.as_str()))
+            {
+                visit(packet, *kind);
+            }
+            Ok(())
+        });
+    }
+    let mut current = Vec::with_capacity(names.len());
+    for name in names {
+        if let Some((record, packet, _)) = library.store().skill(name)? {
+            current.push((packet, record.skill_kind()));
+        }
+    }
+    for (packet, kind) in crate::versions::with_pins(library.store(), current)? {
+        if !packet.deprecated {
+            visit(&packet, kind);
+        }
+    }
+    Ok(())
 }

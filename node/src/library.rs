@@ -815,16 +815,23 @@ impl Library {
         Ok(view)
     }
 
+    /// The names [`Library::folder_view`] leaves out: those review intake
+    /// holds back, and those of a held deletion of the skills folder.
+    pub(crate) fn withheld_from_folder(&self) -> Result<std::collections::HashSet<String>, StoreError> {
+        let mut withheld = self.store.withheld_from_folder()?;
+        // A peer's held withdrawals leave their skills as they are: shown.
+        let held = self.store.held_deletions()?.into_iter().filter(|d| d.source == Source::SkillsDir);
+        withheld.extend(held.flat_map(|d| d.names));
+        Ok(withheld)
+    }
+
     /// Hands [`Library::folder_view`] to `visit` a page of skills at a
     /// time: 100,000 packets at once would hold every body in memory.
     pub(crate) fn each_folder_page(
         &self,
         mut visit: impl FnMut(Vec<(SkillPacket, SkillKind)>) -> Result<(), StoreError>,
     ) -> Result<(), StoreError> {
-        let mut withheld = self.store.withheld_from_folder()?;
-        // A peer's held withdrawals leave their skills as they are: shown.
-        let held = self.store.held_deletions()?.into_iter().filter(|d| d.source == Source::SkillsDir);
-        withheld.extend(held.flat_map(|d| d.names));
+        let withheld = self.withheld_from_folder()?;
         let retired = self.store.retired_names()?;
         let mut after = String::new();
         loop {
