@@ -15,7 +15,9 @@
 //! shared folder), and never writes a skill whose file lives in another:
 //! the agent sees it there already. A local skill imported from a folder
 //! named otherwise than the skill ([`crate::import::Entries`]) is written
-//! in that folder, never in a second one of its name.
+//! in that folder, never in a second one of its name. The same writer,
+//! pointed at an agent's folder ([`Projection::into_folder`]), fills the
+//! `[[agent]]` folders ([`crate::agents`]) with the same files and records.
 //!
 //! What the node wrote is recorded as a SHA-256 of the node's instance id
 //! and the content ([`Projection::record`]), so the record is bound to the
