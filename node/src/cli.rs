@@ -139,6 +139,10 @@ pub(crate) enum Command {
     /// checks. Import exits 1 when a skill of it was refused, 2 on error (a
     /// tampered archive, named by the skill that failed).
     Archive(Scoped<ArchiveCommand, { Scope::of_command("archive") }>),
+    /// The agents' folders ([[agent]] in node.toml): list them, show what
+    /// one's listing holds and why, add or remove one (edits --config).
+    #[command(subcommand)]
+    Agents(AgentsCommand),
 }
 
 /// `archive export | import` (#25 item 5).
@@ -167,10 +171,58 @@ pub(crate) enum ArchiveCommand {
     },
 }
 
-/// Flags of `lock` (#25 item 3). There is one skills folder per node, so
-/// no `--agent`.
+/// `agents …` (#24 item 3).
+#[derive(Debug, Subcommand)]
+pub(crate) enum AgentsCommand {
+    /// The agents of node.toml: folder, budget, and what each listing holds now.
+    List(JsonFlag),
+    /// What NAME's folder lists and what it leaves out, each skill with why.
+    Show {
+        /// The agent's name.
+        name: String,
+        #[command(flatten)]
+        json: JsonFlag,
+    },
+    /// Add an [[agent]] to node.toml (--config FILE; created when missing),
+    /// keeping the file's comments. A running server applies it at its next start.
+    Add(AgentAddArgs),
+    /// Remove the [[agent]] NAME from node.toml, keeping the file's comments.
+    /// Nothing in its folder is deleted.
+    Remove {
+        /// The agent's name.
+        name: String,
+    },
+}
+
+/// Flags of `agents add`.
+#[derive(Debug, Args)]
+pub(crate) struct AgentAddArgs {
+    /// The agent's name: letters, digits, '-' or '_'.
+    pub(crate) name: String,
+    /// The folder the agent reads its skills from.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) path: PathBuf,
+    /// The listing's budget, in characters of `name: description` per skill.
+    #[arg(long, value_name = "N")]
+    pub(crate) budget_chars: u64,
+    /// `top`: the best by evidence within the budget; `all`: every skill
+    /// (a warning when over the budget).
+    #[arg(long, default_value = "top", value_parser = ["top", "all"])]
+    pub(crate) select: String,
+    /// Only skills with one of these tags are ranked (repeatable).
+    #[arg(long = "tag", value_name = "TAG")]
+    pub(crate) tags: Vec<String>,
+    /// A skill always listed (repeatable).
+    #[arg(long = "include", value_name = "SKILL")]
+    pub(crate) include: Vec<String>,
+}
+
+/// Flags of `lock` (#25 item 3).
 #[derive(Debug, Args)]
 pub(crate) struct LockArgs {
+    /// The agent whose folder (`[[agent]]`) to use; required when there are several.
+    #[arg(long, value_name = "NAME")]
+    pub(crate) agent: Option<String>,
     /// Where to write the lockfile.
     #[arg(long, value_name = "FILE", default_value = "ecp.lock")]
     pub(crate) out: PathBuf,
@@ -182,6 +234,9 @@ pub(crate) struct LockArgs {
 /// Flags of `install` (#25 item 3).
 #[derive(Debug, Args)]
 pub(crate) struct InstallArgs {
+    /// The agent whose folder (`[[agent]]`) to use; required when there are several.
+    #[arg(long, value_name = "NAME")]
+    pub(crate) agent: Option<String>,
     /// The lockfile to install.
     #[arg(long, value_name = "FILE")]
     pub(crate) locked: PathBuf,
@@ -196,6 +251,9 @@ pub(crate) struct InstallArgs {
 /// Flags of `verify` (#25 item 3).
 #[derive(Debug, Args)]
 pub(crate) struct VerifyArgs {
+    /// The agent whose folder (`[[agent]]`) to use; required when there are several.
+    #[arg(long, value_name = "NAME")]
+    pub(crate) agent: Option<String>,
     /// Compare with this lockfile's versions instead of the store's.
     #[arg(long, value_name = "FILE")]
     pub(crate) locked: Option<PathBuf>,

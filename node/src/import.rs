@@ -38,7 +38,10 @@
 //! loops; a new node on a folder another node wrote finds no record of its
 //! own and imports every skill. The other direction is the projection's
 //! job: it never overwrites a file the agent owns, and the merge refuses a
-//! remote skill whose name a local one holds (a conflict).
+//! remote skill whose name a local one holds (a conflict). An agent's
+//! folder (`[[agent]]`, [`crate::agents`]) that is also a skills folder
+//! holds the node's copies too: told apart the same way, by that agent's
+//! projection ([`Library::writer_of`]).
 //!
 //! A skill folder travels whole, as a bundle (`SPEC.md` §12): `SKILL.md`
 //! and every other file under it ([`read_companions`]: hidden entries such

@@ -8,6 +8,8 @@
 //! - [`stamp`]: where a received skill came from, in its file's frontmatter.
 //! - [`permissions`]: grants in received skills' frontmatter kept out of the agent's folder.
 //! - [`library`]: store + projection; the one place through which skills change.
+//! - [`agents`]: `[[agent]]` folders, each filled with received skills
+//!   within its listing budget by a documented rule.
 //! - [`lockfile`]: `ecp.lock` — the versions of the skills folder — and
 //!   the folder's drift from what the node would write.
 //! - [`intake`]: the node's merge step — the protocol's decisions plus the
@@ -55,6 +57,7 @@
 //! - [`tls`]: certificates and keys; rustls for the server (and mTLS) and for https peers.
 #![deny(missing_docs)]
 
+pub mod agents;
 pub mod api_token;
 pub mod archive;
 pub mod config;

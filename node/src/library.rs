@@ -13,13 +13,14 @@ use ecp_protocol::skill_doc::StructureLimits;
 use ecp_protocol::{KnowledgeUpdate, MergeResult, SkillKind, SkillPacket, StandardPolicy};
 use tokio::sync::{mpsc, watch};
 
+use crate::agents::{Agent, Agents};
 use crate::deletion_guard::Guard;
 use crate::events::Events;
 use crate::import::{Companion, Entries, Place};
 use crate::intake::{self, IntakeMode, Limits, Merged, Mode, OnExcess, Sender, Withdrawals};
 use crate::metrics::Metrics;
 use crate::permissions::{PermissionPolicy, RefuseGrants};
-use crate::projection::Projection;
+use crate::projection::{Projection, ProjectionError};
 use crate::sharing::{Decider, Decision, Sharing};
 use crate::store::{Change, InboxEntry, Mark, Source, Store, StoreError, Verdict};
 
@@ -82,6 +83,9 @@ pub struct Library {
     /// Open while the server's background jobs may run (`true`); see
     /// [`Library::in_background`].
     background: Arc<tokio::sync::RwLock<bool>>,
+    /// `[[agent]]`: the folders filled for each agent (#24); empty: the
+    /// projection's folder gets every skill, as without agents it always did.
+    agents: Agents,
 }
 
 impl Library {
@@ -117,7 +121,46 @@ impl Library {
             structure: StructureLimits::default(),
             bundle: BundleLimits::default(),
             background: Arc::new(tokio::sync::RwLock::new(true)),
+            agents: Agents::default(),
         })
+    }
+
+    /// The library filling `agents`' folders ([`crate::agents`]). Set it
+    /// last: their folders are written as the projection is now.
+    #[must_use]
+    pub fn with_agents(mut self, agents: Vec<Agent>) -> Library {
+        self.agents = Agents::new(agents, &self.projection);
+        self
+    }
+
+    /// The agents whose folders the node fills.
+    pub fn agents(&self) -> &Agents {
+        &self.agents
+    }
+
+    /// The projection writing `dir`: the skills folder's, or an agent's.
+    pub fn writer_of(&self, dir: &Path) -> Option<&Projection> {
+        if dir == self.projection.dir() {
+            return Some(&self.projection);
+        }
+        self.agents.projection_at(dir)
+    }
+
+    /// Whether the projection's folder gets received skills: always without
+    /// agents; with them, the agents' folders do (and the projection's
+    /// folder when it is an agent's too, through that agent's listing).
+    fn main_shows(&self, kind: SkillKind) -> bool {
+        kind != SkillKind::External || self.agents.is_empty()
+    }
+
+    /// With agents, a received skill the projection's folder shows no more:
+    /// the copy the node wrote there goes, unless the folder is an agent's
+    /// (whose listing decides).
+    fn leave_main(&self, name: &str) -> Result<(), ProjectionError> {
+        if self.agents.projection_at(self.projection.dir()).is_some() {
+            return Ok(());
+        }
+        self.projection.remove(name)
     }
 
     /// The library importing local skills under `limits`. Set it before cloning.
@@ -289,9 +332,22 @@ impl Library {
         for change in changes.iter().filter(|c| !c.withheld && !c.packet.deprecated) {
             self.record_removed_grants(&change.packet, change.kind);
         }
-        if let Err(e) = self.projection.apply(changes) {
+        if self.agents.is_empty() {
+            if let Err(e) = self.projection.apply(changes) {
+                tracing::error!(error = %e, "skills folder not fully updated");
+            }
+            return;
+        }
+        let (shown, left): (Vec<Change>, Vec<Change>) =
+            changes.iter().cloned().partition(|c| self.main_shows(c.kind));
+        let mut done = self.projection.apply(&shown);
+        for change in left.iter().filter(|c| !c.withheld) {
+            done = done.and(self.leave_main(&change.packet.skill_name));
+        }
+        if let Err(e) = done {
             tracing::error!(error = %e, "skills folder not fully updated");
         }
+        self.agents.fill(self);
     }
 
     /// What `skill show` and `GET /v1/skills/{name}` say about the grants
@@ -739,6 +795,9 @@ impl Library {
                 Ok(Some((record, packet, _))) if !packet.deprecated => {
                     let kind = record.skill_kind();
                     self.record_removed_grants(&packet, kind);
+                    if !self.main_shows(kind) {
+                        continue;
+                    }
                     if let Err(e) = self.projection.write(&packet, kind) {
                         tracing::error!(error = %e, "skills folder not fully updated");
                     }
@@ -746,6 +805,9 @@ impl Library {
                 Ok(_) => {}
                 Err(e) => tracing::error!(error = %e, "cannot read an accepted skill to write it"),
             }
+        }
+        if !self.agents.is_empty() {
+            self.agents.fill(self);
         }
     }
 
@@ -763,16 +825,23 @@ impl Library {
         Ok(view)
     }
 
-    /// Hands [`Library::folder_view`] to `visit` a page of skills at a
-    /// time: 100,000 packets at once would hold every body in memory.
-    fn each_folder_page(
-        &self,
-        mut visit: impl FnMut(Vec<(SkillPacket, SkillKind)>) -> Result<(), StoreError>,
-    ) -> Result<(), StoreError> {
+    /// The names [`Library::folder_view`] leaves out: those review intake
+    /// holds back, and those of a held deletion of the skills folder.
+    pub(crate) fn withheld_from_folder(&self) -> Result<std::collections::HashSet<String>, StoreError> {
         let mut withheld = self.store.withheld_from_folder()?;
         // A peer's held withdrawals leave their skills as they are: shown.
         let held = self.store.held_deletions()?.into_iter().filter(|d| d.source == Source::SkillsDir);
         withheld.extend(held.flat_map(|d| d.names));
+        Ok(withheld)
+    }
+
+    /// Hands [`Library::folder_view`] to `visit` a page of skills at a
+    /// time: 100,000 packets at once would hold every body in memory.
+    pub(crate) fn each_folder_page(
+        &self,
+        mut visit: impl FnMut(Vec<(SkillPacket, SkillKind)>) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError> {
+        let withheld = self.withheld_from_folder()?;
         let retired = self.store.retired_names()?;
         let mut after = String::new();
         loop {
@@ -798,18 +867,23 @@ impl Library {
         let mut written = 0;
         self.each_folder_page(|page| {
             for (packet, kind) in page {
-                let result = if packet.deprecated {
+                let result = if !self.main_shows(kind) {
+                    self.leave_main(&packet.skill_name)
+                } else if packet.deprecated {
                     self.projection.remove(&packet.skill_name)
                 } else {
                     self.projection.write(&packet, kind)
                 };
                 match result {
-                    Ok(()) => written += usize::from(!packet.deprecated),
+                    Ok(()) => written += usize::from(!packet.deprecated && self.main_shows(kind)),
                     Err(e) => tracing::error!(error = %e, "skills folder not fully updated"),
                 }
             }
             Ok(())
         })?;
+        if !self.agents.is_empty() {
+            self.agents.fill(self);
+        }
         Ok(written)
     }
 

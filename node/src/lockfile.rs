@@ -8,6 +8,10 @@
 //! ([`crate::permissions`]) and where it came from stamped
 //! ([`crate::stamp`]) — so neither is drift.
 //!
+//! With `[[agent]]`s (#24) a lockfile describes one folder: the skills
+//! folder (`agent` `None`), or an agent's — the skills its listing holds,
+//! as its projection writes them.
+//!
 //! ```toml
 //! # ecp.lock: written by `ecp-node lock`; `ecp-node install --locked ecp.lock` installs it
 //! version = 1
@@ -26,6 +30,7 @@ use std::fs;
 use ecp_protocol::{SkillKind, SkillPacket, integrity};
 use serde::{Deserialize, Serialize};
 
+use crate::agents::Agent;
 use crate::library::Library;
 use crate::projection::SKILL_FILE;
 use crate::store::{Hold, Pick, StoreError, digest_of};
@@ -142,9 +147,9 @@ impl Lockfile {
     /// writes (a pinned one at its pinned version), sorted by name — but
     /// not a private one, which no other machine could install (no peer
     /// serves it).
-    pub fn of(library: &Library) -> Result<Lockfile, StoreError> {
+    pub fn of(library: &Library, agent: Option<&Agent>) -> Result<Lockfile, StoreError> {
         let private = private_names(library)?;
-        let skills = shown(library)?
+        let skills = shown(library, agent)?
             .into_iter()
             .filter(|s| !private.contains(&s.packet.skill_name))
             .map(|s| Locked {
@@ -191,8 +196,12 @@ pub struct Shown {
 
 /// Every active skill the projection writes to the folder, by name: the
 /// current version, or a pinned skill's pinned one; not those review
-/// intake or a held deletion keeps out.
-pub fn shown(library: &Library) -> Result<Vec<Shown>, StoreError> {
+/// intake or a held deletion keeps out. With `agent`, those of its listing.
+pub fn shown(library: &Library, agent: Option<&Agent>) -> Result<Vec<Shown>, StoreError> {
+    let listed: Option<HashSet<String>> = match agent {
+        Some(agent) => Some(library.agents().listing(library, agent)?.listed().map(str::to_owned).collect()),
+        None => None,
+    };
     let store = library.store();
     let numbers: BTreeMap<String, i64> =
         store.list_skills()?.into_iter().map(|r| (r.name, r.version)).collect();
@@ -201,6 +210,11 @@ pub fn shown(library: &Library) -> Result<Vec<Shown>, StoreError> {
         .folder_view()?
         .into_iter()
         .filter(|(packet, _)| !packet.deprecated)
+        .filter(|(packet, kind)| match &listed {
+            Some(listed) => listed.contains(&packet.skill_name),
+            // With agents, received skills are in their folders only.
+            None => *kind != SkillKind::External || library.agents().is_empty(),
+        })
         .map(|(packet, kind)| {
             let name = &packet.skill_name;
             let version = match pins.get(name).filter(|p| p.digest == digest_of(&packet)) {
@@ -277,8 +291,12 @@ impl std::fmt::Display for Drift {
 
 /// The drift of the skills folder from what the projection would write —
 /// the store's versions, or with `locked` the lockfile's — in name order.
-pub fn drift(library: &Library, locked: Option<&Lockfile>) -> Result<Vec<Drift>, StoreError> {
-    let shown = shown(library)?;
+pub fn drift(
+    library: &Library,
+    agent: Option<&Agent>,
+    locked: Option<&Lockfile>,
+) -> Result<Vec<Drift>, StoreError> {
+    let shown = shown(library, agent)?;
     let mut drifts = Vec::new();
     let expected: Vec<(SkillPacket, SkillKind)> = match locked {
         None => shown.into_iter().map(|s| (s.packet, s.kind)).collect(),
@@ -317,7 +335,10 @@ pub fn drift(library: &Library, locked: Option<&Lockfile>) -> Result<Vec<Drift>,
             expected
         }
     };
-    let projection = library.projection();
+    let projection = match agent.and_then(|a| library.agents().projection_of(&a.name)) {
+        Some(projection) => projection,
+        None => library.projection(),
+    };
     let mut folders = HashSet::new();
     for (packet, kind) in &expected {
         let name = &packet.skill_name;

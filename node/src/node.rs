@@ -165,7 +165,13 @@ impl Node {
             .expect("locking the data folder does not panic")?
         };
         let folder_locks = {
-            let folders: Vec<_> = config.sharing.folders.iter().map(|f| f.path.clone()).collect();
+            let mut folders: Vec<_> = config.sharing.folders.iter().map(|f| f.path.clone()).collect();
+            // Agents' folders (#24) too, each once: numbered after the skills folders.
+            for agent in &config.agents {
+                if !folders.iter().any(|f| crate::config::same_path(f, &agent.path)) {
+                    folders.push(agent.path.clone());
+                }
+            }
             tokio::task::spawn_blocking(move || {
                 crate::folder_lock::FolderLocks::acquire(folders.iter().map(|p| p.as_path()))
             })
@@ -192,6 +198,7 @@ impl Node {
                 .with_intake(config.intake)
                 .with_sharing(Sharing::new(config.sharing.clone()))
                 .with_permissions(config.permission_policy(&peers))
+                .with_agents(config.agents.clone())
         };
         let listener = bind(config.listen).await?;
         let local_addr =
@@ -210,7 +217,7 @@ impl Node {
         {
             let library = library.clone();
             tokio::task::spawn_blocking(move || {
-                let swept = library.projection().sweep_leftovers();
+                let swept = library.projection().sweep_leftovers() + library.agents().sweep_leftovers();
                 if swept > 0 {
                     tracing::info!(
                         swept,

@@ -15,7 +15,9 @@
 //! shared folder), and never writes a skill whose file lives in another:
 //! the agent sees it there already. A local skill imported from a folder
 //! named otherwise than the skill ([`crate::import::Entries`]) is written
-//! in that folder, never in a second one of its name.
+//! in that folder, never in a second one of its name. The same writer,
+//! pointed at an agent's folder ([`Projection::into_folder`]), fills the
+//! `[[agent]]` folders ([`crate::agents`]) with the same files and records.
 //!
 //! What the node wrote is recorded as a SHA-256 of the node's instance id
 //! and the content ([`Projection::record`]), so the record is bound to the
@@ -266,6 +268,20 @@ impl Projection {
         match stamp::stamp(&body, &stamp) {
             Some(stamped) => Cow::Owned(stamped),
             None => body,
+        }
+    }
+
+    /// The same projection writing into `dir` alone (an agent's folder,
+    /// [`crate::agents`]): the same stamp, grants, blobs and record of
+    /// recent writes (the folder watcher's), no other folders.
+    #[must_use]
+    pub fn into_folder(&self, dir: impl Into<PathBuf>) -> Projection {
+        Projection {
+            dir: dir.into(),
+            others: Arc::default(),
+            entries: Entries::default(),
+            index: None,
+            ..self.clone()
         }
     }
 

@@ -5,8 +5,9 @@
 //! again (this node's own) through the running server's `/v1/` API when
 //! one runs — and the folder's drift.
 //!
-//! `--agent` is not taken: a node has one skills folder (several agents'
-//! folders are #24's `[[agent]]`, not built yet).
+//! `--agent NAME` picks one agent's folder (`[[agent]]`, #24); without it,
+//! the only agent's when there is one, else the skills folder (several
+//! agents: `--agent` is required).
 
 use std::fmt::Write as _;
 use std::io::Read as _;
@@ -14,7 +15,8 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use ecp_node::config::Flags;
+use ecp_node::agents::Agent;
+use ecp_node::config::{Config, Flags};
 use ecp_node::federation::{self, PeerSpec};
 use ecp_node::library::Library;
 use ecp_node::lockfile::{self, Drift, Lockfile, MAX_LOCKFILE_BYTES};
@@ -30,11 +32,29 @@ use crate::cli::{GlobalArgs, InstallArgs, LockArgs, VerifyArgs};
 pub(crate) fn lock(global: &GlobalArgs, args: &LockArgs) -> anyhow::Result<ExitCode> {
     let config = super::resolve(global, Flags::default())?;
     let library = super::open_library(&config, global.init)?;
-    let lock = Lockfile::of(&library).context("cannot read the store")?;
+    let agent = pick_agent(&config, args.agent.as_deref())?;
+    let lock = Lockfile::of(&library, agent).context("cannot read the store")?;
     write_atomically(&args.out, lock.to_toml().as_bytes())?;
     library.store().set_locks(&lock.holds(&library)?).context("cannot record the locked versions")?;
     emit(&format!("locked {} skill(s) in {}\n", lock.skills.len(), args.out.display()))?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The folder `--agent NAME` names; without it the only agent's, else
+/// none (the skills folder). Several agents and no `--agent` is an error.
+fn pick_agent<'a>(config: &'a Config, name: Option<&str>) -> anyhow::Result<Option<&'a Agent>> {
+    match (name, config.agents.as_slice()) {
+        (Some(name), _) => super::agents::find(config, name).map(Some),
+        (None, []) => Ok(None),
+        (None, [only]) => Ok(Some(only)),
+        (None, several) => {
+            let names: Vec<&str> = several.iter().map(|a| a.name.as_str()).collect();
+            anyhow::bail!(
+                "the node fills several agents' folders; name one with --agent NAME ({})",
+                names.join(", ")
+            )
+        }
+    }
 }
 
 /// Writes `path` through a temporary sibling renamed over it: a reader never
@@ -84,7 +104,8 @@ pub(crate) fn verify(global: &GlobalArgs, args: &VerifyArgs) -> anyhow::Result<E
     let config = super::resolve(global, Flags::default())?;
     let lock = args.locked.as_deref().map(read_lockfile).transpose()?;
     let library = super::open_library(&config, global.init)?;
-    let drifts = lockfile::drift(&library, lock.as_ref()).context("cannot read the store")?;
+    let agent = pick_agent(&config, args.agent.as_deref())?;
+    let drifts = lockfile::drift(&library, agent, lock.as_ref()).context("cannot read the store")?;
     report(&drifts, args.json.json, "the skills folder holds what the node would write: no drift")
 }
 
@@ -93,8 +114,9 @@ pub(crate) fn install(global: &GlobalArgs, args: &InstallArgs) -> anyhow::Result
     let config = super::resolve(global, Flags::default())?;
     let lock = read_lockfile(&args.locked)?;
     let library = super::open_library(&config, global.init)?;
+    let agent = pick_agent(&config, args.agent.as_deref())?;
     if args.frozen {
-        let drifts = lockfile::drift(&library, Some(&lock)).context("cannot read the store")?;
+        let drifts = lockfile::drift(&library, agent, Some(&lock)).context("cannot read the store")?;
         let clean = format!("the skills folder holds exactly {}", args.locked.display());
         return report(&drifts, false, &clean);
     }
@@ -156,7 +178,9 @@ pub(crate) fn install(global: &GlobalArgs, args: &InstallArgs) -> anyhow::Result
         let _ = writeln!(out, "installed {} {}", locked.name, locked.digest);
     }
     library.store().set_locks(&lock.holds(&library)?).context("cannot record the locked versions")?;
-    for extra in lockfile::drift(&library, Some(&lock))?.iter().filter(|d| matches!(d, Drift::Extra { .. })) {
+    for extra in
+        lockfile::drift(&library, agent, Some(&lock))?.iter().filter(|d| matches!(d, Drift::Extra { .. }))
+    {
         let _ = writeln!(
             out,
             "note: {} — left as it is (`ecp-node skill rm` removes a skill)",

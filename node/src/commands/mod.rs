@@ -17,10 +17,12 @@
 //! - `versions`: `skill history | pin | unpin | rollback`.
 //! - `lockfile`: `lock`, `install` and `verify`.
 //! - `mcp`: the MCP server on standard input and output, for agents.
+//! - `agents`: `agents list | show | add | remove` (`[[agent]]`, #24).
 //! - `api`: the running server's `/v1/` API, one function per action.
 //! - `progress`: the progress of `pull` and `sync` on standard error.
 //! - `output`: printing shared by the commands.
 
+mod agents;
 mod api;
 mod archive;
 mod audit;
@@ -79,6 +81,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Verify(args) => lockfile::verify(&cli.global.with(args.keys.0.clone()), &args),
         Command::Mcp => mcp::run(&cli.global),
         Command::Archive(s) => archive::run(&cli.global.with(s.keys.0), s.command),
+        Command::Agents(command) => agents::run(&cli.global, command),
     }
 }
 
@@ -167,6 +170,7 @@ pub(crate) fn open_library(config: &Config, init: bool) -> anyhow::Result<Librar
                 .with_intake(config.intake)
                 .with_sharing(ecp_node::sharing::Sharing::new(config.sharing.clone()))
                 .with_permissions(config.permission_policy(&peers))
+                .with_agents(config.agents.clone())
         })
         .with_context(|| format!("cannot open the node's database {} (see --data)", db.display()))
 }

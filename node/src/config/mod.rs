@@ -28,6 +28,8 @@
 //! - `peers`: `peers.toml` → [`PeersConfig`], with its own [`PeersError`]
 //!   (file and line or key).
 //!   `peers/edit.rs`: the text edits of `ecp-node peers add` and `peers rm`.
+//! - `agents`: `[[agent]]`, the folders filled for each agent under a
+//!   listing budget ([`crate::agents`]).
 //! - `keys`: the node's `[[key]]` signing keys and the shared secret as the
 //!   key `default`; key id rules.
 //! - `secret`: [`Secret`], the one type every secret has from parsing on,
@@ -40,6 +42,7 @@
 
 use std::path::PathBuf;
 
+mod agents;
 mod duration;
 mod keys;
 mod peers;
@@ -50,6 +53,7 @@ mod table;
 mod unit;
 mod weak_secret;
 
+pub use agents::{Agent, FileAgent, Select, resolve_agents, same_path, valid_agent_name};
 pub use duration::{DurationError, parse as parse_duration};
 pub use keys::{DEFAULT_KEY_ID, FileKey, KEY_ID_RULE, own_keys, resolve_file_keys};
 pub use peers::{

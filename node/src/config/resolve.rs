@@ -132,6 +132,8 @@ pub struct Config {
     pub connections: ConnectionLimits,
     /// When a failing skill is retired (`[outcomes]`, #19).
     pub outcomes: RetireRule,
+    /// `[[agent]]`: the folders filled for each agent ([`crate::agents`]).
+    pub agents: Vec<super::Agent>,
     /// TLS: the server's certificate and key (HTTPS when set), the CAs of
     /// required client certificates, the node's own client certificate.
     /// Checked for completeness here, read when the node starts.
@@ -273,6 +275,7 @@ impl Config {
             client_rate_limit,
             connections,
             outcomes,
+            agents: super::resolve_agents(&r.agents)?,
             tls,
         })
     }

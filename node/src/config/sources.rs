@@ -217,6 +217,8 @@ pub struct Resolved {
     pub folders: Vec<FileFolder>,
     /// `[[key]]`.
     pub keys: Vec<FileKey>,
+    /// `[[agent]]` (#24 item 3).
+    pub agents: Vec<super::agents::FileAgent>,
 }
 
 impl Resolved {
@@ -250,7 +252,7 @@ impl Resolved {
             };
             settings.push(Setting { key, value, source, at });
         }
-        Ok(Resolved { settings, folders: file.folders, keys: file.keys })
+        Ok(Resolved { settings, folders: file.folders, keys: file.keys, agents: file.agents })
     }
 
     /// The setting of the key `id` (`section.name`).
@@ -375,6 +377,7 @@ struct FileValues {
     values: BTreeMap<String, toml::Value>,
     folders: Vec<FileFolder>,
     keys: Vec<FileKey>,
+    agents: Vec<super::agents::FileAgent>,
     /// Where each key (by id) and table (by name) is written.
     places: Places,
 }
@@ -397,11 +400,11 @@ impl FileValues {
             message: out.places.said(id, message),
         };
         let mut values = BTreeMap::new();
-        let (mut folders, mut keys) = (Vec::new(), Vec::new());
+        let (mut folders, mut keys, mut agents) = (Vec::new(), Vec::new(), Vec::new());
         for (name, value) in table {
             let is_section = KEYS.iter().any(|k| k.section == name);
             match (name.as_str(), value) {
-                ("folder" | "key", toml::Value::Table(_)) => {
+                ("folder" | "key" | "agent", toml::Value::Table(_)) => {
                     return Err(parse_error(
                         &name,
                         format!(
@@ -412,6 +415,11 @@ impl FileValues {
                 ("folder", value) => {
                     folders = value.try_into().map_err(|e: toml::de::Error| {
                         parse_error(&name, format!("[[folder]]: {}", e.message()))
+                    })?;
+                }
+                ("agent", value) => {
+                    agents = value.try_into().map_err(|e: toml::de::Error| {
+                        parse_error(&name, format!("[[agent]]: {}", e.message()))
                     })?;
                 }
                 ("key", value) => {
@@ -443,6 +451,7 @@ impl FileValues {
         out.values = values;
         out.folders = folders;
         out.keys = keys;
+        out.agents = agents;
         Ok(out)
     }
 

@@ -196,6 +196,10 @@ impl Key {
 /// environment or a flag.
 pub const FILE_ONLY_ARRAYS: &[(&str, &str)] = &[
     ("folder", "skills folders, each `path` and `share` (default true), instead of `skills_dir`"),
+    (
+        "agent",
+        "agents' folders filled with received skills under a listing budget: `name`, `path`, `budget_chars`, `select` (`top` or `all`), optional `tags` and `include`",
+    ),
     ("key", "the node's own ECP/1.2 signing keys: `id` and `secret` or `secret_env`, several for rotation"),
 ];
 

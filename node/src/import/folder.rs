@@ -21,7 +21,7 @@ use super::{
 use crate::decision_log::{self, Decisions, Verdict};
 use crate::deletion_guard::{Marked, check_marker};
 use crate::library::Library;
-use crate::projection::{SKILL_FILE, Written};
+use crate::projection::{Projection, SKILL_FILE, Written};
 use crate::sharing::Decider;
 use crate::store::{FolderEntry, HeldSkill, Source};
 
@@ -82,7 +82,8 @@ impl Run<'_> {
     /// Imports one folder; `false` when it exists but cannot be listed.
     pub(super) fn folder(&mut self, index: usize, dir: &Path, report: &mut ImportReport) -> bool {
         let library = self.library;
-        let is_projection = dir == library.projection().dir();
+        // The projection's folder, or an agent's (#24): both hold files the node wrote.
+        let writer = library.writer_of(dir).cloned();
         let listing = match fs::read_dir(dir) {
             Ok(entries) => entries,
             // A missing folder (not created yet, or an unmounted disk) says
@@ -117,7 +118,7 @@ impl Run<'_> {
             if entry.starts_with('.') {
                 continue;
             }
-            if let Some(file) = self.read(index, &item, &entry, is_projection, marked, report) {
+            if let Some(file) = self.read(index, &item, &entry, writer.as_ref(), marked, report) {
                 found.push(file);
             }
         }
@@ -133,7 +134,7 @@ impl Run<'_> {
         index: usize,
         item: &fs::DirEntry,
         entry: &str,
-        is_projection: bool,
+        writer: Option<&Projection>,
         marked: Marked,
         report: &mut ImportReport,
     ) -> Option<Found> {
@@ -182,10 +183,16 @@ impl Run<'_> {
         let hash = integrity::body_hash(&text);
         let held_same =
             |name: &str| self.held.get(name).filter(|r| !r.deprecated && r.integrity_hash == hash);
-        if is_projection && held_same(&known).is_none_or(|r| r.kind != "local") {
-            // Only the projection folder holds files the node wrote; records
-            // without a node count only in a folder this store marked before.
-            let own = match library.projection().wrote(entry, text.as_bytes()) {
+        // In an agent's folder the node also copies local skills of other
+        // agents' folders (#24): a copy it wrote is never the agent's.
+        let agent_copy = writer.is_some_and(|w| w.dir() != library.projection().dir());
+        if let Some(writer) = writer
+            && (agent_copy || held_same(&known).is_none_or(|r| r.kind != "local"))
+        {
+            // Only the projection's and agents' folders hold files the node
+            // wrote; records without a node count only in a folder this
+            // store marked before.
+            let own = match writer.wrote(entry, text.as_bytes()) {
                 Written::Own => true,
                 Written::Unbound => marked == Marked::Own,
                 Written::No => false,

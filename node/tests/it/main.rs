@@ -115,3 +115,5 @@ mod search;
 mod mcp;
 // outcomes: agents' reports through the CLI and /v1/, confidence following the evidence, retirement and restore.
 mod outcomes;
+// #24 item 3: [[agent]] folders under a budget.
+mod agents;
