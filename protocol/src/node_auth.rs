@@ -192,6 +192,12 @@ fn parse(value: &str) -> Result<Parsed<'_>, NodeAuthError> {
     Ok(Parsed { key, authority, timestamp, nonce, sig })
 }
 
+/// The key id of the key a header says signed, when the header has its
+/// form: a receiver that knows no peer by that key need not verify it.
+pub fn signer(value: &str) -> Result<String, NodeAuthError> {
+    parse(value.trim()).map(|parsed| key_id(&parsed.key))
+}
+
 /// Verifies a node-key signature, in this order: the header's form; the
 /// authority one this node answers to (`answers_to`, given it lower-cased);
 /// the time within [`MAX_CLOCK_SKEW_SECS`] of `now`; the signature

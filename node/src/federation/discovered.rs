@@ -108,6 +108,7 @@ impl Federator {
             push: false,
             schedule: config.federation.schedule.clone(),
             instance: Some(peer.instance.clone()),
+            known_by: crate::config::KnownBy::default(),
             tls: PeerTls::default(),
         };
         let slot = match running.remove(&url) {

@@ -237,6 +237,30 @@ fn fingerprint<'a>(parts: impl IntoIterator<Item = &'a [u8]>) -> [u8; 32] {
     hash.finalize().into()
 }
 
+/// The certificate a client presented in the TLS handshake (mTLS): put
+/// by the accept loop on each request of the connection, where a
+/// configured peer's `cert_fingerprint` or `cert_key_fingerprint` maps it
+/// to that peer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClientCert {
+    /// SHA-256 of the leaf certificate, DER: what `openssl x509
+    /// -fingerprint -sha256` prints.
+    pub sha256: [u8; 32],
+    /// SHA-256 of its public key (DER SubjectPublicKeyInfo), when the
+    /// certificate parses.
+    pub key_sha256: Option<[u8; 32]>,
+}
+
+impl ClientCert {
+    /// The fingerprints of a leaf certificate.
+    pub fn of(leaf: &CertificateDer<'_>) -> ClientCert {
+        let key_sha256 = rustls::server::ParsedCertificate::try_from(leaf)
+            .ok()
+            .map(|parsed| Sha256::digest(parsed.subject_public_key_info().as_ref()).into());
+        ClientCert { sha256: Sha256::digest(leaf.as_ref()).into(), key_sha256 }
+    }
+}
+
 // ---------------------------------------------------------------------------
 // The crypto provider
 

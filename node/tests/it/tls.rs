@@ -301,6 +301,61 @@ async fn an_mtls_node_refuses_a_client_without_a_certificate_and_stores_nothing(
     assert_eq!(member.status(), StatusCode::OK);
 }
 
+/// The confidence `node` holds `name` at.
+async fn held_confidence(node: &TlsNode, name: &str) -> f64 {
+    let library = node.node.library().clone();
+    let skills = tokio::task::spawn_blocking(move || library.store().list_skills().expect("skills"))
+        .await
+        .expect("no panic");
+    skills.iter().find(|s| s.name == name).unwrap_or_else(|| panic!("{name} is held")).confidence
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_mtls_client_certificate_proves_a_configured_peer_and_an_unknown_one_gets_the_default_trust() {
+    let pki = Pki::new();
+    let b = TlsNode::start(pki.server(true)).await;
+    let (a, c) = (TlsNode::start(pki.server(false)).await, TlsNode::start(pki.server(false)).await);
+    a.add_local("via-client-cert").await;
+    c.add_local("via-node-cert").await;
+    let cert_of = |stem: &str| {
+        let chain =
+            ecp_node::tls::load_certs("test", &pki.path(&format!("{stem}.pem"))).expect("a certificate");
+        ecp_node::tls::ClientCert::of(&chain[0])
+    };
+    let (client, node) = (cert_of("client"), cert_of("node"));
+    // B knows A by its certificate's fingerprint (as openssl prints it, colons and all).
+    let colons = |fp: &[u8]| fp.iter().map(|b| format!("{b:02X}")).collect::<Vec<_>>().join(":");
+    let b_peers = format!(
+        "[federation]\ninterval = \"1h\"\n\n[[peer]]\nurl = \"{}\"\ntrust = 1.0\npull = false\ncert_fingerprint = \"{}\"\n",
+        a.url(),
+        colons(&client.sha256)
+    );
+    b.node.federator().apply(PeersConfig::parse(&b_peers, "test peers").expect("valid peers")).await;
+
+    let ca = toml_path(&pki.path("ca.pem"));
+    let presenting = |stem: &str| {
+        let (cert, key) =
+            (toml_path(&pki.path(&format!("{stem}.pem"))), toml_path(&pki.path(&format!("{stem}.key"))));
+        format!("ca = \"{ca}\"\nclient_cert = \"{cert}\"\nclient_key = \"{key}\"")
+    };
+    assert_synced(&a.sync(&peer(&b.url(), &presenting("client"))).await);
+    assert!((held_confidence(&b, "via-client-cert").await - 1.0).abs() < 1e-9, "A's trust, 1.0");
+    // C's certificate is from the CA B trusts but proves no peer: the default trust, 0.6.
+    assert_synced(&c.sync(&peer(&b.url(), &presenting("node"))).await);
+    assert!((held_confidence(&b, "via-node-cert").await - 0.6).abs() < 1e-9, "an unknown certificate: 0.6");
+
+    // Known by its certificate's public key instead: C's next skill gets its trust.
+    let b_peers = format!(
+        "{b_peers}\n[[peer]]\nurl = \"{}\"\ntrust = 0.7\npull = false\ncert_key_fingerprint = \"{}\"\n",
+        c.url(),
+        hex::encode(node.key_sha256.expect("the certificate parses"))
+    );
+    b.node.federator().apply(PeersConfig::parse(&b_peers, "test peers").expect("valid peers")).await;
+    c.add_local("via-node-key").await;
+    assert_synced(&c.sync(&peer(&b.url(), &presenting("node"))).await);
+    assert!((held_confidence(&b, "via-node-key").await - 0.7).abs() < 1e-9, "C's trust, 0.7");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_node_refuses_a_server_whose_ca_it_does_not_trust() {
     let pki = Pki::new();

@@ -82,3 +82,10 @@ fn a_signature_is_bound_to_its_node_method_target_and_body() {
     let injected = RequestLine { method: "POST", path_and_query: "/ecp/skills\n" };
     assert_eq!(verify(&header, &injected, &digest, NOW, &nonces, &|a| a == AT), Err(NodeAuthError::Mismatch));
 }
+
+#[test]
+fn the_signer_is_read_from_a_well_formed_header_only() {
+    let key = NodeKey::from_seed(&[5; 32]);
+    assert_eq!(signer(&signed(&key)), Ok(key.key_id()));
+    assert!(matches!(signer("key=00"), Err(NodeAuthError::Malformed { .. })));
+}
