@@ -561,7 +561,7 @@ fn peer_tls(
         }
         (None, None) => None,
     };
-    Ok(PeerTls { ca, identity })
+    Ok(PeerTls { ca, identity, pin: None })
 }
 
 /// A base URL as peers are keyed: `http` or `https`, a host, no user

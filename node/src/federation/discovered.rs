@@ -109,7 +109,8 @@ impl Federator {
             schedule: config.federation.schedule.clone(),
             instance: Some(peer.instance.clone()),
             known_by: crate::config::KnownBy::default(),
-            tls: PeerTls::default(),
+            // An https node is trusted with the certificate it advertised only.
+            tls: PeerTls { pin: peer.tls, ..PeerTls::default() },
         };
         let slot = match running.remove(&url) {
             Some(r) if r.spec == spec => {
