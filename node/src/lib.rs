@@ -28,11 +28,13 @@
 //!   `node.toml`, environment and flags; `peers.toml` (whom to federate with,
 //!   how often, how much trust); the node's own keys and every secret.
 //! - [`keys`]: the ECP/1.2 keys in force while the node runs — its own and
-//!   its peers' — and the clock signatures use.
+//!   its peers' — the node keys and certificates that prove peers, and the
+//!   clock signatures use.
 //! - [`federation`]: pulling from and pushing to peers, on a schedule and on
 //!   change; the per-peer cursor lives in the store.
 //! - [`reload`]: the peers file read again when it changes and on SIGHUP.
-//! - [`discovery`]: finding peers without configuration (mDNS).
+//! - [`discovery`]: finding peers without configuration (mDNS), TLS nodes
+//!   with their certificate's fingerprint.
 //! - [`http`]: the router — ECP endpoints, health endpoints, the local `/v1/` API,
 //!   the status page at `/`; each group of routes behind the guard that authenticates it.
 //! - [`health`]: liveness and readiness with their reasons (`/livez`, `/readyz`).
@@ -54,7 +56,8 @@
 //! - [`versions`]: a skill's history, pins and rollback; what a pin keeps in the folder.
 //! - [`mcp`]: the MCP server agents search, read and rate skills with —
 //!   over stdio (`ecp-node mcp`) and at `/mcp`.
-//! - [`tls`]: certificates and keys; rustls for the server (and mTLS) and for https peers.
+//! - [`tls`]: certificates and keys; rustls for the server (and mTLS), its
+//!   certificate reloaded as its files change, and for https peers.
 #![deny(missing_docs)]
 
 pub mod agents;

@@ -4,6 +4,7 @@
 use std::future::Future;
 use std::net::SocketAddr;
 use std::path::Path;
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use tokio::net::TcpListener;
@@ -100,7 +101,9 @@ pub struct Node {
     background: Vec<JoinHandle<()>>,
     /// mDNS advertisement and browse; dropping it says goodbye. `None` when
     /// off (`--no-mdns`) or unavailable.
-    discovery: Option<DiscoveryHandle>,
+    discovery: Option<Arc<DiscoveryHandle>>,
+    /// The certificate served, with TLS; it follows its files.
+    served_cert: Option<watch::Receiver<crate::tls::ServedCert>>,
     /// The token of the `/v1/` API (`<data>/api-token`).
     api_token: crate::config::Secret,
     /// The data folder's lock, released (and `server.json` removed) when the
@@ -254,14 +257,18 @@ impl Node {
         let (discovery_handle, discovery_events) = match discovery {
             Some(events) => (None, Some(events)),
             None if config.mdns && peers.discovery.enabled => {
-                let (instance, auth) = (library.store().instance_id().to_owned(), holds_keys);
-                match tokio::task::spawn_blocking(move || {
-                    crate::discovery::start(&instance, local_addr, auth)
-                })
-                .await
-                .expect("starting discovery does not panic")
+                let advert = crate::discovery::Advert {
+                    instance: library.store().instance_id().to_owned(),
+                    listen: local_addr,
+                    auth_required: holds_keys,
+                    key_id: library.store().node_key().key_id(),
+                    tls: server_tls.as_ref().map(|t| t.cert.served().borrow().leaf_sha256),
+                };
+                match tokio::task::spawn_blocking(move || crate::discovery::start(advert))
+                    .await
+                    .expect("starting discovery does not panic")
                 {
-                    Ok((handle, events)) => (Some(handle), Some(events)),
+                    Ok((handle, events)) => (Some(Arc::new(handle)), Some(events)),
                     Err(e) => {
                         tracing::warn!(
                             "mDNS discovery is off: {e}; configured peers still sync (--no-mdns silences this)"
@@ -310,6 +317,14 @@ impl Node {
             None => None,
         };
         let router = http::app(state);
+        let served_cert = server_tls.as_ref().map(|t| t.cert.served());
+        if let Some(server_tls) = &server_tls {
+            background.push(tokio::spawn(Arc::clone(&server_tls.cert).watch()));
+            if let Some(handle) = &discovery_handle {
+                background
+                    .push(tokio::spawn(announce_reloads(Arc::downgrade(handle), server_tls.cert.served())));
+            }
+        }
         let tls = server_tls.as_ref().map(|t| t.mutual);
         let acceptor = server_tls.map(|t| t.acceptor);
         let server = tokio::spawn(crate::serve::serve(
@@ -332,6 +347,7 @@ impl Node {
             health_server,
             background,
             discovery: discovery_handle,
+            served_cert,
             api_token,
             _lock: lock,
             _folder_locks: folder_locks,
@@ -384,6 +400,12 @@ impl Node {
         &self.federator
     }
 
+    /// With TLS, the certificate it serves now, and why changed files are
+    /// not served (they reload without a restart).
+    pub fn served_certificate(&self) -> Option<crate::tls::ServedCert> {
+        self.served_cert.as_ref().map(|served| served.borrow().clone())
+    }
+
     /// Serves until `signal` completes, then shuts down gracefully.
     pub async fn run_until(mut self, signal: impl Future<Output = ()>) -> std::io::Result<()> {
         tokio::select! {
@@ -413,6 +435,19 @@ impl Node {
             health.await.unwrap_or(Ok(()))?;
         }
         (&mut self.server).await.unwrap_or(Ok(()))
+    }
+}
+
+/// Announces by mDNS each certificate the server reloads, while discovery runs.
+async fn announce_reloads(
+    handle: Weak<DiscoveryHandle>,
+    mut served: watch::Receiver<crate::tls::ServedCert>,
+) {
+    while served.changed().await.is_ok() {
+        let leaf = served.borrow_and_update().leaf_sha256;
+        let Some(handle) = handle.upgrade() else { return };
+        // The daemon's queue is a channel send: quick, but not async.
+        let _ = tokio::task::spawn_blocking(move || handle.set_tls(leaf)).await;
     }
 }
 

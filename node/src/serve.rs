@@ -15,7 +15,8 @@
 //! (a slow client never holds up the accept loop), under the same deadline
 //! as the headers: a client that stalls the handshake is dropped like one
 //! that stalls its headers. The connection's permit is held from accept to
-//! close, handshake included.
+//! close, handshake included. The certificate a client presented (mTLS) is
+//! put on each of its requests ([`ClientCert`]), for authentication.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -35,6 +36,7 @@ use tower::ServiceExt;
 use crate::connections::{ConnectionLimits, Connections};
 use crate::http::LocalAddr;
 use crate::metrics::Metrics;
+use crate::tls::ClientCert;
 
 /// Most bytes a connection buffers while reading a request's headers; a
 /// request whose headers do not fit is answered 431. ECP requests need a few
@@ -85,11 +87,19 @@ pub async fn serve(
         tokio::spawn(async move {
             let served = async {
                 let Some(acceptor) = tls else {
-                    return connection(stream, (remote, local), router, header_read_timeout, watcher).await;
+                    return connection(stream, (remote, local, None), router, header_read_timeout, watcher)
+                        .await;
                 };
                 match tokio::time::timeout(header_read_timeout, acceptor.accept(stream)).await {
                     Ok(Ok(stream)) => {
-                        connection(stream, (remote, local), router, header_read_timeout, watcher).await
+                        // mTLS: the client's certificate may prove a configured peer.
+                        let cert = stream
+                            .get_ref()
+                            .1
+                            .peer_certificates()
+                            .and_then(|c| c.first())
+                            .map(ClientCert::of);
+                        connection(stream, (remote, local, cert), router, header_read_timeout, watcher).await
                     }
                     // Scanners, plain-HTTP clients, untrusted or missing client certificates.
                     Ok(Err(e)) => tracing::debug!(%remote, error = %e, "TLS handshake failed"),
@@ -118,7 +128,7 @@ pub async fn serve(
 /// or, after shutdown began, its request in flight is answered.
 async fn connection<I>(
     io: I,
-    (remote, local): (SocketAddr, SocketAddr),
+    (remote, local, cert): (SocketAddr, SocketAddr, Option<ClientCert>),
     router: Router,
     header_read_timeout: Duration,
     watcher: Watcher,
@@ -128,6 +138,9 @@ async fn connection<I>(
     let service = hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
         request.extensions_mut().insert(ConnectInfo(remote));
         request.extensions_mut().insert(LocalAddr(local));
+        if let Some(cert) = cert {
+            request.extensions_mut().insert(cert);
+        }
         let router = router.clone();
         async move { Ok::<_, Infallible>(router.oneshot(request).await.unwrap_or_else(|e| match e {})) }
     });

@@ -96,6 +96,12 @@ impl NodeKey {
         hex::encode(self.0.verifying_key().as_bytes())
     }
 
+    /// The Ed25519 signature of `message` (node-key request signatures,
+    /// [`crate::node_auth`]).
+    pub(crate) fn sign_bytes(&self, message: &[u8]) -> [u8; 64] {
+        self.0.sign(message).to_bytes()
+    }
+
     /// The key id ([`key_id`]) of this key.
     pub fn key_id(&self) -> String {
         key_id(self.0.verifying_key().as_bytes())
@@ -233,7 +239,7 @@ pub(crate) fn verify_text(signature: &OriginSignature, canonical: &str) -> Resul
 }
 
 /// Exactly `N` bytes of lowercase hex.
-fn decode_hex<const N: usize>(text: &str) -> Option<[u8; N]> {
+pub(crate) fn decode_hex<const N: usize>(text: &str) -> Option<[u8; N]> {
     if text.len() != 2 * N || text.bytes().any(|b| b.is_ascii_uppercase()) {
         return None;
     }

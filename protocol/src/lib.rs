@@ -36,6 +36,8 @@
 //!   reference checks.
 //! - [`legacy_auth`]: the ECP/1.1 `X-ECP-HMAC` header.
 //! - [`signed_auth`]: ECP/1.2 signed requests and responses, without replay.
+//! - [`node_auth`]: ECP/1.3 requests signed with the sender's node key,
+//!   proving which node sent them.
 //! - [`scan`]: the safety scanner and its rule families.
 //! - [`policy`]: accept policies: what a node is willing to take, and the
 //!   typed reasons it refuses with ([`PolicyRefusal`]).
@@ -58,6 +60,7 @@ pub mod identity;
 pub mod integrity;
 pub mod legacy_auth;
 pub mod merge;
+pub mod node_auth;
 pub mod packet;
 mod par;
 pub mod policy;

@@ -58,8 +58,8 @@ pub use duration::{DurationError, parse as parse_duration};
 pub use keys::{DEFAULT_KEY_ID, FileKey, KEY_ID_RULE, own_keys, resolve_file_keys};
 pub use peers::{
     DEFAULT_CONFIGURED_TRUST, DEFAULT_DISCOVERY_TRUST, DEFAULT_INTERVAL, DEFAULT_TIMEOUT, DiscoverySettings,
-    FederationSettings, PeerConfig, PeerKey, PeersConfig, PeersError, Schedule, add_peer, cron_expression,
-    normalise_url, remove_peer,
+    FederationSettings, KnownBy, PeerConfig, PeerKey, PeersConfig, PeersError, Schedule, add_peer,
+    cron_expression, normalise_url, remove_peer,
 };
 pub use resolve::{ClientRateLimit, Config};
 pub use secret::{Secret, SecretSourceError};

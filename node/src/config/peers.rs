@@ -93,6 +93,29 @@ impl PeerKey {
     }
 }
 
+/// How a configured peer proves who it is when it connects to this node,
+/// beside or instead of a shared key (`SPEC.md` §13.11): a request signed
+/// with its node key, or a client certificate (mTLS). A push so proven gets
+/// its `trust`; a push that merely claims its instance does not.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct KnownBy {
+    /// The key id of its node key (`key`: a key id or the public key).
+    pub key_id: Option<String>,
+    /// SHA-256 of its client certificate, DER (`cert_fingerprint`).
+    pub cert: Option<[u8; 32]>,
+    /// SHA-256 of its client certificate's public key, DER
+    /// SubjectPublicKeyInfo (`cert_key_fingerprint`): stays across renewals
+    /// with the same key.
+    pub cert_key: Option<[u8; 32]>,
+}
+
+impl KnownBy {
+    /// Whether the peer can prove itself at all.
+    pub fn any(&self) -> bool {
+        self.key_id.is_some() || self.cert.is_some() || self.cert_key.is_some()
+    }
+}
+
 /// When a peer is contacted.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Schedule {
@@ -185,6 +208,8 @@ pub struct PeerConfig {
     pub schedule: Option<Schedule>,
     /// The instance id it must have; `None` learns it from its manifest.
     pub instance: Option<String>,
+    /// Its node key and client certificate, by which its pushes prove it.
+    pub known_by: KnownBy,
     /// For an `https` URL: the CA to trust instead of the system's roots
     /// (`ca`), the certificate to present instead of the node's own
     /// (`client_cert`, `client_key`). Read when the file is loaded.
@@ -238,6 +263,9 @@ struct FilePeer {
     interval: Option<String>,
     cron: Option<String>,
     instance: Option<String>,
+    key: Option<String>,
+    cert_fingerprint: Option<String>,
+    cert_key_fingerprint: Option<String>,
     ca: Option<PathBuf>,
     client_cert: Option<PathBuf>,
     client_key: Option<PathBuf>,
@@ -324,6 +352,7 @@ fn resolve_peer(file: &str, i: usize, p: FilePeer, earlier: &[PeerConfig]) -> Re
     if earlier.iter().any(|q| q.url == url) {
         return Err(invalid("url", format!("{url} is listed twice; keep one [[peer]] per URL")));
     }
+    let known_by = known_by(&p, earlier).map_err(|(field, m)| invalid(field, m))?;
     let secret =
         peer_secret("secret", p.secret, p.secret_env.as_deref(), "remove it or give the shared secret")
             .map_err(|(field, m)| invalid(&field, m))?;
@@ -392,8 +421,71 @@ fn resolve_peer(file: &str, i: usize, p: FilePeer, earlier: &[PeerConfig]) -> Re
         push: p.push.unwrap_or(false),
         schedule,
         instance,
+        known_by,
         tls,
     })
+}
+
+/// `key`, `cert_fingerprint` and `cert_key_fingerprint` of a `[[peer]]`,
+/// checked, none of them another peer's; an error as the field and message.
+fn known_by(p: &FilePeer, earlier: &[PeerConfig]) -> Result<KnownBy, (&'static str, String)> {
+    let key_id = match p.key.as_deref() {
+        None => None,
+        Some(text) => Some(
+            ecp_protocol::identity::parse_key_id(text)
+                .or_else(|| ecp_protocol::identity::key_id_of(&text.trim().to_ascii_lowercase()))
+                .ok_or_else(|| {
+                    ("key", format!(
+                        "{:?} is neither a key id (like ABCDEF2-GHIJKL3-MNOPQR4-STUVWX5, shown by the peer's \
+                         `ecp-node status` and its manifest's keyId) nor an Ed25519 public key (64 hex digits, its \
+                         manifest's publicKey)",
+                        text.chars().take(80).collect::<String>()
+                    ))
+                })?,
+        ),
+    };
+    let known = KnownBy {
+        key_id,
+        cert: fingerprint("cert_fingerprint", p.cert_fingerprint.as_deref())?,
+        cert_key: fingerprint("cert_key_fingerprint", p.cert_key_fingerprint.as_deref())?,
+    };
+    for (j, q) in earlier.iter().enumerate() {
+        let taken = |field: &'static str| {
+            (field, format!("is already peer[{j}]'s; a key or certificate proves one peer only"))
+        };
+        if known.key_id.is_some() && known.key_id == q.known_by.key_id {
+            return Err(taken("key"));
+        }
+        if known.cert.is_some() && known.cert == q.known_by.cert {
+            return Err(taken("cert_fingerprint"));
+        }
+        if known.cert_key.is_some() && known.cert_key == q.known_by.cert_key {
+            return Err(taken("cert_key_fingerprint"));
+        }
+    }
+    Ok(known)
+}
+
+/// A SHA-256 fingerprint as tools print it: 64 hex digits in either case,
+/// colons between bytes allowed, an optional `sha256:` in front.
+fn fingerprint(field: &'static str, text: Option<&str>) -> Result<Option<[u8; 32]>, (&'static str, String)> {
+    let Some(text) = text else { return Ok(None) };
+    let trimmed = text.trim();
+    let bare =
+        trimmed.get(..7).filter(|p| p.eq_ignore_ascii_case("sha256:")).map_or(trimmed, |_| &trimmed[7..]);
+    let digits: String = bare.chars().filter(|c| *c != ':').collect();
+    let mut out = [0u8; 32];
+    match hex::decode_to_slice(&digits, &mut out) {
+        Ok(()) => Ok(Some(out)),
+        Err(_) => Err((
+            field,
+            format!(
+                "{:?} is not a SHA-256 fingerprint: give 64 hex digits, colons allowed, as `openssl x509 -noout \
+                 -fingerprint -sha256 -in cert.pem` prints them",
+                text.chars().take(120).collect::<String>()
+            ),
+        )),
+    }
 }
 
 /// The secret of a `[[peer]]`'s `field` / `{field}_env` pair (`secret`,
@@ -469,7 +561,7 @@ fn peer_tls(
         }
         (None, None) => None,
     };
-    Ok(PeerTls { ca, identity })
+    Ok(PeerTls { ca, identity, pin: None })
 }
 
 /// A base URL as peers are keyed: `http` or `https`, a host, no user

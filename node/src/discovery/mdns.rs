@@ -8,6 +8,16 @@
 //! | `instance` | the instance id (`ecp-…`) |
 //! | `version` | the protocol version, `1.0` |
 //! | `auth` | `1` if requests must be signed (ECP/1.2, or X-ECP-HMAC where accepted), else `0` |
+//! | `scheme` | `https` for a node serving TLS, else `http` (absent: `http`, as earlier nodes) |
+//! | `tls` | with `https`: the SHA-256 of the certificate served, 64 lowercase hex digits |
+//! | `key` | the key id of the node key (`SPEC.md` §13.2) |
+//!
+//! A discovered `https` node is pulled over HTTPS trusting only the
+//! certificate of its `tls` record (no CA, no name check: the record is
+//! what vouches for it, and the handshake proves the holder of its key);
+//! one without a valid `tls` record is ignored. When the node's own
+//! certificate is reloaded, [`DiscoveryHandle::set_tls`] announces the new
+//! fingerprint.
 //!
 //! Which addresses are advertised follows the listen address: a specific
 //! address is advertised as itself (on its interface only); a loopback address
@@ -25,14 +35,14 @@
 //! with a found node is the federator's business.
 
 use std::collections::HashMap;
-use std::net::{IpAddr, Ipv4Addr, SocketAddr, SocketAddrV4, UdpSocket};
+use std::net::{IpAddr, Ipv4Addr, SocketAddrV4, UdpSocket};
 use std::time::Duration;
 
 use mdns_sd::{IfKind, ServiceDaemon, ServiceEvent, ServiceInfo};
 use socket2::{Domain, Protocol, Socket, Type};
 use tokio::sync::mpsc;
 
-use super::{DiscoveredPeer, DiscoveryError, DiscoveryEvent};
+use super::{Advert, DiscoveredPeer, DiscoveryError, DiscoveryEvent};
 
 /// The DNS-SD service type of ECP nodes.
 pub const SERVICE_TYPE: &str = "_ecp._tcp.local.";
@@ -60,6 +70,26 @@ pub struct DiscoveryHandle {
     daemon: ServiceDaemon,
     /// Our service's full name, to unregister it.
     fullname: String,
+    /// What is advertised, to announce it again when it changes.
+    advert: std::sync::Mutex<Advert>,
+}
+
+impl DiscoveryHandle {
+    /// Announces `tls` as the fingerprint of the certificate served now
+    /// (after a reload); the same one again announces nothing.
+    pub fn set_tls(&self, tls: [u8; 32]) {
+        let mut advert = self.advert.lock().unwrap_or_else(|p| p.into_inner());
+        if advert.tls == Some(tls) {
+            return;
+        }
+        advert.tls = Some(tls);
+        match service_info(&advert).and_then(|service| self.daemon.register(service)) {
+            Ok(()) => tracing::info!("mDNS: announced the reloaded certificate's fingerprint"),
+            Err(e) => {
+                tracing::warn!(error = %e, "mDNS: cannot announce the reloaded certificate's fingerprint")
+            }
+        }
+    }
 }
 
 impl std::fmt::Debug for DiscoveryHandle {
@@ -77,16 +107,12 @@ impl Drop for DiscoveryHandle {
     }
 }
 
-/// Advertises this node (instance id `instance`, serving on `listen`) and
-/// browses for other ECP nodes. Events about our own instance are never
-/// reported. Blocks for at most about half a second (the multicast check);
-/// call it from a blocking context in async code.
-pub fn start(
-    instance: &str,
-    listen: SocketAddr,
-    auth_required: bool,
-) -> Result<(DiscoveryHandle, mpsc::Receiver<DiscoveryEvent>), DiscoveryError> {
-    let scope = Scope::of(listen.ip());
+/// Advertises this node as `advert` says and browses for other ECP nodes.
+/// Events about our own instance are never reported. Blocks for at most
+/// about half a second (the multicast check); call it from a blocking
+/// context in async code.
+pub fn start(advert: Advert) -> Result<(DiscoveryHandle, mpsc::Receiver<DiscoveryEvent>), DiscoveryError> {
+    let scope = Scope::of(advert.listen.ip());
     check_multicast(scope.probe_interface())?;
 
     let daemon = ServiceDaemon::new().map_err(|e| DiscoveryError::Mdns(e.to_string()))?;
@@ -99,25 +125,49 @@ pub fn start(
         daemon.enable_interface(interfaces).map_err(|e| fail(&daemon, e))?;
     }
 
-    let auth = if auth_required { "1" } else { "0" };
-    let txt = [("instance", instance), ("version", crate::PROTOCOL_VERSION), ("auth", auth)];
-    let host = format!("{instance}.local.");
-    let advertised: Vec<IpAddr> = scope.advertised(listen.ip()).into_iter().collect();
-    let service = ServiceInfo::new(SERVICE_TYPE, instance, &host, &advertised[..], listen.port(), &txt[..])
-        .map_err(|e| fail(&daemon, e))?;
-    let service = if advertised.is_empty() { service.enable_addr_auto() } else { service };
+    let service = service_info(&advert).map_err(|e| fail(&daemon, e))?;
     let fullname = service.get_fullname().to_owned();
     daemon.register(service).map_err(|e| fail(&daemon, e))?;
     let browse = daemon.browse(SERVICE_TYPE).map_err(|e| fail(&daemon, e))?;
 
     let (tx, rx) = mpsc::channel(EVENT_BUFFER);
-    let own = instance.to_owned();
+    let own = advert.instance.clone();
     std::thread::Builder::new()
         .name("ecp-mdns-events".into())
         .spawn(move || report(browse, &own, tx))
         .map_err(|e| fail(&daemon, mdns_sd::Error::Msg(e.to_string())))?;
-    tracing::info!(service = %fullname, addresses = ?advertised, "mDNS: advertising and browsing {SERVICE_TYPE}");
-    Ok((DiscoveryHandle { daemon, fullname }, rx))
+    let addresses = scope.advertised(advert.listen.ip());
+    tracing::info!(service = %fullname, ?addresses, "mDNS: advertising and browsing {SERVICE_TYPE}");
+    Ok((DiscoveryHandle { daemon, fullname, advert: std::sync::Mutex::new(advert) }, rx))
+}
+
+/// Our service record: its addresses (by scope), port and TXT records.
+fn service_info(advert: &Advert) -> Result<ServiceInfo, mdns_sd::Error> {
+    let scope = Scope::of(advert.listen.ip());
+    let auth = if advert.auth_required { "1" } else { "0" };
+    let tls = advert.tls.map(hex::encode);
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    let mut txt = vec![
+        ("instance", advert.instance.as_str()),
+        ("version", crate::PROTOCOL_VERSION),
+        ("auth", auth),
+        ("scheme", scheme),
+        ("key", advert.key_id.as_str()),
+    ];
+    if let Some(tls) = &tls {
+        txt.push(("tls", tls.as_str()));
+    }
+    let host = format!("{}.local.", advert.instance);
+    let advertised: Vec<IpAddr> = scope.advertised(advert.listen.ip()).into_iter().collect();
+    let service = ServiceInfo::new(
+        SERVICE_TYPE,
+        &advert.instance,
+        &host,
+        &advertised[..],
+        advert.listen.port(),
+        &txt[..],
+    )?;
+    Ok(if advertised.is_empty() { service.enable_addr_auto() } else { service })
 }
 
 /// Turns the daemon's browse events into [`DiscoveryEvent`]s until the
@@ -130,13 +180,14 @@ fn report(browse: mdns_sd::Receiver<ServiceEvent>, own: &str, tx: mpsc::Sender<D
         let event = match event {
             ServiceEvent::ServiceResolved(service) => {
                 let addresses = service.get_addresses().iter().map(|a| a.to_ip_addr());
-                let Some(peer) = peer_from_records(
-                    service.get_property_val_str("instance"),
-                    service.get_property_val_str("version"),
-                    service.get_property_val_str("auth"),
-                    addresses,
-                    service.get_port(),
-                ) else {
+                let records = Records {
+                    instance: service.get_property_val_str("instance"),
+                    version: service.get_property_val_str("version"),
+                    auth: service.get_property_val_str("auth"),
+                    scheme: service.get_property_val_str("scheme"),
+                    tls: service.get_property_val_str("tls"),
+                };
+                let Some(peer) = peer_from_records(&records, addresses, service.get_port()) else {
                     tracing::debug!(
                         service = service.get_fullname(),
                         "mDNS: ignoring a service that is not a usable ECP node"
@@ -161,29 +212,51 @@ fn report(browse: mdns_sd::Receiver<ServiceEvent>, own: &str, tx: mpsc::Sender<D
     }
 }
 
+/// The TXT records a node is read from.
+#[derive(Debug, Default, Clone, Copy)]
+struct Records<'a> {
+    instance: Option<&'a str>,
+    version: Option<&'a str>,
+    auth: Option<&'a str>,
+    scheme: Option<&'a str>,
+    tls: Option<&'a str>,
+}
+
 /// A discovered node from its TXT records, addresses and port; `None` for a
-/// service without an instance id, of another major protocol version, or
-/// with no address we can dial.
+/// service without an instance id, of another major protocol version, of
+/// an unknown scheme, `https` without a valid `tls` fingerprint, or with no
+/// address we can dial.
 fn peer_from_records(
-    instance: Option<&str>,
-    version: Option<&str>,
-    auth: Option<&str>,
+    records: &Records<'_>,
     addresses: impl IntoIterator<Item = IpAddr>,
     port: u16,
 ) -> Option<DiscoveredPeer> {
-    let instance = instance.filter(|i| !i.is_empty())?;
+    let instance = records.instance.filter(|i| !i.is_empty())?;
     let ours = crate::PROTOCOL_VERSION.split('.').next();
-    if let Some(version) = version
+    if let Some(version) = records.version
         && version.split('.').next() != ours
     {
         return None;
     }
+    let (scheme, tls) = match records.scheme.unwrap_or("http") {
+        "http" => ("http", None),
+        "https" => {
+            let mut fingerprint = [0u8; 32];
+            let text = records.tls?;
+            if text.bytes().any(|b| b.is_ascii_uppercase()) {
+                return None;
+            }
+            hex::decode_to_slice(text, &mut fingerprint).ok()?;
+            ("https", Some(fingerprint))
+        }
+        _ => return None,
+    };
     let ip = best_address(addresses)?;
     let url = match ip {
-        IpAddr::V4(v4) => format!("http://{v4}:{port}"),
-        IpAddr::V6(v6) => format!("http://[{v6}]:{port}"),
+        IpAddr::V4(v4) => format!("{scheme}://{v4}:{port}"),
+        IpAddr::V6(v6) => format!("{scheme}://[{v6}]:{port}"),
     };
-    Some(DiscoveredPeer { instance: instance.to_owned(), url, auth_required: auth == Some("1") })
+    Some(DiscoveredPeer { instance: instance.to_owned(), url, auth_required: records.auth == Some("1"), tls })
 }
 
 /// The address to dial among those a node advertises: IPv4 before IPv6,
@@ -301,28 +374,56 @@ mod tests {
         s.parse().unwrap()
     }
 
+    fn records<'a>(
+        instance: Option<&'a str>,
+        version: Option<&'a str>,
+        auth: Option<&'a str>,
+    ) -> Records<'a> {
+        Records { instance, version, auth, ..Records::default() }
+    }
+
     #[test]
     fn builds_a_peer_from_its_txt_records() {
-        let peer = peer_from_records(Some("ecp-0a1b"), Some("1.0"), Some("1"), [ip("192.0.2.7")], 7327);
+        let peer =
+            peer_from_records(&records(Some("ecp-0a1b"), Some("1.0"), Some("1")), [ip("192.0.2.7")], 7327);
         assert_eq!(
             peer,
             Some(DiscoveredPeer {
                 instance: "ecp-0a1b".into(),
                 url: "http://192.0.2.7:7327".into(),
-                auth_required: true
+                auth_required: true,
+                tls: None,
             })
         );
-        let open = peer_from_records(Some("ecp-0a1b"), None, Some("0"), [ip("192.0.2.7")], 7327).unwrap();
-        assert!(!open.auth_required);
+        let open = peer_from_records(&records(Some("ecp-0a1b"), None, Some("0")), [ip("192.0.2.7")], 7327);
+        assert!(!open.unwrap().auth_required);
+    }
+
+    #[test]
+    fn an_https_node_is_dialled_over_https_with_its_advertised_fingerprint_only() {
+        let fp = "ab".repeat(32);
+        let https = Records { scheme: Some("https"), tls: Some(&fp), ..records(Some("x"), None, None) };
+        let peer = peer_from_records(&https, [ip("192.0.2.7")], 443).unwrap();
+        assert_eq!((peer.url.as_str(), peer.tls), ("https://192.0.2.7:443", Some([0xAB; 32])));
+        let upper = fp.to_uppercase();
+        for bad in [None, Some(&fp[2..]), Some(upper.as_str()), Some("zz")] {
+            let records = Records { tls: bad, ..https };
+            assert_eq!(peer_from_records(&records, [ip("192.0.2.7")], 443), None, "{bad:?}");
+        }
+        let unknown = Records { scheme: Some("gopher"), ..https };
+        assert_eq!(peer_from_records(&unknown, [ip("192.0.2.7")], 443), None);
+        let plain = Records { scheme: Some("http"), ..https };
+        assert_eq!(peer_from_records(&plain, [ip("192.0.2.7")], 80).unwrap().tls, None, "no pin over http");
     }
 
     #[test]
     fn ignores_services_without_instance_address_or_with_another_major_version() {
-        assert_eq!(peer_from_records(None, Some("1.0"), Some("0"), [ip("192.0.2.7")], 1), None);
-        assert_eq!(peer_from_records(Some(""), Some("1.0"), Some("0"), [ip("192.0.2.7")], 1), None);
-        assert_eq!(peer_from_records(Some("x"), Some("2.0"), Some("0"), [ip("192.0.2.7")], 1), None);
-        assert_eq!(peer_from_records(Some("x"), Some("1.0"), Some("0"), [ip("fe80::1")], 1), None);
-        assert!(peer_from_records(Some("x"), Some("1.3"), Some("0"), [ip("192.0.2.7")], 1).is_some());
+        let at = |r: Records<'_>, a: &str| peer_from_records(&r, [ip(a)], 1);
+        assert_eq!(at(records(None, Some("1.0"), Some("0")), "192.0.2.7"), None);
+        assert_eq!(at(records(Some(""), Some("1.0"), Some("0")), "192.0.2.7"), None);
+        assert_eq!(at(records(Some("x"), Some("2.0"), Some("0")), "192.0.2.7"), None);
+        assert_eq!(at(records(Some("x"), Some("1.0"), Some("0")), "fe80::1"), None);
+        assert!(at(records(Some("x"), Some("1.3"), Some("0")), "192.0.2.7").is_some());
     }
 
     #[test]
@@ -331,7 +432,7 @@ mod tests {
         assert_eq!(best_address(all), Some(ip("192.0.2.7")));
         assert_eq!(best_address([ip("::1"), ip("127.0.0.1")]), Some(ip("127.0.0.1")));
         assert_eq!(best_address([ip("::1"), ip("2001:db8::7")]), Some(ip("2001:db8::7")));
-        let url = peer_from_records(Some("x"), None, None, [ip("2001:db8::7")], 80).unwrap().url;
+        let url = peer_from_records(&records(Some("x"), None, None), [ip("2001:db8::7")], 80).unwrap().url;
         assert_eq!(url, "http://[2001:db8::7]:80");
     }
 

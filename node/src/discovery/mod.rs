@@ -21,10 +21,29 @@ pub use mdns::DiscoveryHandle;
 pub struct DiscoveredPeer {
     /// Its instance id (TXT record `instance`).
     pub instance: String,
-    /// Its base URL, e.g. `http://192.0.2.7:7327`.
+    /// Its base URL, e.g. `http://192.0.2.7:7327`, or `https://…` for a
+    /// node serving TLS (TXT record `scheme`).
     pub url: String,
     /// Whether it requires signed requests (TXT record `auth`).
     pub auth_required: bool,
+    /// For an `https` node: the SHA-256 of the certificate it serves (TXT
+    /// record `tls`), the one certificate it is trusted with.
+    pub tls: Option<[u8; 32]>,
+}
+
+/// What this node advertises of itself.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Advert {
+    /// Its instance id.
+    pub instance: String,
+    /// The address it serves on (its actual bound address).
+    pub listen: SocketAddr,
+    /// Whether it requires signed requests.
+    pub auth_required: bool,
+    /// The key id of its node key (TXT record `key`).
+    pub key_id: String,
+    /// With TLS: the SHA-256 of the certificate it serves.
+    pub tls: Option<[u8; 32]>,
 }
 
 /// What a discovery source reports.
@@ -58,16 +77,11 @@ pub enum DiscoveryError {
     Mdns(String),
 }
 
-/// Starts mDNS discovery for this node: advertises `instance`, serving on
-/// `listen` (its actual bound address), with `auth_required` in its TXT
+/// Starts mDNS discovery for this node: advertises `advert` in its TXT
 /// records, and reports the other ECP nodes it finds on the returned
 /// channel (never our own instance). Dropping the handle says goodbye on
 /// the network and stops discovery. Blocks for up to half a second (a
 /// multicast check), so call it from a blocking context in async code.
-pub fn start(
-    instance: &str,
-    listen: SocketAddr,
-    auth_required: bool,
-) -> Result<(DiscoveryHandle, mpsc::Receiver<DiscoveryEvent>), DiscoveryError> {
-    mdns::start(instance, listen, auth_required)
+pub fn start(advert: Advert) -> Result<(DiscoveryHandle, mpsc::Receiver<DiscoveryEvent>), DiscoveryError> {
+    mdns::start(advert)
 }

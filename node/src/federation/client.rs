@@ -13,6 +13,11 @@
 //! (§6.1: a GET signs the URL *path*, what Go servers verify; a POST the raw
 //! body), and its answers are taken unsigned.
 //!
+//! With the node's own Ed25519 key, every request also carries
+//! `X-ECP-Node-Signature` (`SPEC.md` §13.11): it proves which node sent it
+//! to a peer that knows the key (a `[[peer]]` with `key`), and is ignored
+//! by any other.
+//!
 //! Every request has a deadline, every answer a size cap, and no error
 //! message carries a secret, a URL's credentials or a local path.
 //!
@@ -22,10 +27,11 @@
 
 use std::time::Duration;
 
+use ecp_protocol::identity::NodeKey;
 use ecp_protocol::signed_auth::{
     self, Exchange, MAX_CLOCK_SKEW_SECS, PresentedHeaders, RequestLine, SignatureHeaders, SigningKey,
 };
-use ecp_protocol::{Manifest, MergeResult, SignedAuthError, legacy_auth};
+use ecp_protocol::{Manifest, MergeResult, SignedAuthError, legacy_auth, node_auth};
 use reqwest::StatusCode;
 use reqwest::header::{CONTENT_TYPE, ETAG, HeaderMap, HeaderValue, IF_NONE_MATCH};
 
@@ -118,6 +124,8 @@ pub struct Credentials {
     pub legacy_secret: Option<Secret>,
     /// Require answers to GETs to be signed (every peer with a key, except legacy ones).
     pub verify_answers: bool,
+    /// The node's own key: every request carries a node-key signature made with it.
+    pub node_key: Option<NodeKey>,
 }
 
 /// A fresh nonce: 128 bits from the thread's CSPRNG (ChaCha, seeded by the
@@ -284,6 +292,27 @@ impl PeerClient {
         Some((headers, SignedGet { key: key.clone(), target, nonce }))
     }
 
+    /// `request` (`method` on `url`, with a body whose hex SHA-256 is
+    /// `body_digest`) with the node-key signature, when the node has a key.
+    fn prove(
+        &self,
+        request: reqwest::RequestBuilder,
+        method: &str,
+        url: &reqwest::Url,
+        body_digest: &str,
+    ) -> reqwest::RequestBuilder {
+        let Some(key) = &self.credentials.node_key else { return request };
+        let (Some(host), Some(port)) = (url.host_str(), url.port_or_known_default()) else { return request };
+        let target = match url.query() {
+            Some(query) => format!("{}?{query}", url.path()),
+            None => url.path().to_owned(),
+        };
+        let line = RequestLine { method, path_and_query: &target };
+        let authority = signed_auth::authority(host, port);
+        let value = node_auth::sign_request(key, &authority, &line, body_digest, unix_now(), &fresh_nonce());
+        request.header(node_auth::HEADER, value)
+    }
+
     /// A signed GET of `path` (which may carry a query), and what its answer
     /// must be signed for when answers are verified.
     fn get(
@@ -292,7 +321,8 @@ impl PeerClient {
         if_none_match: Option<&str>,
     ) -> Result<(reqwest::RequestBuilder, Option<SignedGet>), ClientError> {
         let url = self.url(path)?;
-        let mut request = self.http.get(url.clone()).timeout(self.timeout);
+        let empty = signed_auth::body_digest(b"");
+        let mut request = self.prove(self.http.get(url.clone()).timeout(self.timeout), "GET", &url, &empty);
         let mut expect = None;
         if let Some((headers, signed)) = self.sign("GET", &url, b"") {
             for (name, value) in headers.pairs() {
@@ -413,8 +443,9 @@ impl PeerClient {
     /// signed over the digest its path names.
     pub async fn put_blob(&self, sha256: &str, bytes: Vec<u8>) -> Result<(), ClientError> {
         let url = self.url(&format!("/ecp/blobs/{sha256}"))?;
-        let mut request =
+        let request =
             self.http.put(url.clone()).timeout(self.timeout).header(CONTENT_TYPE, "application/octet-stream");
+        let mut request = self.prove(request, "PUT", &url, sha256);
         if let Some((headers, _)) = self.sign_digest("PUT", &url, sha256) {
             for (name, value) in headers.pairs() {
                 request = request.header(name, value);
@@ -431,8 +462,9 @@ impl PeerClient {
     /// A signed POST of `body` to `path` (its answer is not signed, `SPEC.md` §10.1.6).
     fn post(&self, path: &str, body: &[u8]) -> Result<reqwest::RequestBuilder, ClientError> {
         let url = self.url(path)?;
-        let mut request =
+        let request =
             self.http.post(url.clone()).timeout(self.timeout).header(CONTENT_TYPE, "application/json");
+        let mut request = self.prove(request, "POST", &url, &signed_auth::body_digest(body));
         if let Some((headers, _)) = self.sign("POST", &url, body) {
             for (name, value) in headers.pairs() {
                 request = request.header(name, value);

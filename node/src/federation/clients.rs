@@ -37,6 +37,7 @@ impl Clients {
         let effective = PeerTls {
             ca: tls.ca.clone(),
             identity: tls.identity.clone().or_else(|| self.node_identity.clone()),
+            pin: tls.pin,
         };
         let key = effective.key();
         let mut clients = self.by_setting.lock().unwrap_or_else(|p| p.into_inner());

@@ -82,7 +82,8 @@ impl Context {
 
     /// How requests to `peer` are signed: its own key, else its secret as
     /// the key `default`, else (when `node_key`) the node's default key;
-    /// X-ECP-HMAC only for a legacy peer; answers verified unless legacy.
+    /// X-ECP-HMAC only for a legacy peer; answers verified unless legacy;
+    /// and always the node-key signature (`SPEC.md` §13.11).
     pub fn credentials(&self, peer: &PeerSpec) -> Credentials {
         let own_key = || peer.node_key.then(|| self.own_key.clone()).flatten();
         let key = peer
@@ -100,7 +101,9 @@ impl Context {
             .legacy
             .then(|| peer.secret.clone().or_else(|| peer.node_key.then(|| self.own_secret.clone()).flatten()))
             .flatten();
-        Credentials { verify_answers: key.is_some() && !peer.legacy, key, legacy_secret }
+        // Public and bound to the peer, time and nonce: safe to send to anyone.
+        let node_key = Some(self.library.store().node_key().clone());
+        Credentials { verify_answers: key.is_some() && !peer.legacy, key, legacy_secret, node_key }
     }
 
     /// Our instance id.

@@ -108,7 +108,9 @@ impl Federator {
             push: false,
             schedule: config.federation.schedule.clone(),
             instance: Some(peer.instance.clone()),
-            tls: PeerTls::default(),
+            known_by: crate::config::KnownBy::default(),
+            // An https node is trusted with the certificate it advertised only.
+            tls: PeerTls { pin: peer.tls, ..PeerTls::default() },
         };
         let slot = match running.remove(&url) {
             Some(r) if r.spec == spec => {

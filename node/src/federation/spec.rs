@@ -1,7 +1,7 @@
 //! [`PeerSpec`]: one peer, resolved — from a `[[peer]]` of the peers file,
 //! from discovery, or from the command line — as rounds use it.
 
-use crate::config::{PeerConfig, PeerKey, PeersConfig, Schedule, Secret};
+use crate::config::{KnownBy, PeerConfig, PeerKey, PeersConfig, Schedule, Secret};
 use crate::store::PeerKind;
 use crate::tls::PeerTls;
 
@@ -32,6 +32,8 @@ pub struct PeerSpec {
     pub schedule: Schedule,
     /// The instance it must have, when known in advance.
     pub instance: Option<String>,
+    /// The node key and client certificate its requests to us prove it by.
+    pub known_by: KnownBy,
     /// For an `https` peer: the CAs to trust and the certificate to present.
     pub tls: PeerTls,
 }
@@ -51,6 +53,7 @@ impl PeerSpec {
             push: peer.push,
             schedule: config.schedule_of(peer),
             instance: peer.instance.clone(),
+            known_by: peer.known_by.clone(),
             tls: peer.tls.clone(),
         }
     }
@@ -69,6 +72,7 @@ impl PeerSpec {
             push: true,
             schedule: Schedule::Every(crate::config::DEFAULT_INTERVAL),
             instance: None,
+            known_by: KnownBy::default(),
             tls: PeerTls::default(),
         }
     }

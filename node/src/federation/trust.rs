@@ -1,13 +1,15 @@
 //! Who is who, for pushes to this node: the [`Keyring`] requests are
-//! verified with (the node's own keys and the configured peers'), and the
-//! trust a push gets from the instance it claims — that of the configured
-//! peer with this instance, configured or learned from its manifest.
+//! verified with (the node's own keys and the configured peers', with the
+//! node keys and certificates that prove peers), and the trust a push gets
+//! from the instance it claims — that of the configured peer with this
+//! instance, configured or learned from its manifest, unless that peer is
+//! known by a node key or certificate: then only the proof gets its trust.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
-use crate::keys::{KeyOwner, Keyring};
+use crate::keys::{KeyOwner, Keyring, PeerProofs};
 
 use super::PeerSpec;
 
@@ -64,17 +66,27 @@ impl Trust {
     /// Takes the configured peers `desired` (their keys, instances and trust)
     /// in place of the previous ones; returns the instances they are known by.
     pub(super) fn configure(&self, desired: &[PeerSpec]) -> HashSet<String> {
-        self.keyring.set_peer_keys(
-            desired
-                .iter()
-                .filter_map(|s| {
-                    let key = s.key.as_ref()?.signing_key();
-                    Some((key, KeyOwner { url: s.url.clone(), trust: s.trust }))
-                })
-                .collect(),
-        );
+        let owner = |s: &PeerSpec| KeyOwner { url: s.url.clone(), trust: s.trust };
+        let mut proofs = PeerProofs::default();
+        for s in desired {
+            if let Some(key) = &s.key {
+                proofs.shared.push((key.signing_key(), owner(s)));
+            }
+            if let Some(id) = &s.known_by.key_id {
+                proofs.node_keys.push((id.clone(), owner(s)));
+            }
+            for fingerprint in [s.known_by.cert, s.known_by.cert_key].into_iter().flatten() {
+                proofs.certs.push((fingerprint, owner(s)));
+            }
+        }
+        self.keyring.set_peer_keys(proofs);
         let mut ids = self.write();
-        ids.configured = desired.iter().map(|s| (s.url.clone(), s.instance.clone(), s.trust)).collect();
+        // A peer that can prove itself gets no trust for a mere claim of its instance.
+        ids.configured = desired
+            .iter()
+            .filter(|s| !s.known_by.any())
+            .map(|s| (s.url.clone(), s.instance.clone(), s.trust))
+            .collect();
         ids.rebuild();
         desired
             .iter()
@@ -163,6 +175,23 @@ mod tests {
         let t = trust();
         t.configure(&[peer("http://a", Some("same"), 0.9), peer("http://b", Some("same"), 0.4)]);
         assert_eq!(t.inbound("same"), Some(0.4));
+    }
+
+    #[test]
+    fn a_peer_known_by_key_is_trusted_by_its_proof_never_by_its_claim() {
+        let t = trust();
+        let mut keyed = peer("http://a", Some("inst-a"), 0.9);
+        keyed.known_by.key_id = Some("KEY-A".into());
+        let mut certified = peer("http://b", Some("inst-b"), 0.8);
+        certified.known_by.cert = Some([7; 32]);
+        t.configure(&[keyed, certified, peer("http://c", Some("inst-c"), 0.7)]);
+        assert_eq!(t.inbound("inst-a"), None, "a claim of a keyed peer's instance");
+        assert_eq!(t.inbound("inst-b"), None, "a claim of a certified peer's instance");
+        assert_eq!(t.inbound("inst-c"), Some(0.7), "a peer without proofs keeps the claim rule");
+        let set = t.keyring().current();
+        assert_eq!(set.node_key_owner("KEY-A").map(|o| o.trust), Some(0.9));
+        let cert = crate::tls::ClientCert { sha256: [7; 32], key_sha256: None };
+        assert_eq!(set.cert_owner(&cert).map(|o| o.url.as_str()), Some("http://b"));
     }
 
     #[test]

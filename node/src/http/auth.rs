@@ -3,17 +3,28 @@
 //! answers to signed GETs (`SPEC.md` §10.1, §6). The guards of the route
 //! groups ([`super::guard`]) call both; handlers call neither.
 //!
+//! 0. First, what proves a configured peer without a shared secret
+//!    (`SPEC.md` §13.11): a node-key signature (`X-ECP-Node-Signature`)
+//!    by the node key of a configured peer, verified (a malformed header,
+//!    or a bad signature by a known key, is refused whatever else the
+//!    request carries), and the client certificate of an mTLS connection.
+//!    A key or certificate of a configured peer makes the request that
+//!    peer's; an unknown one proves nothing (and is not verified); two
+//!    proofs naming different peers are refused (`identity_conflict`).
 //! 1. A node that holds no key — no `--secret`, no `[[key]]`, no peer key —
-//!    is open: nothing is checked ([`Caller::Open`]).
+//!    is open: nothing is checked ([`Caller::Open`], or [`Caller::Proven`]).
 //! 2. A request carrying any of the five ECP/1.2 headers is judged by them
 //!    alone (§10.1.4.3): signed for an authority this node answers to
 //!    ([`super::authority`]), verified over the request target exactly as
 //!    it arrived and the raw body, against the node's keys and its peers'
 //!    (the keyring's current set), the nonce remembered against replay.
-//! 3. Otherwise `X-ECP-HMAC`, where the node accepts it (`accept_legacy`,
+//!    A peer proven in step 0 must be the key's peer, if the key is a peer's.
+//! 3. Otherwise a peer proven in step 0 ([`Caller::Proven`]): its node key
+//!    or certificate stands in for a shared secret.
+//! 4. Otherwise `X-ECP-HMAC`, where the node accepts it (`accept_legacy`,
 //!    and a shared secret to check it with): refused with 403 as §6.3
 //!    says, as Go clients expect.
-//! 4. Otherwise 401: the legacy header is refused (`legacy_auth_refused`),
+//! 5. Otherwise 401: the legacy header is refused (`legacy_auth_refused`),
 //!    or nothing was signed (`missing_signature`).
 //!
 //! Failures of step 2 are 401 with the code of §10.1.4, or 503
@@ -21,15 +32,17 @@
 
 use std::sync::LazyLock;
 
-use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, Uri, header};
+use axum::http::{Extensions, HeaderMap, HeaderName, HeaderValue, Method, StatusCode, Uri, header};
 use axum::response::Response;
+use ecp_protocol::node_auth::{self, NodeAuthError};
 use ecp_protocol::signed_auth::{self, Exchange, PresentedHeaders, RequestLine, SigningKey};
 use ecp_protocol::{SignedAuthError, legacy_auth};
 
 use super::authority::{self, LocalAddr};
 use super::error::ApiError;
 use super::state::AppState;
-use crate::keys::{KeyOwner, unix_now};
+use crate::keys::{KeyOwner, KeySet, unix_now};
+use crate::tls::ClientCert;
 
 /// The five ECP/1.2 headers of a request.
 const SIGNED_HEADERS: [&str; 5] = [
@@ -56,6 +69,9 @@ pub(super) enum Caller {
     Legacy,
     /// An ECP/1.2 signature checked out.
     Signed(Signed),
+    /// No ECP/1.2 signature, but a configured peer's node key or client
+    /// certificate proved the sender.
+    Proven(KeyOwner),
 }
 
 /// A request whose ECP/1.2 signature checked out.
@@ -75,6 +91,7 @@ impl Caller {
     pub(super) fn peer(&self) -> Option<&KeyOwner> {
         match self {
             Caller::Signed(signed) => signed.owner.as_ref(),
+            Caller::Proven(owner) => Some(owner),
             _ => None,
         }
     }
@@ -86,17 +103,18 @@ pub(super) fn target(uri: &Uri) -> &str {
 }
 
 /// Authenticates a request of `method` to `uri` with `headers` and the raw
-/// `body` (empty for a GET), that arrived at `local`, before anything else
-/// is done with it.
+/// `body` (empty for a GET), whose connection put `conn` on it (the
+/// [`LocalAddr`] it arrived at, the client's [`ClientCert`]), before
+/// anything else is done with it.
 pub(super) fn authenticate(
     state: &AppState,
-    local: Option<LocalAddr>,
+    conn: &Extensions,
     method: &Method,
     uri: &Uri,
     headers: &HeaderMap,
     body: &[u8],
 ) -> Result<Caller, ApiError> {
-    authenticate_content(state, local, method, uri, headers, Content::Bytes(body))
+    authenticate_content(state, conn, method, uri, headers, Content::Bytes(body))
 }
 
 /// What a request's authentication covers of its body.
@@ -113,21 +131,22 @@ pub(super) enum Content<'a> {
 /// [`authenticate`] for a body given as [`Content`].
 pub(super) fn authenticate_content(
     state: &AppState,
-    local: Option<LocalAddr>,
+    conn: &Extensions,
     method: &Method,
     uri: &Uri,
     headers: &HeaderMap,
     content: Content<'_>,
 ) -> Result<Caller, ApiError> {
     let keys = state.keyring.current();
+    let local = conn.get::<LocalAddr>().map_or(state.config.listen, |LocalAddr(addr)| *addr);
+    let answers_to = |authority: &str| authority::answers_to(&state.config.names, local, authority);
+    let line = RequestLine { method: method.as_str(), path_and_query: target(uri) };
+    let proven = prove(state, &keys, conn.get::<ClientCert>(), headers, &line, content, &answers_to)?;
     if keys.is_empty() {
-        return Ok(Caller::Open);
+        return Ok(proven.map_or(Caller::Open, Caller::Proven));
     }
     if SIGNED_HEADERS.iter().any(|name| headers.contains_key(*name)) {
         let presented = presented(headers)?;
-        let line = RequestLine { method: method.as_str(), path_and_query: target(uri) };
-        let local = local.map_or(state.config.listen, |LocalAddr(addr)| addr);
-        let answers_to = |authority: &str| authority::answers_to(&state.config.names, local, authority);
         let verifier = keys.verifier();
         let verified = match content {
             Content::Bytes(body) => {
@@ -137,8 +156,11 @@ pub(super) fn authenticate_content(
                 verifier.verify_digest(&presented, &line, digest, unix_now(), &state.nonces, &answers_to)
             }
         }?;
-        let owner = keys.owner(verified.key.id()).cloned();
+        let owner = one_peer(keys.owner(verified.key.id()).cloned(), proven)?;
         return Ok(Caller::Signed(Signed { key: verified.key.clone(), nonce: verified.nonce, owner }));
+    }
+    if let Some(owner) = proven {
+        return Ok(Caller::Proven(owner));
     }
     let legacy = headers.get(legacy_auth::HEADER);
     match &state.verifier {
@@ -176,6 +198,48 @@ pub(super) fn authenticate_content(
             }
             Err(SignedAuthError::Missing(signed_auth::KEY_ID_HEADER).into())
         }
+    }
+}
+
+/// The configured peer that the client certificate `cert` and the node-key
+/// signature of `headers`, if any, prove (`SPEC.md` §13.11). A malformed
+/// node-key signature, or a bad one by a peer's key, is refused.
+fn prove(
+    state: &AppState,
+    keys: &KeySet,
+    cert: Option<&ClientCert>,
+    headers: &HeaderMap,
+    line: &RequestLine<'_>,
+    content: Content<'_>,
+    answers_to: &dyn Fn(&str) -> bool,
+) -> Result<Option<KeyOwner>, ApiError> {
+    let by_cert = cert.and_then(|c| keys.cert_owner(c)).cloned();
+    let Some(value) = headers.get(node_auth::HEADER) else { return Ok(by_cert) };
+    let value = value
+        .to_str()
+        .map_err(|_| NodeAuthError::Malformed { problem: "the header is not visible ASCII text".into() })?;
+    let digest = match content {
+        Content::Bytes(body) => signed_auth::body_digest(body),
+        Content::Digest(digest) => digest.to_owned(),
+    };
+    // A key no peer is known by proves nothing: not verified, no nonce kept.
+    let Some(owner) = keys.node_key_owner(&node_auth::signer(value)?) else { return Ok(by_cert) };
+    node_auth::verify(value, line, &digest, unix_now(), &state.nonces, answers_to)?;
+    one_peer(Some(owner.clone()), by_cert)
+}
+
+/// The one peer two proofs name; two different peers are refused.
+fn one_peer(a: Option<KeyOwner>, b: Option<KeyOwner>) -> Result<Option<KeyOwner>, ApiError> {
+    match (a, b) {
+        (Some(a), Some(b)) if a.url != b.url => Err(unauthorized(
+            "identity_conflict",
+            format!(
+                "the request proves two different peers ({} and {}): send each peer's requests with its own \
+                 key, certificate and node key",
+                a.url, b.url
+            ),
+        )),
+        (a, b) => Ok(a.or(b)),
     }
 }
 
@@ -231,6 +295,18 @@ pub(super) fn sign_answer(
 fn unauthorized(code: &'static str, message: String) -> ApiError {
     ApiError::new(StatusCode::UNAUTHORIZED, code, message)
         .with_header(header::WWW_AUTHENTICATE, HeaderValue::from_static("ECP-1.2"))
+}
+
+impl From<NodeAuthError> for ApiError {
+    fn from(e: NodeAuthError) -> Self {
+        match e {
+            NodeAuthError::ReplayCacheFull => {
+                ApiError::new(StatusCode::SERVICE_UNAVAILABLE, e.code(), e.to_string())
+                    .with_retry_after(REPLAY_CACHE_RETRY_AFTER_SECS)
+            }
+            other => unauthorized(other.code(), other.to_string()),
+        }
+    }
 }
 
 impl From<SignedAuthError> for ApiError {

@@ -25,7 +25,7 @@ use axum::response::Response;
 
 use super::answer::BodyDigest;
 use super::auth::{Caller, Content, authenticate, authenticate_content, sign_answer};
-use super::authority::{self, LocalAddr};
+use super::authority;
 use super::cache::Cached;
 use super::error::ApiError;
 use super::state::AppState;
@@ -37,17 +37,17 @@ pub(super) async fn ecp(
     next: Next,
 ) -> Result<Response, ApiError> {
     let (mut parts, body) = request.into_parts();
-    let local = parts.extensions.get::<LocalAddr>().copied();
+    let conn = &parts.extensions;
     let mut reservation = None;
     let (caller, body) = if parts.method == Method::GET || parts.method == Method::HEAD {
-        (authenticate(&state, local, &parts.method, &parts.uri, &parts.headers, b"")?, body)
+        (authenticate(&state, conn, &parts.method, &parts.uri, &parts.headers, b"")?, body)
     } else if parts.method == Method::PUT {
         // A blob upload (`SPEC.md` §12.8.4–5), the one PUT: streamed by its
         // handler under the per-file limit, not read here; authenticated
         // with the digest its path names before a byte of it is read.
         let digest = super::blobs::put_digest(parts.uri.path())?;
         let content = Content::Digest(digest);
-        (authenticate_content(&state, local, &parts.method, &parts.uri, &parts.headers, content)?, body)
+        (authenticate_content(&state, conn, &parts.method, &parts.uri, &parts.headers, content)?, body)
     } else {
         let declared = declared_length(&parts.headers);
         if declared.is_some_and(|n| n > state.config.max_body_bytes as u64) {
@@ -59,7 +59,7 @@ pub(super) async fn ecp(
         reservation = Some(state.body_budget.reserve(client, bytes_wanted).await?);
         let bytes = read_body(&state, body).await?;
         // The raw bytes, before any decoding (`SPEC.md` §6.3.4, §10.1.4.4).
-        (authenticate(&state, local, &parts.method, &parts.uri, &parts.headers, &bytes)?, Body::from(bytes))
+        (authenticate(&state, conn, &parts.method, &parts.uri, &parts.headers, &bytes)?, Body::from(bytes))
     };
     let caller = Arc::new(caller);
     parts.extensions.insert(caller.clone());
@@ -178,8 +178,8 @@ pub(super) async fn v1(
         .and_then(|v| v.strip_prefix("Bearer "));
     let signed = request.headers().contains_key(ecp_protocol::signed_auth::SIGNATURE_HEADER);
     if signed && request.method() == Method::GET {
-        let local = request.extensions().get::<LocalAddr>().copied();
-        return match authenticate(&state, local, request.method(), request.uri(), request.headers(), b"")? {
+        let conn = request.extensions();
+        return match authenticate(&state, conn, request.method(), request.uri(), request.headers(), b"")? {
             Caller::Signed(_) => Ok(next.run(request).await),
             // An open node has nothing to verify with.
             _ => Err(token_required()),

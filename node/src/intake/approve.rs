@@ -6,6 +6,8 @@
 //! not count against them. An entry the safety scan refused, or with any
 //! scan finding, is installed only with `force`: the operator must have seen
 //! the findings. The approved version counts as accepted for review intake.
+//! A validly signed packet teaches its key on first use, as an accepting
+//! merge would (`SPEC.md` §13.6.1).
 
 use ecp_protocol::bundle::BundleLimits;
 use ecp_protocol::merge::receive;
@@ -13,6 +15,7 @@ use ecp_protocol::merge::{SenderKind, Stage};
 use ecp_protocol::{Decision, ShownConfidence, SkillKind};
 
 use super::Sender;
+use crate::store::identity::FIRST_USE;
 use crate::store::{Change, QuarantineEntry, QuarantineStatus, Source, Store, StoreError, Verdict};
 
 /// Installs held quarantine entry `id`, lowered by the trust its sender had
@@ -54,6 +57,11 @@ pub fn approve(
             // legacy sender's stays unverified, as the packet's own marks do.
             kind: if entry.legacy_sender { SenderKind::Legacy } else { SenderKind::Current },
         };
+        // Checked as sent: the signature covers the packet before lowering.
+        let signer = ecp_protocol::identity::verify(&packet)
+            .ok()
+            .flatten()
+            .map(|s| (s.instance.clone(), s.key_id.clone()));
         let mut admitted = receive(packet, &sender.context(store.instance_id()));
         // The operator vouches for the skill as sent; hashes stay truthful.
         admitted.reseal();
@@ -68,6 +76,9 @@ pub fn approve(
         }
         let change =
             tx.install(&admitted, SkillKind::External, sender.reshares(&admitted), &Source::QuarantineApproval)?;
+        if let Some((origin, key_id)) = &signer {
+            tx.learn_origin_key(origin, key_id, FIRST_USE)?;
+        }
         tx.set_quarantine_status(id, QuarantineStatus::Approved)?;
         tx.record_verdict(&admitted.skill_name, &admitted.integrity_hash, Verdict::Accepted)?;
         let forced = if needs_force(&entry) {

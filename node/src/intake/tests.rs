@@ -156,6 +156,32 @@ fn an_approval_lowers_confidence_by_the_trust_at_refusal_as_an_accepting_merge_w
     assert!(matches!(again, Err(StoreError::QuarantineEntryNotHeld { .. })), "{again:?}");
 }
 
+#[test]
+fn an_approved_signed_packet_teaches_its_origins_key_on_first_use_and_a_forged_one_does_not() {
+    let (_dir, store) = store();
+    let key = ecp_protocol::identity::NodeKey::from_seed(&[9; 32]);
+    let signed = |name: &str| {
+        let mut p = packet("signer", name, 0.5);
+        p.origin_signature = Some(key.sign(&p, "signer"));
+        p
+    };
+    let mut forged = packet("forger", "forged", 0.5);
+    forged.origin_signature = Some(key.sign(&packet("forger", "other", 0.5), "forger"));
+    // Below the threshold as received: both refused, held.
+    let sent = update(&[signed("low"), forged]);
+    apply(&store, sent, &sender(0.8), &StandardPolicy::default(), &Limits::NO_RATE_LIMITS).unwrap();
+    let known = |origin: &str| {
+        store.origin_keys().unwrap().into_iter().find(|k| k.instance == origin).map(|k| (k.key_id, k.source))
+    };
+    assert_eq!(known("signer"), None, "a refused packet teaches nothing");
+    for entry in store.quarantine().unwrap() {
+        let forced = entry.skill_name == "forged";
+        approve(&store, entry.id, 0.3, true, forced).unwrap();
+    }
+    assert_eq!(known("signer"), Some((key.key_id(), "first-use".to_owned())), "learned from the approval");
+    assert_eq!(known("forger"), None, "a signature that does not verify teaches nothing");
+}
+
 fn refused(prefix: &str, n: usize) -> Vec<SkillPacket> {
     (0..n).map(|i| packet("origin", &format!("{prefix}-{i}"), 0.1)).collect()
 }

@@ -6,9 +6,11 @@
 //!
 //! Everything is read from PEM files: certificate chains (leaf first), and
 //! unencrypted private keys in PKCS#8, PKCS#1 (RSA) or SEC1 (EC) form. The
-//! files are read and checked once, when the node starts (or the peers file
+//! files are read and checked when the node starts (or the peers file
 //! is loaded), and every problem is reported with the setting that named the
-//! file, so a node with a broken certificate never starts half-secured.
+//! file, so a node with a broken certificate never starts half-secured. The
+//! server's own pair is then watched and reloaded when it changes
+//! ([`ServerCert`], in `server_cert`).
 //!
 //! One crypto provider, *ring*: reqwest's `rustls-tls` already builds on it,
 //! and aws-lc-rs would need cmake and nasm to build. Every configuration here
@@ -23,8 +25,10 @@
 //! into the binary.
 
 mod pinned;
+mod server_cert;
 
 pub use pinned::own_node_client_config;
+pub use server_cert::{RELOAD_POLL, ServedCert, ServerCert};
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -237,6 +241,30 @@ fn fingerprint<'a>(parts: impl IntoIterator<Item = &'a [u8]>) -> [u8; 32] {
     hash.finalize().into()
 }
 
+/// The certificate a client presented in the TLS handshake (mTLS): put
+/// by the accept loop on each request of the connection, where a
+/// configured peer's `cert_fingerprint` or `cert_key_fingerprint` maps it
+/// to that peer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClientCert {
+    /// SHA-256 of the leaf certificate, DER: what `openssl x509
+    /// -fingerprint -sha256` prints.
+    pub sha256: [u8; 32],
+    /// SHA-256 of its public key (DER SubjectPublicKeyInfo), when the
+    /// certificate parses.
+    pub key_sha256: Option<[u8; 32]>,
+}
+
+impl ClientCert {
+    /// The fingerprints of a leaf certificate.
+    pub fn of(leaf: &CertificateDer<'_>) -> ClientCert {
+        let key_sha256 = rustls::server::ParsedCertificate::try_from(leaf)
+            .ok()
+            .map(|parsed| Sha256::digest(parsed.subject_public_key_info().as_ref()).into());
+        ClientCert { sha256: Sha256::digest(leaf.as_ref()).into(), key_sha256 }
+    }
+}
+
 // ---------------------------------------------------------------------------
 // The crypto provider
 
@@ -255,14 +283,16 @@ pub fn install_default_provider() {
 // ---------------------------------------------------------------------------
 // Server
 
-/// How the server speaks TLS: the acceptor, and whether it requires client
-/// certificates.
+/// How the server speaks TLS: the acceptor, whether it requires client
+/// certificates, and the certificate it serves (reloaded as it changes).
 #[derive(Clone)]
 pub struct ServerTls {
     /// Accepts a TCP stream's handshake.
     pub acceptor: tokio_rustls::TlsAcceptor,
     /// Whether every client must present a certificate (`--client-ca`).
     pub mutual: bool,
+    /// The certificate served: [`ServerCert::watch`] keeps it current.
+    pub cert: Arc<ServerCert>,
 }
 
 impl fmt::Debug for ServerTls {
@@ -275,8 +305,7 @@ impl ServerTls {
     /// The server side of `files`: `None` without `--tls-cert`.
     pub fn load(files: &TlsFiles) -> Result<Option<ServerTls>, TlsError> {
         let (Some(cert_path), Some(key_path)) = (&files.cert, &files.key) else { return Ok(None) };
-        let chain = load_certs(setting::CERT, cert_path)?;
-        let key = load_key(setting::KEY, key_path)?;
+        let cert = Arc::new(ServerCert::load(cert_path.clone(), key_path.clone())?);
         let provider = provider();
         let verifier = match &files.client_ca {
             Some(path) => {
@@ -291,28 +320,20 @@ impl ServerTls {
             }
             None => WebPkiClientVerifier::no_client_auth(),
         };
-        let invalid = |message: String| TlsError::Invalid {
-            setting: setting::CERT.to_owned(),
-            path: cert_path.clone(),
-            message,
-        };
         let mut config = rustls::ServerConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()
-            .map_err(|e| invalid(format!("no TLS version available: {e}")))?
+            .map_err(|e| TlsError::Invalid {
+                setting: setting::CERT.to_owned(),
+                path: cert_path.clone(),
+                message: format!("no TLS version available: {e}"),
+            })?
             .with_client_cert_verifier(verifier)
-            .with_single_cert(chain, key)
-            .map_err(|e| match e {
-                rustls::Error::InconsistentKeys(_) => TlsError::KeyMismatch {
-                    key_setting: setting::KEY.to_owned(),
-                    key_path: key_path.clone(),
-                    cert_path: cert_path.clone(),
-                },
-                e => invalid(format!("cannot serve this certificate and key: {e}")),
-            })?;
+            .with_cert_resolver(Arc::clone(&cert) as Arc<dyn rustls::server::ResolvesServerCert>);
         config.alpn_protocols = vec![ALPN_HTTP1.to_vec()];
         Ok(Some(ServerTls {
             acceptor: tokio_rustls::TlsAcceptor::from(Arc::new(config)),
             mutual: files.client_ca.is_some(),
+            cert,
         }))
     }
 }
@@ -427,7 +448,8 @@ impl ResolvesClientCert for AlwaysPresent {
     }
 }
 
-/// The TLS side of connections to one peer, from its `[[peer]]`.
+/// The TLS side of connections to one peer, from its `[[peer]]` (or, for
+/// a node found by mDNS, its advertised certificate).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct PeerTls {
     /// Trust only these CAs (`ca`); `None`: the system's roots.
@@ -435,20 +457,29 @@ pub struct PeerTls {
     /// The identity to present (`client_cert`, `client_key`); `None`: the
     /// node's own (`--tls-client-cert`), if any.
     pub identity: Option<Identity>,
+    /// Trust only the server certificate whose DER has this SHA-256 (a
+    /// discovered node's advertised fingerprint), instead of any CA.
+    pub pin: Option<[u8; 32]>,
 }
 
 impl PeerTls {
     /// A key that is equal exactly when two settings give equal configurations.
     pub fn key(&self) -> ([u8; 32], [u8; 32]) {
-        (
-            self.ca.as_ref().map_or([0; 32], |c| c.fingerprint),
-            self.identity.as_ref().map_or([0; 32], |i| i.fingerprint),
-        )
+        let trusted = match (&self.ca, self.pin) {
+            (Some(ca), _) => ca.fingerprint,
+            // Tagged, so that a pin never shares a client with a CA file.
+            (None, Some(pin)) => fingerprint([b"pin".as_slice(), &pin]),
+            (None, None) => [0; 32],
+        };
+        (trusted, self.identity.as_ref().map_or([0; 32], |i| i.fingerprint))
     }
 
-    /// The rustls client configuration: the roots to trust, and the identity
-    /// to present when a server asks for one.
+    /// The rustls client configuration: the roots (or the one certificate)
+    /// to trust, and the identity to present when a server asks for one.
     pub fn client_config(&self) -> Result<rustls::ClientConfig, rustls::Error> {
+        if let (Some(pin), None) = (self.pin, &self.ca) {
+            return Ok(pinned::pinned_config(pin, self.identity.as_ref()));
+        }
         let roots = match &self.ca {
             Some(ca) => Arc::clone(&ca.roots),
             None => system_roots(),

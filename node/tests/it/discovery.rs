@@ -5,6 +5,8 @@
 //! runtime skip, so that test is `#[ignore]`d: `.ci/run` asks
 //! `deploy/check-multicast.sh` first and runs it with `--ignored` only where
 //! multicast works, else prints `mdns test skipped: <reason>` — never a pass.
+//! The same goes for a TLS node found by mDNS and pulled over HTTPS, its
+//! certificate checked against the fingerprint it advertises.
 
 use std::time::Duration;
 
@@ -56,6 +58,42 @@ async fn two_nodes_on_loopback_find_each_other_and_drop_a_stopped_one() {
     let b_url = b.url();
     b.shutdown().await.expect("B stops cleanly");
     wait_for_peer(&a, &b_url, false, "B dropped at A after B stopped").await;
+    a.shutdown().await.expect("A stops cleanly");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs multicast: run by .ci/run when available"]
+async fn a_tls_node_found_by_mdns_is_pulled_over_https_with_its_advertised_certificate() {
+    let pki = crate::tls::Pki::new();
+    let (dir_a, dir_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let mut config = Config::for_tests(dir_a.path());
+    config.mdns = true;
+    config.tls = ecp_node::tls::TlsFiles {
+        cert: Some(pki.path("server.pem")),
+        key: Some(pki.path("server.key")),
+        ..Default::default()
+    };
+    let a = Node::bind(config).await.expect("A serves TLS");
+    crate::util::add_local_skill(a.library(), "found-over-https", 1.0).await;
+    let b = node_with_mdns(dir_b.path(), None).await;
+    assert!(a.url().starts_with("https://"), "{}", a.url());
+    wait_for_peer(&b, &a.url(), true, "A found at B under its https URL").await;
+    let pinned =
+        b.federator().active_peers().await.into_iter().find(|p| p.url == a.url()).expect("A").tls.pin;
+    assert_eq!(pinned, a.served_certificate().map(|s| s.leaf_sha256), "pinned to what A serves");
+    let held = tokio::time::timeout(FIND_DEADLINE, async {
+        loop {
+            let skills = b.library().store().list_skills().expect("skills");
+            if skills.iter().any(|s| s.name == "found-over-https") {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    })
+    .await;
+    let state = b.library().store().peer_state(&a.url()).expect("peer state");
+    assert!(held.is_ok(), "A's skill not pulled over HTTPS; B's state of A: {state:?}");
+    b.shutdown().await.expect("B stops cleanly");
     a.shutdown().await.expect("A stops cleanly");
 }
 

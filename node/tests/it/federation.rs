@@ -532,7 +532,7 @@ async fn discovered_nodes_become_temporary_peers_unless_configured_or_ourselves(
     config.peers_file = Some(peers_file);
     let b = Node::bind_with(config, Some(receiver)).await.unwrap();
     let found = |instance: String, url: String| {
-        DiscoveryEvent::Found(DiscoveredPeer { instance, url, auth_required: false })
+        DiscoveryEvent::Found(DiscoveredPeer { instance, url, auth_required: false, tls: None })
     };
     a.add_local("found-by-mdns", 1.0).await;
 
@@ -618,7 +618,7 @@ async fn a_discovered_node_requiring_signatures_gets_no_request_signed_with_the_
     config.secret = Some("mesh-secret".into());
     let b = Node::bind_with(config, Some(receiver)).await.unwrap();
     let found = |instance: String, url: String, auth_required: bool| {
-        DiscoveryEvent::Found(DiscoveredPeer { instance, url, auth_required })
+        DiscoveryEvent::Found(DiscoveredPeer { instance, url, auth_required, tls: None })
     };
     events.send(found("rogue".into(), rogue_url.clone(), true)).await.unwrap();
     // Events are handled in order: once the open node's skill is in, the rogue's event was handled.

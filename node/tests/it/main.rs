@@ -63,6 +63,8 @@ mod pull_warnings;
 mod federation;
 // go_peer: mixed meshes with a Go-like peer — laundered copies unverified and replaced by their origin, echoes, the 403 hint.
 mod go_peer;
+// peer_keys: #21 item 4 — a push proven by a peer's node key gets its trust, a mere claim does not; a key instead of a secret.
+mod peer_keys;
 // origin_signatures: #21 — signed origins across nodes and a relay, impostors, pinned and first-seen keys.
 mod origin_signatures;
 // hostile_clients: bounded request heads; one address holds only its share of connections.

@@ -301,6 +301,61 @@ async fn an_mtls_node_refuses_a_client_without_a_certificate_and_stores_nothing(
     assert_eq!(member.status(), StatusCode::OK);
 }
 
+/// The confidence `node` holds `name` at.
+async fn held_confidence(node: &TlsNode, name: &str) -> f64 {
+    let library = node.node.library().clone();
+    let skills = tokio::task::spawn_blocking(move || library.store().list_skills().expect("skills"))
+        .await
+        .expect("no panic");
+    skills.iter().find(|s| s.name == name).unwrap_or_else(|| panic!("{name} is held")).confidence
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_mtls_client_certificate_proves_a_configured_peer_and_an_unknown_one_gets_the_default_trust() {
+    let pki = Pki::new();
+    let b = TlsNode::start(pki.server(true)).await;
+    let (a, c) = (TlsNode::start(pki.server(false)).await, TlsNode::start(pki.server(false)).await);
+    a.add_local("via-client-cert").await;
+    c.add_local("via-node-cert").await;
+    let cert_of = |stem: &str| {
+        let chain =
+            ecp_node::tls::load_certs("test", &pki.path(&format!("{stem}.pem"))).expect("a certificate");
+        ecp_node::tls::ClientCert::of(&chain[0])
+    };
+    let (client, node) = (cert_of("client"), cert_of("node"));
+    // B knows A by its certificate's fingerprint (as openssl prints it, colons and all).
+    let colons = |fp: &[u8]| fp.iter().map(|b| format!("{b:02X}")).collect::<Vec<_>>().join(":");
+    let b_peers = format!(
+        "[federation]\ninterval = \"1h\"\n\n[[peer]]\nurl = \"{}\"\ntrust = 1.0\npull = false\ncert_fingerprint = \"{}\"\n",
+        a.url(),
+        colons(&client.sha256)
+    );
+    b.node.federator().apply(PeersConfig::parse(&b_peers, "test peers").expect("valid peers")).await;
+
+    let ca = toml_path(&pki.path("ca.pem"));
+    let presenting = |stem: &str| {
+        let (cert, key) =
+            (toml_path(&pki.path(&format!("{stem}.pem"))), toml_path(&pki.path(&format!("{stem}.key"))));
+        format!("ca = \"{ca}\"\nclient_cert = \"{cert}\"\nclient_key = \"{key}\"")
+    };
+    assert_synced(&a.sync(&peer(&b.url(), &presenting("client"))).await);
+    assert!((held_confidence(&b, "via-client-cert").await - 1.0).abs() < 1e-9, "A's trust, 1.0");
+    // C's certificate is from the CA B trusts but proves no peer: the default trust, 0.6.
+    assert_synced(&c.sync(&peer(&b.url(), &presenting("node"))).await);
+    assert!((held_confidence(&b, "via-node-cert").await - 0.6).abs() < 1e-9, "an unknown certificate: 0.6");
+
+    // Known by its certificate's public key instead: C's next skill gets its trust.
+    let b_peers = format!(
+        "{b_peers}\n[[peer]]\nurl = \"{}\"\ntrust = 0.7\npull = false\ncert_key_fingerprint = \"{}\"\n",
+        c.url(),
+        hex::encode(node.key_sha256.expect("the certificate parses"))
+    );
+    b.node.federator().apply(PeersConfig::parse(&b_peers, "test peers").expect("valid peers")).await;
+    c.add_local("via-node-key").await;
+    assert_synced(&c.sync(&peer(&b.url(), &presenting("node"))).await);
+    assert!((held_confidence(&b, "via-node-key").await - 0.7).abs() < 1e-9, "C's trust, 0.7");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_node_refuses_a_server_whose_ca_it_does_not_trust() {
     let pki = Pki::new();
@@ -335,6 +390,122 @@ async fn a_client_that_stalls_the_handshake_is_disconnected() {
     assert!(read.is_ok(), "the node kept a connection with an unfinished handshake open");
     let reply = pki.client("ca.pem", None).get(format!("{}/healthz", a.url())).send().await.expect("https");
     assert_eq!(reply.status(), StatusCode::OK, "the node still answers");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_discovered_tls_node_is_pulled_over_https_trusting_its_advertised_certificate_only() {
+    use ecp_node::discovery::{DiscoveredPeer, DiscoveryEvent};
+    let pki = Pki::new();
+    let a = TlsNode::start(pki.server(false)).await;
+    let c = TlsNode::start(TlsFiles {
+        cert: Some(pki.path("node.pem")),
+        key: Some(pki.path("node.key")),
+        ..TlsFiles::default()
+    })
+    .await;
+    a.add_local("over-https").await;
+    c.add_local("from-an-impostor").await;
+    let (events, receiver) = tokio::sync::mpsc::channel(8);
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let b = Node::bind_with(Config::for_tests(dir.path()), Some(receiver)).await.expect("B starts");
+    let a_sha256 = a.node.served_certificate().expect("TLS").leaf_sha256;
+    assert_eq!(a_sha256, sha256_of(&pki, "server"));
+    let found = |node: &TlsNode, tls| {
+        let instance = node.node.library().store().instance_id().to_owned();
+        DiscoveryEvent::Found(DiscoveredPeer { instance, url: node.url(), auth_required: false, tls })
+    };
+
+    // C advertises A's fingerprint: its own certificate does not match, nothing is pulled.
+    events.send(found(&c, Some(a_sha256))).await.expect("B listens");
+    let error = crate::cli::eventually("B's pull from C fails", SOON, || async {
+        let state = b.library().store().peer_state(&c.url()).expect("peer state")?;
+        (!state.last_error.is_empty()).then_some(state.last_error)
+    })
+    .await;
+    assert!(
+        error.contains(&hex::encode(&a_sha256[..8])),
+        "the error names the expected certificate: {error}"
+    );
+    // A, with its own: pulled over HTTPS, though B trusts no CA of A's.
+    events.send(found(&a, Some(a_sha256))).await.expect("B listens");
+    crate::cli::eventually("A's skill arrives over HTTPS", SOON, || async {
+        let held = b.library().store().list_skills().expect("skills");
+        held.iter().any(|s| s.name == "over-https").then_some(())
+    })
+    .await;
+    let held = b.library().store().list_skills().expect("skills");
+    assert!(!held.iter().any(|s| s.name == "from-an-impostor"), "nothing of C: {held:?}");
+    b.shutdown().await.expect("clean shutdown");
+}
+
+// ---------------------------------------------------------------------------
+// Reload
+
+/// The SHA-256 of the certificate `addr` serves, as a client trusting the
+/// test CA sees it in a fresh handshake.
+async fn served_sha256(pki: &Pki, addr: std::net::SocketAddr) -> [u8; 32] {
+    use sha2::Digest;
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in ecp_node::tls::load_certs("test", &pki.path("ca.pem")).expect("the CA") {
+        roots.add(cert).expect("a trust anchor");
+    }
+    let config = rustls::ClientConfig::builder_with_provider(ecp_node::tls::provider())
+        .with_safe_default_protocol_versions()
+        .expect("versions")
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    let connector = tokio_rustls::TlsConnector::from(std::sync::Arc::new(config));
+    let tcp = tokio::net::TcpStream::connect(addr).await.expect("connect");
+    let name = rustls_pki_types::ServerName::try_from("127.0.0.1").expect("a name");
+    let tls = connector.connect(name, tcp).await.expect("a handshake");
+    let leaf = &tls.get_ref().1.peer_certificates().expect("a certificate")[0];
+    sha2::Sha256::digest(leaf.as_ref()).into()
+}
+
+fn sha256_of(pki: &Pki, stem: &str) -> [u8; 32] {
+    let chain = ecp_node::tls::load_certs("test", &pki.path(&format!("{stem}.pem"))).expect("a certificate");
+    ecp_node::tls::ClientCert::of(&chain[0]).sha256
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_certificate_replaced_on_disk_is_served_without_a_restart_and_a_bad_one_is_not() {
+    let pki = Pki::new();
+    let live = tempfile::tempdir().expect("a temporary folder");
+    let (cert, key) = (live.path().join("live.pem"), live.path().join("live.key"));
+    std::fs::copy(pki.path("server.pem"), &cert).expect("copy");
+    std::fs::copy(pki.path("server.key"), &key).expect("copy");
+    let files = TlsFiles { cert: Some(cert.clone()), key: Some(key.clone()), ..TlsFiles::default() };
+    let a = TlsNode::start(files).await;
+    let addr = a.node.local_addr();
+    assert_eq!(served_sha256(&pki, addr).await, sha256_of(&pki, "server"));
+
+    // Renewed: the key first, then the certificate, as a careless tool would.
+    std::fs::copy(pki.path("node.key"), &key).expect("copy");
+    std::fs::copy(pki.path("node.pem"), &cert).expect("copy");
+    let renewed = sha256_of(&pki, "node");
+    crate::cli::eventually("the renewed certificate is served", SOON, || async {
+        (served_sha256(&pki, addr).await == renewed).then_some(())
+    })
+    .await;
+    let served = a.node.served_certificate().expect("TLS");
+    assert_eq!((served.leaf_sha256, served.problem), (renewed, None));
+
+    // A certificate without its key: reported, and the renewed one still served.
+    std::fs::copy(pki.path("server.pem"), &cert).expect("copy");
+    let problem = crate::cli::eventually("the mismatch is reported", SOON, || async {
+        a.node.served_certificate().and_then(|s| s.problem)
+    })
+    .await;
+    assert!(problem.contains("--tls-key") && problem.contains("does not belong"), "{problem}");
+    assert_eq!(served_sha256(&pki, addr).await, renewed, "the good certificate is still served");
+    // Garbage: the same.
+    std::fs::write(&cert, "not a certificate").expect("write");
+    crate::cli::eventually("the garbage is reported", SOON, || async {
+        a.node.served_certificate().and_then(|s| s.problem).filter(|p| p.contains("holds no certificate"))
+    })
+    .await;
+    assert_eq!(served_sha256(&pki, addr).await, renewed);
+    assert_eq!(a.node.served_certificate().expect("TLS").leaf_sha256, renewed);
 }
 
 // ---------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Makes origin-signatures.json (SPEC.md §13) independently of the Rust crate:
-Ed25519 from the `cryptography` package, key ids, canonical forms and
-verification outcomes written out from the spec's text.
+"""Makes origin-signatures.json (SPEC.md §13) and node-signatures.json
+(§13.11) independently of the Rust crate: Ed25519 from the `cryptography`
+package, key ids, canonical forms and verification outcomes written out
+from the spec's text.
 
 Run from anywhere: python3 protocol/testdata/vectors/generate_origin_signatures.py
 """
@@ -151,6 +152,71 @@ def main() -> None:
         "cases": cases,
     }
     out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "origin-signatures.json")
+    with open(out, "w", encoding="utf-8") as f:
+        json.dump(doc, f, indent=2, ensure_ascii=False)
+        f.write("\n")
+
+    node_signatures()
+
+
+NODE_PREFIX = "ECP-1.3-NODE-REQUEST-FOR"
+
+
+def node_canonical(authority: str, kid: str, method: str, target: str, ts: int, nonce: str, body: bytes) -> str:
+    digest = hashlib.sha256(body).hexdigest()
+    return f"{NODE_PREFIX}\n{authority}\n{kid}\n{method.upper()}\n{target}\n{ts}\n{nonce}\n{digest}"
+
+
+def node_header(seed: bytes, authority: str, method: str, target: str, ts: int, nonce: str, body: bytes) -> str:
+    public = public_of(seed)
+    text = node_canonical(authority, key_id(public), method, target, ts, nonce, body)
+    sig = Ed25519PrivateKey.from_private_bytes(seed).sign(text.encode())
+    return f"key={public.hex()};authority={authority};ts={ts};nonce={nonce};sig={sig.hex()}"
+
+
+def node_signatures() -> None:
+    now, nonce, authority = 1_800_000_000, "0123456789abcdef0123456789abcdef", "127.0.0.1:7327"
+    body = b'{"peerInstance":"alice-laptop","skills":[]}'
+    request = {"method": "POST", "target": "/ecp/skills", "body": body.decode()}
+    cases = []
+    a_id = key_id(public_of(SEED_A))
+    cases.append({"description": "canonical request", "kind": "canonical",
+                  "input": dict(request, authority=authority, keyId=a_id, ts=now, nonce=nonce),
+                  "expected": {"canonical": node_canonical(authority, a_id, "POST", "/ecp/skills", now, nonce, body)}})
+    good = node_header(SEED_A, authority, "POST", "/ecp/skills", now, nonce, body)
+    cases.append({"description": "header of a signed push", "kind": "sign",
+                  "input": dict(request, seed=SEED_A.hex(), authority=authority, ts=now, nonce=nonce),
+                  "expected": {"header": good}})
+
+    def verify_case(what: str, header: str, error, **changes):
+        case_input = dict(request, header=header, now=now, answersTo=authority)
+        case_input.update(changes)
+        cases.append({"description": f"verify: {what}", "kind": "verify", "input": case_input,
+                      "expected": {"error": error, "keyId": a_id if error is None else None}})
+
+    verify_case("valid", good, None)
+    verify_case("valid at the edge of the window (300 s)", good, None, now=now + 300)
+    verify_case("one second past the window", good, "clock_skew", now=now + 301)
+    verify_case("body changed", good, "bad_node_signature", body=body.decode().replace("[]", "[ ]"))
+    verify_case("target changed", good, "bad_node_signature", target="/ecp/skills?x=1")
+    verify_case("signed for another node", good, "wrong_authority", answersTo="127.0.0.1:7328")
+    b_sig = node_header(SEED_B, authority, "POST", "/ecp/skills", now, nonce, body)
+    swapped = good.split(";sig=")[0] + ";sig=" + b_sig.split(";sig=")[1]
+    verify_case("another key's signature under this key", swapped, "bad_node_signature")
+    verify_case("key in upper case", good.replace(good[4:68], good[4:68].upper()), "malformed_node_signature")
+    verify_case("sig missing", good.split(";sig=")[0], "malformed_node_signature")
+    verify_case("an unknown parameter", good + ";extra=1", "malformed_node_signature")
+
+    doc = {
+        "description": "ECP/1.3 node-key request signatures (SPEC.md §13.11): canonical request, header, "
+                       "verification outcomes. Made by generate_origin_signatures.py with the `cryptography` package.",
+        "format": "kind canonical: authority, keyId, method, target, ts, nonce, body -> canonical text; sign: seed, "
+                  "authority, method, target, ts, nonce, body -> X-ECP-Node-Signature value (Ed25519 is "
+                  "deterministic); verify: header, method, target, body, now, answersTo (the one authority the "
+                  "verifier answers to) -> error code (null: holds) and keyId of the signer",
+        "cases": cases,
+    }
+    out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "node-signatures.json")
     with open(out, "w", encoding="utf-8") as f:
         json.dump(doc, f, indent=2, ensure_ascii=False)
         f.write("\n")

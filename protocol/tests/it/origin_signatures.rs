@@ -82,3 +82,67 @@ fn origin_signature_vectors() {
     }
     failures.finish();
 }
+
+const NODE_FILE: &str = "node-signatures.json";
+
+#[test]
+fn node_signature_vectors() {
+    use ecp_protocol::node_auth;
+    use ecp_protocol::signed_auth::{NonceCache, RequestLine, body_digest};
+    let mut failures = Failures::new(NODE_FILE);
+    let all = cases(NODE_FILE);
+    for kind in ["canonical", "sign", "verify"] {
+        assert!(all.iter().any(|c| c["kind"] == kind), "{NODE_FILE} has no {kind} case");
+    }
+    for (i, case) in all.iter().enumerate() {
+        let (input, expected) = (&case["input"], &case["expected"]);
+        let line = RequestLine { method: str_of(input, "method"), path_and_query: str_of(input, "target") };
+        let digest = body_digest(str_of(input, "body").as_bytes());
+        let int = |key: &str| input[key].as_i64().expect("an integer");
+        match str_of(case, "kind") {
+            "canonical" => {
+                let text = node_auth::canonical_request(
+                    str_of(input, "authority"),
+                    str_of(input, "keyId"),
+                    &line,
+                    int("ts"),
+                    str_of(input, "nonce"),
+                    &digest,
+                );
+                failures.check_eq(i, case, "canonical", text.as_str(), str_of(expected, "canonical"));
+            }
+            "sign" => {
+                let header = node_auth::sign_request(
+                    &seed(input),
+                    str_of(input, "authority"),
+                    &line,
+                    &digest,
+                    int("ts"),
+                    str_of(input, "nonce"),
+                );
+                failures.check_eq(i, case, "header", header.as_str(), str_of(expected, "header"));
+            }
+            "verify" => {
+                let nonces = std::sync::Mutex::new(NonceCache::default());
+                let answers_to = |authority: &str| authority == str_of(input, "answersTo");
+                let outcome = node_auth::verify(
+                    str_of(input, "header"),
+                    &line,
+                    &digest,
+                    int("now"),
+                    &nonces,
+                    &answers_to,
+                )
+                .map(|v| v.key_id)
+                .map_err(|e| e.code());
+                let wanted = match expected["error"].as_str() {
+                    Some(code) => Err(code),
+                    None => Ok(str_of(expected, "keyId").to_owned()),
+                };
+                failures.check_eq(i, case, "outcome", outcome, wanted);
+            }
+            other => failures.add(i, case, format!("unknown kind {other:?}")),
+        }
+    }
+    failures.finish();
+}

@@ -41,8 +41,9 @@ const FILES: &[&str] = &[
     "bundle-content.json",
     // Checked in bundle_scan.rs.
     "bundle-scan.json",
-    // Checked in origin_signatures.rs.
+    // Checked in origin_signatures.rs (both).
     "origin-signatures.json",
+    "node-signatures.json",
     // Checked in revocations.rs.
     "revocations.json",
 ];

@@ -1,6 +1,7 @@
 //! Unit tests of `peers.rs`.
 
 use super::*;
+use ecp_protocol::identity::NodeKey;
 
 fn parse(text: &str) -> Result<PeersConfig, String> {
     PeersConfig::parse(text, "peers.toml").map_err(|e| e.to_string())
@@ -157,12 +158,84 @@ fn the_example_file_parses_and_documents_every_key() {
         "ca",
         "client_cert",
         "client_key",
+        "key",
+        "cert_fingerprint",
+        "cert_key_fingerprint",
+        "[origin_keys]",
     ];
     for key in keys {
         assert!(
             text.contains(&format!("\n{key}")) || text.contains(&format!("# {key} =")),
             "{key} undocumented"
         );
+    }
+}
+
+#[test]
+fn a_peer_is_known_by_its_key_id_or_public_key_and_certificate_fingerprints() {
+    let key = ecp_protocol::identity::NodeKey::from_seed(&[3; 32]);
+    let fp = "AB:".repeat(31) + "AB";
+    let c = parse(&format!(
+        "[[peer]]\nurl = \"http://a\"\nkey = \"{}\"\ncert_fingerprint = \"{fp}\"\n\
+         [[peer]]\nurl = \"http://b\"\nkey = \"{}\"\ncert_key_fingerprint = \"sha256:{}\"\n\
+         [[peer]]\nurl = \"http://c\"\n",
+        key.key_id().to_lowercase().replace('-', ""),
+        NodeKey::from_seed(&[4; 32]).public_hex().to_uppercase(),
+        "cd".repeat(32),
+    ))
+    .unwrap();
+    assert_eq!(c.peers[0].known_by.key_id.as_deref(), Some(key.key_id().as_str()), "a key id in any case");
+    assert_eq!(c.peers[0].known_by.cert, Some([0xAB; 32]));
+    assert_eq!(c.peers[1].known_by.key_id, Some(NodeKey::from_seed(&[4; 32]).key_id()), "a public key");
+    assert_eq!(c.peers[1].known_by.cert_key, Some([0xCD; 32]));
+    assert!(c.peers[0].known_by.any() && !c.peers[2].known_by.any());
+
+    let id = key.key_id();
+    let cases = [
+        (format!("[[peer]]\nurl = \"http://a\"\nkey = \"{}\"\n", &id[..id.len() - 1]), "peer[0].key"),
+        ("[[peer]]\nurl = \"http://a\"\nkey = \"secret\"\n".to_owned(), "neither a key id"),
+        (
+            format!("[[peer]]\nurl = \"http://a\"\ncert_fingerprint = \"{}\"\n", "ab".repeat(31)),
+            "peer[0].cert_fingerprint",
+        ),
+        (
+            format!("[[peer]]\nurl = \"http://a\"\ncert_key_fingerprint = \"{}\"\n", "ab".repeat(33)),
+            "peer[0].cert_key_fingerprint",
+        ),
+        (
+            format!(
+                "[[peer]]\nurl = \"http://a\"\nkey = \"{id}\"\n[[peer]]\nurl = \"http://b\"\nkey = \"{id}\"\n"
+            ),
+            "peer[1].key: is already peer[0]'s",
+        ),
+        (
+            format!(
+                "[[peer]]\nurl = \"http://a\"\ncert_fingerprint = \"{fp}\"\n[[peer]]\nurl = \"http://b\"\ncert_fingerprint = \"{fp}\"\n"
+            ),
+            "peer[1].cert_fingerprint",
+        ),
+    ];
+    for (text, says) in cases {
+        let err = parse(&text).expect_err(&text);
+        assert!(err.contains(says), "{text:?}: the error should say {says}: {err}");
+    }
+}
+
+#[test]
+fn a_bad_origin_keys_value_is_refused_with_the_origin_named() {
+    let id = NodeKey::from_seed(&[3; 32]).key_id();
+    let ok = parse(&format!("[origin_keys]\n\"alice-laptop\" = \"{}\"\n", id.to_lowercase())).unwrap();
+    assert_eq!(ok.origin_keys, vec![("alice-laptop".to_owned(), id.clone())]);
+    let mut typo = id.clone();
+    typo.replace_range(0..1, if id.starts_with('A') { "B" } else { "A" });
+    for (text, says) in [
+        (format!("[origin_keys]\n\"alice-laptop\" = \"{typo}\"\n"), "origin_keys.alice-laptop"),
+        ("[origin_keys]\n\"alice-laptop\" = \"not a key\"\n".to_owned(), "is not a key id"),
+        ("[origin_keys]\n\"alice-laptop\" = 7\n".to_owned(), "line 2"),
+        (format!("[origin_keys]\n\"\" = \"{id}\"\n"), "origin_keys."),
+    ] {
+        let err = parse(&text).expect_err(&text);
+        assert!(err.contains(says), "{text:?}: the error should say {says}: {err}");
     }
 }
 

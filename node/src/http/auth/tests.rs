@@ -120,7 +120,10 @@ fn a_request_signed_with_a_peers_own_key_names_that_peer_and_one_with_the_nodes_
     let state = AppState::with_federator(library, config, None, None);
     let peer_key = SigningKey::new("peer-a", "peer-a-key-secret").unwrap();
     let owner = KeyOwner { url: "http://192.0.2.9:7327".into(), trust: 0.8 };
-    state.keyring.set_peer_keys(vec![(peer_key.clone(), owner)]);
+    state.keyring.set_peer_keys(crate::keys::PeerProofs {
+        shared: vec![(peer_key.clone(), owner)],
+        ..Default::default()
+    });
     let own_key = SigningKey::new("default", SECRET.as_bytes()).unwrap();
     let uri: Uri = "/ecp/skills".parse().unwrap();
     let line = RequestLine { method: "GET", path_and_query: "/ecp/skills" };
@@ -130,7 +133,8 @@ fn a_request_signed_with_a_peers_own_key_names_that_peer_and_one_with_the_nodes_
         for (name, value) in signed.pairs() {
             headers.insert(name, HeaderValue::from_str(&value).unwrap());
         }
-        authenticate(&state, None, &Method::GET, &uri, &headers, b"").expect("a good signature")
+        authenticate(&state, &axum::http::Extensions::new(), &Method::GET, &uri, &headers, b"")
+            .expect("a good signature")
     };
     let by_peer = caller_with(&peer_key, "0123456789abcdef0123456789abcdef");
     assert_eq!(by_peer.peer().map(|o| (o.url.as_str(), o.trust)), Some(("http://192.0.2.9:7327", 0.8)));
