@@ -267,14 +267,21 @@ impl Library {
             self.project(changes);
         }
         if let Some(seq) = changes.iter().map(|c| c.seq).max() {
-            self.sequence.send_if_modified(|known| {
-                let newer = seq > *known;
-                if newer {
-                    *known = seq;
-                }
-                newer
-            });
+            self.advanced(seq);
         }
+    }
+
+    /// Announces sequence number `seq` when it is newer than the one
+    /// known: also for changes that write nothing into the skills folder,
+    /// such as outcome evidence a packet carries (`SPEC.md` §16.2).
+    pub(crate) fn advanced(&self, seq: i64) {
+        self.sequence.send_if_modified(|known| {
+            let newer = seq > *known;
+            if newer {
+                *known = seq;
+            }
+            newer
+        });
     }
 
     fn project(&self, changes: &[Change]) {
@@ -414,6 +421,8 @@ impl Library {
             self.intake,
         )?;
         self.committed(&merged.changes);
+        // Evidence taken without an install changed what a packet carries.
+        self.advanced(self.store.sequence()?);
         Ok(merged)
     }
 

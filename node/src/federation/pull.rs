@@ -383,6 +383,9 @@ pub(super) async fn merge_page(
     };
     let (library, policy) = (ctx.library.clone(), ctx.policy.clone());
     blocking(move || -> Result<_, SyncError> {
+        // The evidence our own skills come back with (SPEC.md §16.4).
+        crate::intake::take_echoed(library.store(), &echoes, &sender)?;
+        library.advanced(library.store().sequence()?);
         let mut result = MergeResult::default();
         let mut held_back = Vec::new();
         let mut withdrawals = Vec::new();

@@ -109,3 +109,5 @@ mod bulk_pull;
 mod search;
 // outcomes: agents' reports through the CLI and /v1/, confidence following the evidence, retirement and restore.
 mod outcomes;
+// outcomes_mesh: outcome evidence travels by pull and push, weighed by trust, counted once per observer; the evidence policy; --mesh; a push's stats.
+mod outcomes_mesh;
