@@ -196,7 +196,7 @@ impl EvidenceRule {
         let rate = evidence.failure_rate()?;
         (evidence.uses + crate::policy::CONFIDENCE_EPSILON >= self.min_uses
             && rate > self.max_failure_rate + crate::policy::CONFIDENCE_EPSILON)
-            .then(|| PolicyRefusal::ReportedFailures {
+            .then_some(PolicyRefusal::ReportedFailures {
                 failure_rate: rate,
                 uses: evidence.uses,
                 observers: evidence.observers,

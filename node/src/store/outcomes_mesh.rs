@@ -203,7 +203,7 @@ impl Store {
         for name in names {
             let mut others: Vec<OutcomeClaim> =
                 mesh_claims(&conn, &name)?.into_iter().map(|m| m.claim).collect();
-            others.sort_by(|a, b| (b.at, b.uses).cmp(&(a.at, a.uses)));
+            others.sort_by_key(|c| std::cmp::Reverse((c.at, c.uses)));
             let claims = served.entry(name).or_default();
             let room = MAX_CLAIMS - claims.len();
             claims.extend(others.into_iter().take(room));

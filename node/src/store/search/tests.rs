@@ -190,6 +190,6 @@ fn a_query_ranks_the_best_evidenced_candidates_when_more_match() {
     assert_eq!(all[0].name, "s0", "equal text: the most confident first");
     assert!(!all.iter().any(|h| h.name == least));
     // Fewer matches: all ranked, and it comes first. The bound is on ranking, not on matching.
-    assert_eq!(names(&store, "common unique"), [least.clone()]);
+    assert_eq!(names(&store, "common unique"), std::slice::from_ref(&least));
     assert_eq!(names(&store, "common body unique"), [least]);
 }
