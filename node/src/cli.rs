@@ -493,6 +493,10 @@ pub(crate) enum SkillCommand {
         /// List the skill's files instead (path, mode, size, sha256).
         #[arg(long)]
         files: bool,
+        /// Also show how the skill fares across the mesh: the outcomes
+        /// peers report for it, per observer, weighed by trust.
+        #[arg(long, conflicts_with = "files")]
+        mesh: bool,
         #[command(flatten)]
         json: JsonFlag,
     },

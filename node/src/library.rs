@@ -315,8 +315,8 @@ impl Library {
     }
 
     /// Announces sequence number `seq` when it is newer than the one known:
-    /// a change that projects nothing (a revocation recorded) still has
-    /// peers to tell.
+    /// a change that projects nothing (a revocation recorded, outcome
+    /// evidence a packet carries — `SPEC.md` §14, §16.2) still has peers to tell.
     pub(crate) fn announce(&self, seq: i64) {
         self.sequence.send_if_modified(|known| {
             let newer = seq > *known;
@@ -480,6 +480,8 @@ impl Library {
         if let Some(seq) = merged.revocations_seq {
             self.announce(seq);
         }
+        // Evidence taken without an install changed what a packet carries.
+        self.announce(self.store.sequence()?);
         Ok(merged)
     }
 

@@ -198,6 +198,8 @@ pub fn report(
             library.decide_again(name, Source::Outcomes)?;
         }
     }
+    // The report changed what the skill's packet carries, and the stats (SPEC.md §16.2).
+    library.announce(library.store().sequence()?);
     let prior = library.store().skill(name)?.map_or(0.0, |(record, _, _)| record.prior_confidence);
     let confidence = confidence(prior, &recorded.score);
     Ok(Reported {

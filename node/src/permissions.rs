@@ -307,6 +307,10 @@ impl<P: AcceptPolicy> AcceptPolicy for RefuseGrants<'_, P> {
     fn require_origin_signature(&self) -> bool {
         self.inner.require_origin_signature()
     }
+
+    fn evidence_rule(&self) -> Option<ecp_protocol::outcomes::EvidenceRule> {
+        self.inner.evidence_rule()
+    }
 }
 
 #[cfg(test)]

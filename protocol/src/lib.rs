@@ -42,6 +42,8 @@
 //! - [`policy`]: accept policies: what a node is willing to take, and the
 //!   typed reasons it refuses with ([`PolicyRefusal`]).
 //! - [`merge`]: MergeKnowledge, the pure merge function.
+//! - [`outcomes`]: ECP/1.3 outcome evidence: the claims a packet may carry,
+//!   their limits, the newest per observer, and their weight by trust.
 //! - [`error`]: the error types of this crate.
 //!
 //! Fast paths sit beside the reference they must agree with, each behind a
@@ -61,6 +63,7 @@ pub mod integrity;
 pub mod legacy_auth;
 pub mod merge;
 pub mod node_auth;
+pub mod outcomes;
 pub mod packet;
 mod par;
 pub mod policy;
@@ -78,7 +81,9 @@ pub use merge::{
 pub use packet::{Origin, ShownConfidence};
 pub use policy::{AcceptPolicy, PolicyRefusal, StandardPolicy};
 pub use scan::{Finding, Scanner, Severity};
-pub use wire::{KnowledgeUpdate, Manifest, MergeResult, PeerStats, Provenance, SkillPacket, Timestamp};
+pub use wire::{
+    KnowledgeUpdate, Manifest, MergeResult, OutcomeClaim, PeerStats, Provenance, SkillPacket, Timestamp,
+};
 
 /// The protocol version this crate speaks and writes into every packet.
 pub const PROTOCOL_VERSION: &str = "1.0";

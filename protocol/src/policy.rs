@@ -19,6 +19,7 @@ use thiserror::Error;
 
 use crate::bundle::BundleLimits;
 use crate::merge::MergeContext;
+use crate::outcomes::EvidenceRule;
 use crate::packet::ShownConfidence;
 use crate::scan::{DEFAULT_THRESHOLD, Severity};
 use crate::skill_doc::{self, DocError, KnownTools, StructureLimits};
@@ -87,6 +88,25 @@ pub enum PolicyRefusal {
         /// The name in the frontmatter.
         frontmatter_name: String,
     },
+    /// Peers' outcome evidence (`SPEC.md` §16.6) puts the skill's failure
+    /// rate over [`EvidenceRule::max_failure_rate`].
+    #[error(
+        "peers report a failure rate of {} over {} uses weighed by trust ({observers} observers), above the \
+         limit {}",
+        ShownConfidence(*.failure_rate),
+        ShownConfidence(*.uses),
+        ShownConfidence(*.max)
+    )]
+    ReportedFailures {
+        /// Weighed failures over weighed uses.
+        failure_rate: f64,
+        /// Weighed uses.
+        uses: f64,
+        /// Observers whose claims are counted.
+        observers: usize,
+        /// The policy's line.
+        max: f64,
+    },
     /// A reason of a policy other than [`StandardPolicy`], as it wrote it.
     #[error("{0}")]
     Custom(String),
@@ -129,6 +149,13 @@ pub trait AcceptPolicy: Sync {
     fn require_origin_signature(&self) -> bool {
         false
     }
+
+    /// The rule on peers' outcome evidence (`SPEC.md` §16.6), applied by
+    /// the receiving node, which holds the evidence; `None`: evidence
+    /// never refuses.
+    fn evidence_rule(&self) -> Option<EvidenceRule> {
+        None
+    }
 }
 
 impl<F> AcceptPolicy for F
@@ -166,6 +193,8 @@ pub struct StandardPolicy {
     pub known_tools: Option<KnownTools>,
     /// See [`AcceptPolicy::require_origin_signature`].
     pub require_origin_signature: bool,
+    /// See [`AcceptPolicy::evidence_rule`].
+    pub evidence: Option<EvidenceRule>,
 }
 
 impl Default for StandardPolicy {
@@ -181,6 +210,7 @@ impl Default for StandardPolicy {
             max_clock_skew_secs: DEFAULT_MAX_CLOCK_SKEW_SECS,
             known_tools: None,
             require_origin_signature: false,
+            evidence: None,
         }
     }
 }
@@ -238,5 +268,9 @@ impl AcceptPolicy for StandardPolicy {
 
     fn require_origin_signature(&self) -> bool {
         self.require_origin_signature
+    }
+
+    fn evidence_rule(&self) -> Option<EvidenceRule> {
+        self.evidence
     }
 }

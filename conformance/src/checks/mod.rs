@@ -11,6 +11,7 @@
 //! | VER | `versions.rs` | exact versions by digest, `GET /ecp/skills/{name}?digest=` (skipped without `versions` in the manifest) |
 //! | ORG | `origins.rs` | ECP/1.3 origin signatures (skipped without `publicKey` in the manifest) |
 //! | REV | `revocations.rs` | revocations (skipped without `revocations` in the manifest) |
+//! | OUT | `outcomes.rs` | ECP/1.3 outcome evidence: a packet carrying `outcomes` is merged as without |
 //! | AUTH | `auth.rs` | `X-ECP-HMAC` (with `--secret`) |
 //! | SIGN | `signed.rs` | ECP/1.2 signed requests and responses (with `--key-id`, ecp-1.2) |
 //! | ROB | `robustness.rs` | hostile and odd bodies |
@@ -39,6 +40,7 @@ mod http;
 mod implied;
 mod manifest;
 mod origins;
+mod outcomes;
 mod push;
 mod revocations;
 mod robustness;
@@ -61,6 +63,7 @@ pub fn all() -> Vec<&'static Check> {
         versions::CHECKS,
         origins::CHECKS,
         revocations::CHECKS,
+        outcomes::CHECKS,
         auth::CHECKS,
         signed::CHECKS,
         robustness::CHECKS,
@@ -145,7 +148,7 @@ mod tests {
             assert!(seen.insert(c.id), "{} twice", c.id);
             let (area, number) = c.id.split_once('-').expect("AREA-NNN");
             assert!(
-                ["MAN", "SKL", "HTTP", "PUSH", "SYNC", "BUN", "VER", "ORG", "REV", "AUTH", "SIGN", "ROB"]
+                ["MAN", "SKL", "HTTP", "PUSH", "SYNC", "BUN", "VER", "ORG", "REV", "OUT", "AUTH", "SIGN", "ROB"]
                     .contains(&area),
                 "{}",
                 c.id

@@ -43,11 +43,11 @@ pub(crate) fn run(global: &GlobalArgs, command: SkillCommand) -> anyhow::Result<
     match command {
         SkillCommand::Add { path } => add(&config, &path, global.init),
         SkillCommand::List(flag) => list(&super::open_library(&config, global.init)?, flag.json),
-        SkillCommand::Show { name, files: true, json } => {
+        SkillCommand::Show { name, files: true, json, .. } => {
             show_files(&super::open_library(&config, global.init)?, &name, json.json)
         }
-        SkillCommand::Show { name, json, .. } => {
-            show(&super::open_library(&config, global.init)?, &name, json.json)
+        SkillCommand::Show { name, json, mesh, .. } => {
+            show(&super::open_library(&config, global.init)?, &name, mesh, json.json)
         }
         SkillCommand::Search { query, limit, json } => {
             search(&super::open_library(&config, global.init)?, &query, limit, json.json)
@@ -310,16 +310,17 @@ fn search(library: &Library, query: &str, limit: usize, json: bool) -> anyhow::R
     Ok(ExitCode::SUCCESS)
 }
 
-fn show(library: &Library, name: &str, json: bool) -> anyhow::Result<ExitCode> {
+fn show(library: &Library, name: &str, mesh: bool, json: bool) -> anyhow::Result<ExitCode> {
     let Some((record, packet, versions)) = library.store().skill(name).context("cannot read the store")?
     else {
         bail!("no skill named {name:?}; `ecp-node skill list` shows the names");
     };
     let removed = library.removed_grants(&packet, record.skill_kind());
+    let across = library.store().mesh(name).context("cannot read the store")?;
     if json {
-        emit_json(
-            &json!({ "skill": record, "packet": packet, "versions": versions, "removedPermissions": removed }),
-        )?;
+        emit_json(&json!({
+            "skill": record, "packet": packet, "versions": versions, "removedPermissions": removed, "mesh": across
+        }))?;
         return Ok(ExitCode::SUCCESS);
     }
     let mut out = String::new();
@@ -395,12 +396,57 @@ fn show(library: &Library, name: &str, json: bool) -> anyhow::Result<ExitCode> {
         ]);
     }
     let _ = write!(out, "\nversions:\n{}\n", table.render("  "));
+    if mesh {
+        out.push_str(&mesh_section(&across));
+    }
     out.push_str(&printable(&packet.skill_body));
     if !packet.skill_body.ends_with('\n') {
         out.push('\n');
     }
     emit(&out)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// `skill show NAME --mesh`: the outcomes peers report, per observer, and
+/// what they weigh together.
+fn mesh_section(mesh: &ecp_node::store::Mesh) -> String {
+    if mesh.claims.is_empty() {
+        return "\nmesh: no peer has reported outcomes of this skill\n\n".to_owned();
+    }
+    let mut table = Table::new(&[
+        "OBSERVER",
+        "USES",
+        "SUCCESSES",
+        "FAILURES",
+        "STREAK",
+        "AT",
+        "FROM",
+        "TRUST",
+        "RECEIVED",
+    ]);
+    for m in &mesh.claims {
+        let c = &m.claim;
+        table.row(vec![
+            one_line(&c.observer).into_owned(),
+            c.uses.to_string(),
+            c.successes.to_string(),
+            c.failures.to_string(),
+            c.streak.to_string(),
+            time(&c.at.to_string()),
+            one_line(&m.sender).into_owned(),
+            format!("{:.2}", m.trust),
+            time(&m.received),
+        ]);
+    }
+    let rate = mesh.failure_rate.map_or_else(|| "none".to_owned(), |r| format!("{:.0}%", r * 100.0));
+    format!(
+        "\nmesh: {} observers from {} senders; weighed by trust {:.1} uses, {:.1} failures, failure rate {rate}\n{}\n\n",
+        mesh.observers,
+        mesh.senders,
+        mesh.weighed_uses,
+        mesh.weighed_failures,
+        table.render("  ")
+    )
 }
 
 /// `skill show NAME --files`: the files of the skill's current version,

@@ -164,6 +164,11 @@ impl Config {
         policy.allow_origins = r.list("policy.allow_origins").map(<[String]>::to_vec);
         policy.deny_origins = r.list("policy.deny_origins").map(<[String]>::to_vec).unwrap_or_default();
         policy.require_origin_signature = r.bool("policy.require_origin_signature");
+        let max_failure_rate = r.share("policy.max_reported_failure_rate");
+        policy.evidence = (max_failure_rate < 1.0).then(|| ecp_protocol::outcomes::EvidenceRule {
+            max_failure_rate,
+            min_uses: r.count("policy.min_reported_uses") as f64,
+        });
         let max_packets = size(r, "limits.max_packets", 1)?;
         policy.max_packets = max_packets;
         policy.bundle.max_files = size(r, "limits.bundle_max_files", 1)?;

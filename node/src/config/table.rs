@@ -349,6 +349,12 @@ pub static KEYS: &[Key] = &[
     key("policy", "require_origin_signature", Bool, Some("false"), "ECP_POLICY_REQUIRE_ORIGIN_SIGNATURE",
         merge("require-origin-signature"),
         "refuse every packet without a valid origin signature (SPEC §13); off: an unsigned packet keeps a claimed origin"),
+    // #19 item 5 (SPEC §16.6): peers' outcome evidence may refuse a skill.
+    key("policy", "max_reported_failure_rate", Share, Some("1"), "ECP_POLICY_MAX_REPORTED_FAILURE_RATE",
+        merge("max-reported-failure-rate"),
+        "refuse a received skill when peers' outcome evidence, weighed by trust, shows a higher failure rate than this (0 to 1; 1: never)"),
+    key("policy", "min_reported_uses", Count, Some("5"), "ECP_POLICY_MIN_REPORTED_USES", merge("min-reported-uses"),
+        "fewest uses, weighed by trust, the reported failure rate is judged on"),
     key("policy", "accept_full_url_hmac", Bool, Some("true"), "ECP_POLICY_ACCEPT_FULL_URL_HMAC", None,
         "accept X-ECP-HMAC GET signatures over the full URL, as the Go client sends them"),
     key("policy", "intake", Choice(&["auto", "review"]), Some("auto"), "ECP_POLICY_INTAKE", scoped("intake", Scope::Received),

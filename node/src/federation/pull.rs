@@ -384,6 +384,9 @@ pub(super) async fn merge_page(
     };
     let (library, policy) = (ctx.library.clone(), ctx.policy.clone());
     blocking(move || -> Result<_, SyncError> {
+        // The evidence our own skills come back with (SPEC.md §16.4).
+        crate::intake::take_echoed(library.store(), &echoes, &sender)?;
+        library.announce(library.store().sequence()?);
         let mut result = MergeResult::default();
         let mut held_back = Vec::new();
         let mut withdrawals = Vec::new();

@@ -146,8 +146,11 @@ impl FeedBuilder {
         if self.open < self.entries.len() {
             self.json.push(b',');
         }
+        let before = self.json.len();
         unpack_into(row.frame, row.size, &mut self.json)?;
-        self.entries.push(Entry { seq: row.seq, start, end: start + row.size, deprecated: row.deprecated });
+        crate::store::add_claims(&mut self.json, row.claims);
+        let size = self.json.len() - before;
+        self.entries.push(Entry { seq: row.seq, start, end: start + size, deprecated: row.deprecated });
         self.confidence_sums.push(self.confidence_sums[self.entries.len() - 1] + row.confidence);
         self.has_tombstones |= row.deprecated;
         if self.packed.is_some() && self.json.len() >= self.chunk {
@@ -440,7 +443,14 @@ mod tests {
             let json = format!("{{\"name\":\"{name}\"}}");
             let frame = zstd::bulk::compress(json.as_bytes(), 3).unwrap();
             builder
-                .push(FeedRow { seq, frame: &frame, size: json.len(), confidence: 0.5, deprecated })
+                .push(FeedRow {
+                    seq,
+                    frame: &frame,
+                    size: json.len(),
+                    confidence: 0.5,
+                    deprecated,
+                    claims: &[],
+                })
                 .unwrap();
         }
         Arc::new(builder.finish(seq))
@@ -663,7 +673,8 @@ mod tests {
     #[test]
     fn a_corrupt_frame_fails_the_feed_not_the_node() {
         let mut builder = FeedBuilder::new(PLAIN_MAX, CHUNK);
-        let row = FeedRow { seq: 1, frame: b"not zstd", size: 8, confidence: 0.5, deprecated: false };
+        let row =
+            FeedRow { seq: 1, frame: b"not zstd", size: 8, confidence: 0.5, deprecated: false, claims: &[] };
         assert!(matches!(builder.push(row), Err(StoreError::Corrupt(_))));
     }
 }

@@ -46,7 +46,8 @@ pub(super) async fn list_skills(State(state): State<AppState>) -> Result<Json<Va
     Ok(Json(Value::Object(answer)))
 }
 
-/// `GET /v1/skills/{name}`.
+/// `GET /v1/skills/{name}`: the record, packet, versions, grants removed,
+/// and `mesh`, how the skill fares across the mesh ([`crate::store::Mesh`]).
 pub(super) async fn show_skill(
     State(state): State<AppState>,
     name: Result<Path<String>, PathRejection>,
@@ -55,17 +56,19 @@ pub(super) async fn show_skill(
     let library = state.library.clone();
     let lookup = name.clone();
     let found = tokio::task::spawn_blocking(move || {
-        let found = library.store().skill(&lookup)?;
-        Ok::<_, crate::store::StoreError>(found.map(|(record, packet, versions)| {
-            let removed = library.removed_grants(&packet, record.skill_kind());
-            (record, packet, versions, removed)
-        }))
+        let Some((record, packet, versions)) = library.store().skill(&lookup)? else {
+            return Ok(None);
+        };
+        let removed = library.removed_grants(&packet, record.skill_kind());
+        let mesh = library.store().mesh(&lookup)?;
+        Ok::<_, crate::store::StoreError>(Some((record, packet, versions, removed, mesh)))
     })
     .await??;
-    let (record, packet, versions, removed) = found.ok_or(crate::store::StoreError::NoSuchSkill(name))?;
-    Ok(Json(
-        json!({ "skill": record, "packet": packet, "versions": versions, "removedPermissions": removed }),
-    ))
+    let (record, packet, versions, removed, mesh) =
+        found.ok_or(crate::store::StoreError::NoSuchSkill(name))?;
+    Ok(Json(json!({
+        "skill": record, "packet": packet, "versions": versions, "removedPermissions": removed, "mesh": mesh
+    })))
 }
 
 /// The body of `POST /v1/skills`.

@@ -139,6 +139,7 @@ pub fn merge(
                 .collect(),
         };
         let received = super::bundles::as_received(&update);
+        let carried = super::outcomes::carried(&update);
         let keyed = Keyed {
             keys: tx.origin_keys_of(signers(&update))?,
             skills: &view,
@@ -147,6 +148,14 @@ pub fn merge(
         let outcome = merge_knowledge(update, &keyed, policy, &ctx);
         let (outcome, deferred) = set_aside_withdrawals(outcome, &view, withdrawals);
         let outcome = super::bundles::gate(tx, outcome, policy, received);
+        let outcome = super::outcomes::weigh(
+            tx,
+            outcome,
+            &carried,
+            sender,
+            store.instance_id(),
+            policy.evidence_rule(),
+        )?;
         let deferred = deferred.iter().filter_map(|d| tombstones.remove(&d.index)).collect();
         // The limits are checked against the decisions before any is applied.
         let at = unix_now();

@@ -14,6 +14,8 @@
 //! - `merge`: [`merge()`] — an update from a peer: decide, hold back over the
 //!   origin limits, apply (installs, quarantine, audit) in one transaction.
 //! - `hold_back`: the per-origin limits as decisions — which new packets wait.
+//! - `outcomes`: the outcome claims packets carry, taken into the evidence
+//!   held per observer, and the policy's evidence rule on installs.
 //! - `bundles`: a bundle is installed only with every file held and
 //!   checked; otherwise its decision becomes `pending` or `invalid bundle`.
 //! - `approve`: [`approve()`] — an operator installs a quarantined packet as if
@@ -33,6 +35,7 @@ mod approve;
 mod bundles;
 mod hold_back;
 mod merge;
+mod outcomes;
 mod review;
 mod revoke;
 mod withdraw;
@@ -44,6 +47,7 @@ use crate::store::{BlobLimits, DEFAULT_HISTORY_DEPTH, OriginLimits, QuarantineCa
 
 pub use approve::{approve, needs_force};
 pub use merge::{Merged, Mode, OnExcess, Withdrawals, merge};
+pub use outcomes::take_echoed;
 pub use review::IntakeMode;
 pub use withdraw::{settle, withdraw};
 

@@ -46,6 +46,8 @@
 //!   is not shared, the warnings of one that is).
 //! - `outcomes`: outcomes agents report, each skill's score kept across
 //!   versions, retirement and restore.
+//! - `outcomes_mesh`: peers' outcome evidence (`SPEC.md` §16), the newest
+//!   claim per skill and observer, and the claims served packets carry.
 //! - [`origin_limits`]: installs per origin, new skills per sender, per rolling hour and day.
 //! - `peers`: each peer's federation state (cursor, ETags, failures, pushes).
 //! - `blobs`: bundles' blobs — which are held and who brought them, which
@@ -67,6 +69,7 @@ pub mod identity;
 mod inbox;
 pub mod origin_limits;
 mod outcomes;
+mod outcomes_mesh;
 mod packed;
 mod peers;
 mod quarantine;
@@ -98,6 +101,7 @@ pub use folder_entries::{FolderEntry, ShareWarning};
 pub use inbox::{InboxEntry, Offer, Verdict};
 pub use origin_limits::{OriginExcess, OriginLimited, OriginLimits, PerOrigin};
 pub use outcomes::{KEPT_PER_SKILL, Outcome, Recorded, Report, RetireRule, Retired, Score, TooMany};
+pub use outcomes_mesh::{Mesh, MeshClaim, add_claims};
 pub use packed::unpack_into;
 pub use peers::{PeerKind, PeerState, PullRecord};
 pub use quarantine::{QuarantineEntry, QuarantineStatus, Refusal, Truncated};

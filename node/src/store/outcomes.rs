@@ -280,6 +280,8 @@ impl Store {
                      SELECT id FROM outcomes WHERE name = ?1 ORDER BY id DESC LIMIT 1 OFFSET ?2)",
             )?
             .execute(params![name, KEPT_PER_SKILL])?;
+            // The packet now carries another count of this node's (SPEC.md §16.2).
+            super::outcomes_mesh::carried_on(tx, name)?;
             let retired_now = retire_if_failing(tx, name, rule)?.is_some();
             let score = score_of(tx, name)?;
             Ok(Ok(Recorded { id, duplicate: false, version, score, retired_now }))

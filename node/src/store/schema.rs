@@ -398,6 +398,24 @@ const MIGRATIONS: &[&str] = &[
     ) STRICT;
     CREATE INDEX revocations_by_seq ON revocations (seq);
     "#,
+    // 19 (#19 item 5, SPEC §16): peers' outcome evidence, the newest claim
+    // per skill and observer, with who delivered it and the trust it came at
+    // (store/outcomes_mesh.rs). Never this node's own outcomes.
+    r#"
+    CREATE TABLE outcome_claims (
+        name      TEXT NOT NULL,
+        observer  TEXT NOT NULL,
+        uses      INTEGER NOT NULL,
+        successes INTEGER NOT NULL,
+        failures  INTEGER NOT NULL,
+        streak    INTEGER NOT NULL,
+        at        TEXT NOT NULL,     -- the observer's time (RFC 3339, as the wire writes it)
+        sender    TEXT NOT NULL,     -- the instance that delivered it
+        trust     REAL NOT NULL,     -- this node's trust in the sender then
+        received  TEXT NOT NULL,
+        PRIMARY KEY (name, observer)
+    ) STRICT, WITHOUT ROWID;
+    "#,
 ];
 
 /// The migration that compressed the stored packets: the space their

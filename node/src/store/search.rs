@@ -15,14 +15,19 @@
 //! needs, so ranking reads nothing but the index. FTS5 lists a term's
 //! matches in id order, so a query ranks at most [`CANDIDATES`] of them, the
 //! best-evidenced: the same answer as ranking all of them for every query
-//! matching fewer skills, and a bounded cost for a word that most skills
-//! hold (whose BM25 weight is nil anyway: it tells no skill from another).
+//! matching fewer skills, and a bounded cost for a word that many skills
+//! hold (BM25's cost is per ranked match; a word in most skills has nearly
+//! no weight anyway: it tells no skill from another).
 //!
 //! The index follows every write of a skill ([`follow`], called by the one
 //! write path, `skills::upsert`): a tombstone leaves it, any other version
 //! replaces the skill's row. It lives in the database, so a restart keeps
 //! it; [`check`] runs at every open and rebuilds it, with a log line, when it
-//! is missing, corrupt or does not count the skills it should.
+//! is missing, corrupt or does not count the skills it should. FTS5's full
+//! integrity check runs at open up to [`FULL_CHECK_MAX`] skills (at
+//! 100,000 it takes seconds, and every CLI command opens the store); above,
+//! the open reads the index's structure, and a search that meets a corrupt
+//! page rebuilds the index and asks again.
 //!
 //! Users' queries never reach FTS5's syntax ([`Query::parse`]): only words
 //! (runs of letters and digits), a prefix star at a term's end and quoted
@@ -57,8 +62,17 @@ const WEIGHTS: &str = "10.0, 5.0, 3.0, 1.0";
 /// same text held with confidence 0.
 pub const EVIDENCE_BOOST: f64 = 0.5;
 
-/// Most matches one query ranks: the best-evidenced ones (see the module doc).
-pub const CANDIDATES: usize = 10_000;
+/// Most matches one query ranks: the best-evidenced ones (see the module
+/// doc). BM25 costs about as much per ranked match as the rest of the
+/// query together, so this bounds a query of common words (#24 bench:
+/// p99 ≤ 20 ms at 100,000 skills).
+pub const CANDIDATES: usize = 1_000;
+
+/// Up to this many indexed skills, opening the store runs FTS5's full
+/// integrity check of the index; above, it costs too much for every open
+/// (each CLI command opens the store) and a cheap check stands in, while
+/// a search that finds the index corrupt rebuilds it ([`Store::search`]).
+pub const FULL_CHECK_MAX: i64 = 10_000;
 
 /// Bits of a row id below its evidence rank, for the sequence number.
 const SEQ_BITS: u32 = 40;
@@ -272,52 +286,16 @@ impl Store {
     }
 
     /// The visible skills matching `query`, best first, at most `limit`.
+    /// An index found corrupt is rebuilt, with a log line, and asked again.
     pub fn search(&self, query: &Query, limit: usize) -> Result<Vec<SearchHit>, StoreError> {
-        let conn = self.conn();
-        // Ranked by the index alone; the skills table is read for the best
-        // few, enough of them that the hidden ones cannot leave a gap.
-        let hidden: i64 = conn
-            .prepare_cached(
-                "SELECT (SELECT COUNT(*) FROM inbox)
-                      + (SELECT COUNT(*) FROM inbox_decisions WHERE decision = 'rejected')
-                      + (SELECT COUNT(*) FROM skill_scores WHERE retired_at IS NOT NULL)",
-            )?
-            .query_row([], |r| r.get(0))?;
-        let sql = format!(
-            "WITH candidates AS (
-                 SELECT rowid AS id,
-                        bm25(skill_search, {WEIGHTS})
-                          * (1.0 + ?3 * (1000 - (rowid >> {SEQ_BITS})) / 1000.0) AS rank
-                 FROM skill_search WHERE skill_search MATCH ?1
-                 ORDER BY rowid LIMIT {CANDIDATES}),
-             best AS (SELECT id, rank FROM candidates ORDER BY rank, id LIMIT ?2)
-             SELECT s.name, s.description, s.tags, s.kind, s.origin, s.confidence, s.private IS NOT NULL,
-                    -best.rank
-             FROM best
-             JOIN skill_search_docs d ON d.id = best.id
-             JOIN skills s ON s.name = d.name
-             WHERE {VISIBLE}
-             ORDER BY best.rank, best.id
-             LIMIT ?4"
-        );
-        let mut stmt = conn.prepare_cached(&sql)?;
-        let hits = stmt
-            .query_map(params![query.fts, limit as i64 + hidden, EVIDENCE_BOOST, limit as i64], |row| {
-                let tags: String = row.get(2)?;
-                let kind: String = row.get(3)?;
-                Ok(SearchHit {
-                    name: row.get(0)?,
-                    description: row.get(1)?,
-                    tags: serde_json::from_str(&tags).unwrap_or_default(),
-                    kind: if kind == "local" { "local" } else { "external" },
-                    origin: row.get(4)?,
-                    confidence: row.get(5)?,
-                    private: row.get(6)?,
-                    score: row.get(7)?,
-                })
-            })?
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok(hits)
+        let mut conn = self.conn();
+        match ranked(&conn, query, limit) {
+            Err(StoreError::Sqlite(e)) if is_corrupt(&e) => {
+                rebuilt(&mut conn, "is corrupt")?;
+                ranked(&conn, query, limit)
+            }
+            answer => answer,
+        }
     }
 
     /// Whether the skill `name` is one search shows ([`VISIBLE`]): the MCP
@@ -350,6 +328,59 @@ impl Store {
         )?;
         Ok(u64::try_from(bytes).unwrap_or(0))
     }
+}
+
+/// Whether SQLite (or FTS5, which says `SQLITE_CORRUPT_VTAB`) found the database image malformed.
+fn is_corrupt(e: &rusqlite::Error) -> bool {
+    e.sqlite_error_code() == Some(rusqlite::ErrorCode::DatabaseCorrupt)
+}
+
+/// The ranked query of [`Store::search`].
+fn ranked(conn: &Connection, query: &Query, limit: usize) -> Result<Vec<SearchHit>, StoreError> {
+    // Ranked by the index alone; the skills table is read for the best
+    // few, enough of them that the hidden ones cannot leave a gap.
+    let hidden: i64 = conn
+        .prepare_cached(
+            "SELECT (SELECT COUNT(*) FROM inbox)
+                      + (SELECT COUNT(*) FROM inbox_decisions WHERE decision = 'rejected')
+                      + (SELECT COUNT(*) FROM skill_scores WHERE retired_at IS NOT NULL)",
+        )?
+        .query_row([], |r| r.get(0))?;
+    let sql = format!(
+        "WITH candidates AS (
+                 SELECT rowid AS id,
+                        bm25(skill_search, {WEIGHTS})
+                          * (1.0 + ?3 * (1000 - (rowid >> {SEQ_BITS})) / 1000.0) AS rank
+                 FROM skill_search WHERE skill_search MATCH ?1
+                 ORDER BY rowid LIMIT {CANDIDATES}),
+             best AS (SELECT id, rank FROM candidates ORDER BY rank, id LIMIT ?2)
+             SELECT s.name, s.description, s.tags, s.kind, s.origin, s.confidence, s.private IS NOT NULL,
+                    -best.rank
+             FROM best
+             JOIN skill_search_docs d ON d.id = best.id
+             JOIN skills s ON s.name = d.name
+             WHERE {VISIBLE}
+             ORDER BY best.rank, best.id
+             LIMIT ?4"
+    );
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let hits = stmt
+        .query_map(params![query.fts, limit as i64 + hidden, EVIDENCE_BOOST, limit as i64], |row| {
+            let tags: String = row.get(2)?;
+            let kind: String = row.get(3)?;
+            Ok(SearchHit {
+                name: row.get(0)?,
+                description: row.get(1)?,
+                tags: serde_json::from_str(&tags).unwrap_or_default(),
+                kind: if kind == "local" { "local" } else { "external" },
+                origin: row.get(4)?,
+                confidence: row.get(5)?,
+                private: row.get(6)?,
+                score: row.get(7)?,
+            })
+        })?
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(hits)
 }
 
 /// Makes the index follow a skill's new current version (the change
@@ -392,6 +423,11 @@ pub(super) fn check(conn: &mut Connection) -> Result<(), StoreError> {
         Ok(Some(why)) => why.to_owned(),
         Err(e) => format!("cannot be read ({e})"),
     };
+    rebuilt(conn, &why)
+}
+
+/// Rebuilds the index because it `why` (completing "the search index …"), saying so in the log.
+fn rebuilt(conn: &mut Connection, why: &str) -> Result<(), StoreError> {
     let started = Instant::now();
     let skills = rebuild(conn)?;
     tracing::warn!(
@@ -412,15 +448,20 @@ fn fault(conn: &Connection) -> Result<Option<&'static str>, rusqlite::Error> {
     if tables < 2 {
         return Ok(Some("is missing"));
     }
+    let indexed: i64 = conn.query_row("SELECT COUNT(*) FROM skill_search_docs", [], |r| r.get(0))?;
     // Checks the index's own structure (rank 0: a contentless table has no
-    // text to compare it with).
-    if conn
-        .execute("INSERT INTO skill_search (skill_search, rank) VALUES ('integrity-check', 0)", [])
-        .is_err()
-    {
+    // text to compare it with) where that is cheap; a larger index has its
+    // structure record read, and a corrupt page found by a search.
+    let sound = if indexed <= FULL_CHECK_MAX {
+        conn.execute("INSERT INTO skill_search (skill_search, rank) VALUES ('integrity-check', 0)", [])
+            .is_ok()
+    } else {
+        conn.query_row("SELECT COUNT(*) FROM skill_search WHERE skill_search MATCH '\"ecp\"'", [], |_| Ok(()))
+            .is_ok()
+    };
+    if !sound {
         return Ok(Some("is corrupt"));
     }
-    let indexed: i64 = conn.query_row("SELECT COUNT(*) FROM skill_search_docs", [], |r| r.get(0))?;
     let held: i64 = conn.query_row("SELECT COUNT(*) FROM skills WHERE deprecated = 0", [], |r| r.get(0))?;
     Ok((indexed != held).then_some("does not match the skills held"))
 }

@@ -328,6 +328,9 @@ pub struct FeedRow<'a> {
     pub confidence: f64,
     /// Whether it is a tombstone (served only to `?since=` requests).
     pub deprecated: bool,
+    /// The outcome claims the packet carries (`SPEC.md` §16.2), added to
+    /// its JSON with [`super::add_claims`]; none for a tombstone.
+    pub claims: &'a [ecp_protocol::OutcomeClaim],
 }
 
 /// What the manifest and `status` report.
@@ -475,23 +478,39 @@ impl Store {
     /// withdrawn ones as their withdrawal): without `since`, every active one; with it,
     /// every one changed after sequence `since`, tombstones included.
     pub fn served_packets(&self, since: Option<i64>) -> Result<Served, StoreError> {
+        let claims = self.served_claims()?;
         let conn = self.conn();
         let seq = super::current_seq(&conn)?;
-        let read = |sql: &str, args: &[&dyn rusqlite::ToSql]| -> Result<Vec<(String, f64)>, StoreError> {
+        type Row = (String, String, f64, bool);
+        let read = |sql: &str, args: &[&dyn rusqlite::ToSql]| -> Result<Vec<Row>, StoreError> {
             let mut stmt = conn.prepare_cached(sql)?;
             let rows = stmt
-                .query_map(args, |row| Ok((packed::column(row, 0)?, row.get(1)?)))?
+                .query_map(args, |row| Ok((row.get(0)?, packed::column(row, 1)?, row.get(2)?, row.get(3)?)))?
                 .collect::<Result<Vec<_>, _>>()?;
             Ok(rows)
         };
         let rows = match since {
-            None => read("SELECT packet, confidence FROM served WHERE deprecated = 0 ORDER BY seq", &[])?,
-            Some(since) => {
-                read("SELECT packet, confidence FROM served WHERE seq > ?1 ORDER BY seq", &[&since])?
-            }
+            None => read(
+                "SELECT name, packet, confidence, deprecated FROM served WHERE deprecated = 0 ORDER BY seq",
+                &[],
+            )?,
+            Some(since) => read(
+                "SELECT name, packet, confidence, deprecated FROM served WHERE seq > ?1 ORDER BY seq",
+                &[&since],
+            )?,
         };
-        let confidence_sum = rows.iter().map(|(_, c)| c).sum();
-        let packets = rows.into_iter().map(|(p, _)| p).collect();
+        let confidence_sum = rows.iter().map(|(_, _, c, _)| c).sum();
+        let packets = rows
+            .into_iter()
+            .map(|(name, packet, _, deprecated)| match claims.get(&name) {
+                Some(carried) if !deprecated => {
+                    let mut json = packet.into_bytes();
+                    super::add_claims(&mut json, carried);
+                    String::from_utf8(json).expect("JSON with claims added stays UTF-8")
+                }
+                _ => packet,
+            })
+            .collect();
         Ok(Served { seq, packets, confidence_sum })
     }
 
@@ -505,19 +524,27 @@ impl Store {
         &self,
         mut visit: impl FnMut(FeedRow<'_>) -> Result<(), StoreError>,
     ) -> Result<i64, StoreError> {
+        let claims = self.served_claims()?;
         let conn = self.conn();
         let seq = super::current_seq(&conn)?;
         let mut stmt =
-            conn.prepare_cached("SELECT seq, packet, confidence, deprecated FROM served ORDER BY seq")?;
+            conn.prepare_cached("SELECT seq, packet, confidence, deprecated, name FROM served ORDER BY seq")?;
         let mut rows = stmt.query([])?;
         while let Some(row) = rows.next()? {
             let (frame, size) = packed::frame(row.get_ref(1)?)?;
+            let deprecated: bool = row.get(3)?;
+            let name: String = row.get(4)?;
+            let carried = match claims.get(&name) {
+                Some(carried) if !deprecated => carried.as_slice(),
+                _ => &[],
+            };
             visit(FeedRow {
                 seq: row.get(0)?,
                 frame: &frame,
                 size,
                 confidence: row.get(2)?,
-                deprecated: row.get(3)?,
+                deprecated,
+                claims: carried,
             })?;
         }
         Ok(seq)

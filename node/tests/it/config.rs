@@ -440,6 +440,31 @@ fn observe(key: &str) -> Observation {
                 ensure!(served(&node).await.is_empty(), "an unsigned packet was installed");
                 ensure!(reply.to_string().contains("require_origin_signature"), "reason not named: {reply}");
             }
+            "policy.max_reported_failure_rate" | "policy.min_reported_uses" => {
+                // The pusher is trusted the default 0.6: 10 failing uses weigh 6.
+                let min = if key.ends_with("min_reported_uses") { 7 } else { 5 };
+                let line = format!("max_reported_failure_rate = 0.5\nmin_reported_uses = {min}");
+                let (_s, node) = node_with("policy", line).await;
+                let mut failing = packet("failing");
+                failing.outcomes = vec![ecp_protocol::OutcomeClaim {
+                    observer: "p".into(),
+                    uses: 10,
+                    successes: 0,
+                    failures: 10,
+                    streak: 0,
+                    at: ecp_node::store::now(),
+                }];
+                let reply = node.push_ok(&update("p", &[failing])).await;
+                let installed = !served(&node).await.is_empty();
+                ensure!(
+                    installed == (min == 7),
+                    "installed: {installed} with min_reported_uses {min}: {reply}"
+                );
+                ensure!(
+                    installed || reply.to_string().contains("peers report a failure rate of 1 over 6 uses"),
+                    "reason not named: {reply}"
+                );
+            }
             "policy.default_trust" => {
                 let (_s, node) = node_with("policy", "default_trust = 0.5".into()).await;
                 node.push_ok(&update("p", &[packet("trusted-half")])).await;

@@ -119,3 +119,5 @@ mod mcp;
 mod outcomes;
 // #24 item 3: [[agent]] folders under a budget.
 mod agents;
+// outcomes_mesh: outcome evidence travels by pull and push, weighed by trust, counted once per observer; the evidence policy; --mesh; a push's stats.
+mod outcomes_mesh;

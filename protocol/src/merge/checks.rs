@@ -138,6 +138,8 @@ fn check_one(
     // Stage 2: name and structure.
     skill_doc::validate_name(&packet.skill_name).map_err(|e| Refusal::new(Prefix::Name, e))?;
     let warning = check_fields(packet, limits).map_err(|reason| Refusal::new(Prefix::Fields, reason))?;
+    crate::outcomes::check_claims(&packet.outcomes, ctx.now, policy.max_clock_skew_secs())
+        .map_err(|e| Refusal::new(Prefix::Fields, e))?;
     notes.warnings.extend(warning);
     let structure = |detail: &dyn std::fmt::Display| Refusal::new(Prefix::Structure, detail);
     if packet.skill_body.trim().is_empty() {

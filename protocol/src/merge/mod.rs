@@ -54,6 +54,14 @@ pub use origin::{GO_DEFAULT_INSTANCE, SenderKind, content_key, origin_verified};
 pub use receive::{DEFAULT_TRUST, receive};
 pub(crate) use refusal::pending;
 
+/// The decision refusing a packet for `reason` at stage 4, its reason
+/// opened as every policy refusal is (`rejected by policy: `): for a
+/// node's rules that need more than the packet, such as its evidence rule
+/// (`SPEC.md` §16.6).
+pub fn refused_by_policy(reason: &crate::policy::PolicyRefusal) -> Decision {
+    refusal::Refusal::new(refusal::Prefix::Policy, reason).into()
+}
+
 /// The safety refusal of a bundle's findings at `threshold`, if any
 /// ([`safety_refusal`](checks::safety_refusal)), as a decision.
 pub(crate) fn safety_decision(findings: &[Finding], threshold: crate::scan::Severity) -> Option<Decision> {

@@ -16,7 +16,8 @@ use crate::wire::{Provenance, SkillPacket};
 pub const DEFAULT_TRUST: f64 = 0.6;
 
 /// The packet as this node stores it after accepting it from `ctx.sender`:
-/// confidence lowered, provenance extended, `id` and `version` normalised.
+/// confidence lowered, provenance extended, `id` and `version` normalised,
+/// `outcomes` taken off.
 ///
 /// Also the way a quarantined packet is admitted by hand: it is still
 /// external, still lowered.
@@ -39,6 +40,8 @@ pub fn receive(mut packet: SkillPacket, ctx: &MergeContext<'_>) -> SkillPacket {
         path.push(ctx.sender.to_owned());
     }
     packet.confidence = lowered(received, ctx.trust);
+    // Evidence is kept apart, per observer (`SPEC.md` §16.4), never as part of the skill.
+    packet.outcomes.clear();
     packet.provenance = Some(Provenance {
         origin_confidence: Some(origin_confidence),
         hops,

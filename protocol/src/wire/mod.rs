@@ -19,7 +19,8 @@
 //! # Layout
 //!
 //! The domain types, each with its serde reference decoding: `manifest`,
-//! `merge_result`, `packet` (with a bundle's [`BundleFile`]s), `time`
+//! `merge_result`, `packet` (with a bundle's [`BundleFile`]s), `outcomes`
+//! (the [`OutcomeClaim`]s a packet may carry, ECP/1.3), `time`
 //! ([`Timestamp`]), `update` ([`KnowledgeUpdate`]) and `blobs` (the blob
 //! endpoints' [`BlobQuery`] and [`MissingBlobs`]). `fast`: the fast decoder of an update, which
 //! answers `None` (use the reference) or exactly what the reference gives.
@@ -31,6 +32,7 @@ mod count;
 mod fast;
 mod manifest;
 mod merge_result;
+mod outcomes;
 mod packet;
 mod time;
 mod update;
@@ -40,6 +42,7 @@ pub use manifest::{
     AUTH_ECP_1_2, AUTH_X_ECP_HMAC, Manifest, PROFILE_ECP_1_3, PROFILE_REVOCATIONS, PROFILE_VERSIONS,
 };
 pub use merge_result::MergeResult;
+pub use outcomes::OutcomeClaim;
 pub use packet::{BundleFile, OriginSignature, Provenance, SkillPacket};
 pub use time::Timestamp;
 pub use update::{KnowledgeUpdate, PeerStats};

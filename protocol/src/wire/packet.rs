@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Timestamp, null_as_default};
+use super::{OutcomeClaim, Timestamp, null_as_default};
 
 /// One skill in transit (`ECPSkillPacket`).
 ///
@@ -77,6 +77,11 @@ pub struct SkillPacket {
     /// every hop. Omitted when unsigned.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub origin_signature: Option<OriginSignature>,
+    /// Our addition (ECP/1.3 outcome evidence, `SPEC.md` §16): what
+    /// instances observed of the skill's uses, a claim per observer. Never
+    /// signed, never stored with the packet; omitted when empty.
+    #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_default")]
+    pub outcomes: Vec<OutcomeClaim>,
 }
 
 /// `originSignature` (`SPEC.md` §13.4): who signed a packet, with which

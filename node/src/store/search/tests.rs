@@ -164,3 +164,32 @@ fn a_dropped_or_corrupt_index_is_rebuilt_at_open() {
     assert_eq!(names(&store, "release"), ["alpha"], "rebuilt after corruption");
     assert_eq!(fault(&store.conn()).unwrap(), None);
 }
+
+#[test]
+fn a_search_that_meets_a_corrupt_index_rebuilds_it_and_answers() {
+    let (_dir, store) = store_with(&[packet("alpha", "Tag the release", "Body", 0.5)]);
+    // Damaged while the store is open (what a large index's open does not read).
+    store.conn().execute_batch("UPDATE skill_search_data SET block = x'0102030405' WHERE id > 10").unwrap();
+    assert!(ranked(&store.conn(), &Query::parse("release").unwrap(), 10).is_err(), "the damage is met");
+    assert_eq!(names(&store, "release"), ["alpha"], "rebuilt, then answered");
+    assert_eq!(fault(&store.conn()).unwrap(), None);
+}
+
+#[test]
+fn a_query_ranks_the_best_evidenced_candidates_when_more_match() {
+    // One past the bound, the least confident: its text is the most
+    // relevant, but it is not among the matches ranked.
+    let mut packets: Vec<SkillPacket> = (0..CANDIDATES)
+        .map(|i| packet(&format!("s{i}"), "common words", "Body", 0.9 - i as f64 / (2.0 * CANDIDATES as f64)))
+        .collect();
+    let least = format!("s{CANDIDATES}");
+    packets.push(packet(&least, "common common common", "Body unique", 0.1));
+    let (_dir, store) = store_with(&packets);
+    let all = store.search(&Query::parse("common").unwrap(), MAX_LIMIT).unwrap();
+    assert_eq!(all.len(), MAX_LIMIT);
+    assert_eq!(all[0].name, "s0", "equal text: the most confident first");
+    assert!(!all.iter().any(|h| h.name == least));
+    // Fewer matches: all ranked, and it comes first. The bound is on ranking, not on matching.
+    assert_eq!(names(&store, "common unique"), std::slice::from_ref(&least));
+    assert_eq!(names(&store, "common body unique"), [least]);
+}

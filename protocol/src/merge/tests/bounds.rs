@@ -336,3 +336,29 @@ fn the_safety_reason_names_the_first_worst_finding_its_severity_and_the_rest() {
     let p = SkillPacket::new(&origin, "alpha", "d", &single, 0.9, now());
     assert!(refusal(decide(p)).1.ends_with(')'));
 }
+
+#[test]
+fn outcome_claims_are_checked_in_stage_2_and_never_stored() {
+    use crate::wire::OutcomeClaim;
+    let claim = |observer: &str, uses: u64| OutcomeClaim {
+        observer: observer.into(),
+        uses,
+        successes: uses,
+        failures: 0,
+        streak: 0,
+        at: at("2026-11-22T11:00:00Z"),
+    };
+    let mut carried = packet("carried");
+    carried.outcomes = vec![claim("node-a", 3)];
+    let mut bad = packet("bad");
+    bad.outcomes = vec![OutcomeClaim { failures: 1, ..claim("node-a", 3) }];
+    let outcome = merge(vec![carried, bad], &Store::new());
+    assert_eq!(outcome.decisions[0].decision, Decision::New);
+    assert!(outcome.decisions[0].packet.outcomes.is_empty(), "evidence is kept apart from the skill");
+    match &outcome.decisions[1].decision {
+        Decision::Rejected { stage: Stage::Structure, reason } => {
+            assert!(reason.starts_with("invalid packet: outcomes of observer \"node-a\""), "{reason}")
+        }
+        other => panic!("{other:?}"),
+    }
+}

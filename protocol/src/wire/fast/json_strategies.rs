@@ -125,6 +125,12 @@ pub(super) fn packet() -> impl Strategy<Value = String> {
             Just("{\"sig\":1}".to_owned()),
             value(),
         ]),
+        1 => (Just("\"outcomes\"".to_owned()), prop_oneof![
+            Just("null".to_owned()),
+            Just("[{\"observer\":\"a\",\"uses\":2,\"successes\":1,\"failures\":1,\"streak\":0,\"at\":\"2026-11-20T10:00:00Z\"}]".to_owned()),
+            Just("[{\"uses\":1.5}]".to_owned()),
+            value(),
+        ]),
         1 => (key(), value()),
     ];
     (prop::collection::vec((ws(), field, ws()), 0..8), any::<bool>()).prop_map(|(fields, repeats)| {

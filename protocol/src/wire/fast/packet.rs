@@ -11,7 +11,7 @@
 //! and the text between escapes is copied in whole.
 //!
 //! Values that are rare or small in a packet (numbers, `provenance`,
-//! `files`, `originSignature`, fields we do not know) are measured here and handed to serde_json on their own,
+//! `files`, `originSignature`, `outcomes`, fields we do not know) are measured here and handed to serde_json on their own,
 //! so they are read exactly as it reads them.
 
 use memchr::memchr2;
@@ -83,6 +83,7 @@ pub(super) fn decode_at(source: &Source<'_>, start: usize) -> Option<(SkillPacke
                 Some(Field::BundleDigest) => packet.bundle_digest = p.string_or_null()?,
                 Some(Field::Files) => packet.files = p.files()?,
                 Some(Field::OriginSignature) => packet.origin_signature = p.origin_signature()?,
+                Some(Field::Outcomes) => packet.outcomes = p.array_by_serde()?,
                 None => p.ignored()?,
             }
             p.at.skip_ws();
@@ -119,6 +120,7 @@ enum Field {
     BundleDigest,
     Files,
     OriginSignature,
+    Outcomes,
 }
 
 impl Field {
@@ -144,6 +146,7 @@ impl Field {
             b"bundleDigest" => Field::BundleDigest,
             b"files" => Field::Files,
             b"originSignature" => Field::OriginSignature,
+            b"outcomes" => Field::Outcomes,
             _ => return None,
         })
     }
@@ -343,13 +346,18 @@ impl<'a> Parser<'a> {
     /// `files`: `null`, or an array read by serde_json (rare, and small
     /// beside a body).
     fn files(&mut self) -> Option<Vec<BundleFile>> {
+        self.array_by_serde()
+    }
+
+    /// An array of small objects (`files`, `outcomes`): `null`, or read by serde_json.
+    fn array_by_serde<T: serde::de::DeserializeOwned>(&mut self) -> Option<Vec<T>> {
         if self.literal(b"null") {
             return Some(Vec::new());
         }
         if self.at.peek()? != b'[' {
             return None;
         }
-        self.value_by_serde::<Vec<BundleFile>>()
+        self.value_by_serde::<Vec<T>>()
     }
 
     /// The value of a field we do not know: checked by serde_json as it checks one, then dropped.
@@ -409,7 +417,16 @@ mod tests {
         bundle.bundle_digest = "sha256:00".into();
         bundle.files =
             vec![BundleFile { path: "a/b.py".into(), size: 7, mode: "0755".into(), sha256: "ff".into() }];
-        for p in [packet("plain"), packet(""), traveled, bundle, SkillPacket::default()] {
+        let mut evidenced = packet("---\nname: a-skill\n---\nbody");
+        evidenced.outcomes = vec![crate::wire::OutcomeClaim {
+            observer: "b".into(),
+            uses: 3,
+            successes: 2,
+            failures: 1,
+            streak: 0,
+            at: Timestamp::parse("2026-11-20T11:00:00Z").expect("RFC 3339"),
+        }];
+        for p in [packet("plain"), packet(""), traveled, bundle, evidenced, SkillPacket::default()] {
             let text = serde_json::to_string(&p).expect("encodes");
             assert_eq!(decode(&text), Some(p), "{text}");
         }
@@ -422,6 +439,8 @@ mod tests {
             "{ } ",
             r#"{"id":null,"tags":null,"createdAt":null,"provenance":null,"patterns":[]}"#,
             r#"{"files":null,"bundleDigest":null}"#,
+            r#"{"outcomes":null}"#,
+            r#"{"outcomes":[{"observer":"a","uses":1,"failures":1,"at":null,"x":2}]}"#,
             r#"{"files":[{"path":"x","mode":null,"extra":1}],"bundleDigest":"sha256:1"}"#,
             r#"{ "skillName" : "a" , "x" : [1, {"y": "\"}"}], "confidence": 1e-1 }"#,
             r#"{"skillBody":"\u00e9\u0000\/\b\f\n\r\t\\\"","confidence":-0}"#,
@@ -451,6 +470,8 @@ mod tests {
             r#"{"provenance":[]}"#,
             r#"{"files":{}}"#,
             r#"{"files":[{"size":"1"}]}"#,
+            r#"{"outcomes":[{"uses":-1}]}"#,
+            r#"{"outcomes":{}}"#,
             r#"{"bundleDigest":1}"#,
             r#"{"skillName":"a",}"#,
             r#"{"skillName":"a"} x"#,
