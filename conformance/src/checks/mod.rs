@@ -148,8 +148,11 @@ mod tests {
             assert!(seen.insert(c.id), "{} twice", c.id);
             let (area, number) = c.id.split_once('-').expect("AREA-NNN");
             assert!(
-                ["MAN", "SKL", "HTTP", "PUSH", "SYNC", "BUN", "VER", "ORG", "REV", "OUT", "AUTH", "SIGN", "ROB"]
-                    .contains(&area),
+                [
+                    "MAN", "SKL", "HTTP", "PUSH", "SYNC", "BUN", "VER", "ORG", "REV", "OUT", "AUTH", "SIGN",
+                    "ROB"
+                ]
+                .contains(&area),
                 "{}",
                 c.id
             );

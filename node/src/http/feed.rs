@@ -574,7 +574,14 @@ mod tests {
             let json = format!("{{\"name\":\"{name}\"}}");
             let frame = zstd::bulk::compress(json.as_bytes(), 3).unwrap();
             builder
-                .push(FeedRow { seq, frame: &frame, size: json.len(), confidence: 0.5, deprecated })
+                .push(FeedRow {
+                    seq,
+                    frame: &frame,
+                    size: json.len(),
+                    confidence: 0.5,
+                    deprecated,
+                    claims: &[],
+                })
                 .unwrap();
             assert!(
                 builder.json.len() <= plain_max,
@@ -594,7 +601,14 @@ mod tests {
             let json = format!("{{\"name\":\"{name}\"}}");
             let frame = zstd::bulk::compress(json.as_bytes(), 3).unwrap();
             expecting
-                .push(FeedRow { seq, frame: &frame, size: json.len(), confidence: 0.5, deprecated })
+                .push(FeedRow {
+                    seq,
+                    frame: &frame,
+                    size: json.len(),
+                    confidence: 0.5,
+                    deprecated,
+                    claims: &[],
+                })
                 .unwrap();
             assert!(expecting.packed.is_some(), "packed from the first packet");
         }
