@@ -17,8 +17,9 @@ pub(crate) static CHECKS: &[Check] = &[Check {
     profile: Ecp11,
     spec: "§16.1, §16.2",
     title: "Push a packet carrying outcome claims",
-    requirement: "The packet MUST be installed (new 1) and served with the body and hash pushed; a node may \
-                  serve claims of its own on it, never refuse it for them.",
+    requirement: "The packet MUST be installed (new 1) and served; a node may serve claims of its own on it, \
+                  never refuse it for them (a node that rebuilds frontmatter, as the Go node does, serves \
+                  another hash: PUSH-017 judges that, under ecp-1.2).",
     needs: Needs::Nothing,
     run: out_001,
 }];
@@ -30,7 +31,7 @@ fn out_001(cx: &mut Ctx<'_>) -> Verdict {
         "observer": cx.peer(), "uses": 5, "successes": 4, "failures": 1, "streak": 2,
         "at": packets::time_from_now(-60),
     }]);
-    let (ex, result) = cx.push(&cx.update(vec![packet.clone()]))?;
+    let (ex, result) = cx.push(&cx.update(vec![packet]))?;
     ensure(count(&result, "newSkills") == 1 && count(&result, "rejectedSkills") == 0, || {
         fail(format!("expected new 1, got {}", counts_text(&result)))
             .on(&ex)
@@ -39,9 +40,6 @@ fn out_001(cx: &mut Ctx<'_>) -> Verdict {
     let (lex, listing) = cx.listing()?;
     let held =
         served(&listing, &name).ok_or_else(|| fail(format!("{name}, installed, is not served")).on(&lex))?;
-    ensure(held["integrityHash"] == packet["integrityHash"], || {
-        fail("the served packet's integrityHash is not the one pushed").on(&lex)
-    })?;
     let carried = held["outcomes"].as_array().map_or(0, Vec::len);
     Ok(format!("installed and served; the served packet carries {carried} claims"))
 }

@@ -425,7 +425,8 @@ const CASES: &[Case] = &[
         },
         node: none,
         secret: false,
-        fail: &["ROB-011", "ROB-012", "ROB-013", "ROB-018"],
+        // OUT-001: a packet carrying `outcomes` is refused for the unknown member.
+        fail: &["ROB-011", "ROB-012", "ROB-013", "ROB-018", "OUT-001"],
     },
     // HTTP hygiene.
     Case {
