@@ -436,22 +436,19 @@ mod tests {
         build_in(seq, rows, plain_max, 256)
     }
 
+    /// Adds the packet `{"name":NAME}` at `seq` to `builder`.
+    fn push_row(builder: &mut FeedBuilder, seq: i64, name: &str, deprecated: bool) {
+        let json = format!("{{\"name\":\"{name}\"}}");
+        let frame = zstd::bulk::compress(json.as_bytes(), 3).unwrap();
+        let row = FeedRow { seq, frame: &frame, size: json.len(), confidence: 0.5, deprecated, claims: &[] };
+        builder.push(row).unwrap();
+    }
+
     /// [`build`], packed in runs of `chunk` bytes.
     fn build_in(seq: i64, rows: &[(i64, &str, bool)], plain_max: usize, chunk: usize) -> Arc<Feed> {
         let mut builder = FeedBuilder::new(plain_max, chunk);
         for &(seq, name, deprecated) in rows {
-            let json = format!("{{\"name\":\"{name}\"}}");
-            let frame = zstd::bulk::compress(json.as_bytes(), 3).unwrap();
-            builder
-                .push(FeedRow {
-                    seq,
-                    frame: &frame,
-                    size: json.len(),
-                    confidence: 0.5,
-                    deprecated,
-                    claims: &[],
-                })
-                .unwrap();
+            push_row(&mut builder, seq, name, deprecated);
         }
         Arc::new(builder.finish(seq))
     }
@@ -571,18 +568,7 @@ mod tests {
         let plain_max = 30;
         let mut builder = FeedBuilder::new(plain_max, 1 << 20);
         for (i, &(seq, name, deprecated)) in ROWS.iter().enumerate() {
-            let json = format!("{{\"name\":\"{name}\"}}");
-            let frame = zstd::bulk::compress(json.as_bytes(), 3).unwrap();
-            builder
-                .push(FeedRow {
-                    seq,
-                    frame: &frame,
-                    size: json.len(),
-                    confidence: 0.5,
-                    deprecated,
-                    claims: &[],
-                })
-                .unwrap();
+            push_row(&mut builder, seq, name, deprecated);
             assert!(
                 builder.json.len() <= plain_max,
                 "after packet {i} the buffer holds {}",
@@ -598,18 +584,7 @@ mod tests {
         // A builder told to expect a feed that large packs from the first packet.
         let mut expecting = FeedBuilder::new(plain_max, 1 << 20).expecting(feed.json_len());
         for &(seq, name, deprecated) in &ROWS {
-            let json = format!("{{\"name\":\"{name}\"}}");
-            let frame = zstd::bulk::compress(json.as_bytes(), 3).unwrap();
-            expecting
-                .push(FeedRow {
-                    seq,
-                    frame: &frame,
-                    size: json.len(),
-                    confidence: 0.5,
-                    deprecated,
-                    claims: &[],
-                })
-                .unwrap();
+            push_row(&mut expecting, seq, name, deprecated);
             assert!(expecting.packed.is_some(), "packed from the first packet");
         }
         let Packets::Packed(runs) = &expecting.finish(9).packets else { panic!("packed") };
