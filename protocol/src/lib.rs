@@ -37,6 +37,8 @@
 //! - [`policy`]: accept policies: what a node is willing to take, and the
 //!   typed reasons it refuses with ([`PolicyRefusal`]).
 //! - [`merge`]: MergeKnowledge, the pure merge function.
+//! - [`proposal`]: ECP/1.3 proposals — an edit of a received skill offered
+//!   back to its origin, checked by every hop as a pushed packet is.
 //! - [`error`]: the error types of this crate.
 //!
 //! Fast paths sit beside the reference they must agree with, each behind a
@@ -57,6 +59,7 @@ pub mod merge;
 pub mod packet;
 mod par;
 pub mod policy;
+pub mod proposal;
 pub mod scan;
 pub mod signed_auth;
 pub mod skill_doc;

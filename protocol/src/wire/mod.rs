@@ -46,7 +46,7 @@ use serde::{Deserialize, Deserializer};
 
 /// Decodes a value that Go may have sent as `null` (a nil slice, an unset
 /// string pointer) as its default.
-fn null_as_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+pub(crate) fn null_as_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>
 where
     D: Deserializer<'de>,
     T: Deserialize<'de> + Default,

@@ -13,6 +13,8 @@ mod spec_vectors;
 mod bundle_vectors;
 // origin_signatures: key ids, canonical forms and signatures of SPEC.md §13 against origin-signatures.json.
 mod origin_signatures;
+// proposals: proposal ids and the hop's checks of SPEC.md §17 against proposals.json.
+mod proposals;
 // bundle_scan: the bundle scan against bundle-scan.json, and a clean generated 5 MB folder.
 mod bundle_scan;
 // generated_bundle: a clean skill folder of a given size (also the scan bench's).

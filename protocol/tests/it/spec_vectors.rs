@@ -43,6 +43,8 @@ const FILES: &[&str] = &[
     "bundle-scan.json",
     // Checked in origin_signatures.rs.
     "origin-signatures.json",
+    // Checked in proposals.rs.
+    "proposals.json",
 ];
 
 fn vectors_dir() -> PathBuf {
