@@ -49,6 +49,8 @@
 //! - [`connections`]: who may hold connections — a total cap, a share per
 //!   address, fair eviction, refusals summarised in the log.
 //! - [`versions`]: a skill's history, pins and rollback; what a pin keeps in the folder.
+//! - [`proposals`]: an agent's edit of a received skill kept as a derived
+//!   version and proposed to the skill's origin; review, relay, fork (#20).
 //! - [`tls`]: certificates and keys; rustls for the server (and mTLS) and for https peers.
 #![deny(missing_docs)]
 
@@ -75,6 +77,7 @@ pub mod operator;
 pub mod outcomes;
 pub mod permissions;
 pub mod projection;
+pub mod proposals;
 pub mod reload;
 pub mod serve;
 pub mod sharing;

@@ -82,6 +82,9 @@ pub struct Library {
     /// Open while the server's background jobs may run (`true`); see
     /// [`Library::in_background`].
     background: Arc<tokio::sync::RwLock<bool>>,
+    /// Wakes the proposals' outbox ([`crate::proposals`]) when one is
+    /// recorded, so it goes now rather than at the next poll.
+    proposals: Arc<tokio::sync::Notify>,
 }
 
 impl Library {
@@ -117,6 +120,7 @@ impl Library {
             structure: StructureLimits::default(),
             bundle: BundleLimits::default(),
             background: Arc::new(tokio::sync::RwLock::new(true)),
+            proposals: Arc::default(),
         })
     }
 
@@ -262,6 +266,9 @@ impl Library {
         if changes.is_empty() {
             return;
         }
+        // Before the folder is written: an edit the origin's new version
+        // supersedes gives way to it (#20).
+        crate::proposals::retire_superseded(self, changes);
         let queued = self.projector.get().is_some_and(|tx| tx.send(changes.to_vec()).is_ok());
         if !queued {
             self.project(changes);
@@ -834,6 +841,11 @@ impl Library {
         })
         .await
         .ok()
+    }
+
+    /// Told when a proposal waits to be sent ([`crate::proposals`]).
+    pub fn proposals_waiting(&self) -> &tokio::sync::Notify {
+        &self.proposals
     }
 
     /// Waits for the background job running now, if any, and lets no other

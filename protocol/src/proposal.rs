@@ -89,6 +89,8 @@ pub enum ProposalState {
     Accepted,
     /// The origin's user declined it (with a note, maybe).
     Rejected,
+    /// A hop refused it (its checks, §17.4, or its limits); the note says why.
+    Refused,
     /// The origin (or a hop) does not take proposals (a Go node answers 404).
     Unsupported,
     /// No hop on the way knows a route toward the origin.
@@ -103,14 +105,16 @@ impl ProposalState {
             ProposalState::Relayed => "relayed",
             ProposalState::Accepted => "accepted",
             ProposalState::Rejected => "rejected",
+            ProposalState::Refused => "refused",
             ProposalState::Unsupported => "unsupported",
             ProposalState::Undeliverable => "undeliverable",
         }
     }
 
-    /// Whether the state is final: nothing more will be learnt.
+    /// Whether the state is final: nothing more will be learnt. A proposal
+    /// no hop could route yet is tried again, so it is not.
     pub fn is_final(self) -> bool {
-        !matches!(self, ProposalState::Pending | ProposalState::Relayed)
+        !matches!(self, ProposalState::Pending | ProposalState::Relayed | ProposalState::Undeliverable)
     }
 }
 
@@ -123,6 +127,7 @@ impl std::str::FromStr for ProposalState {
             ProposalState::Relayed,
             ProposalState::Accepted,
             ProposalState::Rejected,
+            ProposalState::Refused,
             ProposalState::Unsupported,
             ProposalState::Undeliverable,
         ]

@@ -132,6 +132,11 @@ pub struct Config {
     pub connections: ConnectionLimits,
     /// When a failing skill is retired (`[outcomes]`, #19).
     pub outcomes: RetireRule,
+    /// New proposals one sender may make per rolling hour (`[proposals]
+    /// per_hour`, #20; 0: no limit).
+    pub proposals_per_hour: u64,
+    /// How often undelivered proposals are sent again and answers asked for.
+    pub proposals_poll_interval: std::time::Duration,
     /// TLS: the server's certificate and key (HTTPS when set), the CAs of
     /// required client certificates, the node's own client certificate.
     /// Checked for completeness here, read when the node starts.
@@ -273,6 +278,8 @@ impl Config {
             client_rate_limit,
             connections,
             outcomes,
+            proposals_per_hour: r.count("proposals.per_hour"),
+            proposals_poll_interval: r.duration("proposals.poll_interval"),
             tls,
         })
     }

@@ -47,6 +47,8 @@
 //! - `outcomes`: outcomes agents report, each skill's score kept across
 //!   versions, retirement and restore.
 //! - [`origin_limits`]: installs per origin, new skills per sender, per rolling hour and day.
+//! - `proposals`: derived versions of received skills, and proposals —
+//!   outgoing, incoming for review, relayed (#20).
 //! - `peers`: each peer's federation state (cursor, ETags, failures, pushes).
 //! - `blobs`: bundles' blobs — which are held and who brought them, which
 //!   kept version uses which, the quota and cap, collection after the grace
@@ -67,6 +69,7 @@ pub mod origin_limits;
 mod outcomes;
 mod packed;
 mod peers;
+mod proposals;
 mod quarantine;
 mod quarantine_evict;
 mod schema;
@@ -97,6 +100,7 @@ pub use origin_limits::{OriginExcess, OriginLimited, OriginLimits, PerOrigin};
 pub use outcomes::{KEPT_PER_SKILL, Outcome, Recorded, Report, RetireRule, Retired, Score, TooMany};
 pub use packed::unpack_into;
 pub use peers::{PeerKind, PeerState, PullRecord};
+pub use proposals::{DerivedVersion, NewProposal, ProposalRecord, Recorded as ProposalRecorded, Role};
 pub use quarantine::{QuarantineEntry, QuarantineStatus, Refusal, Truncated};
 pub use quarantine_evict::QuarantineCaps;
 pub use sharing::{LocalSkill, Mark, Private, SECRET_CODE};

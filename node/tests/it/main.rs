@@ -63,6 +63,8 @@ mod pull_warnings;
 mod federation;
 // go_peer: mixed meshes with a Go-like peer — laundered copies unverified and replaced by their origin, echoes, the 403 hint.
 mod go_peer;
+// proposals: #20 — an edit of a received skill proposed to its origin through a relay, accepted, rejected, refused, a Go origin, limits, fork.
+mod proposals;
 // origin_signatures: #21 — signed origins across nodes and a relay, impostors, pinned and first-seen keys.
 mod origin_signatures;
 // hostile_clients: bounded request heads; one address holds only its share of connections.

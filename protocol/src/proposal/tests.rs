@@ -110,6 +110,7 @@ fn states_read_back_as_written() {
         ProposalState::Relayed,
         ProposalState::Accepted,
         ProposalState::Rejected,
+        ProposalState::Refused,
         ProposalState::Unsupported,
         ProposalState::Undeliverable,
     ] {
