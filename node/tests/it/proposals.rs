@@ -84,6 +84,18 @@ async fn proposal_in(node: &Fed, state: &str) -> Value {
     }
 }
 
+/// `ecp-node ARGS --data <node's data>`, beside the running node: its
+/// writes go through the node's `/v1/` API.
+async fn cli(node: &Fed, args: &[&str]) -> crate::cli::Out {
+    let mut all: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
+    all.extend(["--data".to_owned(), node.data().to_str().expect("UTF-8 path").to_owned()]);
+    tokio::task::spawn_blocking(move || {
+        crate::federation::bin(&all.iter().map(String::as_str).collect::<Vec<_>>())
+    })
+    .await
+    .expect("the binary ran")
+}
+
 async fn post(node: &Fed, path: &str, body: Value) -> (StatusCode, Value) {
     let response = node
         .http
@@ -140,9 +152,22 @@ async fn an_edit_travels_to_its_origin_through_a_relay_and_the_accepted_version_
     let shown = a.get_json(&format!("/v1/proposals/{id}")).await;
     assert!(shown["body"].as_str().unwrap().contains(IMPROVED), "{shown}");
     assert_eq!(shown["baseBody"], TIDY);
-    let (status, accepted) = post(&a, &format!("/v1/proposals/{id}/accept"), json!({"note": "thanks"})).await;
-    assert_eq!(status, StatusCode::OK, "{accepted}");
-    let published = accepted["proposal"]["publishedHash"].as_str().unwrap().to_owned();
+    // The user reviews with the CLI, through the running server.
+    let listed = cli(&a, &["proposals", "list"]).await;
+    assert!(listed.stdout.contains(&id) && listed.stdout.contains("pending"), "{listed:?}");
+    let diff = cli(&a, &["proposals", "diff", &id]).await;
+    assert!(
+        diff.stdout.contains("- Run the formatter.")
+            && diff.stdout.contains(&format!("+ {}", IMPROVED.trim_end())),
+        "{diff:?}"
+    );
+    let accepted = cli(&a, &["proposals", "accept", &id, "--note", "thanks"]).await;
+    assert_eq!(accepted.code, 0, "{accepted:?}");
+    let published = a.get_json(&format!("/v1/proposals/{id}")).await["proposal"]["publishedHash"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(accepted.stdout.contains(&published), "{accepted:?}");
     assert_eq!(held_hash(&a, "tidy").await.unwrap(), published);
     let (again, refused) = post(&a, &format!("/v1/proposals/{id}/accept"), json!({})).await;
     assert_eq!((again, refused["code"].as_str()), (StatusCode::CONFLICT, Some("proposal_decided")));
@@ -200,8 +225,11 @@ async fn a_rejection_and_its_note_reach_the_proposer_who_keeps_its_edit() {
     edit(&c, "tidy", &edited).await;
     let incoming = proposal_in(&a, "pending").await;
     let id = incoming["id"].as_str().unwrap();
-    let (status, _) = post(&a, &format!("/v1/proposals/{id}/reject"), json!({"note": "we lint in CI"})).await;
-    assert_eq!(status, StatusCode::OK);
+    let rejected = cli(&a, &["proposals", "reject", id, "--note", "we lint in CI"]).await;
+    assert_eq!(rejected.code, 0, "{rejected:?}");
+    let again = cli(&a, &["proposals", "reject", id]).await;
+    assert_eq!(again.code, 2, "{again:?}");
+    assert!(again.stderr.contains("already rejected"), "{again:?}");
     let answered = proposal_in(&c, "rejected").await;
     assert_eq!(answered["note"], "we lint in CI");
     assert_eq!(answered["nextHop"], a.url(), "A is C's peer: sent directly");
@@ -326,8 +354,9 @@ async fn fork_publishes_the_edit_under_a_new_name_and_the_original_comes_back() 
     let original = file(&c, "tidy").await;
     edit(&c, "tidy", &original.replace("Run the formatter.\n", IMPROVED)).await;
     proposal_in(&c, "pending").await;
-    let (status, forked) = post(&c, "/v1/skills/tidy/fork", json!({"newName": "tidy-lint"})).await;
-    assert_eq!(status, StatusCode::OK, "{forked}");
+    let forked = cli(&c, &["skill", "fork", "tidy", "tidy-lint"]).await;
+    assert_eq!(forked.code, 0, "{forked:?}");
+    assert!(forked.stdout.contains("published your version of tidy as tidy-lint"), "{forked:?}");
     let shown = c.skill("tidy-lint").await.expect("the fork is a skill of C");
     assert_eq!(shown["skill"]["kind"], "local");
     assert_eq!(shown["skill"]["origin"], c.instance());
