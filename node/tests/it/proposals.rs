@@ -235,6 +235,13 @@ async fn a_rejection_and_its_note_reach_the_proposer_who_keeps_its_edit() {
     assert_eq!(answered["nextHop"], a.url(), "A is C's peer: sent directly");
     assert_eq!(std::fs::read_to_string(skills(&c).join("tidy/SKILL.md")).unwrap(), edited);
     assert_eq!(c.node().library().store().derived("tidy").unwrap().unwrap().state, "active");
+    // The origin's status page lists it, the note escaped as any text.
+    let page = a.http.get(format!("{}/", a.url())).send().await.unwrap().text().await.unwrap();
+    let section = page.split("id=\"proposals\"").nth(1).expect("a proposals section");
+    assert!(
+        section.contains(id) && section.contains("rejected") && section.contains("we lint in CI"),
+        "{section}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
