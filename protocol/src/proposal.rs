@@ -29,9 +29,6 @@ use crate::{Stage, integrity, skill_doc};
 /// The path of the endpoint; `GET {PROPOSALS_PATH}/{id}` reads an answer.
 pub const PROPOSALS_PATH: &str = "/ecp/proposals";
 
-/// The manifest capability a node taking proposals announces.
-pub const CAPABILITY: &str = "ecp-1.3-proposals";
-
 /// Which version of which skill a derived version derives from
 /// (`provenance.derivedFrom`, and a proposal's `derivedFrom`).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]

@@ -9,6 +9,7 @@
 //! | SYNC | `sync.rs` | sequence numbers, ETag, `?since`, tombstones (ecp-1.2) |
 //! | BUN | `bundles.rs` | ECP/1.3 bundles and blobs (skipped without `ecp-1.3` in the manifest) |
 //! | VER | `versions.rs` | exact versions by digest, `GET /ecp/skills/{name}?digest=` (skipped without `versions` in the manifest) |
+//! | PRP | `proposals.rs` | proposals, `POST /ecp/proposals` (skipped without `proposals` in the manifest) |
 //! | AUTH | `auth.rs` | `X-ECP-HMAC` (with `--secret`) |
 //! | SIGN | `signed.rs` | ECP/1.2 signed requests and responses (with `--key-id`, ecp-1.2) |
 //! | ROB | `robustness.rs` | hostile and odd bodies |
@@ -37,6 +38,7 @@ mod http;
 mod implied;
 mod manifest;
 mod origins;
+mod proposals;
 mod push;
 mod robustness;
 mod signed;
@@ -57,6 +59,7 @@ pub fn all() -> Vec<&'static Check> {
         bundles::CHECKS,
         versions::CHECKS,
         origins::CHECKS,
+        proposals::CHECKS,
         auth::CHECKS,
         signed::CHECKS,
         robustness::CHECKS,

@@ -238,6 +238,10 @@ pub(crate) struct Faults {
     pub(crate) exact_errors_200: bool,
     /// Drops `originSignature` from every pushed packet before the node sees it.
     pub(crate) strips_origin_signatures: bool,
+    /// Rewrites every 2xx answer under `/ecp/proposals` (#20).
+    pub(crate) proposal_answer: Option<fn(&mut Value)>,
+    /// A 4xx to `POST /ecp/proposals` becomes 202, as if it were taken.
+    pub(crate) takes_any_proposal: bool,
 }
 
 struct ProxyState {
@@ -501,6 +505,21 @@ async fn handle(State(state): State<Arc<ProxyState>>, request: Request) -> Respo
         let mut b = bytes.to_vec();
         rewrite(&mut b);
         bytes = Bytes::from(b);
+    }
+    if path.starts_with("/ecp/proposals") {
+        if method == Method::POST && status.is_client_error() && f.takes_any_proposal {
+            return json_response(
+                StatusCode::ACCEPTED,
+                &json!({"id": "0000000000000000", "state": "pending"}),
+            );
+        }
+        if status.is_success()
+            && let Some(rewrite) = f.proposal_answer
+            && let Ok(mut value) = serde_json::from_slice::<Value>(&bytes)
+        {
+            rewrite(&mut value);
+            return json_response(status, &value);
+        }
     }
     let exact = method == Method::GET && path.starts_with("/ecp/skills/");
     if exact && status.is_client_error() && f.exact_errors_200 {

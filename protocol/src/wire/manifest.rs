@@ -58,6 +58,9 @@ pub const PROFILE_ECP_1_3: &str = "ecp-1.3";
 /// [`Manifest::profiles`] entry: exact versions served by digest, `GET
 /// /ecp/skills/{name}?digest=HEX` (`SPEC.md` §5.7).
 pub const PROFILE_VERSIONS: &str = "versions";
+/// [`Manifest::profiles`] entry: proposals taken and answered, `POST
+/// /ecp/proposals` and `GET /ecp/proposals/{id}` (`SPEC.md` §17).
+pub const PROFILE_PROPOSALS: &str = "proposals";
 
 #[cfg(test)]
 mod tests {

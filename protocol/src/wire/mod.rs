@@ -36,7 +36,9 @@ mod time;
 mod update;
 
 pub use blobs::{BlobQuery, MissingBlobs};
-pub use manifest::{AUTH_ECP_1_2, AUTH_X_ECP_HMAC, Manifest, PROFILE_ECP_1_3, PROFILE_VERSIONS};
+pub use manifest::{
+    AUTH_ECP_1_2, AUTH_X_ECP_HMAC, Manifest, PROFILE_ECP_1_3, PROFILE_PROPOSALS, PROFILE_VERSIONS,
+};
 pub use merge_result::MergeResult;
 pub use packet::{BundleFile, OriginSignature, Provenance, SkillPacket};
 pub use time::Timestamp;
