@@ -130,10 +130,10 @@ pub fn fork(library: &Library, name: &str, new_name: &str) -> Result<SkillPacket
     library.put_local(&packet, Source::Operator)?;
     if derived.state == "active" {
         super::derive::give_way(library, name, "forked", &format!("the edit is published as {new_name:?}"));
-        if let Some((_, original, _)) = store.skill(name)? {
-            if let Err(e) = library.projection().write(&original, SkillKind::External) {
-                tracing::warn!(error = %e, skill = %name, "cannot write the origin's version back");
-            }
+        if let Some((_, original, _)) = store.skill(name)?
+            && let Err(e) = library.projection().write(&original, SkillKind::External)
+        {
+            tracing::warn!(error = %e, skill = %name, "cannot write the origin's version back");
         }
     }
     Ok(packet)

@@ -31,10 +31,10 @@ fn proposal_vectors() {
             ("ok", Ok(())) => {}
             ("refused", Err(e)) => {
                 failures.check_eq(i, case, "code", e.code(), str_of(expected, "code"));
-                if let Some(prefix) = expected["reason_prefix"].as_str() {
-                    if !e.to_string().starts_with(prefix) {
-                        failures.add(i, case, format!("reason {e:?} does not start with {prefix:?}"));
-                    }
+                if let Some(prefix) = expected["reason_prefix"].as_str()
+                    && !e.to_string().starts_with(prefix)
+                {
+                    failures.add(i, case, format!("reason {e:?} does not start with {prefix:?}"));
                 }
             }
             (want, got) => failures.add(i, case, format!("expected {want}, got {got:?}")),
