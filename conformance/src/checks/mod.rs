@@ -144,7 +144,7 @@ mod tests {
             assert!(seen.insert(c.id), "{} twice", c.id);
             let (area, number) = c.id.split_once('-').expect("AREA-NNN");
             assert!(
-                ["MAN", "SKL", "HTTP", "PUSH", "SYNC", "BUN", "VER", "ORG", "AUTH", "SIGN", "ROB"]
+                ["MAN", "SKL", "HTTP", "PUSH", "SYNC", "BUN", "VER", "ORG", "PRP", "AUTH", "SIGN", "ROB"]
                     .contains(&area),
                 "{}",
                 c.id

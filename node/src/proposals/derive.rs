@@ -45,6 +45,13 @@ pub fn derive(
     if text == original.skill_body {
         return Ok(Derived::Unchanged);
     }
+    // Every import pass reads the edited file again: the edit held already
+    // costs a read, not a signature and a write.
+    let hash = ecp_protocol::integrity::body_hash(&text);
+    let held_edit = store.derived(&held.name).map_err(stored)?;
+    if held_edit.is_some_and(|d| d.state == "active" && d.packet.integrity_hash == hash) {
+        return Ok(Derived::Unchanged);
+    }
     let instance = store.instance_id().to_owned();
     let origin = local_origin(&instance);
     let (mut packet, _) =

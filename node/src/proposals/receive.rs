@@ -28,7 +28,10 @@ pub fn receive(
 ) -> Result<(ProposalAnswer, bool), ProposalsError> {
     let store = library.store();
     let instance = store.instance_id().to_owned();
-    proposal::check(proposal, policy, &sender.context(&instance))?;
+    proposal::check(proposal, policy, &sender.context(&instance)).inspect_err(|e| {
+        // The proposer records the refusal with its reason; the log says it here.
+        tracing::info!(skill = %proposal.derived_from.name, sender = %sender.account, reason = %e, "proposal refused");
+    })?;
     let from = &proposal.derived_from;
     let held = store.skill(&from.name)?.filter(|(record, _, _)| !record.deprecated);
     let role = match held {

@@ -324,6 +324,15 @@ async fn proposals_per_sender_are_limited_per_hour_at_the_limit_and_one_past_it_
     assert_eq!(held.len(), 2);
     let copies: Vec<i64> = held.iter().map(|p| p["copies"].as_i64().unwrap()).collect();
     assert!(copies.contains(&2) && copies.contains(&1), "{copies:?}");
+    // A note of 2,000 bytes is the most a decision carries.
+    let id = answer["id"].as_str().unwrap();
+    let (status, error) =
+        post(&a, &format!("/v1/proposals/{id}/reject"), json!({"note": "n".repeat(2_001)})).await;
+    assert_eq!((status, error["code"].as_str()), (StatusCode::BAD_REQUEST, Some("note_too_long")));
+    let (status, decided) =
+        post(&a, &format!("/v1/proposals/{id}/reject"), json!({"note": "n".repeat(2_000)})).await;
+    assert_eq!(status, StatusCode::OK, "{decided}");
+    assert_eq!(decided["proposal"]["note"].as_str().map(str::len), Some(2_000));
 }
 
 #[tokio::test(flavor = "multi_thread")]
