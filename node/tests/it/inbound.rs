@@ -399,9 +399,17 @@ async fn a_received_skills_stamp_is_not_an_edit_to_the_running_node_but_the_agen
     assert_eq!(derived.state, "active");
     assert_eq!(derived.derived_from.origin, a.library().store().instance_id());
     assert_eq!(derived.derived_from.integrity_hash, served["skills"][0]["integrityHash"]);
-    assert!(derived.packet.skill_body.contains("Also check the logs first."), "{}", derived.packet.skill_body);
+    assert!(
+        derived.packet.skill_body.contains("Also check the logs first."),
+        "{}",
+        derived.packet.skill_body
+    );
     assert_eq!(get(&b, "/v1/skills/epsilon").await["skill"]["kind"], "external");
-    assert_eq!(get(&b, "/ecp/skills").await["skills"][0]["skillBody"], body.as_str(), "A's body, not the edit");
+    assert_eq!(
+        get(&b, "/ecp/skills").await["skills"][0]["skillBody"],
+        body.as_str(),
+        "A's body, not the edit"
+    );
     b.shutdown().await.expect("clean shutdown");
     a.shutdown().await.expect("clean shutdown");
 }
