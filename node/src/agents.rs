@@ -14,9 +14,12 @@
 //! - Candidates: every received skill the folder view shows (pins, review
 //!   intake, held deletions and retirement honoured:
 //!   [`crate::library::Library::folder_view`]), and the local skills of
-//!   other agents' folders — a received skill an agent edited there became
-//!   one, and the other agents keep getting it. A local skill of a plain
-//!   `[[folder]]` stays in its folder only.
+//!   other agents' folders. A local skill of a plain `[[folder]]` stays in
+//!   its folder only.
+//! - An agent's edit of a received skill is its derived version (#20,
+//!   [`crate::proposals`]): every agent's folder that lists the skill shows
+//!   the edit, so it stays the same in all of them, until the origin's
+//!   version that supersedes it arrives.
 //! - A skill leaving a listing leaves that folder only: the node removes
 //!   the files it wrote there (an agent's own file stays), nothing is
 //!   deleted from the store, nothing is sent to peers. The importer never
@@ -25,7 +28,7 @@
 //! - One record of writes for all folders: a copy the node wrote in an
 //!   agent's folder is the node's ([`Agents::projection_at`]), so the
 //!   importer (of an agent folder that is also a `[[folder]]`) takes only
-//!   an agent's edit for a new version — once, in the folder it was made in.
+//!   an agent's edit — once, in the folder it was made in.
 //!
 //! # Layout
 //!
@@ -165,7 +168,19 @@ impl Agents {
             .collect();
         let names: HashSet<&str> =
             surveys.iter().flat_map(|(written, _)| written.iter().map(String::as_str)).collect();
+        let edited: HashSet<String> = library.store().active_derived_names()?.into_iter().collect();
         each_packet(library, &names, |packet, kind| {
+            // The node's agents use an agent's edit of a received skill
+            // (#20): every agent's folder shows it, as the agent wrote it.
+            let edit = edited
+                .contains(&packet.skill_name)
+                .then(|| library.store().derived(&packet.skill_name).ok().flatten())
+                .flatten()
+                .filter(|d| d.state == "active");
+            let (packet, kind) = match &edit {
+                Some(derived) => (&derived.packet, SkillKind::Local),
+                None => (packet, kind),
+            };
             for (folder, (written, _)) in self.folders.iter().zip(&surveys) {
                 if !written.contains(&packet.skill_name) {
                     continue;

@@ -78,6 +78,11 @@ pub(crate) enum Command {
     /// Review skills from peers before they reach the skills folder
     /// (`--intake review`): list, show, accept or reject them.
     Inbox(Scoped<InboxCommand, { Scope::of_command("inbox") }>),
+    /// Proposals (#20): edits of received skills offered back to their
+    /// origin — sent from here, held here for your review, or relayed.
+    /// List, show, diff, accept (publish a new version crediting the
+    /// proposer) or reject (with a note the proposer reads).
+    Proposals(Scoped<ProposalsCommand, { Scope::of_command("proposals") }>),
     /// Deletions held because too many skills left the skills folder at
     /// once, or one peer withdrew too many at once: list them, accept (the
     /// tombstones go out, or a peer's are merged) or reject (the skills
@@ -604,6 +609,16 @@ pub(crate) enum SkillCommand {
         #[arg(long)]
         reason: String,
     },
+    /// Publish your edit of a received skill (its derived version) as a
+    /// local skill of its own under NEW-NAME; the received skill's file
+    /// goes back to its origin's version.
+    Fork {
+        /// The received skill you edited.
+        name: String,
+        /// The name to publish your version under.
+        #[arg(value_name = "NEW-NAME")]
+        new_name: String,
+    },
     /// Scan a SKILL.md (or a folder of them) for dangerous content.
     /// Exit 0: clean; 1: something at or above the refusal threshold; 2: error.
     Scan {
@@ -695,6 +710,42 @@ pub(crate) enum InboxCommand {
     /// and this version is not offered again (a newer one is).
     #[command(group(clap::ArgGroup::new("which").required(true).args(["id", "all"])))]
     Reject(InboxPick),
+}
+
+/// `proposals …`
+#[derive(Debug, Subcommand)]
+pub(crate) enum ProposalsCommand {
+    /// List proposals: sent from here, waiting for your review, relayed.
+    List(JsonFlag),
+    /// Show one proposal whole: what it derives from, its state, its text.
+    Show {
+        /// Proposal id from `proposals list`.
+        id: String,
+        #[command(flatten)]
+        json: JsonFlag,
+    },
+    /// The proposal's text against the version it edits, line by line.
+    Diff {
+        /// Proposal id from `proposals list`.
+        id: String,
+    },
+    /// Accept a proposal for one of your skills: its text is published as
+    /// the skill's new version, crediting the proposer.
+    Accept {
+        /// Proposal id from `proposals list`.
+        id: String,
+        /// A note the proposer reads back.
+        #[arg(long)]
+        note: Option<String>,
+    },
+    /// Reject a proposal; the proposer reads the state and your note.
+    Reject {
+        /// Proposal id from `proposals list`.
+        id: String,
+        /// Why, for the proposer.
+        #[arg(long)]
+        note: Option<String>,
+    },
 }
 
 /// Which inbox entries `accept` and `reject` decide on.

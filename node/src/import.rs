@@ -132,6 +132,9 @@ impl std::fmt::Display for Duplicate {
 pub struct ImportReport {
     /// Skills installed or replaced from the agent's files.
     pub imported: Vec<String>,
+    /// Received skills the agent edited: kept as derived versions and
+    /// proposed to their origins ([`crate::proposals`]).
+    pub derived: Vec<String>,
     /// Agent files identical to the local skill already held.
     pub unchanged: usize,
     /// Files the node wrote itself (its projection), not imported.
@@ -162,6 +165,7 @@ impl ImportReport {
         }
         tracing::info!(
             imported = self.imported.len(),
+            derived = self.derived.len(),
             unchanged = self.unchanged,
             node_written = self.own_files,
             tombstoned = self.tombstoned.len(),

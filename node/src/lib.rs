@@ -56,6 +56,8 @@
 //! - [`versions`]: a skill's history, pins and rollback; what a pin keeps in the folder.
 //! - [`mcp`]: the MCP server agents search, read and rate skills with —
 //!   over stdio (`ecp-node mcp`) and at `/mcp`.
+//! - [`proposals`]: an agent's edit of a received skill kept as a derived
+//!   version and proposed to the skill's origin; review, relay, fork (#20).
 //! - [`tls`]: certificates and keys; rustls for the server (and mTLS), its
 //!   certificate reloaded as its files change, and for https peers.
 #![deny(missing_docs)]
@@ -86,6 +88,7 @@ pub mod operator;
 pub mod outcomes;
 pub mod permissions;
 pub mod projection;
+pub mod proposals;
 pub mod reload;
 pub mod serve;
 pub mod sharing;

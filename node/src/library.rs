@@ -86,6 +86,9 @@ pub struct Library {
     /// `[[agent]]`: the folders filled for each agent (#24); empty: the
     /// projection's folder gets every skill, as without agents it always did.
     agents: Agents,
+    /// Wakes the proposals' outbox ([`crate::proposals`]) when one is
+    /// recorded, so it goes now rather than at the next poll.
+    proposals: Arc<tokio::sync::Notify>,
 }
 
 impl Library {
@@ -122,6 +125,7 @@ impl Library {
             bundle: BundleLimits::default(),
             background: Arc::new(tokio::sync::RwLock::new(true)),
             agents: Agents::default(),
+            proposals: Arc::default(),
         })
     }
 
@@ -305,6 +309,9 @@ impl Library {
         if changes.is_empty() {
             return;
         }
+        // Before the folder is written: an edit the origin's new version
+        // supersedes gives way to it (#20).
+        crate::proposals::retire_superseded(self, changes);
         let queued = self.projector.get().is_some_and(|tx| tx.send(changes.to_vec()).is_ok());
         if !queued {
             self.project(changes);
@@ -920,6 +927,11 @@ impl Library {
         })
         .await
         .ok()
+    }
+
+    /// Told when a proposal waits to be sent ([`crate::proposals`]).
+    pub fn proposals_waiting(&self) -> &tokio::sync::Notify {
+        &self.proposals
     }
 
     /// Waits for the background job running now, if any, and lets no other

@@ -281,6 +281,11 @@ impl Node {
         };
         let federator =
             Federator::start(library.clone(), &config, peers, client_identity, discovery_events).await?;
+        background.push(tokio::spawn(crate::proposals::outbox::run(
+            library.clone(),
+            federator.clone(),
+            config.proposals_poll_interval,
+        )));
         if let Some(path) = config.peers_file.clone() {
             background.push(tokio::spawn(crate::reload::watch(
                 federator.clone(),

@@ -32,7 +32,7 @@ pub const ORIGIN_STATUS_KEY: &str = "ecp-origin-status";
 pub const CONFIDENCE_KEY: &str = "ecp-confidence";
 /// The key naming the node that wrote the file.
 pub const NODE_KEY: &str = "ecp-node";
-const KEYS: [&str; 4] = [ORIGIN_KEY, ORIGIN_STATUS_KEY, CONFIDENCE_KEY, NODE_KEY];
+pub(crate) const KEYS: [&str; 4] = [ORIGIN_KEY, ORIGIN_STATUS_KEY, CONFIDENCE_KEY, NODE_KEY];
 
 /// What a received skill's file says about it.
 #[derive(Debug, Clone, Copy)]

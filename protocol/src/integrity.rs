@@ -60,14 +60,17 @@ pub fn asset_id(body: &str) -> String {
     format!("sha256:{}", body_hash(body))
 }
 
+/// Whether `text` has the form of an integrityHash: 64 lowercase hex digits.
+pub fn is_hash(text: &str) -> bool {
+    text.len() == HASH_HEX_LEN && text.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
 /// Checks that `claimed` is the integrity hash of `body`.
 ///
 /// The hash must be lowercase, as the Go implementation writes it and compares
 /// it (byte for byte); an uppercase hash would pass here and fail there.
 pub fn verify_body(body: &str, claimed: &str) -> Result<(), IntegrityError> {
-    let well_formed = claimed.len() == HASH_HEX_LEN
-        && claimed.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
-    if !well_formed {
+    if !is_hash(claimed) {
         let claimed: String = claimed.chars().take(80).collect();
         return Err(IntegrityError::MalformedHash { claimed });
     }

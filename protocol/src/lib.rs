@@ -44,6 +44,8 @@
 //! - [`merge`]: MergeKnowledge, the pure merge function.
 //! - [`outcomes`]: ECP/1.3 outcome evidence: the claims a packet may carry,
 //!   their limits, the newest per observer, and their weight by trust.
+//! - [`proposal`]: ECP/1.3 proposals — an edit of a received skill offered
+//!   back to its origin, checked by every hop as a pushed packet is.
 //! - [`error`]: the error types of this crate.
 //!
 //! Fast paths sit beside the reference they must agree with, each behind a
@@ -67,6 +69,7 @@ pub mod outcomes;
 pub mod packet;
 mod par;
 pub mod policy;
+pub mod proposal;
 pub mod revocation;
 pub mod scan;
 pub mod signed_auth;

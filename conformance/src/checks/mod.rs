@@ -12,6 +12,7 @@
 //! | ORG | `origins.rs` | ECP/1.3 origin signatures (skipped without `publicKey` in the manifest) |
 //! | REV | `revocations.rs` | revocations (skipped without `revocations` in the manifest) |
 //! | OUT | `outcomes.rs` | ECP/1.3 outcome evidence: a packet carrying `outcomes` is merged as without |
+//! | PRP | `proposals.rs` | proposals, `POST /ecp/proposals` (skipped without `proposals` in the manifest) |
 //! | AUTH | `auth.rs` | `X-ECP-HMAC` (with `--secret`) |
 //! | SIGN | `signed.rs` | ECP/1.2 signed requests and responses (with `--key-id`, ecp-1.2) |
 //! | ROB | `robustness.rs` | hostile and odd bodies |
@@ -41,6 +42,7 @@ mod implied;
 mod manifest;
 mod origins;
 mod outcomes;
+mod proposals;
 mod push;
 mod revocations;
 mod robustness;
@@ -64,6 +66,7 @@ pub fn all() -> Vec<&'static Check> {
         origins::CHECKS,
         revocations::CHECKS,
         outcomes::CHECKS,
+        proposals::CHECKS,
         auth::CHECKS,
         signed::CHECKS,
         robustness::CHECKS,
@@ -149,8 +152,8 @@ mod tests {
             let (area, number) = c.id.split_once('-').expect("AREA-NNN");
             assert!(
                 [
-                    "MAN", "SKL", "HTTP", "PUSH", "SYNC", "BUN", "VER", "ORG", "REV", "OUT", "AUTH", "SIGN",
-                    "ROB"
+                    "MAN", "SKL", "HTTP", "PUSH", "SYNC", "BUN", "VER", "ORG", "REV", "OUT", "PRP", "AUTH",
+                    "SIGN", "ROB"
                 ]
                 .contains(&area),
                 "{}",

@@ -646,6 +646,24 @@ const CASES: &[Case] = &[
         secret: false,
         fail: &["VER-003", "VER-004"],
     },
+    // Proposals (#20).
+    Case {
+        name: "proposal-answers-another-id",
+        faults: || Faults {
+            proposal_answer: Some(|v| v["id"] = json!("ffffffffffffffff")),
+            ..Default::default()
+        },
+        node: none,
+        secret: false,
+        fail: &["PRP-001", "PRP-004"],
+    },
+    Case {
+        name: "takes-any-proposal",
+        faults: || Faults { takes_any_proposal: true, ..Default::default() },
+        node: none,
+        secret: false,
+        fail: &["PRP-002", "PRP-003", "PRP-005"],
+    },
     // Origin signatures.
     Case {
         name: "origin-signatures-dropped",
@@ -785,6 +803,8 @@ broken! {
     no_blob_limit => "no-blob-limit",
     exact_versions_altered => "exact-versions-altered",
     exact_errors_answered_200 => "exact-errors-answered-200",
+    proposal_answers_another_id => "proposal-answers-another-id",
+    takes_any_proposal => "takes-any-proposal",
 }
 
 #[test]

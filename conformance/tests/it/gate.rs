@@ -1,7 +1,8 @@
 //! [`Gate`]: an in-process ECP/1.2 node for the SIGN checks, until
 //! `ecp-node` itself verifies signed requests. An axum server in front of a
 //! real node (which has the legacy secret [`SECRET`]): it verifies SPEC
-//! §10.1 on the three endpoints and the blob endpoints (§12.8) itself, forwards what passes re-signed with
+//! §10.1 on the three endpoints, the blob endpoints (§12.8) and the proposal
+//! endpoints (§17) itself, forwards what passes re-signed with
 //! `X-ECP-HMAC`, and signs the answers to signed GETs (§10.1.6). With
 //! `accept_legacy` it lets requests that carry no ECP/1.2 header through to
 //! the node, which judges their `X-ECP-HMAC` (§6).
@@ -413,8 +414,9 @@ async fn handle(State(state): State<Arc<GateState>>, request: Request) -> Respon
             | (&Method::GET, "/ecp/skills")
             | (&Method::POST, "/ecp/skills")
             | (&Method::POST, "/ecp/blobs/missing")
+            | (&Method::POST, "/ecp/proposals")
     ) || (method == Method::GET
-        && (path.starts_with("/ecp/blobs/") || path.starts_with("/ecp/skills/")))
+        && ["/ecp/blobs/", "/ecp/skills/", "/ecp/proposals/"].iter().any(|p| path.starts_with(p)))
         || put;
     let decision = if guarded {
         match decide(&state, &method, &target, &headers, &body) {

@@ -243,6 +243,10 @@ pub(crate) struct Faults {
     /// Takes out of its listings every skill any pushed revocation names,
     /// whoever signed it (a target that checks no signature).
     pub(crate) obeys_any_revocation: bool,
+    /// Rewrites every 2xx answer under `/ecp/proposals` (#20).
+    pub(crate) proposal_answer: Option<fn(&mut Value)>,
+    /// A 4xx to `POST /ecp/proposals` becomes 202, as if it were taken.
+    pub(crate) takes_any_proposal: bool,
 }
 
 struct ProxyState {
@@ -518,6 +522,21 @@ async fn handle(State(state): State<Arc<ProxyState>>, request: Request) -> Respo
         let mut b = bytes.to_vec();
         rewrite(&mut b);
         bytes = Bytes::from(b);
+    }
+    if path.starts_with("/ecp/proposals") {
+        if method == Method::POST && status.is_client_error() && f.takes_any_proposal {
+            return json_response(
+                StatusCode::ACCEPTED,
+                &json!({"id": "0000000000000000", "state": "pending"}),
+            );
+        }
+        if status.is_success()
+            && let Some(rewrite) = f.proposal_answer
+            && let Ok(mut value) = serde_json::from_slice::<Value>(&bytes)
+        {
+            rewrite(&mut value);
+            return json_response(status, &value);
+        }
     }
     let exact = method == Method::GET && path.starts_with("/ecp/skills/");
     if exact && status.is_client_error() && f.exact_errors_200 {

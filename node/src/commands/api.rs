@@ -239,6 +239,25 @@ impl Server {
         self.call(Method::POST, &["v1", "skills", name, "restore"], Some(json!({})))
     }
 
+    /// `POST /v1/proposals/{id}/accept` or `…/reject` with `{"note"}`: the
+    /// proposal as it now stands.
+    pub(crate) fn proposal_decide(
+        &self,
+        id: &str,
+        accept: bool,
+        note: &str,
+    ) -> anyhow::Result<Result<Value, Refusal>> {
+        let action = if accept { "accept" } else { "reject" };
+        let answer: Result<Map<String, Value>, Refusal> =
+            self.call(Method::POST, &["v1", "proposals", id, action], Some(json!({ "note": note })))?;
+        Ok(answer.map(|mut a| a.remove("proposal").unwrap_or_default()))
+    }
+
+    /// `POST /v1/skills/{name}/fork` with `{"newName"}`.
+    pub(crate) fn fork(&self, name: &str, new_name: &str) -> anyhow::Result<Result<Value, Refusal>> {
+        self.call(Method::POST, &["v1", "skills", name, "fork"], Some(json!({ "newName": new_name })))
+    }
+
     /// `POST /v1/skills/{name}/{action}` (`pin`, `unpin`, `rollback`), with `{"to": …}` when given.
     pub(crate) fn version_action(
         &self,

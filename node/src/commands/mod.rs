@@ -5,6 +5,7 @@
 //! - `skill`: add, list, show, remove and scan skills; keep one private or share it.
 //! - `quarantine`: review refused packets.
 //! - `inbox`: review skills from peers before they reach the skills folder.
+//! - `proposals`: review proposals; the state of those sent (#20).
 //! - `deletions`: release or drop the deletions the deletion guard held.
 //! - `status`: identity, sequence number and counts.
 //! - `health`: asks the running node whether it is ready or alive (probes).
@@ -37,6 +38,7 @@ mod mcp;
 mod output;
 mod peers_file;
 mod progress;
+mod proposals;
 mod quarantine;
 mod serve;
 mod skill;
@@ -62,6 +64,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Skill(s) => skill::run(&cli.global.with(s.keys.0), s.command),
         Command::Quarantine(s) => quarantine::run(&cli.global.with(s.keys.0), s.command),
         Command::Inbox(s) => inbox::run(&cli.global.with(s.keys.0), s.command),
+        Command::Proposals(s) => proposals::run(&cli.global.with(s.keys.0), s.command),
         Command::Deletions(s) => deletions::run(&cli.global.with(s.keys.0), s.command),
         Command::Status(args) => status::run(&cli.global.with(args.keys.0), args.json.json),
         Command::Health(args) => health::run(&cli.global, *args),

@@ -61,6 +61,9 @@ pub(crate) fn run(global: &GlobalArgs, command: SkillCommand) -> anyhow::Result<
             let body = ReportBody { outcome, note, at: Some(chrono::Utc::now().to_rfc3339()), id };
             report_outcome(&config, &super::write_target(&config, global.init)?, &name, body, json.json)
         }
+        SkillCommand::Fork { name, new_name } => {
+            super::proposals::fork(&super::write_target(&config, global.init)?, &name, &new_name)
+        }
         SkillCommand::Restore { name } => {
             restore(&config, &super::write_target(&config, global.init)?, &name)
         }

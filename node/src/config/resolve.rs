@@ -134,6 +134,11 @@ pub struct Config {
     pub outcomes: RetireRule,
     /// `[[agent]]`: the folders filled for each agent ([`crate::agents`]).
     pub agents: Vec<super::Agent>,
+    /// New proposals one sender may make per rolling hour (`[proposals]
+    /// per_hour`, #20; 0: no limit).
+    pub proposals_per_hour: u64,
+    /// How often undelivered proposals are sent again and answers asked for.
+    pub proposals_poll_interval: std::time::Duration,
     /// TLS: the server's certificate and key (HTTPS when set), the CAs of
     /// required client certificates, the node's own client certificate.
     /// Checked for completeness here, read when the node starts.
@@ -281,6 +286,8 @@ impl Config {
             connections,
             outcomes,
             agents: super::resolve_agents(&r.agents)?,
+            proposals_per_hour: r.count("proposals.per_hour"),
+            proposals_poll_interval: r.duration("proposals.poll_interval"),
             tls,
         })
     }

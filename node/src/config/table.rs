@@ -373,6 +373,11 @@ pub static KEYS: &[Key] = &[
         "fewest recent reported uses the failure rate is taken over (0: never retire; at most `retire_window`)"),
     key("outcomes", "retire_window", Count, Some("10"), "ECP_OUTCOMES_RETIRE_WINDOW", None,
         "how many of a skill's latest reported uses since its last restore are recent (1 to 1000)"),
+    // #20: proposals (SPEC §17).
+    key("proposals", "per_hour", Count, Some("20"), "ECP_PROPOSALS_PER_HOUR", serve("proposals-per-hour"),
+        "new proposals (`POST /ecp/proposals`) one sender may make per rolling hour, copies of one folded (0: no limit); more get 429"),
+    key("proposals", "poll_interval", Duration, Some("60s"), "ECP_PROPOSALS_POLL_INTERVAL", serve("proposals-poll-interval"),
+        "how often proposals not yet delivered are sent again and the answers to those sent are asked for"),
     key("log", "format", Choice(&["text", "json"]), Some("text"), "ECP_LOG_FORMAT", global("log-format"),
         "how log lines on stderr are written: `text` for people (coloured on a terminal unless `NO_COLOR` is set), `json` one object per line for collectors"),
     key("tls", "cert", Path, None, "ECP_TLS_CERT", serve("tls-cert"),

@@ -382,6 +382,27 @@ impl PeerClient {
         }
     }
 
+    /// `POST /ecp/proposals` with `body` (an encoded proposal, `SPEC.md`
+    /// §17): the raw answer.
+    pub async fn post_proposal(&self, body: Vec<u8>) -> Result<Vec<u8>, ClientError> {
+        let request = self.post(ecp_protocol::proposal::PROPOSALS_PATH, &body)?;
+        match self.exchange(request.body(body), None).await? {
+            Fetched::NotModified => Err(ClientError::Decode("304 to a POST".into())),
+            Fetched::Fresh { value, .. } => Ok(value),
+        }
+    }
+
+    /// `GET /ecp/proposals/{id}` (`SPEC.md` §17.5): the raw answer. `id`
+    /// must be a proposal id (nothing in it needs escaping).
+    pub async fn proposal(&self, id: &str) -> Result<Vec<u8>, ClientError> {
+        let (request, expect) =
+            self.get(&format!("{}/{id}", ecp_protocol::proposal::PROPOSALS_PATH), None)?;
+        match self.exchange(request, expect).await? {
+            Fetched::NotModified => Err(ClientError::Decode("304 without a conditional request".into())),
+            Fetched::Fresh { value, .. } => Ok(value),
+        }
+    }
+
     /// `GET /ecp/skills/{name}?digest=HEX` (`SPEC.md` §5.7): the raw
     /// answer, a KnowledgeUpdate holding that one version; `None` when the
     /// peer answers 404 (it serves no such version). `name` must be a valid

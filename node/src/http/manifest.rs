@@ -7,7 +7,7 @@ use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::Response;
 use ecp_protocol::wire::{
-    AUTH_ECP_1_2, AUTH_X_ECP_HMAC, PROFILE_ECP_1_3, PROFILE_REVOCATIONS, PROFILE_VERSIONS,
+    AUTH_ECP_1_2, AUTH_X_ECP_HMAC, PROFILE_ECP_1_3, PROFILE_PROPOSALS, PROFILE_REVOCATIONS, PROFILE_VERSIONS,
 };
 use ecp_protocol::{Manifest, Timestamp};
 
@@ -74,11 +74,13 @@ fn build(library: &Library, variant: u8) -> Result<Cached, ApiError> {
         top_tags: summary.top_tags,
         last_update: summary.last_update.and_then(|t| Timestamp::parse(&t).ok()).unwrap_or_default(),
         auth: advertised(variant),
-        // Bundles and the blob endpoints (SPEC §12.8.8); exact versions by digest (§5.7).
+        // Bundles and the blob endpoints (SPEC §12.8.8); exact versions by
+        // digest (§5.7); revocations (§14); proposals (§17).
         profiles: vec![
             PROFILE_ECP_1_3.to_owned(),
             PROFILE_VERSIONS.to_owned(),
             PROFILE_REVOCATIONS.to_owned(),
+            PROFILE_PROPOSALS.to_owned(),
         ],
         // The key this node signs what it authors with (SPEC §13.6).
         public_key: library.store().node_key().public_hex(),

@@ -27,6 +27,8 @@
 //! - `skills`: `GET /ecp/skills` and `POST /ecp/skills`.
 //! - `versions`: `GET /ecp/skills/{name}?digest=HEX`, one exact version,
 //!   and the local API's history, pin, unpin and rollback (#25).
+//! - `proposals`: `POST /ecp/proposals`, `GET /ecp/proposals/{id}`, and the
+//!   operator's `/v1/proposals` and `/v1/skills/{name}/fork` (#20).
 //! - `blobs`: the blob endpoints of bundles — `GET` and `PUT /ecp/blobs/{sha256}`
 //!   (the upload streamed, not read by the guard), `POST /ecp/blobs/missing`,
 //!   and the operator's uploads under `/v1/blobs/`.
@@ -63,6 +65,7 @@ mod manifest;
 mod metrics;
 mod observe;
 mod pieces;
+mod proposals;
 pub mod rate_limit;
 mod skills;
 mod state;
@@ -107,6 +110,9 @@ fn ecp_routes() -> Router<AppState> {
         // Bundles' blobs (SPEC §12.8, #26).
         .route("/ecp/blobs/missing", post(blobs::missing))
         .route("/ecp/blobs/{sha256}", get(blobs::get).put(blobs::put))
+        // #20: proposals (SPEC §17).
+        .route("/ecp/proposals", post(proposals::post))
+        .route("/ecp/proposals/{id}", get(proposals::get))
 }
 
 /// The local API.
@@ -143,6 +149,12 @@ fn v1_routes() -> Router<AppState> {
         .route("/v1/deletions/{id}/reject", post(v1::deletion_reject))
         .route("/v1/audit", get(v1::audit))
         .route("/v1/origin-keys", get(v1::origin_keys))
+        // #20: proposals, and a derived version published under a new name.
+        .route("/v1/proposals", get(proposals::list))
+        .route("/v1/proposals/{id}", get(proposals::show))
+        .route("/v1/proposals/{id}/accept", post(proposals::accept))
+        .route("/v1/proposals/{id}/reject", post(proposals::reject))
+        .route("/v1/skills/{name}/fork", post(proposals::fork))
         .route("/v1/peers", get(v1::peers))
         .route("/v1/status", get(v1::status))
         // #16: the live event stream, and the metrics, guarded like the rest of /v1/.

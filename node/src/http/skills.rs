@@ -186,6 +186,22 @@ pub(super) async fn post(
             format!("peerInstance {problem} (it must name the sending instance in 1–128 printable bytes)"),
         ));
     }
+    let sender = sender(&state, &caller, client, peer).await;
+    let library = state.library.clone();
+    let policy = state.config.policy.clone();
+    let result = tokio::task::spawn_blocking(move || library.merge(update, &sender, &policy)).await??;
+    let body = serde_json::to_vec(&result).map_err(|e| ApiError::internal(&e))?;
+    Ok(answer::json(StatusCode::OK, body.into(), None))
+}
+
+/// Who sent a push or a proposal claiming `peer` as its instance: its
+/// trust, its account for the per-sender limits, its kind.
+pub(super) async fn sender(
+    state: &AppState,
+    caller: &Caller,
+    client: Option<Extension<ConnectInfo<SocketAddr>>>,
+    peer: &str,
+) -> Sender {
     // A push signed with a configured peer's own key is that peer's, whatever
     // peerInstance claims (SPEC.md §10.1.7.1); otherwise a configured peer's
     // claimed instance gets its trust (§5.4.2), anyone else the default (§8.1.2).
@@ -206,10 +222,5 @@ pub(super) async fn post(
     // whose origins are unverified (SPEC.md §6.6.1).
     let legacy = matches!(*caller, Caller::Legacy) || peer == GO_DEFAULT_INSTANCE;
     let kind = if legacy { SenderKind::Legacy } else { SenderKind::Current };
-    let sender = Sender { instance: peer.to_owned(), account, trust, reshare, kind };
-    let library = state.library.clone();
-    let policy = state.config.policy.clone();
-    let result = tokio::task::spawn_blocking(move || library.merge(update, &sender, &policy)).await??;
-    let body = serde_json::to_vec(&result).map_err(|e| ApiError::internal(&e))?;
-    Ok(answer::json(StatusCode::OK, body.into(), None))
+    Sender { instance: peer.to_owned(), account, trust, reshare, kind }
 }

@@ -286,6 +286,16 @@ impl Run<'_> {
                 library.entries().note_alias(&name, &place);
             }
             self.agent.insert(name.clone(), place.clone());
+            if self.held.get(&name).is_some_and(|r| !r.deprecated && r.kind != "local") {
+                // The agent changed a received skill: only its origin may
+                // replace it, so the edit is kept as a derived version (#20).
+                match crate::proposals::derive(library, &name, &entry, &text) {
+                    Ok(crate::proposals::Derived::Recorded(_)) => report.derived.push(name.clone()),
+                    Ok(crate::proposals::Derived::Unchanged) => report.unchanged += 1,
+                    Err((code, reason)) => self.skip(report, index, &entry, Some(name), &code, reason),
+                }
+                continue;
+            }
             let held = self
                 .held
                 .get(&name)

@@ -277,10 +277,11 @@ fn a_received_skills_file_says_where_it_came_from_and_only_an_agents_edit_is_imp
     let report = import_all(&f.library);
     assert_eq!((report.imported.len(), report.own_files), (0, 1));
     assert_eq!(f.library.store().sequence().unwrap(), seq, "no change, nothing to re-share");
-    // The agent's edit of the body is an edit.
+    // The agent's edit of the body is an edit: a derived version (#20),
+    // the received skill kept as it is.
     fs::write(&file, format!("{shown}One more step the agent learned.\n")).unwrap();
-    assert_eq!(import_all(&f.library).imported, ["remote"]);
-    assert_eq!(record(&f.library, "remote").kind, "local");
+    assert_eq!(import_all(&f.library).derived, ["remote"]);
+    assert_eq!(record(&f.library, "remote").kind, "external");
 }
 
 #[test]

@@ -140,7 +140,7 @@ impl Sender {
     /// The protocol's view of this sender, for a node `local_instance`
     /// receiving now: what the merge checks loops against and lowers
     /// confidence by.
-    fn context<'a>(&'a self, local_instance: &'a str) -> MergeContext<'a> {
+    pub(crate) fn context<'a>(&'a self, local_instance: &'a str) -> MergeContext<'a> {
         MergeContext {
             local_instance,
             sender: &self.instance,

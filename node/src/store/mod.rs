@@ -49,6 +49,8 @@
 //! - `outcomes_mesh`: peers' outcome evidence (`SPEC.md` §16), the newest
 //!   claim per skill and observer, and the claims served packets carry.
 //! - [`origin_limits`]: installs per origin, new skills per sender, per rolling hour and day.
+//! - `proposals`: derived versions of received skills, and proposals —
+//!   outgoing, incoming for review, relayed (#20).
 //! - `peers`: each peer's federation state (cursor, ETags, failures, pushes).
 //! - `blobs`: bundles' blobs — which are held and who brought them, which
 //!   kept version uses which, the quota and cap, collection after the grace
@@ -72,6 +74,7 @@ mod outcomes;
 mod outcomes_mesh;
 mod packed;
 mod peers;
+mod proposals;
 mod quarantine;
 mod quarantine_evict;
 mod revocations;
@@ -104,6 +107,7 @@ pub use outcomes::{KEPT_PER_SKILL, Outcome, Recorded, Report, RetireRule, Retire
 pub use outcomes_mesh::{Mesh, MeshClaim, add_claims};
 pub use packed::unpack_into;
 pub use peers::{PeerKind, PeerState, PullRecord};
+pub use proposals::{DerivedVersion, NewProposal, ProposalRecord, Recorded as ProposalRecorded, Role};
 pub use quarantine::{QuarantineEntry, QuarantineStatus, Refusal, Truncated};
 pub use quarantine_evict::QuarantineCaps;
 pub use revocations::RolledBack;

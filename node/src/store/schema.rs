@@ -416,6 +416,39 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (name, observer)
     ) STRICT, WITHOUT ROWID;
     "#,
+    // 20 (#20, SPEC §17): the agent's edits of received skills kept as
+    // derived versions, and proposals — sent, received for review, relayed.
+    r#"
+    CREATE TABLE derived (
+        name        TEXT PRIMARY KEY,
+        base_origin TEXT NOT NULL,
+        base_hash   TEXT NOT NULL,   -- integrityHash of the version edited
+        hash        TEXT NOT NULL,   -- integrityHash of the edit
+        packet      TEXT NOT NULL,   -- the derived packet (JSON), authored and signed here
+        state       TEXT NOT NULL CHECK (state IN ('active', 'retired', 'forked')),
+        created_at  TEXT NOT NULL
+    ) STRICT;
+    CREATE TABLE proposals (
+        id             TEXT PRIMARY KEY,   -- SPEC §17.3: the same edit of the same version is one proposal
+        role           TEXT NOT NULL CHECK (role IN ('outgoing', 'incoming', 'relayed')),
+        name           TEXT NOT NULL,
+        base_origin    TEXT NOT NULL,
+        base_hash      TEXT NOT NULL,
+        hash           TEXT NOT NULL,
+        proposer       TEXT NOT NULL,
+        sender         TEXT NOT NULL,      -- the account that sent it here; '' when made here
+        next_hop       TEXT,               -- the peer URL it went to
+        packet         TEXT NOT NULL,
+        state          TEXT NOT NULL,
+        note           TEXT NOT NULL DEFAULT '',
+        published_hash TEXT NOT NULL DEFAULT '',
+        copies         INTEGER NOT NULL DEFAULT 1,
+        received_unix  INTEGER NOT NULL,
+        created_at     TEXT NOT NULL,
+        updated_at     TEXT NOT NULL
+    ) STRICT;
+    CREATE INDEX proposals_by_sender ON proposals (sender, received_unix);
+    "#,
 ];
 
 /// The migration that compressed the stored packets: the space their

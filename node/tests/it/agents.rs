@@ -206,16 +206,20 @@ async fn one_received_skill_in_two_agents_folders_is_the_same_and_an_edit_in_one
     let versions = || ecp_node::versions::history(node.library(), "shared-skill").unwrap().len();
     assert_eq!(versions(), 1);
 
-    // The agent of folder a edits it.
+    // The agent of folder a edits it: a derived version (#20), not a new
+    // version of the origin's skill. It edits after the watcher's window of
+    // the node's own writes (5 s; an edit inside it waits for the 30 s
+    // rescan), as an agent reading the skill first does.
+    tokio::time::sleep(Duration::from_secs(6)).await;
     let edited = format!("{}\nAlso check the logs.\n", std::fs::read_to_string(&fa).unwrap());
     std::fs::write(&fa, &edited).unwrap();
-    let body = eventually("the edit is imported", WITHIN, || {
-        let held = node.library().store().skill("shared-skill").unwrap();
-        async move { held.filter(|(r, _, _)| r.kind == "local").map(|(_, p, _)| p.skill_body) }
+    let body = eventually("the edit is kept as a derived version", WITHIN, || {
+        let derived = node.library().store().derived("shared-skill").unwrap();
+        async move { derived.filter(|d| d.state == "active").map(|d| d.packet.skill_body) }
     })
     .await;
     assert!(body.contains("Also check the logs."));
-    // Folder b gets the edited skill, as the node writes it.
+    // Folder b gets the edit, as the agent wrote it (the stamp aside).
     eventually("folder b shows the edit", WITHIN, || {
         let now = std::fs::read_to_string(&fb).unwrap_or_default();
         let body = body.clone();
@@ -229,10 +233,35 @@ async fn one_received_skill_in_two_agents_folders_is_the_same_and_an_edit_in_one
         async move { found.then_some(()) }
     })
     .await;
-    assert_eq!(versions(), 2, "the received version and the one edit");
+    assert_eq!(versions(), 1, "the store holds the origin's version only");
+    let (record, _, _) = node.library().store().skill("shared-skill").unwrap().unwrap();
+    assert_ne!(record.kind, "local", "the node does not serve the edit under the origin's name");
+    let outgoing = node.library().store().proposals(Some(ecp_node::store::Role::Outgoing)).unwrap();
+    assert_eq!(outgoing.len(), 1, "one edit, one proposal: {outgoing:?}");
     assert_eq!(std::fs::read_to_string(&fa).unwrap(), edited, "the agent's file stays as written");
     let report = node.get_json("/v1/status").await;
     assert!(!report.to_string().contains("duplicate"), "{report}");
+
+    // The origin publishes the edit as its next version: the derived version
+    // is retired and both folders show the origin's version again.
+    let mut next = received("shared-skill", 60, 0.8);
+    next.skill_body = body.clone();
+    // Seconds after the first version (the edit's round trips took them);
+    // a time far ahead would be refused as clock skew.
+    next.created_at = ecp_node::store::now();
+    next.reseal();
+    node.push_ok(&update("peer-b", &[next])).await;
+    eventually("the derived version is retired", WITHIN, || {
+        let derived = node.library().store().derived("shared-skill").unwrap();
+        async move { derived.filter(|d| d.state == "retired").map(|_| ()) }
+    })
+    .await;
+    eventually("both folders show the origin's version", WITHIN, || {
+        let (a, b) = (std::fs::read_to_string(&fa).unwrap_or_default(), std::fs::read_to_string(&fb).unwrap_or_default());
+        async move { (a == b && a.contains("Also check the logs.") && a.contains("ecp-origin")).then_some(()) }
+    })
+    .await;
+    assert_eq!(versions(), 2, "the received version and the origin's next one");
 }
 
 #[test]

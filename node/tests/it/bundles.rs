@@ -116,7 +116,11 @@ async fn put_chunked(node: &TestNode, sha256: &str, chunks: &[&[u8]]) -> u16 {
 async fn blob_endpoints_store_once_answer_what_is_missing_and_leave_the_store_as_it_was_after_bad_uploads() {
     let node = TestNode::start_with(|c| c.policy.bundle.max_file_bytes = 1024).await;
     let manifest = node.get_json("/ecp/manifest").await;
-    assert_eq!(manifest["profiles"], json!(["ecp-1.3", "versions", "revocations"]), "{manifest}");
+    assert_eq!(
+        manifest["profiles"],
+        json!(["ecp-1.3", "versions", "revocations", "proposals"]),
+        "{manifest}"
+    );
 
     // At the per-file limit: stored once.
     let at_limit = vec![b'a'; 1024];

@@ -682,6 +682,62 @@ fn observe(key: &str) -> Observation {
                 }
                 ensure!(retired, "not retired with {line}");
             }
+            "proposals.per_hour" => {
+                // One proposal an hour: the second of one sender is 429.
+                let (_s, node) = node_with("proposals", "per_hour = 1".into()).await;
+                let base = crate::util::packet("proposed");
+                node.push_ok(&update("p", std::slice::from_ref(&base))).await;
+                let statuses: Vec<u16> = {
+                    let mut statuses = Vec::new();
+                    for n in 1..=2 {
+                        let body = proposal_of(&base, n);
+                        let reply = node
+                            .request(
+                                reqwest::Method::POST,
+                                "/ecp/proposals",
+                                &[("content-type", "application/json")],
+                                Some(body),
+                            )
+                            .await;
+                        statuses.push(reply.status.as_u16());
+                    }
+                    statuses
+                };
+                ensure!(statuses == [202, 429], "{statuses:?}");
+            }
+            "proposals.poll_interval" => {
+                // A relayed proposal no peer leads on from is undeliverable;
+                // a peer of its origin's instance added later is tried within
+                // the interval (that peer refuses it: it is not on its route).
+                let (_s, node) = node_with("proposals", "poll_interval = \"200ms\"".into()).await;
+                let (_o, other) = node_with("", String::new()).await;
+                let base = crate::util::packet("relayed");
+                node.push_ok(&update("p", std::slice::from_ref(&base))).await;
+                let reply = node
+                    .request(
+                        reqwest::Method::POST,
+                        "/ecp/proposals",
+                        &[("content-type", "application/json")],
+                        Some(proposal_of(&base, 1)),
+                    )
+                    .await;
+                ensure!(reply.status.as_u16() == 202, "{}", reply.text());
+                let peers = format!(
+                    "[federation]\ninterval = \"1h\"\n[[peer]]\nurl = \"{}\"\ninstance = \"{}\"\n",
+                    other.url("").trim_end_matches('/'),
+                    base.origin_instance
+                );
+                node.federator().apply(ecp_node::config::PeersConfig::parse(&peers, "peers").unwrap()).await;
+                crate::cli::eventually(
+                    "the proposal tried again within the interval",
+                    Duration::from_secs(20),
+                    || async {
+                        let all = node.get_json("/v1/proposals").await;
+                        (all["proposals"][0]["state"] == "refused").then_some(())
+                    },
+                )
+                .await;
+            }
             "sharing.eligible" | "sharing.proven_streak" | "sharing.proven_confidence" => {
                 // A new local skill at 0.8: shared at once by default; held
                 // back when proven; shared after one success with a streak
@@ -704,6 +760,28 @@ fn observe(key: &str) -> Observation {
         }
         Ok(())
     })
+}
+
+/// A proposal (`SPEC.md` §17) of an edit `n` of `base`, by another instance.
+fn proposal_of(base: &ecp_protocol::SkillPacket, n: usize) -> Vec<u8> {
+    let origin = ecp_protocol::Origin::new("proposer", "someone", "linux/amd64", "1.0");
+    let body = format!("{}\nEdit {n}.\n", base.skill_body);
+    let packet = ecp_protocol::SkillPacket::new(
+        &origin,
+        &base.skill_name,
+        &base.skill_description,
+        &body,
+        0.8,
+        base.created_at,
+    );
+    let derived_from = ecp_protocol::proposal::DerivedFrom {
+        origin: base.origin_instance.clone(),
+        name: base.skill_name.clone(),
+        integrity_hash: base.integrity_hash.clone(),
+    };
+    let proposal =
+        ecp_protocol::proposal::Proposal { peer_instance: "proposer".into(), derived_from, packet };
+    serde_json::to_vec(&proposal).expect("a proposal encodes")
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -388,13 +388,28 @@ async fn a_received_skills_stamp_is_not_an_edit_to_the_running_node_but_the_agen
     ok(&f.run_async(&["skill", "list"]).await);
     assert_eq!(get(&b, "/v1/status").await["sequence"], seq, "no new version of a stamped file");
     assert_eq!(get(&b, "/v1/skills/epsilon").await["skill"]["kind"], "external");
-    // The agent edits the body: that is an edit, imported as the agent's own skill.
+    // The agent edits the body: that is an edit, recorded as a version derived
+    // from A's (#20 item 1); the received skill stays A's, served as received.
     let path = f.skills().join("epsilon").join("SKILL.md");
     std::fs::write(&path, format!("{file}\nAlso check the logs first.\n")).expect("the agent writes");
-    eventually("the agent's edit is imported", SOON, || async {
-        (get(&b, "/v1/skills/epsilon").await["skill"]["kind"] == "local").then_some(())
+    let derived = eventually("the agent's edit is recorded as derived", SOON, || async {
+        b.library().store().derived("epsilon").expect("the store answers")
     })
     .await;
+    assert_eq!(derived.state, "active");
+    assert_eq!(derived.derived_from.origin, a.library().store().instance_id());
+    assert_eq!(derived.derived_from.integrity_hash, served["skills"][0]["integrityHash"]);
+    assert!(
+        derived.packet.skill_body.contains("Also check the logs first."),
+        "{}",
+        derived.packet.skill_body
+    );
+    assert_eq!(get(&b, "/v1/skills/epsilon").await["skill"]["kind"], "external");
+    assert_eq!(
+        get(&b, "/ecp/skills").await["skills"][0]["skillBody"],
+        body.as_str(),
+        "A's body, not the edit"
+    );
     b.shutdown().await.expect("clean shutdown");
     a.shutdown().await.expect("clean shutdown");
 }

@@ -65,6 +65,8 @@ mod federation;
 mod go_peer;
 // peer_keys: #21 item 4 — a push proven by a peer's node key gets its trust, a mere claim does not; a key instead of a secret.
 mod peer_keys;
+// proposals: #20 — an edit of a received skill proposed to its origin through a relay, accepted, rejected, refused, a Go origin, limits, fork.
+mod proposals;
 // origin_signatures: #21 — signed origins across nodes and a relay, impostors, pinned and first-seen keys.
 mod origin_signatures;
 // hostile_clients: bounded request heads; one address holds only its share of connections.

@@ -32,6 +32,9 @@ pub fn receive(mut packet: SkillPacket, ctx: &MergeContext<'_>) -> SkillPacket {
         .unwrap_or(received)
         .clamp(0.0, 1.0);
     let hops = incoming.as_ref().map_or(0, |p| p.hops).saturating_add(1);
+    // A proposal's credit and a derived version's source travel unchanged (§17.6).
+    let (derived_from, proposed_by) =
+        incoming.as_ref().map_or((None, None), |p| (p.derived_from.clone(), p.proposed_by.clone()));
     let mut path = incoming.map(|p| p.path).unwrap_or_default();
     if path.is_empty() {
         path.push(packet.origin_instance.clone());
@@ -49,6 +52,8 @@ pub fn receive(mut packet: SkillPacket, ctx: &MergeContext<'_>) -> SkillPacket {
         received_from: ctx.sender.to_owned(),
         received_at: Some(ctx.now),
         origin_unverified,
+        derived_from,
+        proposed_by,
     });
     // Written into the strings the packet brought: same text as new strings,
     // two allocations fewer per packet.

@@ -61,6 +61,9 @@ pub const PROFILE_VERSIONS: &str = "versions";
 /// [`Manifest::profiles`] entry: revocations taken, sent on and served
 /// (`SPEC.md` §14).
 pub const PROFILE_REVOCATIONS: &str = "revocations";
+/// [`Manifest::profiles`] entry: proposals taken and answered, `POST
+/// /ecp/proposals` and `GET /ecp/proposals/{id}` (`SPEC.md` §17).
+pub const PROFILE_PROPOSALS: &str = "proposals";
 
 #[cfg(test)]
 mod tests {

@@ -39,7 +39,8 @@ mod update;
 
 pub use blobs::{BlobQuery, MissingBlobs};
 pub use manifest::{
-    AUTH_ECP_1_2, AUTH_X_ECP_HMAC, Manifest, PROFILE_ECP_1_3, PROFILE_REVOCATIONS, PROFILE_VERSIONS,
+    AUTH_ECP_1_2, AUTH_X_ECP_HMAC, Manifest, PROFILE_ECP_1_3, PROFILE_PROPOSALS, PROFILE_REVOCATIONS,
+    PROFILE_VERSIONS,
 };
 pub use merge_result::MergeResult;
 pub use outcomes::OutcomeClaim;

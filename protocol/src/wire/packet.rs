@@ -149,4 +149,12 @@ pub struct Provenance {
     /// `originInstance` for the author either. Omitted when false.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub origin_unverified: bool,
+    /// Our addition (ECP/1.3 proposals, `SPEC.md` §17): on a derived
+    /// version, the version of the origin's skill it derives from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub derived_from: Option<crate::proposal::DerivedFrom>,
+    /// Our addition (`SPEC.md` §17.6): on a version its origin published by
+    /// accepting a proposal, the proposer it credits. Travels unchanged.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub proposed_by: Option<crate::proposal::ProposedBy>,
 }

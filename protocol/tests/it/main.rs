@@ -15,6 +15,8 @@ mod bundle_vectors;
 mod origin_signatures;
 // revocations: canonical forms, signatures and verification of SPEC.md §14 against revocations.json.
 mod revocations;
+// proposals: proposal ids and the hop's checks of SPEC.md §17 against proposals.json.
+mod proposals;
 // bundle_scan: the bundle scan against bundle-scan.json, and a clean generated 5 MB folder.
 mod bundle_scan;
 // generated_bundle: a clean skill folder of a given size (also the scan bench's).

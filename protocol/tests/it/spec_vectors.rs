@@ -46,6 +46,8 @@ const FILES: &[&str] = &[
     "node-signatures.json",
     // Checked in revocations.rs.
     "revocations.json",
+    // Checked in proposals.rs.
+    "proposals.json",
 ];
 
 fn vectors_dir() -> PathBuf {

@@ -1,6 +1,7 @@
 //! The status page: `GET /` serves one server-rendered HTML document —
 //! the node, its peers with their health and last error, recent decisions,
-//! the quarantine and the inbox with their findings and buttons, held
+//! the quarantine and the inbox with their findings and buttons, the
+//! proposals (#20) with their state and note, held
 //! deletions, and the skills with origin, confidence and provenance. No
 //! script and no external asset: the page works with scripting off and
 //! fetches nothing. `GET /login?ticket=…` turns the one-time link

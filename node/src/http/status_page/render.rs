@@ -47,6 +47,7 @@ pub(super) fn page(snapshot: &Snapshot, csrf: &str) -> Markup {
                 (peers(&snapshot.peers))
                 (quarantine(&snapshot.quarantine, csrf))
                 (inbox(&snapshot.inbox, csrf))
+                (proposals(&snapshot.proposals))
                 (deletions(&snapshot.deletions))
                 (decisions(&snapshot.decisions))
                 (skills(&snapshot.skills))
@@ -171,6 +172,33 @@ fn inbox(entries: &Cut<InboxEntry>, csrf: &str) -> Markup {
                 }
             }
             (more(entries.total, entries.items.len(), "ecp-node inbox list"))
+        }
+    }
+}
+
+/// Proposals (#20): decided with `ecp-node proposals accept|reject ID`.
+fn proposals(entries: &Cut<crate::store::ProposalRecord>) -> Markup {
+    html! {
+        h2 id="proposals" { "Proposals (" (entries.total) ")" }
+        @if entries.items.is_empty() {
+            p.muted { "No proposals: an edit of a received skill is proposed to its origin." }
+        } @else {
+            table {
+                tr { th { "id" } th { "skill" } th { "role" } th { "state" } th { "origin" } th { "proposer" } th { "note" } }
+                @for p in &entries.items {
+                    tr {
+                        td { code { (p.id) } }
+                        td { code.skill-name { (p.name) } }
+                        td { (format!("{:?}", p.role).to_lowercase()) }
+                        td { (p.state.as_str()) }
+                        td { code { (p.derived_from.origin) } }
+                        td { code { (p.proposer) } }
+                        td { (p.note) }
+                    }
+                }
+            }
+            p.muted { "Review with " code { "ecp-node proposals diff ID" } ", decide with " code { "ecp-node proposals accept|reject ID [--note TEXT]" } "." }
+            (more(entries.total, entries.items.len(), "ecp-node proposals list"))
         }
     }
 }

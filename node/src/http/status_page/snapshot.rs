@@ -67,6 +67,8 @@ pub(super) struct Snapshot {
     pub(super) decisions: Vec<AuditEntry>,
     pub(super) quarantine: Cut<QuarantineEntry>,
     pub(super) inbox: Cut<InboxEntry>,
+    /// Proposals (#20): received for review, sent, relayed.
+    pub(super) proposals: Cut<crate::store::ProposalRecord>,
     pub(super) deletions: Vec<HeldDeletion>,
     pub(super) skills: Cut<SkillRow>,
 }
@@ -75,7 +77,7 @@ pub(super) struct Snapshot {
 pub(super) async fn read(state: &AppState, local: SocketAddr) -> Result<Snapshot, ApiError> {
     let peers = super::super::v1::peer_views(state).await?;
     let library = state.library.clone();
-    let (sequence, decisions, quarantine, inbox, deletions, skills) =
+    let (sequence, decisions, quarantine, inbox, proposals, deletions, skills) =
         tokio::task::spawn_blocking(move || {
             let store = library.store();
             Ok::<_, StoreError>((
@@ -83,6 +85,7 @@ pub(super) async fn read(state: &AppState, local: SocketAddr) -> Result<Snapshot
                 store.audit(MAX_DECISIONS)?,
                 Cut::of(store.quarantine()?, MAX_ENTRIES),
                 Cut::of(store.inbox()?, MAX_ENTRIES),
+                Cut::of(store.proposals(None)?, MAX_ENTRIES),
                 store.held_deletions()?,
                 skill_rows(store.list_skills()?, store.current_packets()?, store.pins()?),
             ))
@@ -98,7 +101,7 @@ pub(super) async fn read(state: &AppState, local: SocketAddr) -> Result<Snapshot
         uptime_seconds: state.started.elapsed().as_secs(),
         auth_required: !state.keyring.current().is_empty(),
     };
-    Ok(Snapshot { node, peers, decisions, quarantine, inbox, deletions, skills })
+    Ok(Snapshot { node, peers, decisions, quarantine, inbox, proposals, deletions, skills })
 }
 
 /// The records joined with their packets' provenance, by name (both lists

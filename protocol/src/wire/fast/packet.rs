@@ -412,6 +412,7 @@ mod tests {
             received_from: "b".into(),
             received_at: Some(Timestamp::go_zero()),
             origin_unverified: true,
+            ..Provenance::default()
         });
         let mut bundle = packet("---\nname: a-skill\n---\nbody");
         bundle.bundle_digest = "sha256:00".into();
