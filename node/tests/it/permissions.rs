@@ -116,13 +116,20 @@ async fn grants_are_removed_from_the_file_only_and_the_file_is_not_an_edit() {
     assert_eq!(f.run_async(&["skill", "list"]).await.code, 0);
     assert_eq!(get(&b, "/v1/status").await["sequence"], seq, "the stripped file is not an edit");
     assert_eq!(get(&b, "/v1/skills/deploy").await["skill"]["kind"], "external");
-    // The agent's own edit still is one.
+    // The agent's own edit still is one: its derived version (#20).
     std::fs::write(f.skills().join("deploy").join("SKILL.md"), format!("{shown}\nAlso check the logs.\n"))
         .expect("the agent writes");
-    eventually("the agent's edit is imported", SOON, || async {
-        (get(&b, "/v1/skills/deploy").await["skill"]["kind"] == "local").then_some(())
+    let edit = eventually("the agent's edit is kept as a derived version", SOON, || async {
+        b.library()
+            .store()
+            .derived("deploy")
+            .unwrap()
+            .filter(|d| d.state == "active")
+            .map(|d| d.packet.skill_body)
     })
     .await;
+    assert!(edit.contains("Also check the logs.") && !edit.contains("ecp-origin"), "{edit}");
+    assert_eq!(get(&b, "/v1/skills/deploy").await["skill"]["kind"], "external");
     b.shutdown().await.expect("clean shutdown");
     a.shutdown().await.expect("clean shutdown");
 }
