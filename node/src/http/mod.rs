@@ -16,7 +16,9 @@
 //! # Layout
 //!
 //! - `mod.rs`: the router — the two groups, the health endpoints, fallbacks,
-//!   limits; [`health_app`], the health endpoints alone (`health_listen`).
+//!   limits; [`health_app`], the health endpoints alone (`health_listen`);
+//!   [`hub_app`], a hub replica's (the endpoints [`crate::serving`] serves),
+//!   and [`follow_changes`], cached answers let go of on each change.
 //! - `guard`: the guards of the ECP group and of the `/v1/` group, and
 //!   what makes a request local.
 //! - `body_budget`: the request-body bytes held at once, across requests.

@@ -10,7 +10,9 @@
 //! and operator approvals never count. The counts live in the store (tables
 //! `origin_installs` and `sender_installs`: per key and second, how many
 //! were installed), so a restart does not reset a window and a CLI
-//! pull beside a running server shares it. The check runs inside the merge's
+//! pull beside a running server shares it; a hub's live in its database
+//! (`hub_installs`), so its replicas share them — the decisions are made by
+//! the same code over either (`Counts`). The check runs inside the merge's
 //! write transaction, against the decisions just computed and before any of
 //! them is applied: a refused update leaves no trace, and two writers cannot
 //! both squeeze under a limit.
