@@ -18,7 +18,7 @@ use serde_json::Value;
 use crate::cli::eventually;
 use crate::pg::{PgServer, start_or_skip};
 use crate::signed_auth::{nonce, now};
-use crate::util::{PUSH1, packet_from, update};
+use crate::util::{ORIGIN, PUSH1, newer_version, packet_from, update};
 
 /// The shared secret of the replicas in the replay test (key `default`).
 const SECRET: &str = "hub-test-secret-0123456789abcdef";
@@ -118,12 +118,23 @@ async fn a_push_to_one_replica_is_served_by_the_other_on_the_next_request() {
     assert_eq!(tag(&a).await, tag(&b).await, "the listing's ETag is the same at both replicas");
 
     // And back: a push to the second is served by the first.
-    let newer = update("pusher", &[packet_from("bob-desktop", "hub-second-skill", "2026-11-21T10:00:00Z")]);
+    let newer = update("pusher", &[packet_from(ORIGIN, "hub-second-skill", "2026-11-21T10:00:00Z")]);
     let (status, merged) = b.push(newer).await;
     assert_eq!((status, merged["newSkills"].as_i64()), (StatusCode::OK, Some(1)), "{merged}");
     let (_, since) = a.get("/ecp/skills?since=1").await;
     assert_eq!(names(&since), ["hub-second-skill"], "only what changed after 1");
     assert_eq!(since["sequenceNum"], 2);
+
+    // A newer version, pushed to one replica: the superseded one is still
+    // served by digest at the other (one stored copy per version).
+    let old = since["skills"][0]["integrityHash"].as_str().expect("a hash").to_owned();
+    let newer = update("pusher", &[newer_version("hub-second-skill", "2026-11-22T10:00:00Z", "Step two.")]);
+    let (status, merged) = a.push(newer).await;
+    assert_eq!((status, merged["updatedSkills"].as_i64()), (StatusCode::OK, Some(1)), "{merged}");
+    let (status, superseded) = b.get(&format!("/ecp/skills/hub-second-skill?digest={old}")).await;
+    assert_eq!(status, StatusCode::OK, "{superseded}");
+    assert_eq!(superseded["skills"][0]["integrityHash"], old.as_str());
+    assert_eq!(superseded["sequenceNum"], 3);
 
     // Every refusal is kept with its reason, and the audit log has each decision.
     let (refused, audited) = server.with("served", |db| {
@@ -138,7 +149,7 @@ async fn a_push_to_one_replica_is_served_by_the_other_on_the_next_request() {
     });
     assert_eq!(refused.len(), 3, "{refused:?}");
     assert!(refused.iter().any(|(n, r)| n == "cleanup" && r.contains("safety scan")), "{refused:?}");
-    assert_eq!(audited, 5, "two installs and three refusals");
+    assert_eq!(audited, 6, "three installs and three refusals");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -258,6 +258,15 @@ impl Writer<'_, '_> {
             .query_opt("SELECT version FROM hub_skills WHERE name = $1", &[&packet.skill_name])?
             .map_or(0, |r| r.get(0))
             + 1;
+        if version > 1 {
+            // The version superseded keeps its own copy from now on: until
+            // now it was the one in hub_skills (one stored copy per version).
+            self.tx.execute(
+                "UPDATE hub_versions SET packet = (SELECT packet FROM hub_skills WHERE name = $1)
+                 WHERE name = $1 AND version = $2",
+                &[&packet.skill_name, &(version - 1)],
+            )?;
+        }
         let verified = packet.origin_signature.is_some()
             || !packet.provenance.as_ref().is_some_and(|p| p.origin_unverified);
         let origin_key = packet.origin_signature.as_ref().map(|s| s.key_id.as_str());
@@ -290,8 +299,8 @@ impl Writer<'_, '_> {
             ],
         )?;
         self.tx.execute(
-            "INSERT INTO hub_versions (name, version, seq, integrity_hash, deprecated, recorded_at, source, packet)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+            "INSERT INTO hub_versions (name, version, seq, integrity_hash, deprecated, recorded_at, source)
+             VALUES ($1, $2, $3, $4, $5, $6, $7)",
             &[
                 &packet.skill_name,
                 &version,
@@ -300,7 +309,6 @@ impl Writer<'_, '_> {
                 &packet.deprecated,
                 &recorded,
                 &self.source,
-                &frame,
             ],
         )?;
         let oldest_kept = version - i64::try_from(self.depth).unwrap_or(i64::MAX).min(version);

@@ -258,7 +258,7 @@ impl HubStore {
     pub fn servable(&self, name: &str, digest: &str) -> Result<Option<SkillPacket>, StoreError> {
         let mut conn = self.pool.get()?;
         let rows = conn.query(
-            "SELECT v.packet FROM hub_versions v JOIN hub_skills s ON s.name = v.name
+            "SELECT COALESCE(v.packet, s.packet) FROM hub_versions v JOIN hub_skills s ON s.name = v.name
              WHERE v.name = $1 AND v.integrity_hash = $2 AND s.shareable AND NOT s.deprecated AND NOT v.deprecated
              ORDER BY v.version DESC",
             &[&name, &digest],

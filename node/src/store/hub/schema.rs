@@ -38,7 +38,8 @@ const MIGRATIONS: &[&str] = &[
         origin_key      TEXT
     );
     CREATE INDEX hub_skills_seq ON hub_skills (seq);
-    -- Every kept version, the current one included, for GET /ecp/skills/{name}?digest=.
+    -- Every kept version, for GET /ecp/skills/{name}?digest=. One copy per
+    -- version: the current one's packet is NULL here, it is hub_skills.packet.
     CREATE TABLE hub_versions (
         name           TEXT NOT NULL,
         version        BIGINT NOT NULL,
@@ -47,7 +48,7 @@ const MIGRATIONS: &[&str] = &[
         deprecated     BOOLEAN NOT NULL,
         recorded_at    TEXT NOT NULL,
         source         TEXT NOT NULL,
-        packet         BYTEA NOT NULL,
+        packet         BYTEA,
         PRIMARY KEY (name, version)
     );
     CREATE INDEX hub_versions_digest ON hub_versions (name, integrity_hash);
