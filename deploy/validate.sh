@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Checks deploy/ without a container engine or a cluster (neither runs here):
 #   yamllint            every YAML file
-#   check-jsonschema    docker-compose.yml against the Compose specification schema
+#   check-jsonschema    docker-compose.yml and hub/docker-compose.yml against the Compose specification schema
 #   kubernetes-validate k8s/*.yaml against the Kubernetes 1.37 schemas, strictly
 #   hadolint            the Dockerfile
 #   ShellCheck          the scripts
@@ -36,8 +36,8 @@ step() {
 }
 
 step yamllint "$bin/yamllint" --strict -d "{extends: default, rules: {line-length: {max: 120}, document-start: disable}}" \
-    docker-compose.yml k8s/ monitoring/prometheus.yml
-step "compose schema" "$bin/check-jsonschema" --builtin-schema vendor.compose-spec docker-compose.yml
+    docker-compose.yml hub/docker-compose.yml k8s/ monitoring/prometheus.yml
+step "compose schema" "$bin/check-jsonschema" --builtin-schema vendor.compose-spec docker-compose.yml hub/docker-compose.yml
 step "kubernetes schemas" "$bin/kubernetes-validate" --strict --quiet \
     k8s/secret.yaml k8s/configmap.yaml k8s/service.yaml k8s/statefulset.yaml
 step "grafana dashboard" "$bin/python" -c '

@@ -75,6 +75,20 @@ impl Readiness {
     }
 }
 
+/// A hub replica's readiness (blocking): its database answers. It has no
+/// federation and no skills folder, so those checks pass.
+pub fn hub(hub: &crate::store::hub::HubStore) -> Readiness {
+    let store = Check::from(hub.probe().map_err(|e| {
+        tracing::warn!(error = %e, "readiness: the hub's database does not answer");
+        "the hub's database does not answer (see the log)".to_owned()
+    }));
+    let passed = || Check { ok: true, reason: None };
+    Readiness {
+        status: if store.ok { "ready" } else { "not_ready" },
+        checks: Checks { store, federator: passed(), skills_folder: passed() },
+    }
+}
+
 /// Checks readiness (blocking: it writes to the store and the data folder).
 pub fn readiness(library: &Library, data_dir: &Path, federator: Option<&Federator>) -> Readiness {
     let store = Check::from(store_takes_writes(library, data_dir));

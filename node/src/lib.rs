@@ -39,6 +39,8 @@
 //!   the status page at `/`; each group of routes behind the guard that authenticates it.
 //! - [`health`]: liveness and readiness with their reasons (`/livez`, `/readyz`).
 //! - [`node`]: a running server: bind, serve, graceful shutdown.
+//! - [`hub`]: a running hub replica (`--store postgres://…`): the ECP
+//!   endpoints from a database several replicas share.
 //! - [`folder_lock`]: one server per skills folder — the lock `serve` holds on each.
 //! - [`data_lock`]: one server per data folder — the lock it holds and
 //!   `server.json`, where the CLI finds it.
@@ -50,6 +52,8 @@
 //!   CLI on the store and the `/v1/` write endpoints call the same functions.
 //! - [`outcomes`]: how skills do — agents' reports, the score and the
 //!   confidence that follows it, retirement of failing skills and restore.
+//! - [`serving`]: the ECP serving path's one store interface — the node's
+//!   own library, or a hub's PostgreSQL database ([`store::hub`]).
 //! - [`serve`]: the accept loop — header timeout and size, graceful drain.
 //! - [`connections`]: who may hold connections — a total cap, a share per
 //!   address, fair eviction, refusals summarised in the log.
@@ -76,6 +80,7 @@ pub mod federation;
 pub mod folder_lock;
 pub mod health;
 pub mod http;
+pub mod hub;
 pub mod import;
 pub mod intake;
 pub mod keys;
@@ -91,6 +96,7 @@ pub mod projection;
 pub mod proposals;
 pub mod reload;
 pub mod serve;
+pub mod serving;
 pub mod sharing;
 pub mod stamp;
 pub mod store;

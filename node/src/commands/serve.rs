@@ -20,6 +20,9 @@ pub(crate) fn run(global: &GlobalArgs, args: ServeArgs) -> anyhow::Result<ExitCo
         };
         // Before bind: a signal as soon as server.json appears must find its handler.
         let stop = ecp_node::node::shutdown_signal();
+        if config.store.is_some() {
+            return serve_hub(config, auth, stop).await;
+        }
         let node = Node::bind(config).await?;
         tracing::info!(
             transport = node.transport(),
@@ -37,4 +40,22 @@ pub(crate) fn run(global: &GlobalArgs, args: ServeArgs) -> anyhow::Result<ExitCo
         tracing::info!("ecp-node stopped");
         Ok(ExitCode::SUCCESS)
     })
+}
+
+/// `serve --store postgres://…`: a hub replica (#18 item 5).
+async fn serve_hub(
+    config: ecp_node::config::Config,
+    auth: String,
+    stop: impl Future<Output = ()>,
+) -> anyhow::Result<ExitCode> {
+    let hub = ecp_node::hub::HubNode::bind(config).await?;
+    tracing::info!(
+        instance = hub.store().instance_id(),
+        %auth,
+        "ecp-node hub replica listening on {}, serving from PostgreSQL",
+        hub.url()
+    );
+    hub.run_until(stop).await?;
+    tracing::info!("ecp-node hub replica stopped");
+    Ok(ExitCode::SUCCESS)
 }

@@ -56,6 +56,9 @@ pub struct Config {
     pub health_listen: Option<SocketAddr>,
     /// Data folder.
     pub data_dir: PathBuf,
+    /// `store`: a hub's PostgreSQL database (a secret: its URL may hold a
+    /// password); `None`: the node's own SQLite in the data folder.
+    pub store: Option<Secret>,
     /// Shared secret (X-ECP-HMAC, and the ECP/1.2 key `default`); `None`
     /// and no `keys` (nor peer keys) leave the node open.
     pub secret: Option<Secret>,
@@ -250,6 +253,7 @@ impl Config {
             listen,
             health_listen: r.addr("server.health_listen"),
             data_dir,
+            store: r.secret("store").cloned(),
             secret,
             keys,
             weak_keys,

@@ -244,6 +244,9 @@ pub static KEYS: &[Key] = &[
         "address to listen on; loopback by default, so a node started without thinking is not reachable from the network"),
     key("", "data", Path, Some("./ecp-data"), "ECP_DATA", global("data"),
         "data folder: the database and, by default, the skills folder"),
+    // #18 item 5: hub mode, several replicas on one PostgreSQL database.
+    key("", "store", Secret, None, "ECP_STORE", serve("store"),
+        "`postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE`: serve as a hub replica from that database, with every other replica given it (see `deploy/hub/`); none: the node's own SQLite in `data`"),
     key("", "secret", Secret, None, "ECP_SECRET", serve("secret"),
         "shared secret: requests must be signed with it (ECP/1.2 key `default`, or X-ECP-HMAC); none and no keys: the node is open (a loud warning beyond loopback)"),
     key("", "secret_file", Path, None, "ECP_SECRET_FILE", serve("secret-file"),

@@ -85,6 +85,18 @@ pub(super) struct Signed {
     owner: Option<KeyOwner>,
 }
 
+impl Signed {
+    /// The id of the key the request was signed with.
+    pub(super) fn key_id(&self) -> &str {
+        self.key.id()
+    }
+
+    /// The request's nonce.
+    pub(super) fn nonce(&self) -> &str {
+        &self.nonce
+    }
+}
+
 impl Caller {
     /// The configured peer that provably sent the request (signed with its
     /// own key, `SPEC.md` §10.1.7.1).

@@ -129,6 +129,16 @@ impl From<StoreError> for ApiError {
                 tracing::warn!(error = %limited, "update refused: an origin is over its limit of new skills");
                 ApiError::too_many_requests("origin_rate_limited", limited.to_string(), limited.retry_after())
             }
+            // A hub's database that does not answer: the request may be
+            // sent again (to this or another replica); the cause is logged.
+            StoreError::Postgres(e) => {
+                tracing::warn!(error = %e, "the hub's database failed a request");
+                ApiError::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "store_unavailable",
+                    "the hub's database did not answer; retry in a few seconds",
+                )
+            }
             other => ApiError::internal(&other),
         }
     }

@@ -7,7 +7,9 @@
 //!   refused on its declared length before a byte is read — and within the
 //!   node's budget of body bytes in flight (`body_budget`), then
 //!   authenticates the request ([`authenticate`]) and hands the [`Caller`]
-//!   to the handler as a request extension (`Extension<Arc<Caller>>`). The
+//!   to the handler as a request extension (`Extension<Arc<Caller>>`); on a
+//!   hub, a signed request's nonce is admitted in the database too, so a
+//!   request replayed to another replica is refused. The
 //!   200 or 304 answer to a signed GET is signed on its way out.
 //! - [`v1`], for the local `/v1/` API: clients with the API token or the
 //!   secret (`Authorization: Bearer`, compared in constant time), with an
@@ -61,6 +63,12 @@ pub(super) async fn ecp(
         // The raw bytes, before any decoding (`SPEC.md` §6.3.4, §10.1.4.4).
         (authenticate(&state, conn, &parts.method, &parts.uri, &parts.headers, &bytes)?, Body::from(bytes))
     };
+    if let Caller::Signed(signed) = &caller
+        && !state.serving.admit_nonce(signed.key_id(), signed.nonce()).await?
+    {
+        // Admitted by this replica's cache, but another replica of the hub took it first.
+        return Err(ecp_protocol::SignedAuthError::Replay.into());
+    }
     let caller = Arc::new(caller);
     parts.extensions.insert(caller.clone());
     let (method, uri) = (parts.method.clone(), parts.uri.clone());

@@ -6,16 +6,14 @@
 use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::Response;
-use ecp_protocol::wire::{
-    AUTH_ECP_1_2, AUTH_X_ECP_HMAC, PROFILE_ECP_1_3, PROFILE_PROPOSALS, PROFILE_REVOCATIONS, PROFILE_VERSIONS,
-};
+use ecp_protocol::wire::{AUTH_ECP_1_2, AUTH_X_ECP_HMAC};
 use ecp_protocol::{Manifest, Timestamp};
 
 use super::answer::{self, matches_etag, not_modified};
 use super::cache::Cached;
 use super::error::ApiError;
 use super::state::AppState;
-use crate::library::Library;
+use crate::serving::Serving;
 use crate::store::now;
 
 /// The authentication schemes the node accepts now, as a cache variant:
@@ -43,29 +41,29 @@ pub(super) async fn get(State(state): State<AppState>, headers: HeaderMap) -> Re
     // the whole list of names. It changes with the sequence number alone
     // (SPEC.md §10.2.3): the advertised `auth`, which only a reload of the
     // peers file can change, is informational.
-    let instance = state.library.store().instance_id().to_owned();
+    let instance = state.serving.instance_id().to_owned();
     let variant = auth_variant(&state);
     let etag_for = |seq: i64| format!("\"{instance}-{seq}-manifest\"");
-    let seq = state.library.sequence();
+    let seq = state.serving.sequence().await?;
     if matches_etag(&headers, &etag_for(seq)) {
         return Ok(not_modified(&etag_for(seq)));
     }
-    let library = state.library.clone();
+    let serving = state.serving.clone();
     let built = state
         .cache
         .manifest
         .get_or_build_variant(seq, variant, || async move {
-            tokio::task::spawn_blocking(move || build(&library, variant)).await?
+            tokio::task::spawn_blocking(move || build(&serving, variant)).await?
         })
         .await?;
     let tag = etag_for(built.seq);
     Ok(answer::cached(built.body(), built, &tag))
 }
 
-fn build(library: &Library, variant: u8) -> Result<Cached, ApiError> {
-    let summary = library.store().summary()?;
+fn build(serving: &Serving, variant: u8) -> Result<Cached, ApiError> {
+    let summary = serving.summary()?;
     let manifest = Manifest {
-        instance: library.store().instance_id().to_owned(),
+        instance: serving.instance_id().to_owned(),
         version: crate::PROTOCOL_VERSION.to_owned(),
         generated_at: now(),
         sequence_num: summary.sequence,
@@ -75,16 +73,11 @@ fn build(library: &Library, variant: u8) -> Result<Cached, ApiError> {
         last_update: summary.last_update.and_then(|t| Timestamp::parse(&t).ok()).unwrap_or_default(),
         auth: advertised(variant),
         // Bundles and the blob endpoints (SPEC §12.8.8); exact versions by
-        // digest (§5.7); revocations (§14); proposals (§17).
-        profiles: vec![
-            PROFILE_ECP_1_3.to_owned(),
-            PROFILE_VERSIONS.to_owned(),
-            PROFILE_REVOCATIONS.to_owned(),
-            PROFILE_PROPOSALS.to_owned(),
-        ],
+        // digest (§5.7); revocations (§14); proposals (§17) — per backend.
+        profiles: serving.profiles(),
         // The key this node signs what it authors with (SPEC §13.6).
-        public_key: library.store().node_key().public_hex(),
-        key_id: library.store().node_key().key_id(),
+        public_key: serving.node_key().public_hex(),
+        key_id: serving.node_key().key_id(),
     };
     let body = serde_json::to_vec(&manifest).map_err(|e| ApiError::internal(&e))?;
     Ok(Cached::new(summary.sequence, body.into()).with_variant(variant))

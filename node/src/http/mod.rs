@@ -16,7 +16,9 @@
 //! # Layout
 //!
 //! - `mod.rs`: the router — the two groups, the health endpoints, fallbacks,
-//!   limits; [`health_app`], the health endpoints alone (`health_listen`).
+//!   limits; [`health_app`], the health endpoints alone (`health_listen`);
+//!   [`hub_app`], a hub replica's (the endpoints [`crate::serving`] serves),
+//!   and [`follow_changes`], cached answers let go of on each change.
 //! - `guard`: the guards of the ECP group and of the `/v1/` group, and
 //!   what makes a request local.
 //! - `body_budget`: the request-body bytes held at once, across requests.
@@ -97,16 +99,43 @@ pub use state::{AppState, Shared};
 pub fn app(state: AppState) -> Router {
     // #24 item 2: the MCP server over streamable HTTP, guarded as `/v1/` is.
     let mcp = crate::mcp::SkillServer::local(state.library.clone(), state.config.outcomes);
-    router(state, ecp_routes(), v1_routes().route_service("/mcp", crate::mcp::http_service(mcp)))
+    router(state, ecp_routes(), Some(v1_routes().route_service("/mcp", crate::mcp::http_service(mcp))))
 }
 
-/// The ECP endpoints (`SPEC.md` › HTTP).
-fn ecp_routes() -> Router<AppState> {
+/// A hub replica's router (#18 item 5): the ECP endpoints a hub serves and
+/// the health endpoints. The blobs, the local `/v1/` API and the status
+/// page need a node's own folders: a hub does not serve them.
+pub fn hub_app(state: AppState) -> Router {
+    router(state, serving_routes(), None)
+}
+
+/// Lets go of the answers cached for older sequence numbers as soon as the
+/// store announces a change — on a hub, one that any replica committed
+/// (`NOTIFY`) — instead of holding them until the next request.
+pub fn follow_changes(state: AppState) -> tokio::task::JoinHandle<()> {
+    let mut changes = state.serving.subscribe();
+    tokio::spawn(async move {
+        while changes.changed().await.is_ok() {
+            let seq = *changes.borrow_and_update();
+            state.cache.feed.forget_older_than(seq);
+            state.cache.skills.forget_older_than(seq);
+            state.cache.manifest.forget_older_than(seq);
+        }
+    })
+}
+
+/// The ECP endpoints every store serves ([`crate::serving`]).
+fn serving_routes() -> Router<AppState> {
     Router::new()
         .route("/ecp/manifest", get(manifest::get))
         .route("/ecp/skills", get(skills::get).post(skills::post))
         // #25: one exact version, by digest (SPEC §5.7).
         .route("/ecp/skills/{name}", get(versions::get_exact))
+}
+
+/// The ECP endpoints (`SPEC.md` › HTTP).
+fn ecp_routes() -> Router<AppState> {
+    serving_routes()
         // Bundles' blobs (SPEC §12.8, #26).
         .route("/ecp/blobs/missing", post(blobs::missing))
         .route("/ecp/blobs/{sha256}", get(blobs::get).put(blobs::put))
@@ -165,15 +194,18 @@ fn v1_routes() -> Router<AppState> {
 /// The router around the route groups `ecp` and `v1`, each put behind its
 /// guard whole. Route layers, so that a method a path does not serve is
 /// still a 405, not a refusal to authenticate.
-fn router(state: AppState, ecp: Router<AppState>, v1: Router<AppState>) -> Router {
+fn router(state: AppState, ecp: Router<AppState>, v1: Option<Router<AppState>>) -> Router {
     let ecp = ecp.route_layer(from_fn_with_state(state.clone(), guard::ecp));
-    let v1 = v1.route_layer(from_fn_with_state(state.clone(), guard::v1));
+    let v1 = v1.map_or_else(Router::new, |v1| v1.route_layer(from_fn_with_state(state.clone(), guard::v1)));
     let limiter = rate_limit::ClientLimiter::new(state.config.client_rate_limit);
     let router = Router::new()
         .merge(ecp)
         .merge(health_routes())
         .merge(v1)
-        .merge(status_page::routes(&state))
+        .merge(match state.serving {
+            crate::serving::Serving::Local(_) => status_page::routes(&state),
+            crate::serving::Serving::Hub(_) => Router::new(),
+        })
         .fallback(unknown_path)
         .method_not_allowed_fallback(wrong_method)
         .layer(from_fn_with_state(state.clone(), time_limit));
@@ -257,8 +289,9 @@ pub fn health_app(state: AppState) -> Router {
 async fn livez(State(state): State<AppState>) -> impl IntoResponse {
     Json(json!({
         "status": "ok",
-        "instance": state.library.store().instance_id(),
-        "sequence": state.library.sequence(),
+        "instance": state.serving.instance_id(),
+        // The newest known without asking the store: liveness is not the database's.
+        "sequence": *state.serving.subscribe().borrow(),
     }))
 }
 
@@ -266,8 +299,11 @@ async fn livez(State(state): State<AppState>) -> impl IntoResponse {
 async fn readyz(State(state): State<AppState>) -> Response {
     let checking = {
         let state = state.clone();
-        tokio::task::spawn_blocking(move || {
-            crate::health::readiness(&state.library, &state.config.data_dir, state.federator.as_ref())
+        tokio::task::spawn_blocking(move || match &state.serving {
+            crate::serving::Serving::Hub(hub) => crate::health::hub(hub),
+            crate::serving::Serving::Local(library) => {
+                crate::health::readiness(library, &state.config.data_dir, state.federator.as_ref())
+            }
         })
     };
     let readiness = match checking.await {

@@ -42,14 +42,14 @@ pub(super) async fn get(
         packets: usize::try_from(m).unwrap_or(usize::MAX).min(state.config.max_packets),
         bytes: state.config.page_bytes,
     });
-    let instance = state.library.store().instance_id().to_owned();
+    let instance = state.serving.instance_id().to_owned();
     let etag_for = |seq: i64| match (since, page) {
         (None, _) => format!("\"{instance}-{seq}\""),
         (Some(n), None) => format!("\"{instance}-{seq}-since-{n}\""),
         (Some(n), Some(p)) => format!("\"{instance}-{seq}-since-{n}-limit-{}\"", p.packets),
     };
     // The answer depends only on the sequence number: a matching tag needs no database.
-    let seq = state.library.sequence();
+    let seq = state.serving.sequence().await?;
     if matches_etag(&headers, &etag_for(seq)) {
         return Ok(not_modified(&etag_for(seq)));
     }
@@ -99,21 +99,20 @@ fn number(
 
 /// The feed at least as new as `seq`, built once per change.
 async fn feed(state: &AppState, seq: i64) -> Result<Arc<Feed>, ApiError> {
-    let library = state.library.clone();
+    let serving = state.serving.clone();
     // The last feed's size, not the feed: it is let go before its successor is built.
     let expected = state.cache.feed.peek().map_or(0, |last| last.json_len());
     let build = || async move {
         state.cache.skills.forget_older_than(seq);
         let feed = tokio::task::spawn_blocking(move || {
-            let store = library.store();
             let mut builder = FeedBuilder::new(PLAIN_MAX, CHUNK).expecting(expected);
-            let seq = store.each_feed_row(|row| builder.push(row))?;
-            let summary = store.summary()?;
-            let (uses, successes) = store.outcome_totals()?;
+            let seq = serving.each_feed_row(|row| builder.push(row))?;
+            let summary = serving.summary()?;
+            let (uses, successes) = serving.outcome_totals()?;
             // Shared ones only: how many skills a node keeps private is its own business.
             let extractions = summary.local_skills - summary.private_skills;
             let node = NodeStats { extractions, top_tags: summary.top_tags, uses, successes };
-            let revocations = store.revocations_after(0)?;
+            let revocations = serving.revocations_after(0)?;
             Ok::<_, ApiError>(builder.finish(seq).with_node_stats(node).with_revocations(revocations))
         })
         .await??;
@@ -187,9 +186,9 @@ pub(super) async fn post(
         ));
     }
     let sender = sender(&state, &caller, client, peer).await;
-    let library = state.library.clone();
+    let serving = state.serving.clone();
     let policy = state.config.policy.clone();
-    let result = tokio::task::spawn_blocking(move || library.merge(update, &sender, &policy)).await??;
+    let result = tokio::task::spawn_blocking(move || serving.merge(update, &sender, &policy)).await??;
     let body = serde_json::to_vec(&result).map_err(|e| ApiError::internal(&e))?;
     Ok(answer::json(StatusCode::OK, body.into(), None))
 }

@@ -13,6 +13,7 @@ use crate::config::{Config, Secret};
 use crate::federation::Federator;
 use crate::keys::Keyring;
 use crate::library::Library;
+use crate::serving::Serving;
 
 /// Shared, immutable-after-start state of the HTTP API (cheap to clone).
 #[derive(Debug, Clone)]
@@ -23,6 +24,8 @@ pub struct AppState(Arc<Shared>);
 pub struct Shared {
     /// Skills: store and projection.
     pub library: Library,
+    /// What the ECP endpoints serve from: the library, or a hub's database.
+    pub serving: Serving,
     /// The resolved configuration.
     pub config: Config,
     /// Legacy X-ECP-HMAC verifier, when a secret is set (used only with `accept_legacy`).
@@ -62,6 +65,23 @@ impl AppState {
         federator: Option<Federator>,
         api_token: Option<Secret>,
     ) -> Self {
+        let serving = Serving::Local(Box::new(library.clone()));
+        AppState::serving(library, serving, config, federator, api_token)
+    }
+
+    /// State for a hub replica serving from `hub` (#18 item 5). `library`
+    /// is the replica's own, unserved: the metrics are kept in it.
+    pub fn hub(library: Library, hub: Arc<crate::store::hub::HubStore>, config: Config) -> Self {
+        AppState::serving(library, Serving::Hub(hub), config, None, None)
+    }
+
+    fn serving(
+        library: Library,
+        serving: Serving,
+        config: Config,
+        federator: Option<Federator>,
+        api_token: Option<Secret>,
+    ) -> Self {
         let verifier = config.secret.as_ref().map(|secret| {
             let mut v = LegacyVerifier::new(secret.expose().as_bytes());
             v.accept_full_url = config.accept_full_url_hmac;
@@ -75,6 +95,7 @@ impl AppState {
         let body_budget = BodyBudget::new(config.body_bytes_in_flight);
         let status_page = super::status_page::Access::new(api_token.as_ref());
         AppState(Arc::new(Shared {
+            serving,
             library,
             config,
             verifier,

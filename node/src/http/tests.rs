@@ -40,7 +40,7 @@ pub(super) fn app_with(dir: &std::path::Path, adjust: impl FnOnce(&mut Config)) 
     router(
         AppState::with_federator(library, config, None, Some(TOKEN.into())),
         ecp_routes().route("/ecp/extra", get(|| async { "extra" }).post(|| async { "posted" })),
-        v1_routes().route("/v1/extra", get(|| async { "extra" })),
+        Some(v1_routes().route("/v1/extra", get(|| async { "extra" }))),
     )
 }
 

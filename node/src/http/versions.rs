@@ -73,9 +73,9 @@ pub(super) async fn get_exact(
             ));
         }
     };
-    let library = state.library.clone();
+    let serving = state.serving.clone();
     let lookup = name.clone();
-    let found = tokio::task::spawn_blocking(move || versions::servable(&library, &lookup, &digest)).await??;
+    let found = tokio::task::spawn_blocking(move || serving.servable(&lookup, &digest)).await??;
     let Some(packet) = found else {
         return Err(ApiError::new(
             StatusCode::NOT_FOUND,
@@ -84,11 +84,11 @@ pub(super) async fn get_exact(
         ));
     };
     let update = KnowledgeUpdate {
-        id: format!("{}-{}", state.library.store().instance_id(), crate::store::digest_of(&packet)),
-        peer_instance: state.library.store().instance_id().to_owned(),
+        id: format!("{}-{}", state.serving.instance_id(), crate::store::digest_of(&packet)),
+        peer_instance: state.serving.instance_id().to_owned(),
         generated_at: crate::store::now(),
         skills: vec![packet],
-        sequence_num: state.library.sequence(),
+        sequence_num: state.serving.sequence().await?,
         ..KnowledgeUpdate::default()
     };
     let body = Bytes::from(serde_json::to_vec(&update).map_err(|e| ApiError::internal(&e))?);

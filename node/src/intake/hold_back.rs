@@ -15,27 +15,27 @@ use crate::store::{OriginExcess, PerOrigin};
 
 /// The decisions a merge applies, and the answer counted from them.
 #[derive(Debug)]
-pub(super) struct Admitted {
+pub(crate) struct Admitted {
     /// Every decision of the merge but the held-back packets, in update order.
-    pub(super) decisions: Vec<PacketDecision>,
+    pub(crate) decisions: Vec<PacketDecision>,
     /// The counts of `decisions`: held-back packets are in none.
-    pub(super) result: MergeResult,
+    pub(crate) result: MergeResult,
 }
 
 /// Installs (new skills and updates) by origin, in order of first appearance.
-pub(super) fn installs_by_origin(decisions: &[PacketDecision]) -> PerOrigin {
+pub(crate) fn installs_by_origin(decisions: &[PacketDecision]) -> PerOrigin {
     decisions.iter().filter(|d| d.decision.installs()).map(|d| d.packet.origin_instance.as_str()).collect()
 }
 
 /// The new skills of an update, all under the one `account` that sent it.
-pub(super) fn new_by_sender(decisions: &[PacketDecision], account: &str) -> PerOrigin {
+pub(crate) fn new_by_sender(decisions: &[PacketDecision], account: &str) -> PerOrigin {
     decisions.iter().filter(|d| d.decision == Decision::New).map(|_| account).collect()
 }
 
 /// Leaves out the installs beyond the room of their origin, and the new
 /// packets beyond the room of the sender, in `excess` (the update has one
 /// sender: a sender excess applies to all its new packets).
-pub(super) fn admit(outcome: MergeOutcome, excess: &[OriginExcess]) -> Admitted {
+pub(crate) fn admit(outcome: MergeOutcome, excess: &[OriginExcess]) -> Admitted {
     if excess.is_empty() {
         // Nothing left out: the protocol's answer counts these very decisions.
         return Admitted { decisions: outcome.decisions, result: outcome.result };

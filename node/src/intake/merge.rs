@@ -221,11 +221,11 @@ pub fn merge(
 
 /// The store's view of the named skills, with the keys their packets'
 /// origins are known by (`SPEC.md` §13.6).
-struct Keyed<'a> {
-    skills: &'a HashMap<String, StoredSkill>,
-    keys: HashMap<String, String>,
+pub(crate) struct Keyed<'a> {
+    pub(crate) skills: &'a HashMap<String, StoredSkill>,
+    pub(crate) keys: HashMap<String, String>,
     /// The revoked versions of the update's names, by (name, digest).
-    revoked: HashMap<(String, String), String>,
+    pub(crate) revoked: HashMap<(String, String), String>,
 }
 
 impl StoreView for Keyed<'_> {
@@ -243,7 +243,7 @@ impl StoreView for Keyed<'_> {
 }
 
 /// Every origin the packets of `update` claim: on the packet, and in its signature.
-fn signers(update: &KnowledgeUpdate) -> impl Iterator<Item = &str> {
+pub(crate) fn signers(update: &KnowledgeUpdate) -> impl Iterator<Item = &str> {
     update.skills.iter().flat_map(|p| {
         std::iter::once(p.origin_instance.as_str())
             .chain(p.origin_signature.as_ref().map(|s| s.instance.as_str()))
@@ -262,7 +262,12 @@ fn learn_first_keys(tx: &Tx<'_>, decisions: &[PacketDecision]) -> Result<(), Sto
 }
 
 /// The decision about the installs of one origin (or of the sender) over its limits.
-fn over_limit(e: &OriginExcess, sender: &Sender, verdict: Verdict, reason: String) -> decision_log::Decision {
+pub(crate) fn over_limit(
+    e: &OriginExcess,
+    sender: &Sender,
+    verdict: Verdict,
+    reason: String,
+) -> decision_log::Decision {
     decision_log::Decision {
         skill: "*".to_owned(),
         origin: e.origin.clone(),
@@ -276,7 +281,7 @@ fn over_limit(e: &OriginExcess, sender: &Sender, verdict: Verdict, reason: Strin
 }
 
 /// The decision log's account of one applied decision.
-fn logged(
+pub(crate) fn logged(
     d: &PacketDecision,
     sender: &Sender,
     verdict: Verdict,
@@ -321,7 +326,7 @@ fn set_aside_withdrawals(
 
 /// Why an install happened, for the audit log: its confidence, and for the
 /// same content held at a lower confidence, that it was raised and why.
-fn install_reason(d: &PacketDecision, held: Option<&StoredSkill>, sender: &Sender) -> String {
+pub(crate) fn install_reason(d: &PacketDecision, held: Option<&StoredSkill>, sender: &Sender) -> String {
     let raised_from = held
         .filter(|h| h.integrity_hash == d.packet.integrity_hash && h.deprecated == d.packet.deprecated)
         .and_then(|h| h.confidence);

@@ -33,8 +33,8 @@
 
 mod approve;
 mod bundles;
-mod hold_back;
-mod merge;
+pub(crate) mod hold_back;
+pub(crate) mod merge;
 mod outcomes;
 mod review;
 mod revoke;
@@ -152,7 +152,7 @@ impl Sender {
 
     /// Whether an accepted `packet` is re-served: only when both the sender
     /// and our policy allow it.
-    fn reshares(&self, packet: &SkillPacket) -> bool {
+    pub(crate) fn reshares(&self, packet: &SkillPacket) -> bool {
         self.reshare && packet.shareable
     }
 

@@ -59,6 +59,8 @@
 //!   the versions held — pinned or locked — which pruning keeps (#25).
 //! - `revocations`: versions their origins revoked (`SPEC.md` §14): refused,
 //!   not served, sent on; a received skill going back from one.
+//! - [`hub`]: the hub store — the serving path on PostgreSQL, shared by
+//!   several replicas (`--store postgres://…`).
 //! - `blob_files`: the blobs' bytes, files under `<data>/blobs/`, written
 //!   through a temporary file, checked, synced and renamed.
 
@@ -67,6 +69,7 @@ mod blob_files;
 mod blobs;
 mod deletions;
 mod folder_entries;
+pub mod hub;
 pub mod identity;
 mod inbox;
 pub mod origin_limits;
@@ -126,6 +129,12 @@ pub enum StoreError {
     /// SQLite reported an error.
     #[error("database error: {0}")]
     Sqlite(#[from] rusqlite::Error),
+    /// PostgreSQL reported an error (the hub store, `--store postgres://…`).
+    #[error("PostgreSQL error: {0}")]
+    Postgres(#[from] postgres::Error),
+    /// `--store` does not name a store this node can open.
+    #[error("invalid --store: {0}; give postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE")]
+    BadStoreUrl(String),
     /// The data folder could not be created or read.
     #[error("cannot use the data folder: {0}")]
     Io(#[from] std::io::Error),

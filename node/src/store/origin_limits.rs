@@ -10,7 +10,9 @@
 //! and operator approvals never count. The counts live in the store (tables
 //! `origin_installs` and `sender_installs`: per key and second, how many
 //! were installed), so a restart does not reset a window and a CLI
-//! pull beside a running server shares it. The check runs inside the merge's
+//! pull beside a running server shares it; a hub's live in its database
+//! (`hub_installs`), so its replicas share them — the decisions are made by
+//! the same code over either (`Counts`). The check runs inside the merge's
 //! write transaction, against the decisions just computed and before any of
 //! them is applied: a refused update leaves no trace, and two writers cannot
 //! both squeeze under a limit.
@@ -247,36 +249,71 @@ impl PerOrigin {
     }
 }
 
-/// Installs counted for `origin` after `after` (Unix seconds, exclusive).
-fn installed_since(conn: &Connection, per: Per, origin: &str, after: i64) -> Result<u64, StoreError> {
-    let (table, key) = per.table();
-    let n: i64 = conn
-        .prepare_cached(&format!(
-            "SELECT COALESCE(SUM(installs), 0) FROM {table} WHERE {key} = ?1 AND at > ?2"
+/// Where the installs are counted: the SQLite store's tables, or the hub's
+/// (`super::hub`); the limits are decided the same way over either.
+pub(crate) trait Counts {
+    /// The installs counted for `origin` after `after` (Unix seconds,
+    /// exclusive), as (second, installs), oldest first.
+    fn installs_after(&self, per: Per, origin: &str, after: i64) -> Result<Vec<(i64, i64)>, StoreError>;
+
+    /// Counts `n` installs for `origin` at `now`.
+    fn add_installs(&self, per: Per, origin: &str, now: i64, n: u64) -> Result<(), StoreError>;
+
+    /// Forgets the counts at or before `before`.
+    fn forget_installs(&self, per: Per, before: i64) -> Result<(), StoreError>;
+}
+
+impl Counts for Connection {
+    fn installs_after(&self, per: Per, origin: &str, after: i64) -> Result<Vec<(i64, i64)>, StoreError> {
+        let (table, key) = per.table();
+        let mut stmt = self.prepare_cached(&format!(
+            "SELECT at, installs FROM {table} WHERE {key} = ?1 AND at > ?2 ORDER BY at"
+        ))?;
+        let rows = stmt.query_map(params![origin, after], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    fn add_installs(&self, per: Per, origin: &str, now: i64, n: u64) -> Result<(), StoreError> {
+        let (table, key) = per.table();
+        self.prepare_cached(&format!(
+            "INSERT INTO {table} ({key}, at, installs) VALUES (?1, ?2, ?3)
+             ON CONFLICT ({key}, at) DO UPDATE SET installs = installs + excluded.installs"
         ))?
-        .query_row(params![origin, after], |r| r.get(0))?;
-    Ok(u64::try_from(n).unwrap_or(0))
+        .execute(params![origin, now, i64::try_from(n).unwrap_or(i64::MAX)])?;
+        Ok(())
+    }
+
+    fn forget_installs(&self, per: Per, before: i64) -> Result<(), StoreError> {
+        let (table, _) = per.table();
+        self.prepare_cached(&format!("DELETE FROM {table} WHERE at <= ?1"))?.execute(params![before])?;
+        Ok(())
+    }
+}
+
+/// Installs counted for `origin` after `after` (Unix seconds, exclusive).
+fn installed_since(
+    counts: &(impl Counts + ?Sized),
+    per: Per,
+    origin: &str,
+    after: i64,
+) -> Result<u64, StoreError> {
+    let rows = counts.installs_after(per, origin, after)?;
+    Ok(rows.iter().map(|&(_, n)| u64::try_from(n).unwrap_or(0)).sum())
 }
 
 /// Seconds until `need` of the installs now in `window` have left it; a
 /// whole window when fewer than `need` are in it (installs made now must age
 /// out too).
 fn wait_for(
-    conn: &Connection,
+    counts: &(impl Counts + ?Sized),
     per: Per,
     origin: &str,
     window: Window,
     need: u64,
     now: i64,
 ) -> Result<u64, StoreError> {
-    let (table, key) = per.table();
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT at, installs FROM {table} WHERE {key} = ?1 AND at > ?2 ORDER BY at"
-    ))?;
-    let mut rows = stmt.query(params![origin, now - window.seconds()])?;
     let mut expired = 0u64;
-    while let Some(row) = rows.next()? {
-        let (at, installs): (i64, i64) = (row.get(0)?, row.get(1)?);
+    for (at, installs) in counts.installs_after(per, origin, now - window.seconds())? {
         expired += u64::try_from(installs).unwrap_or(0);
         if expired >= need {
             return Ok(u64::try_from(at + window.seconds() - now).unwrap_or(1).max(1));
@@ -288,8 +325,8 @@ fn wait_for(
 /// The origins of `arriving` whose installs do not all fit under
 /// `limits` at `now`, each with how many fit now (`room`, over every window)
 /// and how long until all of them fit. Empty: everything fits.
-fn assess(
-    conn: &Connection,
+pub(crate) fn assess(
+    conn: &(impl Counts + ?Sized),
     per: Per,
     limits: &OriginLimits,
     arriving: &PerOrigin,
@@ -344,21 +381,19 @@ fn assess(
 
 /// Counts the skills just installed from each origin, and forgets counts
 /// older than the longest window.
-fn record(conn: &Connection, per: Per, installed: &PerOrigin, now: i64) -> Result<(), StoreError> {
+pub(crate) fn record(
+    counts: &(impl Counts + ?Sized),
+    per: Per,
+    installed: &PerOrigin,
+    now: i64,
+) -> Result<(), StoreError> {
     if installed.order.is_empty() {
         return Ok(());
     }
-    let (table, key) = per.table();
-    let mut insert = conn.prepare_cached(&format!(
-        "INSERT INTO {table} ({key}, at, installs) VALUES (?1, ?2, ?3)
-         ON CONFLICT ({key}, at) DO UPDATE SET installs = installs + excluded.installs"
-    ))?;
     for (origin, n) in installed.iter() {
-        insert.execute(params![origin, now, i64::try_from(n).unwrap_or(i64::MAX)])?;
+        counts.add_installs(per, origin, now, n)?;
     }
-    conn.prepare_cached(&format!("DELETE FROM {table} WHERE at <= ?1"))?
-        .execute(params![now - Window::Day.seconds()])?;
-    Ok(())
+    counts.forget_installs(per, now - Window::Day.seconds())
 }
 
 impl Tx<'_> {
@@ -374,12 +409,12 @@ impl Tx<'_> {
         arriving: &PerOrigin,
         now: i64,
     ) -> Result<Vec<OriginExcess>, StoreError> {
-        assess(self.sql, per, limits, arriving, now)
+        assess(&**self.sql, per, limits, arriving, now)
     }
 
     /// Counts the installs just made for each origin (or sender) at `now`.
     pub fn count_new_installs(&self, per: Per, installed: &PerOrigin, now: i64) -> Result<(), StoreError> {
-        record(self.sql, per, installed, now)
+        record(&**self.sql, per, installed, now)
     }
 }
 

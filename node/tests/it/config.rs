@@ -194,6 +194,33 @@ fn observe(key: &str) -> Observation {
             // mDNS on sends multicast beyond 127.0.0.0/8, which tests must
             // not; discovery.rs runs it in a private network namespace.
             "mdns" => return shown_from_file("", "mdns = true", "mdns", true.into()),
+            // The real binary given a hub's database in the file serves as a
+            // replica of it: here a database nothing answers for (tests start
+            // PostgreSQL only where it is installed: hub.rs), so it stops,
+            // naming --store and not the URL's password.
+            "store" => {
+                let setup = FileSetup::new();
+                let file =
+                    setup.write(&[("", "store = \"postgres://ecp:hunter2@127.0.0.1:1/none\"".to_owned())]);
+                let output = std::process::Command::new(env!("CARGO_BIN_EXE_ecp-node"))
+                    .args([
+                        "serve",
+                        "--config",
+                        file.to_str().unwrap(),
+                        "--no-mdns",
+                        "--listen",
+                        "127.0.0.1:0",
+                    ])
+                    .args(["--data", setup.path("data").to_str().unwrap()])
+                    .env_clear()
+                    .stdin(std::process::Stdio::null())
+                    .output()
+                    .expect("the binary runs");
+                let stderr = String::from_utf8_lossy(&output.stderr);
+                ensure!(!output.status.success(), "serve with an unreachable store started");
+                ensure!(stderr.contains("cannot use the hub's database (--store)"), "{stderr}");
+                ensure!(!stderr.contains("hunter2"), "the password is shown: {stderr}");
+            }
             "server.health_listen" => {
                 let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
                 let (_s, node) = node_with("server", format!("health_listen = \"127.0.0.1:{port}\"")).await;

@@ -123,3 +123,7 @@ mod outcomes;
 mod agents;
 // outcomes_mesh: outcome evidence travels by pull and push, weighed by trust, counted once per observer; the evidence policy; --mesh; a push's stats.
 mod outcomes_mesh;
+// pg: a PostgreSQL server of a test's own (initdb in a temporary folder); skipped, saying why, where none can start.
+mod pg;
+// hub: hub replicas on one PostgreSQL database — served by one after a push to another, LISTEN/NOTIFY, shared limits and replay protection, migrations.
+mod hub;

@@ -1,0 +1,1 @@
+SELECT value FROM hub_meta WHERE key = 'sequence';

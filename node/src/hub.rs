@@ -1,0 +1,175 @@
+//! A hub replica (#18 item 5): `ecp-node serve --store postgres://…`. It
+//! serves the ECP endpoints (manifest, listings, one version, pushes) and
+//! the health endpoints from the hub's database ([`HubStore`]); every
+//! replica given the same database serves the same skill set, as the same
+//! instance, so a load balancer may send any request to any of them.
+//!
+//! A replica keeps nothing a restart would lose: it may be started, killed
+//! or replaced at any time. What needs a folder of a node's own is refused
+//! at start, with what to do instead: peers to federate with, agents'
+//! folders, skills folders. The local `/v1/` API, the status page and
+//! bundles' blobs are not served (their paths answer the usual JSON 404).
+//! The replica keeps its metrics in a small library of its own under
+//! `<data>/hub-replica`, from which nothing is served.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use crate::config::Config;
+use crate::http::{self, AppState};
+use crate::library::Library;
+use crate::store::StoreError;
+use crate::store::hub::{DEFAULT_POOL, HubStore};
+
+/// The folder under the data folder a replica keeps its own library in.
+pub const REPLICA_DIR: &str = "hub-replica";
+
+/// Why a hub replica could not start.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum HubError {
+    /// The database could not be reached, migrated or read.
+    #[error("cannot use the hub's database (--store): {0}")]
+    Store(#[from] StoreError),
+    /// Something configured needs a folder of the node's own.
+    #[error("a hub replica (--store) does not {0}")]
+    Refused(String),
+    /// The listen address could not be bound.
+    #[error("cannot listen on {addr}: {source}; choose another with --listen")]
+    Bind {
+        /// The address.
+        addr: SocketAddr,
+        /// Cause.
+        source: std::io::Error,
+    },
+    /// A certificate or key file is missing or unusable.
+    #[error(transparent)]
+    Tls(#[from] crate::tls::TlsError),
+}
+
+/// A running hub replica.
+#[derive(Debug)]
+pub struct HubNode {
+    local_addr: SocketAddr,
+    hub: Arc<HubStore>,
+    shutdown: Option<watch::Sender<bool>>,
+    server: JoinHandle<std::io::Result<()>>,
+    /// Lets go of cached answers on each change any replica commits.
+    follower: JoinHandle<()>,
+}
+
+/// What `config` asks of a node that a hub replica cannot do, if anything.
+fn refused(config: &Config) -> Option<String> {
+    if config.peers_file.is_some() {
+        return Some(
+            "federate with peers (--peers): run a node of its own beside the hub and let it push to the hub"
+                .into(),
+        );
+    }
+    if !config.agents.is_empty() {
+        return Some(
+            "fill agents' folders ([[agent]]): agents pull from the hub, or a node of their own does".into(),
+        );
+    }
+    if config.sharing.folders.len() > 1 {
+        return Some(
+            "import skills folders (--skills-dir): push a folder's skills to the hub from a node".into(),
+        );
+    }
+    None
+}
+
+impl HubNode {
+    /// Connects to the hub's database (`config.store`), migrating it on
+    /// first use, binds and starts serving.
+    pub async fn bind(config: Config) -> Result<HubNode, HubError> {
+        crate::tls::install_default_provider();
+        if let Some(why) = refused(&config) {
+            return Err(HubError::Refused(why));
+        }
+        let Some(url) = config.store.clone() else {
+            return Err(HubError::Refused("start without --store".into()));
+        };
+        let server_tls = {
+            let files = config.tls.clone();
+            tokio::task::spawn_blocking(move || crate::tls::ServerTls::load(&files))
+                .await
+                .expect("reading certificate files does not panic")?
+        };
+        let weak = crate::config::weak_secrets(&config, &crate::config::PeersConfig::default());
+        for w in &weak {
+            if !config.listen.ip().is_loopback() {
+                return Err(HubError::Refused(format!("listen beyond loopback with a weak secret: {w}")));
+            }
+            tracing::warn!("{w} (accepted on loopback only)");
+        }
+        let (limits, replica) = (config.merge_limits(), config.data_dir.join(REPLICA_DIR));
+        let (hub, library) = tokio::task::spawn_blocking(move || {
+            let hub = HubStore::connect(url.expose(), DEFAULT_POOL, limits)?;
+            let library = Library::open(&replica, &replica.join("skills"))?;
+            Ok::<_, StoreError>((Arc::new(hub), library))
+        })
+        .await
+        .expect("connecting to the hub's database does not panic")?;
+        let listener = TcpListener::bind(config.listen)
+            .await
+            .map_err(|source| HubError::Bind { addr: config.listen, source })?;
+        let local_addr =
+            listener.local_addr().map_err(|source| HubError::Bind { addr: config.listen, source })?;
+        let (header_read_timeout, connections) = (config.header_read_timeout, config.connections);
+        let metrics = library.metrics().clone();
+        let state = AppState::hub(library, hub.clone(), config);
+        let follower = http::follow_changes(state.clone());
+        let router = http::hub_app(state);
+        let (tx, mut rx) = watch::channel(false);
+        let server = tokio::spawn(crate::serve::serve(
+            listener,
+            router,
+            header_read_timeout,
+            connections,
+            metrics,
+            server_tls.map(|t| t.acceptor),
+            async move {
+                let _ = rx.wait_for(|stop| *stop).await;
+            },
+        ));
+        Ok(HubNode { local_addr, hub, shutdown: Some(tx), server, follower })
+    }
+
+    /// The address it listens on.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// Its base URL (`http://127.0.0.1:PORT`).
+    pub fn url(&self) -> String {
+        format!("http://{}", crate::node::reachable_locally(self.local_addr))
+    }
+
+    /// The hub's store, as this replica holds it.
+    pub fn store(&self) -> &Arc<HubStore> {
+        &self.hub
+    }
+
+    /// Serves until `signal` completes, then shuts down gracefully.
+    pub async fn run_until(mut self, signal: impl Future<Output = ()>) -> std::io::Result<()> {
+        tokio::select! {
+            () = signal => {}
+            result = &mut self.server => return result.unwrap_or(Ok(())),
+        }
+        self.shutdown().await
+    }
+
+    /// Stops accepting and lets requests in flight finish.
+    pub async fn shutdown(mut self) -> std::io::Result<()> {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(true);
+        }
+        self.follower.abort();
+        (&mut self.server).await.unwrap_or(Ok(()))
+    }
+}

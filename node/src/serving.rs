@@ -1,0 +1,160 @@
+//! The ECP serving path's one store interface: what the manifest, the
+//! listings, one version by digest, a push and the replay check of signed
+//! requests need from a store — on either backend: the node's own library
+//! (SQLite, [`Library`]) or a hub's PostgreSQL database ([`HubStore`],
+//! `--store postgres://…`), which several replicas share.
+//!
+//! The HTTP handlers of the ECP endpoints go through [`Serving`] only; the
+//! reads block (async callers use `spawn_blocking`), except
+//! [`Serving::sequence`] and [`Serving::admit_nonce`], which are async so
+//! that the node's own store answers them from memory without a thread hop.
+
+use std::sync::Arc;
+
+use ecp_protocol::identity::NodeKey;
+use ecp_protocol::wire::{PROFILE_ECP_1_3, PROFILE_PROPOSALS, PROFILE_REVOCATIONS, PROFILE_VERSIONS};
+use ecp_protocol::{KnowledgeUpdate, MergeResult, SkillPacket, StandardPolicy};
+use tokio::sync::watch;
+
+use crate::intake::Sender;
+use crate::library::Library;
+use crate::store::hub::HubStore;
+use crate::store::{FeedRow, StoreError, Summary};
+
+/// The store the ECP endpoints serve from.
+#[derive(Debug, Clone)]
+pub enum Serving {
+    /// The node's own library: SQLite and the skills folder.
+    Local(Box<Library>),
+    /// A hub replica: the shared PostgreSQL database.
+    Hub(Arc<HubStore>),
+}
+
+impl Serving {
+    /// The instance id the node serves as.
+    pub fn instance_id(&self) -> &str {
+        match self {
+            Serving::Local(library) => library.store().instance_id(),
+            Serving::Hub(hub) => hub.instance_id(),
+        }
+    }
+
+    /// The key the node signs what it authors with.
+    pub fn node_key(&self) -> &NodeKey {
+        match self {
+            Serving::Local(library) => library.store().node_key(),
+            Serving::Hub(hub) => hub.node_key(),
+        }
+    }
+
+    /// The optional profiles served (the manifest's `profiles`): a hub
+    /// holds no blobs and takes no revocations.
+    pub fn profiles(&self) -> Vec<String> {
+        let listed: &[&str] = match self {
+            Serving::Local(_) => &[PROFILE_ECP_1_3, PROFILE_VERSIONS, PROFILE_REVOCATIONS, PROFILE_PROPOSALS],
+            Serving::Hub(_) => &[PROFILE_VERSIONS],
+        };
+        listed.iter().map(|p| (*p).to_owned()).collect()
+    }
+
+    /// The sequence number of the newest change: the library's from
+    /// memory, a hub's from the database (another replica may have
+    /// committed since this one last looked).
+    pub async fn sequence(&self) -> Result<i64, StoreError> {
+        match self {
+            Serving::Local(library) => Ok(library.sequence()),
+            Serving::Hub(hub) => {
+                let hub = hub.clone();
+                tokio::task::spawn_blocking(move || hub.sequence()).await.map_err(joined)?
+            }
+        }
+    }
+
+    /// Follows the newest sequence number.
+    pub fn subscribe(&self) -> watch::Receiver<i64> {
+        match self {
+            Serving::Local(library) => library.subscribe(),
+            Serving::Hub(hub) => hub.subscribe(),
+        }
+    }
+
+    /// Counts and names for the manifest; blocking.
+    pub fn summary(&self) -> Result<Summary, StoreError> {
+        match self {
+            Serving::Local(library) => library.store().summary(),
+            Serving::Hub(hub) => hub.summary(),
+        }
+    }
+
+    /// Visits every served packet in sequence order; returns the sequence
+    /// number they are current at; blocking.
+    pub fn each_feed_row(
+        &self,
+        visit: impl FnMut(FeedRow<'_>) -> Result<(), StoreError>,
+    ) -> Result<i64, StoreError> {
+        match self {
+            Serving::Local(library) => library.store().each_feed_row(visit),
+            Serving::Hub(hub) => hub.each_feed_row(visit),
+        }
+    }
+
+    /// Uses and successes reported of every skill (none on a hub); blocking.
+    pub fn outcome_totals(&self) -> Result<(i64, i64), StoreError> {
+        match self {
+            Serving::Local(library) => library.store().outcome_totals(),
+            Serving::Hub(_) => Ok((0, 0)),
+        }
+    }
+
+    /// The revocations recorded after `since` (none on a hub); blocking.
+    pub fn revocations_after(&self, since: i64) -> Result<Vec<(i64, String)>, StoreError> {
+        match self {
+            Serving::Local(library) => library.store().revocations_after(since),
+            Serving::Hub(_) => Ok(Vec::new()),
+        }
+    }
+
+    /// The version of `name` with `digest`, if it is served; blocking.
+    pub fn servable(&self, name: &str, digest: &str) -> Result<Option<SkillPacket>, StoreError> {
+        match self {
+            Serving::Local(library) => crate::versions::servable(library, name, digest),
+            Serving::Hub(hub) => hub.servable(name, digest),
+        }
+    }
+
+    /// Merges a pushed update; blocking.
+    pub fn merge(
+        &self,
+        update: KnowledgeUpdate,
+        sender: &Sender,
+        policy: &StandardPolicy,
+    ) -> Result<MergeResult, StoreError> {
+        match self {
+            Serving::Local(library) => library.merge(update, sender, policy),
+            Serving::Hub(hub) => hub.merge(update, sender, policy),
+        }
+    }
+
+    /// Admits the nonce of a signed request by `key_id` across replicas:
+    /// false when another replica admitted it already (a replay). The
+    /// node's own store has nothing to add to its in-memory nonce cache,
+    /// which checked it already.
+    pub async fn admit_nonce(&self, key_id: &str, nonce: &str) -> Result<bool, StoreError> {
+        match self {
+            Serving::Local(_) => Ok(true),
+            Serving::Hub(hub) => {
+                let (hub, key_id, nonce) = (hub.clone(), key_id.to_owned(), nonce.to_owned());
+                let now = crate::store::origin_limits::unix_now();
+                // Kept as long as a timestamp can be within the skew either side of now.
+                let until = now + 2 * ecp_protocol::signed_auth::MAX_CLOCK_SKEW_SECS;
+                tokio::task::spawn_blocking(move || hub.admit_nonce(&key_id, &nonce, until, now))
+                    .await
+                    .map_err(joined)?
+            }
+        }
+    }
+}
+
+fn joined(e: tokio::task::JoinError) -> StoreError {
+    StoreError::Io(std::io::Error::other(e.to_string()))
+}

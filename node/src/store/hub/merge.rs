@@ -1,0 +1,400 @@
+//! A push to the hub, in one PostgreSQL transaction: read the view, let the
+//! protocol decide ([`ecp_protocol::merge_knowledge`]), check the
+//! per-origin and per-sender limits, then install, quarantine (with the
+//! reason) and audit — the same decisions, limits and log lines as the
+//! SQLite node's merge ([`crate::intake::merge()`]), whose parts it uses.
+//!
+//! Writers of every replica queue on the row of the sequence number
+//! (`FOR UPDATE`), taken first: the view a merge decides on cannot change
+//! under it, the limits cannot be squeezed under twice, and sequence
+//! numbers commit in order. The commit is announced with `NOTIFY`.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use ecp_protocol::merge::{SenderKind, Stage, content_key, origin_verified};
+use ecp_protocol::scan::Severity;
+use ecp_protocol::{
+    Decision, KnowledgeUpdate, MergeResult, PacketDecision, SkillKind, SkillPacket, StandardPolicy,
+    StoredSkill, Timestamp, merge_knowledge,
+};
+use postgres::Transaction;
+
+use super::{CHANNEL, HubStore, packed};
+use crate::decision_log::{self, Decisions, Verdict};
+use crate::intake::Sender;
+use crate::intake::hold_back::{admit, installs_by_origin, new_by_sender};
+use crate::intake::merge::{Keyed, install_reason, logged, over_limit, signers};
+use crate::store::origin_limits::{Counts, Per, assess, record, unix_now};
+use crate::store::{OriginLimited, StoreError, from_json, now, to_json};
+
+impl HubStore {
+    /// Merges a pushed `update` from `sender` under `policy`, applying every
+    /// decision in one transaction; blocking. An update that would take an
+    /// origin or the sender over its limits is refused whole
+    /// ([`StoreError::OriginLimited`]) and changes nothing. Withdrawals are
+    /// applied as they come (a hub has no deletion guard: no folder to clear).
+    pub fn merge(
+        &self,
+        mut update: KnowledgeUpdate,
+        sender: &Sender,
+        policy: &StandardPolicy,
+    ) -> Result<MergeResult, StoreError> {
+        // A hub holds no blobs: a bundle is its plain SKILL.md, as for any
+        // node without the ecp-1.3 profile (SPEC §12.1.1); revocations are
+        // not a profile it lists.
+        for packet in &mut update.skills {
+            packet.files.clear();
+            packet.bundle_digest.clear();
+        }
+        update.revocations.clear();
+        let source = sender.source().to_string();
+        let mut conn = self.pool.get()?;
+        let mut tx = conn.transaction()?;
+        let row = tx.query_one("SELECT value FROM hub_meta WHERE key = 'sequence' FOR UPDATE", &[])?;
+        let first_seq: i64 = row
+            .get::<_, String>(0)
+            .parse()
+            .map_err(|_| StoreError::Corrupt("the hub's sequence number".into()))?;
+        let ctx = sender.context(&self.instance_id);
+        let names: Vec<&str> = update.skills.iter().map(|p| p.skill_name.as_str()).collect();
+        let content = update.skills.iter().any(|p| !origin_verified(p, &ctx));
+        let view = view(&mut tx, &names, content)?;
+        let signers: Vec<String> = signers(&update).map(str::to_owned).collect();
+        let keyed = Keyed { skills: &view, keys: origin_keys(&mut tx, &signers)?, revoked: HashMap::new() };
+        let outcome = merge_knowledge(update, &keyed, policy, &ctx);
+        let at = unix_now();
+        let limits = &self.limits;
+        let (by_origin, by_sender) =
+            (installs_by_origin(&outcome.decisions), new_by_sender(&outcome.decisions, &sender.account));
+        let excess = {
+            let counts = PgCounts(RefCell::new(&mut tx));
+            let mut excess = assess(&counts, Per::Origin, &limits.origin, &by_origin, at)?;
+            excess.extend(assess(&counts, Per::Sender, &limits.sender, &by_sender, at)?);
+            excess
+        };
+        if !excess.is_empty() {
+            let mut refused = Decisions::default();
+            for e in &excess {
+                refused.push(over_limit(
+                    e,
+                    sender,
+                    Verdict::Refused,
+                    format!("the whole update is refused: {e}"),
+                ));
+            }
+            refused.log();
+            return Err(OriginLimited { excess }.into());
+        }
+        let admitted = admit(outcome, &[]);
+        let mut writer = Writer { tx, seq: first_seq, source: &source, depth: limits.history_depth };
+        let mut log = Decisions::default();
+        writer.apply(&admitted.decisions, &view, sender, limits.quarantine.body, &mut log)?;
+        let Writer { mut tx, seq, .. } = writer;
+        for d in admitted.decisions.iter().filter(|d| !matches!(d.decision, Decision::Rejected { .. })) {
+            if let Some(signature) = &d.packet.origin_signature {
+                tx.execute(
+                    "INSERT INTO hub_origin_keys (instance, key_id, recorded_at) VALUES ($1, $2, $3)
+                     ON CONFLICT (instance) DO NOTHING",
+                    &[&d.packet.origin_instance, &signature.key_id, &now().to_string()],
+                )?;
+            }
+        }
+        {
+            let counts = PgCounts(RefCell::new(&mut tx));
+            record(&counts, Per::Origin, &by_origin, at)?;
+            record(&counts, Per::Sender, &by_sender, at)?;
+        }
+        evict_quarantine(&mut tx, limits.quarantine.entries, limits.quarantine.bytes)?;
+        if seq > first_seq {
+            tx.execute("UPDATE hub_meta SET value = $1 WHERE key = 'sequence'", &[&seq.to_string()])?;
+            // Delivered to every listening replica when (and only if) this commits.
+            tx.execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &seq.to_string()])?;
+        }
+        tx.commit()?;
+        if seq > first_seq {
+            super::listen::raise(&self.sequence, seq);
+        }
+        log.log();
+        Ok(admitted.result)
+    }
+}
+
+/// The merge's view of the named skills (tombstones included); with
+/// `content`, each with its body's content key (echoes, `SPEC.md` §6.6.4).
+fn view(
+    tx: &mut Transaction<'_>,
+    names: &[&str],
+    content: bool,
+) -> Result<HashMap<String, StoredSkill>, StoreError> {
+    let mut view = HashMap::with_capacity(names.len());
+    let rows = tx.query(
+        "SELECT name, kind, origin, integrity_hash, created_at, deprecated, confidence, origin_verified,
+                CASE WHEN $2 THEN packet END, origin_key
+         FROM hub_skills WHERE name = ANY($1)",
+        &[&names, &content],
+    )?;
+    for row in rows {
+        let content_key = match row.get::<_, Option<&[u8]>>(8) {
+            Some(frame) => {
+                let packet: SkillPacket = from_json(&packed::json(rusqlite::types::ValueRef::Blob(frame))?)?;
+                Some(content_key(&packet.skill_body))
+            }
+            None => None,
+        };
+        let kind = if row.get::<_, &str>(1) == "local" { SkillKind::Local } else { SkillKind::External };
+        view.insert(
+            row.get(0),
+            StoredSkill {
+                kind,
+                origin: row.get(2),
+                integrity_hash: row.get(3),
+                created_at: Timestamp::parse(row.get(4)).unwrap_or_default(),
+                deprecated: row.get(5),
+                confidence: Some(row.get(6)),
+                bundle_digest: String::new(),
+                origin_verified: row.get(7),
+                content_key,
+                origin_key: row.get(9),
+            },
+        );
+    }
+    Ok(view)
+}
+
+/// The keys the named origins are known by.
+fn origin_keys(
+    tx: &mut Transaction<'_>,
+    instances: &[String],
+) -> Result<HashMap<String, String>, StoreError> {
+    let rows =
+        tx.query("SELECT instance, key_id FROM hub_origin_keys WHERE instance = ANY($1)", &[&instances])?;
+    Ok(rows.into_iter().map(|r| (r.get(0), r.get(1))).collect())
+}
+
+/// Drops the oldest quarantine entries beyond `entries` or `bytes`.
+fn evict_quarantine(tx: &mut Transaction<'_>, entries: u64, bytes: u64) -> Result<(), StoreError> {
+    let (entries, bytes) =
+        (i64::try_from(entries).unwrap_or(i64::MAX), i64::try_from(bytes).unwrap_or(i64::MAX));
+    tx.execute(
+        "DELETE FROM hub_quarantine WHERE id IN (
+             SELECT id FROM (
+                 SELECT id, (SUM(bytes) OVER (ORDER BY id DESC))::BIGINT AS held, ROW_NUMBER() OVER (ORDER BY id DESC) AS n
+                 FROM hub_quarantine) newest
+             WHERE held > $1 OR n > $2)",
+        &[&bytes, &entries],
+    )?;
+    Ok(())
+}
+
+/// The writes of one merge, each change taking the next sequence number.
+struct Writer<'a, 't> {
+    tx: Transaction<'t>,
+    /// The sequence number of the last change written.
+    seq: i64,
+    source: &'a str,
+    /// Superseded versions kept per skill.
+    depth: u64,
+}
+
+impl Writer<'_, '_> {
+    /// Installs, quarantines and audits each decision, in update order, and
+    /// adds it to the decisions to log.
+    fn apply(
+        &mut self,
+        decisions: &[PacketDecision],
+        view: &HashMap<String, StoredSkill>,
+        sender: &Sender,
+        body_cap: u64,
+        log: &mut Decisions,
+    ) -> Result<(), StoreError> {
+        let (mut unchanged, mut echoes) = (0usize, 0usize);
+        for d in decisions {
+            let name = d.packet.skill_name.as_str();
+            match &d.decision {
+                Decision::New | Decision::Updated { .. } => {
+                    self.install(&d.packet, sender.reshares(&d.packet))?;
+                    let label = if d.decision == Decision::New { "new" } else { "updated" };
+                    let reason = install_reason(d, view.get(name), sender);
+                    self.audit(name, label, &reason)?;
+                    let verdict = match (&d.decision, d.packet.deprecated) {
+                        (Decision::New, _) => Verdict::New,
+                        (_, true) => Verdict::Withdrawn,
+                        (_, false) => Verdict::Updated,
+                    };
+                    let warned = d.warnings.iter().map(|w| format!("; warning: {w}")).collect::<String>();
+                    log.push(logged(d, sender, verdict, "merge", &format!("{reason}{warned}")));
+                }
+                Decision::Unchanged => unchanged += 1,
+                Decision::Echo => echoes += 1,
+                Decision::Rejected { stage, reason } => {
+                    self.quarantine(d, sender, *stage, reason, body_cap)?;
+                    self.audit(name, &format!("rejected:{}", stage.name()), reason)?;
+                    let mut refused = logged(d, sender, Verdict::Refused, stage.name(), reason);
+                    if *stage == Stage::Safety {
+                        refused.finding = decision_log::top_finding(&d.findings, Severity::Info).cloned();
+                    }
+                    log.push(refused);
+                }
+            }
+        }
+        if unchanged > 0 {
+            self.audit("*", "unchanged", &format!("{unchanged} packets"))?;
+        }
+        if echoes > 0 {
+            self.audit("*", "echo", &format!("{echoes} packets"))?;
+        }
+        Ok(())
+    }
+
+    /// Writes `packet` as the new current version of its skill, keeping
+    /// `depth` superseded versions.
+    fn install(&mut self, packet: &SkillPacket, shareable: bool) -> Result<(), StoreError> {
+        self.seq += 1;
+        let recorded = now().to_string();
+        let frame = packed::pack(&to_json(packet));
+        let version: i64 = self
+            .tx
+            .query_opt("SELECT version FROM hub_skills WHERE name = $1", &[&packet.skill_name])?
+            .map_or(0, |r| r.get(0))
+            + 1;
+        if version > 1 {
+            // The version superseded keeps its own copy from now on: until
+            // now it was the one in hub_skills (one stored copy per version).
+            self.tx.execute(
+                "UPDATE hub_versions SET packet = (SELECT packet FROM hub_skills WHERE name = $1)
+                 WHERE name = $1 AND version = $2",
+                &[&packet.skill_name, &(version - 1)],
+            )?;
+        }
+        let verified = packet.origin_signature.is_some()
+            || !packet.provenance.as_ref().is_some_and(|p| p.origin_unverified);
+        let origin_key = packet.origin_signature.as_ref().map(|s| s.key_id.as_str());
+        self.tx.execute(
+            "INSERT INTO hub_skills (name, kind, origin, version, integrity_hash, created_at, updated_at, deprecated,
+                                     shareable, confidence, tags, seq, packet, origin_verified, origin_key)
+             VALUES ($1, 'external', $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+             ON CONFLICT (name) DO UPDATE SET
+                 kind = excluded.kind, origin = excluded.origin, version = excluded.version,
+                 integrity_hash = excluded.integrity_hash, created_at = excluded.created_at,
+                 updated_at = excluded.updated_at, deprecated = excluded.deprecated,
+                 shareable = excluded.shareable, confidence = excluded.confidence, tags = excluded.tags,
+                 seq = excluded.seq, packet = excluded.packet, origin_verified = excluded.origin_verified,
+                 origin_key = excluded.origin_key",
+            &[
+                &packet.skill_name,
+                &packet.origin_instance,
+                &version,
+                &packet.integrity_hash,
+                &packet.created_at.to_string(),
+                &recorded,
+                &packet.deprecated,
+                &shareable,
+                &packet.confidence,
+                &to_json(&packet.tags),
+                &self.seq,
+                &frame,
+                &verified,
+                &origin_key,
+            ],
+        )?;
+        self.tx.execute(
+            "INSERT INTO hub_versions (name, version, seq, integrity_hash, deprecated, recorded_at, source)
+             VALUES ($1, $2, $3, $4, $5, $6, $7)",
+            &[
+                &packet.skill_name,
+                &version,
+                &self.seq,
+                &packet.integrity_hash,
+                &packet.deprecated,
+                &recorded,
+                &self.source,
+            ],
+        )?;
+        let oldest_kept = version - i64::try_from(self.depth).unwrap_or(i64::MAX).min(version);
+        self.tx.execute(
+            "DELETE FROM hub_versions WHERE name = $1 AND version < $2",
+            &[&packet.skill_name, &oldest_kept],
+        )?;
+        Ok(())
+    }
+
+    /// Keeps a refused packet with why it was refused; one larger than
+    /// `body_cap` is kept as an excerpt.
+    fn quarantine(
+        &mut self,
+        d: &PacketDecision,
+        sender: &Sender,
+        stage: Stage,
+        reason: &str,
+        body_cap: u64,
+    ) -> Result<(), StoreError> {
+        let mut json = to_json(&d.packet);
+        let bytes = i64::try_from(json.len()).unwrap_or(i64::MAX);
+        let cap = usize::try_from(body_cap).unwrap_or(usize::MAX);
+        if json.len() > cap {
+            let mut end = cap;
+            while !json.is_char_boundary(end) {
+                end -= 1;
+            }
+            json.truncate(end);
+        }
+        let peer = if sender.kind == SenderKind::Legacy {
+            format!("{} (legacy)", sender.account)
+        } else {
+            sender.account.clone()
+        };
+        self.tx.execute(
+            "INSERT INTO hub_quarantine (name, stage, reason, sender, peer, packet, bytes, at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+            &[
+                &d.packet.skill_name,
+                &stage.name(),
+                &reason,
+                &self.source,
+                &peer,
+                &json,
+                &bytes,
+                &now().to_string(),
+            ],
+        )?;
+        Ok(())
+    }
+
+    fn audit(&mut self, skill: &str, action: &str, reason: &str) -> Result<(), StoreError> {
+        self.tx.execute(
+            "INSERT INTO hub_audit (at, source, skill, action, reason) VALUES ($1, $2, $3, $4, $5)",
+            &[&now().to_string(), &self.source, &skill, &action, &reason],
+        )?;
+        Ok(())
+    }
+}
+
+/// The install counts in the hub's table, through the merge's transaction.
+struct PgCounts<'a, 't>(RefCell<&'a mut Transaction<'t>>);
+
+impl Counts for PgCounts<'_, '_> {
+    fn installs_after(&self, per: Per, origin: &str, after: i64) -> Result<Vec<(i64, i64)>, StoreError> {
+        let rows = self.0.borrow_mut().query(
+            "SELECT at, installs FROM hub_installs WHERE per = $1 AND key = $2 AND at > $3 ORDER BY at",
+            &[&per.to_string(), &origin, &after],
+        )?;
+        Ok(rows.into_iter().map(|r| (r.get(0), r.get(1))).collect())
+    }
+
+    fn add_installs(&self, per: Per, origin: &str, now: i64, n: u64) -> Result<(), StoreError> {
+        self.0.borrow_mut().execute(
+            "INSERT INTO hub_installs (per, key, at, installs) VALUES ($1, $2, $3, $4)
+             ON CONFLICT (per, key, at) DO UPDATE SET installs = hub_installs.installs + excluded.installs",
+            &[&per.to_string(), &origin, &now, &i64::try_from(n).unwrap_or(i64::MAX)],
+        )?;
+        Ok(())
+    }
+
+    fn forget_installs(&self, per: Per, before: i64) -> Result<(), StoreError> {
+        self.0
+            .borrow_mut()
+            .execute("DELETE FROM hub_installs WHERE per = $1 AND at <= $2", &[&per.to_string(), &before])?;
+        Ok(())
+    }
+}

@@ -1,0 +1,321 @@
+//! The hub store: the ECP serving path on PostgreSQL, so that several
+//! stateless `ecp-node serve --store postgres://…` replicas behind a load
+//! balancer serve one skill set (#18 item 5).
+//!
+//! What it holds is what serving needs: the skills and their kept
+//! versions, the quarantine (every refusal with its reason), the audit log,
+//! the per-origin and per-sender install counts, the keys origins are known
+//! by, the nonces of signed requests, and the hub's identity — its instance
+//! id and node key, which every replica serves as its own. Nothing of it
+//! lives in a replica: a replica can be started, killed or replaced at any
+//! time.
+//!
+//! Consistency across replicas:
+//! - a write takes the row of the sequence number `FOR UPDATE` first, so
+//!   writers (of every replica) queue there and sequence numbers commit in
+//!   order: `GET /ecp/skills?since=N` is exact on any replica;
+//! - a request reads the sequence number from the database (one
+//!   primary-key lookup), so a push to one replica is served by another on
+//!   the very next request; the encoded answers a replica caches are keyed
+//!   by it;
+//! - every committed change is announced with `NOTIFY ecp_changes`: each
+//!   replica LISTENs ([`listen`]) and lets go of the answers it cached for
+//!   older sequence numbers at once ([`HubStore::subscribe`]), instead of
+//!   holding them until its next request;
+//! - the limits on installs per origin and sender, and the nonces that
+//!   stop a signed request's replay, are rows of the database: they hold
+//!   across replicas (the per-client request rate stays per replica — see
+//!   `deploy/hub/SIZING.md`).
+//!
+//! What it does not do: anything that needs a folder (the skills folder,
+//! its import and projection, agents' folders, bundles' blobs), the local
+//! `/v1/` API, federation with peers, revocations and outcome evidence. A
+//! bundle pushed to a hub is taken as its plain `SKILL.md`, as by any node
+//! without the `ecp-1.3` profile; the manifest lists only `versions`.
+//!
+//! # Layout
+//!
+//! - `mod.rs`: [`HubStore`] — connecting, the pool, the reads of serving.
+//! - `schema`: the tables and their versioned migrations.
+//! - `merge`: [`HubStore::merge`], a push in one transaction.
+//! - `listen`: the LISTEN connection that follows other replicas' commits.
+
+mod listen;
+mod merge;
+mod schema;
+
+use std::collections::HashMap;
+use std::str::FromStr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard};
+
+use ecp_protocol::SkillPacket;
+use ecp_protocol::identity::NodeKey;
+use postgres::{Client, NoTls};
+use tokio::sync::watch;
+
+use super::{FeedRow, StoreError, Summary, digest_of, from_json, packed};
+use crate::intake::Limits;
+
+/// The channel every commit is announced on, with its sequence number.
+const CHANNEL: &str = "ecp_changes";
+
+/// Connections each replica holds by default: requests that read (the
+/// sequence number, a rebuilt feed, a version) and pushes share them.
+pub const DEFAULT_POOL: usize = 4;
+
+/// The store of a hub replica: a pool of connections to the shared database.
+#[derive(Debug)]
+pub struct HubStore {
+    pool: Pool,
+    instance_id: String,
+    key: NodeKey,
+    limits: Limits,
+    /// The newest sequence number announced (`NOTIFY`) or read.
+    sequence: watch::Sender<i64>,
+}
+
+/// A fixed set of connections, each behind a mutex; a broken one is
+/// replaced when next taken.
+struct Pool {
+    config: postgres::Config,
+    conns: Vec<Mutex<Client>>,
+    next: AtomicUsize,
+}
+
+impl std::fmt::Debug for Pool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The configuration may hold a password: never printed.
+        f.debug_struct("Pool").field("conns", &self.conns.len()).finish()
+    }
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        // The `postgres` client runs a runtime of its own to close a
+        // connection, which panics on an async thread — where the last
+        // holder of a store (a server's state) is often dropped.
+        let conns = std::mem::take(&mut self.conns);
+        let _ = std::thread::Builder::new().name("ecp-hub-close".into()).spawn(move || drop(conns));
+    }
+}
+
+impl Pool {
+    fn get(&self) -> Result<MutexGuard<'_, Client>, StoreError> {
+        let n = self.conns.len();
+        let start = self.next.fetch_add(1, Ordering::Relaxed);
+        let free = (0..n).find_map(|i| self.conns[(start + i) % n].try_lock().ok());
+        let mut conn = match free {
+            Some(conn) => conn,
+            // A panic cannot leave a connection mid-transaction: a dropped
+            // `Transaction` rolls back. A poisoned lock is still usable.
+            None => self.conns[start % n].lock().unwrap_or_else(|p| p.into_inner()),
+        };
+        if conn.is_closed() {
+            *conn = connect(&self.config)?;
+        }
+        Ok(conn)
+    }
+}
+
+fn connect(config: &postgres::Config) -> Result<Client, StoreError> {
+    Ok(config.connect(NoTls)?)
+}
+
+/// `url` as a connection configuration (`postgres://user:password@host:port/db`,
+/// or key=value pairs); the error names the problem, never the password.
+pub fn parse_url(url: &str) -> Result<postgres::Config, StoreError> {
+    postgres::Config::from_str(url).map_err(|e| StoreError::BadStoreUrl(e.to_string()))
+}
+
+impl HubStore {
+    /// Connects to the database at `url` with `pool` connections (at
+    /// least 1), migrating its schema and creating the hub's identity on
+    /// first use; starts following other replicas' commits.
+    pub fn connect(url: &str, pool: usize, limits: Limits) -> Result<HubStore, StoreError> {
+        let config = parse_url(url)?;
+        let mut first = connect(&config)?;
+        let (instance_id, key) = {
+            let mut tx = first.transaction()?;
+            schema::migrate(&mut tx)?;
+            let identity = identity(&mut tx)?;
+            tx.commit()?;
+            identity
+        };
+        let mut conns = vec![Mutex::new(first)];
+        for _ in 1..pool.max(1) {
+            conns.push(Mutex::new(connect(&config)?));
+        }
+        let pool = Pool { config, conns, next: AtomicUsize::new(0) };
+        let seq = current_seq(&mut *pool.get()?)?;
+        let store = HubStore { pool, instance_id, key, limits, sequence: watch::channel(seq).0 };
+        listen::start(store.pool.config.clone(), store.sequence.clone());
+        Ok(store)
+    }
+
+    /// The hub's instance id, shared by its replicas.
+    pub fn instance_id(&self) -> &str {
+        &self.instance_id
+    }
+
+    /// The hub's node key, shared by its replicas.
+    pub fn node_key(&self) -> &NodeKey {
+        &self.key
+    }
+
+    /// The sequence number of the newest committed change, from the
+    /// database; blocking.
+    pub fn sequence(&self) -> Result<i64, StoreError> {
+        let seq = current_seq(&mut *self.pool.get()?)?;
+        listen::raise(&self.sequence, seq);
+        Ok(seq)
+    }
+
+    /// Follows the newest sequence number any replica committed, as
+    /// announced by `NOTIFY` (or read).
+    pub fn subscribe(&self) -> watch::Receiver<i64> {
+        self.sequence.subscribe()
+    }
+
+    /// Whether the database answers (readiness).
+    pub fn probe(&self) -> Result<(), StoreError> {
+        self.pool.get()?.simple_query("SELECT 1")?;
+        Ok(())
+    }
+
+    /// Counts and names for the manifest.
+    pub fn summary(&self) -> Result<Summary, StoreError> {
+        let mut conn = self.pool.get()?;
+        let mut tx = conn.build_transaction().read_only(true).isolation_level(REPEATABLE).start()?;
+        let sequence = current_seq(&mut tx)?;
+        let rows = tx.query(
+            "SELECT name, tags FROM hub_skills WHERE shareable AND NOT deprecated ORDER BY name",
+            &[],
+        )?;
+        let mut skill_names = Vec::with_capacity(rows.len());
+        let mut tag_counts: HashMap<String, usize> = HashMap::new();
+        for row in rows {
+            skill_names.push(row.get::<_, String>(0));
+            for tag in serde_json::from_str::<Vec<String>>(row.get(1)).unwrap_or_default() {
+                *tag_counts.entry(tag).or_default() += 1;
+            }
+        }
+        let mut tags: Vec<(String, usize)> = tag_counts.into_iter().collect();
+        tags.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        let counts = tx.query_one(
+            "SELECT (SELECT MAX(updated_at) FROM hub_skills),
+                    (SELECT COUNT(*) FROM hub_skills WHERE NOT deprecated),
+                    (SELECT COUNT(*) FROM hub_skills WHERE deprecated),
+                    (SELECT COUNT(*) FROM hub_quarantine)",
+            &[],
+        )?;
+        tx.commit()?;
+        Ok(Summary {
+            sequence,
+            skill_names,
+            top_tags: tags.into_iter().take(10).map(|(t, _)| t).collect(),
+            last_update: counts.get(0),
+            external_skills: counts.get(1),
+            tombstones: counts.get(2),
+            quarantine_held: counts.get(3),
+            ..Summary::default()
+        })
+    }
+
+    /// Visits every served packet (tombstones included) in sequence order,
+    /// from one snapshot; returns that snapshot's sequence number. Rows are
+    /// streamed, not read whole.
+    pub fn each_feed_row(
+        &self,
+        mut visit: impl FnMut(FeedRow<'_>) -> Result<(), StoreError>,
+    ) -> Result<i64, StoreError> {
+        let mut conn = self.pool.get()?;
+        let mut tx = conn.build_transaction().read_only(true).isolation_level(REPEATABLE).start()?;
+        let seq = current_seq(&mut tx)?;
+        let none: [&str; 0] = [];
+        let mut rows = tx.query_raw(
+            "SELECT seq, packet, confidence, deprecated FROM hub_skills WHERE shareable ORDER BY seq",
+            none,
+        )?;
+        while let Some(row) = postgres::fallible_iterator::FallibleIterator::next(&mut rows)? {
+            let (frame, size) = packed::frame(rusqlite::types::ValueRef::Blob(row.get(1)))?;
+            visit(FeedRow {
+                seq: row.get(0),
+                frame: &frame,
+                size,
+                confidence: row.get(2),
+                deprecated: row.get(3),
+                claims: &[],
+            })?;
+        }
+        drop(rows);
+        tx.commit()?;
+        Ok(seq)
+    }
+
+    /// The version of `name` whose digest is `digest`, when the skill is
+    /// served and active and that version is not a tombstone (`SPEC.md` §5.7).
+    pub fn servable(&self, name: &str, digest: &str) -> Result<Option<SkillPacket>, StoreError> {
+        let mut conn = self.pool.get()?;
+        let rows = conn.query(
+            "SELECT COALESCE(v.packet, s.packet) FROM hub_versions v JOIN hub_skills s ON s.name = v.name
+             WHERE v.name = $1 AND v.integrity_hash = $2 AND s.shareable AND NOT s.deprecated AND NOT v.deprecated
+             ORDER BY v.version DESC",
+            &[&name, &digest],
+        )?;
+        for row in rows {
+            let packet: SkillPacket = from_json(&packed::json(rusqlite::types::ValueRef::Blob(row.get(0)))?)?;
+            if digest_of(&packet) == digest {
+                return Ok(Some(packet));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Admits the nonce of a signed request by `key_id` until `until` (Unix
+    /// seconds): false when any replica admitted it already (a replay).
+    /// Nonces past their time are forgotten on the way.
+    pub fn admit_nonce(&self, key_id: &str, nonce: &str, until: i64, now: i64) -> Result<bool, StoreError> {
+        let mut conn = self.pool.get()?;
+        let mut tx = conn.transaction()?;
+        tx.execute("DELETE FROM hub_nonces WHERE until < $1", &[&now])?;
+        let admitted = tx.execute(
+            "INSERT INTO hub_nonces (key_id, nonce, until) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
+            &[&key_id, &nonce, &until],
+        )?;
+        tx.commit()?;
+        Ok(admitted == 1)
+    }
+}
+
+const REPEATABLE: postgres::IsolationLevel = postgres::IsolationLevel::RepeatableRead;
+
+fn current_seq(conn: &mut impl postgres::GenericClient) -> Result<i64, StoreError> {
+    let row = conn.query_one("SELECT value FROM hub_meta WHERE key = 'sequence'", &[])?;
+    row.get::<_, String>(0).parse().map_err(|_| StoreError::Corrupt("the hub's sequence number".into()))
+}
+
+/// The hub's instance id and node key, created by the first replica (under
+/// the migration lock `tx` holds).
+fn identity(tx: &mut postgres::Transaction<'_>) -> Result<(String, NodeKey), StoreError> {
+    let seed = match tx.query_opt("SELECT value FROM hub_meta WHERE key = 'node_key'", &[])? {
+        Some(row) => {
+            let mut seed = [0u8; 32];
+            hex::decode_to_slice(row.get::<_, String>(0).trim(), &mut seed)
+                .map_err(|_| StoreError::Corrupt("the hub's node key".into()))?;
+            seed
+        }
+        None => {
+            let seed = rand::random::<[u8; 32]>();
+            let key = NodeKey::from_seed(&seed);
+            tx.execute(
+                "INSERT INTO hub_meta (key, value) VALUES ('node_key', $1), ('instance_id', $2)",
+                &[&hex::encode(seed), &key.key_id()],
+            )?;
+            seed
+        }
+    };
+    let key = NodeKey::from_seed(&seed);
+    let row = tx.query_one("SELECT value FROM hub_meta WHERE key = 'instance_id'", &[])?;
+    Ok((row.get(0), key))
+}

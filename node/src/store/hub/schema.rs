@@ -1,0 +1,123 @@
+//! The hub's tables on PostgreSQL and their versioned migrations.
+//!
+//! `hub_meta` holds the schema version, the sequence number, and the hub's
+//! identity (instance id and node key) that every replica serves as its
+//! own. Migrations run at connect, under a transaction-level advisory lock,
+//! so that replicas starting together migrate once; a database migrated by
+//! a newer ecp-node is refused ([`StoreError::SchemaTooNew`]).
+
+use postgres::Transaction;
+
+use crate::store::StoreError;
+
+/// The advisory lock key the migrations (and the identity's creation) run under.
+const MIGRATION_LOCK: i64 = 0x6563_705f_6875_6201; // "ecp_hub\x01"
+
+/// The migrations, in order; the schema version is how many have run.
+const MIGRATIONS: &[&str] = &[
+    // 1 (#18 item 5): what the ECP serving path needs, shared by every replica.
+    r#"
+    CREATE TABLE hub_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    INSERT INTO hub_meta (key, value) VALUES ('sequence', '0');
+    -- The current version of each skill, as served (zstd frame of its JSON).
+    CREATE TABLE hub_skills (
+        name            TEXT PRIMARY KEY,
+        kind            TEXT NOT NULL,
+        origin          TEXT NOT NULL,
+        version         BIGINT NOT NULL,
+        integrity_hash  TEXT NOT NULL,
+        created_at      TEXT NOT NULL,
+        updated_at      TEXT NOT NULL,
+        deprecated      BOOLEAN NOT NULL,
+        shareable       BOOLEAN NOT NULL,
+        confidence      DOUBLE PRECISION NOT NULL,
+        tags            TEXT NOT NULL,
+        seq             BIGINT NOT NULL,
+        packet          BYTEA NOT NULL,
+        origin_verified BOOLEAN NOT NULL,
+        origin_key      TEXT
+    );
+    CREATE INDEX hub_skills_seq ON hub_skills (seq);
+    -- Every kept version, for GET /ecp/skills/{name}?digest=. One copy per
+    -- version: the current one's packet is NULL here, it is hub_skills.packet.
+    CREATE TABLE hub_versions (
+        name           TEXT NOT NULL,
+        version        BIGINT NOT NULL,
+        seq            BIGINT NOT NULL,
+        integrity_hash TEXT NOT NULL,
+        deprecated     BOOLEAN NOT NULL,
+        recorded_at    TEXT NOT NULL,
+        source         TEXT NOT NULL,
+        packet         BYTEA,
+        PRIMARY KEY (name, version)
+    );
+    CREATE INDEX hub_versions_digest ON hub_versions (name, integrity_hash);
+    -- Refused packets with their reason, within the quarantine's caps.
+    CREATE TABLE hub_quarantine (
+        id     BIGSERIAL PRIMARY KEY,
+        name   TEXT NOT NULL,
+        stage  TEXT NOT NULL,
+        reason TEXT NOT NULL,
+        sender TEXT NOT NULL,
+        peer   TEXT NOT NULL,
+        packet TEXT NOT NULL,
+        bytes  BIGINT NOT NULL,
+        at     TEXT NOT NULL
+    );
+    CREATE TABLE hub_audit (
+        id     BIGSERIAL PRIMARY KEY,
+        at     TEXT NOT NULL,
+        source TEXT NOT NULL,
+        skill  TEXT NOT NULL,
+        action TEXT NOT NULL,
+        reason TEXT NOT NULL
+    );
+    -- The key each origin is known by (trust on first use, SPEC §13.6).
+    CREATE TABLE hub_origin_keys (instance TEXT PRIMARY KEY, key_id TEXT NOT NULL, recorded_at TEXT NOT NULL);
+    -- Installs per origin ('origin') and new skills per sender ('sender'), per second.
+    CREATE TABLE hub_installs (
+        per      TEXT NOT NULL,
+        key      TEXT NOT NULL,
+        at       BIGINT NOT NULL,
+        installs BIGINT NOT NULL,
+        PRIMARY KEY (per, key, at)
+    );
+    -- Nonces of accepted signed requests, until they leave the skew window:
+    -- a request replayed to another replica is refused too.
+    CREATE TABLE hub_nonces (
+        key_id TEXT NOT NULL,
+        nonce  TEXT NOT NULL,
+        until  BIGINT NOT NULL,
+        PRIMARY KEY (key_id, nonce)
+    );
+    CREATE INDEX hub_nonces_until ON hub_nonces (until);
+    "#,
+];
+
+/// The schema version this build knows.
+pub(super) const VERSION: usize = MIGRATIONS.len();
+
+/// Brings the schema up to [`VERSION`] inside `tx`, which holds the
+/// migration lock until it commits; returns the version found.
+pub(super) fn migrate(tx: &mut Transaction<'_>) -> Result<usize, StoreError> {
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])?;
+    let exists: bool = tx.query_one("SELECT to_regclass('hub_meta') IS NOT NULL", &[])?.get(0);
+    let found = if exists {
+        let row = tx.query_opt("SELECT value FROM hub_meta WHERE key = 'schema'", &[])?;
+        row.and_then(|r| r.get::<_, String>(0).parse().ok()).unwrap_or(1)
+    } else {
+        0
+    };
+    if found > VERSION {
+        return Err(StoreError::SchemaTooNew { found, known: VERSION });
+    }
+    for sql in &MIGRATIONS[found..] {
+        tx.batch_execute(sql)?;
+    }
+    tx.execute(
+        "INSERT INTO hub_meta (key, value) VALUES ('schema', $1)
+         ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        &[&VERSION.to_string()],
+    )?;
+    Ok(found)
+}

@@ -1,0 +1,298 @@
+//! Hub mode (#18 item 5): several `ecp-node serve --store postgres://…`
+//! replicas on one real PostgreSQL database ([`crate::pg`]) serve one skill
+//! set — a push to one is served by another on the next request, a
+//! replica hears of another's commit by LISTEN/NOTIFY, the limits on
+//! installs and the replay protection of signed requests hold across
+//! replicas, migrations are versioned, and what needs a folder is refused
+//! at start. The conformance suite against two alternating replicas runs
+//! in `.ci/hub-conformance.sh`.
+
+use std::time::Duration;
+
+use ecp_node::config::Config;
+use ecp_node::hub::{HubError, HubNode};
+use ecp_protocol::signed_auth::{RequestLine, SigningKey, sign_request};
+use reqwest::StatusCode;
+use serde_json::Value;
+
+use crate::cli::eventually;
+use crate::pg::{PgServer, start_or_skip};
+use crate::signed_auth::{nonce, now};
+use crate::util::{ORIGIN, PUSH1, newer_version, packet_from, update};
+
+/// The shared secret of the replicas in the replay test (key `default`).
+const SECRET: &str = "hub-test-secret-0123456789abcdef";
+
+/// A name both replicas answer to (on any port), so one signed request is valid at either.
+const NAME: &str = "hub.test";
+
+/// The authority signed requests are signed for: the balancer's, as clients see it.
+const AUTHORITY: &str = "hub.test:7330";
+
+struct Replica {
+    node: HubNode,
+    client: reqwest::Client,
+    _dir: tempfile::TempDir,
+}
+
+impl Replica {
+    async fn start(url: &str, adjust: impl FnOnce(&mut Config)) -> Replica {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let mut config = Config::for_tests(dir.path());
+        config.store = Some(url.into());
+        adjust(&mut config);
+        let node = HubNode::bind(config).await.expect("the replica starts");
+        let client =
+            reqwest::Client::builder().no_proxy().timeout(Duration::from_secs(30)).build().expect("a client");
+        Replica { node, client, _dir: dir }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.node.url())
+    }
+
+    async fn get(&self, path: &str) -> (StatusCode, Value) {
+        let reply = self.client.get(self.url(path)).send().await.expect("an answer");
+        (reply.status(), reply.json().await.expect("a JSON answer"))
+    }
+
+    async fn push(&self, body: Vec<u8>) -> (StatusCode, Value) {
+        let reply = self
+            .client
+            .post(self.url("/ecp/skills"))
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
+            .await
+            .expect("an answer");
+        (reply.status(), reply.json().await.expect("a JSON answer"))
+    }
+}
+
+async fn two_replicas(server: &PgServer, db: &str, adjust: impl Fn(&mut Config)) -> (Replica, Replica) {
+    let url = server.database(db);
+    let a = Replica::start(&url, &adjust).await;
+    let b = Replica::start(&url, &adjust).await;
+    (a, b)
+}
+
+fn names(listing: &Value) -> Vec<String> {
+    let skills = listing["skills"].as_array().expect("skills is an array");
+    skills.iter().map(|p| p["skillName"].as_str().expect("a name").to_owned()).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_push_to_one_replica_is_served_by_the_other_on_the_next_request() {
+    let Some(server) = start_or_skip("a_push_to_one_replica_is_served_by_the_other_on_the_next_request")
+    else {
+        return;
+    };
+    let (a, b) = two_replicas(&server, "served", |_| {}).await;
+    let (_, before) = b.get("/ecp/manifest").await;
+    assert_eq!(before["sequenceNum"], 0);
+
+    let (status, merged) = a.push(PUSH1.to_vec()).await;
+    assert_eq!(status, StatusCode::OK, "{merged}");
+    assert_eq!((merged["newSkills"].as_i64(), merged["rejectedSkills"].as_i64()), (Some(1), Some(3)));
+
+    // The very next request, to the other replica: no waiting.
+    let (_, manifest) = b.get("/ecp/manifest").await;
+    assert_eq!(manifest["sequenceNum"], 1, "{manifest}");
+    assert_eq!(manifest["skillNames"], serde_json::json!(["git-bisect-regression"]));
+    let (_, since) = b.get("/ecp/skills?since=0").await;
+    assert_eq!(names(&since), ["git-bisect-regression"]);
+    let (_, digest_version) = b
+        .get(&format!(
+            "/ecp/skills/git-bisect-regression?digest={}",
+            since["skills"][0]["integrityHash"].as_str().expect("a hash")
+        ))
+        .await;
+    assert_eq!(names(&digest_version), ["git-bisect-regression"], "{digest_version}");
+    // One instance, one key: the replicas are one node to their clients.
+    let (_, from_a) = a.get("/ecp/manifest").await;
+    assert_eq!((&from_a["instance"], &from_a["publicKey"]), (&manifest["instance"], &manifest["publicKey"]));
+    let tag = |r: &Replica| {
+        let (client, url) = (r.client.clone(), r.url("/ecp/skills"));
+        async move { client.get(url).send().await.expect("an answer").headers()["etag"].clone() }
+    };
+    assert_eq!(tag(&a).await, tag(&b).await, "the listing's ETag is the same at both replicas");
+
+    // And back: a push to the second is served by the first.
+    let newer = update("pusher", &[packet_from(ORIGIN, "hub-second-skill", "2026-11-21T10:00:00Z")]);
+    let (status, merged) = b.push(newer).await;
+    assert_eq!((status, merged["newSkills"].as_i64()), (StatusCode::OK, Some(1)), "{merged}");
+    let (_, since) = a.get("/ecp/skills?since=1").await;
+    assert_eq!(names(&since), ["hub-second-skill"], "only what changed after 1");
+    assert_eq!(since["sequenceNum"], 2);
+
+    // A newer version, pushed to one replica: the superseded one is still
+    // served by digest at the other (one stored copy per version).
+    let old = since["skills"][0]["integrityHash"].as_str().expect("a hash").to_owned();
+    let newer = update("pusher", &[newer_version("hub-second-skill", "2026-11-22T10:00:00Z", "Step two.")]);
+    let (status, merged) = a.push(newer).await;
+    assert_eq!((status, merged["updatedSkills"].as_i64()), (StatusCode::OK, Some(1)), "{merged}");
+    let (status, superseded) = b.get(&format!("/ecp/skills/hub-second-skill?digest={old}")).await;
+    assert_eq!(status, StatusCode::OK, "{superseded}");
+    assert_eq!(superseded["skills"][0]["integrityHash"], old.as_str());
+    assert_eq!(superseded["sequenceNum"], 3);
+
+    // Every refusal is kept with its reason, and the audit log has each decision.
+    let (refused, audited) = server.with("served", |db| {
+        let refused: Vec<(String, String)> = db
+            .query("SELECT name, reason FROM hub_quarantine ORDER BY id", &[])
+            .expect("the quarantine")
+            .iter()
+            .map(|r| (r.get(0), r.get(1)))
+            .collect();
+        let audited: i64 = db.query_one("SELECT COUNT(*) FROM hub_audit", &[]).expect("the audit log").get(0);
+        (refused, audited)
+    });
+    assert_eq!(refused.len(), 3, "{refused:?}");
+    assert!(refused.iter().any(|(n, r)| n == "cleanup" && r.contains("safety scan")), "{refused:?}");
+    assert_eq!(audited, 6, "three installs and three refusals");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replica_hears_of_another_replicas_commit_without_a_request() {
+    let Some(server) = start_or_skip("a_replica_hears_of_another_replicas_commit_without_a_request") else {
+        return;
+    };
+    let (a, b) = two_replicas(&server, "notified", |_| {}).await;
+    let mut heard = b.node.store().subscribe();
+    assert_eq!(*heard.borrow_and_update(), 0);
+    let (status, _) =
+        a.push(update("pusher", &[packet_from("carol", "notified-skill", "2026-11-21T10:00:00Z")])).await;
+    assert_eq!(status, StatusCode::OK);
+    // B makes no request: only NOTIFY (or, failing it, B's listener's poll) can tell it.
+    let seq = eventually("replica B hears of sequence 1", Duration::from_secs(20), || {
+        let seq = *heard.borrow();
+        async move { (seq >= 1).then_some(seq) }
+    })
+    .await;
+    assert_eq!(seq, 1);
+    // Its liveness answer reports it, read from memory, not the database.
+    let (_, live) = b.get("/livez").await;
+    assert_eq!(live["sequence"], 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_limits_on_installs_hold_across_replicas() {
+    let Some(server) = start_or_skip("the_limits_on_installs_hold_across_replicas") else { return };
+    // Two installs per origin per hour, whichever replica takes them.
+    let (a, b) = two_replicas(&server, "limited", |c: &mut Config| {
+        c.origin_limits.per_hour = 2;
+    })
+    .await;
+    let skill = |n: u32| packet_from("flooder", &format!("limited-{n}"), "2026-11-21T10:00:00Z");
+    let (status, merged) = a.push(update("pusher", &[skill(1)])).await;
+    assert_eq!((status, merged["newSkills"].as_i64()), (StatusCode::OK, Some(1)));
+    // At the limit: the second install, on the other replica, is taken.
+    let (status, merged) = b.push(update("pusher", &[skill(2)])).await;
+    assert_eq!((status, merged["newSkills"].as_i64()), (StatusCode::OK, Some(1)), "{merged}");
+    // One past it: refused whole, on either replica.
+    for replica in [&a, &b] {
+        let (status, refused) = replica.push(update("pusher", &[skill(3)])).await;
+        assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{refused}");
+        assert_eq!(refused["code"], "origin_rate_limited");
+    }
+    let (_, manifest) = a.get("/ecp/manifest").await;
+    assert_eq!(manifest["skillCount"], 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_signed_request_replayed_to_another_replica_is_refused() {
+    let Some(server) = start_or_skip("a_signed_request_replayed_to_another_replica_is_refused") else {
+        return;
+    };
+    let (a, b) = two_replicas(&server, "replayed", |c: &mut Config| {
+        c.secret = Some(SECRET.into());
+        c.names = vec![NAME.to_owned()];
+    })
+    .await;
+    let key = SigningKey::new("default", SECRET.as_bytes()).expect("a valid key");
+    let signed = sign_request(
+        &key,
+        AUTHORITY,
+        &RequestLine { method: "GET", path_and_query: "/ecp/manifest" },
+        b"",
+        now(),
+        &nonce(),
+    );
+    let send = |r: &Replica| {
+        let mut request = r.client.get(r.url("/ecp/manifest"));
+        for (name, value) in signed.pairs() {
+            request = request.header(name, value);
+        }
+        request.send()
+    };
+    let first = send(&a).await.expect("an answer");
+    assert_eq!(first.status(), StatusCode::OK, "{}", first.text().await.unwrap_or_default());
+    // Each replica's own cache has never seen it: only the database can tell.
+    let replayed = send(&b).await.expect("an answer");
+    assert_eq!(replayed.status(), StatusCode::UNAUTHORIZED);
+    let body: Value = replayed.json().await.expect("a JSON error");
+    assert_eq!(body["code"], "replayed_nonce", "{body}");
+    // A fresh nonce is still taken by the second replica.
+    let fresh = sign_request(
+        &key,
+        AUTHORITY,
+        &RequestLine { method: "GET", path_and_query: "/ecp/manifest" },
+        b"",
+        now(),
+        &nonce(),
+    );
+    let mut request = b.client.get(b.url("/ecp/manifest"));
+    for (name, value) in fresh.pairs() {
+        request = request.header(name, value);
+    }
+    assert_eq!(request.send().await.expect("an answer").status(), StatusCode::OK);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn migrations_are_versioned_and_a_newer_schema_is_refused() {
+    let Some(server) = start_or_skip("migrations_are_versioned_and_a_newer_schema_is_refused") else {
+        return;
+    };
+    let url = server.database("versioned");
+    let first = Replica::start(&url, |_| {}).await;
+    let meta = |key: &'static str| {
+        server.with("versioned", |db| {
+            db.query_one("SELECT value FROM hub_meta WHERE key = $1", &[&key])
+                .expect("a meta row")
+                .get::<_, String>(0)
+        })
+    };
+    assert_eq!(meta("schema"), "1");
+    drop(first);
+    // A second start migrates nothing and keeps the identity.
+    let instance = meta("instance_id");
+    let again = Replica::start(&url, |_| {}).await;
+    assert_eq!(again.node.store().instance_id(), instance);
+    drop(again);
+    server.with("versioned", |db| {
+        db.execute("UPDATE hub_meta SET value = '99' WHERE key = 'schema'", &[]).expect("an update")
+    });
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let mut config = Config::for_tests(dir.path());
+    config.store = Some(url.as_str().into());
+    let refused = HubNode::bind(config).await.expect_err("a newer schema is refused");
+    assert!(refused.to_string().contains("schema 99 is newer"), "{refused}");
+}
+
+#[tokio::test]
+async fn a_replica_refuses_what_needs_a_folder_of_its_own() {
+    // Refused before the database is reached: no server needed.
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let mut config = Config::for_tests(dir.path());
+    config.store = Some("postgres://ecp@127.0.0.1:1/none".into());
+    config.peers_file = Some(dir.path().join("peers.toml"));
+    match HubNode::bind(config).await {
+        Err(e @ HubError::Refused(_)) => assert!(e.to_string().contains("--peers"), "{e}"),
+        other => panic!("expected a refusal naming --peers, got {other:?}"),
+    }
+    let mut config = Config::for_tests(dir.path());
+    config.store = Some("not a url".into());
+    let bad = HubNode::bind(config).await.expect_err("a bad URL is refused");
+    assert!(bad.to_string().contains("invalid --store"), "{bad}");
+    assert!(!bad.to_string().contains("not a url"), "the URL (maybe with a password) is not echoed: {bad}");
+}
