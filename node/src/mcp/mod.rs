@@ -54,7 +54,8 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use rmcp::{ServerHandler, tool_handler};
 
 pub use error::ToolError;
-pub use tools::{MAX_FILE_BYTES, MAX_TAGS};
+pub use tools::MAX_FILE_BYTES;
+pub use crate::store::search::MAX_TAGS;
 pub use view::UNTRUSTED;
 
 use crate::library::Library;
