@@ -432,10 +432,7 @@ const MIGRATIONS: &[&str] = &[
     // levels in its row ids, and its words' counts (fts5vocab). Emptied
     // here, it is filled again at the next open, by the check that rebuilds
     // an index not counting the skills held.
-    concat!(
-        "DROP TABLE skill_search; DROP TABLE skill_search_docs;",
-        super::search::index_tables!()
-    ),
+    concat!("DROP TABLE skill_search; DROP TABLE skill_search_docs;", super::search::index_tables!()),
 ];
 
 /// The migration that compressed the stored packets: the space their

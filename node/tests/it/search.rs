@@ -323,8 +323,9 @@ async fn tags_narrow_every_match_and_are_bounded() {
     let node = TestNode::start().await;
     // 150 skills name the word; the one tagged holds it in its body alone,
     // with less evidence: below the best 100, it is found by its tag.
-    let many: Vec<SkillPacket> =
-        (0..150).map(|i| written(&format!("ferry-{i:03}"), "Ferry crossing times", "Check the board.")).collect();
+    let many: Vec<SkillPacket> = (0..150)
+        .map(|i| written(&format!("ferry-{i:03}"), "Ferry crossing times", "Check the board."))
+        .collect();
     for chunk in many.chunks(50) {
         node.push_ok(&update(ORIGIN, chunk)).await;
     }
@@ -340,7 +341,11 @@ async fn tags_narrow_every_match_and_are_bounded() {
     let (status, body) = api.tagged("ferry", "harbour").await;
     assert_eq!((status, names(&body)), (StatusCode::OK, vec!["zz-harbour".to_owned()]), "{body}");
     assert_eq!(body["tags"], serde_json::json!(["harbour"]));
-    assert_eq!(names(&api.tagged("ferry", "HARBOUR,night").await.1), ["zz-harbour"], "every tag, case ignored");
+    assert_eq!(
+        names(&api.tagged("ferry", "HARBOUR,night").await.1),
+        ["zz-harbour"],
+        "every tag, case ignored"
+    );
     assert!(names(&api.tagged("ferry", "harbour,day").await.1).is_empty(), "a tag it lacks");
     assert_eq!(names(&api.tagged("ferry", "testing").await.1).len(), 100, "the others' tag");
 

@@ -57,7 +57,9 @@ pub enum QueryError {
         count: usize,
     },
     /// An empty tag, or one longer than [`MAX_TAG_BYTES`] (shown cut).
-    #[error("tags: {0:?} is empty or longer than {MAX_TAG_BYTES} bytes; give tags as search results show them")]
+    #[error(
+        "tags: {0:?} is empty or longer than {MAX_TAG_BYTES} bytes; give tags as search results show them"
+    )]
     Tag(String),
 }
 
@@ -154,7 +156,10 @@ impl Query {
                 // A word's parts are each a word of their own.
                 let last = parts.len() - 1;
                 terms.extend(
-                    parts.into_iter().enumerate().map(|(i, w)| Term { words: vec![fold(w)], prefix: prefix && i == last }),
+                    parts
+                        .into_iter()
+                        .enumerate()
+                        .map(|(i, w)| Term { words: vec![fold(w)], prefix: prefix && i == last }),
                 );
             }
         }

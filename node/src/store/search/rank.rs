@@ -50,12 +50,12 @@ pub(super) fn ranked(conn: &Connection, query: &Query, limit: usize) -> Result<V
     if candidates.is_empty() {
         return Ok(Vec::new());
     }
-    let skills: i64 = conn.prepare_cached("SELECT COUNT(*) FROM skill_search_docs")?.query_row([], |r| r.get(0))?;
+    let skills: i64 =
+        conn.prepare_cached("SELECT COUNT(*) FROM skill_search_docs")?.query_row([], |r| r.get(0))?;
     let idf = query.terms.iter().map(|t| idf(conn, t, skills as f64)).collect::<Result<Vec<_>, _>>()?;
     let mut scored = Vec::with_capacity(candidates.len());
     for candidate in candidates {
-        let tagged =
-            query.tags.iter().all(|tag| candidate.tags.iter().any(|t| t.eq_ignore_ascii_case(tag)));
+        let tagged = query.tags.iter().all(|tag| candidate.tags.iter().any(|t| t.eq_ignore_ascii_case(tag)));
         if !tagged {
             continue;
         }
@@ -65,7 +65,9 @@ pub(super) fn ranked(conn: &Connection, query: &Query, limit: usize) -> Result<V
     }
     // Stable: equal scores keep the index's order (better evidenced, then older).
     scored.sort_by(|a, b| b.0.total_cmp(&a.0));
-    let sql = format!("SELECT s.kind, s.origin, s.private IS NOT NULL FROM skills s WHERE s.name = ?1 AND {VISIBLE}");
+    let sql = format!(
+        "SELECT s.kind, s.origin, s.private IS NOT NULL FROM skills s WHERE s.name = ?1 AND {VISIBLE}"
+    );
     let mut shown = conn.prepare_cached(&sql)?;
     let mut hits = Vec::with_capacity(limit);
     for (score, c) in scored {
@@ -151,14 +153,20 @@ fn prefix_count(conn: &Connection, prefix: &str, skills: f64) -> Result<f64, Sto
 
 /// The candidate's relevance: each term's IDF times the weight of the best
 /// field holding it; `None` when a phrase is in none of its text.
-fn relevance(conn: &Connection, query: &Query, idf: &[f64], c: &Candidate) -> Result<Option<f64>, StoreError> {
+fn relevance(
+    conn: &Connection,
+    query: &Query,
+    idf: &[f64],
+    c: &Candidate,
+) -> Result<Option<f64>, StoreError> {
     let tags = c.tags.join(" ");
     let head: [Vec<&str>; 3] =
         [words(&c.name).collect(), words(&c.description).collect(), words(&tags).collect()];
     let mut body: Option<String> = None;
     let mut total = 0.0;
     for (term, idf) in query.terms.iter().zip(idf) {
-        let best = head.iter().zip(WEIGHTS).filter(|(field, _)| holds(field, term)).map(|(_, w)| w).reduce(f64::max);
+        let best =
+            head.iter().zip(WEIGHTS).filter(|(field, _)| holds(field, term)).map(|(_, w)| w).reduce(f64::max);
         let weight = match best {
             Some(weight) => weight,
             // FTS5 matched the word, so the body holds it.
@@ -189,7 +197,11 @@ fn holds(field: &[&str], term: &Term) -> bool {
             if word.is_ascii() {
                 let word = word.as_bytes();
                 let wanted = wanted.as_bytes();
-                if prefix { word.len() >= wanted.len() && word[..wanted.len()].eq_ignore_ascii_case(wanted) } else { word.eq_ignore_ascii_case(wanted) }
+                if prefix {
+                    word.len() >= wanted.len() && word[..wanted.len()].eq_ignore_ascii_case(wanted)
+                } else {
+                    word.eq_ignore_ascii_case(wanted)
+                }
             } else {
                 let word = fold(word);
                 if prefix { word.starts_with(wanted.as_str()) } else { word == *wanted }

@@ -211,7 +211,11 @@ fn a_phrase_matches_its_words_in_order_within_one_field_only() {
     // The phrase: only where the words stand next to each other, in order, in one field.
     assert_eq!(names(&store, r#""bad deploy""#), ["in-description", "in-body"]);
     assert_eq!(names(&store, r#""BAD-Deploy""#), ["in-description", "in-body"], "case and punctuation");
-    assert_eq!(names(&store, r#""a bad dep"*"#), ["in-description", "in-body"], "a phrase ending in a prefix");
+    assert_eq!(
+        names(&store, r#""a bad dep"*"#),
+        ["in-description", "in-body"],
+        "a phrase ending in a prefix"
+    );
     assert!(names(&store, r#""bad deployment""#).is_empty(), "the last word is whole unless starred");
     assert!(names(&store, r#""deploy bad code again""#).is_empty());
     // Accents and case are folded as the index folds them.
@@ -268,9 +272,8 @@ fn a_rarer_word_weighs_more_than_a_common_one() {
 fn tags_narrow_every_match_not_only_the_best_ranked() {
     // 150 skills hold the word; the one tagged is the least relevant and
     // least confident of them, and beyond the candidates a query ranks.
-    let mut packets: Vec<SkillPacket> = (0..150)
-        .map(|i| packet(&format!("ferry-{i:03}"), "Ferry crossing times", "Body", 0.9))
-        .collect();
+    let mut packets: Vec<SkillPacket> =
+        (0..150).map(|i| packet(&format!("ferry-{i:03}"), "Ferry crossing times", "Body", 0.9)).collect();
     let filler: Vec<SkillPacket> =
         (0..CANDIDATES).map(|i| packet(&format!("boat-{i:04}"), "A boat", "ferry", 0.8)).collect();
     packets.extend(filler);
@@ -280,7 +283,8 @@ fn tags_narrow_every_match_not_only_the_best_ranked() {
     let (_dir, store) = store_with(&packets);
     assert!(!names(&store, "ferry").contains(&"zz-last".to_owned()), "not among the ranked untagged");
     let tagged = |tags: &[&str]| {
-        let query = Query::parse("ferry").unwrap().tagged(tags.iter().map(|t| (*t).to_owned()).collect()).unwrap();
+        let query =
+            Query::parse("ferry").unwrap().tagged(tags.iter().map(|t| (*t).to_owned()).collect()).unwrap();
         store.search(&query, MAX_LIMIT).unwrap().into_iter().map(|h| h.name).collect::<Vec<_>>()
     };
     assert_eq!(tagged(&["harbour"]), ["zz-last"], "case does not matter");
