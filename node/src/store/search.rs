@@ -8,7 +8,8 @@
 //! keeps which fields hold each term, not where (`detail=column`, half the
 //! size of positions). `contentless_delete=1` lets a row be deleted by its
 //! id alone, so following a change does not need the old text.
-//! `skill_search_docs` maps an index row to its skill's name;
+//! `skill_search_docs` maps an index row to its skill's name, and holds
+//! the little ranking reads beside the index (tags, confidence);
 //! `skill_search_terms` (`fts5vocab`) counts the skills holding a word.
 //!
 //! A row's id orders the index by evidence ([`row_id`]: the confidence's
@@ -109,10 +110,14 @@ macro_rules! index_tables {
     () => {
         r#"
         -- One row per indexed skill: the index's row id for its name
-        -- (search.rs row_id: its evidence level and sequence number).
+        -- (search.rs row_id: its evidence level and sequence number), and
+        -- what ranking reads of it: a small row, where the skills table's
+        -- rows (with their packets) cost a page read each.
         CREATE TABLE skill_search_docs (
-            id   INTEGER PRIMARY KEY,
-            name TEXT NOT NULL UNIQUE
+            id          INTEGER PRIMARY KEY,
+            name        TEXT NOT NULL UNIQUE,
+            tags        TEXT NOT NULL,  -- JSON array
+            confidence  REAL NOT NULL
         ) STRICT;
         -- Terms and the fields holding them, no positions (detail=column)
         -- and no text (contentless): the text is in skills.packet.
@@ -259,8 +264,13 @@ pub(super) fn follow(tx: &Connection, packet: &SkillPacket, seq: i64) -> Result<
         return Ok(());
     }
     let id = row_id(packet.confidence, seq);
-    tx.prepare_cached("INSERT INTO skill_search_docs (id, name) VALUES (?1, ?2)")?
-        .execute(params![id, packet.skill_name])?;
+    tx.prepare_cached("INSERT INTO skill_search_docs (id, name, tags, confidence) VALUES (?1, ?2, ?3, ?4)")?
+        .execute(params![
+            id,
+            packet.skill_name,
+            serde_json::to_string(&packet.tags).unwrap_or_else(|_| "[]".to_owned()),
+            packet.confidence
+        ])?;
     tx.prepare_cached(
         "INSERT INTO skill_search (rowid, name, description, tags, body) VALUES (?1, ?2, ?3, ?4, ?5)",
     )?

@@ -198,7 +198,7 @@ impl Query {
 
 /// Appends `words` to an FTS5 expression, each a quoted string (letters and
 /// digits alone: no operator can be spelt in one), the last a prefix if asked.
-fn push_words(fts: &mut String, words: &[&str], prefix: bool) {
+pub(super) fn push_words(fts: &mut String, words: &[&str], prefix: bool) {
     for (i, word) in words.iter().enumerate() {
         if !fts.is_empty() && !fts.ends_with('(') {
             fts.push(' ');

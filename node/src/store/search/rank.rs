@@ -11,9 +11,12 @@
 //!   reading the skills; a prefix counts as the sum of its words' counts
 //!   (at most [`PREFIX_WORDS`] words; a shorter prefix, matching more, as
 //!   if in every skill); a phrase as its rarest word.
-//! - The field: the name, description and tags are in the skills table
-//!   as text, so the best of them holding the term is found here; a word
-//!   none of them holds is in the body (FTS5 matched it). A phrase's words
+//! - The field: the name and tags are kept beside the index
+//!   (`skill_search_docs`) as text, and FTS5 tells which candidates'
+//!   descriptions hold a term (one query per term, in the description
+//!   column), so the best field holding it is found here without reading
+//!   the skills table (a page read per skill); a word none of them holds
+//!   is in the body (FTS5 matched it). A phrase's words
 //!   in order are checked in the fields' text, and in the body's (unpacked
 //!   from the stored packet) when no head field holds it: a match without
 //!   the phrase is dropped.
@@ -21,10 +24,12 @@
 //! Counting a term once per skill (`k1 = 0`) rather than per occurrence
 //! also means a body repeating a word gains nothing by it.
 
+use std::collections::HashSet;
+
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::Deserialize;
 
-use super::query::{Query, Term, fold, words};
+use super::query::{Query, Term, fold, push_words, words};
 use super::{CANDIDATES, EVIDENCE_BOOST, SearchHit, VISIBLE};
 use crate::store::{StoreError, from_json, packed};
 
@@ -38,8 +43,8 @@ const PREFIX_WORDS: usize = 64;
 
 /// A match, as ranking reads it.
 struct Candidate {
+    id: i64,
     name: String,
-    description: String,
     tags: Vec<String>,
     confidence: f64,
 }
@@ -53,20 +58,23 @@ pub(super) fn ranked(conn: &Connection, query: &Query, limit: usize) -> Result<V
     let skills: i64 =
         conn.prepare_cached("SELECT COUNT(*) FROM skill_search_docs")?.query_row([], |r| r.get(0))?;
     let idf = query.terms.iter().map(|t| idf(conn, t, skills as f64)).collect::<Result<Vec<_>, _>>()?;
+    let last = candidates.last().map_or(0, |c| c.id);
+    let described =
+        query.terms.iter().map(|t| described(conn, query, t, last)).collect::<Result<Vec<_>, _>>()?;
     let mut scored = Vec::with_capacity(candidates.len());
     for candidate in candidates {
         let tagged = query.tags.iter().all(|tag| candidate.tags.iter().any(|t| t.eq_ignore_ascii_case(tag)));
         if !tagged {
             continue;
         }
-        let Some(relevance) = relevance(conn, query, &idf, &candidate)? else { continue };
+        let Some(relevance) = relevance(conn, query, &idf, &described, &candidate)? else { continue };
         let score = relevance * (1.0 + EVIDENCE_BOOST * candidate.confidence.clamp(0.0, 1.0));
         scored.push((score, candidate));
     }
     // Stable: equal scores keep the index's order (better evidenced, then older).
     scored.sort_by(|a, b| b.0.total_cmp(&a.0));
     let sql = format!(
-        "SELECT s.kind, s.origin, s.private IS NOT NULL FROM skills s WHERE s.name = ?1 AND {VISIBLE}"
+        "SELECT s.kind, s.origin, s.private IS NOT NULL, s.description FROM skills s WHERE s.name = ?1 AND {VISIBLE}"
     );
     let mut shown = conn.prepare_cached(&sql)?;
     let mut hits = Vec::with_capacity(limit);
@@ -75,12 +83,12 @@ pub(super) fn ranked(conn: &Connection, query: &Query, limit: usize) -> Result<V
             break;
         }
         let row = shown
-            .query_row(params![c.name], |r| Ok((r.get::<_, String>(0)?, r.get(1)?, r.get(2)?)))
+            .query_row(params![c.name], |r| Ok((r.get::<_, String>(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
             .optional()?;
-        let Some((kind, origin, private)) = row else { continue };
+        let Some((kind, origin, private, description)) = row else { continue };
         hits.push(SearchHit {
             name: c.name,
-            description: c.description,
+            description,
             tags: c.tags,
             kind: if kind == "local" { "local" } else { "external" },
             origin,
@@ -96,24 +104,37 @@ pub(super) fn ranked(conn: &Connection, query: &Query, limit: usize) -> Result<V
 /// evidenced first), with what ranking reads of them.
 fn candidates(conn: &Connection, query: &Query) -> Result<Vec<Candidate>, StoreError> {
     let sql = format!(
-        "SELECT s.name, s.description, s.tags, s.confidence
+        "SELECT d.id, d.name, d.tags, d.confidence
          FROM (SELECT rowid AS id FROM skill_search WHERE skill_search MATCH ?1
                ORDER BY rowid LIMIT {CANDIDATES}) c
          JOIN skill_search_docs d ON d.id = c.id
-         JOIN skills s ON s.name = d.name
          ORDER BY c.id"
     );
     let mut stmt = conn.prepare_cached(&sql)?;
     let rows = stmt.query_map(params![query.fts], |row| {
         let tags: String = row.get(2)?;
         Ok(Candidate {
-            name: row.get(0)?,
-            description: row.get(1)?,
+            id: row.get(0)?,
+            name: row.get(1)?,
             tags: serde_json::from_str(&tags).unwrap_or_default(),
             confidence: row.get(3)?,
         })
     })?;
     Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// The candidates (ids up to `last`) whose description holds every word of
+/// `term`: FTS5 tells, so the description's text is kept nowhere but in
+/// the skills table (read for a phrase's order only).
+fn described(conn: &Connection, query: &Query, term: &Term, last: i64) -> Result<HashSet<i64>, StoreError> {
+    let mut fts = format!("{} AND description : (", query.fts);
+    let words: Vec<&str> = term.words.iter().map(String::as_str).collect();
+    push_words(&mut fts, &words, term.prefix);
+    fts.push(')');
+    let mut stmt =
+        conn.prepare_cached("SELECT rowid FROM skill_search WHERE skill_search MATCH ?1 AND rowid <= ?2")?;
+    let ids = stmt.query_map(params![fts, last], |r| r.get(0))?.collect::<Result<_, _>>()?;
+    Ok(ids)
 }
 
 /// A term's IDF among `skills` indexed.
@@ -157,34 +178,57 @@ fn relevance(
     conn: &Connection,
     query: &Query,
     idf: &[f64],
+    described: &[HashSet<i64>],
     c: &Candidate,
 ) -> Result<Option<f64>, StoreError> {
     let tags = c.tags.join(" ");
-    let head: [Vec<&str>; 3] =
-        [words(&c.name).collect(), words(&c.description).collect(), words(&tags).collect()];
+    let name: Vec<&str> = words(&c.name).collect();
+    let tags: Vec<&str> = words(&tags).collect();
+    let mut description: Option<String> = None;
     let mut body: Option<String> = None;
     let mut total = 0.0;
-    for (term, idf) in query.terms.iter().zip(idf) {
-        let best =
-            head.iter().zip(WEIGHTS).filter(|(field, _)| holds(field, term)).map(|(_, w)| w).reduce(f64::max);
-        let weight = match best {
-            Some(weight) => weight,
+    for ((term, idf), described) in query.terms.iter().zip(idf).zip(described) {
+        let weight = if holds(&name, term) {
+            WEIGHTS[0]
+        } else if described.contains(&c.id)
+            && (term.words.len() == 1
+                || holds(
+                    &words(text(&mut description, || self::description(conn, &c.name))?).collect::<Vec<_>>(),
+                    term,
+                ))
+        {
+            WEIGHTS[1]
+        } else if holds(&tags, term) {
+            WEIGHTS[2]
+        } else if term.words.len() == 1 {
             // FTS5 matched the word, so the body holds it.
-            None if term.words.len() == 1 => WEIGHTS[3],
-            None => {
-                let text = match &body {
-                    Some(text) => text,
-                    None => body.insert(body_text(conn, &c.name)?),
-                };
-                if !holds(&words(text).collect::<Vec<_>>(), term) {
-                    return Ok(None);
-                }
-                WEIGHTS[3]
-            }
+            WEIGHTS[3]
+        } else if holds(&words(text(&mut body, || body_text(conn, &c.name))?).collect::<Vec<_>>(), term) {
+            WEIGHTS[3]
+        } else {
+            return Ok(None);
         };
         total += idf * weight;
     }
     Ok(Some(total))
+}
+
+/// The text in `slot`, read by `read` the first time.
+fn text<'a>(
+    slot: &'a mut Option<String>,
+    read: impl FnOnce() -> Result<String, StoreError>,
+) -> Result<&'a str, StoreError> {
+    if slot.is_none() {
+        *slot = Some(read()?);
+    }
+    Ok(slot.as_deref().unwrap_or_default())
+}
+
+/// A skill's description, from the skills table.
+fn description(conn: &Connection, name: &str) -> Result<String, StoreError> {
+    Ok(conn
+        .prepare_cached("SELECT description FROM skills WHERE name = ?1")?
+        .query_row(params![name], |r| r.get(0))?)
 }
 
 /// Whether the words of a field, in order, hold the term: its words one
