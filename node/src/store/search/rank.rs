@@ -214,10 +214,10 @@ fn relevance(
 }
 
 /// The text in `slot`, read by `read` the first time.
-fn text<'a>(
-    slot: &'a mut Option<String>,
+fn text(
+    slot: &mut Option<String>,
     read: impl FnOnce() -> Result<String, StoreError>,
-) -> Result<&'a str, StoreError> {
+) -> Result<&str, StoreError> {
     if slot.is_none() {
         *slot = Some(read()?);
     }
