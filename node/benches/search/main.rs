@@ -17,9 +17,9 @@
 //! skills. Each query is timed through [`Store::search`] (parse, FTS5 match,
 //! rank, evidence boost, visibility filter), not over HTTP.
 //!
-//! Then, not a goal of #24, 1,000 two-word phrases taken from the bodies
+//! Then, not a goal of #24, 200 two-word phrases taken from the bodies
 //! (the index keeps no positions: a phrase is checked against the text)
-//! and 1,000 prefixes (a word's first two syllables and `*`).
+//! and 200 prefixes (a word's first two syllables and `*`).
 //!
 //! Printed: p50, p99 and max per kind of query (goal p99 ≤ 20 ms), the
 //! share of queries with words in more than half of the skills, the index's
@@ -189,9 +189,10 @@ fn run(skills: usize, queries: usize) -> anyhow::Result<()> {
         );
     }
     // Not a goal of #24: phrases (checked against the text) and a prefix of each one-word query.
-    timed(&store, "phrase", &phrases, "two words side by side in a body")?;
+    // A fifth as many: they are slower, and not what the goal is about.
+    timed(&store, "phrase", &phrases[..phrases.len() / 5], "two words side by side in a body")?;
     let prefixes: Vec<String> =
-        (0..queries).map(|_| format!("{}*", &words.by_rank(&mut rng).1[..4])).collect();
+        (0..queries / 5).map(|_| format!("{}*", &words.by_rank(&mut rng).1[..4])).collect();
     timed(&store, "prefix", &prefixes, "a word's first two syllables")?;
 
     let index = store.search_index_bytes()?;
