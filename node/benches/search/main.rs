@@ -17,6 +17,10 @@
 //! skills. Each query is timed through [`Store::search`] (parse, FTS5 match,
 //! rank, evidence boost, visibility filter), not over HTTP.
 //!
+//! Then, not a goal of #24, 200 two-word phrases taken from the bodies
+//! (the index keeps no positions: a phrase is checked against the text)
+//! and 200 prefixes (a word's first two syllables and `*`).
+//!
 //! Printed: p50, p99 and max per kind of query (goal p99 ≤ 20 ms), the
 //! share of queries with words in more than half of the skills, the index's
 //! bytes on disk (SQLite's `dbstat`) against the bodies' bytes (goal ≤ 0.5×),
@@ -118,6 +122,8 @@ fn run(skills: usize, queries: usize) -> anyhow::Result<()> {
     let mut skills_with = vec![0usize; VOCABULARY];
     let rank_of: std::collections::HashMap<&str, usize> =
         words.words.iter().enumerate().map(|(rank, w)| (w.as_str(), rank)).collect();
+    // Two words side by side in some body: the phrase queries.
+    let mut phrases: Vec<String> = Vec::with_capacity(queries);
     let mut done = 0;
     while done < skills {
         let batch: Vec<SkillPacket> = (done..skills.min(done + 1_000))
@@ -131,6 +137,12 @@ fn run(skills: usize, queries: usize) -> anyhow::Result<()> {
             })
             .collect();
         body_bytes += batch.iter().map(|p| p.skill_body.len() as u64).sum::<u64>();
+        // As many phrases as queries, spread over the load.
+        for p in batch.iter().step_by((skills / queries).max(1)).take(queries - phrases.len().min(queries)) {
+            let words: Vec<&str> = p.skill_body.split(' ').collect();
+            let at = rng.random_range(0..words.len() - 1);
+            phrases.push(format!("\"{} {}\"", words[at], words[at + 1]));
+        }
         for p in &batch {
             let mut held = std::collections::HashSet::new();
             let fields = [&p.skill_name, &p.skill_description, &p.skill_body].into_iter().chain(&p.tags);
@@ -158,34 +170,30 @@ fn run(skills: usize, queries: usize) -> anyhow::Result<()> {
     println!("words in more than half of the skills: the {common} commonest");
 
     for (label, n) in [("one-word", 1usize), ("three-word", 3)] {
-        let mut times = Vec::with_capacity(queries);
+        let mut texts = Vec::with_capacity(queries);
         let mut with_common = 0;
-        let mut hits = 0;
         for _ in 0..queries {
             let picked: Vec<(usize, &str)> = (0..n).map(|_| words.by_rank(&mut rng)).collect();
             if picked.iter().any(|(rank, _)| *rank < common) {
                 with_common += 1;
             }
-            let text = picked.iter().map(|(_, w)| *w).collect::<Vec<_>>().join(" ");
-            let t = Instant::now();
-            let found = store.search(&Query::parse(&text)?, 10)?;
-            times.push(t.elapsed());
-            hits += found.len();
+            texts.push(picked.iter().map(|(_, w)| *w).collect::<Vec<_>>().join(" "));
         }
-        times.sort();
-        let p = |q: f64| times[((times.len() as f64 * q) as usize).min(times.len() - 1)];
-        let p99 = p(0.99);
+        let p99 =
+            timed(&store, label, &texts, &format!("{with_common} with a word in > half of the skills"))?;
         println!(
-            "{label:>10} queries: {queries}, {with_common} with a word in > half of the skills, {:.1} hits on \
-             average; p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms — goal p99 ≤ {} ms: {}",
-            hits as f64 / queries as f64,
-            ms(p(0.5)),
-            ms(p99),
-            ms(*times.last().expect("queries")),
+            "{:>12} goal p99 ≤ {} ms: {}",
+            "",
             P99_GOAL.as_millis(),
-            if p99 <= P99_GOAL { "met" } else { "MISSED" },
+            if p99 <= P99_GOAL { "met" } else { "MISSED" }
         );
     }
+    // Not a goal of #24: phrases (checked against the text) and a prefix of each one-word query.
+    // A fifth as many: they are slower, and not what the goal is about.
+    timed(&store, "phrase", &phrases[..phrases.len() / 5], "two words side by side in a body")?;
+    let prefixes: Vec<String> =
+        (0..queries / 5).map(|_| format!("{}*", &words.by_rank(&mut rng).1[..4])).collect();
+    timed(&store, "prefix", &prefixes, "a word's first two syllables")?;
 
     let index = store.search_index_bytes()?;
     drop(store);
@@ -206,6 +214,28 @@ fn run(skills: usize, queries: usize) -> anyhow::Result<()> {
     drop(Store::open(dir.path())?);
     println!("reopening the store (the index's check included): {:.0} ms", ms(t.elapsed()));
     Ok(())
+}
+
+/// Runs `texts` as queries (limit 10), prints their times and returns the p99.
+fn timed(store: &Store, label: &str, texts: &[String], about: &str) -> anyhow::Result<Duration> {
+    let mut times = Vec::with_capacity(texts.len());
+    let mut hits = 0;
+    for text in texts {
+        let t = Instant::now();
+        hits += store.search(&Query::parse(text)?, 10)?.len();
+        times.push(t.elapsed());
+    }
+    times.sort();
+    let p = |q: f64| times[((times.len() as f64 * q) as usize).min(times.len() - 1)];
+    println!(
+        "{label:>10} queries: {}, {about}, {:.1} hits on average; p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
+        texts.len(),
+        hits as f64 / texts.len() as f64,
+        ms(p(0.5)),
+        ms(p(0.99)),
+        ms(*times.last().expect("queries")),
+    );
+    Ok(p(0.99))
 }
 
 fn ms(d: Duration) -> f64 {

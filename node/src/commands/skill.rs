@@ -289,7 +289,8 @@ fn list(library: &Library, json: bool) -> anyhow::Result<ExitCode> {
 
 fn search(library: &Library, query: &str, limit: usize, json: bool) -> anyhow::Result<ExitCode> {
     let limit = limit.to_string();
-    let answer = library.store().search_text(query, Some(&limit)).context("cannot read the store")??;
+    let answer =
+        library.store().search_text(query, Some(&limit), None).context("cannot read the store")??;
     if json {
         emit_json(&answer)?;
         return Ok(ExitCode::SUCCESS);

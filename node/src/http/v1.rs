@@ -288,27 +288,33 @@ pub(super) async fn quarantine(State(state): State<AppState>) -> Result<Json<Val
 pub(super) struct SearchQuery {
     q: Option<String>,
     limit: Option<String>,
+    tags: Option<String>,
 }
 
-/// `GET /v1/search?q=QUERY[&limit=N]`: ranked full-text search over the
-/// skills shown here ([`crate::store::search`]), best first; 400
-/// `empty_query`, `invalid_query` or `invalid_limit` naming what to fix.
+/// `GET /v1/search?q=QUERY[&limit=N][&tags=A,B]`: ranked full-text search
+/// over the skills shown here ([`crate::store::search`]), best first, only
+/// those carrying every tag given; 400 `empty_query`, `invalid_query`,
+/// `invalid_limit` or `invalid_tags` naming what to fix.
 pub(super) async fn search(
     State(state): State<AppState>,
     query: Result<Query<SearchQuery>, QueryRejection>,
 ) -> Result<Json<Value>, ApiError> {
-    let Query(SearchQuery { q, limit }) = query.map_err(|_| {
-        ApiError::bad_request("invalid_query", "the query string must be q=WORDS with an optional &limit=N")
+    let Query(SearchQuery { q, limit, tags }) = query.map_err(|_| {
+        ApiError::bad_request(
+            "invalid_query",
+            "the query string must be q=WORDS with an optional &limit=N and &tags=A,B",
+        )
     })?;
     let library = state.library.clone();
     let answer = tokio::task::spawn_blocking(move || {
-        library.store().search_text(q.as_deref().unwrap_or(""), limit.as_deref())
+        library.store().search_text(q.as_deref().unwrap_or(""), limit.as_deref(), tags.as_deref())
     })
     .await??;
     let answer = answer.map_err(|e| {
         let code = match e {
             QueryError::Empty => "empty_query",
             QueryError::Limit(_) => "invalid_limit",
+            QueryError::TooManyTags { .. } | QueryError::Tag(_) => "invalid_tags",
             _ => "invalid_query",
         };
         ApiError::bad_request(code, e.to_string())

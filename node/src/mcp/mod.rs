@@ -53,8 +53,9 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ServerHandler, tool_handler};
 
+pub use crate::store::search::MAX_TAGS;
 pub use error::ToolError;
-pub use tools::{MAX_FILE_BYTES, MAX_TAGS};
+pub use tools::MAX_FILE_BYTES;
 pub use view::UNTRUSTED;
 
 use crate::library::Library;

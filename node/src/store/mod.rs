@@ -26,9 +26,10 @@
 //! - [`identity`]: the node's key, the signature on what it authors, and
 //!   the keys it knows other origins by.
 //! - `packed`: the stored form of packets (zstd), and reading either form.
-//! - [`search`]: ranked full-text search (FTS5, BM25 with an evidence
-//!   boost) and its index, which follows every write and is rebuilt at open
-//!   when missing or corrupt.
+//! - [`search`]: ranked full-text search (FTS5 matching; BM25-like ranking
+//!   with field weights and an evidence boost; a tags filter) and its
+//!   index, which follows every write and is rebuilt at open when missing
+//!   or corrupt.
 //! - `sharing`: a local skill's privacy, stored with its content; the
 //!   withdrawal served when a shared skill becomes private; the operator's marks.
 //! - `quarantine`: refused packets held for review, deduplicated.

@@ -325,8 +325,19 @@ const MIGRATIONS: &[&str] = &[
     "#,
     // 14 (#24 item 1): ranked search, an FTS5 index of the skills held
     // (store/search.rs). Skills held before are indexed at the next open,
-    // by the check that rebuilds a missing or corrupt index.
-    super::search::index_tables!(),
+    // by the check that rebuilds a missing or corrupt index. (Its shape
+    // then; migration 21 replaced it.)
+    r#"
+    CREATE TABLE skill_search_docs (
+        id   INTEGER PRIMARY KEY,
+        name TEXT NOT NULL UNIQUE
+    ) STRICT;
+    CREATE VIRTUAL TABLE skill_search USING fts5(
+        name, description, tags, body,
+        content = '', contentless_delete = 1,
+        tokenize = 'unicode61 remove_diacritics 2'
+    );
+    "#,
     // 15 (#19 items 1-3): outcomes agents report after using a skill, each
     // skill's score kept across its versions, and its retirement.
     r#"
@@ -449,6 +460,12 @@ const MIGRATIONS: &[&str] = &[
     ) STRICT;
     CREATE INDEX proposals_by_sender ON proposals (sender, received_unix);
     "#,
+    // 21 (#24 item 1): the search index without positions (detail=column,
+    // half the size; phrases are checked against the text), fewer evidence
+    // levels in its row ids, and its words' counts (fts5vocab). Emptied
+    // here, it is filled again at the next open, by the check that rebuilds
+    // an index not counting the skills held.
+    concat!("DROP TABLE skill_search; DROP TABLE skill_search_docs;", super::search::index_tables!()),
 ];
 
 /// The migration that compressed the stored packets: the space their

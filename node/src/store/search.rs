@@ -1,23 +1,25 @@
 //! Ranked full-text search over the skills held (#24 item 1): an SQLite
-//! FTS5 index of each skill's name, description, tags and body, ranked by
-//! BM25 with the name and description weighted above the body, and boosted
-//! by the skill's evidence (its confidence).
+//! FTS5 index of each skill's name, description, tags and body, ranked
+//! BM25-like with the name and description weighted above the body, and
+//! boosted by the skill's evidence (its confidence).
 //!
-//! The index is contentless (`content=''`): it keeps the terms and their
-//! positions, not a second copy of the text, which the store already holds
-//! packed. `contentless_delete=1` lets a row be deleted by its id alone, so
-//! following a change does not need the old text. `skill_search_docs` maps
-//! an index row to its skill's name. (`detail=column` would make it half as
-//! big, but FTS5's BM25 then ranks every contentless row 0.)
+//! The index is contentless (`content=''`): it keeps the terms, not a
+//! second copy of the text, which the store already holds packed; and it
+//! keeps which fields hold each term, not where (`detail=column`, half the
+//! size of positions). `contentless_delete=1` lets a row be deleted by its
+//! id alone, so following a change does not need the old text.
+//! `skill_search_docs` maps an index row to its skill's name, and holds
+//! the little ranking reads beside the index (tags, confidence);
+//! `skill_search_terms` (`fts5vocab`) counts the skills holding a word.
 //!
-//! A row's id orders the index by evidence ([`row_id`]: confidence first,
-//! then the change's sequence number), and carries the confidence the boost
-//! needs, so ranking reads nothing but the index. FTS5 lists a term's
-//! matches in id order, so a query ranks at most [`CANDIDATES`] of them, the
-//! best-evidenced: the same answer as ranking all of them for every query
-//! matching fewer skills, and a bounded cost for a word that many skills
-//! hold (BM25's cost is per ranked match; a word in most skills has nearly
-//! no weight anyway: it tells no skill from another).
+//! A row's id orders the index by evidence ([`row_id`]: the confidence's
+//! quarter first, then the change's sequence number — few evidence levels,
+//! as each one a term's list crosses costs it bytes). FTS5 lists a term's
+//! matches in id order, so a query ranks at most [`CANDIDATES`] of them,
+//! the best-evidenced: the same answer as ranking all of them for every
+//! query matching fewer skills, and a bounded cost for a word that many
+//! skills hold (such a word has nearly no weight anyway: it tells no skill
+//! from another).
 //!
 //! The index follows every write of a skill ([`follow`], called by the one
 //! write path, `skills::upsert`): a tombstone leaves it, any other version
@@ -29,12 +31,15 @@
 //! the open reads the index's structure, and a search that meets a corrupt
 //! page rebuilds the index and asks again.
 //!
-//! Users' queries never reach FTS5's syntax ([`Query::parse`]): only words
-//! (runs of letters and digits), a prefix star at a term's end and quoted
-//! phrases pass, each word re-quoted, so `AND`, `NEAR`, `:` or `(` are
-//! searched as text and cannot fail the query.
+//! # Layout
+//!
+//! - `search.rs`: the index — its tables, following writes, the check and
+//!   rebuild at open — what is shown, and [`Store::search`].
+//! - [`query`]: a user's query checked and rewritten into FTS5's syntax
+//!   and the terms ranking weighs; the tags filter.
+//! - `rank`: ranking the matches (IDF, field weights, phrases checked
+//!   against the text, the evidence boost) and keeping the visible ones.
 
-use std::fmt::Write as _;
 use std::time::Instant;
 
 use ecp_protocol::SkillPacket;
@@ -43,29 +48,26 @@ use serde::Serialize;
 
 use super::{Store, StoreError, from_json, packed};
 
+pub mod query;
+mod rank;
+
+pub use query::{MAX_QUERY_BYTES, MAX_TAG_BYTES, MAX_TAGS, MAX_TERMS, Query, QueryError};
+pub use rank::WEIGHTS;
+
 /// Default number of hits.
 pub const DEFAULT_LIMIT: usize = 10;
 /// Most hits one search returns.
 pub const MAX_LIMIT: usize = 100;
-/// Longest query, in bytes.
-pub const MAX_QUERY_BYTES: usize = 256;
-/// Most words and phrases in one query.
-pub const MAX_TERMS: usize = 16;
 
-/// BM25 weights of the columns, in their order: name, description, tags,
-/// body. A term in the name counts ten times one in the body.
-const WEIGHTS: &str = "10.0, 5.0, 3.0, 1.0";
-
-/// The evidence boost: a hit's BM25 relevance is multiplied by
+/// The evidence boost: a hit's relevance is multiplied by
 /// `1 + EVIDENCE_BOOST × confidence` (confidence clamped to 0..1), so a
 /// skill held with confidence 1 ranks as if 1.5 times as relevant as the
 /// same text held with confidence 0.
 pub const EVIDENCE_BOOST: f64 = 0.5;
 
 /// Most matches one query ranks: the best-evidenced ones (see the module
-/// doc). BM25 costs about as much per ranked match as the rest of the
-/// query together, so this bounds a query of common words (#24 bench:
-/// p99 ≤ 20 ms at 100,000 skills).
+/// doc), so a query of common words costs about what a rare one does
+/// (#24 bench: p99 ≤ 20 ms at 100,000 skills).
 pub const CANDIDATES: usize = 1_000;
 
 /// Up to this many indexed skills, opening the store runs FTS5's full
@@ -74,15 +76,18 @@ pub const CANDIDATES: usize = 1_000;
 /// a search that finds the index corrupt rebuilds it ([`Store::search`]).
 pub const FULL_CHECK_MAX: i64 = 10_000;
 
-/// Bits of a row id below its evidence rank, for the sequence number.
+/// Bits of a row id below its evidence level, for the sequence number.
 const SEQ_BITS: u32 = 40;
 
-/// The index row id of a skill's version: `(1000 − confidence in
-/// thousandths) · 2^40 + seq`, so ascending ids go from the most confident
-/// to the least, and the confidence is read back from the id.
+/// Evidence levels of the index's order: confidence in quarters.
+const LEVELS: i64 = 4;
+
+/// The index row id of a skill's version: `(3 − its confidence's quarter)
+/// · 2^40 + seq`, so ascending ids go from the most confident quarter to
+/// the least, the older first within one.
 fn row_id(confidence: f64, seq: i64) -> i64 {
-    let milli = (confidence.clamp(0.0, 1.0) * 1000.0).round() as i64;
-    ((1000 - milli) << SEQ_BITS) | (seq & ((1 << SEQ_BITS) - 1))
+    let level = ((confidence.clamp(0.0, 1.0) * LEVELS as f64) as i64).min(LEVELS - 1);
+    ((LEVELS - 1 - level) << SEQ_BITS) | (seq & ((1 << SEQ_BITS) - 1))
 }
 
 /// Which indexed skills a search shows: the one place that decides it.
@@ -100,133 +105,33 @@ const VISIBLE: &str = "s.deprecated = 0
     AND NOT EXISTS (SELECT 1 FROM revocations rv WHERE rv.name = s.name
                     AND rv.digest = CASE WHEN s.bundle_digest = '' THEN s.integrity_hash ELSE s.bundle_digest END)";
 
-/// The index's tables: what migration 14 creates and a rebuild makes again.
+/// The index's tables: what migration 21 creates and a rebuild makes again.
 macro_rules! index_tables {
     () => {
         r#"
         -- One row per indexed skill: the index's row id for its name
-        -- (search.rs row_id: its evidence rank and sequence number).
+        -- (search.rs row_id: its evidence level and sequence number), and
+        -- what ranking reads of it: a small row, where the skills table's
+        -- rows (with their packets) cost a page read each.
         CREATE TABLE skill_search_docs (
-            id   INTEGER PRIMARY KEY,
-            name TEXT NOT NULL UNIQUE
+            id          INTEGER PRIMARY KEY,
+            name        TEXT NOT NULL UNIQUE,
+            tags        TEXT NOT NULL,  -- JSON array
+            confidence  REAL NOT NULL
         ) STRICT;
-        -- Terms and positions only (contentless): the text is in skills.packet.
+        -- Terms and the fields holding them, no positions (detail=column)
+        -- and no text (contentless): the text is in skills.packet.
         CREATE VIRTUAL TABLE skill_search USING fts5(
             name, description, tags, body,
-            content = '', contentless_delete = 1,
+            content = '', contentless_delete = 1, detail = column,
             tokenize = 'unicode61 remove_diacritics 2'
         );
+        -- How many skills hold each term: the IDF of ranking.
+        CREATE VIRTUAL TABLE skill_search_terms USING fts5vocab(skill_search, row);
         "#
     };
 }
 pub(super) use index_tables;
-
-/// Why a query was refused: the user's words, not the node's failure.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum QueryError {
-    /// Nothing to search for.
-    #[error("the query is empty; give words to search for, e.g. q=deploy")]
-    Empty,
-    /// Longer than [`MAX_QUERY_BYTES`].
-    #[error("the query is {len} bytes; at most {MAX_QUERY_BYTES} are allowed")]
-    TooLong {
-        /// Its length.
-        len: usize,
-    },
-    /// More than [`MAX_TERMS`] words and phrases.
-    #[error("the query has {count} words and phrases; at most {MAX_TERMS} are allowed")]
-    TooManyTerms {
-        /// How many.
-        count: usize,
-    },
-    /// A `"` without its closing `"`.
-    #[error("the query opens a phrase with \" and never closes it; close it or remove the quote")]
-    UnclosedQuote,
-    /// Only punctuation.
-    #[error("the query has no words, only punctuation; give words to search for")]
-    NoWords,
-    /// `limit` outside 1..=[`MAX_LIMIT`].
-    #[error("limit must be a whole number from 1 to {MAX_LIMIT}, not {0}")]
-    Limit(String),
-}
-
-/// A user's query, checked and rewritten into FTS5 syntax.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Query {
-    fts: String,
-}
-
-/// The words of `text` as the index's tokenizer takes them, near enough:
-/// runs of letters and digits.
-fn words(text: &str) -> impl Iterator<Item = &str> {
-    text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty())
-}
-
-impl Query {
-    /// Checks `text`: words (a trailing `*` makes a word a prefix) and
-    /// `"quoted phrases"`, all of which must match (AND). A word of
-    /// punctuation alone is left out; a word with punctuation inside
-    /// (`k8s-deploy`) is its parts, each of which must match.
-    pub fn parse(text: &str) -> Result<Query, QueryError> {
-        let text = text.trim();
-        if text.is_empty() {
-            return Err(QueryError::Empty);
-        }
-        if text.len() > MAX_QUERY_BYTES {
-            return Err(QueryError::TooLong { len: text.len() });
-        }
-        let mut terms: Vec<(&str, bool, bool)> = Vec::new();
-        let mut rest = text;
-        loop {
-            rest = rest.trim_start();
-            let Some(first) = rest.chars().next() else { break };
-            let quoted = first == '"';
-            let (term, after) = if quoted {
-                let inner = &rest[1..];
-                let end = inner.find('"').ok_or(QueryError::UnclosedQuote)?;
-                (&inner[..end], &inner[end + 1..])
-            } else {
-                let end = rest.find(|c: char| c.is_whitespace() || c == '"').unwrap_or(rest.len());
-                (&rest[..end], &rest[end..])
-            };
-            // A star right after the term makes its last word a prefix.
-            let stars = after.len() - after.trim_start_matches('*').len();
-            let (term, prefix) = match term.trim_end_matches('*') {
-                trimmed if trimmed.len() < term.len() => (trimmed, true),
-                _ => (term, stars > 0),
-            };
-            rest = &after[stars..];
-            if term.chars().any(char::is_alphanumeric) {
-                terms.push((term, prefix, quoted));
-            }
-        }
-        if terms.is_empty() {
-            return Err(QueryError::NoWords);
-        }
-        if terms.len() > MAX_TERMS {
-            return Err(QueryError::TooManyTerms { count: terms.len() });
-        }
-        let mut fts = String::with_capacity(text.len() + 4 * terms.len());
-        for (term, prefix, quoted) in terms {
-            let words: Vec<&str> = words(term).collect();
-            // Letters and digits alone, quoted: plain strings to FTS5, in
-            // which no operator can be spelt. A quoted phrase stays one
-            // string (its words in order); a word's parts are each a string.
-            let strings =
-                if quoted { vec![words.join(" ")] } else { words.iter().map(|w| (*w).to_owned()).collect() };
-            let last = strings.len() - 1;
-            for (i, string) in strings.iter().enumerate() {
-                if !fts.is_empty() {
-                    fts.push(' ');
-                }
-                let star = if prefix && i == last { "*" } else { "" };
-                let _ = write!(fts, "\"{string}\"{star}");
-            }
-        }
-        Ok(Query { fts })
-    }
-}
 
 /// Checks a requested number of hits (`None`: [`DEFAULT_LIMIT`]).
 pub fn limit(requested: Option<&str>) -> Result<usize, QueryError> {
@@ -255,7 +160,8 @@ pub struct SearchHit {
     pub confidence: f64,
     /// Whether it stays on this node (a private local skill).
     pub private: bool,
-    /// Relevance: BM25 (column-weighted) times the evidence boost; higher is better.
+    /// Relevance (IDF times field weight, summed over the query's terms)
+    /// times the evidence boost; higher is better.
     pub score: f64,
 }
 
@@ -266,33 +172,40 @@ pub struct Answer {
     pub query: String,
     /// The most hits asked for.
     pub limit: usize,
+    /// The tags every hit carries, as asked for (none: not filtered).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
     /// The hits, best first.
     pub results: Vec<SearchHit>,
 }
 
 impl Store {
-    /// Parses `text` and `limit` (as the user gave them) and searches.
+    /// Parses `text`, `limit` and `tags` (as the user gave them: tags
+    /// separated by commas, `None` for no filter) and searches.
     pub fn search_text(
         &self,
         text: &str,
         limit: Option<&str>,
+        tags: Option<&str>,
     ) -> Result<Result<Answer, QueryError>, StoreError> {
-        let (query, limit) = match (Query::parse(text), self::limit(limit)) {
+        let tags: Vec<String> = tags.map(|t| t.split(',').map(str::to_owned).collect()).unwrap_or_default();
+        let query = Query::parse(text).and_then(|q| q.tagged(tags));
+        let (query, limit) = match (query, self::limit(limit)) {
             (Ok(query), Ok(limit)) => (query, limit),
             (Err(e), _) | (_, Err(e)) => return Ok(Err(e)),
         };
         let results = self.search(&query, limit)?;
-        Ok(Ok(Answer { query: text.to_owned(), limit, results }))
+        Ok(Ok(Answer { query: text.to_owned(), limit, tags: query.tags.clone(), results }))
     }
 
     /// The visible skills matching `query`, best first, at most `limit`.
     /// An index found corrupt is rebuilt, with a log line, and asked again.
     pub fn search(&self, query: &Query, limit: usize) -> Result<Vec<SearchHit>, StoreError> {
         let mut conn = self.conn();
-        match ranked(&conn, query, limit) {
+        match rank::ranked(&conn, query, limit) {
             Err(StoreError::Sqlite(e)) if is_corrupt(&e) => {
                 rebuilt(&mut conn, "is corrupt")?;
-                ranked(&conn, query, limit)
+                rank::ranked(&conn, query, limit)
             }
             answer => answer,
         }
@@ -335,54 +248,6 @@ fn is_corrupt(e: &rusqlite::Error) -> bool {
     e.sqlite_error_code() == Some(rusqlite::ErrorCode::DatabaseCorrupt)
 }
 
-/// The ranked query of [`Store::search`].
-fn ranked(conn: &Connection, query: &Query, limit: usize) -> Result<Vec<SearchHit>, StoreError> {
-    // Ranked by the index alone; the skills table is read for the best
-    // few, enough of them that the hidden ones cannot leave a gap.
-    let hidden: i64 = conn
-        .prepare_cached(
-            "SELECT (SELECT COUNT(*) FROM inbox)
-                      + (SELECT COUNT(*) FROM inbox_decisions WHERE decision = 'rejected')
-                      + (SELECT COUNT(*) FROM skill_scores WHERE retired_at IS NOT NULL)",
-        )?
-        .query_row([], |r| r.get(0))?;
-    let sql = format!(
-        "WITH candidates AS (
-                 SELECT rowid AS id,
-                        bm25(skill_search, {WEIGHTS})
-                          * (1.0 + ?3 * (1000 - (rowid >> {SEQ_BITS})) / 1000.0) AS rank
-                 FROM skill_search WHERE skill_search MATCH ?1
-                 ORDER BY rowid LIMIT {CANDIDATES}),
-             best AS (SELECT id, rank FROM candidates ORDER BY rank, id LIMIT ?2)
-             SELECT s.name, s.description, s.tags, s.kind, s.origin, s.confidence, s.private IS NOT NULL,
-                    -best.rank
-             FROM best
-             JOIN skill_search_docs d ON d.id = best.id
-             JOIN skills s ON s.name = d.name
-             WHERE {VISIBLE}
-             ORDER BY best.rank, best.id
-             LIMIT ?4"
-    );
-    let mut stmt = conn.prepare_cached(&sql)?;
-    let hits = stmt
-        .query_map(params![query.fts, limit as i64 + hidden, EVIDENCE_BOOST, limit as i64], |row| {
-            let tags: String = row.get(2)?;
-            let kind: String = row.get(3)?;
-            Ok(SearchHit {
-                name: row.get(0)?,
-                description: row.get(1)?,
-                tags: serde_json::from_str(&tags).unwrap_or_default(),
-                kind: if kind == "local" { "local" } else { "external" },
-                origin: row.get(4)?,
-                confidence: row.get(5)?,
-                private: row.get(6)?,
-                score: row.get(7)?,
-            })
-        })?
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(hits)
-}
-
 /// Makes the index follow a skill's new current version (the change
 /// numbered `seq`): a tombstone leaves it, any other version replaces the
 /// skill's row. Runs in the write's transaction.
@@ -399,8 +264,13 @@ pub(super) fn follow(tx: &Connection, packet: &SkillPacket, seq: i64) -> Result<
         return Ok(());
     }
     let id = row_id(packet.confidence, seq);
-    tx.prepare_cached("INSERT INTO skill_search_docs (id, name) VALUES (?1, ?2)")?
-        .execute(params![id, packet.skill_name])?;
+    tx.prepare_cached("INSERT INTO skill_search_docs (id, name, tags, confidence) VALUES (?1, ?2, ?3, ?4)")?
+        .execute(params![
+            id,
+            packet.skill_name,
+            serde_json::to_string(&packet.tags).unwrap_or_else(|_| "[]".to_owned()),
+            packet.confidence
+        ])?;
     tx.prepare_cached(
         "INSERT INTO skill_search (rowid, name, description, tags, body) VALUES (?1, ?2, ?3, ?4, ?5)",
     )?
@@ -441,11 +311,12 @@ fn rebuilt(conn: &mut Connection, why: &str) -> Result<(), StoreError> {
 /// What is wrong with the index, if anything.
 fn fault(conn: &Connection) -> Result<Option<&'static str>, rusqlite::Error> {
     let tables: i64 = conn.query_row(
-        "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN ('skill_search', 'skill_search_docs')",
+        "SELECT COUNT(*) FROM sqlite_master
+         WHERE type = 'table' AND name IN ('skill_search', 'skill_search_docs', 'skill_search_terms')",
         [],
         |r| r.get(0),
     )?;
-    if tables < 2 {
+    if tables < 3 {
         return Ok(Some("is missing"));
     }
     let indexed: i64 = conn.query_row("SELECT COUNT(*) FROM skill_search_docs", [], |r| r.get(0))?;
@@ -471,7 +342,8 @@ fn fault(conn: &Connection) -> Result<Option<&'static str>, rusqlite::Error> {
 fn rebuild(conn: &mut Connection) -> Result<usize, StoreError> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     tx.execute_batch(concat!(
-        "DROP TABLE IF EXISTS skill_search; DROP TABLE IF EXISTS skill_search_docs;",
+        "DROP TABLE IF EXISTS skill_search_terms; DROP TABLE IF EXISTS skill_search;
+         DROP TABLE IF EXISTS skill_search_docs;",
         index_tables!()
     ))?;
     let mut indexed = 0;

@@ -2,8 +2,9 @@
 //! name and description above the body, takes prefixes and phrases, never
 //! shows a quarantined skill, shows a private one, follows merges, imports
 //! and deletions, keeps its index over a restart and rebuilds a missing or
-//! corrupt one (saying so in the log); its limit and its query are bounded
-//! and checked, and `ecp-node skill search` answers the same.
+//! corrupt one (saying so in the log); its limit, its query and its tags
+//! filter (which narrows every match) are bounded and checked, and
+//! `ecp-node skill search` answers the same.
 
 use std::time::Duration;
 
@@ -43,6 +44,15 @@ impl Api {
     async fn search(&self, q: &str, limit: Option<&str>) -> (StatusCode, Value) {
         let mut params = vec![("q", q)];
         params.extend(limit.map(|l| ("limit", l)));
+        let response =
+            self.client.get(format!("{}/v1/search", self.base)).query(&params).send().await.expect("GET");
+        let status = response.status();
+        (status, response.json().await.expect("a JSON answer"))
+    }
+
+    /// `GET /v1/search` with `q`, limit 100 and `tags`: status and JSON.
+    async fn tagged(&self, q: &str, tags: &str) -> (StatusCode, Value) {
+        let params = [("q", q), ("limit", "100"), ("tags", tags)];
         let response =
             self.client.get(format!("{}/v1/search", self.base)).query(&params).send().await.expect("GET");
         let status = response.status();
@@ -306,4 +316,50 @@ async fn a_restarted_node_finds_what_it_found() {
     node.restart().await;
     assert_eq!(Api::of_test(&node).found("heron").await, ["heron-fishing"]);
     assert_eq!(Api::of_test(&node).found("strike").await, ["heron-fishing"]);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn tags_narrow_every_match_and_are_bounded() {
+    let node = TestNode::start().await;
+    // 150 skills name the word; the one tagged holds it in its body alone,
+    // with less evidence: below the best 100, it is found by its tag.
+    let many: Vec<SkillPacket> = (0..150)
+        .map(|i| written(&format!("ferry-{i:03}"), "Ferry crossing times", "Check the board."))
+        .collect();
+    for chunk in many.chunks(50) {
+        node.push_ok(&update(ORIGIN, chunk)).await;
+    }
+    let mut last = written("zz-harbour", "Unrelated", "Take the ferry once.");
+    last.tags = vec!["Harbour".into(), "night".into()];
+    last.confidence = 0.6;
+    let result = node.push_ok(&update(ORIGIN, &[last])).await;
+    assert_eq!(result["newSkills"], 1, "{result}");
+    let api = Api::of_test(&node);
+    let (_, all) = api.search("ferry", Some("100")).await;
+    assert_eq!(names(&all).len(), 100);
+    assert!(!names(&all).contains(&"zz-harbour".to_owned()), "not among the best 100: {all}");
+    let (status, body) = api.tagged("ferry", "harbour").await;
+    assert_eq!((status, names(&body)), (StatusCode::OK, vec!["zz-harbour".to_owned()]), "{body}");
+    assert_eq!(body["tags"], serde_json::json!(["harbour"]));
+    assert_eq!(
+        names(&api.tagged("ferry", "HARBOUR,night").await.1),
+        ["zz-harbour"],
+        "every tag, case ignored"
+    );
+    assert!(names(&api.tagged("ferry", "harbour,day").await.1).is_empty(), "a tag it lacks");
+    assert_eq!(names(&api.tagged("ferry", "testing").await.1).len(), 100, "the others' tag");
+
+    // At most 16 tags of at most 64 bytes.
+    let at_count = vec!["harbour"; 16].join(",");
+    assert_eq!(api.tagged("ferry", &at_count).await.0, StatusCode::OK);
+    let over_count = vec!["harbour"; 17].join(",");
+    let (status, body) = api.tagged("ferry", &over_count).await;
+    assert_eq!((status, &body["code"]), (StatusCode::BAD_REQUEST, &Value::from("invalid_tags")), "{body}");
+    assert!(body["error"].as_str().unwrap().contains("at most 16"), "{body}");
+    let at_bytes = "t".repeat(64);
+    assert_eq!(api.tagged("ferry", &at_bytes).await.0, StatusCode::OK);
+    let over_bytes = "t".repeat(65);
+    let (status, body) = api.tagged("ferry", &over_bytes).await;
+    assert_eq!((status, &body["code"]), (StatusCode::BAD_REQUEST, &Value::from("invalid_tags")), "{body}");
+    assert_eq!(api.tagged("ferry", "harbour,").await.1["code"], "invalid_tags", "an empty tag");
 }

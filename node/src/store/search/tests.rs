@@ -1,5 +1,6 @@
-//! The query's rewriting and bounds, the ranking, and the index following
-//! writes and rebuilt at open.
+//! The query's rewriting and bounds, the ranking (field weights, IDF,
+//! prefixes, phrases checked against the text, the evidence boost), the
+//! tags filter, and the index following writes and rebuilt at open.
 
 use ecp_protocol::{Origin, SkillKind, SkillPacket};
 use rusqlite::Connection;
@@ -15,8 +16,9 @@ fn fts(text: &str) -> String {
 fn words_prefixes_and_phrases_pass_quoted() {
     assert_eq!(fts("deploy"), r#""deploy""#);
     assert_eq!(fts("  deploy   kube*  "), r#""deploy" "kube"*"#);
-    assert_eq!(fts(r#""tag the release" git"#), r#""tag the release" "git""#);
-    assert_eq!(fts(r#""tag-the  rel"*"#), r#""tag the rel"*"#);
+    // A phrase reaches FTS5 as its words (no positions in the index); ranking checks their order.
+    assert_eq!(fts(r#""tag the release" git"#), r#""tag" "the" "release" "git""#);
+    assert_eq!(fts(r#""tag-the  rel"*"#), r#""tag" "the" "rel"*"#);
     assert_eq!(fts("kube**"), r#""kube"*"#);
     assert_eq!(fts("k8s-dep*"), r#""k8s" "dep"*"#);
 }
@@ -170,7 +172,7 @@ fn a_search_that_meets_a_corrupt_index_rebuilds_it_and_answers() {
     let (_dir, store) = store_with(&[packet("alpha", "Tag the release", "Body", 0.5)]);
     // Damaged while the store is open (what a large index's open does not read).
     store.conn().execute_batch("UPDATE skill_search_data SET block = x'0102030405' WHERE id > 10").unwrap();
-    assert!(ranked(&store.conn(), &Query::parse("release").unwrap(), 10).is_err(), "the damage is met");
+    assert!(rank::ranked(&store.conn(), &Query::parse("release").unwrap(), 10).is_err(), "the damage is met");
     assert_eq!(names(&store, "release"), ["alpha"], "rebuilt, then answered");
     assert_eq!(fault(&store.conn()).unwrap(), None);
 }
@@ -192,4 +194,165 @@ fn a_query_ranks_the_best_evidenced_candidates_when_more_match() {
     // Fewer matches: all ranked, and it comes first. The bound is on ranking, not on matching.
     assert_eq!(names(&store, "common unique"), std::slice::from_ref(&least));
     assert_eq!(names(&store, "common body unique"), [least]);
+}
+
+#[test]
+fn a_phrase_matches_its_words_in_order_within_one_field_only() {
+    let (_dir, store) = store_with(&[
+        packet("in-description", "Roll back a bad deploy", "Body", 0.5),
+        packet("in-body", "Unrelated", "When a bad deploy ships, roll back.", 0.5),
+        packet("apart", "A bad day", "Then deploy again.", 0.9),
+        packet("across-fields", "Check the deploy", "Bad news first.", 0.9),
+        packet("reversed", "Deploy bad code", "Body", 0.9),
+        packet("accents", "Un déploiement raté", "Body", 0.5),
+    ]);
+    // The words alone match every skill holding both, in any order and field.
+    assert_eq!(names(&store, "bad deploy").len(), 5);
+    // The phrase: only where the words stand next to each other, in order, in one field.
+    assert_eq!(names(&store, r#""bad deploy""#), ["in-description", "in-body"]);
+    assert_eq!(names(&store, r#""BAD-Deploy""#), ["in-description", "in-body"], "case and punctuation");
+    assert_eq!(
+        names(&store, r#""a bad dep"*"#),
+        ["in-description", "in-body"],
+        "a phrase ending in a prefix"
+    );
+    assert!(names(&store, r#""bad deployment""#).is_empty(), "the last word is whole unless starred");
+    assert!(names(&store, r#""deploy bad code again""#).is_empty());
+    // Accents and case are folded as the index folds them.
+    assert_eq!(names(&store, r#""deploiement rate""#), ["accents"]);
+    assert_eq!(names(&store, r#""DÉPLOIEMENT raté""#), ["accents"]);
+}
+
+#[test]
+fn a_prefix_matches_words_starting_with_it_and_weighs_like_a_word() {
+    let (_dir, store) = store_with(&[
+        packet("enroll-users", "Add users", "Body", 0.9),
+        packet("rolling-restart", "Restart nodes", "Body", 0.5),
+        packet("notes", "Unrelated", "How to roll back.", 0.9),
+    ]);
+    // The name's hit first, whatever the evidence; never a word merely containing it.
+    assert_eq!(names(&store, "roll*"), ["rolling-restart", "notes"]);
+    assert_eq!(names(&store, "rolling*"), ["rolling-restart"]);
+    assert!(names(&store, "rollx*").is_empty());
+}
+
+#[test]
+fn the_field_a_word_is_in_weighs_name_then_description_then_tags_then_body() {
+    let filler = "Some words about other things entirely.";
+    let body_heavy = format!("{filler} {}", "rotate ".repeat(50));
+    let mut tagged = packet("tagged", "Unrelated", filler, 0.9);
+    tagged.tags = vec!["rotate".into()];
+    let (_dir, store) = store_with(&[
+        packet("in-body", "Unrelated", &body_heavy, 1.0),
+        tagged,
+        packet("described", "How to rotate keys", filler, 0.6),
+        packet("rotate-keys", "Unrelated", filler, 0.3),
+    ]);
+    // The boost (at most 1.5×) never lifts a hit over a better field, and
+    // a word said fifty times in the body counts once.
+    assert_eq!(names(&store, "rotate"), ["rotate-keys", "described", "tagged", "in-body"]);
+    let hits = store.search(&Query::parse("rotate").unwrap(), 10).unwrap();
+    let relevance = |h: &SearchHit| h.score / (1.0 + EVIDENCE_BOOST * h.confidence);
+    let ratio = relevance(&hits[0]) / relevance(&hits[3]);
+    assert!((ratio - WEIGHTS[0] / WEIGHTS[3]).abs() < 1e-9, "name : body = 10 : 1, got {ratio}");
+}
+
+#[test]
+fn a_rarer_word_weighs_more_than_a_common_one() {
+    // "kettle" is in every skill, "teapot" in two: the skill naming the rare word comes first.
+    let mut packets: Vec<SkillPacket> =
+        (0..8).map(|i| packet(&format!("kettle-{i}"), "Boil water", "kettle", 0.5)).collect();
+    packets.push(packet("kettle-brand", "A teapot", "kettle", 0.5));
+    packets.push(packet("teapot-care", "A kettle", "kettle", 0.5));
+    let (_dir, store) = store_with(&packets);
+    assert_eq!(names(&store, "kettle teapot"), ["teapot-care", "kettle-brand"]);
+}
+
+#[test]
+fn tags_narrow_every_match_not_only_the_best_ranked() {
+    // 150 skills hold the word; the one tagged is the least relevant and
+    // least confident of them, and beyond the candidates a query ranks.
+    let mut packets: Vec<SkillPacket> =
+        (0..150).map(|i| packet(&format!("ferry-{i:03}"), "Ferry crossing times", "Body", 0.9)).collect();
+    let filler: Vec<SkillPacket> =
+        (0..CANDIDATES).map(|i| packet(&format!("boat-{i:04}"), "A boat", "ferry", 0.8)).collect();
+    packets.extend(filler);
+    let mut tagged = packet("zz-last", "Unrelated", "The ferry, once.", 0.05);
+    tagged.tags = vec!["Harbour".into(), "night".into()];
+    packets.push(tagged);
+    let (_dir, store) = store_with(&packets);
+    assert!(!names(&store, "ferry").contains(&"zz-last".to_owned()), "not among the ranked untagged");
+    let tagged = |tags: &[&str]| {
+        let query =
+            Query::parse("ferry").unwrap().tagged(tags.iter().map(|t| (*t).to_owned()).collect()).unwrap();
+        store.search(&query, MAX_LIMIT).unwrap().into_iter().map(|h| h.name).collect::<Vec<_>>()
+    };
+    assert_eq!(tagged(&["harbour"]), ["zz-last"], "case does not matter");
+    assert_eq!(tagged(&["harbour", "NIGHT"]), ["zz-last"], "every tag");
+    assert!(tagged(&["harbour", "day"]).is_empty(), "a tag it lacks");
+    assert!(tagged(&["harb"]).is_empty(), "a tag is whole, not a prefix");
+    // Through the text interface too, tags separated by commas.
+    let answer = store.search_text("ferry", None, Some("Harbour,night")).unwrap().unwrap();
+    assert_eq!(answer.results.iter().map(|h| h.name.as_str()).collect::<Vec<_>>(), ["zz-last"]);
+    assert_eq!(answer.tags, ["Harbour", "night"]);
+}
+
+#[test]
+fn a_tag_made_of_punctuation_is_compared_exactly() {
+    let mut plus = packet("cpp-build", "Build it", "Body", 0.5);
+    plus.tags = vec!["c++".into()];
+    let (_dir, store) = store_with(&[plus, packet("c-build", "Build it", "Body", 0.5)]);
+    let query = Query::parse("build").unwrap().tagged(vec!["++".into()]).unwrap();
+    assert!(store.search(&query, 10).unwrap().is_empty());
+    let query = Query::parse("build").unwrap().tagged(vec!["C++".into()]).unwrap();
+    assert_eq!(store.search(&query, 10).unwrap()[0].name, "cpp-build");
+}
+
+#[test]
+fn the_tags_are_bounded_at_their_limits() {
+    let query = || Query::parse("deploy").unwrap();
+    assert!(query().tagged(vec!["ops".into(); MAX_TAGS]).is_ok());
+    assert_eq!(
+        query().tagged(vec!["ops".into(); MAX_TAGS + 1]),
+        Err(QueryError::TooManyTags { count: MAX_TAGS + 1 })
+    );
+    assert!(query().tagged(vec!["t".repeat(MAX_TAG_BYTES)]).is_ok());
+    let long = "t".repeat(MAX_TAG_BYTES + 1);
+    assert!(matches!(query().tagged(vec![long]), Err(QueryError::Tag(_))));
+    let message = query().tagged(vec![" ".into()]).unwrap_err().to_string();
+    assert!(message.contains("empty"), "{message}");
+}
+
+#[test]
+fn an_index_of_the_former_shape_is_replaced_and_rebuilt_at_open() {
+    let (dir, store) = store_with(&[packet("alpha", "Tag the release", "Body", 0.5)]);
+    drop(store);
+    // The index as migration 14 made it, and the schema one migration back.
+    let conn = Connection::open(dir.path().join(DB_FILE)).unwrap();
+    conn.execute_batch(
+        "DROP TABLE skill_search_terms; DROP TABLE skill_search; DROP TABLE skill_search_docs;
+         CREATE TABLE skill_search_docs (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE) STRICT;
+         CREATE VIRTUAL TABLE skill_search USING fts5(name, description, tags, body,
+             content = '', contentless_delete = 1, tokenize = 'unicode61 remove_diacritics 2');
+         UPDATE meta SET value = CAST(CAST(value AS INTEGER) - 1 AS TEXT) WHERE key = 'schema';",
+    )
+    .unwrap();
+    drop(conn);
+    let store = Store::open(dir.path()).unwrap();
+    assert_eq!(names(&store, r#""the release""#), ["alpha"]);
+    let sql: String = store
+        .conn()
+        .query_row("SELECT sql FROM sqlite_master WHERE name = 'skill_search'", [], |r| r.get(0))
+        .unwrap();
+    assert!(sql.contains("detail = column"), "{sql}");
+    assert_eq!(fault(&store.conn()).unwrap(), None);
+}
+
+#[test]
+fn row_ids_order_the_index_by_evidence_level_then_age() {
+    assert!(row_id(0.9, 500) < row_id(0.5, 1), "more confident first");
+    assert!(row_id(0.8, 1) < row_id(0.9, 2), "within a quarter, older first");
+    assert!(row_id(1.0, 7) < row_id(0.74, 1));
+    assert_eq!(row_id(7.0, 3), row_id(1.0, 3), "confidence clamped");
+    assert!(row_id(-1.0, 3) > row_id(0.25, 3));
 }
