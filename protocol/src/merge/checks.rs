@@ -309,13 +309,11 @@ pub fn check_description(description: &str, max_bytes: usize) -> Result<Option<P
     }
     // Counting characters only past the guideline in bytes: a description
     // of at most 1,024 bytes has at most 1,024 characters.
-    if description.len() > DESCRIPTION_GUIDELINE_CHARS {
-        let chars = description.chars().count();
-        if chars > DESCRIPTION_GUIDELINE_CHARS {
-            return Ok(Some(PacketWarning::LongDescription { chars }));
-        }
+    if description.len() <= DESCRIPTION_GUIDELINE_CHARS {
+        return Ok(None);
     }
-    Ok(None)
+    let chars = description.chars().count();
+    Ok((chars > DESCRIPTION_GUIDELINE_CHARS).then_some(PacketWarning::LongDescription { chars }))
 }
 
 fn check_instance(field: &str, id: &str) -> Result<(), String> {

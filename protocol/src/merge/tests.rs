@@ -12,6 +12,7 @@ mod bounds;
 mod bundles;
 mod origins;
 mod resolution;
+mod revocations;
 mod signatures;
 
 const LOCAL: &str = "node-b";

@@ -142,3 +142,65 @@ fn a_request_signed_with_a_peers_own_key_names_that_peer_and_one_with_the_nodes_
     assert!(matches!(by_node, Caller::Signed(_)), "{by_node:?}");
     assert!(by_node.peer().is_none(), "the node's own key is no peer's");
 }
+
+#[test]
+fn a_node_key_and_a_certificate_prove_one_peer_and_two_different_peers_are_refused() {
+    use ecp_protocol::identity::NodeKey;
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = crate::config::Config::for_tests(dir.path());
+    config.secret = Some(SECRET.into());
+    let library = crate::library::Library::open(&config.data_dir, &config.skills_dir).unwrap();
+    let state = AppState::with_federator(library, config, None, None);
+    let owner = |url: &str| KeyOwner { url: url.into(), trust: 0.8 };
+    let (a_key, stranger) = (NodeKey::from_seed(&[1; 32]), NodeKey::from_seed(&[2; 32]));
+    let (a_cert, b_cert) = (
+        ClientCert { sha256: [0xa; 32], key_sha256: None },
+        ClientCert { sha256: [0xb; 32], key_sha256: None },
+    );
+    state.keyring.set_peer_keys(crate::keys::PeerProofs {
+        node_keys: vec![(a_key.key_id(), owner("http://192.0.2.1:7327"))],
+        certs: vec![
+            (a_cert.sha256, owner("http://192.0.2.1:7327")),
+            (b_cert.sha256, owner("http://192.0.2.2:7327")),
+        ],
+        ..Default::default()
+    });
+    let uri: Uri = "/ecp/skills".parse().unwrap();
+    let line = RequestLine { method: "GET", path_and_query: "/ecp/skills" };
+    let nonces = std::cell::Cell::new(0u32);
+    let call = |key: Option<&NodeKey>, cert: Option<ClientCert>| {
+        let mut headers = HeaderMap::new();
+        if let Some(key) = key {
+            nonces.set(nonces.get() + 1);
+            let nonce = format!("nonce-{:012}", nonces.get());
+            let digest = signed_auth::body_digest(b"");
+            let value = node_auth::sign_request(key, "127.0.0.1:0", &line, &digest, unix_now(), &nonce);
+            headers.insert(node_auth::HEADER, HeaderValue::from_str(&value).unwrap());
+        }
+        let mut conn = Extensions::new();
+        if let Some(cert) = cert {
+            conn.insert(cert);
+        }
+        authenticate(&state, &conn, &Method::GET, &uri, &headers, b"")
+    };
+    let peer = |caller: Result<Caller, ApiError>| match caller {
+        Ok(caller) => caller.peer().map(|o| o.url.clone()),
+        Err(e) => panic!("refused: {} {}", e.code, e.message),
+    };
+    let a = Some("http://192.0.2.1:7327".to_owned());
+    assert_eq!(peer(call(Some(&a_key), None)), a, "the node key alone");
+    assert_eq!(
+        peer(call(None, Some(b_cert))),
+        Some("http://192.0.2.2:7327".to_owned()),
+        "the certificate alone"
+    );
+    assert_eq!(peer(call(Some(&a_key), Some(a_cert))), a, "both proofs name the same peer");
+    assert_eq!(
+        peer(call(Some(&stranger), Some(b_cert))),
+        Some("http://192.0.2.2:7327".to_owned()),
+        "a node key no peer is known by proves nothing"
+    );
+    let Err(conflict) = call(Some(&a_key), Some(b_cert)) else { panic!("two peers proven") };
+    assert_eq!((conflict.status, conflict.code), (StatusCode::UNAUTHORIZED, "identity_conflict"));
+    assert!(conflict.message.contains("192.0.2.1:7327") && conflict.message.contains("192.0.2.2:7327"));
+}

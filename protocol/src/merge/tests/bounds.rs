@@ -362,3 +362,20 @@ fn outcome_claims_are_checked_in_stage_2_and_never_stored() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn the_evidence_rule_of_the_policy_is_the_one_a_node_applies() {
+    use crate::outcomes::{Evidence, EvidenceRule};
+    assert_eq!(StandardPolicy::default().evidence_rule(), None, "evidence never refuses by default");
+    let rule = EvidenceRule { max_failure_rate: 0.25, min_uses: 4.0 };
+    let policy = StandardPolicy { evidence: Some(rule), ..StandardPolicy::default() };
+    let failing = Evidence { observers: 2, senders: 2, uses: 4.0, failures: 2.0 };
+    let refused =
+        policy.evidence_rule().and_then(|rule| rule.refusal(&failing)).expect("half the uses failed");
+    let (stage, reason) = refusal(refused_by_policy(&refused));
+    assert_eq!(stage, Stage::Policy);
+    assert!(
+        reason.starts_with("rejected by policy: peers report a failure rate of 0.5 over 4 uses"),
+        "{reason}"
+    );
+}

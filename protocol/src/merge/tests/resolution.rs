@@ -224,3 +224,25 @@ fn conflict_lines_shorten_long_names_and_reasons_at_their_limits() {
     assert_eq!(reason_line(300), format!("alpha: {prefix}{}", "r".repeat(300 - prefix.len())));
     assert_eq!(reason_line(301), format!("alpha: {prefix}{}…", "r".repeat(300 - prefix.len())));
 }
+
+#[test]
+fn a_raise_of_the_noise_margin_is_no_raise_and_one_past_it_is() {
+    // `raises_confidence`: a raise must exceed 1e-9, the floating-point noise margin.
+    let stored = 0.8;
+    let p = packet_from("node-a", "alpha", 0.9, "2026-11-19T10:00:00Z");
+    let store = Store::from([(
+        "alpha".to_owned(),
+        StoredSkill { confidence: Some(stored), ..held(SkillKind::External, "node-a", &p) },
+    )]);
+    let decide = |confidence: f64| {
+        let arriving = SkillPacket { confidence, ..p.clone() };
+        merge_knowledge(update(vec![arriving]), &store, &StandardPolicy::default(), &ctx_with("node-a", 1.0))
+            .decisions[0]
+            .decision
+            .clone()
+    };
+    assert_eq!(decide(stored), Decision::Unchanged, "the held confidence");
+    assert_eq!(decide(stored + 1e-9), Decision::Unchanged, "at the margin");
+    let updated = Decision::Updated { previous_hash: p.integrity_hash.clone() };
+    assert_eq!(decide(stored + 2e-9), updated, "past the margin");
+}
