@@ -152,7 +152,9 @@ async fn bench(args: &Args) -> Result<(), String> {
 
     // 1. push
     mesh.reconfigure(&Settings { interval: hour, push: true, timeout }, WITHIN).await?;
+    let cpu = probe::cpu(&mesh);
     let push = probe::spread(&mesh, origin, "push-probe", WITHIN).await?;
+    let push_cpu = probe::cpu(&mesh).saturating_sub(cpu);
     println!(
         "push (pulls hourly): stored at its origin after {}, at the median node after {}, at the last node after {}: goal < {} {} (load {})",
         secs(push.at_origin),
@@ -163,6 +165,11 @@ async fn bench(args: &Args) -> Result<(), String> {
         load()
     );
     println!("push: the last node at each distance from the origin (hops): {}", push.hops());
+    println!(
+        "push: the {} nodes used {} of CPU from the skill's creation until every node had it (and the bench saw it)",
+        args.nodes,
+        secs(push_cpu)
+    );
 
     // 2. pull, idle, memory
     mesh.reconfigure(&Settings { interval: second, push: false, timeout }, WITHIN).await?;

@@ -1,10 +1,15 @@
 //! Measurements on a running [`Mesh`]: how long a new skill takes to reach
 //! every node, what an idle sync round costs on the wire, and the nodes'
-//! memory.
+//! memory and CPU time.
 
 use std::time::{Duration, Instant};
 
 use super::nodes::Mesh;
+
+/// How often the bench asks the nodes that lack a new skill whether they
+/// have it: seldom, so its own requests cost the nodes little CPU (the
+/// times are the nodes' own, whenever the bench looks).
+const LOOK_EVERY: Duration = Duration::from_secs(1);
 
 /// How a new skill spread.
 #[derive(Debug)]
@@ -59,7 +64,7 @@ pub(crate) async fn spread(
                 *time = Some((at - made).to_std().unwrap_or_default());
             }
         }
-        tokio::time::sleep(Duration::from_millis(200)).await;
+        tokio::time::sleep(LOOK_EVERY).await;
     }
     let mut times: Vec<Duration> = stored.into_iter().flatten().collect();
     let hops = mesh.graph.hops_from(origin);
@@ -118,4 +123,18 @@ pub(crate) fn memory(mesh: &Mesh) -> Vec<(u64, u64)> {
             Some((field("VmRSS:")?, field("VmHWM:")?))
         })
         .collect()
+}
+
+/// CPU time the live nodes have used so far (user and system, from
+/// `/proc/<pid>/stat`, in clock ticks of 10 ms).
+pub(crate) fn cpu(mesh: &Mesh) -> Duration {
+    let ticks: u64 = (0..mesh.len())
+        .filter_map(|v| {
+            let stat = std::fs::read_to_string(format!("/proc/{}/stat", mesh.pid(v)?)).ok()?;
+            // Fields after the command name, which ends with the last ')'.
+            let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+            Some(fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?)
+        })
+        .sum();
+    Duration::from_millis(ticks * 10)
 }
