@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Starts a mesh of N ecp-node processes on loopback, wired by peers files, and
-# stops them all on Ctrl-C. Used by the README demo and the mesh benchmark
-# (node/benches/mesh.rs).
+# stops them all on Ctrl-C. Used by the README demo (the mesh benchmark,
+# node/benches/mesh/, starts its own nodes to kill and partition them).
 #
 #   deploy/local-mesh.sh N [ring|random] [options]
 #

@@ -59,6 +59,8 @@ mod projection_crash;
 mod pending_bundles;
 // pull_warnings: a pulled packet over the description guideline is taken, its warning in `pull`'s output and the decision log.
 mod pull_warnings;
+// mesh_faults: 12 node processes through kill -9, a partition, the heal and a restart converge and lose nothing (the mesh bench's code).
+mod mesh_faults;
 // federation: real nodes pulling and pushing — chains, a ring, dead/slow peers, restart, deletions.
 mod federation;
 // go_peer: mixed meshes with a Go-like peer — laundered copies unverified and replaced by their origin, echoes, the 403 hint.
