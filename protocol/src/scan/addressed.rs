@@ -31,6 +31,14 @@ pub(super) fn analyzers() -> Vec<Analyzer> {
             "notice from",
             "clarification",
             "nueva tarea",
+            // Markup that speaks as a role or flags an order as urgent:
+            // a fake system turn, a tool description's `<IMPORTANT>` block,
+            // and an HTML comment, which the rendered skill never shows.
+            "[system]",
+            "<system>",
+            "<|im_start|>",
+            "<important>",
+            "<!--",
         ],
         run,
     }]
@@ -41,28 +49,47 @@ const REACH: usize = 3;
 
 static ADDRESS: Lazy = LazyLock::new(|| {
     compile(
-        r#"\b(?:model|agent|llm|ai)\s+reading\s+this\b|\b(?:the\s+|any\s+|an?\s+)?(?:assistant|ai\s+agent|ai\s+model|language\s+model|llm|asistente|assistente)\s+(?:reading\s+this|must|should|shall|needs?\s+to|is\s+(?:to|required\s+to)|will\s+now|has\s+to)\b|\b(?:note|message|notice|task|new\s+task|nueva\s+tarea|tarea)\s+(?:to|for|para)\s+(?:the\s+|el\s+|la\s+|an?\s+)?(?:ai\s+)?(?:assistant|model|agent|asistente|modelo)\s*:|"role"\s*:\s*"system"|\byou\s+are\s+now\s+(?-i:[A-Z])[\w-]+|\b(?:priority|important|urgent|mandatory)\s+notice\s+from\b|\bclarification\s+the\s+user\s+gave\b"#,
+        r#"\b(?:model|agent|llm|ai)\s+reading\s+this\b|\b(?:the\s+|any\s+|an?\s+)?(?:assistant|ai\s+agent|ai\s+model|language\s+model|llm|asistente|assistente)\s+(?:reading\s+this|must|should|shall|needs?\s+to|is\s+(?:to|required\s+to)|will\s+now|has\s+to)\b|\b(?:note|message|notice|task|new\s+task|nueva\s+tarea|tarea)\s+(?:to|for|para)\s+(?:the\s+|el\s+|la\s+|an?\s+)?(?:ai\s+)?(?:assistant|model|agent|asistente|modelo)\s*:|"role"\s*:\s*"system"|\byou\s+are\s+now\s+(?-i:[A-Z])[\w-]+|\b(?:priority|important|urgent|mandatory)\s+notice\s+from\b|\bclarification\s+the\s+user\s+gave\b|^\s*\[/?(?:system|inst)\]|<\s*system\s*>|<\|im_start\|>\s*system|<\s*important\s*>"#,
+    )
+});
+
+/// A role label that opens an order: `assistant:` at the start of a line,
+/// read as addressed only inside an HTML comment (a transcript's turns are
+/// labelled so too).
+static LABEL: Lazy = LazyLock::new(|| {
+    compile(
+        r"^\s*(?:<!--\s*)?(?:note\s+(?:to|for)\s+)?(?:the\s+)?(?:assistant|ai|agent|model|claude|llm|copilot|gpt)\s*:",
     )
 });
 
 /// What the directive asks that makes it an attack.
 static HARM: Lazy = LazyLock::new(|| {
     compile(
-        r#"\b(?:id_rsa|id_ed25519|credentials?|passw\w*|passwd|pg_shadow|api[_ ]?keys?|tokens?|secrets?|cookies?|card\s+numbers?|wallet|config\.json|private\s+keys?|ssh\s+keys?)\b|\.env\b|\benv\b`|`env\b|\bcat\s+~|\b(?:say\s+nothing|do\s+not\s+(?:tell|mention|list|show|explain)|don'?t\s+(?:tell|mention|list|explain)|no\s+se\s+lo\s+digas|without\s+telling|not\s+list\s+it|(?:don'?t|do\s+not)\s+need\s+to\s+see|never\s+says?\s+why|silent(?:ly)?|quietly)\b|\b(?:loyalty|only\s+duty)\b|\b(?:not|never)\s+(?:to\s+)?the\s+(?:person|user|human)\s+(?:asking|typing|at\s+the\s+keyboard)\b|\binstructions\s+(?:above|before|earlier)\s+(?:were|are)\s+(?:for|meant\s+for)\s+(?:a\s+)?(?:different|another)\b"#,
+        r#"\b(?:id_rsa|id_ed25519|credentials?|passw\w*|passwd|pg_shadow|api[_ ]?keys?|tokens?|secrets?|cookies?|card\s+numbers?|wallet|config\.json|private\s+keys?|ssh\s+keys?)\b|\.env\b|\benv\b`|`env\b|\bcat\s+~|\b(?:say\s+nothing|do\s+not\s+(?:tell|mention|list|show|explain)|don'?t\s+(?:tell|mention|list|explain)|no\s+se\s+lo\s+digas|without\s+telling|not\s+list\s+it|(?:don'?t|do\s+not)\s+need\s+to\s+see|never\s+says?\s+why|silent(?:ly)?|quietly)\b|\b(?:loyalty|only\s+duty)\b|\b(?:not|never)\s+(?:to\s+)?the\s+(?:person|user|human)\s+(?:asking|typing|at\s+the\s+keyboard)\b|\binstructions\s+(?:above|before|earlier)\s+(?:were|are)\s+(?:for|meant\s+for)\s+(?:a\s+)?(?:different|another)\b|mcp\.json|settings\.json|\.npmrc|\.pypirc|\.netrc|\.pgpass|\.aws/|\.ssh/|\.kube/|\bpre-?(?:cleared|approved|authori[sz]ed|vetted)\b|\bnothing\s+to\s+discuss\b|\b(?:does\s+not|doesn'?t|do\s+not|don'?t)\s+need\s+to\s+(?:see|know)\b|\bkeep\s+(?:it|this|them)\s+out\s+of\b|\bwithout\s+(?:adding\s+)?(?:caveats|warnings|disclaimers|declining|refusing|asking)\b|\b(?:safety|security)\s+(?:review|checks?)\b[^.]{0,30}\b(?:handled|done|waived|off|disabled)\b|\bgithub:[\w.-]+/"#,
     )
 });
 
 /// Sending, running or hiding.
 static ACT: Lazy = LazyLock::new(|| {
     compile(
-        r#"\b(?:send|envía|envia|upload|post|forward|e-?mail|curl|wget|attach|add|append|call|run|execute|loading|load|include|merge|approve)(?:s|ed|ing)?\b|\b(?:end\s+with|say\s+nothing|do\s+not\s+(?:tell|mention|list))\b|https?://"#,
+        r#"\b(?:send|envía|envia|upload|post|forward|e-?mail|curl|wget|attach|add|append|call|run|execute|loading|load|include|merge|approve|pass|open|paste|bump|commit|push|install|comply|delete)(?:s|ed|ing)?\b|\b(?:end\s+with|say\s+nothing|do\s+not\s+(?:tell|mention|list))\b|https?://"#,
     )
 });
 
 fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
     for &l in lines {
         let line = body.line(l);
-        let Some(m) = ADDRESS.find(line.as_bytes()) else { continue };
+        let Some(m) = ADDRESS.find(line.as_bytes()).or_else(|| {
+            LABEL.find(line.as_bytes()).filter(|_| {
+                line.contains("<!--")
+                    || body
+                        .lines_from(body.line_before(l, REACH))
+                        .take(REACH)
+                        .any(|(_, t)| t.contains("<!--"))
+            })
+        }) else {
+            continue;
+        };
         if warned_against(&line[..m.start()]) || super::instruction::explained_quote(line, m.start()) {
             continue;
         }

@@ -74,6 +74,7 @@ pub mod classifier;
 mod code;
 mod context;
 mod controls;
+mod disclose;
 mod engine;
 mod exfil;
 mod hijack;
@@ -326,6 +327,7 @@ impl Scanner {
             ("hijack", hijack::analyzers()),
             ("addressed", addressed::analyzers()),
             ("outbound", outbound::analyzers()),
+            ("disclose", disclose::analyzers()),
         ];
         let mut analyzers = Vec::new();
         let mut names = Vec::new();
