@@ -42,9 +42,14 @@ pub(super) const TRIGGERS: &[&str] = &[
     "chr(",
     "xxd",
     "rev",
+    "b32decode",
+    "base32",
 ];
 
 static BASE64: Lazy = LazyLock::new(|| compile(r"[a-z0-9+/_-]{16,}={0,2}"));
+/// A quoted base32 literal (RFC 4648 alphabet, upper case), on a line that
+/// decodes base32.
+static BASE32: Lazy = LazyLock::new(|| compile(r#"["'](?-i:([A-Z2-7]{16,})=*)["']"#));
 static ESCAPES: Lazy = LazyLock::new(|| compile(r"(?:\\x[0-9a-f]{2}){4,}"));
 static HEX: Lazy = LazyLock::new(|| compile(r#"["']((?:[0-9a-f]{2}){8,})["']"#));
 /// A hex word standing alone (`echo 6375… | xxd -r -p`), on a line that
@@ -61,7 +66,7 @@ static NUMBER: Lazy = LazyLock::new(|| compile(r"\d+"));
 /// A line that decodes at run time (not one that only encodes).
 static DECODES: Lazy = LazyLock::new(|| {
     compile(
-        r#"\bbase(?:64|32)\s+(?:-\S+\s+)*(?:-d|--decode|-D)\b|\|\s*rev\b|b64decode|\batob\s*\(|frombase64string|fromhex|unhexlify|\bxxd\s+(?:-\S+\s+)*-r|fromcharcode|\bchr\s*\(|\[char\]|\[char\[\]\]|\bbuffer\.from\s*\([^)]*["'](?:base64|base64url|hex)["']|-e(?:nc(?:odedcommand)?|c)?\s+[a-z0-9+/]{16}|\\x[0-9a-f]{2}"#,
+        r#"\bbase(?:64|32)\s+(?:-\S+\s+)*(?:-d|--decode|-D)\b|\|\s*rev\b|b64decode|b32decode|\bbase32\.decode|\batob\s*\(|frombase64string|fromhex|unhexlify|\bxxd\s+(?:-\S+\s+)*-r|fromcharcode|\bchr\s*\(|\[char\]|\[char\[\]\]|\bbuffer\.from\s*\([^)]*["'](?:base64|base64url|hex)["']|-e(?:nc(?:odedcommand)?|c)?\s+[a-z0-9+/]{16}|\\x[0-9a-f]{2}"#,
     )
 });
 /// PowerShell's encoded command flag: its base64 is UTF-16LE.
@@ -197,6 +202,13 @@ pub(super) fn decode_line(line: &str) -> Vec<String> {
         }
         out.extend(text(&base64url(&s)));
     }
+    if contains_ci(b, b"32") {
+        for c in BASE32.captures_iter(b) {
+            if let Some(m) = c.get(1) {
+                out.extend(text(&base32(m.as_bytes())));
+            }
+        }
+    }
     for m in ESCAPES.find_iter(b) {
         let bytes: Vec<u8> = m
             .as_bytes()
@@ -238,6 +250,28 @@ pub(super) fn decode_line(line: &str) -> Vec<String> {
     }
     out.retain(|t| t.trim().len() >= 4);
     out.dedup();
+    out
+}
+
+/// RFC 4648 base32 (upper-case alphabet, padding already cut); bits left
+/// over at the end are dropped.
+fn base32(s: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(s.len() * 5 / 8);
+    let (mut acc, mut bits) = (0u32, 0u32);
+    for &c in s {
+        let v = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'2'..=b'7' => c - b'2' + 26,
+            _ => return out,
+        };
+        acc = (acc << 5) | u32::from(v);
+        bits += 5;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+            acc &= (1 << bits) - 1;
+        }
+    }
     out
 }
 

@@ -38,6 +38,8 @@ pub(super) const TRIGGERS: &[&str] = &[
     "readfile",
     // Secrets printed by a CLI, mail sent, media that can carry them.
     "auth token",
+    "\"auth\"",
+    "gethostbyname",
     "print-access-token",
     "get-access-token",
     "export-credentials",
