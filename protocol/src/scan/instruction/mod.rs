@@ -165,6 +165,12 @@ const TRIGGERS: &[&str] = &[
     "survive*",
     "out of the chat",
     "say that",
+    "disregard*",
+    "priority",
+    "custom instructions",
+    "habit",
+    "expire*",
+    "see fit",
 ];
 
 /// At most this many bytes of a paragraph are read; a longer paragraph is
@@ -405,9 +411,9 @@ fn abbreviation(before: &str) -> bool {
     matches!(w.to_ascii_lowercase().as_str(), "e.g" | "i.e" | "etc" | "vs" | "cf" | "approx" | "no" | "fig")
 }
 
-/// Lines around a cue that the quick look reads: the line before and after,
+/// Lines around a cue that the quick look reads: two before and after,
 /// where the sentence of a wrapped cue goes on.
-const NEARBY_LINES: usize = 1;
+const NEARBY_LINES: usize = 2;
 
 /// Whether some class may be asked near one of the cues: the text around
 /// each, read as one string. Most cues ("remove the build folder") ask
