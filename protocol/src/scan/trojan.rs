@@ -94,8 +94,30 @@ const RUNNERS: &[&str] = &[
 ];
 
 /// Words that may stand before a command without being it.
-const PREFIXES: &[&str] =
-    &["sudo", "doas", "nohup", "env", "time", "exec", "$", ">", "-", "*", "+", "&", "run"];
+const PREFIXES: &[&str] = &[
+    "sudo",
+    "doas",
+    "nohup",
+    "env",
+    "time",
+    "exec",
+    "$",
+    ">",
+    "-",
+    "*",
+    "+",
+    "&",
+    "run",
+    // A build or infrastructure tool's own way of running a program:
+    // CMake's `execute_process(COMMAND sh …)`, Terraform's `program =
+    // ["bash", …]`, a container's `ENTRYPOINT`.
+    "execute_process",
+    "add_custom_command",
+    "command",
+    "program",
+    "entrypoint",
+    "cmd",
+];
 
 /// Project files a skill runs in the user's project, not from its folder.
 const PROJECT_FILES: &[&str] =
@@ -349,12 +371,41 @@ fn in_code_block(fences: &[usize], start: usize) -> bool {
     fences.partition_point(|&f| f < start) % 2 == 1 && fences.binary_search(&start).is_err()
 }
 
+/// A configuration line's program list read as a command line:
+/// `program = ["bash", "${path.module}/x.sh"]` as `program = bash …`.
+fn as_command(line: &str) -> Option<String> {
+    let b = line.as_bytes();
+    let listed = (b.contains(&b'[') || b.contains(&b'(')) && (b.contains(&b'"') || b.contains(&b','));
+    listed.then(|| line.replace(['[', ']', '(', ')', ',', '"', '\''], " "))
+}
+
+/// Whether a stranger's URL is on `l` or a few lines above: what a line
+/// runs from `${…_SOURCE_DIR}` was fetched there.
+fn fetched_above(body: &Body<'_>, l: LineRef) -> bool {
+    body.lines_from(body.line_before(l, 6)).take(7).any(|(_, t)| {
+        has_url(t)
+            && super::supply::is_unknown_host(
+                t.split_whitespace()
+                    .find(|w| w.contains("://"))
+                    .unwrap_or("")
+                    .trim_matches(|c: char| !c.is_ascii_graphic() || c == '(' || c == ')'),
+            ) == Some(true)
+    })
+}
+
 fn companions(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
     // Fetch-and-run is asked in prose; found lazily, for URL lines only.
     let mut fences: Option<Vec<usize>> = None;
     for &l in lines {
         let line = body.line(l);
-        for (path, at) in runs(line) {
+        let mut found = runs(line);
+        let command = if found.is_empty() { as_command(line) } else { None };
+        if let Some(c) = &command {
+            // Offsets of the cleaned copy are those of the line: one byte
+            // replaced by one blank.
+            found = runs(c).into_iter().map(|(p, at)| (&line[at..at + p.len()], at)).collect();
+        }
+        for (path, at) in found {
             let before = &line[..at];
             let previous = body.line(body.line_before(l, 1));
             let warned = warned_against(before) || (l.index > 0 && warned_across_lines(previous, before));
@@ -362,7 +413,9 @@ fn companions(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
                 continue;
             }
             let compiled = COMPILED_EXTENSIONS.iter().any(|e| path.to_ascii_lowercase().ends_with(e));
-            let severity = if compiled || PRIVILEGE.is_match(line.as_bytes()) || concealed(body, l) {
+            let fetched = path.starts_with("${") && fetched_above(body, l);
+            let severity = if compiled || fetched || PRIVILEGE.is_match(line.as_bytes()) || concealed(body, l)
+            {
                 Severity::High
             } else {
                 Severity::Medium

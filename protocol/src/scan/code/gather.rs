@@ -54,7 +54,7 @@ const MAX_BLOCK_BYTES: usize = 64 * 1024;
 /// Stores `sources` does not know, in any language.
 static STORE: Lazy = LazyLock::new(|| {
     compile(
-        r#"\bmaster\.key\b|\bcredentials\.yml\.enc\b|\btokenbroker\b|\bsecitemcopymatching\b|\bksecreturndata\b|\blogin\s+data\b|\blocal\s+state\b|\bcookies\.binarycookies\b|\.git-credentials\b|\bwallet\.dat\b|\bid_(?:rsa|ed25519|ecdsa)(?:["'\s),]|$)|\bgh\W+auth\W+token\b|\bgcloud\W+auth\W+print-(?:access|identity)-token\b|\baz\W+account\W+get-access-token\b|\baws\W+configure\W+export-credentials\b|\bkubectl\W+config\W+view\W+--raw\b|\bgit\W+credential\W+fill\b"#,
+        r#"\bmaster\.key\b|\bcredentials\.yml\.enc\b|\btokenbroker\b|\bsecitemcopymatching\b|\bksecreturndata\b|\blogin\s+data\b|\blocal\s+state\b|\bcookies\.binarycookies\b|\.git-credentials\b|\bwallet\.dat\b|\bid_(?:rsa|ed25519|ecdsa)(?:["'\s),]|$)|\bgh\W+auth\W+token\b|\bgcloud\W+auth\W+print-(?:access|identity)-token\b|\baz\W+account\W+get-access-token\b|\baws\W+configure\W+export-credentials\b|\bkubectl\W+config\W+view\W+--raw\b|\bgit\W+credential\W+fill\b|\.ssh/(?:id_)?\*"#,
     )
 });
 
@@ -146,15 +146,22 @@ fn gathered_and_sent(text: &str, lang: Lang) -> Option<(usize, usize)> {
     if !store {
         return None;
     }
-    text.lines().enumerate().find_map(|(i, line)| {
-        let lb = line.as_bytes();
-        sinks::network(line)
-            .map(|r| r.start)
-            .or_else(|| SEND.find(lb).map(|m| m.start()))
-            .or_else(|| UPLOAD.find(lb).map(|m| m.start()))
-            .or_else(|| CARRIER.find(lb).map(|m| m.start()))
-            .map(|at| (i, at))
-    })
+    // The way out: the call that sends, else the medium that carries.
+    text.lines()
+        .enumerate()
+        .find_map(|(i, line)| {
+            let lb = line.as_bytes();
+            sinks::network(line)
+                .map(|r| r.start)
+                .or_else(|| SEND.find(lb).map(|m| m.start()))
+                .or_else(|| UPLOAD.find(lb).map(|m| m.start()))
+                .map(|at| (i, at))
+        })
+        .or_else(|| {
+            text.lines()
+                .enumerate()
+                .find_map(|(i, line)| CARRIER.find(line.as_bytes()).map(|m| (i, m.start())))
+        })
 }
 
 #[cfg(test)]
