@@ -77,6 +77,8 @@ mod controls;
 mod disclose;
 mod engine;
 mod exfil;
+#[cfg(test)]
+mod generalised_tests;
 mod hijack;
 mod injection;
 mod instruction;

@@ -375,7 +375,7 @@ fn in_code_block(fences: &[usize], start: usize) -> bool {
 /// `program = ["bash", "${path.module}/x.sh"]` as `program = bash …`.
 fn as_command(line: &str) -> Option<String> {
     let b = line.as_bytes();
-    let listed = (b.contains(&b'[') || b.contains(&b'(')) && (b.contains(&b'"') || b.contains(&b','));
+    let listed = b.contains(&b'[') || b.contains(&b'(');
     listed.then(|| line.replace(['[', ']', '(', ')', ',', '"', '\''], " "))
 }
 
