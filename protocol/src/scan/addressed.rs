@@ -48,7 +48,10 @@ pub(super) fn analyzers() -> Vec<Analyzer> {
             "processing this",
             "*_instructions",
             "note_for_*",
-            "override",
+            "operator override",
+            "admin override",
+            "system override",
+            "developer override",
         ],
         run,
     }]

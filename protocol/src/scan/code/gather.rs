@@ -22,7 +22,7 @@ use std::sync::LazyLock;
 use super::blocks::{CodeMap, Lang};
 use super::{sinks, sources};
 use crate::scan::engine::{Body, LineRef, finding};
-use crate::scan::rule::{Lazy, compile};
+use crate::scan::rule::{Lazy, compile, contains_ci};
 use crate::scan::supply::is_unknown_host;
 use crate::scan::{Category, Finding, Severity};
 
@@ -124,14 +124,22 @@ pub(super) fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
 fn gathered_and_sent(text: &str, lang: Lang) -> Option<(usize, usize)> {
     let b = text.as_bytes();
     let unknown = |url: &str| is_unknown_host(url).unwrap_or(false);
+    // A host written bare matters to a lookup, a socket or mail only: the
+    // costlier search runs where one of those is.
+    let bare_host_sink = || {
+        ["smtp", "socket", "gethostby", "resolve", "dns", "connect"]
+            .iter()
+            .any(|w| contains_ci(b, w.as_bytes()))
+    };
     let stranger = URL.find_iter(b).any(|m| unknown(std::str::from_utf8(m.as_bytes()).unwrap_or("")))
         || UPLOAD.is_match(b)
-        || BARE_HOST.captures_iter(b).any(|c| {
-            c.get(1).is_some_and(|h| {
-                let h = std::str::from_utf8(h.as_bytes()).unwrap_or("");
-                !h.ends_with("example.com") && unknown(&format!("https://{h}/"))
-            })
-        });
+        || bare_host_sink()
+            && BARE_HOST.captures_iter(b).any(|c| {
+                c.get(1).is_some_and(|h| {
+                    let h = std::str::from_utf8(h.as_bytes()).unwrap_or("");
+                    !h.ends_with("example.com") && unknown(&format!("https://{h}/"))
+                })
+            });
     let carrier = CARRIER.is_match(b);
     if !stranger && !carrier {
         return None;

@@ -407,6 +407,10 @@ pub(crate) fn classify(s: &str) -> Vec<Found> {
 /// chat"). `sentences` are the paragraph's, with their offsets; the finding
 /// is at the memory's sentence.
 pub(crate) fn persistence_across<'a>(sentences: &[(usize, &'a str)]) -> Option<(usize, &'a str, Found)> {
+    // Most paragraphs name no scope beyond the task: the cheaper test first.
+    if sentences.len() < 2 || !sentences.iter().any(|(_, s)| SCOPE.is_match(s.as_bytes())) {
+        return None;
+    }
     let memory = sentences.iter().position(|(_, s)| MEMORY.is_match(s.as_bytes()))?;
     let (at, s) = sentences[memory];
     let near = &sentences[memory.saturating_sub(1)..(memory + 2).min(sentences.len())];
