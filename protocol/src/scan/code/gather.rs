@@ -127,9 +127,7 @@ fn gathered_and_sent(text: &str, lang: Lang) -> Option<(usize, usize)> {
     // A host written bare matters to a lookup, a socket or mail only: the
     // costlier search runs where one of those is.
     let bare_host_sink = || {
-        ["smtp", "socket", "gethostby", "resolve", "dns", "connect"]
-            .iter()
-            .any(|w| contains_ci(b, w.as_bytes()))
+        ["smtp", "socket", "host", "resolve", "dns", "connect"].iter().any(|w| contains_ci(b, w.as_bytes()))
     };
     let stranger = URL.find_iter(b).any(|m| unknown(std::str::from_utf8(m.as_bytes()).unwrap_or("")))
         || UPLOAD.is_match(b)
