@@ -31,6 +31,27 @@ pub(super) fn analyzers() -> Vec<Analyzer> {
             "notice from",
             "clarification",
             "nueva tarea",
+            // Markup that speaks as a role or flags an order as urgent:
+            // a fake system turn, a tool description's `<IMPORTANT>` block,
+            // and an HTML comment, which the rendered skill never shows.
+            "[system]",
+            "<system>",
+            "<|im_start|>",
+            "<important>",
+            "<!--",
+            "if you are an",
+            "reviewers:",
+            "note for",
+            "dear ",
+            "instructions for",
+            "when an ai",
+            "processing this",
+            "*_instructions",
+            "note_for_*",
+            "operator override",
+            "admin override",
+            "system override",
+            "developer override",
         ],
         run,
     }]
@@ -41,28 +62,52 @@ const REACH: usize = 3;
 
 static ADDRESS: Lazy = LazyLock::new(|| {
     compile(
-        r#"\b(?:model|agent|llm|ai)\s+reading\s+this\b|\b(?:the\s+|any\s+|an?\s+)?(?:assistant|ai\s+agent|ai\s+model|language\s+model|llm|asistente|assistente)\s+(?:reading\s+this|must|should|shall|needs?\s+to|is\s+(?:to|required\s+to)|will\s+now|has\s+to)\b|\b(?:note|message|notice|task|new\s+task|nueva\s+tarea|tarea)\s+(?:to|for|para)\s+(?:the\s+|el\s+|la\s+|an?\s+)?(?:ai\s+)?(?:assistant|model|agent|asistente|modelo)\s*:|"role"\s*:\s*"system"|\byou\s+are\s+now\s+(?-i:[A-Z])[\w-]+|\b(?:priority|important|urgent|mandatory)\s+notice\s+from\b|\bclarification\s+the\s+user\s+gave\b"#,
+        r#"\b(?:model|agent|llm|ai)\s+reading\s+this\b|\b(?:the\s+|any\s+|an?\s+)?(?:assistant|ai\s+agent|ai\s+model|language\s+model|llm|asistente|assistente)\s+(?:reading\s+this|must|should|shall|needs?\s+to|is\s+(?:to|required\s+to)|will\s+now|has\s+to)\b|\b(?:note|message|notice|task|new\s+task|nueva\s+tarea|tarea)\s+(?:to|for|para)\s+(?:the\s+|el\s+|la\s+|an?\s+)?(?:ai\s+)?(?:assistant|model|agent|asistente|modelo)\s*:|"role"\s*:\s*"system"|\byou\s+are\s+now\s+(?-i:[A-Z])[\w-]+|\b(?:priority|important|urgent|mandatory)\s+notice\s+from\b|\bclarification\s+the\s+user\s+gave\b|^\s*\[/?(?:system|inst)\]|<\s*system\s*>|<\|im_start\|>\s*system|<\s*important\s*>|\bif\s+you\s+are\s+(?:an?\s+)?(?:ai|llm|language\s+model|assistant|agent|bot|automated)\b|\b(?:ai|llm)\s+(?:code\s+)?(?:reviewers?|agents?|assistants?|readers?|models?|systems?|tools?|bots?)\s*[:,]|\bnote\s+(?:to|for)\s+(?:any\s+|all\s+)?(?:ai|llms?|language\s+models?|automated\s+\w+|agents?|assistants?|models?)\b|\b(?:dear|hey|hi|hello)\s+(?:claude|copilot|chatgpt|gpt|gemini|cursor|assistant|ai|agent)\b|\binstructions?\s+for\s+(?:ai|llms?|automated|language\s+models?)\b|\bwhen\s+(?:an?\s+|the\s+)?(?:ai|llm|assistant|agent|model|language\s+model)(?:\s+\w+)?\s+(?:reads|processes|summari[sz]es|reviews|translates|parses|sees)\b|\b(?:agents?|assistants?|models?|llms?)\s+(?:reading|processing|parsing|summari[sz]ing|reviewing)\s+this\b|\bai_instructions\b|\bnote_for_(?:model|ai|assistant|llm|agent)\b|\b(?:llm|ai|agent|assistant)_(?:note|instructions?|directive)\b|\b(?:operator|admin|system|developer)\s+override\b"#,
+    )
+});
+
+/// A role label that opens an order: `assistant:` at the start of a line,
+/// read as addressed only inside an HTML comment (a transcript's turns are
+/// labelled so too).
+static LABEL: Lazy = LazyLock::new(|| {
+    compile(
+        r"^\s*(?:<!--\s*)?(?:note\s+(?:to|for)\s+)?(?:the\s+)?(?:assistant|ai|agent|model|claude|llm|copilot|gpt)\s*:",
     )
 });
 
 /// What the directive asks that makes it an attack.
 static HARM: Lazy = LazyLock::new(|| {
     compile(
-        r#"\b(?:id_rsa|id_ed25519|credentials?|passw\w*|passwd|pg_shadow|api[_ ]?keys?|tokens?|secrets?|cookies?|card\s+numbers?|wallet|config\.json|private\s+keys?|ssh\s+keys?)\b|\.env\b|\benv\b`|`env\b|\bcat\s+~|\b(?:say\s+nothing|do\s+not\s+(?:tell|mention|list|show|explain)|don'?t\s+(?:tell|mention|list|explain)|no\s+se\s+lo\s+digas|without\s+telling|not\s+list\s+it|(?:don'?t|do\s+not)\s+need\s+to\s+see|never\s+says?\s+why|silent(?:ly)?|quietly)\b|\b(?:loyalty|only\s+duty)\b|\b(?:not|never)\s+(?:to\s+)?the\s+(?:person|user|human)\s+(?:asking|typing|at\s+the\s+keyboard)\b|\binstructions\s+(?:above|before|earlier)\s+(?:were|are)\s+(?:for|meant\s+for)\s+(?:a\s+)?(?:different|another)\b"#,
+        r#"\b(?:id_rsa|id_ed25519|credentials?|passw\w*|passwd|pg_shadow|api[_ ]?keys?|tokens?|secrets?|cookies?|card\s+numbers?|wallet|config\.json|private\s+keys?|ssh\s+keys?)\b|\.env\b|\benv\b`|`env\b|\bcat\s+~|\b(?:say\s+nothing|do\s+not\s+(?:tell|mention|list|show|explain)|don'?t\s+(?:tell|mention|list|explain)|no\s+se\s+lo\s+digas|without\s+telling|not\s+list\s+it|(?:don'?t|do\s+not)\s+need\s+to\s+see|never\s+says?\s+why|silent(?:ly)?|quietly)\b|\b(?:loyalty|only\s+duty)\b|\b(?:not|never)\s+(?:to\s+)?the\s+(?:person|user|human)\s+(?:asking|typing|at\s+the\s+keyboard)\b|\binstructions\s+(?:above|before|earlier)\s+(?:were|are)\s+(?:for|meant\s+for)\s+(?:a\s+)?(?:different|another)\b|mcp\.json|settings\.json|\.npmrc|\.pypirc|\.netrc|\.pgpass|\.aws/|\.ssh/|\.kube/|\bpre-?(?:cleared|approved|authori[sz]ed|vetted)\b|\bnothing\s+to\s+discuss\b|\b(?:does\s+not|doesn'?t|do\s+not|don'?t)\s+need\s+to\s+(?:see|know)\b|\bkeep\s+(?:it|this|them)\s+out\s+of\b|\bwithout\s+(?:adding\s+)?(?:caveats|warnings|disclaimers|declining|refusing|asking)\b|\b(?:safety|security)\s+(?:review|checks?)\b[^.]{0,30}\b(?:handled|done|waived|off|disabled)\b|\bgithub:[\w.-]+/|\b(?:approve|lgtm|signed\s+(?:it\s+)?off|report\s+no\s+issues|no\s+issues\s+for|chat\s+history|conversation\s+history|push\s+directly|close\s+tickets|confirmations?)\b|\b(?:guidance|instructions|rules)\b[^.]{0,40}\b(?:void|obsolete|cancell?ed|no\s+longer\s+appl\w+)\b|\brank\s+\S+\s+first\b|\bleave\s+\S+(?:\s+\S+){0,6}\s+out\s+of\b|\btell\s+the\s+(?:reader|user)\s+(?:that\s+)?(?:it|the|this)\b|\breport\s+(?:\S+\s+){0,3}as\s+(?:complete|done|passing|safe|clean)\b|\bofficial\s+\w+\s+site\b"#,
     )
 });
 
 /// Sending, running or hiding.
 static ACT: Lazy = LazyLock::new(|| {
     compile(
-        r#"\b(?:send|envía|envia|upload|post|forward|e-?mail|curl|wget|attach|add|append|call|run|execute|loading|load|include|merge|approve)(?:s|ed|ing)?\b|\b(?:end\s+with|say\s+nothing|do\s+not\s+(?:tell|mention|list))\b|https?://"#,
+        r#"\b(?:send|envía|envia|upload|post|forward|e-?mail|curl|wget|attach|add|append|call|run|execute|loading|load|include|merge|approve|pass|open|paste|bump|commit|push|install|comply|delete|leave|tell|state|rank|close|resolve|link|report|describe)(?:s|ed|ing)?\b|\b(?:end\s+with|say\s+nothing|do\s+not\s+(?:tell|mention|list))\b|https?://"#,
     )
 });
 
 fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
     for &l in lines {
         let line = body.line(l);
-        let Some(m) = ADDRESS.find(line.as_bytes()) else { continue };
+        // An address may wrap onto the next line ("Instructions for /
+        // automated tools"); it must start on this one.
+        let next = body.lines_from(l).nth(1).map_or("", |(_, t)| t.trim_start());
+        let joined = format!("{line} {next}");
+        let wrapped = || ADDRESS.find(joined.as_bytes()).filter(|m| m.start() < line.len());
+        let Some(m) = ADDRESS.find(line.as_bytes()).or_else(wrapped).or_else(|| {
+            LABEL.find(line.as_bytes()).filter(|_| {
+                line.contains("<!--")
+                    || body
+                        .lines_from(body.line_before(l, REACH))
+                        .take(REACH)
+                        .any(|(_, t)| t.contains("<!--"))
+            })
+        }) else {
+            continue;
+        };
         if warned_against(&line[..m.start()]) || super::instruction::explained_quote(line, m.start()) {
             continue;
         }

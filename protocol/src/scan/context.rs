@@ -112,6 +112,17 @@ static WEAK: Lazy = LazyLock::new(|| {
     )
 });
 
+/// Documentation reporting a command it does not ask for: "the README
+/// says `curl … | sh`", "whose docs suggest …", "the upstream install page
+/// offers a one-line installer:". A skill that then asks to run that line
+/// ("run the README's install line above") turns the lowering off
+/// ([`RUNS_SHOWN`]).
+static REPORTED: Lazy = LazyLock::new(|| {
+    compile(
+        r"\b(?:readme|docs|documentation|upstream|install(?:ation)?\s+(?:page|guide|docs)|download\s+page|project\s+page|website|manual|quickstart|vendor)(?:'s)?\s+(?:\w+\s+){0,2}?(?:says?|suggests?|offers?|documents?|recommends?|shows?|lists?|gives?|advertises?|tells\s+you\s+to)\b",
+    )
+});
+
 /// A title or description that frames the skill as explanation.
 static FRAME: Lazy = LazyLock::new(|| {
     compile(
@@ -129,7 +140,7 @@ static IMPERATIVE: Lazy = LazyLock::new(|| {
 /// A sentence that asks to run a command shown elsewhere in the body.
 static RUNS_SHOWN: Lazy = LazyLock::new(|| {
     compile(
-        r"\b(?:run|execute|exec|paste|copy|type|enter|invoke)\s+(?:\w+\s+){0,2}?(?:the|this|that|these|those|each|every|all)\s+(?:[\w-]+\s+){0,2}?(?:commands?|lines?|one-liners?|snippets?|blocks?|examples?|indicators?|iocs?|payloads?|scripts?|strings?)\s+(?:(?:shown|listed|quoted)\s+|from\s+)?(?:above|below|earlier)\b",
+        r"\b(?:run|execute|exec|paste|copy|type|enter|invoke)\s+(?:\w+\s+){0,2}?(?:the|this|that|these|those|each|every|all)\s+(?:[\w'-]+\s+){0,2}?(?:commands?|lines?|one-liners?|snippets?|blocks?|examples?|indicators?|iocs?|payloads?|scripts?|strings?)\s+(?:(?:shown|listed|quoted)\s+|from\s+)?(?:above|below|earlier)\b",
     )
 });
 
@@ -226,7 +237,9 @@ impl Outline {
     }
 
     fn explains(&self, text: &str) -> bool {
-        EXPLAINS.is_match(text.as_bytes()) || self.framed && WEAK.is_match(text.as_bytes())
+        EXPLAINS.is_match(text.as_bytes())
+            || REPORTED.is_match(text.as_bytes())
+            || self.framed && WEAK.is_match(text.as_bytes())
     }
 
     /// Whether the match `m` (byte offsets into line `index`, 0-based) is
@@ -245,7 +258,12 @@ impl Outline {
             Kind::Fence => false,
             Kind::Front if !description => false,
             // The description says what the skill is about; it runs nothing.
-            Kind::Front if command => !imperative(before) && EXPLAINS.is_match(line.as_bytes()),
+            Kind::Front if command => match REPORTED.find(before.as_bytes()) {
+                // "Install a tool whose docs suggest `curl … | sh`": what is
+                // asked is said before the report, not of the command.
+                Some(r) => !imperative(&before[r.end()..]),
+                None => !imperative(before) && EXPLAINS.is_match(line.as_bytes()),
+            },
             Kind::Heading if command => !imperative(before) && self.governed(text, index),
             Kind::Code => self.inert_block(text, li.open as usize),
             Kind::Front | Kind::Heading | Kind::Prose => self.quoted(text, index, line, m, command),
@@ -285,6 +303,18 @@ impl Outline {
                 return false;
             }
         }
+        // A quotation of what documentation reports, under the line that
+        // says so ("The upstream README offers a one-line installer:").
+        if line.trim_start().starts_with('>')
+            && self.lead(index).find(|&i| !self.line(text, i).trim_start().starts_with('>')).is_some_and(
+                |i| {
+                    let lead = self.line(text, i);
+                    REPORTED.is_match(lead.as_bytes()) && !imperative(lead)
+                },
+            )
+        {
+            return true;
+        }
         // A line that is only a command is a command, however it is quoted;
         // so is a step of a numbered list, or code a colon introduces.
         let intro = line[..span.start].trim_end_matches(['`', '"']).trim_end();
@@ -309,7 +339,11 @@ impl Outline {
             return true;
         }
         if LIST_ITEM.is_match(line.as_bytes())
-            && self.list_lead(text, index).any(|i| self.explains(self.line(text, i)))
+            && (self.list_lead(text, index).any(|i| self.explains(self.line(text, i)))
+                || self.parent_item(text, index).is_some_and(|i| {
+                    let parent = self.line(text, i);
+                    parent.trim_end().ends_with(':') && self.explains(parent)
+                }))
         {
             return true;
         }
@@ -353,6 +387,18 @@ impl Outline {
             .rev()
             .take_while(|&i| self.info[i].kind == Kind::Prose)
             .filter(|&i| self.starts[i + 1] - self.starts[i] > 1)
+    }
+
+    /// The item a nested list item belongs to: the nearest line above it
+    /// that is indented less ("1. Start from indicators seen in reports:"
+    /// over "   - a download piped into a shell").
+    fn parent_item(&self, text: &str, index: usize) -> Option<usize> {
+        let indent = |l: &str| l.len() - l.trim_start().len();
+        let own = indent(self.line(text, index));
+        if own == 0 {
+            return None;
+        }
+        self.lead(index).find(|&i| indent(self.line(text, i)) < own)
     }
 
     /// The lead-in of the list line `index` belongs to: up to three prose

@@ -88,6 +88,16 @@ pub(super) fn rules() -> Vec<Rule> {
             r#"\bpermitrootlogin\s+yes\b|\bpermitemptypasswords\s+yes\b|^\s*disable_functions\s*=\s*(?:["']\s*["'])?\s*$|\ballow_url_include\s*=\s*(?:on|1|true)\b"#,
         )
         .warnable(),
+        // Every later `git` over SSH, in every repository: host keys
+        // unchecked or the connection relayed through someone's proxy.
+        Rule::new(
+            "control.ssh-global-override",
+            P,
+            High,
+            &["core.sshcommand"],
+            r#"\bgit\s+config\s+(?:--global|--system)\s+core\.sshcommand\b[^\n]*(?:stricthostkeychecking\s*=?\s*no\b|proxycommand|userknownhostsfile\s*=?\s*/dev/null)"#,
+        )
+        .warnable(),
     ]
 }
 

@@ -45,10 +45,14 @@
 //! unseen, and clones from unknown hosts run), `controls` (TLS verification, hooks
 //! and security tools switched off in code), `tamper` (writes to the
 //! agent's instruction files, git hooks and start-up entries, erased logs)
-//! `outbound` (private data asked in prose to be sent to a stranger)
+//! `outbound` (private data asked in prose to be sent to a stranger),
+//! `disclose` (data carried out through the agent's own output: credential
+//! contents asked into a reply or a tool's argument, an image URL filled
+//! with the conversation, mail blind-copied to a stranger)
 //! and `instruction` (what prose asks, per sentence: approval carried over,
 //! persistence beyond the task, trust in other origins, a redefined agent,
-//! controls switched off). Rule ids are `family.name` (`instr.*` for
+//! controls switched off). `generalised_tests` holds one test per class
+//! of the #14 generalisation pass, each beside its benign look-alike. Rule ids are `family.name` (`instr.*` for
 //! `instruction`, `control.*`, `tamper.*`) and never change meaning. A
 //! command quoted (not run) under a heading or lead-in that warns ("## What
 //! not to do") is lowered to `Low` (`context`); a runnable block or a step
@@ -74,8 +78,11 @@ pub mod classifier;
 mod code;
 mod context;
 mod controls;
+mod disclose;
 mod engine;
 mod exfil;
+#[cfg(test)]
+mod generalised_tests;
 mod hijack;
 mod injection;
 mod instruction;
@@ -326,6 +333,7 @@ impl Scanner {
             ("hijack", hijack::analyzers()),
             ("addressed", addressed::analyzers()),
             ("outbound", outbound::analyzers()),
+            ("disclose", disclose::analyzers()),
         ];
         let mut analyzers = Vec::new();
         let mut names = Vec::new();

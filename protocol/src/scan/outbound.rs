@@ -107,7 +107,7 @@ fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
 /// Per line of `text`: whether it is inside a fenced block of code (one
 /// whose info string names a language other than text or Markdown). Prose
 /// in a plain fence is what a skill asks to paste or shows as content: read.
-fn code_lines(text: &str) -> Vec<bool> {
+pub(super) fn code_lines(text: &str) -> Vec<bool> {
     let mut out = Vec::new();
     let mut open: Option<(u8, bool)> = None;
     for line in text.split('\n') {
@@ -135,7 +135,7 @@ fn code_lines(text: &str) -> Vec<bool> {
 
 /// Whether the text names a place outside: a stranger's URL or an address
 /// on a real-looking domain.
-fn outside(text: &str) -> bool {
+pub(super) fn outside(text: &str) -> bool {
     let b = text.as_bytes();
     URL.find_iter(b).any(|m| is_unknown_host(std::str::from_utf8(m.as_bytes()).unwrap_or("")) == Some(true))
         || ADDRESS.captures_iter(b).any(|c| {

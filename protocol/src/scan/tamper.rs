@@ -25,6 +25,17 @@ use super::{Category, Finding, Severity};
 /// The line rules of this family.
 pub(super) fn rules() -> Vec<Rule> {
     vec![
+        // A tool server registered for every project and session of the
+        // agent, run from an unpinned package or a URL: what it serves the
+        // agent later is nobody's review.
+        Rule::new(
+            "tamper.agent-server-added",
+            Category::Persistence,
+            Severity::High,
+            &["mcp add"],
+            r#"\bmcp\s+add\b[^\n]*(?:--scope[= ]user|-s\s+user)\b[^\n]*(?:\bnpx\s+(?:-y|--yes)\b|@latest\b|https?://|\buvx\s)"#,
+        )
+        .warnable(),
         Rule::new(
             "tamper.clear-logs",
             Category::Concealment,

@@ -46,6 +46,12 @@ pub(super) fn analyzers() -> Vec<Analyzer> {
             "pwsh",
             "powershell",
             "://",
+            // Compiled companions, and installers fetched from a bare host.
+            "*.pyc",
+            "*.exe",
+            "*.bin",
+            "installer*",
+            "sudo ./",
         ],
         run: companions,
     }]
@@ -58,7 +64,10 @@ const CONCEALMENT_LINES: usize = 2;
 const SHOWN_WITHIN: usize = 2;
 
 const SCRIPT_EXTENSIONS: &[&str] =
-    &[".sh", ".bash", ".zsh", ".py", ".ps1", ".psm1", ".js", ".mjs", ".rb", ".pl"];
+    &[".sh", ".bash", ".zsh", ".py", ".ps1", ".psm1", ".js", ".mjs", ".rb", ".pl", ".pyc", ".exe", ".bin"];
+
+/// Companions no reader can review, even with the bundle open.
+const COMPILED_EXTENSIONS: &[&str] = &[".pyc", ".exe", ".bin"];
 
 /// Programs that run a script file given as their argument.
 const RUNNERS: &[&str] = &[
@@ -85,8 +94,30 @@ const RUNNERS: &[&str] = &[
 ];
 
 /// Words that may stand before a command without being it.
-const PREFIXES: &[&str] =
-    &["sudo", "doas", "nohup", "env", "time", "exec", "$", ">", "-", "*", "+", "&", "run"];
+const PREFIXES: &[&str] = &[
+    "sudo",
+    "doas",
+    "nohup",
+    "env",
+    "time",
+    "exec",
+    "$",
+    ">",
+    "-",
+    "*",
+    "+",
+    "&",
+    "run",
+    // A build or infrastructure tool's own way of running a program:
+    // CMake's `execute_process(COMMAND sh …)`, Terraform's `program =
+    // ["bash", …]`, a container's `ENTRYPOINT`.
+    "execute_process",
+    "add_custom_command",
+    "command",
+    "program",
+    "entrypoint",
+    "cmd",
+];
 
 /// Project files a skill runs in the user's project, not from its folder.
 const PROJECT_FILES: &[&str] =
@@ -107,6 +138,26 @@ static FETCH_THEN_RUN: Lazy = LazyLock::new(|| {
         r"\b(?:download|fetch|get|grab|pull|retrieve|obtain)\b[^.;!?\n]{0,120}?(https?://[^\s)>`'\x22]+)[^;!?\n]{0,120}?\b(?:run|execute|launch|source|invoke)\b",
     )
 });
+
+/// The same with the installer named and its host written bare ("grab the
+/// installer, linked from get-tool.net, and execute it as root").
+static FETCH_BARE_HOST: Lazy = LazyLock::new(|| {
+    compile(
+        r"\b(?:download|fetch|get|grab|pull|retrieve|obtain)\s+(?:the\s+|our\s+|this\s+|their\s+)?(?:[\w-]+\s+){0,2}?(?:installer|setup\s+script|script|bootstrapper|binary|helper)\b[^;!?\n]{0,80}?\b((?:[a-z0-9-]+\.)+(?:io|com|net|org|dev|app|co|sh|xyz|cc|me|ai|site|cloud|online|info|biz|link|tools|run)\b)[^;!?\n]{0,80}?\b(?:run|execute|launch|source|invoke)\b",
+    )
+});
+
+/// Privilege asked in words.
+static AS_ROOT: Lazy = LazyLock::new(|| {
+    compile(
+        r"\b(?:as\s+(?:root|administrator|admin)|with\s+(?:sudo|root|elevated)|elevated\s+(?:rights|privileges))\b",
+    )
+});
+
+/// `sudo ./tools/bootstrap`: a file of the skill's folder, with no
+/// extension, run as root.
+static SUDO_LOCAL: Lazy =
+    LazyLock::new(|| compile(r"\b(?:sudo|doas)\s+(?:-\S+\s+)*(\./[\w-]+/[\w./-]*[\w-])(?:\s|$|`|;|&)"));
 
 static RUN_FROM: Lazy = LazyLock::new(|| {
     compile(
@@ -320,26 +371,74 @@ fn in_code_block(fences: &[usize], start: usize) -> bool {
     fences.partition_point(|&f| f < start) % 2 == 1 && fences.binary_search(&start).is_err()
 }
 
+/// A configuration line's program list read as a command line:
+/// `program = ["bash", "${path.module}/x.sh"]` as `program = bash …`.
+fn as_command(line: &str) -> Option<String> {
+    let b = line.as_bytes();
+    let listed = b.contains(&b'[') || b.contains(&b'(');
+    listed.then(|| line.replace(['[', ']', '(', ')', ',', '"', '\''], " "))
+}
+
+/// Whether a stranger's URL is on `l` or a few lines above: what a line
+/// runs from `${…_SOURCE_DIR}` was fetched there.
+fn fetched_above(body: &Body<'_>, l: LineRef) -> bool {
+    body.lines_from(body.line_before(l, 6)).take(7).any(|(_, t)| {
+        has_url(t)
+            && super::supply::is_unknown_host(
+                t.split_whitespace()
+                    .find(|w| w.contains("://"))
+                    .unwrap_or("")
+                    .trim_matches(|c: char| !c.is_ascii_graphic() || c == '(' || c == ')'),
+            ) == Some(true)
+    })
+}
+
 fn companions(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
     // Fetch-and-run is asked in prose; found lazily, for URL lines only.
     let mut fences: Option<Vec<usize>> = None;
     for &l in lines {
         let line = body.line(l);
-        for (path, at) in runs(line) {
+        let mut found = runs(line);
+        let command = if found.is_empty() { as_command(line) } else { None };
+        if let Some(c) = &command {
+            // Offsets of the cleaned copy are those of the line: one byte
+            // replaced by one blank.
+            found = runs(c).into_iter().map(|(p, at)| (&line[at..at + p.len()], at)).collect();
+        }
+        for (path, at) in found {
             let before = &line[..at];
             let previous = body.line(body.line_before(l, 1));
             let warned = warned_against(before) || (l.index > 0 && warned_across_lines(previous, before));
             if warned || shown(body, l, path) {
                 continue;
             }
-            let severity = if PRIVILEGE.is_match(line.as_bytes()) || concealed(body, l) {
+            let compiled = COMPILED_EXTENSIONS.iter().any(|e| path.to_ascii_lowercase().ends_with(e));
+            let fetched = path.starts_with("${") && fetched_above(body, l);
+            let severity = if compiled || fetched || PRIVILEGE.is_match(line.as_bytes()) || concealed(body, l)
+            {
                 Severity::High
             } else {
                 Severity::Medium
             };
             out.push(finding("trojan.companion-script", Category::SupplyChain, severity, l, line, at));
         }
-        if has_url(line) && !in_code_block(fences.get_or_insert_with(|| fence_lines(body.text)), l.start) {
+        if let Some(m) = SUDO_LOCAL.captures(line.as_bytes()).and_then(|c| c.get(1)) {
+            let path = slice_lossy(line, m.range());
+            let named_script = is_script(path);
+            if !named_script && !warned_against(&line[..m.start()]) && !shown(body, l, path) {
+                out.push(finding(
+                    "trojan.companion-script",
+                    Category::SupplyChain,
+                    Severity::High,
+                    l,
+                    line,
+                    m.start(),
+                ));
+            }
+        }
+        if (has_url(line) || contains_ci(line.as_bytes(), b"installer"))
+            && !in_code_block(fences.get_or_insert_with(|| fence_lines(body.text)), l.start)
+        {
             fetch_and_run(body, l, line, out);
         }
     }
@@ -358,7 +457,12 @@ fn fetch_and_run(body: &Body<'_>, l: LineRef, line: &str, out: &mut Vec<Finding>
         None => line.to_string(),
     };
     let b = hay.as_bytes();
-    let Some(url) = RUN_FROM.captures(b).or_else(|| FETCH_THEN_RUN.captures(b)).and_then(|c| c.get(1)) else {
+    let Some(url) = RUN_FROM
+        .captures(b)
+        .or_else(|| FETCH_THEN_RUN.captures(b))
+        .or_else(|| FETCH_BARE_HOST.captures(b))
+        .and_then(|c| c.get(1))
+    else {
         return;
     };
     let at = url.start().min(line.len());
@@ -369,9 +473,9 @@ fn fetch_and_run(body: &Body<'_>, l: LineRef, line: &str, out: &mut Vec<Finding>
     let path = m.split(['?', '#']).next().unwrap_or(m);
     let host = path.split("://").nth(1).and_then(|r| r.split('/').next()).unwrap_or("");
     let ip = host.split(':').next().is_some_and(|h| h.parse::<std::net::IpAddr>().is_ok());
-    let severity = if CONCEALMENT.is_match(b) {
+    let severity = if CONCEALMENT.is_match(b) || concealed(body, l) {
         Severity::Critical
-    } else if is_script(path) || ip {
+    } else if is_script(path) || ip || AS_ROOT.is_match(b) {
         Severity::High
     } else {
         Severity::Medium

@@ -29,18 +29,21 @@ use super::{Category, Finding, Severity, trojan};
 
 /// The analyzers of this family.
 pub(super) fn analyzers() -> Vec<Analyzer> {
-    vec![Analyzer { triggers: &["skill*", "git clone"], run }]
+    vec![Analyzer { triggers: &["skill*", "git clone", "git submodule add"], run }]
 }
 
 /// How many lines after the vouching line its run may be asked.
 const RUN_WITHIN: usize = 6;
+/// How many lines before it: "make the helper executable and run it: …
+/// `shipd` is a prebuilt binary shipped beside this skill."
+const RUN_BEFORE: usize = 4;
 /// How many lines after a clone its script may run.
 const CLONE_RUN_WITHIN: usize = 8;
 
 /// The skill saying it carries the code.
 static VOUCH: Lazy = LazyLock::new(|| {
     compile(
-        r"\b(?:bundled|shipped|ships|packaged|included|provided|comes?|distributed|delivered)\b[^.\n]{0,40}?\b(?:with|in|inside|alongside|by)\s+(?:this|the)\s+skill\b|\b(?:this|the)\s+skill\s+(?:ships|bundles|includes|carries|contains|provides|comes\s+with)\b|\b(?:from|in|inside|under)\s+(?:this|the)\s+skill'?s?\b|\bthis\s+skill'?s\s+(?:own\s+)?(?:folder|directory|dir|scripts?|files?|dist|bin|lib|modules?|tools?)\b|\balongside\s+this\s+skill\b|\bthat\s+this\s+skill\s+(?:is\s+built\s+around|relies\s+on|uses)\b",
+        r"\b(?:bundled|shipped|ships|packaged|included|provided|comes?|distributed|delivered)\b[^.\n]{0,40}?\b(?:with|in|inside|alongside|beside|next\s+to|along\s+with|by)\s+(?:this|the)\s+skill\b|\b(?:this|the)\s+skill\s+(?:ships|bundles|includes|carries|contains|provides|comes\s+with)\b|\b(?:from|in|inside|under)\s+(?:this|the)\s+skill'?s?\b|\bthis\s+skill'?s\s+(?:own\s+)?(?:folder|directory|dir|scripts?|files?|dist|bin|lib|modules?|tools?)\b|\balongside\s+this\s+skill\b|\bthat\s+this\s+skill\s+(?:is\s+built\s+around|relies\s+on|uses)\b|\b(?:this|the)\s+skill(?:'s)?\s+(?:folder|directory|bundle|package|archive)\s+(?:ships|bundles|includes|carries|contains|provides|has)\b",
     )
 });
 
@@ -54,14 +57,14 @@ static RUNS: Lazy = LazyLock::new(|| {
 /// What makes unseen code worth refusing.
 static RISK: Lazy = LazyLock::new(|| {
     compile(
-        r#"\b(?:network|internet|download(?:s|ed)?|fetch(?:es|ed)?|upload(?:s|ed)?|registers?|reports?\s+(?:to|back)|telemetry|dashboard|phones?\s+home|beacon|too\s+(?:long|large|big)\s+to\s+(?:show|include|list|paste)|as[\s-]is|(?:do\s+not|don'?t|never)\s+(?:modify|edit|open|change|read|inspect)|precompiled|pre-built|prebuilt|compiled|obfuscated|minified|force-reinstall|postinstall|preinstall|execute_process|become:\s*(?:true|yes)|sudo|executionpolicy|allow\s+it)\b|\s(?:--quiet|--silent|-force|--force|--yes|-confirm:\$false)\b|\.(?:whl|jar|wasm|dll|so|dylib|exe|node)\b"#,
+        r#"\b(?:network|internet|download(?:s|ed)?|fetch(?:es|ed)?|upload(?:s|ed)?|registers?|reports?\s+(?:to|back)|telemetry|dashboard|phones?\s+home|beacon|too\s+(?:long|large|big)\s+to\s+(?:show|include|list|paste)|as[\s-]is|(?:do\s+not|don'?t|never)\s+(?:modify|edit|open|change|read|inspect)|precompiled|pre-built|prebuilt|compiled|obfuscated|minified|force-reinstall|postinstall|preinstall|execute_process|become:\s*(?:true|yes)|sudo|executionpolicy|allow\s+it)\b|\s(?:--quiet|--silent|-force|--force|--yes|-confirm:\$false)\b|\.(?:whl|jar|wasm|dll|so|dylib|exe|node|pyc|bin)\b|\b(?:source|code|it)\s+is\s+(?:long|large|big|lengthy)\b|\bnot\s+(?:reproduced|shown|included|listed|printed)\s+here\b|\bjust\s+run\s+it\b|\bno\s+need\s+to\s+(?:read|review|inspect|open|look)|\bwithout\s+(?:any\s+)?(?:changes|modifications?|edits|reading\s+it|reviewing\s+it)\b|\bdaemon\b|\bbinary\b"#,
     )
 });
 
 /// `git clone [flags] URL [dir]`. Group 1 is the URL, 2 the directory.
 static CLONE: Lazy = LazyLock::new(|| {
     compile(
-        r#"\bgit\s+clone\s+(?:-{1,2}[\w-]+(?:[= ]\d+)?\s+)*['"]?((?:https?|git|ssh)://[^\s'"]+)['"]?(?:\s+([~\w./-]+))?"#,
+        r#"\bgit\s+(?:clone|submodule\s+add)\s+(?:-{1,2}[\w-]+(?:[= ]\d+)?\s+)*['"]?((?:https?|git|ssh)://[^\s'"]+)['"]?(?:\s+([~\w./-]+))?"#,
     )
 });
 
@@ -91,7 +94,8 @@ fn vouched(body: &Body<'_>, l: LineRef, line: &str, at: usize, out: &mut Vec<Fin
     if warned_against(&line[..at]) {
         return;
     }
-    let lines = window(body, l, RUN_WITHIN);
+    let back = body.line_before(l, RUN_BEFORE);
+    let lines = window(body, back, RUN_WITHIN + (l.index - back.index));
     if !lines.iter().any(|(_, t)| RUNS.is_match(t.as_bytes())) {
         return;
     }

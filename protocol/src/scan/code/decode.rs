@@ -42,9 +42,14 @@ pub(super) const TRIGGERS: &[&str] = &[
     "chr(",
     "xxd",
     "rev",
+    "b32decode",
+    "base32",
 ];
 
 static BASE64: Lazy = LazyLock::new(|| compile(r"[a-z0-9+/_-]{16,}={0,2}"));
+/// A quoted base32 literal (RFC 4648 alphabet, upper case), on a line that
+/// decodes base32.
+static BASE32: Lazy = LazyLock::new(|| compile(r#"["'](?-i:([A-Z2-7]{16,})=*)["']"#));
 static ESCAPES: Lazy = LazyLock::new(|| compile(r"(?:\\x[0-9a-f]{2}){4,}"));
 static HEX: Lazy = LazyLock::new(|| compile(r#"["']((?:[0-9a-f]{2}){8,})["']"#));
 /// A hex word standing alone (`echo 6375… | xxd -r -p`), on a line that
@@ -58,10 +63,18 @@ static CHAR_CODES: Lazy = LazyLock::new(|| {
     )
 });
 static NUMBER: Lazy = LazyLock::new(|| compile(r"\d+"));
+/// An array of byte values XOR-ed with a key on the same line
+/// (`[127,99,…].map(c => String.fromCharCode(c ^ k))`, `chr(c ^ 23) for c
+/// in […]`).
+static XOR_ARRAY: Lazy = LazyLock::new(|| {
+    compile(
+        r"\[\s*(\d{1,3}(?:\s*,\s*\d{1,3}){5,})\s*\][^\n]*\^|\^[^\n]*\[\s*(\d{1,3}(?:\s*,\s*\d{1,3}){5,})\s*\]",
+    )
+});
 /// A line that decodes at run time (not one that only encodes).
 static DECODES: Lazy = LazyLock::new(|| {
     compile(
-        r#"\bbase(?:64|32)\s+(?:-\S+\s+)*(?:-d|--decode|-D)\b|\|\s*rev\b|b64decode|\batob\s*\(|frombase64string|fromhex|unhexlify|\bxxd\s+(?:-\S+\s+)*-r|fromcharcode|\bchr\s*\(|\[char\]|\[char\[\]\]|\bbuffer\.from\s*\([^)]*["'](?:base64|base64url|hex)["']|-e(?:nc(?:odedcommand)?|c)?\s+[a-z0-9+/]{16}|\\x[0-9a-f]{2}"#,
+        r#"\bbase(?:64|32)\s+(?:-\S+\s+)*(?:-d|--decode|-D)\b|\|\s*rev\b|b64decode|b32decode|\bbase32\.decode|\batob\s*\(|frombase64string|fromhex|unhexlify|\bxxd\s+(?:-\S+\s+)*-r|fromcharcode|\bchr\s*\(|\[char\]|\[char\[\]\]|\bbuffer\.from\s*\([^)]*["'](?:base64|base64url|hex)["']|-e(?:nc(?:odedcommand)?|c)?\s+[a-z0-9+/]{16}|\\x[0-9a-f]{2}|\]\s*\.map\s*\([^\n]*\^|\^\s*\w+\s*\)\s*for\s+\w+\s+in\s*\["#,
     )
 });
 /// PowerShell's encoded command flag: its base64 is UTF-16LE.
@@ -197,6 +210,13 @@ pub(super) fn decode_line(line: &str) -> Vec<String> {
         }
         out.extend(text(&base64url(&s)));
     }
+    if contains_ci(b, b"32") {
+        for c in BASE32.captures_iter(b) {
+            if let Some(m) = c.get(1) {
+                out.extend(text(&base32(m.as_bytes())));
+            }
+        }
+    }
     for m in ESCAPES.find_iter(b) {
         let bytes: Vec<u8> = m
             .as_bytes()
@@ -226,6 +246,11 @@ pub(super) fn decode_line(line: &str) -> Vec<String> {
             out.push(String::from_utf8_lossy(m.as_bytes()).chars().rev().collect());
         }
     }
+    for c in XOR_ARRAY.captures_iter(b) {
+        if let Some(m) = c.get(1).or_else(|| c.get(2)) {
+            out.extend(xor_decoded(m.as_bytes()));
+        }
+    }
     for m in CHAR_CODES.find_iter(b) {
         let bytes: Vec<u8> = NUMBER
             .find_iter(m.as_bytes())
@@ -238,6 +263,43 @@ pub(super) fn decode_line(line: &str) -> Vec<String> {
     }
     out.retain(|t| t.trim().len() >= 4);
     out.dedup();
+    out
+}
+
+/// Byte values XOR-ed with a one-byte key, whatever the key (it may be a
+/// variable set elsewhere): the first key under which they read as a URL
+/// or a command line.
+fn xor_decoded(list: &[u8]) -> Option<String> {
+    let values: Vec<u8> = NUMBER
+        .find_iter(list)
+        .filter_map(|n| std::str::from_utf8(n.as_bytes()).ok()?.parse::<u8>().ok())
+        .collect();
+    (1..=255u8).find_map(|k| {
+        let bytes: Vec<u8> = values.iter().map(|v| v ^ k).collect();
+        let t = text(&bytes)?;
+        (t.contains("://") || t.starts_with("curl ") || t.starts_with("wget ")).then_some(t)
+    })
+}
+
+/// RFC 4648 base32 (upper-case alphabet, padding already cut); bits left
+/// over at the end are dropped.
+fn base32(s: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(s.len() * 5 / 8);
+    let (mut acc, mut bits) = (0u32, 0u32);
+    for &c in s {
+        let v = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'2'..=b'7' => c - b'2' + 26,
+            _ => return out,
+        };
+        acc = (acc << 5) | u32::from(v);
+        bits += 5;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+            acc &= (1 << bits) - 1;
+        }
+    }
     out
 }
 

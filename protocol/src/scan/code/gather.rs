@@ -12,14 +12,17 @@
 //! that is neither a registry, a code host nor a private network's. A
 //! single secret environment variable is not enough (tokens are sent to
 //! the APIs they belong to every day; `flow` judges those): the stores
-//! named here are never an API's input. `Critical`.
+//! named here are never an API's input. `Critical`. The way out may also
+//! be a push, an upload or mail to a host written bare, or a medium that
+//! carries the secret hidden (an image's low bits, a PNG text chunk, EXIF)
+//! for whoever receives the file.
 
 use std::sync::LazyLock;
 
 use super::blocks::{CodeMap, Lang};
 use super::{sinks, sources};
 use crate::scan::engine::{Body, LineRef, finding};
-use crate::scan::rule::{Lazy, compile};
+use crate::scan::rule::{Lazy, compile, contains_ci};
 use crate::scan::supply::is_unknown_host;
 use crate::scan::{Category, Finding, Severity};
 
@@ -27,7 +30,23 @@ use crate::scan::{Category, Finding, Severity};
 /// the calls of the languages `flow` does not read. Few: the prefilter's
 /// table is nearly full (Swift's `SecItemCopyMatching` and `URLSession`
 /// blocks are found when another trigger is in the body).
-pub(super) const TRIGGERS: &[&str] = &["master.key", "tokenbroker", "login data", "http.post", "readfile"];
+pub(super) const TRIGGERS: &[&str] = &[
+    "master.key",
+    "tokenbroker",
+    "login data",
+    "http.post",
+    "readfile",
+    // Secrets printed by a CLI, mail sent, media that can carry them.
+    "auth token",
+    "\"auth\"",
+    "gethostbyname",
+    "print-access-token",
+    "get-access-token",
+    "export-credentials",
+    "smtplib",
+    "unpackbits",
+    "pnginfo",
+];
 
 /// Bytes of a block looked at, at most.
 const MAX_BLOCK_BYTES: usize = 64 * 1024;
@@ -35,7 +54,7 @@ const MAX_BLOCK_BYTES: usize = 64 * 1024;
 /// Stores `sources` does not know, in any language.
 static STORE: Lazy = LazyLock::new(|| {
     compile(
-        r#"\bmaster\.key\b|\bcredentials\.yml\.enc\b|\btokenbroker\b|\bsecitemcopymatching\b|\bksecreturndata\b|\blogin\s+data\b|\blocal\s+state\b|\bcookies\.binarycookies\b|\.git-credentials\b|\bwallet\.dat\b|\bid_(?:rsa|ed25519|ecdsa)(?:["'\s),]|$)"#,
+        r#"\bmaster\.key\b|\bcredentials\.yml\.enc\b|\btokenbroker\b|\bsecitemcopymatching\b|\bksecreturndata\b|\blogin\s+data\b|\blocal\s+state\b|\bcookies\.binarycookies\b|\.git-credentials\b|\bwallet\.dat\b|\bid_(?:rsa|ed25519|ecdsa)(?:["'\s),]|$)|\bgh\W+auth\W+token\b|\bgcloud\W+auth\W+print-(?:access|identity)-token\b|\baz\W+account\W+get-access-token\b|\baws\W+configure\W+export-credentials\b|\bkubectl\W+config\W+view\W+--raw\b|\bgit\W+credential\W+fill\b|\.ssh/(?:id_)?\*"#,
     )
 });
 
@@ -55,6 +74,28 @@ static SEND: Lazy = LazyLock::new(|| {
 });
 
 static URL: Lazy = LazyLock::new(|| compile(r#"https?://[^\s'"`)<>]+"#));
+
+/// Ways out with no stranger's URL: a push or upload to any host, mail to
+/// an address, a lookup or connection to a host written bare.
+static UPLOAD: Lazy = LazyLock::new(|| {
+    compile(
+        r#"\bgit\W+push\b|\bgh\W+gist\W+create\b|\brclone\W+(?:copy|sync)\b|\bscp\b|\baws\W+s3\W+(?:cp|sync)\b|\bsend_message\b|\bsendmail\b"#,
+    )
+});
+
+/// A host written bare in a string, with a top-level domain.
+static BARE_HOST: Lazy = LazyLock::new(|| {
+    compile(
+        r#"["'.@{}]((?:[a-z0-9-]+\.)+(?:io|com|net|org|dev|app|co|sh|xyz|cc|me|ai|site|cloud|online|info|biz|link|tools|ru|cn|tk|top))["'/:]"#,
+    )
+});
+
+/// Media a secret can be hidden in: pixels' low bits, text chunks, EXIF.
+static CARRIER: Lazy = LazyLock::new(|| {
+    compile(
+        r#"\bunpackbits\b|\bputpixel\b|&\s*0xfe\b|\bpnginfo\b|\.add_text\s*\(|\bpiexif\b|\bexif\b[^\n]*=|\bstepic\b|\bstegano\b|\blsb\b"#,
+    )
+});
 
 /// Runs on bodies its triggers (and `sources`') hit.
 pub(super) fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
@@ -82,10 +123,23 @@ pub(super) fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
 /// it), when the block reads a store and calls a stranger's host.
 fn gathered_and_sent(text: &str, lang: Lang) -> Option<(usize, usize)> {
     let b = text.as_bytes();
-    let stranger = URL
-        .find_iter(b)
-        .any(|m| is_unknown_host(std::str::from_utf8(m.as_bytes()).unwrap_or("")).unwrap_or(false));
-    if !stranger {
+    let unknown = |url: &str| is_unknown_host(url).unwrap_or(false);
+    // A host written bare matters to a lookup, a socket or mail only: the
+    // costlier search runs where one of those is.
+    let bare_host_sink = || {
+        ["smtp", "socket", "host", "resolve", "dns", "connect"].iter().any(|w| contains_ci(b, w.as_bytes()))
+    };
+    let stranger = URL.find_iter(b).any(|m| unknown(std::str::from_utf8(m.as_bytes()).unwrap_or("")))
+        || UPLOAD.is_match(b)
+        || bare_host_sink()
+            && BARE_HOST.captures_iter(b).any(|c| {
+                c.get(1).is_some_and(|h| {
+                    let h = std::str::from_utf8(h.as_bytes()).unwrap_or("");
+                    !h.ends_with("example.com") && unknown(&format!("https://{h}/"))
+                })
+            });
+    let carrier = CARRIER.is_match(b);
+    if !stranger && !carrier {
         return None;
     }
     let reads_file = READ.is_match(b);
@@ -98,12 +152,22 @@ fn gathered_and_sent(text: &str, lang: Lang) -> Option<(usize, usize)> {
     if !store {
         return None;
     }
-    text.lines().enumerate().find_map(|(i, line)| {
-        sinks::network(line)
-            .map(|r| r.start)
-            .or_else(|| SEND.find(line.as_bytes()).map(|m| m.start()))
-            .map(|at| (i, at))
-    })
+    // The way out: the call that sends, else the medium that carries.
+    text.lines()
+        .enumerate()
+        .find_map(|(i, line)| {
+            let lb = line.as_bytes();
+            sinks::network(line)
+                .map(|r| r.start)
+                .or_else(|| SEND.find(lb).map(|m| m.start()))
+                .or_else(|| UPLOAD.find(lb).map(|m| m.start()))
+                .map(|at| (i, at))
+        })
+        .or_else(|| {
+            text.lines()
+                .enumerate()
+                .find_map(|(i, line)| CARRIER.find(line.as_bytes()).map(|m| (i, m.start())))
+        })
 }
 
 #[cfg(test)]

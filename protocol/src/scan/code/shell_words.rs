@@ -327,7 +327,13 @@ impl Parser<'_, '_> {
                             self.i += n + 2;
                             w.push_str(self.vars.get(name).unwrap_or(default));
                         }
-                        None => w.push('$'),
+                        None => match basename(&rest[..n], self.vars) {
+                            Some(v) => {
+                                self.i += n + 2;
+                                w.push_str(v);
+                            }
+                            None => w.push('$'),
+                        },
                     },
                     None => w.push('$'),
                 }
@@ -377,6 +383,18 @@ fn with_default(inner: &str) -> Option<(&str, &str)> {
     let (name, rest) = inner.split_at(n);
     let default = ["-", ":-", "=", ":="].iter().find_map(|op| rest.strip_prefix(op))?;
     is_name(name).then_some((name, default))
+}
+
+/// `NAME##*/` (or `#*/`) inside `${…}`: the last path element of the
+/// variable's value; `SHELL`, unset in the block, is the user's shell
+/// (`s=${SHELL##*/}; … | "$s"` pipes into a shell).
+fn basename<'v>(inner: &str, vars: &'v Vars) -> Option<&'v str> {
+    let name = inner.strip_suffix("##*/").or_else(|| inner.strip_suffix("#*/"))?;
+    if !is_name(name) {
+        return None;
+    }
+    let value = vars.get(name).or_else(|| (name == "SHELL").then_some("sh"))?;
+    value.rsplit('/').next()
 }
 
 /// Programs a glob in command position is read as when it matches one of

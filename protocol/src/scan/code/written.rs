@@ -25,7 +25,16 @@ pub(super) const TRIGGERS: &[&str] = &[
     ".zshenv",
     "config.fish",
     "authorized_keys",
+    // The agent's own instruction files: what a program appends to them
+    // is read as the prose the agent will follow.
+    "agents.md",
+    "claude.md",
+    ".cursorrules",
+    "copilot-instructions",
 ];
+
+/// Agent instruction files, as `target` names them.
+const AGENT_FILES: &[&str] = &["AGENTS.md", "CLAUDE.md", ".cursorrules", ".github/copilot-instructions.md"];
 
 /// Lines of a block read after the line naming the file, at most.
 const MAX_LINES: usize = 40;
@@ -64,6 +73,10 @@ fn target(line: &str) -> Option<&'static str> {
         (b".profile", "~/.profile"),
         (b"config.fish", "~/.config/fish/config.fish"),
         (b"authorized_keys", "~/.ssh/authorized_keys"),
+        (b"agents.md", "AGENTS.md"),
+        (b"claude.md", "CLAUDE.md"),
+        (b".cursorrules", ".cursorrules"),
+        (b"copilot-instructions", ".github/copilot-instructions.md"),
     ]
     .into_iter()
     .find(|(name, _)| contains_ci(b, name))
@@ -92,6 +105,10 @@ pub(super) fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
             continue;
         }
         done = Some(block.first);
+        if AGENT_FILES.contains(&path) {
+            instructions_written(body, &rest, out);
+            continue;
+        }
         let mut echoes = String::from("```bash\n");
         let mut at: Vec<LineRef> = Vec::new();
         for (lr, l) in &rest {
@@ -124,6 +141,40 @@ pub(super) fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
             for f in &mut out[from..] {
                 f.severity = body.unless_explained(f.severity, *lr, 0..lr.end.saturating_sub(lr.start));
             }
+        }
+    }
+}
+
+/// What a program appends to the agent's instruction files, read as the
+/// prose it becomes there: each literal a paragraph, scanned again; the
+/// instruction classes found (`instr.*`, `prompt.*`) are the write's.
+fn instructions_written(body: &Body<'_>, rest: &[(LineRef, &str)], out: &mut Vec<Finding>) {
+    let mut prose = String::new();
+    let mut at: Vec<LineRef> = Vec::new();
+    for (lr, l) in rest {
+        for lit in literals(l) {
+            let text = lit.replace("\\n", " ");
+            if at.len() >= MAX_LITERALS || text.split_whitespace().count() < 4 {
+                continue;
+            }
+            prose.push_str(text.trim());
+            prose.push_str("\n\n");
+            at.push(*lr);
+        }
+    }
+    let Some(inner) = rescan::scan(&prose) else { return };
+    for (k, lr) in at.iter().enumerate() {
+        let found: Vec<Finding> = inner
+            .iter()
+            .filter(|f| {
+                f.line == 2 * k + 1 && (f.rule_id.starts_with("instr.") || f.rule_id.starts_with("prompt."))
+            })
+            .cloned()
+            .collect();
+        let from = out.len();
+        rescan::report("code.persistent-write", &found, Severity::High, false, *lr, out);
+        for f in &mut out[from..] {
+            f.severity = body.unless_explained(f.severity, *lr, 0..lr.end.saturating_sub(lr.start));
         }
     }
 }

@@ -22,21 +22,21 @@ use crate::scan::rule::{Lazy, compile};
 /// The user's (or an owner's) decision claimed as already made.
 static PRIOR: Lazy = LazyLock::new(|| {
     compile(
-        r"\b(?:the\s+user|users|they|the\s+maintainers?|the\s+owner|the\s+team|the\s+customer)\s+(?:has\s+|have\s+)?(?:already\s+|since\s+|previously\s+|once\s+)?(?:agreed|enabled|decided|opted\s+in|consented|signed\s+up|told\s+us|asked\s+for\s+this|trusts?\s+this\s+skill|wants?\s+this\s+(?:to\s+be\s+)?hands-off|gave\s+(?:their\s+|us\s+)?(?:consent|agreement|permission|approval))\b|\b(?:their|the\s+user'?s)\s+(?:agreement|consent|approval|opt-in)\b|\bstands?\s+as\s+(?:permission|consent|approval|authori[sz]ation)\b|\b(?:consider|treat)\s+them\s+(?:as\s+)?good\s+for\s+every\b",
+        r"\b(?:the\s+user|users|they|the\s+maintainers?|the\s+owner|the\s+team|the\s+customer)\s+(?:has\s+|have\s+)?(?:already\s+|since\s+|previously\s+|once\s+)?(?:agreed|enabled|decided|opted\s+in|consented|signed\s+up|told\s+us|asked\s+for\s+this|trusts?\s+this\s+skill|wants?\s+this\s+(?:to\s+be\s+)?hands-off|gave\s+(?:their\s+|us\s+)?(?:consent|agreement|permission|approval))\b|\b(?:their|the\s+user'?s)\s+(?:agreement|consent|approval|opt-in)\b|\bstands?\s+as\s+(?:permission|consent|approval|authori[sz]ation)\b|\b(?:consider|treat)\s+them\s+(?:as\s+)?good\s+for\s+every\b|\b(?:the\s+)?(?:user|owner|maintainers?|team|admin\w*|lead)\s+(?:has\s+|have\s+)?(?:signed|issued|granted|given)\s+(?:an?\s+|the\s+|you\s+)?(?:\w+\s+){0,2}?(?:delegation|waiver|mandate|power\s+of\s+attorney|blanket\s+\w+)\b|\b(?:have|has)\s+pre-?(?:cleared|vetted|approved|authori[sz]ed|sanctioned|okayed)\b|\b(?:sign-?off|approval|consent|permission|authori[sz]ation|go-ahead)\s+(?:\S+\s+){0,6}?(?:was|were|has\s+been|have\s+been)\s+(?:given|granted|obtained|recorded)\b",
     )
 });
 
 /// A scope beyond this task in words `classes`' `SCOPE` does not read.
 static BEYOND: Lazy = LazyLock::new(|| {
     compile(
-        r"\b(?:every|each|any)\s+later\s+\w+|\b(?:each|every)\s+time\s+(?:you\s+run|this\s+skill\s+(?:runs|is\s+used))|\beven\s+in\s+(?:chats?|conversations?|sessions?)\s+where\b|\bvalid\s+for\s+(?:\S+\s+){0,4}?every\b|\bin\s+any\s+later\b",
+        r"\b(?:every|each|any)\s+later\s+\w+|\b(?:each|every)\s+time\s+(?:you\s+run|this\s+skill\s+(?:runs|is\s+used))|\beven\s+in\s+(?:chats?|conversations?|sessions?)\s+where\b|\bvalid\s+for\s+(?:\S+\s+){0,4}?every\b|\bin\s+any\s+later\b|\buntil\s+(?:revoked|withdrawn|further\s+notice|cancell?ed|(?:they|the\s+user|the\s+owner)\s+says?\s+otherwise)\b|\b(?:stays?|remains?)\s+in\s+(?:force|effect)\b|\b(?:all|every)\s+(?:the\s+)?days?\s+after\b|\b(?:does\s+not|doesn'?t|never|won'?t|will\s+not)\s+expire\b|\bwhenever\s+you\s+see\s+fit\b",
     )
 });
 
 /// A consequential act on what is the user's.
 static ACT: Lazy = LazyLock::new(|| {
     compile(
-        r"\b(?:push(?:es)?\s+(?:straight|directly)|merge|apply\s+straight|-auto-approve|auto-approve|upload|submit|copy|share|send|forward|export|log\s+in|sign\s+in|delete|destroy|transfer|publish|reveal|rotate|add\s+collaborators|paste\s+them|store\s+them|attach\s+a\s+copy|deploy(?:s|ing|ments?)?|release\s+to\s+production)\b",
+        r"\b(?:push(?:es)?\s+(?:straight|directly)|merge|apply\s+straight|-auto-approve|auto-approve|upload|submit|copy|share|send|forward|export|log\s+in|sign\s+in|delete|destroy|transfer|publish|reveal|rotate|add\s+collaborators|paste\s+them|store\s+them|attach\s+a\s+copy|deploy(?:s|ing|ments?)?|release\s+to\s+production|drop|truncate|purge|wipe|accept|grant)\b",
     )
 });
 
@@ -50,7 +50,7 @@ static AS_USER: Lazy = LazyLock::new(|| {
 /// Asking removed: "never stop to ask", "without stopping to confirm".
 static NO_ASKING: Lazy = LazyLock::new(|| {
     compile(
-        r"\b(?:never|don'?t|do\s+not|without)\s+(?:stop(?:ping)?|paus(?:e|ing))\s+to\s+(?:ask|confirm|check)\b",
+        r"\b(?:never|don'?t|do\s+not|without)\s+(?:stop(?:ping)?|paus(?:e|ing))\s+to\s+(?:ask|confirm|check)\b|\b(?:nothing|no\s+need)\s+to\s+(?:discuss|check|clear|raise|confirm)\s+with\s+(?:the\s+)?(?:person|user|human|owner|operator|them)\b|\bwithout\s+(?:showing|running\s+(?:it|them)\s+(?:by|past)|checking\s+with)\b(?:\s+[^\s.;,]+){0,3}?\s+(?:first|beforehand)\b",
     )
 });
 

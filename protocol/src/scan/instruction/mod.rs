@@ -34,8 +34,9 @@ use std::sync::LazyLock;
 
 use super::engine::{Analyzer, Body, LineRef};
 use super::rule::{self, Lazy, compile};
-use super::{Finding, Severity};
+use super::{Category, Finding, Severity};
 
+use classes::persistence_across;
 pub(super) use classes::{classify, explained_quote, talks_about_attacks};
 
 /// The analyzers of this family.
@@ -142,6 +143,35 @@ const TRIGGERS: &[&str] = &[
     "suggestion*",
     "an assistant",
     "keep going",
+    // #14 HELD generalisation: consent claimed in other words, scopes and
+    // memories named as places, origins made executable, the act hidden.
+    "pre-clear*",
+    "pre-vet*",
+    "nothing to discuss",
+    "revok*",
+    "in force",
+    "in effect",
+    "as if",
+    "are to be",
+    "follow it",
+    "follow them",
+    "execute it",
+    "declin*",
+    "as your own",
+    "without show*",
+    "between conv*",
+    "between sess*",
+    "wherever you",
+    "survive*",
+    "out of the chat",
+    "say that",
+    "disregard*",
+    "priority over",
+    "custom instructions",
+    "habit",
+    "not expire",
+    "never expire*",
+    "see fit",
 ];
 
 /// At most this many bytes of a paragraph are read; a longer paragraph is
@@ -382,9 +412,9 @@ fn abbreviation(before: &str) -> bool {
     matches!(w.to_ascii_lowercase().as_str(), "e.g" | "i.e" | "etc" | "vs" | "cf" | "approx" | "no" | "fig")
 }
 
-/// Lines around a cue that the quick look reads: the line before and after,
+/// Lines around a cue that the quick look reads: two before and after,
 /// where the sentence of a wrapped cue goes on.
-const NEARBY_LINES: usize = 1;
+const NEARBY_LINES: usize = 2;
 
 /// Whether some class may be asked near one of the cues: the text around
 /// each, read as one string. Most cues ("remove the build folder") ask
@@ -436,9 +466,26 @@ fn instructions(body: &Body<'_>, triggered: &[LineRef], out: &mut Vec<Finding>) 
             let end = rule::slice_lossy(&para.text, offset..(offset + MAX_PARAGRAPH).min(para.text.len()))
                 .len()
                 + offset;
-            for (at, sentence) in sentences(&para.text[offset..end]) {
-                let at = offset + at;
+            let before = out.len();
+            let all: Vec<(usize, &str)> =
+                sentences(&para.text[offset..end]).map(|(at, s)| (offset + at, s)).collect();
+            for &(at, sentence) in &all {
                 report(&para, at, sentence, out);
+            }
+            if !out[before..].iter().any(|f| f.category == Category::Persistence)
+                && let Some((at, sentence, f)) = persistence_across(&all)
+            {
+                let lead = sentence.len() - sentence.trim_start().len();
+                let (line, warned) = para.line_at(at + f.at);
+                out.push(Finding {
+                    rule_id: f.rule_id.to_string(),
+                    category: f.category,
+                    severity: if warned { Severity::Low } else { f.severity },
+                    line: line.index + 1,
+                    excerpt: rule::excerpt(sentence.trim(), f.at.saturating_sub(lead)),
+                    file: None,
+                    message: String::new(),
+                });
             }
             offset = end;
         }
