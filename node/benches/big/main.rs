@@ -128,6 +128,9 @@ struct Figures {
     pull: Duration,
     puller_kib: Option<u64>,
     idle_round: String,
+    /// `/proc/loadavg`'s one-minute figure at the start and at the end: the
+    /// machine's load beside every figure.
+    load_average: (String, String),
 }
 
 fn main() -> ExitCode {
@@ -156,6 +159,7 @@ async fn run(settings: &Settings) -> anyhow::Result<Figures> {
     let env = [UNLIMITED, &[("ECP_POLICY_DEFAULT_TRUST", "1")]].concat();
     let mut node = NodeProcess::start(&settings.bin, settings.data_root.as_deref(), &env, &[]).await?;
     let mut f = Figures::default();
+    f.load_average.0 = load_average();
     eprintln!("big: loading {n} skills …");
     let mut from = 0;
     while from < n {
@@ -199,6 +203,7 @@ async fn run(settings: &Settings) -> anyhow::Result<Figures> {
     let (again, answer, _) = pull(&settings.bin, dir.path(), &url)?;
     ensure!(answer["result"]["newSkills"] == 0, "an idle round brought new skills: {answer}");
     f.idle_round = format!("{:.2} s, {}", again.as_secs_f64(), answer["result"]);
+    f.load_average.1 = load_average();
     Ok(f)
 }
 
@@ -235,6 +240,12 @@ fn pull(bin: &Path, dir: &Path, url: &str) -> anyhow::Result<(Duration, serde_js
     Ok((elapsed, answer, kib))
 }
 
+/// The machine's one-minute load average (`/proc/loadavg`), or `?`.
+fn load_average() -> String {
+    let text = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    text.split_whitespace().next().unwrap_or("?").to_owned()
+}
+
 fn mb(kib: u64) -> String {
     format!("{:.1}", kib as f64 * 1024.0 / 1e6)
 }
@@ -248,6 +259,7 @@ fn report(settings: &Settings, f: &Figures) {
         (true, false) => "MISSED",
     };
     println!("\nbig: {} | {n} skills, {body_mb:.1} MB of bodies", settings.bin.display());
+    println!("load average at the start {}, at the end {}", f.load_average.0, f.load_average.1);
     println!(
         "load (POST /ecp/skills, batches of 100)   {:.1} s, {:.0} skills/s; VmHWM {} MB; data folder {:.1} MB",
         f.load.as_secs_f64(),
