@@ -165,17 +165,7 @@ pub fn merge(
         excess.extend(tx.origin_excess(Per::Sender, &limits.sender, &by_sender, at)?);
         if !excess.is_empty() && on_excess == OnExcess::Refuse {
             // Nothing is applied: the refusal of the whole update is the decision.
-            let mut refused = Decisions::default();
-            for e in &excess {
-                refused.push(over_limit(
-                    e,
-                    sender,
-                    Verdict::Refused,
-                    format!("the whole update is refused: {e}"),
-                ));
-            }
-            refused.log();
-            return Err(OriginLimited { excess }.into());
+            return Err(refused_whole(excess, sender).into());
         }
         let admitted = admit(outcome, &excess);
         let mut decisions = Decisions::default();
@@ -259,6 +249,16 @@ fn learn_first_keys(tx: &Tx<'_>, decisions: &[PacketDecision]) -> Result<(), Sto
         }
     }
     Ok(())
+}
+
+/// The refusal of a whole update whose installs go over `excess`, logged.
+pub(crate) fn refused_whole(excess: Vec<OriginExcess>, sender: &Sender) -> OriginLimited {
+    let mut refused = Decisions::default();
+    for e in &excess {
+        refused.push(over_limit(e, sender, Verdict::Refused, format!("the whole update is refused: {e}")));
+    }
+    refused.log();
+    OriginLimited { excess }
 }
 
 /// The decision about the installs of one origin (or of the sender) over its limits.

@@ -52,13 +52,10 @@ async fn readyz_fails_with_a_reason_while_another_process_holds_the_store() {
 async fn readyz_fails_while_the_skills_folder_is_gone_without_naming_its_path() {
     let node = TestNode::start().await;
     let skills = node.config().skills_dir.clone();
-    // The node makes a missing skills folder when it starts watching it.
-    for _ in 0..100 {
-        if skills.is_dir() {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+    // The node makes a missing skills folder when it starts watching it, and
+    // marks it as its own: ready only once both are done (moving the folder
+    // before its marker is written would leave the marker lost).
+    ready_within(&node).await;
     let away = node.dir().join("moved-away");
     std::fs::rename(&skills, &away).unwrap();
     let (status, ready) = readiness(&node).await;
@@ -70,7 +67,20 @@ async fn readyz_fails_while_the_skills_folder_is_gone_without_naming_its_path() 
     );
     crate::util::assert_no_server_path(&ready.to_string());
     std::fs::rename(&away, &skills).unwrap();
-    assert_eq!(readiness(&node).await.0, 200);
+    ready_within(&node).await;
+}
+
+/// Waits until `/readyz` answers 200 (deadline 30 s: CI machines are loaded).
+async fn ready_within(node: &TestNode) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let (status, ready) = readiness(node).await;
+        if status == 200 {
+            return;
+        }
+        assert!(std::time::Instant::now() < deadline, "not ready within 30 s: {ready}");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]

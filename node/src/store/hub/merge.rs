@@ -24,9 +24,9 @@ use super::{CHANNEL, HubStore, packed};
 use crate::decision_log::{self, Decisions, Verdict};
 use crate::intake::Sender;
 use crate::intake::hold_back::{admit, installs_by_origin, new_by_sender};
-use crate::intake::merge::{Keyed, install_reason, logged, over_limit, signers};
+use crate::intake::merge::{Keyed, install_reason, logged, refused_whole, signers};
 use crate::store::origin_limits::{Counts, Per, assess, record, unix_now};
-use crate::store::{OriginLimited, StoreError, from_json, now, to_json};
+use crate::store::{StoreError, from_json, now, to_json};
 
 impl HubStore {
     /// Merges a pushed `update` from `sender` under `policy`, applying every
@@ -74,17 +74,7 @@ impl HubStore {
             excess
         };
         if !excess.is_empty() {
-            let mut refused = Decisions::default();
-            for e in &excess {
-                refused.push(over_limit(
-                    e,
-                    sender,
-                    Verdict::Refused,
-                    format!("the whole update is refused: {e}"),
-                ));
-            }
-            refused.log();
-            return Err(OriginLimited { excess }.into());
+            return Err(refused_whole(excess, sender).into());
         }
         let admitted = admit(outcome, &[]);
         let mut writer = Writer { tx, seq: first_seq, source: &source, depth: limits.history_depth };

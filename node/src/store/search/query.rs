@@ -15,7 +15,7 @@ use unicode_normalization::char::is_combining_mark;
 
 /// Longest query, in bytes.
 pub const MAX_QUERY_BYTES: usize = 256;
-/// Most words and phrases in one query.
+/// Most words in one query (a phrase counts each of its words, `a.b` two).
 pub const MAX_TERMS: usize = 16;
 /// Most tags a search filters by.
 pub const MAX_TAGS: usize = 16;
@@ -35,8 +35,11 @@ pub enum QueryError {
         /// Its length.
         len: usize,
     },
-    /// More than [`MAX_TERMS`] words and phrases.
-    #[error("the query has {count} words and phrases; at most {MAX_TERMS} are allowed")]
+    /// More than [`MAX_TERMS`] words.
+    #[error(
+        "the query has {count} words (a phrase counts each of its words); at most {MAX_TERMS} are allowed: \
+         search with fewer"
+    )]
     TooManyTerms {
         /// How many.
         count: usize,
@@ -84,10 +87,33 @@ pub struct Query {
     pub(super) tags: Vec<String>,
 }
 
-/// The words of `text` as the index's tokenizer takes them, near enough:
-/// runs of letters and digits.
+/// The words of `text` as the index's tokenizer takes them: runs of the
+/// characters `unicode61` counts as a word's — letters, numbers and private
+/// use (general categories L*, N*, Co); everything else separates. Not
+/// `char::is_alphanumeric`, which also counts vowel signs and other marks
+/// (Devanagari, Thai): a word FTS5 splits in two is a phrase, which an index
+/// without positions refuses.
 pub(super) fn words(text: &str) -> impl Iterator<Item = &str> {
-    text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty())
+    text.split(|c: char| !word_char(c)).filter(|w| !w.is_empty())
+}
+
+fn word_char(c: char) -> bool {
+    use unicode_general_category::{GeneralCategory as G, get_general_category};
+    if c.is_ascii() {
+        return c.is_ascii_alphanumeric();
+    }
+    matches!(
+        get_general_category(c),
+        G::UppercaseLetter
+            | G::LowercaseLetter
+            | G::TitlecaseLetter
+            | G::ModifierLetter
+            | G::OtherLetter
+            | G::DecimalNumber
+            | G::LetterNumber
+            | G::OtherNumber
+            | G::PrivateUse
+    )
 }
 
 /// A word as the index keeps it (`unicode61 remove_diacritics 2`, near
@@ -133,15 +159,17 @@ impl Query {
                 _ => (term, stars > 0),
             };
             rest = &after[stars..];
-            if term.chars().any(char::is_alphanumeric) {
+            if words(term).next().is_some() {
                 given.push((term, prefix, quoted));
             }
         }
         if given.is_empty() {
             return Err(QueryError::NoWords);
         }
-        if given.len() > MAX_TERMS {
-            return Err(QueryError::TooManyTerms { count: given.len() });
+        // Counted as FTS5 gets them: `a.b.c` is three words, each a lookup.
+        let count: usize = given.iter().map(|(term, _, _)| words(term).count()).sum();
+        if count > MAX_TERMS {
+            return Err(QueryError::TooManyTerms { count });
         }
         let mut terms = Vec::with_capacity(given.len());
         // FTS5 is given the words as written (its tokenizer folds them

@@ -54,6 +54,24 @@ fn the_terms_are_bounded_at_their_limit() {
     let words = |n: usize| (0..n).map(|i| format!("w{i}")).collect::<Vec<_>>().join(" ");
     assert!(Query::parse(&words(MAX_TERMS)).is_ok());
     assert_eq!(Query::parse(&words(MAX_TERMS + 1)), Err(QueryError::TooManyTerms { count: MAX_TERMS + 1 }));
+    // Words joined by punctuation, and a phrase's words, count one by one.
+    let dotted = |n: usize| (0..n).map(|i| format!("w{i}")).collect::<Vec<_>>().join(".");
+    assert!(Query::parse(&dotted(MAX_TERMS)).is_ok());
+    assert_eq!(Query::parse(&dotted(MAX_TERMS + 1)), Err(QueryError::TooManyTerms { count: MAX_TERMS + 1 }));
+    let phrase = format!("\"{}\"", words(MAX_TERMS + 1));
+    assert_eq!(Query::parse(&phrase), Err(QueryError::TooManyTerms { count: MAX_TERMS + 1 }));
+}
+
+#[test]
+fn words_split_where_the_index_tokenizer_splits_them() {
+    // Vowel signs and other marks are separators to unicode61, though
+    // `char::is_alphanumeric` counts them: a Devanagari or Thai word is
+    // its letters' runs, never one quoted string FTS5 would take for a phrase.
+    assert_eq!(query::words("काम").collect::<Vec<_>>(), ["क", "म"]);
+    assert_eq!(query::words("aⒶb aͅb x1").collect::<Vec<_>>(), ["a", "b", "a", "b", "x1"]);
+    assert_eq!(query::words("日本語 Straße").collect::<Vec<_>>(), ["日本語", "Straße"]);
+    // Marks alone are no words.
+    assert_eq!(Query::parse("\u{93e}"), Err(QueryError::NoWords));
 }
 
 #[test]
@@ -111,6 +129,24 @@ fn phrases_keep_their_words_in_order() {
     assert_eq!(names(&store, r#""bad deploy""#), ["ordered"]);
     assert_eq!(names(&store, r#""bad dep"*"#), ["ordered"]);
     assert!(names(&store, r#""code bad deploy""#).is_empty());
+}
+
+#[test]
+fn queries_in_scripts_with_vowel_signs_and_marks_are_answered() {
+    let (_dir, store) = store_with(&[
+        packet("hindi", "काम करने का तरीका", "Body", 0.5),
+        packet("thai", "สวัสดี ครับ", "Body", 0.5),
+        packet("latin", "Plain words", "Body", 0.5),
+    ]);
+    // Each was an FTS5 error (a quoted word it splits is a phrase) before.
+    for (query, hit) in [("काम", "hindi"), ("\"काम करने\"", "hindi"), ("สวัสดี", "thai")]
+    {
+        let found =
+            store.search(&Query::parse(query).unwrap(), MAX_LIMIT).unwrap_or_else(|e| panic!("{query}: {e}"));
+        let found: Vec<String> = found.into_iter().map(|h| h.name).collect();
+        assert_eq!(found, [hit], "{query}");
+    }
+    assert!(store.search(&Query::parse("aⒶb aͅb").unwrap(), MAX_LIMIT).is_ok());
 }
 
 #[test]
