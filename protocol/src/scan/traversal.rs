@@ -33,7 +33,11 @@ pub(super) fn rules() -> Vec<Rule> {
             P,
             Medium,
             &["/etc/", "/usr/", "/bin/", "/sbin/", "/boot", "/lib*", "/system/", "/library/"],
-            r#"(?:>>?|\btee\s+(?:-a\s+)?|\b(?:cp|mv|install|ln)\s+(?:-\S+\s+)*(?:\S+\s+)+?)\s*["']?(/(?:etc|usr|bin|sbin|boot|lib|lib64|system|library)(?:/[^\s"'|;&)]*)?)"#,
+            // The directory as the triggers take it: `/etc/` with its slash,
+            // `/boot` a whole word, `/lib` any word it starts (the engine
+            // looks no further than a trigger finds; found by the property
+            // test against trying every rule on every line).
+            r#"(?:>>?|\btee\s+(?:-a\s+)?|\b(?:cp|mv|install|ln)\s+(?:-\S+\s+)*(?:\S+\s+)+?)\s*["']?(/(?:(?:etc|usr|bin|sbin|system|library)/[^\s"'|;&)]*|boot\b(?:/[^\s"'|;&)]*)?|lib(?:64)?(?:/[^\s"'|;&)]*)?))"#,
         )
         .requires(&[">", "tee", "cp", "mv", "install", "ln"])
         .assess(system_write)
@@ -68,9 +72,23 @@ fn system_write(h: &Hit<'_>) -> Option<Severity> {
         return None;
     } else if t.starts_with("/usr/local/") || t.starts_with("/usr/share/keyrings") {
         Severity::Low
-    } else if ["/bin", "/sbin", "/boot", "/lib", "/lib64", "/usr/bin", "/usr/sbin", "/usr/lib", "/system"]
-        .iter()
-        .any(|d| under(d))
+    } else if [
+        "/bin",
+        "/sbin",
+        "/boot",
+        "/lib",
+        "/lib64",
+        "/usr/bin",
+        "/usr/sbin",
+        "/usr/lib",
+        "/system",
+        // macOS: what starts with the system, for every user.
+        "/library/launchdaemons",
+        "/library/launchagents",
+        "/library/startupitems",
+    ]
+    .iter()
+    .any(|d| under(d))
     {
         Severity::High
     } else {
@@ -107,6 +125,8 @@ mod tests {
         assert_absent(r#"<string attr="x">/usr/bin/env</string>"#, "path.system-write");
         // A here-document or an input redirection before `>` still writes.
         assert_severity("cat <<EOF >/bin/ls", "path.system-write", High);
+        assert_severity("sudo cp ./x.plist /Library/LaunchDaemons/", "path.system-write", High);
+        assert_severity("sudo cp ./x.plist /Library/Fonts/", "path.system-write", Medium);
         assert_severity("sort <in >/bin/ls", "path.system-write", High);
         assert_severity("echo x>/bin/ls", "path.system-write", High);
     }

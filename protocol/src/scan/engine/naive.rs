@@ -160,6 +160,9 @@ fn agrees_with_the_engine_on_the_rule_families_own_examples() {
         "xfirefox/profile/logins.json",
         ">mkfifoauthorized_keys -o /tmp/.a",
         "echo k >> ~/.ssh/authorized_keys",
+        ">/bootghS_",
+        ">/etcx",
+        "cp a /etc",
     ] {
         assert_eq!(engine.scan(body, Parts::ALL), engine.scan_naive(body), "{body:?}");
     }
