@@ -153,6 +153,36 @@ async fn a_push_to_one_replica_is_served_by_the_other_on_the_next_request() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_name_holding_nul_is_kept_in_quarantine_and_the_rest_installs() {
+    let Some(server) =
+        start_or_skip("a_refused_name_holding_nul_is_kept_in_quarantine_and_the_rest_installs")
+    else {
+        return;
+    };
+    let (a, _b) = two_replicas(&server, "nul", |_| {}).await;
+    // PostgreSQL's TEXT refuses NUL: the refusal must still be recorded, and
+    // the update's good packet installed (not a 503 to retry forever).
+    let mut bad = packet_from(ORIGIN, "nul-name", "2026-11-21T10:00:00Z");
+    bad.skill_name = "bad\u{0}name".to_owned();
+    let good = packet_from(ORIGIN, "hub-good-skill", "2026-11-21T10:00:00Z");
+    let (status, merged) = a.push(update("pusher", &[bad, good])).await;
+    assert_eq!(status, StatusCode::OK, "{merged}");
+    assert_eq!(
+        (merged["newSkills"].as_i64(), merged["rejectedSkills"].as_i64()),
+        (Some(1), Some(1)),
+        "{merged}"
+    );
+    let refused: Vec<String> = server.with("nul", |db| {
+        db.query("SELECT name FROM hub_quarantine", &[])
+            .expect("the quarantine")
+            .iter()
+            .map(|r| r.get(0))
+            .collect()
+    });
+    assert_eq!(refused, ["bad\u{fffd}name"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_replica_hears_of_another_replicas_commit_without_a_request() {
     let Some(server) = start_or_skip("a_replica_hears_of_another_replicas_commit_without_a_request") else {
         return;

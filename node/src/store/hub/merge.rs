@@ -57,7 +57,10 @@ impl HubStore {
             .parse()
             .map_err(|_| StoreError::Corrupt("the hub's sequence number".into()))?;
         let ctx = sender.context(&self.instance_id);
-        let names: Vec<&str> = update.skills.iter().map(|p| p.skill_name.as_str()).collect();
+        // A name holding NUL is never held (and PostgreSQL's TEXT refuses
+        // it): not looked up; the merge refuses it at the name stage.
+        let names: Vec<&str> =
+            update.skills.iter().map(|p| p.skill_name.as_str()).filter(|n| !n.contains('\0')).collect();
         let content = update.skills.iter().any(|p| !origin_verified(p, &ctx));
         let view = view(&mut tx, &names, content)?;
         let signers: Vec<String> = signers(&update).map(str::to_owned).collect();
@@ -338,9 +341,9 @@ impl Writer<'_, '_> {
             "INSERT INTO hub_quarantine (name, stage, reason, sender, peer, packet, bytes, at)
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
             &[
-                &d.packet.skill_name,
+                &text(&d.packet.skill_name),
                 &stage.name(),
-                &reason,
+                &text(reason),
                 &self.source,
                 &peer,
                 &json,
@@ -354,9 +357,20 @@ impl Writer<'_, '_> {
     fn audit(&mut self, skill: &str, action: &str, reason: &str) -> Result<(), StoreError> {
         self.tx.execute(
             "INSERT INTO hub_audit (at, source, skill, action, reason) VALUES ($1, $2, $3, $4, $5)",
-            &[&now().to_string(), &self.source, &skill, &action, &reason],
+            &[&now().to_string(), &self.source, &text(skill), &action, &text(reason)],
         )?;
         Ok(())
+    }
+}
+
+/// `s` as a PostgreSQL `TEXT` value: that type refuses NUL, which a refused
+/// packet's name (or a reason quoting it) may hold — written as U+FFFD, so
+/// that the refusal is kept rather than failing the whole update.
+fn text(s: &str) -> std::borrow::Cow<'_, str> {
+    if s.contains('\0') {
+        std::borrow::Cow::Owned(s.replace('\0', "\u{fffd}"))
+    } else {
+        std::borrow::Cow::Borrowed(s)
     }
 }
 
