@@ -46,6 +46,14 @@ const PROJECT_PAGE: usize = 1_000;
 #[cfg(test)]
 pub(crate) const PROJECT_PAGE: usize = 2;
 
+/// What the projection worker is sent: changes to write, or a caller to
+/// tell once everything sent before has been written.
+#[derive(Debug)]
+enum ToProject {
+    Changes(Vec<Change>),
+    Flushed(tokio::sync::oneshot::Sender<()>),
+}
+
 /// The store, its projection, and a channel announcing the newest sequence number.
 #[derive(Debug, Clone)]
 pub struct Library {
@@ -54,10 +62,11 @@ pub struct Library {
     /// Carries the newest sequence number; response caches and (later) the
     /// push-on-change federator watch it instead of polling the database.
     sequence: Arc<watch::Sender<i64>>,
-    /// In a server, committed changes go to a background writer so that a
-    /// request does not wait for the file system (the store is already
-    /// durable); without one (the CLI) they are projected at once.
-    projector: Arc<OnceLock<mpsc::UnboundedSender<Vec<Change>>>>,
+    /// In a server (and a CLI pull), committed changes go to a background
+    /// writer so that a request, or the next page's merge, does not wait for
+    /// the file system (the store is already durable); without one (the
+    /// other commands) they are projected at once.
+    projector: Arc<OnceLock<mpsc::UnboundedSender<ToProject>>>,
     /// What every merge allows: installs per origin, new skills per sender, the
     /// quarantine's caps (`[limits]` of the configuration).
     limits: Limits,
@@ -312,7 +321,8 @@ impl Library {
         // Before the folder is written: an edit the origin's new version
         // supersedes gives way to it (#20).
         crate::proposals::retire_superseded(self, changes);
-        let queued = self.projector.get().is_some_and(|tx| tx.send(changes.to_vec()).is_ok());
+        let queued =
+            self.projector.get().is_some_and(|tx| tx.send(ToProject::Changes(changes.to_vec())).is_ok());
         if !queued {
             self.project(changes);
         }
@@ -393,19 +403,41 @@ impl Library {
     /// Starts the background writer of the skills folder (call once, inside
     /// a Tokio runtime). Changes queued while it writes are written together.
     pub fn start_projection_worker(&self) -> tokio::task::JoinHandle<()> {
-        let (tx, mut rx) = mpsc::unbounded_channel::<Vec<Change>>();
+        let (tx, mut rx) = mpsc::unbounded_channel::<ToProject>();
         if self.projector.set(tx).is_err() {
             tracing::warn!("projection worker already running");
         }
         let library = self.clone();
         tokio::spawn(async move {
-            while let Some(mut batch) = rx.recv().await {
-                while let Ok(more) = rx.try_recv() {
-                    batch.extend(more);
+            while let Some(first) = rx.recv().await {
+                let (mut batch, mut waiting) = (Vec::new(), Vec::new());
+                let mut next = Some(first);
+                while let Some(work) = next {
+                    match work {
+                        ToProject::Changes(changes) => batch.extend(changes),
+                        ToProject::Flushed(done) => waiting.push(done),
+                    }
+                    next = rx.try_recv().ok();
                 }
-                let _ = library.in_background(move |library| library.project(&batch)).await;
+                if !batch.is_empty() {
+                    let _ = library.in_background(move |library| library.project(&batch)).await;
+                }
+                for done in waiting {
+                    let _ = done.send(());
+                }
             }
         })
+    }
+
+    /// Returns once every change committed before the call is in the
+    /// skills folder (at once without a projection worker, which projects
+    /// each change as it commits).
+    pub async fn projection_flushed(&self) {
+        let Some(projector) = self.projector.get() else { return };
+        let (done, flushed) = tokio::sync::oneshot::channel();
+        if projector.send(ToProject::Flushed(done)).is_ok() {
+            let _ = flushed.await;
+        }
     }
 
     /// What `ecp-node status` and `GET /v1/status` report in common:

@@ -128,8 +128,12 @@ impl PermissionPolicy {
     pub fn grants(&self, body: &str) -> Vec<Grant> {
         let Some((lines, close)) = crate::stamp::frontmatter_lines(body) else { return Vec::new() };
         let keys: Vec<&str> = self.keys().collect();
+        let frontmatter = lines[1..close].concat();
+        if !may_name_a_key(&frontmatter, &keys) {
+            return Vec::new();
+        }
         let grant = |key: &str, value: String| Grant { key: key.to_owned(), value };
-        match single(&lines[1..close].concat()) {
+        match single(&frontmatter) {
             Some(Yaml::Hash(map)) => map
                 .iter()
                 .filter_map(|(k, v)| {
@@ -181,6 +185,16 @@ fn one_line(value: &Yaml) -> String {
         Yaml::Hash(map) => map.keys().map(one_line).collect::<Vec<_>>().join(", "),
         _ => String::new(),
     }
+}
+
+/// Whether YAML `text` can hold one of `keys` as a key: it spells one of
+/// them out, or it holds a backslash (a double-quoted key may write a
+/// character as an escape, `"allowed\u002dtools"`). Every other way of
+/// writing a key — quoted, explicit `? key`, an anchor's alias — keeps its
+/// text, so without either the full YAML read (the cost of most of a
+/// received skill's projection) can tell nothing more.
+fn may_name_a_key(text: &str, keys: &[&str]) -> bool {
+    text.contains('\\') || keys.iter().any(|k| text.contains(k))
 }
 
 /// The one YAML document of `text`.

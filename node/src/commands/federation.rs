@@ -92,7 +92,14 @@ pub(crate) fn pull(global: &GlobalArgs, args: PullArgs) -> anyhow::Result<ExitCo
     let library = super::open_library(&config, global.init)?;
     let progress = Progress::on_stderr();
     let ctx = context(&config, library, peers.as_ref())?.with_progress(progress.hook());
-    let pulled = runtime()?.block_on(federation::pull(&ctx, &spec));
+    let pulled = runtime()?.block_on(async {
+        // The folder is written beside the merge of the next page, not
+        // between pages; the command returns once it is all written.
+        ctx.library.start_projection_worker();
+        let pulled = federation::pull(&ctx, &spec).await;
+        ctx.library.projection_flushed().await;
+        pulled
+    });
     progress.finish();
     let report = match pulled {
         // Installing what fits and holding the rest back is the limits

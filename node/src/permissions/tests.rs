@@ -75,3 +75,25 @@ fn modes_parse_and_name_the_choices_when_wrong() {
     let err = "keep".parse::<ReceivedPermissions>().unwrap_err();
     assert!(err.contains("\"strip\", \"keep-from-trusted\" or \"refuse\""), "{err}");
 }
+
+#[test]
+fn a_key_written_with_escapes_is_a_grant_though_its_text_is_not_there() {
+    // `\u002d` is `-`: the frontmatter never spells `allowed-tools` out, so
+    // only the YAML read finds it; the short-cut must not skip that read.
+    let body = "---\nname: a\ndescription: d\n\"allowed\\u002dtools\": Bash\n---\nx\n";
+    assert!(!body.contains("allowed-tools"));
+    assert_eq!(
+        PermissionPolicy::default().grants(body),
+        [Grant { key: "allowed-tools".into(), value: "Bash".into() }]
+    );
+    let extra = PermissionPolicy { extra_keys: vec!["model".into()], ..Default::default() };
+    let body = "---\nname: a\ndescription: d\n\"mo\\x64el\": opus\n---\nx\n";
+    assert_eq!(extra.grants(body), [Grant { key: "model".into(), value: "opus".into() }]);
+}
+
+#[test]
+fn a_frontmatter_naming_no_grant_key_has_no_grants() {
+    let body =
+        "---\nname: a\ndescription: tools allowed here\nlicense: MIT\n---\nallowed-tools: in the body\n";
+    assert_eq!(PermissionPolicy::default().grants(body), []);
+}
