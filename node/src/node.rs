@@ -21,6 +21,11 @@ use crate::library::Library;
 use crate::sharing::Sharing;
 use crate::store::StoreError;
 
+/// What a starting node scans once, so the scanner is built before a peer
+/// pushes the first skill: a small SKILL.md, as most are.
+const SCANNER_WARM_UP: &str =
+    "---\nname: warm-up\ndescription: Built at start\n---\n\n# Warm-up\n\nRun `git status` and read it.\n";
+
 /// Why a node could not start.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -238,6 +243,9 @@ impl Node {
             .await
             .expect("projection does not panic")?;
         }
+        // The scanner's rules are built on first use, ~40 ms of CPU: built now,
+        // off the request path, not when the first skill arrives (#18 item 4).
+        tokio::task::spawn_blocking(|| ecp_protocol::scan::Scanner::standard().scan(SCANNER_WARM_UP));
         let mut background = vec![
             library.start_projection_worker(),
             tokio::spawn(library.clone().follow_external_writes(Duration::from_millis(100))),

@@ -13,7 +13,8 @@
 //! and reloaded between the steps:
 //!
 //! 1. push: pushes on change, pulls hourly. A new skill at one node must
-//!    be stored by every node in < 2 s.
+//!    be stored by every node in < 2 s; what it cost the nodes (CPU,
+//!    pushes received and made, merge decisions) is printed beside.
 //! 2. pull: pulls every 1 s, no pushes. A new skill must be everywhere in
 //!    ≤ (diameter + 1) s; then, idle, one round costs ≤ 1 KB per peer on
 //!    the wire (both ways, counted by the links); each node's memory.
@@ -152,9 +153,11 @@ async fn bench(args: &Args) -> Result<(), String> {
 
     // 1. push
     mesh.reconfigure(&Settings { interval: hour, push: true, timeout }, WITHIN).await?;
+    let counted = probe::counted(&mesh).await;
     let cpu = probe::cpu(&mesh);
     let push = probe::spread(&mesh, origin, "push-probe", WITHIN).await?;
     let push_cpu = probe::cpu(&mesh).saturating_sub(cpu);
+    let counted = probe::counted(&mesh).await.since(&counted);
     println!(
         "push (pulls hourly): stored at its origin after {}, at the median node after {}, at the last node after {}: goal < {} {} (load {})",
         secs(push.at_origin),
@@ -169,6 +172,14 @@ async fn bench(args: &Args) -> Result<(), String> {
         "push: the {} nodes used {} of CPU from the skill's creation until every node had it (and the bench saw it)",
         args.nodes,
         secs(push_cpu)
+    );
+    println!(
+        "push: {}; {} pushes made; merge decisions {} new, {} unchanged (copies of what was held), {} rejected",
+        counted.received(),
+        counted.pushes,
+        counted.new,
+        counted.unchanged,
+        counted.rejected
     );
 
     // 2. pull, idle, memory

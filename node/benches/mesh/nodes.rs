@@ -329,6 +329,14 @@ impl Mesh {
         Some(at.with_timezone(&chrono::Utc))
     }
 
+    /// Node `v`'s metrics (`GET /metrics`, Prometheus text), or `None`
+    /// when it does not answer.
+    pub(crate) async fn metrics(&self, v: usize) -> Option<String> {
+        let answer =
+            self.http.get(self.url(v, "/metrics")).bearer_auth(&self.nodes[v].token).send().await.ok()?;
+        answer.error_for_status().ok()?.text().await.ok()
+    }
+
     /// The skills node `v` serves its peers (`GET /ecp/skills`).
     pub(crate) async fn skills(&self, v: usize) -> Result<Skills, String> {
         let answer: Value = self

@@ -1,6 +1,7 @@
 //! Measurements on a running [`Mesh`]: how long a new skill takes to reach
-//! every node, what an idle sync round costs on the wire, and the nodes'
-//! memory and CPU time.
+//! every node, what it cost them (pushes received and made, merge
+//! decisions, from their metrics), what an idle sync round costs on the
+//! wire, and the nodes' memory and CPU time.
 
 use std::time::{Duration, Instant};
 
@@ -137,4 +138,69 @@ pub(crate) fn cpu(mesh: &Mesh) -> Duration {
         })
         .sum();
     Duration::from_millis(ticks * 10)
+}
+
+/// What the nodes counted (their `/metrics`): pushes received (`POST
+/// /ecp/skills` answered 200), pushes made (that ended `ok`, also those
+/// that found nothing to send), and merge decisions.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Counted {
+    /// Per node.
+    pub(crate) received: Vec<u64>,
+    pub(crate) pushes: u64,
+    pub(crate) new: u64,
+    pub(crate) unchanged: u64,
+    pub(crate) rejected: u64,
+}
+
+impl Counted {
+    /// What happened between `before` and `self`.
+    pub(crate) fn since(&self, before: &Counted) -> Counted {
+        Counted {
+            received: self.received.iter().zip(&before.received).map(|(a, b)| a.saturating_sub(*b)).collect(),
+            pushes: self.pushes.saturating_sub(before.pushes),
+            new: self.new.saturating_sub(before.new),
+            unchanged: self.unchanged.saturating_sub(before.unchanged),
+            rejected: self.rejected.saturating_sub(before.rejected),
+        }
+    }
+
+    /// `received` in words: total, and min / median / max per node.
+    pub(crate) fn received(&self) -> String {
+        let mut each = self.received.clone();
+        each.sort_unstable();
+        let total: u64 = each.iter().sum();
+        match (each.first(), each.last()) {
+            (Some(min), Some(max)) => {
+                format!(
+                    "{total} pushes received (per node min {min}, median {}, max {max})",
+                    each[each.len() / 2]
+                )
+            }
+            _ => "no node answered".to_owned(),
+        }
+    }
+}
+
+/// Every live node's counts now.
+pub(crate) async fn counted(mesh: &Mesh) -> Counted {
+    let mut counted = Counted::default();
+    for v in 0..mesh.len() {
+        let text = mesh.metrics(v).await.unwrap_or_default();
+        let sum = |metric: &str, labels: &[&str]| -> u64 {
+            text.lines()
+                .filter(|l| l.starts_with(metric) && labels.iter().all(|label| l.contains(label)))
+                .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+                .sum::<f64>() as u64
+        };
+        counted.received.push(sum(
+            "ecp_http_requests_total{",
+            &["route=\"/ecp/skills\"", "method=\"POST\"", "status=\"200\""],
+        ));
+        counted.pushes += sum("ecp_pushes_total{", &["result=\"ok\""]);
+        counted.new += sum("ecp_decisions_total{", &["decision=\"new\""]);
+        counted.unchanged += sum("ecp_decisions_total{", &["decision=\"unchanged\""]);
+        counted.rejected += sum("ecp_decisions_total{", &["decision=\"rejected\""]);
+    }
+    counted
 }

@@ -2,6 +2,7 @@
 //! own credentials), how requests to a peer are signed, and the helpers that
 //! pulls, pushes and probes share.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use ecp_protocol::signed_auth::SigningKey;
@@ -14,6 +15,7 @@ use crate::store::{PeerKind, PeerState, Store, StoreError};
 use crate::tls::Identity;
 
 use super::clients::Clients;
+use super::holdings::Holdings;
 use super::{ClientError, Credentials, PeerClient, PeerSpec, ProgressHook, SyncError};
 
 /// What a round needs: the library, the accept policy, whether received
@@ -39,6 +41,9 @@ pub struct Context {
     pub progress: Option<ProgressHook>,
     /// When it was made: the start of the node (or command), for a push's `uptimeHours`.
     pub started: std::time::Instant,
+    /// The versions peers sent us themselves, which pushes to them leave out;
+    /// shared by the clones of a context.
+    pub holdings: Arc<Holdings>,
 }
 
 impl Context {
@@ -56,6 +61,7 @@ impl Context {
             own_secret: None,
             progress: None,
             started: std::time::Instant::now(),
+            holdings: Arc::default(),
         }
     }
 

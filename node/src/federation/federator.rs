@@ -10,6 +10,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use ecp_protocol::SkillPacket;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
@@ -21,6 +22,7 @@ use crate::store::PeerKind;
 use crate::tls::Identity;
 
 use super::discovered::consume_discovery;
+use super::holdings::{Holdings, Version};
 use super::schedule::{Running, Scheduler};
 use super::trust::Trust;
 use super::{Context, PeerSpec, PeerView, SyncError, blocking, peer_views};
@@ -51,6 +53,8 @@ pub(super) struct Inner {
     discovery: std::sync::Mutex<Option<JoinHandle<()>>>,
     /// Set when shutdown begins: readiness (`/readyz`) reports it.
     stopped: AtomicBool,
+    /// The contexts' [`Holdings`]: pushes the HTTP layer merged add to it.
+    holdings: Arc<Holdings>,
 }
 
 /// Why the federator could not start.
@@ -89,6 +93,7 @@ impl Federator {
         .filter(|s| !s.instance.is_empty())
         .map(|s| (s.url, s.instance))
         .collect();
+        let holdings = Arc::clone(&ctx.holdings);
         let inner = Arc::new(Inner {
             library,
             node_reshare: config.reshare_external,
@@ -99,6 +104,7 @@ impl Federator {
             scheduler,
             discovery: std::sync::Mutex::new(None),
             stopped: AtomicBool::new(false),
+            holdings,
         });
         let federator = Federator(inner);
         federator.apply(peers).await;
@@ -125,6 +131,21 @@ impl Federator {
     /// manifest); `None` for anyone else.
     pub fn inbound_trust(&self, instance: &str) -> Option<f64> {
         self.0.trust.inbound(instance)
+    }
+
+    /// Remembers that the configured peer that pushed `packets` holds their
+    /// versions; pushes to it leave them out. The pusher is the peer at
+    /// `proven` (its key, node key or certificate proved it), else the
+    /// configured peers whose instance `claimed` is — the claim that also
+    /// gives the push their trust (`SPEC.md` §5.4.2); anyone else, nobody.
+    pub fn peer_sent(&self, proven: Option<&str>, claimed: &str, packets: &[SkillPacket]) {
+        let urls = match proven {
+            Some(url) => vec![url.to_owned()],
+            None => self.0.trust.claimed_by(claimed),
+        };
+        for url in urls {
+            self.0.holdings.sent_by(&url, packets.iter().map(Version::of));
+        }
     }
 
     /// The context rounds run with now.

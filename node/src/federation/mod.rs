@@ -16,6 +16,8 @@
 //! - `spec`: [`PeerSpec`], one peer resolved (configured, discovered, manual).
 //! - `context`: [`Context`], what a round needs, and how requests are signed.
 //! - `error`: [`SyncError`] and [`SyncFailure`], why a round failed.
+//! - `holdings`: [`Holdings`], the versions each peer sent us itself,
+//!   which pushes to it leave out.
 //! - `exact`: [`fetch_version`], one exact version fetched by digest and
 //!   merged (`ecp-node install`, #25).
 //! - `sync`: [`sync_peer`] and [`sync_all`], pull and push once (`ecp-node sync`).
@@ -54,7 +56,9 @@
 //! pushed to a peer it came from or through. The merge would refuse them as
 //! loops (`SPEC.md` §7.8.2) and keep them in the quarantine; leaving them out
 //! keeps a mesh's quarantines for what deserves review. Pull reports count
-//! them (`echoes`).
+//! them (`echoes`). Nor is a peer pushed the very version it pushed to us
+//! ([`Holdings`]): it holds it, and in a mesh such copies would be most of
+//! what a new skill costs.
 //!
 //! The per-peer state (cursor, ETags, acknowledged sequence, failures) lives
 //! in the store, so a restarted node resumes incrementally. What lives only
@@ -81,6 +85,7 @@ mod discovered;
 mod error;
 mod exact;
 mod federator;
+mod holdings;
 mod identify;
 mod progress;
 pub mod pull;
@@ -98,6 +103,7 @@ pub(crate) use context::{blocking, is_echo};
 pub use error::{SyncError, SyncFailure};
 pub use exact::fetch_version;
 pub use federator::{Federator, StartError};
+pub use holdings::{Holdings, MAX_REMEMBERED};
 pub use progress::{ProgressHook, PullProgress};
 pub use pull::{HeldBack, PullOutcome, PullReport, pull};
 pub use push::{PushReport, push};

@@ -5,7 +5,11 @@
 //! ([`Store::served_packets`](crate::store::Store::served_packets)):
 //! shareable skills as stored, tombstones included, in sequence order.
 //! Packets that originated at the target or already passed through it are
-//! left out (it would refuse them as loops). Large sets go in several
+//! left out (it would refuse them as loops), and so are the versions the
+//! target is known to hold because it sent them to us itself
+//! ([`Holdings`](super::holdings::Holdings)): in a mesh, a new skill reaches a node from
+//! several neighbours at once, and those copies would merge as unchanged
+//! (`SPEC.md` §10.2.11). Large sets go in several
 //! updates. When every update was answered 200 the peer has acknowledged
 //! our sequence number as of the read, and the next push starts there.
 //!
@@ -21,6 +25,7 @@ use serde_json::value::RawValue;
 
 use super::bundles;
 use super::client::{Fetched, PeerClient};
+use super::holdings::Version;
 use super::{Context, PeerSpec, SyncError, SyncFailure, blocking};
 use crate::store::{Served, StoreError, now};
 
@@ -45,6 +50,8 @@ pub struct PushReport {
     pub sent: usize,
     /// Packets left out because they came from the peer or passed through it.
     pub echoes: usize,
+    /// Packets left out because the peer sent us this very version itself.
+    pub already_held: usize,
     /// Updates (requests) sent.
     pub updates: usize,
     /// Names of the packets sent, in order.
@@ -84,6 +91,14 @@ struct Route {
     origin_instance: String,
     #[serde(default)]
     skill_name: String,
+    #[serde(default)]
+    integrity_hash: String,
+    #[serde(default)]
+    bundle_digest: String,
+    #[serde(default)]
+    deprecated: bool,
+    #[serde(default)]
+    confidence: f64,
     #[serde(default)]
     provenance: Option<RouteProvenance>,
     /// A bundle's files (`SPEC.md` §12.2).
@@ -160,6 +175,7 @@ async fn round(ctx: &Context, peer: &PeerSpec) -> Result<PushReport, SyncError> 
         acked: state.acked_seq,
         sent: 0,
         echoes: 0,
+        already_held: 0,
         updates: 0,
         names: Vec::new(),
         result: MergeResult::default(),
@@ -191,6 +207,17 @@ async fn round(ctx: &Context, peer: &PeerSpec) -> Result<PushReport, SyncError> 
         let passed = route.provenance.and_then(|p| p.path).unwrap_or_default();
         if route.origin_instance == instance || passed.contains(&instance) {
             report.echoes += 1;
+            continue;
+        }
+        let version = Version {
+            name: &route.skill_name,
+            hash: &route.integrity_hash,
+            bundle: &route.bundle_digest,
+            deprecated: route.deprecated,
+            confidence: route.confidence,
+        };
+        if ctx.holdings.holds(&peer.url, &version) {
+            report.already_held += 1;
             continue;
         }
         report.names.push(route.skill_name);

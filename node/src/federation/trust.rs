@@ -94,6 +94,19 @@ impl Trust {
             .collect()
     }
 
+    /// The configured peers a push claiming `instance` is taken to come
+    /// from, by URL: those whose claim [`Trust::inbound`] honours.
+    pub(super) fn claimed_by(&self, instance: &str) -> Vec<String> {
+        let ids = self.read();
+        ids.configured
+            .iter()
+            .filter(|(url, configured, _)| {
+                configured.as_ref().or_else(|| ids.learned.get(url)).is_some_and(|i| i == instance)
+            })
+            .map(|(url, _, _)| url.clone())
+            .collect()
+    }
+
     /// Records that the peer at `url` named itself `instance`.
     pub(super) fn learned(&self, url: &str, instance: &str) {
         if instance.is_empty() {
@@ -192,6 +205,18 @@ mod tests {
         assert_eq!(set.node_key_owner("KEY-A").map(|o| o.trust), Some(0.9));
         let cert = crate::tls::ClientCert { sha256: [7; 32], key_sha256: None };
         assert_eq!(set.cert_owner(&cert).map(|o| o.url.as_str()), Some("http://b"));
+    }
+
+    #[test]
+    fn a_claimed_instance_names_the_peers_whose_claim_counts() {
+        let t = trust();
+        let mut keyed = peer("http://k", Some("inst-a"), 0.9);
+        keyed.known_by.key_id = Some("KEY-K".into());
+        t.configure(&[peer("http://a", Some("inst-a"), 0.9), peer("http://b", None, 0.5), keyed]);
+        t.learned("http://b", "inst-b");
+        assert_eq!(t.claimed_by("inst-a"), ["http://a"], "not the peer known by its key");
+        assert_eq!(t.claimed_by("inst-b"), ["http://b"], "learned from its manifest");
+        assert!(t.claimed_by("inst-x").is_empty());
     }
 
     #[test]

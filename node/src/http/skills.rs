@@ -186,6 +186,11 @@ pub(super) async fn post(
         ));
     }
     let sender = sender(&state, &caller, client, peer).await;
+    // The configured peer that pushes holds what it pushes: our pushes to
+    // it leave those versions out (SPEC.md §10.2.11).
+    if let Some(federator) = &state.federator {
+        federator.peer_sent(caller.peer().map(|o| o.url.as_str()), peer, &update.skills);
+    }
     let serving = state.serving.clone();
     let policy = state.config.policy.clone();
     let result = tokio::task::spawn_blocking(move || serving.merge(update, &sender, &policy)).await??;

@@ -63,6 +63,8 @@ mod pull_warnings;
 mod mesh_faults;
 // federation: real nodes pulling and pushing — chains, a ring, dead/slow peers, restart, deletions.
 mod federation;
+// push_copies: #18 item 4 — a node does not push a peer the version that peer pushed to it.
+mod push_copies;
 // go_peer: mixed meshes with a Go-like peer — laundered copies unverified and replaced by their origin, echoes, the 403 hint.
 mod go_peer;
 // peer_keys: #21 item 4 — a push proven by a peer's node key gets its trust, a mere claim does not; a key instead of a secret.

@@ -66,8 +66,15 @@ impl Admitted {
 
 /// Runs stages 1–4 on every packet, in order; the results stay in one vector
 /// per thread for stage 5.
+///
+/// `held[i]` says packet `i` claims the content of the version the node
+/// holds from a peer (same `integrityHash`, bundle digest and state): once
+/// stage 1 has proven its body is that content, stage 3 is not run again
+/// (`SPEC.md` §7.7.9) — a mesh delivers each new skill to a node from
+/// several neighbours, and the scan is most of what a copy costs.
 pub(super) fn check_all(
     packets: Vec<SkillPacket>,
+    held: &[bool],
     policy: &impl AcceptPolicy,
     ctx: &MergeContext<'_>,
     names: &RandomState,
@@ -102,8 +109,9 @@ pub(super) fn check_all(
                 packet.origin_instance = signer;
             }
         });
+        let scan = !held.get(index).copied().unwrap_or(false);
         let (decision, admitted) =
-            match first.and_then(|()| check_one(&packet, policy, ctx, &settings, &mut notes)) {
+            match first.and_then(|()| check_one(&packet, policy, ctx, &settings, scan, &mut notes)) {
                 Ok(admitted) => (Decision::New, Some(admitted)),
                 Err(refusal) => (refusal.into(), None),
             };
@@ -132,6 +140,7 @@ fn check_one(
     policy: &impl AcceptPolicy,
     ctx: &MergeContext<'_>,
     settings: &Settings,
+    scan: bool,
     notes: &mut Notes,
 ) -> Result<Admitted, Refusal> {
     let limits = &settings.structure;
@@ -177,11 +186,13 @@ fn check_one(
         return Err(refused_bundle(BundleError::SkillMdWithoutFrontmatter));
     }
 
-    // Stage 3: safety.
-    let report = settings.scanner.scan(body);
-    notes.findings = report.findings;
-    if let Some(refusal) = safety_refusal(&notes.findings, settings.threshold) {
-        return Err(refusal);
+    // Stage 3: safety; not again for the very content held (see `check_all`).
+    if scan {
+        let report = settings.scanner.scan(body);
+        notes.findings = report.findings;
+        if let Some(refusal) = safety_refusal(&notes.findings, settings.threshold) {
+            return Err(refusal);
+        }
     }
 
     // Stage 4: accept policy, loops, and the name the skill presents itself under.

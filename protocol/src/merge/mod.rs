@@ -295,10 +295,24 @@ pub fn merge_knowledge(
     ctx: &MergeContext<'_>,
 ) -> MergeOutcome {
     let names = std::hash::RandomState::new();
-    let checked = checks::check_all(update.skills, policy, ctx, &names);
+    let held: Vec<bool> = update.skills.iter().map(|p| holds_as_received(store, p)).collect();
+    let checked = checks::check_all(update.skills, &held, policy, ctx, &names);
     let decisions = resolve::resolve(checked, store, ctx);
     let result = tally(&decisions);
     MergeOutcome { result, decisions }
+}
+
+/// Whether the store holds, as received from a peer, the content `packet`
+/// claims: the same `integrityHash`, bundle digest and state. Only a claim
+/// until stage 1 has checked the body against the hash. A local skill never
+/// counts: a copy of it is judged as any packet is.
+fn holds_as_received(store: &impl StoreView, packet: &SkillPacket) -> bool {
+    store.lookup(&packet.skill_name).is_some_and(|held| {
+        held.kind == SkillKind::External
+            && held.integrity_hash == packet.integrity_hash
+            && held.bundle_digest == packet.bundle_digest
+            && held.deprecated == packet.deprecated
+    })
 }
 
 /// The wire answer for `decisions`: one count per decision, one conflicts

@@ -10,6 +10,7 @@ use crate::wire::Provenance;
 
 mod bounds;
 mod bundles;
+mod held_copies;
 mod origins;
 mod resolution;
 mod revocations;
