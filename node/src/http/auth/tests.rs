@@ -112,7 +112,7 @@ async fn the_rate_limit_answers_429_before_authentication() {
 }
 
 #[test]
-fn a_request_signed_with_a_peers_own_key_names_that_peer_its_key_id_and_nonce_and_one_with_the_nodes_key_none() {
+fn a_peers_signed_request_names_the_peer_its_key_id_and_nonce_and_the_nodes_own_key_none() {
     let dir = tempfile::tempdir().unwrap();
     let mut config = crate::config::Config::for_tests(dir.path());
     config.secret = Some(SECRET.into());
