@@ -112,7 +112,7 @@ async fn the_rate_limit_answers_429_before_authentication() {
 }
 
 #[test]
-fn a_request_signed_with_a_peers_own_key_names_that_peer_and_one_with_the_nodes_key_none() {
+fn a_peers_signed_request_names_the_peer_its_key_id_and_nonce_and_the_nodes_own_key_none() {
     let dir = tempfile::tempdir().unwrap();
     let mut config = crate::config::Config::for_tests(dir.path());
     config.secret = Some(SECRET.into());
@@ -138,6 +138,9 @@ fn a_request_signed_with_a_peers_own_key_names_that_peer_and_one_with_the_nodes_
     };
     let by_peer = caller_with(&peer_key, "0123456789abcdef0123456789abcdef");
     assert_eq!(by_peer.peer().map(|o| (o.url.as_str(), o.trust)), Some(("http://192.0.2.9:7327", 0.8)));
+    // The key id and nonce a hub's replicas share to refuse a replay.
+    let Caller::Signed(signed) = &by_peer else { panic!("not signed: {by_peer:?}") };
+    assert_eq!((signed.key_id(), signed.nonce()), ("peer-a", "0123456789abcdef0123456789abcdef"));
     let by_node = caller_with(&own_key, "fedcba9876543210fedcba9876543210");
     assert!(matches!(by_node, Caller::Signed(_)), "{by_node:?}");
     assert!(by_node.peer().is_none(), "the node's own key is no peer's");
