@@ -22,7 +22,7 @@ use std::sync::LazyLock;
 
 use super::engine::{Analyzer, Body, LineRef, finding};
 use super::outbound::{code_lines, outside};
-use super::rule::{Lazy, compile, warned_against};
+use super::rule::{self, Lazy, compile, warned_against};
 use super::supply::is_unknown_host;
 use super::{Category, Finding, Severity};
 
@@ -104,7 +104,8 @@ fn leak(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
             if code.get(r.index).copied().unwrap_or(false) {
                 continue;
             }
-            text.push_str(&t.to_ascii_lowercase()[..t.len().min(1024)]);
+            // At most 1 KiB of a line, cut where a character ends.
+            text.push_str(&rule::slice_lossy(t, 0..1024).to_ascii_lowercase());
             text.push(' ');
         }
         let b = text.as_bytes();

@@ -20,7 +20,7 @@
 use std::sync::LazyLock;
 
 use super::engine::{Analyzer, Body, LineRef, finding};
-use super::rule::{Lazy, compile, warned_against};
+use super::rule::{self, Lazy, compile, warned_against};
 use super::supply::is_unknown_host;
 use super::{Category, Finding, Severity};
 
@@ -83,10 +83,11 @@ fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
         let Some(act) = ACT.find(lower.as_bytes()) else { continue };
 
         // The sentence may run over to the next line.
-        let mut text = lower[..lower.len().min(MAX_BYTES)].to_string();
+        // At most MAX_BYTES of each line, cut where a character ends.
+        let mut text = rule::slice_lossy(&lower, 0..MAX_BYTES).to_string();
         if let Some((_, next)) = body.lines_from(l).nth(1) {
             text.push(' ');
-            text.push_str(&next.to_ascii_lowercase()[..next.len().min(MAX_BYTES)]);
+            text.push_str(&rule::slice_lossy(next, 0..MAX_BYTES).to_ascii_lowercase());
         }
         let b = text.as_bytes();
         if !PRIVATE.is_match(b) || !outside(&text) || warned_against(&line[..act.start()]) {
