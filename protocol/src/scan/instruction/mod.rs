@@ -568,5 +568,9 @@ fn report(para: &Paragraph, at: usize, sentence: &str, out: &mut Vec<Finding>) {
 /// what they agree to keep for later is theirs (`Medium` at most); the
 /// other classes stay what they are.
 fn kept_asked(para: &Paragraph, at: usize, f: &classes::Found) -> Severity {
-    if f.rule_id == "instr.persistence" && para.asked_at(at) { f.severity.min(Severity::Medium) } else { f.severity }
+    if f.rule_id == "instr.persistence" && para.asked_at(at) {
+        f.severity.min(Severity::Medium)
+    } else {
+        f.severity
+    }
 }
