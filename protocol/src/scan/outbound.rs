@@ -52,14 +52,14 @@ const MAX_BYTES: usize = 2048;
 /// Sending somewhere.
 static ACT: Lazy = LazyLock::new(|| {
     compile(
-        r"\b(?:send|upload|forward|e-?mail|mail|submit|attach|post|transmit|exfiltrate)(?:s|ed|ing)?\b|\benv(?:i|\xC3\xAD)a\b",
+        r"\b(?:send|upload|forward|e-?mail|mail|submit|attach|post|transmit|exfiltrate)(?:s|ed|ing)?\b|\benv(?:i|\xC3\xAD)a\b|\bsend_(?:e?mail|message)\b",
     )
 });
 
 /// What is the user's and private.
 static PRIVATE: Lazy = LazyLock::new(|| {
     compile(
-        r"\b(?:transcripts?|conversations?|chat\s+(?:history|logs?)|credentials?|passwords?|passphrases?|api\s+keys?|access\s+tokens?|secrets?|cookies|(?:ssh|private)\s+keys?|id_rsa|id_ed25519|\.env\b|environment\s+variables|browser\s+history|clipboard|keystrokes|customer\s+(?:lists?|data|records|emails)|contact\s+lists?|(?:every|each|all(?:\s+the)?)\s+(?:files?|documents?|transcripts?|messages?|e-?mails?|tickets?|receipts?|notes|recordings?|contacts)|contents?\s+of\s+(?:~|the\s+user'?s|their|your|my)|(?:full|whole|entire)\s+(?:transcript|conversation|chat|inbox|mailbox|history|database)|database\s+dumps?|(?:my|the\s+user'?s|their)\s+(?:documents|desktop|home\s+(?:folder|directory)))\b",
+        r"\b(?:transcripts?|conversations?|chat\s+(?:history|logs?)|credentials?|passwords?|passphrases?|api\s+keys?|access\s+tokens?|secrets?|cookies|(?:ssh|private)\s+keys?|id_rsa|id_ed25519|\.env\b|environment\s+variables|browser\s+history|clipboard|keystrokes|customer\s+(?:lists?|data|records|emails)|contact\s+lists?|(?:every|each|all(?:\s+the)?)\s+(?:\d+\s+)?(?:files?|documents?|transcripts?|messages?|e-?mails?|tickets?|receipts?|notes|recordings?|contacts)|contents?\s+of\s+(?:~|the\s+user'?s|their|your|my)|(?:full|whole|entire)\s+(?:transcript|conversation|chat|inbox|mailbox|history|database)|database\s+dumps?|(?:my|the\s+user'?s|their)\s+(?:documents|desktop|home\s+(?:folder|directory)))\b",
     )
 });
 
