@@ -22,7 +22,7 @@ use std::sync::LazyLock;
 
 use super::engine::{Analyzer, Body, LineRef, finding};
 use super::outbound::{code_lines, outside};
-use super::rule::{Lazy, compile, warned_against};
+use super::rule::{self, Lazy, compile, warned_against};
 use super::supply::is_unknown_host;
 use super::{Category, Finding, Severity};
 
@@ -46,6 +46,10 @@ pub(super) fn analyzers() -> Vec<Analyzer> {
                 "id_rsa",
                 "id_ed25519",
                 "keychain",
+                "configured with",
+                "given with",
+                "initial instr*",
+                "original instr*",
             ],
             run: leak,
         },
@@ -56,13 +60,15 @@ pub(super) fn analyzers() -> Vec<Analyzer> {
 /// A place that holds credentials, or the whole environment.
 static SOURCE: Lazy = LazyLock::new(|| {
     compile(
-        r"(?:\.aws/credentials|\bid_rsa\b|\bid_ed25519\b|\.ssh/|(?:^|[\s`'(/])\.env(?:\.\w+)?\b|\.npmrc\b|\.pypirc\b|\.netrc\b|\.pgpass\b|\.my\.cnf\b|\bmcp\.json\b|\bsettings\.json\b|\bhosts\.yml\b|\.kube/config\b|\.docker/config\.json\b|\bkeychain\b|\benvironment\s+variables\b)",
+        r"(?:\.aws/credentials|\bid_rsa\b|\bid_ed25519\b|\.ssh/|(?:^|[\s`'(/])\.env(?:\.\w+)?\b|\.npmrc\b|\.pypirc\b|\.netrc\b|\.pgpass\b|\.my\.cnf\b|\bmcp\.json\b|\bsettings\.json\b|\bhosts\.yml\b|\.kube/config\b|\.docker/config\.json\b|\bkeychain\b|\benvironment\s+variables\b|\b(?:instructions|rules|prompt)\s+you\s+(?:were|have\s+been)\s+(?:configured|given|set\s+up|initiali[sz]ed|started)\s+with\b|\byour\s+(?:hidden|initial|original)\s+(?:instructions|prompt)\b)",
     )
 });
 
 /// Contents asked for, not a path named.
 static CONTENTS: Lazy = LazyLock::new(|| {
-    compile(r"\b(?:contents?|full\s+text|text|output|values?|everything\s+in|dump|unredacted|cat)\b")
+    compile(
+        r"\b(?:contents?|full\s+text|text|output|values?|everything\s+in|dump|unredacted|cat|word\s+for\s+word|verbatim)\b",
+    )
 });
 
 /// Put into what the agent writes or passes on.
@@ -104,7 +110,8 @@ fn leak(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
             if code.get(r.index).copied().unwrap_or(false) {
                 continue;
             }
-            text.push_str(&t.to_ascii_lowercase()[..t.len().min(1024)]);
+            // At most 1 KiB of a line, cut where a character ends.
+            text.push_str(&rule::slice_lossy(t, 0..1024).to_ascii_lowercase());
             text.push(' ');
         }
         let b = text.as_bytes();

@@ -8,7 +8,9 @@
 //! file, the whole environment, a secret variable outside an auth header, or
 //! a variable or temp file filled from a secret earlier in the skill.
 //! A token in an `Authorization` header sent to the project's own API is
-//! how APIs work and is not reported.
+//! how APIs work and is not reported. A name looked up whose first label
+//! is a variable filled from a secret (`host "$t.x.example"`) carries it
+//! by DNS: `exfil.dns-lookup`, `Critical`.
 //!
 //! `exfil.image-beacon` is the channel that needs no code: a markdown
 //! image whose query string the agent is to fill in (`![](https://x/p.gif?u={message})`),
@@ -18,6 +20,8 @@
 use std::sync::LazyLock;
 
 use super::engine::{Analyzer, Body, LineRef, finding};
+use regex::bytes::Regex;
+
 use super::rule::{CONTEXT, Hit, Lazy, Rule, compile, contains_ci, slice_lossy};
 use super::{Category, Finding, Severity};
 
@@ -314,6 +318,10 @@ pub(super) fn analyzers() -> Vec<Analyzer> {
     vec![
         Analyzer { triggers: SENDER_TRIGGERS, run: secret_to_network },
         Analyzer {
+            triggers: &["host ", "dig ", "nslookup", "drill ", "ping ", "getent", "resolve-dnsname"],
+            run: dns_label,
+        },
+        Analyzer {
             triggers: &["process.env", "os.environ", "tojson(secrets", "tojson( secrets"],
             run: environment_near_network,
         },
@@ -524,6 +532,11 @@ fn strip_auth_args(cmd: &[u8]) -> std::borrow::Cow<'_, [u8]> {
 /// A variable or file of `payload` that an earlier line filled from a
 /// secret (`K=$(cat ~/.ssh/id_rsa)`, `tar czf /tmp/k.tgz ~/.ssh`).
 fn tainted_reference(body: &Body<'_>, before: LineRef, payload: &[u8]) -> Option<String> {
+    filled_from(body, before, payload, &SOURCE)
+}
+
+/// What `payload` refers to that an earlier line filled from `source`.
+fn filled_from(body: &Body<'_>, before: LineRef, payload: &[u8], source: &Regex) -> Option<String> {
     let refs: Vec<(bool, String)> = REFERENCE
         .captures_iter(payload)
         .filter_map(|c| {
@@ -553,7 +566,7 @@ fn tainted_reference(body: &Body<'_>, before: LineRef, payload: &[u8]) -> Option
                 || line
                     .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '='))
                     .any(|w| w.strip_prefix(name).is_some_and(|rest| rest.starts_with('=')));
-            if found && SOURCE.is_match(line.as_bytes()) {
+            if found && source.is_match(line.as_bytes()) {
                 return Some(if *is_var { format!("${name}") } else { name.to_string() });
             }
         }
@@ -609,6 +622,37 @@ fn secret_to_network(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>)
         } else if let Some(m) = SECRET_VAR.find(p) {
             report("exfil.secret-variable", Severity::High, m.as_bytes(), out);
         }
+    }
+}
+
+/// A variable as the first label of a name looked up (`host
+/// "$t.x.example"`, `dig "${label:0:60}.x.example"`): a DNS query carries
+/// whatever the variable holds to the name's server, wherever outbound
+/// HTTP is blocked.
+static LABEL_VAR: Lazy = LazyLock::new(|| {
+    compile(
+        r#"\b(?:host|dig|nslookup|drill|ping|getent\s+hosts|resolve-dnsname)\s+(?:-\S+\s+(?:\d+\s+)?)*["']?\$\{?([a-z_][a-z0-9_]*)(?::\d+(?::\d+)?)?\}?\.[a-z0-9-]+\.[a-z]"#,
+    )
+});
+/// What fills a label that carries a secret: a credential file, the
+/// environment, a store, or a variable whose name says it is a secret.
+static LABEL_SOURCE: Lazy = LazyLock::new(|| {
+    compile(&format!("{SECRET_PATHS}|{LESSER_PATHS}|{ENV_DUMP_PATTERN}|{STORE_READ}|{SECRET_VAR_PATTERN}"))
+});
+
+/// `exfil.dns-lookup` for a name whose first label is a variable filled
+/// from a secret a few lines above: `Critical`.
+fn dns_label(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
+    for &l in lines {
+        let line = body.line(l);
+        let Some(c) = LABEL_VAR.captures(line.as_bytes()) else { continue };
+        let (Some(all), Some(name)) = (c.get(0), c.get(1)) else { continue };
+        let reference = format!("${}", String::from_utf8_lossy(name.as_bytes()));
+        if filled_from(body, l, reference.as_bytes(), &LABEL_SOURCE).is_none() {
+            continue;
+        }
+        let severity = body.unless_explained(Severity::Critical, l, all.start()..all.end());
+        out.push(finding("exfil.dns-lookup", Category::Exfiltration, severity, l, line, all.start()));
     }
 }
 

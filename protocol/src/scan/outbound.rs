@@ -20,7 +20,7 @@
 use std::sync::LazyLock;
 
 use super::engine::{Analyzer, Body, LineRef, finding};
-use super::rule::{Lazy, compile, warned_against};
+use super::rule::{self, Lazy, compile, warned_against};
 use super::supply::is_unknown_host;
 use super::{Category, Finding, Severity};
 
@@ -52,14 +52,14 @@ const MAX_BYTES: usize = 2048;
 /// Sending somewhere.
 static ACT: Lazy = LazyLock::new(|| {
     compile(
-        r"\b(?:send|upload|forward|e-?mail|mail|submit|attach|post|transmit|exfiltrate)(?:s|ed|ing)?\b|\benv(?:i|\xC3\xAD)a\b",
+        r"\b(?:send|upload|forward|e-?mail|mail|submit|attach|post|transmit|exfiltrate)(?:s|ed|ing)?\b|\benv(?:i|\xC3\xAD)a\b|\bsend_(?:e?mail|message)\b",
     )
 });
 
 /// What is the user's and private.
 static PRIVATE: Lazy = LazyLock::new(|| {
     compile(
-        r"\b(?:transcripts?|conversations?|chat\s+(?:history|logs?)|credentials?|passwords?|passphrases?|api\s+keys?|access\s+tokens?|secrets?|cookies|(?:ssh|private)\s+keys?|id_rsa|id_ed25519|\.env\b|environment\s+variables|browser\s+history|clipboard|keystrokes|customer\s+(?:lists?|data|records|emails)|contact\s+lists?|(?:every|each|all(?:\s+the)?)\s+(?:files?|documents?|transcripts?|messages?|e-?mails?|tickets?|receipts?|notes|recordings?|contacts)|contents?\s+of\s+(?:~|the\s+user'?s|their|your|my)|(?:full|whole|entire)\s+(?:transcript|conversation|chat|inbox|mailbox|history|database)|database\s+dumps?|(?:my|the\s+user'?s|their)\s+(?:documents|desktop|home\s+(?:folder|directory)))\b",
+        r"\b(?:transcripts?|conversations?|chat\s+(?:history|logs?)|credentials?|passwords?|passphrases?|api\s+keys?|access\s+tokens?|secrets?|cookies|(?:ssh|private)\s+keys?|id_rsa|id_ed25519|\.env\b|environment\s+variables|browser\s+history|clipboard|keystrokes|customer\s+(?:lists?|data|records|emails)|contact\s+lists?|(?:every|each|all(?:\s+the)?)\s+(?:\d+\s+)?(?:files?|documents?|transcripts?|messages?|e-?mails?|tickets?|receipts?|notes|recordings?|contacts)|contents?\s+of\s+(?:~|the\s+user'?s|their|your|my)|(?:full|whole|entire)\s+(?:transcript|conversation|chat|inbox|mailbox|history|database)|database\s+dumps?|(?:my|the\s+user'?s|their)\s+(?:documents|desktop|home\s+(?:folder|directory)))\b",
     )
 });
 
@@ -83,10 +83,11 @@ fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
         let Some(act) = ACT.find(lower.as_bytes()) else { continue };
 
         // The sentence may run over to the next line.
-        let mut text = lower[..lower.len().min(MAX_BYTES)].to_string();
+        // At most MAX_BYTES of each line, cut where a character ends.
+        let mut text = rule::slice_lossy(&lower, 0..MAX_BYTES).to_string();
         if let Some((_, next)) = body.lines_from(l).nth(1) {
             text.push(' ');
-            text.push_str(&next.to_ascii_lowercase()[..next.len().min(MAX_BYTES)]);
+            text.push_str(&rule::slice_lossy(next, 0..MAX_BYTES).to_ascii_lowercase());
         }
         let b = text.as_bytes();
         if !PRIVATE.is_match(b) || !outside(&text) || warned_against(&line[..act.start()]) {

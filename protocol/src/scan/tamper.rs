@@ -10,7 +10,10 @@
 //! `instruction`'s classes), or a command that fetches, decodes or sends.
 //! Such content — on the line, in a here-document, or in the block a prose
 //! step says to paste — makes the write `High`, or `Critical` when the
-//! content is.
+//! content is. A step that keeps the text only if the user agrees ("Ask
+//! the user whether to save this to `CLAUDE.md`:") leaves a preference
+//! kept for later sessions to them; any other class or payload still
+//! counts.
 //!
 //! The shell rc, cron and `authorized_keys` writes are `persistence`'s;
 //! clearing shell history is `shell`'s `conceal.clear-history`.
@@ -18,7 +21,7 @@
 use std::sync::LazyLock;
 
 use super::engine::{Analyzer, Body, LineRef, finding};
-use super::instruction::{classify, sentences};
+use super::instruction::{classify, kept_with_consent, sentences};
 use super::rule::{FETCH, Hit, Lazy, Rule, compile};
 use super::{Category, Finding, Severity};
 
@@ -157,7 +160,11 @@ fn places(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
         let severity = if delete && !code_write && !prose_write {
             Severity::Medium
         } else {
-            grade(&content(body, l, text, prose_write && !code_write))
+            // A step that keeps the text only if the user agrees ("Ask the
+            // user whether to save … to `CLAUDE.md`:") leaves what is
+            // remembered to them; a payload still counts.
+            let asked = prose_write && kept_with_consent(text);
+            grade(&content(body, l, text, prose_write && !code_write), asked)
         };
         out.push(finding(id, category, severity, l, text, place));
     }
@@ -194,7 +201,9 @@ fn content(body: &Body<'_>, l: LineRef, text: &str, prose: bool) -> String {
     c
 }
 
-fn grade(content: &str) -> Severity {
+/// The severity of a write of `content`; `asked`: the user agrees first, so
+/// a preference kept for later sessions (`instr.persistence`) is theirs.
+fn grade(content: &str, asked: bool) -> Severity {
     let b = content.as_bytes();
     let mut worst = Severity::Medium;
     if SENDS.is_match(b) {
@@ -207,7 +216,9 @@ fn grade(content: &str) -> Severity {
         content.lines().map(|l| l.trim().trim_start_matches(['#', '-', '*', '>', ' ', '"', '\''])).collect();
     let prose = prose.join(" ");
     for (_, sentence) in sentences(&prose) {
-        if let Some(f) = classify(sentence.trim()).into_iter().map(|f| f.severity).max() {
+        let found = classify(sentence.trim());
+        let counted = found.into_iter().filter(|f| !(asked && f.rule_id == "instr.persistence"));
+        if let Some(f) = counted.map(|f| f.severity).max() {
             // What the agent will read at every start is asked of it.
             if f >= Severity::Medium {
                 worst = worst.max(if f >= Severity::Critical { Severity::Critical } else { Severity::High });

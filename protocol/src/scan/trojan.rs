@@ -125,7 +125,7 @@ const PROJECT_FILES: &[&str] =
 
 static CONCEALMENT: Lazy = LazyLock::new(|| {
     compile(
-        r"\bwithout\s+(?:first\s+)?(?:reading|reviewing|opening|inspecting|looking|checking|showing|printing|displaying|asking|telling|confirmation)\b|\b(?:don'?t|do\s+not|never|no\s+need\s+to)\s+(?:read|open|inspect|review|look\s+at|show|display|print|cat|examine|check|mention|tell)\b|\b(?:silently|quietly)\b|\bin\s+the\s+background\b|>\s*/dev/null|\bout-null\b|-windowstyle\s+hidden|\b(?:minified|obfuscated|opaque)\b|\bskip\s+reading\b|\bshould\s+not\s+be\s+(?:reviewed|read|opened|inspected|shown)\b|\b(?:do\s+not|don'?t|never)\s+(?:print|summari[sz]e|describe|explain)\s+it\b",
+        r"\bwithout\s+(?:first\s+)?(?:reading|reviewing|opening|inspecting|looking|checking|showing|printing|displaying|asking|telling|confirmation)\b|\b(?:don'?t|do\s+not|never|no\s+need\s+to)\s+(?:read|open|inspect|review|look\s+at|show|display|print|cat|examine|check|mention|tell)\b|\b(?:silently|quietly)\b|\bin\s+the\s+background\b|>\s*/dev/null|\bout-null\b|-windowstyle\s+hidden|\b(?:minified|obfuscated|opaque)\b|\bskip\s+(?:reading|reviewing|opening|inspecting)\b|\b(?:do\s+not|don'?t|doesn'?t|does\s+not)\s+(?:have|need)\s+to\s+(?:read|open|inspect|review|look\s+at|check)\b|\bshould\s+not\s+be\s+(?:reviewed|read|opened|inspected|shown)\b|\b(?:do\s+not|don'?t|never)\s+(?:print|summari[sz]e|describe|explain)\s+it\b",
     )
 });
 
@@ -333,12 +333,20 @@ const FETCH_OR_RUN_WORDS: &[&str] = &[
     "payload",
 ];
 
-/// Whether concealment is written on `l` or next to it.
+/// Whether concealment is written on `l` or next to it: blank lines and
+/// fences between ("…no need to open it:", a blank, the fence, the run)
+/// do not count toward the distance before it.
 fn concealed(body: &Body<'_>, l: LineRef) -> bool {
-    let from = body.line_before(l, CONCEALMENT_LINES);
-    body.lines_from(from)
-        .take(2 * CONCEALMENT_LINES + 1)
-        .any(|(_, line)| CONCEALMENT.is_match(line.as_bytes()))
+    let from = body.line_before(l, CONCEALMENT_LINES + 2);
+    let near: Vec<(LineRef, &str)> =
+        body.lines_from(from).take_while(|(r, _)| r.index <= l.index + CONCEALMENT_LINES).collect();
+    let said = |t: &str| {
+        let t = t.trim();
+        !t.is_empty() && !t.starts_with("```") && !t.starts_with("~~~")
+    };
+    let before = near.iter().filter(|(r, _)| r.index < l.index).rev().filter(|(_, t)| said(t));
+    let after = near.iter().filter(|(r, _)| r.index >= l.index);
+    before.take(CONCEALMENT_LINES).chain(after).any(|(_, line)| CONCEALMENT.is_match(line.as_bytes()))
 }
 
 /// The fences' searchers, built once: building one costs more than a

@@ -10,7 +10,8 @@
 //!   when what is said about the unseen code is what a reviewer would ask
 //!   about: it reaches the network or registers somewhere, it is too long
 //!   or too compiled to show, it is to be taken as is, it runs forced,
-//!   quiet, privileged or from a package lifecycle hook, or it is a binary
+//!   quiet, privileged, from a package lifecycle hook or wired into every
+//!   shell, the reader is told they need not read it, or it is a binary
 //!   artifact (`.whl`, `.jar`, `.wasm`, `.dll`, `.so`, `.dylib`); and
 //!   when the run below it is a script of the skill's folder that the
 //!   skill never shows (what `trojan.companion-script` finds): the skill
@@ -43,21 +44,21 @@ const CLONE_RUN_WITHIN: usize = 8;
 /// The skill saying it carries the code.
 static VOUCH: Lazy = LazyLock::new(|| {
     compile(
-        r"\b(?:bundled|shipped|ships|packaged|included|provided|comes?|distributed|delivered)\b[^.\n]{0,40}?\b(?:with|in|inside|alongside|beside|next\s+to|along\s+with|by)\s+(?:this|the)\s+skill\b|\b(?:this|the)\s+skill\s+(?:ships|bundles|includes|carries|contains|provides|comes\s+with)\b|\b(?:from|in|inside|under)\s+(?:this|the)\s+skill'?s?\b|\bthis\s+skill'?s\s+(?:own\s+)?(?:folder|directory|dir|scripts?|files?|dist|bin|lib|modules?|tools?)\b|\balongside\s+this\s+skill\b|\bthat\s+this\s+skill\s+(?:is\s+built\s+around|relies\s+on|uses)\b|\b(?:this|the)\s+skill(?:'s)?\s+(?:folder|directory|bundle|package|archive)\s+(?:ships|bundles|includes|carries|contains|provides|has)\b",
+        r"\b(?:bundled|shipped|ships|packaged|included|provided|comes?|distributed|delivered)\b[^.\n]{0,40}?\b(?:with|in|inside|alongside|beside|next\s+to|along\s+with|by)\s+(?:this|the)\s+skill\b|\b(?:this|the)\s+skill\s+(?:ships|bundles|includes|carries|contains|provides|comes\s+with)\b|\b(?:from|in|inside|under)\s+(?:this|the)\s+skill'?s?\b|\bthis\s+skill'?s\s+(?:own\s+)?(?:`[^`\s]{1,40}`\s+)?(?:folder|directory|dir|scripts?|files?|dist|bin|lib|modules?|tools?)\b|\balongside\s+this\s+skill\b|\bthat\s+this\s+skill\s+(?:is\s+built\s+around|relies\s+on|uses)\b|\b(?:this|the)\s+skill(?:'s)?\s+(?:folder|directory|bundle|package|archive)\s+(?:ships|bundles|includes|carries|contains|provides|has)\b",
     )
 });
 
 /// Running, loading or installing it.
 static RUNS: Lazy = LazyLock::new(|| {
     compile(
-        r#"\b(?:run|runs|execute|source|import-module|import|load|install|invoke|register|bash|sh|python3?|node|pwsh|powershell|ruby|perl|java\s+-jar|script:)\b|^\s*\.\s+["'$]|\b(?:postinstall|preinstall|prepare)\b|(?:^|[\s`(])\./[\w.-]+/[\w./-]+|\bchmod\s+(?:[ugoa]*\+x|[0-7]?[157][0-7]{2})\b"#,
+        r#"\b(?:run|runs|execute|source|import-module|import|load|install|invoke|register|bash|sh|python3?|node|pwsh|powershell|ruby|perl|java\s+-jar|script:)\b|^\s*\.\s+["'$]|\b(?:postinstall|preinstall|prepare)\b|(?:^|[\s`(])\./[\w.-]+/[\w./-]+|\bchmod\s+(?:[ugoa]*\+x|[0-7]?[157][0-7]{2})\b|\bdouble-?click\b"#,
     )
 });
 
 /// What makes unseen code worth refusing.
 static RISK: Lazy = LazyLock::new(|| {
     compile(
-        r#"\b(?:network|internet|download(?:s|ed)?|fetch(?:es|ed)?|upload(?:s|ed)?|registers?|reports?\s+(?:to|back)|telemetry|dashboard|phones?\s+home|beacon|too\s+(?:long|large|big)\s+to\s+(?:show|include|list|paste)|as[\s-]is|(?:do\s+not|don'?t|never)\s+(?:modify|edit|open|change|read|inspect)|precompiled|pre-built|prebuilt|compiled|obfuscated|minified|force-reinstall|postinstall|preinstall|execute_process|become:\s*(?:true|yes)|sudo|executionpolicy|allow\s+it)\b|\s(?:--quiet|--silent|-force|--force|--yes|-confirm:\$false)\b|\.(?:whl|jar|wasm|dll|so|dylib|exe|node|pyc|bin)\b|\b(?:source|code|it)\s+is\s+(?:long|large|big|lengthy)\b|\bnot\s+(?:reproduced|shown|included|listed|printed)\s+here\b|\bjust\s+run\s+it\b|\bno\s+need\s+to\s+(?:read|review|inspect|open|look)|\bwithout\s+(?:any\s+)?(?:changes|modifications?|edits|reading\s+it|reviewing\s+it)\b|\bdaemon\b|\bbinary\b"#,
+        r#"\b(?:network|internet|download(?:s|ed)?|fetch(?:es|ed)?|upload(?:s|ed)?|registers?|reports?\s+(?:to|back)|telemetry|dashboard|phones?\s+home|beacon|too\s+(?:long|large|big)\s+to\s+(?:show|include|list|paste)|as[\s-]is|(?:do\s+not|don'?t|never)\s+(?:modify|edit|open|change|read|inspect)|precompiled|pre-built|prebuilt|compiled|obfuscated|minified|force-reinstall|postinstall|preinstall|execute_process|become:\s*(?:true|yes)|sudo|executionpolicy|allow\s+it)\b|\s(?:--quiet|--silent|-force|--force|--yes|-confirm:\$false)\b|\.(?:whl|jar|wasm|dll|so|dylib|exe|node|pyc|bin)\b|\b(?:source|code|it)\s+is\s+(?:long|large|big|lengthy)\b|\bnot\s+(?:reproduced|shown|included|listed|printed)\s+here\b|\bjust\s+run\s+it\b|\bno\s+need\s+to\s+(?:read|review|inspect|open|look)|\bwithout\s+(?:any\s+)?(?:changes|modifications?|edits|reading\s+it|reviewing\s+it)\b|\bdaemon\b|\bbinary\b|\b(?:do\s+not|don'?t|doesn'?t|does\s+not)\s+(?:have|need)\s+to\s+(?:read|open|inspect|review|look\s+at)\b|\bskip\s+(?:reading|reviewing|opening|inspecting)\b|\b(?:auto-?)?generated\b|\bunsafe-perm\b|\b(?:your|an?\s+admin\w*)\s+password\b|\belevated\b|\bevery\s+(?:new\s+)?(?:shell|terminal|login)\b|~/\.(?:bash|zsh)rc\b|\.(?:command|pkg|app)\b"#,
     )
 });
 

@@ -77,7 +77,7 @@ fn remember<T>(list: &mut Vec<T>, item: T) {
 
 static ASSIGNMENT: Lazy = LazyLock::new(|| {
     compile(
-        r"^\s*(?:(?:const|let|var|export|local|readonly|my|our|set|final|val|auto)\s+)?\$?(?:[a-z_][\w]*\.)*([a-z_]\w*)(?:\s*\[[^\]]*\])?((?:\s*,\s*\$?[a-z_]\w*)*)\s*(?::\s*[^=]+?)?\s*[+.|]?=(?:[^=~]|$)",
+        r"^\s*(?:(?:const|let|var|export|local|readonly|my|our|set|final|val|auto)\s+)?\$?(?:[a-z_][\w]*\.)*([a-z_]\w*)(?:\s*\[[^\]]*\])?((?:\s*,\s*\$?[a-z_]\w*)*)\s*(?::\s*[^=]+?)?\s*[+.|:]?=(?:[^=~]|$)",
     )
 });
 static WITH_AS: Lazy = LazyLock::new(|| compile(r"\bas\s+([a-z_]\w*)\s*:|\bfor\s+([a-z_]\w*)\s+in\b"));
@@ -383,7 +383,9 @@ enum Position {
     Body,
 }
 
-fn position(view: &str, names: &[&str]) -> Position {
+/// Where the secret goes in the call `view`: by the occurrences of
+/// `names`, and the offset `read_at` where a source is read inside it.
+fn position(view: &str, names: &[&str], read_at: Option<usize>) -> Position {
     let headers = regions(view, &HEADER);
     let mut urls = regions(view, &QUERY);
     // The first argument of the network call is its URL.
@@ -412,13 +414,11 @@ fn position(view: &str, names: &[&str]) -> Position {
         }
     }
     let mut all_headers = true;
-    for name in names {
-        for at in occurrences(view, name) {
-            if urls.iter().any(|r| r.contains(&at)) {
-                return Position::Url;
-            }
-            all_headers &= headers.iter().any(|r| r.contains(&at));
+    for at in names.iter().flat_map(|name| occurrences(view, name)).chain(read_at) {
+        if urls.iter().any(|r| r.contains(&at)) {
+            return Position::Url;
         }
+        all_headers &= headers.iter().any(|r| r.contains(&at));
     }
     if all_headers { Position::Header } else { Position::Body }
 }
@@ -549,12 +549,14 @@ fn report(
             } else {
                 let mut names: Vec<&str> = reached.iter().map(|t| t.name.as_str()).collect();
                 let direct_env = direct.map(|_| sources::env_names(code)).unwrap_or_default();
-                let pos = if direct.is_some() && names.is_empty() {
-                    // The source is read inside the call: find it there.
+                let pos = if let Some((_, at)) = direct.filter(|_| names.is_empty()) {
+                    // The source is read inside the call: find it there, by
+                    // its names or, when they are in a string the view
+                    // blanks (`os.environ.get("KEY")`), where it is read.
                     names.extend(direct_env.iter().map(String::as_str));
-                    position(call_view, &names)
+                    position(call_view, &names, Some(at))
                 } else {
-                    position(call_view, &names)
+                    position(call_view, &names, None)
                 };
                 let env: Vec<String> = reached
                     .iter()

@@ -7,8 +7,10 @@
 //! written out as the program would build it and scanned again.
 //!
 //! Python, JavaScript, PowerShell and other non-shell fenced blocks (shell
-//! words are `shell_words`'); only the lines folding changes are scanned
-//! again, together, so that an unchanged line is never reported twice.
+//! words are `shell_words`'); the block is scanned again as built (a
+//! decoded value is then seen used where the block uses it), and only
+//! the findings on lines folding changed are reported, so that an
+//! unchanged line is never reported twice.
 
 use std::sync::LazyLock;
 
@@ -20,11 +22,22 @@ use crate::scan::engine::{Body, LineRef};
 use crate::scan::rule::{Lazy, compile, contains_ci};
 use crate::scan::{Finding, Severity};
 
-/// A URL in the block (`://`, which a defanged `hxxps://` keeps) or a
-/// char-code call wakes the analysis: keys the prefilter table has, which
+/// A URL in the block (`://`, which a defanged `hxxps://` keeps), a
+/// char-code call or a decoder (pieces joined, then decoded: `b64decode(""
+/// .join(parts))`) wakes the analysis: keys the prefilter table has, which
 /// has no room for more. A block holding only a reversed URL (`//:sptth`)
 /// and no other trigger is not folded.
-pub(super) const TRIGGERS: &[&str] = &["://", "fromcharcode", "chr("];
+pub(super) const TRIGGERS: &[&str] = &[
+    "://",
+    "fromcharcode",
+    "chr(",
+    "b64decode",
+    "b32decode",
+    "atob",
+    "frombase64string",
+    "fromhex",
+    "unhexlify",
+];
 
 /// Bytes of a line folded, at most.
 const MAX_LINE: usize = 4096;
@@ -99,7 +112,8 @@ fn fold_block(body: &Body<'_>, block: &Block, first: LineRef, out: &mut Vec<Find
     }
     let mut vars: Vec<(String, String)> = Vec::new();
     let mut arrays: Vec<(String, String)> = Vec::new();
-    let mut changed: Vec<(LineRef, String)> = Vec::new();
+    // Every line of the block as the program builds it, and which changed.
+    let mut all: Vec<(LineRef, String, bool)> = Vec::new();
     for (r, line) in body.lines_from(first).take(MAX_BLOCK_LINES.min(block.end - block.first)) {
         let folded = fold_line_with(line, &vars, &arrays, block.lang);
         if let Some(c) = ASSIGN.captures(folded.as_bytes()) {
@@ -117,11 +131,10 @@ fn fold_block(body: &Body<'_>, block: &Block, first: LineRef, out: &mut Vec<Find
                 list.push((String::from_utf8_lossy(&c[1]).into_owned(), v));
             }
         }
-        if folded != line {
-            changed.push((r, folded));
-        }
+        let changed = folded != line;
+        all.push((r, folded, changed));
     }
-    if changed.is_empty() {
+    if !all.iter().any(|(_, _, changed)| *changed) {
         return;
     }
     let fence = match block.lang {
@@ -130,8 +143,11 @@ fn fold_block(body: &Body<'_>, block: &Block, first: LineRef, out: &mut Vec<Find
         Lang::PowerShell => "powershell",
         _ => "",
     };
+    // The whole block is scanned again, so that a decoded value is seen
+    // used where the block uses it; only the changed lines are reported,
+    // so that an unchanged line is never reported twice.
     let mut again = format!("```{fence}\n");
-    for (_, l) in &changed {
+    for (_, l, _) in &all {
         again.push_str(l);
         again.push('\n');
     }
@@ -139,7 +155,7 @@ fn fold_block(body: &Body<'_>, block: &Block, first: LineRef, out: &mut Vec<Find
     let Some(inner) = rescan::scan(&again) else {
         return;
     };
-    for (k, (r, line)) in changed.iter().enumerate() {
+    for (k, (r, line, _)) in all.iter().enumerate().filter(|(_, (_, _, changed))| *changed) {
         // Line 1 is the fence.
         let found: Vec<Finding> = inner.iter().filter(|f| f.line == k + 2).cloned().collect();
         let from = out.len();

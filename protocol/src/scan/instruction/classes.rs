@@ -52,21 +52,21 @@ static CONSENT_WORD: Lazy = LazyLock::new(|| {
 /// Consent said to be given already, or in advance, or once for all.
 static GIVEN: Lazy = LazyLock::new(|| {
     compile(&format!(
-        r"\bpre-?(?:cleared|vetted|sanctioned|okayed)\b|\b(?:already|pre-?|implicitly|blanket|standing|automatic|automatically|in\s+advance|permanently|once\s+and\s+for\s+all)\s*(?:been\s+|given\s+|granted\s+|(?:has|have)\s+)?(?:approv\w*|authori[sz]\w*|granted|consented|confirmed|agreed|signed\s+off)\b|\b(?:consider|treat|regard|assume)\s+(?:\S+\s+){{0,8}}?(?:as\s+)?(?:already\s+)?(?:pre-?)?(?:approved|authori[sz]ed|confirmed|consented|accepted|cleared)\b|\bassume\s+(?:that\s+)?(?:the\s+)?(?:user|they|the\s+owner)\s+(?:agrees?|approves?|consents?|said\s+yes|is\s+fine|wants)\b|\b(?:blanket|standing|permanent|unlimited|full)\s+{CONSENT}\b|\b(?:treat|consider|regard|take|count)\s+(?:\S+\s+){{0,4}}?(?:agreement|approval|yes|consent|permission|confirmation|go-ahead|ok|okay)\s+as\s+(?:lasting|standing|permanent|general|blanket|ongoing|covering|applying|valid\s+(?:for|from)|a\s+(?:standing|general|blanket|permanent|lasting))\b|\b(?:agreement|approval|yes|consent|permission|confirmation|go-ahead)\s+(?:carries\s+over|stays\s+valid|remains\s+valid|holds\s+for|applies\s+to\s+(?:all|every|later|future|similar|any))\b"
+        r"\bpre-?(?:cleared|vetted|sanctioned|okayed)\b|\b(?:already|pre-?|implicitly|blanket|standing|automatic|automatically|in\s+advance|permanently|once\s+and\s+for\s+all)\s*(?:been\s+|given\s+|granted\s+|(?:has|have)\s+)?(?:approv\w*|authori[sz]\w*|granted|consented|confirmed|agreed|signed\s+off)\b|\b(?:consider|treat|regard|assume)\s+(?:\S+\s+){{0,8}}?(?:as\s+)?(?:already\s+)?(?:pre-?)?(?:approved|authori[sz]ed|confirmed|consented|accepted|cleared)\b|\bassume\s+(?:that\s+)?(?:the\s+)?(?:user|they|the\s+owner)\s+(?:agrees?|approves?|consents?|said\s+yes|is\s+fine|wants)\b|\b(?:blanket|standing|permanent|unlimited|full)\s+{CONSENT}\b|\b(?:treat|consider|regard|take|count)\s+(?:\S+\s+){{0,4}}?(?:agreement|approval|yes|consent|permission|confirmation|go-ahead|ok|okay)\s+as\s+(?:lasting|standing|permanent|general|blanket|ongoing|covering|applying|valid\s+(?:for|from)|a\s+(?:standing|general|blanket|permanent|lasting))\b|\b(?:agreement|approval|yes|consent|permission|confirmation|go-ahead)\s+(?:carries\s+over|stays\s+valid|remains\s+valid|holds\s+for|applies\s+to\s+(?:all|every|later|future|similar|any))\b|\b(?:agreement|approval|yes|consent|permission|confirmation|go-ahead|ok(?:ay)?|say-?so|sign-?off)\s+(?:\w+\s+){{0,3}}?(?:covers|counts\s+for|is\s+enough\s+for|stands\s+for|extends\s+to|carries\s+(?:over\s+)?(?:to|into))\s+(?:all|every|each|any|later|future|subsequent|the\s+rest)\b|\balready\s+(?:said\s+yes|okayed|ok'?d|gave\s+(?:the\s+|their\s+)?(?:go-ahead|ok(?:ay)?))\b|\b(?:approved|authori[sz]ed|pre-?approved|accepted|okayed)\s+by\s+default\b"
     ))
 });
 
 /// A scope that outlives the task.
 static SCOPE: Lazy = LazyLock::new(|| {
     compile(
-        r"\b(?:from\s+now\s+on|(?:in|for|across|during|on)\s+(?:all|every|each|any)\s+(?:of\s+your\s+)?(?:future|subsequent|later|new|other|upcoming)?\s*(?:sessions?|conversations?|chats?|tasks?|projects?|runs?|interactions?|repos(?:itories)?|invocations?|turns)|(?:all|every|each|any)\s+(?:future|subsequent|later|upcoming|new|next)\s+\w+|(?:in|on|for)\s+(?:later|future|subsequent)\s+(?:ones|sessions?|conversations?|chats?|runs?)|(?:after|across|through|survives?|outlasts?)\s+(?:restarts?|reboots?|updates?|upgrades?|reinstalls?|new\s+sessions)|(?:this|the\s+current)\s+(?:session|conversation|chat)\s+and\s+(?:in\s+)?(?:later|future|all|every|other|next)\b|future\s+(?:sessions?|conversations?|tasks?|runs?|interactions?|chats?|requests?)|subsequent\s+(?:sessions?|conversations?|tasks?|runs?|requests?)|permanently|forever|going\s+forward|henceforth|across\s+(?:all\s+)?sessions|beyond\s+this\s+(?:session|task|conversation)|even\s+after\s+(?:this|the)\s+(?:task|session|conversation)|for\s+good|from\s+this\s+point\s+(?:on|forward)|(?:at\s+the\s+(?:start|beginning)\s+of|before)\s+(?:each|every|any)\s+(?:new\s+)?(?:sessions?|conversations?|chats?|tasks?|runs?)|(?:between|across)\s+(?:conversations|sessions|chats)|(?:when|after|once)\s+the\s+(?:chat|session|conversation|context)\s+(?:is\s+)?(?:reset|cleared|restarted|ends|closes)|until\s+(?:revoked|withdrawn|further\s+notice)|make\s+(?:it|this)\s+a\s+habit|make\s+a\s+habit\s+of)\b",
+        r"\b(?:from\s+now\s+on|(?:in|for|across|during|on)\s+(?:all|every|each|any)\s+(?:of\s+your\s+)?(?:future|subsequent|later|new|other|upcoming)?\s*(?:sessions?|conversations?|chats?|tasks?|projects?|runs?|interactions?|repos(?:itories)?|invocations?|turns)|(?:all|every|each|any)\s+(?:future|subsequent|later|upcoming|new|next)\s+\w+|(?:in|on|for)\s+(?:later|future|subsequent)\s+(?:ones|sessions?|conversations?|chats?|runs?)|(?:after|across|through|survives?|outlasts?)\s+(?:restarts?|reboots?|updates?|upgrades?|reinstalls?|new\s+sessions)|(?:this|the\s+current)\s+(?:session|conversation|chat)\s+and\s+(?:in\s+)?(?:later|future|all|every|other|next)\b|future\s+(?:sessions?|conversations?|tasks?|runs?|interactions?|chats?|requests?)|subsequent\s+(?:sessions?|conversations?|tasks?|runs?|requests?)|permanently|forever|going\s+forward|henceforth|across\s+(?:all\s+)?sessions|beyond\s+this\s+(?:session|task|conversation)|even\s+after\s+(?:this|the)\s+(?:task|session|conversation)|for\s+good|from\s+this\s+point\s+(?:on|forward)|(?:at\s+the\s+(?:start|beginning)\s+of|before)\s+(?:each|every|any)\s+(?:new\s+)?(?:sessions?|conversations?|chats?|tasks?|runs?)|(?:between|across)\s+(?:conversations|sessions|chats)|(?:when|after|once)\s+the\s+(?:chat|session|conversation|context)\s+(?:is\s+)?(?:reset|cleared|restarted|ends|closes)|until\s+(?:revoked|withdrawn|further\s+notice)|make\s+(?:it|this)\s+a\s+habit|make\s+a\s+habit\s+of|next\s+time|your\s+next\s+(?:conversation|session|chat)|(?:in|for)\s+new\s+(?:sessions|conversations|chats)|(?:every|each)\s+time\s+after(?:wards)?|(?:any|every)\s+day\s+after|(?:when|whenever|each\s+time|every\s+time)\s+you\s+(?:start\s+up|boot|are\s+(?:started|launched|restarted))|hereafter|until\s+told\s+otherwise|for\s+the\s+(?:remainder|rest)\s+of\s+(?:the|this)\s+(?:week|month|year|engagement|project|quarter|contract))\b",
     )
 });
 
 /// The agent's memory or standing instructions as the object of a directive.
 static MEMORY: Lazy = LazyLock::new(|| {
     compile(
-        r"\bremember(?:\s+(?:this|that|these|the\s+following|for|forever|permanently|across|in|it|my|our)\b|\s*:)|\bmemori[sz]e\b|\b(?:your|long-term|persistent|agent)\s+memor(?:y|ies)\b|\b(?:save|store|write|record|add|persist|keep|put|append|note)\b(?:\s+\S+){0,8}?\s+(?:in|to|into|inside)\s+(?:your\s+|the\s+)?(?:(?:persistent|permanent|long-term|saved|standing|own|global|private)\s+)?(?:memory|memories|notes|instructions|rules|settings|preferences|profile|claude\.md|agents\.md|\.cursorrules|gemini\.md|copilot-instructions\.md|system\s+prompt|custom\s+instructions|long-term\s+\w+)\b|\byour\s+(?:default|standing|permanent)\s+(?:behaviou?r|instructions?|rules?|policy|mode)\b|\.(?:claude|cursor|codex|gemini|copilot|windsurf)/(?:memory|memories|rules)\b|\bmemory\s+(?:folder|directory|dir|file|bank|store|tool)\b|\b(?:notes|memory|memories)\s+(?:that\s+)?(?:survive|persist|outlast|carry\s+over)\b|\bwherever\s+you\s+keep\s+(?:notes|memories|instructions)\b|\b(?:update|edit|change|extend|amend|modify|rewrite|append\s+to)\s+(?:your\s+(?:(?:custom|system|standing|global|saved|default)\s+)?(?:instructions|system\s+prompt|memory|memories|rules|preferences|profile)|(?:the\s+)?(?:custom\s+instructions|system\s+prompt))\b",
+        r"\bremember(?:\s+(?:this|that|these|the\s+following|for|forever|permanently|across|in|it|my|our)\b|\s*:)|\bmemori[sz]e\b|\b(?:your|long-term|persistent|agent)\s+memor(?:y|ies)\b|\b(?:save|store|write|record|add|persist|keep|put|append|note)\b(?:\s+\S+){0,8}?\s+(?:in|to|into|inside)\s+(?:your\s+|the\s+)?(?:(?:persistent|permanent|long-term|saved|standing|own|global|private)\s+)?(?:memory|memories|notes|instructions|rules|settings|preferences|profile|claude\.md|agents\.md|\.cursorrules|gemini\.md|copilot-instructions\.md|system\s+prompt|custom\s+instructions|long-term\s+\w+)\b|\byour\s+(?:default|standing|permanent)\s+(?:behaviou?r|instructions?|rules?|policy|mode)\b|\.(?:claude|cursor|codex|gemini|copilot|windsurf)/(?:memory|memories|rules)\b|\bmemory\s+(?:folder|directory|dir|file|bank|store|tool)\b|\b(?:notes|memory|memories)\s+(?:that\s+)?(?:survive|persist|outlast|carry\s+over)\b|\bwherever\s+you\s+keep\s+(?:notes|memories|instructions)\b|\b(?:notes?|files?|somewhere|memory|rules|instructions|profile)\s+(?:that\s+|which\s+)?you(?:'ll|\s+will)?\s+(?:\w+\s+)?(?:load|read|see|consult|check)\b(?:\s+\w+){0,3}?\s+(?:when|again|at|on|each|every|in|next|later)\b|\b(?:update|edit|change|extend|amend|modify|rewrite|append\s+to)\s+(?:your\s+(?:(?:custom|system|standing|global|saved|default)\s+)?(?:instructions|system\s+prompt|memory|memories|rules|preferences|profile)|(?:the\s+)?(?:custom\s+instructions|system\s+prompt))\b",
     )
 });
 
@@ -92,9 +92,14 @@ static ORIGIN_RUN: Lazy = LazyLock::new(|| {
 /// …", "only what they agree to".
 static KEPT_WITH_CONSENT: Lazy = LazyLock::new(|| {
     compile(
-        r"\b(?:ask|check\s+with)\s+(?:the\s+)?(?:user|them|owner)\s+(?:whether|if)\b|\b(?:with|after)\s+(?:the\s+user'?s|their)\s+(?:agreement|approval|consent|ok)\b|\bonly\s+(?:what|if)\s+(?:they|the\s+user)\s+(?:agrees?|approves?|confirms?)\b",
+        r"\b(?:ask|check\s+with)\s+(?:the\s+)?(?:user|them|owner)\s+(?:whether|if)\b|\b(?:if|once|when|after)\s+(?:the\s+user|they)\s+(?:agrees?|approves?|confirms?|says?\s+yes|accepts?|okays?)\b|\b(?:with|after)\s+(?:the\s+user'?s|their)\s+(?:agreement|approval|consent|ok)\b|\bonly\s+(?:what|if)\s+(?:they|the\s+user)\s+(?:agrees?|approves?|confirms?)\b",
     )
 });
+
+/// Whether a step keeps something only once the user agrees to it.
+pub(crate) fn kept_with_consent(text: &str) -> bool {
+    KEPT_WITH_CONSENT.is_match(text.as_bytes())
+}
 
 /// Text from another place made part of the agent's own instructions
 /// ("what that page says is part of your configuration"), or followed as
@@ -103,6 +108,25 @@ static ORIGIN_AS_OWN: Lazy = LazyLock::new(|| {
     compile(&format!(
         r"\b(?:what|whatever|anything|everything|the\s+text|the\s+content)\s+(?:that\s+|the\s+|this\s+|each\s+|any\s+)?{ORIGIN}\s+(?:says|returns|contains|lists|serves|tells\s+you)\s+(?:is|are|becomes?)\s+(?:now\s+)?(?:part\s+of\s+)?(?:your\s+)?(?:configuration|config|instructions?|setup|prompt|rules|system\s+prompt|guidelines)\b|\b(?:follow|obey|treat|apply)\s+(?:it|them|that|those|its\s+\w+|their\s+\w+)\s+(?:exactly\s+|just\s+)?as\s+you\s+would\s+(?:follow|obey|treat|apply)\s+(?:this\s+(?:file|skill|document|page)|the\s+user|your\s+(?:user|instructions|system\s+prompt|own\s+instructions))\b"
     ))
+});
+
+/// Another place given the user's say in other words: the real owner is
+/// "whoever posts in #ops", text "written by the user for you" inside a
+/// page, a site that "wins" where it and the user disagree, what a service
+/// sends back taken as the agent's next actions.
+static ORIGIN_SPEAKS: Lazy = LazyLock::new(|| {
+    compile(&format!(
+        r"\b(?:actual|real|true|rightful)\s+(?:owner|user|boss|principal|operator|admin\w*)\b(?:\s+\S+){{0,4}}?\s+is\s+(?:whoever|whatever|the\s+(?:account|bot|person|sender)\s+(?:that|who))\b|\bwhat(?:ever)?\s+(?:is|gets)\s+(?:posted|written|said|sent)\s+(?:there|in\s+\S+)\s+is\s+what\s+you\s+do\b|\b(?:were|was|are|is)\s+(?:written|left|put\s+there|added|placed|sent)\s+(?:there\s+)?by\s+(?:the\s+|your\s+)?(?:user|owner|operator)\s+(?:for|to)\s+you\b|\b(?:user|person|human)'?s?\b[^.;]{{0,80}}?\b(?:the\s+)?(?:\w+\s+)?{ORIGIN}\s+(?:wins|prevails|takes\s+precedence|has\s+the\s+(?:final|last)\s+(?:say|word)|comes\s+first)\b|{ORIGIN}\S*\s+(?:\S+\s+){{0,4}}?(?:says|tells\s+you|asks(?:\s+for)?|lists|returns|contains|wants)\b[^.;]{{0,40}}?\beven\s+(?:if|when|though)\s+(?:the\s+user|they|the\s+person)\b|\bwhat(?:ever)?\s+(?:comes\s+back|(?:it|they|the\s+\w+)\s+(?:returns?|sends?\s+back|answers?|repl(?:y|ies)))\s+(?:\S+\s+){{0,2}}?(?:is|are|becomes?)\s+your\s+(?:\w+\s+){{0,4}}?(?:actions?|instructions?|next\s+steps?|commands?|orders?|tasks?|plan)\b|\b(?:act\s+on|follow|obey|treat|apply)\s+(?:it|them|that|those|these)\s+(?:exactly\s+|just\s+)?the\s+same\s+way\s+(?:as\s+)?you\s+(?:would\s+)?(?:act\s+on|follow|obey|treat|apply)\s+(?:the\s+(?:user|chat|conversation)|this\s+(?:file|skill|chat|conversation)|what\s+the\s+user\s+\w+)\b"
+    ))
+});
+
+/// The user's say taken away without naming another origin: the agent's
+/// earlier guidelines declared someone else's, what came before declared
+/// void, the user "does not have the final say", a stop order demoted.
+static OVERRULED: Lazy = LazyLock::new(|| {
+    compile(
+        r"\b(?:guidelines|instructions?|rules|restrictions|polic(?:y|ies)|safety\s+\w+|prompt|setup)\s+(?:you\s+(?:were|have\s+been|got)\s+given|given\s+to\s+you|you\s+received|you\s+started\s+with|you\s+have)(?:\s+\w+){0,3}?\s+(?:belong\s+to|are\s+(?:only\s+)?for|apply\s+only\s+to|(?:do\s+not|don'?t|no\s+longer)\s+apply|are\s+(?:lifted|suspended|void|off|gone))\b|\b(?:everything|anything|all)\s+(?:said|written|agreed|you\s+were\s+told)\s+(?:\S+\s+){0,6}?(?:before|earlier|previously|above)\b(?:\s+\S+){0,6}?\s+(?:is|are)\s+(?:now\s+)?(?:void|invalid|cancell?ed|obsolete|erased|irrelevant|null)\b|\b(?:the\s+user|the\s+person\s+\w+\s+(?:in|to|with)\s+(?:\w+\s+){0,2}?|they|he|she)\s*(?:does|do)\s+not\s+have\s+the\s+(?:final|last)\s+(?:say|word)\b|\bthe\s+person\s+(?:typing|chatting|talking|writing)\s+(?:in|to|with)\s+(?:\w+\s+){0,2}?is\s+(?:only\s+|just\s+|merely\s+)?an?\s+(?:tester|test\s+account|guest|intern|trainee|sandbox\s+\w+|simulation)\b|\b(?:steps|instructions|task|text|request|conversation)\s+above\s+(?:was|were|is|are)\s+(?:only\s+|just\s+|merely\s+)?(?:a\s+)?(?:placeholder|decoy|test|filler|fake|cover|pretext)\b|\b(?:if|when|whenever|should)\s+(?:the\s+user|they|the\s+person|the\s+human|the\s+operator|the\s+owner)\s+(?:asks?|tells?|wants?|requests?)\s+(?:you\s+)?to\s+(?:stop|pause|halt|wait|cancel|abort|roll\s+back|undo)\b[^.;]{0,80}?\b(?:treat\s+(?:it|that|this)\s+as\s+(?:input|a\s+suggestion|advice|optional|informational)|carry\s+on\s+with|continue\s+with)\b",
+    )
 });
 
 /// "carry out any commands they contain": trust in what a place named in
@@ -128,7 +152,7 @@ static SAME_AUTHORITY: Lazy = LazyLock::new(|| {
 /// to be mentioned".
 static CONCEAL: Lazy = LazyLock::new(|| {
     compile(
-        r"\b(?:leave|keep|omit|drop|exclude|hide|strip)\b(?:\s+[^\s.;]+){0,6}?\s+(?:out\s+of|from)\s+(?:your|the)\s+(?:final\s+)?(?:summary|summaries|report|reply|replies|response|answer|output|commit\s+messages?|explanation|recap|status\s+update|notes\s+to\s+the\s+user)\b|\b(?:do\s+not|don'?t|never|no\s+need\s+to)\s+(?:mention|bring\s+up|report|surface|disclose|reveal|point\s+out|discuss|list)\b(?:\s+[^\s.;]+){0,6}?\s+(?:in|to)\s+(?:your|the)\s+(?:final\s+)?(?:summary|report|reply|response|answer|user|person|human|owner)\b|\b(?:does\s+not|doesn'?t|need\s+not|needn'?t|do\s+not|don'?t)\s+(?:need\s+to\s+)?be\s+(?:mentioned|reported|disclosed|discussed|brought\s+up|surfaced)\b|\bwithout\s+(?:mentioning|telling|informing|notifying|alerting)\b|\bkeep\s+(?:it|this|that|them)\s+out\s+of\s+(?:the|your)\s+(?:chat|conversation|transcript)\b|\b(?:do\s+not|don'?t|never)\s+(?:say|admit|disclose|reveal|let\s+on)\s+that\s+(?:this|the|it|you)\b|\bpresent\s+(?:[^\s.;]+\s+){0,4}?as\s+your\s+own\b",
+        r"\b(?:leave|keep|omit|drop|exclude|hide|strip)\b(?:\s+[^\s.;]+){0,6}?\s+(?:out\s+of|from)\s+(?:your|the)\s+(?:final\s+)?(?:summary|summaries|report|reply|replies|response|answer|output|commit\s+messages?|explanation|recap|status\s+update|notes\s+to\s+the\s+user)\b|\b(?:do\s+not|don'?t|never|no\s+need\s+to)\s+(?:mention|bring\s+up|report|surface|disclose|reveal|point\s+out|discuss|list)\b(?:\s+[^\s.;]+){0,6}?\s+(?:in|to)\s+(?:your|the)\s+(?:final\s+)?(?:summary|report|reply|response|answer|user|person|human|owner)\b|\b(?:does\s+not|doesn'?t|need\s+not|needn'?t|do\s+not|don'?t)\s+(?:need\s+to\s+)?be\s+(?:mentioned|reported|disclosed|discussed|brought\s+up|surfaced)\b|\bwithout\s+(?:mentioning|telling|informing|notifying|alerting|saying|admitting|disclosing|revealing|noting|flagging)\b|\bneeds?\s+no\s+(?:mention|disclosure)\b|\b(?:keep\s+quiet|stay\s+silent|say\s+nothing)\s+about\s+(?:it|this|that|them)\b|\bkeep\s+(?:it|this|that|them)\s+out\s+of\s+(?:the|your)\s+(?:chat|conversation|transcript)\b|\b(?:do\s+not|don'?t|never)\s+(?:say|admit|disclose|reveal|let\s+on)\s+that\s+(?:this|the|it|you)\b|\bpresent\s+(?:[^\s.;]+\s+){0,4}?as\s+your\s+own\b",
     )
 });
 
@@ -175,7 +199,7 @@ static CONTROL_OFF: Lazy = LazyLock::new(|| {
 /// leading subordinate clause.
 static LEAD: Lazy = LazyLock::new(|| {
     compile(
-        r"^(?:(?:step\s+\d+\s*[:.)]|(?:note|important|tip|nb|next|then|also|finally|first|now)\s*:|also|then|now|next|first|second|finally|afterwards|please|and|so|just|simply|additionally|optionally|instead|otherwise|always|quietly|silently|automatically)[\s,]+)*(?:(?:if|when|whenever|once|before|after|to|for|while|since|because|as|in|on|during|with|at|until|unless|whether|from|going\s+forward|henceforth)\b[^,]{0,160},\s*)?(?:please\s+)?",
+        r"^(?:(?:step\s+\d+\s*[:.)]|(?:note|important|tip|nb|next|then|also|finally|first|now)\s*:|also|then|now|next|first|second|finally|afterwards|please|and|so|just|simply|additionally|optionally|instead|otherwise|always|quietly|silently|automatically)[\s,]+)*(?:(?:if|when|whenever|once|before|after|to|for|while|since|because|as|in|on|during|with|at|until|unless|whether|from|going\s+forward|henceforth)\b[^,]{0,160},\s*)?(?:(?:please|first|then|also|just|always)\s+)*",
     )
 });
 
@@ -229,8 +253,11 @@ static CONDITION: Lazy = LazyLock::new(|| {
 
 fn is_directive(s: &str) -> bool {
     let b = s.as_bytes();
-    let lead = LEAD.find(b).map_or(0, |m| m.end());
-    IMPERATIVE.is_match(&b[lead..]) || ADDRESSED.is_match(b)
+    let imperative = |t: &[u8]| IMPERATIVE.is_match(&t[LEAD.find(t).map_or(0, |m| m.end())..]);
+    // "Make it stick: tell yourself …": the order may follow a label.
+    imperative(b)
+        || ADDRESSED.is_match(b)
+        || s.split_once(": ").is_some_and(|(label, rest)| label.len() <= 60 && imperative(rest.as_bytes()))
 }
 
 /// Whether the cue at `at` is inside double quotes.
@@ -266,7 +293,7 @@ fn negated(s: &str, at: usize) -> bool {
 /// here matches none of it.
 static QUICK: Lazy = LazyLock::new(|| {
     compile(
-        r"\b(?:confirm|approv|permission|consent|sign-?off|go-ahead|(?:pre-?)?authori[sz]ed|agreed|granted)|\bask(?:ing)?\s+(?:the\s+)?(?:user|human|operator|owner|me|them|first|beforehand|before)\b|\bcheck\w*\s+(?:in\s+|back\s+)?with\b|\bwait\w*\s+for\s+(?:the\s+)?(?:user|human|operator|owner|me|them)\b|\bas\s+(?:if|coming|direct|the\s+(?:user|operator|owner|human|system)|user|your|own|new|primary|system|authoritative|trusted|binding|official|highest|top|real|a\s+system|instructions)\b|\b(?:follow|obey|execute|run|carry\s+out|apply|act\s+on|comply\s+with|do|perform|implement)\s+(?:any|all|every|each|whatever|whichever)\b|\b(?:whatever|anything|everything)\b|\b(?:is|are)\s+(?:to\s+be\s+)?(?:treated\s+as\s+)?(?:authoritative|binding|trusted|pre-?approved|from\s+the\s+user|the\s+user|equivalent|as\s+valid|as\s+legitimate|as\s+authoritative)\b|\b(?:no\s+longer|your\s+(?:new|real|true|actual|sole|hidden|secret|only|primary|overriding|highest|top|core)|forget|abandon|discard|shed|set\s+aside|only\s+to|(?:work|serve)\s+(?:only\s+)?for|refuse|decline|push\s+back|object\s+to|precedence|priority)\b|\b(?:from\s+now\s+on|future|subsequent|later|upcoming|permanently|forever|going\s+forward|henceforth|across\s+(?:all\s+)?sessions|beyond\s+this|even\s+after|for\s+good|from\s+this\s+point)\b|\b(?:all|every|each|any)\s+(?:\w+\s+)?(?:sessions?|conversations?|chats?|tasks?|projects?|runs?|interactions?|repos|repositories|invocations?|turns)\b|\b(?:authority|summary|summaries|mention(?:ed)?|out\s+of\s+your)\b|\b(?:outrank|override|overrule|supersede|wins?\s+over|trumps?|out\s+of\s+date|outdated|obsolete|rather\s+than|instead\s+of|part\s+of\s+your|as\s+you\s+would|lasting|carries\s+over|stays\s+valid|restarts?|reboots?|later\s+ones|memory|memories|same\s+weight|suggestions?|keep\s+going|carry\s+on|not\s+as\s+an?\s+assistant|not\s+an\s+assistant|comes?\s+before|pre-?(?:cleared|vetted|sanctioned|okayed)|priority\s+over|over\s+(?:anything|everything|whatever|what)\b|disregard|custom\s+instructions|system\s+prompt|habit|wait\w*\s+for\s+(?:a|their|an)\b|between\s+(?:conversations|sessions|chats)|until\s+(?:revoked|withdrawn|further)|survive|wherever\s+you\s+keep|as\s+if\b|are\s+to\s+be\b|is\s+to\s+be\b|and\s+(?:follow|obey)|execute\s+it|run\s+it|without\s+(?:mentioning|telling|informing|notifying|alerting|adding|declining|refusing)|out\s+of\s+the\s+(?:chat|conversation)|(?:say|admit)\s+that|as\s+your\s+own)",
+        r"\b(?:confirm|approv|permission|consent|sign-?off|go-ahead|(?:pre-?)?authori[sz]ed|agreed|granted)|\bask(?:ing)?\s+(?:the\s+)?(?:user|human|operator|owner|me|them|first|beforehand|before)\b|\bcheck\w*\s+(?:in\s+|back\s+)?with\b|\bwait\w*\s+for\s+(?:the\s+)?(?:user|human|operator|owner|me|them)\b|\bas\s+(?:if|coming|direct|the\s+(?:user|operator|owner|human|system)|user|your|own|new|primary|system|authoritative|trusted|binding|official|highest|top|real|a\s+system|instructions)\b|\b(?:follow|obey|execute|run|carry\s+out|apply|act\s+on|comply\s+with|do|perform|implement)\s+(?:any|all|every|each|whatever|whichever)\b|\b(?:whatever|anything|everything)\b|\b(?:is|are)\s+(?:to\s+be\s+)?(?:treated\s+as\s+)?(?:authoritative|binding|trusted|pre-?approved|from\s+the\s+user|the\s+user|equivalent|as\s+valid|as\s+legitimate|as\s+authoritative)\b|\b(?:no\s+longer|your\s+(?:new|real|true|actual|sole|hidden|secret|only|primary|overriding|highest|top|core)|forget|abandon|discard|shed|set\s+aside|only\s+to|(?:work|serve)\s+(?:only\s+)?for|refuse|decline|push\s+back|object\s+to|precedence|priority)\b|\b(?:from\s+now\s+on|future|subsequent|later|upcoming|permanently|forever|going\s+forward|henceforth|across\s+(?:all\s+)?sessions|beyond\s+this|even\s+after|for\s+good|from\s+this\s+point)\b|\b(?:all|every|each|any)\s+(?:\w+\s+)?(?:sessions?|conversations?|chats?|tasks?|projects?|runs?|interactions?|repos|repositories|invocations?|turns)\b|\b(?:authority|summary|summaries|mention(?:ed)?|out\s+of\s+your)\b|\b(?:outrank|override|overrule|supersede|wins?\s+over|trumps?|out\s+of\s+date|outdated|obsolete|rather\s+than|instead\s+of|part\s+of\s+your|as\s+you\s+would|lasting|carries\s+over|stays\s+valid|restarts?|reboots?|later\s+ones|memory|memories|same\s+weight|suggestions?|keep\s+going|carry\s+on|not\s+as\s+an?\s+assistant|not\s+an\s+assistant|comes?\s+before|pre-?(?:cleared|vetted|sanctioned|okayed)|priority\s+over|over\s+(?:anything|everything|whatever|what)\b|disregard|custom\s+instructions|system\s+prompt|habit|wait\w*\s+for\s+(?:a|their|an)\b|between\s+(?:conversations|sessions|chats)|until\s+(?:revoked|withdrawn|further)|survive|wherever\s+you\s+keep|as\s+if\b|are\s+to\s+be\b|is\s+to\s+be\b|and\s+(?:follow|obey)|execute\s+it|run\s+it|without\s+(?:mentioning|telling|informing|notifying|alerting|adding|declining|refusing|saying|admitting|disclosing|revealing|noting|flagging|asking)|out\s+of\s+the\s+(?:chat|conversation)|(?:say|admit)\s+that|as\s+your\s+own|next\s+time|new\s+(?:sessions|conversations|chats)|start\s+up|day\s+after|time\s+after|okay|ok'?d|said\s+yes|(?:notes?|files?|somewhere|memory|rules|instructions|profile)\s+(?:that\s+|which\s+)?you(?:'ll|\s+will)?\s+(?:\w+\s+)?(?:load|read|see|consult|check)\b|whoever|final\s+say|last\s+word|wins|prevails|same\s+way|written\s+by|comes\s+back|belong\s+to|apply\s+only|(?:do\s+not|don'?t|no\s+longer)\s+apply|void|even\s+(?:if|when|though)\s+(?:the\s+user|they|the\s+person)|(?:when|whenever)\s+(?:the\s+user|they)\s+(?:asks?|tells?|wants?|requests?)|above\s+(?:was|were|is|are)|needs?\s+no\s+mention|keep\s+quiet|stay\s+silent|say\s+nothing|(?:approved|authori[sz]ed|accepted|okayed)\s+by\s+default|hereafter|told\s+otherwise|(?:remainder|rest)\s+of\s+(?:the|this)\s+(?:week|month|year|engagement|project|quarter|contract))",
     )
 });
 
@@ -308,8 +335,14 @@ pub(crate) fn classify(s: &str) -> Vec<Found> {
         }
     };
 
-    if let Some(at) = approval_carryover(s).or_else(|| mandate::no_asking(s)) {
+    // "Never delete files without asking": a prohibition keeps the asking.
+    let no_asking = || mandate::no_asking(s).filter(|&at| !prohibition_before(s, at) && !negated(s, at));
+    if let Some(at) = approval_carryover(s).or_else(no_asking) {
         let mut sev = grade(at, false);
+        // Consent said to reach past the task is the attack, asked or stated.
+        if sev == Severity::Medium && scope().is_some() && !quoted(s, at) && !in_condition(at) {
+            sev = Severity::High;
+        }
         if sev >= Severity::High && LOCAL.is_match(b) {
             sev = Severity::Medium;
         }
@@ -319,6 +352,7 @@ pub(crate) fn classify(s: &str) -> Vec<Found> {
         .find(b)
         .or_else(|| SAME_AUTHORITY.find(b))
         .or_else(|| ORIGIN_AS_OWN.find(b))
+        .or_else(|| ORIGIN_SPEAKS.find(b))
         .map(|m| m.start())
         .or_else(|| ANAPHORIC.find(b).filter(|m| ORIGIN_WORD.is_match(&b[..m.start()])).map(|m| m.start()))
         .or_else(|| ORIGIN_RUN.captures(b).and_then(|c| c.name("v")).map(|m| m.start()))
@@ -347,7 +381,7 @@ pub(crate) fn classify(s: &str) -> Vec<Found> {
         };
         out.push(found("instr.conceal-from-user", Category::Concealment, sev, m.start()));
     }
-    if let Some(m) = ROLE.find(b) {
+    if let Some(m) = ROLE.find(b).or_else(|| OVERRULED.find(b)) {
         // The words are the attack: only a mention or a quote lowers them.
         let sev = if mention() {
             Severity::Low
@@ -389,6 +423,9 @@ pub(crate) fn classify(s: &str) -> Vec<Found> {
         // Several classes in one sentence: the persistence makes the others worse.
         let sev = if out.iter().any(|f| f.severity >= Severity::High) {
             Severity::Critical
+        } else if out.iter().any(|f| f.rule_id == "instr.approval-carryover") && !mention() {
+            // What is kept for later removes the user's say: quoted or not.
+            sev.max(Severity::High)
         } else if FACT.is_match(b) || KEPT_WITH_CONSENT.is_match(b) {
             // A fact about the project kept for later asks no behaviour;
             // what the user is asked about first is theirs to keep.

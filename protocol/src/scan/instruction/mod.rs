@@ -37,7 +37,7 @@ use super::rule::{self, Lazy, compile};
 use super::{Category, Finding, Severity};
 
 use classes::persistence_across;
-pub(super) use classes::{classify, explained_quote, talks_about_attacks};
+pub(super) use classes::{classify, explained_quote, kept_with_consent, talks_about_attacks};
 
 /// The analyzers of this family.
 pub(super) fn analyzers() -> Vec<Analyzer> {
@@ -172,6 +172,66 @@ const TRIGGERS: &[&str] = &[
     "not expire",
     "never expire*",
     "see fit",
+    // #14 h14-rec: scopes past the skill in plain words, consent said to
+    // cover later acts, another place or person given the user's say.
+    "next time",
+    "next conv*",
+    "next sess*",
+    "new sessions",
+    "start up",
+    "day after",
+    "time after",
+    "okay*",
+    "said yes",
+    "somewhere",
+    "tied to",
+    "outliv*",
+    "carry it",
+    "you open",
+    "you touch",
+    "whoever",
+    "final say",
+    "wins",
+    "prevails",
+    "same way",
+    "written by",
+    "comes back",
+    "belong*",
+    "void",
+    "even if the user",
+    "even if they",
+    "even when the user",
+    "even when they",
+    "they tell",
+    "they ask",
+    "prompt again",
+    "needs no",
+    "nothing left",
+    "raising it",
+    "skip showing",
+    "placeholder",
+    "decoy",
+    "keep quiet",
+    "say nothing",
+    "stay silent",
+    "approved by default",
+    "authorized by default",
+    "hereafter",
+    "told otherwise",
+    "remainder of",
+    "later open*",
+    "durable",
+    "still hold",
+    "bother*",
+    "interrupt*",
+    "auto_approve",
+    "without asking",
+    "without saying",
+    "without admitting",
+    "without disclos*",
+    "without reveal*",
+    "without noting",
+    "without flagging",
 ];
 
 /// At most this many bytes of a paragraph are read; a longer paragraph is
@@ -198,6 +258,9 @@ struct Line<'a> {
     kind: Kind,
     /// Under a heading that warns, or in a list a warning leads into.
     warned: bool,
+    /// In a prose block that a step offers to keep only if the user agrees
+    /// ("Ask the user whether to save this to `CLAUDE.md`:").
+    asked: bool,
 }
 
 static WARNING_HEADING: Lazy = LazyLock::new(|| {
@@ -247,6 +310,7 @@ fn strip(line: &str) -> (&str, bool) {
 fn walk<'a>(body: &Body<'a>, last: usize) -> Vec<Line<'a>> {
     let mut out: Vec<Line<'a>> = Vec::new();
     let mut fence: Option<(u8, usize, bool)> = None; // (byte, length, prose inside)
+    let mut fence_asked = false;
     let mut frontmatter = false;
     let mut section_warned = false;
     let mut list_warned = false;
@@ -259,7 +323,7 @@ fn walk<'a>(body: &Body<'a>, last: usize) -> Vec<Line<'a>> {
         let tb = trimmed.as_bytes();
         if r.index == 0 && raw.trim_end() == "---" {
             frontmatter = true;
-            out.push(Line { r, text: "", kind: Kind::Code, warned: false });
+            out.push(Line { r, text: "", kind: Kind::Code, warned: false, asked: false });
             continue;
         }
         if frontmatter {
@@ -269,7 +333,7 @@ fn walk<'a>(body: &Body<'a>, last: usize) -> Vec<Line<'a>> {
             // The description is prose the agent reads; the rest is data.
             let kind = if trimmed.starts_with("description:") { Kind::Text } else { Kind::Code };
             let text = trimmed.strip_prefix("description:").unwrap_or("").trim();
-            out.push(Line { r, text, kind, warned: false });
+            out.push(Line { r, text, kind, warned: false, asked: false });
             continue;
         }
         let marker = tb.first().copied().filter(|&c| c == b'`' || c == b'~');
@@ -277,7 +341,7 @@ fn walk<'a>(body: &Body<'a>, last: usize) -> Vec<Line<'a>> {
         if let Some((c, n, prose)) = fence {
             if marker == Some(c) && run >= n && trimmed[run..].trim().is_empty() {
                 fence = None;
-                out.push(Line { r, text: "", kind: Kind::Blank, warned: false });
+                out.push(Line { r, text: "", kind: Kind::Blank, warned: false, asked: false });
             } else if prose {
                 let (text, item) = strip(raw);
                 let kind = if text.is_empty() {
@@ -287,22 +351,24 @@ fn walk<'a>(body: &Body<'a>, last: usize) -> Vec<Line<'a>> {
                 } else {
                     Kind::Text
                 };
-                out.push(Line { r, text, kind, warned: section_warned });
+                out.push(Line { r, text, kind, warned: section_warned, asked: fence_asked });
             } else {
-                out.push(Line { r, text: "", kind: Kind::Code, warned: section_warned });
+                out.push(Line { r, text: "", kind: Kind::Code, warned: section_warned, asked: false });
             }
             continue;
         }
         if let Some(c) = marker.filter(|_| run >= 3) {
             fence = Some((c, run, prose_fence(&trimmed[run..])));
-            out.push(Line { r, text: "", kind: Kind::Blank, warned: false });
+            let lead_in = out.iter().rev().find(|l| l.kind != Kind::Blank);
+            fence_asked = lead_in.is_some_and(|l| kept_with_consent(l.text));
+            out.push(Line { r, text: "", kind: Kind::Blank, warned: false, asked: false });
             continue;
         }
         if raw.starts_with("    ") || raw.starts_with('\t') {
             // Indented code, unless it continues a list item's text.
             let prev = out.last().map(|l| l.kind);
             if !matches!(prev, Some(Kind::Item | Kind::Text)) {
-                out.push(Line { r, text: "", kind: Kind::Code, warned: section_warned });
+                out.push(Line { r, text: "", kind: Kind::Code, warned: section_warned, asked: false });
                 continue;
             }
         }
@@ -310,12 +376,12 @@ fn walk<'a>(body: &Body<'a>, last: usize) -> Vec<Line<'a>> {
             let text = trimmed.trim_start_matches('#').trim();
             section_warned = WARNING_HEADING.is_match(text.as_bytes());
             list_warned = false;
-            out.push(Line { r, text, kind: Kind::Heading, warned: section_warned });
+            out.push(Line { r, text, kind: Kind::Heading, warned: section_warned, asked: false });
             continue;
         }
         let (text, item) = strip(raw);
         if text.is_empty() {
-            out.push(Line { r, text, kind: Kind::Blank, warned: false });
+            out.push(Line { r, text, kind: Kind::Blank, warned: false, asked: false });
             continue;
         }
         if !item && !list_warned_continues(&out) {
@@ -323,7 +389,7 @@ fn walk<'a>(body: &Body<'a>, last: usize) -> Vec<Line<'a>> {
         }
         let kind = if item { Kind::Item } else { Kind::Text };
         let warned = section_warned || (item && list_warned);
-        out.push(Line { r, text, kind, warned });
+        out.push(Line { r, text, kind, warned, asked: false });
         if !item && text.ends_with(':') && WARNING_LEAD.is_match(text.as_bytes()) {
             list_warned = true;
         }
@@ -340,15 +406,23 @@ fn list_warned_continues(out: &[Line<'_>]) -> bool {
 /// lines starts in it.
 struct Paragraph {
     text: String,
-    starts: Vec<(usize, LineRef, bool)>,
+    starts: Vec<(usize, LineRef, bool, bool)>,
 }
 
 impl Paragraph {
     /// The line and the warned flag at byte `at` of the joined text.
     fn line_at(&self, at: usize) -> (LineRef, bool) {
-        let i = self.starts.partition_point(|(s, _, _)| *s <= at).saturating_sub(1);
-        let (_, r, w) = self.starts[i];
+        let (_, r, w, _) = self.starts[self.index_at(at)];
         (r, w)
+    }
+
+    /// Whether the user is asked before the text at byte `at` is kept.
+    fn asked_at(&self, at: usize) -> bool {
+        self.starts[self.index_at(at)].3
+    }
+
+    fn index_at(&self, at: usize) -> usize {
+        self.starts.partition_point(|(s, _, _, _)| *s <= at).saturating_sub(1)
     }
 }
 
@@ -375,7 +449,7 @@ fn join(lines: &[Line<'_>]) -> Paragraph {
         if !text.is_empty() {
             text.push(' ');
         }
-        starts.push((text.len(), l.r, l.warned));
+        starts.push((text.len(), l.r, l.warned, l.asked));
         text.push_str(l.text);
     }
     Paragraph { text, starts }
@@ -477,10 +551,11 @@ fn instructions(body: &Body<'_>, triggered: &[LineRef], out: &mut Vec<Finding>) 
             {
                 let lead = sentence.len() - sentence.trim_start().len();
                 let (line, warned) = para.line_at(at + f.at);
+                let severity = if warned { Severity::Low } else { kept_asked(&para, at + f.at, &f) };
                 out.push(Finding {
                     rule_id: f.rule_id.to_string(),
                     category: f.category,
-                    severity: if warned { Severity::Low } else { f.severity },
+                    severity,
                     line: line.index + 1,
                     excerpt: rule::excerpt(sentence.trim(), f.at.saturating_sub(lead)),
                     file: None,
@@ -501,7 +576,7 @@ fn report(para: &Paragraph, at: usize, sentence: &str, out: &mut Vec<Finding>) {
     let at = at + lead;
     for f in classify(sentence) {
         let (line, warned) = para.line_at(at + f.at);
-        let severity = if warned { f.severity.min(Severity::Low) } else { f.severity };
+        let severity = if warned { f.severity.min(Severity::Low) } else { kept_asked(para, at + f.at, &f) };
         out.push(Finding {
             rule_id: f.rule_id.to_string(),
             category: f.category,
@@ -511,5 +586,16 @@ fn report(para: &Paragraph, at: usize, sentence: &str, out: &mut Vec<Finding>) {
             file: None,
             message: String::new(),
         });
+    }
+}
+
+/// A finding's severity where the user is asked before its text is kept:
+/// what they agree to keep for later is theirs (`Medium` at most); the
+/// other classes stay what they are.
+fn kept_asked(para: &Paragraph, at: usize, f: &classes::Found) -> Severity {
+    if f.rule_id == "instr.persistence" && para.asked_at(at) {
+        f.severity.min(Severity::Medium)
+    } else {
+        f.severity
     }
 }
