@@ -9,14 +9,18 @@
 //! size of positions). `contentless_delete=1` lets a row be deleted by its
 //! id alone, so following a change does not need the old text.
 //! `skill_search_docs` maps an index row to its skill's name, and holds
-//! the little ranking reads beside the index (tags, confidence);
-//! `skill_search_terms` (`fts5vocab`) counts the skills holding a word.
+//! the little ranking reads beside the index (tags, confidence) and
+//! whether search shows the skill ([`VISIBLE`], kept by triggers on the
+//! tables deciding it, so hidden skills never take a candidate's place nor
+//! have their text read); `skill_search_terms` (`fts5vocab`) counts the
+//! skills holding a word, `skill_search_count` the skills indexed.
 //!
 //! A row's id orders the index by evidence ([`row_id`]: the confidence's
 //! quarter first, then the change's sequence number — few evidence levels,
 //! as each one a term's list crosses costs it bytes). FTS5 lists a term's
-//! matches in id order, so a query ranks at most [`CANDIDATES`] of them,
-//! the best-evidenced: the same answer as ranking all of them for every
+//! matches in id order, so a query ranks at most [`CANDIDATES`] of them
+//! (shared among its terms), the best-evidenced shown ones: the same
+//! answer as ranking all of them for every
 //! query matching fewer skills, and a bounded cost for a word that many
 //! skills hold (such a word has nearly no weight anyway: it tells no skill
 //! from another).
@@ -33,12 +37,14 @@
 //!
 //! # Layout
 //!
-//! - `search.rs`: the index — its tables, following writes, the check and
-//!   rebuild at open — what is shown, and [`Store::search`].
+//! - `search.rs`: the index — its tables and triggers, following writes,
+//!   the check and rebuild at open — what is shown, the counts of common
+//!   words remembered between queries, and [`Store::search`].
 //! - [`query`]: a user's query checked and rewritten into FTS5's syntax
-//!   and the terms ranking weighs; the tags filter.
-//! - `rank`: ranking the matches (IDF, field weights, phrases checked
-//!   against the text, the evidence boost) and keeping the visible ones.
+//!   and the terms ranking weighs, words folded as the index folds them;
+//!   the tags filter.
+//! - `rank`: ranking the shown matches (IDF, field weights, phrases
+//!   checked against the text, the evidence boost).
 
 use std::time::Instant;
 

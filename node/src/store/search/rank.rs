@@ -8,18 +8,23 @@
 //!
 //! - IDF: BM25's `ln(1 + (N − n + 0.5) / (n + 0.5))`, `n` the skills
 //!   holding the word, counted by FTS5 itself (`fts5vocab`) without
-//!   reading the skills; a prefix counts as the sum of its words' counts
-//!   (at most [`PREFIX_WORDS`] words; a shorter prefix, matching more, as
-//!   if in every skill); a phrase as its rarest word.
+//!   reading the skills (a common word's count remembered until the index
+//!   changes: [`WordCounts`]), `N` kept in `skill_search_count`; a prefix
+//!   counts as the sum of its words' counts (at most [`PREFIX_WORDS`]
+//!   words; a shorter prefix, matching more, as if in every skill); a
+//!   phrase as its rarest word.
 //! - The field: the name and tags are kept beside the index
 //!   (`skill_search_docs`) as text, and FTS5 tells which candidates'
 //!   descriptions hold a term (one query per term, in the description
 //!   column), so the best field holding it is found here without reading
 //!   the skills table (a page read per skill); a word none of them holds
-//!   is in the body (FTS5 matched it). A phrase's words
-//!   in order are checked in the fields' text, and in the body's (unpacked
-//!   from the stored packet) when no head field holds it: a match without
-//!   the phrase is dropped.
+//!   is in the body (FTS5 matched it). A phrase's words in order are
+//!   checked in the fields' text (each tag apart), and in the body's
+//!   (unpacked from the stored packet) when no head field holds it: a match
+//!   without the phrase is dropped. Words are compared folded as the
+//!   index's tokenizer folds them ([`fold`]).
+//! - The candidates: the first [`bound`] shown matches in the index's
+//!   order, so a hidden skill's text is never read.
 //!
 //! Counting a term once per skill (`k1 = 0`) rather than per occurrence
 //! also means a body repeating a word gains nothing by it.
