@@ -18,8 +18,8 @@
 //! A row's id orders the index by evidence ([`row_id`]: the confidence's
 //! quarter first, then the change's sequence number — few evidence levels,
 //! as each one a term's list crosses costs it bytes). FTS5 lists a term's
-//! matches in id order, so a query ranks at most [`CANDIDATES`] of them
-//! (shared among its terms), the best-evidenced shown ones: the same
+//! matches in id order, so a query ranks at most [`CANDIDATES`] of them,
+//! the best-evidenced shown ones: the same
 //! answer as ranking all of them for every
 //! query matching fewer skills, and a bounded cost for a word that many
 //! skills hold (such a word has nearly no weight anyway: it tells no skill

@@ -23,7 +23,7 @@
 //!   (unpacked from the stored packet) when no head field holds it: a match
 //!   without the phrase is dropped. Words are compared folded as the
 //!   index's tokenizer folds them ([`fold`]).
-//! - The candidates: the first [`bound`] shown matches in the index's
+//! - The candidates: the first [`CANDIDATES`] shown matches in the index's
 //!   order, so a hidden skill's text is never read.
 //!
 //! Counting a term once per skill (`k1 = 0`) rather than per occurrence
@@ -123,14 +123,7 @@ pub(super) fn ranked(
     Ok(hits)
 }
 
-/// How many matches `query` ranks at most: [`CANDIDATES`] shared among its
-/// terms (1,000 for one word, 333 for three), as each term costs a pass
-/// over the candidates in FTS5 (which of them hold it in the description).
-pub(super) fn bound(query: &Query) -> usize {
-    CANDIDATES / query.terms.len().max(1)
-}
-
-/// The first [`bound`] shown matches in the index's order (the best
+/// The first [`CANDIDATES`] shown matches in the index's order (the best
 /// evidenced first), with what ranking reads of them.
 fn candidates(conn: &Connection, query: &Query) -> Result<Vec<Candidate>, StoreError> {
     // CROSS JOIN: FTS5 leads, in row id order, and each match's row is
@@ -141,7 +134,7 @@ fn candidates(conn: &Connection, query: &Query) -> Result<Vec<Candidate>, StoreE
          WHERE skill_search MATCH ?1 AND d.visible
          ORDER BY f.rowid LIMIT ?2",
     )?;
-    let rows = stmt.query_map(params![query.fts, bound(query) as i64], |row| {
+    let rows = stmt.query_map(params![query.fts, CANDIDATES as i64], |row| {
         Ok(Candidate { id: row.get(0)?, name: row.get(1)?, tags: row.get(2)?, confidence: row.get(3)? })
     })?;
     Ok(rows.collect::<Result<_, _>>()?)

@@ -567,28 +567,3 @@ fn ranking_folds_words_exactly_as_the_index_does() {
     assert_eq!(query::fold("한국어"), "한국어", "Hangul syllables stay whole");
     assert_eq!(query::fold("Ærø"), "ærø");
 }
-
-#[test]
-fn a_query_of_more_terms_shares_the_candidates_among_them() {
-    // As many better-evidenced skills holding both words in the body as a
-    // two-word query ranks, then the least evidenced, naming them.
-    let half = CANDIDATES / 2;
-    assert_eq!(rank::bound(&Query::parse("north star").unwrap()), half);
-    let mut packets: Vec<SkillPacket> =
-        (0..half - 1).map(|i| packet(&format!("s{i:04}"), "Unrelated", "north star", 0.9)).collect();
-    packets.push(packet("north-star", "Unrelated", "Body", 0.1));
-    let (_dir, store) = store_with(&packets);
-    assert_eq!(names(&store, "north star")[0], "north-star", "the last of the bound: ranked first");
-    store
-        .transaction(|tx| {
-            tx.install(
-                &packet("s-more", "Unrelated", "north star", 0.9),
-                SkillKind::Local,
-                true,
-                &Source::Operator,
-            )
-        })
-        .unwrap();
-    assert!(!names(&store, "north star").contains(&"north-star".to_owned()), "one past the bound");
-    assert_eq!(names(&store, "north")[0], "north-star", "one word ranks all 1,000");
-}
