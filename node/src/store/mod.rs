@@ -227,6 +227,8 @@ pub struct Store {
     blobs: BlobFiles,
     /// The node's own key: signs every packet it authors.
     key: ecp_protocol::identity::NodeKey,
+    /// Counts of common words remembered between searches.
+    word_counts: Mutex<search::WordCounts>,
 }
 
 /// How long a statement waits for another process's write lock.
@@ -272,6 +274,7 @@ impl Store {
             observed: AtomicI64::new(0),
             blobs: BlobFiles::open(dir)?,
             key,
+            word_counts: Mutex::default(),
         })
     }
 

@@ -466,6 +466,11 @@ const MIGRATIONS: &[&str] = &[
     // here, it is filled again at the next open, by the check that rebuilds
     // an index not counting the skills held.
     concat!("DROP TABLE skill_search; DROP TABLE skill_search_docs;", super::search::index_tables!()),
+    // 22 (#24 item 1): the search index knows which skills are shown (a
+    // `visible` column its triggers keep, so hidden skills are never among
+    // the candidates ranked) and counts its skills in a row of its own.
+    // Emptied here, filled again at the next open by the check.
+    concat!(super::search::drop_index!(), super::search::index_tables!()),
 ];
 
 /// The migration that compressed the stored packets: the space their

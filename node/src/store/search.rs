@@ -9,14 +9,18 @@
 //! size of positions). `contentless_delete=1` lets a row be deleted by its
 //! id alone, so following a change does not need the old text.
 //! `skill_search_docs` maps an index row to its skill's name, and holds
-//! the little ranking reads beside the index (tags, confidence);
-//! `skill_search_terms` (`fts5vocab`) counts the skills holding a word.
+//! the little ranking reads beside the index (tags, confidence) and
+//! whether search shows the skill ([`VISIBLE`], kept by triggers on the
+//! tables deciding it, so hidden skills never take a candidate's place nor
+//! have their text read); `skill_search_terms` (`fts5vocab`) counts the
+//! skills holding a word, `skill_search_count` the skills indexed.
 //!
 //! A row's id orders the index by evidence ([`row_id`]: the confidence's
 //! quarter first, then the change's sequence number — few evidence levels,
 //! as each one a term's list crosses costs it bytes). FTS5 lists a term's
 //! matches in id order, so a query ranks at most [`CANDIDATES`] of them,
-//! the best-evidenced: the same answer as ranking all of them for every
+//! the best-evidenced shown ones: the same
+//! answer as ranking all of them for every
 //! query matching fewer skills, and a bounded cost for a word that many
 //! skills hold (such a word has nearly no weight anyway: it tells no skill
 //! from another).
@@ -33,12 +37,14 @@
 //!
 //! # Layout
 //!
-//! - `search.rs`: the index — its tables, following writes, the check and
-//!   rebuild at open — what is shown, and [`Store::search`].
+//! - `search.rs`: the index — its tables and triggers, following writes,
+//!   the check and rebuild at open — what is shown, the counts of common
+//!   words remembered between queries, and [`Store::search`].
 //! - [`query`]: a user's query checked and rewritten into FTS5's syntax
-//!   and the terms ranking weighs; the tags filter.
-//! - `rank`: ranking the matches (IDF, field weights, phrases checked
-//!   against the text, the evidence boost) and keeping the visible ones.
+//!   and the terms ranking weighs, words folded as the index folds them;
+//!   the tags filter.
+//! - `rank`: ranking the shown matches (IDF, field weights, phrases
+//!   checked against the text, the evidence boost).
 
 use std::time::Instant;
 
@@ -90,35 +96,87 @@ fn row_id(confidence: f64, seq: i64) -> i64 {
     ((LEVELS - 1 - level) << SEQ_BITS) | (seq & ((1 << SEQ_BITS) - 1))
 }
 
-/// Which indexed skills a search shows: the one place that decides it.
+/// Which held skills a search shows: the one place that decides it.
 /// Tombstones never reach the index (quarantined packets never reach the
 /// skills table); a received skill waiting for review in the inbox, or
 /// whose current version the user rejected, and a retired skill (#19), are
 /// held but not shown, as the skills folder does not show them; nor is a
-/// version its origin revoked (`SPEC.md` §14).
-const VISIBLE: &str = "s.deprecated = 0
+/// version its origin revoked (`SPEC.md` §14). `s` is the skill's row.
+macro_rules! visible {
+    () => {
+        "s.deprecated = 0
     AND NOT EXISTS (SELECT 1 FROM skill_scores sc WHERE sc.name = s.name AND sc.retired_at IS NOT NULL)
     AND NOT EXISTS (SELECT 1 FROM inbox i WHERE i.skill_name = s.name)
     AND NOT EXISTS (SELECT 1 FROM inbox_decisions r
                     WHERE r.skill_name = s.name AND r.integrity_hash = s.integrity_hash
                       AND r.decision = 'rejected')
     AND NOT EXISTS (SELECT 1 FROM revocations rv WHERE rv.name = s.name
-                    AND rv.digest = CASE WHEN s.bundle_digest = '' THEN s.integrity_hash ELSE s.bundle_digest END)";
+                    AND rv.digest = CASE WHEN s.bundle_digest = '' THEN s.integrity_hash ELSE s.bundle_digest END)"
+    };
+}
+pub(super) use visible;
+const VISIBLE: &str = visible!();
 
-/// The index's tables: what migration 21 creates and a rebuild makes again.
+/// The triggers keeping `skill_search_docs.visible` equal to [`VISIBLE`]
+/// of its skill when a row of a table deciding it changes (`$table`, whose
+/// `$column` names the skill; an update only of `$of`), so the candidates
+/// ranked are shown ones, whatever the number of hidden skills matching.
+macro_rules! shown_triggers {
+    ($(($table:literal, $column:literal, $of:literal)),*) => {
+        concat!($(
+            "CREATE TRIGGER IF NOT EXISTS skill_search_shown_", $table, "_insert AFTER INSERT ON ", $table,
+            " BEGIN ", $crate::store::search::shown_update!("NEW", $column), " END;\n",
+            "CREATE TRIGGER IF NOT EXISTS skill_search_shown_", $table, "_delete AFTER DELETE ON ", $table,
+            " BEGIN ", $crate::store::search::shown_update!("OLD", $column), " END;\n",
+            "CREATE TRIGGER IF NOT EXISTS skill_search_shown_", $table, "_update AFTER UPDATE ", $of, " ON ", $table,
+            " BEGIN ", $crate::store::search::shown_update!("OLD", $column),
+            $crate::store::search::shown_update!("NEW", $column), " END;\n",
+        )*)
+    };
+}
+pub(super) use shown_triggers;
+
+/// Sets `visible` of the skill named by `$row.$column` in a trigger.
+macro_rules! shown_update {
+    ($row:literal, $column:literal) => {
+        concat!(
+            "UPDATE skill_search_docs SET visible = EXISTS (SELECT 1 FROM skills s WHERE s.name = skill_search_docs.name AND ",
+            $crate::store::search::visible!(),
+            ") WHERE name = ", $row, ".", $column, ";"
+        )
+    };
+}
+pub(super) use shown_update;
+
+/// The index's tables and triggers: what migration 22 creates and a
+/// rebuild makes again (after [`drop_index`]).
 macro_rules! index_tables {
     () => {
-        r#"
+        concat!(
+            r#"
         -- One row per indexed skill: the index's row id for its name
         -- (search.rs row_id: its evidence level and sequence number), and
         -- what ranking reads of it: a small row, where the skills table's
-        -- rows (with their packets) cost a page read each.
+        -- rows (with their packets) cost a page read each. `visible`: the
+        -- skill is one search shows (search.rs VISIBLE), kept by the
+        -- triggers below, so hidden skills are never candidates.
         CREATE TABLE skill_search_docs (
             id          INTEGER PRIMARY KEY,
             name        TEXT NOT NULL UNIQUE,
             tags        TEXT NOT NULL,  -- JSON array
-            confidence  REAL NOT NULL
+            confidence  REAL NOT NULL,
+            visible     INTEGER NOT NULL
         ) STRICT;
+        -- How many skills are indexed (one row): BM25's N, which counting
+        -- skill_search_docs at each query took a millisecond to read.
+        -- `writes`: changes of the index so far, which the counts of
+        -- common words remembered between queries are valid for.
+        CREATE TABLE skill_search_count (
+            one     INTEGER PRIMARY KEY CHECK (one = 1),
+            skills  INTEGER NOT NULL,
+            writes  INTEGER NOT NULL
+        ) STRICT;
+        INSERT INTO skill_search_count (one, skills, writes) VALUES (1, 0, 0);
         -- Terms and the fields holding them, no positions (detail=column)
         -- and no text (contentless): the text is in skills.packet.
         CREATE VIRTUAL TABLE skill_search USING fts5(
@@ -128,10 +186,70 @@ macro_rules! index_tables {
         );
         -- How many skills hold each term: the IDF of ranking.
         CREATE VIRTUAL TABLE skill_search_terms USING fts5vocab(skill_search, row);
-        "#
+        "#,
+            $crate::store::search::shown_triggers!(
+                ("inbox", "skill_name", ""),
+                ("inbox_decisions", "skill_name", ""),
+                ("skill_scores", "name", "OF retired_at"),
+                ("revocations", "name", "")
+            )
+        )
     };
 }
 pub(super) use index_tables;
+
+/// Drops the index's tables, whichever are there (its triggers are kept:
+/// they are made again only where missing, and [`rebuild`] drops them).
+macro_rules! drop_index {
+    () => {
+        "DROP TABLE IF EXISTS skill_search_terms; DROP TABLE IF EXISTS skill_search;
+         DROP TABLE IF EXISTS skill_search_docs; DROP TABLE IF EXISTS skill_search_count;"
+    };
+}
+pub(super) use drop_index;
+
+/// How many skills hold each common word or prefix (more than
+/// [`CANDIDATES`]), remembered between queries for one state of the index:
+/// FTS5 counts a word by walking its whole list (1.7 ms for a word in
+/// every one of 100,000 skills, each time it is asked), and the words
+/// people search for are few and often the same. Any write of the index
+/// (`skill_search_count.writes`, by any process) makes them stale; at most
+/// [`WordCounts::MAX`] are kept.
+#[derive(Debug, Default)]
+pub(crate) struct WordCounts {
+    /// `skill_search_count.writes` the counts were taken at.
+    writes: i64,
+    counts: std::collections::HashMap<String, f64>,
+}
+
+impl WordCounts {
+    /// Most words remembered: a query's words are the user's, so many
+    /// different ones must not grow it without bound.
+    const MAX: usize = 4_096;
+
+    /// Forgets the counts if the index changed since they were taken.
+    fn at(&mut self, writes: i64) {
+        if writes != self.writes {
+            self.counts.clear();
+            self.writes = writes;
+        }
+    }
+
+    fn get(&self, key: &str) -> Option<f64> {
+        self.counts.get(key).copied()
+    }
+
+    /// Remembers the count of a common word (`key`: the word, or `prefix*`).
+    fn keep(&mut self, key: &str, skills: f64) {
+        if skills <= CANDIDATES as f64 {
+            return;
+        }
+        if self.counts.len() >= Self::MAX {
+            self.counts.clear();
+        }
+        self.counts.insert(key.to_owned(), skills);
+    }
+}
 
 /// Checks a requested number of hits (`None`: [`DEFAULT_LIMIT`]).
 pub fn limit(requested: Option<&str>) -> Result<usize, QueryError> {
@@ -181,14 +299,18 @@ pub struct Answer {
 
 impl Store {
     /// Parses `text`, `limit` and `tags` (as the user gave them: tags
-    /// separated by commas, `None` for no filter) and searches.
+    /// separated by commas, `None` or blank for no filter) and searches.
     pub fn search_text(
         &self,
         text: &str,
         limit: Option<&str>,
         tags: Option<&str>,
     ) -> Result<Result<Answer, QueryError>, StoreError> {
-        let tags: Vec<String> = tags.map(|t| t.split(',').map(str::to_owned).collect()).unwrap_or_default();
+        // `?tags=` given empty filters nothing, as when it is not given.
+        let tags: Vec<String> = tags
+            .filter(|t| !t.trim().is_empty())
+            .map(|t| t.split(',').map(str::to_owned).collect())
+            .unwrap_or_default();
         let query = Query::parse(text).and_then(|q| q.tagged(tags));
         let (query, limit) = match (query, self::limit(limit)) {
             (Ok(query), Ok(limit)) => (query, limit),
@@ -202,10 +324,11 @@ impl Store {
     /// An index found corrupt is rebuilt, with a log line, and asked again.
     pub fn search(&self, query: &Query, limit: usize) -> Result<Vec<SearchHit>, StoreError> {
         let mut conn = self.conn();
-        match rank::ranked(&conn, query, limit) {
+        let mut counts = self.word_counts.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        match rank::ranked(&conn, &mut counts, query, limit) {
             Err(StoreError::Sqlite(e)) if is_corrupt(&e) => {
                 rebuilt(&mut conn, "is corrupt")?;
-                rank::ranked(&conn, query, limit)
+                rank::ranked(&conn, &mut counts, query, limit)
             }
             answer => answer,
         }
@@ -256,31 +379,38 @@ pub(super) fn follow(tx: &Connection, packet: &SkillPacket, seq: i64) -> Result<
         .prepare_cached("SELECT id FROM skill_search_docs WHERE name = ?1")?
         .query_row(params![packet.skill_name], |r| r.get(0))
         .optional()?;
+    let mut indexed = 0;
     if let Some(old) = old {
         tx.prepare_cached("DELETE FROM skill_search WHERE rowid = ?1")?.execute(params![old])?;
         tx.prepare_cached("DELETE FROM skill_search_docs WHERE id = ?1")?.execute(params![old])?;
+        indexed -= 1;
     }
-    if packet.deprecated {
-        return Ok(());
-    }
-    let id = row_id(packet.confidence, seq);
-    tx.prepare_cached("INSERT INTO skill_search_docs (id, name, tags, confidence) VALUES (?1, ?2, ?3, ?4)")?
-        .execute(params![
+    if !packet.deprecated {
+        let id = row_id(packet.confidence, seq);
+        let sql = format!(
+            "INSERT INTO skill_search_docs (id, name, tags, confidence, visible)
+             VALUES (?1, ?2, ?3, ?4, EXISTS (SELECT 1 FROM skills s WHERE s.name = ?2 AND {VISIBLE}))"
+        );
+        tx.prepare_cached(&sql)?.execute(params![
             id,
             packet.skill_name,
             serde_json::to_string(&packet.tags).unwrap_or_else(|_| "[]".to_owned()),
             packet.confidence
         ])?;
-    tx.prepare_cached(
-        "INSERT INTO skill_search (rowid, name, description, tags, body) VALUES (?1, ?2, ?3, ?4, ?5)",
-    )?
-    .execute(params![
-        id,
-        packet.skill_name,
-        packet.skill_description,
-        packet.tags.join(" "),
-        packet.skill_body
-    ])?;
+        tx.prepare_cached(
+            "INSERT INTO skill_search (rowid, name, description, tags, body) VALUES (?1, ?2, ?3, ?4, ?5)",
+        )?
+        .execute(params![
+            id,
+            packet.skill_name,
+            packet.skill_description,
+            packet.tags.join(" "),
+            packet.skill_body
+        ])?;
+        indexed += 1;
+    }
+    tx.prepare_cached("UPDATE skill_search_count SET skills = skills + ?1, writes = writes + 1")?
+        .execute(params![indexed])?;
     Ok(())
 }
 
@@ -312,11 +442,13 @@ fn rebuilt(conn: &mut Connection, why: &str) -> Result<(), StoreError> {
 fn fault(conn: &Connection) -> Result<Option<&'static str>, rusqlite::Error> {
     let tables: i64 = conn.query_row(
         "SELECT COUNT(*) FROM sqlite_master
-         WHERE type = 'table' AND name IN ('skill_search', 'skill_search_docs', 'skill_search_terms')",
+         WHERE (type = 'table' AND name IN ('skill_search', 'skill_search_docs', 'skill_search_terms',
+                                            'skill_search_count'))
+            OR (type = 'trigger' AND name LIKE 'skill\\_search\\_shown\\_%' ESCAPE '\\')",
         [],
         |r| r.get(0),
     )?;
-    if tables < 3 {
+    if tables < 4 + index_tables!().matches("CREATE TRIGGER").count() as i64 {
         return Ok(Some("is missing"));
     }
     let indexed: i64 = conn.query_row("SELECT COUNT(*) FROM skill_search_docs", [], |r| r.get(0))?;
@@ -334,18 +466,26 @@ fn fault(conn: &Connection) -> Result<Option<&'static str>, rusqlite::Error> {
         return Ok(Some("is corrupt"));
     }
     let held: i64 = conn.query_row("SELECT COUNT(*) FROM skills WHERE deprecated = 0", [], |r| r.get(0))?;
-    Ok((indexed != held).then_some("does not match the skills held"))
+    let counted: i64 = conn.query_row("SELECT skills FROM skill_search_count", [], |r| r.get(0))?;
+    Ok((indexed != held || counted != indexed).then_some("does not match the skills held"))
 }
 
 /// Drops whatever is left of the index and indexes every held skill again,
 /// in one transaction; how many it indexed.
 fn rebuild(conn: &mut Connection) -> Result<usize, StoreError> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    tx.execute_batch(concat!(
-        "DROP TABLE IF EXISTS skill_search_terms; DROP TABLE IF EXISTS skill_search;
-         DROP TABLE IF EXISTS skill_search_docs;",
-        index_tables!()
-    ))?;
+    let triggers: Vec<String> = tx
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'skill\\_search\\_%' ESCAPE '\\'")?
+        .query_map([], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    for trigger in triggers {
+        tx.execute_batch(&format!("DROP TRIGGER \"{trigger}\""))?;
+    }
+    // The count of writes goes on from the old index's, so that counts
+    // remembered of it ([`WordCounts`]) are never taken for the new one's.
+    let writes: i64 = tx.query_row("SELECT writes FROM skill_search_count", [], |r| r.get(0)).unwrap_or(0);
+    tx.execute_batch(concat!(drop_index!(), index_tables!()))?;
+    tx.execute("UPDATE skill_search_count SET writes = ?1", params![writes.saturating_add(1)])?;
     let mut indexed = 0;
     {
         let mut stmt = tx.prepare("SELECT packet, seq FROM skills WHERE deprecated = 0 ORDER BY seq")?;

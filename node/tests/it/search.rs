@@ -362,4 +362,10 @@ async fn tags_narrow_every_match_and_are_bounded() {
     let (status, body) = api.tagged("ferry", &over_bytes).await;
     assert_eq!((status, &body["code"]), (StatusCode::BAD_REQUEST, &Value::from("invalid_tags")), "{body}");
     assert_eq!(api.tagged("ferry", "harbour,").await.1["code"], "invalid_tags", "an empty tag");
+    let (status, body) = api.tagged("ferry", "").await;
+    assert_eq!(
+        (status, names(&body).len()),
+        (StatusCode::OK, 100),
+        "tags= left empty filters nothing: {body}"
+    );
 }

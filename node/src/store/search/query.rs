@@ -8,10 +8,9 @@
 //! half the size), so a phrase reaches FTS5 as its words, all of which must
 //! match, and ranking checks their order against the text.
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
-
-use unicode_normalization::UnicodeNormalization;
-use unicode_normalization::char::is_combining_mark;
+use std::sync::OnceLock;
 
 /// Longest query, in bytes.
 pub const MAX_QUERY_BYTES: usize = 256;
@@ -116,13 +115,71 @@ fn word_char(c: char) -> bool {
     )
 }
 
-/// A word as the index keeps it (`unicode61 remove_diacritics 2`, near
-/// enough): lower case, accents removed.
+/// A word as the index keeps it: lower case, accents removed, exactly as
+/// `unicode61 remove_diacritics 2` does (ASCII, and [`folds`] for the rest)
+/// — which is not Unicode's lower case and decomposition: it folds `ς`
+/// and `µ` to `σ` and `μ`, keeps the accents of Greek and Cyrillic
+/// letters, and leaves Hangul syllables whole.
 pub(super) fn fold(word: &str) -> String {
     if word.is_ascii() {
         return word.to_ascii_lowercase();
     }
-    word.nfd().filter(|c| !is_combining_mark(*c)).flat_map(char::to_lowercase).collect()
+    let folds = folds();
+    word.chars()
+        .map(|c| if c.is_ascii() { c.to_ascii_lowercase() } else { folds.get(&c).copied().unwrap_or(c) })
+        .collect()
+}
+
+/// What the index's tokenizer makes of each non-ASCII word character it
+/// changes, learnt once from the tokenizer itself (the SQLite this node
+/// links), so that ranking's comparisons never disagree with its matches:
+/// every such character is indexed, after an ASCII letter, as one word of
+/// an in-memory FTS5 table, and read back with its position.
+fn folds() -> &'static HashMap<char, char> {
+    static FOLDS: OnceLock<HashMap<char, char>> = OnceLock::new();
+    FOLDS.get_or_init(|| {
+        let probed: Vec<char> = ('\u{80}'..=char::MAX).filter(|&c| word_char(c) && !private_use(c)).collect();
+        learnt(&probed).unwrap_or_else(|e| {
+            // Only if SQLite cannot run in memory: ranking then compares words unfolded.
+            tracing::warn!("cannot learn how the search index folds words ({e}); comparing them as written");
+            HashMap::new()
+        })
+    })
+}
+
+fn learnt(probed: &[char]) -> Result<HashMap<char, char>, rusqlite::Error> {
+    let conn = rusqlite::Connection::open_in_memory()?;
+    conn.execute_batch(
+        "CREATE VIRTUAL TABLE probe USING fts5(x, tokenize = 'unicode61 remove_diacritics 2');
+         CREATE VIRTUAL TABLE probed USING fts5vocab(probe, instance);",
+    )?;
+    let mut text = String::with_capacity(probed.len() * 6);
+    for c in probed {
+        text.push('x');
+        text.push(*c);
+        text.push(' ');
+    }
+    conn.execute("INSERT INTO probe (x) VALUES (?1)", [&text])?;
+    let mut stmt = conn.prepare("SELECT term, offset FROM probed")?;
+    let mut rows = stmt.query([])?;
+    let mut folds = HashMap::new();
+    while let Some(row) = rows.next()? {
+        let term: String = row.get(0)?;
+        let at: i64 = row.get(1)?;
+        let mut chars = term.chars().skip(1);
+        if let (Some(&c), Some(folded), None) =
+            (usize::try_from(at).ok().and_then(|at| probed.get(at)), chars.next(), chars.next())
+            && folded != c
+        {
+            folds.insert(c, folded);
+        }
+    }
+    Ok(folds)
+}
+
+fn private_use(c: char) -> bool {
+    use unicode_general_category::{GeneralCategory, get_general_category};
+    get_general_category(c) == GeneralCategory::PrivateUse
 }
 
 impl Query {

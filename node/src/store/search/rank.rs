@@ -8,18 +8,23 @@
 //!
 //! - IDF: BM25's `ln(1 + (N − n + 0.5) / (n + 0.5))`, `n` the skills
 //!   holding the word, counted by FTS5 itself (`fts5vocab`) without
-//!   reading the skills; a prefix counts as the sum of its words' counts
-//!   (at most [`PREFIX_WORDS`] words; a shorter prefix, matching more, as
-//!   if in every skill); a phrase as its rarest word.
+//!   reading the skills (a common word's count remembered until the index
+//!   changes: [`WordCounts`]), `N` kept in `skill_search_count`; a prefix
+//!   counts as the sum of its words' counts (at most [`PREFIX_WORDS`]
+//!   words; a shorter prefix, matching more, as if in every skill); a
+//!   phrase as its rarest word.
 //! - The field: the name and tags are kept beside the index
 //!   (`skill_search_docs`) as text, and FTS5 tells which candidates'
 //!   descriptions hold a term (one query per term, in the description
 //!   column), so the best field holding it is found here without reading
 //!   the skills table (a page read per skill); a word none of them holds
-//!   is in the body (FTS5 matched it). A phrase's words
-//!   in order are checked in the fields' text, and in the body's (unpacked
-//!   from the stored packet) when no head field holds it: a match without
-//!   the phrase is dropped.
+//!   is in the body (FTS5 matched it). A phrase's words in order are
+//!   checked in the fields' text (each tag apart), and in the body's
+//!   (unpacked from the stored packet) when no head field holds it: a match
+//!   without the phrase is dropped. Words are compared folded as the
+//!   index's tokenizer folds them ([`fold`]).
+//! - The candidates: the first [`CANDIDATES`] shown matches in the index's
+//!   order, so a hidden skill's text is never read.
 //!
 //! Counting a term once per skill (`k1 = 0`) rather than per occurrence
 //! also means a body repeating a word gains nothing by it.
@@ -30,7 +35,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use serde::Deserialize;
 
 use super::query::{Query, Term, fold, push_words, words};
-use super::{CANDIDATES, EVIDENCE_BOOST, SearchHit, VISIBLE};
+use super::{CANDIDATES, EVIDENCE_BOOST, SearchHit, VISIBLE, WordCounts};
 use crate::store::{StoreError, from_json, packed};
 
 /// Weights of the fields a term is found in: name, description, tags, body.
@@ -45,27 +50,44 @@ const PREFIX_WORDS: usize = 64;
 struct Candidate {
     id: i64,
     name: String,
-    tags: Vec<String>,
+    /// Its tags as stored (a JSON array): read only where ranking needs them.
+    tags: String,
     confidence: f64,
 }
 
+impl Candidate {
+    fn tags(&self) -> Vec<String> {
+        serde_json::from_str(&self.tags).unwrap_or_default()
+    }
+}
+
 /// The visible skills matching `query`, best first, at most `limit`.
-pub(super) fn ranked(conn: &Connection, query: &Query, limit: usize) -> Result<Vec<SearchHit>, StoreError> {
+pub(super) fn ranked(
+    conn: &Connection,
+    counts: &mut WordCounts,
+    query: &Query,
+    limit: usize,
+) -> Result<Vec<SearchHit>, StoreError> {
     let candidates = candidates(conn, query)?;
     if candidates.is_empty() {
         return Ok(Vec::new());
     }
-    let skills: i64 =
-        conn.prepare_cached("SELECT COUNT(*) FROM skill_search_docs")?.query_row([], |r| r.get(0))?;
-    let idf = query.terms.iter().map(|t| idf(conn, t, skills as f64)).collect::<Result<Vec<_>, _>>()?;
+    let (skills, writes): (i64, i64) = conn
+        .prepare_cached("SELECT skills, writes FROM skill_search_count")?
+        .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    counts.at(writes);
+    let idf =
+        query.terms.iter().map(|t| idf(conn, counts, t, skills as f64)).collect::<Result<Vec<_>, _>>()?;
     let last = candidates.last().map_or(0, |c| c.id);
     let described =
         query.terms.iter().map(|t| described(conn, query, t, last)).collect::<Result<Vec<_>, _>>()?;
     let mut scored = Vec::with_capacity(candidates.len());
     for candidate in candidates {
-        let tagged = query.tags.iter().all(|tag| candidate.tags.iter().any(|t| t.eq_ignore_ascii_case(tag)));
-        if !tagged {
-            continue;
+        if !query.tags.is_empty() {
+            let tags = candidate.tags();
+            if !query.tags.iter().all(|tag| tags.iter().any(|t| t.eq_ignore_ascii_case(tag))) {
+                continue;
+            }
         }
         let Some(relevance) = relevance(conn, query, &idf, &described, &candidate)? else { continue };
         let score = relevance * (1.0 + EVIDENCE_BOOST * candidate.confidence.clamp(0.0, 1.0));
@@ -86,10 +108,11 @@ pub(super) fn ranked(conn: &Connection, query: &Query, limit: usize) -> Result<V
             .query_row(params![c.name], |r| Ok((r.get::<_, String>(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
             .optional()?;
         let Some((kind, origin, private, description)) = row else { continue };
+        let tags = c.tags();
         hits.push(SearchHit {
             name: c.name,
             description,
-            tags: c.tags,
+            tags,
             kind: if kind == "local" { "local" } else { "external" },
             origin,
             confidence: c.confidence,
@@ -100,25 +123,19 @@ pub(super) fn ranked(conn: &Connection, query: &Query, limit: usize) -> Result<V
     Ok(hits)
 }
 
-/// The first [`CANDIDATES`] matches in the index's order (the best
+/// The first [`CANDIDATES`] shown matches in the index's order (the best
 /// evidenced first), with what ranking reads of them.
 fn candidates(conn: &Connection, query: &Query) -> Result<Vec<Candidate>, StoreError> {
-    let sql = format!(
+    // CROSS JOIN: FTS5 leads, in row id order, and each match's row is
+    // looked up by id; hidden skills are passed over, not counted.
+    let mut stmt = conn.prepare_cached(
         "SELECT d.id, d.name, d.tags, d.confidence
-         FROM (SELECT rowid AS id FROM skill_search WHERE skill_search MATCH ?1
-               ORDER BY rowid LIMIT {CANDIDATES}) c
-         JOIN skill_search_docs d ON d.id = c.id
-         ORDER BY c.id"
-    );
-    let mut stmt = conn.prepare_cached(&sql)?;
-    let rows = stmt.query_map(params![query.fts], |row| {
-        let tags: String = row.get(2)?;
-        Ok(Candidate {
-            id: row.get(0)?,
-            name: row.get(1)?,
-            tags: serde_json::from_str(&tags).unwrap_or_default(),
-            confidence: row.get(3)?,
-        })
+         FROM skill_search f CROSS JOIN skill_search_docs d ON d.id = f.rowid
+         WHERE skill_search MATCH ?1 AND d.visible
+         ORDER BY f.rowid LIMIT ?2",
+    )?;
+    let rows = stmt.query_map(params![query.fts, CANDIDATES as i64], |row| {
+        Ok(Candidate { id: row.get(0)?, name: row.get(1)?, tags: row.get(2)?, confidence: row.get(3)? })
     })?;
     Ok(rows.collect::<Result<_, _>>()?)
 }
@@ -138,11 +155,20 @@ fn described(conn: &Connection, query: &Query, term: &Term, last: i64) -> Result
 }
 
 /// A term's IDF among `skills` indexed.
-fn idf(conn: &Connection, term: &Term, skills: f64) -> Result<f64, StoreError> {
+fn idf(conn: &Connection, counts: &mut WordCounts, term: &Term, skills: f64) -> Result<f64, StoreError> {
     let last = term.words.len() - 1;
     let mut holding = skills;
     for (i, word) in term.words.iter().enumerate() {
-        let n = if term.prefix && i == last { prefix_count(conn, word, skills)? } else { count(conn, word)? };
+        let prefix = term.prefix && i == last;
+        let key = if prefix { format!("{word}*") } else { word.clone() };
+        let n = match counts.get(&key) {
+            Some(n) => n,
+            None => {
+                let n = if prefix { prefix_count(conn, word, skills)? } else { count(conn, word)? };
+                counts.keep(&key, n);
+                n
+            }
+        };
         holding = holding.min(n);
     }
     Ok((1.0 + (skills - holding + 0.5) / (holding + 0.5)).ln())
@@ -181,9 +207,7 @@ fn relevance(
     described: &[HashSet<i64>],
     c: &Candidate,
 ) -> Result<Option<f64>, StoreError> {
-    let tags = c.tags.join(" ");
     let name: Vec<&str> = words(&c.name).collect();
-    let tags: Vec<&str> = words(&tags).collect();
     let mut description: Option<String> = None;
     let mut body: Option<String> = None;
     let mut total = 0.0;
@@ -198,7 +222,8 @@ fn relevance(
                 ))
         {
             WEIGHTS[1]
-        } else if holds(&tags, term) {
+        } else if c.tags().iter().any(|tag| holds(&words(tag).collect::<Vec<_>>(), term)) {
+            // Each tag apart: a phrase never spans two of them.
             WEIGHTS[2]
         } else if term.words.len() == 1 {
             // FTS5 matched the word, so the body holds it.

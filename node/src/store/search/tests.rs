@@ -208,7 +208,11 @@ fn a_search_that_meets_a_corrupt_index_rebuilds_it_and_answers() {
     let (_dir, store) = store_with(&[packet("alpha", "Tag the release", "Body", 0.5)]);
     // Damaged while the store is open (what a large index's open does not read).
     store.conn().execute_batch("UPDATE skill_search_data SET block = x'0102030405' WHERE id > 10").unwrap();
-    assert!(rank::ranked(&store.conn(), &Query::parse("release").unwrap(), 10).is_err(), "the damage is met");
+    assert!(
+        rank::ranked(&store.conn(), &mut WordCounts::default(), &Query::parse("release").unwrap(), 10)
+            .is_err(),
+        "the damage is met"
+    );
     assert_eq!(names(&store, "release"), ["alpha"], "rebuilt, then answered");
     assert_eq!(fault(&store.conn()).unwrap(), None);
 }
@@ -391,4 +395,175 @@ fn row_ids_order_the_index_by_evidence_level_then_age() {
     assert!(row_id(1.0, 7) < row_id(0.74, 1));
     assert_eq!(row_id(7.0, 3), row_id(1.0, 3), "confidence clamped");
     assert!(row_id(-1.0, 3) > row_id(0.25, 3));
+}
+
+/// Hides `name` from search the way a received skill waiting for review is hidden.
+fn hide(store: &Store, name: &str) {
+    store
+        .conn()
+        .execute(
+            "INSERT INTO inbox (skill_name, integrity_hash, peer, received_at)
+             SELECT name, integrity_hash, 'peer', 'now' FROM skills WHERE name = ?1",
+            [name],
+        )
+        .unwrap();
+}
+
+fn visible_flag(store: &Store, name: &str) -> bool {
+    store
+        .conn()
+        .query_row("SELECT visible FROM skill_search_docs WHERE name = ?1", [name], |r| r.get(0))
+        .unwrap()
+}
+
+#[test]
+fn hidden_skills_never_crowd_shown_ones_out_of_the_candidates() {
+    // One more hidden skill than the candidates ranked, all better
+    // evidenced (first in the index's order) than the one shown skill.
+    let mut packets: Vec<SkillPacket> =
+        (0..=CANDIDATES).map(|i| packet(&format!("held-{i:04}"), "A crowded word", "Body", 0.95)).collect();
+    packets.push(packet("shown", "A crowded word", "Body", 0.1));
+    let (_dir, store) = store_with(&packets);
+    for i in 0..=CANDIDATES {
+        hide(&store, &format!("held-{i:04}"));
+    }
+    assert_eq!(names(&store, "crowded"), ["shown"]);
+    assert_eq!(names(&store, r#""a crowded word""#), ["shown"], "a phrase too");
+}
+
+#[test]
+fn a_phrase_never_reads_a_hidden_skills_body() {
+    // The hidden skill holds the words, in its body only, and its stored
+    // packet cannot be read: a search that read it would fail.
+    let (_dir, store) = store_with(&[
+        packet("held", "Unrelated", "the words kettle and teapot, apart", 0.9),
+        packet("shown", "Unrelated", "a kettle teapot set", 0.5),
+    ]);
+    hide(&store, "held");
+    store.conn().execute("UPDATE skills SET packet = x'00' WHERE name = 'held'", []).unwrap();
+    assert_eq!(names(&store, r#""kettle teapot""#), ["shown"]);
+}
+
+#[test]
+fn the_index_knows_which_skills_are_shown_as_each_deciding_table_changes() {
+    let (_dir, store) = store_with(&[packet("alpha", "Tag the release", "Body", 0.5)]);
+    assert!(visible_flag(&store, "alpha"));
+    let steps: [(&str, &str); 4] = [
+        (
+            "INSERT INTO inbox (skill_name, integrity_hash, peer, received_at)
+             SELECT name, integrity_hash, 'peer', 'now' FROM skills WHERE name = 'alpha'",
+            "DELETE FROM inbox WHERE skill_name = 'alpha'",
+        ),
+        (
+            "INSERT INTO inbox_decisions (skill_name, integrity_hash, decision, decided_at)
+             SELECT name, integrity_hash, 'rejected', 'now' FROM skills WHERE name = 'alpha'",
+            "UPDATE inbox_decisions SET decision = 'accepted' WHERE skill_name = 'alpha'",
+        ),
+        (
+            "INSERT INTO skill_scores (name, uses, successes, failures, streak, streak_hash, last_used,
+                                       recent_after, retired_at)
+             VALUES ('alpha', 1, 0, 1, 0, '', 'now', 0, 'now')",
+            "UPDATE skill_scores SET retired_at = NULL WHERE name = 'alpha'",
+        ),
+        (
+            "INSERT INTO revocations (name, digest, origin, key_id, reason, seq, recorded_at, revocation)
+             SELECT name, integrity_hash, origin, 'k', 'bad', 1, 'now', '{}' FROM skills WHERE name = 'alpha'",
+            "DELETE FROM revocations WHERE name = 'alpha'",
+        ),
+    ];
+    for (hiding, showing) in steps {
+        store.conn().execute(hiding, []).unwrap();
+        assert!(!visible_flag(&store, "alpha"), "{hiding}");
+        assert!(names(&store, "release").is_empty(), "{hiding}");
+        store.conn().execute(showing, []).unwrap();
+        assert!(visible_flag(&store, "alpha"), "{showing}");
+        assert_eq!(names(&store, "release"), ["alpha"], "{showing}");
+    }
+    // A new version of a retired skill stays hidden: the row is made again with the flag.
+    store.conn().execute("UPDATE skill_scores SET retired_at = 'now' WHERE name = 'alpha'", []).unwrap();
+    store
+        .transaction(|tx| {
+            tx.install(
+                &packet("alpha", "Tag the release", "New", 0.5),
+                SkillKind::Local,
+                true,
+                &Source::Operator,
+            )
+        })
+        .unwrap();
+    assert!(!visible_flag(&store, "alpha"));
+}
+
+#[test]
+fn the_skill_count_follows_writes_and_a_wrong_one_is_rebuilt_at_open() {
+    let (dir, store) = store_with(&[
+        packet("alpha", "Tag the release", "Body", 0.5),
+        packet("bravo", "Tag the release", "Body", 0.5),
+    ]);
+    let counted = |store: &Store| -> i64 {
+        store.conn().query_row("SELECT skills FROM skill_search_count", [], |r| r.get(0)).unwrap()
+    };
+    assert_eq!(counted(&store), 2);
+    store
+        .transaction(|tx| {
+            tx.install(&packet("alpha", "Tag it", "New", 0.5), SkillKind::Local, true, &Source::Operator)
+        })
+        .unwrap();
+    assert_eq!(counted(&store), 2, "an update replaces the row");
+    store.tombstone("alpha", Source::Operator).unwrap();
+    assert_eq!(counted(&store), 1, "a tombstone leaves");
+    store.conn().execute("UPDATE skill_search_count SET skills = 7", []).unwrap();
+    assert_eq!(fault(&store.conn()).unwrap(), Some("does not match the skills held"));
+    drop(store);
+    let store = Store::open(dir.path()).unwrap();
+    assert_eq!(counted(&store), 1);
+}
+
+#[test]
+fn blank_tags_filter_nothing() {
+    let (_dir, store) = store_with(&[packet("alpha", "Tag the release", "Body", 0.5)]);
+    for blank in ["", " "] {
+        let answer = store.search_text("release", None, Some(blank)).unwrap().unwrap();
+        assert_eq!(answer.results.len(), 1, "{blank:?}");
+        assert!(answer.tags.is_empty());
+    }
+    // An empty tag among others is still refused.
+    assert!(matches!(store.search_text("release", None, Some("a,,b")).unwrap(), Err(QueryError::Tag(_))));
+}
+
+#[test]
+fn a_phrase_never_spans_two_tags() {
+    let mut two = packet("two-tags", "Unrelated", "Body", 0.5);
+    two.tags = vec!["blue".into(), "green".into()];
+    let mut one = packet("one-tag", "Unrelated", "Body", 0.5);
+    one.tags = vec!["blue green".into()];
+    let (_dir, store) = store_with(&[two, one]);
+    assert_eq!(names(&store, "blue green").len(), 2);
+    assert_eq!(names(&store, r#""blue green""#), ["one-tag"]);
+}
+
+#[test]
+fn ranking_folds_words_exactly_as_the_index_does() {
+    // Each word is in one skill's name and in a better-evidenced one's
+    // body: the name weighs 10 to the body's 1 only if ranking folds the
+    // query's word as the index folded the name's (ł, ø and ß kept as they
+    // are, ς and µ taken for σ and μ, Greek accents kept).
+    for (word, query) in [
+        ("łódź", "ŁÓDŹ"),
+        ("ørsted", "ØRSTED"),
+        ("straße", "STRAẞE"),
+        ("οδηγός", "ΟΔΗΓΌΣ"),
+        ("µwave", "μwave"),
+        ("한국어", "한국어"),
+    ] {
+        let (_dir, store) = store_with(&[
+            packet("in-body", "Unrelated", &format!("Words then {word} here"), 1.0),
+            packet(&format!("{word}-guide"), "Unrelated", "Body", 0.1),
+        ]);
+        assert_eq!(names(&store, query), [format!("{word}-guide"), "in-body".to_owned()], "{query}");
+        assert_eq!(names(&store, &format!("\"{query} guide\"")), [format!("{word}-guide")], "{query}");
+    }
+    assert_eq!(query::fold("ΟΔΗΓΌΣ"), query::fold("οδηγός"));
+    assert_eq!(query::fold("한국어"), "한국어", "Hangul syllables stay whole");
+    assert_eq!(query::fold("Ærø"), "ærø");
 }
