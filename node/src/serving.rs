@@ -2,7 +2,8 @@
 //! listings, one version by digest, a push and the replay check of signed
 //! requests need from a store — on either backend: the node's own library
 //! (SQLite, [`Library`]) or a hub's PostgreSQL database ([`HubStore`],
-//! `--store postgres://…`), which several replicas share.
+//! `--store postgres://…`), which several replicas share — and the one
+//! `/v1/` read a hub serves too, search.
 //!
 //! The HTTP handlers of the ECP endpoints go through [`Serving`] only; the
 //! reads block (async callers use `spawn_blocking`), except
@@ -19,6 +20,7 @@ use tokio::sync::watch;
 use crate::intake::Sender;
 use crate::library::Library;
 use crate::store::hub::HubStore;
+use crate::store::search::{self, Answer, QueryError};
 use crate::store::{FeedRow, StoreError, Summary};
 
 /// The store the ECP endpoints serve from.
@@ -132,6 +134,21 @@ impl Serving {
         match self {
             Serving::Local(library) => library.merge(update, sender, policy),
             Serving::Hub(hub) => hub.merge(update, sender, policy),
+        }
+    }
+
+    /// Ranked full-text search (`GET /v1/search`) with `text`, `limit` and
+    /// `tags` as the user gave them: the node's index, or a hub's
+    /// PostgreSQL full-text search; blocking.
+    pub fn search_text(
+        &self,
+        text: &str,
+        limit: Option<&str>,
+        tags: Option<&str>,
+    ) -> Result<Result<Answer, QueryError>, StoreError> {
+        match self {
+            Serving::Local(library) => library.store().search_text(text, limit, tags),
+            Serving::Hub(hub) => search::answer(text, limit, tags, |query, limit| hub.search(query, limit)),
         }
     }
 

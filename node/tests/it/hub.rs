@@ -29,14 +29,15 @@ const NAME: &str = "hub.test";
 /// The authority signed requests are signed for: the balancer's, as clients see it.
 const AUTHORITY: &str = "hub.test:7330";
 
-struct Replica {
-    node: HubNode,
-    client: reqwest::Client,
-    _dir: tempfile::TempDir,
+/// A hub replica of a test's own, with its data folder.
+pub(crate) struct Replica {
+    pub(crate) node: HubNode,
+    pub(crate) client: reqwest::Client,
+    dir: tempfile::TempDir,
 }
 
 impl Replica {
-    async fn start(url: &str, adjust: impl FnOnce(&mut Config)) -> Replica {
+    pub(crate) async fn start(url: &str, adjust: impl FnOnce(&mut Config)) -> Replica {
         let dir = tempfile::tempdir().expect("a temporary folder");
         let mut config = Config::for_tests(dir.path());
         config.store = Some(url.into());
@@ -44,19 +45,26 @@ impl Replica {
         let node = HubNode::bind(config).await.expect("the replica starts");
         let client =
             reqwest::Client::builder().no_proxy().timeout(Duration::from_secs(30)).build().expect("a client");
-        Replica { node, client, _dir: dir }
+        Replica { node, client, dir }
     }
 
-    fn url(&self, path: &str) -> String {
+    pub(crate) fn url(&self, path: &str) -> String {
         format!("{}{path}", self.node.url())
     }
 
-    async fn get(&self, path: &str) -> (StatusCode, Value) {
+    /// The `/v1/` API token the replica made in its data folder.
+    pub(crate) fn token(&self) -> String {
+        let text =
+            std::fs::read_to_string(self.dir.path().join("data").join("api-token")).expect("the token file");
+        text.trim().to_owned()
+    }
+
+    pub(crate) async fn get(&self, path: &str) -> (StatusCode, Value) {
         let reply = self.client.get(self.url(path)).send().await.expect("an answer");
         (reply.status(), reply.json().await.expect("a JSON answer"))
     }
 
-    async fn push(&self, body: Vec<u8>) -> (StatusCode, Value) {
+    pub(crate) async fn push(&self, body: Vec<u8>) -> (StatusCode, Value) {
         let reply = self
             .client
             .post(self.url("/ecp/skills"))
@@ -69,7 +77,11 @@ impl Replica {
     }
 }
 
-async fn two_replicas(server: &PgServer, db: &str, adjust: impl Fn(&mut Config)) -> (Replica, Replica) {
+pub(crate) async fn two_replicas(
+    server: &PgServer,
+    db: &str,
+    adjust: impl Fn(&mut Config),
+) -> (Replica, Replica) {
     let url = server.database(db);
     let a = Replica::start(&url, &adjust).await;
     let b = Replica::start(&url, &adjust).await;
@@ -292,7 +304,7 @@ async fn migrations_are_versioned_and_a_newer_schema_is_refused() {
                 .get::<_, String>(0)
         })
     };
-    assert_eq!(meta("schema"), "1");
+    assert_eq!(meta("schema"), "2");
     drop(first);
     // A second start migrates nothing and keeps the identity.
     let instance = meta("instance_id");

@@ -265,15 +265,18 @@ impl Writer<'_, '_> {
         let origin_key = packet.origin_signature.as_ref().map(|s| s.key_id.as_str());
         self.tx.execute(
             "INSERT INTO hub_skills (name, kind, origin, version, integrity_hash, created_at, updated_at, deprecated,
-                                     shareable, confidence, tags, seq, packet, origin_verified, origin_key)
-             VALUES ($1, 'external', $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+                                     shareable, confidence, tags, seq, packet, origin_verified, origin_key,
+                                     description, search)
+             VALUES ($1, 'external', $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,
+                     $16::text::tsvector)
              ON CONFLICT (name) DO UPDATE SET
                  kind = excluded.kind, origin = excluded.origin, version = excluded.version,
                  integrity_hash = excluded.integrity_hash, created_at = excluded.created_at,
                  updated_at = excluded.updated_at, deprecated = excluded.deprecated,
                  shareable = excluded.shareable, confidence = excluded.confidence, tags = excluded.tags,
                  seq = excluded.seq, packet = excluded.packet, origin_verified = excluded.origin_verified,
-                 origin_key = excluded.origin_key",
+                 origin_key = excluded.origin_key, description = excluded.description,
+                 search = excluded.search",
             &[
                 &packet.skill_name,
                 &packet.origin_instance,
@@ -289,6 +292,8 @@ impl Writer<'_, '_> {
                 &frame,
                 &verified,
                 &origin_key,
+                &packet.skill_description,
+                &super::search::indexed(packet, shareable && !packet.deprecated),
             ],
         )?;
         self.tx.execute(

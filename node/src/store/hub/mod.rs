@@ -29,7 +29,7 @@
 //!
 //! What it does not do: anything that needs a folder (the skills folder,
 //! its import and projection, agents' folders, bundles' blobs), the local
-//! `/v1/` API, federation with peers, revocations and outcome evidence. A
+//! `/v1/` API but its search, federation with peers, revocations and outcome evidence. A
 //! bundle pushed to a hub is taken as its plain `SKILL.md`, as by any node
 //! without the `ecp-1.3` profile; the manifest lists only `versions`.
 //!
@@ -39,10 +39,12 @@
 //! - `schema`: the tables and their versioned migrations.
 //! - `merge`: [`HubStore::merge`], a push in one transaction.
 //! - `listen`: the LISTEN connection that follows other replicas' commits.
+//! - `search`: full-text search over the skills served (`GET /v1/search`).
 
 mod listen;
 mod merge;
 mod schema;
+mod search;
 
 use std::collections::HashMap;
 use std::str::FromStr;
@@ -138,6 +140,10 @@ impl HubStore {
         let (instance_id, key) = {
             let mut tx = first.transaction()?;
             schema::migrate(&mut tx)?;
+            let indexed = search::backfill(&mut tx)?;
+            if indexed > 0 {
+                tracing::info!(skills = indexed, "hub: indexed the skills held for search");
+            }
             let identity = identity(&mut tx)?;
             tx.commit()?;
             identity
