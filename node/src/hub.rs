@@ -35,7 +35,10 @@ pub const REPLICA_DIR: &str = "hub-replica";
 #[non_exhaustive]
 pub enum HubError {
     /// The database could not be reached, migrated or read.
-    #[error("cannot use the hub's database (--store): {0}")]
+    #[error(
+        "cannot use the hub's database (--store): {0}{step}",
+        step = crate::store::hub::next_step(.0).map(|s| format!("; {s}")).unwrap_or_default()
+    )]
     Store(#[from] StoreError),
     /// Something configured needs a folder of the node's own.
     #[error("a hub replica (--store) does not {0}")]

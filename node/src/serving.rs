@@ -19,7 +19,7 @@ use tokio::sync::watch;
 
 use crate::intake::Sender;
 use crate::library::Library;
-use crate::store::hub::HubStore;
+use crate::store::hub::{Admission, HubStore};
 use crate::store::search::{self, Answer, QueryError};
 use crate::store::{FeedRow, StoreError, Summary};
 
@@ -152,19 +152,18 @@ impl Serving {
         }
     }
 
-    /// Admits the nonce of a signed request by `key_id` across replicas:
-    /// false when another replica admitted it already (a replay). The
-    /// node's own store has nothing to add to its in-memory nonce cache,
-    /// which checked it already.
-    pub async fn admit_nonce(&self, key_id: &str, nonce: &str) -> Result<bool, StoreError> {
+    /// Admits the nonce of a signed request by `key_id` across replicas, at
+    /// most `cap` held per key: a replay when another replica admitted it
+    /// already. The node's own store has nothing to add to its in-memory
+    /// nonce cache, which checked it already.
+    pub async fn admit_nonce(&self, key_id: &str, nonce: &str, cap: usize) -> Result<Admission, StoreError> {
         match self {
-            Serving::Local(_) => Ok(true),
+            Serving::Local(_) => Ok(Admission::Admitted),
             Serving::Hub(hub) => {
                 let (hub, key_id, nonce) = (hub.clone(), key_id.to_owned(), nonce.to_owned());
-                let now = crate::store::origin_limits::unix_now();
                 // Kept as long as a timestamp can be within the skew either side of now.
-                let until = now + 2 * ecp_protocol::signed_auth::MAX_CLOCK_SKEW_SECS;
-                tokio::task::spawn_blocking(move || hub.admit_nonce(&key_id, &nonce, until, now))
+                let keep = 2 * ecp_protocol::signed_auth::MAX_CLOCK_SKEW_SECS;
+                tokio::task::spawn_blocking(move || hub.admit_nonce(&key_id, &nonce, keep, cap))
                     .await
                     .map_err(joined)?
             }

@@ -31,6 +31,7 @@ use super::authority;
 use super::cache::Cached;
 use super::error::ApiError;
 use super::state::AppState;
+use crate::store::hub::Admission;
 
 /// Guards a request to an ECP endpoint.
 pub(super) async fn ecp(
@@ -63,11 +64,15 @@ pub(super) async fn ecp(
         // The raw bytes, before any decoding (`SPEC.md` §6.3.4, §10.1.4.4).
         (authenticate(&state, conn, &parts.method, &parts.uri, &parts.headers, &bytes)?, Body::from(bytes))
     };
-    if let Caller::Signed(signed) = &caller
-        && !state.serving.admit_nonce(signed.key_id(), signed.nonce()).await?
-    {
-        // Admitted by this replica's cache, but another replica of the hub took it first.
-        return Err(ecp_protocol::SignedAuthError::Replay.into());
+    if let Caller::Signed(signed) = &caller {
+        let cap = state.config.replay_cache_capacity;
+        match state.serving.admit_nonce(signed.key_id(), signed.nonce(), cap).await? {
+            Admission::Admitted => {}
+            // Admitted by this replica's cache, but another replica of the hub took it first.
+            Admission::Replayed => return Err(ecp_protocol::SignedAuthError::Replay.into()),
+            // The hub holds as many of this key's nonces as one key may.
+            Admission::Full => return Err(ecp_protocol::SignedAuthError::ReplayCacheFull.into()),
+        }
     }
     let caller = Arc::new(caller);
     parts.extensions.insert(caller.clone());

@@ -238,6 +238,16 @@ async fn a_hubs_search_never_shows_a_quarantined_skill_and_follows_updates_and_w
     assert_eq!(hub.found("journald", None).await, ["log-rotation"]);
     assert!(hub.found("rotate", None).await.is_empty(), "the superseded version's words left");
 
+    // A description holding NUL, which PostgreSQL's TEXT refuses: the skill
+    // is installed and found all the same (its NUL shown as U+FFFD).
+    let mut nul = skill("gecko-notes", "Gecko notes", &["zoo"], "Geckos climb glass.", 0.8, AT);
+    nul.skill_description = "Gecko\u{0}notes".to_owned();
+    nul.reseal();
+    let (status, merged) = a.push(update(ORIGIN, &[nul])).await;
+    assert_eq!((status, merged["newSkills"].as_u64()), (StatusCode::OK, Some(1)), "{merged}");
+    let (_, found) = hub.get(&[("q", "gecko")]).await;
+    assert_eq!(found["results"][0]["description"], "Gecko\u{fffd}notes", "{found}");
+
     // A withdrawal leaves the index.
     assert_eq!(hub.found("flaky", None).await, ["flaky-tests"]);
     let mut withdrawn =

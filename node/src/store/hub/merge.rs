@@ -263,6 +263,7 @@ impl Writer<'_, '_> {
         let verified = packet.origin_signature.is_some()
             || !packet.provenance.as_ref().is_some_and(|p| p.origin_unverified);
         let origin_key = packet.origin_signature.as_ref().map(|s| s.key_id.as_str());
+        let description = text(&packet.skill_description).into_owned();
         self.tx.execute(
             "INSERT INTO hub_skills (name, kind, origin, version, integrity_hash, created_at, updated_at, deprecated,
                                      shareable, confidence, tags, seq, packet, origin_verified, origin_key,
@@ -292,7 +293,7 @@ impl Writer<'_, '_> {
                 &frame,
                 &verified,
                 &origin_key,
-                &packet.skill_description,
+                &description,
                 &super::search::indexed(packet, shareable && !packet.deprecated),
             ],
         )?;
@@ -369,9 +370,9 @@ impl Writer<'_, '_> {
 }
 
 /// `s` as a PostgreSQL `TEXT` value: that type refuses NUL, which a refused
-/// packet's name (or a reason quoting it) may hold — written as U+FFFD, so
+/// packet's name (or a reason quoting it), or any packet's description, may hold — written as U+FFFD, so
 /// that the refusal is kept rather than failing the whole update.
-fn text(s: &str) -> std::borrow::Cow<'_, str> {
+pub(super) fn text(s: &str) -> std::borrow::Cow<'_, str> {
     if s.contains('\0') {
         std::borrow::Cow::Owned(s.replace('\0', "\u{fffd}"))
     } else {

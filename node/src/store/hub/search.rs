@@ -42,6 +42,7 @@ use ecp_protocol::SkillPacket;
 use postgres::Transaction;
 use postgres::types::ToSql;
 
+use super::merge::text;
 use super::{HubStore, REPEATABLE, packed};
 use crate::store::search::query::{Term, fold, words};
 use crate::store::search::{CANDIDATES, EVIDENCE_BOOST, Query, SearchHit, WEIGHTS};
@@ -241,7 +242,11 @@ pub(super) fn backfill(tx: &mut Transaction<'_>) -> Result<u64, StoreError> {
             let packet: SkillPacket = from_json(&packed::json(rusqlite::types::ValueRef::Blob(row.get(1)))?)?;
             tx.execute(
                 "UPDATE hub_skills SET description = $2, search = $3::text::tsvector WHERE name = $1",
-                &[&row.get::<_, &str>(0), &packet.skill_description, &indexed(&packet, row.get(2))],
+                &[
+                    &row.get::<_, &str>(0),
+                    &text(&packet.skill_description).as_ref(),
+                    &indexed(&packet, row.get(2)),
+                ],
             )?;
             filled += 1;
         }
