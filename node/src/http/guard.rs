@@ -218,6 +218,28 @@ pub(super) fn is_local(peer: SocketAddr, headers: &HeaderMap) -> bool {
     peer.ip().to_canonical().is_loopback() && !is_forwarded(headers)
 }
 
+/// The client a request is counted against: the address it came from,
+/// or, when that is one of the `trusted` balancers (`trusted_proxy`), the
+/// nearest address `X-Forwarded-For` names that is not one of them — the
+/// header is never believed from anyone else, who could name any address.
+pub(super) fn client_address(trusted: &[IpAddr], peer: IpAddr, headers: &HeaderMap) -> IpAddr {
+    let peer = peer.to_canonical();
+    if !trusted.contains(&peer) {
+        return peer;
+    }
+    let forwarded = headers.get_all("x-forwarded-for").iter().filter_map(|v| v.to_str().ok());
+    let named: Vec<IpAddr> = forwarded
+        .flat_map(|v| v.split(','))
+        .map(str::trim)
+        .map(|a| a.parse::<IpAddr>().or_else(|_| a.parse::<SocketAddr>().map(|s| s.ip())))
+        .collect::<Result<_, _>>()
+        .unwrap_or_default();
+    // Each balancer appends the address it was reached from: the last one
+    // not a balancer of ours is the client (an entry that is not an address
+    // makes the header worthless: the balancer's own address counts).
+    named.iter().rev().map(|ip| ip.to_canonical()).find(|ip| !trusted.contains(ip)).unwrap_or(peer)
+}
+
 /// Whether a proxy says it relays the request for someone else.
 pub(super) fn is_forwarded(headers: &HeaderMap) -> bool {
     headers.contains_key(header::FORWARDED) || headers.contains_key("x-forwarded-for")

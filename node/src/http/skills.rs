@@ -174,6 +174,7 @@ pub(super) async fn post(
     Extension(caller): Extension<Arc<Caller>>,
     client: Option<Extension<ConnectInfo<SocketAddr>>>,
     merging: Option<Extension<MergeStarted>>,
+    headers: HeaderMap,
     body: Body,
 ) -> Result<Response, ApiError> {
     // The guard read the body whole, under the size limit, to authenticate it.
@@ -207,7 +208,7 @@ pub(super) async fn post(
             format!("peerInstance {problem} (it must name the sending instance in 1–128 printable bytes)"),
         ));
     }
-    let sender = sender(&state, &caller, client, peer).await;
+    let sender = sender(&state, &caller, client, &headers, peer).await;
     let serving = state.serving.clone();
     let policy = state.config.policy.clone();
     let result = tokio::task::spawn_blocking(move || serving.merge(update, &sender, &policy)).await??;
@@ -221,6 +222,7 @@ pub(super) async fn sender(
     state: &AppState,
     caller: &Caller,
     client: Option<Extension<ConnectInfo<SocketAddr>>>,
+    headers: &HeaderMap,
     peer: &str,
 ) -> Sender {
     // A push signed with a configured peer's own key is that peer's, whatever
@@ -234,9 +236,13 @@ pub(super) async fn sender(
     };
     // The per-sender limits count what the node verified: the peer whose
     // key signed the push, else the client's address — never peerInstance.
+    // Behind a configured balancer, the client it names (review H3: else
+    // every push through it is the balancer's, one budget for all).
     let account = match (caller.peer(), client) {
         (Some(owner), _) => peer_account(&owner.url),
-        (None, Some(Extension(ConnectInfo(addr)))) => address_account(addr.ip()),
+        (None, Some(Extension(ConnectInfo(addr)))) => {
+            address_account(super::guard::client_address(&state.config.trusted_proxies, addr.ip(), headers))
+        }
         (None, None) => "addr:unknown".to_owned(),
     };
     // X-ECP-HMAC alone, or the Go default identity: an ECP/1.1 sender,

@@ -476,3 +476,41 @@ async fn a_keys_nonces_are_capped_across_replicas() {
     });
     assert_eq!(held, 2);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_per_sender_limit_counts_the_client_a_trusted_balancer_names_and_no_other() {
+    let Some(server) =
+        start_or_skip("the_per_sender_limit_counts_the_client_a_trusted_balancer_names_and_no_other")
+    else {
+        return;
+    };
+    // One new skill per sender per hour; this test's client is the balancer (127.0.0.1).
+    let one_each = |c: &mut Config| c.sender_limits.per_hour = 1;
+    let trusting = Replica::start(&server.database("forwarded"), |c: &mut Config| {
+        one_each(c);
+        c.trusted_proxies = vec!["127.0.0.1".parse().expect("an address")];
+    })
+    .await;
+    let untrusting = Replica::start(&server.database("unforwarded"), one_each).await;
+    let push = |r: &Replica, n: u32, forwarded_for: &str| {
+        let skill = packet_from(&format!("origin-{n}"), &format!("forwarded-{n}"), "2026-11-21T10:00:00Z");
+        r.client
+            .post(r.url("/ecp/skills"))
+            .header("content-type", "application/json")
+            .header("x-forwarded-for", forwarded_for)
+            .body(update("pusher", &[skill]))
+            .send()
+    };
+    // Behind the configured balancer: each client it names has a budget of
+    // its own (the last address it appended counts, not what the client claimed).
+    assert_eq!(push(&trusting, 1, "198.51.100.1").await.expect("an answer").status(), StatusCode::OK);
+    let other = push(&trusting, 2, "198.51.100.1, 198.51.100.2").await.expect("an answer");
+    assert_eq!(other.status(), StatusCode::OK, "{}", other.text().await.unwrap_or_default());
+    let again = push(&trusting, 3, "198.51.100.1").await.expect("an answer");
+    assert_eq!(again.status(), StatusCode::TOO_MANY_REQUESTS, "the first client's budget is spent");
+    // From an address not configured as a balancer the header is not
+    // believed: both pushes are that address's, one budget.
+    assert_eq!(push(&untrusting, 1, "198.51.100.1").await.expect("an answer").status(), StatusCode::OK);
+    let second = push(&untrusting, 2, "198.51.100.2").await.expect("an answer");
+    assert_eq!(second.status(), StatusCode::TOO_MANY_REQUESTS);
+}
