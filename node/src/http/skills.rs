@@ -64,13 +64,13 @@ async fn answer_at(
         (Some(n), Some(p)) => format!("\"{instance}-{seq}-since-{n}-limit-{}\"", p.packets),
     };
     // The answer depends only on the sequence number: a matching tag needs no database.
-    if matches_etag(&headers, &etag_for(seq)) {
+    if matches_etag(headers, &etag_for(seq)) {
         return Ok(not_modified(&etag_for(seq)));
     }
     let uptime_hours = state.started.elapsed().as_secs_f64() / 3600.0;
     let feed = feed(state, seq).await?;
     let tag = etag_for(feed.seq);
-    if matches_etag(&headers, &tag) {
+    if matches_etag(headers, &tag) {
         return Ok(not_modified(&tag));
     }
     let cut = since.map(|n| feed.since(n, page));
@@ -97,10 +97,10 @@ async fn answer_at(
             // (review H4), which clients would keep with 304s.
             let listing = state.cache.skills.get_or_build(feed.seq, build).await?;
             let tag = etag_for(listing.seq);
-            if matches_etag(&headers, &tag) {
+            if matches_etag(headers, &tag) {
                 return Ok(not_modified(&tag));
             }
-            Ok(listing_response(&headers, listing, &tag).await)
+            Ok(listing_response(headers, listing, &tag).await)
         }
     }
 }
