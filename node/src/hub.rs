@@ -7,8 +7,10 @@
 //! A replica keeps nothing a restart would lose: it may be started, killed
 //! or replaced at any time. What needs a folder of a node's own is refused
 //! at start, with what to do instead: peers to federate with, agents'
-//! folders, skills folders. The local `/v1/` API, the status page and
-//! bundles' blobs are not served (their paths answer the usual JSON 404).
+//! folders, skills folders. Of the local `/v1/` API it serves search alone
+//! (the token is `<data>/api-token`, as on a node: give every replica the
+//! same file); the rest (`not_on_a_hub`), the status page and bundles'
+//! blobs are not served (JSON 404s).
 //! The replica keeps its metrics in a small library of its own under
 //! `<data>/hub-replica`, from which nothing is served.
 
@@ -33,7 +35,10 @@ pub const REPLICA_DIR: &str = "hub-replica";
 #[non_exhaustive]
 pub enum HubError {
     /// The database could not be reached, migrated or read.
-    #[error("cannot use the hub's database (--store): {0}")]
+    #[error(
+        "cannot use the hub's database (--store): {0}{step}",
+        step = crate::store::hub::next_step(.0).map(|s| format!("; {s}")).unwrap_or_default()
+    )]
     Store(#[from] StoreError),
     /// Something configured needs a folder of the node's own.
     #[error("a hub replica (--store) does not {0}")]
@@ -46,6 +51,13 @@ pub enum HubError {
         /// Cause.
         source: std::io::Error,
     },
+    /// The API token file (`api-token` in the data folder) cannot be read or made.
+    #[error(
+        "cannot read or create {file} in the data folder: {0}; check the folder's permissions, or delete a \
+         damaged token file",
+        file = crate::api_token::TOKEN_FILE
+    )]
+    ApiToken(std::io::Error),
     /// A certificate or key file is missing or unusable.
     #[error(transparent)]
     Tls(#[from] crate::tls::TlsError),
@@ -107,6 +119,18 @@ impl HubNode {
             }
             tracing::warn!("{w} (accepted on loopback only)");
         }
+        // The `/v1/` search is opened as a node's `/v1/` is: the same token
+        // file in every replica's data folder lets a client use any of them.
+        let api_token = {
+            let data = config.data_dir.clone();
+            tokio::task::spawn_blocking(move || {
+                std::fs::create_dir_all(&data)?;
+                crate::api_token::load_or_create(&data)
+            })
+            .await
+            .expect("reading the token file does not panic")
+            .map_err(HubError::ApiToken)?
+        };
         let (limits, replica) = (config.merge_limits(), config.data_dir.join(REPLICA_DIR));
         let (hub, library) = tokio::task::spawn_blocking(move || {
             let hub = HubStore::connect(url.expose(), DEFAULT_POOL, limits)?;
@@ -122,7 +146,7 @@ impl HubNode {
             listener.local_addr().map_err(|source| HubError::Bind { addr: config.listen, source })?;
         let (header_read_timeout, connections) = (config.header_read_timeout, config.connections);
         let metrics = library.metrics().clone();
-        let state = AppState::hub(library, hub.clone(), config);
+        let state = AppState::hub(library, hub.clone(), config, Some(api_token));
         let follower = http::follow_changes(state.clone());
         let router = http::hub_app(state);
         let (tx, mut rx) = watch::channel(false);

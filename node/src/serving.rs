@@ -2,7 +2,8 @@
 //! listings, one version by digest, a push and the replay check of signed
 //! requests need from a store — on either backend: the node's own library
 //! (SQLite, [`Library`]) or a hub's PostgreSQL database ([`HubStore`],
-//! `--store postgres://…`), which several replicas share.
+//! `--store postgres://…`), which several replicas share — and the one
+//! `/v1/` read a hub serves too, search.
 //!
 //! The HTTP handlers of the ECP endpoints go through [`Serving`] only; the
 //! reads block (async callers use `spawn_blocking`), except
@@ -18,7 +19,8 @@ use tokio::sync::watch;
 
 use crate::intake::Sender;
 use crate::library::Library;
-use crate::store::hub::HubStore;
+use crate::store::hub::{Admission, HubStore};
+use crate::store::search::{self, Answer, QueryError};
 use crate::store::{FeedRow, StoreError, Summary};
 
 /// The store the ECP endpoints serve from.
@@ -135,19 +137,33 @@ impl Serving {
         }
     }
 
-    /// Admits the nonce of a signed request by `key_id` across replicas:
-    /// false when another replica admitted it already (a replay). The
-    /// node's own store has nothing to add to its in-memory nonce cache,
-    /// which checked it already.
-    pub async fn admit_nonce(&self, key_id: &str, nonce: &str) -> Result<bool, StoreError> {
+    /// Ranked full-text search (`GET /v1/search`) with `text`, `limit` and
+    /// `tags` as the user gave them: the node's index, or a hub's
+    /// PostgreSQL full-text search; blocking.
+    pub fn search_text(
+        &self,
+        text: &str,
+        limit: Option<&str>,
+        tags: Option<&str>,
+    ) -> Result<Result<Answer, QueryError>, StoreError> {
         match self {
-            Serving::Local(_) => Ok(true),
+            Serving::Local(library) => library.store().search_text(text, limit, tags),
+            Serving::Hub(hub) => search::answer(text, limit, tags, |query, limit| hub.search(query, limit)),
+        }
+    }
+
+    /// Admits the nonce of a signed request by `key_id` across replicas, at
+    /// most `cap` held per key: a replay when another replica admitted it
+    /// already. The node's own store has nothing to add to its in-memory
+    /// nonce cache, which checked it already.
+    pub async fn admit_nonce(&self, key_id: &str, nonce: &str, cap: usize) -> Result<Admission, StoreError> {
+        match self {
+            Serving::Local(_) => Ok(Admission::Admitted),
             Serving::Hub(hub) => {
                 let (hub, key_id, nonce) = (hub.clone(), key_id.to_owned(), nonce.to_owned());
-                let now = crate::store::origin_limits::unix_now();
                 // Kept as long as a timestamp can be within the skew either side of now.
-                let until = now + 2 * ecp_protocol::signed_auth::MAX_CLOCK_SKEW_SECS;
-                tokio::task::spawn_blocking(move || hub.admit_nonce(&key_id, &nonce, until, now))
+                let keep = 2 * ecp_protocol::signed_auth::MAX_CLOCK_SKEW_SECS;
+                tokio::task::spawn_blocking(move || hub.admit_nonce(&key_id, &nonce, keep, cap))
                     .await
                     .map_err(joined)?
             }

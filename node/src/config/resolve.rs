@@ -59,6 +59,9 @@ pub struct Config {
     /// `store`: a hub's PostgreSQL database (a secret: its URL may hold a
     /// password); `None`: the node's own SQLite in the data folder.
     pub store: Option<Secret>,
+    /// `trusted_proxy`: the balancers whose `X-Forwarded-For` names the
+    /// client (review H3); empty: the header is never trusted.
+    pub trusted_proxies: Vec<std::net::IpAddr>,
     /// Shared secret (X-ECP-HMAC, and the ECP/1.2 key `default`); `None`
     /// and no `keys` (nor peer keys) leave the node open.
     pub secret: Option<Secret>,
@@ -254,6 +257,7 @@ impl Config {
             health_listen: r.addr("server.health_listen"),
             data_dir,
             store: r.secret("store").cloned(),
+            trusted_proxies: trusted_proxies(r)?,
             secret,
             keys,
             weak_keys,
@@ -410,6 +414,22 @@ fn sharing(r: &Resolved, data_dir: &Path) -> Result<Settings, ConfigError> {
         _ => Eligible::Always,
     };
     Ok(Settings { mode, listed, eligible, folders })
+}
+
+/// Checks `trusted_proxy`: IP addresses.
+fn trusted_proxies(r: &Resolved) -> Result<Vec<std::net::IpAddr>, ConfigError> {
+    let given = r.list("trusted_proxy").unwrap_or_default();
+    let given = given.iter().map(|a| a.trim()).filter(|a| !a.is_empty());
+    given
+        .map(|a| {
+            a.parse::<std::net::IpAddr>().map(|ip| ip.to_canonical()).map_err(|_| {
+                r.invalid(
+                    "trusted_proxy",
+                    format!("{a:?} is not an IP address; give the balancer's address as it reaches the node, e.g. 10.0.0.5"),
+                )
+            })
+        })
+        .collect()
 }
 
 /// Checks `[server] names` (each a host, or `host:port`) and writes them

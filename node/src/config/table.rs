@@ -247,6 +247,9 @@ pub static KEYS: &[Key] = &[
     // #18 item 5: hub mode, several replicas on one PostgreSQL database.
     key("", "store", Secret, None, "ECP_STORE", serve("store"),
         "`postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE`: serve as a hub replica from that database, with every other replica given it (see `deploy/hub/`); none: the node's own SQLite in `data`"),
+    // #18 item 5, review H3: whose X-Forwarded-For names the client.
+    key("", "trusted_proxy", List, None, "ECP_TRUSTED_PROXY", serve("trusted-proxy"),
+        "IP addresses of the load balancers in front of the node (a hub's): from them alone `X-Forwarded-For` names the client a push's per-sender limits count; none: the header is never trusted"),
     key("", "secret", Secret, None, "ECP_SECRET", serve("secret"),
         "shared secret: requests must be signed with it (ECP/1.2 key `default`, or X-ECP-HMAC); none and no keys: the node is open (a loud warning beyond loopback)"),
     key("", "secret_file", Path, None, "ECP_SECRET_FILE", serve("secret-file"),

@@ -10,6 +10,7 @@ use axum::response::{IntoResponse, Response};
 use ecp_protocol::{AuthError, DecodeError};
 
 use crate::store::StoreError;
+use crate::store::hub::Fault;
 
 /// An error answer: status, stable machine code, human message.
 #[derive(Debug)]
@@ -129,16 +130,34 @@ impl From<StoreError> for ApiError {
                 tracing::warn!(error = %limited, "update refused: an origin is over its limit of new skills");
                 ApiError::too_many_requests("origin_rate_limited", limited.to_string(), limited.retry_after())
             }
-            // A hub's database that does not answer: the request may be
-            // sent again (to this or another replica); the cause is logged.
-            StoreError::Postgres(e) => {
-                tracing::warn!(error = %e, "the hub's database failed a request");
-                ApiError::new(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    "store_unavailable",
-                    "the hub's database did not answer; retry in a few seconds",
-                )
-            }
+            // A hub's database, its errors sorted by SQLSTATE (review H8):
+            // only what may pass is answered "retry".
+            StoreError::Postgres(e) => match crate::store::hub::fault(&e) {
+                Fault::Retry => {
+                    tracing::warn!(error = %e, "the hub's database failed a request; the client may retry");
+                    ApiError::new(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        "store_unavailable",
+                        "the hub's database did not answer in time; retry in a few seconds",
+                    )
+                    .with_retry_after(5)
+                }
+                Fault::Input => {
+                    let (state, cause) = e
+                        .as_db_error()
+                        .map_or(("22000", e.to_string()), |db| (db.code().code(), db.message().to_owned()));
+                    tracing::info!(sqlstate = state, error = %cause, "the hub's database refused a value of a request");
+                    ApiError::new(
+                        StatusCode::UNPROCESSABLE_ENTITY,
+                        "store_refused_value",
+                        format!(
+                            "the hub's database refused a value of this request (SQLSTATE {state}: {cause}); \
+                             sending it again fails the same way: change the value"
+                        ),
+                    )
+                }
+                Fault::Internal => ApiError::internal(&e),
+            },
             other => ApiError::internal(&other),
         }
     }

@@ -31,6 +31,7 @@ use super::authority;
 use super::cache::Cached;
 use super::error::ApiError;
 use super::state::AppState;
+use crate::store::hub::Admission;
 
 /// Guards a request to an ECP endpoint.
 pub(super) async fn ecp(
@@ -63,11 +64,15 @@ pub(super) async fn ecp(
         // The raw bytes, before any decoding (`SPEC.md` §6.3.4, §10.1.4.4).
         (authenticate(&state, conn, &parts.method, &parts.uri, &parts.headers, &bytes)?, Body::from(bytes))
     };
-    if let Caller::Signed(signed) = &caller
-        && !state.serving.admit_nonce(signed.key_id(), signed.nonce()).await?
-    {
-        // Admitted by this replica's cache, but another replica of the hub took it first.
-        return Err(ecp_protocol::SignedAuthError::Replay.into());
+    if let Caller::Signed(signed) = &caller {
+        let cap = state.config.replay_cache_capacity;
+        match state.serving.admit_nonce(signed.key_id(), signed.nonce(), cap).await? {
+            Admission::Admitted => {}
+            // Admitted by this replica's cache, but another replica of the hub took it first.
+            Admission::Replayed => return Err(ecp_protocol::SignedAuthError::Replay.into()),
+            // The hub holds as many of this key's nonces as one key may.
+            Admission::Full => return Err(ecp_protocol::SignedAuthError::ReplayCacheFull.into()),
+        }
     }
     let caller = Arc::new(caller);
     parts.extensions.insert(caller.clone());
@@ -211,6 +216,28 @@ pub(super) async fn v1(
 /// from the rate limit asks [`is_forwarded`].
 pub(super) fn is_local(peer: SocketAddr, headers: &HeaderMap) -> bool {
     peer.ip().to_canonical().is_loopback() && !is_forwarded(headers)
+}
+
+/// The client a request is counted against: the address it came from,
+/// or, when that is one of the `trusted` balancers (`trusted_proxy`), the
+/// nearest address `X-Forwarded-For` names that is not one of them — the
+/// header is never believed from anyone else, who could name any address.
+pub(super) fn client_address(trusted: &[IpAddr], peer: IpAddr, headers: &HeaderMap) -> IpAddr {
+    let peer = peer.to_canonical();
+    if !trusted.contains(&peer) {
+        return peer;
+    }
+    let forwarded = headers.get_all("x-forwarded-for").iter().filter_map(|v| v.to_str().ok());
+    let named: Vec<IpAddr> = forwarded
+        .flat_map(|v| v.split(','))
+        .map(str::trim)
+        .map(|a| a.parse::<IpAddr>().or_else(|_| a.parse::<SocketAddr>().map(|s| s.ip())))
+        .collect::<Result<_, _>>()
+        .unwrap_or_default();
+    // Each balancer appends the address it was reached from: the last one
+    // not a balancer of ours is the client (an entry that is not an address
+    // makes the header worthless: the balancer's own address counts).
+    named.iter().rev().map(|ip| ip.to_canonical()).find(|ip| !trusted.contains(ip)).unwrap_or(peer)
 }
 
 /// Whether a proxy says it relays the request for someone else.

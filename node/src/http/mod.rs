@@ -17,7 +17,8 @@
 //!
 //! - `mod.rs`: the router — the two groups, the health endpoints, fallbacks,
 //!   limits; [`health_app`], the health endpoints alone (`health_listen`);
-//!   [`hub_app`], a hub replica's (the endpoints [`crate::serving`] serves),
+//!   [`hub_app`], a hub replica's (the endpoints [`crate::serving`] serves,
+//!   search among them),
 //!   and [`follow_changes`], cached answers let go of on each change.
 //! - `guard`: the guards of the ECP group and of the `/v1/` group, and
 //!   what makes a request local.
@@ -88,7 +89,7 @@ use axum::http::{Method, StatusCode, Uri};
 use axum::middleware::{Next, from_fn_with_state};
 use axum::response::IntoResponse;
 use axum::response::Response;
-use axum::routing::{get, post};
+use axum::routing::{any, get, post};
 use serde_json::json;
 
 pub use authority::LocalAddr;
@@ -102,11 +103,13 @@ pub fn app(state: AppState) -> Router {
     router(state, ecp_routes(), Some(v1_routes().route_service("/mcp", crate::mcp::http_service(mcp))))
 }
 
-/// A hub replica's router (#18 item 5): the ECP endpoints a hub serves and
-/// the health endpoints. The blobs, the local `/v1/` API and the status
-/// page need a node's own folders: a hub does not serve them.
+/// A hub replica's router (#18 item 5): the ECP endpoints a hub serves, the
+/// health endpoints, and `GET /v1/search` (#24 item 1) behind the `/v1/`
+/// guard. The blobs, the rest of the local `/v1/` API (answered 404
+/// `not_on_a_hub`) and the status page need a node's own folders: a hub
+/// does not serve them.
 pub fn hub_app(state: AppState) -> Router {
-    router(state, serving_routes(), None)
+    router(state, serving_routes(), Some(Router::new().route("/v1/search", get(v1::search))))
 }
 
 /// Lets go of the answers cached for older sequence numbers as soon as the
@@ -204,7 +207,7 @@ fn router(state: AppState, ecp: Router<AppState>, v1: Option<Router<AppState>>) 
         .merge(v1)
         .merge(match state.serving {
             crate::serving::Serving::Local(_) => status_page::routes(&state),
-            crate::serving::Serving::Hub(_) => Router::new(),
+            crate::serving::Serving::Hub(_) => Router::new().route("/v1/{*rest}", any(not_on_a_hub)),
         })
         .fallback(unknown_path)
         .method_not_allowed_fallback(wrong_method)
@@ -316,6 +319,19 @@ async fn readyz(State(state): State<AppState>) -> Response {
 
 async fn unknown_path(uri: Uri) -> ApiError {
     ApiError::unknown_path(uri.path())
+}
+
+/// The `/v1/` paths a hub replica does not serve: all but search.
+async fn not_on_a_hub(uri: Uri) -> ApiError {
+    let path: String = uri.path().chars().take(100).collect();
+    ApiError::new(
+        StatusCode::NOT_FOUND,
+        "not_on_a_hub",
+        format!(
+            "{path} is not on a hub: a hub replica serves the ECP endpoints, /livez, /readyz and GET /v1/search; \
+             the rest of /v1/ is a node's own API, on a node of its own"
+        ),
+    )
 }
 
 async fn wrong_method(method: Method, uri: Uri) -> ApiError {

@@ -51,6 +51,7 @@ pub(super) async fn post(
     State(state): State<AppState>,
     Extension(caller): Extension<Arc<Caller>>,
     client: Option<Extension<ConnectInfo<SocketAddr>>>,
+    headers: axum::http::HeaderMap,
     body: Bytes,
 ) -> Result<Response, ApiError> {
     if body.iter().all(u8::is_ascii_whitespace) {
@@ -60,7 +61,8 @@ pub(super) async fn post(
         ));
     }
     let proposal: Proposal = proposal::decode(&body).map_err(ProposalsError::from)?;
-    let sender = super::skills::sender(&state, &caller, client, proposal.peer_instance.trim()).await;
+    let sender =
+        super::skills::sender(&state, &caller, client, &headers, proposal.peer_instance.trim()).await;
     let (policy, per_hour) = (state.config.policy.clone(), state.config.proposals_per_hour);
     let library = state.library.clone();
     let (answer, fresh) =

@@ -42,6 +42,21 @@ pub(super) async fn get(
         packets: usize::try_from(m).unwrap_or(usize::MAX).min(state.config.max_packets),
         bytes: state.config.page_bytes,
     });
+    let seq = state.serving.sequence().await?;
+    answer_at(&state, &caller, &headers, since, page, seq).await
+}
+
+/// The answer to `GET /ecp/skills` for a request that read sequence number
+/// `seq`: the feed it is cut from may be newer (another request built it),
+/// and every tag is the sequence number of the body it goes with.
+async fn answer_at(
+    state: &AppState,
+    caller: &Caller,
+    headers: &HeaderMap,
+    since: Option<i64>,
+    page: Option<PageLimit>,
+    seq: i64,
+) -> Result<Response, ApiError> {
     let instance = state.serving.instance_id().to_owned();
     let etag_for = |seq: i64| match (since, page) {
         (None, _) => format!("\"{instance}-{seq}\""),
@@ -49,21 +64,20 @@ pub(super) async fn get(
         (Some(n), Some(p)) => format!("\"{instance}-{seq}-since-{n}-limit-{}\"", p.packets),
     };
     // The answer depends only on the sequence number: a matching tag needs no database.
-    let seq = state.serving.sequence().await?;
-    if matches_etag(&headers, &etag_for(seq)) {
+    if matches_etag(headers, &etag_for(seq)) {
         return Ok(not_modified(&etag_for(seq)));
     }
     let uptime_hours = state.started.elapsed().as_secs_f64() / 3600.0;
-    let feed = feed(&state, seq).await?;
+    let feed = feed(state, seq).await?;
     let tag = etag_for(feed.seq);
-    if matches_etag(&headers, &tag) {
+    if matches_etag(headers, &tag) {
         return Ok(not_modified(&tag));
     }
     let cut = since.map(|n| feed.since(n, page));
     match cut {
         Some(cut) if !feed.is_full_listing(&cut) => {
             let pieces = feed.answer(&instance, &cut, uptime_hours);
-            if !matches!(*caller, Caller::Signed(_)) {
+            if !matches!(caller, Caller::Signed(_)) {
                 return Ok(answer::pieces(&pieces, &tag, None));
             }
             // A signed answer's signature covers the body's digest, made off the async threads.
@@ -77,8 +91,16 @@ pub(super) async fn get(
             let build = || async {
                 Ok::<_, ApiError>(Cached::from_pieces(feed.seq, feed.full_listing(&instance, uptime_hours)))
             };
-            let listing = state.cache.skills.get_or_build(seq, build).await?;
-            Ok(listing_response(&headers, listing, &tag).await)
+            // Asked for at the feed's sequence number, and tagged with the
+            // listing's own: a listing cached for an older one (stored by a
+            // build that finished late) is never sent under a newer tag
+            // (review H4), which clients would keep with 304s.
+            let listing = state.cache.skills.get_or_build(feed.seq, build).await?;
+            let tag = etag_for(listing.seq);
+            if matches_etag(headers, &tag) {
+                return Ok(not_modified(&tag));
+            }
+            Ok(listing_response(headers, listing, &tag).await)
         }
     }
 }
@@ -152,6 +174,7 @@ pub(super) async fn post(
     Extension(caller): Extension<Arc<Caller>>,
     client: Option<Extension<ConnectInfo<SocketAddr>>>,
     merging: Option<Extension<MergeStarted>>,
+    headers: HeaderMap,
     body: Body,
 ) -> Result<Response, ApiError> {
     // The guard read the body whole, under the size limit, to authenticate it.
@@ -185,7 +208,7 @@ pub(super) async fn post(
             format!("peerInstance {problem} (it must name the sending instance in 1–128 printable bytes)"),
         ));
     }
-    let sender = sender(&state, &caller, client, peer).await;
+    let sender = sender(&state, &caller, client, &headers, peer).await;
     // The configured peer that pushes holds what it pushes: our pushes to
     // it leave those versions out (SPEC.md §10.2.11).
     if let Some(federator) = &state.federator {
@@ -204,6 +227,7 @@ pub(super) async fn sender(
     state: &AppState,
     caller: &Caller,
     client: Option<Extension<ConnectInfo<SocketAddr>>>,
+    headers: &HeaderMap,
     peer: &str,
 ) -> Sender {
     // A push signed with a configured peer's own key is that peer's, whatever
@@ -217,9 +241,13 @@ pub(super) async fn sender(
     };
     // The per-sender limits count what the node verified: the peer whose
     // key signed the push, else the client's address — never peerInstance.
+    // Behind a configured balancer, the client it names (review H3: else
+    // every push through it is the balancer's, one budget for all).
     let account = match (caller.peer(), client) {
         (Some(owner), _) => peer_account(&owner.url),
-        (None, Some(Extension(ConnectInfo(addr)))) => address_account(addr.ip()),
+        (None, Some(Extension(ConnectInfo(addr)))) => {
+            address_account(super::guard::client_address(&state.config.trusted_proxies, addr.ip(), headers))
+        }
         (None, None) => "addr:unknown".to_owned(),
     };
     // X-ECP-HMAC alone, or the Go default identity: an ECP/1.1 sender,
@@ -227,4 +255,58 @@ pub(super) async fn sender(
     let legacy = matches!(*caller, Caller::Legacy) || peer == GO_DEFAULT_INSTANCE;
     let kind = if legacy { SenderKind::Legacy } else { SenderKind::Current };
     Sender { instance: peer.to_owned(), account, trust, reshare, kind }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+    use crate::library::Library;
+    use crate::store::Source;
+    use ecp_protocol::SkillPacket;
+
+    fn put(library: &Library, name: &str) {
+        let origin = crate::import::local_origin(library.store().instance_id());
+        let body = format!(
+            "---\nname: {name}\ndescription: A skill for tests\n---\n# {name}\n\n## Steps\n\
+             1. Run the tests and read what fails.\n"
+        );
+        let packet = SkillPacket::new(&origin, name, "A skill for tests", &body, 0.9, crate::store::now());
+        library.put_local(&packet, Source::Operator).expect("stored");
+    }
+
+    /// The listing's `sequenceNum` and its ETag.
+    async fn sent(state: &AppState, seq: i64) -> (i64, String) {
+        let response =
+            answer_at(state, &Caller::Open, &HeaderMap::new(), None, None, seq).await.expect("an answer");
+        let tag = response.headers()[header::ETAG].to_str().expect("a tag").to_owned();
+        let bytes = axum::body::to_bytes(response.into_body(), usize::MAX).await.expect("a body");
+        let json: serde_json::Value = serde_json::from_slice(&bytes).expect("JSON");
+        (json["sequenceNum"].as_i64().expect("a sequence number"), tag)
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_listing_cached_for_an_older_sequence_number_is_never_sent_under_a_newer_tag() {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let config = Config::for_tests(dir.path());
+        let library = Library::open(&config.data_dir, &config.skills_dir).expect("a store");
+        let state = AppState::new(library.clone(), config);
+        put(&library, "first-skill");
+        let one = state.serving.sequence().await.expect("a sequence number");
+        assert_eq!(sent(&state, one).await.0, one);
+        // A change; a request that read it builds the new feed, letting the
+        // old listing go…
+        put(&library, "second-skill");
+        let two = state.serving.sequence().await.expect("a sequence number");
+        assert!(two > one);
+        let old = state.cache.skills.peek().expect("the listing at `one` is cached");
+        feed(&state, two).await.expect("the feed at `two`");
+        // …and a build for `one`, finishing late, stores its listing again.
+        state.cache.skills.get_or_build(one, || async { Ok::<_, ApiError>(old) }).await.expect("stored");
+        // A request that read `one` before the change gets the newest
+        // listing, under its own tag (review H4: the old listing, tagged `two`).
+        let (seq, tag) = sent(&state, one).await;
+        assert_eq!(seq, two, "the newest listing");
+        assert!(tag.ends_with(&format!("-{seq}\"")), "the tag {tag} is the body's ({seq})");
+    }
 }

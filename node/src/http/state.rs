@@ -69,10 +69,16 @@ impl AppState {
         AppState::serving(library, serving, config, federator, api_token)
     }
 
-    /// State for a hub replica serving from `hub` (#18 item 5). `library`
-    /// is the replica's own, unserved: the metrics are kept in it.
-    pub fn hub(library: Library, hub: Arc<crate::store::hub::HubStore>, config: Config) -> Self {
-        AppState::serving(library, Serving::Hub(hub), config, None, None)
+    /// State for a hub replica serving from `hub` (#18 item 5), its `/v1/`
+    /// search opened by `api_token`. `library` is the replica's own,
+    /// unserved: the metrics are kept in it.
+    pub fn hub(
+        library: Library,
+        hub: Arc<crate::store::hub::HubStore>,
+        config: Config,
+        api_token: Option<Secret>,
+    ) -> Self {
+        AppState::serving(library, Serving::Hub(hub), config, None, api_token)
     }
 
     fn serving(

@@ -305,9 +305,10 @@ pub(super) async fn search(
             "the query string must be q=WORDS with an optional &limit=N and &tags=A,B",
         )
     })?;
-    let library = state.library.clone();
+    // Through `Serving`: a hub replica searches the hub's database.
+    let serving = state.serving.clone();
     let answer = tokio::task::spawn_blocking(move || {
-        library.store().search_text(q.as_deref().unwrap_or(""), limit.as_deref(), tags.as_deref())
+        serving.search_text(q.as_deref().unwrap_or(""), limit.as_deref(), tags.as_deref())
     })
     .await??;
     let answer = answer.map_err(|e| {

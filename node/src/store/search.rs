@@ -260,6 +260,29 @@ pub fn limit(requested: Option<&str>) -> Result<usize, QueryError> {
     }
 }
 
+/// Parses `text`, `limit` and `tags` as the user gave them (tags separated
+/// by commas, `None` for no filter) and answers with `search`, the store's
+/// own: one parser for the node's index and a hub's (`store::hub`).
+pub fn answer<E>(
+    text: &str,
+    limit: Option<&str>,
+    tags: Option<&str>,
+    search: impl FnOnce(&Query, usize) -> Result<Vec<SearchHit>, E>,
+) -> Result<Result<Answer, QueryError>, E> {
+    // `?tags=` given empty filters nothing, as when it is not given.
+    let tags: Vec<String> = tags
+        .filter(|t| !t.trim().is_empty())
+        .map(|t| t.split(',').map(str::to_owned).collect())
+        .unwrap_or_default();
+    let query = Query::parse(text).and_then(|q| q.tagged(tags));
+    let (query, limit) = match (query, self::limit(limit)) {
+        (Ok(query), Ok(limit)) => (query, limit),
+        (Err(e), _) | (_, Err(e)) => return Ok(Err(e)),
+    };
+    let results = search(&query, limit)?;
+    Ok(Ok(Answer { query: text.to_owned(), limit, tags: query.tags.clone(), results }))
+}
+
 /// One hit, best first.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -306,18 +329,7 @@ impl Store {
         limit: Option<&str>,
         tags: Option<&str>,
     ) -> Result<Result<Answer, QueryError>, StoreError> {
-        // `?tags=` given empty filters nothing, as when it is not given.
-        let tags: Vec<String> = tags
-            .filter(|t| !t.trim().is_empty())
-            .map(|t| t.split(',').map(str::to_owned).collect())
-            .unwrap_or_default();
-        let query = Query::parse(text).and_then(|q| q.tagged(tags));
-        let (query, limit) = match (query, self::limit(limit)) {
-            (Ok(query), Ok(limit)) => (query, limit),
-            (Err(e), _) | (_, Err(e)) => return Ok(Err(e)),
-        };
-        let results = self.search(&query, limit)?;
-        Ok(Ok(Answer { query: text.to_owned(), limit, tags: query.tags.clone(), results }))
+        answer(text, limit, tags, |query, limit| self.search(query, limit))
     }
 
     /// The visible skills matching `query`, best first, at most `limit`.

@@ -194,6 +194,16 @@ fn observe(key: &str) -> Observation {
             // mDNS on sends multicast beyond 127.0.0.0/8, which tests must
             // not; discovery.rs runs it in a private network namespace.
             "mdns" => return shown_from_file("", "mdns = true", "mdns", true.into()),
+            // Its effect (the client a balancer names counts) is hub.rs's
+            // the_per_sender_limit_counts_the_client_a_trusted_balancer_names_and_no_other.
+            "trusted_proxy" => {
+                return shown_from_file(
+                    "",
+                    "trusted_proxy = [\"10.0.0.5\"]",
+                    "trusted_proxy",
+                    serde_json::json!(["10.0.0.5"]),
+                );
+            }
             // The real binary given a hub's database in the file serves as a
             // replica of it: here a database nothing answers for (tests start
             // PostgreSQL only where it is installed: hub.rs), so it stops,

@@ -29,14 +29,15 @@ const NAME: &str = "hub.test";
 /// The authority signed requests are signed for: the balancer's, as clients see it.
 const AUTHORITY: &str = "hub.test:7330";
 
-struct Replica {
-    node: HubNode,
-    client: reqwest::Client,
-    _dir: tempfile::TempDir,
+/// A hub replica of a test's own, with its data folder.
+pub(crate) struct Replica {
+    pub(crate) node: HubNode,
+    pub(crate) client: reqwest::Client,
+    dir: tempfile::TempDir,
 }
 
 impl Replica {
-    async fn start(url: &str, adjust: impl FnOnce(&mut Config)) -> Replica {
+    pub(crate) async fn start(url: &str, adjust: impl FnOnce(&mut Config)) -> Replica {
         let dir = tempfile::tempdir().expect("a temporary folder");
         let mut config = Config::for_tests(dir.path());
         config.store = Some(url.into());
@@ -44,19 +45,26 @@ impl Replica {
         let node = HubNode::bind(config).await.expect("the replica starts");
         let client =
             reqwest::Client::builder().no_proxy().timeout(Duration::from_secs(30)).build().expect("a client");
-        Replica { node, client, _dir: dir }
+        Replica { node, client, dir }
     }
 
-    fn url(&self, path: &str) -> String {
+    pub(crate) fn url(&self, path: &str) -> String {
         format!("{}{path}", self.node.url())
     }
 
-    async fn get(&self, path: &str) -> (StatusCode, Value) {
+    /// The `/v1/` API token the replica made in its data folder.
+    pub(crate) fn token(&self) -> String {
+        let text =
+            std::fs::read_to_string(self.dir.path().join("data").join("api-token")).expect("the token file");
+        text.trim().to_owned()
+    }
+
+    pub(crate) async fn get(&self, path: &str) -> (StatusCode, Value) {
         let reply = self.client.get(self.url(path)).send().await.expect("an answer");
         (reply.status(), reply.json().await.expect("a JSON answer"))
     }
 
-    async fn push(&self, body: Vec<u8>) -> (StatusCode, Value) {
+    pub(crate) async fn push(&self, body: Vec<u8>) -> (StatusCode, Value) {
         let reply = self
             .client
             .post(self.url("/ecp/skills"))
@@ -69,7 +77,11 @@ impl Replica {
     }
 }
 
-async fn two_replicas(server: &PgServer, db: &str, adjust: impl Fn(&mut Config)) -> (Replica, Replica) {
+pub(crate) async fn two_replicas(
+    server: &PgServer,
+    db: &str,
+    adjust: impl Fn(&mut Config),
+) -> (Replica, Replica) {
     let url = server.database(db);
     let a = Replica::start(&url, &adjust).await;
     let b = Replica::start(&url, &adjust).await;
@@ -292,7 +304,7 @@ async fn migrations_are_versioned_and_a_newer_schema_is_refused() {
                 .get::<_, String>(0)
         })
     };
-    assert_eq!(meta("schema"), "1");
+    assert_eq!(meta("schema"), "2");
     drop(first);
     // A second start migrates nothing and keeps the identity.
     let instance = meta("instance_id");
@@ -325,4 +337,180 @@ async fn a_replica_refuses_what_needs_a_folder_of_its_own() {
     let bad = HubNode::bind(config).await.expect_err("a bad URL is refused");
     assert!(bad.to_string().contains("invalid --store"), "{bad}");
     assert!(!bad.to_string().contains("not a url"), "the URL (maybe with a password) is not echoed: {bad}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_notification_is_a_signal_and_its_payload_is_never_the_sequence_number() {
+    let Some(server) =
+        start_or_skip("a_notification_is_a_signal_and_its_payload_is_never_the_sequence_number")
+    else {
+        return;
+    };
+    let (a, b) = two_replicas(&server, "signalled", |_| {}).await;
+    let mut heard = b.node.store().subscribe();
+    // Any role that can connect can NOTIFY: a number it sends is not taken.
+    server.with("signalled", |db| {
+        db.execute("SELECT pg_notify('ecp_changes', '999999')", &[]).expect("a notification")
+    });
+    let (status, _) =
+        a.push(update("pusher", &[packet_from("carol", "signalled-skill", "2026-11-21T10:00:00Z")])).await;
+    assert_eq!(status, StatusCode::OK);
+    let seq = eventually("replica B hears of a change", Duration::from_secs(20), || {
+        let seq = *heard.borrow_and_update();
+        async move { (seq >= 1).then_some(seq) }
+    })
+    .await;
+    assert_eq!(seq, 1, "the database's sequence number, not the notification's");
+    let (_, live) = b.get("/livez").await;
+    assert_eq!(live["sequence"], 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgresql_errors_are_sorted_by_sqlstate_and_a_held_lock_times_out_to_a_retry() {
+    let Some(server) =
+        start_or_skip("postgresql_errors_are_sorted_by_sqlstate_and_a_held_lock_times_out_to_a_retry")
+    else {
+        return;
+    };
+    let url = server.database("sorted");
+    let a = Replica::start(&url, |_| {}).await;
+    let refuse = |state: &str, message: &str| {
+        let sql = format!(
+            "CREATE OR REPLACE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$
+             BEGIN RAISE EXCEPTION '{message}' USING ERRCODE = '{state}'; END $$;
+             DROP TRIGGER IF EXISTS refuse ON hub_audit;
+             CREATE TRIGGER refuse BEFORE INSERT ON hub_audit FOR EACH ROW EXECUTE FUNCTION refuse();"
+        );
+        server.with("sorted", |db| db.batch_execute(&sql).expect("a trigger"));
+    };
+    let skill =
+        |n: u32| update("pusher", &[packet_from("carol", &format!("sorted-{n}"), "2026-11-21T10:00:00Z")]);
+    // Class 22, a value the database refuses: 422 naming it, not "retry".
+    refuse("22023", "gecko value refused");
+    let (status, body) = a.push(skill(1)).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    assert_eq!(body["code"], "store_refused_value", "{body}");
+    let message = body["error"].as_str().unwrap_or_default();
+    assert!(message.contains("gecko value refused") && message.contains("22023"), "{body}");
+    // Class 23, a constraint the hub's writes never break: 500, the cause in the log only.
+    refuse("23505", "hidden detail");
+    let (status, body) = a.push(skill(2)).await;
+    assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR, "{body}");
+    assert!(!body.to_string().contains("hidden detail"), "{body}");
+    server.with("sorted", |db| db.batch_execute("DROP TRIGGER refuse ON hub_audit").expect("dropped"));
+
+    // The sequence number's row held elsewhere (a replica cut off
+    // mid-push): the push gives up at the lock timeout, 503 with Retry-After.
+    let mut holder = tokio::task::block_in_place(|| {
+        let mut holder = postgres::Client::connect(&url, postgres::NoTls).expect("connects");
+        holder
+            .batch_execute("BEGIN; SELECT value FROM hub_meta WHERE key = 'sequence' FOR UPDATE")
+            .expect("the row locked");
+        holder
+    });
+    let reply = a
+        .client
+        .post(a.url("/ecp/skills"))
+        .header("content-type", "application/json")
+        .body(skill(3))
+        .send()
+        .await
+        .expect("an answer");
+    assert_eq!(reply.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert!(reply.headers().contains_key("retry-after"));
+    let body: Value = reply.json().await.expect("a JSON error");
+    assert_eq!(body["code"], "store_unavailable", "{body}");
+    tokio::task::block_in_place(move || {
+        holder.batch_execute("ROLLBACK").expect("released");
+        drop(holder);
+    });
+    // Released: the same push is taken.
+    let (status, merged) = a.push(skill(3)).await;
+    assert_eq!((status, merged["newSkills"].as_i64()), (StatusCode::OK, Some(1)), "{merged}");
+
+    // A database that does not exist: the start says what to do.
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let mut config = Config::for_tests(dir.path());
+    config.store = Some(server.url("missing").as_str().into());
+    let refused = HubNode::bind(config).await.expect_err("no such database");
+    assert!(refused.to_string().contains("create the database first"), "{refused}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_keys_nonces_are_capped_across_replicas() {
+    let Some(server) = start_or_skip("a_keys_nonces_are_capped_across_replicas") else {
+        return;
+    };
+    let (a, b) = two_replicas(&server, "capped", |c: &mut Config| {
+        c.secret = Some(SECRET.into());
+        c.names = vec![NAME.to_owned()];
+        c.replay_cache_capacity = 2;
+    })
+    .await;
+    let key = SigningKey::new("default", SECRET.as_bytes()).expect("a valid key");
+    let send = |r: &Replica| {
+        let signed = sign_request(
+            &key,
+            AUTHORITY,
+            &RequestLine { method: "GET", path_and_query: "/ecp/manifest" },
+            b"",
+            now(),
+            &nonce(),
+        );
+        let mut request = r.client.get(r.url("/ecp/manifest"));
+        for (name, value) in signed.pairs() {
+            request = request.header(name, value);
+        }
+        request.send()
+    };
+    // Two nonces of one key, one at each replica: at the cap, both taken.
+    assert_eq!(send(&a).await.expect("an answer").status(), StatusCode::OK);
+    assert_eq!(send(&b).await.expect("an answer").status(), StatusCode::OK);
+    // One past it, at a replica whose own memory holds one: the hub's cap refuses it.
+    let refused = send(&a).await.expect("an answer");
+    assert_eq!(refused.status(), StatusCode::SERVICE_UNAVAILABLE);
+    let body: Value = refused.json().await.expect("a JSON error");
+    assert_eq!(body["code"], "replay_cache_full", "{body}");
+    let held: i64 = server.with("capped", |db| {
+        db.query_one("SELECT COUNT(*) FROM hub_nonces", &[]).expect("the nonces").get(0)
+    });
+    assert_eq!(held, 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_per_sender_limit_counts_the_client_a_trusted_balancer_names_and_no_other() {
+    let Some(server) =
+        start_or_skip("the_per_sender_limit_counts_the_client_a_trusted_balancer_names_and_no_other")
+    else {
+        return;
+    };
+    // One new skill per sender per hour; this test's client is the balancer (127.0.0.1).
+    let one_each = |c: &mut Config| c.sender_limits.per_hour = 1;
+    let trusting = Replica::start(&server.database("forwarded"), |c: &mut Config| {
+        one_each(c);
+        c.trusted_proxies = vec!["127.0.0.1".parse().expect("an address")];
+    })
+    .await;
+    let untrusting = Replica::start(&server.database("unforwarded"), one_each).await;
+    let push = |r: &Replica, n: u32, forwarded_for: &str| {
+        let skill = packet_from(&format!("origin-{n}"), &format!("forwarded-{n}"), "2026-11-21T10:00:00Z");
+        r.client
+            .post(r.url("/ecp/skills"))
+            .header("content-type", "application/json")
+            .header("x-forwarded-for", forwarded_for)
+            .body(update("pusher", &[skill]))
+            .send()
+    };
+    // Behind the configured balancer: each client it names has a budget of
+    // its own (the last address it appended counts, not what the client claimed).
+    assert_eq!(push(&trusting, 1, "198.51.100.1").await.expect("an answer").status(), StatusCode::OK);
+    let other = push(&trusting, 2, "198.51.100.1, 198.51.100.2").await.expect("an answer");
+    assert_eq!(other.status(), StatusCode::OK, "{}", other.text().await.unwrap_or_default());
+    let again = push(&trusting, 3, "198.51.100.1").await.expect("an answer");
+    assert_eq!(again.status(), StatusCode::TOO_MANY_REQUESTS, "the first client's budget is spent");
+    // From an address not configured as a balancer the header is not
+    // believed: both pushes are that address's, one budget.
+    assert_eq!(push(&untrusting, 1, "198.51.100.1").await.expect("an answer").status(), StatusCode::OK);
+    let second = push(&untrusting, 2, "198.51.100.2").await.expect("an answer");
+    assert_eq!(second.status(), StatusCode::TOO_MANY_REQUESTS);
 }

@@ -131,3 +131,5 @@ mod outcomes_mesh;
 mod pg;
 // hub: hub replicas on one PostgreSQL database — served by one after a push to another, LISTEN/NOTIFY, shared limits and replay protection, migrations.
 mod hub;
+// hub_search: GET /v1/search on a hub (PostgreSQL full-text search) answers as a node's index does.
+mod hub_search;

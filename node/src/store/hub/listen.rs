@@ -1,6 +1,7 @@
 //! The LISTEN connection: each replica follows the commits of every other
-//! through `NOTIFY ecp_changes, '<sequence number>'`, on a thread of its
-//! own (the `postgres` client blocks). A lost connection is made again
+//! through `NOTIFY ecp_changes`, on a thread of its own (the `postgres`
+//! client blocks); a notification makes it read the sequence number (its
+//! payload is not trusted). A lost connection is made again
 //! after a second; while it is down, and every few seconds anyway, the
 //! sequence number is read instead, so a missed notification delays
 //! nothing for long. The thread ends when its store is dropped.
@@ -37,22 +38,19 @@ fn follow(config: &postgres::Config, sequence: &watch::Sender<i64>) -> Result<()
     client.batch_execute(&format!("LISTEN {CHANNEL}"))?;
     raise(sequence, current_seq(&mut client)?);
     while alive(sequence) {
-        let mut heard = None;
         {
+            // A notification is a signal, nothing more: any role that can
+            // connect can NOTIFY, so its payload is never taken for the
+            // sequence number (review H6), which is read instead.
             let mut notifications = client.notifications();
             let mut waiting = notifications.timeout_iter(POLL);
-            while let Some(n) = waiting.next()? {
-                heard = heard.max(n.payload().parse::<i64>().ok());
+            while waiting.next()?.is_some() {
                 if waiting.size_hint().0 == 0 {
                     break;
                 }
             }
         }
-        let seq = match heard {
-            Some(seq) => seq,
-            None => current_seq(&mut client)?,
-        };
-        raise(sequence, seq);
+        raise(sequence, current_seq(&mut client)?);
     }
     Ok(())
 }

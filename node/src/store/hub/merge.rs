@@ -263,17 +263,21 @@ impl Writer<'_, '_> {
         let verified = packet.origin_signature.is_some()
             || !packet.provenance.as_ref().is_some_and(|p| p.origin_unverified);
         let origin_key = packet.origin_signature.as_ref().map(|s| s.key_id.as_str());
+        let description = text(&packet.skill_description).into_owned();
         self.tx.execute(
             "INSERT INTO hub_skills (name, kind, origin, version, integrity_hash, created_at, updated_at, deprecated,
-                                     shareable, confidence, tags, seq, packet, origin_verified, origin_key)
-             VALUES ($1, 'external', $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+                                     shareable, confidence, tags, seq, packet, origin_verified, origin_key,
+                                     description, search)
+             VALUES ($1, 'external', $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,
+                     $16::text::tsvector)
              ON CONFLICT (name) DO UPDATE SET
                  kind = excluded.kind, origin = excluded.origin, version = excluded.version,
                  integrity_hash = excluded.integrity_hash, created_at = excluded.created_at,
                  updated_at = excluded.updated_at, deprecated = excluded.deprecated,
                  shareable = excluded.shareable, confidence = excluded.confidence, tags = excluded.tags,
                  seq = excluded.seq, packet = excluded.packet, origin_verified = excluded.origin_verified,
-                 origin_key = excluded.origin_key",
+                 origin_key = excluded.origin_key, description = excluded.description,
+                 search = excluded.search",
             &[
                 &packet.skill_name,
                 &packet.origin_instance,
@@ -289,6 +293,8 @@ impl Writer<'_, '_> {
                 &frame,
                 &verified,
                 &origin_key,
+                &description,
+                &super::search::indexed(packet, shareable && !packet.deprecated),
             ],
         )?;
         self.tx.execute(
@@ -364,9 +370,9 @@ impl Writer<'_, '_> {
 }
 
 /// `s` as a PostgreSQL `TEXT` value: that type refuses NUL, which a refused
-/// packet's name (or a reason quoting it) may hold — written as U+FFFD, so
+/// packet's name (or a reason quoting it), or any packet's description, may hold — written as U+FFFD, so
 /// that the refusal is kept rather than failing the whole update.
-fn text(s: &str) -> std::borrow::Cow<'_, str> {
+pub(super) fn text(s: &str) -> std::borrow::Cow<'_, str> {
     if s.contains('\0') {
         std::borrow::Cow::Owned(s.replace('\0', "\u{fffd}"))
     } else {

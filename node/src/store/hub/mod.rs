@@ -19,17 +19,17 @@
 //!   the very next request; the encoded answers a replica caches are keyed
 //!   by it;
 //! - every committed change is announced with `NOTIFY ecp_changes`: each
-//!   replica LISTENs ([`listen`]) and lets go of the answers it cached for
+//!   replica LISTENs (`listen`), reads the sequence number, and lets go of the answers it cached for
 //!   older sequence numbers at once ([`HubStore::subscribe`]), instead of
 //!   holding them until its next request;
 //! - the limits on installs per origin and sender, and the nonces that
-//!   stop a signed request's replay, are rows of the database: they hold
-//!   across replicas (the per-client request rate stays per replica — see
+//!   stop a signed request's replay (their expiry on the database's clock,
+//!   a cap per key), are rows of the database: they hold across replicas (the per-client request rate stays per replica — see
 //!   `deploy/hub/SIZING.md`).
 //!
 //! What it does not do: anything that needs a folder (the skills folder,
 //! its import and projection, agents' folders, bundles' blobs), the local
-//! `/v1/` API, federation with peers, revocations and outcome evidence. A
+//! `/v1/` API but its search, federation with peers, revocations and outcome evidence. A
 //! bundle pushed to a hub is taken as its plain `SKILL.md`, as by any node
 //! without the `ecp-1.3` profile; the manifest lists only `versions`.
 //!
@@ -39,15 +39,18 @@
 //! - `schema`: the tables and their versioned migrations.
 //! - `merge`: [`HubStore::merge`], a push in one transaction.
 //! - `listen`: the LISTEN connection that follows other replicas' commits.
+//! - `search`: full-text search over the skills served (`GET /v1/search`).
 
 mod listen;
 mod merge;
 mod schema;
+mod search;
 
 use std::collections::HashMap;
 use std::str::FromStr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
 
 use ecp_protocol::SkillPacket;
 use ecp_protocol::identity::NodeKey;
@@ -118,8 +121,78 @@ impl Pool {
     }
 }
 
+/// How long a connection may take to open.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Limits every session runs under (review H2): a lock waited for (the
+/// sequence number's row, held by a push) and a statement are given up
+/// after a while, answered 503 to retry, and a transaction left idle by a
+/// replica cut off mid-push is ended by the server, its locks released.
+const SESSION_LIMITS: &str = "SET lock_timeout = '10s'; SET statement_timeout = '60s';
+     SET idle_in_transaction_session_timeout = '30s'";
+
 fn connect(config: &postgres::Config) -> Result<Client, StoreError> {
-    Ok(config.connect(NoTls)?)
+    let mut config = config.clone();
+    if config.get_connect_timeout().is_none() {
+        config.connect_timeout(CONNECT_TIMEOUT);
+    }
+    let mut client = config.connect(NoTls)?;
+    client.batch_execute(SESSION_LIMITS)?;
+    Ok(client)
+}
+
+/// What a PostgreSQL error means for the request that met it, by its
+/// SQLSTATE (review H8).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    /// The connection failed, or the server gave up on the statement for
+    /// now (a lock or statement timeout, a serialization failure, a
+    /// shutdown, no resources): the same request may be sent again.
+    Retry,
+    /// Class 22, a data exception: the database refused a value the
+    /// request carried (the request's own; its message may be shown).
+    Input,
+    /// Anything else (class 23, a constraint the hub's writes should never
+    /// break, or a missing table or privilege): the hub's fault, not the client's.
+    Internal,
+}
+
+/// The [`Fault`] of `e`.
+pub fn fault(e: &postgres::Error) -> Fault {
+    let Some(code) = e.code() else {
+        // No SQLSTATE: the connection itself (refused, closed, timed out).
+        return Fault::Retry;
+    };
+    match &code.code()[..2] {
+        "22" => Fault::Input,
+        // Connection exception, insufficient resources, operator
+        // intervention (shutdown, statement timeout), transaction rollback
+        // (serialization failure, deadlock), lock not available.
+        "08" | "53" | "57" | "40" => Fault::Retry,
+        _ if code.code() == "55P03" => Fault::Retry,
+        _ => Fault::Internal,
+    }
+}
+
+/// What an operator should do about `e`, met at start, when it is
+/// PostgreSQL's (the other errors of a start say it themselves).
+pub fn next_step(e: &StoreError) -> Option<&'static str> {
+    let StoreError::Postgres(e) = e else { return None };
+    let Some(code) = e.code() else {
+        return Some(
+            "check the host and port in --store (ECP_STORE) and that PostgreSQL runs and accepts connections \
+             from here",
+        );
+    };
+    Some(match code.code() {
+        "28P01" | "28000" => "check the user and password in --store (ECP_STORE) and pg_hba.conf",
+        "3D000" => "create the database first (createdb, or CREATE DATABASE) or name an existing one",
+        "42501" => {
+            "grant the user CREATE on the database's public schema (the hub creates its tables on start)"
+        }
+        "53300" => "the server has no connection left: raise max_connections or run fewer replicas",
+        _ => "see PostgreSQL's log for the cause",
+    })
 }
 
 /// `url` as a connection configuration (`postgres://user:password@host:port/db`,
@@ -138,6 +211,10 @@ impl HubStore {
         let (instance_id, key) = {
             let mut tx = first.transaction()?;
             schema::migrate(&mut tx)?;
+            let indexed = search::backfill(&mut tx)?;
+            if indexed > 0 {
+                tracing::info!(skills = indexed, "hub: indexed the skills held for search");
+            }
             let identity = identity(&mut tx)?;
             tx.commit()?;
             identity
@@ -272,20 +349,51 @@ impl HubStore {
         Ok(None)
     }
 
-    /// Admits the nonce of a signed request by `key_id` until `until` (Unix
-    /// seconds): false when any replica admitted it already (a replay).
-    /// Nonces past their time are forgotten on the way.
-    pub fn admit_nonce(&self, key_id: &str, nonce: &str, until: i64, now: i64) -> Result<bool, StoreError> {
+    /// Admits the nonce of a signed request by `key_id` for `keep` seconds
+    /// from now — the database's now, one clock for every replica (review
+    /// H5) — unless any replica admitted it already ([`Admission::Replayed`])
+    /// or the key holds `cap` nonces already ([`Admission::Full`]: a key
+    /// cannot fill the table). Nonces past their time are forgotten first.
+    pub fn admit_nonce(
+        &self,
+        key_id: &str,
+        nonce: &str,
+        keep: i64,
+        cap: usize,
+    ) -> Result<Admission, StoreError> {
         let mut conn = self.pool.get()?;
         let mut tx = conn.transaction()?;
-        tx.execute("DELETE FROM hub_nonces WHERE until < $1", &[&now])?;
-        let admitted = tx.execute(
-            "INSERT INTO hub_nonces (key_id, nonce, until) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
-            &[&key_id, &nonce, &until],
-        )?;
+        tx.execute("DELETE FROM hub_nonces WHERE until < EXTRACT(EPOCH FROM now())::BIGINT", &[])?;
+        // One key's admissions in turn, across replicas: the cap holds.
+        tx.execute("SELECT pg_advisory_xact_lock(hashtext($1))", &[&key_id])?;
+        let held: i64 = tx.query_one("SELECT COUNT(*) FROM hub_nonces WHERE key_id = $1", &[&key_id])?.get(0);
+        let cap = i64::try_from(cap).unwrap_or(i64::MAX);
+        let admission = if held >= cap {
+            let known = tx
+                .query_opt("SELECT 1 FROM hub_nonces WHERE key_id = $1 AND nonce = $2", &[&key_id, &nonce])?;
+            if known.is_some() { Admission::Replayed } else { Admission::Full }
+        } else {
+            let admitted = tx.execute(
+                "INSERT INTO hub_nonces (key_id, nonce, until) VALUES ($1, $2, EXTRACT(EPOCH FROM now())::BIGINT + $3)
+                 ON CONFLICT DO NOTHING",
+                &[&key_id, &nonce, &keep],
+            )?;
+            if admitted == 1 { Admission::Admitted } else { Admission::Replayed }
+        };
         tx.commit()?;
-        Ok(admitted == 1)
+        Ok(admission)
     }
+}
+
+/// What became of a signed request's nonce ([`HubStore::admit_nonce`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Admission {
+    /// Taken: the request goes on.
+    Admitted,
+    /// Admitted before, by this replica or another: a replay.
+    Replayed,
+    /// The key holds as many nonces as it may: retry when some expire.
+    Full,
 }
 
 const REPEATABLE: postgres::IsolationLevel = postgres::IsolationLevel::RepeatableRead;

@@ -4,7 +4,9 @@
 //! identity (instance id and node key) that every replica serves as its
 //! own. Migrations run at connect, under a transaction-level advisory lock,
 //! so that replicas starting together migrate once; a database migrated by
-//! a newer ecp-node is refused ([`StoreError::SchemaTooNew`]).
+//! a newer ecp-node is refused ([`StoreError::SchemaTooNew`]). A migration
+//! whose new columns need the packets (which PostgreSQL cannot read: they
+//! are zstd frames) leaves them NULL for the code that runs after it.
 
 use postgres::Transaction;
 
@@ -91,6 +93,16 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (key_id, nonce)
     );
     CREATE INDEX hub_nonces_until ON hub_nonces (until);
+    "#,
+    // 2 (#24 item 1): full-text search over the skills served. `search` is
+    // each skill's words weighted A name, B description, C tags, D body,
+    // written by the merge (`search::document`: the node's own tokenizer,
+    // not a text search configuration); NULL until filled — rows from
+    // before this migration are filled at connect (`search::backfill`).
+    r#"
+    ALTER TABLE hub_skills ADD COLUMN description TEXT NOT NULL DEFAULT '';
+    ALTER TABLE hub_skills ADD COLUMN search TSVECTOR;
+    CREATE INDEX hub_skills_search ON hub_skills USING GIN (search);
     "#,
 ];
 

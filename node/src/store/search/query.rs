@@ -7,6 +7,9 @@
 //! and cannot fail the query. The index keeps no positions (`detail=column`,
 //! half the size), so a phrase reaches FTS5 as its words, all of which must
 //! match, and ranking checks their order against the text.
+//!
+//! A hub's search (`store::hub::search`) takes the same [`Query`], its
+//! terms and tags: one parser for both stores.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -67,11 +70,11 @@ pub enum QueryError {
 
 /// One word or phrase of a query, its words folded as the index folds them.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct Term {
+pub(crate) struct Term {
     /// One word, or a phrase's words in order.
-    pub(super) words: Vec<String>,
+    pub(crate) words: Vec<String>,
     /// Whether the last word is a prefix (`word*`).
-    pub(super) prefix: bool,
+    pub(crate) prefix: bool,
 }
 
 /// A user's query, checked and rewritten into FTS5 syntax.
@@ -80,8 +83,8 @@ pub struct Query {
     /// What FTS5 matches: every word of every term (and every tag's words
     /// in the tags column).
     pub(super) fts: String,
-    /// What ranking weighs, in the order given.
-    pub(super) terms: Vec<Term>,
+    /// What ranking weighs, in the order given (the hub's search too).
+    pub(crate) terms: Vec<Term>,
     /// Tags a hit must carry, each of them (ASCII case ignored).
     pub(super) tags: Vec<String>,
 }
@@ -92,7 +95,7 @@ pub struct Query {
 /// `char::is_alphanumeric`, which also counts vowel signs and other marks
 /// (Devanagari, Thai): a word FTS5 splits in two is a phrase, which an index
 /// without positions refuses.
-pub(super) fn words(text: &str) -> impl Iterator<Item = &str> {
+pub(crate) fn words(text: &str) -> impl Iterator<Item = &str> {
     text.split(|c: char| !word_char(c)).filter(|w| !w.is_empty())
 }
 
@@ -120,7 +123,7 @@ fn word_char(c: char) -> bool {
 /// — which is not Unicode's lower case and decomposition: it folds `ς`
 /// and `µ` to `σ` and `μ`, keeps the accents of Greek and Cyrillic
 /// letters, and leaves Hangul syllables whole.
-pub(super) fn fold(word: &str) -> String {
+pub(crate) fn fold(word: &str) -> String {
     if word.is_ascii() {
         return word.to_ascii_lowercase();
     }
