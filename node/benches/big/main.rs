@@ -119,6 +119,8 @@ struct Figures {
     data_bytes: u64,
     /// From spawn to `/healthz` answering on the loaded folder.
     restart: Duration,
+    /// VmRSS and VmHWM when `/healthz` first answers after the restart.
+    ready_kib: (u64, u64),
     idle_kib: u64,
     cases: Vec<CaseResult>,
     readers: Vec<readers::Tally>,
@@ -175,6 +177,7 @@ async fn run(settings: &Settings) -> anyhow::Result<Figures> {
     f.data_bytes = node.data_bytes();
 
     f.restart = node.restart().await?;
+    f.ready_kib = memory_kib(node.pid());
     // A first manifest and listing, so that the rates measure answers, not the first build.
     let mut conn = connect(node.addr).await?;
     let (_, etag, _) = fetch(&mut conn, node.addr, "/ecp/skills", None).await?;
@@ -268,8 +271,10 @@ fn report(settings: &Settings, f: &Figures) {
         f.data_bytes as f64 / 1e6
     );
     println!(
-        "restart (import of the folder, then /healthz) {:.1} s; after one listing VmRSS {} MB",
+        "restart (import of the folder, then /healthz) {:.1} s, VmRSS {} MB, VmHWM {} MB; after one listing VmRSS {} MB",
         f.restart.as_secs_f64(),
+        mb(f.ready_kib.0),
+        mb(f.ready_kib.1),
         mb(f.idle_kib)
     );
     for c in &f.cases {

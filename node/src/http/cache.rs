@@ -8,14 +8,12 @@
 //! packets serves every form of `GET /ecp/skills`. A stale value is dropped
 //! before its successor is built, so the two never sit in memory together.
 
-use std::io::Write;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use axum::body::{Body, Bytes};
-use flate2::Compression;
-use flate2::write::GzEncoder;
 
 use super::feed::Feed;
+use super::gzip::{GZIP_CHUNK, gzip};
 use super::pieces::Pieces;
 use crate::store::StoreError;
 
@@ -31,7 +29,7 @@ pub struct Cached {
     /// advertised authentication schemes): an entry serves only its variant.
     pub variant: u8,
     /// The body gzipped, made on the first request that accepts gzip.
-    gzipped: Arc<OnceLock<Result<Bytes, String>>>,
+    gzipped: Arc<OnceLock<Result<Pieces, String>>>,
     /// Lowercase hex SHA-256 of `body` (the identity encoding), made on the
     /// first signed request.
     digest: Arc<OnceLock<Result<String, String>>>,
@@ -75,20 +73,11 @@ impl Cached {
         self.digest.get().is_some()
     }
 
-    /// The gzip encoding of the body (fast level: skill text compresses
-    /// about 4:1 even so, and this runs once per sequence number). It is
-    /// what a full listing's readers share: a quarter of the JSON, which a
-    /// large feed never holds whole.
-    pub fn gzipped(&self) -> Result<Bytes, StoreError> {
-        once(&self.gzipped, || {
-            // Sized for 3:1 up front: the buffer is not reallocated (a doubling
-            // would hold two copies at once), and pages never written take no memory.
-            let capacity = usize::try_from(self.body_len() / 3).unwrap_or(usize::MAX);
-            let mut encoder = GzEncoder::new(Vec::with_capacity(capacity), Compression::fast());
-            self.pieces.visit(|slice| encoder.write_all(slice).expect("writing to a Vec does not fail"))?;
-            Ok(Bytes::from(encoder.finish().expect("finishing into a Vec does not fail")))
-        })
-        .cloned()
+    /// The gzip encoding of the body ([`gzip`]), made once per entry. It
+    /// is what a full listing's readers share: a quarter of the JSON, in
+    /// chunks, where a large feed never holds the JSON whole.
+    pub fn gzipped(&self) -> Result<Pieces, StoreError> {
+        once(&self.gzipped, || gzip(&self.pieces, GZIP_CHUNK)).cloned()
     }
 }
 
@@ -245,7 +234,7 @@ mod tests {
         assert_eq!(entry.body_len(), whole.len() as u64);
         assert_eq!(entry.digest().unwrap(), ecp_protocol::signed_auth::body_digest(whole));
         let mut unzipped = Vec::new();
-        let gzipped = entry.gzipped().unwrap();
+        let gzipped = axum::body::to_bytes(entry.gzipped().unwrap().body(), usize::MAX).await.unwrap();
         std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&gzipped[..]), &mut unzipped).unwrap();
         assert_eq!(unzipped, whole);
         assert_eq!(&axum::body::to_bytes(entry.body(), usize::MAX).await.unwrap()[..], whole);

@@ -320,9 +320,16 @@ impl Feed {
                 let first = runs[run].0;
                 let after = runs.get(run + 1).map_or(self.entries.len(), |(f, _)| *f);
                 let base = self.entries[first].start;
-                let mut json = Vec::new();
-                unpack_into(&runs[run].1, self.entries[after - 1].end - base, &mut json)?;
+                let size = self.entries[after - 1].end - base;
                 let last = after.min(range.end) - 1;
+                if next == first && last + 1 == after {
+                    // The whole run (what a full listing sends): unpacked
+                    // straight into `out`, with no second buffer per reader.
+                    unpack_into(&runs[run].1, size, out)?;
+                    return Ok(after);
+                }
+                let mut json = Vec::new();
+                unpack_into(&runs[run].1, size, &mut json)?;
                 out.extend_from_slice(&json[self.entries[next].start - base..self.entries[last].end - base]);
                 Ok(last + 1)
             }

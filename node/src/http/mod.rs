@@ -37,6 +37,7 @@
 //!   and the operator's uploads under `/v1/blobs/`.
 //! - `answer`: JSON answers with an ETag, 304, `If-None-Match`.
 //! - `cache`: encoded answers cached by sequence number.
+//! - `gzip`: a cached answer's gzip encoding, kept in chunks.
 //! - `feed`: the packets every `GET /ecp/skills` answer is cut from, kept
 //!   packed when there are many.
 //! - `pieces`: an answer's body as pieces — cached buffers and runs of the
@@ -64,6 +65,7 @@ mod error;
 mod events;
 mod feed;
 mod guard;
+mod gzip;
 mod manifest;
 mod metrics;
 mod observe;

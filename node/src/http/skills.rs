@@ -157,12 +157,12 @@ async fn listing_response(headers: &HeaderMap, listing: Cached, etag: &str) -> R
     }
     let entry = listing.clone();
     let gzipped = match tokio::task::spawn_blocking(move || listing.gzipped()).await {
-        Ok(Ok(bytes)) => bytes,
+        Ok(Ok(pieces)) => pieces,
         Ok(Err(e)) => return ApiError::from(e).into_response(),
         Err(e) => return ApiError::internal(&e).into_response(),
     };
     // A signature covers the JSON before gzip (`SPEC.md` §10.1.6): the entry's.
-    let mut response = answer::cached(Body::from(gzipped), entry, etag);
+    let mut response = answer::cached(gzipped.body(), entry, etag);
     response.headers_mut().insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
     response.headers_mut().insert(header::VARY, vary);
     response
