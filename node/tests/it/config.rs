@@ -821,13 +821,27 @@ fn proposal_of(base: &ecp_protocol::SkillPacket, n: usize) -> Vec<u8> {
     serde_json::to_vec(&proposal).expect("a proposal encodes")
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn every_key_of_node_toml_takes_effect_on_a_real_node() {
-    let mut failures = Vec::new();
-    for key in KEYS {
-        if let Err(e) = observe(&key.id()).await {
-            failures.push(format!("{}: {e}", key.id()));
-        }
-    }
+#[test]
+fn every_key_of_node_toml_takes_effect_on_a_real_node() {
+    // `observe` is one large future (an arm per key): polled on the test
+    // thread's 2 MiB stack a debug build overflowed it once the keys grew.
+    let run = || {
+        let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("a runtime");
+        runtime.block_on(async {
+            let mut failures = Vec::new();
+            for key in KEYS {
+                if let Err(e) = Box::pin(observe(&key.id())).await {
+                    failures.push(format!("{}: {e}", key.id()));
+                }
+            }
+            failures
+        })
+    };
+    let failures = std::thread::Builder::new()
+        .stack_size(32 << 20)
+        .spawn(run)
+        .expect("a thread")
+        .join()
+        .expect("the keys were observed");
     crate::util::assert_no_failures(&failures, KEYS.len());
 }
