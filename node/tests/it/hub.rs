@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use ecp_node::config::Config;
 use ecp_node::hub::{HubError, HubNode};
-use ecp_protocol::signed_auth::{RequestLine, SigningKey, sign_request};
+use ecp_protocol::signed_auth::{RequestLine, SignatureHeaders, SigningKey, sign_request};
 use reqwest::StatusCode;
 use serde_json::Value;
 
@@ -36,7 +36,27 @@ pub(crate) struct Replica {
     dir: tempfile::TempDir,
 }
 
+/// The headers of a `GET /ecp/manifest` signed with `key` now, under a fresh nonce.
+fn signed_manifest(key: &SigningKey) -> SignatureHeaders {
+    sign_request(
+        key,
+        AUTHORITY,
+        &RequestLine { method: "GET", path_and_query: "/ecp/manifest" },
+        b"",
+        now(),
+        &nonce(),
+    )
+}
+
 impl Replica {
+    /// `GET /ecp/manifest` carrying `signed`'s headers.
+    fn get_manifest_signed(&self, signed: &SignatureHeaders) -> reqwest::RequestBuilder {
+        signed
+            .pairs()
+            .into_iter()
+            .fold(self.client.get(self.url("/ecp/manifest")), |r, (name, value)| r.header(name, value))
+    }
+
     pub(crate) async fn start(url: &str, adjust: impl FnOnce(&mut Config)) -> Replica {
         let dir = tempfile::tempdir().expect("a temporary folder");
         let mut config = Config::for_tests(dir.path());
@@ -252,21 +272,8 @@ async fn a_signed_request_replayed_to_another_replica_is_refused() {
     })
     .await;
     let key = SigningKey::new("default", SECRET.as_bytes()).expect("a valid key");
-    let signed = sign_request(
-        &key,
-        AUTHORITY,
-        &RequestLine { method: "GET", path_and_query: "/ecp/manifest" },
-        b"",
-        now(),
-        &nonce(),
-    );
-    let send = |r: &Replica| {
-        let mut request = r.client.get(r.url("/ecp/manifest"));
-        for (name, value) in signed.pairs() {
-            request = request.header(name, value);
-        }
-        request.send()
-    };
+    let signed = signed_manifest(&key);
+    let send = |r: &Replica| r.get_manifest_signed(&signed).send();
     let first = send(&a).await.expect("an answer");
     assert_eq!(first.status(), StatusCode::OK, "{}", first.text().await.unwrap_or_default());
     // Each replica's own cache has never seen it: only the database can tell.
@@ -275,19 +282,8 @@ async fn a_signed_request_replayed_to_another_replica_is_refused() {
     let body: Value = replayed.json().await.expect("a JSON error");
     assert_eq!(body["code"], "replayed_nonce", "{body}");
     // A fresh nonce is still taken by the second replica.
-    let fresh = sign_request(
-        &key,
-        AUTHORITY,
-        &RequestLine { method: "GET", path_and_query: "/ecp/manifest" },
-        b"",
-        now(),
-        &nonce(),
-    );
-    let mut request = b.client.get(b.url("/ecp/manifest"));
-    for (name, value) in fresh.pairs() {
-        request = request.header(name, value);
-    }
-    assert_eq!(request.send().await.expect("an answer").status(), StatusCode::OK);
+    let fresh = b.get_manifest_signed(&signed_manifest(&key)).send();
+    assert_eq!(fresh.await.expect("an answer").status(), StatusCode::OK);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -448,21 +444,7 @@ async fn a_keys_nonces_are_capped_across_replicas() {
     })
     .await;
     let key = SigningKey::new("default", SECRET.as_bytes()).expect("a valid key");
-    let send = |r: &Replica| {
-        let signed = sign_request(
-            &key,
-            AUTHORITY,
-            &RequestLine { method: "GET", path_and_query: "/ecp/manifest" },
-            b"",
-            now(),
-            &nonce(),
-        );
-        let mut request = r.client.get(r.url("/ecp/manifest"));
-        for (name, value) in signed.pairs() {
-            request = request.header(name, value);
-        }
-        request.send()
-    };
+    let send = |r: &Replica| r.get_manifest_signed(&signed_manifest(&key)).send();
     // Two nonces of one key, one at each replica: at the cap, both taken.
     assert_eq!(send(&a).await.expect("an answer").status(), StatusCode::OK);
     assert_eq!(send(&b).await.expect("an answer").status(), StatusCode::OK);

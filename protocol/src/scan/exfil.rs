@@ -150,8 +150,11 @@ pub(super) fn rules() -> Vec<Rule> {
             "exfil.dns-lookup",
             X,
             High,
+            // The pattern takes only the commands its triggers name: the
+            // engine confirms no other line. `host` and `ping` (prose says
+            // "from another host: `…`") are `dns_label`'s, by their label.
             &["dig", "nslookup", "drill"],
-            r"\b(?:dig|nslookup|host|drill|ping)\b[^\n|;&]*(?:\$\(|`)[^\n]*\.[a-z]",
+            r"\b(?:dig|nslookup|drill)\b[^\n|;&]*(?:\$\(|`)[^\n]*\.[a-z]",
         )
         .requires(&["$(", "`"])
         .assess(dns_lookup),
