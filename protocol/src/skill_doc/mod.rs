@@ -16,7 +16,8 @@
 //! The submodules are private; their public items are re-exported here.
 //!
 //! - `frontmatter`: finding the `---` block and reading its YAML into a
-//!   [`Frontmatter`] ([`parse`], [`DocError`]).
+//!   [`Frontmatter`] ([`parse`], [`DocError`]); its unit tests are in
+//!   `frontmatter/tests.rs`.
 //! - `yaml`: the bounded YAML event reader behind it (no aliases, no
 //!   anchors, limited nesting), which never builds a `yaml_rust2::Yaml`;
 //!   `yaml::fast` beside it reads the plain `key: value` form without the
