@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 use super::auth::Caller;
 use super::error::ApiError;
 use super::state::AppState;
-use super::v1::{json_request, skill_name};
+use super::v1::{json_request, optional_json, skill_name};
 use crate::proposals::{self as ops, ProposalsError};
 
 impl From<ProposalsError> for ApiError {
@@ -127,12 +127,7 @@ struct NoteBody {
 const MAX_NOTE_BYTES: usize = 2_000;
 
 fn note(body: &Bytes) -> Result<String, ApiError> {
-    if body.iter().all(u8::is_ascii_whitespace) {
-        return Ok(String::new());
-    }
-    let NoteBody { note } = serde_json::from_slice(body).map_err(|e| {
-        ApiError::bad_request("invalid_json", format!("the body must be {{\"note\": TEXT}}: {e}"))
-    })?;
+    let NoteBody { note } = optional_json(body, r#"{"note": TEXT}"#)?;
     if note.len() > MAX_NOTE_BYTES {
         return Err(ApiError::bad_request(
             "note_too_long",
