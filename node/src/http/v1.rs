@@ -391,7 +391,10 @@ fn entry_id(id: Result<Path<i64>, PathRejection>) -> Result<i64, ApiError> {
 
 /// A JSON body of `T`; an empty body is `T::default()`. A clear 400 names
 /// what is wrong with anything else.
-pub(super) fn optional_json<T: DeserializeOwned + Default>(body: &Bytes, expected: &str) -> Result<T, ApiError> {
+pub(super) fn optional_json<T: DeserializeOwned + Default>(
+    body: &Bytes,
+    expected: &str,
+) -> Result<T, ApiError> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return Ok(T::default());
     }
