@@ -6,9 +6,10 @@
 //! versions, the quarantine (every refusal with its reason), the audit log,
 //! the per-origin and per-sender install counts, the keys origins are known
 //! by, the nonces of signed requests, and the hub's identity — its instance
-//! id and node key, which every replica serves as its own. Nothing of it
-//! lives in a replica: a replica can be started, killed or replaced at any
-//! time.
+//! id and node key, which every replica serves as its own (the key itself
+//! in a key file every replica is given, when there is one: only its id is
+//! kept then). Nothing else lives in a replica: a replica can be started,
+//! killed or replaced at any time.
 //!
 //! Consistency across replicas:
 //! - a write takes the row of the sequence number `FOR UPDATE` before it
@@ -24,6 +25,10 @@
 //!   replica LISTENs (`listen`), reads the sequence number, and lets go of the answers it cached for
 //!   older sequence numbers at once ([`HubStore::subscribe`]), instead of
 //!   holding them until its next request;
+//! - what a cached answer says is read from the database alone — its stats
+//!   in its packets' snapshot, its `generatedAt` and `uptimeHours` from the
+//!   last change ([`HubStore::stamp`]) — so one ETag is one body on every
+//!   replica;
 //! - the limits on installs per origin and sender, and the nonces that
 //!   stop a signed request's replay (their expiry on the database's clock,
 //!   a cap per key), are rows of the database: they hold across replicas (the per-client request rate stays per replica — see
