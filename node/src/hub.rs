@@ -12,11 +12,14 @@
 //! same file); the rest (`not_on_a_hub`), the status page and bundles'
 //! blobs are not served (JSON 404s).
 //! The replica keeps its metrics in a small library of its own under
-//! `<data>/hub-replica`, from which nothing is served.
+//! `<data>/hub-replica`, from which nothing is served. The hub's node key
+//! comes from the key file every replica is given (`hub_key_file`), else
+//! from the hub's database.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+use ecp_protocol::identity::NodeKey;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
@@ -61,6 +64,28 @@ pub enum HubError {
     /// A certificate or key file is missing or unusable.
     #[error(transparent)]
     Tls(#[from] crate::tls::TlsError),
+    /// The hub's key file (`hub_key_file`) cannot be read or holds no key.
+    #[error(
+        "cannot use the hub's key file {path} (--hub-key-file): {problem}; it must hold the key as 64 hex digits \
+         (make one with: openssl rand -hex 32), the same file for every replica"
+    )]
+    KeyFile {
+        /// The file, as configured.
+        path: std::path::PathBuf,
+        /// What is wrong with it (never its content).
+        problem: String,
+    },
+}
+
+/// The node key in the hub's key file at `path`: 64 hex digits (the
+/// seed, as a node's `node.key` holds it), surrounding white space ignored.
+fn key_from_file(path: &std::path::Path) -> Result<NodeKey, HubError> {
+    let bad = |problem: String| HubError::KeyFile { path: path.to_owned(), problem };
+    let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
+    let mut seed = [0u8; 32];
+    hex::decode_to_slice(text.trim(), &mut seed)
+        .map_err(|_| bad(format!("it does not hold 64 hex digits ({} characters)", text.trim().len())))?;
+    Ok(NodeKey::from_seed(&seed))
 }
 
 /// A running hub replica.
@@ -131,9 +156,10 @@ impl HubNode {
             .expect("reading the token file does not panic")
             .map_err(HubError::ApiToken)?
         };
+        let key = config.hub_key_file.as_deref().map(key_from_file).transpose()?;
         let (limits, replica) = (config.merge_limits(), config.data_dir.join(REPLICA_DIR));
         let (hub, library) = tokio::task::spawn_blocking(move || {
-            let hub = HubStore::connect(url.expose(), DEFAULT_POOL, limits)?;
+            let hub = HubStore::connect(url.expose(), DEFAULT_POOL, limits, key)?;
             let library = Library::open(&replica, &replica.join("skills"))?;
             Ok::<_, StoreError>((Arc::new(hub), library))
         })
@@ -181,11 +207,10 @@ impl HubNode {
 
     /// Serves until `signal` completes, then shuts down gracefully.
     pub async fn run_until(mut self, signal: impl Future<Output = ()>) -> std::io::Result<()> {
-        tokio::select! {
-            () = signal => {}
-            result = &mut self.server => return result.unwrap_or(Ok(())),
+        match crate::serve::until_signal(&mut self.server, signal).await {
+            Some(ended) => ended,
+            None => self.shutdown().await,
         }
-        self.shutdown().await
     }
 
     /// Stops accepting and lets requests in flight finish.

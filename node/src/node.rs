@@ -421,11 +421,10 @@ impl Node {
 
     /// Serves until `signal` completes, then shuts down gracefully.
     pub async fn run_until(mut self, signal: impl Future<Output = ()>) -> std::io::Result<()> {
-        tokio::select! {
-            () = signal => {}
-            result = &mut self.server => return result.unwrap_or(Ok(())),
+        match crate::serve::until_signal(&mut self.server, signal).await {
+            Some(ended) => ended,
+            None => self.shutdown().await,
         }
-        self.shutdown().await
     }
 
     /// Stops accepting, lets requests in flight finish, and stops background work.

@@ -45,6 +45,20 @@ pub const MAX_HEADER_BYTES: usize = 32 * 1024;
 /// How long requests in flight may run after shutdown begins.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
+/// Waits for `signal`, or for the `server` task to end by itself first:
+/// then its result (a task that panicked or was aborted ended fine), while
+/// `None` says the signal came and the caller shuts down. What a node's
+/// and a hub replica's `run_until` share.
+pub async fn until_signal(
+    server: &mut tokio::task::JoinHandle<std::io::Result<()>>,
+    signal: impl std::future::Future<Output = ()>,
+) -> Option<std::io::Result<()>> {
+    tokio::select! {
+        () = signal => None,
+        result = server => Some(result.unwrap_or(Ok(()))),
+    }
+}
+
 /// Serves `router` on `listener` until `shutdown` completes; a client has
 /// `header_read_timeout` to send each request's headers (and, with `tls`,
 /// as long again to complete the TLS handshake); connections are admitted

@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use ecp_protocol::identity::NodeKey;
 use ecp_protocol::wire::{PROFILE_ECP_1_3, PROFILE_PROPOSALS, PROFILE_REVOCATIONS, PROFILE_VERSIONS};
-use ecp_protocol::{KnowledgeUpdate, MergeResult, SkillPacket, StandardPolicy};
+use ecp_protocol::{KnowledgeUpdate, MergeResult, SkillPacket, StandardPolicy, Timestamp};
 use tokio::sync::watch;
 
 use crate::intake::Sender;
@@ -22,6 +22,23 @@ use crate::library::Library;
 use crate::store::hub::{Admission, HubStore};
 use crate::store::search::{self, Answer, QueryError};
 use crate::store::{FeedRow, StoreError, Summary};
+
+/// When an answer says it was made (`generatedAt`), and how long its
+/// node had been up then (`uptimeHours`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Stamp {
+    /// `generatedAt`.
+    pub generated_at: Timestamp,
+    /// `uptimeHours`.
+    pub uptime_hours: f64,
+}
+
+impl Stamp {
+    /// Now, for a node up since `started`.
+    pub fn now(started: std::time::Instant) -> Stamp {
+        Stamp { generated_at: crate::store::now(), uptime_hours: started.elapsed().as_secs_f64() / 3600.0 }
+    }
+}
 
 /// The store the ECP endpoints serve from.
 #[derive(Debug, Clone)]
@@ -89,14 +106,29 @@ impl Serving {
     }
 
     /// Visits every served packet in sequence order; returns the sequence
-    /// number they are current at; blocking.
+    /// number they are current at and the [`Summary`] — a hub's from the
+    /// same snapshot (review H9); blocking.
     pub fn each_feed_row(
         &self,
         visit: impl FnMut(FeedRow<'_>) -> Result<(), StoreError>,
-    ) -> Result<i64, StoreError> {
+    ) -> Result<(i64, Summary), StoreError> {
         match self {
-            Serving::Local(library) => library.store().each_feed_row(visit),
+            Serving::Local(library) => {
+                let seq = library.store().each_feed_row(visit)?;
+                Ok((seq, library.store().summary()?))
+            }
             Serving::Hub(hub) => hub.each_feed_row(visit),
+        }
+    }
+
+    /// The `generatedAt` and `uptimeHours` of the answers built from
+    /// `summary` when the database fixes them: a hub's, so that every
+    /// replica sends the same bytes under one ETag (review H9). `None`: the
+    /// node's own clock, when it answers.
+    pub fn stamp(&self, summary: &Summary) -> Option<Stamp> {
+        match self {
+            Serving::Local(_) => None,
+            Serving::Hub(hub) => Some(hub.stamp(summary)),
         }
     }
 

@@ -62,6 +62,9 @@ pub struct Config {
     /// `trusted_proxy`: the balancers whose `X-Forwarded-For` names the
     /// client (review H3); empty: the header is never trusted.
     pub trusted_proxies: Vec<std::net::IpAddr>,
+    /// `hub_key_file`: the file holding a hub's node key (review H7), the
+    /// same for every replica; `None`: the key kept in the hub's database.
+    pub hub_key_file: Option<PathBuf>,
     /// Shared secret (X-ECP-HMAC, and the ECP/1.2 key `default`); `None`
     /// and no `keys` (nor peer keys) leave the node open.
     pub secret: Option<Secret>,
@@ -258,6 +261,7 @@ impl Config {
             data_dir,
             store: r.secret("store").cloned(),
             trusted_proxies: trusted_proxies(r)?,
+            hub_key_file: r.path("hub_key_file").map(Path::to_path_buf),
             secret,
             keys,
             weak_keys,

@@ -250,6 +250,9 @@ pub static KEYS: &[Key] = &[
     // #18 item 5, review H3: whose X-Forwarded-For names the client.
     key("", "trusted_proxy", List, None, "ECP_TRUSTED_PROXY", serve("trusted-proxy"),
         "IP addresses of the load balancers in front of the node (a hub's): from them alone `X-Forwarded-For` names the client a push's per-sender limits count; none: the header is never trusted"),
+    // #18 item 5, review H7: the hub's signing key out of its database.
+    key("", "hub_key_file", Path, None, "ECP_HUB_KEY_FILE", serve("hub-key-file"),
+        "a hub's node key (64 hex digits, as `node.key`) in a file every replica is given (a mounted secret); none: the key is kept in the hub's database"),
     key("", "secret", Secret, None, "ECP_SECRET", serve("secret"),
         "shared secret: requests must be signed with it (ECP/1.2 key `default`, or X-ECP-HMAC); none and no keys: the node is open (a loud warning beyond loopback)"),
     key("", "secret_file", Path, None, "ECP_SECRET_FILE", serve("secret-file"),

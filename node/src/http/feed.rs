@@ -20,7 +20,10 @@ use std::sync::Arc;
 use axum::body::Bytes;
 
 use super::pieces::{Piece, Pieces};
-use crate::store::{FeedRow, StoreError, now, unpack_into};
+use ecp_protocol::Timestamp;
+
+use crate::serving::Stamp;
+use crate::store::{FeedRow, StoreError, unpack_into};
 
 /// The most JSON a feed keeps unpacked: a feed of 10,000 skills (about
 /// 17 MB) is served as slices of one buffer, with no work per request.
@@ -71,6 +74,9 @@ pub struct Feed {
     /// The revocations held (`SPEC.md` §14), each with the sequence number
     /// that recorded it and its JSON, in sequence order.
     revocations: Vec<(i64, String)>,
+    /// The `generatedAt` and `uptimeHours` its answers carry, when the store
+    /// fixes them (a hub's); `None`: the clock's when answered.
+    stamp: Option<Stamp>,
 }
 
 /// What every answer's `stats` say of the node as a whole, as of the
@@ -209,6 +215,7 @@ impl FeedBuilder {
             has_tombstones: self.has_tombstones,
             node: NodeStats::default(),
             revocations: Vec::new(),
+            stamp: None,
         }
     }
 }
@@ -239,6 +246,17 @@ impl Feed {
     pub fn with_node_stats(mut self, node: NodeStats) -> Feed {
         self.node = node;
         self
+    }
+
+    /// The feed with the stamp its answers carry (see [`Serving::stamp`](crate::serving::Serving::stamp)).
+    pub fn with_stamp(mut self, stamp: Option<Stamp>) -> Feed {
+        self.stamp = stamp;
+        self
+    }
+
+    /// The stamp its answers carry, when the store fixed it.
+    pub fn stamp(&self) -> Option<Stamp> {
+        self.stamp
     }
 
     /// The length of the JSON of all its packets and the commas between them.
@@ -350,18 +368,18 @@ impl Feed {
 
     /// The answer serving `cut`: a header, the packets (shared with the
     /// feed, not copied) and a footer.
-    pub fn answer(self: &Arc<Self>, instance: &str, cut: &Cut, uptime_hours: f64) -> Pieces {
+    pub fn answer(self: &Arc<Self>, instance: &str, cut: &Cut, stamp: &Stamp) -> Pieces {
         let count = cut.range.len();
         let sum = self.confidence_sums[cut.range.end] - self.confidence_sums[cut.range.start];
         let cursor = self.cursor(cut);
         Pieces::new(vec![
-            Piece::Bytes(Bytes::from(header(instance, self.seq))),
+            Piece::Bytes(Bytes::from(header(instance, self.seq, &stamp.generated_at))),
             self.run(cut.range.clone()),
             Piece::Bytes(Bytes::from(footer(
                 &self.node,
                 count,
                 sum,
-                uptime_hours,
+                stamp.uptime_hours,
                 cursor,
                 cut.more.then_some(cursor),
                 &self.revocations_after(cut.since),
@@ -373,8 +391,8 @@ impl Feed {
     /// digested once per sequence number). The packets are the runs of the
     /// feed between tombstones, shared with the feed, so the listing costs
     /// no second copy of them.
-    pub fn full_listing(self: &Arc<Self>, instance: &str, uptime_hours: f64) -> Pieces {
-        let mut pieces = vec![Piece::Bytes(Bytes::from(header(instance, self.seq)))];
+    pub fn full_listing(self: &Arc<Self>, instance: &str, stamp: &Stamp) -> Pieces {
+        let mut pieces = vec![Piece::Bytes(Bytes::from(header(instance, self.seq, &stamp.generated_at)))];
         let (mut count, mut sum) = (0, 0.0);
         let mut i = 0;
         while i < self.entries.len() {
@@ -398,7 +416,7 @@ impl Feed {
             &self.node,
             count,
             sum,
-            uptime_hours,
+            stamp.uptime_hours,
             self.seq,
             None,
             &revocations,
@@ -408,13 +426,13 @@ impl Feed {
 }
 
 /// An `ECPKnowledgeUpdate` up to the opening of its `skills` array.
-fn header(instance: &str, seq: i64) -> Vec<u8> {
+fn header(instance: &str, seq: i64, generated_at: &Timestamp) -> Vec<u8> {
     let quoted = |s: &str| serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into());
     format!(
         "{{\"id\":{},\"peerInstance\":{},\"generatedAt\":\"{}\",\"skills\":[",
         quoted(&format!("{instance}-{seq}")),
         quoted(instance),
-        now()
+        generated_at
     )
     .into_bytes()
 }
@@ -450,6 +468,11 @@ fn footer(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A fixed stamp: answers built twice are the same bytes.
+    fn stamp(uptime_hours: f64) -> Stamp {
+        Stamp { generated_at: Timestamp::parse("2026-11-26T10:00:00Z").unwrap(), uptime_hours }
+    }
 
     /// A feed of `rows` (seq, name, tombstone) at `seq`, kept plain up to `plain_max` bytes.
     fn build(seq: i64, rows: &[(i64, &str, bool)], plain_max: usize) -> Arc<Feed> {
@@ -513,19 +536,19 @@ mod tests {
     #[test]
     fn an_incremental_answer_is_the_run_after_since_tombstones_included() {
         let feed = feed();
-        let answer = decode(&feed.answer("n", &feed.since(3, None), 0.0));
+        let answer = decode(&feed.answer("n", &feed.since(3, None), &stamp(0.0)));
         assert_eq!(names(&answer), ["b", "c", "d"]);
         assert_eq!(answer["sequenceNum"], 9);
         assert_eq!(answer["stats"]["totalSkills"], 3);
         assert!(answer.get("next").is_none());
-        let none = decode(&feed.answer("n", &feed.since(9, None), 0.0));
+        let none = decode(&feed.answer("n", &feed.since(9, None), &stamp(0.0)));
         assert_eq!(names(&none), Vec::<&str>::new());
     }
 
     #[test]
     fn the_full_listing_leaves_tombstones_out_and_shares_the_feeds_bytes() {
         let feed = feed();
-        let pieces = feed.full_listing("n", 0.0);
+        let pieces = feed.full_listing("n", &stamp(0.0));
         let listing = decode(&pieces);
         assert_eq!(names(&listing), ["a", "c", "d"]);
         assert_eq!(listing["stats"]["totalSkills"], 3);
@@ -550,20 +573,23 @@ mod tests {
     #[test]
     fn a_full_listing_is_one_run_without_tombstones_and_empty_without_packets() {
         let feed = build(3, &[(1, "a", false), (3, "b", false)], PLAIN_MAX);
-        let pieces = feed.full_listing("n", 0.0);
+        let pieces = feed.full_listing("n", &stamp(0.0));
         assert_eq!(pieces.items().len(), 3, "header, one run, footer");
         assert_eq!(names(&decode(&pieces)), ["a", "b"]);
         assert!(feed.is_full_listing(&feed.since(0, None)));
         let only_tombstones = build(2, &[(2, "x", true)], PLAIN_MAX);
-        let empty = decode(&only_tombstones.full_listing("n", 0.0));
+        let empty = decode(&only_tombstones.full_listing("n", &stamp(0.0)));
         assert_eq!(names(&empty), Vec::<&str>::new());
         assert_eq!(
             (empty["stats"]["totalSkills"].as_i64(), empty["stats"]["avgConfidence"].as_f64()),
             (Some(0), Some(0.0))
         );
         let nothing = build(0, &[], 0);
-        assert_eq!(names(&decode(&nothing.full_listing("n", 0.0))), Vec::<&str>::new());
-        assert_eq!(names(&decode(&nothing.answer("n", &nothing.since(0, None), 0.0))), Vec::<&str>::new());
+        assert_eq!(names(&decode(&nothing.full_listing("n", &stamp(0.0)))), Vec::<&str>::new());
+        assert_eq!(
+            names(&decode(&nothing.answer("n", &nothing.since(0, None), &stamp(0.0)))),
+            Vec::<&str>::new()
+        );
     }
 
     #[test]
@@ -571,10 +597,10 @@ mod tests {
         let feed = feed();
         let limit = PageLimit { packets: 2, bytes: usize::MAX };
         let first = feed.since(0, Some(limit));
-        let answer = decode(&feed.answer("n", &first, 0.0));
+        let answer = decode(&feed.answer("n", &first, &stamp(0.0)));
         assert_eq!(names(&answer), ["a", "b"]);
         assert_eq!((answer["sequenceNum"].as_i64(), answer["next"].as_i64()), (Some(4), Some(4)));
-        let last = decode(&feed.answer("n", &feed.since(4, Some(limit)), 0.0));
+        let last = decode(&feed.answer("n", &feed.since(4, Some(limit)), &stamp(0.0)));
         assert_eq!(names(&last), ["c", "d"]);
         assert_eq!(last["sequenceNum"], 9);
         assert!(last.get("next").is_none(), "the last page has no next");
@@ -631,10 +657,10 @@ mod tests {
         );
         let plain = build(9, &ROWS, PLAIN_MAX);
         assert_eq!(
-            decode(&feed.full_listing("n", 0.0))["skills"],
-            decode(&plain.full_listing("n", 0.0))["skills"]
+            decode(&feed.full_listing("n", &stamp(0.0)))["skills"],
+            decode(&plain.full_listing("n", &stamp(0.0)))["skills"]
         );
-        assert_eq!(names(&decode(&feed.full_listing("n", 0.0))), ["a", "c", "d"]);
+        assert_eq!(names(&decode(&feed.full_listing("n", &stamp(0.0)))), ["a", "c", "d"]);
     }
 
     #[test]
@@ -655,7 +681,10 @@ mod tests {
                 let at = all.windows(10).position(|w| w == b"\"skills\":[").unwrap();
                 all[at..].to_vec()
             };
-            assert_eq!(body(&packed.full_listing("n", 1.0)), body(&plain.full_listing("n", 1.0)));
+            assert_eq!(
+                body(&packed.full_listing("n", &stamp(1.0))),
+                body(&plain.full_listing("n", &stamp(1.0)))
+            );
             for since in [0, 1, 7, 150, 299, 300] {
                 for limit in [
                     None,
@@ -665,8 +694,8 @@ mod tests {
                     let (a, b) = (packed.since(since, limit), plain.since(since, limit));
                     assert_eq!(a.range, b.range);
                     assert_eq!(
-                        body(&packed.answer("n", &a, 1.0)),
-                        body(&plain.answer("n", &b, 1.0)),
+                        body(&packed.answer("n", &a, &stamp(1.0))),
+                        body(&plain.answer("n", &b, &stamp(1.0))),
                         "since {since}, {limit:?}"
                     );
                 }
@@ -683,7 +712,7 @@ mod tests {
         let Packets::Packed(runs) = &feed.packets else { panic!("packed") };
         // About 230 KB in runs of 4 KB or one packet more, none of them tiny.
         assert!(runs.len() > 50 && runs.len() < 60, "{} runs", runs.len());
-        let pieces = feed.full_listing("n", 0.0);
+        let pieces = feed.full_listing("n", &stamp(0.0));
         let mut body = pieces.body();
         let mut sent = Vec::new();
         while let Some(frame) = http_body_util::BodyExt::frame(&mut body).await {

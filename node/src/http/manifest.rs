@@ -62,10 +62,12 @@ pub(super) async fn get(State(state): State<AppState>, headers: HeaderMap) -> Re
 
 fn build(serving: &Serving, variant: u8) -> Result<Cached, ApiError> {
     let summary = serving.summary()?;
+    // A hub's: its last change, the same on every replica (review H9).
+    let generated_at = serving.stamp(&summary).map_or_else(now, |s| s.generated_at);
     let manifest = Manifest {
         instance: serving.instance_id().to_owned(),
         version: crate::PROTOCOL_VERSION.to_owned(),
-        generated_at: now(),
+        generated_at,
         sequence_num: summary.sequence,
         skill_count: summary.skill_names.len() as i64,
         skill_names: summary.skill_names,

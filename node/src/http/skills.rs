@@ -23,7 +23,8 @@ use super::cache::Cached;
 use super::error::ApiError;
 use super::feed::{CHUNK, Feed, FeedBuilder, NodeStats, PLAIN_MAX, PageLimit};
 use super::state::AppState;
-use crate::intake::{Sender, address_account, peer_account};
+use crate::intake::{Sender, address_account, key_account, peer_account};
+use crate::serving::Stamp;
 
 /// `GET /ecp/skills[?since=N][&limit=M]`: the full listing, the packets
 /// changed after `N`, or a page of at most `M` of them (`SPEC.md` §10.2.5).
@@ -67,8 +68,9 @@ async fn answer_at(
     if matches_etag(headers, &etag_for(seq)) {
         return Ok(not_modified(&etag_for(seq)));
     }
-    let uptime_hours = state.started.elapsed().as_secs_f64() / 3600.0;
     let feed = feed(state, seq).await?;
+    // A hub's: fixed by its database, the same bytes on every replica (review H9).
+    let stamp = feed.stamp().unwrap_or_else(|| Stamp::now(state.started));
     let tag = etag_for(feed.seq);
     if matches_etag(headers, &tag) {
         return Ok(not_modified(&tag));
@@ -76,7 +78,7 @@ async fn answer_at(
     let cut = since.map(|n| feed.since(n, page));
     match cut {
         Some(cut) if !feed.is_full_listing(&cut) => {
-            let pieces = feed.answer(&instance, &cut, uptime_hours);
+            let pieces = feed.answer(&instance, &cut, &stamp);
             if !matches!(caller, Caller::Signed(_)) {
                 return Ok(answer::pieces(&pieces, &tag, None));
             }
@@ -89,7 +91,7 @@ async fn answer_at(
         // It shares the feed's bytes: one copy of the packets serves both.
         _ => {
             let build = || async {
-                Ok::<_, ApiError>(Cached::from_pieces(feed.seq, feed.full_listing(&instance, uptime_hours)))
+                Ok::<_, ApiError>(Cached::from_pieces(feed.seq, feed.full_listing(&instance, &stamp)))
             };
             // Asked for at the feed's sequence number, and tagged with the
             // listing's own: a listing cached for an older one (stored by a
@@ -128,14 +130,16 @@ async fn feed(state: &AppState, seq: i64) -> Result<Arc<Feed>, ApiError> {
         state.cache.skills.forget_older_than(seq);
         let feed = tokio::task::spawn_blocking(move || {
             let mut builder = FeedBuilder::new(PLAIN_MAX, CHUNK).expecting(expected);
-            let seq = serving.each_feed_row(|row| builder.push(row))?;
-            let summary = serving.summary()?;
+            let (seq, summary) = serving.each_feed_row(|row| builder.push(row))?;
+            let stamp = serving.stamp(&summary);
             let (uses, successes) = serving.outcome_totals()?;
             // Shared ones only: how many skills a node keeps private is its own business.
             let extractions = summary.local_skills - summary.private_skills;
             let node = NodeStats { extractions, top_tags: summary.top_tags, uses, successes };
             let revocations = serving.revocations_after(0)?;
-            Ok::<_, ApiError>(builder.finish(seq).with_node_stats(node).with_revocations(revocations))
+            Ok::<_, ApiError>(
+                builder.finish(seq).with_node_stats(node).with_revocations(revocations).with_stamp(stamp),
+            )
         })
         .await??;
         Ok::<_, ApiError>(Arc::new(feed))
@@ -240,15 +244,18 @@ pub(super) async fn sender(
         (None, None) => state.config.default_trust,
     };
     // The per-sender limits count what the node verified: the peer whose
-    // key signed the push, else the client's address — never peerInstance.
-    // Behind a configured balancer, the client it names (review H3: else
-    // every push through it is the balancer's, one budget for all).
-    let account = match (caller.peer(), client) {
-        (Some(owner), _) => peer_account(&owner.url),
-        (None, Some(Extension(ConnectInfo(addr)))) => {
+    // key signed the push, else the key it was signed with (review H3:
+    // clients behind one balancer or NAT each have a budget of their own),
+    // else the client's address — never peerInstance. Behind a configured
+    // balancer, the client it names (else every push through it is the
+    // balancer's, one budget for all).
+    let account = match (caller.peer(), caller, client) {
+        (Some(owner), _, _) => peer_account(&owner.url),
+        (None, Caller::Signed(signed), _) => key_account(signed.key_id()),
+        (None, _, Some(Extension(ConnectInfo(addr)))) => {
             address_account(super::guard::client_address(&state.config.trusted_proxies, addr.ip(), headers))
         }
-        (None, None) => "addr:unknown".to_owned(),
+        (None, _, None) => "addr:unknown".to_owned(),
     };
     // X-ECP-HMAC alone, or the Go default identity: an ECP/1.1 sender,
     // whose origins are unverified (SPEC.md §6.6.1).

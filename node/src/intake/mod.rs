@@ -56,6 +56,12 @@ pub fn peer_account(url: &str) -> String {
     format!("peer:{url}")
 }
 
+/// The account of a client that signed with the key `key_id` (ECP/1.2)
+/// and is no configured peer (see [`Sender::account`]).
+pub fn key_account(key_id: &str) -> String {
+    format!("key:{key_id}")
+}
+
 /// The account of a client address: IPv4 whole, IPv6 by its /64, the block
 /// one host usually holds (see [`Sender::account`]).
 pub fn address_account(ip: std::net::IpAddr) -> String {
@@ -122,8 +128,9 @@ pub struct Sender {
     pub instance: String,
     /// Who the node verified sent it, never taken from the update: `peer:<url>`
     /// for a configured peer (pulled from, or pushing signed with its own
-    /// key), `addr:<ip>` (IPv6: its /64) for any other push. The per-sender
-    /// limit and the quarantine's shares are counted per this.
+    /// key), `key:<key id>` for a push signed (ECP/1.2) with one of the
+    /// node's keys, `addr:<ip>` (IPv6: its /64) for any other push. The
+    /// per-sender limit and the quarantine's shares are counted per this.
     pub account: String,
     /// Trust factor, 0..1.
     pub trust: f64,

@@ -142,6 +142,10 @@ pub enum StoreError {
     /// A stored JSON value no longer decodes.
     #[error("stored data is corrupt: {0}")]
     Corrupt(String),
+    /// The hub's key file (`hub_key_file`) does not hold the hub's key, or
+    /// the hub's key is in a file and this replica was given none.
+    #[error("the hub's key: {0}")]
+    HubKey(String),
     /// The database was written by a newer ecp-node.
     #[error("database schema {found} is newer than this ecp-node knows ({known}); upgrade ecp-node")]
     SchemaTooNew {

@@ -231,6 +231,42 @@ fn observe(key: &str) -> Observation {
                 ensure!(stderr.contains("cannot use the hub's database (--store)"), "{stderr}");
                 ensure!(!stderr.contains("hunter2"), "the password is shown: {stderr}");
             }
+            // Its effect (a replica given the file serves its key, which never
+            // reaches the database) is hub_review.rs's; here the real binary
+            // reads the file named in node.toml before it connects: a file
+            // without a key stops it, the file named and its content not shown.
+            "hub_key_file" => {
+                let setup = FileSetup::new();
+                std::fs::write(setup.path("hub.key"), "not-a-key-hunter3\n").unwrap();
+                let file = setup.write(&[(
+                    "",
+                    format!(
+                        "store = \"postgres://ecp@127.0.0.1:1/none\"\nhub_key_file = {}",
+                        toml_path(&setup.path("hub.key"))
+                    ),
+                )]);
+                let output = std::process::Command::new(env!("CARGO_BIN_EXE_ecp-node"))
+                    .args([
+                        "serve",
+                        "--config",
+                        file.to_str().unwrap(),
+                        "--no-mdns",
+                        "--listen",
+                        "127.0.0.1:0",
+                    ])
+                    .args(["--data", setup.path("data").to_str().unwrap()])
+                    .env_clear()
+                    .stdin(std::process::Stdio::null())
+                    .output()
+                    .expect("the binary runs");
+                let stderr = String::from_utf8_lossy(&output.stderr);
+                ensure!(!output.status.success(), "serve with a key file holding no key started");
+                ensure!(
+                    stderr.contains("cannot use the hub's key file") && stderr.contains("hub.key"),
+                    "{stderr}"
+                );
+                ensure!(!stderr.contains("hunter3"), "the file's content is shown: {stderr}");
+            }
             "server.health_listen" => {
                 let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
                 let (_s, node) = node_with("server", format!("health_listen = \"127.0.0.1:{port}\"")).await;

@@ -133,3 +133,5 @@ mod pg;
 mod hub;
 // hub_search: GET /v1/search on a hub (PostgreSQL full-text search) answers as a node's index does.
 mod hub_search;
+// hub_review: the hub review's H2 (pushes never starve reads), H3 (a budget per signing key), H7 (the key file), H9 (one ETag, one body).
+mod hub_review;

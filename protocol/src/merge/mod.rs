@@ -24,7 +24,9 @@
 //! # Layout
 //!
 //! - `mod.rs`: the types of a merge and [`merge_knowledge`], which tallies
-//!   the decisions into the wire [`MergeResult`].
+//!   the decisions into the wire [`MergeResult`]; its two halves
+//!   [`check_update`] (stages 1–4) and [`resolve_update`] (stage 5), for a
+//!   store that locks only around stage 5.
 //! - `checks.rs`: stages 1–4, which look at one packet alone.
 //! - `resolve.rs`: stage 5, which needs the store.
 //! - `receive.rs`: [`receive`], what an accepted packet is stored as
@@ -294,10 +296,38 @@ pub fn merge_knowledge(
     policy: &impl AcceptPolicy,
     ctx: &MergeContext<'_>,
 ) -> MergeOutcome {
-    let names = std::hash::RandomState::new();
+    resolve_update(check_update(update, store, policy, ctx), store, ctx)
+}
+
+/// An update after stages 1–4 ([`check_update`]), waiting for stage 5
+/// ([`resolve_update`]).
+#[derive(Debug)]
+pub struct CheckedUpdate(Vec<Vec<checks::Checked>>);
+
+/// Stages 1–4 of [`merge_knowledge`]: everything that looks at each packet
+/// alone (integrity, signature, structure, the scan, the policy) — most of
+/// a merge's work. `store` only spares the scan of content it holds as
+/// received (`SPEC.md` §7.7.9). A store shared by writers can run this
+/// before it locks anything, then [`resolve_update`] against what it holds
+/// under its lock: the same decisions as [`merge_knowledge`] on that view.
+pub fn check_update(
+    update: KnowledgeUpdate,
+    store: &impl StoreView,
+    policy: &impl AcceptPolicy,
+    ctx: &MergeContext<'_>,
+) -> CheckedUpdate {
     let held: Vec<bool> = update.skills.iter().map(|p| holds_as_received(store, p)).collect();
-    let checked = checks::check_all(update.skills, &held, policy, ctx, &names);
-    let decisions = resolve::resolve(checked, store, ctx);
+    CheckedUpdate(checks::check_all(update.skills, &held, policy, ctx, &std::hash::RandomState::new()))
+}
+
+/// Stage 5 of [`merge_knowledge`]: the packets `checked` admitted, against
+/// `store`, and the tally.
+pub fn resolve_update(
+    checked: CheckedUpdate,
+    store: &impl StoreView,
+    ctx: &MergeContext<'_>,
+) -> MergeOutcome {
+    let decisions = resolve::resolve(checked.0, store, ctx);
     let result = tally(&decisions);
     MergeOutcome { result, decisions }
 }

@@ -15,6 +15,7 @@ mod origins;
 mod resolution;
 mod revocations;
 mod signatures;
+mod split;
 
 const LOCAL: &str = "node-b";
 

@@ -1,22 +1,27 @@
-//! A push to the hub, in one PostgreSQL transaction: read the view, let the
-//! protocol decide ([`ecp_protocol::merge_knowledge`]), check the
-//! per-origin and per-sender limits, then install, quarantine (with the
-//! reason) and audit — the same decisions, limits and log lines as the
-//! SQLite node's merge ([`crate::intake::merge()`]), whose parts it uses.
+//! A push to the hub: the protocol's stages 1–4 on each packet alone
+//! ([`check_update`]: integrity, structure, the scan), then, in one
+//! PostgreSQL transaction, stage 5 on the view read under the lock
+//! ([`resolve_update`]), the per-origin and per-sender limits, and the
+//! installs, quarantine (with the reason) and audit — the same decisions,
+//! limits and log lines as the SQLite node's merge
+//! ([`crate::intake::merge()`]), whose parts it uses.
 //!
 //! Writers of every replica queue on the row of the sequence number
-//! (`FOR UPDATE`), taken first: the view a merge decides on cannot change
-//! under it, the limits cannot be squeezed under twice, and sequence
-//! numbers commit in order. The commit is announced with `NOTIFY`.
+//! (`FOR UPDATE`), taken once stages 1–4 are done (review H2: a scan never
+//! holds it): the view stage 5 decides on cannot change under it, the
+//! limits cannot be squeezed under twice, and sequence numbers commit in
+//! order. Pushes run on connections of their own ([`super::PUSH_POOL`]), so
+//! that pushes waiting for the lock never take the connections reads and
+//! `/readyz` need. The commit is announced with `NOTIFY`.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
 
-use ecp_protocol::merge::{SenderKind, Stage, content_key, origin_verified};
+use ecp_protocol::merge::{SenderKind, Stage, check_update, content_key, origin_verified, resolve_update};
 use ecp_protocol::scan::Severity;
 use ecp_protocol::{
     Decision, KnowledgeUpdate, MergeResult, PacketDecision, SkillKind, SkillPacket, StandardPolicy,
-    StoredSkill, Timestamp, merge_knowledge,
+    StoredSkill, Timestamp,
 };
 use postgres::Transaction;
 
@@ -49,23 +54,32 @@ impl HubStore {
         }
         update.revocations.clear();
         let source = sender.source().to_string();
-        let mut conn = self.pool.get()?;
+        let ctx = sender.context(&self.instance_id);
+        // A name holding NUL is never held (and PostgreSQL's TEXT refuses
+        // it): not looked up; the merge refuses it at the name stage.
+        let names: Vec<String> =
+            update.skills.iter().map(|p| p.skill_name.clone()).filter(|n| !n.contains('\0')).collect();
+        let content = update.skills.iter().any(|p| !origin_verified(p, &ctx));
+        let signers: Vec<String> = signers(&update).map(str::to_owned).collect();
+        // A push connection: pushes queue for these, never for the
+        // connections reads and /readyz use (review H2).
+        let mut conn = self.pushes.get()?;
+        // Stages 1–4 (integrity, structure, the scan: most of a merge)
+        // before any lock, so that writers queue only for the writes. The
+        // view read here only spares the scan of copies already held.
+        let held = view(&mut *conn, &names, false)?;
+        let checked = check_update(update, &held, policy, &ctx);
+        drop(held);
         let mut tx = conn.transaction()?;
         let row = tx.query_one("SELECT value FROM hub_meta WHERE key = 'sequence' FOR UPDATE", &[])?;
         let first_seq: i64 = row
             .get::<_, String>(0)
             .parse()
             .map_err(|_| StoreError::Corrupt("the hub's sequence number".into()))?;
-        let ctx = sender.context(&self.instance_id);
-        // A name holding NUL is never held (and PostgreSQL's TEXT refuses
-        // it): not looked up; the merge refuses it at the name stage.
-        let names: Vec<&str> =
-            update.skills.iter().map(|p| p.skill_name.as_str()).filter(|n| !n.contains('\0')).collect();
-        let content = update.skills.iter().any(|p| !origin_verified(p, &ctx));
+        // Stage 5 on what is held now, under the lock.
         let view = view(&mut tx, &names, content)?;
-        let signers: Vec<String> = signers(&update).map(str::to_owned).collect();
         let keyed = Keyed { skills: &view, keys: origin_keys(&mut tx, &signers)?, revoked: HashMap::new() };
-        let outcome = merge_knowledge(update, &keyed, policy, &ctx);
+        let outcome = resolve_update(checked, &keyed, &ctx);
         let at = unix_now();
         let limits = &self.limits;
         let (by_origin, by_sender) =
@@ -116,8 +130,8 @@ impl HubStore {
 /// The merge's view of the named skills (tombstones included); with
 /// `content`, each with its body's content key (echoes, `SPEC.md` §6.6.4).
 fn view(
-    tx: &mut Transaction<'_>,
-    names: &[&str],
+    tx: &mut impl postgres::GenericClient,
+    names: &[String],
     content: bool,
 ) -> Result<HashMap<String, StoredSkill>, StoreError> {
     let mut view = HashMap::with_capacity(names.len());

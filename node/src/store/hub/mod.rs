@@ -6,14 +6,17 @@
 //! versions, the quarantine (every refusal with its reason), the audit log,
 //! the per-origin and per-sender install counts, the keys origins are known
 //! by, the nonces of signed requests, and the hub's identity — its instance
-//! id and node key, which every replica serves as its own. Nothing of it
-//! lives in a replica: a replica can be started, killed or replaced at any
-//! time.
+//! id and node key, which every replica serves as its own (the key itself
+//! in a key file every replica is given, when there is one: only its id is
+//! kept then). Nothing else lives in a replica: a replica can be started,
+//! killed or replaced at any time.
 //!
 //! Consistency across replicas:
-//! - a write takes the row of the sequence number `FOR UPDATE` first, so
+//! - a write takes the row of the sequence number `FOR UPDATE` before it
+//!   reads what it decides on (after the scan, which needs no lock), so
 //!   writers (of every replica) queue there and sequence numbers commit in
-//!   order: `GET /ecp/skills?since=N` is exact on any replica;
+//!   order: `GET /ecp/skills?since=N` is exact on any replica; pushes
+//!   queue on connections of their own, never on the readers';
 //! - a request reads the sequence number from the database (one
 //!   primary-key lookup), so a push to one replica is served by another on
 //!   the very next request; the encoded answers a replica caches are keyed
@@ -22,6 +25,10 @@
 //!   replica LISTENs (`listen`), reads the sequence number, and lets go of the answers it cached for
 //!   older sequence numbers at once ([`HubStore::subscribe`]), instead of
 //!   holding them until its next request;
+//! - what a cached answer says is read from the database alone — its stats
+//!   in its packets' snapshot, its `generatedAt` and `uptimeHours` from the
+//!   last change ([`HubStore::stamp`]) — so one ETag is one body on every
+//!   replica;
 //! - the limits on installs per origin and sender, and the nonces that
 //!   stop a signed request's replay (their expiry on the database's clock,
 //!   a cap per key), are rows of the database: they hold across replicas (the per-client request rate stays per replica — see
@@ -52,27 +59,39 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
-use ecp_protocol::SkillPacket;
 use ecp_protocol::identity::NodeKey;
+use ecp_protocol::{SkillPacket, Timestamp};
 use postgres::{Client, NoTls};
 use tokio::sync::watch;
 
-use super::{FeedRow, StoreError, Summary, digest_of, from_json, packed};
+use super::{FeedRow, StoreError, Summary, digest_of, from_json, now, packed};
 use crate::intake::Limits;
+use crate::serving::Stamp;
 
 /// The channel every commit is announced on, with its sequence number.
 const CHANNEL: &str = "ecp_changes";
 
-/// Connections each replica holds by default: requests that read (the
-/// sequence number, a rebuilt feed, a version) and pushes share them.
+/// Connections each replica holds by default for requests that read (the
+/// sequence number, a rebuilt feed, a version, `/readyz`, nonces).
 pub const DEFAULT_POOL: usize = 4;
+
+/// Connections each replica holds for pushes, apart from the readers'
+/// (review H2): pushes queue for the sequence number's lock, and however
+/// many wait, reads and `/readyz` still find a connection. Two: one push
+/// writes under the lock while the next runs its scan.
+pub const PUSH_POOL: usize = 2;
 
 /// The store of a hub replica: a pool of connections to the shared database.
 #[derive(Debug)]
 pub struct HubStore {
+    /// For reads.
     pool: Pool,
+    /// For pushes ([`PUSH_POOL`]).
+    pushes: Pool,
     instance_id: String,
     key: NodeKey,
+    /// When the hub was made.
+    created: Timestamp,
     limits: Limits,
     /// The newest sequence number announced (`NOTIFY`) or read.
     sequence: watch::Sender<i64>,
@@ -104,6 +123,15 @@ impl Drop for Pool {
 }
 
 impl Pool {
+    /// `size` connections (at least 1) to `config`, `open` among them.
+    fn open(config: &postgres::Config, size: usize, open: Vec<Client>) -> Result<Pool, StoreError> {
+        let mut conns: Vec<Mutex<Client>> = open.into_iter().map(Mutex::new).collect();
+        while conns.len() < size.max(1) {
+            conns.push(Mutex::new(connect(config)?));
+        }
+        Ok(Pool { config: config.clone(), conns, next: AtomicUsize::new(0) })
+    }
+
     fn get(&self) -> Result<MutexGuard<'_, Client>, StoreError> {
         let n = self.conns.len();
         let start = self.next.fetch_add(1, Ordering::Relaxed);
@@ -203,29 +231,34 @@ pub fn parse_url(url: &str) -> Result<postgres::Config, StoreError> {
 
 impl HubStore {
     /// Connects to the database at `url` with `pool` connections (at
-    /// least 1), migrating its schema and creating the hub's identity on
-    /// first use; starts following other replicas' commits.
-    pub fn connect(url: &str, pool: usize, limits: Limits) -> Result<HubStore, StoreError> {
+    /// least 1) for reads and [`PUSH_POOL`] for pushes, migrating its
+    /// schema and creating the hub's identity on first use — with `key`,
+    /// the key of the hub's key file, when given; starts following other
+    /// replicas' commits.
+    pub fn connect(
+        url: &str,
+        pool: usize,
+        limits: Limits,
+        key: Option<NodeKey>,
+    ) -> Result<HubStore, StoreError> {
         let config = parse_url(url)?;
         let mut first = connect(&config)?;
-        let (instance_id, key) = {
+        let Identity { instance_id, key, created } = {
             let mut tx = first.transaction()?;
             schema::migrate(&mut tx)?;
             let indexed = search::backfill(&mut tx)?;
             if indexed > 0 {
                 tracing::info!(skills = indexed, "hub: indexed the skills held for search");
             }
-            let identity = identity(&mut tx)?;
+            let identity = identity(&mut tx, key)?;
             tx.commit()?;
             identity
         };
-        let mut conns = vec![Mutex::new(first)];
-        for _ in 1..pool.max(1) {
-            conns.push(Mutex::new(connect(&config)?));
-        }
-        let pool = Pool { config, conns, next: AtomicUsize::new(0) };
+        let pushes = Pool::open(&config, PUSH_POOL, Vec::new())?;
+        let pool = Pool::open(&config, pool, vec![first])?;
         let seq = current_seq(&mut *pool.get()?)?;
-        let store = HubStore { pool, instance_id, key, limits, sequence: watch::channel(seq).0 };
+        let store =
+            HubStore { pool, pushes, instance_id, key, created, limits, sequence: watch::channel(seq).0 };
         listen::start(store.pool.config.clone(), store.sequence.clone());
         Ok(store)
     }
@@ -264,51 +297,33 @@ impl HubStore {
     pub fn summary(&self) -> Result<Summary, StoreError> {
         let mut conn = self.pool.get()?;
         let mut tx = conn.build_transaction().read_only(true).isolation_level(REPEATABLE).start()?;
-        let sequence = current_seq(&mut tx)?;
-        let rows = tx.query(
-            "SELECT name, tags FROM hub_skills WHERE shareable AND NOT deprecated ORDER BY name",
-            &[],
-        )?;
-        let mut skill_names = Vec::with_capacity(rows.len());
-        let mut tag_counts: HashMap<String, usize> = HashMap::new();
-        for row in rows {
-            skill_names.push(row.get::<_, String>(0));
-            for tag in serde_json::from_str::<Vec<String>>(row.get(1)).unwrap_or_default() {
-                *tag_counts.entry(tag).or_default() += 1;
-            }
-        }
-        let mut tags: Vec<(String, usize)> = tag_counts.into_iter().collect();
-        tags.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-        let counts = tx.query_one(
-            "SELECT (SELECT MAX(updated_at) FROM hub_skills),
-                    (SELECT COUNT(*) FROM hub_skills WHERE NOT deprecated),
-                    (SELECT COUNT(*) FROM hub_skills WHERE deprecated),
-                    (SELECT COUNT(*) FROM hub_quarantine)",
-            &[],
-        )?;
+        let summary = summary_in(&mut tx)?;
         tx.commit()?;
-        Ok(Summary {
-            sequence,
-            skill_names,
-            top_tags: tags.into_iter().take(10).map(|(t, _)| t).collect(),
-            last_update: counts.get(0),
-            external_skills: counts.get(1),
-            tombstones: counts.get(2),
-            quarantine_held: counts.get(3),
-            ..Summary::default()
-        })
+        Ok(summary)
+    }
+
+    /// The `generatedAt` and `uptimeHours` of answers built from `summary`:
+    /// its last change, and the hub's age then — functions of the
+    /// database alone, the same on every replica (review H9).
+    pub fn stamp(&self, summary: &Summary) -> Stamp {
+        let changed = summary.last_update.as_deref().and_then(|t| Timestamp::parse(t).ok());
+        let generated_at = changed.unwrap_or(self.created).max(self.created);
+        let age = (generated_at.as_datetime() - self.created.as_datetime()).num_milliseconds();
+        Stamp { generated_at, uptime_hours: age as f64 / 3_600_000.0 }
     }
 
     /// Visits every served packet (tombstones included) in sequence order,
-    /// from one snapshot; returns that snapshot's sequence number. Rows are
-    /// streamed, not read whole.
+    /// from one snapshot; returns that snapshot's sequence number and
+    /// summary (review H9: the listing's stats are of the same state as
+    /// its packets). Rows are streamed, not read whole.
     pub fn each_feed_row(
         &self,
         mut visit: impl FnMut(FeedRow<'_>) -> Result<(), StoreError>,
-    ) -> Result<i64, StoreError> {
+    ) -> Result<(i64, Summary), StoreError> {
         let mut conn = self.pool.get()?;
         let mut tx = conn.build_transaction().read_only(true).isolation_level(REPEATABLE).start()?;
-        let seq = current_seq(&mut tx)?;
+        let summary = summary_in(&mut tx)?;
+        let seq = summary.sequence;
         let none: [&str; 0] = [];
         let mut rows = tx.query_raw(
             "SELECT seq, packet, confidence, deprecated FROM hub_skills WHERE shareable ORDER BY seq",
@@ -327,7 +342,7 @@ impl HubStore {
         }
         drop(rows);
         tx.commit()?;
-        Ok(seq)
+        Ok((seq, summary))
     }
 
     /// The version of `name` whose digest is `digest`, when the skill is
@@ -396,6 +411,40 @@ pub enum Admission {
     Full,
 }
 
+/// [`HubStore::summary`] in `tx`'s snapshot.
+fn summary_in(tx: &mut postgres::Transaction<'_>) -> Result<Summary, StoreError> {
+    let sequence = current_seq(tx)?;
+    let rows =
+        tx.query("SELECT name, tags FROM hub_skills WHERE shareable AND NOT deprecated ORDER BY name", &[])?;
+    let mut skill_names = Vec::with_capacity(rows.len());
+    let mut tag_counts: HashMap<String, usize> = HashMap::new();
+    for row in rows {
+        skill_names.push(row.get::<_, String>(0));
+        for tag in serde_json::from_str::<Vec<String>>(row.get(1)).unwrap_or_default() {
+            *tag_counts.entry(tag).or_default() += 1;
+        }
+    }
+    let mut tags: Vec<(String, usize)> = tag_counts.into_iter().collect();
+    tags.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    let counts = tx.query_one(
+        "SELECT (SELECT MAX(updated_at) FROM hub_skills),
+                (SELECT COUNT(*) FROM hub_skills WHERE NOT deprecated),
+                (SELECT COUNT(*) FROM hub_skills WHERE deprecated),
+                (SELECT COUNT(*) FROM hub_quarantine)",
+        &[],
+    )?;
+    Ok(Summary {
+        sequence,
+        skill_names,
+        top_tags: tags.into_iter().take(10).map(|(t, _)| t).collect(),
+        last_update: counts.get(0),
+        external_skills: counts.get(1),
+        tombstones: counts.get(2),
+        quarantine_held: counts.get(3),
+        ..Summary::default()
+    })
+}
+
 const REPEATABLE: postgres::IsolationLevel = postgres::IsolationLevel::RepeatableRead;
 
 fn current_seq(conn: &mut impl postgres::GenericClient) -> Result<i64, StoreError> {
@@ -403,27 +452,72 @@ fn current_seq(conn: &mut impl postgres::GenericClient) -> Result<i64, StoreErro
     row.get::<_, String>(0).parse().map_err(|_| StoreError::Corrupt("the hub's sequence number".into()))
 }
 
-/// The hub's instance id and node key, created by the first replica (under
-/// the migration lock `tx` holds).
-fn identity(tx: &mut postgres::Transaction<'_>) -> Result<(String, NodeKey), StoreError> {
-    let seed = match tx.query_opt("SELECT value FROM hub_meta WHERE key = 'node_key'", &[])? {
-        Some(row) => {
+/// The hub's identity: what every replica serves as its own.
+struct Identity {
+    instance_id: String,
+    key: NodeKey,
+    /// When the hub was made (for `uptimeHours`, [`HubStore::stamp`]).
+    created: Timestamp,
+}
+
+/// The hub's identity, created by the first replica (under the migration
+/// lock `tx` holds), its node key `file_key` when the replica was given
+/// one (review H7: kept out of the database, only its id recorded, so that
+/// a replica given another key is refused; a key found in the database is
+/// moved out once a replica brings it in a file), else the key kept in
+/// `hub_meta`, made there for a new hub.
+fn identity(tx: &mut postgres::Transaction<'_>, file_key: Option<NodeKey>) -> Result<Identity, StoreError> {
+    let meta = |tx: &mut postgres::Transaction<'_>, key: &str| -> Result<Option<String>, StoreError> {
+        let row = tx.query_opt("SELECT value FROM hub_meta WHERE key = $1", &[&key])?;
+        Ok(row.map(|r| r.get(0)))
+    };
+    let in_database = match meta(tx, "node_key")? {
+        Some(hex) => {
             let mut seed = [0u8; 32];
-            hex::decode_to_slice(row.get::<_, String>(0).trim(), &mut seed)
+            hex::decode_to_slice(hex.trim(), &mut seed)
                 .map_err(|_| StoreError::Corrupt("the hub's node key".into()))?;
-            seed
+            Some(NodeKey::from_seed(&seed))
         }
-        None => {
+        None => None,
+    };
+    let recorded = meta(tx, "node_key_id")?.or_else(|| in_database.as_ref().map(NodeKey::key_id));
+    let key = match (file_key, in_database) {
+        (Some(key), held) => {
+            if let Some(id) = recorded.filter(|id| *id != key.key_id()) {
+                return Err(StoreError::HubKey(format!(
+                    "the key file holds key {}, the hub's key is {id}: give every replica the same key file",
+                    key.key_id()
+                )));
+            }
+            if held.is_some() {
+                tx.execute("DELETE FROM hub_meta WHERE key = 'node_key'", &[])?;
+                tracing::info!("hub: the node key is in the key file now; removed from the database");
+            }
+            key
+        }
+        (None, Some(key)) => key,
+        (None, None) if recorded.is_some() => {
+            return Err(StoreError::HubKey(
+                "it is kept in a key file, and this replica was given none: start it with --hub-key-file \
+                 (ECP_HUB_KEY_FILE) naming the file every replica uses"
+                    .into(),
+            ));
+        }
+        (None, None) => {
             let seed = rand::random::<[u8; 32]>();
-            let key = NodeKey::from_seed(&seed);
-            tx.execute(
-                "INSERT INTO hub_meta (key, value) VALUES ('node_key', $1), ('instance_id', $2)",
-                &[&hex::encode(seed), &key.key_id()],
-            )?;
-            seed
+            tx.execute("INSERT INTO hub_meta (key, value) VALUES ('node_key', $1)", &[&hex::encode(seed)])?;
+            NodeKey::from_seed(&seed)
         }
     };
-    let key = NodeKey::from_seed(&seed);
-    let row = tx.query_one("SELECT value FROM hub_meta WHERE key = 'instance_id'", &[])?;
-    Ok((row.get(0), key))
+    tx.execute(
+        "INSERT INTO hub_meta (key, value) VALUES ('node_key_id', $1), ('instance_id', $1),
+             ('created_at', COALESCE((SELECT MIN(updated_at) FROM hub_skills), $2))
+         ON CONFLICT (key) DO NOTHING",
+        &[&key.key_id(), &now().to_string()],
+    )?;
+    let instance_id = meta(tx, "instance_id")?.unwrap_or_else(|| key.key_id());
+    let created = meta(tx, "created_at")?
+        .and_then(|t| Timestamp::parse(&t).ok())
+        .ok_or_else(|| StoreError::Corrupt("the hub's creation time".into()))?;
+    Ok(Identity { instance_id, key, created })
 }

@@ -1,8 +1,10 @@
 //! The hub's tables on PostgreSQL and their versioned migrations.
 //!
 //! `hub_meta` holds the schema version, the sequence number, and the hub's
-//! identity (instance id and node key) that every replica serves as its
-//! own. Migrations run at connect, under a transaction-level advisory lock,
+//! identity that every replica serves as its own: `instance_id`,
+//! `node_key_id`, `created_at`, and `node_key` (the key's seed) unless the
+//! replicas are given it in a key file (review H7). Those rows are written
+//! at connect, not by a migration. Migrations run at connect, under a transaction-level advisory lock,
 //! so that replicas starting together migrate once; a database migrated by
 //! a newer ecp-node is refused ([`StoreError::SchemaTooNew`]). A migration
 //! whose new columns need the packets (which PostgreSQL cannot read: they
