@@ -12,15 +12,6 @@ use std::process::ExitCode;
 use clap::Parser;
 use commands::tell;
 
-/// mimalloc, not glibc's malloc: glibc gives each thread that allocates an
-/// arena of its own (up to 8 per core) and keeps what was freed in it, so a
-/// serving node's resident memory grew with every blocking thread that once
-/// built or sent a listing — at 100,000 skills, 243 MB under 16 readers
-/// where one arena held 154. mimalloc returns a freed page to the system
-/// 10 ms after (#18 item 3, `node/benches/README.md`).
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
     logging::init(commands::log_format(&cli.global));
