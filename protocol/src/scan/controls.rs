@@ -34,7 +34,7 @@ pub(super) fn rules() -> Vec<Rule> {
             &[
                 // `verify=False`, `verify_ssl: false`: the value, not the
                 // name, which every "Verification" heading would fire on.
-                "=false", "= false", ":false", ": false", "ssl_verify*", "sslverify", "node_tls_reject*",
+                "=false", "= false", ":false", ": false", "ssl_verify*", "verify_ssl*", "sslverify", "node_tls_reject*",
                 "rejectunauthorized", "reject_unauthorized", "insecureskipverify", "insecure_skip_verify",
                 "insecure-skip-tls-verify", "pythonhttpsverify", "git_ssl_no_verify", "strict-ssl", "strictssl",
                 "cert_none", "_create_unverified_context", "_create_default_https_context", "-skipcertificatecheck",
@@ -49,7 +49,7 @@ pub(super) fn rules() -> Vec<Rule> {
             P,
             High,
             &["--no-verify", "hookspath", "husky*", "pre-commit uninstall", ".pre-commit-config*", ".git/hooks", ".husky"],
-            r#"\bgit\s+config\s+(?:--global|--system)\s+core\.hookspath\s+['"]?(?:~|\$\{?home\}?|/)|\bgit\b[^\n|;&]*\s--no-verify\b|\b(?:commit|push)\w*\b[^\n]{0,40}--no-verify\b|--no-verify\b[^\n]{0,40}\b(?:commit|push|hooks?)\b|\bcore\.hookspath['"]?\s*[= ]\s*['"]?(?:/dev/null|/tmp\S*|/nonexistent|''|""|$)|\bhusky(?:_skip_hooks)?=(?:0|1|true)\b|\bpre-commit\s+uninstall\b|\b(?:rm|del|remove-item|git\s+rm)\b[^\n|;&]*(?:\.git/hooks\b|\.pre-commit-config\.ya?ml|\.husky\b)|\bchmod\s+-x\s+\S*\.git/hooks"#,
+            r#"\bgit\s+config\s+(?:--global|--system)\s+core\.hookspath\s+['"]?(?:~|\$\{?home\}?|/)|\bgit\b[^\n|;&]*\s--no-verify\b|\b(?:commit|push)\w*\b[^\n]{0,40}--no-verify\b|--no-verify\b[^\n]{0,40}\b(?:commit|push|hooks?)\b|\bcore\.hookspath['"]?\s*[= ]\s*['"]?(?:/dev/null|/tmp\S*|/nonexistent|''|""|$)|\bhusky(?:_skip_hooks)?=(?:0|1|true)\b|\bpre-commit\s+uninstall\b|\b(?:rm|del|remove-item|git\s+rm)\b[^\n|;&]*(?:\.git/hooks\b|\.pre-commit-config\.ya?ml|\.husky\b)|\bchmod\s+-x\s+\S*\.git/hooks\b"#,
         )
         .requires(&["verify", "hookspath", "husky", "uninstall", "rm", "del", "remove-item", "chmod"])
         .assess(hooks_off)
@@ -75,8 +75,8 @@ pub(super) fn rules() -> Vec<Rule> {
             High,
             // `configservice` and `securityhub` lines usually name
             // `cloudtrail` too; the prefilter's table is nearly full.
-            &["cloudtrail", "guardduty", "pod-security*", "kubectl", "auditctl", "auditd"],
-            r"\baws\s+cloudtrail\s+(?:stop-logging|delete-trail)\b|\baws\s+guardduty\s+(?:delete-detector|disassociate\S*|update-detector\b[^\n]*--no-enable)|\baws\s+configservice\s+(?:stop|delete)-configuration-recorder\b|\baws\s+securityhub\s+disable-security-hub\b|pod-security\.kubernetes\.io/enforce\s*[=:]\s*privileged\b|\bkubectl\s+delete\s+(?:validating|mutating)webhookconfigurations?\b[^\n]*(?:--all\b|gatekeeper|kyverno)|\bkubectl\s+delete\s+(?:clusterpolicies|constrainttemplates|constraints)\S*\s[^\n]*--all\b|\bkubectl\b[^\n]*\b(?:gatekeeper|kyverno|falco)\S*\s[^\n]*\bscale\b[^\n]*--replicas[= ]0\b|\bkubectl\b[^\n]*\bscale\b[^\n]*\b(?:gatekeeper|kyverno|falco)\S*[^\n]*--replicas[= ]0\b|\bauditctl\s+-e\s*0\b|\b(?:systemctl|service)\s+(?:stop|disable|mask)\s+(?:--now\s+)?auditd\b",
+            &["cloudtrail", "guardduty", "configservice", "securityhub", "pod-security*", "kubectl", "auditctl", "auditd"],
+            r"\baws\s+cloudtrail\s+(?:stop-logging|delete-trail)\b|\baws\s+guardduty\s+(?:delete-detector|disassociate\S*|update-detector\b[^\n]*--no-enable)|\baws\s+configservice\s+(?:stop|delete)-configuration-recorder\b|\baws\s+securityhub\s+disable-security-hub\b|\bpod-security\.kubernetes\.io/enforce\s*[=:]\s*privileged\b|\bkubectl\s+delete\s+(?:validating|mutating)webhookconfigurations?\b[^\n]*(?:--all\b|gatekeeper|kyverno)|\bkubectl\s+delete\s+(?:clusterpolicies|constrainttemplates|constraints)\S*\s[^\n]*--all\b|\bkubectl\b[^\n]*\b(?:gatekeeper|kyverno|falco)\S*\s[^\n]*\bscale\b[^\n]*--replicas[= ]0\b|\bkubectl\b[^\n]*\bscale\b[^\n]*\b(?:gatekeeper|kyverno|falco)\S*[^\n]*--replicas[= ]0\b|\bauditctl\s+-e\s*0\b|\b(?:systemctl|service)\s+(?:stop|disable|mask)\s+(?:--now\s+)?auditd\b",
         )
         .warnable(),
         // A server's own protections weakened in its configuration.

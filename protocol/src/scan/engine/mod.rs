@@ -1003,6 +1003,8 @@ fn count_newlines(bytes: &[u8]) -> usize {
 mod lead;
 #[cfg(test)]
 mod naive;
+#[cfg(test)]
+mod triggered;
 
 #[cfg(test)]
 mod tests;
