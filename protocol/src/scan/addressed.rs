@@ -43,6 +43,8 @@ pub(super) fn analyzers() -> Vec<Analyzer> {
             "reviewers:",
             "note for",
             "note to",
+            "message for",
+            "message to",
             "automated",
             "dear ",
             "instructions for",
@@ -64,7 +66,7 @@ const REACH: usize = 3;
 
 static ADDRESS: Lazy = LazyLock::new(|| {
     compile(
-        r#"\b(?:model|agent|llm|ai)\s+reading\s+this\b|\b(?:the\s+|any\s+|an?\s+)?(?:assistant|ai\s+agent|ai\s+model|language\s+model|llm|asistente|assistente)\s+(?:reading\s+this|must|should|shall|needs?\s+to|is\s+(?:to|required\s+to)|will\s+now|has\s+to)\b|\b(?:note|message|notice|task|new\s+task|nueva\s+tarea|tarea)\s+(?:to|for|para)\s+(?:the\s+|el\s+|la\s+|an?\s+)?(?:ai\s+)?(?:assistant|model|agent|asistente|modelo)\s*:|"role"\s*:\s*"system"|\byou\s+are\s+now\s+(?-i:[A-Z])[\w-]+|\b(?:priority|important|urgent|mandatory)\s+notice\s+from\b|\bclarification\s+the\s+user\s+gave\b|^\s*\[/?(?:system|inst)\]|<\s*system\s*>|<\|im_start\|>\s*system|<\s*important\s*>|\bif\s+you\s+are\s+(?:an?\s+)?(?:ai|llm|language\s+model|assistant|agent|bot|automated)\b|\b(?:ai|llm)\s+(?:code\s+)?(?:reviewers?|agents?|assistants?|readers?|models?|systems?|tools?|bots?)\s*[:,]|\bnote\s+(?:to|for)\s+(?:any\s+|all\s+)?(?:ai|llms?|language\s+models?|automated\s+\w+|agents?|assistants?|models?)\b|\b(?:dear|hey|hi|hello)\s+(?:claude|copilot|chatgpt|gpt|gemini|cursor|assistant|ai|agent)\b|\binstructions?\s+for\s+(?:ai|llms?|automated|language\s+models?)\b|\bwhen\s+(?:an?\s+|the\s+)?(?:ai|llm|assistant|agent|model|language\s+model)(?:\s+\w+)?\s+(?:reads|processes|summari[sz]es|reviews|translates|parses|sees)\b|\b(?:agents?|assistants?|models?|llms?)\s+(?:reading|processing|parsing|summari[sz]ing|reviewing)\s+this\b|\bai_instructions\b|\bnote_for_(?:model|ai|assistant|llm|agent)\b|\b(?:llm|ai|agent|assistant)_(?:note|instructions?|directive)\b|\b(?:operator|admin|system|developer)\s+override\b|\b(?:to|for)\s+(?:any|all|every|the)\s+(?:automated|ai|llm)\s+(?:reviewers?|graders?|assessors?|evaluators?|judges?|tools?|systems?|readers?)\b|\bnote\s+(?:to|for)\s+the\s+(?:grading|reviewing|review|evaluating|evaluation|scoring|summari[sz]ing|screening)\s+(?:model|ai|system|agent|tool|llm)\b"#,
+        r#"\b(?:model|agent|llm|ai)\s+reading\s+this\b|\b(?:the\s+|any\s+|an?\s+)?(?:assistant|ai\s+agent|ai\s+model|language\s+model|llm|asistente|assistente)\s+(?:reading\s+this|must|should|shall|needs?\s+to|is\s+(?:to|required\s+to)|will\s+now|has\s+to)\b|\b(?:note|message|notice|task|new\s+task|nueva\s+tarea|tarea)\s+(?:to|for|para)\s+(?:the\s+|el\s+|la\s+|an?\s+)?(?:ai\s+)?(?:assistant|model|agent|asistente|modelo)\s*:|"role"\s*:\s*"system"|\byou\s+are\s+now\s+(?-i:[A-Z])[\w-]+|\b(?:priority|important|urgent|mandatory)\s+notice\s+from\b|\bclarification\s+the\s+user\s+gave\b|^\s*\[/?(?:system|inst)\]|<\s*system\s*>|<\|im_start\|>\s*system|<\s*important\s*>|\bif\s+you\s+are\s+(?:an?\s+)?(?:ai|llm|language\s+model|assistant|agent|bot|automated)\b|\b(?:ai|llm)\s+(?:code\s+)?(?:reviewers?|agents?|assistants?|readers?|models?|systems?|tools?|bots?)\s*[:,]|\b(?:note|message|memo|request|word)\s+(?:to|for)\s+(?:any\s+|all\s+|the\s+)?(?:ai|llms?|language\s+models?|automated\s+\w+|agents?|assistants?|models?)\b|\b(?:dear|hey|hi|hello)\s+(?:claude|copilot|chatgpt|gpt|gemini|cursor|assistant|ai|agent)\b|\binstructions?\s+for\s+(?:ai|llms?|automated|language\s+models?)\b|\bwhen\s+(?:an?\s+|the\s+)?(?:ai|llm|assistant|agent|model|language\s+model)(?:\s+\w+)?\s+(?:reads|processes|summari[sz]es|reviews|translates|parses|sees)\b|\b(?:agents?|assistants?|models?|llms?)\s+(?:reading|processing|parsing|summari[sz]ing|reviewing)\s+this\b|\bai_instructions\b|\bnote_for_(?:model|ai|assistant|llm|agent)\b|\b(?:llm|ai|agent|assistant)_(?:note|instructions?|directive)\b|\b(?:operator|admin|system|developer)\s+override\b|\b(?:to|for)\s+(?:any|all|every|the)\s+(?:automated|ai|llm)\s+(?:reviewers?|graders?|assessors?|evaluators?|judges?|tools?|systems?|readers?)\b|\bnote\s+(?:to|for)\s+the\s+(?:grading|reviewing|review|evaluating|evaluation|scoring|summari[sz]ing|screening)\s+(?:model|ai|system|agent|tool|llm)\b"#,
     )
 });
 
@@ -87,7 +89,7 @@ static HARM: Lazy = LazyLock::new(|| {
 /// Sending, running or hiding.
 static ACT: Lazy = LazyLock::new(|| {
     compile(
-        r#"\b(?:send|envía|envia|upload|post|forward|e-?mail|curl|wget|attach|add|append|call|run|execute|loading|load|include|merge|approve|pass|open|paste|bump|commit|push|install|comply|delete|leave|tell|state|rank|close|resolve|link|report|describe|award|give|grade|score|mark)(?:s|ed|ing)?\b|\b(?:end\s+with|say\s+nothing|do\s+not\s+(?:tell|mention|list))\b|https?://"#,
+        r#"\b(?:send|envía|envia|upload|post|forward|e-?mail|curl|wget|attach|add|append|call|run|execute|loading|load|include|merge|approve|pass|open|paste|bump|commit|push|install|comply|delete|leave|tell|state|rank|close|resolve|link|report|describe|award|give|grade|score|mark|list|print|reveal|output|dump|share|copy|write)(?:s|ed|ing)?\b|\b(?:end\s+with|say\s+nothing|do\s+not\s+(?:tell|mention|list))\b|https?://"#,
     )
 });
 

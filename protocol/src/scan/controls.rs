@@ -44,6 +44,20 @@ pub(super) fn rules() -> Vec<Rule> {
         )
         .assess(tls_off)
         .warnable(),
+        // Code that accepts every certificate or every host name: what a
+        // proxy in the middle sees is everything the client sends.
+        Rule::new(
+            "control.tls-trust-all",
+            P,
+            High,
+            &[
+                "*hostnameverifier", "allow_all_hostname_verifier", "insecuretrustmanagerfactory", "trustallstrategy",
+                "trustall*",
+            ],
+            r"hostnameverifier\s*(?:\{\s*\w+\s*,\s*\w+\s*->\s*true\b|\(\s*\{?\s*\(?\s*\w+\s*,\s*\w+\s*\)?\s*->\s*true\b|\(\s*(?:new\s+)?noophostnameverifier\b)|\bnoophostnameverifier\b|\ballow_all_hostname_verifier\b|\binsecuretrustmanagerfactory\b|\btrustallstrategy\b|\.sslsocketfactory\(\s*trustall\w*",
+        )
+        .assess(tls_off)
+        .warnable(),
         Rule::new(
             "control.hooks-off",
             P,

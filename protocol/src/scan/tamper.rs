@@ -52,6 +52,18 @@ pub(super) fn rules() -> Vec<Rule> {
         .requires(&["wevtutil", "eventlog", "journalctl", "/var/log", "_history", "history", ".claude"])
         .assess(clear_logs)
         .warnable(),
+        // A public name sent to another address for every program on the
+        // machine (a registry, a bank, an update server), or the file
+        // locked so that nobody can undo it.
+        Rule::new(
+            "tamper.hosts-redirect",
+            Category::PathTraversal,
+            Severity::High,
+            &["/etc/hosts", "/etc/resolv.conf"],
+            r#"\b(?P<ip>\d{1,3}(?:\.\d{1,3}){3})\s+(?P<name>(?:[a-z0-9-]+\.)+[a-z]{2,})\b[^\n]*(?:\btee\s+(?:-a\s+)?|>>?\s*)['"]?/etc/hosts\b|\bchattr\s+\+i\s+/etc/(?:hosts|resolv\.conf)\b"#,
+        )
+        .assess(hosts_redirect)
+        .warnable(),
     ]
 }
 
@@ -91,6 +103,41 @@ fn clear_logs(h: &Hit<'_>) -> Option<Severity> {
     }
     Some(h.base)
 }
+
+/// A name kept on this machine (`myapp.test`, `db.internal`), a loopback
+/// or blocking address (`0.0.0.0 ads.example.com`), is routine; a private
+/// address for a public name is worth a look; a public one blocks.
+fn hosts_redirect(h: &Hit<'_>) -> Option<Severity> {
+    let Some(c) = HOSTS_ENTRY.captures(h.text().as_bytes()) else {
+        return Some(h.base); // `chattr +i`
+    };
+    let (ip, name) = (&c["ip"], c["name"].to_ascii_lowercase());
+    let own = [
+        ".test",
+        ".local",
+        ".localhost",
+        ".example",
+        ".internal",
+        ".lan",
+        ".invalid",
+        ".arpa",
+        ".localdomain",
+        ".corp",
+    ]
+    .iter()
+    .any(|tld| name.ends_with(tld.as_bytes()));
+    if own || ip.starts_with(b"127.") || ip == &b"0.0.0.0"[..] {
+        return None;
+    }
+    let private = PRIVATE_IP.is_match(ip);
+    Some(if private { Severity::Medium } else { h.base })
+}
+
+static HOSTS_ENTRY: Lazy =
+    LazyLock::new(|| compile(r"^(?P<ip>\d{1,3}(?:\.\d{1,3}){3})\s+(?P<name>(?:[a-z0-9-]+\.)+[a-z]{2,})\b"));
+
+static PRIVATE_IP: Lazy =
+    LazyLock::new(|| compile(r"^(?:10\.|192\.168\.|172\.(?:1[6-9]|2\d|3[01])\.|169\.254\.)"));
 
 /// Which place a line names, and the rule for a write there.
 static PLACE: Lazy = LazyLock::new(|| {
