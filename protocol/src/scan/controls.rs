@@ -44,6 +44,38 @@ pub(super) fn rules() -> Vec<Rule> {
         )
         .assess(tls_off)
         .warnable(),
+        // The kernel or the boot chain told to load what nobody signed.
+        Rule::new(
+            "control.boot-integrity-off",
+            P,
+            High,
+            &["mokutil", "sig_enforce=0", "lockdown=none", "testsigning", "nointegritychecks"],
+            r"\bmokutil\s+--disable-validation\b|\bsig_enforce=0\b|\blockdown=none\b|\bbcdedit\b[^\n]*\b(?:testsigning|nointegritychecks)\s+on\b",
+        )
+        .warnable(),
+        // An identity provider's sign-on or enrolment policies switched off
+        // through its API: every account loses its second factor at once.
+        Rule::new(
+            "control.identity-policy-off",
+            P,
+            High,
+            &["lifecycle/deactivate"],
+            r"/policies/\S+/lifecycle/deactivate\b",
+        )
+        .warnable(),
+        // A project's supply-chain and security checks deleted: the files
+        // that configure them, or their lines cut out of the CI workflow.
+        Rule::new(
+            "control.security-check-deleted",
+            P,
+            High,
+            &[
+                "deny.toml", "audit.yml", "audit.yaml", "codeql.yml", "dependabot.yml", "gitleaks.toml", "cargo deny",
+                "cargo audit", "cargo vet", "npm audit", "pip-audit", "gitleaks", "trivy", "semgrep", "snyk",
+            ],
+            r#"\b(?:git\s+rm|rm)\b[^\n|;&]*[\s/](?:deny\.toml|audit\.ya?ml|codeql\.yml|dependabot\.yml|gitleaks\.toml)\b|\bsed\s+(?:-\S+\s+)*['"]?[^'"\n]*/(?:cargo\s+(?:deny|audit|vet)|npm\s+audit|pip-audit|gitleaks|trivy|semgrep|snyk)\b[^/\n]*/d"#,
+        )
+        .warnable(),
         // Code that accepts every certificate or every host name: what a
         // proxy in the middle sees is everything the client sends.
         Rule::new(

@@ -152,10 +152,11 @@ pub(super) fn rules() -> Vec<Rule> {
             X,
             High,
             // The pattern takes only the commands its triggers name: the
-            // engine confirms no other line. `host` and `ping` (prose says
-            // "from another host: `…`") are `dns_label`'s, by their label.
-            &["dig", "nslookup", "drill"],
-            r"\b(?:dig|nslookup|drill)\b[^\n|;&]*(?:\$\(|`)[^\n]*\.[a-z]",
+            // engine confirms no other line. `host` and `ping` are common
+            // words (prose says "from another host: `…`"): they count only
+            // at a command's place, right before the substitution.
+            &["dig", "nslookup", "drill", "host $(", "host `", "host \"$(", "ping $(", "ping `", "ping \"$(", "ping -*"],
+            r#"\b(?:dig|nslookup|drill)\b[^\n|;&]*(?:\$\(|`)[^\n]*\.[a-z]|(?:^|[;&|(`]\s*|\bdo\s+|\bthen\s+)(?:ping\s+(?:-\S+\s+)*|host\s+)(?:"?\$\(|`)[^\n]*\.[a-z]"#,
         )
         .requires(&["$(", "`"])
         .assess(dns_lookup),

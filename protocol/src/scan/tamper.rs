@@ -52,6 +52,17 @@ pub(super) fn rules() -> Vec<Rule> {
         .requires(&["wevtutil", "eventlog", "journalctl", "/var/log", "_history", "history", ".claude"])
         .assess(clear_logs)
         .warnable(),
+        // A script run by PAM at every login, handed the password typed
+        // (`expose_authtok`), or written into the login stack.
+        Rule::new(
+            "tamper.pam-hook",
+            Category::CredentialAccess,
+            Severity::High,
+            &["pam_exec.so"],
+            r#"\bpam_exec\.so\b[^\n]*(?:\bexpose_authtok\b|(?:\btee\b(?:\s+-a)?|>>?)\s*['"]?/etc/pam\.d/)"#,
+        )
+        .assess(pam_hook)
+        .warnable(),
         // A public name sent to another address for every program on the
         // machine (a registry, a bank, an update server), or the file
         // locked so that nobody can undo it.
@@ -102,6 +113,11 @@ fn clear_logs(h: &Hit<'_>) -> Option<Severity> {
         return Some(if VACUUM_ALL.is_match(m.as_bytes()) { h.base } else { Severity::Low });
     }
     Some(h.base)
+}
+
+/// The password handed to the script is a credential stolen at each login.
+fn pam_hook(h: &Hit<'_>) -> Option<Severity> {
+    Some(if h.text().to_ascii_lowercase().contains("expose_authtok") { Severity::Critical } else { h.base })
 }
 
 /// A name kept on this machine (`myapp.test`, `db.internal`), a loopback
