@@ -34,7 +34,7 @@ pub(super) fn rules() -> Vec<Rule> {
             &[
                 // `verify=False`, `verify_ssl: false`: the value, not the
                 // name, which every "Verification" heading would fire on.
-                "=false", "= false", ":false", ": false", "ssl_verify*", "sslverify", "node_tls_reject*",
+                "=false", "= false", ":false", ": false", "ssl_verify*", "verify_ssl*", "sslverify", "node_tls_reject*",
                 "rejectunauthorized", "reject_unauthorized", "insecureskipverify", "insecure_skip_verify",
                 "insecure-skip-tls-verify", "pythonhttpsverify", "git_ssl_no_verify", "strict-ssl", "strictssl",
                 "cert_none", "_create_unverified_context", "_create_default_https_context", "-skipcertificatecheck",
@@ -44,12 +44,58 @@ pub(super) fn rules() -> Vec<Rule> {
         )
         .assess(tls_off)
         .warnable(),
+        // The kernel or the boot chain told to load what nobody signed.
+        Rule::new(
+            "control.boot-integrity-off",
+            P,
+            High,
+            &["mokutil", "sig_enforce=0", "lockdown=none", "testsigning", "nointegritychecks"],
+            r"\bmokutil\s+--disable-validation\b|\bsig_enforce=0\b|\blockdown=none\b|\bbcdedit\b[^\n]*\b(?:testsigning|nointegritychecks)\s+on\b",
+        )
+        .warnable(),
+        // An identity provider's sign-on or enrolment policies switched off
+        // through its API: every account loses its second factor at once.
+        Rule::new(
+            "control.identity-policy-off",
+            P,
+            High,
+            &["lifecycle/deactivate"],
+            r"/policies/\S+/lifecycle/deactivate\b",
+        )
+        .warnable(),
+        // A project's supply-chain and security checks deleted: the files
+        // that configure them, or their lines cut out of the CI workflow.
+        Rule::new(
+            "control.security-check-deleted",
+            P,
+            High,
+            &[
+                "deny.toml", "audit.yml", "audit.yaml", "codeql.yml", "dependabot.yml", "gitleaks.toml", "cargo deny",
+                "cargo audit", "cargo vet", "npm audit", "pip-audit", "gitleaks", "trivy", "semgrep", "snyk",
+            ],
+            r#"\b(?:git\s+rm|rm)\b[^\n|;&]*[\s/](?:deny\.toml|audit\.ya?ml|codeql\.yml|dependabot\.yml|gitleaks\.toml)\b|\bsed\s+(?:-\S+\s+)*['"]?[^'"\n]*/(?:cargo\s+(?:deny|audit|vet)|npm\s+audit|pip-audit|gitleaks|trivy|semgrep|snyk)\b[^/\n]*/d"#,
+        )
+        .warnable(),
+        // Code that accepts every certificate or every host name: what a
+        // proxy in the middle sees is everything the client sends.
+        Rule::new(
+            "control.tls-trust-all",
+            P,
+            High,
+            &[
+                "*hostnameverifier", "allow_all_hostname_verifier", "insecuretrustmanagerfactory", "trustallstrategy",
+                "trustall*",
+            ],
+            r"hostnameverifier\s*(?:\{\s*\w+\s*,\s*\w+\s*->\s*true\b|\(\s*\{?\s*\(?\s*\w+\s*,\s*\w+\s*\)?\s*->\s*true\b|\(\s*(?:new\s+)?noophostnameverifier\b)|\bnoophostnameverifier\b|\ballow_all_hostname_verifier\b|\binsecuretrustmanagerfactory\b|\btrustallstrategy\b|\.sslsocketfactory\(\s*trustall\w*",
+        )
+        .assess(tls_off)
+        .warnable(),
         Rule::new(
             "control.hooks-off",
             P,
             High,
             &["--no-verify", "hookspath", "husky*", "pre-commit uninstall", ".pre-commit-config*", ".git/hooks", ".husky"],
-            r#"\bgit\s+config\s+(?:--global|--system)\s+core\.hookspath\s+['"]?(?:~|\$\{?home\}?|/)|\bgit\b[^\n|;&]*\s--no-verify\b|\b(?:commit|push)\w*\b[^\n]{0,40}--no-verify\b|--no-verify\b[^\n]{0,40}\b(?:commit|push|hooks?)\b|\bcore\.hookspath['"]?\s*[= ]\s*['"]?(?:/dev/null|/tmp\S*|/nonexistent|''|""|$)|\bhusky(?:_skip_hooks)?=(?:0|1|true)\b|\bpre-commit\s+uninstall\b|\b(?:rm|del|remove-item|git\s+rm)\b[^\n|;&]*(?:\.git/hooks\b|\.pre-commit-config\.ya?ml|\.husky\b)|\bchmod\s+-x\s+\S*\.git/hooks"#,
+            r#"\bgit\s+config\s+(?:--global|--system)\s+core\.hookspath\s+['"]?(?:~|\$\{?home\}?|/)|\bgit\b[^\n|;&]*\s--no-verify\b|\b(?:commit|push)\w*\b[^\n]{0,40}--no-verify\b|--no-verify\b[^\n]{0,40}\b(?:commit|push|hooks?)\b|\bcore\.hookspath['"]?\s*[= ]\s*['"]?(?:/dev/null|/tmp\S*|/nonexistent|''|""|$)|\bhusky(?:_skip_hooks)?=(?:0|1|true)\b|\bpre-commit\s+uninstall\b|\b(?:rm|del|remove-item|git\s+rm)\b[^\n|;&]*(?:\.git/hooks\b|\.pre-commit-config\.ya?ml|\.husky\b)|\bchmod\s+-x\s+\S*\.git/hooks\b"#,
         )
         .requires(&["verify", "hookspath", "husky", "uninstall", "rm", "del", "remove-item", "chmod"])
         .assess(hooks_off)
@@ -75,8 +121,8 @@ pub(super) fn rules() -> Vec<Rule> {
             High,
             // `configservice` and `securityhub` lines usually name
             // `cloudtrail` too; the prefilter's table is nearly full.
-            &["cloudtrail", "guardduty", "pod-security*", "kubectl", "auditctl", "auditd"],
-            r"\baws\s+cloudtrail\s+(?:stop-logging|delete-trail)\b|\baws\s+guardduty\s+(?:delete-detector|disassociate\S*|update-detector\b[^\n]*--no-enable)|\baws\s+configservice\s+(?:stop|delete)-configuration-recorder\b|\baws\s+securityhub\s+disable-security-hub\b|pod-security\.kubernetes\.io/enforce\s*[=:]\s*privileged\b|\bkubectl\s+delete\s+(?:validating|mutating)webhookconfigurations?\b[^\n]*(?:--all\b|gatekeeper|kyverno)|\bkubectl\s+delete\s+(?:clusterpolicies|constrainttemplates|constraints)\S*\s[^\n]*--all\b|\bkubectl\b[^\n]*\b(?:gatekeeper|kyverno|falco)\S*\s[^\n]*\bscale\b[^\n]*--replicas[= ]0\b|\bkubectl\b[^\n]*\bscale\b[^\n]*\b(?:gatekeeper|kyverno|falco)\S*[^\n]*--replicas[= ]0\b|\bauditctl\s+-e\s*0\b|\b(?:systemctl|service)\s+(?:stop|disable|mask)\s+(?:--now\s+)?auditd\b",
+            &["cloudtrail", "guardduty", "configservice", "securityhub", "pod-security*", "kubectl", "auditctl", "auditd"],
+            r"\baws\s+cloudtrail\s+(?:stop-logging|delete-trail)\b|\baws\s+guardduty\s+(?:delete-detector|disassociate\S*|update-detector\b[^\n]*--no-enable)|\baws\s+configservice\s+(?:stop|delete)-configuration-recorder\b|\baws\s+securityhub\s+disable-security-hub\b|\bpod-security\.kubernetes\.io/enforce\s*[=:]\s*privileged\b|\bkubectl\s+delete\s+(?:validating|mutating)webhookconfigurations?\b[^\n]*(?:--all\b|gatekeeper|kyverno)|\bkubectl\s+delete\s+(?:clusterpolicies|constrainttemplates|constraints)\S*\s[^\n]*--all\b|\bkubectl\b[^\n]*\b(?:gatekeeper|kyverno|falco)\S*\s[^\n]*\bscale\b[^\n]*--replicas[= ]0\b|\bkubectl\b[^\n]*\bscale\b[^\n]*\b(?:gatekeeper|kyverno|falco)\S*[^\n]*--replicas[= ]0\b|\bauditctl\s+-e\s*0\b|\b(?:systemctl|service)\s+(?:stop|disable|mask)\s+(?:--now\s+)?auditd\b",
         )
         .warnable(),
         // A server's own protections weakened in its configuration.

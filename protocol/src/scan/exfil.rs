@@ -33,10 +33,11 @@ const LESSER_PATHS: &str = r#"(?:^|[\s"'=@/<(:`])\.env(?:\.(?:local|prod|product
 
 const SECRET_TRIGGERS: &[&str] = &[
     ".ssh",
-    "id_rsa",
-    "id_dsa",
-    "id_ecdsa",
-    "id_ed25519",
+    // Prefixes: `id_ed25519_sk` is a key too.
+    "id_rsa*",
+    "id_dsa*",
+    "id_ecdsa*",
+    "id_ed25519*",
     ".aws/",
     "gcloud",
     ".azure",
@@ -119,7 +120,7 @@ pub(super) fn rules() -> Vec<Rule> {
             A,
             High,
             &["169.254.169.254", "metadata.google.internal", "/metadata/identity"],
-            r"169\.254\.169\.254/(?:latest/(?:meta-data/iam|api/token)|computemetadata|metadata/identity)|metadata\.google\.internal/computemetadata/v1/instance/service-accounts|/metadata/identity/oauth2/token",
+            r"\b169\.254\.169\.254/(?:latest/(?:meta-data/iam|api/token)|computemetadata|metadata/identity)|\bmetadata\.google\.internal/computemetadata/v1/instance/service-accounts|/metadata/identity/oauth2/token",
         )
         .warnable(),
         Rule::new(
@@ -151,10 +152,11 @@ pub(super) fn rules() -> Vec<Rule> {
             X,
             High,
             // The pattern takes only the commands its triggers name: the
-            // engine confirms no other line. `host` and `ping` (prose says
-            // "from another host: `…`") are `dns_label`'s, by their label.
-            &["dig", "nslookup", "drill"],
-            r"\b(?:dig|nslookup|drill)\b[^\n|;&]*(?:\$\(|`)[^\n]*\.[a-z]",
+            // engine confirms no other line. `host` and `ping` are common
+            // words (prose says "from another host: `…`"): they count only
+            // at a command's place, right before the substitution.
+            &["dig", "nslookup", "drill", "host $(", "host `", "host \"$(", "ping $(", "ping `", "ping \"$(", "ping -*"],
+            r#"\b(?:dig|nslookup|drill)\b[^\n|;&]*(?:\$\(|`)[^\n]*\.[a-z]|(?:^|[;&|(`]\s*|\bdo\s+|\bthen\s+)(?:ping\s+(?:-\S+\s+)*|host\s+)(?:"?\$\(|`)[^\n]*\.[a-z]"#,
         )
         .requires(&["$(", "`"])
         .assess(dns_lookup),

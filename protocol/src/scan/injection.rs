@@ -15,7 +15,7 @@ use super::{Category, Severity};
 const FETCH_TRIGGERS: &[&str] =
     &["curl", "wget", "fetch", "aria2c", "iwr", "irm", "invoke-webrequest", "invoke-restmethod"];
 
-const DECODERS: &str = r#"(?:\bbase(?:64|32)\s+(?:-\S+\s+)*(?:-d|--decode)\b|\bxxd\s+(?:-\S+\s+)*-r|\bopenssl\s+(?:enc\s+|base64\s+)?(?:-\S+\s+)*-d\b|\bprintf\s+["']?(?:\\x[0-9a-f]{2}|\\[0-7]{3})|\bgunzip\b|\bzcat\b|\buudecode\b|\btr\s+\S+\s+["']?n-za-m)"#;
+const DECODERS: &str = r#"(?:\bbase(?:64|32)\s+(?:-\S+\s+)*(?:-d|--decode)\b|\bxxd\s+(?:-\S+\s+)*-r|\bopenssl\s+(?:enc|base64)\s+(?:-\S+\s+)*-d\b|\bprintf\s+["']?(?:\\x[0-9a-f]{2}|\\[0-7]{3})|\bgunzip\b|\bzcat\b|\buudecode\b|\btr\s+\S+\s+["']?n-za-m)"#;
 
 const DECODE_CALLS: &str = r#"(?:\bbase(?:64|32)\s+(?:-\S+\s+)*(?:-d|--decode)\b|b64decode|b32decode|\batob\s*\(|frombase64string|fromhex|unhexlify|\bcodecs\.decode|\.decode\(\s*["'](?:hex|base64|rot13|rot_13)|\bxxd\s+(?:-\S+\s+)*-r|zlib\.decompress|marshal\.loads|gzip\.decompress|lzma\.decompress|bz2\.decompress)"#;
 
@@ -93,10 +93,10 @@ pub(super) fn rules() -> Vec<Rule> {
             C,
             High,
             &[
-                "exec(", "exec (", "eval(", "eval (", "os.system", "os.popen", "os.exec", "subprocess", "child_process",
-                "__import__", "system(", "pty.spawn", "execsync", "shell_exec", "*ssthru", "proc_open",
+                "exec(", "exec (", "eval(", "eval (", "os.system", "os.popen", "os.exec*", "subprocess", "child_process",
+                "__import__", "system(", "system (", "pty.spawn", "execsync", "shell_exec", "*ssthru", "proc_open",
             ],
-            r#"\b(?:python[0-9.]*|perl|ruby|node|nodejs|php|deno|bun)\s+(?:-\S+\s+)*-(?:c|e|r)\s+["'][^\n]*(?:\bexec\s*\(|\beval\s*\(|\bos\.(?:system|popen|exec\w*)|\bsubprocess\b|\bchild_process\b|\b__import__\b|\bsystem\s*\(|\bpty\.spawn|\bexecsync\b|\bshell_exec\b|\bpassthru\b|\bproc_open\b)"#,
+            r#"\b(?:python[0-9.]*|perl|ruby|node|nodejs|php|deno|bun)\s+(?:-\S+\s+)*-(?:c|e|r)\s+["'][^\n]*(?:\bexec\s*\(|\beval\s*\(|\bos\.(?:system\b|popen\b|exec\w*)|\bsubprocess\b|\bchild_process\b|\b__import__\b|\bsystem\s*\(|\bpty\.spawn\b|\bexecsync\b|\bshell_exec\b|\bpassthru\b|\bproc_open\b)"#,
         )
         .requires(&[" -c", " -e", " -r"]),
         Rule::new(

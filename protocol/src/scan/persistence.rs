@@ -34,7 +34,7 @@ pub(super) fn rules() -> Vec<Rule> {
             "persist.cron",
             P,
             Medium,
-            &["crontab", "/etc/cron*", "/var/spool/cron", "@reboot"],
+            &["crontab", "/etc/cron*", "/var/spool/cron*", "@reboot"],
             r#"\bcrontab\s+(?:-u\s+\S+\s+)?(?:-\s*(?:$|[;&|)"'`])|\S+\.(?:txt|cron|tab)\b)|(?:>>?|\btee\b(?:\s+-a)?)\s*["']?/(?:etc/cron\S*|var/spool/cron\S*)|@reboot\b"#,
         )
         .assess(cron),
@@ -54,7 +54,7 @@ pub(super) fn rules() -> Vec<Rule> {
             P,
             High,
             &["authorized_keys"],
-            r#"(?:>>?|\btee\b(?:\s+-a)?)\s*["']?(?:\S*/)?authorized_keys\b"#,
+            r#"(?:>>?|\btee\b(?:\s+-a)?)\s*["']?(?:\S*/)?\bauthorized_keys\b"#,
         )
         .assess(authorized_keys),
         Rule::new(

@@ -22,7 +22,7 @@ pub(super) fn rules() -> Vec<Rule> {
             P,
             Critical,
             &["sudoers", "nopasswd"],
-            r#"(?:>>?|\btee\b(?:\s+-a)?)\s*["']?/etc/sudoers(?:\.d/\S*)?|\bnopasswd\s*:\s*\S+"#,
+            r#"(?:>>?|\btee\b(?:\s+-a)?)\s*["']?/etc/sudoers\b(?:\.d/\S*)?|\bnopasswd\s*:\s*\S+"#,
         )
         .assess(sudoers)
         .warnable(),
@@ -73,7 +73,7 @@ pub(super) fn rules() -> Vec<Rule> {
             P,
             High,
             &["--privileged", "/:/", "nsenter", "*.sock:", "source=/,", "src=/,"],
-            r#"\b(?:docker|podman)\s+(?:container\s+)?run\b[^\n]*(?:(?:-v|--volume)[= ]?\s*["']?/:/|--mount\s+[^\n]*(?:source|src)=/,)|\bnsenter\b[^\n]*(?:-t\s*1\b|--target[= ]1\b)|--privileged\b|docker\.sock:"#,
+            r#"\b(?:docker|podman)\s+(?:container\s+)?run\b[^\n]*(?:(?:-v|--volume)[= ]?\s*["']?/:/|--mount\s+[^\n]*\b(?:source|src)=/,)|\bnsenter\b[^\n]*(?:-t\s*1\b|--target[= ]1\b)|--privileged\b|docker\.sock:"#,
         )
         .assess(container_escape)
         .warnable(),

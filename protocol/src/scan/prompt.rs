@@ -17,6 +17,10 @@ use super::{Category, Severity};
 
 /// The gap between two words of a phrase.
 const W: &str = r"[\s>*_]+";
+/// The gap beside a trigger word: no `_`, after which (or before which) a
+/// trigger does not start (or end) a word, so the engine never confirms
+/// the line (`engine::triggered`).
+const WN: &str = r"[\s>*]+";
 
 /// The line rules of this family.
 pub(super) fn rules() -> Vec<Rule> {
@@ -52,7 +56,7 @@ pub(super) fn rules() -> Vec<Rule> {
             High,
             &["override", "supersede", "precedence", "come first"],
             format!(
-                r"\b(?:new|updated|real|actual|true|revised|priority|secret|hidden){W}(?:(?:system|priority|primary){W})?instructions?{W}(?:override|supersede|take{W}precedence|come{W}first)|\b(?:these|the{W}following|this){W}(?:instructions?|rules?|directives?){W}(?:override|supersede|take{W}precedence{W}over){W}(?:all|any|the|your|previous|prior|user|system)\b|\boverride{W}(?:the{W})?user'?s?{W}(?:request|instructions?)"
+                r"\b(?:new|updated|real|actual|true|revised|priority|secret|hidden){W}(?:(?:system|priority|primary){W})?instructions?{WN}(?:override|supersede|take{WN}precedence|come\s+first)\b|\b(?:these|the{W}following|this){W}(?:instructions?|rules?|directives?){WN}(?:override|supersede|take{WN}precedence{WN}over){W}(?:all|any|the|your|previous|prior|user|system)\b|\boverride{W}(?:the{W})?user'?s?{W}(?:request|instructions?)"
             ),
         )
         .requires(&["override", "supersede", "replace", "precedence", "first"])
@@ -134,7 +138,7 @@ pub(super) fn rules() -> Vec<Rule> {
             High,
             &["telling", "informing", "notifying", "alerting", "showing", "letting", "consulting"],
             format!(
-                r"\bwithout{W}(?:telling|informing|notifying|alerting|showing|letting|consulting){W}(?:the{W})?(?:user|human|operator|owner)s?\b"
+                r"\bwithout{WN}(?:telling|informing|notifying|alerting|showing|letting|consulting){WN}(?:the{W})?(?:user|human|operator|owner)s?\b"
             ),
         )
         .assess(double_negative)
@@ -158,9 +162,9 @@ pub(super) fn rules() -> Vec<Rule> {
             "conceal.skip-consent",
             C,
             High,
-            &["ask", "asking", "prompt", "prompting", "wait", "waiting", "seek", "seeking"],
+            &["ask", "asking", "prompt", "prompting", "wait", "waiting", "seek", "seeking", "request", "requesting"],
             format!(
-                r"\b(?:do{W}not|don'?t|never|without){W}(?:ask(?:ing)?|prompt(?:ing)?|wait(?:ing)?{W}for|request(?:ing)?|seek(?:ing)?){W}(?:(?:the{W})?(?:user|human|operator)s?{W})?(?:for{W})?(?:any{W})?(?:confirmation|permission|approval|consent)\b"
+                r"\b(?:do{W}not|don'?t|never|without){WN}(?:ask(?:ing)?|prompt(?:ing)?|wait(?:ing)?{WN}for|request(?:ing)?|seek(?:ing)?){WN}(?:(?:the{W})?(?:user|human|operator)s?{W})?(?:for{W})?(?:any{W})?(?:confirmation|permission|approval|consent)\b"
             ),
         )
         .requires(&["confirmation", "permission", "approval", "consent"])

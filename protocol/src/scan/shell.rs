@@ -46,7 +46,7 @@ pub(super) fn rules() -> Vec<Rule> {
             D,
             Critical,
             &["find /", "find ~", "find $home", "find ${home}", "find \"$home", "find \"${home}"],
-            r"\bfind\s+(?:/|~/?|\$\{?home\}?/?)\s[^\n]*(?:-delete\b|-exec\s+rm\b)",
+            r"\bfind\s+(?:/|~/?|\$(?:home|\{home\})/?)\s[^\n]*(?:-delete\b|-exec\s+rm\b)",
         )
         .requires(&["-delete", "-exec"])
         .warnable(),
@@ -74,7 +74,7 @@ pub(super) fn rules() -> Vec<Rule> {
             "shell.fork-bomb",
             D,
             Critical,
-            &["()"],
+            &["()", "( )"],
             r"([a-z_][a-z0-9_]*|:)\s*\(\s*\)\s*\{\s*([a-z_][a-z0-9_]*|:)\s*\|\s*([a-z_][a-z0-9_]*|:)\s*&",
         )
         .requires(&["&"])
@@ -88,7 +88,7 @@ pub(super) fn rules() -> Vec<Rule> {
             D,
             Critical,
             &["/dev/tcp/", "/dev/udp/", "nc ", "ncat ", "netcat ", "socat ", "mkfifo", "socket", "fsockopen"],
-            r#"/dev/(?:tcp|udp)/[^\s/]+/\d+|\b(?:nc|ncat|netcat)\b[^\n|;&]*\s(?:-[a-z]*[ec]\s*\S|--(?:sh-)?exec\b)|\bsocat\b[^\n]*\bexec:|\bmkfifo\b[^\n]*\|\s*(?:nc|ncat|netcat)\b|\b(?:nc|ncat|netcat)\b[^\n]*\|\s*/bin/(?:ba)?sh\b|\b(?:/bin/)?(?:ba|z|da)?sh\s+-i\b[^\n]*\|\s*(?:nc|ncat|netcat)\b|\bsocket\b[^\n]*\bconnect\b[^\n]*(?:dup2|subprocess|pty\.spawn|/bin/(?:ba)?sh|\bexec)|\bfsockopen\b[^\n]*(?:exec|system|proc_open|/bin/(?:ba)?sh)"#,
+            r#"/dev/(?:tcp|udp)/[^\s/]+/\d+|\b(?:nc|ncat|netcat)(?:\s[^\n|;&]*)?\s(?:-[a-z]*[ec]\s*\S|--(?:sh-)?exec\b)|\bsocat\s[^\n]*\bexec:|\bmkfifo\b[^\n]*\|\s*(?:nc|ncat|netcat)\b|\b(?:nc|ncat|netcat)\s[^\n]*\|\s*/bin/(?:ba)?sh\b|\b(?:/bin/)?(?:ba|z|da)?sh\s+-i\b[^\n]*\|\s*(?:nc|ncat|netcat)\s|\bsocket\b[^\n]*\bconnect\b[^\n]*(?:dup2|subprocess|pty\.spawn|/bin/(?:ba)?sh|\bexec)|\bfsockopen\b[^\n]*(?:exec|system|proc_open|/bin/(?:ba)?sh)"#,
         )
         .requires(&["/dev/tcp/", "/dev/udp/", "-e", "-c", "exec", "|", "connect", "fsockopen"])
         .assess(reverse_shell)
@@ -97,7 +97,7 @@ pub(super) fn rules() -> Vec<Rule> {
             "conceal.clear-history",
             Category::Concealment,
             High,
-            &["histfile", "histsize", "history -", "set +o history", "_history", "/var/log/"],
+            &["histfile*", "histsize", "history -", "set +o history", "_history", "/var/log/"],
             r"\bunset\s+histfile\b|\bhistory\s+-[a-z]*c\b|\bhistfile=/dev/null|\bhistfilesize=0\b|\bset\s+\+o\s+history\b|\b(?:rm|shred|truncate)\b[^\n]*(?:\.(?:bash|zsh|python|mysql|psql)_history\b|/var/log/(?:auth|secure|syslog|messages|wtmp|btmp|lastlog)\b)|>\s*/var/log/(?:auth|secure|syslog|messages|wtmp|btmp|lastlog)\b",
         ),
     ]

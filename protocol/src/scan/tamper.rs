@@ -45,12 +45,35 @@ pub(super) fn rules() -> Vec<Rule> {
             Severity::High,
             &[
                 "wevtutil", "clear-eventlog", "remove-eventlog", "journalctl", "/var/log", "_history", "clear-history",
-                "consolehost_history*", "historysavepath", ".claude/",
+                "*consolehost_history*", "*historysavepath", ".claude/", ".claude.json",
             ],
-            r#"\bwevtutil(?:\.exe)?\s+(?:cl|clear-log)\b|\b(?:clear|remove)-eventlog\b|\bjournalctl\b[^\n]*--vacuum-(?:time|size|files)=\S+|\b(?:rm|shred|del|remove-item)\b[^\n|;&]*\s['"]?/var/log(?:/\*|/?\s|/?$|/?['"])|\bfind\s+/var/log\b[^\n]*-(?:delete|exec\s+rm)\b|\bln\s+-s\w*\s+/dev/null\s+\S*_history\b|\bcat\s+/dev/null\s*>\s*\S*(?:_history\b|/var/log/)|(?:^|[;&|]\s*|\s)>\s*['"]?(?:~|\$home)/\.\w*_history\b|\bclear-history\b|\b(?:rm|remove-item|del)\b[^\n|;&]*(?:consolehost_history|historysavepath|\.claude/(?:projects|history|logs|todos|statsig)|\.claude\.json)"#,
+            r#"\bwevtutil(?:\.exe)?\s+(?:cl|clear-log)\b|\b(?:clear|remove)-eventlog\b|\bjournalctl\b[^\n]*--vacuum-(?:time|size|files)=\S+|\b(?:rm|shred|del|remove-item)\b[^\n|;&]*\s['"]?/var/log(?:/\*|/?\s|/?$|/?['"])|\bfind\s+/var/log\b[^\n]*-(?:delete|exec\s+rm)\b|\bln\s+-s\w*\s+/dev/null\s+\S*_history\b|\bcat\s+/dev/null\s*>\s*\S*(?:_history\b|/var/log/)|(?:^|[;&|]\s*|\s)>\s*['"]?(?:~|\$home)/\.\w*_history\b|\bclear-history\b|\b(?:rm|remove-item|del)\b[^\n|;&]*(?:consolehost_history|historysavepath|\.claude/(?:projects|history|logs|todos|statsig)|\.claude\.json\b)"#,
         )
         .requires(&["wevtutil", "eventlog", "journalctl", "/var/log", "_history", "history", ".claude"])
         .assess(clear_logs)
+        .warnable(),
+        // A script run by PAM at every login, handed the password typed
+        // (`expose_authtok`), or written into the login stack.
+        Rule::new(
+            "tamper.pam-hook",
+            Category::CredentialAccess,
+            Severity::High,
+            &["pam_exec.so"],
+            r#"\bpam_exec\.so\b[^\n]*(?:\bexpose_authtok\b|(?:\btee\b(?:\s+-a)?|>>?)\s*['"]?/etc/pam\.d/)"#,
+        )
+        .assess(pam_hook)
+        .warnable(),
+        // A public name sent to another address for every program on the
+        // machine (a registry, a bank, an update server), or the file
+        // locked so that nobody can undo it.
+        Rule::new(
+            "tamper.hosts-redirect",
+            Category::PathTraversal,
+            Severity::High,
+            &["/etc/hosts", "/etc/resolv.conf"],
+            r#"\b(?P<ip>\d{1,3}(?:\.\d{1,3}){3})\s+(?P<name>(?:[a-z0-9-]+\.)+[a-z]{2,})\b[^\n]*(?:\btee\s+(?:-a\s+)?|>>?\s*)['"]?/etc/hosts\b|\bchattr\s+\+i\s+/etc/(?:hosts|resolv\.conf)\b"#,
+        )
+        .assess(hosts_redirect)
         .warnable(),
     ]
 }
@@ -91,6 +114,46 @@ fn clear_logs(h: &Hit<'_>) -> Option<Severity> {
     }
     Some(h.base)
 }
+
+/// The password handed to the script is a credential stolen at each login.
+fn pam_hook(h: &Hit<'_>) -> Option<Severity> {
+    Some(if h.text().to_ascii_lowercase().contains("expose_authtok") { Severity::Critical } else { h.base })
+}
+
+/// A name kept on this machine (`myapp.test`, `db.internal`), a loopback
+/// or blocking address (`0.0.0.0 ads.example.com`), is routine; a private
+/// address for a public name is worth a look; a public one blocks.
+fn hosts_redirect(h: &Hit<'_>) -> Option<Severity> {
+    let Some(c) = HOSTS_ENTRY.captures(h.text().as_bytes()) else {
+        return Some(h.base); // `chattr +i`
+    };
+    let (ip, name) = (&c["ip"], c["name"].to_ascii_lowercase());
+    let own = [
+        ".test",
+        ".local",
+        ".localhost",
+        ".example",
+        ".internal",
+        ".lan",
+        ".invalid",
+        ".arpa",
+        ".localdomain",
+        ".corp",
+    ]
+    .iter()
+    .any(|tld| name.ends_with(tld.as_bytes()));
+    if own || ip.starts_with(b"127.") || ip == &b"0.0.0.0"[..] {
+        return None;
+    }
+    let private = PRIVATE_IP.is_match(ip);
+    Some(if private { Severity::Medium } else { h.base })
+}
+
+static HOSTS_ENTRY: Lazy =
+    LazyLock::new(|| compile(r"^(?P<ip>\d{1,3}(?:\.\d{1,3}){3})\s+(?P<name>(?:[a-z0-9-]+\.)+[a-z]{2,})\b"));
+
+static PRIVATE_IP: Lazy =
+    LazyLock::new(|| compile(r"^(?:10\.|192\.168\.|172\.(?:1[6-9]|2\d|3[01])\.|169\.254\.)"));
 
 /// Which place a line names, and the rule for a write there.
 static PLACE: Lazy = LazyLock::new(|| {

@@ -30,7 +30,19 @@ use super::{Category, Finding, Severity, trojan};
 
 /// The analyzers of this family.
 pub(super) fn analyzers() -> Vec<Analyzer> {
-    vec![Analyzer { triggers: &["skill*", "git clone", "git submodule add"], run }]
+    vec![Analyzer {
+        triggers: &[
+            "skill*",
+            "git clone",
+            "git submodule add",
+            "the included",
+            "the bundled",
+            "the enclosed",
+            "the accompanying",
+            "the supplied",
+        ],
+        run,
+    }]
 }
 
 /// How many lines after the vouching line its run may be asked.
@@ -44,7 +56,7 @@ const CLONE_RUN_WITHIN: usize = 8;
 /// The skill saying it carries the code.
 static VOUCH: Lazy = LazyLock::new(|| {
     compile(
-        r"\b(?:bundled|shipped|ships|packaged|included|provided|comes?|distributed|delivered)\b[^.\n]{0,40}?\b(?:with|in|inside|alongside|beside|next\s+to|along\s+with|by)\s+(?:this|the)\s+skill\b|\b(?:this|the)\s+skill\s+(?:ships|bundles|includes|carries|contains|provides|comes\s+with)\b|\b(?:from|in|inside|under)\s+(?:this|the)\s+skill'?s?\b|\bthis\s+skill'?s\s+(?:own\s+)?(?:`[^`\s]{1,40}`\s+)?(?:folder|directory|dir|scripts?|files?|dist|bin|lib|modules?|tools?)\b|\balongside\s+this\s+skill\b|\bthat\s+this\s+skill\s+(?:is\s+built\s+around|relies\s+on|uses)\b|\b(?:this|the)\s+skill(?:'s)?\s+(?:folder|directory|bundle|package|archive)\s+(?:ships|bundles|includes|carries|contains|provides|has)\b",
+        r"\b(?:bundled|shipped|ships|packaged|included|provided|comes?|distributed|delivered)\b[^.\n]{0,40}?\b(?:with|in|inside|alongside|beside|next\s+to|along\s+with|by)\s+(?:this|the)\s+skill\b|\b(?:this|the)\s+skill\s+(?:ships|bundles|includes|carries|contains|provides|comes\s+with)\b|\b(?:from|in|inside|under)\s+(?:this|the)\s+skill'?s?\b|\bthis\s+skill'?s\s+(?:own\s+)?(?:`[^`\s]{1,40}`\s+)?(?:folder|directory|dir|scripts?|files?|dist|bin|lib|modules?|tools?)\b|\balongside\s+this\s+skill\b|\bthat\s+this\s+skill\s+(?:is\s+built\s+around|relies\s+on|uses)\b|\b(?:this|the)\s+skill(?:'s)?\s+(?:folder|directory|bundle|package|archive)\s+(?:ships|bundles|includes|carries|contains|provides|has)\b|\$\{?(?:claude_)?skill_dir\}?/|\bthe\s+(?:included|bundled|enclosed|accompanying|supplied)\s+(?:`[^`\s]+`|[\w./-]+\.(?:sh|py|js|cjs|mjs|ps1|rb|pl|exe|dll|bin|jar|whl))",
     )
 });
 

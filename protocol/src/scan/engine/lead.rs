@@ -47,7 +47,7 @@ pub(super) fn starts_on_trigger_line(rule: &Rule) -> bool {
 
 /// The alternatives of `hir`, each on its own: a boundary asserted at the
 /// ends of one alternative says nothing of the others.
-fn branches(hir: &Hir) -> Vec<&Hir> {
+pub(super) fn branches(hir: &Hir) -> Vec<&Hir> {
     match hir.kind() {
         HirKind::Alternation(alternatives) => alternatives.iter().flat_map(branches).collect(),
         _ => vec![hir],
@@ -96,14 +96,14 @@ fn leads_to_trigger(prefix: &[u8], exact: bool, triggers: &[Trigger], bounded: (
 
 /// An end of a match.
 #[derive(Clone, Copy, PartialEq)]
-enum Edge {
+pub(super) enum Edge {
     Start,
     End,
 }
 
 /// Whether every match of `hir` has a word or line boundary asserted at
 /// its `at` end, so that no word byte lies just outside it there.
-fn bounded(hir: &Hir, at: Edge) -> bool {
+pub(super) fn bounded(hir: &Hir, at: Edge) -> bool {
     match hir.kind() {
         HirKind::Look(look) => match at {
             Edge::Start => matches!(

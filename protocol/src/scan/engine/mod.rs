@@ -56,7 +56,10 @@
 //! rules whose matches start on a trigger's line, which need no look back.
 //! `naive` (tests only) is its reference: every rule on every line, without
 //! prefilter or automaton, and the property test that holds the two
-//! together.
+//! together (`PROPTEST_CASES` sets its count, 500 by default).
+//! `triggered` (tests only) checks from each rule's pattern, without
+//! running it, that every match holds one of the rule's triggers: a match
+//! without one is what the engine never reports and the reference does.
 
 use memchr::memmem;
 use regex::bytes::Regex;
@@ -1003,6 +1006,8 @@ fn count_newlines(bytes: &[u8]) -> usize {
 mod lead;
 #[cfg(test)]
 mod naive;
+#[cfg(test)]
+mod triggered;
 
 #[cfg(test)]
 mod tests;

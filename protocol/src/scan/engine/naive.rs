@@ -182,7 +182,12 @@ fn agrees_with_the_engine_on_the_rule_families_own_examples() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 500, failure_persistence: None, ..ProptestConfig::default() })]
+    // 500 cases unless `PROPTEST_CASES` asks for more or fewer.
+    #![proptest_config(ProptestConfig {
+        cases: std::env::var("PROPTEST_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(500),
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
 
     /// The engine reports exactly what trying every rule on every line does.
     #[test]
