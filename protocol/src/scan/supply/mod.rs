@@ -45,6 +45,8 @@ mod names;
 mod overrides;
 mod sources;
 #[cfg(test)]
+mod edge_tests;
+#[cfg(test)]
 mod tests;
 
 use install::{Target, install_args};
