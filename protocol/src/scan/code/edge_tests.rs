@@ -124,8 +124,10 @@ fn an_ansi_c_escape_of_a_plain_letter_is_the_letter() {
 
 #[test]
 fn a_path_built_from_two_literals_is_a_secret_path() {
-    // Two literals is the fewest a built path has.
-    assert!(secret_path(r#"p = os.path.join(home, ".ssh", "id_rsa")"#).is_some());
+    // Two literals is the fewest a built path has; neither alone names a
+    // credential file.
+    assert!(secret_path(r#"p = os.path.join(home, ".config/gcloud", "credentials.db")"#).is_some());
+    assert!(secret_path(r#"p = os.path.join(home, ".config/gcloud")"#).is_none());
 }
 
 #[test]

@@ -1,9 +1,10 @@
 //! Edges of the supply family that mutation testing found unpinned (#27):
 //! a Go install argument is a module only when its first element names a
-//! host (holds a dot) *and* a path follows it.
+//! host (holds a dot) *and* a path follows it; a versioned `pip3.11` is an
+//! installer; only the listed publishers own their namespace.
 
-use crate::scan::testutil::{assert_absent, assert_severity};
 use crate::scan::Severity::{High, Medium};
+use crate::scan::testutil::{assert_absent, assert_severity};
 
 #[test]
 fn a_go_argument_is_a_module_only_with_a_host_and_a_path() {
