@@ -128,6 +128,8 @@ fn a_path_built_from_two_literals_is_a_secret_path() {
     // credential file.
     assert!(secret_path(r#"p = os.path.join(home, ".config/gcloud", "credentials.db")"#).is_some());
     assert!(secret_path(r#"p = os.path.join(home, ".config/gcloud")"#).is_none());
+    // More literals are joined the same way.
+    assert!(secret_path(r#"p = Path.home() / ".config" / "gcloud" / "credentials.db""#).is_some());
 }
 
 #[test]
