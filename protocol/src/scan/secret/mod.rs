@@ -597,4 +597,6 @@ pub(super) fn mask(line: &str) -> Cow<'_, str> {
 }
 
 #[cfg(test)]
+mod edge_tests;
+#[cfg(test)]
 mod tests;

@@ -33,12 +33,15 @@
 //! dependency lists, `overrides` source overrides, `sources` sources
 //! declared in manifests and config of more ecosystems, `declared` the
 //! analyzer for those and for look-alike actions, images and MCP servers,
-//! `hosts` what a URL's host is. This file wires them into analyzers.
+//! `hosts` what a URL's host is. This file wires them into analyzers;
+//! `edge_tests` pins the edges mutation testing found unpinned.
 
 mod declared;
 mod hosts;
 
 pub(super) use hosts::has_url;
+#[cfg(test)]
+mod edge_tests;
 mod install;
 mod manifest;
 mod names;

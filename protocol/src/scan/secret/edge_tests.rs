@@ -1,0 +1,25 @@
+//! Edges of the secret family that mutation testing found unpinned (#27):
+//! a URL password that repeats the user name, or is a default password,
+//! is each on its own a placeholder, on a remote host as well.
+
+use crate::scan::Severity::{Low, Medium};
+use crate::scan::testutil::{assert_absent, assert_severity};
+
+#[test]
+fn a_url_password_equal_to_the_user_or_a_default_is_a_placeholder_on_its_own() {
+    let id = "secret.url-password";
+    // The user repeated, not a default password.
+    assert_severity("DATABASE_URL=postgres://deploy:deploy@db.prod.acme.io:5432/app\n", id, Low);
+    // A default password, not the user.
+    assert_severity("DATABASE_URL=postgres://deploy:letmein@db.prod.acme.io:5432/app\n", id, Low);
+    // Neither: a live password.
+    assert_severity("DATABASE_URL=postgres://deploy:Qm7xTz4pWv9kLr2n@db.prod.acme.io:5432/app\n", id, Medium);
+}
+
+#[test]
+fn an_aws_secret_key_is_left_to_its_own_rule_by_the_generic_assignment_rule() {
+    let v = ["Qm7xTz4pWv9k", "Lr2nB8cYd3FhJ6", "gKs1MaPq5ZeRt0"].concat();
+    let body = format!("AWS_SECRET_ACCESS_KEY={v}\n");
+    assert_severity(&body, "secret.aws-secret-key", Medium);
+    assert_absent(&body, "secret.assignment");
+}

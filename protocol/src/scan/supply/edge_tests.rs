@@ -1,0 +1,31 @@
+//! Edges of the supply family that mutation testing found unpinned (#27):
+//! a Go install argument is a module only when its first element names a
+//! host (holds a dot) *and* a path follows it; a versioned `pip3.11` is an
+//! installer; only the listed publishers own their namespace.
+
+use crate::scan::Severity::{High, Medium};
+use crate::scan::testutil::{assert_absent, assert_severity};
+
+#[test]
+fn a_go_argument_is_a_module_only_with_a_host_and_a_path() {
+    // Host and path: a module from an unknown host.
+    assert_severity("go install go.evil.example/cmd/tool@latest\n", "supply.remote-install", Medium);
+    // A file name has a dot but no path; a GOPATH package has a path but no
+    // host: neither is fetched from anywhere.
+    assert_absent("go install main.go\n", "supply.remote-install");
+    assert_absent("go get tools/gen@latest\n", "supply.remote-install");
+}
+
+#[test]
+fn only_a_listed_publisher_owns_its_namespace() {
+    // `hashicorp/…` is popular but not in a namespace only its publisher can
+    // write to: two edits stay `Medium` though the owner is the same.
+    let wf = "```yaml\nsteps:\n  - uses: hashicorp/setup-terrafarn@v3\n```\n";
+    assert_severity(wf, "supply.typosquat", Medium);
+}
+
+#[test]
+fn a_versioned_pip_is_an_installer() {
+    assert_severity("pip3 install reqeusts\n", "supply.typosquat", High);
+    assert_severity("pip3.11 install reqeusts\n", "supply.typosquat", High);
+}
