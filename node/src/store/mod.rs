@@ -276,6 +276,7 @@ impl Store {
         // parsing SQL again on every change.
         conn.set_prepared_statement_cache_capacity(64);
         schema::migrate(&mut conn)?;
+        search::register(&conn)?;
         search::check(&mut conn)?;
         let key = identity::load_or_create(dir)?;
         let instance_id = ensure_instance_id(&mut conn, &key.key_id())?;

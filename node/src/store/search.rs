@@ -45,6 +45,9 @@
 //!   the tags filter.
 //! - `rank`: ranking the shown matches (IDF, field weights, phrases
 //!   checked against the text, the evidence boost).
+//! - `columns`: the FTS5 auxiliary function telling ranking which fields
+//!   of a match hold each word (FTS5's C API: the node's one `unsafe`),
+//!   registered on the store's connection at open ([`register`]).
 
 use std::time::Instant;
 
@@ -54,8 +57,11 @@ use serde::Serialize;
 
 use super::{Store, StoreError, from_json, packed};
 
+mod columns;
 pub mod query;
 mod rank;
+
+pub(super) use columns::register;
 
 pub use query::{MAX_QUERY_BYTES, MAX_TAG_BYTES, MAX_TAGS, MAX_TERMS, Query, QueryError};
 pub use rank::WEIGHTS;

@@ -80,8 +80,9 @@ pub(crate) struct Term {
 /// A user's query, checked and rewritten into FTS5 syntax.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Query {
-    /// What FTS5 matches: every word of every term (and every tag's words
-    /// in the tags column).
+    /// What FTS5 matches: every word of every term, in order, then every
+    /// tag's words in the tags column — the order ranking reads the
+    /// fields of each word in (`columns.rs`).
     pub(super) fts: String,
     /// What ranking weighs, in the order given (the hub's search too).
     pub(crate) terms: Vec<Term>,

@@ -14,11 +14,11 @@
 //!   words; a shorter prefix, matching more, as if in every skill); a
 //!   phrase as its rarest word.
 //! - The field: the name and tags are kept beside the index
-//!   (`skill_search_docs`) as text, and FTS5 tells which candidates'
-//!   descriptions hold a term (one query per term, in the description
-//!   column), so the best field holding it is found here without reading
-//!   the skills table (a page read per skill); a word none of them holds
-//!   is in the body (FTS5 matched it). A phrase's words in order are
+//!   (`skill_search_docs`) as text, and FTS5 tells, in the same pass that
+//!   finds the candidates, which fields of each hold each word
+//!   ([`columns`](super::columns)), so the best field holding a term is
+//!   found here without reading the skills table (a page read per skill);
+//!   a word none of the head fields holds is in the body (FTS5 matched it). A phrase's words in order are
 //!   checked in the fields' text (each tag apart), and in the body's
 //!   (unpacked from the stored packet) when no head field holds it: a match
 //!   without the phrase is dropped. Words are compared folded as the
@@ -29,12 +29,10 @@
 //! Counting a term once per skill (`k1 = 0`) rather than per occurrence
 //! also means a body repeating a word gains nothing by it.
 
-use std::collections::HashSet;
-
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::Deserialize;
 
-use super::query::{Query, Term, fold, push_words, words};
+use super::query::{Query, Term, fold, words};
 use super::{CANDIDATES, EVIDENCE_BOOST, SearchHit, VISIBLE, WordCounts};
 use crate::store::{StoreError, from_json, packed};
 
@@ -48,12 +46,17 @@ const PREFIX_WORDS: usize = 64;
 
 /// A match, as ranking reads it.
 struct Candidate {
-    id: i64,
     name: String,
     /// Its tags as stored (a JSON array): read only where ranking needs them.
     tags: String,
     confidence: f64,
+    /// For each word of the FTS5 expression, in order, the bits of the
+    /// fields holding it ([`FIELD`]).
+    columns: Vec<u8>,
 }
+
+/// The bit of each field in [`Candidate::columns`]: name, description, tags, body.
+const FIELD: [u8; 4] = [1, 2, 4, 8];
 
 impl Candidate {
     fn tags(&self) -> Vec<String> {
@@ -78,9 +81,6 @@ pub(super) fn ranked(
     counts.at(writes);
     let idf =
         query.terms.iter().map(|t| idf(conn, counts, t, skills as f64)).collect::<Result<Vec<_>, _>>()?;
-    let last = candidates.last().map_or(0, |c| c.id);
-    let described =
-        query.terms.iter().map(|t| described(conn, query, t, last)).collect::<Result<Vec<_>, _>>()?;
     let mut scored = Vec::with_capacity(candidates.len());
     for candidate in candidates {
         if !query.tags.is_empty() {
@@ -89,7 +89,7 @@ pub(super) fn ranked(
                 continue;
             }
         }
-        let Some(relevance) = relevance(conn, query, &idf, &described, &candidate)? else { continue };
+        let Some(relevance) = relevance(conn, query, &idf, &candidate)? else { continue };
         let score = relevance * (1.0 + EVIDENCE_BOOST * candidate.confidence.clamp(0.0, 1.0));
         scored.push((score, candidate));
     }
@@ -128,30 +128,24 @@ pub(super) fn ranked(
 fn candidates(conn: &Connection, query: &Query) -> Result<Vec<Candidate>, StoreError> {
     // CROSS JOIN: FTS5 leads, in row id order, and each match's row is
     // looked up by id; hidden skills are passed over, not counted.
+    // `ecp_columns`: see columns.rs.
     let mut stmt = conn.prepare_cached(
-        "SELECT d.id, d.name, d.tags, d.confidence
+        "SELECT d.name, d.tags, d.confidence, ecp_columns(skill_search)
          FROM skill_search f CROSS JOIN skill_search_docs d ON d.id = f.rowid
          WHERE skill_search MATCH ?1 AND d.visible
          ORDER BY f.rowid LIMIT ?2",
     )?;
     let rows = stmt.query_map(params![query.fts, CANDIDATES as i64], |row| {
-        Ok(Candidate { id: row.get(0)?, name: row.get(1)?, tags: row.get(2)?, confidence: row.get(3)? })
+        Ok(Candidate { name: row.get(0)?, tags: row.get(1)?, confidence: row.get(2)?, columns: row.get(3)? })
     })?;
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
-/// The candidates (ids up to `last`) whose description holds every word of
-/// `term`: FTS5 tells, so the description's text is kept nowhere but in
-/// the skills table (read for a phrase's order only).
-fn described(conn: &Connection, query: &Query, term: &Term, last: i64) -> Result<HashSet<i64>, StoreError> {
-    let mut fts = format!("{} AND description : (", query.fts);
-    let words: Vec<&str> = term.words.iter().map(String::as_str).collect();
-    push_words(&mut fts, &words, term.prefix);
-    fts.push(')');
-    let mut stmt =
-        conn.prepare_cached("SELECT rowid FROM skill_search WHERE skill_search MATCH ?1 AND rowid <= ?2")?;
-    let ids = stmt.query_map(params![fts, last], |r| r.get(0))?.collect::<Result<_, _>>()?;
-    Ok(ids)
+/// The fields (bits of [`FIELD`]) holding every word of the term whose
+/// words are the FTS5 expression's from the `first`.
+fn fields(c: &Candidate, first: usize, term: &Term) -> u8 {
+    // A word FTS5 did not report holds nowhere: ranking then reads no field for it.
+    (first..first + term.words.len()).fold(u8::MAX, |bits, i| bits & c.columns.get(i).copied().unwrap_or(0))
 }
 
 /// A term's IDF among `skills` indexed.
@@ -204,17 +198,20 @@ fn relevance(
     conn: &Connection,
     query: &Query,
     idf: &[f64],
-    described: &[HashSet<i64>],
     c: &Candidate,
 ) -> Result<Option<f64>, StoreError> {
     let name: Vec<&str> = words(&c.name).collect();
     let mut description: Option<String> = None;
     let mut body: Option<String> = None;
     let mut total = 0.0;
-    for ((term, idf), described) in query.terms.iter().zip(idf).zip(described) {
+    // The terms' words are the expression's first, in order (query.rs).
+    let mut first = 0;
+    for (term, idf) in query.terms.iter().zip(idf) {
+        let fields = fields(c, first, term);
+        first += term.words.len();
         let weight = if holds(&name, term) {
             WEIGHTS[0]
-        } else if described.contains(&c.id)
+        } else if fields & FIELD[1] != 0
             && (term.words.len() == 1
                 || holds(
                     &words(text(&mut description, || self::description(conn, &c.name))?).collect::<Vec<_>>(),
@@ -222,8 +219,11 @@ fn relevance(
                 ))
         {
             WEIGHTS[1]
-        } else if c.tags().iter().any(|tag| holds(&words(tag).collect::<Vec<_>>(), term)) {
-            // Each tag apart: a phrase never spans two of them.
+        } else if fields & FIELD[2] != 0
+            && c.tags().iter().any(|tag| holds(&words(tag).collect::<Vec<_>>(), term))
+        {
+            // Each tag apart: a phrase never spans two of them; the tags are
+            // parsed only when FTS5 found the term's words among them.
             WEIGHTS[2]
         } else if term.words.len() == 1 {
             // FTS5 matched the word, so the body holds it.

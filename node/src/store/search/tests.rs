@@ -298,6 +298,36 @@ fn the_field_a_word_is_in_weighs_name_then_description_then_tags_then_body() {
 }
 
 #[test]
+fn the_columns_function_tells_the_fields_of_each_word_in_the_expressions_order() {
+    let mut p = packet("deploy-tool", "Ships builds", "ships the deploy code", 0.5);
+    p.tags = vec!["deploy".into(), "infra".into()];
+    let (dir, store) = store_with(&[p, packet("other", "Unrelated", "Unrelated", 0.5)]);
+    let columns = |query: Query| -> Vec<Vec<u8>> {
+        let conn = store.conn();
+        let mut stmt = conn
+            .prepare("SELECT ecp_columns(skill_search) FROM skill_search WHERE skill_search MATCH ?1")
+            .unwrap();
+        stmt.query_map([&query.fts], |r| r.get(0)).unwrap().collect::<Result<_, _>>().unwrap()
+    };
+    // Bits: 1 name, 2 description, 4 tags, 8 body; the terms' words first, then the tags'.
+    let tagged = Query::parse("deploy ships").unwrap().tagged(vec!["infra".into()]).unwrap();
+    assert_eq!(columns(tagged), [vec![1 | 4 | 8, 2 | 8, 4]]);
+    // A phrase's words one by one, and a prefix.
+    assert_eq!(columns(Query::parse("\"the deploy\" build*").unwrap()), [vec![8, 1 | 4 | 8, 2]]);
+    // The same function on every connection the store opens: a reopened store answers too.
+    let reopened = Store::open(dir.path()).unwrap();
+    let conn = reopened.conn();
+    let n: Vec<u8> = conn
+        .query_row(
+            "SELECT ecp_columns(skill_search) FROM skill_search WHERE skill_search MATCH 'unrelated'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(n, [2 | 8]);
+}
+
+#[test]
 fn a_rarer_word_weighs_more_than_a_common_one() {
     // "kettle" is in every skill, "teapot" in two: the skill naming the rare word comes first.
     let mut packets: Vec<SkillPacket> =
