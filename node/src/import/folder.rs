@@ -48,6 +48,8 @@ struct Found {
     hash: String,
     /// The folder's other files ([`super::read_companions`]).
     companions: Vec<Companion>,
+    /// Every file as the node wrote it, the `SKILL.md` the held local one's.
+    written: bool,
 }
 
 impl Run<'_> {
@@ -183,20 +185,17 @@ impl Run<'_> {
         let hash = integrity::body_hash(&text);
         let held_same =
             |name: &str| self.held.get(name).filter(|r| !r.deprecated && r.integrity_hash == hash);
+        let local_same = held_same(&known).is_some_and(|r| r.kind == "local");
         // In an agent's folder the node also copies local skills of other
         // agents' folders (#24): a copy it wrote is never the agent's.
         let agent_copy = writer.is_some_and(|w| w.dir() != library.projection().dir());
         if let Some(writer) = writer
-            && (agent_copy || held_same(&known).is_none_or(|r| r.kind != "local"))
+            && (agent_copy || !local_same)
         {
             // Only the projection's and agents' folders hold files the node
             // wrote; records without a node count only in a folder this
             // store marked before.
-            let own = match writer.wrote(entry, text.as_bytes()) {
-                Written::Own => true,
-                Written::Unbound => marked == Marked::Own,
-                Written::No => false,
-            };
+            let own = node_wrote(writer, marked, entry, SKILL_FILE, text.as_bytes());
             let external = |r: &&HeldSkill| !r.deprecated && r.kind == "external";
             if own
                 || (self.held.get(entry).filter(external).is_some_and(|r| r.integrity_hash != hash)
@@ -231,7 +230,12 @@ impl Run<'_> {
                 return None;
             }
         };
-        Some(Found { entry: entry.to_owned(), name, text, hash, companions })
+        // Read only where it can count: the node's local skill, its SKILL.md unchanged.
+        let written = writer.filter(|_| local_same).is_some_and(|w| {
+            node_wrote(w, marked, entry, SKILL_FILE, text.as_bytes())
+                && companions.iter().all(|c| node_wrote(w, marked, entry, &c.path, &c.bytes))
+        });
+        Some(Found { entry: entry.to_owned(), name, text, hash, companions, written })
     }
 
     /// Imports the agent's files of folder `index`, one per name.
@@ -258,7 +262,7 @@ impl Run<'_> {
         }
         let origin = local_origin(library.store().instance_id());
         let limits: StructureLimits = library.structure_limits().clone();
-        for Found { entry, name, text, hash, companions } in found {
+        for Found { entry, name, text, hash, companions, written } in found {
             self.present.insert(name.clone());
             let kept = &keeper[&name];
             if *kept != entry {
@@ -300,7 +304,16 @@ impl Run<'_> {
                 .held
                 .get(&name)
                 .filter(|r| !r.deprecated && r.integrity_hash == hash)
-                .filter(|_| same_files(library, &name, &companions));
+                // A folder the node wrote whole, lacking no file the store
+                // lists, is the projection of an earlier version that the
+                // store moved past while it was written (its next write
+                // replaces it), never the agent's edit: importing it would
+                // bring that version back. A file the agent edited, added or
+                // removed is the agent's.
+                .filter(|_| {
+                    same_files(library, &name, &companions)
+                        || (written && lacks_none(library, &name, &companions))
+                });
             let warnings = match held {
                 Some(record) => {
                     report.unchanged += 1;
@@ -381,6 +394,24 @@ fn same_files(library: &Library, name: &str, companions: &[Companion]) -> bool {
     let Ok(Some((_, held, _))) = library.store().skill(name) else { return false };
     let packet = SkillPacket { bundle_digest: String::new(), files: Vec::new(), ..held.clone() };
     library.bundled(packet, companions).is_ok_and(|now| now.bundle_digest == held.bundle_digest)
+}
+
+/// Whether every file held skill `name` lists is among `companions` (or is its `SKILL.md`).
+fn lacks_none(library: &Library, name: &str, companions: &[Companion]) -> bool {
+    let Ok(Some((_, held, _))) = library.store().skill(name) else { return false };
+    let present: HashSet<&str> = companions.iter().map(|c| c.path.as_str()).chain([SKILL_FILE]).collect();
+    held.files.iter().all(|f| present.contains(f.path.as_str()))
+}
+
+/// Whether `writer`'s record says the node wrote `content` at
+/// `<entry>/<path>`; records without a node count only in a folder this
+/// store marked before.
+fn node_wrote(writer: &Projection, marked: Marked, entry: &str, path: &str, content: &[u8]) -> bool {
+    match writer.wrote_file(entry, path, content) {
+        Written::Own => true,
+        Written::Unbound => marked == Marked::Own,
+        Written::No => false,
+    }
 }
 
 /// The decision log's account of a skill imported from the agent's folder,

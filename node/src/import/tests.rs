@@ -424,3 +424,55 @@ fn project_all_writes_every_skill_a_page_at_a_time_at_the_page_size_and_one_past
         assert_eq!(paged, names.iter().map(String::as_str).collect::<Vec<_>>());
     }
 }
+
+/// Puts the local bundle `form-filler` (`SKILL.md`, `scripts/fill.py`,
+/// `reference.md`) in the store; without a projection worker the folder is
+/// written as it commits.
+fn put_form_filler(library: &Library, script: &[u8]) {
+    let origin = local_origin(library.store().instance_id());
+    let text = skill_md("form-filler", "");
+    let (packet, _) =
+        local_packet(&text, None, &origin, &StructureLimits::default(), crate::store::now()).unwrap();
+    let companions = vec![
+        Companion { path: "scripts/fill.py".to_owned(), bytes: script.to_vec(), executable: true },
+        Companion { path: "reference.md".to_owned(), bytes: b"# Reference\n".to_vec(), executable: false },
+    ];
+    assert!(library.put_local_bundle(packet, &companions, Source::Operator).unwrap());
+}
+
+/// The script of `form-filler` the store holds now.
+fn held_script(library: &Library) -> String {
+    let (_, packet, _) = library.store().skill("form-filler").unwrap().unwrap();
+    packet.files.iter().find(|f| f.path == "scripts/fill.py").unwrap().sha256.clone()
+}
+
+#[test]
+fn a_stale_projection_of_an_earlier_version_is_not_taken_for_the_agents_edit() {
+    let f = fixture();
+    let folder = f.skills.join("form-filler");
+    put_form_filler(&f.library, b"print(1)\n");
+    // The projection of version 1 is held back while version 2 commits,
+    // then lands: the folder shows version 1, every file as the node wrote it.
+    let aside = f._tmp.path().join("version-1");
+    fs::rename(&folder, &aside).unwrap();
+    put_form_filler(&f.library, b"print(2)\n");
+    fs::remove_dir_all(&folder).unwrap();
+    fs::rename(&aside, &folder).unwrap();
+
+    let report = import_all(&f.library);
+    assert!(report.imported.is_empty(), "{report:?}");
+    assert_eq!(held_script(&f.library), integrity::sha256_hex(b"print(2)\n"), "version 2 stays");
+    assert_eq!(record(&f.library, "form-filler").version, 2);
+    f.library.project_all().unwrap();
+    assert_eq!(fs::read(folder.join("scripts/fill.py")).unwrap(), b"print(2)\n", "and is shown again");
+
+    // The agent's own changes to the node's folder are still the agent's:
+    // a file removed (every file left is as the node wrote it), a file edited.
+    fs::remove_file(folder.join("reference.md")).unwrap();
+    assert_eq!(import_all(&f.library).imported, ["form-filler"], "a file the agent removed");
+    let (_, packet, _) = f.library.store().skill("form-filler").unwrap().unwrap();
+    assert!(packet.files.iter().all(|file| file.path != "reference.md"), "{:?}", packet.files);
+    fs::write(folder.join("scripts/fill.py"), b"print(3)\n").unwrap();
+    assert_eq!(import_all(&f.library).imported, ["form-filler"], "a file the agent edited");
+    assert_eq!(held_script(&f.library), integrity::sha256_hex(b"print(3)\n"));
+}

@@ -363,7 +363,11 @@ fn select_all_over_its_budget_warns_and_several_agents_need_agent_for_verify() {
         .stderr(std::fs::File::create(&log).unwrap())
         .spawn()
         .expect("ecp-node serve starts");
-    crate::util::server_url(&data, &mut child);
+    let url = crate::util::server_url(&data, &mut child);
+    // The warning comes from the first fill, which runs as soon as alpha is
+    // imported at start (beta may not be yet): it is killed only once it
+    // serves, which it does after the import and the projection at start.
+    answers_http(&url);
     let deadline = std::time::Instant::now() + WITHIN;
     let warned = loop {
         let text = std::fs::read_to_string(&log).unwrap_or_default();
@@ -398,6 +402,27 @@ fn select_all_over_its_budget_warns_and_several_agents_need_agent_for_verify() {
         .map(|l| (l["name"].as_str().unwrap().to_owned(), l["why"].as_str().unwrap().to_owned()))
         .collect();
     assert_eq!(whys.get("alpha").map(String::as_str), Some("local"), "{shown}");
+}
+
+/// Waits (up to [`WITHIN`]) until the server at `url` (plain HTTP) answers `/livez`.
+fn answers_http(url: &str) {
+    use std::io::{Read, Write};
+    let addr = url.strip_prefix("http://").expect("a plain HTTP url");
+    let deadline = std::time::Instant::now() + WITHIN;
+    loop {
+        let answer = std::net::TcpStream::connect(addr).and_then(|mut stream| {
+            stream.set_read_timeout(Some(WITHIN))?;
+            write!(stream, "GET /livez HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n")?;
+            let mut text = String::new();
+            stream.read_to_string(&mut text)?;
+            Ok(text)
+        });
+        if answer.as_deref().is_ok_and(|t| t.starts_with("HTTP/1.1 200")) {
+            return;
+        }
+        assert!(std::time::Instant::now() < deadline, "no answer from {url} within {WITHIN:?}: {answer:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 #[tokio::test]
