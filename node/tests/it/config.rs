@@ -212,20 +212,7 @@ fn observe(key: &str) -> Observation {
                 let setup = FileSetup::new();
                 let file =
                     setup.write(&[("", "store = \"postgres://ecp:hunter2@127.0.0.1:1/none\"".to_owned())]);
-                let output = std::process::Command::new(env!("CARGO_BIN_EXE_ecp-node"))
-                    .args([
-                        "serve",
-                        "--config",
-                        file.to_str().unwrap(),
-                        "--no-mdns",
-                        "--listen",
-                        "127.0.0.1:0",
-                    ])
-                    .args(["--data", setup.path("data").to_str().unwrap()])
-                    .env_clear()
-                    .stdin(std::process::Stdio::null())
-                    .output()
-                    .expect("the binary runs");
+                let output = serve_until_it_stops(&setup, &file);
                 let stderr = String::from_utf8_lossy(&output.stderr);
                 ensure!(!output.status.success(), "serve with an unreachable store started");
                 ensure!(stderr.contains("cannot use the hub's database (--store)"), "{stderr}");
@@ -245,20 +232,7 @@ fn observe(key: &str) -> Observation {
                         toml_path(&setup.path("hub.key"))
                     ),
                 )]);
-                let output = std::process::Command::new(env!("CARGO_BIN_EXE_ecp-node"))
-                    .args([
-                        "serve",
-                        "--config",
-                        file.to_str().unwrap(),
-                        "--no-mdns",
-                        "--listen",
-                        "127.0.0.1:0",
-                    ])
-                    .args(["--data", setup.path("data").to_str().unwrap()])
-                    .env_clear()
-                    .stdin(std::process::Stdio::null())
-                    .output()
-                    .expect("the binary runs");
+                let output = serve_until_it_stops(&setup, &file);
                 let stderr = String::from_utf8_lossy(&output.stderr);
                 ensure!(!output.status.success(), "serve with a key file holding no key started");
                 ensure!(
@@ -880,4 +854,17 @@ fn every_key_of_node_toml_takes_effect_on_a_real_node() {
         .join()
         .expect("the keys were observed");
     crate::util::assert_no_failures(&failures, KEYS.len());
+}
+
+/// Runs the real `ecp-node serve` with node.toml `file` and the data folder
+/// of `setup`, environment cleared, until it exits (these cases stop it at
+/// start), and returns what it printed and how it ended.
+fn serve_until_it_stops(setup: &FileSetup, file: &std::path::Path) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_ecp-node"))
+        .args(["serve", "--config", file.to_str().unwrap(), "--no-mdns", "--listen", "127.0.0.1:0"])
+        .args(["--data", setup.path("data").to_str().unwrap()])
+        .env_clear()
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("the binary runs")
 }
