@@ -16,7 +16,10 @@
 //! keep the CPU busy while each lookup is in flight. A lane starts a key's
 //! length before its cut, so a key across the cut is found whole, and it
 //! reports only what ends after the cut, so nothing is found twice. A space
-//! in a key matches any run of spaces and tabs.
+//! in a key matches any run of blanks: spaces, tabs and line breaks, so
+//! that a phrase Markdown wraps over two lines ("next\n   time") is found
+//! as it is found on one (the engine reports it on the line its key ends
+//! on, and a rule's span or an analyzer's paragraph reads on from there).
 //!
 //! Callers use keys as prefixes of longer triggers and check the whole
 //! trigger at each reported place (see `engine`).
@@ -38,14 +41,16 @@ const MATCH: u16 = 1 << 15;
 const TABLE: usize = 2 * MATCH as usize + 256;
 /// Walks shorter than this run as a single lane.
 const MIN_LANE_BYTES: usize = 64;
-/// What a lane that has ended reads while the others go on: newlines, which
-/// take every state back to the start state without reporting a key.
-static PAD: [u8; 256] = [b'\n'; 256];
+/// What a lane that has ended reads while the others go on: a byte that
+/// is never in UTF-8 text and in no key (class [`OTHER`]), which takes
+/// every state back to the start state without reporting a key.
+static PAD: [u8; 256] = [0xff; 256];
 const LANES: usize = 4;
 /// Bytes no key contains.
 const OTHER: u8 = 0;
-/// Space and tab. A state reached by a space stays put on further blanks,
-/// so a run of blanks in the text matches one space in a key.
+/// Space, tab, newline and carriage return ([`is_blank`]). A state reached
+/// by a space stays put on further blanks, so a run of blanks in the text
+/// matches one space in a key.
 const SPACE: u8 = 1;
 /// Where the letters' classes start.
 const FIRST_LETTER: u8 = 2;
@@ -132,7 +137,9 @@ impl Literals {
         assert!(keys.len() < usize::from(u16::MAX));
         let keys: Vec<Vec<u8>> = keys.iter().map(|l| l.iter().map(|&b| canonical(b)).collect()).collect();
         let mut by_canon = [OTHER; 256];
-        by_canon[usize::from(b' ')] = SPACE;
+        for b in BLANKS {
+            by_canon[usize::from(canonical(b))] = SPACE;
+        }
         for b in b'a'..=b'z' {
             by_canon[usize::from(b)] = FIRST_LETTER + (b - b'a');
         }
@@ -168,6 +175,8 @@ impl Literals {
                 members[usize::from(by_canon[usize::from(b)])] += 1;
             }
         }
+        // `spells` reads every blank alike: a blank's class is its own.
+        members[usize::from(SPACE)] = 1;
         let exact = keys
             .iter()
             .map(|k| k.iter().all(|&b| members[usize::from(by_canon[usize::from(b)])] == 1))
@@ -274,7 +283,7 @@ impl Literals {
         // What lets a finished lane read `PAD`: no key holds a byte of class
         // OTHER, so every state goes back to the start on one, reporting nothing.
         debug_assert!((0..order.len()).all(|k| table[usize::from(base(k)) + usize::from(OTHER)] == 0));
-        debug_assert_eq!(class[usize::from(b'\n')], OTHER);
+        debug_assert_eq!(class[usize::from(PAD[0])], OTHER);
         let trans: Box<[u16; TABLE]> = table.into_boxed_slice().try_into().expect("TABLE entries");
         let mut starts = Vec::with_capacity(order.len() + 1);
         let mut ids = Vec::new();
@@ -329,7 +338,7 @@ impl Literals {
         for &b in self.keys[usize::from(id)].iter().rev() {
             at = at.saturating_sub(1);
             if b == b' ' {
-                while at > 0 && matches!(text[at - 1], b' ' | b'\t') {
+                while at > 0 && is_blank(text[at - 1]) {
                     at -= 1;
                 }
             }
@@ -428,17 +437,26 @@ fn step(trans: &[u16; TABLE], class: &[u8; 256], s: u16, b: u8) -> u16 {
     trans[usize::from(s) + usize::from(class[usize::from(b)])]
 }
 
+/// The bytes a blank in a key matches a run of: a line break is one, so
+/// that a wrapped sentence reads as one line.
+const BLANKS: [u8; 4] = [b' ', b'\t', b'\n', b'\r'];
+
+/// Whether `b` is one of [`BLANKS`].
+pub(super) fn is_blank(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r')
+}
+
 /// Whether `text` at `at` spells `literal` (canonical, as [`canonical`]
-/// makes it), a space in the literal matching a run of blanks. Returns the
-/// offset just past the match.
+/// makes it), a space in the literal matching a run of blanks, line breaks
+/// included. Returns the offset just past the match.
 pub(super) fn spells(text: &[u8], mut at: usize, literal: &[u8]) -> Option<usize> {
     for &b in literal {
         let &t = text.get(at)?;
         if b == b' ' {
-            if !matches!(t, b' ' | b'\t') {
+            if !is_blank(t) {
                 return None;
             }
-            while matches!(text.get(at), Some(b' ' | b'\t')) {
+            while text.get(at).is_some_and(|&c| is_blank(c)) {
                 at += 1;
             }
         } else if canonical(t) == b {
@@ -521,7 +539,7 @@ fn lanes(text: &[u8], overlap: usize) -> Option<([usize; LANES], [usize; LANES +
 
 /// The place `count` key bytes before `at`, a run of blanks being one.
 fn back_over_key_bytes(text: &[u8], mut at: usize, count: usize) -> usize {
-    let blank = |b: u8| matches!(b, b' ' | b'\t');
+    let blank = is_blank;
     for _ in 0..count {
         match at.checked_sub(1).map(|i| text[i]) {
             None => break,

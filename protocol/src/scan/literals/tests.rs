@@ -97,6 +97,23 @@ fn a_space_in_a_literal_matches_any_run_of_blanks() {
 }
 
 #[test]
+fn a_blank_in_a_key_matches_a_line_break() {
+    // A phrase Markdown wraps: newline, carriage return and the next
+    // line's indent are one run of blanks.
+    let lits = ["next time", "has approved", "nc "];
+    let text = "the next\n   time, and it has\r\napproved; nc\n9";
+    let expected = [(4, "next time"), (25, "has approved"), (40, "nc ")];
+    let expected: Vec<(usize, String)> = expected.iter().map(|&(i, l)| (i, l.to_string())).collect();
+    assert_eq!(all(&lits, text), expected);
+    assert_eq!(spells(b"next\n\n time", 0, b"next time"), Some(11));
+    // A line break stands only where the key has a blank.
+    assert_eq!(all(&["nexttime"], "next\ntime"), Vec::new());
+    let bytes: [&[u8]; 1] = [b"has ap"];
+    let l = Literals::new(&bytes).unwrap();
+    assert_eq!(l.start(b"x has \r\n\tap", 0, 11), 2);
+}
+
+#[test]
 fn lanes_of_very_different_lengths_agree_with_a_naive_search() {
     let lits = ["curl", "sh", "| sh", "bash", "xyz"];
     let mut text = String::new();
