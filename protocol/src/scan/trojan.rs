@@ -42,6 +42,13 @@ pub(super) fn analyzers() -> Vec<Analyzer> {
             "*.mjs",
             "*.rb",
             "*.pl",
+            "*.ts",
+            "*.cjs",
+            "*.php",
+            "*.lua",
+            "*.bat",
+            "*.cmd",
+            "*.vbs",
             "source",
             "pwsh",
             "powershell",
@@ -63,8 +70,10 @@ const CONCEALMENT_LINES: usize = 2;
 /// How far below a line naming a file its code block may open.
 const SHOWN_WITHIN: usize = 2;
 
-const SCRIPT_EXTENSIONS: &[&str] =
-    &[".sh", ".bash", ".zsh", ".py", ".ps1", ".psm1", ".js", ".mjs", ".rb", ".pl", ".pyc", ".exe", ".bin"];
+const SCRIPT_EXTENSIONS: &[&str] = &[
+    ".sh", ".bash", ".zsh", ".py", ".ps1", ".psm1", ".js", ".mjs", ".cjs", ".ts", ".rb", ".pl", ".php",
+    ".lua", ".bat", ".cmd", ".vbs", ".pyc", ".exe", ".bin",
+];
 
 /// Companions no reader can review, even with the bundle open.
 const COMPILED_EXTENSIONS: &[&str] = &[".pyc", ".exe", ".bin"];
@@ -90,6 +99,13 @@ const RUNNERS: &[&str] = &[
     "powershell.exe",
     "ruby",
     "perl",
+    "php",
+    "lua",
+    "tsx",
+    "ts-node",
+    "call",
+    "cscript",
+    "wscript",
     "exec",
 ];
 
@@ -108,6 +124,7 @@ const PREFIXES: &[&str] = &[
     "+",
     "&",
     "run",
+    "npx",
     // A build or infrastructure tool's own way of running a program:
     // CMake's `execute_process(COMMAND sh …)`, Terraform's `program =
     // ["bash", …]`, a container's `ENTRYPOINT`.
@@ -245,6 +262,8 @@ pub(super) fn runs(line: &str) -> Vec<(&str, usize)> {
         } else if (command_position || starts_code) && listed(RUNNERS) {
             runner = true;
             command_position = false;
+        } else if runner && t == "run" {
+            // `deno run ./x.ts`, `bun run ./x.ts`: the runner's own verb.
         } else if runner && (t == "-m" || t == "-c" || t == "-e") {
             // `python -m pkg`, `bash -c '…'`, `node -e '…'`: what follows
             // is a module or inline code, not a script file.
@@ -542,6 +561,14 @@ mod tests {
         assert_severity(unreviewed, "trojan.companion-script", High);
         // Every script extension wakes the analysis.
         assert_severity("Then run `ruby ./tools/setup.rb`.\n", "trojan.companion-script", Medium);
+        for run in [
+            "deno run ./tools/sync.ts",
+            "npx tsx ./tools/sync.ts",
+            "php ./bin/setup.php",
+            "call .\\tools\\setup.bat",
+        ] {
+            assert_severity(&format!("Then run `{run}`.\n"), "trojan.companion-script", Medium);
+        }
     }
 
     #[test]
