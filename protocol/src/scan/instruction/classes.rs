@@ -19,7 +19,7 @@
 use std::cell::OnceCell;
 use std::sync::LazyLock;
 
-use super::mandate;
+use super::{mandate, standing};
 use crate::scan::rule::{Lazy, compile};
 use crate::scan::{Category, Severity};
 
@@ -55,7 +55,7 @@ static CONSENT_WORD: Lazy = LazyLock::new(|| {
 /// Consent said to be given already, or in advance, or once for all.
 static GIVEN: Lazy = LazyLock::new(|| {
     compile(&format!(
-        r"\bpre-?(?:cleared|vetted|sanctioned|okayed)\b|\b(?:already|pre-?|implicitly|blanket|standing|automatic|automatically|in\s+advance|permanently|once\s+and\s+for\s+all)\s*(?:been\s+|given\s+|granted\s+|(?:has|have)\s+)?(?:approv\w*|authori[sz]\w*|granted|consented|confirmed|agreed|signed\s+off)\b|\b(?:consider|treat|regard|assume)\s+(?:\S+\s+){{0,8}}?(?:as\s+)?(?:already\s+)?(?:pre-?)?(?:approved|authori[sz]ed|confirmed|consented|accepted|cleared)\b|\bassume\s+(?:that\s+)?(?:the\s+)?(?:user|they|the\s+owner)\s+(?:agrees?|approves?|consents?|said\s+yes|is\s+fine|wants)\b|\b(?:blanket|standing|permanent|unlimited|full)\s+{CONSENT}\b|\b(?:treat|consider|regard|take|count)\s+(?:\S+\s+){{0,4}}?(?:agreement|approval|yes|consent|permission|confirmation|go-ahead|ok|okay)\s+as\s+(?:lasting|standing|permanent|general|blanket|ongoing|covering|applying|valid\s+(?:for|from)|a\s+(?:standing|general|blanket|permanent|lasting))\b|\b(?:agreement|approval|yes|consent|permission|confirmation|go-ahead)\s+(?:carries\s+over|stays\s+valid|remains\s+valid|holds\s+for|applies\s+to\s+(?:all|every|later|future|similar|any))\b|\b(?:agreement|approval|yes|consent|permission|confirmation|go-ahead|ok(?:ay)?|say-?so|sign-?off)\s+(?:\w+\s+){{0,3}}?(?:covers|counts\s+for|is\s+enough\s+for|stands\s+for|extends\s+to|carries\s+(?:over\s+)?(?:to|into))\s+(?:all|every|each|any|later|future|subsequent|the\s+rest)\b|\balready\s+(?:said\s+yes|okayed|ok'?d|gave\s+(?:the\s+|their\s+)?(?:go-ahead|ok(?:ay)?))\b|\b(?:approved|authori[sz]ed|pre-?approved|accepted|okayed)\s+by\s+default\b"
+        r"\bpre-?(?:cleared|vetted|sanctioned|okayed)\b|\b(?:already|pre-?|implicitly|blanket|standing|automatic|automatically|in\s+advance|permanently|once\s+and\s+for\s+all)\s*(?:been\s+|given\s+|granted\s+|(?:has|have)\s+)?(?:approv\w*|authori[sz]\w*|granted|consented|confirmed|agreed|signed\s+off)\b|\b(?:consider|treat|regard|assume)\s+(?:\S+\s+){{0,8}}?(?:as\s+)?(?:already\s+)?(?:pre-?)?(?:approved|authori[sz]ed|confirmed|consented|accepted|cleared)\b|\bassume\s+(?:that\s+)?(?:the\s+)?(?:user|they|the\s+owner)\s+(?:agrees?|approves?|consents?|said\s+yes|is\s+fine|wants)\b|\b(?:blanket|standing|permanent|unlimited|full)\s+{CONSENT}\b|\b(?:treat|consider|regard|take|count)\s+(?:\S+\s+){{0,4}}?(?:agreement|approval|yes|consent|permission|confirmation|go-ahead|ok|okay)\s+as\s+(?:lasting|standing|permanent|general|blanket|ongoing|covering|applying|valid\s+(?:for|from)|a\s+(?:standing|general|blanket|permanent|lasting))\b|\b(?:agreement|approval|yes|consent|permission|confirmation|go-ahead)\s+(?:carries\s+over|stays\s+valid|remains\s+valid|holds\s+for|applies\s+to\s+(?:all|every|later|future|similar|any))\b|\b(?:agreement|approval|yes|consent|permission|confirmation|go-ahead|ok(?:ay)?|say-?so|sign-?off)\s+(?:\w+\s+){{0,3}}?(?:covers|counts\s+for|is\s+enough\s+for|stands\s+for|extends\s+to|carries\s+(?:over\s+)?(?:to|into))\s+(?:all|every|each|any|later|future|subsequent|the\s+rest)\b|\balready\s+(?:said\s+yes|okayed|ok'?d|gave\s+(?:the\s+|their\s+)?(?:go-ahead|ok(?:ay)?))\b|\b(?:approved|authori[sz]ed|pre-?approved|accepted|okayed)\s+by\s+default\b|\b{CONSENT}\s+(?:is|are)\s+(?:not|no\s+longer|never)\s+(?:needed|required|necessary)\b"
     ))
 });
 
@@ -82,7 +82,8 @@ static LEAK: Lazy = LazyLock::new(|| {
 });
 
 /// Other places whose text a directive makes count as instructions.
-const ORIGIN: &str = r"(?:https?://\S+|urls?|links?|(?:web\s*)?pages?|websites?|sites?|endpoints?|servers?|apis?|issues?|tickets?|comments?|pull\s+requests?|prs?|emails?|e-mails?|inbox|messages?|slack|discord|chats?|gists?|pastebins?|remote\s+\w+|webhooks?|other\s+agents?|another\s+agent|agents?|bots?|responses?|tool\s+(?:output|results?)|search\s+results?|the\s+internet|the\s+web|(?:[a-z0-9-]+\.)+(?:io|com|net|org|dev|app|co|sh|xyz|cc|me|ai|site|cloud|online|info|biz|link|page|pro|tech|tools)\b(?:/\S*)?)";
+/// `AGENTS` in capitals is the file `AGENTS.md`, not another agent.
+const ORIGIN: &str = r"(?:https?://\S+|urls?|links?|(?:web\s*)?pages?|websites?|sites?|endpoints?|servers?|apis?|issues?|tickets?|comments?|pull\s+requests?|prs?|emails?|e-mails?|inbox|messages?|slack|discord|chats?|gists?|pastebins?|remote\s+\w+|webhooks?|other\s+agents?|another\s+agent|(?-i:[Aa]gents?)|bots?|responses?|tool\s+(?:output|results?)|search\s+results?|the\s+internet|the\s+web|(?:[a-z0-9-]+\.)+(?:io|com|net|org|dev|app|co|sh|xyz|cc|me|ai|site|cloud|online|info|biz|link|page|pro|tech|tools)\b(?:/\S*)?)";
 
 static TRUST: Lazy = LazyLock::new(|| {
     compile(&format!(
@@ -322,7 +323,8 @@ pub(crate) fn may_ask(s: &str) -> bool {
 pub(crate) fn classify(s: &str) -> Vec<Found> {
     let b = s.as_bytes();
     let mut out = Vec::new();
-    if !may_ask(s) && !mandate::may(s) {
+    let written = standing::write_at(s);
+    if !may_ask(s) && !mandate::may(s) && written.is_none() {
         return out;
     }
     // Context is read only once some class has matched.
@@ -423,6 +425,29 @@ pub(crate) fn classify(s: &str) -> Vec<Found> {
         && !out.iter().any(|f| f.rule_id == "instr.persistence")
     {
         out.push(found("instr.persistence", Category::Persistence, grade(at, true), at));
+    }
+    // Written where the agent reads it every session, an act, a leak or a
+    // class above becomes a standing one: the place is the scope.
+    if let Some((w, content)) = written
+        && !out.iter().any(|f| f.rule_id == "instr.persistence")
+        && !FACT.is_match(b)
+        && !KEPT_WITH_CONSENT.is_match(b)
+        && (out.iter().any(|f| f.severity >= Severity::Medium)
+            || [LEAK.find(&b[content..]).map(|m| m.start()), standing::unreviewed_at(&s[content..])]
+                .into_iter()
+                .flatten()
+                .any(|a| !negated(s, content + a) && !prohibition_before(s, content + a)))
+    {
+        let sev = if mention() {
+            Severity::Low
+        } else if quoted(s, w) {
+            Severity::Medium
+        } else if out.iter().any(|f| f.severity >= Severity::High) {
+            Severity::Critical
+        } else {
+            Severity::High
+        };
+        out.push(found("instr.persistence", Category::Persistence, sev, w));
     }
     if let Some(at) = mandate::standing_mandate(s) {
         // The claimed decision is the attack, asked or stated: only a

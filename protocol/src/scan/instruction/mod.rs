@@ -23,10 +23,12 @@
 //!
 //! This file walks the body (fences, headings, paragraphs, sentences);
 //! `classes` decides what a sentence asks, with `mandate` for decisions
-//! claimed for the user that license an act; `tests` holds the tests.
+//! claimed for the user that license an act and `standing` for the places
+//! the agent reads every session; `tests` holds the tests.
 
 mod classes;
 mod mandate;
+mod standing;
 #[cfg(test)]
 mod tests;
 
@@ -198,6 +200,16 @@ const TRIGGERS: &[&str] = &[
     "comes back",
     "belong*",
     "void",
+    // #14 h14-lines: the places the agent reads every session (`standing`).
+    "claude.md",
+    "agents.md",
+    "gemini.md",
+    ".cursorrules",
+    ".windsurfrules",
+    "your memory",
+    "memory file",
+    "your profile",
+    "standing rules",
     // #14 h14-prose: scopes, consent and stale orders in other words.
     "from here on",
     "indefinitely",
