@@ -19,7 +19,7 @@
 use std::cell::OnceCell;
 use std::sync::LazyLock;
 
-use super::{mandate, standing};
+use super::{identity, mandate, standing};
 use crate::scan::rule::{Lazy, compile};
 use crate::scan::{Category, Severity};
 
@@ -324,7 +324,8 @@ pub(crate) fn classify(s: &str) -> Vec<Found> {
     let b = s.as_bytes();
     let mut out = Vec::new();
     let written = standing::write_at(s);
-    if !may_ask(s) && !mandate::may(s) && written.is_none() {
+    let redefined = identity::redefined_at(s);
+    if !may_ask(s) && !mandate::may(s) && written.is_none() && redefined.is_none() {
         return out;
     }
     // Context is read only once some class has matched.
@@ -394,16 +395,16 @@ pub(crate) fn classify(s: &str) -> Vec<Found> {
         };
         out.push(found("instr.conceal-from-user", Category::Concealment, sev, m.start()));
     }
-    if let Some(m) = ROLE.find(b).or_else(|| OVERRULED.find(b)) {
+    if let Some(at) = ROLE.find(b).or_else(|| OVERRULED.find(b)).map(|m| m.start()).or(redefined) {
         // The words are the attack: only a mention or a quote lowers them.
         let sev = if mention() {
             Severity::Low
-        } else if quoted(s, m.start()) {
+        } else if quoted(s, at) {
             Severity::Medium
         } else {
             Severity::High
         };
-        out.push(found("instr.role-override", Category::PromptInjection, sev, m.start()));
+        out.push(found("instr.role-override", Category::PromptInjection, sev, at));
     }
     if let Some(c) = CONTROL_OFF.captures(b) {
         let at = c.get(0).map_or(0, |m| m.start());

@@ -23,10 +23,12 @@
 //!
 //! This file walks the body (fences, headings, paragraphs, sentences);
 //! `classes` decides what a sentence asks, with `mandate` for decisions
-//! claimed for the user that license an act and `standing` for the places
-//! the agent reads every session; `tests` holds the tests.
+//! claimed for the user that license an act, `standing` for the places
+//! the agent reads every session and `identity` for the agent redefined;
+//! `tests` holds the tests.
 
 mod classes;
+mod identity;
 mod mandate;
 mod standing;
 #[cfg(test)]
@@ -210,6 +212,19 @@ const TRIGGERS: &[&str] = &[
     "memory file",
     "your profile",
     "standing rules",
+    // the agent redefined in other words (`identity`)
+    "you are now",
+    "your job",
+    "your task",
+    "your purpose",
+    "your mission",
+    "pretend*",
+    "act as",
+    "answer to",
+    "answers to",
+    "report to",
+    "reports to",
+    "serve the",
     // #14 h14-prose: scopes, consent and stale orders in other words.
     "from here on",
     "indefinitely",
