@@ -540,7 +540,9 @@ fn anything_asked(body: &Body<'_>, triggered: &[LineRef]) -> bool {
         let from = body.line_before(t, NEARBY_LINES);
         for (r, line) in body.lines_from(from).take(2 * NEARBY_LINES + 1) {
             seen_to = r.index + 1;
-            window.push_str(line);
+            // Without its markers, so that a sentence wrapped inside a
+            // blockquote or a list item reads on ("from now\n> on").
+            window.push_str(strip(line).0);
             window.push(' ');
         }
         if !classify(&window).is_empty() {
