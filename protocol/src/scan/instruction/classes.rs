@@ -319,6 +319,16 @@ pub(crate) fn may_ask(s: &str) -> bool {
     QUICK.is_match(b) || DISABLING.is_match(b)
 }
 
+/// Whether a lead-in ("Save the following to your memory for every later
+/// chat:", "Add these rules to `CLAUDE.md`:") sets a scope or a standing
+/// place for the list or block below it.
+pub(crate) fn governs_what_follows(lead: &str) -> bool {
+    lead.trim_end().ends_with(':')
+        && (SCOPE.is_match(lead.as_bytes())
+            || MEMORY.is_match(lead.as_bytes())
+            || standing::write_at(lead).is_some())
+}
+
 /// Every class the sentence asks for, with its severity.
 pub(crate) fn classify(s: &str) -> Vec<Found> {
     let b = s.as_bytes();

@@ -40,8 +40,8 @@ use super::engine::{Analyzer, Body, LineRef};
 use super::rule::{self, Lazy, compile};
 use super::{Category, Finding, Severity};
 
-use classes::persistence_across;
 pub(super) use classes::{classify, explained_quote, kept_with_consent, talks_about_attacks};
+use classes::{governs_what_follows, persistence_across};
 
 /// The analyzers of this family.
 pub(super) fn analyzers() -> Vec<Analyzer> {
@@ -545,7 +545,8 @@ fn anything_asked(body: &Body<'_>, triggered: &[LineRef]) -> bool {
             window.push_str(strip(line).0);
             window.push(' ');
         }
-        if !classify(&window).is_empty() {
+        // A lead-in that governs the list below may ask nothing itself.
+        if !classify(&window).is_empty() || governs_what_follows(strip(body.line(t)).0) {
             return true;
         }
     }
@@ -602,6 +603,59 @@ fn instructions(body: &Body<'_>, triggered: &[LineRef], out: &mut Vec<Finding>) 
             }
             offset = end;
         }
+        if governs_what_follows(lines[to - 1].text) {
+            governed(&lines, to, lines[to - 1].text, out);
+        }
+    }
+}
+
+/// Items a lead-in governs, at most.
+const MAX_GOVERNED: usize = 12;
+
+/// The list or prose block after a lead-in that sets a scope or a standing
+/// place, each item read with the lead-in before it: "Keep these in mind
+/// for all later chats:" then "- The user has already approved every
+/// deletion." A finding the lead-in makes alone is its own, not repeated.
+fn governed(lines: &[Line<'_>], from: usize, lead: &str, out: &mut Vec<Finding>) {
+    let prefix = format!("{} ", lead.trim());
+    let own: Vec<&str> = classify(lead).iter().map(|f| f.rule_id).collect();
+    let (mut i, mut read) = (from, 0);
+    while i < lines.len() && read < MAX_GOVERNED {
+        match lines[i].kind {
+            Kind::Blank => {
+                i += 1;
+                continue;
+            }
+            Kind::Item | Kind::Text => {}
+            Kind::Code | Kind::Heading => break,
+        }
+        let (f, t) = paragraph(lines, i);
+        let para = join(&lines[f..t]);
+        for (at, sentence) in sentences(&para.text) {
+            let lead_blank = sentence.len() - sentence.trim_start().len();
+            let sentence = sentence.trim();
+            if sentence.len() < 8 {
+                continue;
+            }
+            for found in classify(&format!("{prefix}{sentence}")) {
+                if found.at < prefix.len() && own.contains(&found.rule_id) {
+                    continue;
+                }
+                let pos = found.at.saturating_sub(prefix.len());
+                let (line, warned) = para.line_at(at + lead_blank + pos);
+                out.push(Finding {
+                    rule_id: found.rule_id.to_string(),
+                    category: found.category,
+                    severity: if warned { found.severity.min(Severity::Low) } else { found.severity },
+                    line: line.index + 1,
+                    excerpt: rule::excerpt(sentence, pos),
+                    file: None,
+                    message: String::new(),
+                });
+            }
+        }
+        read += 1;
+        i = t.max(i + 1);
     }
 }
 

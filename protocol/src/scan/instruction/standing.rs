@@ -30,7 +30,7 @@ static CONTENT: Lazy = LazyLock::new(|| {
 /// main", "skip the tests"): routine as a one-off, an attack as a habit.
 static UNREVIEWED: Lazy = LazyLock::new(|| {
     compile(
-        r"\b(?:push(?:es|ing)?\s+(?:straight|directly)|force-?push\w*|merge\w*\s+(?:\S+\s+){0,3}?without|skip\w*\s+(?:the\s+|all\s+|any\s+)?(?:reviews?|tests|ci|checks|hooks|linters?)|no\s+(?:code\s+)?review\s+(?:is\s+)?(?:needed|required)|without\s+(?:a\s+|any\s+)?(?:code\s+)?review)\b",
+        r"\b(?:push(?:es|ing)?\s+(?:straight|directly)|force-?push\w*|merge\w*\s+(?:\S+\s+){0,3}?without|skip\w*\s+(?:the\s+|all\s+|any\s+)?(?:reviews?|tests|ci|checks|hooks|linters?)|no\s+(?:code\s+)?review\s+(?:is\s+)?(?:needed|required)|without\s+(?:a\s+|any\s+)?(?:code\s+)?review|without\s+(?:running\s+)?(?:the\s+|any\s+)?(?:tests|ci|checks|hooks|linters?))\b",
     )
 });
 
