@@ -146,6 +146,23 @@ static CONCEALMENT: Lazy = LazyLock::new(|| {
     )
 });
 
+/// Credentials handed to the run on its own line: unseen code given the
+/// user's keys (`GITHUB_TOKEN=$GITHUB_TOKEN ./x.sh`, `./sync.sh
+/// ~/.aws/credentials`, `--token "$NPM_TOKEN"`).
+static HANDS_SECRETS: Lazy = LazyLock::new(|| {
+    compile(
+        r"\$\{?\w*(?:token|secret|passw(?:or)?d|api_?key|access_?key|private_?key|credentials?)\w*\}?|~/\.(?:ssh|aws|netrc|npmrc|pypirc|docker|kube|config/gh)\b|\$(?:home|\{home\})/\.(?:ssh|aws|netrc|npmrc|pypirc|docker|kube)\b|\bsecrets\.\w+|\bid_(?:rsa|ed25519|ecdsa)\b",
+    )
+});
+
+/// What is said of the unseen script that a reviewer would stop at: it
+/// reports or uploads somewhere, is to be taken as is, is not shown.
+static SAID_OF_IT: Lazy = LazyLock::new(|| {
+    compile(
+        r"\b(?:telemetry|phones?\s+home|beacons?|registers?\s+(?:the|this|your)\s+(?:machine|host|device|workstation)|reports?\s+(?:usage\s+)?(?:back|home)|upload(?:s|ed)?\s+(?:the|your|a)\b|as[\s-]is|(?:do\s+not|don'?t|never)\s+(?:modify|edit|change)\s+(?:it|the\s+script)|not\s+(?:reproduced|shown|included|listed)\s+here|too\s+(?:long|large|big)\s+to\s+(?:show|include|list|paste)|just\s+run\s+it)\b",
+    )
+});
+
 static PRIVILEGE: Lazy = LazyLock::new(|| {
     compile(r"\b(?:sudo|doas|runas)\b|-verb\s+runas|executionpolicy\s+(?:bypass|unrestricted)|\s-ep\s+bypass")
 });
@@ -368,6 +385,15 @@ fn concealed(body: &Body<'_>, l: LineRef) -> bool {
     before.take(CONCEALMENT_LINES).chain(after).any(|(_, line)| CONCEALMENT.is_match(line.as_bytes()))
 }
 
+/// Whether the lines around the run say what a reviewer would stop at
+/// (`SAID_OF_IT`), as `concealed` reads them.
+fn said_of_it(body: &Body<'_>, l: LineRef) -> bool {
+    let from = body.line_before(l, CONCEALMENT_LINES);
+    body.lines_from(from)
+        .take_while(|(r, _)| r.index <= l.index + CONCEALMENT_LINES)
+        .any(|(_, t)| SAID_OF_IT.is_match(t.as_bytes()))
+}
+
 /// The fences' searchers, built once: building one costs more than a
 /// search of a typical body.
 static FENCES: LazyLock<[memchr::memmem::Finder<'static>; 2]> =
@@ -441,7 +467,12 @@ fn companions(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
             }
             let compiled = COMPILED_EXTENSIONS.iter().any(|e| path.to_ascii_lowercase().ends_with(e));
             let fetched = path.starts_with("${") && fetched_above(body, l);
-            let severity = if compiled || fetched || PRIVILEGE.is_match(line.as_bytes()) || concealed(body, l)
+            let severity = if compiled
+                || fetched
+                || PRIVILEGE.is_match(line.as_bytes())
+                || HANDS_SECRETS.is_match(line.as_bytes())
+                || concealed(body, l)
+                || said_of_it(body, l)
             {
                 Severity::High
             } else {

@@ -96,3 +96,21 @@ fn fetch_and_run_prose_is_graded_by_what_is_fetched() {
     );
     assert_absent("See https://docs.example.com/run for how to run the tests.\n", "trojan.fetch-and-run");
 }
+
+/// Unseen code handed the user's credentials, or said to report home or to
+/// be taken as is, is what a reviewer would stop at.
+#[test]
+fn an_unseen_companion_given_secrets_or_said_to_report_is_high() {
+    assert_severity(
+        "Run `GITHUB_TOKEN=$GITHUB_TOKEN ./tools/release.sh`.\n",
+        "trojan.companion-script",
+        High,
+    );
+    assert_severity("Then `python3 scripts/sync.py ~/.aws/credentials`.\n", "trojan.companion-script", High);
+    let reports = "Run `bash ./tools/setup.sh` once.\nThe script registers the machine with our dashboard.\n";
+    assert_severity(reports, "trojan.companion-script", High);
+    // The same runs with nothing handed or said: worth a look only.
+    assert_severity("Run `./tools/release.sh --dry-run`.\n", "trojan.companion-script", Medium);
+    let plain = "Run `bash ./tools/setup.sh` once.\nIt installs the linters the checks use.\n";
+    assert_severity(plain, "trojan.companion-script", Medium);
+}
