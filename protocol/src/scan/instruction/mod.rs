@@ -146,9 +146,20 @@ fn walk<'a>(body: &Body<'a>, last: usize) -> Vec<Line<'a>> {
             if raw.trim_end() == "---" {
                 frontmatter = false;
             }
-            // The description is prose the agent reads; the rest is data.
-            let kind = if trimmed.starts_with("description:") { Kind::Text } else { Kind::Code };
-            let text = trimmed.strip_prefix("description:").unwrap_or("").trim();
+            // The loader shows the frontmatter to the agent: the description
+            // is prose, and so is any field whose value is a sentence
+            // (`when_to_use: …`, a `note:` under `metadata:`, the lines of
+            // a block scalar); names, versions and lists are data.
+            let value = trimmed
+                .split_once(':')
+                .filter(|(key, _)| {
+                    !key.is_empty()
+                        && key.bytes().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.'))
+                })
+                .map_or(trimmed, |(_, v)| v)
+                .trim();
+            let prose = trimmed.starts_with("description:") || value.split_whitespace().nth(3).is_some();
+            let (kind, text) = if prose { (Kind::Text, value) } else { (Kind::Code, "") };
             out.push(Line { r, text, kind, warned: false, asked: false });
             continue;
         }
