@@ -16,7 +16,10 @@
 //! keep the CPU busy while each lookup is in flight. A lane starts a key's
 //! length before its cut, so a key across the cut is found whole, and it
 //! reports only what ends after the cut, so nothing is found twice. A space
-//! in a key matches any run of spaces and tabs.
+//! in a key matches any run of blanks: spaces, tabs and line breaks, so
+//! that a phrase Markdown wraps over two lines ("next\n   time") is found
+//! as it is found on one (the engine reports it on the line its key ends
+//! on, and a rule's span or an analyzer's paragraph reads on from there).
 //!
 //! Callers use keys as prefixes of longer triggers and check the whole
 //! trigger at each reported place (see `engine`).
@@ -38,14 +41,16 @@ const MATCH: u16 = 1 << 15;
 const TABLE: usize = 2 * MATCH as usize + 256;
 /// Walks shorter than this run as a single lane.
 const MIN_LANE_BYTES: usize = 64;
-/// What a lane that has ended reads while the others go on: newlines, which
-/// take every state back to the start state without reporting a key.
-static PAD: [u8; 256] = [b'\n'; 256];
+/// What a lane that has ended reads while the others go on: a byte that
+/// is never in UTF-8 text and in no key (class [`OTHER`]), which takes
+/// every state back to the start state without reporting a key.
+static PAD: [u8; 256] = [0xff; 256];
 const LANES: usize = 4;
 /// Bytes no key contains.
 const OTHER: u8 = 0;
-/// Space and tab. A state reached by a space stays put on further blanks,
-/// so a run of blanks in the text matches one space in a key.
+/// Space, tab, newline and carriage return ([`is_blank`]). A state reached
+/// by a space stays put on further blanks, so a run of blanks in the text
+/// matches one space in a key.
 const SPACE: u8 = 1;
 /// Where the letters' classes start.
 const FIRST_LETTER: u8 = 2;
@@ -132,7 +137,9 @@ impl Literals {
         assert!(keys.len() < usize::from(u16::MAX));
         let keys: Vec<Vec<u8>> = keys.iter().map(|l| l.iter().map(|&b| canonical(b)).collect()).collect();
         let mut by_canon = [OTHER; 256];
-        by_canon[usize::from(b' ')] = SPACE;
+        for b in BLANKS {
+            by_canon[usize::from(canonical(b))] = SPACE;
+        }
         for b in b'a'..=b'z' {
             by_canon[usize::from(b)] = FIRST_LETTER + (b - b'a');
         }
@@ -168,6 +175,8 @@ impl Literals {
                 members[usize::from(by_canon[usize::from(b)])] += 1;
             }
         }
+        // `spells` reads every blank alike: a blank's class is its own.
+        members[usize::from(SPACE)] = 1;
         let exact = keys
             .iter()
             .map(|k| k.iter().all(|&b| members[usize::from(by_canon[usize::from(b)])] == 1))
@@ -274,7 +283,7 @@ impl Literals {
         // What lets a finished lane read `PAD`: no key holds a byte of class
         // OTHER, so every state goes back to the start on one, reporting nothing.
         debug_assert!((0..order.len()).all(|k| table[usize::from(base(k)) + usize::from(OTHER)] == 0));
-        debug_assert_eq!(class[usize::from(b'\n')], OTHER);
+        debug_assert_eq!(class[usize::from(PAD[0])], OTHER);
         let trans: Box<[u16; TABLE]> = table.into_boxed_slice().try_into().expect("TABLE entries");
         let mut starts = Vec::with_capacity(order.len() + 1);
         let mut ids = Vec::new();
@@ -329,7 +338,7 @@ impl Literals {
         for &b in self.keys[usize::from(id)].iter().rev() {
             at = at.saturating_sub(1);
             if b == b' ' {
-                while at > 0 && matches!(text[at - 1], b' ' | b'\t') {
+                while at > 0 && is_blank(text[at - 1]) {
                     at -= 1;
                 }
             }
@@ -428,17 +437,26 @@ fn step(trans: &[u16; TABLE], class: &[u8; 256], s: u16, b: u8) -> u16 {
     trans[usize::from(s) + usize::from(class[usize::from(b)])]
 }
 
+/// The bytes a blank in a key matches a run of: a line break is one, so
+/// that a wrapped sentence reads as one line.
+const BLANKS: [u8; 4] = [b' ', b'\t', b'\n', b'\r'];
+
+/// Whether `b` is one of [`BLANKS`].
+pub(super) fn is_blank(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r')
+}
+
 /// Whether `text` at `at` spells `literal` (canonical, as [`canonical`]
-/// makes it), a space in the literal matching a run of blanks. Returns the
-/// offset just past the match.
+/// makes it), a space in the literal matching a run of blanks, line breaks
+/// included. Returns the offset just past the match.
 pub(super) fn spells(text: &[u8], mut at: usize, literal: &[u8]) -> Option<usize> {
     for &b in literal {
         let &t = text.get(at)?;
         if b == b' ' {
-            if !matches!(t, b' ' | b'\t') {
+            if !is_blank(t) {
                 return None;
             }
-            while matches!(text.get(at), Some(b' ' | b'\t')) {
+            while text.get(at).is_some_and(|&c| is_blank(c)) {
                 at += 1;
             }
         } else if canonical(t) == b {
@@ -521,7 +539,7 @@ fn lanes(text: &[u8], overlap: usize) -> Option<([usize; LANES], [usize; LANES +
 
 /// The place `count` key bytes before `at`, a run of blanks being one.
 fn back_over_key_bytes(text: &[u8], mut at: usize, count: usize) -> usize {
-    let blank = |b: u8| matches!(b, b' ' | b'\t');
+    let blank = is_blank;
     for _ in 0..count {
         match at.checked_sub(1).map(|i| text[i]) {
             None => break,
@@ -536,168 +554,7 @@ fn back_over_key_bytes(text: &[u8], mut at: usize, count: usize) -> usize {
     at
 }
 
+// A path of its own: the `build_or_buy` bench includes this file by path.
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn all(lits: &[&str], text: &str) -> Vec<(usize, String)> {
-        let bytes: Vec<&[u8]> = lits.iter().map(|l| l.as_bytes()).collect();
-        let l = Literals::new(&bytes).unwrap();
-        let mut ends = Vec::new();
-        l.find(text.as_bytes(), &mut ends);
-        let mut out = Vec::new();
-        for e in ends {
-            for &id in l.ending(e) {
-                let start = l.start(text.as_bytes(), id, e.at);
-                // Shared classes may report extra places; the caller checks.
-                if spells(text.as_bytes(), start, lits[usize::from(id)].as_bytes()).is_some() {
-                    out.push((start, lits[usize::from(id)].to_string()));
-                }
-            }
-        }
-        out.sort();
-        out
-    }
-
-    fn naive(lits: &[&str], text: &str) -> Vec<(usize, String)> {
-        let lower = text.to_ascii_lowercase();
-        let mut out = Vec::new();
-        for l in lits {
-            let mut from = 0;
-            while let Some(i) = lower[from..].find(l) {
-                out.push((from + i, l.to_string()));
-                from += i + 1;
-            }
-        }
-        out.sort();
-        out
-    }
-
-    /// `n` distinct four-letter keys, few sharing a prefix.
-    fn spread_keys(n: usize) -> Vec<String> {
-        let mut x: u32 = 12345;
-        let mut keys = std::collections::BTreeSet::new();
-        while keys.len() < n {
-            let key: String = (0..4)
-                .map(|_| {
-                    x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
-                    char::from(b'a' + ((x >> 16) % 26) as u8)
-                })
-                .collect();
-            keys.insert(key);
-        }
-        keys.into_iter().collect()
-    }
-
-    #[test]
-    fn holds_more_states_than_one_half_of_the_table() {
-        // 29 classes (letters, blank, digits, other): a half holds 1,129
-        // states, which the states of 450 spread keys outgrow; the states
-        // that end no key still fit the lower half, and those that do the
-        // upper half.
-        let keys = spread_keys(450);
-        let lits: Vec<&str> = keys.iter().map(String::as_str).collect();
-        let bytes: Vec<&[u8]> = lits.iter().map(|l| l.as_bytes()).collect();
-        let l = Literals::new(&bytes).expect("fits in two halves");
-        assert!(l.state_count() * 29 > usize::from(MATCH), "{} states", l.state_count());
-        let text: String = lits.iter().rev().map(|k| format!("{} x{k}y ", k.to_uppercase())).collect();
-        assert_eq!(all(&lits, &text), naive(&lits, &text));
-        // Past what the upper half holds (more keys than states in it), it
-        // does not fit.
-        let keys = spread_keys(1_200);
-        let bytes: Vec<&[u8]> = keys.iter().map(|k| k.as_bytes()).collect();
-        assert!(Literals::new(&bytes).is_none());
-    }
-
-    #[test]
-    fn a_key_ending_in_a_blank_is_reported_once_per_run_of_blanks() {
-        let lits = ["nc ", "c x"];
-        assert_eq!(
-            all(&lits, "nc     9 and nc\t\tx"),
-            vec![(0, "nc ".to_string()), (13, "nc ".to_string()), (14, "c x".to_string())]
-        );
-    }
-
-    #[test]
-    fn finds_overlapping_literals_in_any_case() {
-        let lits = ["sudo", "sudoers", "do", "/dev/tcp/", "rm", "()"];
-        let text = "SuDoErs; x() ; echo >/DEV/tcp/h; rm -rf";
-        assert_eq!(all(&lits, text), naive(&lits, text));
-    }
-
-    #[test]
-    fn a_space_in_a_literal_matches_any_run_of_blanks() {
-        let lits = ["rm -", "git push", "m -"];
-        let expected = [(0, "rm -"), (1, "m -"), (9, "git push"), (22, "rm -"), (23, "m -")];
-        let expected: Vec<(usize, String)> = expected.iter().map(|&(i, l)| (i, l.to_string())).collect();
-        assert_eq!(all(&lits, "rm  -rf; git\t \tpush; xrm -"), expected);
-    }
-
-    #[test]
-    fn lanes_of_very_different_lengths_agree_with_a_naive_search() {
-        let lits = ["curl", "sh", "| sh", "bash", "xyz"];
-        let mut text = String::new();
-        for i in 0..40 {
-            text.push_str(&format!("{i} curl | sh\n"));
-        }
-        // One lane gets a line far longer than the others and than `PAD`.
-        text.push_str(&format!("{} bash\n", "curl x".repeat(300)));
-        for i in 0..40 {
-            text.push_str(&format!("{i} bash xyz\n"));
-        }
-        text.push_str(&"sh ".repeat(500));
-        text.push_str("\nend");
-        assert!(lanes(text.as_bytes(), 3).is_some());
-        assert_eq!(all(&lits, &text), naive(&lits, &text));
-    }
-
-    proptest::proptest! {
-        // Keys with blanks and shared prefixes, on text made of their pieces
-        // and long blank runs, so that cuts fall inside keys and inside runs.
-        #[test]
-        fn lanes_report_what_one_walk_reports(
-            pieces in proptest::collection::vec(
-                proptest::sample::select(vec!["rm", " ", "\t", "    ", "-", "rf", "curl", "| sh", "sudo", "x", "\n", "é"]),
-                100..400,
-            )
-        ) {
-            let keys: [&[u8]; 6] = [b"rm -", b"curl", b"| sh", b"sudo", b"r", b"-rf"];
-            let l = Literals::new(&keys).unwrap();
-            let text: String = pieces.concat();
-            let keys_at = |ends: Vec<End>| -> Vec<(usize, Vec<u16>)> {
-                ends.into_iter()
-                    .map(|e| {
-                        let mut ids = l.ending(e).to_vec();
-                        ids.sort_unstable();
-                        (e.at, ids)
-                    })
-                    .collect()
-            };
-            let mut in_lanes = Vec::new();
-            l.find(text.as_bytes(), &mut in_lanes);
-            let mut in_one = Vec::new();
-            l.walk(text.as_bytes(), 0, 0, &mut in_one);
-            proptest::prop_assert_eq!(keys_at(in_lanes), keys_at(in_one));
-        }
-    }
-
-    #[test]
-    fn backs_over_key_bytes_counting_a_blank_run_once() {
-        let text = b"ab rm  \t -";
-        assert_eq!(back_over_key_bytes(text, text.len(), 3), 4);
-        assert_eq!(back_over_key_bytes(text, text.len(), 1), text.len() - 1);
-        assert_eq!(back_over_key_bytes(text, 2, 5), 0);
-    }
-
-    #[test]
-    fn lanes_agree_with_a_naive_search() {
-        let lits = ["curl", "url", "sh", "bash", "| sh", "\n", "e"];
-        let lits: Vec<&str> = lits.into_iter().filter(|l| !l.contains('\n')).collect();
-        let mut text = String::new();
-        for i in 0..200 {
-            text.push_str(&format!("line {i}: CURL https://x | Bash; ush\n"));
-        }
-        assert!(lanes(text.as_bytes(), 3).is_some());
-        assert_eq!(all(&lits, &text), naive(&lits, &text));
-    }
-}
+#[path = "literals/tests.rs"]
+mod tests;

@@ -1,7 +1,9 @@
 //! The engine's reference (tests only): a scan with no prefilter, no
 //! automaton and no trigger table. Every rule is tried on every line, and
 //! each analyzer gets every line on which one of its triggers is spelled,
-//! found by trying each trigger at each byte. The confirmation of a line
+//! found by trying each trigger at each byte. A blank in a trigger matches
+//! a line break too (a wrapped sentence), and such a trigger's line is the
+//! one its prefilter key ends on, as the engine reports it. The confirmation of a line
 //! (`Engine::confirm`) and the analyzers are shared: what is tested is that
 //! the engine's one pass picks every line a rule or analyzer can report on.
 //!
@@ -32,32 +34,46 @@ impl Engine {
         let mut lower = Lowered::default();
         let mut outline = None;
         let first = LineRef { index: 0, start: 0, end: 0 };
-        for (line, _) in Body::new(text).lines_from(first) {
+        let lines: Vec<LineRef> = Body::new(text).lines_from(first).map(|(line, _)| line).collect();
+        for &line in &lines {
             // Masks every line with a finding: what the engine's masking of
             // lines with a secret trigger only must come to.
             self.confirm(text, line, every_rule, true, &mut lower, &mut outline, &mut findings);
-            let bytes = &text.as_bytes()[line.start..line.end];
-            for (i, triggers) in analyzers.iter().enumerate() {
-                if triggers.iter().any(|t| t.spelled_in(bytes)) {
-                    analyzer_lines.push((i as u32, line));
-                }
-            }
         }
+        for (i, triggers) in analyzers.iter().enumerate() {
+            let mut on: Vec<usize> = triggers
+                .iter()
+                .flat_map(|t| t.key_ends(text.as_bytes(), self.key_bytes))
+                .map(|at| lines.partition_point(|l| l.start <= at) - 1)
+                .collect();
+            on.sort_unstable();
+            on.dedup();
+            analyzer_lines.extend(on.into_iter().map(|l| (i as u32, lines[l])));
+        }
+        analyzer_lines.sort_by_key(|&(i, l)| (l.index, i));
         self.run_analyzers(text, &analyzer_lines, &mut Vec::new(), outline, &mut findings);
         sorted(findings)
     }
 }
 
 impl Trigger {
-    /// Whether the trigger is spelled anywhere on `line`, word rules kept.
-    fn spelled_in(&self, line: &[u8]) -> bool {
-        (0..line.len()).any(|i| {
-            if self.word_start && i > 0 && is_word_byte(line[i - 1]) {
-                return false;
-            }
-            spells(line, i, &self.text)
-                .is_some_and(|end| !(self.word_end && line.get(end).is_some_and(|&b| is_word_byte(b))))
-        })
+    /// Where the trigger is spelled in `text`, word rules kept: for each
+    /// place, the offset of the last byte of its first `key_bytes` bytes
+    /// (the prefilter's key; a blank's is the first of its run), where the
+    /// engine locates the hit.
+    fn key_ends(&self, text: &[u8], key_bytes: usize) -> Vec<usize> {
+        let key = &self.text[..self.text.len().min(key_bytes)];
+        (0..text.len())
+            .filter(|&i| {
+                !(self.word_start && i > 0 && is_word_byte(text[i - 1]))
+                    && spells(text, i, &self.text).is_some_and(|end| {
+                        !(self.word_end && text.get(end).is_some_and(|&b| is_word_byte(b)))
+                    })
+            })
+            // What the key's other bytes spell ends at its last byte (a
+            // blank's run starts there).
+            .map(|i| spells(text, i, &key[..key.len() - 1]).expect("the trigger is spelled here"))
+            .collect()
     }
 }
 

@@ -316,16 +316,10 @@ mod tests {
         // The control characters' canonical byte is the trigger; the class
         // is too wide for the extractor.
         ("unicode.control-char", "every control character is canonical 0x01, the trigger"),
-        // `{W}` takes `_` (emphasis) beside a trigger word, after which the
-        // word starts or ends no word (`override_the_user`): the engine
-        // confirms such a line only beside another trigger. Open.
-        ("prompt.instruction-override", "`{W}` takes `_` beside a trigger word"),
-        // Phrase rules whose wide alternatives (a name, a role, a
-        // speaker label) the check does not read through yet. Open.
-        ("prompt.role-override", "wide alternatives before the trigger phrase, not read yet"),
-        ("prompt.fake-authority", "a named authority before `has approved`, not read yet"),
-        ("prompt.fake-system-message", "a speaker label before the trigger, not read yet"),
-        ("conceal.hide-from-user", "a negation before the trigger verb, not read yet"),
+        // The prose rules (`prompt.*`, `conceal.hide-from-user`) left in
+        // #14 h14-lines: beside a trigger word their gap is `{WN}` (no `_`),
+        // inside a trigger phrase blanks, and the word a phrase cannot do
+        // without is the trigger (`mode`, `*system*`, `user must*`).
         // Words before the trigger of a wide alternative, not read yet. Open.
         ("control.tls-verify-off", "`verify_ssl:\"false\"`: a quote between key and value"),
         ("control.security-tool-removed", "a tool name after a package command, not read yet"),

@@ -22,11 +22,17 @@
 //! # Layout
 //!
 //! This file walks the body (fences, headings, paragraphs, sentences);
+//! `cues` holds the words that wake it;
 //! `classes` decides what a sentence asks, with `mandate` for decisions
-//! claimed for the user that license an act; `tests` holds the tests.
+//! claimed for the user that license an act, `standing` for the places
+//! the agent reads every session and `identity` for the agent redefined;
+//! `tests` holds the tests.
 
 mod classes;
+mod cues;
+mod identity;
 mod mandate;
+mod standing;
 #[cfg(test)]
 mod tests;
 
@@ -36,212 +42,13 @@ use super::engine::{Analyzer, Body, LineRef};
 use super::rule::{self, Lazy, compile};
 use super::{Category, Finding, Severity};
 
-use classes::persistence_across;
 pub(super) use classes::{classify, explained_quote, kept_with_consent, talks_about_attacks};
+use classes::{governs_what_follows, persistence_across};
 
 /// The analyzers of this family.
 pub(super) fn analyzers() -> Vec<Analyzer> {
-    vec![Analyzer { triggers: TRIGGERS, run: instructions }]
+    vec![Analyzer { triggers: cues::TRIGGERS, run: instructions }]
 }
-
-/// Cue words: at least one is in every sentence a class can flag.
-const TRIGGERS: &[&str] = &[
-    // confirmation and approval
-    "confirm*",
-    "approv*",
-    "permission*",
-    "consent*",
-    // Not "authorization": every API call's header.
-    "authorized",
-    "authorised",
-    "sign-off",
-    "go-ahead",
-    "ask",
-    "asking",
-    // time beyond the task, memory
-    "permanent*",
-    "from now on",
-    "futur*",
-    "subsequent*",
-    "henceforth",
-    "going forward",
-    // Not "memory": every note on memory leaks and usage would be read.
-    "memori*",
-    "remember*",
-    // other origins as instructions
-    "instruction*",
-    "treat*",
-    "authoritative",
-    "whatever",
-    "obey*",
-    // identity
-    "are no longer",
-    "re no longer",
-    "no longer need*",
-    "no longer requir*",
-    "no longer necessary",
-    "no longer ask*",
-    "no longer wait*",
-    "your new",
-    "your real",
-    "your true",
-    "your actual",
-    "your sole",
-    "your only",
-    "your primary",
-    "your role",
-    "your identity",
-    "your loyalty",
-    "forget*",
-    "precedence",
-    // disabling
-    "disabl*",
-    "turn*",
-    "switch*",
-    "shut*",
-    "uninstall*",
-    "remov*",
-    "delet*",
-    "skip*",
-    "bypass*",
-    "deactivat*",
-    // a decision claimed for the user, an origin speaking as the user
-    // (`mandate`); its other cues ride on the words above: the
-    // prefilter's table is full.
-    "agree*",
-    // the agent's report kept from the user; authority given away (keys
-    // the table has: `your`, `auth`, `ment`…)
-    "your summ*",
-    "your repl*",
-    "your respon*",
-    "your report",
-    "authority",
-    "mention*",
-    // origins equated with the user, decisions carried to later acts
-    // (`mandate`), authority ranked over the user's
-    "consider*",
-    "regard*",
-    "come straight",
-    "come directly",
-    "later",
-    "stop to",
-    "outrank*",
-    "loyal*",
-    // memory kept beyond the task, the agent's own setup declared stale,
-    // another place's text ranked with this file's or the user's
-    "long-term",
-    "persistent*",
-    "restarts",
-    "overrid*",
-    "out of date",
-    "outdated",
-    "as you would",
-    "same weight",
-    "rather than as",
-    "instead of as",
-    // the user's words ranked below the skill's
-    "suggestion*",
-    "an assistant",
-    "keep going",
-    // #14 HELD generalisation: consent claimed in other words, scopes and
-    // memories named as places, origins made executable, the act hidden.
-    "pre-clear*",
-    "pre-vet*",
-    "nothing to discuss",
-    "revok*",
-    "in force",
-    "in effect",
-    "as if",
-    "are to be",
-    "follow it",
-    "follow them",
-    "execute it",
-    "declin*",
-    "as your own",
-    "without show*",
-    "between conv*",
-    "between sess*",
-    "wherever you",
-    "survive*",
-    "out of the chat",
-    "say that",
-    "disregard*",
-    "priority over",
-    "custom instructions",
-    "habit",
-    "not expire",
-    "never expire*",
-    "see fit",
-    // #14 h14-rec: scopes past the skill in plain words, consent said to
-    // cover later acts, another place or person given the user's say.
-    "next time",
-    "next conv*",
-    "next sess*",
-    "new sessions",
-    "start up",
-    "day after",
-    "time after",
-    "okay*",
-    "said yes",
-    "somewhere",
-    "tied to",
-    "outliv*",
-    "carry it",
-    "you open",
-    "you touch",
-    "whoever",
-    "final say",
-    "wins",
-    "prevails",
-    "same way",
-    "written by",
-    "comes back",
-    "belong*",
-    "void",
-    // #14 h14-prose: scopes, consent and stale orders in other words.
-    "from here on",
-    "indefinitely",
-    "spun up",
-    "past the",
-    "checking in",
-    "check in",
-    "were told",
-    "only a test",
-    "even if the user",
-    "even if they",
-    "even when the user",
-    "even when they",
-    "they tell",
-    "they ask",
-    "prompt again",
-    "needs no",
-    "nothing left",
-    "raising it",
-    "skip showing",
-    "placeholder",
-    "decoy",
-    "keep quiet",
-    "say nothing",
-    "stay silent",
-    "approved by default",
-    "authorized by default",
-    "hereafter",
-    "told otherwise",
-    "remainder of",
-    "later open*",
-    "durable",
-    "still hold",
-    "bother*",
-    "interrupt*",
-    "auto_approve",
-    "without asking",
-    "without saying",
-    "without admitting",
-    "without disclos*",
-    "without reveal*",
-    "without noting",
-    "without flagging",
-];
 
 /// At most this many bytes of a paragraph are read; a longer paragraph is
 /// read in pieces of this size.
@@ -339,9 +146,20 @@ fn walk<'a>(body: &Body<'a>, last: usize) -> Vec<Line<'a>> {
             if raw.trim_end() == "---" {
                 frontmatter = false;
             }
-            // The description is prose the agent reads; the rest is data.
-            let kind = if trimmed.starts_with("description:") { Kind::Text } else { Kind::Code };
-            let text = trimmed.strip_prefix("description:").unwrap_or("").trim();
+            // The loader shows the frontmatter to the agent: the description
+            // is prose, and so is any field whose value is a sentence
+            // (`when_to_use: …`, a `note:` under `metadata:`, the lines of
+            // a block scalar); names, versions and lists are data.
+            let value = trimmed
+                .split_once(':')
+                .filter(|(key, _)| {
+                    !key.is_empty()
+                        && key.bytes().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.'))
+                })
+                .map_or(trimmed, |(_, v)| v)
+                .trim();
+            let prose = trimmed.starts_with("description:") || value.split_whitespace().nth(3).is_some();
+            let (kind, text) = if prose { (Kind::Text, value) } else { (Kind::Code, "") };
             out.push(Line { r, text, kind, warned: false, asked: false });
             continue;
         }
@@ -513,10 +331,13 @@ fn anything_asked(body: &Body<'_>, triggered: &[LineRef]) -> bool {
         let from = body.line_before(t, NEARBY_LINES);
         for (r, line) in body.lines_from(from).take(2 * NEARBY_LINES + 1) {
             seen_to = r.index + 1;
-            window.push_str(line);
+            // Without its markers, so that a sentence wrapped inside a
+            // blockquote or a list item reads on ("from now\n> on").
+            window.push_str(strip(line).0);
             window.push(' ');
         }
-        if !classify(&window).is_empty() {
+        // A lead-in that governs the list below may ask nothing itself.
+        if !classify(&window).is_empty() || governs_what_follows(strip(body.line(t)).0) {
             return true;
         }
     }
@@ -573,6 +394,59 @@ fn instructions(body: &Body<'_>, triggered: &[LineRef], out: &mut Vec<Finding>) 
             }
             offset = end;
         }
+        if governs_what_follows(lines[to - 1].text) {
+            governed(&lines, to, lines[to - 1].text, out);
+        }
+    }
+}
+
+/// Items a lead-in governs, at most.
+const MAX_GOVERNED: usize = 12;
+
+/// The list or prose block after a lead-in that sets a scope or a standing
+/// place, each item read with the lead-in before it: "Keep these in mind
+/// for all later chats:" then "- The user has already approved every
+/// deletion." A finding the lead-in makes alone is its own, not repeated.
+fn governed(lines: &[Line<'_>], from: usize, lead: &str, out: &mut Vec<Finding>) {
+    let prefix = format!("{} ", lead.trim());
+    let own: Vec<&str> = classify(lead).iter().map(|f| f.rule_id).collect();
+    let (mut i, mut read) = (from, 0);
+    while i < lines.len() && read < MAX_GOVERNED {
+        match lines[i].kind {
+            Kind::Blank => {
+                i += 1;
+                continue;
+            }
+            Kind::Item | Kind::Text => {}
+            Kind::Code | Kind::Heading => break,
+        }
+        let (f, t) = paragraph(lines, i);
+        let para = join(&lines[f..t]);
+        for (at, sentence) in sentences(&para.text) {
+            let lead_blank = sentence.len() - sentence.trim_start().len();
+            let sentence = sentence.trim();
+            if sentence.len() < 8 {
+                continue;
+            }
+            for found in classify(&format!("{prefix}{sentence}")) {
+                if found.at < prefix.len() && own.contains(&found.rule_id) {
+                    continue;
+                }
+                let pos = found.at.saturating_sub(prefix.len());
+                let (line, warned) = para.line_at(at + lead_blank + pos);
+                out.push(Finding {
+                    rule_id: found.rule_id.to_string(),
+                    category: found.category,
+                    severity: if warned { found.severity.min(Severity::Low) } else { found.severity },
+                    line: line.index + 1,
+                    excerpt: rule::excerpt(sentence, pos),
+                    file: None,
+                    message: String::new(),
+                });
+            }
+        }
+        read += 1;
+        i = t.max(i + 1);
     }
 }
 
