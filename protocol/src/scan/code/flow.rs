@@ -89,6 +89,11 @@ static HEADER: Lazy = LazyLock::new(|| {
         r#"\b(?:headers|auth|api_?key|apikey|token|access_?token|auth_?token|password|credentials?|bearer)\s*[=:]\s*|-headers\s+@?|-credential\s+|\bauthorization["']?\s*[:=]\s*"#,
     )
 });
+/// Fields of an object or dict literal that authenticate the request it
+/// is for: its headers.
+static HEADER_FIELD: Lazy = LazyLock::new(|| {
+    compile(r#"\b(?:headers|auth)["']?\s*[=:]\s*|\bauthorization["']?\s*[:=]\s*|-headers\s+@?"#)
+});
 static QUERY: Lazy = LazyLock::new(|| compile(r"\bparams\s*=\s*|-uri\s+|\burl\s*[=:]\s*"));
 
 /// Runs the flow analysis over the code from the first source's block on.
@@ -169,6 +174,16 @@ struct Unit<'a> {
 /// sink it reaches. `next`: the lines after it in its block.
 fn unit(body: &Body<'_>, state: &mut State, u: &Unit<'_>, next: &[(LineRef, &str)], out: &mut Vec<Finding>) {
     let Unit { r, line, code, lang, .. } = *u;
+    // An object or a dict written over lines (`info = {` … `}`) is one
+    // assignment: what its later lines read, the variable holds.
+    let opened = code.trim_end().ends_with(['{', '[', '(']) && code.contains('=') && assigned(code).is_some();
+    let joined = opened.then(|| join_call(&strip(code, lang), code, next, lang).1);
+    if let Some(joined) = &joined
+        && sinks::find(&strip(code, lang), matches!(lang, Lang::PowerShell | Lang::Other)).is_none()
+    {
+        learn(state, joined, lang);
+        return;
+    }
     let source = if u.maybe_source { sources::find(code, lang) } else { None };
     let may_use_taint = state.tainted.iter().any(|t| mentions(code, &t.name))
         // A call left open may use a tainted variable on a later line.
@@ -214,7 +229,10 @@ fn learn(state: &mut State, code: &str, lang: Lang) {
     let rhs_view = strip(&code[rhs_at..], lang);
     // A secret handed to a client as its credential (`OpenAI(api_key=k)`)
     // authenticates the client; what the client returns is not the secret.
-    let auth = regions(&rhs_view, &HEADER);
+    // In an object or dict literal (`{ token: … }`) a field's name says
+    // nothing of where it goes, but headers are headers.
+    let literal = rhs_view.trim_start().starts_with(['{', '[']);
+    let auth = regions(&rhs_view, if literal { &HEADER_FIELD } else { &HEADER });
     // A variable holding a credential file's path holds the file for
     // what follows (`p = Path.home() / ".aws" / "credentials"`).
     let rhs = &code[rhs_at..];
@@ -414,13 +432,24 @@ fn position(view: &str, names: &[&str], read_at: Option<usize>) -> Position {
         }
     }
     let mut all_headers = true;
-    for at in names.iter().flat_map(|name| occurrences(view, name)).chain(read_at) {
+    let occurrences = names
+        .iter()
+        .flat_map(|name| occurrences(view, name).into_iter().map(move |at| (at, header_name(name))))
+        .chain(read_at.map(|at| (at, false)));
+    for (at, header) in occurrences {
         if urls.iter().any(|r| r.contains(&at)) {
             return Position::Url;
         }
-        all_headers &= headers.iter().any(|r| r.contains(&at));
+        all_headers &= header || headers.iter().any(|r| r.contains(&at));
     }
     if all_headers { Position::Header } else { Position::Body }
+}
+
+/// Whether a variable's name says it holds a request's headers or
+/// credentials (`fetch(u, { headers })`): passed whole, it authenticates.
+fn header_name(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    ["headers", "header", "auth", "authorization"].contains(&n.as_str())
 }
 
 /// Where `view` uses the variable `name`: a whole word that is not a

@@ -51,10 +51,13 @@
 //! downloads to the calls that run them; `decode` decodes literals;
 //! `fold` folds string building; `written` follows writes to start-up
 //! files; `rescan` scans text again (bounded depth) and
-//! turns inner findings into outer ones. Tests are in `tests.rs`, and the
-//! edges mutation testing found unpinned in `edge_tests.rs`.
+//! turns inner findings into outer ones. Tests are in `tests.rs`, those of
+//! values carried across lines, keys and languages in `carried_tests.rs`,
+//! and the edges mutation testing found unpinned in `edge_tests.rs`.
 
 mod blocks;
+#[cfg(test)]
+mod carried_tests;
 mod decode;
 #[cfg(test)]
 mod edge_tests;

@@ -161,15 +161,9 @@ pub(super) fn normalized_commands(body: &Body<'_>, lines: &[LineRef], out: &mut 
         let map = map.get_or_insert_with(|| CodeMap::of(body.text));
         let units: Vec<(&str, Vars)> = match map.block_at(r.index) {
             Some(b) if matches!(b.lang, Lang::Shell | Lang::Other) => {
-                let back = (r.index - b.first).min(MAX_VAR_LINES);
-                let first = body.line_before(r, back);
-                let mut vars = Vars::default();
-                for (_, l) in body.lines_from(first).take(back) {
-                    if l.contains('=') {
-                        shell_words::normalize(l, &mut vars);
-                    }
-                }
-                vec![(line, vars)]
+                let first = b.first;
+                in_block(body, r, first, out);
+                continue;
             }
             Some(_) => continue,
             None if map.is_code(r.index) => continue,
@@ -197,6 +191,71 @@ pub(super) fn normalized_commands(body: &Body<'_>, lines: &[LineRef], out: &mut 
             }
         }
     }
+}
+
+/// Lines of a block above a disguised command scanned again with it, at
+/// most: what they fill (a file, a variable) is then known to the
+/// analyses that follow a value to the command.
+const MAX_CONTEXT_LINES: usize = 30;
+
+/// The command on line `r` of the shell block starting at line
+/// `block_first`, when its command words are disguised: written out with
+/// the variables the block sets above it, and scanned again after the
+/// block's lines above it (`code.normalized-command`, findings on its
+/// line only).
+fn in_block(body: &Body<'_>, r: LineRef, block_first: usize, out: &mut Vec<Finding>) {
+    let back = (r.index - block_first).min(MAX_VAR_LINES);
+    let first = body.line_before(r, back);
+    let mut vars = Vars::default();
+    let above: Vec<&str> = body.lines_from(first).take(back).map(|(_, l)| l).collect();
+    for l in &above {
+        if l.contains('=') {
+            shell_words::normalize(l, &mut vars);
+        }
+    }
+    let words = shell_words::normalize(body.line(r), &mut vars);
+    if !words.disguised_command {
+        return;
+    }
+    let context = &above[above.len().saturating_sub(MAX_CONTEXT_LINES)..];
+    let mut text = String::from("```bash\n");
+    for l in context {
+        text.push_str(l);
+        text.push('\n');
+    }
+    text.push_str(&words.text);
+    text.push_str("\n```\n");
+    if let Some(inner) = scan(&text) {
+        // Line 1 is the fence.
+        let line = context.len() + 2;
+        let found: Vec<Finding> = inner.into_iter().filter(|f| f.line == line).collect();
+        report("code.normalized-command", &found, Severity::High, false, r, out);
+    }
+}
+
+/// The disguised commands of the shell block holding line `r`, each as
+/// [`in_block`] scans it, unless the block starts at a line of `done`:
+/// for an analysis that found the block decodes or builds a command word
+/// the rescan's triggers do not name (`c=$(… | base64 -d)` … `$c -F …`).
+/// Returns the block's first line.
+pub(super) fn disguised_in_block(
+    body: &Body<'_>,
+    r: LineRef,
+    done: &[usize],
+    out: &mut Vec<Finding>,
+) -> Option<usize> {
+    let map = CodeMap::of(body.text);
+    let b = map.block_at(r.index).filter(|b| matches!(b.lang, Lang::Shell | Lang::Other))?;
+    if done.contains(&b.first) {
+        return None;
+    }
+    let first = body.line_before(r, r.index - b.first);
+    for (l, text) in body.lines_from(first).take(b.end - b.first) {
+        if shell_words::may_disguise_a_command(text) {
+            in_block(body, l, b.first, out);
+        }
+    }
+    Some(b.first)
 }
 
 /// Whether the text of `line` before `code` (an inline span of it, or a

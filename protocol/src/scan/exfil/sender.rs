@@ -125,7 +125,7 @@ static SOURCE: Lazy =
 /// Commands that print a secret from a store rather than a file: a
 /// keychain, a CLI's login token, a password manager, the clipboard. Put
 /// in a variable that a later command sends, they are the payload.
-const STORE_READ: &str = r"\bfind-(?:generic|internet)-password\b[^\n|;&]*\s-w|\bdump-keychain\b|\bsecret-tool\s+lookup\b|\bgh\s+auth\s+token\b|\bgcloud\s+auth\s+(?:application-default\s+)?print-access-token\b|\baz\s+account\s+get-access-token\b|\baws\s+configure\s+get\s+\S*secret|\bop\s+read\b|\bvault\s+kv\s+get\b|\bpbpaste\b|\bwl-paste\b|\bxclip\b[^\n|;]*\s-o\b";
+const STORE_READ: &str = r"\bfind-(?:generic|internet)-password\b[^\n|;&]*\s-w|\bdump-keychain\b|\bsecret-tool\s+lookup\b|\bgh\s+auth\s+token\b|\bgcloud\s+auth\s+(?:application-default\s+)?print-access-token\b|\baz\s+account\s+get-access-token\b|\baws\s+configure\s+get\s+\S*secret|\bop\s+read\b|\bvault\s+kv\s+get\b|\bpbpaste\b|\bwl-paste\b|\bxclip\b[^\n|;]*\s-o\b|\bkubectl\s+(?:-\S+\s+)*get\s+secrets?\b[^\n|;&]*\s-o\s*=?\s*(?:json|yaml|jsonpath|go-template)|\bkubectl\s+config\s+view\b[^\n|;&]*--raw\b|\baws\s+secretsmanager\s+get-secret-value\b|\baws\s+ssm\s+get-parameters?\b[^\n|;&]*--with-decryption\b|\bgcloud\s+secrets\s+versions\s+access\b|\baz\s+keyvault\s+secret\s+show\b|\bdocker-credential-\w+\s+get\b";
 
 /// What a command refers to that an earlier line may have filled: `$NAME`,
 /// `${NAME}`, and files after `@`, `<`, `=`, `-T`.
@@ -290,19 +290,32 @@ fn filled_from(body: &Body<'_>, before: LineRef, payload: &[u8], source: &Regex)
     let first = body.line_before(before, TAINT_LOOKBACK_LINES);
     for (_, line) in body.lines_from(first).take(before.index - first.index) {
         for (is_var, name, needle) in &needles {
-            if !line.contains(needle.as_str()) {
+            // A loop's variable takes each word of its list in turn:
+            // `for k in ~/.ssh/id_*; do … @$k`.
+            let looped = *is_var && loops_over(line, name);
+            if !looped && !line.contains(needle.as_str()) {
                 continue;
             }
             let found = !*is_var
+                || looped
                 || line
                     .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '='))
                     .any(|w| w.strip_prefix(name).is_some_and(|rest| rest.starts_with('=')));
-            if found && source.is_match(line.as_bytes()) {
+            // A public key (`id_*.pub`) is no secret.
+            let b = line.as_bytes();
+            if found && source.find_iter(b).any(|m| !is_public_key(&b[m.start()..])) {
                 return Some(if *is_var { format!("${name}") } else { name.to_string() });
             }
         }
     }
     None
+}
+
+/// Whether `line` is a shell loop over a list into the variable `name`
+/// (`for name in …`).
+fn loops_over(line: &str, name: &str) -> bool {
+    let mut words = line.split_whitespace().skip_while(|w| *w != "for").skip(1);
+    words.next() == Some(name) && words.next() == Some("in")
 }
 
 fn secret_to_network(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
@@ -388,8 +401,9 @@ fn dns_label(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
 }
 
 fn is_public_key(at: &[u8]) -> bool {
+    // A glob (`id_*.pub`) names public keys too.
     let end =
-        at.iter().position(|b| !(b.is_ascii_alphanumeric() || b"._-/~".contains(b))).unwrap_or(at.len());
+        at.iter().position(|b| !(b.is_ascii_alphanumeric() || b"._-/~*".contains(b))).unwrap_or(at.len());
     at[..end].ends_with(b".pub")
 }
 
@@ -399,4 +413,3 @@ fn find_bytes(hay: &[u8], needle: &[u8]) -> Option<usize> {
     }
     hay.windows(needle.len()).position(|w| w.eq_ignore_ascii_case(needle))
 }
-
