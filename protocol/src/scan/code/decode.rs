@@ -53,6 +53,10 @@ pub(super) const TRIGGERS: &[&str] = &[
     ".chr",
     "ord(",
     "charcodeat",
+    // Letters rotated: Python's codec, `tr`'s ranges.
+    "rot13",
+    "rot_13",
+    "n-za-m",
 ];
 
 static BASE64: Lazy = LazyLock::new(|| compile(r"[a-z0-9+/_-]{16,}={0,2}"));
@@ -93,9 +97,14 @@ static PER_CHAR: Lazy = LazyLock::new(|| {
 /// A line that decodes at run time (not one that only encodes).
 static DECODES: Lazy = LazyLock::new(|| {
     compile(
-        r#"\bbase(?:64|32)\s+(?:-\S+\s+)*(?:-d|--decode|-D)\b|\|\s*rev\b|b64decode|b32decode|\bbase32\.decode|\batob\s*\(|frombase64string|fromhex|unhexlify|\bxxd\s+(?:-\S+\s+)*-r|fromcharcode|\bchr\s*\(|\[char\]|\[char\[\]\]|\bbuffer\.from\s*\([^)]*["'](?:base64|base64url|hex)["']|-e(?:nc(?:odedcommand)?|c)?\s+[a-z0-9+/]{16}|\\x[0-9a-f]{2}|\]\s*\.map\s*\([^\n]*[-+^]|[-+^]\s*\w+\s*\)\s*for\s+\w+\s+in\b|\(\s*char\s*\)|\bstring\s*\(\s*(?:rune|byte)\s*\(|\.chr\b|\bord\s*\(|\.charcodeat\s*\("#,
+        r#"\bbase(?:64|32)\s+(?:-\S+\s+)*(?:-d|--decode|-D)\b|\|\s*rev\b|b64decode|b32decode|\bbase32\.decode|\batob\s*\(|frombase64string|fromhex|unhexlify|\bxxd\s+(?:-\S+\s+)*-r|fromcharcode|\bchr\s*\(|\[char\]|\[char\[\]\]|\bbuffer\.from\s*\([^)]*["'](?:base64|base64url|hex)["']|-e(?:nc(?:odedcommand)?|c)?\s+[a-z0-9+/]{16}|\\x[0-9a-f]{2}|\]\s*\.map\s*\([^\n]*[-+^]|[-+^]\s*\w+\s*\)\s*for\s+\w+\s+in\b|\(\s*char\s*\)|\bstring\s*\(\s*(?:rune|byte)\s*\(|\.chr\b|\bord\s*\(|\.charcodeat\s*\(|\brot[_-]?13\b|n-za-m|(?:powershell|pwsh)[^\n]*\s-e(?:nc(?:odedcommand)?|c)?\s+\$\w"#,
     )
 });
+/// Letters rotated by 13: Python's codec, `tr`'s ranges.
+static ROT13: Lazy = LazyLock::new(|| compile(r"\brot[_-]?13\b|n-za-m"));
+/// PowerShell's encoded command given as a variable (`-Enc $e`).
+static ENCODED_VARIABLE: Lazy =
+    LazyLock::new(|| compile(r"(?:powershell|pwsh)[^\n]*\s-e(?:nc(?:odedcommand)?|c)?\s+\$\w+"));
 /// A shell variable assigned what a command substitution prints.
 static SUBSTITUTED: Lazy = LazyLock::new(|| compile(r#"\b[a-z_]\w*=["']?(?:\$\(|`)"#));
 /// PowerShell's encoded command flag: its base64 is UTF-16LE.
@@ -170,14 +179,14 @@ pub(super) fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
                 .take(BLOCK_LINES)
                 .take_while(|(_, l)| !l.trim_start().starts_with("```"))
                 .any(|(_, l)| USES.is_match(l.as_bytes()) || SENDS.is_match(l.as_bytes()));
-        let per_char = PER_CHAR.is_match(line.as_bytes());
-        let mut found = decode_line_keyed(line, per_char);
+        let hints = Hints::of(line);
+        let mut found = decode_line_keyed(line, hints);
         if found.is_empty() {
             // `payload = "…"` above, `b64decode(payload)` here.
             let back = r.index.min(LOOKBACK_LINES);
             let first = body.line_before(r, back);
             for (above, text) in body.lines_from(first).take(back) {
-                for decoded in decode_line_keyed(text, per_char).into_iter().take(budget) {
+                for decoded in decode_line_keyed(text, hints).into_iter().take(budget) {
                     budget -= 1;
                     scan_decoded(&decoded, used, warned, above, text, out);
                 }
@@ -217,20 +226,45 @@ fn scan_decoded(decoded: &str, used: bool, warned: bool, at: LineRef, text: &str
 /// The texts the encoded literals of a line decode to.
 #[cfg(test)]
 pub(super) fn decode_line(line: &str) -> Vec<String> {
-    decode_line_keyed(line, false)
+    decode_line_keyed(line, Hints::default())
 }
 
-/// [`decode_line`], and with `per_char` (the code transforms each
-/// character of a string by its code) its string literals read under the
-/// key that makes them a URL or a command line.
-fn decode_line_keyed(line: &str, per_char: bool) -> Vec<String> {
+/// What a decoding line says of the literals it decodes, on it or above.
+#[derive(Debug, Clone, Copy, Default)]
+struct Hints {
+    /// It transforms each character of a string by its code: literals are
+    /// read under the key that makes them a URL or a command line.
+    per_char: bool,
+    /// It rotates letters by 13 (`codecs.decode(s, "rot13")`, `tr
+    /// 'A-Za-z' 'N-ZA-Mn-za-m'`): literals are read rotated.
+    rot13: bool,
+    /// It runs PowerShell's `-EncodedCommand` of a variable: base64
+    /// literals are read as UTF-16LE too.
+    wide: bool,
+}
+
+impl Hints {
+    fn of(line: &str) -> Hints {
+        let b = line.as_bytes();
+        Hints { per_char: PER_CHAR.is_match(b), rot13: ROT13.is_match(b), wide: ENCODED_VARIABLE.is_match(b) }
+    }
+}
+
+/// [`decode_line`], with what the decoding line says of its literals.
+fn decode_line_keyed(line: &str, hints: Hints) -> Vec<String> {
     let b = line.as_bytes();
     let mut out = Vec::new();
-    if per_char {
+    if hints.per_char || hints.rot13 {
         for c in STRING_LITERAL.captures_iter(b) {
             if let Some(m) = c.get(1).or_else(|| c.get(2)) {
-                let codes: Vec<u32> = String::from_utf8_lossy(m.as_bytes()).chars().map(u32::from).collect();
-                out.extend(keyed(&codes));
+                let literal = String::from_utf8_lossy(m.as_bytes());
+                if hints.per_char {
+                    let codes: Vec<u32> = literal.chars().map(u32::from).collect();
+                    out.extend(keyed(&codes));
+                }
+                if hints.rot13 {
+                    out.push(literal.chars().map(rot13).collect());
+                }
             }
         }
     }
@@ -238,11 +272,7 @@ fn decode_line_keyed(line: &str, per_char: bool) -> Vec<String> {
         && let Some(m) = c.get(1)
     {
         let raw = base64url(m.as_bytes().strip_suffix(b"==").unwrap_or(m.as_bytes()));
-        // UTF-16LE: every second byte of ASCII text is 0.
-        let narrow: Vec<u8> = raw.chunks(2).map(|p| p[0]).collect();
-        if raw.chunks(2).all(|p| p.get(1).is_none_or(|&h| h == 0)) {
-            out.extend(text(&narrow));
-        }
+        out.extend(narrow(&raw));
     }
     for m in BASE64.find_iter(b) {
         let s = m.as_bytes();
@@ -254,7 +284,11 @@ fn decode_line_keyed(line: &str, per_char: bool) -> Vec<String> {
         if s.len() % 4 == 1 {
             continue;
         }
-        out.extend(text(&base64url(&s)));
+        let raw = base64url(&s);
+        if hints.wide {
+            out.extend(narrow(&raw));
+        }
+        out.extend(text(&raw));
     }
     if contains_ci(b, b"32") {
         for c in BASE32.captures_iter(b) {
@@ -352,6 +386,20 @@ fn keyed(codes: &[u32]) -> Option<String> {
         let command = STARTS.iter().any(|w| t.as_bytes().starts_with(w));
         (t.contains("://") || command).then_some(t)
     })
+}
+
+/// UTF-16LE bytes of ASCII text (every second byte 0) as that text.
+fn narrow(raw: &[u8]) -> Option<String> {
+    let narrow: Vec<u8> = raw.chunks(2).map(|p| p[0]).collect();
+    raw.chunks(2).all(|p| p.get(1).is_none_or(|&h| h == 0)).then(|| text(&narrow)).flatten()
+}
+
+fn rot13(c: char) -> char {
+    match c {
+        'a'..='z' => (((c as u8 - b'a') + 13) % 26 + b'a') as char,
+        'A'..='Z' => (((c as u8 - b'A') + 13) % 26 + b'A') as char,
+        _ => c,
+    }
 }
 
 /// The keys (`true` for XOR, `false` for an offset) under which the

@@ -1,8 +1,9 @@
 //! Shell words as the shell reads them: quotes removed (`"sh"`, `'sh'`,
 //! `$'\x73h'`), backslashes dropped (`s\h`), variables set earlier in the
-//! block substituted (`X=sh; … | $X`), and `$(echo sh)` / `` `echo sh` ``
-//! of literals expanded. Only what can be known from the text is done: an
-//! unknown variable or a real command substitution stays as written.
+//! block substituted (`X=sh; … | $X`, also edited: `${X//x/}`,
+//! `${X:1:4}`), and `$(echo sh)` / `` `echo sh` `` of literals expanded.
+//! Only what can be known from the text is done: an unknown variable or a
+//! real command substitution stays as written.
 
 /// Shell variables known at a point of a block, in assignment order.
 #[derive(Debug, Default, Clone)]
@@ -327,10 +328,13 @@ impl Parser<'_, '_> {
                             self.i += n + 2;
                             w.push_str(self.vars.get(name).unwrap_or(default));
                         }
-                        None => match basename(&rest[..n], self.vars) {
+                        None => match basename(&rest[..n], self.vars)
+                            .map(str::to_string)
+                            .or_else(|| expanded(&rest[..n], self.vars))
+                        {
                             Some(v) => {
                                 self.i += n + 2;
-                                w.push_str(v);
+                                w.push_str(&v);
                             }
                             None => w.push('$'),
                         },
@@ -395,6 +399,42 @@ fn basename<'v>(inner: &str, vars: &'v Vars) -> Option<&'v str> {
     }
     let value = vars.get(name).or_else(|| (name == "SHELL").then_some("sh"))?;
     value.rsplit('/').next()
+}
+
+/// The value of a known variable under the expansions that edit it:
+/// `NAME//pat/rep` and `NAME/pat/rep` (a literal pattern), `NAME:off`
+/// and `NAME:off:len`, `NAME^^` and `NAME,,` (`x=cxurxl; ${x//x/}` is
+/// `curl`).
+fn expanded(inner: &str, vars: &Vars) -> Option<String> {
+    let n = inner.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))?;
+    let (name, op) = inner.split_at(n);
+    let value = vars.get(name)?;
+    if let Some(rest) = op.strip_prefix('/') {
+        let (all, rest) = rest.strip_prefix('/').map_or((false, rest), |r| (true, r));
+        let (pat, rep) = rest.split_once('/').unwrap_or((rest, ""));
+        // Globs and anchors are left to the shell: unknown.
+        if pat.is_empty() || pat.contains(['*', '?', '[', '#', '%']) {
+            return None;
+        }
+        return Some(if all { value.replace(pat, rep) } else { value.replacen(pat, rep, 1) });
+    }
+    if let Some(rest) = op.strip_prefix(':') {
+        let (off, len) = rest.split_once(':').unwrap_or((rest, ""));
+        let chars: Vec<char> = value.chars().collect();
+        let off: usize = off.trim().parse().ok()?;
+        let from = off.min(chars.len());
+        let to = if len.is_empty() {
+            chars.len()
+        } else {
+            (from + len.trim().parse::<usize>().ok()?).min(chars.len())
+        };
+        return Some(chars[from..to].iter().collect());
+    }
+    match op {
+        "^^" => Some(value.to_uppercase()),
+        ",," => Some(value.to_lowercase()),
+        _ => None,
+    }
 }
 
 /// Programs a glob in command position is read as when it matches one of

@@ -375,7 +375,7 @@ fn secret_to_network(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>)
 /// HTTP is blocked.
 static LABEL_VAR: Lazy = LazyLock::new(|| {
     compile(
-        r#"\b(?:host|dig|nslookup|drill|ping|getent\s+hosts|resolve-dnsname)\s+(?:-\S+\s+(?:\d+\s+)?)*["']?\$\{?([a-z_][a-z0-9_]*)(?::\d+(?::\d+)?)?\}?\.[a-z0-9-]+\.[a-z]"#,
+        r#"\b(?:host|dig|nslookup|drill|ping|getent\s+hosts|resolve-dnsname)\s+(?:[-+]\S+\s+(?:\d+\s+)?)*["']?\$\{?([a-z_][a-z0-9_]*)(?::\d+(?::\d+)?)?\}?\.[a-z0-9-]+\.[a-z]"#,
     )
 });
 /// What fills a label that carries a secret: a credential file, the
