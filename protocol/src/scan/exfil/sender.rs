@@ -303,12 +303,40 @@ fn filled_from(body: &Body<'_>, before: LineRef, payload: &[u8], source: &Regex)
                     .any(|w| w.strip_prefix(name).is_some_and(|rest| rest.starts_with('=')));
             // A public key (`id_*.pub`) is no secret.
             let b = line.as_bytes();
-            if found && source.find_iter(b).any(|m| !is_public_key(&b[m.start()..])) {
+            if found && source.find_iter(b).any(|m| !is_public_key(&b[m.start()..]))
+                || found && !*is_var && loop_filled(body, before, line, source)
+            {
                 return Some(if *is_var { format!("${name}") } else { name.to_string() });
             }
         }
     }
     None
+}
+
+/// Lines of a loop or a group looked back over from its end, at most.
+const MAX_LOOP_LINES: usize = 20;
+
+/// Whether `line`, the end of a loop or a group whose output goes to a
+/// file (`done > /tmp/.d`, `} > out`), ends one whose lines read `source`:
+/// what each command in it prints fills the file.
+fn loop_filled(body: &Body<'_>, before: LineRef, line: &str, source: &Regex) -> bool {
+    let t = line.trim_start();
+    if !(t.starts_with("done") || t.starts_with('}')) || !t.contains('>') {
+        return false;
+    }
+    let first = body.line_before(before, TAINT_LOOKBACK_LINES);
+    let lines: Vec<&str> = body.lines_from(first).take(before.index - first.index).map(|(_, l)| l).collect();
+    let Some(end) = lines.iter().rposition(|l| std::ptr::eq(*l, line)) else { return false };
+    let opener = |l: &str| {
+        let l = l.trim_start();
+        ["for ", "while ", "until ", "{"].iter().any(|w| l.starts_with(w))
+    };
+    let from = end.saturating_sub(MAX_LOOP_LINES);
+    lines[from..end].iter().rposition(|l| opener(l)).is_some_and(|k| {
+        lines[from + k..end]
+            .iter()
+            .any(|l| source.find_iter(l.as_bytes()).any(|m| !is_public_key(&l.as_bytes()[m.start()..])))
+    })
 }
 
 /// Whether `line` is a shell loop over a list into the variable `name`
