@@ -44,7 +44,8 @@
 //! # Layout
 //!
 //! `blocks` finds fenced blocks and inline code and guesses their language;
-//! `shell_words` normalises shell words; `sources` and `sinks` recognise
+//! `shell_words` normalises shell words (with `shell_expand`, what a
+//! substitution of literals prints); `sources` and `sinks` recognise
 //! the two ends of a flow and `flow` follows variables between them, on
 //! lines whose strings and comments `strip` blanks;
 //! `gather` pairs stores and strangers' hosts per block; `fetched` follows
@@ -66,6 +67,7 @@ mod flow;
 mod fold;
 mod gather;
 mod rescan;
+mod shell_expand;
 mod shell_words;
 mod sinks;
 mod sources;
