@@ -47,7 +47,8 @@
 //! `shell_words` normalises shell words (with `shell_expand`, what a
 //! substitution of literals prints); `sources` and `sinks` recognise
 //! the two ends of a flow and `flow` follows variables between them, on
-//! lines whose strings and comments `strip` blanks;
+//! lines whose strings and comments `strip` blanks, and grades what
+//! reaches the network by where it goes in the call (`destination`);
 //! `gather` pairs stores and strangers' hosts per block; `fetched` follows
 //! downloads to the calls that run them; `decode` decodes literals;
 //! `fold` folds string building; `written` follows writes to start-up
@@ -60,6 +61,7 @@ mod blocks;
 #[cfg(test)]
 mod carried_tests;
 mod decode;
+mod destination;
 #[cfg(test)]
 mod edge_tests;
 mod fetched;
