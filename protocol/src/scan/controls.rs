@@ -144,7 +144,7 @@ pub(super) fn rules() -> Vec<Rule> {
             P,
             High,
             &[
-                "systemctl", "service", "launchctl", "sc stop", "sc.exe", "sc config", "sc delete", "stop-service",
+                "systemctl", "launchctl", "sc stop", "sc.exe", "sc config", "sc delete", "stop-service",
                 "set-service", "pkill", "killall", "taskkill", "kextunload", "systemextensionsctl", "apt", "apt-get",
                 "yum", "dnf", "zypper", "brew", "rm -*",
             ],
@@ -172,7 +172,7 @@ const SECURITY_AGENTS: &str = r"(?:falcon(?:-sensor|d)?|crowdstrike|csagent|sent
 /// security agent's name on the same command.
 fn security_agent_stopped() -> String {
     format!(
-        r#"\b(?:systemctl\s+(?:--now\s+)?(?:stop|disable|mask|kill)|service\s+{SECURITY_AGENTS}\s+stop|launchctl\s+(?:unload|bootout|remove|disable)|sc(?:\.exe)?\s+(?:stop|delete|config)|stop-service|set-service\b[^\n|;&]*-startuptype\s+disabled|pkill|killall|taskkill\b[^\n|;&]*/im|kextunload|systemextensionsctl\s+uninstall|(?:apt(?:-get)?|yum|dnf|zypper)\s+(?:-\S+\s+)*(?:remove|purge|erase)|brew\s+(?:uninstall|remove)(?:\s+--cask)?|rm\s+-\w*r\w*)\b[^\n|;&]*\b{SECURITY_AGENTS}\b"#
+        r#"\b(?:systemctl\s+(?:--now\s+)?(?:stop|disable|mask|kill)|launchctl\s+(?:unload|bootout|remove|disable)|sc(?:\.exe)?\s+(?:stop|delete|config)|stop-service|set-service\b[^\n|;&]*-startuptype\s+disabled|pkill|killall|taskkill\b[^\n|;&]*/im|kextunload|systemextensionsctl\s+uninstall|(?:apt(?:-get)?|yum|dnf|zypper)\s+(?:-\S+\s+)*(?:remove|purge|erase)|brew\s+(?:uninstall|remove)(?:\s+--cask)?|rm\s+-\w*r\w*)\b[^\n|;&]*\b{SECURITY_AGENTS}\b"#
     )
 }
 

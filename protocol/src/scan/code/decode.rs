@@ -9,6 +9,7 @@
 
 use std::sync::LazyLock;
 
+use super::blocks::CodeMap;
 use super::rescan;
 use crate::scan::Category;
 use crate::scan::engine::{Body, LineRef, finding};
@@ -97,7 +98,7 @@ static PER_CHAR: Lazy = LazyLock::new(|| {
 /// A line that decodes at run time (not one that only encodes).
 static DECODES: Lazy = LazyLock::new(|| {
     compile(
-        r#"\bbase(?:64|32)\s+(?:-\S+\s+)*(?:-d|--decode|-D)\b|\|\s*rev\b|b64decode|b32decode|\bbase32\.decode|\batob\s*\(|frombase64string|fromhex|unhexlify|\bxxd\s+(?:-\S+\s+)*-r|fromcharcode|\bchr\s*\(|\[char\]|\[char\[\]\]|\bbuffer\.from\s*\([^)]*["'](?:base64|base64url|hex)["']|-e(?:nc(?:odedcommand)?|c)?\s+[a-z0-9+/]{16}|\\x[0-9a-f]{2}|\]\s*\.map\s*\([^\n]*[-+^]|[-+^]\s*\w+\s*\)\s*for\s+\w+\s+in\b|\(\s*char\s*\)|\bstring\s*\(\s*(?:rune|byte)\s*\(|\.chr\b|\bord\s*\(|\.charcodeat\s*\(|\brot[_-]?13\b|n-za-m|(?:powershell|pwsh)[^\n]*\s-e(?:nc(?:odedcommand)?|c)?\s+\$\w"#,
+        r#"\bbase(?:64|32)\s+(?:-\S+\s+)*(?:-d|--decode|-D)\b|\|\s*rev\b|b64decode|b32decode|\bbase32\.decode|\batob\s*\(|frombase64string|fromhex|unhexlify|\bxxd\s+(?:-\S+\s+)*-r|fromcharcode|\bchr\s*\(|\[char\]|\[char\[\]\]|\bbuffer\.from\s*\([^)]*["'](?:base64|base64url|hex)["']|-e(?:nc(?:odedcommand)?|c)?\s+[a-z0-9+/]{16}|\\x[0-9a-f]{2}|\]\s*\.map\s*\([^\n]*\^|\^\s*\w+\s*\)\s*for\s+\w+\s+in\s*\[|\(\s*char\s*\)|\bstring\s*\(\s*(?:rune|byte)\s*\(|\.chr\b|\bord\s*\(\s*\w+\s*\)\s*[-+^]|\.charcodeat\s*\([^)]*\)\s*[-+^]|\brot[_-]?13\b|n-za-m|(?:powershell|pwsh)[^\n]*\s-e(?:nc(?:odedcommand)?|c)?\s+\$\w"#,
     )
 });
 /// Letters rotated by 13: Python's codec, `tr`'s ranges.
@@ -155,6 +156,8 @@ pub(super) fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
     all.sort_by_key(|r| r.index);
     all.dedup();
     let mut blocks_normalized: Vec<usize> = Vec::new();
+    let mut map: Option<CodeMap> = None;
+    let mut context_budget = rescan::context_rescans();
     for r in all {
         if budget == 0 {
             return;
@@ -166,7 +169,14 @@ pub(super) fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
         // `c="$(printf %s "$a$b" | base64 -d)"` … `$c -F …`: the variable
         // holds a command word that no trigger names where it is run.
         if SUBSTITUTED.is_match(line.as_bytes())
-            && let Some(first) = rescan::disguised_in_block(body, r, &blocks_normalized, out)
+            && let Some(first) = rescan::disguised_in_block(
+                body,
+                map.get_or_insert_with(|| CodeMap::of(body.text)),
+                r,
+                &blocks_normalized,
+                &mut context_budget,
+                out,
+            )
         {
             blocks_normalized.push(first);
         }

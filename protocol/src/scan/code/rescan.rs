@@ -33,6 +33,13 @@ pub(super) fn scan(text: &str) -> Option<Vec<Finding>> {
     Some(findings)
 }
 
+/// Disguised commands an analysis may scan again with their context:
+/// [`MAX_CONTEXT_RESCANS`] in a body, none in text already scanned again
+/// (its context would be scanned once more for every line of it).
+pub(super) fn context_rescans() -> usize {
+    if DEPTH.with(Cell::get) == 0 { MAX_CONTEXT_RESCANS } else { 0 }
+}
+
 /// [`scan`] as it runs `depth` scans deep.
 #[cfg(test)]
 pub(super) fn scan_at_depth_for_tests(depth: u8, text: &str) -> Option<Vec<Finding>> {
@@ -141,6 +148,7 @@ fn piped_group(body: &Body<'_>, r: LineRef, block_first: usize) -> Option<String
 /// one (`piped_group`).
 pub(super) fn normalized_commands(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
     let mut map: Option<CodeMap> = None;
+    let mut budget = context_rescans();
     for &r in lines {
         let line = body.line(r);
         if line.trim_start().starts_with(['}', ')']) {
@@ -162,7 +170,7 @@ pub(super) fn normalized_commands(body: &Body<'_>, lines: &[LineRef], out: &mut 
         let units: Vec<(&str, Vars)> = match map.block_at(r.index) {
             Some(b) if matches!(b.lang, Lang::Shell | Lang::Other) => {
                 let first = b.first;
-                in_block(body, r, first, out);
+                in_block(body, r, first, &mut budget, out);
                 continue;
             }
             Some(_) => continue,
@@ -197,13 +205,18 @@ pub(super) fn normalized_commands(body: &Body<'_>, lines: &[LineRef], out: &mut 
 /// most: what they fill (a file, a variable) is then known to the
 /// analyses that follow a value to the command.
 const MAX_CONTEXT_LINES: usize = 30;
+/// Disguised commands scanned again with their context per analysis of a
+/// body, at most (each scans up to [`MAX_CONTEXT_LINES`] lines); later
+/// ones are scanned alone, so that a hostile body of disguised commands
+/// costs a scan per line, not thirty.
+const MAX_CONTEXT_RESCANS: usize = 8;
 
 /// The command on line `r` of the shell block starting at line
 /// `block_first`, when its command words are disguised: written out with
 /// the variables the block sets above it, and scanned again after the
 /// block's lines above it (`code.normalized-command`, findings on its
-/// line only).
-fn in_block(body: &Body<'_>, r: LineRef, block_first: usize, out: &mut Vec<Finding>) {
+/// line only). Without `budget` left, the command is scanned alone.
+fn in_block(body: &Body<'_>, r: LineRef, block_first: usize, budget: &mut usize, out: &mut Vec<Finding>) {
     let back = (r.index - block_first).min(MAX_VAR_LINES);
     let first = body.line_before(r, back);
     let mut vars = Vars::default();
@@ -217,6 +230,14 @@ fn in_block(body: &Body<'_>, r: LineRef, block_first: usize, out: &mut Vec<Findi
     if !words.disguised_command {
         return;
     }
+    if *budget == 0 || above.is_empty() {
+        // The command alone, as it reads.
+        if let Some(inner) = scan(&words.text) {
+            report("code.normalized-command", &inner, Severity::High, false, r, out);
+        }
+        return;
+    }
+    *budget -= 1;
     let context = &above[above.len().saturating_sub(MAX_CONTEXT_LINES)..];
     let mut text = String::from("```bash\n");
     for l in context {
@@ -240,19 +261,22 @@ fn in_block(body: &Body<'_>, r: LineRef, block_first: usize, out: &mut Vec<Findi
 /// Returns the block's first line.
 pub(super) fn disguised_in_block(
     body: &Body<'_>,
+    map: &CodeMap,
     r: LineRef,
     done: &[usize],
+    budget: &mut usize,
     out: &mut Vec<Finding>,
 ) -> Option<usize> {
-    let map = CodeMap::of(body.text);
     let b = map.block_at(r.index).filter(|b| matches!(b.lang, Lang::Shell | Lang::Other))?;
     if done.contains(&b.first) {
         return None;
     }
     let first = body.line_before(r, r.index - b.first);
     for (l, text) in body.lines_from(first).take(b.end - b.first) {
-        if shell_words::may_disguise_a_command(text) {
-            in_block(body, l, b.first, out);
+        // Only a command word that is a variable: the rest is read where
+        // this module's triggers wake it (`normalized_commands`).
+        if text.trim_start().trim_start_matches('"').starts_with('$') {
+            in_block(body, l, b.first, budget, out);
         }
     }
     Some(b.first)

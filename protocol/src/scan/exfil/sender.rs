@@ -342,8 +342,11 @@ fn loop_filled(body: &Body<'_>, before: LineRef, line: &str, source: &Regex) -> 
 /// Whether `line` is a shell loop over a list into the variable `name`
 /// (`for name in …`).
 fn loops_over(line: &str, name: &str) -> bool {
-    let mut words = line.split_whitespace().skip_while(|w| *w != "for").skip(1);
-    words.next() == Some(name) && words.next() == Some("in")
+    // Substring searches first: most lines hold no loop.
+    memchr::memmem::find_iter(line.as_bytes(), b"for ").any(|at| {
+        let mut words = line[at + 4..].split_whitespace();
+        words.next() == Some(name) && words.next() == Some("in")
+    })
 }
 
 fn secret_to_network(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
