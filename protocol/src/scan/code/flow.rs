@@ -33,10 +33,13 @@
 use std::sync::LazyLock;
 
 use super::blocks::{self, CodeMap, Lang};
+use super::destination::{
+    HEADER, HEADER_FIELD, Known, Position, URL, documented, mentions, occurrences, position, regions,
+};
 use super::strip::strip;
 use super::{sinks, sources};
 use crate::scan::engine::{Body, LineRef, finding};
-use crate::scan::rule::{Lazy, compile, contains_ci};
+use crate::scan::rule::{Lazy, compile};
 use crate::scan::{Category, Finding, Severity};
 
 /// Lines followed after the first source, at most.
@@ -81,15 +84,6 @@ static ASSIGNMENT: Lazy = LazyLock::new(|| {
     )
 });
 static WITH_AS: Lazy = LazyLock::new(|| compile(r"\bas\s+([a-z_]\w*)\s*:|\bfor\s+([a-z_]\w*)\s+in\b"));
-static URL: Lazy = LazyLock::new(|| compile(r"https?://([a-z0-9.-]+)"));
-/// Arguments that authenticate a request or a client rather than carry a
-/// payload: `headers=`, `auth=`, `api_key=`, `apiKey:`, `-Headers`.
-static HEADER: Lazy = LazyLock::new(|| {
-    compile(
-        r#"\b(?:headers|auth|api_?key|apikey|token|access_?token|auth_?token|password|credentials?|bearer)\s*[=:]\s*|-headers\s+@?|-credential\s+|\bauthorization["']?\s*[:=]\s*"#,
-    )
-});
-static QUERY: Lazy = LazyLock::new(|| compile(r"\bparams\s*=\s*|-uri\s+|\burl\s*[=:]\s*"));
 
 /// Runs the flow analysis over the code from the first source's block on.
 pub(super) fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
@@ -169,6 +163,16 @@ struct Unit<'a> {
 /// sink it reaches. `next`: the lines after it in its block.
 fn unit(body: &Body<'_>, state: &mut State, u: &Unit<'_>, next: &[(LineRef, &str)], out: &mut Vec<Finding>) {
     let Unit { r, line, code, lang, .. } = *u;
+    // An object or a dict written over lines (`info = {` … `}`) is one
+    // assignment: what its later lines read, the variable holds.
+    let opened = code.trim_end().ends_with(['{', '[', '(']) && code.contains('=') && assigned(code).is_some();
+    let joined = opened.then(|| join_call(&strip(code, lang), code, next, lang).1);
+    if let Some(joined) = &joined
+        && sinks::find(&strip(code, lang), matches!(lang, Lang::PowerShell | Lang::Other)).is_none()
+    {
+        learn(state, joined, lang);
+        return;
+    }
     let source = if u.maybe_source { sources::find(code, lang) } else { None };
     let may_use_taint = state.tainted.iter().any(|t| mentions(code, &t.name))
         // A call left open may use a tainted variable on a later line.
@@ -214,7 +218,10 @@ fn learn(state: &mut State, code: &str, lang: Lang) {
     let rhs_view = strip(&code[rhs_at..], lang);
     // A secret handed to a client as its credential (`OpenAI(api_key=k)`)
     // authenticates the client; what the client returns is not the secret.
-    let auth = regions(&rhs_view, &HEADER);
+    // In an object or dict literal (`{ token: … }`) a field's name says
+    // nothing of where it goes, but headers are headers.
+    let literal = rhs_view.trim_start().starts_with(['{', '[']);
+    let auth = regions(&rhs_view, if literal { &HEADER_FIELD } else { &HEADER });
     // A variable holding a credential file's path holds the file for
     // what follows (`p = Path.home() / ".aws" / "credentials"`).
     let rhs = &code[rhs_at..];
@@ -283,11 +290,6 @@ fn assigned(code: &str) -> Option<(Vec<String>, usize)> {
     Some((vec![String::from_utf8_lossy(m.as_bytes()).into_owned()], 0))
 }
 
-/// Whether `view` uses the variable `name`; see [`occurrences`].
-fn mentions(view: &str, name: &str) -> bool {
-    !name.is_empty() && !occurrences(view, name).is_empty()
-}
-
 /// Whether `view` calls a method on the handle `name` (`s.send(`).
 fn calls_on(view: &str, name: &str) -> bool {
     let b = view.as_bytes();
@@ -337,194 +339,6 @@ fn balance(view: &str) -> i32 {
     })
 }
 
-/// The byte ranges of `view` after `re`'s matches, to the end of the
-/// bracketed or bare argument there.
-fn regions(view: &str, re: &regex::bytes::Regex) -> Vec<std::ops::Range<usize>> {
-    let b = view.as_bytes();
-    re.find_iter(b)
-        .map(|m| {
-            let start = m.end();
-            let mut depth = 0i32;
-            let mut end = b.len();
-            for (k, &c) in b.iter().enumerate().skip(start) {
-                match c {
-                    b'(' | b'[' | b'{' => depth += 1,
-                    b')' | b']' | b'}' => {
-                        depth -= 1;
-                        if depth <= 0 {
-                            end = k + usize::from(depth == 0);
-                            break;
-                        }
-                    }
-                    b',' if depth == 0 => {
-                        end = k;
-                        break;
-                    }
-                    b' ' if depth == 0 && b.get(k + 1) == Some(&b'-') => {
-                        end = k;
-                        break;
-                    }
-                    _ => {}
-                }
-            }
-            start..end
-        })
-        .collect()
-}
-
-/// Where in the call each reached variable is mentioned.
-#[derive(Debug, PartialEq)]
-enum Position {
-    /// Only in headers or `auth`.
-    Header,
-    /// In the URL or the query parameters.
-    Url,
-    /// In the body, or anywhere else.
-    Body,
-}
-
-/// Where the secret goes in the call `view`: by the occurrences of
-/// `names`, and the offset `read_at` where a source is read inside it.
-fn position(view: &str, names: &[&str], read_at: Option<usize>) -> Position {
-    let headers = regions(view, &HEADER);
-    let mut urls = regions(view, &QUERY);
-    // The first argument of the network call is its URL.
-    if let Some(call) = sinks::network(view) {
-        let b = view.as_bytes();
-        if let Some(open) = b[call.end..].iter().position(|&c| c == b'(').filter(|&k| k <= 2) {
-            let start = call.end + open + 1;
-            let mut depth = 0i32;
-            let mut end = b.len();
-            for (k, &c) in b.iter().enumerate().skip(start) {
-                match c {
-                    b'(' | b'[' | b'{' => depth += 1,
-                    b')' | b']' | b'}' if depth == 0 => {
-                        end = k;
-                        break;
-                    }
-                    b')' | b']' | b'}' => depth -= 1,
-                    b',' if depth == 0 => {
-                        end = k;
-                        break;
-                    }
-                    _ => {}
-                }
-            }
-            urls.push(start..end);
-        }
-    }
-    let mut all_headers = true;
-    for at in names.iter().flat_map(|name| occurrences(view, name)).chain(read_at) {
-        if urls.iter().any(|r| r.contains(&at)) {
-            return Position::Url;
-        }
-        all_headers &= headers.iter().any(|r| r.contains(&at));
-    }
-    if all_headers { Position::Header } else { Position::Body }
-}
-
-/// Where `view` uses the variable `name`: a whole word that is not a
-/// keyword argument's name (`headers=` of `headers=headers`).
-fn occurrences(view: &str, name: &str) -> Vec<usize> {
-    let b = view.as_bytes();
-    let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
-    let mut found = Vec::new();
-    let mut from = 0;
-    while let Some(k) = memchr::memmem::find(&b[from..], name.as_bytes()) {
-        let at = from + k;
-        let end = at + name.len();
-        let rest = view[end..].trim_start().as_bytes();
-        let keyword = rest.first() == Some(&b'=') && rest.get(1) != Some(&b'=');
-        if (at == 0 || !word(b[at - 1])) && b.get(end).is_none_or(|&c| !word(c)) && !keyword {
-            found.push(at);
-        }
-        from = at + 1;
-    }
-    found
-}
-
-/// Whether every host the call goes to is one the skill documents: named
-/// in its prose, or by the environment variables the secret came from.
-fn documented(body: &Body<'_>, state: &mut State, call_view: &str, call_raw: &str, env: &[String]) -> bool {
-    let mut hosts: Vec<String> = URL
-        .captures_iter(call_raw.as_bytes())
-        .filter_map(|c| c.get(1))
-        .map(|m| String::from_utf8_lossy(m.as_bytes()).to_ascii_lowercase())
-        .collect();
-    for (name, host) in &state.hosts {
-        if mentions(call_view, name) {
-            hosts.push(host.clone());
-        }
-    }
-    if hosts.is_empty() {
-        return false;
-    }
-    hosts.iter().all(|host| {
-        let local = host == "localhost" || host.starts_with("127.");
-        let named = match state.named.iter().find(|(h, _)| h == host) {
-            Some(&(_, named)) => named,
-            None => {
-                let named = named_in_prose(body.text, &state.map, host);
-                remember(&mut state.named, (host.clone(), named));
-                named
-            }
-        };
-        let labels: Vec<&str> =
-            host.split('.').filter(|l| l.len() >= 3 && !GENERIC_LABELS.contains(l)).collect();
-        let owned = env.iter().any(|e| {
-            e.to_ascii_lowercase()
-                .split('_')
-                .filter(|w| w.len() >= 3 && !GENERIC_LABELS.contains(w))
-                .any(|w| labels.iter().any(|l| l.contains(w)))
-        });
-        local || owned || named
-    })
-}
-
-/// Host labels and name parts that say nothing about whose API it is.
-const GENERIC_LABELS: &[&str] = &[
-    "www",
-    "api",
-    "com",
-    "org",
-    "net",
-    "dev",
-    "app",
-    "example",
-    "test",
-    "cloud",
-    "token",
-    "secret",
-    "key",
-    "access",
-    "password",
-    "auth",
-    "private",
-    "session",
-    "cookie",
-    "credential",
-    "credentials",
-];
-
-/// Whether `host` is named in the prose of `text`: outside fenced blocks
-/// and inline code, where a skill says which service it talks to.
-fn named_in_prose(text: &str, map: &CodeMap, host: &str) -> bool {
-    // Most hosts of a flow appear in its code only: one search says so.
-    if !contains_ci(text.as_bytes(), host.as_bytes()) {
-        return false;
-    }
-    text.split('\n').enumerate().any(|(i, line)| {
-        if map.is_code(i) || !contains_ci(line.as_bytes(), host.as_bytes()) {
-            return false;
-        }
-        let mut prose = line.to_string();
-        for span in blocks::inline_spans(line) {
-            prose = prose.replacen(span, "", 1);
-        }
-        contains_ci(prose.as_bytes(), host.as_bytes())
-    })
-}
-
 #[allow(clippy::too_many_arguments)]
 fn report(
     body: &Body<'_>,
@@ -566,7 +380,17 @@ fn report(
                 match pos {
                     Position::Header => Severity::Medium,
                     Position::Url => Severity::Critical,
-                    Position::Body if documented(body, state, call_view, call_raw, &env) => Severity::Medium,
+                    Position::Body
+                        if documented(
+                            body,
+                            &mut Known { hosts: &state.hosts, named: &mut state.named, map: &state.map },
+                            call_view,
+                            call_raw,
+                            &env,
+                        ) =>
+                    {
+                        Severity::Medium
+                    }
                     Position::Body => Severity::Critical,
                 }
             };

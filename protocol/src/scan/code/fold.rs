@@ -25,8 +25,9 @@ use crate::scan::{Finding, Severity};
 /// A URL in the block (`://`, which a defanged `hxxps://` keeps), a
 /// char-code call or a decoder (pieces joined, then decoded: `b64decode(""
 /// .join(parts))`) wakes the analysis: keys the prefilter table has, which
-/// has no room for more. A block holding only a reversed URL (`//:sptth`)
-/// and no other trigger is not folded.
+/// has no room for more; a slice reversing a literal (`[::-1]`) too. A
+/// block holding only a reversed URL (`//:sptth`) and no other trigger is
+/// not folded.
 pub(super) const TRIGGERS: &[&str] = &[
     "://",
     "fromcharcode",
@@ -37,6 +38,9 @@ pub(super) const TRIGGERS: &[&str] = &[
     "frombase64string",
     "fromhex",
     "unhexlify",
+    // Node's decoder of a joined array; a literal reversed by a slice.
+    "buffer.from",
+    "[::-1]",
 ];
 
 /// Bytes of a line folded, at most.

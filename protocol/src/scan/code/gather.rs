@@ -44,6 +44,9 @@ pub(super) const TRIGGERS: &[&str] = &[
     "get-access-token",
     "export-credentials",
     "smtplib",
+    // C#'s client, whose calls name no other trigger.
+    "postasync",
+    "httpclient",
     "unpackbits",
     "pnginfo",
 ];

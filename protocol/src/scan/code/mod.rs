@@ -44,18 +44,24 @@
 //! # Layout
 //!
 //! `blocks` finds fenced blocks and inline code and guesses their language;
-//! `shell_words` normalises shell words; `sources` and `sinks` recognise
+//! `shell_words` normalises shell words (with `shell_expand`, what a
+//! substitution of literals prints); `sources` and `sinks` recognise
 //! the two ends of a flow and `flow` follows variables between them, on
-//! lines whose strings and comments `strip` blanks;
+//! lines whose strings and comments `strip` blanks, and grades what
+//! reaches the network by where it goes in the call (`destination`);
 //! `gather` pairs stores and strangers' hosts per block; `fetched` follows
 //! downloads to the calls that run them; `decode` decodes literals;
 //! `fold` folds string building; `written` follows writes to start-up
 //! files; `rescan` scans text again (bounded depth) and
-//! turns inner findings into outer ones. Tests are in `tests.rs`, and the
-//! edges mutation testing found unpinned in `edge_tests.rs`.
+//! turns inner findings into outer ones. Tests are in `tests.rs`, those of
+//! values carried across lines, keys and languages in `carried_tests.rs`,
+//! and the edges mutation testing found unpinned in `edge_tests.rs`.
 
 mod blocks;
+#[cfg(test)]
+mod carried_tests;
 mod decode;
+mod destination;
 #[cfg(test)]
 mod edge_tests;
 mod fetched;
@@ -63,6 +69,7 @@ mod flow;
 mod fold;
 mod gather;
 mod rescan;
+mod shell_expand;
 mod shell_words;
 mod sinks;
 mod sources;

@@ -33,6 +33,13 @@ pub(super) fn scan(text: &str) -> Option<Vec<Finding>> {
     Some(findings)
 }
 
+/// Disguised commands an analysis may scan again with their context:
+/// [`MAX_CONTEXT_RESCANS`] in a body, none in text already scanned again
+/// (its context would be scanned once more for every line of it).
+pub(super) fn context_rescans() -> usize {
+    if DEPTH.with(Cell::get) == 0 { MAX_CONTEXT_RESCANS } else { 0 }
+}
+
 /// [`scan`] as it runs `depth` scans deep.
 #[cfg(test)]
 pub(super) fn scan_at_depth_for_tests(depth: u8, text: &str) -> Option<Vec<Finding>> {
@@ -141,6 +148,7 @@ fn piped_group(body: &Body<'_>, r: LineRef, block_first: usize) -> Option<String
 /// one (`piped_group`).
 pub(super) fn normalized_commands(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
     let mut map: Option<CodeMap> = None;
+    let mut budget = context_rescans();
     for &r in lines {
         let line = body.line(r);
         if line.trim_start().starts_with(['}', ')']) {
@@ -161,15 +169,9 @@ pub(super) fn normalized_commands(body: &Body<'_>, lines: &[LineRef], out: &mut 
         let map = map.get_or_insert_with(|| CodeMap::of(body.text));
         let units: Vec<(&str, Vars)> = match map.block_at(r.index) {
             Some(b) if matches!(b.lang, Lang::Shell | Lang::Other) => {
-                let back = (r.index - b.first).min(MAX_VAR_LINES);
-                let first = body.line_before(r, back);
-                let mut vars = Vars::default();
-                for (_, l) in body.lines_from(first).take(back) {
-                    if l.contains('=') {
-                        shell_words::normalize(l, &mut vars);
-                    }
-                }
-                vec![(line, vars)]
+                let first = b.first;
+                in_block(body, r, first, &mut budget, out);
+                continue;
             }
             Some(_) => continue,
             None if map.is_code(r.index) => continue,
@@ -197,6 +199,87 @@ pub(super) fn normalized_commands(body: &Body<'_>, lines: &[LineRef], out: &mut 
             }
         }
     }
+}
+
+/// Lines of a block above a disguised command scanned again with it, at
+/// most: what they fill (a file, a variable) is then known to the
+/// analyses that follow a value to the command.
+const MAX_CONTEXT_LINES: usize = 30;
+/// Disguised commands scanned again with their context per analysis of a
+/// body, at most (each scans up to [`MAX_CONTEXT_LINES`] lines); later
+/// ones are scanned alone, so that a hostile body of disguised commands
+/// costs a scan per line, not thirty.
+const MAX_CONTEXT_RESCANS: usize = 8;
+
+/// The command on line `r` of the shell block starting at line
+/// `block_first`, when its command words are disguised: written out with
+/// the variables the block sets above it, and scanned again after the
+/// block's lines above it (`code.normalized-command`, findings on its
+/// line only). Without `budget` left, the command is scanned alone.
+fn in_block(body: &Body<'_>, r: LineRef, block_first: usize, budget: &mut usize, out: &mut Vec<Finding>) {
+    let back = (r.index - block_first).min(MAX_VAR_LINES);
+    let first = body.line_before(r, back);
+    let mut vars = Vars::default();
+    let above: Vec<&str> = body.lines_from(first).take(back).map(|(_, l)| l).collect();
+    for l in &above {
+        if l.contains('=') {
+            shell_words::normalize(l, &mut vars);
+        }
+    }
+    let words = shell_words::normalize(body.line(r), &mut vars);
+    if !words.disguised_command {
+        return;
+    }
+    if *budget == 0 || above.is_empty() {
+        // The command alone, as it reads.
+        if let Some(inner) = scan(&words.text) {
+            report("code.normalized-command", &inner, Severity::High, false, r, out);
+        }
+        return;
+    }
+    *budget -= 1;
+    let context = &above[above.len().saturating_sub(MAX_CONTEXT_LINES)..];
+    let mut text = String::from("```bash\n");
+    for l in context {
+        text.push_str(l);
+        text.push('\n');
+    }
+    text.push_str(&words.text);
+    text.push_str("\n```\n");
+    if let Some(inner) = scan(&text) {
+        // Line 1 is the fence.
+        let line = context.len() + 2;
+        let found: Vec<Finding> = inner.into_iter().filter(|f| f.line == line).collect();
+        report("code.normalized-command", &found, Severity::High, false, r, out);
+    }
+}
+
+/// The disguised commands of the shell block holding line `r`, each as
+/// [`in_block`] scans it, unless the block starts at a line of `done`:
+/// for an analysis that found the block decodes or builds a command word
+/// the rescan's triggers do not name (`c=$(… | base64 -d)` … `$c -F …`).
+/// Returns the block's first line.
+pub(super) fn disguised_in_block(
+    body: &Body<'_>,
+    map: &CodeMap,
+    r: LineRef,
+    done: &[usize],
+    budget: &mut usize,
+    out: &mut Vec<Finding>,
+) -> Option<usize> {
+    let b = map.block_at(r.index).filter(|b| matches!(b.lang, Lang::Shell | Lang::Other))?;
+    if done.contains(&b.first) {
+        return None;
+    }
+    let first = body.line_before(r, r.index - b.first);
+    for (l, text) in body.lines_from(first).take(b.end - b.first) {
+        // Only a command word that is a variable: the rest is read where
+        // this module's triggers wake it (`normalized_commands`).
+        if text.trim_start().trim_start_matches('"').starts_with('$') {
+            in_block(body, l, b.first, budget, out);
+        }
+    }
+    Some(b.first)
 }
 
 /// Whether the text of `line` before `code` (an inline span of it, or a

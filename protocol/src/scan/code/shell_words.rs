@@ -1,8 +1,11 @@
 //! Shell words as the shell reads them: quotes removed (`"sh"`, `'sh'`,
 //! `$'\x73h'`), backslashes dropped (`s\h`), variables set earlier in the
-//! block substituted (`X=sh; … | $X`), and `$(echo sh)` / `` `echo sh` ``
-//! of literals expanded. Only what can be known from the text is done: an
-//! unknown variable or a real command substitution stays as written.
+//! block substituted (`X=sh; … | $X`, also edited: `${X//x/}`,
+//! `${X:1:4}`), and `$(echo sh)` / `` `echo sh` `` of literals expanded.
+//! Only what can be known from the text is done: an unknown variable or a
+//! real command substitution stays as written.
+
+use super::shell_expand::{ansi_c, ansi_c_end, substitution};
 
 /// Shell variables known at a point of a block, in assignment order.
 #[derive(Debug, Default, Clone)]
@@ -327,10 +330,13 @@ impl Parser<'_, '_> {
                             self.i += n + 2;
                             w.push_str(self.vars.get(name).unwrap_or(default));
                         }
-                        None => match basename(&rest[..n], self.vars) {
+                        None => match basename(&rest[..n], self.vars)
+                            .map(str::to_string)
+                            .or_else(|| expanded(&rest[..n], self.vars))
+                        {
                             Some(v) => {
                                 self.i += n + 2;
-                                w.push_str(v);
+                                w.push_str(&v);
                             }
                             None => w.push('$'),
                         },
@@ -397,6 +403,42 @@ fn basename<'v>(inner: &str, vars: &'v Vars) -> Option<&'v str> {
     value.rsplit('/').next()
 }
 
+/// The value of a known variable under the expansions that edit it:
+/// `NAME//pat/rep` and `NAME/pat/rep` (a literal pattern), `NAME:off`
+/// and `NAME:off:len`, `NAME^^` and `NAME,,` (`x=cxurxl; ${x//x/}` is
+/// `curl`).
+fn expanded(inner: &str, vars: &Vars) -> Option<String> {
+    let n = inner.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))?;
+    let (name, op) = inner.split_at(n);
+    let value = vars.get(name)?;
+    if let Some(rest) = op.strip_prefix('/') {
+        let (all, rest) = rest.strip_prefix('/').map_or((false, rest), |r| (true, r));
+        let (pat, rep) = rest.split_once('/').unwrap_or((rest, ""));
+        // Globs and anchors are left to the shell: unknown.
+        if pat.is_empty() || pat.contains(['*', '?', '[', '#', '%']) {
+            return None;
+        }
+        return Some(if all { value.replace(pat, rep) } else { value.replacen(pat, rep, 1) });
+    }
+    if let Some(rest) = op.strip_prefix(':') {
+        let (off, len) = rest.split_once(':').unwrap_or((rest, ""));
+        let chars: Vec<char> = value.chars().collect();
+        let off: usize = off.trim().parse().ok()?;
+        let from = off.min(chars.len());
+        let to = if len.is_empty() {
+            chars.len()
+        } else {
+            (from + len.trim().parse::<usize>().ok()?).min(chars.len())
+        };
+        return Some(chars[from..to].iter().collect());
+    }
+    match op {
+        "^^" => Some(value.to_uppercase()),
+        ",," => Some(value.to_lowercase()),
+        _ => None,
+    }
+}
+
 /// Programs a glob in command position is read as when it matches one of
 /// their usual paths (`/???/b?sh` runs `/bin/bash`): the shells and
 /// fetchers a disguised command hides.
@@ -437,132 +479,4 @@ fn glob_matches(pattern: &[u8], text: &[u8]) -> bool {
                 && glob_matches(rest, &text[1..])
         }
     }
-}
-
-/// What a command substitution of literals prints: `echo sh` → `sh`,
-/// `printf sh` → `sh`, `which env` → `env`, and a literal piped through
-/// decoders (`printf YmFzaA== | base64 -d`, `echo hs | rev`, `echo 7368 |
-/// xxd -r -p`) → what they print; anything else stays a substitution.
-fn substitution(inner: &str) -> String {
-    if let Some((first, stages)) = inner.split_once('|') {
-        let printed = substitution(first.trim());
-        if printed.starts_with("$(") {
-            return format!("$({inner})");
-        }
-        return stages
-            .split('|')
-            .try_fold(printed, |v, stage| decoded(v.trim(), stage.trim()))
-            .unwrap_or_else(|| format!("$({inner})"));
-    }
-    let mut words = inner.split_whitespace();
-    match words.next() {
-        Some("which") | Some("command") => {
-            let rest: Vec<&str> = words.filter(|w| !w.starts_with('-')).collect();
-            match rest.as_slice() {
-                [one] => one.rsplit('/').next().unwrap_or(one).to_string(),
-                _ => format!("$({inner})"),
-            }
-        }
-        Some("echo") => {
-            words.skip_while(|w| matches!(*w, "-n" | "-e" | "-ne" | "-en")).collect::<Vec<_>>().join(" ")
-        }
-        Some("printf") => {
-            let args: Vec<&str> = words.collect();
-            match args.split_first() {
-                Some((f, rest)) if f.contains("%s") => rest.concat(),
-                Some((f, [])) if !f.contains('%') => f.to_string(),
-                _ => format!("$({inner})"),
-            }
-        }
-        _ => format!("$({inner})"),
-    }
-}
-
-/// What `stage` (a decoder the shell pipes text through) prints for
-/// `input`, when it is a decoder and the result is text.
-pub(super) fn decoded(input: &str, stage: &str) -> Option<String> {
-    let words: Vec<&str> = stage.split_whitespace().collect();
-    let bytes = match words.as_slice() {
-        ["rev"] => return Some(input.chars().rev().collect()),
-        ["base64" | "base32", flags @ ..] if flags.iter().any(|f| matches!(*f, "-d" | "--decode" | "-D")) => {
-            if words[0] == "base32" {
-                return None;
-            }
-            crate::scan::secret::base64url(input.trim_end_matches('=').as_bytes())
-        }
-        ["xxd", flags @ ..]
-            if flags.contains(&"-r") && flags.contains(&"-p")
-                || flags.contains(&"-rp")
-                || flags.contains(&"-pr") =>
-        {
-            hex::decode(input.split_whitespace().collect::<String>()).ok()?
-        }
-        _ => return None,
-    };
-    let text = String::from_utf8(bytes).ok()?;
-    text.chars().all(|c| !c.is_control() || c == '\n' || c == '\t').then_some(text)
-}
-
-/// Where a `$'…'` string ends: its first unescaped `'`.
-fn ansi_c_end(s: &str) -> usize {
-    let b = s.as_bytes();
-    let mut i = 0;
-    while i < b.len() {
-        match b[i] {
-            b'\\' => i += 2,
-            b'\'' => return i,
-            _ => i += 1,
-        }
-    }
-    b.len()
-}
-
-/// The text of a `$'…'` string: `\xHH`, octal `\NNN` and the common escapes.
-fn ansi_c(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] != b'\\' || i + 1 >= b.len() {
-            out.push(b[i]);
-            i += 1;
-            continue;
-        }
-        let hex = |k: usize| b.get(k).and_then(|c| char::from(*c).to_digit(16));
-        match b[i + 1] {
-            b'x' => match (hex(i + 2), hex(i + 3)) {
-                (Some(h), Some(l)) => {
-                    out.push((h * 16 + l) as u8);
-                    i += 4;
-                }
-                (Some(h), None) => {
-                    out.push(h as u8);
-                    i += 3;
-                }
-                _ => {
-                    out.extend_from_slice(b"\\x");
-                    i += 2;
-                }
-            },
-            b'0'..=b'7' => {
-                let digits = b[i + 1..].iter().take(3).take_while(|c| (b'0'..=b'7').contains(c)).count();
-                let v = b[i + 1..i + 1 + digits].iter().fold(0u32, |v, c| v * 8 + u32::from(c - b'0'));
-                out.push(v as u8);
-                i += 1 + digits;
-            }
-            b'n' => {
-                out.push(b' ');
-                i += 2;
-            }
-            b't' => {
-                out.push(b'\t');
-                i += 2;
-            }
-            c => {
-                out.push(c);
-                i += 2;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }

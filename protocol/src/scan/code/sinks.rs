@@ -1,5 +1,7 @@
 //! Sinks: where code sends, runs or keeps a value. Network calls and DNS
-//! lookups, process execution, files and logs, and the terminal.
+//! lookups (a page's too: an image's `src`, a navigation), process execution, files and logs, and the terminal; in SQL,
+//! a connection to another server (`dblink`, `UTL_HTTP`, a UNC path
+//! `xp_dirtree` resolves) and `COPY … TO PROGRAM`.
 
 use std::sync::LazyLock;
 
@@ -20,7 +22,7 @@ pub(super) enum Kind {
 
 static NETWORK: Lazy = LazyLock::new(|| {
     compile(
-        r"\brequests\.(?:get|post|put|patch|delete|head|request)\b|\bhttpx\.(?:get|post|put|patch|request|stream)\b|\burlopen\b|\burllib\.request\.request\b|\burllib3\b|\bhttp\.client\.https?connection\b|\bsocket\.(?:create_connection|gethostbyname|getaddrinfo|gethostbyname_ex)\b|\bsmtplib\b|\bftplib\b|\baiohttp\b|\bfetch\s*\(|\baxios\b|\bhttps?\.(?:request|get)\s*\(|\bxmlhttprequest\b|\bsendbeacon\b|\bnew\s+websocket\b|\bdns(?:\.promises)?\.(?:resolve\w*|lookup)\s*\(|\bdns\.resolver\.\w+|\bresolver\.(?:resolve|query)\s*\(|\bnet\.lookup\w+\s*\(|\bdns\]::get\w+|\bparamiko\b|\bnet\.(?:connect|createconnection)\b|\b(?:got|needle|superagent)\s*[.(]|\binvoke-(?:webrequest|restmethod)\b|\biwr\b|\birm\b|\.upload(?:string|data|file|values)\s*\(|\bresolve-dnsname\b|\bsend-mailmessage\b|\b(?:curl|wget|ncat|socat|nslookup|dig|drill|scp|sftp|telnet|sendmail)\b|\bnc\s|\bhost\s+[\x22\x27]?\$|\bping\s+(?:-\w+\s+(?:\d+\s+)?)*[\x22\x27]?\$|\bgetent\s+hosts\s+[\x22\x27]?\$|\bhttp\.(?:post|postform|newrequest|head)\s*\(|\bhttp\.defaultclient\b|\bnet::http\b|\b(?:httparty|faraday|restclient)\b|\.(?:postasync|getasync|sendasync|putasync|uploadstringtaskasync)\s*\(|\bhttpurlconnection\b|\.openconnection\s*\(|\b(?:reqwest|ureq|attohttpc)::|\bcurl_exec\s*\(|\bfile_get_contents\s*\(\s*[\x22\x27]https?:|\burlsession\b|\burlrequest\s*\(|\bokhttpclient\b|\bhttpclient\s*\(\s*\)\s*\.\s*(?:post|send)",
+        r"\brequests\.(?:get|post|put|patch|delete|head|request)\b|\bhttpx\.(?:get|post|put|patch|request|stream)\b|\burlopen\b|\burllib\.request\.request\b|\burllib3\b|\bhttp\.client\.https?connection\b|\bsocket\.(?:create_connection|gethostbyname|getaddrinfo|gethostbyname_ex)\b|\bsmtplib\b|\bftplib\b|\baiohttp\b|\bfetch\s*\(|\baxios\b|\bhttps?\.(?:request|get)\s*\(|\bxmlhttprequest\b|\bsendbeacon\b|\bnew\s+websocket\b|\bdns(?:\.promises)?\.(?:resolve\w*|lookup)\s*\(|\bdns\.resolver\.\w+|\bresolver\.(?:resolve|query)\s*\(|\bnet\.lookup\w+\s*\(|\bdns\]::get\w+|\bparamiko\b|\bnet\.(?:connect|createconnection)\b|\b(?:got|needle|superagent)\s*[.(]|\binvoke-(?:webrequest|restmethod)\b|\biwr\b|\birm\b|\.upload(?:string|data|file|values)\s*\(|\bresolve-dnsname\b|\bsend-mailmessage\b|\b(?:curl|wget|ncat|socat|nslookup|dig|drill|scp|sftp|telnet|sendmail)\b|\bnc\s|\bhost\s+[\x22\x27]?\$|\bping\s+(?:-\w+\s+(?:\d+\s+)?)*[\x22\x27]?\$|\bgetent\s+hosts\s+[\x22\x27]?\$|\bhttp\.(?:post|postform|newrequest|head)\s*\(|\bhttp\.defaultclient\b|\bnet::http\b|\b(?:httparty|faraday|restclient)\b|\.(?:postasync|getasync|sendasync|putasync|uploadstringtaskasync)\s*\(|\bhttpurlconnection\b|\.openconnection\s*\(|\b(?:reqwest|ureq|attohttpc)::|\bcurl_exec\s*\(|\bfile_get_contents\s*\(\s*[\x22\x27]https?:|\burlsession\b|\burlrequest\s*\(|\bokhttpclient\b|\bhttpclient\s*\(\s*\)\s*\.\s*(?:post|send)|\bdblink(?:_connect(?:_u)?|_exec|_send_query)?\s*\(|\butl_(?:http|inaddr|tcp|smtp)\.|\bxp_(?:dirtree|fileexist|subdirs)\b|\bnet\.http_(?:get|post)\s*\(|\bload_file\s*\(\s*concat\s*\(|\.src\s*=[^=]|\blocation(?:\.href)?\s*=[^=]|\bwindow\.open\s*\(",
     )
 });
 
@@ -34,7 +36,7 @@ static HANDLE: Lazy = LazyLock::new(|| {
 
 static EXEC: Lazy = LazyLock::new(|| {
     compile(
-        r"\bsubprocess\.\w+|\bos\.(?:system|popen|exec\w*|spawn\w*)\b|\b(?:exec|eval)\s*\(|\bchild_process\b|\b(?:execsync|execfilesync|spawnsync|execa)\b|\bspawn\s*\(|\bstart-process\b|\binvoke-expression\b|\biex\b|\bnew\s+function\s*\(|\bpty\.spawn\b|\b(?:ba|z)?sh\s+-c\b|\beval\s",
+        r"\bsubprocess\.\w+|\bos\.(?:system|popen|exec\w*|spawn\w*)\b|\b(?:exec|eval)\s*\(|\bchild_process\b|\b(?:execsync|execfilesync|spawnsync|execa)\b|\bspawn\s*\(|\bstart-process\b|\binvoke-expression\b|\biex\b|\bnew\s+function\s*\(|\bpty\.spawn\b|\b(?:ba|z)?sh\s+-c\b|\beval\s|\bcopy\b[^\n]*\bto\s+program\b|\bxp_cmdshell\b",
     )
 });
 

@@ -1,8 +1,10 @@
 //! Sources: code that reads a secret. A secret-bearing environment
 //! variable (by its name), the whole environment, a credential file, a
 //! keychain or credential store, the clipboard, a browser's cookie or
-//! password store — in Python, JavaScript, PowerShell, and the environment
-//! reads of Go, Ruby, Rust, Java, Swift and PHP.
+//! password store, a page's whole storage (not one item it keeps) — in
+//! Python, JavaScript, PowerShell, and the environment reads of Go, Ruby,
+//! Rust, Java, Swift and PHP; in SQL, a database's table of its users'
+//! password hashes.
 
 use std::sync::LazyLock;
 
@@ -21,7 +23,8 @@ pub(super) enum Kind {
     Environment,
     /// A credential file (`~/.aws/credentials`, `~/.ssh/id_rsa`).
     File,
-    /// A keychain or credential store.
+    /// A keychain or credential store (a database's table of password
+    /// hashes too: `pg_shadow`, `mysql.user`).
     Keychain,
     Clipboard,
     /// A browser's cookies or saved passwords.
@@ -108,6 +111,16 @@ pub(super) const TRIGGERS: &[&str] = &[
     "key4.db",
     "logins.json",
     "cookies.sqlite",
+    // A page's own stores, sent by script.
+    "localstorage",
+    "sessionstorage",
+    "document.cookie",
+    // A database's own credential store: its users' password hashes.
+    "pg_shadow",
+    "pg_authid",
+    "mysql.user",
+    "authentication_string",
+    "sql_logins",
 ];
 
 /// A name that says its variable holds a secret.
@@ -115,7 +128,7 @@ const SECRET_NAME: &str = r"[a-z0-9_]*(?:token|secret|passw|pwd|api_?key|apikey|
 
 static SOURCE: Lazy = LazyLock::new(|| {
     compile(
-        &r#"(?P<env>\bos\.environ(?:\.get)?\s*[\[(]\s*["'](?P<n1>{n})["']|\bgetenv\s*\(\s*["'](?P<n2>{n})["']|\bprocess\.env(?:\.(?P<n3>{n})\b|\[\s*["'`](?P<n4>{n})["'`])|\$env:(?P<n5>{n})\b|getenvironmentvariable\s*\(\s*["'](?P<n6>{n})["']|\benv\.get\s*\(\s*["'](?P<n7>{n})["']|\benv\s*\[\s*["':](?P<n8>{n})["']?\s*\]|\benv\.fetch\s*\(\s*["':](?P<n9>{n})["']?|\benv::var(?:_os)?\s*\(\s*["'](?P<n10>{n})["']|\benvironment\s*\[\s*["'](?P<n11>{n})["']|\$_(?:env|server)\s*\[\s*["'](?P<n12>{n})["']|\bkeyring\.get_password\b|\bkeytar\.(?:getpassword|findpassword)\b)|(?P<all>\bdict\(\s*os\.environ\s*\)|\bos\.environ\.(?:copy\(\)|items\(\))|\*\*os\.environ\b|json\.dumps\(\s*os\.environ|\bos\.environ\s*[,)}\]]|=\s*os\.environ\s*$|json\.stringify\(\s*process\.env\b|\bprocess\.env\s*[,)}\]]|\.\.\.process\.env\b|object\.(?:entries|keys|values)\(\s*process\.env\b|=\s*process\.env\s*;?\s*$|\b(?:get-childitem|gci|dir|ls)\s+env:|getenvironmentvariables\s*\(|\bdotenv_values\s*\(|\bos\.environ\b\s*\.\s*items|\bfor\s+\w+(?:\s*,\s*\w+)?\s+in\s+os\.environ\b|\bos\.environ\s*\(\s*\)|\benv::vars(?:_os)?\s*\(\s*\)|\bsystem\.getenv\s*\(\s*\)|\benv\.(?:to_h|to_hash|to_a|each|each_pair|select|filter_map)\b|\bdeno\.env\.toobject\s*\(|\bprocessinfo\.environment\s*[,)}\]]|\$_env\b\s*[,)}\]])|(?P<key>\bfind-(?:generic|internet)-password\b|\bdump-keychain\b|\bkeyring\.get_credential\b|\bkeytar\.findcredentials\b|\bget-storedcredential\b|\bcryptunprotectdata\b|\bsecret-tool\s+lookup\b|\bvaultcmd\b|\bcmdkey\s+/list\b|\bcredread\w*\b|\bwin32cred\.\w+|\bpasswordvault\b[^\n]*\.(?:retrieve\w*|findallby\w+)\b)|(?P<clip>\bget-clipboard\b|\bpyperclip\.paste\b|\bclipboard\.(?:readtext|read)\w*\b|\bclipboardy\.read|\bpbpaste\b|\bxclip\b[^\n|;]*\s-o\b|\bxsel\b[^\n|;]*\s-[a-z]*o|\bwl-paste\b|\.clipboard_get\s*\(|\bgetclipboarddata\b)|(?P<browser>\blogin\s+data\b|\blogins\.json\b|\bkey[34]\.db\b|\bcookies\.sqlite\b|\bsignons\.sqlite\b|\blocal\s+state\b|\bweb\s+data\b|\bbrowser_cookie3?\b|\bnetwork/cookies\b|\bdocument\.cookie\b|\b(?:local|session)storage\b)"#
+        &r#"(?P<env>\bos\.environ(?:\.get)?\s*[\[(]\s*["'](?P<n1>{n})["']|\bgetenv\s*\(\s*["'](?P<n2>{n})["']|\bprocess\.env(?:\.(?P<n3>{n})\b|\[\s*["'`](?P<n4>{n})["'`])|\$env:(?P<n5>{n})\b|getenvironmentvariable\s*\(\s*["'](?P<n6>{n})["']|\benv\.get\s*\(\s*["'](?P<n7>{n})["']|\benv\s*\[\s*["':](?P<n8>{n})["']?\s*\]|\benv\.fetch\s*\(\s*["':](?P<n9>{n})["']?|\benv::var(?:_os)?\s*\(\s*["'](?P<n10>{n})["']|\benvironment\s*\[\s*["'](?P<n11>{n})["']|\$_(?:env|server)\s*\[\s*["'](?P<n12>{n})["']|\bkeyring\.get_password\b|\bkeytar\.(?:getpassword|findpassword)\b)|(?P<all>\bdict\(\s*os\.environ\s*\)|\bos\.environ\.(?:copy\(\)|items\(\))|\*\*os\.environ\b|json\.dumps\(\s*os\.environ|\bos\.environ\s*[,)}\]]|=\s*os\.environ\s*$|json\.stringify\(\s*process\.env\b|\bprocess\.env\s*[,)}\]]|\.\.\.process\.env\b|object\.(?:entries|keys|values)\(\s*process\.env\b|=\s*process\.env\s*;?\s*$|\b(?:get-childitem|gci|dir|ls)\s+env:|getenvironmentvariables\s*\(|\bdotenv_values\s*\(|\bos\.environ\b\s*\.\s*items|\bfor\s+\w+(?:\s*,\s*\w+)?\s+in\s+os\.environ\b|\bos\.environ\s*\(\s*\)|\benv::vars(?:_os)?\s*\(\s*\)|\bsystem\.getenv\s*\(\s*\)|\benv\.(?:to_h|to_hash|to_a|each|each_pair|select|filter_map)\b|\bdeno\.env\.toobject\s*\(|\bprocessinfo\.environment\s*[,)}\]]|\$_env\b\s*[,)}\]])|(?P<key>\bfind-(?:generic|internet)-password\b|\bdump-keychain\b|\bkeyring\.get_credential\b|\bkeytar\.findcredentials\b|\bget-storedcredential\b|\bcryptunprotectdata\b|\bsecret-tool\s+lookup\b|\bvaultcmd\b|\bcmdkey\s+/list\b|\bcredread\w*\b|\bwin32cred\.\w+|\bpasswordvault\b[^\n]*\.(?:retrieve\w*|findallby\w+)\b|\bpg_(?:shadow|authid)\b|\bmysql\.user\b|\bauthentication_string\b|\bsys\.sql_logins\b|\bdba_users\b[^\n]*\bpassword)|(?P<clip>\bget-clipboard\b|\bpyperclip\.paste\b|\bclipboard\.(?:readtext|read)\w*\b|\bclipboardy\.read|\bpbpaste\b|\bxclip\b[^\n|;]*\s-o\b|\bxsel\b[^\n|;]*\s-[a-z]*o|\bwl-paste\b|\.clipboard_get\s*\(|\bgetclipboarddata\b)|(?P<browser>\blogin\s+data\b|\blogins\.json\b|\bkey[34]\.db\b|\bcookies\.sqlite\b|\bsignons\.sqlite\b|\blocal\s+state\b|\bweb\s+data\b|\bbrowser_cookie3?\b|\bnetwork/cookies\b|\bdocument\.cookie\b|\b(?:local|session)storage\s*(?:[,)}\];]|$))"#
             .replace("{n}", SECRET_NAME),
     )
 });
@@ -123,7 +136,7 @@ static SOURCE: Lazy = LazyLock::new(|| {
 /// Reading a file, in any of the languages.
 static READ: Lazy = LazyLock::new(|| {
     compile(
-        r#"\bopen\s*\(|\.read(?:_text|_bytes|lines)?\s*\(|\breadfile(?:sync)?\b|\bget-content\b|\bgc\s|\bcat\s|\btype\s|\bcopyfile|\bsqlite3\.connect\b|\bpath\s*\(|\$\(\s*<|\bfs\.promises\b|\[io\.file\]::read"#,
+        r#"\bopen\s*\(|\.read(?:_text|_bytes|lines)?\s*\(|\breadfile(?:sync)?\b|\bget-content\b|\bgc\s|\bcat\s|\btype\s|\bcopyfile|\bsqlite3\.connect\b|\bpath\s*\(|\$\(\s*<|\bfs\.promises\b|\[io\.file\]::read|\bfile_get_contents\s*\(|\bfopen\s*\(|\breadall(?:text|bytes|lines)\b|\bfiles\.read\w*\s*\(|\bread_to_string\b|\bfs::read\b"#,
     )
 });
 
