@@ -14,7 +14,7 @@ use std::sync::LazyLock;
 use super::names::{Ecosystem, Likeness, lookalike};
 use super::{overrides, sources, squat_severity, unless_warned};
 use crate::scan::engine::{Body, LineRef, finding};
-use crate::scan::rule::{Lazy, compile};
+use crate::scan::rule::{Lazy, compile, contains_ci};
 use crate::scan::{Category, Finding, Severity};
 
 /// What wakes it: URLs, `replace`, `uses:`, `FROM`, `"args"`, Go's commonest
@@ -109,19 +109,23 @@ pub(super) fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
                 out.push(finding(o.rule_id, Category::SupplyChain, o.severity, l, line, o.at));
             }
         }
-        if let Some(m) = NO_PACKAGIST.find(b) {
+        // Each pattern below needs a literal: looked for first, as a
+        // search with captures costs far more than a scan for bytes.
+        if let Some(m) = contains_ci(b, b"\"packagist").then(|| NO_PACKAGIST.find(b)).flatten() {
             let severity = unless_warned(body, l, m.start(), Severity::High);
             out.push(finding("supply.index-override", Category::SupplyChain, severity, l, line, m.start()));
         }
-        if let Some(m) = USES.captures(b).and_then(|c| c.get(1)) {
+        if let Some(m) = contains_ci(b, b"uses:").then(|| USES.captures(b)).flatten().and_then(|c| c.get(1)) {
             let name = std::str::from_utf8(m.as_bytes()).unwrap_or("");
             squat(body, Ecosystem::Actions, name, l, m.start(), out);
         }
-        if let Some(m) = FROM.captures(b).and_then(|c| c.get(1)) {
+        if let Some(m) = line.contains("FROM").then(|| FROM.captures(b)).flatten().and_then(|c| c.get(1)) {
             let name = image_name(std::str::from_utf8(m.as_bytes()).unwrap_or(""));
             squat(body, Ecosystem::Images, &name, l, m.start(), out);
         }
-        if let Some(m) = ARGS.captures(b).and_then(|c| c.get(1)) {
+        if let Some(m) =
+            contains_ci(b, b"\"args\"").then(|| ARGS.captures(b)).flatten().and_then(|c| c.get(1))
+        {
             let runner = std::iter::once(line).chain(lines_above(body, l)).find_map(|x| {
                 COMMAND.captures(x.as_bytes()).and_then(|c| c.get(1)).map(|r| r.as_bytes().to_vec())
             });

@@ -20,27 +20,37 @@ use crate::scan::rule::{Lazy, compile, contains_ci, warned_against};
 const URL: &str = r#"([a-z][a-z0-9+.-]*://[^\s'"`;),\]]+)"#;
 
 /// One-line declarations of a source: the last group is the URL.
-static DECLARED: LazyLock<Vec<regex::bytes::Regex>> = LazyLock::new(|| {
-    [
-        // conda / mamba channels given as URLs.
-        r#"\b(?:conda|mamba|micromamba)\b[^\n]*?(?:channels|--channel|-c|channel_alias)(?:\s*=\s*|\s+)['"]?{URL}"#,
-        // Composer: `composer config repositories.x composer URL`.
-        r#"\bcomposer\s+config\s+(?:-\S+\s+)*repositories\.\S+\s+(?:\S+\s+)?['"]?{URL}"#,
-        // Gemfile `source "URL"` and a gem's `source: "URL"`.
-        r#"^\s*source\s+['"]{URL}|\bsource:\s*['"]{URL}"#,
-        // `bundle config mirror.https://rubygems.org URL`.
-        r#"\bbundle\s+config\s+(?:set\s+)?(?:--\S+\s+)?mirror\.\S+\s+['"]?{URL}"#,
-        // Gradle: `maven { url "URL" }`, `maven { url = uri("URL") }`, `maven("URL")`.
-        r#"\bmaven\s*(?:\{\s*(?:setUrl\s*\(|url\s*(?:=\s*)?(?:uri\s*\()?)|\()\s*['"]{URL}"#,
-        // NuGet and PowerShell repositories.
-        r#"\b(?:dotnet\s+nuget\s+add\s+source|nuget\s+sources\s+add)\b[^\n]*?['"]?{URL}"#,
-        r#"\b(?:register-psrepository|register-psresourcerepository|set-psrepository)\b[^\n]*?-(?:sourcelocation|uri|publishlocation)\s+['"]?{URL}"#,
-        // A Homebrew tap from a URL.
-        r#"\bbrew\s+tap\s+\S+\s+['"]?{URL}"#,
-    ]
-    .iter()
-    .map(|p| compile(&p.replace("{URL}", URL)))
-    .collect()
+const DECLARED_PATTERNS: &[&str] = &[
+    // conda / mamba channels given as URLs.
+    r#"\b(?:conda|mamba|micromamba)\b[^\n]*?(?:channels|--channel|-c|channel_alias)(?:\s*=\s*|\s+)['"]?{URL}"#,
+    // Composer: `composer config repositories.x composer URL`.
+    r#"\bcomposer\s+config\s+(?:-\S+\s+)*repositories\.\S+\s+(?:\S+\s+)?['"]?{URL}"#,
+    // Gemfile `source "URL"` and a gem's `source: "URL"`.
+    r#"^\s*source\s+['"]{URL}|\bsource:\s*['"]{URL}"#,
+    // `bundle config mirror.https://rubygems.org URL`.
+    r#"\bbundle\s+config\s+(?:set\s+)?(?:--\S+\s+)?mirror\.\S+\s+['"]?{URL}"#,
+    // Gradle: `maven { url "URL" }`, `maven { url = uri("URL") }`, `maven("URL")`.
+    r#"\bmaven\s*(?:\{\s*(?:setUrl\s*\(|url\s*(?:=\s*)?(?:uri\s*\()?)|\()\s*['"]{URL}"#,
+    // NuGet and PowerShell repositories.
+    r#"\b(?:dotnet\s+nuget\s+add\s+source|nuget\s+sources\s+add)\b[^\n]*?['"]?{URL}"#,
+    r#"\b(?:register-psrepository|register-psresourcerepository|set-psrepository)\b[^\n]*?-(?:sourcelocation|uri|publishlocation)\s+['"]?{URL}"#,
+    // A Homebrew tap from a URL.
+    r#"\bbrew\s+tap\s+\S+\s+['"]?{URL}"#,
+];
+
+/// [`DECLARED_PATTERNS`], compiled.
+static DECLARED: LazyLock<Vec<regex::bytes::Regex>> =
+    LazyLock::new(|| DECLARED_PATTERNS.iter().map(|p| compile(&p.replace("{URL}", URL))).collect());
+
+/// Which of [`DECLARED`] match a line, in one pass: most URL lines match
+/// none, and a search with captures per pattern was most of what this
+/// analyzer cost.
+static DECLARED_ANY: LazyLock<regex::bytes::RegexSet> = LazyLock::new(|| {
+    regex::bytes::RegexSetBuilder::new(DECLARED_PATTERNS.iter().map(|p| p.replace("{URL}", URL)))
+        .case_insensitive(true)
+        .unicode(false)
+        .build()
+        .unwrap_or_else(|e| panic!("scan rule pattern does not compile: {e}"))
 });
 
 /// A git dependency: `name = { git = "URL" }`, `"dep": "git+https://…"`.
@@ -64,6 +74,16 @@ static SECTION: Lazy = LazyLock::new(|| {
 static GO_REPLACE: Lazy = LazyLock::new(|| {
     compile(r"(?:^\s*(?:replace\s+)?|-replace[= ])[\w.~/-]+(?:\s+v[\w.+-]+)?\s*(?:=>|=)\s*([\w.~/-]+)")
 });
+
+/// Whether `line` is a header of [`SECTION`]. Each of its forms holds `[`,
+/// `<`, `repositories` or `channels`: looked for first, as a list item's
+/// URL asks this of the six lines above it.
+fn is_section(line: &[u8]) -> bool {
+    (line.iter().any(|&c| c == b'[' || c == b'<')
+        || contains_ci(line, b"repositories")
+        || contains_ci(line, b"channels"))
+        && SECTION.is_match(line)
+}
 
 /// How many lines above a section-scoped key its header may stand.
 const SECTION_REACH: usize = 6;
@@ -97,23 +117,26 @@ pub(super) fn sources<'a>(line: &str, above: impl Iterator<Item = &'a str>) -> V
         c.iter().skip(1).flatten().last().map(|m| (text(m.as_bytes()).to_string(), m.start()))
     };
     if line.contains("://") {
-        for re in DECLARED.iter() {
-            for c in re.captures_iter(b) {
+        for i in DECLARED_ANY.matches(b).iter() {
+            for c in DECLARED[i].captures_iter(b) {
                 if let Some((url, at)) = last_url(&c) {
                     push("supply.index-override", severity_of(&url), at);
                 }
             }
         }
-        for c in GIT_DEPENDENCY.captures_iter(b) {
-            if let Some((url, at)) = last_url(&c) {
-                push("supply.remote-install", severity_of(&url), at);
+        // Both of its forms hold `git`.
+        if contains_ci(b, b"git") {
+            for c in GIT_DEPENDENCY.captures_iter(b) {
+                if let Some((url, at)) = last_url(&c) {
+                    push("supply.remote-install", severity_of(&url), at);
+                }
             }
         }
         if let Some(c) = SECTION_URL.captures(b)
             && let Some((url, at)) = last_url(&c)
         {
-            let under_section = above.take(SECTION_REACH).any(|l| SECTION.is_match(l.as_bytes()));
-            if under_section || SECTION.is_match(b) {
+            let under_section = above.take(SECTION_REACH).any(|l| is_section(l.as_bytes()));
+            if under_section || is_section(b) {
                 push("supply.index-override", severity_of(&url), at);
             }
         }
