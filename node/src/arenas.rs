@@ -1,6 +1,5 @@
 //! glibc's malloc arenas (#18 item 3): the cap on how many the process
-//! makes, set once at the start of `main`, and the trim after the node
-//! builds a large cache entry.
+//! makes, set once at the start of `main`.
 //!
 //! glibc gives every thread that allocates an arena of its own (up to 8 per
 //! core), and each arena keeps what was freed in it for its next
@@ -49,7 +48,8 @@ pub fn cap() -> Cap {
 fn operator_sets(var: impl Fn(&str) -> Option<std::ffi::OsString>) -> bool {
     // glibc ignores an empty value, so it is no choice either.
     let max = var("MALLOC_ARENA_MAX").is_some_and(|v| !v.is_empty());
-    let tunable = var("GLIBC_TUNABLES").is_some_and(|v| v.to_string_lossy().contains("glibc.malloc.arena_max="));
+    let tunable =
+        var("GLIBC_TUNABLES").is_some_and(|v| v.to_string_lossy().contains("glibc.malloc.arena_max="));
     max || tunable
 }
 
@@ -68,35 +68,11 @@ fn set_max(_arenas: i32) -> Cap {
     Cap::Unchanged
 }
 
-/// Gives the free pages at the top and in the middle of every arena back to
-/// the system (`malloc_trim(0)`): called after building a cache entry of
-/// many megabytes, whose scratch memory would otherwise stay resident in
-/// the arena of the thread that built it. Blocking: it walks every arena's
-/// free lists under that arena's lock, so call it off the async workers.
-/// True when some memory went back.
-pub fn trim() -> bool {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    {
-        // SAFETY: `malloc_trim` takes a byte count and no pointer, and is
-        // MT-Safe: it locks each arena while it releases that arena's pages.
-        unsafe { libc::malloc_trim(0) == 1 }
-    }
-    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-    false
-}
-
-/// TEMPORARY (measurement): [`trim`] when `ECP_TRIM` is set.
-pub fn after_build() {
-    if std::env::var_os("ECP_TRIM").is_some() {
-        trim();
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use std::ffi::OsString;
 
-    use super::{operator_sets, trim};
+    use super::operator_sets;
 
     fn env<'a>(pairs: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<OsString> + 'a {
         move |name| pairs.iter().find(|(n, _)| *n == name).map(|(_, v)| OsString::from(v))
@@ -109,20 +85,5 @@ mod tests {
         assert!(!operator_sets(env(&[("MALLOC_ARENA_MAX", "")])));
         assert!(operator_sets(env(&[("GLIBC_TUNABLES", "glibc.malloc.check=0:glibc.malloc.arena_max=4")])));
         assert!(!operator_sets(env(&[("GLIBC_TUNABLES", "glibc.malloc.arena_test=4")])));
-    }
-
-    // The cap's effect on a whole process, threads and all, is the
-    // integration test `malloc_arenas` (a real `ecp-node serve`): `mallopt`
-    // must not run here, where the harness's threads already allocate.
-    #[test]
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    fn trim_gives_back_freed_pages_below_a_live_allocation() {
-        // 4 MiB in chunks under the mmap threshold, then one allocation above
-        // them, so that `free` cannot give the pages back by lowering the top.
-        let scratch: Vec<Vec<u8>> = (0..64).map(|i| vec![i as u8; 64 * 1024]).collect();
-        let above = std::hint::black_box(vec![1u8; 1024]);
-        drop(scratch);
-        assert!(trim(), "4 MiB freed in the middle of an arena, and nothing went back");
-        drop(above);
     }
 }

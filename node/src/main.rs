@@ -16,9 +16,10 @@ use commands::tell;
 fn main() -> ExitCode {
     // Before any thread: the runtime's workers and the log's writer would
     // each take an arena of their own first.
-    ecp_node::arenas::cap();
+    let arenas = ecp_node::arenas::cap();
     let cli = cli::Cli::parse();
     logging::init(commands::log_format(&cli.global));
+    tracing::debug!(?arenas, "malloc arenas");
     match commands::run(cli) {
         Ok(code) => code,
         Err(e) => {

@@ -53,12 +53,7 @@ pub(super) async fn get(State(state): State<AppState>, headers: HeaderMap) -> Re
         .cache
         .manifest
         .get_or_build_variant(seq, variant, || async move {
-            tokio::task::spawn_blocking(move || {
-                let built = build(&serving, variant);
-                crate::arenas::after_build();
-                built
-            })
-            .await?
+            tokio::task::spawn_blocking(move || build(&serving, variant)).await?
         })
         .await?;
     let tag = etag_for(built.seq);

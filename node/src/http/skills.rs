@@ -137,9 +137,9 @@ async fn feed(state: &AppState, seq: i64) -> Result<Arc<Feed>, ApiError> {
             let extractions = summary.local_skills - summary.private_skills;
             let node = NodeStats { extractions, top_tags: summary.top_tags, uses, successes };
             let revocations = serving.revocations_after(0)?;
-            let feed = builder.finish(seq).with_node_stats(node).with_revocations(revocations).with_stamp(stamp);
-            crate::arenas::after_build();
-            Ok::<_, ApiError>(feed)
+            Ok::<_, ApiError>(
+                builder.finish(seq).with_node_stats(node).with_revocations(revocations).with_stamp(stamp),
+            )
         })
         .await??;
         Ok::<_, ApiError>(Arc::new(feed))

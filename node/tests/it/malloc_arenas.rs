@@ -38,7 +38,7 @@ fn arena_heaps(maps: &str) -> usize {
     parsed
         .iter()
         .enumerate()
-        .filter(|(i, &(start, end, perms, anonymous))| {
+        .filter(|&(i, &(start, end, perms, anonymous))| {
             if !anonymous || perms != "rw-p" || start % HEAP != 0 {
                 return false;
             }
@@ -83,11 +83,17 @@ async fn heaps_under_load(env: &[(&str, &str)]) -> usize {
     let dir = tempfile::tempdir().expect("a temporary folder");
     let (mut child, base) = serve(dir.path(), env).await;
     let http = reqwest::Client::builder().no_proxy().timeout(Duration::from_secs(60)).build().unwrap();
-    let pushed = http.post(format!("{base}/ecp/skills")).body(PUSH1).send().await.expect("a reply to the push");
+    let pushed =
+        http.post(format!("{base}/ecp/skills")).body(PUSH1).send().await.expect("a reply to the push");
     assert_eq!(pushed.status(), 200);
     for _ in 0..3 {
         let reads = (0..48).map(|i| {
-            let (path, gzip) = [("/ecp/manifest", false), ("/ecp/skills", false), ("/ecp/skills", true), ("/ecp/skills?since=1", false)][i % 4];
+            let (path, gzip) = [
+                ("/ecp/manifest", false),
+                ("/ecp/skills", false),
+                ("/ecp/skills", true),
+                ("/ecp/skills?since=1", false),
+            ][i % 4];
             let request = http.get(format!("{base}{path}"));
             let request = if gzip { request.header("accept-encoding", "gzip") } else { request };
             async move { request.send().await.expect("an answer").status() }
