@@ -58,7 +58,7 @@ pub(super) async fn get(State(state): State<AppState>, headers: HeaderMap) -> Re
         .await?;
     let tag = etag_for(built.seq);
     // Gzipped for a client that accepts it: 2.8 MB of names at 100,000
-    // skills are 0.23 MB (SPEC.md §10.3.8), for Go pullers too.
+    // skills are 0.27 MB (SPEC.md §10.3.8), for Go pullers too.
     Ok(answer::cached_gzip_if_accepted(&headers, built, &tag).await)
 }
 
