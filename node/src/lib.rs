@@ -64,11 +64,13 @@
 //!   version and proposed to the skill's origin; review, relay, fork (#20).
 //! - [`tls`]: certificates and keys; rustls for the server (and mTLS), its
 //!   certificate reloaded as its files change, and for https peers.
+//! - [`arenas`]: glibc's malloc arenas — two unless the environment says.
 #![deny(missing_docs)]
 
 pub mod agents;
 pub mod api_token;
 pub mod archive;
+pub mod arenas;
 pub mod config;
 pub mod connections;
 pub mod data_lock;

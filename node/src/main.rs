@@ -1,7 +1,8 @@
 //! The `ecp-node` binary: parse the command line, run the command, turn the
 //! outcome into an exit code (0 success, 1 a check found something —
 //! `skill scan` — 2 an error). Errors print with their whole cause chain,
-//! each part once. The log is set up in `logging`.
+//! each part once. The log is set up in `logging`; glibc's malloc arenas
+//! are capped first of all (`ecp_node::arenas`).
 
 mod cli;
 mod commands;
@@ -13,8 +14,12 @@ use clap::Parser;
 use commands::tell;
 
 fn main() -> ExitCode {
+    // Before any thread: the runtime's workers and the log's writer would
+    // each take an arena of their own first.
+    let arenas = ecp_node::arenas::cap();
     let cli = cli::Cli::parse();
     logging::init(commands::log_format(&cli.global));
+    tracing::debug!(?arenas, "malloc arenas");
     match commands::run(cli) {
         Ok(code) => code,
         Err(e) => {

@@ -1,12 +1,13 @@
 //! The shape of the ECP endpoints' successful answers: a JSON body with its
-//! ETag, `304 Not Modified`, and the `If-None-Match` test that picks between
-//! them. (Errors have their own shape, [`super::error`].)
+//! ETag (a cached one gzipped for a client that accepts it), `304 Not
+//! Modified`, and the `If-None-Match` test that picks between them. (Errors have their own shape, [`super::error`].)
 
 use axum::body::{Body, Bytes};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
 use super::cache::Cached;
+use super::error::ApiError;
 use super::pieces::Pieces;
 
 /// A JSON answer, with `etag` when it has one.
@@ -27,6 +28,32 @@ pub(super) fn cached(body: Body, entry: Cached, etag: &str) -> Response {
     let mut response = json(StatusCode::OK, Bytes::new(), Some(etag));
     *response.body_mut() = body;
     response.extensions_mut().insert(entry);
+    response
+}
+
+/// [`cached`], gzipped when the client accepts it (the full listing and the
+/// manifest, whose gzip encodings each entry makes once), with `Vary`.
+pub(super) async fn cached_gzip_if_accepted(headers: &HeaderMap, entry: Cached, etag: &str) -> Response {
+    let accepts_gzip = headers
+        .get(header::ACCEPT_ENCODING)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.split(',').any(|e| e.trim().split(';').next() == Some("gzip")));
+    let vary = HeaderValue::from_static("accept-encoding");
+    if !accepts_gzip {
+        let mut response = cached(entry.body(), entry, etag);
+        response.headers_mut().insert(header::VARY, vary);
+        return response;
+    }
+    let encoding = entry.clone();
+    let gzipped = match tokio::task::spawn_blocking(move || encoding.gzipped()).await {
+        Ok(Ok(pieces)) => pieces,
+        Ok(Err(e)) => return ApiError::from(e).into_response(),
+        Err(e) => return ApiError::internal(&e).into_response(),
+    };
+    // A signature covers the JSON before gzip (`SPEC.md` §10.1.6): the entry's.
+    let mut response = cached(gzipped.body(), entry, etag);
+    response.headers_mut().insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
+    response.headers_mut().insert(header::VARY, vary);
     response
 }
 

@@ -11,8 +11,8 @@ use std::sync::Arc;
 use axum::Extension;
 use axum::body::Body;
 use axum::extract::{ConnectInfo, Query, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
-use axum::response::{IntoResponse, Response};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
 use ecp_protocol::merge::{GO_DEFAULT_INSTANCE, SenderKind};
 use ecp_protocol::{DecodeError, KnowledgeUpdate};
 
@@ -102,7 +102,7 @@ async fn answer_at(
             if matches_etag(headers, &tag) {
                 return Ok(not_modified(&tag));
             }
-            Ok(listing_response(headers, listing, &tag).await)
+            Ok(answer::cached_gzip_if_accepted(headers, listing, &tag).await)
         }
     }
 }
@@ -145,31 +145,6 @@ async fn feed(state: &AppState, seq: i64) -> Result<Arc<Feed>, ApiError> {
         Ok::<_, ApiError>(Arc::new(feed))
     };
     state.cache.feed.get_or_build(seq, build).await
-}
-
-/// A skills listing, gzipped when the client accepts it.
-async fn listing_response(headers: &HeaderMap, listing: Cached, etag: &str) -> Response {
-    let accepts_gzip = headers
-        .get(header::ACCEPT_ENCODING)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.split(',').any(|e| e.trim().split(';').next() == Some("gzip")));
-    let vary = HeaderValue::from_static("accept-encoding");
-    if !accepts_gzip {
-        let mut response = answer::cached(listing.body(), listing, etag);
-        response.headers_mut().insert(header::VARY, vary);
-        return response;
-    }
-    let entry = listing.clone();
-    let gzipped = match tokio::task::spawn_blocking(move || listing.gzipped()).await {
-        Ok(Ok(pieces)) => pieces,
-        Ok(Err(e)) => return ApiError::from(e).into_response(),
-        Err(e) => return ApiError::internal(&e).into_response(),
-    };
-    // A signature covers the JSON before gzip (`SPEC.md` §10.1.6): the entry's.
-    let mut response = answer::cached(gzipped.body(), entry, etag);
-    response.headers_mut().insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
-    response.headers_mut().insert(header::VARY, vary);
-    response
 }
 
 /// `POST /ecp/skills`: merge an update; answer the truthful MergeResult.
@@ -270,6 +245,7 @@ mod tests {
     use crate::config::Config;
     use crate::library::Library;
     use crate::store::Source;
+    use axum::http::header;
     use ecp_protocol::SkillPacket;
 
     fn put(library: &Library, name: &str) {

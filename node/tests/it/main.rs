@@ -95,6 +95,9 @@ mod tls;
 mod health;
 // unwritable_log: a node whose stderr is a full disk keeps serving and exits cleanly.
 mod unwritable_log;
+// malloc_arenas: the binary caps glibc's arenas at two, MALLOC_ARENA_MAX overrides it (#18 item 3).
+#[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
+mod malloc_arenas;
 // observe: /metrics read by a Prometheus parser, `ecp-node audit` filtered and followed, `ecp-node events --follow`.
 mod observe;
 // status_page: GET / in headless Chromium and over HTTP — escaping, login link, CSRF and cross-site refusals, buttons.

@@ -218,23 +218,31 @@ async fn signed_gets_are_answered_signed_for_them_200_304_and_gzip() {
         assert_signed_answer(&reply, NEW, "GET", target, &n, b"");
     }
 
-    // gzip: the signature covers the JSON before Content-Encoding.
+    // gzip, the full listing and the manifest (cached gzipped, #18 item 3):
+    // the signature covers the JSON before Content-Encoding.
     let raw = reqwest::Client::builder().no_proxy().no_gzip().timeout(SOON).build().unwrap();
-    let n = nonce();
-    let mut request = raw.get(node.url("/ecp/skills")).header(ACCEPT_ENCODING, "gzip");
-    for (name, value) in signed(NEW, "GET", "/ecp/skills", b"", now(), &n) {
-        request = request.header(name, value);
+    for target in ["/ecp/skills", "/ecp/manifest"] {
+        let plain = send(&node, Method::GET, target, &signed_now(NEW, "GET", target, b""), None).await;
+        let n = nonce();
+        let mut request = raw.get(node.url(target)).header(ACCEPT_ENCODING, "gzip");
+        for (name, value) in signed(NEW, "GET", target, b"", now(), &n) {
+            request = request.header(name, value);
+        }
+        let response = request.send().await.unwrap();
+        assert_eq!(
+            response.headers().get("content-encoding").map(|v| v.as_bytes()),
+            Some(&b"gzip"[..]),
+            "{target}"
+        );
+        let headers = response.headers().clone();
+        let status = response.status();
+        let gzipped = response.bytes().await.unwrap();
+        let mut body = Vec::new();
+        flate2::read::GzDecoder::new(&gzipped[..]).read_to_end(&mut body).unwrap();
+        let reply = Reply { status, headers, body: body.clone() };
+        assert_signed_answer(&reply, NEW, "GET", target, &n, &body);
+        assert_eq!(body, plain.body, "{target}: the same answer");
     }
-    let response = request.send().await.unwrap();
-    assert_eq!(response.headers()["content-encoding"], "gzip");
-    let headers = response.headers().clone();
-    let status = response.status();
-    let gzipped = response.bytes().await.unwrap();
-    let mut body = Vec::new();
-    flate2::read::GzDecoder::new(&gzipped[..]).read_to_end(&mut body).unwrap();
-    let reply = Reply { status, headers, body: body.clone() };
-    assert_signed_answer(&reply, NEW, "GET", "/ecp/skills", &n, &body);
-    assert_eq!(body, listing.body, "the same listing");
 
     // Error answers carry no data and no signature.
     let bad = send(
