@@ -9,7 +9,7 @@
 //! a string left open after a backslash; from the seed-28 sample: an
 //! unresolved array element, where a header or a call's URL argument ends,
 //! paths built with commas or slashes alone, comments blanked, and a write
-//! call that opens above the file it names.
+//! call that opens above the file it names, and an info string's language.
 
 use super::blocks::{CodeMap, Lang};
 use super::decode::decode_line;
@@ -200,4 +200,12 @@ fn a_write_call_opening_lines_above_the_file_it_names_is_read() {
             .any(|f| f.rule_id == "code.persistent-write"),
         "{body}"
     );
+}
+
+#[test]
+fn an_info_string_names_its_language_before_a_blank_a_brace_or_a_comma() {
+    let lang = |text: &str| CodeMap::of(text).blocks[0].lang;
+    for info in ["python title=\"a\"", "python{.numberLines}", "python,linenos"] {
+        assert_eq!(lang(&format!("```{info}\nx = 1\n```\n")), Lang::Python, "{info}");
+    }
 }
