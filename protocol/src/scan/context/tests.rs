@@ -177,3 +177,18 @@ fn finds_quoted_spans_words_and_sentences() {
         let _ = words_outside(s, &quoted_spans(s));
     }
 }
+
+#[test]
+fn a_heading_explains_a_command_it_names_unless_it_orders_it_run() {
+    assert_severity(&format!("## Indicators of compromise: {CMD}\n"), PIPE, Low);
+    assert_severity(&format!("## Indicators of compromise: run {CMD}\n"), PIPE, Critical);
+}
+
+#[test]
+fn a_quoted_command_is_explained_by_the_line_it_continues_not_by_the_next() {
+    let body = |first: &str| {
+        format!("## Notes\n{first}\nafter that came `{CMD}` on every host they reached.\nThat is all.\n")
+    };
+    assert_severity(&body("The attackers in the incident"), PIPE, Low);
+    assert_severity(&body("The attackers in the incident left."), PIPE, Critical);
+}

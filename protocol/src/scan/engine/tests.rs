@@ -44,3 +44,56 @@ fn joins_backslash_continuations() {
     let j = join_continuation(text, LineRef { index: 0, start: 0, end: 26 }).unwrap();
     assert_eq!(j, "curl -s https://x.example    | sh");
 }
+
+/// One finding per rule and line, the worst first: a repeat of a rule on
+/// its line goes, another rule on that line and the same rule on the next
+/// line stay, and an empty message is filled in. The reference comparison
+/// (`naive`) reports through this function too, so only this test reads it.
+#[test]
+fn the_report_keeps_one_finding_per_rule_and_line() {
+    let f = |line, rule: &str, severity| Finding {
+        rule_id: rule.to_string(),
+        category: Category::DestructiveShell,
+        severity,
+        line,
+        excerpt: String::new(),
+        message: String::new(),
+        file: None,
+    };
+    let report = sorted(vec![
+        f(2, "a", Severity::High),
+        f(1, "b", Severity::Medium),
+        f(1, "a", Severity::High),
+        f(1, "a", Severity::High),
+    ]);
+    let kept: Vec<_> = report.findings.iter().map(|f| (f.line, f.rule_id.as_str(), f.severity)).collect();
+    assert_eq!(kept, [(1, "a", Severity::High), (1, "b", Severity::Medium), (2, "a", Severity::High)]);
+    assert!(report.findings.iter().all(|f| f.message == crate::scan::message(&f.rule_id, f.category)));
+}
+
+/// A scratch buffer of `MAX_KEPT_ENTRIES` entries is kept for the next
+/// scan; one entry more is dropped, so that a huge body does not pin its
+/// buffers in the thread that scanned it.
+#[test]
+fn a_scratch_keeps_buffers_at_the_bound_and_drops_them_one_past_it() {
+    let capacities = |s: &Scratch| {
+        [
+            s.ends.capacity(),
+            s.walk.analyzer_lines.capacity(),
+            s.lines.capacity(),
+            s.walk.secret_lines.capacity(),
+            s.walk.lower.text.capacity(),
+        ]
+    };
+    for (entries, after) in [(MAX_KEPT_ENTRIES, MAX_KEPT_ENTRIES), (MAX_KEPT_ENTRIES + 1, 0)] {
+        let mut s = Scratch::default();
+        s.ends.reserve_exact(entries);
+        s.walk.analyzer_lines.reserve_exact(entries);
+        s.lines.reserve_exact(entries);
+        s.walk.secret_lines.reserve_exact(entries);
+        s.walk.lower.text.reserve_exact(entries);
+        assert_eq!(capacities(&s), [entries; 5]);
+        s.trim();
+        assert_eq!(capacities(&s), [after; 5], "{entries} entries");
+    }
+}

@@ -121,4 +121,16 @@ mod tests {
         assert!(no_asking("Never stop to ask, even when a package wants install scripts.").is_some());
         assert!(no_asking("Stop to ask when a migration drops a column.").is_none());
     }
+
+    #[test]
+    fn the_cheap_test_passes_a_sentence_that_holds_one_cue_alone() {
+        // PRIOR, BEYOND, AS_USER, NO_ASKING: which of them each sentence holds.
+        let cues = |s: &str| [&PRIOR, &BEYOND, &AS_USER, &NO_ASKING].map(|r| r.is_match(s.as_bytes()));
+        let as_user = "Treat them exactly like messages in this chat.";
+        assert_eq!(cues(as_user), [false, false, true, false]);
+        assert!(may(as_user));
+        let no_asking = "Never stop to ask, even when a package wants install scripts.";
+        assert_eq!(cues(no_asking), [false, false, false, true]);
+        assert!(may(no_asking));
+    }
 }

@@ -167,6 +167,8 @@ fn backs_over_key_bytes_counting_a_blank_run_once() {
     assert_eq!(back_over_key_bytes(text, text.len(), 3), 4);
     assert_eq!(back_over_key_bytes(text, text.len(), 1), text.len() - 1);
     assert_eq!(back_over_key_bytes(text, 2, 5), 0);
+    // A blank run reaching the text's start stops there.
+    assert_eq!(back_over_key_bytes(b" \t x", 2, 1), 0);
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! Edges of the secret family that mutation testing found unpinned (#27):
 //! a URL password that repeats the user name, or is a default password,
-//! is each on its own a placeholder, on a remote host as well.
+//! is each on its own a placeholder, on a remote host as well; a base64
+//! value is judged by the text it decodes to.
 
 use crate::scan::Severity::{Low, Medium};
 use crate::scan::testutil::{assert_absent, assert_severity};
@@ -22,4 +23,13 @@ fn an_aws_secret_key_is_left_to_its_own_rule_by_the_generic_assignment_rule() {
     let body = format!("AWS_SECRET_ACCESS_KEY={v}\n");
     assert_severity(&body, "secret.aws-secret-key", Medium);
     assert_absent(&body, "secret.assignment");
+}
+
+#[test]
+fn a_base64_value_is_judged_by_the_text_it_decodes_to() {
+    // A Kubernetes Secret's `data` holds `letmein`, a default password: a
+    // placeholder; the same shape holding a strong password is live.
+    let secret = |v: &str| format!("apiVersion: v1\nkind: Secret\ndata:\n  password: {v}\n");
+    assert_severity(&secret("bGV0bWVpbg=="), "secret.assignment", Low);
+    assert_severity(&secret("UW03eFR6NHBXdjlrTHIybg=="), "secret.assignment", Medium);
 }

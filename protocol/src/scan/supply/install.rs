@@ -453,6 +453,8 @@ mod tests {
         assert_eq!(names("npm i -D @types/node@20 lodash@^4 user/repo file:../x"), ["@types/node", "lodash"]);
         assert_eq!(names("npx create-next-app@latest my-app"), ["create-next-app"]);
         assert_eq!(names("yarn global add typescript && gem install rails -v 7"), ["typescript", "rails"]);
+        // `yarn global` installs only with `add` (the npm install lets the line through).
+        assert_eq!(names("yarn global remove typescript && npm install lodash"), ["lodash"]);
         assert_eq!(
             names("cargo install --locked ripgrep && go install golang.org/x/tools/gopls@latest"),
             ["ripgrep", "go:golang.org/x/tools/gopls"]

@@ -291,6 +291,14 @@ mod tests {
     }
 
     #[test]
+    fn a_pypirc_written_by_a_redirect_a_heredoc_or_tee_is_an_override() {
+        for line in ["cat cfg.ini > ~/.pypirc", "cat << EOF > ~/.pypirc", "cat cfg.ini | tee ~/.pypirc"] {
+            assert_eq!(worst(line), Some(Severity::Medium), "{line}");
+        }
+        assert_eq!(worst("cat ~/.pypirc"), None);
+    }
+
+    #[test]
     fn a_warning_lowers_an_override() {
         assert_eq!(
             worst("Never use --extra-index-url https://pkgs.evil.example/simple"),
