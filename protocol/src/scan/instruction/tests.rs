@@ -594,6 +594,7 @@ fn reads_prose_in_any_frontmatter_field() {
     assert_not_flagged(
         "---\nname: release-notes\nversion: 1.2.0\nallowed-tools: Bash(git log:*), Read\nwhen_to_use: When the user asks for release notes from the git history.\n---\n",
     );
+}
 
 #[test]
 fn a_standing_leak_is_persistence_beside_another_class() {
