@@ -751,7 +751,10 @@ impl Engine {
 }
 
 /// The report of a scan's findings: by line, the worst first, one per rule
-/// and line (the stable sort keeps the first of equals).
+/// and line — its worst (the stable sort keeps the first of equals). A
+/// rule's findings on one line need not be neighbours once sorted (another
+/// rule's severity can fall between theirs), so each is checked against
+/// the whole line kept so far.
 fn sorted(mut findings: Vec<Finding>) -> ScanReport {
     findings.sort_by(|a, b| {
         (a.line, std::cmp::Reverse(a.severity), &a.rule_id).cmp(&(
@@ -760,7 +763,14 @@ fn sorted(mut findings: Vec<Finding>) -> ScanReport {
             &b.rule_id,
         ))
     });
-    findings.dedup_by(|later, kept| later.line == kept.line && later.rule_id == kept.rule_id);
+    let mut kept: Vec<Finding> = Vec::with_capacity(findings.len());
+    for f in findings {
+        let again = kept.iter().rev().take_while(|k| k.line == f.line).any(|k| k.rule_id == f.rule_id);
+        if !again {
+            kept.push(f);
+        }
+    }
+    let mut findings = kept;
     for f in &mut findings {
         if f.message.is_empty() {
             f.message = crate::scan::message(&f.rule_id, f.category);

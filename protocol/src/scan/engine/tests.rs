@@ -69,6 +69,11 @@ fn the_report_keeps_one_finding_per_rule_and_line() {
     let kept: Vec<_> = report.findings.iter().map(|f| (f.line, f.rule_id.as_str(), f.severity)).collect();
     assert_eq!(kept, [(1, "a", Severity::High), (1, "b", Severity::Medium), (2, "a", Severity::High)]);
     assert!(report.findings.iter().all(|f| f.message == crate::scan::message(&f.rule_id, f.category)));
+    // Another rule's severity between two of the same rule's: still one, its worst.
+    let report =
+        sorted(vec![f(3, "a", Severity::Low), f(3, "b", Severity::Medium), f(3, "a", Severity::High)]);
+    let kept: Vec<_> = report.findings.iter().map(|f| (f.line, f.rule_id.as_str(), f.severity)).collect();
+    assert_eq!(kept, [(3, "a", Severity::High), (3, "b", Severity::Medium)]);
 }
 
 /// A scratch buffer of `MAX_KEPT_ENTRIES` entries is kept for the next
