@@ -34,10 +34,8 @@ pub(super) fn cached(body: Body, entry: Cached, etag: &str) -> Response {
 /// [`cached`], gzipped when the client accepts it (the full listing and the
 /// manifest, whose gzip encodings each entry makes once), with `Vary`.
 pub(super) async fn cached_gzip_if_accepted(headers: &HeaderMap, entry: Cached, etag: &str) -> Response {
-    let accepts_gzip = headers
-        .get(header::ACCEPT_ENCODING)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.split(',').any(|e| e.trim().split(';').next() == Some("gzip")));
+    let accepts_gzip =
+        headers.get(header::ACCEPT_ENCODING).and_then(|v| v.to_str().ok()).is_some_and(accepts_gzip);
     let vary = HeaderValue::from_static("accept-encoding");
     if !accepts_gzip {
         let mut response = cached(entry.body(), entry, etag);
@@ -55,6 +53,28 @@ pub(super) async fn cached_gzip_if_accepted(headers: &HeaderMap, entry: Cached, 
     response.headers_mut().insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
     response.headers_mut().insert(header::VARY, vary);
     response
+}
+
+/// Whether an `Accept-Encoding` value accepts gzip (RFC 9110 §12.5.3):
+/// `gzip` named with a weight above zero, or else `*` so named; a weight of
+/// zero (`gzip;q=0`) refuses it, and a named `gzip` outranks `*`.
+fn accepts_gzip(value: &str) -> bool {
+    let mut wildcard = None;
+    for coding in value.split(',') {
+        let mut parts = coding.split(';');
+        let name = parts.next().unwrap_or("").trim();
+        let weight = parts
+            .filter_map(|p| p.trim().strip_prefix("q=").or_else(|| p.trim().strip_prefix("Q=")))
+            .find_map(|q| q.trim().parse::<f32>().ok())
+            .unwrap_or(1.0);
+        if name.eq_ignore_ascii_case("gzip") || name.eq_ignore_ascii_case("x-gzip") {
+            return weight > 0.0;
+        }
+        if name == "*" {
+            wildcard = Some(weight > 0.0);
+        }
+    }
+    wildcard.unwrap_or(false)
 }
 
 /// A 200 whose body is `pieces` ([`super::pieces`]: a buffer shared with a
@@ -93,6 +113,28 @@ pub(super) fn matches_etag(headers: &HeaderMap, etag: &str) -> bool {
 mod tests {
     use super::super::pieces::Piece;
     use super::*;
+
+    #[test]
+    fn gzip_is_accepted_by_name_or_wildcard_with_a_weight_above_zero() {
+        for yes in
+            ["gzip", "GZip", "br, gzip", "gzip;q=0.5", "gzip; q=0.001", "x-gzip", "*", "deflate, *;q=0.1"]
+        {
+            assert!(accepts_gzip(yes), "{yes}");
+        }
+        for no in [
+            "",
+            "identity",
+            "br, deflate",
+            "gzip;q=0",
+            "gzip; q=0.0",
+            "gzip;q=0.000",
+            "*;q=0",
+            "gzip;q=0, *",
+            "gzipx",
+        ] {
+            assert!(!accepts_gzip(no), "{no}");
+        }
+    }
 
     #[tokio::test]
     async fn a_pieces_answer_is_its_pieces_in_order_with_their_digest_and_length() {
