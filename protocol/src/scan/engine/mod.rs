@@ -52,7 +52,9 @@
 //! # Layout
 //!
 //! This file is the engine; [`Parts`] lets the scan bench run one part of
-//! a scan alone (`Scanner::scan_part`). `lead` finds, when the engine is built, the
+//! a scan alone (`Scanner::scan_part`). `text` holds the lines and
+//! haystacks it and the analyzers read ([`Body`], [`LineRef`]); `walk` the
+//! state of one walk over the hits and the buffers kept per thread. `lead` finds, when the engine is built, the
 //! rules whose matches start on a trigger's line, which need no look back.
 //! `naive` (tests only) is its reference: every rule on every line, without
 //! prefilter or automaton, and the property test that holds the two
@@ -65,91 +67,11 @@ use memchr::memmem;
 use regex::bytes::Regex;
 
 use super::context::Outline;
-use super::literals::{End, Literals, canonical, spells};
+use super::literals::{Literals, canonical, spells};
 use super::normalize::normalize;
 use super::rule::{self, Hit, Rule};
 use super::secret;
 use super::{Category, Finding, ScanReport, Severity};
-
-/// A body line located by the prefilter.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct LineRef {
-    /// 0-based line index.
-    pub(super) index: usize,
-    /// Byte offset of the line's first byte in the normalised text.
-    pub(super) start: usize,
-    /// Byte offset just past the line (its `\n`, or the end of the text).
-    pub(super) end: usize,
-}
-
-/// The normalised body, as analyzers see it.
-pub(super) struct Body<'a> {
-    /// Normalised text; its lines correspond one to one to the original's.
-    pub(super) text: &'a str,
-    /// Its structure, once an analyzer's finding has asked for it.
-    outline: std::cell::OnceCell<Outline>,
-}
-
-impl<'a> Body<'a> {
-    pub(super) fn new(text: &'a str) -> Body<'a> {
-        Body { text, outline: std::cell::OnceCell::new() }
-    }
-
-    /// `severity`, or [`Severity::Low`] when it would block and the command
-    /// at bytes `m` of line `l` is shown in an explanatory context
-    /// (`context.rs`), as line rules that are warnable are lowered.
-    pub(super) fn unless_explained(
-        &self,
-        severity: Severity,
-        l: LineRef,
-        m: std::ops::Range<usize>,
-    ) -> Severity {
-        if severity >= Severity::High
-            && self.outline.get_or_init(|| Outline::new(self.text)).explained(self.text, l.index, m, true)
-        {
-            Severity::Low
-        } else {
-            severity
-        }
-    }
-
-    /// The text of a located line, without its line terminator.
-    pub(super) fn line(&self, l: LineRef) -> &'a str {
-        self.text[l.start..l.end].trim_end_matches('\r')
-    }
-
-    /// The line `back` lines before `l` (or the first line).
-    pub(super) fn line_before(&self, l: LineRef, back: usize) -> LineRef {
-        let mut line = l;
-        for _ in 0..back {
-            if line.start == 0 {
-                break;
-            }
-            // The line before ends at the newline before this one.
-            let end = line.start - 1;
-            let start = self.text[..end].rfind('\n').map_or(0, |i| i + 1);
-            line = LineRef { index: line.index - 1, start, end };
-        }
-        line
-    }
-
-    /// The lines from `l` (inclusive) to the end, with their references.
-    pub(super) fn lines_from(&self, l: LineRef) -> impl Iterator<Item = (LineRef, &'a str)> + 'a {
-        let text = self.text;
-        let mut start = l.start;
-        let mut index = l.index;
-        std::iter::from_fn(move || {
-            if start > text.len() {
-                return None;
-            }
-            let end = text[start..].find('\n').map_or(text.len(), |i| start + i);
-            let r = LineRef { index, start, end };
-            start = end + 1;
-            index += 1;
-            Some((r, text[r.start..r.end].trim_end_matches('\r')))
-        })
-    }
-}
 
 /// A rule that looks across lines.
 pub(super) struct Analyzer {
@@ -800,220 +722,13 @@ fn first_trigger(hay: &str, literals: &[Vec<u8>]) -> Option<std::ops::Range<usiz
     })
 }
 
-/// Lower-cased haystacks for the `requires` test, so that it is a plain
-/// (SIMD) substring search. Only the haystack is lowered, and the copy is
-/// kept for the next rule on the same haystack.
-#[derive(Default)]
-struct Lowered {
-    text: String,
-    /// Address and length of the haystack `text` is the copy of. Valid only
-    /// while the haystacks it was made from live: `confirm` resets it.
-    of: Option<(usize, usize)>,
-}
-
-impl Lowered {
-    fn of(&mut self, hay: &str) -> &str {
-        let key = (hay.as_ptr() as usize, hay.len());
-        if self.of != Some(key) {
-            self.text.clear();
-            self.text.push_str(hay);
-            self.text.make_ascii_lowercase();
-            self.of = Some(key);
-        }
-        &self.text
-    }
-}
-
-/// The line before `line`, or "" for the first.
-fn previous_line(text: &str, line: LineRef) -> &str {
-    if line.start == 0 {
-        return "";
-    }
-    let before = &text[..line.start - 1];
-    before.rsplit('\n').next().unwrap_or(before).trim_end_matches('\r')
-}
-
-fn is_word_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b == b'_'
-}
-
-/// The line plus up to `lines` following lines, as one slice of the text.
-fn span(text: &str, line: LineRef, lines: u8) -> &str {
-    let mut end = line.end;
-    for _ in 0..lines {
-        if end >= text.len() {
-            break;
-        }
-        end = text[end + 1..].find('\n').map_or(text.len(), |i| end + 1 + i);
-    }
-    &text[line.start..end]
-}
-
-/// A command continued with trailing backslashes, joined into one line.
-fn join_continuation(text: &str, line: LineRef) -> Option<String> {
-    let mut out = String::new();
-    let mut pos = line.start;
-    for _ in 0..MAX_CONTINUATION_LINES {
-        if pos > text.len() {
-            break;
-        }
-        let end = text[pos..].find('\n').map_or(text.len(), |i| pos + i);
-        let l = text[pos..end].trim_end_matches('\r');
-        match l.strip_suffix('\\') {
-            Some(head) => {
-                out.push_str(head);
-                out.push(' ');
-            }
-            None => {
-                out.push_str(l);
-                break;
-            }
-        }
-        if out.len() > MAX_CONTINUATION_BYTES {
-            break;
-        }
-        pos = end + 1;
-    }
-    Some(out)
-}
-
-/// Buffers a scan needs, kept per thread, so that scanning a typical body
-/// allocates little more than its findings.
-#[derive(Default)]
-struct Scratch {
-    /// Where the prefilter's keys end.
-    ends: Vec<End>,
-    walk: Walk,
-    /// The lines handed to one analyzer.
-    lines: Vec<LineRef>,
-}
-
-thread_local! {
-    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::default();
-}
-
-/// Entries a scratch buffer may keep between scans: a huge hostile body
-/// must not pin its buffers in every thread that scanned it.
-const MAX_KEPT_ENTRIES: usize = 1 << 14;
-
-impl Scratch {
-    fn trim(&mut self) {
-        if self.ends.capacity() > MAX_KEPT_ENTRIES {
-            self.ends = Vec::new();
-        }
-        if self.walk.analyzer_lines.capacity() > MAX_KEPT_ENTRIES {
-            self.walk.analyzer_lines = Vec::new();
-        }
-        if self.lines.capacity() > MAX_KEPT_ENTRIES {
-            self.lines = Vec::new();
-        }
-        if self.walk.secret_lines.capacity() > MAX_KEPT_ENTRIES {
-            self.walk.secret_lines = Vec::new();
-        }
-        if self.walk.lower.text.capacity() > MAX_KEPT_ENTRIES {
-            self.walk.lower.text = String::new();
-        }
-    }
-}
-
-/// The state of one scan's walk over trigger hits.
-struct Walk {
-    cursor: LineCursor,
-    /// The line whose candidates are being collected.
-    current: Option<LineRef>,
-    /// Rules triggered on `current`.
-    candidates: u128,
-    lower: Lowered,
-    /// Lines each analyzer was triggered on, tagged by analyzer index.
-    analyzer_lines: Vec<(u32, LineRef)>,
-    analyzer_last: [Option<usize>; 32],
-    /// Starts of the lines a `secret` trigger hit, in order.
-    secret_lines: Vec<usize>,
-    /// The body's structure, once a finding has needed it.
-    outline: Option<Outline>,
-    /// The last lines confirmed (by start) and the rules confirmed there,
-    /// so that looking back does not confirm a rule on a line twice.
-    recent: [(usize, u128); RECENT_LINES],
-    next_recent: usize,
-}
-
-/// Lines [`Walk::recent`] remembers.
-const RECENT_LINES: usize = 4;
-
-impl Default for Walk {
-    fn default() -> Walk {
-        Walk {
-            cursor: LineCursor::default(),
-            current: None,
-            candidates: 0,
-            lower: Lowered::default(),
-            analyzer_lines: Vec::new(),
-            analyzer_last: [None; 32],
-            secret_lines: Vec::new(),
-            outline: None,
-            recent: [(usize::MAX, 0); RECENT_LINES],
-            next_recent: 0,
-        }
-    }
-}
-
-impl Walk {
-    /// Back to the start of a scan, keeping the buffers.
-    fn reset(&mut self) {
-        self.cursor = LineCursor::default();
-        self.current = None;
-        self.candidates = 0;
-        self.lower.of = None;
-        self.analyzer_lines.clear();
-        self.analyzer_last = [None; 32];
-        self.secret_lines.clear();
-        self.outline = None;
-        self.recent = [(usize::MAX, 0); RECENT_LINES];
-    }
-}
-
-/// Maps byte offsets, which the prefilter reports in increasing order, to
-/// lines, counting newlines only once.
-#[derive(Default)]
-struct LineCursor {
-    /// Start of the line with index `index`; newlines before it are counted.
-    start: usize,
-    index: usize,
-    /// End of the current line, when one is located.
-    end: Option<usize>,
-}
-
-impl LineCursor {
-    /// The line holding byte `pos` (an ASCII byte, so a char boundary).
-    fn locate(&mut self, text: &str, pos: usize) -> LineRef {
-        if let Some(end) = self.end
-            && pos >= self.start
-            && pos <= end
-        {
-            return LineRef { index: self.index, start: self.start, end };
-        }
-        // The memchr crate's vector searches, which matters here: this is
-        // the only other pass over the text.
-        let from = self.start.min(pos);
-        let seg = &text.as_bytes()[from..pos];
-        if let Some(last) = memchr::memrchr(b'\n', seg) {
-            self.index += count_newlines(seg);
-            self.start = from + last + 1;
-        }
-        let end = memchr::memchr(b'\n', &text.as_bytes()[pos..]).map_or(text.len(), |i| pos + i);
-        self.end = Some(end);
-        LineRef { index: self.index, start: self.start, end }
-    }
-}
-
-/// The number of `\n` in `bytes`. Counting into a byte per chunk of 255
-/// lets the compiler compare and add 16 bytes at a time (a `usize` count, or
-/// `matches`, which calls memchr per line, is several times slower).
-fn count_newlines(bytes: &[u8]) -> usize {
-    bytes.chunks(255).map(|chunk| usize::from(chunk.iter().fold(0u8, |n, &b| n + u8::from(b == b'\n')))).sum()
-}
-
 mod lead;
+mod text;
+mod walk;
+
+pub(super) use text::{Body, LineRef};
+use text::{Lowered, is_word_byte, join_continuation, previous_line, span};
+use walk::{RECENT_LINES, SCRATCH, Scratch, Walk};
 #[cfg(test)]
 mod naive;
 #[cfg(test)]

@@ -1,6 +1,8 @@
 //! Tests of the engine's machinery: the prefilter keys' length, newline
 //! counting, the line cursor and backslash continuations.
 
+use super::text::{LineCursor, count_newlines};
+use super::walk::MAX_KEPT_ENTRIES;
 use super::*;
 
 /// One more trigger prefix can push the automaton past its 16-bit
