@@ -9,6 +9,9 @@
 //! (thousandths, 0–1000), and at [`THRESHOLD`] or above it adds one
 //! finding, `classifier.suspicious`, at [`SEVERITY`] — below every
 //! threshold a node refuses at by default — for a person to look at.
+//! Beside a rule's `Medium` finding, a score at [`THRESHOLD`] refuses the
+//! skill (`corroborate`): the one place it takes part in a refusal, and
+//! never without a rule's finding.
 //!
 //! # Model
 //!
@@ -30,6 +33,9 @@
 //! [`ScanReport::classifier`]: super::ScanReport::classifier
 
 use std::sync::OnceLock;
+
+mod corroborate;
+pub(crate) use corroborate::corroborated;
 
 use super::{Category, Finding, Severity};
 
