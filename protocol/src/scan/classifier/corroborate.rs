@@ -8,28 +8,28 @@
 //! much the whole text reads like the malicious skills it was trained on.
 //! Either alone is wrong too often to refuse a skill; both together are
 //! not: a skill whose rules found something `Medium` (and nothing that
-//! refuses it already) and whose score is at or above [`THRESHOLD`] gets
+//! refuses it already) and whose score is at or above [`CORROBORATES_AT`] gets
 //! `classifier.corroborated`, at [`SEVERITY`], on the line of its first
 //! `Medium` finding, which stays in the report beside it. A score alone
 //! still adds only `classifier.suspicious`, at `Low`; a `Medium` finding
 //! alone stays `Medium`.
 //!
-//! The threshold is the classifier's own, chosen on the TRAIN split for
-//! at most 3 % of its benign skills (`train_scan_model`), not tuned for
-//! this rule.
+//! [`CORROBORATES_AT`] is chosen by the training (`train_scan_model`) on
+//! the TRAIN split's out-of-fold scores, for at most 1 % of its benign
+//! skills; `classifier.suspicious`'s threshold allows 3 %.
 
-use super::THRESHOLD;
+use super::CORROBORATES_AT;
 use crate::scan::{Finding, Severity};
 
 /// Severity of `classifier.corroborated`: what a node refuses at by
-/// default (`DEFAULT_THRESHOLD`).
-pub const SEVERITY: Severity = Severity::High;
+/// default (`DEFAULT_CORROBORATES_AT`).
+pub(crate) const SEVERITY: Severity = Severity::High;
 
 /// The finding that refuses a skill whose rules found something `Medium`,
 /// nothing at [`SEVERITY`] or above, and whose `score` is at or above
-/// [`THRESHOLD`]; `None` otherwise. `findings` are the rules' findings.
+/// [`CORROBORATES_AT`]; `None` otherwise. `findings` are the rules' findings.
 pub(crate) fn corroborated(score: u16, findings: &[Finding]) -> Option<Finding> {
-    if score < THRESHOLD || findings.iter().any(|f| f.severity >= SEVERITY) {
+    if score < CORROBORATES_AT || findings.iter().any(|f| f.severity >= SEVERITY) {
         return None;
     }
     let medium =
@@ -40,12 +40,12 @@ pub(crate) fn corroborated(score: u16, findings: &[Finding]) -> Option<Finding> 
         severity: SEVERITY,
         line: medium.line,
         excerpt: format!(
-            "score {score}/1000 (threshold {THRESHOLD}) beside {} on line {}",
+            "score {score}/1000 (corroborates at {CORROBORATES_AT}) beside {} on line {}",
             medium.rule_id, medium.line
         ),
         message: format!(
-            "corroborated: the rules found {} (medium) and the second stage scores the skill at or above its \
-             threshold; together they refuse it, as neither would alone",
+            "corroborated: the rules found {} (medium) and the second stage scores the skill as reading like \
+             the malicious skills it was trained on; together they refuse it, as neither would alone",
             medium.rule_id
         ),
         file: medium.file.clone(),
@@ -72,8 +72,8 @@ mod tests {
     #[test]
     fn a_medium_finding_is_corroborated_at_the_threshold_and_not_one_below() {
         let findings = [finding("conceal.x", Severity::Low, 2), finding("prompt.y", Severity::Medium, 7)];
-        assert!(corroborated(THRESHOLD - 1, &findings).is_none());
-        let f = corroborated(THRESHOLD, &findings).expect("corroborated at the threshold");
+        assert!(corroborated(CORROBORATES_AT - 1, &findings).is_none());
+        let f = corroborated(CORROBORATES_AT, &findings).expect("corroborated at the threshold");
         assert_eq!((f.rule_id.as_str(), f.severity, f.line), ("classifier.corroborated", Severity::High, 7));
         assert!(f.excerpt.contains("prompt.y") && f.message.contains("prompt.y (medium)"), "{f:?}");
         assert_eq!(f.category, Category::PromptInjection);
@@ -100,7 +100,7 @@ mod tests {
         second.file = Some("scripts/b.sh".into());
         let mut first = finding("trojan.a", Severity::Medium, 4);
         first.file = Some("scripts/a.sh".into());
-        let f = corroborated(THRESHOLD, &[first, second]).expect("corroborated");
+        let f = corroborated(CORROBORATES_AT, &[first, second]).expect("corroborated");
         assert_eq!((f.line, f.file.as_deref()), (4, Some("scripts/a.sh")));
     }
 }
