@@ -14,9 +14,10 @@
 //!
 //! Model: logistic regression over the hashed features of
 //! `classifier::features`, L2-regularised, classes weighted to balance,
-//! full-batch Adam from zero (deterministic). The threshold is chosen on
-//! out-of-fold scores of TRAIN (5 folds): the lowest that keeps at most 3%
-//! of TRAIN's benign skills above it. Writes `src/scan/classifier/weights.bin`
+//! full-batch Adam from zero (deterministic). The thresholds are chosen on
+//! out-of-fold scores of TRAIN (5 folds): `THRESHOLD` the lowest that keeps
+//! at most 3% of TRAIN's benign skills above it, `CORROBORATES_AT` (the
+//! score that corroborates a rule's `Medium` finding into a refusal) 1%. Writes `src/scan/classifier/weights.bin`
 //! and prints the figures: TRAIN out-of-fold, HELD alone, and HELD with the
 //! rules (blocked by the rules, or scored above the threshold).
 
@@ -32,6 +33,9 @@ const L2: f32 = 1e-4;
 const RATE: f32 = 0.05;
 const FOLDS: usize = 5;
 const MAX_FALSE_POSITIVES: f64 = 0.03;
+/// The share of TRAIN's benign skills the corroboration threshold allows
+/// (out of fold): it takes part in a refusal, so it is stricter.
+const MAX_CORROBORATED_FALSE_POSITIVES: f64 = 0.01;
 
 struct Doc {
     name: String,
@@ -156,12 +160,15 @@ fn main() {
         }
     }
     let benign_oof: Vec<f32> = train_set.iter().filter(|&&i| !docs[i].malicious).map(|&i| oof[i]).collect();
-    let threshold = (0..=1000u16)
-        .find(|&t| {
-            rate(benign_oof.iter().filter(|&&p| thousandths(p) >= t).count(), benign_oof.len())
-                <= MAX_FALSE_POSITIVES
-        })
-        .unwrap_or(1000);
+    let lowest_within = |share: f64| {
+        (0..=1000u16)
+            .find(|&t| {
+                rate(benign_oof.iter().filter(|&&p| thousandths(p) >= t).count(), benign_oof.len()) <= share
+            })
+            .unwrap_or(1000)
+    };
+    let threshold = lowest_within(MAX_FALSE_POSITIVES);
+    let corroborates_at = lowest_within(MAX_CORROBORATED_FALSE_POSITIVES);
     let above = |p: f32| thousandths(p) >= threshold;
 
     let (bias, w) = train(&docs, &train_set);
@@ -193,7 +200,7 @@ fn main() {
     let rules = |i: usize| scanner.scan(&docs[i].body).is_blocked(DEFAULT_THRESHOLD);
     let model = |i: usize| above(probability(&docs[i].features, bias, &w));
     println!(
-        "trained on {} skills ({} malicious), threshold {threshold}/1000",
+        "trained on {} skills ({} malicious), threshold {threshold}/1000, corroborates at {corroborates_at}/1000",
         train_set.len(),
         count(&train_set, true, &|_| true).1
     );
@@ -201,8 +208,8 @@ fn main() {
     for (label, set, hit) in [
         ("TRAIN out-of-fold, classifier alone", &train_set, &oof_hit as &dyn Fn(usize) -> bool),
         ("HELD, classifier alone", &held_set, &model),
-        ("HELD, rules alone", &held_set, &rules),
-        ("HELD, rules or classifier", &held_set, &|i| rules(i) || model(i)),
+        ("HELD, the scanner (rules, corroborated)", &held_set, &rules),
+        ("HELD, the scanner or classifier alone", &held_set, &|i| rules(i) || model(i)),
     ] {
         let (tp, p) = count(set, true, hit);
         let (fp, n) = count(set, false, hit);
@@ -214,5 +221,8 @@ fn main() {
     }
     if threshold != ecp_protocol::scan::classifier::THRESHOLD {
         println!("note: set classifier::THRESHOLD to {threshold}");
+    }
+    if corroborates_at != ecp_protocol::scan::classifier::CORROBORATES_AT {
+        println!("note: set classifier::CORROBORATES_AT to {corroborates_at}");
     }
 }

@@ -245,7 +245,8 @@ pub struct ScanReport {
     /// the body reads like the malicious skills it was trained on. Beside
     /// the findings, never instead of them: at [`classifier::THRESHOLD`]
     /// it adds a `classifier.suspicious` finding of at most
-    /// [`classifier::SEVERITY`], and it never blocks by itself. `None` for
+    /// [`classifier::SEVERITY`], and it never blocks by itself — only
+    /// beside a rule's `Medium` finding (`classifier.corroborated`). `None` for
     /// a report made without it (a bundle's, or one stored before it
     /// existed), and then omitted from JSON.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -351,7 +352,8 @@ impl Scanner {
         let mut report = self.scan_rules(body);
         let score = classifier::score(body);
         report.classifier = Some(score);
-        if let Some(f) = classifier::finding(score) {
+        let corroborated = classifier::corroborated(score, &report.findings);
+        for f in classifier::finding(score).into_iter().chain(corroborated) {
             let at = report.findings.partition_point(|g| g.line <= f.line);
             report.findings.insert(at, f);
         }

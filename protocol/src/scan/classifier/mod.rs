@@ -9,6 +9,9 @@
 //! (thousandths, 0–1000), and at [`THRESHOLD`] or above it adds one
 //! finding, `classifier.suspicious`, at [`SEVERITY`] — below every
 //! threshold a node refuses at by default — for a person to look at.
+//! Beside a rule's `Medium` finding, a score at [`CORROBORATES_AT`]
+//! refuses the skill (`corroborate`): the one place it takes part in a
+//! refusal, and never without a rule's finding.
 //!
 //! # Model
 //!
@@ -31,6 +34,9 @@
 
 use std::sync::OnceLock;
 
+mod corroborate;
+pub(crate) use corroborate::corroborated;
+
 use super::{Category, Finding, Severity};
 
 /// Hash buckets: the model's feature count.
@@ -41,6 +47,11 @@ const MAX_BYTES: usize = 256 * 1024;
 /// Score (thousandths) at or above which `classifier.suspicious` is added:
 /// chosen on the TRAIN split for at most 3% of its benign skills.
 pub const THRESHOLD: u16 = 625;
+/// Score (thousandths) at or above which the classifier corroborates a
+/// rule's `Medium` finding (`classifier.corroborated`, which refuses):
+/// chosen on the TRAIN split, out of fold, for at most 1% of its benign
+/// skills — stricter than [`THRESHOLD`], as it takes part in a refusal.
+pub const CORROBORATES_AT: u16 = 701;
 /// Severity of `classifier.suspicious`: never a reason to refuse at the
 /// default threshold, nor at `Medium`.
 pub const SEVERITY: Severity = Severity::Low;
