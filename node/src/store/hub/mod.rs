@@ -48,8 +48,10 @@
 //! - `listen`: the LISTEN connection that follows other replicas' commits.
 //! - `search`: full-text search over the skills served (`GET /v1/search`).
 
+mod evidence;
 mod listen;
 mod merge;
+mod revoke;
 mod schema;
 mod search;
 
@@ -324,20 +326,24 @@ impl HubStore {
         let mut tx = conn.build_transaction().read_only(true).isolation_level(REPEATABLE).start()?;
         let summary = summary_in(&mut tx)?;
         let seq = summary.sequence;
+        let claims = evidence::served(&mut tx)?;
         let none: [&str; 0] = [];
         let mut rows = tx.query_raw(
-            "SELECT seq, packet, confidence, deprecated FROM hub_skills WHERE shareable ORDER BY seq",
+            "SELECT seq, packet, confidence, deprecated, name FROM hub_skills WHERE shareable ORDER BY seq",
             none,
         )?;
         while let Some(row) = postgres::fallible_iterator::FallibleIterator::next(&mut rows)? {
             let (frame, size) = packed::frame(rusqlite::types::ValueRef::Blob(row.get(1)))?;
+            let deprecated: bool = row.get(3);
+            // A tombstone carries no claims (SPEC §16.2.2).
+            let carried = if deprecated { None } else { claims.get(row.get::<_, &str>(4)) };
             visit(FeedRow {
                 seq: row.get(0),
                 frame: &frame,
                 size,
                 confidence: row.get(2),
-                deprecated: row.get(3),
-                claims: &[],
+                deprecated,
+                claims: carried.map_or(&[][..], Vec::as_slice),
             })?;
         }
         drop(rows);
@@ -352,6 +358,8 @@ impl HubStore {
         let rows = conn.query(
             "SELECT COALESCE(v.packet, s.packet) FROM hub_versions v JOIN hub_skills s ON s.name = v.name
              WHERE v.name = $1 AND v.integrity_hash = $2 AND s.shareable AND NOT s.deprecated AND NOT v.deprecated
+               AND NOT EXISTS (SELECT 1 FROM hub_revocations r
+                               WHERE r.name = v.name AND r.digest IN (v.integrity_hash, v.bundle_digest))
              ORDER BY v.version DESC",
             &[&name, &digest],
         )?;
@@ -362,6 +370,13 @@ impl HubStore {
             }
         }
         Ok(None)
+    }
+
+    /// The revocations recorded after sequence number `since` (every one
+    /// for 0), at most the newest 1,000, in sequence order, each with its
+    /// sequence number and as the JSON it travels as (`SPEC.md` §14.4).
+    pub fn revocations_after(&self, since: i64) -> Result<Vec<(i64, String)>, StoreError> {
+        revoke::after(&mut *self.pool.get()?, since)
     }
 
     /// Admits the nonce of a signed request by `key_id` for `keep` seconds
