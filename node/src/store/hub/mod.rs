@@ -3,7 +3,8 @@
 //! balancer serve one skill set (#18 item 5).
 //!
 //! What it holds is what serving needs: the skills and their kept
-//! versions, the quarantine (every refusal with its reason), the audit log,
+//! versions, the revocations taken (`SPEC.md` §14) and the outcome claims
+//! packets carried (§16), the quarantine (every refusal with its reason), the audit log,
 //! the per-origin and per-sender install counts, the keys origins are known
 //! by, the nonces of signed requests, and the hub's identity — its instance
 //! id and node key, which every replica serves as its own (the key itself
@@ -34,17 +35,28 @@
 //!   a cap per key), are rows of the database: they hold across replicas (the per-client request rate stays per replica — see
 //!   `deploy/hub/SIZING.md`).
 //!
+//! Revocations and outcome evidence are a node's (`revoke`, `evidence`): a
+//! revocation provably from the skill's origin is kept under a sequence
+//! number of its own and served with the feed by every replica, the hub
+//! goes back from the revoked version, which no replica serves again; the
+//! claims packets carry are kept per skill and observer and served on the
+//! skill's packets. A hub counts no outcomes of its own (its stats'
+//! `totalUses` stay 0): agents report to a node's `/v1/` API.
+//!
 //! What it does not do: anything that needs a folder (the skills folder,
 //! its import and projection, agents' folders, bundles' blobs), the local
-//! `/v1/` API but its search, federation with peers, revocations and outcome evidence. A
-//! bundle pushed to a hub is taken as its plain `SKILL.md`, as by any node
-//! without the `ecp-1.3` profile; the manifest lists only `versions`.
+//! `/v1/` API but its search, federation with peers, proposals. A bundle
+//! pushed to a hub is taken as its plain `SKILL.md` (its bundle digest kept
+//! beside it, for revocations), as by any node without the `ecp-1.3`
+//! profile; the manifest lists `versions` and `revocations`.
 //!
 //! # Layout
 //!
 //! - `mod.rs`: [`HubStore`] — connecting, the pool, the reads of serving.
 //! - `schema`: the tables and their versioned migrations.
 //! - `merge`: [`HubStore::merge`], a push in one transaction.
+//! - `revoke`: the revocations a push carries, taken and applied; those served.
+//! - `evidence`: the outcome claims packets carry, kept, weighed and served.
 //! - `listen`: the LISTEN connection that follows other replicas' commits.
 //! - `search`: full-text search over the skills served (`GET /v1/search`).
 

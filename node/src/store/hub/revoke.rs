@@ -80,7 +80,7 @@ impl Writer<'_, '_> {
                 // Held already (a relay's repeat): skipped unchecked (§14.5.2).
                 continue;
             }
-            let judged = checked.clone().and_then(|()| self.from_the_origin(r));
+            let judged = checked.clone().and_then(|()| self.origin_refusal(r));
             match judged {
                 Err(reason) => {
                     tracing::warn!(skill = %name, sender = %self.source, %reason, "revocation refused");
@@ -100,7 +100,7 @@ impl Writer<'_, '_> {
     }
 
     /// Why `r`, whose signature holds, is not provably from its origin here.
-    fn from_the_origin(&mut self, r: &Revocation) -> Result<(), String> {
+    fn origin_refusal(&mut self, r: &Revocation) -> Result<(), String> {
         let Some(signature) = &r.origin_signature else { return Err("revocation refused: unsigned".into()) };
         let instance = signature.instance.as_str();
         let held: Option<String> = self
