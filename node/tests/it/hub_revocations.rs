@@ -224,20 +224,24 @@ async fn a_revocation_not_provably_from_the_origin_changes_nothing_but_the_audit
     unsigned.origin_signature = None;
     let unknown_origin =
         revocation(&NodeKey::from_seed(&[11; 32]), "carol-desktop", "gamma", digest, "no key known");
+    // A name holding NUL, which PostgreSQL's TEXT refuses: refused, not a fault.
+    let mut nul = revocation(&key, ORIGIN, "alpha", digest, "nul");
+    nul.skill_name = "al\0pha".into();
     // A refused revocation is no packet (SPEC §14.5.3): the push is answered
     // 200 with nothing counted, as at a node (conformance REV-004).
-    let forged = vec![other_key, tampered, not_origin, unsigned, unknown_origin];
+    let forged = vec![other_key, tampered, not_origin, unsigned, unknown_origin, nul];
     let result = push_ok(&a, update(Vec::new(), forged)).await;
     assert_eq!(result["rejectedSkills"], 0, "{result}");
     assert!(result["conflicts"].as_array().is_none_or(Vec::is_empty), "{result}");
     let reasons = audited(&server, "forged", "rejected:revocation");
-    assert_eq!(reasons.len(), 5, "{reasons:?}");
+    assert_eq!(reasons.len(), 6, "{reasons:?}");
     for expected in [
         "is known here by key",
         "does not match this revocation",
         "only the origin revokes",
         "not signed",
         "knows no key of the origin \"carol-desktop\"",
+        "is not a skill name",
     ] {
         assert!(reasons.iter().any(|r| r.contains(expected)), "{expected}: {reasons:?}");
     }

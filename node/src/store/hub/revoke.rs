@@ -76,7 +76,10 @@ impl Writer<'_, '_> {
     pub(super) fn take_revocations(&mut self, revocations: &[Verified]) -> Result<(), StoreError> {
         for (i, (r, checked)) in revocations.iter().enumerate() {
             let name: String = r.skill_name.chars().take(128).collect();
-            if i < MAX_REVOCATIONS_PER_UPDATE && self.is_revoked(&r.skill_name, &r.digest)? {
+            // PostgreSQL's TEXT refuses NUL: such a name or digest is never held
+            // (the checks refuse it below).
+            let lookable = !r.skill_name.contains('\0') && !r.digest.contains('\0');
+            if i < MAX_REVOCATIONS_PER_UPDATE && lookable && self.is_revoked(&r.skill_name, &r.digest)? {
                 // Held already (a relay's repeat): skipped unchecked (§14.5.2).
                 continue;
             }
