@@ -18,7 +18,6 @@
 use std::collections::{HashMap, HashSet};
 
 use ecp_protocol::SkillPacket;
-use ecp_protocol::identity::is_key_id;
 use ecp_protocol::revocation::{self, MAX_REVOCATIONS_PER_UPDATE, Revocation};
 
 use super::merge::Writer;
@@ -72,54 +71,70 @@ pub(super) fn revoked_of(
 impl Writer<'_, '_> {
     /// Takes each of `revocations` that is provably from its origin, in
     /// order; refuses (audits) the others. Runs under the sequence number's
-    /// lock, before the packets of the same push are decided.
+    /// lock, before the packets of the same push are decided. What the
+    /// checks look up is read in three queries, not per revocation: the
+    /// lock is held, so only this loop changes it.
     pub(super) fn take_revocations(&mut self, revocations: &[Verified]) -> Result<(), StoreError> {
+        if revocations.is_empty() {
+            return Ok(());
+        }
+        // PostgreSQL's TEXT refuses NUL: such a name is never held (and the
+        // checks refuse it); a signed instance is printable, checked.
+        let names: Vec<&str> =
+            revocations.iter().map(|(r, _)| r.skill_name.as_str()).filter(|n| !n.contains('\0')).collect();
+        let instances: Vec<&str> = revocations
+            .iter()
+            .filter(|(_, checked)| checked.is_ok())
+            .filter_map(|(r, _)| r.origin_signature.as_ref().map(|s| s.instance.as_str()))
+            .collect();
+        let pairs = |rows: Vec<postgres::Row>| -> Vec<(String, String)> {
+            rows.into_iter().map(|row| (row.get(0), row.get(1))).collect()
+        };
+        let mut held: HashSet<(String, String)> =
+            pairs(self.tx.query("SELECT name, digest FROM hub_revocations WHERE name = ANY($1)", &[&names])?)
+                .into_iter()
+                .collect();
+        let origins: HashMap<String, String> =
+            pairs(self.tx.query("SELECT name, origin FROM hub_skills WHERE name = ANY($1)", &[&names])?)
+                .into_iter()
+                .collect();
+        let keys: HashMap<String, String> =
+            pairs(self.tx.query(
+                "SELECT instance, key_id FROM hub_origin_keys WHERE instance = ANY($1)",
+                &[&instances],
+            )?)
+            .into_iter()
+            .collect();
         for (i, (r, checked)) in revocations.iter().enumerate() {
-            let name: String = r.skill_name.chars().take(128).collect();
-            // PostgreSQL's TEXT refuses NUL: such a name or digest is never held
-            // (the checks refuse it below).
-            let lookable = !r.skill_name.contains('\0') && !r.digest.contains('\0');
-            if i < MAX_REVOCATIONS_PER_UPDATE && lookable && self.is_revoked(&r.skill_name, &r.digest)? {
+            let key = (r.skill_name.clone(), r.digest.clone());
+            if i < MAX_REVOCATIONS_PER_UPDATE && held.contains(&key) {
                 // Held already (a relay's repeat): skipped unchecked (§14.5.2).
                 continue;
             }
-            let judged = checked.clone().and_then(|()| self.origin_refusal(r));
+            let judged = checked.clone().and_then(|()| {
+                let signature =
+                    r.origin_signature.as_ref().ok_or_else(|| "revocation refused: unsigned".to_owned())?;
+                let origin = origins.get(&r.skill_name).map(String::as_str);
+                by_the_origin(
+                    &r.skill_name,
+                    signature,
+                    origin,
+                    keys.get(&signature.instance).map(String::as_str),
+                )
+            });
             match judged {
                 Err(reason) => {
+                    let name: String = r.skill_name.chars().take(128).collect();
                     tracing::warn!(skill = %name, sender = %self.source, %reason, "revocation refused");
                     self.audit(&name, "rejected:revocation", &reason)?;
                 }
-                Ok(()) => self.record(r)?,
+                Ok(()) => {
+                    self.record(r)?;
+                    held.insert(key);
+                }
             }
         }
         Ok(())
-    }
-
-    fn is_revoked(&mut self, name: &str, digest: &str) -> Result<bool, StoreError> {
-        let row = self
-            .tx
-            .query_opt("SELECT 1 FROM hub_revocations WHERE name = $1 AND digest = $2", &[&name, &digest])?;
-        Ok(row.is_some())
-    }
-
-    /// Why `r`, whose signature holds, is not provably from its origin here.
-    fn origin_refusal(&mut self, r: &Revocation) -> Result<(), String> {
-        let Some(signature) = &r.origin_signature else { return Err("revocation refused: unsigned".into()) };
-        let instance = signature.instance.as_str();
-        let held: Option<String> = self
-            .tx
-            .query_opt("SELECT origin FROM hub_skills WHERE name = $1", &[&r.skill_name])
-            .map_err(|e| e.to_string())?
-            .map(|row| row.get(0));
-        let known: Option<String> = if is_key_id(instance) {
-            None
-        } else {
-            self.tx
-                .query_opt("SELECT key_id FROM hub_origin_keys WHERE instance = $1", &[&instance])
-                .map_err(|e| e.to_string())?
-                .map(|row| row.get(0))
-        };
-        by_the_origin(&r.skill_name, signature, held.as_deref(), known.as_deref())
     }
 
     /// Records `r` (provably from its origin) under the next sequence
