@@ -9,12 +9,15 @@
 //! replica are served on the skill's packet by the other, the newest per
 //! observer, and the evidence rule refuses a skill reported failing.
 
+use std::time::Duration;
+
 use ecp_protocol::identity::NodeKey;
 use ecp_protocol::revocation::Revocation;
 use ecp_protocol::{KnowledgeUpdate, OutcomeClaim, SkillPacket, Timestamp};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
+use crate::cli::eventually;
 use crate::hub::{Replica, two_replicas};
 use crate::pg::{PgServer, start_or_skip};
 use crate::util::{ORIGIN, newer_version, packet_from, served_named, served_names};
@@ -130,7 +133,15 @@ async fn a_revocation_pushed_to_one_replica_is_served_and_obeyed_by_the_other_an
 
     let key = origin_key();
     let second = revocation(&key, ORIGIN, "alpha", &held.second.integrity_hash, "leaks the deploy token");
+    let heard = b.node.store().subscribe();
     let result = push_ok(&a, update(Vec::new(), vec![second.clone()])).await;
+    // B makes no request: NOTIFY tells it of the revocation's commit (the
+    // revocation and the version installed again: two sequence numbers).
+    eventually("replica B hears of the revocation", Duration::from_secs(20), || {
+        let seq = *heard.borrow();
+        async move { (seq >= seq_before + 2).then_some(()) }
+    })
+    .await;
     assert_eq!(
         (result["newSkills"].as_i64(), result["rejectedSkills"].as_i64()),
         (Some(0), Some(0)),
