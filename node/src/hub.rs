@@ -11,6 +11,10 @@
 //! (the token is `<data>/api-token`, as on a node: give every replica the
 //! same file); the rest (`not_on_a_hub`), the status page and bundles'
 //! blobs are not served (JSON 404s).
+//! Revocations pushed to any replica are taken as a node takes them (signed
+//! by the skill's origin), applied and served on by every replica (the
+//! `revocations` profile); outcome claims that packets carry are kept and
+//! served on them the same way (`store::hub`'s `revoke` and `evidence`).
 //! The replica keeps its metrics in a small library of its own under
 //! `<data>/hub-replica`, from which nothing is served. The hub's node key
 //! comes from the key file every replica is given (`hub_key_file`), else

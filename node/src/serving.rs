@@ -67,11 +67,11 @@ impl Serving {
     }
 
     /// The optional profiles served (the manifest's `profiles`): a hub
-    /// holds no blobs and takes no revocations.
+    /// holds no blobs and no proposals, and takes revocations as a node does.
     pub fn profiles(&self) -> Vec<String> {
         let listed: &[&str] = match self {
             Serving::Local(_) => &[PROFILE_ECP_1_3, PROFILE_VERSIONS, PROFILE_REVOCATIONS, PROFILE_PROPOSALS],
-            Serving::Hub(_) => &[PROFILE_VERSIONS],
+            Serving::Hub(_) => &[PROFILE_VERSIONS, PROFILE_REVOCATIONS],
         };
         listed.iter().map(|p| (*p).to_owned()).collect()
     }
@@ -132,7 +132,10 @@ impl Serving {
         }
     }
 
-    /// Uses and successes reported of every skill (none on a hub); blocking.
+    /// Uses and successes this node's agents reported of every skill
+    /// (`stats`, `SPEC.md` §3.4.1); blocking. None on a hub: agents report
+    /// to a node's local `/v1/` API, which a hub does not serve; the claims
+    /// others observed travel on its packets instead.
     pub fn outcome_totals(&self) -> Result<(i64, i64), StoreError> {
         match self {
             Serving::Local(library) => library.store().outcome_totals(),
@@ -140,11 +143,11 @@ impl Serving {
         }
     }
 
-    /// The revocations recorded after `since` (none on a hub); blocking.
+    /// The revocations recorded after `since`, the newest 1,000; blocking.
     pub fn revocations_after(&self, since: i64) -> Result<Vec<(i64, String)>, StoreError> {
         match self {
             Serving::Local(library) => library.store().revocations_after(since),
-            Serving::Hub(_) => Ok(Vec::new()),
+            Serving::Hub(hub) => hub.revocations_after(since),
         }
     }
 

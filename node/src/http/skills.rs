@@ -136,7 +136,11 @@ async fn feed(state: &AppState, seq: i64) -> Result<Arc<Feed>, ApiError> {
             // Shared ones only: how many skills a node keeps private is its own business.
             let extractions = summary.local_skills - summary.private_skills;
             let node = NodeStats { extractions, top_tags: summary.top_tags, uses, successes };
-            let revocations = serving.revocations_after(0)?;
+            // Those of the feed's own state: one recorded since its snapshot
+            // waits for the next feed (every replica of a hub then builds the
+            // same answer for one sequence number).
+            let mut revocations = serving.revocations_after(0)?;
+            revocations.retain(|(at, _)| *at <= seq);
             Ok::<_, ApiError>(
                 builder.finish(seq).with_node_stats(node).with_revocations(revocations).with_stamp(stamp),
             )

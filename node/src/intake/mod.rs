@@ -35,9 +35,9 @@ mod approve;
 mod bundles;
 pub(crate) mod hold_back;
 pub(crate) mod merge;
-mod outcomes;
+pub(crate) mod outcomes;
 mod review;
-mod revoke;
+pub(crate) mod revoke;
 mod withdraw;
 
 use ecp_protocol::SkillPacket;

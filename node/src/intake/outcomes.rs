@@ -18,7 +18,7 @@ use crate::store::{Store, StoreError, Tx, now};
 
 /// The claims each packet of `update` carries, by its index: taken before
 /// the merge, which stores packets without them.
-pub(super) fn carried(update: &KnowledgeUpdate) -> HashMap<usize, Vec<OutcomeClaim>> {
+pub(crate) fn carried(update: &KnowledgeUpdate) -> HashMap<usize, Vec<OutcomeClaim>> {
     update
         .skills
         .iter()

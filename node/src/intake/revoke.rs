@@ -9,6 +9,7 @@
 
 use ecp_protocol::identity::is_key_id;
 use ecp_protocol::revocation::{self, MAX_REVOCATIONS_PER_UPDATE, Revocation};
+use ecp_protocol::wire::OriginSignature;
 
 use crate::store::{Change, Source, StoreError, Tx};
 
@@ -63,20 +64,38 @@ pub(super) fn take(tx: &Tx<'_>, revocations: &[Revocation], source: &Source) -> 
 fn from_the_origin(tx: &Tx<'_>, r: &Revocation) -> Result<(), String> {
     let signature = revocation::verify(r).map_err(|e| format!("revocation refused: {e}"))?;
     let instance = signature.instance.as_str();
-    if let Some(held) = tx.view(&[&r.skill_name], false).map_err(|e| e.to_string())?.remove(&r.skill_name)
-        && held.origin != instance
+    let held = tx.view(&[&r.skill_name], false).map_err(|e| e.to_string())?.remove(&r.skill_name);
+    let known = if is_key_id(instance) {
+        None
+    } else {
+        tx.origin_keys_of([instance]).map_err(|e| e.to_string())?.remove(instance)
+    };
+    by_the_origin(&r.skill_name, signature, held.as_ref().map(|h| h.origin.as_str()), known.as_deref())
+}
+
+/// Why a revocation of `name` whose `signature` holds is not provably from
+/// the skill's origin, if it is not (`SPEC.md` §14.5.1): `held` is the
+/// origin of the version held of `name`, if one is; `known` the key the
+/// signing instance is known by, if one is. Shared with the hub's merge.
+pub(crate) fn by_the_origin(
+    name: &str,
+    signature: &OriginSignature,
+    held: Option<&str>,
+    known: Option<&str>,
+) -> Result<(), String> {
+    let instance = signature.instance.as_str();
+    if let Some(held) = held
+        && held != instance
     {
         return Err(format!(
-            "revocation refused: it is signed for {instance:?}, but this node holds {:?} from its origin {:?}; only \
-             the origin revokes its versions",
-            r.skill_name, held.origin
+            "revocation refused: it is signed for {instance:?}, but this node holds {name:?} from its origin \
+             {held:?}; only the origin revokes its versions"
         ));
     }
     if is_key_id(instance) {
         // The instance id is the key's own id, which the signature checked.
         return Ok(());
     }
-    let known = tx.origin_keys_of([instance]).map_err(|e| e.to_string())?.remove(instance);
     match known {
         Some(key) if key == signature.key_id => Ok(()),
         Some(key) => Err(format!(

@@ -300,7 +300,7 @@ async fn migrations_are_versioned_and_a_newer_schema_is_refused() {
                 .get::<_, String>(0)
         })
     };
-    assert_eq!(meta("schema"), "2");
+    assert_eq!(meta("schema"), "3");
     drop(first);
     // A second start migrates nothing and keeps the identity.
     let instance = meta("instance_id");

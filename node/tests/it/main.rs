@@ -138,3 +138,5 @@ mod hub;
 mod hub_search;
 // hub_review: the hub review's H2 (pushes never starve reads), H3 (a budget per signing key), H7 (the key file), H9 (one ETag, one body).
 mod hub_review;
+// hub_revocations: revocations and outcome claims on a hub — taken at one replica, served and obeyed by the other, forged ones refused, kept across restarts.
+mod hub_revocations;

@@ -1,7 +1,8 @@
 //! A push to the hub: the protocol's stages 1–4 on each packet alone
-//! ([`check_update`]: integrity, structure, the scan), then, in one
-//! PostgreSQL transaction, stage 5 on the view read under the lock
-//! ([`resolve_update`]), the per-origin and per-sender limits, and the
+//! ([`check_update`]: integrity, structure, the scan) and the signatures
+//! of its revocations, then, in one PostgreSQL transaction, its
+//! revocations (`revoke`), stage 5 on the view read under the lock
+//! ([`resolve_update`]), the outcome claims (`evidence`), the per-origin and per-sender limits, and the
 //! installs, quarantine (with the reason) and audit — the same decisions,
 //! limits and log lines as the SQLite node's merge
 //! ([`crate::intake::merge()`]), whose parts it uses.
@@ -20,12 +21,12 @@ use std::collections::HashMap;
 use ecp_protocol::merge::{SenderKind, Stage, check_update, content_key, origin_verified, resolve_update};
 use ecp_protocol::scan::Severity;
 use ecp_protocol::{
-    Decision, KnowledgeUpdate, MergeResult, PacketDecision, SkillKind, SkillPacket, StandardPolicy,
-    StoredSkill, Timestamp,
+    AcceptPolicy, Decision, KnowledgeUpdate, MergeResult, PacketDecision, SkillKind, SkillPacket,
+    StandardPolicy, StoredSkill, Timestamp,
 };
 use postgres::Transaction;
 
-use super::{CHANNEL, HubStore, packed};
+use super::{CHANNEL, HubStore, packed, revoke};
 use crate::decision_log::{self, Decisions, Verdict};
 use crate::intake::Sender;
 use crate::intake::hold_back::{admit, installs_by_origin, new_by_sender};
@@ -46,13 +47,23 @@ impl HubStore {
         policy: &StandardPolicy,
     ) -> Result<MergeResult, StoreError> {
         // A hub holds no blobs: a bundle is its plain SKILL.md, as for any
-        // node without the ecp-1.3 profile (SPEC §12.1.1); revocations are
-        // not a profile it lists.
+        // node without the ecp-1.3 profile (SPEC §12.1.1). Its bundle digest
+        // as received is kept beside it, for revocations naming it.
+        let bundles: Vec<String> =
+            update.skills.iter_mut().map(|p| std::mem::take(&mut p.bundle_digest)).collect();
+        let received_bundles: Vec<(String, String, String)> = update
+            .skills
+            .iter()
+            .zip(&bundles)
+            .filter(|(_, b)| !b.is_empty())
+            .map(|(p, b)| (p.skill_name.clone(), p.integrity_hash.clone(), b.clone()))
+            .collect();
         for packet in &mut update.skills {
             packet.files.clear();
-            packet.bundle_digest.clear();
         }
-        update.revocations.clear();
+        // Signatures are checked before the lock: only the lookups wait for it.
+        let revocations = revoke::verified(std::mem::take(&mut update.revocations));
+        let carried = crate::intake::outcomes::carried(&update);
         let source = sender.source().to_string();
         let ctx = sender.context(&self.instance_id);
         // A name holding NUL is never held (and PostgreSQL's TEXT refuses
@@ -76,16 +87,22 @@ impl HubStore {
             .get::<_, String>(0)
             .parse()
             .map_err(|_| StoreError::Corrupt("the hub's sequence number".into()))?;
-        // Stage 5 on what is held now, under the lock.
-        let view = view(&mut tx, &names, content)?;
-        let keyed = Keyed { skills: &view, keys: origin_keys(&mut tx, &signers)?, revoked: HashMap::new() };
-        let outcome = resolve_update(checked, &keyed, &ctx);
-        let at = unix_now();
         let limits = &self.limits;
+        let mut writer = Writer { tx, seq: first_seq, source: &source, depth: limits.history_depth };
+        // First the revocations (SPEC §14.5.4): a revoked version in this
+        // very update is then refused.
+        writer.take_revocations(&revocations)?;
+        // Stage 5 on what is held now, under the lock.
+        let view = view(&mut writer.tx, &names, content)?;
+        let revoked = revoke::revoked_of(&mut writer.tx, &names, &received_bundles)?;
+        let keyed = Keyed { skills: &view, keys: origin_keys(&mut writer.tx, &signers)?, revoked };
+        let outcome = resolve_update(checked, &keyed, &ctx);
+        let outcome = writer.weigh(outcome, &carried, sender, &self.instance_id, policy.evidence_rule())?;
+        let at = unix_now();
         let (by_origin, by_sender) =
             (installs_by_origin(&outcome.decisions), new_by_sender(&outcome.decisions, &sender.account));
         let excess = {
-            let counts = PgCounts(RefCell::new(&mut tx));
+            let counts = PgCounts(RefCell::new(&mut writer.tx));
             let mut excess = assess(&counts, Per::Origin, &limits.origin, &by_origin, at)?;
             excess.extend(assess(&counts, Per::Sender, &limits.sender, &by_sender, at)?);
             excess
@@ -94,9 +111,8 @@ impl HubStore {
             return Err(refused_whole(excess, sender).into());
         }
         let admitted = admit(outcome, &[]);
-        let mut writer = Writer { tx, seq: first_seq, source: &source, depth: limits.history_depth };
         let mut log = Decisions::default();
-        writer.apply(&admitted.decisions, &view, sender, limits.quarantine.body, &mut log)?;
+        writer.apply(&admitted.decisions, &view, sender, &bundles, limits.quarantine.body, &mut log)?;
         let Writer { mut tx, seq, .. } = writer;
         for d in admitted.decisions.iter().filter(|d| !matches!(d.decision, Decision::Rejected { .. })) {
             if let Some(signature) = &d.packet.origin_signature {
@@ -195,13 +211,13 @@ fn evict_quarantine(tx: &mut Transaction<'_>, entries: u64, bytes: u64) -> Resul
 }
 
 /// The writes of one merge, each change taking the next sequence number.
-struct Writer<'a, 't> {
-    tx: Transaction<'t>,
+pub(super) struct Writer<'a, 't> {
+    pub(super) tx: Transaction<'t>,
     /// The sequence number of the last change written.
-    seq: i64,
-    source: &'a str,
+    pub(super) seq: i64,
+    pub(super) source: &'a str,
     /// Superseded versions kept per skill.
-    depth: u64,
+    pub(super) depth: u64,
 }
 
 impl Writer<'_, '_> {
@@ -212,6 +228,7 @@ impl Writer<'_, '_> {
         decisions: &[PacketDecision],
         view: &HashMap<String, StoredSkill>,
         sender: &Sender,
+        bundles: &[String],
         body_cap: u64,
         log: &mut Decisions,
     ) -> Result<(), StoreError> {
@@ -220,7 +237,8 @@ impl Writer<'_, '_> {
             let name = d.packet.skill_name.as_str();
             match &d.decision {
                 Decision::New | Decision::Updated { .. } => {
-                    self.install(&d.packet, sender.reshares(&d.packet))?;
+                    let bundle = bundles.get(d.index).map_or("", String::as_str);
+                    self.install(&d.packet, sender.reshares(&d.packet), bundle)?;
                     let label = if d.decision == Decision::New { "new" } else { "updated" };
                     let reason = install_reason(d, view.get(name), sender);
                     self.audit(name, label, &reason)?;
@@ -254,9 +272,15 @@ impl Writer<'_, '_> {
         Ok(())
     }
 
-    /// Writes `packet` as the new current version of its skill, keeping
-    /// `depth` superseded versions.
-    fn install(&mut self, packet: &SkillPacket, shareable: bool) -> Result<(), StoreError> {
+    /// Writes `packet` as the new current version of its skill (received
+    /// as a bundle of digest `bundle`, or `""`), keeping `depth` superseded
+    /// versions.
+    pub(super) fn install(
+        &mut self,
+        packet: &SkillPacket,
+        shareable: bool,
+        bundle: &str,
+    ) -> Result<(), StoreError> {
         self.seq += 1;
         let recorded = now().to_string();
         let frame = packed::pack(&to_json(packet));
@@ -312,8 +336,9 @@ impl Writer<'_, '_> {
             ],
         )?;
         self.tx.execute(
-            "INSERT INTO hub_versions (name, version, seq, integrity_hash, deprecated, recorded_at, source)
-             VALUES ($1, $2, $3, $4, $5, $6, $7)",
+            "INSERT INTO hub_versions (name, version, seq, integrity_hash, deprecated, recorded_at, source,
+                                       bundle_digest)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
             &[
                 &packet.skill_name,
                 &version,
@@ -322,6 +347,7 @@ impl Writer<'_, '_> {
                 &packet.deprecated,
                 &recorded,
                 &self.source,
+                &bundle,
             ],
         )?;
         let oldest_kept = version - i64::try_from(self.depth).unwrap_or(i64::MAX).min(version);
@@ -374,7 +400,7 @@ impl Writer<'_, '_> {
         Ok(())
     }
 
-    fn audit(&mut self, skill: &str, action: &str, reason: &str) -> Result<(), StoreError> {
+    pub(super) fn audit(&mut self, skill: &str, action: &str, reason: &str) -> Result<(), StoreError> {
         self.tx.execute(
             "INSERT INTO hub_audit (at, source, skill, action, reason) VALUES ($1, $2, $3, $4, $5)",
             &[&now().to_string(), &self.source, &text(skill), &action, &text(reason)],

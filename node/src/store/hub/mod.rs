@@ -3,7 +3,8 @@
 //! balancer serve one skill set (#18 item 5).
 //!
 //! What it holds is what serving needs: the skills and their kept
-//! versions, the quarantine (every refusal with its reason), the audit log,
+//! versions, the revocations taken (`SPEC.md` §14) and the outcome claims
+//! packets carried (§16), the quarantine (every refusal with its reason), the audit log,
 //! the per-origin and per-sender install counts, the keys origins are known
 //! by, the nonces of signed requests, and the hub's identity — its instance
 //! id and node key, which every replica serves as its own (the key itself
@@ -34,22 +35,35 @@
 //!   a cap per key), are rows of the database: they hold across replicas (the per-client request rate stays per replica — see
 //!   `deploy/hub/SIZING.md`).
 //!
+//! Revocations and outcome evidence are a node's (`revoke`, `evidence`): a
+//! revocation provably from the skill's origin is kept under a sequence
+//! number of its own and served with the feed by every replica, the hub
+//! goes back from the revoked version, which no replica serves again; the
+//! claims packets carry are kept per skill and observer and served on the
+//! skill's packets. A hub counts no outcomes of its own (its stats'
+//! `totalUses` stay 0): agents report to a node's `/v1/` API.
+//!
 //! What it does not do: anything that needs a folder (the skills folder,
 //! its import and projection, agents' folders, bundles' blobs), the local
-//! `/v1/` API but its search, federation with peers, revocations and outcome evidence. A
-//! bundle pushed to a hub is taken as its plain `SKILL.md`, as by any node
-//! without the `ecp-1.3` profile; the manifest lists only `versions`.
+//! `/v1/` API but its search, federation with peers, proposals. A bundle
+//! pushed to a hub is taken as its plain `SKILL.md` (its bundle digest kept
+//! beside it, for revocations), as by any node without the `ecp-1.3`
+//! profile; the manifest lists `versions` and `revocations`.
 //!
 //! # Layout
 //!
 //! - `mod.rs`: [`HubStore`] — connecting, the pool, the reads of serving.
 //! - `schema`: the tables and their versioned migrations.
 //! - `merge`: [`HubStore::merge`], a push in one transaction.
+//! - `revoke`: the revocations a push carries, taken and applied; those served.
+//! - `evidence`: the outcome claims packets carry, kept, weighed and served.
 //! - `listen`: the LISTEN connection that follows other replicas' commits.
 //! - `search`: full-text search over the skills served (`GET /v1/search`).
 
+mod evidence;
 mod listen;
 mod merge;
+mod revoke;
 mod schema;
 mod search;
 
@@ -324,20 +338,24 @@ impl HubStore {
         let mut tx = conn.build_transaction().read_only(true).isolation_level(REPEATABLE).start()?;
         let summary = summary_in(&mut tx)?;
         let seq = summary.sequence;
+        let claims = evidence::served(&mut tx)?;
         let none: [&str; 0] = [];
         let mut rows = tx.query_raw(
-            "SELECT seq, packet, confidence, deprecated FROM hub_skills WHERE shareable ORDER BY seq",
+            "SELECT seq, packet, confidence, deprecated, name FROM hub_skills WHERE shareable ORDER BY seq",
             none,
         )?;
         while let Some(row) = postgres::fallible_iterator::FallibleIterator::next(&mut rows)? {
             let (frame, size) = packed::frame(rusqlite::types::ValueRef::Blob(row.get(1)))?;
+            let deprecated: bool = row.get(3);
+            // A tombstone carries no claims (SPEC §16.2.2).
+            let carried = if deprecated { None } else { claims.get(row.get::<_, &str>(4)) };
             visit(FeedRow {
                 seq: row.get(0),
                 frame: &frame,
                 size,
                 confidence: row.get(2),
-                deprecated: row.get(3),
-                claims: &[],
+                deprecated,
+                claims: carried.map_or(&[][..], Vec::as_slice),
             })?;
         }
         drop(rows);
@@ -352,6 +370,8 @@ impl HubStore {
         let rows = conn.query(
             "SELECT COALESCE(v.packet, s.packet) FROM hub_versions v JOIN hub_skills s ON s.name = v.name
              WHERE v.name = $1 AND v.integrity_hash = $2 AND s.shareable AND NOT s.deprecated AND NOT v.deprecated
+               AND NOT EXISTS (SELECT 1 FROM hub_revocations r
+                               WHERE r.name = v.name AND r.digest IN (v.integrity_hash, v.bundle_digest))
              ORDER BY v.version DESC",
             &[&name, &digest],
         )?;
@@ -362,6 +382,13 @@ impl HubStore {
             }
         }
         Ok(None)
+    }
+
+    /// The revocations recorded after sequence number `since` (every one
+    /// for 0), at most the newest 1,000, in sequence order, each with its
+    /// sequence number and as the JSON it travels as (`SPEC.md` §14.4).
+    pub fn revocations_after(&self, since: i64) -> Result<Vec<(i64, String)>, StoreError> {
+        revoke::after(&mut *self.pool.get()?, since)
     }
 
     /// Admits the nonce of a signed request by `key_id` for `keep` seconds

@@ -106,6 +106,42 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE hub_skills ADD COLUMN search TSVECTOR;
     CREATE INDEX hub_skills_search ON hub_skills USING GIN (search);
     "#,
+    // 3 (#18 item 5): revocations (SPEC §14) and outcome evidence (SPEC
+    // §16), shared by every replica. A revocation taken is kept as it
+    // travels (`revocation`, JSON) under a sequence number of its own; a
+    // version's bundle digest as received is kept beside its hash (the hub
+    // serves a bundle as its SKILL.md alone) so that a revocation naming it
+    // finds the version — '' for rows from before this migration and for
+    // plain skills. Claims: the newest per skill and observer, with who
+    // delivered it and the trust it came at (the node's `outcome_claims`).
+    r#"
+    CREATE TABLE hub_revocations (
+        name        TEXT NOT NULL,
+        digest      TEXT NOT NULL,
+        origin      TEXT NOT NULL,
+        key_id      TEXT NOT NULL,
+        reason      TEXT NOT NULL,
+        seq         BIGINT NOT NULL,
+        recorded_at TEXT NOT NULL,
+        revocation  TEXT NOT NULL,
+        PRIMARY KEY (name, digest)
+    );
+    CREATE INDEX hub_revocations_seq ON hub_revocations (seq);
+    ALTER TABLE hub_versions ADD COLUMN bundle_digest TEXT NOT NULL DEFAULT '';
+    CREATE TABLE hub_outcome_claims (
+        name      TEXT NOT NULL,
+        observer  TEXT NOT NULL,
+        uses      BIGINT NOT NULL,
+        successes BIGINT NOT NULL,
+        failures  BIGINT NOT NULL,
+        streak    BIGINT NOT NULL,
+        at        TEXT NOT NULL,
+        sender    TEXT NOT NULL,
+        trust     DOUBLE PRECISION NOT NULL,
+        received  TEXT NOT NULL,
+        PRIMARY KEY (name, observer)
+    );
+    "#,
 ];
 
 /// The schema version this build knows.
