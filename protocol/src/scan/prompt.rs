@@ -112,8 +112,13 @@ pub(super) fn rules() -> Vec<Rule> {
             // (`__SYSTEM__:` starts no word): the pattern is anchored at the
             // line's start, so a line that only mentions the system costs
             // one short regex run.
-            &["*system*", "*admin*", "*root*", "*operator*", "<|", "<<sys", "[inst", "[/inst", "<system", "</system"],
-            r"^[\s>*#_\-\[(|]*(?:system|admin|administrator|root|operator)(?:\s+(?:message|override|notice|prompt|instructions?|update|directive|alert|note|command))?[\])*_\s|]*:\s*\S|<\|im_start\|>|<\|im_end\|>|<\|system\|>|<\|endoftext\|>|<\|start_header_id\|>|<<sys>>|\[/?inst\]|</?system>",
+            // A notice under another speaker's name ("**Platform notice
+            // (automated):**") speaks for the system too.
+            &[
+                "*system*", "*admin*", "*root*", "*operator*", "<|", "<<sys", "[inst", "[/inst", "<system", "</system",
+                "*notice*", "*directive*", "*bulletin*",
+            ],
+            r"^[\s>*#_\-\[(|]*(?:system|admin|administrator|root|operator)(?:\s+(?:message|override|notice|prompt|instructions?|update|directive|alert|note|command))?[\])*_\s|]*:\s*\S|^[\s>*#_\-\[(|]*(?:platform|security|compliance|policy|governance|automated|automation|workspace|org|organi[sz]ation|it|ops|infrastructure|deployment|release|ci|runtime|orchestrator)\s+(?:notices?|directives?|bulletins?)(?:\s*\([^)\n]{0,30}\))?[\])*_\s|]*:\s*\S|<\|im_start\|>|<\|im_end\|>|<\|system\|>|<\|endoftext\|>|<\|start_header_id\|>|<<sys>>|\[/?inst\]|</?system>",
         )
         .assess(fake_system_message),
         Rule::new(
@@ -207,7 +212,7 @@ fn not_conditional(h: &Hit<'_>) -> Option<Severity> {
 
 static DIRECTIVE: Lazy = LazyLock::new(|| {
     compile(
-        r"\b(?:ignore|disregard|must|override|now|instructions?|priority|mode|authori[sz]\w*|before|do\s+not|execute|run|read|send|include|you|assistant|agent)\b",
+        r"\b(?:ignore|disregard|must|override|now|instructions?|priority|mode|authori[sz]\w*|before|do\s+not|execute|run|read|send|include|you|assistants?|agents?|cleared|approved|permitted|without|skip|proceed)\b",
     )
 });
 
@@ -220,8 +225,23 @@ fn fake_system_message(h: &Hit<'_>) -> Option<Severity> {
     }
     let rest = h.tail();
     let rest = rest.split_once(':').map_or("", |(_, r)| r);
+    let speaker = m.trim_start_matches(|c: char| !c.is_ascii_alphabetic());
+    if !SPEAKERS.iter().any(|w| speaker.starts_with(w)) {
+        // A notice under another name ("Security notice: rotate keys
+        // yearly") is often the skill's own: forged only when it orders
+        // agents about.
+        return (AGENTS.is_match(rest.as_bytes()) && DIRECTIVE.is_match(rest.as_bytes())).then_some(h.base);
+    }
     DIRECTIVE.is_match(rest.as_bytes()).then_some(h.base)
 }
+
+/// The speakers a forged system turn names itself by.
+const SPEAKERS: [&str; 4] = ["system", "admin", "root", "operator"];
+
+/// Agents addressed as a class: what a forged notice speaks to.
+static AGENTS: Lazy = LazyLock::new(|| {
+    compile(r"\b(?:agents?|assistants?|ai|models?|llms?|bots?|automation|automated\s+tools?)\b")
+});
 
 static NEGATED_ACTION: Lazy =
     LazyLock::new(|| compile(r"\b(?:never|do\s+not|don'?t|must\s+not|should\s+not|shouldn'?t)\s+(?:\w+)"));

@@ -222,4 +222,26 @@ pub(super) const TRIGGERS: &[&str] = &[
     "without reveal*",
     "without noting",
     "without flagging",
+    // #14 s21 t3 (`steer`): a report fixed against the evidence, a denial
+    // about the agent, authority claimed to license an act; the agent's
+    // acts kept out of the conversation.
+    "regardless",
+    "no matter",
+    "irrespective",
+    "even if",
+    "as clean",
+    "as passing",
+    "as green",
+    "as safe",
+    "user asks",
+    "deny",
+    "admit",
+    "signed off",
+    "signed this off",
+    "sanctioned",
+    "cleared for",
+    "settled with",
+    "out of the conv*",
+    "in the chat",
+    "stay out of",
 ];
