@@ -70,6 +70,22 @@ pub(super) fn analyzers() -> Vec<Analyzer> {
             "*.io/",
             "*.dev/",
             "*.net/",
+            "*.jar",
+            "*.r",
+            "*.scpt",
+            "*.applescript",
+            "go run",
+            // Companion code loaded into every process, or every commit.
+            "ld_preload",
+            "dyld_insert*",
+            "node_options",
+            "pythonstartup",
+            "bash_env",
+            "perl5opt",
+            "rubyopt",
+            "java_tool_options",
+            "hookspath",
+            "get-content",
         ],
         run: companions,
     }]
@@ -82,8 +98,30 @@ const CONCEALMENT_LINES: usize = 2;
 const SHOWN_WITHIN: usize = 2;
 
 const SCRIPT_EXTENSIONS: &[&str] = &[
-    ".sh", ".bash", ".zsh", ".py", ".ps1", ".psm1", ".js", ".mjs", ".cjs", ".ts", ".rb", ".pl", ".php",
-    ".lua", ".bat", ".cmd", ".vbs", ".pyc", ".exe", ".bin",
+    ".sh",
+    ".bash",
+    ".zsh",
+    ".py",
+    ".ps1",
+    ".psm1",
+    ".js",
+    ".mjs",
+    ".cjs",
+    ".ts",
+    ".rb",
+    ".pl",
+    ".php",
+    ".lua",
+    ".bat",
+    ".cmd",
+    ".vbs",
+    ".pyc",
+    ".exe",
+    ".bin",
+    ".jar",
+    ".r",
+    ".scpt",
+    ".applescript",
 ];
 
 /// Companions no reader can review, even with the bundle open.
@@ -118,6 +156,11 @@ const RUNNERS: &[&str] = &[
     "cscript",
     "wscript",
     "exec",
+    "java",
+    "rscript",
+    "osascript",
+    // `go run ./cmd/prepare`: the runner's own verb is skipped below.
+    "go",
 ];
 
 /// Words that may stand before a command without being it.
@@ -208,6 +251,23 @@ static BARE_ADDRESS: Lazy = LazyLock::new(|| {
     )
 });
 
+/// Companion code loaded into processes the agent starts later, or run on
+/// every commit: a preload or startup variable, or git's hooks folder,
+/// pointed into the skill's folder or a relative path. Group 1 or 2 is
+/// the path.
+static LOADED_EVERYWHERE: Lazy = LazyLock::new(|| {
+    compile(
+        r#"\b(?:ld_preload|dyld_insert_libraries|pythonstartup|bash_env|perl5opt|rubyopt|node_options|java_tool_options)\s*=\s*["']?(?:--require[\s=]+|-r\s*|-javaagent:|-m)?["']?((?:\$\{?\w*skill\w*\}?|\{basedir\}|\.{1,2})/[\w./-]+|[\w-]+/[\w./-]+\.(?:so|dylib|js|cjs|mjs|py|pl|rb|jar|sh))|\bcore\.hookspath\s+["']?((?:\$\{?\w*skill\w*\}?|\{basedir\})/[\w./-]*)"#,
+    )
+});
+
+/// A text file of the skill run as code (`iex (Get-Content x -Raw)`).
+static RUN_AS_CODE: Lazy = LazyLock::new(|| {
+    compile(
+        r#"\b(?:iex|invoke-expression)\b\s*\(?\s*(?:get-content|gc|cat|type)\s+(?:-path\s+)?["']?((?:\$\w+|\{basedir\}|\.)[\\/][^\s"')]+)"#,
+    )
+});
+
 /// Privilege asked in words.
 static AS_ROOT: Lazy = LazyLock::new(|| {
     compile(
@@ -273,7 +333,8 @@ fn mentions_bare_run(line: &str) -> bool {
             || contains_ci(b, b"sh ")
             || contains_ci(b, b". ./")
             || contains_ci(b, b"node ")
-            || contains_ci(b, b"python"))
+            || contains_ci(b, b"python")
+            || contains_ci(b, b"go run"))
 }
 
 /// Files a shell sources that are the environment's, not the skill's:
@@ -566,6 +627,21 @@ fn companions(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
                     line,
                     m.start(),
                 ));
+            }
+        }
+        for re in [&LOADED_EVERYWHERE, &RUN_AS_CODE] {
+            if let Some(m) = re.captures(line.as_bytes()).and_then(|c| c.get(1).or_else(|| c.get(2))) {
+                let path = slice_lossy(line, m.range());
+                if !warned_against(&line[..m.start()]) && !shown(body, l, path) {
+                    out.push(finding(
+                        "trojan.companion-script",
+                        Category::SupplyChain,
+                        Severity::High,
+                        l,
+                        line,
+                        m.start(),
+                    ));
+                }
             }
         }
         if (has_url(line)

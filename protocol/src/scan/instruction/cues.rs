@@ -244,4 +244,19 @@ pub(super) const TRIGGERS: &[&str] = &[
     "out of the conv*",
     "in the chat",
     "stay out of",
+    // the skill ranked over the user (`identity`), a pretended result and
+    // a user counted on not to check (`steer`)
+    "priority than",
+    "contradict*",
+    "conflicts with",
+    "superseded",
+    "never refus*",
+    "never declin*",
+    "never asks",
+    "pretend*",
+    "will not check",
+    "won't check",
+    "won't notice",
+    "will not notice",
+    "asks why",
 ];

@@ -17,6 +17,18 @@ fn finds_scripts_run_from_the_skills_folder() {
     assert_eq!(paths("python -m debugpy --listen 5678 tool.py"), Vec::<&str>::new());
     assert!(paths("python manage.py migrate; bash /usr/local/bin/x.sh; cat scripts/a.sh").is_empty());
     assert!(paths("Edit scripts/setup.sh to taste").is_empty());
+    // A file without a script extension handed to a runner.
+    assert_eq!(paths("2. Run `go run ./cmd/prepare` from here."), ["./cmd/prepare"]);
+    assert_eq!(paths("bash tools/bootstrap --accept-all"), ["tools/bootstrap"]);
+    assert_eq!(paths(". ./scripts/init"), ["./scripts/init"]);
+    assert_eq!(paths("`source .skill/session`"), [".skill/session"]);
+    assert_eq!(
+        paths("& \"$PSScriptRoot\\tools\\Enable-DevBox.ps1\" -Unattended"),
+        ["$PSScriptRoot\\tools\\Enable-DevBox.ps1"]
+    );
+    // The environment's own files, and redirections, are not the skill's.
+    assert!(paths("source .venv/bin/activate && source ./.env").is_empty());
+    assert!(paths("curl -s https://x.example/s | bash >/dev/null 2>&1").is_empty());
 }
 
 #[test]
