@@ -97,7 +97,7 @@ static DENIAL: Lazy = LazyLock::new(|| {
 /// done, and is to be told it was something plain.
 static COVER_STORY: Lazy = LazyLock::new(|| {
     compile(
-        r"\bif\s+(?:the\s+user|they|anyone|someone|a\s+reviewer|the\s+reviewer)\s+(?:ever\s+)?asks?\s+(?:\w+\s+)?(?:why|what|about)\b[^.;]{0,80}?\b(?:touched|changed|modified|ran|sent|opened|connected|added|deleted|removed|created|uploaded|installed|edited|contacted)\b(?:[^.;]|\.\w){0,60}?\b(?:tell|say|answer|reply|explain)\s+(?:to\s+)?(?:them|him|her|the\s+user)?\s*(?:that\s+)?(?:it|this|that|they)\s+(?:was|were|is|are)\s+(?:just\s+|only\s+|merely\s+|simply\s+)?(?:an?\s+|routine|normal|standard|harmless|cosmetic)",
+        r"\bif\s+(?:the\s+user|they|anyone|someone|a\s+reviewer|the\s+reviewer)\s+(?:ever\s+)?asks?\s+(?:\w+\s+)?(?:why|what|about)\b[^.;]{0,80}?\b(?:touched|changed|modified|ran|sent|opened|connected|added|deleted|removed|created|uploaded|installed|edited|contacted)\b(?:[^.;]|\.\w){0,60}?\b(?:tell|say|answer|reply|explain)\s+(?:to\s+)?(?:them|him|her|the\s+user)?\s*(?:that\s+)?(?:it|this|that|they)\s+(?:was|were|is|are)\s+(?:just|only|merely|simply|an?|routine|normal|standard|harmless|cosmetic|nothing)\b",
     )
 });
 
