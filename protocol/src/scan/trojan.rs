@@ -159,8 +159,14 @@ const RUNNERS: &[&str] = &[
     "java",
     "rscript",
     "osascript",
-    // `go run ./cmd/prepare`: the runner's own verb is skipped below.
+    // `go run ./cmd/prepare`, `uv run x.py`: the runner's own verb is
+    // skipped below.
     "go",
+    "uv",
+    "poetry",
+    "pipenv",
+    "pdm",
+    "hatch",
 ];
 
 /// Words that may stand before a command without being it.
@@ -413,6 +419,8 @@ pub(super) fn runs(line: &str) -> Vec<(&str, usize)> {
         } else if (command_position || starts_code) && listed(RUNNERS) {
             runner = true;
             command_position = false;
+        } else if runner && listed(RUNNERS) {
+            // `poetry run python x.py`: one runner hands over to another.
         } else if runner && t == "run" {
             // `deno run ./x.ts`, `bun run ./x.ts`: the runner's own verb.
         } else if runner && (t == "-m" || t == "-c" || t == "-e") {

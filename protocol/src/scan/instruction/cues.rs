@@ -259,4 +259,17 @@ pub(super) const TRIGGERS: &[&str] = &[
     "won't notice",
     "will not notice",
     "asks why",
+    // an origin obeyed in other words, the conversation sent out, the
+    // agent's replies kept from mentioning something
+    "what it says",
+    "what they say",
+    "so far",
+    "system prompt",
+    "your responses",
+    "your replies",
+    "your answers",
+    "your output",
+    "whether or not",
+    "out of the diff",
+    "you show them",
 ];
