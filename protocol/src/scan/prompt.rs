@@ -3,8 +3,12 @@
 //!
 //! "Ignore previous instructions", "you are now in developer mode", "the
 //! administrator has authorized", a fake `SYSTEM:` line, instructions hidden
-//! in an HTML comment; and phrases that keep the user out of the loop ("do
-//! not mention this to the user", "silently upload"). A warning on the line
+//! in an HTML comment, a notice under another speaker's name that orders
+//! agents about ("**Platform notice:** agents here are cleared for…"), a
+//! label that claims to replace the agent's instructions ("New
+//! instructions: …"); and phrases that keep the user out of the loop ("do
+//! not mention this to the user", "silently upload", "do not wait for the
+//! user to review"). A warning on the line
 //! never lowers these: "do not tell the user" *is* the attack. Prose wraps,
 //! so each phrase may continue on the next line; `W` below is the gap
 //! between words, which may also cross a blockquote marker or emphasis.
@@ -116,9 +120,10 @@ pub(super) fn rules() -> Vec<Rule> {
             // (automated):**") speaks for the system too.
             &[
                 "*system*", "*admin*", "*root*", "*operator*", "<|", "<<sys", "[inst", "[/inst", "<system", "</system",
-                "*notice*", "*directive*", "*bulletin*", "*instruction*", "*orders*",
+                "*notice*", "*directive*", "*bulletin*", "*instruction*", "*orders*", "<admin", "</admin", "<operator",
+                "</operator", "<override", "</override", "<sudo", "</sudo",
             ],
-            r"^[\s>*#_\-\[(|]*(?:system|admin|administrator|root|operator)(?:[\])*_\s|]*(?:(?:priority|urgent|important|new)\s+)?(?:message|override|notice|prompt|instructions?|update|directive|alert|note|command))?[\])*_\s|]*:\s*\S|^[\s>*#_\-\[(|=]*(?:new|updated|real|actual|revised|additional|hidden|secret)\s+(?:instructions?|directives?|orders)[\])*_\s|=]*:\s*\S|^[\s>*#_\-\[(|]*(?:platform|security|compliance|policy|governance|automated|automation|workspace|org|organi[sz]ation|it|ops|infrastructure|deployment|release|ci|runtime|orchestrator)\s+(?:notices?|directives?|bulletins?)(?:\s*\([^)\n]{0,30}\))?[\])*_\s|]*:\s*\S|<\|im_start\|>|<\|im_end\|>|<\|system\|>|<\|endoftext\|>|<\|start_header_id\|>|<<sys>>|\[/?inst\]|</?system>",
+            r"^[\s>*#_\-\[(|]*(?:system|admin|administrator|root|operator)(?:[\])*_\s|]*(?:(?:priority|urgent|important|new)\s+)?(?:message|override|notice|prompt|instructions?|update|directive|alert|note|command))?[\])*_\s|]*:\s*\S|^[\s>*#_\-\[(|=]*(?:new|updated|real|actual|revised|additional|hidden|secret)\s+(?:instructions?|directives?|orders)[\])*_\s|=]*:\s*\S|^[\s>*#_\-\[(|]*(?:platform|security|compliance|policy|governance|automated|automation|workspace|org|organi[sz]ation|it|ops|infrastructure|deployment|release|ci|runtime|orchestrator)\s+(?:notices?|directives?|bulletins?)(?:\s*\([^)\n]{0,30}\))?[\])*_\s|]*:\s*\S|</?(?:admin|operator|override|sudo)>|<\|im_start\|>|<\|im_end\|>|<\|system\|>|<\|endoftext\|>|<\|start_header_id\|>|<<sys>>|\[/?inst\]|</?system>",
         )
         .assess(fake_system_message),
         Rule::new(

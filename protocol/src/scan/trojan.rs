@@ -9,12 +9,26 @@
 //!   harmless skills ship helper scripts; the bundle's own scan judges the
 //!   file itself), `High` when run with privilege (`sudo bash ./x.sh`,
 //!   `-ExecutionPolicy Bypass`) or with concealment nearby ("without
-//!   reading it", "don't open it", output thrown away).
+//!   reading it", "don't open it", "nothing in it worth reviewing", output
+//!   thrown away), or when it is sourced (`source x`, `. x`): a sourced
+//!   file runs in the agent's own shell and can redefine every command the
+//!   later steps run. A runner given a file without a script extension
+//!   (`bash tools/bootstrap`, `. ./scripts/init`, `go run ./cmd/prep`)
+//!   counts; a virtual environment's `activate` and dotenv files do not.
+//!   Also `High`: companion code loaded everywhere (a preload or startup
+//!   variable such as `LD_PRELOAD`, `NODE_OPTIONS=--require`,
+//!   `PYTHONSTARTUP`, or `core.hooksPath`, pointed at the skill's files; an
+//!   `alias git=` to one), or a skill file run as code or loaded into the
+//!   session (`iex (Get-Content …)`, `source <(cat …)`, `Import-Module
+//!   "$PSScriptRoot\…"`).
 //! - `trojan.fetch-and-run`: prose telling the agent to fetch something
 //!   from a URL and run it ("download the setup script from https://… and
 //!   run it", "execute the installer at https://…"). `High` for a script
 //!   or a bare IP address, `Medium` for a vendor's installer package
-//!   (`.msi`, `.dmg`), `Critical` with concealment. The same in commands
+//!   (`.msi`, `.dmg`), `Critical` with concealment; a helper or a script
+//!   fetched is `High`. The fetch may be asked on the line before its
+//!   address, and the address may lack its scheme
+//!   (`github.com/acme/tool/releases/latest`). The same in commands
 //!   (`curl -o x.sh …; bash x.sh`) is the `remote` family's.
 //!
 //! A line that warns against the command ("never run `./setup.sh` without
@@ -86,6 +100,9 @@ pub(super) fn analyzers() -> Vec<Analyzer> {
             "java_tool_options",
             "hookspath",
             "get-content",
+            "<(cat",
+            "import-module",
+            "alias",
         ],
         run: companions,
     }]
@@ -267,10 +284,12 @@ static LOADED_EVERYWHERE: Lazy = LazyLock::new(|| {
     )
 });
 
-/// A text file of the skill run as code (`iex (Get-Content x -Raw)`).
+/// A file of the skill run as code or loaded into the session (`iex
+/// (Get-Content x -Raw)`, `source <(cat x)`, `Import-Module .\x`), or
+/// put in front of a command every later step runs (`alias git=…`).
 static RUN_AS_CODE: Lazy = LazyLock::new(|| {
     compile(
-        r#"\b(?:iex|invoke-expression)\b\s*\(?\s*(?:get-content|gc|cat|type)\s+(?:-path\s+)?["']?((?:\$\w+|\{basedir\}|\.)[\\/][^\s"')]+)"#,
+        r#"(?:\bsource|(?:^|[\s`;&(])\.)\s+<\(\s*cat\s+["']?((?:\$\{?\w+\}?|\{basedir\}|\.)/[^\s"'`)]*[\w/\\])|\bimport-module\s+["']?((?:\$psscriptroot|\$\{?\w*skill\w*\}?|\{basedir\}|\.)[\\/][^\s"'`)]*[\w/\\])|\balias\s+(?:git|sudo|ssh|npm|pip|python3?|node|docker|kubectl|cd|ls|curl)=["']?((?:\$\{?\w*skill\w*\}?|\{basedir\}|\.)/[^\s"'`)]*[\w/\\])|\b(?:iex|invoke-expression)\b\s*\(?\s*(?:get-content|gc|cat|type)\s+(?:-path\s+)?["']?((?:\$\w+|\{basedir\}|\.)[\\/][^\s"'`)]*[\w/\\])"#,
     )
 });
 
@@ -638,7 +657,8 @@ fn companions(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
             }
         }
         for re in [&LOADED_EVERYWHERE, &RUN_AS_CODE] {
-            if let Some(m) = re.captures(line.as_bytes()).and_then(|c| c.get(1).or_else(|| c.get(2))) {
+            let caps = re.captures(line.as_bytes());
+            if let Some(m) = caps.and_then(|c| (1..c.len()).find_map(|i| c.get(i))) {
                 let path = slice_lossy(line, m.range());
                 if !warned_against(&line[..m.start()]) && !shown(body, l, path) {
                     out.push(finding(

@@ -11,7 +11,10 @@
 //!   about: it reaches the network or registers somewhere, it is too long
 //!   or too compiled to show, it is to be taken as is, it runs forced,
 //!   quiet, privileged, from a package lifecycle hook or wired into every
-//!   shell, the reader is told they need not read it, or it is a binary
+//!   shell, the reader is told they need not read it ("nothing worth
+//!   reviewing"), it handles credentials, it is copied into `.git/hooks`
+//!   or a crontab, it is applied to real infrastructure (`kubectl apply`,
+//!   `helm install`, `ansible-playbook`, `compose … up`), or it is a binary
 //!   artifact (`.whl`, `.jar`, `.wasm`, `.dll`, `.so`, `.dylib`); and
 //!   when the run below it is a script of the skill's folder that the
 //!   skill never shows (what `trojan.companion-script` finds): the skill

@@ -493,7 +493,7 @@ pub(crate) fn classify(s: &str) -> Vec<Found> {
         };
         out.push(found("instr.persistence", Category::Persistence, sev, at));
     }
-    steered(s, &mut out, &mention, &in_condition);
+    steered(s, &mut out, mention, in_condition);
     out
 }
 

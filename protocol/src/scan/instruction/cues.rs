@@ -272,4 +272,11 @@ pub(super) const TRIGGERS: &[&str] = &[
     "whether or not",
     "out of the diff",
     "you show them",
+    "context reset",
+    "before this",
+    "your task now",
+    "ask the reader",
+    "asks the reader",
+    "for their login",
+    "guidance from",
 ];
