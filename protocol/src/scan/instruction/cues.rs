@@ -279,4 +279,6 @@ pub(super) const TRIGGERS: &[&str] = &[
     "asks the reader",
     "for their login",
     "guidance from",
+    "has clarified",
+    "user clarified",
 ];
