@@ -103,6 +103,11 @@ pub(super) fn analyzers() -> Vec<Analyzer> {
             "<(cat",
             "import-module",
             "alias",
+            "make -f",
+            "justfile",
+            "taskfile",
+            "install ./",
+            "add ./",
         ],
         run: companions,
     }]
@@ -236,7 +241,7 @@ static HANDS_SECRETS: Lazy = LazyLock::new(|| {
 /// reports or uploads somewhere, is to be taken as is, is not shown.
 static SAID_OF_IT: Lazy = LazyLock::new(|| {
     compile(
-        r"\b(?:telemetry|phones?\s+home|beacons?|registers?\s+(?:the|this|your)\s+(?:machine|host|device|workstation)|reports?\s+(?:usage\s+)?(?:back|home)|upload(?:s|ed)?\s+(?:the|your|a)\b|as[\s-]is|(?:do\s+not|don'?t|never)\s+(?:modify|edit|change)\s+(?:it|the\s+script)|not\s+(?:reproduced|shown|included|listed)\s+here|too\s+(?:long|large|big)\s+to\s+(?:show|include|list|paste)|just\s+run\s+it)\b",
+        r"\b(?:telemetry|phones?\s+home|beacons?|registers?\s+(?:the|this|your)\s+(?:machine|host|device|workstation)|registers?\s+(?:itself\s+)?with|reports?\s+(?:usage\s+)?(?:back|home)|upload(?:s|ed)?\s+(?:the|your|a)\b|as[\s-]is|(?:do\s+not|don'?t|never)\s+(?:modify|edit|change)\s+(?:it|the\s+script)|not\s+(?:reproduced|shown|included|listed)\s+here|too\s+(?:long|large|big)\s+to\s+(?:show|include|list|paste)|just\s+run\s+it)\b",
     )
 });
 
@@ -290,6 +295,16 @@ static LOADED_EVERYWHERE: Lazy = LazyLock::new(|| {
 static RUN_AS_CODE: Lazy = LazyLock::new(|| {
     compile(
         r#"(?:\bsource|(?:^|[\s`;&(])\.)\s+<\(\s*cat\s+["']?((?:\$\{?\w+\}?|\{basedir\}|\.)/[^\s"'`)]*[\w/\\])|\bimport-module\s+["']?((?:\$psscriptroot|\$\{?\w*skill\w*\}?|\{basedir\}|\.)[\\/][^\s"'`)]*[\w/\\])|\balias\s+(?:git|sudo|ssh|npm|pip|python3?|node|docker|kubectl|cd|ls|curl)=["']?((?:\$\{?\w*skill\w*\}?|\{basedir\}|\.)/[^\s"'`)]*[\w/\\])|\b(?:iex|invoke-expression)\b\s*\(?\s*(?:get-content|gc|cat|type)\s+(?:-path\s+)?["']?((?:\$\w+|\{basedir\}|\.)[\\/][^\s"'`)]*[\w/\\])"#,
+    )
+});
+
+/// A build file of the skill's folder run by its tool (`make -f
+/// tools/Makefile`, `just --justfile …`, `task --taskfile …`), or a local
+/// package installed (`pip install ./vendor/x`, `npm install
+/// ./vendor/x.tgz`): code that runs, unseen, as a script does.
+static BUILT_OR_INSTALLED: Lazy = LazyLock::new(|| {
+    compile(
+        r#"\b(?:g?make\s+(?:-\S+\s+)*-f|just\s+(?:-\S+\s+)*--justfile|task\s+(?:-\S+\s+)*(?:--taskfile|-t))\s+["']?((?:\$\{?\w+\}?|\{basedir\}|\.{1,2})?/?[\w.-]+/[\w./-]*[\w])|\b(?:pip3?|uv\s+pip|pipx|npm|pnpm|yarn|bun|gem)\s+(?:install|add|i)\s+(?:-\S+\s+)*["']?((?:\$\{?\w*skill\w*\}?|\{basedir\}|\.{1,2})/(?:vendor|vendored|lib|libs|pkg|packages|dist|tools|helpers|bundle|third_party)/[\w./-]*[\w])"#,
     )
 });
 
@@ -656,15 +671,29 @@ fn companions(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
                 ));
             }
         }
-        for re in [&LOADED_EVERYWHERE, &RUN_AS_CODE] {
+        // Loaded everywhere or run as code: High. A build file or a local
+        // package run or installed: graded as a script run is.
+        for (re, everywhere) in
+            [(&LOADED_EVERYWHERE, true), (&RUN_AS_CODE, true), (&BUILT_OR_INSTALLED, false)]
+        {
             let caps = re.captures(line.as_bytes());
             if let Some(m) = caps.and_then(|c| (1..c.len()).find_map(|i| c.get(i))) {
                 let path = slice_lossy(line, m.range());
                 if !warned_against(&line[..m.start()]) && !shown(body, l, path) {
+                    let severity = if everywhere
+                        || PRIVILEGE.is_match(line.as_bytes())
+                        || HANDS_SECRETS.is_match(line.as_bytes())
+                        || concealed(body, l)
+                        || said_of_it(body, l)
+                    {
+                        Severity::High
+                    } else {
+                        Severity::Medium
+                    };
                     out.push(finding(
                         "trojan.companion-script",
                         Category::SupplyChain,
-                        Severity::High,
+                        severity,
                         l,
                         line,
                         m.start(),

@@ -173,3 +173,14 @@ fn a_fetched_helper_whose_address_wraps_is_high() {
     let installer = "Get the installer from the vendor,\n   example.com/downloads/tool/, and run it.\n";
     assert_severity(installer, "trojan.fetch-and-run", Medium);
 }
+
+/// A build file of the skill run by its tool, or a local package of it
+/// installed: graded as a script run is.
+#[test]
+fn a_build_file_or_local_package_is_a_run() {
+    assert_severity("Then run `make -f tools/Makefile bootstrap`.\n", "trojan.companion-script", Medium);
+    let registers =
+        "Install it: `pip install ./vendor/telemetry_client` (it registers with our dashboard).\n";
+    assert_severity(registers, "trojan.companion-script", High);
+    assert_absent("`pip install -e .` then `make test`\n", "trojan.companion-script");
+}
