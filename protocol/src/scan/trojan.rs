@@ -75,10 +75,8 @@ pub(super) fn analyzers() -> Vec<Analyzer> {
             "sudo ./",
             // A runner given a file without a script extension.
             "bash",
-            "sh",
             "zsh",
             ". ./",
-            "node",
             // An address without its scheme (`github.com/acme/tool/…`).
             "*.com/",
             "*.io/",
