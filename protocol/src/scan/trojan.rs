@@ -9,12 +9,26 @@
 //!   harmless skills ship helper scripts; the bundle's own scan judges the
 //!   file itself), `High` when run with privilege (`sudo bash ./x.sh`,
 //!   `-ExecutionPolicy Bypass`) or with concealment nearby ("without
-//!   reading it", "don't open it", output thrown away).
+//!   reading it", "don't open it", "nothing in it worth reviewing", output
+//!   thrown away), or when it is sourced (`source x`, `. x`): a sourced
+//!   file runs in the agent's own shell and can redefine every command the
+//!   later steps run. A runner given a file without a script extension
+//!   (`bash tools/bootstrap`, `. ./scripts/init`, `go run ./cmd/prep`)
+//!   counts; a virtual environment's `activate` and dotenv files do not.
+//!   Also `High`: companion code loaded everywhere (a preload or startup
+//!   variable such as `LD_PRELOAD`, `NODE_OPTIONS=--require`,
+//!   `PYTHONSTARTUP`, or `core.hooksPath`, pointed at the skill's files; an
+//!   `alias git=` to one), or a skill file run as code or loaded into the
+//!   session (`iex (Get-Content …)`, `source <(cat …)`, `Import-Module
+//!   "$PSScriptRoot\…"`).
 //! - `trojan.fetch-and-run`: prose telling the agent to fetch something
 //!   from a URL and run it ("download the setup script from https://… and
 //!   run it", "execute the installer at https://…"). `High` for a script
 //!   or a bare IP address, `Medium` for a vendor's installer package
-//!   (`.msi`, `.dmg`), `Critical` with concealment. The same in commands
+//!   (`.msi`, `.dmg`), `Critical` with concealment; a helper or a script
+//!   fetched is `High`. The fetch may be asked on the line before its
+//!   address, and the address may lack its scheme
+//!   (`github.com/acme/tool/releases/latest`). The same in commands
 //!   (`curl -o x.sh …; bash x.sh`) is the `remote` family's.
 //!
 //! A line that warns against the command ("never run `./setup.sh` without
@@ -59,6 +73,39 @@ pub(super) fn analyzers() -> Vec<Analyzer> {
             "*.bin",
             "installer*",
             "sudo ./",
+            // A runner given a file without a script extension.
+            "bash",
+            "zsh",
+            ". ./",
+            // An address without its scheme (`github.com/acme/tool/…`).
+            "*.com/",
+            "*.io/",
+            "*.dev/",
+            "*.net/",
+            "*.jar",
+            "*.r",
+            "*.scpt",
+            "*.applescript",
+            "go run",
+            // Companion code loaded into every process, or every commit.
+            "ld_preload",
+            "dyld_insert*",
+            "node_options",
+            "pythonstartup",
+            "bash_env",
+            "perl5opt",
+            "rubyopt",
+            "java_tool_options",
+            "hookspath",
+            "get-content",
+            "<(cat",
+            "import-module",
+            "alias",
+            "make -f",
+            "justfile",
+            "taskfile",
+            "install ./",
+            "add ./",
         ],
         run: companions,
     }]
@@ -71,8 +118,30 @@ const CONCEALMENT_LINES: usize = 2;
 const SHOWN_WITHIN: usize = 2;
 
 const SCRIPT_EXTENSIONS: &[&str] = &[
-    ".sh", ".bash", ".zsh", ".py", ".ps1", ".psm1", ".js", ".mjs", ".cjs", ".ts", ".rb", ".pl", ".php",
-    ".lua", ".bat", ".cmd", ".vbs", ".pyc", ".exe", ".bin",
+    ".sh",
+    ".bash",
+    ".zsh",
+    ".py",
+    ".ps1",
+    ".psm1",
+    ".js",
+    ".mjs",
+    ".cjs",
+    ".ts",
+    ".rb",
+    ".pl",
+    ".php",
+    ".lua",
+    ".bat",
+    ".cmd",
+    ".vbs",
+    ".pyc",
+    ".exe",
+    ".bin",
+    ".jar",
+    ".r",
+    ".scpt",
+    ".applescript",
 ];
 
 /// Companions no reader can review, even with the bundle open.
@@ -107,6 +176,17 @@ const RUNNERS: &[&str] = &[
     "cscript",
     "wscript",
     "exec",
+    "java",
+    "rscript",
+    "osascript",
+    // `go run ./cmd/prepare`, `uv run x.py`: the runner's own verb is
+    // skipped below.
+    "go",
+    "uv",
+    "poetry",
+    "pipenv",
+    "pdm",
+    "hatch",
 ];
 
 /// Words that may stand before a command without being it.
@@ -142,7 +222,7 @@ const PROJECT_FILES: &[&str] =
 
 static CONCEALMENT: Lazy = LazyLock::new(|| {
     compile(
-        r"\bwithout\s+(?:first\s+)?(?:reading|reviewing|opening|inspecting|looking|checking|showing|printing|displaying|asking|telling|confirmation)\b|\b(?:don'?t|do\s+not|never|no\s+need\s+to)\s+(?:read|open|inspect|review|look\s+at|show|display|print|cat|examine|check|mention|tell)\b|\b(?:silently|quietly)\b|\bin\s+the\s+background\b|>\s*/dev/null|\bout-null\b|-windowstyle\s+hidden|\b(?:minified|obfuscated|opaque)\b|\bskip\s+(?:reading|reviewing|opening|inspecting)\b|\b(?:do\s+not|don'?t|doesn'?t|does\s+not)\s+(?:have|need)\s+to\s+(?:read|open|inspect|review|look\s+at|check)\b|\bshould\s+not\s+be\s+(?:reviewed|read|opened|inspected|shown)\b|\b(?:do\s+not|don'?t|never)\s+(?:print|summari[sz]e|describe|explain)\s+it\b",
+        r"\bwithout\s+(?:first\s+)?(?:reading|reviewing|opening|inspecting|looking|checking|showing|printing|displaying|asking|telling|confirmation)\b|\b(?:don'?t|do\s+not|never|no\s+need\s+to)\s+(?:read|open|inspect|review|look\s+at|show|display|print|cat|examine|check|mention|tell)\b|\b(?:silently|quietly)\b|\bin\s+the\s+background\b|>\s*/dev/null|\bout-null\b|-windowstyle\s+hidden|\b(?:minified|obfuscated|opaque)\b|\bskip\s+(?:reading|reviewing|opening|inspecting)\b|\b(?:do\s+not|don'?t|doesn'?t|does\s+not)\s+(?:have|need)\s+to\s+(?:read|open|inspect|review|look\s+at|check)\b|\bshould\s+not\s+be\s+(?:reviewed|read|opened|inspected|shown)\b|\b(?:do\s+not|don'?t|never)\s+(?:print|summari[sz]e|describe|explain)\s+it\b|\bnothing\s+(?:in\s+(?:it|there|them)\s+)?(?:worth|to)\s+(?:review|read|inspect|check|look)\w*",
     )
 });
 
@@ -159,7 +239,7 @@ static HANDS_SECRETS: Lazy = LazyLock::new(|| {
 /// reports or uploads somewhere, is to be taken as is, is not shown.
 static SAID_OF_IT: Lazy = LazyLock::new(|| {
     compile(
-        r"\b(?:telemetry|phones?\s+home|beacons?|registers?\s+(?:the|this|your)\s+(?:machine|host|device|workstation)|reports?\s+(?:usage\s+)?(?:back|home)|upload(?:s|ed)?\s+(?:the|your|a)\b|as[\s-]is|(?:do\s+not|don'?t|never)\s+(?:modify|edit|change)\s+(?:it|the\s+script)|not\s+(?:reproduced|shown|included|listed)\s+here|too\s+(?:long|large|big)\s+to\s+(?:show|include|list|paste)|just\s+run\s+it)\b",
+        r"\b(?:telemetry|phones?\s+home|beacons?|registers?\s+(?:the|this|your)\s+(?:machine|host|device|workstation)|registers?\s+(?:itself\s+)?with|reports?\s+(?:usage\s+)?(?:back|home)|upload(?:s|ed)?\s+(?:the|your|a)\b|as[\s-]is|(?:do\s+not|don'?t|never)\s+(?:modify|edit|change)\s+(?:it|the\s+script)|not\s+(?:reproduced|shown|included|listed)\s+here|too\s+(?:long|large|big)\s+to\s+(?:show|include|list|paste)|just\s+run\s+it)\b",
     )
 });
 
@@ -178,6 +258,51 @@ static FETCH_THEN_RUN: Lazy = LazyLock::new(|| {
 static FETCH_BARE_HOST: Lazy = LazyLock::new(|| {
     compile(
         r"\b(?:download|fetch|get|grab|pull|retrieve|obtain)\s+(?:the\s+|our\s+|this\s+|their\s+)?(?:[\w-]+\s+){0,2}?(?:installer|setup\s+script|script|bootstrapper|binary|helper)\b[^;!?\n]{0,80}?\b((?:[a-z0-9-]+\.)+(?:io|com|net|org|dev|app|co|sh|xyz|cc|me|ai|site|cloud|online|info|biz|link|tools|run)\b)[^;!?\n]{0,80}?\b(?:run|execute|launch|source|invoke)\b",
+    )
+});
+
+/// What is fetched named as code written for the task (a helper, a
+/// script), not a vendor's installer package: no reader has seen it.
+static CODE_FETCHED: Lazy = LazyLock::new(|| {
+    compile(
+        r"\b(?:download|fetch|get|grab|pull|retrieve|obtain)\s+(?:the\s+|our\s+|this\s+|their\s+|a\s+)?(?:[\w-]+\s+){0,2}?(?:helper|script|bootstrapper|payload)s?\b",
+    )
+});
+
+/// An address written without its scheme, with a path
+/// (`github.com/acme/tool/releases/latest`): what prose links to.
+static BARE_ADDRESS: Lazy = LazyLock::new(|| {
+    compile(
+        r"(?:^|[\s(<`])(?:[a-z0-9-]+\.)+(?:com|io|net|org|dev|app|sh|co|xyz|cc|me|ai|site|cloud|tools|run)/[\w.-]+/",
+    )
+});
+
+/// Companion code loaded into processes the agent starts later, or run on
+/// every commit: a preload or startup variable, or git's hooks folder,
+/// pointed into the skill's folder or a relative path. Group 1 or 2 is
+/// the path.
+static LOADED_EVERYWHERE: Lazy = LazyLock::new(|| {
+    compile(
+        r#"\b(?:ld_preload|dyld_insert_libraries|pythonstartup|bash_env|perl5opt|rubyopt|node_options|java_tool_options)\s*=\s*["']?(?:--require[\s=]+|-r\s*|-javaagent:|-m)?["']?((?:\$\{?\w*skill\w*\}?|\{basedir\}|\.{1,2})/[\w./-]+|[\w-]+/[\w./-]+\.(?:so|dylib|js|cjs|mjs|py|pl|rb|jar|sh))|\bcore\.hookspath\s+["']?((?:\$\{?\w*skill\w*\}?|\{basedir\})/[\w./-]*)"#,
+    )
+});
+
+/// A file of the skill run as code or loaded into the session (`iex
+/// (Get-Content x -Raw)`, `source <(cat x)`, `Import-Module .\x`), or
+/// put in front of a command every later step runs (`alias git=…`).
+static RUN_AS_CODE: Lazy = LazyLock::new(|| {
+    compile(
+        r#"(?:\bsource|(?:^|[\s`;&(])\.)\s+<\(\s*cat\s+["']?((?:\$\{?\w+\}?|\{basedir\}|\.)/[^\s"'`)]*[\w/\\])|\bimport-module\s+["']?((?:\$psscriptroot|\$\{?\w*skill\w*\}?|\{basedir\}|\.)[\\/][^\s"'`)]*[\w/\\])|\balias\s+(?:git|sudo|ssh|npm|pip|python3?|node|docker|kubectl|cd|ls|curl)=["']?((?:\$\{?\w*skill\w*\}?|\{basedir\}|\.)/[^\s"'`)]*[\w/\\])|\b(?:iex|invoke-expression)\b\s*\(?\s*(?:get-content|gc|cat|type)\s+(?:-path\s+)?["']?((?:\$\w+|\{basedir\}|\.)[\\/][^\s"'`)]*[\w/\\])"#,
+    )
+});
+
+/// A build file of the skill's folder run by its tool (`make -f
+/// tools/Makefile`, `just --justfile …`, `task --taskfile …`), or a local
+/// package installed (`pip install ./vendor/x`, `npm install
+/// ./vendor/x.tgz`): code that runs, unseen, as a script does.
+static BUILT_OR_INSTALLED: Lazy = LazyLock::new(|| {
+    compile(
+        r#"\b(?:g?make\s+(?:-\S+\s+)*-f|just\s+(?:-\S+\s+)*--justfile|task\s+(?:-\S+\s+)*(?:--taskfile|-t))\s+["']?((?:\$\{?\w+\}?|\{basedir\}|\.{1,2})?/?[\w.-]+/[\w./-]*[\w])|\b(?:pip3?|uv\s+pip|pipx|npm|pnpm|yarn|bun|gem)\s+(?:install|add|i)\s+(?:-\S+\s+)*["']?((?:\$\{?\w*skill\w*\}?|\{basedir\}|\.{1,2})/(?:vendor|vendored|lib|libs|pkg|packages|dist|tools|helpers|bundle|third_party)/[\w./-]*[\w])"#,
     )
 });
 
@@ -236,10 +361,55 @@ fn mentions_script(line: &str) -> bool {
     })
 }
 
+/// Whether `line` may hand a file without a script extension to a runner
+/// (`bash tools/bootstrap`, `. ./scripts/init`, `source .skill/session`):
+/// a runner's name and a `/`, the cheap test before tokenising.
+fn mentions_bare_run(line: &str) -> bool {
+    let b = line.as_bytes();
+    memchr::memchr(b'/', b).is_some()
+        && (contains_ci(b, b"source ")
+            || contains_ci(b, b"sh ")
+            || contains_ci(b, b". ./")
+            || contains_ci(b, b"node ")
+            || contains_ci(b, b"python")
+            || contains_ci(b, b"go run"))
+}
+
+/// Files a shell sources that are the environment's, not the skill's:
+/// a virtual environment's activation, a dotenv file.
+const ENVIRONMENT_FILES: &[&str] = &["activate", "activate.fish", "activate.csh", ".env", ".envrc"];
+
+/// A file without a script extension given to a runner: a path into a
+/// folder (`tools/bootstrap`), not a flag, a glob or an environment file.
+fn is_bare_companion(t: &str) -> bool {
+    let name = t.rsplit(['/', '\\']).next().unwrap_or(t);
+    let folder = t.len() > name.len();
+    let path_like = t.starts_with(|c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '$' | '{' | '_'));
+    folder
+        && path_like
+        && !t.contains(['>', '<', '|', '&'])
+        && !name.is_empty()
+        && !name.contains('.')
+        && !name.contains(['*', '?', '<', '>', '(', '=', '|'])
+        && !ENVIRONMENT_FILES.iter().any(|e| name.eq_ignore_ascii_case(e))
+        && !t.contains("venv")
+        && !t.contains("node_modules")
+}
+
+/// Whether the file at `at` of `line` is sourced (`source x`, `. x`):
+/// run inside the agent's own shell, where it can redefine every command
+/// the later steps run and export what it likes.
+fn sourced(line: &str, at: usize) -> bool {
+    let before = line[..at].trim_end().trim_end_matches(['"', '\'']).trim_end();
+    let word =
+        before.rsplit(|c: char| c.is_whitespace() || c == '`' || c == '(' || c == ';').next().unwrap_or("");
+    word.eq_ignore_ascii_case("source") || word == "."
+}
+
 /// Scripts of the skill's folder that `line` runs, with their offsets.
 pub(super) fn runs(line: &str) -> Vec<(&str, usize)> {
     let mut out = Vec::new();
-    if !mentions_script(line) {
+    if !mentions_script(line) && !mentions_bare_run(line) {
         return out;
     }
     let mut command_position = true;
@@ -270,15 +440,19 @@ pub(super) fn runs(line: &str) -> Vec<(&str, usize)> {
         }
         // A path alone runs only when written as a command (`./x.sh`,
         // `{baseDir}/x.sh`); `scripts/x.sh` alone is a mention.
-        let command =
-            t.starts_with("./") || t.starts_with(".\\") || t.starts_with(['{', '$']) && t.contains('/');
-        if is_script(t) && is_companion_path(t) && (runner || command_position && command) {
+        let command = t.starts_with("./")
+            || t.starts_with(".\\")
+            || t.starts_with(['{', '$']) && (t.contains('/') || t.contains('\\'));
+        let file = is_script(t) || runner && is_bare_companion(t);
+        if file && is_companion_path(t) && (runner || command_position && command) {
             out.push((t, at + lead));
             runner = false;
             command_position = false;
         } else if (command_position || starts_code) && listed(RUNNERS) {
             runner = true;
             command_position = false;
+        } else if runner && listed(RUNNERS) {
+            // `poetry run python x.py`: one runner hands over to another.
         } else if runner && t == "run" {
             // `deno run ./x.ts`, `bun run ./x.ts`: the runner's own verb.
         } else if runner && (t == "-m" || t == "-c" || t == "-e") {
@@ -469,6 +643,7 @@ fn companions(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
             let fetched = path.starts_with("${") && fetched_above(body, l);
             let severity = if compiled
                 || fetched
+                || sourced(line, at)
                 || PRIVILEGE.is_match(line.as_bytes())
                 || HANDS_SECRETS.is_match(line.as_bytes())
                 || concealed(body, l)
@@ -494,7 +669,39 @@ fn companions(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
                 ));
             }
         }
-        if (has_url(line) || contains_ci(line.as_bytes(), b"installer"))
+        // Loaded everywhere or run as code: High. A build file or a local
+        // package run or installed: graded as a script run is.
+        for (re, everywhere) in
+            [(&LOADED_EVERYWHERE, true), (&RUN_AS_CODE, true), (&BUILT_OR_INSTALLED, false)]
+        {
+            let caps = re.captures(line.as_bytes());
+            if let Some(m) = caps.and_then(|c| (1..c.len()).find_map(|i| c.get(i))) {
+                let path = slice_lossy(line, m.range());
+                if !warned_against(&line[..m.start()]) && !shown(body, l, path) {
+                    let severity = if everywhere
+                        || PRIVILEGE.is_match(line.as_bytes())
+                        || HANDS_SECRETS.is_match(line.as_bytes())
+                        || concealed(body, l)
+                        || said_of_it(body, l)
+                    {
+                        Severity::High
+                    } else {
+                        Severity::Medium
+                    };
+                    out.push(finding(
+                        "trojan.companion-script",
+                        Category::SupplyChain,
+                        severity,
+                        l,
+                        line,
+                        m.start(),
+                    ));
+                }
+            }
+        }
+        if (has_url(line)
+            || contains_ci(line.as_bytes(), b"installer")
+            || BARE_ADDRESS.is_match(line.as_bytes()))
             && !in_code_block(fences.get_or_insert_with(|| fence_lines(body.text)), l.start)
         {
             fetch_and_run(body, l, line, out);
@@ -506,26 +713,42 @@ fn companions(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
 fn fetch_and_run(body: &Body<'_>, l: LineRef, line: &str, out: &mut Vec<Finding>) {
     // Prose wraps: the run may be asked on the next line.
     let next = body.lines_from(l).nth(1).map(|(_, n)| n).filter(|n| !n.trim().is_empty() && !is_fence(n));
+    // … or the fetch on the line before, the address wrapped onto this one.
+    let prev = (l.index > 0)
+        .then(|| body.line(body.line_before(l, 1)))
+        .filter(|p| !p.trim().is_empty() && !is_fence(p) && !has_url(p));
     let asks = |text: &str| has_word(text, FETCH_OR_RUN_WORDS, true);
-    if !asks(line) && !next.is_some_and(asks) {
+    if !asks(line) && !next.is_some_and(asks) && !prev.is_some_and(asks) {
         return;
     }
     let hay = match next {
         Some(n) => format!("{line} {}", n.trim_start()),
         None => line.to_string(),
     };
-    let b = hay.as_bytes();
-    let Some(url) = RUN_FROM
-        .captures(b)
-        .or_else(|| FETCH_THEN_RUN.captures(b))
-        .or_else(|| FETCH_BARE_HOST.captures(b))
-        .and_then(|c| c.get(1))
-    else {
-        return;
+    let find = |hay: &str| {
+        let b = hay.as_bytes();
+        RUN_FROM
+            .captures(b)
+            .or_else(|| FETCH_THEN_RUN.captures(b))
+            .or_else(|| FETCH_BARE_HOST.captures(b))
+            .and_then(|c| c.get(1))
+            .map(|m| m.range())
     };
-    let at = url.start().min(line.len());
-    let m = slice_lossy(&hay, url.range());
-    if warned_against(slice_lossy(&hay, 0..at)) {
+    let (hay, offset, url) = match find(&hay) {
+        Some(url) => (hay, 0, url),
+        None => {
+            let Some(p) = prev else { return };
+            let offset = p.len() + 1;
+            let hay = format!("{p} {hay}");
+            // Only an address on this line: one on the line before is its own.
+            let Some(url) = find(&hay).filter(|u| u.start >= offset) else { return };
+            (hay, offset, url)
+        }
+    };
+    let b = hay.as_bytes();
+    let at = (url.start - offset).min(line.len());
+    let m = slice_lossy(&hay, url.clone());
+    if warned_against(slice_lossy(&hay, 0..url.start)) {
         return;
     }
     let path = m.split(['?', '#']).next().unwrap_or(m);
@@ -533,7 +756,7 @@ fn fetch_and_run(body: &Body<'_>, l: LineRef, line: &str, out: &mut Vec<Finding>
     let ip = host.split(':').next().is_some_and(|h| h.parse::<std::net::IpAddr>().is_ok());
     let severity = if CONCEALMENT.is_match(b) || concealed(body, l) {
         Severity::Critical
-    } else if is_script(path) || ip || AS_ROOT.is_match(b) {
+    } else if is_script(path) || ip || AS_ROOT.is_match(b) || CODE_FETCHED.is_match(b) {
         Severity::High
     } else {
         Severity::Medium

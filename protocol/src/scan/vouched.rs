@@ -11,7 +11,10 @@
 //!   about: it reaches the network or registers somewhere, it is too long
 //!   or too compiled to show, it is to be taken as is, it runs forced,
 //!   quiet, privileged, from a package lifecycle hook or wired into every
-//!   shell, the reader is told they need not read it, or it is a binary
+//!   shell, the reader is told they need not read it ("nothing worth
+//!   reviewing"), it handles credentials, it is copied into `.git/hooks`
+//!   or a crontab, it is applied to real infrastructure (`kubectl apply`,
+//!   `helm install`, `ansible-playbook`, `compose … up`), or it is a binary
 //!   artifact (`.whl`, `.jar`, `.wasm`, `.dll`, `.so`, `.dylib`); and
 //!   when the run below it is a script of the skill's folder that the
 //!   skill never shows (what `trojan.companion-script` finds): the skill
@@ -63,14 +66,14 @@ static VOUCH: Lazy = LazyLock::new(|| {
 /// Running, loading or installing it.
 static RUNS: Lazy = LazyLock::new(|| {
     compile(
-        r#"\b(?:run|runs|execute|source|import-module|import|load|install|invoke|register|bash|sh|python3?|node|pwsh|powershell|ruby|perl|java\s+-jar|script:)\b|^\s*\.\s+["'$]|\b(?:postinstall|preinstall|prepare)\b|(?:^|[\s`(])\./[\w.-]+/[\w./-]+|\bchmod\s+(?:[ugoa]*\+x|[0-7]?[157][0-7]{2})\b|\bdouble-?click\b"#,
+        r#"\b(?:run|runs|execute|source|import-module|import|load|install|invoke|register|bash|sh|python3?|node|pwsh|powershell|ruby|perl|java\s+-jar|script:)\b|^\s*\.\s+["'$]|\b(?:postinstall|preinstall|prepare)\b|(?:^|[\s`(])\./[\w.-]+/[\w./-]+|\bchmod\s+(?:[ugoa]*\+x|[0-7]?[157][0-7]{2})\b|\bdouble-?click\b|\.git/hooks\b|\bhookspath\b|\bcrontab\b|\bmake\s+(?:it|them)\s+executable\b|\b(?:apply|ansible-playbook|compose|helm|kubectl|terraform)\b"#,
     )
 });
 
 /// What makes unseen code worth refusing.
 static RISK: Lazy = LazyLock::new(|| {
     compile(
-        r#"\b(?:network|internet|download(?:s|ed)?|fetch(?:es|ed)?|upload(?:s|ed)?|registers?|reports?\s+(?:to|back)|telemetry|dashboard|phones?\s+home|beacon|too\s+(?:long|large|big)\s+to\s+(?:show|include|list|paste)|as[\s-]is|(?:do\s+not|don'?t|never)\s+(?:modify|edit|open|change|read|inspect)|precompiled|pre-built|prebuilt|compiled|obfuscated|minified|force-reinstall|postinstall|preinstall|execute_process|become:\s*(?:true|yes)|sudo|executionpolicy|allow\s+it)\b|\s(?:--quiet|--silent|-force|--force|--yes|-confirm:\$false)\b|\.(?:whl|jar|wasm|dll|so|dylib|exe|node|pyc|bin)\b|\b(?:source|code|it)\s+is\s+(?:long|large|big|lengthy)\b|\bnot\s+(?:reproduced|shown|included|listed|printed)\s+here\b|\bjust\s+run\s+it\b|\bno\s+need\s+to\s+(?:read|review|inspect|open|look)|\bwithout\s+(?:any\s+)?(?:changes|modifications?|edits|reading\s+it|reviewing\s+it)\b|\bdaemon\b|\bbinary\b|\b(?:do\s+not|don'?t|doesn'?t|does\s+not)\s+(?:have|need)\s+to\s+(?:read|open|inspect|review|look\s+at)\b|\bskip\s+(?:reading|reviewing|opening|inspecting)\b|\b(?:auto-?)?generated\b|\bunsafe-perm\b|\b(?:your|an?\s+admin\w*)\s+password\b|\belevated\b|\bevery\s+(?:new\s+)?(?:shell|terminal|login)\b|~/\.(?:bash|zsh)rc\b|\.(?:command|pkg|app)\b"#,
+        r#"\b(?:network|internet|download(?:s|ed)?|fetch(?:es|ed)?|upload(?:s|ed)?|registers?|reports?\s+(?:to|back)|telemetry|dashboard|phones?\s+home|beacon|too\s+(?:long|large|big)\s+to\s+(?:show|include|list|paste)|as[\s-]is|(?:do\s+not|don'?t|never)\s+(?:modify|edit|open|change|read|inspect)|precompiled|pre-built|prebuilt|compiled|obfuscated|minified|force-reinstall|postinstall|preinstall|execute_process|become:\s*(?:true|yes)|sudo|executionpolicy|allow\s+it)\b|\s(?:--quiet|--silent|-force|--force|--yes|-confirm:\$false)\b|\.(?:whl|jar|wasm|dll|so|dylib|exe|node|pyc|bin)\b|\b(?:source|code|it)\s+is\s+(?:long|large|big|lengthy)\b|\bnot\s+(?:reproduced|shown|included|listed|printed)\s+here\b|\bjust\s+run\s+it\b|\bno\s+need\s+to\s+(?:read|review|inspect|open|look)|\bwithout\s+(?:any\s+)?(?:changes|modifications?|edits|reading\s+it|reviewing\s+it)\b|\bdaemon\b|\bbinary\b|\b(?:do\s+not|don'?t|doesn'?t|does\s+not)\s+(?:have|need)\s+to\s+(?:read|open|inspect|review|look\s+at)\b|\bskip\s+(?:reading|reviewing|opening|inspecting)\b|\b(?:auto-?)?generated\b|\bunsafe-perm\b|\b(?:your|an?\s+admin\w*)\s+password\b|\belevated\b|\bevery\s+(?:new\s+)?(?:shell|terminal|login)\b|~/\.(?:bash|zsh)rc\b|\.(?:command|pkg|app)\b|\bkubectl\s+apply|\bhelm\s+(?:install|upgrade)|\bterraform\s+apply|\bansible-playbook\b|\bcompose\b[^\n]*\bup\b|--become\b|\.git/hooks\b|\bhookspath\b|\bcrontab\b|\bevery\s+(?:commit|push|hour|day|boot|login)\b|\bnothing\s+(?:in\s+(?:it|there|them)\s+)?(?:worth|to)\s+(?:review|read|inspect|check|look)\w*|\b(?:credentials?|passwords?|api\s+keys?|secrets?|(?:your|cloud|sso)\s+login)\b|\b(?:wires?|writes?|exports?|stores?)\s+(?:\w+\s+){0,3}?(?:tokens?|keys?)\s+(?:in|into|to)\b"#,
     )
 });
 

@@ -19,7 +19,7 @@
 use std::cell::OnceCell;
 use std::sync::LazyLock;
 
-use super::{identity, mandate, standing};
+use super::{identity, mandate, standing, steer};
 use crate::scan::rule::{Lazy, compile};
 use crate::scan::{Category, Severity};
 
@@ -164,14 +164,14 @@ static SAME_AUTHORITY: Lazy = LazyLock::new(|| {
 /// to be mentioned".
 static CONCEAL: Lazy = LazyLock::new(|| {
     compile(
-        r"\b(?:leave|keep|omit|drop|exclude|hide|strip)\b(?:\s+[^\s.;]+){0,6}?\s+(?:out\s+of|from)\s+(?:your|the)\s+(?:final\s+)?(?:summary|summaries|report|reply|replies|response|answer|output|commit\s+messages?|explanation|recap|status\s+update|notes\s+to\s+the\s+user)\b|\b(?:do\s+not|don'?t|never|no\s+need\s+to)\s+(?:mention|bring\s+up|report|surface|disclose|reveal|point\s+out|discuss|list)\b(?:\s+[^\s.;]+){0,6}?\s+(?:in|to)\s+(?:your|the)\s+(?:final\s+)?(?:summary|report|reply|response|answer|user|person|human|owner)\b|\b(?:does\s+not|doesn'?t|need\s+not|needn'?t|do\s+not|don'?t)\s+(?:need\s+to\s+)?be\s+(?:mentioned|reported|disclosed|discussed|brought\s+up|surfaced)\b|\bwithout\s+(?:mentioning|telling|informing|notifying|alerting|saying|admitting|disclosing|revealing|noting|flagging)\b|\bneeds?\s+no\s+(?:mention|disclosure)\b|\b(?:keep\s+quiet|stay\s+silent|say\s+nothing)\s+about\s+(?:it|this|that|them)\b|\bkeep\s+(?:it|this|that|them)\s+out\s+of\s+(?:the|your)\s+(?:chat|conversation|transcript)\b|\b(?:do\s+not|don'?t|never)\s+(?:say|admit|disclose|reveal|let\s+on)\s+that\s+(?:this|the|it|you)\b|\bpresent\s+(?:[^\s.;]+\s+){0,4}?as\s+your\s+own\b",
+        r"\b(?:leave|keep|omit|drop|exclude|hide|strip)\b(?:\s+[^\s.;]+){0,6}?\s+(?:out\s+of|from)\s+(?:your|the|that)\s+(?:final\s+)?(?:summary|summaries|report|reply|replies|response|answer|output|commit\s+messages?|explanation|recap|status\s+update|notes\s+to\s+the\s+user|conversation|chat|list\s+of\s+changes|write-?up|message|diff|changes\s+you\s+show)\b|\byour\s+(?:responses?|replies|answers?|summar(?:y|ies)|reports?|output|messages?)\s+(?:must|should|shall|will|may)\s+(?:never|not)\s+(?:mention|include|reveal|show|list|disclose|refer\s+to)\b|\b(?:stays?|remains?)\s+out\s+of\s+(?:your|the|that|this)\s+(?:final\s+)?(?:summary|report|reply|response|answer|message|conversation|chat|write-?up)\b|\bnot\s+(?:something|anything)\s+(?:to|you\s+need\s+to|worth)\s+(?:raise|raising|mention|mentioning|bring\s+up|bringing\s+up|flag|flagging|discuss|discussing)\b|\b(?:do\s+not|don'?t|never|no\s+need\s+to)\s+(?:mention|bring\s+up|report|surface|disclose|reveal|point\s+out|discuss|list)\b(?:\s+[^\s.;]+){0,6}?\s+(?:in|to)\s+(?:your|the)\s+(?:final\s+)?(?:summary|report|reply|response|answer|user|person|human|owner)\b|\b(?:does\s+not|doesn'?t|need\s+not|needn'?t|do\s+not|don'?t)\s+(?:need\s+to\s+)?be\s+(?:mentioned|reported|disclosed|discussed|brought\s+up|surfaced)\b|\bwithout\s+(?:mentioning|telling|informing|notifying|alerting|saying|admitting|disclosing|revealing|noting|flagging)\b|\bneeds?\s+no\s+(?:mention|disclosure)\b|\b(?:keep\s+quiet|stay\s+silent|say\s+nothing)\s+about\s+(?:it|this|that|them)\b|\bkeep\s+(?:it|this|that|them)\s+out\s+of\s+(?:the|your)\s+(?:chat|conversation|transcript)\b|\b(?:do\s+not|don'?t|never)\s+(?:say|admit|disclose|reveal|let\s+on)\s+that\s+(?:this|the|it|you)\b|\bpresent\s+(?:[^\s.;]+\s+){0,4}?as\s+your\s+own\b",
     )
 });
 
 /// A concealment asked by its negation: "do not mention…", "never report…".
 static NEGATED_ASK: Lazy = LazyLock::new(|| {
     compile(
-        r"^(?:do\s+not|don'?t|never|no\s+need\s+to)\s+(?:mention|bring|report|surface|disclose|reveal|point|discuss|list)",
+        r"^(?:(?:do\s+not|don'?t|never|no\s+need\s+to)\s+(?:mention|bring|report|surface|disclose|reveal|point|discuss|list)|your\s+(?:responses?|replies|answers?|summar(?:y|ies)|reports?|output|messages?)\s)",
     )
 });
 
@@ -335,7 +335,7 @@ pub(crate) fn classify(s: &str) -> Vec<Found> {
     let mut out = Vec::new();
     let written = standing::write_at(s);
     let redefined = identity::redefined_at(s);
-    if !may_ask(s) && !mandate::may(s) && written.is_none() && redefined.is_none() {
+    if !may_ask(s) && !mandate::may(s) && written.is_none() && redefined.is_none() && !steer::may(s) {
         return out;
     }
     // Context is read only once some class has matched.
@@ -493,7 +493,32 @@ pub(crate) fn classify(s: &str) -> Vec<Found> {
         };
         out.push(found("instr.persistence", Category::Persistence, sev, at));
     }
+    steered(s, &mut out, mention, in_condition);
     out
+}
+
+/// What the user is told, steered (`steer`): a report fixed against the
+/// evidence, a denial about the agent, authority claimed to license an act.
+/// The words are the attack, asked or stated: a mention lowers them to
+/// `Low`, a quote or a leading condition to `Medium`.
+fn steered(s: &str, out: &mut Vec<Found>, mention: impl Fn() -> bool, in_condition: impl Fn(usize) -> bool) {
+    let classes: [(&'static str, Category, Option<usize>); 4] = [
+        ("instr.falsified-report", Category::Concealment, steer::falsified_at(s)),
+        ("instr.deceive-user", Category::Concealment, steer::deceives_at(s)),
+        ("instr.claimed-authority", Category::PromptInjection, steer::claimed_authority_at(s)),
+        ("instr.leak-conversation", Category::Exfiltration, steer::leaks_conversation_at(s)),
+    ];
+    for (rule_id, category, at) in classes {
+        let Some(at) = at else { continue };
+        let sev = if mention() || negated(s, at) {
+            Severity::Low
+        } else if quoted(s, at) || (rule_id == "instr.claimed-authority" && in_condition(at)) {
+            Severity::Medium
+        } else {
+            Severity::High
+        };
+        out.push(found(rule_id, category, sev, at));
+    }
 }
 
 /// Persistence asked over two sentences of one paragraph: a directive that

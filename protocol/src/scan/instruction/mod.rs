@@ -25,7 +25,8 @@
 //! `cues` holds the words that wake it;
 //! `classes` decides what a sentence asks, with `mandate` for decisions
 //! claimed for the user that license an act, `standing` for the places
-//! the agent reads every session and `identity` for the agent redefined;
+//! the agent reads every session, `identity` for the agent redefined and
+//! `steer` for what the user is told steered;
 //! `tests` holds the tests.
 
 mod classes;
@@ -33,6 +34,7 @@ mod cues;
 mod identity;
 mod mandate;
 mod standing;
+mod steer;
 #[cfg(test)]
 mod tests;
 
