@@ -11,11 +11,11 @@ use super::classes::negated;
 use crate::scan::rule::{Lazy, compile};
 
 /// Words of consent a directive may take away.
-const CONSENT: &str = r"(?:confirm(?:ation|ations|ing|s)?|approv(?:al|als|e|es|ing)|permission|permissions|consent|sign-?offs?|authori[sz]ation|go-ahead)";
+const CONSENT: &str = r"(?:confirm(?:ation|ations|ing|s)?|approv(?:al|als|e|es|ing)|permission|permissions|consent|sign-?offs?|authori[sz]ation|go-ahead|green\s+light|carte\s+blanche|free\s+(?:hand|rein)|blank\s+che(?:que|ck))";
 
 /// Whom consent is asked of: the user in any of the words a skill uses
 /// for them ("the person you're helping", "whoever you are working with").
-const PERSON: &str = r"(?:the\s+)?(?:user|human|operator|owner|me|them|him|her|requester|person\s+(?:you(?:'re|\s+are)\s+(?:helping|assisting|working\s+(?:with|for))|at\s+the\s+keyboard)|whoever\s+(?:you(?:'re|\s+are)\s+)?(?:working|helping|assisting|talking)(?:\s+(?:with|for))?)";
+const PERSON: &str = r"(?:the\s+)?(?:user|human|operator|owner|me|them|him|her|requester|person\s+(?:you(?:'re|\s+are)\s+(?:helping|assisting|working\s+(?:with|for))|at\s+the\s+keyboard|in\s+(?:the|this)\s+(?:chat|conversation|session))|whoever\s+(?:you(?:'re|\s+are)\s+)?(?:working|helping|assisting|talking)(?:\s+(?:with|for))?)";
 
 /// Words that take consent away when they govern it.
 static WEAKEN: Lazy = LazyLock::new(|| {
@@ -29,7 +29,7 @@ static WEAKEN: Lazy = LazyLock::new(|| {
 /// bare "without asking" is as often a tool described, and is left out.
 static CONSENT_WORD: Lazy = LazyLock::new(|| {
     compile(&format!(
-        r"\b{CONSENT}\b|\b(?:ask(?:ing)?|ping(?:ing)?|pester(?:ing)?|nudg(?:e|ing)|check(?:ing)?\s+(?:in\s+|back\s+)?with|consult(?:ing)?|wait(?:ing)?\s+for)\s+{PERSON}\b|\bask(?:ing)?\s+(?:first|beforehand|before\s+\w+ing)\b|\bwait(?:ing)?\s+for\s+(?:a|their|an\s+explicit|the\s+user'?s|your)\s+(?:yes|ok|okay|go-ahead|green\s+light)\b|\brun(?:ning)?\s+(?:\S+\s+){{0,4}}?(?:past|by)\s+{PERSON}\b|\bclear(?:ing)?\s+(?:it|this|that|them|anything)\s+with\s+{PERSON}\b|\bcheck(?:ing)?\s+(?:back(?:\s+in)?|in)\b|\bask(?:ing)?\s+(?:again|twice|any\s*more|each\s+time|every\s+time|about\s+(?:it|this|that|them|these))\b|\bask(?:ing)?\s+(?:anyone|anybody)\s*(?:[,;:.!)]|$|first\b|before\b)|\bask\s*[,;:.!-]+\s*(?:just|simply|go\s+ahead|proceed|do\s+it|act)\b"
+        r"\b{CONSENT}\b|\b(?:ask(?:ing)?|ping(?:ing)?|pester(?:ing)?|nudg(?:e|ing)|(?:double-?)?check(?:ing)?\s+(?:in\s+|back\s+)?with|consult(?:ing)?|wait(?:ing)?\s+for)\s+{PERSON}\b|\bwait(?:ing)?\s+(?:for\s+)?(?:the\s+|a\s+|their\s+|your\s+)?(?:ok(?:ay)?|yes|go-ahead|green\s+light)\s+(?:of|from)\s+{PERSON}\b|\bask(?:ing)?\s+(?:first|beforehand|before\s+\w+ing)\b|\bwait(?:ing)?\s+for\s+(?:a|their|an\s+explicit|the\s+user'?s|your)\s+(?:yes|ok|okay|go-ahead|green\s+light)\b|\brun(?:ning)?\s+(?:\S+\s+){{0,4}}?(?:past|by)\s+{PERSON}\b|\bclear(?:ing)?\s+(?:it|this|that|them|anything)\s+with\s+{PERSON}\b|\bcheck(?:ing)?\s+(?:back(?:\s+in)?|in)\b|\bask(?:ing)?\s+(?:again|twice|any\s*more|each\s+time|every\s+time|about\s+(?:it|this|that|them|these))\b|\bask(?:ing)?\s+(?:anyone|anybody)\s*(?:[,;:.!)]|$|first\b|before\b)|\bask\s*[,;:.!-]+\s*(?:just|simply|go\s+ahead|proceed|do\s+it|act)\b"
     ))
 });
 
@@ -47,7 +47,7 @@ static GIVEN: Lazy = LazyLock::new(|| {
 /// "already carry their sign-off".
 static EXTENDED: Lazy = LazyLock::new(|| {
     compile(&format!(
-        r"\bwaiv(?:e|es|ed|ing)\b(?:\s+\S+){{0,3}}?\s+(?:(?:code\s+)?reviews?|questions?|{CONSENT}|checks?|prompts?|the\s+(?:need|requirement)\s+(?:for|to))\b|\b(?:approved|authori[sz]ed|accepted|okayed|cleared|confirmed)\s+(?:automatically|in\s+advance|up\s*front|ahead\s+of\s+time|once\s+and\s+for\s+all)\b|\b(?:is|are)\s+(?:already\s+)?agreeing\b|\bagrees?\s+already\b|\balready\s+agrees?\b|\b{CONSENT}\s+(?:is|are)\s+(?:to\s+be\s+)?(?:regarded|considered|treated|taken|deemed|assumed)\s+(?:as\s+)?(?:given|granted|received|obtained|implied|settled|satisfied)\b|\b(?:deemed|assumed)\s+(?:approved|given|granted|confirmed|accepted|agreed)\b|\b(?:yes|ok(?:ay)?|{CONSENT}|agreement|say-?so)\s+(?:\w+\s+){{0,2}}?(?:is|stays|remains|holds|will\s+be)\s+(?:good|valid|in\s+force|in\s+effect|enough|fine)\s+(?:for|through|until|across|on)\s+(?:the\s+(?:whole|entire|rest|remainder)|all|every|each|any|later|future|the\s+(?:week|month|day|year|sprint|quarter|project))\b|\b(?:treat|take|count|read|interpret|consider|regard)\s+(?:silence|(?:a\s+)?(?:lack|absence)\s+of\s+(?:an?\s+)?(?:answer|reply|response|objections?)|no\s+(?:answer|reply|response|objections?))\s+as\s+(?:an?\s+|their\s+)?(?:yes|ok(?:ay)?|{CONSENT}|agreement)\b|\b(?:already\s+)?(?:carry|carries|bear|bears)\s+(?:their|the\s+user'?s|the\s+owner'?s|the\s+team'?s|your\s+user'?s|the\s+maintainers?'?s?|the\s+lead'?s)\s+(?:{CONSENT}|blessing|ok(?:ay)?)\b|\balready\s+(?:have|has|come\s+with|comes\s+with)\s+(?:their|the\s+user'?s|the\s+owner'?s|the\s+team'?s|your\s+user'?s)\s+(?:{CONSENT}|blessing|ok(?:ay)?)\b"
+        r"\bwaiv(?:e|es|ed|ing)\b(?:\s+\S+){{0,3}}?\s+(?:(?:code\s+)?reviews?|questions?|{CONSENT}|checks?|prompts?|the\s+(?:need|requirement)\s+(?:for|to))\b|\b(?:approved|authori[sz]ed|accepted|okayed|cleared|confirmed)\s+(?:automatically|in\s+advance|up\s*front|ahead\s+of\s+time|once\s+and\s+for\s+all)\b|\b(?:is|are)\s+(?:already\s+)?agreeing\b|\bagrees?\s+already\b|\balready\s+agrees?\b|\b{CONSENT}\s+(?:is|are)\s+(?:to\s+be\s+)?(?:regarded|considered|treated|taken|deemed|assumed)\s+(?:as\s+)?(?:given|granted|received|obtained|implied|settled|satisfied)\b|\b(?:deemed|assumed)\s+(?:approved|given|granted|confirmed|accepted|agreed)\b|\b(?:yes|ok(?:ay)?|{CONSENT}|agreement|say-?so)\s+(?:\w+\s+){{0,2}}?(?:is|stays|remains|holds|will\s+be)\s+(?:good|valid|in\s+force|in\s+effect|enough|fine)\s+(?:for|through|until|across|on)\s+(?:the\s+(?:whole|entire|rest|remainder)|all|every|each|any|later|future|the\s+(?:week|month|day|year|sprint|quarter|project))\b|\b(?:treat|take|count|read|interpret|consider|regard)\s+(?:silence|(?:a\s+)?(?:lack|absence)\s+of\s+(?:an?\s+)?(?:answer|reply|response|objections?)|no\s+(?:answer|reply|response|objections?))\s+as\s+(?:an?\s+|their\s+)?(?:yes|ok(?:ay)?|{CONSENT}|agreement)\b|\b(?:already\s+)?(?:carry|carries|bear|bears)\s+(?:their|the\s+user'?s|the\s+owner'?s|the\s+team'?s|your\s+user'?s|the\s+maintainers?'?s?|the\s+lead'?s)\s+(?:{CONSENT}|blessing|ok(?:ay)?)\b|\b(?:you\s+(?:have|get|hold)|(?:is|are)\s+given|(?:has|have)\s+given\s+you)\s+(?:a\s+|the\s+|full\s+|standing\s+)?{CONSENT}\s+(?:for|to|on|over)\s+(?:do(?:ing)?\s+)?(?:anything|everything|all|any|every|whatever)\b|\balready\s+(?:have|has|come\s+with|comes\s+with)\s+(?:their|the\s+user'?s|the\s+owner'?s|the\s+team'?s|your\s+user'?s)\s+(?:{CONSENT}|blessing|ok(?:ay)?)\b"
     ))
 });
 
@@ -75,7 +75,7 @@ static REQUIRED_BEFORE: Lazy =
 /// The cheap test: whether any of this module's own patterns may match.
 static MAY: Lazy = LazyLock::new(|| {
     compile(
-        r"\b(?:waiv|agreeing|agrees?\s+already|regarded|deemed|assumed|silence|blessing|sign-?off|good\s+for|valid\s+for|in\s+(?:force|effect)|approved|authori[sz]ed|accepted|okayed|cleared|confirmed|carr(?:y|ies)|bears?)|(?:confirm|approv|ask|prompt|consent|user_?ok|permission|interactive|auto_?approve|auto_?accept|yolo|skip_?|dangerously)[\w.-]*\s*[:=]",
+        r"\b(?:waiv|agreeing|green\s+light|carte|free\s+(?:hand|rein)|you\s+(?:have|get|hold)|given|agrees?\s+already|regarded|deemed|assumed|silence|blessing|sign-?off|good\s+for|valid\s+for|in\s+(?:force|effect)|approved|authori[sz]ed|accepted|okayed|cleared|confirmed|carr(?:y|ies)|bears?)|(?:confirm|approv|ask|prompt|consent|user_?ok|permission|interactive|auto_?approve|auto_?accept|yolo|skip_?|dangerously)[\w.-]*\s*[:=]",
     )
 });
 
@@ -98,10 +98,20 @@ pub(super) fn setting_at(s: &str) -> Option<usize> {
     SETTING.find(s.as_bytes()).map(|m| m.start() + usize::from(!m.as_bytes()[0].is_ascii_alphanumeric()))
 }
 
-/// A prohibition whose verb keeps consent intact rather than skipping it.
-static KEEPS_CONSENT: Lazy = LazyLock::new(|| {
+/// A prohibition ("never", "don't") as the word that governs consent.
+static PROHIBITS: Lazy = LazyLock::new(|| compile(r"^(?:never|don'?t|do\s+not)\b"));
+
+/// Nothing but adverbs between a prohibition and the asking it governs.
+static ONLY_ADVERBS: Lazy =
+    LazyLock::new(|| compile(r"^\s*(?:(?:ever|even|really|again|bother\s+to|need\s+to|have\s+to)\s+)*$"));
+
+/// A prohibition whose verb is the asking itself ("never ask for
+/// approval", "don't wait for a confirmation"): it takes consent away.
+/// Any other verb forbids the act and keeps consent as it is ("never set
+/// the approval policy to `never`", "do not assume permission").
+static PROHIBITS_ASKING: Lazy = LazyLock::new(|| {
     compile(
-        r"^(?:never|don'?t|do\s+not)\s+(?:record|store|save|log|write|keep|cache|persist|remember|assume|fake|forge|invent|reuse|carry|infer|imply)\b",
+        r"^(?:never|don'?t|do\s+not)\s+(?:(?:ever|even|really|bother\s+to|need\s+to|have\s+to)\s+)?(?:ask|wait|seek|request|get|obtain|need|bother|worry|stop|pause|block|hold|require|prompt|look\s+for|check|go\s+through|re-?confirm|confirm|trouble|interrupt|ping|make|let|have|force)\b",
     )
 });
 
@@ -135,7 +145,13 @@ pub(super) fn approval_carryover(s: &str) -> Option<usize> {
         }
         // "never record approvals as preferences", "do not assume
         // permission": a prohibition that keeps consent as it is.
-        if KEEPS_CONSENT.is_match(&window.as_bytes()[w.start()..]) {
+        // The prohibition next to the asking ("don't run it past the
+        // user", "never wait for a yes") takes the asking away.
+        let governing = &b[clause_start + w.start()..m.end()];
+        if PROHIBITS.is_match(governing)
+            && !PROHIBITS_ASKING.is_match(governing)
+            && !ONLY_ADVERBS.is_match(&window.as_bytes()[w.end()..])
+        {
             continue;
         }
         return Some(at);
