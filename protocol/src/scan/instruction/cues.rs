@@ -273,4 +273,7 @@ pub(super) const TRIGGERS: &[&str] = &[
     "out of the summ*",
     "out of the report",
     "your default",
+    "wait for a yes",
+    "wait for the ok",
+    "wait the ok",
 ];

@@ -37,6 +37,8 @@ mod neighbours;
 mod standing;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_carried;
 
 use std::sync::LazyLock;
 
