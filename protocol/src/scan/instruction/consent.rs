@@ -11,7 +11,7 @@ use super::classes::negated;
 use crate::scan::rule::{Lazy, compile};
 
 /// Words of consent a directive may take away.
-const CONSENT: &str = r"(?:confirm(?:ation|ations|ing|s)?|approv(?:al|als|e|es|ing)|permission|permissions|consent|sign-?offs?|authori[sz]ation|go-ahead|green\s+light|carte\s+blanche|free\s+(?:hand|rein)|blank\s+che(?:que|ck))";
+const CONSENT: &str = r"(?:confirm(?:ation|ations|ing|s)?|approv(?:al|als|e|es|ing)|permission|permissions|consent|sign-?offs?|authori[sz]ation|go-ahead|second\s+look|green\s+light|carte\s+blanche|free\s+(?:hand|rein)|blank\s+che(?:que|ck))";
 
 /// Whom consent is asked of: the user in any of the words a skill uses
 /// for them ("the person you're helping", "whoever you are working with").
@@ -47,7 +47,7 @@ static GIVEN: Lazy = LazyLock::new(|| {
 /// "already carry their sign-off".
 static EXTENDED: Lazy = LazyLock::new(|| {
     compile(&format!(
-        r"\bwaiv(?:e|es|ed|ing)\b(?:\s+\S+){{0,3}}?\s+(?:(?:code\s+)?reviews?|questions?|{CONSENT}|checks?|prompts?|the\s+(?:need|requirement)\s+(?:for|to))\b|\b(?:approved|authori[sz]ed|accepted|okayed|cleared|confirmed)\s+(?:automatically|in\s+advance|up\s*front|ahead\s+of\s+time|once\s+and\s+for\s+all)\b|\b(?:is|are)\s+(?:already\s+)?agreeing\b|\bagrees?\s+already\b|\balready\s+agrees?\b|\b{CONSENT}\s+(?:is|are)\s+(?:to\s+be\s+)?(?:regarded|considered|treated|taken|deemed|assumed)\s+(?:as\s+)?(?:given|granted|received|obtained|implied|settled|satisfied)\b|\b(?:deemed|assumed)\s+(?:approved|given|granted|confirmed|accepted|agreed)\b|\b(?:yes|ok(?:ay)?|{CONSENT}|agreement|say-?so)\s+(?:\w+\s+){{0,2}}?(?:is|stays|remains|holds|will\s+be)\s+(?:good|valid|in\s+force|in\s+effect|enough|fine)\s+(?:for|through|until|across|on)\s+(?:the\s+(?:whole|entire|rest|remainder)|all|every|each|any|later|future|the\s+(?:week|month|day|year|sprint|quarter|project))\b|\b(?:treat|take|count|read|interpret|consider|regard)\s+(?:silence|(?:a\s+)?(?:lack|absence)\s+of\s+(?:an?\s+)?(?:answer|reply|response|objections?)|no\s+(?:answer|reply|response|objections?))\s+as\s+(?:an?\s+|their\s+)?(?:yes|ok(?:ay)?|{CONSENT}|agreement)\b|\b(?:already\s+)?(?:carry|carries|bear|bears)\s+(?:their|the\s+user'?s|the\s+owner'?s|the\s+team'?s|your\s+user'?s|the\s+maintainers?'?s?|the\s+lead'?s)\s+(?:{CONSENT}|blessing|ok(?:ay)?)\b|\b(?:you\s+(?:have|get|hold)|(?:is|are)\s+given|(?:has|have)\s+given\s+you)\s+(?:a\s+|the\s+|full\s+|standing\s+)?{CONSENT}\s+(?:for|to|on|over)\s+(?:do(?:ing)?\s+)?(?:anything|everything|all|any|every|whatever)\b|\balready\s+(?:have|has|come\s+with|comes\s+with)\s+(?:their|the\s+user'?s|the\s+owner'?s|the\s+team'?s|your\s+user'?s)\s+(?:{CONSENT}|blessing|ok(?:ay)?)\b"
+        r"\bwaiv(?:e|es|ed|ing)\b(?:\s+\S+){{0,3}}?\s+(?:(?:code\s+)?reviews?|questions?|{CONSENT}|checks?|prompts?|the\s+(?:need|requirement)\s+(?:for|to))\b|\b(?:approved|authori[sz]ed|accepted|okayed|cleared|confirmed)\s+(?:automatically|in\s+advance|up\s*front|ahead\s+of\s+time|once\s+and\s+for\s+all)\b|\b(?:is|are)\s+(?:already\s+)?agreeing\b|\bagrees?\s+already\b|\balready\s+agrees?\b|\b{CONSENT}\s+(?:is|are)\s+(?:to\s+be\s+)?(?:regarded|considered|treated|taken|deemed|assumed)\s+(?:as\s+)?(?:given|granted|received|obtained|implied|settled|satisfied)\b|\b(?:deemed|assumed)\s+(?:approved|given|granted|confirmed|accepted|agreed)\b|\b(?:yes|ok(?:ay)?|{CONSENT}|agreement|say-?so)\s+(?:\w+\s+){{0,2}}?(?:is|stays|remains|holds|will\s+be)\s+(?:good|valid|in\s+force|in\s+effect|enough|fine)\s+(?:for|through|until|across|on)\s+(?:the\s+(?:whole|entire|rest|remainder)|all|every|each|any|later|future|the\s+(?:week|month|day|year|sprint|quarter|project))\b|\b(?:treat|take|count|read|interpret|consider|regard)\s+(?:silence|(?:a\s+)?(?:lack|absence)\s+of\s+(?:an?\s+)?(?:answer|reply|response|objections?)|no\s+(?:answer|reply|response|objections?))\s+as\s+(?:an?\s+|their\s+)?(?:yes|ok(?:ay)?|{CONSENT}|agreement)\b|\b(?:already\s+)?(?:carry|carries|bear|bears)\s+(?:their|the\s+user'?s|the\s+owner'?s|the\s+team'?s|your\s+user'?s|the\s+maintainers?'?s?|the\s+lead'?s)\s+(?:{CONSENT}|blessing|ok(?:ay)?)\b|\b(?:you\s+(?:have|get|hold)|(?:is|are)\s+given|(?:has|have)\s+given\s+you)\s+(?:a\s+|the\s+|full\s+|standing\s+)?{CONSENT}\s+(?:for|to|on|over)\s+(?:do(?:ing)?\s+)?(?:anything|everything|all|any|every|whatever)\b|\b(?:has|have)\s+(?:already\s+)?(?:approved|signed\s+off\s+on|okayed|cleared|authori[sz]ed|pre-?approved)\s+(?:everything|anything|all\s+(?:of\s+)?(?:the|them|these|those)?|every)\b|\b(?:approved|signed\s+off\s+on|okayed|cleared|authori[sz]ed)\s+(?:\S+\s+){{0,6}}?(?:ahead\s+of\s+time|in\s+advance|up\s*front|beforehand)\b|\balready\s+(?:have|has|come\s+with|comes\s+with)\s+(?:their|the\s+user'?s|the\s+owner'?s|the\s+team'?s|your\s+user'?s)\s+(?:{CONSENT}|blessing|ok(?:ay)?)\b"
     ))
 });
 
@@ -76,7 +76,7 @@ static REQUIRED_BEFORE: Lazy =
 /// The cheap test: whether any of this module's own patterns may match.
 static MAY: Lazy = LazyLock::new(|| {
     compile(
-        r"\b(?:waiv|agreeing|green\s+light|carte|free\s+(?:hand|rein)|you\s+(?:have|get|hold)|given|agrees?\s+already|regarded|deemed|assumed|silence|blessing|sign-?off|good\s+for|valid\s+for|in\s+(?:force|effect)|approved|authori[sz]ed|accepted|okayed|cleared|confirmed|carr(?:y|ies)|bears?)|(?:confirm|approv|ask|prompt|consent|user_?ok|permission|interactive|auto_?approve|auto_?accept|yolo|skip_?|dangerously)[\w.-]*\s*[:=]",
+        r"\b(?:waiv|agreeing|signed\s+off|ahead\s+of\s+time|beforehand|(?:take|treat|count|read)\s+(?:that|this|it)\s+as|green\s+light|carte|free\s+(?:hand|rein)|you\s+(?:have|get|hold)|given|agrees?\s+already|regarded|deemed|assumed|silence|blessing|sign-?off|good\s+for|valid\s+for|in\s+(?:force|effect)|approved|authori[sz]ed|accepted|okayed|cleared|confirmed|carr(?:y|ies)|bears?)|(?:confirm|approv|ask|prompt|consent|user_?ok|permission|interactive|auto_?approve|auto_?accept|yolo|skip_?|dangerously)[\w.-]*\s*[:=]",
     )
 });
 
@@ -92,6 +92,38 @@ fn extent_at(s: &str) -> Option<usize> {
         let word = text.rfind(|c: char| c.is_whitespace()).map_or(0, |i| i + 1);
         (!REQUIRED_BEFORE.is_match(text[..word].as_bytes())).then_some(m.start())
     })
+}
+
+/// An earlier word of the user's taken as consent for more: "take that as
+/// permission for deleting the keys too".
+static TAKEN_AS: Lazy = LazyLock::new(|| {
+    compile(&format!(
+        r"\b(?:take|treat|count|read|interpret|consider|regard)\s+(?:that|this|it|those\s+words|the\s+(?:earlier|same)\s+\w+)\s+as\s+(?:a\s+|your\s+|their\s+)?(?:standing\s+|blanket\s+|general\s+)?{CONSENT}\s+(?:for|to)\b"
+    ))
+});
+
+/// What reaches past the act the word was given for: "too", "as well",
+/// "now and whenever…".
+static MORE: Lazy = LazyLock::new(|| {
+    compile(r"\b(?:too|also|as\s+well|now\s+and|whenever|every|everything|anything|all\s+(?:the|other|later|future))\b")
+});
+
+/// Where an earlier word is taken as consent for more than it was said
+/// for; "if they answer yes, take that as permission to delete the
+/// listed files" keeps to the act asked about.
+fn stretched_at(s: &str) -> Option<usize> {
+    let m = TAKEN_AS.find(s.as_bytes())?;
+    MORE.is_match(&s.as_bytes()[m.end()..]).then_some(m.start())
+}
+
+/// Consent said to be given before the act it covers.
+static IN_ADVANCE: Lazy =
+    LazyLock::new(|| compile(r"\b(?:ahead\s+of\s+time|in\s+advance|up\s*front|beforehand|pre-?(?:approved|cleared|authori[sz]ed))\b"));
+
+/// Whether the sentence says consent was given before the act: like a
+/// scope past the task, it is the attack, asked or stated.
+pub(super) fn in_advance(s: &str) -> bool {
+    IN_ADVANCE.is_match(s.as_bytes())
 }
 
 /// Where a settings line switches asking off, if one does.
@@ -162,5 +194,6 @@ pub(super) fn approval_carryover(s: &str) -> Option<usize> {
         .or_else(|| EXTENDED.find(b))
         .map(|m| m.start())
         .or_else(|| extent_at(s))
+        .or_else(|| stretched_at(s))
         .or_else(|| setting_at(s))
 }
