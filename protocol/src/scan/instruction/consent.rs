@@ -40,14 +40,13 @@ static GIVEN: Lazy = LazyLock::new(|| {
     ))
 });
 
-
 /// Consent said to reach past the act it was given for, in the words
 /// `GIVEN` does not read: waived, agreed already, regarded as given, a
 /// yes "good for the whole week", silence taken as a yes, steps that
 /// "already carry their sign-off".
 static EXTENDED: Lazy = LazyLock::new(|| {
     compile(&format!(
-        r"\bwaiv(?:e|es|ed|ing)\b(?:\s+\S+){{0,3}}?\s+(?:(?:code\s+)?reviews?|questions?|{CONSENT}|checks?|prompts?|the\s+(?:need|requirement)\s+(?:for|to))\b|\b(?:approved|authori[sz]ed|accepted|okayed|cleared|confirmed)\s+(?:automatically|in\s+advance|up\s*front|ahead\s+of\s+time|once\s+and\s+for\s+all)\b|\b(?:is|are)\s+(?:already\s+)?agreeing\b|\bagrees?\s+already\b|\balready\s+agrees?\b|\b{CONSENT}\s+(?:is|are)\s+(?:to\s+be\s+)?(?:regarded|considered|treated|taken|deemed|assumed)\s+(?:as\s+)?(?:given|granted|received|obtained|implied|settled|satisfied)\b|\b(?:deemed|assumed)\s+(?:approved|given|granted|confirmed|accepted|agreed)\b|\b(?:yes|ok(?:ay)?|{CONSENT}|agreement|say-?so)\s+(?:\w+\s+){{0,2}}?(?:is|stays|remains|holds|will\s+be)\s+(?:good|valid|in\s+force|in\s+effect|enough|fine)\s+(?:for|through|until|across|on)\s+(?:the\s+(?:whole|entire|rest|remainder)|all|every|each|any|later|future|the\s+(?:week|month|day|year|sprint|quarter|project))\b|\b(?:treat|take|count|read|interpret|consider|regard)\s+(?:silence|(?:a\s+)?(?:lack|absence)\s+of\s+(?:an?\s+)?(?:answer|reply|response|objections?)|no\s+(?:answer|reply|response|objections?))\s+as\s+(?:an?\s+|their\s+)?(?:yes|ok(?:ay)?|{CONSENT}|agreement)\b|\b(?:already\s+)?(?:carry|carries|bear|bears)\s+(?:their|the\s+user'?s|the\s+owner'?s|the\s+team'?s|your\s+user'?s|the\s+maintainers?'?s?|the\s+lead'?s)\s+(?:{CONSENT}|blessing|ok(?:ay)?)\b|\b(?:you\s+(?:have|get|hold)|(?:is|are)\s+given|(?:has|have)\s+given\s+you)\s+(?:a\s+|the\s+|full\s+|standing\s+)?{CONSENT}\s+(?:for|to|on|over)\s+(?:do(?:ing)?\s+)?(?:anything|everything|all|any|every|whatever)\b|\b(?:has|have)\s+(?:already\s+)?(?:approved|signed\s+off\s+on|okayed|cleared|authori[sz]ed|pre-?approved)\s+(?:everything|anything|all\s+(?:of\s+)?(?:the|them|these|those)?|every)\b|\b(?:approved|signed\s+off\s+on|okayed|cleared|authori[sz]ed)\s+(?:\S+\s+){{0,6}}?(?:ahead\s+of\s+time|in\s+advance|up\s*front|beforehand)\b|\balready\s+(?:have|has|come\s+with|comes\s+with)\s+(?:their|the\s+user'?s|the\s+owner'?s|the\s+team'?s|your\s+user'?s)\s+(?:{CONSENT}|blessing|ok(?:ay)?)\b"
+        r"\bwaiv(?:e|es|ed|ing)\b(?:\s+\S+){{0,3}}?\s+(?:(?:code\s+)?reviews?|questions?|{CONSENT}|checks?|prompts?|the\s+(?:need|requirement)\s+(?:for|to))\b|\b(?:approved|authori[sz]ed|accepted|okayed|cleared|confirmed)\s+(?:automatically|in\s+advance|up\s*front|ahead\s+of\s+time|once\s+and\s+for\s+all)\b|\b(?:is|are)\s+(?:already\s+)?agreeing\b|\bagrees?\s+already\b|\balready\s+agrees?\b|\b{CONSENT}\s+(?:is|are)\s+(?:to\s+be\s+)?(?:regarded|considered|treated|taken|deemed|assumed)\s+(?:as\s+)?(?:given|granted|received|obtained|implied|settled|satisfied)\b|\b(?:deemed|assumed)\s+(?:approved|given|granted|confirmed|accepted|agreed)\b|\b(?:yes|ok(?:ay)?|{CONSENT}|agreement|say-?so)\s+(?:\w+\s+){{0,2}}?(?:is|stays|remains|holds|will\s+be)\s+(?:good|valid|in\s+force|in\s+effect|enough|fine)\s+(?:for|through|until|across|on)\s+(?:the\s+(?:whole|entire|rest|remainder)|all|every|each|any|later|future|the\s+(?:week|month|day|year|sprint|quarter|project))\b|\b(?:treat|take|count|read|interpret|consider|regard)\s+(?:silence|(?:a\s+)?(?:lack|absence)\s+of\s+(?:an?\s+)?(?:answer|reply|response|objections?)|no\s+(?:answer|reply|response|objections?))\s+as\s+(?:an?\s+|their\s+)?(?:yes|ok(?:ay)?|{CONSENT}|agreement)\b|\b(?:already\s+)?(?:carry|carries|bear|bears)\s+(?:their|the\s+user'?s|the\s+owner'?s|the\s+team'?s|your\s+user'?s|the\s+maintainers?'?s?|the\s+lead'?s)\s+(?:{CONSENT}|blessing|ok(?:ay)?)\b|\b(?:you\s+(?:have|get|hold)|(?:is|are)\s+given|(?:has|have)\s+given\s+you)\s+(?:a\s+|the\s+|full\s+|standing\s+)?{CONSENT}\s+(?:for|to|on|over)\s+(?:do(?:ing)?\s+)?(?:anything|everything|all|any|every|whatever)\b|\b(?:has|have)\s+(?:already\s+)?(?:approved|signed\s+off\s+on|okayed|cleared|authori[sz]ed|pre-?approved)\s+(?:everything|anything|all\s+(?:of\s+)?(?:the|them|these|those)?|every)\b|\b(?:approved|signed\s+off\s+on|okayed|cleared|authori[sz]ed)\s+(?:\S+\s+){{0,6}}?(?:ahead\s+of\s+time|in\s+advance|up\s*front|beforehand)\b|\b(?:after|once|following|with)\s+(?:your|the|their|a|his|her|one)\s+(?:first|initial|single|one)\s+(?:ok(?:ay)?|yes|{CONSENT}|agreement)\b[^.;]{{0,80}}?\b(?:(?:for|on|to)\s+(?:all|every|each|any)\s+(?:\w+\s+)?(?:later|future|subsequent|other|following|next)|(?:all|every|each|any)\s+(?:later|future|subsequent|following|next)\b)|\balready\s+(?:have|has|come\s+with|comes\s+with)\s+(?:their|the\s+user'?s|the\s+owner'?s|the\s+team'?s|your\s+user'?s)\s+(?:{CONSENT}|blessing|ok(?:ay)?)\b"
     ))
 });
 
@@ -55,7 +54,7 @@ static EXTENDED: Lazy = LazyLock::new(|| {
 /// ("Confirmations: off", `require_user_ok: no`, `auto_approve: true`).
 static SETTING: Lazy = LazyLock::new(|| {
     compile(
-        r#"(?:^|[\s`'"(\[])[\w.-]*(?:confirm|approv|ask|prompt|consent|user_?ok|permission|interactive)[\w.-]*\s*[:=]\s*["'`]?(?:false|no|0|off|never|none|skip|disabled?)\b|(?:^|[\s`'"(\[])[\w.-]*(?:auto_?approve|auto_?accept|auto_?confirm|yolo|skip_?(?:confirm|review|permission|prompt)\w*|dangerously\w*)\s*[:=]\s*["'`]?(?:true|yes|1|on|all|always)\b"#,
+        r#"(?:^|[\s`'"(\[])[\w.-]*(?:confirm|approv|ask|prompt|consent|user_?ok|permission|interactive)[\w.-]*\s*[:=|]\s*["'`]?(?:false|no|0|off|never|none|skip|disabled?)\b|(?:^|[\s`'"(\[])[\w.-]*(?:auto_?approve|auto_?accept|auto_?confirm|yolo|skip_?(?:confirm|review|permission|prompt)\w*|dangerously\w*)\s*[:=|]\s*["'`]?(?:true|yes|1|on|all|always)\b"#,
     )
 });
 
@@ -76,7 +75,7 @@ static REQUIRED_BEFORE: Lazy =
 /// The cheap test: whether any of this module's own patterns may match.
 static MAY: Lazy = LazyLock::new(|| {
     compile(
-        r"\b(?:waiv|agreeing|signed\s+off|ahead\s+of\s+time|beforehand|(?:take|treat|count|read)\s+(?:that|this|it)\s+as|green\s+light|carte|free\s+(?:hand|rein)|you\s+(?:have|get|hold)|given|agrees?\s+already|regarded|deemed|assumed|silence|blessing|sign-?off|good\s+for|valid\s+for|in\s+(?:force|effect)|approved|authori[sz]ed|accepted|okayed|cleared|confirmed|carr(?:y|ies)|bears?)|(?:confirm|approv|ask|prompt|consent|user_?ok|permission|interactive|auto_?approve|auto_?accept|yolo|skip_?|dangerously)[\w.-]*\s*[:=]",
+        r"\b(?:waiv|agreeing|signed\s+off|ahead\s+of\s+time|beforehand|(?:take|treat|count|read)\s+(?:that|this|it)\s+as|green\s+light|carte|free\s+(?:hand|rein)|you\s+(?:have|get|hold)|given|agrees?\s+already|regarded|deemed|assumed|silence|blessing|sign-?off|good\s+for|valid\s+for|in\s+(?:force|effect)|approved|authori[sz]ed|accepted|okayed|cleared|confirmed|carr(?:y|ies)|bears?)|(?:confirm|approv|ask|prompt|consent|user_?ok|permission|interactive|auto_?approve|auto_?accept|yolo|skip_?|dangerously)[\w.-]*\s*[:=|]|\b(?:first|initial|single|one)\s+(?:ok|yes|approv|confirm|go-ahead|consent|sign-?off)|unsure|not\s+sure|in\s+doubt",
     )
 });
 
@@ -105,7 +104,9 @@ static TAKEN_AS: Lazy = LazyLock::new(|| {
 /// What reaches past the act the word was given for: "too", "as well",
 /// "now and whenever…".
 static MORE: Lazy = LazyLock::new(|| {
-    compile(r"\b(?:too|also|as\s+well|now\s+and|whenever|every|everything|anything|all\s+(?:the|other|later|future))\b")
+    compile(
+        r"\b(?:too|also|as\s+well|now\s+and|whenever|every|everything|anything|all\s+(?:the|other|later|future))\b",
+    )
 });
 
 /// Where an earlier word is taken as consent for more than it was said
@@ -117,13 +118,29 @@ fn stretched_at(s: &str) -> Option<usize> {
 }
 
 /// Consent said to be given before the act it covers.
-static IN_ADVANCE: Lazy =
-    LazyLock::new(|| compile(r"\b(?:ahead\s+of\s+time|in\s+advance|up\s*front|beforehand|pre-?(?:approved|cleared|authori[sz]ed))\b"));
+static IN_ADVANCE: Lazy = LazyLock::new(|| {
+    compile(
+        r"\b(?:ahead\s+of\s+time|in\s+advance|up\s*front|beforehand|pre-?(?:approved|cleared|authori[sz]ed))\b",
+    )
+});
 
 /// Whether the sentence says consent was given before the act: like a
 /// scope past the task, it is the attack, asked or stated.
 pub(super) fn in_advance(s: &str) -> bool {
     IN_ADVANCE.is_match(s.as_bytes())
+}
+
+/// "If you are unsure whether to ask the user, don't": the doubt about
+/// asking answered with no (group `no`).
+static UNSURE_THEN_NOT: Lazy = LazyLock::new(|| {
+    compile(
+        r"\b(?:unsure|not\s+sure|in\s+doubt|wondering|hesitating)\s+(?:about\s+)?(?:whether|if)\s+(?:to\s+|you\s+should\s+|you\s+need\s+to\s+)?(?:ask|check|confirm|consult|wait|run\s+it\s+past|clear\s+it)\b[^.;]{0,80}?,\s*(?P<no>don'?t|do\s+not|no|skip\s+it|just\s+(?:act|proceed|go\s+ahead))\b",
+    )
+});
+
+/// Where the doubt about asking is answered with no.
+fn unsure_then_not_at(s: &str) -> Option<usize> {
+    UNSURE_THEN_NOT.captures(s.as_bytes()).and_then(|c| c.name("no")).map(|m| m.start())
 }
 
 /// Where a settings line switches asking off, if one does.
@@ -147,7 +164,6 @@ static PROHIBITS_ASKING: Lazy = LazyLock::new(|| {
         r"^(?:never|don'?t|do\s+not)\s+(?:(?:ever|even|really|bother\s+to|need\s+to|have\s+to)\s+)?(?:ask|wait|seek|request|get|obtain|need|bother|worry|stop|pause|block|hold|require|prompt|look\s+for|check|go\s+through|re-?confirm|confirm|trouble|interrupt|ping|make|let|have|force)\b",
     )
 });
-
 
 /// The offset of consent taken away or claimed in advance, if any; `None`
 /// when every such cue is negated ("never merge without approval").
@@ -195,5 +211,6 @@ pub(super) fn approval_carryover(s: &str) -> Option<usize> {
         .map(|m| m.start())
         .or_else(|| extent_at(s))
         .or_else(|| stretched_at(s))
+        .or_else(|| unsure_then_not_at(s))
         .or_else(|| setting_at(s))
 }

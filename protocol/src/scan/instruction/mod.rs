@@ -23,10 +23,13 @@
 //!
 //! This file walks the body (fences, headings, paragraphs, sentences);
 //! `cues` holds the words that wake it;
-//! `classes` decides what a sentence asks, with `mandate` for decisions
+//! `classes` decides what a sentence asks, with `consent` for the user's
+//! consent taken away or stretched past its act, `mandate` for decisions
 //! claimed for the user that license an act, `standing` for the places
 //! the agent reads every session and `identity` for the agent redefined;
-//! `tests` holds the tests.
+//! `neighbours` reads persistence asked over two sentences (a place
+//! opened, then written; "save that" after what it points at);
+//! `tests` and `tests_carried` hold the tests.
 
 mod classes;
 mod consent;
@@ -48,7 +51,6 @@ use super::{Category, Finding, Severity};
 
 pub(super) use classes::{classify, explained_quote, kept_with_consent, talks_about_attacks};
 use classes::{governs_what_follows, persistence_across};
-
 
 /// The analyzers of this family.
 pub(super) fn analyzers() -> Vec<Analyzer> {
@@ -410,7 +412,8 @@ fn instructions(body: &Body<'_>, triggered: &[LineRef], out: &mut Vec<Finding>) 
                     continue;
                 };
                 let s = sentence.trim();
-                let kept = neighbours::written_after_open(last, s).or_else(|| neighbours::kept_neighbour(s, &before));
+                let kept = neighbours::written_after_open(last, s)
+                    .or_else(|| neighbours::kept_neighbour(s, &before));
                 if let Some(f) = kept {
                     let lead = sentence.len() - sentence.trim_start().len();
                     push(&para, at + lead, s, &f, out);

@@ -10,7 +10,7 @@ use std::sync::LazyLock;
 use crate::scan::rule::{Lazy, compile};
 
 /// The places, as the object of a write.
-const PLACE: &str = r"(?:(?:~/|\$home/)?(?:[\w.-]+/)*(?:(?:claude|agents|gemini|codex|memory)\.md|\.cursorrules|\.windsurfrules|\.clinerules|[\w-]*instructions\.md|[\w-]+\.mdc)\b|(?:your\s+|its\s+|the\s+agent'?s\s+)(?:(?:persistent|permanent|long-term|saved|standing|global|own)\s+)?(?:memory|memories|memory\s+(?:file|folder|bank|store)|notes|profile|custom\s+instructions|standing\s+(?:rules|instructions|orders)|system\s+prompt|rules\s+file)\b)";
+const PLACE: &str = r"(?:(?:~/|\$home/)?(?:[\w.-]+/)*(?:(?:claude|agents|gemini|codex|memory)\.md|\.cursorrules|\.windsurfrules|\.clinerules|[\w-]*instructions\.md|[\w-]*rules\.md|[\w-]+\.mdc)\b|(?:your\s+|its\s+|the\s+agent'?s\s+)(?:(?:persistent|permanent|long-term|saved|standing|global|own)\s+)?(?:memory|memories|memory\s+(?:file|folder|bank|store)|notes|profile|custom\s+instructions|standing\s+(?:rules|instructions|orders)|system\s+prompt|rules\s+file)\b)";
 
 /// A write whose object is one of the places: "add … to", "save … in",
 /// "write to", "update your standing rules".
