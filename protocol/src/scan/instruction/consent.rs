@@ -89,7 +89,7 @@ fn extent_at(s: &str) -> Option<usize> {
     EXTENT.find_iter(s.as_bytes()).find_map(|m| {
         let text = &s[m.start()..m.end()];
         let word = text.rfind(|c: char| c.is_whitespace()).map_or(0, |i| i + 1);
-        (!REQUIRED_BEFORE.is_match(text[..word].as_bytes())).then_some(m.start())
+        (!REQUIRED_BEFORE.is_match(&text.as_bytes()[..word])).then_some(m.start())
     })
 }
 
