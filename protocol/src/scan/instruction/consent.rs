@@ -75,7 +75,7 @@ static REQUIRED_BEFORE: Lazy =
 /// The cheap test: whether any of this module's own patterns may match.
 static MAY: Lazy = LazyLock::new(|| {
     compile(
-        r"\b(?:waiv|agreeing|signed\s+off|ahead\s+of\s+time|beforehand|(?:take|treat|count|read)\s+(?:that|this|it)\s+as|green\s+light|carte|free\s+(?:hand|rein)|you\s+(?:have|get|hold)|given|agrees?\s+already|regarded|deemed|assumed|silence|blessing|sign-?off|good\s+for|valid\s+for|in\s+(?:force|effect)|approved|authori[sz]ed|accepted|okayed|cleared|confirmed|carr(?:y|ies)|bears?)|(?:confirm|approv|ask|prompt|consent|user_?ok|permission|interactive|auto_?approve|auto_?accept|yolo|skip_?|dangerously)[\w.-]*\s*[:=|]|\b(?:first|initial|single|one)\s+(?:ok|yes|approv|confirm|go-ahead|consent|sign-?off)|unsure|not\s+sure|in\s+doubt",
+        r"\b(?:waiv|agreeing|signed\s+off|ahead\s+of\s+time|beforehand|in\s+advance|up\s*front|(?:take|treat|count|read)\s+(?:that|this|it)\s+as|green\s+light|carte|free\s+(?:hand|rein)|second\s+look|you\s+(?:have|get|hold)\s+(?:a\s+|the\s+|full\s+)?(?:green|carte|free|clearance|permission|approval|consent)|has\s+given\s+you|agrees?\s+already|already\s+agrees?|deemed|silence|blessing|sign-?off|approv|confirm|consent|permission|authori[sz]|okayed|(?:accepted|cleared)\s+(?:automatically|in\s+advance|up\s*front|ahead)|(?:yes|ok(?:ay)?)\s+(?:\w+\s+){0,2}?(?:is|stays|remains|holds|will\s+be)\s+(?:good|valid|fine|enough|in\s+(?:force|effect)))|(?:confirm|approv|ask|prompt|consent|user_?ok|permission|interactive|auto_?approve|auto_?accept|yolo|skip_?|dangerously)[\w.-]*\s*[:=|]|\b(?:first|initial|single|one)\s+(?:ok|yes|approv|confirm|go-ahead|consent|sign-?off)|unsure|not\s+sure|in\s+doubt|carry\s+(?:them|it|those|these)\s+out",
     )
 });
 
