@@ -400,7 +400,9 @@ fn instructions(body: &Body<'_>, triggered: &[LineRef], out: &mut Vec<Finding>) 
                 spans.push(from..out.len());
             }
             for (i, &(at, sentence)) in all.iter().enumerate() {
-                if out[spans[i].clone()].iter().any(|f| f.category == Category::Persistence) {
+                if !neighbours::may_point_back(sentence)
+                    || out[spans[i].clone()].iter().any(|f| f.category == Category::Persistence)
+                {
                     continue;
                 }
                 let before = match i {

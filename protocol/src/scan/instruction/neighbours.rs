@@ -21,6 +21,13 @@ static KEEPS_REFERENCE: Lazy = LazyLock::new(|| {
     )
 });
 
+/// Whether sentence `s` may point at the sentence before it (a kept "that",
+/// a write "there"): the cheap test before the sentence before is read.
+pub(super) fn may_point_back(s: &str) -> bool {
+    let b = s.as_bytes();
+    KEEPS_REFERENCE.is_match(b) || standing::may_write_there(s)
+}
+
 /// Where sentence `s` keeps what came before it for later: a directive
 /// with a pointing object and a place or a time beyond the task.
 pub(super) fn keeps_what_came_before(s: &str) -> Option<usize> {

@@ -58,6 +58,11 @@ static THERE: Lazy = LazyLock::new(|| {
     )
 });
 
+/// Whether sentence `s` may write to a place named before it.
+pub(super) fn may_write_there(s: &str) -> bool {
+    THERE.is_match(s.as_bytes())
+}
+
 /// Where sentence `s` writes to the standing place the sentence before it
 /// opened ("Open `AGENTS.md`. At its end, put the line: …"): the write's
 /// start, and where what it writes starts.
