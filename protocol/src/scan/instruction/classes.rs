@@ -19,7 +19,8 @@
 use std::cell::OnceCell;
 use std::sync::LazyLock;
 
-use super::{identity, mandate, standing, steer};
+use super::consent::approval_carryover;
+use super::{consent, identity, mandate, standing, steer};
 use crate::scan::rule::{Lazy, compile};
 use crate::scan::{Category, Severity};
 
@@ -33,43 +34,17 @@ pub(crate) struct Found {
     pub(crate) at: usize,
 }
 
-/// Words of consent a directive may take away.
-const CONSENT: &str = r"(?:confirm(?:ation|ations|ing|s)?|approv(?:al|als|e|es|ing)|permission|permissions|consent|sign-?offs?|authori[sz]ation|go-ahead)";
-
-/// Words that take consent away when they govern it.
-static WEAKEN: Lazy = LazyLock::new(|| {
-    compile(
-        r"\b(?:no\s+(?:need|longer|more)|without|never|don'?t|do\s+not|need\s+not|needn'?t|not\s+(?:required|needed|necessary)|skip(?:ping|s)?|bypass(?:ing|es)?|omit(?:ting|s)?|forgo|dispense\s+with|stop(?:ping)?\s+(?:asking|waiting|requesting|seeking)|unnecessary|superfluous)\b",
-    )
-});
-
-/// Consent named, or asking for it: "ask the user", "check in", and asking
-/// with no one named ("without asking again", "don't ask, just do it"); a
-/// bare "without asking" is as often a tool described, and is left out.
-static CONSENT_WORD: Lazy = LazyLock::new(|| {
-    compile(&format!(
-        r"\b{CONSENT}\b|\b(?:ask(?:ing)?|check(?:ing)?\s+(?:in\s+|back\s+)?with|consult(?:ing)?|wait(?:ing)?\s+for)\s+(?:the\s+)?(?:user|human|operator|owner|me|them)\b|\bask(?:ing)?\s+(?:first|beforehand|before\s+\w+ing)\b|\bwait(?:ing)?\s+for\s+(?:a|their|an\s+explicit|the\s+user'?s|your)\s+(?:yes|ok|okay|go-ahead|green\s+light)\b|\brun(?:ning)?\s+(?:\S+\s+){{0,4}}?(?:past|by)\s+(?:the\s+)?(?:user|human|operator|owner|me|them)\b|\bclear(?:ing)?\s+(?:it|this|that|them|anything)\s+with\s+(?:the\s+)?(?:user|human|operator|owner|me|them)\b|\bcheck(?:ing)?\s+(?:back\s+)?in\b|\bask(?:ing)?\s+(?:again|twice|any\s*more|each\s+time|every\s+time|about\s+(?:it|this|that|them|these))\b|\bask(?:ing)?\s+(?:anyone|anybody)\s*(?:[,;:.!)]|$|first\b|before\b)|\bask\s*[,;:.!-]+\s*(?:just|simply|go\s+ahead|proceed|do\s+it|act)\b"
-    ))
-});
-
-/// Consent said to be given already, or in advance, or once for all.
-static GIVEN: Lazy = LazyLock::new(|| {
-    compile(&format!(
-        r"\bpre-?(?:cleared|vetted|sanctioned|okayed)\b|\b(?:already|pre-?|implicitly|blanket|standing|automatic|automatically|in\s+advance|permanently|once\s+and\s+for\s+all)\s*(?:been\s+|given\s+|granted\s+|(?:has|have)\s+)?(?:approv\w*|authori[sz]\w*|granted|consented|confirmed|agreed|signed\s+off)\b|\b(?:consider|treat|regard|assume)\s+(?:\S+\s+){{0,8}}?(?:as\s+)?(?:already\s+)?(?:pre-?)?(?:approved|authori[sz]ed|confirmed|consented|accepted|cleared)\b|\bassume\s+(?:that\s+)?(?:the\s+)?(?:user|they|the\s+owner)\s+(?:agrees?|approves?|consents?|said\s+yes|is\s+fine|wants)\b|\b(?:blanket|standing|permanent|unlimited|full)\s+{CONSENT}\b|\b(?:treat|consider|regard|take|count)\s+(?:\S+\s+){{0,4}}?(?:agreement|approval|yes|consent|permission|confirmation|go-ahead|ok|okay)\s+as\s+(?:lasting|standing|permanent|general|blanket|ongoing|covering|applying|valid\s+(?:for|from)|a\s+(?:standing|general|blanket|permanent|lasting))\b|\b(?:agreement|approval|yes|consent|permission|confirmation|go-ahead)\s+(?:carries\s+over|stays\s+valid|remains\s+valid|holds\s+for|applies\s+to\s+(?:all|every|later|future|similar|any))\b|\b(?:agreement|approval|yes|consent|permission|confirmation|go-ahead|ok(?:ay)?|say-?so|sign-?off)\s+(?:\w+\s+){{0,3}}?(?:covers|counts\s+for|is\s+enough\s+for|stands\s+for|extends\s+to|carries\s+(?:over\s+)?(?:to|into))\s+(?:all|every|each|any|later|future|subsequent|the\s+rest)\b|\balready\s+(?:said\s+yes|okayed|ok'?d|gave\s+(?:the\s+|their\s+)?(?:go-ahead|ok(?:ay)?))\b|\b(?:approved|authori[sz]ed|pre-?approved|accepted|okayed)\s+by\s+default\b|\b{CONSENT}\s+(?:is|are)\s+(?:not|no\s+longer|never)\s+(?:needed|required|necessary)\b"
-    ))
-});
-
 /// A scope that outlives the task.
 static SCOPE: Lazy = LazyLock::new(|| {
     compile(
-        r"\b(?:from\s+now\s+on|(?:in|for|across|during|on)\s+(?:all|every|each|any)\s+(?:of\s+your\s+)?(?:future|subsequent|later|new|other|upcoming)?\s*(?:sessions?|conversations?|chats?|tasks?|projects?|runs?|interactions?|repos(?:itories)?|invocations?|turns)|(?:all|every|each|any)\s+(?:future|subsequent|later|upcoming|new|next)\s+\w+|(?:in|on|for)\s+(?:later|future|subsequent)\s+(?:ones|sessions?|conversations?|chats?|runs?)|(?:after|across|through|survives?|outlasts?)\s+(?:restarts?|reboots?|updates?|upgrades?|reinstalls?|new\s+sessions)|(?:this|the\s+current)\s+(?:session|conversation|chat)\s+and\s+(?:in\s+)?(?:later|future|all|every|other|next)\b|future\s+(?:sessions?|conversations?|tasks?|runs?|interactions?|chats?|requests?)|subsequent\s+(?:sessions?|conversations?|tasks?|runs?|requests?)|permanently|forever|going\s+forward|henceforth|across\s+(?:all\s+)?sessions|beyond\s+this\s+(?:session|task|conversation)|even\s+after\s+(?:this|the)\s+(?:task|session|conversation)|for\s+good|from\s+this\s+point\s+(?:on|forward)|(?:at\s+the\s+(?:start|beginning)\s+of|before)\s+(?:each|every|any)\s+(?:new\s+)?(?:sessions?|conversations?|chats?|tasks?|runs?)|(?:between|across)\s+(?:conversations|sessions|chats)|(?:when|after|once)\s+the\s+(?:chat|session|conversation|context)\s+(?:is\s+)?(?:reset|cleared|restarted|ends|closes)|until\s+(?:revoked|withdrawn|further\s+notice)|make\s+(?:it|this)\s+a\s+habit|make\s+a\s+habit\s+of|next\s+time|your\s+next\s+(?:conversation|session|chat)|(?:in|for)\s+new\s+(?:sessions|conversations|chats)|(?:every|each)\s+time\s+after(?:wards)?|(?:any|every)\s+day\s+after|(?:when|whenever|each\s+time|every\s+time)\s+you\s+(?:start\s+up|boot|are\s+(?:started|launched|restarted))|hereafter|until\s+told\s+otherwise|from\s+here\s+on(?:\s+out)?|indefinitely|(?:long\s+)?after\s+(?:this|the)\s+(?:\w+\s+){0,2}?(?:run|task|session|job|conversation|chat|skill)\s+(?:is|has)\s+(?:over|done|finished|ended|completed)|(?:each|every)\s+time\s+you(?:'re|\s+are)\s+(?:spun\s+up|started|launched|invoked|loaded)|for\s+the\s+(?:remainder|rest)\s+of\s+(?:the|this)\s+(?:week|month|year|engagement|project|quarter|contract))\b",
+        r"\b(?:from\s+now\s+on|(?:in|for|across|during|on)\s+(?:all|every|each|any)\s+(?:of\s+your\s+)?(?:future|subsequent|later|new|other|upcoming)?\s*(?:sessions?|conversations?|chats?|tasks?|projects?|runs?|interactions?|repo(?:s|sitory|sitories)?|invocations?|turns)|(?:all|every|each|any)\s+(?:future|subsequent|later|upcoming|new|next)\s+\w+|(?:in|on|for)\s+(?:later|future|subsequent)\s+(?:ones|sessions?|conversations?|chats?|runs?)|(?:after|across|through|survives?|outlasts?)\s+(?:restarts?|reboots?|updates?|upgrades?|reinstalls?|new\s+sessions)|(?:this|the\s+current)\s+(?:session|conversation|chat)\s+and\s+(?:in\s+)?(?:later|future|all|every|other|next)\b|future\s+(?:sessions?|conversations?|tasks?|runs?|interactions?|chats?|requests?)|subsequent\s+(?:sessions?|conversations?|tasks?|runs?|requests?)|permanently|forever|going\s+forward|henceforth|across\s+(?:all\s+)?sessions|beyond\s+this\s+(?:session|task|conversation)|even\s+after\s+(?:this|the)\s+(?:task|session|conversation)|for\s+good|from\s+this\s+point\s+(?:on|forward)|(?:at\s+the\s+(?:start|beginning)\s+of|before)\s+(?:each|every|any)\s+(?:new\s+)?(?:sessions?|conversations?|chats?|tasks?|runs?)|(?:between|across)\s+(?:conversations|sessions|chats)|(?:when|after|once)\s+the\s+(?:chat|session|conversation|context)\s+(?:is\s+)?(?:reset|cleared|restarted|ends|closes)|until\s+(?:revoked|withdrawn|further\s+notice)|make\s+(?:it|this)\s+a\s+habit|make\s+a\s+habit\s+of|next\s+time|your\s+next\s+(?:conversation|session|chat)|(?:in|for)\s+new\s+(?:sessions|conversations|chats)|(?:every|each)\s+time\s+after(?:wards)?|(?:any|every)\s+day\s+after|(?:when|whenever|each\s+time|every\s+time)\s+you\s+(?:start\s+up|boot|are\s+(?:started|launched|restarted))|hereafter|until\s+told\s+otherwise|from\s+here\s+on(?:\s+out)?|indefinitely|(?:long\s+)?after\s+(?:this|the)\s+(?:\w+\s+){0,2}?(?:run|task|session|job|conversation|chat|skill)\s+(?:is|has)\s+(?:over|done|finished|ended|completed)|(?:each|every)\s+time\s+you(?:'re|\s+are)\s+(?:spun\s+up|started|launched|invoked|loaded)|for\s+the\s+(?:remainder|rest)\s+of\s+(?:the|this)\s+(?:week|month|year|engagement|project|quarter|contract)|(?:all\s+)?the\s+next\s+(?:sessions|conversations|chats|runs|times|invocations)|beyond\s+(?:today|tonight|this\s+(?:week|sprint|run|job|skill|repo\w*))|whenever\s+(?:this\s+skill|you)\s+(?:runs?|is\s+(?:run|used|invoked)|are\s+(?:run|invoked))\s+again|after\s+the\s+end\s+of\s+(?:this|the)\s+(?:task|session|conversation|chat|skill|run|job)|(?:also|even|still)\s+after\s+(?:this|the)\s+(?:task|session|conversation|chat|skill|run|job)|for\s+the\s+(?:remainder|rest)\s+of\s+(?:the|this)\s+(?:session|conversation|chat)|(?:for|through(?:out)?)\s+the\s+(?:whole|entire)\s+(?:week|month|year|sprint|quarter|engagement|project)|(?:all|every|each|any)\s+\w+\s+that\s+(?:follows?|comes?\s+(?:up\s+)?(?:after|later|next))|until\s+(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|the\s+end\s+of\s+(?:the|this)\s+(?:week|month|sprint|quarter|year)))\b",
     )
 });
 
 /// The agent's memory or standing instructions as the object of a directive.
 static MEMORY: Lazy = LazyLock::new(|| {
     compile(
-        r"\bremember(?:\s+(?:this|that|these|the\s+following|for|forever|permanently|across|in|it|my|our)\b|\s*:)|\bmemori[sz]e\b|\b(?:your|long-term|persistent|agent)\s+memor(?:y|ies)\b|\b(?:save|store|write|record|add|persist|keep|put|append|note)\b(?:\s+\S+){0,8}?\s+(?:in|to|into|inside)\s+(?:your\s+|the\s+)?(?:(?:persistent|permanent|long-term|saved|standing|own|global|private)\s+)?(?:memory|memories|notes|instructions|rules|settings|preferences|profile|claude\.md|agents\.md|\.cursorrules|gemini\.md|copilot-instructions\.md|system\s+prompt|custom\s+instructions|long-term\s+\w+)\b|\byour\s+(?:default|standing|permanent)\s+(?:behaviou?r|instructions?|rules?|policy|mode)\b|\.(?:claude|cursor|codex|gemini|copilot|windsurf)/(?:memory|memories|rules)\b|\bmemory\s+(?:folder|directory|dir|file|bank|store|tool)\b|\b(?:notes|memory|memories)\s+(?:that\s+)?(?:survive|persist|outlast|carry\s+over)\b|\bwherever\s+you\s+keep\s+(?:notes|memories|instructions)\b|\b(?:notes?|files?|somewhere|memory|rules|instructions|profile)\s+(?:that\s+|which\s+)?you(?:'ll|\s+will)?\s+(?:\w+\s+)?(?:load|read|see|consult|check)\b(?:\s+\w+){0,3}?\s+(?:when|again|at|on|each|every|in|next|later)\b|\b(?:update|edit|change|extend|amend|modify|rewrite|append\s+to)\s+(?:your\s+(?:(?:custom|system|standing|global|saved|default)\s+)?(?:instructions|system\s+prompt|memory|memories|rules|preferences|profile)|(?:the\s+)?(?:custom\s+instructions|system\s+prompt))\b",
+        r"\bremember(?:\s+(?:this|that|these|the\s+following|for|forever|permanently|across|in|it|my|our)\b|\s*:)|\bmemori[sz]e\b|\b(?:your|its|long-term|persistent|agent|(?:the\s+)?(?:agent|assistant)'s)\s+memor(?:y|ies)\b|\b(?:make|set|adopt)\s+(?:\S+\s+){1,6}?(?:your|the)\s+(?:new\s+)?(?:default|standard\s+practice|habit|standing\s+\w+)\b|\badopt\s+(?:this|that|it|these|the\s+following)\s+as\s+(?:a\s+|your\s+)?(?:\w+\s+)?(?:rule|habit|default|practice|policy|principle)\b|\bmemory[._](?:add|save|store|write|set|create|update|append|put)\b|\bwhich\s+(?:you|your\s+agent|the\s+agent|the\s+assistant)(?:'ll|\s+will)?\s+(?:\w+\s+)?(?:loads?|reads?)\s+(?:at|on)\s+(?:start-?up|launch|boot|the\s+start\s+of\s+(?:each|every))|\b(?:save|store|write|record|add|persist|keep|put|append|note|jot|retain)\b(?:\s+\S+){0,8}?\s+(?:in|to|into|inside)\s+(?:your\s+|the\s+|its\s+)?(?:(?:persistent|permanent|long-term|saved|standing|own|global|private)\s+)?(?:memory|memories|notes|instructions|rules|settings|preferences|profile|claude\.md|agents\.md|\.cursorrules|gemini\.md|copilot-instructions\.md|system\s+prompt|custom\s+instructions|long-term\s+\w+)\b|\byour\s+(?:default|standing|permanent|working|operating)\s+(?:behaviou?r|instructions?|rules?|policy|mode)\b|\b(?:your|its|their|the\s+agent'?s|the\s+assistant'?s)\s+(?:own\s+)?(?:persistent|permanent|long-term|standing|saved)\s+(?:notes|rules|instructions|polic(?:y|ies)|profile|preferences)\b|\.(?:claude|cursor|codex|gemini|copilot|windsurf)/(?:memory|memories|rules)\b|\bmemory\s+(?:folder|directory|dir|file|bank|store|tool)\b|\b(?:notes|memory|memories)\s+(?:that\s+)?(?:survive|persist|outlast|carry\s+over)\b|\bwherever\s+you\s+keep\s+(?:notes|memories|instructions)\b|\b(?:notes?|files?|somewhere|memory|rules|instructions|profile)\s+(?:that\s+|which\s+)?(?:you|your\s+agent|the\s+agent|the\s+assistant)(?:'ll|\s+will)?\s+(?:\w+\s+)?(?:loads?|reads?|sees?|consults?|checks?|keeps?)\b(?:\s+\w+){0,3}?\s+(?:when|again|at|on|each|every|in|next|later|between|across)\b|\b(?:update|edit|change|extend|amend|modify|rewrite|append\s+to)\s+(?:your\s+(?:(?:custom|system|standing|global|saved|default)\s+)?(?:instructions|system\s+prompt|memory|memories|rules|preferences|profile)|(?:the\s+)?(?:custom\s+instructions|system\s+prompt))\b",
     )
 });
 
@@ -96,7 +71,7 @@ static TRUST: Lazy = LazyLock::new(|| {
 /// verb (group `v`) is the ask, whatever condition leads to it.
 static ORIGIN_RUN: Lazy = LazyLock::new(|| {
     compile(
-        r"\b(?:issues?|comments?|e-?mails?|messages?|pages?|tickets?|pull\s+requests?|prs?|posts?|replies|threads?)\s+(?:body\s+|text\s+)?(?:contains?|includes?|has|shows?|gives?|carries)\b[^.;]{0,80}?\b(?P<v>paste|run|execute|eval\w*)\s+(?:it|them|that|this|the\s+(?:snippet|command|code|script))\b",
+        r"\b(?:issues?|comments?|e-?mails?|messages?|pages?|tickets?|pull\s+requests?|prs?|posts?|replies|threads?|digests?|newsletters?|runbooks?|wikis?|feeds?|inbox)\s+(?:body\s+|text\s+)?(?:contains?|includes?|has|shows?|gives?|carries|lists?|names?|asks?\s+for)\b[^.;]{0,80}?\b(?P<v>paste|run|execute|eval\w*|carry|do|follow|obey|perform|complete|act\s+on)\s+(?:it|them|that|this|those|these|the\s+(?:snippet|command|code|script|tasks?|steps?|instructions?))\b",
     )
 });
 
@@ -128,7 +103,7 @@ static ORIGIN_AS_OWN: Lazy = LazyLock::new(|| {
 /// sends back taken as the agent's next actions.
 static ORIGIN_SPEAKS: Lazy = LazyLock::new(|| {
     compile(&format!(
-        r"\b(?:actual|real|true|rightful)\s+(?:owner|user|boss|principal|operator|admin\w*)\b(?:\s+\S+){{0,4}}?\s+is\s+(?:whoever|whatever|the\s+(?:account|bot|person|sender)\s+(?:that|who))\b|\bwhat(?:ever)?\s+(?:is|gets)\s+(?:posted|written|said|sent)\s+(?:there|in\s+\S+)\s+is\s+what\s+you\s+do\b|\b(?:real|actual|true|your)\s+(?:instructions?|orders?|tasks?|requests?)\s+(?:come|comes|are)\s+(?:only\s+)?(?:from|in)\s+(?:\S+\s+){{0,4}}?{ORIGIN}|\b(?:were|was|are|is)\s+(?:written|left|put\s+there|added|placed|sent)\s+(?:there\s+)?by\s+(?:the\s+|your\s+)?(?:user|owner|operator)\s+(?:for|to)\s+you\b|\b(?:user|person|human)'?s?\b[^.;]{{0,80}}?\b(?:the\s+)?(?:\w+\s+)?{ORIGIN}\s+(?:wins|prevails|takes\s+precedence|has\s+the\s+(?:final|last)\s+(?:say|word)|comes\s+first)\b|{ORIGIN}\S*\s+(?:\S+\s+){{0,4}}?(?:says|tells\s+you|asks(?:\s+for)?|lists|returns|contains|wants)\b[^.;]{{0,40}}?\beven\s+(?:if|when|though)\s+(?:the\s+user|they|the\s+person)\b|\bwhat(?:ever)?\s+(?:comes\s+back|(?:it|they|the\s+\w+)\s+(?:returns?|sends?\s+back|answers?|repl(?:y|ies)))\s+(?:\S+\s+){{0,2}}?(?:is|are|becomes?)\s+your\s+(?:\w+\s+){{0,4}}?(?:actions?|instructions?|next\s+steps?|commands?|orders?|tasks?|plan)\b|\b(?:act\s+on|follow|obey|treat|apply)\s+(?:it|them|that|those|these)\s+(?:exactly\s+|just\s+)?the\s+same\s+way\s+(?:as\s+)?you\s+(?:would\s+)?(?:act\s+on|follow|obey|treat|apply)\s+(?:the\s+(?:user|chat|conversation)|this\s+(?:file|skill|chat|conversation)|what\s+the\s+user\s+\w+)\b"
+        r"\b(?:consider|treat|regard|take)\s+(?:those|these|them|it|such|any|all)\s+(?:\w+\s+)?(?:as\s+)?(?:assigned|given|sent|issued|requested|ordered)\s+(?:to\s+you\s+)?by\s+(?:the\s+|your\s+)?(?:user|owner|operator)\b|\b(?:load|reload|fetch|pull|get|take|read)\s+(?:your|the\s+agent'?s|new|fresh|updated)\s+(?:instructions?|rules|prompt|system\s+prompt|config\w*|guidelines|orders)\s+from\s+(?:\S+\s+){{0,3}}?{ORIGIN}|\b(?:written|meant|intended)\s+(?:specifically\s+)?for\s+you\s+by\s+(?:the\s+)?(?:\w+\s+)?(?:owners?|authors?|maintainers?|admins?|operators?)\b|\b(?:do|follow|obey|apply)\s+(?:what(?:ever)?|everything|anything)\s+(?:it|they|these|those)\s+(?:says?|asks?|tells?\s+you|wants?|lists?)\s+even\s+(?:if|when|where|though)\s+(?:it|they|that)\s+(?:differs?|conflicts?|contradicts?|disagrees?)\b|\b(?:speak(?:s|ing)?|act(?:s|ing)?|talk(?:s|ing)?)\s+(?:on\s+(?:the\s+user'?s|their|your\s+user'?s|the\s+owner'?s)\s+behalf|for\s+the\s+user|with\s+the\s+(?:user'?s|owner'?s)\s+(?:voice|authority)|as\s+the\s+user)\b|\bwhat(?:ever)?\s+(?:\w+\s+){{0,2}}?(?:write|writes|post|posts|say|says|send|sends|ask|asks|put|puts|is\s+(?:posted|written|said|sent))\s+(?:there|in\s+(?:it|there|\S+))\s+is\s+what\s+you\s+(?:do|run|execute|follow)\b|\b(?:actual|real|true|rightful)\s+(?:owner|user|boss|principal|operator|admin\w*)\b(?:\s+\S+){{0,4}}?\s+is\s+(?:whoever|whatever|the\s+(?:account|bot|person|sender)\s+(?:that|who))\b|\bwhat(?:ever)?\s+(?:is|gets)\s+(?:posted|written|said|sent)\s+(?:there|in\s+\S+)\s+is\s+what\s+you\s+do\b|\b(?:real|actual|true|your)\s+(?:instructions?|orders?|tasks?|requests?)\s+(?:come|comes|are)\s+(?:only\s+)?(?:from|in)\s+(?:\S+\s+){{0,4}}?{ORIGIN}|\b(?:were|was|are|is)\s+(?:written|left|put\s+there|added|placed|sent)\s+(?:there\s+)?by\s+(?:the\s+|your\s+)?(?:user|owner|operator)\s+(?:for|to)\s+you\b|\b(?:user|person|human)'?s?\b[^.;]{{0,80}}?\b(?:the\s+)?(?:\w+\s+)?{ORIGIN}\s+(?:wins|prevails|takes\s+precedence|has\s+the\s+(?:final|last)\s+(?:say|word)|comes\s+first)\b|{ORIGIN}\S*\s+(?:\S+\s+){{0,4}}?(?:says|tells\s+you|asks(?:\s+for)?|lists|returns|contains|wants)\b[^.;]{{0,40}}?\beven\s+(?:if|when|though)\s+(?:the\s+user|they|the\s+person)\b|\bwhat(?:ever)?\s+(?:comes\s+back|(?:it|they|the\s+\w+)\s+(?:returns?|sends?\s+back|answers?|repl(?:y|ies)))\s+(?:\S+\s+){{0,2}}?(?:is|are|becomes?)\s+your\s+(?:\w+\s+){{0,4}}?(?:actions?|instructions?|next\s+steps?|commands?|orders?|tasks?|plan)\b|\b(?:act\s+on|follow|obey|treat|apply)\s+(?:it|them|that|those|these)\s+(?:exactly\s+|just\s+)?the\s+same\s+way\s+(?:as\s+)?you\s+(?:would\s+)?(?:act\s+on|follow|obey|treat|apply)\s+(?:the\s+(?:user|chat|conversation)|this\s+(?:file|skill|chat|conversation)|what\s+the\s+user\s+\w+)\b"
     ))
 });
 
@@ -154,7 +129,7 @@ static ANAPHORIC: Lazy = LazyLock::new(|| {
 /// whatever it is given to, that is cross-origin trust.
 static SAME_AUTHORITY: Lazy = LazyLock::new(|| {
     compile(
-        r"\b(?:same|equal|full|identical)\s+(?:authority|weight|standing|trust|priority|rank)\s+as\s+(?:the|your|a|an|any)\s+(?:\w+\s+){0,2}?(?:user|person|people|engineer|developer|human|owner|operator|maintainer|admin\w*|requester)s?\b",
+        r"\b(?:same|equal|full|identical)\s+(?:authority|weight|standing|trust|priority|rank|status)\s+as\s+(?:the|your|a|an|any|something|anything|what|whatever|whoever|if)\s+(?:\w+\s+){0,4}?(?:user|person|people|engineer|developer|human|owner|operator|maintainer|admin\w*|requester)s?\b",
     )
 });
 
@@ -164,7 +139,22 @@ static SAME_AUTHORITY: Lazy = LazyLock::new(|| {
 /// to be mentioned".
 static CONCEAL: Lazy = LazyLock::new(|| {
     compile(
-        r"\b(?:leave|keep|omit|drop|exclude|hide|strip)\b(?:\s+[^\s.;]+){0,6}?\s+(?:out\s+of|from)\s+(?:your|the|that)\s+(?:final\s+)?(?:summary|summaries|report|reply|replies|response|answer|output|commit\s+messages?|explanation|recap|status\s+update|notes\s+to\s+the\s+user|conversation|chat|list\s+of\s+changes|write-?up|message|diff|changes\s+you\s+show)\b|\byour\s+(?:responses?|replies|answers?|summar(?:y|ies)|reports?|output|messages?)\s+(?:must|should|shall|will|may)\s+(?:never|not)\s+(?:mention|include|reveal|show|list|disclose|refer\s+to)\b|\b(?:stays?|remains?)\s+out\s+of\s+(?:your|the|that|this)\s+(?:final\s+)?(?:summary|report|reply|response|answer|message|conversation|chat|write-?up)\b|\bnot\s+(?:something|anything)\s+(?:to|you\s+need\s+to|worth)\s+(?:raise|raising|mention|mentioning|bring\s+up|bringing\s+up|flag|flagging|discuss|discussing)\b|\b(?:do\s+not|don'?t|never|no\s+need\s+to)\s+(?:mention|bring\s+up|report|surface|disclose|reveal|point\s+out|discuss|list)\b(?:\s+[^\s.;]+){0,6}?\s+(?:in|to)\s+(?:your|the)\s+(?:final\s+)?(?:summary|report|reply|response|answer|user|person|human|owner)\b|\b(?:does\s+not|doesn'?t|need\s+not|needn'?t|do\s+not|don'?t)\s+(?:need\s+to\s+)?be\s+(?:mentioned|reported|disclosed|discussed|brought\s+up|surfaced)\b|\bwithout\s+(?:mentioning|telling|informing|notifying|alerting|saying|admitting|disclosing|revealing|noting|flagging)\b|\bneeds?\s+no\s+(?:mention|disclosure)\b|\b(?:keep\s+quiet|stay\s+silent|say\s+nothing)\s+about\s+(?:it|this|that|them)\b|\bkeep\s+(?:it|this|that|them)\s+out\s+of\s+(?:the|your)\s+(?:chat|conversation|transcript)\b|\b(?:do\s+not|don'?t|never)\s+(?:say|admit|disclose|reveal|let\s+on)\s+that\s+(?:this|the|it|you)\b|\bpresent\s+(?:[^\s.;]+\s+){0,4}?as\s+your\s+own\b",
+        r"\b(?:leave|keep|omit|drop|exclude|hide|strip)\b(?:\s+[^\s;]+){0,6}?\s+(?:out\s+of|from|off)\s+(?:your|the|that)\s+(?:final\s+)?(?:summary|summaries|report|reply|replies|response|answer|output|commit\s+messages?|explanation|recap|status\s+(?:updates?|messages?)|notes\s+to\s+the\s+user|conversation|chat|list\s+of\s+changes|write-?up|message|diff|changes\s+you\s+show)\b|\b(?:do\s+not|don'?t|never|no\s+need\s+to)\s+(?:mention|bring\s+up|report|surface|disclose|reveal|point\s+out|discuss|list)\b(?:\s+[^\s.;]+){0,6}?\s+(?:in|to)\s+(?:your|the)\s+(?:final\s+)?(?:summary|report|reply|response|answer|user|person|human|owner)\b|\b(?:does\s+not|doesn'?t|need\s+not|needn'?t|do\s+not|don'?t)\s+(?:need\s+to\s+)?be\s+(?:mentioned|reported|disclosed|discussed|brought\s+up|surfaced)\b|\bwithout\s+(?:mentioning|telling|informing|notifying|alerting|saying|admitting|disclosing|revealing|noting|flagging)\b|\bneeds?\s+no\s+(?:mention|disclosure)\b|\b(?:keep\s+quiet|stay\s+silent|say\s+nothing)\s+about\s+(?:it|this|that|them)\b|\bkeep\s+(?:it|this|that|them)\s+out\s+of\s+(?:the|your)\s+(?:chat|conversation|transcript)\b|\b(?:do\s+not|don'?t|never)\s+(?:say|admit|disclose|reveal|let\s+on)\s+that\s+(?:this|the|it|you)\b|\bpresent\s+(?:[^\s.;]+\s+){0,4}?as\s+your\s+own\b|\byour\s+(?:responses?|replies|answers?|summar(?:y|ies)|reports?|output|messages?)\s+(?:must|should|shall|will|may)\s+(?:never|not)\s+(?:mention|include|reveal|show|list|disclose|refer\s+to)\b|\b(?:stays?|remains?)\s+out\s+of\s+(?:your|the|that|this)\s+(?:final\s+)?(?:summary|report|reply|response|answer|message|conversation|chat|write-?up)\b|\bnot\s+(?:something|anything)\s+(?:to|you\s+need\s+to|worth)\s+(?:raise|raising|mention|mentioning|bring\s+up|bringing\s+up|flag|flagging|discuss|discussing)\b|\b(?:not\s+something|nothing)\s+(?:that\s+)?(?:the\s+user|they|the\s+person|the\s+owner)\s+(?:needs?|has)\s+to\s+(?:hear|know)\b|\b(?:the\s+user|they|the\s+owner)\s+(?:does\s+not|doesn'?t|do\s+not|don'?t|need\s+not|needn'?t)\s+(?:need\s+to\s+)?(?:hear|know)\s+(?:about\s+)?(?:it|this|that|them)\b|\b(?:stays?|remains?)\s+between\s+(?:us|you\s+and\s+me)\b|\bkeep\s+(?:it|this|that|them)\s+between\s+(?:us|you\s+and\s+me)\b|\b(?:talk|speak|answer|reply|report)\s+only\s+about\b|\b(?:quietly|silently|discreetly|secretly|covertly)\s+(?:also\s+)?(?:copy|upload|send|mirror|post|forward|sync|push|add|install|share|attach|e-?mail|commit|delete|remove|disable|rewrite|change|modify|export)\b|\b(?:do\s+not|don'?t|never)\s+(?:mention|bring\s+up|disclose|reveal)\b(?:\s+[^\s.;]+){0,6}?\s+at\s+all\b|\breport\s+(?:\S+\s+){0,4}?as\s+(?:a\s+)?(?:success(?:ful)?|succeeded|done|passed|green|ok|completed?)\s+even\s+(?:if|when|though)\b",
+    )
+});
+
+/// A concealment asked by an act of leaving out, not by a negation.
+static OMITS: Lazy = LazyLock::new(|| {
+    compile(
+        r"^(?:leave|keep|omit|drop|exclude|hide|strip|quietly|silently|discreetly|secretly|covertly|talk|speak|answer|reply|report)\b",
+    )
+});
+
+/// A concealment asked by saying the user need not know: "it's not
+/// something the user needs to hear about", "that part stays between us".
+static STATED_ASK: Lazy = LazyLock::new(|| {
+    compile(
+        r"^(?:not\s+something|nothing\s+(?:that\s+)?(?:the\s+user|they|the\s+person|the\s+owner)|(?:the\s+user|they|the\s+owner)\s+(?:does\s+not|doesn'?t|do\s+not|don'?t|need\s+not|needn'?t)|stays?\s+between|remains?\s+between)",
     )
 });
 
@@ -211,13 +201,13 @@ static CONTROL_OFF: Lazy = LazyLock::new(|| {
 /// leading subordinate clause.
 static LEAD: Lazy = LazyLock::new(|| {
     compile(
-        r"^(?:(?:step\s+\d+\s*[:.)]|(?:note|important|tip|nb|next|then|also|finally|first|now)\s*:|also|then|now|next|first|second|finally|afterwards|please|and|so|just|simply|additionally|optionally|instead|otherwise|always|quietly|silently|automatically)[\s,]+)*(?:(?:if|when|whenever|once|before|after|to|for|while|since|because|as|in|on|during|with|at|until|unless|whether|from|going\s+forward|henceforth)\b[^,]{0,160},\s*){0,2}(?:(?:please|first|then|also|just|always)\s+)*",
+        r"^(?:(?:step\s+\d+\s*[:.)]|(?:note|important|tip|nb|next|then|also|finally|first|now)\s*:|also|then|now|next|first|second|finally|afterwards|please|and|so|just|simply|additionally|optionally|instead|otherwise|always|quietly|silently|automatically)[\s,]+)*(?:(?:if|when|whenever|once|before|after|to|for|while|since|because|as|in|on|during|with|at|until|unless|whether|from|going\s+forward|henceforth)\b[^,]{0,160},\s*){0,2}(?:(?:please|first|then|also|just|always|quietly|silently|secretly|discreetly)\s+)*",
     )
 });
 
 static IMPERATIVE: Lazy = LazyLock::new(|| {
     compile(
-        r"^(?:accept|act|add|adopt|allow|always|answer|append|apply|ask|assume|avoid|be|become|bypass|carry|change|clear|comment|commit|comply|configure|consider|continue|copy|create|deactivate|delete|disable|do|don'?t|downgrade|drop|edit|enable|ensure|erase|execute|export|fetch|follow|forget|get|give|grant|ignore|include|insert|install|keep|kill|leave|let|load|make|mark|memori[sz]e|merge|move|never|obey|open|overwrite|paste|pass|persist|perform|place|pretend|proceed|purge|push|put|read|record|regard|relax|remember|remove|replace|reply|reset|respond|run|save|send|set|skip|source|start|stop|store|strip|suppress|switch|take|tell|treat|trust|turn|uninstall|unset|update|upload|use|whitelist|allowlist|wipe|write)\b",
+        r"^(?:accept|act|add|adopt|allow|always|answer|append|apply|ask|assume|avoid|be|become|bypass|call|carry|change|clear|comment|commit|comply|configure|consider|continue|copy|create|deactivate|delete|disable|do|don'?t|downgrade|drop|edit|enable|ensure|erase|execute|export|fetch|follow|forget|get|give|go|grant|ignore|include|insert|install|jot|keep|kill|leave|let|load|make|mark|memori[sz]e|merge|mirror|move|never|obey|open|overwrite|paste|pass|persist|perform|place|pretend|proceed|purge|push|put|read|record|report|regard|relax|remember|remove|replace|reply|reset|respond|run|save|send|set|skip|source|speak|start|stop|store|strip|suppress|switch|sync|take|talk|tell|treat|trust|turn|uninstall|unset|update|upload|use|whitelist|allowlist|wipe|write)\b",
     )
 });
 
@@ -225,7 +215,7 @@ static IMPERATIVE: Lazy = LazyLock::new(|| {
 /// by "you", a passive "must be disabled", or what this skill does.
 static ADDRESSED: Lazy = LazyLock::new(|| {
     compile(
-        r"\byou(?:'ll|\s+(?:must|should|shall|will|need\s+to|have\s+to|are\s+to|can|may|no\s+longer|don'?t\s+(?:need|have)|do\s+not\s+(?:need|have)|never\s+need|are\s+(?:now\s+)?(?:allowed|permitted|authori[sz]ed|free|expected|required|cleared)))\b|\b(?:always|make\s+sure|be\s+sure|ensure|remember\s+to|it\s+is\s+(?:fine|ok|okay|safe|acceptable)\s+to|it'?s\s+(?:fine|ok|okay|safe)\s+to|there\s+is\s+no\s+need|no\s+need\s+to|is\s+no\s+longer\s+(?:needed|required|necessary))\b|\b(?:the\s+)?(?:agent|assistant|ai|claude|model|llm|copilot)\s+(?:must|should|shall|will|may|can|is\s+to|needs\s+to|has\s+to)\b|\b(?:must|should|shall|needs?\s+to|has\s+to|is\s+to|are\s+to)\s+(?:always\s+)?be\s+\w+ed\b|\b(?:this|the)\s+(?:skill|script|step|setup|helper|workflow|installer)\s+(?:will\s+|also\s+|then\s+)?\w+s\b",
+        r"\byou(?:'ll|\s+(?:must|should|shall|will|need\s+to|have\s+to|are\s+to|can|may|no\s+longer|don'?t\s+(?:need|have)|do\s+not\s+(?:need|have)|never\s+need|are\s+(?:now\s+)?(?:allowed|permitted|authori[sz]ed|free|expected|required|cleared)))\b|\b(?:always|make\s+sure|be\s+sure|ensure|remember\s+to|it\s+is\s+(?:fine|ok|okay|safe|acceptable)\s+to|it'?s\s+(?:fine|ok|okay|safe)\s+to|there\s+is\s+no\s+need|no\s+need\s+to|is\s+no\s+longer\s+(?:needed|required|necessary))\b|\b(?:the\s+)?(?:agent|assistant|ai|claude|model|llm|copilot)\s+(?:must|should|shall|will|may|can|is\s+to|needs\s+to|has\s+to)\b|\b(?:must|should|shall|needs?\s+to|has\s+to|is\s+to|are\s+to)\s+(?:always\s+)?be\s+\w+(?:ed|en|wn)\b|\bthere(?:'s|\s+is)\s+(?:really\s+)?no\s+(?:reason|point)\b|\b(?:it\s+)?is\s+not\s+necessary\s+to\b|\byou\s+have\s+(?:a\s+|the\s+|full\s+)?(?:green\s+light|carte\s+blanche|free\s+(?:hand|rein)|clearance)\b|\b(?:the\s+)?(?:agent|assistant|ai|model|claude)\s+(?:always\s+)?(?:keeps|retains|stores|saves|records|remembers|treats|applies|follows|obeys|skips|sends|runs|uses|goes|proceeds|acts|continues|merges|deploys|deletes)\b|\b(?:this|the)\s+(?:skill|script|step|setup|helper|workflow|installer)\s+(?:will\s+|also\s+|then\s+|now\s+)?\w+s\b",
     )
 });
 
@@ -260,8 +250,27 @@ static LOCAL: Lazy = LazyLock::new(|| {
 /// ends: what it mentions is the case the directive handles, not what it
 /// asks.
 static CONDITION: Lazy = LazyLock::new(|| {
-    compile(r"^(?:[\w\s,]{0,20}?)(?:if|when|whenever|once|unless|in\s+case|should)\b[^,;:]{0,160},")
+    compile(r"^(?:[\w\s,]{0,20}?(?:if|when|whenever|once|unless|in\s+case)|should)\b[^,;:]{0,160},")
 });
+
+/// Whether the sentence names a scope beyond the task, or the agent's
+/// memory or standing instructions.
+pub(super) fn lasts(s: &str) -> bool {
+    let b = s.as_bytes();
+    SCOPE.is_match(b) || MEMORY.is_match(b) || standing::write_at(s).is_some()
+}
+
+/// Whether the sentence is a directive (an imperative, addressed, passive
+/// obligation).
+pub(super) fn directive(s: &str) -> bool {
+    is_directive(s.trim())
+}
+
+/// Whether the sentence opens with a condition ("If a change ships without
+/// approval, …"): what the condition names is the case handled.
+pub(super) fn conditional(s: &str) -> bool {
+    CONDITION.is_match(s.trim().as_bytes())
+}
 
 fn is_directive(s: &str) -> bool {
     let b = s.as_bytes();
@@ -270,7 +279,14 @@ fn is_directive(s: &str) -> bool {
     imperative(b)
         || ADDRESSED.is_match(b)
         || s.split_once(": ").is_some_and(|(label, rest)| label.len() <= 60 && imperative(rest.as_bytes()))
+        // "…already carry their sign-off, so execute them as they come":
+        // the order may close a statement.
+        || CLAUSE.find_iter(b).any(|m| imperative(&b[m.end()..]))
 }
+
+/// Where a clause that may hold the sentence's order starts.
+static CLAUSE: Lazy =
+    LazyLock::new(|| compile(r",\s*(?:and\s+)?(?:so|then)\s+|\s\xE2\x80[\x93\x94]\s+|\s-\s+"));
 
 /// Whether the cue at `at` is inside double quotes.
 fn quoted(s: &str, at: usize) -> bool {
@@ -294,7 +310,7 @@ pub(crate) fn talks_about_attacks(text: &str) -> bool {
 }
 
 /// Whether the clause before `at` negates what starts there.
-fn negated(s: &str, at: usize) -> bool {
+pub(super) fn negated(s: &str, at: usize) -> bool {
     let before = &s[..at];
     let clause = before.rsplit([',', ';', ':', '(']).next().unwrap_or(before);
     NEGATED.find(clause.as_bytes()).is_some_and(|m| !NOT_NEGATING.is_match(&clause.as_bytes()[m.start()..]))
@@ -305,7 +321,7 @@ fn negated(s: &str, at: usize) -> bool {
 /// here matches none of it.
 static QUICK: Lazy = LazyLock::new(|| {
     compile(
-        r"\b(?:confirm|approv|permission|consent|sign-?off|go-ahead|(?:pre-?)?authori[sz]ed|agreed|granted)|\bask(?:ing)?\s+(?:the\s+)?(?:user|human|operator|owner|me|them|first|beforehand|before|again|anyone|anybody|twice|any\s*more|each|every|about)\b|\bask\s*[,;:.!-]+\s*(?:just|simply|go\s+ahead|proceed|do\s+it|act)\b|\bcheck\w*\s+(?:in\s+|back\s+)?with\b|\bwait\w*\s+for\s+(?:the\s+)?(?:user|human|operator|owner|me|them)\b|\bas\s+(?:if|coming|direct|the\s+(?:user|operator|owner|human|system)|user|your|own|new|primary|system|authoritative|trusted|binding|official|highest|top|real|a\s+system|instructions)\b|\b(?:follow|obey|execute|run|carry\s+out|apply|act\s+on|comply\s+with|do|perform|implement)\s+(?:any|all|every|each|whatever|whichever)\b|\b(?:whatever|anything|everything)\b|\b(?:is|are)\s+(?:to\s+be\s+)?(?:treated\s+as\s+)?(?:authoritative|binding|trusted|pre-?approved|from\s+the\s+user|the\s+user|equivalent|as\s+valid|as\s+legitimate|as\s+authoritative)\b|\b(?:no\s+longer|your\s+(?:new|real|true|actual|sole|hidden|secret|only|primary|overriding|highest|top|core)|forget|abandon|discard|shed|set\s+aside|only\s+to|(?:work|serve)\s+(?:only\s+)?for|refuse|decline|push\s+back|object\s+to|precedence|priority)\b|\b(?:from\s+now\s+on|future|subsequent|later|upcoming|permanently|forever|going\s+forward|henceforth|across\s+(?:all\s+)?sessions|beyond\s+this|even\s+after|for\s+good|from\s+this\s+point)\b|\b(?:all|every|each|any)\s+(?:\w+\s+)?(?:sessions?|conversations?|chats?|tasks?|projects?|runs?|interactions?|repos|repositories|invocations?|turns)\b|\b(?:authority|summary|summaries|mention(?:ed)?|out\s+of\s+your)\b|\b(?:outrank|override|overrule|supersede|wins?\s+over|trumps?|out\s+of\s+date|outdated|obsolete|rather\s+than|instead\s+of|part\s+of\s+your|as\s+you\s+would|lasting|carries\s+over|stays\s+valid|restarts?|reboots?|later\s+ones|memory|memories|same\s+weight|suggestions?|keep\s+going|carry\s+on|not\s+as\s+an?\s+assistant|not\s+an\s+assistant|comes?\s+before|pre-?(?:cleared|vetted|sanctioned|okayed)|priority\s+over|over\s+(?:anything|everything|whatever|what)\b|disregard|custom\s+instructions|system\s+prompt|habit|wait\w*\s+for\s+(?:a|their|an)\b|between\s+(?:conversations|sessions|chats)|until\s+(?:revoked|withdrawn|further)|survive|wherever\s+you\s+keep|as\s+if\b|are\s+to\s+be\b|is\s+to\s+be\b|and\s+(?:follow|obey)|execute\s+it|run\s+it|without\s+(?:mentioning|telling|informing|notifying|alerting|adding|declining|refusing|saying|admitting|disclosing|revealing|noting|flagging|asking)|out\s+of\s+the\s+(?:chat|conversation)|(?:say|admit)\s+that|as\s+your\s+own|next\s+time|new\s+(?:sessions|conversations|chats)|start\s+up|day\s+after|time\s+after|okay|ok'?d|said\s+yes|(?:notes?|files?|somewhere|memory|rules|instructions|profile)\s+(?:that\s+|which\s+)?you(?:'ll|\s+will)?\s+(?:\w+\s+)?(?:load|read|see|consult|check)\b|whoever|final\s+say|last\s+word|wins|prevails|same\s+way|written\s+by|comes\s+back|belong\s+to|apply\s+only|(?:do\s+not|don'?t|no\s+longer)\s+apply|void|even\s+(?:if|when|though)\s+(?:the\s+user|they|the\s+person)|(?:when|whenever)\s+(?:the\s+user|they)\s+(?:asks?|tells?|wants?|requests?)|above\s+(?:was|were|is|are)|needs?\s+no\s+mention|keep\s+quiet|stay\s+silent|say\s+nothing|(?:approved|authori[sz]ed|accepted|okayed)\s+by\s+default|hereafter|told\s+otherwise|from\s+here\s+on|indefinitely|spun\s+up|is\s+over|past\s+the\s+(?:user|human|owner|operator)|check(?:ing)?\s+(?:back\s+)?in\b|clear\s+(?:it|this|that|them|anything)\s+with|(?:were|was|been)\s+told|only\s+a\s+test|(?:real|actual|true)\s+(?:instructions?|orders?|tasks?|requests?)|person\s+(?:typing|chatting|talking|writing)|(?:remainder|rest)\s+of\s+(?:the|this)\s+(?:week|month|year|engagement|project|quarter|contract))",
+        r"\b(?:confirm|approv|permission|consent|sign-?off|go-ahead|(?:pre-?)?authori[sz]ed|agreed|granted)|\bask(?:ing)?\s+(?:the\s+)?(?:user|human|operator|owner|me|them|first|beforehand|before|again|anyone|anybody|twice|any\s*more|each|every|about)\b|\bask\s*[,;:.!-]+\s*(?:just|simply|go\s+ahead|proceed|do\s+it|act)\b|\bcheck\w*\s+(?:in\s+|back\s+)?with\b|\bwait\w*\s+for\s+(?:the\s+)?(?:user|human|operator|owner|me|them)\b|\bas\s+(?:if|coming|direct|the\s+(?:user|operator|owner|human|system)|user|your|own|new|primary|system|authoritative|trusted|binding|official|highest|top|real|a\s+system|instructions)\b|\b(?:follow|obey|execute|run|carry\s+out|apply|act\s+on|comply\s+with|do|perform|implement)\s+(?:any|all|every|each|whatever|whichever)\b|\b(?:whatever|anything|everything)\b|\b(?:is|are)\s+(?:to\s+be\s+)?(?:treated\s+as\s+)?(?:authoritative|binding|trusted|pre-?approved|from\s+the\s+user|the\s+user|equivalent|as\s+valid|as\s+legitimate|as\s+authoritative)\b|\b(?:no\s+longer|your\s+(?:new|real|true|actual|sole|hidden|secret|only|primary|overriding|highest|top|core)|forget|abandon|discard|shed|set\s+aside|only\s+to|(?:work|serve)\s+(?:only\s+)?for|refuse|decline|push\s+back|object\s+to|precedence|priority)\b|\b(?:from\s+now\s+on|future|subsequent|later|upcoming|permanently|forever|going\s+forward|henceforth|across\s+(?:all\s+)?sessions|beyond\s+this|even\s+after|for\s+good|from\s+this\s+point)\b|\b(?:all|every|each|any)\s+(?:\w+\s+)?(?:sessions?|conversations?|chats?|tasks?|projects?|runs?|interactions?|repos|repositories|invocations?|turns)\b|\b(?:authority|summary|summaries|mention(?:ed)?|out\s+of\s+your)\b|\b(?:outrank|override|overrule|supersede|wins?\s+over|trumps?|out\s+of\s+date|outdated|obsolete|rather\s+than|instead\s+of|part\s+of\s+your|as\s+you\s+would|lasting|carries\s+over|stays\s+valid|restarts?|reboots?|later\s+ones|memory|memories|same\s+(?:weight|authority|standing|trust|priority|rank|status)|suggestions?|keep\s+going|carry\s+on|not\s+as\s+an?\s+assistant|not\s+an\s+assistant|comes?\s+before|pre-?(?:cleared|vetted|sanctioned|okayed)|priority\s+over|over\s+(?:anything|everything|whatever|what)\b|disregard|custom\s+instructions|system\s+prompt|habit|wait\w*\s+for\s+(?:a|their|an)\b|between\s+(?:conversations|sessions|chats)|until\s+(?:revoked|withdrawn|further)|survive|wherever\s+you\s+keep|as\s+if\b|are\s+to\s+be\b|is\s+to\s+be\b|and\s+(?:follow|obey)|execute\s+it|run\s+it|without\s+(?:mentioning|telling|informing|notifying|alerting|adding|declining|refusing|saying|admitting|disclosing|revealing|noting|flagging|asking)|out\s+of\s+the\s+(?:chat|conversation)|(?:say|admit)\s+that|as\s+your\s+own|next\s+time|new\s+(?:sessions|conversations|chats)|start\s+up|day\s+after|time\s+after|okay|ok'?d|said\s+yes|(?:notes?|files?|somewhere|memory|rules|instructions|profile)\s+(?:that\s+|which\s+)?you(?:'ll|\s+will)?\s+(?:\w+\s+)?(?:load|read|see|consult|check)\b|whoever|final\s+say|last\s+word|wins|prevails|same\s+way|written\s+by|comes\s+back|belong\s+to|apply\s+only|(?:do\s+not|don'?t|no\s+longer)\s+apply|void|even\s+(?:if|when|though)\s+(?:the\s+user|they|the\s+person)|(?:when|whenever)\s+(?:the\s+user|they)\s+(?:asks?|tells?|wants?|requests?)|above\s+(?:was|were|is|are)|needs?\s+no\s+mention|keep\s+quiet|stay\s+silent|say\s+nothing|(?:approved|authori[sz]ed|accepted|okayed)\s+by\s+default|hereafter|told\s+otherwise|from\s+here\s+on|indefinitely|spun\s+up|is\s+over|past\s+the\s+(?:user|human|owner|operator)|check(?:ing)?\s+(?:back\s+)?in\b|clear\s+(?:it|this|that|them|anything)\s+with|(?:were|was|been)\s+told|only\s+a\s+test|(?:real|actual|true)\s+(?:instructions?|orders?|tasks?|requests?)|person\s+(?:typing|chatting|talking|writing)|(?:remainder|rest)\s+of\s+(?:the|this)\s+(?:week|month|year|engagement|project|quarter|contract)|the\s+next\s+(?:sessions|conversations|chats|runs|times|invocations)|after\s+the\s+end\s+of|beyond\s+(?:today|tonight)|runs?\s+again|(?:differs?|conflicts?)\s+(?:from|with)|written\s+for\s+you|(?:reload|load|fetch|pull)\s+(?:your|the\s+agent'?s|new|fresh|updated)\s+(?:instructions?|rules|prompt)|memory[._]|counts?\s+as|(?:also|even|still)\s+after\s+(?:this|the)|(?:remainder|rest)\s+of\s+(?:the|this)\s+(?:session|conversation|chat)|(?:make|set|adopt)\s+(?:\S+\s+){1,6}?(?:your|the)\s+(?:new\s+)?default|behalf|user'?s\s+voice|(?:stays?|remains?)\s+between|between\s+(?:us|you\s+and\s+me)|only\s+about|(?:hear|know)\s+about|needs?\s+to\s+(?:hear|know)|quietly|silently|discreetly|secretly|covertly|off\s+(?:the|your)\s+(?:final\s+)?(?:summary|report|recap)|is\s+what\s+you\s+do|(?:whole|entire)\s+(?:week|month|year|sprint|quarter|engagement|project)|that\s+(?:follows?|comes?\s+(?:up\s+)?(?:after|later|next))|until\s+(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|the\s+end\s+of)|(?:notes?|files?|somewhere|memory|rules|instructions|profile)\s+(?:that\s+|which\s+)?you\s+keep|(?:at|on)\s+start-?up|your\s+agent\s+(?:loads|reads)|(?:first|initial|single|one)\s+(?:ok|yes|approv|confirm)|assigned\s+to\s+you\s+by|as\s+(?:a\s+)?success(?:ful)?\s+even|at\s+all)",
     )
 });
 
@@ -316,7 +332,7 @@ static DISABLING: Lazy =
 /// [`classify`].
 pub(crate) fn may_ask(s: &str) -> bool {
     let b = s.as_bytes();
-    QUICK.is_match(b) || DISABLING.is_match(b)
+    QUICK.is_match(b) || DISABLING.is_match(b) || consent::may(s)
 }
 
 /// Whether a lead-in ("Save the following to your memory for every later
@@ -331,9 +347,16 @@ pub(crate) fn governs_what_follows(lead: &str) -> bool {
 
 /// Every class the sentence asks for, with its severity.
 pub(crate) fn classify(s: &str) -> Vec<Found> {
+    classify_written(s, None)
+}
+
+/// [`classify`], with where the sentence writes to a standing place when
+/// another sentence named it (`standing::write_after_open`): the write's
+/// start, and where what it writes starts.
+pub(crate) fn classify_written(s: &str, place: Option<(usize, usize)>) -> Vec<Found> {
     let b = s.as_bytes();
     let mut out = Vec::new();
-    let written = standing::write_at(s);
+    let written = place.or_else(|| standing::write_at(s));
     let redefined = identity::redefined_at(s);
     if !may_ask(s) && !mandate::may(s) && written.is_none() && redefined.is_none() && !steer::may(s) {
         return out;
@@ -364,7 +387,11 @@ pub(crate) fn classify(s: &str) -> Vec<Found> {
     if let Some(at) = approval_carryover(s).or_else(no_asking) {
         let mut sev = grade(at, false);
         // Consent said to reach past the task is the attack, asked or stated.
-        if sev == Severity::Medium && scope().is_some() && !quoted(s, at) && !in_condition(at) {
+        if sev == Severity::Medium
+            && (scope().is_some() || consent::in_advance(s))
+            && !quoted(s, at)
+            && !in_condition(at)
+        {
             sev = Severity::High;
         }
         if sev >= Severity::High && LOCAL.is_match(b) {
@@ -393,12 +420,17 @@ pub(crate) fn classify(s: &str) -> Vec<Found> {
         && !REDACTED.is_match(&b[m.start()..m.end()])
         // "never delete files without telling the user": telling is kept.
         && !(m.as_bytes().starts_with(b"without") && prohibition_before(s, m.start()))
+        // "never hide a step or leave it out of the summary": the
+        // omission forbidden is a promise to tell.
+        && !(OMITS.is_match(m.as_bytes()) && (negated(s, m.start()) || prohibition_before(s, m.start())))
     {
         // The negation is the request here ("do not mention it to the
         // user"): only a mention or a quote lowers it.
         let sev = if mention() {
             Severity::Low
-        } else if quoted(s, m.start()) || !(directive() || NEGATED_ASK.is_match(m.as_bytes())) {
+        } else if quoted(s, m.start())
+            || !(directive() || NEGATED_ASK.is_match(m.as_bytes()) || STATED_ASK.is_match(m.as_bytes()))
+        {
             Severity::Medium
         } else {
             Severity::High
@@ -561,13 +593,6 @@ static PROHIBITION: Lazy = LazyLock::new(|| {
     )
 });
 
-/// A prohibition whose verb keeps consent intact rather than skipping it.
-static KEEPS_CONSENT: Lazy = LazyLock::new(|| {
-    compile(
-        r"^(?:never|don'?t|do\s+not)\s+(?:record|store|save|log|write|keep|cache|persist|remember|assume|fake|forge|invent|reuse|carry|infer|imply)\b",
-    )
-});
-
 /// What is kept is a fact about the project ("remember that this project
 /// uses pnpm"), not a behaviour or a permission.
 static FACT: Lazy = LazyLock::new(|| {
@@ -578,37 +603,4 @@ static FACT: Lazy = LazyLock::new(|| {
 
 fn found(rule_id: &'static str, category: Category, severity: Severity, at: usize) -> Found {
     Found { rule_id, category, severity, at }
-}
-
-/// The offset of consent taken away or claimed in advance, if any; `None`
-/// when every such cue is negated ("never merge without approval").
-fn approval_carryover(s: &str) -> Option<usize> {
-    let b = s.as_bytes();
-    for m in CONSENT_WORD.find_iter(b) {
-        let clause_start = s[..m.start()].rfind([',', ';', ':', '(']).map_or(0, |i| i + 1);
-        let window = &s[clause_start..m.start()];
-        // The weakening word must be close to the consent it governs.
-        if window.split_whitespace().count() > 9 {
-            let words: Vec<&str> = window.split_whitespace().collect();
-            let near = words[words.len() - 9..].join(" ");
-            if !WEAKEN.is_match(near.as_bytes()) {
-                continue;
-            }
-        }
-        let Some(w) = WEAKEN.find_iter(window.as_bytes()).last() else {
-            continue;
-        };
-        let at = clause_start + w.start();
-        // "never merge without approval", "do not skip the confirmation".
-        if negated(s, at) {
-            continue;
-        }
-        // "never record approvals as preferences", "do not assume
-        // permission": a prohibition that keeps consent as it is.
-        if KEEPS_CONSENT.is_match(&window.as_bytes()[w.start()..]) {
-            continue;
-        }
-        return Some(at);
-    }
-    GIVEN.find(b).map(|m| m.start())
 }

@@ -23,20 +23,27 @@
 //!
 //! This file walks the body (fences, headings, paragraphs, sentences);
 //! `cues` holds the words that wake it;
-//! `classes` decides what a sentence asks, with `mandate` for decisions
+//! `classes` decides what a sentence asks, with `consent` for the user's
+//! consent taken away or stretched past its act, `mandate` for decisions
 //! claimed for the user that license an act, `standing` for the places
 //! the agent reads every session, `identity` for the agent redefined and
-//! `steer` for what the user is told steered;
-//! `tests` holds the tests.
+//! `steer` for what the user is told steered; `neighbours` reads
+//! persistence asked over two sentences (a place opened, then written;
+//! "save that" after what it points at);
+//! `tests` and `tests_carried` hold the tests.
 
 mod classes;
+mod consent;
 mod cues;
 mod identity;
 mod mandate;
+mod neighbours;
 mod standing;
 mod steer;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_carried;
 
 use std::sync::LazyLock;
 
@@ -111,7 +118,7 @@ fn strip(line: &str) -> (&str, bool) {
     }
     let b = t.as_bytes();
     if b.len() >= 2 && matches!(b[0], b'-' | b'*' | b'+') && b[1] == b' ' {
-        return (t[2..].trim_start(), true);
+        return (unchecked(t[2..].trim_start()), true);
     }
     let digits = b.iter().take_while(|c| c.is_ascii_digit()).count();
     if digits > 0
@@ -122,6 +129,15 @@ fn strip(line: &str) -> (&str, bool) {
         return (t[digits + 2..].trim_start(), true);
     }
     (t, false)
+}
+
+/// A task-list item's text without its box (`[ ]`, `[x]`): "- [ ] Write
+/// the line above …" is an order like "- Write the line above …".
+fn unchecked(text: &str) -> &str {
+    match text.as_bytes() {
+        [b'[', b' ' | b'x' | b'X', b']', b' ', ..] => text[4..].trim_start(),
+        _ => text,
+    }
 }
 
 /// Classifies every line up to `last` (and the paragraph it ends).
@@ -339,7 +355,11 @@ fn anything_asked(body: &Body<'_>, triggered: &[LineRef]) -> bool {
             window.push(' ');
         }
         // A lead-in that governs the list below may ask nothing itself.
-        if !classify(&window).is_empty() || governs_what_follows(strip(body.line(t)).0) {
+        if !classify(&window).is_empty()
+            || governs_what_follows(strip(body.line(t)).0)
+            || neighbours::keeps_what_came_before(&window).is_some()
+            || standing::write_after_open(&window, &window).is_some()
+        {
             return true;
         }
     }
@@ -375,8 +395,33 @@ fn instructions(body: &Body<'_>, triggered: &[LineRef], out: &mut Vec<Finding>) 
             let before = out.len();
             let all: Vec<(usize, &str)> =
                 sentences(&para.text[offset..end]).map(|(at, s)| (offset + at, s)).collect();
+            let mut spans = Vec::with_capacity(all.len());
             for &(at, sentence) in &all {
+                let from = out.len();
                 report(&para, at, sentence, out);
+                spans.push(from..out.len());
+            }
+            for (i, &(at, sentence)) in all.iter().enumerate() {
+                if !neighbours::may_point_back(sentence)
+                    || out[spans[i].clone()].iter().any(|f| f.category == Category::Persistence)
+                {
+                    continue;
+                }
+                let before = match i {
+                    0 if offset == 0 => sentences_before(&lines, from),
+                    0 => Vec::new(),
+                    _ => vec![all[i - 1].1.trim().to_string()],
+                };
+                let Some(last) = before.last() else {
+                    continue;
+                };
+                let s = sentence.trim();
+                let kept = neighbours::written_after_open(last, s)
+                    .or_else(|| neighbours::kept_neighbour(s, &before));
+                if let Some(f) = kept {
+                    let lead = sentence.len() - sentence.trim_start().len();
+                    push(&para, at + lead, s, &f, out);
+                }
             }
             if !out[before..].iter().any(|f| f.category == Category::Persistence)
                 && let Some((at, sentence, f)) = persistence_across(&all)
@@ -460,18 +505,45 @@ fn report(para: &Paragraph, at: usize, sentence: &str, out: &mut Vec<Finding>) {
     }
     let at = at + lead;
     for f in classify(sentence) {
-        let (line, warned) = para.line_at(at + f.at);
-        let severity = if warned { f.severity.min(Severity::Low) } else { kept_asked(para, at + f.at, &f) };
-        out.push(Finding {
-            rule_id: f.rule_id.to_string(),
-            category: f.category,
-            severity,
-            line: line.index + 1,
-            excerpt: rule::excerpt(sentence, f.at),
-            file: None,
-            message: String::new(),
-        });
+        push(para, at, sentence, &f, out);
     }
+}
+
+/// Records what sentence `sentence` (trimmed, at byte `at` of the
+/// paragraph) was found to ask.
+fn push(para: &Paragraph, at: usize, sentence: &str, f: &classes::Found, out: &mut Vec<Finding>) {
+    let (line, warned) = para.line_at(at + f.at);
+    let severity = if warned { f.severity.min(Severity::Low) } else { kept_asked(para, at + f.at, f) };
+    out.push(Finding {
+        rule_id: f.rule_id.to_string(),
+        category: f.category,
+        severity,
+        line: line.index + 1,
+        excerpt: rule::excerpt(sentence, f.at),
+        file: None,
+        message: String::new(),
+    });
+}
+
+/// The sentences of the item or text block just before line `from` (a
+/// blank line between them at most): what a list item's "the line above"
+/// points at.
+fn sentences_before(lines: &[Line<'_>], from: usize) -> Vec<String> {
+    let Some(mut j) = from.checked_sub(1) else {
+        return Vec::new();
+    };
+    if lines[j].kind == Kind::Blank {
+        let Some(k) = j.checked_sub(1) else {
+            return Vec::new();
+        };
+        j = k;
+    }
+    if !matches!(lines[j].kind, Kind::Item | Kind::Text) {
+        return Vec::new();
+    }
+    let (f, t) = paragraph(lines, j);
+    let para = join(&lines[f..t]);
+    sentences(&para.text).map(|(_, s)| s.trim().to_string()).collect()
 }
 
 /// A finding's severity where the user is asked before its text is kept:
