@@ -40,9 +40,9 @@ pub(super) fn rules() -> Vec<Rule> {
                 "rejectunauthorized", "reject_unauthorized", "insecureskipverify", "insecure_skip_verify",
                 "insecure-skip-tls-verify", "pythonhttpsverify", "git_ssl_no_verify", "strict-ssl", "strictssl",
                 "cert_none", "_create_unverified_context", "_create_default_https_context", "-skipcertificatecheck",
-                "--no-check-certificate",
+                "--no-check-certificate", "trusted-host", "pip_trusted_host",
             ],
-            r#"\bverify\s*=\s*false\b|\bverify_ssl\s*[=:]\s*['"]?false\b|\bssl_verify\w*['"]?\s*[=:]\s*['"]?(?:false|0|no)\b|\bnode_tls_reject_unauthorized['"]?\s*[=:,]\s*['"]?0|\breject_?unauthorized['"]?\s*[:=]\s*false\b|\binsecure_?skip_?(?:tls_?)?verify['"]?\s*[:=]\s*true\b|--insecure-skip-tls-verify\b(?:=true)?|\bpythonhttpsverify['"]?\s*[=:]\s*['"]?0|\bgit_ssl_no_verify['"]?\s*[=:]\s*['"]?(?:1|true)|\bhttp\.sslverify['"]?\s*[= ]\s*['"]?false|\bsslverify['"]?\s*[=:]\s*['"]?false|\bstrict-?ssl['"]?\s*[= :]\s*['"]?false|\bcert_none\b|\bssl\._create_unverified_context\b|_create_default_https_context\s*=|-skipcertificatecheck\b|--no-check-certificate\b"#,
+            r#"\bverify\s*=\s*false\b|\bverify_ssl\s*[=:]\s*['"]?false\b|\bssl_verify\w*['"]?\s*[=:]\s*['"]?(?:false|0|no)\b|\bnode_tls_reject_unauthorized['"]?\s*[=:,]\s*['"]?0|\breject_?unauthorized['"]?\s*[:=]\s*false\b|\binsecure_?skip_?(?:tls_?)?verify['"]?\s*[:=]\s*true\b|--insecure-skip-tls-verify\b(?:=true)?|\bpythonhttpsverify['"]?\s*[=:]\s*['"]?0|\bgit_ssl_no_verify['"]?\s*[=:]\s*['"]?(?:1|true)|\bhttp\.sslverify['"]?\s*[= ]\s*['"]?false|\bsslverify['"]?\s*[=:]\s*['"]?false|\bstrict-?ssl['"]?\s*[= :]\s*['"]?false|\bcert_none\b|\bssl\._create_unverified_context\b|_create_default_https_context\s*=|-skipcertificatecheck\b|--no-check-certificate\b|--trusted-host[= ]|\bpip_trusted_host['"]?\s*[=:]|^\s*trusted-host\s*="#,
         )
         .assess(tls_off)
         .warnable(),
@@ -296,6 +296,15 @@ mod tests {
         );
         assert_severity("Never set `verify=False` in production code.", "control.tls-verify-off", Low);
         assert_absent("verify=True is the default; keep it.", "control.tls-verify-off");
+        // pip told to trust a host's certificate, whatever it is.
+        assert_severity("pip install --trusted-host pypi.org requests", "control.tls-verify-off", Medium);
+        assert_severity("export PIP_TRUSTED_HOST=pypi.org", "control.tls-verify-off", High);
+        assert_severity(
+            "pip install --trusted-host localhost -i http://localhost:3141/ x",
+            "control.tls-verify-off",
+            Low,
+        );
+        assert_absent("pip config list | grep trusted", "control.tls-verify-off");
         assert_absent("Run `npm run verify` before pushing.", "control.tls-verify-off");
     }
 

@@ -80,7 +80,7 @@ fn remember<T>(list: &mut Vec<T>, item: T) {
 
 static ASSIGNMENT: Lazy = LazyLock::new(|| {
     compile(
-        r"^\s*(?:(?:const|let|var|export|local|readonly|my|our|set|final|val|auto)\s+)?\$?(?:[a-z_][\w]*\.)*([a-z_]\w*)(?:\s*\[[^\]]*\])?((?:\s*,\s*\$?[a-z_]\w*)*)\s*(?::\s*[^=]+?)?\s*[+.|:]?=(?:[^=~]|$)",
+        r"^\s*(?:(?:const|let|var|export|local|readonly|my|our|set|final|val|auto)\s+)?(?:mut\s+)?\$?(?:[a-z_][\w]*\.)*([a-z_]\w*)(?:\s*\[[^\]]*\])?((?:\s*,\s*\$?[a-z_]\w*)*)\s*(?::\s*[^=]+?)?\s*[+.|:]?=(?:[^=~]|$)",
     )
 });
 static WITH_AS: Lazy = LazyLock::new(|| compile(r"\bas\s+([a-z_]\w*)\s*:|\bfor\s+([a-z_]\w*)\s+in\b"));
@@ -200,7 +200,10 @@ fn unit(body: &Body<'_>, state: &mut State, u: &Unit<'_>, next: &[(LineRef, &str
         // (The environment or a file named in a command is its payload.)
         let read_by_running =
             |k: sources::Kind| matches!(k, sources::Kind::Keychain | sources::Kind::Clipboard);
-        let direct = source.filter(|(k, _)| sink != sinks::Kind::Exec || !read_by_running(*k));
+        // So is a CLI run to print its token or its store (`gh auth token`).
+        let direct = source.filter(|(k, _)| {
+            sink != sinks::Kind::Exec || !(read_by_running(*k) || sources::printed_by_cli(code))
+        });
         if direct.is_some() || !reached.is_empty() {
             report(body, state, r, line, code, &call_view, &call_raw, sink, direct, &reached, out);
         }
@@ -276,7 +279,8 @@ fn assigned(code: &str) -> Option<(Vec<String>, usize)> {
         if let Some(more) = c.get(2) {
             for n in String::from_utf8_lossy(more.as_bytes()).split(',') {
                 let n = n.trim().trim_start_matches('$');
-                if !n.is_empty() {
+                // `out, _ := …`: the blank identifier holds nothing.
+                if !n.is_empty() && n != "_" {
                     names.push(n.to_string());
                 }
             }
@@ -411,8 +415,11 @@ fn report(
         sinks::Kind::Output => ("code.source-to-output", Category::CredentialAccess, Severity::Medium),
     };
     // "Never send `requests.post(u, data=os.environ[…])`" explains.
+    let at = direct.map_or(0, |d| d.1) + (code.as_ptr() as usize).saturating_sub(line.as_ptr() as usize);
     let severity =
         if super::rescan::warned_before(line, code) { severity.min(Severity::Low) } else { severity };
+    // Shown under a warning, as text, a flow is explained, as a sender is.
+    let severity = body.unless_explained(severity, r, at..line.len());
     let line_no = r.index + 1;
     if out
         .iter()
@@ -420,6 +427,5 @@ fn report(
     {
         return;
     }
-    let at = direct.map_or(0, |d| d.1) + (code.as_ptr() as usize).saturating_sub(line.as_ptr() as usize);
     out.push(finding(id, category, severity, r, line, at));
 }

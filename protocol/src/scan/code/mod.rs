@@ -16,8 +16,9 @@
 //!   hidden so is `code.decoded-url`.
 //! - `rescan` (`code.normalized-command`): a shell command whose command
 //!   words are disguised (`| "sh"`, `| s\h`, `X=sh; … | $X`,
-//!   `$(echo sh)`) is written out as the shell reads it (`shell_words`) and
-//!   scanned again.
+//!   `$(echo sh)`, `{curl,-s,URL}`, an alias or a function defined above)
+//!   is written out as the shell reads it (`shell_words`) and scanned
+//!   again.
 //!
 //! - `fold` (`code.folded-string`): string building in Python,
 //!   JavaScript, PowerShell and other non-shell blocks (literals joined,
@@ -45,7 +46,8 @@
 //!
 //! `blocks` finds fenced blocks and inline code and guesses their language;
 //! `shell_words` normalises shell words (with `shell_expand`, what a
-//! substitution of literals prints); `sources` and `sinks` recognise
+//! substitution of literals prints, and `shell_defs`, the aliases and
+//! functions a block defines); `sources` and `sinks` recognise
 //! the two ends of a flow and `flow` follows variables between them, on
 //! lines whose strings and comments `strip` blanks, and grades what
 //! reaches the network by where it goes in the call (`destination`);
@@ -55,6 +57,8 @@
 //! files; `rescan` scans text again (bounded depth) and
 //! turns inner findings into outer ones. Tests are in `tests.rs`, those of
 //! values carried across lines, keys and languages in `carried_tests.rs`,
+//! those of the newer reads and ways out (CLI-printed credentials, sockets,
+//! brace lists, aliases and functions) in `reach_tests.rs`,
 //! and the edges mutation testing found unpinned in `edge_tests.rs`.
 
 mod blocks;
@@ -68,7 +72,10 @@ mod fetched;
 mod flow;
 mod fold;
 mod gather;
+#[cfg(test)]
+mod reach_tests;
 mod rescan;
+mod shell_defs;
 mod shell_expand;
 mod shell_words;
 mod sinks;

@@ -64,6 +64,7 @@ pub(super) fn may_disguise_a_command(line: &str) -> bool {
     while i < b.len() {
         let c = b[i];
         match c {
+            b'{' if at_command && brace_list(&line[i..]).is_some() => return true,
             b'|' | b';' | b'&' | b'(' | b'{' => at_command = true,
             b' ' | b'\t' => {}
             _ if at_command => {
@@ -158,6 +159,14 @@ impl Parser<'_, '_> {
                     if !out.ends_with(' ') && !out.is_empty() {
                         out.push(' ');
                     }
+                }
+                // `{curl,-s,URL}` in command position: brace expansion
+                // makes the words of a command.
+                b'{' if at_command && let Some((words, n)) = brace_list(&self.s[self.i..]) => {
+                    self.i += n;
+                    out.push_str(&words);
+                    self.disguised = true;
+                    at_command = false;
                 }
                 b'|' | b';' | b'&' | b'(' | b')' | b'{' | b'}' | b'<' | b'>' => {
                     self.i += 1;
@@ -363,6 +372,17 @@ impl Parser<'_, '_> {
             None => w.push_str(raw),
         }
     }
+}
+
+/// A brace list at the start of `s` (`{curl,-fsSL,URL}`): its words
+/// joined by blanks, and its length. Not a group (`{ cmd; }`, blanks
+/// inside) nor a lone word (`{x}`).
+pub(super) fn brace_list(s: &str) -> Option<(String, usize)> {
+    let inner = s.strip_prefix('{')?;
+    let n = inner.find('}')?;
+    let list = &inner[..n];
+    let plain = !list.contains(|c: char| c.is_whitespace() || matches!(c, '{' | '$' | '`' | ';' | '|' | '&'));
+    (plain && list.contains(',')).then(|| (list.replace(',', " "), n + 2))
 }
 
 fn is_name(s: &str) -> bool {
