@@ -46,6 +46,23 @@ pub(super) fn rules() -> Vec<Rule> {
         )
         .assess(tls_off)
         .warnable(),
+        // Windows' protections switched off by policy rather than by their
+        // tools: Defender by its policy key (High); every script allowed
+        // for every user of the machine (Medium: Microsoft calls the
+        // execution policy no security boundary, and guides name it to
+        // warn against it).
+        Rule::new(
+            "control.windows-protection-off",
+            P,
+            High,
+            &[
+                "disableantispyware", "disableantivirus", "disablerealtimemonitoring", "disablebehaviormonitoring",
+                "disableioavprotection", "set-executionpolicy",
+            ],
+            r"\bdisable(?:antispyware|antivirus|realtimemonitoring|behaviormonitoring|ioavprotection)\b[^\n]*?(?:-value\s+|/d\s+|=\s*)1\b|\bset-executionpolicy\s+(?:-executionpolicy\s+)?(?:unrestricted|bypass)\b[^\n]*-scope\s+localmachine\b",
+        )
+        .assess(execution_policy_is_medium)
+        .warnable(),
         // The kernel or the boot chain told to load what nobody signed.
         Rule::new(
             "control.boot-integrity-off",
@@ -197,6 +214,11 @@ static LASTING: Lazy = LazyLock::new(|| {
     )
 });
 
+fn execution_policy_is_medium(h: &Hit<'_>) -> Option<Severity> {
+    let policy = h.text().get(..19).is_some_and(|t| t.eq_ignore_ascii_case("set-executionpolicy"));
+    Some(if policy { Severity::Medium } else { h.base })
+}
+
 fn tls_off(h: &Hit<'_>) -> Option<Severity> {
     let line = h.line().as_bytes();
     Some(if LOCAL.is_match(line) {
@@ -306,6 +328,35 @@ mod tests {
         );
         assert_absent("pip config list | grep trusted", "control.tls-verify-off");
         assert_absent("Run `npm run verify` before pushing.", "control.tls-verify-off");
+    }
+
+    #[test]
+    fn windows_protections_switched_off_by_policy() {
+        // Defender off by its policy key; every script allowed machine-wide.
+        assert_severity(
+            r#"Set-ItemProperty -Path "HKLM:\SOFTWARE\Policies\Microsoft\Windows Defender" -Name DisableAntiSpyware -Value 1"#,
+            "control.windows-protection-off",
+            High,
+        );
+        assert_severity(
+            r#"reg add "HKLM\SOFTWARE\Policies\Microsoft\Windows Defender" /v DisableAntiSpyware /t REG_DWORD /d 1 /f"#,
+            "control.windows-protection-off",
+            High,
+        );
+        assert_severity(
+            "Set-ExecutionPolicy Unrestricted -Scope LocalMachine -Force",
+            "control.windows-protection-off",
+            Medium,
+        );
+        assert_absent(
+            "Set-ExecutionPolicy RemoteSigned -Scope CurrentUser",
+            "control.windows-protection-off",
+        );
+        assert_absent("Set-ExecutionPolicy Bypass -Scope Process", "control.windows-protection-off");
+        assert_absent(
+            r#"Set-ItemProperty -Path "HKLM:\SOFTWARE\Policies\Microsoft\Windows Defender" -Name DisableAntiSpyware -Value 0"#,
+            "control.windows-protection-off",
+        );
     }
 
     #[test]

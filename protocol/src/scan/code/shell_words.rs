@@ -189,6 +189,10 @@ impl Parser<'_, '_> {
                             // `p=(cu rl …)`: each element is `p[k]`.
                             let name = name.to_string();
                             self.array(&name, depth, &mut out);
+                        } else if let Some(name) = name.strip_suffix('+') {
+                            // `c=cu; c+=rl`: appended to what it holds.
+                            let value = format!("{}{value}", self.vars.get(name).unwrap_or(""));
+                            self.vars.set(name, value);
                         } else {
                             self.vars.set(name, value.to_string());
                         }
@@ -397,10 +401,11 @@ fn is_element(s: &str) -> bool {
         .is_some_and(|(name, k)| is_name(name) && !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit()))
 }
 
-/// `NAME=value` as a word reads after normalisation.
+/// `NAME=value` (or `NAME+=value`, the name returned with its `+`) as a
+/// word reads after normalisation.
 fn assignment(word: &str) -> Option<(&str, &str)> {
     let (name, value) = word.split_once('=')?;
-    is_name(name).then_some((name, value))
+    is_name(name.strip_suffix('+').unwrap_or(name)).then_some((name, value))
 }
 
 /// `NAME:-default` (also `-`, `:=`, `=`) inside `${…}`: the name and the default.

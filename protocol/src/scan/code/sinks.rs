@@ -32,7 +32,7 @@ static NETWORK: Lazy = LazyLock::new(|| {
 /// call on it is a network call.
 static HANDLE: Lazy = LazyLock::new(|| {
     compile(
-        r"\brequests\.session\b|\bhttpx\.(?:async)?client\b|\bsocket\.socket\b|\bsocket\.create_connection\b|\bhttp\.client\.https?connection\b|\bhttps?\.request\s*\(|\bnew\s+websocket\b|\bnew\s+xmlhttprequest\b|\bnet\.(?:connect|createconnection|socket)\b|\bdgram\.createsocket\b|\bnet\.dial(?:tcp|udp|timeout)?\s*\(|\b(?:tcp|udp)socket\.(?:new|open)\b|\b(?:tcpstream|udpsocket)::(?:connect|bind)\b|\bio::socket::inet\b|\b(?:deno|bun)\.connect(?:tls)?\s*\(|\bnet\.webclient\b|\baiohttp\.clientsession\b|\baxios\.create\b|\bsmtplib\.smtp\w*|\bnet\.sockets\.tcpclient\b|\bnew-object\s+(?:system\.)?net\.|\bnew\s+httpclient\s*\(|\bhttpclient\.new(?:builder|httpclient)\s*\(|\breqwest::(?:blocking::)?client::new\b|\bnet::http\.new\b|\b&?http\.client\s*\{",
+        r"\brequests\.session\b|\bhttpx\.(?:async)?client\b|\bsocket\.socket\b|\bsocket\.create_connection\b|\bhttp\.client\.https?connection\b|\bhttps?\.request\s*\(|\bnew\s+websocket\b|\bnew\s+xmlhttprequest\b|\bnet\.(?:connect|createconnection|socket)\b|\bdgram\.createsocket\b|\bnet\.dial(?:tcp|udp|timeout)?\s*\(|\b(?:tcp|udp)socket\.(?:new|open)\b|\b(?:tcpstream|udpsocket)::(?:connect|bind)\b|\bio::socket::inet\b|\b(?:deno|bun)\.connect(?:tls)?\s*\(|\bnet\.webclient\b|\baiohttp\.clientsession\b|\baxios\.create\b|\bsmtplib\.smtp\w*|\bftplib\.ftp(?:_tls)?\b|\bnet\.sockets\.tcpclient\b|\bnew-object\s+(?:system\.)?net\.|\bnew\s+httpclient\s*\(|\bhttpclient\.new(?:builder|httpclient)\s*\(|\breqwest::(?:blocking::)?client::new\b|\bnet::http\.new\b|\b&?http\.client\s*\{",
     )
 });
 
