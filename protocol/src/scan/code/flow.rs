@@ -69,6 +69,9 @@ struct State {
     hosts: Vec<(String, String)>,
     /// Hosts looked up in the prose, and whether it names them.
     named: Vec<(String, bool)>,
+    /// The variables the last assignment made: a line that goes on with
+    /// its call chain (`.POST(ofString(key))`) adds to what they hold.
+    last_assigned: Vec<String>,
 }
 
 fn remember<T>(list: &mut Vec<T>, item: T) {
@@ -80,7 +83,7 @@ fn remember<T>(list: &mut Vec<T>, item: T) {
 
 static ASSIGNMENT: Lazy = LazyLock::new(|| {
     compile(
-        r"^\s*(?:(?:const|let|var|export|local|readonly|my|our|set|final|val|auto)\s+)?(?:mut\s+)?\$?(?:[a-z_][\w]*\.)*([a-z_]\w*)(?:\s*\[[^\]]*\])?((?:\s*,\s*\$?[a-z_]\w*)*)\s*(?::\s*[^=]+?)?\s*[+.|:]?=(?:[^=~]|$)",
+        r"^\s*(?:(?:const|let|var|export|local|readonly|my|our|set|final|val|auto)\s+)?(?:mut\s+)?(?:(?-i:[A-Z])[\w.]*(?:<[^=\n]*>)?(?:\[\])?\s+)?\$?(?:[a-z_][\w]*\.)*([a-z_]\w*)(?:\s*\[[^\]]*\])?((?:\s*,\s*\$?[a-z_]\w*)*)\s*(?::\s*[^=]+?)?\s*[+.|:]?=(?:[^=~]|$)",
     )
 });
 static WITH_AS: Lazy = LazyLock::new(|| compile(r"\bas\s+([a-z_]\w*)\s*:|\bfor\s+([a-z_]\w*)\s+in\b"));
@@ -96,6 +99,7 @@ pub(super) fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
         handles: Vec::new(),
         hosts: Vec::new(),
         named: Vec::new(),
+        last_assigned: Vec::new(),
     };
     let start = state.map.block_at(first.index).map_or(first.index, |b| b.first);
     let from = body.line_before(first, first.index - start);
@@ -180,9 +184,15 @@ fn unit(body: &Body<'_>, state: &mut State, u: &Unit<'_>, next: &[(LineRef, &str
     if !u.maybe_source && !may_use_taint {
         // Nothing to follow here: only the handles and URLs a later flow
         // may use are learned, and only lines that can make one are parsed.
-        let may_learn = code.contains('=') && (code.contains("://") || sinks::makes_handle(code));
+        // An assignment whose call chain goes on below may take a tainted
+        // value there.
+        let chain_below = next.first().is_some_and(|(_, l)| l.trim_start().starts_with('.'));
+        let may_learn =
+            code.contains('=') && (code.contains("://") || sinks::makes_handle(code) || chain_below);
         if may_learn {
             learn(state, code, lang);
+        } else if !code.trim_start().starts_with('.') {
+            state.last_assigned.clear();
         }
         return;
     }
@@ -216,14 +226,16 @@ fn unit(body: &Body<'_>, state: &mut State, u: &Unit<'_>, next: &[(LineRef, &str
 /// hosts.
 fn learn(state: &mut State, code: &str, lang: Lang) {
     let Some((names, rhs_at)) = assigned(code) else {
+        chained(state, code);
         return;
     };
+    state.last_assigned.clone_from(&names);
     let rhs_view = strip(&code[rhs_at..], lang);
     // A secret handed to a client as its credential (`OpenAI(api_key=k)`)
     // authenticates the client; what the client returns is not the secret.
     // In an object or dict literal (`{ token: … }`) a field's name says
     // nothing of where it goes, but headers are headers.
-    let literal = rhs_view.trim_start().starts_with(['{', '[']);
+    let literal = rhs_view.trim_start().trim_start_matches('@').starts_with(['{', '[', '(']);
     let auth = regions(&rhs_view, if literal { &HEADER_FIELD } else { &HEADER });
     // A variable holding a credential file's path holds the file for
     // what follows (`p = Path.home() / ".aws" / "credentials"`).
@@ -262,6 +274,23 @@ fn learn(state: &mut State, code: &str, lang: Lang) {
         }
         if let Some(h) = &host {
             remember(&mut state.hosts, (name.clone(), h.clone()));
+        }
+    }
+}
+
+/// A line that goes on with the call chain of the assignment above
+/// (`HttpRequest req = HttpRequest.newBuilder(u)` … `.POST(ofString(key))`):
+/// a tainted variable it mentions taints what that assignment made.
+fn chained(state: &mut State, code: &str) {
+    if !code.trim_start().starts_with('.') || state.last_assigned.is_empty() {
+        return;
+    }
+    let Some(t) = state.tainted.iter().find(|t| mentions(code, &t.name)).cloned() else {
+        return;
+    };
+    for name in state.last_assigned.clone() {
+        if !state.tainted.iter().any(|x| x.name == name) {
+            remember(&mut state.tainted, Tainted { name, ..t.clone() });
         }
     }
 }

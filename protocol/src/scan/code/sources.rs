@@ -139,7 +139,8 @@ pub(super) const TRIGGERS: &[&str] = &[
 ];
 
 /// A name that says its variable holds a secret.
-const SECRET_NAME: &str = r"[a-z0-9_]*(?:token|secret|passw|pwd|api_?key|apikey|access_?key|private_?key|credential|session|cookie)[a-z0-9_]*|aws_[a-z0-9_]+|[a-z0-9_]*_(?:key|pat)";
+/// Connection strings carry their password (`DATABASE_URL`, a `DSN`).
+const SECRET_NAME: &str = r"[a-z0-9_]*(?:token|secret|passw|pwd|api_?key|apikey|access_?key|private_?key|credential|session|cookie|database_url|db_url|dsn|connection_?string|mongo(?:db)?_uri|redis_url)[a-z0-9_]*|aws_[a-z0-9_]+|[a-z0-9_]*_(?:key|pat)";
 
 /// A CLI that prints its own login token (`gh auth token`, or in code
 /// `exec.Command("gh", "auth", "token")`: words apart by anything but a
