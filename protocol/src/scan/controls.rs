@@ -40,9 +40,9 @@ pub(super) fn rules() -> Vec<Rule> {
                 "rejectunauthorized", "reject_unauthorized", "insecureskipverify", "insecure_skip_verify",
                 "insecure-skip-tls-verify", "pythonhttpsverify", "git_ssl_no_verify", "strict-ssl", "strictssl",
                 "cert_none", "_create_unverified_context", "_create_default_https_context", "-skipcertificatecheck",
-                "--no-check-certificate", "trusted-host", "pip_trusted_host",
+                "--no-check-certificate", "trusted-host", "pip_trusted_host", ".curlrc", "check_certificate",
             ],
-            r#"\bverify\s*=\s*false\b|\bverify_ssl\s*[=:]\s*['"]?false\b|\bssl_verify\w*['"]?\s*[=:]\s*['"]?(?:false|0|no)\b|\bnode_tls_reject_unauthorized['"]?\s*[=:,]\s*['"]?0|\breject_?unauthorized['"]?\s*[:=]\s*false\b|\binsecure_?skip_?(?:tls_?)?verify['"]?\s*[:=]\s*true\b|--insecure-skip-tls-verify\b(?:=true)?|\bpythonhttpsverify['"]?\s*[=:]\s*['"]?0|\bgit_ssl_no_verify['"]?\s*[=:]\s*['"]?(?:1|true)|\bhttp\.sslverify['"]?\s*[= ]\s*['"]?false|\bsslverify['"]?\s*[=:]\s*['"]?false|\bstrict-?ssl['"]?\s*[= :]\s*['"]?false|\bcert_none\b|\bssl\._create_unverified_context\b|_create_default_https_context\s*=|-skipcertificatecheck\b|--no-check-certificate\b|--trusted-host[= ]|\bpip_trusted_host['"]?\s*[=:]|^\s*trusted-host\s*="#,
+            r#"\bverify\s*=\s*false\b|\bverify_ssl\s*[=:]\s*['"]?false\b|\bssl_verify\w*['"]?\s*[=:]\s*['"]?(?:false|0|no)\b|\bnode_tls_reject_unauthorized['"]?\s*[=:,]\s*['"]?0|\breject_?unauthorized['"]?\s*[:=]\s*false\b|\binsecure_?skip_?(?:tls_?)?verify['"]?\s*[:=]\s*true\b|--insecure-skip-tls-verify\b(?:=true)?|\bpythonhttpsverify['"]?\s*[=:]\s*['"]?0|\bgit_ssl_no_verify['"]?\s*[=:]\s*['"]?(?:1|true)|\bhttp\.sslverify['"]?\s*[= ]\s*['"]?false|\bsslverify['"]?\s*[=:]\s*['"]?false|\bstrict-?ssl['"]?\s*[= :]\s*['"]?false|\bcert_none\b|\bssl\._create_unverified_context\b|_create_default_https_context\s*=|-skipcertificatecheck\b|--no-check-certificate\b|--trusted-host[= ]|\bpip_trusted_host['"]?\s*[=:]|^\s*trusted-host\s*=|["']?(?:-k|--insecure|insecure)["']?\s*>>?\s*\S*\.curlrc\b|\bcheck_certificate\s*=\s*off\b"#,
         )
         .assess(tls_off)
         .warnable(),
@@ -140,8 +140,11 @@ pub(super) fn rules() -> Vec<Rule> {
             High,
             // `configservice` and `securityhub` lines usually name
             // `cloudtrail` too; the prefilter's table is nearly full.
-            &["cloudtrail", "guardduty", "configservice", "securityhub", "pod-security*", "kubectl", "auditctl", "auditd"],
-            r"\baws\s+cloudtrail\s+(?:stop-logging|delete-trail)\b|\baws\s+guardduty\s+(?:delete-detector|disassociate\S*|update-detector\b[^\n]*--no-enable)|\baws\s+configservice\s+(?:stop|delete)-configuration-recorder\b|\baws\s+securityhub\s+disable-security-hub\b|\bpod-security\.kubernetes\.io/enforce\s*[=:]\s*privileged\b|\bkubectl\s+delete\s+(?:validating|mutating)webhookconfigurations?\b[^\n]*(?:--all\b|gatekeeper|kyverno)|\bkubectl\s+delete\s+(?:clusterpolicies|constrainttemplates|constraints)\S*\s[^\n]*--all\b|\bkubectl\b[^\n]*\b(?:gatekeeper|kyverno|falco)\S*\s[^\n]*\bscale\b[^\n]*--replicas[= ]0\b|\bkubectl\b[^\n]*\bscale\b[^\n]*\b(?:gatekeeper|kyverno|falco)\S*[^\n]*--replicas[= ]0\b|\bauditctl\s+-e\s*0\b|\b(?:systemctl|service)\s+(?:stop|disable|mask)\s+(?:--now\s+)?auditd\b",
+            &[
+                "cloudtrail", "guardduty", "configservice", "securityhub", "pod-security*", "kubectl", "auditctl", "auditd",
+                "logging sinks", "diagnostic-settings", "public-access-block",
+            ],
+            r"\baws\s+cloudtrail\s+(?:stop-logging|delete-trail)\b|\baws\s+guardduty\s+(?:delete-detector|disassociate\S*|update-detector\b[^\n]*--no-enable)|\baws\s+configservice\s+(?:stop|delete)-configuration-recorder\b|\baws\s+securityhub\s+disable-security-hub\b|\bpod-security\.kubernetes\.io/enforce\s*[=:]\s*privileged\b|\bkubectl\s+delete\s+(?:validating|mutating)webhookconfigurations?\b[^\n]*(?:--all\b|gatekeeper|kyverno)|\bkubectl\s+delete\s+(?:clusterpolicies|constrainttemplates|constraints)\S*\s[^\n]*--all\b|\bkubectl\b[^\n]*\b(?:gatekeeper|kyverno|falco)\S*\s[^\n]*\bscale\b[^\n]*--replicas[= ]0\b|\bkubectl\b[^\n]*\bscale\b[^\n]*\b(?:gatekeeper|kyverno|falco)\S*[^\n]*--replicas[= ]0\b|\bauditctl\s+-e\s*0\b|\b(?:systemctl|service)\s+(?:stop|disable|mask)\s+(?:--now\s+)?auditd\b|\bkubectl\s+delete\s+(?:networkpolic(?:y|ies)|netpol|podsecuritypolic(?:y|ies)|psp)\b[^\n]*(?:--all\b|\s-a\b)|\bgcloud\s+logging\s+sinks\s+delete\b|\baz\s+monitor\s+diagnostic-settings\s+delete\b|\baws\s+s3api\s+delete-public-access-block\b|\bput-public-access-block\b[^\n]*\bblockpublic(?:acls|policy)=false\b",
         )
         .warnable(),
         // A server's own protections weakened in its configuration.
@@ -318,6 +321,10 @@ mod tests {
         );
         assert_severity("Never set `verify=False` in production code.", "control.tls-verify-off", Low);
         assert_absent("verify=True is the default; keep it.", "control.tls-verify-off");
+        // curl and wget told never to check, in their start-up files.
+        assert_severity("echo insecure >> ~/.curlrc", "control.tls-verify-off", High);
+        assert_severity("echo 'check_certificate = off' >> ~/.wgetrc", "control.tls-verify-off", High);
+        assert_absent("echo 'silent' >> ~/.curlrc", "control.tls-verify-off");
         // pip told to trust a host's certificate, whatever it is.
         assert_severity("pip install --trusted-host pypi.org requests", "control.tls-verify-off", Medium);
         assert_severity("export PIP_TRUSTED_HOST=pypi.org", "control.tls-verify-off", High);
@@ -328,6 +335,28 @@ mod tests {
         );
         assert_absent("pip config list | grep trusted", "control.tls-verify-off");
         assert_absent("Run `npm run verify` before pushing.", "control.tls-verify-off");
+    }
+
+    #[test]
+    fn cloud_and_cluster_guards_removed() {
+        assert_severity("kubectl delete networkpolicy --all -n prod", "control.audit-off", High);
+        assert_severity("gcloud logging sinks delete audit-sink", "control.audit-off", High);
+        assert_severity(
+            "aws s3api delete-public-access-block --bucket prod-assets",
+            "control.audit-off",
+            High,
+        );
+        assert_severity(
+            "aws s3api put-public-access-block --bucket b --public-access-block-configuration BlockPublicAcls=false,BlockPublicPolicy=false",
+            "control.audit-off",
+            High,
+        );
+        assert_absent("kubectl delete networkpolicy allow-old-api -n staging", "control.audit-off");
+        assert_absent("gcloud logging sinks list", "control.audit-off");
+        assert_absent(
+            "aws s3api put-public-access-block --bucket b --public-access-block-configuration BlockPublicAcls=true,BlockPublicPolicy=true",
+            "control.audit-off",
+        );
     }
 
     #[test]

