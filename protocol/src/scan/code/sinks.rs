@@ -64,6 +64,20 @@ static OUTPUT: Lazy = LazyLock::new(|| {
 /// A shell or PowerShell redirection into a file, or `tee`.
 static REDIRECT: Lazy = LazyLock::new(|| compile(r#"[^=>-]>>?\s*["']?[~/$\w.]|\btee\b"#));
 
+/// Markup written into a page (`el.innerHTML +=`, `document.write(`).
+static MARKUP: Lazy = LazyLock::new(|| {
+    compile(r"\.(?:inner|outer)html\s*\+?=|\binsertadjacenthtml\s*\(|\bdocument\.write(?:ln)?\s*\(")
+});
+/// An element's source URL in markup: the page fetches it as it renders.
+static SOURCE_URL: Lazy = LazyLock::new(|| compile(r#"\bsrc\s*=\s*\\?["']?https?://"#));
+
+/// Whether a line writes markup into a page whose element loads a URL
+/// (`<img src="https://…?u=${t}">`): a request, which its strings (blank
+/// in `view`, present in `code`) say.
+pub(super) fn markup_request(view: &str, code: &str) -> bool {
+    MARKUP.is_match(view.as_bytes()) && SOURCE_URL.is_match(code.as_bytes())
+}
+
 /// The network call on a line of code, as a byte range of `code`.
 pub(super) fn network(code: &str) -> Option<std::ops::Range<usize>> {
     NETWORK.find(code.as_bytes()).map(|m| m.range())
