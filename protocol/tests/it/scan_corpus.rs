@@ -41,7 +41,7 @@ use ecp_protocol::scan::{Category, DEFAULT_THRESHOLD, ScanReport, Scanner};
 use sha2::{Digest, Sha256};
 
 const MIN_FILES: usize = 300;
-/// The recall reached (94.1% of 878 on 2026-11-26; TRAIN 99.6%, HELD
+/// The recall reached (94.1% of 879 on 2026-11-26; TRAIN 99.6%, HELD
 /// 78.7%), not the goal (95%): raise it with every change that catches
 /// more.
 const MIN_RECALL: f64 = 0.940;

