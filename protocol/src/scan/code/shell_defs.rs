@@ -18,11 +18,13 @@ pub(super) struct Defs {
 }
 
 /// A cheap test before [`Defs::learn`]: whether `text` may define an alias
-/// or a function at all.
+/// or a function at all (`()` alone is every call of every language: the
+/// body's brace must follow).
 pub(super) fn may_define(text: &str) -> bool {
     let b = text.as_bytes();
     memchr::memmem::find(b, b"alias ").is_some()
-        || memchr::memmem::find(b, b"()").is_some()
+        || memchr::memmem::find(b, b"() {").is_some()
+        || memchr::memmem::find(b, b"(){").is_some()
         || memchr::memmem::find(b, b"function ").is_some()
 }
 
@@ -195,6 +197,15 @@ mod tests {
         // A word that is neither, or one inside quotes, is left alone.
         assert_eq!(d.apply("echo 'get | run'"), None);
         assert_eq!(d.apply("target https://x.example/"), None);
+    }
+
+    #[test]
+    fn only_text_with_a_definition_passes_the_gate() {
+        assert!(may_define("alias ll='ls -l'"));
+        assert!(may_define("f() { echo; }"));
+        assert!(may_define("f(){ echo; }"));
+        assert!(may_define("function f { echo; }"));
+        assert!(!may_define("print(len(x)) and requests.get(u)"));
     }
 
     #[test]
