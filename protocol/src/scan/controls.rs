@@ -40,11 +40,28 @@ pub(super) fn rules() -> Vec<Rule> {
                 "rejectunauthorized", "reject_unauthorized", "insecureskipverify", "insecure_skip_verify",
                 "insecure-skip-tls-verify", "pythonhttpsverify", "git_ssl_no_verify", "strict-ssl", "strictssl",
                 "cert_none", "_create_unverified_context", "_create_default_https_context", "-skipcertificatecheck",
-                "--no-check-certificate",
+                "--no-check-certificate", "trusted-host", "pip_trusted_host", ".curlrc", "check_certificate",
             ],
-            r#"\bverify\s*=\s*false\b|\bverify_ssl\s*[=:]\s*['"]?false\b|\bssl_verify\w*['"]?\s*[=:]\s*['"]?(?:false|0|no)\b|\bnode_tls_reject_unauthorized['"]?\s*[=:,]\s*['"]?0|\breject_?unauthorized['"]?\s*[:=]\s*false\b|\binsecure_?skip_?(?:tls_?)?verify['"]?\s*[:=]\s*true\b|--insecure-skip-tls-verify\b(?:=true)?|\bpythonhttpsverify['"]?\s*[=:]\s*['"]?0|\bgit_ssl_no_verify['"]?\s*[=:]\s*['"]?(?:1|true)|\bhttp\.sslverify['"]?\s*[= ]\s*['"]?false|\bsslverify['"]?\s*[=:]\s*['"]?false|\bstrict-?ssl['"]?\s*[= :]\s*['"]?false|\bcert_none\b|\bssl\._create_unverified_context\b|_create_default_https_context\s*=|-skipcertificatecheck\b|--no-check-certificate\b"#,
+            r#"\bverify\s*=\s*false\b|\bverify_ssl\s*[=:]\s*['"]?false\b|\bssl_verify\w*['"]?\s*[=:]\s*['"]?(?:false|0|no)\b|\bnode_tls_reject_unauthorized['"]?\s*[=:,]\s*['"]?0|\breject_?unauthorized['"]?\s*[:=]\s*false\b|\binsecure_?skip_?(?:tls_?)?verify['"]?\s*[:=]\s*true\b|--insecure-skip-tls-verify\b(?:=true)?|\bpythonhttpsverify['"]?\s*[=:]\s*['"]?0|\bgit_ssl_no_verify['"]?\s*[=:]\s*['"]?(?:1|true)|\bhttp\.sslverify['"]?\s*[= ]\s*['"]?false|\bsslverify['"]?\s*[=:]\s*['"]?false|\bstrict-?ssl['"]?\s*[= :]\s*['"]?false|\bcert_none\b|\bssl\._create_unverified_context\b|_create_default_https_context\s*=|-skipcertificatecheck\b|--no-check-certificate\b|--trusted-host[= ]|\bpip_trusted_host['"]?\s*[=:]|^\s*trusted-host\s*=|["']?(?:-k|--insecure|insecure)["']?\s*>>?\s*\S*\.curlrc\b|\bcheck_certificate\s*=\s*off\b"#,
         )
         .assess(tls_off)
+        .warnable(),
+        // Windows' protections switched off by policy rather than by their
+        // tools: Defender by its policy key (High); every script allowed
+        // for every user of the machine (Medium: Microsoft calls the
+        // execution policy no security boundary, and guides name it to
+        // warn against it).
+        Rule::new(
+            "control.windows-protection-off",
+            P,
+            High,
+            &[
+                "disableantispyware", "disableantivirus", "disablerealtimemonitoring", "disablebehaviormonitoring",
+                "disableioavprotection", "set-executionpolicy",
+            ],
+            r"\bdisable(?:antispyware|antivirus|realtimemonitoring|behaviormonitoring|ioavprotection)\b[^\n]*?(?:-value\s+|/d\s+|=\s*)1\b|\bset-executionpolicy\s+(?:-executionpolicy\s+)?(?:unrestricted|bypass)\b[^\n]*-scope\s+localmachine\b",
+        )
+        .assess(execution_policy_is_medium)
         .warnable(),
         // The kernel or the boot chain told to load what nobody signed.
         Rule::new(
@@ -123,8 +140,11 @@ pub(super) fn rules() -> Vec<Rule> {
             High,
             // `configservice` and `securityhub` lines usually name
             // `cloudtrail` too; the prefilter's table is nearly full.
-            &["cloudtrail", "guardduty", "configservice", "securityhub", "pod-security*", "kubectl", "auditctl", "auditd"],
-            r"\baws\s+cloudtrail\s+(?:stop-logging|delete-trail)\b|\baws\s+guardduty\s+(?:delete-detector|disassociate\S*|update-detector\b[^\n]*--no-enable)|\baws\s+configservice\s+(?:stop|delete)-configuration-recorder\b|\baws\s+securityhub\s+disable-security-hub\b|\bpod-security\.kubernetes\.io/enforce\s*[=:]\s*privileged\b|\bkubectl\s+delete\s+(?:validating|mutating)webhookconfigurations?\b[^\n]*(?:--all\b|gatekeeper|kyverno)|\bkubectl\s+delete\s+(?:clusterpolicies|constrainttemplates|constraints)\S*\s[^\n]*--all\b|\bkubectl\b[^\n]*\b(?:gatekeeper|kyverno|falco)\S*\s[^\n]*\bscale\b[^\n]*--replicas[= ]0\b|\bkubectl\b[^\n]*\bscale\b[^\n]*\b(?:gatekeeper|kyverno|falco)\S*[^\n]*--replicas[= ]0\b|\bauditctl\s+-e\s*0\b|\b(?:systemctl|service)\s+(?:stop|disable|mask)\s+(?:--now\s+)?auditd\b",
+            &[
+                "cloudtrail", "guardduty", "configservice", "securityhub", "pod-security*", "kubectl", "auditctl", "auditd",
+                "logging sinks", "diagnostic-settings", "public-access-block",
+            ],
+            r"\baws\s+cloudtrail\s+(?:stop-logging|delete-trail)\b|\baws\s+guardduty\s+(?:delete-detector|disassociate\S*|update-detector\b[^\n]*--no-enable)|\baws\s+configservice\s+(?:stop|delete)-configuration-recorder\b|\baws\s+securityhub\s+disable-security-hub\b|\bpod-security\.kubernetes\.io/enforce\s*[=:]\s*privileged\b|\bkubectl\s+delete\s+(?:validating|mutating)webhookconfigurations?\b[^\n]*(?:--all\b|gatekeeper|kyverno)|\bkubectl\s+delete\s+(?:clusterpolicies|constrainttemplates|constraints)\S*\s[^\n]*--all\b|\bkubectl\b[^\n]*\b(?:gatekeeper|kyverno|falco)\S*\s[^\n]*\bscale\b[^\n]*--replicas[= ]0\b|\bkubectl\b[^\n]*\bscale\b[^\n]*\b(?:gatekeeper|kyverno|falco)\S*[^\n]*--replicas[= ]0\b|\bauditctl\s+-e\s*0\b|\b(?:systemctl|service)\s+(?:stop|disable|mask)\s+(?:--now\s+)?auditd\b|\bkubectl\s+delete\s+(?:networkpolic(?:y|ies)|netpol|podsecuritypolic(?:y|ies)|psp)\b[^\n]*(?:--all\b|\s-a\b)|\bgcloud\s+logging\s+sinks\s+delete\b|\baz\s+monitor\s+diagnostic-settings\s+delete\b|\baws\s+s3api\s+delete-public-access-block\b|\bput-public-access-block\b[^\n]*\bblockpublic(?:acls|policy)=false\b",
         )
         .warnable(),
         // A server's own protections weakened in its configuration.
@@ -196,6 +216,11 @@ static LASTING: Lazy = LazyLock::new(|| {
         r"\bgit\s+config\s+(?:--global|--system)\b|\b(?:npm|yarn|pnpm)\s+config\s+set\b|\bpip3?\s+config\s+set\b|^\s*(?:export\s|setx\s|env\s|ENV\s)|\$env:|>>\s*\S*(?:rc|profile)\b|_create_default_https_context\s*=|\[system\.net\.servicepointmanager\]",
     )
 });
+
+fn execution_policy_is_medium(h: &Hit<'_>) -> Option<Severity> {
+    let policy = h.text().get(..19).is_some_and(|t| t.eq_ignore_ascii_case("set-executionpolicy"));
+    Some(if policy { Severity::Medium } else { h.base })
+}
 
 fn tls_off(h: &Hit<'_>) -> Option<Severity> {
     let line = h.line().as_bytes();
@@ -296,7 +321,71 @@ mod tests {
         );
         assert_severity("Never set `verify=False` in production code.", "control.tls-verify-off", Low);
         assert_absent("verify=True is the default; keep it.", "control.tls-verify-off");
+        // curl and wget told never to check, in their start-up files.
+        assert_severity("echo insecure >> ~/.curlrc", "control.tls-verify-off", High);
+        assert_severity("echo 'check_certificate = off' >> ~/.wgetrc", "control.tls-verify-off", High);
+        assert_absent("echo 'silent' >> ~/.curlrc", "control.tls-verify-off");
+        // pip told to trust a host's certificate, whatever it is.
+        assert_severity("pip install --trusted-host pypi.org requests", "control.tls-verify-off", Medium);
+        assert_severity("export PIP_TRUSTED_HOST=pypi.org", "control.tls-verify-off", High);
+        assert_severity(
+            "pip install --trusted-host localhost -i http://localhost:3141/ x",
+            "control.tls-verify-off",
+            Low,
+        );
+        assert_absent("pip config list | grep trusted", "control.tls-verify-off");
         assert_absent("Run `npm run verify` before pushing.", "control.tls-verify-off");
+    }
+
+    #[test]
+    fn cloud_and_cluster_guards_removed() {
+        assert_severity("kubectl delete networkpolicy --all -n prod", "control.audit-off", High);
+        assert_severity("gcloud logging sinks delete audit-sink", "control.audit-off", High);
+        assert_severity(
+            "aws s3api delete-public-access-block --bucket prod-assets",
+            "control.audit-off",
+            High,
+        );
+        assert_severity(
+            "aws s3api put-public-access-block --bucket b --public-access-block-configuration BlockPublicAcls=false,BlockPublicPolicy=false",
+            "control.audit-off",
+            High,
+        );
+        assert_absent("kubectl delete networkpolicy allow-old-api -n staging", "control.audit-off");
+        assert_absent("gcloud logging sinks list", "control.audit-off");
+        assert_absent(
+            "aws s3api put-public-access-block --bucket b --public-access-block-configuration BlockPublicAcls=true,BlockPublicPolicy=true",
+            "control.audit-off",
+        );
+    }
+
+    #[test]
+    fn windows_protections_switched_off_by_policy() {
+        // Defender off by its policy key; every script allowed machine-wide.
+        assert_severity(
+            r#"Set-ItemProperty -Path "HKLM:\SOFTWARE\Policies\Microsoft\Windows Defender" -Name DisableAntiSpyware -Value 1"#,
+            "control.windows-protection-off",
+            High,
+        );
+        assert_severity(
+            r#"reg add "HKLM\SOFTWARE\Policies\Microsoft\Windows Defender" /v DisableAntiSpyware /t REG_DWORD /d 1 /f"#,
+            "control.windows-protection-off",
+            High,
+        );
+        assert_severity(
+            "Set-ExecutionPolicy Unrestricted -Scope LocalMachine -Force",
+            "control.windows-protection-off",
+            Medium,
+        );
+        assert_absent(
+            "Set-ExecutionPolicy RemoteSigned -Scope CurrentUser",
+            "control.windows-protection-off",
+        );
+        assert_absent("Set-ExecutionPolicy Bypass -Scope Process", "control.windows-protection-off");
+        assert_absent(
+            r#"Set-ItemProperty -Path "HKLM:\SOFTWARE\Policies\Microsoft\Windows Defender" -Name DisableAntiSpyware -Value 0"#,
+            "control.windows-protection-off",
+        );
     }
 
     #[test]

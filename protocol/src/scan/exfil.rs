@@ -118,6 +118,30 @@ pub(super) fn rules() -> Vec<Rule> {
         )
         .assess(keychain)
         .warnable(),
+        // The operating system's own credential stores copied whole: the
+        // memory of the process that holds every logged-on user's
+        // secrets, the registry hives of the local accounts' hashes, the
+        // domain's database, and the tools made to read them.
+        Rule::new(
+            "cred.os-store-dump",
+            A,
+            High,
+            &[
+                "lsass", "hklm\\sam", "hklm\\security", "hklm/sam", "hklm/security", "ntds.dit", "mimikatz",
+                "sekurlsa", "lazagne", "secretsdump", "comsvcs",
+            ],
+            r#"\b(?:procdump\w*|out-minidump|createdump|pypykatz)\b[^\n]*\blsass\b|\bcomsvcs(?:\.dll)?\W+#?\s*(?:minidump|24)\b|\breg(?:\.exe)?\s+save\s+["']?hklm[\\/](?:sam|security)\b|\bntds\.dit\b[^\n]*\b(?:copy|esentutl|ntdsutil|secretsdump)|\b(?:copy|esentutl|ntdsutil)\b[^\n]*\bntds\.dit\b|\bmimikatz\b|\bsekurlsa::|\blazagne(?:\.exe|\.py)?\s+all\b|\bsecretsdump(?:\.py)?\b"#,
+        )
+        .warnable(),
+        // Secrets staged for a commit: once pushed, every clone has them.
+        Rule::new(
+            "cred.secret-committed",
+            A,
+            High,
+            &["git add"],
+            format!(r#"\bgit\s+add\b[^\n|;&]*(?:{SECRET_PATHS}|(?:^|[\s/])\.env(?:\.(?:local|prod|production))?(?:$|[\s"'`;|&])|\bmaster\.key\b|\bcredentials\.json\b)"#),
+        )
+        .warnable(),
         Rule::new(
             "cred.cloud-metadata",
             A,

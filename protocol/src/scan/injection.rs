@@ -130,7 +130,7 @@ fn hex_escapes(h: &Hit<'_>) -> Option<Severity> {
 
 static SHELL_INIT: Lazy = LazyLock::new(|| {
     compile(
-        r#"^eval\s+["']?\$\(\s*(?:[\w./-]*/)?(?:ssh-agent|direnv|brew|pyenv|rbenv|nodenv|goenv|jenv|starship|zoxide|fnm|mise|rtx|conda|thefuck|gh|kubectl|helm|op|opam|luarocks|dircolors|keychain|rustup|fzf|atuin|oh-my-posh|register-python-argcomplete)\b"#,
+        r#"^eval\s+["']?\$\(\s*(?:[\w./-]*/)?(?:ssh-agent|direnv|brew|pyenv|rbenv|nodenv|goenv|jenv|starship|zoxide|fnm|mise|rtx|conda|thefuck|gh|kubectl|helm|op|opam|luarocks|dircolors|keychain|rustup|fzf|atuin|oh-my-posh|register-python-argcomplete|aws\s+configure\s+export-credentials\b[^\n)]*--format\s+env(?:-no-export)?)\b"#,
     )
 });
 
@@ -329,6 +329,13 @@ mod tests {
     fn grades_eval_of_variables() {
         assert_severity("eval $CMD", "exec.eval-variable", High);
         assert_severity("eval \"$(ssh-agent -s)\"", "exec.eval-variable", Low);
+        // The AWS CLI's own way to put a session's keys in this shell.
+        assert_severity(
+            "eval \"$(aws configure export-credentials --profile dev --format env)\"",
+            "exec.eval-variable",
+            Low,
+        );
+        assert_severity("eval \"$(aws configure export-credentials | tee x)\"", "exec.eval-variable", High);
         assert_severity("eval \"$(/opt/homebrew/bin/brew shellenv)\"", "exec.eval-variable", Low);
     }
 

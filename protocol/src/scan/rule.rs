@@ -227,7 +227,7 @@ pub(super) fn compile(pattern: &str) -> Regex {
 pub(super) type Lazy = LazyLock<Regex>;
 
 /// Programs that read a script from standard input and run it.
-pub(super) const SHELL: &str = r#"(?:(?:sudo|doas)\s+(?:-\S+\s+)*)?(?:env\s+(?:\w+=\S*\s+)*)?(?:/usr/local/bin/|/usr/bin/|/bin/)?(?:(?:ba|da|z|k|c|tc|fi|mk|a)?sh\b|\$\{?shell\}?|source\s+/dev/stdin|\.\s+/dev/stdin|(?:python[0-9.]*|perl|ruby|node|php|pwsh|powershell)(?:\s+-)?\s*(?:$|[;&|)'"`]|\s#)|iex\b|invoke-expression\b)"#;
+pub(super) const SHELL: &str = r#"(?:(?:sudo|doas)\s+(?:-\S+\s+)*)?(?:env\s+(?:(?:-\S+|\w+=\S*)\s+)*)?(?:/usr/local/bin/|/usr/bin/|/bin/)?(?:(?:ba|da|z|k|c|tc|fi|mk|a)?sh\b|\$\{?shell\}?|source\s+/dev/stdin|\.\s+/dev/stdin|(?:python[0-9.]*|perl|ruby|node|php|pwsh|powershell)(?:\s+-)?\s*(?:$|[;&|)'"`]|\s#)|iex\b|invoke-expression\b)"#;
 
 /// Commands that fetch a URL.
 pub(super) const FETCH: &str = r"(?:curl|wget|fetch|aria2c|iwr|irm|invoke-webrequest|invoke-restmethod)";

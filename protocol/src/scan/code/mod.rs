@@ -16,8 +16,9 @@
 //!   hidden so is `code.decoded-url`.
 //! - `rescan` (`code.normalized-command`): a shell command whose command
 //!   words are disguised (`| "sh"`, `| s\h`, `X=sh; … | $X`,
-//!   `$(echo sh)`) is written out as the shell reads it (`shell_words`) and
-//!   scanned again.
+//!   `$(echo sh)`, `{curl,-s,URL}`, an alias or a function defined above)
+//!   is written out as the shell reads it (`shell_words`) and scanned
+//!   again.
 //!
 //! - `fold` (`code.folded-string`): string building in Python,
 //!   JavaScript, PowerShell and other non-shell blocks (literals joined,
@@ -45,16 +46,20 @@
 //!
 //! `blocks` finds fenced blocks and inline code and guesses their language;
 //! `shell_words` normalises shell words (with `shell_expand`, what a
-//! substitution of literals prints); `sources` and `sinks` recognise
+//! substitution of literals prints, and `shell_defs`, the aliases and
+//! functions a block defines); `sources` and `sinks` recognise
 //! the two ends of a flow and `flow` follows variables between them, on
 //! lines whose strings and comments `strip` blanks, and grades what
 //! reaches the network by where it goes in the call (`destination`);
 //! `gather` pairs stores and strangers' hosts per block; `fetched` follows
-//! downloads to the calls that run them; `decode` decodes literals;
+//! downloads to the calls that run them; `decode` decodes literals
+//! (`unpack`: what compressed or serialized bytes hold);
 //! `fold` folds string building; `written` follows writes to start-up
 //! files; `rescan` scans text again (bounded depth) and
 //! turns inner findings into outer ones. Tests are in `tests.rs`, those of
 //! values carried across lines, keys and languages in `carried_tests.rs`,
+//! those of the newer reads and ways out (CLI-printed credentials, sockets,
+//! brace lists, aliases and functions) in `reach_tests.rs`,
 //! and the edges mutation testing found unpinned in `edge_tests.rs`.
 
 mod blocks;
@@ -68,7 +73,10 @@ mod fetched;
 mod flow;
 mod fold;
 mod gather;
+#[cfg(test)]
+mod reach_tests;
 mod rescan;
+mod shell_defs;
 mod shell_expand;
 mod shell_words;
 mod sinks;
@@ -76,6 +84,7 @@ mod sources;
 mod strip;
 #[cfg(test)]
 mod tests;
+mod unpack;
 mod written;
 
 use super::engine::Analyzer;

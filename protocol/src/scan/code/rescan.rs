@@ -6,6 +6,7 @@
 use std::cell::Cell;
 
 use super::blocks::{self, CodeMap, Lang};
+use super::shell_defs::{self, Defs};
 use super::shell_words::{self, Vars};
 use crate::scan::engine::{Body, LineRef};
 use crate::scan::rule::{self, EXCERPT_CHARS};
@@ -149,6 +150,8 @@ fn piped_group(body: &Body<'_>, r: LineRef, block_first: usize) -> Option<String
 pub(super) fn normalized_commands(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
     let mut map: Option<CodeMap> = None;
     let mut budget = context_rescans();
+    // A command word may be an alias or a function the body defines.
+    let mut defines: Option<bool> = None;
     for &r in lines {
         let line = body.line(r);
         if line.trim_start().starts_with(['}', ')']) {
@@ -163,7 +166,9 @@ pub(super) fn normalized_commands(body: &Body<'_>, lines: &[LineRef], out: &mut 
         // Most command lines need no more: nothing in command position is
         // quoted, escaped, substituted or a variable.
         let suspect = shell_words::may_disguise_a_command;
-        if !(suspect(line) || line.contains('`') && blocks::inline_spans(line).into_iter().any(suspect)) {
+        let disguised =
+            suspect(line) || line.contains('`') && blocks::inline_spans(line).into_iter().any(suspect);
+        if !disguised && !*defines.get_or_insert_with(|| shell_defs::may_define(body.text)) {
             continue;
         }
         let map = map.get_or_insert_with(|| CodeMap::of(body.text));
@@ -174,7 +179,7 @@ pub(super) fn normalized_commands(body: &Body<'_>, lines: &[LineRef], out: &mut 
                 continue;
             }
             Some(_) => continue,
-            None if map.is_code(r.index) => continue,
+            None if map.is_code(r.index) || !disguised => continue,
             None => {
                 let spans = blocks::inline_spans(line);
                 if spans.is_empty() {
@@ -220,14 +225,20 @@ fn in_block(body: &Body<'_>, r: LineRef, block_first: usize, budget: &mut usize,
     let back = (r.index - block_first).min(MAX_VAR_LINES);
     let first = body.line_before(r, back);
     let mut vars = Vars::default();
+    let mut defs = Defs::default();
     let above: Vec<&str> = body.lines_from(first).take(back).map(|(_, l)| l).collect();
     for l in &above {
         if l.contains('=') {
             shell_words::normalize(l, &mut vars);
         }
+        if shell_defs::may_define(l) {
+            defs.learn(l);
+        }
     }
-    let words = shell_words::normalize(body.line(r), &mut vars);
-    if !words.disguised_command {
+    // A call of an alias or a function is read as what it runs.
+    let called = defs.apply(body.line(r));
+    let words = shell_words::normalize(called.as_deref().unwrap_or(body.line(r)), &mut vars);
+    if !words.disguised_command && called.is_none() {
         return;
     }
     if *budget == 0 || above.is_empty() {

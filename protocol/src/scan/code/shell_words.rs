@@ -64,6 +64,7 @@ pub(super) fn may_disguise_a_command(line: &str) -> bool {
     while i < b.len() {
         let c = b[i];
         match c {
+            b'{' if at_command && brace_list(&line[i..]).is_some() => return true,
             b'|' | b';' | b'&' | b'(' | b'{' => at_command = true,
             b' ' | b'\t' => {}
             _ if at_command => {
@@ -159,6 +160,14 @@ impl Parser<'_, '_> {
                         out.push(' ');
                     }
                 }
+                // `{curl,-s,URL}` in command position: brace expansion
+                // makes the words of a command.
+                b'{' if at_command && let Some((words, n)) = brace_list(&self.s[self.i..]) => {
+                    self.i += n;
+                    out.push_str(&words);
+                    self.disguised = true;
+                    at_command = false;
+                }
                 b'|' | b';' | b'&' | b'(' | b')' | b'{' | b'}' | b'<' | b'>' => {
                     self.i += 1;
                     out.push(char::from(c));
@@ -180,6 +189,10 @@ impl Parser<'_, '_> {
                             // `p=(cu rl …)`: each element is `p[k]`.
                             let name = name.to_string();
                             self.array(&name, depth, &mut out);
+                        } else if let Some(name) = name.strip_suffix('+') {
+                            // `c=cu; c+=rl`: appended to what it holds.
+                            let value = format!("{}{value}", self.vars.get(name).unwrap_or(""));
+                            self.vars.set(name, value);
                         } else {
                             self.vars.set(name, value.to_string());
                         }
@@ -365,6 +378,17 @@ impl Parser<'_, '_> {
     }
 }
 
+/// A brace list at the start of `s` (`{curl,-fsSL,URL}`): its words
+/// joined by blanks, and its length. Not a group (`{ cmd; }`, blanks
+/// inside) nor a lone word (`{x}`).
+pub(super) fn brace_list(s: &str) -> Option<(String, usize)> {
+    let inner = s.strip_prefix('{')?;
+    let n = inner.find('}')?;
+    let list = &inner[..n];
+    let plain = !list.contains(|c: char| c.is_whitespace() || matches!(c, '{' | '$' | '`' | ';' | '|' | '&'));
+    (plain && list.contains(',')).then(|| (list.replace(',', " "), n + 2))
+}
+
 fn is_name(s: &str) -> bool {
     let b = s.as_bytes();
     !b.is_empty() && !b[0].is_ascii_digit() && b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_')
@@ -377,10 +401,11 @@ fn is_element(s: &str) -> bool {
         .is_some_and(|(name, k)| is_name(name) && !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit()))
 }
 
-/// `NAME=value` as a word reads after normalisation.
+/// `NAME=value` (or `NAME+=value`, the name returned with its `+`) as a
+/// word reads after normalisation.
 fn assignment(word: &str) -> Option<(&str, &str)> {
     let (name, value) = word.split_once('=')?;
-    is_name(name).then_some((name, value))
+    is_name(name.strip_suffix('+').unwrap_or(name)).then_some((name, value))
 }
 
 /// `NAME:-default` (also `-`, `:=`, `=`) inside `${…}`: the name and the default.

@@ -1,5 +1,7 @@
 //! Sinks: where code sends, runs or keeps a value. Network calls and DNS
-//! lookups (a page's too: an image's `src`, a navigation), process execution, files and logs, and the terminal; in SQL,
+//! lookups (a page's too: an image's `src`, a navigation; the sockets of
+//! Go, Node's `dgram`, Ruby, Rust, Perl, Deno and Bun), process execution,
+//! files and logs, and the terminal; in SQL,
 //! a connection to another server (`dblink`, `UTL_HTTP`, a UNC path
 //! `xp_dirtree` resolves) and `COPY … TO PROGRAM`.
 
@@ -22,7 +24,7 @@ pub(super) enum Kind {
 
 static NETWORK: Lazy = LazyLock::new(|| {
     compile(
-        r"\brequests\.(?:get|post|put|patch|delete|head|request)\b|\bhttpx\.(?:get|post|put|patch|request|stream)\b|\burlopen\b|\burllib\.request\.request\b|\burllib3\b|\bhttp\.client\.https?connection\b|\bsocket\.(?:create_connection|gethostbyname|getaddrinfo|gethostbyname_ex)\b|\bsmtplib\b|\bftplib\b|\baiohttp\b|\bfetch\s*\(|\baxios\b|\bhttps?\.(?:request|get)\s*\(|\bxmlhttprequest\b|\bsendbeacon\b|\bnew\s+websocket\b|\bdns(?:\.promises)?\.(?:resolve\w*|lookup)\s*\(|\bdns\.resolver\.\w+|\bresolver\.(?:resolve|query)\s*\(|\bnet\.lookup\w+\s*\(|\bdns\]::get\w+|\bparamiko\b|\bnet\.(?:connect|createconnection)\b|\b(?:got|needle|superagent)\s*[.(]|\binvoke-(?:webrequest|restmethod)\b|\biwr\b|\birm\b|\.upload(?:string|data|file|values)\s*\(|\bresolve-dnsname\b|\bsend-mailmessage\b|\b(?:curl|wget|ncat|socat|nslookup|dig|drill|scp|sftp|telnet|sendmail)\b|\bnc\s|\bhost\s+[\x22\x27]?\$|\bping\s+(?:-\w+\s+(?:\d+\s+)?)*[\x22\x27]?\$|\bgetent\s+hosts\s+[\x22\x27]?\$|\bhttp\.(?:post|postform|newrequest|head)\s*\(|\bhttp\.defaultclient\b|\bnet::http\b|\b(?:httparty|faraday|restclient)\b|\.(?:postasync|getasync|sendasync|putasync|uploadstringtaskasync)\s*\(|\bhttpurlconnection\b|\.openconnection\s*\(|\b(?:reqwest|ureq|attohttpc)::|\bcurl_exec\s*\(|\bfile_get_contents\s*\(\s*[\x22\x27]https?:|\burlsession\b|\burlrequest\s*\(|\bokhttpclient\b|\bhttpclient\s*\(\s*\)\s*\.\s*(?:post|send)|\bdblink(?:_connect(?:_u)?|_exec|_send_query)?\s*\(|\butl_(?:http|inaddr|tcp|smtp)\.|\bxp_(?:dirtree|fileexist|subdirs)\b|\bnet\.http_(?:get|post)\s*\(|\bload_file\s*\(\s*concat\s*\(|\.src\s*=[^=]|\blocation(?:\.href)?\s*=[^=]|\bwindow\.open\s*\(",
+        r"\brequests\.(?:get|post|put|patch|delete|head|request)\b|\bhttpx\.(?:get|post|put|patch|request|stream)\b|\burlopen\b|\burllib\.request\.request\b|\burllib3\b|\bhttp\.client\.https?connection\b|\bsocket\.(?:create_connection|gethostbyname|getaddrinfo|gethostbyname_ex)\b|\bsmtplib\b|\bftplib\b|\baiohttp\b|\bfetch\s*\(|\baxios\b|\bhttps?\.(?:request|get)\s*\(|\bxmlhttprequest\b|\bsendbeacon\b|\bnew\s+websocket\b|\bdns(?:\.promises)?\.(?:resolve\w*|lookup)\s*\(|\bdns\.resolver\.\w+|\bresolver\.(?:resolve|query)\s*\(|\bnet\.lookup\w+\s*\(|\bdns\]::get\w+|\bparamiko\b|\bnet\.(?:connect|createconnection)\b|\bnet\.dial(?:tcp|udp|timeout)?\s*\(|\b(?:tcp|udp)socket\.(?:new|open)\b|\b(?:tcpstream|udpsocket)::(?:connect|bind)\b|\bio::socket::inet\b|\b(?:deno|bun)\.connect(?:tls)?\s*\(|\b(?:got|needle|superagent)\s*[.(]|\binvoke-(?:webrequest|restmethod)\b|\biwr\b|\birm\b|\.upload(?:string|data|file|values)\s*\(|\bresolve-dnsname\b|\bsend-mailmessage\b|\b(?:curl|wget|ncat|socat|nslookup|dig|drill|scp|sftp|telnet|sendmail)\b|\bnc\s|\bhost\s+[\x22\x27]?\$|\bping\s+(?:-\w+\s+(?:\d+\s+)?)*[\x22\x27]?\$|\bgetent\s+hosts\s+[\x22\x27]?\$|\bhttp\.(?:post|postform|newrequest|head|get)\s*\(|\bhttp\.defaultclient\b|\bnet::http\b|\b(?:httparty|faraday|restclient)\b|\.(?:postasync|getasync|sendasync|putasync|uploadstringtaskasync)\s*\(|\bhttpurlconnection\b|\.openconnection\s*\(|\b(?:reqwest|ureq|attohttpc)::|\bcurl_exec\s*\(|\bfile_get_contents\s*\(\s*[\x22\x27]https?:|\burlsession\b|\burlrequest\s*\(|\bokhttpclient\b|\bhttpclient\s*\(\s*\)\s*\.\s*(?:post|send)|\bdblink(?:_connect(?:_u)?|_exec|_send_query)?\s*\(|\butl_(?:http|inaddr|tcp|smtp)\.|\bxp_(?:dirtree|fileexist|subdirs)\b|\bnet\.http_(?:get|post)\s*\(|\bload_file\s*\(\s*concat\s*\(|\.src\s*=[^=]|\blocation(?:\.href)?\s*=[^=]|\bwindow\.open\s*\(",
     )
 });
 
@@ -30,7 +32,7 @@ static NETWORK: Lazy = LazyLock::new(|| {
 /// call on it is a network call.
 static HANDLE: Lazy = LazyLock::new(|| {
     compile(
-        r"\brequests\.session\b|\bhttpx\.(?:async)?client\b|\bsocket\.socket\b|\bsocket\.create_connection\b|\bhttp\.client\.https?connection\b|\bhttps?\.request\s*\(|\bnew\s+websocket\b|\bnew\s+xmlhttprequest\b|\bnet\.(?:connect|createconnection|socket)\b|\bnet\.webclient\b|\baiohttp\.clientsession\b|\baxios\.create\b|\bsmtplib\.smtp\w*|\bnet\.sockets\.tcpclient\b|\bnew-object\s+(?:system\.)?net\.|\bnew\s+httpclient\s*\(|\bhttpclient\.new(?:builder|httpclient)\s*\(|\breqwest::(?:blocking::)?client::new\b|\bnet::http\.new\b|\b&?http\.client\s*\{",
+        r"\brequests\.session\b|\bhttpx\.(?:async)?client\b|\bsocket\.socket\b|\bsocket\.create_connection\b|\bhttp\.client\.https?connection\b|\bhttps?\.request\s*\(|\bnew\s+websocket\b|\bnew\s+xmlhttprequest\b|\bnet\.(?:connect|createconnection|socket)\b|\bdgram\.createsocket\b|\bnet\.dial(?:tcp|udp|timeout)?\s*\(|\b(?:tcp|udp)socket\.(?:new|open)\b|\b(?:tcpstream|udpsocket)::(?:connect|bind)\b|\bio::socket::inet\b|\b(?:deno|bun)\.connect(?:tls)?\s*\(|\bnet\.webclient\b|\baiohttp\.clientsession\b|\baxios\.create\b|\bsmtplib\.smtp\w*|\bftplib\.ftp(?:_tls)?\b|\bnet\.sockets\.tcpclient\b|\bnew-object\s+(?:system\.)?net\.|\bnew\s+httpclient\s*\(|\bhttpclient\.new(?:builder|httpclient)\s*\(|\breqwest::(?:blocking::)?client::new\b|\bnet::http\.new\b|\b&?http\.client\s*\{",
     )
 });
 
@@ -61,6 +63,20 @@ static OUTPUT: Lazy = LazyLock::new(|| {
 
 /// A shell or PowerShell redirection into a file, or `tee`.
 static REDIRECT: Lazy = LazyLock::new(|| compile(r#"[^=>-]>>?\s*["']?[~/$\w.]|\btee\b"#));
+
+/// Markup written into a page (`el.innerHTML +=`, `document.write(`).
+static MARKUP: Lazy = LazyLock::new(|| {
+    compile(r"\.(?:inner|outer)html\s*\+?=|\binsertadjacenthtml\s*\(|\bdocument\.write(?:ln)?\s*\(")
+});
+/// An element's source URL in markup: the page fetches it as it renders.
+static SOURCE_URL: Lazy = LazyLock::new(|| compile(r#"\bsrc\s*=\s*\\?["']?https?://"#));
+
+/// Whether a line writes markup into a page whose element loads a URL
+/// (`<img src="https://…?u=${t}">`): a request, which its strings (blank
+/// in `view`, present in `code`) say.
+pub(super) fn markup_request(view: &str, code: &str) -> bool {
+    MARKUP.is_match(view.as_bytes()) && SOURCE_URL.is_match(code.as_bytes())
+}
 
 /// The network call on a line of code, as a byte range of `code`.
 pub(super) fn network(code: &str) -> Option<std::ops::Range<usize>> {

@@ -1,7 +1,9 @@
 //! Sources: code that reads a secret. A secret-bearing environment
 //! variable (by its name), the whole environment, a credential file, a
 //! keychain or credential store, the clipboard, a browser's cookie or
-//! password store, a page's whole storage (not one item it keeps) — in
+//! password store, a page's whole storage (not one item it keeps), a CLI
+//! run to print its login token or a store of keys (`gh auth token`,
+//! `aws configure export-credentials`, `kubectl config view --raw`) — in
 //! Python, JavaScript, PowerShell, and the environment reads of Go, Ruby,
 //! Rust, Java, Swift and PHP; in SQL, a database's table of its users'
 //! password hashes.
@@ -121,15 +123,44 @@ pub(super) const TRIGGERS: &[&str] = &[
     "mysql.user",
     "authentication_string",
     "sql_logins",
+    // Credentials a CLI prints, run from code; and a registry's login file
+    // named in parts (`Path.home() / ".docker" / "config.json"`).
+    "auth token",
+    "\"auth\"",
+    "credential fill",
+    "config view",
+    "export-credentials",
+    "print-access-token",
+    "get-access-token",
+    "docker-credential-*",
+    "export-secret-*",
+    "get-secret-value",
+    ".docker",
 ];
 
 /// A name that says its variable holds a secret.
-const SECRET_NAME: &str = r"[a-z0-9_]*(?:token|secret|passw|pwd|api_?key|apikey|access_?key|private_?key|credential|session|cookie)[a-z0-9_]*|aws_[a-z0-9_]+|[a-z0-9_]*_(?:key|pat)";
+/// Connection strings carry their password (`DATABASE_URL`, a `DSN`).
+const SECRET_NAME: &str = r"[a-z0-9_]*(?:token|secret|passw|pwd|api_?key|apikey|access_?key|private_?key|credential|session|cookie|database_url|db_url|dsn|connection_?string|mongo(?:db)?_uri|redis_url)[a-z0-9_]*|aws_[a-z0-9_]+|[a-z0-9_]*_(?:key|pat)";
+
+/// A CLI that prints its own login token (`gh auth token`, or in code
+/// `exec.Command("gh", "auth", "token")`: words apart by anything but a
+/// word character): a program's own token, as a secret variable is, which
+/// it sends to its API.
+const CLI_TOKEN: &str = r#"\bgh\W+auth\W+token\b|["']auth["']\s*,\s*["']token["']|\bgcloud\W+auth\W+(?:application-default\W+)?print-(?:access|identity)-token\b|\baz\W+account\W+get-access-token\b|\bheroku\W+auth:token\b|\bgit\W+credential\W+fill\b"#;
+
+/// A CLI that prints a store of credentials: every key of a cloud
+/// account (`aws configure export-credentials`, the `aws` often on the
+/// line before in code), a kubeconfig with its keys inlined, a registry
+/// login, secret keys, a secrets manager's or password manager's entry.
+/// No API takes these as its input.
+const CLI_STORE: &str = r#"\bconfigure\W+export-credentials\b|\bconfigure\W+get\W+\w*secret|\bconfig\W+view\b[^\n]*--raw\b|\bdocker-credential-\w+\W+get\b|\bgpg\b[^\n]*--export-secret-(?:sub)?keys\b|\bsecretsmanager\W+get-secret-value\b|\bvault\W+kv\W+get\b|\bop\W+read\W+op://|\b(?:bw\W+get\W+(?:password|item)|lpass\W+show|gopass\W+show)\b"#;
 
 static SOURCE: Lazy = LazyLock::new(|| {
     compile(
-        &r#"(?P<env>\bos\.environ(?:\.get)?\s*[\[(]\s*["'](?P<n1>{n})["']|\bgetenv\s*\(\s*["'](?P<n2>{n})["']|\bprocess\.env(?:\.(?P<n3>{n})\b|\[\s*["'`](?P<n4>{n})["'`])|\$env:(?P<n5>{n})\b|getenvironmentvariable\s*\(\s*["'](?P<n6>{n})["']|\benv\.get\s*\(\s*["'](?P<n7>{n})["']|\benv\s*\[\s*["':](?P<n8>{n})["']?\s*\]|\benv\.fetch\s*\(\s*["':](?P<n9>{n})["']?|\benv::var(?:_os)?\s*\(\s*["'](?P<n10>{n})["']|\benvironment\s*\[\s*["'](?P<n11>{n})["']|\$_(?:env|server)\s*\[\s*["'](?P<n12>{n})["']|\bkeyring\.get_password\b|\bkeytar\.(?:getpassword|findpassword)\b)|(?P<all>\bdict\(\s*os\.environ\s*\)|\bos\.environ\.(?:copy\(\)|items\(\))|\*\*os\.environ\b|json\.dumps\(\s*os\.environ|\bos\.environ\s*[,)}\]]|=\s*os\.environ\s*$|json\.stringify\(\s*process\.env\b|\bprocess\.env\s*[,)}\]]|\.\.\.process\.env\b|object\.(?:entries|keys|values)\(\s*process\.env\b|=\s*process\.env\s*;?\s*$|\b(?:get-childitem|gci|dir|ls)\s+env:|getenvironmentvariables\s*\(|\bdotenv_values\s*\(|\bos\.environ\b\s*\.\s*items|\bfor\s+\w+(?:\s*,\s*\w+)?\s+in\s+os\.environ\b|\bos\.environ\s*\(\s*\)|\benv::vars(?:_os)?\s*\(\s*\)|\bsystem\.getenv\s*\(\s*\)|\benv\.(?:to_h|to_hash|to_a|each|each_pair|select|filter_map)\b|\bdeno\.env\.toobject\s*\(|\bprocessinfo\.environment\s*[,)}\]]|\$_env\b\s*[,)}\]])|(?P<key>\bfind-(?:generic|internet)-password\b|\bdump-keychain\b|\bkeyring\.get_credential\b|\bkeytar\.findcredentials\b|\bget-storedcredential\b|\bcryptunprotectdata\b|\bsecret-tool\s+lookup\b|\bvaultcmd\b|\bcmdkey\s+/list\b|\bcredread\w*\b|\bwin32cred\.\w+|\bpasswordvault\b[^\n]*\.(?:retrieve\w*|findallby\w+)\b|\bpg_(?:shadow|authid)\b|\bmysql\.user\b|\bauthentication_string\b|\bsys\.sql_logins\b|\bdba_users\b[^\n]*\bpassword)|(?P<clip>\bget-clipboard\b|\bpyperclip\.paste\b|\bclipboard\.(?:readtext|read)\w*\b|\bclipboardy\.read|\bpbpaste\b|\bxclip\b[^\n|;]*\s-o\b|\bxsel\b[^\n|;]*\s-[a-z]*o|\bwl-paste\b|\.clipboard_get\s*\(|\bgetclipboarddata\b)|(?P<browser>\blogin\s+data\b|\blogins\.json\b|\bkey[34]\.db\b|\bcookies\.sqlite\b|\bsignons\.sqlite\b|\blocal\s+state\b|\bweb\s+data\b|\bbrowser_cookie3?\b|\bnetwork/cookies\b|\bdocument\.cookie\b|\b(?:local|session)storage\s*(?:[,)}\];]|$))"#
-            .replace("{n}", SECRET_NAME),
+        &r#"(?P<env>\bos\.environ(?:\.get)?\s*[\[(]\s*["'](?P<n1>{n})["']|\bgetenv\s*\(\s*["'](?P<n2>{n})["']|\bprocess\.env(?:\.(?P<n3>{n})\b|\[\s*["'`](?P<n4>{n})["'`])|\$env:(?P<n5>{n})\b|getenvironmentvariable\s*\(\s*["'](?P<n6>{n})["']|\benv\.get\s*\(\s*["'](?P<n7>{n})["']|\benv\s*\[\s*["':](?P<n8>{n})["']?\s*\]|\benv\.fetch\s*\(\s*["':](?P<n9>{n})["']?|\benv::var(?:_os)?\s*\(\s*["'](?P<n10>{n})["']|\benvironment\s*\[\s*["'](?P<n11>{n})["']|\$_(?:env|server)\s*\[\s*["'](?P<n12>{n})["']|\bkeyring\.get_password\b|\bkeytar\.(?:getpassword|findpassword)\b|{cli_token})|(?P<all>\bdict\(\s*os\.environ\s*\)|\bos\.environ\.(?:copy\(\)|items\(\))|\*\*os\.environ\b|json\.dumps\(\s*os\.environ|\bos\.environ\s*[,)}\]]|=\s*os\.environ\s*$|json\.stringify\(\s*process\.env\b|\bprocess\.env\s*[,)}\]]|\.\.\.process\.env\b|object\.(?:entries|keys|values)\(\s*process\.env\b|=\s*process\.env\s*;?\s*$|\b(?:get-childitem|gci|dir|ls)\s+env:|getenvironmentvariables\s*\(|\bdotenv_values\s*\(|\bos\.environ\b\s*\.\s*items|\bfor\s+\w+(?:\s*,\s*\w+)?\s+in\s+os\.environ\b|\bos\.environ\s*\(\s*\)|\benv::vars(?:_os)?\s*\(\s*\)|\bsystem\.getenv\s*\(\s*\)|\benv\.(?:to_h|to_hash|to_a|each|each_pair|select|filter_map)\b|\bdeno\.env\.toobject\s*\(|\bprocessinfo\.environment\s*[,)}\]]|\$_env\b\s*[,)}\]])|(?P<key>\bfind-(?:generic|internet)-password\b|\bdump-keychain\b|\bkeyring\.get_credential\b|\bkeytar\.findcredentials\b|\bget-storedcredential\b|\bcryptunprotectdata\b|\bsecret-tool\s+lookup\b|\bvaultcmd\b|\bcmdkey\s+/list\b|\bcredread\w*\b|\bwin32cred\.\w+|\bpasswordvault\b[^\n]*\.(?:retrieve\w*|findallby\w+)\b|\bpg_(?:shadow|authid)\b|\bmysql\.user\b|\bauthentication_string\b|\bsys\.sql_logins\b|\bdba_users\b[^\n]*\bpassword|{cli_store})|(?P<clip>\bget-clipboard\b|\bpyperclip\.paste\b|\bclipboard\.(?:readtext|read)\w*\b|\bclipboardy\.read|\bpbpaste\b|\bxclip\b[^\n|;]*\s-o\b|\bxsel\b[^\n|;]*\s-[a-z]*o|\bwl-paste\b|\.clipboard_get\s*\(|\bgetclipboarddata\b)|(?P<browser>\blogin\s+data\b|\blogins\.json\b|\bkey[34]\.db\b|\bcookies\.sqlite\b|\bsignons\.sqlite\b|\blocal\s+state\b|\bweb\s+data\b|\bbrowser_cookie3?\b|\bnetwork/cookies\b|\bdocument\.cookie\b|\b(?:local|session)storage\s*(?:[,)}\];]|$))"#
+            .replace("{n}", SECRET_NAME)
+            .replace("{cli_token}", CLI_TOKEN)
+            .replace("{cli_store}", CLI_STORE),
     )
 });
 
@@ -227,6 +258,14 @@ static SHELL_ENV: Lazy = LazyLock::new(|| {
         r"\$\{?(?-i:[A-Z0-9_]*(?:TOKEN|SECRET|PASSW|PWD|API_?KEY|APIKEY|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIAL|COOKIE)[A-Z0-9_]*|AWS_[A-Z0-9_]+)\}?",
     )
 });
+
+static CLI: Lazy = LazyLock::new(|| compile(&format!("{CLI_TOKEN}|{CLI_STORE}")));
+
+/// Whether the line runs a CLI that prints a token or a store: a source
+/// read by running it, not a command the secret reaches.
+pub(super) fn printed_by_cli(code: &str) -> bool {
+    CLI.is_match(code.as_bytes())
+}
 
 /// The first source on a line of code in `lang`, and where it starts.
 pub(super) fn find(line: &str, lang: Lang) -> Option<(Kind, usize)> {

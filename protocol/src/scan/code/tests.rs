@@ -506,6 +506,7 @@ fn may_disguise_byte_by_byte(line: &str) -> bool {
             continue;
         }
         match c {
+            b'{' if at_command && super::shell_words::brace_list(&line[i..]).is_some() => return true,
             b'|' | b';' | b'&' | b'(' | b'{' => at_command = true,
             b' ' | b'\t' => {}
             _ if at_command => {
@@ -540,7 +541,7 @@ proptest::proptest! {
         pieces in proptest::collection::vec(
             proptest::sample::select(vec![
                 "curl", " ", "\t", "|", ";", "&", "(", ")", "{", "\"", "'", "\\", "$", "`", "sh", "sudo", "X=1",
-                "-s", "é", "\\\"", "env", "a b",
+                "-s", "é", "\\\"", "env", "a b", ",", "}",
             ]),
             0..40,
         )

@@ -24,6 +24,7 @@ const SENDER_TRIGGERS: &[&str] = &[
     "scp",
     "rsync",
     "sftp",
+    "rclone",
     "ftp",
     "tftp",
     "telnet",
@@ -123,15 +124,17 @@ static SOURCE: Lazy =
     LazyLock::new(|| compile(&format!("{SECRET_PATHS}|{LESSER_PATHS}|{ENV_DUMP_PATTERN}|{STORE_READ}")));
 
 /// Commands that print a secret from a store rather than a file: a
-/// keychain, a CLI's login token, a password manager, the clipboard. Put
+/// keychain, a CLI's login token, a password manager, the clipboard; or
+/// a search for key files by name (`find ~ -name "id_*"`). Put
 /// in a variable that a later command sends, they are the payload.
-const STORE_READ: &str = r"\bfind-(?:generic|internet)-password\b[^\n|;&]*\s-w|\bdump-keychain\b|\bsecret-tool\s+lookup\b|\bgh\s+auth\s+token\b|\bgcloud\s+auth\s+(?:application-default\s+)?print-access-token\b|\baz\s+account\s+get-access-token\b|\baws\s+configure\s+get\s+\S*secret|\bop\s+read\b|\bvault\s+kv\s+get\b|\bpbpaste\b|\bwl-paste\b|\bxclip\b[^\n|;]*\s-o\b|\bkubectl\s+(?:-\S+\s+)*get\s+secrets?\b[^\n|;&]*\s-o\s*=?\s*(?:json|yaml|jsonpath|go-template)|\bkubectl\s+config\s+view\b[^\n|;&]*--raw\b|\baws\s+secretsmanager\s+get-secret-value\b|\baws\s+ssm\s+get-parameters?\b[^\n|;&]*--with-decryption\b|\bgcloud\s+secrets\s+versions\s+access\b|\baz\s+keyvault\s+secret\s+show\b|\bdocker-credential-\w+\s+get\b";
+const STORE_READ: &str = r#"\bfind-(?:generic|internet)-password\b[^\n|;&]*\s-w|\bdump-keychain\b|\bsecret-tool\s+lookup\b|\bgh\s+auth\s+token\b|\bgcloud\s+auth\s+(?:application-default\s+)?print-access-token\b|\baz\s+account\s+get-access-token\b|\baws\s+configure\s+get\s+\S*secret|\bop\s+read\b|\bvault\s+kv\s+get\b|\bpbpaste\b|\bwl-paste\b|\bxclip\b[^\n|;]*\s-o\b|\bkubectl\s+(?:-\S+\s+)*get\s+secrets?\b[^\n|;&]*\s-o\s*=?\s*(?:json|yaml|jsonpath|go-template)|\bkubectl\s+config\s+view\b[^\n|;&]*--raw\b|\baws\s+secretsmanager\s+get-secret-value\b|\baws\s+ssm\s+get-parameters?\b[^\n|;&]*--with-decryption\b|\bgcloud\s+secrets\s+versions\s+access\b|\baz\s+keyvault\s+secret\s+show\b|\bdocker-credential-\w+\s+get\b|\bfind\b[^\n|;&]*-i?name\s+["']?(?:id_\*|\*\.(?:pem|key|p12|pfx|kdbx|ppk|ovpn|jks|keystore))|\bgit\s+credential\s+fill\b|\baws\s+configure\s+export-credentials\b|\bgpg\b[^\n|;&]*--export-secret-(?:sub)?keys\b|\bheroku\s+auth:token\b|\bgcloud\s+auth\s+print-identity-token\b|\b(?:bw\s+get\s+(?:password|item)|lpass\s+show|gopass\s+show)\b"#;
 
 /// What a command refers to that an earlier line may have filled: `$NAME`,
-/// `${NAME}`, and files after `@`, `<`, `=`, `-T`.
+/// `${NAME}`, files after `@`, `<`, `=`, `-T`, and the first file a copy
+/// to another machine takes (`scp`, `rsync`, `rclone copy`).
 static REFERENCE: Lazy = LazyLock::new(|| {
     compile(
-        r#"\$\{?([a-z_][a-z0-9_]*)\}?|(?:@|<\s*|--post-file=|--upload-file\s+|-T\s+)["']?([^\s"'|;&)]{4,})"#,
+        r#"\$\{?([a-z_][a-z0-9_]*)\}?|(?:@|<\s*|--post-file=|--upload-file\s+|-T\s+)["']?([^\s"'|;&)]{4,})|\b(?:scp|rsync|rclone\s+(?:copy|copyto|sync|move))\s+(?:-\S+\s+)*["']?([^\s"'|;&)]{4,})"#,
     )
 });
 
@@ -187,6 +190,9 @@ fn may_carry_payload(payload: &[u8]) -> bool {
         || contains_ci(payload, b"-file")
             && (contains_ci(payload, b"--post-file") || contains_ci(payload, b"upload-file"))
         || contains_ci(payload, b"-t ")
+        || contains_ci(payload, b"scp ")
+        || contains_ci(payload, b"rsync ")
+        || contains_ci(payload, b"rclone ")
         || payload.contains(&b'(') && contains_ci(payload, b"open(")
 }
 
@@ -271,9 +277,11 @@ fn filled_from(body: &Body<'_>, before: LineRef, payload: &[u8], source: &Regex)
     let refs: Vec<(bool, String)> = REFERENCE
         .captures_iter(payload)
         .filter_map(|c| {
-            c.get(1)
-                .map(|v| (true, String::from_utf8_lossy(v.as_bytes()).into_owned()))
-                .or_else(|| c.get(2).map(|p| (false, String::from_utf8_lossy(p.as_bytes()).into_owned())))
+            c.get(1).map(|v| (true, String::from_utf8_lossy(v.as_bytes()).into_owned())).or_else(|| {
+                c.get(2)
+                    .or_else(|| c.get(3))
+                    .map(|p| (false, String::from_utf8_lossy(p.as_bytes()).into_owned()))
+            })
         })
         .collect();
     if refs.is_empty() {
