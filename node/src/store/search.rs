@@ -431,8 +431,10 @@ pub(super) fn follow(tx: &Connection, packet: &SkillPacket, seq: i64) -> Result<
         PENDING.with(|p| p.borrow_mut().insert(id, row));
         indexed += 1;
     }
-    tx.prepare_cached("UPDATE skill_search_count SET skills = skills + ?1, writes = writes + 1 WHERE one = 1")?
-        .execute(params![indexed])?;
+    tx.prepare_cached(
+        "UPDATE skill_search_count SET skills = skills + ?1, writes = writes + 1 WHERE one = 1",
+    )?
+    .execute(params![indexed])?;
     Ok(())
 }
 
