@@ -28,8 +28,6 @@
 //!    round leaves no peer behind, also when pages were merged (the next
 //!    pull starts from 0; what was merged comes back `unchanged`), unless
 //!    it only held skills back over the limits, which is no failure.
-//! 5. After a round that installed or updated [`COMPACT_FROM`] skills or
-//!    more, the search index is compacted into one segment.
 //!
 //! Withdrawals (tombstones of skills held active) are set aside page by page
 //! and weighed together when the round ends, also a round that stopped
@@ -130,14 +128,6 @@ pub async fn pull(ctx: &Context, peer: &PeerSpec) -> Result<PullReport, SyncFail
             Err(error)
         }
     };
-    if let Ok(report) = &pulled
-        && report.result.new_skills + report.result.updated_skills >= COMPACT_FROM
-    {
-        let library = ctx.library.clone();
-        if let Err(e) = blocking(move || library.store().compact_search_index()).await {
-            tracing::warn!(peer = %peer.url, error = %e, "cannot compact the search index after a large pull");
-        }
-    }
     ctx.library.metrics().pulled(&peer.url, pulled.is_ok());
     match pulled {
         Ok(report) => Ok(report),
@@ -331,11 +321,6 @@ async fn round(
 /// are 512 MiB; a larger backlog goes on in the next round, from where this
 /// one stopped.
 pub const MAX_PAGES_PER_ROUND: usize = 64;
-
-/// Skills a round installs or updates from which the search index is
-/// compacted after it ([`crate::store::Store::compact_search_index`]):
-/// a round that brings fewer leaves segments FTS5's own merging copes with.
-pub const COMPACT_FROM: u64 = 1_000;
 
 /// Most packets of a page merged in one transaction. A page of the
 /// default 8 MiB budget holds about 3,300 skills; its changes reach the

@@ -56,7 +56,6 @@ impl Projection {
         };
         usize::try_from(key % threads as u64).unwrap_or(0)
     }
-
 }
 
 /// Changes in a batch below which one thread writes them all: a thread

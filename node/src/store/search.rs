@@ -372,21 +372,6 @@ impl Store {
         Ok(names)
     }
 
-    /// Merges the search index's segments into one (FTS5's `optimize`), in
-    /// a write transaction. A write transaction hands FTS5 its rows at its
-    /// end ([`flush_pending`]), and FTS5 keeps a large transaction's rows as
-    /// segments it merges only as later writes come: after a pull of
-    /// thousands of skills they are left as they are, each holding its own
-    /// copy of common terms (a 10k pull's store 1.68× → 1.77× the bodies).
-    /// Called after such a pull ([`crate::federation::pull`]); its cost
-    /// grows with the index (about a tenth of a second at 10,000 skills).
-    pub fn compact_search_index(&self) -> Result<(), StoreError> {
-        self.write(|tx| {
-            tx.execute("INSERT INTO skill_search (skill_search) VALUES ('optimize')", [])?;
-            Ok(())
-        })
-    }
-
     /// Bytes the search index takes in the database file (its tables and
     /// their indexes, from SQLite's `dbstat`): reported apart from the rest.
     pub fn search_index_bytes(&self) -> Result<u64, StoreError> {
