@@ -51,6 +51,7 @@
 //! # Layout
 //!
 //! - `projection.rs`: the folder, `SKILL.md` writes, records, tombstones, the sweep.
+//! - `projection/batch.rs`: a batch of committed changes, written by several threads.
 //! - `projection/bundle.rs`: a bundle's whole folder, its swap and its leftovers.
 //! - `projection/own_writes.rs`: the paths this process wrote recently, for the folder watcher.
 //!
@@ -60,7 +61,7 @@
 //! never takes the stamp or a removed grant for the agent's edit.
 //!
 //! With review intake, a change the user has not accepted is withheld
-//! ([`Change::withheld`]): the file stays as it is.
+//! ([`crate::store::Change::withheld`]): the file stays as it is.
 //!
 //! Names are checked again here, although the merge already did: this is
 //! the one place that turns a name into a path.
@@ -77,7 +78,7 @@ use ecp_protocol::{SkillKind, SkillPacket, integrity};
 use crate::import::Entries;
 use crate::permissions::{self, Grant, PermissionPolicy};
 use crate::stamp::{self, Stamp};
-use crate::store::{Change, Store};
+use crate::store::Store;
 use own_writes::OwnWrites;
 
 /// The file name of a skill inside its folder.
@@ -328,19 +329,6 @@ impl Projection {
     /// (`None`: an invalid name, or its file lives in another folder).
     pub fn folder_of(&self, name: &str) -> Option<PathBuf> {
         self.skill_dir(name).ok().flatten()
-    }
-
-    /// Applies committed changes to the folder; a withheld one (review
-    /// intake) leaves the file as it is.
-    pub fn apply(&self, changes: &[Change]) -> Result<(), ProjectionError> {
-        for change in changes.iter().filter(|c| !c.withheld) {
-            if change.packet.deprecated {
-                self.remove(&change.packet.skill_name)?;
-            } else {
-                self.write(&change.packet, change.kind)?;
-            }
-        }
-        Ok(())
     }
 
     /// Writes one skill, unless the agent owns a different file of that name.
@@ -663,6 +651,7 @@ fn process_id() -> u32 {
     *ID.get_or_init(std::process::id)
 }
 
+mod batch;
 mod bundle;
 mod own_writes;
 #[cfg(test)]

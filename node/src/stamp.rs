@@ -190,9 +190,13 @@ fn same_but_stamp(original: &str, stamped: &str, stamp: &Stamp<'_>) -> bool {
     };
     let key = Yaml::String("metadata".into());
     let Some(Yaml::Hash(mut meta)) = after.remove(&key) else { return false };
-    for (k, v) in stamp.entries() {
-        let Some(found) = meta.remove(&Yaml::String(k.into())) else { return false };
-        if single(&v).as_ref() != Some(&found) {
+    // The stamp's entries read as one map: one YAML parse, not one per entry.
+    let Some(Yaml::Hash(entries)) = single(&block_entries(stamp, "", "\n")) else { return false };
+    if entries.len() != KEYS.len() {
+        return false;
+    }
+    for (k, v) in entries {
+        if meta.remove(&k).as_ref() != Some(&v) {
             return false;
         }
     }

@@ -9,12 +9,17 @@
 //!    `If-None-Match: <etag>`. Our nodes answer only what changed after the
 //!    cursor, tombstones included, a page at a time (`SPEC.md` §10.2.5): while
 //!    an answer names a `next` cursor, the next page is asked for, up to
-//!    [`MAX_PAGES_PER_ROUND`]. Go nodes ignore `since` and `limit` and
-//!    answer everything, which the merge handles (what is held comes back
-//!    `unchanged`).
+//!    [`MAX_PAGES_PER_ROUND`] — as soon as the answer is decoded, so that
+//!    the peer builds and sends it while this one is merged. Go nodes
+//!    ignore `since` and `limit` and answer everything, which the merge
+//!    handles (what is held comes back `unchanged`).
 //! 3. Merge through [`Library::merge`](crate::library::Library::merge) with
-//!    the manifest's instance as sender and the peer's trust, in one
-//!    transaction, off the async threads.
+//!    the manifest's instance as sender and the peer's trust, off the async
+//!    threads, in transactions of at most [`MERGE_SLICE`] packets (the
+//!    skills folder is written as each commits). A failure in a later
+//!    slice keeps the earlier ones, and the cursor stays before the page:
+//!    the next round asks for it again and what was merged comes back
+//!    `unchanged`.
 //! 4. Persist the cursor (the answer's `sequenceNum`), the ETags, the digest,
 //!    the time and the packet count, after every page (and tell the
 //!    context's [`ProgressHook`](super::ProgressHook), if any); a failure persists the consecutive
@@ -228,9 +233,14 @@ async fn round(
     // before the next is asked for, so a backlog of any size drains in
     // bounded steps and a failure keeps what the pages before it brought.
     let mut merged_any = false;
+    let mut prefetched: Option<Prefetch> = None;
     for page_no in 0..MAX_PAGES_PER_ROUND {
         let etag = (page_no == 0 && !record.etag.is_empty()).then_some(record.etag.as_str());
-        let (body, etag) = match client.skills(record.cursor, ctx.policy.max_packets, etag).await? {
+        let fetched = match prefetched.take() {
+            Some(next) => next.answer().await?,
+            None => client.skills(record.cursor, ctx.policy.max_packets, etag).await?,
+        };
+        let (body, etag) = match fetched {
             Fetched::NotModified => {
                 if !merged_any {
                     report.outcome = PullOutcome::NotModified;
@@ -243,7 +253,16 @@ async fn round(
             }
         };
         let sender = withdrawn.sender.get_or_insert_with(|| sender(ctx, peer, &instance)).clone();
-        let mut page = merge_page(ctx, sender, body, fetch_blobs).await?;
+        let decoded = decode_page(body).await?;
+        // The next page is asked for while this one is merged: the peer
+        // builds and sends it meanwhile. Dropped unread (and its request
+        // aborted) when this page's merge ends the round.
+        if let Some(next) = decoded.next.filter(|&n| n > record.cursor)
+            && page_no + 1 < MAX_PAGES_PER_ROUND
+        {
+            prefetched = Some(Prefetch::start(&client, next, ctx.policy.max_packets));
+        }
+        let mut page = merge_decoded(ctx, sender, decoded, fetch_blobs).await?;
         report.blobs_fetched += page.blobs_fetched;
         withdrawn.packets.append(&mut page.withdrawals);
         if !page.held_back.is_empty() {
@@ -303,6 +322,13 @@ async fn round(
 /// one stopped.
 pub const MAX_PAGES_PER_ROUND: usize = 64;
 
+/// Most packets of a page merged in one transaction. A page of the
+/// default 8 MiB budget holds about 3,300 skills; its changes reach the
+/// skills folder when their transaction commits, so a whole page in one
+/// transaction left the folder idle while the first slice was merged and
+/// wrote the last page's skills alone at the end of a pull.
+pub const MERGE_SLICE: usize = 1_000;
+
 /// One merged answer (or page).
 pub(super) struct Page {
     /// Its `sequenceNum`.
@@ -357,23 +383,67 @@ struct Paging {
     next: Option<i64>,
 }
 
-/// Decodes one answer, off the async threads; fetches the blobs of its
-/// bundles from `blobs` (the peer, when it serves them); merges it, off the
-/// async threads.
+/// The request for the page after the one being merged, started at once.
+struct Prefetch(tokio::task::JoinHandle<Result<Fetched<Vec<u8>>, super::client::ClientError>>);
+
+impl Prefetch {
+    fn start(client: &PeerClient, since: i64, limit: usize) -> Prefetch {
+        let client = client.clone();
+        Prefetch(tokio::spawn(async move { client.skills(since, limit, None).await }))
+    }
+
+    async fn answer(mut self) -> Result<Fetched<Vec<u8>>, SyncError> {
+        match (&mut self.0).await {
+            Ok(answer) => Ok(answer?),
+            Err(e) => Err(SyncError::Internal(e.to_string())),
+        }
+    }
+}
+
+impl Drop for Prefetch {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// One answer decoded: the update, and its `next` when it is a page.
+pub(super) struct Decoded {
+    update: KnowledgeUpdate,
+    next: Option<i64>,
+}
+
+/// Decodes one answer, off the async threads.
+pub(super) async fn decode_page(body: Vec<u8>) -> Result<Decoded, SyncError> {
+    blocking(move || -> Result<_, SyncError> {
+        let update = KnowledgeUpdate::from_json(&body).map_err(|e| SyncError::Decode(e.to_string()))?;
+        let next =
+            serde_json::from_slice::<Paging>(&body).map_err(|e| SyncError::Decode(e.to_string()))?.next;
+        Ok(Decoded { update, next })
+    })
+    .await
+}
+
+/// Decodes one answer and merges it ([`merge_decoded`]).
 pub(super) async fn merge_page(
     ctx: &Context,
     sender: Sender,
     body: Vec<u8>,
     blobs: Option<&PeerClient>,
 ) -> Result<Page, SyncError> {
+    let decoded = decode_page(body).await?;
+    merge_decoded(ctx, sender, decoded, blobs).await
+}
+
+/// Fetches the blobs of a decoded answer's bundles from `blobs` (the peer,
+/// when it serves them); merges it, off the async threads.
+pub(super) async fn merge_decoded(
+    ctx: &Context,
+    sender: Sender,
+    decoded: Decoded,
+    blobs: Option<&PeerClient>,
+) -> Result<Page, SyncError> {
     let own = ctx.instance().to_owned();
-    let (update, next) = blocking(move || -> Result<_, SyncError> {
-        let update = KnowledgeUpdate::from_json(&body).map_err(|e| SyncError::Decode(e.to_string()))?;
-        let next =
-            serde_json::from_slice::<Paging>(&body).map_err(|e| SyncError::Decode(e.to_string()))?.next;
-        Ok((update, next))
-    })
-    .await?;
+    let Decoded { update, next } = decoded;
     let sequence = update.sequence_num;
     let packets = update.skills.len();
     let mut revocations = update.revocations;
@@ -392,8 +462,11 @@ pub(super) async fn merge_page(
         let mut withdrawals = Vec::new();
         let mut laundered = 0;
         // A full pull of a large node may exceed the per-update packet limit;
-        // its packets carry unique names, so merging it in slices is the same merge.
-        let slice = policy.max_packets.max(1);
+        // its packets carry unique names, so merging it in slices is the same
+        // merge. A slice is at most [`MERGE_SLICE`] packets, so the skills
+        // folder is written beside the merge of the next slice rather than
+        // after a whole page.
+        let slice = policy.max_packets.clamp(1, MERGE_SLICE);
         let mut kept = kept.into_iter().peekable();
         // The revocations ride with the first slice, also when no packet came.
         while kept.peek().is_some() || !revocations.is_empty() {

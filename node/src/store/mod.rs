@@ -342,7 +342,10 @@ impl Store {
     fn write<T>(&self, f: impl FnOnce(&Transaction<'_>) -> Result<T, StoreError>) -> Result<T, StoreError> {
         let mut conn = self.conn();
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let out = f(&tx)?;
+        // What an earlier transaction on this thread left (a panic) is not this one's.
+        search::discard_pending();
+        let out = f(&tx).and_then(|out| Ok(search::flush_pending(&tx).map(|()| out)?));
+        let out = out.inspect_err(|_| search::discard_pending())?;
         tx.commit()?;
         self.tell_observer(&conn);
         Ok(out)

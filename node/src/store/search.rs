@@ -49,6 +49,8 @@
 //!   of a match hold each word (FTS5's C API: the node's one `unsafe`),
 //!   registered on the store's connection at open ([`register`]).
 
+use std::cell::RefCell;
+use std::collections::BTreeMap;
 use std::time::Instant;
 
 use ecp_protocol::SkillPacket;
@@ -391,7 +393,8 @@ fn is_corrupt(e: &rusqlite::Error) -> bool {
 
 /// Makes the index follow a skill's new current version (the change
 /// numbered `seq`): a tombstone leaves it, any other version replaces the
-/// skill's row. Runs in the write's transaction.
+/// skill's row. Runs in the write's transaction; the row's terms reach
+/// FTS5 at its end ([`flush_pending`]).
 pub(super) fn follow(tx: &Connection, packet: &SkillPacket, seq: i64) -> Result<(), rusqlite::Error> {
     let old: Option<i64> = tx
         .prepare_cached("SELECT id FROM skill_search_docs WHERE name = ?1")?
@@ -399,7 +402,11 @@ pub(super) fn follow(tx: &Connection, packet: &SkillPacket, seq: i64) -> Result<
         .optional()?;
     let mut indexed = 0;
     if let Some(old) = old {
-        tx.prepare_cached("DELETE FROM skill_search WHERE rowid = ?1")?.execute(params![old])?;
+        // A row this very transaction indexed is still pending: dropped
+        // there, as FTS5 never had it.
+        if !take_pending(old) {
+            tx.prepare_cached("DELETE FROM skill_search WHERE rowid = ?1")?.execute(params![old])?;
+        }
         tx.prepare_cached("DELETE FROM skill_search_docs WHERE id = ?1")?.execute(params![old])?;
         indexed -= 1;
     }
@@ -415,21 +422,68 @@ pub(super) fn follow(tx: &Connection, packet: &SkillPacket, seq: i64) -> Result<
             serde_json::to_string(&packet.tags).unwrap_or_else(|_| "[]".to_owned()),
             packet.confidence
         ])?;
-        tx.prepare_cached(
-            "INSERT INTO skill_search (rowid, name, description, tags, body) VALUES (?1, ?2, ?3, ?4, ?5)",
-        )?
-        .execute(params![
-            id,
-            packet.skill_name,
-            packet.skill_description,
-            packet.tags.join(" "),
-            packet.skill_body
-        ])?;
+        let row = Pending {
+            name: packet.skill_name.clone(),
+            description: packet.skill_description.clone(),
+            tags: packet.tags.join(" "),
+            body: packet.skill_body.clone(),
+        };
+        PENDING.with(|p| p.borrow_mut().insert(id, row));
         indexed += 1;
     }
-    tx.prepare_cached("UPDATE skill_search_count SET skills = skills + ?1, writes = writes + 1")?
-        .execute(params![indexed])?;
+    tx.prepare_cached(
+        "UPDATE skill_search_count SET skills = skills + ?1, writes = writes + 1 WHERE one = 1",
+    )?
+    .execute(params![indexed])?;
     Ok(())
+}
+
+/// A row of the index waiting for the end of its write transaction.
+struct Pending {
+    name: String,
+    description: String,
+    tags: String,
+    body: String,
+}
+
+thread_local! {
+    /// The rows [`follow`] indexed in this thread's write transaction, given
+    /// to FTS5 together at its end ([`flush_pending`]). FTS5 writes the
+    /// terms it holds in memory out as a new segment at every statement
+    /// savepoint, and most statements of a skill's write open one (any that
+    /// may change several rows and abort): indexed row by row, a pull of
+    /// 10,000 skills wrote one tiny segment per skill and spent a seventh
+    /// of its CPU writing and merging them. A write transaction runs on one
+    /// thread from its start to its commit, under the store's lock.
+    static PENDING: RefCell<BTreeMap<i64, Pending>> = const { RefCell::new(BTreeMap::new()) };
+}
+
+/// Drops the pending row `id` of this transaction; whether there was one.
+fn take_pending(id: i64) -> bool {
+    PENDING.with(|p| p.borrow_mut().remove(&id).is_some())
+}
+
+/// Gives FTS5 the rows [`follow`] indexed in this transaction, in row id
+/// order, one statement after the other (none opens a savepoint): call
+/// before the commit.
+pub(super) fn flush_pending(tx: &Connection) -> Result<(), rusqlite::Error> {
+    let rows = PENDING.with(|p| std::mem::take(&mut *p.borrow_mut()));
+    if rows.is_empty() {
+        return Ok(());
+    }
+    let mut insert = tx.prepare_cached(
+        "INSERT INTO skill_search (rowid, name, description, tags, body) VALUES (?1, ?2, ?3, ?4, ?5)",
+    )?;
+    for (id, row) in rows {
+        insert.execute(params![id, row.name, row.description, row.tags, row.body])?;
+    }
+    Ok(())
+}
+
+/// Forgets the pending rows of a transaction that did not commit (and of
+/// one a panic left behind, at the start of the next).
+pub(super) fn discard_pending() {
+    PENDING.with(|p| p.borrow_mut().clear());
 }
 
 /// Rebuilds the index when it is missing, corrupt or out of step with the
@@ -492,6 +546,7 @@ fn fault(conn: &Connection) -> Result<Option<&'static str>, rusqlite::Error> {
 /// in one transaction; how many it indexed.
 fn rebuild(conn: &mut Connection) -> Result<usize, StoreError> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    discard_pending();
     let triggers: Vec<String> = tx
         .prepare("SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'skill\\_search\\_%' ESCAPE '\\'")?
         .query_map([], |r| r.get(0))?
@@ -513,6 +568,10 @@ fn rebuild(conn: &mut Connection) -> Result<usize, StoreError> {
             follow(&tx, &packet, row.get(1)?)?;
             indexed += 1;
         }
+    }
+    if let Err(e) = flush_pending(&tx) {
+        discard_pending();
+        return Err(e.into());
     }
     tx.commit()?;
     Ok(indexed)

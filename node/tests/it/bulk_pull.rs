@@ -17,17 +17,34 @@ const SKILLS: usize = 3_000;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_pull_of_3000_skills_over_several_pages_installs_every_one_byte_identical() {
+    // About 20 pages of 150 packets.
+    pulls_every_skill(SKILLS, Some(128 * 1024)).await;
+}
+
+/// One page of the default size, merged in two transactions (the pull's
+/// slice of 1,000 packets, `federation::pull::MERGE_SLICE`, and the rest),
+/// whose changes the skills folder's writer takes in batches large enough
+/// for its several threads.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_page_of_1500_skills_merged_in_slices_installs_and_indexes_every_one() {
+    pulls_every_skill(1_500, None).await;
+}
+
+/// A source holding `skills` skills, served in pages of `page_bytes` (the
+/// default otherwise), pulled by `ecp-node pull` into an empty node.
+async fn pulls_every_skill(skills: usize, page_bytes: Option<usize>) {
     let off = OriginLimits { per_hour: 0, per_day: 0 };
     let source = TestNode::start_with(|c| {
         c.origin_limits = off;
         c.sender_limits = off;
         // Served at the pushed confidence, which the puller's accept threshold admits.
         c.default_trust = 1.0;
-        // About 20 pages of 150 packets.
-        c.page_bytes = 128 * 1024;
+        if let Some(bytes) = page_bytes {
+            c.page_bytes = bytes;
+        }
     })
     .await;
-    let names: Vec<String> = (0..SKILLS).map(|i| format!("bulk-{i:05}")).collect();
+    let names: Vec<String> = (0..skills).map(|i| format!("bulk-{i:05}")).collect();
     for chunk in names.chunks(500) {
         let packets: Vec<_> = chunk.iter().map(|n| packet(n)).collect();
         let merged = source.push_ok(&update("bulk-pusher", &packets)).await;
@@ -37,7 +54,7 @@ async fn a_pull_of_3000_skills_over_several_pages_installs_every_one_byte_identi
         store.list_skills().unwrap().into_iter().map(|r| (r.name, r.integrity_hash)).collect()
     };
     let expected = held(source.library().store());
-    assert_eq!(expected.len(), SKILLS);
+    assert_eq!(expected.len(), skills);
 
     let tmp = tempfile::tempdir().unwrap();
     let url = source.url("");
@@ -61,20 +78,83 @@ async fn a_pull_of_3000_skills_over_several_pages_installs_every_one_byte_identi
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
     let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
-    assert_eq!(report["result"]["newSkills"], SKILLS, "{report}");
-    assert_eq!(report["packets"], SKILLS, "{report}");
+    assert_eq!(report["result"]["newSkills"], skills, "{report}");
+    assert_eq!(report["packets"], skills, "{report}");
 
     // The pull has exited: its store and skills folder are complete.
     let data = tmp.path().join("b");
     let pulled = Store::open(&data).unwrap();
     assert_eq!(held(&pulled), expected, "names and integrity hashes");
     let packets = pulled.current_packets().unwrap();
-    assert_eq!(packets.len(), SKILLS);
+    assert_eq!(packets.len(), skills);
     for (p, _) in &packets {
         assert_eq!(p.skill_body, packet(&p.skill_name).skill_body, "{}", p.skill_name);
         p.verify().unwrap();
         let file = data.join("skills").join(&p.skill_name).join("SKILL.md");
         let text = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
         assert!(text.contains(&format!("# {}\n", p.skill_name)), "{}: {text}", file.display());
+    }
+    the_index_holds_every_skill(&pulled, &data, &names);
+}
+
+/// The search index after a bulk pull (its rows handed to FTS5 at the end
+/// of each of the pull's transactions): FTS5's own check passes, it holds
+/// one row per skill, and a search for each skill's number finds that skill.
+fn the_index_holds_every_skill(pulled: &Store, data: &std::path::Path, names: &[String]) {
+    let db = rusqlite::Connection::open(data.join(ecp_node::store::DB_FILE)).unwrap();
+    db.execute("INSERT INTO skill_search (skill_search) VALUES ('integrity-check')", []).unwrap();
+    let rows: i64 = db.query_row("SELECT count(*) FROM skill_search", [], |r| r.get(0)).unwrap();
+    assert_eq!(rows, names.len() as i64, "rows of the search index after the pull");
+    for name in names {
+        let number = name.trim_start_matches("bulk-");
+        let answer = pulled.search_text(number, Some("5"), None).unwrap().unwrap();
+        let found: Vec<&str> = answer.results.iter().map(|h| h.name.as_str()).collect();
+        assert!(found.contains(&name.as_str()), "search {number:?} found {found:?}, not {name}");
+    }
+}
+
+/// One batch of many changes (a merged slice of a pull) is written by the
+/// projection's several threads: each folder's changes in their order (a
+/// new version after the first, a tombstone after an install), every file
+/// recorded as the node's, and an agent's own file of a received name left
+/// alone — as one thread writing them in turn would.
+#[test]
+fn a_large_batch_is_written_in_order_per_folder_by_several_threads() {
+    use ecp_node::projection::{Projection, SKILL_FILE, Written};
+    use ecp_node::store::Change;
+    use ecp_protocol::SkillKind;
+
+    use crate::util::{newer_version, tombstone};
+
+    let tmp = tempfile::tempdir().unwrap();
+    let agents = tmp.path().join("batch-0299");
+    std::fs::create_dir_all(&agents).unwrap();
+    std::fs::write(agents.join(SKILL_FILE), "the agent's own\n").unwrap();
+    let projection = Projection::new(tmp.path()).stamped_by("batch-node");
+    let names: Vec<String> = (0..300).map(|i| format!("batch-{i:04}")).collect();
+    let mut packets: Vec<_> = names.iter().map(|n| packet(n)).collect();
+    packets.extend(names[..50].iter().map(|n| newer_version(n, "2026-06-01T00:00:00Z", "Version two.")));
+    packets.extend(names[50..60].iter().map(|n| tombstone(n, "2026-06-01T00:00:00Z")));
+    let changes: Vec<Change> = packets
+        .into_iter()
+        .enumerate()
+        .map(|(i, packet)| Change { seq: i as i64 + 1, packet, kind: SkillKind::External, withheld: false })
+        .collect();
+    projection.apply(&changes).unwrap();
+
+    for (i, name) in names.iter().enumerate() {
+        let file = tmp.path().join(name).join(SKILL_FILE);
+        if (50..60).contains(&i) {
+            assert!(!tmp.path().join(name).exists(), "{name}: withdrawn, yet its folder is there");
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        if i == 299 {
+            assert_eq!(text, "the agent's own\n", "the agent's file was overwritten");
+            continue;
+        }
+        assert_eq!(text.contains("Version two."), i < 50, "{name}: {text}");
+        assert!(text.contains("ecp-node: \"batch-node\""), "{name}: not stamped: {text}");
+        assert_eq!(projection.wrote(name, text.as_bytes()), Written::Own, "{name}");
     }
 }

@@ -184,6 +184,57 @@ fn the_index_follows_updates_and_tombstones() {
 }
 
 #[test]
+fn a_skill_indexed_and_replaced_in_one_transaction_is_indexed_once_with_its_last_text() {
+    let (_dir, store) = store_with(&[]);
+    store
+        .transaction(|tx| {
+            for (description, confidence) in [("Tag the release", 0.5), ("Write the changelog", 0.9)] {
+                let p = packet("alpha", description, "Body", confidence);
+                tx.install(&p, SkillKind::Local, true, &Source::Operator)?;
+            }
+            tx.install(
+                &packet("beta", "Plan the sprint", "Body", 0.5),
+                SkillKind::Local,
+                true,
+                &Source::Operator,
+            )
+        })
+        .unwrap();
+    assert!(names(&store, "release").is_empty(), "the replaced text never reached the index");
+    assert_eq!(names(&store, "changelog"), ["alpha"]);
+    assert_eq!(names(&store, "sprint"), ["beta"]);
+    assert_eq!(fault(&store.conn()).unwrap(), None, "rows and counts agree");
+}
+
+#[test]
+fn the_rows_of_a_transaction_that_failed_never_reach_the_index() {
+    let (_dir, store) = store_with(&[]);
+    let failed = store.transaction(|tx| {
+        tx.install(
+            &packet("alpha", "Tag the release", "Body", 0.5),
+            SkillKind::Local,
+            true,
+            &Source::Operator,
+        )?;
+        Err::<(), _>(StoreError::NoSuchSkill("on purpose".into()))
+    });
+    assert!(failed.is_err());
+    store
+        .transaction(|tx| {
+            tx.install(
+                &packet("beta", "Plan the sprint", "Body", 0.5),
+                SkillKind::Local,
+                true,
+                &Source::Operator,
+            )
+        })
+        .unwrap();
+    assert!(names(&store, "release").is_empty(), "nothing of the rolled-back install");
+    assert_eq!(names(&store, "sprint"), ["beta"]);
+    assert_eq!(fault(&store.conn()).unwrap(), None, "rows and counts agree");
+}
+
+#[test]
 fn a_dropped_or_corrupt_index_is_rebuilt_at_open() {
     let (dir, store) = store_with(&[packet("alpha", "Tag the release", "Body", 0.5)]);
     drop(store);
