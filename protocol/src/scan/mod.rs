@@ -79,6 +79,8 @@ mod code;
 mod context;
 mod controls;
 mod disclose;
+#[cfg(test)]
+mod edge_tests;
 mod engine;
 mod exfil;
 #[cfg(test)]

@@ -1,7 +1,9 @@
 //! Edges of the secret family that mutation testing found unpinned (#27):
 //! a URL password that repeats the user name, or is a default password,
 //! is each on its own a placeholder, on a remote host as well; a base64
-//! value is judged by the text it decodes to.
+//! value is judged by the text it decodes to; a default password keeps
+//! at most three characters after it, and each kind of local host is
+//! local while its neighbours are not.
 
 use crate::scan::Severity::{Low, Medium};
 use crate::scan::testutil::{assert_absent, assert_severity};
@@ -32,4 +34,35 @@ fn a_base64_value_is_judged_by_the_text_it_decodes_to() {
     let secret = |v: &str| format!("apiVersion: v1\nkind: Secret\ndata:\n  password: {v}\n");
     assert_severity(&secret("bGV0bWVpbg=="), "secret.assignment", Low);
     assert_severity(&secret("UW03eFR6NHBXdjlrTHIybg=="), "secret.assignment", Medium);
+}
+
+#[test]
+fn a_default_password_keeps_up_to_three_characters_after_it_and_no_more() {
+    use super::values::is_default_password;
+    assert!(is_default_password("password123"), "three past `password`: a default");
+    assert!(!is_default_password("password1234"), "four past it: not a default");
+    assert!(is_default_password("letmein"));
+}
+
+#[test]
+fn each_kind_of_local_host_is_local_and_its_neighbours_are_not() {
+    use super::values::is_local;
+    for host in [
+        "localhost",
+        "127.0.0.1",
+        "0.0.0.0",
+        "[::1]",
+        "host.docker.internal",
+        "db.local",
+        "app.localhost",
+        "api.test",
+        "redis",
+    ] {
+        assert!(is_local(host), "{host} is local");
+    }
+    for host in
+        ["128.0.0.1", "0.0.0.1", "[::2]", "docker.internal", "db.locale", "db.prod.acme.io", "[2001:db8::1]"]
+    {
+        assert!(!is_local(host), "{host} is not local");
+    }
 }

@@ -1,7 +1,8 @@
 //! Edges of the supply family that mutation testing found unpinned (#27):
 //! a Go install argument is a module only when its first element names a
 //! host (holds a dot) *and* a path follows it; a versioned `pip3.11` is an
-//! installer; only the listed publishers own their namespace.
+//! installer; only the listed publishers own their namespace; a URL after
+//! cargo's other flags (`--index`) is not what it installs.
 
 use crate::scan::Severity::{High, Medium};
 use crate::scan::testutil::{assert_absent, assert_severity};
@@ -28,4 +29,18 @@ fn only_a_listed_publisher_owns_its_namespace() {
 fn a_versioned_pip_is_an_installer() {
     assert_severity("pip3 install reqeusts\n", "supply.typosquat", High);
     assert_severity("pip3.11 install reqeusts\n", "supply.typosquat", High);
+}
+
+#[test]
+fn only_cargo_reads_a_url_after_a_flag_as_its_git_source() {
+    use super::install::{Target, install_args};
+    // `--index URL` names a registry, not what is installed.
+    let args = install_args("cargo install --index https://crates.internal.example/index mycrate");
+    assert!(args.iter().all(|a| !matches!(a.target, Target::Url { .. })), "{args:?}");
+    // `--git URL` is what cargo installs.
+    let args = install_args("cargo install --git https://git.example.dev/tool");
+    assert!(
+        args.iter().any(|a| a.target == Target::Url { url: "https://git.example.dev/tool", git: true }),
+        "{args:?}"
+    );
 }

@@ -200,4 +200,14 @@ mod tests {
         );
         assert_eq!(names("[dependencies]\nserde = { version = \"1\" }\n\n[features]\nx = []\n"), ["2:serde"]);
     }
+
+    #[test]
+    fn a_requirement_names_at_least_one_character() {
+        // A version or an extra with no name before it names nothing; a
+        // one-letter name is a name.
+        assert_eq!(
+            names("cat > requirements.txt <<'EOF'\nrequests==2.31\nx\n>=1.0\n[extra]\nEOF\n"),
+            ["2:requests", "3:x"]
+        );
+    }
 }
