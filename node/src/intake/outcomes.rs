@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 
 use ecp_protocol::merge::{Stage, refused_by_policy, tally};
-use ecp_protocol::outcomes::{self, EvidenceRule};
+use ecp_protocol::outcomes::{self, EvidenceRule, HeldClaim};
 use ecp_protocol::policy::DEFAULT_MAX_CLOCK_SKEW_SECS;
 use ecp_protocol::{Decision, KnowledgeUpdate, MergeOutcome, OutcomeClaim, SkillPacket};
 
@@ -34,12 +34,27 @@ pub(crate) fn carried(update: &KnowledgeUpdate) -> HashMap<usize, Vec<OutcomeCla
 /// `rule` refuses into that refusal, recounting the result.
 pub(super) fn weigh(
     tx: &Tx<'_>,
-    mut outcome: MergeOutcome,
+    outcome: MergeOutcome,
     carried: &HashMap<usize, Vec<OutcomeClaim>>,
     sender: &Sender,
     local: &str,
     rule: Option<EvidenceRule>,
 ) -> Result<MergeOutcome, StoreError> {
+    weigh_with(outcome, carried, rule, |name, origin, claims| {
+        tx.take_claims(name, origin, claims, &sender.instance, sender.trust, local)
+    })
+}
+
+/// [`weigh`] over any store: `take(name, origin, claims)` takes `claims`
+/// about `origin`'s skill `name` (from the round's sender, at its trust)
+/// and returns what is held about it afterwards — a node's SQLite store
+/// or a hub's database.
+pub(crate) fn weigh_with<E>(
+    mut outcome: MergeOutcome,
+    carried: &HashMap<usize, Vec<OutcomeClaim>>,
+    rule: Option<EvidenceRule>,
+    mut take: impl FnMut(&str, &str, &[OutcomeClaim]) -> Result<Vec<HeldClaim>, E>,
+) -> Result<MergeOutcome, E> {
     let mut refused = false;
     for d in &mut outcome.decisions {
         let sound = match &d.decision {
@@ -54,8 +69,7 @@ pub(super) fn weigh(
             continue;
         }
         let (name, origin) = (&d.packet.skill_name, &d.packet.origin_instance);
-        let claims = claims.map_or(&[][..], Vec::as_slice);
-        let held = tx.take_claims(name, origin, claims, &sender.instance, sender.trust, local)?;
+        let held = take(name, origin, claims.map_or(&[][..], Vec::as_slice))?;
         if let Some(refusal) = judged.and_then(|rule| rule.refusal(&outcomes::weigh(&held))) {
             d.decision = refused_by_policy(&refusal);
             refused = true;

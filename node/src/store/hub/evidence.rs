@@ -1,7 +1,7 @@
 //! Outcome evidence on the hub (`SPEC.md` §16, hub migration 3): the
 //! claims pushed packets carry are taken as a node takes them
 //! ([`crate::intake::outcomes`]) — the newest per skill and observer
-//! ([`outcomes::combine`]), with who delivered it and the trust it came at,
+//! ([`protocol_outcomes::combine`]), with who delivered it and the trust it came at,
 //! in `hub_outcome_claims`, shared by every replica — the policy's evidence
 //! rule refuses an install whose weighed failure rate is over its line, and
 //! every replica serves the claims held on the skill's packets, newest
@@ -14,12 +14,11 @@
 
 use std::collections::HashMap;
 
-use ecp_protocol::merge::{Stage, refused_by_policy, tally};
-use ecp_protocol::outcomes::{self, EvidenceRule, HeldClaim, MAX_CLAIMS};
-use ecp_protocol::{Decision, MergeOutcome, OutcomeClaim, Timestamp};
+use ecp_protocol::outcomes::{self as protocol_outcomes, EvidenceRule, HeldClaim, MAX_CLAIMS};
+use ecp_protocol::{MergeOutcome, OutcomeClaim, Timestamp};
 
 use super::merge::Writer;
-use crate::intake::Sender;
+use crate::intake::{Sender, outcomes};
 use crate::store::{StoreError, now};
 
 fn count(n: u64) -> i64 {
@@ -46,37 +45,15 @@ impl Writer<'_, '_> {
     /// node's merge does (`intake::outcomes::weigh`).
     pub(super) fn weigh(
         &mut self,
-        mut outcome: MergeOutcome,
+        outcome: MergeOutcome,
         carried: &HashMap<usize, Vec<OutcomeClaim>>,
         sender: &Sender,
         local: &str,
         rule: Option<EvidenceRule>,
     ) -> Result<MergeOutcome, StoreError> {
-        let mut refused = false;
-        for d in &mut outcome.decisions {
-            let sound = match &d.decision {
-                Decision::Rejected { stage, .. } => {
-                    matches!(stage, Stage::Policy | Stage::Duplicate | Stage::Conflict)
-                }
-                _ => true,
-            };
-            let judged = rule.filter(|_| d.decision.installs() && !d.packet.deprecated);
-            let claims = carried.get(&d.index).filter(|_| sound);
-            if claims.is_none() && judged.is_none() {
-                continue;
-            }
-            let (name, origin) = (&d.packet.skill_name, &d.packet.origin_instance);
-            let claims = claims.map_or(&[][..], Vec::as_slice);
-            let held = self.take_claims(name, origin, claims, &sender.instance, sender.trust, local)?;
-            if let Some(refusal) = judged.and_then(|rule| rule.refusal(&outcomes::weigh(&held))) {
-                d.decision = refused_by_policy(&refusal);
-                refused = true;
-            }
-        }
-        if refused {
-            outcome.result = tally(&outcome.decisions);
-        }
-        Ok(outcome)
+        outcomes::weigh_with(outcome, carried, rule, |name, origin, claims| {
+            self.take_claims(name, origin, claims, &sender.instance, sender.trust, local)
+        })
     }
 
     /// Takes `claims` about `origin`'s skill `name` from `sender` at
@@ -105,7 +82,7 @@ impl Writer<'_, '_> {
             .iter()
             .map(|row| HeldClaim { claim: claim_of(row, 0), sender: row.get(6), trust: row.get(7) })
             .collect();
-        let after = outcomes::combine(before.clone(), claims, sender, trust, local);
+        let after = protocol_outcomes::combine(before.clone(), claims, sender, trust, local);
         let received = now().to_string();
         let mut carried_changed = false;
         for h in after.iter().filter(|h| !before.contains(h)) {
