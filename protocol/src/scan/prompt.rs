@@ -120,7 +120,11 @@ pub(super) fn rules() -> Vec<Rule> {
             // (automated):**") speaks for the system too.
             &[
                 "*system*", "*admin*", "*root*", "*operator*", "<|", "<<sys", "[inst", "[/inst", "<system", "</system",
-                "*notice*", "*directive*", "*bulletin*", "*instruction*", "*orders*", "<admin", "</admin", "<operator",
+                "*notice*", "*directive*", "*bulletin*", "*instruction*",
+                // `orders` alone is a common word of skills: only after
+                // the words the pattern needs before it.
+                "*new orders*", "*updated orders*", "*real orders*", "*actual orders*", "*revised orders*",
+                "*additional orders*", "*hidden orders*", "*secret orders*", "<admin", "</admin", "<operator",
                 "</operator", "<override", "</override", "<sudo", "</sudo",
             ],
             r"^[\s>*#_\-\[(|]*(?:system|admin|administrator|root|operator)(?:[\])*_\s|]*(?:(?:priority|urgent|important|new)\s+)?(?:message|override|notice|prompt|instructions?|update|directive|alert|note|command))?[\])*_\s|]*:\s*\S|^[\s>*#_\-\[(|=]*(?:new|updated|real|actual|revised|additional|hidden|secret)\s+(?:instructions?|directives?|orders)[\])*_\s|=]*:\s*\S|^[\s>*#_\-\[(|]*(?:platform|security|compliance|policy|governance|automated|automation|workspace|org|organi[sz]ation|it|ops|infrastructure|deployment|release|ci|runtime|orchestrator)\s+(?:notices?|directives?|bulletins?)(?:\s*\([^)\n]{0,30}\))?[\])*_\s|]*:\s*\S|</?(?:admin|operator|override|sudo)>|<\|im_start\|>|<\|im_end\|>|<\|system\|>|<\|endoftext\|>|<\|start_header_id\|>|<<sys>>|\[/?inst\]|</?system>",

@@ -306,6 +306,37 @@ static BUILT_OR_INSTALLED: Lazy = LazyLock::new(|| {
     )
 });
 
+/// Whether `line` holds a word [`LOADED_EVERYWHERE`] needs: each of its
+/// forms names a startup variable set with `=`, or `core.hooksPath`. These
+/// gates run before the searches with captures, which were most of what
+/// this analyzer cost on a typical body (every line with `run` or `bash`
+/// wakes it).
+fn may_load_everywhere(line: &[u8]) -> bool {
+    contains_ci(line, b"hookspath")
+        || (line.contains(&b'=')
+            && [&b"preload"[..], b"dyld_", b"startup", b"bash_env", b"5opt", b"rubyopt", b"_options"]
+                .iter()
+                .any(|w| contains_ci(line, w)))
+}
+
+/// Whether `line` holds a word [`RUN_AS_CODE`] needs: `<(`, `import-module`,
+/// `alias`, or `iex` / `invoke-expression`.
+fn may_run_as_code(line: &[u8]) -> bool {
+    line.windows(2).any(|w| w == b"<(")
+        || [&b"import-module"[..], b"alias", b"iex", b"invoke-expression"]
+            .iter()
+            .any(|w| contains_ci(line, w))
+}
+
+/// Whether `line` holds a word [`BUILT_OR_INSTALLED`] needs: a build tool
+/// (`make`, `just`, `task`), or a `/` and a package manager (`pnpm` holds
+/// `npm`, `pipx` and `uv pip` hold `pip`).
+fn may_build_or_install(line: &[u8]) -> bool {
+    [&b"make"[..], b"just", b"task"].iter().any(|w| contains_ci(line, w))
+        || (line.contains(&b'/')
+            && [&b"pip"[..], b"npm", b"yarn", b"bun", b"gem"].iter().any(|w| contains_ci(line, w)))
+}
+
 /// Privilege asked in words.
 static AS_ROOT: Lazy = LazyLock::new(|| {
     compile(
@@ -655,7 +686,9 @@ fn companions(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
             };
             out.push(finding("trojan.companion-script", Category::SupplyChain, severity, l, line, at));
         }
-        if let Some(m) = SUDO_LOCAL.captures(line.as_bytes()).and_then(|c| c.get(1)) {
+        let b = line.as_bytes();
+        let sudo = contains_ci(b, b"sudo") || contains_ci(b, b"doas");
+        if let Some(m) = sudo.then(|| SUDO_LOCAL.captures(b)).flatten().and_then(|c| c.get(1)) {
             let path = slice_lossy(line, m.range());
             let named_script = is_script(path);
             if !named_script && !warned_against(&line[..m.start()]) && !shown(body, l, path) {
@@ -671,10 +704,15 @@ fn companions(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
         }
         // Loaded everywhere or run as code: High. A build file or a local
         // package run or installed: graded as a script run is.
-        for (re, everywhere) in
-            [(&LOADED_EVERYWHERE, true), (&RUN_AS_CODE, true), (&BUILT_OR_INSTALLED, false)]
-        {
-            let caps = re.captures(line.as_bytes());
+        for (re, everywhere, may) in [
+            (&LOADED_EVERYWHERE, true, may_load_everywhere as fn(&[u8]) -> bool),
+            (&RUN_AS_CODE, true, may_run_as_code),
+            (&BUILT_OR_INSTALLED, false, may_build_or_install),
+        ] {
+            if !may(b) {
+                continue;
+            }
+            let caps = re.captures(b);
             if let Some(m) = caps.and_then(|c| (1..c.len()).find_map(|i| c.get(i))) {
                 let path = slice_lossy(line, m.range());
                 if !warned_against(&line[..m.start()]) && !shown(body, l, path) {
