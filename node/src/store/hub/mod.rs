@@ -60,6 +60,7 @@
 //! - `listen`: the LISTEN connection that follows other replicas' commits.
 //! - `search`: full-text search over the skills served (`GET /v1/search`).
 
+mod blobs;
 mod evidence;
 mod listen;
 mod merge;
@@ -69,7 +70,7 @@ mod search;
 
 use std::collections::HashMap;
 use std::str::FromStr;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -81,6 +82,8 @@ use tokio::sync::watch;
 use super::{FeedRow, StoreError, Summary, digest_of, from_json, now, packed};
 use crate::intake::Limits;
 use crate::serving::Stamp;
+
+pub use blobs::{CHUNK, ServedBlob};
 
 /// The channel every commit is announced on, with its sequence number.
 const CHANNEL: &str = "ecp_changes";
@@ -109,6 +112,8 @@ pub struct HubStore {
     limits: Limits,
     /// The newest sequence number announced (`NOTIFY`) or read.
     sequence: watch::Sender<i64>,
+    /// When this replica last collected unused blobs (Unix seconds).
+    collected: AtomicI64,
 }
 
 /// A fixed set of connections, each behind a mutex; a broken one is
@@ -271,8 +276,16 @@ impl HubStore {
         let pushes = Pool::open(&config, PUSH_POOL, Vec::new())?;
         let pool = Pool::open(&config, pool, vec![first])?;
         let seq = current_seq(&mut *pool.get()?)?;
-        let store =
-            HubStore { pool, pushes, instance_id, key, created, limits, sequence: watch::channel(seq).0 };
+        let store = HubStore {
+            pool,
+            pushes,
+            instance_id,
+            key,
+            created,
+            limits,
+            sequence: watch::channel(seq).0,
+            collected: AtomicI64::new(0),
+        };
         listen::start(store.pool.config.clone(), store.sequence.clone());
         Ok(store)
     }
@@ -369,7 +382,7 @@ impl HubStore {
         let mut conn = self.pool.get()?;
         let rows = conn.query(
             "SELECT COALESCE(v.packet, s.packet) FROM hub_versions v JOIN hub_skills s ON s.name = v.name
-             WHERE v.name = $1 AND v.integrity_hash = $2 AND s.shareable AND NOT s.deprecated AND NOT v.deprecated
+             WHERE v.name = $1 AND $2 IN (v.integrity_hash, v.bundle_digest) AND s.shareable AND NOT s.deprecated AND NOT v.deprecated
                AND NOT EXISTS (SELECT 1 FROM hub_revocations r
                                WHERE r.name = v.name AND r.digest IN (v.integrity_hash, v.bundle_digest))
              ORDER BY v.version DESC",
