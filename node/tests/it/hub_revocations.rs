@@ -35,7 +35,13 @@ pub(crate) fn signed(mut packet: SkillPacket, key: &NodeKey) -> SkillPacket {
 }
 
 /// A revocation of `digest` of `name`, signed by `key` for `instance`.
-pub(crate) fn revocation(key: &NodeKey, instance: &str, name: &str, digest: &str, reason: &str) -> Revocation {
+pub(crate) fn revocation(
+    key: &NodeKey,
+    instance: &str,
+    name: &str,
+    digest: &str,
+    reason: &str,
+) -> Revocation {
     let mut r = Revocation {
         skill_name: name.into(),
         digest: digest.into(),

@@ -131,7 +131,9 @@ impl HubStore {
             (n, copied) = (n + 1, copied + filled as u64);
         }
         if copied != size {
-            return Err(StoreError::Corrupt(format!("the upload of blob {sha256} changed while it was kept")));
+            return Err(StoreError::Corrupt(format!(
+                "the upload of blob {sha256} changed while it was kept"
+            )));
         }
         tx.execute(
             "UPDATE hub_meta SET value = (value::BIGINT + $1)::TEXT WHERE key = 'blob_bytes'",
@@ -179,7 +181,11 @@ impl HubStore {
              FROM hub_blobs b",
             &[],
         )?;
-        Ok(BlobUsage { blobs: to_u64(row.get(0)), bytes: to_u64(row.get(1)), unused_bytes: to_u64(row.get(2)) })
+        Ok(BlobUsage {
+            blobs: to_u64(row.get(0)),
+            bytes: to_u64(row.get(1)),
+            unused_bytes: to_u64(row.get(2)),
+        })
     }
 
     /// Removes the blobs no kept version lists that arrived `grace` or
