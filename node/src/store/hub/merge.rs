@@ -1,8 +1,10 @@
 //! A push to the hub: the protocol's stages 1–4 on each packet alone
-//! ([`check_update`]: integrity, structure, the scan) and the signatures
-//! of its revocations, then, in one PostgreSQL transaction, its
+//! ([`check_update`]: integrity, structure, the scan), the acceptance
+//! check and scan of each bundle's files (`blobs::prescan`) and the
+//! signatures of its revocations, then, in one PostgreSQL transaction, its
 //! revocations (`revoke`), stage 5 on the view read under the lock
-//! ([`resolve_update`]), the outcome claims (`evidence`), the per-origin and per-sender limits, and the
+//! ([`resolve_update`]), the bundles' gate (every blob still held, else
+//! `pending: …`), the outcome claims (`evidence`), the per-origin and per-sender limits, and the
 //! installs, quarantine (with the reason) and audit — the same decisions,
 //! limits and log lines as the SQLite node's merge
 //! ([`crate::intake::merge()`]), whose parts it uses.
