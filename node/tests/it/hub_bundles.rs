@@ -263,6 +263,19 @@ async fn each_bundle_limit_holds_at_its_edge_and_one_past_it_across_replicas() {
     assert!(error["error"].as_str().unwrap_or("").contains("quota of 2048 bytes"), "{error}");
     assert_eq!(held(&server, "limits"), before);
 
+    // Digests per POST /ecp/blobs/missing: 1,000, then 1,001.
+    let digests: Vec<String> = (0..1001).map(|i: u32| sha(&i.to_be_bytes())).collect();
+    let ask = |n: usize| {
+        let body = json!({ "blobs": digests[..n] });
+        b.client.post(b.url("/ecp/blobs/missing")).json(&body).send()
+    };
+    let at = ask(1000).await.expect("an answer");
+    assert_eq!(at.status(), StatusCode::OK);
+    assert_eq!(at.json::<Value>().await.expect("JSON")["missing"].as_array().map(Vec::len), Some(1000));
+    let past = ask(1001).await.expect("an answer");
+    assert_eq!(past.status(), StatusCode::BAD_REQUEST);
+    assert_eq!(past.json::<Value>().await.expect("JSON")["code"], "too_many_blobs");
+
     // Bytes per bundle: SKILL.md and both files are the limit exactly.
     let at = bundle_of(
         packet_from(ORIGIN, "limit-1", CREATED_AT),
@@ -325,7 +338,8 @@ async fn each_bundle_limit_holds_at_its_edge_and_one_past_it_across_replicas() {
 async fn a_bundle_pushed_before_its_blobs_installs_with_its_last_upload_at_either_replica() {
     let test = "a_bundle_pushed_before_its_blobs_installs_with_its_last_upload_at_either_replica";
     let Some(server) = start_or_skip(test) else { return };
-    let (a, b) = two_replicas(&server, "pending", |_| {}).await;
+    // Two pending bundles at most (the quarantine's cap on entries).
+    let (a, b) = two_replicas(&server, "pending", |c| c.quarantine.entries = 2).await;
     let (one, two) = (b"# One\n".as_slice(), b"# Two\n".as_slice());
     let bundle = bundle_of(
         packet_from(ORIGIN, "early", CREATED_AT),
@@ -346,6 +360,20 @@ async fn a_bundle_pushed_before_its_blobs_installs_with_its_last_upload_at_eithe
     assert_eq!(installed["bundleDigest"], json!(bundle.bundle_digest));
     assert_eq!(get_blob(&b, &sha(two)).await, (StatusCode::OK, two.to_vec()));
     assert_eq!(count(&server, "pending", "SELECT COUNT(*) FROM hub_pending"), 0);
+
+    // Pending bundles are bounded: two at the cap, a third lets the oldest go.
+    for (i, name) in ["wait-1", "wait-2", "wait-3"].into_iter().enumerate() {
+        let file = format!("# File {i}\n");
+        let waiting = bundle_of(packet_from(ORIGIN, name, CREATED_AT), &[("f.md", file.as_bytes(), false)]);
+        assert_eq!(push_ok(&b, update(vec![waiting])).await["rejectedSkills"], 1);
+        let held = count(&server, "pending", "SELECT COUNT(*) FROM hub_pending");
+        assert_eq!(held, (i as i64 + 1).min(2), "after {name}");
+    }
+    let names = server.with("pending", |client| {
+        let rows = client.query("SELECT name FROM hub_pending ORDER BY id", &[]).expect("a query");
+        rows.iter().map(|r| r.get::<_, String>(0)).collect::<Vec<_>>()
+    });
+    assert_eq!(names, ["wait-2", "wait-3"]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
