@@ -370,6 +370,10 @@ pub(super) fn prescan(
         if packet.files.is_empty() || packet.deprecated || held_as_received(held, packet) {
             continue;
         }
+        // A body that is not its hash is refused at stage 1: its files need no reading.
+        if ecp_protocol::integrity::body_hash(&packet.skill_body) != packet.integrity_hash {
+            continue;
+        }
         if let Some(scan) = scan(&conn, packet, policy) {
             scans.insert(i, scan);
         }
