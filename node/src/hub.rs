@@ -9,8 +9,14 @@
 //! at start, with what to do instead: peers to federate with, agents'
 //! folders, skills folders. Of the local `/v1/` API it serves search alone
 //! (the token is `<data>/api-token`, as on a node: give every replica the
-//! same file); the rest (`not_on_a_hub`), the status page and bundles'
-//! blobs are not served (JSON 404s).
+//! same file); the rest (`not_on_a_hub`) and the status page are not
+//! served (JSON 404s).
+//! Bundles (`ecp-1.3`) are taken, kept and served as a node does (hub
+//! migration 4): the blob endpoints upload to and serve from the hub's
+//! database, a pushed bundle passes the node's checks and scan, and a
+//! bundle pushed to one replica — its files, its signature — is served by
+//! every other (`store::hub`'s `blobs`). An upload passes through a
+//! temporary file in the replica's own folder while it arrives.
 //! Revocations pushed to any replica are taken as a node takes them (signed
 //! by the skill's origin), applied and served on by every replica (the
 //! `revocations` profile); outcome claims that packets carry are kept and

@@ -67,11 +67,11 @@ impl Serving {
     }
 
     /// The optional profiles served (the manifest's `profiles`): a hub
-    /// holds no blobs and no proposals, and takes revocations as a node does.
+    /// takes bundles and revocations as a node does, and no proposals.
     pub fn profiles(&self) -> Vec<String> {
         let listed: &[&str] = match self {
             Serving::Local(_) => &[PROFILE_ECP_1_3, PROFILE_VERSIONS, PROFILE_REVOCATIONS, PROFILE_PROPOSALS],
-            Serving::Hub(_) => &[PROFILE_VERSIONS, PROFILE_REVOCATIONS],
+            Serving::Hub(_) => &[PROFILE_ECP_1_3, PROFILE_VERSIONS, PROFILE_REVOCATIONS],
         };
         listed.iter().map(|p| (*p).to_owned()).collect()
     }

@@ -3,7 +3,9 @@
 //! `/v1/` twins `POST /v1/blobs/missing` and `PUT /v1/blobs/{sha256}`, by
 //! which the operator's CLI uploads a skill folder's files before
 //! `POST /v1/skills` lists them (the same handlers behind the `/v1/` guard;
-//! the node's own uploads count against no sender's quota).
+//! the node's own uploads count against no sender's quota). On a hub
+//! replica the `/ecp/blobs/` endpoints serve the hub's database
+//! ([`crate::store::hub`]; a download streamed by `hub_blobs`).
 //!
 //! Authentication and the rate limit are the ECP group's, as for every ECP
 //! endpoint. A `PUT` is the one request whose body the guard does not read:
@@ -29,6 +31,7 @@ use super::auth::Caller;
 use super::error::ApiError;
 use super::state::AppState;
 use crate::intake::{address_account, peer_account};
+use crate::serving::Serving;
 use crate::store::{BlobRefused, StoreError, WriteError};
 
 /// The digest a blob path names, checked (`SPEC.md` §12.8.1).
@@ -63,6 +66,10 @@ pub(super) async fn get(
     Path(sha256): Path<String>,
 ) -> Result<Response, ApiError> {
     let sha256 = checked_digest(&sha256)?.to_owned();
+    if let Serving::Hub(hub) = &state.serving {
+        let served = super::hub_blobs::get(hub.clone(), sha256.clone()).await?;
+        return served.ok_or_else(|| not_found(&sha256));
+    }
     let library = state.library.clone();
     let digest = sha256.clone();
     let found = tokio::task::spawn_blocking(move || -> Result<Option<Vec<u8>>, StoreError> {
@@ -101,9 +108,12 @@ pub(super) async fn missing(State(state): State<AppState>, body: Bytes) -> Resul
         BlobQueryError::TooMany { .. } => ApiError::bad_request("too_many_blobs", e.to_string()),
         other => ApiError::bad_request("invalid_digest", other.to_string()),
     })?;
-    let library = state.library.clone();
+    let (library, serving) = (state.library.clone(), state.serving.clone());
     let missing = tokio::task::spawn_blocking(move || -> Result<MissingBlobs, StoreError> {
-        let missing = library.store().missing_blobs(&query.blobs)?;
+        let missing = match &serving {
+            Serving::Hub(hub) => hub.missing_blobs(&query.blobs)?,
+            Serving::Local(_) => library.store().missing_blobs(&query.blobs)?,
+        };
         Ok(MissingBlobs { missing: missing.into_iter().map(str::to_owned).collect() })
     })
     .await??;
@@ -188,9 +198,17 @@ async fn upload(
         return Err(too_large(limit));
     }
     let blob_limits = state.library.limits().blobs;
-    let store = state.library.clone();
+    let (store, serving) = (state.library.clone(), state.serving.clone());
     let (digest, who) = (sha256.clone(), sender.clone());
     let held = tokio::task::spawn_blocking(move || -> Result<bool, StoreError> {
+        if let Serving::Hub(hub) = &serving {
+            // The hub's quota, cap and totals are its database's.
+            if hub.holds_blob(&digest)? {
+                return Ok(true);
+            }
+            hub.blob_room(&who, declared.unwrap_or(0))?;
+            return Ok(false);
+        }
         if store.store().holds_blob(&digest)? {
             return Ok(true);
         }
@@ -202,6 +220,8 @@ async fn upload(
     if held {
         return Ok(stored(StatusCode::OK, &sha256));
     }
+    // On a hub too: the replica's own folder holds the upload while it
+    // arrives, until it is checked and copied into the hub's database.
     let mut writer = state.library.store().blob_files().writer(limit).map_err(|e| ApiError::internal(&e))?;
     let mut body = body;
     while let Some(frame) = std::future::poll_fn(|cx| std::pin::Pin::new(&mut body).poll_frame(cx)).await {
@@ -215,10 +235,14 @@ async fn upload(
             writer.write(chunk).map_err(write_failed)?;
         }
     }
-    let library = state.library.clone();
+    let (library, serving) = (state.library.clone(), state.serving.clone());
     let digest = sha256.clone();
     let new = tokio::task::spawn_blocking(move || -> Result<bool, ApiError> {
         let blob = writer.finish(&digest).map_err(write_failed)?;
+        if let Serving::Hub(hub) = &serving {
+            let bytes = std::io::BufReader::new(blob.reopen().map_err(|e| ApiError::internal(&e))?);
+            return hub.put_blob(&digest, blob.size(), &sender, bytes).map_err(refused);
+        }
         library.store().put_blob(blob, &sender, &blob_limits).map_err(refused)
     })
     .await??;
@@ -235,9 +259,13 @@ async fn upload(
 async fn retry_pending(state: &AppState, sha256: &str) {
     let (library, policy, digest) = (state.library.clone(), state.config.policy.clone(), sha256.to_owned());
     let (trust, reshare) = (state.config.default_trust, state.config.reshare_external);
-    let retried =
-        tokio::task::spawn_blocking(move || library.retry_pending_bundles(&digest, &policy, trust, reshare))
-            .await;
+    let serving = state.serving.clone();
+    let retried = tokio::task::spawn_blocking(move || match &serving {
+        // A hub keeps each pending bundle's sender with it (`hub_pending`).
+        Serving::Hub(hub) => hub.retry_pending(&digest, &policy).map(|n| usize::try_from(n).unwrap_or(0)),
+        Serving::Local(_) => library.retry_pending_bundles(&digest, &policy, trust, reshare),
+    })
+    .await;
     match retried {
         Ok(Ok(0)) => {}
         Ok(Ok(installed)) => tracing::info!(installed, blob = %sha256, "pending bundles installed"),

@@ -66,6 +66,7 @@ mod events;
 mod feed;
 mod guard;
 mod gzip;
+mod hub_blobs;
 mod manifest;
 mod metrics;
 mod observe;
@@ -105,13 +106,13 @@ pub fn app(state: AppState) -> Router {
     router(state, ecp_routes(), Some(v1_routes().route_service("/mcp", crate::mcp::http_service(mcp))))
 }
 
-/// A hub replica's router (#18 item 5): the ECP endpoints a hub serves, the
-/// health endpoints, and `GET /v1/search` (#24 item 1) behind the `/v1/`
-/// guard. The blobs, the rest of the local `/v1/` API (answered 404
-/// `not_on_a_hub`) and the status page need a node's own folders: a hub
-/// does not serve them.
+/// A hub replica's router (#18 item 5): the ECP endpoints a hub serves
+/// (bundles' blobs included, from the hub's database), the health
+/// endpoints, and `GET /v1/search` (#24 item 1) behind the `/v1/` guard.
+/// The rest of the local `/v1/` API (answered 404 `not_on_a_hub`) and the
+/// status page need a node's own folders: a hub does not serve them.
 pub fn hub_app(state: AppState) -> Router {
-    router(state, serving_routes(), Some(Router::new().route("/v1/search", get(v1::search))))
+    router(state, blob_routes(serving_routes()), Some(Router::new().route("/v1/search", get(v1::search))))
 }
 
 /// Lets go of the answers cached for older sequence numbers as soon as the
@@ -138,12 +139,16 @@ fn serving_routes() -> Router<AppState> {
         .route("/ecp/skills/{name}", get(versions::get_exact))
 }
 
-/// The ECP endpoints (`SPEC.md` › HTTP).
-fn ecp_routes() -> Router<AppState> {
-    serving_routes()
-        // Bundles' blobs (SPEC §12.8, #26).
+/// `routes` with the blob endpoints of bundles (SPEC §12.8, #26).
+fn blob_routes(routes: Router<AppState>) -> Router<AppState> {
+    routes
         .route("/ecp/blobs/missing", post(blobs::missing))
         .route("/ecp/blobs/{sha256}", get(blobs::get).put(blobs::put))
+}
+
+/// The ECP endpoints (`SPEC.md` › HTTP).
+fn ecp_routes() -> Router<AppState> {
+    blob_routes(serving_routes())
         // #20: proposals (SPEC §17).
         .route("/ecp/proposals", post(proposals::post))
         .route("/ecp/proposals/{id}", get(proposals::get))

@@ -81,6 +81,16 @@ impl VerifiedBlob {
     pub fn size(&self) -> u64 {
         self.writer.size
     }
+
+    /// Its bytes, read again from the temporary file: a hub replica copies
+    /// them into the hub's database from there, a chunk at a time.
+    ///
+    /// # Errors
+    ///
+    /// The file system's error.
+    pub fn reopen(&self) -> io::Result<File> {
+        File::open(&self.writer.path)
+    }
 }
 
 impl BlobWriter {

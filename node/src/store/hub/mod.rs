@@ -3,7 +3,9 @@
 //! balancer serve one skill set (#18 item 5).
 //!
 //! What it holds is what serving needs: the skills and their kept
-//! versions, the revocations taken (`SPEC.md` §14) and the outcome claims
+//! versions, bundles' files (§12: the blobs, in chunks, each once, which
+//! file of which kept version is which blob, the bundles pending on a
+//! blob), the revocations taken (`SPEC.md` §14) and the outcome claims
 //! packets carried (§16), the quarantine (every refusal with its reason), the audit log,
 //! the per-origin and per-sender install counts, the keys origins are known
 //! by, the nonces of signed requests, and the hub's identity — its instance
@@ -30,7 +32,9 @@
 //!   in its packets' snapshot, its `generatedAt` and `uptimeHours` from the
 //!   last change ([`HubStore::stamp`]) — so one ETag is one body on every
 //!   replica;
-//! - the limits on installs per origin and sender, and the nonces that
+//! - the limits on installs per origin and sender, the bundles' limits on
+//!   blobs (the quota per sender on blobs no version lists, the cap on all
+//!   blobs), and the nonces that
 //!   stop a signed request's replay (their expiry on the database's clock,
 //!   a cap per key), are rows of the database: they hold across replicas (the per-client request rate stays per replica — see
 //!   `deploy/hub/SIZING.md`).
@@ -43,23 +47,32 @@
 //! skill's packets. A hub counts no outcomes of its own (its stats'
 //! `totalUses` stay 0): agents report to a node's `/v1/` API.
 //!
+//! Bundles are a node's too (`blobs`, hub migration 4): a pushed bundle is
+//! installed only when every file it lists is held and passes its entry,
+//! the limits and the bundle scan (checked before the sequence number's
+//! lock, the blobs' presence again under it), whole with its files and
+//! signature; one pushed before its blobs waits (`pending: …`) and is
+//! merged again by the upload of its last blob at any replica. Blobs no
+//! kept version lists are collected after their grace period.
+//!
 //! What it does not do: anything that needs a folder (the skills folder,
-//! its import and projection, agents' folders, bundles' blobs), the local
-//! `/v1/` API but its search, federation with peers, proposals. A bundle
-//! pushed to a hub is taken as its plain `SKILL.md` (its bundle digest kept
-//! beside it, for revocations), as by any node without the `ecp-1.3`
-//! profile; the manifest lists `versions` and `revocations`.
+//! its import and projection, agents' folders), the local `/v1/` API but
+//! its search, federation with peers, proposals. The manifest lists
+//! `ecp-1.3`, `versions` and `revocations`.
 //!
 //! # Layout
 //!
 //! - `mod.rs`: [`HubStore`] — connecting, the pool, the reads of serving.
 //! - `schema`: the tables and their versioned migrations.
 //! - `merge`: [`HubStore::merge`], a push in one transaction.
+//! - `blobs`: bundles — blobs in chunks, their limits, refs, pending
+//!   bundles, collection; the bundles' gate of a push.
 //! - `revoke`: the revocations a push carries, taken and applied; those served.
 //! - `evidence`: the outcome claims packets carry, kept, weighed and served.
 //! - `listen`: the LISTEN connection that follows other replicas' commits.
 //! - `search`: full-text search over the skills served (`GET /v1/search`).
 
+mod blobs;
 mod evidence;
 mod listen;
 mod merge;
@@ -69,7 +82,7 @@ mod search;
 
 use std::collections::HashMap;
 use std::str::FromStr;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -81,6 +94,8 @@ use tokio::sync::watch;
 use super::{FeedRow, StoreError, Summary, digest_of, from_json, now, packed};
 use crate::intake::Limits;
 use crate::serving::Stamp;
+
+pub use blobs::{CHUNK, ServedBlob};
 
 /// The channel every commit is announced on, with its sequence number.
 const CHANNEL: &str = "ecp_changes";
@@ -109,6 +124,8 @@ pub struct HubStore {
     limits: Limits,
     /// The newest sequence number announced (`NOTIFY`) or read.
     sequence: watch::Sender<i64>,
+    /// When this replica last collected unused blobs (Unix seconds).
+    collected: AtomicI64,
 }
 
 /// A fixed set of connections, each behind a mutex; a broken one is
@@ -271,8 +288,16 @@ impl HubStore {
         let pushes = Pool::open(&config, PUSH_POOL, Vec::new())?;
         let pool = Pool::open(&config, pool, vec![first])?;
         let seq = current_seq(&mut *pool.get()?)?;
-        let store =
-            HubStore { pool, pushes, instance_id, key, created, limits, sequence: watch::channel(seq).0 };
+        let store = HubStore {
+            pool,
+            pushes,
+            instance_id,
+            key,
+            created,
+            limits,
+            sequence: watch::channel(seq).0,
+            collected: AtomicI64::new(0),
+        };
         listen::start(store.pool.config.clone(), store.sequence.clone());
         Ok(store)
     }
@@ -369,7 +394,7 @@ impl HubStore {
         let mut conn = self.pool.get()?;
         let rows = conn.query(
             "SELECT COALESCE(v.packet, s.packet) FROM hub_versions v JOIN hub_skills s ON s.name = v.name
-             WHERE v.name = $1 AND v.integrity_hash = $2 AND s.shareable AND NOT s.deprecated AND NOT v.deprecated
+             WHERE v.name = $1 AND $2 IN (v.integrity_hash, v.bundle_digest) AND s.shareable AND NOT s.deprecated AND NOT v.deprecated
                AND NOT EXISTS (SELECT 1 FROM hub_revocations r
                                WHERE r.name = v.name AND r.digest IN (v.integrity_hash, v.bundle_digest))
              ORDER BY v.version DESC",

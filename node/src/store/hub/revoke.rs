@@ -11,9 +11,11 @@
 //! tombstone not served) when there is none. Refused, it is audited
 //! (`rejected:revocation`, with its reason) and changes nothing else.
 //!
-//! The hub keeps a bundle as its `SKILL.md` alone, and each version's bundle
-//! digest as received beside it (`hub_versions.bundle_digest`), so a
-//! revocation naming a bundle's digest finds that version too.
+//! Each version's bundle digest as received is kept beside its hash
+//! (`hub_versions.bundle_digest`; a hub before migration 4 kept a bundle as
+//! its `SKILL.md` alone), so a revocation naming a bundle's digest finds
+//! that version. A bundle installed again by a roll back lists its files
+//! again (they are still held: the revoked version's refs kept them).
 
 use std::collections::{HashMap, HashSet};
 

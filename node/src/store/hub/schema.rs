@@ -142,6 +142,61 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (name, observer)
     );
     "#,
+    // 4 (#18 item 5): bundles (SPEC §12), shared by every replica. A blob
+    // is kept once by its SHA-256 whatever number of versions list it, its
+    // bytes in chunks of 1 MiB (`hub_blob_chunks`: read and written a chunk
+    // at a time, never whole), with who uploaded it and when (the quota on
+    // uploads ahead of their packet, the grace period). `hub_blob_refs`:
+    // which file of which kept version is which blob — a version trimmed
+    // from the history takes its rows with it, and a blob no row lists is
+    // collected after the grace period. `hub_pending`: a bundle pushed
+    // before all its blobs, as received with its sender, merged again by
+    // the upload of its last blob (§12.9.2). `hub_skills.bundle_digest`:
+    // the served version's, '' for a plain skill and for the bundles an
+    // older hub kept as their SKILL.md alone (so that the same bundle
+    // pushed again installs whole). `blob_bytes`: the bytes of all blobs,
+    // kept with every write, for the cap on them.
+    r#"
+    CREATE TABLE hub_blobs (
+        sha256      TEXT PRIMARY KEY,
+        size        BIGINT NOT NULL,
+        sender      TEXT NOT NULL,
+        received_at BIGINT NOT NULL
+    );
+    CREATE INDEX hub_blobs_sender ON hub_blobs (sender);
+    CREATE TABLE hub_blob_chunks (
+        sha256 TEXT NOT NULL REFERENCES hub_blobs (sha256) ON DELETE CASCADE,
+        n      INTEGER NOT NULL,
+        bytes  BYTEA NOT NULL,
+        PRIMARY KEY (sha256, n)
+    );
+    CREATE TABLE hub_blob_refs (
+        name    TEXT NOT NULL,
+        version BIGINT NOT NULL,
+        path    TEXT NOT NULL,
+        mode    TEXT NOT NULL,
+        sha256  TEXT NOT NULL REFERENCES hub_blobs (sha256),
+        PRIMARY KEY (name, version, path),
+        FOREIGN KEY (name, version) REFERENCES hub_versions (name, version) ON DELETE CASCADE
+    );
+    CREATE INDEX hub_blob_refs_sha256 ON hub_blob_refs (sha256);
+    CREATE TABLE hub_pending (
+        id          BIGSERIAL PRIMARY KEY,
+        name        TEXT NOT NULL,
+        blobs       TEXT[] NOT NULL,
+        packet      BYTEA NOT NULL,
+        instance    TEXT NOT NULL,
+        account     TEXT NOT NULL,
+        trust       DOUBLE PRECISION NOT NULL,
+        reshare     BOOLEAN NOT NULL,
+        legacy      BOOLEAN NOT NULL,
+        bytes       BIGINT NOT NULL,
+        received_at BIGINT NOT NULL
+    );
+    CREATE INDEX hub_pending_blobs ON hub_pending USING GIN (blobs);
+    ALTER TABLE hub_skills ADD COLUMN bundle_digest TEXT NOT NULL DEFAULT '';
+    INSERT INTO hub_meta (key, value) VALUES ('blob_bytes', '0');
+    "#,
 ];
 
 /// The schema version this build knows.
