@@ -218,44 +218,23 @@ pub fn features(body: &str) -> Vec<u32> {
 /// The logistic of the bias plus the features' weights, each `1/√n`.
 #[doc(hidden)]
 pub fn probability(features: &[u32], bias: f32, weights: &[f32]) -> f32 {
-    logistic(bias, features.iter().map(|&k| i64::from(fixed(weights[k as usize]))).sum(), features.len())
+    logistic(bias, features.iter().map(|&k| weights[k as usize]).sum(), features.len())
 }
 
-/// Fractional bits of a weight in fixed point.
-const FIXED_BITS: i32 = 20;
-
-/// A weight in fixed point. The weights are summed as integers: an
-/// integer sum is the same in any order, and a scan's running sum of
-/// floats was a chain of dependent additions, each waiting for the one
-/// before — a third of the classifier's time. 2⁻²⁰ is finer than the
-/// rounding of a sum of a few hundred `f32`s; a weight beyond ±2,048
-/// (none is near) saturates.
-fn fixed(w: f32) -> i32 {
-    (f64::from(w) * f64::from(1u32 << FIXED_BITS)).round() as i32
-}
-
-fn logistic(bias: f32, sum: i64, n: usize) -> f32 {
-    let sum = (sum as f64 / f64::from(1u32 << FIXED_BITS)) as f32;
+fn logistic(bias: f32, sum: f32, n: usize) -> f32 {
     let z = bias + sum / (n.max(1) as f32).sqrt();
     1.0 / (1.0 + (-z).exp())
 }
 
-/// The weights in fixed point ([`fixed`]).
-fn fixed_weights() -> &'static [i32] {
-    static W: OnceLock<Vec<i32>> = OnceLock::new();
-    W.get_or_init(|| weights().1.iter().map(|&w| fixed(w)).collect())
-}
-
 /// The score of `body`, in thousandths.
 pub fn score(body: &str) -> u16 {
-    let bias = weights().0;
-    let w = fixed_weights();
-    let (mut sum, mut n) = (0i64, 0usize);
+    let (bias, w) = weights();
+    let (mut sum, mut n) = (0f32, 0usize);
     for_each_feature(body, |k| {
-        sum += i64::from(w[k as usize]);
+        sum += w[k as usize];
         n += 1;
     });
-    (logistic(bias, sum, n) * 1000.0).round() as u16
+    (logistic(*bias, sum, n) * 1000.0).round() as u16
 }
 
 /// The finding a score at or above [`THRESHOLD`] adds, on line 1.

@@ -53,13 +53,6 @@ static DECLARED_ANY: LazyLock<regex::bytes::RegexSet> = LazyLock::new(|| {
         .unwrap_or_else(|e| panic!("scan rule pattern does not compile: {e}"))
 });
 
-/// A word one of [`DECLARED_PATTERNS`] needs (`psrepository` and
-/// `psresourcerepository` hold `repository`): a URL line without one is
-/// turned away by this one search, whose literals the regex engine finds
-/// with a vector search, before the set's slower pass.
-static DECLARED_WORD: Lazy =
-    LazyLock::new(|| compile(r"conda|mamba|composer|source|bundle|maven|nuget|repository|brew"));
-
 /// Whether `line` may hold a [`SECTION_URL`] key: each of its forms opens
 /// the line (after blanks) with `url`, `index`, `<url>`, `-` or `<add`, or
 /// holds `"url"`.
@@ -140,8 +133,7 @@ pub(super) fn sources<'a>(line: &str, above: impl Iterator<Item = &'a str>) -> V
         c.iter().skip(1).flatten().last().map(|m| (text(m.as_bytes()).to_string(), m.start()))
     };
     if line.contains("://") {
-        let declared = DECLARED_WORD.is_match(b).then(|| DECLARED_ANY.matches(b));
-        for i in declared.iter().flat_map(|m| m.iter()) {
+        for i in DECLARED_ANY.matches(b).iter() {
             for c in DECLARED[i].captures_iter(b) {
                 if let Some((url, at)) = last_url(&c) {
                     push("supply.index-override", severity_of(&url), at);
