@@ -30,7 +30,7 @@ pub(super) struct Block {
 
 /// The fenced blocks of a body, in order.
 #[derive(Debug, Default)]
-pub(super) struct CodeMap {
+pub(in crate::scan) struct CodeMap {
     pub(super) blocks: Vec<Block>,
 }
 
@@ -46,20 +46,34 @@ fn fence(line: &str) -> Option<(u8, usize, &str)> {
 }
 
 impl CodeMap {
-    /// Finds the fenced blocks of `text` in one pass over its lines; only
-    /// a line starting with a backtick or tilde is looked at closer.
-    pub(super) fn of(text: &str) -> CodeMap {
+    /// Finds the fenced blocks of `text`: only a line whose first byte
+    /// past its indent and markers is a backtick or tilde is looked at
+    /// closer, and those lines are found by searching for the two bytes
+    /// (one search per such line, not a pass over every line: this map
+    /// is built on most scans, and a line-by-line walk was most of its
+    /// cost). The lines between are counted, not visited.
+    pub(in crate::scan) fn of(text: &str) -> CodeMap {
         let mut blocks = Vec::new();
         // Fence character, length, first line inside, its byte offset, info.
         let mut open: Option<(u8, usize, usize, usize, &str)> = None;
         let b = text.as_bytes();
-        let (mut index, mut start) = (0, 0);
-        while start <= b.len() {
-            let end = memchr::memchr(b'\n', &b[start..]).map_or(b.len(), |k| start + k);
-            let first = b[start..end].iter().find(|c| !matches!(c, b' ' | b'\t' | b'>' | b'-' | b'*'));
-            if matches!(first, Some(b'`' | b'~'))
-                && let Some((c, n, info)) = fence(&text[start..end])
-            {
+        // `index` is the line of `start`; `counted` how far newlines are counted.
+        let (mut index, mut counted) = (0, 0);
+        let mut from = 0;
+        while let Some(k) = memchr::memchr2(b'`', b'~', &b[from..]) {
+            let at = from + k;
+            let start = memchr::memrchr(b'\n', &b[..at]).map_or(0, |i| i + 1);
+            let end = memchr::memchr(b'\n', &b[at..]).map_or(b.len(), |i| at + i);
+            from = (end + 1).min(b.len());
+            if !b[start..at].iter().all(|c| matches!(c, b' ' | b'\t' | b'>' | b'-' | b'*')) {
+                if end == b.len() {
+                    break;
+                }
+                continue;
+            }
+            index += memchr::memchr_iter(b'\n', &b[counted..start]).count();
+            counted = start;
+            if let Some((c, n, info)) = fence(&text[start..end]) {
                 match open {
                     Some((oc, on, first, at, oinfo)) if c == oc && n >= on && info.is_empty() => {
                         blocks.push(Block {
@@ -74,9 +88,12 @@ impl CodeMap {
                     None => open = Some((c, n, index + 1, (end + 1).min(b.len()), info)),
                 }
             }
-            index += 1;
-            start = end + 1;
+            if end == b.len() {
+                break;
+            }
         }
+        // Past the last line: the line count.
+        let index = index + memchr::memchr_iter(b'\n', &b[counted..]).count() + 1;
         if let Some((_, _, first, at, info)) = open {
             let bytes = at..text.len();
             blocks.push(Block {
@@ -162,4 +179,74 @@ pub(super) fn inline_spans(line: &str) -> Vec<&str> {
         }
     }
     spans
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The map as a walk over every line finds it: the reference for
+    /// [`CodeMap::of`], which visits only the lines a fence byte opens.
+    fn line_by_line(text: &str) -> Vec<Block> {
+        let mut blocks = Vec::new();
+        let mut open: Option<(u8, usize, usize, usize, &str)> = None;
+        let b = text.as_bytes();
+        let (mut index, mut start) = (0, 0);
+        while start <= b.len() {
+            let end = memchr::memchr(b'\n', &b[start..]).map_or(b.len(), |k| start + k);
+            let first = b[start..end].iter().find(|c| !matches!(c, b' ' | b'\t' | b'>' | b'-' | b'*'));
+            if matches!(first, Some(b'`' | b'~'))
+                && let Some((c, n, info)) = fence(&text[start..end])
+            {
+                match open {
+                    Some((oc, on, first, at, oinfo)) if c == oc && n >= on && info.is_empty() => {
+                        blocks.push(Block {
+                            first,
+                            end: index,
+                            lang: lang_of(oinfo, &text[at..start]),
+                            bytes: at..start,
+                        });
+                        open = None;
+                    }
+                    Some(_) => {}
+                    None => open = Some((c, n, index + 1, (end + 1).min(b.len()), info)),
+                }
+            }
+            index += 1;
+            start = end + 1;
+        }
+        if let Some((_, _, first, at, info)) = open {
+            blocks.push(Block {
+                first: first.min(index),
+                end: index,
+                lang: lang_of(info, &text[at..]),
+                bytes: at..text.len(),
+            });
+        }
+        blocks
+    }
+
+    #[test]
+    fn fences_after_markers_inline_code_and_an_unclosed_block() {
+        let text = "a `x`\n> ```py\nimport os\n> ```\n- ~~~\nrun\n`` no\n  ```bash\nls\n";
+        let map = CodeMap::of(text);
+        assert_eq!(map.blocks, line_by_line(text));
+        let spans: Vec<(usize, usize, Lang)> = map.blocks.iter().map(|b| (b.first, b.end, b.lang)).collect();
+        // The `~~~` block swallows the later fence of backticks, and runs
+        // unclosed to past the last line.
+        assert_eq!(spans, [(2, 3, Lang::Python), (5, 10, Lang::Shell)]);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn finds_what_a_walk_over_every_line_finds(
+            parts in proptest::collection::vec(
+                proptest::sample::select(vec!["`", "```", "~~~", " ", "\t", ">", "-", "*", "\n", "\r\n", "a", "py", "sh", "````"]),
+                0..40,
+            )
+        ) {
+            let text: String = parts.concat();
+            proptest::prop_assert_eq!(CodeMap::of(&text).blocks, line_by_line(&text));
+        }
+    }
 }

@@ -11,7 +11,6 @@
 
 use std::sync::LazyLock;
 
-use super::blocks::CodeMap;
 use super::{rescan, unpack};
 use crate::scan::Category;
 use crate::scan::engine::{Body, LineRef, finding};
@@ -173,7 +172,6 @@ pub(super) fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
     all.sort_by_key(|r| r.index);
     all.dedup();
     let mut blocks_normalized: Vec<usize> = Vec::new();
-    let mut map: Option<CodeMap> = None;
     let mut context_budget = rescan::context_rescans();
     for r in all {
         if budget == 0 {
@@ -188,7 +186,7 @@ pub(super) fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
         if SUBSTITUTED.is_match(line.as_bytes())
             && let Some(first) = rescan::disguised_in_block(
                 body,
-                map.get_or_insert_with(|| CodeMap::of(body.text)),
+                body.code_map(),
                 r,
                 &blocks_normalized,
                 &mut context_budget,

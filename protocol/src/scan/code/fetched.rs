@@ -16,7 +16,7 @@
 
 use std::sync::LazyLock;
 
-use super::blocks::{CodeMap, Lang};
+use super::blocks::Lang;
 use crate::scan::engine::{Body, LineRef, finding};
 use crate::scan::rule::{Lazy, compile, warned_against};
 use crate::scan::{Category, Finding, Severity};
@@ -84,7 +84,7 @@ static PATH_LITERAL: Lazy = LazyLock::new(|| compile(r#"["']([^"'\s]*[/\\.][^"'\
 /// Runs on bodies whose code runs code.
 pub(super) fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
     let Some(&first) = lines.first() else { return };
-    let map = CodeMap::of(body.text);
+    let map = body.code_map();
     for block in map.blocks.iter().filter(|b| b.lang != Lang::Shell && b.end > first.index) {
         let end = block.bytes.end.min(block.bytes.start + MAX_BLOCK_BYTES);
         let text = body.text.get(block.bytes.start..end).unwrap_or("");

@@ -61,8 +61,8 @@ struct Tainted {
     env: Vec<String>,
 }
 
-struct State {
-    map: CodeMap,
+struct State<'m> {
+    map: &'m CodeMap,
     tainted: Vec<Tainted>,
     handles: Vec<String>,
     /// Variables assigned a literal URL, with its host.
@@ -94,7 +94,7 @@ pub(super) fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
         return;
     };
     let mut state = State {
-        map: CodeMap::of(body.text),
+        map: body.code_map(),
         tainted: Vec::new(),
         handles: Vec::new(),
         hosts: Vec::new(),
@@ -165,7 +165,13 @@ struct Unit<'a> {
 
 /// One line (or inline span) of code: learns its assignments, reports a
 /// sink it reaches. `next`: the lines after it in its block.
-fn unit(body: &Body<'_>, state: &mut State, u: &Unit<'_>, next: &[(LineRef, &str)], out: &mut Vec<Finding>) {
+fn unit(
+    body: &Body<'_>,
+    state: &mut State<'_>,
+    u: &Unit<'_>,
+    next: &[(LineRef, &str)],
+    out: &mut Vec<Finding>,
+) {
     let Unit { r, line, code, lang, .. } = *u;
     // An object or a dict written over lines (`info = {` … `}`) is one
     // assignment: what its later lines read, the variable holds.
@@ -228,7 +234,7 @@ fn unit(body: &Body<'_>, state: &mut State, u: &Unit<'_>, next: &[(LineRef, &str
 
 /// Learns what a line assigns: tainted variables, network handles and URL
 /// hosts.
-fn learn(state: &mut State, code: &str, lang: Lang) {
+fn learn(state: &mut State<'_>, code: &str, lang: Lang) {
     let Some((names, rhs_at)) = assigned(code) else {
         chained(state, code);
         return;
@@ -285,7 +291,7 @@ fn learn(state: &mut State, code: &str, lang: Lang) {
 /// A line that goes on with the call chain of the assignment above
 /// (`HttpRequest req = HttpRequest.newBuilder(u)` … `.POST(ofString(key))`):
 /// a tainted variable it mentions taints what that assignment made.
-fn chained(state: &mut State, code: &str) {
+fn chained(state: &mut State<'_>, code: &str) {
     if !code.trim_start().starts_with('.') || state.last_assigned.is_empty() {
         return;
     }
@@ -379,7 +385,7 @@ fn balance(view: &str) -> i32 {
 #[allow(clippy::too_many_arguments)]
 fn report(
     body: &Body<'_>,
-    state: &mut State,
+    state: &mut State<'_>,
     r: LineRef,
     line: &str,
     code: &str,
@@ -420,7 +426,7 @@ fn report(
                     Position::Body
                         if documented(
                             body,
-                            &mut Known { hosts: &state.hosts, named: &mut state.named, map: &state.map },
+                            &mut Known { hosts: &state.hosts, named: &mut state.named, map: state.map },
                             call_view,
                             call_raw,
                             &env,

@@ -16,7 +16,7 @@ use std::sync::LazyLock;
 
 use regex::bytes::{Captures, Regex};
 
-use super::blocks::{Block, CodeMap, Lang};
+use super::blocks::{Block, Lang};
 use super::rescan;
 use crate::scan::engine::{Body, LineRef};
 use crate::scan::rule::{Lazy, compile, contains_ci};
@@ -93,10 +93,9 @@ static CARETS: Lazy = LazyLock::new(|| compile(r"[a-z0-9](?:\^[a-z0-9]){2,}"));
 
 /// Folds the non-shell blocks holding a triggered line.
 pub(super) fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
-    let mut map: Option<CodeMap> = None;
     let mut done: Option<usize> = None;
     for &r in lines {
-        let map = map.get_or_insert_with(|| CodeMap::of(body.text));
+        let map = body.code_map();
         let Some(block) = map.block_at(r.index) else {
             continue;
         };

@@ -88,6 +88,7 @@ mod unpack;
 mod written;
 
 use super::engine::Analyzer;
+pub(super) use blocks::CodeMap;
 
 /// The analyzers of this family.
 pub(super) fn analyzers() -> Vec<Analyzer> {

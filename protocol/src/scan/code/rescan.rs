@@ -148,14 +148,13 @@ fn piped_group(body: &Body<'_>, r: LineRef, block_first: usize) -> Option<String
 /// again (`code.normalized-command`), and groups of commands piped on as
 /// one (`piped_group`).
 pub(super) fn normalized_commands(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
-    let mut map: Option<CodeMap> = None;
     let mut budget = context_rescans();
     // A command word may be an alias or a function the body defines.
     let mut defines: Option<bool> = None;
     for &r in lines {
         let line = body.line(r);
         if line.trim_start().starts_with(['}', ')']) {
-            let map = map.get_or_insert_with(|| CodeMap::of(body.text));
+            let map = body.code_map();
             if let Some(b) = map.block_at(r.index).filter(|b| matches!(b.lang, Lang::Shell | Lang::Other))
                 && let Some(joined) = piped_group(body, r, b.first)
                 && let Some(inner) = scan(&format!("```bash\n{joined}\n```\n"))
@@ -171,7 +170,7 @@ pub(super) fn normalized_commands(body: &Body<'_>, lines: &[LineRef], out: &mut 
         if !disguised && !*defines.get_or_insert_with(|| shell_defs::may_define(body.text)) {
             continue;
         }
-        let map = map.get_or_insert_with(|| CodeMap::of(body.text));
+        let map = body.code_map();
         let units: Vec<(&str, Vars)> = match map.block_at(r.index) {
             Some(b) if matches!(b.lang, Lang::Shell | Lang::Other) => {
                 let first = b.first;

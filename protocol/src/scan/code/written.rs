@@ -8,7 +8,7 @@
 //! `sudo`, a preload hook) as they judge it in a shell block, however many
 //! lines and literals the program spreads it over.
 
-use super::blocks::{CodeMap, Lang};
+use super::blocks::Lang;
 use super::rescan;
 use crate::scan::engine::{Body, LineRef};
 use crate::scan::rule::contains_ci;
@@ -85,10 +85,9 @@ fn target(line: &str) -> Option<&'static str> {
 
 /// Scans what the non-shell blocks naming a start-up file write to it.
 pub(super) fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
-    let mut map: Option<CodeMap> = None;
     let mut done: Option<usize> = None;
     for &r in lines {
-        let map = map.get_or_insert_with(|| CodeMap::of(body.text));
+        let map = body.code_map();
         let Some(block) = map.block_at(r.index).filter(|b| !matches!(b.lang, Lang::Shell)) else {
             continue;
         };

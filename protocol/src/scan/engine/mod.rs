@@ -466,7 +466,7 @@ impl Engine {
         if analyzer_lines.is_empty() {
             return;
         }
-        let view = Body { text, outline: outline.map(std::cell::OnceCell::from).unwrap_or_default() };
+        let view = Body::with_outline(text, outline.map(std::cell::OnceCell::from).unwrap_or_default());
         for (i, a) in self.analyzers.iter().enumerate() {
             lines.clear();
             lines.extend(analyzer_lines.iter().filter(|(k, _)| *k as usize == i).map(|(_, l)| *l));

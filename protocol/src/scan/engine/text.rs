@@ -5,6 +5,7 @@
 //! joined over its `\` continuations, a lower-cased copy.
 
 use crate::scan::Severity;
+use crate::scan::code::CodeMap;
 use crate::scan::context::Outline;
 
 /// A body line located by the prefilter.
@@ -24,11 +25,25 @@ pub(in crate::scan) struct Body<'a> {
     pub(in crate::scan) text: &'a str,
     /// Its structure, once an analyzer's finding has asked for it.
     pub(super) outline: std::cell::OnceCell<Outline>,
+    /// Its fenced blocks, once an analyzer has asked for them: found once
+    /// per scan for every analyzer that reads them.
+    code: std::cell::OnceCell<CodeMap>,
 }
 
 impl<'a> Body<'a> {
     pub(in crate::scan) fn new(text: &'a str) -> Body<'a> {
-        Body { text, outline: std::cell::OnceCell::new() }
+        Body::with_outline(text, std::cell::OnceCell::new())
+    }
+
+    /// A body whose outline the line rules may already have built.
+    pub(super) fn with_outline(text: &'a str, outline: std::cell::OnceCell<Outline>) -> Body<'a> {
+        Body { text, outline, code: std::cell::OnceCell::new() }
+    }
+
+    /// The body's fenced blocks (`code::CodeMap`), found the first time
+    /// an analyzer asks.
+    pub(in crate::scan) fn code_map(&self) -> &CodeMap {
+        self.code.get_or_init(|| CodeMap::of(self.text))
     }
 
     /// `severity`, or [`Severity::Low`] when it would block and the command

