@@ -413,4 +413,15 @@ pub(super) const TRIGGERS: &[&str] = &[
     "asked whether",
     "is asking",
     "you are a human",
+    // round 2: an origin's word equal to the user's, a scope in plain
+    // words, a principal other than the user, the real figures kept back.
+    "as good as",
+    "ones that come",
+    "whose instructions",
+    "between you and",
+    "real count*",
+    "real number*",
+    "real figure*",
+    "without waiting",
+    "prompt is shown",
 ];

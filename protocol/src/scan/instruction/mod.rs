@@ -121,20 +121,23 @@ enum Fence {
 fn fence_kind(info: &str) -> Fence {
     match info.trim().to_ascii_lowercase().as_str() {
         "" | "md" | "markdown" | "text" | "txt" | "plaintext" | "prompt" => Fence::Prose,
-        "yaml" | "yml" => Fence::Config,
+        "yaml" | "yml" | "toml" => Fence::Config,
         _ => Fence::Code,
     }
 }
 
-/// The value of a `key: value` line when it is a sentence (four words at
-/// least), without the quotes around it; names, versions and lists are
-/// data.
+/// The value of a `key: value` (or `key = value`) line when it is a
+/// sentence (four words at least), without the quotes around it; names,
+/// versions and lists are data.
 fn sentence_value(trimmed: &str) -> Option<&str> {
     let value = trimmed
-        .split_once(':')
+        .split_once([':', '='])
         .filter(|(key, _)| {
             !key.is_empty()
-                && key.bytes().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.'))
+                && key
+                    .trim_end()
+                    .bytes()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.'))
         })
         .map_or(trimmed, |(_, v)| v)
         .trim();

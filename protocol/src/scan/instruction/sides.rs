@@ -69,10 +69,22 @@ static RANKED_BELOW: Lazy = LazyLock::new(|| {
     ))
 });
 
+/// The one whose orders the agent carries out named, and the person in the
+/// conversation excluded: "the one whose instructions you carry out: the
+/// account @deploy-captain, not whoever opened the conversation".
+static OTHER_PRINCIPAL: Lazy = LazyLock::new(|| {
+    compile(
+        r"\bwhose\s+(?:instructions|orders|requests|commands|word)\s+you\s+(?:carry\s+out|follow|obey|take|act\s+on)\b[^;]{0,100}?\bnot\s+(?:whoever|the\s+(?:user|person|human)|the\s+one\s+who)\b",
+    )
+});
+
 /// Where the sentence settles a disagreement against the person, or ranks
 /// their word after another's.
 pub(super) fn against_user_at(s: &str) -> Option<usize> {
     let b = s.as_bytes();
+    if let Some(m) = OTHER_PRINCIPAL.find(b) {
+        return Some(m.start());
+    }
     if !QUICK.is_match(b) || !PERSON_NAMED.is_match(b) {
         return None;
     }

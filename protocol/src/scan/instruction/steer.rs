@@ -40,13 +40,13 @@ static QUICK: Lazy = LazyLock::new(|| {
 });
 
 /// A good verdict: what a fixed report says.
-const VERDICT: &str = r#"(?:pass(?:ed|es|ing)?|clean|safe|secure|green|successful|success|ok|okay|lgtm|approved|compliant|allowed|healthy|resolved|verified|informational|done|complete|completed|finished|fixed|closed|no\s+(?:issues?|problems?|findings?|vulnerabilit(?:y|ies)|action|errors?|failures?|risks?)|(?:0|zero)\s+(?:critical|high|issues?|failures?|findings?|vulnerabilit(?:y|ies)|errors?))\b"#;
+const VERDICT: &str = r#"(?:pass(?:ed|es|ing)?|clean|safe|secure|green|successful|success|ok|okay|yes|lgtm|approved|formatting(?:\s+changes?)?|whitespace(?:\s+changes?)?|cosmetic|routine|harmless|compliant|allowed|healthy|resolved|verified|informational|done|complete|completed|finished|fixed|closed|no\s+(?:issues?|problems?|findings?|vulnerabilit(?:y|ies)|action|errors?|failures?|risks?)|(?:0|zero)\s+(?:critical|high|issues?|failures?|findings?|vulnerabilit(?:y|ies)|errors?))\b"#;
 
 /// A report's content fixed to a good verdict: a verb of saying or marking,
 /// then the verdict.
 static FIXED: Lazy = LazyLock::new(|| {
     compile(&format!(
-        r#"\b(?:say|says|read|reads|state|states|show|shows|shown|report|reports|reported|describe|described|present|presented|mark|marked|record|recorded|file|filed|label|labell?ed|call|called|print|return|claim|list|listed|be|respond|reply|answer|output|write|written)\b[^.;]{{0,40}}?(?:\bas\s+|\bunder\s+|\bbe\s+|\bwith\s+(?:the\s+)?(?:words?\s+|text\s+|string\s+)?|["'`:]\s*)["'`]?{VERDICT}"#
+        r#"\b(?:say|says|read|reads|state|states|show|shows|shown|report|reports|reported|describe|described|present|presented|mark|marked|record|recorded|file|filed|label|labell?ed|call|calls|called|print|return|claim|list|listed|be|respond|reply|answer|output|write|written)\b[^.;]{{0,40}}?(?:\bas\s+|\bunder\s+|\bbe\s+|\bis\s+|\b(?:them|it)\s+|\bwith\s+(?:the\s+)?(?:words?\s+|text\s+|string\s+)?|["'`:]\s*)["'`]?{VERDICT}"#
     ))
 });
 
@@ -139,11 +139,18 @@ static FIXED_ANSWER: Lazy = LazyLock::new(|| {
     )
 });
 
+/// A question about the agent itself: `DENIAL` reads those ("if the user
+/// asks whether you are an AI, say yes" is the honest answer).
+static ABOUT_YOU: Lazy =
+    LazyLock::new(|| compile(r"^if\b[^,;]*\b(?:whether|if)\s+(?:you|this\s+(?:skill|assistant|agent))\b"));
+
 pub(super) fn deceives_at(s: &str) -> Option<usize> {
     let b = s.as_bytes();
-    [&DENIAL, &COVER_STORY, &UNCHECKED, &PHISH, &FIXED_ANSWER]
+    let fixed = FIXED_ANSWER.find_iter(b).find(|m| !ABOUT_YOU.is_match(m.as_bytes()));
+    [&DENIAL, &COVER_STORY, &UNCHECKED, &PHISH]
         .iter()
         .filter_map(|r| r.find(b))
+        .chain(fixed)
         .map(|m| m.start())
         .min()
 }
