@@ -26,7 +26,7 @@ const PERSON: &str = r"(?:(?:the|your|its|their)\s+(?:user|human|requester|contr
 /// others.
 static QUICK: Lazy = LazyLock::new(|| {
     compile(
-        r"\b(?:different\s+(?:things|directions?|ways)|clash\w*|conflict\w*|disagree\w*|differ|at\s+odds|diverge\w*|second|after|outranks?|overrides?|overrules?|trumps?|ahead\s+of|priority\s+over|wins?\s+over)\b",
+        r"\b(?:different\s+(?:things|directions?|ways)|clash\w*|conflict\w*|disagree\w*|differ|at\s+odds|diverge\w*|\w+'s\s+second|comes?\s+after|outranks?|overrides?|overrules?|trumps?|beats?|ahead\s+of|priority\s+over|wins?\s+over|whose\s+(?:instructions|orders|requests|commands|word))\b",
     )
 });
 
@@ -82,10 +82,13 @@ static OTHER_PRINCIPAL: Lazy = LazyLock::new(|| {
 /// their word after another's.
 pub(super) fn against_user_at(s: &str) -> Option<usize> {
     let b = s.as_bytes();
+    if !QUICK.is_match(b) {
+        return None;
+    }
     if let Some(m) = OTHER_PRINCIPAL.find(b) {
         return Some(m.start());
     }
-    if !QUICK.is_match(b) || !PERSON_NAMED.is_match(b) {
+    if !PERSON_NAMED.is_match(b) {
         return None;
     }
     if let Some(m) = RANKED_BELOW.find(b) {
