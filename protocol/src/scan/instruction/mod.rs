@@ -27,10 +27,11 @@
 //! consent taken away or stretched past its act, `mandate` for decisions
 //! claimed for the user that license an act, `standing` for the places
 //! the agent reads every session, `identity` for the agent redefined and
-//! `steer` for what the user is told steered; `neighbours` reads
+//! `steer` for what the user is told steered, `sides` for a disagreement
+//! settled against the user; `neighbours` reads
 //! persistence asked over two sentences (a place opened, then written;
 //! "save that" after what it points at);
-//! `tests` and `tests_carried` hold the tests.
+//! `tests`, `tests_carried` and `tests_registers` hold the tests.
 
 mod classes;
 mod consent;
@@ -38,12 +39,15 @@ mod cues;
 mod identity;
 mod mandate;
 mod neighbours;
+mod sides;
 mod standing;
 mod steer;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod tests_carried;
+#[cfg(test)]
+mod tests_registers;
 
 use std::sync::LazyLock;
 
@@ -102,12 +106,47 @@ static WARNING_LEAD: Lazy = LazyLock::new(|| {
     )
 });
 
-/// Fence info strings whose content is prose.
-fn prose_fence(info: &str) -> bool {
-    matches!(
-        info.trim().to_ascii_lowercase().as_str(),
-        "" | "md" | "markdown" | "text" | "txt" | "plaintext" | "prompt"
-    )
+/// How a fenced block's lines read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fence {
+    Code,
+    /// Prose: what a skill asks to paste into `CLAUDE.md`.
+    Prose,
+    /// Settings (YAML): a value that is a sentence ("reply that you are a
+    /// human agent") is an order the agent loads, read as its own item.
+    Config,
+}
+
+/// How the lines of a block fenced with `info` read.
+fn fence_kind(info: &str) -> Fence {
+    match info.trim().to_ascii_lowercase().as_str() {
+        "" | "md" | "markdown" | "text" | "txt" | "plaintext" | "prompt" => Fence::Prose,
+        "yaml" | "yml" | "toml" => Fence::Config,
+        _ => Fence::Code,
+    }
+}
+
+/// The value of a `key: value` (or `key = value`) line when it is a
+/// sentence (four words at least), without the quotes around it; names,
+/// versions and lists are data.
+fn sentence_value(trimmed: &str) -> Option<&str> {
+    let value = trimmed
+        .split_once([':', '='])
+        .filter(|(key, _)| {
+            !key.is_empty()
+                && key
+                    .trim_end()
+                    .bytes()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.'))
+        })
+        .map_or(trimmed, |(_, v)| v)
+        .trim();
+    let value = value
+        .strip_prefix('"')
+        .and_then(|v| v.strip_suffix('"'))
+        .or_else(|| value.strip_prefix('\'').and_then(|v| v.strip_suffix('\'')))
+        .unwrap_or(value);
+    value.split_whitespace().nth(3).is_some().then_some(value)
 }
 
 /// Strips markdown markers; returns the text and whether a list item starts.
@@ -143,7 +182,7 @@ fn unchecked(text: &str) -> &str {
 /// Classifies every line up to `last` (and the paragraph it ends).
 fn walk<'a>(body: &Body<'a>, last: usize) -> Vec<Line<'a>> {
     let mut out: Vec<Line<'a>> = Vec::new();
-    let mut fence: Option<(u8, usize, bool)> = None; // (byte, length, prose inside)
+    let mut fence: Option<(u8, usize, Fence)> = None; // (byte, length, what is inside)
     let mut fence_asked = false;
     let mut frontmatter = false;
     let mut section_warned = false;
@@ -183,11 +222,14 @@ fn walk<'a>(body: &Body<'a>, last: usize) -> Vec<Line<'a>> {
         }
         let marker = tb.first().copied().filter(|&c| c == b'`' || c == b'~');
         let run = marker.map_or(0, |c| tb.iter().take_while(|&&x| x == c).count());
-        if let Some((c, n, prose)) = fence {
+        if let Some((c, n, inside)) = fence {
             if marker == Some(c) && run >= n && trimmed[run..].trim().is_empty() {
                 fence = None;
                 out.push(Line { r, text: "", kind: Kind::Blank, warned: false, asked: false });
-            } else if prose {
+            } else if inside == Fence::Config {
+                let (kind, text) = sentence_value(trimmed).map_or((Kind::Code, ""), |v| (Kind::Item, v));
+                out.push(Line { r, text, kind, warned: section_warned, asked: false });
+            } else if inside == Fence::Prose {
                 let (text, item) = strip(raw);
                 let kind = if text.is_empty() {
                     Kind::Blank
@@ -203,7 +245,7 @@ fn walk<'a>(body: &Body<'a>, last: usize) -> Vec<Line<'a>> {
             continue;
         }
         if let Some(c) = marker.filter(|_| run >= 3) {
-            fence = Some((c, run, prose_fence(&trimmed[run..])));
+            fence = Some((c, run, fence_kind(&trimmed[run..])));
             let lead_in = out.iter().rev().find(|l| l.kind != Kind::Blank);
             fence_asked = lead_in.is_some_and(|l| kept_with_consent(l.text));
             out.push(Line { r, text: "", kind: Kind::Blank, warned: false, asked: false });
@@ -504,10 +546,34 @@ fn report(para: &Paragraph, at: usize, sentence: &str, out: &mut Vec<Finding>) {
         return;
     }
     let at = at + lead;
-    for f in classify(sentence) {
-        push(para, at, sentence, &f, out);
+    let found = classify(sentence);
+    for f in &found {
+        push(para, at, sentence, f, out);
+    }
+    // A link's title and an image's alt text are read on their own too: the
+    // page shows them apart from the sentence around them, and an order
+    // there is not the sentence's quote.
+    if !sentence.contains("](") {
+        return;
+    }
+    for c in CARRIED.captures_iter(sentence.as_bytes()) {
+        let Some(m) = c.name("t").or_else(|| c.name("a")) else {
+            continue;
+        };
+        let inner = &sentence[m.start()..m.end()];
+        for f in classify(inner) {
+            let outer = found.iter().filter(|o| o.rule_id == f.rule_id).map(|o| o.severity).max();
+            if outer.is_none_or(|o| o < f.severity) {
+                let shifted = classes::Found { at: m.start() + f.at, ..f };
+                push(para, at, sentence, &shifted, out);
+            }
+        }
     }
 }
+
+/// A link's title (group `t`) or an image's alt text (group `a`).
+static CARRIED: Lazy =
+    LazyLock::new(|| compile(r#"\]\([^\s)]*\s+"(?P<t>[^"]{8,})"\)|!\[(?P<a>[^\]]{8,})\]\("#));
 
 /// Records what sentence `sentence` (trimmed, at byte `at` of the
 /// paragraph) was found to ask.

@@ -10,13 +10,13 @@ use std::sync::LazyLock;
 use crate::scan::rule::{Lazy, compile};
 
 /// The places, as the object of a write.
-const PLACE: &str = r"(?:(?:~/|\$home/)?(?:[\w.-]+/)*(?:(?:claude|agents|gemini|codex|memory)\.md|\.cursorrules|\.windsurfrules|\.clinerules|[\w-]*instructions\.md|[\w-]*rules\.md|[\w-]+\.mdc)\b|(?:your\s+|its\s+|the\s+agent'?s\s+)(?:(?:persistent|permanent|long-term|saved|standing|global|own)\s+)?(?:memory|memories|memory\s+(?:file|folder|bank|store)|notes|profile|custom\s+instructions|standing\s+(?:rules|instructions|orders)|system\s+prompt|rules\s+file)\b)";
+const PLACE: &str = r"(?:(?:~/|\$home/)?(?:[\w.-]+/)*(?:(?:claude|agents|gemini|codex|memory)\.md|\.cursorrules|\.windsurfrules|\.clinerules|[\w-]*instructions\.md|[\w-]*rules\.md|[\w-]+\.mdc|\.(?:assistant|agent|ai)/[\w.-]+)\b|(?:your\s+|its\s+|the\s+(?:agent|assistant)'?s\s+)(?:(?:persistent|permanent|long-term|saved|standing|global|own|settings)\s+)?(?:memory|memories|memory\s+(?:file|folder|bank|store)|notes|profile|custom\s+instructions|standing\s+(?:rules|instructions|orders)|system\s+prompt|rules\s+file)\b)";
 
 /// A write whose object is one of the places: "add … to", "save … in",
 /// "write to", "update your standing rules".
 static WRITE: Lazy = LazyLock::new(|| {
     compile(&format!(
-        r"\b(?:save|store|write|record|add|persist|keep|put|append|note|insert|paste|place|include|prepend|jot|retain)\w*\b(?:\s+\S+){{0,10}}?\s+(?:in|to|into|inside|at\s+the\s+(?:top|end|bottom)\s+of)\s+(?:the\s+)?[`'\x22]?{PLACE}|\b(?:update|edit|change|extend|amend|rewrite|create|drop)\w*\s+(?:the\s+|a\s+|an\s+)?(?:new\s+)?[`'\x22]?{PLACE}"
+        r"\b(?:save|store|write|record|add|persist|keep|put|append|note|insert|paste|place|include|prepend|jot|retain|copy)\w*\b(?:\s+\S+){{0,10}}?\s+(?:in|to|into|inside|at\s+the\s+(?:top|end|bottom)\s+of)\s+(?:the\s+)?[`'\x22]?{PLACE}|\b(?:lines?|rules?|notes?|entr(?:y|ies)|text|this|it)\s+(?:is|are|gets?|will\s+be)\s+(?:\w+\s+)?(?:appended|added|written|saved|inserted|prepended|put|copied)\s+(?:to|in|into|at\s+the\s+(?:top|end|bottom)\s+of)\s+(?:the\s+)?(?:[\w-]+'s\s+)?[`'\x22]?{PLACE}|\b(?:update|edit|change|extend|amend|rewrite|create|drop)\w*\s+(?:the\s+|a\s+|an\s+)?(?:new\s+)?[`'\x22]?{PLACE}"
     ))
 });
 
@@ -32,7 +32,7 @@ static CONTENT: Lazy = LazyLock::new(|| {
 /// main", "skip the tests"): routine as a one-off, an attack as a habit.
 static UNREVIEWED: Lazy = LazyLock::new(|| {
     compile(
-        r"\b(?:push(?:es|ing)?\s+(?:to\s+\S+\s+)?(?:straight|directly)|(?:pull\s+requests?|prs?|(?:code\s+)?reviews?|tests|ci|checks|approvals?)(?:\s+and\s+(?:\w+\s+)?\w+)?\s+(?:are|is)\s+optional|force-?push\w*|merge\w*\s+(?:\S+\s+){0,3}?without|skip\w*\s+(?:the\s+|all\s+|any\s+)?(?:reviews?|tests|ci|checks|hooks|linters?)|no\s+(?:code\s+)?review\s+(?:is\s+)?(?:needed|required)|without\s+(?:a\s+|any\s+)?(?:code\s+)?review|without\s+(?:running\s+)?(?:the\s+|any\s+)?(?:tests|ci|checks|hooks|linters?))\b",
+        r"\b(?:push(?:es|ing)?\s+(?:\S+\s+){0,2}?(?:straight|directly)|(?:the\s+user|they)\s+(?:never|does\s+not|doesn'?t|need\s+not|needn'?t)\s+(?:needs?\s+to\s+|have\s+to\s+)?(?:see|review|check|approve|read)\b|no\s+(?:pull\s+requests?|prs?)\s*,\s*no\s+(?:code\s+)?reviews?|(?:pull\s+requests?|prs?|(?:code\s+)?reviews?|tests|ci|checks|approvals?)(?:\s+and\s+(?:\w+\s+)?\w+)?\s+(?:are|is)\s+optional|force-?push\w*|merge\w*\s+(?:\S+\s+){0,3}?without|skip\w*\s+(?:the\s+|all\s+|any\s+)?(?:reviews?|tests|ci|checks|hooks|linters?)|no\s+(?:code\s+)?review\s+(?:is\s+)?(?:needed|required)|without\s+(?:a\s+|any\s+)?(?:code\s+)?review|without\s+(?:running\s+)?(?:the\s+|any\s+)?(?:tests|ci|checks|hooks|linters?))\b",
     )
 });
 

@@ -35,18 +35,18 @@ use crate::scan::rule::{Lazy, compile};
 /// Words without which no class here is asked: the cheap test.
 static QUICK: Lazy = LazyLock::new(|| {
     compile(
-        r"\b(?:whatever|regardless|no\s+matter|irrespective|even\s+if|whether\s+or\s+not|finds?|found|flags?|fails?|asks?|authority|approved|signed|sanctioned|cleared|authori[sz]ed|agreed|settled|okayed|vetted|blessed|pretend|act\s+as|anyway|won'?t|will\s+not|never|unlikely|rarely|chat|conversation|transcript|system\s+prompt|instructions|clarified|confirmed|requested|out\s+of\s+(?:the|your|that)\s+(?:diff|report|summary|message|list|write-?up))\b",
+        r"\b(?:whatever|regardless|no\s+matter|irrespective|even\s+if|whether\s+or\s+not|finds?|found|flags?|fails?|asks?|authority|approved|signed|sanctioned|cleared|authori[sz]ed|agreed|settled|okayed|vetted|blessed|pretend|act\s+as|anyway|won'?t|will\s+not|never|unlikely|rarely|chat|conversation|transcript|system\s+prompt|instructions|clarified|confirmed|requested|out\s+of\s+(?:the|your|that)\s+(?:diff|report|summary|message|list|write-?up)|even\s+when|asked|asking|you\s+are\s+a\s+human|beats?|cheaper\s+than|better\s+than)\b",
     )
 });
 
 /// A good verdict: what a fixed report says.
-const VERDICT: &str = r#"(?:pass(?:ed|es|ing)?|clean|safe|secure|green|successful|success|ok|okay|lgtm|approved|compliant|allowed|healthy|resolved|verified|informational|done|complete|completed|finished|fixed|closed|no\s+(?:issues?|problems?|findings?|vulnerabilit(?:y|ies)|action|errors?|failures?|risks?)|(?:0|zero)\s+(?:critical|high|issues?|failures?|findings?|vulnerabilit(?:y|ies)|errors?))\b"#;
+const VERDICT: &str = r#"(?:pass(?:ed|es|ing)?|clean|safe|secure|green|successful|success|ok|okay|yes|lgtm|approved|formatting(?:\s+changes?)?|whitespace(?:\s+changes?)?|cosmetic|routine|harmless|compliant|allowed|healthy|resolved|verified|informational|done|complete|completed|finished|fixed|closed|no\s+(?:issues?|problems?|findings?|vulnerabilit(?:y|ies)|action|errors?|failures?|risks?)|(?:0|zero)\s+(?:critical|high|issues?|failures?|findings?|vulnerabilit(?:y|ies)|errors?))\b"#;
 
 /// A report's content fixed to a good verdict: a verb of saying or marking,
 /// then the verdict.
 static FIXED: Lazy = LazyLock::new(|| {
     compile(&format!(
-        r#"\b(?:say|says|read|reads|state|states|show|shows|report|reports|describe|present|mark|record|file|label|call|print|return|claim|list|be|respond|reply|answer|output|write)\b[^.;]{{0,40}}?(?:\bas\s+|\bunder\s+|\bbe\s+|\bwith\s+(?:the\s+)?(?:words?\s+|text\s+|string\s+)?|["'`:]\s*)["'`]?{VERDICT}"#
+        r#"\b(?:say|says|read|reads|state|states|show|shows|shown|report|reports|reported|describe|described|present|presented|mark|marked|record|recorded|file|filed|label|labell?ed|call|calls|called|print|return|claim|list|listed|be|respond|reply|answer|output|write|written)\b[^.;]{{0,40}}?(?:\bas\s+|\bunder\s+|\bbe\s+|\bis\s+|\b(?:them|it)\s+|\bwith\s+(?:the\s+)?(?:words?\s+|text\s+|string\s+)?|["'`:]\s*)["'`]?{VERDICT}"#
     ))
 });
 
@@ -129,9 +129,30 @@ static PHISH: Lazy = LazyLock::new(|| {
 
 /// Where the sentence has the agent lie to the user about itself or what
 /// it did, or counts on the user not to check.
+/// An answer fixed before the question is asked ("If asked whether egress
+/// is included, say it is"), the agent passed off as a person ("reply that
+/// you are a human agent"), a comparison rigged by leaving out what beats
+/// the favoured party ("leave out any lender whose APR beats it").
+static FIXED_ANSWER: Lazy = LazyLock::new(|| {
+    compile(
+        r#"\bif\s+(?:the\s+user\s+|they\s+|anyone\s+|someone\s+|the\s+customer\s+)?(?:is\s+|are\s+|gets?\s+)?ask(?:s|ed|ing)\s+(?:you\s+|about\s+it\s+)?(?:whether|if)\b[^.;]{0,60}?,\s*(?:just\s+)?(?:say|answer|reply|tell\s+them|confirm)\s+(?:that\s+)?(?:it\s+(?:is|does|was|has|will)|they\s+(?:are|do|were|have)|yes|no)\s*(?:[.;!]|$)|\b(?:say|reply|answer|claim|tell\s+(?:them|the\s+\w+)|insist)\s+(?:that\s+)?you(?:'re|\s+are)\s+(?:a\s+|an\s+)?(?:real\s+)?(?:human|person|(?:human|real)\s+\w+|not\s+(?:an?\s+)?(?:ai|bot|assistant|model|chatbot))\b|\b(?:leave\s+out|omit|drop|exclude|hide|skip|remove|filter\s+out)\s+(?:any|every|all|each|the)\s+(?:\w+\s+){0,3}?(?:whose|that|which|with|where)\b[^.;]{0,50}?\b(?:beats?|outperforms?|undercuts?|(?:is\s+|are\s+)?(?:better|cheaper)\s+than)\s+(?:it|us|ours|them|our\s+\w+|the\s+sponsor\w*|[\w-]+'s)\b"#,
+    )
+});
+
+/// A question about the agent itself: `DENIAL` reads those ("if the user
+/// asks whether you are an AI, say yes" is the honest answer).
+static ABOUT_YOU: Lazy =
+    LazyLock::new(|| compile(r"^if\b[^,;]*\b(?:whether|if)\s+(?:you|this\s+(?:skill|assistant|agent))\b"));
+
 pub(super) fn deceives_at(s: &str) -> Option<usize> {
     let b = s.as_bytes();
-    [&DENIAL, &COVER_STORY, &UNCHECKED, &PHISH].iter().filter_map(|r| r.find(b)).map(|m| m.start()).min()
+    let fixed = FIXED_ANSWER.find_iter(b).find(|m| !ABOUT_YOU.is_match(m.as_bytes()));
+    [&DENIAL, &COVER_STORY, &UNCHECKED, &PHISH]
+        .iter()
+        .filter_map(|r| r.find(b))
+        .chain(fixed)
+        .map(|m| m.start())
+        .min()
 }
 
 /// Who may be claimed to have approved, other than the user.
