@@ -2,7 +2,8 @@
 //!
 //! Each migration runs once, in order, inside a transaction; `meta.schema`
 //! records how far a database has come. Never edit a shipped migration: add
-//! the next one.
+//! the next one. The one that rebuilds the skills' tables (23) gives back
+//! the space of the old ones (`VACUUM`) after it has run.
 
 use rusqlite::{Connection, params};
 
@@ -471,7 +472,116 @@ const MIGRATIONS: &[&str] = &[
     // the candidates ranked) and counts its skills in a row of its own.
     // Emptied here, filled again at the next open by the check.
     concat!(super::search::drop_index!(), super::search::index_tables!()),
+    // 23 (#18 item 2): the smallest rows that serve every query. Hashes as
+    // their 32 bytes and times as Unix nanoseconds (store/compact.rs), a
+    // skill's kind as 0/1, each readable as before under its old name as a
+    // virtual column (no bytes stored); packets packed again against the
+    // built-in dictionary (store/packed.rs); skill_versions keyed by its
+    // primary key alone (WITHOUT ROWID: no second index of (name, version)).
+    // The view and the search index's triggers read `skills`: dropped and
+    // made again around the rebuild. Runs with foreign keys off (dropping
+    // skill_versions would cascade to blob_refs), checked before it commits.
+    concat!(
+        "DROP VIEW served;\n",
+        super::search::shown_index_triggers!(drop_shown_triggers),
+        r#"
+    CREATE TABLE skills_23 (
+        name            TEXT PRIMARY KEY,
+        local           INTEGER NOT NULL,  -- 1: this node's own skill; 0: external
+        origin          TEXT NOT NULL,
+        version         INTEGER NOT NULL,
+        hash            ANY NOT NULL,      -- integrityHash (compact.rs)
+        created         ANY NOT NULL,      -- the packet's createdAt (compact.rs)
+        updated         ANY NOT NULL,      -- when this node last changed it (compact.rs)
+        deprecated      INTEGER NOT NULL,
+        shareable       INTEGER NOT NULL,
+        confidence      REAL NOT NULL,     -- as stored: lowered for external skills
+        seq             INTEGER NOT NULL,  -- sequence number of its last change
+        origin_verified INTEGER NOT NULL,
+        bundle_digest   TEXT NOT NULL,
+        origin_key      TEXT,
+        private         TEXT,
+        private_reason  TEXT,
+        withdrawal      TEXT,              -- the tombstone served instead (JSON)
+        description     TEXT NOT NULL,
+        tags            TEXT NOT NULL,     -- JSON array
+        packet          BLOB NOT NULL,     -- the packet as served (packed.rs)
+        kind            TEXT GENERATED ALWAYS AS (CASE WHEN local THEN 'local' ELSE 'external' END) VIRTUAL,
+        integrity_hash  TEXT GENERATED ALWAYS AS ("#,
+        super::compact::hash_text!("hash"),
+        r#") VIRTUAL,
+        created_at      TEXT GENERATED ALWAYS AS ("#,
+        super::compact::time_text!("created"),
+        r#") VIRTUAL,
+        updated_at      TEXT GENERATED ALWAYS AS ("#,
+        super::compact::time_text!("updated"),
+        r#") VIRTUAL
+    ) STRICT;
+    INSERT INTO skills_23 (name, local, origin, version, hash, created, updated, deprecated, shareable,
+                           confidence, seq, origin_verified, bundle_digest, origin_key, private,
+                           private_reason, withdrawal, description, tags, packet)
+        SELECT name, kind = 'local', origin, version, ecp_hash(integrity_hash), ecp_time(created_at),
+               ecp_time(updated_at), deprecated, shareable, confidence, seq, origin_verified, bundle_digest,
+               origin_key, private, private_reason, withdrawal, description, tags, ecp_repack(packet)
+        FROM skills ORDER BY rowid;
+    DROP TABLE skills;
+    ALTER TABLE skills_23 RENAME TO skills;
+    CREATE INDEX skills_by_seq ON skills (seq);
+
+    CREATE TABLE skill_versions_23 (
+        name           TEXT NOT NULL,
+        version        INTEGER NOT NULL,
+        seq            INTEGER NOT NULL,
+        recorded       ANY NOT NULL,       -- compact.rs
+        source         TEXT NOT NULL,      -- who made the change: peer id, 'skills-dir', 'cli'
+        hash           ANY NOT NULL,       -- integrityHash (compact.rs)
+        deprecated     INTEGER NOT NULL,
+        packet         BLOB,               -- NULL: the current version, in skills.packet
+        recorded_at    TEXT GENERATED ALWAYS AS ("#,
+        super::compact::time_text!("recorded"),
+        r#") VIRTUAL,
+        integrity_hash TEXT GENERATED ALWAYS AS ("#,
+        super::compact::hash_text!("hash"),
+        r#") VIRTUAL,
+        PRIMARY KEY (name, version)
+    ) STRICT, WITHOUT ROWID;
+    INSERT INTO skill_versions_23 (name, version, seq, recorded, source, hash, deprecated, packet)
+        SELECT name, version, seq, ecp_time(recorded_at), source, ecp_hash(integrity_hash), deprecated,
+               ecp_repack(packet)
+        FROM skill_versions;
+    DROP TABLE skill_versions;
+    ALTER TABLE skill_versions_23 RENAME TO skill_versions;
+
+    CREATE TABLE audit_23 (
+        id         INTEGER PRIMARY KEY,
+        at_time    ANY NOT NULL,           -- compact.rs
+        peer       TEXT NOT NULL,
+        skill_name TEXT NOT NULL,
+        decision   TEXT NOT NULL,
+        reason     TEXT NOT NULL,
+        at         TEXT GENERATED ALWAYS AS ("#,
+        super::compact::time_text!("at_time"),
+        r#") VIRTUAL
+    ) STRICT;
+    INSERT INTO audit_23 (id, at_time, peer, skill_name, decision, reason)
+        SELECT id, ecp_time(at), peer, skill_name, decision, reason FROM audit ORDER BY id;
+    DROP TABLE audit;
+    ALTER TABLE audit_23 RENAME TO audit;
+
+    CREATE VIEW served AS
+        SELECT name, seq, confidence, tags,
+               COALESCE(withdrawal, packet) AS packet,
+               (deprecated OR withdrawal IS NOT NULL) AS deprecated
+        FROM skills
+        WHERE shareable = 1 AND (private IS NULL OR withdrawal IS NOT NULL);
+    "#,
+        super::search::shown_index_triggers!(shown_triggers),
+    ),
 ];
+
+/// The migration that rebuilds the skills' tables (23): it runs with
+/// foreign keys off, as dropping a table would delete its children.
+const REBUILT: usize = 23;
 
 /// The migration that compressed the stored packets: the space their
 /// uncompressed copies held is given back (`VACUUM`) once it has run.
@@ -501,22 +611,48 @@ fn migrate_to(conn: &mut Connection, target: usize) -> Result<(), StoreError> {
         return Err(StoreError::SchemaTooNew { found: current, known: MIGRATIONS.len() });
     }
     super::packed::register(conn)?;
+    super::compact::register(conn)?;
     for (i, sql) in MIGRATIONS.iter().enumerate().take(target).skip(current) {
-        let tx = conn.transaction()?;
-        tx.execute_batch(sql)?;
-        tx.execute(
-            "INSERT INTO meta (key, value) VALUES ('schema', ?1)
-             ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-            params![(i + 1).to_string()],
-        )?;
-        tx.commit()?;
+        let rebuilds = i + 1 == REBUILT;
+        let foreign_keys: bool = conn.pragma_query_value(None, "foreign_keys", |r| r.get(0))?;
+        if rebuilds {
+            // Only outside a transaction does this pragma take effect.
+            conn.pragma_update(None, "foreign_keys", false)?;
+        }
+        let migrated = (|| {
+            let tx = conn.transaction()?;
+            tx.execute_batch(sql)?;
+            if rebuilds {
+                let broken: i64 =
+                    tx.query_row("SELECT COUNT(*) FROM pragma_foreign_key_check", [], |r| r.get(0))?;
+                if broken > 0 {
+                    return Err(StoreError::Corrupt(format!(
+                        "migration {REBUILT} would leave {broken} rows without their parent"
+                    )));
+                }
+            }
+            tx.execute(
+                "INSERT INTO meta (key, value) VALUES ('schema', ?1)
+                 ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                params![(i + 1).to_string()],
+            )?;
+            tx.commit()?;
+            Ok(())
+        })();
+        if rebuilds {
+            conn.pragma_update(None, "foreign_keys", foreign_keys)?;
+        }
+        migrated?;
     }
-    if current > 0 && current < COMPRESSED && target >= COMPRESSED {
+    if current > 0 && [COMPRESSED, REBUILT].iter().any(|&m| current < m && target >= m) {
         // Outside a transaction, as VACUUM must be; once per database.
         conn.execute_batch("VACUUM")?;
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod migration_23;
 
 #[cfg(test)]
 mod tests {
