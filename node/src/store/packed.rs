@@ -294,6 +294,55 @@ mod tests {
     }
 
     #[test]
+    fn a_frame_names_its_dictionary_and_frames_without_one_still_read() {
+        let origin = ecp_protocol::Origin::new("node-a", "u", "linux/amd64", "1");
+        let body = "---\nname: n\ndescription: d\ntags: [a]\n---\n# N\n\nSteps.\n";
+        let packet = ecp_protocol::SkillPacket::new(&origin, "n", "d", body, 0.9, crate::store::now());
+        let json = serde_json::to_string(&packet).unwrap();
+        let (plain, stored) = (pack(&json), pack_stored(&json));
+        assert_eq!(stored[0], CURRENT);
+        assert_eq!(&plain[..4], &[0x28, 0xb5, 0x2f, 0xfd], "a plain frame starts with zstd's magic number");
+        assert!(
+            stored.len() + 100 < plain.len(),
+            "the keys come from the dictionary: {} vs {}",
+            stored.len(),
+            plain.len()
+        );
+        for value in [&plain, &stored] {
+            assert_eq!(super::json(ValueRef::Blob(value)).unwrap(), json);
+            let (frame, size) = frame(ValueRef::Blob(value)).unwrap();
+            assert_eq!(size, json.len());
+            let mut out = Vec::new();
+            unpack_into(&frame, size, &mut out).unwrap();
+            assert_eq!(out, json.as_bytes());
+        }
+        // The next number is a dictionary of a newer build: refused, naming it.
+        let mut newer = stored.clone();
+        newer[0] = CURRENT + 1;
+        let err = super::json(ValueRef::Blob(&newer)).unwrap_err();
+        assert!(err.to_string().contains("dictionary 2"), "{err}");
+        assert!(matches!(frame(ValueRef::Blob(&newer)), Err(StoreError::Corrupt(_))));
+        assert!(matches!(unpack_into(&newer, json.len(), &mut Vec::new()), Err(StoreError::Corrupt(_))));
+        // A frame packed against the dictionary does not unpack without it.
+        assert!(super::json(ValueRef::Blob(&stored[1..])).is_err());
+    }
+
+    #[test]
+    fn the_sql_functions_repack_any_stored_form_and_leave_null() {
+        let conn = Connection::open_in_memory().unwrap();
+        register(&conn).unwrap();
+        let json = "{\"skillName\":\"a\"}";
+        for value in [rusqlite::types::Value::Text(json.into()), rusqlite::types::Value::Blob(pack(json))] {
+            let repacked: Vec<u8> = conn.query_row("SELECT ecp_repack(?1)", [&value], |r| r.get(0)).unwrap();
+            assert_eq!(repacked[0], CURRENT);
+            assert_eq!(super::json(ValueRef::Blob(&repacked)).unwrap(), json);
+        }
+        let null: Option<Vec<u8>> = conn.query_row("SELECT ecp_repack(NULL)", [], |r| r.get(0)).unwrap();
+        assert_eq!(null, None);
+        assert!(conn.query_row("SELECT ecp_repack(x'00')", [], |r| r.get::<_, Vec<u8>>(0)).is_err());
+    }
+
+    #[test]
     fn the_sql_function_packs_text_and_leaves_null() {
         let conn = Connection::open_in_memory().unwrap();
         register(&conn).unwrap();
