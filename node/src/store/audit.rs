@@ -71,9 +71,9 @@ pub(super) fn record(
     reason: &str,
 ) -> Result<(), StoreError> {
     conn.prepare_cached(
-        "INSERT INTO audit (at, peer, skill_name, decision, reason) VALUES (?1, ?2, ?3, ?4, ?5)",
+        "INSERT INTO audit (at_time, peer, skill_name, decision, reason) VALUES (?1, ?2, ?3, ?4, ?5)",
     )?
-    .execute(params![now().to_string(), actor, skill_name, decision, reason])?;
+    .execute(params![super::compact::time(now()), actor, skill_name, decision, reason])?;
     Ok(())
 }
 

@@ -109,7 +109,7 @@ pub(super) fn sign_unsigned_local(conn: &mut Connection, key: &NodeKey) -> Resul
             .transpose()?;
         tx.execute(
             "UPDATE skills SET packet = ?2, withdrawal = ?3, origin_key = ?4 WHERE name = ?1",
-            params![name, super::packed::pack(&super::to_json(&packet)), withdrawal, key.key_id()],
+            params![name, super::packed::pack_stored(&super::to_json(&packet)), withdrawal, key.key_id()],
         )?;
     }
     tx.commit()?;

@@ -25,7 +25,10 @@
 //! - `skills`: skills and their versions — reads for serving, installs, tombstones.
 //! - [`identity`]: the node's key, the signature on what it authors, and
 //!   the keys it knows other origins by.
-//! - `packed`: the stored form of packets (zstd), and reading either form.
+//! - `packed`: the stored form of packets (zstd, with the built-in
+//!   dictionary), and reading every form.
+//! - `compact`: the stored form of hashes (32 bytes) and times (Unix
+//!   nanoseconds), shown as text by virtual columns.
 //! - [`search`]: ranked full-text search (FTS5 matching; BM25-like ranking
 //!   with field weights and an evidence boost; a tags filter) and its
 //!   index, which follows every write and is rebuilt at open when missing
@@ -68,6 +71,7 @@
 mod audit;
 mod blob_files;
 mod blobs;
+mod compact;
 mod deletions;
 mod folder_entries;
 pub mod hub;

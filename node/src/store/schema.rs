@@ -2,7 +2,8 @@
 //!
 //! Each migration runs once, in order, inside a transaction; `meta.schema`
 //! records how far a database has come. Never edit a shipped migration: add
-//! the next one.
+//! the next one. The one that rebuilds the skills' tables (23) gives back
+//! the space of the old ones (`VACUUM`) after it has run.
 
 use rusqlite::{Connection, params};
 
@@ -471,7 +472,116 @@ const MIGRATIONS: &[&str] = &[
     // the candidates ranked) and counts its skills in a row of its own.
     // Emptied here, filled again at the next open by the check.
     concat!(super::search::drop_index!(), super::search::index_tables!()),
+    // 23 (#18 item 2): the smallest rows that serve every query. Hashes as
+    // their 32 bytes and times as Unix nanoseconds (store/compact.rs), a
+    // skill's kind as 0/1, each readable as before under its old name as a
+    // virtual column (no bytes stored); packets packed again against the
+    // built-in dictionary (store/packed.rs); skill_versions keyed by its
+    // primary key alone (WITHOUT ROWID: no second index of (name, version)).
+    // The view and the search index's triggers read `skills`: dropped and
+    // made again around the rebuild. Runs with foreign keys off (dropping
+    // skill_versions would cascade to blob_refs), checked before it commits.
+    concat!(
+        "DROP VIEW served;\n",
+        super::search::shown_index_triggers!(drop_shown_triggers),
+        r#"
+    CREATE TABLE skills_23 (
+        name            TEXT PRIMARY KEY,
+        local           INTEGER NOT NULL,  -- 1: this node's own skill; 0: external
+        origin          TEXT NOT NULL,
+        version         INTEGER NOT NULL,
+        hash            ANY NOT NULL,      -- integrityHash (compact.rs)
+        created         ANY NOT NULL,      -- the packet's createdAt (compact.rs)
+        updated         ANY NOT NULL,      -- when this node last changed it (compact.rs)
+        deprecated      INTEGER NOT NULL,
+        shareable       INTEGER NOT NULL,
+        confidence      REAL NOT NULL,     -- as stored: lowered for external skills
+        seq             INTEGER NOT NULL,  -- sequence number of its last change
+        origin_verified INTEGER NOT NULL,
+        bundle_digest   TEXT NOT NULL,
+        origin_key      TEXT,
+        private         TEXT,
+        private_reason  TEXT,
+        withdrawal      TEXT,              -- the tombstone served instead (JSON)
+        description     TEXT NOT NULL,
+        tags            TEXT NOT NULL,     -- JSON array
+        packet          BLOB NOT NULL,     -- the packet as served (packed.rs)
+        kind            TEXT GENERATED ALWAYS AS (CASE WHEN local THEN 'local' ELSE 'external' END) VIRTUAL,
+        integrity_hash  TEXT GENERATED ALWAYS AS ("#,
+        super::compact::hash_text!("hash"),
+        r#") VIRTUAL,
+        created_at      TEXT GENERATED ALWAYS AS ("#,
+        super::compact::time_text!("created"),
+        r#") VIRTUAL,
+        updated_at      TEXT GENERATED ALWAYS AS ("#,
+        super::compact::time_text!("updated"),
+        r#") VIRTUAL
+    ) STRICT;
+    INSERT INTO skills_23 (name, local, origin, version, hash, created, updated, deprecated, shareable,
+                           confidence, seq, origin_verified, bundle_digest, origin_key, private,
+                           private_reason, withdrawal, description, tags, packet)
+        SELECT name, kind = 'local', origin, version, ecp_hash(integrity_hash), ecp_time(created_at),
+               ecp_time(updated_at), deprecated, shareable, confidence, seq, origin_verified, bundle_digest,
+               origin_key, private, private_reason, withdrawal, description, tags, ecp_repack(packet)
+        FROM skills ORDER BY rowid;
+    DROP TABLE skills;
+    ALTER TABLE skills_23 RENAME TO skills;
+    CREATE INDEX skills_by_seq ON skills (seq);
+
+    CREATE TABLE skill_versions_23 (
+        name           TEXT NOT NULL,
+        version        INTEGER NOT NULL,
+        seq            INTEGER NOT NULL,
+        recorded       ANY NOT NULL,       -- compact.rs
+        source         TEXT NOT NULL,      -- who made the change: peer id, 'skills-dir', 'cli'
+        hash           ANY NOT NULL,       -- integrityHash (compact.rs)
+        deprecated     INTEGER NOT NULL,
+        packet         BLOB,               -- NULL: the current version, in skills.packet
+        recorded_at    TEXT GENERATED ALWAYS AS ("#,
+        super::compact::time_text!("recorded"),
+        r#") VIRTUAL,
+        integrity_hash TEXT GENERATED ALWAYS AS ("#,
+        super::compact::hash_text!("hash"),
+        r#") VIRTUAL,
+        PRIMARY KEY (name, version)
+    ) STRICT, WITHOUT ROWID;
+    INSERT INTO skill_versions_23 (name, version, seq, recorded, source, hash, deprecated, packet)
+        SELECT name, version, seq, ecp_time(recorded_at), source, ecp_hash(integrity_hash), deprecated,
+               ecp_repack(packet)
+        FROM skill_versions;
+    DROP TABLE skill_versions;
+    ALTER TABLE skill_versions_23 RENAME TO skill_versions;
+
+    CREATE TABLE audit_23 (
+        id         INTEGER PRIMARY KEY,
+        at_time    ANY NOT NULL,           -- compact.rs
+        peer       TEXT NOT NULL,
+        skill_name TEXT NOT NULL,
+        decision   TEXT NOT NULL,
+        reason     TEXT NOT NULL,
+        at         TEXT GENERATED ALWAYS AS ("#,
+        super::compact::time_text!("at_time"),
+        r#") VIRTUAL
+    ) STRICT;
+    INSERT INTO audit_23 (id, at_time, peer, skill_name, decision, reason)
+        SELECT id, ecp_time(at), peer, skill_name, decision, reason FROM audit ORDER BY id;
+    DROP TABLE audit;
+    ALTER TABLE audit_23 RENAME TO audit;
+
+    CREATE VIEW served AS
+        SELECT name, seq, confidence, tags,
+               COALESCE(withdrawal, packet) AS packet,
+               (deprecated OR withdrawal IS NOT NULL) AS deprecated
+        FROM skills
+        WHERE shareable = 1 AND (private IS NULL OR withdrawal IS NOT NULL);
+    "#,
+        super::search::shown_index_triggers!(shown_triggers),
+    ),
 ];
+
+/// The migration that rebuilds the skills' tables (23): it runs with
+/// foreign keys off, as dropping a table would delete its children.
+const REBUILT: usize = 23;
 
 /// The migration that compressed the stored packets: the space their
 /// uncompressed copies held is given back (`VACUUM`) once it has run.
@@ -501,17 +611,40 @@ fn migrate_to(conn: &mut Connection, target: usize) -> Result<(), StoreError> {
         return Err(StoreError::SchemaTooNew { found: current, known: MIGRATIONS.len() });
     }
     super::packed::register(conn)?;
+    super::compact::register(conn)?;
     for (i, sql) in MIGRATIONS.iter().enumerate().take(target).skip(current) {
-        let tx = conn.transaction()?;
-        tx.execute_batch(sql)?;
-        tx.execute(
-            "INSERT INTO meta (key, value) VALUES ('schema', ?1)
-             ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-            params![(i + 1).to_string()],
-        )?;
-        tx.commit()?;
+        let rebuilds = i + 1 == REBUILT;
+        let foreign_keys: bool = conn.pragma_query_value(None, "foreign_keys", |r| r.get(0))?;
+        if rebuilds {
+            // Only outside a transaction does this pragma take effect.
+            conn.pragma_update(None, "foreign_keys", false)?;
+        }
+        let migrated = (|| {
+            let tx = conn.transaction()?;
+            tx.execute_batch(sql)?;
+            if rebuilds {
+                let broken: i64 =
+                    tx.query_row("SELECT COUNT(*) FROM pragma_foreign_key_check", [], |r| r.get(0))?;
+                if broken > 0 {
+                    return Err(StoreError::Corrupt(format!(
+                        "migration {REBUILT} would leave {broken} rows without their parent"
+                    )));
+                }
+            }
+            tx.execute(
+                "INSERT INTO meta (key, value) VALUES ('schema', ?1)
+                 ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                params![(i + 1).to_string()],
+            )?;
+            tx.commit()?;
+            Ok(())
+        })();
+        if rebuilds {
+            conn.pragma_update(None, "foreign_keys", foreign_keys)?;
+        }
+        migrated?;
     }
-    if current > 0 && current < COMPRESSED && target >= COMPRESSED {
+    if current > 0 && [COMPRESSED, REBUILT].iter().any(|&m| current < m && target >= m) {
         // Outside a transaction, as VACUUM must be; once per database.
         conn.execute_batch("VACUUM")?;
     }
@@ -519,247 +652,7 @@ fn migrate_to(conn: &mut Connection, target: usize) -> Result<(), StoreError> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
+mod migration_23;
 
-    #[test]
-    fn migration_4_accounts_the_entries_held_before_it_to_their_peers() {
-        let mut conn = Connection::open_in_memory().unwrap();
-        for sql in &MIGRATIONS[..3] {
-            conn.execute_batch(sql).unwrap();
-        }
-        conn.execute("INSERT INTO meta (key, value) VALUES ('schema', '3')", []).unwrap();
-        for (peer, status) in
-            [("peer:a", "held"), ("peer:a", "held"), ("peer:b", "held"), ("peer:b", "dropped")]
-        {
-            conn.execute(
-                "INSERT INTO quarantine (received_at, last_seen_at, times_seen, peer, skill_name, integrity_hash,
-                                         stage, reason, findings, packet, status)
-                 VALUES ('t', 't', 1, ?1, 'n', 'h', 'policy', 'r', '[]', '{\"x\":1}', ?2)",
-                params![peer, status],
-            )
-            .unwrap();
-        }
-        migrate(&mut conn).unwrap();
-        let held: Vec<(String, i64, i64)> = conn
-            .prepare("SELECT sender, entries, bytes FROM quarantine_held ORDER BY sender")
-            .unwrap()
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-            .unwrap()
-            .collect::<Result<_, _>>()
-            .unwrap();
-        // Each weighs its packet, findings and reason: 7 + 2 + 1 bytes.
-        assert_eq!(held, [("peer:a".to_owned(), 2, 20), ("peer:b".to_owned(), 1, 10)]);
-        let totals: (i64, i64) = conn
-            .query_row("SELECT entries, bytes FROM quarantine_totals", [], |r| Ok((r.get(0)?, r.get(1)?)))
-            .unwrap();
-        assert_eq!(totals, (3, 30));
-    }
-
-    #[test]
-    fn migration_9_drops_the_listing_of_bundles_stored_without_their_files() {
-        let mut conn = Connection::open_in_memory().unwrap();
-        for sql in &MIGRATIONS[..8] {
-            conn.execute_batch(sql).unwrap();
-        }
-        conn.execute("INSERT INTO meta (key, value) VALUES ('schema', '8')", []).unwrap();
-        let packet = r#"{"skillName":"b","integrityHash":"h","files":[{"path":"SKILL.md"}],"bundleDigest":"sha256:x"}"#;
-        conn.execute(
-            "INSERT INTO skills (name, kind, origin, version, integrity_hash, created_at, updated_at, deprecated,
-                                 shareable, confidence, description, tags, seq, packet)
-             VALUES ('b', 'external', 'o', 1, 'h', 't', 't', 0, 1, 0.9, 'd', '[]', 1, ?1)",
-            params![packet],
-        )
-        .unwrap();
-        conn.execute(
-            "INSERT INTO skill_versions (name, version, seq, recorded_at, source, integrity_hash, deprecated, packet)
-             VALUES ('b', 1, 1, 't', 'peer:x', 'h', 0, ?1)",
-            params![packet],
-        )
-        .unwrap();
-        migrate_to(&mut conn, 10).unwrap();
-        for table in ["skills", "skill_versions"] {
-            let kept: String =
-                conn.query_row(&format!("SELECT packet FROM {table}"), [], |r| r.get(0)).unwrap();
-            assert_eq!(kept, r#"{"skillName":"b","integrityHash":"h"}"#, "{table}");
-        }
-        let digest: String = conn.query_row("SELECT bundle_digest FROM skills", [], |r| r.get(0)).unwrap();
-        assert_eq!(digest, "");
-    }
-
-    #[test]
-    fn migration_11_holds_copies_under_the_go_default_identity_as_unverified() {
-        let mut conn = Connection::open_in_memory().unwrap();
-        for sql in &MIGRATIONS[..10] {
-            conn.execute_batch(sql).unwrap();
-        }
-        conn.execute("INSERT INTO meta (key, value) VALUES ('schema', '10')", []).unwrap();
-        for (name, kind, origin) in [
-            ("laundered", "external", "ok-agent"),
-            ("genuine", "external", "node-a"),
-            ("own", "local", "ok-agent"),
-        ] {
-            conn.execute(
-                "INSERT INTO skills (name, kind, origin, version, integrity_hash, created_at, updated_at, deprecated,
-                                     shareable, confidence, description, tags, seq, packet)
-                 VALUES (?1, ?2, ?3, 1, 'h', 't', 't', 0, 1, 0.9, 'd', '[]', 1, '{}')",
-                params![name, kind, origin],
-            )
-            .unwrap();
-        }
-        migrate(&mut conn).unwrap();
-        let verified: Vec<(String, bool)> = conn
-            .prepare("SELECT name, origin_verified FROM skills ORDER BY name")
-            .unwrap()
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-            .unwrap()
-            .collect::<Result<_, _>>()
-            .unwrap();
-        // A local skill is its own origin, whatever this node is called.
-        assert_eq!(
-            verified,
-            [("genuine".to_owned(), true), ("laundered".to_owned(), false), ("own".to_owned(), true)]
-        );
-    }
-
-    /// A packet as schema 10's install wrote it: its JSON text in both tables.
-    fn insert_schema_10(
-        conn: &Connection,
-        packet: &ecp_protocol::SkillPacket,
-        version: i64,
-        withdrawal: Option<&str>,
-    ) {
-        let json = serde_json::to_string(packet).unwrap();
-        conn.execute(
-            "INSERT INTO skills (name, kind, origin, version, integrity_hash, created_at, updated_at, deprecated,
-                                 shareable, confidence, description, tags, seq, packet, bundle_digest, withdrawal)
-             VALUES (?1, 'local', 'o', ?2, ?3, 't', 't', ?4, 1, 0.9, 'd', '[]', ?2, ?5, '', ?6)
-             ON CONFLICT (name) DO UPDATE SET version = excluded.version, packet = excluded.packet,
-                 integrity_hash = excluded.integrity_hash, seq = excluded.seq, deprecated = excluded.deprecated",
-            params![packet.skill_name, version, packet.integrity_hash, packet.deprecated, json, withdrawal],
-        )
-        .unwrap();
-        conn.execute(
-            "INSERT INTO skill_versions (name, version, seq, recorded_at, source, integrity_hash, deprecated, packet)
-             VALUES (?1, ?2, ?2, 't', 'cli', ?3, ?4, ?5)",
-            params![packet.skill_name, version, packet.integrity_hash, packet.deprecated, json],
-        )
-        .unwrap();
-    }
-
-    #[test]
-    fn migration_12_packs_every_stored_packet_and_reads_back_every_body_byte_identical() {
-        use ecp_protocol::{Origin, SkillKind, SkillPacket};
-
-        let dir = tempfile::tempdir().unwrap();
-        let origin = Origin::new("node-a", "someone", "linux/amd64", "1.0");
-        let packet =
-            |name: &str, body: &str| SkillPacket::new(&origin, name, "d", body, 0.9, crate::store::now());
-        let alpha_1 =
-            packet("alpha", "---\nname: alpha\n---\n# First\n\nTabs\tand \"quotes\" and ü, 漢字, 🦀.\n");
-        let alpha_2 = packet("alpha", "---\nname: alpha\n---\n# Second\n\nCRLF\r\nline.\n");
-        let beta = packet(
-            "beta",
-            &format!("---\nname: beta\n---\n{}", "A long line of a long skill. ".repeat(2000)),
-        );
-        let mut gone = packet("gone", "---\nname: gone\n---\nbye\n");
-        gone.deprecated = true;
-        let withdrawal = serde_json::to_string(&gone).unwrap();
-        {
-            let mut conn = Connection::open(dir.path().join(super::super::DB_FILE)).unwrap();
-            migrate_to(&mut conn, 10).unwrap();
-            insert_schema_10(&conn, &alpha_1, 1, None);
-            insert_schema_10(&conn, &alpha_2, 2, None);
-            insert_schema_10(&conn, &beta, 1, Some(&withdrawal));
-        }
-        let store = super::super::Store::open(dir.path()).unwrap();
-
-        let current = store.current_packets().unwrap();
-        let bodies: Vec<(&str, &str)> =
-            current.iter().map(|(p, _)| (p.skill_name.as_str(), p.skill_body.as_str())).collect();
-        assert_eq!(bodies, [("alpha", alpha_2.skill_body.as_str()), ("beta", beta.skill_body.as_str())]);
-        assert!(current.iter().all(|(p, kind)| *kind == SkillKind::Local && p.verify().is_ok()));
-        // Served in sequence order: beta as its withdrawal (kept as text), alpha as stored.
-        // Signed at open (a node made before keys signs its own skills), else as stored.
-        let served: Vec<SkillPacket> = store
-            .served_packets(Some(0))
-            .unwrap()
-            .packets
-            .iter()
-            .map(|json| serde_json::from_str(json).unwrap())
-            .collect();
-        assert!(served.iter().all(|p| ecp_protocol::identity::verify(p).unwrap().is_some()));
-        let unsigned: Vec<SkillPacket> =
-            served.into_iter().map(|p| SkillPacket { origin_signature: None, ..p }).collect();
-        assert_eq!(unsigned, [gone.clone(), alpha_2.clone()]);
-        assert_eq!(store.skill("alpha").unwrap().unwrap().2.len(), 2, "both versions listed");
-
-        // One packed copy per version: the superseded one in skill_versions, the current one in skills only.
-        let conn = store.conn();
-        let stored: Vec<(String, i64, Option<Vec<u8>>)> = conn
-            .prepare("SELECT name, version, packet FROM skill_versions ORDER BY name, version")
-            .unwrap()
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-            .unwrap()
-            .collect::<Result<_, _>>()
-            .unwrap();
-        assert_eq!(stored.len(), 3);
-        let alpha_1_packed = stored[0].2.as_deref().expect("the superseded version keeps its packet");
-        let alpha_1_json =
-            super::super::packed::json(rusqlite::types::ValueRef::Blob(alpha_1_packed)).unwrap();
-        assert_eq!(alpha_1_json, serde_json::to_string(&alpha_1).unwrap());
-        assert_eq!((stored[1].2.as_ref(), stored[2].2.as_ref()), (None, None), "current versions: in skills");
-        let packed_bytes: i64 =
-            conn.query_row("SELECT SUM(length(packet)) FROM skills", [], |r| r.get(0)).unwrap();
-        let beta_json = serde_json::to_string(&beta).unwrap().len();
-        assert!(
-            (packed_bytes as usize) < beta_json / 10,
-            "beta's repetitive body packs small: {packed_bytes}"
-        );
-    }
-
-    #[test]
-    fn an_update_moves_the_superseded_packet_into_its_version_row_and_pruning_drops_it() {
-        use ecp_protocol::{Origin, SkillKind, SkillPacket};
-
-        use crate::store::Source;
-
-        let dir = tempfile::tempdir().unwrap();
-        let store = super::super::Store::open(dir.path()).unwrap();
-        store.set_history_depth(1);
-        let origin = Origin::new("node-a", "someone", "linux/amd64", "1.0");
-        let versions: Vec<SkillPacket> = (1..=3)
-            .map(|i| {
-                SkillPacket::new(
-                    &origin,
-                    "a",
-                    "d",
-                    &format!("---\nname: a\n---\nv{i}\n"),
-                    0.9,
-                    crate::store::now(),
-                )
-            })
-            .collect();
-        for p in &versions {
-            store
-                .transaction(|tx| tx.install(p, SkillKind::Local, true, &Source::Operator).map(drop))
-                .unwrap();
-        }
-        let conn = store.conn();
-        let rows: Vec<(i64, Option<Vec<u8>>)> = conn
-            .prepare("SELECT version, packet FROM skill_versions ORDER BY version")
-            .unwrap()
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-            .unwrap()
-            .collect::<Result<_, _>>()
-            .unwrap();
-        // Depth 1: version 1 pruned; 2 superseded, with its packet; 3 current, in skills.
-        assert_eq!(rows.iter().map(|r| r.0).collect::<Vec<_>>(), [2, 3]);
-        let v2 = super::super::packed::json(rusqlite::types::ValueRef::Blob(rows[0].1.as_deref().unwrap()))
-            .unwrap();
-        let v2: SkillPacket = serde_json::from_str(&v2).unwrap();
-        assert!(ecp_protocol::identity::verify(&v2).unwrap().is_some(), "a local version is signed");
-        assert_eq!(SkillPacket { origin_signature: None, ..v2 }, versions[1]);
-        assert_eq!(rows[1].1, None);
-    }
-}
+#[cfg(test)]
+mod tests;

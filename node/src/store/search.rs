@@ -195,16 +195,40 @@ macro_rules! index_tables {
         -- How many skills hold each term: the IDF of ranking.
         CREATE VIRTUAL TABLE skill_search_terms USING fts5vocab(skill_search, row);
         "#,
-            $crate::store::search::shown_triggers!(
-                ("inbox", "skill_name", ""),
-                ("inbox_decisions", "skill_name", ""),
-                ("skill_scores", "name", "OF retired_at"),
-                ("revocations", "name", "")
-            )
+            $crate::store::search::shown_index_triggers!(shown_triggers)
         )
     };
 }
 pub(super) use index_tables;
+
+/// `$make!` of the tables deciding what search shows ([`VISIBLE`]), each
+/// with the column naming the skill and the update of it that matters:
+/// the index's triggers ([`shown_triggers`]), or dropping them
+/// ([`drop_shown_triggers`]: migration 23 rebuilds the skills table their
+/// bodies read).
+macro_rules! shown_index_triggers {
+    ($make:ident) => {
+        $crate::store::search::$make!(
+            ("inbox", "skill_name", ""),
+            ("inbox_decisions", "skill_name", ""),
+            ("skill_scores", "name", "OF retired_at"),
+            ("revocations", "name", "")
+        )
+    };
+}
+pub(super) use shown_index_triggers;
+
+/// Drops the triggers [`shown_triggers`] makes for the same tables.
+macro_rules! drop_shown_triggers {
+    ($(($table:literal, $column:literal, $of:literal)),*) => {
+        concat!($(
+            "DROP TRIGGER IF EXISTS skill_search_shown_", $table, "_insert;\n",
+            "DROP TRIGGER IF EXISTS skill_search_shown_", $table, "_delete;\n",
+            "DROP TRIGGER IF EXISTS skill_search_shown_", $table, "_update;\n",
+        )*)
+    };
+}
+pub(super) use drop_shown_triggers;
 
 /// Drops the index's tables, whichever are there (its triggers are kept:
 /// they are made again only where missing, and [`rebuild`] drops them).

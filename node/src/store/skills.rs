@@ -152,13 +152,6 @@ fn with_scores(conn: &Connection, records: &mut [SkillRecord]) -> Result<(), Sto
     Ok(())
 }
 
-fn kind_label(kind: SkillKind) -> &'static str {
-    match kind {
-        SkillKind::Local => "local",
-        SkillKind::External => "external",
-    }
-}
-
 pub(super) fn kind_from_label(label: &str) -> SkillKind {
     if label == "local" { SkillKind::Local } else { SkillKind::External }
 }
@@ -188,14 +181,15 @@ pub(super) fn upsert(
         packet
     };
     let seq = next_seq(tx)?;
-    let recorded = now().to_string();
+    let recorded = super::compact::time(now());
+    let hash = super::compact::hash(&packet.integrity_hash);
     let version: i64 = tx
         .prepare_cached("SELECT version FROM skills WHERE name = ?1")?
         .query_row(params![packet.skill_name], |r| r.get(0))
         .optional()?
         .unwrap_or(0)
         + 1;
-    let packed = super::packed::pack(&to_json(packet));
+    let packed = super::packed::pack_stored(&to_json(packet));
     if version > 1 && (depth > 0 || super::versions::is_held(tx, &packet.skill_name, version - 1)?) {
         // The version superseded keeps its own copy from now on: until now
         // it was the one in `skills` (one stored copy per version).
@@ -206,30 +200,30 @@ pub(super) fn upsert(
         .execute(params![packet.skill_name, version - 1])?;
     }
     tx.prepare_cached(
-        "INSERT INTO skills (name, kind, origin, version, integrity_hash, created_at, updated_at, deprecated,
+        "INSERT INTO skills (name, local, origin, version, hash, created, updated, deprecated,
                              shareable, confidence, description, tags, seq, packet, bundle_digest,
                              origin_verified, origin_key)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)
          ON CONFLICT (name) DO UPDATE SET
-             kind = excluded.kind, origin = excluded.origin, version = excluded.version,
-             integrity_hash = excluded.integrity_hash, created_at = excluded.created_at,
-             updated_at = excluded.updated_at, deprecated = excluded.deprecated,
+             local = excluded.local, origin = excluded.origin, version = excluded.version,
+             hash = excluded.hash, created = excluded.created,
+             updated = excluded.updated, deprecated = excluded.deprecated,
              shareable = excluded.shareable, confidence = excluded.confidence,
              description = excluded.description, tags = excluded.tags, seq = excluded.seq,
              packet = excluded.packet, bundle_digest = excluded.bundle_digest,
              origin_verified = excluded.origin_verified, origin_key = excluded.origin_key,
              -- Sharing decisions are about this node's own skills.
-             private = CASE WHEN excluded.kind = 'local' THEN skills.private END,
-             private_reason = CASE WHEN excluded.kind = 'local' THEN skills.private_reason END,
-             withdrawal = CASE WHEN excluded.kind = 'local' THEN skills.withdrawal END",
+             private = CASE WHEN excluded.local THEN skills.private END,
+             private_reason = CASE WHEN excluded.local THEN skills.private_reason END,
+             withdrawal = CASE WHEN excluded.local THEN skills.withdrawal END",
     )?
     .execute(params![
         packet.skill_name,
-        kind_label(kind),
+        kind == SkillKind::Local,
         packet.origin_instance,
         version,
-        packet.integrity_hash,
-        packet.created_at.to_string(),
+        hash,
+        super::compact::time(packet.created_at),
         recorded,
         packet.deprecated,
         shareable,
@@ -245,18 +239,10 @@ pub(super) fn upsert(
         packet.origin_signature.as_ref().map(|s| s.key_id.as_str()),
     ])?;
     tx.prepare_cached(
-        "INSERT INTO skill_versions (name, version, seq, recorded_at, source, integrity_hash, deprecated)
+        "INSERT INTO skill_versions (name, version, seq, recorded, source, hash, deprecated)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
     )?
-    .execute(params![
-        packet.skill_name,
-        version,
-        seq,
-        recorded,
-        source,
-        packet.integrity_hash,
-        packet.deprecated
-    ])?;
+    .execute(params![packet.skill_name, version, seq, recorded, source, hash, packet.deprecated])?;
     super::blobs::add_refs(tx, packet, version)?;
     super::inbox::withdraw(tx, &packet.skill_name, source, packet.deprecated)?;
     super::search::follow(tx, packet, seq)?;
