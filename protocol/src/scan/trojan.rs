@@ -42,8 +42,9 @@ use super::supply::{has_url, has_word};
 use super::{Category, Finding, Severity};
 pub(super) use runs::runs;
 use runs::{
-    BUILT_OR_INSTALLED, COMPILED_EXTENSIONS, LOADED_EVERYWHERE, RUN_AS_CODE, SUDO_LOCAL, is_script,
-    may_build_or_install, may_load_everywhere, may_run_as_code, sourced,
+    BUILT_OR_INSTALLED, COMPILED_EXTENSIONS, FED_TO_SHELL, LOADED_EVERYWHERE, PRELOADED, RUN_AS_CODE,
+    SUDO_LOCAL, is_companion_path, is_script, may_build_or_install, may_feed_shell, may_load_everywhere,
+    may_preload, may_run_as_code, sourced,
 };
 
 /// The analyzers of this family.
@@ -111,6 +112,18 @@ pub(super) fn analyzers() -> Vec<Analyzer> {
             "taskfile",
             "install ./",
             "add ./",
+            // A file fed to a shell (`sh < tools/steps`, `xargs -a list …
+            // sh -c`), a local package run by `npx`, and git settings that
+            // run a program on every git command.
+            "sh <",
+            "eval",
+            "xargs",
+            "-e ./",
+            "npx",
+            "fsmonitor",
+            "sshcommand",
+            "askpass",
+            "credential.helper",
         ],
         run: companions,
     }]
@@ -138,12 +151,26 @@ static HANDS_SECRETS: Lazy = LazyLock::new(|| {
 });
 
 /// What is said of the unseen script that a reviewer would stop at: it
-/// reports or uploads somewhere, is to be taken as is, is not shown.
+/// reports or uploads somewhere, is to be taken as is, is not shown, or
+/// must run before anything else the skill does (whatever it sets up,
+/// every later step runs under it).
 static SAID_OF_IT: Lazy = LazyLock::new(|| {
     compile(
-        r"\b(?:telemetry|phones?\s+home|beacons?|registers?\s+(?:the|this|your)\s+(?:machine|host|device|workstation)|registers?\s+(?:itself\s+)?with|reports?\s+(?:usage\s+)?(?:back|home)|upload(?:s|ed)?\s+(?:the|your|a)\b|as[\s-]is|(?:do\s+not|don'?t|never)\s+(?:modify|edit|change)\s+(?:it|the\s+script)|not\s+(?:reproduced|shown|included|listed)\s+here|too\s+(?:long|large|big)\s+to\s+(?:show|include|list|paste)|just\s+run\s+it)\b",
+        r"\b(?:telemetry|phones?\s+home|beacons?|registers?\s+(?:the|this|your)\s+(?:machine|host|device|workstation)|registers?\s+(?:itself\s+)?with|reports?\s+(?:usage\s+)?(?:back|home)|upload(?:s|ed)?\s+(?:the|your|a)\b|as[\s-]is|(?:do\s+not|don'?t|never)\s+(?:modify|edit|change)\s+(?:it|the\s+script)|not\s+(?:reproduced|shown|included|listed)\s+here|too\s+(?:long|large|big)\s+to\s+(?:show|include|list|paste)|just\s+run\s+it|before\s+(?:anything|everything)\s+else|before\s+(?:any|every)\s+other\s+step|(?:the\s+)?very\s+first\s+thing)\b",
     )
 });
+
+/// What the run is told after the file's name that keeps anyone from
+/// seeing what it does: its own prompts answered or skipped (`--yes`,
+/// `--accept-all`, `-Unattended`), or its output silenced (`--quiet`).
+static UNATTENDED: Lazy = LazyLock::new(|| {
+    compile(
+        r"\s(?:--(?:yes|quiet|silent|force|unattended|accept-all|assume-yes|non-?interactive|no-?confirm\w*|no-?prompt|auto-?approve|skip-?confirm\w*)|-y|-q|-unattended|-force|-confirm:\$false)(?:\s|$|[`;&|)])",
+    )
+});
+
+/// A process detached to outlive the session (`nohup`, `setsid`, `disown`).
+static DETACHED: Lazy = LazyLock::new(|| compile(r"\b(?:nohup|setsid|disown)\b"));
 
 static PRIVILEGE: Lazy = LazyLock::new(|| {
     compile(r"\b(?:sudo|doas|runas)\b|-verb\s+runas|executionpolicy\s+(?:bypass|unrestricted)|\s-ep\s+bypass")
@@ -209,7 +236,8 @@ pub(crate) fn scripts_run(text: &str) -> impl Iterator<Item = (usize, &str)> {
 /// Whether the body shows the file's content, or writes it, or fetches it
 /// (which the `remote` family judges): a line other than `run` naming it
 /// opens a code block or is the first line of one (a comment naming the
-/// file), has one open within [`SHOWN_WITHIN`] lines, writes it (`cat >
+/// file), has one open within [`SHOWN_WITHIN`] lines (other than the
+/// block holding `run`), writes it (`cat >
 /// x.sh <<EOF`, `tee x.sh`) or has the agent write it ("create `cli.py`
 /// with …"), or names a URL.
 pub(super) fn shown(body: &Body<'_>, run: LineRef, path: &str) -> bool {
@@ -237,8 +265,29 @@ pub(super) fn shown(body: &Body<'_>, run: LineRef, path: &str) -> bool {
             || before.contains("tee ")
             || contains_ci(line.as_bytes(), b"create")
             || contains_ci(line.as_bytes(), b"write")
-            || text[end..].split('\n').skip(1).take(SHOWN_WITHIN).any(is_fence)
+            || block_below(text, end).is_some_and(|open| !holds(text, open, run.start))
     })
+}
+
+/// Where the line opening a code block within [`SHOWN_WITHIN`] lines
+/// below the line ending at byte `end` starts.
+fn block_below(text: &str, end: usize) -> Option<usize> {
+    let mut at = end + 1;
+    for line in text.get(at..)?.split('\n').take(SHOWN_WITHIN) {
+        if is_fence(line) {
+            return Some(at);
+        }
+        at += line.len() + 1;
+    }
+    None
+}
+
+/// Whether the code block whose fence line starts at `open` holds the line
+/// starting at `run`: a block below a line naming the file that is the
+/// block running it ("the settings are kept in `x/list`; run them:", then
+/// the command) shows the command, not the file.
+fn holds(text: &str, open: usize, run: usize) -> bool {
+    open < run && fence_lines(text).iter().all(|&f| f <= open || f >= run)
 }
 
 /// Words (or their starts) without which neither fetch-and-run sentence
@@ -264,6 +313,18 @@ const FETCH_OR_RUN_WORDS: &[&str] = &[
 /// fences between ("…no need to open it:", a blank, the fence, the run)
 /// do not count toward the distance before it.
 fn concealed(body: &Body<'_>, l: LineRef) -> bool {
+    said_near(body, l, &CONCEALMENT)
+}
+
+/// Whether the lines around the run say what a reviewer would stop at
+/// (`SAID_OF_IT`), as `concealed` reads them.
+fn said_of_it(body: &Body<'_>, l: LineRef) -> bool {
+    said_near(body, l, &SAID_OF_IT)
+}
+
+/// Whether `re` matches on `l`, the [`CONCEALMENT_LINES`] lines after it,
+/// or the [`CONCEALMENT_LINES`] lines with text before it.
+fn said_near(body: &Body<'_>, l: LineRef, re: &regex::bytes::Regex) -> bool {
     let from = body.line_before(l, CONCEALMENT_LINES + 2);
     let near: Vec<(LineRef, &str)> =
         body.lines_from(from).take_while(|(r, _)| r.index <= l.index + CONCEALMENT_LINES).collect();
@@ -273,16 +334,7 @@ fn concealed(body: &Body<'_>, l: LineRef) -> bool {
     };
     let before = near.iter().filter(|(r, _)| r.index < l.index).rev().filter(|(_, t)| said(t));
     let after = near.iter().filter(|(r, _)| r.index >= l.index);
-    before.take(CONCEALMENT_LINES).chain(after).any(|(_, line)| CONCEALMENT.is_match(line.as_bytes()))
-}
-
-/// Whether the lines around the run say what a reviewer would stop at
-/// (`SAID_OF_IT`), as `concealed` reads them.
-fn said_of_it(body: &Body<'_>, l: LineRef) -> bool {
-    let from = body.line_before(l, CONCEALMENT_LINES);
-    body.lines_from(from)
-        .take_while(|(r, _)| r.index <= l.index + CONCEALMENT_LINES)
-        .any(|(_, t)| SAID_OF_IT.is_match(t.as_bytes()))
+    before.take(CONCEALMENT_LINES).chain(after).any(|(_, line)| re.is_match(line.as_bytes()))
 }
 
 /// The fences' searchers, built once: building one costs more than a
@@ -337,6 +389,52 @@ fn fetched_above(body: &Body<'_>, l: LineRef) -> bool {
     })
 }
 
+/// Whether the run of the file at `at` of `line` is told to skip its
+/// prompts, keep quiet or outlive the session ([`UNATTENDED`]): flags
+/// after the file's name (a runner's own flags before it are its own),
+/// or a detaching command anywhere on the line.
+fn unattended(line: &str, at: usize) -> bool {
+    let b = line.as_bytes();
+    memchr::memchr(b'-', &b[at..]).is_some() && UNATTENDED.is_match(&b[at..])
+        || [&b"nohup"[..], b"setsid", b"disown"].iter().any(|w| contains_ci(b, w)) && DETACHED.is_match(b)
+}
+
+/// The files of the skill's folder that `line` runs in the forms its
+/// regexes find (loaded everywhere, run as code, fed to an interpreter,
+/// preloaded, built or installed), each with its offset and whether the
+/// form runs it everywhere or as code: the first of each form.
+fn formed_runs(line: &str) -> Vec<(&str, usize, bool)> {
+    let b = line.as_bytes();
+    let mut out = Vec::new();
+    // The newer forms take any path their interpreter is given; only a
+    // path of the skill's own folder is a companion.
+    for (re, everywhere, may, own) in [
+        (&LOADED_EVERYWHERE, true, may_load_everywhere as fn(&[u8]) -> bool, false),
+        (&RUN_AS_CODE, true, may_run_as_code, false),
+        (&FED_TO_SHELL, true, may_feed_shell, true),
+        (&PRELOADED, true, may_preload, true),
+        (&BUILT_OR_INSTALLED, false, may_build_or_install, false),
+    ] {
+        if !may(b) {
+            continue;
+        }
+        let caps = re.captures(b);
+        if let Some(m) = caps.and_then(|c| (1..c.len()).find_map(|i| c.get(i))) {
+            let path = slice_lossy(line, m.range());
+            if !own || is_companion_path(path) {
+                out.push((path, m.start(), everywhere));
+            }
+        }
+    }
+    out
+}
+
+/// Every file of the skill's folder that `line` runs, in any form: what a
+/// skill vouching for its code (`vouched`) is judged by.
+pub(super) fn run_paths(line: &str) -> Vec<&str> {
+    runs(line).into_iter().map(|(p, _)| p).chain(formed_runs(line).into_iter().map(|(p, _, _)| p)).collect()
+}
+
 fn companions(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
     // Fetch-and-run is asked in prose; found lazily, for URL lines only.
     let mut fences: Option<Vec<usize>> = None;
@@ -361,6 +459,7 @@ fn companions(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
             let severity = if compiled
                 || fetched
                 || sourced(line, at)
+                || unattended(line, at)
                 || PRIVILEGE.is_match(line.as_bytes())
                 || HANDS_SECRETS.is_match(line.as_bytes())
                 || concealed(body, l)
@@ -388,40 +487,25 @@ fn companions(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
                 ));
             }
         }
-        // Loaded everywhere or run as code: High. A build file or a local
-        // package run or installed: graded as a script run is.
-        for (re, everywhere, may) in [
-            (&LOADED_EVERYWHERE, true, may_load_everywhere as fn(&[u8]) -> bool),
-            (&RUN_AS_CODE, true, may_run_as_code),
-            (&BUILT_OR_INSTALLED, false, may_build_or_install),
-        ] {
-            if !may(b) {
+        // Loaded everywhere, run as code, fed to an interpreter or
+        // preloaded into a program: High. A build file or a local package
+        // run or installed: graded as a script run is.
+        for (path, at, everywhere) in formed_runs(line) {
+            if warned_against(&line[..at]) || shown(body, l, path) {
                 continue;
             }
-            let caps = re.captures(b);
-            if let Some(m) = caps.and_then(|c| (1..c.len()).find_map(|i| c.get(i))) {
-                let path = slice_lossy(line, m.range());
-                if !warned_against(&line[..m.start()]) && !shown(body, l, path) {
-                    let severity = if everywhere
-                        || PRIVILEGE.is_match(line.as_bytes())
-                        || HANDS_SECRETS.is_match(line.as_bytes())
-                        || concealed(body, l)
-                        || said_of_it(body, l)
-                    {
-                        Severity::High
-                    } else {
-                        Severity::Medium
-                    };
-                    out.push(finding(
-                        "trojan.companion-script",
-                        Category::SupplyChain,
-                        severity,
-                        l,
-                        line,
-                        m.start(),
-                    ));
-                }
-            }
+            let severity = if everywhere
+                || unattended(line, at)
+                || PRIVILEGE.is_match(line.as_bytes())
+                || HANDS_SECRETS.is_match(line.as_bytes())
+                || concealed(body, l)
+                || said_of_it(body, l)
+            {
+                Severity::High
+            } else {
+                Severity::Medium
+            };
+            out.push(finding("trojan.companion-script", Category::SupplyChain, severity, l, line, at));
         }
         if (has_url(line)
             || contains_ci(line.as_bytes(), b"installer")

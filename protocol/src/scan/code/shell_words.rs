@@ -330,6 +330,9 @@ impl Parser<'_, '_> {
                 w.push_str(&ansi_c(&rest[..n]));
                 self.i = (self.i + n + 1).min(self.s.len());
             }
+            Some(b'{') if matches!(self.s.as_bytes().get(self.i + 1..self.i + 3), Some(b"@}" | b"*}")) => {
+                self.i += 3;
+            }
             Some(b'{') => {
                 let rest = &self.s[self.i + 1..];
                 match rest.find('}') {
@@ -357,6 +360,9 @@ impl Parser<'_, '_> {
                     None => w.push('$'),
                 }
             }
+            // The positional parameters, which are empty in the shell an
+            // agent runs commands in: `ba$@sh` is `bash`.
+            Some(b'@' | b'*') => self.i += 1,
             Some(c) if c.is_ascii_alphabetic() || c == b'_' => {
                 let rest = &self.s[self.i..];
                 let n = rest.bytes().take_while(|b| b.is_ascii_alphanumeric() || *b == b'_').count();
@@ -494,7 +500,7 @@ fn globbed_program(word: &str) -> Option<&'static str> {
 }
 
 /// Whether `pattern` (`?` one byte, `*` any run without `/`) matches `text`.
-fn glob_matches(pattern: &[u8], text: &[u8]) -> bool {
+pub(super) fn glob_matches(pattern: &[u8], text: &[u8]) -> bool {
     match pattern.split_first() {
         None => text.is_empty(),
         Some((b'*', rest)) => (0..=text.iter().position(|&c| c == b'/').unwrap_or(text.len()))

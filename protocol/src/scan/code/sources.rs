@@ -146,7 +146,7 @@ const SECRET_NAME: &str = r"[a-z0-9_]*(?:token|secret|passw|pwd|api_?key|apikey|
 /// `exec.Command("gh", "auth", "token")`: words apart by anything but a
 /// word character): a program's own token, as a secret variable is, which
 /// it sends to its API.
-const CLI_TOKEN: &str = r#"\bgh\W+auth\W+token\b|["']auth["']\s*,\s*["']token["']|\bgcloud\W+auth\W+(?:application-default\W+)?print-(?:access|identity)-token\b|\baz\W+account\W+get-access-token\b|\bheroku\W+auth:token\b|\bgit\W+credential\W+fill\b"#;
+const CLI_TOKEN: &str = r#"\bgh\W+auth\W+token\b|\b(?:gh|glab)\W+auth\W+status\b[^\n]*show-token\b|\becr(?:-public)?\W+get-login-password\b|\bcodeartifact\W+get-authorization-token\b|\bkubectl\W+create\W+token\b|["']auth["']\s*,\s*["']token["']|\bgcloud\W+auth\W+(?:application-default\W+)?print-(?:access|identity)-token\b|\baz\W+account\W+get-access-token\b|\bheroku\W+auth:token\b|\bgit\W+credential\W+fill\b"#;
 
 /// A CLI that prints a store of credentials: every key of a cloud
 /// account (`aws configure export-credentials`, the `aws` often on the
@@ -171,7 +171,14 @@ static READ: Lazy = LazyLock::new(|| {
     )
 });
 
-static SECRET_FILE: Lazy = LazyLock::new(|| compile(SECRET_PATHS));
+/// Credential files of other tools that code reads whole: a database
+/// client's password file, a secrets store's token, an object store's or
+/// a package registry's keys. Read by a program and sent, they are what
+/// `SECRET_PATHS` names are (the line rules leave them out: prose names
+/// them in routine setup steps).
+const TOOL_SECRET_FILES: &str = r#"(?:^|[\s"'/`(=])\.(?:pgpass|my\.cnf|vault-token|s3cfg|boto|databrickscfg)\b|\.cargo/credentials(?:\.toml)?\b|\.gem/credentials\b|\.terraform\.d/credentials\.tfrc\.json\b|\.config/hub\b"#;
+
+static SECRET_FILE: Lazy = LazyLock::new(|| compile(&format!("{SECRET_PATHS}|{TOOL_SECRET_FILES}")));
 
 /// Reading a whole file's text, rather than loading settings from it.
 static WHOLE_READ: Lazy = LazyLock::new(|| {

@@ -80,6 +80,8 @@ const RUNNERS: &[&str] = &[
     "pipenv",
     "pdm",
     "hatch",
+    // `npx ./tools/cli`: the package at that path, its `bin` run.
+    "npx",
 ];
 
 /// Words that may stand before a command without being it.
@@ -97,7 +99,6 @@ const PREFIXES: &[&str] = &[
     "+",
     "&",
     "run",
-    "npx",
     // A build or infrastructure tool's own way of running a program:
     // CMake's `execute_process(COMMAND sh …)`, Terraform's `program =
     // ["bash", …]`, a container's `ENTRYPOINT`.
@@ -114,12 +115,50 @@ const PROJECT_FILES: &[&str] =
     &["manage.py", "setup.py", "conftest.py", "noxfile.py", "configure", "gradlew", "mvnw"];
 
 /// Companion code loaded into processes the agent starts later, or run on
-/// every commit: a preload or startup variable, or git's hooks folder,
-/// pointed into the skill's folder or a relative path. Group 1 or 2 is
-/// the path.
+/// every commit: a preload or startup variable, or a git setting that
+/// names a program git runs on its own (`core.hooksPath`, `core.fsmonitor`
+/// on every `git status`, `core.sshCommand` on every fetch, an askpass, a
+/// credential helper), pointed into the skill's folder or a relative
+/// path. Group 1 or 2 is the path.
 pub(super) static LOADED_EVERYWHERE: Lazy = LazyLock::new(|| {
     compile(
-        r#"\b(?:ld_preload|dyld_insert_libraries|pythonstartup|bash_env|perl5opt|rubyopt|node_options|java_tool_options)\s*=\s*["']?(?:--require[\s=]+|-r\s*|-javaagent:|-m)?["']?((?:\$\{?\w*skill\w*\}?|\{basedir\}|\.{1,2})/[\w./-]+|[\w-]+/[\w./-]+\.(?:so|dylib|js|cjs|mjs|py|pl|rb|jar|sh))|\bcore\.hookspath\s+["']?((?:\$\{?\w*skill\w*\}?|\{basedir\})/[\w./-]*)"#,
+        r#"\b(?:ld_preload|dyld_insert_libraries|pythonstartup|bash_env|perl5opt|rubyopt|node_options|java_tool_options)\s*=\s*["']?(?:--require[\s=]+|-r\s*|-javaagent:|-m)?["']?((?:\$\{?\w*skill\w*\}?|\{basedir\}|\.{1,2})/[\w./-]+|[\w-]+/[\w./-]+\.(?:so|dylib|js|cjs|mjs|py|pl|rb|jar|sh))|\b(?:core\.(?:hookspath|fsmonitor|sshcommand|askpass|pager|editor)|credential\.helper|gpg\.program|diff\.external)\s+["']?!?((?:\$\{?\w*skill\w*\}?|\{basedir\})/[\w./-]*)"#,
+    )
+});
+
+/// The forms of [`FED_TO_SHELL`]: an interpreter, and a path in the
+/// skill's folder (a folder and a file, or `./file`).
+const INTERPRETER: &str = r"(?:(?:ba|z|da|k)?sh|python[0-9.]*|node|ruby|perl|pwsh|powershell)";
+const LOCAL_PATH: &str = r"((?:\$\{?\w+\}?/|\{basedir\}/|\./)?[\w.-]+/[\w./-]*\w|\./[\w.-]*\w)";
+
+/// A file of the skill's folder fed to an interpreter as its program,
+/// whatever its name: on standard input (`sh < tools/steps.txt`, `cat
+/// x | bash`), as the text of `-c` or `eval` (`bash -c "$(cat
+/// scripts/prepare)"`), or one command a line (`xargs -a tools/list
+/// -I{} sh -c '{}'`). Its content runs as code, unseen. Group 1 to 4 is
+/// the path.
+pub(super) static FED_TO_SHELL: Lazy = LazyLock::new(|| {
+    compile(
+        &[
+            r#"\b{sh}\s+(?:-\S*\s+)*<\s*["']?{path}"#,
+            r#"\b(?:cat|type|get-content|gc)\s+["']?{path}["']?\s*\|\s*(?:sudo\s+(?:-\S+\s+)*)?(?:{sh}|iex|invoke-expression)\b"#,
+            r#"(?:\b{sh}\s+(?:-\S+\s+)*?-c|\beval)\s+["']?(?:\$\(|`)\s*(?:cat\s+|<\s*)["']?{path}"#,
+            r#"\bxargs\s+(?:-\S+\s+)*?(?:-a|--arg-file)[\s=]+["']?{path}[^\n|;&]*\b(?:{sh}\s+-c|eval)\b"#,
+        ]
+        .join("|")
+        .replace("{sh}", INTERPRETER)
+        .replace("{path}", LOCAL_PATH),
+    )
+});
+
+/// A file of the skill's folder loaded into a program in front of its
+/// own code: Node's `--require` / `--import` / `--loader` (`node -r
+/// ./x/register.cjs src/server.js`), a Java agent, Ruby's `-r`. It sees
+/// and can change everything the program does, as a preload variable's
+/// file does. Group 1 to 3 is the path.
+pub(super) static PRELOADED: Lazy = LazyLock::new(|| {
+    compile(
+        r#"\b(?:node|deno|bun|tsx|ts-node)\b[^\n|;&]*?\s(?:--require|-r|--import|--loader|--experimental-loader)[\s=]+["']?((?:\$\{?\w+\}?/|\{basedir\}/|\./)[\w./-]*\w)|\bjava\b[^\n|;&]*?\s-javaagent:["']?((?:\$\{?\w+\}?/|\{basedir\}/|\./)?[\w./-]+\.jar)|\bruby\b[^\n|;&]*?\s-r\s*["']?(\./[\w./-]*\w)"#,
     )
 });
 
@@ -135,10 +174,11 @@ pub(super) static RUN_AS_CODE: Lazy = LazyLock::new(|| {
 /// A build file of the skill's folder run by its tool (`make -f
 /// tools/Makefile`, `just --justfile …`, `task --taskfile …`), or a local
 /// package installed (`pip install ./vendor/x`, `npm install
-/// ./vendor/x.tgz`): code that runs, unseen, as a script does.
+/// ./vendor/x.tgz`, `pip install -e ./labkit`): code that runs, unseen,
+/// as a script does (a package's build and install hooks run on install).
 pub(super) static BUILT_OR_INSTALLED: Lazy = LazyLock::new(|| {
     compile(
-        r#"\b(?:g?make\s+(?:-\S+\s+)*-f|just\s+(?:-\S+\s+)*--justfile|task\s+(?:-\S+\s+)*(?:--taskfile|-t))\s+["']?((?:\$\{?\w+\}?|\{basedir\}|\.{1,2})?/?[\w.-]+/[\w./-]*[\w])|\b(?:pip3?|uv\s+pip|pipx|npm|pnpm|yarn|bun|gem)\s+(?:install|add|i)\s+(?:-\S+\s+)*["']?((?:\$\{?\w*skill\w*\}?|\{basedir\}|\.{1,2})/(?:vendor|vendored|lib|libs|pkg|packages|dist|tools|helpers|bundle|third_party)/[\w./-]*[\w])"#,
+        r#"\b(?:g?make\s+(?:-\S+\s+)*-f|just\s+(?:-\S+\s+)*--justfile|task\s+(?:-\S+\s+)*(?:--taskfile|-t))\s+["']?((?:\$\{?\w+\}?|\{basedir\}|\.{1,2})?/?[\w.-]+/[\w./-]*[\w])|\b(?:pip3?|uv\s+pip|pipx|npm|pnpm|yarn|bun|gem)\s+(?:install|add|i)\s+(?:-\S+\s+)*["']?((?:\$\{?\w*skill\w*\}?|\{basedir\}|\.{1,2})/(?:vendor|vendored|lib|libs|pkg|packages|dist|tools|helpers|bundle|third_party)/[\w./-]*[\w]|(?:\$\{?\w*skill\w*\}?|\{basedir\}|\.)/[\w-][\w./-]*\w)"#,
     )
 });
 
@@ -148,11 +188,40 @@ pub(super) static BUILT_OR_INSTALLED: Lazy = LazyLock::new(|| {
 /// this analyzer cost on a typical body (every line with `run` or `bash`
 /// wakes it).
 pub(super) fn may_load_everywhere(line: &[u8]) -> bool {
-    contains_ci(line, b"hookspath")
+    [
+        &b"hookspath"[..],
+        b"fsmonitor",
+        b"sshcommand",
+        b"askpass",
+        b"core.pager",
+        b"core.editor",
+        b".helper",
+        b".program",
+        b".external",
+    ]
+    .iter()
+    .any(|w| contains_ci(line, w))
         || (line.contains(&b'=')
             && [&b"preload"[..], b"dyld_", b"startup", b"bash_env", b"5opt", b"rubyopt", b"_options"]
                 .iter()
                 .any(|w| contains_ci(line, w)))
+}
+
+/// Whether `line` may feed a file to an interpreter ([`FED_TO_SHELL`]):
+/// a `/` of a path, and a redirection, a `cat` or an `xargs`.
+pub(super) fn may_feed_shell(line: &[u8]) -> bool {
+    line.contains(&b'/')
+        && (line.contains(&b'<')
+            || [&b"cat "[..], b"type ", b"get-content", b"gc ", b"xargs"]
+                .iter()
+                .any(|w| contains_ci(line, w)))
+}
+
+/// Whether `line` may preload a file into a program ([`PRELOADED`]): a
+/// runner's name and one of its preload flags.
+pub(super) fn may_preload(line: &[u8]) -> bool {
+    [&b"-r"[..], b"--import", b"--loader", b"javaagent"].iter().any(|w| contains_ci(line, w))
+        && [&b"node"[..], b"deno", b"bun", b"tsx", b"java", b"ruby"].iter().any(|w| contains_ci(line, w))
 }
 
 /// Whether `line` holds a word [`RUN_AS_CODE`] needs: `<(`, `import-module`,
@@ -187,7 +256,7 @@ pub(super) fn is_script(path: &str) -> bool {
 
 /// A path in the skill's own folder: relative, or under a skill-folder
 /// placeholder, and not a system, home or temporary path.
-fn is_companion_path(path: &str) -> bool {
+pub(super) fn is_companion_path(path: &str) -> bool {
     let name = path.rsplit(['/', '\\']).next().unwrap_or(path);
     let elsewhere = has_url(path)
         || path.starts_with(['/', '~', '-'])
@@ -220,6 +289,7 @@ fn mentions_bare_run(line: &str) -> bool {
             || contains_ci(b, b"sh ")
             || contains_ci(b, b". ./")
             || contains_ci(b, b"node ")
+            || contains_ci(b, b"npx ")
             || contains_ci(b, b"python")
             || contains_ci(b, b"go run"))
 }
