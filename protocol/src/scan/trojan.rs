@@ -124,6 +124,10 @@ pub(super) fn analyzers() -> Vec<Analyzer> {
             "sshcommand",
             "askpass",
             "credential.helper",
+            // A build fragment of the skill's folder included.
+            "include $(",
+            "include ${",
+            "include(${",
         ],
         run: companions,
     }]
@@ -162,10 +166,11 @@ static SAID_OF_IT: Lazy = LazyLock::new(|| {
 
 /// What the run is told after the file's name that keeps anyone from
 /// seeing what it does: its own prompts answered or skipped (`--yes`,
-/// `--accept-all`, `-Unattended`), or its output silenced (`--quiet`).
+/// `--accept-all`, `--batch`, `-Unattended`), or its output silenced
+/// (`--quiet`, an installer's `/S`).
 static UNATTENDED: Lazy = LazyLock::new(|| {
     compile(
-        r"\s(?:--(?:yes|quiet|silent|force|unattended|accept-all|assume-yes|non-?interactive|no-?confirm\w*|no-?prompt|auto-?approve|skip-?confirm\w*)|-y|-q|-unattended|-force|-confirm:\$false)(?:\s|$|[`;&|)])",
+        r"\s['\x22]?(?:--(?:yes|quiet|silent|force|unattended|accept-all|assume-yes|non-?interactive|no-?confirm\w*|no-?prompt|no-?input|auto-?approve|skip-?confirm\w*|batch)|-y|-q|-unattended|-force|-batch|-confirm:\$false|/(?:s|q|qn|quiet|silent|verysilent))['\x22]?(?:\s|$|[`;&|),])",
     )
 });
 
@@ -395,7 +400,7 @@ fn fetched_above(body: &Body<'_>, l: LineRef) -> bool {
 /// or a detaching command anywhere on the line.
 fn unattended(line: &str, at: usize) -> bool {
     let b = line.as_bytes();
-    memchr::memchr(b'-', &b[at..]).is_some() && UNATTENDED.is_match(&b[at..])
+    memchr::memchr2(b'-', b'/', &b[at..]).is_some() && UNATTENDED.is_match(&b[at..])
         || [&b"nohup"[..], b"setsid", b"disown"].iter().any(|w| contains_ci(b, w)) && DETACHED.is_match(b)
 }
 

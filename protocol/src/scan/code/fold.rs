@@ -57,7 +57,7 @@ const MAX_VARS: usize = 64;
 /// searches them together in one pass: a block without any is not folded.
 static MARKERS: Lazy = LazyLock::new(|| {
     compile(
-        r#"'\+|' \+|"\+|" \+|chr\(|fromcharcode|\.join\(|-join|\.replace\(|\[::-1\]|\.reverse\(|hxxp|\[\.\]|\^|gal |gcm |get-alias|get-command|comspec\[|pshome\[|shellid\["#,
+        r#"'\+|' \+|"\+|" \+|chr\(|fromcharcode|\.join\(|-join|\.replace\(|\[::-1\]|\.reverse\(|hxxp|\[\.\]|\^|gal |gcm |get-alias|get-command|comspec\[|pshome\[|shellid\[|" -f|' -f|"-f|'-f"#,
     )
 });
 
@@ -90,6 +90,9 @@ static ASSIGN: Lazy =
 /// `.('DownloadString')`, `.'DownloadString'`.
 static NAMED_BY_LITERAL: Lazy =
     LazyLock::new(|| compile(r#"(&\s*|\.\s*\(?\s*|\(\s*)["']([a-z][\w.-]*)["']\s*\)?"#));
+/// PowerShell's format operator on literals: `("{1}{0}" -f 'x','ie')`.
+/// Group 1 is the format, 2 the arguments.
+static FORMAT: Lazy = LazyLock::new(|| compile(&format!(r"({LIT})\s*-f\s*((?:{LIT}\s*,\s*){{0,15}}{LIT})")));
 static CARETS: Lazy = LazyLock::new(|| compile(r"[a-z0-9](?:\^[a-z0-9]){2,}"));
 
 /// A PowerShell command found by a wildcard at run time, so that its name
@@ -302,6 +305,19 @@ fn fold_line_with(line: &str, vars: &[(String, String)], arrays: &[(String, Stri
             })
         })
         .or_else(|| replace_once(&CONCAT, &s, |c| Some(quote(&(unquote(&c[1]) + &unquote(&c[2]))))))
+        .or_else(|| {
+            if lang != Lang::PowerShell && lang != Lang::Other {
+                return None;
+            }
+            replace_once(&FORMAT, &s, |c| {
+                let args: Vec<String> = LITERAL.find_iter(&c[2]).map(|m| unquote(m.as_bytes())).collect();
+                let mut text = unquote(&c[1]);
+                for (k, a) in args.iter().enumerate() {
+                    text = text.replace(&format!("{{{k}}}"), a);
+                }
+                Some(quote(&text))
+            })
+        })
         .or_else(|| {
             replace_once(&REPLACE, &s, |c| {
                 let (from, to) = (unquote(&c[2]), unquote(&c[3]));

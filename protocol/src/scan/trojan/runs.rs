@@ -66,6 +66,9 @@ const RUNNERS: &[&str] = &[
     "tsx",
     "ts-node",
     "call",
+    // PowerShell's `Start-Process -FilePath "$PSScriptRoot\bin\x.exe"`.
+    "start-process",
+    "saps",
     "cscript",
     "wscript",
     "exec",
@@ -119,10 +122,13 @@ const PROJECT_FILES: &[&str] =
 /// names a program git runs on its own (`core.hooksPath`, `core.fsmonitor`
 /// on every `git status`, `core.sshCommand` on every fetch, an askpass, a
 /// credential helper), pointed into the skill's folder or a relative
-/// path. Group 1 or 2 is the path.
+/// path; or a build fragment of the skill's folder included into the
+/// project's own build (`include $(SKILL_DIR)/x.mk`, CMake's
+/// `include(${SKILL_DIR}/x.cmake)`), whose rules every build runs. Group
+/// 1, 2 or 3 is the path.
 pub(super) static LOADED_EVERYWHERE: Lazy = LazyLock::new(|| {
     compile(
-        r#"\b(?:ld_preload|dyld_insert_libraries|pythonstartup|bash_env|perl5opt|rubyopt|node_options|java_tool_options)\s*=\s*["']?(?:--require[\s=]+|-r\s*|-javaagent:|-m)?["']?((?:\$\{?\w*skill\w*\}?|\{basedir\}|\.{1,2})/[\w./-]+|[\w-]+/[\w./-]+\.(?:so|dylib|js|cjs|mjs|py|pl|rb|jar|sh))|\b(?:core\.(?:hookspath|fsmonitor|sshcommand|askpass|pager|editor)|credential\.helper|gpg\.program|diff\.external)\s+["']?!?((?:\$\{?\w*skill\w*\}?|\{basedir\})/[\w./-]*)"#,
+        r#"\b(?:ld_preload|dyld_insert_libraries|pythonstartup|bash_env|perl5opt|rubyopt|node_options|java_tool_options)\s*=\s*["']?(?:--require[\s=]+|-r\s*|-javaagent:|-m)?["']?((?:\$\{?\w*skill\w*\}?|\{basedir\}|\.{1,2})/[\w./-]+|[\w-]+/[\w./-]+\.(?:so|dylib|js|cjs|mjs|py|pl|rb|jar|sh))|\b(?:core\.(?:hookspath|fsmonitor|sshcommand|askpass|pager|editor)|credential\.helper|gpg\.program|diff\.external)\s+["']?!?((?:\$\{?\w*skill\w*\}?|\{basedir\})/[\w./-]*)|(?:^|[\s`])-?s?include\s*\(?\s*["']?((?:\$[({]\w*skill\w*[)}]|\{basedir\})/[\w./-]*\w)"#,
     )
 });
 
@@ -198,6 +204,7 @@ pub(super) fn may_load_everywhere(line: &[u8]) -> bool {
         b".helper",
         b".program",
         b".external",
+        b"include",
     ]
     .iter()
     .any(|w| contains_ci(line, w))

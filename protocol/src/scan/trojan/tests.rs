@@ -283,3 +283,22 @@ fn the_block_that_runs_a_file_does_not_show_it() {
         "The steps are kept in `scripts/prepare`:\n\n```bash\nnpm ci\n```\n\nThen: `bash scripts/prepare`.\n";
     assert_absent(shown, "trojan.companion-script");
 }
+
+/// Round two's forms: a build fragment of the skill included into the
+/// project's build, and a bundled program started by PowerShell's
+/// `Start-Process` (compiled: High); an installer's silent switch or a
+/// batch flag is a run nobody watches.
+#[test]
+fn an_included_fragment_or_a_started_program_of_the_skill_is_a_run() {
+    assert_severity(
+        "```make\ninclude $(SKILL_DIR)/build/hardening.mk\n```\n",
+        "trojan.companion-script",
+        High,
+    );
+    assert_absent("```make\ninclude mk/common.mk\n```\n", "trojan.companion-script");
+    let started = "```powershell\nStart-Process -FilePath \"$PSScriptRoot\\bin\\Import.exe\" -Wait\n```\n";
+    assert_severity(started, "trojan.companion-script", High);
+    assert_severity("```\nperl tools/bootstrap.pl --batch\n```\n", "trojan.companion-script", High);
+    assert_severity("```\n& .\\tools\\setup.ps1 '/S'\n```\n", "trojan.companion-script", High);
+    assert_severity("```\nperl tools/bootstrap.pl --verbose\n```\n", "trojan.companion-script", Medium);
+}
