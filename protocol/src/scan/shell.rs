@@ -3,7 +3,10 @@
 //!
 //! Covers the reference scanner's destructive regexes (`rm -rf /`,
 //! `> /dev/sda`, `mkfs.`, `dd if=`, the fork bomb, force-push to main) and
-//! reverse shells. The rules look at the *target* of a command: `rm -rf
+//! reverse shells (also gawk's `/inet/tcp/…` files and Ruby's sockets
+//! made a shell's streams), and Windows programs that run a script
+//! fetched from a URL in one command (`exec.remote-scriptlet`: `regsvr32
+//! /i:https://… scrobj.dll`, `mshta https://…`, `rundll32 javascript:…`). The rules look at the *target* of a command: `rm -rf
 //! ./target` and `dd if=/dev/zero of=./test.bin` are everyday commands,
 //! `rm -rf ~` and `dd … of=/dev/sda` are not.
 
@@ -89,7 +92,7 @@ pub(super) fn rules() -> Vec<Rule> {
             Critical,
             &[
                 "/dev/tcp/", "/dev/udp/", "nc ", "ncat ", "netcat ", "socat ", "mkfifo", "socket", "fsockopen", "/inet/",
-                "/inet4/", "/inet6/", "tcpsocket", "io::socket",
+                "/inet4/", "/inet6/", "tcpsocket",
             ],
             r#"/dev/(?:tcp|udp)/[^\s/]+/\d+|/inet[46]?/(?:tcp|udp)/\d+/[^\s/]+/\d+|\btcpsocket\.(?:new|open)\b[^\n]*(?:\bexec\b|\bspawn\b|\.reopen\b|/bin/(?:ba|z|da)?sh\b)|\bio::socket::inet\b[^\n]*(?:\bexec\b|\bsystem\b|/bin/(?:ba|z|da)?sh\b)|\b(?:nc|ncat|netcat)(?:\s[^\n|;&]*)?\s(?:-[a-z]*[ec]\s*\S|--(?:sh-)?exec\b)|\bsocat\s[^\n]*\bexec:|\bmkfifo\b[^\n]*\|\s*(?:nc|ncat|netcat)\b|\b(?:nc|ncat|netcat)\s[^\n]*\|\s*/bin/(?:ba)?sh\b|\b(?:/bin/)?(?:ba|z|da)?sh\s+-i\b[^\n]*\|\s*(?:nc|ncat|netcat)\s|\bsocket\b[^\n]*\bconnect\b[^\n]*(?:dup2|subprocess|pty\.spawn|/bin/(?:ba)?sh|\bexec)|\bfsockopen\b[^\n]*(?:exec|system|proc_open|/bin/(?:ba)?sh)"#,
         )

@@ -4,23 +4,35 @@
 //! - `trojan.companion-script`: a script of the skill's own folder run or
 //!   sourced (`bash scripts/setup.sh`, `source ./env.sh`, `python3
 //!   {baseDir}/run.py`, `./install.sh`, `pwsh ./x.ps1`) whose content the
-//!   skill does not show: no code block next to a line naming the file,
-//!   and no heredoc or redirection writing it. `Medium` on its own (many
+//!   skill does not show: no code block next to a line naming the file
+//!   (the block that runs it shows the command, not the file), and no
+//!   heredoc or redirection writing it. `Medium` on its own (many
 //!   harmless skills ship helper scripts; the bundle's own scan judges the
 //!   file itself), `High` when run with privilege (`sudo bash ./x.sh`,
 //!   `-ExecutionPolicy Bypass`) or with concealment nearby ("without
 //!   reading it", "don't open it", "nothing in it worth reviewing", output
-//!   thrown away), or when it is sourced (`source x`, `. x`): a sourced
+//!   thrown away), run unattended (`--yes`, `--batch`, `-Unattended`, an
+//!   installer's `/S`, `nohup`) or asked before anything else, or when it
+//!   is sourced (`source x`, `. x`): a sourced
 //!   file runs in the agent's own shell and can redefine every command the
 //!   later steps run. A runner given a file without a script extension
-//!   (`bash tools/bootstrap`, `. ./scripts/init`, `go run ./cmd/prep`)
-//!   counts; a virtual environment's `activate` and dotenv files do not.
+//!   (`bash tools/bootstrap`, `. ./scripts/init`, `go run ./cmd/prep`,
+//!   `npx ./tools/cli`, `Start-Process -FilePath …`) counts; a virtual
+//!   environment's `activate` and dotenv files do not.
 //!   Also `High`: companion code loaded everywhere (a preload or startup
 //!   variable such as `LD_PRELOAD`, `NODE_OPTIONS=--require`,
-//!   `PYTHONSTARTUP`, or `core.hooksPath`, pointed at the skill's files; an
-//!   `alias git=` to one), or a skill file run as code or loaded into the
-//!   session (`iex (Get-Content …)`, `source <(cat …)`, `Import-Module
-//!   "$PSScriptRoot\…"`).
+//!   `PYTHONSTARTUP`; git settings that run a program on git's own
+//!   commands — `core.hooksPath`, `core.fsmonitor`, `core.sshCommand`, a
+//!   credential helper — pointed at the skill's files; a build fragment of
+//!   the skill included into the project's build; an `alias git=` to one),
+//!   a skill file run as code or loaded into the session (`iex
+//!   (Get-Content …)`, `source <(cat …)`, `Import-Module
+//!   "$PSScriptRoot\…"`), fed to an interpreter whatever its name (`sh <
+//!   tools/steps.txt`, `bash -c "$(cat x)"`, `xargs -a list sh -c`), or
+//!   preloaded into a program (`node --require ./x.cjs app.js`, a Java
+//!   agent). A local package of the skill installed (`pip install -e
+//!   ./labkit`) is graded as a script run is. The forms and their
+//!   regexes are `trojan/runs.rs`'.
 //! - `trojan.fetch-and-run`: prose telling the agent to fetch something
 //!   from a URL and run it ("download the setup script from https://… and
 //!   run it", "execute the installer at https://…"). `High` for a script
@@ -43,8 +55,8 @@ use super::{Category, Finding, Severity};
 pub(super) use runs::runs;
 use runs::{
     BUILT_OR_INSTALLED, COMPILED_EXTENSIONS, FED_TO_SHELL, LOADED_EVERYWHERE, PRELOADED, RUN_AS_CODE,
-    SUDO_LOCAL, is_companion_path, is_script, may_build_or_install, may_feed_shell, may_load_everywhere,
-    may_preload, may_run_as_code, sourced,
+    SUDO_LOCAL, is_companion_path, is_script, may_build_or_install, may_feed_shell, may_hold_a_form,
+    may_load_everywhere, may_preload, may_run_as_code, sourced,
 };
 
 /// The analyzers of this family.
@@ -111,6 +123,7 @@ pub(super) fn analyzers() -> Vec<Analyzer> {
             "justfile",
             "taskfile",
             "install ./",
+            "install -e",
             "add ./",
             // A file fed to a shell (`sh < tools/steps`, `xargs -a list …
             // sh -c`), a local package run by `npx`, and git settings that
@@ -118,11 +131,11 @@ pub(super) fn analyzers() -> Vec<Analyzer> {
             "sh <",
             "eval",
             "xargs",
-            "-e ./",
             "npx",
-            "fsmonitor",
-            "sshcommand",
-            "askpass",
+            // Keys other families have already (`core`, `incl`, `cred`).
+            "core.fsmonitor",
+            "core.sshcommand",
+            "core.askpass",
             "credential.helper",
             // A build fragment of the skill's folder included.
             "include $(",
@@ -292,8 +305,15 @@ fn block_below(text: &str, end: usize) -> Option<usize> {
 /// block running it ("the settings are kept in `x/list`; run them:", then
 /// the command) shows the command, not the file.
 fn holds(text: &str, open: usize, run: usize) -> bool {
-    open < run && fence_lines(text).iter().all(|&f| f <= open || f >= run)
+    // Bounded: a block longer than this holding the run is read as
+    // showing the file, as before blocks were told apart.
+    open < run && run - open <= MAX_BLOCK_BYTES && !text[open..run].split('\n').skip(1).any(is_fence)
 }
+
+/// Bytes from a block's fence to a run inside it, at most, for [`holds`]:
+/// `shown` is asked for every run found, and a body's size must not
+/// multiply its cost.
+const MAX_BLOCK_BYTES: usize = 4096;
 
 /// Words (or their starts) without which neither fetch-and-run sentence
 /// reads: the cheap test (on the URL's line or the next) before the
@@ -411,6 +431,9 @@ fn unattended(line: &str, at: usize) -> bool {
 fn formed_runs(line: &str) -> Vec<(&str, usize, bool)> {
     let b = line.as_bytes();
     let mut out = Vec::new();
+    if !may_hold_a_form(b) {
+        return out;
+    }
     // The newer forms take any path their interpreter is given; only a
     // path of the skill's own folder is a companion.
     for (re, everywhere, may, own) in [

@@ -188,6 +188,20 @@ pub(super) static BUILT_OR_INSTALLED: Lazy = LazyLock::new(|| {
     )
 });
 
+/// Every word one of the regex forms needs, searched in one pass: most
+/// lines the analyzer wakes on (a fence naming `bash`, a URL) hold none,
+/// and one search costs less than each form's own gate.
+static FORMS_GATE: Lazy = LazyLock::new(|| {
+    compile(
+        r"hookspath|fsmonitor|sshcommand|askpass|core\.pager|core\.editor|\.helper|\.program|\.external|include|preload|dyld_|startup|bash_env|5opt|rubyopt|_options|<|import-module|alias|iex|invoke-expression|make|just|task|pip|npm|yarn|bun|gem|cat |type |gc |xargs|javaagent|-r",
+    )
+});
+
+/// Whether `line` may hold any of the regex forms: the gate before theirs.
+pub(super) fn may_hold_a_form(line: &[u8]) -> bool {
+    FORMS_GATE.is_match(line)
+}
+
 /// Whether `line` holds a word [`LOADED_EVERYWHERE`] needs: each of its
 /// forms names a startup variable set with `=`, or `core.hooksPath`. These
 /// gates run before the searches with captures, which were most of what
@@ -219,16 +233,15 @@ pub(super) fn may_load_everywhere(line: &[u8]) -> bool {
 pub(super) fn may_feed_shell(line: &[u8]) -> bool {
     line.contains(&b'/')
         && (line.contains(&b'<')
-            || [&b"cat "[..], b"type ", b"get-content", b"gc ", b"xargs"]
-                .iter()
-                .any(|w| contains_ci(line, w)))
+            || [&b"cat "[..], b"type ", b"gc ", b"xargs"].iter().any(|w| contains_ci(line, w)))
 }
 
 /// Whether `line` may preload a file into a program ([`PRELOADED`]): a
 /// runner's name and one of its preload flags.
 pub(super) fn may_preload(line: &[u8]) -> bool {
-    [&b"-r"[..], b"--import", b"--loader", b"javaagent"].iter().any(|w| contains_ci(line, w))
-        && [&b"node"[..], b"deno", b"bun", b"tsx", b"java", b"ruby"].iter().any(|w| contains_ci(line, w))
+    // The runner first: `-r` is in every `rm -rf`.
+    [&b"node"[..], b"deno", b"bun", b"tsx", b"java", b"ruby"].iter().any(|w| contains_ci(line, w))
+        && [&b"-r"[..], b"--import", b"--loader", b"javaagent"].iter().any(|w| contains_ci(line, w))
 }
 
 /// Whether `line` holds a word [`RUN_AS_CODE`] needs: `<(`, `import-module`,
