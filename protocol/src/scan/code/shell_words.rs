@@ -500,7 +500,7 @@ fn globbed_program(word: &str) -> Option<&'static str> {
 }
 
 /// Whether `pattern` (`?` one byte, `*` any run without `/`) matches `text`.
-pub(super) fn glob_matches(pattern: &[u8], text: &[u8]) -> bool {
+fn glob_matches(pattern: &[u8], text: &[u8]) -> bool {
     match pattern.split_first() {
         None => text.is_empty(),
         Some((b'*', rest)) => (0..=text.iter().position(|&c| c == b'/').unwrap_or(text.len()))
