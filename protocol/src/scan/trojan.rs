@@ -4,23 +4,35 @@
 //! - `trojan.companion-script`: a script of the skill's own folder run or
 //!   sourced (`bash scripts/setup.sh`, `source ./env.sh`, `python3
 //!   {baseDir}/run.py`, `./install.sh`, `pwsh ./x.ps1`) whose content the
-//!   skill does not show: no code block next to a line naming the file,
-//!   and no heredoc or redirection writing it. `Medium` on its own (many
+//!   skill does not show: no code block next to a line naming the file
+//!   (the block that runs it shows the command, not the file), and no
+//!   heredoc or redirection writing it. `Medium` on its own (many
 //!   harmless skills ship helper scripts; the bundle's own scan judges the
 //!   file itself), `High` when run with privilege (`sudo bash ./x.sh`,
 //!   `-ExecutionPolicy Bypass`) or with concealment nearby ("without
 //!   reading it", "don't open it", "nothing in it worth reviewing", output
-//!   thrown away), or when it is sourced (`source x`, `. x`): a sourced
+//!   thrown away), run unattended (`--yes`, `--batch`, `-Unattended`, an
+//!   installer's `/S`, `nohup`) or asked before anything else, or when it
+//!   is sourced (`source x`, `. x`): a sourced
 //!   file runs in the agent's own shell and can redefine every command the
 //!   later steps run. A runner given a file without a script extension
-//!   (`bash tools/bootstrap`, `. ./scripts/init`, `go run ./cmd/prep`)
-//!   counts; a virtual environment's `activate` and dotenv files do not.
+//!   (`bash tools/bootstrap`, `. ./scripts/init`, `go run ./cmd/prep`,
+//!   `npx ./tools/cli`, `Start-Process -FilePath …`) counts; a virtual
+//!   environment's `activate` and dotenv files do not.
 //!   Also `High`: companion code loaded everywhere (a preload or startup
 //!   variable such as `LD_PRELOAD`, `NODE_OPTIONS=--require`,
-//!   `PYTHONSTARTUP`, or `core.hooksPath`, pointed at the skill's files; an
-//!   `alias git=` to one), or a skill file run as code or loaded into the
-//!   session (`iex (Get-Content …)`, `source <(cat …)`, `Import-Module
-//!   "$PSScriptRoot\…"`).
+//!   `PYTHONSTARTUP`; git settings that run a program on git's own
+//!   commands — `core.hooksPath`, `core.fsmonitor`, `core.sshCommand`, a
+//!   credential helper — pointed at the skill's files; a build fragment of
+//!   the skill included into the project's build; an `alias git=` to one),
+//!   a skill file run as code or loaded into the session (`iex
+//!   (Get-Content …)`, `source <(cat …)`, `Import-Module
+//!   "$PSScriptRoot\…"`), fed to an interpreter whatever its name (`sh <
+//!   tools/steps.txt`, `bash -c "$(cat x)"`, `xargs -a list sh -c`), or
+//!   preloaded into a program (`node --require ./x.cjs app.js`, a Java
+//!   agent). A local package of the skill installed (`pip install -e
+//!   ./labkit`) is graded as a script run is. The forms and their
+//!   regexes are `trojan/runs.rs`'.
 //! - `trojan.fetch-and-run`: prose telling the agent to fetch something
 //!   from a URL and run it ("download the setup script from https://… and
 //!   run it", "execute the installer at https://…"). `High` for a script
@@ -40,6 +52,12 @@ use super::engine::{Analyzer, Body, LineRef, finding};
 use super::rule::{Lazy, compile, contains_ci, slice_lossy, warned_across_lines, warned_against};
 use super::supply::{has_url, has_word};
 use super::{Category, Finding, Severity};
+pub(super) use runs::runs;
+use runs::{
+    BUILT_OR_INSTALLED, COMPILED_EXTENSIONS, FED_TO_SHELL, LOADED_EVERYWHERE, PRELOADED, RUN_AS_CODE,
+    SUDO_LOCAL, is_companion_path, is_script, may_build_or_install, may_feed_shell, may_hold_a_form,
+    may_load_everywhere, may_preload, may_run_as_code, sourced,
+};
 
 /// The analyzers of this family.
 pub(super) fn analyzers() -> Vec<Analyzer> {
@@ -105,7 +123,24 @@ pub(super) fn analyzers() -> Vec<Analyzer> {
             "justfile",
             "taskfile",
             "install ./",
+            "install -e",
             "add ./",
+            // A file fed to a shell (`sh < tools/steps`, `xargs -a list …
+            // sh -c`), a local package run by `npx`, and git settings that
+            // run a program on every git command.
+            "sh <",
+            "eval",
+            "xargs",
+            "npx",
+            // Keys other families have already (`core`, `incl`, `cred`).
+            "core.fsmonitor",
+            "core.sshcommand",
+            "core.askpass",
+            "credential.helper",
+            // A build fragment of the skill's folder included.
+            "include $(",
+            "include ${",
+            "include(${",
         ],
         run: companions,
     }]
@@ -116,109 +151,6 @@ pub(super) fn analyzers() -> Vec<Analyzer> {
 const CONCEALMENT_LINES: usize = 2;
 /// How far below a line naming a file its code block may open.
 const SHOWN_WITHIN: usize = 2;
-
-const SCRIPT_EXTENSIONS: &[&str] = &[
-    ".sh",
-    ".bash",
-    ".zsh",
-    ".py",
-    ".ps1",
-    ".psm1",
-    ".js",
-    ".mjs",
-    ".cjs",
-    ".ts",
-    ".rb",
-    ".pl",
-    ".php",
-    ".lua",
-    ".bat",
-    ".cmd",
-    ".vbs",
-    ".pyc",
-    ".exe",
-    ".bin",
-    ".jar",
-    ".r",
-    ".scpt",
-    ".applescript",
-];
-
-/// Companions no reader can review, even with the bundle open.
-const COMPILED_EXTENSIONS: &[&str] = &[".pyc", ".exe", ".bin"];
-
-/// Programs that run a script file given as their argument.
-const RUNNERS: &[&str] = &[
-    "bash",
-    "sh",
-    "zsh",
-    "dash",
-    "ksh",
-    "source",
-    ".",
-    "python",
-    "python3",
-    "python2",
-    "py",
-    "node",
-    "deno",
-    "bun",
-    "pwsh",
-    "powershell",
-    "powershell.exe",
-    "ruby",
-    "perl",
-    "php",
-    "lua",
-    "tsx",
-    "ts-node",
-    "call",
-    "cscript",
-    "wscript",
-    "exec",
-    "java",
-    "rscript",
-    "osascript",
-    // `go run ./cmd/prepare`, `uv run x.py`: the runner's own verb is
-    // skipped below.
-    "go",
-    "uv",
-    "poetry",
-    "pipenv",
-    "pdm",
-    "hatch",
-];
-
-/// Words that may stand before a command without being it.
-const PREFIXES: &[&str] = &[
-    "sudo",
-    "doas",
-    "nohup",
-    "env",
-    "time",
-    "exec",
-    "$",
-    ">",
-    "-",
-    "*",
-    "+",
-    "&",
-    "run",
-    "npx",
-    // A build or infrastructure tool's own way of running a program:
-    // CMake's `execute_process(COMMAND sh …)`, Terraform's `program =
-    // ["bash", …]`, a container's `ENTRYPOINT`.
-    "execute_process",
-    "add_custom_command",
-    "command",
-    "program",
-    "entrypoint",
-    "cmd",
-];
-
-/// Project files a skill runs in the user's project, not from its folder.
-const PROJECT_FILES: &[&str] =
-    &["manage.py", "setup.py", "conftest.py", "noxfile.py", "configure", "gradlew", "mvnw"];
 
 static CONCEALMENT: Lazy = LazyLock::new(|| {
     compile(
@@ -236,12 +168,27 @@ static HANDS_SECRETS: Lazy = LazyLock::new(|| {
 });
 
 /// What is said of the unseen script that a reviewer would stop at: it
-/// reports or uploads somewhere, is to be taken as is, is not shown.
+/// reports or uploads somewhere, is to be taken as is, is not shown, or
+/// must run before anything else the skill does (whatever it sets up,
+/// every later step runs under it).
 static SAID_OF_IT: Lazy = LazyLock::new(|| {
     compile(
-        r"\b(?:telemetry|phones?\s+home|beacons?|registers?\s+(?:the|this|your)\s+(?:machine|host|device|workstation)|registers?\s+(?:itself\s+)?with|reports?\s+(?:usage\s+)?(?:back|home)|upload(?:s|ed)?\s+(?:the|your|a)\b|as[\s-]is|(?:do\s+not|don'?t|never)\s+(?:modify|edit|change)\s+(?:it|the\s+script)|not\s+(?:reproduced|shown|included|listed)\s+here|too\s+(?:long|large|big)\s+to\s+(?:show|include|list|paste)|just\s+run\s+it)\b",
+        r"\b(?:telemetry|phones?\s+home|beacons?|registers?\s+(?:the|this|your)\s+(?:machine|host|device|workstation)|registers?\s+(?:itself\s+)?with|reports?\s+(?:usage\s+)?(?:back|home)|upload(?:s|ed)?\s+(?:the|your|a)\b|as[\s-]is|(?:do\s+not|don'?t|never)\s+(?:modify|edit|change)\s+(?:it|the\s+script)|not\s+(?:reproduced|shown|included|listed)\s+here|too\s+(?:long|large|big)\s+to\s+(?:show|include|list|paste)|just\s+run\s+it|before\s+(?:anything|everything)\s+else|before\s+(?:any|every)\s+other\s+step|(?:the\s+)?very\s+first\s+thing)\b",
     )
 });
+
+/// What the run is told after the file's name that keeps anyone from
+/// seeing what it does: its own prompts answered or skipped (`--yes`,
+/// `--accept-all`, `--batch`, `-Unattended`), or its output silenced
+/// (`--quiet`, an installer's `/S`).
+static UNATTENDED: Lazy = LazyLock::new(|| {
+    compile(
+        r"\s['\x22]?(?:--(?:yes|quiet|silent|force|unattended|accept-all|assume-yes|non-?interactive|no-?confirm\w*|no-?prompt|no-?input|auto-?approve|skip-?confirm\w*|batch)|-y|-q|-unattended|-force|-batch|-confirm:\$false|/(?:s|q|qn|quiet|silent|verysilent))['\x22]?(?:\s|$|[`;&|),])",
+    )
+});
+
+/// A process detached to outlive the session (`nohup`, `setsid`, `disown`).
+static DETACHED: Lazy = LazyLock::new(|| compile(r"\b(?:nohup|setsid|disown)\b"));
 
 static PRIVILEGE: Lazy = LazyLock::new(|| {
     compile(r"\b(?:sudo|doas|runas)\b|-verb\s+runas|executionpolicy\s+(?:bypass|unrestricted)|\s-ep\s+bypass")
@@ -277,77 +224,12 @@ static BARE_ADDRESS: Lazy = LazyLock::new(|| {
     )
 });
 
-/// Companion code loaded into processes the agent starts later, or run on
-/// every commit: a preload or startup variable, or git's hooks folder,
-/// pointed into the skill's folder or a relative path. Group 1 or 2 is
-/// the path.
-static LOADED_EVERYWHERE: Lazy = LazyLock::new(|| {
-    compile(
-        r#"\b(?:ld_preload|dyld_insert_libraries|pythonstartup|bash_env|perl5opt|rubyopt|node_options|java_tool_options)\s*=\s*["']?(?:--require[\s=]+|-r\s*|-javaagent:|-m)?["']?((?:\$\{?\w*skill\w*\}?|\{basedir\}|\.{1,2})/[\w./-]+|[\w-]+/[\w./-]+\.(?:so|dylib|js|cjs|mjs|py|pl|rb|jar|sh))|\bcore\.hookspath\s+["']?((?:\$\{?\w*skill\w*\}?|\{basedir\})/[\w./-]*)"#,
-    )
-});
-
-/// A file of the skill run as code or loaded into the session (`iex
-/// (Get-Content x -Raw)`, `source <(cat x)`, `Import-Module .\x`), or
-/// put in front of a command every later step runs (`alias git=…`).
-static RUN_AS_CODE: Lazy = LazyLock::new(|| {
-    compile(
-        r#"(?:\bsource|(?:^|[\s`;&(])\.)\s+<\(\s*cat\s+["']?((?:\$\{?\w+\}?|\{basedir\}|\.)/[^\s"'`)]*[\w/\\])|\bimport-module\s+["']?((?:\$psscriptroot|\$\{?\w*skill\w*\}?|\{basedir\}|\.)[\\/][^\s"'`)]*[\w/\\])|\balias\s+(?:git|sudo|ssh|npm|pip|python3?|node|docker|kubectl|cd|ls|curl)=["']?((?:\$\{?\w*skill\w*\}?|\{basedir\}|\.)/[^\s"'`)]*[\w/\\])|\b(?:iex|invoke-expression)\b\s*\(?\s*(?:get-content|gc|cat|type)\s+(?:-path\s+)?["']?((?:\$\w+|\{basedir\}|\.)[\\/][^\s"'`)]*[\w/\\])"#,
-    )
-});
-
-/// A build file of the skill's folder run by its tool (`make -f
-/// tools/Makefile`, `just --justfile …`, `task --taskfile …`), or a local
-/// package installed (`pip install ./vendor/x`, `npm install
-/// ./vendor/x.tgz`): code that runs, unseen, as a script does.
-static BUILT_OR_INSTALLED: Lazy = LazyLock::new(|| {
-    compile(
-        r#"\b(?:g?make\s+(?:-\S+\s+)*-f|just\s+(?:-\S+\s+)*--justfile|task\s+(?:-\S+\s+)*(?:--taskfile|-t))\s+["']?((?:\$\{?\w+\}?|\{basedir\}|\.{1,2})?/?[\w.-]+/[\w./-]*[\w])|\b(?:pip3?|uv\s+pip|pipx|npm|pnpm|yarn|bun|gem)\s+(?:install|add|i)\s+(?:-\S+\s+)*["']?((?:\$\{?\w*skill\w*\}?|\{basedir\}|\.{1,2})/(?:vendor|vendored|lib|libs|pkg|packages|dist|tools|helpers|bundle|third_party)/[\w./-]*[\w])"#,
-    )
-});
-
-/// Whether `line` holds a word [`LOADED_EVERYWHERE`] needs: each of its
-/// forms names a startup variable set with `=`, or `core.hooksPath`. These
-/// gates run before the searches with captures, which were most of what
-/// this analyzer cost on a typical body (every line with `run` or `bash`
-/// wakes it).
-fn may_load_everywhere(line: &[u8]) -> bool {
-    contains_ci(line, b"hookspath")
-        || (line.contains(&b'=')
-            && [&b"preload"[..], b"dyld_", b"startup", b"bash_env", b"5opt", b"rubyopt", b"_options"]
-                .iter()
-                .any(|w| contains_ci(line, w)))
-}
-
-/// Whether `line` holds a word [`RUN_AS_CODE`] needs: `<(`, `import-module`,
-/// `alias`, or `iex` / `invoke-expression`.
-fn may_run_as_code(line: &[u8]) -> bool {
-    line.windows(2).any(|w| w == b"<(")
-        || [&b"import-module"[..], b"alias", b"iex", b"invoke-expression"]
-            .iter()
-            .any(|w| contains_ci(line, w))
-}
-
-/// Whether `line` holds a word [`BUILT_OR_INSTALLED`] needs: a build tool
-/// (`make`, `just`, `task`), or a `/` and a package manager (`pnpm` holds
-/// `npm`, `pipx` and `uv pip` hold `pip`).
-fn may_build_or_install(line: &[u8]) -> bool {
-    [&b"make"[..], b"just", b"task"].iter().any(|w| contains_ci(line, w))
-        || (line.contains(&b'/')
-            && [&b"pip"[..], b"npm", b"yarn", b"bun", b"gem"].iter().any(|w| contains_ci(line, w)))
-}
-
 /// Privilege asked in words.
 static AS_ROOT: Lazy = LazyLock::new(|| {
     compile(
         r"\b(?:as\s+(?:root|administrator|admin)|with\s+(?:sudo|root|elevated)|elevated\s+(?:rights|privileges))\b",
     )
 });
-
-/// `sudo ./tools/bootstrap`: a file of the skill's folder, with no
-/// extension, run as root.
-static SUDO_LOCAL: Lazy =
-    LazyLock::new(|| compile(r"\b(?:sudo|doas)\s+(?:-\S+\s+)*(\./[\w-]+/[\w./-]*[\w-])(?:\s|$|`|;|&)"));
 
 static RUN_FROM: Lazy = LazyLock::new(|| {
     compile(
@@ -358,157 +240,6 @@ static RUN_FROM: Lazy = LazyLock::new(|| {
 fn is_fence(line: &str) -> bool {
     let t = line.trim_start();
     t.starts_with("```") || t.starts_with("~~~")
-}
-
-fn is_script(path: &str) -> bool {
-    let b = path.as_bytes();
-    SCRIPT_EXTENSIONS
-        .iter()
-        .any(|e| b.len() > e.len() && b[b.len() - e.len()..].eq_ignore_ascii_case(e.as_bytes()))
-}
-
-/// A path in the skill's own folder: relative, or under a skill-folder
-/// placeholder, and not a system, home or temporary path.
-fn is_companion_path(path: &str) -> bool {
-    let name = path.rsplit(['/', '\\']).next().unwrap_or(path);
-    let elsewhere = has_url(path)
-        || path.starts_with(['/', '~', '-'])
-        || path.contains("..")
-        || ["$HOME", "${HOME}", "$TMP"].iter().any(|p| path.starts_with(p));
-    !elsewhere && !PROJECT_FILES.contains(&name)
-}
-
-/// Whether `line` names a file with a script extension: the cheap test
-/// before tokenising, jumping from dot to dot.
-fn mentions_script(line: &str) -> bool {
-    let b = line.as_bytes();
-    memchr::memchr_iter(b'.', b).any(|i| {
-        SCRIPT_EXTENSIONS.iter().any(|e| {
-            let e = e.as_bytes();
-            b.len() >= i + e.len()
-                && b[i..i + e.len()].eq_ignore_ascii_case(e)
-                && b.get(i + e.len()).is_none_or(|c| !c.is_ascii_alphanumeric())
-        })
-    })
-}
-
-/// Whether `line` may hand a file without a script extension to a runner
-/// (`bash tools/bootstrap`, `. ./scripts/init`, `source .skill/session`):
-/// a runner's name and a `/`, the cheap test before tokenising.
-fn mentions_bare_run(line: &str) -> bool {
-    let b = line.as_bytes();
-    memchr::memchr(b'/', b).is_some()
-        && (contains_ci(b, b"source ")
-            || contains_ci(b, b"sh ")
-            || contains_ci(b, b". ./")
-            || contains_ci(b, b"node ")
-            || contains_ci(b, b"python")
-            || contains_ci(b, b"go run"))
-}
-
-/// Files a shell sources that are the environment's, not the skill's:
-/// a virtual environment's activation, a dotenv file.
-const ENVIRONMENT_FILES: &[&str] = &["activate", "activate.fish", "activate.csh", ".env", ".envrc"];
-
-/// A file without a script extension given to a runner: a path into a
-/// folder (`tools/bootstrap`), not a flag, a glob or an environment file.
-fn is_bare_companion(t: &str) -> bool {
-    let name = t.rsplit(['/', '\\']).next().unwrap_or(t);
-    let folder = t.len() > name.len();
-    let path_like = t.starts_with(|c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '$' | '{' | '_'));
-    folder
-        && path_like
-        && !t.contains(['>', '<', '|', '&'])
-        && !name.is_empty()
-        && !name.contains('.')
-        && !name.contains(['*', '?', '<', '>', '(', '=', '|'])
-        && !ENVIRONMENT_FILES.iter().any(|e| name.eq_ignore_ascii_case(e))
-        && !t.contains("venv")
-        && !t.contains("node_modules")
-}
-
-/// Whether the file at `at` of `line` is sourced (`source x`, `. x`):
-/// run inside the agent's own shell, where it can redefine every command
-/// the later steps run and export what it likes.
-fn sourced(line: &str, at: usize) -> bool {
-    let before = line[..at].trim_end().trim_end_matches(['"', '\'']).trim_end();
-    let word =
-        before.rsplit(|c: char| c.is_whitespace() || c == '`' || c == '(' || c == ';').next().unwrap_or("");
-    word.eq_ignore_ascii_case("source") || word == "."
-}
-
-/// Scripts of the skill's folder that `line` runs, with their offsets.
-pub(super) fn runs(line: &str) -> Vec<(&str, usize)> {
-    let mut out = Vec::new();
-    if !mentions_script(line) && !mentions_bare_run(line) {
-        return out;
-    }
-    let mut command_position = true;
-    let mut runner = false;
-    let mut flag = false;
-    let mut offset = 0;
-    for raw in line.split_inclusive(char::is_whitespace) {
-        let at = offset;
-        offset += raw.len();
-        let raw = raw.trim_end();
-        if raw.is_empty() {
-            continue;
-        }
-        let starts_code = raw.starts_with('`') || raw.starts_with("$(");
-        let t = raw.trim_start_matches(['`', '"', '\'', '(']).trim_start_matches("$(");
-        let lead = raw.len() - t.len();
-        let t = t.split('`').next().unwrap_or("").trim_end_matches(['"', '\'', ')', ';', ',', ':']);
-        let listed = |list: &[&str]| list.iter().any(|w| w.eq_ignore_ascii_case(t));
-        let previous_flag = std::mem::replace(&mut flag, t.starts_with('-') && !t.contains('='));
-        if starts_code {
-            command_position = true;
-            runner = false;
-        }
-        if matches!(t, "&&" | "||" | "|" | ";") || raw.ends_with(';') && t.is_empty() {
-            command_position = true;
-            runner = false;
-            continue;
-        }
-        // A path alone runs only when written as a command (`./x.sh`,
-        // `{baseDir}/x.sh`); `scripts/x.sh` alone is a mention.
-        let command = t.starts_with("./")
-            || t.starts_with(".\\")
-            || t.starts_with(['{', '$']) && (t.contains('/') || t.contains('\\'));
-        let file = is_script(t) || runner && is_bare_companion(t);
-        if file && is_companion_path(t) && (runner || command_position && command) {
-            out.push((t, at + lead));
-            runner = false;
-            command_position = false;
-        } else if (command_position || starts_code) && listed(RUNNERS) {
-            runner = true;
-            command_position = false;
-        } else if runner && listed(RUNNERS) {
-            // `poetry run python x.py`: one runner hands over to another.
-        } else if runner && t == "run" {
-            // `deno run ./x.ts`, `bun run ./x.ts`: the runner's own verb.
-        } else if runner && (t == "-m" || t == "-c" || t == "-e") {
-            // `python -m pkg`, `bash -c '…'`, `node -e '…'`: what follows
-            // is a module or inline code, not a script file.
-            runner = false;
-        } else if runner && (t.starts_with('-') || previous_flag) {
-            // `bash -x`, `pwsh -ExecutionPolicy Bypass -File`: still the
-            // runner's options and their values.
-        } else if (command_position || starts_code)
-            && (listed(PREFIXES)
-                || t.contains('=')
-                || t.ends_with('.') && t[..t.len() - 1].bytes().all(|b| b.is_ascii_digit()))
-        {
-            command_position = true;
-        } else {
-            command_position = false;
-            runner = false;
-        }
-        if raw.ends_with([';', '`']) && raw.len() > 1 {
-            command_position = true;
-            runner = false;
-        }
-    }
-    out
 }
 
 /// The scripts of the skill's own folder that `text` runs or sources, as
@@ -523,7 +254,8 @@ pub(crate) fn scripts_run(text: &str) -> impl Iterator<Item = (usize, &str)> {
 /// Whether the body shows the file's content, or writes it, or fetches it
 /// (which the `remote` family judges): a line other than `run` naming it
 /// opens a code block or is the first line of one (a comment naming the
-/// file), has one open within [`SHOWN_WITHIN`] lines, writes it (`cat >
+/// file), has one open within [`SHOWN_WITHIN`] lines (other than the
+/// block holding `run`), writes it (`cat >
 /// x.sh <<EOF`, `tee x.sh`) or has the agent write it ("create `cli.py`
 /// with …"), or names a URL.
 pub(super) fn shown(body: &Body<'_>, run: LineRef, path: &str) -> bool {
@@ -551,9 +283,37 @@ pub(super) fn shown(body: &Body<'_>, run: LineRef, path: &str) -> bool {
             || before.contains("tee ")
             || contains_ci(line.as_bytes(), b"create")
             || contains_ci(line.as_bytes(), b"write")
-            || text[end..].split('\n').skip(1).take(SHOWN_WITHIN).any(is_fence)
+            || block_below(text, end).is_some_and(|open| !holds(text, open, run.start))
     })
 }
+
+/// Where the line opening a code block within [`SHOWN_WITHIN`] lines
+/// below the line ending at byte `end` starts.
+fn block_below(text: &str, end: usize) -> Option<usize> {
+    let mut at = end + 1;
+    for line in text.get(at..)?.split('\n').take(SHOWN_WITHIN) {
+        if is_fence(line) {
+            return Some(at);
+        }
+        at += line.len() + 1;
+    }
+    None
+}
+
+/// Whether the code block whose fence line starts at `open` holds the line
+/// starting at `run`: a block below a line naming the file that is the
+/// block running it ("the settings are kept in `x/list`; run them:", then
+/// the command) shows the command, not the file.
+fn holds(text: &str, open: usize, run: usize) -> bool {
+    // Bounded: a block longer than this holding the run is read as
+    // showing the file, as before blocks were told apart.
+    open < run && run - open <= MAX_BLOCK_BYTES && !text[open..run].split('\n').skip(1).any(is_fence)
+}
+
+/// Bytes from a block's fence to a run inside it, at most, for [`holds`]:
+/// `shown` is asked for every run found, and a body's size must not
+/// multiply its cost.
+const MAX_BLOCK_BYTES: usize = 4096;
 
 /// Words (or their starts) without which neither fetch-and-run sentence
 /// reads: the cheap test (on the URL's line or the next) before the
@@ -578,6 +338,18 @@ const FETCH_OR_RUN_WORDS: &[&str] = &[
 /// fences between ("…no need to open it:", a blank, the fence, the run)
 /// do not count toward the distance before it.
 fn concealed(body: &Body<'_>, l: LineRef) -> bool {
+    said_near(body, l, &CONCEALMENT)
+}
+
+/// Whether the lines around the run say what a reviewer would stop at
+/// (`SAID_OF_IT`), as `concealed` reads them.
+fn said_of_it(body: &Body<'_>, l: LineRef) -> bool {
+    said_near(body, l, &SAID_OF_IT)
+}
+
+/// Whether `re` matches on `l`, the [`CONCEALMENT_LINES`] lines after it,
+/// or the [`CONCEALMENT_LINES`] lines with text before it.
+fn said_near(body: &Body<'_>, l: LineRef, re: &regex::bytes::Regex) -> bool {
     let from = body.line_before(l, CONCEALMENT_LINES + 2);
     let near: Vec<(LineRef, &str)> =
         body.lines_from(from).take_while(|(r, _)| r.index <= l.index + CONCEALMENT_LINES).collect();
@@ -587,16 +359,7 @@ fn concealed(body: &Body<'_>, l: LineRef) -> bool {
     };
     let before = near.iter().filter(|(r, _)| r.index < l.index).rev().filter(|(_, t)| said(t));
     let after = near.iter().filter(|(r, _)| r.index >= l.index);
-    before.take(CONCEALMENT_LINES).chain(after).any(|(_, line)| CONCEALMENT.is_match(line.as_bytes()))
-}
-
-/// Whether the lines around the run say what a reviewer would stop at
-/// (`SAID_OF_IT`), as `concealed` reads them.
-fn said_of_it(body: &Body<'_>, l: LineRef) -> bool {
-    let from = body.line_before(l, CONCEALMENT_LINES);
-    body.lines_from(from)
-        .take_while(|(r, _)| r.index <= l.index + CONCEALMENT_LINES)
-        .any(|(_, t)| SAID_OF_IT.is_match(t.as_bytes()))
+    before.take(CONCEALMENT_LINES).chain(after).any(|(_, line)| re.is_match(line.as_bytes()))
 }
 
 /// The fences' searchers, built once: building one costs more than a
@@ -651,6 +414,55 @@ fn fetched_above(body: &Body<'_>, l: LineRef) -> bool {
     })
 }
 
+/// Whether the run of the file at `at` of `line` is told to skip its
+/// prompts, keep quiet or outlive the session ([`UNATTENDED`]): flags
+/// after the file's name (a runner's own flags before it are its own),
+/// or a detaching command anywhere on the line.
+fn unattended(line: &str, at: usize) -> bool {
+    let b = line.as_bytes();
+    memchr::memchr2(b'-', b'/', &b[at..]).is_some() && UNATTENDED.is_match(&b[at..])
+        || [&b"nohup"[..], b"setsid", b"disown"].iter().any(|w| contains_ci(b, w)) && DETACHED.is_match(b)
+}
+
+/// The files of the skill's folder that `line` runs in the forms its
+/// regexes find (loaded everywhere, run as code, fed to an interpreter,
+/// preloaded, built or installed), each with its offset and whether the
+/// form runs it everywhere or as code: the first of each form.
+fn formed_runs(line: &str) -> Vec<(&str, usize, bool)> {
+    let b = line.as_bytes();
+    let mut out = Vec::new();
+    if !may_hold_a_form(b) {
+        return out;
+    }
+    // The newer forms take any path their interpreter is given; only a
+    // path of the skill's own folder is a companion.
+    for (re, everywhere, may, own) in [
+        (&LOADED_EVERYWHERE, true, may_load_everywhere as fn(&[u8]) -> bool, false),
+        (&RUN_AS_CODE, true, may_run_as_code, false),
+        (&FED_TO_SHELL, true, may_feed_shell, true),
+        (&PRELOADED, true, may_preload, true),
+        (&BUILT_OR_INSTALLED, false, may_build_or_install, false),
+    ] {
+        if !may(b) {
+            continue;
+        }
+        let caps = re.captures(b);
+        if let Some(m) = caps.and_then(|c| (1..c.len()).find_map(|i| c.get(i))) {
+            let path = slice_lossy(line, m.range());
+            if !own || is_companion_path(path) {
+                out.push((path, m.start(), everywhere));
+            }
+        }
+    }
+    out
+}
+
+/// Every file of the skill's folder that `line` runs, in any form: what a
+/// skill vouching for its code (`vouched`) is judged by.
+pub(super) fn run_paths(line: &str) -> Vec<&str> {
+    runs(line).into_iter().map(|(p, _)| p).chain(formed_runs(line).into_iter().map(|(p, _, _)| p)).collect()
+}
+
 fn companions(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
     // Fetch-and-run is asked in prose; found lazily, for URL lines only.
     let mut fences: Option<Vec<usize>> = None;
@@ -675,6 +487,7 @@ fn companions(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
             let severity = if compiled
                 || fetched
                 || sourced(line, at)
+                || unattended(line, at)
                 || PRIVILEGE.is_match(line.as_bytes())
                 || HANDS_SECRETS.is_match(line.as_bytes())
                 || concealed(body, l)
@@ -702,40 +515,25 @@ fn companions(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
                 ));
             }
         }
-        // Loaded everywhere or run as code: High. A build file or a local
-        // package run or installed: graded as a script run is.
-        for (re, everywhere, may) in [
-            (&LOADED_EVERYWHERE, true, may_load_everywhere as fn(&[u8]) -> bool),
-            (&RUN_AS_CODE, true, may_run_as_code),
-            (&BUILT_OR_INSTALLED, false, may_build_or_install),
-        ] {
-            if !may(b) {
+        // Loaded everywhere, run as code, fed to an interpreter or
+        // preloaded into a program: High. A build file or a local package
+        // run or installed: graded as a script run is.
+        for (path, at, everywhere) in formed_runs(line) {
+            if warned_against(&line[..at]) || shown(body, l, path) {
                 continue;
             }
-            let caps = re.captures(b);
-            if let Some(m) = caps.and_then(|c| (1..c.len()).find_map(|i| c.get(i))) {
-                let path = slice_lossy(line, m.range());
-                if !warned_against(&line[..m.start()]) && !shown(body, l, path) {
-                    let severity = if everywhere
-                        || PRIVILEGE.is_match(line.as_bytes())
-                        || HANDS_SECRETS.is_match(line.as_bytes())
-                        || concealed(body, l)
-                        || said_of_it(body, l)
-                    {
-                        Severity::High
-                    } else {
-                        Severity::Medium
-                    };
-                    out.push(finding(
-                        "trojan.companion-script",
-                        Category::SupplyChain,
-                        severity,
-                        l,
-                        line,
-                        m.start(),
-                    ));
-                }
-            }
+            let severity = if everywhere
+                || unattended(line, at)
+                || PRIVILEGE.is_match(line.as_bytes())
+                || HANDS_SECRETS.is_match(line.as_bytes())
+                || concealed(body, l)
+                || said_of_it(body, l)
+            {
+                Severity::High
+            } else {
+                Severity::Medium
+            };
+            out.push(finding("trojan.companion-script", Category::SupplyChain, severity, l, line, at));
         }
         if (has_url(line)
             || contains_ci(line.as_bytes(), b"installer")
@@ -802,5 +600,6 @@ fn fetch_and_run(body: &Body<'_>, l: LineRef, line: &str, out: &mut Vec<Finding>
     out.push(finding("trojan.fetch-and-run", Category::SupplyChain, severity, l, line, at));
 }
 
+mod runs;
 #[cfg(test)]
 mod tests;

@@ -126,7 +126,7 @@ fn vouched(body: &Body<'_>, l: LineRef, line: &str, at: usize, out: &mut Vec<Fin
     let risky = around.into_iter().any(|t| RISK.is_match(t.as_bytes()))
         || lines
             .iter()
-            .any(|&(r, t)| trojan::runs(t).into_iter().any(|(path, _)| !trojan::shown(body, r, path)));
+            .any(|&(r, t)| trojan::run_paths(t).into_iter().any(|path| !trojan::shown(body, r, path)));
     let severity = if risky { Severity::High } else { Severity::Medium };
     let severity = body.unless_explained(severity, l, at..line.len());
     out.push(finding("trojan.vouched-companion", Category::SupplyChain, severity, l, line, at));
@@ -188,8 +188,16 @@ mod tests {
 
     #[test]
     fn a_helper_the_skill_ships_and_runs_plainly_is_medium() {
-        let body = "1. The script ships with this skill in `scripts/check.sh`:\n   ```bash\n   ./scripts/check.sh --fix\n   ```\n";
+        let body = "1. The script ships with this skill in `scripts/check.sh`:\n   ```bash\n   #!/bin/sh\n   shellcheck ./*.sh\n   ```\n2. Run it: `./scripts/check.sh --fix`.\n";
         assert_severity(body, "trojan.vouched-companion", Medium);
+    }
+
+    #[test]
+    fn the_block_running_a_helper_does_not_show_it() {
+        // The block below the line naming the script is the one that runs
+        // it: what the script does is never shown.
+        let body = "1. The script ships with this skill in `scripts/check.sh`:\n   ```bash\n   ./scripts/check.sh --fix\n   ```\n";
+        assert_severity(body, "trojan.vouched-companion", High);
     }
 
     #[test]

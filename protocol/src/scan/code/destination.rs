@@ -28,10 +28,12 @@ pub(super) fn mentions(view: &str, name: &str) -> bool {
 /// A URL, and its host.
 pub(super) static URL: Lazy = LazyLock::new(|| compile(r"https?://([a-z0-9.-]+)"));
 /// Arguments that authenticate a request or a client rather than carry a
-/// payload: `headers=`, `auth=`, `api_key=`, `apiKey:`, `-Headers`.
+/// payload: `headers=`, `auth=`, `api_key=`, `apiKey:`, `-Headers`, and
+/// the calls that set a request's credentials (`req.basic_auth(…)`,
+/// `req.SetBasicAuth(…)`, `.bearer_auth(…)`: their whole argument list).
 pub(super) static HEADER: Lazy = LazyLock::new(|| {
     compile(
-        r#"\b(?:headers|auth|api_?key|apikey|token|access_?token|auth_?token|password|credentials?|bearer)\s*[=:]\s*|-headers\s+@?|-credential\s+|\bauthorization["']?\s*[:=]\s*"#,
+        r#"\b(?:headers|auth|api_?key|apikey|token|access_?token|auth_?token|password|credentials?|bearer)\s*[=:]\s*|-headers\s+@?|-credential\s+|\bauthorization["']?\s*[:=]\s*|\.(?:basic_auth|bearer_auth|set_?basic_?auth|with_basic_auth)\s*"#,
     )
 });
 /// Fields of an object or dict literal that authenticate the request it

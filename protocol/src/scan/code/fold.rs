@@ -3,7 +3,10 @@
 //! joined with `+` or `.join`, char-code lists (`"".join(map(chr, […]))`,
 //! `String.fromCharCode(…)`), `.replace(…)` chains on literals, a literal
 //! reversed (`[::-1]`), defanged URLs (`hxxps://x[.]y`), `cmd` carets
-//! (`p^o^w^e^r^s^h^e^l^l`) and variables holding such literals — is
+//! (`p^o^w^e^r^s^h^e^l^l`), PowerShell's format operator on literals
+//! (`"{1}{0}" -f 'x','ie'`) and commands it finds at run time rather than
+//! naming them (`&(gal i?x)`, letters picked from `$env:ComSpec`) and
+//! variables holding such literals — is
 //! written out as the program would build it and scanned again.
 //!
 //! Python, JavaScript, PowerShell and other non-shell fenced blocks (shell
@@ -56,7 +59,7 @@ const MAX_VARS: usize = 64;
 /// searches them together in one pass: a block without any is not folded.
 static MARKERS: Lazy = LazyLock::new(|| {
     compile(
-        r#"'\+|' \+|"\+|" \+|chr\(|fromcharcode|\.join\(|-join|\.replace\(|\[::-1\]|\.reverse\(|hxxp|\[\.\]|\^"#,
+        r#"'\+|' \+|"\+|" \+|chr\(|fromcharcode|\.join\(|-join|\.replace\(|\[::-1\]|\.reverse\(|hxxp|\[\.\]|\^|gal |gcm |get-alias|get-command|comspec\[|pshome\[|shellid\[|" -f|' -f|"-f|'-f"#,
     )
 });
 
@@ -89,7 +92,95 @@ static ASSIGN: Lazy =
 /// `.('DownloadString')`, `.'DownloadString'`.
 static NAMED_BY_LITERAL: Lazy =
     LazyLock::new(|| compile(r#"(&\s*|\.\s*\(?\s*|\(\s*)["']([a-z][\w.-]*)["']\s*\)?"#));
+/// PowerShell's format operator on literals: `("{1}{0}" -f 'x','ie')`.
+/// Group 1 is the format, 2 the arguments.
+static FORMAT: Lazy = LazyLock::new(|| compile(&format!(r"({LIT})\s*-f\s*((?:{LIT}\s*,\s*){{0,15}}{LIT})")));
 static CARETS: Lazy = LazyLock::new(|| compile(r"[a-z0-9](?:\^[a-z0-9]){2,}"));
+
+/// A PowerShell command found by a wildcard at run time, so that its name
+/// is never written: `&(gal i?x)`, `.(gcm *ke-ex*)`. Group 1 is the
+/// pattern.
+static COMMAND_LOOKUP: Lazy = LazyLock::new(|| {
+    compile(r#"\(\s*(?:gal|get-alias|gcm|get-command)\s+(?:-name\s+)?["']?([\w*?-]{1,40})["']?\s*\)"#)
+});
+/// The commands a lookup is resolved against, the ones worth hiding first.
+const HIDDEN_COMMANDS: &[&str] = &[
+    "iex",
+    "invoke-expression",
+    "iwr",
+    "invoke-webrequest",
+    "irm",
+    "invoke-restmethod",
+    "start-process",
+    "invoke-command",
+    "new-object",
+];
+/// Characters picked from a PowerShell variable whose value every
+/// Windows machine shares: `$env:ComSpec[4,15,25]-join''` is `Iex`.
+/// Group 1 is the variable, 2 the indexes.
+static PICKED_CHARS: Lazy = LazyLock::new(|| {
+    compile(
+        r#"\$(env:comspec|pshome|shellid|verbosepreference)\s*\[\s*(\d{1,3}(?:\s*,\s*\d{1,3}){0,15})\s*\](?:\s*-join\s*(?:''|""))?"#,
+    )
+});
+/// The values [`PICKED_CHARS`] picks from.
+const KNOWN_VALUES: &[(&str, &str)] = &[
+    ("env:comspec", "C:\\WINDOWS\\system32\\cmd.exe"),
+    ("pshome", "C:\\Windows\\System32\\WindowsPowerShell\\v1.0"),
+    ("shellid", "Microsoft.PowerShell"),
+    ("verbosepreference", "SilentlyContinue"),
+];
+
+/// Whether PowerShell's wildcard `pattern` (`*` any run, `?` one
+/// character, lower case) matches `name`: a table of prefixes matched,
+/// so that a hostile pattern of many `*` costs its length times the
+/// name's, never a search of every split.
+fn wildcard(pattern: &[u8], name: &[u8]) -> bool {
+    // `matched[j]`: the pattern read so far matches `name[..j]`.
+    let mut matched = vec![false; name.len() + 1];
+    matched[0] = true;
+    for &p in pattern {
+        let mut next = vec![false; name.len() + 1];
+        for j in 0..=name.len() {
+            next[j] = match p {
+                b'*' => matched[j] || j > 0 && next[j - 1],
+                b'?' => j > 0 && matched[j - 1],
+                c => j > 0 && matched[j - 1] && name[j - 1] == c,
+            };
+        }
+        matched = next;
+    }
+    matched[name.len()]
+}
+
+/// PowerShell commands named at run time written as literals: a wildcard
+/// lookup as the first command it finds, characters picked from a known
+/// variable as the text they spell; `NAMED_BY_LITERAL` then reads them as
+/// the command.
+fn resolve_hidden_names(s: &str) -> String {
+    let b = s.as_bytes();
+    let looked_up = |c: &Captures<'_>| {
+        let pattern = c[1].to_ascii_lowercase();
+        match HIDDEN_COMMANDS.iter().find(|n| wildcard(&pattern, n.as_bytes())) {
+            Some(n) => format!("\"{n}\"").into_bytes(),
+            None => c[0].to_vec(),
+        }
+    };
+    let s = utf8(COMMAND_LOOKUP.replace_all(b, looked_up).into_owned());
+    let picked = |c: &Captures<'_>| {
+        let name = String::from_utf8_lossy(&c[1]).to_ascii_lowercase();
+        let value = KNOWN_VALUES.iter().find(|(n, _)| *n == name).map_or("", |(_, v)| v);
+        let text: Option<String> = String::from_utf8_lossy(&c[2])
+            .split(',')
+            .map(|k| k.trim().parse::<usize>().ok().and_then(|k| value.chars().nth(k)))
+            .collect();
+        match text {
+            Some(t) => quote(&t).into_bytes(),
+            None => c[0].to_vec(),
+        }
+    };
+    utf8(PICKED_CHARS.replace_all(s.as_bytes(), picked).into_owned())
+}
 
 /// Folds the non-shell blocks holding a triggered line.
 pub(super) fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
@@ -205,6 +296,9 @@ fn fold_line_with(line: &str, vars: &[(String, String)], arrays: &[(String, Stri
     for (name, value) in arrays {
         s = substitute(&s, name, value);
     }
+    if lang == Lang::PowerShell || lang == Lang::Other {
+        s = resolve_hidden_names(&s);
+    }
     for _ in 0..MAX_ROUNDS {
         let before = s.len();
         let next = replace_once(&CHR_LIST, &s, |c| {
@@ -234,6 +328,19 @@ fn fold_line_with(line: &str, vars: &[(String, String)], arrays: &[(String, Stri
             })
         })
         .or_else(|| replace_once(&CONCAT, &s, |c| Some(quote(&(unquote(&c[1]) + &unquote(&c[2]))))))
+        .or_else(|| {
+            if lang != Lang::PowerShell && lang != Lang::Other {
+                return None;
+            }
+            replace_once(&FORMAT, &s, |c| {
+                let args: Vec<String> = LITERAL.find_iter(&c[2]).map(|m| unquote(m.as_bytes())).collect();
+                let mut text = unquote(&c[1]);
+                for (k, a) in args.iter().enumerate() {
+                    text = text.replace(&format!("{{{k}}}"), a);
+                }
+                Some(quote(&text))
+            })
+        })
         .or_else(|| {
             replace_once(&REPLACE, &s, |c| {
                 let (from, to) = (unquote(&c[2]), unquote(&c[3]));

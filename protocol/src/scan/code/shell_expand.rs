@@ -3,7 +3,7 @@
 //! -d)`), and the text of a `$'…'` string.
 
 /// What a command substitution of literals prints: `echo sh` → `sh`,
-/// `printf sh` → `sh`, `which env` → `env`, and a literal piped through
+/// `printf sh` → `sh` (`printf '\\163\\150'` too), `which env` → `env`, and a literal piped through
 /// decoders (`printf YmFzaA== | base64 -d`, `echo hs | rev`, `echo 7368 |
 /// xxd -r -p`) → what they print; anything else stays a substitution.
 pub(super) fn substitution(inner: &str) -> String {
@@ -32,8 +32,11 @@ pub(super) fn substitution(inner: &str) -> String {
         Some("printf") => {
             let args: Vec<&str> = words.collect();
             match args.split_first() {
+                // The format's escapes are printf's own (`\\143` is `c`), and so
+                // are those of a `%b` argument.
+                Some((f, rest)) if f.contains("%b") => ansi_c(&rest.concat()),
                 Some((f, rest)) if f.contains("%s") => rest.concat(),
-                Some((f, [])) if !f.contains('%') => f.to_string(),
+                Some((f, [])) if !f.contains('%') => ansi_c(f),
                 _ => format!("$({inner})"),
             }
         }

@@ -330,6 +330,9 @@ impl Parser<'_, '_> {
                 w.push_str(&ansi_c(&rest[..n]));
                 self.i = (self.i + n + 1).min(self.s.len());
             }
+            Some(b'{') if matches!(self.s.as_bytes().get(self.i + 1..self.i + 3), Some(b"@}" | b"*}")) => {
+                self.i += 3;
+            }
             Some(b'{') => {
                 let rest = &self.s[self.i + 1..];
                 match rest.find('}') {
@@ -357,6 +360,9 @@ impl Parser<'_, '_> {
                     None => w.push('$'),
                 }
             }
+            // The positional parameters, which are empty in the shell an
+            // agent runs commands in: `ba$@sh` is `bash`.
+            Some(b'@' | b'*') => self.i += 1,
             Some(c) if c.is_ascii_alphabetic() || c == b'_' => {
                 let rest = &self.s[self.i..];
                 let n = rest.bytes().take_while(|b| b.is_ascii_alphanumeric() || *b == b'_').count();

@@ -124,10 +124,16 @@ static SOURCE: Lazy =
     LazyLock::new(|| compile(&format!("{SECRET_PATHS}|{LESSER_PATHS}|{ENV_DUMP_PATTERN}|{STORE_READ}")));
 
 /// Commands that print a secret from a store rather than a file: a
-/// keychain, a CLI's login token, a password manager, the clipboard; or
+/// keychain, a CLI's login token (a registry's login password, the
+/// header a CI checkout authenticates with), a password manager, a
+/// cluster's secrets, the clipboard; or
 /// a search for key files by name (`find ~ -name "id_*"`). Put
 /// in a variable that a later command sends, they are the payload.
-const STORE_READ: &str = r#"\bfind-(?:generic|internet)-password\b[^\n|;&]*\s-w|\bdump-keychain\b|\bsecret-tool\s+lookup\b|\bgh\s+auth\s+token\b|\bgcloud\s+auth\s+(?:application-default\s+)?print-access-token\b|\baz\s+account\s+get-access-token\b|\baws\s+configure\s+get\s+\S*secret|\bop\s+read\b|\bvault\s+kv\s+get\b|\bpbpaste\b|\bwl-paste\b|\bxclip\b[^\n|;]*\s-o\b|\bkubectl\s+(?:-\S+\s+)*get\s+secrets?\b[^\n|;&]*\s-o\s*=?\s*(?:json|yaml|jsonpath|go-template)|\bkubectl\s+config\s+view\b[^\n|;&]*--raw\b|\baws\s+secretsmanager\s+get-secret-value\b|\baws\s+ssm\s+get-parameters?\b[^\n|;&]*--with-decryption\b|\bgcloud\s+secrets\s+versions\s+access\b|\baz\s+keyvault\s+secret\s+show\b|\bdocker-credential-\w+\s+get\b|\bfind\b[^\n|;&]*-i?name\s+["']?(?:id_\*|\*\.(?:pem|key|p12|pfx|kdbx|ppk|ovpn|jks|keystore))|\bgit\s+credential\s+fill\b|\baws\s+configure\s+export-credentials\b|\bgpg\b[^\n|;&]*--export-secret-(?:sub)?keys\b|\bheroku\s+auth:token\b|\bgcloud\s+auth\s+print-identity-token\b|\b(?:bw\s+get\s+(?:password|item)|lpass\s+show|gopass\s+show)\b"#;
+const STORE_READ: &str = r#"\baws\s+(?:ecr|ecr-public)\s+get-login-password\b|\baws\s+codeartifact\s+get-authorization-token\b|\b(?:gh|glab)\s+auth\s+status\b[^\n|;&]*(?:--show-token|\s-t\b)|\bgit\s+config\b[^\n|;&]*\bextraheader\b|\bnpm\s+config\s+get\s+\S*_auth(?:token)?\b|\bkubectl\s+(?:-\S+\s+)*create\s+token\b|\bpass\s+show\b|\bvault\s+read\b|\bfind-(?:generic|internet)-password\b[^\n|;&]*\s-w|\bdump-keychain\b|\bsecret-tool\s+lookup\b|\bgh\s+auth\s+token\b|\bgcloud\s+auth\s+(?:application-default\s+)?print-access-token\b|\baz\s+account\s+get-access-token\b|\baws\s+configure\s+get\s+\S*secret|\bop\s+read\b|\bvault\s+kv\s+get\b|\bpbpaste\b|\bwl-paste\b|\bxclip\b[^\n|;]*\s-o\b|\bkubectl\s+(?:-\S+\s+)*get\s+secrets?\b[^\n|;&]*\s-o\s*=?\s*(?:json|yaml|jsonpath|go-template)|\bkubectl\s+config\s+view\b[^\n|;&]*--raw\b|\baws\s+secretsmanager\s+get-secret-value\b|\baws\s+ssm\s+get-parameters?\b[^\n|;&]*--with-decryption\b|\bgcloud\s+secrets\s+versions\s+access\b|\baz\s+keyvault\s+secret\s+show\b|\bdocker-credential-\w+\s+get\b|\bfind\b[^\n|;&]*-i?name\s+["']?(?:id_\*|\*\.(?:pem|key|p12|pfx|kdbx|ppk|ovpn|jks|keystore))|\bgit\s+credential\s+fill\b|\baws\s+configure\s+export-credentials\b|\bgpg\b[^\n|;&]*--export-secret-(?:sub)?keys\b|\bheroku\s+auth:token\b|\bgcloud\s+auth\s+print-identity-token\b|\b(?:bw\s+get\s+(?:password|item)|lpass\s+show|gopass\s+show)\b"#;
+
+/// A store read in the command itself: its output piped into the sender
+/// (`gh auth status --show-token 2>&1 | nc …`) or substituted into it.
+static STORE: Lazy = LazyLock::new(|| compile(STORE_READ));
 
 /// What a command refers to that an earlier line may have filled: `$NAME`,
 /// `${NAME}`, files after `@`, `<`, `=`, `-T`, and the first file a copy
@@ -161,6 +167,23 @@ fn logical(body: &Body<'_>, l: LineRef) -> (String, Vec<(LineRef, usize)>) {
         }
     }
     (text, parts)
+}
+
+/// The first line of the command `l` is part of: the lines above it
+/// that end with `\` continue onto it.
+fn command_start(body: &Body<'_>, l: LineRef) -> LineRef {
+    let mut start = l;
+    for _ in 0..MAX_JOINED {
+        if start.index == 0 {
+            break;
+        }
+        let previous = body.line_before(start, 1);
+        if !body.line(previous).ends_with('\\') {
+            break;
+        }
+        start = previous;
+    }
+    start
 }
 
 /// The line of `parts` holding byte `at` of the joined command.
@@ -363,6 +386,9 @@ fn secret_to_network(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>)
         if last_covered.is_some_and(|c| l.index <= c) {
             continue;
         }
+        // A pipeline continued with `\` may start lines above the sender:
+        // `kubectl get secrets -o json \` then `| curl --data-binary @- …`.
+        let l = command_start(body, l);
         let (cmd, parts) = logical(body, l);
         last_covered = parts.last().map(|(r, _)| r.index);
         let c = cmd.as_bytes();
@@ -399,6 +425,10 @@ fn secret_to_network(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>)
                 report("exfil.env-dump", Severity::Critical, m.as_bytes().trim_ascii(), out);
                 continue;
             }
+        }
+        if let Some(m) = STORE.find(p) {
+            report("exfil.secret-file", Severity::Critical, m.as_bytes(), out);
+            continue;
         }
         if let Some(t) = tainted_reference(body, l, p) {
             report("exfil.secret-file", Severity::Critical, t.as_bytes(), out);

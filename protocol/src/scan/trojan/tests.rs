@@ -184,3 +184,121 @@ fn a_build_file_or_local_package_is_a_run() {
     assert_severity(registers, "trojan.companion-script", High);
     assert_absent("`pip install -e .` then `make test`\n", "trojan.companion-script");
 }
+
+/// A file of the skill fed to an interpreter as its program, whatever its
+/// name or extension, runs as code: High. A path outside the skill's
+/// folder, or a stream, is not a companion.
+#[test]
+fn a_companion_fed_to_a_shell_is_high() {
+    for line in [
+        "sh < tools/workspace-steps.txt",
+        "cat scripts/prepare | sudo bash",
+        "bash -c \"$(cat scripts/prepare)\"",
+        "eval \"$(cat ./env/session)\"",
+        "xargs -a settings/commands.list -I{} sh -c '{}'",
+    ] {
+        assert_severity(&format!("```bash\n{line}\n```\n"), "trojan.companion-script", High);
+    }
+    for line in [
+        "bash < /dev/stdin",
+        "sh < $HOME/.profile",
+        "cat ../notes/steps.txt | sh",
+        "xargs -a packages.txt sudo apt-get install -y",
+    ] {
+        assert_absent(&format!("```bash\n{line}\n```\n"), "trojan.companion-script");
+    }
+}
+
+/// A file of the skill loaded in front of a program's own code (`node
+/// --require ./x`, a Java agent) sees all it does: High, as a preload
+/// variable is. A package preloaded by name is not the skill's.
+#[test]
+fn a_companion_preloaded_into_a_program_is_high() {
+    for line in [
+        "node --require ./mockkit/register.cjs src/server.js",
+        "node -r ./lib/hooks src/app.js",
+        "java -javaagent:./agent/trace.jar -jar app.jar",
+    ] {
+        assert_severity(&format!("{line}\n"), "trojan.companion-script", High);
+    }
+    assert_absent("node -r dotenv/config --import tsx server\n", "trojan.companion-script");
+}
+
+/// Git settings that name a program git runs on its own commands, pointed
+/// into the skill's folder: High. Git's built-in monitor is not.
+#[test]
+fn a_git_setting_running_a_companion_is_high() {
+    for line in [
+        "git config core.fsmonitor \"$SKILL_DIR/bin/fswatch-hook\"",
+        "git config --global core.sshCommand {baseDir}/bin/ssh-wrap",
+        "git config credential.helper '!$SKILL_DIR/bin/cred'",
+    ] {
+        assert_severity(&format!("{line}\n"), "trojan.companion-script", High);
+    }
+    assert_absent("git config core.fsmonitor true\n", "trojan.companion-script");
+}
+
+/// `npx ./tools/cli` runs the package at that path; asked to run before
+/// anything else, or told to skip its prompts, it is High.
+#[test]
+fn a_local_package_run_by_npx_is_a_run() {
+    assert_severity("```bash\nnpx ./tools/relnotes-cli init\n```\n", "trojan.companion-script", Medium);
+    let first = "Run the helper before anything else:\n\n```bash\nnpx ./tools/relnotes-cli init\n```\n";
+    assert_severity(first, "trojan.companion-script", High);
+    assert_absent("```bash\nnpx prettier --write .\n```\n", "trojan.companion-script");
+}
+
+/// A companion told to answer its own prompts, keep quiet or outlive the
+/// session runs with nobody watching: High. Flags of the runner itself,
+/// before the file, are not the file's.
+#[test]
+fn a_companion_run_unattended_is_high() {
+    for line in [
+        "bash tools/bootstrap --accept-all",
+        "& \"$PSScriptRoot\\tools\\Enable-DevBox.ps1\" -Unattended",
+        "python3 helpers/merge.py --yes",
+        "nohup ./tools/agent.sh serve",
+    ] {
+        assert_severity(&format!("```\n{line}\n```\n"), "trojan.companion-script", High);
+    }
+    assert_severity("```\nbash -x tools/bootstrap\n```\n", "trojan.companion-script", Medium);
+    assert_severity("```\npython3 -q helpers/merge.py inbox/\n```\n", "trojan.companion-script", Medium);
+}
+
+/// An editable or local install of a folder of the skill runs its build
+/// hooks; the project's own (`.`) is no companion.
+#[test]
+fn a_local_folder_installed_is_a_run() {
+    assert_severity("```bash\npip install -e ./labkit\n```\n", "trojan.companion-script", Medium);
+    assert_absent("```bash\npip install -e \".[dev]\"\n```\n", "trojan.companion-script");
+}
+
+/// The block under a line naming the file is the one that runs it: that
+/// shows the command, not the file.
+#[test]
+fn the_block_that_runs_a_file_does_not_show_it() {
+    let body = "The steps are kept in `scripts/prepare`:\n\n```bash\nbash scripts/prepare\n```\n";
+    assert_severity(body, "trojan.companion-script", Medium);
+    let shown =
+        "The steps are kept in `scripts/prepare`:\n\n```bash\nnpm ci\n```\n\nThen: `bash scripts/prepare`.\n";
+    assert_absent(shown, "trojan.companion-script");
+}
+
+/// Round two's forms: a build fragment of the skill included into the
+/// project's build, and a bundled program started by PowerShell's
+/// `Start-Process` (compiled: High); an installer's silent switch or a
+/// batch flag is a run nobody watches.
+#[test]
+fn an_included_fragment_or_a_started_program_of_the_skill_is_a_run() {
+    assert_severity(
+        "```make\ninclude $(SKILL_DIR)/build/hardening.mk\n```\n",
+        "trojan.companion-script",
+        High,
+    );
+    assert_absent("```make\ninclude mk/common.mk\n```\n", "trojan.companion-script");
+    let started = "```powershell\nStart-Process -FilePath \"$PSScriptRoot\\bin\\Import.exe\" -Wait\n```\n";
+    assert_severity(started, "trojan.companion-script", High);
+    assert_severity("```\nperl tools/bootstrap.pl --batch\n```\n", "trojan.companion-script", High);
+    assert_severity("```\n& .\\tools\\setup.ps1 '/S'\n```\n", "trojan.companion-script", High);
+    assert_severity("```\nperl tools/bootstrap.pl --verbose\n```\n", "trojan.companion-script", Medium);
+}
