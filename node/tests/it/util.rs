@@ -13,6 +13,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use ecp_node::Node;
+use ecp_node::node::StartError;
 use ecp_node::config::Config;
 use ecp_protocol::{KnowledgeUpdate, Origin, SkillPacket, Timestamp};
 use hmac::{Hmac, Mac};
@@ -159,7 +160,20 @@ impl TestNode {
     /// Binds a new node on the data folder of a stopped one (a new ephemeral port).
     pub(crate) async fn resume(&mut self) {
         assert!(self.node.is_none(), "resume follows stop");
-        let node = Node::bind(self.config.clone()).await.expect("the node starts again on the same data");
+        // A process another test forks holds a copy of every open file until
+        // it execs, and with it the old node's `flock`s on its folders: a
+        // restart waits that moment out (up to 5 s) rather than failing. A
+        // second node on the same folders is still refused, after the wait.
+        let mut waited = 0;
+        let node = loop {
+            match Node::bind(self.config.clone()).await {
+                Err(StartError::FolderLocked(_) | StartError::Locked(_)) if waited < 50 => {
+                    waited += 1;
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                started => break started.expect("the node starts again on the same data"),
+            }
+        };
         self.node = Some(node);
     }
 
