@@ -13,8 +13,8 @@ use std::path::Path;
 use std::time::Duration;
 
 use ecp_node::Node;
-use ecp_node::node::StartError;
 use ecp_node::config::Config;
+use ecp_node::node::StartError;
 use ecp_protocol::{KnowledgeUpdate, Origin, SkillPacket, Timestamp};
 use hmac::{Hmac, Mac};
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
