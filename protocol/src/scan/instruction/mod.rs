@@ -35,6 +35,8 @@
 mod classes;
 mod consent;
 mod cues;
+#[cfg(test)]
+mod edge_tests;
 mod identity;
 mod mandate;
 mod neighbours;
