@@ -227,3 +227,14 @@ fn a_path_alone_runs_as_dot_backslash_or_under_a_placeholder_only() {
     // A folder path alone opening the line is a mention.
     assert!(paths("scripts/setup.sh configures the linters").is_empty());
 }
+
+/// The gates before the searches with captures are there for speed: an
+/// ordinary line with an `=`, a `/` and a `(` opens none of them.
+#[test]
+fn the_gates_before_the_searches_with_captures_stay_shut_on_ordinary_lines() {
+    let line = b"Set x = f(1), then see docs/usage for more.";
+    assert!(!may_load_everywhere(line) && !may_run_as_code(line) && !may_build_or_install(line));
+    assert!(may_load_everywhere(b"export LD_PRELOAD=./x.so"));
+    assert!(may_run_as_code(b"source <(cat ./x)"));
+    assert!(may_build_or_install(b"pip install ./vendor/x"));
+}
