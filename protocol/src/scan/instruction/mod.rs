@@ -36,6 +36,8 @@
 mod classes;
 mod consent;
 mod cues;
+#[cfg(test)]
+mod edge_tests;
 mod identity;
 mod mandate;
 mod neighbours;

@@ -302,7 +302,7 @@ fn mentions_script(line: &str) -> bool {
 /// Whether `line` may hand a file without a script extension to a runner
 /// (`bash tools/bootstrap`, `. ./scripts/init`, `source .skill/session`):
 /// a runner's name and a `/`, the cheap test before tokenising.
-fn mentions_bare_run(line: &str) -> bool {
+pub(super) fn mentions_bare_run(line: &str) -> bool {
     let b = line.as_bytes();
     memchr::memchr(b'/', b).is_some()
         && (contains_ci(b, b"source ")
@@ -320,7 +320,7 @@ const ENVIRONMENT_FILES: &[&str] = &["activate", "activate.fish", "activate.csh"
 
 /// A file without a script extension given to a runner: a path into a
 /// folder (`tools/bootstrap`), not a flag, a glob or an environment file.
-fn is_bare_companion(t: &str) -> bool {
+pub(super) fn is_bare_companion(t: &str) -> bool {
     let name = t.rsplit(['/', '\\']).next().unwrap_or(t);
     let folder = t.len() > name.len();
     let path_like = t.starts_with(|c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '$' | '{' | '_'));

@@ -1,6 +1,7 @@
 //! Trojan companions at their edges: scripts run from the skill's folder,
 //! shown or not, and prose that fetches and runs.
 
+use super::runs::{is_bare_companion, mentions_bare_run};
 use super::*;
 use crate::scan::testutil::{assert_absent, assert_hit, assert_severity};
 use crate::scan::{Category::SupplyChain, Severity::*};
@@ -301,4 +302,58 @@ fn an_included_fragment_or_a_started_program_of_the_skill_is_a_run() {
     assert_severity("```\nperl tools/bootstrap.pl --batch\n```\n", "trojan.companion-script", High);
     assert_severity("```\n& .\\tools\\setup.ps1 '/S'\n```\n", "trojan.companion-script", High);
     assert_severity("```\nperl tools/bootstrap.pl --verbose\n```\n", "trojan.companion-script", Medium);
+}
+
+// The cases below come from the whole-file mutation sweep of session 22
+// (docs/mutation-testing.md): each clause of the runner code session 21
+// added (a file without a script extension, a sourced file, the forms of
+// a path written as a command).
+
+#[test]
+fn a_bare_file_is_handed_to_node_or_python_too() {
+    let paths = |l: &'static str| runs(l).into_iter().map(|(p, _)| p).collect::<Vec<_>>();
+    assert_eq!(paths("node tools/serve --port 3000"), ["tools/serve"]);
+    assert_eq!(paths("python3 tools/bootstrap"), ["tools/bootstrap"]);
+    // The gate wants a runner's word and a slash.
+    assert!(mentions_bare_run("node tools/serve"));
+    assert!(!mentions_bare_run("see tools/readme"));
+    assert!(!mentions_bare_run("bash -x"));
+}
+
+#[test]
+fn a_bare_file_is_a_path_into_a_folder_outside_the_dependencies() {
+    let paths = |l: &'static str| runs(l).into_iter().map(|(p, _)| p).collect::<Vec<_>>();
+    // A bare word is a command more often than a file.
+    assert!(paths("bash bootstrap --config conf/x.yml").is_empty());
+    // Every test but the last passes: the dependencies' folder.
+    assert!(paths("bash node_modules/x/bootstrap").is_empty());
+    assert!(is_bare_companion("tools/bootstrap") && !is_bare_companion("node_modules/x/bootstrap"));
+}
+
+#[test]
+fn a_file_is_sourced_after_a_bracket_or_a_semicolon_too() {
+    for line in ["(source ./x.sh)", "cd x;source ./x.sh", "cd x; . ./x.sh"] {
+        assert!(sourced(line, line.find("./x.sh").unwrap()), "{line}");
+    }
+    assert!(!sourced("bash ./x.sh", 5));
+}
+
+#[test]
+fn a_path_alone_runs_as_dot_backslash_or_under_a_placeholder_only() {
+    let paths = |l: &'static str| runs(l).into_iter().map(|(p, _)| p).collect::<Vec<_>>();
+    assert_eq!(paths(".\\tools\\setup.ps1 -Force"), [".\\tools\\setup.ps1"]);
+    assert_eq!(paths("{baseDir}/scripts/fill.py --all"), ["{baseDir}/scripts/fill.py"]);
+    // A folder path alone opening the line is a mention.
+    assert!(paths("scripts/setup.sh configures the linters").is_empty());
+}
+
+/// The gates before the searches with captures are there for speed: an
+/// ordinary line with an `=`, a `/` and a `(` opens none of them.
+#[test]
+fn the_gates_before_the_searches_with_captures_stay_shut_on_ordinary_lines() {
+    let line = b"Set x = f(1), then see docs/usage for more.";
+    assert!(!may_load_everywhere(line) && !may_run_as_code(line) && !may_build_or_install(line));
+    assert!(may_load_everywhere(b"export LD_PRELOAD=./x.so"));
+    assert!(may_run_as_code(b"source <(cat ./x)"));
+    assert!(may_build_or_install(b"pip install ./vendor/x"));
 }
