@@ -66,3 +66,13 @@ fn each_kind_of_local_host_is_local_and_its_neighbours_are_not() {
         assert!(!is_local(host), "{host} is not local");
     }
 }
+
+#[test]
+fn an_auth_header_value_of_three_bytes_after_a_bracket_is_masked_and_of_two_is_not() {
+    use std::borrow::Cow;
+    // `<x>` stands for a credential: its excerpt is masked like one.
+    assert_eq!(super::mask("Authorization: Bearer <x>"), "Authorization: Bearer ***");
+    // `<x` and `<<` are a shell's redirections, no value at all.
+    assert!(matches!(super::mask("Authorization: Bearer <x"), Cow::Borrowed(_)));
+    assert!(matches!(super::mask("Authorization: Bearer <<"), Cow::Borrowed(_)));
+}
