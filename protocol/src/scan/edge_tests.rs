@@ -153,3 +153,15 @@ fn the_quick_look_reads_a_cue_just_past_the_window_it_read_last() {
     assert_eq!(lines_of(&body(1), "instr.approval-carryover"), [6]);
     assert_eq!(lines_of(&body(2), "instr.approval-carryover"), [7]);
 }
+
+#[test]
+fn a_companion_quoted_at_the_start_of_a_line_is_found_where_its_path_starts() {
+    // The path's offset is past the opening backtick (and in a long line
+    // the excerpt starts 20 bytes before the path, not before the quote).
+    assert_eq!(lines_of("`./setup.sh` prepares the folder.\n", "trojan.companion-script"), [1]);
+    let long = format!("{} then `./setup.sh --all` prepares the folder.\n", "Read the notes first,".repeat(4));
+    let report = Scanner::standard().scan(&long);
+    let found = report.findings.iter().find(|f| f.rule_id == "trojan.companion-script").expect("a finding");
+    let at = long.find("./setup.sh").unwrap();
+    assert!(found.excerpt.starts_with(long[at - 20..at].trim()), "{:?}", found.excerpt);
+}

