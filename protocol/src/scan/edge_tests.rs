@@ -159,7 +159,8 @@ fn a_companion_quoted_at_the_start_of_a_line_is_found_where_its_path_starts() {
     // The path's offset is past the opening backtick (and in a long line
     // the excerpt starts 20 bytes before the path, not before the quote).
     assert_eq!(lines_of("`./setup.sh` prepares the folder.\n", "trojan.companion-script"), [1]);
-    let long = format!("{} then `./setup.sh --all` prepares the folder.\n", "Read the notes first,".repeat(4));
+    let long =
+        format!("{} then `./setup.sh --all` prepares the folder.\n", "Read the notes first,".repeat(4));
     let report = Scanner::standard().scan(&long);
     let found = report.findings.iter().find(|f| f.rule_id == "trojan.companion-script").expect("a finding");
     let at = long.find("./setup.sh").unwrap();
