@@ -76,3 +76,16 @@ fn an_auth_header_value_of_three_bytes_after_a_bracket_is_masked_and_of_two_is_n
     assert!(matches!(super::mask("Authorization: Bearer <x"), Cow::Borrowed(_)));
     assert!(matches!(super::mask("Authorization: Bearer <<"), Cow::Borrowed(_)));
 }
+
+#[test]
+fn each_kind_of_path_or_url_is_one_and_a_token_is_none() {
+    use super::values::looks_like_a_path_or_url as path;
+    for v in
+        ["/run/secrets/db", "./keys/dev", "../keys/dev", "~/.keys", "s3://bucket/k", "1.2.3-4", "tls.PEM"]
+    {
+        assert!(path(v), "{v}");
+    }
+    for v in ["Qm7xTz4pWv9kLr2n", "keys/dev", "a.pem.bak"] {
+        assert!(!path(v), "{v}");
+    }
+}
