@@ -44,3 +44,24 @@ fn only_cargo_reads_a_url_after_a_flag_as_its_git_source() {
         "{args:?}"
     );
 }
+
+#[test]
+fn a_version_after_a_servers_name_is_cut_at_its_at_sign() {
+    let cfg = |arg: &str| {
+        format!(
+            "```json\n{{\"mcpServers\": {{\"gh\": {{\n  \"command\": \"npx\",\n  \"args\": [\"-y\", \"{arg}\"]\n}}}}}}\n```\n"
+        )
+    };
+    // The look-alike name is what is left before `@1.2.0`, to the byte.
+    assert_severity(&cfg("@modelcontextprotocol/server-githbu@1.2.0"), "supply.typosquat", High);
+    assert_absent(&cfg("@modelcontextprotocol/server-github@1.2.0"), "supply.typosquat");
+    // A one-letter name with a version: no name to cut short of.
+    assert_absent(&cfg("x@1"), "supply.typosquat");
+}
+
+#[test]
+fn the_official_index_over_plain_http_is_an_override() {
+    let pip = |url: &str| format!("```bash\npip install --index-url {url} requests\n```\n");
+    assert_absent(&pip("https://pypi.org/simple"), "supply.index-override");
+    assert_severity(&pip("http://pypi.org/simple"), "supply.index-override", High);
+}
