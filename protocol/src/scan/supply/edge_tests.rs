@@ -65,3 +65,12 @@ fn the_official_index_over_plain_http_is_an_override() {
     assert_absent(&pip("https://pypi.org/simple"), "supply.index-override");
     assert_severity(&pip("http://pypi.org/simple"), "supply.index-override", High);
 }
+
+#[test]
+fn goinsecure_with_a_value_turns_checks_off_and_empty_or_zero_does_not() {
+    let go = |env: &str| format!("```bash\n{env} go install gitlab.example.dev/x/cobra@latest\n```\n");
+    assert_severity(&go("GOINSECURE=gitlab.example.dev"), "supply.checksum-off", High);
+    assert_severity(&go("GONOSUMCHECK=1"), "supply.checksum-off", High);
+    assert_absent(&go("GOINSECURE=''"), "supply.checksum-off");
+    assert_absent(&go("GONOSUMCHECK=0"), "supply.checksum-off");
+}
