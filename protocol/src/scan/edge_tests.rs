@@ -2,7 +2,10 @@
 //! (#27, the seed-29 sample): which `--no-verify` the build tools own, the
 //! lines one leak sentence covers, a miner configured on the lines below
 //! its name, a script run inside a `{ … }` group, and how far below a
-//! vouched companion its run may be; a report's worst severity.
+//! vouched companion its run may be; a report's worst severity. From the
+//! seed-30 sample: the window an address and a beacon read, what names a
+//! script and where a quoted one starts, a download run by its bare name,
+//! list numbers, and the quick look past its last window.
 
 use super::testutil::{assert_absent, assert_severity};
 use super::{Scanner, Severity::*};

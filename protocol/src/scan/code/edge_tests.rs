@@ -12,7 +12,10 @@
 //! call that opens above the file it names, and an info string's language;
 //! from the seed-29 sample: capitals rotated by 13, the fold's line bound,
 //! groups of commands piped on as one, and (left from seed 28) a URL
-//! argument with brackets nested in it and a source that opens its line.
+//! argument with brackets nested in it and a source that opens its line;
+//! from the seed-30 sample: each info word's language, a hidden URL on the
+//! first line, a member named like a handle, a group opened in another
+//! block, `printf` of a bare directive, and an array's indices.
 
 use super::blocks::{CodeMap, Lang};
 use super::decode::decode_line;

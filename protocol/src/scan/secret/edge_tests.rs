@@ -3,7 +3,8 @@
 //! is each on its own a placeholder, on a remote host as well; a base64
 //! value is judged by the text it decodes to; a default password keeps
 //! at most three characters after it, and each kind of local host is
-//! local while its neighbours are not.
+//! local while its neighbours are not; a bracketed auth header masked from
+//! three bytes on, and each kind of path or URL (seed 30).
 
 use crate::scan::Severity::{Low, Medium};
 use crate::scan::testutil::{assert_absent, assert_severity};

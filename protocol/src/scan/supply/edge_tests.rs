@@ -2,7 +2,9 @@
 //! a Go install argument is a module only when its first element names a
 //! host (holds a dot) *and* a path follows it; a versioned `pip3.11` is an
 //! installer; only the listed publishers own their namespace; a URL after
-//! cargo's other flags (`--index`) is not what it installs.
+//! cargo's other flags (`--index`) is not what it installs; a server's
+//! version cut at its `@`, the official index over plain http, and Go's
+//! insecure variables set, empty or zero (seed 30).
 
 use crate::scan::Severity::{High, Medium};
 use crate::scan::testutil::{assert_absent, assert_severity};
