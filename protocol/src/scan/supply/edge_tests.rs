@@ -2,7 +2,9 @@
 //! a Go install argument is a module only when its first element names a
 //! host (holds a dot) *and* a path follows it; a versioned `pip3.11` is an
 //! installer; only the listed publishers own their namespace; a URL after
-//! cargo's other flags (`--index`) is not what it installs.
+//! cargo's other flags (`--index`) is not what it installs; a server's
+//! version cut at its `@`, the official index over plain http, and Go's
+//! insecure variables set, empty or zero (seed 30).
 
 use crate::scan::Severity::{High, Medium};
 use crate::scan::testutil::{assert_absent, assert_severity};
@@ -43,4 +45,34 @@ fn only_cargo_reads_a_url_after_a_flag_as_its_git_source() {
         args.iter().any(|a| a.target == Target::Url { url: "https://git.example.dev/tool", git: true }),
         "{args:?}"
     );
+}
+
+#[test]
+fn a_version_after_a_servers_name_is_cut_at_its_at_sign() {
+    let cfg = |arg: &str| {
+        format!(
+            "```json\n{{\"mcpServers\": {{\"gh\": {{\n  \"command\": \"npx\",\n  \"args\": [\"-y\", \"{arg}\"]\n}}}}}}\n```\n"
+        )
+    };
+    // The look-alike name is what is left before `@1.2.0`, to the byte.
+    assert_severity(&cfg("@modelcontextprotocol/server-githbu@1.2.0"), "supply.typosquat", High);
+    assert_absent(&cfg("@modelcontextprotocol/server-github@1.2.0"), "supply.typosquat");
+    // A one-letter name with a version: no name to cut short of.
+    assert_absent(&cfg("x@1"), "supply.typosquat");
+}
+
+#[test]
+fn the_official_index_over_plain_http_is_an_override() {
+    let pip = |url: &str| format!("```bash\npip install --index-url {url} requests\n```\n");
+    assert_absent(&pip("https://pypi.org/simple"), "supply.index-override");
+    assert_severity(&pip("http://pypi.org/simple"), "supply.index-override", High);
+}
+
+#[test]
+fn goinsecure_with_a_value_turns_checks_off_and_empty_or_zero_does_not() {
+    let go = |env: &str| format!("```bash\n{env} go install gitlab.example.dev/x/cobra@latest\n```\n");
+    assert_severity(&go("GOINSECURE=gitlab.example.dev"), "supply.checksum-off", High);
+    assert_severity(&go("GONOSUMCHECK=1"), "supply.checksum-off", High);
+    assert_absent(&go("GOINSECURE=''"), "supply.checksum-off");
+    assert_absent(&go("GONOSUMCHECK=0"), "supply.checksum-off");
 }
