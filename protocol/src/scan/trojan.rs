@@ -463,6 +463,25 @@ pub(super) fn run_paths(line: &str) -> Vec<&str> {
     runs(line).into_iter().map(|(p, _)| p).chain(formed_runs(line).into_iter().map(|(p, _, _)| p)).collect()
 }
 
+/// The severity of a companion run at byte `at` of line `l`: High when
+/// `raised` (what the run form itself says) or when the run is unattended,
+/// privileged, handed secrets, hidden from the user or vouched for;
+/// `Medium` otherwise.
+fn graded(body: &Body<'_>, l: LineRef, at: usize, raised: bool) -> Severity {
+    let line = body.line(l);
+    if raised
+        || unattended(line, at)
+        || PRIVILEGE.is_match(line.as_bytes())
+        || HANDS_SECRETS.is_match(line.as_bytes())
+        || concealed(body, l)
+        || said_of_it(body, l)
+    {
+        Severity::High
+    } else {
+        Severity::Medium
+    }
+}
+
 fn companions(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
     // Fetch-and-run is asked in prose; found lazily, for URL lines only.
     let mut fences: Option<Vec<usize>> = None;
@@ -484,19 +503,7 @@ fn companions(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
             }
             let compiled = COMPILED_EXTENSIONS.iter().any(|e| path.to_ascii_lowercase().ends_with(e));
             let fetched = path.starts_with("${") && fetched_above(body, l);
-            let severity = if compiled
-                || fetched
-                || sourced(line, at)
-                || unattended(line, at)
-                || PRIVILEGE.is_match(line.as_bytes())
-                || HANDS_SECRETS.is_match(line.as_bytes())
-                || concealed(body, l)
-                || said_of_it(body, l)
-            {
-                Severity::High
-            } else {
-                Severity::Medium
-            };
+            let severity = graded(body, l, at, compiled || fetched || sourced(line, at));
             out.push(finding("trojan.companion-script", Category::SupplyChain, severity, l, line, at));
         }
         let b = line.as_bytes();
@@ -522,17 +529,7 @@ fn companions(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
             if warned_against(&line[..at]) || shown(body, l, path) {
                 continue;
             }
-            let severity = if everywhere
-                || unattended(line, at)
-                || PRIVILEGE.is_match(line.as_bytes())
-                || HANDS_SECRETS.is_match(line.as_bytes())
-                || concealed(body, l)
-                || said_of_it(body, l)
-            {
-                Severity::High
-            } else {
-                Severity::Medium
-            };
+            let severity = graded(body, l, at, everywhere);
             out.push(finding("trojan.companion-script", Category::SupplyChain, severity, l, line, at));
         }
         if (has_url(line)
