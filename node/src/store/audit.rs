@@ -90,17 +90,23 @@ fn entry(row: &rusqlite::Row<'_>) -> rusqlite::Result<AuditEntry> {
 
 /// Up to `limit` entries matching `filter`, oldest first.
 fn read(conn: &Connection, filter: &AuditFilter, limit: usize) -> Result<Vec<AuditEntry>, StoreError> {
-    // Stored times have 0 to 9 fraction digits, so they do not sort as
-    // text; SQLite reads them as times (to the millisecond).
-    let since = filter.since.map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true));
+    // Times are kept as integer nanoseconds (migration 23), compared as
+    // they are; the odd one kept as text (a time before 1970, or text that
+    // does not display as its instant) is read as a time by SQLite, to the
+    // millisecond, as all of them were before.
+    let since_ns = filter.since.and_then(|t| t.timestamp_nanos_opt());
+    let since_text = filter.since.map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true));
     let mut stmt = conn.prepare_cached(
         "SELECT id, at, peer, skill_name, decision, reason FROM audit
          WHERE id > ?1 AND (?2 IS NULL OR skill_name = ?2) AND (?3 IS NULL OR peer = ?3)
-           AND (?4 IS NULL OR julianday(at) >= julianday(?4))
+           AND (?4 IS NULL OR CASE WHEN typeof(at_time) = 'integer' AND ?6 IS NOT NULL THEN at_time >= ?6
+                                   ELSE julianday(at) >= julianday(?4) END)
          ORDER BY id LIMIT ?5",
     )?;
-    let rows =
-        stmt.query_map(params![filter.after, filter.skill, filter.actor, since, limit as i64], entry)?;
+    let rows = stmt.query_map(
+        params![filter.after, filter.skill, filter.actor, since_text, limit as i64, since_ns],
+        entry,
+    )?;
     Ok(rows.collect::<Result<_, _>>()?)
 }
 

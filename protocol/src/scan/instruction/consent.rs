@@ -145,7 +145,34 @@ fn unsure_then_not_at(s: &str) -> Option<usize> {
 
 /// Where a settings line switches asking off, if one does.
 pub(super) fn setting_at(s: &str) -> Option<usize> {
-    SETTING.find(s.as_bytes()).map(|m| m.start() + usize::from(!m.as_bytes()[0].is_ascii_alphanumeric()))
+    SETTING
+        .find_iter(s.as_bytes())
+        .find(|m| !keeps_asking(m.as_bytes()))
+        .map(|m| m.start() + usize::from(!m.as_bytes()[0].is_ascii_alphanumeric()))
+}
+
+/// Whether a matched setting names the switch that turns asking *off*
+/// and sets it off (`auto_approve: false`, `skip_confirm = no`): two
+/// negatives, so asking stays on. `SETTING` reads any approval-like key
+/// set to "no" as asking switched off, which these keys invert.
+fn keeps_asking(setting: &[u8]) -> bool {
+    let Some(split) = setting.iter().position(|&b| matches!(b, b':' | b'=' | b'|')) else {
+        return false;
+    };
+    let (key, value) = setting.split_at(split);
+    let key = key.to_ascii_lowercase();
+    let inverted = ["auto", "yolo", "skip", "dangerous", "bypass", "disable", "no_", "no-"]
+        .iter()
+        .any(|w| key.windows(w.len()).any(|k| k == w.as_bytes()));
+    let value = value[1..].trim_ascii_start();
+    let value = match value.first() {
+        Some(b'"' | b'\'' | b'`') => &value[1..],
+        _ => value,
+    };
+    let negative = ["false", "no", "0", "off", "never", "none", "skip", "disable"]
+        .iter()
+        .any(|w| value.len() >= w.len() && value[..w.len()].eq_ignore_ascii_case(w.as_bytes()));
+    inverted && negative
 }
 
 /// A prohibition ("never", "don't") as the word that governs consent.

@@ -79,6 +79,19 @@ fn consent_stretched_doubted_or_switched_off_is_found_where_it_starts() {
     assert_eq!(consent::setting_at(s), at(s, "auto_approve"));
     assert_eq!(consent::setting_at("auto_approve: true"), Some(0));
     assert_eq!(consent::setting_at("auto_approve: sometimes"), None);
+    // The switch that turns asking off, set off, keeps asking on; the
+    // same value on a key that asks switches it off.
+    for kept in [
+        "auto_approve: false",
+        "`skip_confirmation = \"no\"`",
+        "dangerously_skip_permissions: off",
+        "no_confirm: 0",
+    ] {
+        assert_eq!(consent::setting_at(kept), None, "{kept}");
+    }
+    assert_eq!(consent::setting_at("require_approval: false"), Some(0));
+    let s = "auto_approve: false, confirm: off";
+    assert_eq!(consent::setting_at(s), at(s, "confirm: off"));
 }
 
 #[test]
