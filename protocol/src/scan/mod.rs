@@ -352,7 +352,7 @@ impl Scanner {
     /// the body's length.
     pub fn scan(&self, body: &str) -> ScanReport {
         let mut report = self.scan_rules(body);
-        let score = classifier::score(body);
+        let score = classifier::score(body, &report.findings);
         report.classifier = Some(score);
         let corroborated = classifier::corroborated(score, &report.findings);
         for f in classifier::finding(score).into_iter().chain(corroborated) {
