@@ -142,7 +142,15 @@ fn corpus() -> Vec<Doc> {
                 _ => {}
             }
             let class = name.split_once('/').map_or("-", |(c, _)| c).to_string();
-            docs.push(Doc { name: format!("{kind}/{name}"), class, malicious, split, findings, blocked, features });
+            docs.push(Doc {
+                name: format!("{kind}/{name}"),
+                class,
+                malicious,
+                split,
+                findings,
+                blocked,
+                features,
+            });
         }
     }
     docs
@@ -310,8 +318,14 @@ fn main() {
     let alone = |i: usize| honest(i) >= threshold;
     println!("  classifier alone, out of fold (x-*/older: out of sample when not trained on):");
     println!("    TRAIN malicious {}", figure(count(&train_mal, &alone).0, count(&train_mal, &alone).1));
-    println!("    x-*/older malicious {}", figure(count(&beside_mal, &alone).0, count(&beside_mal, &alone).1));
-    println!("    benign (trained half) {}", figure(count(&benign_train, &alone).0, count(&benign_train, &alone).1));
+    println!(
+        "    x-*/older malicious {}",
+        figure(count(&beside_mal, &alone).0, count(&beside_mal, &alone).1)
+    );
+    println!(
+        "    benign (trained half) {}",
+        figure(count(&benign_train, &alone).0, count(&benign_train, &alone).1)
+    );
     println!(
         "    benign (other half, final model) {}",
         figure(count(&benign_held, &alone).0, count(&benign_held, &alone).1)

@@ -1,22 +1,27 @@
-//! A rule's `Medium` finding corroborated by the second stage: the one
-//! place where the classifier's score takes part in a refusal, and then
-//! only beside a rule's finding, never in place of one.
+//! A rule's finding corroborated by the second stage: the one place where
+//! the classifier's score takes part in a refusal, and then only beside a
+//! rule's finding, never in place of one.
 //!
-//! A `Medium` finding says the rules saw something suspicious but not
-//! enough to refuse (a consent waived in passing, a companion script run
-//! unseen, a credential read in a setup step); the classifier says how
-//! much the whole text reads like the malicious skills it was trained on.
-//! Either alone is wrong too often to refuse a skill; both together are
-//! not: a skill whose rules found something `Medium` (and nothing that
-//! refuses it already) and whose score is at or above [`CORROBORATES_AT`] gets
-//! `classifier.corroborated`, at [`SEVERITY`], on the line of its first
-//! `Medium` finding, which stays in the report beside it. A score alone
-//! still adds only `classifier.suspicious`, at `Low`; a `Medium` finding
-//! alone stays `Medium`.
+//! A finding below the refusing threshold says the rules saw something
+//! suspicious but not enough to refuse (a consent waived in passing, a
+//! companion script run unseen, a credential read in a setup step, a
+//! `sudo`); the classifier says how much the whole text reads like the
+//! malicious skills it was trained on. Either alone is wrong too often to
+//! refuse a skill; both together are not: a skill whose rules found
+//! something at [`CORROBORATES_BESIDE`] or worse (and nothing that refuses
+//! it already) and whose score is at or above [`CORROBORATES_AT`] gets
+//! `classifier.corroborated`, at [`SEVERITY`], on the line of the first of
+//! its worst findings, which stays in the report beside it and which the
+//! refusal names. A score alone still adds only `classifier.suspicious`,
+//! at `Low`; a finding alone keeps its severity.
 //!
-//! [`CORROBORATES_AT`] is chosen by the training (`train_scan_model`) on
-//! the TRAIN split's out-of-fold scores, for at most 1 % of its benign
-//! skills; `classifier.suspicious`'s threshold allows 3 %.
+//! The policy (the least severity and the score) is chosen by the
+//! training (`train_scan_model`) on the TRAIN split's out-of-fold scores:
+//! per least severity, the lowest score that refuses at most 1 % of its
+//! benign skills; then the severity whose row refuses the most malicious
+//! skills with their refusing findings taken away, within 3 % of every
+//! benign skill refused in all. [`beside`] is what both the scanner and
+//! the training ask.
 
 use super::{CORROBORATES_AT, CORROBORATES_BESIDE};
 use crate::scan::{Finding, Severity};
@@ -103,8 +108,11 @@ mod tests {
 
     #[test]
     fn beside_takes_the_worst_finding_at_least_the_policy() {
-        let findings =
-            [finding("priv.sudo", Severity::Low, 2), finding("trojan.a", Severity::Medium, 5), finding("trojan.b", Severity::Medium, 9)];
+        let findings = [
+            finding("priv.sudo", Severity::Low, 2),
+            finding("trojan.a", Severity::Medium, 5),
+            finding("trojan.b", Severity::Medium, 9),
+        ];
         let f = beside(500, &findings, 500, Severity::Low).expect("at the score");
         assert_eq!(f.rule_id, "trojan.a", "the first of the worst");
         assert!(beside(499, &findings, 500, Severity::Low).is_none(), "one below the score");
@@ -122,7 +130,9 @@ mod tests {
     fn a_score_alone_or_its_own_finding_is_never_corroborated() {
         assert!(corroborated(1000, &[]).is_none());
         assert!(corroborated(1000, &[finding("classifier.suspicious", Severity::Medium, 1)]).is_none());
-        assert!(beside(1000, &[finding("classifier.suspicious", Severity::Low, 1)], 0, Severity::Info).is_none());
+        assert!(
+            beside(1000, &[finding("classifier.suspicious", Severity::Low, 1)], 0, Severity::Info).is_none()
+        );
     }
 
     #[test]
