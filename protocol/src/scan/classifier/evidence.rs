@@ -53,6 +53,7 @@ fn bucket(kind: u64, h: u64, severity: Option<Severity>) -> u32 {
 
 /// Calls `each` once per evidence bucket of `findings`, in the order first
 /// seen.
+#[inline(never)]
 pub(super) fn for_each(findings: &[Finding], mut each: impl FnMut(u32)) {
     let mut seen = [0u64; EVIDENCE_BUCKETS / 64];
     let mut add = |k: u32| {
