@@ -7,32 +7,38 @@
 //! ```
 //!
 //! Training data: the malicious skills of `testdata/scan-corpus` that the
-//! corpus test does not hold out — its TRAIN split, the skills written
-//! beside the rules (`x-*`) and the first corpus (`older.txt`) — and the
-//! benign skills halved by the corpus test's rule on their corpus-relative
-//! name (the first hex digit of its SHA-256 is 8–f). They are listed in
-//! `testdata/scan-model/train.txt`. The HELD malicious skills and the
-//! other half of the benign ones are never trained on; the HELD malicious
-//! skills are scored only when `ECP_READ_HELD=1` asks for it, once per
-//! model that would ship.
+//! corpus test puts in its TRAIN split, and the benign skills halved by
+//! the corpus test's rule on their corpus-relative name (the first hex
+//! digit of its SHA-256 is 8–f), listed in `testdata/scan-model/train.txt`.
+//! `ECP_TRAIN_ON=all` adds the skills written beside the rules (`x-*`)
+//! and the first corpus (`older.txt`); `=beside` trains on those alone (to
+//! see how a model carries over to other writers). Trained on all, the
+//! model learned the other writers and lost TRAIN's, and the scanner's
+//! HELD recall fell (`protocol/benches/README.md`), so the default is
+//! TRAIN. The HELD malicious skills and the other half of the benign ones
+//! are never trained on; the HELD malicious skills are scored only when
+//! `ECP_READ_HELD=1` asks for it, once per model that would ship.
 //!
 //! Features (`classifier::features`): the hashed words and word pairs of
 //! the body, and what the rules found below the refusing threshold.
 //!
-//! Model: logistic regression, L2-regularised, classes weighted to
-//! balance, full-batch Adam from zero (deterministic). Everything is
-//! chosen on out-of-fold scores of the training data (5 folds):
-//! `THRESHOLD`, the lowest score that keeps at most 3 % of the benign
-//! skills above it, and the corroboration policy, one grid row per least
-//! severity of the rule's finding (`Info`, `Low`, `Medium`), each with the
-//! lowest score that corroborates at most 1 % of the benign skills; the
-//! row that would refuse the most malicious skills whose refusing findings
-//! were taken away ("shadow recall": as if the rules had caught them only
-//! below the threshold) is chosen.
+//! Model: logistic regression, L2-regularised (the rules' evidence
+//! harder), classes weighted to balance, full-batch Adam from zero
+//! (deterministic). Everything is chosen on out-of-fold scores of the
+//! training data (5 folds): `THRESHOLD`, the lowest score that keeps at
+//! most 3 % of the benign skills above it, and the corroboration policy,
+//! one grid row per least severity of the rule's finding (`Info`, `Low`,
+//! `Medium`), each with the lowest score that corroborates at most 1 % of
+//! the benign skills; of the `Low` and `Medium` rows within 3 % of every
+//! benign skill refused in all, the one that would refuse the most
+//! malicious skills whose refusing findings were taken away ("shadow":
+//! as if the rules had caught them only below the threshold) is chosen.
 //!
-//! `ECP_TRAIN_ON=train` trains on the TRAIN split only (the model before
-//! this change); `ECP_EVIDENCE=none` leaves the rules' findings out, and
-//! `=scaled` weights them `1/√n` as words; `ECP_DRY=1` writes nothing.
+//! `ECP_EVIDENCE=none` leaves the rules' findings out, `=scaled` weights
+//! them `1/√n` as words, `=only` leaves the words out;
+//! `ECP_EVIDENCE_L2` sets the evidence's L2; `ECP_BALANCE=groups` weighs
+//! each group of malicious skills alike; `ECP_POLICY=Medium:667` reads a
+//! given policy; `ECP_DRY=1` writes nothing.
 
 use std::collections::BTreeMap;
 use std::fs;
