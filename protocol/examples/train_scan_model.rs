@@ -1,48 +1,86 @@
-//! Trains the scanner's second stage (`scan::classifier`) and writes its
-//! weights, from the TRAIN split of the scan corpus only:
+//! Trains the scanner's second stage (`scan::classifier`), chooses its
+//! thresholds and its corroboration policy, and writes its weights, never
+//! reading the HELD half:
 //!
 //! ```text
 //! cargo run -p ecp-protocol --release --example train_scan_model
 //! ```
 //!
 //! Training data: the malicious skills of `testdata/scan-corpus` that the
-//! corpus test puts in its TRAIN split (neither `older.txt`, nor `x-*`, nor
-//! HELD: the first hex digit of SHA-256 of `class/file.md` is 8–f), and the
-//! benign skills halved by the same rule on their corpus-relative name.
-//! They are listed in `testdata/scan-model/train.txt`; the HELD halves are
-//! never read while training, only scored at the end.
+//! corpus test puts in its TRAIN split, and the benign skills halved by
+//! the corpus test's rule on their corpus-relative name (the first hex
+//! digit of its SHA-256 is 8–f), listed in `testdata/scan-model/train.txt`.
+//! `ECP_TRAIN_ON=all` adds the skills written beside the rules (`x-*`)
+//! and the first corpus (`older.txt`); `=beside` trains on those alone (to
+//! see how a model carries over to other writers). Trained on all, the
+//! model learned the other writers and lost TRAIN's, and the scanner's
+//! HELD recall fell (`protocol/benches/README.md`), so the default is
+//! TRAIN. The HELD malicious skills and the other half of the benign ones
+//! are never trained on; the HELD malicious skills are scored only when
+//! `ECP_READ_HELD=1` asks for it, once per model that would ship.
 //!
-//! Model: logistic regression over the hashed features of
-//! `classifier::features`, L2-regularised, classes weighted to balance,
-//! full-batch Adam from zero (deterministic). The thresholds are chosen on
-//! out-of-fold scores of TRAIN (5 folds): `THRESHOLD` the lowest that keeps
-//! at most 3% of TRAIN's benign skills above it, `CORROBORATES_AT` (the
-//! score that corroborates a rule's `Medium` finding into a refusal) 1%. Writes `src/scan/classifier/weights.bin`
-//! and prints the figures: TRAIN out-of-fold, HELD alone, and HELD with the
-//! rules (blocked by the rules, or scored above the threshold).
+//! Features (`classifier::features`): the hashed words and word pairs of
+//! the body, and what the rules found below the refusing threshold.
+//!
+//! Model: logistic regression, L2-regularised (the rules' evidence
+//! harder), classes weighted to balance, full-batch Adam from zero
+//! (deterministic). Everything is chosen on out-of-fold scores of the
+//! training data (5 folds): `THRESHOLD`, the lowest score that keeps at
+//! most 3 % of the benign skills above it, and the corroboration policy,
+//! one grid row per least severity of the rule's finding (`Info`, `Low`,
+//! `Medium`), each with the lowest score that corroborates at most 1 % of
+//! the benign skills; of the `Low` and `Medium` rows within 3 % of every
+//! benign skill refused in all, the one that would refuse the most
+//! malicious skills whose refusing findings were taken away ("shadow":
+//! as if the rules had caught them only below the threshold) is chosen.
+//!
+//! `ECP_EVIDENCE=none` leaves the rules' findings out, `=scaled` weights
+//! them `1/√n` as words, `=only` leaves the words out;
+//! `ECP_EVIDENCE_L2` sets the evidence's L2; `ECP_BALANCE=groups` weighs
+//! each group of malicious skills alike; `ECP_POLICY=Medium:667` reads a
+//! given policy; `ECP_DRY=1` writes nothing.
 
+use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use ecp_protocol::scan::classifier::{BUCKETS, features, probability};
-use ecp_protocol::scan::{DEFAULT_THRESHOLD, Scanner};
+use ecp_protocol::scan::classifier::{self, BUCKETS, Features, WORD_BUCKETS, beside, features, probability};
+use ecp_protocol::scan::{DEFAULT_THRESHOLD, Finding, Scanner, Severity};
 use sha2::{Digest, Sha256};
 
 const EPOCHS: usize = 300;
 const L2: f32 = 1e-4;
+/// The rules' evidence is regularised harder than words: a few findings
+/// are in both halves' look-alikes, and weighted `1` each (not `1/√n`),
+/// their weights grew to refuse benign skills out of sample at `L2`.
+const EVIDENCE_L2: f32 = 1e-2;
 const RATE: f32 = 0.05;
 const FOLDS: usize = 5;
 const MAX_FALSE_POSITIVES: f64 = 0.03;
-/// The share of TRAIN's benign skills the corroboration threshold allows
-/// (out of fold): it takes part in a refusal, so it is stricter.
+/// The share of the benign skills a corroboration policy may refuse (out
+/// of fold): it takes part in a refusal, so it is stricter.
 const MAX_CORROBORATED_FALSE_POSITIVES: f64 = 0.01;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Split {
+    Train,
+    BesideRules,
+    Older,
+    Held,
+}
 
 struct Doc {
     name: String,
+    class: String,
     malicious: bool,
-    held: bool,
-    body: String,
-    features: Vec<u32>,
+    /// For a malicious skill its split; for a benign one `Train` or `Held`
+    /// (its half).
+    split: Split,
+    /// The rules' findings (the classifier's own left out).
+    findings: Vec<Finding>,
+    /// Whether the rules alone refuse it.
+    blocked: bool,
+    features: Features,
 }
 
 fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -56,6 +94,10 @@ fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
+fn env(name: &str) -> String {
+    std::env::var(name).unwrap_or_default()
+}
+
 fn corpus() -> Vec<Doc> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/scan-corpus");
     let older: Vec<String> = fs::read_to_string(root.join("older.txt"))
@@ -65,6 +107,8 @@ fn corpus() -> Vec<Doc> {
         .filter(|l| !l.is_empty() && !l.starts_with('#'))
         .map(String::from)
         .collect();
+    let scanner = Scanner::standard();
+    let evidence = env("ECP_EVIDENCE");
     let mut docs = Vec::new();
     for kind in ["malicious", "benign"] {
         let mut paths = Vec::new();
@@ -74,18 +118,43 @@ fn corpus() -> Vec<Doc> {
             let name =
                 path.strip_prefix(root.join(kind)).expect("under kind").to_string_lossy().replace('\\', "/");
             let file = name.rsplit('/').next().unwrap_or(&name);
-            // Written beside the rules, or the first corpus: in neither half.
-            if kind == "malicious" && (file.starts_with("x-") || older.contains(&name)) {
-                continue;
-            }
             let held = Sha256::digest(name.as_bytes())[0] < 0x80;
+            let malicious = kind == "malicious";
+            let split = if malicious && file.starts_with("x-") {
+                Split::BesideRules
+            } else if malicious && older.contains(&name) {
+                Split::Older
+            } else if held {
+                Split::Held
+            } else {
+                Split::Train
+            };
             let body = fs::read_to_string(&path).expect("read corpus file");
-            let features = features(&body);
+            let findings: Vec<Finding> = scanner
+                .scan(&body)
+                .findings
+                .into_iter()
+                .filter(|f| !f.rule_id.starts_with("classifier."))
+                .collect();
+            let blocked = findings.iter().any(|f| f.severity >= DEFAULT_THRESHOLD);
+            let mut features = features(&body, &findings);
+            match evidence.as_str() {
+                "none" => features.evidence.clear(),
+                "only" => features.words.clear(),
+                "scaled" => {
+                    let e = std::mem::take(&mut features.evidence);
+                    features.words.extend(e);
+                }
+                _ => {}
+            }
+            let class = name.split_once('/').map_or("-", |(c, _)| c).to_string();
             docs.push(Doc {
                 name: format!("{kind}/{name}"),
-                malicious: kind == "malicious",
-                held,
-                body,
+                class,
+                malicious,
+                split,
+                findings,
+                blocked,
                 features,
             });
         }
@@ -98,24 +167,45 @@ fn train(all: &[Doc], docs: &[usize]) -> (f32, Vec<f32>) {
     let positives = docs.iter().filter(|&&i| all[i].malicious).count().max(1) as f32;
     let negatives = (docs.len() as f32 - positives).max(1.0);
     let n = docs.len() as f32;
-    let class_weight = |m: bool| if m { n / (2.0 * positives) } else { n / (2.0 * negatives) };
+    // With `ECP_BALANCE=groups`, each group of malicious skills (TRAIN,
+    // x-*, older) weighs as much as each other, whatever its size.
+    let mut group_size: BTreeMap<Split, f32> = BTreeMap::new();
+    for &i in docs.iter().filter(|&&i| all[i].malicious) {
+        *group_size.entry(all[i].split).or_default() += 1.0;
+    }
+    let groups = env("ECP_BALANCE") == "groups";
+    let evidence_l2: f32 = env("ECP_EVIDENCE_L2").parse().unwrap_or(EVIDENCE_L2);
+    let doc_weight: Vec<f32> = docs
+        .iter()
+        .map(|&i| {
+            let d = &all[i];
+            match (d.malicious, groups) {
+                (false, _) => n / (2.0 * negatives),
+                (true, false) => n / (2.0 * positives),
+                (true, true) => n / (2.0 * group_size.len() as f32 * group_size[&d.split]),
+            }
+        })
+        .collect();
     let mut w = vec![0f32; BUCKETS + 1];
     let (mut m1, mut m2) = (vec![0f32; BUCKETS + 1], vec![0f32; BUCKETS + 1]);
     let (b1, b2, eps) = (0.9f32, 0.999f32, 1e-8f32);
     for epoch in 1..=EPOCHS {
         let mut g = vec![0f32; BUCKETS + 1];
-        for &i in docs {
+        for (&i, &weight) in docs.iter().zip(&doc_weight) {
             let d = &all[i];
             let p = probability(&d.features, w[0], &w[1..]);
-            let err = (p - f32::from(u8::from(d.malicious))) * class_weight(d.malicious) / n;
-            let scale = 1.0 / (d.features.len().max(1) as f32).sqrt();
+            let err = (p - f32::from(u8::from(d.malicious))) * weight / n;
+            let scale = 1.0 / (d.features.words.len().max(1) as f32).sqrt();
             g[0] += err;
-            for &k in &d.features {
+            for &k in &d.features.words {
                 g[k as usize + 1] += err * scale;
+            }
+            for &k in &d.features.evidence {
+                g[k as usize + 1] += err;
             }
         }
         for k in 1..=BUCKETS {
-            g[k] += L2 * w[k];
+            g[k] += if k > WORD_BUCKETS { evidence_l2 } else { L2 } * w[k];
         }
         let (c1, c2) = (1.0 - b1.powi(epoch as i32), 1.0 - b2.powi(epoch as i32));
         for k in 0..=BUCKETS {
@@ -137,92 +227,231 @@ fn rate(hit: usize, total: usize) -> f64 {
     hit as f64 / total.max(1) as f64
 }
 
+fn figure(hit: usize, total: usize) -> String {
+    format!("{hit}/{total} = {:.1}%", 100.0 * rate(hit, total))
+}
+
+/// The rules' findings of `d` below the threshold: what the rules would
+/// have left had they caught it only below it.
+fn shadow(d: &Doc) -> Vec<Finding> {
+    d.findings.iter().filter(|f| f.severity < DEFAULT_THRESHOLD).cloned().collect()
+}
+
+/// One corroboration policy: a least severity and a score.
+#[derive(Clone, Copy)]
+struct Policy {
+    least: Severity,
+    at: u16,
+}
+
+impl Policy {
+    fn refuses(self, d: &Doc, score: u16) -> bool {
+        d.blocked || beside(score, &d.findings, self.at, self.least).is_some()
+    }
+
+    fn shadow_refuses(self, d: &Doc, score: u16) -> bool {
+        beside(score, &shadow(d), self.at, self.least).is_some()
+    }
+}
+
 fn main() {
     let docs = corpus();
-    let train_set: Vec<usize> = (0..docs.len()).filter(|&i| !docs[i].held).collect();
-    let held_set: Vec<usize> = (0..docs.len()).filter(|&i| docs[i].held).collect();
+    let train_on = env("ECP_TRAIN_ON");
+    // The default: the TRAIN split only (see the module doc for why).
+    let train_only = !matches!(train_on.as_str(), "all" | "beside");
+    // `beside`: the x-* and older skills only, to see how a model carries
+    // over to skills of other writers (TRAIN, then out of sample).
+    let beside_only = train_on == "beside";
+    let in_pool = |d: &Doc| match d.split {
+        Split::Train => !d.malicious || !beside_only,
+        Split::BesideRules | Split::Older => d.malicious && !train_only,
+        Split::Held => false,
+    };
+    let pool: Vec<usize> = (0..docs.len()).filter(|&i| in_pool(&docs[i])).collect();
+    let benign_pool: Vec<usize> = pool.iter().copied().filter(|&i| !docs[i].malicious).collect();
 
-    // Out-of-fold scores on TRAIN, for the threshold.
-    let mut oof = vec![0f32; docs.len()];
+    // Out-of-fold scores on the pool, for every choice.
+    let mut oof = vec![0u16; docs.len()];
     for fold in 0..FOLDS {
-        let fit: Vec<usize> = train_set
-            .iter()
-            .copied()
-            .enumerate()
-            .filter(|(k, _)| k % FOLDS != fold)
-            .map(|(_, i)| i)
-            .collect();
+        let fit: Vec<usize> =
+            pool.iter().copied().enumerate().filter(|(k, _)| k % FOLDS != fold).map(|(_, i)| i).collect();
         let (bias, w) = train(&docs, &fit);
-        for (k, &i) in train_set.iter().enumerate() {
+        for (k, &i) in pool.iter().enumerate() {
             if k % FOLDS == fold {
-                oof[i] = probability(&docs[i].features, bias, &w);
+                oof[i] = thousandths(probability(&docs[i].features, bias, &w));
             }
         }
     }
-    let benign_oof: Vec<f32> = train_set.iter().filter(|&&i| !docs[i].malicious).map(|&i| oof[i]).collect();
-    let lowest_within = |share: f64| {
+    let (bias, w) = train(&docs, &pool);
+    let scored: Vec<u16> = docs.iter().map(|d| thousandths(probability(&d.features, bias, &w))).collect();
+    // Out of fold where trained on, the final model's score elsewhere
+    // (never trained on): the honest score of every skill but HELD's.
+    let honest = |i: usize| if in_pool(&docs[i]) { oof[i] } else { scored[i] };
+
+    let lowest_within = |share: f64, hit: &dyn Fn(usize, u16) -> bool| {
         (0..=1000u16)
-            .find(|&t| {
-                rate(benign_oof.iter().filter(|&&p| thousandths(p) >= t).count(), benign_oof.len()) <= share
-            })
+            .find(|&t| rate(benign_pool.iter().filter(|&&i| hit(i, t)).count(), benign_pool.len()) <= share)
             .unwrap_or(1000)
     };
-    let threshold = lowest_within(MAX_FALSE_POSITIVES);
-    let corroborates_at = lowest_within(MAX_CORROBORATED_FALSE_POSITIVES);
-    let above = |p: f32| thousandths(p) >= threshold;
+    let threshold = lowest_within(MAX_FALSE_POSITIVES, &|i, t| oof[i] >= t);
 
-    let (bias, w) = train(&docs, &train_set);
-    let mut bytes = Vec::with_capacity(4 * (BUCKETS + 1));
-    bytes.extend_from_slice(&bias.to_le_bytes());
-    for x in &w {
-        bytes.extend_from_slice(&x.to_le_bytes());
-    }
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    fs::write(root.join("src/scan/classifier/weights.bin"), &bytes).expect("write weights.bin");
-    let mut list = String::from(
-        "# The training data of scan::classifier (examples/train_scan_model.rs):\n# the TRAIN split of testdata/scan-corpus, one `label path` a line.\n",
-    );
-    for &i in &train_set {
-        list.push_str(&format!(
-            "{} {}\n",
-            if docs[i].malicious { "malicious" } else { "benign" },
-            docs[i].name
-        ));
-    }
-    fs::create_dir_all(root.join("testdata/scan-model")).expect("mkdir scan-model");
-    fs::write(root.join("testdata/scan-model/train.txt"), list).expect("write train.txt");
-
-    let count = |set: &[usize], malicious: bool, hit: &dyn Fn(usize) -> bool| {
-        let of: Vec<usize> = set.iter().copied().filter(|&i| docs[i].malicious == malicious).collect();
+    let count = |set: &dyn Fn(&Doc) -> bool, hit: &dyn Fn(usize) -> bool| {
+        let of: Vec<usize> = (0..docs.len()).filter(|&i| set(&docs[i])).collect();
         (of.iter().filter(|&&i| hit(i)).count(), of.len())
     };
-    let scanner = Scanner::standard();
-    let rules = |i: usize| scanner.scan(&docs[i].body).is_blocked(DEFAULT_THRESHOLD);
-    let model = |i: usize| above(probability(&docs[i].features, bias, &w));
+    let train_mal = |d: &Doc| d.malicious && d.split == Split::Train;
+    let beside_mal = |d: &Doc| d.malicious && matches!(d.split, Split::BesideRules | Split::Older);
+    let benign_train = |d: &Doc| !d.malicious && d.split == Split::Train;
+    let benign_held = |d: &Doc| !d.malicious && d.split == Split::Held;
+    let benign_all = |d: &Doc| !d.malicious;
+
     println!(
-        "trained on {} skills ({} malicious), threshold {threshold}/1000, corroborates at {corroborates_at}/1000",
-        train_set.len(),
-        count(&train_set, true, &|_| true).1
+        "trained on {} skills ({} malicious; {}), evidence {}; threshold {threshold}/1000",
+        pool.len(),
+        pool.iter().filter(|&&i| docs[i].malicious).count(),
+        if train_only {
+            "TRAIN only"
+        } else if beside_only {
+            "x-* and older only"
+        } else {
+            "TRAIN, x-* and older"
+        },
+        match env("ECP_EVIDENCE").as_str() {
+            "" => "apart",
+            other => other,
+        }
     );
-    let oof_hit = |i: usize| above(oof[i]);
-    for (label, set, hit) in [
-        ("TRAIN out-of-fold, classifier alone", &train_set, &oof_hit as &dyn Fn(usize) -> bool),
-        ("HELD, classifier alone", &held_set, &model),
-        ("HELD, the scanner (rules, corroborated)", &held_set, &rules),
-        ("HELD, the scanner or classifier alone", &held_set, &|i| rules(i) || model(i)),
-    ] {
-        let (tp, p) = count(set, true, hit);
-        let (fp, n) = count(set, false, hit);
+    let alone = |i: usize| honest(i) >= threshold;
+    println!("  classifier alone, out of fold (x-*/older: out of sample when not trained on):");
+    println!("    TRAIN malicious {}", figure(count(&train_mal, &alone).0, count(&train_mal, &alone).1));
+    println!(
+        "    x-*/older malicious {}",
+        figure(count(&beside_mal, &alone).0, count(&beside_mal, &alone).1)
+    );
+    println!(
+        "    benign (trained half) {}",
+        figure(count(&benign_train, &alone).0, count(&benign_train, &alone).1)
+    );
+    println!(
+        "    benign (other half, final model) {}",
+        figure(count(&benign_held, &alone).0, count(&benign_held, &alone).1)
+    );
+
+    // The corroboration grid.
+    println!(
+        "  corroboration grid (out of fold; shadow = refusing findings taken away; benign ≤ {:.0}%):",
+        100.0 * MAX_CORROBORATED_FALSE_POSITIVES
+    );
+    println!(
+        "    {:<7} {:>5} {:>16} {:>18} {:>20} {:>18}",
+        "least", "at", "benign corrob.", "shadow TRAIN", "shadow x-*/older", "benign all (final)"
+    );
+    let mut best: Option<(Policy, usize)> = None;
+    for least in [Severity::Medium, Severity::Low, Severity::Info] {
+        // The lowest score that corroborates at most 1% of the benign
+        // skills, out of fold, beside a finding of `least` or worse.
+        let at = lowest_within(MAX_CORROBORATED_FALSE_POSITIVES, &|i, t| {
+            beside(oof[i], &docs[i].findings, t, least).is_some()
+        });
+        let policy = Policy { least, at };
+        let corroborated = count(&benign_train, &|i| beside(oof[i], &docs[i].findings, at, least).is_some());
+        let shadow_train = count(&train_mal, &|i| policy.shadow_refuses(&docs[i], honest(i)));
+        let shadow_beside = count(&beside_mal, &|i| policy.shadow_refuses(&docs[i], honest(i)));
+        // The corpus test's figure: every benign skill, the final model.
+        let benign_blocked = count(&benign_all, &|i| policy.refuses(&docs[i], scored[i]));
         println!(
-            "  {label:<38} recall {tp}/{p} = {:.1}%, false positives {fp}/{n} = {:.1}%",
-            100.0 * rate(tp, p),
-            100.0 * rate(fp, n)
+            "    {:<7} {:>5} {:>16} {:>18} {:>20} {:>18}",
+            format!("{least:?}"),
+            at,
+            format!("{}/{}", corroborated.0, corroborated.1),
+            figure(shadow_train.0, shadow_train.1),
+            figure(shadow_beside.0, shadow_beside.1),
+            figure(benign_blocked.0, benign_blocked.1)
+        );
+        let caught = shadow_train.0 + shadow_beside.0;
+        // An `Info` finding is never a reason to refuse (a frontmatter
+        // grant, a secret read from elsewhere): its row is shown, not chosen.
+        let fits = rate(benign_blocked.0, benign_blocked.1) <= MAX_FALSE_POSITIVES && least > Severity::Info;
+        if fits && best.is_none_or(|(_, c)| caught > c) {
+            best = Some((policy, caught));
+        }
+    }
+    let mut policy = best.map_or(Policy { least: Severity::Medium, at: 1000 }, |(p, _)| p);
+    // `ECP_POLICY=Medium:667`: a given policy instead, to read a model
+    // that shipped before (never to choose one).
+    if let Some((least, at)) = env("ECP_POLICY").split_once(':') {
+        let least = match least {
+            "Low" => Severity::Low,
+            "Medium" => Severity::Medium,
+            other => panic!("ECP_POLICY: {other}: Low or Medium"),
+        };
+        policy = Policy { least, at: at.parse().expect("ECP_POLICY: a score") };
+    }
+    println!("  policy: beside {:?} or worse, at {}/1000", policy.least, policy.at);
+
+    if env("ECP_DRY").is_empty() {
+        let mut bytes = Vec::with_capacity(4 * (BUCKETS + 1));
+        bytes.extend_from_slice(&bias.to_le_bytes());
+        for x in &w {
+            bytes.extend_from_slice(&x.to_le_bytes());
+        }
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        fs::write(root.join("src/scan/classifier/weights.bin"), &bytes).expect("write weights.bin");
+        let mut list = String::from(
+            "# The training data of scan::classifier (examples/train_scan_model.rs):\n# the TRAIN split of testdata/scan-corpus, one `label path` a line.\n",
+        );
+        for &i in &pool {
+            list.push_str(&format!(
+                "{} {}\n",
+                if docs[i].malicious { "malicious" } else { "benign" },
+                docs[i].name
+            ));
+        }
+        fs::create_dir_all(root.join("testdata/scan-model")).expect("mkdir scan-model");
+        fs::write(root.join("testdata/scan-model/train.txt"), list).expect("write train.txt");
+    }
+    let words_used = w[..WORD_BUCKETS].iter().filter(|&&x| x != 0.0).count();
+    let evidence_used = w[WORD_BUCKETS..].iter().filter(|&&x| x != 0.0).count();
+    println!("  weights: {words_used} word buckets, {evidence_used} evidence buckets in use");
+
+    if env("ECP_READ_HELD") == "1" {
+        // HELD: read once per model that would ship, never to choose.
+        let held = |d: &Doc| d.malicious && d.split == Split::Held;
+        let mut by_class: BTreeMap<&str, [usize; 4]> = BTreeMap::new();
+        for (i, d) in docs.iter().enumerate().filter(|(_, d)| held(d)) {
+            let row = by_class.entry(&d.class).or_default();
+            row[0] += 1;
+            row[1] += usize::from(d.blocked);
+            row[2] += usize::from(policy.refuses(d, scored[i]));
+            row[3] += usize::from(scored[i] >= threshold);
+        }
+        println!("  HELD (read once): {:<22} {:>8} {:>12} {:>12}", "class", "rules", "+corrob.", "clf alone");
+        let mut total = [0usize; 4];
+        for (class, row) in &by_class {
+            println!(
+                "    {class:<38} {:>8} {:>12} {:>12}",
+                format!("{}/{}", row[1], row[0]),
+                format!("{}/{}", row[2], row[0]),
+                format!("{}/{}", row[3], row[0])
+            );
+            for k in 0..4 {
+                total[k] += row[k];
+            }
+        }
+        println!(
+            "    all: rules {}, rules + corroboration {}, classifier alone {}",
+            figure(total[1], total[0]),
+            figure(total[2], total[0]),
+            figure(total[3], total[0])
         );
     }
-    if threshold != ecp_protocol::scan::classifier::THRESHOLD {
+    if threshold != classifier::THRESHOLD {
         println!("note: set classifier::THRESHOLD to {threshold}");
     }
-    if corroborates_at != ecp_protocol::scan::classifier::CORROBORATES_AT {
-        println!("note: set classifier::CORROBORATES_AT to {corroborates_at}");
+    if policy.at != classifier::CORROBORATES_AT {
+        println!("note: set classifier::CORROBORATES_AT to {}", policy.at);
+    }
+    if policy.least != classifier::CORROBORATES_BESIDE {
+        println!("note: set classifier::CORROBORATES_BESIDE to Severity::{:?}", policy.least);
     }
 }

@@ -58,8 +58,10 @@
 //! not to do") is lowered to `Low` (`context`); a runnable block or a step
 //! never is.
 //! Beside the rules, `classifier` is a second stage: a linear model over
-//! hashed words whose score ([`ScanReport::classifier`]) is reported with
-//! the findings and adds at most a `Low` finding; it never refuses.
+//! hashed words and the rules' findings below the threshold, whose score
+//! ([`ScanReport::classifier`]) is reported with the findings and adds at
+//! most a `Low` finding; it never refuses alone, only beside a rule's
+//! finding (`classifier.corroborated`, which names it).
 //! The machinery is in `rule` (what a rule is, shared helpers), `context`
 //! (whether a match is shown in an explanatory context rather than asked
 //! for), `literals` (the trigger automaton), `engine` and `normalize`.
@@ -248,7 +250,8 @@ pub struct ScanReport {
     /// the findings, never instead of them: at [`classifier::THRESHOLD`]
     /// it adds a `classifier.suspicious` finding of at most
     /// [`classifier::SEVERITY`], and it never blocks by itself — only
-    /// beside a rule's `Medium` finding (`classifier.corroborated`). `None` for
+    /// beside a rule's finding of [`classifier::CORROBORATES_BESIDE`] or
+    /// worse (`classifier.corroborated`). `None` for
     /// a report made without it (a bundle's, or one stored before it
     /// existed), and then omitted from JSON.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -352,7 +355,7 @@ impl Scanner {
     /// the body's length.
     pub fn scan(&self, body: &str) -> ScanReport {
         let mut report = self.scan_rules(body);
-        let score = classifier::score(body);
+        let score = classifier::score(body, &report.findings);
         report.classifier = Some(score);
         let corroborated = classifier::corroborated(score, &report.findings);
         for f in classifier::finding(score).into_iter().chain(corroborated) {

@@ -1,54 +1,72 @@
-//! A rule's `Medium` finding corroborated by the second stage: the one
-//! place where the classifier's score takes part in a refusal, and then
-//! only beside a rule's finding, never in place of one.
+//! A rule's finding corroborated by the second stage: the one place where
+//! the classifier's score takes part in a refusal, and then only beside a
+//! rule's finding, never in place of one.
 //!
-//! A `Medium` finding says the rules saw something suspicious but not
-//! enough to refuse (a consent waived in passing, a companion script run
-//! unseen, a credential read in a setup step); the classifier says how
-//! much the whole text reads like the malicious skills it was trained on.
-//! Either alone is wrong too often to refuse a skill; both together are
-//! not: a skill whose rules found something `Medium` (and nothing that
-//! refuses it already) and whose score is at or above [`CORROBORATES_AT`] gets
-//! `classifier.corroborated`, at [`SEVERITY`], on the line of its first
-//! `Medium` finding, which stays in the report beside it. A score alone
-//! still adds only `classifier.suspicious`, at `Low`; a `Medium` finding
-//! alone stays `Medium`.
+//! A finding below the refusing threshold says the rules saw something
+//! suspicious but not enough to refuse (a consent waived in passing, a
+//! companion script run unseen, a credential read in a setup step, a
+//! `sudo`); the classifier says how much the whole text reads like the
+//! malicious skills it was trained on. Either alone is wrong too often to
+//! refuse a skill; both together are not: a skill whose rules found
+//! something at [`CORROBORATES_BESIDE`] or worse (and nothing that refuses
+//! it already) and whose score is at or above [`CORROBORATES_AT`] gets
+//! `classifier.corroborated`, at [`SEVERITY`], on the line of the first of
+//! its worst findings, which stays in the report beside it and which the
+//! refusal names. A score alone still adds only `classifier.suspicious`,
+//! at `Low`; a finding alone keeps its severity.
 //!
-//! [`CORROBORATES_AT`] is chosen by the training (`train_scan_model`) on
-//! the TRAIN split's out-of-fold scores, for at most 1 % of its benign
-//! skills; `classifier.suspicious`'s threshold allows 3 %.
+//! The policy (the least severity and the score) is chosen by the
+//! training (`train_scan_model`) on the TRAIN split's out-of-fold scores:
+//! per least severity, the lowest score that refuses at most 1 % of its
+//! benign skills; then the severity whose row refuses the most malicious
+//! skills with their refusing findings taken away, within 3 % of every
+//! benign skill refused in all. [`beside`] is what both the scanner and
+//! the training ask.
 
-use super::CORROBORATES_AT;
+use super::{CORROBORATES_AT, CORROBORATES_BESIDE};
 use crate::scan::{Finding, Severity};
 
 /// Severity of `classifier.corroborated`: what a node refuses at by
 /// default (`DEFAULT_CORROBORATES_AT`).
 pub(crate) const SEVERITY: Severity = Severity::High;
 
-/// The finding that refuses a skill whose rules found something `Medium`,
-/// nothing at [`SEVERITY`] or above, and whose `score` is at or above
-/// [`CORROBORATES_AT`]; `None` otherwise. `findings` are the rules' findings.
-pub(crate) fn corroborated(score: u16, findings: &[Finding]) -> Option<Finding> {
-    if score < CORROBORATES_AT || findings.iter().any(|f| f.severity >= SEVERITY) {
+/// The rule's finding a score of `score` corroborates under the policy
+/// "`at` or above, beside a finding of `least` or worse": the first of the
+/// worst severity the rules found, when that is at least `least` and
+/// below [`SEVERITY`] (a skill refused already needs nothing more), and
+/// `None` otherwise. The training measures every policy with it.
+#[doc(hidden)]
+pub fn beside(score: u16, findings: &[Finding], at: u16, least: Severity) -> Option<&Finding> {
+    if score < at || findings.iter().any(|f| f.severity >= SEVERITY) {
         return None;
     }
-    let medium =
-        findings.iter().find(|f| f.severity == Severity::Medium && !f.rule_id.starts_with("classifier."))?;
+    let mut rules = findings.iter().filter(|f| !f.rule_id.starts_with("classifier."));
+    let worst = rules.clone().map(|f| f.severity).max().filter(|&s| s >= least)?;
+    rules.find(|f| f.severity == worst)
+}
+
+/// The finding that refuses a skill whose rules found something at
+/// [`CORROBORATES_BESIDE`] or worse, nothing at [`SEVERITY`] or above, and
+/// whose `score` is at or above [`CORROBORATES_AT`]; `None` otherwise.
+/// `findings` are the rules' findings.
+pub(crate) fn corroborated(score: u16, findings: &[Finding]) -> Option<Finding> {
+    let rule = beside(score, findings, CORROBORATES_AT, CORROBORATES_BESIDE)?;
+    let severity = format!("{:?}", rule.severity).to_lowercase();
     Some(Finding {
         rule_id: "classifier.corroborated".to_string(),
-        category: medium.category,
+        category: rule.category,
         severity: SEVERITY,
-        line: medium.line,
+        line: rule.line,
         excerpt: format!(
             "score {score}/1000 (corroborates at {CORROBORATES_AT}) beside {} on line {}",
-            medium.rule_id, medium.line
+            rule.rule_id, rule.line
         ),
         message: format!(
-            "corroborated: the rules found {} (medium) and the second stage scores the skill as reading like \
+            "corroborated: the rules found {} ({severity}) and the second stage scores the skill as reading like \
              the malicious skills it was trained on; together they refuse it, as neither would alone",
-            medium.rule_id
+            rule.rule_id
         ),
-        file: medium.file.clone(),
+        file: rule.file.clone(),
     })
 }
 
@@ -70,20 +88,51 @@ mod tests {
     }
 
     #[test]
-    fn a_medium_finding_is_corroborated_at_the_threshold_and_not_one_below() {
-        let findings = [finding("conceal.x", Severity::Low, 2), finding("prompt.y", Severity::Medium, 7)];
+    fn a_finding_at_the_policy_is_corroborated_at_the_threshold_and_not_one_below() {
+        let findings = [finding("conceal.x", Severity::Info, 2), finding("prompt.y", CORROBORATES_BESIDE, 7)];
         assert!(corroborated(CORROBORATES_AT - 1, &findings).is_none());
         let f = corroborated(CORROBORATES_AT, &findings).expect("corroborated at the threshold");
         assert_eq!((f.rule_id.as_str(), f.severity, f.line), ("classifier.corroborated", Severity::High, 7));
-        assert!(f.excerpt.contains("prompt.y") && f.message.contains("prompt.y (medium)"), "{f:?}");
+        let named = format!("prompt.y ({})", format!("{CORROBORATES_BESIDE:?}").to_lowercase());
+        assert!(f.excerpt.contains("prompt.y") && f.message.contains(&named), "{f:?}");
         assert_eq!(f.category, Category::PromptInjection);
     }
 
     #[test]
-    fn a_score_alone_a_low_finding_or_its_own_finding_is_never_corroborated() {
+    fn the_policy_is_a_low_finding_and_one_below_it_is_never_corroborated() {
+        assert_eq!(CORROBORATES_BESIDE, Severity::Low);
+        let low = [finding("priv.sudo", Severity::Low, 3)];
+        assert!(corroborated(CORROBORATES_AT, &low).is_some());
+        assert!(corroborated(1000, &[finding("perm.hooks", Severity::Info, 2)]).is_none());
+    }
+
+    #[test]
+    fn beside_takes_the_worst_finding_at_least_the_policy() {
+        let findings = [
+            finding("priv.sudo", Severity::Low, 2),
+            finding("trojan.a", Severity::Medium, 5),
+            finding("trojan.b", Severity::Medium, 9),
+        ];
+        let f = beside(500, &findings, 500, Severity::Low).expect("at the score");
+        assert_eq!(f.rule_id, "trojan.a", "the first of the worst");
+        assert!(beside(499, &findings, 500, Severity::Low).is_none(), "one below the score");
+        assert_eq!(beside(500, &findings, 500, Severity::Medium).map(|f| f.line), Some(5));
+        // The worst is one below the least severity asked: nothing.
+        let low = [finding("priv.sudo", Severity::Low, 2)];
+        assert!(beside(1000, &low, 500, Severity::Medium).is_none());
+        assert!(beside(1000, &low, 500, Severity::Low).is_some());
+        let info = [finding("perm.hooks", Severity::Info, 1)];
+        assert!(beside(1000, &info, 500, Severity::Low).is_none());
+        assert!(beside(1000, &info, 500, Severity::Info).is_some());
+    }
+
+    #[test]
+    fn a_score_alone_or_its_own_finding_is_never_corroborated() {
         assert!(corroborated(1000, &[]).is_none());
-        assert!(corroborated(1000, &[finding("conceal.x", Severity::Low, 2)]).is_none());
         assert!(corroborated(1000, &[finding("classifier.suspicious", Severity::Medium, 1)]).is_none());
+        assert!(
+            beside(1000, &[finding("classifier.suspicious", Severity::Low, 1)], 0, Severity::Info).is_none()
+        );
     }
 
     #[test]
@@ -95,12 +144,13 @@ mod tests {
     }
 
     #[test]
-    fn the_first_medium_finding_is_named_and_a_bundle_file_kept() {
+    fn the_first_worst_finding_is_named_and_a_bundle_file_kept() {
         let mut second = finding("trojan.b", Severity::Medium, 9);
         second.file = Some("scripts/b.sh".into());
         let mut first = finding("trojan.a", Severity::Medium, 4);
         first.file = Some("scripts/a.sh".into());
-        let f = corroborated(CORROBORATES_AT, &[first, second]).expect("corroborated");
+        let f = corroborated(CORROBORATES_AT, &[finding("priv.sudo", Severity::Low, 1), first, second])
+            .expect("corroborated");
         assert_eq!((f.line, f.file.as_deref()), (4, Some("scripts/a.sh")));
     }
 }
