@@ -504,7 +504,7 @@ fn globbed_program(word: &str) -> Option<&'static str> {
 /// One pass over the pattern, keeping the set of text positions its prefix
 /// can end at: time `pattern × text`, whatever the pattern. (Trying every
 /// length for every `*` in turn is exponential in the number of `*`s, and a
-/// skill writes the pattern: `/***…/***…/***…` held a scan for minutes.)
+/// skill writes the pattern: `/***…/***…/***…`, 64 bytes, cost 2.5 s a word.)
 fn glob_matches(pattern: &[u8], text: &[u8]) -> bool {
     let mut reach = vec![false; text.len() + 1];
     reach[0] = true;
@@ -515,9 +515,8 @@ fn glob_matches(pattern: &[u8], text: &[u8]) -> bool {
                 continue;
             }
             if c == b'*' {
-                next[j] = true;
                 let run = text[j..].iter().take_while(|&&t| t != b'/').count();
-                next[j + 1..=j + run].fill(true);
+                next[j..=j + run].fill(true);
             } else if text.get(j).is_some_and(|&t| (c == b'?' && t != b'/') || c == t) {
                 next[j + 1] = true;
             }
@@ -579,7 +578,7 @@ mod tests {
     fn a_glob_of_many_stars_is_read_at_once() {
         let stars = |n: usize| "*".repeat(n);
         // 64 bytes, 61 `*`s in three runs: the backtracking match took
-        // minutes on it. Every three-part path matches: ambiguous, kept.
+        // about a second on it in release. Every three-part path matches: ambiguous, kept.
         let hostile = format!("/{}/{}/{}", stars(20), stars(20), stars(21));
         assert_eq!(hostile.len(), 64);
         assert_eq!(globbed_program(&hostile), None);
