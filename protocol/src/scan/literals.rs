@@ -347,18 +347,29 @@ impl Literals {
     }
 
     /// Appends every place in `text` where keys end, in text order.
+    #[cfg_attr(not(test), allow(dead_code))]
     pub(super) fn find(&self, text: &[u8], out: &mut Vec<End>) {
+        self.find_with(text, out, &mut Default::default());
+    }
+
+    /// [`find`](Self::find), with buffers for the places a lane finds past
+    /// the room it keeps on the stack, which the caller keeps between
+    /// calls: a typical skill body has 25 or so per lane, and allocating
+    /// them on every scan cost more than the places' checks.
+    pub(super) fn find_with(&self, text: &[u8], out: &mut Vec<End>, spill: &mut [Vec<End>; LANES - 1]) {
         let Some((starts, cuts)) = lanes(text, self.max_key_len.saturating_sub(1)) else {
             self.walk(text, 0, 0, out);
             return;
         };
         // Lanes 1 to 3 collect apart so that appending them keeps text order.
-        let mut later = [Pending::default(), Pending::default(), Pending::default()];
+        let [s1, s2, s3] = spill;
+        let mut later = [Pending::new(s1), Pending::new(s2), Pending::new(s3)];
         let trans: &[u16; TABLE] = &self.trans;
         let class = &self.class;
         let mut pos: [usize; LANES] = starts;
         let ends: [usize; LANES] = [cuts[1], cuts[2], cuts[3], cuts[4]];
         let mut states = [0u16; LANES];
+        let mut stops = Stops { at: [0; STOPS], states: [[0; LANES]; STOPS], len: 0 };
         // Lanes end at different places. Rather than finishing the longer ones
         // one at a time (each byte then waits for the previous lookup), a
         // lane that has ended reads newlines, which no key holds: its state
@@ -373,10 +384,11 @@ impl Literals {
                 std::array::from_fn(|k| if live[k] { &text[pos[k]..pos[k] + len] } else { &PAD[..len] });
             let mut j = 0;
             while j < len {
-                (j, states) = lockstep(trans, class, lanes, states, j);
-                if states.iter().any(|&s| s & MATCH != 0) {
-                    record(j - 1, states, &pos, &cuts, out, &mut later);
+                (j, states) = lockstep(trans, class, lanes, states, j, &mut stops);
+                for k in 0..stops.len {
+                    record(stops.at[k] - 1, stops.states[k], &pos, &cuts, out, &mut later);
                 }
+                stops.len = 0;
             }
             for k in 0..LANES {
                 if live[k] {
@@ -400,11 +412,24 @@ impl Literals {
     }
 }
 
-/// Walks four equally long lanes in lockstep from `j` until a step on which
-/// some lane ends a key, or to the end; returns the position after that step
-/// and the states. Kept apart and free of calls so that the states, the
-/// lanes and the tables all stay in registers. States keep their [`MATCH`]
-/// bit, which is part of their number ([`step`]).
+/// Steps on which some lane ended a key, as [`lockstep`] gathers them:
+/// the position after the step and the four states.
+struct Stops {
+    at: [usize; STOPS],
+    states: [[u16; LANES]; STOPS],
+    len: usize,
+}
+
+/// Steps [`Stops`] holds: a typical body has a hundred or so, and each
+/// return from [`lockstep`] costs more than the step itself.
+const STOPS: usize = 32;
+
+/// Walks four equally long lanes in lockstep from `j`, noting in `stops`
+/// (empty on entry) every step on which some lane ends a key, until
+/// `stops` is full or to the end; returns the position it stopped at and
+/// the states. Kept apart and free of calls so that the states, the lanes
+/// and the tables all stay in registers. States keep their [`MATCH`] bit,
+/// which is part of their number ([`step`]).
 #[inline(never)]
 fn lockstep(
     trans: &[u16; TABLE],
@@ -412,6 +437,7 @@ fn lockstep(
     lanes: [&[u8]; LANES],
     states: [u16; LANES],
     mut j: usize,
+    stops: &mut Stops,
 ) -> (usize, [u16; LANES]) {
     let [l0, l1, l2, l3] = lanes;
     let n = l0.len().min(l1.len()).min(l2.len()).min(l3.len());
@@ -425,7 +451,13 @@ fn lockstep(
         s3 = next(s3, l3[j]);
         j += 1;
         if (s0 | s1 | s2 | s3) & usize::from(MATCH) != 0 {
-            break;
+            let k = stops.len;
+            stops.at[k] = j;
+            stops.states[k] = [s0, s1, s2, s3].map(|s| s as u16);
+            stops.len = k + 1;
+            if k + 1 == STOPS {
+                break;
+            }
         }
     }
     (j, [s0, s1, s2, s3].map(|s| s as u16))
@@ -470,17 +502,14 @@ pub(super) fn spells(text: &[u8], mut at: usize, literal: &[u8]) -> Option<usize
 
 /// Records the places where lanes matched at step `j` of a run whose lanes
 /// started at `base`; a lane keeps only places after its cut (`cuts[k]`),
-/// the lane before it reports the others. Kept out of line so that the
-/// lockstep loop keeps its four states in registers.
-#[cold]
-#[inline(never)]
+/// the lane before it reports the others.
 fn record(
     j: usize,
     t: [u16; LANES],
     base: &[usize; LANES],
     cuts: &[usize; LANES + 1],
     out: &mut Vec<End>,
-    later: &mut [Pending; 3],
+    later: &mut [Pending<'_>; 3],
 ) {
     if t[0] & MATCH != 0 {
         out.push(End { at: base[0] + j + 1, state: t[0] & !MATCH });
@@ -493,16 +522,20 @@ fn record(
     }
 }
 
-/// Places found by one lane, kept on the stack until they are appended in
-/// text order; a typical skill never spills into the heap.
-#[derive(Default)]
-struct Pending {
+/// Places found by one lane, kept until they are appended in text order:
+/// the first on the stack, the rest in a buffer the caller keeps.
+struct Pending<'a> {
     inline: [End; 16],
     len: usize,
-    spill: Vec<End>,
+    spill: &'a mut Vec<End>,
 }
 
-impl Pending {
+impl<'a> Pending<'a> {
+    fn new(spill: &'a mut Vec<End>) -> Pending<'a> {
+        spill.clear();
+        Pending { inline: [End::default(); 16], len: 0, spill }
+    }
+
     fn push(&mut self, e: End) {
         match self.inline.get_mut(self.len) {
             Some(slot) => {
@@ -515,7 +548,7 @@ impl Pending {
 
     fn drain_into(&mut self, out: &mut Vec<End>) {
         out.extend_from_slice(&self.inline[..self.len]);
-        out.append(&mut self.spill);
+        out.append(self.spill);
     }
 }
 

@@ -12,7 +12,7 @@
 use std::sync::LazyLock;
 
 use super::engine::{Analyzer, Body, LineRef, finding};
-use super::rule::{Lazy, compile, contains_ci, words};
+use super::rule::{AnyCi, Lazy, compile, words};
 use super::{Category, Finding, Severity};
 
 /// How far below the download the analyzer looks for its use.
@@ -103,14 +103,9 @@ fn download_and_run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) 
 /// `--output`, `-OutFile`), a redirection, or `wget`, which saves by default.
 fn may_write_file(line: &str) -> bool {
     let b = line.as_bytes();
-    b.contains(&b'>')
-        || contains_ci(b, b"wget")
-        || contains_ci(b, b"--output")
-        || contains_ci(b, b"-outfile")
-        || contains_ci(b, b"certutil")
-        || contains_ci(b, b"bitsadmin")
-        || contains_ci(b, b"bitstransfer")
-        || has_short_output_flag(line)
+    static SAVERS: AnyCi =
+        AnyCi::new(&["wget", "--output", "-outfile", "certutil", "bitsadmin", "bitstransfer"]);
+    b.contains(&b'>') || SAVERS.any_in(b) || has_short_output_flag(line)
 }
 
 /// A token like `-o`, `-sLO`: a single dash, then letters among which an `o`.

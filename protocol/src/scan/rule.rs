@@ -393,6 +393,54 @@ pub(super) fn contains_ci(hay: &[u8], needle: &[u8]) -> bool {
     }
 }
 
+/// Words looked for at once, ignoring ASCII case: whether a haystack
+/// holds any of them, as `words.iter().any(|w| contains_ci(hay, w))`
+/// says, in one pass over it. The gates of the analyzers ask for one of
+/// several words on every line they are woken on; a search per word cost
+/// more than the rest of the gate (`benches/README.md`, fourth pass).
+/// Built in a `static` at compile time.
+pub(super) struct AnyCi {
+    /// By byte, the words (bits) that start with it, in either case.
+    first: [u32; 256],
+    words: &'static [&'static str],
+}
+
+impl AnyCi {
+    /// At most 32 words, each non-empty lower-case ASCII.
+    pub(super) const fn new(words: &'static [&'static str]) -> AnyCi {
+        assert!(words.len() <= 32, "AnyCi holds 32 words");
+        let mut first = [0u32; 256];
+        let mut k = 0;
+        while k < words.len() {
+            let w = words[k].as_bytes();
+            assert!(!w.is_empty() && w.is_ascii(), "AnyCi words are non-empty ASCII");
+            let b = w[0];
+            assert!(!b.is_ascii_uppercase(), "AnyCi words are lower case");
+            first[b as usize] |= 1 << k;
+            if b.is_ascii_lowercase() {
+                first[b.to_ascii_uppercase() as usize] |= 1 << k;
+            }
+            k += 1;
+        }
+        AnyCi { first, words }
+    }
+
+    /// Whether `hay` holds one of the words, ignoring ASCII case.
+    pub(super) fn any_in(&self, hay: &[u8]) -> bool {
+        hay.iter().enumerate().any(|(i, &b)| {
+            let mut starting = self.first[usize::from(b)];
+            while starting != 0 {
+                let w = self.words[starting.trailing_zeros() as usize].as_bytes();
+                starting &= starting - 1;
+                if hay.len() - i >= w.len() && hay[i..i + w.len()].eq_ignore_ascii_case(w) {
+                    return true;
+                }
+            }
+            false
+        })
+    }
+}
+
 /// The whitespace-separated words of `line`, as `str::split_whitespace`
 /// finds them, as bytes. An ASCII line is split on bytes, which spares
 /// decoding characters; the ASCII bytes `char::is_whitespace` accepts are
@@ -527,6 +575,28 @@ mod tests {
             proptest::prop_assert_eq!(contains_ci(&hay, &needle), naive);
         }
     }
+
+    proptest::proptest! {
+        #[test]
+        fn any_ci_agrees_with_a_search_per_word(
+            hay in proptest::collection::vec(proptest::sample::select(b"aAbBzZ@`[{-| .\xc3".to_vec()), 0..70),
+            pick in proptest::collection::vec(0..WORDS.len(), 0..6),
+        ) {
+            static ANY: AnyCi = AnyCi::new(WORDS);
+            // A subset of the words, as a gate would list them.
+            let mut words: Vec<&'static str> = pick.iter().map(|&k| WORDS[k]).collect();
+            words.sort_unstable();
+            words.dedup();
+            let some = AnyCi::new(Box::leak(words.clone().into_boxed_slice()));
+            let per_word = |ws: &[&str]| ws.iter().any(|w| contains_ci(&hay, w.as_bytes()));
+            proptest::prop_assert_eq!(some.any_in(&hay), per_word(&words));
+            proptest::prop_assert_eq!(ANY.any_in(&hay), per_word(WORDS));
+        }
+    }
+
+    /// Words of the shapes gates look for: letters, a blank, punctuation,
+    /// one byte, a word inside another.
+    const WORDS: &[&str] = &["ab", "b ", "z@", "-", "|a", "ba", "aab", " .", "`", "{z", "bz-"];
 
     #[test]
     fn splits_words_as_split_whitespace_does() {

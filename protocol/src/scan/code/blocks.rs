@@ -71,9 +71,11 @@ impl CodeMap {
                 }
                 continue;
             }
-            index += memchr::memchr_iter(b'\n', &b[counted..start]).count();
-            counted = start;
             if let Some((c, n, info)) = fence(&text[start..end]) {
+                // Counted at fences only: most lines reaching here hold an
+                // inline `code` span, not a fence.
+                index += memchr::memchr_iter(b'\n', &b[counted..start]).count();
+                counted = start;
                 match open {
                     Some((oc, on, first, at, oinfo)) if c == oc && n >= on && info.is_empty() => {
                         blocks.push(Block {

@@ -67,7 +67,7 @@ use memchr::memmem;
 use regex::bytes::Regex;
 
 use super::context::Outline;
-use super::literals::{Literals, canonical, spells};
+use super::literals::{End, Literals, canonical, is_blank, spells};
 use super::normalize::normalize;
 use super::rule::{self, Hit, Rule};
 use super::secret;
@@ -144,10 +144,15 @@ struct TriggerTable {
 struct Entry {
     /// Up to [`AHEAD_BYTES`] canonical bytes the literal continues with
     /// after its key ([`pack_ahead`]), and which of them count: one test
-    /// against the text after the key turns most entries of a busy key
-    /// (`syst` leads to twenty) away before any byte-wise comparison.
+    /// against the text after the key (or after the blanks there: see
+    /// `past_blanks`) turns most entries of a busy key (`syst` leads to
+    /// twenty, `your` to forty) away before any byte-wise comparison.
     ahead: u32,
     ahead_mask: u32,
+    /// Whether `ahead` is what follows the run of blanks at the key's end:
+    /// the key ends in a blank (`the `), or the literal goes on with one
+    /// after it (`your role` under `your`).
+    past_blanks: bool,
     /// The whole canonical literal: `bytes[text.0..text.1]`.
     text: (u32, u32),
     /// The prefilter key it is found under.
@@ -237,6 +242,26 @@ fn pack_ahead(bytes: &[u8]) -> u32 {
     bytes.iter().take(AHEAD_BYTES).enumerate().fold(0, |v, (k, &b)| v | u32::from(b) << (8 * k))
 }
 
+/// The [`AHEAD_BYTES`] canonical bytes of `text` from `at`, packed as
+/// [`pack_ahead`] packs a literal's.
+fn ahead_at(text: &[u8], at: usize) -> u32 {
+    pack_ahead(&std::array::from_fn::<u8, AHEAD_BYTES, _>(|k| text.get(at + k).map_or(0, |&b| canonical(b))))
+}
+
+/// [`ahead_at`] the first byte after the run of blanks at `at` (if any):
+/// where the rest of a literal with a blank after its key goes on, since
+/// that blank matches the whole run. Most keys of this kind are a common
+/// word (`the `, `your`) under which many phrases wait; this turns them
+/// away before a byte-wise comparison. Skipping no blank where the
+/// literal wants one only lets an entry through to `spells`, which
+/// settles it.
+fn ahead_past_blanks(text: &[u8], mut at: usize) -> u32 {
+    while text.get(at).is_some_and(|&b| is_blank(b)) {
+        at += 1;
+    }
+    ahead_at(text, at)
+}
+
 /// Longest prefilter key: the first bytes of a trigger. Keys get shorter
 /// until the automaton fits 16-bit transitions (a table of at most 64 KB).
 const MAX_KEY_BYTES: usize = 4;
@@ -319,12 +344,16 @@ impl Engine {
                         bytes.extend_from_slice(&t.text);
                         let back = u8::from(ends_blank);
                         // After a key ending in a blank the text may hold more
-                        // blanks; inside the rest, a blank matches a run:
-                        // compare only up to it.
-                        let rest = if ends_blank { &[][..] } else { &t.text[key_len..] };
+                        // blanks: the hot loop then reads `ahead` after them
+                        // (`ahead_past_blanks`). Inside the rest, a blank
+                        // matches a run: compare only up to it.
+                        let rest = &t.text[key_len..];
+                        let past_blanks = ends_blank || rest.first() == Some(&b' ');
+                        let rest = if past_blanks { rest.trim_ascii_start() } else { rest };
                         let ahead: Vec<u8> =
                             rest.iter().copied().take(AHEAD_BYTES).take_while(|&b| b != b' ').collect();
                         let entry = Entry {
+                            past_blanks,
                             ahead: pack_ahead(&ahead),
                             ahead_mask: pack_ahead(&vec![0xff; ahead.len()]),
                             text: (start, bytes.len() as u32),
@@ -392,7 +421,7 @@ impl Engine {
     }
 
     fn scan_with(&self, body: &str, scratch: &mut Scratch, parts: Parts) -> ScanReport {
-        let Scratch { ends, walk, lines } = scratch;
+        let Scratch { ends, spill, walk, lines } = scratch;
         ends.clear();
         walk.reset();
         let norm = normalize(body);
@@ -400,15 +429,36 @@ impl Engine {
         let mut findings = norm.findings;
         let bytes = text.as_bytes();
 
-        self.prefilter.find(bytes, ends);
+        self.prefilter.find_with(bytes, ends, spill);
+        self.each_hit(bytes, ends, |at, rules, analyzers| {
+            self.hit(text, at, rules & parts.rules, analyzers & parts.analyzers, walk, &mut findings);
+        });
+        self.leave(text, walk, &mut findings);
+
+        // The outline the line rules built, if any, serves the analyzers too.
+        let outline = walk.outline.take();
+        self.run_analyzers(text, &walk.analyzer_lines, lines, outline, &mut findings);
+        sorted(findings)
+    }
+
+    /// Calls `hit` with the last byte of each trigger's key where the text
+    /// (`bytes`) spells the whole trigger, at the places the prefilter
+    /// found keys ending (`ends`), and the trigger's rules and analyzers.
+    #[inline(always)]
+    fn each_hit(&self, bytes: &[u8], ends: &[End], mut hit: impl FnMut(usize, u128, u32)) {
         let tt = &self.table;
-        for &e in ends.iter() {
-            let ahead = pack_ahead(&std::array::from_fn::<u8, AHEAD_BYTES, _>(|k| {
-                bytes.get(e.at + k).map_or(0, |&b| canonical(b))
-            }));
+        for &e in ends {
+            let ahead = ahead_at(bytes, e.at);
+            // Where a literal goes on after a blank, computed once per place.
+            let mut past_blanks: Option<u32> = None;
             let state = self.prefilter.state_of(e);
             let range = tt.by_state[state] as usize..tt.by_state[state + 1] as usize;
             for (t, &(rules, analyzers)) in tt.entries[range.clone()].iter().zip(&tt.targets[range]) {
+                let ahead = if t.past_blanks {
+                    *past_blanks.get_or_insert_with(|| ahead_past_blanks(bytes, e.at))
+                } else {
+                    ahead
+                };
                 if ahead & t.ahead_mask != t.ahead {
                     continue;
                 }
@@ -434,22 +484,9 @@ impl Engine {
                 if t.word_end && bytes.get(end).is_some_and(|&b| is_word_byte(b)) {
                     continue;
                 }
-                self.hit(
-                    text,
-                    e.at - 1,
-                    rules & parts.rules,
-                    analyzers & parts.analyzers,
-                    walk,
-                    &mut findings,
-                );
+                hit(e.at - 1, rules, analyzers);
             }
         }
-        self.leave(text, walk, &mut findings);
-
-        // The outline the line rules built, if any, serves the analyzers too.
-        let outline = walk.outline.take();
-        self.run_analyzers(text, &walk.analyzer_lines, lines, outline, &mut findings);
-        sorted(findings)
     }
 
     /// Runs each analyzer on the lines it was triggered on (`analyzer_lines`,
@@ -467,12 +504,15 @@ impl Engine {
             return;
         }
         let view = Body::with_outline(text, outline.map(std::cell::OnceCell::from).unwrap_or_default());
-        for (i, a) in self.analyzers.iter().enumerate() {
+        // Only the analyzers woken, in their order: a typical body wakes a
+        // third of them.
+        let mut woken = analyzer_lines.iter().fold(0u32, |w, (k, _)| w | 1 << k);
+        while woken != 0 {
+            let i = woken.trailing_zeros();
+            woken &= woken - 1;
             lines.clear();
-            lines.extend(analyzer_lines.iter().filter(|(k, _)| *k as usize == i).map(|(_, l)| *l));
-            if !lines.is_empty() {
-                (a.run)(&view, lines, findings);
-            }
+            lines.extend(analyzer_lines.iter().filter(|(k, _)| *k == i).map(|(_, l)| *l));
+            (self.analyzers[i as usize].run)(&view, lines, findings);
         }
     }
 

@@ -153,6 +153,27 @@ fn piece(triggers: Vec<String>) -> impl Strategy<Value = String> {
     ]
 }
 
+/// The triggers holding a blank, each blank written as a run of blanks
+/// and line breaks: a key that ends in a blank is checked past the run
+/// (`ahead_past_blanks`), which a trigger glued as written never tests.
+fn wrapped_trigger() -> impl Strategy<Value = String> {
+    let spaced: Vec<String> = trigger_fragments().into_iter().filter(|t| t.contains(' ')).collect();
+    (
+        prop::sample::select(spaced),
+        prop::collection::vec(prop::sample::select(&[" ", "  \t", "\n", " \r\n  "][..]), 4),
+    )
+        .prop_map(|(t, runs)| {
+            let mut out = String::new();
+            for (k, word) in t.split(' ').enumerate() {
+                if k > 0 {
+                    out.push_str(runs[k % runs.len()]);
+                }
+                out.push_str(word);
+            }
+            out
+        })
+}
+
 fn body() -> impl Strategy<Value = String> {
     prop::collection::vec(piece(trigger_fragments()), 0..40).prop_map(|pieces| pieces.concat())
 }
@@ -208,6 +229,20 @@ proptest! {
     /// The engine reports exactly what trying every rule on every line does.
     #[test]
     fn finds_what_every_rule_on_every_line_finds(body in body()) {
+        let engine = &Scanner::standard().engine;
+        prop_assert_eq!(engine.scan(&body, Parts::ALL), engine.scan_naive(&body), "{:?}", body);
+    }
+
+    /// The same, on bodies of wrapped phrases: their keys' blanks matching
+    /// a run of blanks, and the rest of the phrase after the run.
+    #[test]
+    fn finds_wrapped_phrases_as_every_rule_on_every_line_does(
+        pieces in prop::collection::vec(
+            prop_oneof![3 => wrapped_trigger(), 1 => prop::sample::select(GLUE).prop_map(str::to_owned)],
+            0..30,
+        )
+    ) {
+        let body = pieces.concat();
         let engine = &Scanner::standard().engine;
         prop_assert_eq!(engine.scan(&body, Parts::ALL), engine.scan_naive(&body), "{:?}", body);
     }

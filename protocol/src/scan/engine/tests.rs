@@ -90,6 +90,8 @@ fn a_scratch_keeps_buffers_at_the_bound_and_drops_them_one_past_it() {
             s.lines.capacity(),
             s.walk.secret_lines.capacity(),
             s.walk.lower.text.capacity(),
+            s.spill[0].capacity(),
+            s.spill[2].capacity(),
         ]
     };
     for (entries, after) in [(MAX_KEPT_ENTRIES, MAX_KEPT_ENTRIES), (MAX_KEPT_ENTRIES + 1, 0)] {
@@ -99,8 +101,45 @@ fn a_scratch_keeps_buffers_at_the_bound_and_drops_them_one_past_it() {
         s.lines.reserve_exact(entries);
         s.walk.secret_lines.reserve_exact(entries);
         s.walk.lower.text.reserve_exact(entries);
-        assert_eq!(capacities(&s), [entries; 5]);
+        s.spill.iter_mut().for_each(|lane| lane.reserve_exact(entries));
+        assert_eq!(capacities(&s), [entries; 7]);
         s.trim();
-        assert_eq!(capacities(&s), [after; 5], "{entries} entries");
+        assert_eq!(capacities(&s), [after; 7], "{entries} entries");
     }
+}
+
+/// Every trigger of the standard rules and analyzers is found where it is
+/// spelled, its blanks written as runs of blanks and line breaks too: the
+/// trigger table's quick test of the bytes after a key (`Entry::ahead`,
+/// read past a run of blanks for phrases) never turns a real hit away.
+#[test]
+fn every_trigger_is_hit_where_it_is_spelled_its_blanks_any_run() {
+    let engine = &crate::scan::Scanner::standard().engine;
+    let rules = engine
+        .rules
+        .iter()
+        .enumerate()
+        .flat_map(|(i, c)| c.rule.triggers.iter().map(move |t| (t, 1u128 << i, 0)));
+    let analyzers = engine
+        .analyzers
+        .iter()
+        .enumerate()
+        .flat_map(|(i, a)| a.triggers.iter().map(move |t| (t, 0, 1u32 << i)));
+    let mut checked = 0;
+    for (trigger, rule, analyzer) in rules.chain(analyzers) {
+        let literal = trigger.trim_start_matches('*').trim_end_matches('*');
+        for run in [" ", "  \t", "\n", " \r\n  "] {
+            let text = format!("x {} x\n", literal.replace(' ', run));
+            let mut ends = Vec::new();
+            engine.prefilter.find(text.as_bytes(), &mut ends);
+            let (mut rules, mut analyzers) = (0, 0);
+            engine.each_hit(text.as_bytes(), &ends, |_, r, a| {
+                rules |= r;
+                analyzers |= a;
+            });
+            assert!(rules & rule == rule && analyzers & analyzer == analyzer, "{trigger:?} in {text:?}");
+            checked += 1;
+        }
+    }
+    assert!(checked > 4_000, "{checked}");
 }

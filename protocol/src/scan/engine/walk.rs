@@ -12,6 +12,8 @@ use crate::scan::literals::End;
 pub(super) struct Scratch {
     /// Where the prefilter's keys end.
     pub(super) ends: Vec<End>,
+    /// The prefilter's lanes' places, before they join `ends`.
+    pub(super) spill: [Vec<End>; 3],
     pub(super) walk: Walk,
     /// The lines handed to one analyzer.
     pub(super) lines: Vec<LineRef>,
@@ -29,6 +31,11 @@ impl Scratch {
     pub(super) fn trim(&mut self) {
         if self.ends.capacity() > MAX_KEPT_ENTRIES {
             self.ends = Vec::new();
+        }
+        for lane in &mut self.spill {
+            if lane.capacity() > MAX_KEPT_ENTRIES {
+                *lane = Vec::new();
+            }
         }
         if self.walk.analyzer_lines.capacity() > MAX_KEPT_ENTRIES {
             self.walk.analyzer_lines = Vec::new();

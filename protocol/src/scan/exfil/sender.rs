@@ -11,7 +11,7 @@ use regex::bytes::Regex;
 
 use super::{ANY_SECRET, ENV_DUMP, ENV_DUMP_PATTERN, LESSER_PATHS, SECRET, SECRET_PATHS, SECRET_VAR_PATTERN};
 use crate::scan::engine::{Analyzer, Body, LineRef, finding};
-use crate::scan::rule::{Lazy, compile, contains_ci};
+use crate::scan::rule::{AnyCi, Lazy, compile, contains_ci};
 use crate::scan::{Category, Finding, Severity};
 
 const SENDER_TRIGGERS: &[&str] = &[
@@ -212,16 +212,16 @@ fn may_carry_payload(payload: &[u8]) -> bool {
             && (contains_ci(payload, b"environ") || contains_ci(payload, b"process.env"))
         || contains_ci(payload, b"-file")
             && (contains_ci(payload, b"--post-file") || contains_ci(payload, b"upload-file"))
-        || contains_ci(payload, b"-t ")
-        || contains_ci(payload, b"scp ")
-        || contains_ci(payload, b"rsync ")
-        || contains_ci(payload, b"rclone ")
+        || COPIERS.any_in(payload)
         || payload.contains(&b'(') && contains_ci(payload, b"open(")
 }
 
 /// The words of senders that a pipe may feed.
 const SENDER_WORDS: &[&str] =
     &["curl", "wget", "nc", "ncat", "netcat", "socat", "telnet", "sendmail", "mutt", "http"];
+
+/// curl's `-T` (a file uploaded) and commands that copy files to another host.
+static COPIERS: AnyCi = AnyCi::new(&["-t ", "scp ", "rsync ", "rclone "]);
 
 /// `cmd` without `-H`/`--header`/`-u`/`--user` arguments, by hand: the
 /// common case (a token in an `Authorization` header) needs no regex.
