@@ -331,7 +331,10 @@ pub(super) fn held_of(
 }
 
 /// The bytes of blob `sha256` whole, from its chunks in order.
-fn read_blob(conn: &mut impl postgres::GenericClient, sha256: &str) -> Result<Option<Vec<u8>>, StoreError> {
+pub(super) fn read_blob(
+    conn: &mut impl postgres::GenericClient,
+    sha256: &str,
+) -> Result<Option<Vec<u8>>, StoreError> {
     let Some(size) = conn.query_opt("SELECT size FROM hub_blobs WHERE sha256 = $1", &[&sha256])? else {
         return Ok(None);
     };

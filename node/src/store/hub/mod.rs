@@ -76,6 +76,7 @@ mod blobs;
 mod evidence;
 mod listen;
 mod merge;
+mod quarantine;
 mod revoke;
 mod schema;
 mod search;
@@ -482,7 +483,7 @@ fn summary_in(tx: &mut postgres::Transaction<'_>) -> Result<Summary, StoreError>
         "SELECT (SELECT MAX(updated_at) FROM hub_skills),
                 (SELECT COUNT(*) FROM hub_skills WHERE NOT deprecated),
                 (SELECT COUNT(*) FROM hub_skills WHERE deprecated),
-                (SELECT COUNT(*) FROM hub_quarantine)",
+                (SELECT COALESCE(SUM(entries), 0)::BIGINT FROM hub_quarantine_held)",
         &[],
     )?;
     Ok(Summary {
