@@ -487,3 +487,45 @@ async fn a_database_of_schema_4_is_migrated_with_its_held_entries() {
         replica.reviewed(Method::POST, &format!("/v1/quarantine/{}/approve", held[0]["id"]), None).await;
     assert_eq!((status, &approved["name"]), (StatusCode::OK, &json!("old-entry")), "{approved}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_and_a_drop_of_one_entry_at_two_replicas_at_once_one_wins() {
+    let Some(server) = start_or_skip("an_approval_and_a_drop_of_one_entry_at_two_replicas_at_once_one_wins")
+    else {
+        return;
+    };
+    let (a, b) = two_replicas(&server, "raced", |_| {}).await;
+    let rounds = 4;
+    let packets: Vec<SkillPacket> = (0..rounds).map(|n| tampered(&format!("raced-{n}"))).collect();
+    let (status, _) = a.push(update("pusher", &packets)).await;
+    assert_eq!(status, StatusCode::OK);
+    let mut approved = Vec::new();
+    for entry in a.held().await {
+        let id = entry["id"].as_i64().expect("an id");
+        let (approve_path, drop_path) =
+            (format!("/v1/quarantine/{id}/approve"), format!("/v1/quarantine/{id}"));
+        let approve = a.reviewed(Method::POST, &approve_path, None);
+        let drop = b.reviewed(Method::DELETE, &drop_path, None);
+        let ((approve_status, approve_body), (drop_status, drop_body)) = tokio::join!(approve, drop);
+        let won = match (approve_status, drop_status) {
+            (StatusCode::OK, StatusCode::CONFLICT) => &drop_body,
+            (StatusCode::CONFLICT, StatusCode::OK) => &approve_body,
+            other => panic!("exactly one must win: {other:?} {approve_body} {drop_body}"),
+        };
+        assert_eq!(won["code"], "quarantine_entry_not_held", "{won}");
+        if approve_status == StatusCode::OK {
+            approved.push(entry["skillName"].as_str().expect("a name").to_owned());
+        }
+    }
+    // What was approved is served, by either replica; nothing else is.
+    approved.sort();
+    for replica in [&a, &b] {
+        let (_, manifest) = replica.get("/ecp/manifest").await;
+        assert_eq!(manifest["skillNames"], json!(approved), "{manifest}");
+        assert_eq!(manifest["sequenceNum"], approved.len(), "one sequence number per approval");
+    }
+    assert!(b.held().await.is_empty());
+    let reviews = audited(&server, "raced", "quarantine-approve").len()
+        + audited(&server, "raced", "quarantine-drop").len();
+    assert_eq!(reviews, rounds, "one review per entry");
+}
