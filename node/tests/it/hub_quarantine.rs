@@ -314,33 +314,37 @@ async fn the_cap_on_entries_holds_at_its_edge_and_one_past_it_the_flooding_sende
         return;
     };
     let (a, b) = two_replicas(&server, "capped", trusting(3, u64::MAX / 2)).await;
-    // At the cap: three entries of one sender, through both replicas, all held.
-    a.push_from("198.51.100.1", &[tampered("x-1"), tampered("x-2")]).await;
-    b.push_from("198.51.100.1", &[tampered("x-3")]).await;
-    assert_eq!(names(&a.held().await), ["x-1", "x-2", "x-3"]);
+    let (x, y) = ("198.51.100.1", "198.51.100.2");
+    // At the cap: one entry of Y, then two of X, through both replicas, all held.
+    a.push_from(y, &[tampered("y-1")]).await;
+    b.push_from(x, &[tampered("x-1"), tampered("x-2")]).await;
+    assert_eq!(names(&a.held().await), ["y-1", "x-1", "x-2"]);
     assert!(audited(&server, "capped", "quarantine-evicted").is_empty());
-    // One past it, by another sender: the one holding more than its share
-    // loses its oldest; the newcomer's entry is kept.
-    a.push_from("198.51.100.2", &[tampered("y-1")]).await;
-    assert_eq!(names(&b.held().await), ["x-2", "x-3", "y-1"]);
+    // One past it: X, holding more than its share, loses its oldest; Y's
+    // entry, the oldest of all, is kept (a flood flushes the flooder's own).
+    a.push_from(x, &[tampered("x-3")]).await;
+    assert_eq!(names(&b.held().await), ["y-1", "x-2", "x-3"]);
     let evicted = audited(&server, "capped", "quarantine-evicted");
     assert_eq!(evicted.len(), 1, "{evicted:?}");
     assert!(evicted[0].starts_with("1 held entries of addr:198.51.100.1"), "{evicted:?}");
     assert!(evicted[0].contains("at most 3 entries"), "{evicted:?}");
     // What the database counts per sender follows every change.
-    let counted: Vec<(String, i64)> = server.with("capped", |db| {
-        db.query("SELECT sender, entries FROM hub_quarantine_held ORDER BY sender", &[])
-            .expect("the counts")
-            .iter()
-            .map(|r| (r.get(0), r.get(1)))
-            .collect()
-    });
-    assert_eq!(counted, [("addr:198.51.100.1".to_owned(), 2), ("addr:198.51.100.2".to_owned(), 1)]);
+    let counted = || {
+        server.with("capped", |db| {
+            db.query("SELECT sender, entries FROM hub_quarantine_held ORDER BY sender", &[])
+                .expect("the counts")
+                .iter()
+                .map(|r| (r.get::<_, String>(0), r.get::<_, i64>(1)))
+                .collect::<Vec<_>>()
+        })
+    };
+    assert_eq!(counted(), [(format!("addr:{x}"), 2), (format!("addr:{y}"), 1)]);
     // A drop frees room: the next refusal evicts nothing.
-    let y = b.held().await[2]["id"].as_i64().expect("an id");
-    let (status, _) = a.reviewed(Method::DELETE, &format!("/v1/quarantine/{y}"), None).await;
+    let first = b.held().await[0]["id"].as_i64().expect("an id");
+    let (status, _) = a.reviewed(Method::DELETE, &format!("/v1/quarantine/{first}"), None).await;
     assert_eq!(status, StatusCode::OK);
-    b.push_from("198.51.100.2", &[tampered("y-2")]).await;
+    assert_eq!(counted(), [(format!("addr:{x}"), 2)]);
+    b.push_from(y, &[tampered("y-2")]).await;
     assert_eq!(names(&a.held().await), ["x-2", "x-3", "y-2"]);
     assert_eq!(audited(&server, "capped", "quarantine-evicted").len(), 1);
 }
