@@ -533,3 +533,38 @@ async fn an_approval_and_a_drop_of_one_entry_at_two_replicas_at_once_one_wins() 
         + audited(&server, "raced", "quarantine-drop").len();
     assert_eq!(reviews, rounds, "one review per entry");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bundle_is_approved_only_once_every_file_is_held_and_is_then_served_whole_by_the_other_replica() {
+    let Some(server) = start_or_skip("a_bundle_is_approved_only_once_every_file_is_held") else {
+        return;
+    };
+    let (a, b) = two_replicas(&server, "bundled", |_| {}).await;
+    let file = b"# Notes\nRead the log first.\n".as_slice();
+    let bundle = crate::bundles::bundle_of(flagged("flagged-bundle"), &[("notes.md", file, false)]);
+    // Refused by the scan before its file was uploaded.
+    let (status, merged) = a.push(update("pusher", std::slice::from_ref(&bundle))).await;
+    assert_eq!((status, merged["rejectedSkills"].as_i64()), (StatusCode::OK, Some(1)), "{merged}");
+    let held = b.held().await;
+    assert_eq!((held.len(), &held[0]["stage"]), (1, &json!("safety")), "{held:?}");
+    let approve = format!("/v1/quarantine/{}/approve", held[0]["id"]);
+    let (status, refused) = b.reviewed(Method::POST, &approve, Some(json!({"force": true}))).await;
+    assert_eq!(
+        (status, refused["code"].as_str()),
+        (StatusCode::UNPROCESSABLE_ENTITY, Some("cannot_approve"))
+    );
+    assert!(refused["error"].as_str().unwrap_or_default().contains("not held"), "{refused}");
+    assert_eq!(b.held().await.len(), 1, "still held");
+    // Its file uploaded (to the other replica): approved, served whole by A.
+    let sha256 = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(file));
+    let put = a.client.put(a.url(&format!("/ecp/blobs/{sha256}"))).body(file.to_vec()).send().await;
+    assert_eq!(put.expect("an answer").status(), StatusCode::CREATED);
+    let (status, approved) = b.reviewed(Method::POST, &approve, Some(json!({"force": true}))).await;
+    assert_eq!(status, StatusCode::OK, "{approved}");
+    let (_, listing) = a.get("/ecp/skills").await;
+    let served = crate::util::served_named(&listing, "flagged-bundle").expect("served");
+    assert_eq!(served["bundleDigest"], bundle.bundle_digest.as_str(), "{served}");
+    let blob = a.client.get(a.url(&format!("/ecp/blobs/{sha256}"))).send().await.expect("an answer");
+    assert_eq!(blob.status(), StatusCode::OK);
+    assert_eq!(blob.bytes().await.expect("its bytes").as_ref(), file);
+}
