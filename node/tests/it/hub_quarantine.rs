@@ -568,3 +568,25 @@ async fn a_bundle_is_approved_only_once_every_file_is_held_and_is_then_served_wh
     assert_eq!(blob.status(), StatusCode::OK);
     assert_eq!(blob.bytes().await.expect("its bytes").as_ref(), file);
 }
+
+#[test]
+fn the_cli_sends_a_hubs_operator_to_the_replicas_api_instead_of_reviewing_its_own_store() {
+    // Refused before any database is reached: no server needed.
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let data = dir.path().join("data");
+    for args in
+        [&["quarantine", "list"][..], &["quarantine", "approve", "1"], &["quarantine", "drop", "--all"]]
+    {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_ecp-node"))
+            .args(args)
+            .args(["--data", data.to_str().expect("UTF-8")])
+            .env("ECP_STORE", "postgres://ecp:hunter2@127.0.0.1:1/hub")
+            .env("RUST_LOG", "warn")
+            .output()
+            .expect("the binary runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?}: {stderr}");
+        assert!(stderr.contains("/v1/quarantine"), "{args:?}: {stderr}");
+        assert!(!stderr.contains("hunter2"), "the URL's password is never shown: {stderr}");
+    }
+}
