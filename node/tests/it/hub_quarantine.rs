@@ -590,3 +590,31 @@ fn the_cli_sends_a_hubs_operator_to_the_replicas_api_instead_of_reviewing_its_ow
         assert!(!stderr.contains("hunter2"), "the URL's password is never shown: {stderr}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bundle_held_pending_its_files_leaves_the_review_once_its_last_file_installs_it() {
+    let Some(server) = start_or_skip("a_bundle_held_pending_its_files_leaves_the_review") else {
+        return;
+    };
+    let (a, b) = two_replicas(&server, "completed", |_| {}).await;
+    let file = b"# Notes\nCheck the exit code.\n".as_slice();
+    let bundle = crate::bundles::bundle_of(
+        packet_from(ORIGIN, "early-bundle", "2026-11-21T10:00:00Z"),
+        &[("notes.md", file, false)],
+    );
+    let (status, merged) = a.push(update("pusher", std::slice::from_ref(&bundle))).await;
+    assert_eq!((status, merged["rejectedSkills"].as_i64()), (StatusCode::OK, Some(1)), "{merged}");
+    let held = b.held().await;
+    assert_eq!((held.len(), &held[0]["stage"]), (1, &json!("bundle")), "{held:?}");
+    assert!(held[0]["reason"].as_str().unwrap_or_default().starts_with("pending:"), "{held:?}");
+    // Its file, at the other replica: installed, and no longer up for review anywhere.
+    let sha256 = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(file));
+    let put = b.client.put(b.url(&format!("/ecp/blobs/{sha256}"))).body(file.to_vec()).send().await;
+    assert_eq!(put.expect("an answer").status(), StatusCode::CREATED);
+    let (_, manifest) = a.get("/ecp/manifest").await;
+    assert_eq!(manifest["skillNames"], json!(["early-bundle"]), "{manifest}");
+    assert!(a.held().await.is_empty(), "nothing is left to review");
+    let completed = audited(&server, "completed", "bundle-complete");
+    assert_eq!(completed.len(), 1, "{completed:?}");
+    assert!(completed[0].contains("installed once every file its bundle lists was held"), "{completed:?}");
+}

@@ -270,8 +270,13 @@ impl HubStore {
                 // As it was sent: a legacy sender's bundle stays of unverified origin.
                 kind: if row.get(5) { SenderKind::Legacy } else { SenderKind::Current },
             };
+            let (name, hash) = (packet.skill_name.clone(), packet.integrity_hash.clone());
             let update = KnowledgeUpdate { skills: vec![packet], ..KnowledgeUpdate::default() };
             let result = self.merge(update, &sender, policy)?;
+            if result.new_skills + result.updated_skills > 0 {
+                // Its refusal, `pending: …`, is held no more: nothing is left to review.
+                self.pending_installed(&name, &hash, &sender.account)?;
+            }
             installed += result.new_skills + result.updated_skills;
         }
         Ok(installed)

@@ -344,6 +344,27 @@ impl HubStore {
         Ok(done)
     }
 
+    /// Lets go of the held entries of bundle `name` at `hash` that `account`
+    /// sent before its files (`pending: …`), once a retry installed it — as
+    /// a node does (SPEC §12.9.2): nothing is left to review; audited.
+    pub(super) fn pending_installed(&self, name: &str, hash: &str, account: &str) -> Result<(), StoreError> {
+        self.review(|tx| {
+            let settled = tx.query(
+                "UPDATE hub_quarantine SET status = 'dropped', packet = ''
+                 WHERE status = 'held' AND stage = 'bundle' AND reason LIKE 'pending:%'
+                   AND name = $1 AND integrity_hash = $2 AND sender = $3
+                 RETURNING id, source",
+                &[&text(name), &text(hash), &account],
+            )?;
+            for row in settled {
+                let (id, source): (i64, String) = (row.get(0), row.get(1));
+                let reason = format!("entry {id}: installed once every file its bundle lists was held");
+                audit(tx, &source, name, "bundle-complete", &reason)?;
+            }
+            Ok(())
+        })
+    }
+
     /// Marks held entry `id` dropped; audited. Returns the entry as it was.
     pub fn quarantine_drop(&self, id: i64) -> Result<QuarantineEntry, StoreError> {
         self.review(|tx| drop_held(tx, id))
