@@ -7,10 +7,11 @@
 //! A replica keeps nothing a restart would lose: it may be started, killed
 //! or replaced at any time. What needs a folder of a node's own is refused
 //! at start, with what to do instead: peers to federate with, agents'
-//! folders, skills folders. Of the local `/v1/` API it serves search alone
-//! (the token is `<data>/api-token`, as on a node: give every replica the
-//! same file); the rest (`not_on_a_hub`) and the status page are not
-//! served (JSON 404s).
+//! folders, skills folders. Of the local `/v1/` API it serves search and
+//! the quarantine's review — list, show, approve, drop — on the quarantine
+//! every replica shares (the token is `<data>/api-token`, as on a node:
+//! give every replica the same file); the rest (`not_on_a_hub`) and the
+//! status page are not served (JSON 404s).
 //! Bundles (`ecp-1.3`) are taken, kept and served as a node does (hub
 //! migration 4): the blob endpoints upload to and serve from the hub's
 //! database, a pushed bundle passes the node's checks and scan, and a

@@ -5,10 +5,15 @@
 //! `--store postgres://…`), which several replicas share — and the one
 //! `/v1/` read a hub serves too, search.
 //!
+//! The quarantine review (`/v1/quarantine…`) goes through it too (`review`):
+//! a hub's replicas review the quarantine they share.
+//!
 //! The HTTP handlers of the ECP endpoints go through [`Serving`] only; the
 //! reads block (async callers use `spawn_blocking`), except
 //! [`Serving::sequence`] and [`Serving::admit_nonce`], which are async so
 //! that the node's own store answers them from memory without a thread hop.
+
+mod review;
 
 use std::sync::Arc;
 

@@ -2,7 +2,9 @@
 //! node refused. Reading works on the store; approving and dropping go to
 //! the server running on the data folder when there is one (its `/v1/`
 //! API), else through [`ecp_node::operator`] to the store. An entry the
-//! scan flagged needs `--force`, after its findings are shown.
+//! scan flagged needs `--force`, after its findings are shown. A hub's
+//! quarantine (`ECP_STORE`) is reviewed through its replicas' `/v1/` API
+//! instead: the command says so.
 
 use std::fmt::Write as _;
 use std::process::ExitCode;
@@ -22,6 +24,15 @@ use crate::cli::{GlobalArgs, QuarantineCommand};
 
 pub(crate) fn run(global: &GlobalArgs, command: QuarantineCommand) -> anyhow::Result<ExitCode> {
     let config = super::resolve(global, Flags::default())?;
+    if config.store.is_some() {
+        // The data folder's own store is not the hub's: reviewing it would show nothing of the hub's.
+        bail!(
+            "ECP_STORE (--store) names a hub's database, whose quarantine is reviewed at any of its replicas with \
+             the replica's API token: GET /v1/quarantine, GET or DELETE /v1/quarantine/ID, POST \
+             /v1/quarantine/ID/approve ({{\"force\": true}} past the scan), POST /v1/quarantine/drop; this command \
+             reviews a node's own quarantine (unset ECP_STORE for it)"
+        );
+    }
     match command {
         QuarantineCommand::List(flag) => list(&super::open_library(&config, global.init)?, flag.json),
         QuarantineCommand::Show { id, json } => {

@@ -108,11 +108,23 @@ pub fn app(state: AppState) -> Router {
 
 /// A hub replica's router (#18 item 5): the ECP endpoints a hub serves
 /// (bundles' blobs included, from the hub's database), the health
-/// endpoints, and `GET /v1/search` (#24 item 1) behind the `/v1/` guard.
-/// The rest of the local `/v1/` API (answered 404 `not_on_a_hub`) and the
-/// status page need a node's own folders: a hub does not serve them.
+/// endpoints, and behind the `/v1/` guard `GET /v1/search` (#24 item 1)
+/// and the quarantine's review. The rest of the local `/v1/` API (answered
+/// 404 `not_on_a_hub`) and the status page need a node's own folders: a
+/// hub does not serve them.
 pub fn hub_app(state: AppState) -> Router {
-    router(state, blob_routes(serving_routes()), Some(Router::new().route("/v1/search", get(v1::search))))
+    let v1 = quarantine_routes(Router::new().route("/v1/search", get(v1::search)));
+    router(state, blob_routes(serving_routes()), Some(v1))
+}
+
+/// `routes` with the quarantine's review, which a hub's replicas serve too
+/// (on the quarantine they share).
+fn quarantine_routes(routes: Router<AppState>) -> Router<AppState> {
+    routes
+        .route("/v1/quarantine", get(v1::quarantine))
+        .route("/v1/quarantine/{id}", get(v1::quarantine_entry).delete(v1::drop_entry))
+        .route("/v1/quarantine/{id}/approve", post(v1::approve))
+        .route("/v1/quarantine/drop", post(v1::quarantine_drop_many))
 }
 
 /// Lets go of the answers cached for older sequence numbers as soon as the
@@ -156,7 +168,7 @@ fn ecp_routes() -> Router<AppState> {
 
 /// The local API.
 fn v1_routes() -> Router<AppState> {
-    Router::new()
+    quarantine_routes(Router::new())
         .route("/v1/skills", get(v1::list_skills).post(v1::add_skill))
         .route("/v1/skills/{name}", get(v1::show_skill).delete(v1::remove_skill))
         // #26: a skill folder's files, uploaded before `POST /v1/skills` lists them.
@@ -175,10 +187,6 @@ fn v1_routes() -> Router<AppState> {
         .route("/v1/skills/{name}/unpin", post(versions::unpin))
         .route("/v1/skills/{name}/rollback", post(versions::rollback))
         .route("/v1/skills/{name}/revoke", post(versions::revoke))
-        .route("/v1/quarantine", get(v1::quarantine))
-        .route("/v1/quarantine/{id}", get(v1::quarantine_entry).delete(v1::drop_entry))
-        .route("/v1/quarantine/{id}/approve", post(v1::approve))
-        .route("/v1/quarantine/drop", post(v1::quarantine_drop_many))
         .route("/v1/inbox", get(v1::inbox))
         .route("/v1/inbox/{id}", get(v1::inbox_entry))
         .route("/v1/inbox/{id}/accept", post(v1::inbox_accept))
@@ -328,15 +336,15 @@ async fn unknown_path(uri: Uri) -> ApiError {
     ApiError::unknown_path(uri.path())
 }
 
-/// The `/v1/` paths a hub replica does not serve: all but search.
+/// The `/v1/` paths a hub replica does not serve: all but search and the quarantine's review.
 async fn not_on_a_hub(uri: Uri) -> ApiError {
     let path: String = uri.path().chars().take(100).collect();
     ApiError::new(
         StatusCode::NOT_FOUND,
         "not_on_a_hub",
         format!(
-            "{path} is not on a hub: a hub replica serves the ECP endpoints, /livez, /readyz and GET /v1/search; \
-             the rest of /v1/ is a node's own API, on a node of its own"
+            "{path} is not on a hub: a hub replica serves the ECP endpoints, /livez, /readyz, GET /v1/search and \
+             /v1/quarantine; the rest of /v1/ is a node's own API, on a node of its own"
         ),
     )
 }

@@ -177,9 +177,9 @@ pub(super) async fn approve(
 ) -> Result<Json<Value>, ApiError> {
     let id = entry_id(id)?;
     let ApproveBody { force } = optional_json(&body, r#"{"force": true|false}"#)?;
+    // Through `Serving`: a hub replica reviews the hub's quarantine.
     let approved =
-        tokio::task::spawn_blocking(move || operator::approve(&state.library, &state.config, id, force))
-            .await??;
+        tokio::task::spawn_blocking(move || state.serving.approve(&state.config, id, force)).await??;
     Ok(Json(json!(approved)))
 }
 
@@ -189,8 +189,7 @@ pub(super) async fn drop_entry(
     id: Result<Path<i64>, PathRejection>,
 ) -> Result<Json<Value>, ApiError> {
     let id = entry_id(id)?;
-    let dropped =
-        tokio::task::spawn_blocking(move || operator::drop_quarantined(&state.library, id)).await??;
+    let dropped = tokio::task::spawn_blocking(move || state.serving.drop_quarantined(id)).await??;
     Ok(Json(json!(dropped)))
 }
 
@@ -279,8 +278,8 @@ async fn decided(state: &AppState, name: String, decision: Decision) -> Result<J
 
 /// `GET /v1/quarantine`.
 pub(super) async fn quarantine(State(state): State<AppState>) -> Result<Json<Value>, ApiError> {
-    let library = state.library.clone();
-    let entries = tokio::task::spawn_blocking(move || library.store().quarantine()).await??;
+    let serving = state.serving.clone();
+    let entries = tokio::task::spawn_blocking(move || serving.quarantine()).await??;
     Ok(Json(json!({ "quarantine": entries })))
 }
 
@@ -491,8 +490,8 @@ pub(super) async fn quarantine_entry(
     id: Result<Path<i64>, PathRejection>,
 ) -> Result<Json<Value>, ApiError> {
     let id = entry_id(id)?;
-    let library = state.library.clone();
-    let (entry, packet) = tokio::task::spawn_blocking(move || library.store().quarantined(id)).await??;
+    let serving = state.serving.clone();
+    let (entry, packet) = tokio::task::spawn_blocking(move || serving.quarantined(id)).await??;
     Ok(Json(json!({ "entry": entry, "packet": packet })))
 }
 
@@ -531,7 +530,7 @@ pub(super) async fn quarantine_drop_many(
             ));
         }
     };
-    let dropped = tokio::task::spawn_blocking(move || operator::drop_many(&state.library, age)).await??;
+    let dropped = tokio::task::spawn_blocking(move || state.serving.drop_many(age)).await??;
     Ok(Json(json!({ "dropped": dropped })))
 }
 

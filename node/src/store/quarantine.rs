@@ -32,7 +32,7 @@ pub enum QuarantineStatus {
 }
 
 impl QuarantineStatus {
-    fn from_label(label: &str) -> QuarantineStatus {
+    pub(super) fn from_label(label: &str) -> QuarantineStatus {
         match label {
             "approved" => QuarantineStatus::Approved,
             "dropped" => QuarantineStatus::Dropped,
@@ -54,7 +54,7 @@ impl std::fmt::Display for QuarantineStatus {
 /// Default: largest packet kept whole (its JSON), 256 KiB.
 pub(super) const DEFAULT_BODY_BYTES: u64 = 256 * 1024;
 /// How much of a larger packet's JSON is kept, at most.
-const EXCERPT_BYTES: usize = 16 * 1024;
+pub(super) const EXCERPT_BYTES: usize = 16 * 1024;
 
 /// A packet kept as an excerpt: it was larger than the body cap.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -127,7 +127,7 @@ pub struct Refusal<'a> {
 }
 
 /// The first at most `max` bytes of `text`, cut at a character boundary.
-fn excerpt(text: &str, max: usize) -> &str {
+pub(super) fn excerpt(text: &str, max: usize) -> &str {
     let mut end = text.len().min(max);
     while !text.is_char_boundary(end) {
         end -= 1;

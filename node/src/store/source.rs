@@ -29,7 +29,7 @@ const PEER_PREFIX: &str = "peer:";
 impl Source {
     /// The source a stored label names; `None` for text no version of the
     /// node wrote.
-    fn from_label(label: &str) -> Option<Source> {
+    pub(super) fn from_label(label: &str) -> Option<Source> {
         Some(match label {
             "skills-dir" => Source::SkillsDir,
             "operator" => Source::Operator,

@@ -300,7 +300,7 @@ async fn migrations_are_versioned_and_a_newer_schema_is_refused() {
                 .get::<_, String>(0)
         })
     };
-    assert_eq!(meta("schema"), "4");
+    assert_eq!(meta("schema"), "5");
     let (status, _) = first.push(PUSH1.to_vec()).await;
     assert_eq!(status, StatusCode::OK);
     drop(first);
@@ -310,8 +310,9 @@ async fn migrations_are_versioned_and_a_newer_schema_is_refused() {
     assert_eq!(again.node.store().instance_id(), instance);
     drop(again);
     // A database at schema 3 (before bundles), holding a skill, is migrated
-    // to 4 on start: the skill still served, no blob held.
+    // to 5 on start: the skill still served, no blob held.
     server.with("versioned", |db| {
+        db.batch_execute(crate::hub_quarantine::BACK_TO_SCHEMA_4).expect("back to schema 4");
         db.batch_execute(
             "DROP TABLE hub_pending, hub_blob_refs, hub_blob_chunks, hub_blobs;
              ALTER TABLE hub_skills DROP COLUMN bundle_digest;
@@ -321,7 +322,7 @@ async fn migrations_are_versioned_and_a_newer_schema_is_refused() {
         .expect("back to schema 3")
     });
     let migrated = Replica::start(&url, |_| {}).await;
-    assert_eq!((meta("schema"), meta("blob_bytes")), ("4".to_owned(), "0".to_owned()));
+    assert_eq!((meta("schema"), meta("blob_bytes")), ("5".to_owned(), "0".to_owned()));
     let (_, manifest) = migrated.get("/ecp/manifest").await;
     assert_eq!(manifest["skillNames"], serde_json::json!(["git-bisect-regression"]), "{manifest}");
     drop(migrated);

@@ -142,3 +142,5 @@ mod hub_review;
 mod hub_revocations;
 // hub_bundles: bundles on a hub — pushed to one replica, served whole by the other, a signed one verified by a puller; tampering refused; limits at their edges; pending bundles; collection.
 mod hub_bundles;
+// hub_quarantine: the quarantine reviewed at any hub replica behind the API token, in the node's shapes; the caps at their edges; migration 5.
+mod hub_quarantine;

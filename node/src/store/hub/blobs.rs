@@ -270,8 +270,13 @@ impl HubStore {
                 // As it was sent: a legacy sender's bundle stays of unverified origin.
                 kind: if row.get(5) { SenderKind::Legacy } else { SenderKind::Current },
             };
+            let (name, hash) = (packet.skill_name.clone(), packet.integrity_hash.clone());
             let update = KnowledgeUpdate { skills: vec![packet], ..KnowledgeUpdate::default() };
             let result = self.merge(update, &sender, policy)?;
+            if result.new_skills + result.updated_skills > 0 {
+                // Its refusal, `pending: …`, is held no more: nothing is left to review.
+                self.pending_installed(&name, &hash, &sender.account)?;
+            }
             installed += result.new_skills + result.updated_skills;
         }
         Ok(installed)
@@ -331,7 +336,10 @@ pub(super) fn held_of(
 }
 
 /// The bytes of blob `sha256` whole, from its chunks in order.
-fn read_blob(conn: &mut impl postgres::GenericClient, sha256: &str) -> Result<Option<Vec<u8>>, StoreError> {
+pub(super) fn read_blob(
+    conn: &mut impl postgres::GenericClient,
+    sha256: &str,
+) -> Result<Option<Vec<u8>>, StoreError> {
     let Some(size) = conn.query_opt("SELECT size FROM hub_blobs WHERE sha256 = $1", &[&sha256])? else {
         return Ok(None);
     };

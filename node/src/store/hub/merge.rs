@@ -20,7 +20,7 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 
-use ecp_protocol::merge::{SenderKind, Stage, check_update, content_key, origin_verified, resolve_update};
+use ecp_protocol::merge::{Stage, check_update, content_key, origin_verified, resolve_update};
 use ecp_protocol::scan::Severity;
 use ecp_protocol::{
     AcceptPolicy, Decision, KnowledgeUpdate, MergeResult, PacketDecision, SkillKind, SkillPacket,
@@ -28,7 +28,7 @@ use ecp_protocol::{
 };
 use postgres::Transaction;
 
-use super::{CHANNEL, HubStore, blobs, packed, revoke};
+use super::{CHANNEL, HubStore, blobs, packed, quarantine, revoke};
 use crate::decision_log::{self, Decisions, Verdict};
 use crate::intake::Sender;
 use crate::intake::hold_back::{admit, installs_by_origin, new_by_sender};
@@ -135,7 +135,7 @@ impl HubStore {
             record(&counts, Per::Origin, &by_origin, at)?;
             record(&counts, Per::Sender, &by_sender, at)?;
         }
-        evict_quarantine(&mut tx, limits.quarantine.entries, limits.quarantine.bytes)?;
+        quarantine::evict(&mut tx, limits.quarantine, &source)?;
         if seq > first_seq {
             tx.execute("UPDATE hub_meta SET value = $1 WHERE key = 'sequence'", &[&seq.to_string()])?;
             // Delivered to every listening replica when (and only if) this commits.
@@ -202,21 +202,6 @@ fn origin_keys(
     Ok(rows.into_iter().map(|r| (r.get(0), r.get(1))).collect())
 }
 
-/// Drops the oldest quarantine entries beyond `entries` or `bytes`.
-fn evict_quarantine(tx: &mut Transaction<'_>, entries: u64, bytes: u64) -> Result<(), StoreError> {
-    let (entries, bytes) =
-        (i64::try_from(entries).unwrap_or(i64::MAX), i64::try_from(bytes).unwrap_or(i64::MAX));
-    tx.execute(
-        "DELETE FROM hub_quarantine WHERE id IN (
-             SELECT id FROM (
-                 SELECT id, (SUM(bytes) OVER (ORDER BY id DESC))::BIGINT AS held, ROW_NUMBER() OVER (ORDER BY id DESC) AS n
-                 FROM hub_quarantine) newest
-             WHERE held > $1 OR n > $2)",
-        &[&bytes, &entries],
-    )?;
-    Ok(())
-}
-
 /// The writes of one merge, each change taking the next sequence number.
 pub(super) struct Writer<'a, 't> {
     pub(super) tx: Transaction<'t>,
@@ -259,7 +244,7 @@ impl Writer<'_, '_> {
                 Decision::Unchanged => unchanged += 1,
                 Decision::Echo => echoes += 1,
                 Decision::Rejected { stage, reason } => {
-                    self.quarantine(d, sender, *stage, reason, caps.body)?;
+                    self.hold(d, sender, *stage, reason, caps.body)?;
                     if *stage == Stage::Bundle && reason.starts_with("pending:") {
                         self.pend(received.get(&d.index).unwrap_or(&d.packet), sender, caps)?;
                     }
@@ -365,48 +350,6 @@ impl Writer<'_, '_> {
         self.tx.execute(
             "DELETE FROM hub_versions WHERE name = $1 AND version < $2",
             &[&packet.skill_name, &oldest_kept],
-        )?;
-        Ok(())
-    }
-
-    /// Keeps a refused packet with why it was refused; one larger than
-    /// `body_cap` is kept as an excerpt.
-    fn quarantine(
-        &mut self,
-        d: &PacketDecision,
-        sender: &Sender,
-        stage: Stage,
-        reason: &str,
-        body_cap: u64,
-    ) -> Result<(), StoreError> {
-        let mut json = to_json(&d.packet);
-        let bytes = i64::try_from(json.len()).unwrap_or(i64::MAX);
-        let cap = usize::try_from(body_cap).unwrap_or(usize::MAX);
-        if json.len() > cap {
-            let mut end = cap;
-            while !json.is_char_boundary(end) {
-                end -= 1;
-            }
-            json.truncate(end);
-        }
-        let peer = if sender.kind == SenderKind::Legacy {
-            format!("{} (legacy)", sender.account)
-        } else {
-            sender.account.clone()
-        };
-        self.tx.execute(
-            "INSERT INTO hub_quarantine (name, stage, reason, sender, peer, packet, bytes, at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
-            &[
-                &text(&d.packet.skill_name),
-                &stage.name(),
-                &text(reason),
-                &self.source,
-                &peer,
-                &json,
-                &bytes,
-                &now().to_string(),
-            ],
         )?;
         Ok(())
     }

@@ -6,7 +6,8 @@
 //! versions, bundles' files (§12: the blobs, in chunks, each once, which
 //! file of which kept version is which blob, the bundles pending on a
 //! blob), the revocations taken (`SPEC.md` §14) and the outcome claims
-//! packets carried (§16), the quarantine (every refusal with its reason), the audit log,
+//! packets carried (§16), the quarantine (every refusal with its reason and
+//! findings, held for review), the audit log,
 //! the per-origin and per-sender install counts, the keys origins are known
 //! by, the nonces of signed requests, and the hub's identity — its instance
 //! id and node key, which every replica serves as its own (the key itself
@@ -55,16 +56,31 @@
 //! merged again by the upload of its last blob at any replica. Blobs no
 //! kept version lists are collected after their grace period.
 //!
+//! The quarantine is reviewed as a node's is (`quarantine`, hub migration
+//! 5): any replica's `/v1/quarantine…` lists, shows, approves and drops
+//! the entries every replica shares; an approval is installed under the
+//! sequence number's lock and announced like a push, so the other
+//! replicas serve it on their next request; the caps on held entries and
+//! bytes evict each sender down to its share, from counts a trigger keeps.
+//!
 //! What it does not do: anything that needs a folder (the skills folder,
 //! its import and projection, agents' folders), the local `/v1/` API but
-//! its search, federation with peers, proposals. The manifest lists
-//! `ecp-1.3`, `versions` and `revocations`.
+//! its search and the quarantine's review, federation with peers, and
+//! proposals (SPEC §17): a hub is never a skill's origin, so it could only
+//! relay a proposal, and a relay sends it on to the origin or to the peer
+//! it had the skill from (§17.6.1) — a hub has no peers and no address of
+//! any origin, so a proposal it took would never arrive. It answers 404 to
+//! `/ecp/proposals`, which proposers record as `unsupported` (§17), and
+//! the proposer may publish its edit under a name of its own (§17.6.5).
+//! The manifest lists `ecp-1.3`, `versions` and `revocations`.
 //!
 //! # Layout
 //!
 //! - `mod.rs`: [`HubStore`] — connecting, the pool, the reads of serving.
 //! - `schema`: the tables and their versioned migrations.
 //! - `merge`: [`HubStore::merge`], a push in one transaction.
+//! - `quarantine`: refusals held, their caps, and their review (list,
+//!   show, approve, drop).
 //! - `blobs`: bundles — blobs in chunks, their limits, refs, pending
 //!   bundles, collection; the bundles' gate of a push.
 //! - `revoke`: the revocations a push carries, taken and applied; those served.
@@ -76,6 +92,7 @@ mod blobs;
 mod evidence;
 mod listen;
 mod merge;
+mod quarantine;
 mod revoke;
 mod schema;
 mod search;
@@ -482,7 +499,7 @@ fn summary_in(tx: &mut postgres::Transaction<'_>) -> Result<Summary, StoreError>
         "SELECT (SELECT MAX(updated_at) FROM hub_skills),
                 (SELECT COUNT(*) FROM hub_skills WHERE NOT deprecated),
                 (SELECT COUNT(*) FROM hub_skills WHERE deprecated),
-                (SELECT COUNT(*) FROM hub_quarantine)",
+                (SELECT COALESCE(SUM(entries), 0)::BIGINT FROM hub_quarantine_held)",
         &[],
     )?;
     Ok(Summary {

@@ -197,6 +197,67 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE hub_skills ADD COLUMN bundle_digest TEXT NOT NULL DEFAULT '';
     INSERT INTO hub_meta (key, value) VALUES ('blob_bytes', '0');
     "#,
+    // 5 (#18 item 5): the quarantine reviewed as on a node (`quarantine`):
+    // an entry is held, approved or dropped (`status`), kept once per
+    // sender's instance, name, hash and stage (`times_seen`,
+    // `last_seen_at`), with its findings, the trust its sender had and
+    // whether that sender was an ECP/1.1 one; a packet over the body cap
+    // is an excerpt with its size and SHA-256 (`body_size`, `body_sha256`:
+    // '' for the cut packets of before, whose digest was never taken).
+    // Columns renamed to the node's meaning: `source` is `peer:<instance>`
+    // (the entry's `peer`), `sender` the verified sender the caps' shares
+    // are counted per (`key:…`, `addr:…`). `hub_quarantine_held`: the held
+    // entries and bytes per sender, kept by a trigger, which eviction reads.
+    r#"
+    ALTER TABLE hub_quarantine RENAME COLUMN sender TO source;
+    ALTER TABLE hub_quarantine RENAME COLUMN peer TO sender;
+    ALTER TABLE hub_quarantine RENAME COLUMN at TO received_at;
+    ALTER TABLE hub_quarantine ADD COLUMN integrity_hash TEXT NOT NULL DEFAULT '';
+    ALTER TABLE hub_quarantine ADD COLUMN findings TEXT NOT NULL DEFAULT '[]';
+    ALTER TABLE hub_quarantine ADD COLUMN trust DOUBLE PRECISION;
+    ALTER TABLE hub_quarantine ADD COLUMN status TEXT NOT NULL DEFAULT 'held';
+    ALTER TABLE hub_quarantine ADD COLUMN times_seen BIGINT NOT NULL DEFAULT 1;
+    ALTER TABLE hub_quarantine ADD COLUMN last_seen_at TEXT NOT NULL DEFAULT '';
+    ALTER TABLE hub_quarantine ADD COLUMN legacy BOOLEAN NOT NULL DEFAULT FALSE;
+    ALTER TABLE hub_quarantine ADD COLUMN body_size BIGINT;
+    ALTER TABLE hub_quarantine ADD COLUMN body_sha256 TEXT;
+    UPDATE hub_quarantine SET
+        legacy = sender LIKE '% (legacy)',
+        sender = CASE WHEN sender LIKE '% (legacy)' THEN left(sender, -9) ELSE sender END,
+        last_seen_at = received_at,
+        body_size = CASE WHEN octet_length(packet) < bytes THEN bytes END,
+        body_sha256 = CASE WHEN octet_length(packet) < bytes THEN '' END,
+        bytes = octet_length(packet) + 2 + octet_length(reason);
+    CREATE INDEX hub_quarantine_same ON hub_quarantine (source, name, integrity_hash, stage);
+    CREATE INDEX hub_quarantine_by_sender ON hub_quarantine (sender, id) WHERE status = 'held';
+    CREATE TABLE hub_quarantine_held (
+        sender  TEXT PRIMARY KEY,
+        entries BIGINT NOT NULL,
+        bytes   BIGINT NOT NULL
+    );
+    INSERT INTO hub_quarantine_held (sender, entries, bytes)
+        SELECT sender, COUNT(*), SUM(bytes) FROM hub_quarantine WHERE status = 'held' GROUP BY sender;
+    CREATE FUNCTION hub_quarantine_count() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        IF TG_OP <> 'INSERT' THEN
+            IF OLD.status = 'held' THEN
+                UPDATE hub_quarantine_held SET entries = entries - 1, bytes = bytes - OLD.bytes
+                WHERE sender = OLD.sender;
+                DELETE FROM hub_quarantine_held WHERE sender = OLD.sender AND entries <= 0;
+            END IF;
+        END IF;
+        IF TG_OP <> 'DELETE' THEN
+            IF NEW.status = 'held' THEN
+                INSERT INTO hub_quarantine_held (sender, entries, bytes) VALUES (NEW.sender, 1, NEW.bytes)
+                ON CONFLICT (sender) DO UPDATE SET entries = hub_quarantine_held.entries + 1,
+                                                   bytes = hub_quarantine_held.bytes + excluded.bytes;
+            END IF;
+        END IF;
+        RETURN NULL;
+    END $$;
+    CREATE TRIGGER hub_quarantine_count AFTER INSERT OR UPDATE OF status, sender, bytes OR DELETE
+        ON hub_quarantine FOR EACH ROW EXECUTE FUNCTION hub_quarantine_count();
+    "#,
 ];
 
 /// The schema version this build knows.
