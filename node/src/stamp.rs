@@ -91,10 +91,9 @@ pub fn stamp(body: &str, stamp: &Stamp<'_>) -> Option<String> {
 /// [`stamp`] of a frontmatter in the plain form almost every skill has
 /// ([`skill_doc::plain_keys`]: one `key: value` line after the other, no
 /// key repeated, `metadata` not among them), whose YAML is known without
-/// parsing it: the
-/// stamp's map is appended after its last line, and the result reads as
-/// the same keys and values plus `metadata` holding exactly the stamp's
-/// entries — given that those, alone, read as the stamp's four entries
+/// parsing it: the stamp's map is appended after its last line, and the
+/// result reads as the same keys and values plus `metadata` holding
+/// exactly the stamp's entries — given that those, alone, read as the stamp's four entries
 /// ([`entries_read_back`]) and are printable ASCII (no character that a
 /// YAML 1.1 reader takes for a line break). The protocol's reader then
 /// finds the same name and description (the block stays within its
