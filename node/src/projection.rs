@@ -343,9 +343,23 @@ impl Projection {
         let content = self.content(packet, kind);
         let body = content.as_bytes();
         let hash = self.record(body);
-        // Read once: a new skill's file is missing, and that is all there is to know.
-        let replaced = match fs::read(&file) {
-            Ok(current) if current == body => {
+        // The folder first: one this call made holds no file, so there is
+        // nothing to read (a new skill's `open` of a missing file cost as
+        // much as its write). Noted before it is made, for the watcher.
+        self.note_own_paths([dir.clone()]);
+        let made = match fs::create_dir(&dir) {
+            Ok(()) => true,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => false,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                fs::create_dir_all(&dir).map_err(io)?;
+                true
+            }
+            Err(e) => return Err(io(e)),
+        };
+        // Read once: a missing file is all there is to know.
+        let current = if made { None } else { fs::read(&file).ok() };
+        let replaced = match current {
+            Some(current) if current == body => {
                 // Already shown (an imported agent file, or a record lost):
                 // recorded as the node's, so a later version may replace it.
                 // Not noted as an own write: that would hide the agent's next
@@ -359,7 +373,7 @@ impl Projection {
             // A file the node did not write is the agent's: never overwritten,
             // whatever the store says (a local skill imported from it will be
             // re-imported with the agent's newer content).
-            Ok(current) => {
+            Some(current) => {
                 if self.written(&dir, &current) == Written::No {
                     if kind == SkillKind::External {
                         tracing::warn!(skill = %name, "skills folder holds the agent's own SKILL.md of this name; not overwritten");
@@ -368,15 +382,9 @@ impl Projection {
                 }
                 true
             }
-            Err(_) => false,
+            None => false,
         };
         self.note_own_writes(&dir);
-        match fs::create_dir(&dir) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => fs::create_dir_all(&dir).map_err(io)?,
-            Err(e) => return Err(io(e)),
-        }
         if write_atomically(&file, body, Some(&hash)).map_err(io)? {
             if replaced {
                 // An older version's marker would outlive the file it describes.

@@ -124,3 +124,21 @@ fn refuses_names_that_are_paths() {
     }
     assert!(!tmp.path().join("escape").exists());
 }
+
+#[test]
+fn an_agents_file_in_a_folder_already_there_is_neither_read_over_nor_noted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let p = Projection::new(tmp.path());
+    let dir = tmp.path().join("alpha");
+    fs::create_dir(&dir).unwrap();
+    let file = dir.join(SKILL_FILE);
+    fs::write(&file, "the agent's own\n").unwrap();
+    p.write(&packet("alpha", "v1\n"), SkillKind::External).unwrap();
+    assert_eq!(fs::read_to_string(&file).unwrap(), "the agent's own\n");
+    assert!(!p.is_own_write(&file), "the agent's next change to it must reach the watcher");
+    // A folder already there without a file gets one.
+    fs::create_dir(tmp.path().join("beta")).unwrap();
+    p.write(&packet("beta", "v1\n"), SkillKind::External).unwrap();
+    assert_eq!(fs::read_to_string(tmp.path().join("beta").join(SKILL_FILE)).unwrap(), "v1\n");
+    assert_eq!(p.wrote("beta", b"v1\n"), Written::Own);
+}

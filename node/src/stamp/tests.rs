@@ -83,3 +83,113 @@ fn odd_strings_are_quoted_so_they_cannot_inject_keys() {
     assert_eq!(y["metadata"]["ecp-confidence"].as_i64(), Some(1));
     assert_eq!(y["metadata"]["ecp-node"].as_str(), Some("n: #x"));
 }
+
+/// The stamp by the checked path alone: what [`stamp`] gave before the
+/// plain form had its own path.
+fn checked_only(body: &str, stamp: &Stamp<'_>) -> Option<String> {
+    let before = skill_doc::parse(body).ok()?.frontmatter?;
+    let (lines, close) = frontmatter_lines(body)?;
+    let eol = if lines[0].ends_with("\r\n") { "\r\n" } else { "\n" };
+    checked(&lines, close, eol, &before, stamp)
+}
+
+/// Whether `body` takes the plain form's path.
+fn takes_the_plain_path(body: &str, stamp: &Stamp<'_>) -> bool {
+    let (lines, close) = frontmatter_lines(body).unwrap();
+    appended(body, &lines, close, "\n", stamp).is_some()
+}
+
+#[test]
+fn a_plain_frontmatter_is_stamped_without_the_check_and_as_the_check_stamps_it() {
+    let body = "---\nname: rust-testing-tidy-00042\ndescription: Tidy the test coverage of a rust project step by \
+                step, with checks before and after.\ntags: [rust, testing, playbook]\n---\n# Tidy\n\nSteps.\n";
+    assert!(takes_the_plain_path(body, &STAMP));
+    assert_eq!(stamp(body, &STAMP), checked_only(body, &STAMP));
+    assert!(stamp(body, &STAMP).is_some());
+}
+
+#[test]
+fn what_the_plain_path_cannot_vouch_for_goes_through_the_check() {
+    let plain = "---\nname: a\ndescription: d\n---\nBody.\n";
+    // Not ASCII, or a YAML 1.1 line break (NEL) in a stamp's string.
+    for origin in ["é-origin", "a\u{85}b", "a\u{2028}b"] {
+        let odd = Stamp { origin, ..STAMP };
+        assert!(!takes_the_plain_path(plain, &odd), "{origin:?}");
+        assert_eq!(stamp(plain, &odd), checked_only(plain, &odd), "{origin:?}");
+    }
+    // A frontmatter not of the plain form, or naming `metadata` already.
+    for body in [
+        "---\nname: a\ndescription: \"d\"\n---\nBody.\n",
+        "---\nname: a\ndescription: d\nmetadata: x\n---\nBody.\n",
+        "---\r\nname: a\r\ndescription: d\r\n---\r\nBody.\r\n",
+        "---\nname: a\ndescription: d # note\n---\nBody.\n",
+        // Repeated keys, as YAML reads them: an error to the checked path.
+        "---\nname: a\ndescription: d\nlicense: x\nlicense: y\n---\nBody.\n",
+        "---\nname: a\ndescription: d\nnull: x\nNULL: y\n---\nBody.\n",
+        "---\nname: a\ndescription: d\nMetadata: x\n---\nBody.\n",
+    ] {
+        let (lines, close) = frontmatter_lines(body).unwrap();
+        assert_eq!(appended(body, &lines, close, "\n", &STAMP), None, "{body:?}");
+        assert_eq!(stamp(body, &STAMP), checked_only(body, &STAMP), "{body:?}");
+    }
+}
+
+#[test]
+fn the_plain_path_keeps_the_frontmatter_within_the_protocols_bound() {
+    let filler = "x".repeat(60);
+    let mut yaml = String::from("name: a\ndescription: d\n");
+    let mut n = 0;
+    // Grow the frontmatter until the stamp no longer fits, then check at
+    // that limit and one line short of it.
+    while yaml.len() + 200 < skill_doc::MAX_FRONTMATTER_BYTES {
+        yaml.push_str(&format!("k{n}: {filler}\n"));
+        n += 1;
+    }
+    let mut last_fit = None;
+    loop {
+        let body = format!("---\n{yaml}---\nBody.\n");
+        let fast = takes_the_plain_path(&body, &STAMP);
+        assert_eq!(stamp(&body, &STAMP), checked_only(&body, &STAMP), "at {} bytes", yaml.len());
+        if !fast {
+            assert!(last_fit.is_some(), "the first size tried already fits no stamp");
+            assert_eq!(stamp(&body, &STAMP), None, "over the bound the checked path refuses too");
+            break;
+        }
+        last_fit = Some(yaml.len());
+        yaml.push_str(&format!("j{n}: v\n"));
+        n += 1;
+    }
+}
+
+proptest::proptest! {
+    #[test]
+    fn the_plain_path_gives_what_the_checked_path_gives(
+        entries in proptest::collection::vec(
+            (
+                proptest::prop_oneof![
+                    proptest::strategy::Just("name".to_owned()),
+                    proptest::strategy::Just("description".to_owned()),
+                    proptest::strategy::Just("tags".to_owned()),
+                    proptest::strategy::Just("confidence".to_owned()),
+                    proptest::strategy::Just("metadata".to_owned()),
+                    "[a-z][a-z0-9_-]{0,8}",
+                ],
+                proptest::prop_oneof![
+                    "[a-zA-Z0-9][a-zA-Z0-9 .,_/()+=-]{0,30}[a-zA-Z0-9.]",
+                    "\\[([a-z0-9][a-z0-9._-]{0,5}(, [a-z0-9][a-z0-9._-]{0,5}){0,3})?\\]",
+                    "0\\.[0-9]{1,3}",
+                ],
+            ),
+            1..8,
+        ),
+        origin in "[ -~]{0,24}",
+        node in "[a-z0-9-]{1,24}",
+        confidence in 0.0f64..1.0,
+        signed in proptest::bool::ANY,
+    ) {
+        let yaml: String = entries.iter().map(|(k, v)| format!("{k}: {v}\n")).collect();
+        let body = format!("---\n{yaml}---\n# Title\n\nBody.\n");
+        let s = Stamp { origin: &origin, origin_signed: signed, confidence, node: &node };
+        proptest::prop_assert_eq!(stamp(&body, &s), checked_only(&body, &s));
+    }
+}

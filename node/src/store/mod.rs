@@ -240,7 +240,7 @@ pub struct Store {
 }
 
 /// The page size of a new database, in bytes.
-const PAGE_SIZE: i64 = 8192;
+const PAGE_SIZE: i64 = 4096;
 
 /// How long a statement waits for another process's write lock.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
@@ -257,11 +257,13 @@ impl Store {
         let mut conn = Connection::open(dir.join(DB_FILE))?;
         conn.busy_timeout(BUSY_TIMEOUT)?;
         // Before WAL mode, which fixes the page size of a new database (an
-        // existing one keeps its own: the pragma is then a no-op). A stored
-        // row of a typical skill is 1.3–1.8 KB: two fit a 4 KiB page with a
-        // quarter of it empty, five fit 8 KiB (#18 item 2: a 10k pull's
-        // store 1.92× → 1.68× its bodies, its bytes written 6.9× → 6.3×);
-        // 16 KiB pages measured larger again.
+        // existing one keeps its own: the pragma is then a no-op). 4 KiB:
+        // since the packets are packed against a dictionary (migration 23) a
+        // typical skill's row is about 1.3 KB and three fit a page, and each
+        // of the ~48 tables and indexes a node rarely fills costs a page of
+        // 4 KiB, not 8 (#18 item 2, fifth pass: the store after a pull of
+        // 1,000 skills 1.75× → 1.59× its bodies, of 10,000 1.44× → 1.42×).
+        // Before that, at 1.6 KB a row, 8 KiB pages had measured smaller.
         conn.pragma_update(None, "page_size", PAGE_SIZE)?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
         // FULL: a commit is on disk before the node answers, so an
@@ -445,20 +447,20 @@ mod tests {
     }
 
     #[test]
-    fn a_new_database_has_8_kib_pages_and_an_older_one_keeps_its_own() {
+    fn a_new_database_has_4_kib_pages_and_an_older_one_keeps_its_own() {
         let dir = tempfile::tempdir().unwrap();
         let page_size = |store: &Store| -> i64 {
             store.conn().pragma_query_value(None, "page_size", |row| row.get(0)).unwrap()
         };
         assert_eq!(page_size(&Store::open(dir.path()).unwrap()), PAGE_SIZE);
-        // A database made by an older version, with SQLite's default pages.
+        // A database made by an older version, with its 8 KiB pages.
         let old = tempfile::tempdir().unwrap();
         let conn = Connection::open(old.path().join(DB_FILE)).unwrap();
-        conn.execute_batch("PRAGMA page_size = 4096; PRAGMA journal_mode = WAL; CREATE TABLE t (x);")
+        conn.execute_batch("PRAGMA page_size = 8192; PRAGMA journal_mode = WAL; CREATE TABLE t (x);")
             .unwrap();
         drop(conn);
         let store = Store::open(old.path()).unwrap();
-        assert_eq!(page_size(&store), 4096, "an existing database is not rewritten");
+        assert_eq!(page_size(&store), 8192, "an existing database is not rewritten");
         let packet = ecp_protocol::SkillPacket::new(
             &ecp_protocol::Origin::new("i", "u", "linux/amd64", "1"),
             "kept",
@@ -472,7 +474,7 @@ mod tests {
             .unwrap();
         drop(store);
         let store = Store::open(old.path()).unwrap();
-        assert_eq!(page_size(&store), 4096);
+        assert_eq!(page_size(&store), 8192);
         assert!(store.skill("kept").unwrap().is_some(), "what it stored is still read");
     }
 }

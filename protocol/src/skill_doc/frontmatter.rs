@@ -182,6 +182,23 @@ pub(crate) fn parse_name(text: &str) -> Result<SkillDocument<'_>, DocError> {
     parse_keeping(text, Keep::Name)
 }
 
+/// The keys, in order, of a frontmatter's YAML (the text between its
+/// fences) when it is all of the plain form almost every skill has: one
+/// `key: value` line after the other, each value a plain word-like scalar or
+/// a flow list of such words, every line ending in `\n` (the form
+/// `yaml::fast` reads; its tests hold it to the parser's tree). `None` for
+/// anything else. For a caller that edits such a frontmatter and must know
+/// what YAML it holds without parsing it (the node's stamp of received
+/// skills' files).
+pub fn plain_keys(yaml: &str) -> Option<Vec<&str>> {
+    let mut keys = Vec::new();
+    fast_yaml::read_simple_with(yaml, YAML_FIRST_LINE, |key, _, _| {
+        keys.push(key);
+        Some(())
+    })?;
+    Some(keys)
+}
+
 /// What [`read_plain`] copies out of the YAML.
 #[derive(Clone, Copy, PartialEq)]
 enum Keep {

@@ -55,7 +55,9 @@ mod tests;
 pub use emit::{fold_line_breaks, with_frontmatter};
 pub(crate) use frontmatter::parse_name;
 pub(crate) use frontmatter::split_list;
-pub use frontmatter::{DocError, Frontmatter, MAX_FRONTMATTER_BYTES, MAX_FRONTMATTER_DEPTH, parse};
+pub use frontmatter::{
+    DocError, Frontmatter, MAX_FRONTMATTER_BYTES, MAX_FRONTMATTER_DEPTH, parse, plain_keys,
+};
 pub use name::{MAX_NAME_LEN, NameError, validate_name};
 pub use references::{KnownTools, ReferenceReport, check_document_references, check_references};
 pub use structure::{

@@ -435,3 +435,22 @@ proptest::proptest! {
         }
     }
 }
+
+#[test]
+fn plain_keys_names_the_keys_of_the_plain_form_only() {
+    assert_eq!(
+        plain_keys("name: a\ndescription: Does a, then b.\ntags: [x, y-z]\n"),
+        Some(vec!["name", "description", "tags"])
+    );
+    for not_plain in [
+        "name: a",                      // no final line feed
+        "name: a\r\n",                  // a carriage return
+        "name: \"a\"\n",                // quoted
+        "name: a\nmetadata:\n  k: v\n", // a nested map
+        "name: a # note\n",             // a comment
+        "name: a\n\n",                  // a blank line
+        "",
+    ] {
+        assert_eq!(plain_keys(not_plain), None, "{not_plain:?}");
+    }
+}
