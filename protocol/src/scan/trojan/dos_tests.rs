@@ -6,6 +6,7 @@
 use super::grade::LineGrade;
 use super::shown::Shown;
 use super::*;
+use crate::scan::Scanner;
 use crate::scan::engine::Body;
 
 fn companion_findings(body: &str) -> Vec<Finding> {
