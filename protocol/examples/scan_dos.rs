@@ -249,8 +249,10 @@ fn main() {
     let filter = args.first().cloned().unwrap_or_default();
     let n: usize = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(16 * 1024);
     let scanner = Scanner::standard();
-    let extra: Vec<String> = std::env::var("UNITS").map(|v| v.split("@@").map(str::to_owned).collect()).unwrap_or_default();
-    let units: Vec<&str> = if extra.is_empty() { UNITS.to_vec() } else { extra.iter().map(String::as_str).collect() };
+    let extra: Vec<String> =
+        std::env::var("UNITS").map(|v| v.split("@@").map(str::to_owned).collect()).unwrap_or_default();
+    let units: Vec<&str> =
+        if extra.is_empty() { UNITS.to_vec() } else { extra.iter().map(String::as_str).collect() };
     for unit in units {
         for (sname, sep) in [("sp", " "), ("nl", "\n"), ("cat", "")] {
             let label = format!("{:?}/{}", unit, sname);

@@ -67,6 +67,9 @@ struct LineInfo {
     open: u32,
 }
 
+/// A line's quoted spans, shared by the matches on it.
+type Spans = std::rc::Rc<[Range<usize>]>;
+
 /// The structure of one body: what each line is and what governs it.
 pub(super) struct Outline {
     /// Byte offset of each line's start, plus one past the text's end.
@@ -78,7 +81,7 @@ pub(super) struct Outline {
     /// The last line whose quotations were read: its index, its spans and
     /// the words outside them. Every match on a line asks, and a line of
     /// thousands of matches must not be read once per match.
-    quotes: std::cell::RefCell<Option<(usize, std::rc::Rc<[Range<usize>]>, usize)>>,
+    quotes: std::cell::RefCell<Option<(usize, Spans, usize)>>,
     /// The title or the description frames the skill as explanation, so
     /// [`WEAK`] words explain too.
     framed: bool,
@@ -218,7 +221,13 @@ impl Outline {
             }
             info.push(li);
         }
-        Outline { starts, info, runs_shown_text: std::cell::OnceCell::new(), quotes: Default::default(), framed }
+        Outline {
+            starts,
+            info,
+            runs_shown_text: std::cell::OnceCell::new(),
+            quotes: Default::default(),
+            framed,
+        }
     }
 
     /// Whether a sentence asks to run text shown elsewhere ([`RUNS_SHOWN`]).
@@ -292,14 +301,14 @@ impl Outline {
 
     /// The quoted spans of line `index` (`line`), and the words outside
     /// them, read once for all the matches on the line.
-    fn quotes(&self, index: usize, line: &str) -> (std::rc::Rc<[Range<usize>]>, usize) {
+    fn quotes(&self, index: usize, line: &str) -> (Spans, usize) {
         let mut cache = self.quotes.borrow_mut();
         if let Some((i, spans, words)) = cache.as_ref()
             && *i == index
         {
             return (spans.clone(), *words);
         }
-        let spans: std::rc::Rc<[Range<usize>]> = quoted_spans(line).into();
+        let spans: Spans = quoted_spans(line).into();
         let words = words_outside(line, &spans);
         *cache = Some((index, spans.clone(), words));
         (spans, words)
@@ -312,7 +321,8 @@ impl Outline {
         let (spans, words) = self.quotes(index, line);
         // In order and apart: the first span ending after the match's
         // start holds it, or none does.
-        let Some(span) = spans.get(spans.partition_point(|s| s.end <= m.start)).filter(|s| s.contains(&m.start))
+        let Some(span) =
+            spans.get(spans.partition_point(|s| s.end <= m.start)).filter(|s| s.contains(&m.start))
         else {
             return false;
         };

@@ -52,14 +52,14 @@ use super::engine::{Analyzer, Body, LineRef, finding};
 use super::rule::{Lazy, compile, contains_ci, slice_lossy, warned_across_lines, warned_against};
 use super::supply::{has_url, has_word};
 use super::{Category, Finding, Severity};
-pub(super) use runs::runs;
 use grade::LineGrade;
-use shown::Shown;
+pub(super) use runs::runs;
 use runs::{
     BUILT_OR_INSTALLED, COMPILED_EXTENSIONS, FED_TO_SHELL, LOADED_EVERYWHERE, PRELOADED, RUN_AS_CODE,
     SUDO_LOCAL, is_companion_path, is_script, may_build_or_install, may_feed_shell, may_hold_a_form,
     may_load_everywhere, may_preload, may_run_as_code, sourced,
 };
+use shown::Shown;
 
 /// The analyzers of this family.
 pub(super) fn analyzers() -> Vec<Analyzer> {
@@ -442,7 +442,8 @@ fn companions(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
         let mut grade = LineGrade::default();
         for (path, at) in found {
             let compiled = COMPILED_EXTENSIONS.iter().any(|e| path.to_ascii_lowercase().ends_with(e));
-            let fetched = path.starts_with("${") && *grade.fetched.get_or_insert_with(|| fetched_above(body, l));
+            let fetched =
+                path.starts_with("${") && *grade.fetched.get_or_insert_with(|| fetched_above(body, l));
             let severity = graded(body, l, at, compiled || fetched || sourced(line, at), &mut grade);
             if !grade.keeps(severity) {
                 continue;
@@ -461,7 +462,14 @@ fn companions(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
             let path = slice_lossy(line, m.range());
             let named_script = is_script(path);
             if !named_script && !warned_against(&line[..m.start()]) && !seen.shown(l, path) {
-                let f = finding("trojan.companion-script", Category::SupplyChain, Severity::High, l, line, m.start());
+                let f = finding(
+                    "trojan.companion-script",
+                    Category::SupplyChain,
+                    Severity::High,
+                    l,
+                    line,
+                    m.start(),
+                );
                 grade.push(f, out);
             }
         }
@@ -540,10 +548,10 @@ fn fetch_and_run(body: &Body<'_>, l: LineRef, line: &str, out: &mut Vec<Finding>
     out.push(finding("trojan.fetch-and-run", Category::SupplyChain, severity, l, line, at));
 }
 
-mod runs;
+#[cfg(test)]
+mod dos_tests;
 mod grade;
+mod runs;
 mod shown;
 #[cfg(test)]
 mod tests;
-#[cfg(test)]
-mod dos_tests;

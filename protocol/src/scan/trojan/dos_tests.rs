@@ -10,7 +10,12 @@ use crate::scan::Scanner;
 use crate::scan::engine::Body;
 
 fn companion_findings(body: &str) -> Vec<Finding> {
-    Scanner::standard().scan(body).findings.into_iter().filter(|f| f.rule_id == "trojan.companion-script").collect()
+    Scanner::standard()
+        .scan(body)
+        .findings
+        .into_iter()
+        .filter(|f| f.rule_id == "trojan.companion-script")
+        .collect()
 }
 
 /// Every line of this body runs the same unseen script.
@@ -147,7 +152,8 @@ fn flags_after_answers_as_a_fresh_search_does() {
     let line = "./a.sh x ./b.sh --yes ./c.sh -q ./d.sh ./e.sh";
     let fresh = |at: usize| UNATTENDED.is_match(&line.as_bytes()[at..]);
     let ats: Vec<usize> = (0..=line.len()).collect();
-    for order in [ats.clone(), ats.iter().rev().copied().collect(), ats.iter().step_by(3).copied().collect()] {
+    for order in [ats.clone(), ats.iter().rev().copied().collect(), ats.iter().step_by(3).copied().collect()]
+    {
         let mut grade = LineGrade::default();
         for &at in &order {
             assert_eq!(grade.flags_after(line, at), fresh(at), "at {at}");

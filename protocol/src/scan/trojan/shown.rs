@@ -12,10 +12,10 @@
 
 use std::collections::HashMap;
 
+use super::is_fence;
 use crate::scan::engine::LineRef;
 use crate::scan::rule::contains_ci;
 use crate::scan::supply::has_url;
-use super::is_fence;
 
 /// How far below a line naming a file its code block may open.
 const SHOWN_WITHIN: usize = 2;
@@ -62,9 +62,9 @@ impl<'a> Shown<'a> {
         // At most one block holds a run (the last opened above it), and at
         // most `SHOWN_WITHIN` lines besides the run's open it: the search
         // ends within a few lines.
-        namings
-            .iter()
-            .any(|n| n.start != run.start && (n.shows || n.open.is_some_and(|open| !holds(text, open, run.start))))
+        namings.iter().any(|n| {
+            n.start != run.start && (n.shows || n.open.is_some_and(|open| !holds(text, open, run.start)))
+        })
     }
 }
 
