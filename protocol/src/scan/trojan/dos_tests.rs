@@ -1,7 +1,8 @@
 //! Bodies built to make the companion analysis slow: one file run on
 //! every line, or thousands of times on one line. Before `Shown` and
 //! `LineGrade`, 64 KiB of them took 6 s (one run a line) and 20 s (one
-//! line) in a release build; each test here took minutes in a debug one.
+//! line) in a release build (and about as many minutes here in a debug one,
+//! by the debug build's usual slowdown: not run, as nobody waits for it).
 
 use super::grade::LineGrade;
 use super::shown::Shown;
