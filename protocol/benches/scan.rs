@@ -16,6 +16,8 @@
 //! - `hostile-256k`: 256 KiB of attack pieces glued together (every line
 //!   triggers several rules and analyzers, one line is 16 KiB long): the
 //!   worst case the scanner must stay linear on.
+//! - `worst-*`: 64 KiB bodies built against one analysis each, that were
+//!   superlinear before their fix (see `README.md`, "Worst bodies").
 //! - `parts/*`: the typical bodies with one part of the work only (the
 //!   prefilter's pass, the line rules, one analyzer, named `family#k` as in
 //!   `Scanner::analyzer_names`); a table of each part's share of a whole
@@ -156,21 +158,26 @@ fn bench(c: &mut Criterion) {
     let hostile = hostile_body(256 * 1024);
     group.throughput(Throughput::Bytes(hostile.len() as u64));
     group.bench_function("hostile-256k", |b| b.iter(|| scanner.scan(black_box(&hostile))));
+    let worst = worst_bodies();
+    for (name, body) in &worst {
+        group.throughput(Throughput::Bytes(body.len() as u64));
+        group.bench_function(*name, |b| b.iter(|| scanner.scan(black_box(body))));
+    }
 
     group.finish();
     // The tables take a while: only when asked for by name, or by no filter.
     let filter = std::env::args().skip(1).find(|a| !a.starts_with('-'));
     if filter.as_ref().is_none_or(|f| f.contains("cpu")) {
         let (benign, malicious, hostile) = ([benign], [malicious], [hostile]);
-        on_cpu_table(
-            scanner,
-            &[
-                ("typical-10k", &bodies),
-                ("benign-corpus", &benign),
-                ("malicious-corpus", &malicious),
-                ("hostile-256k", &hostile),
-            ],
-        );
+        let worst: Vec<(&str, [String; 1])> = worst.into_iter().map(|(n, b)| (n, [b])).collect();
+        let mut sets: Vec<(&str, &[String])> = vec![
+            ("typical-10k", &bodies),
+            ("benign-corpus", &benign),
+            ("malicious-corpus", &malicious),
+            ("hostile-256k", &hostile),
+        ];
+        sets.extend(worst.iter().map(|(n, b)| (*n, &b[..])));
+        on_cpu_table(scanner, &sets);
     }
     if filter.is_none_or(|f| f.contains("parts")) {
         parts(c, scanner, &bodies[..1_000]);
@@ -211,6 +218,23 @@ fn hostile_body(len: usize) -> String {
         }
     }
     out
+}
+
+/// Bodies built against one analysis each, 64 KiB, that were superlinear
+/// (`README.md`, "Worst bodies"): a later change is measured against them.
+fn worst_bodies() -> Vec<(&'static str, String)> {
+    let fill = |unit: &str| unit.repeat((64 * 1024) / unit.len());
+    vec![
+        // One companion script run on every line (`trojan`'s `shown`).
+        ("worst-runs-64k", fill("chmod +x a.sh && ./a.sh\n")),
+        // Thousands of runs on one line (`trojan`'s grading of each run).
+        ("worst-runs-line-64k", fill("chmod +x a.sh && ./a.sh ")),
+        // Thousands of quoted commands on one line (`context`'s quotations).
+        ("worst-quoted-line-64k", fill("\"postinstall\": \"curl x | sh\" ")),
+        // The same with words between: still quadratic (16 KiB, not 64,
+        // so that the bench stays short until it is fixed).
+        ("worst-quoted-words-16k", "\"curl x | sh\" and then ".repeat(16 * 1024 / 24)),
+    ]
 }
 
 /// Each part of a scan of the typical bodies on its own, and its share.

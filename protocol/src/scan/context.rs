@@ -67,6 +67,9 @@ struct LineInfo {
     open: u32,
 }
 
+/// A line's quoted spans, shared by the matches on it.
+type Spans = std::rc::Rc<[Range<usize>]>;
+
 /// The structure of one body: what each line is and what governs it.
 pub(super) struct Outline {
     /// Byte offset of each line's start, plus one past the text's end.
@@ -75,6 +78,10 @@ pub(super) struct Outline {
     /// Some sentence tells the reader to run a command shown elsewhere;
     /// looked for once, the first time a match would be lowered.
     runs_shown_text: std::cell::OnceCell<bool>,
+    /// The last line whose quotations were read: its index, its spans and
+    /// the words outside them. Every match on a line asks, and a line of
+    /// thousands of matches must not be read once per match.
+    quotes: std::cell::RefCell<Option<(usize, Spans, usize)>>,
     /// The title or the description frames the skill as explanation, so
     /// [`WEAK`] words explain too.
     framed: bool,
@@ -214,7 +221,13 @@ impl Outline {
             }
             info.push(li);
         }
-        Outline { starts, info, runs_shown_text: std::cell::OnceCell::new(), framed }
+        Outline {
+            starts,
+            info,
+            runs_shown_text: std::cell::OnceCell::new(),
+            quotes: Default::default(),
+            framed,
+        }
     }
 
     /// Whether a sentence asks to run text shown elsewhere ([`RUNS_SHOWN`]).
@@ -286,12 +299,31 @@ impl Outline {
                 || self.governed(text, open))
     }
 
+    /// The quoted spans of line `index` (`line`), and the words outside
+    /// them, read once for all the matches on the line.
+    fn quotes(&self, index: usize, line: &str) -> (Spans, usize) {
+        let mut cache = self.quotes.borrow_mut();
+        if let Some((i, spans, words)) = cache.as_ref()
+            && *i == index
+        {
+            return (spans.clone(), *words);
+        }
+        let spans: Spans = quoted_spans(line).into();
+        let words = words_outside(line, &spans);
+        *cache = Some((index, spans.clone(), words));
+        (spans, words)
+    }
+
     /// A match inside inline code or a quotation on a prose line. A quoted
     /// phrase (not a `command`) that goes on to name a target (a URL, a
     /// path, an address) is an instruction with a payload, quoted or not.
     fn quoted(&self, text: &str, index: usize, line: &str, m: Range<usize>, command: bool) -> bool {
-        let spans = quoted_spans(line);
-        let Some(span) = spans.iter().find(|s| s.contains(&m.start)) else {
+        let (spans, words) = self.quotes(index, line);
+        // In order and apart: the first span ending after the match's
+        // start holds it, or none does.
+        let Some(span) =
+            spans.get(spans.partition_point(|s| s.end <= m.start)).filter(|s| s.contains(&m.start))
+        else {
             return false;
         };
         if !command {
@@ -318,7 +350,7 @@ impl Outline {
         // A line that is only a command is a command, however it is quoted;
         // so is a step of a numbered list, or code a colon introduces.
         let intro = line[..span.start].trim_end_matches(['`', '"']).trim_end();
-        if words_outside(line, &spans) < 2
+        if words < 2
             || ORDERED_ITEM.is_match(line.as_bytes())
             || intro.ends_with(':')
             || imperative(&self.sentence_before(text, index, m.start))
@@ -477,13 +509,20 @@ fn quoted_spans(line: &str) -> Vec<Range<usize>> {
     spans
 }
 
-/// Words of two letters or more on the line outside `spans` and their
-/// delimiters.
+/// Words of two letters or more on the line outside `spans` (in order and
+/// apart, as [`quoted_spans`] gives them) and their delimiters.
 fn words_outside(line: &str, spans: &[Range<usize>]) -> usize {
     let mut n = 0;
     let mut len = 0;
+    // The spans are walked along the line, not searched for every
+    // character: a line of thousands of quotations, each a match, cost a
+    // pass over them per character per match (273 s for 64 KiB).
+    let mut k = 0;
     for (i, c) in line.char_indices().chain(std::iter::once((line.len(), ' '))) {
-        if c.is_alphabetic() && !spans.iter().any(|s| s.contains(&i)) {
+        while spans.get(k).is_some_and(|s| s.end <= i) {
+            k += 1;
+        }
+        if c.is_alphabetic() && !spans.get(k).is_some_and(|s| s.contains(&i)) {
             len += 1;
         } else {
             n += usize::from(len >= 2);
@@ -493,5 +532,7 @@ fn words_outside(line: &str, spans: &[Range<usize>]) -> usize {
     n
 }
 
+#[cfg(test)]
+mod dos_tests;
 #[cfg(test)]
 mod tests;

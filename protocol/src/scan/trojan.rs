@@ -52,12 +52,14 @@ use super::engine::{Analyzer, Body, LineRef, finding};
 use super::rule::{Lazy, compile, contains_ci, slice_lossy, warned_across_lines, warned_against};
 use super::supply::{has_url, has_word};
 use super::{Category, Finding, Severity};
+use grade::LineGrade;
 pub(super) use runs::runs;
 use runs::{
     BUILT_OR_INSTALLED, COMPILED_EXTENSIONS, FED_TO_SHELL, LOADED_EVERYWHERE, PRELOADED, RUN_AS_CODE,
     SUDO_LOCAL, is_companion_path, is_script, may_build_or_install, may_feed_shell, may_hold_a_form,
     may_load_everywhere, may_preload, may_run_as_code, sourced,
 };
+use shown::Shown;
 
 /// The analyzers of this family.
 pub(super) fn analyzers() -> Vec<Analyzer> {
@@ -149,8 +151,6 @@ pub(super) fn analyzers() -> Vec<Analyzer> {
 /// Lines around a run that concealment may be written on (a code block's
 /// fence may stand between).
 const CONCEALMENT_LINES: usize = 2;
-/// How far below a line naming a file its code block may open.
-const SHOWN_WITHIN: usize = 2;
 
 static CONCEALMENT: Lazy = LazyLock::new(|| {
     compile(
@@ -251,69 +251,11 @@ pub(crate) fn scripts_run(text: &str) -> impl Iterator<Item = (usize, &str)> {
         .flat_map(|(index, line)| runs(line).into_iter().map(move |(p, _)| (index, p)))
 }
 
-/// Whether the body shows the file's content, or writes it, or fetches it
-/// (which the `remote` family judges): a line other than `run` naming it
-/// opens a code block or is the first line of one (a comment naming the
-/// file), has one open within [`SHOWN_WITHIN`] lines (other than the
-/// block holding `run`), writes it (`cat >
-/// x.sh <<EOF`, `tee x.sh`) or has the agent write it ("create `cli.py`
-/// with …"), or names a URL.
+/// Whether the body shows the file `path` that line `run` runs (see
+/// [`Shown::shown`]), for a caller asking once.
 pub(super) fn shown(body: &Body<'_>, run: LineRef, path: &str) -> bool {
-    let name = path.rsplit(['/', '\\']).next().unwrap_or(path);
-    let (text, b) = (body.text, body.text.as_bytes());
-    // Only the lines naming the file are looked at: one vector search over
-    // the body, not a pass over every line for every script.
-    memchr::memmem::find_iter(b, name.as_bytes()).any(|at| {
-        let start = memchr::memrchr(b'\n', &b[..at]).map_or(0, |i| i + 1);
-        if start == run.start {
-            return false;
-        }
-        let end = memchr::memchr(b'\n', &b[at..]).map_or(b.len(), |i| at + i);
-        let line = text[start..end].trim_end_matches('\r');
-        let before = &text[start..at];
-        let previous = (start > 0).then(|| {
-            let from = memchr::memrchr(b'\n', &b[..start - 1]).map_or(0, |i| i + 1);
-            &text[from..start - 1]
-        });
-        is_fence(line)
-            || previous.is_some_and(is_fence)
-            || line.contains("<<")
-            || has_url(line)
-            || before.contains('>')
-            || before.contains("tee ")
-            || contains_ci(line.as_bytes(), b"create")
-            || contains_ci(line.as_bytes(), b"write")
-            || block_below(text, end).is_some_and(|open| !holds(text, open, run.start))
-    })
+    Shown::new(body.text).shown(run, path)
 }
-
-/// Where the line opening a code block within [`SHOWN_WITHIN`] lines
-/// below the line ending at byte `end` starts.
-fn block_below(text: &str, end: usize) -> Option<usize> {
-    let mut at = end + 1;
-    for line in text.get(at..)?.split('\n').take(SHOWN_WITHIN) {
-        if is_fence(line) {
-            return Some(at);
-        }
-        at += line.len() + 1;
-    }
-    None
-}
-
-/// Whether the code block whose fence line starts at `open` holds the line
-/// starting at `run`: a block below a line naming the file that is the
-/// block running it ("the settings are kept in `x/list`; run them:", then
-/// the command) shows the command, not the file.
-fn holds(text: &str, open: usize, run: usize) -> bool {
-    // Bounded: a block longer than this holding the run is read as
-    // showing the file, as before blocks were told apart.
-    open < run && run - open <= MAX_BLOCK_BYTES && !text[open..run].split('\n').skip(1).any(is_fence)
-}
-
-/// Bytes from a block's fence to a run inside it, at most, for [`holds`]:
-/// `shown` is asked for every run found, and a body's size must not
-/// multiply its cost.
-const MAX_BLOCK_BYTES: usize = 4096;
 
 /// Words (or their starts) without which neither fetch-and-run sentence
 /// reads: the cheap test (on the URL's line or the next) before the
@@ -414,14 +356,13 @@ fn fetched_above(body: &Body<'_>, l: LineRef) -> bool {
     })
 }
 
-/// Whether the run of the file at `at` of `line` is told to skip its
-/// prompts, keep quiet or outlive the session ([`UNATTENDED`]): flags
-/// after the file's name (a runner's own flags before it are its own),
-/// or a detaching command anywhere on the line.
-fn unattended(line: &str, at: usize) -> bool {
+/// Whether a detaching command is anywhere on `line`: with the flags after
+/// a file's name ([`LineGrade::flags_after`], a runner's own flags before
+/// it are its own), what tells a run to skip its prompts, keep quiet or
+/// outlive the session ([`UNATTENDED`]).
+fn detached(line: &str) -> bool {
     let b = line.as_bytes();
-    memchr::memchr2(b'-', b'/', &b[at..]).is_some() && UNATTENDED.is_match(&b[at..])
-        || [&b"nohup"[..], b"setsid", b"disown"].iter().any(|w| contains_ci(b, w)) && DETACHED.is_match(b)
+    [&b"nohup"[..], b"setsid", b"disown"].iter().any(|w| contains_ci(b, w)) && DETACHED.is_match(b)
 }
 
 /// The files of the skill's folder that `line` runs in the forms its
@@ -467,14 +408,17 @@ pub(super) fn run_paths(line: &str) -> Vec<&str> {
 /// `raised` (what the run form itself says) or when the run is unattended,
 /// privileged, handed secrets, hidden from the user or vouched for;
 /// `Medium` otherwise.
-fn graded(body: &Body<'_>, l: LineRef, at: usize, raised: bool) -> Severity {
+fn graded(body: &Body<'_>, l: LineRef, at: usize, raised: bool, grade: &mut LineGrade) -> Severity {
     let line = body.line(l);
     if raised
-        || unattended(line, at)
-        || PRIVILEGE.is_match(line.as_bytes())
-        || HANDS_SECRETS.is_match(line.as_bytes())
-        || concealed(body, l)
-        || said_of_it(body, l)
+        || *grade.whole.get_or_insert_with(|| {
+            PRIVILEGE.is_match(line.as_bytes())
+                || HANDS_SECRETS.is_match(line.as_bytes())
+                || concealed(body, l)
+                || said_of_it(body, l)
+                || detached(line)
+        })
+        || grade.flags_after(line, at)
     {
         Severity::High
     } else {
@@ -485,6 +429,7 @@ fn graded(body: &Body<'_>, l: LineRef, at: usize, raised: bool) -> Severity {
 fn companions(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
     // Fetch-and-run is asked in prose; found lazily, for URL lines only.
     let mut fences: Option<Vec<usize>> = None;
+    let mut seen = Shown::new(body.text);
     for &l in lines {
         let line = body.line(l);
         let mut found = runs(line);
@@ -494,43 +439,49 @@ fn companions(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
             // replaced by one blank.
             found = runs(c).into_iter().map(|(p, at)| (&line[at..at + p.len()], at)).collect();
         }
+        let mut grade = LineGrade::default();
         for (path, at) in found {
+            let compiled = COMPILED_EXTENSIONS.iter().any(|e| path.to_ascii_lowercase().ends_with(e));
+            let fetched =
+                path.starts_with("${") && *grade.fetched.get_or_insert_with(|| fetched_above(body, l));
+            let severity = graded(body, l, at, compiled || fetched || sourced(line, at), &mut grade);
+            if !grade.keeps(severity) {
+                continue;
+            }
             let before = &line[..at];
             let previous = body.line(body.line_before(l, 1));
             let warned = warned_against(before) || (l.index > 0 && warned_across_lines(previous, before));
-            if warned || shown(body, l, path) {
+            if warned || seen.shown(l, path) {
                 continue;
             }
-            let compiled = COMPILED_EXTENSIONS.iter().any(|e| path.to_ascii_lowercase().ends_with(e));
-            let fetched = path.starts_with("${") && fetched_above(body, l);
-            let severity = graded(body, l, at, compiled || fetched || sourced(line, at));
-            out.push(finding("trojan.companion-script", Category::SupplyChain, severity, l, line, at));
+            grade.push(finding("trojan.companion-script", Category::SupplyChain, severity, l, line, at), out);
         }
         let b = line.as_bytes();
-        let sudo = contains_ci(b, b"sudo") || contains_ci(b, b"doas");
+        let sudo = grade.keeps(Severity::High) && (contains_ci(b, b"sudo") || contains_ci(b, b"doas"));
         if let Some(m) = sudo.then(|| SUDO_LOCAL.captures(b)).flatten().and_then(|c| c.get(1)) {
             let path = slice_lossy(line, m.range());
             let named_script = is_script(path);
-            if !named_script && !warned_against(&line[..m.start()]) && !shown(body, l, path) {
-                out.push(finding(
+            if !named_script && !warned_against(&line[..m.start()]) && !seen.shown(l, path) {
+                let f = finding(
                     "trojan.companion-script",
                     Category::SupplyChain,
                     Severity::High,
                     l,
                     line,
                     m.start(),
-                ));
+                );
+                grade.push(f, out);
             }
         }
         // Loaded everywhere, run as code, fed to an interpreter or
         // preloaded into a program: High. A build file or a local package
         // run or installed: graded as a script run is.
         for (path, at, everywhere) in formed_runs(line) {
-            if warned_against(&line[..at]) || shown(body, l, path) {
+            let severity = graded(body, l, at, everywhere, &mut grade);
+            if !grade.keeps(severity) || warned_against(&line[..at]) || seen.shown(l, path) {
                 continue;
             }
-            let severity = graded(body, l, at, everywhere);
-            out.push(finding("trojan.companion-script", Category::SupplyChain, severity, l, line, at));
+            grade.push(finding("trojan.companion-script", Category::SupplyChain, severity, l, line, at), out);
         }
         if (has_url(line)
             || contains_ci(line.as_bytes(), b"installer")
@@ -597,6 +548,10 @@ fn fetch_and_run(body: &Body<'_>, l: LineRef, line: &str, out: &mut Vec<Finding>
     out.push(finding("trojan.fetch-and-run", Category::SupplyChain, severity, l, line, at));
 }
 
+#[cfg(test)]
+mod dos_tests;
+mod grade;
 mod runs;
+mod shown;
 #[cfg(test)]
 mod tests;
