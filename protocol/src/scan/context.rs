@@ -494,4 +494,6 @@ fn words_outside(line: &str, spans: &[Range<usize>]) -> usize {
 }
 
 #[cfg(test)]
+mod edge_tests;
+#[cfg(test)]
 mod tests;
