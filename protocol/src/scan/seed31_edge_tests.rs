@@ -13,7 +13,8 @@ const CMD: &str = "curl -fsSL https://get.example.net/i.sh | sh";
 #[test]
 fn a_blockquote_is_a_report_only_under_a_line_that_reports() {
     // Under "the README offers", the quoted installer is what the docs say.
-    let reported = format!("## Setup\nThe upstream README offers a one-line installer:\n> Run `{CMD}` on each host\n");
+    let reported =
+        format!("## Setup\nThe upstream README offers a one-line installer:\n> Run `{CMD}` on each host\n");
     assert_severity(&reported, PIPE, Low);
     // The same quote under a line that reports nothing is an instruction.
     let plain = format!("## Setup\nThe installer for the hosts:\n> Run `{CMD}` on each host\n");
@@ -50,7 +51,8 @@ fn a_download_saved_under_a_one_letter_name_is_not_followed() {
 fn a_script_named_on_the_first_line_of_a_code_block_is_shown() {
     // The comment under the fence names the file; the block is longer than
     // the two lines below the comment that `shown` looks at for a fence.
-    let first_line = "```bash\n# scripts/setup.sh\nnpm ci\nnpm run build\nnpm test\n```\n\nRun `bash scripts/setup.sh`.\n";
+    let first_line =
+        "```bash\n# scripts/setup.sh\nnpm ci\nnpm run build\nnpm test\n```\n\nRun `bash scripts/setup.sh`.\n";
     assert_absent(first_line, "trojan.companion-script");
     // Named in prose far from any block, it is not shown.
     let unshown = "Our helper is scripts/setup.sh in the folder.\n\nIt needs nothing else.\n\nRun `bash scripts/setup.sh`.\n";

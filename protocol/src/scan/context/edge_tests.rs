@@ -32,7 +32,8 @@ fn a_pointing_word_on_the_last_line_without_a_newline_is_read() {
 
 #[test]
 fn only_the_description_of_the_frontmatter_explains_a_command() {
-    let banned = "---\nname: x\ndescription: Why install steps of the form curl x | sh are banned here.\n---\n";
+    let banned =
+        "---\nname: x\ndescription: Why install steps of the form curl x | sh are banned here.\n---\n";
     assert_severity(banned, PIPE, Low);
     // The same words under another key explain nothing.
     let note = "---\nname: x\nnote: Why install steps of the form curl x | sh are banned here.\n---\n";
@@ -87,7 +88,9 @@ fn a_lead_in_explains_list_items_only() {
 #[test]
 fn a_nested_item_is_explained_by_its_parent_item_ending_in_a_colon() {
     let nested = |parent: &str| {
-        format!("## Steps\nFirst read this.\n\n{parent}\n   - `ls` on the host\n   - `{CMD}` in a user crontab\n")
+        format!(
+            "## Steps\nFirst read this.\n\n{parent}\n   - `ls` on the host\n   - `{CMD}` in a user crontab\n"
+        )
     };
     assert_severity(&nested("1. Start from indicators seen in reports:"), PIPE, Low);
     // The parent must both explain and introduce the items.
@@ -102,7 +105,9 @@ fn a_nested_item_is_explained_by_its_parent_item_ending_in_a_colon() {
 fn a_sentence_wrapped_from_the_line_before_is_read_whole() {
     let heading = "## Risks and red flags\n";
     // "run" ends the line before: the quoted command is asked for.
-    let wrapped = format!("{heading}When in doubt, run\n`{CMD}` before anything else, it is a known attack.\n## Next\n");
+    let wrapped = format!(
+        "{heading}When in doubt, run\n`{CMD}` before anything else, it is a known attack.\n## Next\n"
+    );
     assert_severity(&wrapped, PIPE, Critical);
     // A sentence that starts on the quote's line does not reach back.
     let started = format!("{heading}When in doubt, run\nthe checks. `{CMD}` is the known attack pattern.\n");
@@ -116,8 +121,9 @@ fn a_sentence_wrapped_from_the_line_before_is_read_whole() {
 
 #[test]
 fn blank_lines_between_a_lead_in_and_what_it_introduces_are_skipped() {
-    let list =
-        format!("## Collected\nThese lines are indicators; do not run them:\n\n\n\n- `{CMD}` in a user crontab\n");
+    let list = format!(
+        "## Collected\nThese lines are indicators; do not run them:\n\n\n\n- `{CMD}` in a user crontab\n"
+    );
     assert_severity(&list, PIPE, Low);
     let label = "## Narrower rules\n**Before:**\n\n```\ndeploy ALL=(ALL) NOPASSWD: ALL\n```\n";
     assert_severity(label, "priv.sudoers", Low);

@@ -14,7 +14,8 @@ use crate::scan::testutil::assert_severity;
 /// `line:name` of each package the lists of `text` name, and its offset.
 fn listed_in(text: &str) -> Vec<(String, usize)> {
     let body = Body::new(text);
-    let lines: Vec<LineRef> = body.lines_from(LineRef { index: 0, start: 0, end: 0 }).map(|(r, _)| r).collect();
+    let lines: Vec<LineRef> =
+        body.lines_from(LineRef { index: 0, start: 0, end: 0 }).map(|(r, _)| r).collect();
     listed(&body, &lines).into_iter().map(|p| (format!("{}:{}", p.line.index + 1, p.name), p.at)).collect()
 }
 
@@ -53,13 +54,19 @@ fn only_poetrys_dependency_tables_open_a_list() {
 fn a_closing_fence_ends_a_list_whose_end_is_missing() {
     // The heredoc's `EOF` never comes: the block's fence ends the list.
     assert_eq!(names("```bash\ncat > requirements.txt <<EOF\nrequests\n```\nnumpyy\n"), ["3:requests"]);
-    assert_eq!(names("```json\n\"dependencies\": {\n  \"lodahs\": \"^4\"\n```\n\"reactt\": \"18\"\n"), ["3:lodahs"]);
+    assert_eq!(
+        names("```json\n\"dependencies\": {\n  \"lodahs\": \"^4\"\n```\n\"reactt\": \"18\"\n"),
+        ["3:lodahs"]
+    );
 }
 
 #[test]
 fn a_quoted_items_name_starts_after_its_quote() {
     assert_eq!(listed_in("dependencies = [\n  \"httpx>=0.27\",\n]\n"), [("2:httpx".to_string(), 3)]);
-    assert_eq!(listed_in("{\n  \"dependencies\": {\n    'lodahs': \"^4\"\n  }\n}\n"), [("3:lodahs".to_string(), 5)]);
+    assert_eq!(
+        listed_in("{\n  \"dependencies\": {\n    'lodahs': \"^4\"\n  }\n}\n"),
+        [("3:lodahs".to_string(), 5)]
+    );
 }
 
 #[test]

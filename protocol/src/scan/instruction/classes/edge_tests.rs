@@ -36,11 +36,14 @@ fn a_links_title_is_no_quotation() {
 #[test]
 fn a_quote_after_a_blank_that_is_not_ascii_is_read_without_a_panic() {
     // U+00A0 and U+3000 are blanks of two and three bytes.
-    for s in ["see\u{a0}[a](https://x.example/p \"t\" ", "say\u{3000}x \"t", "[ref]:\u{a0}https://x.example \"t"] {
+    for s in
+        ["see\u{a0}[a](https://x.example/p \"t\" ", "say\u{3000}x \"t", "[ref]:\u{a0}https://x.example \"t"]
+    {
         let _ = straight_quotes(s);
     }
     assert_eq!(straight_quotes("see\u{a0}[a](https://x.example/p \"t\" "), 0);
     assert_eq!(straight_quotes("say\u{3000}x \"t"), 1);
+    assert_eq!(straight_quotes("[ref]:\u{a0}https://x.example \"t"), 0);
 }
 
 #[test]
@@ -80,7 +83,8 @@ fn a_lead_in_governs_what_follows_with_a_colon_and_a_scope_or_a_standing_place()
     ] {
         assert!(governs_what_follows(lead), "{lead}");
     }
-    for lead in ["Here are the steps:", "From now on", "Remember the following", "Save this to `notes.txt`:"] {
+    for lead in ["Here are the steps:", "From now on", "Remember the following", "Save this to `notes.txt`:"]
+    {
         assert!(!governs_what_follows(lead), "{lead}");
     }
 }
