@@ -535,4 +535,6 @@ fn words_outside(line: &str, spans: &[Range<usize>]) -> usize {
 #[cfg(test)]
 mod dos_tests;
 #[cfg(test)]
+mod edge_tests;
+#[cfg(test)]
 mod tests;

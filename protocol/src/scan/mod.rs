@@ -100,6 +100,8 @@ mod prompt;
 mod remote;
 mod rule;
 mod secret;
+#[cfg(test)]
+mod seed31_edge_tests;
 mod shell;
 mod sql;
 mod supply;

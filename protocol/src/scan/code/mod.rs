@@ -76,6 +76,8 @@ mod gather;
 #[cfg(test)]
 mod reach_tests;
 mod rescan;
+#[cfg(test)]
+mod seed31_edge_tests;
 mod shell_defs;
 mod shell_expand;
 mod shell_words;

@@ -343,7 +343,8 @@ fn opens_title(before: &str) -> bool {
     let Some(dest) = before.strip_suffix(' ') else {
         return false;
     };
-    let start = dest.rfind(char::is_whitespace).map_or(0, |i| i + 1);
+    // Past the blank, which may take more than one byte (U+1680, U+0085).
+    let start = dest.char_indices().rfind(|(_, c)| c.is_whitespace()).map_or(0, |(i, c)| i + c.len_utf8());
     let word = &dest[start..];
     (word.contains("](") && !word.ends_with(')')) || dest[..start].trim_end().ends_with("]:")
 }
@@ -674,3 +675,6 @@ static FACT: Lazy = LazyLock::new(|| {
 fn found(rule_id: &'static str, category: Category, severity: Severity, at: usize) -> Found {
     Found { rule_id, category, severity, at }
 }
+
+#[cfg(test)]
+mod edge_tests;

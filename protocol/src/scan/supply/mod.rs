@@ -46,6 +46,8 @@ mod install;
 mod manifest;
 mod names;
 mod overrides;
+#[cfg(test)]
+mod seed31_edge_tests;
 mod sources;
 #[cfg(test)]
 mod tests;
