@@ -468,3 +468,7 @@ fn report(
     }
     out.push(finding(id, category, severity, r, line, at));
 }
+
+#[cfg(test)]
+#[path = "flow_tests.rs"]
+mod sweep_tests;
