@@ -502,3 +502,7 @@ fn text(bytes: &[u8]) -> Option<String> {
     (printable * 100 >= bytes.len() * 90 || utf8 && printable * 100 >= bytes.len() * 60)
         .then(|| String::from_utf8_lossy(bytes).into_owned())
 }
+
+#[cfg(test)]
+#[path = "decode_tests.rs"]
+mod sweep_tests;
