@@ -174,3 +174,15 @@ fn a_send_or_a_use_further_down_the_block_makes_a_url_high() {
     assert_eq!(found(&body("requests.get(u)"), "code.decoded-url"), [(2, High)]);
     assert_eq!(found(&body("print(u)"), "code.decoded-url"), [(2, Medium)]);
 }
+
+#[test]
+fn only_a_powershell_fence_brings_the_char_arrays_of_its_block() {
+    // `https://x.example/p` as char codes.
+    let codes = "[char[]]@(104,116,116,112,115,58,47,47,120,46,101,120,97,109,112,108,101,47,112)";
+    let fenced = format!("```powershell\n$u = -join {codes}\n```\n");
+    assert_eq!(found(&fenced, "code.decoded-url").len(), 1, "{fenced}");
+    // In a shell block, a line that runs `pwsh` brings nothing below it:
+    // the array is text that `echo` prints.
+    let shell = format!("```bash\npwsh -NoProfile -File build.ps1\necho '{codes}'\n```\n");
+    assert_eq!(found(&shell, "code.decoded-url"), []);
+}
