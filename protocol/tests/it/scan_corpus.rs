@@ -42,9 +42,9 @@ use ecp_protocol::scan::{Category, DEFAULT_THRESHOLD, ScanReport, Scanner};
 use sha2::{Digest, Sha256};
 
 const MIN_FILES: usize = 300;
-/// The recall reached (96.2% of 1025 on 2026-11-26; TRAIN 99.6%, HELD
-/// 84.1%), a ratchet: raise it with every change that catches more.
-const MIN_RECALL: f64 = 0.961;
+/// The recall reached (96.3%, 1025 of 1064 on 2026-11-27; TRAIN 99.6%,
+/// HELD 84.5%), a ratchet: raise it with every change that catches more.
+const MIN_RECALL: f64 = 0.963;
 const MAX_FALSE_POSITIVE_RATE: f64 = 0.03;
 /// At most this share of benign skills may be held back from sharing for a
 /// credential that looks live (`ScanReport::has_secrets`).
