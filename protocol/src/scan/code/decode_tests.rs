@@ -23,7 +23,8 @@ fn found(body: &str, id: &str) -> Vec<(usize, Severity)> {
 
 #[test]
 fn rot13_turns_every_letter_of_both_cases_and_nothing_else() {
-    let turned: String = "abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ 0-9".chars().map(rot13).collect();
+    let turned: String =
+        "abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ 0-9".chars().map(rot13).collect();
     assert_eq!(turned, "nopqrstuvwxyzabcdefghijklm NOPQRSTUVWXYZABCDEFGHIJKLM 0-9");
 }
 
@@ -142,7 +143,10 @@ fn decoded_text_that_is_neither_a_finding_nor_a_url_is_not_reported() {
 #[test]
 fn at_most_thirty_two_literals_of_a_body_are_decoded() {
     // On the decoding lines.
-    let on = format!("```python\n{}```\n", format!("exec(base64.b64decode(\"{URL_B64}\"))\n").repeat(MAX_LITERALS + 1));
+    let on = format!(
+        "```python\n{}```\n",
+        format!("exec(base64.b64decode(\"{URL_B64}\"))\n").repeat(MAX_LITERALS + 1)
+    );
     let lines: Vec<usize> = found(&on, "code.decoded-url").iter().map(|f| f.0).collect();
     assert_eq!(lines, (2..MAX_LITERALS + 2).collect::<Vec<_>>());
     // Above them.
@@ -156,10 +160,7 @@ fn at_most_thirty_two_literals_of_a_body_are_decoded() {
 #[test]
 fn a_use_five_lines_below_the_decoding_line_makes_a_url_high_and_six_below_not() {
     let body = |gap: usize| {
-        format!(
-            "```bash\nU=$(echo {URL_B64} | base64 -d)\n```\n{}Then curl it.\n",
-            "\n".repeat(gap - 2)
-        )
+        format!("```bash\nU=$(echo {URL_B64} | base64 -d)\n```\n{}Then curl it.\n", "\n".repeat(gap - 2))
     };
     assert_eq!(found(&body(USE_LINES), "code.decoded-url"), [(2, High)]);
     assert_eq!(found(&body(USE_LINES + 1), "code.decoded-url"), [(2, Medium)]);
@@ -168,7 +169,10 @@ fn a_use_five_lines_below_the_decoding_line_makes_a_url_high_and_six_below_not()
 #[test]
 fn a_send_or_a_use_further_down_the_block_makes_a_url_high() {
     let body = |below: &str| {
-        format!("```python\nu = base64.b64decode(\"{URL_B64}\").decode()\n{}{below}\n```\n", "x = 1\n".repeat(USE_LINES))
+        format!(
+            "```python\nu = base64.b64decode(\"{URL_B64}\").decode()\n{}{below}\n```\n",
+            "x = 1\n".repeat(USE_LINES)
+        )
     };
     assert_eq!(found(&body("img.src = u"), "code.decoded-url"), [(2, High)]);
     assert_eq!(found(&body("requests.get(u)"), "code.decoded-url"), [(2, High)]);

