@@ -441,10 +441,17 @@ fn narrow(raw: &[u8]) -> Option<String> {
 
 fn rot13(c: char) -> char {
     match c {
-        'a'..='z' => (((c as u8 - b'a') + 13) % 26 + b'a') as char,
-        'A'..='Z' => (((c as u8 - b'A') + 13) % 26 + b'A') as char,
+        'a'..='z' => rotated(c, b'a'),
+        'A'..='Z' => rotated(c, b'A'),
         _ => c,
     }
+}
+
+/// The ASCII letter `c` moved 13 places on in the alphabet that starts at
+/// `first`. (One function for both cases: written out for capitals alone,
+/// `c - b'A'` turned `c + b'A'` reads the same, 2 × 65 being 5 × 26.)
+fn rotated(c: char, first: u8) -> char {
+    (((c as u8 - first) + 13) % 26 + first) as char
 }
 
 /// The keys (`true` for XOR, `false` for an offset) under which the
@@ -502,3 +509,7 @@ fn text(bytes: &[u8]) -> Option<String> {
     (printable * 100 >= bytes.len() * 90 || utf8 && printable * 100 >= bytes.len() * 60)
         .then(|| String::from_utf8_lossy(bytes).into_owned())
 }
+
+#[cfg(test)]
+#[path = "decode_tests.rs"]
+mod sweep_tests;

@@ -173,9 +173,11 @@ fn unit(
     out: &mut Vec<Finding>,
 ) {
     let Unit { r, line, code, lang, .. } = *u;
-    // An object or a dict written over lines (`info = {` … `}`) is one
-    // assignment: what its later lines read, the variable holds.
-    let opened = code.trim_end().ends_with(['{', '[', '(']) && code.contains('=') && assigned(code).is_some();
+    // An object or a dict written over lines (`info = {` … `}`, or
+    // `p = json.dumps({"u": u,` … `"t": t})`) is one assignment: what its
+    // later lines read, the variable holds. Its brackets stay open at the
+    // line's end, whatever the line ends with.
+    let opened = code.contains('=') && balance(code) > 0 && assigned(code).is_some();
     let joined = opened.then(|| join_call(&strip(code, lang), code, next, lang).1);
     if let Some(joined) = &joined
         && sinks::find(&strip(code, lang), matches!(lang, Lang::PowerShell | Lang::Other)).is_none()
@@ -468,3 +470,7 @@ fn report(
     }
     out.push(finding(id, category, severity, r, line, at));
 }
+
+#[cfg(test)]
+#[path = "flow_tests.rs"]
+mod sweep_tests;

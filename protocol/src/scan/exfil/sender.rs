@@ -482,3 +482,7 @@ fn find_bytes(hay: &[u8], needle: &[u8]) -> Option<usize> {
     }
     hay.windows(needle.len()).position(|w| w.eq_ignore_ascii_case(needle))
 }
+
+#[cfg(test)]
+#[path = "sender_tests.rs"]
+mod sweep_tests;
