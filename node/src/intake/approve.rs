@@ -12,7 +12,7 @@
 use ecp_protocol::bundle::BundleLimits;
 use ecp_protocol::merge::receive;
 use ecp_protocol::merge::{SenderKind, Stage};
-use ecp_protocol::{Decision, ShownConfidence, SkillKind};
+use ecp_protocol::{Decision, ShownConfidence, SkillKind, SkillPacket};
 
 use super::Sender;
 use crate::store::identity::FIRST_USE;
@@ -45,23 +45,8 @@ pub fn approve(
                 packet.skill_name
             )));
         }
-        let Source::Peer(instance) = &entry.peer else {
-            return Err(StoreError::CannotApprove(format!("it was not sent by a peer but by {}", entry.peer)));
-        };
-        let sender = Sender {
-            instance: instance.clone(),
-            account: Source::Operator.to_string(),
-            trust: entry.trust.unwrap_or(fallback_trust),
-            reshare,
-            // The operator vouches for the content, not for its origin: a
-            // legacy sender's stays unverified, as the packet's own marks do.
-            kind: if entry.legacy_sender { SenderKind::Legacy } else { SenderKind::Current },
-        };
-        // Checked as sent: the signature covers the packet before lowering.
-        let signer = ecp_protocol::identity::verify(&packet)
-            .ok()
-            .flatten()
-            .map(|s| (s.instance.clone(), s.key_id.clone()));
+        let sender = approving_sender(&entry, fallback_trust, reshare)?;
+        let signer = signer_as_sent(&packet);
         let mut admitted = receive(packet, &sender.context(store.instance_id()));
         // The operator vouches for the skill as sent; hashes stay truthful.
         admitted.reseal();
@@ -98,6 +83,35 @@ pub fn approve(
         tx.audit(&Source::Operator, &admitted.skill_name, "quarantine-approve", &reason)?;
         Ok(change)
     })
+}
+
+/// The sender an approved entry is received from: the peer that sent it,
+/// at the trust it had when it was refused (`fallback_trust` for entries
+/// held before that was kept), for the operator. A node's approval and a
+/// hub's share it.
+pub(crate) fn approving_sender(
+    entry: &QuarantineEntry,
+    fallback_trust: f64,
+    reshare: bool,
+) -> Result<Sender, StoreError> {
+    let Source::Peer(instance) = &entry.peer else {
+        return Err(StoreError::CannotApprove(format!("it was not sent by a peer but by {}", entry.peer)));
+    };
+    Ok(Sender {
+        instance: instance.clone(),
+        account: Source::Operator.to_string(),
+        trust: entry.trust.unwrap_or(fallback_trust),
+        reshare,
+        // The operator vouches for the content, not for its origin: a
+        // legacy sender's stays unverified, as the packet's own marks do.
+        kind: if entry.legacy_sender { SenderKind::Legacy } else { SenderKind::Current },
+    })
+}
+
+/// The origin and key that validly signed `packet`, checked as sent: the
+/// signature covers the packet before its confidence is lowered.
+pub(crate) fn signer_as_sent(packet: &SkillPacket) -> Option<(String, String)> {
+    ecp_protocol::identity::verify(packet).ok().flatten().map(|s| (s.instance.clone(), s.key_id.clone()))
 }
 
 /// Whether approving `entry` needs the operator's force: the safety scan

@@ -335,12 +335,7 @@ impl Store {
         &self,
         age: Option<std::time::Duration>,
     ) -> Result<Vec<QuarantineEntry>, StoreError> {
-        let cutoff = age.map(|age| {
-            chrono::Duration::from_std(age)
-                .ok()
-                .and_then(|age| chrono::Utc::now().checked_sub_signed(age))
-                .map_or_else(Timestamp::go_zero, Timestamp::from_datetime)
-        });
+        let cutoff = age.map(drop_cutoff);
         self.write(|tx| {
             let held: Vec<(i64, String)> = tx
                 .prepare_cached("SELECT id, received_at FROM quarantine WHERE status = 'held' ORDER BY id")?
@@ -356,4 +351,14 @@ impl Store {
                 .collect()
         })
     }
+}
+
+/// The time before which a held entry is old enough for a drop by `age`
+/// (Go's zero time when `age` reaches before any time there is). A node's
+/// drop and a hub's share it.
+pub(crate) fn drop_cutoff(age: std::time::Duration) -> Timestamp {
+    chrono::Duration::from_std(age)
+        .ok()
+        .and_then(|age| chrono::Utc::now().checked_sub_signed(age))
+        .map_or_else(Timestamp::go_zero, Timestamp::from_datetime)
 }

@@ -34,8 +34,8 @@ use sha2::{Digest, Sha256};
 
 use super::merge::{Writer, text};
 use super::{CHANNEL, HubStore, blobs, listen};
-use crate::intake::{Sender, needs_force};
-use crate::store::quarantine::{EXCERPT_BYTES, excerpt};
+use crate::intake::{Sender, approving_sender, needs_force, signer_as_sent};
+use crate::store::quarantine::{EXCERPT_BYTES, drop_cutoff, excerpt};
 use crate::store::quarantine_evict::shares;
 use crate::store::{
     QuarantineCaps, QuarantineEntry, QuarantineStatus, Source, StoreError, Truncated, from_json, now, to_json,
@@ -376,12 +376,7 @@ impl HubStore {
         &self,
         age: Option<Duration>,
     ) -> Result<Vec<QuarantineEntry>, StoreError> {
-        let cutoff = age.map(|age| {
-            chrono::Duration::from_std(age)
-                .ok()
-                .and_then(|age| chrono::Utc::now().checked_sub_signed(age))
-                .map_or_else(Timestamp::go_zero, Timestamp::from_datetime)
-        });
+        let cutoff = age.map(drop_cutoff);
         self.review(|tx| {
             let held: Vec<(i64, String)> = tx
                 .query("SELECT id, received_at FROM hub_quarantine WHERE status = 'held' ORDER BY id", &[])?
@@ -433,25 +428,8 @@ impl HubStore {
         if let Err(e) = ecp_protocol::skill_doc::validate_name(&packet.skill_name) {
             return Err(StoreError::CannotApprove(format!("its name is invalid: {e}")));
         }
-        let Source::Peer(instance) = &entry.peer else {
-            return Err(StoreError::CannotApprove(format!(
-                "it was not sent by a peer but by {}",
-                entry.peer
-            )));
-        };
-        let sender = Sender {
-            instance: instance.clone(),
-            account: Source::Operator.to_string(),
-            trust: entry.trust.unwrap_or(fallback_trust),
-            reshare,
-            // The operator vouches for the content, not for its origin.
-            kind: if entry.legacy_sender { SenderKind::Legacy } else { SenderKind::Current },
-        };
-        // Checked as sent: the signature covers the packet before lowering.
-        let signer = ecp_protocol::identity::verify(&packet)
-            .ok()
-            .flatten()
-            .map(|s| (s.instance.clone(), s.key_id.clone()));
+        let sender = approving_sender(&entry, fallback_trust, reshare)?;
+        let signer = signer_as_sent(&packet);
         let mut admitted = receive(packet, &sender.context(&self.instance_id));
         admitted.reseal();
         let revoked = tx.query_opt(
