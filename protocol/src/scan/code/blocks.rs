@@ -35,6 +35,11 @@ pub(in crate::scan) struct CodeMap {
 }
 
 /// A fence: its character, its length and the info string after it.
+///
+/// A backtick fence's info string holds no backtick (CommonMark): a line
+/// of ```` ```x``` ```` is inline code, and read as a fence it would make
+/// the rest of the body one unclosed block, out of reach of every
+/// analysis of prose.
 fn fence(line: &str) -> Option<(u8, usize, &str)> {
     let t = line.trim_start_matches([' ', '\t', '>', '-', '*']).trim_start();
     let c = *t.as_bytes().first()?;
@@ -42,7 +47,8 @@ fn fence(line: &str) -> Option<(u8, usize, &str)> {
         return None;
     }
     let n = t.bytes().take_while(|&b| b == c).count();
-    (n >= 3).then(|| (c, n, t[n..].trim()))
+    let info = t[n..].trim();
+    (n >= 3 && !(c == b'`' && info.contains('`'))).then_some((c, n, info))
 }
 
 impl CodeMap {
@@ -237,6 +243,18 @@ mod tests {
         // The `~~~` block swallows the later fence of backticks, and runs
         // unclosed to past the last line.
         assert_eq!(spans, [(2, 3, Lang::Python), (5, 10, Lang::Shell)]);
+    }
+
+    #[test]
+    fn a_backtick_run_with_a_backtick_after_it_is_inline_code_not_a_fence() {
+        let text = "```x```\nprose\n- ````a``\nmore\n~~~ a`b\nls\n~~~\n```sh\nls\n```\n";
+        let map = CodeMap::of(text);
+        assert_eq!(map.blocks, line_by_line(text));
+        let spans: Vec<(usize, usize, Lang)> = map.blocks.iter().map(|b| (b.first, b.end, b.lang)).collect();
+        // Tildes may have backticks in their info string; backticks may not.
+        assert_eq!(spans.len(), 2, "{spans:?}");
+        assert_eq!((spans[0].0, spans[0].1), (5, 6));
+        assert_eq!((spans[1].0, spans[1].1, spans[1].2), (8, 9, Lang::Shell));
     }
 
     proptest::proptest! {

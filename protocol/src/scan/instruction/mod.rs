@@ -223,7 +223,13 @@ fn walk<'a>(body: &Body<'a>, last: usize) -> Vec<Line<'a>> {
             continue;
         }
         let marker = tb.first().copied().filter(|&c| c == b'`' || c == b'~');
-        let run = marker.map_or(0, |c| tb.iter().take_while(|&&x| x == c).count());
+        let mut run = marker.map_or(0, |c| tb.iter().take_while(|&&x| x == c).count());
+        // A backtick fence's info string holds no backtick (CommonMark):
+        // ```` ```x``` ```` is inline code, not a block opened for the
+        // rest of the body.
+        if marker == Some(b'`') && trimmed[run..].contains('`') {
+            run = 0;
+        }
         if let Some((c, n, inside)) = fence {
             if marker == Some(c) && run >= n && trimmed[run..].trim().is_empty() {
                 fence = None;
