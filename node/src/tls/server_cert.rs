@@ -12,7 +12,7 @@
 //! symlinks (Kubernetes secrets) or on network mounts, where events are
 //! unreliable, and two small reads per poll cost nothing.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
@@ -40,6 +40,11 @@ pub struct ServedCert {
 pub struct ServerCert {
     cert: PathBuf,
     key: PathBuf,
+    /// The files' digest as read before the pair served first was loaded:
+    /// where the watch starts. (Read when the watch task first runs, a
+    /// renewal landing in between was taken for the files loaded, and never
+    /// served.)
+    loaded: [u8; 32],
     current: RwLock<Arc<CertifiedKey>>,
     served: watch::Sender<ServedCert>,
 }
@@ -47,9 +52,17 @@ pub struct ServerCert {
 impl ServerCert {
     /// Reads and checks the pair; the error names the setting and the fix.
     pub fn load(cert: PathBuf, key: PathBuf) -> Result<ServerCert, TlsError> {
+        // Before loading: a change after this read is one the watch sees.
+        let loaded = digest_of(&cert, &key);
         let identity = Identity::load((setting::CERT, &cert), (setting::KEY, &key))?;
         let served = ServedCert { leaf_sha256: leaf_sha256(&identity.key), problem: None };
-        Ok(ServerCert { cert, key, current: RwLock::new(identity.key), served: watch::channel(served).0 })
+        Ok(ServerCert {
+            cert,
+            key,
+            loaded,
+            current: RwLock::new(identity.key),
+            served: watch::channel(served).0,
+        })
     }
 
     /// What is served now; the receiver sees every change.
@@ -60,7 +73,7 @@ impl ServerCert {
     /// Looks at the files every [`RELOAD_POLL`] and swaps in a changed pair
     /// that holds; runs until dropped.
     pub async fn watch(self: Arc<Self>) {
-        let mut seen = self.files_digest().await;
+        let mut seen = self.loaded;
         loop {
             tokio::time::sleep(RELOAD_POLL).await;
             let now = self.files_digest().await;
@@ -96,22 +109,23 @@ impl ServerCert {
         self.served.send_replace(ServedCert { leaf_sha256, problem: None });
     }
 
-    /// A digest of both files' bytes (an unreadable file counts as empty):
-    /// what tells that they changed.
+    /// [`digest_of`] the files, off the runtime's threads.
     async fn files_digest(&self) -> [u8; 32] {
         let (cert, key) = (self.cert.clone(), self.key.clone());
-        tokio::task::spawn_blocking(move || {
-            let mut hash = Sha256::new();
-            for path in [cert, key] {
-                let bytes = std::fs::read(path).unwrap_or_default();
-                hash.update((bytes.len() as u64).to_be_bytes());
-                hash.update(bytes);
-            }
-            hash.finalize().into()
-        })
-        .await
-        .unwrap_or_default()
+        tokio::task::spawn_blocking(move || digest_of(&cert, &key)).await.unwrap_or_default()
     }
+}
+
+/// A digest of both files' bytes (an unreadable file counts as empty):
+/// what tells that they changed.
+fn digest_of(cert: &Path, key: &Path) -> [u8; 32] {
+    let mut hash = Sha256::new();
+    for path in [cert, key] {
+        let bytes = std::fs::read(path).unwrap_or_default();
+        hash.update((bytes.len() as u64).to_be_bytes());
+        hash.update(bytes);
+    }
+    hash.finalize().into()
 }
 
 impl ResolvesServerCert for ServerCert {

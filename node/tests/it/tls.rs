@@ -508,6 +508,30 @@ async fn a_certificate_replaced_on_disk_is_served_without_a_restart_and_a_bad_on
     assert_eq!(a.node.served_certificate().expect("TLS").leaf_sha256, renewed);
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn a_certificate_renewed_before_the_watch_first_looks_is_still_served() {
+    // The watch starts from the files as they were loaded, not as they are
+    // when its task first runs: a renewal in between is a change.
+    let pki = Pki::new();
+    let live = tempfile::tempdir().expect("a temporary folder");
+    let (cert, key) = (live.path().join("live.pem"), live.path().join("live.key"));
+    std::fs::copy(pki.path("server.pem"), &cert).expect("copy");
+    std::fs::copy(pki.path("server.key"), &key).expect("copy");
+    let loaded =
+        std::sync::Arc::new(ecp_node::tls::ServerCert::load(cert.clone(), key.clone()).expect("the pair"));
+    let served = loaded.served();
+    assert_eq!(served.borrow().leaf_sha256, sha256_of(&pki, "server"));
+    std::fs::copy(pki.path("node.key"), &key).expect("copy");
+    std::fs::copy(pki.path("node.pem"), &cert).expect("copy");
+    let watching = tokio::spawn(std::sync::Arc::clone(&loaded).watch());
+    let renewed = sha256_of(&pki, "node");
+    crate::cli::eventually("the renewal is served", SOON, || async {
+        (served.borrow().leaf_sha256 == renewed).then_some(())
+    })
+    .await;
+    watching.abort();
+}
+
 // ---------------------------------------------------------------------------
 // Bad files
 
