@@ -59,30 +59,45 @@ pub fn approve(
         {
             return Err(StoreError::CannotApprove(reason));
         }
-        let change =
-            tx.install(&admitted, SkillKind::External, sender.reshares(&admitted), &Source::QuarantineApproval)?;
+        let change = tx.install(
+            &admitted,
+            SkillKind::External,
+            sender.reshares(&admitted),
+            &Source::QuarantineApproval,
+        )?;
         if let Some((origin, key_id)) = &signer {
             tx.learn_origin_key(origin, key_id, FIRST_USE)?;
         }
         tx.set_quarantine_status(id, QuarantineStatus::Approved)?;
         tx.record_verdict(&admitted.skill_name, &admitted.integrity_hash, Verdict::Accepted)?;
-        let forced = if needs_force(&entry) {
-            format!("; forced past {} scan finding(s)", entry.findings.len())
-        } else {
-            String::new()
-        };
-        let reason = format!(
-            "entry {id} from {}, refused at stage {}; installed from origin {:?} at confidence {} (trust {}); \
-             origin limits do not apply to approvals{forced}",
-            entry.peer,
-            entry.stage,
-            admitted.origin_instance,
-            ShownConfidence(admitted.confidence),
-            ShownConfidence(sender.trust)
-        );
+        let reason = approval_reason(id, &entry, &admitted, &sender);
         tx.audit(&Source::Operator, &admitted.skill_name, "quarantine-approve", &reason)?;
         Ok(change)
     })
+}
+
+/// The audit line of an approval: which entry, where it was refused, and
+/// what was installed at which confidence. A node's and a hub's share it.
+pub(crate) fn approval_reason(
+    id: i64,
+    entry: &QuarantineEntry,
+    admitted: &SkillPacket,
+    sender: &Sender,
+) -> String {
+    let forced = if needs_force(entry) {
+        format!("; forced past {} scan finding(s)", entry.findings.len())
+    } else {
+        String::new()
+    };
+    format!(
+        "entry {id} from {}, refused at stage {}; installed from origin {:?} at confidence {} (trust {}); \
+         origin limits do not apply to approvals{forced}",
+        entry.peer,
+        entry.stage,
+        admitted.origin_instance,
+        ShownConfidence(admitted.confidence),
+        ShownConfidence(sender.trust)
+    )
 }
 
 /// The sender an approved entry is received from: the peer that sent it,

@@ -45,8 +45,8 @@ use ecp_protocol::merge::{MergeContext, SenderKind};
 
 use crate::store::{BlobLimits, DEFAULT_HISTORY_DEPTH, OriginLimits, QuarantineCaps, Source, now};
 
+pub(crate) use approve::{approval_reason, approving_sender, signer_as_sent};
 pub use approve::{approve, needs_force};
-pub(crate) use approve::{approving_sender, signer_as_sent};
 pub use merge::{Merged, Mode, OnExcess, Withdrawals, merge};
 pub use outcomes::take_echoed;
 pub use review::IntakeMode;

@@ -341,16 +341,19 @@ impl Store {
                 .prepare_cached("SELECT id, received_at FROM quarantine WHERE status = 'held' ORDER BY id")?
                 .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?
                 .collect::<Result<_, _>>()?;
-            let older = |received: &str| {
-                // An unreadable time is no age: such an entry goes only with all of them.
-                cutoff.is_none_or(|cutoff| Timestamp::parse(received).is_ok_and(|at| at < cutoff))
-            };
             held.into_iter()
-                .filter(|(_, received)| older(received))
+                .filter(|(_, received)| old_enough(received, cutoff))
                 .map(|(id, _)| drop_held(tx, id))
                 .collect()
         })
     }
+}
+
+/// Whether an entry received at `received` goes in a drop before `cutoff`
+/// (every one when `None`). An unreadable time is no age: such an entry
+/// goes only with all of them. A node's drop and a hub's share it.
+pub(crate) fn old_enough(received: &str, cutoff: Option<Timestamp>) -> bool {
+    cutoff.is_none_or(|cutoff| Timestamp::parse(received).is_ok_and(|at| at < cutoff))
 }
 
 /// The time before which a held entry is old enough for a drop by `age`

@@ -28,14 +28,14 @@ use std::time::Duration;
 
 use ecp_protocol::bundle::{BundleLimits, BundleManifest, SKILL_MD};
 use ecp_protocol::merge::{SenderKind, Stage, receive};
-use ecp_protocol::{Decision, PacketDecision, ShownConfidence, SkillPacket, Timestamp};
+use ecp_protocol::{Decision, PacketDecision, SkillPacket};
 use postgres::Transaction;
 use sha2::{Digest, Sha256};
 
 use super::merge::{Writer, text};
 use super::{CHANNEL, HubStore, blobs, listen};
-use crate::intake::{Sender, approving_sender, needs_force, signer_as_sent};
-use crate::store::quarantine::{EXCERPT_BYTES, drop_cutoff, excerpt};
+use crate::intake::{Sender, approval_reason, approving_sender, needs_force, signer_as_sent};
+use crate::store::quarantine::{EXCERPT_BYTES, drop_cutoff, excerpt, old_enough};
 use crate::store::quarantine_evict::shares;
 use crate::store::{
     QuarantineCaps, QuarantineEntry, QuarantineStatus, Source, StoreError, Truncated, from_json, now, to_json,
@@ -383,12 +383,8 @@ impl HubStore {
                 .iter()
                 .map(|r| (r.get(0), r.get(1)))
                 .collect();
-            // An unreadable time is no age: such an entry goes only with all of them.
-            let older = |received: &str| {
-                cutoff.is_none_or(|cutoff| Timestamp::parse(received).is_ok_and(|at| at < cutoff))
-            };
             held.into_iter()
-                .filter(|(_, received)| older(received))
+                .filter(|(_, received)| old_enough(received, cutoff))
                 .map(|(id, _)| drop_held(tx, id))
                 .collect()
         })
@@ -460,20 +456,7 @@ impl HubStore {
             )?;
         }
         set_status(&mut tx, id, QuarantineStatus::Approved)?;
-        let forced = if needs_force(&entry) {
-            format!("; forced past {} scan finding(s)", entry.findings.len())
-        } else {
-            String::new()
-        };
-        let reason = format!(
-            "entry {id} from {}, refused at stage {}; installed from origin {:?} at confidence {} (trust {}); \
-             origin limits do not apply to approvals{forced}",
-            entry.peer,
-            entry.stage,
-            admitted.origin_instance,
-            ShownConfidence(admitted.confidence),
-            ShownConfidence(sender.trust)
-        );
+        let reason = approval_reason(id, &entry, &admitted, &sender);
         audit(&mut tx, &Source::Operator.to_string(), &admitted.skill_name, "quarantine-approve", &reason)?;
         tx.execute("UPDATE hub_meta SET value = $1 WHERE key = 'sequence'", &[&seq.to_string()])?;
         tx.execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &seq.to_string()])?;
