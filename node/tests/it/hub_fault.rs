@@ -1,7 +1,7 @@
 //! What a PostgreSQL error means for the request that met it
 //! (`store::hub::fault`), read off errors a real server and the real client
 //! library raise: a connection that fails may be retried (503), a value the
-//! request carried is the client's (400), and a statement the hub's own
+//! request carried is the client's (422), and a statement the hub's own
 //! code got wrong — a type, a column, a parameter count — is the hub's bug
 //! (500), which no retry changes.
 
