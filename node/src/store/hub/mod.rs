@@ -53,7 +53,9 @@
 //! the limits and the bundle scan (checked before the sequence number's
 //! lock, the blobs' presence again under it), whole with its files and
 //! signature; one pushed before its blobs waits (`pending: …`) and is
-//! merged again by the upload of its last blob at any replica. Blobs no
+//! merged again by the upload of its last blob at any replica; over the
+//! quarantine's caps, each sender's oldest waiting bundles stop waiting
+//! beyond its share (`pending-released`), never another sender's. Blobs no
 //! kept version lists are collected after their grace period.
 //!
 //! The quarantine is reviewed as a node's is (`quarantine`, hub migration
