@@ -11,7 +11,10 @@
 //! reading the rules. The rest is split by a fixed rule into a TRAIN half,
 //! which rule writers may open, and a HELD half, which they do not: the
 //! HELD recall is the fair estimate of what the scanner catches in the
-//! wild, and no list of HELD misses is ever printed. `ECP_CORPUS_MISSED`
+//! wild, and no list of HELD misses is ever printed. The benign skills are
+//! halved by the same rule: a false positive of their HELD half is counted,
+//! never listed, so that the false-positive rate, too, has a half that no
+//! rule was tuned on. `ECP_CORPUS_MISSED`
 //! lists the misses of the named splits with their findings (`train`,
 //! `x`, `older`, comma-separated). Benign skills may be grouped in folders
 //! too; their folder is printed beside a false positive.
@@ -298,31 +301,46 @@ fn blocks_malicious_skills() {
 fn passes_benign_skills() {
     let scanner = Scanner::standard();
     let files = corpus("benign");
+    let older = older_skills();
     let mut wrong = String::new();
-    let mut false_positives = 0;
+    let (mut false_positives, mut held_refused) = (0, 0);
     let mut by_source: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+    let mut by_split: BTreeMap<Split, (usize, usize)> = BTreeMap::new();
     for (path, body) in &files {
         let report = scanner.scan(body);
         let blocked = report.is_blocked(DEFAULT_THRESHOLD);
-        let (refused, total) = by_source.entry(source_of(body)).or_default();
-        *total += 1;
+        let split = Split::of(&label("benign", path), &older);
+        for (refused, total) in
+            [by_source.entry(source_of(body)).or_default(), by_split.entry(split).or_default()]
+        {
+            *total += 1;
+            *refused += usize::from(blocked);
+        }
         if blocked {
-            *refused += 1;
             false_positives += 1;
-            wrong.push_str(&describe("benign", path, &report));
+            // The HELD half of the benign skills is held out as the
+            // malicious one is: counted, never listed.
+            if split == Split::Held {
+                held_refused += 1;
+            } else {
+                wrong.push_str(&describe("benign", path, &report));
+            }
         }
     }
     let rate = false_positives as f64 / files.len() as f64;
     println!("benign: {false_positives}/{} blocked, false-positive rate {:.1}%", files.len(), rate * 100.0);
+    for (split, (refused, total)) in &by_split {
+        println!("  {:<6} {refused}/{total} blocked {:.1}%", split.name(), percent(*refused, *total));
+    }
     for (source, (refused, total)) in &by_source {
         println!("  source {source:?}: {refused}/{total} blocked {:.1}%", percent(*refused, *total));
     }
     if !wrong.is_empty() {
-        println!("false positives:\n{wrong}");
+        println!("false positives ({held_refused} of the HELD half not listed):\n{wrong}");
     }
     assert!(
         rate <= MAX_FALSE_POSITIVE_RATE,
-        "false-positive rate {:.1}% > {:.0}%; blocked:\n{wrong}",
+        "false-positive rate {:.1}% > {:.1}% ({held_refused} of the HELD half not listed); blocked:\n{wrong}",
         rate * 100.0,
         MAX_FALSE_POSITIVE_RATE * 100.0
     );
@@ -400,10 +418,10 @@ fn snapshot() -> String {
                 .iter()
                 .map(|f| format!("{kind}/{name}:{} {:?} {} {}\n", f.line, f.severity, f.rule_id, f.excerpt))
                 .collect();
-            if kind == "malicious" && Split::of(&name, &older) == Split::Held {
+            if Split::of(&name, &older) == Split::Held {
                 let digest = |s: &str| hex(&Sha256::digest(s.as_bytes())[..8]);
                 out.push_str(&format!(
-                    "malicious/held/{}: {} findings, digest {}\n",
+                    "{kind}/held/{}: {} findings, digest {}\n",
                     digest(&name),
                     lines.lines().count(),
                     digest(&lines)
@@ -425,10 +443,12 @@ fn findings_match_the_snapshot() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/scan-corpus/findings.txt");
     let now = snapshot();
     let older = older_skills();
-    for (path, _) in corpus("malicious") {
-        let name = label("malicious", &path);
-        if Split::of(&name, &older) == Split::Held {
-            assert!(!now.contains(&name), "the snapshot names a HELD skill");
+    for kind in ["benign", "malicious"] {
+        for (path, _) in corpus(kind) {
+            let name = label(kind, &path);
+            if Split::of(&name, &older) == Split::Held {
+                assert!(!now.contains(&format!("{kind}/{name}")), "the snapshot names a HELD skill");
+            }
         }
     }
     if std::env::var_os("ECP_BLESS").is_some() {
