@@ -71,6 +71,7 @@ fn word_end(b: &[u8], mut at: usize) -> usize {
 /// bitset of the buckets seen, no allocation. A word is measured and hashed
 /// from one eight-byte load when it is shorter than eight bytes and the
 /// body has eight bytes from its start (most words).
+#[inline(always)]
 pub(super) fn for_each_feature(body: &str, mut each: impl FnMut(u32)) {
     let b = &body.as_bytes()[..body.len().min(MAX_BYTES)];
     let mut seen = [0u64; WORD_BUCKETS / 64];
