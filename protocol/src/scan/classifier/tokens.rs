@@ -98,7 +98,9 @@ pub(super) fn for_each_feature(body: &str, mut each: impl FnMut(u32)) {
                         let not_word = !word_bytes(v) & HIGH;
                         if not_word != 0 {
                             let n = (not_word.trailing_zeros() / 8) as usize;
-                            i += n;
+                            // A blank after the word, the usual end, is a
+                            // separator: stepped over here, not by the loop.
+                            i += n + usize::from((v >> (8 * n)) as u8 == b' ');
                             short_word(v, n)
                         } else {
                             i = word_end(b, i + 8);
