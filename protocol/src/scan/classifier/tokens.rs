@@ -4,7 +4,7 @@
 //! `symbol`, `pair`), and the tests hold this walk to the byte-at-a-time one
 //! it replaced (#14's throughput: the walk was a fifth of a typical scan).
 
-use super::{finish, pair, symbol, word, CLASS, MAX_BYTES, MIX, SYMBOL, WORD, WORD_BUCKETS};
+use super::{CLASS, MAX_BYTES, MIX, SYMBOL, WORD, WORD_BUCKETS, finish, pair, symbol, word};
 
 const ONES: u64 = 0x0101_0101_0101_0101;
 const HIGH: u64 = 0x8080_8080_8080_8080;

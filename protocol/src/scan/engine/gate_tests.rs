@@ -19,8 +19,10 @@ fn every_entry_opens_its_states_gate_where_its_literal_goes_on() {
             // The literal as written, and with its blanks widened to runs
             // (the key's last blank is the first of its run).
             let blank = |b: &u8| *b == b' ';
-            let wide: Vec<u8> =
-                literal.iter().flat_map(|&b| if b == b' ' { vec![b' ', b'\t', b' '] } else { vec![b] }).collect();
+            let wide: Vec<u8> = literal
+                .iter()
+                .flat_map(|&b| if b == b' ' { vec![b' ', b'\t', b' '] } else { vec![b] })
+                .collect();
             let wide_at = at + 2 * literal[..at.saturating_sub(1)].iter().filter(|b| blank(b)).count();
             for (text, at) in [(literal.to_vec(), at), (wide, wide_at)] {
                 let ahead = if e.past_blanks { ahead_past_blanks(&text, at) } else { ahead_at(&text, at) };

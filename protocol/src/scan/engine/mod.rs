@@ -420,8 +420,13 @@ impl Engine {
                     .collect()
             })
             .collect();
-        let mut table =
-            TriggerTable { by_state: vec![0], entries: Vec::new(), targets: Vec::new(), bytes, gates: Vec::new() };
+        let mut table = TriggerTable {
+            by_state: vec![0],
+            entries: Vec::new(),
+            targets: Vec::new(),
+            bytes,
+            gates: Vec::new(),
+        };
         for state in 0..prefilter.state_count() {
             let mut gate = Gate::default();
             for &key in prefilter.keys_of(state) {
