@@ -35,6 +35,7 @@ const PIECES: &[&str] = &[
     "Register-PSRepository",
     "set-psrepository",
     "-SourceLocation",
+    "-Uri",
     "brew",
     "tap",
     "acme/tools",
@@ -55,6 +56,7 @@ fn each_pattern_s_own_example_passes_the_gate_and_a_plain_url_line_does_not() {
         "maven { url \"https://repo.example.com/maven\" }",
         "dotnet nuget add source https://nuget.example.com/v3/index.json",
         "Register-PSRepository -Name x -SourceLocation https://ps.example.com/api",
+        "Set-PSRepository -Name x -Uri https://ps.example.com/api",
         "brew tap acme/tools https://git.example.com/acme/homebrew-tools",
     ] {
         assert!(DECLARED_ANY.is_match(line.as_bytes()), "{line}");
