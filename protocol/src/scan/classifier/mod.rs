@@ -55,11 +55,13 @@ use std::sync::OnceLock;
 
 mod corroborate;
 mod evidence;
+mod tokens;
 pub use corroborate::beside;
 pub(crate) use corroborate::corroborated;
 pub use evidence::EVIDENCE_BUCKETS;
 
 use super::{Category, Finding, Severity};
+use tokens::for_each_feature;
 
 /// Hash buckets of the words and word pairs.
 pub const WORD_BUCKETS: usize = 1 << 13;
@@ -156,7 +158,7 @@ const SYMBOL: u8 = 2;
 const MIX: u64 = 0x9e37_79b9_7f4a_7c15;
 
 /// MurmurHash3's 64-bit finalizer: every input bit reaches every output bit.
-fn finish(mut h: u64) -> u64 {
+const fn finish(mut h: u64) -> u64 {
     h ^= h >> 33;
     h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
     h ^= h >> 33;
@@ -188,56 +190,13 @@ fn word(text: &[u8], start: usize, end: usize) -> u64 {
 
 /// The hash of a symbol token: apart from every word's (a word's hash
 /// starts from its length, never 0x100 or more before mixing).
-fn symbol(c: u8) -> u64 {
-    finish(0x1_0000 | u64::from(c))
+const fn symbol(c: u8) -> u64 {
+    finish(0x1_0000 | c as u64)
 }
 
 /// The hash of the pair `previous`, `token`, in that order.
 fn pair(previous: u64, token: u64) -> u64 {
     finish(previous.rotate_left(23) ^ token.wrapping_mul(MIX))
-}
-
-/// Calls `each` once per bucket present in `body`, in the order first
-/// seen: the features the model and its training both read. One pass, a
-/// bitset of the buckets seen, no allocation.
-fn for_each_feature(body: &str, mut each: impl FnMut(u32)) {
-    let b = &body.as_bytes()[..body.len().min(MAX_BYTES)];
-    let mut seen = [0u64; WORD_BUCKETS / 64];
-    let mut add = |h: u64| {
-        // The top bits: the finalizer spreads every input bit over them.
-        let k = (h >> (64 - WORD_BUCKETS.trailing_zeros())) as usize;
-        let (word, bit) = (k / 64, 1u64 << (k % 64));
-        if seen[word] & bit == 0 {
-            seen[word] |= bit;
-            each(k as u32);
-        }
-    };
-    let mut previous: Option<u64> = None;
-    let mut i = 0;
-    while i < b.len() {
-        let token = match CLASS[usize::from(b[i])] {
-            WORD => {
-                let start = i;
-                while i < b.len() && CLASS[usize::from(b[i])] == WORD {
-                    i += 1;
-                }
-                word(b, start, i)
-            }
-            SYMBOL => {
-                i += 1;
-                symbol(b[i - 1])
-            }
-            _ => {
-                i += 1;
-                continue;
-            }
-        };
-        add(token);
-        if let Some(p) = previous {
-            add(pair(p, token));
-        }
-        previous = Some(token);
-    }
 }
 
 /// The features of a body: what the training reads and the score sums.

@@ -23,10 +23,17 @@ pub(super) struct Defs {
 /// `get()\t{ …; }` defines `get` as `get() { …; }` does).
 pub(super) fn may_define(text: &str) -> bool {
     let b = text.as_bytes();
-    memchr::memmem::find(b, b"alias ").is_some()
-        || memchr::memmem::find(b, b"function ").is_some()
-        || memchr::memmem::find_iter(b, b"()").any(|i| text[i + 2..].trim_start().starts_with('{'))
+    let [alias, function, call] = &*DEFINING;
+    alias.find(b).is_some()
+        || function.find(b).is_some()
+        || call.find_iter(b).any(|i| text[i + 2..].trim_start().starts_with('{'))
 }
+
+/// [`may_define`]'s searchers, built once: building one cost about as
+/// much as its search of a typical block.
+static DEFINING: std::sync::LazyLock<[memchr::memmem::Finder<'static>; 3]> = std::sync::LazyLock::new(|| {
+    ["alias ", "function ", "()"].map(|n| memchr::memmem::Finder::new(n.as_bytes()))
+});
 
 fn is_name(s: &str) -> bool {
     let b = s.as_bytes();

@@ -137,6 +137,50 @@ struct TriggerTable {
     targets: Vec<(u128, u32)>,
     /// The triggers' canonical literals, one after the other.
     bytes: Vec<u8>,
+    /// Per state, what the first byte after its place must be for any of
+    /// its entries to pass their `ahead` test ([`Gate`]): most places a
+    /// common key stops at (`the `, `your`, `run `) are turned away by it
+    /// before their entries are read.
+    gates: Vec<Gate>,
+}
+
+/// The first `ahead` bytes a state's entries accept, as two 64-bit sets
+/// of `canonical byte % 64`: `direct` for entries that read the byte at
+/// the place, `past` for those that read it after a run of blanks
+/// (`Entry::past_blanks`). An entry with no `ahead` byte fills its set.
+/// A byte not in either set fails every entry's `ahead` test, so the place
+/// is skipped with nothing missed.
+#[derive(Clone, Copy, Default)]
+struct Gate {
+    direct: u64,
+    past: u64,
+}
+
+impl Gate {
+    fn admit(&mut self, entry: &Entry) {
+        let set = if entry.past_blanks { &mut self.past } else { &mut self.direct };
+        *set |= match entry.ahead_mask & 0xff {
+            0 => u64::MAX,
+            _ => 1 << (entry.ahead & 63),
+        };
+    }
+
+    /// Whether an entry of the state may pass its `ahead` test at `at`.
+    #[inline(always)]
+    fn opens(&self, bytes: &[u8], at: usize) -> bool {
+        let first = |at: usize| bytes.get(at).map_or(0, |&b| canonical(b));
+        self.direct >> (first(at) & 63) & 1 == 1
+            || self.past != 0 && self.past >> (first_past_blanks(bytes, at) & 63) & 1 == 1
+    }
+}
+
+/// The first canonical byte [`ahead_past_blanks`] packs, without packing
+/// the rest.
+fn first_past_blanks(text: &[u8], mut at: usize) -> u8 {
+    while text.get(at).is_some_and(|&b| is_blank(b)) {
+        at += 1;
+    }
+    text.get(at).map_or(0, |&b| canonical(b))
 }
 
 /// One trigger under one prefilter key, as the hot loop reads it.
@@ -245,7 +289,13 @@ fn pack_ahead(bytes: &[u8]) -> u32 {
 /// The [`AHEAD_BYTES`] canonical bytes of `text` from `at`, packed as
 /// [`pack_ahead`] packs a literal's.
 fn ahead_at(text: &[u8], at: usize) -> u32 {
-    pack_ahead(&std::array::from_fn::<u8, AHEAD_BYTES, _>(|k| text.get(at + k).map_or(0, |&b| canonical(b))))
+    match text.get(at..at + AHEAD_BYTES) {
+        // Most places have four bytes after them: no test per byte.
+        Some(&[a, b, c, d]) => u32::from_le_bytes([canonical(a), canonical(b), canonical(c), canonical(d)]),
+        _ => pack_ahead(&std::array::from_fn::<u8, AHEAD_BYTES, _>(|k| {
+            text.get(at + k).map_or(0, |&b| canonical(b))
+        })),
+    }
 }
 
 /// [`ahead_at`] the first byte after the run of blanks at `at` (if any):
@@ -370,14 +420,23 @@ impl Engine {
                     .collect()
             })
             .collect();
-        let mut table = TriggerTable { by_state: vec![0], entries: Vec::new(), targets: Vec::new(), bytes };
+        let mut table = TriggerTable {
+            by_state: vec![0],
+            entries: Vec::new(),
+            targets: Vec::new(),
+            bytes,
+            gates: Vec::new(),
+        };
         for state in 0..prefilter.state_count() {
+            let mut gate = Gate::default();
             for &key in prefilter.keys_of(state) {
                 for (entry, target) in &entries_of_key[usize::from(key)] {
+                    gate.admit(entry);
                     table.entries.push(*entry);
                     table.targets.push(*target);
                 }
             }
+            table.gates.push(gate);
             table.by_state.push(table.entries.len() as u32);
         }
         let rules: Vec<Compiled> = rules
@@ -448,10 +507,13 @@ impl Engine {
     fn each_hit(&self, bytes: &[u8], ends: &[End], mut hit: impl FnMut(usize, u128, u32)) {
         let tt = &self.table;
         for &e in ends {
+            let state = self.prefilter.state_of(e);
+            if !tt.gates[state].opens(bytes, e.at) {
+                continue;
+            }
             let ahead = ahead_at(bytes, e.at);
             // Where a literal goes on after a blank, computed once per place.
             let mut past_blanks: Option<u32> = None;
-            let state = self.prefilter.state_of(e);
             let range = tt.by_state[state] as usize..tt.by_state[state + 1] as usize;
             for (t, &(rules, analyzers)) in tt.entries[range.clone()].iter().zip(&tt.targets[range]) {
                 let ahead = if t.past_blanks {
@@ -769,6 +831,8 @@ mod walk;
 pub(super) use text::{Body, LineRef};
 use text::{Lowered, is_word_byte, join_continuation, previous_line, span};
 use walk::{RECENT_LINES, SCRATCH, Scratch, Walk};
+#[cfg(test)]
+mod gate_tests;
 #[cfg(test)]
 mod naive;
 #[cfg(test)]
