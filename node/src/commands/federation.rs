@@ -97,10 +97,15 @@ pub(crate) fn pull(global: &GlobalArgs, args: PullArgs) -> anyhow::Result<ExitCo
         // between pages; the command returns once it is all written.
         ctx.library.start_projection_worker();
         let pulled = federation::pull(&ctx, &spec).await;
+        tracing::debug!(target: ecp_node::TIMELINE, "pull round done");
         ctx.library.projection_flushed().await;
+        tracing::debug!(target: ecp_node::TIMELINE, "skills folder written");
         pulled
     });
     progress.finish();
+    // The store's last checkpoint is part of the pull's time.
+    drop(ctx);
+    tracing::debug!(target: ecp_node::TIMELINE, "store closed");
     let report = match pulled {
         // Installing what fits and holding the rest back is the limits
         // working, not a failure: the next pull fetches the rest.

@@ -63,6 +63,7 @@ use super::{Context, PeerSpec, PullProgress, SyncError, SyncFailure, blocking, i
 use crate::intake::{Sender, peer_account};
 use crate::store::OriginExcess;
 use crate::store::{PullRecord, now};
+use crate::TIMELINE;
 
 /// What a pull round found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -238,7 +239,10 @@ async fn round(
         let etag = (page_no == 0 && !record.etag.is_empty()).then_some(record.etag.as_str());
         let fetched = match prefetched.take() {
             Some(next) => next.answer().await?,
-            None => client.skills(record.cursor, ctx.policy.max_packets, etag).await?,
+            None => {
+                tracing::debug!(target: TIMELINE, page_no, "page requested");
+                client.skills(record.cursor, ctx.policy.max_packets, etag).await?
+            }
         };
         let (body, etag) = match fetched {
             Fetched::NotModified => {
@@ -248,12 +252,14 @@ async fn round(
                 break;
             }
             Fetched::Fresh { value, etag, bytes } => {
+                tracing::debug!(target: TIMELINE, page_no, bytes, "page received");
                 report.bytes += bytes;
                 (value, etag.unwrap_or_default())
             }
         };
         let sender = withdrawn.sender.get_or_insert_with(|| sender(ctx, peer, &instance)).clone();
         let decoded = decode_page(body).await?;
+        tracing::debug!(target: TIMELINE, page_no, packets = decoded.update.skills.len(), "page decoded");
         // The next page is asked for while this one is merged: the peer
         // builds and sends it meanwhile. Dropped unread (and its request
         // aborted) when this page's merge ends the round.
@@ -389,7 +395,12 @@ struct Prefetch(tokio::task::JoinHandle<Result<Fetched<Vec<u8>>, super::client::
 impl Prefetch {
     fn start(client: &PeerClient, since: i64, limit: usize) -> Prefetch {
         let client = client.clone();
-        Prefetch(tokio::spawn(async move { client.skills(since, limit, None).await }))
+        tracing::debug!(target: TIMELINE, since, "page requested ahead");
+        Prefetch(tokio::spawn(async move {
+            let answer = client.skills(since, limit, None).await;
+            tracing::debug!(target: TIMELINE, since, "page ahead arrived");
+            answer
+        }))
     }
 
     async fn answer(mut self) -> Result<Fetched<Vec<u8>>, SyncError> {
@@ -473,7 +484,9 @@ pub(super) async fn merge_decoded(
             let skills: Vec<_> = kept.by_ref().take(slice).collect();
             let revocations = std::mem::take(&mut revocations);
             let part = KnowledgeUpdate { skills, revocations, ..KnowledgeUpdate::default() };
+            tracing::debug!(target: TIMELINE, packets = part.skills.len(), "slice merge starts");
             let merged = library.merge_what_fits(part, &sender, &policy)?;
+            tracing::debug!(target: TIMELINE, changes = merged.changes.len(), "slice merged and queued");
             result.absorb(merged.result);
             held_back.extend(merged.held_back);
             withdrawals.extend(merged.withdrawals);
