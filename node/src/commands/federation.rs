@@ -98,8 +98,17 @@ pub(crate) fn pull(global: &GlobalArgs, args: PullArgs) -> anyhow::Result<ExitCo
         ctx.library.start_projection_worker();
         let pulled = federation::pull(&ctx, &spec).await;
         tracing::debug!(target: ecp_node::TIMELINE, "pull round done");
+        // The database's pages leave the WAL while the folder's last
+        // changes are written, not after them when the store closes.
+        let library = ctx.library.clone();
+        let beside = ecp_node::knob("ECP_T4_CKPT_BESIDE", 1) == 1;
+        let checkpoint = tokio::task::spawn_blocking(move || if beside { library.store().checkpoint_beside() } else { Ok(()) });
         ctx.library.projection_flushed().await;
         tracing::debug!(target: ecp_node::TIMELINE, "skills folder written");
+        if let Ok(Err(e)) = checkpoint.await {
+            tracing::warn!(error = %e, "cannot checkpoint the store beside the skills folder's writes");
+        }
+        tracing::debug!(target: ecp_node::TIMELINE, "store checkpointed");
         pulled
     });
     progress.finish();

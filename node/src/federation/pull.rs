@@ -240,11 +240,14 @@ async fn round(
         let fetched = match prefetched.take() {
             Some(next) => next.answer().await?,
             None => {
-                tracing::debug!(target: TIMELINE, page_no, "page requested");
-                client.skills(record.cursor, ctx.policy.max_packets, etag).await?
+                // The first page is small: nothing is merged before it is
+                // whole, and the next one is fetched while it is merged.
+                let first = crate::knob("ECP_T4_FIRST_PAGE", FIRST_PAGE);
+                let limit = if page_no == 0 && first > 0 { ctx.policy.max_packets.min(first) } else { ctx.policy.max_packets };
+                fetch_decoded(&client, record.cursor, limit, etag).await?
             }
         };
-        let (body, etag) = match fetched {
+        let (decoded, etag) = match fetched {
             Fetched::NotModified => {
                 if !merged_any {
                     report.outcome = PullOutcome::NotModified;
@@ -252,17 +255,14 @@ async fn round(
                 break;
             }
             Fetched::Fresh { value, etag, bytes } => {
-                tracing::debug!(target: TIMELINE, page_no, bytes, "page received");
                 report.bytes += bytes;
                 (value, etag.unwrap_or_default())
             }
         };
         let sender = withdrawn.sender.get_or_insert_with(|| sender(ctx, peer, &instance)).clone();
-        let decoded = decode_page(body).await?;
-        tracing::debug!(target: TIMELINE, page_no, packets = decoded.update.skills.len(), "page decoded");
-        // The next page is asked for while this one is merged: the peer
-        // builds and sends it meanwhile. Dropped unread (and its request
-        // aborted) when this page's merge ends the round.
+        // The next page is asked for, and decoded, while this one is
+        // merged: the peer builds and sends it meanwhile. Dropped (its
+        // request aborted) when this page's merge ends the round.
         if let Some(next) = decoded.next.filter(|&n| n > record.cursor)
             && page_no + 1 < MAX_PAGES_PER_ROUND
         {
@@ -335,6 +335,12 @@ pub const MAX_PAGES_PER_ROUND: usize = 64;
 /// wrote the last page's skills alone at the end of a pull.
 pub const MERGE_SLICE: usize = 1_000;
 
+/// Most packets asked for in a round's first page: its merge starts only
+/// once it is whole and decoded, and the pages after it are fetched while
+/// the one before is merged, so a first page of the default budget (about
+/// 3,300 skills, 8 MiB) kept both cores waiting for the peer.
+pub const FIRST_PAGE: usize = MERGE_SLICE;
+
 /// One merged answer (or page).
 pub(super) struct Page {
     /// Its `sequenceNum`.
@@ -389,23 +395,35 @@ struct Paging {
     next: Option<i64>,
 }
 
-/// The request for the page after the one being merged, started at once.
-struct Prefetch(tokio::task::JoinHandle<Result<Fetched<Vec<u8>>, super::client::ClientError>>);
+/// Asks for the page after `since` and decodes it (off the async threads).
+async fn fetch_decoded(
+    client: &PeerClient,
+    since: i64,
+    limit: usize,
+    etag: Option<&str>,
+) -> Result<Fetched<Decoded>, SyncError> {
+    tracing::debug!(target: TIMELINE, since, limit, "page requested");
+    let Fetched::Fresh { value, etag, bytes } = client.skills(since, limit, etag).await? else {
+        return Ok(Fetched::NotModified);
+    };
+    tracing::debug!(target: TIMELINE, since, bytes, "page received");
+    let value = decode_page(value).await?;
+    tracing::debug!(target: TIMELINE, since, packets = value.update.skills.len(), "page decoded");
+    Ok(Fetched::Fresh { value, etag, bytes })
+}
+
+/// The page after the one being merged, asked for and decoded at once.
+struct Prefetch(tokio::task::JoinHandle<Result<Fetched<Decoded>, SyncError>>);
 
 impl Prefetch {
     fn start(client: &PeerClient, since: i64, limit: usize) -> Prefetch {
         let client = client.clone();
-        tracing::debug!(target: TIMELINE, since, "page requested ahead");
-        Prefetch(tokio::spawn(async move {
-            let answer = client.skills(since, limit, None).await;
-            tracing::debug!(target: TIMELINE, since, "page ahead arrived");
-            answer
-        }))
+        Prefetch(tokio::spawn(async move { fetch_decoded(&client, since, limit, None).await }))
     }
 
-    async fn answer(mut self) -> Result<Fetched<Vec<u8>>, SyncError> {
+    async fn answer(mut self) -> Result<Fetched<Decoded>, SyncError> {
         match (&mut self.0).await {
-            Ok(answer) => Ok(answer?),
+            Ok(answer) => answer,
             Err(e) => Err(SyncError::Internal(e.to_string())),
         }
     }
@@ -477,7 +495,7 @@ pub(super) async fn merge_decoded(
         // merge. A slice is at most [`MERGE_SLICE`] packets, so the skills
         // folder is written beside the merge of the next slice rather than
         // after a whole page.
-        let slice = policy.max_packets.clamp(1, MERGE_SLICE);
+        let slice = policy.max_packets.clamp(1, crate::knob("ECP_T4_SLICE", MERGE_SLICE));
         let mut kept = kept.into_iter().peekable();
         // The revocations ride with the first slice, also when no packet came.
         while kept.peek().is_some() || !revocations.is_empty() {
@@ -487,6 +505,10 @@ pub(super) async fn merge_decoded(
             tracing::debug!(target: TIMELINE, packets = part.skills.len(), "slice merge starts");
             let merged = library.merge_what_fits(part, &sender, &policy)?;
             tracing::debug!(target: TIMELINE, changes = merged.changes.len(), "slice merged and queued");
+            if crate::knob("ECP_T4_BG_CKPT", 0) == 1 {
+                let library = library.clone();
+                std::thread::spawn(move || { let _ = library.store().checkpoint_beside(); tracing::debug!(target: TIMELINE, "bg checkpoint done"); });
+            }
             result.absorb(merged.result);
             held_back.extend(merged.held_back);
             withdrawals.extend(merged.withdrawals);
