@@ -101,8 +101,7 @@ pub(crate) fn pull(global: &GlobalArgs, args: PullArgs) -> anyhow::Result<ExitCo
         // The database's pages leave the WAL while the folder's last
         // changes are written, not after them when the store closes.
         let library = ctx.library.clone();
-        let beside = ecp_node::knob("ECP_T4_CKPT_BESIDE", 1) == 1;
-        let checkpoint = tokio::task::spawn_blocking(move || if beside { library.store().checkpoint_beside() } else { Ok(()) });
+        let checkpoint = tokio::task::spawn_blocking(move || library.store().checkpoint_beside());
         ctx.library.projection_flushed().await;
         tracing::debug!(target: ecp_node::TIMELINE, "skills folder written");
         if let Ok(Err(e)) = checkpoint.await {

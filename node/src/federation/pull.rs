@@ -60,10 +60,10 @@ use sha2::{Digest, Sha256};
 
 use super::client::{Fetched, PeerClient};
 use super::{Context, PeerSpec, PullProgress, SyncError, SyncFailure, blocking, is_echo};
+use crate::TIMELINE;
 use crate::intake::{Sender, peer_account};
 use crate::store::OriginExcess;
 use crate::store::{PullRecord, now};
-use crate::TIMELINE;
 
 /// What a pull round found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -242,8 +242,11 @@ async fn round(
             None => {
                 // The first page is small: nothing is merged before it is
                 // whole, and the next one is fetched while it is merged.
-                let first = crate::knob("ECP_T4_FIRST_PAGE", FIRST_PAGE);
-                let limit = if page_no == 0 && first > 0 { ctx.policy.max_packets.min(first) } else { ctx.policy.max_packets };
+                let limit = if page_no == 0 {
+                    ctx.policy.max_packets.min(FIRST_PAGE)
+                } else {
+                    ctx.policy.max_packets
+                };
                 fetch_decoded(&client, record.cursor, limit, etag).await?
             }
         };
@@ -495,7 +498,7 @@ pub(super) async fn merge_decoded(
         // merge. A slice is at most [`MERGE_SLICE`] packets, so the skills
         // folder is written beside the merge of the next slice rather than
         // after a whole page.
-        let slice = policy.max_packets.clamp(1, crate::knob("ECP_T4_SLICE", MERGE_SLICE));
+        let slice = policy.max_packets.clamp(1, MERGE_SLICE);
         let mut kept = kept.into_iter().peekable();
         // The revocations ride with the first slice, also when no packet came.
         while kept.peek().is_some() || !revocations.is_empty() {
@@ -505,10 +508,6 @@ pub(super) async fn merge_decoded(
             tracing::debug!(target: TIMELINE, packets = part.skills.len(), "slice merge starts");
             let merged = library.merge_what_fits(part, &sender, &policy)?;
             tracing::debug!(target: TIMELINE, changes = merged.changes.len(), "slice merged and queued");
-            if crate::knob("ECP_T4_BG_CKPT", 0) == 1 {
-                let library = library.clone();
-                std::thread::spawn(move || { let _ = library.store().checkpoint_beside(); tracing::debug!(target: TIMELINE, "bg checkpoint done"); });
-            }
             result.absorb(merged.result);
             held_back.extend(merged.held_back);
             withdrawals.extend(merged.withdrawals);

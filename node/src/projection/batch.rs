@@ -73,5 +73,5 @@ fn writers(changes: usize) -> usize {
         return 1;
     }
     let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
-    crate::knob("ECP_T4_WRITERS", cores.clamp(1, 4)).min(changes / (PARALLEL_FROM / 2))
+    cores.clamp(1, 4).min(changes / (PARALLEL_FROM / 2))
 }

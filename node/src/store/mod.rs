@@ -278,7 +278,7 @@ impl Store {
         // fsynced, holding the write lock) after nearly every push, and copied
         // the same index pages to the database again each time. Durability is
         // the WAL's either way.
-        conn.pragma_update(None, "wal_autocheckpoint", crate::knob("ECP_T4_AUTOCKPT", 4096) as i64)?;
+        conn.pragma_update(None, "wal_autocheckpoint", 4096)?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
         // More statements are cached than rusqlite's default 16: a merge alone
         // uses nine, and evicting them between the reads of a busy node meant
@@ -480,7 +480,9 @@ mod tests {
         };
         let install = |name: &str| {
             store
-                .transaction(|tx| tx.install(&packet(name), ecp_protocol::SkillKind::External, true, &Source::Operator))
+                .transaction(|tx| {
+                    tx.install(&packet(name), ecp_protocol::SkillKind::External, true, &Source::Operator)
+                })
                 .unwrap();
         };
         install("first");

@@ -679,7 +679,9 @@ fn create(conn: &mut Connection, target: usize) -> Result<(), StoreError> {
         }
         let broken: i64 = tx.query_row("SELECT COUNT(*) FROM pragma_foreign_key_check", [], |r| r.get(0))?;
         if broken > 0 {
-            return Err(StoreError::Corrupt(format!("a new store's schema leaves {broken} rows without their parent")));
+            return Err(StoreError::Corrupt(format!(
+                "a new store's schema leaves {broken} rows without their parent"
+            )));
         }
         if target > 0 {
             tx.execute(

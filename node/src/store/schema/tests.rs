@@ -269,7 +269,8 @@ fn a_new_store_is_made_in_one_transaction_with_the_schema_its_migrations_make_on
     };
     assert_eq!(version(&new), MIGRATIONS.len().to_string());
     assert_eq!(version(&stepped), MIGRATIONS.len().to_string());
-    let foreign_keys = |conn: &Connection| -> bool { conn.pragma_query_value(None, "foreign_keys", |r| r.get(0)).unwrap() };
+    let foreign_keys =
+        |conn: &Connection| -> bool { conn.pragma_query_value(None, "foreign_keys", |r| r.get(0)).unwrap() };
     assert_eq!(foreign_keys(&new), foreign_keys(&stepped), "the pragma is as it was");
     // One commit: each page of the new store is in the WAL once, where
     // the migrations one by one wrote the schema's pages again and again.
@@ -283,4 +284,3 @@ fn a_new_store_is_made_in_one_transaction_with_the_schema_its_migrations_make_on
     let (log, pages) = frames(&stepped);
     assert!(log > 2 * pages, "migrated one by one: {log} frames for {pages} pages");
 }
-
