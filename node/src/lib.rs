@@ -67,6 +67,12 @@
 //! - [`arenas`]: glibc's malloc arenas — two unless the environment says.
 #![deny(missing_docs)]
 
+/// The target of the debug events that time a pull's steps
+/// (`RUST_LOG=warn,ecp_node::timeline=debug`): when each page is asked for,
+/// arrives, is decoded, scanned, committed and written to the skills
+/// folder (#18 item 1: the pull's critical path).
+pub const TIMELINE: &str = "ecp_node::timeline";
+
 pub mod agents;
 pub mod api_token;
 pub mod archive;

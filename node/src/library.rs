@@ -340,6 +340,8 @@ impl Library {
     }
 
     fn project(&self, changes: &[Change]) {
+        tracing::debug!(target: crate::TIMELINE, changes = changes.len(), "projection starts");
+        let _done = Timed("projection done");
         let changes = &*crate::versions::hold_pinned(&self.store, changes);
         for change in changes.iter().filter(|c| !c.withheld && !c.packet.deprecated) {
             self.record_removed_grants(&change.packet, change.kind);
@@ -937,3 +939,12 @@ impl Library {
 
 #[cfg(test)]
 mod tests;
+
+/// A [`crate::TIMELINE`] event when dropped: the end of a step however it ends.
+struct Timed(&'static str);
+
+impl Drop for Timed {
+    fn drop(&mut self) {
+        tracing::debug!(target: crate::TIMELINE, "{}", self.0);
+    }
+}

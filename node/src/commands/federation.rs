@@ -97,10 +97,23 @@ pub(crate) fn pull(global: &GlobalArgs, args: PullArgs) -> anyhow::Result<ExitCo
         // between pages; the command returns once it is all written.
         ctx.library.start_projection_worker();
         let pulled = federation::pull(&ctx, &spec).await;
+        tracing::debug!(target: ecp_node::TIMELINE, "pull round done");
+        // The database's pages leave the WAL while the folder's last
+        // changes are written, not after them when the store closes.
+        let library = ctx.library.clone();
+        let checkpoint = tokio::task::spawn_blocking(move || library.store().checkpoint_beside());
         ctx.library.projection_flushed().await;
+        tracing::debug!(target: ecp_node::TIMELINE, "skills folder written");
+        if let Ok(Err(e)) = checkpoint.await {
+            tracing::warn!(error = %e, "cannot checkpoint the store beside the skills folder's writes");
+        }
+        tracing::debug!(target: ecp_node::TIMELINE, "store checkpointed");
         pulled
     });
     progress.finish();
+    // The store's last checkpoint is part of the pull's time.
+    drop(ctx);
+    tracing::debug!(target: ecp_node::TIMELINE, "store closed");
     let report = match pulled {
         // Installing what fits and holding the rest back is the limits
         // working, not a failure: the next pull fetches the rest.

@@ -60,6 +60,7 @@ use sha2::{Digest, Sha256};
 
 use super::client::{Fetched, PeerClient};
 use super::{Context, PeerSpec, PullProgress, SyncError, SyncFailure, blocking, is_echo};
+use crate::TIMELINE;
 use crate::intake::{Sender, peer_account};
 use crate::store::OriginExcess;
 use crate::store::{PullRecord, now};
@@ -238,9 +239,18 @@ async fn round(
         let etag = (page_no == 0 && !record.etag.is_empty()).then_some(record.etag.as_str());
         let fetched = match prefetched.take() {
             Some(next) => next.answer().await?,
-            None => client.skills(record.cursor, ctx.policy.max_packets, etag).await?,
+            None => {
+                // The first page is small: nothing is merged before it is
+                // whole, and the next one is fetched while it is merged.
+                let limit = if page_no == 0 {
+                    ctx.policy.max_packets.min(FIRST_PAGE)
+                } else {
+                    ctx.policy.max_packets
+                };
+                fetch_decoded(&client, record.cursor, limit, etag).await?
+            }
         };
-        let (body, etag) = match fetched {
+        let (decoded, etag) = match fetched {
             Fetched::NotModified => {
                 if !merged_any {
                     report.outcome = PullOutcome::NotModified;
@@ -253,10 +263,9 @@ async fn round(
             }
         };
         let sender = withdrawn.sender.get_or_insert_with(|| sender(ctx, peer, &instance)).clone();
-        let decoded = decode_page(body).await?;
-        // The next page is asked for while this one is merged: the peer
-        // builds and sends it meanwhile. Dropped unread (and its request
-        // aborted) when this page's merge ends the round.
+        // The next page is asked for, and decoded, while this one is
+        // merged: the peer builds and sends it meanwhile. Dropped (its
+        // request aborted) when this page's merge ends the round.
         if let Some(next) = decoded.next.filter(|&n| n > record.cursor)
             && page_no + 1 < MAX_PAGES_PER_ROUND
         {
@@ -329,6 +338,12 @@ pub const MAX_PAGES_PER_ROUND: usize = 64;
 /// wrote the last page's skills alone at the end of a pull.
 pub const MERGE_SLICE: usize = 1_000;
 
+/// Most packets asked for in a round's first page: its merge starts only
+/// once it is whole and decoded, and the pages after it are fetched while
+/// the one before is merged, so a first page of the default budget (about
+/// 3,300 skills, 8 MiB) kept both cores waiting for the peer.
+pub const FIRST_PAGE: usize = MERGE_SLICE;
+
 /// One merged answer (or page).
 pub(super) struct Page {
     /// Its `sequenceNum`.
@@ -383,18 +398,35 @@ struct Paging {
     next: Option<i64>,
 }
 
-/// The request for the page after the one being merged, started at once.
-struct Prefetch(tokio::task::JoinHandle<Result<Fetched<Vec<u8>>, super::client::ClientError>>);
+/// Asks for the page after `since` and decodes it (off the async threads).
+async fn fetch_decoded(
+    client: &PeerClient,
+    since: i64,
+    limit: usize,
+    etag: Option<&str>,
+) -> Result<Fetched<Decoded>, SyncError> {
+    tracing::debug!(target: TIMELINE, since, limit, "page requested");
+    let Fetched::Fresh { value, etag, bytes } = client.skills(since, limit, etag).await? else {
+        return Ok(Fetched::NotModified);
+    };
+    tracing::debug!(target: TIMELINE, since, bytes, "page received");
+    let value = decode_page(value).await?;
+    tracing::debug!(target: TIMELINE, since, packets = value.update.skills.len(), "page decoded");
+    Ok(Fetched::Fresh { value, etag, bytes })
+}
+
+/// The page after the one being merged, asked for and decoded at once.
+struct Prefetch(tokio::task::JoinHandle<Result<Fetched<Decoded>, SyncError>>);
 
 impl Prefetch {
     fn start(client: &PeerClient, since: i64, limit: usize) -> Prefetch {
         let client = client.clone();
-        Prefetch(tokio::spawn(async move { client.skills(since, limit, None).await }))
+        Prefetch(tokio::spawn(async move { fetch_decoded(&client, since, limit, None).await }))
     }
 
-    async fn answer(mut self) -> Result<Fetched<Vec<u8>>, SyncError> {
+    async fn answer(mut self) -> Result<Fetched<Decoded>, SyncError> {
         match (&mut self.0).await {
-            Ok(answer) => Ok(answer?),
+            Ok(answer) => answer,
             Err(e) => Err(SyncError::Internal(e.to_string())),
         }
     }
@@ -473,7 +505,9 @@ pub(super) async fn merge_decoded(
             let skills: Vec<_> = kept.by_ref().take(slice).collect();
             let revocations = std::mem::take(&mut revocations);
             let part = KnowledgeUpdate { skills, revocations, ..KnowledgeUpdate::default() };
+            tracing::debug!(target: TIMELINE, packets = part.skills.len(), "slice merge starts");
             let merged = library.merge_what_fits(part, &sender, &policy)?;
+            tracing::debug!(target: TIMELINE, changes = merged.changes.len(), "slice merged and queued");
             result.absorb(merged.result);
             held_back.extend(merged.held_back);
             withdrawals.extend(merged.withdrawals);

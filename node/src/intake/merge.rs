@@ -145,7 +145,9 @@ pub fn merge(
             skills: &view,
             revoked: tx.revocations_of(&names)?,
         };
+        tracing::debug!(target: crate::TIMELINE, "merge: view read");
         let outcome = merge_knowledge(update, &keyed, policy, &ctx);
+        tracing::debug!(target: crate::TIMELINE, "merge: decided (scanned)");
         let (outcome, deferred) = set_aside_withdrawals(outcome, &view, withdrawals);
         let outcome = super::bundles::gate(tx, outcome, policy, received);
         let outcome = super::outcomes::weigh(
@@ -195,6 +197,7 @@ pub fn merge(
         tx.count_new_installs(Per::Origin, &installs_by_origin(&admitted.decisions), at)?;
         tx.count_new_installs(Per::Sender, &new_by_sender(&admitted.decisions, &sender.account), at)?;
         tx.evict_quarantine_over(limits.quarantine, &source)?;
+        tracing::debug!(target: crate::TIMELINE, "merge: applied");
         let merged = Merged {
             result: admitted.result,
             changes,
@@ -205,6 +208,7 @@ pub fn merge(
         };
         Ok((merged, decisions))
     })?;
+    tracing::debug!(target: crate::TIMELINE, "merge: committed");
     decisions.log();
     Ok(merged)
 }

@@ -237,6 +237,9 @@ pub struct Store {
     key: ecp_protocol::identity::NodeKey,
     /// Counts of common words remembered between searches.
     word_counts: Mutex<search::WordCounts>,
+    /// The database file, for a checkpoint beside the store's connection
+    /// ([`Store::checkpoint_beside`]).
+    path: std::path::PathBuf,
 }
 
 /// The page size of a new database, in bytes.
@@ -296,6 +299,7 @@ impl Store {
             blobs: BlobFiles::open(dir)?,
             key,
             word_counts: Mutex::default(),
+            path: dir.join(DB_FILE),
         })
     }
 
@@ -342,6 +346,20 @@ impl Store {
         let probed = conn.execute_batch("BEGIN IMMEDIATE; ROLLBACK;");
         conn.busy_timeout(BUSY_TIMEOUT)?;
         Ok(probed?)
+    }
+
+    /// Copies the pages the WAL holds into the database file from a
+    /// connection of its own, neither taking the store's lock nor waiting
+    /// for writers (a passive checkpoint); blocking. Durability is the
+    /// WAL's either way: this moves committed pages only, so that the
+    /// checkpoint SQLite makes when the store closes finds nothing left to
+    /// copy. A pull runs it while the skills folder's last changes are
+    /// written, rather than after them at the close (#18 item 1).
+    pub fn checkpoint_beside(&self) -> Result<(), StoreError> {
+        let conn = Connection::open(&self.path)?;
+        conn.busy_timeout(BUSY_TIMEOUT)?;
+        conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))?;
+        Ok(())
     }
 
     /// Runs `f` in an immediate (write-locked) transaction and commits it.
@@ -444,6 +462,44 @@ mod tests {
         assert_eq!(synchronous, 2, "synchronous = FULL");
         let journal: String = conn.pragma_query_value(None, "journal_mode", |row| row.get(0)).unwrap();
         assert_eq!(journal, "wal");
+    }
+
+    #[test]
+    fn a_checkpoint_beside_copies_every_committed_page_and_leaves_the_store_open() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let packet = |name: &str| {
+            ecp_protocol::SkillPacket::new(
+                &ecp_protocol::Origin::new("i", "u", "linux/amd64", "1"),
+                name,
+                "d",
+                &format!("---\nname: {name}\ndescription: d\n---\nbody\n"),
+                0.9,
+                now(),
+            )
+        };
+        let install = |name: &str| {
+            store
+                .transaction(|tx| {
+                    tx.install(&packet(name), ecp_protocol::SkillKind::External, true, &Source::Operator)
+                })
+                .unwrap();
+        };
+        install("first");
+        // Skills held by the database file alone, as if its WAL were lost:
+        // what has left the WAL.
+        let in_the_file = || -> i64 {
+            let copy = tempfile::tempdir().unwrap();
+            std::fs::copy(dir.path().join(DB_FILE), copy.path().join("alone.sqlite3")).unwrap();
+            let conn = Connection::open(copy.path().join("alone.sqlite3")).unwrap();
+            // No such table yet: the schema waits in the WAL too.
+            conn.query_row("SELECT COUNT(*) FROM skills", [], |r| r.get(0)).unwrap_or(0)
+        };
+        assert_eq!(in_the_file(), 0, "the commit waits in the WAL");
+        store.checkpoint_beside().unwrap();
+        assert_eq!(in_the_file(), 1, "copied into the database file");
+        install("second");
+        assert!(store.skill("first").unwrap().is_some() && store.skill("second").unwrap().is_some());
     }
 
     #[test]

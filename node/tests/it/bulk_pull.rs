@@ -21,10 +21,11 @@ async fn a_pull_of_3000_skills_over_several_pages_installs_every_one_byte_identi
     pulls_every_skill(SKILLS, Some(128 * 1024)).await;
 }
 
-/// One page of the default size, merged in two transactions (the pull's
-/// slice of 1,000 packets, `federation::pull::MERGE_SLICE`, and the rest),
-/// whose changes the skills folder's writer takes in batches large enough
-/// for its several threads.
+/// Pages of the default size: a round's first of 1,000 packets
+/// (`federation::pull::FIRST_PAGE`), then the rest, each merged in one
+/// transaction (at most a slice of 1,000 packets, `MERGE_SLICE`), whose
+/// changes the skills folder's writer takes in batches large enough for
+/// its several threads.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_page_of_1500_skills_merged_in_slices_installs_and_indexes_every_one() {
     pulls_every_skill(1_500, None).await;
@@ -157,4 +158,69 @@ fn a_large_batch_is_written_in_order_per_folder_by_several_threads() {
         assert!(text.contains("ecp-node: \"batch-node\""), "{name}: not stamped: {text}");
         assert_eq!(projection.wrote(name, text.as_bytes()), Written::Own, "{name}");
     }
+}
+
+/// A round's first page asks for at most `FIRST_PAGE` packets (its merge
+/// starts only once it is whole), the pages after it for the whole
+/// budget: a source holding exactly `FIRST_PAGE` skills fills the first
+/// page, one more comes in a second.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_rounds_first_page_holds_first_page_packets_and_the_next_one_the_rest() {
+    use ecp_node::federation::pull::FIRST_PAGE;
+
+    let source = TestNode::start_with(|c| {
+        c.origin_limits = UNLIMITED;
+        c.sender_limits = UNLIMITED;
+        c.default_trust = 1.0;
+    })
+    .await;
+    push_names(&source, 0..FIRST_PAGE).await;
+    let (new, pages) = pages_of_a_pull(&source).await;
+    assert_eq!(new, FIRST_PAGE as u64);
+    assert_eq!(pages.first(), Some(&FIRST_PAGE), "at the limit, the first page is full: {pages:?}");
+    assert!(pages.iter().all(|&p| p == FIRST_PAGE), "and nothing follows: {pages:?}");
+
+    push_names(&source, FIRST_PAGE..FIRST_PAGE + 1).await;
+    let (new, pages) = pages_of_a_pull(&source).await;
+    assert_eq!(new, FIRST_PAGE as u64 + 1);
+    assert_eq!(pages, [FIRST_PAGE, FIRST_PAGE + 1], "one past: a second page brings the rest");
+}
+
+const UNLIMITED: OriginLimits = OriginLimits { per_hour: 0, per_day: 0 };
+
+/// Pushes skills `first-<i>` for each `i` of `range` to `source`.
+async fn push_names(source: &TestNode, range: std::ops::Range<usize>) {
+    let names: Vec<String> = range.map(|i| format!("first-{i:05}")).collect();
+    for chunk in names.chunks(500) {
+        let packets: Vec<_> = chunk.iter().map(|n| packet(n)).collect();
+        source.push_ok(&update("bulk-pusher", &packets)).await;
+    }
+}
+
+/// A fresh node pulls `source` once: the new skills, and the packets
+/// received so far as each page was merged.
+async fn pages_of_a_pull(source: &TestNode) -> (u64, Vec<usize>) {
+    use std::sync::{Arc, Mutex};
+
+    use ecp_node::federation::{self, Context, PeerSpec, ProgressHook};
+
+    let puller = TestNode::start_with(|c| {
+        c.origin_limits = UNLIMITED;
+        c.sender_limits = UNLIMITED;
+    })
+    .await;
+    let told = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::clone(&told);
+    let hook = ProgressHook::new(move |p| seen.lock().unwrap().push(p.packets));
+    let ctx = Context::new(
+        puller.library().clone(),
+        puller.config().policy.clone(),
+        false,
+        std::time::Duration::from_secs(60),
+    )
+    .with_progress(hook);
+    let spec = PeerSpec::manual(source.url("").trim_end_matches('/'), None, 1.0);
+    let report = federation::pull(&ctx, &spec).await.expect("the pull");
+    let pages = told.lock().unwrap().clone();
+    (report.result.new_skills, pages)
 }

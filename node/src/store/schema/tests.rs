@@ -234,3 +234,53 @@ fn an_update_moves_the_superseded_packet_into_its_version_row_and_pruning_drops_
     assert_eq!(SkillPacket { origin_signature: None, ..v2 }, versions[1]);
     assert_eq!(rows[1].1, None);
 }
+
+/// The schema's tables, indexes, views and triggers as SQLite lists them.
+fn schema_of(conn: &Connection) -> Vec<(String, String, String, Option<String>)> {
+    conn.prepare("SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+}
+
+#[test]
+fn a_new_store_is_made_in_one_transaction_with_the_schema_its_migrations_make_one_by_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let wal = |name: &str| {
+        let conn = Connection::open(dir.path().join(name)).unwrap();
+        conn.pragma_update(None, "journal_mode", "WAL").unwrap();
+        // No checkpoint in between: the WAL keeps every frame written.
+        conn.pragma_update(None, "wal_autocheckpoint", 0).unwrap();
+        conn
+    };
+    let mut new = wal("new.sqlite3");
+    migrate(&mut new).unwrap();
+    // One by one: a store left at schema 1 by an older version.
+    let mut stepped = wal("stepped.sqlite3");
+    stepped.execute_batch(MIGRATIONS[0]).unwrap();
+    stepped.execute("INSERT INTO meta (key, value) VALUES ('schema', '1')", []).unwrap();
+    migrate(&mut stepped).unwrap();
+
+    assert_eq!(schema_of(&new), schema_of(&stepped));
+    let version = |conn: &Connection| -> String {
+        conn.query_row("SELECT value FROM meta WHERE key = 'schema'", [], |r| r.get(0)).unwrap()
+    };
+    assert_eq!(version(&new), MIGRATIONS.len().to_string());
+    assert_eq!(version(&stepped), MIGRATIONS.len().to_string());
+    let foreign_keys =
+        |conn: &Connection| -> bool { conn.pragma_query_value(None, "foreign_keys", |r| r.get(0)).unwrap() };
+    assert_eq!(foreign_keys(&new), foreign_keys(&stepped), "the pragma is as it was");
+    // One commit: each page of the new store is in the WAL once, where
+    // the migrations one by one wrote the schema's pages again and again.
+    let frames = |conn: &Connection| -> (i64, i64) {
+        let log: i64 = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |r| r.get(1)).unwrap();
+        let pages: i64 = conn.pragma_query_value(None, "page_count", |r| r.get(0)).unwrap();
+        (log, pages)
+    };
+    let (log, pages) = frames(&new);
+    assert!(log <= pages, "a new store's WAL: {log} frames for {pages} pages");
+    let (log, pages) = frames(&stepped);
+    assert!(log > 2 * pages, "migrated one by one: {log} frames for {pages} pages");
+}
