@@ -31,6 +31,14 @@ use super::{Category, Severity};
 /// Paths whose content is a credential.
 pub(super) const SECRET_PATHS: &str = r#"\.ssh/(?:(?:id_[a-z0-9_]+|identity)(?:\.pub)?\b|id_\*(?:\.pub)?)|\.ssh/?(?:\*|\s|$|["'`)])|\bid_(?:rsa|dsa|ecdsa|ed25519)(?:_sk)?\b(?:\.pub)?|\.aws/credentials\b|\.config/gcloud/(?:application_default_credentials\.json|credentials\.db|access_tokens\.db|legacy_credentials)|\.azure/(?:accesstokens\.json|msal_token_cache)|\.git-credentials\b|\.netrc\b|\.gnupg\b|\.password-store\b|/etc/g?shadow\b|\.kube/config\b|\.docker/config\.json|\.npmrc\b|\.pypirc\b|\bgh/hosts\.yml|\blogin\.keychain|\bkeychains/|\b(?:google-chrome|chromium|brave-browser|chrome|firefox|microsoft\s+edge)/[^\n]*(?:cookies|login\s+data|logins\.json|key4\.db|web\s+data)\b|/proc/(?:self|\d+)/environ\b|serviceaccount/token\b|\bwallet\.dat\b"#;
 
+/// Credential files of other tools: a database client's password file, a
+/// secrets store's token, an object store's, a registry's or a cloud
+/// CLI's keys and token caches, a coding agent's own login. Prose names
+/// them in routine setup steps ("put the password in `~/.pgpass`"), so
+/// the line rule leaves them out; read by code, or sent by a command, they
+/// are what `SECRET_PATHS` names are.
+pub(super) const TOOL_SECRET_FILES: &str = r#"(?:^|[\s"'/`(=@])\.(?:pgpass|my\.cnf|vault-token|s3cfg|boto|databrickscfg)\b|\.cargo/credentials(?:\.toml)?\b|\.gem/credentials\b|\.terraform\.d/credentials\.tfrc\.json\b|\.config/hub\b|\brclone\.conf\b|\.aws/(?:sso|cli)/cache\b|\.claude/\.credentials\.json\b|\.codex/auth\.json\b|\.gemini/oauth_creds\.json\b|\bgithub-copilot/(?:hosts|apps)\.json\b|\bdoctl/config\.yaml\b|\.fly/config\.yml\b|\.wrangler/config/\w+\.toml\b|\bconfigstore/firebase-tools\.json\b|\bcom\.vercel\.cli/auth\.json\b|\.supabase/access-token\b|\.kaggle/kaggle\.json\b|\bhuggingface/(?:stored_)?tokens?\b|\.config/git/credentials\b|\bngrok2?/ngrok\.yml\b|\.oci/config\b"#;
+
 /// Paths that often hold secrets or reveal accounts, but are also routine.
 const LESSER_PATHS: &str = r#"(?:^|[\s"'=@/<(:`])\.env(?:\.(?:local|prod|production|staging|dev|development))?(?:$|[\s"'`),;:])|/etc/passwd\b|\.(?:bash|zsh|python|psql|mysql)_history\b|\.aws/config\b"#;
 
@@ -71,7 +79,8 @@ const SECRET_TRIGGERS: &[&str] = &[
 ];
 
 static SECRET: Lazy = LazyLock::new(|| compile(SECRET_PATHS));
-static ANY_SECRET: Lazy = LazyLock::new(|| compile(&format!("{SECRET_PATHS}|{LESSER_PATHS}")));
+static ANY_SECRET: Lazy =
+    LazyLock::new(|| compile(&format!("{SECRET_PATHS}|{LESSER_PATHS}|{TOOL_SECRET_FILES}")));
 
 /// Commands and verbs that read, copy or ship a file's content.
 static READER: Lazy = LazyLock::new(|| {

@@ -106,7 +106,7 @@ pub(super) fn analyzers() -> Vec<Analyzer> {
             // Few, and most are prefixes of other families' keys: the
             // prefilter's table is nearly full. `install` and `add` catch
             // install commands, `://` every source override with a URL.
-            triggers: &["install", "add", "npm", "npx", "://", "*pypirc"],
+            triggers: &["install", "add", "npm", "npx", "bunx", "uvx", "://", "*pypirc"],
             run: commands,
         },
         Analyzer { triggers: &["requirements*", "*dependencies"], run: manifests },

@@ -300,19 +300,19 @@ fn mentions_script(line: &str) -> bool {
 }
 
 /// Whether `line` may hand a file without a script extension to a runner
-/// (`bash tools/bootstrap`, `. ./scripts/init`, `source .skill/session`):
-/// a runner's name and a `/`, the cheap test before tokenising.
+/// (`bash tools/bootstrap`, `. ./scripts/init`, `ruby bin/setup`,
+/// `powershell -File tools\setup`): a path separator and a word that is
+/// one of [`RUNNERS`], the cheap test before tokenising.
 pub(super) fn mentions_bare_run(line: &str) -> bool {
-    let b = line.as_bytes();
-    memchr::memchr(b'/', b).is_some()
-        && (contains_ci(b, b"source ")
-            || contains_ci(b, b"sh ")
-            || contains_ci(b, b". ./")
-            || contains_ci(b, b"node ")
-            || contains_ci(b, b"npx ")
-            || contains_ci(b, b"python")
-            || contains_ci(b, b"go run"))
+    memchr::memchr2(b'/', b'\\', line.as_bytes()).is_some()
+        && line.split_ascii_whitespace().any(|w| {
+            let w = w.trim_start_matches(['`', '"', '\'', '(', '$']);
+            w.len() <= LONGEST_RUNNER && RUNNERS.iter().any(|r| r.eq_ignore_ascii_case(w))
+        })
 }
+
+/// The length of the longest of [`RUNNERS`]: longer words are none of them.
+const LONGEST_RUNNER: usize = 14;
 
 /// Files a shell sources that are the environment's, not the skill's:
 /// a virtual environment's activation, a dotenv file.
