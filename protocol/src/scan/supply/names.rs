@@ -52,6 +52,8 @@ pub(super) enum Ecosystem {
     Actions,
     /// Container images, as `name` or `owner/name` without registry or tag.
     Images,
+    /// Go modules on github.com, as the `owner/repo` of their path.
+    Go,
 }
 
 /// How a name resembles a popular one.
@@ -90,6 +92,7 @@ fn list(e: Ecosystem) -> &'static str {
         Ecosystem::Skills => include_str!("popular-skills.txt"),
         Ecosystem::Actions => include_str!("popular-actions.txt"),
         Ecosystem::Images => include_str!("popular-images.txt"),
+        Ecosystem::Go => include_str!("popular-go.txt"),
     }
 }
 
@@ -109,7 +112,7 @@ pub(super) fn canonical(e: Ecosystem, name: &str) -> String {
         Ecosystem::Crates | Ecosystem::Skills => {
             name.chars().map(|c| if c == '_' { '-' } else { c.to_ascii_lowercase() }).collect()
         }
-        Ecosystem::Npm | Ecosystem::Gems | Ecosystem::Actions | Ecosystem::Images => {
+        Ecosystem::Npm | Ecosystem::Gems | Ecosystem::Actions | Ecosystem::Images | Ecosystem::Go => {
             name.to_ascii_lowercase()
         }
     }
@@ -216,6 +219,7 @@ impl Index {
         static SKILLS: LazyLock<Index> = LazyLock::new(|| Index::build(Ecosystem::Skills));
         static ACTIONS: LazyLock<Index> = LazyLock::new(|| Index::build(Ecosystem::Actions));
         static IMAGES: LazyLock<Index> = LazyLock::new(|| Index::build(Ecosystem::Images));
+        static GO: LazyLock<Index> = LazyLock::new(|| Index::build(Ecosystem::Go));
         match e {
             Ecosystem::PyPi => &PYPI,
             Ecosystem::Npm => &NPM,
@@ -224,6 +228,7 @@ impl Index {
             Ecosystem::Skills => &SKILLS,
             Ecosystem::Actions => &ACTIONS,
             Ecosystem::Images => &IMAGES,
+            Ecosystem::Go => &GO,
         }
     }
 
@@ -271,7 +276,7 @@ fn affixes(e: Ecosystem) -> (&'static [&'static str], &'static [&'static str]) {
         Ecosystem::Npm => (&["node-", "js-"], &["-js", ".js", "js", "-node"]),
         Ecosystem::Crates => (&["rust-"], &["-rs", "-rust"]),
         Ecosystem::Gems => (&["ruby-"], &["-ruby", "-rb"]),
-        Ecosystem::Skills | Ecosystem::Actions | Ecosystem::Images => (&[], &[]),
+        Ecosystem::Skills | Ecosystem::Actions | Ecosystem::Images | Ecosystem::Go => (&[], &[]),
     }
 }
 
