@@ -3,7 +3,8 @@
 //! either replica, in the node's shapes, behind the API token; an approval
 //! at one replica served by the other on the next request, past the same
 //! checks as on a node; the caps on held entries and bytes at their edge
-//! and one past it, evicting each sender down to its share; the body cap;
+//! and one past it, evicting each sender down to its share, and the same
+//! shares for bundles waiting for their files; the body cap;
 //! a database of schema 4 migrated with its held entries.
 
 use reqwest::{Method, StatusCode};
@@ -617,4 +618,69 @@ async fn a_bundle_held_pending_its_files_leaves_the_review_once_its_last_file_in
     let completed = audited(&server, "completed", "bundle-complete");
     assert_eq!(completed.len(), 1, "{completed:?}");
     assert!(completed[0].contains("installed once every file its bundle lists was held"), "{completed:?}");
+}
+
+/// Bundle `name` with one file of its own (so that each waits on its own blob); the file.
+fn pending_bundle(name: &str) -> (SkillPacket, Vec<u8>) {
+    let file = format!("# Notes of {name}\nCheck the exit code.\n").into_bytes();
+    let bundle = crate::bundles::bundle_of(
+        packet_from(ORIGIN, name, "2026-11-21T10:00:00Z"),
+        &[("notes.md", file.as_slice(), false)],
+    );
+    (bundle, file)
+}
+
+/// Who has bundles waiting for their files, oldest first: (sender, skill).
+fn pending(server: &PgServer, db: &str) -> Vec<(String, String)> {
+    server.with(db, |client| {
+        let rows = client.query("SELECT account, name FROM hub_pending ORDER BY id", &[]).expect("a query");
+        rows.iter().map(|r| (r.get(0), r.get(1))).collect()
+    })
+}
+
+/// The bytes one pending bundle of `pending_bundle`'s size counts, as the hub counts them.
+async fn one_pending_weighs(server: &PgServer) -> u64 {
+    let (a, _b) = two_replicas(server, "weighed", trusting(10, u64::MAX / 2)).await;
+    a.push_from("198.51.100.9", &[pending_bundle("w-1").0]).await;
+    server.with("weighed", |client| {
+        let bytes: i64 = client.query_one("SELECT bytes FROM hub_pending", &[]).expect("one row").get(0);
+        bytes.unsigned_abs()
+    })
+}
+
+/// A flood of bundles pushed before their files, from one sender, never
+/// drops another sender's: over the cap on entries (then on bytes) each
+/// sender keeps its share, the flooder losing its oldest; a bundle kept
+/// still installs when its file arrives at the other replica.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flood_of_pending_bundles_releases_only_the_flooders_own_at_each_caps_edge() {
+    let Some(server) = start_or_skip("a_flood_of_pending_bundles_releases_only_the_flooders_own") else {
+        return;
+    };
+    let weight = one_pending_weighs(&server).await;
+    let (x, y) = ("198.51.100.1", "198.51.100.2");
+    let (sx, sy) = (format!("addr:{x}"), format!("addr:{y}"));
+    for (db, caps) in [("by_entries", trusting(2, u64::MAX / 2)), ("by_bytes", trusting(100, 2 * weight))] {
+        let (a, b) = two_replicas(&server, db, caps).await;
+        let (y1, y1_file) = pending_bundle("y-1");
+        // At the cap: one of Y's, then one of X's, all waiting.
+        a.push_from(y, &[y1]).await;
+        b.push_from(x, &[pending_bundle("x-1").0]).await;
+        let at_cap = [(sy.clone(), "y-1".to_owned()), (sx.clone(), "x-1".to_owned())];
+        assert_eq!(pending(&server, db), at_cap, "{db}");
+        assert!(audited(&server, db, "pending-released").is_empty(), "{db}");
+        // One past it: X's oldest is let go, Y's (the oldest of all) kept.
+        a.push_from(x, &[pending_bundle("x-2").0]).await;
+        let past = [(sy.clone(), "y-1".to_owned()), (sx.clone(), "x-2".to_owned())];
+        assert_eq!(pending(&server, db), past, "{db}");
+        let released = audited(&server, db, "pending-released");
+        assert_eq!(released.len(), 1, "{db}: {released:?}");
+        assert!(released[0].starts_with(&format!("1 bundles of {sx} no longer wait")), "{db}: {released:?}");
+        // Y's bundle still completes when its file arrives.
+        let sha256 = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&y1_file));
+        let put = b.client.put(b.url(&format!("/ecp/blobs/{sha256}"))).body(y1_file).send().await;
+        assert_eq!(put.expect("an answer").status(), StatusCode::CREATED, "{db}");
+        let (_, manifest) = a.get("/ecp/manifest").await;
+        assert_eq!(manifest["skillNames"], json!(["y-1"]), "{db}: {manifest}");
+    }
 }

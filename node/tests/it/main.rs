@@ -144,3 +144,5 @@ mod hub_revocations;
 mod hub_bundles;
 // hub_quarantine: the quarantine reviewed at any hub replica behind the API token, in the node's shapes; the caps at their edges; migration 5.
 mod hub_quarantine;
+// hub_fault: a PostgreSQL error answered as what it means — retry, the client's value, or the hub's own bug — read off a real server's errors.
+mod hub_fault;

@@ -34,6 +34,7 @@ use super::merge::Writer;
 use super::{HubStore, packed};
 use crate::intake::Sender;
 use crate::store::origin_limits::unix_now;
+use crate::store::quarantine_evict::shares;
 use crate::store::{BlobRefused, BlobUsage, StoreError, from_json, to_json};
 
 /// The bytes of one chunk of a blob's row in `hub_blob_chunks`.
@@ -467,8 +468,10 @@ impl Writer<'_, '_> {
 
     /// Keeps bundle `packet` (pending on a blob) as received from `sender`, to
     /// merge again when its last blob is uploaded; it replaces what the
-    /// same sender left pending for the same skill. The oldest pending
-    /// bundles beyond the quarantine's caps are let go.
+    /// same sender left pending for the same skill. Beyond the
+    /// quarantine's caps, each sender keeps its share ([`shares`]) and the
+    /// oldest of its own beyond it are let go, so that one sender's flood
+    /// of pending bundles never drops another's.
     pub(super) fn pend(
         &mut self,
         packet: &SkillPacket,
@@ -500,15 +503,76 @@ impl Writer<'_, '_> {
                 &unix_now(),
             ],
         )?;
-        self.tx.execute(
-            "DELETE FROM hub_pending WHERE id IN (
-                 SELECT id FROM (
-                     SELECT id, (SUM(bytes) OVER (ORDER BY id DESC))::BIGINT AS held,
-                            ROW_NUMBER() OVER (ORDER BY id DESC) AS n
-                     FROM hub_pending) newest
-                 WHERE held > $1 OR n > $2)",
-            &[&to_i64(caps.bytes), &to_i64(caps.entries)],
-        )?;
+        self.release_pending(caps)
+    }
+
+    /// Brings the pending bundles under `caps` (entries, then bytes), each
+    /// sender down to its share, the oldest of each first; audited per sender.
+    fn release_pending(&mut self, caps: crate::store::QuarantineCaps) -> Result<(), StoreError> {
+        let (max_entries, max_bytes) = (caps.entries.max(1), caps.bytes.max(1));
+        let held = self.pending_per_sender()?;
+        if held.iter().map(|h| h.1).sum::<u64>() > max_entries {
+            let keep = shares(&held.iter().map(|h| h.1).collect::<Vec<_>>(), max_entries);
+            let why = format!("at most {max_entries} bundles wait for their files, shared between senders");
+            for ((sender, has, _), keep) in held.iter().zip(keep) {
+                if *has > keep {
+                    self.release_oldest(sender, has - keep, &why)?;
+                }
+            }
+        }
+        let held = self.pending_per_sender()?;
+        if held.iter().map(|h| h.2).sum::<u64>() > max_bytes {
+            let keep = shares(&held.iter().map(|h| h.2).collect::<Vec<_>>(), max_bytes);
+            let why =
+                format!("at most {max_bytes} bytes of bundles wait for their files, shared between senders");
+            for ((sender, _, has), keep) in held.iter().zip(keep) {
+                if *has > keep {
+                    let row = self.tx.query_one(
+                        "SELECT COUNT(*) FROM (
+                             SELECT COALESCE(SUM(bytes) OVER (ORDER BY id ROWS BETWEEN UNBOUNDED PRECEDING
+                                                              AND 1 PRECEDING), 0)::BIGINT AS before
+                             FROM hub_pending WHERE account = $1) oldest
+                         WHERE before < $2::BIGINT",
+                        &[sender, &to_i64(has - keep)],
+                    )?;
+                    self.release_oldest(sender, to_u64(row.get(0)), &why)?;
+                }
+            }
+        }
         Ok(())
+    }
+
+    /// What each sender has pending: (sender, bundles, bytes). At most the
+    /// caps' entries plus one rows are read: the caps bound the table.
+    fn pending_per_sender(&mut self) -> Result<Vec<(String, u64, u64)>, StoreError> {
+        let rows = self.tx.query(
+            "SELECT account, COUNT(*)::BIGINT, COALESCE(SUM(bytes), 0)::BIGINT FROM hub_pending
+             GROUP BY account ORDER BY account",
+            &[],
+        )?;
+        Ok(rows.iter().map(|r| (r.get(0), to_u64(r.get(1)), to_u64(r.get(2)))).collect())
+    }
+
+    /// Lets go of the oldest `count` pending bundles of `sender`. Their
+    /// quarantine entries stay up for review; only the wait for their
+    /// files ends, which the audit line says.
+    fn release_oldest(&mut self, sender: &str, count: u64, why: &str) -> Result<(), StoreError> {
+        let row = self.tx.query_one(
+            "WITH gone AS (
+                 DELETE FROM hub_pending WHERE id IN (
+                     SELECT id FROM hub_pending WHERE account = $1 ORDER BY id LIMIT $2)
+                 RETURNING id)
+             SELECT COUNT(*) FROM gone",
+            &[&sender, &to_i64(count)],
+        )?;
+        let released: i64 = row.get(0);
+        if released == 0 {
+            return Ok(());
+        }
+        let reason = format!(
+            "{released} bundles of {sender} no longer wait for their files (oldest first; \
+             their entries stay up for review): {why}"
+        );
+        self.audit("*", "pending-released", &reason)
     }
 }

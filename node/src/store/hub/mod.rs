@@ -53,7 +53,9 @@
 //! the limits and the bundle scan (checked before the sequence number's
 //! lock, the blobs' presence again under it), whole with its files and
 //! signature; one pushed before its blobs waits (`pending: …`) and is
-//! merged again by the upload of its last blob at any replica. Blobs no
+//! merged again by the upload of its last blob at any replica; over the
+//! quarantine's caps, each sender's oldest waiting bundles stop waiting
+//! beyond its share (`pending-released`), never another sender's. Blobs no
 //! kept version lists are collected after their grace period.
 //!
 //! The quarantine is reviewed as a node's is (`quarantine`, hub migration
@@ -236,8 +238,10 @@ pub enum Fault {
 /// The [`Fault`] of `e`.
 pub fn fault(e: &postgres::Error) -> Fault {
     let Some(code) = e.code() else {
-        // No SQLSTATE: the connection itself (refused, closed, timed out).
-        return Fault::Retry;
+        // No SQLSTATE: either the connection itself (refused, closed, timed
+        // out), which a retry may get past, or the client library refusing
+        // what the hub's own code asked of it, which no retry changes.
+        return if is_client_side(e) { Fault::Internal } else { Fault::Retry };
     };
     match &code.code()[..2] {
         "22" => Fault::Input,
@@ -248,6 +252,29 @@ pub fn fault(e: &postgres::Error) -> Fault {
         _ if code.code() == "55P03" => Fault::Retry,
         _ => Fault::Internal,
     }
+}
+
+/// How the `postgres` crate words the errors it raises itself, before or
+/// after talking to the server, when the hub's code asked for something
+/// impossible: a parameter or column of the wrong type, a column or a
+/// parameter count the statement does not have, a row count `query_one`
+/// did not get. The crate keeps its error kinds private; its wording is
+/// pinned by `Cargo.lock`, and `hub_fault.rs` checks each against a real
+/// server, so an upgrade that rewords one fails a test rather than turning
+/// a bug into "retry" (503) again.
+const CLIENT_SIDE: [&str; 6] = [
+    "error serializing parameter",
+    "error deserializing column",
+    "invalid column",
+    "query returned an unexpected number of",
+    "error encoding message to server",
+    "expected ",
+];
+
+/// Whether `e`, which carries no SQLSTATE, is one of [`CLIENT_SIDE`]'s.
+fn is_client_side(e: &postgres::Error) -> bool {
+    let text = e.to_string();
+    CLIENT_SIDE.iter().any(|start| text.starts_with(start))
 }
 
 /// What an operator should do about `e`, met at start, when it is
