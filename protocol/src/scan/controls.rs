@@ -243,9 +243,28 @@ fn hooks_off(h: &Hit<'_>) -> Option<Severity> {
     {
         return None;
     }
-    // "`--no-verify` skips the commit hooks" says what the flag does.
-    Some(if DESCRIBES_FLAG.is_match(m.as_bytes()) { Severity::Medium } else { h.base })
+    // "`--no-verify` skips the commit hooks", "`git push --no-verify`
+    // skips the hook" say what the flag does; "the user can bypass with
+    // `git commit --no-verify`" names the user's own way out.
+    let describes = DESCRIBES_FLAG.is_match(m.as_bytes())
+        || DESCRIBED_AFTER.is_match(h.after().as_bytes())
+        || USERS_CHOICE.is_match(h.before().as_bytes());
+    Some(if describes { Severity::Medium } else { h.base })
 }
+
+/// What follows a command that says what it does.
+static DESCRIBED_AFTER: Lazy = LazyLock::new(|| {
+    compile(
+        r"^[`'\x22]?\)?\s*(?:(?:would|will|just|only)\s+)?(?:skips|bypasses|disables|turns\s+off|means)\b",
+    )
+});
+
+/// A person other than the agent who may run it, written before it.
+static USERS_CHOICE: Lazy = LazyLock::new(|| {
+    compile(
+        r"\b(?:the\s+user|users|a\s+developer|developers|the\s+author|a\s+human|humans)\s+(?:can|may|could)\b[^.;:!?]*$",
+    )
+});
 
 static DESCRIBES_FLAG: Lazy = LazyLock::new(|| {
     compile(r"^--no-verify\b\W{0,3}(?:flag\s+|option\s+)?(?:skips|bypasses|disables|turns\s+off|means)\b")

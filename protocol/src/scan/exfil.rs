@@ -267,11 +267,21 @@ static PASSIVE: Lazy = LazyLock::new(|| {
 /// "and paste its token"), unless that one is a passive about another
 /// thing.
 fn reads_path(h: &Hit<'_>) -> bool {
-    if READER.is_match(h.before().as_bytes()) {
+    let before = h.before().as_bytes();
+    if READER.find_iter(before).any(|r| is_verb(before, r.range())) {
         return true;
     }
     let after = slice_lossy(h.hay, h.m.end..h.line_len.min(h.m.end + CONTEXT)).as_bytes();
-    READER.find_iter(after).any(|r| !PASSIVE.is_match(&after[r.start()..]))
+    READER.find_iter(after).any(|r| is_verb(after, r.range()) && !PASSIVE.is_match(&after[r.start()..]))
+}
+
+/// Whether a [`READER`] word at `at` of `hay` is used as one: not a key
+/// given a value (`--mount=type=secret`), nor an adjective ("permissions
+/// are too open").
+fn is_verb(hay: &[u8], at: std::ops::Range<usize>) -> bool {
+    let key = hay.get(at.end) == Some(&b'=');
+    let adjective = hay[..at.start].to_ascii_lowercase().ends_with(b"too ");
+    !key && !adjective
 }
 
 static KEY_USE: Lazy = LazyLock::new(|| {
@@ -306,8 +316,13 @@ fn exfil_instruction(h: &Hit<'_>) -> Option<Severity> {
     let sentence = &rest[..END_OF_SENTENCE.find(rest).map_or(rest.len(), |m| m.start())];
     let earlier = h.before().as_bytes();
     let clause_start = END_OF_SENTENCE.find_iter(earlier).last().map_or(0, |m| m.end());
-    let secret_after = SECRET_NOUN.find(sentence);
-    if !(secret_after.is_some() || SECRET_NOUN.is_match(&earlier[clause_start..])) {
+    // A public key (`ssh-copy-id -i ~/.ssh/id_ed25519.pub me@host`) is
+    // meant to be handed out.
+    fn secret(hay: &[u8]) -> Option<regex::bytes::Match<'_>> {
+        SECRET_NOUN.find_iter(hay).find(|m| !sender::is_public_key(&hay[m.start()..]))
+    }
+    let secret_after = secret(sentence);
+    if !(secret_after.is_some() || secret(&earlier[clause_start..]).is_some()) {
         return None;
     }
     let from = secret_after.map_or(0, |m| m.end());

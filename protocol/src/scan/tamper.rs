@@ -139,8 +139,18 @@ fn clear_logs(h: &Hit<'_>) -> Option<Severity> {
     if m.starts_with("journalctl") {
         return Some(if VACUUM_ALL.is_match(m.as_bytes()) { h.base } else { Severity::Low });
     }
+    // Logs older than some days deleted (`find /var/log/app -mtime +30
+    // -delete`) is retention, as a vacuum by age is; the recent ones,
+    // where a session's traces are, stay.
+    if m.starts_with("find") && OLDER_THAN_DAYS.is_match(m.as_bytes()) {
+        return Some(Severity::Low);
+    }
     Some(h.base)
 }
+
+/// `find`'s age test for days past, at least one (`-mtime +1`, `-mtime
+/// +30`); `-mtime 0`, `-mmin` and `-newer` pick recent files.
+static OLDER_THAN_DAYS: Lazy = LazyLock::new(|| compile(r"\s-mtime\s+\+0*[1-9]\d*\b"));
 
 /// The password handed to the script is a credential stolen at each login.
 fn pam_hook(h: &Hit<'_>) -> Option<Severity> {

@@ -478,7 +478,7 @@ fn dns_label(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
     }
 }
 
-fn is_public_key(at: &[u8]) -> bool {
+pub(super) fn is_public_key(at: &[u8]) -> bool {
     // A glob (`id_*.pub`) names public keys too.
     let end =
         at.iter().position(|b| !(b.is_ascii_alphanumeric() || b"._-/~*".contains(b))).unwrap_or(at.len());

@@ -292,12 +292,13 @@ pub(super) fn lookalike(e: Ecosystem, name: &str) -> Option<Lookalike> {
         return None;
     }
     let index = Index::get(e);
-    // A popular name itself is found below at distance 0; with digits,
-    // it must be known before the look-alike digits are read.
+    // A popular name is none, whatever its neighbours: the search below
+    // reads only names long enough to have look-alikes (`moto` is
+    // popular, and one edit from `motor`).
+    if index.set.contains(name) {
+        return None;
+    }
     if name.bytes().any(|b| b == b'0' || b == b'1') {
-        if index.set.contains(name) {
-            return None;
-        }
         let mut plain = buf;
         for b in &mut plain[..len] {
             *b = match *b {
