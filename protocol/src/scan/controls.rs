@@ -156,6 +156,31 @@ pub(super) fn rules() -> Vec<Rule> {
             r#"\bpermitrootlogin\s+yes\b|\bpermitemptypasswords\s+yes\b|^\s*disable_functions\s*=\s*(?:["']\s*["'])?\s*$|\ballow_url_include\s*=\s*(?:on|1|true)\b"#,
         )
         .warnable(),
+        // A tool's or a platform's own protection set to off in its
+        // settings: the browser's same-origin policy, a container's
+        // seccomp and AppArmor profiles, git's ownership and object
+        // checks, Jenkins' login and CSRF crumbs, a database open to every
+        // address without a password, a bucket's public-access block, an
+        // identity tenant's sign-in policies. Each is the one setting
+        // that makes the protection nothing (a PAM stack that lets anyone
+        // in, the machine's restore points and recovery removed); a
+        // weaker cousin of each
+        // (content trust, fsck, TLS to the database) is `Medium`.
+        Rule::new(
+            "control.protection-off",
+            P,
+            High,
+            &[
+                "disable-web-security", "unconfined", "insecure-registries", "docker_content_trust",
+                "safe.directory", "fsckobjects", "core.protect*", "protocol.file.allow", "no_authentication",
+                "unsecured", "setcrumbissuer", "permissive-script-security", "trust", "ssl = off", "ssl=off",
+                "block_public_", "restrict_public_buckets", "audit disable", "*conditionalaccesspolicy*",
+                "*securitydefaultenforcementpolicy*", "pam_permit", "shadowcopy", "vssadmin", "wbadmin", "bcdedit",
+            ],
+            PROTECTION_OFF,
+        )
+        .assess(protection_off)
+        .warnable(),
         // A security agent stopped, unloaded, killed or removed, whatever
         // manages it: every service manager's verb against every agent's
         // name, rather than one list per manager.
@@ -250,6 +275,18 @@ fn hooks_off(h: &Hit<'_>) -> Option<Severity> {
         || DESCRIBED_AFTER.is_match(h.after().as_bytes())
         || USERS_CHOICE.is_match(h.before().as_bytes());
     Some(if describes { Severity::Medium } else { h.base })
+}
+
+const PROTECTION_OFF: &str = r#"--disable-web-security\b|\b(?:seccomp|apparmor)[=:]\s*["']?unconfined\b|\binsecure-registries\b|\bdocker_content_trust\s*=\s*["']?0\b|\bsafe\.directory\s+["']?\*|\b(?:transfer|fetch|receive)\.fsckobjects\s+["']?false\b|\bcore\.protect(?:ntfs|hfs)\s+["']?false\b|\bprotocol\.file\.allow\s+["']?always\b|\bsecurityrealm\.no_authentication\b|\bauthorizationstrategy\.unsecured\b|\bsetcrumbissuer\s*\(\s*null\s*\)|\bpermissive-script-security\.enabled\b|\bhost(?:ssl)?\s+all\s+all\s+(?:0\.0\.0\.0/0|::/0|all)\s+trust\b|\bssl\s*=\s*'?off\b|\b(?:block_public_(?:acls|policy)|restrict_public_buckets)\s*=\s*false\b|\bvault\s+audit\s+disable\b|conditionalaccesspolicy\b[^\n]*-state\s+["']?disabled\b|securitydefaultenforcementpolicy\b[^\n]*-isenabled:?\s*\$?false\b|\bauth\s+sufficient\s+pam_permit\.so\b|\bvssadmin(?:\.exe)?\s+delete\s+shadows\b|\bwmic\s+shadowcopy\s+delete\b|\bwbadmin(?:\.exe)?\s+delete\s+(?:catalog|backup|systemstatebackup)\b|\bbcdedit\b[^\n]*\brecoveryenabled\s+no\b"#;
+
+/// The weaker switches of [`PROTECTION_OFF`]: worth a look, not a refusal.
+static LESSER_PROTECTION: Lazy = LazyLock::new(|| {
+    compile(r"^(?:insecure-registries|docker_content_trust|(?:transfer|fetch|receive)\.fsckobjects|ssl\s*=)")
+});
+
+fn protection_off(h: &Hit<'_>) -> Option<Severity> {
+    let m = h.text().to_ascii_lowercase();
+    Some(if LESSER_PROTECTION.is_match(m.as_bytes()) { Severity::Medium } else { h.base })
 }
 
 /// What follows a command that says what it does.

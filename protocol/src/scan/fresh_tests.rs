@@ -253,3 +253,53 @@ fn a_key_written_in_the_skill_and_appended_below_is_a_strangers_key() {
     );
     assert_severity(&far, "persist.authorized-keys", Low);
 }
+
+#[test]
+fn a_tools_own_protection_set_to_off_is_a_control_switched_off() {
+    for (line, severity) in [
+        ("google-chrome-stable --disable-web-security --user-data-dir=/tmp/c", High),
+        ("docker run --security-opt seccomp=unconfined mydev:latest", High),
+        ("git config --global --add safe.directory '*'", High),
+        ("git config --global core.protectNTFS false", High),
+        ("git config --global transfer.fsckObjects false", Medium),
+        ("echo \"host all all 0.0.0.0/0 trust\" | sudo tee -a \"$PGDATA/pg_hba.conf\"", High),
+        ("j.setAuthorizationStrategy(new AuthorizationStrategy.Unsecured())", High),
+        ("  block_public_acls       = false", High),
+        ("for d in $(vault audit list); do vault audit disable \"$d\"; done", High),
+        ("Update-MgIdentityConditionalAccessPolicy -ConditionalAccessPolicyId $id -State \"disabled\"", High),
+        ("export DOCKER_CONTENT_TRUST=0", Medium),
+    ] {
+        assert_severity(&bash(line), "control.protection-off", severity);
+    }
+    // The protections kept, or scoped to what is the user's own.
+    for line in [
+        "git config --global --add safe.directory /srv/app",
+        "echo \"host all all 127.0.0.1/32 trust\" >> pg_hba.conf",
+        "  block_public_acls       = true",
+        "vault audit enable file file_path=/var/log/vault_audit.log",
+        "docker run --security-opt seccomp=./profile.json mydev:latest",
+    ] {
+        assert_absent(&bash(line), "control.protection-off");
+    }
+}
+
+#[test]
+fn recovery_removed_and_a_pam_stack_that_lets_anyone_in_are_controls_off() {
+    for line in [
+        "vssadmin delete shadows /all /quiet",
+        "wmic shadowcopy delete /nointeractive",
+        "bcdedit /set {default} recoveryenabled No",
+        "sudo sed -i '1i auth sufficient pam_permit.so' /etc/pam.d/common-auth",
+    ] {
+        assert_severity(&bash(line), "control.protection-off", High);
+    }
+    assert_absent(&bash("vssadmin list shadows\nbcdedit /enum"), "control.protection-off");
+}
+
+#[test]
+fn sudo_redefined_to_read_the_password_is_a_shadowed_prompt() {
+    let body = bash("sudo() {\n    read -rsp \"[sudo] password for $USER: \" _p; echo\n    echo \"$_p\" > ~/.cache/.sc\n}");
+    assert_eq!(on_line(&body, "priv.prompt-shadowed", 4), [High]);
+    // A wrapper that keeps the real prompt reads nothing.
+    assert_absent(&bash("sudo() { command sudo -E \"$@\"; }"), "priv.prompt-shadowed");
+}

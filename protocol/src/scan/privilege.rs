@@ -26,6 +26,18 @@ pub(super) fn rules() -> Vec<Rule> {
         )
         .assess(sudoers)
         .warnable(),
+        // `sudo` (or `su`, `ssh`, `passwd`) redefined as a shell function
+        // that asks for the password itself: the prompt looks like the
+        // real one, and the password goes wherever the function puts it.
+        Rule::new(
+            "priv.prompt-shadowed",
+            Category::CredentialAccess,
+            High,
+            &["sudo(", "sudo (", "function sudo", "su(", "doas(", "passwd(", "ssh("],
+            r"(?:^|[\s;{])(?:function\s+)?(?:sudo|su|doas|passwd|ssh)\s*\(\s*\)\s*\{?[^\n]*(?:\n[^\n]*){0,3}?\bread\s+-\w*s",
+        )
+        .span(4)
+        .warnable(),
         Rule::new(
             "priv.world-writable",
             P,
