@@ -303,3 +303,12 @@ fn sudo_redefined_to_read_the_password_is_a_shadowed_prompt() {
     // A wrapper that keeps the real prompt reads nothing.
     assert_absent(&bash("sudo() { command sudo -E \"$@\"; }"), "priv.prompt-shadowed");
 }
+
+#[test]
+fn an_npm_scope_one_edit_from_a_popular_scope_is_a_look_alike() {
+    assert_eq!(on_line(&bash("npm install -g @antropic-ai/claude-code"), "supply.typosquat", 4), [High]);
+    // The real scope with any package, and a scope like no popular one.
+    assert_absent(&bash("npm install -g @anthropic-ai/claude-code @acme-corp/tools"), "supply.typosquat");
+    // A short popular scope (`@vue`, `@swc`) has too many real neighbours.
+    assert_absent(&bash("npm install @vuex/core"), "supply.typosquat");
+}

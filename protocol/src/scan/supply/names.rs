@@ -81,6 +81,8 @@ struct Index {
     /// `by_len[n]`: the names of `n` bytes that may have look-alikes, with
     /// their character counts, as (counts, index into `names`).
     by_len: Vec<Vec<(Counts, u32)>>,
+    /// The scopes of the scoped names (`@types`), each once.
+    scopes: Vec<String>,
 }
 
 fn list(e: Ecosystem) -> &'static str {
@@ -208,7 +210,13 @@ impl Index {
                 by_len[n.len()].push((counts(n), i as u32));
             }
         }
-        Index { names, set, by_len }
+        let mut scopes: Vec<String> = names
+            .iter()
+            .filter_map(|n| n.split_once('/').map(|(s, _)| s.to_string()).filter(|s| s.starts_with('@')))
+            .collect();
+        scopes.sort();
+        scopes.dedup();
+        Index { names, set, by_len, scopes }
     }
 
     fn get(e: Ecosystem) -> &'static Index {
@@ -335,6 +343,18 @@ pub(super) fn lookalike(e: Ecosystem, name: &str) -> Option<Lookalike> {
     }
     if let Some((k, i)) = best {
         return Some(Lookalike { popular: &index.names[i as usize], likeness: Likeness::Edits(k) });
+    }
+    // An npm scope one edit from a popular one (`@antropic-ai/…` of
+    // `@anthropic-ai`) is a look-alike of its whole publisher, whatever
+    // the package after it.
+    if let Some(scope) = name.split_once('/').map(|(s, _)| s).filter(|s| s.starts_with('@'))
+        && !index.scopes.iter().any(|p| p == scope)
+        && let Some(p) = index
+            .scopes
+            .iter()
+            .find(|p| p.len() >= MIN_LEN_ONE_EDIT && distance(scope, p, 1).is_some())
+    {
+        return Some(Lookalike { popular: p, likeness: Likeness::Edits(1) });
     }
     let (prefixes, suffixes) = affixes(e);
     if !prefixes.is_empty() && index.set.contains(name) {
