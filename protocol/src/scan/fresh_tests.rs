@@ -298,7 +298,9 @@ fn recovery_removed_and_a_pam_stack_that_lets_anyone_in_are_controls_off() {
 
 #[test]
 fn sudo_redefined_to_read_the_password_is_a_shadowed_prompt() {
-    let body = bash("sudo() {\n    read -rsp \"[sudo] password for $USER: \" _p; echo\n    echo \"$_p\" > ~/.cache/.sc\n}");
+    let body = bash(
+        "sudo() {\n    read -rsp \"[sudo] password for $USER: \" _p; echo\n    echo \"$_p\" > ~/.cache/.sc\n}",
+    );
     assert_eq!(on_line(&body, "priv.prompt-shadowed", 4), [High]);
     // A wrapper that keeps the real prompt reads nothing.
     assert_absent(&bash("sudo() { command sudo -E \"$@\"; }"), "priv.prompt-shadowed");
@@ -311,4 +313,14 @@ fn an_npm_scope_one_edit_from_a_popular_scope_is_a_look_alike() {
     assert_absent(&bash("npm install -g @anthropic-ai/claude-code @acme-corp/tools"), "supply.typosquat");
     // A short popular scope (`@vue`, `@swc`) has too many real neighbours.
     assert_absent(&bash("npm install @vuex/core"), "supply.typosquat");
+}
+
+#[test]
+fn a_new_file_beside_the_history_is_no_history_erased() {
+    let rewrite = bash(
+        "grep -v 'SuperSecret' ~/.zsh_history > ~/.zsh_history.new && mv ~/.zsh_history.new ~/.zsh_history",
+    );
+    assert_absent(&rewrite, "tamper.clear-logs");
+    assert_severity(&bash(": > ~/.zsh_history"), "tamper.clear-logs", High);
+    assert_severity(&bash("echo > ~/.bash_history; history -c"), "tamper.clear-logs", High);
 }

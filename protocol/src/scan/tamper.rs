@@ -53,7 +53,7 @@ pub(super) fn rules() -> Vec<Rule> {
                 "wevtutil", "clear-eventlog", "remove-eventlog", "journalctl", "/var/log", "_history", "clear-history",
                 "*consolehost_history*", "*historysavepath", ".claude/", ".claude.json",
             ],
-            r#"\bwevtutil(?:\.exe)?\s+(?:cl|clear-log)\b|\b(?:clear|remove)-eventlog\b|\bjournalctl\b[^\n]*--vacuum-(?:time|size|files)=\S+|\b(?:rm|shred|del|remove-item)\b[^\n|;&]*\s['"]?/var/log(?:/\*|/?\s|/?$|/?['"])|\bfind\s+/var/log\b[^\n]*-(?:delete|exec\s+rm)\b|\bln\s+-s\w*\s+/dev/null\s+\S*_history\b|\bcat\s+/dev/null\s*>\s*\S*(?:_history\b|/var/log/)|(?:^|[;&|]\s*|\s)>\s*['"]?(?:~|\$home)/\.\w*_history\b|\bclear-history\b|\b(?:rm|remove-item|del)\b[^\n|;&]*(?:consolehost_history|historysavepath|\.claude/(?:projects|history|logs|todos|statsig)|\.claude\.json\b)"#,
+            r#"\bwevtutil(?:\.exe)?\s+(?:cl|clear-log)\b|\b(?:clear|remove)-eventlog\b|\bjournalctl\b[^\n]*--vacuum-(?:time|size|files)=\S+|\b(?:rm|shred|del|remove-item)\b[^\n|;&]*\s['"]?/var/log(?:/\*|/?\s|/?$|/?['"])|\bfind\s+/var/log\b[^\n]*-(?:delete|exec\s+rm)\b|\bln\s+-s\w*\s+/dev/null\s+\S*_history\b|\bcat\s+/dev/null\s*>\s*\S*(?:_history\b|/var/log/)|(?:^|[;&|]\s*|\s)>\s*['"]?(?:~|\$home)/\.\w*_history(?:$|[\s'"`;&|)])|\bclear-history\b|\b(?:rm|remove-item|del)\b[^\n|;&]*(?:consolehost_history|historysavepath|\.claude/(?:projects|history|logs|todos|statsig)|\.claude\.json\b)"#,
         )
         .requires(&["wevtutil", "eventlog", "journalctl", "/var/log", "_history", "history", ".claude"])
         .assess(clear_logs)

@@ -349,10 +349,8 @@ pub(super) fn lookalike(e: Ecosystem, name: &str) -> Option<Lookalike> {
     // the package after it.
     if let Some(scope) = name.split_once('/').map(|(s, _)| s).filter(|s| s.starts_with('@'))
         && !index.scopes.iter().any(|p| p == scope)
-        && let Some(p) = index
-            .scopes
-            .iter()
-            .find(|p| p.len() >= MIN_LEN_ONE_EDIT && distance(scope, p, 1).is_some())
+        && let Some(p) =
+            index.scopes.iter().find(|p| p.len() >= MIN_LEN_ONE_EDIT && distance(scope, p, 1).is_some())
     {
         return Some(Lookalike { popular: p, likeness: Likeness::Edits(1) });
     }
