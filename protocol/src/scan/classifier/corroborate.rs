@@ -24,6 +24,7 @@
 //! the training ask.
 
 use super::{CORROBORATES_AT, CORROBORATES_BESIDE};
+use crate::scan::rule::EXCERPT_CHARS;
 use crate::scan::{Finding, Severity};
 
 /// Severity of `classifier.corroborated`: what a node refuses at by
@@ -57,10 +58,12 @@ pub(crate) fn corroborated(score: u16, findings: &[Finding]) -> Option<Finding> 
         category: rule.category,
         severity: SEVERITY,
         line: rule.line,
-        excerpt: format!(
-            "score {score}/1000 (corroborates at {CORROBORATES_AT}) beside {} on line {}",
-            rule.rule_id, rule.line
-        ),
+        // The finding's own line is the rule's: the excerpt names the rule
+        // only, cut to an excerpt's length as every other is.
+        excerpt: format!("score {score}/1000 (corroborates at {CORROBORATES_AT}) beside {}", rule.rule_id)
+            .chars()
+            .take(EXCERPT_CHARS)
+            .collect(),
         message: format!(
             "corroborated: the rules found {} ({severity}) and the second stage scores the skill as reading like \
              the malicious skills it was trained on; together they refuse it, as neither would alone",
@@ -96,6 +99,25 @@ mod tests {
         let named = format!("prompt.y ({})", format!("{CORROBORATES_BESIDE:?}").to_lowercase());
         assert!(f.excerpt.contains("prompt.y") && f.message.contains(&named), "{f:?}");
         assert_eq!(f.category, Category::PromptInjection);
+    }
+
+    #[test]
+    fn the_excerpt_stays_an_excerpts_length_whatever_the_rule_it_stands_beside() {
+        // `supply.skill-name-lookalike` made it 81 characters long with its line.
+        let named =
+            corroborated(999, &[finding("supply.skill-name-lookalike", Severity::Medium, 2)]).unwrap();
+        assert_eq!(
+            named.excerpt,
+            format!("score 999/1000 (corroborates at {CORROBORATES_AT}) beside supply.skill-name-lookalike")
+        );
+        let id = "r".repeat(EXCERPT_CHARS);
+        let long = corroborated(999, &[finding(&id, Severity::Medium, 2)]).unwrap();
+        assert_eq!(long.excerpt.chars().count(), EXCERPT_CHARS, "{long:?}");
+        let fits = "r".repeat(
+            EXCERPT_CHARS - format!("score 999/1000 (corroborates at {CORROBORATES_AT}) beside ").len(),
+        );
+        let whole = corroborated(999, &[finding(&fits, Severity::Medium, 2)]).unwrap();
+        assert!(whole.excerpt.ends_with(&fits), "a rule id that fits is kept whole: {whole:?}");
     }
 
     #[test]
