@@ -17,7 +17,12 @@
 //! `disable_functions` cleared or remote includes allowed) are
 //! the same removal, one layer down; so is a security agent stopped,
 //! unloaded, killed or uninstalled by any service manager
-//! (`control.security-agent-stopped`).
+//! (`control.security-agent-stopped`), and a tool's or a platform's own
+//! protection set to off in its settings (`control.protection-off`: the
+//! browser's same-origin policy, container profiles, git's ownership and
+//! object checks, Jenkins' login, a database trusting every address, a
+//! bucket's public-access block, sign-in policies, PAM letting anyone in,
+//! restore points deleted).
 
 use std::sync::LazyLock;
 

@@ -1,7 +1,9 @@
 //! Privilege escalation (category `PrivilegeEscalation`): `sudo`, sudoers,
 //! world-writable and setuid modes, `chown root`, switching off host
 //! security, container escapes, and switching off the agent's own
-//! permission prompts.
+//! permission prompts; and `sudo` (or `su`, `ssh`, `passwd`) redefined as
+//! a shell function that reads the password itself
+//! (`priv.prompt-shadowed`, category `CredentialAccess`).
 //!
 //! `sudo apt install` is in every setup guide, so plain `sudo` is Low; what
 //! blocks is a change that leaves the machine open afterwards.
