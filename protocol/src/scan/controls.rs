@@ -282,11 +282,11 @@ fn hooks_off(h: &Hit<'_>) -> Option<Severity> {
     Some(if describes { Severity::Medium } else { h.base })
 }
 
-const PROTECTION_OFF: &str = r#"--disable-web-security\b|\b(?:seccomp|apparmor)[=:]\s*["']?unconfined\b|\binsecure-registries\b|\bdocker_content_trust\s*=\s*["']?0\b|\bsafe\.directory\s+["']?\*|\b(?:transfer|fetch|receive)\.fsckobjects\s+["']?false\b|\bcore\.protect(?:ntfs|hfs)\s+["']?false\b|\bprotocol\.file\.allow\s+["']?always\b|\bsecurityrealm\.no_authentication\b|\bauthorizationstrategy\.unsecured\b|\bsetcrumbissuer\s*\(\s*null\s*\)|\bpermissive-script-security\.enabled\b|\bhost(?:ssl)?\s+all\s+all\s+(?:0\.0\.0\.0/0|::/0|all)\s+trust\b|\bssl\s*=\s*'?off\b|\b(?:block_public_(?:acls|policy)|restrict_public_buckets)\s*=\s*false\b|\bvault\s+audit\s+disable\b|conditionalaccesspolicy\b[^\n]*-state\s+["']?disabled\b|securitydefaultenforcementpolicy\b[^\n]*-isenabled:?\s*\$?false\b|\bauth\s+sufficient\s+pam_permit\.so\b|\bvssadmin(?:\.exe)?\s+delete\s+shadows\b|\bwmic\s+shadowcopy\s+delete\b|\bwbadmin(?:\.exe)?\s+delete\s+(?:catalog|backup|systemstatebackup)\b|\bbcdedit\b[^\n]*\brecoveryenabled\s+no\b"#;
+const PROTECTION_OFF: &str = r#"--disable-web-security\b|\b(?:seccomp|apparmor)[=:]\s*["']?unconfined\b|\binsecure-registries\b|\bdocker_content_trust\s*=\s*["']?0\b|\bsafe\.directory\s+["']?\*|\b(?:transfer|fetch|receive)\.fsckobjects\s+["']?false\b|\bcore\.protect(?:ntfs|hfs)\s+["']?false\b|\bprotocol\.file\.allow\s+["']?always\b|\bsecurityrealm\.no_authentication\b|\bauthorizationstrategy\.unsecured\b|\bsetcrumbissuer\s*\(\s*null\s*\)|\bpermissive-script-security\.enabled\b|\bhost(?:ssl)?\s+all\s+all\s+(?:0\.0\.0\.0/0|::/0|all)\s+trust\b|\bssl(?: = |=)off\b|\b(?:block_public_(?:acls|policy)|restrict_public_buckets)\s*=\s*false\b|\bvault\s+audit\s+disable\b|conditionalaccesspolicy\b[^\n]*-state\s+["']?disabled\b|securitydefaultenforcementpolicy\b[^\n]*-isenabled:?\s*\$?false\b|\bauth\s+sufficient\s+pam_permit\.so\b|\bvssadmin(?:\.exe)?\s+delete\s+shadows\b|\bwmic\s+shadowcopy\s+delete\b|\bwbadmin(?:\.exe)?\s+delete\s+(?:catalog|backup|systemstatebackup)\b|\bbcdedit\b[^\n]*\brecoveryenabled\s+no\b"#;
 
 /// The weaker switches of [`PROTECTION_OFF`]: worth a look, not a refusal.
 static LESSER_PROTECTION: Lazy = LazyLock::new(|| {
-    compile(r"^(?:insecure-registries|docker_content_trust|(?:transfer|fetch|receive)\.fsckobjects|ssl\s*=)")
+    compile(r"^(?:insecure-registries|docker_content_trust|(?:transfer|fetch|receive)\.fsckobjects|ssl ?=)")
 });
 
 fn protection_off(h: &Hit<'_>) -> Option<Severity> {

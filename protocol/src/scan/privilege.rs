@@ -35,7 +35,7 @@ pub(super) fn rules() -> Vec<Rule> {
             "priv.prompt-shadowed",
             Category::CredentialAccess,
             High,
-            &["sudo(", "sudo (", "function sudo", "su(", "doas(", "passwd(", "ssh("],
+            &["sudo(", "sudo (", "su(", "su (", "doas(", "doas (", "passwd(", "passwd (", "ssh(", "ssh ("],
             r"(?:^|[\s;{])(?:function\s+)?(?:sudo|su|doas|passwd|ssh)\s*\(\s*\)\s*\{?[^\n]*(?:\n[^\n]*){0,3}?\bread\s+-\w*s",
         )
         .span(4)

@@ -386,13 +386,13 @@ mod tests {
             5794, 5941, 5991, 6169, 6592, 7477, 7855, 7939, 8122,
         ];
         assert_eq!(words(text), trained);
-        assert_eq!(score(text, &[]), 227);
-        assert_eq!(score("# Formatting\n\nRun `cargo fmt --all` before each commit.\n", &[]), 20);
+        assert_eq!(score(text, &[]), 633);
+        assert_eq!(score("# Formatting\n\nRun `cargo fmt --all` before each commit.\n", &[]), 59);
         // The rules' evidence: none found, then a companion script run.
         assert_eq!(features(text, &[]).evidence, [9168]);
         let companion = [rule("trojan.companion-script", Severity::Medium)];
         assert_eq!(features(text, &companion).evidence, [8654, 8674, 8994, 9020, 9133]);
-        assert_eq!(score(text, &companion), 231);
+        assert_eq!(score(text, &companion), 720);
     }
 
     #[test]
