@@ -17,7 +17,12 @@
 //! `disable_functions` cleared or remote includes allowed) are
 //! the same removal, one layer down; so is a security agent stopped,
 //! unloaded, killed or uninstalled by any service manager
-//! (`control.security-agent-stopped`).
+//! (`control.security-agent-stopped`), and a tool's or a platform's own
+//! protection set to off in its settings (`control.protection-off`: the
+//! browser's same-origin policy, container profiles, git's ownership and
+//! object checks, Jenkins' login, a database trusting every address, a
+//! bucket's public-access block, sign-in policies, PAM letting anyone in,
+//! restore points deleted).
 
 use std::sync::LazyLock;
 
@@ -156,6 +161,31 @@ pub(super) fn rules() -> Vec<Rule> {
             r#"\bpermitrootlogin\s+yes\b|\bpermitemptypasswords\s+yes\b|^\s*disable_functions\s*=\s*(?:["']\s*["'])?\s*$|\ballow_url_include\s*=\s*(?:on|1|true)\b"#,
         )
         .warnable(),
+        // A tool's or a platform's own protection set to off in its
+        // settings: the browser's same-origin policy, a container's
+        // seccomp and AppArmor profiles, git's ownership and object
+        // checks, Jenkins' login and CSRF crumbs, a database open to every
+        // address without a password, a bucket's public-access block, an
+        // identity tenant's sign-in policies. Each is the one setting
+        // that makes the protection nothing (a PAM stack that lets anyone
+        // in, the machine's restore points and recovery removed); a
+        // weaker cousin of each
+        // (content trust, fsck, TLS to the database) is `Medium`.
+        Rule::new(
+            "control.protection-off",
+            P,
+            High,
+            &[
+                "disable-web-security", "unconfined", "insecure-registries", "docker_content_trust",
+                "safe.directory", "fsckobjects", "core.protect*", "protocol.file.allow", "no_authentication",
+                "unsecured", "setcrumbissuer", "permissive-script-security", "trust", "ssl = off", "ssl=off",
+                "block_public_", "restrict_public_buckets", "audit disable", "*conditionalaccesspolicy*",
+                "*securitydefaultenforcementpolicy*", "pam_permit", "shadowcopy", "vssadmin", "wbadmin", "bcdedit",
+            ],
+            PROTECTION_OFF,
+        )
+        .assess(protection_off)
+        .warnable(),
         // A security agent stopped, unloaded, killed or removed, whatever
         // manages it: every service manager's verb against every agent's
         // name, rather than one list per manager.
@@ -243,9 +273,40 @@ fn hooks_off(h: &Hit<'_>) -> Option<Severity> {
     {
         return None;
     }
-    // "`--no-verify` skips the commit hooks" says what the flag does.
-    Some(if DESCRIBES_FLAG.is_match(m.as_bytes()) { Severity::Medium } else { h.base })
+    // "`--no-verify` skips the commit hooks", "`git push --no-verify`
+    // skips the hook" say what the flag does; "the user can bypass with
+    // `git commit --no-verify`" names the user's own way out.
+    let describes = DESCRIBES_FLAG.is_match(m.as_bytes())
+        || DESCRIBED_AFTER.is_match(h.after().as_bytes())
+        || USERS_CHOICE.is_match(h.before().as_bytes());
+    Some(if describes { Severity::Medium } else { h.base })
 }
+
+const PROTECTION_OFF: &str = r#"--disable-web-security\b|\b(?:seccomp|apparmor)[=:]\s*["']?unconfined\b|\binsecure-registries\b|\bdocker_content_trust\s*=\s*["']?0\b|\bsafe\.directory\s+["']?\*|\b(?:transfer|fetch|receive)\.fsckobjects\s+["']?false\b|\bcore\.protect(?:ntfs|hfs)\s+["']?false\b|\bprotocol\.file\.allow\s+["']?always\b|\bsecurityrealm\.no_authentication\b|\bauthorizationstrategy\.unsecured\b|\bsetcrumbissuer\s*\(\s*null\s*\)|\bpermissive-script-security\.enabled\b|\bhost(?:ssl)?\s+all\s+all\s+(?:0\.0\.0\.0/0|::/0|all)\s+trust\b|\bssl(?: = |=)off\b|\b(?:block_public_(?:acls|policy)|restrict_public_buckets)\s*=\s*false\b|\bvault\s+audit\s+disable\b|conditionalaccesspolicy\b[^\n]*-state\s+["']?disabled\b|securitydefaultenforcementpolicy\b[^\n]*-isenabled:?\s*\$?false\b|\bauth\s+sufficient\s+pam_permit\.so\b|\bvssadmin(?:\.exe)?\s+delete\s+shadows\b|\bwmic\s+shadowcopy\s+delete\b|\bwbadmin(?:\.exe)?\s+delete\s+(?:catalog|backup|systemstatebackup)\b|\bbcdedit\b[^\n]*\brecoveryenabled\s+no\b"#;
+
+/// The weaker switches of [`PROTECTION_OFF`]: worth a look, not a refusal.
+static LESSER_PROTECTION: Lazy = LazyLock::new(|| {
+    compile(r"^(?:insecure-registries|docker_content_trust|(?:transfer|fetch|receive)\.fsckobjects|ssl ?=)")
+});
+
+fn protection_off(h: &Hit<'_>) -> Option<Severity> {
+    let m = h.text().to_ascii_lowercase();
+    Some(if LESSER_PROTECTION.is_match(m.as_bytes()) { Severity::Medium } else { h.base })
+}
+
+/// What follows a command that says what it does.
+static DESCRIBED_AFTER: Lazy = LazyLock::new(|| {
+    compile(
+        r"^[`'\x22]?\)?\s*(?:(?:would|will|just|only)\s+)?(?:skips|bypasses|disables|turns\s+off|means)\b",
+    )
+});
+
+/// A person other than the agent who may run it, written before it.
+static USERS_CHOICE: Lazy = LazyLock::new(|| {
+    compile(
+        r"\b(?:the\s+user|users|a\s+developer|developers|the\s+author|a\s+human|humans)\s+(?:can|may|could)\b[^.;:!?]*$",
+    )
+});
 
 static DESCRIBES_FLAG: Lazy = LazyLock::new(|| {
     compile(r"^--no-verify\b\W{0,3}(?:flag\s+|option\s+)?(?:skips|bypasses|disables|turns\s+off|means)\b")

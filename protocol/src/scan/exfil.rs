@@ -31,6 +31,14 @@ use super::{Category, Severity};
 /// Paths whose content is a credential.
 pub(super) const SECRET_PATHS: &str = r#"\.ssh/(?:(?:id_[a-z0-9_]+|identity)(?:\.pub)?\b|id_\*(?:\.pub)?)|\.ssh/?(?:\*|\s|$|["'`)])|\bid_(?:rsa|dsa|ecdsa|ed25519)(?:_sk)?\b(?:\.pub)?|\.aws/credentials\b|\.config/gcloud/(?:application_default_credentials\.json|credentials\.db|access_tokens\.db|legacy_credentials)|\.azure/(?:accesstokens\.json|msal_token_cache)|\.git-credentials\b|\.netrc\b|\.gnupg\b|\.password-store\b|/etc/g?shadow\b|\.kube/config\b|\.docker/config\.json|\.npmrc\b|\.pypirc\b|\bgh/hosts\.yml|\blogin\.keychain|\bkeychains/|\b(?:google-chrome|chromium|brave-browser|chrome|firefox|microsoft\s+edge)/[^\n]*(?:cookies|login\s+data|logins\.json|key4\.db|web\s+data)\b|/proc/(?:self|\d+)/environ\b|serviceaccount/token\b|\bwallet\.dat\b"#;
 
+/// Credential files of other tools: a database client's password file, a
+/// secrets store's token, an object store's, a registry's or a cloud
+/// CLI's keys and token caches, a coding agent's own login. Prose names
+/// them in routine setup steps ("put the password in `~/.pgpass`"), so
+/// the line rule leaves them out; read by code, or sent by a command, they
+/// are what `SECRET_PATHS` names are.
+pub(super) const TOOL_SECRET_FILES: &str = r#"(?:^|[\s"'/`(=@])\.(?:pgpass|my\.cnf|vault-token|s3cfg|boto|databrickscfg)\b|\.cargo/credentials(?:\.toml)?\b|\.gem/credentials\b|\.terraform\.d/credentials\.tfrc\.json\b|\.config/hub\b|\brclone\.conf\b|\.aws/(?:sso|cli)/cache\b|\.claude/\.credentials\.json\b|\.codex/auth\.json\b|\.gemini/oauth_creds\.json\b|\bgithub-copilot/(?:hosts|apps)\.json\b|\bdoctl/config\.yaml\b|\.fly/config\.yml\b|\.wrangler/config/\w+\.toml\b|\bconfigstore/firebase-tools\.json\b|\bcom\.vercel\.cli/auth\.json\b|\.supabase/access-token\b|\.kaggle/kaggle\.json\b|\bhuggingface/(?:stored_)?tokens?\b|\.config/git/credentials\b|\bngrok2?/ngrok\.yml\b|\.oci/config\b"#;
+
 /// Paths that often hold secrets or reveal accounts, but are also routine.
 const LESSER_PATHS: &str = r#"(?:^|[\s"'=@/<(:`])\.env(?:\.(?:local|prod|production|staging|dev|development))?(?:$|[\s"'`),;:])|/etc/passwd\b|\.(?:bash|zsh|python|psql|mysql)_history\b|\.aws/config\b"#;
 
@@ -71,7 +79,8 @@ const SECRET_TRIGGERS: &[&str] = &[
 ];
 
 static SECRET: Lazy = LazyLock::new(|| compile(SECRET_PATHS));
-static ANY_SECRET: Lazy = LazyLock::new(|| compile(&format!("{SECRET_PATHS}|{LESSER_PATHS}")));
+static ANY_SECRET: Lazy =
+    LazyLock::new(|| compile(&format!("{SECRET_PATHS}|{LESSER_PATHS}|{TOOL_SECRET_FILES}")));
 
 /// Commands and verbs that read, copy or ship a file's content.
 static READER: Lazy = LazyLock::new(|| {
@@ -258,11 +267,21 @@ static PASSIVE: Lazy = LazyLock::new(|| {
 /// "and paste its token"), unless that one is a passive about another
 /// thing.
 fn reads_path(h: &Hit<'_>) -> bool {
-    if READER.is_match(h.before().as_bytes()) {
+    let before = h.before().as_bytes();
+    if READER.find_iter(before).any(|r| is_verb(before, r.range())) {
         return true;
     }
     let after = slice_lossy(h.hay, h.m.end..h.line_len.min(h.m.end + CONTEXT)).as_bytes();
-    READER.find_iter(after).any(|r| !PASSIVE.is_match(&after[r.start()..]))
+    READER.find_iter(after).any(|r| is_verb(after, r.range()) && !PASSIVE.is_match(&after[r.start()..]))
+}
+
+/// Whether a [`READER`] word at `at` of `hay` is used as one: not a key
+/// given a value (`--mount=type=secret`), nor an adjective ("permissions
+/// are too open").
+fn is_verb(hay: &[u8], at: std::ops::Range<usize>) -> bool {
+    let key = hay.get(at.end) == Some(&b'=');
+    let adjective = hay[..at.start].to_ascii_lowercase().ends_with(b"too ");
+    !key && !adjective
 }
 
 static KEY_USE: Lazy = LazyLock::new(|| {
@@ -297,8 +316,13 @@ fn exfil_instruction(h: &Hit<'_>) -> Option<Severity> {
     let sentence = &rest[..END_OF_SENTENCE.find(rest).map_or(rest.len(), |m| m.start())];
     let earlier = h.before().as_bytes();
     let clause_start = END_OF_SENTENCE.find_iter(earlier).last().map_or(0, |m| m.end());
-    let secret_after = SECRET_NOUN.find(sentence);
-    if !(secret_after.is_some() || SECRET_NOUN.is_match(&earlier[clause_start..])) {
+    // A public key (`ssh-copy-id -i ~/.ssh/id_ed25519.pub me@host`) is
+    // meant to be handed out.
+    fn secret(hay: &[u8]) -> Option<regex::bytes::Match<'_>> {
+        SECRET_NOUN.find_iter(hay).find(|m| !sender::is_public_key(&hay[m.start()..]))
+    }
+    let secret_after = secret(sentence);
+    if !(secret_after.is_some() || secret(&earlier[clause_start..]).is_some()) {
         return None;
     }
     let from = secret_after.map_or(0, |m| m.end());

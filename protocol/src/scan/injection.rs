@@ -32,6 +32,7 @@ pub(super) fn rules() -> Vec<Rule> {
             format!(r"\b{FETCH}\b[^\n]*?{}", pipe_into_shell()),
         )
         .gate(pipes_into_shell)
+        .assess(elided_fetch)
         .warnable(),
         Rule::new(
             "exec.run-fetched",
@@ -124,6 +125,15 @@ static EXEC_CONTEXT: Lazy = LazyLock::new(|| {
 
 /// Long runs of escaped bytes spell out what a reader should not see; run
 /// by something that executes them, they are a hidden command.
+/// `curl ... | bash` with nothing but an ellipsis to fetch names a shape
+/// (a review checklist, a table of indicators); it cannot run. Medium:
+/// still worth a look.
+fn elided_fetch(h: &Hit<'_>) -> Option<Severity> {
+    let m = h.text();
+    let elided = (m.contains("...") || m.contains('…')) && !m.contains("://") && !m.contains('$');
+    Some(if elided { Severity::Medium } else { h.base })
+}
+
 fn hex_escapes(h: &Hit<'_>) -> Option<Severity> {
     Some(if EXEC_CONTEXT.is_match(h.line().as_bytes()) { Severity::High } else { h.base })
 }

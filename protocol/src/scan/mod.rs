@@ -86,6 +86,8 @@ mod edge_tests;
 mod engine;
 mod exfil;
 #[cfg(test)]
+mod fresh_tests;
+#[cfg(test)]
 mod generalised_tests;
 mod hijack;
 mod injection;

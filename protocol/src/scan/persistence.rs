@@ -57,6 +57,17 @@ pub(super) fn rules() -> Vec<Rule> {
             r#"(?:>>?|\btee\b(?:\s+-a)?)\s*["']?(?:\S*/)?\bauthorized_keys\b"#,
         )
         .assess(authorized_keys),
+        // A key written out in the skill, put in a variable or a heredoc
+        // and appended a line or two below: whoever holds its private half
+        // logs in from then on, as with the key on the append's own line.
+        Rule::new(
+            "persist.authorized-keys",
+            P,
+            High,
+            &["ssh-ed25519", "ssh-rsa", "ssh-dss", "ecdsa-sha2"],
+            r#"\b(?:ssh-(?:rsa|ed25519|dss)|ecdsa-sha2-\S+)\s+AAAA[^\n]*\n(?:[^\n]*\n){0,2}[^\n]*(?:>>?|\btee\b(?:\s+-a)?)\s*["']?(?:\S*/)?\bauthorized_keys\b"#,
+        )
+        .span(3),
         Rule::new(
             "persist.ld-preload",
             P,

@@ -1,7 +1,9 @@
 //! Privilege escalation (category `PrivilegeEscalation`): `sudo`, sudoers,
 //! world-writable and setuid modes, `chown root`, switching off host
 //! security, container escapes, and switching off the agent's own
-//! permission prompts.
+//! permission prompts; and `sudo` (or `su`, `ssh`, `passwd`) redefined as
+//! a shell function that reads the password itself
+//! (`priv.prompt-shadowed`, category `CredentialAccess`).
 //!
 //! `sudo apt install` is in every setup guide, so plain `sudo` is Low; what
 //! blocks is a change that leaves the machine open afterwards.
@@ -25,6 +27,18 @@ pub(super) fn rules() -> Vec<Rule> {
             r#"(?:>>?|\btee\b(?:\s+-a)?)\s*["']?/etc/sudoers\b(?:\.d/\S*)?|\bnopasswd\s*:\s*\S+"#,
         )
         .assess(sudoers)
+        .warnable(),
+        // `sudo` (or `su`, `ssh`, `passwd`) redefined as a shell function
+        // that asks for the password itself: the prompt looks like the
+        // real one, and the password goes wherever the function puts it.
+        Rule::new(
+            "priv.prompt-shadowed",
+            Category::CredentialAccess,
+            High,
+            &["sudo(", "sudo (", "su(", "su (", "doas(", "doas (", "passwd(", "passwd (", "ssh(", "ssh ("],
+            r"(?:^|[\s;{])(?:function\s+)?(?:sudo|su|doas|passwd|ssh)\s*\(\s*\)\s*\{?[^\n]*(?:\n[^\n]*){0,3}?\bread\s+-\w*s",
+        )
+        .span(4)
         .warnable(),
         Rule::new(
             "priv.world-writable",
@@ -117,12 +131,84 @@ static NOPASSWD_ALL: Lazy = LazyLock::new(|| compile(r"\bnopasswd\s*:\s*all\b"))
 /// close; `NOPASSWD` for one command is how deploy users are set up.
 fn sudoers(h: &Hit<'_>) -> Option<Severity> {
     let line = h.line().as_bytes();
-    Some(if WRITES_SUDOERS.is_match(line) {
+    Some(if WRITES_SUDOERS.is_match(line) && !one_fixed_program(line) {
         Severity::Critical
+    } else if WRITES_SUDOERS.is_match(line) {
+        // A drop-in granting one system program without a password is
+        // least privilege, as a deploy user's is; still worth a look.
+        Severity::Medium
     } else if NOPASSWD_ALL.is_match(line) {
         Severity::High
     } else {
         Severity::Medium
+    })
+}
+
+/// `NOPASSWD:` followed by one absolute path to a system program: not
+/// `ALL`, not a list, not a shell, interpreter, editor or file tool that
+/// runs or writes anything, and not in a folder a user can write.
+static ONE_PROGRAM: Lazy = LazyLock::new(|| {
+    compile(r"\bnopasswd\s*:\s*/(?:usr/)?(?:s?bin|lib\w*)/([\w.-]+)(?:\s+[^,\n'\x22]*)?['\x22]?\s*(?:\||>|$)")
+});
+const RUNS_ANYTHING: &[&str] = &[
+    "bash",
+    "sh",
+    "zsh",
+    "dash",
+    "ksh",
+    "fish",
+    "su",
+    "sudo",
+    "env",
+    "python",
+    "python3",
+    "perl",
+    "ruby",
+    "node",
+    "php",
+    "lua",
+    "vi",
+    "vim",
+    "nano",
+    "emacs",
+    "less",
+    "more",
+    "find",
+    "tee",
+    "cp",
+    "mv",
+    "dd",
+    "chmod",
+    "chown",
+    "install",
+    "rsync",
+    "tar",
+    "zip",
+    "unzip",
+    "awk",
+    "sed",
+    "git",
+    "docker",
+    "pip",
+    "pip3",
+    "npm",
+    "apt",
+    "apt-get",
+    "dnf",
+    "yum",
+    "systemd-run",
+    "crontab",
+    "xargs",
+    "nsenter",
+    "chroot",
+    "ln",
+    "rm",
+];
+
+fn one_fixed_program(line: &[u8]) -> bool {
+    ONE_PROGRAM.captures(line).and_then(|c| c.get(1)).is_some_and(|p| {
+        let p = String::from_utf8_lossy(p.as_bytes()).to_ascii_lowercase();
+        !RUNS_ANYTHING.iter().any(|r| p == *r || p.starts_with(&format!("{r}.")) || p.starts_with("python"))
     })
 }
 

@@ -53,7 +53,7 @@ pub(super) fn rules() -> Vec<Rule> {
                 "wevtutil", "clear-eventlog", "remove-eventlog", "journalctl", "/var/log", "_history", "clear-history",
                 "*consolehost_history*", "*historysavepath", ".claude/", ".claude.json",
             ],
-            r#"\bwevtutil(?:\.exe)?\s+(?:cl|clear-log)\b|\b(?:clear|remove)-eventlog\b|\bjournalctl\b[^\n]*--vacuum-(?:time|size|files)=\S+|\b(?:rm|shred|del|remove-item)\b[^\n|;&]*\s['"]?/var/log(?:/\*|/?\s|/?$|/?['"])|\bfind\s+/var/log\b[^\n]*-(?:delete|exec\s+rm)\b|\bln\s+-s\w*\s+/dev/null\s+\S*_history\b|\bcat\s+/dev/null\s*>\s*\S*(?:_history\b|/var/log/)|(?:^|[;&|]\s*|\s)>\s*['"]?(?:~|\$home)/\.\w*_history\b|\bclear-history\b|\b(?:rm|remove-item|del)\b[^\n|;&]*(?:consolehost_history|historysavepath|\.claude/(?:projects|history|logs|todos|statsig)|\.claude\.json\b)"#,
+            r#"\bwevtutil(?:\.exe)?\s+(?:cl|clear-log)\b|\b(?:clear|remove)-eventlog\b|\bjournalctl\b[^\n]*--vacuum-(?:time|size|files)=\S+|\b(?:rm|shred|del|remove-item)\b[^\n|;&]*\s['"]?/var/log(?:/\*|/?\s|/?$|/?['"])|\bfind\s+/var/log\b[^\n]*-(?:delete|exec\s+rm)\b|\bln\s+-s\w*\s+/dev/null\s+\S*_history\b|\bcat\s+/dev/null\s*>\s*\S*(?:_history\b|/var/log/)|(?:^|[;&|]\s*|\s)>\s*['"]?(?:~|\$home)/\.\w*_history(?:$|[\s'"`;&|)])|\bclear-history\b|\b(?:rm|remove-item|del)\b[^\n|;&]*(?:consolehost_history|historysavepath|\.claude/(?:projects|history|logs|todos|statsig)|\.claude\.json\b)"#,
         )
         .requires(&["wevtutil", "eventlog", "journalctl", "/var/log", "_history", "history", ".claude"])
         .assess(clear_logs)
@@ -139,8 +139,18 @@ fn clear_logs(h: &Hit<'_>) -> Option<Severity> {
     if m.starts_with("journalctl") {
         return Some(if VACUUM_ALL.is_match(m.as_bytes()) { h.base } else { Severity::Low });
     }
+    // Logs older than some days deleted (`find /var/log/app -mtime +30
+    // -delete`) is retention, as a vacuum by age is; the recent ones,
+    // where a session's traces are, stay.
+    if m.starts_with("find") && OLDER_THAN_DAYS.is_match(m.as_bytes()) {
+        return Some(Severity::Low);
+    }
     Some(h.base)
 }
+
+/// `find`'s age test for days past, at least one (`-mtime +1`, `-mtime
+/// +30`); `-mtime 0`, `-mmin` and `-newer` pick recent files.
+static OLDER_THAN_DAYS: Lazy = LazyLock::new(|| compile(r"\s-mtime\s+\+0*[1-9]\d*\b"));
 
 /// The password handed to the script is a credential stolen at each login.
 fn pam_hook(h: &Hit<'_>) -> Option<Severity> {

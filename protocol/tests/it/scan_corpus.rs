@@ -51,13 +51,16 @@ const MIN_FILES: usize = 300;
 /// malicious skills by a writer who had read no rule (session 24, source
 /// "…writer t9") joined the corpus: as found, the scanner refused 251 of
 /// them (65%), and the whole corpus 1282 of 1450 (88.4%; HELD 76.9%).
-const MIN_RECALL: f64 = 0.884;
+/// Rules that read what those skills do, and the classifier retrained on
+/// the grown TRAIN split, brought it to 1318 of 1450 (90.9%; TRAIN 91.6%,
+/// HELD 78.3%) the same day.
+const MIN_RECALL: f64 = 0.908;
 /// #14's bound on benign skills refused is 3%. The same writer's 210 benign
 /// skills, written close to the line, were refused 24 times (11.4%) as
 /// found, the corpus 41 of 882 (4.6%): until the bound is met again this is
 /// a ratchet at the rate reached; lower it with every change that refuses
-/// fewer.
-const MAX_FALSE_POSITIVE_RATE: f64 = 0.047;
+/// fewer. Met again the same day: 26 of 882 (2.9%).
+const MAX_FALSE_POSITIVE_RATE: f64 = 0.03;
 /// At most this share of benign skills may be held back from sharing for a
 /// credential that looks live (`ScanReport::has_secrets`).
 const MAX_SECRET_FALSE_POSITIVE_RATE: f64 = 0.02;

@@ -47,7 +47,9 @@
 //! of 239): so it is trained on TRAIN alone, and its part in HELD's
 //! recall is an upper bound on its part in the wild. The rules' evidence
 //! alone carries over between writers a little better (6–10 % each way)
-//! and adds little beside the words.
+//! and adds little beside the words. Retrained when an independent
+//! writer's skills joined the corpus (session 24, 428 TRAIN malicious):
+//! 78 % of TRAIN out of fold, 5.6 % of the `x-*` and `older` skills.
 //!
 //! [`ScanReport::classifier`]: super::ScanReport::classifier
 
@@ -74,14 +76,14 @@ const MAX_BYTES: usize = 256 * 1024;
 /// Score (thousandths) at or above which `classifier.suspicious` is added:
 /// chosen on the TRAIN split, out of fold, for at most 3% of its benign
 /// skills.
-pub const THRESHOLD: u16 = 612;
+pub const THRESHOLD: u16 = 661;
 /// Score (thousandths) at or above which the classifier corroborates a
 /// rule's finding of [`CORROBORATES_BESIDE`] or worse
 /// (`classifier.corroborated`, which refuses): chosen on the TRAIN split,
 /// out of fold, as the lowest that refuses at most 1% of its benign skills
 /// *with* such a finding — stricter than [`THRESHOLD`]'s 3%, though the
 /// score may be lower, as a rule's finding must stand beside it.
-pub const CORROBORATES_AT: u16 = 533;
+pub const CORROBORATES_AT: u16 = 661;
 /// The least severity of the rule's finding a score at [`CORROBORATES_AT`]
 /// corroborates: chosen with it by the training (`train_scan_model`), the
 /// row of its grid (`Low`, `Medium`) that refused the most malicious
@@ -343,13 +345,13 @@ mod tests {
             5794, 5941, 5991, 6169, 6592, 7477, 7855, 7939, 8122,
         ];
         assert_eq!(words(text), trained);
-        assert_eq!(score(text, &[]), 227);
-        assert_eq!(score("# Formatting\n\nRun `cargo fmt --all` before each commit.\n", &[]), 20);
+        assert_eq!(score(text, &[]), 633);
+        assert_eq!(score("# Formatting\n\nRun `cargo fmt --all` before each commit.\n", &[]), 59);
         // The rules' evidence: none found, then a companion script run.
         assert_eq!(features(text, &[]).evidence, [9168]);
         let companion = [rule("trojan.companion-script", Severity::Medium)];
         assert_eq!(features(text, &companion).evidence, [8654, 8674, 8994, 9020, 9133]);
-        assert_eq!(score(text, &companion), 231);
+        assert_eq!(score(text, &companion), 720);
     }
 
     #[test]

@@ -98,8 +98,14 @@ pub(super) fn position(view: &str, names: &[&str], read_at: Option<usize>) -> Po
     // The first argument of the network call is its URL.
     if let Some(call) = sinks::network(view) {
         let b = view.as_bytes();
-        if let Some(open) = b[call.end..].iter().position(|&c| c == b'(').filter(|&k| k <= 2) {
-            let start = call.end + open + 1;
+        // Some calls' patterns take their `(` with them (`fetch(`).
+        let open = if b[..call.end].ends_with(b"(") {
+            Some(call.end - 1)
+        } else {
+            b[call.end..].iter().position(|&c| c == b'(').filter(|&k| k <= 2).map(|k| call.end + k)
+        };
+        if let Some(open) = open {
+            let start = open + 1;
             let mut depth = 0i32;
             let mut end = b.len();
             for (k, &c) in b.iter().enumerate().skip(start) {
@@ -161,6 +167,57 @@ pub(super) fn occurrences(view: &str, name: &str) -> Vec<usize> {
     found
 }
 
+/// Query parameters that carry a request's credential: how APIs that
+/// take their key in the URL (`?appid=`, `&api_key=`) are called.
+const AUTH_PARAMS: &[&str] = &[
+    "appid",
+    "app_id",
+    "apikey",
+    "api_key",
+    "api-key",
+    "key",
+    "token",
+    "api_token",
+    "apitoken",
+    "access_token",
+    "auth",
+    "auth_token",
+];
+
+/// Bytes between a query parameter's `=` and the value a string builds
+/// into it: `${` of a template, `{` of an f-string, `" + ` of a
+/// concatenation.
+const VALUE_OPENERS: &[u8] = b"${+\"'` ";
+
+/// Whether the value at `at` of the call's raw text is an
+/// [`AUTH_PARAMS`] parameter's (`?appid=${key}`, `"&key=" + k`,
+/// `{"api_key": k}`).
+fn after_auth_param(raw: &[u8], at: usize) -> bool {
+    let mut i = at.min(raw.len());
+    let opened = raw[..i].iter().rev().take(8).take_while(|c| VALUE_OPENERS.contains(c)).count();
+    i -= opened;
+    if i == 0 || !matches!(raw[i - 1], b'=' | b':') {
+        return false;
+    }
+    i -= 1;
+    i -= raw[..i].iter().rev().take_while(|c| matches!(c, b' ' | b'"' | b'\'')).count();
+    let name =
+        raw[..i].iter().rev().take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-')).count();
+    let before = raw[..i - name].last();
+    name > 0
+        && AUTH_PARAMS.iter().any(|p| p.as_bytes().eq_ignore_ascii_case(&raw[i - name..i]))
+        && before.is_none_or(|c| matches!(c, b'?' | b'&' | b'"' | b'\'' | b'{' | b',' | b'(' | b' '))
+}
+
+/// Whether every place the call `view` (its raw text `raw`, offset for
+/// offset) uses `names`, or reads a source at `read_at`, is the value of
+/// a query parameter that authenticates the request: the key an API
+/// takes in its URL, as others take it in a header.
+pub(super) fn query_authenticates(view: &str, raw: &str, names: &[&str], read_at: Option<usize>) -> bool {
+    let mut at = names.iter().flat_map(|name| occurrences(view, name)).chain(read_at).peekable();
+    at.peek().is_some() && at.all(|at| after_auth_param(raw.as_bytes(), at))
+}
+
 /// Whether every host the call goes to is one the skill documents: named
 /// in its prose, or by the environment variables the secret came from.
 pub(super) fn documented(
@@ -169,6 +226,20 @@ pub(super) fn documented(
     call_view: &str,
     call_raw: &str,
     env: &[String],
+) -> bool {
+    documented_by(body, known, call_view, call_raw, env, true)
+}
+
+/// [`documented`], by the environment variables' names alone (and
+/// `localhost`) when `prose` is false: a stranger's host may be named in
+/// the prose as easily as any.
+pub(super) fn documented_by(
+    body: &Body<'_>,
+    known: &mut Known<'_>,
+    call_view: &str,
+    call_raw: &str,
+    env: &[String],
+    prose: bool,
 ) -> bool {
     let mut hosts: Vec<String> = URL
         .captures_iter(call_raw.as_bytes())
@@ -185,17 +256,18 @@ pub(super) fn documented(
     }
     hosts.iter().all(|host| {
         let local = host == "localhost" || host.starts_with("127.");
-        let named = match known.named.iter().find(|(h, _)| h == host) {
-            Some(&(_, named)) => named,
-            None => {
-                let named = named_in_prose(body.text, known.map, host);
-                if known.named.len() >= MAX_HOSTS {
-                    known.named.remove(0);
+        let named = prose
+            && match known.named.iter().find(|(h, _)| h == host) {
+                Some(&(_, named)) => named,
+                None => {
+                    let named = named_in_prose(body.text, known.map, host);
+                    if known.named.len() >= MAX_HOSTS {
+                        known.named.remove(0);
+                    }
+                    known.named.push((host.clone(), named));
+                    named
                 }
-                known.named.push((host.clone(), named));
-                named
-            }
-        };
+            };
         let labels: Vec<&str> =
             host.split('.').filter(|l| l.len() >= 3 && !GENERIC_LABELS.contains(l)).collect();
         let owned = env.iter().any(|e| {

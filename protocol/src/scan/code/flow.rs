@@ -34,7 +34,8 @@ use std::sync::LazyLock;
 
 use super::blocks::{self, CodeMap, Lang};
 use super::destination::{
-    HEADER, HEADER_FIELD, Known, Position, URL, documented, mentions, occurrences, position, regions,
+    HEADER, HEADER_FIELD, Known, Position, URL, documented, documented_by, mentions, occurrences, position,
+    query_authenticates, regions,
 };
 use super::strip::strip;
 use super::{sinks, sources};
@@ -258,7 +259,14 @@ fn learn(state: &mut State<'_>, code: &str, lang: Lang) {
     let carries =
         |t: &&Tainted| occurrences(&rhs_view, &t.name).iter().any(|at| !auth.iter().any(|r| r.contains(at)));
     let from: Vec<&Tainted> = state.tainted.iter().filter(carries).collect();
+    // What a request returns is the server's answer, not what it was sent
+    // (`res = await fetch(url)`: the call was the flow, reported there). A
+    // request built to be sent later (`urllib.request.Request(u, data=k)`)
+    // still carries it.
+    let answer = sinks::network(&rhs_view)
+        .is_some_and(|m| !code[rhs_at..].get(m).is_some_and(|call| call.contains("Request")));
     let taint = match (rhs_source, from.first()) {
+        _ if answer => None,
         (Some((kind, _)), _) => {
             let env = sources::env_names(&code[rhs_at..]);
             Some(Tainted { name: String::new(), kind, env })
@@ -408,32 +416,34 @@ fn report(
             } else {
                 let mut names: Vec<&str> = reached.iter().map(|t| t.name.as_str()).collect();
                 let direct_env = direct.map(|_| sources::env_names(code)).unwrap_or_default();
-                let pos = if let Some((_, at)) = direct.filter(|_| names.is_empty()) {
+                let read_at = direct.filter(|_| names.is_empty()).map(|(_, at)| at);
+                if read_at.is_some() {
                     // The source is read inside the call: find it there, by
                     // its names or, when they are in a string the view
                     // blanks (`os.environ.get("KEY")`), where it is read.
                     names.extend(direct_env.iter().map(String::as_str));
-                    position(call_view, &names, Some(at))
-                } else {
-                    position(call_view, &names, None)
-                };
+                }
+                let pos = position(call_view, &names, read_at);
                 let env: Vec<String> = reached
                     .iter()
                     .flat_map(|t| t.env.iter().cloned())
                     .chain(direct_env.iter().cloned())
                     .collect();
+                let mut known = Known { hosts: &state.hosts, named: &mut state.named, map: state.map };
                 match pos {
                     Position::Header => Severity::Medium,
-                    Position::Url => Severity::Critical,
-                    Position::Body
-                        if documented(
-                            body,
-                            &mut Known { hosts: &state.hosts, named: &mut state.named, map: state.map },
-                            call_view,
-                            call_raw,
-                            &env,
-                        ) =>
+                    // The API's own key parameter, sent to the API the
+                    // variable's name names (`?appid=` of
+                    // `WEATHER_API_KEY`), authenticates as a header does;
+                    // anywhere else a secret in a URL is what leaks.
+                    Position::Url
+                        if query_authenticates(call_view, call_raw, &names, read_at)
+                            && documented_by(body, &mut known, call_view, call_raw, &env, false) =>
                     {
+                        Severity::Medium
+                    }
+                    Position::Url => Severity::Critical,
+                    Position::Body if documented(body, &mut known, call_view, call_raw, &env) => {
                         Severity::Medium
                     }
                     Position::Body => Severity::Critical,
@@ -462,12 +472,16 @@ fn report(
     // Shown under a warning, as text, a flow is explained, as a sender is.
     let severity = body.unless_explained(severity, r, at..line.len());
     let line_no = r.index + 1;
+    // One flow a line per category: a later one adds nothing unless it is
+    // worse, and then it takes the place of its own rule's milder one
+    // (a header first, the same secret in a URL after it).
     if out
         .iter()
-        .any(|f| f.line == line_no && (f.rule_id == id || f.category == category && f.severity >= severity))
+        .any(|f| f.line == line_no && (f.rule_id == id || f.category == category) && f.severity >= severity)
     {
         return;
     }
+    out.retain(|f| f.line != line_no || f.rule_id != id);
     out.push(finding(id, category, severity, r, line, at));
 }
 

@@ -11,7 +11,7 @@
 use std::sync::LazyLock;
 
 use super::blocks::Lang;
-use crate::scan::exfil::SECRET_PATHS;
+use crate::scan::exfil::{SECRET_PATHS, TOOL_SECRET_FILES};
 use crate::scan::rule::{Lazy, compile};
 
 /// What a source reads.
@@ -170,13 +170,6 @@ static READ: Lazy = LazyLock::new(|| {
         r#"\bopen\s*\(|\.read(?:_text|_bytes|lines)?\s*\(|\breadfile(?:sync)?\b|\bget-content\b|\bgc\s|\bcat\s|\btype\s|\bcopyfile|\bsqlite3\.connect\b|\bpath\s*\(|\$\(\s*<|\bfs\.promises\b|\[io\.file\]::read|\bfile_get_contents\s*\(|\bfopen\s*\(|\breadall(?:text|bytes|lines)\b|\bfiles\.read\w*\s*\(|\bread_to_string\b|\bfs::read\b"#,
     )
 });
-
-/// Credential files of other tools that code reads whole: a database
-/// client's password file, a secrets store's token, an object store's or
-/// a package registry's keys. Read by a program and sent, they are what
-/// `SECRET_PATHS` names are (the line rules leave them out: prose names
-/// them in routine setup steps).
-const TOOL_SECRET_FILES: &str = r#"(?:^|[\s"'/`(=])\.(?:pgpass|my\.cnf|vault-token|s3cfg|boto|databrickscfg)\b|\.cargo/credentials(?:\.toml)?\b|\.gem/credentials\b|\.terraform\.d/credentials\.tfrc\.json\b|\.config/hub\b"#;
 
 static SECRET_FILE: Lazy = LazyLock::new(|| compile(&format!("{SECRET_PATHS}|{TOOL_SECRET_FILES}")));
 

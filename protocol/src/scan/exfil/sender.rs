@@ -9,7 +9,10 @@ use std::sync::LazyLock;
 
 use regex::bytes::Regex;
 
-use super::{ANY_SECRET, ENV_DUMP, ENV_DUMP_PATTERN, LESSER_PATHS, SECRET, SECRET_PATHS, SECRET_VAR_PATTERN};
+use super::{
+    ANY_SECRET, ENV_DUMP, ENV_DUMP_PATTERN, LESSER_PATHS, SECRET, SECRET_PATHS, SECRET_VAR_PATTERN,
+    TOOL_SECRET_FILES,
+};
 use crate::scan::engine::{Analyzer, Body, LineRef, finding};
 use crate::scan::rule::{AnyCi, Lazy, compile, contains_ci};
 use crate::scan::{Category, Finding, Severity};
@@ -111,17 +114,20 @@ static SECRET_VAR: Lazy = LazyLock::new(|| compile(SECRET_VAR_PATTERN));
 /// the common `-H`/`-u` forms are removed by [`strip_auth_args`] first.
 static AUTH_ARGS: Lazy = LazyLock::new(|| {
     compile(
-        r#"(?:-H|--header|-u|--user|--oauth2-bearer)\s*=?\s*(?:"[^"]*"|'[^']*'|\S+)|\s-i\s+\S+|--netrc-file[= ]\S+|--(?:cert|key|cacert)[= ]\S+|\s-e\s+(?:"ssh[^"]*"|'ssh[^']*')|\b(?:headers|auth)\s*=\s*(?:\{[^}]*\}|\([^)]*\))"#,
+        r#"(?:-H|--header|-u|--user|--oauth2-bearer)\s*=?\s*(?:"[^"]*"|'[^']*'|\S+)|\s-i\s+\S+|--(?:netrc-file|config)[= ]\S+|--(?:cert|key|cacert)[= ]\S+|\s-e\s+(?:"ssh[^"]*"|'ssh[^']*')|\b(?:headers|auth)\s*=\s*(?:\{[^}]*\}|\([^)]*\))"#,
     )
 });
 
 /// Anything a sender could leak: one test before the detailed ones.
 static PAYLOAD: Lazy = LazyLock::new(|| {
-    compile(&format!("{SECRET_PATHS}|{LESSER_PATHS}|{ENV_DUMP_PATTERN}|{SECRET_VAR_PATTERN}"))
+    compile(&format!(
+        "{SECRET_PATHS}|{LESSER_PATHS}|{TOOL_SECRET_FILES}|{ENV_DUMP_PATTERN}|{SECRET_VAR_PATTERN}"
+    ))
 });
 /// A secret or the environment, read on an earlier line.
-static SOURCE: Lazy =
-    LazyLock::new(|| compile(&format!("{SECRET_PATHS}|{LESSER_PATHS}|{ENV_DUMP_PATTERN}|{STORE_READ}")));
+static SOURCE: Lazy = LazyLock::new(|| {
+    compile(&format!("{SECRET_PATHS}|{LESSER_PATHS}|{TOOL_SECRET_FILES}|{ENV_DUMP_PATTERN}|{STORE_READ}"))
+});
 
 /// Commands that print a secret from a store rather than a file: a
 /// keychain, a CLI's login token (a registry's login password, the
@@ -396,9 +402,10 @@ fn secret_to_network(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>)
         if !may_carry_payload(&payload) {
             continue;
         }
-        let rare_auth = [&b" -i "[..], b"--netrc", b"--cert", b"--key", b" -e ", b"headers", b"auth"];
+        let rare_auth =
+            [&b" -i "[..], b"--netrc", b"--cert", b"--key", b" -e ", b"--config", b"headers", b"auth"];
         if payload.contains(&b'-') && rare_auth.iter().any(|m| contains_ci(&payload, m))
-            || rare_auth[5..].iter().any(|m| contains_ci(&payload, m))
+            || rare_auth[6..].iter().any(|m| contains_ci(&payload, m))
         {
             payload = std::borrow::Cow::Owned(AUTH_ARGS.replace_all(&payload, &b" "[..]).into_owned());
         }
@@ -450,7 +457,9 @@ static LABEL_VAR: Lazy = LazyLock::new(|| {
 /// What fills a label that carries a secret: a credential file, the
 /// environment, a store, or a variable whose name says it is a secret.
 static LABEL_SOURCE: Lazy = LazyLock::new(|| {
-    compile(&format!("{SECRET_PATHS}|{LESSER_PATHS}|{ENV_DUMP_PATTERN}|{STORE_READ}|{SECRET_VAR_PATTERN}"))
+    compile(&format!(
+        "{SECRET_PATHS}|{LESSER_PATHS}|{TOOL_SECRET_FILES}|{ENV_DUMP_PATTERN}|{STORE_READ}|{SECRET_VAR_PATTERN}"
+    ))
 });
 
 /// `exfil.dns-lookup` for a name whose first label is a variable filled
@@ -469,7 +478,7 @@ fn dns_label(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
     }
 }
 
-fn is_public_key(at: &[u8]) -> bool {
+pub(super) fn is_public_key(at: &[u8]) -> bool {
     // A glob (`id_*.pub`) names public keys too.
     let end =
         at.iter().position(|b| !(b.is_ascii_alphanumeric() || b"._-/~*".contains(b))).unwrap_or(at.len());

@@ -2,7 +2,7 @@
 //! argument asks it to install (a registry name, a URL, a Go module).
 //!
 //! Recognised: `pip`/`pip3` (also under `python -m` and `uv`), `pipx`,
-//! `uv add`, `uv tool install`, `poetry add`, `pdm add`, `pipenv install`;
+//! `uv add`, `uv tool install`, `uvx`, `poetry add`, `pdm add`, `pipenv install`;
 //! `npm`/`pnpm`/`bun` `install`/`i`/`add`, `yarn add`, `npx`/`bunx`/`pnpm
 //! dlx`; `gem install`; `cargo install`/`cargo add`; `go install`/`go get`.
 //! Flags are skipped with their values; an argument list ends at a shell
@@ -297,8 +297,9 @@ fn word_before(b: &[u8], at: usize) -> &[u8] {
 }
 
 /// The cheap test before tokenising: an installer's name right before
-/// `install`/`add` (lower case, as commands are written), or `npx`,
-/// `npm i`, `pnpx`, `pnpm dlx`. A few vector searches over the line;
+/// `install`/`add` (lower case, as commands are written), or a runner
+/// that installs what it runs (`npx`, `pnpx`, `bunx`, `uvx`), `npm i`,
+/// `pnpm dlx`. A few vector searches over the line;
 /// most lines a trigger sends here ("Install the packages:", "apt
 /// install") fail it.
 fn names_an_installer(b: &[u8]) -> bool {
@@ -315,12 +316,17 @@ fn names_an_installer(b: &[u8]) -> bool {
                 || rest.starts_with(b"npm exec")
                 || rest.starts_with(b"npm dlx")
         })
+        || RUNS_A_PACKAGE.iter().any(|f| f.find(b).is_some())
 }
+
+/// The package runners whose name holds no `np`: `bunx` and `uvx`.
+static RUNS_A_PACKAGE: LazyLock<[memmem::Finder<'static>; 2]> =
+    LazyLock::new(|| [memmem::Finder::new("bunx "), memmem::Finder::new("uvx ")]);
 
 /// First words of the installers [`installer`] knows.
 const INSTALLERS: &[&str] = &[
     "pip", "pipx", "pipenv", "uv", "poetry", "pdm", "rye", "npm", "pnpm", "bun", "cnpm", "yarn", "npx",
-    "bunx", "pnpx", "gem", "cargo", "go",
+    "bunx", "pnpx", "uvx", "gem", "cargo", "go",
 ];
 
 /// How many tokens from `i` name an installer that installs the arguments
@@ -352,6 +358,8 @@ fn installer(toks: &[Tok<'_>], i: usize) -> Option<(usize, Option<Ecosystem>)> {
         ("yarn", "global") if w2 == "add" => (3, npm),
         ("npm", "exec") | ("pnpm" | "yarn", "dlx") => (2, npm),
         ("npx" | "bunx" | "pnpx", _) => (1, npm),
+        // `uvx ruff` runs the PyPI package it names, installed on the spot.
+        ("uvx", _) => (1, py),
         ("gem", "install") => (2, Some(Ecosystem::Gems)),
         ("cargo", "install" | "add") => (2, Some(Ecosystem::Crates)),
         ("go", "install" | "get") => (2, None),
@@ -377,6 +385,7 @@ pub(super) fn install_args(line: &str) -> Vec<Arg<'_>> {
         let one = toks[i].text.eq_ignore_ascii_case("npx")
             || toks[i].text.eq_ignore_ascii_case("bunx")
             || toks[i].text.eq_ignore_ascii_case("pnpx")
+            || toks[i].text.eq_ignore_ascii_case("uvx")
             || toks[i + 1..].first().is_some_and(|t| t.text == "dlx" || t.text == "exec");
         let mut j = i + skip;
         if toks[j - 1].ends {

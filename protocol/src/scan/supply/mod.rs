@@ -7,7 +7,8 @@
 //!   from a popular package and not popular itself, is `High`; two edits
 //!   from a long popular name, or the popular name with an affix
 //!   (`python-requests`, `lodash-js`), is `Medium`: such names exist for
-//!   real more often.
+//!   real more often. A Go module on github.com is named by its
+//!   `owner/repo` (`go install github.com/bufbulid/protoc-gen-validate`).
 //! - `supply.skill-name-lookalike`: the skill's own frontmatter name close
 //!   to a well-known public skill's. `Medium`: it may impersonate that
 //!   skill, but a skill named after a task will often be near another's
@@ -106,7 +107,7 @@ pub(super) fn analyzers() -> Vec<Analyzer> {
             // Few, and most are prefixes of other families' keys: the
             // prefilter's table is nearly full. `install` and `add` catch
             // install commands, `://` every source override with a URL.
-            triggers: &["install", "add", "npm", "npx", "://", "*pypirc"],
+            triggers: &["install", "add", "npm", "npx", "bunx", "uvx", "://", "*pypirc"],
             run: commands,
         },
         Analyzer { triggers: &["requirements*", "*dependencies"], run: manifests },
@@ -170,6 +171,14 @@ fn remote(body: &Body<'_>, url: &str, git: bool, l: LineRef, at: usize, out: &mu
     ));
 }
 
+/// `owner/repo` of a `github.com/owner/repo/…` module path.
+fn github_owner_repo(path: &str) -> Option<&str> {
+    let rest = path.split_once('/')?.1;
+    let owner = rest.split('/').next()?;
+    let repo = rest[owner.len()..].strip_prefix('/')?.split('/').next()?;
+    (!owner.is_empty() && !repo.is_empty()).then(|| &rest[..owner.len() + 1 + repo.len()])
+}
+
 /// Install commands and source overrides, line by line.
 fn commands(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
     for &l in lines {
@@ -180,6 +189,13 @@ fn commands(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
                 Target::Url { url, git } => remote(body, url, git, l, arg.at, out),
                 Target::GoModule(path) => {
                     let host = path.split('/').next().unwrap_or("").to_ascii_lowercase();
+                    // On github.com a module is its `owner/repo`: a look-alike
+                    // of a popular one is a squat as a package's name is.
+                    if host == "github.com"
+                        && let Some(owner_repo) = github_owner_repo(path)
+                    {
+                        package(body, Ecosystem::Go, owner_repo, l, arg.at, out);
+                    }
                     if !hosts::is_known_go_host(&host) {
                         let severity = unless_warned(body, l, arg.at, Severity::Medium);
                         out.push(finding(

@@ -52,6 +52,8 @@ pub(super) enum Ecosystem {
     Actions,
     /// Container images, as `name` or `owner/name` without registry or tag.
     Images,
+    /// Go modules on github.com, as the `owner/repo` of their path.
+    Go,
 }
 
 /// How a name resembles a popular one.
@@ -79,6 +81,8 @@ struct Index {
     /// `by_len[n]`: the names of `n` bytes that may have look-alikes, with
     /// their character counts, as (counts, index into `names`).
     by_len: Vec<Vec<(Counts, u32)>>,
+    /// The scopes of the scoped names (`@types`), each once.
+    scopes: Vec<String>,
 }
 
 fn list(e: Ecosystem) -> &'static str {
@@ -90,6 +94,7 @@ fn list(e: Ecosystem) -> &'static str {
         Ecosystem::Skills => include_str!("popular-skills.txt"),
         Ecosystem::Actions => include_str!("popular-actions.txt"),
         Ecosystem::Images => include_str!("popular-images.txt"),
+        Ecosystem::Go => include_str!("popular-go.txt"),
     }
 }
 
@@ -109,7 +114,7 @@ pub(super) fn canonical(e: Ecosystem, name: &str) -> String {
         Ecosystem::Crates | Ecosystem::Skills => {
             name.chars().map(|c| if c == '_' { '-' } else { c.to_ascii_lowercase() }).collect()
         }
-        Ecosystem::Npm | Ecosystem::Gems | Ecosystem::Actions | Ecosystem::Images => {
+        Ecosystem::Npm | Ecosystem::Gems | Ecosystem::Actions | Ecosystem::Images | Ecosystem::Go => {
             name.to_ascii_lowercase()
         }
     }
@@ -205,7 +210,13 @@ impl Index {
                 by_len[n.len()].push((counts(n), i as u32));
             }
         }
-        Index { names, set, by_len }
+        let mut scopes: Vec<String> = names
+            .iter()
+            .filter_map(|n| n.split_once('/').map(|(s, _)| s.to_string()).filter(|s| s.starts_with('@')))
+            .collect();
+        scopes.sort();
+        scopes.dedup();
+        Index { names, set, by_len, scopes }
     }
 
     fn get(e: Ecosystem) -> &'static Index {
@@ -216,6 +227,7 @@ impl Index {
         static SKILLS: LazyLock<Index> = LazyLock::new(|| Index::build(Ecosystem::Skills));
         static ACTIONS: LazyLock<Index> = LazyLock::new(|| Index::build(Ecosystem::Actions));
         static IMAGES: LazyLock<Index> = LazyLock::new(|| Index::build(Ecosystem::Images));
+        static GO: LazyLock<Index> = LazyLock::new(|| Index::build(Ecosystem::Go));
         match e {
             Ecosystem::PyPi => &PYPI,
             Ecosystem::Npm => &NPM,
@@ -224,6 +236,7 @@ impl Index {
             Ecosystem::Skills => &SKILLS,
             Ecosystem::Actions => &ACTIONS,
             Ecosystem::Images => &IMAGES,
+            Ecosystem::Go => &GO,
         }
     }
 
@@ -271,7 +284,7 @@ fn affixes(e: Ecosystem) -> (&'static [&'static str], &'static [&'static str]) {
         Ecosystem::Npm => (&["node-", "js-"], &["-js", ".js", "js", "-node"]),
         Ecosystem::Crates => (&["rust-"], &["-rs", "-rust"]),
         Ecosystem::Gems => (&["ruby-"], &["-ruby", "-rb"]),
-        Ecosystem::Skills | Ecosystem::Actions | Ecosystem::Images => (&[], &[]),
+        Ecosystem::Skills | Ecosystem::Actions | Ecosystem::Images | Ecosystem::Go => (&[], &[]),
     }
 }
 
@@ -287,12 +300,13 @@ pub(super) fn lookalike(e: Ecosystem, name: &str) -> Option<Lookalike> {
         return None;
     }
     let index = Index::get(e);
-    // A popular name itself is found below at distance 0; with digits,
-    // it must be known before the look-alike digits are read.
+    // A popular name is none, whatever its neighbours: the search below
+    // reads only names long enough to have look-alikes (`moto` is
+    // popular, and one edit from `motor`).
+    if index.set.contains(name) {
+        return None;
+    }
     if name.bytes().any(|b| b == b'0' || b == b'1') {
-        if index.set.contains(name) {
-            return None;
-        }
         let mut plain = buf;
         for b in &mut plain[..len] {
             *b = match *b {
@@ -329,6 +343,16 @@ pub(super) fn lookalike(e: Ecosystem, name: &str) -> Option<Lookalike> {
     }
     if let Some((k, i)) = best {
         return Some(Lookalike { popular: &index.names[i as usize], likeness: Likeness::Edits(k) });
+    }
+    // An npm scope one edit from a popular one (`@antropic-ai/…` of
+    // `@anthropic-ai`) is a look-alike of its whole publisher, whatever
+    // the package after it.
+    if let Some(scope) = name.split_once('/').map(|(s, _)| s).filter(|s| s.starts_with('@'))
+        && !index.scopes.iter().any(|p| p == scope)
+        && let Some(p) =
+            index.scopes.iter().find(|p| p.len() >= MIN_LEN_ONE_EDIT && distance(scope, p, 1).is_some())
+    {
+        return Some(Lookalike { popular: p, likeness: Likeness::Edits(1) });
     }
     let (prefixes, suffixes) = affixes(e);
     if !prefixes.is_empty() && index.set.contains(name) {

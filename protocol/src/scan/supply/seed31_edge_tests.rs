@@ -25,9 +25,7 @@ fn names(text: &str) -> Vec<String> {
 
 #[test]
 fn a_package_runner_installs_its_first_argument_only() {
-    // (`bunx` alone passes neither the triggers nor the cheap test: only a
-    // line that also names another installer reaches its arguments.)
-    for runner in ["npx", "pnpx", "npm i && bunx"] {
+    for runner in ["npx", "pnpx", "bunx", "uvx", "npm i && bunx"] {
         let line = format!("{runner} cowsay lodahs");
         let args = install_args(&line);
         let names: Vec<&str> = args

@@ -300,19 +300,72 @@ fn mentions_script(line: &str) -> bool {
 }
 
 /// Whether `line` may hand a file without a script extension to a runner
-/// (`bash tools/bootstrap`, `. ./scripts/init`, `source .skill/session`):
-/// a runner's name and a `/`, the cheap test before tokenising.
+/// (`bash tools/bootstrap`, `. ./scripts/init`, `ruby bin/setup`,
+/// `powershell -File tools\setup`): a path separator and a word that is
+/// one of [`RUNNERS`], the cheap test before tokenising.
 pub(super) fn mentions_bare_run(line: &str) -> bool {
-    let b = line.as_bytes();
-    memchr::memchr(b'/', b).is_some()
-        && (contains_ci(b, b"source ")
-            || contains_ci(b, b"sh ")
-            || contains_ci(b, b". ./")
-            || contains_ci(b, b"node ")
-            || contains_ci(b, b"npx ")
-            || contains_ci(b, b"python")
-            || contains_ci(b, b"go run"))
+    memchr::memchr2(b'/', b'\\', line.as_bytes()).is_some()
+        && line.split_ascii_whitespace().any(|w| is_runner(w.trim_start_matches(['`', '"', '\'', '(', '$'])))
 }
+
+/// Whether `word` is one of [`RUNNERS`], ignoring ASCII case: one `match`
+/// on a lower-cased copy, rather than a comparison per runner, for every
+/// word of every line the cheap test reads.
+fn is_runner(word: &str) -> bool {
+    let w = word.as_bytes();
+    if w.is_empty() || w.len() > LONGEST_RUNNER {
+        return false;
+    }
+    let mut lower = [0u8; LONGEST_RUNNER];
+    for (l, c) in lower.iter_mut().zip(w) {
+        *l = c.to_ascii_lowercase();
+    }
+    matches!(
+        &lower[..w.len()],
+        b"bash"
+            | b"sh"
+            | b"zsh"
+            | b"dash"
+            | b"ksh"
+            | b"source"
+            | b"."
+            | b"python"
+            | b"python3"
+            | b"python2"
+            | b"py"
+            | b"node"
+            | b"deno"
+            | b"bun"
+            | b"pwsh"
+            | b"powershell"
+            | b"powershell.exe"
+            | b"ruby"
+            | b"perl"
+            | b"php"
+            | b"lua"
+            | b"tsx"
+            | b"ts-node"
+            | b"call"
+            | b"start-process"
+            | b"saps"
+            | b"cscript"
+            | b"wscript"
+            | b"exec"
+            | b"java"
+            | b"rscript"
+            | b"osascript"
+            | b"go"
+            | b"uv"
+            | b"poetry"
+            | b"pipenv"
+            | b"pdm"
+            | b"hatch"
+            | b"npx"
+    )
+}
+
+/// The length of the longest of [`RUNNERS`]: longer words are none of them.
+const LONGEST_RUNNER: usize = 14;
 
 /// Files a shell sources that are the environment's, not the skill's:
 /// a virtual environment's activation, a dotenv file.
@@ -417,4 +470,22 @@ pub(crate) fn runs(line: &str) -> Vec<(&str, usize)> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod runner_tests {
+    use super::*;
+
+    #[test]
+    fn the_gates_runner_match_is_the_runner_list() {
+        for r in RUNNERS {
+            assert!(is_runner(r), "{r}");
+            assert!(is_runner(&r.to_ascii_uppercase()), "{r}");
+        }
+        assert_eq!(RUNNERS.iter().map(|r| r.len()).max(), Some(LONGEST_RUNNER));
+        // One byte past the longest, and words that only hold a runner.
+        for w in ["", "powershell.exe1", "rubygems", "bashful", "shell", "gopher"] {
+            assert!(!is_runner(w), "{w}");
+        }
+    }
 }
