@@ -256,13 +256,14 @@ static PASSIVE: Lazy = LazyLock::new(|| {
 /// Whether the line reads the path the hit matched: a reader before it
 /// (`cat`, `< path`, `open(`), or after it (`-exec cat`, `.read_text()`,
 /// "and paste its token"), unless that one is a passive about another
-/// thing.
+/// thing, or an adjective: OpenSSH's own warning quoted, "Permissions 0644
+/// for '~/.ssh/id_ed25519' are too open", reads nothing.
 fn reads_path(h: &Hit<'_>) -> bool {
     if READER.is_match(h.before().as_bytes()) {
         return true;
     }
     let after = slice_lossy(h.hay, h.m.end..h.line_len.min(h.m.end + CONTEXT)).as_bytes();
-    READER.find_iter(after).any(|r| !PASSIVE.is_match(&after[r.start()..]))
+    READER.find_iter(after).any(|r| !PASSIVE.is_match(&after[r.start()..]) && !after[..r.start()].ends_with(b"too "))
 }
 
 static KEY_USE: Lazy = LazyLock::new(|| {
@@ -297,12 +298,25 @@ fn exfil_instruction(h: &Hit<'_>) -> Option<Severity> {
     let sentence = &rest[..END_OF_SENTENCE.find(rest).map_or(rest.len(), |m| m.start())];
     let earlier = h.before().as_bytes();
     let clause_start = END_OF_SENTENCE.find_iter(earlier).last().map_or(0, |m| m.end());
-    let secret_after = SECRET_NOUN.find(sentence);
-    if !(secret_after.is_some() || SECRET_NOUN.is_match(&earlier[clause_start..])) {
+    let secret_after = private_secret(sentence);
+    if !(secret_after.is_some() || private_secret(&earlier[clause_start..]).is_some()) {
         return None;
     }
     let from = secret_after.map_or(0, |m| m.end());
     DESTINATION.is_match(&sentence[from..]).then_some(h.base)
+}
+
+/// The first secret named in `text` that is not a public key: `ssh-copy-id
+/// -i ~/.ssh/id_ed25519.pub me@host` and "copy your public SSH key to
+/// git@…" hand out what is meant to be handed out.
+fn private_secret(text: &[u8]) -> Option<regex::bytes::Match<'_>> {
+    SECRET_NOUN.find_iter(text).find(|m| {
+        let rest = &text[m.end()..];
+        let word = &rest[..rest.iter().position(|&c| c.is_ascii_whitespace() || b"\"'`),;".contains(&c)).unwrap_or(rest.len())];
+        let word = word.strip_suffix(b".").unwrap_or(word);
+        let before = &text[m.start().saturating_sub(7)..m.start()];
+        !(word.ends_with(b".pub") || before.eq_ignore_ascii_case(b"public "))
+    })
 }
 
 fn dns_lookup(h: &Hit<'_>) -> Option<Severity> {
