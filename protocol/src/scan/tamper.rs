@@ -53,7 +53,7 @@ pub(super) fn rules() -> Vec<Rule> {
                 "wevtutil", "clear-eventlog", "remove-eventlog", "journalctl", "/var/log", "_history", "clear-history",
                 "*consolehost_history*", "*historysavepath", ".claude/", ".claude.json",
             ],
-            r#"\bwevtutil(?:\.exe)?\s+(?:cl|clear-log)\b|\b(?:clear|remove)-eventlog\b|\bjournalctl\b[^\n]*--vacuum-(?:time|size|files)=\S+|\b(?:rm|shred|del|remove-item)\b[^\n|;&]*\s['"]?/var/log(?:/\*|/?\s|/?$|/?['"])|\bfind\s+/var/log\b[^\n]*-(?:delete|exec\s+rm)\b|\bln\s+-s\w*\s+/dev/null\s+\S*_history\b|\bcat\s+/dev/null\s*>\s*\S*(?:_history\b|/var/log/)|(?:^|[;&|]\s*|\s)>\s*['"]?(?:~|\$home)/\.\w*_history\b|\bclear-history\b|\b(?:rm|remove-item|del)\b[^\n|;&]*(?:consolehost_history|historysavepath|\.claude/(?:projects|history|logs|todos|statsig)|\.claude\.json\b)"#,
+            r#"\bwevtutil(?:\.exe)?\s+(?:cl|clear-log)\b|\b(?:clear|remove)-eventlog\b|\bjournalctl\b[^\n]*--vacuum-(?:time|size|files)=\S+|\b(?:rm|shred|del|remove-item)\b[^\n|;&]*\s['"]?/var/log(?:/\*|/?\s|/?$|/?['"])|\bfind\s+/var/log\b[^\n]*-(?:delete|exec\s+rm)\b|\bln\s+-s\w*\s+/dev/null\s+\S*_history\b|\bcat\s+/dev/null\s*>\s*\S*(?:_history\b|/var/log/)|(?:^|[;&|]\s*|\s)>\s*['"]?(?:~|\$home)/\.\w*_history(?:$|[\s'";&|)`])|\bclear-history\b|\b(?:rm|remove-item|del)\b[^\n|;&]*(?:consolehost_history|historysavepath|\.claude/(?:projects|history|logs|todos|statsig)|\.claude\.json\b)"#,
         )
         .requires(&["wevtutil", "eventlog", "journalctl", "/var/log", "_history", "history", ".claude"])
         .assess(clear_logs)
@@ -433,5 +433,16 @@ mod tests {
         assert_severity("rm -rf ~/.claude/projects", "tamper.clear-logs", High);
         assert_severity("Never run `wevtutil cl Security` on a shared host.", "tamper.clear-logs", Low);
         assert_absent("tail -f /var/log/nginx/error.log", "tamper.clear-logs");
+    }
+
+    #[test]
+    fn a_history_file_emptied_is_erased_and_a_sibling_written_is_not() {
+        let id = "tamper.clear-logs";
+        assert_severity(": > ~/.zsh_history", id, High);
+        assert_severity("echo '' > ~/.bash_history;", id, High);
+        assert_severity("cat /dev/null > \"$HOME/.bash_history\"", id, High);
+        // One secret line filtered out into a new file, then moved back.
+        assert_absent("grep -v -- '-pS3cret' ~/.zsh_history > ~/.zsh_history.new", id);
+        assert_absent("cp ~/.bash_history > ~/.bash_history_backup", id);
     }
 }
