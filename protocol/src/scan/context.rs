@@ -171,12 +171,6 @@ static ORDERED_ITEM: Lazy = LazyLock::new(|| compile(r"^\s*\d+[.)]\s"));
 /// A list item's marker.
 static LIST_ITEM: Lazy = LazyLock::new(|| compile(r"^\s*(?:[-*+]|\d+[.)])\s"));
 
-/// A row of a Markdown table: a list whose items have cells. A label in
-/// another cell is words of its own, as a list item's prose is.
-fn table_row(line: &str) -> bool {
-    line.trim_start().starts_with('|')
-}
-
 impl Outline {
     /// Reads the structure of `text` (the normalised body).
     pub(super) fn new(text: &str) -> Outline {
@@ -356,13 +350,10 @@ impl Outline {
         // A line that is only a command is a command, however it is quoted;
         // so is a step of a numbered list, or code a colon introduces.
         let intro = line[..span.start].trim_end_matches(['`', '"']).trim_end();
-        let row = table_row(line);
-        if words < if row { 1 } else { 2 }
+        if words < 2
             || ORDERED_ITEM.is_match(line.as_bytes())
             || intro.ends_with(':')
             || imperative(&self.sentence_before(text, index, m.start))
-            // A table cell begins a sentence of its own.
-            || row && imperative(line[..span.start].rsplit('|').next().unwrap_or(""))
         {
             return false;
         }
@@ -379,7 +370,7 @@ impl Outline {
         {
             return true;
         }
-        if (LIST_ITEM.is_match(line.as_bytes()) || row)
+        if LIST_ITEM.is_match(line.as_bytes())
             && (self.list_lead(text, index).any(|i| self.explains(self.line(text, i)))
                 || self.parent_item(text, index).is_some_and(|i| {
                     let parent = self.line(text, i);
@@ -442,13 +433,13 @@ impl Outline {
         self.lead(index).find(|&i| indent(self.line(text, i)) < own)
     }
 
-    /// The lead-in of the list (or table) line `index` belongs to: up to
-    /// three prose lines before its first item (or its header row).
+    /// The lead-in of the list line `index` belongs to: up to three prose
+    /// lines before its first item.
     fn list_lead<'s>(&'s self, text: &'s str, index: usize) -> impl Iterator<Item = usize> + 's {
         self.lead(index)
             .skip_while(move |&i| {
                 let l = self.line(text, i);
-                LIST_ITEM.is_match(l.as_bytes()) || table_row(l) || l.starts_with([' ', '\t'])
+                LIST_ITEM.is_match(l.as_bytes()) || l.starts_with([' ', '\t'])
             })
             .take(3)
     }

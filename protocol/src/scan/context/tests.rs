@@ -192,19 +192,3 @@ fn a_quoted_command_is_explained_by_the_line_it_continues_not_by_the_next() {
     assert_severity(&body("The attackers in the incident"), PIPE, Low);
     assert_severity(&body("The attackers in the incident left."), PIPE, Critical);
 }
-
-#[test]
-fn a_table_of_indicators_under_a_warning_lead_in_is_a_list_of_them() {
-    let table = |lead: &str, cell: &str| {
-        format!("## Reference\n\n{lead}\n\n| Family | Command line |\n|---|---|\n| pipe | {cell} |\n")
-    };
-    let warned = "Attackers use one-liners such as these (do not run them):";
-    assert_severity(&table(warned, &format!("`{CMD}`")), PIPE, Low);
-    // Under a lead-in that warns of nothing, a row is a step to run.
-    assert_severity(&table("The commands for each step:", &format!("`{CMD}`")), PIPE, Critical);
-    // A row with no label of its own is only a command.
-    let bare = format!("## Reference\n\n{warned}\n\n| Command line |\n|---|\n| `{CMD}` |\n");
-    assert_severity(&bare, PIPE, Critical);
-    // A row that asks to run it, however it is warned of.
-    assert_severity(&table(warned, &format!("run `{CMD}`")), PIPE, Critical);
-}
