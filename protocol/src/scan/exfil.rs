@@ -263,7 +263,9 @@ fn reads_path(h: &Hit<'_>) -> bool {
         return true;
     }
     let after = slice_lossy(h.hay, h.m.end..h.line_len.min(h.m.end + CONTEXT)).as_bytes();
-    READER.find_iter(after).any(|r| !PASSIVE.is_match(&after[r.start()..]) && !after[..r.start()].ends_with(b"too "))
+    READER
+        .find_iter(after)
+        .any(|r| !PASSIVE.is_match(&after[r.start()..]) && !after[..r.start()].ends_with(b"too "))
 }
 
 static KEY_USE: Lazy = LazyLock::new(|| {
@@ -312,7 +314,10 @@ fn exfil_instruction(h: &Hit<'_>) -> Option<Severity> {
 fn private_secret(text: &[u8]) -> Option<regex::bytes::Match<'_>> {
     SECRET_NOUN.find_iter(text).find(|m| {
         let rest = &text[m.end()..];
-        let word = &rest[..rest.iter().position(|&c| c.is_ascii_whitespace() || b"\"'`),;".contains(&c)).unwrap_or(rest.len())];
+        let word = &rest[..rest
+            .iter()
+            .position(|&c| c.is_ascii_whitespace() || b"\"'`),;".contains(&c))
+            .unwrap_or(rest.len())];
         let word = word.strip_suffix(b".").unwrap_or(word);
         let before = &text[m.start().saturating_sub(7)..m.start()];
         !(word.ends_with(b".pub") || before.eq_ignore_ascii_case(b"public "))

@@ -103,7 +103,11 @@ static OWN_KEY_FILE: Lazy = LazyLock::new(|| compile(r"\.pub\b"));
 fn authorized_keys(h: &Hit<'_>) -> Option<Severity> {
     let line = h.line().as_bytes();
     let foreign_root_key = ROOT_KEYS.is_match(line) && !OWN_KEY_FILE.is_match(line);
-    Some(if LITERAL_KEY.is_match(line) || NETWORK.is_match(line) || foreign_root_key { h.base } else { Severity::Low })
+    Some(if LITERAL_KEY.is_match(line) || NETWORK.is_match(line) || foreign_root_key {
+        h.base
+    } else {
+        Severity::Low
+    })
 }
 
 static WRITES: Lazy = LazyLock::new(|| compile(r"(?:>>?|\btee\b|\becho\b|\bprintf\b|\bcp\b|\bmv\b)"));

@@ -56,8 +56,8 @@ const MIN_RECALL: f64 = 0.884;
 /// skills, written close to the line, were refused 24 times (11.4%) as
 /// found, the corpus 41 of 882 (4.6%): until the bound is met again this is
 /// a ratchet at the rate reached; lower it with every change that refuses
-/// fewer.
-const MAX_FALSE_POSITIVE_RATE: f64 = 0.047;
+/// fewer. Session 24's precision pass (t5): 32 of 882 (3.6%).
+const MAX_FALSE_POSITIVE_RATE: f64 = 0.037;
 /// At most this share of benign skills may be held back from sharing for a
 /// credential that looks live (`ScanReport::has_secrets`).
 const MAX_SECRET_FALSE_POSITIVE_RATE: f64 = 0.02;
