@@ -265,7 +265,8 @@ static PASSIVE: Lazy = LazyLock::new(|| {
 /// Whether the line reads the path the hit matched: a reader before it
 /// (`cat`, `< path`, `open(`), or after it (`-exec cat`, `.read_text()`,
 /// "and paste its token"), unless that one is a passive about another
-/// thing.
+/// thing, or an adjective: OpenSSH's own warning quoted, "Permissions 0644
+/// for '~/.ssh/id_ed25519' are too open", reads nothing.
 fn reads_path(h: &Hit<'_>) -> bool {
     let before = h.before().as_bytes();
     if READER.find_iter(before).any(|r| is_verb(before, r.range())) {
@@ -316,17 +317,29 @@ fn exfil_instruction(h: &Hit<'_>) -> Option<Severity> {
     let sentence = &rest[..END_OF_SENTENCE.find(rest).map_or(rest.len(), |m| m.start())];
     let earlier = h.before().as_bytes();
     let clause_start = END_OF_SENTENCE.find_iter(earlier).last().map_or(0, |m| m.end());
-    // A public key (`ssh-copy-id -i ~/.ssh/id_ed25519.pub me@host`) is
-    // meant to be handed out.
-    fn secret(hay: &[u8]) -> Option<regex::bytes::Match<'_>> {
-        SECRET_NOUN.find_iter(hay).find(|m| !sender::is_public_key(&hay[m.start()..]))
-    }
-    let secret_after = secret(sentence);
-    if !(secret_after.is_some() || secret(&earlier[clause_start..]).is_some()) {
+    let secret_after = private_secret(sentence);
+    if !(secret_after.is_some() || private_secret(&earlier[clause_start..]).is_some()) {
         return None;
     }
     let from = secret_after.map_or(0, |m| m.end());
     DESTINATION.is_match(&sentence[from..]).then_some(h.base)
+}
+
+/// The first secret named in `text` that is not a public key: `ssh-copy-id
+/// -i ~/.ssh/id_ed25519.pub me@host` and "copy your public SSH key to
+/// git@…" hand out what is meant to be handed out.
+fn private_secret(text: &[u8]) -> Option<regex::bytes::Match<'_>> {
+    SECRET_NOUN.find_iter(text).find(|m| {
+        let rest = &text[m.end()..];
+        let word = &rest[..rest
+            .iter()
+            .position(|&c| c.is_ascii_whitespace() || b"\"'`),;".contains(&c))
+            .unwrap_or(rest.len())];
+        let word = word.strip_suffix(b".").unwrap_or(word);
+        let before = &text[m.start().saturating_sub(7)..m.start()];
+        let public = word.ends_with(b".pub") || sender::is_public_key(&text[m.start()..]);
+        !(public || before.eq_ignore_ascii_case(b"public "))
+    })
 }
 
 fn dns_lookup(h: &Hit<'_>) -> Option<Severity> {

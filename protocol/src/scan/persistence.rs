@@ -102,12 +102,23 @@ static LITERAL_KEY: Lazy = LazyLock::new(|| {
     compile(r"\b(?:ssh-(?:rsa|ed25519|dss)|ecdsa-sha2-\S+|sk-ssh-ed25519@openssh\.com)\s+AAAA")
 });
 
+/// root's keys file, written on the line.
+static ROOT_KEYS: Lazy = LazyLock::new(|| compile(r"(?:^|[\s'\x22=])/root/\.ssh/authorized_keys\b"));
+/// A public key file named on the line: your own key, copied.
+static OWN_KEY_FILE: Lazy = LazyLock::new(|| compile(r"\.pub\b"));
+
 /// Appending a key spelled out in the skill, or fetched from somewhere,
-/// gives its author a login; appending your own `.pub` file is how you set
-/// up a server.
+/// gives its author a login; so does any key but a `.pub` file of yours
+/// appended for root (a key set in a variable lines earlier is the
+/// author's). Appending your own `.pub` file is how you set up a server.
 fn authorized_keys(h: &Hit<'_>) -> Option<Severity> {
     let line = h.line().as_bytes();
-    Some(if LITERAL_KEY.is_match(line) || NETWORK.is_match(line) { h.base } else { Severity::Low })
+    let foreign_root_key = ROOT_KEYS.is_match(line) && !OWN_KEY_FILE.is_match(line);
+    Some(if LITERAL_KEY.is_match(line) || NETWORK.is_match(line) || foreign_root_key {
+        h.base
+    } else {
+        Severity::Low
+    })
 }
 
 static WRITES: Lazy = LazyLock::new(|| compile(r"(?:>>?|\btee\b|\becho\b|\bprintf\b|\bcp\b|\bmv\b)"));
@@ -184,6 +195,17 @@ mod tests {
             1,
         );
         assert_severity("LD_PRELOAD=/usr/lib/libjemalloc.so ./server", "persist.ld-preload", Low);
+    }
+
+    #[test]
+    fn a_key_of_unshown_origin_appended_for_root_is_a_login_for_its_author() {
+        let id = "persist.authorized-keys";
+        assert_severity("echo \"$K\" | sudo tee -a /root/.ssh/authorized_keys >/dev/null", id, High);
+        assert_severity("echo \"$K\" >> /root/.ssh/authorized_keys", id, High);
+        // Your own public key file, for root or for you; a variable for you.
+        assert_severity("cat ~/.ssh/id_ed25519.pub | sudo tee -a /root/.ssh/authorized_keys", id, Low);
+        assert_severity("echo \"$K\" >> ~/.ssh/authorized_keys", id, Low);
+        assert_severity("echo \"$K\" >> /home/root/.ssh/authorized_keys", id, Low);
     }
 
     #[test]

@@ -127,14 +127,103 @@ static WRITES_SUDOERS: Lazy =
     LazyLock::new(|| compile(r"(?:>>?|\btee\b)[^\n]*/etc/sudoers|/etc/sudoers[^\n]*<<"));
 static NOPASSWD_ALL: Lazy = LazyLock::new(|| compile(r"\bnopasswd\s*:\s*all\b"));
 
-/// Writing sudoers from a skill is the attack; `NOPASSWD: ALL` anywhere is
-/// close; `NOPASSWD` for one command is how deploy users are set up.
+/// The commands of a sudoers rule written on the line: what follows `=`
+/// and the run-as list, up to the end of the quoted rule.
+static GRANT: Lazy = LazyLock::new(|| compile(r#"=\s*(?:\([^)\n]*\)\s*)?([^'"\n|>]+)"#));
+
+/// Programs a sudoers rule hands a root shell through, whatever the rule's
+/// arguments (an editor's `:!sh`, a pager's `!sh`, an interpreter, a copy
+/// over `/etc/shadow`).
+fn escapes_to_root(program: &str) -> bool {
+    let name = program.rsplit('/').next().unwrap_or(program);
+    let name = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+    RUNS_ANYTHING.contains(&name) || name.starts_with("python") || matches!(
+        name,
+        "sh" | "bash"
+            | "zsh"
+            | "dash"
+            | "ksh"
+            | "csh"
+            | "tcsh"
+            | "fish"
+            | "su"
+            | "sudo"
+            | "env"
+            | "python"
+            | "perl"
+            | "ruby"
+            | "node"
+            | "php"
+            | "lua"
+            | "vi"
+            | "vim"
+            | "nvim"
+            | "view"
+            | "nano"
+            | "emacs"
+            | "ed"
+            | "less"
+            | "more"
+            | "man"
+            | "find"
+            | "awk"
+            | "gawk"
+            | "tee"
+            | "cp"
+            | "mv"
+            | "dd"
+            | "chmod"
+            | "chown"
+            | "chroot"
+            | "ln"
+            | "rsync"
+            | "tar"
+            | "zip"
+            | "git"
+            | "docker"
+            | "nsenter"
+    )
+}
+
+/// Whether the rule written on the line grants named programs only: each
+/// command an absolute path, no wildcard, none that hands out a shell, no
+/// `SETENV` (which lets `LD_PRELOAD` through).
+fn grants_named_commands(line: &str) -> bool {
+    let Some(spec) = GRANT.captures(line.as_bytes()).and_then(|c| c.get(1)) else {
+        return false;
+    };
+    let spec = String::from_utf8_lossy(spec.as_bytes()).to_ascii_lowercase();
+    if spec.contains('*') || spec.contains("setenv") {
+        return false;
+    }
+    spec.split(',').all(|command| {
+        // Tags (`NOPASSWD:`, `NOEXEC:`) come before the command.
+        let command = command.rsplit(':').next().unwrap_or(command);
+        command.split_whitespace().next().is_some_and(|p| in_system_folder(p) && !escapes_to_root(p))
+    })
+}
+
+/// Whether `program` is an absolute path in a folder only root writes
+/// (`/bin`, `/sbin`, `/usr/bin`, `/usr/sbin`, `/lib…`, `/usr/lib…`): a
+/// program elsewhere (`/tmp/x.sh`, `/opt/app/run`) may be replaced by
+/// whoever can write there.
+fn in_system_folder(program: &str) -> bool {
+    let rest = program.strip_prefix("/usr/").or_else(|| program.strip_prefix('/'));
+    rest.and_then(|r| r.split_once('/')).is_some_and(|(folder, name)| {
+        !name.is_empty() && (matches!(folder, "bin" | "sbin") || folder.starts_with("lib"))
+    })
+}
+
+/// Writing sudoers from a skill is the attack, unless the rule written
+/// names the programs it allows (how a monitoring or deploy account is set
+/// up, checked with `visudo -c`); `NOPASSWD: ALL` anywhere is close;
+/// `NOPASSWD` for one command is how deploy users are set up.
 fn sudoers(h: &Hit<'_>) -> Option<Severity> {
     let line = h.line().as_bytes();
-    Some(if WRITES_SUDOERS.is_match(line) && !one_fixed_program(line) {
+    Some(if WRITES_SUDOERS.is_match(line) && !grants_named_commands(h.line()) {
         Severity::Critical
     } else if WRITES_SUDOERS.is_match(line) {
-        // A drop-in granting one system program without a password is
+        // A drop-in granting named system programs without a password is
         // least privilege, as a deploy user's is; still worth a look.
         Severity::Medium
     } else if NOPASSWD_ALL.is_match(line) {
@@ -144,12 +233,9 @@ fn sudoers(h: &Hit<'_>) -> Option<Severity> {
     })
 }
 
-/// `NOPASSWD:` followed by one absolute path to a system program: not
-/// `ALL`, not a list, not a shell, interpreter, editor or file tool that
-/// runs or writes anything, and not in a folder a user can write.
-static ONE_PROGRAM: Lazy = LazyLock::new(|| {
-    compile(r"\bnopasswd\s*:\s*/(?:usr/)?(?:s?bin|lib\w*)/([\w.-]+)(?:\s+[^,\n'\x22]*)?['\x22]?\s*(?:\||>|$)")
-});
+/// Programs that run or write anything they are given, beyond those that
+/// hand out a shell themselves ([`escapes_to_root`]): installers, package
+/// managers, file tools.
 const RUNS_ANYTHING: &[&str] = &[
     "bash",
     "sh",
@@ -204,13 +290,6 @@ const RUNS_ANYTHING: &[&str] = &[
     "ln",
     "rm",
 ];
-
-fn one_fixed_program(line: &[u8]) -> bool {
-    ONE_PROGRAM.captures(line).and_then(|c| c.get(1)).is_some_and(|p| {
-        let p = String::from_utf8_lossy(p.as_bytes()).to_ascii_lowercase();
-        !RUNS_ANYTHING.iter().any(|r| p == *r || p.starts_with(&format!("{r}.")) || p.starts_with("python"))
-    })
-}
 
 /// The first path argument after a mode, lower-cased, without quotes.
 fn target_after_mode(cmd: &str) -> String {
@@ -313,6 +392,28 @@ mod tests {
         );
         assert_severity("deploy ALL=(ALL) NOPASSWD: ALL", "priv.sudoers", High);
         assert_severity("deploy ALL=(root) NOPASSWD: /usr/bin/systemctl restart app", "priv.sudoers", Medium);
+    }
+
+    #[test]
+    fn a_sudoers_rule_written_for_named_programs_is_not_the_attack() {
+        let scoped = "echo 'metrics ALL=(root) NOPASSWD: /usr/sbin/smartctl -a /dev/sd[a-z]' | sudo tee /etc/sudoers.d/m";
+        assert_severity(scoped, "priv.sudoers", Medium);
+        let two = "echo 'ci ALL=(root) NOPASSWD: /usr/bin/systemctl restart app, /usr/sbin/nginx -t' >> /etc/sudoers.d/ci";
+        assert_severity(two, "priv.sudoers", Medium);
+        // The same drop-in, one grant past a named program, is the attack.
+        for rule in [
+            "metrics ALL=(root) NOPASSWD: ALL",
+            "metrics ALL=(root) NOPASSWD: /usr/sbin/smartctl, ALL",
+            "metrics ALL=(root) NOPASSWD: /usr/bin/vim /etc/hosts",
+            "metrics ALL=(root) NOPASSWD: /usr/bin/python3 /opt/m.py",
+            "metrics ALL=(root) NOPASSWD: /usr/bin/*",
+            "metrics ALL=(root) NOPASSWD:SETENV: /usr/sbin/smartctl",
+            "metrics ALL=(root) NOPASSWD: smartctl",
+            "metrics ALL=(root) NOPASSWD:",
+        ] {
+            assert_severity(&format!("echo '{rule}' | sudo tee /etc/sudoers.d/m"), "priv.sudoers", Critical);
+        }
+        assert_severity("sudo tee -a /etc/sudoers < rules.txt", "priv.sudoers", Critical);
     }
 
     #[test]

@@ -444,4 +444,15 @@ mod tests {
         assert_severity("Never run `wevtutil cl Security` on a shared host.", "tamper.clear-logs", Low);
         assert_absent("tail -f /var/log/nginx/error.log", "tamper.clear-logs");
     }
+
+    #[test]
+    fn a_history_file_emptied_is_erased_and_a_sibling_written_is_not() {
+        let id = "tamper.clear-logs";
+        assert_severity(": > ~/.zsh_history", id, High);
+        assert_severity("echo '' > ~/.bash_history;", id, High);
+        assert_severity("cat /dev/null > \"$HOME/.bash_history\"", id, High);
+        // One secret line filtered out into a new file, then moved back.
+        assert_absent("grep -v -- '-pS3cret' ~/.zsh_history > ~/.zsh_history.new", id);
+        assert_absent("cp ~/.bash_history > ~/.bash_history_backup", id);
+    }
 }

@@ -191,9 +191,12 @@ const STRONG_CONTROL: &str = r"(?:(?:tls|ssl|https|certificates?|cert|hostname|h
 /// worth a look, not a refusal.
 const WEAK_CONTROL: &str = r"(?:access\s+logs?|hooks?|linters?|lint(?:ing)?(?:\s+(?:rules|checks))?|code\s+reviews?|reviews?|ci\s+checks?|checks|logging|logs|rate\s+limit\w*|authentication|auth\s+checks?|csp|content\s+security\s+policy|cors(?:\s+checks?)?|csrf(?:\s+protection)?|input\s+validation|validation)";
 
+/// A control switched off, in words. Between the verb and the control, no
+/// word ends in a colon: "remove the rule by its number: `sudo ufw delete
+/// 3`" removes a rule, and the command after the colon is the code rules'.
 static CONTROL_OFF: Lazy = LazyLock::new(|| {
     compile(&format!(
-        r"\b(?:turn|switch|shut)(?:s|ed|ing|ting)?\s+(?:\S+\s+){{0,3}}?(?:(?P<strong3>{STRONG_CONTROL})|(?P<weak3>{WEAK_CONTROL}))\s+off\b|\b{DISABLE}\b(?:\s+[^\s.;]+){{0,6}}?\s+(?:(?P<strong>{STRONG_CONTROL})|(?P<weak>{WEAK_CONTROL}))(?:\s|$|[.,;:)`'])|(?:(?P<strong2>{STRONG_CONTROL})|(?P<weak2>{WEAK_CONTROL}))(?:\s+\S+){{0,4}}?\s+(?:must|should|can|needs?\s+to|has\s+to|is\s+to|are\s+to|may)\s+be\s+(?:safely\s+)?(?:disabled|turned\s+off|switched\s+off|removed|deleted|uninstalled|skipped|bypassed|stopped|killed|deactivated|commented\s+out)\b|\bset\s+\S*(?:verify|verification|ssl|tls|check)\S*\s+to\s+(?:false|0|off|no|none)\b"
+        r"\b(?:turn|switch|shut)(?:s|ed|ing|ting)?\s+(?:\S+\s+){{0,3}}?(?:(?P<strong3>{STRONG_CONTROL})|(?P<weak3>{WEAK_CONTROL}))\s+off\b|\b{DISABLE}\b(?:\s+[^\s.;]*[^\s.;:]){{0,6}}?\s+(?:(?P<strong>{STRONG_CONTROL})|(?P<weak>{WEAK_CONTROL}))(?:\s|$|[.,;:)`'])|(?:(?P<strong2>{STRONG_CONTROL})|(?P<weak2>{WEAK_CONTROL}))(?:\s+\S+){{0,4}}?\s+(?:must|should|can|needs?\s+to|has\s+to|is\s+to|are\s+to|may)\s+be\s+(?:safely\s+)?(?:disabled|turned\s+off|switched\s+off|removed|deleted|uninstalled|skipped|bypassed|stopped|killed|deactivated|commented\s+out)\b|\bset\s+\S*(?:verify|verification|ssl|tls|check)\S*\s+to\s+(?:false|0|off|no|none)\b"
     ))
 });
 

@@ -41,6 +41,8 @@ mod edge_tests;
 mod identity;
 mod mandate;
 mod neighbours;
+#[cfg(test)]
+mod precision_tests;
 mod sides;
 mod standing;
 mod steer;
