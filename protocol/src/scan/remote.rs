@@ -100,12 +100,28 @@ fn download_and_run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) 
 }
 
 /// A cheap test before tokenising: an output flag (`-o`, `-sLO`,
-/// `--output`, `-OutFile`), a redirection, or `wget`, which saves by default.
+/// `--output`, `--remote-name`, `-OutFile`), a redirection, or `wget`,
+/// which saves by default.
 fn may_write_file(line: &str) -> bool {
     let b = line.as_bytes();
-    static SAVERS: AnyCi =
-        AnyCi::new(&["wget", "--output", "-outfile", "certutil", "bitsadmin", "bitstransfer"]);
-    b.contains(&b'>') || SAVERS.any_in(b) || has_short_output_flag(line)
+    static SAVERS: AnyCi = AnyCi::new(&[
+        "wget",
+        "--output",
+        "--remote-name",
+        "-outfile",
+        "certutil",
+        "bitsadmin",
+        "bitstransfer",
+    ]);
+    b.contains(&b'>') || SAVERS.any_in(b) || has_short_output_flag(&without_quotes(line))
+}
+
+/// The line without the quotes and brackets that [`unquote`] trims from a
+/// word: the shell reads `"-o"` and `'-s'o` as `-o` and `-so`, and so must
+/// the cheap test.
+fn without_quotes(line: &str) -> std::borrow::Cow<'_, str> {
+    const QUOTES: [char; 5] = ['"', '\'', '`', '(', ')'];
+    if line.contains(QUOTES) { line.replace(QUOTES, "").into() } else { line.into() }
 }
 
 /// A token like `-o`, `-sLO`: a single dash, then letters among which an `o`.
@@ -252,8 +268,10 @@ fn downloads(line: &str) -> Vec<Download> {
         }
         // `> /tmp/x.sh;` ends the command: the file is named without it.
         let out = out.map(|p| p.trim_end_matches(';').to_string());
+        // Standard output and devices are no file; `/dev/shm/` is a folder
+        // in memory, where a payload is hidden.
         let path = match out {
-            Some(p) if p == "-" || p.starts_with("/dev/") => None,
+            Some(p) if p == "-" || (p.starts_with("/dev/") && !p.starts_with("/dev/shm/")) => None,
             Some(p) => Some(p),
             None if remote_name => url.as_deref().and_then(url_basename),
             None => None,
@@ -522,3 +540,7 @@ mod tests {
         assert_hit(body, "remote.download-exec", RemoteExecution, Critical, 3);
     }
 }
+
+#[cfg(test)]
+#[path = "remote_tests.rs"]
+mod sweep_tests;

@@ -200,3 +200,7 @@ mod tests {
         assert_absent("Keep `GOFLAGS=-insecure` out of CI.\n", "supply.checksum-off");
     }
 }
+
+#[cfg(test)]
+#[path = "declared_tests.rs"]
+mod sweep_tests;

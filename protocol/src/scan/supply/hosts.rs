@@ -212,3 +212,7 @@ mod tests {
         assert!(is_known_go_host("golang.org") && !is_known_go_host("go.evil.example"));
     }
 }
+
+#[cfg(test)]
+#[path = "hosts_tests.rs"]
+mod sweep_tests;
