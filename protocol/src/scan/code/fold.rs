@@ -431,3 +431,7 @@ fn refang(s: &str) -> String {
 fn utf8(b: Vec<u8>) -> String {
     String::from_utf8(b).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
+
+#[cfg(test)]
+#[path = "fold_tests.rs"]
+mod sweep_tests;
