@@ -270,3 +270,7 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "blocks_tests.rs"]
+mod sweep_tests;

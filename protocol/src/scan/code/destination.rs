@@ -323,3 +323,7 @@ fn named_in_prose(text: &str, map: &CodeMap, host: &str) -> bool {
         contains_ci(prose.as_bytes(), host.as_bytes())
     })
 }
+
+#[cfg(test)]
+#[path = "destination_tests.rs"]
+mod sweep_tests;

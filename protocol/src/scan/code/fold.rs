@@ -300,7 +300,6 @@ fn fold_line_with(line: &str, vars: &[(String, String)], arrays: &[(String, Stri
         s = resolve_hidden_names(&s);
     }
     for _ in 0..MAX_ROUNDS {
-        let before = s.len();
         let next = replace_once(&CHR_LIST, &s, |c| {
             let digits = c.get(1).or_else(|| c.get(2)).map_or(&b""[..], |m| m.as_bytes());
             let text: String = String::from_utf8_lossy(digits)
@@ -354,7 +353,9 @@ fn fold_line_with(line: &str, vars: &[(String, String)], arrays: &[(String, Stri
             })
         });
         match next {
-            Some(n) if n.len() <= MAX_LINE && (n.len() != before || n != s) => s = n,
+            // A fold replaces syntax by a literal, so the text changes;
+            // `n != s` only guards against a round that would not.
+            Some(n) if n.len() <= MAX_LINE && n != s => s = n,
             _ => break,
         }
     }
@@ -431,3 +432,7 @@ fn refang(s: &str) -> String {
 fn utf8(b: Vec<u8>) -> String {
     String::from_utf8(b).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
+
+#[cfg(test)]
+#[path = "fold_tests.rs"]
+mod sweep_tests;

@@ -132,3 +132,7 @@ pub(super) fn ansi_c(s: &str) -> String {
     }
     String::from_utf8_lossy(&out).into_owned()
 }
+
+#[cfg(test)]
+#[path = "shell_expand_tests.rs"]
+mod sweep_tests;

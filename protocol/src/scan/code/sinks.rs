@@ -109,3 +109,7 @@ pub(super) fn makes_handle(rhs: &str) -> bool {
 pub(super) fn runs_network_program(code: &str) -> bool {
     NETWORK_PROGRAM.is_match(code.as_bytes())
 }
+
+#[cfg(test)]
+#[path = "sinks_tests.rs"]
+mod sweep_tests;

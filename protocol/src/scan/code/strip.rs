@@ -76,5 +76,9 @@ pub(super) fn strip(code: &str, lang: Lang) -> String {
 /// Whether the output so far ends in `$name…` (a variable a string interpolates).
 fn is_dollar_name(out: &[u8]) -> bool {
     let n = out.iter().rev().take_while(|c| c.is_ascii_alphanumeric() || **c == b'_' || **c == b':').count();
-    n <= out.len() && out.len() > n && out[out.len() - n - 1] == b'$'
+    out.iter().rev().nth(n) == Some(&b'$')
 }
+
+#[cfg(test)]
+#[path = "strip_tests.rs"]
+mod sweep_tests;
