@@ -62,3 +62,6 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+mod edge_tests;
