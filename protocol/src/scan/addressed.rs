@@ -273,3 +273,6 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod edge_tests;

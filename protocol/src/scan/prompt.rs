@@ -668,3 +668,6 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod edge_tests;

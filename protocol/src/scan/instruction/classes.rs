@@ -681,3 +681,5 @@ fn found(rule_id: &'static str, category: Category, severity: Severity, at: usiz
 
 #[cfg(test)]
 mod edge_tests;
+#[cfg(test)]
+mod written_edge_tests;

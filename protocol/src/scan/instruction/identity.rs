@@ -69,3 +69,6 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+mod edge_tests;

@@ -134,3 +134,6 @@ mod tests {
         assert!(may(no_asking));
     }
 }
+
+#[cfg(test)]
+mod edge_tests;

@@ -138,3 +138,6 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+mod edge_tests;

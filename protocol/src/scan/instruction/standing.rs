@@ -117,3 +117,6 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+mod edge_tests;
