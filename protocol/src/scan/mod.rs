@@ -87,6 +87,7 @@ mod engine;
 mod exfil;
 #[cfg(test)]
 mod generalised_tests;
+mod guard;
 mod hijack;
 mod injection;
 mod instruction;
@@ -111,6 +112,7 @@ mod trojan;
 mod unicode;
 mod vouched;
 
+pub use guard::{PANIC_PROBE, ScanFailed, guarded};
 pub(crate) use trojan::scripts_run;
 pub(crate) use unicode::is_invisible;
 
@@ -353,9 +355,12 @@ impl Scanner {
     }
 
     /// Scans one body: the rules' findings, and the second stage's score
-    /// beside them ([`ScanReport::classifier`]). Never panics; linear in
-    /// the body's length.
+    /// beside them ([`ScanReport::classifier`]). Linear in the body's
+    /// length, and meant never to panic: a body that makes it panic is a
+    /// bug to fix (in a debug build, [`PANIC_PROBE`] does on purpose);
+    /// bodies received from peers are scanned with [`try_scan`](Self::try_scan).
     pub fn scan(&self, body: &str) -> ScanReport {
+        guard::probe(body);
         let mut report = self.scan_rules(body);
         let score = classifier::score(body, &report.findings);
         report.classifier = Some(score);
@@ -365,6 +370,13 @@ impl Scanner {
             report.findings.insert(at, f);
         }
         report
+    }
+
+    /// [`scan`](Self::scan) of a body received from elsewhere: a panic in
+    /// it is [`ScanFailed`], for the caller to refuse the body with
+    /// (`guard`).
+    pub fn try_scan(&self, body: &str) -> Result<ScanReport, ScanFailed> {
+        guarded(|| self.scan(body))
     }
 
     /// The rules' findings alone: what a text scanned again inside a scan
