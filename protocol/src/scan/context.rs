@@ -207,8 +207,8 @@ impl Outline {
                     li.kind = Kind::Code;
                     li.open = open;
                 }
-            } else if let Some(c) = [b'`', b'~'].into_iter().find(|&c| t.as_bytes().starts_with(&[c; 3])) {
-                fence = Some((c, t.bytes().take_while(|&b| b == c).count(), i as u32));
+            } else if let Some((c, n, _)) = super::fence::fence(t) {
+                fence = Some((c, n, i as u32));
                 li.kind = Kind::Fence;
             } else if let Some(level) = heading_level(t) {
                 while headings.last().is_some_and(|h| h.0 >= level) {

@@ -85,6 +85,7 @@ mod disclose;
 mod edge_tests;
 mod engine;
 mod exfil;
+mod fence;
 #[cfg(test)]
 mod generalised_tests;
 mod guard;

@@ -113,22 +113,21 @@ pub(super) fn code_lines(text: &str) -> Vec<bool> {
     let mut open: Option<(u8, bool)> = None;
     for line in text.split('\n') {
         let t = line.trim_start_matches([' ', '\t', '>', '-', '*']).trim_start();
-        let fence = t.as_bytes().first().filter(|&&c| c == b'`' || c == b'~').copied();
-        let is_fence = fence.is_some_and(|c| t.bytes().take_while(|&b| b == c).count() >= 3);
-        match (open, is_fence) {
-            (None, true) => {
-                let info = t.trim_start_matches(['`', '~']).trim().to_ascii_lowercase();
+        let fence = super::fence::fence(t);
+        match (open, fence) {
+            (None, Some((c, _, info))) => {
+                let info = info.to_ascii_lowercase();
                 let prose =
                     info.is_empty() || matches!(info.as_str(), "text" | "txt" | "md" | "markdown" | "plain");
-                open = fence.map(|c| (c, !prose));
+                open = Some((c, !prose));
                 out.push(false);
             }
-            (Some((c, _)), true) if fence == Some(c) => {
+            (Some((c, _)), Some((f, _, _))) if f == c => {
                 open = None;
                 out.push(false);
             }
             (Some((_, code)), _) => out.push(code),
-            (None, false) => out.push(false),
+            (None, None) => out.push(false),
         }
     }
     out
