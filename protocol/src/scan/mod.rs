@@ -82,6 +82,8 @@ mod context;
 mod controls;
 mod disclose;
 #[cfg(test)]
+mod dos_tests;
+#[cfg(test)]
 mod edge_tests;
 mod engine;
 mod exfil;
