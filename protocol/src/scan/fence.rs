@@ -14,19 +14,34 @@
 /// `t`, a line with its indent (and whatever markers the caller strips)
 /// already trimmed, as a fence: its character, the length of its run and
 /// its info string (trimmed).
+///
+/// Inlined: most callers ask of every line of a body, and almost no line
+/// starts with a fence character.
+#[inline]
 pub(in crate::scan) fn fence(t: &str) -> Option<(u8, usize, &str)> {
     let c = *t.as_bytes().first()?;
-    if c != b'`' && c != b'~' {
-        return None;
-    }
-    let n = t.bytes().take_while(|&b| b == c).count();
-    let info = t[n..].trim();
-    (n >= 3 && !(c == b'`' && info.contains('`'))).then_some((c, n, info))
+    let n = run(c, t.as_bytes());
+    (n > 0).then(|| (c, n, t[n..].trim()))
 }
 
 /// Whether `line`, its leading blanks trimmed, is a fence.
+#[inline]
 pub(in crate::scan) fn is_fence(line: &str) -> bool {
-    fence(line.trim_start()).is_some()
+    let t = line.trim_start().as_bytes();
+    t.first().is_some_and(|&c| run(c, t) > 0)
+}
+
+/// The length of the fence run `t` opens with, `c` its first byte; 0 when
+/// it opens none: fewer than three, or a backtick after a backtick run.
+#[inline]
+fn run(c: u8, t: &[u8]) -> usize {
+    // A line opening with inline code (`` `x` does y ``) ends here, before
+    // its rest is read.
+    if (c != b'`' && c != b'~') || t.len() < 3 || t[1] != c || t[2] != c {
+        return 0;
+    }
+    let n = 3 + t[3..].iter().take_while(|&&x| x == c).count();
+    if c == b'`' && memchr::memchr(b'`', &t[n..]).is_some() { 0 } else { n }
 }
 
 #[cfg(test)]
