@@ -189,7 +189,8 @@ fn check_one(
     // Stage 3: safety; not again for the very content held (see `check_all`).
     if scan {
         // A panic in the scan refuses this packet alone (`scan::guard`).
-        let report = settings.scanner.try_scan(body).map_err(|failed| Refusal::new(Prefix::Safety, failed))?;
+        let report =
+            settings.scanner.try_scan(body).map_err(|failed| Refusal::new(Prefix::Safety, failed))?;
         notes.findings = report.findings;
         if let Some(refusal) = safety_refusal(&notes.findings, settings.threshold) {
             return Err(refusal);

@@ -314,8 +314,7 @@ impl Outline {
             return info.is_empty() || is_inert_info(info);
         }
         is_inert_info(info)
-            && (self.lead(open).take(2).any(|i| self.explains_line(text, i))
-                || self.governed(text, open))
+            && (self.lead(open).take(2).any(|i| self.explains_line(text, i)) || self.governed(text, open))
     }
 
     /// The quoted spans of line `index` (`line`), and the words outside

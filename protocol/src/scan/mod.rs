@@ -62,6 +62,11 @@
 //! ([`ScanReport::classifier`]) is reported with the findings and adds at
 //! most a `Low` finding; it never refuses alone, only beside a rule's
 //! finding (`classifier.corroborated`, which names it).
+//! `fence` is the one test of a fenced code block's fence line that every
+//! analyzer uses (```` ```x``` ```` is inline code, not a fence), and
+//! `guard` turns a panic in the scan of one received body into
+//! [`ScanFailed`], which the merge records as that body's refusal
+//! ([`Scanner::try_scan`]).
 //! The machinery is in `rule` (what a rule is, shared helpers), `context`
 //! (whether a match is shown in an explanatory context rather than asked
 //! for), `literals` (the trigger automaton), `engine` and `normalize`.

@@ -238,7 +238,6 @@ static RUN_FROM: Lazy = LazyLock::new(|| {
     )
 });
 
-
 /// The scripts of the skill's own folder that `text` runs or sources, as
 /// written (`./setup.sh`, `{baseDir}/scripts/fill.py`), each with the
 /// 0-based index of its line: what a bundle must contain (`bundle::scan`).

@@ -85,7 +85,6 @@ static CLONE: Lazy = LazyLock::new(|| {
     )
 });
 
-
 /// The lines from `l` on, fences left out, at most `n` of them.
 fn window<'a>(body: &Body<'a>, l: LineRef, n: usize) -> Vec<(LineRef, &'a str)> {
     body.lines_from(l).take(n + 1).filter(|(_, t)| !is_fence(t)).collect()

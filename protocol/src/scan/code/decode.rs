@@ -159,7 +159,8 @@ pub(super) fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
     for &r in lines {
         all.push(r);
         let line = body.line(r).trim_start();
-        let powershell = fence(line).is_some_and(|(_, _, info)| info.contains("powershell") || info.contains("pwsh"));
+        let powershell =
+            fence(line).is_some_and(|(_, _, info)| info.contains("powershell") || info.contains("pwsh"));
         if powershell {
             all.extend(
                 body.lines_from(r)

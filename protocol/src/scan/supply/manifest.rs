@@ -21,7 +21,6 @@ pub(super) struct Listed<'a> {
     pub(super) at: usize,
 }
 
-
 /// Whether a fence opens a block a requirements file may be shown in: no
 /// language, or a plain-text one (not a shell session that runs `pip`).
 fn plain_text_fence(line: &str) -> bool {
