@@ -27,6 +27,14 @@ fn the_clause_window_is_the_last_context_bytes_from_a_word_start() {
     let wide = format!("é{}", "é".repeat(CONTEXT / 2));
     assert!(wide.len() > CONTEXT);
     assert_eq!(clause_window(&wide), "", "no blank after the cut: no word starts in the window");
+    // A cut inside a character after a blank moves on past it, not back.
+    let euro = format!("ab €{}", " z".repeat(255));
+    assert_eq!(euro.len() - CONTEXT, 4);
+    assert_eq!(clause_window(&euro), &euro[6..]);
+    // The byte before the cut decides, not the one after it.
+    let word = format!("aaaab c{}", "d".repeat(509));
+    assert_eq!(word.len() - CONTEXT, 4);
+    assert_eq!(clause_window(&word), &word[5..]);
 }
 
 #[test]
