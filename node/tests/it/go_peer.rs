@@ -36,7 +36,7 @@ pub(crate) struct GoPeer {
     secret: Option<String>,
     /// The skills it holds by name, as they reached it.
     held: Mutex<BTreeMap<String, Value>>,
-    last_update: Mutex<String>,
+    pub(crate) last_update: Mutex<String>,
     skills_requests: AtomicUsize,
     /// Requests answered 403.
     refused: AtomicUsize,
@@ -129,7 +129,7 @@ impl GoPeer {
     }
 
     /// Holds `packet` as if it had been merged.
-    fn hold(&self, packet: Value) {
+    pub(crate) fn hold(&self, packet: Value) {
         self.held.lock().unwrap().insert(packet["skillName"].as_str().unwrap().to_owned(), packet);
     }
 }

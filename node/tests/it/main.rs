@@ -65,6 +65,8 @@ mod mesh_faults;
 mod federation;
 // push_copies: #18 item 4 — a node does not push a peer the version that peer pushed to it.
 mod push_copies;
+// scan_guard: #14 — a skill the scanner panics on is refused alone, in a push and in a pulled page (debug builds).
+mod scan_guard;
 // go_peer: mixed meshes with a Go-like peer — laundered copies unverified and replaced by their origin, echoes, the 403 hint.
 mod go_peer;
 // peer_keys: #21 item 4 — a push proven by a peer's node key gets its trust, a mere claim does not; a key instead of a secret.

@@ -188,7 +188,9 @@ fn check_one(
 
     // Stage 3: safety; not again for the very content held (see `check_all`).
     if scan {
-        let report = settings.scanner.scan(body);
+        // A panic in the scan refuses this packet alone (`scan::guard`).
+        let report =
+            settings.scanner.try_scan(body).map_err(|failed| Refusal::new(Prefix::Safety, failed))?;
         notes.findings = report.findings;
         if let Some(refusal) = safety_refusal(&notes.findings, settings.threshold) {
             return Err(refusal);

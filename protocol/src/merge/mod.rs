@@ -54,7 +54,7 @@ pub use checks::{
 };
 pub use origin::{GO_DEFAULT_INSTANCE, SenderKind, content_key, origin_verified};
 pub use receive::{DEFAULT_TRUST, receive};
-pub(crate) use refusal::pending;
+pub(crate) use refusal::{pending, scan_failed};
 
 /// The decision refusing a packet for `reason` at stage 4, its reason
 /// opened as every policy refusal is (`rejected by policy: `): for a

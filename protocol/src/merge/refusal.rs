@@ -122,3 +122,9 @@ pub(crate) fn pending(missing: usize, total: usize, first: &str) -> Decision {
     );
     Refusal::new(Prefix::Pending, detail).into()
 }
+
+/// A bundle whose file `file` the scanner failed on (`scan::guard`):
+/// stage `safety`, the failure's fixed text, the file named as shown.
+pub(crate) fn scan_failed(file: &str, failed: crate::scan::ScanFailed) -> Decision {
+    Refusal::new(Prefix::Safety, format_args!("{failed} (file {})", crate::bundle::shown(file))).into()
+}

@@ -14,6 +14,7 @@ mod held_copies;
 mod origins;
 mod resolution;
 mod revocations;
+mod scan_guard;
 mod signatures;
 mod split;
 

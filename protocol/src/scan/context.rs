@@ -36,7 +36,7 @@
 use std::ops::Range;
 use std::sync::LazyLock;
 
-use super::rule::{Lazy, compile, slice_lossy};
+use super::rule::{CONTEXT, Lazy, clause_window, compile, slice_lossy};
 
 /// No line: a line without a governing heading or block.
 const NONE: u32 = u32::MAX;
@@ -82,6 +82,10 @@ pub(super) struct Outline {
     /// the words outside them. Every match on a line asks, and a line of
     /// thousands of matches must not be read once per match.
     quotes: std::cell::RefCell<Option<(usize, Spans, usize)>>,
+    /// Per line, whether it explains ([`Outline::explains_line`]): 0 not
+    /// read yet, 1 no, 2 yes. Every match on a line asks of it, of the
+    /// line before and of its lead-in and headings; read once each.
+    explaining: std::cell::RefCell<Vec<u8>>,
     /// The title or the description frames the skill as explanation, so
     /// [`WEAK`] words explain too.
     framed: bool,
@@ -207,8 +211,8 @@ impl Outline {
                     li.kind = Kind::Code;
                     li.open = open;
                 }
-            } else if let Some(c) = [b'`', b'~'].into_iter().find(|&c| t.as_bytes().starts_with(&[c; 3])) {
-                fence = Some((c, t.bytes().take_while(|&b| b == c).count(), i as u32));
+            } else if let Some((c, n, _)) = super::fence::fence(t) {
+                fence = Some((c, n, i as u32));
                 li.kind = Kind::Fence;
             } else if let Some(level) = heading_level(t) {
                 while headings.last().is_some_and(|h| h.0 >= level) {
@@ -226,6 +230,7 @@ impl Outline {
             info,
             runs_shown_text: std::cell::OnceCell::new(),
             quotes: Default::default(),
+            explaining: Default::default(),
             framed,
         }
     }
@@ -249,6 +254,18 @@ impl Outline {
         line_of(text, &self.starts, i)
     }
 
+    /// [`explains`](Self::explains) of line `index`, read once.
+    fn explains_line(&self, text: &str, index: usize) -> bool {
+        let mut known = self.explaining.borrow_mut();
+        if known.len() <= index {
+            known.resize(self.info.len().max(index + 1), 0);
+        }
+        if known[index] == 0 {
+            known[index] = 1 + u8::from(self.explains(self.line(text, index)));
+        }
+        known[index] == 2
+    }
+
     fn explains(&self, text: &str) -> bool {
         EXPLAINS.is_match(text.as_bytes())
             || REPORTED.is_match(text.as_bytes())
@@ -265,7 +282,9 @@ impl Outline {
         };
         let line = self.line(text, index);
         let m = m.start.min(line.len())..m.end.min(line.len());
-        let before = slice_lossy(line, 0..m.start);
+        // What is said before a match, as far as a clause reaches
+        // (`rule::clause_window`): read per match, so not the whole line.
+        let before = clause_window(slice_lossy(line, 0..m.start));
         let description = li.kind == Kind::Front && line.trim_start().starts_with("description:");
         let shown = match li.kind {
             Kind::Fence => false,
@@ -295,8 +314,7 @@ impl Outline {
             return info.is_empty() || is_inert_info(info);
         }
         is_inert_info(info)
-            && (self.lead(open).take(2).any(|i| self.explains(self.line(text, i)))
-                || self.governed(text, open))
+            && (self.lead(open).take(2).any(|i| self.explains_line(text, i)) || self.governed(text, open))
     }
 
     /// The quoted spans of line `index` (`line`), and the words outside
@@ -327,8 +345,10 @@ impl Outline {
             return false;
         };
         if !command {
-            let mut quote = line[m.start..span.end].to_string();
-            if span.end == line.len() && index + 1 < self.info.len() {
+            // A target named in the quote within a clause's reach of the match.
+            let end = span.end.min(m.start + CONTEXT);
+            let mut quote = slice_lossy(line, m.start..end).to_owned();
+            if end == line.len() && index + 1 < self.info.len() {
                 quote.push_str(self.line(text, index + 1));
             }
             if TARGET.is_match(quote.as_bytes()) {
@@ -365,16 +385,16 @@ impl Outline {
         if matched.contains('`') || named {
             return true;
         }
-        if self.explains(line)
-            || index > 0 && continues(self.line(text, index - 1)) && self.explains(self.line(text, index - 1))
+        if self.explains_line(text, index)
+            || index > 0 && continues(self.line(text, index - 1)) && self.explains_line(text, index - 1)
         {
             return true;
         }
         if LIST_ITEM.is_match(line.as_bytes())
-            && (self.list_lead(text, index).any(|i| self.explains(self.line(text, i)))
+            && (self.list_lead(text, index).any(|i| self.explains_line(text, i))
                 || self.parent_item(text, index).is_some_and(|i| {
                     let parent = self.line(text, i);
-                    parent.trim_end().ends_with(':') && self.explains(parent)
+                    parent.trim_end().ends_with(':') && self.explains_line(text, i)
                 }))
         {
             return true;
@@ -386,7 +406,7 @@ impl Outline {
     /// into the line before when the sentence started there.
     fn sentence_before(&self, text: &str, index: usize, at: usize) -> String {
         let line = self.line(text, index);
-        let here = last_sentence(slice_lossy(line, 0..at));
+        let here = last_sentence(clause_window(slice_lossy(line, 0..at)));
         let mut s = String::new();
         if here.len() == at && index > 0 && !LIST_ITEM.is_match(line.as_bytes()) {
             let previous = self.line(text, index - 1);
@@ -404,7 +424,7 @@ impl Outline {
         let mut h =
             if self.info[index].kind == Kind::Heading { index as u32 } else { self.info[index].heading };
         while h != NONE {
-            if self.explains(self.line(text, h as usize)) {
+            if self.explains_line(text, h as usize) {
                 return true;
             }
             h = self.info[h as usize].heading;

@@ -84,7 +84,7 @@ fn sessions(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
         let runs = body
             .lines_from(l)
             .take(SESSION_LINES + 1)
-            .take_while(|(r, t)| r.index == l.index || !t.trim_start().starts_with("```"))
+            .take_while(|(r, t)| r.index == l.index || !super::fence::is_fence(t))
             .any(|(_, t)| SHELL_RUN.is_match(t.as_bytes()));
         if runs {
             let severity = body.unless_explained(Severity::Critical, l, m.start()..m.end());
@@ -119,7 +119,7 @@ fn miners(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
 /// block, written as a list (`["-o", "pool.example:443", "-u", "44A…"]`)
 /// or as settings: read with the list's quotes and commas as blanks.
 fn configured(body: &Body<'_>, l: LineRef) -> bool {
-    body.lines_from(l).skip(1).take(MINER_LINES).take_while(|(_, t)| !t.trim_start().starts_with("```")).any(
+    body.lines_from(l).skip(1).take(MINER_LINES).take_while(|(_, t)| !super::fence::is_fence(t)).any(
         |(_, t)| {
             let plain: String =
                 t.chars().map(|c| if matches!(c, '"' | '\'' | ',' | '[' | ']') { ' ' } else { c }).collect();

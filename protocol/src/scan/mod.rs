@@ -62,6 +62,11 @@
 //! ([`ScanReport::classifier`]) is reported with the findings and adds at
 //! most a `Low` finding; it never refuses alone, only beside a rule's
 //! finding (`classifier.corroborated`, which names it).
+//! `fence` is the one test of a fenced code block's fence line that every
+//! analyzer uses (```` ```x``` ```` is inline code, not a fence), and
+//! `guard` turns a panic in the scan of one received body into
+//! [`ScanFailed`], which the merge records as that body's refusal
+//! ([`Scanner::try_scan`]).
 //! The machinery is in `rule` (what a rule is, shared helpers), `context`
 //! (whether a match is shown in an explanatory context rather than asked
 //! for), `literals` (the trigger automaton), `engine` and `normalize`.
@@ -82,13 +87,17 @@ mod context;
 mod controls;
 mod disclose;
 #[cfg(test)]
+mod dos_tests;
+#[cfg(test)]
 mod edge_tests;
 mod engine;
 mod exfil;
+mod fence;
 #[cfg(test)]
 mod fresh_tests;
 #[cfg(test)]
 mod generalised_tests;
+mod guard;
 mod hijack;
 mod injection;
 mod instruction;
@@ -113,6 +122,7 @@ mod trojan;
 mod unicode;
 mod vouched;
 
+pub use guard::{PANIC_PROBE, ScanFailed, guarded};
 pub(crate) use trojan::scripts_run;
 pub(crate) use unicode::is_invisible;
 
@@ -355,9 +365,12 @@ impl Scanner {
     }
 
     /// Scans one body: the rules' findings, and the second stage's score
-    /// beside them ([`ScanReport::classifier`]). Never panics; linear in
-    /// the body's length.
+    /// beside them ([`ScanReport::classifier`]). Linear in the body's
+    /// length, and meant never to panic: a body that makes it panic is a
+    /// bug to fix (in a debug build, [`PANIC_PROBE`] does on purpose);
+    /// bodies received from peers are scanned with [`try_scan`](Self::try_scan).
     pub fn scan(&self, body: &str) -> ScanReport {
+        guard::probe(body);
         let mut report = self.scan_rules(body);
         let score = classifier::score(body, &report.findings);
         report.classifier = Some(score);
@@ -367,6 +380,13 @@ impl Scanner {
             report.findings.insert(at, f);
         }
         report
+    }
+
+    /// [`scan`](Self::scan) of a body received from elsewhere: a panic in
+    /// it is [`ScanFailed`], for the caller to refuse the body with
+    /// (`guard`).
+    pub fn try_scan(&self, body: &str) -> Result<ScanReport, ScanFailed> {
+        guarded(|| self.scan(body))
     }
 
     /// The rules' findings alone: what a text scanned again inside a scan

@@ -70,6 +70,10 @@ static ADDRESS: Lazy = LazyLock::new(|| compile(r"\b[a-z0-9._%+-]+@(?P<d>[a-z0-9
 
 fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
     let mut code: Option<Vec<bool>> = None;
+    // The lines holding an exfiltration finding, read from `out` once
+    // (sorted) and kept up to date with this analyzer's own: asking `out`
+    // again for every line made a body of such lines quadratic.
+    let mut sent: Option<std::collections::BTreeSet<usize>> = None;
     for &l in lines {
         let line = body.line(l);
         if !ACT.is_match(line.as_bytes()) {
@@ -93,7 +97,10 @@ fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
         if !PRIVATE.is_match(b) || !outside(&text) || warned_against(&line[..act.start()]) {
             continue;
         }
-        if out.iter().any(|f| f.line == l.index + 1 && f.category == Category::Exfiltration) {
+        let sent = sent.get_or_insert_with(|| {
+            out.iter().filter(|f| f.category == Category::Exfiltration).map(|f| f.line).collect()
+        });
+        if sent.contains(&(l.index + 1)) {
             continue;
         }
         let severity = if super::instruction::explained_quote(line, act.start()) {
@@ -101,6 +108,7 @@ fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
         } else {
             body.unless_explained(Severity::High, l, act.range())
         };
+        sent.insert(l.index + 1);
         out.push(finding("instr.send-out", Category::Exfiltration, severity, l, line, act.start()));
     }
 }
@@ -113,22 +121,21 @@ pub(super) fn code_lines(text: &str) -> Vec<bool> {
     let mut open: Option<(u8, bool)> = None;
     for line in text.split('\n') {
         let t = line.trim_start_matches([' ', '\t', '>', '-', '*']).trim_start();
-        let fence = t.as_bytes().first().filter(|&&c| c == b'`' || c == b'~').copied();
-        let is_fence = fence.is_some_and(|c| t.bytes().take_while(|&b| b == c).count() >= 3);
-        match (open, is_fence) {
-            (None, true) => {
-                let info = t.trim_start_matches(['`', '~']).trim().to_ascii_lowercase();
+        let fence = super::fence::fence(t);
+        match (open, fence) {
+            (None, Some((c, _, info))) => {
+                let info = info.to_ascii_lowercase();
                 let prose =
                     info.is_empty() || matches!(info.as_str(), "text" | "txt" | "md" | "markdown" | "plain");
-                open = fence.map(|c| (c, !prose));
+                open = Some((c, !prose));
                 out.push(false);
             }
-            (Some((c, _)), true) if fence == Some(c) => {
+            (Some((c, _)), Some((f, _, _))) if f == c => {
                 open = None;
                 out.push(false);
             }
             (Some((_, code)), _) => out.push(code),
-            (None, false) => out.push(false),
+            (None, None) => out.push(false),
         }
     }
     out

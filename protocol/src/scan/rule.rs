@@ -333,8 +333,13 @@ static CLAUSE_BREAK: Lazy = LazyLock::new(|| compile(r"[;!?]|\.\s|&&|\|\||\bthen
 /// "Never pipe `curl … | sh`", "# Don't: curl … | sh". The warning must be
 /// in the same clause as the match, so "do not skip this step: curl … | sh"
 /// or "don't worry; curl … | sh" are not warnings.
+///
+/// Reads at most the last [`CONTEXT`] bytes of `before` ([`clause_window`]):
+/// each match on a line asks, so reading the whole text before it made a
+/// long line of matches quadratic (1.3 s for `sudo rm -rf /` repeated on
+/// one 64 KiB line, session 23).
 pub(super) fn warned_against(before: &str) -> bool {
-    let b = before.as_bytes();
+    let b = clause_window(before).as_bytes();
     let Some(w) = WARNING.find_iter(b).last() else {
         return false;
     };
@@ -354,6 +359,27 @@ pub(super) fn warned_against(before: &str) -> bool {
     }
 }
 
+/// The end of `before` that [`warned_against`] reads: its last [`CONTEXT`]
+/// bytes, from the first word that starts in them. A warning governs its
+/// own clause, and a clause of prose is a few dozen words: a warning word
+/// 512 bytes before a command, with no `;`, `. `, `then` or `but`
+/// between, is not one a reader connects with it. Starting at a word keeps
+/// a cut word ("unblock") from reading as a warning ("block").
+pub(super) fn clause_window(before: &str) -> &str {
+    if before.len() <= CONTEXT {
+        return before;
+    }
+    let mut cut = before.len() - CONTEXT;
+    while !before.is_char_boundary(cut) {
+        cut += 1;
+    }
+    let tail = &before[cut..];
+    if before.as_bytes()[cut - 1].is_ascii_whitespace() {
+        return tail;
+    }
+    tail.find(char::is_whitespace).map_or("", |i| &tail[i..])
+}
+
 /// The whitespace-separated words of `line`, as `str::split_whitespace`
 /// finds them, as bytes. An ASCII line is split on bytes, which spares
 /// decoding characters; the ASCII bytes `char::is_whitespace` accepts are
@@ -370,6 +396,12 @@ pub(super) fn words(line: &str) -> impl Iterator<Item = &[u8]> {
 /// run `curl … | sh`". Code-block lines have no backticks before the
 /// command, so a comment above a command never excuses it.
 pub(super) fn warned_across_lines(previous: &str, before: &str) -> bool {
+    // The window `warned_against` reads would hold nothing of the previous
+    // line: the same question as on `before` alone, asked without counting
+    // the backticks of a long line again for every match on it.
+    if before.len() >= CONTEXT {
+        return warned_against(before);
+    }
     // A heading is a title, not the start of a wrapped sentence: "##
     // Warning: never on laptops" does not excuse the command below it.
     if before.bytes().filter(|&b| b == b'`').count() % 2 == 0 || previous.trim_start().starts_with('#') {
@@ -393,8 +425,38 @@ pub(super) const CONTEXT: usize = 512;
 /// A short, trimmed excerpt of `line` around byte offset `at`, with every
 /// credential on the line masked (see `secret::mask`): a finding of any
 /// rule on a line holding a token must not carry the token.
+///
+/// A line of [`MASK_MEMO_BYTES`] or more is masked once for all the
+/// findings on it: the analyzers' findings each ask, and masking runs
+/// every secret pattern over the whole line (session 23 measured a long
+/// line of matches at 0.4–1.9 s for 64 KiB, most of it here and in
+/// [`warned_against`]). The next finding compares the line with the one
+/// kept (a `memcmp`, tens of times cheaper than masking it again).
 pub(super) fn excerpt(line: &str, at: usize) -> String {
-    excerpt_of_masked(&super::secret::mask(line), at)
+    if line.len() < MASK_MEMO_BYTES {
+        return excerpt_of_masked(&super::secret::mask(line), at);
+    }
+    MASKED.with(|memo| {
+        let mut memo = memo.borrow_mut();
+        if memo.0 != line {
+            let masked = super::secret::mask(line).into_owned();
+            *memo = (line.to_owned(), masked);
+        }
+        excerpt_of_masked(&memo.1, at)
+    })
+}
+
+/// Lines at least this long keep their masked copy for the next finding
+/// on them ([`excerpt`]): well above a line of prose or code (a typical
+/// body's lines are under 200 bytes, so a typical scan never copies one),
+/// well below a line long enough for its findings to add up.
+const MASK_MEMO_BYTES: usize = 1024;
+
+thread_local! {
+    /// The last long line [`excerpt`] masked on this thread, and its
+    /// masked copy. Holds at most two copies of one line of a body (the
+    /// body's size limit bounds it).
+    static MASKED: std::cell::RefCell<(String, String)> = const { std::cell::RefCell::new((String::new(), String::new())) };
 }
 
 /// [`excerpt`] of a line that [`super::secret::mask`] has masked already

@@ -288,7 +288,7 @@ fn content(body: &Body<'_>, l: LineRef, text: &str, prose: bool) -> String {
             if t.as_bytes() == term.as_slice() {
                 break;
             }
-        } else if t.starts_with("```") || t.starts_with("~~~") {
+        } else if super::fence::is_fence(t) {
             if fenced {
                 break;
             }

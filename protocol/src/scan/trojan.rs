@@ -49,6 +49,7 @@
 use std::sync::LazyLock;
 
 use super::engine::{Analyzer, Body, LineRef, finding};
+use super::fence::is_fence;
 use super::rule::{Lazy, compile, contains_ci, slice_lossy, warned_across_lines, warned_against};
 use super::supply::{has_url, has_word};
 use super::{Category, Finding, Severity};
@@ -237,11 +238,6 @@ static RUN_FROM: Lazy = LazyLock::new(|| {
     )
 });
 
-fn is_fence(line: &str) -> bool {
-    let t = line.trim_start();
-    t.starts_with("```") || t.starts_with("~~~")
-}
-
 /// The scripts of the skill's own folder that `text` runs or sources, as
 /// written (`./setup.sh`, `{baseDir}/scripts/fill.py`), each with the
 /// 0-based index of its line: what a bundle must contain (`bundle::scan`).
@@ -297,7 +293,7 @@ fn said_near(body: &Body<'_>, l: LineRef, re: &regex::bytes::Regex) -> bool {
         body.lines_from(from).take_while(|(r, _)| r.index <= l.index + CONCEALMENT_LINES).collect();
     let said = |t: &str| {
         let t = t.trim();
-        !t.is_empty() && !t.starts_with("```") && !t.starts_with("~~~")
+        !t.is_empty() && !is_fence(t)
     };
     let before = near.iter().filter(|(r, _)| r.index < l.index).rev().filter(|(_, t)| said(t));
     let after = near.iter().filter(|(r, _)| r.index >= l.index);
@@ -321,7 +317,8 @@ fn fence_lines(text: &str) -> Vec<usize> {
         .filter_map(|at| {
             let indent = b[..at].iter().rev().take_while(|&&c| c != b'\n' && c.is_ascii_whitespace()).count();
             let start = at - indent;
-            (start == 0 || b[start - 1] == b'\n').then_some(start)
+            let end = memchr::memchr(b'\n', &b[at..]).map_or(b.len(), |k| at + k);
+            ((start == 0 || b[start - 1] == b'\n') && is_fence(&text[at..end])).then_some(start)
         })
         .collect();
     fences.sort_unstable();

@@ -28,6 +28,7 @@
 use std::sync::LazyLock;
 
 use super::engine::{Analyzer, Body, LineRef, finding};
+use super::fence::is_fence;
 use super::rule::{Lazy, compile, warned_against};
 use super::{Category, Finding, Severity, trojan};
 
@@ -83,11 +84,6 @@ static CLONE: Lazy = LazyLock::new(|| {
         r#"\bgit\s+(?:clone|submodule\s+add)\s+(?:-{1,2}[\w-]+(?:[= ]\d+)?\s+)*['"]?((?:https?|git|ssh)://[^\s'"]+)['"]?(?:\s+([~\w./-]+))?"#,
     )
 });
-
-fn is_fence(line: &str) -> bool {
-    let t = line.trim_start();
-    t.starts_with("```") || t.starts_with("~~~")
-}
 
 /// The lines from `l` on, fences left out, at most `n` of them.
 fn window<'a>(body: &Body<'a>, l: LineRef, n: usize) -> Vec<(LineRef, &'a str)> {

@@ -41,7 +41,7 @@ use super::kind::{self, ContentKind, KindMismatch};
 use super::{BundleError, BundleLimits, BundleManifest, SKILL_MD, paths};
 use crate::merge::{Decision, safety_decision};
 use crate::policy::AcceptPolicy;
-use crate::scan::{Category, Finding, ScanReport, Scanner, Severity};
+use crate::scan::{Category, Finding, ScanFailed, ScanReport, Scanner, Severity, guarded};
 
 pub use content::{ESCAPE, MISMATCH, UNREADABLE};
 pub use refs::{MISSING_LINK, MISSING_SCRIPT};
@@ -88,8 +88,12 @@ pub fn scan_bundle<B: AsRef<[u8]>>(
         return refused(pending, Vec::new());
     }
     let limits = policy.bundle_limits();
-    let mut scan =
-        Scan { scanner: Scanner::standard(), limits: &limits, findings: refs::missing(manifest, skill_md) };
+    let mut scan = Scan {
+        scanner: Scanner::standard(),
+        limits: &limits,
+        findings: refs::missing(manifest, skill_md),
+        failed: None,
+    };
     let archives = Archives::new(&limits);
     for (file, bytes) in &held {
         let bytes = bytes.as_ref().map_or(&[][..], AsRef::as_ref);
@@ -99,6 +103,9 @@ pub fn scan_bundle<B: AsRef<[u8]>>(
         });
         if let Err(e) = checked {
             return refused(e.into(), scan.findings);
+        }
+        if let Some((name, failed)) = scan.failed.take() {
+            return refused(crate::merge::scan_failed(&name, failed), scan.findings);
         }
     }
     let refusal = safety_decision(&scan.findings, policy.scan_threshold());
@@ -110,6 +117,9 @@ struct Scan<'l> {
     scanner: &'static Scanner,
     limits: &'l BundleLimits,
     findings: Vec<Finding>,
+    /// The first file or member the scanner failed on (`scan::guard`),
+    /// which refuses the bundle.
+    failed: Option<(String, ScanFailed)>,
 }
 
 impl Scan<'_> {
@@ -122,7 +132,12 @@ impl Scan<'_> {
             self.findings.push(content::mismatch(name, &m, readable));
         }
         if let Some(text) = text {
-            self.findings.extend(text::scan(self.scanner, name, &text));
+            match guarded(|| text::scan(self.scanner, name, &text)) {
+                Ok(findings) => self.findings.extend(findings),
+                Err(failed) => {
+                    self.failed.get_or_insert_with(|| (name.to_owned(), failed));
+                }
+            }
         }
     }
 

@@ -34,21 +34,10 @@ pub(in crate::scan) struct CodeMap {
     pub(super) blocks: Vec<Block>,
 }
 
-/// A fence: its character, its length and the info string after it.
-///
-/// A backtick fence's info string holds no backtick (CommonMark): a line
-/// of ```` ```x``` ```` is inline code, and read as a fence it would make
-/// the rest of the body one unclosed block, out of reach of every
-/// analysis of prose.
+/// A fence, after the indent and the list and quote markers a block may
+/// sit behind (`fence::fence`: ```` ```x``` ```` is no fence).
 fn fence(line: &str) -> Option<(u8, usize, &str)> {
-    let t = line.trim_start_matches([' ', '\t', '>', '-', '*']).trim_start();
-    let c = *t.as_bytes().first()?;
-    if c != b'`' && c != b'~' {
-        return None;
-    }
-    let n = t.bytes().take_while(|&b| b == c).count();
-    let info = t[n..].trim();
-    (n >= 3 && !(c == b'`' && info.contains('`'))).then_some((c, n, info))
+    super::super::fence::fence(line.trim_start_matches([' ', '\t', '>', '-', '*']).trim_start())
 }
 
 impl CodeMap {

@@ -14,6 +14,7 @@ use std::sync::LazyLock;
 use super::{rescan, unpack};
 use crate::scan::Category;
 use crate::scan::engine::{Body, LineRef, finding};
+use crate::scan::fence::{fence, is_fence};
 use crate::scan::rule::{Lazy, compile, contains_ci};
 use crate::scan::secret::base64url;
 use crate::scan::{Finding, Severity};
@@ -158,12 +159,14 @@ pub(super) fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
     for &r in lines {
         all.push(r);
         let line = body.line(r).trim_start();
-        if line.starts_with("```") && (line.contains("powershell") || line.contains("pwsh")) {
+        let powershell =
+            fence(line).is_some_and(|(_, _, info)| info.contains("powershell") || info.contains("pwsh"));
+        if powershell {
             all.extend(
                 body.lines_from(r)
                     .skip(1)
                     .take(POWERSHELL_BLOCK_LINES)
-                    .take_while(|(_, l)| !l.trim_start().starts_with("```"))
+                    .take_while(|(_, l)| !is_fence(l))
                     .filter(|(_, l)| l.contains("[char[]]"))
                     .map(|(r, _)| r),
             );
@@ -202,7 +205,7 @@ pub(super) fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
                 .lines_from(r)
                 .skip(1)
                 .take(BLOCK_LINES)
-                .take_while(|(_, l)| !l.trim_start().starts_with("```"))
+                .take_while(|(_, l)| !is_fence(l))
                 .any(|(_, l)| USES.is_match(l.as_bytes()) || SENDS.is_match(l.as_bytes()));
         let hints = Hints::of(line);
         let mut found = decode_line_keyed(line, hints);

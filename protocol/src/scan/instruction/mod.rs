@@ -191,6 +191,10 @@ fn walk<'a>(body: &Body<'a>, last: usize) -> Vec<Line<'a>> {
     let mut frontmatter = false;
     let mut section_warned = false;
     let mut list_warned = false;
+    // How many lines of `out` were read back for a fence's lead-in, and the
+    // last of them that is not blank: each fence reads back only over the
+    // lines since (a body of fences and blank lines was quadratic).
+    let mut lead_in: (usize, Option<usize>) = (0, None);
     let start = LineRef { index: 0, start: 0, end: 0 };
     for (r, raw) in body.lines_from(start) {
         if r.index > last + 40 {
@@ -256,8 +260,10 @@ fn walk<'a>(body: &Body<'a>, last: usize) -> Vec<Line<'a>> {
         }
         if let Some(c) = marker.filter(|_| run >= 3) {
             fence = Some((c, run, fence_kind(&trimmed[run..])));
-            let lead_in = out.iter().rev().find(|l| l.kind != Kind::Blank);
-            fence_asked = lead_in.is_some_and(|l| kept_with_consent(l.text));
+            let (read, last) = lead_in;
+            let last = out[read..].iter().rposition(|l| l.kind != Kind::Blank).map(|i| read + i).or(last);
+            lead_in = (out.len(), last);
+            fence_asked = last.is_some_and(|i| kept_with_consent(out[i].text));
             out.push(Line { r, text: "", kind: Kind::Blank, warned: false, asked: false });
             continue;
         }

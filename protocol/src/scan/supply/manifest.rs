@@ -6,6 +6,7 @@
 
 use super::names::Ecosystem;
 use crate::scan::engine::{Body, LineRef};
+use crate::scan::fence::is_fence;
 
 /// Lines of a list, at most (keeps a hostile body linear).
 const MAX_LINES: usize = 200;
@@ -18,11 +19,6 @@ pub(super) struct Listed<'a> {
     pub(super) name: &'a str,
     pub(super) line: LineRef,
     pub(super) at: usize,
-}
-
-fn is_fence(line: &str) -> bool {
-    let t = line.trim_start();
-    t.starts_with("```") || t.starts_with("~~~")
 }
 
 /// Whether a fence opens a block a requirements file may be shown in: no
