@@ -53,15 +53,18 @@ const MIN_FILES: usize = 300;
 /// them (65%), and the whole corpus 1282 of 1450 (88.4%; HELD 76.9%).
 /// Rules that read what those skills do, and the classifier retrained on
 /// the grown TRAIN split, brought it to 1318 of 1450 (90.9%; TRAIN 91.6%,
-/// HELD 78.3%) the same day.
-const MIN_RECALL: f64 = 0.908;
+/// HELD 78.3%) the same day. Then a second such writer's 100 (t10) joined,
+/// written while those rules were: as found, 78 refused; the corpus 1396 of
+/// 1550 (90.1%; TRAIN 90.0%, HELD 78.3%).
+const MIN_RECALL: f64 = 0.900;
 /// #14's bound on benign skills refused is 3%. The same writer's 210 benign
 /// skills, written close to the line, were refused 24 times (11.4%) as
 /// found, the corpus 41 of 882 (4.6%): until the bound is met again this is
 /// a ratchet at the rate reached; lower it with every change that refuses
-/// fewer. Met again the same day: 24 of 882 (2.7%; TRAIN 1.6%, HELD 5.1%),
-/// and from then on the bound itself.
-const MAX_FALSE_POSITIVE_RATE: f64 = 0.03;
+/// fewer. Met again the same day: 24 of 882 (2.7%; TRAIN 1.6%, HELD 5.1%);
+/// then the second writer's 55 benign skills, each a look-alike of an
+/// attack, were refused 10 times (18.2%) as found: 34 of 937 (3.6%).
+const MAX_FALSE_POSITIVE_RATE: f64 = 0.037;
 /// At most this share of benign skills may be held back from sharing for a
 /// credential that looks live (`ScanReport::has_secrets`).
 const MAX_SECRET_FALSE_POSITIVE_RATE: f64 = 0.02;
