@@ -137,52 +137,7 @@ static GRANT: Lazy = LazyLock::new(|| compile(r#"=\s*(?:\([^)\n]*\)\s*)?([^'"\n|
 fn escapes_to_root(program: &str) -> bool {
     let name = program.rsplit('/').next().unwrap_or(program);
     let name = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
-    RUNS_ANYTHING.contains(&name) || name.starts_with("python") || matches!(
-        name,
-        "sh" | "bash"
-            | "zsh"
-            | "dash"
-            | "ksh"
-            | "csh"
-            | "tcsh"
-            | "fish"
-            | "su"
-            | "sudo"
-            | "env"
-            | "python"
-            | "perl"
-            | "ruby"
-            | "node"
-            | "php"
-            | "lua"
-            | "vi"
-            | "vim"
-            | "nvim"
-            | "view"
-            | "nano"
-            | "emacs"
-            | "ed"
-            | "less"
-            | "more"
-            | "man"
-            | "find"
-            | "awk"
-            | "gawk"
-            | "tee"
-            | "cp"
-            | "mv"
-            | "dd"
-            | "chmod"
-            | "chown"
-            | "chroot"
-            | "ln"
-            | "rsync"
-            | "tar"
-            | "zip"
-            | "git"
-            | "docker"
-            | "nsenter"
-    )
+    RUNS_ANYTHING.contains(&name) || name.starts_with("python")
 }
 
 /// Whether the rule written on the line grants named programs only: each
@@ -233,9 +188,10 @@ fn sudoers(h: &Hit<'_>) -> Option<Severity> {
     })
 }
 
-/// Programs that run or write anything they are given, beyond those that
-/// hand out a shell themselves ([`escapes_to_root`]): installers, package
-/// managers, file tools.
+/// Programs a sudoers grant hands root through ([`escapes_to_root`]):
+/// shells, interpreters, editors and pagers that open a shell, and tools
+/// that run or write anything they are given (installers, package
+/// managers, file tools).
 const RUNS_ANYTHING: &[&str] = &[
     "bash",
     "sh",
@@ -289,6 +245,13 @@ const RUNS_ANYTHING: &[&str] = &[
     "chroot",
     "ln",
     "rm",
+    "csh",
+    "tcsh",
+    "nvim",
+    "view",
+    "ed",
+    "man",
+    "gawk",
 ];
 
 /// The first path argument after a mode, lower-cased, without quotes.
