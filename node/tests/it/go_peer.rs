@@ -50,7 +50,14 @@ pub(crate) struct GoPeer {
 
 /// One of the Go node's own skills, as it holds it: no frontmatter.
 fn go_packet(name: &str) -> Value {
-    let body = format!("# {name}\n\nRead the failing output, change one thing, run the tests again.\n");
+    go_packet_with_body(
+        name,
+        format!("# {name}\n\nRead the failing output, change one thing, run the tests again.\n"),
+    )
+}
+
+/// A Go node's skill `name` whose body is `body`, as the Go node holds it.
+pub(crate) fn go_packet_with_body(name: &str, body: String) -> Value {
     let hash = hex::encode(Sha256::digest(body.as_bytes()));
     json!({
         "id": &hash[..16], "version": "1.0", "createdAt": "2026-11-20T10:00:00Z",

@@ -9,10 +9,9 @@
 use ecp_node::federation::PullOutcome;
 use ecp_protocol::scan::{PANIC_PROBE, ScanFailed};
 use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
 
 use crate::federation::Fed;
-use crate::go_peer::start_go_peer;
+use crate::go_peer::{go_packet_with_body, start_go_peer};
 use crate::util::{ORIGIN, TestNode, assert_no_server_path, packet, update};
 
 /// The reason a refused probe carries.
@@ -46,15 +45,7 @@ async fn a_push_holding_a_skill_the_scan_panics_on_merges_the_rest_and_refuses_i
 
 /// One of a Go node's skills (`go_peer`) whose body holds the probe.
 fn probing_go_packet(name: &str) -> Value {
-    let body = format!("# {name}\n\nRead the failing output first.\n\n{PANIC_PROBE}\n");
-    let hash = hex::encode(Sha256::digest(body.as_bytes()));
-    json!({
-        "id": &hash[..16], "version": "1.0", "createdAt": "2026-11-20T10:00:00Z",
-        "originInstance": "ok-agent", "originUserHash": "00112233445566778899aabbccddeeff",
-        "originOS": "linux/amd64", "originVersion": "0.9.0", "skillName": name,
-        "skillDescription": format!("How to {name}"), "skillBody": body, "patterns": null,
-        "confidence": 0.8, "integrityHash": hash, "shareable": true, "tags": null, "deprecated": false
-    })
+    go_packet_with_body(name, format!("# {name}\n\nRead the failing output first.\n\n{PANIC_PROBE}\n"))
 }
 
 #[tokio::test(flavor = "multi_thread")]
