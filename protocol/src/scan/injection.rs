@@ -99,7 +99,10 @@ pub(super) fn rules() -> Vec<Rule> {
             ],
             r#"\b(?:python[0-9.]*|perl|ruby|node|nodejs|php|deno|bun)\s+(?:-\S+\s+)*-(?:c|e|r)\s+["'][^\n]*(?:\bexec\s*\(|\beval\s*\(|\bos\.(?:system\b|popen\b|exec\w*)|\bsubprocess\b|\bchild_process\b|\b__import__\b|\bsystem\s*\(|\bpty\.spawn\b|\bexecsync\b|\bshell_exec\b|\bpassthru\b|\bproc_open\b)"#,
         )
-        .requires(&[" -c", " -e", " -r"]),
+        .requires(&[" -c", " -e", " -r"])
+        // Quoted as an indicator in a detection table or a warning, it is
+        // shown, not run (`context`); in a runnable block never.
+        .explainable(),
         Rule::new(
             "conceal.hidden-window",
             Category::Concealment,
@@ -108,6 +111,7 @@ pub(super) fn rules() -> Vec<Rule> {
             r"\b(?:start-process|saps|powershell(?:\.exe)?|pwsh)\b[^\n]*\s-w(?:indowstyle)?\s+hidden\b",
         )
         .requires(&["hidden"])
+        .assess(hidden_window)
         .warnable(),
         // The reference flags every `eval $` (one of its ten rules, which
         // SPEC §7.7.3 requires us to refuse). Shell init hooks
@@ -117,6 +121,17 @@ pub(super) fn rules() -> Vec<Rule> {
             .requires(&["$", "`"])
             .assess(eval_variable),
     ]
+}
+
+/// `powershell -w hidden` quoted with nothing after it hides no command:
+/// an explainer naming how a lure starts (`Medium`). `Start-Process x.exe
+/// -WindowStyle Hidden` names what it hides before the flag (`High`), as
+/// does any shell the flag is followed by a command of.
+fn hidden_window(h: &Hit<'_>) -> Option<Severity> {
+    let shell =
+        h.text().get(..3).is_some_and(|p| p.eq_ignore_ascii_case("pow") || p.eq_ignore_ascii_case("pws"));
+    let bare = h.after().trim_start().is_empty() || h.after().starts_with(['`', '"', '\'']);
+    Some(if shell && bare { Severity::Medium } else { h.base })
 }
 
 static EXEC_CONTEXT: Lazy = LazyLock::new(|| {
