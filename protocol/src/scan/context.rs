@@ -107,10 +107,12 @@ const INERT_INFO: &[&str] = &[
     "nohighlight",
 ];
 
-/// Words that make a sentence, a lead-in or a heading explanatory.
+/// Words that make a sentence, a lead-in or a heading explanatory; the
+/// commonest of them in Spanish, Portuguese, French and German too, as
+/// skills are written in those.
 static EXPLAINS: Lazy = LazyLock::new(|| {
     compile(
-        r"\b(?:never|do\s+not|don'?t|not\s+to\s+(?:do|run|use)|must\s+not|should\s+not|avoid\w*|banned|forbidden|prohibited|instead\s+of|rather\s+than|why|problems?|pitfalls?|mistakes?|risks?|dangers?|dangerous|unsafe|insecure|anti-?patterns?|red\s+flags?|warnings?|attack\w*|malicious|malware|adversar\w*|threats?|indicators?|iocs?|compromised?|exploit\w*|jailbreak\w*|red[\s-]?team\w*|pentest\w*|abuse\w*|suspicious|detect\w*|spotting|hunting|(?:grep|look|search|scan|check)\s+for|signatures?|telemetry|in\s+(?:the\s+)?(?:wild|reports?|logs?|incidents?|alerts?))\b",
+        r"\b(?:never|do\s+not|don'?t|not\s+to\s+(?:do|run|use)|must\s+not|should\s+not|avoid\w*|banned|forbidden|prohibited|instead\s+of|rather\s+than|why|problems?|pitfalls?|mistakes?|risks?|dangers?|dangerous|unsafe|insecure|anti-?patterns?|red\s+flags?|warnings?|attack\w*|malicious|malware|adversar\w*|threats?|indicators?|iocs?|compromised?|exploit\w*|jailbreak\w*|red[\s-]?team\w*|pentest\w*|abuse\w*|suspicious|detect\w*|spotting|hunting|(?:grep|look|search|scan|check)\s+for|signatures?|telemetry|in\s+(?:the\s+)?(?:wild|reports?|logs?|incidents?|alerts?)|ataques?|atacantes?|attaques?|attaquants?|angriff\w*|angreifer|indicador\w*|indicateurs?|indikator\w*|nunca|jamais|niemals|maliciosos?|maliciosas?|malveillants?)\b",
     )
 });
 

@@ -153,9 +153,12 @@ fn hex_escapes(h: &Hit<'_>) -> Option<Severity> {
     Some(if EXEC_CONTEXT.is_match(h.line().as_bytes()) { Severity::High } else { h.base })
 }
 
+/// The tools a shell start-up file evaluates the output of; and any
+/// installed tool's own init subcommand (`mamba shell hook --shell zsh`,
+/// `conda shell.zsh hook`, `<tool> init zsh`), whose output is the tool's.
 static SHELL_INIT: Lazy = LazyLock::new(|| {
     compile(
-        r#"^eval\s+["']?\$\(\s*(?:[\w./-]*/)?(?:ssh-agent|direnv|brew|pyenv|rbenv|nodenv|goenv|jenv|starship|zoxide|fnm|mise|rtx|conda|thefuck|gh|kubectl|helm|op|opam|luarocks|dircolors|keychain|rustup|fzf|atuin|oh-my-posh|register-python-argcomplete|aws\s+configure\s+export-credentials\b[^\n)]*--format\s+env(?:-no-export)?)\b"#,
+        r#"^eval\s+["']?\$\(\s*(?:[\w./-]*/)?(?:ssh-agent|direnv|brew|pyenv|rbenv|nodenv|goenv|jenv|starship|zoxide|fnm|mise|rtx|conda|thefuck|gh|kubectl|helm|op|opam|luarocks|dircolors|keychain|rustup|fzf|atuin|oh-my-posh|register-python-argcomplete|aws\s+configure\s+export-credentials\b[^\n)]*--format\s+env(?:-no-export)?)\b|^eval\s+["']?\$\(\s*[\w.-]+(?:\s+[\w.-]+)?\s+(?:shell\s+hook|hook|init|shellenv|activate)(?:\s+-{0,2}[\w=.-]+){0,3}\s*\)"#,
     )
 });
 

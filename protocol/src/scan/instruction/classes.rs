@@ -165,6 +165,16 @@ static NEGATED_ASK: Lazy = LazyLock::new(|| {
     )
 });
 
+/// A concealment whose object follows it.
+static WITHHOLDS: Lazy = LazyLock::new(|| compile(r"(?:revealing|disclosing)$"));
+
+/// How a defence works, kept from whoever it defends against.
+static WITHHELD: Lazy = LazyLock::new(|| {
+    compile(
+        r"^\s+(?:the\s+|any\s+|our\s+)?(?:detection|security|exploit|vulnerability|anti-?cheat|fraud)\s+(?:details?|methods?|rules|logic|signatures?|thresholds?)\b",
+    )
+});
+
 /// Data a skill rightly keeps out of a report (secrets, personal data):
 /// leaving it out is redaction, not concealment.
 static REDACTED: Lazy = LazyLock::new(|| {
@@ -494,6 +504,9 @@ pub(crate) fn classify_written(s: &str, place: Option<(usize, usize)>) -> Vec<Fo
     }
     if let Some(m) = CONCEAL.find(b)
         && !REDACTED.is_match(&b[m.start()..m.end()])
+        // "share what you can without revealing detection details": how a
+        // defence works is kept from whoever it defends against.
+        && !(WITHHOLDS.is_match(m.as_bytes()) && WITHHELD.is_match(&b[m.end()..]))
         // "never delete files without telling the user": telling is kept.
         && !(m.as_bytes().starts_with(b"without") && prohibition_before(s, m.start()))
         // "never hide a step or leave it out of the summary": the
