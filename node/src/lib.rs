@@ -91,6 +91,7 @@ pub mod http;
 pub mod hub;
 pub mod import;
 pub mod intake;
+mod joined;
 pub mod keys;
 pub mod library;
 pub mod lockfile;

@@ -76,7 +76,14 @@ pub fn add_skill(
             record.origin
         )));
     }
-    let scan = scan_warning(&Scanner::standard().scan(&packet.skill_body), config.policy.scan_threshold);
+    let scan = match Scanner::standard().try_scan(&packet.skill_body) {
+        Ok(report) => scan_warning(&report, config.policy.scan_threshold),
+        Err(_) => Some(
+            "the safety scan failed on this skill (an internal error of the scanner, not a finding); peers \
+             will refuse it; please report it to the ecp maintainers with the skill"
+                .to_owned(),
+        ),
+    };
     let warning = warnings.into_iter().map(|w| w.message).chain(scan).reduce(|a, b| format!("{a}; {b}"));
     match library.put_local_bundle(packet, companions, Source::Operator) {
         Ok(true) => {}

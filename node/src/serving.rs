@@ -212,5 +212,5 @@ impl Serving {
 }
 
 fn joined(e: tokio::task::JoinError) -> StoreError {
-    StoreError::Io(std::io::Error::other(e.to_string()))
+    StoreError::Io(std::io::Error::other(crate::joined::described(&e)))
 }

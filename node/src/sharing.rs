@@ -34,7 +34,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use ecp_protocol::SkillPacket;
-use ecp_protocol::scan::Scanner;
+use ecp_protocol::scan::{ScanFailed, Scanner};
 use ecp_protocol::skill_doc;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use serde::Serialize;
@@ -45,6 +45,13 @@ use crate::store::{Mark, Private, SECRET_CODE, Score, Store, StoreError};
 
 /// The [`Private::code`] of a retired skill (#19): kept home until restored.
 pub const RETIRED_CODE: &str = "retired";
+
+/// The [`Private::code`] of a skill whose secret scan failed (the scanner
+/// panicked on it): kept home, since nothing says it holds no secret.
+pub const SCAN_FAILED_CODE: &str = "scan-failed";
+
+/// One skill's secret scan, remembered per content hash.
+type SecretScan = Result<Arc<Vec<SecretFinding>>, ScanFailed>;
 
 /// The file in a skills folder whose patterns keep skills private.
 pub const IGNORE_FILE: &str = ".ecpignore";
@@ -129,12 +136,12 @@ pub struct SecretFinding {
 /// [`SECRET_SEVERITY`](ecp_protocol::scan::SECRET_SEVERITY) and above (documented
 /// examples such as `AKIAIOSFODNN7EXAMPLE`, placeholders and references to
 /// values kept elsewhere are reported by `skill scan`, and shared).
-pub fn secret_findings(text: &str) -> Vec<SecretFinding> {
-    Scanner::standard()
-        .scan(text)
-        .secrets()
-        .map(|f| SecretFinding { rule: f.rule_id.clone(), line: f.line })
-        .collect()
+///
+/// A scan that panics is [`ScanFailed`]: the caller keeps the skill home
+/// (fail closed), since nothing says it holds no secret.
+pub fn secret_findings(text: &str) -> Result<Vec<SecretFinding>, ScanFailed> {
+    let report = Scanner::standard().try_scan(text)?;
+    Ok(report.secrets().map(|f| SecretFinding { rule: f.rule_id.clone(), line: f.line }).collect())
 }
 
 /// Most scans remembered by content hash: an import run decides again for
@@ -145,7 +152,7 @@ const SCAN_CACHE_ENTRIES: usize = 4096;
 #[derive(Debug, Clone, Default)]
 pub struct Sharing {
     settings: Arc<Settings>,
-    scans: Arc<Mutex<HashMap<String, Arc<Vec<SecretFinding>>>>>,
+    scans: Arc<Mutex<HashMap<String, SecretScan>>>,
 }
 
 impl Sharing {
@@ -192,16 +199,18 @@ impl Sharing {
         })
     }
 
-    fn scan(&self, packet: &SkillPacket) -> Arc<Vec<SecretFinding>> {
+    /// A failed scan is remembered like a finished one: the scanner is
+    /// deterministic, so scanning the same content again would fail again.
+    fn scan(&self, packet: &SkillPacket) -> SecretScan {
         let mut scans = self.scans.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(found) = scans.get(&packet.integrity_hash) {
-            return Arc::clone(found);
+            return found.clone();
         }
-        let found = Arc::new(secret_findings(&packet.skill_body));
+        let found = secret_findings(&packet.skill_body).map(Arc::new);
         if scans.len() >= SCAN_CACHE_ENTRIES {
             scans.clear();
         }
-        scans.insert(packet.integrity_hash.clone(), Arc::clone(&found));
+        scans.insert(packet.integrity_hash.clone(), found.clone());
         found
     }
 }
@@ -355,7 +364,16 @@ impl Decider<'_> {
         if mark.allow_secrets.as_deref() == Some(packet.integrity_hash.as_str()) {
             return decided(None);
         }
-        let secrets = self.sharing.scan(packet);
+        let Ok(secrets) = self.sharing.scan(packet) else {
+            return decided(private(
+                SCAN_FAILED_CODE,
+                format!(
+                    "the secret scan failed on it (an internal error of the scanner, not a finding), so it \
+                     stays home; please report it to the ecp maintainers, or share it anyway with \
+                     `ecp-node skill share {name} --allow-secrets`"
+                ),
+            ));
+        };
         let Some(first) = secrets.first() else { return decided(None) };
         let more = match secrets.len() {
             1 => String::new(),

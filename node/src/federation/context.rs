@@ -198,7 +198,7 @@ where
 {
     match tokio::task::spawn_blocking(f).await {
         Ok(result) => result.map_err(Into::into),
-        Err(e) => Err(SyncError::Internal(e.to_string())),
+        Err(e) => Err(SyncError::Internal(crate::joined::described(&e).to_owned())),
     }
 }
 

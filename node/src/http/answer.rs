@@ -46,7 +46,7 @@ pub(super) async fn cached_gzip_if_accepted(headers: &HeaderMap, entry: Cached, 
     let gzipped = match tokio::task::spawn_blocking(move || encoding.gzipped()).await {
         Ok(Ok(pieces)) => pieces,
         Ok(Err(e)) => return ApiError::from(e).into_response(),
-        Err(e) => return ApiError::internal(&e).into_response(),
+        Err(e) => return ApiError::internal(&crate::joined::described(&e)).into_response(),
     };
     // A signature covers the JSON before gzip (`SPEC.md` §10.1.6): the entry's.
     let mut response = cached(gzipped.body(), entry, etag);

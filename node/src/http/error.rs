@@ -182,6 +182,6 @@ impl From<DecodeError> for ApiError {
 
 impl From<tokio::task::JoinError> for ApiError {
     fn from(e: tokio::task::JoinError) -> Self {
-        ApiError::internal(&e)
+        ApiError::internal(&crate::joined::described(&e))
     }
 }

@@ -418,8 +418,16 @@ fn node_wrote(writer: &Projection, marked: Marked, entry: &str, path: &str, cont
 /// with the safety scan's top finding when it flags the skill (peers will
 /// refuse it), as `ecp-node skill add` warns.
 fn imported(packet: &SkillPacket, replaced: bool) -> decision_log::Decision {
-    let report = Scanner::standard().scan(&packet.skill_body);
-    let finding = decision_log::top_finding(&report.findings, DEFAULT_THRESHOLD).cloned();
+    let scanned = Scanner::standard().try_scan(&packet.skill_body);
+    let finding = scanned
+        .as_ref()
+        .ok()
+        .and_then(|r| decision_log::top_finding(&r.findings, DEFAULT_THRESHOLD).cloned());
+    let failed = if scanned.is_err() {
+        "; the safety scan failed on it (an internal error, not a finding)"
+    } else {
+        ""
+    };
     decision_log::Decision {
         skill: packet.skill_name.clone(),
         origin: packet.origin_instance.clone(),
@@ -427,7 +435,7 @@ fn imported(packet: &SkillPacket, replaced: bool) -> decision_log::Decision {
         peer: "local".to_owned(),
         verdict: if replaced { Verdict::Updated } else { Verdict::New },
         stage: "import",
-        reason: format!("confidence {}", ShownConfidence(packet.confidence)),
+        reason: format!("confidence {}{failed}", ShownConfidence(packet.confidence)),
         finding,
     }
 }

@@ -121,7 +121,9 @@ impl SkillServer {
         read: impl FnOnce(&Library) -> Result<T, ToolError> + Send + 'static,
     ) -> Result<T, ToolError> {
         let library = self.library.clone();
-        tokio::task::spawn_blocking(move || read(&library)).await.map_err(|e| ToolError::internal(&e))?
+        tokio::task::spawn_blocking(move || read(&library))
+            .await
+            .map_err(|e| ToolError::internal(&crate::joined::described(&e)))?
     }
 }
 

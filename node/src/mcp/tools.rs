@@ -260,7 +260,9 @@ fn read_skill(library: &Library, name: &str) -> Result<(String, Value), ToolErro
     let shown = view::skill(library, name)?;
     let packet = &shown.packet;
     let record = &shown.record;
-    let findings = Scanner::standard().scan(&shown.text).findings;
+    // A scan that panics is said so; the skill is still shown, as what it is.
+    let scanned = Scanner::standard().try_scan(&shown.text).map(|r| r.findings);
+    let findings = scanned.as_deref().unwrap_or_default();
     let provenance = packet.provenance.clone().unwrap_or_default();
     let path =
         if provenance.path.is_empty() { vec![packet.origin_instance.clone()] } else { provenance.path };
@@ -281,13 +283,19 @@ fn read_skill(library: &Library, name: &str) -> Result<(String, Value), ToolErro
             "receivedFrom": provenance.received_from,
             "originConfidence": provenance.origin_confidence,
         },
-        "scan": { "findings": findings },
+        "scan": match &scanned {
+            Ok(findings) => json!({ "findings": findings }),
+            Err(_) => json!({ "findings": [], "error": "the safety scan failed on it (an internal error, not a finding)" }),
+        },
         "files": files.len(),
         "uri": files[0].uri,
         "untrusted": UNTRUSTED,
         "text": wrapped,
     });
     let scan = match findings.len() {
+        _ if scanned.is_err() => {
+            "the node's safety scan failed on it (an internal error): treat it as unchecked".to_owned()
+        }
         0 => "the node's safety scan found nothing".to_owned(),
         n => format!(
             "the node's safety scan found {n} thing(s): {}",

@@ -97,6 +97,29 @@ fn allow_secrets_covers_the_content_it_was_given_for_only() {
 }
 
 #[test]
+fn a_secret_scan_that_panics_keeps_the_skill_home_until_the_operator_lets_it_go() {
+    // The probe makes the scanner panic in debug builds (tests), never in a release.
+    let f = fixture();
+    let sharing = f.sharing(Mode::Shared, &[], &[("skills", true)]);
+    let probed = packet("probed", "", ecp_protocol::scan::PANIC_PROBE);
+    let decision = sharing.decider(&f.store).unwrap().decide(&probed, Some(&at_0(&probed)));
+    let private = decision.private.expect("held home");
+    assert_eq!(private.code, SCAN_FAILED_CODE);
+    assert!(
+        private.reason.contains("--allow-secrets") && !private.reason.contains("panic"),
+        "{}",
+        private.reason
+    );
+    // Remembered per content: the second decision reads the cache, and decides the same.
+    assert_eq!(f.code(&sharing, &probed).as_deref(), Some(SCAN_FAILED_CODE));
+    // A plain skill decided after it is not affected.
+    assert_eq!(f.code(&sharing, &packet("plain", "", "Steps.")), None);
+    let mark = Mark { private: false, allow_secrets: Some(probed.integrity_hash.clone()) };
+    f.store.set_sharing_mark("probed", &mark).unwrap();
+    assert_eq!(f.code(&sharing, &probed), None, "the operator's word for this content lets it go");
+}
+
+#[test]
 fn ecpignore_matches_in_gitignore_syntax_up_to_its_size_limit() {
     let f = fixture();
     let sharing = f.sharing(Mode::Shared, &[], &[("skills", true)]);

@@ -32,7 +32,7 @@ pub const SECRET_CODE: &str = "secret";
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Private {
     /// A short stable word: `frontmatter`, `ecpignore`, `unlisted`,
-    /// `operator`, `folder`, `secret`.
+    /// `operator`, `folder`, `secret`, `retired`, `unproven`, `scan-failed`.
     pub code: String,
     /// What to tell the user: why, and what to do to share it.
     pub reason: String,

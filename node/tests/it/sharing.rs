@@ -186,6 +186,53 @@ async fn private_and_secret_skills_never_leave_node_a_by_any_path() {
     node_a.shutdown().await.unwrap();
 }
 
+/// A skill of the agent's folder the scanner panics on (the debug build's
+/// probe, `scan::guard`): imported and kept home — nothing says it holds no
+/// secret — while the rest of the folder is shared; `skill add` warns,
+/// `skill scan` counts it as not scanned and exits 2, and no answer shows
+/// the panic. Before the guard the import task died on it.
+#[cfg(debug_assertions)]
+#[tokio::test(flavor = "multi_thread")]
+async fn a_skill_the_scan_panics_on_stays_home_and_the_rest_of_the_folder_is_shared() {
+    use ecp_protocol::scan::PANIC_PROBE;
+    let probe_line = format!("{PANIC_PROBE}\n");
+    let a = Folders::new();
+    let skills = a.skills();
+    write_skill(&skills, "open-skill", &skill_md("open-skill", ""));
+    let probed = write_skill(&skills, "probed", &skill_with("probed", "", &probe_line));
+    let node_a = Node::bind(a.config()).await.expect("A starts");
+
+    assert_eq!(every_answer(&node_a).await, ["open-skill"]);
+    let home = record(&node_a, "probed").await;
+    assert_eq!(home["private"], "scan-failed", "{home}");
+    let reason = home["privateReason"].as_str().unwrap();
+    assert!(reason.contains("--allow-secrets") && !reason.contains("panic"), "{home}");
+    assert!(skills.join("probed").join("SKILL.md").exists(), "still in the agent's folder");
+
+    let scanned = a.run_async(&["skill", "scan", path_str(&skills)]).await;
+    assert_eq!(scanned.code, 2, "{scanned:?}");
+    assert!(
+        scanned.stdout.contains("scanned 2 files") && scanned.stdout.contains("1 not scanned"),
+        "{scanned:?}"
+    );
+    assert!(scanned.stderr.contains("probed/SKILL.md: the safety scan failed on it"), "{scanned:?}");
+    let json = a.run_async(&["skill", "scan", "--json", path_str(&probed)]).await;
+    assert_eq!(json.code, 2, "{json:?}");
+    let json: Value = serde_json::from_str(&json.stdout).expect("JSON");
+    assert!(json["files"][0]["error"].as_str().unwrap().contains("not judged"), "{json}");
+    assert_eq!(json["files"][0]["findings"], json!([]), "{json}");
+    node_a.shutdown().await.unwrap();
+
+    // `skill add` of a copy under another name: added, with the warning, and held.
+    let other = a.tmp.path().join("elsewhere");
+    let copy = write_skill(&other, "probed-copy", &skill_with("probed-copy", "", &probe_line));
+    let added = a.run(&["skill", "add", path_str(&copy)]);
+    assert_eq!(added.code, 0, "{added:?}");
+    assert!(added.stdout.contains("the safety scan failed on this skill"), "{added:?}");
+    assert!(added.stdout.contains("not shared: the secret scan failed"), "{added:?}");
+    assert!(!added.stdout.contains("panicked"), "{added:?}");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_skill_made_private_after_it_was_shared_reaches_b_as_a_tombstone_and_returns_when_shared() {
     let a = Folders::new();

@@ -30,6 +30,10 @@ struct ScannedFile {
     error: Option<String>,
 }
 
+/// What `skill scan` says of a file the scanner panicked on.
+const SCAN_FAILED: &str = "the safety scan failed on it (an internal error of the scanner, not a finding), so it \
+                           is not judged; please report it to the ecp maintainers with the skill";
+
 pub(super) fn scan(path: &Path, json: bool) -> anyhow::Result<ExitCode> {
     let meta = std::fs::metadata(path)
         .with_context(|| format!("cannot read {}; pass a SKILL.md file or a folder", path.display()))?;
@@ -50,12 +54,21 @@ pub(super) fn scan(path: &Path, json: bool) -> anyhow::Result<ExitCode> {
         .map(|file| {
             let shown = file.display().to_string();
             match import::read_skill_file(file, SCAN_MAX_BYTES) {
-                Ok(text) => {
-                    let report = scanner.scan(&text);
-                    let blocked = report.is_blocked(DEFAULT_THRESHOLD);
-                    let secrets = report.has_secrets();
-                    ScannedFile { path: shown, findings: report.findings, blocked, secrets, error: None }
-                }
+                Ok(text) => match scanner.try_scan(&text) {
+                    Ok(report) => {
+                        let blocked = report.is_blocked(DEFAULT_THRESHOLD);
+                        let secrets = report.has_secrets();
+                        ScannedFile { path: shown, findings: report.findings, blocked, secrets, error: None }
+                    }
+                    // Unjudged is not clean: counted as an error, and the exit code says so.
+                    Err(_) => ScannedFile {
+                        path: shown,
+                        findings: Vec::new(),
+                        blocked: false,
+                        secrets: false,
+                        error: Some(SCAN_FAILED.to_owned()),
+                    },
+                },
                 Err(e) => ScannedFile {
                     path: shown,
                     findings: Vec::new(),
@@ -104,7 +117,11 @@ pub(super) fn scan(path: &Path, json: bool) -> anyhow::Result<ExitCode> {
             } else {
                 String::new()
             },
-            if errors > 0 { format!(", {errors} unreadable") } else { String::new() }
+            if errors > 0 {
+                format!(", {errors} not scanned (unreadable, or the scan failed)")
+            } else {
+                String::new()
+            }
         );
         emit(&out)?;
     }
