@@ -99,9 +99,10 @@ fn inspected(line: &str, at: usize) -> bool {
     // A sentence ends at punctuation before a blank (`x.sh` ends none).
     let ends = |i: usize| line[i + 1..].starts_with(' ') || i + 1 == line.len();
     let stops = |(i, c): &(usize, char)| matches!(c, '.' | ';' | '!' | '?') && ends(*i);
-    let start = line[..at].char_indices().filter(stops).last().map_or(0, |(i, _)| i + 1);
+    let start = line[..at].char_indices().rev().find(stops).map_or(0, |(i, _)| i + 1);
     let end = line.char_indices().skip_while(|&(i, _)| i < at).find(stops).map_or(line.len(), |(i, _)| i);
-    INSPECT.is_match(line[start..at].as_bytes()) && !RUNS.is_match(line[start..end].as_bytes())
+    let b = line.as_bytes();
+    INSPECT.is_match(&b[start..at]) && !RUNS.is_match(&b[start..end])
 }
 
 /// The lines from `l` on, fences left out, at most `n` of them.
