@@ -70,11 +70,11 @@ const MIN_RECALL: f64 = 0.885;
 /// and close to the line, were refused 31 times (14.7%) as found: 65 of
 /// 1148 (5.7%; TRAIN 4.7%, HELD 8.9%). Rules that read the context making
 /// such lines legitimate (a quote wrapped from a guard rule, a table's
-/// lead-in, a prohibition list, a specimen block, a hyphenation point, a
-/// look-alike named as one…) brought it to 49 of 1148 (4.3%; x 0%, TRAIN
-/// 1.8%, HELD 8.7%; the second writer's 6 of 55, the third's 26 of 211)
-/// the same day, recall unchanged.
-const MAX_FALSE_POSITIVE_RATE: f64 = 0.043;
+/// lead-in, a prohibition list, a hyphenation point, a look-alike named
+/// as one…) brought it to 50 of 1148 (4.4%; x 0%, TRAIN 2.0%, HELD 8.7%;
+/// the second writer's 6 of 55, the third's 27 of 211) the same day,
+/// recall unchanged.
+const MAX_FALSE_POSITIVE_RATE: f64 = 0.044;
 /// At most this share of benign skills may be held back from sharing for a
 /// credential that looks live (`ScanReport::has_secrets`).
 const MAX_SECRET_FALSE_POSITIVE_RATE: f64 = 0.02;
