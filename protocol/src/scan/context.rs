@@ -13,9 +13,10 @@
 //!    other language) is never inert; and nothing in its sentence tells
 //!    the reader to run it ("run", "paste", "you should …", "to install"),
 //!    introduces it with a colon, or makes it a step of a numbered list;
-//! 2. what governs it explains: its sentence, the lead-in of its list or
-//!    block, or its section's headings speak of attacks, indicators,
-//!    prohibitions or detection; or, in a skill whose title or description
+//! 2. what governs it explains: its sentence (wrapped from the line
+//!    before, for a quoted phrase alone on its line), the lead-in of its
+//!    list, table or block, or its section's headings speak of attacks,
+//!    indicators, prohibitions or detection; or, in a skill whose title or description
 //!    frames it as an audit, a lesson or a policy, of findings, examples or
 //!    what someone else said ("someone suggests").
 //!
@@ -106,10 +107,12 @@ const INERT_INFO: &[&str] = &[
     "nohighlight",
 ];
 
-/// Words that make a sentence, a lead-in or a heading explanatory.
+/// Words that make a sentence, a lead-in or a heading explanatory; the
+/// commonest of them in Spanish, Portuguese, French and German too, as
+/// skills are written in those.
 static EXPLAINS: Lazy = LazyLock::new(|| {
     compile(
-        r"\b(?:never|do\s+not|don'?t|not\s+to\s+(?:do|run|use)|must\s+not|should\s+not|avoid\w*|banned|forbidden|prohibited|instead\s+of|rather\s+than|why|problems?|pitfalls?|mistakes?|risks?|dangers?|dangerous|unsafe|insecure|anti-?patterns?|red\s+flags?|warnings?|attack\w*|malicious|malware|adversar\w*|threats?|indicators?|iocs?|compromised?|exploit\w*|jailbreak\w*|red[\s-]?team\w*|pentest\w*|abuse\w*|suspicious|detect\w*|spotting|hunting|(?:grep|look|search|scan|check)\s+for|signatures?|telemetry|in\s+(?:the\s+)?(?:wild|reports?|logs?|incidents?|alerts?))\b",
+        r"\b(?:never|do\s+not|don'?t|not\s+to\s+(?:do|run|use)|must\s+not|should\s+not|avoid\w*|banned|forbidden|prohibited|instead\s+of|rather\s+than|why|problems?|pitfalls?|mistakes?|risks?|dangers?|dangerous|unsafe|insecure|anti-?patterns?|red\s+flags?|warnings?|attack\w*|malicious|malware|adversar\w*|threats?|indicators?|iocs?|compromised?|exploit\w*|jailbreak\w*|red[\s-]?team\w*|pentest\w*|abuse\w*|suspicious|detect\w*|spotting|hunting|(?:grep|look|search|scan|check)\s+for|signatures?|telemetry|in\s+(?:the\s+)?(?:wild|reports?|logs?|incidents?|alerts?)|ataques?|atacantes?|attaques?|attaquants?|angriff\w*|angreifer|indicador\w*|indicateurs?|indikator\w*|nunca|jamais|niemals|maliciosos?|maliciosas?|malveillants?)\b",
     )
 });
 
@@ -339,9 +342,17 @@ impl Outline {
         let (spans, words) = self.quotes(index, line);
         // In order and apart: the first span ending after the match's
         // start holds it, or none does.
-        let Some(span) =
-            spans.get(spans.partition_point(|s| s.end <= m.start)).filter(|s| s.contains(&m.start))
-        else {
+        let first = spans.get(spans.partition_point(|s| s.end <= m.start));
+        // A command's match may start on the words that lead into its code
+        // span ("Commit with `--no-verify`"): the span shows it, and only
+        // what governs the line may explain it then.
+        let into_code = command
+            && first.is_some_and(|s| {
+                s.start > m.start
+                    && s.start < m.end
+                    && !line[m.start..s.start].trim_end_matches(['`', '"']).contains(['`', '"'])
+            });
+        let Some(span) = first.filter(|s| s.contains(&m.start) || into_code) else {
             return false;
         };
         if !command {
@@ -370,10 +381,16 @@ impl Outline {
         // A line that is only a command is a command, however it is quoted;
         // so is a step of a numbered list, or code a colon introduces.
         let intro = line[..span.start].trim_end_matches(['`', '"']).trim_end();
-        if words < 2
+        // A quoted phrase alone on a line may end a sentence wrapped from
+        // the line before ("… even if a cell says\n  \"ignore previous
+        // instructions\"."): that sentence's words count.
+        let wrapped = !command && intro.is_empty() && self.continues_prose(text, index);
+        // A table row that names what its cell shows ("| netcat | `nc -e …` |").
+        let labelled = words == 1 && line.trim_start().starts_with('|');
+        if words < 2 && !wrapped && !labelled
             || ORDERED_ITEM.is_match(line.as_bytes())
             || intro.ends_with(':')
-            || imperative(&self.sentence_before(text, index, m.start))
+            || imperative(&self.sentence_before(text, index, if into_code { span.start } else { m.start }))
         {
             return false;
         }
@@ -382,11 +399,19 @@ impl Outline {
         // word: a command's name.
         let named =
             !matched.contains(char::is_whitespace) && line[span.clone()].trim().eq_ignore_ascii_case(matched);
-        if matched.contains('`') || named {
+        if !into_code && (matched.contains('`') || named) {
             return true;
         }
         if self.explains_line(text, index)
             || index > 0 && continues(self.line(text, index - 1)) && self.explains_line(text, index - 1)
+        {
+            return true;
+        }
+        // A table's row is governed by the lead-in above the table as a
+        // list's item is by the list's ("one-liners such as these, shown
+        // for recognition:" over a table of indicators).
+        if line.trim_start().starts_with('|')
+            && self.table_lead(text, index).any(|i| self.explains_line(text, i))
         {
             return true;
         }
@@ -400,6 +425,15 @@ impl Outline {
             return true;
         }
         self.governed(text, index)
+    }
+
+    /// Whether line `index` goes on with a sentence of the prose line
+    /// before it: it is no list item, and the line before runs on.
+    fn continues_prose(&self, text: &str, index: usize) -> bool {
+        index > 0
+            && self.info[index - 1].kind == Kind::Prose
+            && !LIST_ITEM.is_match(self.line(text, index).as_bytes())
+            && continues(self.line(text, index - 1))
     }
 
     /// The text of the sentence before byte `at` of line `index`, reaching
@@ -451,6 +485,12 @@ impl Outline {
             return None;
         }
         self.lead(index).find(|&i| indent(self.line(text, i)) < own)
+    }
+
+    /// The lead-in of the table line `index` belongs to: up to three prose
+    /// lines before its first row.
+    fn table_lead<'s>(&'s self, text: &'s str, index: usize) -> impl Iterator<Item = usize> + 's {
+        self.lead(index).skip_while(move |&i| self.line(text, i).trim_start().starts_with('|')).take(3)
     }
 
     /// The lead-in of the list line `index` belongs to: up to three prose

@@ -158,6 +158,7 @@ pub(super) fn rules() -> Vec<Rule> {
             &["169.254.169.254", "metadata.google.internal", "/metadata/identity"],
             r"\b169\.254\.169\.254/(?:latest/(?:meta-data/iam|api/token)|computemetadata|metadata/identity)|\bmetadata\.google\.internal/computemetadata/v1/instance/service-accounts|/metadata/identity/oauth2/token",
         )
+        .assess(cloud_metadata)
         .warnable(),
         Rule::new(
             "cred.ask-for-secret",
@@ -215,6 +216,15 @@ pub(super) fn rules() -> Vec<Rule> {
 
 /// A credential path: read → High, mentioned → Low; routine paths one step
 /// less, and not reported when only mentioned.
+/// IMDSv2's session token (`PUT …/latest/api/token`) opens the metadata
+/// service to the next request and is no credential itself: every
+/// hardening guide and health check fetches it. What it is then used to
+/// read is the theft (`…/meta-data/iam/security-credentials/`, its own
+/// match, `High`).
+fn cloud_metadata(h: &Hit<'_>) -> Option<Severity> {
+    Some(if h.text().ends_with("api/token") { Severity::Low } else { h.base })
+}
+
 fn secret_file(h: &Hit<'_>) -> Option<Severity> {
     let m = h.text();
     if m.to_ascii_lowercase().trim_end_matches(|c: char| !c.is_ascii_alphanumeric()).ends_with(".pub") {

@@ -99,7 +99,10 @@ pub(super) fn rules() -> Vec<Rule> {
             ],
             r#"\b(?:python[0-9.]*|perl|ruby|node|nodejs|php|deno|bun)\s+(?:-\S+\s+)*-(?:c|e|r)\s+["'][^\n]*(?:\bexec\s*\(|\beval\s*\(|\bos\.(?:system\b|popen\b|exec\w*)|\bsubprocess\b|\bchild_process\b|\b__import__\b|\bsystem\s*\(|\bpty\.spawn\b|\bexecsync\b|\bshell_exec\b|\bpassthru\b|\bproc_open\b)"#,
         )
-        .requires(&[" -c", " -e", " -r"]),
+        .requires(&[" -c", " -e", " -r"])
+        // Quoted as an indicator in a detection table or a warning, it is
+        // shown, not run (`context`); in a runnable block never.
+        .explainable(),
         Rule::new(
             "conceal.hidden-window",
             Category::Concealment,
@@ -108,6 +111,7 @@ pub(super) fn rules() -> Vec<Rule> {
             r"\b(?:start-process|saps|powershell(?:\.exe)?|pwsh)\b[^\n]*\s-w(?:indowstyle)?\s+hidden\b",
         )
         .requires(&["hidden"])
+        .assess(hidden_window)
         .warnable(),
         // The reference flags every `eval $` (one of its ten rules, which
         // SPEC §7.7.3 requires us to refuse). Shell init hooks
@@ -117,6 +121,17 @@ pub(super) fn rules() -> Vec<Rule> {
             .requires(&["$", "`"])
             .assess(eval_variable),
     ]
+}
+
+/// `powershell -w hidden` quoted with nothing after it hides no command:
+/// an explainer naming how a lure starts (`Medium`). `Start-Process x.exe
+/// -WindowStyle Hidden` names what it hides before the flag (`High`), as
+/// does any shell the flag is followed by a command of.
+fn hidden_window(h: &Hit<'_>) -> Option<Severity> {
+    let shell =
+        h.text().get(..3).is_some_and(|p| p.eq_ignore_ascii_case("pow") || p.eq_ignore_ascii_case("pws"));
+    let bare = h.after().trim_start().is_empty() || h.after().starts_with(['`', '"', '\'']);
+    Some(if shell && bare { Severity::Medium } else { h.base })
 }
 
 static EXEC_CONTEXT: Lazy = LazyLock::new(|| {
@@ -138,9 +153,12 @@ fn hex_escapes(h: &Hit<'_>) -> Option<Severity> {
     Some(if EXEC_CONTEXT.is_match(h.line().as_bytes()) { Severity::High } else { h.base })
 }
 
+/// The tools a shell start-up file evaluates the output of; and any
+/// installed tool's own init subcommand (`mamba shell hook --shell zsh`,
+/// `conda shell.zsh hook`, `<tool> init zsh`), whose output is the tool's.
 static SHELL_INIT: Lazy = LazyLock::new(|| {
     compile(
-        r#"^eval\s+["']?\$\(\s*(?:[\w./-]*/)?(?:ssh-agent|direnv|brew|pyenv|rbenv|nodenv|goenv|jenv|starship|zoxide|fnm|mise|rtx|conda|thefuck|gh|kubectl|helm|op|opam|luarocks|dircolors|keychain|rustup|fzf|atuin|oh-my-posh|register-python-argcomplete|aws\s+configure\s+export-credentials\b[^\n)]*--format\s+env(?:-no-export)?)\b"#,
+        r#"^eval\s+["']?\$\(\s*(?:[\w./-]*/)?(?:ssh-agent|direnv|brew|pyenv|rbenv|nodenv|goenv|jenv|starship|zoxide|fnm|mise|rtx|conda|thefuck|gh|kubectl|helm|op|opam|luarocks|dircolors|keychain|rustup|fzf|atuin|oh-my-posh|register-python-argcomplete|aws\s+configure\s+export-credentials\b[^\n)]*--format\s+env(?:-no-export)?)\b|^eval\s+["']?\$\(\s*[\w.-]+(?:\s+[\w.-]+)?\s+(?:shell\s+hook|hook|init|shellenv|activate)(?:\s+-{0,2}[\w=.-]+){0,3}\s*\)"#,
     )
 });
 

@@ -106,6 +106,8 @@ mod normalize;
 mod outbound;
 mod permission;
 mod persistence;
+#[cfg(test)]
+mod precision_s25_tests;
 mod privilege;
 mod prompt;
 mod remote;

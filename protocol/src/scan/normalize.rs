@@ -9,7 +9,9 @@
 //!
 //! Look-alike letters of other scripts do the same: `сurl` with a
 //! Cyrillic `с` is written as Latin in words that mix the scripts, and
-//! reported (`unicode.look-alike`, High: `pypі.org` is not `pypi.org`).
+//! reported (`unicode.look-alike`, High: `pypі.org` is not `pypi.org`;
+//! `Low` on a line that names it for what it is — its script,
+//! "homoglyph", punycode — and fetches, installs or mails nothing).
 //!
 //! Shell quoting can split a word the same way: `c""url … | s''h` runs
 //! `curl … | sh`. Empty quotes between two word characters are dropped.
@@ -20,6 +22,7 @@
 //! borrowed as is, with no allocation.
 
 use std::borrow::Cow;
+use std::sync::LazyLock;
 
 use unicode_normalization::UnicodeNormalization;
 
@@ -62,11 +65,13 @@ pub(super) fn normalize(body: &str) -> Normalized<'_> {
         out.extend(cleaned.nfkc().map(|c| if c == '\n' { ' ' } else { c }));
         if let Some((folded, word_at)) = fold_mixed_script_words(&out[at..]) {
             // The look-alike is the attack (`pypі.org` is not `pypi.org`):
-            // read as Latin, and reported.
+            // read as Latin, and reported; shown for what it is, it is
+            // a lesson (`named`).
+            let severity = if named(line, &out[at..], word_at) { Severity::Low } else { Severity::High };
             findings.push(Finding {
                 rule_id: "unicode.look-alike".to_string(),
                 category: Category::HiddenUnicode,
-                severity: Severity::High,
+                severity,
                 line: index + 1,
                 excerpt: rule::excerpt(&out[at..], word_at),
                 file: None,
@@ -80,6 +85,32 @@ pub(super) fn normalize(body: &str) -> Normalized<'_> {
         out = joined;
     }
     Normalized { text: Cow::Owned(out), findings }
+}
+
+/// What says a look-alike is one: its script named, the word for it, or a
+/// tool that shows its code points or its punycode.
+static NAMES_LOOK_ALIKE: LazyLock<regex::bytes::Regex> = LazyLock::new(|| {
+    rule::compile(
+        r"\b(?:cyrillic|greek|homoglyphs?|look-?alikes?|confusables?|mixed[\s-]scripts?|punycode|idna|idn2?|xn--|u\+0[34][0-9a-f]{2})\b",
+    )
+});
+
+/// A line that would follow a name: a URL, an install, a fetch, a login.
+static FOLLOWS: LazyLock<regex::bytes::Regex> = LazyLock::new(|| {
+    rule::compile(
+        r"://|\b(?:install|add|get|clone|git|curl|wget|ssh|scp|sftp|rsync|iwr|irm|invoke-webrequest|invoke-restmethod|npx|uvx|pipx)\b",
+    )
+});
+
+/// Whether the line shows its look-alike (the first at `word_at` of
+/// `normal`, the line's normal form) for what it is: the line names it
+/// (`NAMES_LOOK_ALIKE`) and follows no name (`FOLLOWS`), and the word is
+/// no mail address.
+fn named(original: &str, normal: &str, word_at: usize) -> bool {
+    let token_start = normal[..word_at].rfind(char::is_whitespace).map_or(0, |i| i + 1);
+    !normal[token_start..word_at].contains('@')
+        && !FOLLOWS.is_match(normal.as_bytes())
+        && NAMES_LOOK_ALIKE.is_match(original.as_bytes())
 }
 
 /// `line` with the Cyrillic and Greek look-alikes of Latin letters in

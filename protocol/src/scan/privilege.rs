@@ -81,6 +81,7 @@ pub(super) fn rules() -> Vec<Rule> {
             ],
             r"\bnetsh\s+(?:advfirewall\s+set\s+\w+\s+state\s+off|firewall\s+set\s+opmode\s+(?:mode=)?disable)\b|\bset-netfirewallprofile\b[^\n]*-enabled\s+\$?(?:false|0)\b|\badd-mppreference\b[^\n]*-exclusion(?:path|process|extension)\b|\bauditctl\s+(?:-e\s*0|-D)\b|\bnft\s+flush\s+ruleset\b|\b(?:sc(?:\.exe)?\s+(?:stop|config)|stop-service|set-service)\b[^\n]*\bwindefend\b|\buninstall-windowsfeature\b[^\n]*windows-defender|\bsetenforce\s+0\b|\bufw\s+disable\b|\biptables\s+(?:-t\s+\w+\s+)?(?:-F|--flush)\b|\bsystemctl\s+(?:stop|disable|mask)\s+(?:--now\s+)?(?:firewalld|apparmor|auditd|ufw|falcon-sensor|osqueryd|clamav-daemon|clamav-freshclam|fail2ban|wazuh-agent|sentinelone|crowdstrike|elastic-agent|rsyslog|systemd-journald)\b|\bcsrutil\s+disable\b|\bspctl\s+--master-disable\b|\bset-mppreference\b[^\n]*-disable\w+\s+\$?true|\bkernel\.randomize_va_space\s*=\s*0|\bkernel\.yama\.ptrace_scope\s*=\s*0|\baa-teardown\b",
         )
+        .assess(restored)
         .warnable(),
         Rule::new(
             "priv.container-escape",
@@ -117,6 +118,22 @@ fn sudo(h: &Hit<'_>) -> Option<Severity> {
         None => false,
     };
     Some(if root_shell { Severity::Medium } else { h.base })
+}
+
+/// A host control switched off and back on in one command line (`sudo
+/// setenforce 0; curl -sI …; sudo setenforce 1`): a diagnosis, `Medium`.
+/// The switch back must follow the switch off.
+fn restored(h: &Hit<'_>) -> Option<Severity> {
+    let off = h.text().to_ascii_lowercase();
+    let on = match off.as_str() {
+        "setenforce 0" => "setenforce 1",
+        "ufw disable" => "ufw enable",
+        "csrutil disable" => "csrutil enable",
+        "spctl --master-disable" => "spctl --master-enable",
+        _ => return Some(h.base),
+    };
+    let after = h.after().to_ascii_lowercase();
+    Some(if after.contains(on) { Severity::Medium } else { h.base })
 }
 
 fn is_shell(a: &str) -> bool {

@@ -109,7 +109,9 @@ pub(super) fn rules() -> Vec<Rule> {
             Category::RemoteExecution,
             Critical,
             &["regsvr32", "mshta", "rundll32"],
-            r#"\bregsvr32(?:\.exe)?\b[^\n]*?[/-]i:\s*["']?(?:https?|ftp)://|\bmshta(?:\.exe)?\s+["']?(?:https?://|vbscript:|javascript:)|\brundll32(?:\.exe)?\s+["']?javascript:"#,
+            // A URL with no host (`mshta https://…`, an explainer's
+            // elision) fetches nothing.
+            r#"\bregsvr32(?:\.exe)?\b[^\n]*?[/-]i:\s*["']?(?:https?|ftp)://[^\s.'"`<>)]|\bmshta(?:\.exe)?\s+["']?(?:https?://[^\s.'"`<>)]|vbscript:|javascript:)|\brundll32(?:\.exe)?\s+["']?javascript:"#,
         )
         .warnable(),
         Rule::new(

@@ -11,7 +11,10 @@
 //! non-ASCII characters (emoji sequences, Persian, Indic or Mongolian
 //! words), one variation selector U+FE00–U+FE0F after a non-ASCII
 //! character or in a keycap (`1\u{FE0F}\u{20E3}`), and a byte-order mark at
-//! the very start.
+//! the very start. A soft hyphen U+00AD between two letters is a
+//! hyphenation point (`Daten\u{AD}schutz`): the rules read the word
+//! joined, so it is reported at `Low`; beside anything else
+//! (`id\u{AD}_rsa`) it splits a token and is `High`.
 //!
 //! The set covers every Default_Ignorable_Code_Point and every format (Cf)
 //! character that renders as nothing, including the interlinear annotation
@@ -133,6 +136,7 @@ fn visible_neighbour(c: Option<char>) -> bool {
 /// rules read the invisible text as well.
 pub(super) fn clean_line(line: &str, index: usize, out: &mut String, findings: &mut Vec<Finding>) {
     let mut seen = 0u8;
+    let mut soft_at = usize::MAX;
     let mut first_at = [usize::MAX; Kind::ALL.len()];
     let mut decoded = String::new();
     let mut prev: Option<char> = None;
@@ -182,8 +186,29 @@ pub(super) fn clean_line(line: &str, index: usize, out: &mut String, findings: &
             out.push(a);
             decoded.push(a);
         }
+        // A soft hyphen inside a word marks where it may break (German
+        // compounds in narrow columns); the rules read the word joined, so
+        // it hides nothing from them. Anywhere else it splits a token.
+        let next = chars.peek().map(|&(_, n)| n);
+        if c == '\u{00AD}' && prev.is_some_and(char::is_alphabetic) && next.is_some_and(char::is_alphabetic) {
+            soft_at = soft_at.min(at);
+            continue;
+        }
         seen |= kind.bit();
         first_at[kind as usize] = first_at[kind as usize].min(at);
+    }
+    // Only hyphenation points: reported, at `Low`.
+    if soft_at != usize::MAX && seen & Kind::ZeroWidth.bit() == 0 {
+        let (shown, at) = reveal(line, soft_at);
+        findings.push(Finding {
+            rule_id: Kind::ZeroWidth.rule_id().to_string(),
+            category: Category::HiddenUnicode,
+            severity: Severity::Low,
+            line: index + 1,
+            excerpt: excerpt(&shown, at),
+            file: None,
+            message: String::new(),
+        });
     }
     if seen == 0 {
         return;

@@ -23,7 +23,9 @@
 //!   public code host nor a private network's, then a script of that
 //!   clone run a few lines later: `High`.
 //!
-//! A line that warns against it is no finding.
+//! A line that warns against it is no finding, nor a sentence that asks to
+//! read the skill's files and runs nothing ("List everything in the skill
+//! folder.").
 
 use std::sync::LazyLock;
 
@@ -85,6 +87,24 @@ static CLONE: Lazy = LazyLock::new(|| {
     )
 });
 
+/// Reading the skill's files rather than running them.
+static INSPECT: Lazy = LazyLock::new(|| {
+    compile(r"\b(?:list|read|review|inspect|audit|examine|diff|look\s+(?:at|through|over)|check)\b")
+});
+
+/// Whether the sentence of the vouching at `at` asks to read the skill's
+/// files ("List everything in the skill folder."): its verb, before the
+/// vouching, is one of reading, and it runs nothing.
+fn inspected(line: &str, at: usize) -> bool {
+    // A sentence ends at punctuation before a blank (`x.sh` ends none).
+    let ends = |i: usize| line[i + 1..].starts_with(' ') || i + 1 == line.len();
+    let stops = |(i, c): &(usize, char)| matches!(c, '.' | ';' | '!' | '?') && ends(*i);
+    let start = line[..at].char_indices().rev().find(stops).map_or(0, |(i, _)| i + 1);
+    let end = line.char_indices().skip_while(|&(i, _)| i < at).find(stops).map_or(line.len(), |(i, _)| i);
+    let b = line.as_bytes();
+    INSPECT.is_match(&b[start..at]) && !RUNS.is_match(&b[start..end])
+}
+
 /// The lines from `l` on, fences left out, at most `n` of them.
 fn window<'a>(body: &Body<'a>, l: LineRef, n: usize) -> Vec<(LineRef, &'a str)> {
     body.lines_from(l).take(n + 1).filter(|(_, t)| !is_fence(t)).collect()
@@ -103,7 +123,7 @@ fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
 }
 
 fn vouched(body: &Body<'_>, l: LineRef, line: &str, at: usize, out: &mut Vec<Finding>) {
-    if warned_against(&line[..at]) {
+    if warned_against(&line[..at]) || inspected(line, at) {
         return;
     }
     let back = body.line_before(l, RUN_BEFORE);

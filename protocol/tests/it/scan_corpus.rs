@@ -68,8 +68,13 @@ const MIN_RECALL: f64 = 0.885;
 /// attack, were refused 10 times (18.2%) as found: 34 of 937 (3.6%). A
 /// third writer's 211 benign skills (session 25), written for real work
 /// and close to the line, were refused 31 times (14.7%) as found: 65 of
-/// 1148 (5.7%; TRAIN 4.7%, HELD 8.9%).
-const MAX_FALSE_POSITIVE_RATE: f64 = 0.057;
+/// 1148 (5.7%; TRAIN 4.7%, HELD 8.9%). Rules that read the context making
+/// such lines legitimate (a quote wrapped from a guard rule, a table's
+/// lead-in, a prohibition list, a hyphenation point, a look-alike named
+/// as one…) brought it to 50 of 1148 (4.4%; x 0%, TRAIN 2.0%, HELD 8.7%;
+/// the second writer's 6 of 55, the third's 27 of 211) the same day,
+/// recall unchanged.
+const MAX_FALSE_POSITIVE_RATE: f64 = 0.044;
 /// At most this share of benign skills may be held back from sharing for a
 /// credential that looks live (`ScanReport::has_secrets`).
 const MAX_SECRET_FALSE_POSITIVE_RATE: f64 = 0.02;

@@ -22,6 +22,17 @@
 //! skills with their refusing findings taken away, within 3 % of every
 //! benign skill refused in all. [`beside`] is what both the scanner and
 //! the training ask.
+//!
+//! Measured 2026-11-27 (session 25, after the third writer joined; the
+//! corpus test's splits, HELD left out): a corroboration refuses 27
+//! malicious skills of TRAIN (21 beside a `Medium` finding, 6 beside a
+//! `Low` one; none of `x-*` or `older`, whose writers the classifier was
+//! not trained on) and one benign skill (a kiosk setup, score 778, beside
+//! `priv.sudo` at `Low`). `priv.sudo` at `Low`, the worst finding of 44
+//! benign skills for 2 malicious ones, taken out of what is corroborated would
+//! lose 2 of the 27 (scores 739 and 924); a bar of 800 beside `Low` would
+//! lose 1 (739). Neither is free, so the policy stands until the training
+//! weighs it (a grid row per rule or per severity).
 
 use super::{CORROBORATES_AT, CORROBORATES_BESIDE};
 use crate::scan::rule::EXCERPT_CHARS;

@@ -165,6 +165,16 @@ static NEGATED_ASK: Lazy = LazyLock::new(|| {
     )
 });
 
+/// A concealment whose object follows it.
+static WITHHOLDS: Lazy = LazyLock::new(|| compile(r"(?:revealing|disclosing)$"));
+
+/// How a defence works, kept from whoever it defends against.
+static WITHHELD: Lazy = LazyLock::new(|| {
+    compile(
+        r"^\s+(?:the\s+|any\s+|our\s+)?(?:detection|security|exploit|vulnerability|anti-?cheat|fraud)\s+(?:details?|methods?|rules|logic|signatures?|thresholds?)\b",
+    )
+});
+
 /// Data a skill rightly keeps out of a report (secrets, personal data):
 /// leaving it out is redaction, not concealment.
 static REDACTED: Lazy = LazyLock::new(|| {
@@ -483,8 +493,10 @@ pub(crate) fn classify_written(s: &str, place: Option<(usize, usize)>) -> Vec<Fo
         .or_else(|| ORIGIN_RUN.captures(b).and_then(|c| c.name("v")).map(|m| m.start()))
         .or_else(|| mandate::origin_as_user(s));
     if let Some(at) = trusted {
-        // Saying that such text is authoritative is the attack, asked or not.
+        // Saying that such text is authoritative is the attack, asked or not;
+        // said as the reason for a prohibition, it is the danger named.
         let sev = match grade(at, true) {
+            _ if reason_for_prohibition(s, at) => Severity::Low,
             Severity::Medium if !quoted(s, at) && !in_condition(at) => Severity::High,
             other => other,
         };
@@ -492,6 +504,9 @@ pub(crate) fn classify_written(s: &str, place: Option<(usize, usize)>) -> Vec<Fo
     }
     if let Some(m) = CONCEAL.find(b)
         && !REDACTED.is_match(&b[m.start()..m.end()])
+        // "share what you can without revealing detection details": how a
+        // defence works is kept from whoever it defends against.
+        && !(WITHHOLDS.is_match(m.as_bytes()) && WITHHELD.is_match(&b[m.end()..]))
         // "never delete files without telling the user": telling is kept.
         && !(m.as_bytes().starts_with(b"without") && prohibition_before(s, m.start()))
         // "never hide a step or leave it out of the summary": the
@@ -522,7 +537,10 @@ pub(crate) fn classify_written(s: &str, place: Option<(usize, usize)>) -> Vec<Fo
         };
         out.push(found("instr.role-override", Category::PromptInjection, sev, at));
     }
-    if let Some(c) = CONTROL_OFF.captures(b) {
+    // "… without disabling host key checking": the control is kept.
+    if let Some(c) =
+        CONTROL_OFF.captures(b).filter(|c| !KEPT_ON.is_match(&b[..c.get(0).map_or(0, |m| m.start())]))
+    {
         let at = c.get(0).map_or(0, |m| m.start());
         let strong = ["strong", "strong2", "strong3"].iter().any(|n| c.name(n).is_some())
             || ["weak", "weak2", "weak3"].iter().all(|n| c.name(n).is_none());
@@ -660,6 +678,39 @@ fn prohibition_before(s: &str, at: usize) -> bool {
     let clause = before.rsplit([',', ';', ':', '(']).next().unwrap_or(before);
     PROHIBITION.is_match(clause.trim_start().as_bytes())
 }
+
+/// Whether `at` is in the reason a prohibition gives for itself ("Never
+/// pipe a download into a shell: it runs whatever the server sends"): the
+/// sentence opens with the prohibition, and the clause of `at` follows a
+/// colon or a "because" with something other than the reader or the agent
+/// as its subject.
+fn reason_for_prohibition(s: &str, at: usize) -> bool {
+    let opening = s.trim_start_matches(|c: char| c.is_whitespace() || "-*+>".contains(c));
+    let before = &s[..at];
+    let Some(cut) = before.rfind(':').map(|i| i + 1).or_else(|| before.rfind(" because ").map(|i| i + 9))
+    else {
+        return false;
+    };
+    let clause = before[cut..].trim_start().as_bytes();
+    PROHIBITION.is_match(opening.as_bytes())
+        && REASON_SUBJECT.is_match(clause)
+        && !AGENT_SUBJECT.is_match(clause)
+}
+
+/// The reader or the agent as a clause's subject.
+static AGENT_SUBJECT: Lazy = LazyLock::new(|| {
+    compile(
+        r"^(?:the\s+|this\s+|that\s+|such\s+)?(?:agents?|assistants?|models?|ai|bots?|llms?|claude|you|we|users?|operators?)\b",
+    )
+});
+
+/// "Without" right before a control's switching off: what it is done
+/// without is the switching off.
+static KEPT_ON: Lazy = LazyLock::new(|| compile(r"\bwithout\s+(?:ever\s+|even\s+)?$"));
+
+/// A clause's subject that is a thing, not the reader nor the agent.
+static REASON_SUBJECT: Lazy =
+    LazyLock::new(|| compile(r"^(?:it|this|that|they|these|those|the\s+\w+|such\s+\w+)\s+(?:\w+\s+)?\w+s\b"));
 
 static PROHIBITION: Lazy = LazyLock::new(|| {
     compile(

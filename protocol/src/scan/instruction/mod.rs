@@ -359,17 +359,21 @@ fn join(lines: &[Line<'_>]) -> Paragraph {
 }
 
 /// Sentence ends: `.`, `!`, `?` or `;` before a blank, except after the
-/// abbreviations prose uses mid-sentence.
+/// abbreviations prose uses mid-sentence and inside inline code, whose
+/// `curl … | sh` ends no sentence.
 pub(super) fn sentences(text: &str) -> impl Iterator<Item = (usize, &str)> {
     let b = text.as_bytes();
     let mut from = 0;
     let mut i = 0;
+    let mut in_code = false;
     std::iter::from_fn(move || {
         while i < b.len() {
             let c = b[i];
             i += 1;
-            let ends =
-                matches!(c, b'.' | b'!' | b'?' | b';') && b.get(i).is_none_or(|n| n.is_ascii_whitespace());
+            in_code ^= c == b'`';
+            let ends = !in_code
+                && matches!(c, b'.' | b'!' | b'?' | b';')
+                && b.get(i).is_none_or(|n| n.is_ascii_whitespace());
             if ends && !(c == b'.' && abbreviation(&text[from..i - 1])) {
                 let s = (from, &text[from..i]);
                 from = i;
