@@ -32,6 +32,13 @@ pub(super) struct Block {
 #[derive(Debug, Default)]
 pub(in crate::scan) struct CodeMap {
     pub(super) blocks: Vec<Block>,
+    /// Where the lines start (byte offsets, in order) that `trojan` reads
+    /// as fences: a fence (`fence::is_fence`) with only blanks (ASCII
+    /// white space) before it, no list or quote marker; open and close
+    /// alternate, whatever their character or length. Found in this map's
+    /// pass, which visits every line holding a fence byte: `trojan`
+    /// searched the whole body twice for them (#14's throughput).
+    pub(in crate::scan) loose_fences: Vec<usize>,
 }
 
 /// A fence, after the indent and the list and quote markers a block may
@@ -49,6 +56,7 @@ impl CodeMap {
     /// cost). The lines between are counted, not visited.
     pub(in crate::scan) fn of(text: &str) -> CodeMap {
         let mut blocks = Vec::new();
+        let mut loose_fences = Vec::new();
         // Fence character, length, first line inside, its byte offset, info.
         let mut open: Option<(u8, usize, usize, usize, &str)> = None;
         let b = text.as_bytes();
@@ -60,6 +68,13 @@ impl CodeMap {
             let start = memchr::memrchr(b'\n', &b[..at]).map_or(0, |i| i + 1);
             let end = memchr::memchr(b'\n', &b[at..]).map_or(b.len(), |i| at + i);
             from = (end + 1).min(b.len());
+            // `at` is the line's first fence byte: a fence after blanks
+            // alone starts there.
+            if b[start..at].iter().all(|c| matches!(c, b' ' | b'\t' | b'\x0c' | b'\r'))
+                && super::super::fence::is_fence(&text[at..end])
+            {
+                loose_fences.push(start);
+            }
             if !b[start..at].iter().all(|c| matches!(c, b' ' | b'\t' | b'>' | b'-' | b'*')) {
                 if end == b.len() {
                     break;
@@ -100,7 +115,7 @@ impl CodeMap {
                 bytes,
             });
         }
-        CodeMap { blocks }
+        CodeMap { blocks, loose_fences }
     }
 
     /// The block holding line `index`, if any.
