@@ -591,7 +591,8 @@ mod tests {
             ("z1", false),
             ("", false),
         ] {
-            let per_word = ["index", " -i", "-", "zq"].iter().any(|w| contains_ci(hay.as_bytes(), w.as_bytes()));
+            let per_word =
+                ["index", " -i", "-", "zq"].iter().any(|w| contains_ci(hay.as_bytes(), w.as_bytes()));
             assert_eq!(ANY.any_in(hay.as_bytes()), want, "{hay:?}");
             assert_eq!(per_word, want, "{hay:?}");
         }

@@ -34,7 +34,11 @@ impl Requires {
         let mut by_start: Vec<Vec<&'static [u8]>> = Vec::new();
         for w in words.iter().map(|w| w.as_bytes()) {
             let found = (w.len() >= SHARED_BYTES)
-                .then(|| by_start.iter_mut().find(|g| g[0].len() >= SHARED_BYTES && g[0][..SHARED_BYTES] == w[..SHARED_BYTES]))
+                .then(|| {
+                    by_start
+                        .iter_mut()
+                        .find(|g| g[0].len() >= SHARED_BYTES && g[0][..SHARED_BYTES] == w[..SHARED_BYTES])
+                })
                 .flatten();
             match found {
                 Some(g) => g.push(w),
@@ -147,7 +151,12 @@ mod tests {
         ];
         for c in &engine.rules {
             for hay in hays {
-                assert_eq!(c.requires.any_in(hay.as_bytes()), any_word(c.rule.requires, hay.as_bytes()), "{}", c.rule.id);
+                assert_eq!(
+                    c.requires.any_in(hay.as_bytes()),
+                    any_word(c.rule.requires, hay.as_bytes()),
+                    "{}",
+                    c.rule.id
+                );
             }
         }
     }
