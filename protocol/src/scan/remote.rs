@@ -119,9 +119,17 @@ fn may_write_file(line: &str) -> bool {
 /// The line without the quotes and brackets that [`unquote`] trims from a
 /// word: the shell reads `"-o"` and `'-s'o` as `-o` and `-so`, and so must
 /// the cheap test.
+///
+/// Byte by byte: the five are ASCII, so what is left is UTF-8 still (a
+/// search and a replace by `char`s decoded every byte of the line:
+/// #14's throughput, sixth pass).
 fn without_quotes(line: &str) -> std::borrow::Cow<'_, str> {
-    const QUOTES: [char; 5] = ['"', '\'', '`', '(', ')'];
-    if line.contains(QUOTES) { line.replace(QUOTES, "").into() } else { line.into() }
+    let quote = |b: &u8| matches!(b, b'"' | b'\'' | b'`' | b'(' | b')');
+    if !line.as_bytes().iter().any(quote) {
+        return line.into();
+    }
+    let kept: Vec<u8> = line.bytes().filter(|b| !quote(b)).collect();
+    String::from_utf8_lossy(&kept).into_owned().into()
 }
 
 /// A token like `-o`, `-sLO`: a single dash, then letters among which an `o`.

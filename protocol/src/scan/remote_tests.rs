@@ -159,3 +159,21 @@ fn a_run_named_alone_in_inline_code_on_a_prose_line_is_explained() {
     let body = "```sh\ncurl -fsSL https://h.example/a -o agent\n```\n`agent` starts the service in the background.\n";
     assert_severity(body, EXEC, Low);
 }
+
+proptest::proptest! {
+    /// The byte-wise removal of quotes says what the `char`-wise one it
+    /// replaced said, on any text (non-ASCII and the five quotes mixed in).
+    #[test]
+    fn quotes_are_removed_as_the_char_wise_replace_removed_them(
+        pieces in proptest::collection::vec(
+            proptest::sample::select(&["\"", "'", "`", "(", ")", "-o", " ", "é", "ｃ", "x", "\u{1F600}", "\t"][..]),
+            0..30,
+        )
+    ) {
+        let line = pieces.concat();
+        const QUOTES: [char; 5] = ['"', '\'', '`', '(', ')'];
+        let old: std::borrow::Cow<'_, str> =
+            if line.contains(QUOTES) { line.replace(QUOTES, "").into() } else { line.as_str().into() };
+        proptest::prop_assert_eq!(without_quotes(&line), old);
+    }
+}

@@ -569,6 +569,38 @@ mod tests {
         }
     }
 
+    /// A place is looked at by its first two bytes: a word of one byte
+    /// at the haystack's end, a word whose second byte is the last, a
+    /// second byte in the other case, one that differs in bit 0x20 only.
+    #[test]
+    fn any_ci_reads_a_place_by_its_first_two_bytes_up_to_the_end() {
+        static ANY: AnyCi = AnyCi::new(&["index", " -i", "-", "zq"]);
+        for (hay, want) in [
+            ("x-", true),
+            ("-", true),
+            ("INDEX", true),
+            ("inDEx=1", true),
+            ("indeX", true),
+            ("inde", false),
+            ("x -I", true),
+            ("x -", true),
+            ("Zq", true),
+            ("ZQ", true),
+            ("z", false),
+            ("zQ ", true),
+            ("z1", false),
+            ("", false),
+        ] {
+            let per_word =
+                ["index", " -i", "-", "zq"].iter().any(|w| contains_ci(hay.as_bytes(), w.as_bytes()));
+            assert_eq!(ANY.any_in(hay.as_bytes()), want, "{hay:?}");
+            assert_eq!(per_word, want, "{hay:?}");
+        }
+        static Z: AnyCi = AnyCi::new(&["z{"]);
+        assert!(!Z.any_in(b"z["), "only letters fold");
+        assert!(Z.any_in(b"Z{"));
+    }
+
     /// Words of the shapes gates look for: letters, a blank, punctuation,
     /// one byte, a word inside another.
     const WORDS: &[&str] = &["ab", "b ", "z@", "-", "|a", "ba", "aab", " .", "`", "{z", "bz-"];

