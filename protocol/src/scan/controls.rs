@@ -513,3 +513,7 @@ mod tests {
         assert_severity("Don't `pip uninstall bandit` to silence it.", "control.security-tool-removed", Low);
     }
 }
+
+#[cfg(test)]
+#[path = "controls_edge_tests.rs"]
+mod edge_tests;

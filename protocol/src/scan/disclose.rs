@@ -196,3 +196,7 @@ fn carried(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
         out.push(finding("instr.covert-recipient", Category::Exfiltration, severity, l, line, at));
     }
 }
+
+#[cfg(test)]
+#[path = "disclose_edge_tests.rs"]
+mod edge_tests;

@@ -163,3 +163,7 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+#[path = "hijack_edge_tests.rs"]
+mod edge_tests;

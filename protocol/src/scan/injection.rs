@@ -417,3 +417,7 @@ mod tests {
         assert_absent("Start-Process notepad.exe", "conceal.hidden-window");
     }
 }
+
+#[cfg(test)]
+#[path = "injection_edge_tests.rs"]
+mod edge_tests;

@@ -219,3 +219,7 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+#[path = "persistence_edge_tests.rs"]
+mod edge_tests;

@@ -642,3 +642,6 @@ fn kept_asked(para: &Paragraph, at: usize, f: &classes::Found) -> Severity {
         f.severity
     }
 }
+
+#[cfg(test)]
+mod walk_edge_tests;
