@@ -61,6 +61,7 @@ mod authority;
 mod blobs;
 pub mod body_budget;
 mod cache;
+mod caught;
 mod error;
 mod events;
 mod feed;
@@ -89,7 +90,7 @@ use axum::Router;
 use axum::extract::Request;
 use axum::extract::State;
 use axum::http::{Method, StatusCode, Uri};
-use axum::middleware::{Next, from_fn_with_state};
+use axum::middleware::{Next, from_fn, from_fn_with_state};
 use axum::response::IntoResponse;
 use axum::response::Response;
 use axum::routing::{any, get, post};
@@ -226,6 +227,7 @@ fn router(state: AppState, ecp: Router<AppState>, v1: Option<Router<AppState>>) 
         })
         .fallback(unknown_path)
         .method_not_allowed_fallback(wrong_method)
+        .layer(from_fn(caught::caught))
         .layer(from_fn_with_state(state.clone(), time_limit));
     // Added last, so it runs first.
     let router = match limiter {
@@ -300,6 +302,7 @@ pub fn health_app(state: AppState) -> Router {
     health_routes()
         .fallback(unknown_path)
         .method_not_allowed_fallback(wrong_method)
+        .layer(from_fn(caught::caught))
         .layer(from_fn_with_state(state.clone(), time_limit))
         .with_state(state)
 }

@@ -176,6 +176,7 @@ pub(super) fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
     all.dedup();
     let mut blocks_normalized: Vec<usize> = Vec::new();
     let mut context_budget = rescan::context_rescans();
+    let mut seen = rescan::ByLine::default();
     for r in all {
         if budget == 0 {
             return;
@@ -194,6 +195,7 @@ pub(super) fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
                 &blocks_normalized,
                 &mut context_budget,
                 out,
+                &mut seen,
             )
         {
             blocks_normalized.push(first);
@@ -216,14 +218,14 @@ pub(super) fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
             for (above, text) in body.lines_from(first).take(back) {
                 for decoded in decode_line_keyed(text, hints).into_iter().take(budget) {
                     budget -= 1;
-                    scan_decoded(&decoded, used, warned, above, text, out);
+                    scan_decoded(&decoded, used, warned, above, text, out, &mut seen);
                 }
             }
             continue;
         }
         for decoded in found.drain(..).take(budget) {
             budget -= 1;
-            scan_decoded(&decoded, used, warned, r, line, out);
+            scan_decoded(&decoded, used, warned, r, line, out, &mut seen);
         }
     }
 }
@@ -231,13 +233,21 @@ pub(super) fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
 /// Scans one decoded literal found on line `at` (`text`); `used`: the
 /// decoding line or the few below send or run something; `warned`: the
 /// decoding line warns against doing so.
-fn scan_decoded(decoded: &str, used: bool, warned: bool, at: LineRef, text: &str, out: &mut Vec<Finding>) {
+fn scan_decoded(
+    decoded: &str,
+    used: bool,
+    warned: bool,
+    at: LineRef,
+    text: &str,
+    out: &mut Vec<Finding>,
+    seen: &mut rescan::ByLine,
+) {
     // Fenced, so that the code analyses read it as the code it is.
     let Some(inner) = rescan::scan(&format!("```\n{decoded}\n```")) else {
         return;
     };
     let before = out.len();
-    rescan::report("code.decoded-payload", &inner, Severity::Medium, warned, at, out);
+    rescan::report("code.decoded-payload", &inner, Severity::Medium, warned, at, out, seen);
     if out.len() == before && decoded.contains("://") {
         let severity = match (warned, used) {
             (true, _) => Severity::Low,
@@ -245,7 +255,7 @@ fn scan_decoded(decoded: &str, used: bool, warned: bool, at: LineRef, text: &str
             (false, false) => Severity::Medium,
         };
         let line = at.index + 1;
-        if !out.iter().any(|f| f.line == line && f.rule_id == "code.decoded-url") {
+        if !seen.on(out, line).any(|f| f.rule_id == "code.decoded-url") {
             out.push(finding("code.decoded-url", Category::Obfuscation, severity, at, text, 0));
         }
     }

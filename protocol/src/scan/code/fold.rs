@@ -185,6 +185,7 @@ fn resolve_hidden_names(s: &str) -> String {
 /// Folds the non-shell blocks holding a triggered line.
 pub(super) fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
     let mut done: Option<usize> = None;
+    let mut seen = rescan::ByLine::default();
     for &r in lines {
         let map = body.code_map();
         let Some(block) = map.block_at(r.index) else {
@@ -195,11 +196,17 @@ pub(super) fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
         }
         done = Some(block.first);
         let first = body.line_before(r, r.index - block.first);
-        fold_block(body, block, first, out);
+        fold_block(body, block, first, out, &mut seen);
     }
 }
 
-fn fold_block(body: &Body<'_>, block: &Block, first: LineRef, out: &mut Vec<Finding>) {
+fn fold_block(
+    body: &Body<'_>,
+    block: &Block,
+    first: LineRef,
+    out: &mut Vec<Finding>,
+    seen: &mut rescan::ByLine,
+) {
     let text = &body.text[block.bytes.clone()];
     if !MARKERS.is_match(text.as_bytes()) {
         return;
@@ -253,7 +260,7 @@ fn fold_block(body: &Body<'_>, block: &Block, first: LineRef, out: &mut Vec<Find
         // Line 1 is the fence.
         let found: Vec<Finding> = inner.iter().filter(|f| f.line == k + 2).cloned().collect();
         let from = out.len();
-        rescan::report("code.folded-string", &found, Severity::High, false, *r, out);
+        rescan::report("code.folded-string", &found, Severity::High, false, *r, out, seen);
         // A block shown under a warning is lowered as the plain code would be.
         for f in &mut out[from..] {
             f.severity = body.unless_explained(f.severity, *r, 0..line.len().min(r.end - r.start));

@@ -4,6 +4,7 @@
 //! encoded a third time is not).
 
 use std::cell::Cell;
+use std::collections::HashMap;
 
 use super::blocks::{self, CodeMap, Lang};
 use super::shell_defs::{self, Defs};
@@ -66,10 +67,38 @@ pub(super) fn outer(id: &str, inner: &Finding, r: LineRef) -> Finding {
     }
 }
 
+/// The findings of a scan per line, kept beside them so that [`report`]
+/// reads a line's findings, not every finding made before (a body of many
+/// findings on many lines made it quadratic). It indexes what was pushed
+/// since it last looked, whoever pushed it; one lives for one analyzer's
+/// run, over the scan's findings only.
+#[derive(Default)]
+pub(super) struct ByLine {
+    at: HashMap<usize, Vec<usize>>,
+    indexed: usize,
+}
+
+impl ByLine {
+    /// The findings of `out` on `line` (1-based, as [`Finding::line`]).
+    pub(super) fn on<'a>(&'a mut self, out: &'a [Finding], line: usize) -> impl Iterator<Item = &'a Finding> {
+        // Findings are only ever added while an analyzer runs; should some
+        // be taken away, the index starts again rather than point past them.
+        if out.len() < self.indexed {
+            self.at.clear();
+            self.indexed = 0;
+        }
+        for (i, f) in out.iter().enumerate().skip(self.indexed) {
+            self.at.entry(f.line).or_default().push(i);
+        }
+        self.indexed = out.len();
+        self.at.get(&line).into_iter().flatten().map(move |&i| &out[i])
+    }
+}
+
 /// Adds the outer findings of `inner` at or above `floor` that the line
 /// does not have already under the inner rule's own id. `warned`: the
 /// line warns against what it shows ("never run `…`"), which lowers every
-/// finding to Low, as it does a shell rule's.
+/// finding to Low, as it does a shell rule's. `seen`: `out` per line.
 pub(super) fn report(
     id: &str,
     inner: &[Finding],
@@ -77,12 +106,13 @@ pub(super) fn report(
     warned: bool,
     r: LineRef,
     out: &mut Vec<Finding>,
+    seen: &mut ByLine,
 ) {
     for f in inner.iter().filter(|f| f.severity >= floor) {
         let line = r.index + 1;
-        let known = out.iter().any(|o| {
-            o.line == line && (o.rule_id == f.rule_id || o.rule_id == id && o.excerpt.starts_with(&f.rule_id))
-        });
+        let known = seen
+            .on(out, line)
+            .any(|o| o.rule_id == f.rule_id || o.rule_id == id && o.excerpt.starts_with(&f.rule_id));
         if !known {
             let mut o = outer(id, f, r);
             if warned {
@@ -149,6 +179,7 @@ fn piped_group(body: &Body<'_>, r: LineRef, block_first: usize) -> Option<String
 /// one (`piped_group`).
 pub(super) fn normalized_commands(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
     let mut budget = context_rescans();
+    let mut seen = ByLine::default();
     // A command word may be an alias or a function the body defines.
     let mut defines: Option<bool> = None;
     for &r in lines {
@@ -159,7 +190,7 @@ pub(super) fn normalized_commands(body: &Body<'_>, lines: &[LineRef], out: &mut 
                 && let Some(joined) = piped_group(body, r, b.first)
                 && let Some(inner) = scan(&format!("```bash\n{joined}\n```\n"))
             {
-                report("code.normalized-command", &inner, Severity::High, false, r, out);
+                report("code.normalized-command", &inner, Severity::High, false, r, out, &mut seen);
             }
         }
         // Most command lines need no more: nothing in command position is
@@ -174,7 +205,7 @@ pub(super) fn normalized_commands(body: &Body<'_>, lines: &[LineRef], out: &mut 
         let units: Vec<(&str, Vars)> = match map.block_at(r.index) {
             Some(b) if matches!(b.lang, Lang::Shell | Lang::Other) => {
                 let first = b.first;
-                in_block(body, r, first, &mut budget, out);
+                in_block(body, r, first, &mut budget, out, &mut seen);
                 continue;
             }
             Some(_) => continue,
@@ -199,7 +230,7 @@ pub(super) fn normalized_commands(body: &Body<'_>, lines: &[LineRef], out: &mut 
             let at = code.as_ptr() as usize - line.as_ptr() as usize;
             let text = format!("{}{}{}", &line[..at], words.text, &line[at + code.len()..]);
             if let Some(inner) = scan(&text) {
-                report("code.normalized-command", &inner, Severity::High, false, r, out);
+                report("code.normalized-command", &inner, Severity::High, false, r, out, &mut seen);
             }
         }
     }
@@ -220,7 +251,14 @@ const MAX_CONTEXT_RESCANS: usize = 8;
 /// the variables the block sets above it, and scanned again after the
 /// block's lines above it (`code.normalized-command`, findings on its
 /// line only). Without `budget` left, the command is scanned alone.
-fn in_block(body: &Body<'_>, r: LineRef, block_first: usize, budget: &mut usize, out: &mut Vec<Finding>) {
+fn in_block(
+    body: &Body<'_>,
+    r: LineRef,
+    block_first: usize,
+    budget: &mut usize,
+    out: &mut Vec<Finding>,
+    seen: &mut ByLine,
+) {
     let back = (r.index - block_first).min(MAX_VAR_LINES);
     let first = body.line_before(r, back);
     let mut vars = Vars::default();
@@ -243,7 +281,7 @@ fn in_block(body: &Body<'_>, r: LineRef, block_first: usize, budget: &mut usize,
     if *budget == 0 || above.is_empty() {
         // The command alone, as it reads.
         if let Some(inner) = scan(&words.text) {
-            report("code.normalized-command", &inner, Severity::High, false, r, out);
+            report("code.normalized-command", &inner, Severity::High, false, r, out, seen);
         }
         return;
     }
@@ -260,7 +298,7 @@ fn in_block(body: &Body<'_>, r: LineRef, block_first: usize, budget: &mut usize,
         // Line 1 is the fence.
         let line = context.len() + 2;
         let found: Vec<Finding> = inner.into_iter().filter(|f| f.line == line).collect();
-        report("code.normalized-command", &found, Severity::High, false, r, out);
+        report("code.normalized-command", &found, Severity::High, false, r, out, seen);
     }
 }
 
@@ -276,6 +314,7 @@ pub(super) fn disguised_in_block(
     done: &[usize],
     budget: &mut usize,
     out: &mut Vec<Finding>,
+    seen: &mut ByLine,
 ) -> Option<usize> {
     let b = map.block_at(r.index).filter(|b| matches!(b.lang, Lang::Shell | Lang::Other))?;
     if done.contains(&b.first) {
@@ -286,7 +325,7 @@ pub(super) fn disguised_in_block(
         // Only a command word that is a variable: the rest is read where
         // this module's triggers wake it (`normalized_commands`).
         if text.trim_start().trim_start_matches('"').starts_with('$') {
-            in_block(body, l, b.first, budget, out);
+            in_block(body, l, b.first, budget, out, seen);
         }
     }
     Some(b.first)
@@ -298,3 +337,7 @@ pub(super) fn warned_before(line: &str, code: &str) -> bool {
     let at = (code.as_ptr() as usize).wrapping_sub(line.as_ptr() as usize);
     at > 0 && at <= line.len() && rule::warned_against(&line[..at])
 }
+
+#[cfg(test)]
+#[path = "rescan_tests.rs"]
+mod tests;

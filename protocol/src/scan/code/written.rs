@@ -86,6 +86,7 @@ fn target(line: &str) -> Option<&'static str> {
 /// Scans what the non-shell blocks naming a start-up file write to it.
 pub(super) fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
     let mut done: Option<usize> = None;
+    let mut seen = rescan::ByLine::default();
     for &r in lines {
         let map = body.code_map();
         let Some(block) = map.block_at(r.index).filter(|b| !matches!(b.lang, Lang::Shell)) else {
@@ -105,7 +106,7 @@ pub(super) fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
         }
         done = Some(block.first);
         if AGENT_FILES.contains(&path) {
-            instructions_written(body, &rest, out);
+            instructions_written(body, &rest, out, &mut seen);
             continue;
         }
         let mut echoes = String::from("```bash\n");
@@ -136,7 +137,7 @@ pub(super) fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
                 .cloned()
                 .collect();
             let from = out.len();
-            rescan::report("code.persistent-write", &found, Severity::High, false, *lr, out);
+            rescan::report("code.persistent-write", &found, Severity::High, false, *lr, out, &mut seen);
             for f in &mut out[from..] {
                 f.severity = body.unless_explained(f.severity, *lr, 0..lr.end.saturating_sub(lr.start));
             }
@@ -147,7 +148,12 @@ pub(super) fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
 /// What a program appends to the agent's instruction files, read as the
 /// prose it becomes there: each literal a paragraph, scanned again; the
 /// instruction classes found (`instr.*`, `prompt.*`) are the write's.
-fn instructions_written(body: &Body<'_>, rest: &[(LineRef, &str)], out: &mut Vec<Finding>) {
+fn instructions_written(
+    body: &Body<'_>,
+    rest: &[(LineRef, &str)],
+    out: &mut Vec<Finding>,
+    seen: &mut rescan::ByLine,
+) {
     let mut prose = String::new();
     let mut at: Vec<LineRef> = Vec::new();
     for (lr, l) in rest {
@@ -171,7 +177,7 @@ fn instructions_written(body: &Body<'_>, rest: &[(LineRef, &str)], out: &mut Vec
             .cloned()
             .collect();
         let from = out.len();
-        rescan::report("code.persistent-write", &found, Severity::High, false, *lr, out);
+        rescan::report("code.persistent-write", &found, Severity::High, false, *lr, out, seen);
         for f in &mut out[from..] {
             f.severity = body.unless_explained(f.severity, *lr, 0..lr.end.saturating_sub(lr.start));
         }
