@@ -43,7 +43,10 @@ fn flags_urls_and_paths_in_a_requirements_file_name_nothing() {
 
 #[test]
 fn a_name_starts_past_its_indent() {
-    assert_eq!(listed_at("cat > requirements.txt <<EOF\n  reqeusts\nnumpyy\nEOF\n"), ["2:reqeusts@2", "3:numpyy@0"]);
+    assert_eq!(
+        listed_at("cat > requirements.txt <<EOF\n  reqeusts\nnumpyy\nEOF\n"),
+        ["2:reqeusts@2", "3:numpyy@0"]
+    );
     assert_eq!(listed_at("[dependencies]\n    serde = \"1\"\n"), ["2:serde@4"]);
 }
 
@@ -61,7 +64,9 @@ fn the_line_that_ends_a_list_may_open_the_next() {
         ["2:serde@0", "4:reqeusts@0"]
     );
     assert_eq!(
-        listed_at("cat > requirements.txt <<EOF\nrequests\nEOF\ncat > requirements-dev.txt <<EOF\nreqeusts\nEOF\n"),
+        listed_at(
+            "cat > requirements.txt <<EOF\nrequests\nEOF\ncat > requirements-dev.txt <<EOF\nreqeusts\nEOF\n"
+        ),
         ["2:requests@0", "5:reqeusts@0"]
     );
 }
