@@ -334,9 +334,9 @@ const INSTALLERS: &[&str] = &[
 fn installer(toks: &[Tok<'_>], i: usize) -> Option<(usize, Option<Ecosystem>)> {
     // Most tokens are no installer: no copies for them.
     let t = toks[i].text;
-    let versioned_pip = t.len() > 3
-        && t.is_char_boundary(3)
-        && t[..3].eq_ignore_ascii_case("pip")
+    // `get` is `None` for a word shorter than three bytes or cut inside a
+    // character; `pip` itself passes here as it would below.
+    let versioned_pip = t.get(..3).is_some_and(|p| p.eq_ignore_ascii_case("pip"))
         && t[3..].bytes().all(|b| b.is_ascii_digit() || b == b'.');
     if !versioned_pip && !INSTALLERS.iter().any(|w| w.eq_ignore_ascii_case(t)) {
         return None;
@@ -428,7 +428,8 @@ pub(super) fn install_args(line: &str) -> Vec<Arg<'_>> {
                 break;
             }
         }
-        i = j.max(i + 1);
+        // `j > i`: every installer's words are at least its own one.
+        i = j;
     }
     out
 }
@@ -496,3 +497,7 @@ mod tests {
         assert_eq!(names("pip install x.whl > /dev/null"), Vec::<String>::new());
     }
 }
+
+#[cfg(test)]
+#[path = "install_tests.rs"]
+mod sweep_tests;

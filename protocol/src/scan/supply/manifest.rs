@@ -123,7 +123,6 @@ pub(super) fn listed<'a>(body: &Body<'a>, lines: &[LineRef]) -> Vec<Listed<'a>> 
             in_block = true;
         }
         for (r, line) in rest.take(MAX_LINES) {
-            done_to = r.index + 1;
             let t = line.trim();
             let ends = match &kind {
                 Opens::Heredoc(word) => t == *word,
@@ -133,8 +132,11 @@ pub(super) fn listed<'a>(body: &Body<'a>, lines: &[LineRef]) -> Vec<Listed<'a>> 
                 Opens::TomlTable(_) => t.starts_with('[') || is_fence(line),
             };
             if ends || (!in_block && is_fence(line)) {
+                // The line that ends a list may open the next one
+                // (`[dev-dependencies]` right after `[dependencies]`).
                 break;
             }
+            done_to = r.index + 1;
             let found = match &kind {
                 Opens::Heredoc(_) | Opens::Block => requirement(line).map(|(n, at)| (Ecosystem::PyPi, n, at)),
                 Opens::Json => quoted(line).map(|(n, at)| (Ecosystem::Npm, n, at)),
@@ -207,3 +209,7 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+#[path = "manifest_tests.rs"]
+mod sweep_tests;

@@ -51,6 +51,8 @@ mod overrides;
 mod seed31_edge_tests;
 mod sources;
 #[cfg(test)]
+mod sweep_tests;
+#[cfg(test)]
 mod tests;
 
 use install::{Target, install_args};

@@ -306,7 +306,7 @@ pub(super) fn lookalike(e: Ecosystem, name: &str) -> Option<Lookalike> {
     if index.set.contains(name) {
         return None;
     }
-    if name.bytes().any(|b| b == b'0' || b == b'1') {
+    if name.contains(['0', '1']) {
         let mut plain = buf;
         for b in &mut plain[..len] {
             *b = match *b {
@@ -333,9 +333,8 @@ pub(super) fn lookalike(e: Ecosystem, name: &str) -> Option<Lookalike> {
                 continue;
             }
             let p = &index.names[k as usize];
+            // Never 0: a popular name returned above.
             match distance(name, p, max) {
-                // Popular itself.
-                Some(0) => return None,
                 Some(d) if best.is_none_or(|(b, _)| d < b) => best = Some((d, k)),
                 _ => {}
             }
@@ -355,9 +354,6 @@ pub(super) fn lookalike(e: Ecosystem, name: &str) -> Option<Lookalike> {
         return Some(Lookalike { popular: p, likeness: Likeness::Edits(1) });
     }
     let (prefixes, suffixes) = affixes(e);
-    if !prefixes.is_empty() && index.set.contains(name) {
-        return None;
-    }
     let bases = prefixes
         .iter()
         .filter_map(|p| name.strip_prefix(p))
@@ -467,3 +463,7 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "names_tests.rs"]
+mod sweep_tests;

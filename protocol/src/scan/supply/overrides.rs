@@ -76,7 +76,7 @@ const TOOL_ONLY_FLAGS: &[&str] = &["-i", "-f", "--source", "--index", "--default
 
 fn host_severity(url: &str) -> Option<Severity> {
     let host = host_of(url)?;
-    let plain_http = url.len() > 7 && url[..7].eq_ignore_ascii_case("http://");
+    let plain_http = url.get(..7).is_some_and(|s| s.eq_ignore_ascii_case("http://"));
     match classify(&host) {
         Host::Official if !plain_http => None,
         Host::Vendor if !plain_http => Some(Severity::Low),
@@ -103,10 +103,11 @@ fn covers_public_modules(value: &str) -> bool {
 const BEFORE_URL: &[&str] = &["index", "registr", "find", "source", "proxy", " -i", " -f", "config"];
 /// How far before a URL its key or flag may start (bytes).
 const KEY_REACH: usize = 64;
-/// Go variables set without a URL (`GOSUMDB=off`), as the text before `=`
+/// Go variables set without a URL (`GOSUMDB=off`, `GOPROXY=goproxy.example`:
+/// a proxy with no scheme is reached over https), as the text before `=`
 /// ends.
 const GO_NAMES: &[&str] =
-    &["gosumdb", "gonosumdb", "gonosumcheck", "goinsecure", "goflags", "goprivate", "gonoproxy"];
+    &["goproxy", "gosumdb", "gonosumdb", "gonosumcheck", "goinsecure", "goflags", "goprivate", "gonoproxy"];
 
 /// The cheap test before the regexes: a URL with a source word shortly
 /// before it, a Go variable set, or a file these rules read. Most lines
@@ -309,3 +310,7 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+#[path = "overrides_tests.rs"]
+mod sweep_tests;

@@ -113,7 +113,7 @@ const SECTION_REACH: usize = 6;
 
 fn severity_of(url: &str) -> Option<Severity> {
     let host = host_of(url)?;
-    let plain_http = url.len() > 7 && url[..7].eq_ignore_ascii_case("http://");
+    let plain_http = url.get(..7).is_some_and(|s| s.eq_ignore_ascii_case("http://"));
     match classify(&host) {
         Host::Official | Host::Code | Host::Vendor if !plain_http => None,
         Host::Mirror | Host::Internal => Some(Severity::Medium),
@@ -183,6 +183,9 @@ pub(super) fn sources<'a>(line: &str, above: impl Iterator<Item = &'a str>) -> V
 #[cfg(test)]
 #[path = "sources_gate_tests.rs"]
 mod gate_tests;
+#[cfg(test)]
+#[path = "sources_tests.rs"]
+mod sweep_tests;
 #[cfg(test)]
 mod tests {
     use super::*;
