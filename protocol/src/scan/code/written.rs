@@ -203,3 +203,7 @@ fn literals(line: &str) -> Vec<&str> {
     }
     out
 }
+
+#[cfg(test)]
+#[path = "written_tests.rs"]
+mod sweep_tests;
