@@ -142,3 +142,11 @@ fn an_agent_file_literal_of_four_words_is_read_of_three_not() {
     );
     assert_eq!(lines(&body(three)), Vec::<usize>::new());
 }
+
+#[test]
+fn the_code_between_two_literals_is_not_written() {
+    // `base64` outside the strings is how the value is built, not text put
+    // in the file; read as a literal, it is a payload word.
+    let body = "```python\nwith open(os.path.expanduser(\"~/.bashrc\"), \"a\") as f:\n    f.write(\"export NOTES_KEY=\" + base64.b64encode(key).decode() + \"\\n\")\n```\n";
+    assert_eq!(lines(body), Vec::<usize>::new(), "{body}");
+}
