@@ -125,8 +125,9 @@ impl CodeMap {
 
     /// The block holding line `index`, if any.
     pub(super) fn block_at(&self, index: usize) -> Option<&Block> {
+        // The first block ending past `index`: only its start is left to check.
         let k = self.blocks.partition_point(|b| b.end <= index);
-        self.blocks.get(k).filter(|b| b.first <= index && index < b.end)
+        self.blocks.get(k).filter(|b| b.first <= index)
     }
 
     /// Whether line `index` is a fence or inside a block.

@@ -175,8 +175,7 @@ const RUNNERS: &[&str] = &[
 /// as the program (the first word of its command) or as the script of an
 /// interpreter — not as the input of a tool (`jq . out.json`).
 fn runs_file(call: &str, file: &str) -> bool {
-    let Some(open) = call.find(['(', ' ']) else { return false };
-    let args = &call[open + 1..];
+    let Some((_, args)) = call.split_once(['(', ' ']) else { return false };
     let word = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/' | '\\' | '~' | '$');
     let words: Vec<&str> = args.split(|c: char| !word(c)).filter(|w| !w.is_empty()).collect();
     words.iter().enumerate().any(|(k, w)| {
@@ -258,3 +257,7 @@ mod tests {
         assert_absent(body, ID);
     }
 }
+
+#[cfg(test)]
+#[path = "fetched_tests.rs"]
+mod sweep_tests;

@@ -207,3 +207,7 @@ mod tests {
         crate::scan::testutil::assert_severity(body, "code.block-exfil", Low);
     }
 }
+
+#[cfg(test)]
+#[path = "gather_tests.rs"]
+mod sweep_tests;

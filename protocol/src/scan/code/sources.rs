@@ -358,3 +358,7 @@ pub(super) fn candidates(text: &str) -> Vec<usize> {
     at.sort_unstable();
     at
 }
+
+#[cfg(test)]
+#[path = "sources_tests.rs"]
+mod sweep_tests;

@@ -209,3 +209,7 @@ fn literals(line: &str) -> Vec<&str> {
     }
     out
 }
+
+#[cfg(test)]
+#[path = "written_tests.rs"]
+mod sweep_tests;
