@@ -93,6 +93,7 @@ mod edge_tests;
 mod engine;
 mod exfil;
 mod fence;
+mod foreign;
 #[cfg(test)]
 mod fresh_tests;
 #[cfg(test)]
@@ -107,7 +108,10 @@ mod outbound;
 mod permission;
 mod persistence;
 mod privilege;
+mod prefixed;
 mod prompt;
+#[cfg(test)]
+mod recall2_tests;
 mod remote;
 mod rule;
 mod secret;
@@ -334,6 +338,7 @@ impl Scanner {
         rules.extend(privilege::rules());
         rules.extend(persistence::rules());
         rules.extend(prompt::rules());
+        rules.extend(foreign::rules());
         rules.extend(controls::rules());
         rules.extend(tamper::rules());
         rules.extend(unicode::rules());

@@ -39,6 +39,7 @@
 
 mod declared;
 mod hosts;
+mod impersonated;
 
 pub(super) use hosts::has_url;
 #[cfg(test)]
