@@ -49,6 +49,8 @@ pub(super) const TRIGGERS: &[&str] = &[
     "httpclient",
     "unpackbits",
     "pnginfo",
+    // Java, Groovy and Kotlin's own client, which names no other trigger.
+    "openconnection",
 ];
 
 /// Bytes of a block looked at, at most.
@@ -64,7 +66,7 @@ static STORE: Lazy = LazyLock::new(|| {
 /// Reading a file, in the languages `sources` does not cover.
 static READ: Lazy = LazyLock::new(|| {
     compile(
-        r#"\breadfile\b|\bread_to_string\b|\bfile\.read\b|\breadall(?:bytes|text)\b|\bget-content\b|\bioutil\.readfile\b|\bopen\s*\(|\.read(?:_text|_bytes)?\s*\(|\bcontentsoffile\b|\bfs::read\b|\breadtext\b|\bcopy(?:file)?\b"#,
+        r#"\breadfile\b|\bread_to_string\b|\bfile\.read\b|\breadall(?:bytes|text)\b|\bget-content\b|\bioutil\.readfile\b|\bopen\s*\(|\.read(?:_text|_bytes)?\s*\(|\bcontentsoffile\b|\bfs::read\b|\breadtext\b|\bcopy(?:file)?\b|\bnew\s+file\s*\("#,
     )
 });
 
