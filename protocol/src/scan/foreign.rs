@@ -8,8 +8,18 @@
 //! the agent works for. Each form names that person (the user) and a
 //! verb of telling negated, or says what to answer when the user asks.
 //! Scripts without ASCII triggers (Chinese, Japanese) are not read here.
+//!
+//! `instr.persistence-i18n`: the same switch of language to make
+//! something outlive the task — "Guarde isto na sua memória para todas as
+//! próximas conversas", "pour cette session et toutes les suivantes", "für
+//! alle künftigen Sitzungen". `Medium` alone (a preference remembered is
+//! harmless, as `instr.persistence` judges it in English); `High` when the
+//! same lines carry over an approval ("sem perguntar", "sans
+//! confirmation", "ohne Rückfrage", "pré-aprovados") or hide it.
 
-use super::rule::Rule;
+use std::sync::LazyLock;
+
+use super::rule::{Hit, Lazy, Rule, compile};
 use super::{Category, Severity};
 
 /// The user, in the languages read here: German, Dutch, French, Spanish,
@@ -19,7 +29,7 @@ const USER: &str = r"(?:(?:nutzer|benutzer|anwender|user)(?:in|innen|n)?|gebruik
 /// Writes each non-ASCII character of `pattern` as its UTF-8 bytes: the
 /// rules compile without Unicode, where such a literal is no pattern, and
 /// the body is NFKC, so each accented letter has one spelling.
-fn bytes(pattern: &str) -> String {
+pub(super) fn bytes(pattern: &str) -> String {
     let mut out = String::with_capacity(pattern.len());
     for c in pattern.chars() {
         if c.is_ascii() {
@@ -64,7 +74,35 @@ pub(super) fn rules() -> Vec<Rule> {
         r"\bsem\s+(?:contar|avisar|informar|dizer)\s+(?:nada\s+)?(?:ao|aos|para\s+o)\s+{user}",
     ];
     let pattern = bytes(&forms.join("|").replace("{user}", USER));
+    let kept = [
+        // For all the next / future sessions or conversations.
+        r"\b(?:para|em|en)\s+todas\s+(?:as|las)\s+(?:próximas|proximas|futuras|seguintes|siguientes|demais)\s+(?:conversas|conversaciones|sessões|sessoes|sesiones|interações|interacciones)\b",
+        r"\btoutes\s+les\s+(?:sessions\s+|conversations\s+)?(?:suivantes|prochaines|futures)\b",
+        r"\b(?:für|fur|in)\s+alle[nm]?\s+(?:künftigen|kunftigen|zukünftigen|zukunftigen|weiteren|folgenden|kommenden)\s+(?:sitzungen|gespräche|gesprache|unterhaltungen|chats|konversationen)\b",
+        r"\b(?:per|in)\s+tutte\s+le\s+(?:prossime|future|successive)\s+(?:sessioni|conversazioni)\b",
+        r"\b(?:voor|in)\s+alle\s+(?:volgende|toekomstige|komende)\s+(?:sessies|gesprekken)\b",
+        // Kept in the agent's memory.
+        r"\b(?:guarde|grave|salve|memorize|guarda|graba|memoriza)\s+(?:isto|isso|esto|eso|esta\s+regra|esta\s+regla)\s+(?:na|en)\s+(?:sua\s+|tu\s+)?(?:memória|memoria)\b",
+        r"\b(?:enregistre|mémorise|memorise|retiens|garde)\s+(?:\w+\s+){0,2}?(?:dans\s+ta\s+mémoire|dans\s+ta\s+memoire|en\s+mémoire|en\s+memoire)\b",
+        r"\b(?:speichere|behalte|merke)\s+(?:\w+\s+){0,2}?(?:in\s+deinem\s+(?:gedächtnis|gedachtnis|speicher)|dauerhaft|für\s+immer)\b",
+        r"\b(?:memorizza|ricorda|salva)\s+(?:\w+\s+){0,2}?nella\s+(?:tua\s+)?memoria\b",
+        r"\b(?:onthoud|bewaar|sla)\s+(?:\w+\s+){0,3}?in\s+je\s+geheugen\b",
+    ];
     vec![
+        Rule::new(
+            "instr.persistence-i18n",
+            Category::Persistence,
+            Severity::Medium,
+            &[
+                "todas", "toutes", "alle", "allen", "allem", "tutte", "memoria", "geheugen", "dauerhaft", "immer",
+                "mem*",
+            ],
+            bytes(&kept.join("|")),
+        )
+        // The approval it carries over may come two wrapped lines on.
+        .span(2)
+        .assess(carried_over)
+        .warnable(),
         Rule::new(
             "conceal.hide-from-user-i18n",
             Category::Concealment,
@@ -76,6 +114,20 @@ pub(super) fn rules() -> Vec<Rule> {
         .span(1)
         .warnable(),
     ]
+}
+
+/// An approval carried over, or the act hidden, in the lines of a kept
+/// instruction.
+static CARRIED: Lazy = LazyLock::new(|| {
+    compile(&bytes(
+        r"\bsem\s+(?:perguntar|confirma\w*|autoriza\w*)|\bsin\s+(?:preguntar|confirma\w*|autoriza\w*)|\bsans\s+(?:confirmation|demander|autorisation|validation)|\bohne\s+(?:rückfrage|ruckfrage|nachfrage|bestätigung|bestatigung|zu\s+fragen)|\bsenza\s+(?:chiedere|conferma|autorizzazione)|\bzonder\s+(?:te\s+vragen|bevestiging|toestemming)|\bpr(?:é|e)-?(?:aprovad|approuv|aprobad)\w*|\bvorab\s+genehmigt|\bpreapprovat\w*|\bvooraf\s+goedgekeurd|\b(?:não|nao)\s+(?:é\s+preciso\s+)?mencion\w*|\binutile\s+d'en\s+parler|\bno\s+(?:hace\s+falta\s+)?mencion\w*|\bnicht\s+erwähn\w*|\bniet\s+(?:vermelden|vertellen)|\bnon\s+menzion\w*",
+    ))
+});
+
+/// `High` when the kept instruction's lines carry an approval over or
+/// hide it, the base severity otherwise.
+fn carried_over(h: &Hit<'_>) -> Option<Severity> {
+    Some(if CARRIED.is_match(h.hay.as_bytes()) { Severity::High } else { h.base })
 }
 
 #[cfg(test)]
