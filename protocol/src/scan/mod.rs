@@ -110,6 +110,7 @@ mod persistence;
 mod privilege;
 mod prefixed;
 mod prompt;
+mod pwn_request;
 #[cfg(test)]
 mod recall2_tests;
 mod remote;
@@ -359,6 +360,7 @@ impl Scanner {
             ("addressed", addressed::analyzers()),
             ("outbound", outbound::analyzers()),
             ("disclose", disclose::analyzers()),
+            ("pwn_request", pwn_request::analyzers()),
         ];
         let mut analyzers = Vec::new();
         let mut names = Vec::new();
