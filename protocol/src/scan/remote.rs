@@ -353,6 +353,10 @@ const INTERPRETERS: &[&str] = &[
     ".",
     "pwsh",
     "powershell",
+    // make's `include`: a makefile fetched, then read as part of the build.
+    "include",
+    "-include",
+    "sinclude",
 ];
 
 /// An interpreter's flags whose next word is their value.

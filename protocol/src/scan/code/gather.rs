@@ -9,7 +9,8 @@
 //! read of a credential store (a credential file read, a keychain query,
 //! a browser's password or cookie store, a token cache, Rails' master
 //! key, the whole environment) and a network call, and a URL of a host
-//! that is neither a registry, a code host nor a private network's. A
+//! that is neither a registry, a code host nor a private network's (or
+//! whose host is computed at run time: `https://#{host}/`). A
 //! single secret environment variable is not enough (tokens are sent to
 //! the APIs they belong to every day; `flow` judges those): the stores
 //! named here are never an API's input. `Critical`. The way out may also
@@ -128,7 +129,12 @@ pub(super) fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
 /// it), when the block reads a store and calls a stranger's host.
 fn gathered_and_sent(text: &str, lang: Lang) -> Option<(usize, usize)> {
     let b = text.as_bytes();
-    let unknown = |url: &str| is_unknown_host(url).unwrap_or(false);
+    // A host computed at run time (`https://#{host}/`, `${h}`, `{}`, `%s`)
+    // is vouched for by nothing the skill shows: a stranger's, for a store.
+    let computed = |url: &str| {
+        url.split_once("://").is_some_and(|(_, rest)| rest.starts_with(['#', '$', '{', '%', '+']))
+    };
+    let unknown = |url: &str| computed(url) || is_unknown_host(url).unwrap_or(false);
     // A host written bare matters to a lookup, a socket or mail only: the
     // costlier search runs where one of those is.
     let bare_host_sink = || {
