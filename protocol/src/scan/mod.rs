@@ -81,6 +81,7 @@
 use serde::{Deserialize, Serialize};
 
 mod addressed;
+mod autorun;
 pub mod classifier;
 mod code;
 mod context;
@@ -361,6 +362,7 @@ impl Scanner {
             ("outbound", outbound::analyzers()),
             ("disclose", disclose::analyzers()),
             ("pwn_request", pwn_request::analyzers()),
+            ("autorun", autorun::analyzers()),
         ];
         let mut analyzers = Vec::new();
         let mut names = Vec::new();
