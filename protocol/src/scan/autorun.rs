@@ -2,17 +2,18 @@
 //! `Persistence`, rule id `persist.folder-open-task`): VS Code's and
 //! Cursor's `"runOptions": { "runOn": "folderOpen" }`. Whatever the task
 //! runs, it runs again for everyone who opens the repository, without
-//! anyone asking for it. `Medium` alone (some teams start a watcher so);
+//! anyone asking for it. `Info` alone (teams start watchers so, and a
+//! finding the classifier could corroborate refused such a skill);
 //! `High` when the same task hides what it does (`"reveal": "never"`,
 //! `"echo": false`, `"close": true`): a helper that starts unseen on every
 //! open is how a committed binary or script gets run. A line that warns
-//! against it lowers it.
+//! against it lowers it to `Info`.
 
 use std::sync::LazyLock;
 
 use super::engine::{Analyzer, Body, LineRef, finding};
 use super::fence::is_fence;
-use super::rule::{Lazy, compile, warned_against, warned_across_lines};
+use super::rule::{Lazy, compile, warned_across_lines, warned_against};
 use super::{Category, Finding, Severity};
 
 /// The analyzers of this family.
@@ -26,8 +27,9 @@ const TASK_LINES: usize = 10;
 static RUN_ON_OPEN: Lazy = LazyLock::new(|| compile(r#""runon"\s*:\s*"folderopen""#));
 
 /// The task's output kept from the user.
-static HIDDEN: Lazy =
-    LazyLock::new(|| compile(r#""reveal"\s*:\s*"never"|"echo"\s*:\s*false|"close"\s*:\s*true|"hide"\s*:\s*true"#));
+static HIDDEN: Lazy = LazyLock::new(|| {
+    compile(r#""reveal"\s*:\s*"never"|"echo"\s*:\s*false|"close"\s*:\s*true|"hide"\s*:\s*true"#)
+});
 
 fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
     for &l in lines {
@@ -38,7 +40,14 @@ fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
         let before = &line[..m.start()];
         let before = &before[..before.rfind('`').unwrap_or(before.len())];
         if warned_against(before) || warned_across_lines(body.line(body.line_before(l, 1)), before) {
-            out.push(finding("persist.folder-open-task", Category::Persistence, Severity::Low, l, line, m.start()));
+            out.push(finding(
+                "persist.folder-open-task",
+                Category::Persistence,
+                Severity::Info,
+                l,
+                line,
+                m.start(),
+            ));
             continue;
         }
         // The task object: the lines around `runOn` inside the same block.
@@ -52,7 +61,7 @@ fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
             .take(l.index - from.index + TASK_LINES + 1)
             .take_while(|(r, t)| r.index <= l.index || !is_fence(t))
             .any(|(_, t)| HIDDEN.is_match(t.as_bytes()));
-        let severity = if hidden { Severity::High } else { Severity::Medium };
+        let severity = if hidden { Severity::High } else { Severity::Info };
         let severity = body.unless_explained(severity, l, m.start()..m.end());
         out.push(finding("persist.folder-open-task", Category::Persistence, severity, l, line, m.start()));
     }
@@ -69,7 +78,7 @@ mod tests {
     fn a_task_run_unseen_on_folder_open_is_high() {
         assert_hit(TASK, "persist.folder-open-task", Persistence, High, 8);
         let shown = TASK.replace("\"presentation\": { \"reveal\": \"never\", \"echo\": false },\n", "");
-        assert_hit(&shown, "persist.folder-open-task", Persistence, Medium, 7);
+        assert_hit(&shown, "persist.folder-open-task", Persistence, Info, 7);
     }
 
     #[test]
@@ -77,14 +86,17 @@ mod tests {
         assert_severity(
             "Do not add `\"runOptions\": { \"runOn\": \"folderOpen\" }` unless the user asks for it.\n",
             "persist.folder-open-task",
-            Low,
+            Info,
         );
         assert_absent(
             "```bash\njq '.tasks[] | select(.runOptions.runOn==\"folderOpen\")' .vscode/tasks.json\n```\n",
             "persist.folder-open-task",
         );
         // A hidden presentation in another block is not this task's.
-        let apart = format!("```json\n{{ \"presentation\": {{ \"reveal\": \"never\" }} }}\n```\n\n{}", TASK.replace("    \"presentation\": { \"reveal\": \"never\", \"echo\": false },\n", ""));
-        assert_severity(&apart, "persist.folder-open-task", Medium);
+        let apart = format!(
+            "```json\n{{ \"presentation\": {{ \"reveal\": \"never\" }} }}\n```\n\n{}",
+            TASK.replace("    \"presentation\": { \"reveal\": \"never\", \"echo\": false },\n", "")
+        );
+        assert_severity(&apart, "persist.folder-open-task", Info);
     }
 }

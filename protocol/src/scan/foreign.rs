@@ -94,7 +94,16 @@ pub(super) fn rules() -> Vec<Rule> {
             Category::Persistence,
             Severity::Medium,
             &[
-                "todas", "toutes", "alle", "allen", "allem", "tutte", "memoria", "geheugen", "dauerhaft", "immer",
+                "todas",
+                "toutes",
+                "alle",
+                "allen",
+                "allem",
+                "tutte",
+                "memoria",
+                "geheugen",
+                "dauerhaft",
+                "immer",
                 "mem*",
             ],
             bytes(&kept.join("|")),
@@ -108,7 +117,16 @@ pub(super) fn rules() -> Vec<Rule> {
             Category::Concealment,
             Severity::High,
             // Word starts: the nouns take endings (`Nutzern`, `utilisateur`).
-            &["nutzer*", "benutzer*", "anwender*", "gebruiker*", "utilisat*", "usu*", "utent*", "utilizador*"],
+            &[
+                "nutzer*",
+                "benutzer*",
+                "anwender*",
+                "gebruiker*",
+                "utilisat*",
+                "usu*",
+                "utent*",
+                "utilizador*",
+            ],
             pattern,
         )
         .span(1)

@@ -28,7 +28,10 @@ pub(super) fn analyzers() -> Vec<Analyzer> {
     // Few triggers, most shared with other families: the prefilter's
     // table is nearly full. `socket*` also wakes on `Sockets.TCPClient`.
     vec![
-        Analyzer { triggers: &["fsockopen", "socket*", "tcpsocket", "system(", "eval(", "exec("], run: sessions },
+        Analyzer {
+            triggers: &["fsockopen", "socket*", "tcpsocket", "system(", "eval(", "exec("],
+            run: sessions,
+        },
         Analyzer { triggers: &["xmrig", "stratum+"], run: miners },
     ]
 }

@@ -108,8 +108,8 @@ mod normalize;
 mod outbound;
 mod permission;
 mod persistence;
-mod privilege;
 mod prefixed;
+mod privilege;
 mod prompt;
 mod pwn_request;
 #[cfg(test)]

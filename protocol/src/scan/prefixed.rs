@@ -12,7 +12,9 @@
 /// alone (`sudo -E`, `env -i`), and `--` ends the flags.
 fn value_flags(prefix: &str) -> &'static [&'static str] {
     match prefix.to_ascii_lowercase().as_str() {
-        "sudo" => &["-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T", "--user", "--group", "--chdir"],
+        "sudo" => {
+            &["-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T", "--user", "--group", "--chdir"]
+        }
         "doas" => &["-u", "-C"],
         "env" => &["-u", "-C", "-S", "--unset", "--chdir", "--split-string"],
         "nice" => &["-n", "--adjustment"],

@@ -35,7 +35,9 @@ static HEAD_CHECKOUT: Lazy = LazyLock::new(|| {
 /// The event as a workflow's trigger (`on: pull_request_target`, a list
 /// item or a key), not named in a sentence.
 static EVENT: Lazy = LazyLock::new(|| {
-    compile(r"^\s*(?:on:\s*\[?[^\n]*\bpull_request_target\b|-\s*pull_request_target\b|pull_request_target\s*:)")
+    compile(
+        r"^\s*(?:on:\s*\[?[^\n]*\bpull_request_target\b|-\s*pull_request_target\b|pull_request_target\s*:)",
+    )
 });
 
 fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {

@@ -138,7 +138,8 @@ pub(super) fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
         if contains_ci(b, b"\"recommendations\"") {
             // The array's elements, on this line and the next ones up to `]`.
             for (k, (r, text)) in body.lines_from(l).take(RECOMMENDATIONS).enumerate() {
-                let text = if k == 0 { text.split_once("\"recommendations\"").map_or("", |(_, t)| t) } else { text };
+                let text =
+                    if k == 0 { text.split_once("\"recommendations\"").map_or("", |(_, t)| t) } else { text };
                 let offset = body.line(r).len() - text.len();
                 for (id, at) in impersonated::quoted_ids(text) {
                     squat(body, Ecosystem::Extensions, id, r, offset + at, out);

@@ -17,7 +17,8 @@ use crate::scan::Severity;
 use crate::scan::rule::{Lazy, compile, contains_ci};
 
 /// `code --install-extension ID` and its forks' CLIs. Group 1 is the ID.
-static INSTALL_EXTENSION: Lazy = LazyLock::new(|| compile(r#"--install-extension[\s=]+["']?([\w-]+\.[\w.-]*\w)"#));
+static INSTALL_EXTENSION: Lazy =
+    LazyLock::new(|| compile(r#"--install-extension[\s=]+["']?([\w-]+\.[\w.-]*\w)"#));
 
 /// A quoted `publisher.name`: an element of `"recommendations"`.
 static QUOTED_ID: Lazy = LazyLock::new(|| compile(r#""([a-z0-9][\w-]*\.[\w-]*\w)""#));
@@ -25,12 +26,15 @@ static QUOTED_ID: Lazy = LazyLock::new(|| compile(r#""([a-z0-9][\w-]*\.[\w-]*\w)
 /// `- repo: https://github.com/owner/repo` of a pre-commit config. Groups
 /// 1 and 2 are the owner and the repository.
 static HOOK_REPO: Lazy = LazyLock::new(|| {
-    compile(r#"^\s*-?\s*repo:\s*["']?https?://(?:www\.)?github\.com/([\w.-]+)/([\w.-]+?)(?:\.git)?/?["']?\s*(?:#.*)?$"#)
+    compile(
+        r#"^\s*-?\s*repo:\s*["']?https?://(?:www\.)?github\.com/([\w.-]+)/([\w.-]+?)(?:\.git)?/?["']?\s*(?:#.*)?$"#,
+    )
 });
 
 /// `helm repo add NAME URL`. Group 1 is the name, 2 the URL.
-static HELM_ADD: Lazy =
-    LazyLock::new(|| compile(r#"\bhelm\s+repo\s+add\s+(?:--?\S+\s+)*["']?([\w.-]+)["']?\s+["']?(https?://[^\s"'`]+)"#));
+static HELM_ADD: Lazy = LazyLock::new(|| {
+    compile(r#"\bhelm\s+repo\s+add\s+(?:--?\S+\s+)*["']?([\w.-]+)["']?\s+["']?(https?://[^\s"'`]+)"#)
+});
 
 /// Pre-commit hook repositories most projects use (`owner/repo`, lower
 /// case), hand-made.

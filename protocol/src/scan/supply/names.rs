@@ -292,9 +292,11 @@ fn affixes(e: Ecosystem) -> (&'static [&'static str], &'static [&'static str]) {
         Ecosystem::Npm => (&["node-", "js-"], &["-js", ".js", "js", "-node"]),
         Ecosystem::Crates => (&["rust-"], &["-rs", "-rust"]),
         Ecosystem::Gems => (&["ruby-"], &["-ruby", "-rb"]),
-        Ecosystem::Skills | Ecosystem::Actions | Ecosystem::Images | Ecosystem::Go | Ecosystem::Extensions => {
-            (&[], &[])
-        }
+        Ecosystem::Skills
+        | Ecosystem::Actions
+        | Ecosystem::Images
+        | Ecosystem::Go
+        | Ecosystem::Extensions => (&[], &[]),
     }
 }
 

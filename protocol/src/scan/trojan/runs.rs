@@ -435,7 +435,10 @@ pub(crate) fn runs(line: &str) -> Vec<(&str, usize)> {
             prefix = None;
             continue;
         }
-        if command_position && !starts_code && let Some(p) = prefix {
+        if command_position
+            && !starts_code
+            && let Some(p) = prefix
+        {
             if std::mem::take(&mut prefix_value) {
                 continue;
             }
