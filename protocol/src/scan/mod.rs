@@ -51,7 +51,12 @@
 //! with the conversation, mail blind-copied to a stranger)
 //! and `instruction` (what prose asks, per sentence: approval carried over,
 //! persistence beyond the task, trust in other origins, a redefined agent,
-//! controls switched off). `generalised_tests` holds one test per class
+//! controls switched off); `foreign` (concealment and persistence asked in
+//! German, Dutch, French, Spanish, Italian or Portuguese), `pwn_request`
+//! (a workflow running a fork's code under `pull_request_target`) and
+//! `autorun` (an editor task run unseen on folder open). `prefixed` says
+//! which words a command prefix (`sudo -E`, `env -i`) takes before the
+//! command it runs, for the analyzers that track command position. `generalised_tests` holds one test per class
 //! of the #14 generalisation pass, each beside its benign look-alike. Rule ids are `family.name` (`instr.*` for
 //! `instruction`, `control.*`, `tamper.*`) and never change meaning. A
 //! command quoted (not run) under a heading or lead-in that warns ("## What
