@@ -55,8 +55,13 @@ const MIN_FILES: usize = 300;
 /// the grown TRAIN split, brought it to 1318 of 1450 (90.9%; TRAIN 91.6%,
 /// HELD 78.3%) the same day. Then a second such writer's 100 (t10) joined,
 /// written while those rules were: as found, 78 refused; the corpus 1396 of
-/// 1550 (90.1%; TRAIN 90.0%, HELD 78.3%).
-const MIN_RECALL: f64 = 0.900;
+/// 1550 (90.1%; TRAIN 90.0%, HELD 78.3%). Session 25: a third such
+/// writer's 211 (t9) joined: as found, 164 refused (77.7%), the corpus
+/// 1561 of 1768 (88.3%); rules that read what the misses do (a prefix's
+/// flags, other languages, data addressed to its processor, look-alike
+/// extensions and hook repositories, `tr`, UTF-16 base64, …) brought it
+/// to 1597 of 1768 (90.3%; TRAIN 92.7%, HELD 78.4%; that writer 177).
+const MIN_RECALL: f64 = 0.903;
 /// #14's bound on benign skills refused is 3%. The same writer's 210 benign
 /// skills, written close to the line, were refused 24 times (11.4%) as
 /// found, the corpus 41 of 882 (4.6%): until the bound is met again this is
