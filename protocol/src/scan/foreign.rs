@@ -24,7 +24,7 @@ use super::{Category, Severity};
 
 /// The user, in the languages read here: German, Dutch, French, Spanish,
 /// Italian, Portuguese.
-const USER: &str = r"(?:(?:nutzer|benutzer|anwender|user)(?:in|innen|n)?|gebruiker|utilisat(?:eur|rice)|usuari[oa]|utente|utilizador|usu(?:á|a)rio)";
+const USER: &str = r"(?:(?:nutzer|benutzer|anwender)(?:in|innen|n)?|gebruiker|utilisat(?:eur|rice)|usuari[oa]|utente|utilizador|usu(?:á|a)rio)";
 
 /// Writes each non-ASCII character of `pattern` as its UTF-8 bytes: the
 /// rules compile without Unicode, where such a literal is no pattern, and
