@@ -33,11 +33,13 @@ pub(super) const SECRET_PATHS: &str = r#"\.ssh/(?:(?:id_[a-z0-9_]+|identity)(?:\
 
 /// Credential files of other tools: a database client's password file, a
 /// secrets store's token, an object store's, a registry's or a cloud
-/// CLI's keys and token caches, a coding agent's own login. Prose names
+/// CLI's keys and token caches, a coding agent's own login, a build
+/// tool's publishing credentials (Gradle's and Maven's user settings), an
+/// application's (WordPress's `wp-config.php`, Rails' master key). Prose names
 /// them in routine setup steps ("put the password in `~/.pgpass`"), so
 /// the line rule leaves them out; read by code, or sent by a command, they
 /// are what `SECRET_PATHS` names are.
-pub(super) const TOOL_SECRET_FILES: &str = r#"(?:^|[\s"'/`(=@])\.(?:pgpass|my\.cnf|vault-token|s3cfg|boto|databrickscfg)\b|\.cargo/credentials(?:\.toml)?\b|\.gem/credentials\b|\.terraform\.d/credentials\.tfrc\.json\b|\.config/hub\b|\brclone\.conf\b|\.aws/(?:sso|cli)/cache\b|\.claude/\.credentials\.json\b|\.codex/auth\.json\b|\.gemini/oauth_creds\.json\b|\bgithub-copilot/(?:hosts|apps)\.json\b|\bdoctl/config\.yaml\b|\.fly/config\.yml\b|\.wrangler/config/\w+\.toml\b|\bconfigstore/firebase-tools\.json\b|\bcom\.vercel\.cli/auth\.json\b|\.supabase/access-token\b|\.kaggle/kaggle\.json\b|\bhuggingface/(?:stored_)?tokens?\b|\.config/git/credentials\b|\bngrok2?/ngrok\.yml\b|\.oci/config\b"#;
+pub(super) const TOOL_SECRET_FILES: &str = r#"(?:^|[\s"'/`(=@])\.(?:pgpass|my\.cnf|vault-token|s3cfg|boto|databrickscfg)\b|\.cargo/credentials(?:\.toml)?\b|\.gem/credentials\b|\.terraform\.d/credentials\.tfrc\.json\b|\.config/hub\b|\brclone\.conf\b|\.aws/(?:sso|cli)/cache\b|\.claude/\.credentials\.json\b|\.codex/auth\.json\b|\.gemini/oauth_creds\.json\b|\bgithub-copilot/(?:hosts|apps)\.json\b|\bdoctl/config\.yaml\b|\.fly/config\.yml\b|\.wrangler/config/\w+\.toml\b|\bconfigstore/firebase-tools\.json\b|\bcom\.vercel\.cli/auth\.json\b|\.supabase/access-token\b|\.kaggle/kaggle\.json\b|\bhuggingface/(?:stored_)?tokens?\b|\.config/git/credentials\b|\bngrok2?/ngrok\.yml\b|\.oci/config\b|\.gradle/gradle\.properties\b|\.m2/settings(?:-security)?\.xml\b|(?:^|[\s"'/`(=@])wp-config\.php\b|\bconfig/master\.key\b|\.composer/auth\.json\b"#;
 
 /// Paths that often hold secrets or reveal accounts, but are also routine.
 const LESSER_PATHS: &str = r#"(?:^|[\s"'=@/<(:`])\.env(?:\.(?:local|prod|production|staging|dev|development))?(?:$|[\s"'`),;:])|/etc/passwd\b|\.(?:bash|zsh|python|psql|mysql)_history\b|\.aws/config\b"#;

@@ -5,7 +5,10 @@
 //!   to a host (`fsockopen`, `TCPClient`, `socket.connect`, `net.Dial`,
 //!   `TCPSocket.new`, `net.connect`) and, within a few lines of the same
 //!   code, a shell or what was read run (`proc_open`, `/bin/sh -i`, `iex`,
-//!   `pty.spawn`, `dup2`, `exec.Command("/bin/sh")`): `Critical`.
+//!   `pty.spawn`, `dup2`, `exec.Command("/bin/sh")`), or what was read
+//!   from it handed to a call that runs a command (`c = s.gets` then
+//!   `IO.popen(c)`, `data = sock.recv(…)` then `check_output(data, …)`):
+//!   `Critical`.
 //! - `shell.web-shell`: request parameters run as code or commands
 //!   (`system($_GET['c'])`, `eval($_POST[…])`, `exec(request.args[…])`):
 //!   `Critical`.
@@ -25,7 +28,10 @@ pub(super) fn analyzers() -> Vec<Analyzer> {
     // Few triggers, most shared with other families: the prefilter's
     // table is nearly full. `socket*` also wakes on `Sockets.TCPClient`.
     vec![
-        Analyzer { triggers: &["fsockopen", "socket*", "system(", "eval(", "exec("], run: sessions },
+        Analyzer {
+            triggers: &["fsockopen", "socket*", "tcpsocket", "system(", "eval(", "exec("],
+            run: sessions,
+        },
         Analyzer { triggers: &["xmrig", "stratum+"], run: miners },
     ]
 }
@@ -86,7 +92,7 @@ fn sessions(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
             .take(SESSION_LINES + 1)
             .take_while(|(r, t)| r.index == l.index || !super::fence::is_fence(t))
             .any(|(_, t)| SHELL_RUN.is_match(t.as_bytes()));
-        if runs {
+        if runs || runs_what_it_reads(body, l) {
             let severity = body.unless_explained(Severity::Critical, l, m.start()..m.end());
             out.push(finding(
                 "shell.reverse-shell",
@@ -98,6 +104,47 @@ fn sessions(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
             ));
         }
     }
+}
+
+/// A variable filled from a read (`c = s.gets`, `data = sock.recv(1024)`,
+/// `while (c = s.gets)`, Node's `.on('data', d => …)`). Group 1 or 2 is
+/// its name.
+static READ_INTO: Lazy = LazyLock::new(|| {
+    compile(
+        r#"\b(\w+)\s*=\s*(?:\w+\.)+(?:gets|recv|recvfrom|readline|read|readpartial|read_nonblock)\b|\.on\s*\(\s*["']data["']\s*,\s*(?:async\s+)?(?:function\s*)?\(?\s*(\w+)"#,
+    )
+});
+
+/// A call that runs its first argument as a command. Group 1 is the
+/// argument's first word.
+static RUN_ARG: Lazy = LazyLock::new(|| {
+    compile(
+        r#"\b(?:popen|popen2|popen3|system|exec|execsync|exec_command|spawn|spawnsync|check_output|getoutput|getstatusoutput|run|call|shell_exec|passthru|start)\s*\(\s*\[?\s*(\w+)\b"#,
+    )
+});
+
+/// Whether code within [`SESSION_LINES`] of the socket at `l` runs, as a
+/// command, what it read: the shell of a reverse shell written as a loop
+/// (`while (c = s.gets); IO.popen(c) { … }`) rather than named.
+fn runs_what_it_reads(body: &Body<'_>, l: LineRef) -> bool {
+    let window: Vec<&str> = body
+        .lines_from(l)
+        .take(SESSION_LINES + 1)
+        .take_while(|(r, t)| r.index == l.index || !super::fence::is_fence(t))
+        .map(|(_, t)| t)
+        .collect();
+    let read: Vec<&[u8]> = window
+        .iter()
+        .flat_map(|t| READ_INTO.captures_iter(t.as_bytes()))
+        .filter_map(|c| c.get(1).or_else(|| c.get(2)).map(|m| m.as_bytes()))
+        .collect();
+    !read.is_empty()
+        && window.iter().any(|t| {
+            RUN_ARG
+                .captures_iter(t.as_bytes())
+                .filter_map(|c| c.get(1))
+                .any(|arg| read.iter().any(|v| v.eq_ignore_ascii_case(arg.as_bytes())))
+        })
 }
 
 fn miners(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {

@@ -51,7 +51,12 @@
 //! with the conversation, mail blind-copied to a stranger)
 //! and `instruction` (what prose asks, per sentence: approval carried over,
 //! persistence beyond the task, trust in other origins, a redefined agent,
-//! controls switched off). `generalised_tests` holds one test per class
+//! controls switched off); `foreign` (concealment and persistence asked in
+//! German, Dutch, French, Spanish, Italian or Portuguese), `pwn_request`
+//! (a workflow running a fork's code under `pull_request_target`) and
+//! `autorun` (an editor task run unseen on folder open). `prefixed` says
+//! which words a command prefix (`sudo -E`, `env -i`) takes before the
+//! command it runs, for the analyzers that track command position. `generalised_tests` holds one test per class
 //! of the #14 generalisation pass, each beside its benign look-alike. Rule ids are `family.name` (`instr.*` for
 //! `instruction`, `control.*`, `tamper.*`) and never change meaning. A
 //! command quoted (not run) under a heading or lead-in that warns ("## What
@@ -81,6 +86,7 @@
 use serde::{Deserialize, Serialize};
 
 mod addressed;
+mod autorun;
 pub mod classifier;
 mod code;
 mod context;
@@ -93,6 +99,7 @@ mod edge_tests;
 mod engine;
 mod exfil;
 mod fence;
+mod foreign;
 #[cfg(test)]
 mod fresh_tests;
 #[cfg(test)]
@@ -108,8 +115,12 @@ mod permission;
 mod persistence;
 #[cfg(test)]
 mod precision_s25_tests;
+mod prefixed;
 mod privilege;
 mod prompt;
+mod pwn_request;
+#[cfg(test)]
+mod recall2_tests;
 mod remote;
 mod rule;
 mod secret;
@@ -336,6 +347,7 @@ impl Scanner {
         rules.extend(privilege::rules());
         rules.extend(persistence::rules());
         rules.extend(prompt::rules());
+        rules.extend(foreign::rules());
         rules.extend(controls::rules());
         rules.extend(tamper::rules());
         rules.extend(unicode::rules());
@@ -356,6 +368,8 @@ impl Scanner {
             ("addressed", addressed::analyzers()),
             ("outbound", outbound::analyzers()),
             ("disclose", disclose::analyzers()),
+            ("pwn_request", pwn_request::analyzers()),
+            ("autorun", autorun::analyzers()),
         ];
         let mut analyzers = Vec::new();
         let mut names = Vec::new();

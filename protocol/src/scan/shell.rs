@@ -44,6 +44,19 @@ pub(super) fn rules() -> Vec<Rule> {
         )
         .requires(&[" /", "'/", "\"/", " ~", "'~", "\"~", "$home", "${home}", "--no-preserve-root"])
         .warnable(),
+        // Recursive removal of a whole folder of the user's own work or
+        // keys under the home directory (`~/Documents`, `~/Projects`,
+        // `~/.ssh`): no cache or build output, and nothing a setup step
+        // needs gone. A folder inside one (`~/projects/old-app`) is not.
+        Rule::new(
+            "shell.rm-rf-home-data",
+            D,
+            High,
+            &["rm -"],
+            r#"\brm\s+(?:-{1,2}[a-z-]+\s+)*?(?:-[a-z]*r[a-z]*|--recursive)\s+(?:-{1,2}[a-z-]+\s+)*(?:[^\s;&|`]+\s+)*?["']?(?:~|\$\{?home\}?)/(?:documents|desktop|downloads|pictures|photos|music|videos|movies|projects|src|code|work|workspace|repos|git|dropbox|onedrive|\.ssh|\.gnupg)/?\*?["']?(?:\s|$|[;&|)`])"#,
+        )
+        .requires(&["~/", "$home/", "${home}/"])
+        .warnable(),
         Rule::new(
             "shell.find-delete-root",
             D,

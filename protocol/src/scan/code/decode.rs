@@ -120,6 +120,9 @@ static RAW_DEFLATE: Lazy =
 static SERIALIZED: Lazy = LazyLock::new(|| compile(r"\b(?:marshal|c?pickle|dill)\.loads?\b"));
 /// Letters rotated by 13: Python's codec, `tr`'s ranges.
 static ROT13: Lazy = LazyLock::new(|| compile(r"\brot[_-]?13\b|n-za-m"));
+/// .NET's UTF-16LE decoder (`[Text.Encoding]::Unicode.GetString(…)`):
+/// the base64 it is handed is wide text, as an encoded command's is.
+static WIDE_TEXT: Lazy = LazyLock::new(|| compile(r"\bunicode\s*\]?\s*(?:::|\.)\s*getstring\b"));
 /// PowerShell's encoded command given as a variable (`-Enc $e`).
 static ENCODED_VARIABLE: Lazy =
     LazyLock::new(|| compile(r"(?:powershell|pwsh)[^\n]*\s-e(?:nc(?:odedcommand)?|c)?\s+\$\w+"));
@@ -276,8 +279,9 @@ struct Hints {
     /// It rotates letters by 13 (`codecs.decode(s, "rot13")`, `tr
     /// 'A-Za-z' 'N-ZA-Mn-za-m'`): literals are read rotated.
     rot13: bool,
-    /// It runs PowerShell's `-EncodedCommand` of a variable: base64
-    /// literals are read as UTF-16LE too.
+    /// It runs PowerShell's `-EncodedCommand` of a variable, or decodes
+    /// with .NET's UTF-16LE decoder: base64 literals are read as UTF-16LE
+    /// too.
     wide: bool,
     /// It inflates raw deflate (`gzinflate`): base64 that is not text is
     /// tried as such (zlib and gzip are known by their magic anyway).
@@ -293,7 +297,7 @@ impl Hints {
         Hints {
             per_char: PER_CHAR.is_match(b),
             rot13: ROT13.is_match(b),
-            wide: ENCODED_VARIABLE.is_match(b),
+            wide: ENCODED_VARIABLE.is_match(b) || contains_ci(b, b"unicode") && WIDE_TEXT.is_match(b),
             raw_deflate: RAW_DEFLATE.is_match(b),
             serialized: SERIALIZED.is_match(b),
         }

@@ -10,8 +10,9 @@
 //! `new Function`, `vm.runIn…`, `Invoke-Expression`) naming a fetched name,
 //! or holding the download itself, is reported, once per block. So is a
 //! download saved to a file (`urlretrieve(u, "/tmp/i.sh")`,
-//! `fs.writeFileSync(p, await r.text())`) that a later call runs
-//! (`subprocess.run(["bash", "/tmp/i.sh"])`, `execSync("bash " + p)`).
+//! `fs.writeFileSync(p, await r.text())`, .NET's `WebClient.DownloadFile(u,
+//! p)`) that a later call runs (`subprocess.run(["bash", "/tmp/i.sh"])`,
+//! `execSync("bash " + p)`, `Process.Start(p)`).
 //! `Critical`; quoted under a warning, lower (`unless_explained`).
 
 use std::sync::LazyLock;
@@ -36,6 +37,8 @@ pub(super) const TRIGGERS: &[&str] = &[
     "start-process",
     // PowerShell's script block made from text.
     "[scriptblock]::create",
+    // .NET's way of running a saved download (an MSBuild inline task's).
+    "process.start",
 ];
 
 /// Bytes of a block looked at, at most.
@@ -46,7 +49,7 @@ const MAX_NAMES: usize = 16;
 /// A download, in the languages of skills.
 static FETCH: Lazy = LazyLock::new(|| {
     compile(
-        r#"\burlopen\s*\(|\burllib\.request\.\w+\s*\(|\b(?:requests|httpx|axios|session)\.get\s*\(|\bfetch\s*\(|\bhttps?\.get\s*\(|\buri\.open\s*\(|\buri\.parse\s*\(\s*["']https?://|\bnet::http\.get\b|\bopen\s*\(\s*["']https?://|\binvoke-(?:webrequest|restmethod)\b|\biwr\b|\birm\b|\.download(?:string|data)\s*\(|\bhttp\.get\s*\(|\bio\.popen\s*\(\s*["']curl\b"#,
+        r#"\burlopen\s*\(|\burllib\.request\.\w+\s*\(|\b(?:requests|httpx|axios|session)\.get\s*\(|\bfetch\s*\(|\bhttps?\.get\s*\(|\buri\.open\s*\(|\buri\.parse\s*\(\s*["']https?://|\bnet::http\.get\b|\bopen\s*\(\s*["']https?://|\binvoke-(?:webrequest|restmethod)\b|\biwr\b|\birm\b|\.download(?:string|data|file)(?:async|taskasync)?\s*\(|\bhttp\.get\s*\(|\bio\.popen\s*\(\s*["']curl\b"#,
     )
 });
 
@@ -67,14 +70,14 @@ static ASSIGN: Lazy = LazyLock::new(|| {
 /// A call that writes a file, for a download saved before it runs.
 static WRITES: Lazy = LazyLock::new(|| {
     compile(
-        r#"\burlretrieve\s*\(|\bwritefile(?:sync)?\s*\(|\.write(?:_bytes|_text)?\s*\(|\bopen\s*\([^)]*["'][wa]b?\+?["']|-outfile\b|\bout-file\b|\bset-content\b|\bcreatewritestream\s*\("#,
+        r#"\burlretrieve\s*\(|\.downloadfile(?:async|taskasync)?\s*\(|\bwritefile(?:sync)?\s*\(|\.write(?:_bytes|_text)?\s*\(|\bopen\s*\([^)]*["'][wa]b?\+?["']|-outfile\b|\bout-file\b|\bset-content\b|\bcreatewritestream\s*\("#,
     )
 });
 
 /// A call that runs a program or a file.
 static RUNS: Lazy = LazyLock::new(|| {
     compile(
-        r#"\bsubprocess\.\w+|\bos\.(?:system|popen|exec\w*|spawn\w*)\b|\b(?:execsync|execfilesync|spawnsync|execfile|spawn|exec)\s*\(|\bstart-process\b|^\s*&\s|\bchild_process\b"#,
+        r#"\bsubprocess\.\w+|\bos\.(?:system|popen|exec\w*|spawn\w*)\b|\b(?:execsync|execfilesync|spawnsync|execfile|spawn|exec)\s*\(|\bstart-process\b|^\s*&\s|\bchild_process\b|\bprocess\.start\s*\(|\bprocessstartinfo\s*\("#,
     )
 });
 
@@ -181,7 +184,9 @@ fn runs_file(call: &str, file: &str) -> bool {
     words.iter().enumerate().any(|(k, w)| {
         let is_file = w.trim_start_matches("./") == file.trim_start_matches("./")
             || w.ends_with(&format!("/{}", file.trim_start_matches("./")));
-        is_file && (k == 0 || RUNNERS.contains(&words[k - 1]))
+        // `Process.Start(new ProcessStartInfo(p))`: the start info's first
+        // argument is the program.
+        is_file && (k == 0 || RUNNERS.contains(&words[k - 1]) || words[k - 1].ends_with("processstartinfo"))
     })
 }
 

@@ -7,9 +7,11 @@
 //! through a comprehension, a COM object or a struct, loses it. This
 //! analysis does not follow the value: it asks whether the block holds a
 //! read of a credential store (a credential file read, a keychain query,
-//! a browser's password or cookie store, a token cache, Rails' master
-//! key, the whole environment) and a network call, and a URL of a host
-//! that is neither a registry, a code host nor a private network's. A
+//! a browser's password or cookie store, a chat app's session store
+//! (Discord's and Slack's local storage and cookies), a token cache,
+//! Rails' master key, the whole environment) and a network call, and a URL of a host
+//! that is neither a registry, a code host nor a private network's (or
+//! whose host is computed at run time: `https://#{host}/`). A
 //! single secret environment variable is not enough (tokens are sent to
 //! the APIs they belong to every day; `flow` judges those): the stores
 //! named here are never an API's input. `Critical`. The way out may also
@@ -49,6 +51,8 @@ pub(super) const TRIGGERS: &[&str] = &[
     "httpclient",
     "unpackbits",
     "pnginfo",
+    // Java, Groovy and Kotlin's own client, which names no other trigger.
+    "openconnection",
 ];
 
 /// Bytes of a block looked at, at most.
@@ -57,14 +61,14 @@ const MAX_BLOCK_BYTES: usize = 64 * 1024;
 /// Stores `sources` does not know, in any language.
 static STORE: Lazy = LazyLock::new(|| {
     compile(
-        r#"\bmaster\.key\b|\bcredentials\.yml\.enc\b|\btokenbroker\b|\bsecitemcopymatching\b|\bksecreturndata\b|\blogin\s+data\b|\blocal\s+state\b|\bcookies\.binarycookies\b|\.git-credentials\b|\bwallet\.dat\b|\bid_(?:rsa|ed25519|ecdsa)(?:["'\s),]|$)|\bgh\W+auth\W+token\b|\bgcloud\W+auth\W+print-(?:access|identity)-token\b|\baz\W+account\W+get-access-token\b|\b(?:aws\W+)?configure\W+export-credentials\b|\bconfig\W+view\b[^\n]*--raw\b|\bgit\W+credential\W+fill\b|\.ssh/(?:id_)?\*"#,
+        r#"\b(?:discord\w*|slack|teams|element|signal)/(?:local\s+storage|leveldb|cookies|session\s+storage)\b|\btelegram\s+desktop/tdata\b|\bmaster\.key\b|\bcredentials\.yml\.enc\b|\btokenbroker\b|\bsecitemcopymatching\b|\bksecreturndata\b|\blogin\s+data\b|\blocal\s+state\b|\bcookies\.binarycookies\b|\.git-credentials\b|\bwallet\.dat\b|\bid_(?:rsa|ed25519|ecdsa)(?:["'\s),]|$)|\bgh\W+auth\W+token\b|\bgcloud\W+auth\W+print-(?:access|identity)-token\b|\baz\W+account\W+get-access-token\b|\b(?:aws\W+)?configure\W+export-credentials\b|\bconfig\W+view\b[^\n]*--raw\b|\bgit\W+credential\W+fill\b|\.ssh/(?:id_)?\*"#,
     )
 });
 
 /// Reading a file, in the languages `sources` does not cover.
 static READ: Lazy = LazyLock::new(|| {
     compile(
-        r#"\breadfile\b|\bread_to_string\b|\bfile\.read\b|\breadall(?:bytes|text)\b|\bget-content\b|\bioutil\.readfile\b|\bopen\s*\(|\.read(?:_text|_bytes)?\s*\(|\bcontentsoffile\b|\bfs::read\b|\breadtext\b|\bcopy(?:file)?\b"#,
+        r#"\breadfile\b|\bread_to_string\b|\bfile\.read\b|\breadall(?:bytes|text)\b|\bget-content\b|\bioutil\.readfile\b|\bopen\s*\(|\.read(?:_text|_bytes)?\s*\(|\bcontentsoffile\b|\bfs::read\b|\breadtext\b|\bcopy(?:file)?\b|\bnew\s+file\s*\("#,
     )
 });
 
@@ -126,7 +130,12 @@ pub(super) fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
 /// it), when the block reads a store and calls a stranger's host.
 fn gathered_and_sent(text: &str, lang: Lang) -> Option<(usize, usize)> {
     let b = text.as_bytes();
-    let unknown = |url: &str| is_unknown_host(url).unwrap_or(false);
+    // A host computed at run time (`https://#{host}/`, `${h}`, `{}`, `%s`)
+    // is vouched for by nothing the skill shows: a stranger's, for a store.
+    let computed = |url: &str| {
+        url.split_once("://").is_some_and(|(_, rest)| rest.starts_with(['#', '$', '{', '%', '+']))
+    };
+    let unknown = |url: &str| computed(url) || is_unknown_host(url).unwrap_or(false);
     // A host written bare matters to a lookup, a socket or mail only: the
     // costlier search runs where one of those is.
     let bare_host_sink = || {

@@ -50,6 +50,7 @@ pub(super) fn decoded(input: &str, stage: &str) -> Option<String> {
     let words: Vec<&str> = stage.split_whitespace().collect();
     let bytes = match words.as_slice() {
         ["rev"] => return Some(input.chars().rev().collect()),
+        ["tr", from, to] => return translated(input, from, to),
         ["base64" | "base32", flags @ ..] if flags.iter().any(|f| matches!(*f, "-d" | "--decode" | "-D")) => {
             if words[0] == "base32" {
                 return None;
@@ -67,6 +68,44 @@ pub(super) fn decoded(input: &str, stage: &str) -> Option<String> {
     };
     let text = String::from_utf8(bytes).ok()?;
     text.chars().all(|c| !c.is_control() || c == '\n' || c == '\t').then_some(text)
+}
+
+/// What `tr FROM TO` prints for `input` (`tr 'A-Za-z' 'N-ZA-Mn-za-m'`,
+/// ROT13): each character of `FROM` becomes the one at its place in `TO`,
+/// whose last character stands for the rest when it is shorter. ASCII
+/// sets of literal characters and ranges only; a flag or a class
+/// (`[:upper:]`) is no translation read here.
+fn translated(input: &str, from: &str, to: &str) -> Option<String> {
+    let (from, to) = (tr_set(from)?, tr_set(to)?);
+    let last = *to.last()?;
+    let map = |c: char| {
+        let b = u8::try_from(c).ok()?;
+        from.iter().rposition(|&f| f == b).map(|i| char::from(*to.get(i).unwrap_or(&last)))
+    };
+    Some(input.chars().map(|c| map(c).unwrap_or(c)).collect())
+}
+
+/// The characters of a `tr` set: literal ASCII characters and `a-z` ranges.
+fn tr_set(set: &str) -> Option<Vec<u8>> {
+    let b = set.as_bytes();
+    if b.is_empty() || b[0] == b'-' || b.len() > 128 || !set.is_ascii() || set.contains(['[', '\\']) {
+        return None;
+    }
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        if i + 2 < b.len() && b[i + 1] == b'-' {
+            if b[i] > b[i + 2] {
+                return None;
+            }
+            out.extend(b[i]..=b[i + 2]);
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    Some(out)
 }
 
 /// Where a `$'…'` string ends: its first unescaped `'`.

@@ -56,7 +56,24 @@ fn rev_reverses_and_base64_decodes_only_when_asked_to() {
     assert_eq!(decoded("c2g=", "base64 -w0"), None);
     // base32 is not read: what it decodes is not base64's.
     assert_eq!(decoded("c2g=", "base32 -d"), None);
-    assert_eq!(decoded("hs", "tr a-z n-za-m"), None);
+    // `tr` translates (session 25: ROT13 through `tr` hid a fetcher's name).
+    assert_eq!(decoded("phey", "tr a-z n-za-m").as_deref(), Some("curl"));
+}
+
+#[test]
+fn tr_translates_literal_sets_and_ranges_only() {
+    assert_eq!(decoded("Uryyb", "tr A-Za-z N-ZA-Mn-za-m").as_deref(), Some("Hello"));
+    // A shorter second set repeats its last character; others pass through.
+    assert_eq!(decoded("abc-d", "tr abc x").as_deref(), Some("xxx-d"));
+    // Flags, classes, escapes, reversed ranges and sets past 128 bytes are
+    // not read.
+    for stage in ["tr -d a", "tr [:upper:] [:lower:]", "tr \\n x", "tr z-a a-z", "tr a-z"] {
+        assert_eq!(decoded("abc", stage), None, "{stage}");
+    }
+    let at_limit = "a".repeat(128);
+    assert_eq!(decoded("a", &format!("tr {at_limit} b")).as_deref(), Some("b"));
+    let past = "a".repeat(129);
+    assert_eq!(decoded("a", &format!("tr {past} b")), None);
 }
 
 #[test]

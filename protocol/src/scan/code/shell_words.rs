@@ -60,12 +60,16 @@ pub(super) fn normalize(line: &str, vars: &mut Vars) -> Words {
 pub(super) fn may_disguise_a_command(line: &str) -> bool {
     let b = line.as_bytes();
     let mut at_command = true;
+    let mut after_prefix = false;
     let mut i = 0;
     while i < b.len() {
         let c = b[i];
         match c {
             b'{' if at_command && brace_list(&line[i..]).is_some() => return true,
-            b'|' | b';' | b'&' | b'(' | b'{' => at_command = true,
+            b'|' | b';' | b'&' | b'(' | b'{' => {
+                at_command = true;
+                after_prefix = false;
+            }
             b' ' | b'\t' => {}
             _ if at_command => {
                 // One pass over the word: its length, and whether it holds
@@ -81,7 +85,12 @@ pub(super) fn may_disguise_a_command(line: &str) -> bool {
                 let w = &line[i..i + n];
                 // `sudo "sh"`: the program after a prefix is a command too;
                 // `X=sh` is followed by one.
-                at_command = PREFIXES.iter().any(|p| w.eq_ignore_ascii_case(p)) || word.contains(&b'=');
+                // `sudo -E "sh"`: so is the program after a prefix's flags
+                // (a flag that starts a line, `-H "…"`, is an argument of
+                // the line before).
+                let prefix = PREFIXES.iter().any(|p| w.eq_ignore_ascii_case(p));
+                after_prefix = prefix || after_prefix && word.first() == Some(&b'-');
+                at_command = after_prefix || word.contains(&b'=');
                 i += n;
                 continue;
             }

@@ -494,6 +494,7 @@ fn may_disguise_byte_by_byte(line: &str) -> bool {
     use super::shell_words::PREFIXES;
     let b = line.as_bytes();
     let (mut quote, mut at_command, mut i) = (None, true, 0);
+    let mut after_prefix = false;
     while i < b.len() {
         let c = b[i];
         if let Some(q) = quote {
@@ -507,7 +508,10 @@ fn may_disguise_byte_by_byte(line: &str) -> bool {
         }
         match c {
             b'{' if at_command && super::shell_words::brace_list(&line[i..]).is_some() => return true,
-            b'|' | b';' | b'&' | b'(' | b'{' => at_command = true,
+            b'|' | b';' | b'&' | b'(' | b'{' => {
+                at_command = true;
+                after_prefix = false;
+            }
             b' ' | b'\t' => {}
             _ if at_command => {
                 let word =
@@ -517,7 +521,9 @@ fn may_disguise_byte_by_byte(line: &str) -> bool {
                 }
                 let n = word.count();
                 let w = &line[i..i + n];
-                at_command = PREFIXES.iter().any(|p| w.eq_ignore_ascii_case(p)) || w.contains('=');
+                let prefix = PREFIXES.iter().any(|p| w.eq_ignore_ascii_case(p));
+                after_prefix = prefix || after_prefix && w.starts_with('-');
+                at_command = after_prefix || w.contains('=');
                 i += n;
                 continue;
             }

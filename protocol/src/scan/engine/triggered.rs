@@ -324,6 +324,9 @@ mod tests {
         ("control.tls-verify-off", "`verify_ssl:\"false\"`: a quote between key and value"),
         ("control.security-tool-removed", "a tool name after a package command, not read yet"),
         ("tamper.clear-logs", "`rm … consolehost_history`, not read yet"),
+        // s25 t5: the memory noun (the trigger) ends the match, after the
+        // verb of keeping this reading stops at. Open: a trigger per verb.
+        ("instr.persistence-i18n", "the memory noun ends the match, past the verbs read here"),
     ];
 
     /// Every standard rule's every match holds one of its triggers.

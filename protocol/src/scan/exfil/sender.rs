@@ -118,6 +118,10 @@ static AUTH_ARGS: Lazy = LazyLock::new(|| {
     )
 });
 
+/// `history` (or `fc -l`) piped on: the commands typed in the shell.
+static HISTORY_PIPED: Lazy =
+    LazyLock::new(|| compile(r"(?:^|[\s(;&`])(?:history|fc\s+-l\w*)(?:\s+-?\w+)*\s*\|"));
+
 /// Anything a sender could leak: one test before the detailed ones.
 static PAYLOAD: Lazy = LazyLock::new(|| {
     compile(&format!(
@@ -421,6 +425,14 @@ fn secret_to_network(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>)
             let severity = body.unless_explained(severity, r, col..col + needle.len());
             out.push(finding(id, Category::Exfiltration, severity, r, text, col));
         };
+        // The shell's history piped into the sender: every command typed,
+        // with whatever secret was typed on it.
+        if contains_ci(p, b"history")
+            && let Some(m) = HISTORY_PIPED.find(p)
+        {
+            report("exfil.secret-file", Severity::High, m.as_bytes().trim_ascii(), out);
+            continue;
+        }
         if PAYLOAD.is_match(p) {
             if let Some(m) = ANY_SECRET.find(p).filter(|m| !is_public_key(&p[m.start()..])) {
                 let only_passwd = !SECRET.is_match(p) && m.as_bytes().ends_with(b"/etc/passwd");

@@ -11,6 +11,7 @@
 
 use std::sync::LazyLock;
 
+use super::impersonated;
 use super::names::{Ecosystem, Likeness, lookalike};
 use super::{overrides, sources, squat_severity, unless_warned};
 use crate::scan::engine::{Body, LineRef, finding};
@@ -19,11 +20,23 @@ use crate::scan::{Category, Finding, Severity};
 
 /// What wakes it: URLs, `replace`, `uses:`, `FROM`, `"args"`, Go's commonest
 /// variables (`"packagist.org": false` sits among `"url"`s).
-pub(super) const TRIGGERS: &[&str] =
-    &["://", "replace", "uses:", "from ", "\"args\"", "goflags", "gosumdb", "goproxy"];
+pub(super) const TRIGGERS: &[&str] = &[
+    "://",
+    "replace",
+    "uses:",
+    "from ",
+    "\"args\"",
+    "goflags",
+    "gosumdb",
+    "goproxy",
+    "--install-extension",
+    "\"recommendations\"",
+];
 
 /// How many lines above a line its section header or `"command"` may be.
 const REACH: usize = 6;
+/// Lines of a `"recommendations"` array read, at most.
+const RECOMMENDATIONS: usize = 40;
 
 /// `uses: owner/repo[/path]@ref`. Group 1 is `owner/repo`.
 static USES: Lazy = LazyLock::new(|| compile(r"^\s*-?\s*uses:\s*['\x22]?([\w.-]+/[\w.-]+)(?:/[\w./-]*)?@"));
@@ -118,6 +131,31 @@ pub(super) fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
         if let Some(m) = contains_ci(b, b"uses:").then(|| USES.captures(b)).flatten().and_then(|c| c.get(1)) {
             let name = std::str::from_utf8(m.as_bytes()).unwrap_or("");
             squat(body, Ecosystem::Actions, name, l, m.start(), out);
+        }
+        for (id, at) in impersonated::installed_extensions(line) {
+            squat(body, Ecosystem::Extensions, id, l, at, out);
+        }
+        if contains_ci(b, b"\"recommendations\"") {
+            // The array's elements, on this line and the next ones up to `]`.
+            for (k, (r, text)) in body.lines_from(l).take(RECOMMENDATIONS).enumerate() {
+                let text =
+                    if k == 0 { text.split_once("\"recommendations\"").map_or("", |(_, t)| t) } else { text };
+                let offset = body.line(r).len() - text.len();
+                for (id, at) in impersonated::quoted_ids(text) {
+                    squat(body, Ecosystem::Extensions, id, r, offset + at, out);
+                }
+                if text.contains(']') {
+                    break;
+                }
+            }
+        }
+        if let Some(at) = impersonated::impersonated_hook_repo(line) {
+            let severity = unless_warned(body, l, at, Severity::High);
+            out.push(finding("supply.typosquat", Category::SupplyChain, severity, l, line, at));
+        }
+        if let Some((severity, at)) = impersonated::helm_repo_elsewhere(line) {
+            let severity = unless_warned(body, l, at, severity);
+            out.push(finding("supply.index-override", Category::SupplyChain, severity, l, line, at));
         }
         if let Some(m) = line.contains("FROM").then(|| FROM.captures(b)).flatten().and_then(|c| c.get(1)) {
             let name = image_name(std::str::from_utf8(m.as_bytes()).unwrap_or(""));

@@ -34,11 +34,15 @@
 //! dependency lists, `overrides` source overrides, `sources` sources
 //! declared in manifests and config of more ecosystems, `declared` the
 //! analyzer for those and for look-alike actions, images and MCP servers,
-//! `hosts` what a URL's host is. This file wires them into analyzers;
+//! `hosts` what a URL's host is, `impersonated` well-known sources
+//! impersonated outside package managers (VS Code extensions, pre-commit
+//! hook repositories under a look-alike owner, a Helm repository name on
+//! another host). This file wires them into analyzers;
 //! `edge_tests` pins the edges mutation testing found unpinned.
 
 mod declared;
 mod hosts;
+mod impersonated;
 
 pub(super) use hosts::has_url;
 #[cfg(test)]

@@ -54,6 +54,8 @@ pub(super) enum Ecosystem {
     Images,
     /// Go modules on github.com, as the `owner/repo` of their path.
     Go,
+    /// VS Code extensions, as `publisher.name` (case does not count).
+    Extensions,
 }
 
 /// How a name resembles a popular one.
@@ -95,6 +97,7 @@ fn list(e: Ecosystem) -> &'static str {
         Ecosystem::Actions => include_str!("popular-actions.txt"),
         Ecosystem::Images => include_str!("popular-images.txt"),
         Ecosystem::Go => include_str!("popular-go.txt"),
+        Ecosystem::Extensions => include_str!("popular-vscode.txt"),
     }
 }
 
@@ -114,9 +117,12 @@ pub(super) fn canonical(e: Ecosystem, name: &str) -> String {
         Ecosystem::Crates | Ecosystem::Skills => {
             name.chars().map(|c| if c == '_' { '-' } else { c.to_ascii_lowercase() }).collect()
         }
-        Ecosystem::Npm | Ecosystem::Gems | Ecosystem::Actions | Ecosystem::Images | Ecosystem::Go => {
-            name.to_ascii_lowercase()
-        }
+        Ecosystem::Npm
+        | Ecosystem::Gems
+        | Ecosystem::Actions
+        | Ecosystem::Images
+        | Ecosystem::Go
+        | Ecosystem::Extensions => name.to_ascii_lowercase(),
     }
 }
 
@@ -228,6 +234,7 @@ impl Index {
         static ACTIONS: LazyLock<Index> = LazyLock::new(|| Index::build(Ecosystem::Actions));
         static IMAGES: LazyLock<Index> = LazyLock::new(|| Index::build(Ecosystem::Images));
         static GO: LazyLock<Index> = LazyLock::new(|| Index::build(Ecosystem::Go));
+        static EXTENSIONS: LazyLock<Index> = LazyLock::new(|| Index::build(Ecosystem::Extensions));
         match e {
             Ecosystem::PyPi => &PYPI,
             Ecosystem::Npm => &NPM,
@@ -237,6 +244,7 @@ impl Index {
             Ecosystem::Actions => &ACTIONS,
             Ecosystem::Images => &IMAGES,
             Ecosystem::Go => &GO,
+            Ecosystem::Extensions => &EXTENSIONS,
         }
     }
 
@@ -284,7 +292,11 @@ fn affixes(e: Ecosystem) -> (&'static [&'static str], &'static [&'static str]) {
         Ecosystem::Npm => (&["node-", "js-"], &["-js", ".js", "js", "-node"]),
         Ecosystem::Crates => (&["rust-"], &["-rs", "-rust"]),
         Ecosystem::Gems => (&["ruby-"], &["-ruby", "-rb"]),
-        Ecosystem::Skills | Ecosystem::Actions | Ecosystem::Images | Ecosystem::Go => (&[], &[]),
+        Ecosystem::Skills
+        | Ecosystem::Actions
+        | Ecosystem::Images
+        | Ecosystem::Go
+        | Ecosystem::Extensions => (&[], &[]),
     }
 }
 
