@@ -143,14 +143,12 @@ impl Store {
     /// The newest `limit` audit entries, newest first.
     pub fn audit(&self, limit: usize) -> Result<Vec<AuditEntry>, StoreError> {
         let conn = self.conn();
-        let mut stmt = conn.prepare_cached(
-            concat!(
-                "SELECT au.id, ",
-                at_text!(),
-                ", a.name, au.skill_name, au.decision, au.reason
+        let mut stmt = conn.prepare_cached(concat!(
+            "SELECT au.id, ",
+            at_text!(),
+            ", a.name, au.skill_name, au.decision, au.reason
                  FROM audit au JOIN actors a ON a.id = au.actor ORDER BY au.id DESC LIMIT ?1"
-            ),
-        )?;
+        ))?;
         let rows = stmt.query_map(params![limit as i64], entry)?.collect::<Result<Vec<_>, _>>()?;
         Ok(rows)
     }

@@ -17,10 +17,24 @@ use super::StoreError;
 macro_rules! without_rowid {
     ($table:ident, $columns:literal) => {
         concat!(
-            "CREATE TABLE ", stringify!($table), "_24 (", $columns, ") STRICT, WITHOUT ROWID;\n",
-            "INSERT INTO ", stringify!($table), "_24 SELECT * FROM ", stringify!($table), ";\n",
-            "DROP TABLE ", stringify!($table), ";\n",
-            "ALTER TABLE ", stringify!($table), "_24 RENAME TO ", stringify!($table), ";\n"
+            "CREATE TABLE ",
+            stringify!($table),
+            "_24 (",
+            $columns,
+            ") STRICT, WITHOUT ROWID;\n",
+            "INSERT INTO ",
+            stringify!($table),
+            "_24 SELECT * FROM ",
+            stringify!($table),
+            ";\n",
+            "DROP TABLE ",
+            stringify!($table),
+            ";\n",
+            "ALTER TABLE ",
+            stringify!($table),
+            "_24 RENAME TO ",
+            stringify!($table),
+            ";\n"
         )
     };
 }

@@ -225,7 +225,6 @@ macro_rules! index_tables {
     };
 }
 
-
 /// `$make!` of the tables deciding what search shows ([`VISIBLE`]), each
 /// with the column naming the skill and the update of it that matters:
 /// the index's triggers ([`shown_triggers`]), or dropping them

@@ -155,7 +155,8 @@ fn migration_24_keeps_every_version_audit_line_and_small_table_row_of_a_schema_2
         ]
     );
     let reader = AuditReader::open(dir.path()).unwrap();
-    for (actor, expected) in [("peer:node-d", vec!["gone"]), ("operator", vec!["*"]), ("peer:nobody", vec![])] {
+    for (actor, expected) in [("peer:node-d", vec!["gone"]), ("operator", vec!["*"]), ("peer:nobody", vec![])]
+    {
         let filter = AuditFilter { actor: Some(actor.into()), ..AuditFilter::default() };
         let names: Vec<String> = reader.read(&filter).unwrap().into_iter().map(|e| e.skill_name).collect();
         assert_eq!(names, expected, "{actor}");
@@ -228,7 +229,10 @@ fn the_search_triggers_read_the_view_and_still_hide_what_search_must_not_show() 
     );
     store.transaction(|tx| tx.install(&packet, SkillKind::External, true, &Source::Operator)).unwrap();
     let visible = || -> bool {
-        store.conn().query_row("SELECT visible FROM skill_search_docs WHERE name = 'alpha'", [], |r| r.get(0)).unwrap()
+        store
+            .conn()
+            .query_row("SELECT visible FROM skill_search_docs WHERE name = 'alpha'", [], |r| r.get(0))
+            .unwrap()
     };
     assert!(visible());
     let triggers: Vec<String> = store
@@ -240,7 +244,9 @@ fn the_search_triggers_read_the_view_and_still_hide_what_search_must_not_show() 
         .collect::<Result<_, _>>()
         .unwrap();
     assert_eq!(triggers.len(), 12);
-    assert!(triggers.iter().all(|t| t.contains("FROM skill_search_shown v") && !t.contains("inbox_decisions r")));
+    assert!(
+        triggers.iter().all(|t| t.contains("FROM skill_search_shown v") && !t.contains("inbox_decisions r"))
+    );
     // A rejection of its current version hides it (the inbox_decisions insert trigger), its removal shows it.
     let reject = "INSERT INTO inbox_decisions (skill_name, integrity_hash, decision, decided_at)
                   VALUES ('alpha', ?1, 'rejected', 't')";
