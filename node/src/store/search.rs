@@ -45,6 +45,8 @@
 //!   the tags filter.
 //! - `rank`: ranking the shown matches (IDF, field weights, phrases
 //!   checked against the text, the evidence boost).
+//! - `shown`: the view of the skills shown, which the triggers keeping
+//!   `visible` read (migration 24).
 //! - `columns`: the FTS5 auxiliary function telling ranking which fields
 //!   of a match hold each word (FTS5's C API: the node's one `unsafe`),
 //!   registered on the store's connection at open ([`register`]).
