@@ -4,17 +4,23 @@ use std::os::unix::fs::MetadataExt as _;
 use std::path::Path;
 
 /// Bytes of a set of files: allocated on disk (what `du` counts, folders
-/// included) and of content (their lengths).
+/// included), of content (their lengths), and of the page-cache pages
+/// their content fills (each file's length rounded up to [`PAGE`]).
 #[derive(Debug, Default, Clone, Copy)]
 pub(crate) struct Bytes {
     pub(crate) on_disk: u64,
     pub(crate) content: u64,
+    pub(crate) pages: u64,
 }
+
+/// A page of the page cache: what `write_bytes` counts a written file in.
+pub(crate) const PAGE: u64 = 4096;
 
 impl Bytes {
     fn add(&mut self, other: Bytes) {
         self.on_disk += other.on_disk;
         self.content += other.content;
+        self.pages += other.pages;
     }
 }
 
@@ -51,6 +57,7 @@ fn walk(dir: &Path, skip: Option<&Path>) -> Bytes {
             bytes.add(walk(&path, skip));
         } else {
             bytes.content += meta.len();
+            bytes.pages += meta.len().div_ceil(PAGE) * PAGE;
         }
     }
     bytes

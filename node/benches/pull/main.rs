@@ -204,6 +204,16 @@ fn report(bin: &Path, reference: Option<&Path>, runs: &[Run]) {
                     "  bytes written       {w:>12}  {ratio:.2}× body   goal ≤ 3×: {}",
                     goal(ratio <= 3.0)
                 );
+                // A fresh pull writes each skill's file once, so the folder
+                // wrote its files' pages; the store (database, WAL, blobs)
+                // the rest.
+                let folder = e.folder.skills.pages.min(w);
+                println!(
+                    "    skills folder     {folder:>12}  {:.2}× body   (its files' {}-byte pages)",
+                    folder as f64 / body,
+                    folder::PAGE
+                );
+                println!("    store             {:>12}  {:.2}× body", w - folder, (w - folder) as f64 / body);
             }
             None => println!("  bytes written       unknown (no /proc/<pid>/io)"),
         }

@@ -70,11 +70,19 @@ pub(super) fn record(
     decision: &str,
     reason: &str,
 ) -> Result<(), StoreError> {
+    let actor = super::source::actor_id(conn, actor)?;
     conn.prepare_cached(
-        "INSERT INTO audit (at_time, peer, skill_name, decision, reason) VALUES (?1, ?2, ?3, ?4, ?5)",
+        "INSERT INTO audit (at_time, actor, skill_name, decision, reason) VALUES (?1, ?2, ?3, ?4, ?5)",
     )?
     .execute(params![super::compact::time(now()), actor, skill_name, decision, reason])?;
     Ok(())
+}
+
+/// An audit line's time as the wire's text (compact.rs), from its `au` row.
+macro_rules! at_text {
+    () => {
+        super::compact::time_text!("au.at_time")
+    };
 }
 
 fn entry(row: &rusqlite::Row<'_>) -> rusqlite::Result<AuditEntry> {
@@ -97,11 +105,18 @@ fn read(conn: &Connection, filter: &AuditFilter, limit: usize) -> Result<Vec<Aud
     let since_ns = filter.since.and_then(|t| t.timestamp_nanos_opt());
     let since_text = filter.since.map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true));
     let mut stmt = conn.prepare_cached(
-        "SELECT id, at, peer, skill_name, decision, reason FROM audit
-         WHERE id > ?1 AND (?2 IS NULL OR skill_name = ?2) AND (?3 IS NULL OR peer = ?3)
-           AND (?4 IS NULL OR CASE WHEN typeof(at_time) = 'integer' AND ?6 IS NOT NULL THEN at_time >= ?6
-                                   ELSE julianday(at) >= julianday(?4) END)
-         ORDER BY id LIMIT ?5",
+        concat!(
+            "SELECT au.id, ",
+            at_text!(),
+            ", a.name, au.skill_name, au.decision, au.reason FROM audit au JOIN actors a ON a.id = au.actor
+             WHERE au.id > ?1 AND (?2 IS NULL OR au.skill_name = ?2)
+               AND (?3 IS NULL OR au.actor = (SELECT id FROM actors WHERE name = ?3))
+               AND (?4 IS NULL OR CASE WHEN typeof(au.at_time) = 'integer' AND ?6 IS NOT NULL THEN au.at_time >= ?6
+                                       ELSE julianday(",
+            at_text!(),
+            ") >= julianday(?4) END)
+             ORDER BY au.id LIMIT ?5"
+        ),
     )?;
     let rows = stmt.query_map(
         params![filter.after, filter.skill, filter.actor, since_text, limit as i64, since_ns],
@@ -128,9 +143,12 @@ impl Store {
     /// The newest `limit` audit entries, newest first.
     pub fn audit(&self, limit: usize) -> Result<Vec<AuditEntry>, StoreError> {
         let conn = self.conn();
-        let mut stmt = conn.prepare_cached(
-            "SELECT id, at, peer, skill_name, decision, reason FROM audit ORDER BY id DESC LIMIT ?1",
-        )?;
+        let mut stmt = conn.prepare_cached(concat!(
+            "SELECT au.id, ",
+            at_text!(),
+            ", a.name, au.skill_name, au.decision, au.reason
+                 FROM audit au JOIN actors a ON a.id = au.actor ORDER BY au.id DESC LIMIT ?1"
+        ))?;
         let rows = stmt.query_map(params![limit as i64], entry)?.collect::<Result<Vec<_>, _>>()?;
         Ok(rows)
     }

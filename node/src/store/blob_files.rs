@@ -135,13 +135,15 @@ impl Drop for BlobWriter {
 
 impl BlobFiles {
     /// The blob files under `data_dir`; uploads a crash interrupted are removed.
+    /// The folders are made by the first upload ([`BlobFiles::writer`]): a
+    /// node that never holds a blob keeps no empty ones (a block each on
+    /// ext4, #18 item 2).
     pub(super) fn open(data_dir: &Path) -> io::Result<BlobFiles> {
         let dir = data_dir.join(BLOBS_DIR);
-        let tmp = dir.join(TMP_DIR);
-        if tmp.exists() {
-            fs::remove_dir_all(&tmp)?;
+        match fs::remove_dir_all(dir.join(TMP_DIR)) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+            _ => {}
         }
-        fs::create_dir_all(&tmp)?;
         Ok(BlobFiles { dir, commit: Mutex::new(()) })
     }
 
@@ -165,7 +167,9 @@ impl BlobFiles {
     ///
     /// The file system's error.
     pub fn writer(&self, limit: u64) -> io::Result<BlobWriter> {
-        let path = self.dir.join(TMP_DIR).join(hex::encode(rand::random::<[u8; 12]>()));
+        let tmp = self.dir.join(TMP_DIR);
+        fs::create_dir_all(&tmp)?;
+        let path = tmp.join(hex::encode(rand::random::<[u8; 12]>()));
         let file = File::options().write(true).create_new(true).open(&path)?;
         Ok(BlobWriter { file, path, hash: Sha256::new(), size: 0, limit })
     }
@@ -225,6 +229,25 @@ mod tests {
         assert_eq!(files.read(HELLO).unwrap(), b"hello");
         assert!(dir.path().join("blobs/2c").join(HELLO).is_file());
         assert_eq!(fs::read_dir(dir.path().join("blobs/tmp")).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn the_folders_are_made_by_the_first_upload_and_its_leftovers_removed_at_open() {
+        let dir = tempfile::tempdir().unwrap();
+        let files = BlobFiles::open(dir.path()).unwrap();
+        assert!(!dir.path().join(BLOBS_DIR).exists(), "no blob, no folder");
+        assert!(files.read(HELLO).is_err());
+        let mut w = files.writer(5).unwrap();
+        w.write(b"hel").unwrap();
+        // A crash mid-upload leaves its temporary file: the next open removes it.
+        std::mem::forget(w);
+        assert_eq!(fs::read_dir(dir.path().join("blobs/tmp")).unwrap().count(), 1);
+        let files = BlobFiles::open(dir.path()).unwrap();
+        assert!(!dir.path().join("blobs/tmp").exists());
+        let mut w = files.writer(5).unwrap();
+        w.write(b"hello").unwrap();
+        files.place(&[&w.finish(HELLO).unwrap()]).unwrap();
+        assert_eq!(files.read(HELLO).unwrap(), b"hello");
     }
 
     #[test]

@@ -143,7 +143,9 @@ impl Tx<'_> {
             .sql
             .prepare_cached(
                 "SELECT COUNT(*) FROM skills s JOIN skill_versions v ON v.name = s.name AND v.version = s.version
-                 WHERE s.deprecated = 0 AND (v.source = ?1 OR s.name IN (SELECT value FROM json_each(?2)))",
+                 WHERE s.deprecated = 0
+                   AND (v.actor = (SELECT id FROM actors WHERE name = ?1)
+                        OR s.name IN (SELECT value FROM json_each(?2)))",
             )?
             .query_row(params![source, to_json(&names)], |row| row.get(0))?;
         Ok(usize::try_from(count).unwrap_or(0))

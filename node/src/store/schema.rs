@@ -10,6 +10,35 @@ use rusqlite::{Connection, params};
 
 use super::StoreError;
 
+/// Migration 24's rebuild of a small table keyed by text (`$columns`, as
+/// its migrations left them, comments aside) as WITHOUT ROWID: its rows
+/// kept, the B-tree of its key serving as the table (a rowid table keeps a
+/// second one for a TEXT PRIMARY KEY: a page each, most of them empty).
+macro_rules! without_rowid {
+    ($table:ident, $columns:literal) => {
+        concat!(
+            "CREATE TABLE ",
+            stringify!($table),
+            "_24 (",
+            $columns,
+            ") STRICT, WITHOUT ROWID;\n",
+            "INSERT INTO ",
+            stringify!($table),
+            "_24 SELECT * FROM ",
+            stringify!($table),
+            ";\n",
+            "DROP TABLE ",
+            stringify!($table),
+            ";\n",
+            "ALTER TABLE ",
+            stringify!($table),
+            "_24 RENAME TO ",
+            stringify!($table),
+            ";\n"
+        )
+    };
+}
+
 const MIGRATIONS: &[&str] = &[
     // 1: the first schema.
     r#"
@@ -467,12 +496,12 @@ const MIGRATIONS: &[&str] = &[
     // levels in its row ids, and its words' counts (fts5vocab). Emptied
     // here, it is filled again at the next open, by the check that rebuilds
     // an index not counting the skills held.
-    concat!("DROP TABLE skill_search; DROP TABLE skill_search_docs;", super::search::index_tables!()),
+    concat!("DROP TABLE skill_search; DROP TABLE skill_search_docs;", super::search::index_tables_22!()),
     // 22 (#24 item 1): the search index knows which skills are shown (a
     // `visible` column its triggers keep, so hidden skills are never among
     // the candidates ranked) and counts its skills in a row of its own.
     // Emptied here, filled again at the next open by the check.
-    concat!(super::search::drop_index!(), super::search::index_tables!()),
+    concat!(super::search::drop_index!(), super::search::index_tables_22!()),
     // 23 (#18 item 2): the smallest rows that serve every query. Hashes as
     // their 32 bytes and times as Unix nanoseconds (store/compact.rs), a
     // skill's kind as 0/1, each readable as before under its old name as a
@@ -578,11 +607,93 @@ const MIGRATIONS: &[&str] = &[
     "#,
         super::search::shown_index_triggers!(shown_triggers),
     ),
+    // 24 (#18 item 2): who made a change as an integer (`actors`), where
+    // each version and audit line spelled out its peer's 36-byte label; a
+    // current version's hash read from `skills` (NULL in its version row
+    // until an update supersedes it, as its packet already was); the
+    // search index's triggers reading one view of the skills shown instead
+    // of each spelling it out; and the small tables keyed by text without
+    // a second B-tree for their key (WITHOUT ROWID). The times and hashes
+    // of the rebuilt tables are shown as text by their readers
+    // (compact.rs). Runs with foreign keys off, as 23 (blob_refs
+    // references skill_versions), checked before it commits.
+    concat!(
+        super::search::shown_index_triggers!(drop_shown_triggers),
+        r#"
+    CREATE TABLE actors (
+        id   INTEGER PRIMARY KEY,
+        name TEXT NOT NULL UNIQUE  -- a Source's label: 'peer:<instance>', 'skills-dir', 'operator', ...
+    ) STRICT;
+    INSERT INTO actors (name) SELECT source FROM skill_versions UNION SELECT peer FROM audit;
+
+    CREATE TABLE skill_versions_24 (
+        name       TEXT NOT NULL,
+        version    INTEGER NOT NULL,
+        seq        INTEGER NOT NULL,
+        recorded   ANY NOT NULL,   -- compact.rs
+        actor      INTEGER NOT NULL REFERENCES actors (id),
+        hash       ANY,            -- compact.rs; NULL: the current version's, skills.hash
+        deprecated INTEGER NOT NULL,
+        packet     BLOB,           -- NULL: the current version's, skills.packet
+        PRIMARY KEY (name, version)
+    ) STRICT, WITHOUT ROWID;
+    INSERT INTO skill_versions_24 (name, version, seq, recorded, actor, hash, deprecated, packet)
+        SELECT v.name, v.version, v.seq, v.recorded, a.id,
+               CASE WHEN v.packet IS NULL AND s.version = v.version AND s.hash IS v.hash THEN NULL ELSE v.hash END,
+               v.deprecated, v.packet
+        FROM skill_versions v JOIN actors a ON a.name = v.source LEFT JOIN skills s ON s.name = v.name;
+    DROP TABLE skill_versions;
+    ALTER TABLE skill_versions_24 RENAME TO skill_versions;
+
+    CREATE TABLE audit_24 (
+        id         INTEGER PRIMARY KEY,
+        at_time    ANY NOT NULL,   -- compact.rs
+        actor      INTEGER NOT NULL REFERENCES actors (id),
+        skill_name TEXT NOT NULL,
+        decision   TEXT NOT NULL,
+        reason     TEXT NOT NULL
+    ) STRICT;
+    INSERT INTO audit_24 (id, at_time, actor, skill_name, decision, reason)
+        SELECT au.id, au.at_time, a.id, au.skill_name, au.decision, au.reason
+        FROM audit au JOIN actors a ON a.name = au.peer ORDER BY au.id;
+    DROP TABLE audit;
+    ALTER TABLE audit_24 RENAME TO audit;
+"#,
+        without_rowid!(meta, "key TEXT PRIMARY KEY, value TEXT NOT NULL"),
+        without_rowid!(sharing_marks, "name TEXT PRIMARY KEY, private INTEGER NOT NULL, allow_secrets TEXT"),
+        without_rowid!(folder_markers, "path TEXT PRIMARY KEY, marked_at TEXT NOT NULL"),
+        without_rowid!(
+            origin_keys,
+            "instance TEXT PRIMARY KEY, key_id TEXT NOT NULL, source TEXT NOT NULL, recorded_at TEXT NOT NULL"
+        ),
+        without_rowid!(
+            version_holds,
+            "name TEXT NOT NULL, hold TEXT NOT NULL CHECK (hold IN ('pin', 'lock')), version INTEGER NOT NULL, \
+             digest TEXT NOT NULL, held_at TEXT NOT NULL, PRIMARY KEY (name, hold)"
+        ),
+        without_rowid!(
+            folder_entries,
+            "folder INTEGER NOT NULL, entry TEXT NOT NULL, name TEXT, code TEXT, reason TEXT, \
+             warnings TEXT NOT NULL, PRIMARY KEY (folder, entry)"
+        ),
+        without_rowid!(
+            peers,
+            "url TEXT PRIMARY KEY, instance TEXT NOT NULL, \
+             kind TEXT NOT NULL CHECK (kind IN ('configured', 'discovered', 'manual')), \
+             cursor INTEGER NOT NULL, etag TEXT NOT NULL, manifest_etag TEXT NOT NULL, \
+             manifest_digest TEXT NOT NULL, last_success TEXT, last_attempt TEXT, failures INTEGER NOT NULL, \
+             last_error TEXT NOT NULL, packets_received INTEGER NOT NULL, acked_seq INTEGER NOT NULL, \
+             last_push TEXT, push_failures INTEGER NOT NULL, push_error TEXT NOT NULL, \
+             packets_sent INTEGER NOT NULL"
+        ),
+        super::search::shown_view!(),
+        super::search::shown_index_triggers!(shown_view_triggers),
+    ),
 ];
 
-/// The migration that rebuilds the skills' tables (23): it runs with
+/// The migrations that rebuild the skills' tables (23, 24): they run with
 /// foreign keys off, as dropping a table would delete its children.
-const REBUILT: usize = 23;
+const REBUILT: [usize; 2] = [23, 24];
 
 /// The migration that compressed the stored packets: the space their
 /// uncompressed copies held is given back (`VACUUM`) once it has run.
@@ -617,7 +728,7 @@ fn migrate_to(conn: &mut Connection, target: usize) -> Result<(), StoreError> {
         return create(conn, target);
     }
     for (i, sql) in MIGRATIONS.iter().enumerate().take(target).skip(current) {
-        let rebuilds = i + 1 == REBUILT;
+        let rebuilds = REBUILT.contains(&(i + 1));
         let foreign_keys: bool = conn.pragma_query_value(None, "foreign_keys", |r| r.get(0))?;
         if rebuilds {
             // Only outside a transaction does this pragma take effect.
@@ -631,7 +742,8 @@ fn migrate_to(conn: &mut Connection, target: usize) -> Result<(), StoreError> {
                     tx.query_row("SELECT COUNT(*) FROM pragma_foreign_key_check", [], |r| r.get(0))?;
                 if broken > 0 {
                     return Err(StoreError::Corrupt(format!(
-                        "migration {REBUILT} would leave {broken} rows without their parent"
+                        "migration {} would leave {broken} rows without their parent",
+                        i + 1
                     )));
                 }
             }
@@ -648,7 +760,7 @@ fn migrate_to(conn: &mut Connection, target: usize) -> Result<(), StoreError> {
         }
         migrated?;
     }
-    if current > 0 && [COMPRESSED, REBUILT].iter().any(|&m| current < m && target >= m) {
+    if current > 0 && [COMPRESSED, REBUILT[0], REBUILT[1]].iter().any(|&m| current < m && target >= m) {
         // Outside a transaction, as VACUUM must be; once per database.
         conn.execute_batch("VACUUM")?;
     }
@@ -666,7 +778,7 @@ fn is_empty(conn: &Connection) -> Result<bool, rusqlite::Error> {
 /// by one, but one commit (one WAL sync) instead of one each, and each of
 /// the schema's pages written to the WAL once rather than once per
 /// migration that touches it (#18 item 1: part of a first pull's time).
-/// Foreign keys are off as for the rebuilding migration ([`REBUILT`]): its
+/// Foreign keys are off as for the rebuilding migrations ([`REBUILT`]): their
 /// tables are empty here, so nothing cascades either way, and the check
 /// runs before the commit all the same.
 fn create(conn: &mut Connection, target: usize) -> Result<(), StoreError> {
@@ -699,6 +811,9 @@ fn create(conn: &mut Connection, target: usize) -> Result<(), StoreError> {
 
 #[cfg(test)]
 mod migration_23;
+
+#[cfg(test)]
+mod migration_24;
 
 #[cfg(test)]
 mod tests;

@@ -45,6 +45,8 @@
 //!   the tags filter.
 //! - `rank`: ranking the shown matches (IDF, field weights, phrases
 //!   checked against the text, the evidence boost).
+//! - `shown`: the view of the skills shown, which the triggers keeping
+//!   `visible` read (migration 24).
 //! - `columns`: the FTS5 auxiliary function telling ranking which fields
 //!   of a match hold each word (FTS5's C API: the node's one `unsafe`),
 //!   registered on the store's connection at open ([`register`]).
@@ -62,6 +64,9 @@ use super::{Store, StoreError, from_json, packed};
 mod columns;
 pub mod query;
 mod rank;
+mod shown;
+
+pub(crate) use shown::{shown_view, shown_view_triggers, shown_view_update};
 
 pub(super) use columns::register;
 
@@ -156,12 +161,12 @@ macro_rules! shown_update {
 }
 pub(super) use shown_update;
 
-/// The index's tables and triggers: what migration 22 creates and a
-/// rebuild makes again (after [`drop_index`]).
-macro_rules! index_tables {
+/// The index's tables, without the triggers keeping `visible`: what
+/// migrations 21 and 22 created and a rebuild makes again (after
+/// [`drop_index`]).
+macro_rules! index_only_tables {
     () => {
-        concat!(
-            r#"
+        r#"
         -- One row per indexed skill: the index's row id for its name
         -- (search.rs row_id: its evidence level and sequence number), and
         -- what ranking reads of it: a small row, where the skills table's
@@ -194,12 +199,33 @@ macro_rules! index_tables {
         );
         -- How many skills hold each term: the IDF of ranking.
         CREATE VIRTUAL TABLE skill_search_terms USING fts5vocab(skill_search, row);
-        "#,
+        "#
+    };
+}
+pub(super) use index_only_tables;
+
+/// The index's tables and triggers as migrations 21 and 22 made them (the
+/// triggers each spelling out [`VISIBLE`]): shipped, so never changed.
+macro_rules! index_tables_22 {
+    () => {
+        concat!(
+            $crate::store::search::index_only_tables!(),
             $crate::store::search::shown_index_triggers!(shown_triggers)
         )
     };
 }
-pub(super) use index_tables;
+pub(super) use index_tables_22;
+
+/// The index's tables and triggers as a rebuild makes them now: the
+/// triggers read the view of the skills shown (migration 24, [`shown`]).
+macro_rules! index_tables {
+    () => {
+        concat!(
+            $crate::store::search::index_only_tables!(),
+            $crate::store::search::shown_index_triggers!(shown_view_triggers)
+        )
+    };
+}
 
 /// `$make!` of the tables deciding what search shows ([`VISIBLE`]), each
 /// with the column naming the skill and the update of it that matters:

@@ -8,7 +8,8 @@
 //! Packets are stored compressed ([`super::packed`]), one copy per version:
 //! the current version's in `skills`, a superseded one's in its
 //! `skill_versions` row (NULL while it is current; an update moves the copy
-//! there).
+//! there). So is its integrity hash (migration 24): a version row's `hash`
+//! is NULL while it is the current one, read from `skills`.
 
 use std::collections::HashMap;
 
@@ -191,10 +192,10 @@ pub(super) fn upsert(
         + 1;
     let packed = super::packed::pack_stored(&to_json(packet));
     if version > 1 && (depth > 0 || super::versions::is_held(tx, &packet.skill_name, version - 1)?) {
-        // The version superseded keeps its own copy from now on: until now
-        // it was the one in `skills` (one stored copy per version).
+        // The version superseded keeps its own copy and hash from now on:
+        // until now they were the ones in `skills` (one stored copy per version).
         tx.prepare_cached(
-            "UPDATE skill_versions SET packet = (SELECT packet FROM skills WHERE name = ?1)
+            "UPDATE skill_versions SET (packet, hash) = (SELECT packet, hash FROM skills WHERE name = ?1)
              WHERE name = ?1 AND version = ?2",
         )?
         .execute(params![packet.skill_name, version - 1])?;
@@ -238,11 +239,13 @@ pub(super) fn upsert(
             || !packet.provenance.as_ref().is_some_and(|p| p.origin_unverified),
         packet.origin_signature.as_ref().map(|s| s.key_id.as_str()),
     ])?;
+    // Current: its hash and packet are those in `skills` (NULL here).
+    let actor = super::source::actor_id(tx, source)?;
     tx.prepare_cached(
-        "INSERT INTO skill_versions (name, version, seq, recorded, source, hash, deprecated)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        "INSERT INTO skill_versions (name, version, seq, recorded, actor, deprecated)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
     )?
-    .execute(params![packet.skill_name, version, seq, recorded, source, hash, packet.deprecated])?;
+    .execute(params![packet.skill_name, version, seq, recorded, actor, packet.deprecated])?;
     super::blobs::add_refs(tx, packet, version)?;
     super::inbox::withdraw(tx, &packet.skill_name, source, packet.deprecated)?;
     super::search::follow(tx, packet, seq)?;
@@ -613,10 +616,15 @@ impl Store {
         let Some(mut record) = record else { return Ok(None) };
         with_scores(&conn, std::slice::from_mut(&mut record))?;
         let Some((packet, _, _)) = current(&conn, name)? else { return Ok(None) };
-        let mut stmt = conn.prepare_cached(
-            "SELECT version, seq, recorded_at, source, integrity_hash, deprecated
-             FROM skill_versions WHERE name = ?1 ORDER BY version",
-        )?;
+        let mut stmt = conn.prepare_cached(concat!(
+            "SELECT v.version, v.seq, ",
+            super::compact::time_text!("v.recorded"),
+            ", a.name, ",
+            super::compact::hash_text!("COALESCE(v.hash, s.hash)"),
+            ", v.deprecated
+             FROM skill_versions v JOIN actors a ON a.id = v.actor JOIN skills s ON s.name = v.name
+             WHERE v.name = ?1 ORDER BY v.version"
+        ))?;
         let versions = stmt
             .query_map(params![name], |row| {
                 Ok(SkillVersion {
@@ -639,7 +647,8 @@ impl Store {
         let mut stmt = conn.prepare_cached(
             "SELECT s.name FROM skills s
              JOIN skill_versions v ON v.name = s.name AND v.version = s.version
-             WHERE s.kind = 'local' AND s.deprecated = 0 AND v.source = ?1
+             WHERE s.kind = 'local' AND s.deprecated = 0
+               AND v.actor = (SELECT id FROM actors WHERE name = ?1)
              ORDER BY s.name",
         )?;
         let names = stmt.query_map(params![source], |row| row.get(0))?.collect::<Result<Vec<_>, _>>()?;

@@ -1,12 +1,16 @@
 //! Who made a change — a peer, the skills folder, an operator, a
 //! quarantine approval — and the one text form it has in the database
 //! (`peer:<instance>`, `skills-dir`, …), written and parsed only here.
+//! Versions and audit lines name it by its row in `actors` ([`actor_id`],
+//! migration 24), the quarantine and held deletions by its text.
 
 use std::fmt;
 
-use rusqlite::ToSql;
 use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSqlOutput, ValueRef};
+use rusqlite::{Connection, OptionalExtension, ToSql, params};
 use serde::{Serialize, Serializer};
+
+use super::StoreError;
 
 /// Who made a change; recorded with every version, audit line and
 /// quarantine entry.
@@ -50,6 +54,21 @@ impl fmt::Display for Source {
             Source::Outcomes => f.write_str("outcomes"),
         }
     }
+}
+
+/// The id of `source`'s row in `actors`, made on its first use (in the
+/// caller's transaction: rolled back with it).
+pub(super) fn actor_id(conn: &Connection, source: &Source) -> Result<i64, StoreError> {
+    let label = source.to_string();
+    let known = conn
+        .prepare_cached("SELECT id FROM actors WHERE name = ?1")?
+        .query_row(params![label], |r| r.get(0))
+        .optional()?;
+    if let Some(id) = known {
+        return Ok(id);
+    }
+    conn.prepare_cached("INSERT INTO actors (name) VALUES (?1)")?.execute(params![label])?;
+    Ok(conn.last_insert_rowid())
 }
 
 /// As its label: what the local API and `--json` have always shown.

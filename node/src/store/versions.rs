@@ -120,12 +120,14 @@ pub(super) fn kept(
     conn: &Connection,
     name: &str,
 ) -> Result<Vec<(i64, String, String, SkillPacket)>, StoreError> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT v.version, v.recorded_at, v.source, COALESCE(v.packet, s.packet)
-         FROM skill_versions v JOIN skills s ON s.name = v.name
+    let mut stmt = conn.prepare_cached(concat!(
+        "SELECT v.version, ",
+        super::compact::time_text!("v.recorded"),
+        ", a.name, COALESCE(v.packet, s.packet)
+         FROM skill_versions v JOIN skills s ON s.name = v.name JOIN actors a ON a.id = v.actor
          WHERE v.name = ?1 AND (v.packet IS NOT NULL OR v.version = s.version)
-         ORDER BY v.version",
-    )?;
+         ORDER BY v.version"
+    ))?;
     let rows = stmt
         .query_map(params![name], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, packed::column(row, 3)?)))?
         .collect::<Result<Vec<(i64, String, String, String)>, _>>()?;

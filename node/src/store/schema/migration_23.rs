@@ -289,9 +289,10 @@ fn migration_23_keeps_every_skill_version_revocation_bundle_and_audit_line_of_a_
         .unwrap()
         .collect::<Result<_, _>>()
         .unwrap();
+    // The current version's hash is read from `skills` since migration 24 (NULL in its row).
     assert_eq!(
         version_forms,
-        [("blob".to_owned(), "integer".to_owned(), Some(1)), ("blob".to_owned(), "integer".to_owned(), None)]
+        [("blob".to_owned(), "integer".to_owned(), Some(1)), ("null".to_owned(), "integer".to_owned(), None)]
     );
     let (schema, foreign_keys): (String, bool) = (
         conn.query_row("SELECT value FROM meta WHERE key = 'schema'", [], |r| r.get(0)).unwrap(),
