@@ -30,7 +30,8 @@
 //! one grid row per least severity of the rule's finding (`Info`, `Low`,
 //! `Medium`), each with the lowest score that corroborates at most 1 % of
 //! the benign skills; of the `Low` and `Medium` rows within 3 % of every
-//! benign skill refused in all, the one that would refuse the most
+//! benign skill refused in all (or, while the rules alone refuse more,
+//! adding at most 1 % to theirs), the one that would refuse the most
 //! malicious skills whose refusing findings were taken away ("shadow":
 //! as if the rules had caught them only below the threshold) is chosen.
 //!
@@ -347,6 +348,9 @@ fn main() {
         "least", "at", "benign corrob.", "shadow TRAIN", "shadow x-*/older", "benign all (final)"
     );
     let mut best: Option<(Policy, usize)> = None;
+    let rules_alone = count(&benign_all, &|i| docs[i].blocked);
+    let rules_alone_over = rate(rules_alone.0, rules_alone.1) > MAX_FALSE_POSITIVES;
+    println!("    the rules alone refuse {} of the benign skills", figure(rules_alone.0, rules_alone.1));
     for least in [Severity::Medium, Severity::Low, Severity::Info] {
         // The lowest score that corroborates at most 1% of the benign
         // skills, out of fold, beside a finding of `least` or worse.
@@ -371,7 +375,15 @@ fn main() {
         let caught = shadow_train.0 + shadow_beside.0;
         // An `Info` finding is never a reason to refuse (a frontmatter
         // grant, a secret read from elsewhere): its row is shown, not chosen.
-        let fits = rate(benign_blocked.0, benign_blocked.1) <= MAX_FALSE_POSITIVES && least > Severity::Info;
+        // While the rules alone refuse more than 3 % of the benign skills
+        // (fresh writers' skills as found), no policy can come within 3 %,
+        // and "none fits" would switch corroboration off for a reason that
+        // is not its own: then a policy fits when what it adds to the
+        // rules' own refusals stays within its 1 %.
+        let added = benign_blocked.0 - rules_alone.0;
+        let fits = (rate(benign_blocked.0, benign_blocked.1) <= MAX_FALSE_POSITIVES
+            || rules_alone_over && rate(added, benign_blocked.1) <= MAX_CORROBORATED_FALSE_POSITIVES)
+            && least > Severity::Info;
         if fits && best.is_none_or(|(_, c)| caught > c) {
             best = Some((policy, caught));
         }

@@ -61,8 +61,9 @@ const MIN_FILES: usize = 300;
 /// read what the misses do (a prefix's flags, other languages, data
 /// addressed to its processor, look-alike extensions and hook
 /// repositories, `tr`, UTF-16 base64, …) and the classifier retrained
-/// brought it to RECALL_AFTER.
-const MIN_RECALL: f64 = 0.885;
+/// brought it to 1598 of 1768 (90.4%; TRAIN 92.9%, HELD 78.4%; that
+/// writer 178 of 211).
+const MIN_RECALL: f64 = 0.903;
 /// #14's bound on benign skills refused is 3%. The same writer's 210 benign
 /// skills, written close to the line, were refused 24 times (11.4%) as
 /// found, the corpus 41 of 882 (4.6%): until the bound is met again this is
@@ -77,8 +78,10 @@ const MIN_RECALL: f64 = 0.885;
 /// lead-in, a prohibition list, a hyphenation point, a look-alike named
 /// as one…) brought it to 50 of 1148 (4.4%; x 0%, TRAIN 2.0%, HELD 8.7%;
 /// the second writer's 6 of 55, the third's 27 of 211) the same day,
-/// recall unchanged.
-const MAX_FALSE_POSITIVE_RATE: f64 = 0.044;
+/// recall unchanged. With the recall rules and the classifier retrained
+/// (corroborating at 685): 44 of 1153 (3.8%; x 0%, TRAIN 1.8%, HELD 7.6%;
+/// the third writer's 26 of 211).
+const MAX_FALSE_POSITIVE_RATE: f64 = 0.039;
 /// At most this share of benign skills may be held back from sharing for a
 /// credential that looks live (`ScanReport::has_secrets`).
 const MAX_SECRET_FALSE_POSITIVE_RATE: f64 = 0.02;

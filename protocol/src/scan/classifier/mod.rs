@@ -83,7 +83,7 @@ pub const THRESHOLD: u16 = 661;
 /// out of fold, as the lowest that refuses at most 1% of its benign skills
 /// *with* such a finding — stricter than [`THRESHOLD`]'s 3%, though the
 /// score may be lower, as a rule's finding must stand beside it.
-pub const CORROBORATES_AT: u16 = 661;
+pub const CORROBORATES_AT: u16 = 685;
 /// The least severity of the rule's finding a score at [`CORROBORATES_AT`]
 /// corroborates: chosen with it by the training (`train_scan_model`), the
 /// row of its grid (`Low`, `Medium`) that refused the most malicious
@@ -345,13 +345,13 @@ mod tests {
             5794, 5941, 5991, 6169, 6592, 7477, 7855, 7939, 8122,
         ];
         assert_eq!(words(text), trained);
-        assert_eq!(score(text, &[]), 634);
-        assert_eq!(score("# Formatting\n\nRun `cargo fmt --all` before each commit.\n", &[]), 59);
+        assert_eq!(score(text, &[]), 837);
+        assert_eq!(score("# Formatting\n\nRun `cargo fmt --all` before each commit.\n", &[]), 153);
         // The rules' evidence: none found, then a companion script run.
         assert_eq!(features(text, &[]).evidence, [9168]);
         let companion = [rule("trojan.companion-script", Severity::Medium)];
         assert_eq!(features(text, &companion).evidence, [8654, 8674, 8994, 9020, 9133]);
-        assert_eq!(score(text, &companion), 720);
+        assert_eq!(score(text, &companion), 897);
     }
 
     #[test]
