@@ -30,7 +30,9 @@ fn shape(body: &str, prefix: &str) -> Vec<(String, crate::scan::Severity)> {
         .scan(body)
         .findings
         .into_iter()
-        .filter(|f| f.rule_id.starts_with(prefix))
+        // The second stage reads every word, so an added line moves its
+        // score: what these tests pin is the rules'.
+        .filter(|f| f.rule_id.starts_with(prefix) && !f.rule_id.starts_with("classifier."))
         .map(|f| (f.rule_id, f.severity))
         .collect();
     v.sort();

@@ -6,21 +6,7 @@
 //! it was.
 
 use super::Severity::*;
-use super::testutil::{assert_absent, assert_severity};
-use super::{Finding, Scanner, Severity};
-
-fn findings(body: &str) -> Vec<Finding> {
-    Scanner::standard().scan(body).findings
-}
-
-/// The severities of `id`'s findings on 1-based `line`.
-fn on_line(body: &str, id: &str, line: usize) -> Vec<Severity> {
-    findings(body).into_iter().filter(|f| f.rule_id == id && f.line == line).map(|f| f.severity).collect()
-}
-
-fn bash(code: &str) -> String {
-    format!("# Setup\n\n```bash\n{code}\n```\n")
-}
+use super::testutil::{assert_absent, assert_severity, bash, on_line};
 
 #[test]
 fn a_package_run_by_bunx_or_uvx_is_read_as_npx_is() {

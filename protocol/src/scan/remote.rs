@@ -12,7 +12,7 @@
 use std::sync::LazyLock;
 
 use super::engine::{Analyzer, Body, LineRef, finding};
-use super::prefixed::{PrefixWord, after_prefix};
+use super::prefixed::PrefixWords;
 use super::rule::{AnyCi, Lazy, compile, words};
 use super::{Category, Finding, Severity};
 
@@ -379,13 +379,12 @@ fn executes(line: &str, path: &str, name: &str, skip: usize) -> bool {
     let mut interpreter = false;
     let mut skip_value = false;
     // The prefix word whose flags may come before the command (`sudo -E`).
-    let mut prefix: Option<&str> = None;
-    let mut prefix_value = false;
+    let mut prefix = PrefixWords::default();
     for (k, raw) in tokens.iter().enumerate() {
         if is_separator(raw) || raw.ends_with(['(', '{']) || *raw == "$(" {
             command_position = true;
             interpreter = false;
-            prefix = None;
+            prefix.end();
             continue;
         }
         if interpreter && std::mem::take(&mut skip_value) {
@@ -403,18 +402,8 @@ fn executes(line: &str, path: &str, name: &str, skip: usize) -> bool {
             continue;
         }
 
-        if command_position && let Some(p) = prefix {
-            if std::mem::take(&mut prefix_value) {
-                continue;
-            }
-            match after_prefix(p, t) {
-                PrefixWord::Flag => continue,
-                PrefixWord::FlagWithValue => {
-                    prefix_value = true;
-                    continue;
-                }
-                PrefixWord::Other => prefix = None,
-            }
+        if command_position && prefix.owns(t) {
+            continue;
         }
         let listed = |list: &[&str]| list.iter().any(|w| w.eq_ignore_ascii_case(t));
         if (command_position || starts_code) && listed(INTERPRETERS) {
@@ -422,7 +411,7 @@ fn executes(line: &str, path: &str, name: &str, skip: usize) -> bool {
             command_position = false;
         } else if (command_position || starts_code) && (listed(PREFIXES) || t.contains('=')) {
             command_position = true;
-            prefix = listed(PREFIXES).then_some(t);
+            prefix.set(listed(PREFIXES).then_some(t));
         } else {
             command_position = false;
             interpreter = false;

@@ -438,7 +438,8 @@ pub(super) fn install_args(line: &str) -> Vec<Arg<'_>> {
 mod tests {
     use super::*;
 
-    fn names(line: &str) -> Vec<String> {
+    /// Each argument's target, as a string (shared with `sweep_tests`).
+    pub(super) fn names(line: &str) -> Vec<String> {
         install_args(line)
             .into_iter()
             .map(|a| match a.target {

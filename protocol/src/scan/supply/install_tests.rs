@@ -5,18 +5,8 @@
 //! which names are no registry names, and which installers and runners
 //! are read at all.
 
+use super::tests::names;
 use super::*;
-
-fn names(line: &str) -> Vec<String> {
-    install_args(line)
-        .into_iter()
-        .map(|a| match a.target {
-            Target::Name(_, n) => n.to_string(),
-            Target::Url { url, git } => format!("{}{url}", if git { "git:" } else { "url:" }),
-            Target::GoModule(m) => format!("go:{m}"),
-        })
-        .collect()
-}
 
 fn offsets(line: &str) -> Vec<usize> {
     install_args(line).iter().map(|a| a.at).collect()

@@ -7,7 +7,7 @@
 
 use std::sync::LazyLock;
 
-use crate::scan::prefixed::{PrefixWord, after_prefix};
+use crate::scan::prefixed::PrefixWords;
 use crate::scan::rule::{Lazy, compile, contains_ci};
 use crate::scan::supply::has_url;
 
@@ -409,8 +409,7 @@ pub(crate) fn runs(line: &str) -> Vec<(&str, usize)> {
     let mut runner = false;
     let mut flag = false;
     // The prefix word whose flags may come before the command (`sudo -E`).
-    let mut prefix: Option<&str> = None;
-    let mut prefix_value = false;
+    let mut prefix = PrefixWords::default();
     let mut offset = 0;
     for raw in line.split_inclusive(char::is_whitespace) {
         let at = offset;
@@ -432,24 +431,11 @@ pub(crate) fn runs(line: &str) -> Vec<(&str, usize)> {
         if matches!(t, "&&" | "||" | "|" | ";") || raw.ends_with(';') && t.is_empty() {
             command_position = true;
             runner = false;
-            prefix = None;
+            prefix.end();
             continue;
         }
-        if command_position
-            && !starts_code
-            && let Some(p) = prefix
-        {
-            if std::mem::take(&mut prefix_value) {
-                continue;
-            }
-            match after_prefix(p, t) {
-                PrefixWord::Flag => continue,
-                PrefixWord::FlagWithValue => {
-                    prefix_value = true;
-                    continue;
-                }
-                PrefixWord::Other => prefix = None,
-            }
+        if command_position && !starts_code && prefix.owns(t) {
+            continue;
         }
         // A path alone runs only when written as a command (`./x.sh`,
         // `{baseDir}/x.sh`); `scripts/x.sh` alone is a mention.
@@ -481,7 +467,7 @@ pub(crate) fn runs(line: &str) -> Vec<(&str, usize)> {
                 || t.ends_with('.') && t[..t.len() - 1].bytes().all(|b| b.is_ascii_digit()))
         {
             command_position = true;
-            prefix = listed(PREFIXES).then_some(t);
+            prefix.set(listed(PREFIXES).then_some(t));
         } else {
             command_position = false;
             runner = false;
