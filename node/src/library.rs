@@ -5,34 +5,38 @@
 //!
 //! # Layout
 //!
-//! The sharing decisions on local skills (`skill private`, `skill share`,
-//! deciding again) are in `library/share_decisions.rs`; the tests in
-//! `library/tests.rs`.
+//! The skills folder's writer and whole projections are in
+//! `library/folder.rs`; local skills are written in `library/local.rs`;
+//! what peers send is merged in `library/merging.rs` (a push, a pull
+//! round's pages, withdrawals weighed by the deletion guard, bundles that
+//! waited for their files); the sharing decisions on local skills (`skill
+//! private`, `skill share`, deciding again) are in
+//! `library/share_decisions.rs`; the tests in `library/tests.rs`.
 
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use ecp_protocol::bundle::BundleLimits;
-use ecp_protocol::merge::SenderKind;
 use ecp_protocol::skill_doc::StructureLimits;
-use ecp_protocol::{KnowledgeUpdate, MergeResult, SkillKind, SkillPacket, StandardPolicy};
+use ecp_protocol::{SkillKind, SkillPacket};
 use tokio::sync::{mpsc, watch};
 
 use crate::agents::{Agent, Agents};
 use crate::deletion_guard::Guard;
 use crate::events::Events;
-use crate::import::{Companion, Entries, Place};
-use crate::intake::{self, IntakeMode, Limits, Merged, Mode, OnExcess, Sender, Withdrawals};
+use crate::import::{Entries, Place};
+use crate::intake::{self, IntakeMode, Limits};
 use crate::metrics::Metrics;
-use crate::permissions::{PermissionPolicy, RefuseGrants};
+use crate::permissions::PermissionPolicy;
 use crate::projection::{Projection, ProjectionError};
-use crate::sharing::{Decider, Sharing};
+use crate::sharing::Sharing;
 use crate::store::{Change, InboxEntry, Source, Store, StoreError, Verdict};
 
+mod folder;
+mod local;
+mod merging;
 mod share_decisions;
-
-use share_decisions::warn_secrets;
 
 /// Skills [`Library::project_all`] reads from the store at a time (in
 /// tests 2, so that every test projecting skills crosses pages).
@@ -397,46 +401,6 @@ impl Library {
         }
     }
 
-    /// Starts the background writer of the skills folder (call once, inside
-    /// a Tokio runtime). Changes queued while it writes are written together.
-    pub fn start_projection_worker(&self) -> tokio::task::JoinHandle<()> {
-        let (tx, mut rx) = mpsc::unbounded_channel::<ToProject>();
-        if self.projector.set(tx).is_err() {
-            tracing::warn!("projection worker already running");
-        }
-        let library = self.clone();
-        tokio::spawn(async move {
-            while let Some(first) = rx.recv().await {
-                let (mut batch, mut waiting) = (Vec::new(), Vec::new());
-                let mut next = Some(first);
-                while let Some(work) = next {
-                    match work {
-                        ToProject::Changes(changes) => batch.extend(changes),
-                        ToProject::Flushed(done) => waiting.push(done),
-                    }
-                    next = rx.try_recv().ok();
-                }
-                if !batch.is_empty() {
-                    let _ = library.in_background(move |library| library.project(&batch)).await;
-                }
-                for done in waiting {
-                    let _ = done.send(());
-                }
-            }
-        })
-    }
-
-    /// Returns once every change committed before the call is in the
-    /// skills folder (at once without a projection worker, which projects
-    /// each change as it commits).
-    pub async fn projection_flushed(&self) {
-        let Some(projector) = self.projector.get() else { return };
-        let (done, flushed) = tokio::sync::oneshot::channel();
-        if projector.send(ToProject::Flushed(done)).is_ok() {
-            let _ = flushed.await;
-        }
-    }
-
     /// What `ecp-node status` and `GET /v1/status` report in common:
     /// identity, versions, sequence number and counts; blocking.
     pub fn status(&self) -> Result<serde_json::Map<String, serde_json::Value>, StoreError> {
@@ -461,246 +425,6 @@ impl Library {
         let serde_json::Value::Object(mut map) = status else { unreachable!("a json! object is an object") };
         map.extend(crate::import::FolderReport::of(self)?.into_json());
         Ok(map)
-    }
-
-    /// Merges an update from `sender` (a push); blocking. An update that
-    /// would take an origin over its limits is refused whole
-    /// ([`StoreError::OriginLimited`]) and changes nothing. Its withdrawals
-    /// are weighed together by the deletion guard ([`Library::settle_withdrawals`]).
-    pub fn merge(
-        &self,
-        update: KnowledgeUpdate,
-        sender: &Sender,
-        policy: &StandardPolicy,
-    ) -> Result<MergeResult, StoreError> {
-        let merged = self.merge_deferring(update, sender, policy, OnExcess::Refuse)?;
-        let mut result = merged.result;
-        result.absorb(self.settle_withdrawals(merged.withdrawals, sender, policy)?);
-        Ok(result)
-    }
-
-    /// Merges an update from `sender` (a page of a pull round), installing
-    /// of each origin only the new skills that fit under its limits;
-    /// blocking. Its changes are committed and projected; the result counts
-    /// neither the packets held back (in `held_back`) nor the withdrawals,
-    /// which are returned (in `withdrawals`) for the round to weigh
-    /// together ([`Library::settle_withdrawals`]).
-    pub fn merge_what_fits(
-        &self,
-        update: KnowledgeUpdate,
-        sender: &Sender,
-        policy: &StandardPolicy,
-    ) -> Result<Merged, StoreError> {
-        self.merge_deferring(update, sender, policy, OnExcess::HoldBack)
-    }
-
-    /// Merges an update, setting its withdrawals aside for the deletion
-    /// guard; its changes are committed and projected.
-    fn merge_deferring(
-        &self,
-        update: KnowledgeUpdate,
-        sender: &Sender,
-        policy: &StandardPolicy,
-        on_excess: OnExcess,
-    ) -> Result<Merged, StoreError> {
-        let merged = intake::merge(
-            &self.store,
-            update,
-            sender,
-            &self.with_grant_policy(policy),
-            &self.limits,
-            Mode::deferring(on_excess),
-            self.intake,
-        )?;
-        self.committed(&merged.changes);
-        if let Some(seq) = merged.revocations_seq {
-            self.announce(seq);
-        }
-        // Evidence taken without an install changed what a packet carries.
-        self.announce(self.store.sequence()?);
-        Ok(merged)
-    }
-
-    /// Merges again the bundles waiting in the quarantine for blob `sha256`
-    /// (`SPEC.md` §12.9.2) whose every file is now held: each as its sender
-    /// sent it, with the trust it was refused under (`fallback_trust` for
-    /// entries without one), re-served if `reshare`; the entry of one that
-    /// installs is dropped and audited. Blocking. Returns how many installed.
-    pub fn retry_pending_bundles(
-        &self,
-        sha256: &str,
-        policy: &StandardPolicy,
-        fallback_trust: f64,
-        reshare: bool,
-    ) -> Result<usize, StoreError> {
-        let mut installed = 0;
-        for (id, account) in self.store.pending_on_blob(sha256)? {
-            let (entry, packet) = self.store.transaction(|tx| tx.held_quarantine_entry(id))?;
-            let Source::Peer(instance) = &entry.peer else { continue };
-            let held = |blob: &str| self.store.holds_blob(blob).unwrap_or(false);
-            let complete = ecp_protocol::bundle::BundleManifest::from_packet(&packet, &policy.bundle)
-                .ok()
-                .flatten()
-                .is_some_and(|m| m.pending_decision(held).is_none());
-            if !complete {
-                continue;
-            }
-            let sender = Sender {
-                instance: instance.clone(),
-                account,
-                trust: entry.trust.unwrap_or(fallback_trust),
-                reshare,
-                // As it was sent: a legacy sender's bundle stays of unverified origin.
-                kind: if entry.legacy_sender { SenderKind::Legacy } else { SenderKind::Current },
-            };
-            let update = KnowledgeUpdate { skills: vec![packet], ..KnowledgeUpdate::default() };
-            let result = self.merge(update, &sender, policy)?;
-            if result.new_skills + result.updated_skills == 0 {
-                continue;
-            }
-            installed += 1;
-            let reason = format!("entry {id}: installed once every file its bundle lists was held");
-            self.store.transaction(|tx| {
-                tx.set_quarantine_status(id, crate::store::QuarantineStatus::Dropped)?;
-                tx.audit(&entry.peer, &entry.skill_name, "bundle-complete", &reason)
-            })?;
-        }
-        Ok(installed)
-    }
-
-    /// Weighs the withdrawals `sender` sent in one push or pull round
-    /// against the deletion guard: holds them all for the user, or merges
-    /// them ([`intake::settle`]); blocking.
-    pub fn settle_withdrawals(
-        &self,
-        withdrawals: Vec<SkillPacket>,
-        sender: &Sender,
-        policy: &StandardPolicy,
-    ) -> Result<MergeResult, StoreError> {
-        let policy = &self.with_grant_policy(policy);
-        let merged =
-            intake::settle(&self.store, withdrawals, sender, self.guard, policy, &self.limits, self.intake)?;
-        self.committed(&merged.changes);
-        Ok(merged.result)
-    }
-
-    /// Merges withdrawals the user accepted, as `sender` sent them; returns
-    /// the skills tombstoned. A newer version that arrived since wins, and
-    /// its superseded tombstone is dropped, not quarantined.
-    pub(crate) fn withdraw(
-        &self,
-        withdrawals: Vec<SkillPacket>,
-        sender: &Sender,
-        policy: &StandardPolicy,
-    ) -> Result<Vec<String>, StoreError> {
-        let policy = &self.with_grant_policy(policy);
-        let merged = intake::withdraw(
-            &self.store,
-            withdrawals,
-            sender,
-            policy,
-            &self.limits,
-            self.intake,
-            Withdrawals::Only,
-        )?;
-        self.committed(&merged.changes);
-        Ok(merged
-            .changes
-            .iter()
-            .filter(|c| c.packet.deprecated)
-            .map(|c| c.packet.skill_name.clone())
-            .collect())
-    }
-
-    /// `policy` with `[policy] received_permissions = "refuse"` applied.
-    fn with_grant_policy<'a>(&self, policy: &'a StandardPolicy) -> RefuseGrants<'a, StandardPolicy> {
-        RefuseGrants { inner: policy, policy: self.projection.permissions().clone() }
-    }
-
-    /// Installs or replaces a local skill, deciding whether it is shared;
-    /// blocking. `false` when content and decision are what the store holds.
-    pub fn put_local(&self, packet: &SkillPacket, source: Source) -> Result<bool, StoreError> {
-        let decider = self.sharing.decider(&self.store)?;
-        self.put_local_with(&decider, packet, &[], self.folder_of(&packet.skill_name).as_ref(), source)
-    }
-
-    /// Installs or replaces a local skill whose folder holds `companions`
-    /// besides its `SKILL.md`, as a bundle (`SPEC.md` §12) under
-    /// [`Library::bundle_limits`]; blocking. `false` when content and
-    /// decision are what the store holds.
-    ///
-    /// # Errors
-    ///
-    /// [`StoreError::Bundle`] for a folder that breaks a rule of §12.4–§12.6
-    /// (nothing is stored), or the store's error.
-    pub fn put_local_bundle(
-        &self,
-        packet: SkillPacket,
-        companions: &[Companion],
-        source: Source,
-    ) -> Result<bool, StoreError> {
-        let packet = self.bundled(packet, companions)?;
-        let decider = self.sharing.decider(&self.store)?;
-        self.put_local_with(
-            &decider,
-            &packet,
-            companions,
-            self.folder_of(&packet.skill_name).as_ref(),
-            source,
-        )
-    }
-
-    /// `packet` made the bundle of its `SKILL.md` and `companions` under
-    /// [`Library::bundle_limits`]; a plain skill without companions.
-    ///
-    /// # Errors
-    ///
-    /// The first rule of §12.4–§12.6 the folder breaks.
-    pub fn bundled(
-        &self,
-        packet: SkillPacket,
-        companions: &[Companion],
-    ) -> Result<SkillPacket, ecp_protocol::bundle::BundleError> {
-        if companions.is_empty() {
-            return Ok(packet);
-        }
-        let files = companions.iter().map(|c| (c.path.as_str(), c.bytes.as_slice(), c.executable));
-        let manifest =
-            ecp_protocol::bundle::BundleManifest::for_skill(&packet.skill_body, files, &self.bundle)?;
-        packet.with_bundle(&manifest)
-    }
-
-    /// [`Library::put_local`] with a decider made for several skills, the
-    /// skill found in `folder` (an index of the sharing folders), and the
-    /// contents of the files `packet` lists besides `SKILL.md`
-    /// ([`Library::bundled`]): each is stored once as a blob before the
-    /// packet. A file already held costs nothing; one left unused (the
-    /// skill unchanged) is collected after the grace period.
-    pub fn put_local_with(
-        &self,
-        decider: &Decider<'_>,
-        packet: &SkillPacket,
-        companions: &[Companion],
-        folder: Option<&Place>,
-        source: Source,
-    ) -> Result<bool, StoreError> {
-        // This node's own files: no sender quota, only the store's cap.
-        let contents = companions.iter().map(|c| c.bytes.as_slice());
-        self.store.put_blobs_bytes(contents, "", &self.limits.blobs)?;
-        let decision = decider.decide(packet, folder);
-        let change = self.store.put_local(packet, decision.private.as_ref(), source)?;
-        if change.is_some() {
-            warn_secrets(&packet.skill_name, &decision);
-        }
-        self.committed(change.as_slice());
-        Ok(change.is_some())
-    }
-
-    /// Tombstones a skill; blocking. `false` when it already was one.
-    pub fn tombstone(&self, name: &str, source: Source) -> Result<bool, StoreError> {
-        let change = self.store.tombstone(name, source)?;
-        self.committed(change.as_slice());
-        Ok(change.is_some())
     }
 
     /// Installs a quarantined packet (see [`intake::approve`]; `force` for
@@ -758,82 +482,6 @@ impl Library {
         if !self.agents.is_empty() {
             self.agents.fill(self);
         }
-    }
-
-    /// What the folder must show: every skill's current packet and kind
-    /// (tombstones included) — a pinned one's pinned version
-    /// ([`crate::versions`]), a retired one's (#19) shown as removed — but
-    /// those review intake holds back, and those of a held deletion of the
-    /// skills folder (writing them back would decide it without the user).
-    pub fn folder_view(&self) -> Result<Vec<(SkillPacket, SkillKind)>, StoreError> {
-        let mut view = Vec::new();
-        self.each_folder_page(|page| {
-            view.extend(page);
-            Ok(())
-        })?;
-        Ok(view)
-    }
-
-    /// The names [`Library::folder_view`] leaves out: those review intake
-    /// holds back, and those of a held deletion of the skills folder.
-    pub(crate) fn withheld_from_folder(&self) -> Result<std::collections::HashSet<String>, StoreError> {
-        let mut withheld = self.store.withheld_from_folder()?;
-        // A peer's held withdrawals leave their skills as they are: shown.
-        let held = self.store.held_deletions()?.into_iter().filter(|d| d.source == Source::SkillsDir);
-        withheld.extend(held.flat_map(|d| d.names));
-        Ok(withheld)
-    }
-
-    /// Hands [`Library::folder_view`] to `visit` a page of skills at a
-    /// time: 100,000 packets at once would hold every body in memory.
-    pub(crate) fn each_folder_page(
-        &self,
-        mut visit: impl FnMut(Vec<(SkillPacket, SkillKind)>) -> Result<(), StoreError>,
-    ) -> Result<(), StoreError> {
-        let withheld = self.withheld_from_folder()?;
-        let retired = self.store.retired_names()?;
-        let mut after = String::new();
-        loop {
-            let page = self.store.current_packets_after(&after, PROJECT_PAGE)?;
-            let full = page.len() == PROJECT_PAGE;
-            after = page.last().map_or(after, |(name, _, _)| name.clone());
-            let shown = page.into_iter().filter(|(name, _, _)| !withheld.contains(name));
-            let mut shown = crate::versions::with_pins(&self.store, shown.map(|(_, p, k)| (p, k)).collect())?;
-            for (packet, _) in &mut shown {
-                packet.deprecated |= retired.contains(&packet.skill_name);
-            }
-            visit(shown)?;
-            if !full {
-                return Ok(());
-            }
-        }
-    }
-
-    /// Writes the folder's view ([`Library::folder_view`]) to the folder
-    /// (at start: the folder may be new, or another process may have
-    /// changed the store).
-    pub fn project_all(&self) -> Result<usize, StoreError> {
-        let mut written = 0;
-        self.each_folder_page(|page| {
-            for (packet, kind) in page {
-                let result = if !self.main_shows(kind) {
-                    self.leave_main(&packet.skill_name)
-                } else if packet.deprecated {
-                    self.projection.remove(&packet.skill_name)
-                } else {
-                    self.projection.write(&packet, kind)
-                };
-                match result {
-                    Ok(()) => written += usize::from(!packet.deprecated && self.main_shows(kind)),
-                    Err(e) => tracing::error!(error = %e, "skills folder not fully updated"),
-                }
-            }
-            Ok(())
-        })?;
-        if !self.agents.is_empty() {
-            self.agents.fill(self);
-        }
-        Ok(written)
     }
 
     /// Removes the blobs no kept version lists whose grace period is over

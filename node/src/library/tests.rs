@@ -4,6 +4,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use super::*;
+use crate::intake::Sender;
+use ecp_protocol::merge::SenderKind;
+use ecp_protocol::{KnowledgeUpdate, StandardPolicy};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn stopping_the_background_waits_for_the_running_job_and_starts_no_other() {

@@ -99,73 +99,127 @@ pub(super) fn shares(held: &[u64], cap: u64) -> Vec<u64> {
         .collect()
 }
 
-/// Evicts the oldest `count` held entries of `sender`; audited in one line.
-fn evict_oldest(
-    conn: &Connection,
-    actor: &Source,
-    sender: &str,
-    count: u64,
-    why: &str,
-) -> Result<(), StoreError> {
-    let (first, last): (Option<i64>, Option<i64>) = conn
-        .prepare_cached(
-            "SELECT MIN(id), MAX(id) FROM (SELECT id FROM quarantine WHERE status = 'held' AND sender = ?1
-                                           ORDER BY id LIMIT ?2)",
-        )?
-        .query_row(params![sender, i64::try_from(count).unwrap_or(i64::MAX)], |r| {
-            Ok((r.get(0)?, r.get(1)?))
-        })?;
-    let (Some(first), Some(last)) = (first, last) else { return Ok(()) };
-    let deleted = conn
-        .prepare_cached(
-            "DELETE FROM quarantine WHERE status = 'held' AND sender = ?1 AND id BETWEEN ?2 AND ?3",
-        )?
-        .execute(params![sender, first, last])?;
-    let reason = format!("{deleted} held entries of {sender} (ids {first}..={last}, oldest first): {why}");
-    audit::record(conn, actor, "*", "quarantine-evicted", &reason)
-}
-
-/// The oldest held entries of `sender` whose bytes add up to at least `free`.
-fn oldest_weighing(conn: &Connection, sender: &str, free: u64) -> Result<u64, StoreError> {
-    let mut stmt = conn
-        .prepare_cached("SELECT bytes FROM quarantine WHERE status = 'held' AND sender = ?1 ORDER BY id")?;
-    let mut rows = stmt.query(params![sender])?;
-    let (mut count, mut freed) = (0u64, 0u64);
-    while freed < free {
-        let Some(row) = rows.next()? else { break };
-        freed += row.get::<_, i64>(0)?.max(0).unsigned_abs();
-        count += 1;
+/// A table whose entries the caps bound, each sender to its share: the
+/// local quarantine here, the hub's quarantine and the hub's bundles
+/// waiting for their files. [`bring_under`] decides who loses what; an
+/// implementation only reads its counts and lets entries go.
+pub(super) trait HeldPerSender {
+    /// Everything held: (entries, bytes). By default the sum of
+    /// [`per_sender`](Self::per_sender); a table that keeps a total reads it.
+    fn totals(&mut self) -> Result<(u64, u64), StoreError> {
+        let held = self.per_sender()?;
+        Ok((held.iter().map(|h| h.1).sum(), held.iter().map(|h| h.2).sum()))
     }
-    Ok(count)
+    /// What each sender holds: (sender, entries, bytes).
+    fn per_sender(&mut self) -> Result<Vec<(String, u64, u64)>, StoreError>;
+    /// How many of `sender`'s oldest entries weigh at least `bytes` together.
+    fn oldest_weighing(&mut self, sender: &str, bytes: u64) -> Result<u64, StoreError>;
+    /// Lets go of `sender`'s oldest `count` entries, audited with `why`.
+    fn let_go_oldest(&mut self, sender: &str, count: u64, why: &str) -> Result<(), StoreError>;
+    /// Why entries go when more than `max` are held (`cap` says of what).
+    fn why(&self, cap: Cap, max: u64) -> String;
 }
 
-/// Brings the quarantine under `caps`, each sender down to its share.
-fn evict(conn: &Connection, caps: QuarantineCaps, actor: &Source) -> Result<(), StoreError> {
-    let caps = QuarantineCaps { entries: caps.entries.max(1), bytes: caps.bytes.max(1), ..caps };
-    let (entries, _) = totals(conn)?;
-    if entries > caps.entries {
-        let held = per_sender(conn)?;
-        let keep = shares(&held.iter().map(|h| h.1).collect::<Vec<_>>(), caps.entries);
-        let why = format!("the quarantine holds at most {} entries, shared between senders", caps.entries);
+/// Which of the caps a table is over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Cap {
+    /// The most entries.
+    Entries,
+    /// The most bytes.
+    Bytes,
+}
+
+/// Brings `table` under `caps` (entries, then bytes): over a cap, each
+/// sender keeps at most its share ([`shares`]) and loses its oldest
+/// entries beyond it, one `let_go_oldest` per sender.
+pub(super) fn bring_under(table: &mut impl HeldPerSender, caps: QuarantineCaps) -> Result<(), StoreError> {
+    let (max_entries, max_bytes) = (caps.entries.max(1), caps.bytes.max(1));
+    if table.totals()?.0 > max_entries {
+        let held = table.per_sender()?;
+        let keep = shares(&held.iter().map(|h| h.1).collect::<Vec<_>>(), max_entries);
+        let why = table.why(Cap::Entries, max_entries);
         for ((sender, has, _), keep) in held.iter().zip(keep) {
             if *has > keep {
-                evict_oldest(conn, actor, sender, has - keep, &why)?;
+                table.let_go_oldest(sender, has - keep, &why)?;
             }
         }
     }
-    let (_, bytes) = totals(conn)?;
-    if bytes > caps.bytes {
-        let held = per_sender(conn)?;
-        let keep = shares(&held.iter().map(|h| h.2).collect::<Vec<_>>(), caps.bytes);
-        let why = format!("the quarantine holds at most {} bytes, shared between senders", caps.bytes);
+    if table.totals()?.1 > max_bytes {
+        let held = table.per_sender()?;
+        let keep = shares(&held.iter().map(|h| h.2).collect::<Vec<_>>(), max_bytes);
+        let why = table.why(Cap::Bytes, max_bytes);
         for ((sender, _, has), keep) in held.iter().zip(keep) {
             if *has > keep {
-                let count = oldest_weighing(conn, sender, has - keep)?;
-                evict_oldest(conn, actor, sender, count, &why)?;
+                let count = table.oldest_weighing(sender, has - keep)?;
+                table.let_go_oldest(sender, count, &why)?;
             }
         }
     }
     Ok(())
+}
+
+/// What the quarantine's eviction says when it is over `cap`'s `max`.
+pub(super) fn quarantine_why(cap: Cap, max: u64) -> String {
+    match cap {
+        Cap::Entries => format!("the quarantine holds at most {max} entries, shared between senders"),
+        Cap::Bytes => format!("the quarantine holds at most {max} bytes, shared between senders"),
+    }
+}
+
+/// The local quarantine, evicted as done by `actor`.
+struct Quarantine<'a> {
+    conn: &'a Connection,
+    actor: &'a Source,
+}
+
+impl HeldPerSender for Quarantine<'_> {
+    fn totals(&mut self) -> Result<(u64, u64), StoreError> {
+        totals(self.conn)
+    }
+
+    fn per_sender(&mut self) -> Result<Vec<(String, u64, u64)>, StoreError> {
+        per_sender(self.conn)
+    }
+
+    fn oldest_weighing(&mut self, sender: &str, free: u64) -> Result<u64, StoreError> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT bytes FROM quarantine WHERE status = 'held' AND sender = ?1 ORDER BY id",
+        )?;
+        let mut rows = stmt.query(params![sender])?;
+        let (mut count, mut freed) = (0u64, 0u64);
+        while freed < free {
+            let Some(row) = rows.next()? else { break };
+            freed += row.get::<_, i64>(0)?.max(0).unsigned_abs();
+            count += 1;
+        }
+        Ok(count)
+    }
+
+    fn let_go_oldest(&mut self, sender: &str, count: u64, why: &str) -> Result<(), StoreError> {
+        let (first, last): (Option<i64>, Option<i64>) = self
+            .conn
+            .prepare_cached(
+                "SELECT MIN(id), MAX(id) FROM (SELECT id FROM quarantine WHERE status = 'held' AND sender = ?1
+                                               ORDER BY id LIMIT ?2)",
+            )?
+            .query_row(params![sender, i64::try_from(count).unwrap_or(i64::MAX)], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })?;
+        let (Some(first), Some(last)) = (first, last) else { return Ok(()) };
+        let deleted = self
+            .conn
+            .prepare_cached(
+                "DELETE FROM quarantine WHERE status = 'held' AND sender = ?1 AND id BETWEEN ?2 AND ?3",
+            )?
+            .execute(params![sender, first, last])?;
+        let reason =
+            format!("{deleted} held entries of {sender} (ids {first}..={last}, oldest first): {why}");
+        audit::record(self.conn, self.actor, "*", "quarantine-evicted", &reason)
+    }
+
+    fn why(&self, cap: Cap, max: u64) -> String {
+        quarantine_why(cap, max)
+    }
 }
 
 impl Tx<'_> {
@@ -174,7 +228,7 @@ impl Tx<'_> {
     /// per sender, as done by `actor` (whose update brought it over). Call
     /// once, after the transaction's refusals are held.
     pub fn evict_quarantine_over(&self, caps: QuarantineCaps, actor: &Source) -> Result<(), StoreError> {
-        evict(self.sql, caps, actor)
+        bring_under(&mut Quarantine { conn: self.sql, actor }, caps)
     }
 }
 
@@ -187,7 +241,88 @@ impl Store {
 
 #[cfg(test)]
 mod tests {
-    use super::shares;
+    use super::{Cap, HeldPerSender, QuarantineCaps, StoreError, bring_under, shares};
+
+    /// Entries as (sender, bytes), oldest first, and what was let go.
+    #[derive(Default)]
+    struct Table {
+        held: Vec<(&'static str, u64)>,
+        gone: Vec<(String, u64, String)>,
+    }
+
+    impl HeldPerSender for Table {
+        fn per_sender(&mut self) -> Result<Vec<(String, u64, u64)>, StoreError> {
+            let mut senders: Vec<&str> = self.held.iter().map(|h| h.0).collect();
+            senders.sort_unstable();
+            senders.dedup();
+            Ok(senders
+                .into_iter()
+                .map(|s| {
+                    let own = self.held.iter().filter(|h| h.0 == s);
+                    (s.to_string(), own.clone().count() as u64, own.map(|h| h.1).sum())
+                })
+                .collect())
+        }
+
+        fn oldest_weighing(&mut self, sender: &str, bytes: u64) -> Result<u64, StoreError> {
+            let (mut count, mut freed) = (0, 0);
+            for h in self.held.iter().filter(|h| h.0 == sender) {
+                if freed >= bytes {
+                    break;
+                }
+                freed += h.1;
+                count += 1;
+            }
+            Ok(count)
+        }
+
+        fn let_go_oldest(&mut self, sender: &str, count: u64, why: &str) -> Result<(), StoreError> {
+            let mut left = count;
+            self.held.retain(|h| {
+                let go = h.0 == sender && left > 0;
+                left -= u64::from(go);
+                !go
+            });
+            self.gone.push((sender.to_string(), count, why.to_string()));
+            Ok(())
+        }
+
+        fn why(&self, cap: Cap, max: u64) -> String {
+            format!("{cap:?} {max}")
+        }
+    }
+
+    fn caps(entries: u64, bytes: u64) -> QuarantineCaps {
+        QuarantineCaps { entries, bytes, ..QuarantineCaps::DEFAULT }
+    }
+
+    #[test]
+    fn at_the_entries_cap_nothing_goes_and_one_past_it_the_largest_sender_loses_its_oldest() {
+        let mut table = Table { held: vec![("a", 1), ("b", 1), ("b", 1), ("b", 1)], ..Table::default() };
+        bring_under(&mut table, caps(4, 100)).unwrap();
+        assert!(table.gone.is_empty());
+        bring_under(&mut table, caps(3, 100)).unwrap();
+        assert_eq!(table.gone, [("b".to_string(), 1, "Entries 3".to_string())]);
+        assert_eq!(table.held.len(), 3);
+    }
+
+    #[test]
+    fn at_the_bytes_cap_nothing_goes_and_one_past_it_the_heaviest_frees_enough_oldest_first() {
+        let mut table = Table { held: vec![("a", 10), ("b", 30), ("b", 5), ("b", 5)], ..Table::default() };
+        bring_under(&mut table, caps(100, 50)).unwrap();
+        assert!(table.gone.is_empty());
+        // 49 bytes: `a` keeps its 10, `b` keeps 39 of 40, so frees its oldest (30 bytes).
+        bring_under(&mut table, caps(100, 49)).unwrap();
+        assert_eq!(table.gone, [("b".to_string(), 1, "Bytes 49".to_string())]);
+        assert_eq!(table.held, [("a", 10), ("b", 5), ("b", 5)]);
+    }
+
+    #[test]
+    fn a_cap_of_zero_is_read_as_one() {
+        let mut table = Table { held: vec![("a", 1), ("a", 1)], ..Table::default() };
+        bring_under(&mut table, caps(0, 100)).unwrap();
+        assert_eq!(table.held, [("a", 1)]);
+    }
 
     #[test]
     fn under_the_cap_everyone_keeps_everything() {

@@ -34,7 +34,7 @@ use super::merge::Writer;
 use super::{HubStore, packed};
 use crate::intake::Sender;
 use crate::store::origin_limits::unix_now;
-use crate::store::quarantine_evict::shares;
+use crate::store::quarantine_evict::{Cap, HeldPerSender, bring_under};
 use crate::store::{BlobRefused, BlobUsage, StoreError, from_json, to_json};
 
 /// The bytes of one chunk of a blob's row in `hub_blob_chunks`.
@@ -509,43 +509,19 @@ impl Writer<'_, '_> {
     /// Brings the pending bundles under `caps` (entries, then bytes), each
     /// sender down to its share, the oldest of each first; audited per sender.
     fn release_pending(&mut self, caps: crate::store::QuarantineCaps) -> Result<(), StoreError> {
-        let (max_entries, max_bytes) = (caps.entries.max(1), caps.bytes.max(1));
-        let held = self.pending_per_sender()?;
-        if held.iter().map(|h| h.1).sum::<u64>() > max_entries {
-            let keep = shares(&held.iter().map(|h| h.1).collect::<Vec<_>>(), max_entries);
-            let why = format!("at most {max_entries} bundles wait for their files, shared between senders");
-            for ((sender, has, _), keep) in held.iter().zip(keep) {
-                if *has > keep {
-                    self.release_oldest(sender, has - keep, &why)?;
-                }
-            }
-        }
-        let held = self.pending_per_sender()?;
-        if held.iter().map(|h| h.2).sum::<u64>() > max_bytes {
-            let keep = shares(&held.iter().map(|h| h.2).collect::<Vec<_>>(), max_bytes);
-            let why =
-                format!("at most {max_bytes} bytes of bundles wait for their files, shared between senders");
-            for ((sender, _, has), keep) in held.iter().zip(keep) {
-                if *has > keep {
-                    let row = self.tx.query_one(
-                        "SELECT COUNT(*) FROM (
-                             SELECT COALESCE(SUM(bytes) OVER (ORDER BY id ROWS BETWEEN UNBOUNDED PRECEDING
-                                                              AND 1 PRECEDING), 0)::BIGINT AS before
-                             FROM hub_pending WHERE account = $1) oldest
-                         WHERE before < $2::BIGINT",
-                        &[sender, &to_i64(has - keep)],
-                    )?;
-                    self.release_oldest(sender, to_u64(row.get(0)), &why)?;
-                }
-            }
-        }
-        Ok(())
+        bring_under(&mut Pending(self), caps)
     }
+}
 
+/// The bundles waiting for their files, which the quarantine's caps bound
+/// per sender as they bound the quarantine.
+struct Pending<'a, 'w, 't>(&'a mut Writer<'w, 't>);
+
+impl HeldPerSender for Pending<'_, '_, '_> {
     /// What each sender has pending: (sender, bundles, bytes). At most the
     /// caps' entries plus one rows are read: the caps bound the table.
-    fn pending_per_sender(&mut self) -> Result<Vec<(String, u64, u64)>, StoreError> {
-        let rows = self.tx.query(
+    fn per_sender(&mut self) -> Result<Vec<(String, u64, u64)>, StoreError> {
+        let rows = self.0.tx.query(
             "SELECT account, COUNT(*)::BIGINT, COALESCE(SUM(bytes), 0)::BIGINT FROM hub_pending
              GROUP BY account ORDER BY account",
             &[],
@@ -556,8 +532,8 @@ impl Writer<'_, '_> {
     /// Lets go of the oldest `count` pending bundles of `sender`. Their
     /// quarantine entries stay up for review; only the wait for their
     /// files ends, which the audit line says.
-    fn release_oldest(&mut self, sender: &str, count: u64, why: &str) -> Result<(), StoreError> {
-        let row = self.tx.query_one(
+    fn let_go_oldest(&mut self, sender: &str, count: u64, why: &str) -> Result<(), StoreError> {
+        let row = self.0.tx.query_one(
             "WITH gone AS (
                  DELETE FROM hub_pending WHERE id IN (
                      SELECT id FROM hub_pending WHERE account = $1 ORDER BY id LIMIT $2)
@@ -573,6 +549,27 @@ impl Writer<'_, '_> {
             "{released} bundles of {sender} no longer wait for their files (oldest first; \
              their entries stay up for review): {why}"
         );
-        self.audit("*", "pending-released", &reason)
+        self.0.audit("*", "pending-released", &reason)
+    }
+
+    fn oldest_weighing(&mut self, sender: &str, free: u64) -> Result<u64, StoreError> {
+        let row = self.0.tx.query_one(
+            "SELECT COUNT(*) FROM (
+                 SELECT COALESCE(SUM(bytes) OVER (ORDER BY id ROWS BETWEEN UNBOUNDED PRECEDING
+                                                  AND 1 PRECEDING), 0)::BIGINT AS before
+                 FROM hub_pending WHERE account = $1) oldest
+             WHERE before < $2::BIGINT",
+            &[&sender, &to_i64(free)],
+        )?;
+        Ok(to_u64(row.get(0)))
+    }
+
+    fn why(&self, cap: Cap, max: u64) -> String {
+        match cap {
+            Cap::Entries => format!("at most {max} bundles wait for their files, shared between senders"),
+            Cap::Bytes => {
+                format!("at most {max} bytes of bundles wait for their files, shared between senders")
+            }
+        }
     }
 }

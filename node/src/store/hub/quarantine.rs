@@ -36,7 +36,7 @@ use super::merge::{Writer, text};
 use super::{CHANNEL, HubStore, blobs, listen};
 use crate::intake::{Sender, approval_reason, approving_sender, needs_force, signer_as_sent};
 use crate::store::quarantine::{EXCERPT_BYTES, drop_cutoff, excerpt, old_enough};
-use crate::store::quarantine_evict::shares;
+use crate::store::quarantine_evict::{Cap, HeldPerSender, bring_under, quarantine_why};
 use crate::store::{
     QuarantineCaps, QuarantineEntry, QuarantineStatus, Source, StoreError, Truncated, from_json, now, to_json,
 };
@@ -202,74 +202,57 @@ impl Writer<'_, '_> {
     }
 }
 
-/// What each sender holds: (sender, entries, bytes).
-fn per_sender(tx: &mut Transaction<'_>) -> Result<Vec<(String, u64, u64)>, StoreError> {
-    let rows = tx.query("SELECT sender, entries, bytes FROM hub_quarantine_held ORDER BY sender", &[])?;
-    Ok(rows.iter().map(|r| (r.get(0), to_u64(r.get(1)), to_u64(r.get(2)))).collect())
+/// The hub's quarantine in one transaction, evicted as done by `actor`.
+struct Held<'a, 't> {
+    tx: &'a mut Transaction<'t>,
+    actor: &'a str,
 }
 
-/// Evicts the oldest `count` held entries of `sender`; audited in one line as done by `actor`.
-fn evict_oldest(
-    tx: &mut Transaction<'_>,
-    actor: &str,
-    sender: &str,
-    count: u64,
-    why: &str,
-) -> Result<(), StoreError> {
-    let row = tx.query_one(
-        "WITH gone AS (
-             DELETE FROM hub_quarantine WHERE id IN (
-                 SELECT id FROM hub_quarantine WHERE status = 'held' AND sender = $1 ORDER BY id LIMIT $2)
-             RETURNING id)
-         SELECT COUNT(*), MIN(id), MAX(id) FROM gone",
-        &[&sender, &to_i64(count)],
-    )?;
-    let (deleted, first, last): (i64, Option<i64>, Option<i64>) = (row.get(0), row.get(1), row.get(2));
-    let (Some(first), Some(last)) = (first, last) else { return Ok(()) };
-    let reason = format!("{deleted} held entries of {sender} (ids {first}..={last}, oldest first): {why}");
-    audit(tx, actor, "*", "quarantine-evicted", &reason)
-}
+impl HeldPerSender for Held<'_, '_> {
+    fn per_sender(&mut self) -> Result<Vec<(String, u64, u64)>, StoreError> {
+        let rows =
+            self.tx.query("SELECT sender, entries, bytes FROM hub_quarantine_held ORDER BY sender", &[])?;
+        Ok(rows.iter().map(|r| (r.get(0), to_u64(r.get(1)), to_u64(r.get(2)))).collect())
+    }
 
-/// How many of the oldest held entries of `sender` weigh at least `free` bytes together.
-fn oldest_weighing(tx: &mut Transaction<'_>, sender: &str, free: u64) -> Result<u64, StoreError> {
-    let row = tx.query_one(
-        "SELECT COUNT(*) FROM (
-             SELECT COALESCE(SUM(bytes) OVER (ORDER BY id ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING),
-                             0)::BIGINT AS before
-             FROM hub_quarantine WHERE status = 'held' AND sender = $1) oldest
-         WHERE before < $2::BIGINT",
-        &[&sender, &to_i64(free)],
-    )?;
-    Ok(to_u64(row.get(0)))
+    fn oldest_weighing(&mut self, sender: &str, free: u64) -> Result<u64, StoreError> {
+        let row = self.tx.query_one(
+            "SELECT COUNT(*) FROM (
+                 SELECT COALESCE(SUM(bytes) OVER (ORDER BY id ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING),
+                                 0)::BIGINT AS before
+                 FROM hub_quarantine WHERE status = 'held' AND sender = $1) oldest
+             WHERE before < $2::BIGINT",
+            &[&sender, &to_i64(free)],
+        )?;
+        Ok(to_u64(row.get(0)))
+    }
+
+    fn let_go_oldest(&mut self, sender: &str, count: u64, why: &str) -> Result<(), StoreError> {
+        let row = self.tx.query_one(
+            "WITH gone AS (
+                 DELETE FROM hub_quarantine WHERE id IN (
+                     SELECT id FROM hub_quarantine WHERE status = 'held' AND sender = $1 ORDER BY id LIMIT $2)
+                 RETURNING id)
+             SELECT COUNT(*), MIN(id), MAX(id) FROM gone",
+            &[&sender, &to_i64(count)],
+        )?;
+        let (deleted, first, last): (i64, Option<i64>, Option<i64>) = (row.get(0), row.get(1), row.get(2));
+        let (Some(first), Some(last)) = (first, last) else { return Ok(()) };
+        let reason =
+            format!("{deleted} held entries of {sender} (ids {first}..={last}, oldest first): {why}");
+        audit(self.tx, self.actor, "*", "quarantine-evicted", &reason)
+    }
+
+    fn why(&self, cap: Cap, max: u64) -> String {
+        quarantine_why(cap, max)
+    }
 }
 
 /// Brings the quarantine under `caps`, each sender down to its share, as
 /// done by `actor` (whose update brought it over); read from the counts
 /// the trigger keeps, so a merge under the caps pays one small query.
 pub(super) fn evict(tx: &mut Transaction<'_>, caps: QuarantineCaps, actor: &str) -> Result<(), StoreError> {
-    let (max_entries, max_bytes) = (caps.entries.max(1), caps.bytes.max(1));
-    let held = per_sender(tx)?;
-    if held.iter().map(|h| h.1).sum::<u64>() > max_entries {
-        let keep = shares(&held.iter().map(|h| h.1).collect::<Vec<_>>(), max_entries);
-        let why = format!("the quarantine holds at most {max_entries} entries, shared between senders");
-        for ((sender, has, _), keep) in held.iter().zip(keep) {
-            if *has > keep {
-                evict_oldest(tx, actor, sender, has - keep, &why)?;
-            }
-        }
-    }
-    let held = per_sender(tx)?;
-    if held.iter().map(|h| h.2).sum::<u64>() > max_bytes {
-        let keep = shares(&held.iter().map(|h| h.2).collect::<Vec<_>>(), max_bytes);
-        let why = format!("the quarantine holds at most {max_bytes} bytes, shared between senders");
-        for ((sender, _, has), keep) in held.iter().zip(keep) {
-            if *has > keep {
-                let count = oldest_weighing(tx, sender, has - keep)?;
-                evict_oldest(tx, actor, sender, count, &why)?;
-            }
-        }
-    }
-    Ok(())
+    bring_under(&mut Held { tx, actor }, caps)
 }
 
 /// Why bundle `packet` cannot be installed now (`SPEC.md` §12.9): a file
