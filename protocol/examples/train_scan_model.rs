@@ -49,6 +49,11 @@ use ecp_protocol::scan::classifier::{self, BUCKETS, Features, WORD_BUCKETS, besi
 use ecp_protocol::scan::{DEFAULT_THRESHOLD, Finding, Scanner, Severity};
 use sha2::{Digest, Sha256};
 
+#[path = "train_scan_model/lowo.rs"]
+mod lowo;
+#[path = "train_scan_model/variants.rs"]
+mod variants;
+
 const EPOCHS: usize = 300;
 const L2: f32 = 1e-4;
 /// The rules' evidence is regularised harder than words: a few findings
@@ -82,6 +87,8 @@ struct Doc {
     /// Whether the rules alone refuse it.
     blocked: bool,
     features: Features,
+    /// The independent writer (`lowo::writer_of`), if any.
+    writer: Option<String>,
 }
 
 fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -138,7 +145,7 @@ fn corpus() -> Vec<Doc> {
                 .filter(|f| !f.rule_id.starts_with("classifier."))
                 .collect();
             let blocked = findings.iter().any(|f| f.severity >= DEFAULT_THRESHOLD);
-            let mut features = features(&body, &findings);
+            let mut features = variants::apply(&env("ECP_FEATURES"), &body, features(&body, &findings));
             match evidence.as_str() {
                 "none" => features.evidence.clear(),
                 "only" => features.words.clear(),
@@ -157,6 +164,7 @@ fn corpus() -> Vec<Doc> {
                 findings,
                 blocked,
                 features,
+                writer: lowo::writer_of(&body),
             });
         }
     }
@@ -176,6 +184,8 @@ fn train(all: &[Doc], docs: &[usize]) -> (f32, Vec<f32>) {
     }
     let groups = env("ECP_BALANCE") == "groups";
     let evidence_l2: f32 = env("ECP_EVIDENCE_L2").parse().unwrap_or(EVIDENCE_L2);
+    let l2: f32 = env("ECP_L2").parse().unwrap_or(L2);
+    let shared = shared_mask(all, docs);
     let doc_weight: Vec<f32> = docs
         .iter()
         .map(|&i| {
@@ -199,14 +209,16 @@ fn train(all: &[Doc], docs: &[usize]) -> (f32, Vec<f32>) {
             let scale = 1.0 / (d.features.words.len().max(1) as f32).sqrt();
             g[0] += err;
             for &k in &d.features.words {
-                g[k as usize + 1] += err * scale;
+                if shared.as_ref().is_none_or(|m| m[k as usize]) {
+                    g[k as usize + 1] += err * scale;
+                }
             }
             for &k in &d.features.evidence {
                 g[k as usize + 1] += err;
             }
         }
         for k in 1..=BUCKETS {
-            g[k] += if k > WORD_BUCKETS { evidence_l2 } else { L2 } * w[k];
+            g[k] += if k > WORD_BUCKETS { evidence_l2 } else { l2 } * w[k];
         }
         let (c1, c2) = (1.0 - b1.powi(epoch as i32), 1.0 - b2.powi(epoch as i32));
         for k in 0..=BUCKETS {
@@ -217,6 +229,24 @@ fn train(all: &[Doc], docs: &[usize]) -> (f32, Vec<f32>) {
     }
     let bias = w[0];
     (bias, w[1..].to_vec())
+}
+
+/// With `ECP_SHARED=k`, the word buckets present in malicious skills of
+/// at least `k` writers of `docs` (skills with no writer count as one
+/// more): the rest keep a weight of 0, as words one writer uses alone
+/// say who wrote a skill, not what it does.
+fn shared_mask(all: &[Doc], docs: &[usize]) -> Option<Vec<bool>> {
+    let k: usize = env("ECP_SHARED").parse().ok()?;
+    let mut writers: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut seen = vec![0u64; WORD_BUCKETS];
+    for &i in docs.iter().filter(|&&i| all[i].malicious) {
+        let n = writers.len();
+        let w = *writers.entry(all[i].writer.as_deref().unwrap_or("-")).or_insert(n);
+        for &b in &all[i].features.words {
+            seen[b as usize] |= 1 << w.min(63);
+        }
+    }
+    Some(seen.iter().map(|s| s.count_ones() as usize >= k).collect())
 }
 
 /// A probability as `classifier::score` reports it.
@@ -240,9 +270,9 @@ fn shadow(d: &Doc) -> Vec<Finding> {
 
 /// One corroboration policy: a least severity and a score.
 #[derive(Clone, Copy)]
-struct Policy {
-    least: Severity,
-    at: u16,
+pub(crate) struct Policy {
+    pub(crate) least: Severity,
+    pub(crate) at: u16,
 }
 
 impl Policy {
@@ -400,6 +430,25 @@ fn main() {
         policy = Policy { least, at: at.parse().expect("ECP_POLICY: a score") };
     }
     println!("  policy: beside {:?} or worse, at {}/1000", policy.least, policy.at);
+
+    // Leave one writer out: the figure candidates are chosen on.
+    let lowo_scores = lowo::scores(&docs, &pool, &|fit| train(&docs, fit), &|i, b, w| {
+        thousandths(probability(&docs[i].features, b, w))
+    });
+    let p = lowo::report(&docs, &lowo_scores, threshold, policy, MAX_FALSE_POSITIVES);
+    let oof_train = count(&train_mal, &|i| oof[i] >= threshold);
+    let oof_benign = count(&benign_train, &|i| oof[i] >= threshold);
+    println!(
+        "  summary: lowo flagged {:.1}% / benign {:.1}%, corroborated {:.1}% / benign {:.1}%, at matched benign {:.1}% (at {}); out of fold TRAIN {:.1}% / benign {:.1}%",
+        100.0 * p.flagged,
+        100.0 * p.benign_flagged,
+        100.0 * p.corroborated,
+        100.0 * p.benign_corroborated,
+        100.0 * p.matched,
+        p.matched_at,
+        100.0 * rate(oof_train.0, oof_train.1),
+        100.0 * rate(oof_benign.0, oof_benign.1)
+    );
 
     if env("ECP_DRY").is_empty() {
         let mut bytes = Vec::with_capacity(4 * (BUCKETS + 1));
