@@ -144,6 +144,27 @@ pub(crate) fn report(docs: &[Doc], lowo: &[Option<u16>], threshold: u16, policy:
         100.0 * share,
         100.0 * matched
     );
+    // Steadier than one point of a small benign set: the recall at a few
+    // benign shares, and the area under the curve.
+    let at_share = |s: f64| {
+        let t = (0..=1000u16)
+            .find(|&t| rate(benign.iter().filter(|&&b| b >= t).count(), benign.len()) <= s)
+            .unwrap_or(1000);
+        100.0 * rate(malicious.iter().filter(|&&m| m >= t).count(), malicious.len())
+    };
+    let pairs: usize = malicious
+        .iter()
+        .map(|&m| 2 * benign.iter().filter(|&&b| b < m).count() + benign.iter().filter(|&&b| b == m).count())
+        .sum();
+    let auc = pairs as f64 / (2 * malicious.len() * benign.len()).max(1) as f64;
+    println!(
+        "    recall at benign 1% {:.1}%, 2% {:.1}%, 3% {:.1}%, 5% {:.1}%, 10% {:.1}%; AUC {auc:.4}",
+        at_share(0.01),
+        at_share(0.02),
+        at_share(0.03),
+        at_share(0.05),
+        at_share(0.10)
+    );
     Pooled {
         flagged: rate(all.flagged, all.malicious),
         benign_flagged: rate(all.benign_flagged, all.benign),

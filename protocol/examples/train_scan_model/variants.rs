@@ -10,6 +10,9 @@
 //!   of token (a secret source, a network or exec sink, a decode, a
 //!   persistence place, concealment, a control disabled, a drop host)
 //!   occur, in code or prose, and the pairs of classes that co-occur;
+//! - `symbolpairs`, `codepairs`: only the pairs with a symbol in them, or
+//!   inside code; `mine`: this tokenizer's words and pairs (to compare
+//!   with the scanner's own hashing);
 //! - `noevidence`: the rules' findings left out;
 //! - `buckets=N`: words folded into `N` buckets (a smaller vocabulary).
 //!
@@ -19,7 +22,8 @@
 use ecp_protocol::scan::classifier::{Features, WORD_BUCKETS};
 
 fn fnv(bytes: impl Iterator<Item = u8>, seed: u64) -> u64 {
-    let mut h = 0xcbf2_9ce4_8422_2325u64 ^ seed;
+    let salt: u64 = std::env::var("ECP_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0);
+    let mut h = 0xcbf2_9ce4_8422_2325u64 ^ seed ^ salt.wrapping_mul(0x9e37_79b9_7f4a_7c15);
     for b in bytes {
         h = (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3);
     }
@@ -187,12 +191,13 @@ pub(crate) fn apply(kind: &str, body: &str, base: Features) -> Features {
         .find_map(|p| p.strip_prefix("buckets="))
         .map_or(WORD_BUCKETS, |n| n.parse::<usize>().expect("buckets=N"));
     let mut f = base;
-    let own_words = has("nopairs") || has("code") || has("codeprose") || fold != WORD_BUCKETS;
+    let own_words = has("nopairs") || has("symbolpairs") || has("codepairs") || has("mine") || has("code") || has("codeprose") || fold != WORD_BUCKETS;
     let toks = if own_words || has("marks") { tokens(body) } else { Vec::new() };
     if own_words {
         let mut words = Vec::new();
         let bucket = |h: u64| ((h >> 20) % fold as u64) as u32;
         let mut previous: Option<(u64, bool)> = None;
+        let mut previous_symbolic = false;
         for t in &toks {
             let prose_only = has("codeprose") && !t.code;
             if has("code") && !t.code {
@@ -201,7 +206,11 @@ pub(crate) fn apply(kind: &str, body: &str, base: Features) -> Features {
             }
             let h = fnv(t.text.bytes(), u64::from(prose_only));
             words.push(bucket(h));
-            if !has("nopairs") && !prose_only {
+            let symbolic = |x: &str| x.len() == 1 && is_symbol(x.as_bytes()[0]);
+            let pair_ok = (!has("symbolpairs") || symbolic(&t.text) || previous_symbolic)
+                && (!has("codepairs") || t.code);
+            previous_symbolic = symbolic(&t.text);
+            if !has("nopairs") && !prose_only && pair_ok {
                 if let Some((p, code)) = previous {
                     if code == t.code {
                         words.push(bucket(fnv(p.to_le_bytes().into_iter(), h)));
