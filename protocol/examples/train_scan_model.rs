@@ -66,6 +66,10 @@ const MAX_FALSE_POSITIVES: f64 = 0.03;
 /// The share of the benign skills a corroboration policy may refuse (out
 /// of fold): it takes part in a refusal, so it is stricter.
 const MAX_CORROBORATED_FALSE_POSITIVES: f64 = 0.01;
+/// The corpus test's `MAX_FALSE_POSITIVE_RATE` (`tests/it/scan_corpus.rs`,
+/// a ratchet): every benign skill refused, rules and corroboration, the
+/// final model's scores.
+const CORPUS_MAX_FALSE_POSITIVES: f64 = 0.054;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Split {
@@ -380,6 +384,7 @@ fn main() {
     let mut best: Option<(Policy, usize)> = None;
     let rules_alone = count(&benign_all, &|i| docs[i].blocked);
     let rules_alone_over = rate(rules_alone.0, rules_alone.1) > MAX_FALSE_POSITIVES;
+    let rules_alone_over_corpus = rate(rules_alone.0, rules_alone.1) > CORPUS_MAX_FALSE_POSITIVES;
     println!("    the rules alone refuse {} of the benign skills", figure(rules_alone.0, rules_alone.1));
     for least in [Severity::Medium, Severity::Low, Severity::Info] {
         // The lowest score that corroborates at most 1% of the benign
@@ -387,6 +392,16 @@ fn main() {
         let at = lowest_within(MAX_CORROBORATED_FALSE_POSITIVES, &|i, t| {
             beside(oof[i], &docs[i].findings, t, least).is_some()
         });
+        // The final model scores skills it was not trained on higher than
+        // the folds' models did (words alone, session 26: 12 benign skills
+        // of the other half corroborated at the folds' 1 %): raised until
+        // every benign skill refused stays within the corpus test's ratchet.
+        let within_corpus = |t: u16| {
+            let p = Policy { least, at: t };
+            rate(count(&benign_all, &|i| p.refuses(&docs[i], scored[i])).0, docs.iter().filter(|d| !d.malicious).count())
+                <= CORPUS_MAX_FALSE_POSITIVES
+        };
+        let at = if rules_alone_over_corpus { at } else { (at..=1000).find(|&t| within_corpus(t)).unwrap_or(1000) };
         let policy = Policy { least, at };
         let corroborated = count(&benign_train, &|i| beside(oof[i], &docs[i].findings, at, least).is_some());
         let shadow_train = count(&train_mal, &|i| policy.shadow_refuses(&docs[i], honest(i)));
@@ -430,6 +445,17 @@ fn main() {
         policy = Policy { least, at: at.parse().expect("ECP_POLICY: a score") };
     }
     println!("  policy: beside {:?} or worse, at {}/1000", policy.least, policy.at);
+    {
+        let shadow_train = count(&train_mal, &|i| policy.shadow_refuses(&docs[i], honest(i)));
+        let shadow_beside = count(&beside_mal, &|i| policy.shadow_refuses(&docs[i], honest(i)));
+        let benign_blocked = count(&benign_all, &|i| policy.refuses(&docs[i], scored[i]));
+        println!(
+            "    its shadow TRAIN {}, shadow x-*/older {}, benign all (final) {}",
+            figure(shadow_train.0, shadow_train.1),
+            figure(shadow_beside.0, shadow_beside.1),
+            figure(benign_blocked.0, benign_blocked.1)
+        );
+    }
 
     // Leave one writer out: the figure candidates are chosen on.
     let lowo_scores = lowo::scores(&docs, &pool, &|fit| train(&docs, fit), &|i, b, w| {
