@@ -19,8 +19,9 @@
 //! are never trained on; the HELD malicious skills are scored only when
 //! `ECP_READ_HELD=1` asks for it, once per model that would ship.
 //!
-//! Features (`classifier::features`): the hashed words and word pairs of
-//! the body, and what the rules found below the refusing threshold.
+//! Features (`classifier::features`): the hashed words of the body and
+//! their pairs with a symbol of code, and what the rules found below the
+//! refusing threshold.
 //!
 //! Model: logistic regression, L2-regularised (the rules' evidence
 //! harder), classes weighted to balance, full-batch Adam from zero
@@ -34,6 +35,19 @@
 //! adding at most 1 % to theirs), the one that would refuse the most
 //! malicious skills whose refusing findings were taken away ("shadow":
 //! as if the rules had caught them only below the threshold) is chosen.
+//!
+//! Every candidate is chosen on *leave one writer out* (`lowo.rs`): for
+//! each independent writer (`(session N, writer tM)` on a `source:`
+//! line), a model trained on the pool without their skills scores theirs;
+//! printed per writer and pooled (flagged at the threshold, refused by a
+//! corroboration beyond the rules, recall at 1–10 % of their benign, the
+//! area under the curve), with the out-of-fold figures beside it. The
+//! corroboration policy is also kept within the corpus test's
+//! false-positive ratchet (`CORPUS_MAX_FALSE_POSITIVES`), measured with
+//! the final model's scores. Candidate features are read without a
+//! rebuild (`variants.rs`): `ECP_FEATURES=nopairs,codeprose,marks,…`,
+//! `ECP_SHARED=k` (only words found in malicious skills of `k` writers),
+//! `ECP_L2`, `ECP_SEED` (the candidates' hash).
 //!
 //! `ECP_EVIDENCE=none` leaves the rules' findings out, `=scaled` weights
 //! them `1/√n` as words, `=only` leaves the words out;
@@ -398,10 +412,16 @@ fn main() {
         // every benign skill refused stays within the corpus test's ratchet.
         let within_corpus = |t: u16| {
             let p = Policy { least, at: t };
-            rate(count(&benign_all, &|i| p.refuses(&docs[i], scored[i])).0, docs.iter().filter(|d| !d.malicious).count())
-                <= CORPUS_MAX_FALSE_POSITIVES
+            rate(
+                count(&benign_all, &|i| p.refuses(&docs[i], scored[i])).0,
+                docs.iter().filter(|d| !d.malicious).count(),
+            ) <= CORPUS_MAX_FALSE_POSITIVES
         };
-        let at = if rules_alone_over_corpus { at } else { (at..=1000).find(|&t| within_corpus(t)).unwrap_or(1000) };
+        let at = if rules_alone_over_corpus {
+            at
+        } else {
+            (at..=1000).find(|&t| within_corpus(t)).unwrap_or(1000)
+        };
         let policy = Policy { least, at };
         let corroborated = count(&benign_train, &|i| beside(oof[i], &docs[i].findings, at, least).is_some());
         let shadow_train = count(&train_mal, &|i| policy.shadow_refuses(&docs[i], honest(i)));

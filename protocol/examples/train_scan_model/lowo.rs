@@ -92,7 +92,13 @@ pub(crate) struct Pooled {
 }
 
 /// Prints the per-writer table and returns the pooled figures.
-pub(crate) fn report(docs: &[Doc], lowo: &[Option<u16>], threshold: u16, policy: Policy, share: f64) -> Pooled {
+pub(crate) fn report(
+    docs: &[Doc],
+    lowo: &[Option<u16>],
+    threshold: u16,
+    policy: Policy,
+    share: f64,
+) -> Pooled {
     let mut rows: BTreeMap<&str, Row> = BTreeMap::new();
     for (i, d) in docs.iter().enumerate() {
         let (Some(s), Some(w)) = (lowo[i], d.writer.as_deref()) else { continue };
@@ -193,7 +199,8 @@ mod tests {
 
     #[test]
     fn the_writer_is_read_from_the_source_line_only() {
-        let body = "---\nname: x\nsource: hand-written for the ecp scan corpus (session 25, writer t11)\n---\n";
+        let body =
+            "---\nname: x\nsource: hand-written for the ecp scan corpus (session 25, writer t11)\n---\n";
         assert_eq!(writer_of(body).as_deref(), Some("session 25 t11"));
         assert_eq!(writer_of("---\nsource: public docs (session 25)\n---\n"), None);
         assert_eq!(writer_of("text (session 25, writer t9)\n"), None, "not on a source: line");
