@@ -34,12 +34,15 @@ pub(crate) fn writers(docs: &[Doc], pool: &[usize]) -> Vec<String> {
     out
 }
 
+/// Trains on the given skills: the bias and the weights.
+type Train<'a> = &'a dyn Fn(&[usize]) -> (f32, Vec<f32>);
+
 /// Each pool skill of a writer, scored by a model trained without that
 /// writer's skills: `Some(score)` for those, `None` for the rest.
 pub(crate) fn scores(
     docs: &[Doc],
     pool: &[usize],
-    train: &dyn Fn(&[usize]) -> (f32, Vec<f32>),
+    train: Train<'_>,
     score: &dyn Fn(usize, f32, &[f32]) -> u16,
 ) -> Vec<Option<u16>> {
     let mut out = vec![None; docs.len()];

@@ -349,12 +349,13 @@ pub(crate) fn apply(kind: &str, body: &str, base: Features) -> Features {
             let pair_ok = (!has("symbolpairs") || symbolic(&t.text) || previous_symbolic)
                 && (!has("codepairs") || t.code);
             previous_symbolic = symbolic(&t.text);
-            if !has("nopairs") && !prose_only && pair_ok {
-                if let Some((p, code)) = previous {
-                    if code == t.code {
-                        words.push(bucket(fnv(p.to_le_bytes().into_iter(), h)));
-                    }
-                }
+            if !has("nopairs")
+                && !prose_only
+                && pair_ok
+                && let Some((p, code)) = previous
+                && code == t.code
+            {
+                words.push(bucket(fnv(p.to_le_bytes().into_iter(), h)));
             }
             previous = (!prose_only).then_some((h, t.code));
         }

@@ -134,10 +134,10 @@ pub(super) fn for_each_feature(body: &str, mut each: impl FnMut(u32)) {
         };
         add(token);
         let symbolic = pairs(c);
-        if let Some((p, p_symbolic)) = previous {
-            if symbolic || p_symbolic {
-                add(pair(p, token));
-            }
+        if let Some((p, p_symbolic)) = previous
+            && (symbolic || p_symbolic)
+        {
+            add(pair(p, token));
         }
         previous = Some((token, symbolic));
     }
@@ -183,10 +183,10 @@ mod tests {
             };
             add(token);
             let symbolic = pairs(b[start_of_token]);
-            if let Some((p, p_symbolic)) = previous {
-                if symbolic || p_symbolic {
-                    add(pair(p, token));
-                }
+            if let Some((p, p_symbolic)) = previous
+                && (symbolic || p_symbolic)
+            {
+                add(pair(p, token));
             }
             previous = Some((token, symbolic));
         }
