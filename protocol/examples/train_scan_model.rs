@@ -19,8 +19,9 @@
 //! are never trained on; the HELD malicious skills are scored only when
 //! `ECP_READ_HELD=1` asks for it, once per model that would ship.
 //!
-//! Features (`classifier::features`): the hashed words and word pairs of
-//! the body, and what the rules found below the refusing threshold.
+//! Features (`classifier::features`): the hashed words of the body and
+//! their pairs with a symbol of code, and what the rules found below the
+//! refusing threshold.
 //!
 //! Model: logistic regression, L2-regularised (the rules' evidence
 //! harder), classes weighted to balance, full-batch Adam from zero
@@ -34,6 +35,19 @@
 //! adding at most 1 % to theirs), the one that would refuse the most
 //! malicious skills whose refusing findings were taken away ("shadow":
 //! as if the rules had caught them only below the threshold) is chosen.
+//!
+//! Every candidate is chosen on *leave one writer out* (`lowo.rs`): for
+//! each independent writer (`(session N, writer tM)` on a `source:`
+//! line), a model trained on the pool without their skills scores theirs;
+//! printed per writer and pooled (flagged at the threshold, refused by a
+//! corroboration beyond the rules, recall at 1–10 % of their benign, the
+//! area under the curve), with the out-of-fold figures beside it. The
+//! corroboration policy is also kept within the corpus test's
+//! false-positive ratchet (`CORPUS_MAX_FALSE_POSITIVES`), measured with
+//! the final model's scores. Candidate features are read without a
+//! rebuild (`variants.rs`): `ECP_FEATURES=nopairs,codeprose,marks,…`,
+//! `ECP_SHARED=k` (only words found in malicious skills of `k` writers),
+//! `ECP_L2`, `ECP_SEED` (the candidates' hash).
 //!
 //! `ECP_EVIDENCE=none` leaves the rules' findings out, `=scaled` weights
 //! them `1/√n` as words, `=only` leaves the words out;
@@ -49,6 +63,11 @@ use ecp_protocol::scan::classifier::{self, BUCKETS, Features, WORD_BUCKETS, besi
 use ecp_protocol::scan::{DEFAULT_THRESHOLD, Finding, Scanner, Severity};
 use sha2::{Digest, Sha256};
 
+#[path = "train_scan_model/lowo.rs"]
+mod lowo;
+#[path = "train_scan_model/variants.rs"]
+mod variants;
+
 const EPOCHS: usize = 300;
 const L2: f32 = 1e-4;
 /// The rules' evidence is regularised harder than words: a few findings
@@ -61,6 +80,10 @@ const MAX_FALSE_POSITIVES: f64 = 0.03;
 /// The share of the benign skills a corroboration policy may refuse (out
 /// of fold): it takes part in a refusal, so it is stricter.
 const MAX_CORROBORATED_FALSE_POSITIVES: f64 = 0.01;
+/// The corpus test's `MAX_FALSE_POSITIVE_RATE` (`tests/it/scan_corpus.rs`,
+/// a ratchet): every benign skill refused, rules and corroboration, the
+/// final model's scores.
+const CORPUS_MAX_FALSE_POSITIVES: f64 = 0.054;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Split {
@@ -82,6 +105,8 @@ struct Doc {
     /// Whether the rules alone refuse it.
     blocked: bool,
     features: Features,
+    /// The independent writer (`lowo::writer_of`), if any.
+    writer: Option<String>,
 }
 
 fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -138,7 +163,7 @@ fn corpus() -> Vec<Doc> {
                 .filter(|f| !f.rule_id.starts_with("classifier."))
                 .collect();
             let blocked = findings.iter().any(|f| f.severity >= DEFAULT_THRESHOLD);
-            let mut features = features(&body, &findings);
+            let mut features = variants::apply(&env("ECP_FEATURES"), &body, features(&body, &findings));
             match evidence.as_str() {
                 "none" => features.evidence.clear(),
                 "only" => features.words.clear(),
@@ -157,6 +182,7 @@ fn corpus() -> Vec<Doc> {
                 findings,
                 blocked,
                 features,
+                writer: lowo::writer_of(&body),
             });
         }
     }
@@ -176,6 +202,8 @@ fn train(all: &[Doc], docs: &[usize]) -> (f32, Vec<f32>) {
     }
     let groups = env("ECP_BALANCE") == "groups";
     let evidence_l2: f32 = env("ECP_EVIDENCE_L2").parse().unwrap_or(EVIDENCE_L2);
+    let l2: f32 = env("ECP_L2").parse().unwrap_or(L2);
+    let shared = shared_mask(all, docs);
     let doc_weight: Vec<f32> = docs
         .iter()
         .map(|&i| {
@@ -199,14 +227,16 @@ fn train(all: &[Doc], docs: &[usize]) -> (f32, Vec<f32>) {
             let scale = 1.0 / (d.features.words.len().max(1) as f32).sqrt();
             g[0] += err;
             for &k in &d.features.words {
-                g[k as usize + 1] += err * scale;
+                if shared.as_ref().is_none_or(|m| m[k as usize]) {
+                    g[k as usize + 1] += err * scale;
+                }
             }
             for &k in &d.features.evidence {
                 g[k as usize + 1] += err;
             }
         }
         for k in 1..=BUCKETS {
-            g[k] += if k > WORD_BUCKETS { evidence_l2 } else { L2 } * w[k];
+            g[k] += if k > WORD_BUCKETS { evidence_l2 } else { l2 } * w[k];
         }
         let (c1, c2) = (1.0 - b1.powi(epoch as i32), 1.0 - b2.powi(epoch as i32));
         for k in 0..=BUCKETS {
@@ -217,6 +247,24 @@ fn train(all: &[Doc], docs: &[usize]) -> (f32, Vec<f32>) {
     }
     let bias = w[0];
     (bias, w[1..].to_vec())
+}
+
+/// With `ECP_SHARED=k`, the word buckets present in malicious skills of
+/// at least `k` writers of `docs` (skills with no writer count as one
+/// more): the rest keep a weight of 0, as words one writer uses alone
+/// say who wrote a skill, not what it does.
+fn shared_mask(all: &[Doc], docs: &[usize]) -> Option<Vec<bool>> {
+    let k: usize = env("ECP_SHARED").parse().ok()?;
+    let mut writers: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut seen = vec![0u64; WORD_BUCKETS];
+    for &i in docs.iter().filter(|&&i| all[i].malicious) {
+        let n = writers.len();
+        let w = *writers.entry(all[i].writer.as_deref().unwrap_or("-")).or_insert(n);
+        for &b in &all[i].features.words {
+            seen[b as usize] |= 1 << w.min(63);
+        }
+    }
+    Some(seen.iter().map(|s| s.count_ones() as usize >= k).collect())
 }
 
 /// A probability as `classifier::score` reports it.
@@ -240,9 +288,9 @@ fn shadow(d: &Doc) -> Vec<Finding> {
 
 /// One corroboration policy: a least severity and a score.
 #[derive(Clone, Copy)]
-struct Policy {
-    least: Severity,
-    at: u16,
+pub(crate) struct Policy {
+    pub(crate) least: Severity,
+    pub(crate) at: u16,
 }
 
 impl Policy {
@@ -350,6 +398,7 @@ fn main() {
     let mut best: Option<(Policy, usize)> = None;
     let rules_alone = count(&benign_all, &|i| docs[i].blocked);
     let rules_alone_over = rate(rules_alone.0, rules_alone.1) > MAX_FALSE_POSITIVES;
+    let rules_alone_over_corpus = rate(rules_alone.0, rules_alone.1) > CORPUS_MAX_FALSE_POSITIVES;
     println!("    the rules alone refuse {} of the benign skills", figure(rules_alone.0, rules_alone.1));
     for least in [Severity::Medium, Severity::Low, Severity::Info] {
         // The lowest score that corroborates at most 1% of the benign
@@ -357,6 +406,22 @@ fn main() {
         let at = lowest_within(MAX_CORROBORATED_FALSE_POSITIVES, &|i, t| {
             beside(oof[i], &docs[i].findings, t, least).is_some()
         });
+        // The final model scores skills it was not trained on higher than
+        // the folds' models did (words alone, session 26: 12 benign skills
+        // of the other half corroborated at the folds' 1 %): raised until
+        // every benign skill refused stays within the corpus test's ratchet.
+        let within_corpus = |t: u16| {
+            let p = Policy { least, at: t };
+            rate(
+                count(&benign_all, &|i| p.refuses(&docs[i], scored[i])).0,
+                docs.iter().filter(|d| !d.malicious).count(),
+            ) <= CORPUS_MAX_FALSE_POSITIVES
+        };
+        let at = if rules_alone_over_corpus {
+            at
+        } else {
+            (at..=1000).find(|&t| within_corpus(t)).unwrap_or(1000)
+        };
         let policy = Policy { least, at };
         let corroborated = count(&benign_train, &|i| beside(oof[i], &docs[i].findings, at, least).is_some());
         let shadow_train = count(&train_mal, &|i| policy.shadow_refuses(&docs[i], honest(i)));
@@ -400,6 +465,36 @@ fn main() {
         policy = Policy { least, at: at.parse().expect("ECP_POLICY: a score") };
     }
     println!("  policy: beside {:?} or worse, at {}/1000", policy.least, policy.at);
+    {
+        let shadow_train = count(&train_mal, &|i| policy.shadow_refuses(&docs[i], honest(i)));
+        let shadow_beside = count(&beside_mal, &|i| policy.shadow_refuses(&docs[i], honest(i)));
+        let benign_blocked = count(&benign_all, &|i| policy.refuses(&docs[i], scored[i]));
+        println!(
+            "    its shadow TRAIN {}, shadow x-*/older {}, benign all (final) {}",
+            figure(shadow_train.0, shadow_train.1),
+            figure(shadow_beside.0, shadow_beside.1),
+            figure(benign_blocked.0, benign_blocked.1)
+        );
+    }
+
+    // Leave one writer out: the figure candidates are chosen on.
+    let lowo_scores = lowo::scores(&docs, &pool, &|fit| train(&docs, fit), &|i, b, w| {
+        thousandths(probability(&docs[i].features, b, w))
+    });
+    let p = lowo::report(&docs, &lowo_scores, threshold, policy, MAX_FALSE_POSITIVES);
+    let oof_train = count(&train_mal, &|i| oof[i] >= threshold);
+    let oof_benign = count(&benign_train, &|i| oof[i] >= threshold);
+    println!(
+        "  summary: lowo flagged {:.1}% / benign {:.1}%, corroborated {:.1}% / benign {:.1}%, at matched benign {:.1}% (at {}); out of fold TRAIN {:.1}% / benign {:.1}%",
+        100.0 * p.flagged,
+        100.0 * p.benign_flagged,
+        100.0 * p.corroborated,
+        100.0 * p.benign_corroborated,
+        100.0 * p.matched,
+        p.matched_at,
+        100.0 * rate(oof_train.0, oof_train.1),
+        100.0 * rate(oof_benign.0, oof_benign.1)
+    );
 
     if env("ECP_DRY").is_empty() {
         let mut bytes = Vec::with_capacity(4 * (BUCKETS + 1));

@@ -331,9 +331,13 @@ mod tests {
     #[test]
     fn keeps_dd_into_a_file_below_the_threshold() {
         assert_severity("dd if=/dev/zero of=./test.bin bs=1M count=10", "shell.dd", Medium);
-        assert_not_flagged(
-            "dd if=/dev/zero of=./test.bin bs=1M count=10\ncat /dev/sda1 > /dev/null 2>/dev/null",
-        );
+        // The rules' findings: the second stage's score of a two-line body
+        // of bare shell (702 since session 26, corroborating `shell.dd`)
+        // is not what this rule is held to.
+        let body = "dd if=/dev/zero of=./test.bin bs=1M count=10\ncat /dev/sda1 > /dev/null 2>/dev/null";
+        let rules = crate::scan::Scanner::standard().scan_rules(body).findings;
+        assert!(rules.iter().all(|f| f.severity < crate::scan::DEFAULT_THRESHOLD), "{rules:#?}");
+        assert!(rules.iter().any(|f| f.rule_id == "shell.dd"), "{rules:#?}");
     }
 
     #[test]

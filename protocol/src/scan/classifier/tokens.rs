@@ -66,8 +66,18 @@ fn word_end(b: &[u8], mut at: usize) -> usize {
     at
 }
 
+/// Whether a token that starts with `c` pairs with its neighbours: a
+/// symbol of code, not Markdown's backtick (`` `curl `` is a word set
+/// in code, no shape of it).
+fn pairs(c: u8) -> bool {
+    CLASS[usize::from(c)] == SYMBOL && c != b'`'
+}
+
 /// Calls `each` once per bucket present in `body`, in the order first
-/// seen: the features the model and its training both read. One pass, a
+/// seen: the features the model and its training both read: every token,
+/// and every pair of neighbouring tokens one of which is a symbol (`| sh`,
+/// `$ (`, `~ /`: the shapes of code; two words side by side are topic, and
+/// learned who wrote a skill more than what it does). One pass, a
 /// bitset of the buckets seen, no allocation. A word is measured and hashed
 /// from one eight-byte load when it is shorter than eight bytes and the
 /// body has eight bytes from its start (most words).
@@ -84,7 +94,7 @@ pub(super) fn for_each_feature(body: &str, mut each: impl FnMut(u32)) {
             each(k as u32);
         }
     };
-    let mut previous: Option<u64> = None;
+    let mut previous: Option<(u64, bool)> = None;
     let mut i = 0;
     while i < b.len() {
         let c = b[i];
@@ -123,10 +133,13 @@ pub(super) fn for_each_feature(body: &str, mut each: impl FnMut(u32)) {
             }
         };
         add(token);
-        if let Some(p) = previous {
+        let symbolic = pairs(c);
+        if let Some((p, p_symbolic)) = previous
+            && (symbolic || p_symbolic)
+        {
             add(pair(p, token));
         }
-        previous = Some(token);
+        previous = Some((token, symbolic));
     }
 }
 
@@ -147,9 +160,10 @@ mod tests {
                 each(k as u32);
             }
         };
-        let mut previous: Option<u64> = None;
+        let mut previous: Option<(u64, bool)> = None;
         let mut i = 0;
         while i < b.len() {
+            let start_of_token = i;
             let token = match CLASS[usize::from(b[i])] {
                 WORD => {
                     let start = i;
@@ -168,10 +182,13 @@ mod tests {
                 }
             };
             add(token);
-            if let Some(p) = previous {
+            let symbolic = pairs(b[start_of_token]);
+            if let Some((p, p_symbolic)) = previous
+                && (symbolic || p_symbolic)
+            {
                 add(pair(p, token));
             }
-            previous = Some(token);
+            previous = Some((token, symbolic));
         }
     }
 
