@@ -386,15 +386,28 @@ impl Scanner {
     /// bug to fix (in a debug build, [`PANIC_PROBE`] does on purpose);
     /// bodies received from peers are scanned with [`try_scan`](Self::try_scan).
     pub fn scan(&self, body: &str) -> ScanReport {
-        guard::probe(body);
-        let mut report = self.scan_rules(body);
-        let score = classifier::score(body, &report.findings);
-        report.classifier = Some(score);
+        let mut report = self.scan_unrefined(body);
+        let score = report.classifier.unwrap_or_default();
+        // After the score (which the model was trained to read from the
+        // rules' own findings), before the corroboration (which may still
+        // refuse beside a lowered finding).
+        classifier::refine(&mut report.findings);
         let corroborated = classifier::corroborated(score, &report.findings);
         for f in classifier::finding(score).into_iter().chain(corroborated) {
             let at = report.findings.partition_point(|g| g.line <= f.line);
             report.findings.insert(at, f);
         }
+        report
+    }
+
+    /// For the training and the precision tool only: the rules' findings
+    /// as the rules made them and the second stage's score, before the
+    /// refusal policy (`classifier::policy`) and the corroboration.
+    #[doc(hidden)]
+    pub fn scan_unrefined(&self, body: &str) -> ScanReport {
+        guard::probe(body);
+        let mut report = self.scan_rules(body);
+        report.classifier = Some(classifier::score(body, &report.findings));
         report
     }
 

@@ -57,8 +57,13 @@ use std::sync::OnceLock;
 
 mod corroborate;
 mod evidence;
+mod policy;
 mod tokens;
 pub use corroborate::beside;
+#[doc(hidden)]
+pub use policy::apply as apply_policy;
+pub use policy::{LOWERED_TO, NEEDS_SECOND, PAIR_SEVERITY, PAIRS, SECOND_AT};
+pub(crate) use policy::refine;
 pub(crate) use corroborate::corroborated;
 pub use evidence::EVIDENCE_BUCKETS;
 

@@ -1,0 +1,120 @@
+//! What refuses, decided from measured precision rather than from each
+//! rule's own severity: the noisy rules that refuse only beside a second,
+//! independent signal, and the pairs of `Medium` signals that refuse
+//! together.
+//!
+//! A rule's severity says how bad its match is when the match means what
+//! the rule thinks; on real skills some rules are wrong often enough that
+//! they refuse as many benign skills as malicious ones when they are the
+//! only reason to refuse (`examples/rule_precision.rs` measures it per
+//! rule and per writer). Such a rule's finding ([`NEEDS_SECOND`]) at
+//! `High` or worse keeps its severity beside a finding of another family
+//! (category) at `Medium` or worse, and is lowered to [`LOWERED_TO`]
+//! otherwise, its message saying what it would need; the classifier may
+//! still corroborate it (`corroborate`), and the refusal then names it. Two
+//! `Medium` findings of a precise pair of families ([`PAIRS`]) refuse
+//! together: one `policy.two-signals` finding at [`PAIR_SEVERITY`] names
+//! both, on the first one's line. A credential written into the skill
+//! (`secret`), a broad grant and the classifier's own findings are never a
+//! signal here: they say nothing of what the skill asks.
+//!
+//! Each list is chosen leave-one-writer-out on the TRAIN halves of the
+//! corpus (chosen on four independent writers, measured on the fifth, for
+//! each of the five): a rule or pair stays only if it helped on writers it
+//! was not chosen on. The figures are in `scan/mod.rs` (# Refusal policy).
+//! A node's threshold still means what it says: a lowered finding refuses
+//! at a `Medium` threshold, a pair's finding does not at `Critical`.
+
+use crate::scan::rule::EXCERPT_CHARS;
+use crate::scan::{Category, Finding, Severity};
+
+/// Rules whose finding alone refuses too many benign skills: at `High` or
+/// worse, they refuse only beside a second signal.
+pub const NEEDS_SECOND: &[&str] = &["control.hooks-off", "exfil.instruction", "prompt.ignore-instructions"];
+
+/// Pairs of families whose findings at `Medium` or worse refuse together.
+pub const PAIRS: &[(Category, Category)] = &[];
+
+/// The least severity of a second signal.
+pub const SECOND_AT: Severity = Severity::Medium;
+
+/// What a noisy rule's finding alone is lowered to: below the default
+/// threshold, where the classifier may still corroborate it.
+pub const LOWERED_TO: Severity = Severity::Medium;
+
+/// Severity of `policy.two-signals`: what a node refuses at by default.
+pub const PAIR_SEVERITY: Severity = Severity::High;
+
+/// Whether `f` counts as a signal of what the skill does.
+fn signal(f: &Finding) -> bool {
+    f.severity >= SECOND_AT
+        && !matches!(f.category, Category::Secret | Category::PermissionGrant)
+        && !f.rule_id.starts_with("classifier.")
+        && !f.rule_id.starts_with("policy.")
+}
+
+/// Applies the policy "`needs_second` refuse only beside a second signal,
+/// `pairs` refuse together" to a report's rules' findings (kept in line
+/// order). The scanner calls it with [`NEEDS_SECOND`] and [`PAIRS`]; the
+/// precision tool measures other lists with it.
+#[doc(hidden)]
+pub fn apply(findings: &mut Vec<Finding>, needs_second: &[&str], pairs: &[(Category, Category)]) {
+    if findings.is_empty() {
+        return;
+    }
+    if !needs_second.is_empty() {
+        // Decided on the findings as the rules made them: lowering one
+        // noisy finding does not take the second signal from another.
+        let lower: Vec<usize> = findings
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| f.severity > LOWERED_TO && needs_second.contains(&f.rule_id.as_str()))
+            .filter(|(_, f)| !findings.iter().any(|g| signal(g) && g.category != f.category))
+            .map(|(i, _)| i)
+            .collect();
+        for i in lower {
+            let f = &mut findings[i];
+            let was = format!("{:?}", f.severity).to_lowercase();
+            f.severity = LOWERED_TO;
+            f.message.push_str(&format!(
+                " (alone, {was} lowered to medium: this rule refuses only beside a finding of another \
+                 family at medium or worse, or the classifier's corroboration)"
+            ));
+        }
+    }
+    if pairs.is_empty() || findings.iter().any(|f| f.severity >= PAIR_SEVERITY) {
+        return;
+    }
+    let first = |c: Category| findings.iter().find(|f| f.category == c && signal(f));
+    let Some((a, b)) = pairs.iter().find_map(|&(a, b)| Some((first(a)?, first(b)?))) else {
+        return;
+    };
+    let (a, b) = if b.line < a.line { (b, a) } else { (a, b) };
+    let pair = Finding {
+        rule_id: "policy.two-signals".to_string(),
+        category: a.category,
+        severity: PAIR_SEVERITY,
+        line: a.line,
+        excerpt: format!("{} (line {}) beside {} (line {})", a.rule_id, a.line, b.rule_id, b.line)
+            .chars()
+            .take(EXCERPT_CHARS)
+            .collect(),
+        message: format!(
+            "two signals: {} and {} are each suspicious and of different families; together they refuse \
+             the skill, as neither would alone",
+            a.rule_id, b.rule_id
+        ),
+        file: a.file.clone(),
+    };
+    let at = findings.partition_point(|g| g.line <= pair.line);
+    findings.insert(at, pair);
+}
+
+/// The scanner's policy: [`apply`] with [`NEEDS_SECOND`] and [`PAIRS`].
+pub(crate) fn refine(findings: &mut Vec<Finding>) {
+    apply(findings, NEEDS_SECOND, PAIRS);
+}
+
+#[cfg(test)]
+#[path = "policy_tests.rs"]
+mod tests;
