@@ -9,14 +9,20 @@
 //! test's splits, `tests/it/scan_corpus.rs`); the HELD halves are never
 //! read. `cargo run -p ecp-protocol --example rule_precision` (add
 //! `--release` for speed); `ECP_RATIO=k` is how many benign skills spared
-//! a choice must buy per malicious one lost (default 3), `ECP_TOP=n` the
-//! rows printed per table (default 30).
+//! a choice must buy per malicious one lost (default 1), `ECP_TOP=n` the
+//! rows printed per table (default 30), `ECP_WRITERS_ONLY=1` chooses on the
+//! five writers alone (the `x-*` and `older` skills not weighed), and
+//! `ECP_LIST=rule.id` (or `all`, or `missed`) lists the skills that rule
+//! alone refuses (or every skill one rule alone refuses, or the malicious
+//! skills nothing refuses) with their findings.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use ecp_protocol::scan::classifier::{CORROBORATES_AT, CORROBORATES_BESIDE, NEEDS_SECOND, PAIRS, apply_policy, beside};
+use ecp_protocol::scan::classifier::{
+    CORROBORATES_AT, CORROBORATES_BESIDE, NEEDS_SECOND, PAIRS, apply_policy, beside,
+};
 use ecp_protocol::scan::{Category, DEFAULT_THRESHOLD, Finding, Scanner, Severity};
 use sha2::{Digest, Sha256};
 
@@ -110,7 +116,9 @@ fn load() -> Vec<Skill> {
             let file = name.rsplit('/').next().unwrap_or(&name);
             // The corpus test's split: HELD (first hash byte below 0x80,
             // not x-* nor older) is never read.
-            let held = !file.starts_with("x-") && !older.contains(&name) && Sha256::digest(name.as_bytes())[0] < 0x80;
+            let held = !file.starts_with("x-")
+                && !older.contains(&name)
+                && Sha256::digest(name.as_bytes())[0] < 0x80;
             if held {
                 continue;
             }
@@ -166,20 +174,27 @@ fn summary(skills: &[Skill], refused: &[bool]) -> String {
         c[s.group][k] += usize::from(refused[i]);
     }
     (0..GROUPS)
-        .map(|g| format!("{} caught {}/{} benign refused {}/{}", group_name(g), c[g][1], t[g][1], c[g][0], t[g][0]))
+        .map(|g| {
+            format!("{} caught {}/{} benign refused {}/{}", group_name(g), c[g][1], t[g][1], c[g][0], t[g][0])
+        })
         .collect::<Vec<_>>()
         .join("\n  ")
 }
 
 fn main() {
-    let ratio = env_usize("ECP_RATIO", 3) as i64;
+    let ratio = env_usize("ECP_RATIO", 1) as i64;
     let top = env_usize("ECP_TOP", 30);
     let skills = load();
     let none: Vec<bool> = outcome(&skills, &[], &[]);
     println!("# {} skills read (TRAIN, x-*, older; benign TRAIN half)", skills.len());
     println!("as found (no policy):\n  {}", summary(&skills, &none));
     let now = outcome(&skills, NEEDS_SECOND, PAIRS);
-    println!("with the scanner's policy ({} rules, {} pairs):\n  {}", NEEDS_SECOND.len(), PAIRS.len(), summary(&skills, &now));
+    println!(
+        "with the scanner's policy ({} rules, {} pairs):\n  {}",
+        NEEDS_SECOND.len(),
+        PAIRS.len(),
+        summary(&skills, &now)
+    );
 
     // Per rule: refused and sole-refused, benign and malicious, per group.
     let mut per_rule: BTreeMap<String, [[[usize; 2]; 2]; GROUPS]> = BTreeMap::new();
@@ -193,15 +208,23 @@ fn main() {
     }
     let total = |r: &[[[usize; 2]; 2]; GROUPS], k: usize, j: usize| r.iter().map(|g| g[k][j]).sum::<usize>();
     let mut rows: Vec<_> = per_rule.iter().collect();
-    rows.sort_by_key(|(id, r)| (std::cmp::Reverse(total(r, 0, 1)), std::cmp::Reverse(total(r, 0, 0)), (*id).clone()));
-    println!("\n## rules by benign skills they alone refuse (b = benign refused/alone, m = malicious refused/alone)");
+    rows.sort_by_key(|(id, r)| {
+        (std::cmp::Reverse(total(r, 0, 1)), std::cmp::Reverse(total(r, 0, 0)), (*id).clone())
+    });
+    println!(
+        "\n## rules by benign skills they alone refuse (b = benign refused/alone, m = malicious refused/alone)"
+    );
     print!("{:<34} {:>9} {:>9}", "rule", "b all", "m all");
     for g in 0..GROUPS {
         print!(" | {:>7} {:>7}", format!("b {}", &group_name(g)[..group_name(g).len().min(5)]), "m");
     }
     println!();
     for (id, r) in rows.iter().filter(|(_, r)| total(r, 0, 0) > 0).take(top) {
-        print!("{id:<34} {:>9} {:>9}", format!("{}/{}", total(r, 0, 0), total(r, 0, 1)), format!("{}/{}", total(r, 1, 0), total(r, 1, 1)));
+        print!(
+            "{id:<34} {:>9} {:>9}",
+            format!("{}/{}", total(r, 0, 0), total(r, 0, 1)),
+            format!("{}/{}", total(r, 1, 0), total(r, 1, 1))
+        );
         for g in r.iter() {
             print!(" | {:>7} {:>7}", format!("{}/{}", g[0][0], g[0][1]), format!("{}/{}", g[1][0], g[1][1]));
         }
@@ -228,7 +251,9 @@ fn main() {
         let cost = r[0][0] as i64 - r[0][1] as i64;
         (std::cmp::Reverse(gain - ratio * cost), (*k).clone())
     });
-    println!("\n## pairs of families at medium or worse (m/b: skills with both; unrefused: of those, refused by nothing else)");
+    println!(
+        "\n## pairs of families at medium or worse (m/b: skills with both; unrefused: of those, refused by nothing else)"
+    );
     for ((a, b), r) in pairs.iter().take(top) {
         println!(
             "{:<44} m {:>4} unrefused {:>3}   b {:>4} unrefused {:>3}",
@@ -251,15 +276,16 @@ fn main() {
 fn lowo(skills: &[Skill], none: &[bool], per_rule: &BTreeMap<String, [[[usize; 2]; 2]; GROUPS]>, ratio: i64) {
     let candidates: Vec<&str> = per_rule
         .iter()
-        .filter(|(id, r)| {
-            !id.starts_with("classifier.") && r.iter().map(|g| g[0][1]).sum::<usize>() > 0
-        })
+        .filter(|(id, r)| !id.starts_with("classifier.") && r.iter().map(|g| g[0][1]).sum::<usize>() > 0)
         .map(|(id, _)| id.as_str())
         .collect();
     // The skills written beside the rules (`x-*`, `older`) are no writer
-    // of their own: they choose only when asked (`ECP_CHOOSE_ON_REST=1`).
-    let with_rest = std::env::var_os("ECP_CHOOSE_ON_REST").is_some();
-    println!("\n## leave one writer out: rules refusing only beside a second signal (ratio {ratio}, rest choosing: {with_rest})");
+    // to leave out, but they always choose: they hold the classic shapes a
+    // rule alone must keep refusing (`ECP_WRITERS_ONLY=1` leaves them out).
+    let with_rest = std::env::var_os("ECP_WRITERS_ONLY").is_none();
+    println!(
+        "\n## leave one writer out: rules refusing only beside a second signal (ratio {ratio}, rest choosing: {with_rest})"
+    );
     println!("per rule alone: benign spared / malicious lost, per group");
     let mut effects: BTreeMap<&str, ([i64; GROUPS], [i64; GROUPS])> = BTreeMap::new();
     for id in &candidates {
@@ -267,7 +293,8 @@ fn lowo(skills: &[Skill], none: &[bool], per_rule: &BTreeMap<String, [[[usize; 2
         let (b, m) = delta(skills, none, &after);
         let spared: [i64; GROUPS] = b.map(|x| -x);
         let lost: [i64; GROUPS] = m.map(|x| -x);
-        let cells: Vec<String> = (0..GROUPS).map(|g| format!("{}:{}/{}", group_name(g), spared[g], lost[g])).collect();
+        let cells: Vec<String> =
+            (0..GROUPS).map(|g| format!("{}:{}/{}", group_name(g), spared[g], lost[g])).collect();
         println!("  {id:<34} {}", cells.join(" "));
         effects.insert(id, (spared, lost));
     }
@@ -305,10 +332,16 @@ fn lowo(skills: &[Skill], none: &[bool], per_rule: &BTreeMap<String, [[[usize; 2
     let after = outcome(skills, &all_chosen, &[]);
     for (i, s) in skills.iter().enumerate() {
         if none[i] != after[i] {
-            println!("    {} {} {}", if s.malicious { "lost" } else { "spared" }, group_name(s.group), s.name);
+            println!(
+                "    {} {} {}",
+                if s.malicious { "lost" } else { "spared" },
+                group_name(s.group),
+                s.name
+            );
         }
     }
     // Per chosen rule: its effect on the writers it was not chosen on.
+    let mut kept: Vec<&str> = Vec::new();
     for id in &all_chosen {
         let (s, l) = effects[id];
         let mut on_unchosen = [0i64; 2];
@@ -318,8 +351,15 @@ fn lowo(skills: &[Skill], none: &[bool], per_rule: &BTreeMap<String, [[[usize; 2
                 on_unchosen[1] += l[w];
             }
         }
-        println!("    {id:<34} on writers left out when chosen: benign spared {}, malicious lost {}", on_unchosen[0], on_unchosen[1]);
+        println!(
+            "    {id:<34} on writers left out when chosen: benign spared {}, malicious lost {}",
+            on_unchosen[0], on_unchosen[1]
+        );
+        if on_unchosen[0] > ratio * on_unchosen[1] {
+            kept.push(*id);
+        }
     }
+    println!("  kept (helped on writers it was not chosen on): {kept:?}");
 
     // Pairs, given the rules chosen on all.
     let base = outcome(skills, &all_chosen, &[]);
@@ -340,7 +380,8 @@ fn lowo(skills: &[Skill], none: &[bool], per_rule: &BTreeMap<String, [[[usize; 2
     for p in cats.into_values() {
         let after = outcome(skills, &all_chosen, &[p]);
         let (b, m) = delta(skills, &base, &after);
-        let cells: Vec<String> = (0..GROUPS).map(|g| format!("{}:{}/{}", group_name(g), m[g], b[g])).collect();
+        let cells: Vec<String> =
+            (0..GROUPS).map(|g| format!("{}:{}/{}", group_name(g), m[g], b[g])).collect();
         println!("  {:<44} gained/added {}", format!("{:?} + {:?}", p.0, p.1), cells.join(" "));
         pair_effects.push((p, m, b));
     }
@@ -363,7 +404,14 @@ fn lowo(skills: &[Skill], none: &[bool], per_rule: &BTreeMap<String, [[[usize; 2
         let (b, m) = delta(skills, &base, &after);
         total[0] += m[w];
         total[1] += b[w];
-        println!("  without {}: chose {} pairs; on {}: malicious gained {}, benign added {}", group_name(w), chosen.len(), group_name(w), m[w], b[w]);
+        println!(
+            "  without {}: chose {} pairs; on {}: malicious gained {}, benign added {}",
+            group_name(w),
+            chosen.len(),
+            group_name(w),
+            m[w],
+            b[w]
+        );
     }
     println!("  held-out total: malicious gained {}, benign added {}", total[0], total[1]);
     let pairs_all = choose_pairs(None);
@@ -376,7 +424,12 @@ fn lowo(skills: &[Skill], none: &[bool], per_rule: &BTreeMap<String, [[[usize; 2
                 on_unchosen[1] += b[w];
             }
         }
-        println!("    {:<44} on writers left out when chosen: malicious gained {}, benign added {}", format!("{:?} + {:?}", p.0, p.1), on_unchosen[0], on_unchosen[1]);
+        println!(
+            "    {:<44} on writers left out when chosen: malicious gained {}, benign added {}",
+            format!("{:?} + {:?}", p.0, p.1),
+            on_unchosen[0],
+            on_unchosen[1]
+        );
     }
     let fin = outcome(skills, &all_chosen, &pairs_all);
     println!("\nchosen on all, rules and pairs:\n  {}", summary(skills, &fin));
@@ -388,7 +441,13 @@ fn lowo(skills: &[Skill], none: &[bool], per_rule: &BTreeMap<String, [[[usize; 2
             if missed || ids.len() == 1 && (ids.contains(&id) || id == "all") {
                 println!("  {} {} score {} refused by {:?}", group_name(s.group), s.name, s.score, ids);
                 for f in &s.findings {
-                    println!("      {:>3} {:<8} {:<32} {}", f.line, format!("{:?}", f.severity), f.rule_id, f.excerpt);
+                    println!(
+                        "      {:>3} {:<8} {:<32} {}",
+                        f.line,
+                        format!("{:?}", f.severity),
+                        f.rule_id,
+                        f.excerpt
+                    );
                 }
             }
         }

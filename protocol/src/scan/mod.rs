@@ -66,7 +66,14 @@
 //! hashed words and the rules' findings below the threshold, whose score
 //! ([`ScanReport::classifier`]) is reported with the findings and adds at
 //! most a `Low` finding; it never refuses alone, only beside a rule's
-//! finding (`classifier.corroborated`, which names it).
+//! finding (`classifier.corroborated`, which names it). What refuses is
+//! then decided from measured precision (`classifier::policy`): a rule
+//! that alone refused as many benign skills as malicious ones
+//! (`control.hooks-off`, `exfil.instruction`, `prompt.ignore-instructions`)
+//! refuses only beside a finding of another family at `Medium` or the
+//! classifier's corroboration, and is lowered to `Medium` otherwise, its
+//! message saying so; the per-rule, per-writer table it was chosen from is
+//! there.
 //! `fence` is the one test of a fenced code block's fence line that every
 //! analyzer uses (```` ```x``` ```` is inline code, not a fence), and
 //! `guard` turns a panic in the scan of one received body into

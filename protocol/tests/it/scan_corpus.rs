@@ -86,8 +86,11 @@ const MIN_RECALL: f64 = 0.893;
 /// the third writer's 26 of 211). The fourth and fifth writers' 147 and
 /// 111 benign skills, kept out until then: 21 and 10 refused (14.3%,
 /// 9.0%; 22 and 12 on the session's first rules); the corpus 75 of 1411
-/// (5.3%; TRAIN 4.5%, HELD 8.1%).
-const MAX_FALSE_POSITIVE_RATE: f64 = 0.054;
+/// (5.3%; TRAIN 4.5%, HELD 8.1%). Then what refuses was decided from
+/// measured precision (session 26, `classifier::policy`): three rules that
+/// alone refused as many benign skills as malicious ones refuse only
+/// beside a second signal: 63 of 1411 (4.5%; TRAIN 3.0%, HELD 7.6%).
+const MAX_FALSE_POSITIVE_RATE: f64 = 0.045;
 /// At most this share of benign skills may be held back from sharing for a
 /// credential that looks live (`ScanReport::has_secrets`).
 const MAX_SECRET_FALSE_POSITIVE_RATE: f64 = 0.02;

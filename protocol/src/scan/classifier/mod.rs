@@ -60,12 +60,12 @@ mod evidence;
 mod policy;
 mod tokens;
 pub use corroborate::beside;
-#[doc(hidden)]
-pub use policy::apply as apply_policy;
-pub use policy::{LOWERED_TO, NEEDS_SECOND, PAIR_SEVERITY, PAIRS, SECOND_AT};
-pub(crate) use policy::refine;
 pub(crate) use corroborate::corroborated;
 pub use evidence::EVIDENCE_BUCKETS;
+#[doc(hidden)]
+pub use policy::apply as apply_policy;
+pub(crate) use policy::refine;
+pub use policy::{LOWERED_TO, NEEDS_SECOND, PAIR_SEVERITY, PAIRS, SECOND_AT};
 
 use super::{Category, Finding, Severity};
 use tokens::for_each_feature;

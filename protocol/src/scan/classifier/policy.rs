@@ -18,12 +18,62 @@
 //! (`secret`), a broad grant and the classifier's own findings are never a
 //! signal here: they say nothing of what the skill asks.
 //!
-//! Each list is chosen leave-one-writer-out on the TRAIN halves of the
-//! corpus (chosen on four independent writers, measured on the fifth, for
-//! each of the five): a rule or pair stays only if it helped on writers it
-//! was not chosen on. The figures are in `scan/mod.rs` (# Refusal policy).
 //! A node's threshold still means what it says: a lowered finding refuses
-//! at a `Medium` threshold, a pair's finding does not at `Critical`.
+//! at a `Medium` threshold, a pair's finding does not at `Critical`. The
+//! classifier's score is taken before the policy (the model reads the
+//! rules' findings as the rules made them: `Scanner::scan_unrefined`), the
+//! corroboration after it.
+//!
+//! # How the lists were chosen (2026-11-27, session 26)
+//!
+//! `cargo run -p ecp-protocol --example rule_precision` reads what a rule
+//! writer may open (the TRAIN malicious skills, `x-*`, `older`, the TRAIN
+//! half of the benign skills: 2,105 skills) and prints per rule the skills
+//! it refuses and those it alone refuses, per writer. Its head, as found
+//! (`b` benign, `m` malicious, refused / alone refused; the five
+//! independent writers' benign sole refusals in brackets):
+//!
+//! | rule | b | m | writers' b alone |
+//! |---|---|---|---|
+//! | `control.hooks-off` | 6/6 | 17/6 | 5 (four writers) |
+//! | `exec.pipe-to-shell` | 3/2 | 67/37 | 2 |
+//! | `cred.secret-file` | 2/2 | 94/18 | 2 |
+//! | `exfil.instruction` | 2/2 | 11/0 | 2 |
+//! | `prompt.ignore-instructions` | 2/2 | 4/2 | 2 |
+//! | `exec.run-fetched`, `shell.reverse-shell`, `tamper.agent-instructions` | 2/1 | 18/14, 25/22, 9/5 | 1 each |
+//! | `code.source-to-network`, `supply.index-override`, `exec.untrusted-pr-code`, `classifier.corroborated` | 1/1 | 104/27, 36/29, 3/2, 29/29 | 1 each |
+//!
+//! 26 TRAIN benign skills refused, by 18 rules, none by more than six: the
+//! false positives are spread thin. A rule was a candidate when it alone
+//! refused a benign skill; it was chosen, leaving out each of the five
+//! writers in turn, when on the rest (the four other writers and the
+//! skills written beside the rules, `x-*` and `older`, whose classic
+//! shapes must stay refused) it spared at least as many benign skills as
+//! it lost malicious ones, and it is kept only if it spared benign skills
+//! of the writers left out. Chosen: `control.hooks-off` (on the writers
+//! left out: 5 benign spared, 0 malicious lost), `exfil.instruction` (2,
+//! 0), `prompt.ignore-instructions` (2, 0); in all 9 benign spared and no
+//! malicious skill of a writer lost, at the cost of three skills written
+//! beside the rules that had nothing else (`x-git-hookspath-devnull`,
+//! `x-hooks-slow-no-verify`, the older `prompt-injection-ignore-previous-
+//! in-code-review`). `exec.untrusted-pr-code` was chosen too but spared
+//! nothing on a writer left out (its one benign skill is one writer's),
+//! so it is not kept. Chosen on the five writers alone (the `x-*` and
+//! `older` skills not weighed), ten rules would be, five kept (the three
+//! and `cred.secret-file`, `exec.pipe-to-shell`): 13 benign spared on the
+//! writers left out, none of theirs lost, but 52 skills written beside the
+//! rules lost — a `curl … | sh` or a reverse shell alone in a skill would
+//! no longer refuse, which the writers' malicious skills only avoid by
+//! carrying a second signal or a score the classifier learnt on them.
+//!
+//! Pairs: every TRAIN skill with findings of two families at `Medium` or
+//! worse is refused already (`CredentialAccess` + `Exfiltration` in 86
+//! malicious skills, `Concealment` + `Persistence` in 53, + `PromptInjection`
+//! in 32, `CodeInjection` + `Obfuscation` in 24; benign skills with any
+//! pair: at most 2 per pair), and the malicious skills missed have at most
+//! one such family (most have no finding at all): no pair refuses a skill
+//! nothing else refuses, so [`PAIRS`] is empty and the pass is measured
+//! again when a rule adds `Medium` findings.
 
 use crate::scan::rule::EXCERPT_CHARS;
 use crate::scan::{Category, Finding, Severity};
