@@ -65,8 +65,12 @@ const MIN_FILES: usize = 300;
 /// writer 178 of 211). Then a fourth and a fifth writer's 147 and 111
 /// joined, kept out until those rules were merged: 118 and 94 refused
 /// (80.3%, 84.7%; 113 and 93 on the session's first rules); the corpus
-/// 1810 of 2026 (89.3%; TRAIN 91.4%, HELD 78.8%).
-const MIN_RECALL: f64 = 0.893;
+/// 1810 of 2026 (89.3%; TRAIN 91.4%, HELD 78.8%). Lowered (session 26,
+/// the lead agreeing) for the refusal policy (`classifier::policy`): three
+/// noisy rules refusing only beside a second signal spared 12 benign
+/// skills and lost 5 malicious ones that had nothing else (two `x-*`, one
+/// `older`, two HELD): 1805 of 2026 (89.1%; TRAIN 91.4%, HELD 78.5%).
+const MIN_RECALL: f64 = 0.890;
 /// #14's bound on benign skills refused is 3%. The same writer's 210 benign
 /// skills, written close to the line, were refused 24 times (11.4%) as
 /// found, the corpus 41 of 882 (4.6%): until the bound is met again this is
