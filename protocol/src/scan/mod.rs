@@ -69,8 +69,7 @@
 //! finding (`classifier.corroborated`, which names it). What refuses is
 //! then decided from measured precision (`classifier::policy`): a rule
 //! that alone refused as many benign skills as malicious ones
-//! (`control.hooks-off`, `exfil.instruction`, `prompt.ignore-instructions`)
-//! refuses only beside a finding of another family at `Medium` or the
+//! (`control.hooks-off`, `exfil.instruction`) refuses only beside a finding of another family at `Medium` or the
 //! classifier's corroboration, and is lowered to `Medium` otherwise, its
 //! message saying so; the per-rule, per-writer table it was chosen from is
 //! there.

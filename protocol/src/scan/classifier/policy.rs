@@ -52,19 +52,22 @@
 //! it lost malicious ones, and it is kept only if it spared benign skills
 //! of the writers left out. Chosen: `control.hooks-off` (on the writers
 //! left out: 5 benign spared, 0 malicious lost), `exfil.instruction` (2,
-//! 0), `prompt.ignore-instructions` (2, 0); in all 9 benign spared and no
-//! malicious skill of a writer lost, at the cost of three skills written
-//! beside the rules that had nothing else (`x-git-hookspath-devnull`,
-//! `x-hooks-slow-no-verify`, the older `prompt-injection-ignore-previous-
-//! in-code-review`). `exec.untrusted-pr-code` was chosen too but spared
-//! nothing on a writer left out (its one benign skill is one writer's),
-//! so it is not kept. Chosen on the five writers alone (the `x-*` and
-//! `older` skills not weighed), ten rules would be, five kept (the three
-//! and `cred.secret-file`, `exec.pipe-to-shell`): 13 benign spared on the
-//! writers left out, none of theirs lost, but 52 skills written beside the
-//! rules lost — a `curl … | sh` or a reverse shell alone in a skill would
-//! no longer refuse, which the writers' malicious skills only avoid by
-//! carrying a second signal or a score the classifier learnt on them.
+//! 0), `prompt.ignore-instructions` (2, 0) and `exec.untrusted-pr-code`
+//! (0, 0: its one benign skill is one writer's, so it is not kept).
+//! `prompt.ignore-instructions` is not kept either: the conformance suite
+//! (`p030`) requires "Ignore previous instructions …" alone in a step to be
+//! refused, which SPEC §7.7.3 names. Kept: the two, 7 benign skills spared
+//! on the writers left out and no malicious skill of a writer lost, at the
+//! cost of two skills written beside the rules that had nothing else
+//! (`x-git-hookspath-devnull`, `x-hooks-slow-no-verify`). Chosen on the
+//! five writers alone (the `x-*` and `older` skills not weighed), ten
+//! rules would be, five kept (the three and `cred.secret-file`,
+//! `exec.pipe-to-shell`): 13 benign spared on the writers left out, none
+//! of theirs lost, but 52 skills written beside the rules lost — a
+//! `curl … | sh` or a reverse shell alone in a skill would no longer
+//! refuse (SPEC §7.7.3 forbids it), which the writers' malicious skills
+//! only avoid by carrying a second signal or a score the classifier learnt
+//! on them.
 //!
 //! Pairs: every TRAIN skill with findings of two families at `Medium` or
 //! worse is refused already (`CredentialAccess` + `Exfiltration` in 86
@@ -80,7 +83,7 @@ use crate::scan::{Category, Finding, Severity};
 
 /// Rules whose finding alone refuses too many benign skills: at `High` or
 /// worse, they refuse only beside a second signal.
-pub const NEEDS_SECOND: &[&str] = &["control.hooks-off", "exfil.instruction", "prompt.ignore-instructions"];
+pub const NEEDS_SECOND: &[&str] = &["control.hooks-off", "exfil.instruction"];
 
 /// Pairs of families whose findings at `Medium` or worse refuse together.
 pub const PAIRS: &[(Category, Category)] = &[];
