@@ -21,7 +21,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use ecp_protocol::scan::classifier::{
-    CORROBORATES_AT, CORROBORATES_BESIDE, NEEDS_SECOND, PAIRS, apply_policy, beside,
+    CORROBORATES_AT, CORROBORATES_BESIDE, NEEDS_SECOND, PAIRS, REFUSE_ALONE, apply_policy, beside,
 };
 use ecp_protocol::scan::{Category, DEFAULT_THRESHOLD, Finding, Scanner, Severity};
 use sha2::{Digest, Sha256};
@@ -276,7 +276,9 @@ fn main() {
 fn lowo(skills: &[Skill], none: &[bool], per_rule: &BTreeMap<String, [[[usize; 2]; 2]; GROUPS]>, ratio: i64) {
     let candidates: Vec<&str> = per_rule
         .iter()
-        .filter(|(id, r)| !id.starts_with("classifier.") && r.iter().map(|g| g[0][1]).sum::<usize>() > 0)
+        // What SPEC §7.7.3 has refuse alone is never a candidate.
+        .filter(|(id, _)| !id.starts_with("classifier.") && !REFUSE_ALONE.contains(&id.as_str()))
+        .filter(|(_, r)| r.iter().map(|g| g[0][1]).sum::<usize>() > 0)
         .map(|(id, _)| id.as_str())
         .collect();
     // The skills written beside the rules (`x-*`, `older`) are no writer

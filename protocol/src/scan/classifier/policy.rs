@@ -85,6 +85,11 @@ use crate::scan::{Category, Finding, Severity};
 /// worse, they refuse only beside a second signal.
 pub const NEEDS_SECOND: &[&str] = &["control.hooks-off", "exfil.instruction"];
 
+/// Rules that refuse alone whatever their measured precision: what SPEC
+/// §7.7.3 names and the conformance suite pushes alone (`p030`'s "Ignore
+/// previous instructions …"). Never candidates for [`NEEDS_SECOND`].
+pub const REFUSE_ALONE: &[&str] = &["prompt.ignore-instructions"];
+
 /// Pairs of families whose findings at `Medium` or worse refuse together.
 pub const PAIRS: &[(Category, Category)] = &[];
 

@@ -27,7 +27,7 @@ const NOISY: &str = "control.hooks-off";
 fn the_lists_are_the_measured_ones() {
     assert_eq!(NEEDS_SECOND, ["control.hooks-off", "exfil.instruction"]);
     // SPEC §7.7.3's prompt injection stays refused alone (conformance p030).
-    assert!(!NEEDS_SECOND.contains(&"prompt.ignore-instructions"));
+    assert!(NEEDS_SECOND.iter().all(|id| !REFUSE_ALONE.contains(id)));
     assert!(PAIRS.is_empty(), "no pair refused a TRAIN skill nothing else refused");
     assert_eq!((SECOND_AT, LOWERED_TO, PAIR_SEVERITY), (Severity::Medium, Severity::Medium, Severity::High));
 }
