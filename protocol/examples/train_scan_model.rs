@@ -59,7 +59,9 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use ecp_protocol::scan::classifier::{self, BUCKETS, Features, WORD_BUCKETS, beside, features, probability};
+use ecp_protocol::scan::classifier::{
+    self, BUCKETS, Features, NEEDS_SECOND, PAIRS, WORD_BUCKETS, apply_policy, beside, features, probability,
+};
 use ecp_protocol::scan::{DEFAULT_THRESHOLD, Finding, Scanner, Severity};
 use sha2::{Digest, Sha256};
 
@@ -156,14 +158,14 @@ fn corpus() -> Vec<Doc> {
                 Split::Train
             };
             let body = fs::read_to_string(&path).expect("read corpus file");
-            let findings: Vec<Finding> = scanner
-                .scan(&body)
-                .findings
-                .into_iter()
-                .filter(|f| !f.rule_id.starts_with("classifier."))
-                .collect();
+            // The model reads the rules' findings as the rules made them
+            // (as `Scanner::scan` scores); what refuses is judged after the
+            // refusal policy (`classifier::policy`), as the scanner does.
+            let rules = scanner.scan_unrefined(&body).findings;
+            let mut features = variants::apply(&env("ECP_FEATURES"), &body, features(&body, &rules));
+            let mut findings = rules;
+            apply_policy(&mut findings, NEEDS_SECOND, PAIRS);
             let blocked = findings.iter().any(|f| f.severity >= DEFAULT_THRESHOLD);
-            let mut features = variants::apply(&env("ECP_FEATURES"), &body, features(&body, &findings));
             match evidence.as_str() {
                 "none" => features.evidence.clear(),
                 "only" => features.words.clear(),

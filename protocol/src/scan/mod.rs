@@ -66,7 +66,13 @@
 //! hashed words and the rules' findings below the threshold, whose score
 //! ([`ScanReport::classifier`]) is reported with the findings and adds at
 //! most a `Low` finding; it never refuses alone, only beside a rule's
-//! finding (`classifier.corroborated`, which names it).
+//! finding (`classifier.corroborated`, which names it). What refuses is
+//! then decided from measured precision (`classifier::policy`): a rule
+//! that alone refused as many benign skills as malicious ones
+//! (`control.hooks-off`, `exfil.instruction`) refuses only beside a finding of another family at `Medium` or the
+//! classifier's corroboration, and is lowered to `Medium` otherwise, its
+//! message saying so; the per-rule, per-writer table it was chosen from is
+//! there.
 //! `fence` is the one test of a fenced code block's fence line that every
 //! analyzer uses (```` ```x``` ```` is inline code, not a fence), and
 //! `guard` turns a panic in the scan of one received body into
@@ -386,15 +392,28 @@ impl Scanner {
     /// bug to fix (in a debug build, [`PANIC_PROBE`] does on purpose);
     /// bodies received from peers are scanned with [`try_scan`](Self::try_scan).
     pub fn scan(&self, body: &str) -> ScanReport {
-        guard::probe(body);
-        let mut report = self.scan_rules(body);
-        let score = classifier::score(body, &report.findings);
-        report.classifier = Some(score);
+        let mut report = self.scan_unrefined(body);
+        let score = report.classifier.unwrap_or_default();
+        // After the score (which the model was trained to read from the
+        // rules' own findings), before the corroboration (which may still
+        // refuse beside a lowered finding).
+        classifier::refine(&mut report.findings);
         let corroborated = classifier::corroborated(score, &report.findings);
         for f in classifier::finding(score).into_iter().chain(corroborated) {
             let at = report.findings.partition_point(|g| g.line <= f.line);
             report.findings.insert(at, f);
         }
+        report
+    }
+
+    /// For the training and the precision tool only: the rules' findings
+    /// as the rules made them and the second stage's score, before the
+    /// refusal policy (`classifier::policy`) and the corroboration.
+    #[doc(hidden)]
+    pub fn scan_unrefined(&self, body: &str) -> ScanReport {
+        guard::probe(body);
+        let mut report = self.scan_rules(body);
+        report.classifier = Some(classifier::score(body, &report.findings));
         report
     }
 

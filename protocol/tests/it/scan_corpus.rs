@@ -65,8 +65,12 @@ const MIN_FILES: usize = 300;
 /// writer 178 of 211). Then a fourth and a fifth writer's 147 and 111
 /// joined, kept out until those rules were merged: 118 and 94 refused
 /// (80.3%, 84.7%; 113 and 93 on the session's first rules); the corpus
-/// 1810 of 2026 (89.3%; TRAIN 91.4%, HELD 78.8%).
-const MIN_RECALL: f64 = 0.898;
+/// 1810 of 2026 (89.3%; TRAIN 91.4%, HELD 78.8%). Lowered (session 26,
+/// the lead agreeing) for the refusal policy (`classifier::policy`): two
+/// noisy rules refusing only beside a second signal spared 9 benign
+/// skills and lost 4 malicious ones that had nothing else (two `x-*`, two
+/// HELD): 1806 of 2026 (89.1%; TRAIN 91.4%, HELD 78.5%).
+const MIN_RECALL: f64 = 0.891;
 /// #14's bound on benign skills refused is 3%. The same writer's 210 benign
 /// skills, written close to the line, were refused 24 times (11.4%) as
 /// found, the corpus 41 of 882 (4.6%): until the bound is met again this is
@@ -86,8 +90,11 @@ const MIN_RECALL: f64 = 0.898;
 /// the third writer's 26 of 211). The fourth and fifth writers' 147 and
 /// 111 benign skills, kept out until then: 21 and 10 refused (14.3%,
 /// 9.0%; 22 and 12 on the session's first rules); the corpus 75 of 1411
-/// (5.3%; TRAIN 4.5%, HELD 8.1%).
-const MAX_FALSE_POSITIVE_RATE: f64 = 0.054;
+/// (5.3%; TRAIN 4.5%, HELD 8.1%). Then what refuses was decided from
+/// measured precision (session 26, `classifier::policy`): two rules that
+/// alone refused more benign skills than malicious ones refuse only
+/// beside a second signal: 66 of 1411 (4.7%; TRAIN 3.3%, HELD 7.8%).
+const MAX_FALSE_POSITIVE_RATE: f64 = 0.047;
 /// At most this share of benign skills may be held back from sharing for a
 /// credential that looks live (`ScanReport::has_secrets`).
 const MAX_SECRET_FALSE_POSITIVE_RATE: f64 = 0.02;

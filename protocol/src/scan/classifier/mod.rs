@@ -88,10 +88,15 @@ use std::sync::OnceLock;
 
 mod corroborate;
 mod evidence;
+mod policy;
 mod tokens;
 pub use corroborate::beside;
 pub(crate) use corroborate::corroborated;
 pub use evidence::EVIDENCE_BUCKETS;
+#[doc(hidden)]
+pub use policy::apply as apply_policy;
+pub(crate) use policy::refine;
+pub use policy::{LOWERED_TO, NEEDS_SECOND, PAIR_SEVERITY, PAIRS, REFUSE_ALONE, SECOND_AT};
 
 use super::{Category, Finding, Severity};
 use tokens::for_each_feature;

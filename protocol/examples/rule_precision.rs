@@ -1,0 +1,457 @@
+//! The refusal policy's evidence (`scan/classifier/policy.rs`): per rule,
+//! how many benign and malicious skills it refuses and how many it alone
+//! refuses, per writer; per pair of families at `Medium`, how many skills
+//! have both; and the leave-one-writer-out choice of the rules that refuse
+//! only beside a second signal and of the pairs that refuse together.
+//!
+//! Reads only what a rule writer may open: the malicious skills of TRAIN,
+//! `x-*` and `older`, and the TRAIN half of the benign skills (the corpus
+//! test's splits, `tests/it/scan_corpus.rs`); the HELD halves are never
+//! read. `cargo run -p ecp-protocol --example rule_precision` (add
+//! `--release` for speed); `ECP_RATIO=k` is how many benign skills spared
+//! a choice must buy per malicious one lost (default 1), `ECP_TOP=n` the
+//! rows printed per table (default 30), `ECP_WRITERS_ONLY=1` chooses on the
+//! five writers alone (the `x-*` and `older` skills not weighed), and
+//! `ECP_LIST=rule.id` (or `all`, or `missed`) lists the skills that rule
+//! alone refuses (or every skill one rule alone refuses, or the malicious
+//! skills nothing refuses) with their findings.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use ecp_protocol::scan::classifier::{
+    CORROBORATES_AT, CORROBORATES_BESIDE, NEEDS_SECOND, PAIRS, REFUSE_ALONE, apply_policy, beside,
+};
+use ecp_protocol::scan::{Category, DEFAULT_THRESHOLD, Finding, Scanner, Severity};
+use sha2::{Digest, Sha256};
+
+/// The five independent writers, by the tail of their `source:` line, and
+/// everyone else.
+const WRITERS: [(&str, &str); 5] = [
+    ("(session 24, writer t9)", "s24-t9"),
+    ("(session 24, writer t10)", "s24-t10"),
+    ("(session 25, writer t9)", "s25-t9"),
+    ("(session 25, writer t10)", "s25-t10"),
+    ("(session 25, writer t11)", "s25-t11"),
+];
+const REST: usize = WRITERS.len();
+const GROUPS: usize = WRITERS.len() + 1;
+
+fn group_name(g: usize) -> &'static str {
+    if g == REST { "rest" } else { WRITERS[g].1 }
+}
+
+struct Skill {
+    name: String,
+    malicious: bool,
+    group: usize,
+    score: u16,
+    /// The rules' findings before the policy.
+    findings: Vec<Finding>,
+}
+
+type Pair = (Category, Category);
+
+impl Skill {
+    /// Whether the skill is refused under the policy `(needs, pairs)`, and
+    /// the rule ids of its refusing findings (`classifier.corroborated`
+    /// for a corroboration).
+    fn refused(&self, needs: &[&str], pairs: &[Pair]) -> (bool, BTreeSet<String>) {
+        let mut f = self.findings.clone();
+        apply_policy(&mut f, needs, pairs);
+        let mut ids: BTreeSet<String> =
+            f.iter().filter(|f| f.severity >= DEFAULT_THRESHOLD).map(|f| f.rule_id.clone()).collect();
+        if beside(self.score, &f, CORROBORATES_AT, CORROBORATES_BESIDE).is_some() {
+            ids.insert("classifier.corroborated".into());
+        }
+        (!ids.is_empty(), ids)
+    }
+
+    /// The families of its signals (findings at `Medium` or worse, not
+    /// `secret` nor a grant), each once, in first-seen order.
+    fn signals(&self) -> Vec<Category> {
+        let mut out = Vec::new();
+        for f in &self.findings {
+            let signal = f.severity >= Severity::Medium
+                && !matches!(f.category, Category::Secret | Category::PermissionGrant);
+            if signal && !out.contains(&f.category) {
+                out.push(f.category);
+            }
+        }
+        out.sort_by_key(|c| format!("{c:?}"));
+        out
+    }
+}
+
+fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in fs::read_dir(dir).expect("read corpus dir") {
+        let p = e.expect("entry").path();
+        if p.is_dir() {
+            collect(&p, out);
+        } else if p.extension().is_some_and(|e| e == "md") {
+            out.push(p);
+        }
+    }
+}
+
+fn load() -> Vec<Skill> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/scan-corpus");
+    let older: BTreeSet<String> = fs::read_to_string(root.join("older.txt"))
+        .expect("older.txt")
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(String::from)
+        .collect();
+    let scanner = Scanner::standard();
+    let mut skills = Vec::new();
+    for kind in ["malicious", "benign"] {
+        let dir = root.join(kind);
+        let mut paths = Vec::new();
+        collect(&dir, &mut paths);
+        paths.sort();
+        for p in paths {
+            let name = p.strip_prefix(&dir).unwrap().to_string_lossy().replace('\\', "/");
+            let file = name.rsplit('/').next().unwrap_or(&name);
+            // The corpus test's split: HELD (first hash byte below 0x80,
+            // not x-* nor older) is never read.
+            let held = !file.starts_with("x-")
+                && !older.contains(&name)
+                && Sha256::digest(name.as_bytes())[0] < 0x80;
+            if held {
+                continue;
+            }
+            let body = fs::read_to_string(&p).expect("read skill");
+            let front = body.split("\n---").next().unwrap_or("");
+            let source = front.lines().find_map(|l| l.strip_prefix("source: ")).unwrap_or("-").trim();
+            let group = WRITERS.iter().position(|(tail, _)| source.ends_with(tail)).unwrap_or(REST);
+            let report = scanner.scan_unrefined(&body);
+            skills.push(Skill {
+                name: format!("{kind}/{name}"),
+                malicious: kind == "malicious",
+                group,
+                score: report.classifier.unwrap_or_default(),
+                findings: report.findings,
+            });
+        }
+    }
+    skills
+}
+
+/// `[group][benign, malicious]` counts.
+type Counts = [[usize; 2]; GROUPS];
+
+fn env_usize(name: &str, default: usize) -> usize {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+/// Benign spared and malicious lost (or, for a pair, malicious gained and
+/// benign added) per group when `after` replaces `before`.
+fn delta(skills: &[Skill], before: &[bool], after: &[bool]) -> ([i64; GROUPS], [i64; GROUPS]) {
+    let (mut benign, mut malicious) = ([0i64; GROUPS], [0i64; GROUPS]);
+    for (i, s) in skills.iter().enumerate() {
+        let d = i64::from(after[i]) - i64::from(before[i]);
+        if s.malicious {
+            malicious[s.group] += d;
+        } else {
+            benign[s.group] += d;
+        }
+    }
+    (benign, malicious)
+}
+
+fn outcome(skills: &[Skill], needs: &[&str], pairs: &[Pair]) -> Vec<bool> {
+    skills.iter().map(|s| s.refused(needs, pairs).0).collect()
+}
+
+fn summary(skills: &[Skill], refused: &[bool]) -> String {
+    let mut c: Counts = [[0; 2]; GROUPS];
+    let mut t: Counts = [[0; 2]; GROUPS];
+    for (i, s) in skills.iter().enumerate() {
+        let k = usize::from(s.malicious);
+        t[s.group][k] += 1;
+        c[s.group][k] += usize::from(refused[i]);
+    }
+    (0..GROUPS)
+        .map(|g| {
+            format!("{} caught {}/{} benign refused {}/{}", group_name(g), c[g][1], t[g][1], c[g][0], t[g][0])
+        })
+        .collect::<Vec<_>>()
+        .join("\n  ")
+}
+
+fn main() {
+    let ratio = env_usize("ECP_RATIO", 1) as i64;
+    let top = env_usize("ECP_TOP", 30);
+    let skills = load();
+    let none: Vec<bool> = outcome(&skills, &[], &[]);
+    println!("# {} skills read (TRAIN, x-*, older; benign TRAIN half)", skills.len());
+    println!("as found (no policy):\n  {}", summary(&skills, &none));
+    let now = outcome(&skills, NEEDS_SECOND, PAIRS);
+    println!(
+        "with the scanner's policy ({} rules, {} pairs):\n  {}",
+        NEEDS_SECOND.len(),
+        PAIRS.len(),
+        summary(&skills, &now)
+    );
+
+    // Per rule: refused and sole-refused, benign and malicious, per group.
+    let mut per_rule: BTreeMap<String, [[[usize; 2]; 2]; GROUPS]> = BTreeMap::new();
+    for s in &skills {
+        let (_, ids) = s.refused(&[], &[]);
+        for id in &ids {
+            let row = &mut per_rule.entry(id.clone()).or_default()[s.group][usize::from(s.malicious)];
+            row[0] += 1;
+            row[1] += usize::from(ids.len() == 1);
+        }
+    }
+    let total = |r: &[[[usize; 2]; 2]; GROUPS], k: usize, j: usize| r.iter().map(|g| g[k][j]).sum::<usize>();
+    let mut rows: Vec<_> = per_rule.iter().collect();
+    rows.sort_by_key(|(id, r)| {
+        (std::cmp::Reverse(total(r, 0, 1)), std::cmp::Reverse(total(r, 0, 0)), (*id).clone())
+    });
+    println!(
+        "\n## rules by benign skills they alone refuse (b = benign refused/alone, m = malicious refused/alone)"
+    );
+    print!("{:<34} {:>9} {:>9}", "rule", "b all", "m all");
+    for g in 0..GROUPS {
+        print!(" | {:>7} {:>7}", format!("b {}", &group_name(g)[..group_name(g).len().min(5)]), "m");
+    }
+    println!();
+    for (id, r) in rows.iter().filter(|(_, r)| total(r, 0, 0) > 0).take(top) {
+        print!(
+            "{id:<34} {:>9} {:>9}",
+            format!("{}/{}", total(r, 0, 0), total(r, 0, 1)),
+            format!("{}/{}", total(r, 1, 0), total(r, 1, 1))
+        );
+        for g in r.iter() {
+            print!(" | {:>7} {:>7}", format!("{}/{}", g[0][0], g[0][1]), format!("{}/{}", g[1][0], g[1][1]));
+        }
+        println!();
+    }
+
+    // Pairs of families at Medium or worse: skills with both, and of those
+    // the ones refused by nothing else.
+    let mut per_pair: BTreeMap<(String, String), [[usize; 2]; 2]> = BTreeMap::new();
+    for (i, s) in skills.iter().enumerate() {
+        let cats = s.signals();
+        for (a, ca) in cats.iter().enumerate() {
+            for cb in &cats[a + 1..] {
+                let key = (format!("{ca:?}"), format!("{cb:?}"));
+                let row = &mut per_pair.entry(key).or_default()[usize::from(s.malicious)];
+                row[0] += 1;
+                row[1] += usize::from(none[i]);
+            }
+        }
+    }
+    let mut pairs: Vec<_> = per_pair.iter().collect();
+    pairs.sort_by_key(|(k, r)| {
+        let gain = r[1][0] as i64 - r[1][1] as i64;
+        let cost = r[0][0] as i64 - r[0][1] as i64;
+        (std::cmp::Reverse(gain - ratio * cost), (*k).clone())
+    });
+    println!(
+        "\n## pairs of families at medium or worse (m/b: skills with both; unrefused: of those, refused by nothing else)"
+    );
+    for ((a, b), r) in pairs.iter().take(top) {
+        println!(
+            "{:<44} m {:>4} unrefused {:>3}   b {:>4} unrefused {:>3}",
+            format!("{a} + {b}"),
+            r[1][0],
+            r[1][0] - r[1][1],
+            r[0][0],
+            r[0][0] - r[0][1]
+        );
+    }
+
+    lowo(&skills, &none, &per_rule, ratio);
+}
+
+/// Leave one writer out: per candidate rule (one that alone refuses a
+/// benign skill) and pair, its effect per group; chosen on the other
+/// groups when it spares at least `ratio` benign skills per malicious one
+/// lost (a pair: gains `ratio` malicious per benign added), measured on
+/// the one left out.
+fn lowo(skills: &[Skill], none: &[bool], per_rule: &BTreeMap<String, [[[usize; 2]; 2]; GROUPS]>, ratio: i64) {
+    let candidates: Vec<&str> = per_rule
+        .iter()
+        // What SPEC §7.7.3 has refuse alone is never a candidate.
+        .filter(|(id, _)| !id.starts_with("classifier.") && !REFUSE_ALONE.contains(&id.as_str()))
+        .filter(|(_, r)| r.iter().map(|g| g[0][1]).sum::<usize>() > 0)
+        .map(|(id, _)| id.as_str())
+        .collect();
+    // The skills written beside the rules (`x-*`, `older`) are no writer
+    // to leave out, but they always choose: they hold the classic shapes a
+    // rule alone must keep refusing (`ECP_WRITERS_ONLY=1` leaves them out).
+    let with_rest = std::env::var_os("ECP_WRITERS_ONLY").is_none();
+    println!(
+        "\n## leave one writer out: rules refusing only beside a second signal (ratio {ratio}, rest choosing: {with_rest})"
+    );
+    println!("per rule alone: benign spared / malicious lost, per group");
+    let mut effects: BTreeMap<&str, ([i64; GROUPS], [i64; GROUPS])> = BTreeMap::new();
+    for id in &candidates {
+        let after = outcome(skills, &[id], &[]);
+        let (b, m) = delta(skills, none, &after);
+        let spared: [i64; GROUPS] = b.map(|x| -x);
+        let lost: [i64; GROUPS] = m.map(|x| -x);
+        let cells: Vec<String> =
+            (0..GROUPS).map(|g| format!("{}:{}/{}", group_name(g), spared[g], lost[g])).collect();
+        println!("  {id:<34} {}", cells.join(" "));
+        effects.insert(id, (spared, lost));
+    }
+    let choose = |exclude: Option<usize>| -> Vec<&str> {
+        effects
+            .iter()
+            .filter(|(_, (s, l))| {
+                let keep = |g: &usize| Some(*g) != exclude && (*g != REST || with_rest);
+                let s: i64 = (0..GROUPS).filter(keep).map(|g| s[g]).sum();
+                let l: i64 = (0..GROUPS).filter(keep).map(|g| l[g]).sum();
+                s > 0 && s >= ratio * l
+            })
+            .map(|(id, _)| *id)
+            .collect()
+    };
+    let mut held_out_total = [0i64; 2];
+    for w in 0..WRITERS.len() {
+        let chosen = choose(Some(w));
+        let after = outcome(skills, &chosen, &[]);
+        let (b, m) = delta(skills, none, &after);
+        held_out_total[0] -= b[w];
+        held_out_total[1] -= m[w];
+        println!(
+            "  without {}: chose {:?}; on {}: benign spared {}, malicious lost {}",
+            group_name(w),
+            chosen,
+            group_name(w),
+            -b[w],
+            -m[w]
+        );
+    }
+    println!("  held-out total: benign spared {}, malicious lost {}", held_out_total[0], held_out_total[1]);
+    let all_chosen = choose(None);
+    println!("  chosen on all: {all_chosen:?}");
+    let after = outcome(skills, &all_chosen, &[]);
+    for (i, s) in skills.iter().enumerate() {
+        if none[i] != after[i] {
+            println!(
+                "    {} {} {}",
+                if s.malicious { "lost" } else { "spared" },
+                group_name(s.group),
+                s.name
+            );
+        }
+    }
+    // Per chosen rule: its effect on the writers it was not chosen on.
+    let mut kept: Vec<&str> = Vec::new();
+    for id in &all_chosen {
+        let (s, l) = effects[id];
+        let mut on_unchosen = [0i64; 2];
+        for w in 0..WRITERS.len() {
+            if choose(Some(w)).contains(id) {
+                on_unchosen[0] += s[w];
+                on_unchosen[1] += l[w];
+            }
+        }
+        println!(
+            "    {id:<34} on writers left out when chosen: benign spared {}, malicious lost {}",
+            on_unchosen[0], on_unchosen[1]
+        );
+        if on_unchosen[0] > ratio * on_unchosen[1] {
+            kept.push(*id);
+        }
+    }
+    println!("  kept (helped on writers it was not chosen on): {kept:?}");
+
+    // Pairs, given the rules chosen on all.
+    let base = outcome(skills, &all_chosen, &[]);
+    println!("\n## leave one writer out: pairs at medium refusing together (given the rules chosen on all)");
+    let mut cats: BTreeMap<(String, String), Pair> = BTreeMap::new();
+    for (i, s) in skills.iter().enumerate() {
+        if base[i] {
+            continue;
+        }
+        let c = s.signals();
+        for (a, ca) in c.iter().enumerate() {
+            for cb in &c[a + 1..] {
+                cats.insert((format!("{ca:?}"), format!("{cb:?}")), (*ca, *cb));
+            }
+        }
+    }
+    let mut pair_effects: Vec<(Pair, [i64; GROUPS], [i64; GROUPS])> = Vec::new();
+    for p in cats.into_values() {
+        let after = outcome(skills, &all_chosen, &[p]);
+        let (b, m) = delta(skills, &base, &after);
+        let cells: Vec<String> =
+            (0..GROUPS).map(|g| format!("{}:{}/{}", group_name(g), m[g], b[g])).collect();
+        println!("  {:<44} gained/added {}", format!("{:?} + {:?}", p.0, p.1), cells.join(" "));
+        pair_effects.push((p, m, b));
+    }
+    let choose_pairs = |exclude: Option<usize>| -> Vec<Pair> {
+        pair_effects
+            .iter()
+            .filter(|(_, m, b)| {
+                let keep = |g: &usize| Some(*g) != exclude && (*g != REST || with_rest);
+                let m: i64 = (0..GROUPS).filter(keep).map(|g| m[g]).sum();
+                let b: i64 = (0..GROUPS).filter(keep).map(|g| b[g]).sum();
+                m >= 2 && m >= ratio * b
+            })
+            .map(|(p, _, _)| *p)
+            .collect()
+    };
+    let mut total = [0i64; 2];
+    for w in 0..WRITERS.len() {
+        let chosen = choose_pairs(Some(w));
+        let after = outcome(skills, &all_chosen, &chosen);
+        let (b, m) = delta(skills, &base, &after);
+        total[0] += m[w];
+        total[1] += b[w];
+        println!(
+            "  without {}: chose {} pairs; on {}: malicious gained {}, benign added {}",
+            group_name(w),
+            chosen.len(),
+            group_name(w),
+            m[w],
+            b[w]
+        );
+    }
+    println!("  held-out total: malicious gained {}, benign added {}", total[0], total[1]);
+    let pairs_all = choose_pairs(None);
+    for p in &pairs_all {
+        let (_, m, b) = pair_effects.iter().find(|(q, _, _)| q == p).unwrap();
+        let mut on_unchosen = [0i64; 2];
+        for w in 0..WRITERS.len() {
+            if choose_pairs(Some(w)).contains(p) {
+                on_unchosen[0] += m[w];
+                on_unchosen[1] += b[w];
+            }
+        }
+        println!(
+            "    {:<44} on writers left out when chosen: malicious gained {}, benign added {}",
+            format!("{:?} + {:?}", p.0, p.1),
+            on_unchosen[0],
+            on_unchosen[1]
+        );
+    }
+    let fin = outcome(skills, &all_chosen, &pairs_all);
+    println!("\nchosen on all, rules and pairs:\n  {}", summary(skills, &fin));
+    // `ECP_LIST=rule.id`: the skills that rule alone refuses.
+    if let Ok(id) = std::env::var("ECP_LIST") {
+        for s in skills {
+            let (_, ids) = s.refused(&[], &[]);
+            let missed = id == "missed" && s.malicious && ids.is_empty();
+            if missed || ids.len() == 1 && (ids.contains(&id) || id == "all") {
+                println!("  {} {} score {} refused by {:?}", group_name(s.group), s.name, s.score, ids);
+                for f in &s.findings {
+                    println!(
+                        "      {:>3} {:<8} {:<32} {}",
+                        f.line,
+                        format!("{:?}", f.severity),
+                        f.rule_id,
+                        f.excerpt
+                    );
+                }
+            }
+        }
+    }
+}
