@@ -63,7 +63,6 @@
 //! running it, that every match holds one of the rule's triggers: a match
 //! without one is what the engine never reports and the reference does.
 
-use regex::bytes::Regex;
 
 use super::context::Outline;
 use super::literals::{End, Literals, canonical, is_blank, spells};
@@ -115,7 +114,7 @@ pub(super) fn finding(
 struct Compiled {
     rule: Rule,
     /// `None` for literal rules.
-    re: Option<Regex>,
+    re: Option<regex_automata::meta::Regex>,
 
     /// A literal rule's triggers, canonical.
     literals: Vec<Vec<u8>>,
@@ -441,7 +440,7 @@ impl Engine {
         let rules: Vec<Compiled> = rules
             .into_iter()
             .map(|rule| Compiled {
-                re: (!rule.literal).then(|| rule::compile(&rule.pattern)),
+                re: (!rule.literal).then(|| line_regex::compile(&rule.pattern)),
 
                 literals: if rule.literal {
                     rule.triggers
@@ -458,7 +457,7 @@ impl Engine {
         let set = |keep: &dyn Fn(&Compiled) -> bool| {
             rules.iter().enumerate().filter(|(_, c)| keep(c)).fold(0, |set, (i, _)| set | 1u128 << i)
         };
-        let look_back = set(&|c| !lead::starts_on_trigger_line(&c.rule));
+        let look_back = set(&|c| !lead_pinned::starts_on_trigger_line(&c.rule));
         let longest = rules.iter().map(|c| usize::from(c.rule.span)).max().unwrap_or(0);
         let reach = (1..=longest).map(|j| look_back & set(&|c| usize::from(c.rule.span) >= j)).collect();
         let secret_rules = set(&|c| c.rule.category == Category::Secret);
@@ -824,6 +823,8 @@ fn first_trigger(hay: &str, literals: &[Vec<u8>]) -> Option<std::ops::Range<usiz
 }
 
 mod lead;
+mod lead_pinned;
+mod line_regex;
 mod requires;
 mod text;
 mod walk;
