@@ -10,6 +10,8 @@
 //! as before. So a changed rule is never read wrongly, only read slower,
 //! until `leads.txt` is blessed again (the test below says how).
 
+use std::sync::LazyLock;
+
 use super::lead;
 use crate::scan::rule::Rule;
 
@@ -24,19 +26,24 @@ pub(super) fn starts_on_trigger_line(rule: &Rule) -> bool {
 
 /// The answer `leads.txt` holds for `rule` as it is now, if any.
 fn pinned(rule: &Rule) -> Option<bool> {
+    // Read once: a scanner is built once per process, but of 100 rules.
+    static LINES: LazyLock<Vec<(&str, u64, bool)>> = LazyLock::new(|| {
+        PINNED
+            .lines()
+            .filter_map(|line| {
+                let mut fields = line.split(' ');
+                let (id, hex, leads) = (fields.next()?, fields.next()?, fields.next()?);
+                let leads = match leads {
+                    "1" => true,
+                    "0" => false,
+                    _ => return None,
+                };
+                Some((id, u64::from_str_radix(hex, 16).ok()?, leads))
+            })
+            .collect()
+    });
     let print = fingerprint(rule);
-    PINNED.lines().find_map(|line| {
-        let mut fields = line.split(' ');
-        let (id, hex, leads) = (fields.next()?, fields.next()?, fields.next()?);
-        if id != rule.id || u64::from_str_radix(hex, 16).ok()? != print {
-            return None;
-        }
-        match leads {
-            "1" => Some(true),
-            "0" => Some(false),
-            _ => None,
-        }
-    })
+    LINES.iter().find(|(id, p, _)| *id == rule.id && *p == print).map(|&(_, _, leads)| leads)
 }
 
 /// FNV-1a over what [`lead::starts_on_trigger_line`] reads of a rule, each

@@ -63,6 +63,7 @@
 //! running it, that every match holds one of the rule's triggers: a match
 //! without one is what the engine never reports and the reference does.
 
+use std::sync::OnceLock;
 
 use super::context::Outline;
 use super::literals::{End, Literals, canonical, is_blank, spells};
@@ -113,13 +114,21 @@ pub(super) fn finding(
 
 struct Compiled {
     rule: Rule,
-    /// `None` for literal rules.
-    re: Option<regex_automata::meta::Regex>,
+    /// Compiled at the rule's first confirmation (`line_regex`): a node
+    /// that never meets a line a rule needs to read never builds it.
+    re: OnceLock<regex_automata::meta::Regex>,
 
     /// A literal rule's triggers, canonical.
     literals: Vec<Vec<u8>>,
     /// [`Rule::requires`], its searchers built once.
     requires: Requires,
+}
+
+impl Compiled {
+    /// The rule's regex (not a literal rule's), built on first use.
+    fn regex(&self) -> &regex_automata::meta::Regex {
+        self.re.get_or_init(|| line_regex::compile(&self.rule.pattern))
+    }
 }
 
 /// The triggers, laid out for the hot loop: the entries of every key a
@@ -440,7 +449,7 @@ impl Engine {
         let rules: Vec<Compiled> = rules
             .into_iter()
             .map(|rule| Compiled {
-                re: (!rule.literal).then(|| line_regex::compile(&rule.pattern)),
+                re: OnceLock::new(),
 
                 literals: if rule.literal {
                     rule.triggers
@@ -708,12 +717,7 @@ impl Engine {
                 literal_match = first_trigger(hay, &c.literals);
                 &mut literal_match.into_iter()
             } else {
-                &mut c
-                    .re
-                    .as_ref()
-                    .map(|re| re.find_iter(hay.as_bytes()).map(|m| m.range()))
-                    .into_iter()
-                    .flatten()
+                &mut c.regex().find_iter(hay.as_bytes()).map(|m| m.range())
             };
             for m in matches {
                 if m.start >= line_len.max(1) {
