@@ -4,6 +4,7 @@
 
 use proptest::prelude::*;
 
+use super::super::MAX_KEY_BYTES;
 use super::*;
 use crate::scan::Scanner;
 

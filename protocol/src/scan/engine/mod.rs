@@ -63,8 +63,6 @@
 //! running it, that every match holds one of the rule's triggers: a match
 //! without one is what the engine never reports and the reference does.
 
-use std::collections::HashMap;
-use std::collections::hash_map::Entry as Slot;
 use std::sync::OnceLock;
 
 use super::context::Outline;
@@ -328,70 +326,6 @@ const MAX_KEY_BYTES: usize = 4;
 const MAX_CONTINUATION_LINES: usize = 12;
 /// Bytes of a joined command, at most; keeps pathological input linear.
 const MAX_CONTINUATION_BYTES: usize = 4096;
-
-/// Every rule's and analyzer's triggers, each once (by its text and
-/// boundaries) in the order first written, with the rules and analyzers
-/// it wakes.
-fn distinct_triggers<'a>(rules: impl IntoIterator<Item = &'a Rule>, analyzers: &[Analyzer]) -> Vec<Trigger> {
-    let mut triggers: Vec<Trigger> = Vec::new();
-    // Each trigger once, by its text and boundaries: found in a map, as
-    // a search of the list per trigger cost a fifth of a node's start.
-    let mut seen: HashMap<(Vec<u8>, bool, bool), usize> = HashMap::new();
-    let mut add = |lit: &str, rule: u128, analyzer: u32| {
-        let new = Trigger::parse(lit, rule, analyzer);
-        match seen.entry((new.text.clone(), new.word_start, new.word_end)) {
-            Slot::Occupied(at) => {
-                let t = &mut triggers[*at.get()];
-                t.rules |= rule;
-                t.analyzers |= analyzer;
-            }
-            Slot::Vacant(at) => {
-                at.insert(triggers.len());
-                triggers.push(new);
-            }
-        }
-    };
-    for (i, r) in rules.into_iter().enumerate() {
-        assert!(!r.triggers.is_empty(), "rule {} has no trigger", r.id);
-        // `requires` is searched ignoring ASCII case, as lower-case text.
-        assert!(
-            r.requires.iter().all(|n| !n.is_empty() && !n.bytes().any(|b| b.is_ascii_uppercase())),
-            "rule {} requires an empty or upper-case literal",
-            r.id
-        );
-        for t in r.triggers {
-            add(t, 1u128 << i, 0);
-        }
-    }
-    for (i, a) in analyzers.iter().enumerate() {
-        for t in a.triggers {
-            add(t, 0, 1u32 << i);
-        }
-    }
-    triggers
-}
-
-/// The prefilter's keys (each trigger's first `cap` bytes), each once in
-/// the order first met, and the triggers under each.
-fn by_key(triggers: &[Trigger], cap: usize) -> (Vec<&[u8]>, Vec<Vec<u16>>) {
-    let mut keys: Vec<&[u8]> = Vec::new();
-    let mut by_key: Vec<Vec<u16>> = Vec::new();
-    // A map, not a search of `keys` per trigger: that was most of a node's
-    // start once the rules' regexes were built lazily.
-    let mut key_of: HashMap<&[u8], usize> = HashMap::new();
-    for (i, t) in triggers.iter().enumerate() {
-        let key = &t.text[..t.text.len().min(cap)];
-        match key_of.entry(key) {
-            Slot::Occupied(k) => by_key[*k.get()].push(i as u16),
-            Slot::Vacant(k) => {
-                k.insert(keys.len());
-                keys.push(key);
-                by_key.push(vec![i as u16]);
-            }
-        }
-    }
-    (keys, by_key)
-}
 
 impl Engine {
     /// Compiles rules and analyzers. Panics on a bad built-in pattern (at the
@@ -851,6 +785,7 @@ fn first_trigger(hay: &str, literals: &[Vec<u8>]) -> Option<std::ops::Range<usiz
     })
 }
 
+mod distinct;
 mod lead;
 mod lead_pinned;
 mod line_regex;
@@ -858,12 +793,11 @@ mod requires;
 mod text;
 mod walk;
 
+use distinct::{by_key, distinct_triggers};
 use requires::Requires;
 pub(super) use text::{Body, LineRef};
 use text::{Lowered, is_word_byte, join_continuation, previous_line, span};
 use walk::{RECENT_LINES, SCRATCH, Scratch, Walk};
-#[cfg(test)]
-mod build_tests;
 #[cfg(test)]
 mod gate_tests;
 #[cfg(test)]
