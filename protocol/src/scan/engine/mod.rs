@@ -63,7 +63,7 @@
 //! running it, that every match holds one of the rule's triggers: a match
 //! without one is what the engine never reports and the reference does.
 
-use regex::bytes::Regex;
+use std::sync::OnceLock;
 
 use super::context::Outline;
 use super::literals::{End, Literals, canonical, is_blank, spells};
@@ -114,13 +114,21 @@ pub(super) fn finding(
 
 struct Compiled {
     rule: Rule,
-    /// `None` for literal rules.
-    re: Option<Regex>,
+    /// Compiled at the rule's first confirmation (`line_regex`): a node
+    /// that never meets a line a rule needs to read never builds it.
+    re: OnceLock<regex_automata::meta::Regex>,
 
     /// A literal rule's triggers, canonical.
     literals: Vec<Vec<u8>>,
     /// [`Rule::requires`], its searchers built once.
     requires: Requires,
+}
+
+impl Compiled {
+    /// The rule's regex (not a literal rule's), built on first use.
+    fn regex(&self) -> &regex_automata::meta::Regex {
+        self.re.get_or_init(|| line_regex::compile(&self.rule.pattern))
+    }
 }
 
 /// The triggers, laid out for the hot loop: the entries of every key a
@@ -320,58 +328,17 @@ const MAX_CONTINUATION_LINES: usize = 12;
 const MAX_CONTINUATION_BYTES: usize = 4096;
 
 impl Engine {
-    /// Compiles rules and analyzers. Panics on a bad built-in pattern, which
-    /// the unit tests catch.
+    /// Compiles rules and analyzers. Panics on a bad built-in pattern (at the
+    /// rule's first confirmation: `line_regex`'s tests build every one).
     pub(super) fn new(rules: Vec<Rule>, analyzers: Vec<Analyzer>) -> Engine {
         assert!(rules.len() <= 128, "rule bitset holds 128 rules");
         assert!(analyzers.len() <= 32, "analyzer bitset holds 32 analyzers");
-        let mut triggers: Vec<Trigger> = Vec::new();
-        let mut add = |lit: &str, rule: u128, analyzer: u32| {
-            let new = Trigger::parse(lit, rule, analyzer);
-            let same = |t: &&mut Trigger| {
-                t.text == new.text && (t.word_start, t.word_end) == (new.word_start, new.word_end)
-            };
-            match triggers.iter_mut().find(same) {
-                Some(t) => {
-                    t.rules |= rule;
-                    t.analyzers |= analyzer;
-                }
-                None => triggers.push(new),
-            }
-        };
-        for (i, r) in rules.iter().enumerate() {
-            assert!(!r.triggers.is_empty(), "rule {} has no trigger", r.id);
-            // `requires` is searched ignoring ASCII case, as lower-case text.
-            assert!(
-                r.requires.iter().all(|n| !n.is_empty() && !n.bytes().any(|b| b.is_ascii_uppercase())),
-                "rule {} requires an empty or upper-case literal",
-                r.id
-            );
-            for t in r.triggers {
-                add(t, 1u128 << i, 0);
-            }
-        }
-        for (i, a) in analyzers.iter().enumerate() {
-            for t in a.triggers {
-                add(t, 0, 1u32 << i);
-            }
-        }
+        let triggers = distinct_triggers(&rules, &analyzers);
         // Longer keys spare checks, shorter keys keep the automaton in L1.
         let (prefilter, by_key, cap) = (1..=MAX_KEY_BYTES)
             .rev()
             .find_map(|cap| {
-                let mut keys: Vec<&[u8]> = Vec::new();
-                let mut by_key: Vec<Vec<u16>> = Vec::new();
-                for (i, t) in triggers.iter().enumerate() {
-                    let key = &t.text[..t.text.len().min(cap)];
-                    match keys.iter().position(|k| *k == key) {
-                        Some(k) => by_key[k].push(i as u16),
-                        None => {
-                            keys.push(key);
-                            by_key.push(vec![i as u16]);
-                        }
-                    }
-                }
+                let (keys, by_key) = by_key(&triggers, cap);
                 Literals::new(&keys).map(|l| (l, by_key, cap))
             })
             .expect("one-byte keys always fit");
@@ -441,7 +408,7 @@ impl Engine {
         let rules: Vec<Compiled> = rules
             .into_iter()
             .map(|rule| Compiled {
-                re: (!rule.literal).then(|| rule::compile(&rule.pattern)),
+                re: OnceLock::new(),
 
                 literals: if rule.literal {
                     rule.triggers
@@ -458,7 +425,7 @@ impl Engine {
         let set = |keep: &dyn Fn(&Compiled) -> bool| {
             rules.iter().enumerate().filter(|(_, c)| keep(c)).fold(0, |set, (i, _)| set | 1u128 << i)
         };
-        let look_back = set(&|c| !lead::starts_on_trigger_line(&c.rule));
+        let look_back = set(&|c| !lead_pinned::starts_on_trigger_line(&c.rule));
         let longest = rules.iter().map(|c| usize::from(c.rule.span)).max().unwrap_or(0);
         let reach = (1..=longest).map(|j| look_back & set(&|c| usize::from(c.rule.span) >= j)).collect();
         let secret_rules = set(&|c| c.rule.category == Category::Secret);
@@ -709,12 +676,7 @@ impl Engine {
                 literal_match = first_trigger(hay, &c.literals);
                 &mut literal_match.into_iter()
             } else {
-                &mut c
-                    .re
-                    .as_ref()
-                    .map(|re| re.find_iter(hay.as_bytes()).map(|m| m.range()))
-                    .into_iter()
-                    .flatten()
+                &mut c.regex().find_iter(hay.as_bytes()).map(|m| m.range())
             };
             for m in matches {
                 if m.start >= line_len.max(1) {
@@ -823,11 +785,15 @@ fn first_trigger(hay: &str, literals: &[Vec<u8>]) -> Option<std::ops::Range<usiz
     })
 }
 
+mod distinct;
 mod lead;
+mod lead_pinned;
+mod line_regex;
 mod requires;
 mod text;
 mod walk;
 
+use distinct::{by_key, distinct_triggers};
 use requires::Requires;
 pub(super) use text::{Body, LineRef};
 use text::{Lowered, is_word_byte, join_continuation, previous_line, span};

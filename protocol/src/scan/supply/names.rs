@@ -81,8 +81,9 @@ struct Index {
     names: Vec<String>,
     set: NameSet,
     /// `by_len[n]`: the names of `n` bytes that may have look-alikes, with
-    /// their character counts, as (counts, index into `names`).
-    by_len: Vec<Vec<(Counts, u32)>>,
+    /// their character classes and counts, as (classes, counts, index into
+    /// `names`).
+    by_len: Vec<Vec<(u64, Counts, u32)>>,
     /// The scopes of the scoped names (`@types`), each once.
     scopes: Vec<String>,
 }
@@ -193,6 +194,14 @@ fn counts(s: &str) -> Counts {
     c
 }
 
+/// Which character classes occur in a name, a bit each: the classes
+/// present in one name of two and absent from the other are at most
+/// [`count_difference`] (each differs by a count of one at least), so
+/// their number turns most names away before the counts are compared.
+fn classes(c: &Counts) -> u64 {
+    c.iter().enumerate().fold(0, |m, (i, &n)| m | u64::from(n > 0) << i)
+}
+
 /// How many characters two names differ by, as multisets: one edit
 /// changes it by at most two, so it bounds the distance from below.
 /// Summed in `u16` lanes, which the compiler vectorises (48 counts of at
@@ -210,10 +219,11 @@ impl Index {
             .map(|l| canonical(e, l))
             .collect();
         let set: NameSet = names.iter().cloned().collect();
-        let mut by_len: Vec<Vec<(Counts, u32)>> = vec![Vec::new(); MAX_LEN + 1];
+        let mut by_len: Vec<Vec<(u64, Counts, u32)>> = vec![Vec::new(); MAX_LEN + 1];
         for (i, n) in names.iter().enumerate() {
             if (MIN_LEN_ONE_EDIT..=MAX_LEN).contains(&n.len()) {
-                by_len[n.len()].push((counts(n), i as u32));
+                let c = counts(n);
+                by_len[n.len()].push((classes(&c), c, i as u32));
             }
         }
         let mut scopes: Vec<String> = names
@@ -333,15 +343,16 @@ pub(super) fn lookalike(e: Ecosystem, name: &str) -> Option<Lookalike> {
     }
     let mut best: Option<(usize, u32)> = None;
     let own = counts(name);
+    let own_classes = classes(&own);
     let lengths = len.saturating_sub(2).max(MIN_LEN_ONE_EDIT)..=(len + 2).min(MAX_LEN);
     for (i, bucket) in index.by_len.iter().enumerate().take(*lengths.end() + 1).skip(*lengths.start()) {
         let max = if i >= MIN_LEN_TWO_EDITS && len + 1 >= MIN_LEN_TWO_EDITS { 2 } else { 1 };
         if i.abs_diff(len) > max {
             continue;
         }
-        for (m, k) in bucket {
+        for (c, m, k) in bucket {
             let k = *k;
-            if count_difference(m, &own) > 2 * max {
+            if (c ^ own_classes).count_ones() as usize > 2 * max || count_difference(m, &own) > 2 * max {
                 continue;
             }
             let p = &index.names[k as usize];
@@ -479,3 +490,7 @@ mod tests {
 #[cfg(test)]
 #[path = "names_tests.rs"]
 mod sweep_tests;
+
+#[cfg(test)]
+#[path = "names_classes_tests.rs"]
+mod classes_tests;
