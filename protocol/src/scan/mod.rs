@@ -121,6 +121,8 @@ mod prompt;
 mod pwn_request;
 #[cfg(test)]
 mod recall2_tests;
+#[cfg(test)]
+mod recall3_tests;
 mod remote;
 mod rule;
 mod secret;
