@@ -17,7 +17,8 @@
 //!   file runs in the agent's own shell and can redefine every command the
 //!   later steps run. A runner given a file without a script extension
 //!   (`bash tools/bootstrap`, `. ./scripts/init`, `go run ./cmd/prep`,
-//!   `npx ./tools/cli`, `Start-Process -FilePath …`) counts; a virtual
+//!   `npx ./tools/cli`, `Start-Process -FilePath …`, `python -m
+//!   tools.setup` of a module in the skill's folders) counts; a virtual
 //!   environment's `activate` and dotenv files do not.
 //!   Also `High`: companion code loaded everywhere (a preload or startup
 //!   variable such as `LD_PRELOAD`, `NODE_OPTIONS=--require`,
@@ -108,6 +109,10 @@ pub(super) fn analyzers() -> Vec<Analyzer> {
             "*.scpt",
             "*.applescript",
             "go run",
+            // A module of the skill's folders run by Python (`-m`).
+            "python -m",
+            "python3 -m",
+            "py -m",
             // Companion code loaded into every process, or every commit.
             "ld_preload",
             "dyld_insert*",
