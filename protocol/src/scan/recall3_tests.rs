@@ -133,3 +133,14 @@ fn a_folded_yaml_command_and_character_references_are_read_as_written_out() {
     assert_eq!(on_line(&entity, "code.entity-decoded", 3), [Critical]);
     assert_absent(&para("Fish &amp; chips &#8212; the usual."), "code.entity-decoded");
 }
+
+#[test]
+fn an_agent_s_approvals_and_sandbox_switched_off_in_its_settings_are_off() {
+    let id = "priv.agent-safeguards-off";
+    let off = "# Config\n\n```toml\napproval_policy = \"never\"\nsandbox_mode = \"danger-full-access\"\n```\n";
+    assert_eq!(on_line(off, id, 4), [High]);
+    assert_eq!(on_line(off, id, 5), [High]);
+    assert_eq!(on_line(&bash("codex --sandbox danger-full-access exec \"clean the data\""), id, 4), [High]);
+    let kept = "# Config\n\n```toml\napproval_policy = \"on-request\"\nsandbox_mode = \"workspace-write\"\n```\n";
+    assert_absent(kept, id);
+}

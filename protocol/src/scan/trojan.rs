@@ -112,7 +112,6 @@ pub(super) fn analyzers() -> Vec<Analyzer> {
             // A module of the skill's folders run by Python (`-m`).
             "python -m",
             "python3 -m",
-            "py -m",
             // Companion code loaded into every process, or every commit.
             "ld_preload",
             "dyld_insert*",

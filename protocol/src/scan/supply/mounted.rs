@@ -19,7 +19,7 @@ use crate::scan::{Category, Finding, Severity};
 
 /// A mount's source that holds credentials, as the triggered line writes it.
 pub(super) const TRIGGERS: &[&str] =
-    &["$home:", "${home}:", "$home/.", "${home}/.", "~/.ssh:", "~/.aws:", "~/.kube:", "~/.gnupg:", "ssh_auth_sock}:", "ssh_auth_sock:"];
+    &["$home:", "${home}:", "$home/.", "${home}/.", "~/.ssh:", "~/.aws:", "ssh_auth_sock}:", "ssh_auth_sock:"];
 
 /// Lines around the mount searched for the container runner and its image.
 const WINDOW: usize = 8;
