@@ -201,6 +201,9 @@ pub(super) fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
     let mut blocks_normalized: Vec<usize> = Vec::new();
     let mut context_budget = rescan::context_rescans();
     let mut seen = rescan::ByLine::default();
+    // Lines whose literals `anywhere` decoded already: a decoding call
+    // below does not decode them again.
+    let mut decoded_alone: Vec<usize> = Vec::new();
     for r in all {
         if budget == 0 {
             return;
@@ -209,6 +212,9 @@ pub(super) fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
         let Some(call) = DECODES.find(line.as_bytes()) else {
             if let Some(m) = ENCODED_START.find(line.as_bytes()) {
                 budget = anywhere(body, r, line, m.start(), budget, out, &mut seen);
+                // Only the lines a lookback can reach are kept.
+                decoded_alone.retain(|&i| i + LOOKBACK_LINES >= r.index);
+                decoded_alone.push(r.index);
             }
             continue;
         };
@@ -243,6 +249,9 @@ pub(super) fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
             let back = r.index.min(LOOKBACK_LINES);
             let first = body.line_before(r, back);
             for (above, text) in body.lines_from(first).take(back) {
+                if decoded_alone.contains(&above.index) {
+                    continue;
+                }
                 for decoded in decode_line_keyed(text, hints).into_iter().take(budget) {
                     budget -= 1;
                     scan_decoded(&decoded, used, warned, above, text, out, &mut seen);

@@ -17,8 +17,11 @@ use crate::scan::{Finding, Severity};
 /// A folded scalar's indicator after a key, and a character reference.
 /// Numeric references only: the prefilter's table has no room for a key
 /// per name, so a named one (`&vert;`) is decoded on a line that has a
-/// numeric one too, and is missed alone.
-pub(super) const TRIGGERS: &[&str] = &[": >", "&#"];
+/// numeric one too, and is missed alone. A digit or `x` after `&#`: the
+/// prefilter gives `&` and `#` the class of the rare punctuation, and
+/// `&#` alone would wake this on every fence's backticks.
+pub(super) const TRIGGERS: &[&str] =
+    &[": >", "&#0*", "&#1*", "&#2*", "&#3*", "&#4*", "&#5*", "&#6*", "&#7*", "&#8*", "&#9*", "&#x*"];
 
 /// Lines of a folded scalar joined, at most.
 const MAX_FOLDED_LINES: usize = 40;
