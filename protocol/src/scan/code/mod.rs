@@ -38,9 +38,8 @@
 //!   store and calls a stranger's host, in any language, without following
 //!   the value (for the languages and shapes `flow` cannot follow).
 //!
-//! - `unfolded` (`code.folded-yaml`, `code.entity-decoded`): a YAML
-//!   folded command (`run: >`) joined as YAML joins it, and HTML character
-//!   references (`&#124;`) decoded, then scanned again.
+//! - `unfolded` (`code.folded-yaml`): a YAML folded command (`run: >`)
+//!   joined as YAML joins it, then scanned again.
 //!
 //! - `decode` also reads a base64 literal of a URL or a command line on a
 //!   line that decodes nothing (prose, inline code, any fence), whatever
