@@ -199,7 +199,9 @@ static PROHIBITS_ASKING: Lazy = LazyLock::new(|| {
 /// A third-person negation of a program halting ("does not stop to ask",
 /// "won't prompt for confirmation"): what a flag does to a tool.
 static PROGRAM_HALTS: Lazy = LazyLock::new(|| {
-    compile(r"^(?:does\s+not|doesn'?t|will\s+not|won'?t)\s+(?:stop|pause|block|hold|halt|interrupt|prompt|hang)\b")
+    compile(
+        r"^(?:does\s+not|doesn'?t|will\s+not|won'?t)\s+(?:stop|pause|block|hold|halt|interrupt|prompt|hang)\b",
+    )
 });
 
 /// The offset of consent taken away or claimed in advance, if any; `None`

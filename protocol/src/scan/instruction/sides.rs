@@ -107,7 +107,9 @@ static CONVERSATION_BELOW: Lazy = LazyLock::new(|| {
 
 /// Words without which [`DEMOTED`] and [`CONVERSATION_BELOW`] cannot match.
 static DEMOTED_QUICK: Lazy = LazyLock::new(|| {
-    compile(r"\b(?:typing|chatting|talking|writing|chat\s+user|end[\s-]user|priority|precedence|(?:in|on|using)\s+(?:the|this)\s+(?:chat|conversation|session|tool))\b")
+    compile(
+        r"\b(?:typing|chatting|talking|writing|chat\s+user|end[\s-]user|priority|precedence|(?:in|on|using)\s+(?:the|this)\s+(?:chat|conversation|session|tool))\b",
+    )
 });
 
 /// Where the sentence demotes the person in the conversation, or ranks the

@@ -18,8 +18,16 @@ use crate::scan::rule::{Lazy, compile};
 use crate::scan::{Category, Finding, Severity};
 
 /// A mount's source that holds credentials, as the triggered line writes it.
-pub(super) const TRIGGERS: &[&str] =
-    &["$home:", "${home}:", "$home/.", "${home}/.", "~/.ssh:", "~/.aws:", "ssh_auth_sock}:", "ssh_auth_sock:"];
+pub(super) const TRIGGERS: &[&str] = &[
+    "$home:",
+    "${home}:",
+    "$home/.",
+    "${home}/.",
+    "~/.ssh:",
+    "~/.aws:",
+    "ssh_auth_sock}:",
+    "ssh_auth_sock:",
+];
 
 /// Lines around the mount searched for the container runner and its image.
 const WINDOW: usize = 8;
@@ -32,12 +40,18 @@ static MOUNT: Lazy = LazyLock::new(|| {
 });
 
 /// A container runner.
-static RUNNER: Lazy = LazyLock::new(|| compile(r#"\b(?:docker|podman|nerdctl)\b["',]?\s*(?:\S+\s+)?["']?(?:run|create|compose)\b|"command"\s*:\s*"(?:docker|podman)""#));
+static RUNNER: Lazy = LazyLock::new(|| {
+    compile(
+        r#"\b(?:docker|podman|nerdctl)\b["',]?\s*(?:\S+\s+)?["']?(?:run|create|compose)\b|"command"\s*:\s*"(?:docker|podman)""#,
+    )
+});
 
 /// An image reference: a name with an owner or registry (`owner/name`,
 /// `ghcr.io/o/n`), with or without a tag; a local path or a URL is not one.
 static IMAGE: Lazy = LazyLock::new(|| {
-    compile(r#"(?:^|[\s"'\[,])([a-z0-9][a-z0-9._-]*(?:\.[a-z]{2,}(?::\d+)?)?(?:/[a-z0-9][a-z0-9._-]*)+(?::[\w.-]+)?)(?:["',\]]|\s|$)"#)
+    compile(
+        r#"(?:^|[\s"'\[,])([a-z0-9][a-z0-9._-]*(?:\.[a-z]{2,}(?::\d+)?)?(?:/[a-z0-9][a-z0-9._-]*)+(?::[\w.-]+)?)(?:["',\]]|\s|$)"#,
+    )
 });
 
 pub(super) fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
@@ -49,10 +63,7 @@ pub(super) fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
         let line = body.line(r);
         let Some(mount) = MOUNT.find(line.as_bytes()) else { continue };
         let from = body.line_before(r, WINDOW);
-        let window: Vec<(LineRef, &str)> = body
-            .lines_from(from)
-            .take(2 * WINDOW + 1)
-            .collect();
+        let window: Vec<(LineRef, &str)> = body.lines_from(from).take(2 * WINDOW + 1).collect();
         // Within the block (or prose run) holding the mount.
         let at = window.iter().position(|(l, _)| l.index == r.index).unwrap_or(0);
         let start = window[..at].iter().rposition(|(_, l)| is_fence(l)).map_or(0, |i| i + 1);
@@ -65,7 +76,7 @@ pub(super) fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
         // The image comes after the mount: on its line past it, or below.
         let after = std::iter::once(&line[mount.end()..])
             .chain(scope.iter().filter(|(l, _)| l.index > r.index).map(|(_, l)| *l));
-        let image = after.flat_map(|l| images(l)).next();
+        let image = after.flat_map(images).next();
         let severity = match image {
             Some(name) if popular(&name) => Severity::Medium,
             _ => Severity::High,
@@ -113,7 +124,9 @@ mod tests {
 
     #[test]
     fn an_unknown_image_given_the_home_folder_or_the_agent_socket_is_high() {
-        let run = bash("docker run --rm -v \"$HOME:$HOME\" -v \"$SSH_AUTH_SOCK:/ssh-agent\" fmtall/fmt:latest --all");
+        let run = bash(
+            "docker run --rm -v \"$HOME:$HOME\" -v \"$SSH_AUTH_SOCK:/ssh-agent\" fmtall/fmt:latest --all",
+        );
         assert_eq!(on_line(&run, ID, 4), [High]);
         let mcp = "# MCP\n\n```json\n{ \"command\": \"docker\",\n  \"args\": [\"run\", \"-i\", \"-v\", \"${HOME}:/host-home\",\n  \"docsearch-mcp/server:latest\"] }\n```\n";
         assert_eq!(on_line(mcp, ID, 5), [High]);
@@ -121,8 +134,14 @@ mod tests {
 
     #[test]
     fn a_popular_image_is_medium_and_a_project_mount_nothing() {
-        assert_eq!(on_line(&bash("docker run --rm -v ~/.aws:/root/.aws amazon/aws-cli s3 ls"), ID, 4), [Medium]);
-        assert_absent(&bash("docker run --rm -v \"$PWD:/repo\" trufflesecurity/trufflehog:latest git file:///repo"), ID);
+        assert_eq!(
+            on_line(&bash("docker run --rm -v ~/.aws:/root/.aws amazon/aws-cli s3 ls"), ID, 4),
+            [Medium]
+        );
+        assert_absent(
+            &bash("docker run --rm -v \"$PWD:/repo\" trufflesecurity/trufflehog:latest git file:///repo"),
+            ID,
+        );
         // The home folder named without a runner: a shell line, not a mount.
         assert_absent(&bash("ln -sf \"$SSH_AUTH_SOCK\" ~/.ssh/ssh_auth_sock"), ID);
     }

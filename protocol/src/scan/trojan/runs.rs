@@ -423,8 +423,9 @@ fn mentions_module_run(line: &str) -> bool {
 fn is_companion_module(word: &str) -> bool {
     let Some((folder, rest)) = word.split_once('.') else { return false };
     let folder = folder.to_ascii_lowercase();
-    let bundled = matches!(folder.as_str(), "scripts" | "tools" | "helpers" | "bin" | "setup" | "vendor" | "hooks")
-        || folder.starts_with("skill");
+    let bundled =
+        matches!(folder.as_str(), "scripts" | "tools" | "helpers" | "bin" | "setup" | "vendor" | "hooks")
+            || folder.starts_with("skill");
     bundled && !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.')
 }
 

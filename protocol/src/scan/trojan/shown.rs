@@ -158,9 +158,9 @@ fn titles(line: &str) -> bool {
 /// Whether `word` starts a word of `line`, case aside: "create `x.sh`" has
 /// the agent write the file; `postCreateCommand` names a hook that runs it.
 fn starts_word(line: &[u8], word: &[u8]) -> bool {
-    line.windows(word.len()).enumerate().any(|(i, w)| {
-        w.eq_ignore_ascii_case(word) && (i == 0 || !line[i - 1].is_ascii_alphanumeric())
-    })
+    line.windows(word.len())
+        .enumerate()
+        .any(|(i, w)| w.eq_ignore_ascii_case(word) && (i == 0 || !line[i - 1].is_ascii_alphanumeric()))
 }
 
 /// Where the line opening a code block within [`SHOWN_WITHIN`] lines
