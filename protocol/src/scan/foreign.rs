@@ -16,6 +16,15 @@
 //! harmless, as `instr.persistence` judges it in English); `High` when the
 //! same lines carry over an approval ("sem perguntar", "sans
 //! confirmation", "ohne Rückfrage", "pré-aprovados") or hide it.
+//!
+//! `instr.approval-carryover-i18n`: the user's confirmation taken away
+//! from now on in those languages ("Tu n'as plus besoin de me demander",
+//! "Ya no hace falta que me pidas confirmación", "Du musst ihn nichts mehr
+//! fragen"), which two writers put beside a persistence paragraph but not
+//! in its lines. `Medium` alone, as `instr.approval-carryover` is when
+//! stated rather than asked; an id of its own (not a lift of
+//! `instr.persistence-i18n`) so that the refusal policy can weigh the two
+//! together.
 
 use std::sync::LazyLock;
 
@@ -88,6 +97,16 @@ pub(super) fn rules() -> Vec<Rule> {
         r"\b(?:memorizza|ricorda|salva)\s+(?:\w+\s+){0,2}?nella\s+(?:tua\s+)?memoria\b",
         r"\b(?:onthoud|bewaar|sla)\s+(?:\w+\s+){0,3}?in\s+je\s+geheugen\b",
     ];
+    // Asking (or confirming) said to be needed no more: "no longer" is the
+    // carry-over; a bare "without asking" describes a tool as often.
+    let no_longer_asked = [
+        r"\bn'(?:as|avez|a)\s+plus\s+besoin\s+de\s+(?:me\s+|nous\s+|lui\s+|leur\s+)?(?:demander|consulter|confirmer|valider|prévenir|prevenir)\b|\bplus\s+besoin\s+de\s+(?:me\s+|nous\s+)?(?:demander|confirmation|validation|autorisation)\b",
+        r"\bya\s+no\s+(?:hace\s+falta|es\s+necesario|necesitas|tienes\s+que)\s+(?:que\s+)?(?:me\s+|nos\s+)?(?:pidas|pedir|preguntar|preguntes|consultar|consultes|confirmar|confirmes)\b",
+        r"\b(?:nicht|nichts|nie)\s+mehr\s+(?:zu\s+)?(?:fragen|nachfragen|rückfragen|ruckfragen|bestätigen|bestatigen|um\s+(?:erlaubnis|freigabe)\s+bitten)\b|\bkeine\s+(?:rückfrage|ruckfrage|nachfrage|bestätigung|bestatigung|freigabe|erlaubnis)\s+mehr\b",
+        r"\bnon\s+(?:serve\s+(?:più\s+|piu\s+)?|c'è\s+più\s+bisogno\s+di\s+|c'e\s+piu\s+bisogno\s+di\s+|devi\s+più\s+|devi\s+piu\s+)(?:chiedermi|chiedere|chiedermelo|confermare)\b",
+        r"\b(?:não|nao)\s+(?:precisa|precisas|é\s+preciso|e\s+preciso)\s+mais\s+(?:de\s+)?(?:me\s+)?(?:perguntar|pedir|consultar|confirmar)\b",
+        r"\b(?:hoeft|hoef)\s+(?:\w+\s+)?niet\s+meer\s+(?:te\s+)?(?:vragen|bevestigen|te\s+vragen)\b",
+    ];
     vec![
         Rule::new(
             "instr.persistence-i18n",
@@ -111,6 +130,15 @@ pub(super) fn rules() -> Vec<Rule> {
         // The approval it carries over may come two wrapped lines on.
         .span(2)
         .assess(carried_over)
+        .warnable(),
+        Rule::new(
+            "instr.approval-carryover-i18n",
+            Category::Concealment,
+            Severity::Medium,
+            &["besoin", "ya no", "mehr", "chied*", "confermare", "mais", "niet meer"],
+            bytes(&no_longer_asked.join("|")),
+        )
+        .span(1)
         .warnable(),
         Rule::new(
             "conceal.hide-from-user-i18n",
@@ -138,7 +166,7 @@ pub(super) fn rules() -> Vec<Rule> {
 /// instruction.
 static CARRIED: Lazy = LazyLock::new(|| {
     compile(&bytes(
-        r"\bsem\s+(?:perguntar|confirma\w*|autoriza\w*)|\bsin\s+(?:preguntar|confirma\w*|autoriza\w*)|\bsans\s+(?:confirmation|demander|autorisation|validation)|\bohne\s+(?:rückfrage|ruckfrage|nachfrage|bestätigung|bestatigung|zu\s+fragen)|\bsenza\s+(?:chiedere|conferma|autorizzazione)|\bzonder\s+(?:te\s+vragen|bevestiging|toestemming)|\bpr(?:é|e)-?(?:aprovad|approuv|aprobad)\w*|\bvorab\s+genehmigt|\bpreapprovat\w*|\bvooraf\s+goedgekeurd|\b(?:não|nao)\s+(?:é\s+preciso\s+)?mencion\w*|\binutile\s+d'en\s+parler|\bno\s+(?:hace\s+falta\s+)?mencion\w*|\bnicht\s+erwähn\w*|\bniet\s+(?:vermelden|vertellen)|\bnon\s+menzion\w*",
+        r"\bsem\s+(?:perguntar|confirma\w*|autoriza\w*)|\bsin\s+(?:preguntar|confirma\w*|autoriza\w*)|\bsans\s+(?:confirmation|demander|autorisation|validation)|\bohne\s+(?:rückfrage|ruckfrage|nachfrage|bestätigung|bestatigung|zu\s+fragen)|\b(?:nicht|nichts|nie)\s+mehr\s+(?:zu\s+)?(?:fragen|nachfragen)|\bplus\s+besoin\s+de\s+(?:me\s+)?demander|\bya\s+no\s+hace\s+falta\s+que\s+me\s+pidas|\bsenza\s+(?:chiedere|conferma|autorizzazione)|\bzonder\s+(?:te\s+vragen|bevestiging|toestemming)|\bpr(?:é|e)-?(?:aprovad|approuv|aprobad)\w*|\bvorab\s+genehmigt|\bpreapprovat\w*|\bvooraf\s+goedgekeurd|\b(?:não|nao)\s+(?:é\s+preciso\s+)?mencion\w*|\binutile\s+d'en\s+parler|\bno\s+(?:hace\s+falta\s+)?mencion\w*|\bnicht\s+erwähn\w*|\bniet\s+(?:vermelden|vertellen)|\bnon\s+menzion\w*",
     ))
 });
 

@@ -37,10 +37,11 @@
 //! which no excerpt ever shows), `permission` (broad grants in the
 //! frontmatter, reported at `Info`), `code` (a folder: what code blocks
 //! do, per language — secrets followed to where they are sent, literals
-//! decoded and scanned again, disguised shell words read as the shell
-//! reads them), `supply` (look-alike package and skill names checked
-//! against hand-made popular-name lists, package index overrides, installs
-//! from URLs), `trojan` (bundled scripts run unseen, fetching and running
+//! decoded and scanned again wherever they sit, disguised shell words read
+//! as the shell reads them, YAML folded commands joined), `supply` (look-alike package and skill names
+//! checked against hand-made popular-name lists, package index overrides,
+//! installs from URLs, containers handed the user's keys), `trojan`
+//! (bundled scripts run unseen, fetching and running
 //! "the installer"; `vouched`: code the skill says it carries, run
 //! unseen, and clones from unknown hosts run), `controls` (TLS verification, hooks
 //! and security tools switched off in code), `tamper` (writes to the
@@ -57,7 +58,9 @@
 //! `autorun` (an editor task run unseen on folder open). `prefixed` says
 //! which words a command prefix (`sudo -E`, `env -i`) takes before the
 //! command it runs, for the analyzers that track command position. `generalised_tests` holds one test per class
-//! of the #14 generalisation pass, each beside its benign look-alike. Rule ids are `family.name` (`instr.*` for
+//! of the #14 generalisation pass, each beside its benign look-alike;
+//! `recall2_tests` and `recall3_tests` those of sessions 25 and 26's
+//! recall passes. Rule ids are `family.name` (`instr.*` for
 //! `instruction`, `control.*`, `tamper.*`) and never change meaning. A
 //! command quoted (not run) under a heading or lead-in that warns ("## What
 //! not to do") is lowered to `Low` (`context`); a runnable block or a step
@@ -127,6 +130,8 @@ mod prompt;
 mod pwn_request;
 #[cfg(test)]
 mod recall2_tests;
+#[cfg(test)]
+mod recall3_tests;
 mod remote;
 mod rule;
 mod secret;

@@ -98,9 +98,12 @@ pub(super) fn rules() -> Vec<Rule> {
             High,
             &[
                 "dangerously", "yolo", "bypasspermissions", "\"bash(*)\"", "auto-approve", "autoapprove",
-                "auto approve", "sandbox*", "prompts",
+                "auto approve", "sandbox*", "prompts", "approval_policy", "autoaccept",
             ],
-            r#"--dangerously-(?:skip-permissions|bypass-approvals-and-sandbox)\b|--yolo\b|\bbypasspermissions\b|"bash\(\*\)"|\bauto[- ]?approve\s+(?:all|every(?:thing)?)\b|\b(?:disable|turn\s+off|switch\s+off|skip)\s+(?:the\s+|all\s+)?(?:sandbox(?:ing)?|(?:permission|approval|confirmation)\s+prompts)\b|\b(?:permission|approval|confirmation)\s+prompts\s+(?:turned|switched)\s+off\b"#,
+            // The same switches in an agent's settings file (session 26: two
+            // writers put Codex's there): approvals never asked, the
+            // sandbox given the whole machine, every tool call accepted.
+            r#"\bapproval_policy\s*[=:]\s*["']?never\b|\bsandbox_mode\s*[=:]\s*["']?danger-full-access\b|--sandbox[= ]danger-full-access\b|\bautoaccept["']?\s*[=:]\s*true\b|--dangerously-(?:skip-permissions|bypass-approvals-and-sandbox)\b|--yolo\b|\bbypasspermissions\b|"bash\(\*\)"|\bauto[- ]?approve\s+(?:all|every(?:thing)?)\b|\b(?:disable|turn\s+off|switch\s+off|skip)\s+(?:the\s+|all\s+)?(?:sandbox(?:ing)?|(?:permission|approval|confirmation)\s+prompts)\b|\b(?:permission|approval|confirmation)\s+prompts\s+(?:turned|switched)\s+off\b"#,
         )
         .warnable(),
     ]

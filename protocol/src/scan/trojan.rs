@@ -17,7 +17,8 @@
 //!   file runs in the agent's own shell and can redefine every command the
 //!   later steps run. A runner given a file without a script extension
 //!   (`bash tools/bootstrap`, `. ./scripts/init`, `go run ./cmd/prep`,
-//!   `npx ./tools/cli`, `Start-Process -FilePath …`) counts; a virtual
+//!   `npx ./tools/cli`, `Start-Process -FilePath …`, `python -m
+//!   tools.setup` of a module in the skill's folders) counts; a virtual
 //!   environment's `activate` and dotenv files do not.
 //!   Also `High`: companion code loaded everywhere (a preload or startup
 //!   variable such as `LD_PRELOAD`, `NODE_OPTIONS=--require`,
@@ -108,6 +109,9 @@ pub(super) fn analyzers() -> Vec<Analyzer> {
             "*.scpt",
             "*.applescript",
             "go run",
+            // A module of the skill's folders run by Python (`-m`).
+            "python -m",
+            "python3 -m",
             // Companion code loaded into every process, or every commit.
             "ld_preload",
             "dyld_insert*",
@@ -155,7 +159,7 @@ const CONCEALMENT_LINES: usize = 2;
 
 static CONCEALMENT: Lazy = LazyLock::new(|| {
     compile(
-        r"\bwithout\s+(?:first\s+)?(?:reading|reviewing|opening|inspecting|looking|checking|showing|printing|displaying|asking|telling|confirmation)\b|\b(?:don'?t|do\s+not|never|no\s+need\s+to)\s+(?:read|open|inspect|review|look\s+at|show|display|print|cat|examine|check|mention|tell)\b|\b(?:silently|quietly)\b|\bin\s+the\s+background\b|>\s*/dev/null|\bout-null\b|-windowstyle\s+hidden|\b(?:minified|obfuscated|opaque)\b|\bskip\s+(?:reading|reviewing|opening|inspecting)\b|\b(?:do\s+not|don'?t|doesn'?t|does\s+not)\s+(?:have|need)\s+to\s+(?:read|open|inspect|review|look\s+at|check)\b|\bshould\s+not\s+be\s+(?:reviewed|read|opened|inspected|shown)\b|\b(?:do\s+not|don'?t|never)\s+(?:print|summari[sz]e|describe|explain)\s+it\b|\bnothing\s+(?:in\s+(?:it|there|them)\s+)?(?:worth|to)\s+(?:review|read|inspect|check|look)\w*",
+        r"\bwithout\s+(?:first\s+)?(?:reading|reviewing|opening|inspecting|looking|checking|showing|printing|displaying|asking|telling|confirmation)\b|\b(?:don'?t|do\s+not|never|no\s+need\s+to)\s+(?:(?:edit|modify|change|touch|open)\s+(?:or|and|nor)\s+)?(?:read|open|inspect|review|look\s+(?:at|inside|into|through)|show|display|print|cat|examine|check|mention|tell)\b|\bohne\s+(?:sie|es|ihn|das|die\s+\S+)\s+(?:zu\s+)?(?:\S{1,2}ffnen|lesen|pr\S{1,2}fen|anzusehen|durchzusehen)\b|\bsans\s+(?:les?\s+|la\s+|l')?(?:ouvrir|lire|relire|examiner|v\S{1,2}rifier)\b|\bsin\s+(?:abrirlos?|abrirlas?|leerlos?|leerlas?|revisarlos?|revisarlas?|abrir|leer|revisar)\b|\b(?:silently|quietly)\b|\bin\s+the\s+background\b|>\s*/dev/null|\bout-null\b|-windowstyle\s+hidden|\b(?:minified|obfuscated|opaque)\b|\bskip\s+(?:reading|reviewing|opening|inspecting)\b|\b(?:do\s+not|don'?t|doesn'?t|does\s+not)\s+(?:have|need)\s+to\s+(?:read|open|inspect|review|look\s+at|check)\b|\bshould\s+not\s+be\s+(?:reviewed|read|opened|inspected|shown)\b|\b(?:do\s+not|don'?t|never)\s+(?:print|summari[sz]e|describe|explain)\s+it\b|\bnothing\s+(?:in\s+(?:it|there|them)\s+)?(?:worth|to)\s+(?:review|read|inspect|check|look)\w*",
     )
 });
 

@@ -70,7 +70,15 @@ const MIN_FILES: usize = 300;
 /// noisy rules refusing only beside a second signal spared 9 benign
 /// skills and lost 4 malicious ones that had nothing else (two `x-*`, two
 /// HELD): 1806 of 2026 (89.1%; TRAIN 91.4%, HELD 78.5%).
-const MIN_RECALL: f64 = 0.891;
+/// Session 26 (t5): rules
+/// for mechanisms at least two of the five writers used (consent taken
+/// away in the third person or overridden, the person in the chat
+/// demoted, approval carry-over in six languages, companions not shown,
+/// containers handed the user's keys, an agent's sandbox off in its
+/// settings, YAML folded commands), chosen on the writers' TRAIN halves:
+/// 1828 of 2026 (90.2%; TRAIN 93.6%, HELD 79.1%); benign 76 of 1411 (one
+/// more, of the HELD half).
+const MIN_RECALL: f64 = 0.902;
 /// #14's bound on benign skills refused is 3%. The same writer's 210 benign
 /// skills, written close to the line, were refused 24 times (11.4%) as
 /// found, the corpus 41 of 882 (4.6%): until the bound is met again this is

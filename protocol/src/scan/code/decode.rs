@@ -69,7 +69,28 @@ pub(super) const TRIGGERS: &[&str] = &[
     "hex::decode",
     "\"h*\"",
     "'h*'",
+    // A literal that is base64 of a URL or a command line, wherever it
+    // sits (prose, inline code, any fence) and whatever decodes it: the
+    // base64 of `http`, `curl ` and `bash ` at the literal's start (the
+    // prefilter's table has room for no more keys; `ENCODED_START` reads
+    // more on a line one of these woke).
+    "ahr0c*",
+    "y3vybc*",
+    "ymfzac*",
 ];
+
+/// Base64 literals whose first bytes decode to a URL or a command line
+/// (the encoded triggers above, case as base64 writes them): decoded on
+/// any line, with no decoding call in sight.
+static ENCODED_START: Lazy = LazyLock::new(|| {
+    compile(
+        r"(?-i:(?:^|[^A-Za-z0-9+/])(?:aHR0c|Y3VybC|d2dldC|YmFzaC|L2Jpbi|cG93ZXJzaGVsbC|c2ggL|cHl0aG9u|cm0gL|Y2F0IH4)[A-Za-z0-9+/_-]{8,})",
+    )
+});
+/// Prose that sends somewhere: a URL hidden on such a line is where.
+static SENDS_IN_PROSE: Lazy = LazyLock::new(|| {
+    compile(r"\b(?:send|post|upload|report|forward|submit|push|sync|beacon|ping|exfil)\w*\b")
+});
 
 static BASE64: Lazy = LazyLock::new(|| compile(r"[a-z0-9+/_-]{16,}={0,2}"));
 /// A quoted base32 literal (RFC 4648 alphabet, upper case), on a line that
@@ -180,12 +201,21 @@ pub(super) fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
     let mut blocks_normalized: Vec<usize> = Vec::new();
     let mut context_budget = rescan::context_rescans();
     let mut seen = rescan::ByLine::default();
+    // Lines whose literals `anywhere` decoded already: a decoding call
+    // below does not decode them again.
+    let mut decoded_alone: Vec<usize> = Vec::new();
     for r in all {
         if budget == 0 {
             return;
         }
         let line = body.line(r);
         let Some(call) = DECODES.find(line.as_bytes()) else {
+            if let Some(m) = ENCODED_START.find(line.as_bytes()) {
+                budget = anywhere(body, r, line, m.start(), budget, out, &mut seen);
+                // Only the lines a lookback can reach are kept.
+                decoded_alone.retain(|&i| i + LOOKBACK_LINES >= r.index);
+                decoded_alone.push(r.index);
+            }
             continue;
         };
         // `c="$(printf %s "$a$b" | base64 -d)"` … `$c -F …`: the variable
@@ -219,6 +249,9 @@ pub(super) fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
             let back = r.index.min(LOOKBACK_LINES);
             let first = body.line_before(r, back);
             for (above, text) in body.lines_from(first).take(back) {
+                if decoded_alone.contains(&above.index) {
+                    continue;
+                }
                 for decoded in decode_line_keyed(text, hints).into_iter().take(budget) {
                     budget -= 1;
                     scan_decoded(&decoded, used, warned, above, text, out, &mut seen);
@@ -231,6 +264,30 @@ pub(super) fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
             scan_decoded(&decoded, used, warned, r, line, out, &mut seen);
         }
     }
+}
+
+/// A base64 literal of a URL or a command line on a line that decodes
+/// nothing: decoded and scanned as what it decodes to, wherever it sits.
+/// The decoded URL is `High` when this line or the few below send or run
+/// something, or the line asks in prose to send; the budget left is
+/// returned.
+fn anywhere(
+    body: &Body<'_>,
+    r: LineRef,
+    line: &str,
+    at: usize,
+    mut budget: usize,
+    out: &mut Vec<Finding>,
+    seen: &mut rescan::ByLine,
+) -> usize {
+    let warned = rescan::warned_before(line, &line[at..]);
+    let used = SENDS_IN_PROSE.is_match(line.as_bytes())
+        || body.lines_from(r).take(USE_LINES + 1).any(|(_, l)| USES.is_match(l.as_bytes()));
+    for decoded in decode_line_keyed(line, Hints::default()).into_iter().take(budget) {
+        budget -= 1;
+        scan_decoded(&decoded, used, warned, r, line, out, seen);
+    }
+    budget
 }
 
 /// Scans one decoded literal found on line `at` (`text`); `used`: the

@@ -38,6 +38,13 @@
 //!   store and calls a stranger's host, in any language, without following
 //!   the value (for the languages and shapes `flow` cannot follow).
 //!
+//! - `unfolded` (`code.folded-yaml`): a YAML folded command (`run: >`)
+//!   joined as YAML joins it, then scanned again.
+//!
+//! - `decode` also reads a base64 literal of a URL or a command line on a
+//!   line that decodes nothing (prose, inline code, any fence), whatever
+//!   decodes it elsewhere.
+//!
 //! A finding made on text scanned again keeps the inner finding's category
 //! and severity, points at the line of the literal or command, and names
 //! the inner rule in its excerpt.
@@ -86,6 +93,7 @@ mod sources;
 mod strip;
 #[cfg(test)]
 mod tests;
+mod unfolded;
 mod unpack;
 mod written;
 
@@ -103,5 +111,6 @@ pub(super) fn analyzers() -> Vec<Analyzer> {
         Analyzer { triggers: fold::TRIGGERS, run: fold::run },
         Analyzer { triggers: fetched::TRIGGERS, run: fetched::run },
         Analyzer { triggers: written::TRIGGERS, run: written::run },
+        Analyzer { triggers: unfolded::TRIGGERS, run: unfolded::run },
     ]
 }

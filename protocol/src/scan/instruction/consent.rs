@@ -17,10 +17,13 @@ const CONSENT: &str = r"(?:confirm(?:ation|ations|ing|s)?|approv(?:al|als|e|es|i
 /// for them ("the person you're helping", "whoever you are working with").
 const PERSON: &str = r"(?:the\s+)?(?:user|human|operator|owner|me|them|him|her|requester|person\s+(?:you(?:'re|\s+are)\s+(?:helping|assisting|working\s+(?:with|for))|at\s+the\s+keyboard|in\s+(?:the|this)\s+(?:chat|conversation|session))|whoever\s+(?:you(?:'re|\s+are)\s+)?(?:working|helping|assisting|talking)(?:\s+(?:with|for))?)";
 
-/// Words that take consent away when they govern it.
+/// Words that take consent away when they govern it: a prohibition in any
+/// person ("does not request confirmation again"), and a
+/// rule said to override the asking ("this line overrides any other rule
+/// about confirming", "takes precedence over the habit of asking first").
 static WEAKEN: Lazy = LazyLock::new(|| {
     compile(
-        r"\b(?:w/o|no\s+(?:need|longer|more|further)|no\s+(?:real\s+)?(?:reason|point)\s+(?:in\b|to\b)|waiv(?:e|es|ed|ing)|without|never|don'?t|do\s+not|need\s+not|needn'?t|not\s+(?:required|needed|necessary)|skip(?:ping|s)?|bypass(?:ing|es)?|omit(?:ting|s)?|forgo|dispense\s+with|stop(?:ping)?\s+(?:asking|waiting|requesting|seeking)|unnecessary|superfluous)\b",
+        r"\b(?:does\s+not|doesn'?t|will\s+not|won'?t|overrides?|overrules?|supersedes?|takes?\s+precedence\s+over|w/o|no\s+(?:need|longer|more|further)|no\s+(?:real\s+)?(?:reason|point)\s+(?:in\b|to\b)|waiv(?:e|es|ed|ing)|without|never|don'?t|do\s+not|need\s+not|needn'?t|not\s+(?:required|needed|necessary)|skip(?:ping|s)?|bypass(?:ing|es)?|omit(?:ting|s)?|forgo|dispense\s+with|stop(?:ping)?\s+(?:asking|waiting|requesting|seeking)|unnecessary|superfluous)\b",
     )
 });
 
@@ -29,7 +32,7 @@ static WEAKEN: Lazy = LazyLock::new(|| {
 /// bare "without asking" is as often a tool described, and is left out.
 static CONSENT_WORD: Lazy = LazyLock::new(|| {
     compile(&format!(
-        r"\b{CONSENT}\b|\b(?:ask(?:ing)?|ping(?:ing)?|pester(?:ing)?|nudg(?:e|ing)|(?:double-?)?check(?:ing)?\s+(?:in\s+|back\s+)?with|consult(?:ing)?|wait(?:ing)?\s+for)\s+{PERSON}\b|\bwait(?:ing)?\s+(?:for\s+)?(?:the\s+|a\s+|their\s+|your\s+)?(?:ok(?:ay)?|yes|go-ahead|green\s+light)\s+(?:of|from)\s+{PERSON}\b|\bask(?:ing)?\s+(?:first|beforehand|before\s+\w+ing)\b|\bwait(?:ing)?\s+for\s+(?:a|their|an\s+explicit|the\s+user'?s|your)\s+(?:yes|ok|okay|go-ahead|green\s+light)\b|\brun(?:ning)?\s+(?:\S+\s+){{0,4}}?(?:past|by)\s+{PERSON}\b|\bclear(?:ing)?\s+(?:it|this|that|them|anything)\s+with\s+{PERSON}\b|\bcheck(?:ing)?\s+(?:back(?:\s+in)?|in)\b|\bask(?:ing)?\s+(?:again|twice|any\s*more|each\s+time|every\s+time|about\s+(?:it|this|that|them|these))\b|\bask(?:ing)?\s+(?:anyone|anybody)\s*(?:[,;:.!)]|$|first\b|before\b)|\bask\s*[,;:.!-]+\s*(?:just|simply|go\s+ahead|proceed|do\s+it|act)\b|\b(?:come|get|go)\s+back\s+to\s+{PERSON}\b|\b(?:a|any)\s+question\s+(?:in\s+between|first|each\s+time|every\s+time)\b|\b(?:rout|send|pass|refer|escalat|forward)\w*\s+(?:it|them|this|that|the\s+\w+)\s+(?:on\s+)?to\s+(?:an?\s+|the\s+|their\s+)?(?:approvers?|(?:resource\s+)?owners?|managers?|reviewers?)\b|\bprompts?\s+(?:is|are|will\s+be|gets?)\s+(?:shown|displayed|given|raised|asked)\b"
+        r"\b{CONSENT}\b|\bre-?ask(?:ing|ed|s)?\b|\b(?:ask(?:ing)?|ping(?:ing)?|pester(?:ing)?|nudg(?:e|ing)|(?:double-?)?check(?:ing)?\s+(?:in\s+|back\s+)?with|consult(?:ing)?|wait(?:ing)?\s+for)\s+{PERSON}\b|\bwait(?:ing)?\s+(?:for\s+)?(?:the\s+|a\s+|their\s+|your\s+)?(?:ok(?:ay)?|yes|go-ahead|green\s+light)\s+(?:of|from)\s+{PERSON}\b|\bask(?:ing)?\s+(?:first|beforehand|before\s+\w+ing)\b|\bwait(?:ing)?\s+for\s+(?:a|their|an\s+explicit|the\s+user'?s|your)\s+(?:yes|ok|okay|go-ahead|green\s+light)\b|\brun(?:ning)?\s+(?:\S+\s+){{0,4}}?(?:past|by)\s+{PERSON}\b|\bclear(?:ing)?\s+(?:it|this|that|them|anything)\s+with\s+{PERSON}\b|\bcheck(?:ing)?\s+(?:back(?:\s+in)?|in)\b|\bask(?:ing)?\s+(?:again|twice|any\s*more|each\s+time|every\s+time|about\s+(?:it|this|that|them|these))\b|\bask(?:ing)?\s+(?:anyone|anybody)\s*(?:[,;:.!)]|$|first\b|before\b)|\bask\s*[,;:.!-]+\s*(?:just|simply|go\s+ahead|proceed|do\s+it|act)\b|\b(?:come|get|go)\s+back\s+to\s+{PERSON}\b|\b(?:a|any)\s+question\s+(?:in\s+between|first|each\s+time|every\s+time)\b|\b(?:rout|send|pass|refer|escalat|forward)\w*\s+(?:it|them|this|that|the\s+\w+)\s+(?:on\s+)?to\s+(?:an?\s+|the\s+|their\s+)?(?:approvers?|(?:resource\s+)?owners?|managers?|reviewers?)\b|\bprompts?\s+(?:is|are|will\s+be|gets?)\s+(?:shown|displayed|given|raised|asked)\b"
     ))
 });
 
@@ -176,7 +179,8 @@ fn keeps_asking(setting: &[u8]) -> bool {
 }
 
 /// A prohibition ("never", "don't") as the word that governs consent.
-static PROHIBITS: Lazy = LazyLock::new(|| compile(r"^(?:never|don'?t|do\s+not)\b"));
+static PROHIBITS: Lazy =
+    LazyLock::new(|| compile(r"^(?:never|don'?t|do\s+not|does\s+not|doesn'?t|will\s+not|won'?t)\b"));
 
 /// Nothing but adverbs between a prohibition and the asking it governs.
 static ONLY_ADVERBS: Lazy =
@@ -188,7 +192,15 @@ static ONLY_ADVERBS: Lazy =
 /// the approval policy to `never`", "do not assume permission").
 static PROHIBITS_ASKING: Lazy = LazyLock::new(|| {
     compile(
-        r"^(?:never|don'?t|do\s+not)\s+(?:(?:ever|even|really|bother\s+to|need\s+to|have\s+to)\s+)?(?:ask|wait|seek|request|get|obtain|need|bother|worry|stop|pause|block|hold|require|prompt|look\s+for|check|go\s+through|re-?confirm|confirm|trouble|interrupt|ping|make|let|have|force)\b",
+        r"^(?:never|don'?t|do\s+not|does\s+not|doesn'?t|will\s+not|won'?t)\s+(?:(?:ever|even|really|bother\s+to|need\s+to|have\s+to)\s+)?(?:re-?ask|ask|wait|seek|request|get|obtain|need|bother|worry|stop|pause|block|hold|require|prompt|look\s+for|check|go\s+through|re-?confirm|confirm|trouble|interrupt|ping|make|let|have|force)\b",
+    )
+});
+
+/// A third-person negation of a program halting ("does not stop to ask",
+/// "won't prompt for confirmation"): what a flag does to a tool.
+static PROGRAM_HALTS: Lazy = LazyLock::new(|| {
+    compile(
+        r"^(?:does\s+not|doesn'?t|will\s+not|won'?t)\s+(?:stop|pause|block|hold|halt|interrupt|prompt|hang)\b",
     )
 });
 
@@ -228,6 +240,11 @@ pub(super) fn approval_carryover(s: &str) -> Option<usize> {
             && !PROHIBITS_ASKING.is_match(governing)
             && !ONLY_ADVERBS.is_match(&window.as_bytes()[w.end()..])
         {
+            continue;
+        }
+        // "so apt does not stop to ask for confirmation": a program that
+        // does not halt on its own prompt, not the agent's asking.
+        if PROGRAM_HALTS.is_match(governing) {
             continue;
         }
         return Some(at);

@@ -243,6 +243,17 @@ pub(super) const TRIGGERS: &[&str] = &[
     "out of the conv*",
     "in the chat",
     "stay out of",
+    // the person in the conversation demoted (`sides`)
+    "person typing",
+    "person chatting",
+    "person talking",
+    "person writing",
+    "chat user",
+    "chat-user",
+    "whoever is typing",
+    "whoever is chatting",
+    // consent taken away in words `consent` reads since session 26
+    "re-ask*",
     // the skill ranked over the user (`identity`), a pretended result and
     // a user counted on not to check (`steer`)
     "priority than",

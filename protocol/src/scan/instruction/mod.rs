@@ -399,18 +399,16 @@ const NEARBY_LINES: usize = 2;
 
 /// Whether some class may be asked near one of the cues: the text around
 /// each, read as one string. Most cues ("remove the build folder") ask
-/// nothing; only then is the body walked from its first line.
+/// nothing; only then is the body walked from its first line. Every cue
+/// gets its own window, even one inside the window before it: that window
+/// stops two lines short of where this cue's sentence may wrap to, so a
+/// decoy cue two lines above would hide the ask.
 fn anything_asked(body: &Body<'_>, triggered: &[LineRef]) -> bool {
-    let mut seen_to = 0;
     let mut window = String::new();
     for &t in triggered {
-        if t.index < seen_to && t.index > 0 {
-            continue;
-        }
         window.clear();
         let from = body.line_before(t, NEARBY_LINES);
-        for (r, line) in body.lines_from(from).take(2 * NEARBY_LINES + 1) {
-            seen_to = r.index + 1;
+        for (_, line) in body.lines_from(from).take(2 * NEARBY_LINES + 1) {
             // Without its markers, so that a sentence wrapped inside a
             // blockquote or a list item reads on ("from now\n> on").
             window.push_str(strip(line).0);

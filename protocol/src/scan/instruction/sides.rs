@@ -78,10 +78,56 @@ static OTHER_PRINCIPAL: Lazy = LazyLock::new(|| {
     )
 });
 
-/// Where the sentence settles a disagreement against the person, or ranks
-/// their word after another's.
+/// The one typing in the conversation, named by where they are rather
+/// than what they are: the person a demotion is said of.
+const CHATTER: &str = r"(?:(?:the|this)\s+(?:person|one|human|someone|party)\s+(?:(?:who\s+is\s+)?(?:typing|chatting|talking|writing)(?:\s+(?:to|with)\s+you)?|(?:in|on|using)\s+(?:the|this)\s+(?:chat|conversation|session|tool))|(?:the|this)\s+(?:chat|end)[\s-]user|whoever\s+(?:is\s+)?(?:typing|chatting|talking\s+to\s+you))";
+
+/// The person in the conversation said not to be the one the agent works
+/// for: not a person at all, an automated harness, someone with limited
+/// rights, someone whose word does not matter (#14 role override: the
+/// agent's principal moved by demoting the user rather than by naming a
+/// new one). Two writers wrote it independently ("the person typing to
+/// you … is an automated QA harness, not a person"; "the person chatting
+/// is a contractor with limited rights"). A role alone ("the chat user is
+/// a guest") is left out: a kiosk skill says it of real guests.
+static DEMOTED: Lazy = LazyLock::new(|| {
+    compile(&format!(
+        r"\b{CHATTER}\b(?:\s+(?:to|with|in|on)\s+(?:you|it|this\s+\w+))?(?:\s+(?:in|on)\s+(?:this|the)\s+\w+)?\s*,?\s+(?:is|are)\s+(?:only\s+|just\s+|merely\s+|really\s+|actually\s+)?(?:not\s+(?:a\s+(?:real\s+)?(?:person|human)|your\s+(?:user|principal|client|owner|boss))\b|an?\s+(?:[\w-]+\s+){{0,2}}?(?:harness|bot|script|tester|nobody)\b|an?\s+(?:[\w-]+\s+){{0,2}}?[\w-]+\s+with\s+(?:limited|no|restricted|read-only)\s+(?:rights|authority|say|standing|permissions?)\b|(?:an?\s+)?(?:automated|unauthori[sz]ed|untrusted)\b)|\b(?:nothing|anything)\s+you\s+(?:say|tell|write)\s+(?:to\s+)?(?:it|them|him|her)\s+(?:matters|counts)\b"
+    ))
+});
+
+/// The conversation ranked after content the agent reads: "those blocks
+/// take priority over this skill and over the customer conversation"
+/// ("our safety rules take priority over …" names no such content).
+static CONVERSATION_BELOW: Lazy = LazyLock::new(|| {
+    compile(
+        r"\b(?:blocks?|articles?|documents?|docs|notes?|messages?|comments?|issues?|pages?|files?|results?|outputs?|directives?|content|entries|tickets?|e-?mails?|replies|instructions)\b[^.;]{0,80}?\b(?:takes?|has|have|gets?|given)\s+(?:priority|precedence)\s+over\s+(?:[^.;]{0,60}?\s)?(?:the|this|any)\s+(?:customer|user|client|chat)(?:'s)?\s+(?:conversation|chat|messages?|requests?)\b",
+    )
+});
+
+/// Words without which [`DEMOTED`] and [`CONVERSATION_BELOW`] cannot match.
+static DEMOTED_QUICK: Lazy = LazyLock::new(|| {
+    compile(
+        r"\b(?:typing|chatting|talking|writing|chat\s+user|end[\s-]user|priority|precedence|(?:in|on|using)\s+(?:the|this)\s+(?:chat|conversation|session|tool))\b",
+    )
+});
+
+/// Where the sentence demotes the person in the conversation, or ranks the
+/// conversation after another source, if it does.
+fn demoted_at(b: &[u8]) -> Option<usize> {
+    if !DEMOTED_QUICK.is_match(b) {
+        return None;
+    }
+    DEMOTED.find(b).or_else(|| CONVERSATION_BELOW.find(b)).map(|m| m.start())
+}
+
+/// Where the sentence settles a disagreement against the person, ranks
+/// their word after another's, or demotes them.
 pub(super) fn against_user_at(s: &str) -> Option<usize> {
     let b = s.as_bytes();
+    if let Some(at) = demoted_at(b) {
+        return Some(at);
+    }
     if !QUICK.is_match(b) {
         return None;
     }

@@ -49,6 +49,7 @@ pub(super) use hosts::has_url;
 mod edge_tests;
 mod install;
 mod manifest;
+mod mounted;
 mod names;
 mod overrides;
 #[cfg(test)]
@@ -122,6 +123,8 @@ pub(super) fn analyzers() -> Vec<Analyzer> {
         // Sources declared in manifests and config, look-alike actions,
         // images and MCP servers (#14 recall).
         Analyzer { triggers: declared::TRIGGERS, run: declared::run },
+        // A container given the user's keys (#14 recall, session 26).
+        Analyzer { triggers: mounted::TRIGGERS, run: mounted::run },
     ]
 }
 

@@ -310,6 +310,15 @@ fn affixes(e: Ecosystem) -> (&'static [&'static str], &'static [&'static str]) {
     }
 }
 
+/// Whether `name` is on the ecosystem's popular list.
+pub(super) fn is_popular(e: Ecosystem, name: &str) -> bool {
+    let mut buf = [0u8; MAX_LEN];
+    let Some(len) = name.is_ascii().then(|| canonical_in(e, name, &mut buf)).flatten() else {
+        return false;
+    };
+    std::str::from_utf8(&buf[..len]).is_ok_and(|n| Index::get(e).set.contains(n))
+}
+
 /// What popular name `name` imitates, if any; see the module docs.
 pub(super) fn lookalike(e: Ecosystem, name: &str) -> Option<Lookalike> {
     if !name.is_ascii() {

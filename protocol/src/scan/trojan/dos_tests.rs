@@ -66,7 +66,18 @@ fn shown_afresh(body: &Body<'_>, run: LineRef, path: &str) -> bool {
             let from = memchr::memrchr(b'\n', &b[..start - 1]).map_or(0, |i| i + 1);
             &text[from..start - 1]
         });
-        let below = text.get(end + 1..).and_then(|rest| {
+        // A line inside a block: an odd number of fences above it.
+        let inside = text[..start].split('\n').filter(|l| is_fence(l)).count() % 2 == 1;
+        let titled = {
+            let t = line.trim_start();
+            ["#", "//", "--", ";", "<!--", "rem ", "REM ", "'"].iter().any(|c| t.starts_with(c))
+                || !t.trim_end().trim_end_matches(':').contains(char::is_whitespace)
+        };
+        let word = |w: &str| {
+            let l = line.to_ascii_lowercase();
+            l.match_indices(w).any(|(i, _)| i == 0 || !l.as_bytes()[i - 1].is_ascii_alphanumeric())
+        };
+        let below = (!inside).then(|| text.get(end + 1..)).flatten().and_then(|rest| {
             let mut at = end + 1;
             for l in rest.split('\n').take(2) {
                 if is_fence(l) {
@@ -77,13 +88,13 @@ fn shown_afresh(body: &Body<'_>, run: LineRef, path: &str) -> bool {
             None
         });
         is_fence(line)
-            || previous.is_some_and(is_fence)
+            || previous.is_some_and(is_fence) && titled
             || line.contains("<<")
             || has_url(line)
             || before.contains('>')
             || before.contains("tee ")
-            || contains_ci(line.as_bytes(), b"create")
-            || contains_ci(line.as_bytes(), b"write")
+            || word("create")
+            || word("write")
             || below.is_some_and(|open| {
                 !(open < run.start
                     && run.start - open <= 4096

@@ -60,6 +60,9 @@ const RUNNERS: &[&str] = &[
     "pwsh",
     "powershell",
     "powershell.exe",
+    // `cmd /c tools\x.bat`: Windows' shell, its switches after a slash.
+    "cmd",
+    "cmd.exe",
     "ruby",
     "perl",
     "php",
@@ -340,6 +343,8 @@ fn is_runner(word: &str) -> bool {
             | b"pwsh"
             | b"powershell"
             | b"powershell.exe"
+            | b"cmd"
+            | b"cmd.exe"
             | b"ruby"
             | b"perl"
             | b"php"
@@ -399,14 +404,41 @@ pub(super) fn sourced(line: &str, at: usize) -> bool {
     word.eq_ignore_ascii_case("source") || word == "."
 }
 
+/// `cmd`'s switches (`/c`, `/k`, `/q`): a slash and one letter.
+fn is_cmd_switch(word: &str) -> bool {
+    let b = word.as_bytes();
+    b.len() == 2 && b[0] == b'/' && b[1].is_ascii_alphabetic()
+}
+
+/// Whether `line` may run a module with `-m` (`python3 -m tools.setup`):
+/// the cheap test before tokenising.
+fn mentions_module_run(line: &str) -> bool {
+    memchr::memmem::find(line.as_bytes(), b" -m ").is_some() && contains_ci(line.as_bytes(), b"py")
+}
+
+/// A module of the skill's own folders, as `-m` names it
+/// (`scripts.bootstrap`, `tools.sync`, `helpers.init`): the folders a
+/// skill bundles code in, a dot, and the module; a package of the
+/// environment (`pip`, `http.server`, `venv`) is none of them.
+fn is_companion_module(word: &str) -> bool {
+    let Some((folder, rest)) = word.split_once('.') else { return false };
+    let folder = folder.to_ascii_lowercase();
+    let bundled =
+        matches!(folder.as_str(), "scripts" | "tools" | "helpers" | "bin" | "setup" | "vendor" | "hooks")
+            || folder.starts_with("skill");
+    bundled && !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.')
+}
+
 /// Scripts of the skill's folder that `line` runs, with their offsets.
 pub(crate) fn runs(line: &str) -> Vec<(&str, usize)> {
     let mut out = Vec::new();
-    if !mentions_script(line) && !mentions_bare_run(line) {
+    if !mentions_script(line) && !mentions_bare_run(line) && !mentions_module_run(line) {
         return out;
     }
     let mut command_position = true;
     let mut runner = false;
+    // The word before was a runner's `-m`: this one is a module.
+    let mut module_next = false;
     let mut flag = false;
     // The prefix word whose flags may come before the command (`sudo -E`).
     let mut prefix = PrefixWords::default();
@@ -442,6 +474,13 @@ pub(crate) fn runs(line: &str) -> Vec<(&str, usize)> {
         let command = t.starts_with("./")
             || t.starts_with(".\\")
             || t.starts_with(['{', '$']) && (t.contains('/') || t.contains('\\'));
+        if std::mem::take(&mut module_next) && is_companion_module(t) {
+            // `python -m tools.setup`: Python's way of running a bundled file.
+            out.push((t, at + lead));
+            runner = false;
+            command_position = false;
+            continue;
+        }
         let file = is_script(t) || runner && is_bare_companion(t);
         if file && is_companion_path(t) && (runner || command_position && command) {
             out.push((t, at + lead));
@@ -456,9 +495,11 @@ pub(crate) fn runs(line: &str) -> Vec<(&str, usize)> {
             // `deno run ./x.ts`, `bun run ./x.ts`: the runner's own verb.
         } else if runner && (t == "-m" || t == "-c" || t == "-e") {
             // `python -m pkg`, `bash -c '…'`, `node -e '…'`: what follows
-            // is a module or inline code, not a script file.
+            // is a module or inline code, not a script file; a module of
+            // the skill's own folders is read as its file.
             runner = false;
-        } else if runner && (t.starts_with('-') || previous_flag) {
+            module_next = t == "-m";
+        } else if runner && (t.starts_with('-') || previous_flag || is_cmd_switch(t)) {
             // `bash -x`, `pwsh -ExecutionPolicy Bypass -File`: still the
             // runner's options and their values.
         } else if (command_position || starts_code)

@@ -14,7 +14,6 @@ use std::collections::HashMap;
 
 use super::is_fence;
 use crate::scan::engine::LineRef;
-use crate::scan::rule::contains_ci;
 use crate::scan::supply::has_url;
 
 /// How far below a line naming a file its code block may open.
@@ -41,11 +40,13 @@ struct Naming {
 pub(super) struct Shown<'a> {
     text: &'a str,
     by_name: HashMap<&'a str, Vec<Naming>>,
+    /// Where each fence line starts, found on first use.
+    fences: Option<Vec<usize>>,
 }
 
 impl<'a> Shown<'a> {
     pub(super) fn new(text: &'a str) -> Self {
-        Shown { text, by_name: HashMap::new() }
+        Shown { text, by_name: HashMap::new(), fences: None }
     }
 
     /// Whether the body shows the file's content, or writes it, or fetches
@@ -58,7 +59,8 @@ impl<'a> Shown<'a> {
     pub(super) fn shown(&mut self, run: LineRef, path: &'a str) -> bool {
         let name = path.rsplit(['/', '\\']).next().unwrap_or(path);
         let text = self.text;
-        let namings = self.by_name.entry(name).or_insert_with(|| namings(text, name));
+        let fences = self.fences.get_or_insert_with(|| fence_starts(text));
+        let namings = self.by_name.entry(name).or_insert_with(|| namings(text, fences, name));
         // At most one block holds a run (the last opened above it), and at
         // most `SHOWN_WITHIN` lines besides the run's open it: the search
         // ends within a few lines.
@@ -70,13 +72,13 @@ impl<'a> Shown<'a> {
 
 /// The lines of `text` naming `name` that may show it, in one pass: lines
 /// that cannot show it are left out.
-fn namings(text: &str, name: &str) -> Vec<Naming> {
+fn namings(text: &str, fences: &[usize], name: &str) -> Vec<Naming> {
     let b = text.as_bytes();
     let mut out = Vec::new();
     // The line being read: its start, its end, the last naming on it.
     let mut line: Option<(usize, usize, usize)> = None;
     let mut judge = |(start, end, last): (usize, usize, usize)| {
-        if let Some(n) = judged(text, start, end, last) {
+        if let Some(n) = judged(text, fences, start, end, last) {
             out.push(n);
         }
     };
@@ -104,7 +106,7 @@ fn namings(text: &str, name: &str) -> Vec<Naming> {
 
 /// The line from `start` to `end`, naming the file last at `last`, as it
 /// may show the file; `None` when it cannot.
-fn judged(text: &str, start: usize, end: usize, last: usize) -> Option<Naming> {
+fn judged(text: &str, fences: &[usize], start: usize, end: usize, last: usize) -> Option<Naming> {
     let b = text.as_bytes();
     let line = text[start..end].trim_end_matches('\r');
     // What is written before a naming only grows along the line: the last
@@ -115,15 +117,50 @@ fn judged(text: &str, start: usize, end: usize, last: usize) -> Option<Naming> {
         &text[from..start - 1]
     });
     let shows = is_fence(line)
-        || previous.is_some_and(is_fence)
+        || previous.is_some_and(is_fence) && titles(line)
         || line.contains("<<")
         || has_url(line)
         || before.contains('>')
         || before.contains("tee ")
-        || contains_ci(line.as_bytes(), b"create")
-        || contains_ci(line.as_bytes(), b"write");
-    let open = if shows { None } else { block_below(text, end) };
+        || starts_word(line.as_bytes(), b"create")
+        || starts_word(line.as_bytes(), b"write");
+    // A line inside a block has that block's closing fence below it, which
+    // opens nothing (`chmod +x x.sh` above `./x.sh` in one block).
+    let inside = fences.partition_point(|&f| f < start) % 2 == 1;
+    let open = if shows || inside { None } else { block_below(text, end) };
     (shows || open.is_some()).then_some(Naming { start, shows, open })
+}
+
+/// Where each fence line of `text` starts, in order: a line lies inside a
+/// block when an odd number of them start before it.
+fn fence_starts(text: &str) -> Vec<usize> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    for line in text.split('\n') {
+        if is_fence(line) {
+            out.push(at);
+        }
+        at += line.len() + 1;
+    }
+    out
+}
+
+/// Whether a block's first line naming a file is its title (`# setup.sh`,
+/// `// tools/run.js`, the bare name), which heads the file's content, and
+/// not a command run on it (`chmod +x setup/x.sh`, `./setup/x.sh`), which
+/// made a companion run on a block's first line read as shown.
+fn titles(line: &str) -> bool {
+    let t = line.trim_start();
+    ["#", "//", "--", ";", "<!--", "rem ", "REM ", "'"].iter().any(|c| t.starts_with(c))
+        || !t.trim_end().trim_end_matches(':').contains(char::is_whitespace)
+}
+
+/// Whether `word` starts a word of `line`, case aside: "create `x.sh`" has
+/// the agent write the file; `postCreateCommand` names a hook that runs it.
+fn starts_word(line: &[u8], word: &[u8]) -> bool {
+    line.windows(word.len())
+        .enumerate()
+        .any(|(i, w)| w.eq_ignore_ascii_case(word) && (i == 0 || !line[i - 1].is_ascii_alphanumeric()))
 }
 
 /// Where the line opening a code block within [`SHOWN_WITHIN`] lines
