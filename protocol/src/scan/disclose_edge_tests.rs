@@ -3,9 +3,9 @@
 //! warning alone keeps a leak from being asked, and a blind copy is read
 //! from its own three letters.
 
+use crate::scan::Category::Exfiltration;
+use crate::scan::Severity::High;
 use crate::scan::testutil::{assert_absent, assert_hit, assert_severity};
-use Exfiltration;
-use High;
 
 #[test]
 fn a_negation_alone_keeps_a_blind_copy_from_being_asked() {
