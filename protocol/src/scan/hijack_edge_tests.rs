@@ -1,6 +1,7 @@
 //! `hijack.rs` at its edges (session 25's sweep, docs/mutation-testing.md):
 //! a socket's shell read eight lines below it and not nine, and never past
-//! the end of its block.
+//! the end of its block; session 26's: the same for a shell written as a
+//! loop that runs what the socket reads (`runs_what_it_reads`' own window).
 
 use crate::scan::Scanner;
 
