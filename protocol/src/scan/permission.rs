@@ -180,3 +180,7 @@ mod tests {
         assert_hit(body, "perm.web-and-shell", PermissionGrant, Info, 4);
     }
 }
+
+#[cfg(test)]
+#[path = "permission_edge_tests.rs"]
+mod edge_tests;
