@@ -161,7 +161,8 @@ fn appendable_entries<R>(stamp: &Stamp<'_>, f: impl FnOnce(Option<&str>) -> R) -
         if !same {
             let unindented = block_entries(stamp, "", "\n");
             let printable = unindented.bytes().all(|b| b == b'\n' || (0x20..0x7f).contains(&b));
-            let entries = (printable && entries_read_back(&unindented)).then(|| block_entries(stamp, "  ", "\n"));
+            let entries =
+                (printable && entries_read_back(&unindented)).then(|| block_entries(stamp, "  ", "\n"));
             *last = Some(Built {
                 origin: stamp.origin.to_owned(),
                 origin_signed: stamp.origin_signed,
