@@ -11,17 +11,14 @@
 //!
 //! Durability is unchanged: a commit is durable in the WAL when it returns;
 //! a checkpoint moves committed pages only. The WAL restarts from its start
-//! once a checkpoint has copied all of it and no transaction began in
-//! between (at the next write); one a pull's next slice began writing
-//! during the copy grows on, and the next checkpoint is asked for
-//! [`WAL_PAGES`] after the last one's end, not at every commit. The thread is made at the first request and stopped before the
+//! once a checkpoint has copied all of it (at the next writer's commit, as
+//! before). The thread is made at the first request and stopped before the
 //! store's connection closes, so the close's own checkpoint still finds the
 //! last connection and deletes the WAL.
 
 use std::cell::Cell;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicI32, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::sync::mpsc::{self, SyncSender, TrySendError};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -48,23 +45,10 @@ pub(super) fn install(conn: &Connection) {
     }));
 }
 
-/// Whether this thread's last commit left [`WAL_PAGES`] or more in the WAL
-/// since `copied`, the WAL's length when a checkpoint last copied it (a
-/// WAL shorter than that has restarted); the note is taken. Counted from
-/// the last copy, not from the WAL's start: a WAL a passive checkpoint
-/// could not restart (the next write began before the copy ended, as the
-/// slices of a pull do) would otherwise ask after every commit, and each
-/// checkpoint copy the same index pages again (measured: the store's bytes
-/// written by a 10k pull 4.30× its bodies, from 3.63×).
-fn wal_is_long(copied: &AtomicI32) -> bool {
-    let length = WAL_LENGTH.with(|n| n.replace(0));
-    let before = copied.load(Ordering::Relaxed);
-    if length < before {
-        // Restarted: counted from its start from now on.
-        copied.store(0, Ordering::Relaxed);
-        return length >= WAL_PAGES;
-    }
-    length - before >= WAL_PAGES
+/// Whether this thread's last commit left the WAL at [`WAL_PAGES`] or
+/// more; the note is taken.
+fn wal_is_long() -> bool {
+    WAL_LENGTH.with(|n| n.replace(0)) >= WAL_PAGES
 }
 
 /// Checkpoints the database at `path` on a thread of its own, when asked.
@@ -72,8 +56,6 @@ fn wal_is_long(copied: &AtomicI32) -> bool {
 pub(super) struct Checkpointer {
     path: PathBuf,
     worker: Mutex<Option<Worker>>,
-    /// The WAL's length, in pages, when the thread's last checkpoint ended.
-    copied: Arc<AtomicI32>,
 }
 
 #[derive(Debug)]
@@ -84,14 +66,14 @@ struct Worker {
 
 impl Checkpointer {
     pub(super) fn new(path: PathBuf) -> Self {
-        Checkpointer { path, worker: Mutex::new(None), copied: Arc::default() }
+        Checkpointer { path, worker: Mutex::new(None) }
     }
 
     /// After a commit on this thread: asks for a checkpoint when the WAL
-    /// has grown by [`WAL_PAGES`] since the last one. Never waits: a
-    /// request already pending covers this one.
+    /// has grown past [`WAL_PAGES`]. Never waits: a request already
+    /// pending covers this one.
     pub(super) fn after_commit(&self) {
-        if wal_is_long(&self.copied) {
+        if wal_is_long() {
             self.request();
         }
     }
@@ -101,10 +83,9 @@ impl Checkpointer {
         if worker.is_none() {
             let (ask, asked) = mpsc::sync_channel::<()>(1);
             let path = self.path.clone();
-            let copied = Arc::clone(&self.copied);
             let spawned = std::thread::Builder::new()
                 .name("ecp-checkpoint".into())
-                .spawn(move || run(&path, &asked, &copied));
+                .spawn(move || run(&path, &asked));
             match spawned {
                 Ok(thread) => *worker = Some(Worker { ask, thread }),
                 Err(e) => {
@@ -138,7 +119,7 @@ impl Drop for Checkpointer {
 }
 
 /// The thread: one passive checkpoint per request, until the store goes.
-fn run(path: &std::path::Path, asked: &mpsc::Receiver<()>, copied: &AtomicI32) {
+fn run(path: &std::path::Path, asked: &mpsc::Receiver<()>) {
     let mut conn = None;
     while asked.recv().is_ok() {
         if conn.is_none() {
@@ -148,10 +129,8 @@ fn run(path: &std::path::Path, asked: &mpsc::Receiver<()>, copied: &AtomicI32) {
                 .ok();
         }
         let Some(c) = conn.as_ref() else { continue };
-        // (busy, the WAL's length, the pages copied), as of this checkpoint.
-        match c.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |row| row.get::<_, i32>(1)) {
-            Ok(length) => copied.store(length, Ordering::Relaxed),
-            Err(e) => tracing::warn!(error = %e, "the store's checkpoint failed"),
+        if let Err(e) = c.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(())) {
+            tracing::warn!(error = %e, "the store's checkpoint failed");
         }
     }
 }
