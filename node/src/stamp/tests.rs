@@ -135,6 +135,31 @@ fn what_the_plain_path_cannot_vouch_for_goes_through_the_check() {
 }
 
 #[test]
+fn each_stamp_on_one_thread_is_its_own_not_the_one_before() {
+    // The plain path keeps the last stamp's entries per thread: a stamp
+    // differing from it in any one field must get its own.
+    let plain = "---\nname: a\ndescription: d\n---\nBody.\n";
+    let others = [
+        Stamp { origin: "ecp-origin-c", ..STAMP },
+        Stamp { origin_signed: false, ..STAMP },
+        Stamp { confidence: 0.25, ..STAMP },
+        Stamp { node: "ecp-node-d", ..STAMP },
+        // The same confidence as the plain stamp's text, another f64.
+        Stamp { confidence: 0.54, ..STAMP },
+    ];
+    for other in others {
+        for s in [STAMP, other, other, STAMP] {
+            assert!(takes_the_plain_path(plain, &s));
+            assert_eq!(stamp(plain, &s), checked_only(plain, &s), "{s:?}");
+        }
+    }
+    // A stamp the plain path declines, then one it takes, on one thread.
+    let odd = Stamp { origin: "é-origin", ..STAMP };
+    assert!(!takes_the_plain_path(plain, &odd));
+    assert!(takes_the_plain_path(plain, &STAMP));
+}
+
+#[test]
 fn the_plain_path_keeps_the_frontmatter_within_the_protocols_bound() {
     let filler = "x".repeat(60);
     let mut yaml = String::from("name: a\ndescription: d\n");
