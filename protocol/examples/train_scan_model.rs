@@ -85,7 +85,7 @@ const MAX_CORROBORATED_FALSE_POSITIVES: f64 = 0.01;
 /// The corpus test's `MAX_FALSE_POSITIVE_RATE` (`tests/it/scan_corpus.rs`,
 /// a ratchet): every benign skill refused, rules and corroboration, the
 /// final model's scores.
-const CORPUS_MAX_FALSE_POSITIVES: f64 = 0.047;
+const CORPUS_MAX_FALSE_POSITIVES: f64 = 0.061;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Split {
