@@ -97,10 +97,7 @@ fn a_quoted_command_after_a_quoted_argument_is_still_a_command() {
 
 #[test]
 fn an_array_assignment_reads_as_its_elements() {
-    assert_eq!(
-        text("a=(curl  sh); echo ${a[0]} ${a[1]}"),
-        "a=(curl sh ); echo curl sh"
-    );
+    assert_eq!(text("a=(curl  sh); echo ${a[0]} ${a[1]}"), "a=(curl sh ); echo curl sh");
 }
 
 #[test]
