@@ -261,9 +261,11 @@ fn fold_block(
         let found: Vec<Finding> = inner.iter().filter(|f| f.line == k + 2).cloned().collect();
         let from = out.len();
         rescan::report("code.folded-string", &found, Severity::High, false, *r, out, seen);
-        // A block shown under a warning is lowered as the plain code would be.
+        // A block shown under a warning is lowered as the plain code would
+        // be (the whole line: `explained` cuts the range to the line as
+        // written).
         for f in &mut out[from..] {
-            f.severity = body.unless_explained(f.severity, *r, 0..line.len().min(r.end - r.start));
+            f.severity = body.unless_explained(f.severity, *r, 0..line.len());
         }
     }
 }

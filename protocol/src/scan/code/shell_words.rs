@@ -601,3 +601,7 @@ mod tests {
         assert_eq!(globbed_program(&format!("{curl}*")), None);
     }
 }
+
+#[cfg(test)]
+#[path = "shell_words_tests.rs"]
+mod sweep_tests;
