@@ -318,6 +318,16 @@ mod tests {
     }
 
     #[test]
+    fn over_the_bytes_cap_a_sender_frees_all_it_holds_beyond_its_share() {
+        // 100 bytes, at most 50: `a` keeps its 10, `b` its 40 of 90, so
+        // frees 50 bytes: its two oldest entries, not one.
+        let mut table = Table { held: vec![("a", 10), ("b", 30), ("b", 30), ("b", 30)], ..Table::default() };
+        bring_under(&mut table, caps(100, 50)).unwrap();
+        assert_eq!(table.gone, [("b".to_string(), 2, "Bytes 50".to_string())]);
+        assert_eq!(table.held, [("a", 10), ("b", 30)]);
+    }
+
+    #[test]
     fn a_cap_of_zero_is_read_as_one() {
         let mut table = Table { held: vec![("a", 1), ("a", 1)], ..Table::default() };
         bring_under(&mut table, caps(0, 100)).unwrap();
