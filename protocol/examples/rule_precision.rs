@@ -18,13 +18,15 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
-use std::path::{Path, PathBuf};
 
 use ecp_protocol::scan::classifier::{
     CORROBORATES_AT, CORROBORATES_BESIDE, NEEDS_SECOND, PAIRS, REFUSE_ALONE, apply_policy, beside,
 };
 use ecp_protocol::scan::{Category, DEFAULT_THRESHOLD, Finding, Scanner, Severity};
 use sha2::{Digest, Sha256};
+
+#[path = "shared/corpus_files.rs"]
+mod corpus_files;
 
 /// The five independent writers, by the tail of their `source:` line, and
 /// everyone else.
@@ -84,34 +86,14 @@ impl Skill {
     }
 }
 
-fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
-    for e in fs::read_dir(dir).expect("read corpus dir") {
-        let p = e.expect("entry").path();
-        if p.is_dir() {
-            collect(&p, out);
-        } else if p.extension().is_some_and(|e| e == "md") {
-            out.push(p);
-        }
-    }
-}
-
 fn load() -> Vec<Skill> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/scan-corpus");
-    let older: BTreeSet<String> = fs::read_to_string(root.join("older.txt"))
-        .expect("older.txt")
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with('#'))
-        .map(String::from)
-        .collect();
+    let root = corpus_files::root();
+    let older = corpus_files::older(&root);
     let scanner = Scanner::standard();
     let mut skills = Vec::new();
     for kind in ["malicious", "benign"] {
         let dir = root.join(kind);
-        let mut paths = Vec::new();
-        collect(&dir, &mut paths);
-        paths.sort();
-        for p in paths {
+        for p in corpus_files::markdown_under(&dir) {
             let name = p.strip_prefix(&dir).unwrap().to_string_lossy().replace('\\', "/");
             let file = name.rsplit('/').next().unwrap_or(&name);
             // The corpus test's split: HELD (first hash byte below 0x80,

@@ -57,7 +57,7 @@
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use ecp_protocol::scan::classifier::{
     self, BUCKETS, Features, NEEDS_SECOND, PAIRS, WORD_BUCKETS, apply_policy, beside, features, probability,
@@ -65,6 +65,8 @@ use ecp_protocol::scan::classifier::{
 use ecp_protocol::scan::{DEFAULT_THRESHOLD, Finding, Scanner, Severity};
 use sha2::{Digest, Sha256};
 
+#[path = "shared/corpus_files.rs"]
+mod corpus_files;
 #[path = "train_scan_model/lowo.rs"]
 mod lowo;
 #[path = "train_scan_model/variants.rs"]
@@ -111,38 +113,18 @@ struct Doc {
     writer: Option<String>,
 }
 
-fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in fs::read_dir(dir).unwrap_or_else(|e| panic!("read {}: {e}", dir.display())) {
-        let path = entry.expect("directory entry").path();
-        if path.is_dir() {
-            collect(&path, out);
-        } else if path.extension().is_some_and(|e| e == "md") {
-            out.push(path);
-        }
-    }
-}
-
 fn env(name: &str) -> String {
     std::env::var(name).unwrap_or_default()
 }
 
 fn corpus() -> Vec<Doc> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/scan-corpus");
-    let older: Vec<String> = fs::read_to_string(root.join("older.txt"))
-        .expect("older.txt")
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with('#'))
-        .map(String::from)
-        .collect();
+    let root = corpus_files::root();
+    let older = corpus_files::older(&root);
     let scanner = Scanner::standard();
     let evidence = env("ECP_EVIDENCE");
     let mut docs = Vec::new();
     for kind in ["malicious", "benign"] {
-        let mut paths = Vec::new();
-        collect(&root.join(kind), &mut paths);
-        paths.sort();
-        for path in paths {
+        for path in corpus_files::markdown_under(&root.join(kind)) {
             let name =
                 path.strip_prefix(root.join(kind)).expect("under kind").to_string_lossy().replace('\\', "/");
             let file = name.rsplit('/').next().unwrap_or(&name);
