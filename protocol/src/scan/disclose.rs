@@ -192,7 +192,13 @@ fn carried(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
         if !outside(&text) || NEGATION.is_match(&text.as_bytes()[..at]) || warned_against(&line[..at]) {
             continue;
         }
-        let severity = body.unless_explained(Severity::High, l, at..at + 3);
+        // A sentence describing a bcc attack (an awareness page, an
+        // incident report) asks nothing: Low, as `instr.leak-to-output`.
+        let severity = if super::instruction::talks_about_attacks(&text) {
+            Severity::Low
+        } else {
+            body.unless_explained(Severity::High, l, at..at + 3)
+        };
         out.push(finding("instr.covert-recipient", Category::Exfiltration, severity, l, line, at));
     }
 }

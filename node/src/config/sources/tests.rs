@@ -1,5 +1,6 @@
 //! Unit tests of `sources.rs`.
 
+use super::values::read_text;
 use super::*;
 
 #[test]

@@ -70,6 +70,8 @@ fn the_code_maps_fences_are_the_ones_trojan_found_itself() {
 }
 
 proptest::proptest! {
+    // No failure files in the source tree, as the crate's other property tests.
+    #![proptest_config(proptest::prelude::ProptestConfig { failure_persistence: None, ..proptest::prelude::ProptestConfig::default() })]
     #[test]
     fn the_code_maps_fences_are_the_ones_trojan_found_itself_on_any_text(
         pieces in proptest::collection::vec(
