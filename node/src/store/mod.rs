@@ -65,12 +65,15 @@
 //!   not served, sent on; a received skill going back from one.
 //! - [`hub`]: the hub store — the serving path on PostgreSQL, shared by
 //!   several replicas (`--store postgres://…`).
+//! - `bulk`: a rollback journal while a pull fills an empty store, and
+//!   back to WAL after.
 //! - `blob_files`: the blobs' bytes, files under `<data>/blobs/`, written
 //!   through a temporary file, checked, synced and renamed.
 
 mod audit;
 mod blob_files;
 mod blobs;
+mod bulk;
 mod compact;
 mod deletions;
 mod folder_entries;
@@ -103,6 +106,7 @@ use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, 
 
 pub use audit::{AUDIT_PAGE, AuditEntry, AuditFilter, AuditObserver, AuditReader};
 pub use blob_files::{BLOBS_DIR, BlobFiles, BlobWriter, VerifiedBlob, WriteError};
+pub use bulk::BULK_MAX_SKILLS;
 pub use blobs::{
     BlobLimits, BlobRefused, BlobUsage, DEFAULT_BLOB_GRACE, DEFAULT_BLOB_QUOTA_BYTES,
     DEFAULT_BLOB_STORE_BYTES, make_tombstone,
