@@ -47,10 +47,11 @@ impl Store {
     /// [`Store::end_bulk`] switches back.
     pub fn begin_bulk(&self) -> Result<bool, StoreError> {
         let conn = self.conn();
-        let held: i64 =
-            conn.query_row("SELECT count(*) FROM (SELECT 1 FROM skills LIMIT ?1)", [BULK_MAX_SKILLS + 1], |r| {
-                r.get(0)
-            })?;
+        let held: i64 = conn.query_row(
+            "SELECT count(*) FROM (SELECT 1 FROM skills LIMIT ?1)",
+            [BULK_MAX_SKILLS + 1],
+            |r| r.get(0),
+        )?;
         if held > BULK_MAX_SKILLS {
             return Ok(false);
         }
@@ -60,7 +61,9 @@ impl Store {
         match switched {
             Ok(mode) => Ok(mode == BULK_JOURNAL),
             // Another connection holds the database: stay in WAL mode.
-            Err(rusqlite::Error::SqliteFailure(e, _)) if e.code == rusqlite::ErrorCode::DatabaseBusy => Ok(false),
+            Err(rusqlite::Error::SqliteFailure(e, _)) if e.code == rusqlite::ErrorCode::DatabaseBusy => {
+                Ok(false)
+            }
             Err(e) => Err(e.into()),
         }
     }

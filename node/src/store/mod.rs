@@ -106,11 +106,11 @@ use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, 
 
 pub use audit::{AUDIT_PAGE, AuditEntry, AuditFilter, AuditObserver, AuditReader};
 pub use blob_files::{BLOBS_DIR, BlobFiles, BlobWriter, VerifiedBlob, WriteError};
-pub use bulk::BULK_MAX_SKILLS;
 pub use blobs::{
     BlobLimits, BlobRefused, BlobUsage, DEFAULT_BLOB_GRACE, DEFAULT_BLOB_QUOTA_BYTES,
     DEFAULT_BLOB_STORE_BYTES, make_tombstone,
 };
+pub use bulk::BULK_MAX_SKILLS;
 pub use deletions::{HeldDeletion, Received};
 pub use folder_entries::{FolderEntry, ShareWarning};
 pub use inbox::{InboxEntry, Offer, Verdict};
