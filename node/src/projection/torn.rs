@@ -33,12 +33,12 @@ use std::path::Path;
 use super::{Projection, SKILL_FILE, written_hash};
 
 /// The unit a file's data reaches the disk in: the page cache's page.
-pub const PAGE: u64 = 4096;
+pub(super) const PAGE: u64 = 4096;
 
 /// Whether a `SKILL.md` of `len` bytes may be a torn write: worth reading
 /// and comparing (empty, or whole pages).
 pub fn may_be_torn(len: u64) -> bool {
-    len % PAGE == 0
+    len.is_multiple_of(PAGE)
 }
 
 impl Projection {
