@@ -43,6 +43,10 @@
 //! holds the node's copies too: told apart the same way, by that agent's
 //! projection ([`Library::writer_of`]).
 //!
+//! A `SKILL.md` that a power loss left empty or cut short of the node's
+//! own write (`projection::torn`) is not the agent's either: passed over,
+//! and written again from the store by the projection.
+//!
 //! A skill folder travels whole, as a bundle (`SPEC.md` §12): `SKILL.md`
 //! and every other file under it ([`read_companions`]: hidden entries such
 //! as `.git/` left out, the executable bit from the file system), within
@@ -318,6 +322,21 @@ fn guard_deletions(
 fn stamped_copy(library: &Library, name: &str, text: &str) -> bool {
     let Ok(Some((_, packet, _))) = library.store().skill(name) else { return false };
     library.projection().content(&packet, ecp_protocol::SkillKind::External) == text
+}
+
+/// Whether `bytes`, the `SKILL.md` of folder `entry` that `writer` writes,
+/// is what a power loss left of the node's write of the skill the store
+/// holds under that name ([`crate::projection::Projection::torn`]).
+fn torn_copy(library: &Library, writer: &crate::projection::Projection, entry: &str, bytes: &[u8]) -> bool {
+    let intended = match library.store().skill(entry) {
+        Ok(Some((record, packet, _))) => {
+            use ecp_protocol::SkillKind;
+            let kind = if record.kind == "external" { SkillKind::External } else { SkillKind::Local };
+            Some(writer.content(&packet, kind).into_owned())
+        }
+        _ => None,
+    };
+    writer.torn(entry, bytes, intended.as_deref().map(str::as_bytes))
 }
 
 #[cfg(test)]

@@ -38,7 +38,8 @@
 //!
 //! A writer killed mid-write (kill -9, a crash) leaves its temporary dot
 //! file behind; the node removes those of dead processes at start
-//! ([`Projection::sweep_leftovers`]).
+//! ([`Projection::sweep_leftovers`]). A power loss can leave the node's
+//! file empty or cut at a page ([`torn`]): neither is taken for the agent's.
 //!
 //! A bundle (#26, `SPEC.md` §12) is written whole from the store's blobs
 //! ([`bundle`]): a temporary sibling folder swapped in by rename, so a crash
@@ -54,6 +55,7 @@
 //! - `projection/batch.rs`: a batch of committed changes, written by several threads.
 //! - `projection/bundle.rs`: a bundle's whole folder, its swap and its leftovers.
 //! - `projection/own_writes.rs`: the paths this process wrote recently, for the folder watcher.
+//! - `projection/torn.rs`: what a power loss can leave of the node's write, not the agent's.
 //!
 //! A received skill's file says where it came from ([`crate::stamp`]) and
 //! carries no grants its origin may not give ([`crate::permissions`]): that
@@ -374,7 +376,7 @@ impl Projection {
             // whatever the store says (a local skill imported from it will be
             // re-imported with the agent's newer content).
             Some(current) => {
-                if self.written(&dir, &current) == Written::No {
+                if self.written(&dir, &current) == Written::No && !self.torn_at(&dir, &current, Some(body)) {
                     if kind == SkillKind::External {
                         tracing::warn!(skill = %name, "skills folder holds the agent's own SKILL.md of this name; not overwritten");
                     }
@@ -429,7 +431,11 @@ impl Projection {
                 }
                 return Ok(());
             }
-            Ok(current) if current != body && self.written(dir, &current) == Written::No => {
+            Ok(current)
+                if current != body
+                    && self.written(dir, &current) == Written::No
+                    && !self.torn_at(dir, &current, Some(body)) =>
+            {
                 if kind == SkillKind::External {
                     tracing::warn!(skill = %name, "skills folder holds the agent's own SKILL.md of this name; not overwritten");
                 }
@@ -467,7 +473,7 @@ impl Projection {
     /// Whether `dir/SKILL.md` exists and is not what this node last wrote.
     fn agent_owns(&self, dir: &Path) -> bool {
         let Ok(current) = fs::read(dir.join(SKILL_FILE)) else { return false };
-        self.written(dir, &current) == Written::No
+        self.written(dir, &current) == Written::No && !self.torn_at(dir, &current, None)
     }
 
     /// Records the file already at `file` as written by the node.
@@ -662,5 +668,7 @@ fn process_id() -> u32 {
 mod batch;
 mod bundle;
 mod own_writes;
+mod torn;
+pub use torn::may_be_torn;
 #[cfg(test)]
 mod tests;

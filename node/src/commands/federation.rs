@@ -90,6 +90,14 @@ pub(crate) fn pull(global: &GlobalArgs, args: PullArgs) -> anyhow::Result<ExitCo
     let peers = peers_file(&config)?;
     let spec = peer_of(&config, peers.as_ref(), &args.peer, args.trust)?;
     let library = super::open_library(&config, global.init)?;
+    // An empty store, that no other process has open, is filled with a
+    // rollback journal: each new page is written once, not into the WAL
+    // and again by a checkpoint (#18 item 2; `store::bulk`).
+    let bulk = library.store().begin_bulk().unwrap_or_else(|e| {
+        tracing::warn!(error = %e, "cannot switch the store to a rollback journal for the pull; it stays in WAL mode");
+        false
+    });
+    tracing::debug!(target: ecp_node::TIMELINE, bulk, "store ready");
     let progress = Progress::on_stderr();
     let ctx = context(&config, library, peers.as_ref())?.with_progress(progress.hook());
     let pulled = runtime()?.block_on(async {
@@ -98,10 +106,15 @@ pub(crate) fn pull(global: &GlobalArgs, args: PullArgs) -> anyhow::Result<ExitCo
         ctx.library.start_projection_worker();
         let pulled = federation::pull(&ctx, &spec).await;
         tracing::debug!(target: ecp_node::TIMELINE, "pull round done");
-        // The database's pages leave the WAL while the folder's last
-        // changes are written, not after them when the store closes.
+        // In WAL mode the database's pages leave the WAL while the folder's
+        // last changes are written, not after them when the store closes;
+        // in bulk mode they are in the database already, and the store goes
+        // back to WAL mode.
         let library = ctx.library.clone();
-        let checkpoint = tokio::task::spawn_blocking(move || library.store().checkpoint_beside());
+        let checkpoint = tokio::task::spawn_blocking(move || match bulk {
+            true => library.store().end_bulk(),
+            false => library.store().checkpoint_beside(),
+        });
         ctx.library.projection_flushed().await;
         tracing::debug!(target: ecp_node::TIMELINE, "skills folder written");
         if let Ok(Err(e)) = checkpoint.await {

@@ -170,6 +170,17 @@ impl Run<'_> {
         // From here on the file exists: whatever happens, its skill is not "deleted".
         let known = self.known(index, entry);
         self.present.insert(known.clone());
+        // What a power loss left of the node's write is not the agent's: the
+        // projection writes the store's version over it.
+        if let (Some(writer), Ok(meta)) = (writer, &meta)
+            && meta.is_file()
+            && crate::projection::may_be_torn(meta.len())
+            && fs::read(&file).is_ok_and(|bytes| super::torn_copy(library, writer, entry, &bytes))
+        {
+            tracing::warn!(skill = %entry, bytes = meta.len(), "skills folder: a SKILL.md the node's write left torn (a power loss?); not imported, written again from the store");
+            report.own_files += 1;
+            return None;
+        }
         let text = match meta {
             Err(e) => Err(SkillFileError::Read(e)),
             Ok(meta) if meta.file_type().is_symlink() => Err(SkillFileError::Symlink),

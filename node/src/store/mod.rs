@@ -65,12 +65,15 @@
 //!   not served, sent on; a received skill going back from one.
 //! - [`hub`]: the hub store — the serving path on PostgreSQL, shared by
 //!   several replicas (`--store postgres://…`).
+//! - `bulk`: a rollback journal while a pull fills an empty store, and
+//!   back to WAL after.
 //! - `blob_files`: the blobs' bytes, files under `<data>/blobs/`, written
 //!   through a temporary file, checked, synced and renamed.
 
 mod audit;
 mod blob_files;
 mod blobs;
+mod bulk;
 mod compact;
 mod deletions;
 mod folder_entries;
@@ -107,6 +110,7 @@ pub use blobs::{
     BlobLimits, BlobRefused, BlobUsage, DEFAULT_BLOB_GRACE, DEFAULT_BLOB_QUOTA_BYTES,
     DEFAULT_BLOB_STORE_BYTES, make_tombstone,
 };
+pub use bulk::BULK_MAX_SKILLS;
 pub use deletions::{HeldDeletion, Received};
 pub use folder_entries::{FolderEntry, ShareWarning};
 pub use inbox::{InboxEntry, Offer, Verdict};

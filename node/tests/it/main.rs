@@ -55,6 +55,8 @@ mod bundle_projection;
 mod skill_add_bundle;
 // projection_crash: kill -9 of a real server while it projects a big bundle leaves the old or the new folder.
 mod projection_crash;
+// folder_power_loss: a start after a power loss writes the node's empty or torn SKILL.md files again and imports neither.
+mod folder_power_loss;
 // pending_bundles: a bundle a peer answers 404 for stays pending and unprojected, and is fetched on a later round.
 mod pending_bundles;
 // pull_warnings: a pulled packet over the description guideline is taken, its warning in `pull`'s output and the decision log.
@@ -122,6 +124,8 @@ mod revocation;
 mod archives;
 // bulk_pull: `pull` of 3,000 skills over many pages — every name, hash and body as the source's (#18).
 mod bulk_pull;
+// bulk_pull_kill: kill -9 of a bulk pull (rollback journal) leaves a whole store; the next pull brings the rest.
+mod bulk_pull_kill;
 // search: ranked search on real nodes — ranking, prefixes, phrases, quarantine, merge/import/delete, restart and rebuild, bounds.
 mod search;
 // mcp: a real MCP client (the official Python SDK) over `ecp-node mcp` on stdio and /mcp over HTTP (#24 item 2).
