@@ -133,3 +133,4 @@ proptest! {
         prop_assert_eq!(grouped, linear);
     }
 }
+

@@ -50,8 +50,9 @@ pub(super) struct StateRow {
     any_end: u32,
     direct: u64,
     past: u64,
-    /// The state's first group in `bounds`.
+    /// The state's first group in `bounds`, and its first `past` group.
     first_group: u32,
+    past_group: u32,
 }
 
 /// One trigger under one prefilter key, as the hot loop reads it.
@@ -206,6 +207,9 @@ impl TriggerTable {
                     if group.is_empty() {
                         continue;
                     }
+                    if past_blanks && row.past == 0 {
+                        row.past_group = table.bounds.len() as u32;
+                    }
                     let set = if past_blanks { &mut row.past } else { &mut row.direct };
                     *set |= 1 << class;
                     table.bounds.push(table.entries.len() as u32);
@@ -273,7 +277,7 @@ impl TriggerTable {
             group(row.first_group, row.direct, ahead_at(bytes, at));
         }
         if row.past != 0 {
-            group(row.first_group + row.direct.count_ones(), row.past, ahead_past_blanks(bytes, at));
+            group(row.past_group, row.past, ahead_past_blanks(bytes, at));
         }
     }
 
