@@ -57,7 +57,11 @@ fn every_entry_is_in_the_group_its_literal_leads_to() {
                     tt.each_entry_at(&text, at, row, |k| reached.push(k));
                     let k = e as *const Entry as usize - tt.entries.as_ptr() as usize;
                     let k = k / std::mem::size_of::<Entry>();
-                    assert!(reached.contains(&k), "state {state}: {:?} at {at}", String::from_utf8_lossy(&text));
+                    assert!(
+                        reached.contains(&k),
+                        "state {state}: {:?} at {at}",
+                        String::from_utf8_lossy(&text)
+                    );
                     checked += 1;
                 }
             }
@@ -133,4 +137,3 @@ proptest! {
         prop_assert_eq!(grouped, linear);
     }
 }
-

@@ -138,7 +138,12 @@ fn below(set: u64, class: u32) -> u32 {
 impl TriggerTable {
     /// The table of `triggers`, found under the keys of `prefilter`
     /// (`by_key[k]`: the triggers of key `k`, whose length is at most `cap`).
-    pub(super) fn new(prefilter: &Literals, by_key: &[Vec<u16>], triggers: &[Trigger], cap: usize) -> TriggerTable {
+    pub(super) fn new(
+        prefilter: &Literals,
+        by_key: &[Vec<u16>],
+        triggers: &[Trigger],
+        cap: usize,
+    ) -> TriggerTable {
         let mut bytes = Vec::new();
         let entries_of_key: Vec<Vec<(Entry, (u128, u32))>> = by_key
             .iter()
@@ -183,8 +188,13 @@ impl TriggerTable {
                     .collect()
             })
             .collect();
-        let mut table =
-            TriggerTable { states: Vec::new(), bounds: Vec::new(), entries: Vec::new(), targets: Vec::new(), bytes };
+        let mut table = TriggerTable {
+            states: Vec::new(),
+            bounds: Vec::new(),
+            entries: Vec::new(),
+            targets: Vec::new(),
+            bytes,
+        };
         for state in 0..prefilter.state_count() {
             let of_state: Vec<&(Entry, (u128, u32))> =
                 prefilter.keys_of(state).iter().flat_map(|&key| &entries_of_key[usize::from(key)]).collect();
@@ -255,7 +265,13 @@ impl TriggerTable {
     /// with no byte ahead to test: the entries of the groups the bytes
     /// after the place lead to.
     #[inline(always)]
-    pub(super) fn each_entry_at(&self, bytes: &[u8], at: usize, row: &StateRow, mut reach: impl FnMut(usize)) {
+    pub(super) fn each_entry_at(
+        &self,
+        bytes: &[u8],
+        at: usize,
+        row: &StateRow,
+        mut reach: impl FnMut(usize),
+    ) {
         // Entries with no byte ahead to test: rare, a key that is the whole
         // literal.
         for k in row.all.0..row.any_end {
@@ -319,7 +335,8 @@ impl TriggerTable {
             let row = &self.states[prefilter.state_of(e)];
             for k in row.all.0 as usize..row.all.1 as usize {
                 let t = &self.entries[k];
-                let ahead = if t.past_blanks { ahead_past_blanks(bytes, e.at) } else { ahead_at(bytes, e.at) };
+                let ahead =
+                    if t.past_blanks { ahead_past_blanks(bytes, e.at) } else { ahead_at(bytes, e.at) };
                 if ahead & t.ahead_mask == t.ahead && self.spelled(prefilter, bytes, e.at, t) {
                     let (rules, analyzers) = self.targets[k];
                     hit(e.at - 1, rules, analyzers);
