@@ -12,9 +12,12 @@ use super::table::{Entry, ahead_at, ahead_past_blanks};
 use super::*;
 use crate::scan::Scanner;
 
-/// Every hit of both walks on `text`, sorted (one place's order is the
-/// table's), and how many there were.
-fn both_walks(engine: &Engine, text: &[u8]) -> (Vec<(usize, u128, u32)>, Vec<(usize, u128, u32)>) {
+/// A walk's hits: the place, the rules, the analyzers.
+type Hits = Vec<(usize, u128, u32)>;
+
+/// Every hit of both walks on `text`, the grouped one's first, each
+/// sorted (one place's order is the table's).
+fn both_walks(engine: &Engine, text: &[u8]) -> (Hits, Hits) {
     let mut ends = Vec::new();
     engine.prefilter.find(text, &mut ends);
     let (mut grouped, mut linear) = (Vec::new(), Vec::new());
@@ -78,7 +81,7 @@ fn the_grouped_walk_reports_what_every_entry_read_reported() {
         for run in [" ", "  \t", "\n", " \r\n  "] {
             for text in [
                 format!("x {} x\n", literal.replace(' ', run)),
-                format!("{}", literal.replace(' ', run).to_uppercase()),
+                literal.replace(' ', run).to_uppercase(),
                 format!("_{}_", literal.replace(' ', run)),
             ] {
                 let (grouped, linear) = both_walks(engine, text.as_bytes());
