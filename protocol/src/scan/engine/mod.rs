@@ -66,7 +66,7 @@
 use std::sync::OnceLock;
 
 use super::context::Outline;
-use super::literals::{End, Literals, canonical, is_blank, spells};
+use super::literals::{End, Literals, canonical, spells};
 use super::normalize::normalize;
 use super::rule::{self, Hit, Rule};
 use super::secret;
@@ -131,100 +131,6 @@ impl Compiled {
     }
 }
 
-/// The triggers, laid out for the hot loop: the entries of every key a
-/// prefilter state reports sit together under that state, so a reported
-/// place costs one range lookup, and the tables stay small enough to be
-/// found in cache after the body has streamed through.
-struct TriggerTable {
-    /// Entries of state `s`: `entries[by_state[s]..by_state[s + 1]]`.
-    by_state: Vec<u32>,
-    entries: Vec<Entry>,
-    /// Per entry, what a hit sets off: rule and analyzer bits. Apart from
-    /// the entries, which most places turn away before a hit.
-    targets: Vec<(u128, u32)>,
-    /// The triggers' canonical literals, one after the other.
-    bytes: Vec<u8>,
-    /// Per state, what the first byte after its place must be for any of
-    /// its entries to pass their `ahead` test ([`Gate`]): most places a
-    /// common key stops at (`the `, `your`, `run `) are turned away by it
-    /// before their entries are read.
-    gates: Vec<Gate>,
-}
-
-/// The first `ahead` bytes a state's entries accept, as two 64-bit sets
-/// of `canonical byte % 64`: `direct` for entries that read the byte at
-/// the place, `past` for those that read it after a run of blanks
-/// (`Entry::past_blanks`). An entry with no `ahead` byte fills its set.
-/// A byte not in either set fails every entry's `ahead` test, so the place
-/// is skipped with nothing missed.
-#[derive(Clone, Copy, Default)]
-struct Gate {
-    direct: u64,
-    past: u64,
-}
-
-impl Gate {
-    fn admit(&mut self, entry: &Entry) {
-        let set = if entry.past_blanks { &mut self.past } else { &mut self.direct };
-        *set |= match entry.ahead_mask & 0xff {
-            0 => u64::MAX,
-            _ => 1 << (entry.ahead & 63),
-        };
-    }
-
-    /// Whether an entry of the state may pass its `ahead` test at `at`.
-    #[inline(always)]
-    fn opens(&self, bytes: &[u8], at: usize) -> bool {
-        let first = |at: usize| bytes.get(at).map_or(0, |&b| canonical(b));
-        self.direct >> (first(at) & 63) & 1 == 1
-            || self.past != 0 && self.past >> (first_past_blanks(bytes, at) & 63) & 1 == 1
-    }
-}
-
-/// The first canonical byte [`ahead_past_blanks`] packs, without packing
-/// the rest.
-fn first_past_blanks(text: &[u8], mut at: usize) -> u8 {
-    while text.get(at).is_some_and(|&b| is_blank(b)) {
-        at += 1;
-    }
-    text.get(at).map_or(0, |&b| canonical(b))
-}
-
-/// One trigger under one prefilter key, as the hot loop reads it.
-#[derive(Clone, Copy)]
-struct Entry {
-    /// Up to [`AHEAD_BYTES`] canonical bytes the literal continues with
-    /// after its key ([`pack_ahead`]), and which of them count: one test
-    /// against the text after the key (or after the blanks there: see
-    /// `past_blanks`) turns most entries of a busy key (`syst` leads to
-    /// twenty, `your` to forty) away before any byte-wise comparison.
-    ahead: u32,
-    ahead_mask: u32,
-    /// Whether `ahead` is what follows the run of blanks at the key's end:
-    /// the key ends in a blank (`the `), or the literal goes on with one
-    /// after it (`your role` under `your`).
-    past_blanks: bool,
-    /// The whole canonical literal: `bytes[text.0..text.1]`.
-    text: (u32, u32),
-    /// The prefilter key it is found under.
-    key: u16,
-    /// The key's length when it holds no blank, so that it starts that many
-    /// bytes before its end; 0 when a blank in it may have matched a run of
-    /// blanks (then `Literals::start` finds the start).
-    plain_len: u8,
-    /// Whether the prefilter has verified the key's bytes (an exact key, see
-    /// `Literals::is_exact`). Then only `bytes[text.0 + skip..text.1]` is
-    /// compared, from `back` bytes before the key's end: 1 when the key ends
-    /// in a blank (the rest compares the run of blanks), else 0.
-    verified: bool,
-    skip: u8,
-    back: u8,
-    /// Whether it must start a word.
-    word_start: bool,
-    /// Whether it must end one.
-    word_end: bool,
-}
-
 /// One trigger literal and what it points at.
 struct Trigger {
     /// The literal, canonical (see `literals::canonical`).
@@ -284,41 +190,6 @@ impl std::fmt::Debug for Engine {
     }
 }
 
-/// Bytes after a key that [`Entry::ahead`] holds.
-const AHEAD_BYTES: usize = 4;
-
-/// Canonical bytes as one little-endian word. No canonical byte is 0, so
-/// the 0 a text pads its end with never matches a literal's byte.
-fn pack_ahead(bytes: &[u8]) -> u32 {
-    bytes.iter().take(AHEAD_BYTES).enumerate().fold(0, |v, (k, &b)| v | u32::from(b) << (8 * k))
-}
-
-/// The [`AHEAD_BYTES`] canonical bytes of `text` from `at`, packed as
-/// [`pack_ahead`] packs a literal's.
-fn ahead_at(text: &[u8], at: usize) -> u32 {
-    match text.get(at..at + AHEAD_BYTES) {
-        // Most places have four bytes after them: no test per byte.
-        Some(&[a, b, c, d]) => u32::from_le_bytes([canonical(a), canonical(b), canonical(c), canonical(d)]),
-        _ => pack_ahead(&std::array::from_fn::<u8, AHEAD_BYTES, _>(|k| {
-            text.get(at + k).map_or(0, |&b| canonical(b))
-        })),
-    }
-}
-
-/// [`ahead_at`] the first byte after the run of blanks at `at` (if any):
-/// where the rest of a literal with a blank after its key goes on, since
-/// that blank matches the whole run. Most keys of this kind are a common
-/// word (`the `, `your`) under which many phrases wait; this turns them
-/// away before a byte-wise comparison. Skipping no blank where the
-/// literal wants one only lets an entry through to `spells`, which
-/// settles it.
-fn ahead_past_blanks(text: &[u8], mut at: usize) -> u32 {
-    while text.get(at).is_some_and(|&b| is_blank(b)) {
-        at += 1;
-    }
-    ahead_at(text, at)
-}
-
 /// Longest prefilter key: the first bytes of a trigger. Keys get shorter
 /// until the automaton fits 16-bit transitions (a table of at most 64 KB).
 const MAX_KEY_BYTES: usize = 4;
@@ -342,69 +213,7 @@ impl Engine {
                 Literals::new(&keys).map(|l| (l, by_key, cap))
             })
             .expect("one-byte keys always fit");
-        let mut bytes = Vec::new();
-        let entries_of_key: Vec<Vec<(Entry, (u128, u32))>> = by_key
-            .iter()
-            .enumerate()
-            .map(|(key, ids)| {
-                let id = key as u16;
-                let key_text = &triggers[usize::from(ids[0])].text;
-                let key_len = key_text.len().min(cap);
-                let key_bytes = &key_text[..key_len];
-                let ends_blank = key_bytes.last() == Some(&b' ');
-                let plain_len = if key_bytes.contains(&b' ') { 0 } else { key_len as u8 };
-                ids.iter()
-                    .map(|&i| {
-                        let t = &triggers[usize::from(i)];
-                        let start = bytes.len() as u32;
-                        bytes.extend_from_slice(&t.text);
-                        let back = u8::from(ends_blank);
-                        // After a key ending in a blank the text may hold more
-                        // blanks: the hot loop then reads `ahead` after them
-                        // (`ahead_past_blanks`). Inside the rest, a blank
-                        // matches a run: compare only up to it.
-                        let rest = &t.text[key_len..];
-                        let past_blanks = ends_blank || rest.first() == Some(&b' ');
-                        let rest = if past_blanks { rest.trim_ascii_start() } else { rest };
-                        let ahead: Vec<u8> =
-                            rest.iter().copied().take(AHEAD_BYTES).take_while(|&b| b != b' ').collect();
-                        let entry = Entry {
-                            past_blanks,
-                            ahead: pack_ahead(&ahead),
-                            ahead_mask: pack_ahead(&vec![0xff; ahead.len()]),
-                            text: (start, bytes.len() as u32),
-                            key: id,
-                            plain_len,
-                            verified: prefilter.is_exact(id),
-                            skip: key_len as u8 - back,
-                            back,
-                            word_start: t.word_start,
-                            word_end: t.word_end,
-                        };
-                        (entry, (t.rules, t.analyzers))
-                    })
-                    .collect()
-            })
-            .collect();
-        let mut table = TriggerTable {
-            by_state: vec![0],
-            entries: Vec::new(),
-            targets: Vec::new(),
-            bytes,
-            gates: Vec::new(),
-        };
-        for state in 0..prefilter.state_count() {
-            let mut gate = Gate::default();
-            for &key in prefilter.keys_of(state) {
-                for (entry, target) in &entries_of_key[usize::from(key)] {
-                    gate.admit(entry);
-                    table.entries.push(*entry);
-                    table.targets.push(*target);
-                }
-            }
-            table.gates.push(gate);
-            table.by_state.push(table.entries.len() as u32);
-        }
+        let table = TriggerTable::new(&prefilter, &by_key, &triggers, cap);
         let rules: Vec<Compiled> = rules
             .into_iter()
             .map(|rule| Compiled {
@@ -470,51 +279,8 @@ impl Engine {
     /// (`bytes`) spells the whole trigger, at the places the prefilter
     /// found keys ending (`ends`), and the trigger's rules and analyzers.
     #[inline(always)]
-    fn each_hit(&self, bytes: &[u8], ends: &[End], mut hit: impl FnMut(usize, u128, u32)) {
-        let tt = &self.table;
-        for &e in ends {
-            let state = self.prefilter.state_of(e);
-            if !tt.gates[state].opens(bytes, e.at) {
-                continue;
-            }
-            let ahead = ahead_at(bytes, e.at);
-            // Where a literal goes on after a blank, computed once per place.
-            let mut past_blanks: Option<u32> = None;
-            let range = tt.by_state[state] as usize..tt.by_state[state + 1] as usize;
-            for (t, &(rules, analyzers)) in tt.entries[range.clone()].iter().zip(&tt.targets[range]) {
-                let ahead = if t.past_blanks {
-                    *past_blanks.get_or_insert_with(|| ahead_past_blanks(bytes, e.at))
-                } else {
-                    ahead
-                };
-                if ahead & t.ahead_mask != t.ahead {
-                    continue;
-                }
-                let start = match t.plain_len {
-                    0 => self.prefilter.start(bytes, t.key, e.at),
-                    n => e.at - usize::from(n),
-                };
-                if t.word_start && start > 0 && is_word_byte(bytes[start - 1]) {
-                    continue;
-                }
-                let literal = &tt.bytes[t.text.0 as usize..t.text.1 as usize];
-                let end = if t.verified {
-                    // The prefilter has matched the key: compare the rest.
-                    let end = spells(bytes, e.at - usize::from(t.back), &literal[usize::from(t.skip)..]);
-                    debug_assert_eq!(end, spells(bytes, start, literal));
-                    end
-                } else {
-                    spells(bytes, start, literal)
-                };
-                let Some(end) = end else {
-                    continue;
-                };
-                if t.word_end && bytes.get(end).is_some_and(|&b| is_word_byte(b)) {
-                    continue;
-                }
-                hit(e.at - 1, rules, analyzers);
-            }
-        }
+    fn each_hit(&self, bytes: &[u8], ends: &[End], hit: impl FnMut(usize, u128, u32)) {
+        self.table.each_hit(&self.prefilter, bytes, ends, hit);
     }
 
     /// Runs each analyzer on the lines it was triggered on (`analyzer_lines`,
@@ -790,11 +556,13 @@ mod lead;
 mod lead_pinned;
 mod line_regex;
 mod requires;
+mod table;
 mod text;
 mod walk;
 
 use distinct::{by_key, distinct_triggers};
 use requires::Requires;
+use table::TriggerTable;
 pub(super) use text::{Body, LineRef};
 use text::{Lowered, is_word_byte, join_continuation, previous_line, span};
 use walk::{RECENT_LINES, SCRATCH, Scratch, Walk};

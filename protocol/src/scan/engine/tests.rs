@@ -1,7 +1,7 @@
 //! Tests of the engine's machinery: the prefilter keys' length, newline
 //! counting, the line cursor and backslash continuations.
 
-use super::text::{LineCursor, count_newlines};
+use super::text::{LineCursor, count_newlines, newline_before, newline_from, previous_line, span};
 use super::walk::MAX_KEPT_ENTRIES;
 use super::*;
 
@@ -142,4 +142,43 @@ fn every_trigger_is_hit_where_it_is_spelled_its_blanks_any_run() {
         }
     }
     assert!(checked > 4_000, "{checked}");
+}
+
+proptest::proptest! {
+    /// The line searches by the memchr crate say what the standard
+    /// library's `find` / `rfind` of `'\n'` said, and the haystacks built
+    /// from them are those the old code built.
+    #[test]
+    fn newline_searches_say_what_str_find_said(
+        text in proptest::collection::vec(proptest::sample::select(vec!["a", "\n", "\r", " ", "é", "\\"]), 0..60),
+        at in proptest::prelude::any::<proptest::sample::Index>(),
+        lines in 0u8..4,
+    ) {
+        let text: String = text.concat();
+        let nl: Vec<usize> = text.match_indices('\n').map(|(i, _)| i).collect();
+        let from = nl.get(at.index(nl.len().max(1))).map_or(0, |&i| i + 1);
+        proptest::prop_assert_eq!(newline_from(&text, from), text[from..].find('\n').map_or(text.len(), |i| from + i));
+        proptest::prop_assert_eq!(newline_before(&text, from), text[..from].rfind('\n'));
+        let end = newline_from(&text, from);
+        let index = text[..from].matches('\n').count();
+        let line = LineRef { index, start: from, end };
+        let before = if from == 0 { "" } else {
+            let b = &text[..from - 1];
+            b.rsplit('\n').next().unwrap_or(b).trim_end_matches('\r')
+        };
+        proptest::prop_assert_eq!(previous_line(&text, line), before);
+        let mut old_end = line.end;
+        for _ in 0..lines {
+            if old_end >= text.len() {
+                break;
+            }
+            old_end = text[old_end + 1..].find('\n').map_or(text.len(), |i| old_end + 1 + i);
+        }
+        proptest::prop_assert_eq!(span(&text, line, lines), &text[line.start..old_end]);
+        if from > 0 {
+            let b = Body::new(&text).line_before(line, 1);
+            let start = text[..from - 1].rfind('\n').map_or(0, |i| i + 1);
+            proptest::prop_assert_eq!((b.index, b.start, b.end), (index - 1, start, from - 1));
+        }
+    }
 }
