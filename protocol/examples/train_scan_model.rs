@@ -67,6 +67,8 @@ use sha2::{Digest, Sha256};
 
 #[path = "shared/corpus_files.rs"]
 mod corpus_files;
+#[path = "train_scan_model/intent.rs"]
+mod intent;
 #[path = "train_scan_model/lowo.rs"]
 mod lowo;
 #[path = "train_scan_model/variants.rs"]
@@ -144,7 +146,7 @@ fn corpus() -> Vec<Doc> {
             // (as `Scanner::scan` scores); what refuses is judged after the
             // refusal policy (`classifier::policy`), as the scanner does.
             let rules = scanner.scan_unrefined(&body).findings;
-            let mut features = variants::apply(&env("ECP_FEATURES"), &body, features(&body, &rules));
+            let mut features = variants::apply(&env("ECP_FEATURES"), &body, &rules, features(&body, &rules));
             let mut findings = rules;
             apply_policy(&mut findings, NEEDS_SECOND, PAIRS);
             let blocked = findings.iter().any(|f| f.severity >= DEFAULT_THRESHOLD);
@@ -380,26 +382,24 @@ fn main() {
         "least", "at", "benign corrob.", "shadow TRAIN", "shadow x-*/older", "benign all (final)"
     );
     let mut best: Option<(Policy, usize)> = None;
-    let rules_alone = count(&benign_all, &|i| docs[i].blocked);
+    let rules_alone = count(&benign_train, &|i| docs[i].blocked);
     let rules_alone_over = rate(rules_alone.0, rules_alone.1) > MAX_FALSE_POSITIVES;
     let rules_alone_over_corpus = rate(rules_alone.0, rules_alone.1) > CORPUS_MAX_FALSE_POSITIVES;
-    println!("    the rules alone refuse {} of the benign skills", figure(rules_alone.0, rules_alone.1));
+    println!("    the rules alone refuse {} of the benign skills (TRAIN half)", figure(rules_alone.0, rules_alone.1));
     for least in [Severity::Medium, Severity::Low, Severity::Info] {
         // The lowest score that corroborates at most 1% of the benign
         // skills, out of fold, beside a finding of `least` or worse.
         let at = lowest_within(MAX_CORROBORATED_FALSE_POSITIVES, &|i, t| {
             beside(oof[i], &docs[i].findings, t, least).is_some()
         });
-        // The final model scores skills it was not trained on higher than
-        // the folds' models did (words alone, session 26: 12 benign skills
-        // of the other half corroborated at the folds' 1 %): raised until
-        // every benign skill refused stays within the corpus test's ratchet.
+        // Raised until the benign skills refused stay within the corpus
+        // test's ratchet: counted on the TRAIN half only, out of fold (until
+        // session 27 every benign skill, the other half too, by the final
+        // model: a choice made on the half that measures it).
         let within_corpus = |t: u16| {
             let p = Policy { least, at: t };
-            rate(
-                count(&benign_all, &|i| p.refuses(&docs[i], scored[i])).0,
-                docs.iter().filter(|d| !d.malicious).count(),
-            ) <= CORPUS_MAX_FALSE_POSITIVES
+            let (refused, of) = count(&benign_train, &|i| p.refuses(&docs[i], honest(i)));
+            rate(refused, of) <= CORPUS_MAX_FALSE_POSITIVES
         };
         let at = if rules_alone_over_corpus {
             at
@@ -429,9 +429,11 @@ fn main() {
         // and "none fits" would switch corroboration off for a reason that
         // is not its own: then a policy fits when what it adds to the
         // rules' own refusals stays within its 1 %.
-        let added = benign_blocked.0 - rules_alone.0;
-        let fits = (rate(benign_blocked.0, benign_blocked.1) <= MAX_FALSE_POSITIVES
-            || rules_alone_over && rate(added, benign_blocked.1) <= MAX_CORROBORATED_FALSE_POSITIVES)
+        // Judged on the TRAIN half, out of fold, as every choice is.
+        let chosen_on = count(&benign_train, &|i| policy.refuses(&docs[i], honest(i)));
+        let added = chosen_on.0 - rules_alone.0;
+        let fits = (rate(chosen_on.0, chosen_on.1) <= MAX_FALSE_POSITIVES
+            || rules_alone_over && rate(added, chosen_on.1) <= MAX_CORROBORATED_FALSE_POSITIVES)
             && least > Severity::Info;
         if fits && best.is_none_or(|(_, c)| caught > c) {
             best = Some((policy, caught));

@@ -89,6 +89,7 @@ use std::sync::OnceLock;
 mod corroborate;
 mod evidence;
 mod policy;
+mod purpose;
 mod tokens;
 pub use corroborate::beside;
 pub(crate) use corroborate::corroborated;
@@ -114,7 +115,7 @@ const MAX_BYTES: usize = 256 * 1024;
 /// Score (thousandths) at or above which `classifier.suspicious` is added:
 /// chosen on the TRAIN split, out of fold, for at most 3% of its benign
 /// skills.
-pub const THRESHOLD: u16 = 667;
+pub const THRESHOLD: u16 = 666;
 /// Score (thousandths) at or above which the classifier corroborates a
 /// rule's finding of [`CORROBORATES_BESIDE`] or worse
 /// (`classifier.corroborated`, which refuses): chosen on the TRAIN split,
@@ -123,7 +124,7 @@ pub const THRESHOLD: u16 = 667;
 /// score may be lower, as a rule's finding must stand beside it — then
 /// raised until every benign skill of the corpus refused stays within the
 /// corpus test's ratchet (session 26: 4.7 % of the corpus's benign skills).
-pub const CORROBORATES_AT: u16 = 729;
+pub const CORROBORATES_AT: u16 = 685;
 /// The least severity of the rule's finding a score at [`CORROBORATES_AT`]
 /// corroborates: chosen with it by the training (`train_scan_model`), the
 /// row of its grid (`Low`, `Medium`) that refused the most malicious
@@ -248,7 +249,8 @@ pub struct Features {
     /// The buckets of the words and their pairs with a symbol present
     /// (`0..WORD_BUCKETS`), sorted.
     pub words: Vec<u32>,
-    /// The rules' evidence (`WORD_BUCKETS..BUCKETS`), sorted.
+    /// The rules' evidence and the purpose's kinds (`purpose`), in
+    /// `WORD_BUCKETS..BUCKETS`, sorted.
     pub evidence: Vec<u32>,
 }
 
@@ -260,6 +262,7 @@ pub fn features(body: &str, findings: &[Finding]) -> Features {
     words.sort_unstable();
     let mut evidence = Vec::new();
     evidence::for_each(findings, |k| evidence.push(WORD_BUCKETS as u32 + k));
+    purpose::for_each(body, |k| evidence.push(WORD_BUCKETS as u32 + k));
     evidence.sort_unstable();
     Features { words, evidence }
 }
@@ -288,6 +291,7 @@ pub fn score(body: &str, findings: &[Finding]) -> u16 {
     });
     let mut evidence = 0f32;
     evidence::for_each(findings, |k| evidence += w[WORD_BUCKETS + k as usize]);
+    purpose::for_each(body, |k| evidence += w[WORD_BUCKETS + k as usize]);
     (logistic(*bias, sum, n, evidence) * 1000.0).round() as u16
 }
 
@@ -392,13 +396,14 @@ mod tests {
             15711, 15879, 16244,
         ];
         assert_eq!(words(text), trained);
-        assert_eq!(score(text, &[]), 816);
-        assert_eq!(score("# Formatting\n\nRun `cargo fmt --all` before each commit.\n", &[]), 453);
-        // The rules' evidence: none found, then a companion script run.
-        assert_eq!(features(text, &[]).evidence, [17360]);
+        assert_eq!(score(text, &[]), 911);
+        assert_eq!(score("# Formatting\n\nRun `cargo fmt --all` before each commit.\n", &[]), 668);
+        // The rules' evidence: none found (and the purpose "other"), then a
+        // companion script run.
+        assert_eq!(features(text, &[]).evidence, [16946, 17360]);
         let companion = [rule("trojan.companion-script", Severity::Medium)];
-        assert_eq!(features(text, &companion).evidence, [16846, 16866, 17186, 17212, 17325]);
-        assert_eq!(score(text, &companion), 890);
+        assert_eq!(features(text, &companion).evidence, [16846, 16866, 16946, 17186, 17212, 17325]);
+        assert_eq!(score(text, &companion), 943);
     }
 
     #[test]
@@ -424,7 +429,8 @@ mod tests {
         let medium = [rule("trojan.companion-script", Severity::Medium)];
         let f = features(text, &medium);
         assert_eq!(f.words, words(text), "the words do not change");
-        assert_eq!(f.evidence.len(), 5);
+        // Five of the finding's, one of the purpose's ("other").
+        assert_eq!(f.evidence.len(), 6);
         assert!(f.evidence.iter().all(|&k| (WORD_BUCKETS..BUCKETS).contains(&(k as usize))));
         // The score reads them: the same text with and without the finding.
         assert_ne!(score(text, &medium), score(text, &[]));
