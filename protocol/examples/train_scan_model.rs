@@ -388,7 +388,10 @@ fn main() {
     let rules_alone = count(&benign_train, &|i| docs[i].blocked);
     let rules_alone_over = rate(rules_alone.0, rules_alone.1) > MAX_FALSE_POSITIVES;
     let rules_alone_over_corpus = rate(rules_alone.0, rules_alone.1) > CORPUS_MAX_FALSE_POSITIVES;
-    println!("    the rules alone refuse {} of the benign skills (TRAIN half)", figure(rules_alone.0, rules_alone.1));
+    println!(
+        "    the rules alone refuse {} of the benign skills (TRAIN half)",
+        figure(rules_alone.0, rules_alone.1)
+    );
     for least in [Severity::Medium, Severity::Low, Severity::Info] {
         // The lowest score that corroborates at most 1% of the benign
         // skills, out of fold, beside a finding of `least` or worse.

@@ -19,8 +19,11 @@
 
 use std::sync::OnceLock;
 
-use super::{MIX, finish, word};
 use super::evidence::EVIDENCE_BUCKETS;
+use super::tokens::{alnum_bytes, eight_at, short_word};
+use super::{MIX, finish, word};
+
+const HIGH: u64 = 0x8080_8080_8080_8080;
 
 /// Lines of the body read for the frontmatter and the first title.
 const HEAD_LINES: usize = 60;
@@ -31,79 +34,273 @@ const KINDS: [(&str, &[&str]); 10] = [
     (
         "deploy",
         &[
-            "deploy", "deployment", "deploys", "release", "releases", "rollout", "ship", "publish", "ci", "cd",
-            "pipeline", "pipelines", "staging", "production", "helm", "terraform", "workflow", "actions",
+            "deploy",
+            "deployment",
+            "deploys",
+            "release",
+            "releases",
+            "rollout",
+            "ship",
+            "publish",
+            "ci",
+            "cd",
+            "pipeline",
+            "pipelines",
+            "staging",
+            "production",
+            "helm",
+            "terraform",
+            "workflow",
+            "actions",
         ],
     ),
     (
         "install",
         &[
-            "install", "installing", "installation", "setup", "bootstrap", "onboarding", "environment",
-            "toolchain", "dependencies", "dependency", "upgrade", "configure", "configuration", "provision",
-            "local", "dev", "devcontainer", "package", "packages",
+            "install",
+            "installing",
+            "installation",
+            "setup",
+            "bootstrap",
+            "onboarding",
+            "environment",
+            "toolchain",
+            "dependencies",
+            "dependency",
+            "upgrade",
+            "configure",
+            "configuration",
+            "provision",
+            "local",
+            "dev",
+            "devcontainer",
+            "package",
+            "packages",
         ],
     ),
     (
         "security",
         &[
-            "security", "audit", "auditing", "pentest", "penetration", "vulnerability", "vulnerabilities", "cve",
-            "red", "ctf", "forensics", "incident", "malware", "threat", "hardening", "scanner", "scan",
-            "scanning", "exploit", "phishing", "compliance", "sast", "triage", "detection", "injection",
+            "security",
+            "audit",
+            "auditing",
+            "pentest",
+            "penetration",
+            "vulnerability",
+            "vulnerabilities",
+            "cve",
+            "red",
+            "ctf",
+            "forensics",
+            "incident",
+            "malware",
+            "threat",
+            "hardening",
+            "scanner",
+            "scan",
+            "scanning",
+            "exploit",
+            "phishing",
+            "compliance",
+            "sast",
+            "triage",
+            "detection",
+            "injection",
         ],
     ),
     (
         "data",
         &[
-            "data", "csv", "database", "databases", "sql", "postgres", "mysql", "etl", "analytics", "query",
-            "queries", "migration", "migrations", "spreadsheet", "json", "dataset", "schema", "excel",
+            "data",
+            "csv",
+            "database",
+            "databases",
+            "sql",
+            "postgres",
+            "mysql",
+            "etl",
+            "analytics",
+            "query",
+            "queries",
+            "migration",
+            "migrations",
+            "spreadsheet",
+            "json",
+            "dataset",
+            "schema",
+            "excel",
         ],
     ),
     (
         "writing",
         &[
-            "write", "writing", "writer", "docs", "documentation", "blog", "markdown", "pdf", "format",
-            "formatter", "formatting", "translate", "translation", "summarize", "summarise", "summary", "notes",
-            "readme", "changelog", "email", "style", "proofread", "copy", "slides", "presentation", "resume",
-            "letter", "meeting", "report", "reports",
+            "write",
+            "writing",
+            "writer",
+            "docs",
+            "documentation",
+            "blog",
+            "markdown",
+            "pdf",
+            "format",
+            "formatter",
+            "formatting",
+            "translate",
+            "translation",
+            "summarize",
+            "summarise",
+            "summary",
+            "notes",
+            "readme",
+            "changelog",
+            "email",
+            "style",
+            "proofread",
+            "copy",
+            "slides",
+            "presentation",
+            "resume",
+            "letter",
+            "meeting",
+            "report",
+            "reports",
         ],
     ),
     (
         "memory",
         &[
-            "memory", "remember", "preferences", "preference", "agent", "agents", "claude", "cursorrules",
-            "instructions", "persona", "context", "session", "sessions", "assistant", "prompt", "prompts", "rules",
+            "memory",
+            "remember",
+            "preferences",
+            "preference",
+            "agent",
+            "agents",
+            "claude",
+            "cursorrules",
+            "instructions",
+            "persona",
+            "context",
+            "session",
+            "sessions",
+            "assistant",
+            "prompt",
+            "prompts",
+            "rules",
         ],
     ),
     (
         "code",
         &[
-            "code", "review", "refactor", "refactoring", "test", "tests", "testing", "lint", "linting", "debug",
-            "debugging", "git", "commit", "commits", "pr", "pull", "branch", "python", "rust", "typescript",
-            "javascript", "api", "sdk", "build", "compile", "library", "repo", "repository",
+            "code",
+            "review",
+            "refactor",
+            "refactoring",
+            "test",
+            "tests",
+            "testing",
+            "lint",
+            "linting",
+            "debug",
+            "debugging",
+            "git",
+            "commit",
+            "commits",
+            "pr",
+            "pull",
+            "branch",
+            "python",
+            "rust",
+            "typescript",
+            "javascript",
+            "api",
+            "sdk",
+            "build",
+            "compile",
+            "library",
+            "repo",
+            "repository",
         ],
     ),
     (
         "ops",
         &[
-            "server", "servers", "kubernetes", "k8s", "docker", "container", "containers", "monitor",
-            "monitoring", "logs", "log", "logging", "nginx", "ssh", "cron", "systemd", "shell", "backup",
-            "backups", "cloud", "aws", "gcp", "azure", "network", "dns", "linux", "vm", "cluster", "service",
-            "services", "disk", "sync",
+            "server",
+            "servers",
+            "kubernetes",
+            "k8s",
+            "docker",
+            "container",
+            "containers",
+            "monitor",
+            "monitoring",
+            "logs",
+            "log",
+            "logging",
+            "nginx",
+            "ssh",
+            "cron",
+            "systemd",
+            "shell",
+            "backup",
+            "backups",
+            "cloud",
+            "aws",
+            "gcp",
+            "azure",
+            "network",
+            "dns",
+            "linux",
+            "vm",
+            "cluster",
+            "service",
+            "services",
+            "disk",
+            "sync",
         ],
     ),
     (
         "credentials",
         &[
-            "credential", "credentials", "token", "tokens", "auth", "authentication", "login", "sso", "keys",
-            "key", "password", "passwords", "vault", "secret", "secrets", "oauth", "certificate", "certificates",
-            "rotate", "rotation", "keychain", "gpg",
+            "credential",
+            "credentials",
+            "token",
+            "tokens",
+            "auth",
+            "authentication",
+            "login",
+            "sso",
+            "keys",
+            "key",
+            "password",
+            "passwords",
+            "vault",
+            "secret",
+            "secrets",
+            "oauth",
+            "certificate",
+            "certificates",
+            "rotate",
+            "rotation",
+            "keychain",
+            "gpg",
         ],
     ),
     (
         "cleanup",
         &[
-            "cleanup", "clean", "prune", "purge", "delete", "remove", "reset", "uninstall", "teardown", "cache",
-            "disk", "space", "tidy",
+            "cleanup",
+            "clean",
+            "prune",
+            "purge",
+            "delete",
+            "remove",
+            "reset",
+            "uninstall",
+            "teardown",
+            "cache",
+            "disk",
+            "space",
+            "tidy",
         ],
     ),
 ];
@@ -154,7 +351,9 @@ fn lookup(table: &[(u64, u16); SLOTS], h: u64) -> u16 {
     }
 }
 
-/// The kinds (a bit each) the words of `text` name.
+/// The kinds (a bit each) the words of `text` name: a word's end and
+/// hash from one eight-byte load where the text has eight bytes from its
+/// start (`tokens`' way), a byte at a time near the end.
 fn kinds_of(text: &[u8]) -> u16 {
     let table = table();
     let mut kinds = 0;
@@ -165,6 +364,15 @@ fn kinds_of(text: &[u8]) -> u16 {
             continue;
         }
         let start = at;
+        if let Some(v) = eight_at(text, at) {
+            let not_word = !alnum_bytes(v) & HIGH;
+            if not_word != 0 {
+                let n = (not_word.trailing_zeros() / 8) as usize;
+                kinds |= lookup(table, short_word(v, n));
+                at += n;
+                continue;
+            }
+        }
         while at < text.len() && text[at].is_ascii_alphanumeric() {
             at += 1;
         }
@@ -251,6 +459,23 @@ mod tests {
         // A folded description's indented lines are read; the keys after it are not.
         let folded = "---\nname: x\ndescription: >\n  Back up the\n  database\nlicense: MIT docker\n---\n";
         assert_eq!(named(folded), ["data"], "docker, under another key, is not read");
+    }
+
+    #[test]
+    fn a_word_is_found_whether_eight_bytes_follow_it_or_not() {
+        let deploy = 1 << 0;
+        // Loaded eight at a time (a separator within them), and near the end.
+        assert_eq!(kinds_of(b"deploy the app today"), deploy);
+        assert_eq!(kinds_of(b"the app: deploy"), deploy);
+        assert_eq!(kinds_of(b"DEPLOY"), deploy);
+        // A word of eight bytes or more goes the long way: "kubernetes".
+        assert_eq!(kinds_of(b"kubernetes cluster"), 1 << 7);
+        assert_eq!(kinds_of(b"deployment"), deploy);
+        // A byte past ASCII ends a word, as any other separator does.
+        assert_eq!(kinds_of("deploy\u{e9}x and more".as_bytes()), deploy);
+        assert_eq!(kinds_of("d\u{e9}ploy and more".as_bytes()), 0);
+        // `_` is no letter: `pdf_tool` is two words here.
+        assert_eq!(kinds_of(b"pdf_tool of ours"), 1 << 4);
     }
 
     #[test]
