@@ -312,23 +312,33 @@ const OTHER: u32 = KINDS.len() as u32;
 /// the words, so that a word is found in one probe or two.
 const SLOTS: usize = 1 << 10;
 
-/// Each purpose word's hash (`word`'s) and the kinds it names (a bit per
-/// kind), in the slot the hash's top bits choose (or the next free one):
-/// one probe a word, as a binary search of the 230 words cost 3 % of a
-/// typical scan.
-fn table() -> &'static [(u64, u16); SLOTS] {
-    static TABLE: OnceLock<Box<[(u64, u16); SLOTS]>> = OnceLock::new();
+/// The purpose words, for finding them fast.
+struct Table {
+    /// Each word's hash (`word`'s) and the kinds it names (a bit per
+    /// kind), in the slot the hash's top bits choose (or the next free
+    /// one): one probe a word, as a binary search of the 230 words cost 3 %
+    /// of a typical scan.
+    slots: [(u64, u16); SLOTS],
+    /// Per first byte (lower case), a bit per length (1–31) of the words
+    /// that start with it: most words of a head ("the", "orders") are no
+    /// purpose word's first byte and length, and are passed over unhashed.
+    lengths: [u32; 128],
+}
+
+fn table() -> &'static Table {
+    static TABLE: OnceLock<Box<Table>> = OnceLock::new();
     TABLE.get_or_init(|| {
-        let mut t = Box::new([(0u64, 0u16); SLOTS]);
+        let mut t = Box::new(Table { slots: [(0, 0); SLOTS], lengths: [0; 128] });
         for (k, (_, words)) in KINDS.iter().enumerate() {
             for w in *words {
                 let h = word(w.as_bytes(), 0, w.len());
                 let mut at = slot(h);
                 // A word of two kinds ("disk") names both.
-                while t[at].1 != 0 && t[at].0 != h {
+                while t.slots[at].1 != 0 && t.slots[at].0 != h {
                     at = (at + 1) % SLOTS;
                 }
-                t[at] = (h, t[at].1 | 1 << k);
+                t.slots[at] = (h, t.slots[at].1 | 1 << k);
+                t.lengths[usize::from(w.as_bytes()[0])] |= 1 << w.len();
             }
         }
         t
@@ -339,15 +349,22 @@ fn slot(h: u64) -> usize {
     (h >> (64 - SLOTS.trailing_zeros())) as usize
 }
 
-/// The kinds a word of hash `h` names (0 for none).
-fn lookup(table: &[(u64, u16); SLOTS], h: u64) -> u16 {
-    let mut at = slot(h);
-    loop {
-        let (x, kinds) = table[at];
-        if kinds == 0 || x == h {
-            return if x == h { kinds } else { 0 };
+impl Table {
+    /// Whether a purpose word may start with `first` and be `n` bytes long.
+    fn may_be(&self, first: u8, n: usize) -> bool {
+        n < 32 && self.lengths[usize::from(first.to_ascii_lowercase() & 0x7f)] & (1 << n) != 0
+    }
+
+    /// The kinds a word of hash `h` names (0 for none).
+    fn lookup(&self, h: u64) -> u16 {
+        let mut at = slot(h);
+        loop {
+            let (x, kinds) = self.slots[at];
+            if kinds == 0 || x == h {
+                return if x == h { kinds } else { 0 };
+            }
+            at = (at + 1) % SLOTS;
         }
-        at = (at + 1) % SLOTS;
     }
 }
 
@@ -359,7 +376,8 @@ fn kinds_of(text: &[u8]) -> u16 {
     let mut kinds = 0;
     let mut at = 0;
     while at < text.len() {
-        if !text[at].is_ascii_alphanumeric() {
+        let first = text[at];
+        if !first.is_ascii_alphanumeric() {
             at += 1;
             continue;
         }
@@ -368,7 +386,9 @@ fn kinds_of(text: &[u8]) -> u16 {
             let not_word = !alnum_bytes(v) & HIGH;
             if not_word != 0 {
                 let n = (not_word.trailing_zeros() / 8) as usize;
-                kinds |= lookup(table, short_word(v, n));
+                if table.may_be(first, n) {
+                    kinds |= table.lookup(short_word(v, n));
+                }
                 at += n;
                 continue;
             }
@@ -376,7 +396,9 @@ fn kinds_of(text: &[u8]) -> u16 {
         while at < text.len() && text[at].is_ascii_alphanumeric() {
             at += 1;
         }
-        kinds |= lookup(table, word(text, start, at));
+        if table.may_be(first, at - start) {
+            kinds |= table.lookup(word(text, start, at));
+        }
     }
     kinds
 }
@@ -476,6 +498,23 @@ mod tests {
         assert_eq!(kinds_of("d\u{e9}ploy and more".as_bytes()), 0);
         // `_` is no letter: `pdf_tool` is two words here.
         assert_eq!(kinds_of(b"pdf_tool of ours"), 1 << 4);
+    }
+
+    #[test]
+    fn every_purpose_word_is_found_in_either_case_and_a_neighbour_is_not() {
+        for (k, (_, words)) in KINDS.iter().enumerate() {
+            for w in *words {
+                assert_ne!(kinds_of(w.as_bytes()) & (1 << k), 0, "{w}");
+                let loud = format!("{} and more", w.to_ascii_uppercase());
+                assert_ne!(kinds_of(loud.as_bytes()) & (1 << k), 0, "{loud}");
+                // One byte more or less: another first byte and length.
+                assert_eq!(kinds_of(format!("{w}q").as_bytes()), 0, "{w}q");
+            }
+        }
+        // "the": no purpose word starts with `t` and is three bytes long.
+        assert!(!table().may_be(b't', 3));
+        assert!(table().may_be(b'T', 4), "tidy, test");
+        assert!(!table().may_be(b'd', 32), "past the lengths kept");
     }
 
     #[test]
