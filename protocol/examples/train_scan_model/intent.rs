@@ -10,7 +10,8 @@
 //! (an order to the agent, or a description for a reader).
 //!
 //! Parts, comma-separated after `intent`:
-//! - `ipurpose`: the purpose kinds alone;
+//! - `ipurpose`: the purpose kinds alone (shipped: `scan::classifier`'s
+//!   own features read them since, so this counts them twice);
 //! - `icross`: purpose × the family of each finding (and its category);
 //! - `iunacc`: a finding's family that no purpose of the skill accounts
 //!   for (a hand-made table: a prior, not learned), with its severity;
