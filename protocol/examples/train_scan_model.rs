@@ -20,8 +20,8 @@
 //! `ECP_READ_HELD=1` asks for it, once per model that would ship.
 //!
 //! Features (`classifier::features`): the hashed words of the body and
-//! their pairs with a symbol of code, and what the rules found below the
-//! refusing threshold.
+//! their pairs with a symbol of code, what the rules found below the
+//! refusing threshold, and the kinds of purpose the skill's head names.
 //!
 //! Model: logistic regression, L2-regularised (the rules' evidence
 //! harder), classes weighted to balance, full-batch Adam from zero
@@ -43,9 +43,12 @@
 //! corroboration beyond the rules, recall at 1–10 % of their benign, the
 //! area under the curve), with the out-of-fold figures beside it. The
 //! corroboration policy is also kept within the corpus test's
-//! false-positive ratchet (`CORPUS_MAX_FALSE_POSITIVES`), measured with
-//! the final model's scores. Candidate features are read without a
-//! rebuild (`variants.rs`): `ECP_FEATURES=nopairs,codeprose,marks,…`,
+//! false-positive ratchet (`CORPUS_MAX_FALSE_POSITIVES`), counted on the
+//! TRAIN half of the benign skills with their out-of-fold scores (until
+//! session 27 every benign skill, the other half too, with the final
+//! model's). Candidate features are read without a
+//! rebuild (`variants.rs`; the document's intent, `intent.rs`:
+//! `ECP_FEATURES=intent,ipurpose,icross,…`): `ECP_FEATURES=nopairs,codeprose,marks,…`,
 //! `ECP_SHARED=k` (only words found in malicious skills of `k` writers),
 //! `ECP_L2`, `ECP_SEED` (the candidates' hash).
 //!
@@ -67,6 +70,8 @@ use sha2::{Digest, Sha256};
 
 #[path = "shared/corpus_files.rs"]
 mod corpus_files;
+#[path = "train_scan_model/intent.rs"]
+mod intent;
 #[path = "train_scan_model/lowo.rs"]
 mod lowo;
 #[path = "train_scan_model/variants.rs"]
@@ -85,8 +90,8 @@ const MAX_FALSE_POSITIVES: f64 = 0.03;
 /// of fold): it takes part in a refusal, so it is stricter.
 const MAX_CORROBORATED_FALSE_POSITIVES: f64 = 0.01;
 /// The corpus test's `MAX_FALSE_POSITIVE_RATE` (`tests/it/scan_corpus.rs`,
-/// a ratchet): every benign skill refused, rules and corroboration, the
-/// final model's scores.
+/// a ratchet), held here on the TRAIN half's benign skills refused, rules
+/// and corroboration, out of fold: the other half is never chosen on.
 const CORPUS_MAX_FALSE_POSITIVES: f64 = 0.061;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -144,7 +149,7 @@ fn corpus() -> Vec<Doc> {
             // (as `Scanner::scan` scores); what refuses is judged after the
             // refusal policy (`classifier::policy`), as the scanner does.
             let rules = scanner.scan_unrefined(&body).findings;
-            let mut features = variants::apply(&env("ECP_FEATURES"), &body, features(&body, &rules));
+            let mut features = variants::apply(&env("ECP_FEATURES"), &body, &rules, features(&body, &rules));
             let mut findings = rules;
             apply_policy(&mut findings, NEEDS_SECOND, PAIRS);
             let blocked = findings.iter().any(|f| f.severity >= DEFAULT_THRESHOLD);
@@ -380,26 +385,27 @@ fn main() {
         "least", "at", "benign corrob.", "shadow TRAIN", "shadow x-*/older", "benign all (final)"
     );
     let mut best: Option<(Policy, usize)> = None;
-    let rules_alone = count(&benign_all, &|i| docs[i].blocked);
+    let rules_alone = count(&benign_train, &|i| docs[i].blocked);
     let rules_alone_over = rate(rules_alone.0, rules_alone.1) > MAX_FALSE_POSITIVES;
     let rules_alone_over_corpus = rate(rules_alone.0, rules_alone.1) > CORPUS_MAX_FALSE_POSITIVES;
-    println!("    the rules alone refuse {} of the benign skills", figure(rules_alone.0, rules_alone.1));
+    println!(
+        "    the rules alone refuse {} of the benign skills (TRAIN half)",
+        figure(rules_alone.0, rules_alone.1)
+    );
     for least in [Severity::Medium, Severity::Low, Severity::Info] {
         // The lowest score that corroborates at most 1% of the benign
         // skills, out of fold, beside a finding of `least` or worse.
         let at = lowest_within(MAX_CORROBORATED_FALSE_POSITIVES, &|i, t| {
             beside(oof[i], &docs[i].findings, t, least).is_some()
         });
-        // The final model scores skills it was not trained on higher than
-        // the folds' models did (words alone, session 26: 12 benign skills
-        // of the other half corroborated at the folds' 1 %): raised until
-        // every benign skill refused stays within the corpus test's ratchet.
+        // Raised until the benign skills refused stay within the corpus
+        // test's ratchet: counted on the TRAIN half only, out of fold (until
+        // session 27 every benign skill, the other half too, by the final
+        // model: a choice made on the half that measures it).
         let within_corpus = |t: u16| {
             let p = Policy { least, at: t };
-            rate(
-                count(&benign_all, &|i| p.refuses(&docs[i], scored[i])).0,
-                docs.iter().filter(|d| !d.malicious).count(),
-            ) <= CORPUS_MAX_FALSE_POSITIVES
+            let (refused, of) = count(&benign_train, &|i| p.refuses(&docs[i], honest(i)));
+            rate(refused, of) <= CORPUS_MAX_FALSE_POSITIVES
         };
         let at = if rules_alone_over_corpus {
             at
@@ -429,9 +435,11 @@ fn main() {
         // and "none fits" would switch corroboration off for a reason that
         // is not its own: then a policy fits when what it adds to the
         // rules' own refusals stays within its 1 %.
-        let added = benign_blocked.0 - rules_alone.0;
-        let fits = (rate(benign_blocked.0, benign_blocked.1) <= MAX_FALSE_POSITIVES
-            || rules_alone_over && rate(added, benign_blocked.1) <= MAX_CORROBORATED_FALSE_POSITIVES)
+        // Judged on the TRAIN half, out of fold, as every choice is.
+        let chosen_on = count(&benign_train, &|i| policy.refuses(&docs[i], honest(i)));
+        let added = chosen_on.0 - rules_alone.0;
+        let fits = (rate(chosen_on.0, chosen_on.1) <= MAX_FALSE_POSITIVES
+            || rules_alone_over && rate(added, chosen_on.1) <= MAX_CORROBORATED_FALSE_POSITIVES)
             && least > Severity::Info;
         if fits && best.is_none_or(|(_, c)| caught > c) {
             best = Some((policy, caught));

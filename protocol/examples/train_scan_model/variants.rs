@@ -19,6 +19,7 @@
 //! Its tokenizer is the scanner's (`CLASS`'s bytes) with its own hash: a
 //! candidate that wins is then built into `scan::classifier`.
 
+use ecp_protocol::scan::Finding;
 use ecp_protocol::scan::classifier::{Features, WORD_BUCKETS};
 
 fn fnv(bytes: impl Iterator<Item = u8>, seed: u64) -> u64 {
@@ -313,7 +314,7 @@ fn marks_of(tokens: &[Token]) -> Vec<String> {
 
 /// The features of `body` under the candidate `kind`, from the scanner's
 /// own (`base`).
-pub(crate) fn apply(kind: &str, body: &str, base: Features) -> Features {
+pub(crate) fn apply(kind: &str, body: &str, findings: &[Finding], base: Features) -> Features {
     if kind.is_empty() {
         return base;
     }
@@ -331,7 +332,7 @@ pub(crate) fn apply(kind: &str, body: &str, base: Features) -> Features {
         || has("code")
         || has("codeprose")
         || fold != WORD_BUCKETS;
-    let toks = if own_words || has("marks") { tokens(body) } else { Vec::new() };
+    let toks = if own_words || has("marks") || has("imarks") { tokens(body) } else { Vec::new() };
     if own_words {
         let mut words = Vec::new();
         let bucket = |h: u64| ((h >> 20) % fold as u64) as u32;
@@ -365,6 +366,15 @@ pub(crate) fn apply(kind: &str, body: &str, base: Features) -> Features {
     }
     if has("noevidence") {
         f.evidence.clear();
+    }
+    if has("intent") {
+        let evidence = ecp_protocol::scan::classifier::EVIDENCE_BUCKETS as u64;
+        let marks = if has("imarks") { marks_of(&toks) } else { Vec::new() };
+        for m in super::intent::features(&parts, body, findings, &marks) {
+            f.evidence.push(WORD_BUCKETS as u32 + (fnv(m.bytes(), 91) % evidence) as u32);
+        }
+        f.evidence.sort_unstable();
+        f.evidence.dedup();
     }
     if has("marks") {
         let evidence = ecp_protocol::scan::classifier::EVIDENCE_BUCKETS as u64;

@@ -82,8 +82,10 @@ const MIN_FILES: usize = 300;
 /// HELD 79.1%). Then a sixth and a seventh writer's 155 and 110, kept out
 /// until every branch of the session was merged: 122 and 92 refused
 /// (78.7%, 83.6%; 120 and 93 on the session's first rules); the corpus
-/// 2043 of 2291 (89.2%; TRAIN 92.5%, HELD 78.9%).
-const MIN_RECALL: f64 = 0.891;
+/// 2043 of 2291 (89.2%; TRAIN 92.5%, HELD 78.9%). Session 27, the second
+/// stage reading the purpose the skill states (t7): 2047 (89.3%; TRAIN
+/// 92.9%, HELD 79.0%).
+const MIN_RECALL: f64 = 0.893;
 /// #14's bound on benign skills refused is 3%. The same writer's 210 benign
 /// skills, written close to the line, were refused 24 times (11.4%) as
 /// found, the corpus 41 of 882 (4.6%): until the bound is met again this is

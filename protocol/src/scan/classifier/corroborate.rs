@@ -19,20 +19,24 @@
 //! training (`train_scan_model`) on the TRAIN split's out-of-fold scores:
 //! per least severity, the lowest score that refuses at most 1 % of its
 //! benign skills; then the severity whose row refuses the most malicious
-//! skills with their refusing findings taken away, within 3 % of every
-//! benign skill refused in all. [`beside`] is what both the scanner and
-//! the training ask.
+//! skills with their refusing findings taken away, within 3 % of the
+//! TRAIN half's benign skills refused in all (out of fold; until session
+//! 27 every benign skill, by the final model). [`beside`] is what both
+//! the scanner and the training ask.
 //!
-//! Measured 2026-11-27 (session 25, after the third writer joined; the
-//! corpus test's splits, HELD left out): a corroboration refuses 27
-//! malicious skills of TRAIN (21 beside a `Medium` finding, 6 beside a
-//! `Low` one; none of `x-*` or `older`, whose writers the classifier was
-//! not trained on) and one benign skill (a kiosk setup, score 778, beside
-//! `priv.sudo` at `Low`). `priv.sudo` at `Low`, the worst finding of 44
-//! benign skills for 2 malicious ones, taken out of what is corroborated would
-//! lose 2 of the 27 (scores 739 and 924); a bar of 800 beside `Low` would
-//! lose 1 (739). Neither is free, so the policy stands until the training
-//! weighs it (a grid row per rule or per severity).
+//! Measured 2026-11-27 (session 27, seven writers, the purpose read; the
+//! corpus test's splits, `findings.txt`, HELD left out), beside `Low` at
+//! 685: a corroboration refuses 42 malicious skills of TRAIN (34 beside a
+//! `Medium` finding, 8 beside a `Low` one; in sample, as the model was
+//! trained on them; none of `x-*` or `older`) and no benign skill of the
+//! TRAIN half. Of every benign skill, it refuses 6 beyond the rules' 93
+//! (99 of 1678, 5.9 %), all of the other half, which the model never
+//! read. The honest figures, which the policy is chosen on: out of fold,
+//! 7 of the TRAIN half's 799 benign skills corroborated; leave one writer
+//! out, 21 of the seven writers' 591 malicious skills refused beyond the
+//! rules, and 3 of their 480 benign (session 25's paragraph: 27 of TRAIN,
+//! one benign kiosk setup, at 661/685 before the writers of sessions 25
+//! and 26 joined).
 
 use super::{CORROBORATES_AT, CORROBORATES_BESIDE};
 use crate::scan::rule::EXCERPT_CHARS;

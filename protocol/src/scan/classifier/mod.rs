@@ -29,6 +29,10 @@
 //! findings below the threshold add up to five features each (`evidence`:
 //! rule, family and category with their severity), weighted `1`. The score
 //! is the logistic of the bias plus the weights of the features present.
+//! The kinds of purpose the skill's head names (`purpose`: deploy,
+//! install, security, data, writing, memory, code, operations,
+//! credentials, clean-up, or none) can be features weighted `1` too
+//! ([`PURPOSE`]; measured in session 27, not shipped: below).
 //!
 //! The weights are `weights.bin` (little-endian `f32`: the bias, then one
 //! weight per bucket, [`BUCKETS`] in all), compiled in: nothing is
@@ -82,6 +86,46 @@
 //! only the words found in malicious skills of at least 2–5 writers:
 //! 57–73 %, no gain.
 //!
+//! ## Intent (session 27): what the skill says it is for
+//!
+//! Seven writers now (the two of session 26 joined: 591 malicious, 480
+//! benign skills of TRAIN). Features of the *document*, each added to the
+//! model above and measured leave one writer out (recall at ≤ 3 % of the
+//! writers' benign; three hash seeds where marked, which move it ±1):
+//!
+//! | features added | at 1 / 2 / 3 / 5 / 10 % of the benign | AUC |
+//! |---|---:|---:|
+//! | none (the model above, retrained) | 54.0 / 61.9 / 68.5 / 73.4 / 84.6 | 0.9464 |
+//! | **the purpose's kind** (`purpose`, [`PURPOSE`]) | 57.5 / 62.1 / 69.7 / 73.9 / 87.3 | 0.9476 |
+//! | purpose × each finding's family and category (3 seeds) | 56.5 / 63.8 / 69.3 / 74.0 / 85.5 | 0.947 |
+//! | … and where the finding stands (section, hidden, last fifth, code; 3 seeds) | 52.7 / 64.1 / 68.9 / 73.5 / 85.8 | 0.948 |
+//! | a finding's family the purpose does not account for (a hand table) | 50.6 / 58.4 / 66.5 / 75.8 / 85.4 | 0.9465 |
+//! | purpose × behaviour marks, in code or prose (3 seeds) | 54.2 / 65.8 / 68.9 / 75.2 / 85.0 | 0.948 |
+//! | voice: an order to the agent or a description, per finding and in all | 47.4 / 64.8 / 67.5 / 77.2 / 85.3 | 0.9477 |
+//! | all of these (3 seeds) | 53.7 / 60.7 / 65.8 / 77.5 / 86.7 | 0.949 |
+//!
+//! The purpose alone is the one that gains at every benign share (a point
+//! at 3 %, three at 1 % and 10 %), at the cost of a few lines of the head;
+//! what it learned reads as intent, not as a writer: a security tool's or
+//! a credential manager's purpose lowers the score (−0.34, −0.41), a
+//! writing tool's or none raises it (+0.13, +0.09). Every crossing of the
+//! purpose with what the steps do (the rules' findings below the
+//! threshold, behaviour words, their place, their voice) reads the same
+//! skills as the words do and adds nothing a writer kept out would carry:
+//! alone (no words), these features flag 22.7 % at 3 % of the benign
+//! (AUC 0.78) against the rules' evidence's 7.6 % (0.62), and beside the
+//! words they move the figure within the seeds' noise. At the threshold
+//! chosen out of fold, the purpose flags more of the kept-out writers'
+//! benign skills (20 of 480 against 14): the score is a hint, and its
+//! corroborations beyond the rules refuse 21 of their malicious skills
+//! as before, and 3 of their benign against 4. It costs 2.0 % of a
+//! typical scan (`protocol/benches/README.md`), over the 1 % a change
+//! may cost, and on the two writers kept out of session 27 (210
+//! malicious, 210 benign, never trained on) it caught none more and
+//! spared 2 benign skills of 27 refused: the lead left it switched off
+//! ([`PURPOSE`]) until its head is read from the frontmatter the rules
+//! already parse.
+//!
 //! //! [`ScanReport::classifier`]: super::ScanReport::classifier
 
 use std::sync::OnceLock;
@@ -89,6 +133,7 @@ use std::sync::OnceLock;
 mod corroborate;
 mod evidence;
 mod policy;
+mod purpose;
 mod tokens;
 pub use corroborate::beside;
 pub(crate) use corroborate::corroborated;
@@ -108,13 +153,17 @@ pub const WORD_BUCKETS: usize = 1 << 14;
 /// The model's feature count: the words' buckets, then the rules'
 /// evidence's ([`EVIDENCE_BUCKETS`]).
 pub const BUCKETS: usize = WORD_BUCKETS + EVIDENCE_BUCKETS;
+/// Whether the kinds of purpose a skill's head names (`purpose`) are
+/// features: off, as they cost 2.0 % of a typical scan for about a point
+/// leave one writer out (the module doc). The trainer follows it.
+pub const PURPOSE: bool = false;
 /// Bytes of a body the classifier reads, at most: a longer body is judged
 /// by its start, keeping the cost linear and bounded.
 const MAX_BYTES: usize = 256 * 1024;
 /// Score (thousandths) at or above which `classifier.suspicious` is added:
 /// chosen on the TRAIN split, out of fold, for at most 3% of its benign
 /// skills.
-pub const THRESHOLD: u16 = 667;
+pub const THRESHOLD: u16 = 666;
 /// Score (thousandths) at or above which the classifier corroborates a
 /// rule's finding of [`CORROBORATES_BESIDE`] or worse
 /// (`classifier.corroborated`, which refuses): chosen on the TRAIN split,
@@ -123,7 +172,7 @@ pub const THRESHOLD: u16 = 667;
 /// score may be lower, as a rule's finding must stand beside it — then
 /// raised until every benign skill of the corpus refused stays within the
 /// corpus test's ratchet (session 26: 4.7 % of the corpus's benign skills).
-pub const CORROBORATES_AT: u16 = 729;
+pub const CORROBORATES_AT: u16 = 685;
 /// The least severity of the rule's finding a score at [`CORROBORATES_AT`]
 /// corroborates: chosen with it by the training (`train_scan_model`), the
 /// row of its grid (`Low`, `Medium`) that refused the most malicious
@@ -248,7 +297,8 @@ pub struct Features {
     /// The buckets of the words and their pairs with a symbol present
     /// (`0..WORD_BUCKETS`), sorted.
     pub words: Vec<u32>,
-    /// The rules' evidence (`WORD_BUCKETS..BUCKETS`), sorted.
+    /// The rules' evidence and the purpose's kinds (`purpose`), in
+    /// `WORD_BUCKETS..BUCKETS`, sorted.
     pub evidence: Vec<u32>,
 }
 
@@ -260,6 +310,9 @@ pub fn features(body: &str, findings: &[Finding]) -> Features {
     words.sort_unstable();
     let mut evidence = Vec::new();
     evidence::for_each(findings, |k| evidence.push(WORD_BUCKETS as u32 + k));
+    if PURPOSE {
+        purpose::for_each(body, |k| evidence.push(WORD_BUCKETS as u32 + k));
+    }
     evidence.sort_unstable();
     Features { words, evidence }
 }
@@ -288,6 +341,9 @@ pub fn score(body: &str, findings: &[Finding]) -> u16 {
     });
     let mut evidence = 0f32;
     evidence::for_each(findings, |k| evidence += w[WORD_BUCKETS + k as usize]);
+    if PURPOSE {
+        purpose::for_each(body, |k| evidence += w[WORD_BUCKETS + k as usize]);
+    }
     (logistic(*bias, sum, n, evidence) * 1000.0).round() as u16
 }
 
@@ -392,13 +448,13 @@ mod tests {
             15711, 15879, 16244,
         ];
         assert_eq!(words(text), trained);
-        assert_eq!(score(text, &[]), 816);
-        assert_eq!(score("# Formatting\n\nRun `cargo fmt --all` before each commit.\n", &[]), 453);
+        assert_eq!(score(text, &[]), 911);
+        assert_eq!(score("# Formatting\n\nRun `cargo fmt --all` before each commit.\n", &[]), 668);
         // The rules' evidence: none found, then a companion script run.
         assert_eq!(features(text, &[]).evidence, [17360]);
         let companion = [rule("trojan.companion-script", Severity::Medium)];
         assert_eq!(features(text, &companion).evidence, [16846, 16866, 17186, 17212, 17325]);
-        assert_eq!(score(text, &companion), 890);
+        assert_eq!(score(text, &companion), 943);
     }
 
     #[test]
@@ -424,6 +480,7 @@ mod tests {
         let medium = [rule("trojan.companion-script", Severity::Medium)];
         let f = features(text, &medium);
         assert_eq!(f.words, words(text), "the words do not change");
+        // Five of the finding's.
         assert_eq!(f.evidence.len(), 5);
         assert!(f.evidence.iter().all(|&k| (WORD_BUCKETS..BUCKETS).contains(&(k as usize))));
         // The score reads them: the same text with and without the finding.

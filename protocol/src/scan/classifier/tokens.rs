@@ -21,6 +21,13 @@ fn word_bytes(v: u64) -> u64 {
     (alpha | digit | under) & !v & HIGH
 }
 
+/// The high bit of each byte of `v` set where that byte is an ASCII
+/// letter or digit (`word_bytes` without `_`: the words of a purpose).
+pub(super) fn alnum_bytes(v: u64) -> u64 {
+    let x = v & !HIGH;
+    (in_range(x | (ONES * 0x20), b'a', b'z') | in_range(x, b'0', b'9')) & !v & HIGH
+}
+
 /// The high bit of each seven-bit byte of `x` within `lo..=hi`.
 fn in_range(x: u64, lo: u8, hi: u8) -> u64 {
     let at_least_lo = x + ONES * u64::from(0x80 - lo);
@@ -30,7 +37,7 @@ fn in_range(x: u64, lo: u8, hi: u8) -> u64 {
 
 /// `word` of a word of `n` (1..8) bytes whose eight bytes from its start
 /// are `v`: the same hash, from the bytes already loaded.
-fn short_word(v: u64, n: usize) -> u64 {
+pub(super) fn short_word(v: u64, n: usize) -> u64 {
     let used = (1u64 << (8 * n)) - 1;
     finish(((n as u64) ^ ((v | 0x2020_2020_2020_2020) & used)).wrapping_mul(MIX).rotate_left(29))
 }
@@ -46,7 +53,7 @@ const SYMBOLS: [u64; 256] = {
     t
 };
 
-fn eight_at(b: &[u8], at: usize) -> Option<u64> {
+pub(super) fn eight_at(b: &[u8], at: usize) -> Option<u64> {
     b.get(at..at + 8).map(|e| u64::from_le_bytes(e.try_into().expect("eight bytes")))
 }
 
