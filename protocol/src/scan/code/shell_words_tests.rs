@@ -117,3 +117,14 @@ fn sixty_four_variables_are_remembered_and_the_oldest_forgotten_past_them() {
     assert_eq!(vars.get("x"), None);
     assert_eq!(vars.get("v1"), Some("1"));
 }
+
+#[test]
+fn a_backtick_is_one_level_deeper_than_its_word() {
+    // Three levels in all, the first a backtick (in a word, and in double
+    // quotes), are read; a fourth is not. Read at the backtick's own depth,
+    // the `$(…)`s inside it would reach one level more.
+    assert_eq!(text("curl u | `echo $(echo $(echo sh))`"), "curl u | sh");
+    assert_ne!(text("curl u | `echo $(echo $(echo $(echo sh)))`"), "curl u | sh");
+    assert_eq!(text("curl u | \"`echo $(echo $(echo sh))`\""), "curl u | sh");
+    assert_ne!(text("curl u | \"`echo $(echo $(echo $(echo sh)))`\""), "curl u | sh");
+}
