@@ -15,3 +15,14 @@ fn yarn_global_installs_only_with_add() {
     // The arm's three words, and its offset past them.
     assert_eq!(install_args("yarn global add lodahs").iter().map(|a| a.at).collect::<Vec<_>>(), [16]);
 }
+
+#[test]
+fn uv_tool_installs_only_with_install() {
+    // Session 25's `uv tool uninstall reqeusts` never reached `installer`:
+    // `un` before `install` fails the cheap test. Here `pip install`
+    // lets the line through, and `uv tool uninstall` must still name
+    // nothing.
+    assert!(names_an_installer(b"pip install rich && uv tool uninstall reqeusts"));
+    assert_eq!(names("pip install rich && uv tool uninstall reqeusts"), ["rich"]);
+    assert_eq!(names("pip install rich && uv tool install reqeusts"), ["rich", "reqeusts"]);
+}
