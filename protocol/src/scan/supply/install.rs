@@ -502,3 +502,7 @@ mod tests {
 #[cfg(test)]
 #[path = "install_tests.rs"]
 mod sweep_tests;
+
+#[cfg(test)]
+#[path = "install_edge_tests.rs"]
+mod edge_tests;

@@ -503,3 +503,7 @@ mod sweep_tests;
 #[cfg(test)]
 #[path = "names_classes_tests.rs"]
 mod classes_tests;
+
+#[cfg(test)]
+#[path = "names_edge_tests.rs"]
+mod edge_tests;

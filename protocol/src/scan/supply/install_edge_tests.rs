@@ -1,0 +1,28 @@
+//! `install.rs` edges the session-27 reading of `installer`'s mutants
+//! (#27) found unpinned: `yarn global add` installs what follows it, and
+//! `yarn global` with any other subcommand installs nothing.
+
+use super::tests::names;
+use super::*;
+
+#[test]
+fn yarn_global_installs_only_with_add() {
+    assert_eq!(names("yarn global add lodahs"), ["lodahs"]);
+    // `npm i` lets the line through the cheap test (which `yarn global
+    // remove` alone does not pass), so `installer` reads the yarn words.
+    assert!(names_an_installer(b"npm i && yarn global remove lodahs"));
+    assert_eq!(names("npm i && yarn global remove lodahs"), Vec::<String>::new());
+    // The arm's three words, and its offset past them.
+    assert_eq!(install_args("yarn global add lodahs").iter().map(|a| a.at).collect::<Vec<_>>(), [16]);
+}
+
+#[test]
+fn uv_tool_installs_only_with_install() {
+    // Session 25's `uv tool uninstall reqeusts` never reached `installer`:
+    // `un` before `install` fails the cheap test. Here `pip install`
+    // lets the line through, and `uv tool uninstall` must still name
+    // nothing.
+    assert!(names_an_installer(b"pip install rich && uv tool uninstall reqeusts"));
+    assert_eq!(names("pip install rich && uv tool uninstall reqeusts"), ["rich"]);
+    assert_eq!(names("pip install rich && uv tool install reqeusts"), ["rich", "reqeusts"]);
+}
