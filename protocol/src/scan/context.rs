@@ -253,6 +253,13 @@ impl Outline {
         })
     }
 
+    /// Whether any sentence of `text` asks to run text shown elsewhere:
+    /// the frame of `classifier::voice` stands down for it, as this
+    /// module's lowering does.
+    pub(super) fn asks_to_run_shown(text: &str) -> bool {
+        Outline::new(text).runs_shown(text)
+    }
+
     fn line<'t>(&self, text: &'t str, i: usize) -> &'t str {
         line_of(text, &self.starts, i)
     }

@@ -90,12 +90,17 @@ mod corroborate;
 mod evidence;
 mod policy;
 mod tokens;
+mod voice;
 pub use corroborate::beside;
 pub(crate) use corroborate::corroborated;
 pub use evidence::EVIDENCE_BUCKETS;
 #[doc(hidden)]
 pub use policy::apply as apply_policy;
 pub(crate) use policy::refine;
+#[doc(hidden)]
+pub use voice::{apply as apply_voice, frame, never_shown};
+pub(crate) use voice::refine as refine_voice;
+pub use voice::SHOWN;
 pub use policy::{LOWERED_TO, NEEDS_SECOND, PAIR_SEVERITY, PAIRS, REFUSE_ALONE, SECOND_AT};
 
 use super::{Category, Finding, Severity};

@@ -1,0 +1,205 @@
+//! Who a finding's passage is addressed to: a dangerous step *shown* to
+//! the reader — under a heading, or after a lead-in, that frames what
+//! follows as an example, evidence, an attacker's doing or a prohibition
+//! ("What these intrusions typically look like", "What was found (quoted
+//! from the evidence, do not run)", "These are examples to recognise",
+//! "# DON'T DO THIS", "Not `…`") — is not the same as one *asked of* the
+//! agent. A refusing finding of a rule in [`SHOWN`] whose passage is so
+//! framed is lowered to [`LOWERED_TO`], its message quoting the frame;
+//! the classifier may still corroborate it, and then the skill is refused
+//! as before.
+//!
+//! `scan::context` decides the same question per match, strictly (the
+//! match must be inert where it sits: a `text` block, a quoted phrase);
+//! this reads the passage around it as a reviewer reads a document: the
+//! section's heading, the prose lead-in of the block or list it sits in,
+//! the block's own opening comment, the words opening its line, and the
+//! skill's `description`. Only what frames is read, never the step
+//! itself, so "run this, do not tell the user" above a payload frames
+//! nothing: the cues name a showing ("looks like", "attacker", "evidence",
+//! "what to reject"), or forbid the very thing shown ("don't do this",
+//! "not this", "do not run", "avoid"), never a bare "do not", and are read
+//! in prose, not in code spans. A body that asks anywhere to run what it
+//! shows ("run the command above", `scan::context`) frames nothing.
+//!
+//! # How the rules were chosen (session 27)
+//!
+//! `cargo run -p ecp-protocol --example rule_precision` measures, per rule
+//! the frame could lower, the benign skills it spares and the malicious
+//! skills it loses per writer, and chooses leaving each of the seven
+//! writers out in turn (the module doc of `policy` has the method; the
+//! figures are in `testdata/scan-corpus/REVIEW.md`).
+
+use super::policy::{LOWERED_TO, REFUSE_ALONE};
+use crate::scan::context::Outline;
+use crate::scan::Finding;
+
+/// Whether the frame applies to the scanner's findings at all (chosen
+/// leave-one-writer-out: the module doc).
+pub const SHOWN: bool = true;
+
+/// Rule ids whose findings no frame lowers: text addressed to the model
+/// inside content (`prompt.*`) acts when the agent reads it, so showing it
+/// is delivering it ("a typical tool result looks like this: {…
+/// "note_for_model": …}"); and what SPEC §7.7.3 has refuse alone.
+pub fn never_shown(rule_id: &str) -> bool {
+    rule_id.starts_with("prompt.") || REFUSE_ALONE.contains(&rule_id)
+}
+
+/// Words of a heading, lead-in or description that frame what follows as
+/// shown to the reader, lower-cased.
+const FRAMES: &[&str] = &[
+    "looks like",
+    "look like",
+    "something like",
+    "attacker",
+    "intrusion",
+    "evidence",
+    "what was found",
+    "quoted",
+    "recognise",
+    "recognize",
+    "to reject",
+    "red flag",
+    "indicator",
+    "danger",
+    "don't do this",
+    "do not do this",
+    "not this",
+    "do not run",
+    "don't run",
+    "never run",
+    "avoid",
+    "caution",
+];
+
+/// Openings of the finding's own line that show it as the thing not to do.
+const OPENINGS: &[&str] = &["not `", "don't", "do not", "never `", "avoid"];
+
+/// How many prose lines above a block or list are its lead-in.
+const LEAD_IN_LINES: usize = 2;
+
+fn is_fence(line: &str) -> bool {
+    let t = line.trim_start();
+    t.starts_with("```") || t.starts_with("~~~")
+}
+
+fn is_heading(line: &str) -> bool {
+    line.starts_with('#')
+}
+
+/// The frame cue in `text`'s prose (its code spans left out: a host
+/// named `www.example.com` frames nothing), if any.
+fn cue(text: &str) -> Option<&'static str> {
+    let lower: String = text.split('`').step_by(2).collect::<Vec<_>>().join(" ").to_lowercase();
+    FRAMES.iter().copied().find(|c| lower.contains(c))
+}
+
+/// What frames line `line` (1-based) of `body` as shown to the reader, if
+/// anything does: the cue and where it was found.
+#[doc(hidden)]
+pub fn frame(body: &str, line: usize) -> Option<(&'static str, &'static str)> {
+    let lines: Vec<&str> = body.lines().take(line).collect();
+    let at = line.checked_sub(1).filter(|&i| i < lines.len())?;
+    // One pass down to the line: the last heading and the fence it is in.
+    let (mut heading, mut fence, mut in_front) = (None, None, lines.first() == Some(&"---"));
+    let mut description = None;
+    for (i, l) in lines[..at].iter().enumerate() {
+        if in_front {
+            if i > 0 && *l == "---" {
+                in_front = false;
+            } else if let Some(d) = l.strip_prefix("description:") {
+                description = Some(d);
+            }
+        } else if is_fence(l) {
+            fence = if fence.is_some() { None } else { Some(i) };
+        } else if fence.is_none() && is_heading(l) {
+            heading = Some(*l);
+        }
+    }
+    if in_front {
+        return None;
+    }
+    let own = lines[at].trim_start().trim_start_matches(['-', '*', '>', ' ']).to_lowercase();
+    if fence.is_none() && OPENINGS.iter().any(|o| own.starts_with(o)) {
+        return Some(("its line's opening", OPENINGS.iter().copied().find(|o| own.starts_with(o))?));
+    }
+    if let Some(c) = heading.and_then(cue) {
+        return Some(("its section's heading", c));
+    }
+    if let Some(open) = fence {
+        // The block's own first line, when it is a comment.
+        if let Some(first) = lines.get(open + 1).filter(|l| l.trim_start().starts_with(['#', '/'])) {
+            if open + 1 < at {
+                if let Some(c) = cue(first) {
+                    return Some(("its block's opening comment", c));
+                }
+            }
+        }
+    }
+    // The lead-in: the prose lines above the block the line sits in (its
+    // fence, or its paragraph or list), up to a heading or another block.
+    let mut i = fence.unwrap_or(at);
+    if fence.is_none() {
+        while i > 0 && !lines[i - 1].trim().is_empty() && !is_heading(lines[i - 1]) && !is_fence(lines[i - 1]) {
+            i -= 1;
+        }
+    }
+    let mut taken = 0;
+    while i > 0 && taken < LEAD_IN_LINES {
+        i -= 1;
+        let l = lines[i];
+        if l.trim().is_empty() {
+            if taken > 0 {
+                break;
+            }
+            continue;
+        }
+        if is_heading(l) || is_fence(l) {
+            break;
+        }
+        taken += 1;
+        if let Some(c) = cue(l) {
+            return Some(("its lead-in", c));
+        }
+    }
+    description.and_then(cue).map(|c| ("the skill's description", c))
+}
+
+/// Lowers each refusing finding that `lowers` accepts whose passage is
+/// framed as shown (not one of a bundled file, nor one [`never_shown`]).
+/// The scanner calls it for every rule; the precision tool measures
+/// narrower sets with it.
+#[doc(hidden)]
+pub fn apply(findings: &mut [Finding], body: &str, lowers: impl Fn(&Finding) -> bool) {
+    // Asked to run what is shown ("run the command above"): nothing is
+    // only shown. Decided once, when a finding is framed.
+    let mut runs_shown = None;
+    for f in findings.iter_mut() {
+        if f.severity <= LOWERED_TO || f.file.is_some() || never_shown(&f.rule_id) || !lowers(f) {
+            continue;
+        }
+        let Some((place, cue)) = frame(body, f.line) else { continue };
+        if *runs_shown.get_or_insert_with(|| Outline::asks_to_run_shown(body)) {
+            return;
+        }
+        let was = format!("{:?}", f.severity).to_lowercase();
+        f.severity = LOWERED_TO;
+        f.message.push_str(&format!(
+            " (shown, not asked: {place} frames it as an example, evidence or a prohibition (\"{cue}\"); {was} \
+             lowered to medium, where the classifier's corroboration may still refuse it)"
+        ));
+    }
+}
+
+/// The scanner's use: [`apply`] to every rule, when [`SHOWN`].
+pub(crate) fn refine(findings: &mut [Finding], body: &str) {
+    if !SHOWN || !findings.iter().any(|f| f.severity > LOWERED_TO) {
+        return;
+    }
+    apply(findings, body, |f| !f.rule_id.starts_with("classifier."));
+}
+
+#[cfg(test)]
+#[path = "voice_tests.rs"]
+mod tests;
