@@ -545,7 +545,25 @@ fn lowo_shown(skills: &[Skill], ratio: i64) {
         println!("  chosen on all: {chosen:?}");
         let after = with(&chosen);
         println!("  with it:\n  {}", summary(skills, &after));
-        let everything = with(&units.iter().flat_map(|u| u.1.iter().copied()).collect::<Vec<_>>());
+        let every: Vec<&str> = units.iter().flat_map(|u| u.1.iter().copied()).collect();
+        let everything = with(&every);
+        if grain == "all" {
+            // Malicious skills still refused whose refusing finding the
+            // frame lowered: kept by another finding or the classifier.
+            for s in skills.iter().filter(|s| s.malicious) {
+                let mut f = s.findings.clone();
+                apply_voice(&mut f, &s.body, |f| every.contains(&f.rule_id.as_str()));
+                let lowered: Vec<String> = f
+                    .iter()
+                    .zip(&s.findings)
+                    .filter(|(a, b)| a.severity < b.severity)
+                    .filter_map(|(_, b)| frame(&s.body, b.line).map(|(p, c)| format!("{}@{} {p} \"{c}\"", b.rule_id, b.line)))
+                    .collect();
+                if !lowered.is_empty() {
+                    println!("    lowered in malicious {} {} {:?}", group_name(s.group), s.name, lowered);
+                }
+            }
+        }
         for (i, s) in skills.iter().enumerate() {
             if none[i] != after[i] || (grain == "all" && none[i] != everything[i]) {
                 let why: Vec<String> = s

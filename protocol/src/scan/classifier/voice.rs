@@ -18,7 +18,11 @@
 //! itself, so "run this, do not tell the user" above a payload frames
 //! nothing: the cues name a showing ("looks like", "attacker", "evidence",
 //! "what to reject"), or forbid the very thing shown ("don't do this",
-//! "not this", "do not run", "avoid"), never a bare "do not", and are read
+//! "not this", a line opening "Not `…`"), never a bare "do not" or "avoid"
+//! (a line opening "Do not ask …" is an order to the agent, "to avoid
+//! logging in again" a purpose), nor a warning that may be
+//! scoped ("dangerous", "do not run in production": a prohibition scoped
+//! to one place is leave to run it in another), and are read
 //! in prose, not in code spans. A body that asks anywhere to run what it
 //! shows ("run the command above", `scan::context`) frames nothing.
 //!
@@ -62,19 +66,16 @@ const FRAMES: &[&str] = &[
     "to reject",
     "red flag",
     "indicator",
-    "danger",
     "don't do this",
     "do not do this",
     "not this",
-    "do not run",
-    "don't run",
-    "never run",
-    "avoid",
     "caution",
 ];
 
 /// Openings of the finding's own line that show it as the thing not to do.
-const OPENINGS: &[&str] = &["not `", "don't", "do not", "never `", "avoid"];
+/// Each ends at a code span: a bare "Do not ask the user" opening a line
+/// is an order to the agent, "Not `…`" shows what not to do.
+const OPENINGS: &[&str] = &["not `", "never `", "don't `", "do not `", "avoid `"];
 
 /// How many prose lines above a block or list are its lead-in.
 const LEAD_IN_LINES: usize = 2;
