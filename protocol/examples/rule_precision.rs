@@ -1,8 +1,11 @@
 //! The refusal policy's evidence (`scan/classifier/policy.rs`): per rule,
 //! how many benign and malicious skills it refuses and how many it alone
 //! refuses, per writer; per pair of families at `Medium`, how many skills
-//! have both; and the leave-one-writer-out choice of the rules that refuse
-//! only beside a second signal and of the pairs that refuse together.
+//! have both; the leave-one-writer-out choice of the rules that refuse
+//! only beside a second signal and of the pairs that refuse together; and
+//! that of the frame (`scan/classifier/voice.rs`: a finding shown to the
+//! reader, not asked of the agent), per rule, per family and for every rule
+//! at once, with the malicious skills whose refusing finding it lowers.
 //!
 //! Reads only what a rule writer may open: the malicious skills of TRAIN,
 //! `x-*` and `older`, and the TRAIN half of the benign skills (the corpus
@@ -11,7 +14,7 @@
 //! `--release` for speed); `ECP_RATIO=k` is how many benign skills spared
 //! a choice must buy per malicious one lost (default 1), `ECP_TOP=n` the
 //! rows printed per table (default 30), `ECP_WRITERS_ONLY=1` chooses on the
-//! five writers alone (the `x-*` and `older` skills not weighed), and
+//! seven writers alone (the `x-*` and `older` skills not weighed), and
 //! `ECP_LIST=rule.id` (or `all`, `missed`, `benign`) lists the skills that
 //! rule alone refuses (or every skill one rule alone refuses, the malicious
 //! skills nothing refuses, the benign skills the scanner's policy refuses)
@@ -21,8 +24,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 
 use ecp_protocol::scan::classifier::{
-    CORROBORATES_AT, CORROBORATES_BESIDE, NEEDS_SECOND, PAIRS, REFUSE_ALONE, SHOWN, apply_policy, apply_voice,
-    beside, frame, never_shown,
+    CORROBORATES_AT, CORROBORATES_BESIDE, NEEDS_SECOND, PAIRS, REFUSE_ALONE, SHOWN, apply_policy,
+    apply_voice, beside, frame, never_shown,
 };
 use ecp_protocol::scan::{Category, DEFAULT_THRESHOLD, Finding, Scanner, Severity};
 use sha2::{Digest, Sha256};
@@ -489,8 +492,12 @@ fn lowo_shown(skills: &[Skill], ratio: i64) {
         }
     }
     let with_rest = std::env::var_os("ECP_WRITERS_ONLY").is_none();
-    println!("\n## leave one writer out: the frame (shown, not asked) (ratio {ratio}, rest choosing: {with_rest})");
-    println!("the scanner's frame on: {SHOWN}; the rules it may lower are every rule but `prompt.*` and SPEC's");
+    println!(
+        "\n## leave one writer out: the frame (shown, not asked) (ratio {ratio}, rest choosing: {with_rest})"
+    );
+    println!(
+        "the scanner's frame on: {SHOWN}; the rules it may lower are every rule but `prompt.*` and SPEC's"
+    );
     let per_rule: Vec<(String, Vec<&str>)> = ids.keys().map(|id| (id.clone(), vec![id.as_str()])).collect();
     let mut families: BTreeMap<String, Vec<&str>> = BTreeMap::new();
     for (id, c) in &ids {
@@ -557,7 +564,9 @@ fn lowo_shown(skills: &[Skill], ratio: i64) {
                     .iter()
                     .zip(&s.findings)
                     .filter(|(a, b)| a.severity < b.severity)
-                    .filter_map(|(_, b)| frame(&s.body, b.line).map(|(p, c)| format!("{}@{} {p} \"{c}\"", b.rule_id, b.line)))
+                    .filter_map(|(_, b)| {
+                        frame(&s.body, b.line).map(|(p, c)| format!("{}@{} {p} \"{c}\"", b.rule_id, b.line))
+                    })
                     .collect();
                 if !lowered.is_empty() {
                     println!("    lowered in malicious {} {} {:?}", group_name(s.group), s.name, lowered);

@@ -82,7 +82,10 @@ const MIN_FILES: usize = 300;
 /// HELD 79.1%). Then a sixth and a seventh writer's 155 and 110, kept out
 /// until every branch of the session was merged: 122 and 92 refused
 /// (78.7%, 83.6%; 120 and 93 on the session's first rules); the corpus
-/// 2043 of 2291 (89.2%; TRAIN 92.5%, HELD 78.9%).
+/// 2043 of 2291 (89.2%; TRAIN 92.5%, HELD 78.9%). Session 27 (t2): a
+/// finding in a passage framed as shown to the reader, not asked of the
+/// agent (`classifier::voice`), refuses only if the classifier corroborates
+/// it: 2042 of 2291 (89.1%; TRAIN 92.5%, HELD 78.8%: one HELD skill).
 const MIN_RECALL: f64 = 0.891;
 /// #14's bound on benign skills refused is 3%. The same writer's 210 benign
 /// skills, written close to the line, were refused 24 times (11.4%) as
@@ -111,8 +114,11 @@ const MIN_RECALL: f64 = 0.891;
 /// 7.9%). The sixth and seventh writers' 157 and 110 benign skills, kept
 /// out until then: 20 and 15 refused (12.7%, 13.6%; 22 and 16 on the
 /// session's first rules); the corpus 101 of 1678 (6.0%; TRAIN 4.4%,
-/// HELD 9.4%).
-const MAX_FALSE_POSITIVE_RATE: f64 = 0.061;
+/// HELD 9.4%). Session 27: every refused benign TRAIN skill read
+/// (`testdata/scan-corpus/REVIEW.md`), and the frame of its biggest
+/// mechanism (`classifier::voice`, chosen leaving each writer out): 87 of
+/// 1678 (5.2%; TRAIN 3.3%, HELD 8.4%).
+const MAX_FALSE_POSITIVE_RATE: f64 = 0.052;
 /// At most this share of benign skills may be held back from sharing for a
 /// credential that looks live (`ScanReport::has_secrets`).
 const MAX_SECRET_FALSE_POSITIVE_RATE: f64 = 0.02;

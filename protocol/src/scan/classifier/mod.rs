@@ -97,11 +97,11 @@ pub use evidence::EVIDENCE_BUCKETS;
 #[doc(hidden)]
 pub use policy::apply as apply_policy;
 pub(crate) use policy::refine;
+pub use policy::{LOWERED_TO, NEEDS_SECOND, PAIR_SEVERITY, PAIRS, REFUSE_ALONE, SECOND_AT};
+pub use voice::SHOWN;
+pub(crate) use voice::refine as refine_voice;
 #[doc(hidden)]
 pub use voice::{apply as apply_voice, frame, never_shown};
-pub(crate) use voice::refine as refine_voice;
-pub use voice::SHOWN;
-pub use policy::{LOWERED_TO, NEEDS_SECOND, PAIR_SEVERITY, PAIRS, REFUSE_ALONE, SECOND_AT};
 
 use super::{Category, Finding, Severity};
 use tokens::for_each_feature;

@@ -26,17 +26,45 @@
 //! in prose, not in code spans. A body that asks anywhere to run what it
 //! shows ("run the command above", `scan::context`) frames nothing.
 //!
-//! # How the rules were chosen (session 27)
+//! # How it was chosen (2026-11-27, session 27)
 //!
-//! `cargo run -p ecp-protocol --example rule_precision` measures, per rule
-//! the frame could lower, the benign skills it spares and the malicious
-//! skills it loses per writer, and chooses leaving each of the seven
-//! writers out in turn (the module doc of `policy` has the method; the
-//! figures are in `testdata/scan-corpus/REVIEW.md`).
+//! Every benign skill refused that a rule writer may open (30 of the TRAIN
+//! half, all by the independent writers; none of `x-*` or `older`) was read
+//! as a reviewer would (`testdata/scan-corpus/REVIEW.md`): none must be
+//! stopped whatever the intent, 4 are honestly ambiguous, 26 are plainly
+//! benign, and the biggest mechanism (13) is a step shown to the reader
+//! rather than asked of the agent. `cargo run -p ecp-protocol --example
+//! rule_precision` chooses where the frame applies leaving each of the
+//! seven writers out in turn (chosen on the six others and the skills
+//! written beside the rules when it spares at least as many benign skills
+//! as it loses malicious ones; measured on the one left out), at three
+//! grains. Per rule, the writers left out gain 2 benign skills spared: each
+//! rule's false positives are one writer's, so a rule is never chosen
+//! without the writer that needs it. Per family, 3. For every rule at
+//! once, 7 (one to two of each of five writers), no malicious skill lost:
+//! that is the grain kept. On the TRAIN half, `x-*` and `older`, no
+//! malicious skill has a refusing finding lowered at all, once the cues
+//! that lowered some were taken out ("example", "bad", "danger", "do not
+//! run", "avoid", a bare "Do not" opening a line) and `prompt.*` left to
+//! refuse (it lowered `x-tool-result-json-note`, whose "typical tool result
+//! looks like this" *is* the injection). On the corpus: benign refused 101
+//! → 87 of 1,678 (TRAIN 30 → 23, HELD 71 → 64), malicious 2,043 → 2,042 of
+//! 2,291 (one HELD skill), instructions per typical body 175,858 → 175,951.
+//!
+//! # Held for review (a proposal)
+//!
+//! 4 of the 30 are ambiguous (an offensive step scoped to a lab, a
+//! sudoers grant scoped to one command, a vendor's installer): a reviewer
+//! would hold them for a person. A refusal already lands in the quarantine,
+//! where an operator may admit it, but nothing tells "dangerous whatever
+//! the intent" from "a person should look", and a `Medium` finding is
+//! installed with no warning. `REVIEW.md` proposes a finding flag for
+//! "hold for review", a quarantine stage `review`, and the corpus counting
+//! refused, held and installed apart.
 
 use super::policy::{LOWERED_TO, REFUSE_ALONE};
-use crate::scan::context::Outline;
 use crate::scan::Finding;
+use crate::scan::context::Outline;
 
 /// Whether the frame applies to the scanner's findings at all (chosen
 /// leave-one-writer-out: the module doc).
@@ -142,7 +170,8 @@ pub fn frame(body: &str, line: usize) -> Option<(&'static str, &'static str)> {
     // fence, or its paragraph or list), up to a heading or another block.
     let mut i = fence.unwrap_or(at);
     if fence.is_none() {
-        while i > 0 && !lines[i - 1].trim().is_empty() && !is_heading(lines[i - 1]) && !is_fence(lines[i - 1]) {
+        while i > 0 && !lines[i - 1].trim().is_empty() && !is_heading(lines[i - 1]) && !is_fence(lines[i - 1])
+        {
             i -= 1;
         }
     }

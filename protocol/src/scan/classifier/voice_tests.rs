@@ -54,7 +54,8 @@ fn a_heading_that_shows_lowers_its_blocks_and_one_that_asks_does_not() {
 #[test]
 fn a_heading_inside_a_block_is_no_heading() {
     // A `#` line in a fence is a comment, not a section's heading.
-    let body = format!("# Setup\n\n```bash\n# what an attacker does\necho ok\n```\n\n```bash\n{PAYLOAD}\n```\n");
+    let body =
+        format!("# Setup\n\n```bash\n# what an attacker does\necho ok\n```\n\n```bash\n{PAYLOAD}\n```\n");
     assert_eq!(frame(&body, 10), None);
     assert!(!lowered(&body, 10));
 }
@@ -62,10 +63,13 @@ fn a_heading_inside_a_block_is_no_heading() {
 #[test]
 fn the_lead_in_frames_at_its_two_lines_and_not_at_three() {
     // The cue on the second prose line above the block: read.
-    let at_two = format!("# T\n\nAttackers commonly drop\na line like this one into cron:\n\n```\n{PAYLOAD}\n```\n");
+    let at_two =
+        format!("# T\n\nAttackers commonly drop\na line like this one into cron:\n\n```\n{PAYLOAD}\n```\n");
     assert_eq!(frame(&at_two, 7), Some(("its lead-in", "attacker")));
     // On the third: past the lead-in.
-    let at_three = format!("# T\n\nAttackers commonly drop\nsomething into cron,\nwhich we then schedule:\n\n```\n{PAYLOAD}\n```\n");
+    let at_three = format!(
+        "# T\n\nAttackers commonly drop\nsomething into cron,\nwhich we then schedule:\n\n```\n{PAYLOAD}\n```\n"
+    );
     assert_eq!(frame(&at_three, 8), None);
     // A paragraph's lead-in is above the paragraph, not inside it.
     let para = format!("# T\n\nThe evidence folder is ready.\n\nSchedule it:\nrun `{PAYLOAD}` now\n");
@@ -74,7 +78,9 @@ fn the_lead_in_frames_at_its_two_lines_and_not_at_three() {
 
 #[test]
 fn a_cue_inside_a_code_span_frames_nothing() {
-    let body = format!("# T\n\n1. Check `https://www.attacker-watch.example/evidence` first:\n\n```bash\n{PAYLOAD}\n```\n");
+    let body = format!(
+        "# T\n\n1. Check `https://www.attacker-watch.example/evidence` first:\n\n```bash\n{PAYLOAD}\n```\n"
+    );
     assert_eq!(frame(&body, 6), None);
 }
 
@@ -105,7 +111,8 @@ fn the_description_frames_and_the_rest_of_the_front_matter_is_never_framed() {
     assert_eq!(frame(&body, 8), Some(("the skill's description", "attacker")));
     // A finding in the front matter itself: no frame.
     assert_eq!(frame(&body, 3), None);
-    let plain = format!("---\nname: ir\ndescription: Remove old files\n---\n# Steps\n\n```bash\n{PAYLOAD}\n```\n");
+    let plain =
+        format!("---\nname: ir\ndescription: Remove old files\n---\n# Steps\n\n```bash\n{PAYLOAD}\n```\n");
     assert_eq!(frame(&plain, 8), None);
 }
 
@@ -139,10 +146,18 @@ fn what_no_frame_lowers_keeps_its_severity_and_the_rest_says_why() {
     let mut f = [f[0].clone(), f[1].clone(), f[2].clone(), bundled];
     apply(&mut f, &body, |_| true);
     assert_eq!(f[0].severity, Severity::High, "text addressed to the model acts when read");
-    assert_eq!((f[1].severity, f[1].message.as_str()), (Severity::Medium, "medium"), "not refusing: untouched");
+    assert_eq!(
+        (f[1].severity, f[1].message.as_str()),
+        (Severity::Medium, "medium"),
+        "not refusing: untouched"
+    );
     assert_eq!(f[2].severity, LOWERED_TO);
     assert!(f[2].message.starts_with("m (shown, not asked: its section's heading"), "{}", f[2].message);
-    assert!(f[2].message.contains("\"what was found\"") && f[2].message.contains("high lowered"), "{}", f[2].message);
+    assert!(
+        f[2].message.contains("\"what was found\"") && f[2].message.contains("high lowered"),
+        "{}",
+        f[2].message
+    );
     assert_eq!(f[3].severity, Severity::Critical, "a bundled file's finding is not the body's");
     // Only what `lowers` accepts.
     let mut g = [finding(RULE, Severity::High, 6)];
