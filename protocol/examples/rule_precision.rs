@@ -63,6 +63,9 @@ struct Skill {
 
 type Pair = (Category, Category);
 
+/// A set of rules the frame is measured on: its name and its rule ids.
+type Unit<'a> = (String, Vec<&'a str>);
+
 impl Skill {
     /// Whether the skill is refused under the policy `(needs, pairs)`, and
     /// the rule ids of its refusing findings (`classifier.corroborated`
@@ -498,17 +501,17 @@ fn lowo_shown(skills: &[Skill], ratio: i64) {
     println!(
         "the scanner's frame on: {SHOWN}; the rules it may lower are every rule but `prompt.*` and SPEC's"
     );
-    let per_rule: Vec<(String, Vec<&str>)> = ids.keys().map(|id| (id.clone(), vec![id.as_str()])).collect();
+    let per_rule: Vec<Unit> = ids.keys().map(|id| (id.clone(), vec![id.as_str()])).collect();
     let mut families: BTreeMap<String, Vec<&str>> = BTreeMap::new();
     for (id, c) in &ids {
         families.entry(c.clone()).or_default().push(id.as_str());
     }
     let all: Vec<&str> = ids.keys().map(String::as_str).collect();
-    let grains: [(&str, Vec<(String, Vec<&str>)>); 3] =
+    let grains: [(&str, Vec<Unit>); 3] =
         [("rule", per_rule), ("family", families.into_iter().collect()), ("all", vec![("all".into(), all)])];
     for (grain, units) in grains {
         println!("\n### per {grain}: benign spared / malicious lost, per group");
-        let mut effects: Vec<(&(String, Vec<&str>), [i64; GROUPS], [i64; GROUPS])> = Vec::new();
+        let mut effects: Vec<(&Unit, [i64; GROUPS], [i64; GROUPS])> = Vec::new();
         for unit in &units {
             let (b, m) = delta(skills, &none, &with(&unit.1));
             if b.iter().chain(m.iter()).all(|&x| x == 0) {

@@ -156,15 +156,10 @@ pub fn frame(body: &str, line: usize) -> Option<(&'static str, &'static str)> {
     if let Some(c) = heading.and_then(cue) {
         return Some(("its section's heading", c));
     }
-    if let Some(open) = fence {
-        // The block's own first line, when it is a comment.
-        if let Some(first) = lines.get(open + 1).filter(|l| l.trim_start().starts_with(['#', '/'])) {
-            if open + 1 < at {
-                if let Some(c) = cue(first) {
-                    return Some(("its block's opening comment", c));
-                }
-            }
-        }
+    // The block's own first line, when it is a comment above the line.
+    let comment = fence.filter(|&open| open + 1 < at).map(|open| lines[open + 1]);
+    if let Some(c) = comment.filter(|l| l.trim_start().starts_with(['#', '/'])).and_then(cue) {
+        return Some(("its block's opening comment", c));
     }
     // The lead-in: the prose lines above the block the line sits in (its
     // fence, or its paragraph or list), up to a heading or another block.

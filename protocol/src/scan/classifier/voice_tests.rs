@@ -35,8 +35,7 @@ fn refused(body: &str) -> bool {
 }
 
 #[test]
-fn the_frame_is_on_for_every_rule_but_text_addressed_to_the_model() {
-    assert!(SHOWN);
+fn the_frame_never_lowers_text_addressed_to_the_model() {
     assert!(never_shown("prompt.addressed-directive") && never_shown("prompt.ignore-instructions"));
     assert!(REFUSE_ALONE.iter().all(|id| never_shown(id)));
     assert!(!never_shown("exec.pipe-to-shell") && !never_shown("instr.role-override"));
