@@ -268,6 +268,99 @@ fn main() {
 
     lowo(&skills, &none, &per_rule, ratio);
     lowo_shown(&skills, ratio);
+    lowo_purpose(&skills, ratio);
+}
+
+/// The words of `text` a purpose is named by: runs of letters and digits
+/// of five or more, lower-cased.
+fn words(text: &str) -> BTreeSet<String> {
+    text.split(|c: char| !c.is_alphanumeric()).filter(|w| w.len() >= 5).map(str::to_lowercase).collect()
+}
+
+/// The skill's name and description (its front matter's).
+fn purpose(body: &str) -> String {
+    let front = body.strip_prefix("---\n").and_then(|b| b.split("\n---").next()).unwrap_or("");
+    front
+        .lines()
+        .filter_map(|l| l.strip_prefix("name:").or_else(|| l.strip_prefix("description:")))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// A candidate second signal, measured only (not in the scanner): a
+/// refusing finding (not `prompt.*`, not in the front matter) whose line
+/// names, in a word of five letters or more that is not generic (in the
+/// name or description of fewer than 1 % of the skills read, labels
+/// unseen), the skill's stated purpose: "the install is what the skill is
+/// for". Leave one writer out at the grain of every rule at once.
+fn lowo_purpose(skills: &[Skill], ratio: i64) {
+    let mut df: BTreeMap<String, usize> = BTreeMap::new();
+    for s in skills {
+        for w in words(&purpose(&s.body)) {
+            *df.entry(w).or_default() += 1;
+        }
+    }
+    let generic = skills.len() / 100;
+    let lowered = |s: &Skill| -> (bool, Vec<String>) {
+        let stated: BTreeSet<String> = words(&purpose(&s.body))
+            .into_iter()
+            .filter(|w| df.get(w).copied().unwrap_or(0) <= generic)
+            .collect();
+        let front_end = s.body.lines().skip(1).position(|l| l == "---").map_or(0, |i| i + 2);
+        let lines: Vec<&str> = s.body.lines().collect();
+        let mut f = s.findings.clone();
+        let mut why = Vec::new();
+        for f in f.iter_mut() {
+            if f.severity < DEFAULT_THRESHOLD
+                || f.file.is_some()
+                || never_shown(&f.rule_id)
+                || f.line <= front_end
+            {
+                continue;
+            }
+            let Some(line) = lines.get(f.line.wrapping_sub(1)) else { continue };
+            if let Some(w) = words(line).intersection(&stated).next() {
+                why.push(format!("{}@{} \"{w}\"", f.rule_id, f.line));
+                f.severity = Severity::Medium;
+            }
+        }
+        apply_policy(&mut f, NEEDS_SECOND, PAIRS);
+        let refused = f.iter().any(|f| f.severity >= DEFAULT_THRESHOLD)
+            || beside(s.score, &f, CORROBORATES_AT, CORROBORATES_BESIDE).is_some();
+        (refused, why)
+    };
+    let base: Vec<bool> = skills.iter().map(|s| s.refused(NEEDS_SECOND, PAIRS).0).collect();
+    let after: Vec<(bool, Vec<String>)> = skills.iter().map(lowered).collect();
+    let (b, m) = delta(skills, &base, &after.iter().map(|a| a.0).collect::<Vec<_>>());
+    println!(
+        "\n## the stated purpose (measured only): benign spared / malicious lost, per group (ratio {ratio})"
+    );
+    let cells: Vec<String> = (0..GROUPS).map(|g| format!("{}:{}/{}", group_name(g), -b[g], -m[g])).collect();
+    println!("  all rules  {}", cells.join(" "));
+    let mut total = [0i64; 2];
+    for w in 0..WRITERS.len() {
+        let keep = |g: usize| g != w;
+        let spared: i64 = (0..GROUPS).filter(|&g| keep(g)).map(|g| -b[g]).sum();
+        let lost: i64 = (0..GROUPS).filter(|&g| keep(g)).map(|g| -m[g]).sum();
+        let chosen = spared > 0 && spared >= ratio * lost;
+        if chosen {
+            total[0] -= b[w];
+            total[1] -= m[w];
+        }
+        println!("  without {}: chosen {chosen} (spared {spared}, lost {lost} on the rest)", group_name(w));
+    }
+    println!("  held-out total (purpose): benign spared {}, malicious lost {}", total[0], total[1]);
+    for (i, s) in skills.iter().enumerate() {
+        if base[i] != after[i].0 {
+            println!(
+                "    {} {} {} {:?}",
+                if s.malicious { "lost" } else { "spared" },
+                group_name(s.group),
+                s.name,
+                after[i].1
+            );
+        }
+    }
 }
 
 /// Leave one writer out: per candidate rule (one that alone refuses a

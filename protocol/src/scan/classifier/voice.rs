@@ -65,6 +65,7 @@
 use super::policy::{LOWERED_TO, REFUSE_ALONE};
 use crate::scan::Finding;
 use crate::scan::context::Outline;
+use crate::scan::fence::is_fence;
 
 /// Whether the frame applies to the scanner's findings at all (chosen
 /// leave-one-writer-out: the module doc).
@@ -107,11 +108,6 @@ const OPENINGS: &[&str] = &["not `", "never `", "don't `", "do not `", "avoid `"
 
 /// How many prose lines above a block or list are its lead-in.
 const LEAD_IN_LINES: usize = 2;
-
-fn is_fence(line: &str) -> bool {
-    let t = line.trim_start();
-    t.starts_with("```") || t.starts_with("~~~")
-}
 
 fn is_heading(line: &str) -> bool {
     line.starts_with('#')

@@ -76,6 +76,14 @@ fn the_lead_in_frames_at_its_two_lines_and_not_at_three() {
 }
 
 #[test]
+fn a_line_of_inline_code_is_no_fence() {
+    // "```x```" is inline code (`scan::fence`): read as a fence, it would
+    // hide the heading below it.
+    let body = format!("# Notes\n```x```\n\n## What was found\n\n- `{PAYLOAD}`\n");
+    assert_eq!(frame(&body, 6), Some(("its section's heading", "what was found")));
+}
+
+#[test]
 fn a_cue_inside_a_code_span_frames_nothing() {
     let body = format!(
         "# T\n\n1. Check `https://www.attacker-watch.example/evidence` first:\n\n```bash\n{PAYLOAD}\n```\n"
