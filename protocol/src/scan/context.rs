@@ -260,6 +260,13 @@ impl Outline {
         Outline::new(text).runs_shown(text)
     }
 
+    /// Whether a sentence of `text` (one line of prose) asks its reader to
+    /// do something ([`IMPERATIVE`]): `classifier::voice` lets no section
+    /// with such a step frame what it shows.
+    pub(super) fn addresses_reader(text: &str) -> bool {
+        IMPERATIVE.is_match(text.as_bytes())
+    }
+
     fn line<'t>(&self, text: &'t str, i: usize) -> &'t str {
         line_of(text, &self.starts, i)
     }

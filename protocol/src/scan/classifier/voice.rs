@@ -66,6 +66,9 @@ use super::policy::{LOWERED_TO, REFUSE_ALONE};
 use crate::scan::Finding;
 use crate::scan::context::Outline;
 use crate::scan::fence::is_fence;
+use crate::scan::rule::compile;
+use regex::bytes::Regex;
+use std::sync::LazyLock;
 
 /// Whether the frame applies to the scanner's findings at all (chosen
 /// leave-one-writer-out: the module doc).
@@ -120,6 +123,11 @@ fn cue(text: &str) -> Option<&'static str> {
     FRAMES.iter().copied().find(|c| lower.contains(c))
 }
 
+/// `line` with its code spans left out.
+fn prose(line: &str) -> String {
+    line.split('`').step_by(2).collect::<Vec<_>>().join(" ")
+}
+
 /// What frames line `line` (1-based) of `body` as shown to the reader, if
 /// anything does: the cue and where it was found.
 #[doc(hidden)]
@@ -128,28 +136,44 @@ pub fn frame(body: &str, line: usize) -> Option<(&'static str, &'static str)> {
     let at = line.checked_sub(1).filter(|&i| i < lines.len())?;
     // One pass down to the line: the last heading and the fence it is in.
     let (mut heading, mut fence, mut in_front) = (None, None, lines.first() == Some(&"---"));
-    let mut description = None;
     for (i, l) in lines[..at].iter().enumerate() {
         if in_front {
-            if i > 0 && *l == "---" {
-                in_front = false;
-            } else if let Some(d) = l.strip_prefix("description:") {
-                description = Some(d);
-            }
+            in_front = !(i > 0 && *l == "---");
         } else if is_fence(l) {
             fence = if fence.is_some() { None } else { Some(i) };
         } else if fence.is_none() && is_heading(l) {
-            heading = Some(*l);
+            heading = Some(i);
         }
     }
+    // The description frames nothing: it is the skill's own claim about
+    // itself, and an attacker writes it ("incident response: what the
+    // attacker ran") as freely as any step.
     if in_front {
         return None;
     }
     let own = lines[at].trim_start().trim_start_matches(['-', '*', '>', ' ']).to_lowercase();
     if fence.is_none() && OPENINGS.iter().any(|o| own.starts_with(o)) {
+        // "Not `…` unless the mirror is down": a prohibition with a way out
+        // is leave to run it.
+        let rest: String = own.split('`').skip(2).step_by(2).collect::<Vec<_>>().join(" ");
+        if ESCAPE.is_match(rest.as_bytes()) {
+            return None;
+        }
         return Some(("its line's opening", OPENINGS.iter().copied().find(|o| own.starts_with(o))?));
     }
-    if let Some(c) = heading.and_then(cue) {
+    // A section with a step addressed to the reader ("Stop it for good:",
+    // "Caution: …; run it anyway") asks what it shows, whatever its
+    // heading or lead-in say.
+    if section_asks(body, heading.map_or(0, |h| h + 1), at) {
+        return None;
+    }
+    // A block introduced by its own lead-in ("Stop it for good:") is said
+    // in that lead-in's voice: a heading frames only what nothing nearer
+    // introduces.
+    let introduced = fence
+        .and_then(|open| lines[..open].iter().rev().find(|l| !l.trim().is_empty()))
+        .is_some_and(|l| l.trim_end().ends_with(':') && !is_heading(l) && cue(l).is_none());
+    if let Some(c) = heading.map(|h| lines[h]).and_then(cue).filter(|_| !introduced) {
         return Some(("its section's heading", c));
     }
     // The block's own first line, when it is a comment above the line.
@@ -184,7 +208,89 @@ pub fn frame(body: &str, line: usize) -> Option<(&'static str, &'static str)> {
             return Some(("its lead-in", c));
         }
     }
-    description.and_then(cue).map(|c| ("the skill's description", c))
+    None
+}
+
+/// Whether a prose line of the section starting at line `from` (0-based,
+/// after its heading) up to the next heading asks the reader to do
+/// something.
+fn section_asks(body: &str, from: usize, own: usize) -> bool {
+    let mut fenced = false;
+    for (i, l) in body.lines().enumerate().skip(from) {
+        if i == own {
+            // The shown line itself ("curl … | sh" bare in prose) is what
+            // is in question, not a step about it.
+            continue;
+        } else if is_fence(l) {
+            fenced = !fenced;
+        } else if fenced {
+            continue;
+        } else if is_heading(l) {
+            return false;
+        } else if Outline::addresses_reader(&prose(l)) && !(cue(l).is_some() && NEGATION.is_match(l.as_bytes())) {
+            return true;
+        }
+    }
+    false
+}
+
+/// A framing line that forbids ("what attackers run — never run it") asks
+/// nothing of the reader.
+static NEGATION: LazyLock<Regex> = LazyLock::new(|| compile(r"\b(?:not|never|don'?t)\b"));
+
+/// Words after a prohibition's code span that leave a way to do it.
+static ESCAPE: LazyLock<Regex> = LazyLock::new(|| compile(r"\b(?:unless|except|until|otherwise|if)\b"));
+
+/// An order to act on something shown elsewhere ("replay the evidence",
+/// "reproduce step 3 of the timeline", "apply the example", "run each row
+/// of the indicators table", "do the same as the red-flags block"): the
+/// verbs that turn a showing into a step, and what they point at. A
+/// negation before the verb ("do not run the commands below") is a
+/// prohibition, and kept apart by the `neg` group.
+static ACTS_ON_SHOWN: LazyLock<Regex> = LazyLock::new(|| {
+    compile(
+        r"(?P<neg>\b(?:not|never|don'?t)\s+(?:\w+\s+)?)?\b(?:re-?run|run|replay|reproduce|repeat|re-?create|apply|execute|exec|source|follow|perform|install|paste|copy|type|enter|take|use|save|write|writing|do\s+the\s+same|same\s+as)\b(?:\W+\w+){0,6}?\W+(?:above|below|earlier|previous|preceding|shown|quoted|evidence|examples?|timeline|steps?\s+\d|table|rows?|blocks?|sections?|red[\s-]flags?|indicators?|attacker'?s?|snippets?|everything|verbatim|as\s+is|to\s+the\s+letter|th(?:at|is|ose|ese)\s+(?:line|command|one|entry|script)s?|the\s+(?:line|command|entry|script)s?)\b",
+    )
+});
+
+/// English words nearly every English sentence holds: a prose line of four
+/// words or more with none of them is in a language the cues do not read.
+const ENGLISH: &[&str] = &[
+    "the", "a", "an", "to", "and", "of", "is", "are", "it", "this", "that", "for", "with", "in", "on", "you", "your",
+    "be", "or", "as", "by", "if", "so", "from", "at", "then", "not", "no", "any", "each", "all",
+];
+
+/// Whether the body's prose anywhere asks to act on what it shows, or is
+/// written in a language the frame's cues cannot read (an order to run
+/// the evidence in German frames as well as one in English): then nothing
+/// in it is only shown.
+fn acts_on_shown(body: &str) -> bool {
+    let mut fenced = false;
+    let mut in_front = body.starts_with("---");
+    for (i, l) in body.lines().enumerate() {
+        if in_front {
+            in_front = !(i > 0 && l == "---");
+            continue;
+        }
+        if is_fence(l) {
+            fenced = !fenced;
+            continue;
+        }
+        if fenced || l.trim_start().starts_with('|') && l.contains('`') {
+            continue;
+        }
+        let lower = l.to_lowercase();
+        let prose = prose(&lower);
+        if ACTS_ON_SHOWN.captures_iter(lower.as_bytes()).any(|c| c.name("neg").is_none()) {
+            return true;
+        }
+        let words: Vec<&str> =
+            prose.split(|c: char| !c.is_alphabetic() && c != '\'').filter(|w| !w.is_empty()).collect();
+        if !is_heading(l) && words.len() >= 4 && !words.iter().any(|w| ENGLISH.contains(w)) {
+            return true;
+        }
+    }
+    false
 }
 
 /// Lowers each refusing finding that `lowers` accepts whose passage is
@@ -201,7 +307,7 @@ pub fn apply(findings: &mut [Finding], body: &str, lowers: impl Fn(&Finding) -> 
             continue;
         }
         let Some((place, cue)) = frame(body, f.line) else { continue };
-        if *runs_shown.get_or_insert_with(|| Outline::asks_to_run_shown(body)) {
+        if *runs_shown.get_or_insert_with(|| Outline::asks_to_run_shown(body) || acts_on_shown(body)) {
             return;
         }
         let was = format!("{:?}", f.severity).to_lowercase();
