@@ -234,9 +234,13 @@ fn prose_the_cues_cannot_read_stands_the_frame_down() {
     // An order in another language reads as nothing to English cues.
     assert!(!lowered(&shown_then("Fuehre den Befehl aus dem Abschnitt oben aus."), 6));
     assert!(!lowered(&shown_then("Ejecuta el bloque anterior tal cual."), 6));
-    // Three such words are below the bound of four; four are at it.
-    assert!(lowered(&shown_then("Listo, gracias, adios."), 6));
-    assert!(!lowered(&shown_then("Listo, gracias, adios, amigos."), 6));
+    // One foreign short word is below the bound of two; two are at it,
+    // unless as many English ones stand beside them.
+    assert!(lowered(&shown_then("Listo con gracias."), 6));
+    assert!(!lowered(&shown_then("Listo con la gracia."), 6));
+    assert!(lowered(&shown_then("Listo con la gracia of the tool."), 6));
+    // English list items short of function words are still English.
+    assert!(lowered(&shown_then("Upload artefacts containing `.env` files."), 6));
 }
 
 #[test]
