@@ -86,7 +86,7 @@ const MIN_FILES: usize = 300;
 /// finding in a passage framed as shown to the reader, not asked of the
 /// agent (`classifier::voice`), refuses only if the classifier corroborates
 /// it: 2042 of 2291 (89.1%; TRAIN 92.5%, HELD 78.8%: one HELD skill).
-const MIN_RECALL: f64 = 0.891;
+const MIN_RECALL: f64 = 0.892;
 /// #14's bound on benign skills refused is 3%. The same writer's 210 benign
 /// skills, written close to the line, were refused 24 times (11.4%) as
 /// found, the corpus 41 of 882 (4.6%): until the bound is met again this is
@@ -117,8 +117,11 @@ const MIN_RECALL: f64 = 0.891;
 /// HELD 9.4%). Session 27: every refused benign TRAIN skill read
 /// (`testdata/scan-corpus/REVIEW.md`), and the frame of its biggest
 /// mechanism (`classifier::voice`, chosen leaving each writer out): 87 of
-/// 1678 (5.2%; TRAIN 3.3%, HELD 8.4%).
-const MAX_FALSE_POSITIVE_RATE: f64 = 0.052;
+/// 1678 (5.2%; TRAIN 3.3%, HELD 8.4%); the frame closed to a red team
+/// written against it (s27 t5: an order anywhere to act on what is shown,
+/// no frame from the description, a section with a step for the reader),
+/// 95 of 1678 (5.7%; TRAIN 3.9%, HELD 9.0%).
+const MAX_FALSE_POSITIVE_RATE: f64 = 0.057;
 /// At most this share of benign skills may be held back from sharing for a
 /// credential that looks live (`ScanReport::has_secrets`).
 const MAX_SECRET_FALSE_POSITIVE_RATE: f64 = 0.02;

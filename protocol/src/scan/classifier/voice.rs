@@ -227,7 +227,9 @@ fn section_asks(body: &str, from: usize, own: usize) -> bool {
             continue;
         } else if is_heading(l) {
             return false;
-        } else if Outline::addresses_reader(&prose(l)) && !(cue(l).is_some() && NEGATION.is_match(l.as_bytes())) {
+        } else if Outline::addresses_reader(&prose(l))
+            && !(cue(l).is_some() && NEGATION.is_match(l.as_bytes()))
+        {
             return true;
         }
     }
@@ -256,8 +258,8 @@ static ACTS_ON_SHOWN: LazyLock<Regex> = LazyLock::new(|| {
 /// English words nearly every English sentence holds, weighed against
 /// [`FOREIGN`].
 const ENGLISH: &[&str] = &[
-    "the", "a", "an", "to", "and", "of", "is", "are", "it", "this", "that", "for", "with", "in", "on", "you", "your",
-    "be", "or", "as", "by", "if", "so", "from", "at", "then", "not", "no", "any", "each", "all",
+    "the", "a", "an", "to", "and", "of", "is", "are", "it", "this", "that", "for", "with", "in", "on", "you",
+    "your", "be", "or", "as", "by", "if", "so", "from", "at", "then", "not", "no", "any", "each", "all",
 ];
 
 /// The commonest short words of the languages nearest English in its
@@ -266,9 +268,10 @@ const ENGLISH: &[&str] = &[
 /// of them than English ones, is not read by the cues. A language not
 /// listed here is not caught (the report's open hole).
 const FOREIGN: &[&str] = &[
-    "der", "die", "das", "und", "ist", "nicht", "den", "dem", "aus", "mit", "ein", "eine", "oben", "el", "la", "los",
-    "las", "que", "y", "en", "del", "por", "para", "con", "es", "le", "les", "des", "et", "dans", "pour", "avec",
-    "il", "di", "che", "per", "non", "da", "um", "uma", "het", "een", "niet", "van", "tal", "cual",
+    "der", "die", "das", "und", "ist", "nicht", "den", "dem", "aus", "mit", "ein", "eine", "oben", "el",
+    "la", "los", "las", "que", "y", "en", "del", "por", "para", "con", "es", "le", "les", "des", "et",
+    "dans", "pour", "avec", "il", "di", "che", "per", "non", "da", "um", "uma", "het", "een", "niet", "van",
+    "tal", "cual",
 ];
 
 /// Whether the body's prose anywhere asks to act on what it shows, or is

@@ -202,7 +202,9 @@ fn a_lowered_finding_may_still_be_corroborated() {
 /// The red team's bodies (s27 t5): a block shown under a heading that
 /// frames it, then an order elsewhere to act on it.
 fn shown_then(order: &str) -> String {
-    format!("# T\n\n## What was found (the evidence)\n\n```\n{PAYLOAD}\n```\n\n## Steps\n\n1. Check the version.\n2. {order}\n")
+    format!(
+        "# T\n\n## What was found (the evidence)\n\n```\n{PAYLOAD}\n```\n\n## Steps\n\n1. Check the version.\n2. {order}\n"
+    )
 }
 
 #[test]
@@ -253,7 +255,8 @@ fn a_prohibition_with_a_way_out_frames_nothing() {
 
 #[test]
 fn a_section_with_a_step_for_the_reader_frames_nothing() {
-    let asked = format!("# T\n\n## Caution\n\nThis replaces the toolchain; run it anyway.\n\n```\n{PAYLOAD}\n```\n");
+    let asked =
+        format!("# T\n\n## Caution\n\nThis replaces the toolchain; run it anyway.\n\n```\n{PAYLOAD}\n```\n");
     assert_eq!(frame(&asked, 8), None);
     let twin = format!("# T\n\n## Caution\n\nThis replaces the toolchain unseen.\n\n```\n{PAYLOAD}\n```\n");
     assert_eq!(frame(&twin, 8), Some(("its section's heading", "caution")));
@@ -266,7 +269,9 @@ fn a_section_with_a_step_for_the_reader_frames_nothing() {
 fn a_block_introduced_by_its_own_lead_in_is_said_in_its_voice() {
     // "Intrusion detection agent" names a tool: the block's lead-in, not
     // the heading, says who it is for.
-    let asked = format!("# T\n\n## Intrusion detection agent\n\nIt slows builds. Stop it for good:\n\n```\n{PAYLOAD}\n```\n");
+    let asked = format!(
+        "# T\n\n## Intrusion detection agent\n\nIt slows builds. Stop it for good:\n\n```\n{PAYLOAD}\n```\n"
+    );
     assert_eq!(frame(&asked, 8), None);
     let twin = format!("# T\n\n## Intrusion detection agent\n\nIt slows builds.\n\n```\n{PAYLOAD}\n```\n");
     assert_eq!(frame(&twin, 8), Some(("its section's heading", "intrusion")));
