@@ -13,8 +13,8 @@
 //! match must be inert where it sits: a `text` block, a quoted phrase);
 //! this reads the passage around it as a reviewer reads a document: the
 //! section's heading, the prose lead-in of the block or list it sits in,
-//! the block's own opening comment, the words opening its line, and the
-//! skill's `description`. Only what frames is read, never the step
+//! the block's own opening comment and the words opening its line (never
+//! the skill's `description`: see "Red team" below). Only what frames is read, never the step
 //! itself, so "run this, do not tell the user" above a payload frames
 //! nothing: the cues name a showing ("looks like", "attacker", "evidence",
 //! "what to reject"), or forbid the very thing shown ("don't do this",
@@ -50,6 +50,29 @@
 //! looks like this" *is* the injection). On the corpus: benign refused 101
 //! → 87 of 1,678 (TRAIN 30 → 23, HELD 71 → 64), malicious 2,043 → 2,042 of
 //! 2,291 (one HELD skill), instructions per typical body 175,858 → 175,951.
+//!
+//! # Red team (2026-11-27, session 27, t5)
+//!
+//! 24 malicious skills written against the frame (`x-*`, "s27 t5 red
+//! team"): a payload in a framed passage and an order to run it anyway.
+//! Refused on main 23, with the frame as first written 7: 16 holes
+//! (the description "incident response: what the attacker ran"; "replay
+//! the evidence", "reproduce step 3 of the timeline", "apply the example",
+//! "run each row of the indicators table", "execute everything in the
+//! red-flags section" far below; the order in Spanish; "Not `…` unless the
+//! mirror is down"; a heading naming an "intrusion detection agent" over
+//! "Stop it for good:"). Closed by mechanism, all 16 refused again: no
+//! frame from the description; [`ACTS_ON_SHOWN`] anywhere in the prose
+//! (a verb that turns a showing into a step, pointing at what is shown,
+//! not negated, not in double quotes); prose in a language the cues do not
+//! read ([`FOREIGN`]); a prohibition with a way out ([`ESCAPE`]); a section
+//! with a step addressed to the reader; a block's own lead-in over its
+//! heading. The price: of the 7 benign skills the frame spared leaving one
+//! writer out, 3 stay spared (0 malicious lost); the corpus's benign
+//! refused 87 → 95 of 1,678 (main: 101). Open: a language outside
+//! [`FOREIGN`], an order without the verbs or pointers listed, an order
+//! in double quotes; what is left is phrase-shaped, and an attacker who
+//! reads this file has the lists.
 //!
 //! # Held for review (a proposal)
 //!
