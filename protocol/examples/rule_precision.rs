@@ -1,8 +1,11 @@
 //! The refusal policy's evidence (`scan/classifier/policy.rs`): per rule,
 //! how many benign and malicious skills it refuses and how many it alone
 //! refuses, per writer; per pair of families at `Medium`, how many skills
-//! have both; and the leave-one-writer-out choice of the rules that refuse
-//! only beside a second signal and of the pairs that refuse together.
+//! have both; the leave-one-writer-out choice of the rules that refuse
+//! only beside a second signal and of the pairs that refuse together; and
+//! that of the frame (`scan/classifier/voice.rs`: a finding shown to the
+//! reader, not asked of the agent), per rule, per family and for every rule
+//! at once, with the malicious skills whose refusing finding it lowers.
 //!
 //! Reads only what a rule writer may open: the malicious skills of TRAIN,
 //! `x-*` and `older`, and the TRAIN half of the benign skills (the corpus
@@ -11,16 +14,18 @@
 //! `--release` for speed); `ECP_RATIO=k` is how many benign skills spared
 //! a choice must buy per malicious one lost (default 1), `ECP_TOP=n` the
 //! rows printed per table (default 30), `ECP_WRITERS_ONLY=1` chooses on the
-//! five writers alone (the `x-*` and `older` skills not weighed), and
-//! `ECP_LIST=rule.id` (or `all`, or `missed`) lists the skills that rule
-//! alone refuses (or every skill one rule alone refuses, or the malicious
-//! skills nothing refuses) with their findings.
+//! seven writers alone (the `x-*` and `older` skills not weighed), and
+//! `ECP_LIST=rule.id` (or `all`, `missed`, `benign`) lists the skills that
+//! rule alone refuses (or every skill one rule alone refuses, the malicious
+//! skills nothing refuses, the benign skills the scanner's policy refuses)
+//! with their findings.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 
 use ecp_protocol::scan::classifier::{
-    CORROBORATES_AT, CORROBORATES_BESIDE, NEEDS_SECOND, PAIRS, REFUSE_ALONE, apply_policy, beside,
+    CORROBORATES_AT, CORROBORATES_BESIDE, NEEDS_SECOND, PAIRS, REFUSE_ALONE, SHOWN, apply_policy,
+    apply_voice, beside, frame, never_shown,
 };
 use ecp_protocol::scan::{Category, DEFAULT_THRESHOLD, Finding, Scanner, Severity};
 use sha2::{Digest, Sha256};
@@ -28,14 +33,16 @@ use sha2::{Digest, Sha256};
 #[path = "shared/corpus_files.rs"]
 mod corpus_files;
 
-/// The five independent writers, by the tail of their `source:` line, and
+/// The seven independent writers, by the tail of their `source:` line, and
 /// everyone else.
-const WRITERS: [(&str, &str); 5] = [
+const WRITERS: [(&str, &str); 7] = [
     ("(session 24, writer t9)", "s24-t9"),
     ("(session 24, writer t10)", "s24-t10"),
     ("(session 25, writer t9)", "s25-t9"),
     ("(session 25, writer t10)", "s25-t10"),
     ("(session 25, writer t11)", "s25-t11"),
+    ("(session 26, writer t9)", "s26-t9"),
+    ("(session 26, writer t10)", "s26-t10"),
 ];
 const REST: usize = WRITERS.len();
 const GROUPS: usize = WRITERS.len() + 1;
@@ -51,16 +58,27 @@ struct Skill {
     score: u16,
     /// The rules' findings before the policy.
     findings: Vec<Finding>,
+    body: String,
 }
 
 type Pair = (Category, Category);
+
+/// A set of rules the frame is measured on: its name and its rule ids.
+type Unit<'a> = (String, Vec<&'a str>);
 
 impl Skill {
     /// Whether the skill is refused under the policy `(needs, pairs)`, and
     /// the rule ids of its refusing findings (`classifier.corroborated`
     /// for a corroboration).
     fn refused(&self, needs: &[&str], pairs: &[Pair]) -> (bool, BTreeSet<String>) {
+        self.refused_shown(needs, pairs, &[])
+    }
+
+    /// [`refused`](Self::refused) with the frame (`classifier::voice`)
+    /// lowering the findings of `shown` first, as the scanner does.
+    fn refused_shown(&self, needs: &[&str], pairs: &[Pair], shown: &[&str]) -> (bool, BTreeSet<String>) {
         let mut f = self.findings.clone();
+        apply_voice(&mut f, &self.body, |f| shown.contains(&f.rule_id.as_str()));
         apply_policy(&mut f, needs, pairs);
         let mut ids: BTreeSet<String> =
             f.iter().filter(|f| f.severity >= DEFAULT_THRESHOLD).map(|f| f.rule_id.clone()).collect();
@@ -115,6 +133,7 @@ fn load() -> Vec<Skill> {
                 group,
                 score: report.classifier.unwrap_or_default(),
                 findings: report.findings,
+                body,
             });
         }
     }
@@ -248,6 +267,100 @@ fn main() {
     }
 
     lowo(&skills, &none, &per_rule, ratio);
+    lowo_shown(&skills, ratio);
+    lowo_purpose(&skills, ratio);
+}
+
+/// The words of `text` a purpose is named by: runs of letters and digits
+/// of five or more, lower-cased.
+fn words(text: &str) -> BTreeSet<String> {
+    text.split(|c: char| !c.is_alphanumeric()).filter(|w| w.len() >= 5).map(str::to_lowercase).collect()
+}
+
+/// The skill's name and description (its front matter's).
+fn purpose(body: &str) -> String {
+    let front = body.strip_prefix("---\n").and_then(|b| b.split("\n---").next()).unwrap_or("");
+    front
+        .lines()
+        .filter_map(|l| l.strip_prefix("name:").or_else(|| l.strip_prefix("description:")))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// A candidate second signal, measured only (not in the scanner): a
+/// refusing finding (not `prompt.*`, not in the front matter) whose line
+/// names, in a word of five letters or more that is not generic (in the
+/// name or description of fewer than 1 % of the skills read, labels
+/// unseen), the skill's stated purpose: "the install is what the skill is
+/// for". Leave one writer out at the grain of every rule at once.
+fn lowo_purpose(skills: &[Skill], ratio: i64) {
+    let mut df: BTreeMap<String, usize> = BTreeMap::new();
+    for s in skills {
+        for w in words(&purpose(&s.body)) {
+            *df.entry(w).or_default() += 1;
+        }
+    }
+    let generic = skills.len() / 100;
+    let lowered = |s: &Skill| -> (bool, Vec<String>) {
+        let stated: BTreeSet<String> = words(&purpose(&s.body))
+            .into_iter()
+            .filter(|w| df.get(w).copied().unwrap_or(0) <= generic)
+            .collect();
+        let front_end = s.body.lines().skip(1).position(|l| l == "---").map_or(0, |i| i + 2);
+        let lines: Vec<&str> = s.body.lines().collect();
+        let mut f = s.findings.clone();
+        let mut why = Vec::new();
+        for f in f.iter_mut() {
+            if f.severity < DEFAULT_THRESHOLD
+                || f.file.is_some()
+                || never_shown(&f.rule_id)
+                || f.line <= front_end
+            {
+                continue;
+            }
+            let Some(line) = lines.get(f.line.wrapping_sub(1)) else { continue };
+            if let Some(w) = words(line).intersection(&stated).next() {
+                why.push(format!("{}@{} \"{w}\"", f.rule_id, f.line));
+                f.severity = Severity::Medium;
+            }
+        }
+        apply_policy(&mut f, NEEDS_SECOND, PAIRS);
+        let refused = f.iter().any(|f| f.severity >= DEFAULT_THRESHOLD)
+            || beside(s.score, &f, CORROBORATES_AT, CORROBORATES_BESIDE).is_some();
+        (refused, why)
+    };
+    let base: Vec<bool> = skills.iter().map(|s| s.refused(NEEDS_SECOND, PAIRS).0).collect();
+    let after: Vec<(bool, Vec<String>)> = skills.iter().map(lowered).collect();
+    let (b, m) = delta(skills, &base, &after.iter().map(|a| a.0).collect::<Vec<_>>());
+    println!(
+        "\n## the stated purpose (measured only): benign spared / malicious lost, per group (ratio {ratio})"
+    );
+    let cells: Vec<String> = (0..GROUPS).map(|g| format!("{}:{}/{}", group_name(g), -b[g], -m[g])).collect();
+    println!("  all rules  {}", cells.join(" "));
+    let mut total = [0i64; 2];
+    for w in 0..WRITERS.len() {
+        let keep = |g: usize| g != w;
+        let spared: i64 = (0..GROUPS).filter(|&g| keep(g)).map(|g| -b[g]).sum();
+        let lost: i64 = (0..GROUPS).filter(|&g| keep(g)).map(|g| -m[g]).sum();
+        let chosen = spared > 0 && spared >= ratio * lost;
+        if chosen {
+            total[0] -= b[w];
+            total[1] -= m[w];
+        }
+        println!("  without {}: chosen {chosen} (spared {spared}, lost {lost} on the rest)", group_name(w));
+    }
+    println!("  held-out total (purpose): benign spared {}, malicious lost {}", total[0], total[1]);
+    for (i, s) in skills.iter().enumerate() {
+        if base[i] != after[i].0 {
+            println!(
+                "    {} {} {} {:?}",
+                if s.malicious { "lost" } else { "spared" },
+                group_name(s.group),
+                s.name,
+                after[i].1
+            );
+        }
+    }
 }
 
 /// Leave one writer out: per candidate rule (one that alone refuses a
@@ -422,6 +535,21 @@ fn lowo(skills: &[Skill], none: &[bool], per_rule: &BTreeMap<String, [[[usize; 2
         for s in skills {
             let (_, ids) = s.refused(&[], &[]);
             let missed = id == "missed" && s.malicious && ids.is_empty();
+            // `benign`: every benign skill the scanner's policy refuses.
+            if id == "benign" && !s.malicious && s.refused(NEEDS_SECOND, PAIRS).0 {
+                let (_, ids) = s.refused(NEEDS_SECOND, PAIRS);
+                println!("  {} {} score {} refused by {:?}", group_name(s.group), s.name, s.score, ids);
+                for f in &s.findings {
+                    println!(
+                        "      {:>3} {:<8} {:<32} {}",
+                        f.line,
+                        format!("{:?}", f.severity),
+                        f.rule_id,
+                        f.excerpt
+                    );
+                }
+                continue;
+            }
             if missed || ids.len() == 1 && (ids.contains(&id) || id == "all") {
                 println!("  {} {} score {} refused by {:?}", group_name(s.group), s.name, s.score, ids);
                 for f in &s.findings {
@@ -433,6 +561,131 @@ fn lowo(skills: &[Skill], none: &[bool], per_rule: &BTreeMap<String, [[[usize; 2
                         f.excerpt
                     );
                 }
+            }
+        }
+    }
+}
+
+/// Leave one writer out for the frame (`classifier::voice`), at three
+/// grains: per rule refusing a skill under the scanner's policy, per family
+/// of such rules, and all of them at once. Per unit, the skills its
+/// findings in a passage framed as shown would spare or lose, per group;
+/// units are chosen on the other groups when they spare at least `ratio`
+/// benign skills per malicious one lost, and measured on the one left out.
+fn lowo_shown(skills: &[Skill], ratio: i64) {
+    let with = |shown: &[&str]| -> Vec<bool> {
+        skills.iter().map(|s| s.refused_shown(NEEDS_SECOND, PAIRS, shown).0).collect()
+    };
+    let none: Vec<bool> = with(&[]);
+    let mut ids: BTreeMap<String, String> = BTreeMap::new();
+    for s in skills {
+        let mut f = s.findings.clone();
+        apply_policy(&mut f, NEEDS_SECOND, PAIRS);
+        for f in f.iter().filter(|f| f.severity >= DEFAULT_THRESHOLD && f.file.is_none()) {
+            if !f.rule_id.starts_with("classifier.") && !never_shown(&f.rule_id) {
+                ids.insert(f.rule_id.clone(), format!("{:?}", f.category));
+            }
+        }
+    }
+    let with_rest = std::env::var_os("ECP_WRITERS_ONLY").is_none();
+    println!(
+        "\n## leave one writer out: the frame (shown, not asked) (ratio {ratio}, rest choosing: {with_rest})"
+    );
+    println!(
+        "the scanner's frame on: {SHOWN}; the rules it may lower are every rule but `prompt.*` and SPEC's"
+    );
+    let per_rule: Vec<Unit> = ids.keys().map(|id| (id.clone(), vec![id.as_str()])).collect();
+    let mut families: BTreeMap<String, Vec<&str>> = BTreeMap::new();
+    for (id, c) in &ids {
+        families.entry(c.clone()).or_default().push(id.as_str());
+    }
+    let all: Vec<&str> = ids.keys().map(String::as_str).collect();
+    let grains: [(&str, Vec<Unit>); 3] =
+        [("rule", per_rule), ("family", families.into_iter().collect()), ("all", vec![("all".into(), all)])];
+    for (grain, units) in grains {
+        println!("\n### per {grain}: benign spared / malicious lost, per group");
+        let mut effects: Vec<(&Unit, [i64; GROUPS], [i64; GROUPS])> = Vec::new();
+        for unit in &units {
+            let (b, m) = delta(skills, &none, &with(&unit.1));
+            if b.iter().chain(m.iter()).all(|&x| x == 0) {
+                continue;
+            }
+            let (spared, lost) = (b.map(|x| -x), m.map(|x| -x));
+            let cells: Vec<String> =
+                (0..GROUPS).map(|g| format!("{}:{}/{}", group_name(g), spared[g], lost[g])).collect();
+            println!("  {:<34} {}", unit.0, cells.join(" "));
+            effects.push((unit, spared, lost));
+        }
+        let choose = |exclude: Option<usize>| -> Vec<&str> {
+            effects
+                .iter()
+                .filter(|(_, s, l)| {
+                    let keep = |g: &usize| Some(*g) != exclude && (*g != REST || with_rest);
+                    let s: i64 = (0..GROUPS).filter(keep).map(|g| s[g]).sum();
+                    let l: i64 = (0..GROUPS).filter(keep).map(|g| l[g]).sum();
+                    s > 0 && s >= ratio * l
+                })
+                .flat_map(|(u, _, _)| u.1.iter().copied())
+                .collect()
+        };
+        let mut total = [0i64; 2];
+        for w in 0..WRITERS.len() {
+            let chosen = choose(Some(w));
+            let (b, m) = delta(skills, &none, &with(&chosen));
+            total[0] -= b[w];
+            total[1] -= m[w];
+            println!(
+                "  without {}: chose {} rules; on {}: benign spared {}, malicious lost {}",
+                group_name(w),
+                chosen.len(),
+                group_name(w),
+                -b[w],
+                -m[w]
+            );
+        }
+        println!("  held-out total ({grain}): benign spared {}, malicious lost {}", total[0], total[1]);
+        let chosen = choose(None);
+        println!("  chosen on all: {chosen:?}");
+        let after = with(&chosen);
+        println!("  with it:\n  {}", summary(skills, &after));
+        let every: Vec<&str> = units.iter().flat_map(|u| u.1.iter().copied()).collect();
+        let everything = with(&every);
+        if grain == "all" {
+            // Malicious skills still refused whose refusing finding the
+            // frame lowered: kept by another finding or the classifier.
+            for s in skills.iter().filter(|s| s.malicious) {
+                let mut f = s.findings.clone();
+                apply_voice(&mut f, &s.body, |f| every.contains(&f.rule_id.as_str()));
+                let lowered: Vec<String> = f
+                    .iter()
+                    .zip(&s.findings)
+                    .filter(|(a, b)| a.severity < b.severity)
+                    .filter_map(|(_, b)| {
+                        frame(&s.body, b.line).map(|(p, c)| format!("{}@{} {p} \"{c}\"", b.rule_id, b.line))
+                    })
+                    .collect();
+                if !lowered.is_empty() {
+                    println!("    lowered in malicious {} {} {:?}", group_name(s.group), s.name, lowered);
+                }
+            }
+        }
+        for (i, s) in skills.iter().enumerate() {
+            if none[i] != after[i] || (grain == "all" && none[i] != everything[i]) {
+                let why: Vec<String> = s
+                    .findings
+                    .iter()
+                    .filter(|f| f.severity >= DEFAULT_THRESHOLD)
+                    .filter_map(|f| {
+                        frame(&s.body, f.line).map(|(p, c)| format!("{}@{} {p} \"{c}\"", f.rule_id, f.line))
+                    })
+                    .collect();
+                println!(
+                    "    {} {} {} {:?}",
+                    if s.malicious { "lost" } else { "spared" },
+                    group_name(s.group),
+                    s.name,
+                    why
+                );
             }
         }
     }

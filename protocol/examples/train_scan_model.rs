@@ -63,7 +63,8 @@ use std::fs;
 use std::path::Path;
 
 use ecp_protocol::scan::classifier::{
-    self, BUCKETS, Features, NEEDS_SECOND, PAIRS, WORD_BUCKETS, apply_policy, beside, features, probability,
+    self, BUCKETS, Features, NEEDS_SECOND, PAIRS, SHOWN, WORD_BUCKETS, apply_policy, apply_voice, beside,
+    features, probability,
 };
 use ecp_protocol::scan::{DEFAULT_THRESHOLD, Finding, Scanner, Severity};
 use sha2::{Digest, Sha256};
@@ -147,10 +148,14 @@ fn corpus() -> Vec<Doc> {
             let body = fs::read_to_string(&path).expect("read corpus file");
             // The model reads the rules' findings as the rules made them
             // (as `Scanner::scan` scores); what refuses is judged after the
-            // refusal policy (`classifier::policy`), as the scanner does.
+            // refusal policy (`classifier::policy`) and the frame
+            // (`classifier::voice`), as the scanner does.
             let rules = scanner.scan_unrefined(&body).findings;
             let mut features = variants::apply(&env("ECP_FEATURES"), &body, &rules, features(&body, &rules));
             let mut findings = rules;
+            if SHOWN {
+                apply_voice(&mut findings, &body, |f| !f.rule_id.starts_with("classifier."));
+            }
             apply_policy(&mut findings, NEEDS_SECOND, PAIRS);
             let blocked = findings.iter().any(|f| f.severity >= DEFAULT_THRESHOLD);
             match evidence.as_str() {

@@ -253,6 +253,20 @@ impl Outline {
         })
     }
 
+    /// Whether any sentence of `text` asks to run text shown elsewhere:
+    /// the frame of `classifier::voice` stands down for it, as this
+    /// module's lowering does.
+    pub(super) fn asks_to_run_shown(text: &str) -> bool {
+        Outline::new(text).runs_shown(text)
+    }
+
+    /// Whether a sentence of `text` (one line of prose) asks its reader to
+    /// do something ([`IMPERATIVE`]): `classifier::voice` lets no section
+    /// with such a step frame what it shows.
+    pub(super) fn addresses_reader(text: &str) -> bool {
+        IMPERATIVE.is_match(text.as_bytes())
+    }
+
     fn line<'t>(&self, text: &'t str, i: usize) -> &'t str {
         line_of(text, &self.starts, i)
     }

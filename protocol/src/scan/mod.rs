@@ -402,6 +402,7 @@ impl Scanner {
         // After the score (which the model was trained to read from the
         // rules' own findings), before the corroboration (which may still
         // refuse beside a lowered finding).
+        classifier::refine_voice(&mut report.findings, body);
         classifier::refine(&mut report.findings);
         let corroborated = classifier::corroborated(score, &report.findings);
         for f in classifier::finding(score).into_iter().chain(corroborated) {

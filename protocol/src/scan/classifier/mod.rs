@@ -135,6 +135,7 @@ mod evidence;
 mod policy;
 mod purpose;
 mod tokens;
+mod voice;
 pub use corroborate::beside;
 pub(crate) use corroborate::corroborated;
 pub use evidence::EVIDENCE_BUCKETS;
@@ -142,6 +143,10 @@ pub use evidence::EVIDENCE_BUCKETS;
 pub use policy::apply as apply_policy;
 pub(crate) use policy::refine;
 pub use policy::{LOWERED_TO, NEEDS_SECOND, PAIR_SEVERITY, PAIRS, REFUSE_ALONE, SECOND_AT};
+pub use voice::SHOWN;
+pub(crate) use voice::refine as refine_voice;
+#[doc(hidden)]
+pub use voice::{apply as apply_voice, frame, never_shown};
 
 use super::{Category, Finding, Severity};
 use tokens::for_each_feature;
