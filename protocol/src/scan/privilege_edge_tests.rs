@@ -36,7 +36,8 @@ fn each_control_switched_back_on_is_a_diagnosis() {
 #[test]
 fn a_versioned_interpreter_in_sudoers_is_still_the_interpreter() {
     // `ruby3.2` is `ruby` once the version's digits and dots are trimmed.
-    let write = |grant: &str| format!("echo 'ops ALL=(root) NOPASSWD: {grant}' | sudo tee /etc/sudoers.d/ops");
+    let write =
+        |grant: &str| format!("echo 'ops ALL=(root) NOPASSWD: {grant}' | sudo tee /etc/sudoers.d/ops");
     assert_severity(&write("/usr/bin/ruby3.2 /opt/x.rb"), "priv.sudoers", Critical);
     assert_severity(&write("/usr/bin/perl5.36 /opt/x.pl"), "priv.sudoers", Critical);
     // A program whose name ends in digits is named, not an interpreter.
