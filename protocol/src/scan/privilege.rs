@@ -464,3 +464,7 @@ mod tests {
         assert_absent("Allow `Bash(git status:*)` for read-only commands.", "priv.agent-safeguards-off");
     }
 }
+
+#[cfg(test)]
+#[path = "privilege_edge_tests.rs"]
+mod edge_tests;
