@@ -93,7 +93,7 @@ const MAX_CORROBORATED_FALSE_POSITIVES: f64 = 0.01;
 /// The corpus test's `MAX_FALSE_POSITIVE_RATE` (`tests/it/scan_corpus.rs`,
 /// a ratchet), held here on the TRAIN half's benign skills refused, rules
 /// and corroboration, out of fold: the other half is never chosen on.
-const CORPUS_MAX_FALSE_POSITIVES: f64 = 0.061;
+const CORPUS_MAX_FALSE_POSITIVES: f64 = 0.065;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Split {
