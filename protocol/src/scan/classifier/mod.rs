@@ -143,6 +143,9 @@ pub use evidence::EVIDENCE_BUCKETS;
 pub use policy::apply as apply_policy;
 pub(crate) use policy::refine;
 pub use policy::{LOWERED_TO, NEEDS_SECOND, PAIR_SEVERITY, PAIRS, REFUSE_ALONE, SECOND_AT};
+/// The kinds of purpose and their words, for the trainer's candidates.
+#[doc(hidden)]
+pub use purpose::KINDS as PURPOSE_KINDS;
 pub use voice::SHOWN;
 pub(crate) use voice::refine as refine_voice;
 #[doc(hidden)]

@@ -30,7 +30,7 @@ const HEAD_LINES: usize = 60;
 
 /// The kinds of purpose and the words that name them (lower case, ASCII
 /// letters and digits: a word of the head is a run of those).
-const KINDS: [(&str, &[&str]); 10] = [
+pub const KINDS: [(&str, &[&str]); 10] = [
     (
         "deploy",
         &[
