@@ -319,9 +319,16 @@ fn names_an_installer(b: &[u8]) -> bool {
         || RUNS_A_PACKAGE.iter().any(|f| f.find(b).is_some())
 }
 
-/// The package runners whose name holds no `np`: `bunx` and `uvx`.
-static RUNS_A_PACKAGE: LazyLock<[memmem::Finder<'static>; 2]> =
-    LazyLock::new(|| [memmem::Finder::new("bunx "), memmem::Finder::new("uvx ")]);
+/// The package runners whose name holds no `np`: `bunx`, `uvx`, `uv tool
+/// run` and `pipx run`.
+static RUNS_A_PACKAGE: LazyLock<[memmem::Finder<'static>; 4]> = LazyLock::new(|| {
+    [
+        memmem::Finder::new("bunx "),
+        memmem::Finder::new("uvx "),
+        memmem::Finder::new("tool run "),
+        memmem::Finder::new("pipx run "),
+    ]
+});
 
 /// First words of the installers [`installer`] knows.
 const INSTALLERS: &[&str] = &[
@@ -353,6 +360,10 @@ fn installer(toks: &[Tok<'_>], i: usize) -> Option<(usize, Option<Ecosystem>)> {
         (w, "install") if pip(w) || w == "pipx" || w == "pipenv" => (2, py),
         ("uv" | "poetry" | "pdm" | "rye", "add") => (2, py),
         ("uv", "tool") if w2 == "install" => (3, py),
+        // `uv tool run X` and `pipx run X` install the PyPI package they
+        // run, as `uvx X` does.
+        ("uv", "tool") if w2 == "run" => (3, py),
+        ("pipx", "run") => (2, py),
         ("npm" | "pnpm" | "bun" | "cnpm", "install" | "i" | "add" | "in" | "isntall") => (2, npm),
         ("yarn", "add") => (2, npm),
         ("yarn", "global") if w2 == "add" => (3, npm),
@@ -386,7 +397,8 @@ pub(super) fn install_args(line: &str) -> Vec<Arg<'_>> {
             || toks[i].text.eq_ignore_ascii_case("bunx")
             || toks[i].text.eq_ignore_ascii_case("pnpx")
             || toks[i].text.eq_ignore_ascii_case("uvx")
-            || toks[i + 1..].first().is_some_and(|t| t.text == "dlx" || t.text == "exec");
+            || toks[i + 1..].first().is_some_and(|t| t.text == "dlx" || t.text == "exec" || t.text == "run")
+            || toks.get(i + 2).is_some_and(|t| t.text == "run" && toks[i + 1].text == "tool");
         let mut j = i + skip;
         if toks[j - 1].ends {
             i = j;

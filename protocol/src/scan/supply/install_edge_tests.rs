@@ -1,6 +1,7 @@
 //! `install.rs` edges the session-27 reading of `installer`'s mutants
 //! (#27) found unpinned: `yarn global add` installs what follows it, and
-//! `yarn global` with any other subcommand installs nothing.
+//! `yarn global` with any other subcommand installs nothing. `uv tool
+//! run` and `pipx run` install what they run (t8's noted gap).
 
 use super::tests::names;
 use super::*;
@@ -25,4 +26,19 @@ fn uv_tool_installs_only_with_install() {
     assert!(names_an_installer(b"pip install rich && uv tool uninstall reqeusts"));
     assert_eq!(names("pip install rich && uv tool uninstall reqeusts"), ["rich"]);
     assert_eq!(names("pip install rich && uv tool install reqeusts"), ["rich", "reqeusts"]);
+}
+
+#[test]
+fn uv_tool_run_and_pipx_run_install_their_first_argument_only() {
+    for runner in ["uv tool run", "pipx run"] {
+        let line = format!("{runner} reqeusts --version");
+        assert!(names_an_installer(line.as_bytes()), "{line}");
+        assert_eq!(names(&line), ["reqeusts"], "{line}");
+    }
+    // One word short of the arm: `uv tool` alone, `uv run` (the project's
+    // own script), `pipx list` install nothing.
+    assert!(!names_an_installer(b"uv tool list reqeusts"));
+    assert_eq!(names("pip install rich && uv tool list reqeusts"), ["rich"]);
+    assert_eq!(names("pip install rich && uv run reqeusts"), ["rich"]);
+    assert_eq!(names("pip install rich && pipx list reqeusts"), ["rich"]);
 }
