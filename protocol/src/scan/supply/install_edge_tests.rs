@@ -34,7 +34,12 @@ fn uv_tool_run_and_pipx_run_install_their_first_argument_only() {
         let line = format!("{runner} reqeusts --version");
         assert!(names_an_installer(line.as_bytes()), "{line}");
         assert_eq!(names(&line), ["reqeusts"], "{line}");
+        // The runner's first argument only: the rest are the program's.
+        assert_eq!(names(&format!("{runner} reqeusts lodahs")), ["reqeusts"], "{runner}");
     }
+    // `uv tool install` reads every argument (the `--in-diff` run: `&&` →
+    // `||` in the runner's test made it read the first only).
+    assert_eq!(names("uv tool install reqeusts lodahs"), ["reqeusts", "lodahs"]);
     // One word short of the arm: `uv tool` alone, `uv run` (the project's
     // own script), `pipx list` install nothing.
     assert!(!names_an_installer(b"uv tool list reqeusts"));
