@@ -28,17 +28,17 @@
 use std::time::Duration;
 
 use ecp_protocol::identity::NodeKey;
-use ecp_protocol::signed_auth::{
-    self, Exchange, MAX_CLOCK_SKEW_SECS, PresentedHeaders, RequestLine, SignatureHeaders, SigningKey,
-};
+use ecp_protocol::signed_auth::{self, RequestLine, SignatureHeaders, SigningKey};
 use ecp_protocol::{Manifest, MergeResult, SignedAuthError, legacy_auth, node_auth};
 use reqwest::StatusCode;
 use reqwest::header::{CONTENT_TYPE, ETAG, HeaderMap, HeaderValue, IF_NONE_MATCH};
 
 use crate::config::Secret;
 
+mod answer_signature;
 mod described;
 use crate::keys::unix_now;
+use answer_signature::{signature_headers, verify_answer};
 use described::{
     closed_after_handshake, error_message, one_line, refused_after_handshake, rustls_error, shown_url,
     tls_problem,
@@ -603,45 +603,4 @@ impl PeerClient {
         }
         if connect { ClientError::Connect(text) } else { ClientError::Transport(text) }
     }
-}
-
-/// The four signature headers of an answer, kept before its body is read.
-fn signature_headers(headers: &HeaderMap) -> HeaderMap {
-    let mut kept = HeaderMap::new();
-    for name in [
-        signed_auth::KEY_ID_HEADER,
-        signed_auth::TIMESTAMP_HEADER,
-        signed_auth::NONCE_HEADER,
-        signed_auth::SIGNATURE_HEADER,
-    ] {
-        if let Some(value) = headers.get(name) {
-            kept.insert(name, value.clone());
-        }
-    }
-    kept
-}
-
-/// Checks that an answer with `status`, `headers` and (decoded) `body` is
-/// signed for the request `signed` (`SPEC.md` §10.1.6.1).
-fn verify_answer(
-    signed: &SignedGet,
-    status: StatusCode,
-    headers: &HeaderMap,
-    body_digest: &str,
-) -> Result<(), ClientError> {
-    let presented = PresentedHeaders::read(|name| headers.get(name).and_then(|v| v.to_str().ok()));
-    let exchange = Exchange {
-        request: RequestLine { method: "GET", path_and_query: &signed.target },
-        request_nonce: &signed.nonce,
-        status: status.as_u16(),
-    };
-    signed_auth::verify_response_digest(
-        &signed.key,
-        &presented,
-        &exchange,
-        body_digest,
-        unix_now(),
-        MAX_CLOCK_SKEW_SECS,
-    )
-    .map_err(ClientError::AnswerNotVerified)
 }
