@@ -20,7 +20,8 @@
 //!   (fenced or inline), a heading, the frontmatter — as separate
 //!   features; `placeplus`: the placed word beside the plain one;
 //!   `placeplus=chf`: only in the places named (p prose, c code, h
-//!   heading, f frontmatter) (session 28);
+//!   heading, f frontmatter); `dup`, its control: a second hash of every
+//!   token, whatever its place (session 28);
 //! - `ngrams=code|woke|wokelow|all`: the character 3–5-grams of the code
 //!   (fenced lines and inline spans), of the lines a rule's finding stands
 //!   on (below the refusing threshold: `wokelow`), or of every line, in their own `ngrambuckets=N` (16,384) after the
@@ -441,6 +442,7 @@ pub(crate) fn apply(kind: &str, body: &str, findings: &[Finding], base: Features
         || has("codeprose")
         || has("place")
         || has("placeplus")
+        || has("dup")
         || fold != WORD_BUCKETS;
     // `placeplus=ch`: the placed word beside the plain one only in these
     // places (p prose, c code, h heading, f frontmatter).
@@ -463,10 +465,12 @@ pub(crate) fn apply(kind: &str, body: &str, findings: &[Finding], base: Features
                 continue;
             }
             let plain = fnv(t.text.bytes(), u64::from(prose_only));
-            let placed = fnv(t.text.bytes(), 100 + u64::from(t.place));
+            // `dup`: the control of `placeplus`, a second hash of every
+            // token whatever its place.
+            let placed = fnv(t.text.bytes(), 100 + if has("dup") { 0 } else { u64::from(t.place) });
             let h = if has("place") { placed } else { plain };
             words.push(bucket(h));
-            if has("placeplus") || dup.contains(&t.place) {
+            if has("placeplus") || has("dup") || dup.contains(&t.place) {
                 words.push(bucket(placed));
             }
             let symbolic = |x: &str| x.len() == 1 && is_symbol(x.as_bytes()[0]);

@@ -132,6 +132,7 @@ use std::sync::OnceLock;
 
 mod corroborate;
 mod evidence;
+mod place;
 mod policy;
 mod purpose;
 mod tokens;
