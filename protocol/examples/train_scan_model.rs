@@ -50,7 +50,12 @@
 //! rebuild (`variants.rs`; the document's intent, `intent.rs`:
 //! `ECP_FEATURES=intent,ipurpose,icross,…`): `ECP_FEATURES=nopairs,codeprose,marks,…`,
 //! `ECP_SHARED=k` (only words found in malicious skills of `k` writers),
-//! `ECP_L2`, `ECP_SEED` (the candidates' hash).
+//! `ECP_L2`, `ECP_SEED` (the candidates' hash). Session 28: the recall
+//! beyond the rules (the malicious skills they do not refuse), the
+//! learning curve over writers (`curve.rs`: `ECP_CURVE=0,2,4,6,8`,
+//! `ECP_DRAWS`, `ECP_CURVE_SHARE`), and candidates of capacity, place and
+//! character n-grams (`buckets=65536`, `placeplus[=pchf]`, `dup`,
+//! `ngrams=code|woke|wokelow|all`); a candidate is never written.
 //!
 //! `ECP_EVIDENCE=none` leaves the rules' findings out, `=scaled` weights
 //! them `1/√n` as words, `=only` leaves the words out;
