@@ -155,6 +155,53 @@ pub(crate) fn report(
     );
     // Steadier than one point of a small benign set: the recall at a few
     // benign shares, and the area under the curve.
+    let c = curve(&benign, &malicious);
+    println!(
+        "    recall at benign 1% {:.1}%, 2% {:.1}%, 3% {:.1}%, 5% {:.1}%, 10% {:.1}%; AUC {:.4}",
+        c.at[0], c.at[1], c.at[2], c.at[3], c.at[4], c.auc
+    );
+    // What the score can add: the malicious skills the rules alone do not
+    // refuse, against every benign skill (a score high on a skill the rules
+    // refuse already changes nothing the scanner does).
+    let unrefused: Vec<u16> = docs
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| d.malicious && d.writer.is_some() && !d.blocked)
+        .filter_map(|(i, _)| lowo[i])
+        .collect();
+    let b = curve(&benign, &unrefused);
+    println!(
+        "    beyond the rules ({} malicious they do not refuse): recall at benign 1% {:.1}%, 2% {:.1}%, 3% {:.1}%, 5% {:.1}%, 10% {:.1}%; AUC {:.4}",
+        unrefused.len(),
+        b.at[0],
+        b.at[1],
+        b.at[2],
+        b.at[3],
+        b.at[4],
+        b.auc
+    );
+    Pooled {
+        flagged: rate(all.flagged, all.malicious),
+        benign_flagged: rate(all.benign_flagged, all.benign),
+        corroborated: rate(all.corroborated, all.malicious),
+        benign_corroborated: rate(all.benign_corroborated, all.benign),
+        matched,
+        matched_at,
+    }
+}
+
+/// The benign shares [`Curve::at`] reads the recall at.
+pub(crate) const SHARES: [f64; 5] = [0.01, 0.02, 0.03, 0.05, 0.10];
+
+/// Recall (percent) at each of [`SHARES`] of the benign skills, and the
+/// area under the curve.
+pub(crate) struct Curve {
+    pub(crate) at: [f64; 5],
+    pub(crate) auc: f64,
+}
+
+/// The curve of `malicious` scores against `benign` ones.
+pub(crate) fn curve(benign: &[u16], malicious: &[u16]) -> Curve {
     let at_share = |s: f64| {
         let t = (0..=1000u16)
             .find(|&t| rate(benign.iter().filter(|&&b| b >= t).count(), benign.len()) <= s)
@@ -165,23 +212,7 @@ pub(crate) fn report(
         .iter()
         .map(|&m| 2 * benign.iter().filter(|&&b| b < m).count() + benign.iter().filter(|&&b| b == m).count())
         .sum();
-    let auc = pairs as f64 / (2 * malicious.len() * benign.len()).max(1) as f64;
-    println!(
-        "    recall at benign 1% {:.1}%, 2% {:.1}%, 3% {:.1}%, 5% {:.1}%, 10% {:.1}%; AUC {auc:.4}",
-        at_share(0.01),
-        at_share(0.02),
-        at_share(0.03),
-        at_share(0.05),
-        at_share(0.10)
-    );
-    Pooled {
-        flagged: rate(all.flagged, all.malicious),
-        benign_flagged: rate(all.benign_flagged, all.benign),
-        corroborated: rate(all.corroborated, all.malicious),
-        benign_corroborated: rate(all.benign_corroborated, all.benign),
-        matched,
-        matched_at,
-    }
+    Curve { at: SHARES.map(at_share), auc: pairs as f64 / (2 * malicious.len() * benign.len()).max(1) as f64 }
 }
 
 fn print_row(w: &str, r: &Row) {

@@ -126,12 +126,82 @@
 //! ([`PURPOSE`]) until its head is read from the frontmatter the rules
 //! already parse.
 //!
+//! ## Nine writers, the learning curve, where a word sits (session 28)
+//!
+//! Nine writers (the two of session 27 joined: 697 malicious, 578 benign
+//! skills of TRAIN). Retrained with them, the features above flag 75.5 %
+//! of the kept-out writer's malicious skills at 3.3 % of their benign
+//! (58.2 / 71.2 / 75.5 / 80.6 / 87.5 % at 1 / 2 / 3 / 5 / 10 %, AUC
+//! 0.9567); of the 114 the rules do not refuse, 66.7 % at 3 % (AUC
+//! 0.9404). Not shipped: it scores a short benign body pinned as not
+//! refused (`a_token_in_a_basic_auth_call…`) 762, so its corroboration
+//! (`Low` at 654) would have to rise to 763 (20 malicious corroborated,
+//! 1 benign, against 25 and 3).
+//!
+//! *The learning curve* (`ECP_CURVE=0,2,4,6,8`): each writer left out,
+//! trained on the skills of no writer and `k` others drawn at random (3
+//! draws), pooled:
+//!
+//! | `k` writers seen | at 1 / 3 / 5 % of the benign | AUC |
+//! |---:|---:|---:|
+//! | 0 | 24.8 / 47.6 / 56.8 | 0.887 |
+//! | 2 | 37.7 / 61.5 / 69.0 | 0.927 |
+//! | 4 | 51.8 / 67.8 / 73.5 | 0.940 |
+//! | 6 | 59.1 / 72.0 / 76.1 | 0.948 |
+//! | 8 | 58.2 / 75.5 / 80.6 | 0.957 |
+//!
+//! Still climbing at eight, about six points at 3 % per doubling of the
+//! writers: more writers are a lever, a slow one. Eight writers at half
+//! their skills (`ECP_CURVE_SHARE=0.5`) read the ninth a little better
+//! than four at all of theirs (69.4 % against 67.8 % at 3 %, AUC 0.943
+//! against 0.940): the skills count, their writers' variety a little more.
+//!
+//! *Features of another kind*, leave one writer out over nine (the
+//! trainer's own hash, means of three seeds; its symbol pairs at 16,384
+//! buckets, the reference, 74.1 % at 3 %, AUC 0.955, `x-*`/`older` 20.8 %):
+//!
+//! | candidate | at 1 / 3 / 5 % | AUC | beyond the rules, 3 % | `x-*`/`older` |
+//! |---|---:|---:|---:|---:|
+//! | 65,536 buckets | 61.2 / 73.9 / 78.3 | 0.958 | | 23.3 % |
+//! | a second hash of every token (the control) | 61.8 / 75.9 / 79.6 | 0.956 | 70.2 % | 20.0 % |
+//! | every token also *in its place* (prose, code, heading, frontmatter) | 63.8 / 79.0 / 82.9 | 0.962 | 74.6 % | 21.3 % |
+//! | … prose only | 65.0 / 77.3 / 82.3 | 0.960 | 73.1 % | 27.0 % |
+//! | … frontmatter only | 60.2 / 76.9 / 80.4 | 0.958 | 70.8 % | 14.4 % |
+//! | the placed token instead of the plain one (1 seed) | 49.5 / 74.3 / 79.6 | 0.952 | | 15.1 % |
+//! | character 3–5-grams of the code (1 seed) | 73.3 / 77.8 / 81.6 | 0.958 | | 27.4 % |
+//! | … of the lines a rule's finding stands on (1 seed) | 71.9 / 81.2 / 86.5 | 0.965 | 28.9 % | 72.9 % |
+//! | … of those below the refusing threshold (1 seed) | 57.5 / 73.6 / 78.9 | 0.955 | 69.3 % | 23.4 % |
+//!
+//! And in the scanner's own hash (one model each; main's features 58.2 /
+//! 75.5 / 80.6, AUC 0.9567, beyond the rules 66.7 %, `x-*`/`older`
+//! 20.6 %): L2 `1e-5` 62.3 / 76.3 / 82.1, 0.9628, 64.9 %, 21.3 %; `3e-4`
+//! 57.7 / 71.6 / 76.8, 0.9481; every token placed 58.4 / 76.9 / 83.8,
+//! 0.9629, 71.9 %, 19.0 %, at 6.2 % of a typical scan; the frontmatter's
+//! tokens ([`FRONT`]) 59.3 / 76.6 / 79.3, 0.9584, 68.4 %, 13.8 %, at
+//! 0.66 %; both with L2 `1e-5` 63.7 / 78.5 / 83.4, 0.9650, 66.7 %,
+//! 15.1 %, but short benign bodies pinned as not refused scored 746–797.
+//!
+//! Read: capacity is not the limit (65,536 buckets gain nothing). Where a
+//! word sits is the one feature of another kind that gained beyond its
+//! control at every share, and in prose most (the same word said to a
+//! reader and run in a block); the frontmatter's part carries to the
+//! kept-out writers but costs the `x-*`/`older` skills 6–7 points
+//! whenever it is placed without the prose, so [`FRONT`] stays off. The character
+//! n-grams of the lines the rules woke flag most, but of the skills the
+//! rules refuse already: beyond the rules they fall to 28.9 % (they learn
+//! that a rule fired). The prose's placed words, the best-carrying
+//! candidate, cost a second feature per prose token and each line's
+//! start (estimated 2–3 % of a typical scan, between the frontmatter's
+//! 0.66 % for 19 tokens and every token's 6.2 %; not built): left for a
+//! cheaper walk.
+//!
 //! //! [`ScanReport::classifier`]: super::ScanReport::classifier
 
 use std::sync::OnceLock;
 
 mod corroborate;
 mod evidence;
+mod place;
 mod policy;
 mod purpose;
 mod tokens;
@@ -165,6 +235,12 @@ pub const BUCKETS: usize = WORD_BUCKETS + EVIDENCE_BUCKETS;
 /// features: off, as they cost 2.0 % of a typical scan for about a point
 /// leave one writer out (the module doc). The trainer follows it.
 pub const PURPOSE: bool = false;
+/// Whether a token of the frontmatter is a second feature, itself there
+/// (`place`): off, as leave one writer out it gained a point at 3 % of the
+/// benign and lost one at 5 %, and flagged 13.8 % of the `x-*` and `older`
+/// skills against 20.6 % (session 28, the module doc). The trainer follows
+/// it.
+pub const FRONT: bool = false;
 /// Bytes of a body the classifier reads, at most: a longer body is judged
 /// by its start, keeping the cost linear and bounded.
 const MAX_BYTES: usize = 256 * 1024;
@@ -421,6 +497,22 @@ mod tests {
         // Only the first MAX_BYTES are read.
         let long = "a ".repeat(MAX_BYTES) + "zzzz";
         assert_eq!(words(&long), words(&"a ".repeat(MAX_BYTES / 2)));
+    }
+
+    #[test]
+    fn a_token_of_the_frontmatter_is_a_second_feature_and_after_it_is_not() {
+        if !FRONT {
+            assert_eq!(words("---\nzz\n---\n").len(), 1, "switched off");
+            return;
+        }
+        assert_eq!(words("zz\n---\n").len(), 1);
+        // In the frontmatter: itself and itself there.
+        assert_eq!(words("---\nzz\n---\n").len(), 2);
+        assert_eq!(words("---\nzz\n---\nzz\n").len(), 2, "the same token after it adds nothing");
+        assert_eq!(words("---\nzz\n---\nyy\n").len(), 3, "a token after it is one feature");
+        assert!(words("---\nzz\n---\n").contains(&words("zz")[0]), "beside the plain token");
+        // Its closing line is its last: `yy` inside is two features.
+        assert_eq!(words("---\nzz\nyy\n---\n").len(), 4);
     }
 
     #[test]

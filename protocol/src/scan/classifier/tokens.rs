@@ -4,7 +4,8 @@
 //! `symbol`, `pair`), and the tests hold this walk to the byte-at-a-time one
 //! it replaced (#14's throughput: the walk was a fifth of a typical scan).
 
-use super::{CLASS, MAX_BYTES, MIX, SYMBOL, WORD, WORD_BUCKETS, finish, pair, symbol, word};
+use super::place::{front_end, in_front};
+use super::{CLASS, FRONT, MAX_BYTES, MIX, SYMBOL, WORD, WORD_BUCKETS, finish, pair, symbol, word};
 
 const ONES: u64 = 0x0101_0101_0101_0101;
 const HIGH: u64 = 0x8080_8080_8080_8080;
@@ -82,9 +83,10 @@ fn pairs(c: u8) -> bool {
 
 /// Calls `each` once per bucket present in `body`, in the order first
 /// seen: the features the model and its training both read: every token,
-/// and every pair of neighbouring tokens one of which is a symbol (`| sh`,
-/// `$ (`, `~ /`: the shapes of code; two words side by side are topic, and
-/// learned who wrote a skill more than what it does). One pass, a
+/// the same token again when it is in the frontmatter (`place`), and
+/// every pair of neighbouring tokens one of which is a
+/// symbol (`| sh`, `$ (`, `~ /`: the shapes of code; two words side by side
+/// are topic, and learned who wrote a skill more than what it does). One pass, a
 /// bitset of the buckets seen, no allocation. A word is measured and hashed
 /// from one eight-byte load when it is shorter than eight bytes and the
 /// body has eight bytes from its start (most words).
@@ -102,9 +104,11 @@ pub(super) fn for_each_feature(body: &str, mut each: impl FnMut(u32)) {
         }
     };
     let mut previous: Option<(u64, bool)> = None;
+    let front = if FRONT { front_end(b) } else { 0 };
     let mut i = 0;
     while i < b.len() {
         let c = b[i];
+        let at = i;
         let token = match CLASS[usize::from(c)] {
             WORD => {
                 let start = i;
@@ -140,6 +144,9 @@ pub(super) fn for_each_feature(body: &str, mut each: impl FnMut(u32)) {
             }
         };
         add(token);
+        if at < front {
+            add(in_front(token));
+        }
         let symbolic = pairs(c);
         if let Some((p, p_symbolic)) = previous
             && (symbolic || p_symbolic)
@@ -168,6 +175,7 @@ mod tests {
             }
         };
         let mut previous: Option<(u64, bool)> = None;
+        let front = if FRONT { front_end(b) } else { 0 };
         let mut i = 0;
         while i < b.len() {
             let start_of_token = i;
@@ -189,6 +197,9 @@ mod tests {
                 }
             };
             add(token);
+            if start_of_token < front {
+                add(in_front(token));
+            }
             let symbolic = pairs(b[start_of_token]);
             if let Some((p, p_symbolic)) = previous
                 && (symbolic || p_symbolic)
@@ -231,6 +242,11 @@ mod tests {
                 let (fast, slow) = both(&body);
                 assert_eq!(fast, slow, "{body:?}");
             }
+        }
+        // The frontmatter's tokens, the long and the short, twice.
+        for body in ["---\nname: credentials_file_reader\n---\nbody $X", "---\na|b\n---"] {
+            let (fast, slow) = both(body);
+            assert_eq!(fast, slow, "{body:?}");
         }
         // Non-ASCII ends a word, as `CLASS` says.
         let (fast, slow) = both("naïve café_au_lait résumé Straße");
