@@ -135,11 +135,15 @@ fn switch_to_wal(conn: &Connection, db: &Path) -> Result<(), StoreError> {
     let started = Instant::now();
     let mut told = false;
     loop {
-        match set_journal(conn, "wal") {
+        let busy = match set_journal(conn, "wal") {
             Ok(_) => return Ok(()),
-            Err(rusqlite::Error::SqliteFailure(e, _)) if e.code == rusqlite::ErrorCode::DatabaseBusy => {}
+            Err(e @ rusqlite::Error::SqliteFailure(ffi, _))
+                if ffi.code == rusqlite::ErrorCode::DatabaseBusy =>
+            {
+                e
+            }
             Err(e) => return Err(e.into()),
-        }
+        };
         let waited = started.elapsed();
         if filled_in_bulk(db) {
             if waited >= BULK_WAIT {
@@ -154,11 +158,7 @@ fn switch_to_wal(conn: &Connection, db: &Path) -> Result<(), StoreError> {
             }
         } else if waited >= BUSY_TIMEOUT {
             // As the statement would have failed with the store's own timeout.
-            return Err(rusqlite::Error::SqliteFailure(
-                rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_BUSY),
-                Some("database is locked".to_owned()),
-            )
-            .into());
+            return Err(busy.into());
         }
         std::thread::sleep(Duration::from_millis(20));
     }
