@@ -157,7 +157,8 @@ fn an_open_during_a_bulk_fill_waits_for_its_transaction_and_goes_on_in_wal() {
     let held = Duration::from_millis(1_500);
     std::thread::scope(|s| {
         let (began, begun) = std::sync::mpsc::channel();
-        s.spawn(|| {
+        let pull = &pull;
+        s.spawn(move || {
             let conn = pull.conn();
             conn.execute_batch("BEGIN IMMEDIATE; CREATE TABLE scratch (x); INSERT INTO scratch VALUES (1);")
                 .unwrap();
