@@ -79,13 +79,16 @@ mod tests {
             .collect()
     }
 
-    /// What each call of the merge got: the slice's first name, its length,
+    /// What one call of the merge got: the slice's first name, its length,
     /// and how many of its bodies came scanned.
+    type Call = (String, usize, usize);
+
+    /// Each call of the merge, and what `each_scanned` returned.
     fn merged(
         slices: Vec<Vec<SkillPacket>>,
         max_bytes: usize,
         fail_at: usize,
-    ) -> (Vec<(String, usize, usize)>, Result<(), usize>) {
+    ) -> (Vec<Call>, Result<(), usize>) {
         let mut calls = Vec::new();
         let result = each_scanned(slices, max_bytes, |skills, ahead| {
             calls.push((skills[0].skill_name.clone(), skills.len(), ahead.len()));
