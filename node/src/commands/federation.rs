@@ -99,7 +99,9 @@ pub(crate) fn pull(global: &GlobalArgs, args: PullArgs) -> anyhow::Result<ExitCo
     });
     tracing::debug!(target: ecp_node::TIMELINE, bulk, "store ready");
     let progress = Progress::on_stderr();
-    let ctx = context(&config, library, peers.as_ref())?.with_progress(progress.hook());
+    // A pull brings mostly what the node lacks: each slice's bodies are
+    // scanned while the slice before is written (`federation::scan_ahead`).
+    let ctx = context(&config, library, peers.as_ref())?.with_progress(progress.hook()).with_scan_ahead(true);
     let pulled = runtime()?.block_on(async {
         // The folder is written beside the merge of the next page, not
         // between pages; the command returns once it is all written.

@@ -44,6 +44,11 @@ pub struct Context {
     /// The versions peers sent us themselves, which pushes to them leave out;
     /// shared by the clones of a context.
     pub holdings: Arc<Holdings>,
+    /// Scan a page's bodies on a thread of their own, a slice ahead of
+    /// the merge ([`super::scan_ahead`]): `ecp-node pull`, whose pages are
+    /// mostly content the node lacks. Off in a running node, whose rounds
+    /// bring copies of what it holds, which the merge does not scan again.
+    pub scan_ahead: bool,
 }
 
 impl Context {
@@ -62,7 +67,15 @@ impl Context {
             progress: None,
             started: std::time::Instant::now(),
             holdings: Arc::default(),
+            scan_ahead: false,
         }
+    }
+
+    /// The same context, scanning pages ahead of their merge or not
+    /// ([`Context::scan_ahead`]).
+    pub fn with_scan_ahead(mut self, scan_ahead: bool) -> Context {
+        self.scan_ahead = scan_ahead;
+        self
     }
 
     /// The same context, telling `hook` of every page a pull merges.

@@ -91,6 +91,7 @@ mod progress;
 pub mod pull;
 pub mod push;
 mod rounds;
+mod scan_ahead;
 mod schedule;
 mod spec;
 mod sync;

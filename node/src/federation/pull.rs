@@ -54,14 +54,14 @@
 //! manifest, whatever the cursor). From any other peer a bundle's packet is merged as it is, and
 //! stays pending with its reason.
 
-use ecp_protocol::merge::{GO_DEFAULT_INSTANCE, SenderKind};
+use ecp_protocol::merge::{GO_DEFAULT_INSTANCE, ScannedAhead, SenderKind};
 use ecp_protocol::{KnowledgeUpdate, Manifest, MergeResult, SkillPacket};
 use sha2::{Digest, Sha256};
 
 use super::client::{Fetched, PeerClient};
 use super::{Context, PeerSpec, PullProgress, SyncError, SyncFailure, blocking, is_echo};
 use crate::TIMELINE;
-use crate::intake::{Sender, peer_account};
+use crate::intake::{Arriving, Sender, peer_account};
 use crate::store::OriginExcess;
 use crate::store::{PullRecord, now};
 
@@ -484,7 +484,7 @@ pub(super) async fn merge_decoded(
         Some(client) => super::bundles::fetch_missing(ctx, client, &sender.account, &kept).await?,
         None => 0,
     };
-    let (library, policy) = (ctx.library.clone(), ctx.policy.clone());
+    let (library, policy, scan_ahead) = (ctx.library.clone(), ctx.policy.clone(), ctx.scan_ahead);
     blocking(move || -> Result<_, SyncError> {
         // The evidence our own skills come back with (SPEC.md §16.4).
         crate::intake::take_echoed(library.store(), &echoes, &sender)?;
@@ -499,19 +499,31 @@ pub(super) async fn merge_decoded(
         // folder is written beside the merge of the next slice rather than
         // after a whole page.
         let slice = policy.max_packets.clamp(1, MERGE_SLICE);
+        let mut slices: Vec<Vec<SkillPacket>> = Vec::new();
         let mut kept = kept.into_iter().peekable();
+        while kept.peek().is_some() {
+            slices.push(kept.by_ref().take(slice).collect());
+        }
         // The revocations ride with the first slice, also when no packet came.
-        while kept.peek().is_some() || !revocations.is_empty() {
-            let skills: Vec<_> = kept.by_ref().take(slice).collect();
+        if slices.is_empty() && !revocations.is_empty() {
+            slices.push(Vec::new());
+        }
+        let mut merge_slice = |skills: Vec<SkillPacket>, ahead: ScannedAhead| -> Result<(), SyncError> {
             let revocations = std::mem::take(&mut revocations);
-            let part = KnowledgeUpdate { skills, revocations, ..KnowledgeUpdate::default() };
-            tracing::debug!(target: TIMELINE, packets = part.skills.len(), "slice merge starts");
-            let merged = library.merge_what_fits(part, &sender, &policy)?;
+            let update = KnowledgeUpdate { skills, revocations, ..KnowledgeUpdate::default() };
+            tracing::debug!(target: TIMELINE, packets = update.skills.len(), ahead = ahead.len(), "slice merge starts");
+            let merged = library.merge_what_fits(Arriving { update, ahead }, &sender, &policy)?;
             tracing::debug!(target: TIMELINE, changes = merged.changes.len(), "slice merged and queued");
             result.absorb(merged.result);
             held_back.extend(merged.held_back);
             withdrawals.extend(merged.withdrawals);
             laundered += merged.echoes;
+            Ok(())
+        };
+        if scan_ahead {
+            super::scan_ahead::each_scanned(slices, policy.structure.max_bytes, merge_slice)?;
+        } else {
+            slices.into_iter().try_for_each(|skills| merge_slice(skills, ScannedAhead::new()))?;
         }
         Ok(Page {
             sequence,

@@ -7,11 +7,12 @@
 
 use std::collections::HashMap;
 
+use ecp_protocol::merge::{ScannedAhead, merge_knowledge_ahead};
 use ecp_protocol::merge::{SenderKind, Stage, origin_verified, tally};
 use ecp_protocol::scan::Severity;
 use ecp_protocol::{
     AcceptPolicy, Decision, KnowledgeUpdate, MergeOutcome, MergeResult, PacketDecision, ShownConfidence,
-    SkillKind, SkillPacket, StoreView, StoredSkill, merge_knowledge,
+    SkillKind, SkillPacket, StoreView, StoredSkill,
 };
 
 use super::hold_back::{admit, installs_by_origin, new_by_sender};
@@ -101,6 +102,22 @@ pub enum OnExcess {
     HoldBack,
 }
 
+/// An update, and its bodies already scanned (stage 3) off the merge, if any.
+#[derive(Debug, Default)]
+pub struct Arriving {
+    /// The update as received.
+    pub update: KnowledgeUpdate,
+    /// Its bodies scanned ahead ([`ecp_protocol::merge::ScanAhead`]); the
+    /// merge scans the others itself.
+    pub ahead: ScannedAhead,
+}
+
+impl From<KnowledgeUpdate> for Arriving {
+    fn from(update: KnowledgeUpdate) -> Arriving {
+        Arriving { update, ahead: ScannedAhead::new() }
+    }
+}
+
 /// Merges `update` from `sender` under `policy` and `limits`, applying
 /// every decision (installs, quarantine, audit) in one transaction of
 /// `store`. Installs over an origin's or the sender's limits, and
@@ -109,7 +126,7 @@ pub enum OnExcess {
 /// the inbox. Each decision is logged once committed ([`crate::decision_log`]).
 pub fn merge(
     store: &Store,
-    update: KnowledgeUpdate,
+    update: impl Into<Arriving>,
     sender: &Sender,
     policy: &impl AcceptPolicy,
     limits: &Limits,
@@ -117,6 +134,7 @@ pub fn merge(
     intake: IntakeMode,
 ) -> Result<Merged, StoreError> {
     let Mode { on_excess, withdrawals } = mode;
+    let Arriving { update, ahead } = update.into();
     let source = sender.source();
     let (merged, decisions) = store.transaction(|tx| {
         // First: a revoked version in this very update is then refused.
@@ -146,7 +164,7 @@ pub fn merge(
             revoked: tx.revocations_of(&names)?,
         };
         tracing::debug!(target: crate::TIMELINE, "merge: view read");
-        let outcome = merge_knowledge(update, &keyed, policy, &ctx);
+        let outcome = merge_knowledge_ahead(update, &keyed, policy, &ctx, &ahead);
         tracing::debug!(target: crate::TIMELINE, "merge: decided (scanned)");
         let (outcome, deferred) = set_aside_withdrawals(outcome, &view, withdrawals);
         let outcome = super::bundles::gate(tx, outcome, policy, received);

@@ -47,7 +47,7 @@ use crate::store::{BlobLimits, DEFAULT_HISTORY_DEPTH, OriginLimits, QuarantineCa
 
 pub(crate) use approve::{approval_reason, approving_sender, signer_as_sent};
 pub use approve::{approve, needs_force};
-pub use merge::{Merged, Mode, OnExcess, Withdrawals, merge};
+pub use merge::{Arriving, Merged, Mode, OnExcess, Withdrawals, merge};
 pub use outcomes::take_echoed;
 pub use review::IntakeMode;
 pub use withdraw::{settle, withdraw};

@@ -9,7 +9,7 @@ use ecp_protocol::merge::SenderKind;
 use ecp_protocol::{KnowledgeUpdate, MergeResult, SkillPacket, StandardPolicy};
 
 use super::Library;
-use crate::intake::{self, Merged, Mode, OnExcess, Sender, Withdrawals};
+use crate::intake::{self, Arriving, Merged, Mode, OnExcess, Sender, Withdrawals};
 use crate::permissions::RefuseGrants;
 use crate::store::{Source, StoreError};
 
@@ -35,10 +35,11 @@ impl Library {
     /// blocking. Its changes are committed and projected; the result counts
     /// neither the packets held back (in `held_back`) nor the withdrawals,
     /// which are returned (in `withdrawals`) for the round to weigh
-    /// together ([`Library::settle_withdrawals`]).
+    /// together ([`Library::settle_withdrawals`]). Its bodies scanned
+    /// ahead, if any ([`Arriving`]), are not scanned again.
     pub fn merge_what_fits(
         &self,
-        update: KnowledgeUpdate,
+        update: impl Into<Arriving>,
         sender: &Sender,
         policy: &StandardPolicy,
     ) -> Result<Merged, StoreError> {
@@ -49,7 +50,7 @@ impl Library {
     /// guard; its changes are committed and projected.
     fn merge_deferring(
         &self,
-        update: KnowledgeUpdate,
+        update: impl Into<Arriving>,
         sender: &Sender,
         policy: &StandardPolicy,
         on_excess: OnExcess,

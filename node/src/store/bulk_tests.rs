@@ -4,6 +4,7 @@
 use super::*;
 use crate::store::{DB_FILE, Source, now};
 use ecp_protocol::{Origin, SkillKind, SkillPacket};
+use std::time::{Duration, Instant};
 
 fn packet(name: &str) -> SkillPacket {
     SkillPacket::new(
@@ -47,6 +48,33 @@ fn an_empty_store_is_filled_with_a_rollback_journal_and_goes_back_to_wal() {
     let store = Store::open(dir.path()).unwrap();
     assert_eq!(store.journal_mode().unwrap(), "wal");
     assert_eq!(count(&store), 61);
+}
+
+/// 0 OFF, 1 NORMAL, 2 FULL.
+fn synchronous(store: &Store) -> i64 {
+    store.conn().pragma_query_value(None, "synchronous", |row| row.get(0)).unwrap()
+}
+
+#[test]
+fn a_bulk_fill_syncs_as_normal_and_the_store_is_full_again_after_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    assert_eq!(synchronous(&store), 2);
+    assert!(store.begin_bulk().unwrap());
+    assert_eq!(synchronous(&store), 1, "one sync fewer per commit while the pull fills the store");
+    install(&store, ["a".to_owned()]);
+    store.end_bulk().unwrap();
+    assert_eq!(synchronous(&store), 2);
+    // Refused (a store past the limit, or another connection): FULL stays.
+    let other = Store::open(dir.path()).unwrap();
+    other.sequence().unwrap();
+    assert!(!store.begin_bulk().unwrap());
+    assert_eq!(synchronous(&store), 2);
+    drop(other);
+    // A pull that ended without end_bulk: the next open is FULL.
+    assert!(store.begin_bulk().unwrap());
+    drop(store);
+    assert_eq!(synchronous(&Store::open(dir.path()).unwrap()), 2);
 }
 
 #[test]
@@ -112,4 +140,40 @@ fn a_second_store_opened_in_bulk_mode_switches_it_back_to_wal_and_both_go_on() {
     drop(pull);
     drop(serve);
     assert_eq!(count(&Store::open(dir.path()).unwrap()), 3);
+}
+
+/// A `serve` opening while a pull holds a write transaction in bulk mode
+/// (longer than one attempt, shorter than the busy timeout would be
+/// noticed): the open waits for it and switches to WAL, and the pull's
+/// commit goes through.
+#[test]
+fn an_open_during_a_bulk_fill_waits_for_its_transaction_and_goes_on_in_wal() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join(DB_FILE);
+    let pull = Store::open(dir.path()).unwrap();
+    assert!(!filled_in_bulk(&db), "WAL mode");
+    assert!(pull.begin_bulk().unwrap());
+    assert!(filled_in_bulk(&db), "a rollback journal");
+    let held = Duration::from_millis(1_500);
+    std::thread::scope(|s| {
+        let (began, begun) = std::sync::mpsc::channel();
+        let pull = &pull;
+        s.spawn(move || {
+            let conn = pull.conn();
+            conn.execute_batch("BEGIN IMMEDIATE; CREATE TABLE scratch (x); INSERT INTO scratch VALUES (1);")
+                .unwrap();
+            began.send(()).unwrap();
+            std::thread::sleep(held);
+            conn.execute_batch("COMMIT").unwrap();
+        });
+        begun.recv().unwrap();
+        let started = Instant::now();
+        let serve = Store::open(dir.path()).unwrap();
+        assert!(started.elapsed() >= held - Duration::from_millis(200), "{:?}", started.elapsed());
+        assert_eq!(serve.journal_mode().unwrap(), "wal");
+        let rows: i64 = serve.conn().query_row("SELECT count(*) FROM scratch", [], |r| r.get(0)).unwrap();
+        assert_eq!(rows, 1, "the pull's transaction committed");
+    });
+    assert!(!filled_in_bulk(&db));
+    assert!(!filled_in_bulk(&dir.path().join("missing")));
 }

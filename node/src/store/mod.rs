@@ -150,6 +150,13 @@ pub enum StoreError {
     /// A stored JSON value no longer decodes.
     #[error("stored data is corrupt: {0}")]
     Corrupt(String),
+    /// Another process has filled the store in bulk mode (`store::bulk`)
+    /// for longer than an open waits for it, in seconds.
+    #[error(
+        "another process (an `ecp-node pull` into an empty store) has been filling this store with a rollback \
+         journal for over {0} s; start this one once it has ended"
+    )]
+    BulkFill(u64),
     /// The hub's key file (`hub_key_file`) does not hold the hub's key, or
     /// the hub's key is in a file and this replica was given none.
     #[error("the hub's key: {0}")]
@@ -272,7 +279,7 @@ impl Store {
         // 1,000 skills 1.75× → 1.59× its bodies, of 10,000 1.44× → 1.42×).
         // Before that, at 1.6 KB a row, 8 KiB pages had measured smaller.
         conn.pragma_update(None, "page_size", PAGE_SIZE)?;
-        conn.pragma_update(None, "journal_mode", "WAL")?;
+        bulk::wal_at_open(&conn, &dir.join(DB_FILE))?;
         // FULL: a commit is on disk before the node answers, so an
         // acknowledged push survives an OS crash or power loss, not only a
         // killed process (NORMAL in WAL mode may lose the last commits).

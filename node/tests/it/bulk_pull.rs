@@ -31,9 +31,29 @@ async fn a_page_of_1500_skills_merged_in_slices_installs_and_indexes_every_one()
     pulls_every_skill(1_500, None).await;
 }
 
+/// A page of two slices (`MERGE_SLICE`): the round's first page of 1,000
+/// packets, then one of 1,001, whose second slice — one packet — is
+/// scanned on a thread of its own while the first is merged
+/// (`federation::scan_ahead`): every skill is installed and indexed, and
+/// the time line shows the slice's body handed to its merge scanned.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_pages_second_slice_is_scanned_ahead_and_every_skill_installed() {
+    let timeline = pulls_every_skill(2_001, None).await;
+    let slices: Vec<&str> = timeline.lines().filter(|l| l.contains("slice merge starts")).collect();
+    assert_eq!(slices.len(), 3, "{timeline}");
+    assert!(slices[0].contains("packets=1000 ahead=0"), "the first page's one slice: {}", slices[0]);
+    assert!(
+        slices[1].contains("packets=1000 ahead=0"),
+        "a page's first slice is scanned by its merge: {}",
+        slices[1]
+    );
+    assert!(slices[2].contains("packets=1 ahead=1"), "its second, ahead: {}", slices[2]);
+}
+
 /// A source holding `skills` skills, served in pages of `page_bytes` (the
-/// default otherwise), pulled by `ecp-node pull` into an empty node.
-async fn pulls_every_skill(skills: usize, page_bytes: Option<usize>) {
+/// default otherwise), pulled by `ecp-node pull` into an empty node; the
+/// pull's time line (its standard error).
+async fn pulls_every_skill(skills: usize, page_bytes: Option<usize>) -> String {
     let off = OriginLimits { per_hour: 0, per_day: 0 };
     let source = TestNode::start_with(|c| {
         c.origin_limits = off;
@@ -69,6 +89,8 @@ async fn pulls_every_skill(skills: usize, page_bytes: Option<usize>) {
             .env("ECP_ORIGIN_LIMIT_DAY", "0")
             .env("ECP_SENDER_LIMIT_HOUR", "0")
             .env("ECP_SENDER_LIMIT_DAY", "0")
+            .env("RUST_LOG", "warn,ecp_node::timeline=debug")
+            .env("NO_COLOR", "1")
             .output()
             .map(|out| (out, tmp))
     })
@@ -96,6 +118,7 @@ async fn pulls_every_skill(skills: usize, page_bytes: Option<usize>) {
         assert!(text.contains(&format!("# {}\n", p.skill_name)), "{}: {text}", file.display());
     }
     the_index_holds_every_skill(&pulled, &data, &names);
+    String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
 /// The search index after a bulk pull (its rows handed to FTS5 at the end

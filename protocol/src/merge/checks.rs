@@ -5,7 +5,7 @@ use std::hash::{BuildHasher, RandomState};
 
 use super::refusal::{Prefix, Refusal};
 use super::warning::{DESCRIPTION_GUIDELINE_CHARS, PacketWarning};
-use super::{Decision, MergeContext};
+use super::{Decision, MergeContext, ScannedAhead};
 use crate::bundle::{self, BundleError, BundleLimits};
 use crate::integrity;
 use crate::policy::{AcceptPolicy, PolicyRefusal};
@@ -78,12 +78,14 @@ pub(super) fn check_all(
     policy: &impl AcceptPolicy,
     ctx: &MergeContext<'_>,
     names: &RandomState,
+    ahead: &ScannedAhead,
 ) -> Vec<Vec<Checked>> {
     let settings = Settings {
         structure: policy.structure_limits(),
         bundle: policy.bundle_limits(),
         threshold: policy.scan_threshold(),
         scanner: Scanner::standard(),
+        ahead,
     };
     let max_packets = policy.max_packets();
     crate::par::map_taken(packets, |index, packet| {
@@ -121,11 +123,13 @@ pub(super) fn check_all(
 }
 
 /// What the policy sets for stages 1–4, read once per merge.
-struct Settings {
+struct Settings<'a> {
     structure: StructureLimits,
     bundle: BundleLimits,
     threshold: Severity,
     scanner: &'static Scanner,
+    /// Bodies scanned before the merge, by their hash.
+    ahead: &'a ScannedAhead,
 }
 
 /// What stages 1–4 report besides their decision.
@@ -139,7 +143,7 @@ fn check_one(
     packet: &SkillPacket,
     policy: &impl AcceptPolicy,
     ctx: &MergeContext<'_>,
-    settings: &Settings,
+    settings: &Settings<'_>,
     scan: bool,
     notes: &mut Notes,
 ) -> Result<Admitted, Refusal> {
@@ -188,9 +192,16 @@ fn check_one(
 
     // Stage 3: safety; not again for the very content held (see `check_all`).
     if scan {
+        // Stage 1 has proven the received body's hash: a report kept under
+        // it is this very text's (`ahead.rs`). A rebuilt body is another text.
+        let ahead = match rebuilt_body {
+            None => settings.ahead.report(&packet.integrity_hash).cloned(),
+            Some(_) => None,
+        };
         // A panic in the scan refuses this packet alone (`scan::guard`).
-        let report =
-            settings.scanner.try_scan(body).map_err(|failed| Refusal::new(Prefix::Safety, failed))?;
+        let report = ahead
+            .unwrap_or_else(|| settings.scanner.try_scan(body))
+            .map_err(|failed| Refusal::new(Prefix::Safety, failed))?;
         notes.findings = report.findings;
         if let Some(refusal) = safety_refusal(&notes.findings, settings.threshold) {
             return Err(refusal);

@@ -39,7 +39,10 @@
 //!   (a description over the guideline).
 //! - `memory.rs`: a `HashMap` by name as an in-memory store
 //!   ([`MergeOutcome::apply_to`]).
+//! - `ahead.rs`: stage 3's scan run ahead, off the merge
+//!   ([`merge_knowledge_ahead`]).
 
+mod ahead;
 mod checks;
 mod memory;
 mod origin;
@@ -48,6 +51,7 @@ mod refusal;
 mod resolve;
 mod warning;
 
+pub use ahead::{ScanAhead, ScannedAhead, merge_knowledge_ahead};
 pub use checks::{
     MAX_INSTANCE_BYTES, MAX_LIST_ITEM_BYTES, MAX_LIST_ITEMS, MAX_PATH_HOPS, check_description,
     check_instance_id,
@@ -316,8 +320,20 @@ pub fn check_update(
     policy: &impl AcceptPolicy,
     ctx: &MergeContext<'_>,
 ) -> CheckedUpdate {
+    check_update_with(update, store, policy, ctx, &ScannedAhead::new())
+}
+
+/// [`check_update`], its scans taken from `ahead` where it holds the body.
+fn check_update_with(
+    update: KnowledgeUpdate,
+    store: &impl StoreView,
+    policy: &impl AcceptPolicy,
+    ctx: &MergeContext<'_>,
+    ahead: &ScannedAhead,
+) -> CheckedUpdate {
     let held: Vec<bool> = update.skills.iter().map(|p| holds_as_received(store, p)).collect();
-    CheckedUpdate(checks::check_all(update.skills, &held, policy, ctx, &std::hash::RandomState::new()))
+    let names = std::hash::RandomState::new();
+    CheckedUpdate(checks::check_all(update.skills, &held, policy, ctx, &names, ahead))
 }
 
 /// Stage 5 of [`merge_knowledge`]: the packets `checked` admitted, against

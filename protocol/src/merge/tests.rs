@@ -8,6 +8,7 @@ use crate::packet::Origin;
 use crate::policy::{PolicyRefusal, StandardPolicy};
 use crate::wire::Provenance;
 
+mod ahead;
 mod bounds;
 mod bundles;
 mod held_copies;
