@@ -15,7 +15,7 @@ use std::sync::LazyLock;
 use super::hosts::{Host, classify, host_of, is_known_go_host};
 use super::overrides::Override;
 use crate::scan::Severity;
-use crate::scan::rule::{AnyCi, Lazy, compile, contains_ci, warned_against};
+use crate::scan::rule::{AnyCi, Lazy, compile, contains_ci, contains_ci_after, warned_against};
 
 const URL: &str = r#"([a-z][a-z0-9+.-]*://[^\s'"`;),\]]+)"#;
 
@@ -73,7 +73,7 @@ fn may_be_section_url(line: &[u8]) -> bool {
         || opens(b"<url>")
         || opens(b"-")
         || opens(b"<add")
-        || contains_ci(line, b"\"url\"")
+        || contains_ci_after(line, b'"', b"url\"")
 }
 
 /// A git dependency: `name = { git = "URL" }`, `"dep": "git+https://…"`.
@@ -139,7 +139,8 @@ pub(super) fn sources<'a>(line: &str, above: impl Iterator<Item = &'a str>) -> V
     let last_url = |c: &regex::bytes::Captures<'_>| {
         c.iter().skip(1).flatten().last().map(|m| (text(m.as_bytes()).to_string(), m.start()))
     };
-    if line.contains("://") {
+    // `has_url` is this search by the line's colons (#14's speed).
+    if super::has_url(line) {
         let declared = DECLARED_WORDS.any_in(b).then(|| DECLARED_ANY.matches(b));
         for i in declared.iter().flat_map(|m| m.iter()) {
             for c in DECLARED[i].captures_iter(b) {
@@ -165,7 +166,7 @@ pub(super) fn sources<'a>(line: &str, above: impl Iterator<Item = &'a str>) -> V
             }
         }
     }
-    if line.contains("=>") || contains_ci(b, b"-replace") {
+    if contains_ci_after(b, b'=', b">") || contains_ci_after(b, b'-', b"replace") {
         for c in GO_REPLACE.captures_iter(b) {
             let Some(m) = c.get(1) else { continue };
             let target = text(m.as_bytes());
