@@ -554,6 +554,6 @@ mod grade;
 mod runs;
 mod shown;
 #[cfg(test)]
-mod tests;
-#[cfg(test)]
 mod speed9_tests;
+#[cfg(test)]
+mod tests;

@@ -10,7 +10,9 @@ fn lang_of_before(info: &str, code: &str) -> Lang {
         "sh" | "bash" | "shell" | "zsh" | "ksh" | "fish" | "console" | "shell-session" | "shellsession"
         | "terminal" => Lang::Shell,
         "python" | "py" | "python3" | "ipython" | "pycon" => Lang::Python,
-        "js" | "javascript" | "ts" | "typescript" | "node" | "jsx" | "tsx" | "mjs" | "cjs" => Lang::JavaScript,
+        "js" | "javascript" | "ts" | "typescript" | "node" | "jsx" | "tsx" | "mjs" | "cjs" => {
+            Lang::JavaScript
+        }
         "powershell" | "ps1" | "pwsh" | "ps" | "posh" => Lang::PowerShell,
         "" => guess(code),
         _ => Lang::Other,

@@ -111,7 +111,8 @@ fn has_from(b: &[u8]) -> bool {
 fn sets_a_variable(line: &str) -> bool {
     let command = line.trim_start().trim_start_matches(['`', '$', '-', '*', ' ']).as_bytes();
     let starts = |p: &str| command.len() >= p.len() && command[..p.len()].eq_ignore_ascii_case(p.as_bytes());
-    memchr::memchr(b'=', line.as_bytes()).is_some() && ["go", "export", "env ", "set "].into_iter().any(starts)
+    memchr::memchr(b'=', line.as_bytes()).is_some()
+        && ["go", "export", "env ", "set "].into_iter().any(starts)
 }
 
 /// Runs on the lines its triggers hit.
@@ -252,8 +253,8 @@ mod tests {
 }
 
 #[cfg(test)]
-#[path = "declared_tests.rs"]
-mod sweep_tests;
-#[cfg(test)]
 #[path = "declared_speed9_tests.rs"]
 mod speed9_tests;
+#[cfg(test)]
+#[path = "declared_tests.rs"]
+mod sweep_tests;
