@@ -56,3 +56,18 @@ proptest! {
         prop_assert_eq!(crate::scan::rule::contains_ci_after(b, b'.', b"pypirc"), contains_ci(b, b".pypirc"));
     }
 }
+
+/// The declared sources' word gate read before the last `://` only: the
+/// word right before the address, and a word only after it.
+#[test]
+fn the_declared_words_are_read_up_to_the_last_address() {
+    use super::super::sources::sources;
+    let high = |line: &str| {
+        sources(line, std::iter::empty()).iter().any(|o| o.severity == crate::scan::Severity::High)
+    };
+    assert!(high("brew tap me/x https://git.evil.example/tap"));
+    assert!(high("bundle config mirror.https://rubygems.org https://gems.evil.example"));
+    assert!(high("source \"https://gems.evil.example\""));
+    // The word after the only address: no source declared, before or now.
+    assert!(!high("https://gems.evil.example source"));
+}
