@@ -177,3 +177,40 @@ proptest::proptest! {
         proptest::prop_assert_eq!(without_quotes(&line), old);
     }
 }
+
+proptest::proptest! {
+    /// The ninth pass's walk of the line itself says what the search of a
+    /// copy without its quotes said (#14's speed).
+    #[test]
+    fn output_flags_behind_quotes_are_found_as_in_the_copy(
+        pieces in proptest::collection::vec(
+            proptest::sample::select(&["\"", "'", "`", "(", ")", "-", "--", "o", "O", "s", " ", "\t", "é", "x"][..]),
+            0..20,
+        )
+    ) {
+        let line = pieces.concat();
+        proptest::prop_assert_eq!(has_unquoted_output_flag(&line), has_short_output_flag(&without_quotes(&line)), "{:?}", line);
+    }
+}
+
+/// A dash behind quotes alone opens its word; one behind a letter does
+/// not; a quote between the dash and its letters is skipped; a dash alone
+/// before a blank, or two dashes, is no short flag.
+#[test]
+fn output_flags_behind_quotes_at_their_edges() {
+    for (line, want) in [
+        ("curl \"-o\" x", true),
+        ("curl '-s'o x", true),
+        ("curl \"(-so)\"", true),
+        ("curl x\"-o\"", false),
+        ("curl -\" o", false),
+        ("curl -\"-o", false),
+        ("-o", true),
+        ("-", false),
+        ("curl \"-\"", false),
+        ("curl -sL 'http://h/x'", false),
+    ] {
+        assert_eq!(has_unquoted_output_flag(line), want, "{line}");
+        assert_eq!(has_short_output_flag(&without_quotes(line)), want, "{line}");
+    }
+}

@@ -17,7 +17,7 @@ use regex::bytes::Regex;
 use super::{Category, Severity};
 
 mod ci;
-pub(super) use ci::{AnyCi, contains_ci};
+pub(super) use ci::{AnyCi, contains_ci, contains_ci_after};
 
 /// Reads one match in context; returns its severity, or `None` when the
 /// context shows it is not a finding after all.

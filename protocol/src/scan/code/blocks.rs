@@ -140,7 +140,19 @@ impl CodeMap {
 /// The language an info string names, else the one `code` looks like.
 fn lang_of(info: &str, code: &str) -> Lang {
     let word = info.split(|c: char| c.is_whitespace() || c == '{' || c == ',').next().unwrap_or("");
-    match word.to_ascii_lowercase().as_str() {
+    // Lower-cased on the stack: every name below is shorter than the
+    // buffer, and a longer word is none of them (a `String` per block
+    // was most of this function's cost, #14's speed).
+    let mut lower = [0u8; 16];
+    let name = match lower.get_mut(..word.len()) {
+        Some(buf) => {
+            buf.copy_from_slice(word.as_bytes());
+            buf.make_ascii_lowercase();
+            &buf[..]
+        }
+        None => b"-",
+    };
+    match std::str::from_utf8(name).unwrap_or("-") {
         "sh" | "bash" | "shell" | "zsh" | "ksh" | "fish" | "console" | "shell-session" | "shellsession"
         | "terminal" => Lang::Shell,
         "python" | "py" | "python3" | "ipython" | "pycon" => Lang::Python,
@@ -284,3 +296,7 @@ mod tests {
 #[cfg(test)]
 #[path = "blocks_tests.rs"]
 mod sweep_tests;
+
+#[cfg(test)]
+#[path = "blocks_speed9_tests.rs"]
+mod speed9_tests;

@@ -196,8 +196,9 @@ pub(super) fn normalized_commands(body: &Body<'_>, lines: &[LineRef], out: &mut 
         // Most command lines need no more: nothing in command position is
         // quoted, escaped, substituted or a variable.
         let suspect = shell_words::may_disguise_a_command;
-        let disguised =
-            suspect(line) || line.contains('`') && blocks::inline_spans(line).into_iter().any(suspect);
+        let disguised = suspect(line)
+            || memchr::memchr(b'`', line.as_bytes()).is_some()
+                && blocks::inline_spans(line).into_iter().any(suspect);
         if !disguised && !*defines.get_or_insert_with(|| shell_defs::may_define(body.text)) {
             continue;
         }
@@ -265,7 +266,7 @@ fn in_block(
     let mut defs = Defs::default();
     let above: Vec<&str> = body.lines_from(first).take(back).map(|(_, l)| l).collect();
     for l in &above {
-        if l.contains('=') {
+        if memchr::memchr(b'=', l.as_bytes()).is_some() {
             shell_words::normalize(l, &mut vars);
         }
         if shell_defs::may_define(l) {

@@ -223,7 +223,7 @@ fn may_carry_payload(payload: &[u8]) -> bool {
         || contains_ci(payload, b"-file")
             && (contains_ci(payload, b"--post-file") || contains_ci(payload, b"upload-file"))
         || COPIERS.any_in(payload)
-        || payload.contains(&b'(') && contains_ci(payload, b"open(")
+        || memchr::memchr(b'(', payload).is_some() && contains_ci(payload, b"open(")
 }
 
 /// The words of senders that a pipe may feed.
@@ -408,7 +408,7 @@ fn secret_to_network(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>)
         }
         let rare_auth =
             [&b" -i "[..], b"--netrc", b"--cert", b"--key", b" -e ", b"--config", b"headers", b"auth"];
-        if payload.contains(&b'-') && rare_auth.iter().any(|m| contains_ci(&payload, m))
+        if memchr::memchr(b'-', &payload).is_some() && rare_auth.iter().any(|m| contains_ci(&payload, m))
             || rare_auth[6..].iter().any(|m| contains_ci(&payload, m))
         {
             payload = std::borrow::Cow::Owned(AUTH_ARGS.replace_all(&payload, &b" "[..]).into_owned());

@@ -15,7 +15,7 @@ use super::impersonated;
 use super::names::{Ecosystem, Likeness, lookalike};
 use super::{overrides, sources, squat_severity, unless_warned};
 use crate::scan::engine::{Body, LineRef, finding};
-use crate::scan::rule::{Lazy, compile, contains_ci};
+use crate::scan::rule::{Lazy, compile, contains_ci, contains_ci_after};
 use crate::scan::{Category, Finding, Severity};
 
 /// What wakes it: URLs, `replace`, `uses:`, `FROM`, `"args"`, Go's commonest
@@ -98,6 +98,23 @@ fn squat(body: &Body<'_>, e: Ecosystem, name: &str, l: LineRef, at: usize, out: 
     ));
 }
 
+/// Whether `b` holds `FROM`, by its `F`s: a `str` search builds its
+/// searcher per call (#14's speed).
+fn has_from(b: &[u8]) -> bool {
+    memchr::memchr_iter(b'F', b).any(|i| b[i..].starts_with(b"FROM"))
+}
+
+/// Whether `line` sets Go's variables as a command, not names them in a
+/// sentence: a `=`, and the command opens with `go`, `export`, `env` or
+/// `set` (compared in place: a lower-cased copy per line was an
+/// allocation, #14's speed).
+fn sets_a_variable(line: &str) -> bool {
+    let command = line.trim_start().trim_start_matches(['`', '$', '-', '*', ' ']).as_bytes();
+    let starts = |p: &str| command.len() >= p.len() && command[..p.len()].eq_ignore_ascii_case(p.as_bytes());
+    memchr::memchr(b'=', line.as_bytes()).is_some()
+        && ["go", "export", "env ", "set "].into_iter().any(starts)
+}
+
 /// Runs on the lines its triggers hit.
 pub(super) fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
     for &l in lines {
@@ -113,18 +130,14 @@ pub(super) fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
                 o.at,
             ));
         }
-        // Go's variables set as a command, not named in a sentence.
-        let command = line.trim_start().trim_start_matches(['`', '$', '-', '*', ' ']);
-        let command_start = command.get(..6).unwrap_or(command).to_ascii_lowercase();
-        if line.contains('=') && ["go", "export", "env ", "set "].iter().any(|p| command_start.starts_with(p))
-        {
+        if sets_a_variable(line) {
             for o in overrides::overrides(line) {
                 out.push(finding(o.rule_id, Category::SupplyChain, o.severity, l, line, o.at));
             }
         }
         // Each pattern below needs a literal: looked for first, as a
         // search with captures costs far more than a scan for bytes.
-        if let Some(m) = contains_ci(b, b"\"packagist").then(|| NO_PACKAGIST.find(b)).flatten() {
+        if let Some(m) = contains_ci_after(b, b'"', b"packagist").then(|| NO_PACKAGIST.find(b)).flatten() {
             let severity = unless_warned(body, l, m.start(), Severity::High);
             out.push(finding("supply.index-override", Category::SupplyChain, severity, l, line, m.start()));
         }
@@ -135,7 +148,7 @@ pub(super) fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
         for (id, at) in impersonated::installed_extensions(line) {
             squat(body, Ecosystem::Extensions, id, l, at, out);
         }
-        if contains_ci(b, b"\"recommendations\"") {
+        if contains_ci_after(b, b'"', b"recommendations\"") {
             // The array's elements, on this line and the next ones up to `]`.
             for (k, (r, text)) in body.lines_from(l).take(RECOMMENDATIONS).enumerate() {
                 let text =
@@ -157,12 +170,12 @@ pub(super) fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
             let severity = unless_warned(body, l, at, severity);
             out.push(finding("supply.index-override", Category::SupplyChain, severity, l, line, at));
         }
-        if let Some(m) = line.contains("FROM").then(|| FROM.captures(b)).flatten().and_then(|c| c.get(1)) {
+        if let Some(m) = has_from(b).then(|| FROM.captures(b)).flatten().and_then(|c| c.get(1)) {
             let name = image_name(std::str::from_utf8(m.as_bytes()).unwrap_or(""));
             squat(body, Ecosystem::Images, &name, l, m.start(), out);
         }
         if let Some(m) =
-            contains_ci(b, b"\"args\"").then(|| ARGS.captures(b)).flatten().and_then(|c| c.get(1))
+            contains_ci_after(b, b'"', b"args\"").then(|| ARGS.captures(b)).flatten().and_then(|c| c.get(1))
         {
             let runner = std::iter::once(line).chain(lines_above(body, l)).find_map(|x| {
                 COMMAND.captures(x.as_bytes()).and_then(|c| c.get(1)).map(|r| r.as_bytes().to_vec())
@@ -239,6 +252,9 @@ mod tests {
     }
 }
 
+#[cfg(test)]
+#[path = "declared_speed9_tests.rs"]
+mod speed9_tests;
 #[cfg(test)]
 #[path = "declared_tests.rs"]
 mod sweep_tests;

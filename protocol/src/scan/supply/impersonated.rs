@@ -14,7 +14,7 @@ use std::sync::LazyLock;
 use super::hosts::{Host, classify, host_of};
 use super::names::distance;
 use crate::scan::Severity;
-use crate::scan::rule::{Lazy, compile, contains_ci};
+use crate::scan::rule::{Lazy, compile, contains_ci, contains_ci_after};
 
 /// `code --install-extension ID` and its forks' CLIs. Group 1 is the ID.
 static INSTALL_EXTENSION: Lazy =
@@ -121,7 +121,7 @@ const HELM_REPOS: &[(&str, &[&str])] = &[
 
 /// The VS Code extension IDs `line` installs, with their offsets.
 pub(super) fn installed_extensions(line: &str) -> Vec<(&str, usize)> {
-    if !contains_ci(line.as_bytes(), b"--install-extension") {
+    if !contains_ci_after(line.as_bytes(), b'-', b"-install-extension") {
         return Vec::new();
     }
     INSTALL_EXTENSION

@@ -220,7 +220,10 @@ fn commands(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
             }
         }
         // Every override sets a URL or a variable, or writes `.pypirc`.
-        if !(has_url(line) || line.contains('=') || PYPIRC.find(line.as_bytes()).is_some()) {
+        if !(has_url(line)
+            || memchr::memchr(b'=', line.as_bytes()).is_some()
+            || PYPIRC.find(line.as_bytes()).is_some())
+        {
             continue;
         }
         for o in overrides::overrides(line) {

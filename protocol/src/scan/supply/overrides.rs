@@ -21,7 +21,7 @@ use std::sync::LazyLock;
 
 use super::hosts::{Host, classify, has_url, host_of};
 use crate::scan::Severity;
-use crate::scan::rule::{AnyCi, Lazy, compile, contains_ci, warned_against};
+use crate::scan::rule::{AnyCi, Lazy, compile, contains_ci, contains_ci_after, warned_against};
 
 /// One source override on a line.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -129,7 +129,7 @@ fn may_override(line: &str) -> bool {
             })
         })
     };
-    url_key || go_set() || contains_ci(b, b"replace-with") || contains_ci(b, b".pypirc")
+    url_key || go_set() || contains_ci(b, b"replace-with") || contains_ci_after(b, b'.', b"pypirc")
 }
 
 /// The source overrides on `line`.

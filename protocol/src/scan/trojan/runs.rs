@@ -226,7 +226,7 @@ pub(super) fn may_load_everywhere(line: &[u8]) -> bool {
     ]
     .iter()
     .any(|w| contains_ci(line, w))
-        || (line.contains(&b'=')
+        || (memchr::memchr(b'=', line).is_some()
             && [&b"preload"[..], b"dyld_", b"startup", b"bash_env", b"5opt", b"rubyopt", b"_options"]
                 .iter()
                 .any(|w| contains_ci(line, w)))
@@ -235,8 +235,8 @@ pub(super) fn may_load_everywhere(line: &[u8]) -> bool {
 /// Whether `line` may feed a file to an interpreter ([`FED_TO_SHELL`]):
 /// a `/` of a path, and a redirection, a `cat` or an `xargs`.
 pub(super) fn may_feed_shell(line: &[u8]) -> bool {
-    line.contains(&b'/')
-        && (line.contains(&b'<')
+    memchr::memchr(b'/', line).is_some()
+        && (memchr::memchr(b'<', line).is_some()
             || [&b"cat "[..], b"type ", b"gc ", b"xargs"].iter().any(|w| contains_ci(line, w)))
 }
 
@@ -262,7 +262,7 @@ pub(super) fn may_run_as_code(line: &[u8]) -> bool {
 /// `npm`, `pipx` and `uv pip` hold `pip`).
 pub(super) fn may_build_or_install(line: &[u8]) -> bool {
     [&b"make"[..], b"just", b"task"].iter().any(|w| contains_ci(line, w))
-        || (line.contains(&b'/')
+        || (memchr::memchr(b'/', line).is_some()
             && [&b"pip"[..], b"npm", b"yarn", b"bun", b"gem"].iter().any(|w| contains_ci(line, w)))
 }
 
@@ -413,7 +413,11 @@ fn is_cmd_switch(word: &str) -> bool {
 /// Whether `line` may run a module with `-m` (`python3 -m tools.setup`):
 /// the cheap test before tokenising.
 fn mentions_module_run(line: &str) -> bool {
-    memchr::memmem::find(line.as_bytes(), b" -m ").is_some() && contains_ci(line.as_bytes(), b"py")
+    let b = line.as_bytes();
+    // ` -m ` by its dashes: `memmem::find` builds a searcher per call,
+    // which cost more than the search on every long line (#14's speed).
+    memchr::memchr_iter(b'-', b).any(|i| i > 0 && b[i - 1] == b' ' && b[i + 1..].starts_with(b"m "))
+        && contains_ci(b, b"py")
 }
 
 /// A module of the skill's own folders, as `-m` names it
@@ -520,6 +524,10 @@ pub(crate) fn runs(line: &str) -> Vec<(&str, usize)> {
     }
     out
 }
+
+#[cfg(test)]
+#[path = "runs_speed9_tests.rs"]
+mod speed9_tests;
 
 #[cfg(test)]
 mod runner_tests {
