@@ -599,4 +599,6 @@ pub(super) fn mask(line: &str) -> Cow<'_, str> {
 #[cfg(test)]
 mod edge_tests;
 #[cfg(test)]
+mod sweep_tests;
+#[cfg(test)]
 mod tests;
