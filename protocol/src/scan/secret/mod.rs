@@ -314,11 +314,13 @@ const NAME_ENDINGS: &[&str] = &[
 /// Gate of the assignment rule: some `=` or `:` follows, past quotes,
 /// brackets and blanks, a word ending like a secret's name. Most lines
 /// that name a key or a token do so in prose, and the regex need not run.
+/// A blank is any the pattern's `\s` takes (form feed and vertical tab
+/// too), so the gate passes every line the pattern matches.
 fn assigns_to_a_secret_name(line: &str) -> bool {
     let b = line.as_bytes();
     memchr::memchr2_iter(b'=', b':', b).any(|i| {
         let mut j = i;
-        while j > 0 && matches!(b[j - 1], b' ' | b'\t' | b'"' | b'\'' | b']') {
+        while j > 0 && matches!(b[j - 1], b' ' | b'\t' | b'\x0b' | b'\x0c' | b'\r' | b'"' | b'\'' | b']') {
             j -= 1;
         }
         NAME_ENDINGS.iter().any(|e| j >= e.len() && b[j - e.len()..j].eq_ignore_ascii_case(e.as_bytes()))
@@ -598,5 +600,7 @@ pub(super) fn mask(line: &str) -> Cow<'_, str> {
 
 #[cfg(test)]
 mod edge_tests;
+#[cfg(test)]
+mod sweep_tests;
 #[cfg(test)]
 mod tests;
