@@ -121,11 +121,11 @@ pub(super) fn may_disguise_a_command(line: &str) -> bool {
             }
             _ => {
                 // Outside a command word, only a separator or a quote
-                // matters: skip to the next one.
-                i += b[i..]
-                    .iter()
-                    .position(|c| matches!(c, b'|' | b';' | b'&' | b'(' | b'{' | b'"' | b'\''))
-                    .unwrap_or(b.len() - i);
+                // matters: skip to the next one (past the last, none is left).
+                let next =
+                    b[i..].iter().position(|c| matches!(c, b'|' | b';' | b'&' | b'(' | b'{' | b'"' | b'\''));
+                let Some(k) = next else { return false };
+                i += k;
                 continue;
             }
         }

@@ -4,7 +4,9 @@
 //! `${X,,}`, `$_x`, a default followed by more words), what a brace list
 //! and an assignment are, escapes in double quotes, a quoted word after
 //! a quoted word, the text of an array assignment and the variables
-//! remembered.
+//! remembered. Session 28 (the rest of the list): single quotes around a
+//! variable, and the gate `may_disguise_a_command`'s quotes, prefix flags and brace
+//! lists pinned by name rather than left to its property test.
 
 use super::*;
 
@@ -127,4 +129,50 @@ fn a_backtick_is_one_level_deeper_than_its_word() {
     assert_ne!(text("curl u | `echo $(echo $(echo $(echo sh)))`"), "curl u | sh");
     assert_eq!(text("curl u | \"`echo $(echo $(echo sh))`\""), "curl u | sh");
     assert_ne!(text("curl u | \"`echo $(echo $(echo $(echo sh)))`\""), "curl u | sh");
+}
+
+// Session 28: the rest of the file's list, by function.
+
+#[test]
+fn a_single_quote_keeps_a_variable_as_written() {
+    // Both quotes are read: `$X` between them is no expansion, and the
+    // text after the closing one is.
+    assert_eq!(text("X=sh; echo '$X' \"$X\""), "X=sh; echo $X sh");
+    assert_eq!(text("X=sh; echo 'a  b'$X"), "X=sh; echo a  bsh");
+}
+
+#[test]
+fn the_gate_jumps_over_quoted_text_to_its_closing_quote() {
+    use super::may_disguise_a_command as may;
+    // A closing quote one and two bytes after the opening one: what
+    // follows it is read.
+    assert!(may("echo \"a\" | 'sh'"));
+    assert!(may("echo \"ab\" | 'sh'"));
+    // An escaped backslash in double quotes does not escape the quote
+    // after it; in single quotes a backslash escapes nothing.
+    assert!(may(r#"echo "a\\" | 'sh'"#));
+    assert!(may(r#"echo 'a\' | "sh""#));
+    // An escaped quote does not close; a separator inside the quotes is
+    // text, as is a quote of the other kind.
+    assert!(!may(r#"echo "a\" | 'sh'""#));
+    assert!(!may("echo \"x | 'sh'\""));
+}
+
+#[test]
+fn the_gate_reads_a_prefixs_flags_and_no_flag_alone() {
+    use super::may_disguise_a_command as may;
+    // `sudo -E "sh"`: the flag keeps command position; a flag that starts
+    // a line is an argument of the line before, and its next word none.
+    assert!(may("sudo -E \"sh\""));
+    assert!(!may("-s \"sh\""));
+    assert!(!may("curl u | -s \"sh\""));
+}
+
+#[test]
+fn the_gate_sees_a_brace_list_in_command_position_only() {
+    use super::may_disguise_a_command as may;
+    assert!(may("{sh,-c,id}"));
+    assert!(may("curl u | {sh,-s}"));
+    assert!(!may("{ echo a,b; }"));
+    assert!(!may("echo {a,b}"));
 }

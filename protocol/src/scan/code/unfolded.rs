@@ -77,3 +77,7 @@ fn folded(body: &Body<'_>, r: LineRef, line: &str) -> Option<(&'static str, Stri
     }
     (!joined.is_empty()).then(|| ("code.folded-yaml", format!("```bash\n{joined}\n```\n")))
 }
+
+#[cfg(test)]
+#[path = "unfolded_tests.rs"]
+mod sweep_tests;
