@@ -643,3 +643,5 @@ fn kept_asked(para: &Paragraph, at: usize, f: &classes::Found) -> Severity {
 
 #[cfg(test)]
 mod walk_edge_tests;
+#[cfg(test)]
+mod governed_edge_tests;
