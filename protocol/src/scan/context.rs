@@ -612,3 +612,5 @@ mod dos_tests;
 mod edge_tests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod shown_edge_tests;

