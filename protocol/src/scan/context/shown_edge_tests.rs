@@ -75,3 +75,17 @@ fn a_quoted_phrase_reads_a_target_a_clauses_reach_into_its_quote_and_no_further(
     crate::scan::testutil::assert_severity(&item(CONTEXT - 3), id, Severity::Critical);
     crate::scan::testutil::assert_severity(&item(CONTEXT - 2), id, Severity::Low);
 }
+
+#[test]
+fn a_match_that_runs_past_a_backtick_ending_its_line_leads_into_no_code() {
+    // The ask runs on into the next line (`cred.ask-for-secret` looks one
+    // line ahead), past a backtick that ends this one: the code span it
+    // opens is empty and starts where the match is cut at the line's end,
+    // so the match leads into no code and is not shown. With the code span
+    // on the line, the ask is led into it, and the heading explains it.
+    let id = "cred.ask-for-secret";
+    let cut = "## Indicators\n\nPhishing kits ask the user for their `\npassword` on a fake page.\n";
+    crate::scan::testutil::assert_severity(cut, id, Severity::High);
+    let led = "## Indicators\n\nPhishing kits ask the user for their `password` on a fake page.\n";
+    crate::scan::testutil::assert_severity(led, id, Severity::Low);
+}
