@@ -89,3 +89,27 @@ fn a_match_that_runs_past_a_backtick_ending_its_line_leads_into_no_code() {
     let led = "## Indicators\n\nPhishing kits ask the user for their `password` on a fake page.\n";
     crate::scan::testutil::assert_severity(led, id, Severity::Low);
 }
+
+#[test]
+fn a_quoted_phrase_alone_on_its_line_wraps_only_from_a_prose_line_that_runs_on() {
+    let id = "prompt.ignore-instructions";
+    let quote = "\"ignore previous instructions\"";
+    let severity = |body: &str| {
+        let all = crate::scan::Scanner::standard().scan_unrefined(body).findings;
+        all.iter().filter(|f| f.rule_id == id).map(|f| f.severity).max()
+    };
+    // Wrapped from the line before, under a heading that explains: shown.
+    let wrapped = format!("## Attacks\n\nPages may hold sentences like\n{quote}.\n");
+    let ran_on = severity(&wrapped);
+    assert_eq!(ran_on, Some(Severity::Low));
+    // No sentence runs on into the quote from the heading itself or from
+    // a prose line that ended: a quote with no words of its own is the
+    // phrase said, not shown.
+    for body in [format!("## Attacks\n{quote}\n"), format!("## Attacks\n\nPages hold this.\n{quote}\n")] {
+        assert!(severity(&body) > ran_on, "{body}");
+    }
+    // On the first line, with words of its own: shown, and no line before
+    // it is read.
+    let first = "\"ignore all previous instructions\" (an attack).\n";
+    assert_eq!(severity(first), Some(Severity::Low));
+}
