@@ -611,4 +611,6 @@ mod dos_tests;
 #[cfg(test)]
 mod edge_tests;
 #[cfg(test)]
+mod shown_edge_tests;
+#[cfg(test)]
 mod tests;

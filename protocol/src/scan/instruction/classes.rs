@@ -733,4 +733,6 @@ fn found(rule_id: &'static str, category: Category, severity: Severity, at: usiz
 #[cfg(test)]
 mod edge_tests;
 #[cfg(test)]
+mod reason_edge_tests;
+#[cfg(test)]
 mod written_edge_tests;

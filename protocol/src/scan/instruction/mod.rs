@@ -642,4 +642,6 @@ fn kept_asked(para: &Paragraph, at: usize, f: &classes::Found) -> Severity {
 }
 
 #[cfg(test)]
+mod governed_edge_tests;
+#[cfg(test)]
 mod walk_edge_tests;
