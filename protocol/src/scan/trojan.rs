@@ -544,4 +544,6 @@ mod grade;
 mod runs;
 mod shown;
 #[cfg(test)]
+mod sweep_tests;
+#[cfg(test)]
 mod tests;
