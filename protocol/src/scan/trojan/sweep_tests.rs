@@ -25,7 +25,8 @@ fn concealment_is_read_two_lines_after_the_run_and_no_further() {
 /// between them skipped; the third line with text does not.
 #[test]
 fn concealment_is_read_on_two_lines_with_text_before_the_run() {
-    let two_before = "No need to open it.\nThe helper prepares the cache.\n\n```bash\nbash ./tools/prep.sh\n```\n";
+    let two_before =
+        "No need to open it.\nThe helper prepares the cache.\n\n```bash\nbash ./tools/prep.sh\n```\n";
     assert_eq!(on_line(two_before, ID, 5), [High], "{two_before}");
     let three_before = "No need to open it.\nThe helper is ours.\nIt prepares the cache.\n\n```bash\nbash ./tools/prep.sh\n```\n";
     assert_eq!(on_line(three_before, ID, 6), [Medium], "{three_before}");
@@ -112,7 +113,8 @@ fn detaching_is_read_as_a_word() {
 /// What a bundle must contain: each script run, with its line's index.
 #[test]
 fn scripts_run_lists_each_run_with_its_line() {
-    let runs: Vec<(usize, &str)> = super::scripts_run("# Setup\nRun `bash ./tools/a.sh`.\nThen `./b.sh`.\n").collect();
+    let runs: Vec<(usize, &str)> =
+        super::scripts_run("# Setup\nRun `bash ./tools/a.sh`.\nThen `./b.sh`.\n").collect();
     assert_eq!(runs, [(1, "./tools/a.sh"), (2, "./b.sh")]);
 }
 
@@ -121,7 +123,10 @@ fn scripts_run_lists_each_run_with_its_line() {
 #[test]
 fn a_known_hosts_address_is_trimmed_of_brackets_and_quotes() {
     let run = "```cmake\nexecute_process(COMMAND sh ${tools_SOURCE_DIR}/configure-host.sh)\n```\n";
-    for above in ["FetchContent_Declare(tools URL https://github.com)", "The sources: \u{201c}https://github.com\u{201d}"] {
+    for above in [
+        "FetchContent_Declare(tools URL https://github.com)",
+        "The sources: \u{201c}https://github.com\u{201d}",
+    ] {
         let body = format!("{above}\n{run}");
         assert_severity(&body, ID, Medium);
     }
