@@ -90,7 +90,9 @@ fn a_compiled_companion_alone_is_high() {
 #[test]
 fn a_warning_wrapped_from_the_line_before_is_read_and_the_first_line_has_none() {
     assert_absent("Never run\n`bash ./tools/wipe.sh` without reading it.\n", ID);
-    let first = "`bash ./tools/check.sh` only reads; never run `bash ./tools/wipe.sh`.\n";
+    // The line's last clause warns: read as the line before its own run,
+    // it would excuse the run.
+    let first = "`bash ./tools/check.sh` only reads; never run it unreviewed\n";
     assert_eq!(on_line(first, ID, 1), [Medium], "{first}");
 }
 
