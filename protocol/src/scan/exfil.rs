@@ -376,4 +376,6 @@ pub(super) fn analyzers() -> Vec<super::engine::Analyzer> {
 use sender::{ENVIRONMENT_WINDOW_LINES, TAINT_LOOKBACK_LINES, strip_auth_args};
 
 #[cfg(test)]
+mod sweep_tests;
+#[cfg(test)]
 mod tests;

@@ -556,4 +556,6 @@ mod shown;
 #[cfg(test)]
 mod speed9_tests;
 #[cfg(test)]
+mod sweep_tests;
+#[cfg(test)]
 mod tests;
