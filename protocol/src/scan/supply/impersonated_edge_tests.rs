@@ -40,5 +40,7 @@ fn the_edit_test_reads_owners_of_four_letters_and_more() {
 #[test]
 fn a_subdomain_of_the_names_own_host_is_its_own() {
     assert_eq!(helm_repo_elsewhere("helm repo add bitnami https://mirror.charts.bitnami.com/bitnami"), None);
-    assert!(helm_repo_elsewhere("helm repo add bitnami https://charts.bitnami.com.evil.io/bitnami").is_some());
+    assert!(
+        helm_repo_elsewhere("helm repo add bitnami https://charts.bitnami.com.evil.io/bitnami").is_some()
+    );
 }

@@ -14,7 +14,9 @@ const ID: &str = "supply.container-mounts-credentials";
 /// inside the first one's scope.
 #[test]
 fn a_second_mount_in_the_same_block_is_not_reported_again() {
-    let run = bash("docker run --rm \\\n  -v \"$HOME/.aws:/root/.aws\" \\\n  -v \"$SSH_AUTH_SOCK:/ssh-agent\" acme/fmt");
+    let run = bash(
+        "docker run --rm \\\n  -v \"$HOME/.aws:/root/.aws\" \\\n  -v \"$SSH_AUTH_SOCK:/ssh-agent\" acme/fmt",
+    );
     assert_eq!(on_line(&run, ID, 5), [High]);
     assert_eq!(on_line(&run, ID, 6), []);
 }
@@ -60,10 +62,16 @@ fn a_runner_eight_lines_below_the_mount_is_read_and_nine_is_not() {
 #[test]
 fn a_fence_label_or_the_line_above_the_block_is_no_runner() {
     let path = "export PATH=$HOME:/usr/local/bin:$PATH";
-    assert_absent(&format!("# Setup\n\nSet the path before the docker run step:\n```bash\n{path}\n```\n"), ID);
+    assert_absent(
+        &format!("# Setup\n\nSet the path before the docker run step:\n```bash\n{path}\n```\n"),
+        ID,
+    );
     assert_absent(&format!("# Setup\n\n```bash title=\"before docker run\"\n{path}\n```\n"), ID);
     // The same line with a runner inside the block is one.
-    assert_eq!(on_line(&format!("# Setup\n\n```bash\ndocker run -v {} acme/x\n```\n", "$HOME:/home"), ID, 4), [High]);
+    assert_eq!(
+        on_line(&format!("# Setup\n\n```bash\ndocker run -v {} acme/x\n```\n", "$HOME:/home"), ID, 4),
+        [High]
+    );
 }
 
 /// The image is the first one after the mount: on the line below here,
