@@ -58,7 +58,7 @@ const OWNED: &[&str] = &["actions", "github", "docker", "aws-actions", "azure", 
 
 /// The name an image reference is published under: no registry host
 /// unless it is one of the listed ones, no `library/`, no tag or digest.
-fn image_name(reference: &str) -> String {
+pub(super) fn image_name(reference: &str) -> String {
     let no_digest = reference.split('@').next().unwrap_or(reference);
     let last_slash = no_digest.rfind('/').map_or(0, |i| i + 1);
     let no_tag = match no_digest[last_slash..].find(':') {

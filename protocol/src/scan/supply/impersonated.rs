@@ -185,3 +185,7 @@ pub(super) fn helm_repo_elsewhere(line: &str) -> Option<(Severity, usize)> {
     let severity = if classify(&host) == Host::Internal { Severity::Medium } else { Severity::High };
     Some((severity, url_m.start()))
 }
+
+#[cfg(test)]
+#[path = "impersonated_edge_tests.rs"]
+mod edge_tests;

@@ -11,6 +11,7 @@
 
 use std::sync::LazyLock;
 
+use super::declared::image_name;
 use super::names::{Ecosystem, is_popular};
 use crate::scan::engine::{Body, LineRef, finding};
 use crate::scan::fence::is_fence;
@@ -77,8 +78,9 @@ pub(super) fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
         let after = std::iter::once(&line[mount.end()..])
             .chain(scope.iter().filter(|(l, _)| l.index > r.index).map(|(_, l)| *l));
         let image = after.flat_map(images).next();
+        // Registry, tag and digest aside, as a Dockerfile's `FROM` is read.
         let severity = match image {
-            Some(name) if popular(&name) => Severity::Medium,
+            Some(name) if is_popular(Ecosystem::Images, &image_name(&name)) => Severity::Medium,
             _ => Severity::High,
         };
         out.push(finding(
@@ -92,27 +94,17 @@ pub(super) fn run(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
     }
 }
 
-/// The image references of a line, lower-cased.
+/// The image references of a line, lower-cased. `IMAGE` starts a name
+/// only after a blank, a quote, `[` or `,` and with a letter or digit, so
+/// a URL (`https://…`, its host after `//`) or a path (`./`, `~/`,
+/// `$HOME/`) yields none.
 fn images(line: &str) -> Vec<String> {
     let lower = line.to_ascii_lowercase();
     IMAGE
         .captures_iter(lower.as_bytes())
         .filter_map(|c| c.get(1))
         .map(|m| String::from_utf8_lossy(m.as_bytes()).into_owned())
-        .filter(|m| !m.contains("://") && !m.starts_with(['.', '/', '~', '$']))
         .collect()
-}
-
-/// Whether the image (registry and tag aside) is on the popular list.
-fn popular(image: &str) -> bool {
-    let name = image.split(['@']).next().unwrap_or(image);
-    let name = match name.rsplit_once(':') {
-        Some((n, tag)) if !tag.contains('/') => n,
-        _ => name,
-    };
-    let name = name.strip_prefix("docker.io/").unwrap_or(name);
-    let name = name.strip_prefix("library/").unwrap_or(name);
-    is_popular(Ecosystem::Images, name)
 }
 
 #[cfg(test)]
@@ -146,3 +138,7 @@ mod tests {
         assert_absent(&bash("ln -sf \"$SSH_AUTH_SOCK\" ~/.ssh/ssh_auth_sock"), ID);
     }
 }
+
+#[cfg(test)]
+#[path = "mounted_edge_tests.rs"]
+mod edge_tests;

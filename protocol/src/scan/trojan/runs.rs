@@ -546,3 +546,7 @@ mod runner_tests {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "runs_edge_tests.rs"]
+mod edge_tests;

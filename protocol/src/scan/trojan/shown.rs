@@ -185,3 +185,7 @@ fn holds(text: &str, open: usize, run: usize) -> bool {
     // showing the file, as before blocks were told apart.
     open < run && run - open <= MAX_BLOCK_BYTES && !text[open..run].split('\n').skip(1).any(is_fence)
 }
+
+#[cfg(test)]
+#[path = "shown_edge_tests.rs"]
+mod edge_tests;
