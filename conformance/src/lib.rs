@@ -50,6 +50,7 @@ pub mod cleanup;
 pub mod cli;
 pub mod expect;
 pub mod packets;
+mod raw_answer;
 pub mod reference;
 pub mod report;
 pub mod target;

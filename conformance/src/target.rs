@@ -16,6 +16,7 @@ use reqwest::Method;
 use reqwest::header::HeaderMap;
 
 use crate::packets::{self, hmac_hex};
+use crate::raw_answer::parse_answer;
 
 /// The legacy signature header (SPEC §6.1).
 pub const HMAC_HEADER: &str = "x-ecp-hmac";
@@ -545,6 +546,3 @@ fn describe(method: &Method, path: &str, e: &reqwest::Error) -> String {
     }
     text
 }
-
-mod raw_answer;
-use raw_answer::parse_answer;
