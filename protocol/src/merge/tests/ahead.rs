@@ -128,3 +128,17 @@ fn a_report_for_a_body_the_merge_does_not_scan_as_received_changes_nothing() {
     assert_eq!(out.decisions[3].decision, Decision::Unchanged, "held as received: not scanned");
     assert!(out.decisions[1..].iter().all(|d| d.findings.is_empty()));
 }
+
+#[test]
+fn a_scan_ahead_is_kept_under_the_hash_stage_one_computes_and_counted() {
+    let body = flagged_body("counted");
+    let scan = ScanAhead::of(&body);
+    assert_eq!(scan.hash(), crate::integrity::body_hash(&body));
+    let mut ahead = ScannedAhead::new();
+    assert!(ahead.is_empty());
+    assert_eq!(ahead.len(), 0);
+    ahead.add(scan);
+    assert!(!ahead.is_empty());
+    assert_eq!(ahead.len(), 1);
+    assert!(ahead.report(&crate::integrity::body_hash(&body)).is_some());
+}
