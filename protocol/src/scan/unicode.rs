@@ -367,3 +367,6 @@ mod tests {
         assert_not_flagged("Persian: \u{0645}\u{06CC}\u{200C}\u{062E}\u{0648}\u{0627}\u{0647}\u{0645}\n");
     }
 }
+
+#[cfg(test)]
+mod keycap_edge_tests;
