@@ -231,6 +231,6 @@ impl LineCursor {
 /// The number of `\n` in `bytes`. Counting into a byte per chunk of 255
 /// lets the compiler compare and add 16 bytes at a time (a `usize` count, or
 /// `matches`, which calls memchr per line, is several times slower).
-pub(super) fn count_newlines(bytes: &[u8]) -> usize {
+pub(in crate::scan) fn count_newlines(bytes: &[u8]) -> usize {
     bytes.chunks(255).map(|chunk| usize::from(chunk.iter().fold(0u8, |n, &b| n + u8::from(b == b'\n')))).sum()
 }
