@@ -16,9 +16,16 @@ fn message_before(rule_id: &str, category: Category) -> String {
 #[test]
 fn dashes_at_either_end_and_in_a_row_are_each_a_space() {
     for id in ["shell.rm-rf-root", "x.-a", "x.a-", "x.--", "x.", "nodot", "a.b.c-d", "x.é-ü", "-"] {
-        assert_eq!(message(id, Category::DestructiveShell), message_before(id, Category::DestructiveShell), "{id}");
+        assert_eq!(
+            message(id, Category::DestructiveShell),
+            message_before(id, Category::DestructiveShell),
+            "{id}"
+        );
     }
-    assert_eq!(message("shell.rm-rf-root", Category::Secret), "rm rf root: a credential written into the skill");
+    assert_eq!(
+        message("shell.rm-rf-root", Category::Secret),
+        "rm rf root: a credential written into the skill"
+    );
 }
 
 proptest! {

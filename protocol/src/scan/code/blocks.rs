@@ -162,7 +162,8 @@ fn lang_of(info: &str, code: &str) -> Lang {
     // info string (nearly all) is cut by its bytes, without decoding chars
     // (#14's throughput, tenth pass).
     let word = if info.is_ascii() {
-        let n = info.bytes().position(|c| matches!(c, b'\t'..=b'\r' | b' ' | b'{' | b',')).unwrap_or(info.len());
+        let n =
+            info.bytes().position(|c| matches!(c, b'\t'..=b'\r' | b' ' | b'{' | b',')).unwrap_or(info.len());
         &info.as_bytes()[..n]
     } else {
         info.split(|c: char| c.is_whitespace() || c == '{' || c == ',').next().unwrap_or("").as_bytes()

@@ -67,12 +67,7 @@ fn of_before(text: &str) -> CodeMap {
     let index = index + memchr::memchr_iter(b'\n', &b[counted..]).count() + 1;
     if let Some((_, _, first, at, info)) = open {
         let bytes = at..text.len();
-        blocks.push(Block {
-            first: first.min(index),
-            end: index,
-            lang: lang_of(info, &text[at..]),
-            bytes,
-        });
+        blocks.push(Block { first: first.min(index), end: index, lang: lang_of(info, &text[at..]), bytes });
     }
     CodeMap { blocks, loose_fences }
 }
