@@ -88,7 +88,10 @@ fn lang_of_before(info: &str, code: &str) -> Lang {
     }
 }
 
-fn both(text: &str) -> ((Vec<Block>, Vec<usize>), (Vec<Block>, Vec<usize>)) {
+/// A map's blocks and loose fences, compared whole.
+type Map = (Vec<Block>, Vec<usize>);
+
+fn both(text: &str) -> (Map, Map) {
     let (now, before) = (CodeMap::of(text), of_before(text));
     ((now.blocks, now.loose_fences), (before.blocks, before.loose_fences))
 }
