@@ -248,7 +248,15 @@ pub(crate) fn message(rule_id: &str, category: Category) -> String {
     let name = rule_id.split_once('.').map_or(rule_id, |(_, n)| n);
     let why = category.why();
     let mut m = String::with_capacity(name.len() + 2 + why.len());
-    m.extend(name.chars().map(|c| if c == '-' { ' ' } else { c }));
+    // Pieces between the dashes copied whole, not pushed a char at a time
+    // (450 instructions a finding, #14's throughput, tenth pass).
+    let mut piece = 0;
+    for dash in name.bytes().enumerate().filter(|&(_, c)| c == b'-').map(|(i, _)| i) {
+        m.push_str(&name[piece..dash]);
+        m.push(' ');
+        piece = dash + 1;
+    }
+    m.push_str(&name[piece..]);
     m.push_str(": ");
     m.push_str(why);
     m
@@ -485,3 +493,7 @@ mod tests;
 
 #[cfg(test)]
 pub(crate) mod testutil;
+
+#[cfg(test)]
+#[path = "message_tests.rs"]
+mod message_tests;

@@ -2,6 +2,8 @@
 //! info string names, or one guessed from their content) and inline code
 //! spans on the other lines.
 
+use crate::scan::engine::count_newlines;
+
 /// The languages the analyses tell apart.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Lang {
@@ -42,7 +44,9 @@ pub(in crate::scan) struct CodeMap {
 }
 
 /// A fence, after the indent and the list and quote markers a block may
-/// sit behind (`fence::fence`: ```` ```x``` ```` is no fence).
+/// sit behind (`fence::fence`: ```` ```x``` ```` is no fence): the tests'
+/// reading of a line, which [`CodeMap::of`] does in place.
+#[cfg(test)]
 fn fence(line: &str) -> Option<(u8, usize, &str)> {
     super::super::fence::fence(line.trim_start_matches([' ', '\t', '>', '-', '*']).trim_start())
 }
@@ -67,50 +71,65 @@ impl CodeMap {
         let mut from = 0;
         while let Some(k) = memchr::memchr2(b'`', b'~', &b[from..]) {
             let at = from + k;
-            let start = memchr::memrchr(b'\n', &b[..at]).map_or(0, |i| i + 1);
             let end = memchr::memchr(b'\n', &b[at..]).map_or(b.len(), |i| at + i);
             from = (end + 1).min(b.len());
+            // Back from `at` over what may stand before a fence, to the
+            // line's start: a byte of anything else ends the look, which
+            // most lines holding inline code do after a byte or two (a
+            // search back for the line's start, and two reads of the
+            // bytes before `at`, cost more, #14's throughput, tenth pass).
             // `at` is the line's first fence byte: a loose fence (after
-            // blanks alone) starts there. Behind spaces and tabs it is a
-            // fence of this map's too, and is read below with it.
-            let blanks = b[start..at].iter().all(|c| matches!(c, b' ' | b'\t' | b'\x0c' | b'\r'));
-            if !b[start..at].iter().all(|c| matches!(c, b' ' | b'\t' | b'>' | b'-' | b'*')) {
-                if blanks && super::super::fence::is_fence(&text[at..end]) {
-                    loose_fences.push(start);
+            // blanks alone) starts there.
+            let (mut start, mut markers, mut other_blanks) = (at, false, false);
+            let clean = loop {
+                let Some(&c) = start.checked_sub(1).map(|i| &b[i]) else {
+                    break true;
+                };
+                match c {
+                    b'\n' => break true,
+                    b' ' | b'\t' => {}
+                    b'>' | b'-' | b'*' => markers = true,
+                    b'\x0c' | b'\r' => other_blanks = true,
+                    _ => break false,
                 }
-                if end == b.len() {
-                    break;
-                }
-                continue;
-            }
-            if let Some((c, n, info)) = fence(&text[start..end]) {
-                if blanks {
-                    loose_fences.push(start);
-                }
-                // Counted at fences only: most lines reaching here hold an
-                // inline `code` span, not a fence.
-                index += memchr::memchr_iter(b'\n', &b[counted..start]).count();
-                counted = start;
-                match open {
-                    Some((oc, on, first, at, oinfo)) if c == oc && n >= on && info.is_empty() => {
-                        blocks.push(Block {
-                            first,
-                            end: index,
-                            lang: lang_of(oinfo, &text[at..start]),
-                            bytes: at..start,
-                        });
-                        open = None;
+                start -= 1;
+            };
+            if clean && !other_blanks {
+                // Behind indent and markers alone, which `fence` trims:
+                // the fence opens at `at`.
+                if let Some((c, n, info)) = super::super::fence::fence(&text[at..end]) {
+                    if !markers {
+                        loose_fences.push(start);
                     }
-                    Some(_) => {}
-                    None => open = Some((c, n, index + 1, (end + 1).min(b.len()), info)),
+                    // Counted at fences only: most lines reaching here hold an
+                    // inline `code` span, not a fence.
+                    index += count_newlines(&b[counted..start]);
+                    counted = start;
+                    match open {
+                        Some((oc, on, first, at, oinfo)) if c == oc && n >= on && info.is_empty() => {
+                            blocks.push(Block {
+                                first,
+                                end: index,
+                                lang: lang_of(oinfo, &text[at..start]),
+                                bytes: at..start,
+                            });
+                            open = None;
+                        }
+                        Some(_) => {}
+                        None => open = Some((c, n, index + 1, (end + 1).min(b.len()), info)),
+                    }
                 }
+            } else if clean && !markers && super::super::fence::is_fence(&text[at..end]) {
+                // Behind blanks with a form feed or carriage return: no
+                // fence of this map's, one of `trojan`'s.
+                loose_fences.push(start);
             }
             if end == b.len() {
                 break;
             }
         }
         // Past the last line: the line count.
-        let index = index + memchr::memchr_iter(b'\n', &b[counted..]).count() + 1;
+        let index = index + count_newlines(&b[counted..]) + 1;
         if let Some((_, _, first, at, info)) = open {
             let bytes = at..text.len();
             blocks.push(Block {
@@ -139,28 +158,37 @@ impl CodeMap {
 
 /// The language an info string names, else the one `code` looks like.
 fn lang_of(info: &str, code: &str) -> Lang {
-    let word = info.split(|c: char| c.is_whitespace() || c == '{' || c == ',').next().unwrap_or("");
+    // The word ends where `char::is_whitespace`, `{` or `,` does: an ASCII
+    // info string (nearly all) is cut by its bytes, without decoding chars
+    // (#14's throughput, tenth pass).
+    let word = if info.is_ascii() {
+        let n =
+            info.bytes().position(|c| matches!(c, b'\t'..=b'\r' | b' ' | b'{' | b',')).unwrap_or(info.len());
+        &info.as_bytes()[..n]
+    } else {
+        info.split(|c: char| c.is_whitespace() || c == '{' || c == ',').next().unwrap_or("").as_bytes()
+    };
     // Lower-cased on the stack: every name below is shorter than the
     // buffer, and a longer word is none of them (a `String` per block
     // was most of this function's cost, #14's speed).
     let mut lower = [0u8; 16];
-    let name = match lower.get_mut(..word.len()) {
+    let name: &[u8] = match lower.get_mut(..word.len()) {
         Some(buf) => {
-            buf.copy_from_slice(word.as_bytes());
+            buf.copy_from_slice(word);
             buf.make_ascii_lowercase();
-            &buf[..]
+            buf
         }
         None => b"-",
     };
-    match std::str::from_utf8(name).unwrap_or("-") {
-        "sh" | "bash" | "shell" | "zsh" | "ksh" | "fish" | "console" | "shell-session" | "shellsession"
-        | "terminal" => Lang::Shell,
-        "python" | "py" | "python3" | "ipython" | "pycon" => Lang::Python,
-        "js" | "javascript" | "ts" | "typescript" | "node" | "jsx" | "tsx" | "mjs" | "cjs" => {
+    match name {
+        b"sh" | b"bash" | b"shell" | b"zsh" | b"ksh" | b"fish" | b"console" | b"shell-session"
+        | b"shellsession" | b"terminal" => Lang::Shell,
+        b"python" | b"py" | b"python3" | b"ipython" | b"pycon" => Lang::Python,
+        b"js" | b"javascript" | b"ts" | b"typescript" | b"node" | b"jsx" | b"tsx" | b"mjs" | b"cjs" => {
             Lang::JavaScript
         }
-        "powershell" | "ps1" | "pwsh" | "ps" | "posh" => Lang::PowerShell,
-        "" => guess(code),
+        b"powershell" | b"ps1" | b"pwsh" | b"ps" | b"posh" => Lang::PowerShell,
+        b"" => guess(code),
         _ => Lang::Other,
     }
 }
@@ -300,3 +328,7 @@ mod sweep_tests;
 #[cfg(test)]
 #[path = "blocks_speed9_tests.rs"]
 mod speed9_tests;
+
+#[cfg(test)]
+#[path = "blocks_speed10_tests.rs"]
+mod speed10_tests;

@@ -563,9 +563,11 @@ mod walk;
 use distinct::{by_key, distinct_triggers};
 use requires::Requires;
 use table::TriggerTable;
-pub(super) use text::{Body, LineRef};
+pub(super) use text::{Body, LineRef, count_newlines};
 use text::{Lowered, is_word_byte, join_continuation, previous_line, span};
 use walk::{RECENT_LINES, SCRATCH, Scratch, Walk};
+#[cfg(test)]
+mod cursor_tests;
 #[cfg(test)]
 mod gate_tests;
 #[cfg(test)]
