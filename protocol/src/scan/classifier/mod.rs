@@ -207,7 +207,9 @@ mod purpose;
 mod tokens;
 mod voice;
 pub use corroborate::beside;
+#[cfg(test)]
 pub(crate) use corroborate::corroborated;
+pub(crate) use corroborate::corroborated_read;
 pub use evidence::EVIDENCE_BUCKETS;
 #[doc(hidden)]
 pub use policy::apply as apply_policy;
@@ -241,13 +243,17 @@ pub const PURPOSE: bool = false;
 /// skills against 20.6 % (session 28, the module doc). The trainer follows
 /// it.
 pub const FRONT: bool = false;
+/// Word features a body's words count in full from: its words' part of
+/// the score is `n / (n + SHRINK)` of what `1/√n` alone gives (see
+/// [`word_scale`]).
+pub const SHRINK: f32 = 0.0;
 /// Bytes of a body the classifier reads, at most: a longer body is judged
 /// by its start, keeping the cost linear and bounded.
 const MAX_BYTES: usize = 256 * 1024;
 /// Score (thousandths) at or above which `classifier.suspicious` is added:
 /// chosen on the TRAIN split, out of fold, for at most 3% of its benign
 /// skills.
-pub const THRESHOLD: u16 = 679;
+pub const THRESHOLD: u16 = 631;
 /// Score (thousandths) at or above which the classifier corroborates a
 /// rule's finding of [`CORROBORATES_BESIDE`] or worse
 /// (`classifier.corroborated`, which refuses): chosen on the TRAIN split,
@@ -256,11 +262,20 @@ pub const THRESHOLD: u16 = 679;
 /// score may be lower, as a rule's finding must stand beside it — then
 /// raised until the benign skills refused stay within the corpus test's
 /// ratchet, counted on the TRAIN half alone, out of fold (session 27) —
-/// and then above the short benign bodies the unit tests pin as not
-/// refused (session 27's training put three of them at 692–723 beside a
-/// finding: a short body's score swings from one training to the next),
-/// 679 → 724.
-pub const CORROBORATES_AT: u16 = 724;
+/// (sessions 27–28 then raised it above the short benign bodies the unit
+/// tests pin as not refused, 679 → 724; since session 29 a body of fewer
+/// than [`MIN_WORDS`] word features never corroborates, and the bar is
+/// the training's own).
+pub const CORROBORATES_AT: u16 = 653;
+/// Word features (words and their pairs with a symbol, each bucket once)
+/// a body's score must have read before it may corroborate: below it the
+/// score rests on a handful of weights and swings from one training to the
+/// next (session 29: the unit tests' short bodies beside a finding, 18
+/// word features at the median, moved by up to 252 thousandths between
+/// models trained leave one writer out), and no training skill is that
+/// short (the shortest 5 % of TRAIN's have 90 or more). The score is still
+/// reported, and still flags at [`THRESHOLD`].
+pub const MIN_WORDS: usize = 80;
 /// The least severity of the rule's finding a score at [`CORROBORATES_AT`]
 /// corroborates: chosen with it by the training (`train_scan_model`), the
 /// row of its grid (`Low`, `Medium`) that refused the most malicious
@@ -405,22 +420,45 @@ pub fn features(body: &str, findings: &[Finding]) -> Features {
     Features { words, evidence }
 }
 
-/// The logistic of the bias, the words' weights, each `1/√n`, and the
-/// evidence's weights, each `1`.
+/// The logistic of the bias, the words' weights, each [`word_scale`], and
+/// the evidence's weights, each `1`.
 #[doc(hidden)]
 pub fn probability(features: &Features, bias: f32, weights: &[f32]) -> f32 {
-    let words = features.words.iter().map(|&k| weights[k as usize]).sum();
-    let evidence = features.evidence.iter().map(|&k| weights[k as usize]).sum();
-    logistic(bias, words, features.words.len(), evidence)
+    probability_with(features, bias, weights, SHRINK)
 }
 
-fn logistic(bias: f32, words: f32, n: usize, evidence: f32) -> f32 {
-    let z = bias + words / (n.max(1) as f32).sqrt() + evidence;
+/// [`probability`] with the words shrunk by `shrink` instead of
+/// [`SHRINK`]: the trainer's candidates.
+#[doc(hidden)]
+pub fn probability_with(features: &Features, bias: f32, weights: &[f32], shrink: f32) -> f32 {
+    let words = features.words.iter().map(|&k| weights[k as usize]).sum();
+    let evidence = features.evidence.iter().map(|&k| weights[k as usize]).sum();
+    logistic(bias, words, features.words.len(), evidence, shrink)
+}
+
+/// The weight of each of `n` word features: `1/√n`, so that long and
+/// short bodies score alike, times `n / (n + shrink)`, so that a body of
+/// few words rests on the bias more than on the handful of weights it
+/// read.
+#[doc(hidden)]
+pub fn word_scale(n: usize, shrink: f32) -> f32 {
+    let n = n.max(1) as f32;
+    n.sqrt() / (n + shrink)
+}
+
+fn logistic(bias: f32, words: f32, n: usize, evidence: f32, shrink: f32) -> f32 {
+    let z = bias + words * word_scale(n, shrink) + evidence;
     1.0 / (1.0 + (-z).exp())
 }
 
 /// The score of `body` whose rules found `findings`, in thousandths.
 pub fn score(body: &str, findings: &[Finding]) -> u16 {
+    score_read(body, findings).0
+}
+
+/// [`score`], and how many word features it read (whether it may
+/// corroborate: [`MIN_WORDS`]).
+pub(crate) fn score_read(body: &str, findings: &[Finding]) -> (u16, usize) {
     let (bias, w) = weights();
     let (mut sum, mut n) = (0f32, 0usize);
     for_each_feature(body, |k| {
@@ -432,7 +470,7 @@ pub fn score(body: &str, findings: &[Finding]) -> u16 {
     if PURPOSE {
         purpose::for_each(body, |k| evidence += w[WORD_BUCKETS + k as usize]);
     }
-    (logistic(*bias, sum, n, evidence) * 1000.0).round() as u16
+    ((logistic(*bias, sum, n, evidence, SHRINK) * 1000.0).round() as u16, n)
 }
 
 /// The finding a score at or above [`THRESHOLD`] adds, on line 1.
