@@ -57,6 +57,16 @@
 //! character n-grams (`buckets=65536`, `placeplus[=pchf]`, `dup`,
 //! `ngrams=code|woke|wokelow|all`); a candidate is never written.
 //!
+//! Session 29 (`short.rs`): `ECP_SHRINK=k` shrinks a body's words toward
+//! the bias (`classifier::word_scale`), `ECP_FLOOR=n` the word features a
+//! score needs before it may corroborate (`classifier::MIN_WORDS` unless
+//! set, in every corroboration the trainer counts), `ECP_SHORT=n` the cut
+//! of the short bodies' leave-one-writer-out figures, `ECP_PINNED=file`
+//! the unit tests' bodies to score (dumped from a test run, separated by
+//! U+001E and a newline), and `ECP_FIT_WITHOUT=session 27,session 28`
+//! writers no leave-one-writer-out model is trained on (an older training
+//! list, read on every writer).
+//!
 //! `ECP_EVIDENCE=none` leaves the rules' findings out, `=scaled` weights
 //! them `1/√n` as words, `=only` leaves the words out;
 //! `ECP_EVIDENCE_L2` sets the evidence's L2; `ECP_BALANCE=groups` weighs

@@ -12,7 +12,9 @@
 //! it already) and whose score is at or above [`CORROBORATES_AT`] gets
 //! `classifier.corroborated`, at [`SEVERITY`], on the line of the first of
 //! its worst findings, which stays in the report beside it and which the
-//! refusal names. A score alone still adds only `classifier.suspicious`,
+//! refusal names — when the score read at least [`MIN_WORDS`] word
+//! features (session 29: a shorter body's score swings from one training
+//! to the next, and no skill trained on is that short). A score alone still adds only `classifier.suspicious`,
 //! at `Low`; a finding alone keeps its severity.
 //!
 //! The policy (the least severity and the score) is chosen by the

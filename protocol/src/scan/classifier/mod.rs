@@ -14,7 +14,8 @@
 //! finding of [`CORROBORATES_BESIDE`] or worse, a score at
 //! [`CORROBORATES_AT`] refuses the skill (`corroborate`): the one place it
 //! takes part in a refusal, and never without a rule's finding, which the
-//! refusal names.
+//! refusal names, nor on a body of fewer than [`MIN_WORDS`] word features,
+//! whose score rests on too few weights to refuse by.
 //!
 //! # Model
 //!
@@ -195,7 +196,51 @@
 //! 0.66 % for 19 tokens and every token's 6.2 %; not built): left for a
 //! cheaper walk.
 //!
-//! //! [`ScanReport::classifier`]: super::ScanReport::classifier
+//! ## Eleven writers, and short bodies (session 29)
+//!
+//! Session 28's retrain could not ship: short benign bodies the unit
+//! tests pin as not refused scored up to 762 beside a finding, and the bar
+//! would have had to rise above them. The unit tests scan 444 bodies
+//! beside a `Low` finding or worse that the rules do not refuse; they have
+//! 18 word features at the median and 75 at most, where no training skill
+//! is that short (the shortest 5 % of TRAIN's have 90 or more; 4.3 % of
+//! the corpus's malicious skills, HELD aside, and 1.7 % of its benign have
+//! fewer than 80). Their scores rest on a handful of weights: between the
+//! eleven models trained leave one writer out, a body's score moves by 14
+//! at the median, 90 at the 90th percentile, 226 at most. Two remedies,
+//! each measured leave one writer out over the eleven writers (855
+//! malicious, 740 benign skills of TRAIN; "short" below 150 word features:
+//! 161 and 223):
+//!
+//! | model | at 1 / 2 / 3 / 5 / 10 % of the benign | AUC | short: at 1 / 3 / 5 %, AUC | corroborated beyond the rules (benign) | the pinned bodies: highest, swing 90 % / most |
+//! |---|---:|---:|---:|---:|---:|
+//! | main's training list (seven writers), at 724 | 56.7 / 63.2 / 70.1 / 75.9 / 85.3 | 0.9520 | 44.1 / 48.4 / 63.4, 0.910 | 28 (3) | |
+//! | **eleven writers**, at 653 | 64.6 / 71.7 / 76.0 / 82.1 / 89.8 | 0.9634 | 54.7 / 62.1 / 69.6, 0.928 | 32 (4) | 861, 90 / 226 |
+//! | … words shrunk, `SHRINK` 10 | 65.0 / 71.0 / 76.1 / 82.5 / 89.4 | 0.9630 | 54.0 / 62.7 / 70.2, 0.928 | 30 (4) | 790, 64 / 140 |
+//! | … 25 | 64.4 / 70.9 / 75.8 / 82.5 / 89.1 | 0.9624 | 60.9 / 62.1 / 70.2, 0.928 | 31 (4) | 678, 44 / 128 |
+//! | … 50 | 62.7 / 70.2 / 76.1 / 82.5 / 89.2 | 0.9612 | 59.0 / 62.7 / 68.9, 0.926 | 29 (4) | 535, 36 / 119 |
+//! | … 100 | 64.2 / 69.5 / 74.3 / 80.6 / 86.8 | 0.9580 | 53.4 / 59.6 / 67.7, 0.922 | 30 (3) | 414, 41 / 90 |
+//! | … 200 | 60.5 / 65.5 / 68.4 / 75.4 / 84.2 | 0.9494 | | 29 (5) | |
+//!
+//! The first row is each writer scored by a model trained on main's list
+//! less that writer (the trainer's `ECP_FIT_WITHOUT=session 27,session
+//! 28`): the four writers added gain 6–8 points at every share, as the
+//! learning curve said. *Shrinking* a body's words toward the bias
+//! ([`word_scale`]: `n / (n + SHRINK)` of `1/√n`) steadies the short
+//! bodies' scores (their swing halves at 25) and costs nothing leave one
+//! writer out up to 50, but it compresses every score, and the `x-*` and
+//! `older` skills flagged at the threshold fall from 23.9 % to 20.8 % at
+//! 25. A *floor* ([`MIN_WORDS`]: a score that read fewer than 80 word
+//! features never corroborates) moves no score and costs no
+//! corroboration: none of the 32 malicious and 4 benign skills
+//! corroborated beyond the rules leave one writer out has fewer than 100.
+//! Shipped: eleven writers, no shrink, the floor, the bars the training
+//! chose (631, 653 beside `Low`: no raise for the unit tests). The one
+//! unit-test body main's model corroborated (810, an order appended to
+//! `AGENTS.md` past `code::written`'s 24 literals, 53 word features) is
+//! no longer refused.
+//!
+//! [`ScanReport::classifier`]: super::ScanReport::classifier
 
 use std::sync::OnceLock;
 
