@@ -118,8 +118,9 @@ pub(crate) fn report(
     for (i, d) in docs.iter().enumerate() {
         let (Some(s), Some(w)) = (lowo[i], d.writer.as_deref()) else { continue };
         let row = rows.entry(w).or_default();
-        let corroborated =
-            !d.blocked && super::short::reads_enough(d) && beside(s, &d.findings, policy.at, policy.least).is_some();
+        let corroborated = !d.blocked
+            && super::short::reads_enough(d)
+            && beside(s, &d.findings, policy.at, policy.least).is_some();
         if d.malicious {
             row.malicious += 1;
             row.flagged += usize::from(s >= threshold);

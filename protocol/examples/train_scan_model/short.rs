@@ -48,8 +48,10 @@ fn quantile(v: &mut [usize], q: f64) -> usize {
 /// whole corpus's (HELD's malicious aside) have fewer than [`floor`].
 pub(crate) fn lengths(docs: &[Doc], pool: &[usize]) {
     let below = |malicious: bool| {
-        let of: Vec<&Doc> =
-            docs.iter().filter(|d| d.malicious == malicious && !(malicious && d.split == Split::Held)).collect();
+        let of: Vec<&Doc> = docs
+            .iter()
+            .filter(|d| d.malicious == malicious && !(malicious && d.split == Split::Held))
+            .collect();
         (of.iter().filter(|d| d.features.words.len() < floor()).count(), of.len())
     };
     let (m, b) = (below(true), below(false));
@@ -62,8 +64,11 @@ pub(crate) fn lengths(docs: &[Doc], pool: &[usize]) {
         b.1
     );
     for malicious in [false, true] {
-        let mut n: Vec<usize> =
-            pool.iter().filter(|&&i| docs[i].malicious == malicious).map(|&i| docs[i].features.words.len()).collect();
+        let mut n: Vec<usize> = pool
+            .iter()
+            .filter(|&&i| docs[i].malicious == malicious)
+            .map(|&i| docs[i].features.words.len())
+            .collect();
         let short = n.iter().filter(|&&x| x < cut()).count();
         println!(
             "  word features, {}: 5% {}, 25% {}, median {}, 75% {}; {short}/{} below {}",
@@ -166,7 +171,12 @@ pub(crate) fn load() -> Vec<Pinned> {
             continue;
         }
         let head = body.chars().take(60).collect::<String>().replace('\n', "⏎");
-        out.push(Pinned { features, compiled: report.classifier.unwrap_or_default(), head, lowo: Vec::new() });
+        out.push(Pinned {
+            features,
+            compiled: report.classifier.unwrap_or_default(),
+            head,
+            lowo: Vec::new(),
+        });
     }
     out
 }
@@ -189,9 +199,8 @@ pub(crate) fn pinned(pinned: &[Pinned], policy: Policy, score: &dyn Fn(&Features
     let mut rows: Vec<(u16, &Pinned)> = pinned.iter().map(|p| (score(&p.features), p)).collect();
     rows.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.compiled.cmp(&a.1.compiled)));
     let above = |at: u16| rows.iter().filter(|r| r.0 >= at).count();
-    let swing = |p: &Pinned| {
-        p.lowo.iter().max().copied().unwrap_or(0) - p.lowo.iter().min().copied().unwrap_or(0)
-    };
+    let swing =
+        |p: &Pinned| p.lowo.iter().max().copied().unwrap_or(0) - p.lowo.iter().min().copied().unwrap_or(0);
     let mut swings: Vec<usize> = pinned.iter().map(|p| usize::from(swing(p))).collect();
     let lowo_max = pinned.iter().filter_map(|p| p.lowo.iter().max()).max().copied().unwrap_or(0);
     println!(
