@@ -1,17 +1,23 @@
 //! Short bodies (session 29): how the second stage reads a body of few
 //! words, whose score rests on a handful of weights and swings from one
-//! training to the next. Three readings, each printed by the trainer:
+//! training to the next. Four readings, each printed by the trainer:
 //!
 //! - how many word features (`n`, what `classifier::word_scale` reads) the
 //!   pool's skills have, benign and malicious: where "short" starts;
 //! - leave one writer out on the short ones only (`ECP_SHORT=n`, the cut,
-//!   200 unless set): recall at 1 / 3 / 5 % of their short benign skills
+//!   150 unless set): recall at 1 / 3 / 5 % of their short benign skills
 //!   and the area under the curve, and how many of those short benign the
 //!   threshold chosen on every benign skill flags;
+//! - what a floor on the word features read before a score may corroborate
+//!   (`classifier::MIN_WORDS`; `ECP_FLOOR` for a candidate) takes from the
+//!   corroborations leave one writer out;
 //! - the bodies the unit tests scan beside a finding that a corroboration
 //!   could refuse (`ECP_PINNED=file`: bodies separated by U+001E and a
-//!   newline, dumped from a test run): what each model scores them, the
-//!   highest first, against the corroboration bar.
+//!   newline, dumped from a run of the protocol's unit tests by a
+//!   temporary line in `Scanner::scan` writing each body `corroborate`
+//!   could refuse beside): what each model scores them, the highest first,
+//!   against the corroboration bar, and how far each body's score swings
+//!   between the models trained leave one writer out.
 
 use std::fs;
 
@@ -33,9 +39,9 @@ pub(crate) fn reads_enough(d: &Doc) -> bool {
     d.features.words.len() >= floor()
 }
 
-/// The cut below which a body is short: `ECP_SHORT`, 200 word features.
+/// The cut below which a body is short: `ECP_SHORT`, 150 word features.
 pub(crate) fn cut() -> usize {
-    env("ECP_SHORT").parse().unwrap_or(200)
+    env("ECP_SHORT").parse().unwrap_or(150)
 }
 
 /// The `q`-quantile of `v` (sorted in place).
