@@ -57,6 +57,16 @@
 //! character n-grams (`buckets=65536`, `placeplus[=pchf]`, `dup`,
 //! `ngrams=code|woke|wokelow|all`); a candidate is never written.
 //!
+//! Session 29 (`short.rs`): `ECP_SHRINK=k` shrinks a body's words toward
+//! the bias (`classifier::word_scale`), `ECP_FLOOR=n` the word features a
+//! score needs before it may corroborate (`classifier::MIN_WORDS` unless
+//! set, in every corroboration the trainer counts), `ECP_SHORT=n` the cut
+//! of the short bodies' leave-one-writer-out figures, `ECP_PINNED=file`
+//! the unit tests' bodies to score (dumped from a test run, separated by
+//! U+001E and a newline), and `ECP_FIT_WITHOUT=session 27,session 28`
+//! writers no leave-one-writer-out model is trained on (an older training
+//! list, read on every writer).
+//!
 //! `ECP_EVIDENCE=none` leaves the rules' findings out, `=scaled` weights
 //! them `1/√n` as words, `=only` leaves the words out;
 //! `ECP_EVIDENCE_L2` sets the evidence's L2; `ECP_BALANCE=groups` weighs
@@ -69,7 +79,7 @@ use std::path::Path;
 
 use ecp_protocol::scan::classifier::{
     self, BUCKETS, EVIDENCE_BUCKETS, Features, NEEDS_SECOND, PAIRS, SHOWN, apply_policy, apply_voice, beside,
-    features, probability,
+    features, probability_with, word_scale,
 };
 use ecp_protocol::scan::{DEFAULT_THRESHOLD, Finding, Scanner, Severity};
 use sha2::{Digest, Sha256};
@@ -82,6 +92,8 @@ mod curve;
 mod intent;
 #[path = "train_scan_model/lowo.rs"]
 mod lowo;
+#[path = "train_scan_model/short.rs"]
+mod short;
 #[path = "train_scan_model/variants.rs"]
 mod variants;
 
@@ -231,9 +243,9 @@ fn train(all: &[Doc], docs: &[usize]) -> (f32, Vec<f32>) {
         let mut g = vec![0f32; dim + 1];
         for (&i, &weight) in docs.iter().zip(&doc_weight) {
             let d = &all[i];
-            let p = probability(&d.features, w[0], &w[1..]);
+            let p = prob(&d.features, w[0], &w[1..]);
             let err = (p - f32::from(u8::from(d.malicious))) * weight / n;
-            let scale = 1.0 / (d.features.words.len().max(1) as f32).sqrt();
+            let scale = word_scale(d.features.words.len(), shrink());
             g[0] += err;
             for &k in &d.features.words {
                 if shared.as_ref().is_none_or(|m| m[k as usize]) {
@@ -276,6 +288,19 @@ fn shared_mask(all: &[Doc], docs: &[usize]) -> Option<Vec<bool>> {
     Some(seen.iter().map(|s| s.count_ones() as usize >= k).collect())
 }
 
+/// `ECP_SHRINK`: the words' shrink toward the bias (`classifier::SHRINK`
+/// unless set), in the training and every score.
+fn shrink() -> f32 {
+    static S: std::sync::OnceLock<f32> = std::sync::OnceLock::new();
+    *S.get_or_init(|| env("ECP_SHRINK").parse().unwrap_or(classifier::SHRINK))
+}
+
+/// The probability of `features` under the bias and weights, shrunk by
+/// [`shrink`].
+fn prob(features: &Features, bias: f32, w: &[f32]) -> f32 {
+    probability_with(features, bias, w, shrink())
+}
+
 /// A probability as `classifier::score` reports it.
 fn thousandths(p: f32) -> u16 {
     (p * 1000.0).round() as u16
@@ -304,11 +329,11 @@ pub(crate) struct Policy {
 
 impl Policy {
     fn refuses(self, d: &Doc, score: u16) -> bool {
-        d.blocked || beside(score, &d.findings, self.at, self.least).is_some()
+        d.blocked || short::reads_enough(d) && beside(score, &d.findings, self.at, self.least).is_some()
     }
 
     fn shadow_refuses(self, d: &Doc, score: u16) -> bool {
-        beside(score, &shadow(d), self.at, self.least).is_some()
+        short::reads_enough(d) && beside(score, &shadow(d), self.at, self.least).is_some()
     }
 }
 
@@ -327,6 +352,7 @@ fn main() {
     };
     let pool: Vec<usize> = (0..docs.len()).filter(|&i| in_pool(&docs[i])).collect();
     let benign_pool: Vec<usize> = pool.iter().copied().filter(|&i| !docs[i].malicious).collect();
+    short::lengths(&docs, &pool);
 
     // Out-of-fold scores on the pool, for every choice.
     let mut oof = vec![0u16; docs.len()];
@@ -336,12 +362,12 @@ fn main() {
         let (bias, w) = train(&docs, &fit);
         for (k, &i) in pool.iter().enumerate() {
             if k % FOLDS == fold {
-                oof[i] = thousandths(probability(&docs[i].features, bias, &w));
+                oof[i] = thousandths(prob(&docs[i].features, bias, &w));
             }
         }
     }
     let (bias, w) = train(&docs, &pool);
-    let scored: Vec<u16> = docs.iter().map(|d| thousandths(probability(&d.features, bias, &w))).collect();
+    let scored: Vec<u16> = docs.iter().map(|d| thousandths(prob(&d.features, bias, &w))).collect();
     // Out of fold where trained on, the final model's score elsewhere
     // (never trained on): the honest score of every skill but HELD's.
     let honest = |i: usize| if in_pool(&docs[i]) { oof[i] } else { scored[i] };
@@ -416,7 +442,7 @@ fn main() {
         // The lowest score that corroborates at most 1% of the benign
         // skills, out of fold, beside a finding of `least` or worse.
         let at = lowest_within(MAX_CORROBORATED_FALSE_POSITIVES, &|i, t| {
-            beside(oof[i], &docs[i].findings, t, least).is_some()
+            short::reads_enough(&docs[i]) && beside(oof[i], &docs[i].findings, t, least).is_some()
         });
         // Raised until the benign skills refused stay within the corpus
         // test's ratchet: counted on the TRAIN half only, out of fold (until
@@ -433,7 +459,9 @@ fn main() {
             (at..=1000).find(|&t| within_corpus(t)).unwrap_or(1000)
         };
         let policy = Policy { least, at };
-        let corroborated = count(&benign_train, &|i| beside(oof[i], &docs[i].findings, at, least).is_some());
+        let corroborated = count(&benign_train, &|i| {
+            short::reads_enough(&docs[i]) && beside(oof[i], &docs[i].findings, at, least).is_some()
+        });
         let shadow_train = count(&train_mal, &|i| policy.shadow_refuses(&docs[i], honest(i)));
         let shadow_beside = count(&beside_mal, &|i| policy.shadow_refuses(&docs[i], honest(i)));
         // The corpus test's figure: every benign skill, the final model.
@@ -490,10 +518,17 @@ fn main() {
     }
 
     // Leave one writer out: the figure candidates are chosen on.
-    let lowo_scores = lowo::scores(&docs, &pool, &|fit| train(&docs, fit), &|i, b, w| {
-        thousandths(probability(&docs[i].features, b, w))
-    });
+    let mut pinned = short::load();
+    let lowo_scores = lowo::scores(
+        &docs,
+        &pool,
+        &|fit| train(&docs, fit),
+        &|i, b, w| thousandths(prob(&docs[i].features, b, w)),
+        &mut |b, w| short::score_lowo(&mut pinned, &|f| thousandths(prob(f, b, w))),
+    );
     let p = lowo::report(&docs, &lowo_scores, threshold, policy, MAX_FALSE_POSITIVES);
+    short::report(&docs, &lowo_scores, threshold, policy);
+    short::pinned(&pinned, policy, &|f| thousandths(prob(f, bias, &w)));
     let oof_train = count(&train_mal, &|i| oof[i] >= threshold);
     let oof_benign = count(&benign_train, &|i| oof[i] >= threshold);
     println!(
@@ -515,7 +550,7 @@ fn main() {
             &docs,
             &pool,
             &|fit| train(&docs, fit),
-            &|i, b, w| thousandths(probability(&docs[i].features, b, w)),
+            &|i, b, w| thousandths(prob(&docs[i].features, b, w)),
             &ks,
             draws,
         );

@@ -25,6 +25,16 @@ pub(crate) fn writer_of(body: &str) -> Option<String> {
     inner.contains(", writer t").then(|| inner.replace(", writer ", " "))
 }
 
+/// `ECP_FIT_WITHOUT=session 27,session 28`: writers (by the start of
+/// their name) no model left one writer out is trained on, though each is
+/// still scored by one trained without them: the training list of a model
+/// that shipped before they joined, read on every writer (session 29).
+fn kept_out(d: &Doc) -> bool {
+    let without = super::env("ECP_FIT_WITHOUT");
+    let Some(w) = d.writer.as_deref() else { return false };
+    without.split(',').map(str::trim).any(|p| !p.is_empty() && w.starts_with(p))
+}
+
 /// The writers of the pool's malicious skills, in order.
 pub(crate) fn writers(docs: &[Doc], pool: &[usize]) -> Vec<String> {
     let mut out: Vec<String> =
@@ -44,12 +54,14 @@ pub(crate) fn scores(
     pool: &[usize],
     train: Train<'_>,
     score: &dyn Fn(usize, f32, &[f32]) -> u16,
+    each: &mut dyn FnMut(f32, &[f32]),
 ) -> Vec<Option<u16>> {
     let mut out = vec![None; docs.len()];
     for w in writers(docs, pool) {
         let theirs = |i: usize| docs[i].writer.as_deref() == Some(w.as_str());
-        let fit: Vec<usize> = pool.iter().copied().filter(|&i| !theirs(i)).collect();
+        let fit: Vec<usize> = pool.iter().copied().filter(|&i| !theirs(i) && !kept_out(&docs[i])).collect();
         let (bias, weights) = train(&fit);
+        each(bias, &weights);
         for &i in pool.iter().filter(|&&i| theirs(i)) {
             out[i] = Some(score(i, bias, &weights));
         }
@@ -106,7 +118,9 @@ pub(crate) fn report(
     for (i, d) in docs.iter().enumerate() {
         let (Some(s), Some(w)) = (lowo[i], d.writer.as_deref()) else { continue };
         let row = rows.entry(w).or_default();
-        let corroborated = !d.blocked && beside(s, &d.findings, policy.at, policy.least).is_some();
+        let corroborated = !d.blocked
+            && super::short::reads_enough(d)
+            && beside(s, &d.findings, policy.at, policy.least).is_some();
         if d.malicious {
             row.malicious += 1;
             row.flagged += usize::from(s >= threshold);

@@ -405,14 +405,14 @@ impl Scanner {
     /// bug to fix (in a debug build, [`PANIC_PROBE`] does on purpose);
     /// bodies received from peers are scanned with [`try_scan`](Self::try_scan).
     pub fn scan(&self, body: &str) -> ScanReport {
-        let mut report = self.scan_unrefined(body);
+        let (mut report, words) = self.scan_scored(body);
         let score = report.classifier.unwrap_or_default();
         // After the score (which the model was trained to read from the
         // rules' own findings), before the corroboration (which may still
         // refuse beside a lowered finding).
         classifier::refine_voice(&mut report.findings, body);
         classifier::refine(&mut report.findings);
-        let corroborated = classifier::corroborated(score, &report.findings);
+        let corroborated = classifier::corroborated_read(score, words, &report.findings);
         for f in classifier::finding(score).into_iter().chain(corroborated) {
             let at = report.findings.partition_point(|g| g.line <= f.line);
             report.findings.insert(at, f);
@@ -425,10 +425,17 @@ impl Scanner {
     /// refusal policy (`classifier::policy`) and the corroboration.
     #[doc(hidden)]
     pub fn scan_unrefined(&self, body: &str) -> ScanReport {
+        self.scan_scored(body).0
+    }
+
+    /// [`scan_unrefined`](Self::scan_unrefined), and how many word features
+    /// the score read (whether it may corroborate: `classifier::MIN_WORDS`).
+    fn scan_scored(&self, body: &str) -> (ScanReport, usize) {
         guard::probe(body);
         let mut report = self.scan_rules(body);
-        report.classifier = Some(classifier::score(body, &report.findings));
-        report
+        let (score, words) = classifier::score_read(body, &report.findings);
+        report.classifier = Some(score);
+        (report, words)
     }
 
     /// [`scan`](Self::scan) of a body received from elsewhere: a panic in

@@ -92,8 +92,11 @@ const MIN_FILES: usize = 300;
 /// two of the new writers' malicious skills); a tenth and an eleventh
 /// writer's 170 and 155, kept out until every branch was merged: 140 and
 /// 130 refused (82.4%, 83.9%; the same as found); the corpus 2515 of 2850
-/// (88.2%; TRAIN 90.1%, HELD 80.4%).
-const MIN_RECALL: f64 = 0.882;
+/// (88.2%; TRAIN 90.1%, HELD 80.4%). Session 29: the classifier retrained
+/// on eleven writers, a short body's score no longer corroborating
+/// (`classifier::MIN_WORDS`), the bar the training chose (653): 2527 of
+/// 2850 (88.7%; TRAIN 90.8%, HELD 80.9%).
+const MIN_RECALL: f64 = 0.886;
 /// #14's bound on benign skills refused is 3%. The same writer's 210 benign
 /// skills, written close to the line, were refused 24 times (11.4%) as
 /// found, the corpus 41 of 882 (4.6%): until the bound is met again this is
@@ -135,8 +138,13 @@ const MIN_RECALL: f64 = 0.882;
 /// (6.5%; TRAIN 5.0%, HELD 9.5%). Session 28: the tenth and eleventh
 /// writers' 170 and 151 benign skills, kept out until every branch was
 /// merged: 26 and 18 refused (15.3%, 11.9%; the same as found); the corpus
-/// 166 of 2209 (7.5%; TRAIN 6.5%, HELD 10.1%).
-const MAX_FALSE_POSITIVE_RATE: f64 = 0.0752;
+/// 166 of 2209 (7.5%; TRAIN 6.5%, HELD 10.1%). Session 29, raised on
+/// purpose: the classifier retrained on eleven writers (above) refuses 2
+/// more benign skills, both of the HELD half it never reads (168 of 2209,
+/// 7.6%; TRAIN 62 of 948 as before, HELD 106 of 1029), beside 12 more
+/// malicious ones (7 of TRAIN, 5 of HELD); its bar was chosen out of fold
+/// on the TRAIN half, where it refuses none more (`train_scan_model`).
+const MAX_FALSE_POSITIVE_RATE: f64 = 0.0761;
 /// At most this share of benign skills may be held back from sharing for a
 /// credential that looks live (`ScanReport::has_secrets`).
 const MAX_SECRET_FALSE_POSITIVE_RATE: f64 = 0.02;

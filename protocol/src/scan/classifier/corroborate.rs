@@ -12,7 +12,9 @@
 //! it already) and whose score is at or above [`CORROBORATES_AT`] gets
 //! `classifier.corroborated`, at [`SEVERITY`], on the line of the first of
 //! its worst findings, which stays in the report beside it and which the
-//! refusal names. A score alone still adds only `classifier.suspicious`,
+//! refusal names — when the score read at least [`MIN_WORDS`] word
+//! features (session 29: a shorter body's score swings from one training
+//! to the next, and no skill trained on is that short). A score alone still adds only `classifier.suspicious`,
 //! at `Low`; a finding alone keeps its severity.
 //!
 //! The policy (the least severity and the score) is chosen by the
@@ -38,7 +40,7 @@
 //! one benign kiosk setup, at 661/685 before the writers of sessions 25
 //! and 26 joined).
 
-use super::{CORROBORATES_AT, CORROBORATES_BESIDE};
+use super::{CORROBORATES_AT, CORROBORATES_BESIDE, MIN_WORDS};
 use crate::scan::rule::EXCERPT_CHARS;
 use crate::scan::{Finding, Severity};
 
@@ -86,6 +88,16 @@ pub(crate) fn corroborated(score: u16, findings: &[Finding]) -> Option<Finding> 
         ),
         file: rule.file.clone(),
     })
+}
+
+/// [`corroborated`] for a score that read `words` word features: `None`
+/// below [`MIN_WORDS`], however high the score, as a short body's score
+/// swings from one training to the next.
+pub(crate) fn corroborated_read(score: u16, words: usize, findings: &[Finding]) -> Option<Finding> {
+    if words < MIN_WORDS {
+        return None;
+    }
+    corroborated(score, findings)
 }
 
 #[cfg(test)]
@@ -161,6 +173,16 @@ mod tests {
         let info = [finding("perm.hooks", Severity::Info, 1)];
         assert!(beside(1000, &info, 500, Severity::Low).is_none());
         assert!(beside(1000, &info, 500, Severity::Info).is_some());
+    }
+
+    #[test]
+    fn a_score_corroborates_from_min_words_read_and_not_one_below() {
+        let findings = [finding("priv.sudo", CORROBORATES_BESIDE, 3)];
+        assert!(corroborated_read(1000, MIN_WORDS - 1, &findings).is_none());
+        assert!(corroborated_read(1000, 0, &findings).is_none());
+        let f = corroborated_read(CORROBORATES_AT, MIN_WORDS, &findings).expect("at the floor");
+        assert_eq!(f, corroborated(CORROBORATES_AT, &findings).unwrap());
+        assert!(corroborated_read(CORROBORATES_AT - 1, MIN_WORDS, &findings).is_none());
     }
 
     #[test]
