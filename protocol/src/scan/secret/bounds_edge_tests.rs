@@ -10,8 +10,8 @@
 use crate::scan::Severity::Medium;
 use crate::scan::testutil::{assert_absent, assert_severity};
 
-use super::values::{NameClass, entropy, is_placeholder, strong_enough};
 use super::MAX_VALUE_BYTES;
+use super::values::{NameClass, entropy, is_placeholder, strong_enough};
 
 const ID: &str = "secret.assignment";
 
@@ -73,7 +73,9 @@ fn a_jwt_and_a_key_block_longer_than_the_value_cap_are_still_read() {
     // A service account's key on one line: its material is longer too.
     let material = signature.replace('x', "+");
     assert!(material.len() > MAX_VALUE_BYTES);
-    let json = format!("\"private_key\": \"-----BEGIN PRIVATE KEY-----\\n{material}\\n-----END PRIVATE KEY-----\\n\"\n");
+    let json = format!(
+        "\"private_key\": \"-----BEGIN PRIVATE KEY-----\\n{material}\\n-----END PRIVATE KEY-----\\n\"\n"
+    );
     assert_severity(&json, "secret.private-key", Medium);
 }
 
