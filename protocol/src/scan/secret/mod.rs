@@ -599,6 +599,8 @@ pub(super) fn mask(line: &str) -> Cow<'_, str> {
 }
 
 #[cfg(test)]
+mod bounds_edge_tests;
+#[cfg(test)]
 mod edge_tests;
 #[cfg(test)]
 mod sweep_tests;
