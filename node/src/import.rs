@@ -328,15 +328,15 @@ fn stamped_copy(library: &Library, name: &str, text: &str) -> bool {
 /// is what a power loss left of the node's write of the skill the store
 /// holds under that name ([`crate::projection::Projection::torn`]).
 fn torn_copy(library: &Library, writer: &crate::projection::Projection, entry: &str, bytes: &[u8]) -> bool {
-    let intended = match library.store().skill(entry) {
+    use ecp_protocol::SkillKind;
+    let (intended, kind) = match library.store().skill(entry) {
         Ok(Some((record, packet, _))) => {
-            use ecp_protocol::SkillKind;
             let kind = if record.kind == "external" { SkillKind::External } else { SkillKind::Local };
-            Some(writer.content(&packet, kind).into_owned())
+            (Some(writer.content(&packet, kind).into_owned()), kind)
         }
-        _ => None,
+        _ => (None, SkillKind::Local),
     };
-    writer.torn(entry, bytes, intended.as_deref().map(str::as_bytes))
+    writer.torn(entry, bytes, intended.as_deref().map(str::as_bytes), kind == SkillKind::External)
 }
 
 #[cfg(test)]

@@ -2,7 +2,11 @@
 //!
 //! Every active skill is written as `<dir>/<name>/SKILL.md`, atomically
 //! (temporary file, then rename), so an agent never reads half a skill; a
-//! tombstoned skill's file is removed. Files are not fsynced one by one: the
+//! tombstoned skill's file is removed. The one exception is `ecp-node
+//! pull`'s fill of an empty store ([`Projection::fill_in_place`]): a new
+//! skill's file in a folder it has just made is written in place, its
+//! record first, and may be read empty or short for the moment it is
+//! written; what a kill leaves of it is the node's torn write ([`torn`]). Files are not fsynced one by one: the
 //! store is the durable truth, and [`crate::library::Library::project_all`]
 //! rewrites the folder at every start, so a crash loses nothing — while an
 //! fsync per file would make loading 10,000 skills take minutes. The folder may be an agent's own
@@ -72,7 +76,8 @@
 use std::borrow::Cow;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use ecp_protocol::skill_doc;
 use ecp_protocol::{SkillKind, SkillPacket, integrity};
@@ -81,11 +86,11 @@ use crate::import::Entries;
 use crate::permissions::{self, Grant, PermissionPolicy};
 use crate::stamp::{self, Stamp};
 use crate::store::Store;
-use atomic::write_atomically;
 use atomic::{is_running, process_id};
 #[cfg(test)]
 use atomic::{temporary_name, temporary_writer};
-use own_writes::OwnWrites;
+use atomic::{write_atomically, write_new_in_place};
+use own_writes::Recent;
 
 /// The file name of a skill inside its folder.
 pub const SKILL_FILE: &str = "SKILL.md";
@@ -121,8 +126,9 @@ pub struct Projection {
     others: Arc<Vec<PathBuf>>,
     /// Paths this process wrote recently, so the folder watcher can tell its
     /// own writes from the agent's: re-importing the whole folder after each
-    /// projected file would cost more than the writes themselves.
-    own_writes: Arc<Mutex<OwnWrites>>,
+    /// projected file would cost more than the writes themselves. Noted only
+    /// once a watcher of this process asks ([`Projection::watched`]).
+    own_writes: Arc<Recent>,
     /// This node's instance id, stamped into received skills' files
     /// ([`crate::stamp`]); `None`: files are written as stored.
     node: Option<Arc<str>>,
@@ -137,6 +143,9 @@ pub struct Projection {
     /// The store whose blobs hold bundles' files ([`bundle`]); `None`: only
     /// `SKILL.md` is written.
     blobs: Option<Arc<Store>>,
+    /// A pull's bulk fill runs: a new skill's file in a folder just made is
+    /// written in place ([`Projection::fill_in_place`]).
+    fill: Arc<AtomicBool>,
 }
 
 /// What the record of a write says about a file's content.
@@ -163,7 +172,17 @@ impl Projection {
             entries: Entries::default(),
             index: None,
             blobs: None,
+            fill: Arc::default(),
         }
+    }
+
+    /// While `on`, this projection (and every one made from it) writes a
+    /// new skill's `SKILL.md`, in a folder it has just made, in place rather
+    /// than through a temporary file ([`atomic::write_new_in_place`]): for
+    /// `ecp-node pull`'s fill of an empty store, whose folder is mostly
+    /// folders it makes. Every other write stays a rename.
+    pub fn fill_in_place(&self, on: bool) {
+        self.fill.store(on, Ordering::Relaxed);
     }
 
     /// The projection, writing bundles' whole folders from `store`'s blobs.
@@ -300,17 +319,27 @@ impl Projection {
     }
 
     /// Whether `path` was written (or created, or removed) by this process
-    /// within the last few seconds.
+    /// within the last few seconds, since a folder watcher asked
+    /// ([`Projection::watched`]).
     pub fn is_own_write(&self, path: &Path) -> bool {
-        self.own_writes.lock().unwrap_or_else(|p| p.into_inner()).contains(path)
+        self.own_writes.contains(path)
+    }
+
+    /// From now on this process's writes (by this projection and every one
+    /// made from it) are noted for [`Projection::is_own_write`]: a folder
+    /// watcher starts.
+    pub fn watched(&self) {
+        self.own_writes.watched();
     }
 
     fn note_own_paths(&self, paths: impl IntoIterator<Item = PathBuf>) {
-        self.own_writes.lock().unwrap_or_else(|p| p.into_inner()).note(paths);
+        self.own_writes.note(paths);
     }
 
     fn note_own_writes(&self, dir: &Path) {
-        self.note_own_paths([dir.to_path_buf(), dir.join(SKILL_FILE)]);
+        if self.own_writes.noting() {
+            self.note_own_paths([dir.to_path_buf(), dir.join(SKILL_FILE)]);
+        }
     }
 
     /// The folder.
@@ -352,7 +381,9 @@ impl Projection {
         // The folder first: one this call made holds no file, so there is
         // nothing to read (a new skill's `open` of a missing file cost as
         // much as its write). Noted before it is made, for the watcher.
-        self.note_own_paths([dir.clone()]);
+        if self.own_writes.noting() {
+            self.note_own_paths([dir.clone()]);
+        }
         let made = match fs::create_dir(&dir) {
             Ok(()) => true,
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => false,
@@ -380,7 +411,10 @@ impl Projection {
             // whatever the store says (a local skill imported from it will be
             // re-imported with the agent's newer content).
             Some(current) => {
-                if self.written(&dir, &current) == Written::No && !self.torn_at(&dir, &current, Some(body)) {
+                let received = kind == SkillKind::External;
+                if self.written(&dir, &current) == Written::No
+                    && !self.torn_at(&dir, &current, Some(body), received)
+                {
                     if kind == SkillKind::External {
                         tracing::warn!(skill = %name, "skills folder holds the agent's own SKILL.md of this name; not overwritten");
                     }
@@ -391,7 +425,12 @@ impl Projection {
             None => false,
         };
         self.note_own_writes(&dir);
-        if write_atomically(&file, body, Some(&hash)).map_err(io)? {
+        let recorded = if made && self.fill.load(Ordering::Relaxed) {
+            write_new_in_place(&file, body, &hash)
+        } else {
+            write_atomically(&file, body, Some(&hash))
+        };
+        if recorded.map_err(io)? {
             if replaced {
                 // An older version's marker would outlive the file it describes.
                 remove_if_present(&dir.join(WRITTEN_MARKER)).map_err(io)?;
@@ -438,7 +477,7 @@ impl Projection {
             Ok(current)
                 if current != body
                     && self.written(dir, &current) == Written::No
-                    && !self.torn_at(dir, &current, Some(body)) =>
+                    && !self.torn_at(dir, &current, Some(body), kind == SkillKind::External) =>
             {
                 if kind == SkillKind::External {
                     tracing::warn!(skill = %name, "skills folder holds the agent's own SKILL.md of this name; not overwritten");
@@ -448,7 +487,9 @@ impl Projection {
             _ => {}
         }
         self.note_own_writes(dir);
-        self.note_own_paths(files.iter().map(|f| dir.join(&f.path)));
+        if self.own_writes.noting() {
+            self.note_own_paths(files.iter().map(|f| dir.join(&f.path)));
+        }
         let record = |content: &[u8]| self.record(content);
         if bundle::write(dir, body, &files, &record, &owned).map_err(io)? == bundle::Outcome::AgentOwns {
             tracing::warn!(skill = %name, "skills folder holds the agent's own version of a file of this bundle; not overwritten");
@@ -477,7 +518,7 @@ impl Projection {
     /// Whether `dir/SKILL.md` exists and is not what this node last wrote.
     fn agent_owns(&self, dir: &Path) -> bool {
         let Ok(current) = fs::read(dir.join(SKILL_FILE)) else { return false };
-        self.written(dir, &current) == Written::No && !self.torn_at(dir, &current, None)
+        self.written(dir, &current) == Written::No && !self.torn_at(dir, &current, None, false)
     }
 
     /// Records the file already at `file` as written by the node.

@@ -98,6 +98,9 @@ pub(crate) fn pull(global: &GlobalArgs, args: PullArgs) -> anyhow::Result<ExitCo
         false
     });
     tracing::debug!(target: ecp_node::TIMELINE, bulk, "store ready");
+    // The same fill for the skills folder: a new skill's file in a folder
+    // just made is written in place (`projection::atomic`).
+    library.projection().fill_in_place(bulk);
     let progress = Progress::on_stderr();
     // A pull brings mostly what the node lacks: each slice's bodies are
     // scanned while the slice before is written (`federation::scan_ahead`).

@@ -247,7 +247,7 @@ async fn round(
                 } else {
                     ctx.policy.max_packets
                 };
-                fetch_decoded(&client, record.cursor, limit, etag).await?
+                fetch_decoded(&client, record.cursor, limit, etag, None).await?
             }
         };
         let (decoded, etag) = match fetched {
@@ -269,7 +269,14 @@ async fn round(
         if let Some(next) = decoded.next.filter(|&n| n > record.cursor)
             && page_no + 1 < MAX_PAGES_PER_ROUND
         {
-            prefetched = Some(Prefetch::start(&client, next, ctx.policy.max_packets));
+            // Its first slice is scanned where it is decoded, beside this
+            // page's merge, rather than in its own merge (a pull's scan
+            // ahead, `scan_ahead`).
+            let first = ctx.scan_ahead.then(|| FirstSlice {
+                packets: ctx.policy.max_packets.clamp(1, MERGE_SLICE),
+                max_bytes: ctx.policy.structure.max_bytes,
+            });
+            prefetched = Some(Prefetch::start(&client, next, ctx.policy.max_packets, first));
         }
         let mut page = merge_decoded(ctx, sender, decoded, fetch_blobs).await?;
         report.blobs_fetched += page.blobs_fetched;
@@ -398,20 +405,31 @@ struct Paging {
     next: Option<i64>,
 }
 
-/// Asks for the page after `since` and decodes it (off the async threads).
+/// The first slice of a page, scanned where the page is decoded: its
+/// length, and the size over which a body is not scanned (the merge
+/// refuses it before its scan).
+#[derive(Debug, Clone, Copy)]
+struct FirstSlice {
+    packets: usize,
+    max_bytes: usize,
+}
+
+/// Asks for the page after `since` and decodes it (off the async threads),
+/// scanning its `first` slice there when given.
 async fn fetch_decoded(
     client: &PeerClient,
     since: i64,
     limit: usize,
     etag: Option<&str>,
+    first: Option<FirstSlice>,
 ) -> Result<Fetched<Decoded>, SyncError> {
     tracing::debug!(target: TIMELINE, since, limit, "page requested");
     let Fetched::Fresh { value, etag, bytes } = client.skills(since, limit, etag).await? else {
         return Ok(Fetched::NotModified);
     };
     tracing::debug!(target: TIMELINE, since, bytes, "page received");
-    let value = decode_page(value).await?;
-    tracing::debug!(target: TIMELINE, since, packets = value.update.skills.len(), "page decoded");
+    let value = decode_page_scanning(value, first).await?;
+    tracing::debug!(target: TIMELINE, since, packets = value.update.skills.len(), scanned = value.first_ahead.len(), "page decoded");
     Ok(Fetched::Fresh { value, etag, bytes })
 }
 
@@ -419,9 +437,9 @@ async fn fetch_decoded(
 struct Prefetch(tokio::task::JoinHandle<Result<Fetched<Decoded>, SyncError>>);
 
 impl Prefetch {
-    fn start(client: &PeerClient, since: i64, limit: usize) -> Prefetch {
+    fn start(client: &PeerClient, since: i64, limit: usize, first: Option<FirstSlice>) -> Prefetch {
         let client = client.clone();
-        Prefetch(tokio::spawn(async move { fetch_decoded(&client, since, limit, None).await }))
+        Prefetch(tokio::spawn(async move { fetch_decoded(&client, since, limit, None, first).await }))
     }
 
     async fn answer(mut self) -> Result<Fetched<Decoded>, SyncError> {
@@ -438,19 +456,37 @@ impl Drop for Prefetch {
     }
 }
 
-/// One answer decoded: the update, and its `next` when it is a page.
+/// One answer decoded: the update, its `next` when it is a page, and what
+/// was scanned of its first slice as it was decoded.
 pub(super) struct Decoded {
     update: KnowledgeUpdate,
     next: Option<i64>,
+    first_ahead: ScannedAhead,
 }
 
 /// Decodes one answer, off the async threads.
 pub(super) async fn decode_page(body: Vec<u8>) -> Result<Decoded, SyncError> {
+    decode_page_scanning(body, None).await
+}
+
+/// Decodes one answer, off the async threads, and scans the bodies of its
+/// `first` slice there when given: a page fetched while the one before it
+/// is merged, whose first slice's merge then finds them scanned. Which
+/// packets the merge's first slice holds (echoes set aside) is the merge's
+/// to say; a report it does not take costs only its CPU.
+async fn decode_page_scanning(body: Vec<u8>, first: Option<FirstSlice>) -> Result<Decoded, SyncError> {
     blocking(move || -> Result<_, SyncError> {
         let update = KnowledgeUpdate::from_json(&body).map_err(|e| SyncError::Decode(e.to_string()))?;
         let next =
             serde_json::from_slice::<Paging>(&body).map_err(|e| SyncError::Decode(e.to_string()))?.next;
-        Ok(Decoded { update, next })
+        let first_ahead = match first {
+            Some(first) => {
+                let packets = &update.skills[..update.skills.len().min(first.packets)];
+                super::scan_ahead::scan(packets, first.max_bytes)
+            }
+            None => ScannedAhead::new(),
+        };
+        Ok(Decoded { update, next, first_ahead })
     })
     .await
 }
@@ -475,7 +511,7 @@ pub(super) async fn merge_decoded(
     blobs: Option<&PeerClient>,
 ) -> Result<Page, SyncError> {
     let own = ctx.instance().to_owned();
-    let Decoded { update, next } = decoded;
+    let Decoded { update, next, first_ahead } = decoded;
     let sequence = update.sequence_num;
     let packets = update.skills.len();
     let mut revocations = update.revocations;
@@ -521,7 +557,7 @@ pub(super) async fn merge_decoded(
             Ok(())
         };
         if scan_ahead {
-            super::scan_ahead::each_scanned(slices, policy.structure.max_bytes, merge_slice)?;
+            super::scan_ahead::each_scanned(slices, policy.structure.max_bytes, first_ahead, merge_slice)?;
         } else {
             slices.into_iter().try_for_each(|skills| merge_slice(skills, ScannedAhead::new()))?;
         }

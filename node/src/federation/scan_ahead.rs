@@ -16,21 +16,24 @@ use ecp_protocol::merge::{ScanAhead, ScannedAhead};
 const WAITING: usize = 1;
 
 /// Calls `merge` on each of `slices`, in order, with its bodies of at most
-/// `max_bytes` scanned ahead. The first slice goes to its merge at once,
-/// unscanned (its merge scans it on every core, and nothing is merged
-/// before it to overlap with); a thread scans each later one while the
-/// ones before it are merged. Stops at the first error and returns it; the
-/// thread then stops once it has scanned the slice it is on.
+/// `max_bytes` scanned ahead. The first slice goes to its merge at once
+/// with `first`: what was scanned of it before (a page fetched while the
+/// one before it was merged is scanned where it was decoded,
+/// [`super::pull`]); else its merge scans it on every core, and nothing is
+/// merged before it to overlap with. A thread scans each later one while
+/// the ones before it are merged. Stops at the first error and returns it;
+/// the thread then stops once it has scanned the slice it is on.
 pub(super) fn each_scanned<E>(
     slices: Vec<Vec<SkillPacket>>,
     max_bytes: usize,
+    first_ahead: ScannedAhead,
     mut merge: impl FnMut(Vec<SkillPacket>, ScannedAhead) -> Result<(), E>,
 ) -> Result<(), E> {
     let mut slices = slices.into_iter();
     let Some(first) = slices.next() else { return Ok(()) };
     let rest: Vec<Vec<SkillPacket>> = slices.collect();
     if rest.is_empty() {
-        return merge(first, ScannedAhead::new());
+        return merge(first, first_ahead);
     }
     std::thread::scope(|scope| {
         let (send, scanned) = sync_channel(WAITING);
@@ -43,7 +46,7 @@ pub(super) fn each_scanned<E>(
                 }
             }
         });
-        merge(first, ScannedAhead::new())?;
+        merge(first, first_ahead)?;
         // Ends when the thread has sent every slice; a panic in it ends it
         // early, and the scope panics with it rather than merge less.
         for (skills, ahead) in scanned {
@@ -55,7 +58,7 @@ pub(super) fn each_scanned<E>(
 
 /// Every body of `skills` the merge can come to scan: one over `max_bytes`
 /// is refused before stage 3.
-fn scan(skills: &[SkillPacket], max_bytes: usize) -> ScannedAhead {
+pub(super) fn scan(skills: &[SkillPacket], max_bytes: usize) -> ScannedAhead {
     skills.iter().filter(|p| p.skill_body.len() <= max_bytes).map(|p| ScanAhead::of(&p.skill_body)).collect()
 }
 
@@ -89,8 +92,18 @@ mod tests {
         max_bytes: usize,
         fail_at: usize,
     ) -> (Vec<Call>, Result<(), usize>) {
+        merged_with(slices, max_bytes, ScannedAhead::new(), fail_at)
+    }
+
+    /// [`merged`], the first slice's bodies scanned before as `first`.
+    fn merged_with(
+        slices: Vec<Vec<SkillPacket>>,
+        max_bytes: usize,
+        first: ScannedAhead,
+        fail_at: usize,
+    ) -> (Vec<Call>, Result<(), usize>) {
         let mut calls = Vec::new();
-        let result = each_scanned(slices, max_bytes, |skills, ahead| {
+        let result = each_scanned(slices, max_bytes, first, |skills, ahead| {
             calls.push((skills[0].skill_name.clone(), skills.len(), ahead.len()));
             if calls.len() == fail_at { Err(calls.len()) } else { Ok(()) }
         });
@@ -109,6 +122,19 @@ mod tests {
         let (calls, _) = merged(vec![slice(0, 2)], usize::MAX, 0);
         assert_eq!(calls, [("s-000".to_owned(), 2, 0)]);
         assert!(merged(Vec::new(), usize::MAX, 0).0.is_empty());
+    }
+
+    #[test]
+    fn the_first_slice_goes_to_its_merge_with_what_was_scanned_of_it_before() {
+        let slices = vec![slice(0, 3), slice(3, 2)];
+        let first = scan(&slices[0][..2], usize::MAX);
+        let (calls, result) = merged_with(slices.clone(), usize::MAX, first, 0);
+        assert_eq!(result, Ok(()));
+        assert_eq!((calls[0].2, calls[1].2), (2, 2), "{calls:?}");
+        // One slice alone, too.
+        let first = scan(&slices[0], usize::MAX);
+        let (calls, _) = merged_with(vec![slices[0].clone()], usize::MAX, first, 0);
+        assert_eq!(calls, [("s-000".to_owned(), 3, 3)]);
     }
 
     #[test]

@@ -81,6 +81,9 @@ fn start_watcher(
 ) -> notify::Result<notify::RecommendedWatcher> {
     use notify::Watcher;
     fs::create_dir_all(dir).map_err(notify::Error::io)?;
+    // Before the first event can come: from now on the projection notes
+    // what it writes, so the watcher can pass over it.
+    projection.watched();
     let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
         // An error (e.g. a queue overflow) may hide changes: rescan.
         if event.as_ref().is_ok_and(|e| !relevant(e) || own_write(&projection, e)) {

@@ -50,12 +50,22 @@ fn never_overwrites_or_removes_a_file_the_agent_changed() {
 fn remembers_its_own_writes_for_the_folder_watcher() {
     let tmp = tempfile::tempdir().unwrap();
     let p = Projection::new(tmp.path());
+    // No watcher yet (a command's process): nothing is noted.
+    p.write(&packet("before", "v1\n"), SkillKind::External).unwrap();
+    assert!(!p.is_own_write(&tmp.path().join("before").join(SKILL_FILE)));
+    assert!(!p.is_own_write(&tmp.path().join("before")));
+    // A watcher of this process, asking through another projection made
+    // from this one (an agent's folder): both note from now on.
+    let agents = p.into_folder(tmp.path().join("agent"));
+    agents.watched();
     let file = tmp.path().join("alpha").join(SKILL_FILE);
     assert!(!p.is_own_write(&file));
     p.write(&packet("alpha", "v1\n"), SkillKind::External).unwrap();
     assert!(p.is_own_write(&file));
     assert!(p.is_own_write(&tmp.path().join("alpha")));
     assert!(!p.is_own_write(&tmp.path().join("beta").join(SKILL_FILE)));
+    agents.write(&packet("gamma", "v1\n"), SkillKind::External).unwrap();
+    assert!(p.is_own_write(&tmp.path().join("agent").join("gamma").join(SKILL_FILE)));
 }
 
 #[test]
@@ -129,6 +139,7 @@ fn refuses_names_that_are_paths() {
 fn an_agents_file_in_a_folder_already_there_is_neither_read_over_nor_noted() {
     let tmp = tempfile::tempdir().unwrap();
     let p = Projection::new(tmp.path());
+    p.watched();
     let dir = tmp.path().join("alpha");
     fs::create_dir(&dir).unwrap();
     let file = dir.join(SKILL_FILE);
@@ -141,4 +152,46 @@ fn an_agents_file_in_a_folder_already_there_is_neither_read_over_nor_noted() {
     p.write(&packet("beta", "v1\n"), SkillKind::External).unwrap();
     assert_eq!(fs::read_to_string(tmp.path().join("beta").join(SKILL_FILE)).unwrap(), "v1\n");
     assert_eq!(p.wrote("beta", b"v1\n"), Written::Own);
+}
+
+#[test]
+fn a_fill_writes_a_new_folders_file_in_place_and_every_other_as_before() {
+    let tmp = tempfile::tempdir().unwrap();
+    let p = Projection::new(tmp.path()).stamped_by("node-a");
+    let agents = p.into_folder(tmp.path().join("agent"));
+    p.fill_in_place(true);
+    // A new folder: its file written in place, recorded, nothing else in it.
+    p.write(&packet("alpha", "---\nname: alpha\n---\nv1\n"), SkillKind::Local).unwrap();
+    let dir = tmp.path().join("alpha");
+    assert_eq!(fs::read_to_string(dir.join(SKILL_FILE)).unwrap(), "---\nname: alpha\n---\nv1\n");
+    assert_eq!(p.wrote("alpha", b"---\nname: alpha\n---\nv1\n"), Written::Own);
+    let files: Vec<_> = fs::read_dir(&dir).unwrap().flatten().map(|e| e.file_name()).collect();
+    assert!(files == [SKILL_FILE] || xattr::get_path(&dir.join(SKILL_FILE)).is_none(), "{files:?}");
+    // A newer version over it, an agent's file in a folder already there:
+    // as without the fill.
+    p.write(&packet("alpha", "---\nname: alpha\n---\nv2\n"), SkillKind::Local).unwrap();
+    assert_eq!(p.wrote("alpha", b"---\nname: alpha\n---\nv2\n"), Written::Own);
+    fs::create_dir(tmp.path().join("beta")).unwrap();
+    fs::write(tmp.path().join("beta").join(SKILL_FILE), "the agent's own\n").unwrap();
+    p.write(&packet("beta", "---\nname: beta\n---\nv1\n"), SkillKind::External).unwrap();
+    assert_eq!(fs::read_to_string(tmp.path().join("beta").join(SKILL_FILE)).unwrap(), "the agent's own\n");
+    // The fill is shared with the projections made from this one.
+    agents.write(&packet("gamma", "---\nname: gamma\n---\nv1\n"), SkillKind::Local).unwrap();
+    assert_eq!(agents.wrote("gamma", b"---\nname: gamma\n---\nv1\n"), Written::Own);
+    p.fill_in_place(false);
+    p.write(&packet("delta", "---\nname: delta\n---\nv1\n"), SkillKind::Local).unwrap();
+    assert_eq!(p.wrote("delta", b"---\nname: delta\n---\nv1\n"), Written::Own);
+}
+
+#[test]
+fn an_in_place_write_never_replaces_a_file_there() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join(SKILL_FILE);
+    fs::write(&file, "the agent's own\n").unwrap();
+    let e = atomic::write_new_in_place(&file, b"v1\n", "h").unwrap_err();
+    assert_eq!(e.kind(), std::io::ErrorKind::AlreadyExists);
+    assert_eq!(fs::read_to_string(&file).unwrap(), "the agent's own\n", "left as it was");
+    let new = tmp.path().join("new.md");
+    assert!(atomic::write_new_in_place(&new, b"v1\n", "h").is_ok());
+    assert_eq!(fs::read(&new).unwrap(), b"v1\n");
 }

@@ -11,12 +11,21 @@
 //! 4 KiB, so its length is a multiple of that — and then, the record
 //! matching no content, look like an agent's file.
 //!
+//! A pull into an empty store writes a new skill's file in place, its
+//! record first ([`super::atomic::write_new_in_place`]): killed mid-write
+//! (kill -9) it leaves an empty file, with its record or — killed between
+//! the file's creation and its record — without one, or its first pages.
+//!
 //! Such a file is the node's torn write, never the agent's: the import
 //! passes over it (it is neither imported over the store's version nor
 //! sent to peers as the user's edit) and the projection writes the store's
 //! version over it. It is one of:
 //! - an empty `SKILL.md` carrying a record of the node's (any: the node
-//!   never writes an empty file; an agent's empty file has no record);
+//!   never writes an empty file);
+//! - an empty `SKILL.md` without a record, in the folder of a skill the
+//!   store holds as received: an empty file is no skill (it has no
+//!   frontmatter), so taking it for the node's loses nothing of the agent's,
+//!   and an agent's own empty file in any other folder stays the agent's;
 //! - a `SKILL.md` whose length is a non-zero multiple of [`PAGE`], shorter
 //!   than what the node writes for the skill the store holds under its
 //!   folder's name and a prefix of it — with or without a record. An
@@ -42,21 +51,29 @@ pub fn may_be_torn(len: u64) -> bool {
 }
 
 impl Projection {
-    /// Whether `dir/SKILL.md`, holding `current`, is what a power loss left
-    /// of the node's write of `intended` (the store's version, as the
-    /// projection writes it; `None`: not known).
-    pub(super) fn torn_at(&self, dir: &Path, current: &[u8], intended: Option<&[u8]>) -> bool {
+    /// Whether `dir/SKILL.md`, holding `current`, is what a power loss (or a
+    /// kill) left of the node's write of `intended` (the store's version, as
+    /// the projection writes it; `None`: not known); `received`: the store
+    /// holds that version as a received skill.
+    pub(super) fn torn_at(
+        &self,
+        dir: &Path,
+        current: &[u8],
+        intended: Option<&[u8]>,
+        received: bool,
+    ) -> bool {
         if current.is_empty() {
-            return written_hash(dir, &dir.join(SKILL_FILE)).is_some();
+            return (received && intended.is_some()) || written_hash(dir, &dir.join(SKILL_FILE)).is_some();
         }
         may_be_torn(current.len() as u64)
             && intended.is_some_and(|whole| current.len() < whole.len() && whole.starts_with(current))
     }
 
     /// Whether the `SKILL.md` of folder `entry`, holding `current`, is what
-    /// a power loss left of the node's write of `intended` ([`Self::torn_at`]).
-    pub fn torn(&self, entry: &str, current: &[u8], intended: Option<&[u8]>) -> bool {
-        self.torn_at(&self.dir.join(entry), current, intended)
+    /// a power loss left of the node's write of `intended` ([`Self::torn_at`];
+    /// `received`: the store holds it as a received skill).
+    pub fn torn(&self, entry: &str, current: &[u8], intended: Option<&[u8]>, received: bool) -> bool {
+        self.torn_at(&self.dir.join(entry), current, intended, received)
     }
 }
 
@@ -86,10 +103,21 @@ mod tests {
     #[test]
     fn an_empty_file_is_torn_with_a_record_and_the_agents_without_one() {
         let (_t, p) = folder(b"", Some(&whole()));
-        assert!(p.torn("s", b"", None));
-        assert!(p.torn("s", b"", Some(&whole())));
+        assert!(p.torn("s", b"", None, false));
+        assert!(p.torn("s", b"", Some(&whole()), false));
         let (_t, p) = folder(b"", None);
-        assert!(!p.torn("s", b"", Some(&whole())), "an agent's empty file");
+        assert!(!p.torn("s", b"", Some(&whole()), false), "an agent's empty file beside a local skill");
+        assert!(!p.torn("s", b"", None, false), "an agent's empty file, no skill of its name");
+    }
+
+    #[test]
+    fn an_empty_file_without_a_record_is_torn_in_a_received_skills_folder() {
+        // A kill between the in-place file's creation and its record.
+        let (_t, p) = folder(b"", None);
+        assert!(p.torn("s", b"", Some(&whole()), true));
+        assert!(!p.torn("s", b"", None, true), "no version known: nothing to write back");
+        // Not empty: the received skill's folder changes nothing.
+        assert!(!p.torn("s", b"x", Some(&whole()), true), "one byte: the agent's");
     }
 
     #[test]
@@ -98,21 +126,21 @@ mod tests {
         let (_t, p) = folder(b"", None);
         for pages in 1..=3 {
             let cut = &whole[..(pages * PAGE) as usize];
-            assert!(p.torn("s", cut, Some(&whole)), "{pages} page(s)");
+            assert!(p.torn("s", cut, Some(&whole), false), "{pages} page(s)");
         }
-        assert!(!p.torn("s", &whole[..PAGE as usize - 1], Some(&whole)), "one byte short of a page");
-        assert!(!p.torn("s", &whole[..PAGE as usize + 1], Some(&whole)), "one byte past a page");
-        assert!(!p.torn("s", &whole[..PAGE as usize], None), "nothing to compare with");
+        assert!(!p.torn("s", &whole[..PAGE as usize - 1], Some(&whole), true), "one byte short of a page");
+        assert!(!p.torn("s", &whole[..PAGE as usize + 1], Some(&whole), true), "one byte past a page");
+        assert!(!p.torn("s", &whole[..PAGE as usize], None, true), "nothing to compare with");
         let mut edited = whole[..PAGE as usize].to_vec();
         edited[10] = b'!';
-        assert!(!p.torn("s", &edited, Some(&whole)), "not a prefix: the agent's");
+        assert!(!p.torn("s", &edited, Some(&whole), true), "not a prefix: the agent's");
     }
 
     #[test]
     fn a_file_as_long_as_what_the_node_writes_is_not_torn() {
         let whole: Vec<u8> = whole()[..2 * PAGE as usize].to_vec();
         let (_t, p) = folder(b"", None);
-        assert!(!p.torn("s", &whole, Some(&whole)), "whole, not torn");
-        assert!(p.torn("s", &whole[..PAGE as usize], Some(&whole)));
+        assert!(!p.torn("s", &whole, Some(&whole), true), "whole, not torn");
+        assert!(p.torn("s", &whole[..PAGE as usize], Some(&whole), false));
     }
 }

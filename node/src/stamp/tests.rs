@@ -218,3 +218,23 @@ proptest::proptest! {
         proptest::prop_assert_eq!(stamp(&body, &s), checked_only(&body, &s));
     }
 }
+
+#[test]
+fn the_frontmatters_head_is_the_lines_up_to_the_closing_fence() {
+    for body in [
+        "---\nname: a\ndescription: d\n---\nBody.\nMore.\n",
+        "---  \nname: a\n...\t\nBody.\n",
+        "---\r\nname: a\r\n---\r\nBody.\r\n",
+        "---\nname: a\n---",
+        "---\n---\n",
+    ] {
+        let (lines, close) = frontmatter_lines(body).unwrap();
+        let (head, head_close) = frontmatter_head(body).unwrap();
+        assert_eq!((&lines[..close], close), (&head[..], head_close), "{body:?}");
+        assert_eq!(lines.concat(), body, "every line kept: {body:?}");
+    }
+    for body in ["", "---\nname: a\n", "name: a\n---\n", "----\nname: a\n---\n", "--\n---\n"] {
+        assert_eq!(frontmatter_head(body), None, "{body:?}");
+        assert_eq!(frontmatter_lines(body), None, "{body:?}");
+    }
+}

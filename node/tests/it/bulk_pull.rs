@@ -32,22 +32,27 @@ async fn a_page_of_1500_skills_merged_in_slices_installs_and_indexes_every_one()
 }
 
 /// A page of two slices (`MERGE_SLICE`): the round's first page of 1,000
-/// packets, then one of 1,001, whose second slice — one packet — is
-/// scanned on a thread of its own while the first is merged
+/// packets, then one of 1,001, fetched while the first is merged: its
+/// first slice is scanned where it is decoded (`federation::pull`), its
+/// second — one packet — on a thread of its own while the first is merged
 /// (`federation::scan_ahead`): every skill is installed and indexed, and
-/// the time line shows the slice's body handed to its merge scanned.
+/// the time line shows each slice's bodies handed to its merge scanned but
+/// the round's first page's, which nothing came before.
 #[tokio::test(flavor = "multi_thread")]
-async fn a_pages_second_slice_is_scanned_ahead_and_every_skill_installed() {
+async fn a_pages_slices_are_scanned_ahead_and_every_skill_installed() {
     let timeline = pulls_every_skill(2_001, None).await;
     let slices: Vec<&str> = timeline.lines().filter(|l| l.contains("slice merge starts")).collect();
     assert_eq!(slices.len(), 3, "{timeline}");
     assert!(slices[0].contains("packets=1000 ahead=0"), "the first page's one slice: {}", slices[0]);
     assert!(
-        slices[1].contains("packets=1000 ahead=0"),
-        "a page's first slice is scanned by its merge: {}",
+        slices[1].contains("packets=1000 ahead=1000"),
+        "a prefetched page's first slice, scanned as it was decoded: {}",
         slices[1]
     );
     assert!(slices[2].contains("packets=1 ahead=1"), "its second, ahead: {}", slices[2]);
+    let decoded: Vec<&str> = timeline.lines().filter(|l| l.contains("page decoded")).collect();
+    assert!(decoded[0].contains("packets=1000 scanned=0"), "the round's first page: {}", decoded[0]);
+    assert!(decoded[1].contains("packets=1001 scanned=1000"), "at most a slice: {}", decoded[1]);
 }
 
 /// A source holding `skills` skills, served in pages of `page_bytes` (the

@@ -2,7 +2,11 @@
 //! fills its store with a rollback journal (`store::bulk`); killed between
 //! or inside its transactions, it leaves a store that opens whole, in WAL
 //! mode, holding a prefix of what it was pulling — every skill as the
-//! source has it — and the next pull brings the rest.
+//! source has it — and the next pull brings the rest. Its skills folder,
+//! whose new files the fill writes in place (`projection::atomic`), is
+//! made whole by the next start: whatever the killed writers left (an empty
+//! folder, an empty or short file with or without its record) is written
+//! again from the store, nothing of it imported.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -11,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use ecp_node::store::{DB_FILE, OriginLimits, Store};
 
+use crate::local_api::Served;
 use crate::util::{TestNode, packet, update};
 
 const SKILLS: usize = 3_000;
@@ -107,7 +112,8 @@ async fn a_bulk_pull_killed_midway_leaves_a_whole_store_and_the_next_pull_brings
     }
     drop(store);
 
-    let out = tokio::task::spawn_blocking(move || pull(&url, &dir).output().unwrap()).await.unwrap();
+    let second = dir.clone();
+    let out = tokio::task::spawn_blocking(move || pull(&url, &second).output().unwrap()).await.unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
     let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
@@ -115,4 +121,46 @@ async fn a_bulk_pull_killed_midway_leaves_a_whole_store_and_the_next_pull_brings
     let store = Store::open(&data).unwrap();
     assert_eq!(held(&store), expected, "every skill after the second pull");
     assert_eq!(store.journal_mode().unwrap(), "wal");
+    let sequence = store.sequence().unwrap();
+    drop(store);
+
+    // The next start makes the folder whole.
+    let skills = dir.join("b").join("skills");
+    let (served_data, names) = (data.clone(), expected.keys().cloned().collect::<Vec<_>>());
+    tokio::task::spawn_blocking(move || {
+        let served = Served::start(&served_data, &skills, &[]);
+        let deadline = Instant::now() + SOON;
+        loop {
+            let missing: Vec<&String> =
+                names.iter().filter(|n| !whole_and_recorded(&skills.join(n))).collect();
+            if missing.is_empty() {
+                break;
+            }
+            assert!(Instant::now() < deadline, "not written again: {:?}", &missing[..missing.len().min(5)]);
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        served.stop();
+        let left: Vec<_> = std::fs::read_dir(&skills)
+            .unwrap()
+            .flatten()
+            .flat_map(|d| std::fs::read_dir(d.path()).into_iter().flatten().flatten())
+            .filter(|f| f.file_name() != "SKILL.md")
+            .map(|f| f.path())
+            .collect();
+        assert!(left.is_empty(), "only SKILL.md files are left: {left:?}");
+    })
+    .await
+    .unwrap();
+    let store = Store::open(&data).unwrap();
+    assert_eq!(held(&store), expected, "nothing imported from the folder");
+    assert_eq!(store.sequence().unwrap(), sequence, "nothing imported: the sequence did not move");
+}
+
+/// Whether `dir/SKILL.md` holds a skill (frontmatter, more than a page's
+/// worth is not needed here) and carries the node's record of the write.
+fn whole_and_recorded(dir: &Path) -> bool {
+    let file = dir.join("SKILL.md");
+    let mut buf = [0u8; 128];
+    std::fs::read(&file).is_ok_and(|b| b.starts_with(b"---\n") && b.ends_with(b"\n"))
+        && rustix::fs::lgetxattr(&file, "user.ecp-written", &mut buf[..]).is_ok_and(|n| n == 64)
 }

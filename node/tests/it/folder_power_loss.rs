@@ -1,10 +1,12 @@
 //! The skills folder after a power loss (#18 item 2): the projection never
 //! syncs, and on ext4 a `SKILL.md` the node wrote can come back empty with
 //! its record of the write, or holding only its first 4 KiB page without
-//! one. A real `ecp-node serve` started on such a folder imports before it
-//! projects: neither file is imported over the store's version (nor sent
-//! on as the user's edit — the store's sequence does not move), and both
-//! are written again from the store.
+//! one; and a pull's fill, which writes a new skill's file in place, killed
+//! between the file's creation and its record, leaves it empty without a
+//! record. A real `ecp-node serve` started on such a folder imports before
+//! it projects: no such file is imported over the store's version (nor
+//! sent on as the user's edit — the store's sequence does not move), and
+//! each is written again from the store.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -56,7 +58,7 @@ async fn a_start_after_a_power_loss_writes_empty_and_torn_files_again_and_import
         c.default_trust = 1.0;
     })
     .await;
-    let names = ["power-empty", "power-torn", "power-whole"];
+    let names = ["power-empty", "power-bare", "power-torn", "power-whole"];
     let packets: Vec<_> = names.iter().map(|n| long_packet(n)).collect();
     let merged = source.push_ok(&update("pusher", &packets)).await;
     assert_eq!(merged["newSkills"], names.len(), "{merged}");
@@ -78,6 +80,11 @@ async fn a_start_after_a_power_loss_writes_empty_and_torn_files_again_and_import
     let empty = skills.join("power-empty").join("SKILL.md");
     std::fs::OpenOptions::new().write(true).truncate(true).open(&empty).unwrap();
     assert!(record(&empty).is_some(), "the record is kept");
+    // What a kill of the fill's in-place write can leave: empty, no record.
+    let bare = skills.join("power-bare").join("SKILL.md");
+    std::fs::remove_file(&bare).unwrap();
+    std::fs::write(&bare, b"").unwrap();
+    assert!(record(&bare).is_none());
     let torn = skills.join("power-torn").join("SKILL.md");
     std::fs::remove_file(&torn).unwrap();
     std::fs::write(&torn, &whole["power-torn"][..4096]).unwrap();
@@ -105,7 +112,10 @@ async fn a_start_after_a_power_loss_writes_empty_and_torn_files_again_and_import
     .await
     .unwrap();
 
-    assert!(record(&empty).is_some() && record(&torn).is_some(), "recorded as the node's again");
+    assert!(
+        record(&empty).is_some() && record(&torn).is_some() && record(&bare).is_some(),
+        "recorded as the node's again"
+    );
     let after = held(&f.data());
     assert_eq!(after, before, "nothing imported: the same skills, kinds, hashes and sequence");
     assert!(after.0.values().all(|(kind, _)| kind == "external"), "{after:?}");
