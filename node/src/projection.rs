@@ -2,11 +2,11 @@
 //!
 //! Every active skill is written as `<dir>/<name>/SKILL.md`, atomically
 //! (temporary file, then rename), so an agent never reads half a skill; a
-//! tombstoned skill's file is removed. The one exception is `ecp-node
-//! pull`'s fill of an empty store ([`Projection::fill_in_place`]): a new
-//! skill's file in a folder it has just made is written in place, its
-//! record first, and may be read empty or short for the moment it is
-//! written; what a kill leaves of it is the node's torn write ([`torn`]). Files are not fsynced one by one: the
+//! tombstoned skill's file is removed. [`Projection::fill_in_place`] can
+//! make a bulk fill write a new folder's file in place, its record first
+//! (read empty or short for the moment it is written; what a kill leaves of
+//! it is the node's torn write, [`torn`]); no command turns it on, since an
+//! agent must never read half a skill. Files are not fsynced one by one: the
 //! store is the durable truth, and [`crate::library::Library::project_all`]
 //! rewrites the folder at every start, so a crash loses nothing — while an
 //! fsync per file would make loading 10,000 skills take minutes. The folder may be an agent's own
