@@ -2,10 +2,10 @@
 //! fills its store with a rollback journal (`store::bulk`); killed between
 //! or inside its transactions, it leaves a store that opens whole, in WAL
 //! mode, holding a prefix of what it was pulling — every skill as the
-//! source has it — and the next pull brings the rest. Its skills folder,
-//! whose new files the fill writes in place (`projection::atomic`), is
+//! source has it — and the next pull brings the rest. Its skills folder is
 //! made whole by the next start: whatever the killed writers left (an empty
-//! folder, an empty or short file with or without its record) is written
+//! folder, a temporary file; with `Projection::fill_in_place`, built but
+//! off, an empty or short file with or without its record) is written
 //! again from the store, nothing of it imported.
 
 use std::collections::BTreeMap;

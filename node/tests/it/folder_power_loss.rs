@@ -1,9 +1,9 @@
 //! The skills folder after a power loss (#18 item 2): the projection never
 //! syncs, and on ext4 a `SKILL.md` the node wrote can come back empty with
 //! its record of the write, or holding only its first 4 KiB page without
-//! one; and a pull's fill, which writes a new skill's file in place, killed
-//! between the file's creation and its record, leaves it empty without a
-//! record. A real `ecp-node serve` started on such a folder imports before
+//! one; and a fill writing a new skill's file in place
+//! (`Projection::fill_in_place`, built but off), killed between the file's
+//! creation and its record, would leave it empty without a record. A real `ecp-node serve` started on such a folder imports before
 //! it projects: no such file is imported over the store's version (nor
 //! sent on as the user's edit — the store's sequence does not move), and
 //! each is written again from the store.
