@@ -1,0 +1,109 @@
+//! `runs.rs` edges the session-29 reading of its whole mutant list (#27)
+//! found unpinned: where command position starts (a code span after
+//! prose, an assignment, a list number, a `;` that ends a word) and where
+//! it does not (a flag, a word with a dot, `chmod`, a lone backtick); a
+//! runner's first argument ends its options; a prefix's flags and a
+//! flag's value; the offsets of a quoted path; `-m` read after a runner
+//! only; the cheap tests' extensions at their edges; the forms' gates
+//! hold every word their forms need (three were missing).
+
+use super::{is_script, mentions_script, runs};
+
+fn paths(line: &str) -> Vec<&str> {
+    runs(line).into_iter().map(|(p, _)| p).collect()
+}
+
+#[test]
+fn a_code_span_after_prose_starts_a_command() {
+    // The prose before it took command position away; the span's first
+    // word has it again, in backticks and in `$(…)`.
+    assert_eq!(paths("Now type `bash tools/bootstrap` to start."), ["tools/bootstrap"]);
+    assert_eq!(paths("echo $(bash tools/bootstrap)"), ["tools/bootstrap"]);
+}
+
+#[test]
+fn a_runners_first_argument_ends_its_options() {
+    // `server` is what `node` runs: the path after it is its argument.
+    assert!(paths("node server tools/config").is_empty());
+    // Options and their values stand before the file.
+    assert_eq!(paths("node --port 3000 tools/serve"), ["tools/serve"]);
+}
+
+#[test]
+fn a_word_ending_in_a_semicolon_is_read_and_ends_the_command() {
+    assert_eq!(paths("bash tools/x.sh; echo done"), ["tools/x.sh"]);
+    assert_eq!(paths("cd tools; ./setup.sh"), ["./setup.sh"]);
+}
+
+#[test]
+fn a_prefixs_flags_and_their_values_stand_before_the_command() {
+    assert_eq!(paths("sudo -E ./install.sh"), ["./install.sh"]);
+    assert_eq!(paths("sudo -u svc ./install.sh"), ["./install.sh"]);
+    // Inside `$(…)` a new command starts: `-u` is `bash`'s flag (treat
+    // unset variables as errors), not `sudo`'s with a value.
+    assert_eq!(paths("sudo $(bash -u tools/bootstrap)"), ["tools/bootstrap"]);
+}
+
+#[test]
+fn a_quoted_path_is_found_at_its_first_byte() {
+    assert_eq!(runs("bash tools/x.sh"), [("tools/x.sh", 5)]);
+    assert_eq!(runs("bash 'tools/x.sh'"), [("tools/x.sh", 6)]);
+    assert_eq!(runs("python3 -m \"tools.setup\""), [("tools.setup", 12)]);
+}
+
+#[test]
+fn dash_m_names_a_module_after_a_runner_only() {
+    // pytest's `-m` selects tests by marker.
+    assert!(paths("pytest -m tools.slow").is_empty());
+}
+
+#[test]
+fn command_position_after_a_word_that_is_no_command() {
+    // An assignment and a list's number keep it.
+    assert_eq!(paths("DEBUG=1 ./tools/setup.sh"), ["./tools/setup.sh"]);
+    assert_eq!(paths("2. ./tools/setup.sh"), ["./tools/setup.sh"]);
+    // A word ending in a dot that is no number, a command's argument and
+    // a flag opening the line (a wrapped command's: `curl … \` then
+    // `-o ./x`) do not.
+    assert!(paths("Note. ./tools/setup.sh").is_empty());
+    assert!(paths("chmod +x ./tools/setup.sh").is_empty());
+    assert!(paths("  -o ./tools/install.sh").is_empty());
+    // A lone backtick may close a span (`make `): the path after it is
+    // prose; a word ending in one (`` `make` ``) closes the span and
+    // what follows is a new command, as after `;`.
+    assert!(paths("Run `make ` ./tools/setup.sh to see").is_empty());
+}
+
+#[test]
+fn the_cheap_test_wants_a_whole_extension_after_a_dot() {
+    for line in ["x.sh", "bash x.SH,", "see tools/a.py)", "a.applescript"] {
+        assert!(mentions_script(line), "{line}");
+    }
+    // An extension followed by a letter or digit is a longer word's start.
+    for line in ["see tools.rbx", "x.sh1", "a.shell", "no dot"] {
+        assert!(!mentions_script(line), "{line}");
+    }
+}
+
+#[test]
+fn a_script_has_a_name_before_its_extension() {
+    assert!(is_script("a.sh") && is_script("x/B.PY"));
+    assert!(!is_script(".sh") && !is_script("sh") && !is_script(""));
+}
+
+#[test]
+fn every_preload_flag_and_get_content_opens_the_gates_of_their_forms() {
+    use super::super::formed_runs;
+    // Each was found by its form's regex but shut out by a gate before it
+    // (the forms' gate had no `--import`, `--loader` or `Get-Content`;
+    // the preload gate no `--experimental-loader`).
+    for (line, at) in [
+        ("node --import ./x/reg.mjs app.js", 14),
+        ("node --loader ./x/reg.mjs app.js", 14),
+        ("node --experimental-loader ./x/reg.mjs app.js", 27),
+    ] {
+        assert_eq!(formed_runs(line), [("./x/reg.mjs", at, true)], "{line}");
+    }
+    assert_eq!(formed_runs("Get-Content tools/steps.txt | iex"), [("tools/steps.txt", 12, true)]);
+    assert_eq!(formed_runs("get-content ./tools/steps | bash"), [("./tools/steps", 12, true)]);
+}
