@@ -239,7 +239,9 @@ pub(super) fn may_load_everywhere(line: &[u8]) -> bool {
 pub(super) fn may_feed_shell(line: &[u8]) -> bool {
     memchr::memchr(b'/', line).is_some()
         && (memchr::memchr(b'<', line).is_some()
-            || [&b"cat "[..], b"type ", b"gc ", b"get-content", b"xargs"].iter().any(|w| contains_ci(line, w)))
+            || [&b"cat "[..], b"type ", b"gc ", b"get-content", b"xargs"]
+                .iter()
+                .any(|w| contains_ci(line, w)))
 }
 
 /// Whether `line` may preload a file into a program ([`PRELOADED`]): a
