@@ -2,9 +2,9 @@
 //! unpinned, each the only test of a mutant the run showed: where command
 //! position starts (an assignment, a list number, a `;` that ends a word)
 //! and where it does not (a flag, a word with a dot, `chmod`, a lone
-//! backtick); a runner's first argument ends its options; the offset of a
-//! quoted path and module; and the forms' gates, which lacked three words
-//! their forms need.
+//! backtick); a runner's first argument ends its options, and `-e`'s
+//! argument is code; the offset of a quoted path and module; and the
+//! forms' gates, which lacked three words their forms need.
 
 use super::runs;
 
@@ -18,6 +18,14 @@ fn a_runners_first_argument_ends_its_options() {
     assert!(paths("node server tools/config").is_empty());
     // Options and their values stand before the file.
     assert_eq!(paths("node --port 3000 tools/serve"), ["tools/serve"]);
+}
+
+#[test]
+fn the_code_after_dash_e_is_no_file() {
+    // `node -e` evaluates its argument: `tools/x` there is an expression,
+    // not a file the runner is handed.
+    assert!(paths("node -e tools/x").is_empty());
+    assert!(paths("ruby -e tools/x.rb").is_empty());
 }
 
 #[test]
