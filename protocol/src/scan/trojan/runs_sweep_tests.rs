@@ -3,10 +3,11 @@
 //! position starts (an assignment, a list number, a `;` that ends a word)
 //! and where it does not (a flag, a word with a dot, `chmod`, a lone
 //! backtick); a runner's first argument ends its options, and `-e`'s
-//! argument is code; the offset of a quoted path and module; and the
-//! forms' gates, which lacked three words their forms need.
+//! argument is code; the offset of a quoted path and module; a home,
+//! temporary or parent path is not the skill's; and the forms' gates,
+//! which lacked three words their forms need.
 
-use super::runs;
+use super::{is_companion_path, runs};
 
 fn paths(line: &str) -> Vec<&str> {
     runs(line).into_iter().map(|(p, _)| p).collect()
@@ -73,4 +74,13 @@ fn every_preload_flag_and_get_content_opens_the_gates_of_their_forms() {
     }
     assert_eq!(formed_runs("Get-Content tools/steps.txt | iex"), [("tools/steps.txt", 12, true)]);
     assert_eq!(formed_runs("get-content ./tools/steps | bash"), [("./tools/steps", 12, true)]);
+}
+
+#[test]
+fn a_home_temporary_or_parent_path_is_not_the_skills() {
+    // Each clause alone makes a path someone else's.
+    for path in ["../x.sh", "$HOME/x.sh", "${HOME}/x.sh", "$TMP/x.sh", "/opt/x.sh", "~/x.sh"] {
+        assert!(!is_companion_path(path), "{path}");
+    }
+    assert!(is_companion_path("tools/x.sh") && is_companion_path("$SKILL_DIR/x.sh"));
 }
