@@ -194,10 +194,12 @@ pub(super) static BUILT_OR_INSTALLED: Lazy = LazyLock::new(|| {
 
 /// Every word one of the regex forms needs, searched in one pass: most
 /// lines the analyzer wakes on (a fence naming `bash`, a URL) hold none,
-/// and one search costs less than each form's own gate.
+/// and one search costs less than each form's own gate. It holds every
+/// word of those gates (`import` for `--import`, `-loader` for
+/// `--experimental-loader`): a word missing here hides its form.
 static FORMS_GATE: Lazy = LazyLock::new(|| {
     compile(
-        r"hookspath|fsmonitor|sshcommand|askpass|core\.pager|core\.editor|\.helper|\.program|\.external|include|preload|dyld_|startup|bash_env|5opt|rubyopt|_options|<|import-module|alias|iex|invoke-expression|make|just|task|pip|npm|yarn|bun|gem|cat |type |gc |xargs|javaagent|-r",
+        r"hookspath|fsmonitor|sshcommand|askpass|core\.pager|core\.editor|\.helper|\.program|\.external|include|preload|dyld_|startup|bash_env|5opt|rubyopt|_options|<|import|-loader|alias|iex|invoke-expression|make|just|task|pip|npm|yarn|bun|gem|cat |type |gc |get-content|xargs|javaagent|-r",
     )
 });
 
@@ -233,11 +235,13 @@ pub(super) fn may_load_everywhere(line: &[u8]) -> bool {
 }
 
 /// Whether `line` may feed a file to an interpreter ([`FED_TO_SHELL`]):
-/// a `/` of a path, and a redirection, a `cat` or an `xargs`.
+/// a `/` of a path, and a redirection, a `cat` (`Get-Content`) or an `xargs`.
 pub(super) fn may_feed_shell(line: &[u8]) -> bool {
     memchr::memchr(b'/', line).is_some()
         && (memchr::memchr(b'<', line).is_some()
-            || [&b"cat "[..], b"type ", b"gc ", b"xargs"].iter().any(|w| contains_ci(line, w)))
+            || [&b"cat "[..], b"type ", b"gc ", b"get-content", b"xargs"]
+                .iter()
+                .any(|w| contains_ci(line, w)))
 }
 
 /// Whether `line` may preload a file into a program ([`PRELOADED`]): a
@@ -245,7 +249,7 @@ pub(super) fn may_feed_shell(line: &[u8]) -> bool {
 pub(super) fn may_preload(line: &[u8]) -> bool {
     // The runner first: `-r` is in every `rm -rf`.
     [&b"node"[..], b"deno", b"bun", b"tsx", b"java", b"ruby"].iter().any(|w| contains_ci(line, w))
-        && [&b"-r"[..], b"--import", b"--loader", b"javaagent"].iter().any(|w| contains_ci(line, w))
+        && [&b"-r"[..], b"--import", b"-loader", b"javaagent"].iter().any(|w| contains_ci(line, w))
 }
 
 /// Whether `line` holds a word [`RUN_AS_CODE`] needs: `<(`, `import-module`,
@@ -550,3 +554,7 @@ mod runner_tests {
 #[cfg(test)]
 #[path = "runs_edge_tests.rs"]
 mod edge_tests;
+
+#[cfg(test)]
+#[path = "runs_sweep_tests.rs"]
+mod sweep_tests;

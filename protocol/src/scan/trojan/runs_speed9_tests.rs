@@ -30,7 +30,8 @@ proptest! {
     fn the_byte_gates_agree_with_slice_contains(line in "[a-z /<=.]{0,30}") {
         let b = line.as_bytes();
         let feed = b.contains(&b'/')
-            && (b.contains(&b'<') || [&b"cat "[..], b"type ", b"gc ", b"xargs"].iter().any(|w| contains_ci(b, w)));
+            && (b.contains(&b'<')
+                || [&b"cat "[..], b"type ", b"gc ", b"get-content", b"xargs"].iter().any(|w| contains_ci(b, w)));
         prop_assert_eq!(may_feed_shell(b), feed);
         let build = [&b"make"[..], b"just", b"task"].iter().any(|w| contains_ci(b, w))
             || (b.contains(&b'/') && [&b"pip"[..], b"npm", b"yarn", b"bun", b"gem"].iter().any(|w| contains_ci(b, w)));
