@@ -550,3 +550,6 @@ mod runner_tests {
 #[cfg(test)]
 #[path = "runs_edge_tests.rs"]
 mod edge_tests;
+#[cfg(test)]
+#[path = "runs_seed33_tests.rs"]
+mod seed33_tests;
