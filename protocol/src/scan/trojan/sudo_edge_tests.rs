@@ -10,7 +10,8 @@ use crate::scan::engine::Body;
 /// The severities `companions` pushes for `text`, every line read.
 fn pushed(text: &str) -> Vec<Severity> {
     let body = Body::new(text);
-    let lines: Vec<LineRef> = body.lines_from(LineRef { index: 0, start: 0, end: 0 }).map(|(l, _)| l).collect();
+    let lines: Vec<LineRef> =
+        body.lines_from(LineRef { index: 0, start: 0, end: 0 }).map(|(l, _)| l).collect();
     let mut out = Vec::new();
     companions(&body, &lines, &mut out);
     out.iter().map(|f| f.severity).collect()
@@ -26,10 +27,12 @@ fn a_local_run_as_root_is_judged_only_beside_no_finding_as_severe() {
     assert_eq!(pushed("Run `./tools/prep.sh` then `sudo ./tools/bootstrap`.\n"), [Severity::High]);
     // The run not pushed (its content shown in the body): the local run as
     // root is judged.
-    let shown = "```bash\n# tools/prep.sh\necho ready\n```\nRun `./tools/prep.sh` then `sudo ./tools/bootstrap`.\n";
+    let shown =
+        "```bash\n# tools/prep.sh\necho ready\n```\nRun `./tools/prep.sh` then `sudo ./tools/bootstrap`.\n";
     assert_eq!(pushed(shown), [Severity::High]);
     assert_eq!(pushed(&shown.replace("sudo ./tools/bootstrap", "ls")), []);
     let report = crate::scan::Scanner::standard().scan(shown);
-    let at: Vec<_> = report.findings.iter().filter(|f| f.rule_id == "trojan.companion-script").map(|f| f.line).collect();
+    let at: Vec<_> =
+        report.findings.iter().filter(|f| f.rule_id == "trojan.companion-script").map(|f| f.line).collect();
     assert_eq!(at, [5], "{report:?}");
 }
