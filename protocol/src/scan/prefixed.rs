@@ -94,6 +94,10 @@ impl<'a> PrefixWords<'a> {
 }
 
 #[cfg(test)]
+#[path = "prefixed_edge_tests.rs"]
+mod edge_tests;
+
+#[cfg(test)]
 mod tests {
     use super::PrefixWord::*;
     use super::*;

@@ -556,6 +556,8 @@ mod shown;
 #[cfg(test)]
 mod speed9_tests;
 #[cfg(test)]
+mod sudo_edge_tests;
+#[cfg(test)]
 mod sweep_tests;
 #[cfg(test)]
 mod tests;

@@ -558,3 +558,7 @@ mod edge_tests;
 #[cfg(test)]
 #[path = "runs_sweep_tests.rs"]
 mod sweep_tests;
+
+#[cfg(test)]
+#[path = "runs_seed33_tests.rs"]
+mod seed33_tests;
