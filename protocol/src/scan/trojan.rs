@@ -41,8 +41,11 @@
 //!   (`.msi`, `.dmg`), `Critical` with concealment; a helper or a script
 //!   fetched is `High`. The fetch may be asked on the line before its
 //!   address, and the address may lack its scheme
-//!   (`github.com/acme/tool/releases/latest`). The same in commands
-//!   (`curl -o x.sh …; bash x.sh`) is the `remote` family's.
+//!   (`github.com/acme/tool/releases/latest`). Asked in plain words, the
+//!   place may be anything or nothing ("get the setup script and run it",
+//!   "grab the helper from our site, then execute it"): what is read is a
+//!   fetch and a run of the same thing (`trojan/plain.rs`). The same in
+//!   commands (`curl -o x.sh …; bash x.sh`) is the `remote` family's.
 //!
 //! A line that warns against the command ("never run `./setup.sh` without
 //! reading it") is no finding.
@@ -148,6 +151,14 @@ pub(super) fn analyzers() -> Vec<Analyzer> {
             "include $(",
             "include ${",
             "include(${",
+            // A fetch asked in plain words, with no address
+            // (`trojan/plain.rs`): "get the setup script and run it".
+            "download*",
+            "fetch*",
+            "grab*",
+            "retriev*",
+            "obtain*",
+            "get",
         ],
         run: companions,
     }]
@@ -479,16 +490,25 @@ fn companions(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
             }
             grade.push(finding("trojan.companion-script", Category::SupplyChain, severity, l, line, at), out);
         }
-        // A bare address has a `/` after its host. The fences' test first:
-        // a line inside a block is spared the searches (#14's speed).
+        // A bare address has a `/` after its host; a fetch in plain words
+        // has its verb. The fences' test first: a line inside a block is
+        // spared the searches (#14's speed).
         if !in_code_block(&body.code_map().loose_fences, l.start)
-            && (has_url(line)
-                || contains_ci(line.as_bytes(), b"installer")
-                || memchr::memchr(b'/', line.as_bytes()).is_some() && BARE_ADDRESS.is_match(line.as_bytes()))
+            && (may_fetch(line) || has_word(line, plain::FETCH_VERBS, false))
         {
             fetch_and_run(body, l, line, out);
         }
     }
+}
+
+/// Whether `line` may hold a fetch by its address or its installer: what
+/// reads it as the fetch's line even without a fetch verb on it (the verb
+/// may stand on the line before).
+fn may_fetch(line: &str) -> bool {
+    let b = line.as_bytes();
+    has_url(line)
+        || contains_ci(b, b"installer")
+        || memchr::memchr(b'/', b).is_some() && BARE_ADDRESS.is_match(b)
 }
 
 /// Prose asking to fetch from a URL and run what came.
@@ -515,8 +535,12 @@ fn fetch_and_run(body: &Body<'_>, l: LineRef, line: &str, out: &mut Vec<Finding>
             .or_else(|| FETCH_BARE_HOST.captures(b))
             .and_then(|c| c.get(1))
             .map(|m| m.range())
+            .or_else(|| plain::fetched_then_run(hay))
     };
     let (hay, offset, url) = match find(&hay) {
+        // An address on the next line that the next line reads itself (with
+        // this one as its line before) is the next line's.
+        Some(url) if url.start > line.len() && next.is_some_and(may_fetch) => return,
         Some(url) => (hay, 0, url),
         None => {
             let Some(p) = prev else { return };
@@ -534,7 +558,8 @@ fn fetch_and_run(body: &Body<'_>, l: LineRef, line: &str, out: &mut Vec<Finding>
         return;
     }
     let path = m.split(['?', '#']).next().unwrap_or(m);
-    let host = path.split("://").nth(1).and_then(|r| r.split('/').next()).unwrap_or("");
+    // A plain-words place may lack its scheme (`10.0.0.5/x.sh`).
+    let host = path.split_once("://").map_or(path, |(_, r)| r).split('/').next().unwrap_or("");
     let ip = host.split(':').next().is_some_and(|h| h.parse::<std::net::IpAddr>().is_ok());
     let severity = if CONCEALMENT.is_match(b) || concealed(body, l) {
         Severity::Critical
@@ -551,6 +576,9 @@ mod dos_tests;
 #[cfg(test)]
 mod gate_tests;
 mod grade;
+mod plain;
+#[cfg(test)]
+mod plain_tests;
 mod runs;
 mod shown;
 #[cfg(test)]
