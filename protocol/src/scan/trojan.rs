@@ -491,10 +491,11 @@ fn companions(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
             grade.push(finding("trojan.companion-script", Category::SupplyChain, severity, l, line, at), out);
         }
         // A bare address has a `/` after its host; a fetch in plain words
-        // has its verb. The fences' test first: a line inside a block is
-        // spared the searches (#14's speed).
+        // has its verb, and a fence (```` ```bash ````) has none. The
+        // fences' test first: a line inside a block is spared the searches
+        // (#14's speed).
         if !in_code_block(&body.code_map().loose_fences, l.start)
-            && (may_fetch(line) || has_word(line, plain::FETCH_VERBS, false))
+            && (may_fetch(line) || !is_fence(line) && has_word(line, plain::FETCH_VERBS, false))
         {
             fetch_and_run(body, l, line, out);
         }
