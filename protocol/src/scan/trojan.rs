@@ -490,26 +490,24 @@ fn companions(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
             }
             grade.push(finding("trojan.companion-script", Category::SupplyChain, severity, l, line, at), out);
         }
-        // A bare address has a `/` after its host; a fetch in plain words
-        // has its verb, and a fence (```` ```bash ````) has none. The
-        // fences' test first: a line inside a block is spared the searches
-        // (#14's speed).
-        if !in_code_block(&body.code_map().loose_fences, l.start)
-            && (may_fetch(line) || !is_fence(line) && has_word(line, plain::FETCH_VERBS, false))
-        {
+        // The fences' test first: a line inside a block is spared the
+        // searches (#14's speed).
+        if !in_code_block(&body.code_map().loose_fences, l.start) && read_for_fetch(line) {
             fetch_and_run(body, l, line, out);
         }
     }
 }
 
-/// Whether `line` may hold a fetch by its address or its installer: what
-/// reads it as the fetch's line even without a fetch verb on it (the verb
-/// may stand on the line before).
-fn may_fetch(line: &str) -> bool {
+/// Whether a prose line is read for a fetch-and-run: it may hold one by
+/// its address (a bare one has a `/` after its host) or its installer,
+/// even with the fetch verb on the line before, or it asks one in plain
+/// words, by its verb (a fence, ```` ```bash ````, has none).
+fn read_for_fetch(line: &str) -> bool {
     let b = line.as_bytes();
     has_url(line)
         || contains_ci(b, b"installer")
         || memchr::memchr(b'/', b).is_some() && BARE_ADDRESS.is_match(b)
+        || !is_fence(line) && has_word(line, plain::FETCH_VERBS, false)
 }
 
 /// Prose asking to fetch from a URL and run what came.
@@ -539,9 +537,9 @@ fn fetch_and_run(body: &Body<'_>, l: LineRef, line: &str, out: &mut Vec<Finding>
             .or_else(|| plain::fetched_then_run(hay))
     };
     let (hay, offset, url) = match find(&hay) {
-        // An address on the next line that the next line reads itself (with
-        // this one as its line before) is the next line's.
-        Some(url) if url.start > line.len() && next.is_some_and(may_fetch) => return,
+        // What the next line holds, when the next line is read itself (with
+        // this one as its line before), is the next line's.
+        Some(url) if url.start > line.len() && next.is_some_and(read_for_fetch) => return,
         Some(url) => (hay, 0, url),
         None => {
             let Some(p) = prev else { return };
