@@ -526,27 +526,36 @@ fn fetch_and_run(body: &Body<'_>, l: LineRef, line: &str, out: &mut Vec<Finding>
         Some(n) => format!("{line} {}", n.trim_start()),
         None => line.to_string(),
     };
-    let find = |hay: &str| {
+    // The address forms first; a plain-words fetch when they find none, or
+    // when theirs starts past `end` (the next line's) and the plain one
+    // is another fetch, asked on this line: it is this line's.
+    let find = |hay: &str, end: usize| {
         let b = hay.as_bytes();
-        RUN_FROM
+        let address = RUN_FROM
             .captures(b)
             .or_else(|| FETCH_THEN_RUN.captures(b))
             .or_else(|| FETCH_BARE_HOST.captures(b))
             .and_then(|c| c.get(1))
-            .map(|m| m.range())
-            .or_else(|| plain::fetched_then_run(hay))
+            .map(|m| m.range());
+        match address {
+            Some(a) if a.start <= end => Some(a),
+            // A plain fetch whose phrase holds the address is the same fetch.
+            a => plain::fetched_then_run(hay)
+                .filter(|p| a.as_ref().is_none_or(|a| p.start <= end && p.end <= a.start))
+                .or(a),
+        }
     };
-    let (hay, offset, url) = match find(&hay) {
-        // What the next line holds, when the next line is read itself (with
-        // this one as its line before), is the next line's.
-        Some(url) if url.start > line.len() && next.is_some_and(read_for_fetch) => return,
+    let (hay, offset, url) = match find(&hay, line.len()) {
+        // What the next line holds is the next line's when it is read and
+        // reads this one as its line before (one without an address).
+        Some(url) if url.start > line.len() && !has_url(line) && next.is_some_and(read_for_fetch) => return,
         Some(url) => (hay, 0, url),
         None => {
             let Some(p) = prev else { return };
             let offset = p.len() + 1;
             let hay = format!("{p} {hay}");
             // Only an address on this line: one on the line before is its own.
-            let Some(url) = find(&hay).filter(|u| u.start >= offset) else { return };
+            let Some(url) = find(&hay, offset + line.len()).filter(|u| u.start >= offset) else { return };
             (hay, offset, url)
         }
     };
@@ -582,6 +591,8 @@ mod runs;
 mod shown;
 #[cfg(test)]
 mod speed9_tests;
+#[cfg(test)]
+mod sweep29_tests;
 #[cfg(test)]
 mod sweep_tests;
 #[cfg(test)]

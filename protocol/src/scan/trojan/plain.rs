@@ -77,20 +77,20 @@ pub(super) fn fetched_then_run(hay: &str) -> Option<Range<usize>> {
 
 /// The first word of `what` that is an address (`get-tool.net/x`,
 /// `10.0.0.5/x.sh`, `https://…`), trimmed of the punctuation around it:
-/// its host an IP address or a name under one of [`TLDS`] (not
-/// `Node.js`, not `e.g.`).
+/// with its scheme, or with a host that is an IP address or a name under
+/// one of [`TLDS`] (not `Node.js`, not `e.g.`).
 fn place(what: &str) -> Option<Range<usize>> {
     let mut at = 0;
     for word in what.split(' ') {
         let start = at;
         at += word.len() + 1;
         let trimmed = word.trim_matches(|c: char| !c.is_ascii_alphanumeric() && c != '/');
-        let address = trimmed.split_once("://").map_or(trimmed, |(_, rest)| rest);
+        let (scheme, address) = trimmed.split_once("://").map_or((false, trimmed), |(_, rest)| (true, rest));
         let host = address.split(['/', ':']).next().unwrap_or("");
         let named = host
             .rsplit_once('.')
             .is_some_and(|(name, tld)| !name.is_empty() && TLDS.iter().any(|t| t.eq_ignore_ascii_case(tld)));
-        if named || host.parse::<std::net::Ipv4Addr>().is_ok() {
+        if named || scheme && !host.is_empty() || host.parse::<std::net::Ipv4Addr>().is_ok() {
             let offset = start + word.find(trimmed)?;
             return Some(offset..offset + trimmed.len());
         }
@@ -101,6 +101,6 @@ fn place(what: &str) -> Option<Range<usize>> {
 /// The top-level domains a bare address is read under (`BARE_ADDRESS`'s,
 /// and the few more `FETCH_BARE_HOST` reads).
 const TLDS: &[&str] = &[
-    "com", "io", "net", "org", "dev", "app", "sh", "co", "xyz", "cc", "me", "ai", "site", "cloud", "tools", "run",
-    "online", "info", "biz", "link",
+    "com", "io", "net", "org", "dev", "app", "sh", "co", "xyz", "cc", "me", "ai", "site", "cloud", "tools",
+    "run", "online", "info", "biz", "link",
 ];
