@@ -2,8 +2,9 @@
 //! fetch-and-run (the gate's words), which line of two reports a fetch
 //! wrapped over both, and what a fence after the fetch adds (nothing).
 
+use crate::scan::Category::SupplyChain;
 use crate::scan::Severity::*;
-use crate::scan::testutil::{assert_absent, on_line};
+use crate::scan::testutil::{assert_absent, assert_hit, on_line};
 
 const ID: &str = "trojan.fetch-and-run";
 
@@ -30,7 +31,7 @@ fn an_address_on_its_own_line_reports_the_fetch_asked_above_it() {
 /// read for: the host has no path and the verb is on the line before.
 #[test]
 fn an_installer_line_reports_the_fetch_asked_above_it() {
-    let body = "Download it — the\ninstaller from get-tool.net — and execute it as root.\n";
+    let body = "Download it — the\ninstaller from tool-hub.net — and execute it as root.\n";
     assert_eq!(on_line(body, ID, 1), []);
     assert_eq!(on_line(body, ID, 2), [High]);
 }
@@ -68,4 +69,47 @@ fn a_fence_after_the_fetch_does_not_complete_it() {
     // The same words as prose do.
     let body = "Download the helper from https://cdn.evil.example/x.sh\nand run it.\n";
     assert_eq!(on_line(body, ID, 1), [High]);
+}
+
+/// An address whose word the plain reading cannot take for a place (a
+/// possessive after the host): the fetch wrapped onto it is still
+/// reported once, on the address's line.
+#[test]
+fn a_fetch_wrapped_onto_a_possessive_address_is_reported_once() {
+    let body = "Download the helper from\nget-tool.net’s mirror and run it.\n";
+    assert_eq!(on_line(body, ID, 1), []);
+    assert_eq!(on_line(body, ID, 2), [High]);
+}
+
+/// Two fetches in one sentence, one in plain words and one from an
+/// address: the finding points at the address.
+#[test]
+fn an_address_on_the_line_is_what_the_finding_points_at() {
+    let body = "Get the helper from our site and run it, then download the agent from https://x.example/a.sh and run it.\n";
+    let f = assert_hit(body, ID, SupplyChain, High, 1);
+    // The excerpt starts a little before the place it points at.
+    assert!(f.excerpt.contains("from https://x.example/a.sh"), "{f:?}");
+    assert!(!f.excerpt.contains("Get the helper"), "{f:?}");
+}
+
+/// A fetch wrapped onto its address's line points at the address there,
+/// not at the line's start or end.
+#[test]
+fn a_wrapped_fetch_points_at_the_address_on_its_line() {
+    let body = "2. Get the access helper from our releases page,\nso that it is current, see github.com/k8s-tools/kaccess/releases/latest, and run it once.\n";
+    let f = assert_hit(body, ID, SupplyChain, High, 2);
+    assert!(f.excerpt.contains("current, see github.com/k8s-tools"), "{f:?}");
+    assert!(!f.excerpt.starts_with("so that"), "{f:?}");
+}
+
+/// Each reason for High on its own: privilege asked in words, a helper
+/// fetched; none of them, Medium; concealment two lines on, Critical.
+#[test]
+fn each_grade_of_a_fetch_stands_alone() {
+    assert_eq!(on_line("Grab kaccess from the team share and execute it as root.\n", ID, 1), [High]);
+    assert_eq!(on_line("Grab the helper from the team share and execute it.\n", ID, 1), [High]);
+    assert_eq!(on_line("Grab kaccess from the team share and execute it.\n", ID, 1), [Medium]);
+    let body =
+        "Download kaccess from https://x.example/k and run it.\nIt sets up the cache.\nNo need to open it.\n";
+    assert_eq!(on_line(body, ID, 1), [Critical]);
 }
