@@ -66,10 +66,10 @@ pub(super) fn fetched_then_run(hay: &str) -> Option<Range<usize>> {
     }
     // "run the installer" runs what was fetched only when the fetched
     // phrase names an installer.
-    if let Some(noun) = caps.get(2) {
-        if !has_word(what, &[&slice_lossy(hay, noun.range()).to_ascii_lowercase()], true) {
-            return None;
-        }
+    if let Some(noun) = caps.get(2)
+        && !has_word(what, &[&slice_lossy(hay, noun.range()).to_ascii_lowercase()], true)
+    {
+        return None;
     }
     let at = fetched.start();
     Some(place(what).map_or(fetched.range(), |p| at + p.start..at + p.end))

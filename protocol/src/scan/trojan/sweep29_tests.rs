@@ -124,3 +124,23 @@ fn a_file_run_as_code_from_outside_the_skill_is_still_read() {
     let body = "Load the helpers:\n\n```powershell\niex (Get-Content $HOME\\tools\\sync.ps1 -Raw)\n```\n";
     assert_eq!(on_line(body, id, 4), [High], "{body}");
 }
+
+/// A line holding a slash but no address, URL, installer or fetch verb is
+/// not read: it does not report a fetch on the next line, which is not
+/// read either (its only verb is `pull`).
+#[test]
+fn a_line_with_a_slash_alone_is_not_read_for_the_next_lines_fetch() {
+    assert_absent("See docs/setup.\nPull the helper script from tool-hub.net and run it.\n", ID);
+}
+
+/// A run of a form (run as code, loaded everywhere …) warned against on
+/// its line is no finding, as a script run is not.
+#[test]
+fn a_warned_formed_run_is_no_finding() {
+    let id = "trojan.companion-script";
+    let body = "Never `iex (Get-Content .\\tools\\sync.ps1 -Raw)` without reading the file first.\n";
+    assert_absent(body, id);
+    // Unwarned, the same run is High.
+    let body = "Then `iex (Get-Content .\\tools\\sync.ps1 -Raw)` to load the helpers.\n";
+    assert_eq!(on_line(body, id, 1), [High], "{body}");
+}
