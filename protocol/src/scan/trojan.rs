@@ -41,8 +41,11 @@
 //!   (`.msi`, `.dmg`), `Critical` with concealment; a helper or a script
 //!   fetched is `High`. The fetch may be asked on the line before its
 //!   address, and the address may lack its scheme
-//!   (`github.com/acme/tool/releases/latest`). The same in commands
-//!   (`curl -o x.sh …; bash x.sh`) is the `remote` family's.
+//!   (`github.com/acme/tool/releases/latest`). Asked in plain words, the
+//!   place may be anything or nothing ("get the setup script and run it",
+//!   "grab the helper from our site, then execute it"): what is read is a
+//!   fetch and a run of the same thing (`trojan/plain.rs`). The same in
+//!   commands (`curl -o x.sh …; bash x.sh`) is the `remote` family's.
 //!
 //! A line that warns against the command ("never run `./setup.sh` without
 //! reading it") is no finding.
@@ -148,6 +151,14 @@ pub(super) fn analyzers() -> Vec<Analyzer> {
             "include $(",
             "include ${",
             "include(${",
+            // A fetch asked in plain words, with no address
+            // (`trojan/plain.rs`): "get the setup script and run it".
+            "download*",
+            "fetch*",
+            "grab*",
+            "retriev*",
+            "obtain*",
+            "get",
         ],
         run: companions,
     }]
@@ -479,16 +490,24 @@ fn companions(body: &Body<'_>, lines: &[LineRef], out: &mut Vec<Finding>) {
             }
             grade.push(finding("trojan.companion-script", Category::SupplyChain, severity, l, line, at), out);
         }
-        // A bare address has a `/` after its host. The fences' test first:
-        // a line inside a block is spared the searches (#14's speed).
-        if !in_code_block(&body.code_map().loose_fences, l.start)
-            && (has_url(line)
-                || contains_ci(line.as_bytes(), b"installer")
-                || memchr::memchr(b'/', line.as_bytes()).is_some() && BARE_ADDRESS.is_match(line.as_bytes()))
-        {
+        // The fences' test first: a line inside a block is spared the
+        // searches (#14's speed).
+        if !in_code_block(&body.code_map().loose_fences, l.start) && read_for_fetch(line) {
             fetch_and_run(body, l, line, out);
         }
     }
+}
+
+/// Whether a prose line is read for a fetch-and-run: it may hold one by
+/// its address (a bare one has a `/` after its host) or its installer,
+/// even with the fetch verb on the line before, or it asks one in plain
+/// words, by its verb (a fence, ```` ```bash ````, has none).
+fn read_for_fetch(line: &str) -> bool {
+    let b = line.as_bytes();
+    has_url(line)
+        || contains_ci(b, b"installer")
+        || memchr::memchr(b'/', b).is_some() && BARE_ADDRESS.is_match(b)
+        || !is_fence(line) && has_word(line, plain::FETCH_VERBS, false)
 }
 
 /// Prose asking to fetch from a URL and run what came.
@@ -507,23 +526,36 @@ fn fetch_and_run(body: &Body<'_>, l: LineRef, line: &str, out: &mut Vec<Finding>
         Some(n) => format!("{line} {}", n.trim_start()),
         None => line.to_string(),
     };
-    let find = |hay: &str| {
+    // The address forms first; a plain-words fetch when they find none, or
+    // when theirs starts past `end` (the next line's) and the plain one
+    // is another fetch, asked on this line: it is this line's.
+    let find = |hay: &str, end: usize| {
         let b = hay.as_bytes();
-        RUN_FROM
+        let address = RUN_FROM
             .captures(b)
             .or_else(|| FETCH_THEN_RUN.captures(b))
             .or_else(|| FETCH_BARE_HOST.captures(b))
             .and_then(|c| c.get(1))
-            .map(|m| m.range())
+            .map(|m| m.range());
+        match address {
+            Some(a) if a.start <= end => Some(a),
+            // A plain fetch whose phrase holds the address is the same fetch.
+            a => plain::fetched_then_run(hay)
+                .filter(|p| a.as_ref().is_none_or(|a| p.start <= end && p.end <= a.start))
+                .or(a),
+        }
     };
-    let (hay, offset, url) = match find(&hay) {
+    let (hay, offset, url) = match find(&hay, line.len()) {
+        // What the next line holds is the next line's when it is read and
+        // reads this one as its line before (one without an address).
+        Some(url) if url.start > line.len() && !has_url(line) && next.is_some_and(read_for_fetch) => return,
         Some(url) => (hay, 0, url),
         None => {
             let Some(p) = prev else { return };
             let offset = p.len() + 1;
             let hay = format!("{p} {hay}");
             // Only an address on this line: one on the line before is its own.
-            let Some(url) = find(&hay).filter(|u| u.start >= offset) else { return };
+            let Some(url) = find(&hay, offset + line.len()).filter(|u| u.start >= offset) else { return };
             (hay, offset, url)
         }
     };
@@ -534,7 +566,8 @@ fn fetch_and_run(body: &Body<'_>, l: LineRef, line: &str, out: &mut Vec<Finding>
         return;
     }
     let path = m.split(['?', '#']).next().unwrap_or(m);
-    let host = path.split("://").nth(1).and_then(|r| r.split('/').next()).unwrap_or("");
+    // A plain-words place may lack its scheme (`10.0.0.5/x.sh`).
+    let host = path.split_once("://").map_or(path, |(_, r)| r).split('/').next().unwrap_or("");
     let ip = host.split(':').next().is_some_and(|h| h.parse::<std::net::IpAddr>().is_ok());
     let severity = if CONCEALMENT.is_match(b) || concealed(body, l) {
         Severity::Critical
@@ -551,12 +584,17 @@ mod dos_tests;
 #[cfg(test)]
 mod gate_tests;
 mod grade;
+mod plain;
+#[cfg(test)]
+mod plain_tests;
 mod runs;
 mod shown;
 #[cfg(test)]
 mod speed9_tests;
 #[cfg(test)]
 mod sudo_edge_tests;
+#[cfg(test)]
+mod sweep29_tests;
 #[cfg(test)]
 mod sweep_tests;
 #[cfg(test)]
