@@ -27,7 +27,10 @@ fn a_line_reports_only_the_kinds_it_holds() {
     assert_eq!(ids("c\u{200B}url"), [("unicode.zero-width".to_string(), Severity::High)]);
     assert_eq!(
         ids("a\u{200F}b c\u{200B}d"),
-        [("unicode.zero-width".to_string(), Severity::High), ("unicode.bidi-mark".to_string(), Severity::High)]
+        [
+            ("unicode.zero-width".to_string(), Severity::High),
+            ("unicode.bidi-mark".to_string(), Severity::High)
+        ]
     );
     // Visible non-ASCII text alone: nothing, not even at `Low`.
     assert_eq!(ids("Café, naïve, \u{4E00}"), []);
@@ -99,7 +102,8 @@ fn a_joiner_needs_a_visible_non_ascii_character_on_both_sides() {
 /// A hyphenation point is reported at `Low` on its own line's number.
 #[test]
 fn a_hyphenation_point_is_reported_on_its_line() {
-    let f: Vec<_> = findings("Daten\u{AD}schutz", 2).into_iter().map(|f| (f.rule_id, f.severity, f.line)).collect();
+    let f: Vec<_> =
+        findings("Daten\u{AD}schutz", 2).into_iter().map(|f| (f.rule_id, f.severity, f.line)).collect();
     assert_eq!(f, [("unicode.zero-width".to_string(), Severity::Low, 3)]);
 }
 
@@ -107,7 +111,9 @@ fn a_hyphenation_point_is_reported_on_its_line() {
 /// line separators included, and control characters; visible text passes.
 #[test]
 fn is_invisible_covers_controls_joiners_and_separators() {
-    for c in ['\u{7}', '\u{1B}', '\u{200D}', '\u{200C}', '\u{2028}', '\u{2029}', '\u{FE0F}', '\u{200B}', '\u{85}'] {
+    for c in
+        ['\u{7}', '\u{1B}', '\u{200D}', '\u{200C}', '\u{2028}', '\u{2029}', '\u{FE0F}', '\u{200B}', '\u{85}']
+    {
         assert!(is_invisible(c), "{c:?}");
     }
     for c in ['a', 'é', ' ', '\u{4E00}', '\u{3000}', '\u{1F468}'] {
