@@ -107,7 +107,9 @@ static FOLLOWS: LazyLock<regex::bytes::Regex> = LazyLock::new(|| {
 /// (`NAMES_LOOK_ALIKE`) and follows no name (`FOLLOWS`), and the word is
 /// no mail address.
 fn named(original: &str, normal: &str, word_at: usize) -> bool {
-    let token_start = normal[..word_at].rfind(char::is_whitespace).map_or(0, |i| i + 1);
+    // After the last blank, whatever its width: `i + 1` past a three-byte
+    // blank that NFKC keeps (U+1680) split a character and panicked.
+    let token_start = normal[..word_at].trim_end_matches(|c: char| !c.is_whitespace()).len();
     !normal[token_start..word_at].contains('@')
         && !FOLLOWS.is_match(normal.as_bytes())
         && NAMES_LOOK_ALIKE.is_match(original.as_bytes())
@@ -318,3 +320,7 @@ mod tests {
         assert_eq!(n.findings[0].line, 2);
     }
 }
+
+#[cfg(test)]
+#[path = "normalize_sweep_tests.rs"]
+mod sweep_tests;

@@ -370,3 +370,7 @@ mod tests {
 
 #[cfg(test)]
 mod keycap_edge_tests;
+
+#[cfg(test)]
+#[path = "unicode/sweep_tests.rs"]
+mod sweep_tests;

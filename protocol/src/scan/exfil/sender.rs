@@ -507,3 +507,7 @@ fn find_bytes(hay: &[u8], needle: &[u8]) -> Option<usize> {
 #[cfg(test)]
 #[path = "sender_tests.rs"]
 mod sweep_tests;
+
+#[cfg(test)]
+#[path = "strip_edge_tests.rs"]
+mod strip_edge_tests;

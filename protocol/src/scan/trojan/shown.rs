@@ -57,7 +57,9 @@ impl<'a> Shown<'a> {
     /// x.sh <<EOF`, `tee x.sh`) or has the agent write it ("create
     /// `cli.py` with …"), or names a URL.
     pub(super) fn shown(&mut self, run: LineRef, path: &'a str) -> bool {
-        let name = path.rsplit(['/', '\\']).next().unwrap_or(path);
+        // A folder's run (`./tools/`) is named by the folder: an empty
+        // last component would name every byte of the body.
+        let name = path.rsplit(['/', '\\']).find(|s| !s.is_empty()).unwrap_or(path);
         let text = self.text;
         let fences = self.fences.get_or_insert_with(|| fence_starts(text));
         let namings = self.by_name.entry(name).or_insert_with(|| namings(text, fences, name));
